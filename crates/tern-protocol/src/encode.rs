@@ -1,0 +1,178 @@
+//! Reply encoding for RESP2 and RESP3 into a caller-owned, reused buffer.
+//!
+//! Types RESP2 lacks are written as Redis writes them for a RESP2 client:
+//! a map becomes a flat array of 2N items, a double a bulk string, a
+//! boolean an integer, a null `$-1` (or `*-1` for a null array).
+
+/// Appends replies to `out`. Cheap to build per reply: it is just a flag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Encoder {
+    pub resp3: bool,
+}
+
+fn put_len(out: &mut Vec<u8>, prefix: u8, n: i64) {
+    out.push(prefix);
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+    out.extend_from_slice(b"\r\n");
+}
+
+/// Formats a double the way Redis replies with one: shortest text that reads
+/// back to the same value, `inf`/`-inf`, and exponent form for very large or
+/// small magnitudes (as `%.17g` would choose).
+pub fn format_double(d: f64, buf: &mut String) {
+    use std::fmt::Write;
+    buf.clear();
+    if d.is_infinite() {
+        buf.push_str(if d > 0.0 { "inf" } else { "-inf" });
+    } else if d.is_nan() {
+        buf.push_str("nan");
+    } else if d == 0.0 {
+        buf.push_str(if d.is_sign_negative() { "-0" } else { "0" });
+    } else {
+        let exp = d.abs().log10().floor() as i32;
+        if !(-5..17).contains(&exp) {
+            let s = format!("{d:e}");
+            // Rust writes 1e20 / 1.5e-7; Redis writes 1e+20 / 1.5e-07.
+            let (mant, e) = s.split_once('e').unwrap_or((&s, "0"));
+            let (sign, digits) = match e.strip_prefix('-') {
+                Some(d) => ('-', d),
+                None => ('+', e),
+            };
+            let _ = write!(buf, "{mant}e{sign}{digits:0>2}");
+        } else {
+            let _ = write!(buf, "{d}");
+        }
+    }
+}
+
+impl Encoder {
+    pub const RESP2: Encoder = Encoder { resp3: false };
+    pub const RESP3: Encoder = Encoder { resp3: true };
+
+    pub fn simple(&self, out: &mut Vec<u8>, s: &[u8]) {
+        out.push(b'+');
+        out.extend_from_slice(s);
+        out.extend_from_slice(b"\r\n");
+    }
+
+    pub fn ok(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"+OK\r\n");
+    }
+
+    /// `msg` is the error line without `-` and CRLF, e.g. `ERR syntax error`.
+    /// Newlines inside it would break the protocol, so they become spaces.
+    pub fn error(&self, out: &mut Vec<u8>, msg: &[u8]) {
+        out.push(b'-');
+        out.extend(msg.iter().map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c }));
+        out.extend_from_slice(b"\r\n");
+    }
+
+    pub fn int(&self, out: &mut Vec<u8>, n: i64) {
+        put_len(out, b':', n);
+    }
+
+    pub fn bulk(&self, out: &mut Vec<u8>, b: &[u8]) {
+        put_len(out, b'$', b.len() as i64);
+        out.extend_from_slice(b);
+        out.extend_from_slice(b"\r\n");
+    }
+
+    /// Writes the `$<len>\r\n` header of a bulk whose payload the caller
+    /// appends (or sends separately), followed by CRLF.
+    pub fn bulk_header(&self, out: &mut Vec<u8>, len: usize) {
+        put_len(out, b'$', len as i64);
+    }
+
+    pub fn bulk_int(&self, out: &mut Vec<u8>, n: i64) {
+        let mut b = itoa::Buffer::new();
+        self.bulk(out, b.format(n).as_bytes());
+    }
+
+    pub fn null(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(if self.resp3 { b"_\r\n" } else { b"$-1\r\n" });
+    }
+
+    pub fn null_array(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(if self.resp3 { b"_\r\n" } else { b"*-1\r\n" });
+    }
+
+    pub fn array(&self, out: &mut Vec<u8>, n: usize) {
+        put_len(out, b'*', n as i64);
+    }
+
+    pub fn map(&self, out: &mut Vec<u8>, pairs: usize) {
+        if self.resp3 {
+            put_len(out, b'%', pairs as i64);
+        } else {
+            put_len(out, b'*', 2 * pairs as i64);
+        }
+    }
+
+    pub fn set(&self, out: &mut Vec<u8>, n: usize) {
+        put_len(out, if self.resp3 { b'~' } else { b'*' }, n as i64);
+    }
+
+    pub fn push(&self, out: &mut Vec<u8>, n: usize) {
+        put_len(out, if self.resp3 { b'>' } else { b'*' }, n as i64);
+    }
+
+    pub fn double(&self, out: &mut Vec<u8>, d: f64) {
+        let mut s = String::new();
+        format_double(d, &mut s);
+        if self.resp3 {
+            out.push(b',');
+            out.extend_from_slice(s.as_bytes());
+            out.extend_from_slice(b"\r\n");
+        } else {
+            self.bulk(out, s.as_bytes());
+        }
+    }
+
+    pub fn boolean(&self, out: &mut Vec<u8>, b: bool) {
+        if self.resp3 {
+            out.extend_from_slice(if b { b"#t\r\n" } else { b"#f\r\n" });
+        } else {
+            out.extend_from_slice(if b { b":1\r\n" } else { b":0\r\n" });
+        }
+    }
+
+    /// Verbatim text (`=`) in RESP3, a bulk string in RESP2.
+    pub fn verbatim(&self, out: &mut Vec<u8>, format: &[u8; 3], text: &[u8]) {
+        if self.resp3 {
+            put_len(out, b'=', text.len() as i64 + 4);
+            out.extend_from_slice(format);
+            out.push(b':');
+            out.extend_from_slice(text);
+            out.extend_from_slice(b"\r\n");
+        } else {
+            self.bulk(out, text);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resp2_and_resp3() {
+        let mut o = Vec::new();
+        Encoder::RESP2.null(&mut o);
+        Encoder::RESP3.null(&mut o);
+        Encoder::RESP2.map(&mut o, 2);
+        Encoder::RESP3.map(&mut o, 2);
+        Encoder::RESP2.double(&mut o, 1.5);
+        Encoder::RESP3.double(&mut o, 1.5);
+        Encoder::RESP2.error(&mut o, b"ERR a\nb");
+        assert_eq!(o, b"$-1\r\n_\r\n*4\r\n%2\r\n$3\r\n1.5\r\n,1.5\r\n-ERR a b\r\n");
+    }
+
+    #[test]
+    fn doubles() {
+        let mut s = String::new();
+        for (d, want) in [(1e20, "1e+20"), (0.1, "0.1"), (-2.5e-7, "-2.5e-07"), (f64::INFINITY, "inf"), (3.0, "3")] {
+            format_double(d, &mut s);
+            assert_eq!(s, want);
+        }
+    }
+}

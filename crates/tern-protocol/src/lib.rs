@@ -1,0 +1,22 @@
+//! RESP2/RESP3 request parsing and reply encoding, with no I/O.
+//!
+//! ```text
+//!  bytes ──parse──► Frame (argument ranges into the read buffer) ──► command
+//!  reply ◄─encode── Encoder (appends RESP2 or RESP3 to a reused Vec<u8>)
+//! ```
+//!
+//! Goals: arguments are borrowed ranges of the read buffer (no allocation per
+//! argument); a partial request is not an error and parsing resumes where it
+//! stopped; every protocol error is Redis's, byte for byte; no allocation is
+//! sized from a length the client claims before its bytes arrive.
+//!
+//! Non-goals: decoding replies (that belongs to the benchmark client).
+#![forbid(unsafe_code)]
+
+pub mod encode;
+pub mod number;
+pub mod parse;
+
+pub use encode::Encoder;
+pub use number::{parse_f64, parse_i64, parse_u64};
+pub use parse::{Args, Frame, Limits, ParseError};

@@ -1,0 +1,433 @@
+//! Resumable request parser: RESP multibulk (`*N\r\n$L\r\n...`) and inline
+//! commands (`SET a b\r\n`), with Redis's protocol errors.
+//!
+//! A [`Frame`] is reused for every request of a connection. [`Frame::parse`]
+//! is given the unconsumed part of the read buffer; it either fills the frame
+//! with argument ranges and returns how many bytes the request took, returns
+//! `Ok(None)` when more bytes are needed (remembering how far it got, so a big
+//! request arriving in many reads is not scanned again from the start), or
+//! returns the protocol error Redis would send before closing the connection.
+
+use crate::number::parse_i64;
+
+/// Longest inline request, and longest `*`/`$` header line, before it is an
+/// error (Redis's `PROTO_INLINE_MAX_SIZE`).
+pub const INLINE_MAX_SIZE: usize = 64 * 1024;
+
+/// Argument count and size limits applied while parsing.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// `proto-max-bulk-len`: the largest single argument.
+    pub max_bulk_len: u64,
+    /// The largest argument count of one multibulk request.
+    pub max_multibulk_len: u64,
+    /// Until a client authenticates, Redis allows only small requests.
+    pub authenticated: bool,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_bulk_len: 512 * 1024 * 1024, max_multibulk_len: i32::MAX as u64, authenticated: true }
+    }
+}
+
+/// A protocol error: the connection gets `-ERR Protocol error: ...` and closes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParseError {
+    TooBigInline,
+    UnbalancedQuotes,
+    TooBigMbulkCount,
+    InvalidMultibulkLength,
+    UnauthenticatedMultibulkLength,
+    TooBigBulkCount,
+    ExpectedDollar(u8),
+    InvalidBulkLength,
+    UnauthenticatedBulkLength,
+}
+
+impl ParseError {
+    /// The error line without the leading `-` and trailing CRLF.
+    pub fn message(&self) -> String {
+        let what = match self {
+            ParseError::TooBigInline => "too big inline request".to_string(),
+            ParseError::UnbalancedQuotes => "unbalanced quotes in request".to_string(),
+            ParseError::TooBigMbulkCount => "too big mbulk count string".to_string(),
+            ParseError::InvalidMultibulkLength => "invalid multibulk length".to_string(),
+            ParseError::UnauthenticatedMultibulkLength => "unauthenticated multibulk length".to_string(),
+            ParseError::TooBigBulkCount => "too big bulk count string".to_string(),
+            ParseError::ExpectedDollar(c) => format!("expected '$', got '{}'", *c as char),
+            ParseError::InvalidBulkLength => "invalid bulk length".to_string(),
+            ParseError::UnauthenticatedBulkLength => "unauthenticated bulk length".to_string(),
+        };
+        format!("ERR Protocol error: {what}")
+    }
+}
+
+/// One parsed request: argument ranges into the read buffer (multibulk) or
+/// into the frame's own scratch buffer (inline, whose arguments may contain
+/// escapes and so cannot be borrowed as they are).
+#[derive(Default, Debug)]
+pub struct Frame {
+    ranges: Vec<(usize, usize)>,
+    scratch: Vec<u8>,
+    inline: bool,
+    /// Resume state of a multibulk request that is not complete yet.
+    pending: Option<Pending>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    /// Arguments still to read.
+    remaining: usize,
+    /// Offset of the next unparsed byte, from the start of the request.
+    cursor: usize,
+}
+
+/// Where to find a line ending: the offset of the `\r` (multibulk) or `\n`
+/// (inline) in `buf[from..]`.
+fn find(buf: &[u8], from: usize, byte: u8) -> Option<usize> {
+    buf[from..].iter().position(|&c| c == byte).map(|p| p + from)
+}
+
+impl Frame {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// True when a partly received multibulk request is being resumed.
+    pub fn is_partial(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// Parses one request from the start of `buf`. See the module docs.
+    /// A request with no arguments (`*0\r\n`, an empty line) is complete with
+    /// `argc() == 0`; callers skip it.
+    pub fn parse(&mut self, buf: &[u8], limits: &Limits) -> Result<Option<usize>, ParseError> {
+        if self.pending.is_none() {
+            self.ranges.clear();
+            self.inline = false;
+            if buf.is_empty() {
+                return Ok(None);
+            }
+            if buf[0] != b'*' {
+                return self.parse_inline(buf);
+            }
+            let Some(cr) = find(buf, 0, b'\r') else {
+                if buf.len() > INLINE_MAX_SIZE {
+                    return Err(ParseError::TooBigMbulkCount);
+                }
+                return Ok(None);
+            };
+            if cr + 2 > buf.len() {
+                return Ok(None);
+            }
+            let count = match parse_i64(&buf[1..cr]) {
+                Some(n) if n <= i32::MAX as i64 && (n <= 0 || n as u64 <= limits.max_multibulk_len) => n,
+                _ => return Err(ParseError::InvalidMultibulkLength),
+            };
+            if count > 10 && !limits.authenticated {
+                return Err(ParseError::UnauthenticatedMultibulkLength);
+            }
+            if count <= 0 {
+                return Ok(Some(cr + 2));
+            }
+            // Never reserve from the claimed count: it is only a claim.
+            self.ranges.reserve((count as usize).min(1024));
+            self.pending = Some(Pending { remaining: count as usize, cursor: cr + 2 });
+        }
+        let Some(mut st) = self.pending else { return Ok(None) };
+        while st.remaining > 0 {
+            let pos = st.cursor;
+            let Some(cr) = find(buf, pos, b'\r') else {
+                self.pending = Some(st);
+                if buf.len() - pos > INLINE_MAX_SIZE {
+                    self.pending = None;
+                    return Err(ParseError::TooBigBulkCount);
+                }
+                return Ok(None);
+            };
+            if cr + 2 > buf.len() {
+                self.pending = Some(st);
+                return Ok(None);
+            }
+            if buf[pos] != b'$' {
+                self.pending = None;
+                return Err(ParseError::ExpectedDollar(buf[pos]));
+            }
+            let len = match parse_i64(&buf[pos + 1..cr]) {
+                Some(n) if n >= 0 && n as u64 <= limits.max_bulk_len => n as usize,
+                _ => {
+                    self.pending = None;
+                    return Err(ParseError::InvalidBulkLength);
+                }
+            };
+            if len > 16384 && !limits.authenticated {
+                self.pending = None;
+                return Err(ParseError::UnauthenticatedBulkLength);
+            }
+            let start = cr + 2;
+            // The bulk and its CRLF must all be here; like Redis, the two
+            // bytes after the payload are skipped without being checked.
+            if buf.len() < start + len + 2 {
+                self.pending = Some(st);
+                return Ok(None);
+            }
+            self.ranges.push((start, len));
+            st.cursor = start + len + 2;
+            st.remaining -= 1;
+        }
+        self.pending = None;
+        Ok(Some(st.cursor))
+    }
+
+    fn parse_inline(&mut self, buf: &[u8]) -> Result<Option<usize>, ParseError> {
+        let Some(nl) = find(buf, 0, b'\n') else {
+            if buf.len() > INLINE_MAX_SIZE {
+                return Err(ParseError::TooBigInline);
+            }
+            return Ok(None);
+        };
+        let mut line = &buf[..nl];
+        if let Some(stripped) = line.strip_suffix(b"\r") {
+            line = stripped;
+        }
+        // Redis splits the line as a C string: a NUL byte ends it.
+        if let Some(z) = line.iter().position(|&c| c == 0) {
+            line = &line[..z];
+        }
+        self.inline = true;
+        self.scratch.clear();
+        split_args(line, &mut self.scratch, &mut self.ranges).map_err(|()| ParseError::UnbalancedQuotes)?;
+        Ok(Some(nl + 1))
+    }
+
+    /// Number of arguments of the last complete request.
+    pub fn argc(&self) -> usize {
+        self.ranges.len()
+    }
+
+    /// True when the last request was an inline command.
+    pub fn is_inline(&self) -> bool {
+        self.inline
+    }
+
+    /// The arguments of the last complete request. `buf` must be the same
+    /// buffer (starting at the same byte) that was given to [`Frame::parse`].
+    pub fn args<'a>(&'a self, buf: &'a [u8]) -> Args<'a> {
+        let base = if self.inline { &self.scratch[..] } else { buf };
+        Args { base, ranges: &self.ranges }
+    }
+}
+
+fn is_space(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
+}
+
+fn hex_val(c: u8) -> Option<u8> {
+    (c as char).to_digit(16).map(|d| d as u8)
+}
+
+/// Splits an inline line like Redis's `sdssplitargs`: blanks separate
+/// arguments, `"..."` understands `\n \r \t \b \a \xHH` escapes, `'...'`
+/// understands `\'`, and a closing quote must be followed by a blank.
+fn split_args(line: &[u8], out: &mut Vec<u8>, ranges: &mut Vec<(usize, usize)>) -> Result<(), ()> {
+    let mut p = 0;
+    let at = |i: usize| -> u8 { line.get(i).copied().unwrap_or(0) };
+    loop {
+        while p < line.len() && is_space(line[p]) {
+            p += 1;
+        }
+        if p >= line.len() {
+            return Ok(());
+        }
+        let start = out.len();
+        let (mut in_dq, mut in_sq) = (false, false);
+        loop {
+            let c = at(p);
+            if in_dq {
+                if c == b'\\' && at(p + 1) == b'x' && hex_val(at(p + 2)).is_some() && hex_val(at(p + 3)).is_some() {
+                    out.push(hex_val(at(p + 2)).unwrap_or(0) * 16 + hex_val(at(p + 3)).unwrap_or(0));
+                    p += 3;
+                } else if c == b'\\' && at(p + 1) != 0 {
+                    p += 1;
+                    out.push(match at(p) {
+                        b'n' => b'\n',
+                        b'r' => b'\r',
+                        b't' => b'\t',
+                        b'b' => 0x08,
+                        b'a' => 0x07,
+                        other => other,
+                    });
+                } else if c == b'"' {
+                    if at(p + 1) != 0 && !is_space(at(p + 1)) {
+                        return Err(());
+                    }
+                    p += 1;
+                    break;
+                } else if c == 0 {
+                    return Err(());
+                } else {
+                    out.push(c);
+                }
+            } else if in_sq {
+                if c == b'\\' && at(p + 1) == b'\'' {
+                    p += 1;
+                    out.push(b'\'');
+                } else if c == b'\'' {
+                    if at(p + 1) != 0 && !is_space(at(p + 1)) {
+                        return Err(());
+                    }
+                    p += 1;
+                    break;
+                } else if c == 0 {
+                    return Err(());
+                } else {
+                    out.push(c);
+                }
+            } else {
+                match c {
+                    b' ' | b'\n' | b'\r' | b'\t' | 0 => break,
+                    b'"' => in_dq = true,
+                    b'\'' => in_sq = true,
+                    _ => out.push(c),
+                }
+            }
+            p += 1;
+        }
+        ranges.push((start, out.len() - start));
+    }
+}
+
+/// The arguments of one request, borrowed.
+#[derive(Clone, Copy, Debug)]
+pub struct Args<'a> {
+    base: &'a [u8],
+    ranges: &'a [(usize, usize)],
+}
+
+impl<'a> Args<'a> {
+    /// Builds arguments over any buffer and ranges (used by tests and by
+    /// callers that queue requests, e.g. MULTI).
+    pub fn from_parts(base: &'a [u8], ranges: &'a [(usize, usize)]) -> Self {
+        Args { base, ranges }
+    }
+
+    pub fn len(&self) -> usize {
+        self.ranges.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ranges.is_empty()
+    }
+
+    /// Argument `i`; panics if out of range (arity is checked before use).
+    #[inline]
+    pub fn get(&self, i: usize) -> &'a [u8] {
+        let (s, l) = self.ranges[i];
+        &self.base[s..s + l]
+    }
+
+    pub fn try_get(&self, i: usize) -> Option<&'a [u8]> {
+        self.ranges.get(i).map(|&(s, l)| &self.base[s..s + l])
+    }
+
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &'a [u8]> + 'a {
+        let base = self.base;
+        self.ranges.iter().map(move |&(s, l)| &base[s..s + l])
+    }
+
+    /// The arguments from `from` on.
+    pub fn tail(&self, from: usize) -> Args<'a> {
+        Args { base: self.base, ranges: &self.ranges[from.min(self.ranges.len())..] }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_all(input: &[u8]) -> Result<Vec<Vec<Vec<u8>>>, ParseError> {
+        let mut f = Frame::new();
+        let mut pos = 0;
+        let mut out = Vec::new();
+        while let Some(n) = f.parse(&input[pos..], &Limits::default())? {
+            if f.argc() > 0 {
+                out.push(f.args(&input[pos..]).iter().map(|a| a.to_vec()).collect());
+            }
+            pos += n;
+        }
+        Ok(out)
+    }
+
+    fn v(parts: &[&str]) -> Vec<Vec<u8>> {
+        parts.iter().map(|p| p.as_bytes().to_vec()).collect()
+    }
+
+    #[test]
+    fn multibulk() {
+        let r = parse_all(b"*2\r\n$3\r\nGET\r\n$1\r\na\r\n*1\r\n$4\r\nPING\r\n").unwrap();
+        assert_eq!(r, vec![v(&["GET", "a"]), v(&["PING"])]);
+    }
+
+    #[test]
+    fn empty_requests_are_skipped() {
+        let r = parse_all(b"*0\r\n*-1\r\n\r\n\n*1\r\n$4\r\nPING\r\n").unwrap();
+        assert_eq!(r, vec![v(&["PING"])]);
+    }
+
+    #[test]
+    fn incomplete_is_not_an_error() {
+        let full = b"*2\r\n$3\r\nGET\r\n$5\r\nhello\r\n";
+        for cut in 0..full.len() {
+            let mut f = Frame::new();
+            assert_eq!(f.parse(&full[..cut], &Limits::default()), Ok(None), "cut {cut}");
+            // Resuming on the full buffer finishes the request.
+            assert_eq!(f.parse(full, &Limits::default()), Ok(Some(full.len())));
+            assert_eq!(f.args(full).get(1), b"hello");
+        }
+    }
+
+    #[test]
+    fn inline_quotes() {
+        let r = parse_all(b"set \"a b\" 'c\\'d' \"\\x41\\n\"\r\n").unwrap();
+        assert_eq!(r, vec![vec![b"set".to_vec(), b"a b".to_vec(), b"c'd".to_vec(), b"A\n".to_vec()]]);
+        assert_eq!(parse_all(b"set \"abc\r\n"), Err(ParseError::UnbalancedQuotes));
+        assert_eq!(parse_all(b"set \"abc\"x\r\n"), Err(ParseError::UnbalancedQuotes));
+        assert_eq!(parse_all(b"set 'abc\n"), Err(ParseError::UnbalancedQuotes));
+        assert_eq!(parse_all(b"get \"\"\n").unwrap(), vec![v(&["get", ""])]);
+    }
+
+    #[test]
+    fn errors_match_redis() {
+        assert_eq!(parse_all(b"*abc\r\n"), Err(ParseError::InvalidMultibulkLength));
+        assert_eq!(parse_all(b"*3000000000\r\n"), Err(ParseError::InvalidMultibulkLength));
+        assert_eq!(parse_all(b"*1\r\nfoo\r\n"), Err(ParseError::ExpectedDollar(b'f')));
+        assert_eq!(parse_all(b"*1\r\n$-1\r\n"), Err(ParseError::InvalidBulkLength));
+        assert_eq!(parse_all(b"*1\r\n$600000000\r\n"), Err(ParseError::InvalidBulkLength));
+        let big = vec![b'a'; INLINE_MAX_SIZE + 1];
+        assert_eq!(parse_all(&big), Err(ParseError::TooBigInline));
+        let mut mb = b"*".to_vec();
+        mb.extend(vec![b'1'; INLINE_MAX_SIZE + 1]);
+        assert_eq!(parse_all(&mb), Err(ParseError::TooBigMbulkCount));
+        let mut bb = b"*1\r\n$".to_vec();
+        bb.extend(vec![b'1'; INLINE_MAX_SIZE + 1]);
+        assert_eq!(parse_all(&bb), Err(ParseError::TooBigBulkCount));
+        assert_eq!(ParseError::ExpectedDollar(b'x').message(), "ERR Protocol error: expected '$', got 'x'");
+    }
+
+    #[test]
+    fn unauthenticated_limits() {
+        let l = Limits { authenticated: false, ..Limits::default() };
+        let mut f = Frame::new();
+        assert_eq!(f.parse(b"*11\r\n", &l), Err(ParseError::UnauthenticatedMultibulkLength));
+        let mut f = Frame::new();
+        assert_eq!(f.parse(b"*1\r\n$16385\r\n", &l), Err(ParseError::UnauthenticatedBulkLength));
+    }
+
+    #[test]
+    fn claimed_length_does_not_allocate() {
+        let mut f = Frame::new();
+        assert_eq!(f.parse(b"*2000000000\r\n", &Limits::default()), Ok(None));
+        assert!(f.ranges.capacity() <= 1024);
+    }
+}

@@ -1,0 +1,147 @@
+//! Per-connection state: the part only the owning worker touches
+//! ([`Client`]) and the part other threads read for CLIENT LIST / KILL and
+//! INFO ([`ClientShared`], written only by the owner).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use tern_store::{Loc, WatchFlag};
+
+/// What CLIENT REPLY asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplyMode {
+    On,
+    Off,
+    /// Drop the reply of the next command only.
+    Skip,
+    /// Set by SKIP; the command running now has its reply dropped.
+    SkipThis,
+}
+
+/// Commands queued between MULTI and EXEC, with their arguments copied out
+/// of the read buffer (which is reused while the transaction is open).
+#[derive(Debug, Default)]
+pub struct MultiState {
+    pub data: Vec<u8>,
+    /// (command id, argument ranges into `data`).
+    pub cmds: Vec<(usize, Vec<(usize, usize)>)>,
+    /// A command failed to queue (unknown, wrong arity): EXEC will abort.
+    pub failed: bool,
+}
+
+/// A key this client WATCHes.
+#[derive(Debug)]
+pub struct Watched {
+    pub db: usize,
+    pub key: Box<[u8]>,
+    pub loc: Loc,
+}
+
+/// The state of one client that only its worker reads and writes.
+#[derive(Debug)]
+pub struct Client {
+    pub id: u64,
+    pub db: usize,
+    pub resp3: bool,
+    pub authenticated: bool,
+    pub multi: Option<MultiState>,
+    pub watched: Vec<Watched>,
+    pub watch_flag: Arc<WatchFlag>,
+    pub reply_mode: ReplyMode,
+    /// Close the connection once the pending replies are written (QUIT,
+    /// CLIENT KILL of itself, protocol errors).
+    pub close_after_reply: bool,
+    pub no_evict: bool,
+    pub no_touch: bool,
+    pub shared: Arc<ClientShared>,
+}
+
+impl Client {
+    pub fn new(shared: Arc<ClientShared>, authenticated: bool) -> Self {
+        Client {
+            id: shared.id,
+            db: 0,
+            resp3: false,
+            authenticated,
+            multi: None,
+            watched: Vec::new(),
+            watch_flag: WatchFlag::new(),
+            reply_mode: ReplyMode::On,
+            close_after_reply: false,
+            no_evict: false,
+            no_touch: false,
+            shared,
+        }
+    }
+}
+
+/// Flag bits shown by CLIENT LIST `flags=`.
+pub mod flags {
+    pub const MULTI: u32 = 1;
+    pub const CLOSE_ASAP: u32 = 2;
+    pub const NO_EVICT: u32 = 4;
+    pub const NO_TOUCH: u32 = 8;
+    pub const DIRTY_CAS: u32 = 16;
+}
+
+/// The part of a client other threads may read. Every field is written only
+/// by the owning worker (or, for `kill`, set by anyone and acted on by it).
+#[derive(Debug)]
+pub struct ClientShared {
+    pub id: u64,
+    pub addr: String,
+    pub laddr: String,
+    pub fd: i32,
+    /// Creation time, ms since the Unix epoch.
+    pub created_ms: u64,
+    pub worker: usize,
+    pub name: Mutex<Vec<u8>>,
+    pub lib_name: Mutex<Vec<u8>>,
+    pub lib_ver: Mutex<Vec<u8>>,
+    pub db: AtomicUsize,
+    pub last_interaction_ms: AtomicU64,
+    /// Id of the last command run (see `cmd::table`).
+    pub last_cmd: AtomicUsize,
+    pub resp: AtomicU8,
+    pub flags: AtomicU64,
+    pub qbuf: AtomicUsize,
+    pub omem: AtomicUsize,
+    pub multi_len: AtomicUsize,
+    pub kill: AtomicBool,
+}
+
+impl ClientShared {
+    pub fn new(id: u64, addr: String, laddr: String, fd: i32, worker: usize, now_ms: u64) -> Self {
+        ClientShared {
+            id,
+            addr,
+            laddr,
+            fd,
+            created_ms: now_ms,
+            worker,
+            name: Mutex::new(Vec::new()),
+            lib_name: Mutex::new(Vec::new()),
+            lib_ver: Mutex::new(Vec::new()),
+            db: AtomicUsize::new(0),
+            last_interaction_ms: AtomicU64::new(now_ms),
+            last_cmd: AtomicUsize::new(usize::MAX),
+            resp: AtomicU8::new(2),
+            flags: AtomicU64::new(0),
+            qbuf: AtomicUsize::new(0),
+            omem: AtomicUsize::new(0),
+            multi_len: AtomicUsize::new(0),
+            kill: AtomicBool::new(false),
+        }
+    }
+
+    pub fn set_flag(&self, f: u32, on: bool) {
+        let cur = self.flags.load(Ordering::Relaxed);
+        let new = if on { cur | u64::from(f) } else { cur & !u64::from(f) };
+        self.flags.store(new, Ordering::Relaxed);
+    }
+
+    pub fn has_flag(&self, f: u32) -> bool {
+        self.flags.load(Ordering::Relaxed) & u64::from(f) != 0
+    }
+}

@@ -1,0 +1,5 @@
+//! client commands.
+
+use super::table::CommandSpec;
+
+pub static COMMANDS: &[CommandSpec] = &[];

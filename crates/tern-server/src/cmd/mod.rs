@@ -1,0 +1,332 @@
+//! Command dispatch: from parsed arguments to a handler with the right shard
+//! locks held, and the reply appended to the connection's output.
+//!
+//! ```text
+//!  args ─► lookup (table.rs) ─► arity ─► auth ─► MULTI queue? ─► plan keys
+//!       ─► hash each key once (Loc) ─► lock shards ascending ─► handler(Ctx)
+//!       ─► signal WATCH on writes ─► unlock ─► stats
+//! ```
+//!
+//! One file per command family; each exports `COMMANDS: &[CommandSpec]`,
+//! listed in [`FAMILIES`].
+
+pub mod client;
+pub mod connection;
+pub mod keys;
+pub mod server;
+pub mod strings;
+pub mod table;
+pub mod transactions;
+
+use std::time::Instant;
+
+use tern_protocol::{Args, Encoder};
+use tern_store::{Keyspace, Loc, LockSet};
+
+use crate::client::{Client, ReplyMode};
+use crate::errors;
+use crate::server::Server;
+use crate::stats::WorkerStats;
+use table::{flags, Cmd, CommandSpec};
+
+/// A command handler. Arity has been checked; keys planned and locked.
+pub type Handler = fn(&mut Ctx<'_, '_>, Args<'_>);
+
+/// Every command family of the table.
+pub static FAMILIES: &[&[CommandSpec]] = &[
+    strings::COMMANDS,
+    keys::COMMANDS,
+    connection::COMMANDS,
+    client::COMMANDS,
+    server::COMMANDS,
+    transactions::COMMANDS,
+];
+
+/// The reply side of a command: appends to the connection's output buffer
+/// in the client's protocol, and notes errors for INFO errorstats.
+pub struct Reply<'a> {
+    pub out: &'a mut Vec<u8>,
+    pub enc: Encoder,
+    /// Error replies written by this command.
+    pub errors: u32,
+    stats: &'a WorkerStats,
+}
+
+impl<'a> Reply<'a> {
+    pub fn new(out: &'a mut Vec<u8>, resp3: bool, stats: &'a WorkerStats) -> Self {
+        Reply { out, enc: Encoder { resp3 }, errors: 0, stats }
+    }
+    #[inline]
+    pub fn ok(&mut self) {
+        self.enc.ok(self.out)
+    }
+    pub fn simple(&mut self, s: &str) {
+        self.enc.simple(self.out, s.as_bytes())
+    }
+    /// `msg` without `-`: e.g. `errors::SYNTAX` or `ERR ...`.
+    pub fn error(&mut self, msg: &str) {
+        self.errors += 1;
+        self.stats.record_error(msg.as_bytes());
+        self.enc.error(self.out, msg.as_bytes())
+    }
+    #[inline]
+    pub fn int(&mut self, n: i64) {
+        self.enc.int(self.out, n)
+    }
+    #[inline]
+    pub fn bulk(&mut self, b: &[u8]) {
+        self.enc.bulk(self.out, b)
+    }
+    pub fn bulk_int(&mut self, n: i64) {
+        self.enc.bulk_int(self.out, n)
+    }
+    #[inline]
+    pub fn null(&mut self) {
+        self.enc.null(self.out)
+    }
+    pub fn null_array(&mut self) {
+        self.enc.null_array(self.out)
+    }
+    #[inline]
+    pub fn array(&mut self, n: usize) {
+        self.enc.array(self.out, n)
+    }
+    pub fn map(&mut self, pairs: usize) {
+        self.enc.map(self.out, pairs)
+    }
+    pub fn set(&mut self, n: usize) {
+        self.enc.set(self.out, n)
+    }
+    pub fn double(&mut self, d: f64) {
+        self.enc.double(self.out, d)
+    }
+    pub fn boolean(&mut self, b: bool) {
+        self.enc.boolean(self.out, b)
+    }
+    pub fn verbatim(&mut self, text: &[u8]) {
+        self.enc.verbatim(self.out, b"txt", text)
+    }
+    /// Bytes written so far (to undo a reply, e.g. CLIENT REPLY OFF).
+    pub fn mark(&self) -> usize {
+        self.out.len()
+    }
+}
+
+/// Everything a handler may use. Fields are public so a handler can borrow
+/// a shard (`ctx.locks`) and the reply (`ctx.reply`) at the same time.
+pub struct Ctx<'a, 'ks> {
+    pub srv: &'ks Server,
+    pub ks: &'ks Keyspace,
+    pub locks: &'a mut LockSet<'ks>,
+    pub reply: Reply<'a>,
+    pub client: &'a mut Client,
+    /// The command's keys, located (hashed once) in key-spec order.
+    pub locs: &'a [Loc],
+    pub cmd: &'ks Cmd,
+    /// Milliseconds since the Unix epoch, read once for the command.
+    pub now: u64,
+    pub stats: &'a WorkerStats,
+    /// Keys changed by the command; above 0, WATCHers of its keys are told.
+    pub dirty: u64,
+    /// Worker index (for CLIENT LIST and the like).
+    pub worker: usize,
+}
+
+impl<'a, 'ks> Ctx<'a, 'ks> {
+    /// Locates a key in the client's current database (for keys that are not
+    /// in the command's key spec; spec keys are in `locs`).
+    pub fn locate(&self, key: &[u8]) -> Loc {
+        self.ks.locate(self.client.db, key)
+    }
+
+    /// `ERR wrong number of arguments for '<cmd>' command`.
+    pub fn arity_error(&mut self) {
+        let msg = errors::arity(&self.cmd.fullname);
+        self.reply.error(&msg);
+    }
+}
+
+/// Per-worker scratch reused across commands so dispatch does not allocate.
+#[derive(Default)]
+pub struct Scratch {
+    pub locs: Vec<Loc>,
+}
+
+/// What the connection must do after a request.
+#[derive(Debug, PartialEq, Eq)]
+pub enum After {
+    Continue,
+    /// Close after the pending output is written (QUIT, kill of self).
+    Close,
+}
+
+/// The connection-side inputs to [`dispatch`].
+pub struct Conn<'a, 'ks> {
+    pub srv: &'ks Server,
+    pub locks: &'a mut LockSet<'ks>,
+    pub out: &'a mut Vec<u8>,
+    pub client: &'a mut Client,
+    pub stats: &'a WorkerStats,
+    pub scratch: &'a mut Scratch,
+    pub worker: usize,
+}
+
+/// Runs one request: the whole front half (lookup, arity, auth, MULTI
+/// queueing) and then [`call`].
+pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
+    let srv = c.srv;
+    let name = args.get(0);
+    let resp3 = c.client.resp3;
+    let mut reply = Reply::new(c.out, resp3, c.stats);
+    let start_mark = reply.mark();
+
+    // CLIENT REPLY SKIP applies to the command after it.
+    match c.client.reply_mode {
+        ReplyMode::Skip => c.client.reply_mode = ReplyMode::SkipThis,
+        ReplyMode::SkipThis => c.client.reply_mode = ReplyMode::On,
+        _ => {}
+    }
+
+    let rejected = |reply: &mut Reply<'_>, client: &mut Client, msg: &str| {
+        reply.error(msg);
+        if let Some(m) = client.multi.as_mut() {
+            m.failed = true;
+        }
+    };
+
+    let Some(mut cmd) = srv.commands.lookup(name) else {
+        let msg = errors::unknown_command(name, args.tail(1).iter());
+        rejected(&mut reply, c.client, &msg);
+        return finish_reply(c.client, reply, start_mark);
+    };
+    if !cmd.spec.subcommands.is_empty() && args.len() >= 2 {
+        match srv.commands.lookup_sub(cmd, args.get(1)) {
+            Some(sub) => cmd = sub,
+            None => {
+                let msg = errors::unknown_subcommand(args.get(1), cmd.spec.name);
+                c.stats.cmds[cmd.id].rejected.add(1);
+                rejected(&mut reply, c.client, &msg);
+                return finish_reply(c.client, reply, start_mark);
+            }
+        }
+    }
+    if !cmd.arity_ok(args.len()) {
+        c.stats.cmds[cmd.id].rejected.add(1);
+        rejected(&mut reply, c.client, &errors::arity(&cmd.fullname));
+        return finish_reply(c.client, reply, start_mark);
+    }
+    if !c.client.authenticated && !cmd.has(flags::NO_AUTH) {
+        c.stats.cmds[cmd.id].rejected.add(1);
+        rejected(&mut reply, c.client, errors::NOAUTH);
+        return finish_reply(c.client, reply, start_mark);
+    }
+    if c.client.multi.is_some() && !cmd.has(flags::TX_CONTROL) {
+        if cmd.has(flags::NO_MULTI) {
+            c.stats.cmds[cmd.id].rejected.add(1);
+            rejected(&mut reply, c.client, errors::NOT_ALLOWED_IN_MULTI);
+            return finish_reply(c.client, reply, start_mark);
+        }
+        if let Some(m) = c.client.multi.as_mut() {
+            let mut ranges = Vec::with_capacity(args.len());
+            for a in args.iter() {
+                ranges.push((m.data.len(), a.len()));
+                m.data.extend_from_slice(a);
+            }
+            m.cmds.push((cmd.id, ranges));
+            c.client.shared.multi_len.store(m.cmds.len(), std::sync::atomic::Ordering::Relaxed);
+        }
+        reply.simple("QUEUED");
+        return finish_reply(c.client, reply, start_mark);
+    }
+    let after = call(c.srv, c.locks, &mut reply, c.client, c.stats, c.scratch, c.worker, cmd, args);
+    let a2 = finish_reply(c.client, reply, start_mark);
+    if after == After::Close {
+        After::Close
+    } else {
+        a2
+    }
+}
+
+fn finish_reply(client: &mut Client, reply: Reply<'_>, start_mark: usize) -> After {
+    if matches!(client.reply_mode, ReplyMode::Off | ReplyMode::SkipThis) {
+        reply.out.truncate(start_mark);
+    }
+    if client.close_after_reply {
+        After::Close
+    } else {
+        After::Continue
+    }
+}
+
+/// Runs a command whose arity and permissions are checked: plans and locks
+/// its keys, runs the handler, tells WATCHers, counts stats. EXEC calls it
+/// for each queued command with every shard already held (pinned).
+#[allow(clippy::too_many_arguments)]
+pub fn call<'ks>(
+    srv: &'ks Server,
+    locks: &mut LockSet<'ks>,
+    reply: &mut Reply<'_>,
+    client: &mut Client,
+    stats: &WorkerStats,
+    scratch: &mut Scratch,
+    worker: usize,
+    cmd: &'ks Cmd,
+    args: Args<'_>,
+) -> After {
+    let started = Instant::now();
+    let errors_before = reply.errors;
+    let mut locs = std::mem::take(&mut scratch.locs);
+    locs.clear();
+    if !cmd.has(flags::MANUAL_LOCKS) {
+        for i in cmd.key_positions(args.len()) {
+            locs.push(srv.ks.locate(client.db, args.get(i)));
+        }
+        locks.acquire(locs.iter().map(|l| l.gid));
+    }
+    // Borrow the caller's reply buffer for the handler's Ctx.
+    let sub_reply = Reply { out: &mut *reply.out, enc: reply.enc, errors: reply.errors, stats };
+    let mut ctx = Ctx {
+        srv,
+        ks: &srv.ks,
+        locks,
+        reply: sub_reply,
+        client,
+        locs: &locs,
+        cmd,
+        now: crate::server::now_ms(),
+        stats,
+        dirty: 0,
+        worker,
+    };
+    (cmd.spec.handler)(&mut ctx, args);
+    let dirty = ctx.dirty;
+    let errs = ctx.reply.errors;
+    let resp3_now = ctx.reply.enc.resp3;
+    let client = ctx.client;
+    let locks = ctx.locks;
+    reply.errors = errs;
+    // HELLO may switch protocol mid-reply; the caller's encoder follows.
+    reply.enc.resp3 = resp3_now;
+    if dirty > 0 && !cmd.has(flags::MANUAL_LOCKS) {
+        for (n, i) in cmd.key_positions(args.len()).enumerate() {
+            if let Some(l) = locs.get(n) {
+                locks.shard(l.gid).signal(args.get(i), l.hash);
+            }
+        }
+    }
+    locks.release();
+    let st = &stats.cmds[cmd.id];
+    st.calls.add(1);
+    st.usec.add(started.elapsed().as_micros() as u64);
+    if reply.errors > errors_before {
+        st.failed.add(1);
+    }
+    stats.commands.add(1);
+    client.shared.last_cmd.store(cmd.id, std::sync::atomic::Ordering::Relaxed);
+    let close = client.close_after_reply;
+    scratch.locs = locs;
+    if close {
+        return After::Close;
+    }
+    After::Continue
+}

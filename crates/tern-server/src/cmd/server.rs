@@ -1,0 +1,5 @@
+//! server commands.
+
+use super::table::CommandSpec;
+
+pub static COMMANDS: &[CommandSpec] = &[];

@@ -1,0 +1,222 @@
+//! The command table as data: name, arity, flags, key positions, handler.
+//!
+//! Each family file (`strings.rs`, `keys.rs`, ...) exports a `COMMANDS`
+//! slice; [`CommandTable::build`] gathers them and gives every command (and
+//! subcommand) a dense id used to index per-command stats. Arity,
+//! unknown-command and unknown-subcommand errors come from this one place.
+
+use std::collections::HashMap;
+
+use super::Handler;
+
+/// Command flags, as Redis's command table names them (COMMAND INFO shows
+/// them) plus Tern's own planning flags.
+pub mod flags {
+    pub const WRITE: u32 = 1 << 0;
+    pub const READONLY: u32 = 1 << 1;
+    pub const DENYOOM: u32 = 1 << 2;
+    pub const ADMIN: u32 = 1 << 3;
+    pub const PUBSUB: u32 = 1 << 4;
+    pub const NOSCRIPT: u32 = 1 << 5;
+    pub const BLOCKING: u32 = 1 << 6;
+    pub const LOADING: u32 = 1 << 7;
+    pub const STALE: u32 = 1 << 8;
+    pub const SKIP_MONITOR: u32 = 1 << 9;
+    pub const SKIP_SLOWLOG: u32 = 1 << 10;
+    pub const ASKING: u32 = 1 << 11;
+    pub const FAST: u32 = 1 << 12;
+    pub const NO_AUTH: u32 = 1 << 13;
+    pub const MAY_REPLICATE: u32 = 1 << 14;
+    pub const NO_MULTI: u32 = 1 << 15;
+    pub const MOVABLE_KEYS: u32 = 1 << 16;
+    pub const ALLOW_BUSY: u32 = 1 << 17;
+    /// Tern: the handler locks the shards it needs itself (keys in other
+    /// databases, whole-database walks). Nothing is locked for it.
+    pub const MANUAL_LOCKS: u32 = 1 << 24;
+    /// Tern: runs even between MULTI and EXEC instead of being queued.
+    pub const TX_CONTROL: u32 = 1 << 25;
+
+    /// Names for COMMAND INFO, in Redis's order.
+    pub const NAMES: &[(u32, &str)] = &[
+        (WRITE, "write"),
+        (READONLY, "readonly"),
+        (DENYOOM, "denyoom"),
+        (ADMIN, "admin"),
+        (PUBSUB, "pubsub"),
+        (NOSCRIPT, "noscript"),
+        (BLOCKING, "blocking"),
+        (LOADING, "loading"),
+        (STALE, "stale"),
+        (SKIP_MONITOR, "skip_monitor"),
+        (SKIP_SLOWLOG, "skip_slowlog"),
+        (ASKING, "asking"),
+        (FAST, "fast"),
+        (NO_AUTH, "no_auth"),
+        (MAY_REPLICATE, "may_replicate"),
+        (NO_MULTI, "no_multi"),
+        (MOVABLE_KEYS, "movablekeys"),
+        (ALLOW_BUSY, "allow_busy"),
+    ];
+}
+
+/// One command (or subcommand) of the table.
+pub struct CommandSpec {
+    /// Lowercase name (`get`, or `id` for CLIENT ID).
+    pub name: &'static str,
+    /// Redis arity: N means exactly N arguments including the name, -N at
+    /// least N.
+    pub arity: i32,
+    pub flags: u32,
+    /// Key positions, Redis-style: first, last (negative counts from the
+    /// end, -1 = last argument), step. (0, 0, 0) for no keys.
+    pub keys: (i32, i32, i32),
+    pub handler: Handler,
+    /// COMMAND DOCS: group (`string`, `generic`, `connection`, `server`,
+    /// `transactions`), summary, since, complexity.
+    pub group: &'static str,
+    pub summary: &'static str,
+    pub since: &'static str,
+    pub complexity: &'static str,
+    /// ACL categories without the `@`, besides those the flags imply.
+    pub acl: &'static [&'static str],
+    /// Subcommands of a container command (CLIENT, CONFIG, OBJECT, ...).
+    pub subcommands: &'static [CommandSpec],
+}
+
+/// A command as the table holds it.
+pub struct Cmd {
+    pub spec: &'static CommandSpec,
+    pub id: usize,
+    /// `get`, or `client|id` for a subcommand.
+    pub fullname: String,
+    pub parent: Option<usize>,
+    pub subs: HashMap<Vec<u8>, usize>,
+}
+
+impl Cmd {
+    pub fn has(&self, flag: u32) -> bool {
+        self.spec.flags & flag != 0
+    }
+
+    /// Does `argc` satisfy the arity?
+    pub fn arity_ok(&self, argc: usize) -> bool {
+        let a = self.spec.arity;
+        (a > 0 && argc == a as usize) || (a < 0 && argc >= (-a) as usize)
+    }
+
+    /// Indexes of the key arguments for a request of `argc` arguments.
+    pub fn key_positions(&self, argc: usize) -> impl Iterator<Item = usize> {
+        let (first, last, step) = self.spec.keys;
+        let (first, step) = (first.max(0) as usize, step.max(1) as usize);
+        let last = if last < 0 { argc as i64 + last as i64 } else { last as i64 };
+        let end = if first == 0 { 0 } else { (last + 1).clamp(0, argc as i64) as usize };
+        (first..end.max(first)).step_by(step)
+    }
+}
+
+pub struct CommandTable {
+    cmds: Vec<Cmd>,
+    by_name: HashMap<Vec<u8>, usize>,
+}
+
+impl CommandTable {
+    pub fn build() -> Self {
+        let mut t = CommandTable { cmds: Vec::new(), by_name: HashMap::new() };
+        for family in super::FAMILIES {
+            for spec in family.iter() {
+                let id = t.add(spec, None, spec.name.to_string());
+                t.by_name.insert(spec.name.as_bytes().to_vec(), id);
+            }
+        }
+        t
+    }
+
+    fn add(&mut self, spec: &'static CommandSpec, parent: Option<usize>, fullname: String) -> usize {
+        let id = self.cmds.len();
+        self.cmds.push(Cmd { spec, id, fullname, parent, subs: HashMap::new() });
+        for sub in spec.subcommands {
+            let sid = self.add(sub, Some(id), format!("{}|{}", spec.name, sub.name));
+            self.cmds[id].subs.insert(sub.name.as_bytes().to_vec(), sid);
+        }
+        id
+    }
+
+    pub fn len(&self) -> usize {
+        self.cmds.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.cmds.is_empty()
+    }
+
+    pub fn get(&self, id: usize) -> &Cmd {
+        &self.cmds[id]
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Cmd> {
+        self.cmds.iter()
+    }
+
+    /// Top-level commands only.
+    pub fn top_level(&self) -> impl Iterator<Item = &Cmd> {
+        self.cmds.iter().filter(|c| c.parent.is_none())
+    }
+
+    /// Looks a command name up case-insensitively, without allocating.
+    pub fn lookup(&self, name: &[u8]) -> Option<&Cmd> {
+        lookup_lower(&self.by_name, name).map(|id| &self.cmds[id])
+    }
+
+    pub fn lookup_sub(&self, parent: &Cmd, name: &[u8]) -> Option<&Cmd> {
+        lookup_lower(&parent.subs, name).map(|id| &self.cmds[id])
+    }
+}
+
+fn lookup_lower(map: &HashMap<Vec<u8>, usize>, name: &[u8]) -> Option<usize> {
+    let mut buf = [0u8; 32];
+    if name.len() > buf.len() {
+        return None;
+    }
+    let lower = &mut buf[..name.len()];
+    lower.copy_from_slice(name);
+    lower.make_ascii_lowercase();
+    map.get(&lower[..]).copied()
+}
+
+impl CommandSpec {
+    /// A command with no docs, ACL categories or subcommands; chain
+    /// [`CommandSpec::doc`], [`CommandSpec::acl`], [`CommandSpec::subs`].
+    pub const fn new(name: &'static str, arity: i32, flags: u32, keys: (i32, i32, i32), handler: Handler) -> Self {
+        CommandSpec {
+            name,
+            arity,
+            flags,
+            keys,
+            handler,
+            group: "generic",
+            summary: "",
+            since: "1.0.0",
+            complexity: "O(1)",
+            acl: &[],
+            subcommands: &[],
+        }
+    }
+
+    pub const fn doc(mut self, group: &'static str, summary: &'static str, since: &'static str, complexity: &'static str) -> Self {
+        self.group = group;
+        self.summary = summary;
+        self.since = since;
+        self.complexity = complexity;
+        self
+    }
+
+    pub const fn acl(mut self, acl: &'static [&'static str]) -> Self {
+        self.acl = acl;
+        self
+    }
+
+    pub const fn subs(mut self, subs: &'static [CommandSpec]) -> Self {
+        self.subcommands = subs;
+        self
+    }
+}

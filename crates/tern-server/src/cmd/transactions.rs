@@ -1,0 +1,5 @@
+//! transactions commands.
+
+use super::table::CommandSpec;
+
+pub static COMMANDS: &[CommandSpec] = &[];

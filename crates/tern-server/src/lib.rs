@@ -1,0 +1,172 @@
+//! Tern's server: networking, commands and configuration over the
+//! `tern-store` keyspace and the `tern-protocol` codec.
+//!
+//! ```text
+//!  main ─► config ─► Server (server.rs: keyspace, config, registry, stats)
+//!                     ├─ N workers (net.rs): accept, read, parse, dispatch, write
+//!                     ├─ cron thread: active expiry
+//!                     └─ signal thread: SIGINT/SIGTERM ─► graceful shutdown
+//!  dispatch (cmd/mod.rs) ─► command families (cmd/strings.rs, cmd/keys.rs, ...)
+//! ```
+#![forbid(unsafe_code)]
+
+pub mod client;
+pub mod cmd;
+pub mod config;
+pub mod errors;
+pub mod log;
+pub mod net;
+pub mod server;
+pub mod stats;
+
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use config::Config;
+use server::{now_ms, Server};
+
+/// The Redis version whose behaviour Tern matches (INFO `redis_version`).
+pub const REDIS_VERSION: &str = "7.4.0";
+pub const TERN_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+fn bind_listener(addr: SocketAddr, backlog: i32) -> std::io::Result<std::net::TcpListener> {
+    use socket2::{Domain, Socket, Type};
+    let sock = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
+    sock.set_reuse_address(true)?;
+    if addr.is_ipv6() {
+        sock.set_only_v6(true)?;
+    }
+    sock.bind(&addr.into())?;
+    sock.listen(backlog)?;
+    sock.set_nonblocking(true)?;
+    Ok(sock.into())
+}
+
+/// Active expiry: every 1/hz seconds, spend at most a quarter of that
+/// period removing keys whose TTL has passed, shard by shard.
+fn cron(srv: Arc<Server>) {
+    while !srv.is_shutting_down() {
+        let hz = srv.limits.hz.load(Ordering::Relaxed).clamp(1, 500);
+        let period = Duration::from_millis(1000 / hz);
+        let budget = period / 4;
+        let start = Instant::now();
+        let total = srv.ks.total_shards();
+        let mut visited = 0;
+        loop {
+            let removed = srv.ks.expire_cycle(now_ms(), 16, 200);
+            srv.global.active_expired.fetch_add(removed as u64, Ordering::Relaxed);
+            visited += 16;
+            // Keep going while there is work and time; a full quiet pass ends it.
+            if start.elapsed() >= budget || (removed == 0 && visited >= total) {
+                break;
+            }
+        }
+        std::thread::sleep(period.saturating_sub(start.elapsed()));
+    }
+}
+
+/// Runs the server until shutdown; returns the process exit code.
+pub fn run(cfg: Config) -> i32 {
+    if let Err(e) = log::init(cfg.loglevel, &cfg.logfile) {
+        eprintln!("Can't open the log file: {e}");
+        return 1;
+    }
+    log_notice!("Tern {} (Redis {} compatible) starting, pid={}", TERN_VERSION, REDIS_VERSION, std::process::id());
+    for d in cfg.passive_in_use() {
+        log_warning!("Directive '{}' is accepted but not acted on yet: Tern does not persist or replicate data in this version.", d);
+    }
+    let mut listeners = Vec::new();
+    let mut port = cfg.port;
+    for b in &cfg.bind {
+        let (optional, host) = match b.strip_prefix('-') {
+            Some(h) => (true, h),
+            None => (false, b.as_str()),
+        };
+        let host = if host == "*" { "0.0.0.0" } else { host };
+        let addr: SocketAddr = match format!("{host}:{port}").parse().or_else(|_| format!("[{host}]:{port}").parse()) {
+            Ok(a) => a,
+            Err(_) => {
+                log_warning!("Invalid bind address '{}'", b);
+                return 1;
+            }
+        };
+        match bind_listener(addr, cfg.tcp_backlog) {
+            Ok(l) => {
+                // With port 0 the first listener picks a port; the others share it.
+                if port == 0 {
+                    port = l.local_addr().map(|a| a.port()).unwrap_or(0);
+                }
+                listeners.push(l)
+            }
+            Err(e) if optional => log_warning!("Could not bind optional address {}: {}", addr, e),
+            Err(e) => {
+                log_warning!("Warning: Could not create server TCP listening socket {}: {}", addr, e);
+                return 1;
+            }
+        }
+    }
+    let threads = cfg.threads.max(1);
+    let srv = Arc::new(Server::new(cfg));
+    srv.port.store(port as usize, Ordering::Relaxed);
+
+    let mut workers = Vec::new();
+    let mut wakers = Vec::new();
+    for id in 0..threads {
+        let ls: Vec<mio::net::TcpListener> = match listeners.iter().map(|l| l.try_clone().map(mio::net::TcpListener::from_std)).collect() {
+            Ok(v) => v,
+            Err(e) => {
+                log_warning!("cloning listener: {}", e);
+                return 1;
+            }
+        };
+        match net::Worker::new(id, srv.clone(), ls) {
+            Ok((w, waker)) => {
+                workers.push(w);
+                wakers.push(waker);
+            }
+            Err(e) => {
+                log_warning!("creating worker: {}", e);
+                return 1;
+            }
+        }
+    }
+    let _ = srv.wakers.set(wakers);
+    drop(listeners);
+
+    {
+        let srv = srv.clone();
+        if let Ok(mut signals) = signal_hook::iterator::Signals::new([signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM]) {
+            std::thread::Builder::new()
+                .name("tern-signals".into())
+                .spawn(move || {
+                    if let Some(sig) = signals.forever().next() {
+                        let name = if sig == signal_hook::consts::SIGINT { "SIGINT" } else { "SIGTERM" };
+                        log_warning!("Received {} scheduling shutdown...", name);
+                        srv.begin_shutdown();
+                    }
+                })
+                .ok();
+        }
+    }
+    let cron_handle = {
+        let srv = srv.clone();
+        std::thread::Builder::new().name("tern-cron".into()).spawn(move || cron(srv)).ok()
+    };
+    let handles: Vec<_> = workers
+        .into_iter()
+        .enumerate()
+        .map(|(i, w)| std::thread::Builder::new().name(format!("tern-worker-{i}")).spawn(move || w.run()))
+        .collect();
+    log_notice!("Running mode=standalone, port={}.", port);
+    log_notice!("Ready to accept connections tcp");
+    for h in handles.into_iter().flatten() {
+        let _ = h.join();
+    }
+    if let Some(h) = cron_handle {
+        let _ = h.join();
+    }
+    log_notice!("Tern is now ready to exit, bye bye...");
+    0
+}

@@ -1,0 +1,482 @@
+//! Workers: one event loop per thread, each owning its connections from
+//! accept to close. There is no command thread: a worker parses, executes
+//! against the shared keyspace, and writes the replies of its own clients.
+//!
+//! Per readable event: read until the socket is drained, execute every
+//! complete request in the buffer, then write all replies in one go. A
+//! client whose unsent replies pass [`OUT_HIGH_WATER`] is not read from
+//! until they drain, so a client that pipelines without reading cannot grow
+//! the server's memory without bound.
+
+use std::io::{self, Read, Write};
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mio::net::{TcpListener, TcpStream};
+use mio::{Events, Interest, Poll, Token, Waker};
+use slab::Slab;
+use tern_protocol::{Frame, Limits};
+use tern_store::LockSet;
+
+use crate::client::{Client, ClientShared};
+use crate::cmd::{self, After, Scratch};
+use crate::server::{now_ms, Server};
+use crate::stats::WorkerStats;
+use crate::{errors, log_notice, log_verbose, log_warning};
+
+const WAKER: Token = Token(0);
+const LISTENER_BASE: usize = 1;
+const CONN_BASE: usize = 1 << 20;
+const READ_CHUNK: usize = 16 * 1024;
+/// Unsent reply bytes above which a client's requests wait.
+pub const OUT_HIGH_WATER: usize = 8 * 1024 * 1024;
+/// How long shutdown waits for replies in flight to be written.
+const SHUTDOWN_FLUSH: Duration = Duration::from_secs(5);
+
+struct Conn {
+    stream: TcpStream,
+    /// Bytes `rbuf[rpos..rlen]` are received and not yet executed; the rest
+    /// of `rbuf` is zeroed room for the next read (grown, never re-zeroed).
+    rbuf: Vec<u8>,
+    rpos: usize,
+    rlen: usize,
+    frame: Frame,
+    out: Vec<u8>,
+    wpos: usize,
+    client: Client,
+    /// Replies are over the high-water mark: requests wait.
+    paused: bool,
+    closing: bool,
+    /// When the unsent output first went over the soft limit.
+    soft_since: Option<Instant>,
+}
+
+impl Conn {
+    fn pending_out(&self) -> usize {
+        self.out.len() - self.wpos
+    }
+}
+
+pub struct Worker {
+    id: usize,
+    srv: Arc<Server>,
+    poll: Poll,
+    listeners: Vec<TcpListener>,
+    conns: Slab<Conn>,
+    stats: Arc<WorkerStats>,
+    scratch: Scratch,
+}
+
+fn peer(s: &TcpStream) -> String {
+    s.peer_addr().map(|a| a.to_string()).unwrap_or_else(|_| "?:0".into())
+}
+
+fn local(s: &TcpStream) -> String {
+    s.local_addr().map(|a| a.to_string()).unwrap_or_else(|_| "?:0".into())
+}
+
+impl Worker {
+    pub fn new(id: usize, srv: Arc<Server>, listeners: Vec<TcpListener>) -> io::Result<(Worker, Arc<Waker>)> {
+        let poll = Poll::new()?;
+        let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
+        let mut listeners = listeners;
+        for (i, l) in listeners.iter_mut().enumerate() {
+            poll.registry().register(l, Token(LISTENER_BASE + i), Interest::READABLE)?;
+        }
+        let stats = srv.workers[id].clone();
+        Ok((Worker { id, srv, poll, listeners, conns: Slab::new(), stats, scratch: Scratch::default() }, waker))
+    }
+
+    pub fn run(mut self) {
+        let mut events = Events::with_capacity(1024);
+        let mut last_tick = Instant::now();
+        loop {
+            if self.srv.is_shutting_down() {
+                self.shutdown();
+                return;
+            }
+            if let Err(e) = self.poll.poll(&mut events, Some(Duration::from_millis(100))) {
+                if e.kind() != io::ErrorKind::Interrupted {
+                    log_warning!("worker {}: poll failed: {}", self.id, e);
+                }
+                continue;
+            }
+            for ev in events.iter() {
+                match ev.token() {
+                    WAKER => self.check_kills(),
+                    Token(t) if (LISTENER_BASE..CONN_BASE).contains(&t) => self.accept(t - LISTENER_BASE),
+                    Token(t) => {
+                        let key = t - CONN_BASE;
+                        if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
+                            self.on_readable(key);
+                        }
+                        if ev.is_writable() {
+                            self.on_writable(key);
+                        }
+                    }
+                }
+            }
+            if last_tick.elapsed() >= Duration::from_millis(100) {
+                last_tick = Instant::now();
+                self.tick();
+            }
+        }
+    }
+
+    fn accept(&mut self, li: usize) {
+        loop {
+            let (stream, addr) = match self.listeners[li].accept() {
+                Ok(x) => x,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    log_warning!("Accepting client connection: {}", e);
+                    return;
+                }
+            };
+            self.add_conn(stream, addr);
+        }
+    }
+
+    fn add_conn(&mut self, mut stream: TcpStream, addr: SocketAddr) {
+        let srv = &self.srv;
+        self.stats.connections_received.add(1);
+        let max = srv.limits.maxclients.load(Ordering::Relaxed);
+        if srv.connected.fetch_add(1, Ordering::SeqCst) >= max {
+            srv.connected.fetch_sub(1, Ordering::SeqCst);
+            self.stats.rejected_connections.add(1);
+            let mut msg = Vec::new();
+            tern_protocol::Encoder::RESP2.error(&mut msg, errors::MAX_CLIENTS.as_bytes());
+            let _ = stream.write(&msg);
+            return;
+        }
+        let _ = stream.set_nodelay(true);
+        let ka = srv.limits.tcp_keepalive_secs.load(Ordering::Relaxed);
+        if ka > 0 {
+            let sock = socket2::SockRef::from(&stream);
+            let params = socket2::TcpKeepalive::new().with_time(Duration::from_secs(ka)).with_interval(Duration::from_secs((ka / 3).max(1)));
+            let _ = sock.set_tcp_keepalive(&params);
+        }
+        let id = srv.next_client_id.fetch_add(1, Ordering::Relaxed);
+        use std::os::fd::AsRawFd;
+        let shared = Arc::new(ClientShared::new(id, addr.to_string(), local(&stream), stream.as_raw_fd(), self.id, now_ms()));
+        let authenticated = !srv.limits.requirepass_set.load(Ordering::Relaxed);
+        let client = Client::new(shared.clone(), authenticated);
+        let entry = self.conns.vacant_entry();
+        let token = Token(CONN_BASE + entry.key());
+        if let Err(e) = self.poll.registry().register(&mut stream, token, Interest::READABLE | Interest::WRITABLE) {
+            log_warning!("registering client: {}", e);
+            srv.connected.fetch_sub(1, Ordering::SeqCst);
+            return;
+        }
+        log_verbose!("Accepted {}", peer(&stream));
+        srv.clients.lock().insert(id, shared);
+        entry.insert(Conn {
+            stream,
+            rbuf: Vec::new(),
+            rpos: 0,
+            rlen: 0,
+            frame: Frame::new(),
+            out: Vec::new(),
+            wpos: 0,
+            client,
+            paused: false,
+            closing: false,
+            soft_since: None,
+        });
+    }
+
+    fn close(&mut self, key: usize) {
+        if !self.conns.contains(key) {
+            return;
+        }
+        let mut conn = self.conns.remove(key);
+        let _ = self.poll.registry().deregister(&mut conn.stream);
+        for w in conn.client.watched.drain(..) {
+            self.srv.ks.lock(w.loc.gid).unwatch(&w.key, w.loc.hash, &conn.client.watch_flag);
+        }
+        self.srv.clients.lock().remove(&conn.client.id);
+        self.srv.connected.fetch_sub(1, Ordering::SeqCst);
+        log_verbose!("Client closed connection id={}", conn.client.id);
+    }
+
+    fn on_readable(&mut self, key: usize) {
+        let qlimit = self.srv.limits.query_buffer_limit.load(Ordering::Relaxed) as usize;
+        let mut eof = false;
+        loop {
+            let Some(conn) = self.conns.get_mut(key) else { return };
+            if conn.closing || conn.paused {
+                break;
+            }
+            if conn.rbuf.len() - conn.rlen < READ_CHUNK {
+                // Compact before growing: executed bytes at the front are dead.
+                if conn.rpos > 0 {
+                    conn.rbuf.copy_within(conn.rpos..conn.rlen, 0);
+                    conn.rlen -= conn.rpos;
+                    conn.rpos = 0;
+                }
+                if conn.rbuf.len() - conn.rlen < READ_CHUNK {
+                    let want = (conn.rlen + READ_CHUNK).max(conn.rbuf.len() * 2).min(conn.rlen + (64 << 20));
+                    conn.rbuf.resize(want, 0);
+                }
+            }
+            match conn.stream.read(&mut conn.rbuf[conn.rlen..]) {
+                Ok(0) => {
+                    eof = true;
+                    break;
+                }
+                Ok(n) => {
+                    conn.rlen += n;
+                    self.stats.net_input_bytes.add(n as u64);
+                    if conn.rlen - conn.rpos > qlimit {
+                        log_warning!(
+                            "Closing client that reached max query buffer length: id={} addr={} (qbuf initial bytes: {:?})",
+                            conn.client.id,
+                            conn.client.shared.addr,
+                            String::from_utf8_lossy(&conn.rbuf[conn.rpos..(conn.rpos + 64).min(conn.rlen)])
+                        );
+                        self.close(key);
+                        return;
+                    }
+                    // Execute as we go so a long pipeline does not pile up
+                    // in memory; replies still leave in one write per event.
+                    if conn.rlen - conn.rpos >= 4 * READ_CHUNK {
+                        self.process(key);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => {
+                    eof = true;
+                    break;
+                }
+            }
+        }
+        self.process(key);
+        if eof {
+            // The peer is gone or half-closed: deliver what we can, then close.
+            if let Some(c) = self.conns.get_mut(key) {
+                c.closing = true;
+            }
+        }
+        self.flush(key);
+    }
+
+    /// Executes every complete request in the read buffer.
+    fn process(&mut self, key: usize) {
+        let srv_arc = self.srv.clone();
+        let srv: &Server = &srv_arc;
+        let Some(conn) = self.conns.get_mut(key) else { return };
+        let mut locks = LockSet::new(&srv.ks);
+        let mut limits = Limits {
+            max_bulk_len: srv.limits.proto_max_bulk_len.load(Ordering::Relaxed),
+            ..Limits::default()
+        };
+        let mut ran = false;
+        while conn.rpos < conn.rlen && !conn.closing {
+            if conn.pending_out() > OUT_HIGH_WATER {
+                conn.paused = true;
+                break;
+            }
+            limits.authenticated = conn.client.authenticated;
+            let buf = &conn.rbuf[conn.rpos..conn.rlen];
+            match conn.frame.parse(buf, &limits) {
+                Ok(None) => break,
+                Ok(Some(n)) => {
+                    if conn.frame.argc() > 0 {
+                        ran = true;
+                        let args = conn.frame.args(buf);
+                        let first = args.get(0);
+                        // A browser or proxy talking HTTP to us: close
+                        // silently, as Redis does.
+                        if first.eq_ignore_ascii_case(b"post") || first.eq_ignore_ascii_case(b"host:") {
+                            log_warning!("Possible SECURITY ATTACK detected. It looks like somebody is sending POST or Host: commands to Redis. Connection aborted.");
+                            conn.closing = true;
+                            conn.out.clear();
+                            conn.wpos = 0;
+                            break;
+                        }
+                        let after = cmd::dispatch(
+                            cmd::Conn {
+                                srv,
+                                locks: &mut locks,
+                                out: &mut conn.out,
+                                client: &mut conn.client,
+                                stats: &self.stats,
+                                scratch: &mut self.scratch,
+                                worker: self.id,
+                            },
+                            args,
+                        );
+                        if after == After::Close {
+                            conn.closing = true;
+                        }
+                    }
+                    conn.rpos += n;
+                }
+                Err(e) => {
+                    let msg = e.message();
+                    log_verbose!("Protocol error ({}) from client: id={} addr={}", msg, conn.client.id, conn.client.shared.addr);
+                    self.stats.record_error(msg.as_bytes());
+                    tern_protocol::Encoder::RESP2.error(&mut conn.out, msg.as_bytes());
+                    conn.closing = true;
+                    conn.rpos = conn.rlen;
+                }
+            }
+        }
+        if conn.rpos == conn.rlen {
+            conn.rpos = 0;
+            conn.rlen = 0;
+            if conn.rbuf.len() > 1 << 20 && !conn.frame.is_partial() {
+                conn.rbuf = Vec::new();
+            }
+        }
+        if ran {
+            let sh = &conn.client.shared;
+            sh.last_interaction_ms.store(now_ms(), Ordering::Relaxed);
+            sh.qbuf.store(conn.rlen - conn.rpos, Ordering::Relaxed);
+        }
+        self.check_output_limits(key);
+    }
+
+    fn check_output_limits(&mut self, key: usize) {
+        let l = &self.srv.limits;
+        let (hard, soft, soft_secs) = (l.output_hard.load(Ordering::Relaxed), l.output_soft.load(Ordering::Relaxed), l.output_soft_secs.load(Ordering::Relaxed));
+        let Some(conn) = self.conns.get_mut(key) else { return };
+        let pending = conn.pending_out() as u64;
+        conn.client.shared.omem.store(pending as usize, Ordering::Relaxed);
+        let over_hard = hard > 0 && pending >= hard;
+        let over_soft = soft > 0 && pending >= soft;
+        if !over_soft {
+            conn.soft_since = None;
+        }
+        let soft_expired = over_soft && {
+            let since = *conn.soft_since.get_or_insert_with(Instant::now);
+            since.elapsed() >= Duration::from_secs(soft_secs)
+        };
+        if over_hard || soft_expired {
+            log_warning!(
+                "Client id={} addr={} scheduled to be closed ASAP for overcoming of output buffer limits.",
+                conn.client.id,
+                conn.client.shared.addr
+            );
+            self.close(key);
+        }
+    }
+
+    fn on_writable(&mut self, key: usize) {
+        self.flush(key);
+    }
+
+    /// Writes pending replies; resumes a paused client once they drain.
+    fn flush(&mut self, key: usize) {
+        loop {
+            let Some(conn) = self.conns.get_mut(key) else { return };
+            while conn.wpos < conn.out.len() {
+                match conn.stream.write(&conn.out[conn.wpos..]) {
+                    Ok(0) => {
+                        self.close(key);
+                        return;
+                    }
+                    Ok(n) => {
+                        conn.wpos += n;
+                        self.stats.net_output_bytes.add(n as u64);
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        conn.client.shared.omem.store(conn.pending_out(), Ordering::Relaxed);
+                        return;
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(_) => {
+                        self.close(key);
+                        return;
+                    }
+                }
+            }
+            conn.out.clear();
+            conn.wpos = 0;
+            conn.client.shared.omem.store(0, Ordering::Relaxed);
+            if conn.out.capacity() > 1 << 20 {
+                conn.out = Vec::with_capacity(16 * 1024);
+            }
+            if conn.closing {
+                self.close(key);
+                return;
+            }
+            if !conn.paused {
+                return;
+            }
+            // Drained: run the requests that waited, then read what the
+            // edge-triggered socket may still hold.
+            conn.paused = false;
+            self.process(key);
+            let Some(conn) = self.conns.get_mut(key) else { return };
+            if conn.paused || conn.pending_out() > 0 {
+                continue;
+            }
+            self.on_readable(key);
+            return;
+        }
+    }
+
+    /// Closes clients marked by CLIENT KILL.
+    fn check_kills(&mut self) {
+        let killed: Vec<usize> = self.conns.iter().filter(|(_, c)| c.client.shared.kill.load(Ordering::Relaxed)).map(|(k, _)| k).collect();
+        for k in killed {
+            self.close(k);
+        }
+    }
+
+    /// Periodic work: idle timeouts, soft output limits, kills.
+    fn tick(&mut self) {
+        self.check_kills();
+        let timeout = self.srv.limits.timeout_secs.load(Ordering::Relaxed);
+        if timeout > 0 {
+            let now = now_ms();
+            let idle: Vec<usize> = self
+                .conns
+                .iter()
+                .filter(|(_, c)| {
+                    c.client.multi.is_none() && now.saturating_sub(c.client.shared.last_interaction_ms.load(Ordering::Relaxed)) > timeout * 1000
+                })
+                .map(|(k, _)| k)
+                .collect();
+            for k in idle {
+                log_verbose!("Closing idle client");
+                self.close(k);
+            }
+        }
+        let keys: Vec<usize> = self.conns.iter().filter(|(_, c)| c.pending_out() > 0).map(|(k, _)| k).collect();
+        for k in keys {
+            self.check_output_limits(k);
+        }
+    }
+
+    /// Stops accepting, writes the replies in flight, closes everything.
+    fn shutdown(&mut self) {
+        for l in &mut self.listeners {
+            let _ = self.poll.registry().deregister(l);
+        }
+        self.listeners.clear();
+        let deadline = Instant::now() + SHUTDOWN_FLUSH;
+        let mut events = Events::with_capacity(256);
+        loop {
+            let keys: Vec<usize> = self.conns.iter().map(|(k, _)| k).collect();
+            for &k in &keys {
+                self.flush(k);
+            }
+            let pending = self.conns.iter().any(|(_, c)| c.pending_out() > 0);
+            if !pending || Instant::now() >= deadline {
+                break;
+            }
+            let _ = self.poll.poll(&mut events, Some(Duration::from_millis(50)));
+        }
+        let keys: Vec<usize> = self.conns.iter().map(|(k, _)| k).collect();
+        for k in keys {
+            self.close(k);
+        }
+        log_notice!("worker {} stopped", self.id);
+    }
+}

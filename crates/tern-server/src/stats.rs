@@ -1,0 +1,107 @@
+//! Counters with a single writer each, summed when read (INFO, CLIENT LIST).
+//!
+//! A worker owns its [`WorkerStats`]: it is the only thread that adds to
+//! them, so an add is a plain load and store, not a locked read-modify-write,
+//! and the struct sits on its own cache lines so that the INFO reader never
+//! makes a worker's line bounce.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use parking_lot::Mutex;
+
+/// A counter written by one thread and read by any.
+#[derive(Debug, Default)]
+pub struct Counter(AtomicU64);
+
+impl Counter {
+    /// Adds `n`. Only the owning thread may call this.
+    #[inline]
+    pub fn add(&self, n: u64) {
+        self.0.store(self.0.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
+    }
+    #[inline]
+    pub fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+    pub fn reset(&self) {
+        self.0.store(0, Ordering::Relaxed);
+    }
+}
+
+/// Per-command counters (INFO commandstats).
+#[derive(Debug, Default)]
+pub struct CmdStat {
+    pub calls: Counter,
+    pub usec: Counter,
+    pub rejected: Counter,
+    pub failed: Counter,
+}
+
+/// One worker's counters.
+#[repr(align(128))]
+#[derive(Debug)]
+pub struct WorkerStats {
+    pub commands: Counter,
+    pub net_input_bytes: Counter,
+    pub net_output_bytes: Counter,
+    pub keyspace_hits: Counter,
+    pub keyspace_misses: Counter,
+    pub total_error_replies: Counter,
+    pub connections_received: Counter,
+    pub rejected_connections: Counter,
+    /// Indexed by command id (see `cmd::table`).
+    pub cmds: Box<[CmdStat]>,
+    /// Error replies by their first word (INFO errorstats). Written only on
+    /// the error path, so a lock is fine.
+    pub errors: Mutex<HashMap<String, u64>>,
+}
+
+impl WorkerStats {
+    pub fn new(commands: usize) -> Self {
+        WorkerStats {
+            commands: Counter::default(),
+            net_input_bytes: Counter::default(),
+            net_output_bytes: Counter::default(),
+            keyspace_hits: Counter::default(),
+            keyspace_misses: Counter::default(),
+            total_error_replies: Counter::default(),
+            connections_received: Counter::default(),
+            rejected_connections: Counter::default(),
+            cmds: (0..commands).map(|_| CmdStat::default()).collect(),
+            errors: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Counts one error reply by its prefix (`ERR`, `WRONGTYPE`, ...).
+    pub fn record_error(&self, msg: &[u8]) {
+        self.total_error_replies.add(1);
+        let end = msg.iter().position(|&c| c == b' ').unwrap_or(msg.len());
+        let prefix = String::from_utf8_lossy(&msg[..end]).into_owned();
+        *self.errors.lock().entry(prefix).or_insert(0) += 1;
+    }
+
+    /// CONFIG RESETSTAT. Racy with the owning worker by design: a count
+    /// added during the reset may survive it, as in Redis.
+    pub fn reset(&self) {
+        for c in [
+            &self.commands,
+            &self.net_input_bytes,
+            &self.net_output_bytes,
+            &self.keyspace_hits,
+            &self.keyspace_misses,
+            &self.total_error_replies,
+            &self.connections_received,
+            &self.rejected_connections,
+        ] {
+            c.reset();
+        }
+        for s in self.cmds.iter() {
+            s.calls.reset();
+            s.usec.reset();
+            s.rejected.reset();
+            s.failed.reset();
+        }
+        self.errors.lock().clear();
+    }
+}

@@ -1,0 +1,161 @@
+//! Test harness: starts the real `tern-server` binary on an ephemeral port
+//! (`--port 0`; the port is read from its start-up log, so no fixed ports and
+//! no sleeps) and stops it by PID when dropped.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+pub struct TestServer {
+    pub child: Child,
+    pub port: u16,
+    /// Log lines printed after start-up.
+    pub log: mpsc::Receiver<String>,
+}
+
+impl TestServer {
+    pub fn start(threads: usize) -> TestServer {
+        Self::start_with(threads, &[])
+    }
+
+    /// Starts the server with extra `--directive value` arguments.
+    pub fn start_with(threads: usize, extra: &[&str]) -> TestServer {
+        let mut args: Vec<String> = vec!["--port".into(), "0".into(), "--threads".into(), threads.to_string()];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        Self::start_args(&args)
+    }
+
+    pub fn start_args(args: &[String]) -> TestServer {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tern-server"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn tern-server");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let port = loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = rx.recv_timeout(left).unwrap_or_else(|_| {
+                let _ = child.kill();
+                panic!("tern-server did not report its port");
+            });
+            if let Some(p) = line.split("port=").nth(1) {
+                break p.trim_end_matches('.').parse::<u16>().expect("port number");
+            }
+        };
+        TestServer { child, port, log: rx }
+    }
+
+    pub fn addr(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    pub fn client(&self) -> redis::Client {
+        redis::Client::open(format!("redis://127.0.0.1:{}/", self.port)).expect("client")
+    }
+
+    pub fn conn(&self) -> redis::Connection {
+        self.client().get_connection().expect("connect")
+    }
+
+    pub fn raw(&self) -> Raw {
+        Raw::connect(self.port)
+    }
+
+    /// Waits for the process to exit and returns its exit code.
+    pub fn wait_exit(&mut self, within: Duration) -> Option<i32> {
+        let deadline = Instant::now() + within;
+        loop {
+            if let Ok(Some(st)) = self.child.try_wait() {
+                return st.code();
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::yield_now();
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A raw socket for checking exact reply bytes.
+pub struct Raw {
+    pub s: TcpStream,
+}
+
+impl Raw {
+    pub fn connect(port: u16) -> Raw {
+        let s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        s.set_nodelay(true).unwrap();
+        Raw { s }
+    }
+
+    pub fn send(&mut self, bytes: &[u8]) {
+        self.s.write_all(bytes).expect("write");
+    }
+
+    /// Sends a command as a RESP multibulk.
+    pub fn cmd(&mut self, parts: &[&[u8]]) {
+        let mut b = format!("*{}\r\n", parts.len()).into_bytes();
+        for p in parts {
+            b.extend_from_slice(format!("${}\r\n", p.len()).as_bytes());
+            b.extend_from_slice(p);
+            b.extend_from_slice(b"\r\n");
+        }
+        self.send(&b);
+    }
+
+    /// Reads exactly `n` bytes.
+    pub fn read_n(&mut self, n: usize) -> Vec<u8> {
+        let mut buf = vec![0; n];
+        self.s.read_exact(&mut buf).expect("read");
+        buf
+    }
+
+    /// Reads until `expected.len()` bytes arrived and asserts they match.
+    pub fn expect(&mut self, expected: &[u8]) {
+        let got = self.read_n(expected.len());
+        assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(expected));
+    }
+
+    /// Sends a command and checks the exact reply.
+    pub fn roundtrip(&mut self, parts: &[&[u8]], expected: &[u8]) {
+        self.cmd(parts);
+        self.expect(expected);
+    }
+
+    /// True if the server closed the connection (read returns 0).
+    pub fn is_closed(&mut self) -> bool {
+        let mut b = [0u8; 1];
+        matches!(self.s.read(&mut b), Ok(0) | Err(_))
+    }
+}
+
+/// Runs `f` once against a 1-thread server and once against a 2-thread one.
+pub fn each_threads(f: impl Fn(&TestServer)) {
+    for t in [1, 2] {
+        let s = TestServer::start(t);
+        f(&s);
+    }
+}

@@ -1,0 +1,280 @@
+//! Databases, shards, key location and ordered shard locking.
+
+use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use hashbrown::DefaultHashBuilder;
+use parking_lot::{Mutex, MutexGuard};
+
+use crate::shard::Shard;
+
+/// Pads `T` to its own pair of cache lines, so that two shard locks taken by
+/// different threads never share a line (the adjacent-line prefetcher on
+/// x86 pulls lines in pairs, hence 128).
+#[repr(C, align(128))]
+#[derive(Debug, Default)]
+pub struct Padded<T>(pub T);
+
+const _: () = assert!(std::mem::align_of::<Padded<Mutex<Shard>>>() == 128);
+
+/// Where a key lives: its hash (computed once) and its shard's global id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Loc {
+    pub hash: u64,
+    pub gid: u32,
+}
+
+#[derive(Debug)]
+pub struct Keyspace {
+    /// All shards of all databases, database-major: `gid = db * S + shard`.
+    shards: Box<[Padded<Mutex<Shard>>]>,
+    dbs: usize,
+    shard_bits: u32,
+    hasher: DefaultHashBuilder,
+    /// Where the next active-expiry cycle starts.
+    expire_cursor: AtomicUsize,
+}
+
+impl Keyspace {
+    /// `shards_per_db` is rounded up to a power of two.
+    pub fn new(dbs: usize, shards_per_db: usize) -> Self {
+        let per = shards_per_db.max(1).next_power_of_two();
+        Keyspace {
+            shards: (0..dbs * per).map(|_| Padded(Mutex::new(Shard::new()))).collect(),
+            dbs,
+            shard_bits: per.trailing_zeros(),
+            hasher: DefaultHashBuilder::default(),
+            expire_cursor: AtomicUsize::new(0),
+        }
+    }
+
+    pub fn db_count(&self) -> usize {
+        self.dbs
+    }
+
+    pub fn shards_per_db(&self) -> usize {
+        1 << self.shard_bits
+    }
+
+    /// The key's 64-bit hash, keyed with a per-process random seed.
+    #[inline]
+    pub fn hash(&self, key: &[u8]) -> u64 {
+        self.hasher.hash_one(key)
+    }
+
+    /// Shard index within a database for a hash: its high bits (the table
+    /// uses the low bits for the bucket).
+    #[inline]
+    pub fn shard_of(&self, hash: u64) -> usize {
+        if self.shard_bits == 0 {
+            0
+        } else {
+            (hash >> (64 - self.shard_bits)) as usize
+        }
+    }
+
+    #[inline]
+    pub fn gid(&self, db: usize, shard: usize) -> u32 {
+        ((db << self.shard_bits) | shard) as u32
+    }
+
+    /// The database a global shard id belongs to.
+    pub fn db_of(&self, gid: u32) -> usize {
+        (gid as usize) >> self.shard_bits
+    }
+
+    /// The "locate" step: hash the key once and find its shard.
+    #[inline]
+    pub fn locate(&self, db: usize, key: &[u8]) -> Loc {
+        let hash = self.hash(key);
+        Loc { hash, gid: self.gid(db, self.shard_of(hash)) }
+    }
+
+    /// Locks one shard by global id. For walks that hold one shard at a time.
+    pub fn lock(&self, gid: u32) -> MutexGuard<'_, Shard> {
+        self.shards[gid as usize].0.lock()
+    }
+
+    /// Global ids of database `db`'s shards, ascending.
+    pub fn db_gids(&self, db: usize) -> std::ops::Range<u32> {
+        let per = self.shards_per_db() as u32;
+        let start = db as u32 * per;
+        start..start + per
+    }
+
+    pub fn total_shards(&self) -> usize {
+        self.shards.len()
+    }
+
+    /// One bounded round of active expiry: visits shards round-robin,
+    /// removing up to `per_shard` expired keys from each, until `shards`
+    /// shards have been visited. Returns the keys removed. Each shard is
+    /// locked only while it is being cleaned.
+    pub fn expire_cycle(&self, now: u64, shards: usize, per_shard: usize) -> usize {
+        let n = self.shards.len();
+        let start = self.expire_cursor.fetch_add(shards, Ordering::Relaxed);
+        let mut removed = 0;
+        for i in 0..shards.min(n) {
+            let gid = ((start + i) % n) as u32;
+            let mut s = self.lock(gid);
+            if s.volatile_count() > 0 {
+                removed += s.expire_cycle(now, per_shard);
+            }
+        }
+        removed
+    }
+}
+
+/// The shard locks one command (or one EXEC) holds, in ascending id order.
+///
+/// Rules that keep locking deadlock-free: either acquire everything needed
+/// at once through [`LockSet::acquire`] with nothing held, or only add shards
+/// with a higher id than every held one. Under EXEC the set is *pinned*:
+/// every shard is held, and acquire/release do nothing.
+pub struct LockSet<'a> {
+    ks: &'a Keyspace,
+    held: Vec<(u32, MutexGuard<'a, Shard>)>,
+    pinned: bool,
+    scratch: Vec<u32>,
+}
+
+impl<'a> LockSet<'a> {
+    pub fn new(ks: &'a Keyspace) -> Self {
+        LockSet { ks, held: Vec::new(), pinned: false, scratch: Vec::new() }
+    }
+
+    pub fn keyspace(&self) -> &'a Keyspace {
+        self.ks
+    }
+
+    pub fn is_pinned(&self) -> bool {
+        self.pinned
+    }
+
+    /// Locks the given shards in ascending order (duplicates are fine).
+    pub fn acquire(&mut self, gids: impl IntoIterator<Item = u32>) {
+        if self.pinned {
+            return;
+        }
+        let mut s = std::mem::take(&mut self.scratch);
+        s.clear();
+        s.extend(gids.into_iter().filter(|g| !self.holds(*g)));
+        s.sort_unstable();
+        s.dedup();
+        for &g in &s {
+            self.lock_one(g);
+        }
+        self.scratch = s;
+    }
+
+    fn lock_one(&mut self, gid: u32) {
+        debug_assert!(
+            self.held.last().is_none_or(|(g, _)| *g < gid),
+            "shard {gid} locked out of order"
+        );
+        let guard = self.ks.lock(gid);
+        let at = self.held.partition_point(|(g, _)| *g < gid);
+        self.held.insert(at, (gid, guard));
+    }
+
+    /// Locks every shard of every database and pins the set (EXEC).
+    pub fn lock_all(&mut self) {
+        self.release();
+        self.acquire(0..self.ks.total_shards() as u32);
+        self.pinned = true;
+    }
+
+    /// Unpins and releases everything.
+    pub fn unpin(&mut self) {
+        self.pinned = false;
+        self.release();
+    }
+
+    /// Releases every held shard unless pinned.
+    pub fn release(&mut self) {
+        if !self.pinned {
+            self.held.clear();
+        }
+    }
+
+    pub fn holds(&self, gid: u32) -> bool {
+        self.held.binary_search_by_key(&gid, |(g, _)| *g).is_ok()
+    }
+
+    /// The held shard `gid`. A shard not held is locked on the spot; that is
+    /// only deadlock-free if its id is above every held one, which the
+    /// command's key plan guarantees.
+    #[inline]
+    pub fn shard(&mut self, gid: u32) -> &mut Shard {
+        let i = match self.held.binary_search_by_key(&gid, |(g, _)| *g) {
+            Ok(i) => i,
+            Err(_) => {
+                self.lock_one(gid);
+                self.held.binary_search_by_key(&gid, |(g, _)| *g).unwrap_or(0)
+            }
+        };
+        &mut self.held[i].1
+    }
+
+    /// Two distinct held shards at once (RENAME, COPY, MOVE across shards).
+    pub fn shard_pair(&mut self, a: u32, b: u32) -> (&mut Shard, &mut Shard) {
+        assert_ne!(a, b, "shard_pair needs two different shards");
+        self.shard(a);
+        self.shard(b);
+        let ia = self.held.binary_search_by_key(&a, |(g, _)| *g).unwrap_or(0);
+        let ib = self.held.binary_search_by_key(&b, |(g, _)| *g).unwrap_or(0);
+        if ia < ib {
+            let (lo, hi) = self.held.split_at_mut(ib);
+            (&mut lo[ia].1, &mut hi[0].1)
+        } else {
+            let (lo, hi) = self.held.split_at_mut(ia);
+            (&mut hi[0].1, &mut lo[ib].1)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::{StrValue, Value};
+
+    #[test]
+    fn locate_and_lock() {
+        let ks = Keyspace::new(16, 8);
+        assert_eq!(ks.shards_per_db(), 8);
+        let l = ks.locate(3, b"hello");
+        assert_eq!(ks.db_of(l.gid), 3);
+        assert_eq!(l, ks.locate(3, b"hello"));
+        let mut set = LockSet::new(&ks);
+        set.acquire([l.gid, l.gid]);
+        set.shard(l.gid).set(b"hello", l.hash, Value::Str(StrValue::from_slice(b"w")), None, 0);
+        set.release();
+        assert_eq!(ks.lock(l.gid).len(), 1);
+    }
+
+    #[test]
+    fn pinned_set_holds_everything() {
+        let ks = Keyspace::new(2, 4);
+        let mut set = LockSet::new(&ks);
+        set.lock_all();
+        set.acquire([3, 1]);
+        set.release();
+        assert!(set.holds(7));
+        let (a, b) = set.shard_pair(5, 2);
+        a.set(b"x", 1, Value::Str(StrValue::Int(1)), None, 0);
+        assert!(b.is_empty());
+        set.unpin();
+        assert!(!set.holds(0));
+    }
+
+    #[test]
+    fn active_expiry_round() {
+        let ks = Keyspace::new(1, 4);
+        for i in 0..40 {
+            let k = format!("k{i}");
+            let l = ks.locate(0, k.as_bytes());
+            ks.lock(l.gid).set(k.as_bytes(), l.hash, Value::Str(StrValue::Int(i)), Some(10), 0);
+        }
+        assert_eq!(ks.expire_cycle(11, 4, 100), 40);
+    }
+}

@@ -1,0 +1,111 @@
+//! Stored values. Strings keep canonical integers as integers, as Redis does.
+
+/// A stored value. Later types (hashes, lists, ...) join this enum.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Str(StrValue),
+}
+
+/// A string value and the encoding Redis would report for it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StrValue {
+    /// A canonical integer (`OBJECT ENCODING` int).
+    Int(i64),
+    /// Bytes created whole by a write of at most 44 bytes (`embstr`).
+    Emb(Box<[u8]>),
+    /// Bytes that are longer or were changed in place (`raw`).
+    Raw(Vec<u8>),
+}
+
+/// Longest string Redis stores as `embstr`.
+pub const EMBSTR_MAX: usize = 44;
+
+impl StrValue {
+    /// Length of the string form in bytes (for an integer, of its digits).
+    pub fn len(&self) -> usize {
+        match self {
+            StrValue::Int(n) => itoa::Buffer::new().format(*n).len(),
+            StrValue::Emb(b) => b.len(),
+            StrValue::Raw(b) => b.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Calls `f` with the bytes of the string form.
+    pub fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
+        match self {
+            StrValue::Int(n) => f(itoa::Buffer::new().format(*n).as_bytes()),
+            StrValue::Emb(b) => f(b),
+            StrValue::Raw(b) => f(b),
+        }
+    }
+
+    pub fn to_vec(&self) -> Vec<u8> {
+        self.with_bytes(|b| b.to_vec())
+    }
+
+    /// Makes the value a mutable `raw` buffer (APPEND, SETRANGE) and returns it.
+    pub fn make_raw(&mut self) -> &mut Vec<u8> {
+        if !matches!(self, StrValue::Raw(_)) {
+            *self = StrValue::Raw(self.to_vec());
+        }
+        match self {
+            StrValue::Raw(v) => v,
+            _ => unreachable!("just made raw"),
+        }
+    }
+
+    pub fn encoding(&self) -> &'static str {
+        match self {
+            StrValue::Int(_) => "int",
+            StrValue::Emb(_) => "embstr",
+            StrValue::Raw(_) => "raw",
+        }
+    }
+
+    /// Heap bytes this value holds (for memory accounting).
+    pub fn heap_size(&self) -> usize {
+        match self {
+            StrValue::Int(_) => 0,
+            StrValue::Emb(b) => b.len(),
+            StrValue::Raw(v) => v.capacity(),
+        }
+    }
+}
+
+impl Value {
+    /// `TYPE`'s name for the value.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::Str(_) => "string",
+        }
+    }
+
+    /// `OBJECT ENCODING`'s name for the value.
+    pub fn encoding(&self) -> &'static str {
+        match self {
+            Value::Str(s) => s.encoding(),
+        }
+    }
+
+    pub fn heap_size(&self) -> usize {
+        match self {
+            Value::Str(s) => s.heap_size(),
+        }
+    }
+}
+
+impl StrValue {
+    /// Bytes as Redis would store them from a whole write, without the
+    /// integer check (callers that want `int` encoding check first).
+    pub fn from_slice(b: &[u8]) -> Self {
+        if b.len() <= EMBSTR_MAX {
+            StrValue::Emb(b.into())
+        } else {
+            StrValue::Raw(b.to_vec())
+        }
+    }
+}
