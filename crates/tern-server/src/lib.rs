@@ -14,6 +14,7 @@ pub mod client;
 pub mod cmd;
 pub mod config;
 pub mod errors;
+pub mod glob;
 pub mod log;
 pub mod net;
 pub mod server;
