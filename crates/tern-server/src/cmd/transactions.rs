@@ -1,5 +1,178 @@
-//! transactions commands.
+//! Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH.
+//!
+//! Queueing happens in [`super::dispatch`]: between MULTI and EXEC every
+//! command without `TX_CONTROL` is checked (lookup, arity, auth) and its
+//! arguments copied into [`MultiState`]. A command that fails those checks
+//! marks the transaction failed, and EXEC then answers `EXECABORT`.
+//!
+//! EXEC pins every shard of every database ([`tern_store::LockSet::lock_all`])
+//! before it looks at anything, so the queued commands run with no other
+//! client in between, and the handlers' own acquire/release calls become
+//! no-ops. Holding every shard costs one lock per shard per EXEC; that buys
+//! atomicity for any mix of keys, databases and whole-database commands
+//! without planning the transaction's keys up front.
+//!
+//! WATCH registers a flag on each key's shard; any write to the key (or its
+//! expiry, or FLUSHDB) sets it, and EXEC with the flag set replies with a
+//! null array. As in Redis 7, a key that expires between WATCH and EXEC
+//! aborts the transaction too: WATCH deletes an already expired key first
+//! (so a registered key was live when watched), and EXEC looks every
+//! watched key up, which deletes it if it expired since and so sets the
+//! client's own flag.
 
-use super::table::CommandSpec;
+use std::sync::atomic::Ordering;
 
-pub static COMMANDS: &[CommandSpec] = &[];
+use tern_protocol::Args;
+use tern_store::{LockSet, WatchFlag};
+
+use super::table::{flags::*, CommandSpec};
+use super::{call, Ctx, Reply, Scratch};
+use crate::client::{flags as cflags, Client, Watched};
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("multi", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | TX_CONTROL, (0, 0, 0), multi)
+        .doc("transactions", "Starts a transaction.", "1.2.0", "O(1)")
+        .acl(&["fast", "transaction"]),
+    CommandSpec::new("exec", 1, NOSCRIPT | LOADING | STALE | SKIP_SLOWLOG | TX_CONTROL, (0, 0, 0), exec)
+        .doc("transactions", "Executes all commands in a transaction.", "1.2.0", "Depends on commands in the transaction")
+        .acl(&["slow", "transaction"]),
+    CommandSpec::new("discard", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | TX_CONTROL, (0, 0, 0), discard)
+        .doc("transactions", "Discards a transaction.", "2.0.0", "O(N), when N is the number of queued commands")
+        .acl(&["fast", "transaction"]),
+    CommandSpec::new("watch", -2, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | TX_CONTROL, (1, -1, 1), watch)
+        .doc("transactions", "Monitors changes to keys to determine the execution of a transaction.", "2.2.0", "O(1) for every key.")
+        .acl(&["fast", "transaction"]),
+    // Not TX_CONTROL: inside MULTI, Redis queues UNWATCH like any command.
+    CommandSpec::new("unwatch", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY, (0, 0, 0), unwatch)
+        .doc("transactions", "Forgets about watched keys of a transaction.", "2.2.0", "O(1)")
+        .acl(&["fast", "transaction"]),
+];
+
+const MULTI_NESTED: &str = "ERR MULTI calls can not be nested";
+const EXEC_WITHOUT_MULTI: &str = "ERR EXEC without MULTI";
+const DISCARD_WITHOUT_MULTI: &str = "ERR DISCARD without MULTI";
+const WATCH_INSIDE_MULTI: &str = "ERR WATCH inside MULTI is not allowed";
+
+/// Unregisters every WATCH of `client` and clears its flag. Works with the
+/// set pinned (inside EXEC) or empty (anywhere else): the watched shards
+/// are acquired together, in order.
+pub fn unwatch_all(client: &mut Client, locks: &mut LockSet<'_>) {
+    if !client.watched.is_empty() {
+        locks.acquire(client.watched.iter().map(|w| w.loc.gid));
+        for w in client.watched.drain(..) {
+            locks.shard(w.loc.gid).unwatch(&w.key, w.loc.hash, &client.watch_flag);
+        }
+        locks.release();
+    }
+    // Every registration of the old flag is gone, so nothing can set it
+    // again; a fresh flag is the cheapest way to clear it.
+    if client.watch_flag.is_set() {
+        client.watch_flag = WatchFlag::new();
+    }
+}
+
+/// Leaves MULTI state and forgets the watches (EXEC, DISCARD, RESET).
+pub fn discard_transaction(client: &mut Client, locks: &mut LockSet<'_>) {
+    client.multi = None;
+    client.shared.set_flag(cflags::MULTI, false);
+    client.shared.multi_len.store(0, Ordering::Relaxed);
+    unwatch_all(client, locks);
+}
+
+/// EXEC rejected before it runs (wrong arity): Redis discards the open
+/// transaction and says why. `msg` is the rejection, e.g. `ERR wrong number
+/// of arguments for 'exec' command`; its `ERR ` prefix is not repeated.
+pub fn abort_exec(client: &mut Client, locks: &mut LockSet<'_>, reply: &mut Reply<'_>, msg: &str) {
+    discard_transaction(client, locks);
+    let why = msg.strip_prefix("ERR ").unwrap_or(msg);
+    reply.error(&format!("EXECABORT Transaction discarded because of: {why}"));
+}
+
+fn multi(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
+    if ctx.client.multi.is_some() {
+        ctx.reply.error(MULTI_NESTED);
+        return;
+    }
+    ctx.client.multi = Some(Default::default());
+    ctx.client.shared.set_flag(cflags::MULTI, true);
+    ctx.client.shared.multi_len.store(0, Ordering::Relaxed);
+    ctx.reply.ok();
+}
+
+fn discard(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
+    if ctx.client.multi.is_none() {
+        ctx.reply.error(DISCARD_WITHOUT_MULTI);
+        return;
+    }
+    discard_transaction(ctx.client, ctx.locks);
+    ctx.reply.ok();
+}
+
+fn watch(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    if ctx.client.multi.is_some() {
+        ctx.reply.error(WATCH_INSIDE_MULTI);
+        return;
+    }
+    // Already doomed: EXEC will fail whatever happens to these keys.
+    if ctx.client.watch_flag.is_set() {
+        ctx.reply.ok();
+        return;
+    }
+    let db = ctx.client.db;
+    for (i, &loc) in ctx.locs.iter().enumerate() {
+        let key = args.get(1 + i);
+        if ctx.client.watched.iter().any(|w| w.db == db && w.loc == loc && *w.key == *key) {
+            continue;
+        }
+        let shard = ctx.locks.shard(loc.gid);
+        // Drop the key now if it is expired, so that only live keys (or
+        // absent ones) are registered; see the module docs.
+        let _ = shard.get(key, loc.hash, ctx.now);
+        shard.watch(key, loc.hash, &ctx.client.watch_flag);
+        ctx.client.watched.push(Watched { db, key: key.into(), loc });
+    }
+    ctx.reply.ok();
+}
+
+fn unwatch(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
+    unwatch_all(ctx.client, ctx.locks);
+    ctx.reply.ok();
+}
+
+fn exec(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
+    let Some(queued) = ctx.client.multi.take() else {
+        ctx.reply.error(EXEC_WITHOUT_MULTI);
+        return;
+    };
+    if queued.failed {
+        discard_transaction(ctx.client, ctx.locks);
+        ctx.reply.error(crate::errors::EXECABORT);
+        return;
+    }
+    ctx.locks.lock_all();
+    let now = crate::server::now_ms();
+    for w in &ctx.client.watched {
+        let _ = ctx.locks.shard(w.loc.gid).get(&w.key, w.loc.hash, now);
+    }
+    let dirty = ctx.client.watch_flag.is_set();
+    // Unwatch before running, as Redis does: the transaction's own writes
+    // must not flag this client.
+    discard_transaction(ctx.client, ctx.locks);
+    if dirty {
+        ctx.locks.unpin();
+        ctx.reply.null_array();
+        return;
+    }
+    ctx.reply.array(queued.cmds.len());
+    // Errors of the queued commands are theirs: EXEC itself only counts as
+    // failed when it is rejected or aborted.
+    let errors_before = ctx.reply.errors;
+    let mut scratch = Scratch::default();
+    for (id, ranges) in &queued.cmds {
+        let cmd = ctx.srv.commands.get(*id);
+        let args = Args::from_parts(&queued.data, ranges);
+        call(ctx.srv, ctx.locks, &mut ctx.reply, ctx.client, ctx.stats, &mut scratch, ctx.worker, cmd, args);
+    }
+    ctx.reply.errors = errors_before;
+    ctx.locks.unpin();
+}
