@@ -83,6 +83,8 @@ pub mod flags {
     pub const NO_EVICT: u32 = 4;
     pub const NO_TOUCH: u32 = 8;
     pub const DIRTY_CAS: u32 = 16;
+    /// Subscribed to a channel or pattern (CLIENT LIST `P`, `TYPE pubsub`).
+    pub const PUBSUB: u32 = 32;
 }
 
 /// The part of a client other threads may read. Every field is written only
@@ -109,6 +111,13 @@ pub struct ClientShared {
     pub omem: AtomicUsize,
     pub multi_len: AtomicUsize,
     pub kill: AtomicBool,
+    /// Keys WATCHed (CLIENT LIST `watch=`).
+    pub watch_count: AtomicUsize,
+    /// Channels, patterns and shard channels subscribed to (`sub=`,
+    /// `psub=`, `ssub=`).
+    pub sub_count: AtomicUsize,
+    pub psub_count: AtomicUsize,
+    pub ssub_count: AtomicUsize,
 }
 
 impl ClientShared {
@@ -132,6 +141,10 @@ impl ClientShared {
             omem: AtomicUsize::new(0),
             multi_len: AtomicUsize::new(0),
             kill: AtomicBool::new(false),
+            watch_count: AtomicUsize::new(0),
+            sub_count: AtomicUsize::new(0),
+            psub_count: AtomicUsize::new(0),
+            ssub_count: AtomicUsize::new(0),
         }
     }
 

@@ -1,5 +1,585 @@
-//! client commands.
+//! CLIENT and its subcommands: the connection's own settings (ID, SETNAME,
+//! GETNAME, SETINFO, REPLY, NO-EVICT, NO-TOUCH) and the registry of every
+//! connection (INFO, LIST, KILL).
+//!
+//! Other connections are seen only through their [`ClientShared`], which
+//! their worker keeps current; the connection running the command is
+//! described from its own [`crate::client::Client`], so its line shows the
+//! command being run, as Redis's does. A killed connection is closed by its
+//! worker a moment later, but it drops out of LIST and KILL at once.
 
-use super::table::CommandSpec;
+use std::fmt::Write as _;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
-pub static COMMANDS: &[CommandSpec] = &[];
+use tern_protocol::Args;
+
+use super::connection::{c_str, set_client_name, valid_client_attr, BAD_CLIENT_NAME};
+use super::table::{flags::*, CommandSpec};
+use super::Ctx;
+use crate::client::{flags as cflags, Client, ClientShared, ReplyMode};
+use crate::errors;
+
+pub static COMMANDS: &[CommandSpec] = &[CommandSpec::new("client", -2, 0, (0, 0, 0), container)
+    .doc("connection", "A container for client connection commands.", "2.4.0", "Depends on subcommand.")
+    .acl(&["slow"])
+    .subs(SUBCOMMANDS)];
+
+const CONN: u32 = NOSCRIPT | LOADING | STALE;
+
+static SUBCOMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("getname", 2, CONN, (0, 0, 0), getname)
+        .doc("connection", "Returns the name of the connection.", "2.6.9", "O(1)")
+        .acl(&["slow", "connection"]),
+    CommandSpec::new("help", 2, LOADING | STALE, (0, 0, 0), help)
+        .doc("connection", "Returns helpful text about the different subcommands.", "5.0.0", "O(1)")
+        .acl(&["slow", "connection"]),
+    CommandSpec::new("id", 2, CONN, (0, 0, 0), id)
+        .doc("connection", "Returns the unique client ID of the connection.", "5.0.0", "O(1)")
+        .acl(&["slow", "connection"]),
+    CommandSpec::new("info", 2, CONN, (0, 0, 0), info)
+        .doc("connection", "Returns information about the connection.", "6.2.0", "O(1)")
+        .acl(&["slow", "connection"]),
+    CommandSpec::new("kill", -3, ADMIN | CONN, (0, 0, 0), kill)
+        .doc("connection", "Terminates open connections.", "2.4.0", "O(N) where N is the number of client connections")
+        .acl(&["admin", "slow", "dangerous", "connection"]),
+    CommandSpec::new("list", -2, ADMIN | CONN, (0, 0, 0), list)
+        .doc("connection", "Lists open connections.", "2.4.0", "O(N) where N is the number of client connections")
+        .acl(&["admin", "slow", "dangerous", "connection"]),
+    CommandSpec::new("no-evict", 3, ADMIN | CONN, (0, 0, 0), no_evict)
+        .doc("connection", "Sets the client eviction mode of the connection.", "7.0.0", "O(1)")
+        .acl(&["admin", "slow", "dangerous", "connection"]),
+    CommandSpec::new("no-touch", 3, CONN, (0, 0, 0), no_touch)
+        .doc("connection", "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", "7.2.0", "O(1)")
+        .acl(&["slow", "connection"]),
+    CommandSpec::new("reply", 3, CONN, (0, 0, 0), reply)
+        .doc("connection", "Instructs the server whether to reply to commands.", "3.2.0", "O(1)")
+        .acl(&["slow", "connection"]),
+    CommandSpec::new("setinfo", 4, CONN, (0, 0, 0), setinfo)
+        .doc("connection", "Sets information specific to the client or connection.", "7.2.0", "O(1)")
+        .acl(&["slow", "connection"]),
+    CommandSpec::new("setname", 3, CONN, (0, 0, 0), setname)
+        .doc("connection", "Sets the connection name.", "2.6.9", "O(1)")
+        .acl(&["slow", "connection"]),
+];
+
+/// Redis's CLIENT HELP, less the subcommands Tern does not have (CACHING,
+/// GETREDIR, PAUSE, UNPAUSE, UNBLOCK, TRACKING, TRACKINGINFO).
+const HELP: &[&str] = &[
+    "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GETNAME",
+    "    Return the name of the current connection.",
+    "ID",
+    "    Return the ID of the current connection.",
+    "INFO",
+    "    Return information about the current client connection.",
+    "KILL <ip:port>",
+    "    Kill connection made from <ip:port>.",
+    "KILL <option> <value> [<option> <value> [...]]",
+    "    Kill connections. Options are:",
+    "    * ADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made from the specified address",
+    "    * LADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made to specified local address",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Kill connections by type.",
+    "    * USER <username>",
+    "      Kill connections authenticated by <username>.",
+    "    * SKIPME (YES|NO)",
+    "      Skip killing current connection (default: yes).",
+    "    * ID <client-id>",
+    "      Kill connections by client id.",
+    "    * MAXAGE <maxage>",
+    "      Kill connections older than the specified age.",
+    "LIST [options ...]",
+    "    Return information about client connections. Options:",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Return clients of specified type.",
+    "REPLY (ON|OFF|SKIP)",
+    "    Control the replies sent to the current connection.",
+    "SETNAME <name>",
+    "    Assign the name <name> to the current connection.",
+    "SETINFO <option> <value>",
+    "    Set client meta attr. Options are:",
+    "    * LIB-NAME: the client lib name.",
+    "    * LIB-VER: the client lib version.",
+    "NO-EVICT (ON|OFF)",
+    "    Protect current client connection from eviction.",
+    "NO-TOUCH (ON|OFF)",
+    "    Will not touch LRU/LFU stats when this mode is on.",
+    "HELP",
+    "    Print this help.",
+];
+
+/// The only user there is; every connection is authenticated as it (or
+/// about to be).
+const USER: &str = "default";
+
+/// The size a connection's read buffer starts at (the worker's read chunk).
+const READ_BUF: usize = 16 * 1024;
+
+/// Dispatch routes every `CLIENT <sub>` to a subcommand or rejects it, so
+/// this only runs if the table and dispatch disagree.
+fn container(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let msg = errors::unknown_subcommand(args.try_get(1).unwrap_or(b""), "client");
+    ctx.reply.error(&msg);
+}
+
+fn help(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
+    ctx.reply.array(HELP.len());
+    for line in HELP {
+        ctx.reply.simple(line);
+    }
+}
+
+fn id(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
+    ctx.reply.int(ctx.client.id as i64);
+}
+
+fn getname(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
+    let name = ctx.client.shared.name.lock().clone();
+    if name.is_empty() {
+        ctx.reply.null();
+    } else {
+        ctx.reply.bulk(&name);
+    }
+}
+
+fn setname(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let name = args.get(2);
+    if !valid_client_attr(name) {
+        ctx.reply.error(BAD_CLIENT_NAME);
+        return;
+    }
+    set_client_name(ctx, name);
+    ctx.reply.ok();
+}
+
+fn setinfo(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let (attr, val) = (args.get(2), args.get(3));
+    let shown = String::from_utf8_lossy(c_str(attr));
+    let slot = if attr.eq_ignore_ascii_case(b"lib-name") {
+        &ctx.client.shared.lib_name
+    } else if attr.eq_ignore_ascii_case(b"lib-ver") {
+        &ctx.client.shared.lib_ver
+    } else {
+        let msg = format!("ERR Unrecognized option '{shown}'");
+        ctx.reply.error(&msg);
+        return;
+    };
+    if !valid_client_attr(val) {
+        let msg = format!("ERR {shown} cannot contain spaces, newlines or special characters.");
+        ctx.reply.error(&msg);
+        return;
+    }
+    let mut v = slot.lock();
+    v.clear();
+    v.extend_from_slice(val);
+    drop(v);
+    ctx.reply.ok();
+}
+
+fn reply(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let mode = args.get(2);
+    if mode.eq_ignore_ascii_case(b"on") {
+        ctx.client.reply_mode = ReplyMode::On;
+        ctx.reply.ok();
+    } else if mode.eq_ignore_ascii_case(b"off") {
+        ctx.client.reply_mode = ReplyMode::Off;
+    } else if mode.eq_ignore_ascii_case(b"skip") {
+        if ctx.client.reply_mode != ReplyMode::Off {
+            ctx.client.reply_mode = ReplyMode::Skip;
+        }
+    } else {
+        ctx.reply.error(errors::SYNTAX);
+    }
+}
+
+/// Parses ON|OFF for NO-EVICT and NO-TOUCH.
+fn on_off(ctx: &mut Ctx<'_, '_>, arg: &[u8]) -> Option<bool> {
+    if arg.eq_ignore_ascii_case(b"on") {
+        Some(true)
+    } else if arg.eq_ignore_ascii_case(b"off") {
+        Some(false)
+    } else {
+        ctx.reply.error(errors::SYNTAX);
+        None
+    }
+}
+
+fn no_evict(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let Some(on) = on_off(ctx, args.get(2)) else { return };
+    ctx.client.no_evict = on;
+    ctx.client.shared.set_flag(cflags::NO_EVICT, on);
+    ctx.reply.ok();
+}
+
+fn no_touch(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let Some(on) = on_off(ctx, args.get(2)) else { return };
+    ctx.client.no_touch = on;
+    ctx.client.shared.set_flag(cflags::NO_TOUCH, on);
+    ctx.reply.ok();
+}
+
+/// Client types of `CLIENT LIST TYPE` / `CLIENT KILL TYPE`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Normal,
+    Replica,
+    Master,
+    PubSub,
+}
+
+fn parse_kind(ctx: &mut Ctx<'_, '_>, name: &[u8]) -> Option<Kind> {
+    let k = match name.to_ascii_lowercase().as_slice() {
+        b"normal" => Kind::Normal,
+        b"slave" | b"replica" => Kind::Replica,
+        b"master" => Kind::Master,
+        b"pubsub" => Kind::PubSub,
+        _ => {
+            let msg = format!("ERR Unknown client type '{}'", String::from_utf8_lossy(c_str(name)));
+            ctx.reply.error(&msg);
+            return None;
+        }
+    };
+    Some(k)
+}
+
+/// Tern has no replication links, so a connection is a subscriber or a
+/// normal client.
+fn kind_of(sh: &ClientShared) -> Kind {
+    if sh.has_flag(cflags::PUBSUB) {
+        Kind::PubSub
+    } else {
+        Kind::Normal
+    }
+}
+
+/// The live connections (not yet killed), oldest first, as Redis lists them.
+fn registry(ctx: &Ctx<'_, '_>) -> Vec<Arc<ClientShared>> {
+    let mut all: Vec<Arc<ClientShared>> = ctx.srv.clients.lock().values().filter(|c| !c.kill.load(Ordering::Relaxed)).cloned().collect();
+    all.sort_unstable_by_key(|c| c.id);
+    all
+}
+
+/// The numbers of one CLIENT LIST line that differ between the calling
+/// connection (known exactly) and the others (read from the registry).
+struct Live {
+    db: usize,
+    multi: i64,
+    watch: usize,
+    qbuf: usize,
+    qbuf_free: usize,
+    argv_mem: usize,
+    multi_mem: usize,
+    rbs: usize,
+    obl: usize,
+    omem: usize,
+    idle: u64,
+    flags: String,
+    events: &'static str,
+    cmd: String,
+    resp: u8,
+}
+
+/// Flag letters in Redis's order; `N` when there are none.
+fn flag_letters(pubsub: bool, multi: bool, dirty_cas: bool, close_asap: bool, no_evict: bool, no_touch: bool) -> String {
+    let mut f = String::new();
+    for (on, c) in [(pubsub, 'P'), (multi, 'x'), (dirty_cas, 'd'), (close_asap, 'A'), (no_evict, 'e'), (no_touch, 'T')] {
+        if on {
+            f.push(c);
+        }
+    }
+    if f.is_empty() {
+        f.push('N');
+    }
+    f
+}
+
+/// The line of the connection running this command.
+fn live_self(ctx: &Ctx<'_, '_>, args: &Args<'_>) -> Live {
+    let c: &Client = ctx.client;
+    // What the request occupied in the read buffer, as a multibulk.
+    let mut qbuf = 3 + itoa::Buffer::new().format(args.len()).len();
+    let mut argv_mem = 0;
+    for a in args.iter() {
+        qbuf += 3 + itoa::Buffer::new().format(a.len()).len() + a.len() + 2;
+        argv_mem += a.len();
+    }
+    let (multi, multi_mem) = match &c.multi {
+        Some(m) => (m.cmds.len() as i64, m.data.len() + m.cmds.iter().map(|(_, r)| r.len() * 8).sum::<usize>()),
+        None => (-1, 0),
+    };
+    Live {
+        db: c.db,
+        multi,
+        watch: c.watched.len(),
+        qbuf,
+        qbuf_free: READ_BUF.saturating_sub(qbuf),
+        argv_mem,
+        multi_mem,
+        rbs: ctx.reply.out.capacity(),
+        obl: ctx.reply.out.len(),
+        omem: 0,
+        idle: 0,
+        flags: flag_letters(
+            c.shared.has_flag(cflags::PUBSUB),
+            c.multi.is_some(),
+            !c.watched.is_empty() && c.watch_flag.is_set(),
+            false,
+            c.no_evict,
+            c.no_touch,
+        ),
+        events: "r",
+        cmd: ctx.cmd.fullname.clone(),
+        resp: if c.resp3 { 3 } else { 2 },
+    }
+}
+
+/// The line of another connection, from what its worker published.
+fn live_other(ctx: &Ctx<'_, '_>, sh: &ClientShared) -> Live {
+    let r = Ordering::Relaxed;
+    let multi = sh.has_flag(cflags::MULTI);
+    let omem = sh.omem.load(r);
+    let last = sh.last_cmd.load(r);
+    let cmd = if last < ctx.srv.commands.len() { ctx.srv.commands.get(last).fullname.clone() } else { "NULL".to_string() };
+    Live {
+        db: sh.db.load(r),
+        multi: if multi { sh.multi_len.load(r) as i64 } else { -1 },
+        watch: sh.watch_count.load(r),
+        qbuf: sh.qbuf.load(r),
+        qbuf_free: 0,
+        argv_mem: 0,
+        multi_mem: 0,
+        rbs: 0,
+        obl: 0,
+        omem,
+        idle: (ctx.now / 1000).saturating_sub(sh.last_interaction_ms.load(r) / 1000),
+        flags: flag_letters(
+            sh.has_flag(cflags::PUBSUB),
+            multi,
+            sh.has_flag(cflags::DIRTY_CAS),
+            sh.has_flag(cflags::CLOSE_ASAP),
+            sh.has_flag(cflags::NO_EVICT),
+            sh.has_flag(cflags::NO_TOUCH),
+        ),
+        events: if omem > 0 { "rw" } else { "r" },
+        cmd,
+        resp: sh.resp.load(r),
+    }
+}
+
+/// Appends one CLIENT LIST line (with its newline), fields in Redis 7.4's
+/// order.
+fn push_line(out: &mut Vec<u8>, now_ms: u64, sh: &ClientShared, l: &Live) {
+    let r = Ordering::Relaxed;
+    let tot_mem = std::mem::size_of::<Client>()
+        + std::mem::size_of::<ClientShared>()
+        + l.qbuf
+        + l.qbuf_free
+        + l.argv_mem
+        + l.multi_mem
+        + l.rbs
+        + l.omem;
+    let mut s = String::with_capacity(320);
+    let _ = write!(s, "id={} addr={} laddr={} fd={} name=", sh.id, sh.addr, sh.laddr, sh.fd);
+    out.extend_from_slice(s.as_bytes());
+    out.extend_from_slice(c_str(&sh.name.lock()));
+    s.clear();
+    let _ = write!(
+        s,
+        " age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} watch={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp={} obl={} oll=0 omem={} tot-mem={} events={} cmd={} user={} redir=-1 resp={} lib-name=",
+        (now_ms / 1000).saturating_sub(sh.created_ms / 1000),
+        l.idle,
+        l.flags,
+        l.db,
+        sh.sub_count.load(r),
+        sh.psub_count.load(r),
+        sh.ssub_count.load(r),
+        l.multi,
+        l.watch,
+        l.qbuf,
+        l.qbuf_free,
+        l.argv_mem,
+        l.multi_mem,
+        l.rbs,
+        l.rbs,
+        l.obl,
+        l.omem,
+        tot_mem,
+        l.events,
+        l.cmd,
+        USER,
+        l.resp,
+    );
+    out.extend_from_slice(s.as_bytes());
+    out.extend_from_slice(c_str(&sh.lib_name.lock()));
+    out.extend_from_slice(b" lib-ver=");
+    out.extend_from_slice(c_str(&sh.lib_ver.lock()));
+    out.push(b'\n');
+}
+
+/// Appends the line of `sh`, which may be the caller itself.
+fn push_client(ctx: &Ctx<'_, '_>, args: &Args<'_>, out: &mut Vec<u8>, sh: &ClientShared) {
+    let live = if sh.id == ctx.client.id { live_self(ctx, args) } else { live_other(ctx, sh) };
+    push_line(out, ctx.now, sh, &live);
+}
+
+fn info(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let mut out = Vec::with_capacity(400);
+    let sh = ctx.client.shared.clone();
+    push_client(ctx, &args, &mut out, &sh);
+    ctx.reply.verbatim(&out);
+}
+
+fn list(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let mut out = Vec::new();
+    if args.len() == 4 && args.get(2).eq_ignore_ascii_case(b"type") {
+        let Some(kind) = parse_kind(ctx, args.get(3)) else { return };
+        for sh in registry(ctx) {
+            if kind_of(&sh) == kind {
+                push_client(ctx, &args, &mut out, &sh);
+            }
+        }
+    } else if args.len() > 3 && args.get(2).eq_ignore_ascii_case(b"id") {
+        let mut ids = Vec::with_capacity(args.len() - 3);
+        for a in args.tail(3).iter() {
+            let Some(id) = tern_protocol::parse_i64(a) else {
+                ctx.reply.error("ERR Invalid client ID");
+                return;
+            };
+            ids.push(id);
+        }
+        // In argument order, repeats included, as Redis does.
+        let all = registry(ctx);
+        for id in ids {
+            if let Some(sh) = all.iter().find(|c| c.id as i64 == id) {
+                push_client(ctx, &args, &mut out, sh);
+            }
+        }
+    } else if args.len() != 2 {
+        ctx.reply.error(errors::SYNTAX);
+        return;
+    } else {
+        for sh in registry(ctx) {
+            push_client(ctx, &args, &mut out, &sh);
+        }
+    }
+    ctx.reply.verbatim(&out);
+}
+
+/// The filters of `CLIENT KILL`; all given ones must match.
+#[derive(Default)]
+struct KillFilter<'a> {
+    addr: Option<&'a [u8]>,
+    laddr: Option<&'a [u8]>,
+    kind: Option<Kind>,
+    id: Option<u64>,
+    max_age: Option<u64>,
+    skip_me: bool,
+}
+
+/// Parses the `<option> <value>` pairs of the new CLIENT KILL form, or
+/// replies with the error and returns None.
+fn parse_kill_filter<'a>(ctx: &mut Ctx<'_, '_>, args: &Args<'a>) -> Option<KillFilter<'a>> {
+    let mut f = KillFilter { skip_me: true, ..Default::default() };
+    let mut i = 2;
+    while i < args.len() {
+        let opt = args.get(i);
+        let Some(val) = args.try_get(i + 1) else {
+            ctx.reply.error(errors::SYNTAX);
+            return None;
+        };
+        if opt.eq_ignore_ascii_case(b"id") {
+            match tern_protocol::parse_i64(val) {
+                Some(n) if n >= 1 => f.id = Some(n as u64),
+                _ => {
+                    ctx.reply.error("ERR client-id should be greater than 0");
+                    return None;
+                }
+            }
+        } else if opt.eq_ignore_ascii_case(b"maxage") {
+            let Some(n) = tern_protocol::parse_i64(val) else {
+                ctx.reply.error("ERR maxage is not an integer or out of range");
+                return None;
+            };
+            if n <= 0 {
+                ctx.reply.error("ERR maxage should be greater than 0");
+                return None;
+            }
+            f.max_age = Some(n as u64);
+        } else if opt.eq_ignore_ascii_case(b"type") {
+            f.kind = Some(parse_kind(ctx, val)?);
+        } else if opt.eq_ignore_ascii_case(b"addr") {
+            f.addr = Some(val);
+        } else if opt.eq_ignore_ascii_case(b"laddr") {
+            f.laddr = Some(val);
+        } else if opt.eq_ignore_ascii_case(b"user") {
+            if val != USER.as_bytes() {
+                let msg = format!("ERR No such user '{}'", String::from_utf8_lossy(c_str(val)));
+                ctx.reply.error(&msg);
+                return None;
+            }
+        } else if opt.eq_ignore_ascii_case(b"skipme") {
+            if val.eq_ignore_ascii_case(b"yes") {
+                f.skip_me = true;
+            } else if val.eq_ignore_ascii_case(b"no") {
+                f.skip_me = false;
+            } else {
+                ctx.reply.error(errors::SYNTAX);
+                return None;
+            }
+        } else {
+            ctx.reply.error(errors::SYNTAX);
+            return None;
+        }
+        i += 2;
+    }
+    Some(f)
+}
+
+fn kill(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let old_form = args.len() == 3;
+    let f = if old_form {
+        // CLIENT KILL <ip:port>, which may name the caller itself.
+        KillFilter { addr: Some(args.get(2)), skip_me: false, ..Default::default() }
+    } else {
+        let Some(f) = parse_kill_filter(ctx, &args) else { return };
+        f
+    };
+    let now_s = ctx.now / 1000;
+    let me = ctx.client.id;
+    let mut killed = 0i64;
+    let mut kill_self = false;
+    for sh in registry(ctx) {
+        let matches = f.addr.is_none_or(|a| a == sh.addr.as_bytes())
+            && f.laddr.is_none_or(|a| a == sh.laddr.as_bytes())
+            && f.kind.is_none_or(|k| k == kind_of(&sh))
+            && f.id.is_none_or(|id| id == sh.id)
+            && !(f.skip_me && sh.id == me)
+            && f.max_age.is_none_or(|m| now_s.saturating_sub(sh.created_ms / 1000) >= m);
+        if !matches {
+            continue;
+        }
+        if sh.id == me {
+            kill_self = true;
+        } else {
+            sh.kill.store(true, Ordering::Relaxed);
+            ctx.srv.wake(sh.worker);
+        }
+        killed += 1;
+    }
+    if old_form {
+        if killed == 0 {
+            ctx.reply.error("ERR No such client");
+        } else {
+            ctx.reply.ok();
+        }
+    } else {
+        ctx.reply.int(killed);
+    }
+    // The reply is queued first, so the caller still gets it.
+    if kill_self {
+        ctx.client.close_after_reply = true;
+    }
+}

@@ -1,13 +1,23 @@
-//! Connection commands: PING, ECHO, QUIT, SELECT, HELLO, AUTH, CLIENT, RESET.
+//! Connection commands: PING, ECHO, QUIT, SELECT, HELLO, AUTH, RESET.
+//! CLIENT lives in `client.rs`.
+//!
+//! Authentication follows Redis 7's ACL model reduced to the one user Tern
+//! has, `default`: without `requirepass` it is a `nopass` user (any
+//! password authenticates it, but the one-argument AUTH form is refused),
+//! with `requirepass` its only password is that value.
+
+use std::sync::atomic::Ordering;
 
 use tern_protocol::Args;
 
 use super::table::{flags::*, CommandSpec};
 use super::Ctx;
+use crate::client::{flags as cflags, ReplyMode};
 use crate::errors;
+use crate::server::Server;
 
 pub static COMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("ping", -1, FAST | STALE, (0, 0, 0), ping)
+    CommandSpec::new("ping", -1, FAST, (0, 0, 0), ping)
         .doc("connection", "Returns the server's liveliness response.", "1.0.0", "O(1)")
         .acl(&["fast", "connection"]),
     CommandSpec::new("echo", 2, FAST, (0, 0, 0), echo)
@@ -19,13 +29,43 @@ pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("select", 2, LOADING | STALE | FAST, (0, 0, 0), select)
         .doc("connection", "Changes the selected database.", "1.0.0", "O(1)")
         .acl(&["fast", "connection"]),
+    CommandSpec::new("hello", -1, NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY, (0, 0, 0), hello)
+        .doc("connection", "Handshakes with the Redis server.", "6.0.0", "O(1)")
+        .acl(&["fast", "connection"]),
+    CommandSpec::new("auth", -2, NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY, (0, 0, 0), auth)
+        .doc("connection", "Authenticates the connection.", "1.0.0", "O(N) where N is the number of passwords defined for the user")
+        .acl(&["fast", "connection"]),
+    // Not queued inside MULTI (it discards the transaction), and it walks
+    // the watched keys' shards itself.
+    CommandSpec::new("reset", 1, NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY | TX_CONTROL | MANUAL_LOCKS, (0, 0, 0), reset)
+        .doc("connection", "Resets the connection.", "6.2.0", "O(1)")
+        .acl(&["fast", "connection"]),
 ];
 
+const AUTH_NO_PASSWORD: &str =
+    "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?";
+const HELLO_BAD_PROTO: &str = "ERR Protocol version is not an integer or out of range";
+const NOPROTO: &str = "NOPROTO unsupported protocol version";
+const HELLO_NOAUTH: &str = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time";
+pub(super) const BAD_CLIENT_NAME: &str = "ERR Client names cannot contain spaces, newlines or special characters.";
+const DEFAULT_USER: &[u8] = b"default";
+
 fn ping(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
-    match args.len() {
-        1 => ctx.reply.simple("PONG"),
-        2 => ctx.reply.bulk(args.get(1)),
-        _ => ctx.arity_error(),
+    if args.len() > 2 {
+        ctx.arity_error();
+        return;
+    }
+    // A RESP2 subscriber can only receive arrays, so PING answers in the
+    // shape of a message.
+    if !ctx.client.resp3 && ctx.client.shared.has_flag(cflags::PUBSUB) {
+        ctx.reply.array(2);
+        ctx.reply.bulk(b"pong");
+        ctx.reply.bulk(args.try_get(1).unwrap_or(b""));
+        return;
+    }
+    match args.try_get(1) {
+        None => ctx.reply.simple("PONG"),
+        Some(msg) => ctx.reply.bulk(msg),
     }
 }
 
@@ -43,11 +83,178 @@ fn select(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         ctx.reply.error(errors::NOT_INTEGER);
         return;
     };
+    // Redis reads the index as a C int before looking at the range.
+    if db < i64::from(i32::MIN) || db > i64::from(i32::MAX) {
+        ctx.reply.error("ERR value is out of range, value must between -2147483648 and 2147483647");
+        return;
+    }
     if db < 0 || db as usize >= ctx.ks.db_count() {
         ctx.reply.error(errors::DB_INDEX_OUT_OF_RANGE);
         return;
     }
     ctx.client.db = db as usize;
-    ctx.client.shared.db.store(db as usize, std::sync::atomic::Ordering::Relaxed);
+    ctx.client.shared.db.store(db as usize, Ordering::Relaxed);
     ctx.reply.ok();
+}
+
+/// The bytes of an argument as Redis's `%s` prints them: up to the first NUL.
+pub(super) fn c_str(b: &[u8]) -> &[u8] {
+    b.iter().position(|&c| c == 0).map_or(b, |n| &b[..n])
+}
+
+/// Can `v` be shown in a CLIENT LIST line? Printable ASCII without spaces,
+/// checked (as Redis does) up to the first NUL.
+pub(super) fn valid_client_attr(v: &[u8]) -> bool {
+    c_str(v).iter().all(|&c| (b'!'..=b'~').contains(&c))
+}
+
+/// Sets (or with an empty name, clears) the connection's name; the name
+/// must already be valid.
+pub(super) fn set_client_name(ctx: &mut Ctx<'_, '_>, name: &[u8]) {
+    let mut n = ctx.client.shared.name.lock();
+    n.clear();
+    n.extend_from_slice(name);
+}
+
+/// Compares without an early exit, so the time taken does not tell how
+/// many leading bytes of a guess were right.
+fn same_secret(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Checks a username/password pair against the `default` user.
+fn credentials_ok(srv: &Server, user: &[u8], pass: &[u8]) -> bool {
+    if user != DEFAULT_USER {
+        return false;
+    }
+    match &srv.config.read().requirepass {
+        None => true,
+        Some(p) => same_secret(p, pass),
+    }
+}
+
+fn auth(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    if args.len() > 3 {
+        ctx.reply.error(errors::SYNTAX);
+        return;
+    }
+    let (user, pass) = if args.len() == 2 {
+        if ctx.srv.config.read().requirepass.is_none() {
+            ctx.reply.error(AUTH_NO_PASSWORD);
+            return;
+        }
+        (DEFAULT_USER, args.get(1))
+    } else {
+        (args.get(1), args.get(2))
+    };
+    if credentials_ok(ctx.srv, user, pass) {
+        ctx.client.authenticated = true;
+        ctx.reply.ok();
+    } else {
+        ctx.reply.error(errors::WRONGPASS);
+    }
+}
+
+fn hello(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let mut proto = 0;
+    let mut next = 1;
+    if args.len() >= 2 {
+        let Some(v) = tern_protocol::parse_i64(args.get(1)) else {
+            ctx.reply.error(HELLO_BAD_PROTO);
+            return;
+        };
+        if !(2..=3).contains(&v) {
+            ctx.reply.error(NOPROTO);
+            return;
+        }
+        proto = v;
+        next = 2;
+    }
+    let mut creds = None;
+    let mut name = None;
+    let mut j = next;
+    while j < args.len() {
+        let more = args.len() - 1 - j;
+        let opt = args.get(j);
+        if opt.eq_ignore_ascii_case(b"auth") && more >= 2 {
+            creds = Some((args.get(j + 1), args.get(j + 2)));
+            j += 3;
+        } else if opt.eq_ignore_ascii_case(b"setname") && more >= 1 {
+            let n = args.get(j + 1);
+            // Checked before authenticating, so a bad name changes nothing.
+            if !valid_client_attr(n) {
+                ctx.reply.error(BAD_CLIENT_NAME);
+                return;
+            }
+            name = Some(n);
+            j += 2;
+        } else {
+            let opt = String::from_utf8_lossy(c_str(opt));
+            ctx.reply.error(&format!("ERR Syntax error in HELLO option '{opt}'"));
+            return;
+        }
+    }
+    if let Some((user, pass)) = creds {
+        if !credentials_ok(ctx.srv, user, pass) {
+            ctx.reply.error(errors::WRONGPASS);
+            return;
+        }
+        ctx.client.authenticated = true;
+    }
+    if !ctx.client.authenticated {
+        ctx.reply.error(HELLO_NOAUTH);
+        return;
+    }
+    if let Some(n) = name {
+        set_client_name(ctx, n);
+    }
+    if proto != 0 {
+        let resp3 = proto == 3;
+        ctx.client.resp3 = resp3;
+        // The reply to HELLO itself is already in the new protocol.
+        ctx.reply.enc.resp3 = resp3;
+        ctx.client.shared.resp.store(proto as u8, Ordering::Relaxed);
+    }
+    let r = &mut ctx.reply;
+    r.map(7);
+    r.bulk(b"server");
+    r.bulk(b"redis");
+    r.bulk(b"version");
+    r.bulk(crate::REDIS_VERSION.as_bytes());
+    r.bulk(b"proto");
+    r.int(if ctx.client.resp3 { 3 } else { 2 });
+    r.bulk(b"id");
+    r.int(ctx.client.id as i64);
+    r.bulk(b"mode");
+    r.bulk(b"standalone");
+    r.bulk(b"role");
+    r.bulk(b"master");
+    r.bulk(b"modules");
+    r.array(0);
+}
+
+/// Puts the connection back in the state of a new one, except that the
+/// library name and version stay: they still describe the client behind it.
+fn reset(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
+    super::transactions::discard_transaction(ctx.client, ctx.locks);
+    let c = &mut *ctx.client;
+    c.shared.watch_count.store(0, Ordering::Relaxed);
+    c.shared.set_flag(cflags::DIRTY_CAS, false);
+    c.db = 0;
+    c.shared.db.store(0, Ordering::Relaxed);
+    c.resp3 = false;
+    c.shared.resp.store(2, Ordering::Relaxed);
+    c.authenticated = !ctx.srv.limits.requirepass_set.load(Ordering::Relaxed);
+    c.shared.name.lock().clear();
+    // SKIP was turned into "drop this reply" before RESET ran, and Redis
+    // does not clear that state either: only OFF and a pending SKIP go.
+    if c.reply_mode != ReplyMode::SkipThis {
+        c.reply_mode = ReplyMode::On;
+    }
+    c.no_evict = false;
+    c.no_touch = false;
+    c.shared.set_flag(cflags::NO_EVICT, false);
+    c.shared.set_flag(cflags::NO_TOUCH, false);
+    ctx.reply.enc.resp3 = false;
+    ctx.reply.simple("RESET");
 }
