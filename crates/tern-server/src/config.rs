@@ -68,6 +68,9 @@ pub struct Config {
     /// Directives accepted but not acted on (persistence, ...), as given,
     /// so that CONFIG GET shows them and the log can warn once.
     pub passive: Vec<(String, String)>,
+    /// File lines Tern accepts but cannot honour (`rename-command`, `user`),
+    /// for the start-up warning.
+    pub ignored: Vec<String>,
 }
 
 impl Default for Config {
@@ -96,6 +99,7 @@ impl Default for Config {
             shards_per_db: 0,
             config_file: None,
             passive: Vec::new(),
+            ignored: Vec::new(),
         }
     }
 }
@@ -135,12 +139,13 @@ fn parse_bool(s: &str) -> Result<bool, String> {
     }
 }
 
-fn parse_int<T: std::str::FromStr + PartialOrd + std::fmt::Display>(s: &str, min: T, max: T) -> Result<T, String> {
-    let v: T = s.parse().map_err(|_| "argument couldn't be parsed into an integer".to_string())?;
-    if v < min || v > max {
-        return Err(format!("argument must be between {min} and {max} inclusive"));
+fn parse_int<T: TryFrom<i64> + PartialOrd + std::fmt::Display + Copy>(s: &str, min: T, max: T) -> Result<T, String> {
+    // Redis's string2ll: no sign but '-', no spaces, no leading zeros.
+    let v = tern_protocol::parse_i64(s.as_bytes()).ok_or_else(|| "argument couldn't be parsed into an integer".to_string())?;
+    match T::try_from(v) {
+        Ok(v) if v >= min && v <= max => Ok(v),
+        _ => Err(format!("argument must be between {min} and {max} inclusive")),
     }
-    Ok(v)
 }
 
 fn parse_mem_in(s: &str, max: u64) -> Result<u64, String> {
@@ -207,22 +212,78 @@ fn one<'a>(args: &[&'a str]) -> Result<&'a str, String> {
     }
 }
 
+fn store_passive(c: &mut Config, name: &str, v: String) {
+    match c.passive.iter_mut().find(|(n, _)| n == name) {
+        Some(slot) => slot.1 = v,
+        None => c.passive.push((name.to_string(), v)),
+    }
+}
+
+fn passive_value<'a>(c: &'a Config, name: &str) -> Option<&'a str> {
+    c.passive.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+}
+
+/// Validators of passive directives: each returns the value as CONFIG GET
+/// shows it, or Redis's reason for refusing it.
+fn chk_bool(a: &[&str]) -> Result<String, String> {
+    Ok(if parse_bool(one(a)?)? { "yes" } else { "no" }.into())
+}
+
+fn chk_int<const MIN: i64, const MAX: i64>(a: &[&str]) -> Result<String, String> {
+    Ok(parse_int(one(a)?, MIN, MAX)?.to_string())
+}
+
+fn chk_mem(a: &[&str]) -> Result<String, String> {
+    Ok(parse_mem_in(one(a)?, i64::MAX as u64)?.to_string())
+}
+
+fn chk_str(a: &[&str]) -> Result<String, String> {
+    Ok(one(a)?.to_string())
+}
+
+fn chk_enum(a: &[&str], options: &[&str]) -> Result<String, String> {
+    let v = one(a)?.to_ascii_lowercase();
+    if options.contains(&v.as_str()) {
+        Ok(v)
+    } else {
+        Err(format!("argument(s) must be one of the following: {}", options.join(", ")))
+    }
+}
+
+/// A list of words kept as given (`oom-score-adj-values 0 200 800`).
+fn chk_words(a: &[&str]) -> Result<String, String> {
+    Ok(a.iter().flat_map(|s| s.split_ascii_whitespace()).collect::<Vec<_>>().join(" "))
+}
+
+/// `save <seconds> <changes> [<seconds> <changes> ...]`, or `save ""`.
+fn chk_save(a: &[&str]) -> Result<String, String> {
+    let words: Vec<&str> = a.iter().flat_map(|s| s.split_ascii_whitespace()).collect();
+    if words.len() % 2 != 0 {
+        return Err("Invalid save parameters".into());
+    }
+    let mut out = Vec::with_capacity(words.len());
+    for w in words {
+        let n = tern_protocol::parse_i64(w.as_bytes()).filter(|&n| n >= 0).ok_or_else(|| "Invalid save parameters".to_string())?;
+        out.push(n.to_string());
+    }
+    Ok(out.join(" "))
+}
+
+/// A directive Tern accepts and shows but does not act on: `$check`
+/// validates the value as Redis would and gives its canonical form.
 macro_rules! passive {
-    ($name:expr, $default:expr) => {
+    ($name:expr, $alias:expr, $mutable:expr, $default:expr, $check:expr) => {
         Directive {
             name: $name,
-            alias: None,
-            mutable: true,
+            alias: $alias,
+            mutable: $mutable,
             kind: Kind::Passive,
             set: |c, a| {
-                let v = a.join(" ");
-                match c.passive.iter_mut().find(|(n, _)| n == $name) {
-                    Some(slot) => slot.1 = v,
-                    None => c.passive.push(($name.to_string(), v)),
-                }
+                let v = ($check)(a)?;
+                store_passive(c, $name, v);
                 Ok(())
             },
-            get: |c| c.passive.iter().find(|(n, _)| n == $name).map(|(_, v)| v.clone()).unwrap_or_else(|| $default.to_string()),
+            get: |c| passive_value(c, $name).unwrap_or($default).to_string(),
         }
     };
 }
@@ -475,7 +536,8 @@ pub static DIRECTIVES: &[Directive] = &[
         kind: Kind::Passive,
         set: |c, a| {
             let v = one(a)?.to_ascii_lowercase();
-            const P: &[&str] = &["volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"];
+            const P: &[&str] =
+                &["volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"];
             if !P.contains(&v.as_str()) {
                 return Err("argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction".into());
             }
@@ -484,31 +546,170 @@ pub static DIRECTIVES: &[Directive] = &[
         },
         get: |c| c.maxmemory_policy.clone(),
     },
-    passive!("save", "3600 1 300 100 60 10000"),
-    passive!("appendonly", "no"),
-    passive!("appendfsync", "everysec"),
-    passive!("appendfilename", "appendonly.aof"),
-    passive!("appenddirname", "appendonlydir"),
-    passive!("dbfilename", "dump.rdb"),
-    passive!("dir", "."),
-    passive!("rdbcompression", "yes"),
-    passive!("rdbchecksum", "yes"),
-    passive!("stop-writes-on-bgsave-error", "yes"),
-    passive!("supervised", "no"),
-    passive!("pidfile", ""),
-    passive!("replica-read-only", "yes"),
-    passive!("always-show-logo", "no"),
-    passive!("set-proc-title", "yes"),
-    passive!("lazyfree-lazy-eviction", "no"),
-    passive!("lazyfree-lazy-expire", "no"),
-    passive!("lazyfree-lazy-server-del", "no"),
-    passive!("lazyfree-lazy-user-del", "no"),
-    passive!("lazyfree-lazy-user-flush", "no"),
-    passive!("no-appendfsync-on-rewrite", "no"),
-    passive!("auto-aof-rewrite-percentage", "100"),
-    passive!("auto-aof-rewrite-min-size", "67108864"),
-    passive!("aof-use-rdb-preamble", "yes"),
+    passive!("save", None, true, "3600 1 300 100 60 10000", chk_save),
+    passive!("appendonly", None, true, "no", chk_bool),
+    passive!("appendfsync", None, true, "everysec", |a| chk_enum(a, &["always", "everysec", "no"])),
+    passive!("appendfilename", None, false, "appendonly.aof", chk_str),
+    passive!("appenddirname", None, false, "appendonlydir", chk_str),
+    passive!("dbfilename", None, true, "dump.rdb", chk_str),
+    passive!("dir", None, true, ".", chk_str),
+    passive!("rdbcompression", None, true, "yes", chk_bool),
+    passive!("rdbchecksum", None, true, "yes", chk_bool),
+    passive!("rdb-del-sync-files", None, true, "no", chk_bool),
+    passive!("rdb-save-incremental-fsync", None, true, "yes", chk_bool),
+    passive!("stop-writes-on-bgsave-error", None, true, "yes", chk_bool),
+    passive!("supervised", None, false, "no", |a| chk_enum(a, &["upstart", "systemd", "auto", "no"])),
+    passive!("pidfile", None, false, "", chk_str),
+    passive!("always-show-logo", None, false, "no", chk_bool),
+    passive!("set-proc-title", None, false, "yes", chk_bool),
+    passive!("proc-title-template", None, true, "{title} {listen-addr} {server-mode}", chk_str),
+    passive!("syslog-enabled", None, false, "no", chk_bool),
+    passive!("syslog-ident", None, false, "redis", chk_str),
+    passive!("syslog-facility", None, false, "local0", |a| chk_enum(
+        a,
+        &["user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7"]
+    )),
+    passive!("unixsocket", None, false, "", chk_str),
+    passive!("unixsocketperm", None, false, "0", chk_str),
+    passive!("replicaof", Some("slaveof"), true, "", chk_words),
+    passive!("masterauth", None, true, "", chk_str),
+    passive!("masteruser", None, true, "", chk_str),
+    passive!("replica-serve-stale-data", Some("slave-serve-stale-data"), true, "yes", chk_bool),
+    passive!("replica-read-only", Some("slave-read-only"), true, "yes", chk_bool),
+    passive!("replica-priority", Some("slave-priority"), true, "100", chk_int::<0, { i32::MAX as i64 }>),
+    passive!("replica-lazy-flush", Some("slave-lazy-flush"), true, "no", chk_bool),
+    passive!("replica-ignore-maxmemory", Some("slave-ignore-maxmemory"), true, "yes", chk_bool),
+    passive!("repl-diskless-sync", None, true, "yes", chk_bool),
+    passive!("repl-diskless-sync-delay", None, true, "5", chk_int::<0, { i32::MAX as i64 }>),
+    passive!("repl-diskless-sync-max-replicas", None, true, "0", chk_int::<0, { i32::MAX as i64 }>),
+    passive!("repl-diskless-load", None, true, "disabled", |a| chk_enum(a, &["disabled", "on-empty-db", "swapdb"])),
+    passive!("repl-disable-tcp-nodelay", None, true, "no", chk_bool),
+    passive!("repl-backlog-size", None, true, "1048576", chk_mem),
+    passive!("repl-backlog-ttl", None, true, "3600", chk_int::<0, { i32::MAX as i64 }>),
+    passive!("repl-timeout", None, true, "60", chk_int::<1, { i32::MAX as i64 }>),
+    passive!("repl-ping-replica-period", Some("repl-ping-slave-period"), true, "10", chk_int::<1, { i32::MAX as i64 }>),
+    passive!("min-replicas-to-write", Some("min-slaves-to-write"), true, "0", chk_int::<0, { i32::MAX as i64 }>),
+    passive!("min-replicas-max-lag", Some("min-slaves-max-lag"), true, "10", chk_int::<0, { i32::MAX as i64 }>),
+    passive!("lazyfree-lazy-eviction", None, true, "no", chk_bool),
+    passive!("lazyfree-lazy-expire", None, true, "no", chk_bool),
+    passive!("lazyfree-lazy-server-del", None, true, "no", chk_bool),
+    passive!("lazyfree-lazy-user-del", None, true, "no", chk_bool),
+    passive!("lazyfree-lazy-user-flush", None, true, "no", chk_bool),
+    passive!("no-appendfsync-on-rewrite", None, true, "no", chk_bool),
+    passive!("auto-aof-rewrite-percentage", None, true, "100", chk_int::<0, { i32::MAX as i64 }>),
+    passive!("auto-aof-rewrite-min-size", None, true, "67108864", chk_mem),
+    passive!("aof-load-truncated", None, true, "yes", chk_bool),
+    passive!("aof-use-rdb-preamble", None, true, "yes", chk_bool),
+    passive!("aof-timestamp-enabled", None, true, "no", chk_bool),
+    passive!("aof-rewrite-incremental-fsync", None, true, "yes", chk_bool),
+    passive!("slowlog-log-slower-than", None, true, "10000", chk_int::<{ -1 }, { i64::MAX }>),
+    passive!("slowlog-max-len", None, true, "128", chk_int::<0, { i64::MAX }>),
+    passive!("latency-monitor-threshold", None, true, "0", chk_int::<0, { i64::MAX }>),
+    passive!("latency-tracking", None, true, "yes", chk_bool),
+    passive!("latency-tracking-info-percentiles", None, true, "50 99 99.9", chk_words),
+    passive!("notify-keyspace-events", None, true, "", chk_str),
+    passive!("hash-max-listpack-entries", Some("hash-max-ziplist-entries"), true, "128", chk_int::<0, { i64::MAX }>),
+    passive!("hash-max-listpack-value", Some("hash-max-ziplist-value"), true, "64", chk_int::<0, { i64::MAX }>),
+    passive!("list-max-listpack-size", Some("list-max-ziplist-size"), true, "-2", chk_int::<{ i32::MIN as i64 }, { i32::MAX as i64 }>),
+    passive!("list-compress-depth", None, true, "0", chk_int::<0, { i32::MAX as i64 }>),
+    passive!("set-max-intset-entries", None, true, "512", chk_int::<0, { i64::MAX }>),
+    passive!("set-max-listpack-entries", None, true, "128", chk_int::<0, { i64::MAX }>),
+    passive!("set-max-listpack-value", None, true, "64", chk_int::<0, { i64::MAX }>),
+    passive!("zset-max-listpack-entries", Some("zset-max-ziplist-entries"), true, "128", chk_int::<0, { i64::MAX }>),
+    passive!("zset-max-listpack-value", Some("zset-max-ziplist-value"), true, "64", chk_int::<0, { i64::MAX }>),
+    passive!("hll-sparse-max-bytes", None, true, "3000", chk_mem),
+    passive!("stream-node-max-bytes", None, true, "4096", chk_mem),
+    passive!("stream-node-max-entries", None, true, "100", chk_int::<0, { i64::MAX }>),
+    passive!("activerehashing", None, true, "yes", chk_bool),
+    passive!("activedefrag", None, true, "no", chk_bool),
+    passive!("dynamic-hz", None, true, "yes", chk_bool),
+    passive!("jemalloc-bg-thread", None, true, "yes", chk_bool),
+    passive!("io-threads-do-reads", None, false, "no", chk_bool),
+    passive!("maxmemory-samples", None, true, "5", chk_int::<1, 64>),
+    passive!("maxmemory-eviction-tenacity", None, true, "10", chk_int::<0, 100>),
+    passive!("maxmemory-clients", None, true, "0", chk_mem),
+    passive!("active-expire-effort", None, true, "1", chk_int::<1, 10>),
+    passive!("lfu-log-factor", None, true, "10", chk_int::<0, { i32::MAX as i64 }>),
+    passive!("lfu-decay-time", None, true, "1", chk_int::<0, { i32::MAX as i64 }>),
+    passive!("busy-reply-threshold", Some("lua-time-limit"), true, "5000", chk_int::<0, { i64::MAX }>),
+    passive!("oom-score-adj", None, true, "no", |a| chk_enum(a, &["no", "yes", "relative", "absolute"])),
+    passive!("oom-score-adj-values", None, true, "0 200 800", chk_words),
+    passive!("disable-thp", None, true, "yes", chk_bool),
+    passive!("acllog-max-len", None, true, "128", chk_int::<0, { i64::MAX }>),
+    passive!("aclfile", None, false, "", chk_str),
+    passive!("cluster-enabled", None, false, "no", |a| match chk_bool(a)?.as_str() {
+        "no" => Ok("no".to_string()),
+        _ => Err("Tern does not support cluster mode".to_string()),
+    }),
+    passive!("cluster-config-file", None, false, "nodes.conf", chk_str),
+    passive!("cluster-node-timeout", None, true, "15000", chk_int::<0, { i64::MAX }>),
+    passive!("enable-debug-command", None, false, "no", |a| chk_enum(a, &["no", "yes", "local"])),
+    passive!("enable-module-command", None, false, "no", |a| chk_enum(a, &["no", "yes", "local"])),
+    passive!("enable-protected-configs", None, false, "no", |a| chk_enum(a, &["no", "yes", "local"])),
+    passive!("tracking-table-max-keys", None, true, "1000000", chk_int::<0, { i64::MAX }>),
+    passive!("crash-log-enabled", None, true, "yes", chk_bool),
+    passive!("crash-memcheck-enabled", None, true, "yes", chk_bool),
+    passive!("sanitize-dump-payload", None, true, "no", |a| chk_enum(a, &["no", "yes", "clients"])),
+    passive!("shutdown-timeout", None, true, "10", chk_int::<0, { i32::MAX as i64 }>),
+    passive!("shutdown-on-sigint", None, true, "default", chk_words),
+    passive!("shutdown-on-sigterm", None, true, "default", chk_words),
+    passive!("tls-port", None, false, "0", |a| match chk_int::<0, 65535>(a)?.as_str() {
+        "0" => Ok("0".to_string()),
+        _ => Err("Tern does not support TLS".to_string()),
+    }),
 ];
+
+impl Directive {
+    /// Does the directive take a list of words (so that CONFIG SET splits
+    /// its one value string)?
+    pub fn is_multi(&self) -> bool {
+        matches!(
+            self.name,
+            "bind"
+                | "save"
+                | "client-output-buffer-limit"
+                | "replicaof"
+                | "oom-score-adj-values"
+                | "latency-tracking-info-percentiles"
+                | "shutdown-on-sigint"
+                | "shutdown-on-sigterm"
+        )
+    }
+}
+
+/// A size the way Redis writes it back: the largest of gb/mb/kb that
+/// divides it, else bytes.
+pub fn format_memory(n: u64) -> String {
+    const UNITS: [(u64, &str); 3] = [(1 << 30, "gb"), (1 << 20, "mb"), (1 << 10, "kb")];
+    for (m, u) in UNITS {
+        if n != 0 && n % m == 0 {
+            return format!("{}{}", n / m, u);
+        }
+    }
+    n.to_string()
+}
+
+/// Quotes a config value when it needs it (empty, spaces, quotes,
+/// control bytes), with the escapes redis.conf's parser understands.
+fn quote(v: &str) -> String {
+    if !v.is_empty() && v.bytes().all(|c| c.is_ascii_graphic() && c != b'"' && c != b'\'' && c != b'\\') {
+        return v.to_string();
+    }
+    let mut s = String::from("\"");
+    for c in v.bytes() {
+        match c {
+            b'\\' => s.push_str("\\\\"),
+            b'"' => s.push_str("\\\""),
+            b'\n' => s.push_str("\\n"),
+            b'\r' => s.push_str("\\r"),
+            b'\t' => s.push_str("\\t"),
+            c if c.is_ascii_graphic() || c == b' ' => s.push(c as char),
+            c => s.push_str(&format!("\\x{c:02x}")),
+        }
+    }
+    s.push('"');
+    s
+}
 
 /// Finds a directive by name or alias, case-insensitively.
 pub fn find_directive(name: &str) -> Option<&'static Directive> {
@@ -551,6 +752,13 @@ impl Config {
             })?;
             let Some((name, args)) = words.split_first() else { continue };
             let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+            if name.eq_ignore_ascii_case("rename-command") || name.eq_ignore_ascii_case("user") {
+                self.ignored.push(name.to_ascii_lowercase());
+                continue;
+            }
+            if name.eq_ignore_ascii_case("loadmodule") {
+                return Err(fatal(origin, n + 1, line, name, "Tern does not support modules"));
+            }
             if name.eq_ignore_ascii_case("include") {
                 let path = one(&args).map_err(|e| fatal(origin, n + 1, line, name, &e))?;
                 let inc = std::fs::read_to_string(path).map_err(|e| fatal(origin, n + 1, line, name, &format!("can't open {path}: {e}")))?;
@@ -597,7 +805,126 @@ impl Config {
         if self.maxmemory != 0 {
             v.push("maxmemory".into());
         }
+        if self.maxmemory_policy != "noeviction" {
+            v.push("maxmemory-policy".into());
+        }
+        for d in &self.ignored {
+            if !v.contains(d) {
+                v.push(d.clone());
+            }
+        }
         v
+    }
+
+    /// CONFIG SET of one directive: the value is one string, split into
+    /// words for the directives that take a list, as Redis does.
+    pub fn set_runtime(&mut self, d: &Directive, value: &str) -> Result<(), String> {
+        if d.is_multi() {
+            let words: Vec<&str> = value.split_ascii_whitespace().collect();
+            if words.is_empty() {
+                return (d.set)(self, &[""]);
+            }
+            (d.set)(self, &words)
+        } else {
+            (d.set)(self, &[value])
+        }
+    }
+
+    /// The redis.conf lines that express `d`'s current value, as CONFIG
+    /// REWRITE writes them (one line per client class for the output
+    /// buffer limits, sizes with Redis's units).
+    pub fn rewrite_lines(&self, d: &Directive) -> Vec<String> {
+        if d.name == "client-output-buffer-limit" {
+            return [("normal", self.output_limit_normal), ("replica", self.output_limit_replica), ("pubsub", self.output_limit_pubsub)]
+                .iter()
+                .map(|(n, l)| format!("{} {} {} {} {}", d.name, n, format_memory(l.hard), format_memory(l.soft), l.soft_seconds))
+                .collect();
+        }
+        let v = (d.get)(self);
+        let rendered = if d.is_multi() && !v.is_empty() { v } else { quote(&v) };
+        vec![format!("{} {}", d.name, rendered)]
+    }
+
+    /// CONFIG REWRITE: rewrites the file the server started with. Comments
+    /// and lines Tern does not know keep their place; a directive already
+    /// in the file is rewritten where it first appears (later repeats are
+    /// dropped); one that differs from its default and is not in the file
+    /// is appended after a `# Generated by CONFIG REWRITE` line.
+    pub fn rewrite(&self) -> Result<(), String> {
+        let Some(path) = &self.config_file else {
+            return Err("The server is running without a config file".into());
+        };
+        let old = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(format!("Rewriting config file: {e}")),
+        };
+        let text = self.rewritten(&old);
+        let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
+        std::fs::write(&tmp, text)
+            .and_then(|_| {
+                if let Ok(meta) = std::fs::metadata(path) {
+                    let _ = std::fs::set_permissions(&tmp, meta.permissions());
+                }
+                std::fs::rename(&tmp, path)
+            })
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                format!("Rewriting config file: {e}")
+            })
+    }
+
+    /// The text CONFIG REWRITE writes, given the file's current text.
+    pub fn rewritten(&self, old: &str) -> String {
+        const SIGNATURE: &str = "# Generated by CONFIG REWRITE";
+        let defaults = Config::default();
+        let mut lines: Vec<Option<String>> = Vec::new();
+        // Directive name -> indexes of its lines in `lines`.
+        let mut seen: Vec<(&'static str, Vec<usize>)> = Vec::new();
+        let mut has_signature = false;
+        for raw in old.lines() {
+            let t = raw.trim();
+            if t == SIGNATURE {
+                has_signature = true;
+            }
+            let name = if t.is_empty() || t.starts_with('#') { None } else { split_line(t).and_then(|w| w.into_iter().next()) };
+            if let Some(d) = name.as_deref().and_then(find_directive) {
+                match seen.iter_mut().find(|(n, _)| *n == d.name) {
+                    Some((_, v)) => v.push(lines.len()),
+                    None => seen.push((d.name, vec![lines.len()])),
+                }
+            }
+            lines.push(Some(raw.to_string()));
+        }
+        let mut appended = Vec::new();
+        for d in DIRECTIVES {
+            let new = self.rewrite_lines(d);
+            match seen.iter().find(|(n, _)| *n == d.name) {
+                Some((_, at)) => {
+                    for (k, &i) in at.iter().enumerate() {
+                        lines[i] = if k == 0 { Some(new.join("\n")) } else { None };
+                    }
+                }
+                None if (d.get)(self) != (d.get)(&defaults) => appended.extend(new),
+                None => {}
+            }
+        }
+        let mut out = String::new();
+        for l in lines.into_iter().flatten() {
+            out.push_str(&l);
+            out.push('\n');
+        }
+        if !appended.is_empty() {
+            if !has_signature {
+                out.push_str(SIGNATURE);
+                out.push('\n');
+            }
+            for l in appended {
+                out.push_str(&l);
+                out.push('\n');
+            }
+        }
+        out
     }
 }
 

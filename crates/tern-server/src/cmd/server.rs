@@ -1,5 +1,1198 @@
-//! server commands.
+//! Server commands: COMMAND, CONFIG, INFO, TIME, SHUTDOWN.
+//!
+//! COMMAND answers from the command table (`cmd/table.rs`): what Redis
+//! keeps as extra data (ACL categories implied by flags, key specs) is
+//! derived here from the table's flags and key positions, the way Redis
+//! derives its legacy fields the other way round. INFO sums the per-worker
+//! counters on read and walks the shards one lock at a time for the
+//! keyspace section.
 
-use super::table::CommandSpec;
+use std::fmt::Write as _;
+use std::sync::atomic::Ordering;
 
-pub static COMMANDS: &[CommandSpec] = &[];
+use parking_lot::Mutex;
+use tern_protocol::Args;
+
+use super::table::{flags, flags::*, Cmd, CommandSpec};
+use super::Ctx;
+use crate::config::{find_directive, Directive, Kind, DIRECTIVES};
+use crate::errors;
+use crate::server::{now_ms, Server};
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("command", -1, LOADING | STALE, (0, 0, 0), command)
+        .doc("server", "Returns detailed information about all commands.", "2.8.13", "O(N) where N is the total number of Redis commands")
+        .acl(&["connection"])
+        .tips(&["nondeterministic_output_order"])
+        .subs(&[
+            CommandSpec::new("count", 2, LOADING | STALE, (0, 0, 0), command_count)
+                .doc("server", "Returns a count of commands.", "2.8.13", "O(1)")
+                .acl(&["connection"]),
+            CommandSpec::new("docs", -2, LOADING | STALE, (0, 0, 0), command_docs)
+                .doc(
+                    "server",
+                    "Returns documentary information about one, multiple or all commands.",
+                    "7.0.0",
+                    "O(N) where N is the number of commands to look up",
+                )
+                .acl(&["connection"])
+                .tips(&["nondeterministic_output_order"]),
+            CommandSpec::new("getkeys", -4, LOADING | STALE, (0, 0, 0), command_getkeys)
+                .doc("server", "Extracts the key names from an arbitrary command.", "2.8.13", "O(N) where N is the number of arguments to the command")
+                .acl(&["connection"]),
+            CommandSpec::new("getkeysandflags", -4, LOADING | STALE, (0, 0, 0), command_getkeysandflags)
+                .doc(
+                    "server",
+                    "Extracts the key names and access flags for an arbitrary command.",
+                    "7.0.0",
+                    "O(N) where N is the number of arguments to the command",
+                )
+                .acl(&["connection"]),
+            CommandSpec::new("help", 2, LOADING | STALE, (0, 0, 0), command_help)
+                .doc("server", "Returns helpful text about the different subcommands.", "5.0.0", "O(1)")
+                .acl(&["connection"]),
+            CommandSpec::new("info", -2, LOADING | STALE, (0, 0, 0), command_info)
+                .doc("server", "Returns information about one, multiple or all commands.", "2.8.13", "O(N) where N is the number of commands to look up")
+                .acl(&["connection"])
+                .tips(&["nondeterministic_output_order"]),
+            CommandSpec::new("list", -2, LOADING | STALE, (0, 0, 0), command_list)
+                .doc("server", "Returns a list of command names.", "7.0.0", "O(N) where N is the total number of Redis commands")
+                .acl(&["connection"])
+                .tips(&["nondeterministic_output_order"]),
+        ]),
+    CommandSpec::new("config", -2, 0, (0, 0, 0), config)
+        .doc("server", "A container for server configuration commands.", "2.0.0", "Depends on subcommand.")
+        .subs(&[
+            CommandSpec::new("get", -3, ADMIN | NOSCRIPT | LOADING | STALE, (0, 0, 0), config_get).doc(
+                "server",
+                "Returns the effective values of configuration parameters.",
+                "2.0.0",
+                "O(N) when N is the number of configuration parameters provided",
+            ),
+            CommandSpec::new("help", 2, LOADING | STALE, (0, 0, 0), config_help).doc(
+                "server",
+                "Returns helpful text about the different subcommands.",
+                "5.0.0",
+                "O(1)",
+            ),
+            CommandSpec::new("resetstat", 2, ADMIN | NOSCRIPT | LOADING | STALE | MANUAL_LOCKS, (0, 0, 0), config_resetstat).doc(
+                "server",
+                "Resets the server's statistics.",
+                "2.0.0",
+                "O(1)",
+            ),
+            CommandSpec::new("rewrite", 2, ADMIN | NOSCRIPT | LOADING | STALE, (0, 0, 0), config_rewrite).doc(
+                "server",
+                "Persists the effective configuration to file.",
+                "2.8.0",
+                "O(1)",
+            ),
+            CommandSpec::new("set", -4, ADMIN | NOSCRIPT | LOADING | STALE, (0, 0, 0), config_set)
+                .doc("server", "Sets configuration parameters in-flight.", "2.0.0", "O(N) when N is the number of configuration parameters provided")
+                .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
+        ]),
+    CommandSpec::new("info", -1, LOADING | STALE | MANUAL_LOCKS, (0, 0, 0), info)
+        .doc("server", "Returns information and statistics about the server.", "1.0.0", "O(1)")
+        .acl(&["dangerous"])
+        .tips(&["nondeterministic_output", "request_policy:all_shards", "response_policy:special"]),
+    CommandSpec::new("time", 1, LOADING | STALE | FAST, (0, 0, 0), time)
+        .doc("server", "Returns the server time.", "2.6.0", "O(1)")
+        .tips(&["nondeterministic_output"]),
+    CommandSpec::new("shutdown", -1, ADMIN | NOSCRIPT | LOADING | STALE | NO_MULTI | ALLOW_BUSY, (0, 0, 0), shutdown).doc(
+        "server",
+        "Synchronously saves the database(s) to disk and shuts down the Redis server.",
+        "1.0.0",
+        "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)",
+    ),
+];
+
+/// Sends Redis's help reply: the title line, then the lines as status
+/// replies, then the HELP entry every help ends with.
+fn reply_help(ctx: &mut Ctx<'_, '_>, cmd: &str, lines: &[&str]) {
+    ctx.reply.array(lines.len() + 3);
+    ctx.reply.simple(&format!("{cmd} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"));
+    for l in lines {
+        ctx.reply.simple(l);
+    }
+    ctx.reply.simple("HELP");
+    ctx.reply.simple("    Prints this help.");
+}
+
+// ---------------------------------------------------------------- COMMAND
+
+/// ACL categories in the order Redis lists them.
+const ACL_CATEGORIES: &[&str] = &[
+    "keyspace",
+    "read",
+    "write",
+    "set",
+    "sortedset",
+    "list",
+    "hash",
+    "string",
+    "bitmap",
+    "hyperloglog",
+    "geo",
+    "stream",
+    "pubsub",
+    "admin",
+    "fast",
+    "slow",
+    "blocking",
+    "dangerous",
+    "connection",
+    "transaction",
+    "scripting",
+];
+
+/// The spec's categories plus those Redis implies from the flags: write,
+/// read (not for scripting commands), admin+dangerous, pubsub, fast,
+/// blocking, and slow for whatever is not fast.
+fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
+    let f = |flag: u32| spec.flags & flag != 0;
+    let listed = |c: &str| spec.acl.contains(&c);
+    let fast = listed("fast") || f(FAST);
+    ACL_CATEGORIES
+        .iter()
+        .copied()
+        .filter(|&c| {
+            listed(c)
+                || match c {
+                    "write" => f(WRITE),
+                    "read" => f(READONLY) && !listed("scripting"),
+                    "admin" | "dangerous" => f(ADMIN),
+                    "pubsub" => f(PUBSUB),
+                    "fast" => fast,
+                    "slow" => !fast,
+                    "blocking" => f(BLOCKING),
+                    _ => false,
+                }
+        })
+        .collect()
+}
+
+/// Commands whose keys follow a count argument (Redis's `keynum` key
+/// specs): name, index of the count, whether argument 1 is a destination
+/// key.
+const NUMKEYS: &[(&str, usize, bool)] = &[
+    ("zunionstore", 2, true),
+    ("zinterstore", 2, true),
+    ("zdiffstore", 2, true),
+    ("zunion", 1, false),
+    ("zinter", 1, false),
+    ("zdiff", 1, false),
+    ("zintercard", 1, false),
+    ("sintercard", 1, false),
+    ("lmpop", 1, false),
+    ("zmpop", 1, false),
+    ("blmpop", 2, false),
+    ("bzmpop", 2, false),
+    ("eval", 2, false),
+    ("evalsha", 2, false),
+    ("eval_ro", 2, false),
+    ("evalsha_ro", 2, false),
+    ("fcall", 2, false),
+    ("fcall_ro", 2, false),
+];
+
+/// Scripts may be called without keys (Redis's `no_mandatory_keys`).
+fn keys_optional(name: &str) -> bool {
+    name.starts_with("eval") || name.starts_with("fcall")
+}
+
+fn numkeys_of(name: &str) -> Option<(usize, bool)> {
+    NUMKEYS.iter().find(|(n, _, _)| *n == name).map(|&(_, i, d)| (i, d))
+}
+
+/// Access flags of a command's keys, as Redis's key specs would give them
+/// for a plain read or write.
+fn key_flags(spec: &CommandSpec) -> &'static [&'static str] {
+    if keys_optional(spec.name) {
+        if spec.flags & READONLY != 0 {
+            &["RO", "access"]
+        } else {
+            &["RW", "access", "update"]
+        }
+    } else if spec.flags & WRITE != 0 {
+        &["RW", "update"]
+    } else {
+        &["RO", "access"]
+    }
+}
+
+enum FindKeys {
+    Range { last: i64, step: i64 },
+    Keynum { idx: i64, first: i64, step: i64 },
+}
+
+struct KeySpec {
+    flags: &'static [&'static str],
+    begin_index: i64,
+    find: FindKeys,
+}
+
+/// The key specs Redis would report, derived from the table: the legacy
+/// range, then a `keynum` spec for commands that count their keys.
+fn key_specs(spec: &CommandSpec) -> Vec<KeySpec> {
+    let mut v = Vec::new();
+    let (first, last, step) = spec.keys;
+    let numkeys = numkeys_of(spec.name);
+    if let Some((idx, dest)) = numkeys {
+        if dest {
+            v.push(KeySpec { flags: &["OW", "update"], begin_index: 1, find: FindKeys::Range { last: 0, step: 1 } });
+        }
+        let flags = if dest { &["RO", "access"][..] } else { key_flags(spec) };
+        v.push(KeySpec { flags, begin_index: idx as i64, find: FindKeys::Keynum { idx: 0, first: 1, step: 1 } });
+    } else if first > 0 {
+        let last = if last < 0 { i64::from(last) } else { i64::from(last - first) };
+        v.push(KeySpec { flags: key_flags(spec), begin_index: i64::from(first), find: FindKeys::Range { last, step: i64::from(step.max(1)) } });
+    }
+    v
+}
+
+fn reply_key_spec(ctx: &mut Ctx<'_, '_>, ks: &KeySpec) {
+    ctx.reply.map(3);
+    ctx.reply.bulk(b"flags");
+    ctx.reply.set(ks.flags.len());
+    for f in ks.flags {
+        ctx.reply.simple(f);
+    }
+    ctx.reply.bulk(b"begin_search");
+    ctx.reply.map(2);
+    ctx.reply.bulk(b"type");
+    ctx.reply.bulk(b"index");
+    ctx.reply.bulk(b"spec");
+    ctx.reply.map(1);
+    ctx.reply.bulk(b"index");
+    ctx.reply.int(ks.begin_index);
+    ctx.reply.bulk(b"find_keys");
+    ctx.reply.map(2);
+    ctx.reply.bulk(b"type");
+    match ks.find {
+        FindKeys::Range { last, step } => {
+            ctx.reply.bulk(b"range");
+            ctx.reply.bulk(b"spec");
+            ctx.reply.map(3);
+            ctx.reply.bulk(b"lastkey");
+            ctx.reply.int(last);
+            ctx.reply.bulk(b"keystep");
+            ctx.reply.int(step);
+            ctx.reply.bulk(b"limit");
+            ctx.reply.int(0);
+        }
+        FindKeys::Keynum { idx, first, step } => {
+            ctx.reply.bulk(b"keynum");
+            ctx.reply.bulk(b"spec");
+            ctx.reply.map(3);
+            ctx.reply.bulk(b"keynumidx");
+            ctx.reply.int(idx);
+            ctx.reply.bulk(b"firstkey");
+            ctx.reply.int(first);
+            ctx.reply.bulk(b"keystep");
+            ctx.reply.int(step);
+        }
+    }
+}
+
+/// Subcommands of `cmd` in table order (the id map is unordered).
+fn subs_of<'a>(srv: &'a Server, cmd: &'a Cmd) -> impl Iterator<Item = &'a Cmd> + 'a {
+    cmd.spec.subcommands.iter().filter_map(move |s| srv.commands.lookup_sub(cmd, s.name.as_bytes()))
+}
+
+/// COMMAND INFO's 10 fields for one command.
+fn reply_command_info(ctx: &mut Ctx<'_, '_>, cmd: &Cmd) {
+    let srv = ctx.srv;
+    let spec = cmd.spec;
+    ctx.reply.array(10);
+    ctx.reply.bulk(cmd.fullname.as_bytes());
+    ctx.reply.int(i64::from(spec.arity));
+    let names: Vec<&str> = flags::NAMES.iter().filter(|(f, _)| spec.flags & f != 0).map(|&(_, n)| n).collect();
+    ctx.reply.set(names.len());
+    for n in names {
+        ctx.reply.simple(n);
+    }
+    let (first, last, step) = spec.keys;
+    ctx.reply.int(i64::from(first));
+    ctx.reply.int(i64::from(last));
+    ctx.reply.int(i64::from(step));
+    let cats = acl_categories(spec);
+    ctx.reply.set(cats.len());
+    for c in cats {
+        ctx.reply.simple(&format!("@{c}"));
+    }
+    ctx.reply.set(spec.tips.len());
+    for t in spec.tips {
+        ctx.reply.bulk(t.as_bytes());
+    }
+    let specs = key_specs(spec);
+    ctx.reply.set(specs.len());
+    for ks in &specs {
+        reply_key_spec(ctx, ks);
+    }
+    let subs: Vec<&Cmd> = subs_of(srv, cmd).collect();
+    ctx.reply.array(subs.len());
+    for s in subs {
+        reply_command_info(ctx, s);
+    }
+}
+
+/// COMMAND DOCS's map for one command.
+fn reply_command_docs(ctx: &mut Ctx<'_, '_>, cmd: &Cmd) {
+    let srv = ctx.srv;
+    let spec = cmd.spec;
+    let subs: Vec<&Cmd> = subs_of(srv, cmd).collect();
+    ctx.reply.map(4 + usize::from(!subs.is_empty()));
+    for (k, v) in [("summary", spec.summary), ("since", spec.since), ("group", spec.group), ("complexity", spec.complexity)] {
+        ctx.reply.bulk(k.as_bytes());
+        ctx.reply.bulk(v.as_bytes());
+    }
+    if !subs.is_empty() {
+        ctx.reply.bulk(b"subcommands");
+        ctx.reply.map(subs.len());
+        for s in subs {
+            ctx.reply.bulk(s.fullname.as_bytes());
+            reply_command_docs(ctx, s);
+        }
+    }
+}
+
+/// Looks up `get` or `config|get`, case-insensitively.
+fn lookup_fullname<'a>(srv: &'a Server, name: &[u8]) -> Option<&'a Cmd> {
+    match name.iter().position(|&c| c == b'|') {
+        None => srv.commands.lookup(name),
+        Some(p) => {
+            let parent = srv.commands.lookup(&name[..p])?;
+            srv.commands.lookup_sub(parent, &name[p + 1..])
+        }
+    }
+}
+
+fn command(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
+    let srv = ctx.srv;
+    let all: Vec<&Cmd> = srv.commands.top_level().collect();
+    ctx.reply.array(all.len());
+    for c in all {
+        reply_command_info(ctx, c);
+    }
+}
+
+fn command_count(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
+    let n = ctx.srv.commands.top_level().count();
+    ctx.reply.int(n as i64);
+}
+
+fn command_info(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    if args.len() == 2 {
+        command(ctx, args);
+        return;
+    }
+    let srv = ctx.srv;
+    ctx.reply.array(args.len() - 2);
+    for name in args.tail(2).iter() {
+        match lookup_fullname(srv, name) {
+            Some(c) => reply_command_info(ctx, c),
+            None => ctx.reply.null(),
+        }
+    }
+}
+
+fn command_docs(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let srv = ctx.srv;
+    let found: Vec<&Cmd> =
+        if args.len() == 2 { srv.commands.top_level().collect() } else { args.tail(2).iter().filter_map(|n| lookup_fullname(srv, n)).collect() };
+    ctx.reply.map(found.len());
+    for c in found {
+        ctx.reply.bulk(c.fullname.as_bytes());
+        reply_command_docs(ctx, c);
+    }
+}
+
+fn command_list(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    enum Filter<'a> {
+        All,
+        Module,
+        Acl(Option<&'static str>),
+        Pattern(&'a [u8]),
+    }
+    let filter = match args.len() {
+        2 => Filter::All,
+        5 if args.get(2).eq_ignore_ascii_case(b"filterby") => {
+            let (kind, arg) = (args.get(3), args.get(4));
+            if kind.eq_ignore_ascii_case(b"module") {
+                Filter::Module
+            } else if kind.eq_ignore_ascii_case(b"aclcat") {
+                Filter::Acl(ACL_CATEGORIES.iter().copied().find(|c| c.as_bytes().eq_ignore_ascii_case(arg)))
+            } else if kind.eq_ignore_ascii_case(b"pattern") {
+                Filter::Pattern(arg)
+            } else {
+                ctx.reply.error(errors::SYNTAX);
+                return;
+            }
+        }
+        _ => {
+            ctx.reply.error(errors::SYNTAX);
+            return;
+        }
+    };
+    let srv = ctx.srv;
+    let mut names: Vec<&str> = Vec::new();
+    for top in srv.commands.top_level() {
+        for c in std::iter::once(top).chain(subs_of(srv, top)) {
+            let keep = match filter {
+                Filter::All => true,
+                // Tern has no modules.
+                Filter::Module => false,
+                Filter::Acl(cat) => cat.is_some_and(|cat| acl_categories(c.spec).contains(&cat)),
+                Filter::Pattern(p) => crate::glob::matches(p, c.fullname.as_bytes(), true),
+            };
+            if keep {
+                names.push(&c.fullname);
+            }
+        }
+    }
+    ctx.reply.array(names.len());
+    for n in names {
+        ctx.reply.bulk(n.as_bytes());
+    }
+}
+
+/// Positions of the keys (and their access flags) in a full command line
+/// `args` for `cmd`, as Redis's key specs and getkeys procs find them.
+/// `None` when the arguments do not make sense for the command.
+fn find_keys(cmd: &Cmd, args: Args<'_>) -> Option<Vec<(usize, &'static [&'static str])>> {
+    let spec = cmd.spec;
+    let argc = args.len();
+    let mut keys: Vec<(usize, &'static [&'static str])> = Vec::new();
+    if let Some((idx, dest)) = numkeys_of(spec.name) {
+        if dest {
+            keys.push((1, &["OW", "update"]));
+        }
+        let n = tern_protocol::parse_i64(args.try_get(idx)?).filter(|&n| n >= 0)? as usize;
+        if n > argc.saturating_sub(idx + 1) {
+            return None;
+        }
+        let flags = if dest { &["RO", "access"][..] } else { key_flags(spec) };
+        keys.extend((idx + 1..idx + 1 + n).map(|i| (i, flags)));
+        return Some(keys);
+    }
+    let lower = |i: usize| args.get(i).to_ascii_lowercase();
+    match spec.name {
+        "sort" | "sort_ro" => {
+            keys.push((1, &["RO", "access"]));
+            let mut i = 2;
+            while i < argc {
+                match lower(i).as_slice() {
+                    b"limit" => i += 2,
+                    b"get" | b"by" => i += 1,
+                    b"store" if spec.name == "sort" && i + 1 < argc => {
+                        keys.push((i + 1, &["OW", "update"]));
+                        i += 1;
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+            Some(keys)
+        }
+        "xread" | "xreadgroup" => {
+            let at = (1..argc).find(|&i| lower(i) == b"streams")?;
+            let rest = argc - at - 1;
+            if rest == 0 || rest % 2 != 0 {
+                return None;
+            }
+            let flags: &'static [&'static str] = if spec.name == "xread" { &["RO", "access"] } else { &["RW", "update"] };
+            keys.extend((at + 1..at + 1 + rest / 2).map(|i| (i, flags)));
+            Some(keys)
+        }
+        "migrate" => {
+            if args.try_get(3).is_some_and(|k| k.is_empty()) {
+                if let Some(at) = (6..argc).find(|&i| lower(i) == b"keys") {
+                    keys.extend((at + 1..argc).map(|i| (i, &["RW", "access", "delete"][..])));
+                    return Some(keys);
+                }
+            }
+            keys.push((3, &["RW", "access", "delete"]));
+            Some(keys)
+        }
+        _ => {
+            let flags = key_flags(spec);
+            keys.extend(cmd.key_positions(argc).map(|i| (i, flags)));
+            Some(keys)
+        }
+    }
+}
+
+fn getkeys(ctx: &mut Ctx<'_, '_>, args: Args<'_>, with_flags: bool) {
+    let srv = ctx.srv;
+    let target = args.tail(2);
+    let Some(mut cmd) = srv.commands.lookup(target.get(0)) else {
+        ctx.reply.error("ERR Invalid command specified");
+        return;
+    };
+    if !cmd.spec.subcommands.is_empty() && target.len() >= 2 {
+        match srv.commands.lookup_sub(cmd, target.get(1)) {
+            Some(s) => cmd = s,
+            None => {
+                ctx.reply.error("ERR Invalid command specified");
+                return;
+            }
+        }
+    }
+    let has_keys = cmd.spec.keys.0 > 0 || cmd.has(MOVABLE_KEYS) || numkeys_of(cmd.spec.name).is_some();
+    if !has_keys {
+        ctx.reply.error("ERR The command has no key arguments");
+        return;
+    }
+    if !cmd.arity_ok(target.len()) {
+        ctx.reply.error("ERR Invalid number of arguments specified for command");
+        return;
+    }
+    let keys = match find_keys(cmd, target) {
+        Some(k) if !k.is_empty() || keys_optional(cmd.spec.name) => k,
+        _ => {
+            ctx.reply.error("ERR Invalid arguments specified for command");
+            return;
+        }
+    };
+    ctx.reply.array(keys.len());
+    for (i, flags) in keys {
+        if with_flags {
+            ctx.reply.array(2);
+            ctx.reply.bulk(target.get(i));
+            ctx.reply.set(flags.len());
+            for f in flags {
+                ctx.reply.simple(f);
+            }
+        } else {
+            ctx.reply.bulk(target.get(i));
+        }
+    }
+}
+
+fn command_getkeys(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    getkeys(ctx, args, false);
+}
+
+fn command_getkeysandflags(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    getkeys(ctx, args, true);
+}
+
+fn command_help(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
+    reply_help(
+        ctx,
+        "COMMAND",
+        &[
+            "(no subcommand)",
+            "    Return details about all Redis commands.",
+            "COUNT",
+            "    Return the total number of commands in this Redis server.",
+            "LIST",
+            "    Return a list of all commands in this Redis server.",
+            "INFO [<command-name> ...]",
+            "    Return details about multiple Redis commands.",
+            "    If no command names are given, documentation details for all",
+            "    commands are returned.",
+            "DOCS [<command-name> ...]",
+            "    Return documentation details about multiple Redis commands.",
+            "    If no command names are given, documentation details for all",
+            "    commands are returned.",
+            "GETKEYS <full-command>",
+            "    Return the keys from a full Redis command.",
+            "GETKEYSANDFLAGS <full-command>",
+            "    Return the keys and the access flags from a full Redis command.",
+        ],
+    );
+}
+
+// ----------------------------------------------------------------- CONFIG
+
+/// Only reached without a known subcommand, which dispatch already
+/// refuses; kept so the container has a handler like every command.
+fn config(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let msg = errors::unknown_subcommand(args.try_get(1).unwrap_or_default(), "config");
+    ctx.reply.error(&msg);
+}
+
+fn config_help(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
+    reply_help(
+        ctx,
+        "CONFIG",
+        &[
+            "GET <pattern>",
+            "    Return parameters matching the glob-like <pattern> and their values.",
+            "SET <directive> <value>",
+            "    Set the configuration <directive> to <value>.",
+            "RESETSTAT",
+            "    Reset statistics reported by the INFO command.",
+            "REWRITE",
+            "    Rewrite the configuration file.",
+        ],
+    );
+}
+
+fn config_get(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    // (name as matched, directive); names compare case-insensitively.
+    let mut found: Vec<(String, &'static Directive)> = Vec::new();
+    let seen = |found: &[(String, &Directive)], n: &str| found.iter().any(|(f, _)| f.eq_ignore_ascii_case(n));
+    for pat in args.tail(2).iter() {
+        let is_glob = pat.iter().any(|c| matches!(c, b'*' | b'?' | b'['));
+        if !is_glob {
+            let name = String::from_utf8_lossy(pat).into_owned();
+            if let Some(d) = find_directive(&name) {
+                if !seen(&found, &name) {
+                    found.push((name, d));
+                }
+            }
+            continue;
+        }
+        for d in DIRECTIVES {
+            for n in std::iter::once(d.name).chain(d.alias) {
+                if crate::glob::matches(pat, n.as_bytes(), true) && !seen(&found, n) {
+                    found.push((n.to_string(), d));
+                }
+            }
+        }
+    }
+    let cfg = ctx.srv.config.read();
+    let port = ctx.srv.port.load(Ordering::Relaxed);
+    ctx.reply.map(found.len());
+    for (name, d) in found {
+        ctx.reply.bulk(name.as_bytes());
+        // With `port 0` the kernel picked the port; show the real one.
+        if d.name == "port" && port != 0 {
+            ctx.reply.bulk(port.to_string().as_bytes());
+        } else {
+            ctx.reply.bulk((d.get)(&cfg).as_bytes());
+        }
+    }
+}
+
+fn config_set(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    if args.len() % 2 != 0 {
+        ctx.reply.error(errors::SYNTAX);
+        return;
+    }
+    let pairs: Vec<(&[u8], &[u8])> = (2..args.len()).step_by(2).map(|i| (args.get(i), args.get(i + 1))).collect();
+    let mut chosen: Vec<&'static Directive> = Vec::with_capacity(pairs.len());
+    // First problem wins, as in Redis: unknown name, immutable, duplicate.
+    for &(name, _) in &pairs {
+        let shown = String::from_utf8_lossy(name);
+        let Some(d) = std::str::from_utf8(name).ok().and_then(find_directive) else {
+            ctx.reply.error(&format!("ERR Unknown option or number of arguments for CONFIG SET - '{shown}'"));
+            return;
+        };
+        let why = if !d.mutable {
+            Some("can't set immutable config")
+        } else if chosen.iter().any(|c| std::ptr::eq(*c, d)) {
+            Some("duplicate parameter")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            ctx.reply.error(&format!("ERR CONFIG SET failed (possibly related to argument '{shown}') - {why}"));
+            return;
+        }
+        chosen.push(d);
+    }
+    // All or nothing: apply to a copy and publish it only if every value
+    // was accepted.
+    let mut cfg = ctx.srv.config.write();
+    let mut next = cfg.clone();
+    for (&(name, value), d) in pairs.iter().zip(&chosen) {
+        let value = String::from_utf8_lossy(value);
+        if let Err(why) = next.set_runtime(d, &value) {
+            drop(cfg);
+            ctx.reply.error(&format!("ERR CONFIG SET failed (possibly related to argument '{}') - {why}", String::from_utf8_lossy(name)));
+            return;
+        }
+    }
+    for d in &chosen {
+        if d.kind == Kind::Passive {
+            crate::log_notice!("CONFIG SET {}: accepted, but Tern does not act on this directive yet.", d.name);
+        }
+    }
+    ctx.srv.limits.load_from(&next);
+    crate::log::set_level(next.loglevel);
+    *cfg = next;
+    drop(cfg);
+    ctx.reply.ok();
+}
+
+fn config_rewrite(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
+    let cfg = ctx.srv.config.read().clone();
+    match cfg.rewrite() {
+        Ok(()) => {
+            crate::log_notice!("CONFIG REWRITE executed with success.");
+            ctx.reply.ok();
+        }
+        Err(e) => {
+            crate::log_warning!("CONFIG REWRITE failed: {}", e);
+            ctx.reply.error(&format!("ERR {e}"));
+        }
+    }
+}
+
+fn config_resetstat(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
+    let srv = ctx.srv;
+    for w in &srv.workers {
+        w.reset();
+    }
+    srv.global.active_expired.store(0, Ordering::Relaxed);
+    srv.global.expired_stale_perc.store(0, Ordering::Relaxed);
+    for gid in 0..srv.ks.total_shards() as u32 {
+        ctx.locks.acquire([gid]);
+        ctx.locks.shard(gid).expired = 0;
+        ctx.locks.release();
+    }
+    *RATES.lock() = None;
+    PEAK_MEMORY.store(0, Ordering::Relaxed);
+    srv.stat_reset_ms.store(now_ms(), Ordering::Relaxed);
+    ctx.reply.ok();
+}
+
+// ------------------------------------------------------------------- INFO
+
+/// Sections in output order; the flag says whether plain INFO shows it.
+const SECTIONS: &[(&str, bool)] = &[
+    ("server", true),
+    ("clients", true),
+    ("memory", true),
+    ("persistence", true),
+    ("stats", true),
+    ("replication", true),
+    ("cpu", true),
+    ("modules", true),
+    ("commandstats", false),
+    ("errorstats", true),
+    ("cluster", true),
+    ("keyspace", true),
+];
+
+/// The last sample of the traffic counters, for the instantaneous rates.
+struct RateSample {
+    at: std::time::Instant,
+    ops: u64,
+    input: u64,
+    output: u64,
+    rates: (u64, f64, f64),
+}
+
+/// Rates are measured between INFO calls: a sample at least this old is
+/// replaced, a younger one is reused, so that rapid INFO calls do not
+/// divide by nearly nothing.
+const RATE_WINDOW: std::time::Duration = std::time::Duration::from_millis(100);
+
+static RATES: Mutex<Option<RateSample>> = Mutex::new(None);
+
+/// The highest `used_memory` INFO has seen (Redis samples it in cron).
+static PEAK_MEMORY: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn rates(ops: u64, input: u64, output: u64) -> (u64, f64, f64) {
+    let now = std::time::Instant::now();
+    let mut r = RATES.lock();
+    match r.as_mut() {
+        None => {
+            *r = Some(RateSample { at: now, ops, input, output, rates: (0, 0.0, 0.0) });
+            (0, 0.0, 0.0)
+        }
+        Some(s) => {
+            let dt = now.duration_since(s.at);
+            if dt >= RATE_WINDOW {
+                let secs = dt.as_secs_f64();
+                s.rates = (
+                    (ops.saturating_sub(s.ops) as f64 / secs).round() as u64,
+                    input.saturating_sub(s.input) as f64 / secs / 1024.0,
+                    output.saturating_sub(s.output) as f64 / secs / 1024.0,
+                );
+                s.at = now;
+                s.ops = ops;
+                s.input = input;
+                s.output = output;
+            }
+            s.rates
+        }
+    }
+}
+
+/// Redis's bytesToHuman.
+fn human(n: u64) -> String {
+    let d = n as f64;
+    const K: f64 = 1024.0;
+    if n < 1024 {
+        format!("{n}B")
+    } else if d < K * K {
+        format!("{:.2}K", d / K)
+    } else if d < K * K * K {
+        format!("{:.2}M", d / (K * K))
+    } else if d < K * K * K * K {
+        format!("{:.2}G", d / (K * K * K))
+    } else if d < K * K * K * K * K {
+        format!("{:.2}T", d / (K * K * K * K))
+    } else {
+        format!("{:.2}P", d / (K * K * K * K * K))
+    }
+}
+
+/// jemalloc's view: (allocated, active, resident). Reading the stats
+/// needs the epoch advanced first, or they are stale.
+fn jemalloc_stats() -> (u64, u64, u64) {
+    use tikv_jemalloc_ctl::{epoch, stats};
+    let _ = epoch::advance();
+    let a = stats::allocated::read().unwrap_or(0) as u64;
+    let act = stats::active::read().unwrap_or(0) as u64;
+    let r = stats::resident::read().unwrap_or(0) as u64;
+    (a, act, r)
+}
+
+fn read_proc(path: &str) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+/// Resident set size from /proc/self/statm (pages of 4 KiB).
+fn rss_bytes() -> u64 {
+    read_proc("/proc/self/statm").split_whitespace().nth(1).and_then(|p| p.parse::<u64>().ok()).unwrap_or(0) * 4096
+}
+
+fn total_system_memory() -> u64 {
+    read_proc("/proc/meminfo")
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .unwrap_or(0)
+        * 1024
+}
+
+/// (user, system, children user, children system) CPU seconds from
+/// /proc/self/stat, whose times are in USER_HZ = 100 ticks per second on
+/// every Linux.
+fn cpu_times() -> (f64, f64, f64, f64) {
+    let stat = read_proc("/proc/self/stat");
+    // The command name may contain spaces; fields resume after its ')'.
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let f: Vec<f64> = rest.split_whitespace().map(|x| x.parse::<f64>().unwrap_or(0.0)).collect();
+    let tick = |i: usize| f.get(i).copied().unwrap_or(0.0) / 100.0;
+    // After ')': state(0) ... utime(11) stime(12) cutime(13) cstime(14).
+    (tick(11), tick(12), tick(13), tick(14))
+}
+
+/// Per-database (keys, keys with a TTL) and the bytes the entries hold,
+/// walking the shards one lock at a time.
+fn keyspace_counts(ctx: &mut Ctx<'_, '_>) -> (Vec<(usize, u64, u64)>, u64, u64) {
+    let ks = ctx.ks;
+    let mut dbs = Vec::new();
+    let mut mem = 0u64;
+    let mut expired = 0u64;
+    for db in 0..ks.db_count() {
+        let (mut keys, mut vol) = (0u64, 0u64);
+        for gid in ks.db_gids(db) {
+            ctx.locks.acquire([gid]);
+            let s = ctx.locks.shard(gid);
+            keys += s.len() as u64;
+            vol += s.volatile_count() as u64;
+            mem += s.mem() as u64;
+            expired += s.expired;
+            ctx.locks.release();
+        }
+        if keys > 0 {
+            dbs.push((db, keys, vol));
+        }
+    }
+    (dbs, mem, expired)
+}
+
+fn info(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let mut wanted = [false; SECTIONS.len()];
+    if args.len() == 1 {
+        for (w, (_, default)) in wanted.iter_mut().zip(SECTIONS) {
+            *w = *default;
+        }
+    }
+    for a in args.tail(1).iter() {
+        let a = a.to_ascii_lowercase();
+        match a.as_slice() {
+            b"default" => {
+                for (w, (_, default)) in wanted.iter_mut().zip(SECTIONS) {
+                    *w |= *default;
+                }
+            }
+            b"all" | b"everything" => wanted = [true; SECTIONS.len()],
+            name => {
+                if let Some(i) = SECTIONS.iter().position(|(n, _)| n.as_bytes() == name) {
+                    wanted[i] = true;
+                }
+            }
+        }
+    }
+    let text = info_text(ctx, &wanted);
+    ctx.reply.verbatim(text.as_bytes());
+}
+
+fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
+    let srv = ctx.srv;
+    let need_keyspace = wanted[section("memory")] || wanted[section("stats")] || wanted[section("keyspace")];
+    let (dbs, dataset, shard_expired) = if need_keyspace { keyspace_counts(ctx) } else { (Vec::new(), 0, 0) };
+    let cfg = srv.config.read().clone();
+    let mut out = String::new();
+    for (i, (name, _)) in SECTIONS.iter().enumerate() {
+        if !wanted[i] {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str("\r\n");
+        }
+        let mut s = Section(&mut out);
+        match *name {
+            "server" => {
+                s.header("Server");
+                let now = now_ms();
+                let uptime = srv.started.elapsed().as_secs();
+                let port = srv.port.load(Ordering::Relaxed);
+                let os = format!("Linux {} {}", read_proc("/proc/sys/kernel/osrelease").trim(), std::env::consts::ARCH);
+                s.kv("redis_version", crate::REDIS_VERSION);
+                s.kv("tern_version", crate::TERN_VERSION);
+                s.kv("redis_git_sha1", "00000000");
+                s.kv("redis_git_dirty", 0);
+                s.kv("redis_build_id", "0");
+                s.kv("redis_mode", "standalone");
+                s.kv("os", os);
+                s.kv("arch_bits", usize::BITS);
+                s.kv("monotonic_clock", "POSIX clock_gettime");
+                s.kv("multiplexing_api", "epoll");
+                s.kv("atomicvar_api", "c11-builtin");
+                s.kv("gcc_version", "0.0.0");
+                s.kv("process_id", std::process::id());
+                s.kv("process_supervised", "no");
+                s.kv("run_id", &srv.run_id);
+                s.kv("tcp_port", port);
+                s.kv("server_time_usec", now * 1000);
+                s.kv("uptime_in_seconds", uptime);
+                s.kv("uptime_in_days", uptime / 86_400);
+                s.kv("hz", cfg.hz);
+                s.kv("configured_hz", cfg.hz);
+                s.kv("lru_clock", (now / 1000) & ((1 << 24) - 1));
+                s.kv("executable", &srv.executable);
+                s.kv("config_file", cfg.config_file.as_ref().map(|p| p.display().to_string()).unwrap_or_default());
+                s.kv("io_threads_active", 0);
+                s.kv("listener0", format!("name=tcp,bind={},port={}", cfg.bind.join(",bind="), port));
+            }
+            "clients" => {
+                s.header("Clients");
+                s.kv("connected_clients", srv.connected.load(Ordering::Relaxed));
+                s.kv("cluster_connections", 0);
+                s.kv("maxclients", cfg.maxclients);
+            }
+            "memory" => {
+                s.header("Memory");
+                let (allocated, active, resident) = jemalloc_stats();
+                let used = allocated;
+                let peak = PEAK_MEMORY.fetch_max(used, Ordering::Relaxed).max(used);
+                let rss = rss_bytes();
+                let sys = total_system_memory();
+                s.kv("used_memory", used);
+                s.kv("used_memory_human", human(used));
+                s.kv("used_memory_rss", rss);
+                s.kv("used_memory_rss_human", human(rss));
+                s.kv("used_memory_peak", peak);
+                s.kv("used_memory_peak_human", human(peak));
+                s.kv("used_memory_peak_perc", format!("{:.2}%", if peak > 0 { used as f64 * 100.0 / peak as f64 } else { 0.0 }));
+                s.kv("used_memory_dataset", dataset);
+                s.kv("used_memory_dataset_perc", format!("{:.2}%", if used > 0 { dataset as f64 * 100.0 / used as f64 } else { 0.0 }));
+                s.kv("allocator_allocated", allocated);
+                s.kv("allocator_active", active);
+                s.kv("allocator_resident", resident);
+                s.kv("total_system_memory", sys);
+                s.kv("total_system_memory_human", human(sys));
+                s.kv("maxmemory", cfg.maxmemory);
+                s.kv("maxmemory_human", human(cfg.maxmemory));
+                s.kv("maxmemory_policy", &cfg.maxmemory_policy);
+                let ratio = |a: u64, b: u64| if b > 0 { a as f64 / b as f64 } else { 0.0 };
+                s.kv("allocator_frag_ratio", format!("{:.2}", ratio(active, allocated)));
+                s.kv("allocator_frag_bytes", active.saturating_sub(allocated));
+                s.kv("allocator_rss_ratio", format!("{:.2}", ratio(resident, active)));
+                s.kv("allocator_rss_bytes", resident.saturating_sub(active));
+                s.kv("rss_overhead_ratio", format!("{:.2}", ratio(rss, resident)));
+                s.kv("rss_overhead_bytes", rss as i64 - resident as i64);
+                s.kv("mem_fragmentation_ratio", format!("{:.2}", ratio(rss, used)));
+                s.kv("mem_fragmentation_bytes", rss as i64 - used as i64);
+                s.kv("mem_allocator", "jemalloc-5.3.0");
+            }
+            "persistence" => {
+                // Tern keeps no data on disk: nothing is loading or saving.
+                s.header("Persistence");
+                s.kv("loading", 0);
+                s.kv("async_loading", 0);
+                s.kv("rdb_bgsave_in_progress", 0);
+                s.kv("rdb_last_save_time", srv.started_ms / 1000);
+                s.kv("rdb_last_bgsave_status", "ok");
+                s.kv("rdb_saves", 0);
+                s.kv("aof_enabled", 0);
+                s.kv("aof_rewrite_in_progress", 0);
+                s.kv("aof_rewrite_scheduled", 0);
+                s.kv("aof_last_bgrewrite_status", "ok");
+                s.kv("aof_rewrites", 0);
+                s.kv("aof_last_write_status", "ok");
+            }
+            "stats" => {
+                s.header("Stats");
+                let ops = srv.sum(|w| w.commands.get());
+                let input = srv.sum(|w| w.net_input_bytes.get());
+                let output = srv.sum(|w| w.net_output_bytes.get());
+                let (ops_sec, in_kbps, out_kbps) = rates(ops, input, output);
+                s.kv("total_connections_received", srv.sum(|w| w.connections_received.get()));
+                s.kv("total_commands_processed", ops);
+                s.kv("instantaneous_ops_per_sec", ops_sec);
+                s.kv("total_net_input_bytes", input);
+                s.kv("total_net_output_bytes", output);
+                s.kv("instantaneous_input_kbps", format!("{in_kbps:.2}"));
+                s.kv("instantaneous_output_kbps", format!("{out_kbps:.2}"));
+                s.kv("rejected_connections", srv.sum(|w| w.rejected_connections.get()));
+                // Every removal by TTL, lazy or active, is counted by its
+                // shard; `active_expired` is a subset of it.
+                s.kv("expired_keys", shard_expired);
+                s.kv("expired_stale_perc", format!("{:.2}", srv.global.expired_stale_perc.load(Ordering::Relaxed) as f64 / 100.0));
+                s.kv("evicted_keys", 0);
+                s.kv("keyspace_hits", srv.sum(|w| w.keyspace_hits.get()));
+                s.kv("keyspace_misses", srv.sum(|w| w.keyspace_misses.get()));
+                s.kv("total_error_replies", srv.sum(|w| w.total_error_replies.get()));
+                s.kv("stat_reset_time", srv.stat_reset_ms.load(Ordering::Relaxed) / 1000);
+            }
+            "replication" => {
+                s.header("Replication");
+                s.kv("role", "master");
+                s.kv("connected_slaves", 0);
+                s.kv("master_failover_state", "no-failover");
+                s.kv("master_replid", &srv.run_id);
+                s.kv("master_replid2", "0000000000000000000000000000000000000000");
+                s.kv("master_repl_offset", 0);
+                s.kv("second_repl_offset", -1);
+                s.kv("repl_backlog_active", 0);
+                s.kv("repl_backlog_size", 1_048_576);
+                s.kv("repl_backlog_first_byte_offset", 0);
+                s.kv("repl_backlog_histlen", 0);
+            }
+            "cpu" => {
+                s.header("CPU");
+                let (user, sys, cuser, csys) = cpu_times();
+                s.kv("used_cpu_sys", format!("{sys:.6}"));
+                s.kv("used_cpu_user", format!("{user:.6}"));
+                s.kv("used_cpu_sys_children", format!("{csys:.6}"));
+                s.kv("used_cpu_user_children", format!("{cuser:.6}"));
+            }
+            "modules" => s.header("Modules"),
+            "commandstats" => {
+                s.header("Commandstats");
+                for c in srv.commands.iter() {
+                    let calls = srv.sum(|w| w.cmds[c.id].calls.get());
+                    let rejected = srv.sum(|w| w.cmds[c.id].rejected.get());
+                    let failed = srv.sum(|w| w.cmds[c.id].failed.get());
+                    if calls == 0 && rejected == 0 && failed == 0 {
+                        continue;
+                    }
+                    let usec = srv.sum(|w| w.cmds[c.id].usec.get());
+                    let per = if calls > 0 { usec as f64 / calls as f64 } else { 0.0 };
+                    s.kv(
+                        &format!("cmdstat_{}", c.fullname),
+                        format!("calls={calls},usec={usec},usec_per_call={per:.2},rejected_calls={rejected},failed_calls={failed}"),
+                    );
+                }
+            }
+            "errorstats" => {
+                s.header("Errorstats");
+                let mut all: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
+                for w in &srv.workers {
+                    for (k, v) in w.errors.lock().iter() {
+                        *all.entry(k.clone()).or_insert(0) += v;
+                    }
+                }
+                for (k, v) in all {
+                    s.kv(&format!("errorstat_{k}"), format!("count={v}"));
+                }
+            }
+            "cluster" => {
+                s.header("Cluster");
+                s.kv("cluster_enabled", 0);
+            }
+            "keyspace" => {
+                s.header("Keyspace");
+                for &(db, keys, vol) in &dbs {
+                    s.kv(&format!("db{db}"), format!("keys={keys},expires={vol},avg_ttl=0,subexpiry=0"));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn section(name: &str) -> usize {
+    SECTIONS.iter().position(|(n, _)| *n == name).unwrap_or(0)
+}
+
+/// Appends `# Header` and `key:value` lines with CRLF, as INFO sends them.
+struct Section<'a>(&'a mut String);
+
+impl Section<'_> {
+    fn header(&mut self, h: &str) {
+        let _ = write!(self.0, "# {h}\r\n");
+    }
+    fn kv(&mut self, k: &str, v: impl std::fmt::Display) {
+        let _ = write!(self.0, "{k}:{v}\r\n");
+    }
+}
+
+// ------------------------------------------------------- TIME, SHUTDOWN
+
+fn time(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    ctx.reply.array(2);
+    ctx.reply.bulk_int(now.as_secs() as i64);
+    ctx.reply.bulk_int(i64::from(now.subsec_micros()));
+}
+
+fn shutdown(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let (mut nosave, mut save, mut abort, mut other) = (false, false, false, false);
+    for a in args.tail(1).iter() {
+        if a.eq_ignore_ascii_case(b"nosave") {
+            nosave = true;
+        } else if a.eq_ignore_ascii_case(b"save") {
+            save = true;
+        } else if a.eq_ignore_ascii_case(b"now") || a.eq_ignore_ascii_case(b"force") {
+            other = true;
+        } else if a.eq_ignore_ascii_case(b"abort") {
+            abort = true;
+        } else {
+            ctx.reply.error(errors::SYNTAX);
+            return;
+        }
+    }
+    if (abort && (nosave || save || other)) || (nosave && save) {
+        ctx.reply.error(errors::SYNTAX);
+        return;
+    }
+    if abort {
+        // Tern's shutdown does not wait for replicas or a save, so there is
+        // never one in progress to abort.
+        ctx.reply.error("ERR No shutdown in progress.");
+        return;
+    }
+    crate::log_warning!("User requested shutdown...");
+    if save {
+        crate::log_warning!("SHUTDOWN SAVE: Tern does not persist data yet; nothing was saved.");
+    }
+    ctx.srv.begin_shutdown();
+    ctx.client.close_after_reply = true;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn human_sizes() {
+        assert_eq!(human(0), "0B");
+        assert_eq!(human(1023), "1023B");
+        assert_eq!(human(965_752), "943.12K");
+        assert_eq!(human(12_320_768), "11.75M");
+        assert_eq!(human(25_276_063_744), "23.54G");
+    }
+}

@@ -81,6 +81,8 @@ pub struct CommandSpec {
     pub acl: &'static [&'static str],
     /// Subcommands of a container command (CLIENT, CONFIG, OBJECT, ...).
     pub subcommands: &'static [CommandSpec],
+    /// COMMAND INFO tips (`nondeterministic_output`, `request_policy:...`).
+    pub tips: &'static [&'static str],
 }
 
 /// A command as the table holds it.
@@ -199,6 +201,7 @@ impl CommandSpec {
             complexity: "O(1)",
             acl: &[],
             subcommands: &[],
+            tips: &[],
         }
     }
 
@@ -217,6 +220,11 @@ impl CommandSpec {
 
     pub const fn subs(mut self, subs: &'static [CommandSpec]) -> Self {
         self.subcommands = subs;
+        self
+    }
+
+    pub const fn tips(mut self, tips: &'static [&'static str]) -> Self {
+        self.tips = tips;
         self
     }
 }
