@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use hashbrown::DefaultHashBuilder;
 use parking_lot::{Mutex, MutexGuard};
 
+use crate::lazyfree::LazyFree;
 use crate::shard::Shard;
 
 /// Pads `T` to its own pair of cache lines, so that two shard locks taken by
@@ -33,6 +34,8 @@ pub struct Keyspace {
     hasher: DefaultHashBuilder,
     /// Where the next active-expiry cycle starts.
     expire_cursor: AtomicUsize,
+    /// Background freeing of detached data (UNLINK, FLUSH* ASYNC).
+    pub lazyfree: LazyFree,
 }
 
 impl Keyspace {
@@ -45,7 +48,14 @@ impl Keyspace {
             shard_bits: per.trailing_zeros(),
             hasher: DefaultHashBuilder::default(),
             expire_cursor: AtomicUsize::new(0),
+            lazyfree: LazyFree::new(),
         }
+    }
+
+    /// log2 of the shards per database: a global SCAN cursor keeps the shard
+    /// index in this many low bits.
+    pub fn shard_bits(&self) -> u32 {
+        self.shard_bits
     }
 
     pub fn db_count(&self) -> usize {

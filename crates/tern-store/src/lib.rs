@@ -20,11 +20,13 @@
 #![forbid(unsafe_code)]
 
 mod keyspace;
+mod lazyfree;
 mod shard;
 mod table;
 mod value;
 
 pub use keyspace::{Keyspace, Loc, LockSet, Padded};
-pub use shard::{Entry, Shard, WatchFlag};
+pub use lazyfree::{LazyFree, LAZYFREE_THRESHOLD};
+pub use shard::{Detached, Entry, Lfu, Shard, WatchFlag};
 pub use table::Table;
 pub use value::{StrValue, Value};

@@ -53,6 +53,87 @@ impl Entry {
     fn mem(&self) -> usize {
         ENTRY_OVERHEAD + self.key.len() + self.value.heap_size()
     }
+
+    /// Records an access: the LRU clock always (OBJECT IDLETIME), and the
+    /// logarithmic counter when `lfu` is given (an LFU maxmemory-policy).
+    pub fn touch(&mut self, now_ms: u64, lfu: Option<Lfu>) {
+        if let Some(l) = lfu {
+            let c = self.lfu_count(now_ms, l.decay_minutes);
+            self.freq = l.log_incr(c, rand::random::<f64>());
+        }
+        self.atime = (now_ms / 1000) as u32;
+    }
+
+    /// Seconds since the last access, at the LRU clock's one-second
+    /// resolution.
+    pub fn idle_secs(&self, now_ms: u64) -> u64 {
+        (now_ms / 1000).saturating_sub(u64::from(self.atime))
+    }
+
+    /// The access counter after decay: one step down per `decay_minutes`
+    /// elapsed since the last access (Redis's `LFUDecrAndReturn`; 0 turns
+    /// decay off).
+    pub fn lfu_count(&self, now_ms: u64, decay_minutes: u32) -> u8 {
+        if decay_minutes == 0 {
+            return self.freq;
+        }
+        let elapsed = (now_ms / 60_000).saturating_sub(u64::from(self.atime) / 60);
+        let periods = elapsed / u64::from(decay_minutes);
+        (u64::from(self.freq).saturating_sub(periods)) as u8
+    }
+}
+
+/// LFU tuning (`lfu-log-factor`, `lfu-decay-time`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Lfu {
+    pub log_factor: u32,
+    pub decay_minutes: u32,
+}
+
+impl Default for Lfu {
+    fn default() -> Self {
+        Lfu { log_factor: 10, decay_minutes: 1 }
+    }
+}
+
+/// The counter a new key starts with, so that it is not evicted before it
+/// had a chance to be used (`LFU_INIT_VAL`).
+pub const LFU_INIT_VAL: u8 = 5;
+
+impl Lfu {
+    /// One probabilistic increment of a logarithmic counter (Redis's
+    /// `LFULogIncr`): the higher the counter, the less likely a hit bumps it.
+    /// `r` is uniform in [0, 1).
+    pub fn log_incr(&self, counter: u8, r: f64) -> u8 {
+        if counter == u8::MAX {
+            return counter;
+        }
+        let base = f64::from(counter.saturating_sub(LFU_INIT_VAL));
+        let p = 1.0 / (base * f64::from(self.log_factor) + 1.0);
+        if r < p {
+            counter + 1
+        } else {
+            counter
+        }
+    }
+}
+
+/// A shard's data detached by [`Shard::take_data`], to be dropped where it
+/// does not stall a worker (FLUSHALL ASYNC).
+#[derive(Debug, Default)]
+pub struct Detached {
+    table: Table<Entry>,
+}
+
+impl Detached {
+    /// Entries held (expired ones included).
+    pub fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.table.is_empty()
+    }
 }
 
 /// Set when a watched key is modified; the watching client checks it at EXEC.
@@ -169,7 +250,7 @@ impl Shard {
     /// `expire` (None: no TTL). Returns the old value if there was a live one.
     pub fn set(&mut self, key: &[u8], hash: u64, value: Value, expire: Option<u64>, now: u64) -> Option<Value> {
         let old = self.remove(key, hash, now).map(|e| e.value);
-        let e = Entry { hash, key: key.into(), value, expire: 0, atime: (now / 1000) as u32, freq: 5 };
+        let e = Entry { hash, key: key.into(), value, expire: 0, atime: (now / 1000) as u32, freq: LFU_INIT_VAL };
         self.mem += e.mem();
         self.table.insert_new(e);
         if let Some(when) = expire {
@@ -262,6 +343,57 @@ impl Shard {
         self.volatile = 0;
         self.mem = 0;
         n
+    }
+
+    /// Detaches every entry, leaving the shard empty; the caller decides
+    /// where the returned data is dropped.
+    pub fn take_data(&mut self) -> Detached {
+        let d = Detached { table: std::mem::take(&mut self.table) };
+        // The heap is one flat allocation: freeing it inline costs nothing.
+        self.ttl_heap = BinaryHeap::new();
+        self.volatile = 0;
+        self.mem = 0;
+        d
+    }
+
+    /// Marks modified the watched keys that are live here or in `other`:
+    /// what FLUSHDB (`other` None) and SWAPDB (`other` the shard swapped in)
+    /// change. Keys absent or expired on both sides stay untouched, as in
+    /// Redis's `touchAllWatchedKeysInDb`.
+    pub fn signal_live(&mut self, other: Option<&Shard>, now: u64) {
+        if self.watches.is_empty() {
+            return;
+        }
+        for w in self.watches.iter() {
+            let live = self.peek(&w.key, w.hash, now).is_some() || other.is_some_and(|o| o.peek(&w.key, w.hash, now).is_some());
+            if live {
+                for f in &w.flags {
+                    f.set();
+                }
+            }
+        }
+    }
+
+    /// One SCAN step that also removes the expired entries it meets (as
+    /// Redis's SCAN does). Calls `f` on each live entry of the step's bucket
+    /// and returns the next cursor and how many entries were visited.
+    pub fn scan_live(&mut self, cursor: u64, now: u64, mut f: impl FnMut(&Entry)) -> (u64, usize) {
+        let mut visited = 0;
+        let mut expired: Vec<(Box<[u8]>, u64)> = Vec::new();
+        let next = self.table.scan(cursor, |e| {
+            visited += 1;
+            if e.is_expired(now) {
+                expired.push((e.key.clone(), e.hash));
+            } else {
+                f(e)
+            }
+        });
+        for (k, h) in expired {
+            self.remove_entry(&k, h);
+            self.expired += 1;
+            self.signal(&k, h);
+        }
+        (next, visited)
     }
 
     /// Live entries, in table order (KEYS, FLUSH bookkeeping, tests).
@@ -406,5 +538,95 @@ mod tests {
         assert!(f.is_set());
         sh.unwatch(b"a", 7, &f);
         assert!(sh.watches.is_empty());
+    }
+
+    #[test]
+    fn touch_records_access_and_lfu_counter() {
+        let mut sh = Shard::new();
+        sh.set(b"k", 1, s("v"), None, 10_000);
+        let e = sh.get_mut(b"k", 1, 10_000).unwrap();
+        assert_eq!(e.idle_secs(25_500), 15);
+        assert_eq!(e.freq, LFU_INIT_VAL);
+        // At the initial value every hit counts (probability 1).
+        e.touch(30_000, Some(Lfu::default()));
+        assert_eq!(e.freq, LFU_INIT_VAL + 1);
+        assert_eq!(e.idle_secs(30_000), 0);
+        // Without LFU only the clock moves.
+        e.touch(31_000, None);
+        assert_eq!(e.freq, LFU_INIT_VAL + 1);
+        assert_eq!(e.atime, 31);
+        // One step of decay per minute idle, down to zero.
+        assert_eq!(e.lfu_count(31_000 + 3 * 60_000, 1), LFU_INIT_VAL - 2);
+        assert_eq!(e.lfu_count(31_000 + 600 * 60_000, 1), 0);
+        assert_eq!(e.lfu_count(31_000 + 600 * 60_000, 0), LFU_INIT_VAL + 1);
+    }
+
+    #[test]
+    fn log_incr_is_logarithmic() {
+        let l = Lfu::default();
+        assert_eq!(l.log_incr(255, 0.0), 255);
+        assert_eq!(l.log_incr(0, 0.999), 1);
+        // At 15, p = 1 / (10 * 10 + 1).
+        assert_eq!(l.log_incr(15, 0.0099), 16);
+        assert_eq!(l.log_incr(15, 0.0100), 15);
+    }
+
+    #[test]
+    fn take_data_empties_and_keeps_watches() {
+        let mut sh = Shard::new();
+        let f = WatchFlag::new();
+        sh.watch(b"a", 1, &f);
+        sh.set(b"a", 1, s("v"), Some(100), 0);
+        sh.set(b"b", 2, s("v"), None, 0);
+        let d = sh.take_data();
+        assert_eq!(d.len(), 2);
+        assert!(sh.is_empty());
+        assert_eq!((sh.volatile_count(), sh.mem()), (0, 0));
+        assert_eq!(sh.expire_cycle(1_000, 100), 0);
+        assert!(!f.is_set());
+        sh.signal(b"a", 1);
+        assert!(f.is_set());
+    }
+
+    #[test]
+    fn signal_live_skips_absent_and_expired_keys() {
+        let mut a = Shard::new();
+        let mut b = Shard::new();
+        let (fa, fb, fc, fd) = (WatchFlag::new(), WatchFlag::new(), WatchFlag::new(), WatchFlag::new());
+        a.watch(b"here", 1, &fa);
+        a.watch(b"there", 2, &fb);
+        a.watch(b"nowhere", 3, &fc);
+        a.watch(b"stale", 4, &fd);
+        a.set(b"here", 1, s("v"), None, 0);
+        b.set(b"there", 2, s("v"), None, 0);
+        a.set(b"stale", 4, s("v"), Some(10), 0);
+        b.set(b"stale", 4, s("v"), Some(10), 0);
+        a.signal_live(Some(&b), 20);
+        assert!(fa.is_set() && fb.is_set());
+        assert!(!fc.is_set() && !fd.is_set());
+    }
+
+    #[test]
+    fn scan_live_removes_expired_it_meets() {
+        let mut sh = Shard::new();
+        for i in 0..8u64 {
+            sh.set(format!("k{i}").as_bytes(), i, s("v"), (i % 2 == 0).then_some(50), 0);
+        }
+        let mut live = Vec::new();
+        let mut cursor = 0;
+        let mut visited = 0;
+        loop {
+            let (next, v) = sh.scan_live(cursor, 100, |e| live.push(e.key().to_vec()));
+            visited += v;
+            cursor = next;
+            if cursor == 0 {
+                break;
+            }
+        }
+        assert_eq!(visited, 8);
+        assert_eq!(live.len(), 4);
+        assert_eq!(sh.len(), 4);
+        assert_eq!(sh.expired, 4);
+        assert_eq!(sh.volatile_count(), 0);
     }
 }

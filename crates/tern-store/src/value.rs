@@ -96,6 +96,15 @@ impl Value {
             Value::Str(s) => s.heap_size(),
         }
     }
+
+    /// Allocations freeing the value releases, as Redis's
+    /// `lazyfreeGetFreeEffort` counts them: above
+    /// [`crate::LAZYFREE_THRESHOLD`] it is worth freeing in the background.
+    pub fn free_effort(&self) -> usize {
+        match self {
+            Value::Str(_) => 1,
+        }
+    }
 }
 
 impl StrValue {

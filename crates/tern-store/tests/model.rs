@@ -1,0 +1,182 @@
+//! A shard against a `HashMap` model: interleaved sets, removals, reads,
+//! TTLs, clock ticks, active expiry and SCAN steps. Checks that reads and
+//! live counts agree with the model after every step, and that a SCAN
+//! returns every key present for its whole duration, and nothing that is
+//! not there, while the table grows and shrinks under it.
+
+use std::collections::{HashMap, HashSet};
+
+use proptest::prelude::*;
+use tern_store::{Shard, StrValue, Value};
+
+#[derive(Debug, Clone)]
+enum Op {
+    Set(u16, i64),
+    Remove(u16),
+    Get(u16),
+    Expire(u16, u64),
+    Persist(u16),
+    Tick(u64),
+    Cycle,
+    Scan,
+    /// Many inserts at once, to force a resize in the middle of a scan.
+    Burst(u16),
+    /// Many removals at once, to force a shrink.
+    Drain,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => (0u16..600, any::<i64>()).prop_map(|(k, v)| Op::Set(k, v)),
+        3 => (0u16..600).prop_map(Op::Remove),
+        3 => (0u16..600).prop_map(Op::Get),
+        2 => (0u16..600, 1u64..50).prop_map(|(k, t)| Op::Expire(k, t)),
+        1 => (0u16..600).prop_map(Op::Persist),
+        2 => (1u64..20).prop_map(Op::Tick),
+        1 => Just(Op::Cycle),
+        6 => Just(Op::Scan),
+        1 => (0u16..600).prop_map(Op::Burst),
+        1 => Just(Op::Drain),
+    ]
+}
+
+/// Pairs of keys share a hash, so same-hash chains are exercised.
+fn hash_of(k: u16) -> u64 {
+    let mut z = u64::from(k / 2).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn key(k: u16) -> Vec<u8> {
+    format!("key:{k}").into_bytes()
+}
+
+fn int_of(v: &Value) -> i64 {
+    match v {
+        Value::Str(StrValue::Int(n)) => *n,
+        other => panic!("unexpected value {other:?}"),
+    }
+}
+
+struct Model {
+    /// key -> (value, deadline)
+    map: HashMap<u16, (i64, Option<u64>)>,
+    now: u64,
+}
+
+impl Model {
+    fn live(&self, k: u16) -> Option<(i64, Option<u64>)> {
+        self.map.get(&k).copied().filter(|(_, d)| d.is_none_or(|d| d > self.now))
+    }
+    fn live_keys(&self) -> HashSet<u16> {
+        self.map.keys().copied().filter(|k| self.live(*k).is_some()).collect()
+    }
+}
+
+struct ScanState {
+    cursor: u64,
+    seen: HashSet<u16>,
+    /// Keys live at the start that stayed, with no TTL, the whole time.
+    stable: HashSet<u16>,
+}
+
+fn parse_key(b: &[u8]) -> u16 {
+    std::str::from_utf8(b).ok().and_then(|s| s.strip_prefix("key:")).and_then(|s| s.parse().ok()).expect("test key")
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    #[test]
+    fn shard_matches_hashmap(ops in proptest::collection::vec(op(), 1..400)) {
+        let mut sh = Shard::new();
+        let mut m = Model { map: HashMap::new(), now: 1_000 };
+        let mut scan: Option<ScanState> = None;
+        let unstable = |scan: &mut Option<ScanState>, k: u16| {
+            if let Some(s) = scan.as_mut() {
+                s.stable.remove(&k);
+            }
+        };
+        for op in ops {
+            match op {
+                Op::Set(k, v) => {
+                    let old = sh.set(&key(k), hash_of(k), Value::Str(StrValue::Int(v)), None, m.now);
+                    prop_assert_eq!(old.map(|o| int_of(&o)), m.live(k).map(|(v, _)| v));
+                    m.map.insert(k, (v, None));
+                }
+                Op::Remove(k) => {
+                    let got = sh.remove(&key(k), hash_of(k), m.now).map(|e| int_of(&e.value));
+                    prop_assert_eq!(got, m.live(k).map(|(v, _)| v));
+                    m.map.remove(&k);
+                    unstable(&mut scan, k);
+                }
+                Op::Get(k) => {
+                    let got = sh.get(&key(k), hash_of(k), m.now).map(|e| (int_of(&e.value), e.expire()));
+                    prop_assert_eq!(got, m.live(k));
+                }
+                Op::Expire(k, dt) => {
+                    let exists = sh.get(&key(k), hash_of(k), m.now).is_some();
+                    prop_assert_eq!(exists, m.live(k).is_some());
+                    if exists {
+                        prop_assert!(sh.set_expire(&key(k), hash_of(k), Some(m.now + dt)));
+                        if let Some(e) = m.map.get_mut(&k) {
+                            e.1 = Some(m.now + dt);
+                        }
+                        unstable(&mut scan, k);
+                    }
+                }
+                Op::Persist(k) => {
+                    if sh.get(&key(k), hash_of(k), m.now).is_some() {
+                        sh.set_expire(&key(k), hash_of(k), None);
+                        if let Some(e) = m.map.get_mut(&k) {
+                            e.1 = None;
+                        }
+                    }
+                }
+                Op::Tick(dt) => m.now += dt,
+                Op::Cycle => {
+                    sh.expire_cycle(m.now, usize::MAX);
+                    m.map.retain(|_, (_, d)| d.is_none_or(|d| d > m.now));
+                    prop_assert_eq!(sh.len(), m.map.len());
+                }
+                Op::Burst(from) => {
+                    for k in from..(from + 300).min(600) {
+                        sh.set(&key(k), hash_of(k), Value::Str(StrValue::Int(0)), None, m.now);
+                        m.map.insert(k, (0, None));
+                        unstable(&mut scan, k);
+                    }
+                }
+                Op::Drain => {
+                    let ks: Vec<u16> = m.map.keys().copied().filter(|k| k % 8 != 0).collect();
+                    for k in ks {
+                        sh.remove(&key(k), hash_of(k), m.now);
+                        m.map.remove(&k);
+                        unstable(&mut scan, k);
+                    }
+                }
+                Op::Scan => {
+                    let s = scan.get_or_insert_with(|| ScanState {
+                        cursor: 0,
+                        seen: HashSet::new(),
+                        stable: m.map.iter().filter(|(k, (_, d))| d.is_none() && m.live(**k).is_some()).map(|(k, _)| *k).collect(),
+                    });
+                    let mut step = Vec::new();
+                    let (next, visited) = sh.scan_live(s.cursor, m.now, |e| step.push(parse_key(e.key())));
+                    prop_assert!(visited >= step.len());
+                    for k in step {
+                        prop_assert!(m.live(k).is_some(), "scan returned absent key {}", k);
+                        s.seen.insert(k);
+                    }
+                    s.cursor = next;
+                    if next == 0 {
+                        let missing: Vec<_> = s.stable.difference(&s.seen).collect();
+                        prop_assert!(missing.is_empty(), "scan missed {:?}", missing);
+                        scan = None;
+                    }
+                }
+            }
+            prop_assert_eq!(sh.iter(m.now).count(), m.live_keys().len());
+            prop_assert!(sh.volatile_count() <= sh.len());
+        }
+    }
+}
