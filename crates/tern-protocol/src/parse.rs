@@ -46,20 +46,28 @@ pub enum ParseError {
 }
 
 impl ParseError {
-    /// The error line without the leading `-` and trailing CRLF.
-    pub fn message(&self) -> String {
-        let what = match self {
-            ParseError::TooBigInline => "too big inline request".to_string(),
-            ParseError::UnbalancedQuotes => "unbalanced quotes in request".to_string(),
-            ParseError::TooBigMbulkCount => "too big mbulk count string".to_string(),
-            ParseError::InvalidMultibulkLength => "invalid multibulk length".to_string(),
-            ParseError::UnauthenticatedMultibulkLength => "unauthenticated multibulk length".to_string(),
-            ParseError::TooBigBulkCount => "too big bulk count string".to_string(),
-            ParseError::ExpectedDollar(c) => format!("expected '$', got '{}'", *c as char),
-            ParseError::InvalidBulkLength => "invalid bulk length".to_string(),
-            ParseError::UnauthenticatedBulkLength => "unauthenticated bulk length".to_string(),
+    /// The error line without the leading `-` and trailing CRLF. Bytes, not
+    /// a `String`: Redis echoes the offending byte as it is (`got '\xe9'`).
+    pub fn message(&self) -> Vec<u8> {
+        let what: &[u8] = match self {
+            ParseError::TooBigInline => b"too big inline request",
+            ParseError::UnbalancedQuotes => b"unbalanced quotes in request",
+            ParseError::TooBigMbulkCount => b"too big mbulk count string",
+            ParseError::InvalidMultibulkLength => b"invalid multibulk length",
+            ParseError::UnauthenticatedMultibulkLength => b"unauthenticated multibulk length",
+            ParseError::TooBigBulkCount => b"too big bulk count string",
+            ParseError::ExpectedDollar(c) => {
+                let mut m = b"ERR Protocol error: expected '$', got '".to_vec();
+                m.push(*c);
+                m.push(b'\'');
+                return m;
+            }
+            ParseError::InvalidBulkLength => b"invalid bulk length",
+            ParseError::UnauthenticatedBulkLength => b"unauthenticated bulk length",
         };
-        format!("ERR Protocol error: {what}")
+        let mut m = b"ERR Protocol error: ".to_vec();
+        m.extend_from_slice(what);
+        m
     }
 }
 
@@ -84,9 +92,13 @@ struct Pending {
 }
 
 /// Where to find a line ending: the offset of the `\r` (multibulk) or `\n`
-/// (inline) in `buf[from..]`.
+/// (inline) in `buf[from..]`. Redis finds it with `strchr` on its query
+/// buffer, which stops at a NUL byte: a line with a NUL before its end is
+/// "not complete yet" there (until it grows past [`INLINE_MAX_SIZE`]), so
+/// it is here too.
 fn find(buf: &[u8], from: usize, byte: u8) -> Option<usize> {
-    buf[from..].iter().position(|&c| c == byte).map(|p| p + from)
+    let p = buf[from..].iter().position(|&c| c == byte || c == 0)? + from;
+    (buf[p] == byte).then_some(p)
 }
 
 impl Frame {
@@ -190,10 +202,6 @@ impl Frame {
         let mut line = &buf[..nl];
         if let Some(stripped) = line.strip_suffix(b"\r") {
             line = stripped;
-        }
-        // Redis splits the line as a C string: a NUL byte ends it.
-        if let Some(z) = line.iter().position(|&c| c == 0) {
-            line = &line[..z];
         }
         self.inline = true;
         self.scratch.clear();
@@ -412,7 +420,9 @@ mod tests {
         let mut bb = b"*1\r\n$".to_vec();
         bb.extend(vec![b'1'; INLINE_MAX_SIZE + 1]);
         assert_eq!(parse_all(&bb), Err(ParseError::TooBigBulkCount));
-        assert_eq!(ParseError::ExpectedDollar(b'x').message(), "ERR Protocol error: expected '$', got 'x'");
+        assert_eq!(ParseError::ExpectedDollar(b'x').message(), b"ERR Protocol error: expected '$', got 'x'");
+        assert_eq!(ParseError::ExpectedDollar(0xe9).message(), b"ERR Protocol error: expected '$', got '\xe9'");
+        assert_eq!(ParseError::InvalidBulkLength.message(), b"ERR Protocol error: invalid bulk length");
     }
 
     #[test]

@@ -7,6 +7,20 @@
 //! client whose unsent replies pass [`OUT_HIGH_WATER`] is not read from
 //! until they drain, so a client that pipelines without reading cannot grow
 //! the server's memory without bound.
+//!
+//! Limits, each closing only the client that passes it:
+//!
+//! | limit | what is measured | when |
+//! |---|---|---|
+//! | protocol errors, `proto-max-bulk-len` | each request line (parser) | reply, then close |
+//! | `client-query-buffer-limit` | unexecuted request bytes + queued MULTI arguments | close at once |
+//! | (unauthenticated) | the same, capped at [`UNAUTH_QUERY_LIMIT`] | close at once |
+//! | `client-output-buffer-limit normal` | unsent reply bytes; hard at once, soft after its seconds | close at once |
+//! | `maxclients` | connected clients | error, then close |
+//! | `timeout` | seconds since the client last sent or received anything | close |
+//!
+//! Memory follows bytes that actually arrived, never a length a client
+//! claims: the read buffer grows by doubling as data comes in.
 
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
@@ -20,7 +34,7 @@ use slab::Slab;
 use tern_protocol::{Frame, Limits};
 use tern_store::LockSet;
 
-use crate::client::{Client, ClientShared};
+use crate::client::{flags as client_flags, Client, ClientShared};
 use crate::cmd::{self, After, Scratch};
 use crate::server::{now_ms, Server};
 use crate::stats::WorkerStats;
@@ -32,6 +46,17 @@ const CONN_BASE: usize = 1 << 20;
 const READ_CHUNK: usize = 16 * 1024;
 /// Unsent reply bytes above which a client's requests wait.
 pub const OUT_HIGH_WATER: usize = 8 * 1024 * 1024;
+/// Unsent reply bytes above which replies are written while a pipeline is
+/// still executing, rather than after it: a client that reads its replies
+/// must not hit an output limit only because its pipeline was long.
+const OUT_WRITE_EARLY: usize = 256 * 1024;
+/// Written bytes at the front of the output buffer above which it is
+/// compacted, so a client that reads steadily but never quite catches up
+/// does not make it grow forever.
+const OUT_COMPACT: usize = 1024 * 1024;
+/// Query buffer limit for a client that has not authenticated yet
+/// (Redis 7.4: at most 1mb, whatever `client-query-buffer-limit` says).
+pub const UNAUTH_QUERY_LIMIT: usize = 1024 * 1024;
 /// How long shutdown waits for replies in flight to be written.
 const SHUTDOWN_FLUSH: Duration = Duration::from_secs(5);
 
@@ -56,6 +81,54 @@ struct Conn {
 impl Conn {
     fn pending_out(&self) -> usize {
         self.out.len() - self.wpos
+    }
+
+    /// What `client-query-buffer-limit` measures: request bytes received
+    /// and not executed, plus the arguments queued by MULTI (Redis 7.4
+    /// counts both).
+    fn query_len(&self) -> usize {
+        self.rlen - self.rpos + self.client.multi.as_ref().map_or(0, |m| m.data.len())
+    }
+
+    /// Writes as much pending output as the socket takes. `Ok(true)` when
+    /// everything is written, `Ok(false)` when the socket is full, an error
+    /// when the peer is gone.
+    fn write_out(&mut self, stats: &WorkerStats) -> io::Result<bool> {
+        let before = self.wpos;
+        let mut result = Ok(true);
+        while self.wpos < self.out.len() {
+            match self.stream.write(&self.out[self.wpos..]) {
+                Ok(0) => {
+                    result = Err(io::ErrorKind::WriteZero.into());
+                    break;
+                }
+                Ok(n) => self.wpos += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    result = Ok(false);
+                    break;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        if self.wpos > before {
+            stats.net_output_bytes.add((self.wpos - before) as u64);
+            self.client.shared.last_interaction_ms.store(now_ms(), Ordering::Relaxed);
+        }
+        if self.wpos == self.out.len() {
+            self.out.clear();
+            self.wpos = 0;
+            if self.out.capacity() > 1 << 20 {
+                self.out = Vec::with_capacity(16 * 1024);
+            }
+        } else if self.wpos >= OUT_COMPACT && self.wpos * 2 >= self.out.len() {
+            self.out.drain(..self.wpos);
+            self.wpos = 0;
+        }
+        result
     }
 }
 
@@ -156,7 +229,12 @@ impl Worker {
         let ka = srv.limits.tcp_keepalive_secs.load(Ordering::Relaxed);
         if ka > 0 {
             let sock = socket2::SockRef::from(&stream);
-            let params = socket2::TcpKeepalive::new().with_time(Duration::from_secs(ka)).with_interval(Duration::from_secs((ka / 3).max(1)));
+            // As Redis's anetKeepAlive: first probe after `ka` idle seconds,
+            // then every ka/3 seconds, dead after 3 unanswered probes.
+            let params = socket2::TcpKeepalive::new()
+                .with_time(Duration::from_secs(ka))
+                .with_interval(Duration::from_secs((ka / 3).max(1)))
+                .with_retries(3);
             let _ = sock.set_tcp_keepalive(&params);
         }
         let id = srv.next_client_id.fetch_add(1, Ordering::Relaxed);
@@ -203,7 +281,6 @@ impl Worker {
     }
 
     fn on_readable(&mut self, key: usize) {
-        let qlimit = self.srv.limits.query_buffer_limit.load(Ordering::Relaxed) as usize;
         let mut eof = false;
         loop {
             let Some(conn) = self.conns.get_mut(key) else { return };
@@ -230,20 +307,13 @@ impl Worker {
                 Ok(n) => {
                     conn.rlen += n;
                     self.stats.net_input_bytes.add(n as u64);
-                    if conn.rlen - conn.rpos > qlimit {
-                        log_warning!(
-                            "Closing client that reached max query buffer length: id={} addr={} (qbuf initial bytes: {:?})",
-                            conn.client.id,
-                            conn.client.shared.addr,
-                            String::from_utf8_lossy(&conn.rbuf[conn.rpos..(conn.rpos + 64).min(conn.rlen)])
-                        );
-                        self.close(key);
+                    conn.client.shared.last_interaction_ms.store(now_ms(), Ordering::Relaxed);
+                    // Execute as we go: what is left unexecuted is then only
+                    // the request still arriving, which is what the query
+                    // buffer limit is about.
+                    self.process(key);
+                    if self.close_if_query_too_big(key) {
                         return;
-                    }
-                    // Execute as we go so a long pipeline does not pile up
-                    // in memory; replies still leave in one write per event.
-                    if conn.rlen - conn.rpos >= 4 * READ_CHUNK {
-                        self.process(key);
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
@@ -264,7 +334,35 @@ impl Worker {
         self.flush(key);
     }
 
-    /// Executes every complete request in the read buffer.
+    /// Applies `client-query-buffer-limit` (and the tighter limit for
+    /// clients that have not authenticated). Returns true if it closed the
+    /// client. A paused client is not read from, so its buffer cannot grow
+    /// and the complete requests waiting in it do not count.
+    fn close_if_query_too_big(&mut self, key: usize) -> bool {
+        let Some(conn) = self.conns.get(key) else { return true };
+        if conn.paused || conn.closing {
+            return false;
+        }
+        let mut limit = self.srv.limits.query_buffer_limit.load(Ordering::Relaxed) as usize;
+        if !conn.client.authenticated {
+            limit = limit.min(UNAUTH_QUERY_LIMIT);
+        }
+        if conn.query_len() <= limit {
+            return false;
+        }
+        log_warning!(
+            "Closing client that reached max query buffer length: id={} addr={} (qbuf initial bytes: {:?})",
+            conn.client.id,
+            conn.client.shared.addr,
+            String::from_utf8_lossy(&conn.rbuf[conn.rpos..(conn.rpos + 64).min(conn.rlen)])
+        );
+        self.close(key);
+        true
+    }
+
+    /// Executes every complete request in the read buffer, until the
+    /// client's unsent replies reach the high-water mark (or its hard
+    /// output limit, which closes it).
     fn process(&mut self, key: usize) {
         let srv_arc = self.srv.clone();
         let srv: &Server = &srv_arc;
@@ -274,9 +372,17 @@ impl Worker {
             max_bulk_len: srv.limits.proto_max_bulk_len.load(Ordering::Relaxed),
             ..Limits::default()
         };
+        let hard = srv.limits.output_hard.load(Ordering::Relaxed) as usize;
         let mut ran = false;
         while conn.rpos < conn.rlen && !conn.closing {
-            if conn.pending_out() > OUT_HIGH_WATER {
+            if conn.pending_out() > OUT_WRITE_EARLY && conn.write_out(&self.stats).is_err() {
+                // The peer is gone: nothing more will be delivered.
+                conn.closing = true;
+                conn.rpos = conn.rlen;
+                break;
+            }
+            let pending = conn.pending_out();
+            if pending > OUT_HIGH_WATER || (hard > 0 && pending >= hard) {
                 conn.paused = true;
                 break;
             }
@@ -318,9 +424,14 @@ impl Worker {
                 }
                 Err(e) => {
                     let msg = e.message();
-                    log_verbose!("Protocol error ({}) from client: id={} addr={}", msg, conn.client.id, conn.client.shared.addr);
-                    self.stats.record_error(msg.as_bytes());
-                    tern_protocol::Encoder::RESP2.error(&mut conn.out, msg.as_bytes());
+                    log_verbose!(
+                        "Protocol error ({}) from client: id={} addr={}",
+                        String::from_utf8_lossy(&msg),
+                        conn.client.id,
+                        conn.client.shared.addr
+                    );
+                    self.stats.record_error(&msg);
+                    tern_protocol::Encoder::RESP2.error(&mut conn.out, &msg);
                     conn.closing = true;
                     conn.rpos = conn.rlen;
                 }
@@ -352,13 +463,15 @@ impl Worker {
         if !over_soft {
             conn.soft_since = None;
         }
+        // Like Redis, the soft limit must be exceeded for longer than its
+        // seconds, continuously.
         let soft_expired = over_soft && {
             let since = *conn.soft_since.get_or_insert_with(Instant::now);
-            since.elapsed() >= Duration::from_secs(soft_secs)
+            since.elapsed() > Duration::from_secs(soft_secs)
         };
         if over_hard || soft_expired {
             log_warning!(
-                "Client id={} addr={} scheduled to be closed ASAP for overcoming of output buffer limits.",
+                "Client id={} addr={} closed for overcoming of output buffer limits.",
                 conn.client.id,
                 conn.client.shared.addr
             );
@@ -374,33 +487,18 @@ impl Worker {
     fn flush(&mut self, key: usize) {
         loop {
             let Some(conn) = self.conns.get_mut(key) else { return };
-            while conn.wpos < conn.out.len() {
-                match conn.stream.write(&conn.out[conn.wpos..]) {
-                    Ok(0) => {
-                        self.close(key);
-                        return;
-                    }
-                    Ok(n) => {
-                        conn.wpos += n;
-                        self.stats.net_output_bytes.add(n as u64);
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                        conn.client.shared.omem.store(conn.pending_out(), Ordering::Relaxed);
-                        return;
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(_) => {
-                        self.close(key);
-                        return;
-                    }
+            match conn.write_out(&self.stats) {
+                Err(_) => {
+                    self.close(key);
+                    return;
                 }
+                Ok(false) => {
+                    conn.client.shared.omem.store(conn.pending_out(), Ordering::Relaxed);
+                    return;
+                }
+                Ok(true) => {}
             }
-            conn.out.clear();
-            conn.wpos = 0;
             conn.client.shared.omem.store(0, Ordering::Relaxed);
-            if conn.out.capacity() > 1 << 20 {
-                conn.out = Vec::with_capacity(16 * 1024);
-            }
             if conn.closing {
                 self.close(key);
                 return;
@@ -435,11 +533,14 @@ impl Worker {
         let timeout = self.srv.limits.timeout_secs.load(Ordering::Relaxed);
         if timeout > 0 {
             let now = now_ms();
+            // Redis spares subscribers (they only listen) but not clients
+            // in the middle of a MULTI.
             let idle: Vec<usize> = self
                 .conns
                 .iter()
                 .filter(|(_, c)| {
-                    c.client.multi.is_none() && now.saturating_sub(c.client.shared.last_interaction_ms.load(Ordering::Relaxed)) > timeout * 1000
+                    !c.client.shared.has_flag(client_flags::PUBSUB)
+                        && now.saturating_sub(c.client.shared.last_interaction_ms.load(Ordering::Relaxed)) > timeout * 1000
                 })
                 .map(|(k, _)| k)
                 .collect();

@@ -63,6 +63,7 @@ pub fn unwatch_all(client: &mut Client, locks: &mut LockSet<'_>) {
             locks.shard(w.loc.gid).unwatch(&w.key, w.loc.hash, &client.watch_flag);
         }
         locks.release();
+        client.shared.watch_count.store(0, Ordering::Relaxed);
     }
     // Every registration of the old flag is gone, so nothing can set it
     // again; a fresh flag is the cheapest way to clear it.
@@ -131,6 +132,7 @@ fn watch(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         shard.watch(key, loc.hash, &ctx.client.watch_flag);
         ctx.client.watched.push(Watched { db, key: key.into(), loc });
     }
+    ctx.client.shared.watch_count.store(ctx.client.watched.len(), Ordering::Relaxed);
     ctx.reply.ok();
 }
 
