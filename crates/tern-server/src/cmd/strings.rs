@@ -1,11 +1,37 @@
 //! String commands: GET, SET and the rest of Redis's string family.
+//!
+//! Values keep the encoding Redis would give them, since OBJECT ENCODING
+//! shows it: a whole write of a canonical integer is `int`, of up to 44
+//! bytes `embstr`, else `raw`; APPEND and SETRANGE leave a `raw` buffer that
+//! grows in place; INCR* store `int`; INCRBYFLOAT stores its text.
+//!
+//! Every reader goes through [`string_of`] so that the WRONGTYPE path exists
+//! for each command before the other types do.
+//!
+//! Hot path (GET, SET, MGET): arguments are borrowed slices, replies are
+//! encoded straight into the connection's buffer and an `int` is formatted
+//! on the stack; the only allocation is the stored value itself.
+
+pub mod ldouble;
+
+use std::sync::atomic::Ordering;
 
 use tern_protocol::{parse_i64, Args};
-use tern_store::{StrValue, Value};
+use tern_store::{Entry, StrValue, Value};
 
 use super::table::{flags::*, CommandSpec};
-use super::Ctx;
+use super::{Ctx, Reply};
 use crate::errors;
+use crate::stats::WorkerStats;
+use ldouble::LongDouble;
+
+const OFFSET_OUT_OF_RANGE: &str = "ERR offset is out of range";
+const DECREMENT_OVERFLOW: &str = "ERR decrement would overflow";
+const NAN_OR_INFINITY: &str = "ERR increment would produce NaN or Infinity";
+const LCS_NOT_STRINGS: &str = "ERR The specified keys must contain string values";
+const LCS_IDX_AND_LEN: &str = "ERR If you want both the length and indexes, please just use IDX.";
+const LCS_OVER_LIMIT: &str = "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len";
+const LCS_ALLOC_FAILED: &str = "ERR Insufficient memory, failed allocating transient memory for LCS";
 
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("get", 2, READONLY | FAST, (1, 1, 1), get)
@@ -14,6 +40,66 @@ pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("set", -3, WRITE | DENYOOM, (1, 1, 1), set)
         .doc("string", "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", "1.0.0", "O(1)")
         .acl(&["write", "string", "slow"]),
+    CommandSpec::new("setnx", 3, WRITE | DENYOOM | FAST, (1, 1, 1), setnx)
+        .doc("string", "Set the string value of a key only when the key doesn't exist.", "1.0.0", "O(1)")
+        .acl(&["write", "string", "fast"]),
+    CommandSpec::new("setex", 4, WRITE | DENYOOM, (1, 1, 1), setex)
+        .doc("string", "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", "2.0.0", "O(1)")
+        .acl(&["write", "string", "slow"]),
+    CommandSpec::new("psetex", 4, WRITE | DENYOOM, (1, 1, 1), psetex)
+        .doc("string", "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.", "2.6.0", "O(1)")
+        .acl(&["write", "string", "slow"]),
+    CommandSpec::new("getset", 3, WRITE | DENYOOM | FAST, (1, 1, 1), getset)
+        .doc("string", "Returns the previous string value of a key after setting it to a new value.", "1.0.0", "O(1)")
+        .acl(&["write", "string", "fast"]),
+    CommandSpec::new("getdel", 2, WRITE | FAST, (1, 1, 1), getdel)
+        .doc("string", "Returns the string value of a key after deleting the key.", "6.2.0", "O(1)")
+        .acl(&["write", "string", "fast"]),
+    CommandSpec::new("getex", -2, WRITE | FAST, (1, 1, 1), getex)
+        .doc("string", "Returns the string value of a key after setting its expiration time.", "6.2.0", "O(1)")
+        .acl(&["write", "string", "fast"]),
+    CommandSpec::new("mget", -2, READONLY | FAST, (1, -1, 1), mget)
+        .doc("string", "Atomically returns the string values of one or more keys.", "1.0.0", "O(N) where N is the number of keys to retrieve.")
+        .acl(&["read", "string", "fast"]),
+    CommandSpec::new("mset", -3, WRITE | DENYOOM, (1, -1, 2), mset)
+        .doc("string", "Atomically creates or modifies the string values of one or more keys.", "1.0.1", "O(N) where N is the number of keys to set.")
+        .acl(&["write", "string", "slow"]),
+    CommandSpec::new("msetnx", -3, WRITE | DENYOOM, (1, -1, 2), msetnx)
+        .doc("string", "Atomically modifies the string values of one or more keys only when all keys don't exist.", "1.0.1", "O(N) where N is the number of keys to set.")
+        .acl(&["write", "string", "slow"]),
+    CommandSpec::new("append", 3, WRITE | DENYOOM | FAST, (1, 1, 1), append)
+        .doc("string", "Appends a string to the value of a key. Creates the key if it doesn't exist.", "2.0.0", "O(1). The amortized time complexity is O(1) assuming the appended value is small and the already present value is of any size, since the dynamic string library used by Redis will double the free space available on every reallocation.")
+        .acl(&["write", "string", "fast"]),
+    CommandSpec::new("strlen", 2, READONLY | FAST, (1, 1, 1), strlen)
+        .doc("string", "Returns the length of a string value.", "2.2.0", "O(1)")
+        .acl(&["read", "string", "fast"]),
+    CommandSpec::new("getrange", 4, READONLY, (1, 1, 1), getrange)
+        .doc("string", "Returns a substring of the string stored at a key.", "2.4.0", "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.")
+        .acl(&["read", "string", "slow"]),
+    CommandSpec::new("substr", 4, READONLY, (1, 1, 1), getrange)
+        .doc("string", "Returns a substring from a string value.", "1.0.0", "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.")
+        .acl(&["read", "string", "slow"]),
+    CommandSpec::new("setrange", 4, WRITE | DENYOOM, (1, 1, 1), setrange)
+        .doc("string", "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", "2.2.0", "O(1), not counting the time taken to copy the new string in place. Usually, this string is very small so the amortized complexity is O(1). Otherwise, complexity is O(M) with M being the length of the value argument.")
+        .acl(&["write", "string", "slow"]),
+    CommandSpec::new("incr", 2, WRITE | DENYOOM | FAST, (1, 1, 1), incr)
+        .doc("string", "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", "1.0.0", "O(1)")
+        .acl(&["write", "string", "fast"]),
+    CommandSpec::new("decr", 2, WRITE | DENYOOM | FAST, (1, 1, 1), decr)
+        .doc("string", "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", "1.0.0", "O(1)")
+        .acl(&["write", "string", "fast"]),
+    CommandSpec::new("incrby", 3, WRITE | DENYOOM | FAST, (1, 1, 1), incrby)
+        .doc("string", "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.", "1.0.0", "O(1)")
+        .acl(&["write", "string", "fast"]),
+    CommandSpec::new("decrby", 3, WRITE | DENYOOM | FAST, (1, 1, 1), decrby)
+        .doc("string", "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.", "1.0.0", "O(1)")
+        .acl(&["write", "string", "fast"]),
+    CommandSpec::new("incrbyfloat", 3, WRITE | DENYOOM | FAST, (1, 1, 1), incrbyfloat)
+        .doc("string", "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", "2.6.0", "O(1)")
+        .acl(&["write", "string", "fast"]),
+    CommandSpec::new("lcs", -3, READONLY, (1, 2, 1), lcs)
+        .doc("string", "Finds the longest common substring.", "7.0.0", "O(N*M) where N and M are the lengths of s1 and s2, respectively")
+        .acl(&["read", "string", "slow"]),
 ];
 
 /// Builds a string value as Redis stores it: canonical integers as `int`.
@@ -26,31 +112,793 @@ pub fn string_value(b: &[u8]) -> Value {
     Value::Str(StrValue::from_slice(b))
 }
 
-fn get(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
-    let loc = ctx.locs[0];
-    let key = args.get(1);
-    match ctx.locks.shard(loc.gid).get(key, loc.hash, ctx.now) {
-        Some(e) => match &e.value {
-            Value::Str(s) => {
-                ctx.stats.keyspace_hits.add(1);
-                s.with_bytes(|b| ctx.reply.bulk(b));
-            }
-        },
-        None => {
-            ctx.stats.keyspace_misses.add(1);
-            ctx.reply.null();
+/// The string a value holds, or the WRONGTYPE error for any other type.
+pub fn string_of(v: &Value) -> Result<&StrValue, &'static str> {
+    match v {
+        Value::Str(s) => Ok(s),
+    }
+}
+
+/// [`string_of`] for changing the string in place.
+pub fn string_of_mut(v: &mut Value) -> Result<&mut StrValue, &'static str> {
+    match v {
+        Value::Str(s) => Ok(s),
+    }
+}
+
+/// Replies as GET does for a looked-up key and counts the keyspace hit or
+/// miss. Returns false when the key holds another type (WRONGTYPE sent).
+fn reply_value(reply: &mut Reply<'_>, stats: &WorkerStats, e: Option<&Entry>) -> bool {
+    let Some(e) = e else {
+        stats.keyspace_misses.add(1);
+        reply.null();
+        return true;
+    };
+    stats.keyspace_hits.add(1);
+    match string_of(&e.value) {
+        Ok(s) => {
+            s.with_bytes(|b| reply.bulk(b));
+            true
+        }
+        Err(msg) => {
+            reply.error(msg);
+            false
         }
     }
 }
 
+/// An option as C sees it: Redis compares options with `strcasecmp` and
+/// friends, so the text ends at the first NUL byte.
+fn c_str(b: &[u8]) -> &[u8] {
+    b.iter().position(|&c| c == 0).map_or(b, |p| &b[..p])
+}
+
+// SET / GETEX option flags, as Redis's OBJ_* flags.
+const NX: u16 = 1 << 0;
+const XX: u16 = 1 << 1;
+const GET: u16 = 1 << 2;
+const KEEPTTL: u16 = 1 << 3;
+const PERSIST: u16 = 1 << 4;
+const EX: u16 = 1 << 5;
+const PX: u16 = 1 << 6;
+const EXAT: u16 = 1 << 7;
+const PXAT: u16 = 1 << 8;
+const ANY_EXPIRE: u16 = EX | PX | EXAT | PXAT;
+
+struct ExtOpts<'a> {
+    flags: u16,
+    /// The EX/PX/EXAT/PXAT argument; its unit is `flags & ANY_EXPIRE`.
+    expire: Option<&'a [u8]>,
+}
+
+/// Parses SET's options (from argument 3) or GETEX's (from argument 2)
+/// with Redis's rules: an option may repeat (the last expire wins), two
+/// that conflict are a syntax error. None means syntax error.
+fn parse_ext(args: Args<'_>, from: usize, for_set: bool) -> Option<ExtOpts<'_>> {
+    let mut flags = 0u16;
+    let mut expire = None;
+    let mut j = from;
+    while j < args.len() {
+        let opt = c_str(args.get(j));
+        let is = |name: &[u8]| opt.eq_ignore_ascii_case(name);
+        let unit = if is(b"ex") {
+            EX
+        } else if is(b"px") {
+            PX
+        } else if is(b"exat") {
+            EXAT
+        } else if is(b"pxat") {
+            PXAT
+        } else {
+            0
+        };
+        if for_set && is(b"nx") && flags & XX == 0 {
+            flags |= NX;
+        } else if for_set && is(b"xx") && flags & NX == 0 {
+            flags |= XX;
+        } else if for_set && is(b"get") {
+            flags |= GET;
+        } else if for_set && is(b"keepttl") && flags & (PERSIST | ANY_EXPIRE) == 0 {
+            flags |= KEEPTTL;
+        } else if !for_set && is(b"persist") && flags & (KEEPTTL | ANY_EXPIRE) == 0 {
+            flags |= PERSIST;
+        } else if unit != 0 && j + 1 < args.len() && flags & (KEEPTTL | PERSIST | (ANY_EXPIRE & !unit)) == 0 {
+            flags |= unit;
+            expire = Some(args.get(j + 1));
+            j += 1;
+        } else {
+            return None;
+        }
+        j += 1;
+    }
+    Some(ExtOpts { flags, expire })
+}
+
+enum BadExpire {
+    NotInteger,
+    Invalid,
+}
+
+/// The absolute deadline in ms for an expire argument of `unit` (EX, PX,
+/// EXAT or PXAT), as Redis's getExpireMillisecondsOrReply: it must be
+/// positive and neither the unit conversion nor adding now may overflow.
+fn deadline(now: u64, unit: u16, arg: &[u8]) -> Result<u64, BadExpire> {
+    let n = parse_i64(arg).ok_or(BadExpire::NotInteger)?;
+    let secs = unit & (EX | EXAT) != 0;
+    if n <= 0 || (secs && n > i64::MAX / 1000) {
+        return Err(BadExpire::Invalid);
+    }
+    let ms = if secs { n * 1000 } else { n };
+    let ms = if unit & (EX | PX) != 0 { ms.checked_add(now as i64).ok_or(BadExpire::Invalid)? } else { ms };
+    Ok(ms as u64)
+}
+
+fn reply_bad_expire(ctx: &mut Ctx<'_, '_>, err: BadExpire) {
+    match err {
+        BadExpire::NotInteger => ctx.reply.error(errors::NOT_INTEGER),
+        BadExpire::Invalid => {
+            let msg = errors::invalid_expire(&ctx.cmd.fullname);
+            ctx.reply.error(&msg);
+        }
+    }
+}
+
+fn get(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let loc = ctx.locs[0];
+    let e = ctx.locks.shard(loc.gid).get(args.get(1), loc.hash, ctx.now);
+    reply_value(&mut ctx.reply, ctx.stats, e);
+}
+
+/// How a set that happened, or that NX/XX refused, is answered: SET's
+/// `+OK` / null, or SETNX's 1 / 0.
+#[derive(Clone, Copy)]
+enum SetReply {
+    Ok,
+    Int,
+}
+
 fn set(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
-    if args.len() != 3 {
+    let Some(opts) = parse_ext(args, 3, true) else {
         ctx.reply.error(errors::SYNTAX);
         return;
-    }
+    };
+    let when = match opts.expire {
+        None => None,
+        Some(arg) => match deadline(ctx.now, opts.flags & ANY_EXPIRE, arg) {
+            Ok(w) => Some(w),
+            Err(e) => return reply_bad_expire(ctx, e),
+        },
+    };
+    set_generic(ctx, args.get(1), args.get(2), opts.flags, when, SetReply::Ok);
+}
+
+/// Redis's setGenericCommand, the core of SET, SETNX, SETEX and PSETEX. A
+/// deadline in the past is stored as is: the key is set and at once gone.
+fn set_generic(ctx: &mut Ctx<'_, '_>, key: &[u8], val: &[u8], flags: u16, when: Option<u64>, answer: SetReply) {
     let loc = ctx.locs[0];
-    let (key, val) = (args.get(1), args.get(2));
-    ctx.locks.shard(loc.gid).set(key, loc.hash, string_value(val), None, ctx.now);
+    let shard = ctx.locks.shard(loc.gid);
+    if flags & (NX | XX | GET | KEEPTTL) != 0 {
+        let existing = shard.get(key, loc.hash, ctx.now);
+        if flags & GET != 0 && !reply_value(&mut ctx.reply, ctx.stats, existing) {
+            return;
+        }
+        let (found, old_ttl) = existing.map_or((false, None), |e| (true, e.expire()));
+        if (flags & NX != 0 && found) || (flags & XX != 0 && !found) {
+            if flags & GET == 0 {
+                match answer {
+                    SetReply::Ok => ctx.reply.null(),
+                    SetReply::Int => ctx.reply.int(0),
+                }
+            }
+            return;
+        }
+        let ttl = if when.is_some() || flags & KEEPTTL == 0 { when } else { old_ttl };
+        shard.set(key, loc.hash, string_value(val), ttl, ctx.now);
+    } else {
+        shard.set(key, loc.hash, string_value(val), when, ctx.now);
+    }
     ctx.dirty += 1;
-    ctx.reply.ok();
+    if flags & GET == 0 {
+        match answer {
+            SetReply::Ok => ctx.reply.ok(),
+            SetReply::Int => ctx.reply.int(1),
+        }
+    }
+}
+
+fn setnx(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    set_generic(ctx, args.get(1), args.get(2), NX, None, SetReply::Int);
+}
+
+fn setex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    setex_generic(ctx, args, EX);
+}
+
+fn psetex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    setex_generic(ctx, args, PX);
+}
+
+fn setex_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, unit: u16) {
+    match deadline(ctx.now, unit, args.get(2)) {
+        Ok(w) => set_generic(ctx, args.get(1), args.get(3), 0, Some(w), SetReply::Ok),
+        Err(e) => reply_bad_expire(ctx, e),
+    }
+}
+
+fn getset(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let loc = ctx.locs[0];
+    let key = args.get(1);
+    let shard = ctx.locks.shard(loc.gid);
+    let old = shard.get(key, loc.hash, ctx.now);
+    if !reply_value(&mut ctx.reply, ctx.stats, old) {
+        return;
+    }
+    shard.set(key, loc.hash, string_value(args.get(2)), None, ctx.now);
+    ctx.dirty += 1;
+}
+
+fn getdel(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let loc = ctx.locs[0];
+    let key = args.get(1);
+    let shard = ctx.locks.shard(loc.gid);
+    let e = shard.get(key, loc.hash, ctx.now);
+    let found = e.is_some();
+    if !reply_value(&mut ctx.reply, ctx.stats, e) || !found {
+        return;
+    }
+    shard.remove(key, loc.hash, ctx.now);
+    ctx.dirty += 1;
+}
+
+/// GETEX checks, in Redis's order: syntax, then the key (a missing key is
+/// a null reply even with a bad expire), its type, the expire value.
+fn getex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let Some(opts) = parse_ext(args, 2, false) else {
+        ctx.reply.error(errors::SYNTAX);
+        return;
+    };
+    let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
+    let when = opts.expire.map(|arg| deadline(now, opts.flags & ANY_EXPIRE, arg));
+    let shard = ctx.locks.shard(loc.gid);
+    let Some(e) = shard.get(key, loc.hash, now) else {
+        ctx.stats.keyspace_misses.add(1);
+        ctx.reply.null();
+        return;
+    };
+    ctx.stats.keyspace_hits.add(1);
+    let s = match string_of(&e.value) {
+        Ok(s) => s,
+        Err(msg) => return ctx.reply.error(msg),
+    };
+    let when = match when {
+        None => None,
+        Some(Ok(w)) => Some(w),
+        Some(Err(err)) => return reply_bad_expire(ctx, err),
+    };
+    s.with_bytes(|b| ctx.reply.bulk(b));
+    let had_ttl = e.expire().is_some();
+    match when {
+        // An absolute time already past deletes the key, as Redis does.
+        Some(w) if opts.flags & (EXAT | PXAT) != 0 && w <= now => {
+            shard.remove(key, loc.hash, now);
+            ctx.dirty += 1;
+        }
+        Some(w) => {
+            shard.set_expire(key, loc.hash, Some(w));
+            ctx.dirty += 1;
+        }
+        None if opts.flags & PERSIST != 0 && had_ttl => {
+            shard.set_expire(key, loc.hash, None);
+            ctx.dirty += 1;
+        }
+        None => {}
+    }
+}
+
+fn mget(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let n = args.len() - 1;
+    ctx.reply.array(n);
+    for i in 0..n {
+        let loc = ctx.locs[i];
+        match ctx.locks.shard(loc.gid).get(args.get(i + 1), loc.hash, ctx.now) {
+            Some(e) => {
+                ctx.stats.keyspace_hits.add(1);
+                // MGET answers null for a key of another type, not an error.
+                match string_of(&e.value) {
+                    Ok(s) => s.with_bytes(|b| ctx.reply.bulk(b)),
+                    Err(_) => ctx.reply.null(),
+                }
+            }
+            None => {
+                ctx.stats.keyspace_misses.add(1);
+                ctx.reply.null();
+            }
+        }
+    }
+}
+
+fn mset(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    mset_generic(ctx, args, false);
+}
+
+fn msetnx(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    mset_generic(ctx, args, true);
+}
+
+/// MSET and MSETNX. Every key's shard is locked for the whole command, so
+/// other clients see all of the keys set or none.
+fn mset_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, nx: bool) {
+    if args.len() % 2 == 0 {
+        ctx.arity_error();
+        return;
+    }
+    let n = (args.len() - 1) / 2;
+    if nx {
+        for i in 0..n {
+            let loc = ctx.locs[i];
+            if ctx.locks.shard(loc.gid).get(args.get(1 + 2 * i), loc.hash, ctx.now).is_some() {
+                ctx.reply.int(0);
+                return;
+            }
+        }
+    }
+    for i in 0..n {
+        let loc = ctx.locs[i];
+        let (key, val) = (args.get(1 + 2 * i), args.get(2 + 2 * i));
+        ctx.locks.shard(loc.gid).set(key, loc.hash, string_value(val), None, ctx.now);
+    }
+    ctx.dirty += n as u64;
+    if nx {
+        ctx.reply.int(1);
+    } else {
+        ctx.reply.ok();
+    }
+}
+
+/// Redis's checkStringLength: would `cur + add` bytes pass proto-max-bulk-len?
+fn too_long(ctx: &Ctx<'_, '_>, cur: u64, add: u64) -> bool {
+    cur.saturating_add(add) > ctx.srv.limits.proto_max_bulk_len.load(Ordering::Relaxed)
+}
+
+fn append(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let (loc, key, add) = (ctx.locs[0], args.get(1), args.get(2));
+    let max = ctx.srv.limits.proto_max_bulk_len.load(Ordering::Relaxed);
+    let shard = ctx.locks.shard(loc.gid);
+    let total = match shard.get_mut(key, loc.hash, ctx.now) {
+        None => {
+            shard.set(key, loc.hash, string_value(add), None, ctx.now);
+            add.len()
+        }
+        Some(e) => {
+            let s = match string_of_mut(&mut e.value) {
+                Ok(s) => s,
+                Err(msg) => return ctx.reply.error(msg),
+            };
+            if (s.len() as u64).saturating_add(add.len() as u64) > max {
+                return ctx.reply.error(errors::STRING_TOO_LONG);
+            }
+            let old_heap = s.heap_size();
+            let buf = s.make_raw();
+            buf.extend_from_slice(add);
+            let total = buf.len();
+            let new_heap = s.heap_size();
+            shard.value_resized(old_heap, new_heap);
+            total
+        }
+    };
+    ctx.dirty += 1;
+    ctx.reply.int(total as i64);
+}
+
+fn strlen(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let loc = ctx.locs[0];
+    match ctx.locks.shard(loc.gid).get(args.get(1), loc.hash, ctx.now) {
+        None => {
+            ctx.stats.keyspace_misses.add(1);
+            ctx.reply.int(0);
+        }
+        Some(e) => {
+            ctx.stats.keyspace_hits.add(1);
+            match string_of(&e.value) {
+                Ok(s) => ctx.reply.int(s.len() as i64),
+                Err(msg) => ctx.reply.error(msg),
+            }
+        }
+    }
+}
+
+/// The byte range GETRANGE returns from a string of `len` bytes, or None
+/// for an empty reply. Redis 7.4 semantics, including its quirk that an
+/// `end` before the start of the string clamps to 0 (so `0 -100` gives the
+/// first byte).
+fn range_of(len: usize, start: i64, end: i64) -> Option<std::ops::Range<usize>> {
+    if start < 0 && end < 0 && start > end {
+        return None;
+    }
+    let len = len as i64;
+    let mut start = if start < 0 { len + start } else { start };
+    let mut end = if end < 0 { len + end } else { end };
+    start = start.max(0);
+    end = end.max(0);
+    if end >= len {
+        end = len - 1;
+    }
+    if start > end || len == 0 {
+        return None;
+    }
+    Some(start as usize..end as usize + 1)
+}
+
+/// GETRANGE and SUBSTR.
+fn getrange(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let (Some(start), Some(end)) = (parse_i64(args.get(2)), parse_i64(args.get(3))) else {
+        ctx.reply.error(errors::NOT_INTEGER);
+        return;
+    };
+    let loc = ctx.locs[0];
+    match ctx.locks.shard(loc.gid).get(args.get(1), loc.hash, ctx.now) {
+        None => {
+            ctx.stats.keyspace_misses.add(1);
+            ctx.reply.bulk(b"");
+        }
+        Some(e) => {
+            ctx.stats.keyspace_hits.add(1);
+            match string_of(&e.value) {
+                Ok(s) => s.with_bytes(|b| match range_of(b.len(), start, end) {
+                    Some(r) => ctx.reply.bulk(&b[r]),
+                    None => ctx.reply.bulk(b""),
+                }),
+                Err(msg) => ctx.reply.error(msg),
+            }
+        }
+    }
+}
+
+fn setrange(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let Some(offset) = parse_i64(args.get(2)) else {
+        ctx.reply.error(errors::NOT_INTEGER);
+        return;
+    };
+    if offset < 0 {
+        ctx.reply.error(OFFSET_OUT_OF_RANGE);
+        return;
+    }
+    let (loc, key, value) = (ctx.locs[0], args.get(1), args.get(3));
+    let over = too_long(ctx, offset as u64, value.len() as u64);
+    let offset = offset as usize;
+    let end = offset + value.len();
+    let shard = ctx.locks.shard(loc.gid);
+    let total = match shard.get_mut(key, loc.hash, ctx.now) {
+        None => {
+            if value.is_empty() {
+                return ctx.reply.int(0);
+            }
+            if over {
+                return ctx.reply.error(errors::STRING_TOO_LONG);
+            }
+            let mut buf = Vec::new();
+            if buf.try_reserve_exact(end).is_err() {
+                return ctx.reply.error(errors::STRING_TOO_LONG);
+            }
+            buf.resize(offset, 0);
+            buf.extend_from_slice(value);
+            shard.set(key, loc.hash, Value::Str(StrValue::Raw(buf)), None, ctx.now);
+            end
+        }
+        Some(e) => {
+            let s = match string_of_mut(&mut e.value) {
+                Ok(s) => s,
+                Err(msg) => return ctx.reply.error(msg),
+            };
+            if value.is_empty() {
+                return ctx.reply.int(s.len() as i64);
+            }
+            if over {
+                return ctx.reply.error(errors::STRING_TOO_LONG);
+            }
+            let old_heap = s.heap_size();
+            let buf = s.make_raw();
+            if buf.len() < end {
+                if buf.try_reserve(end - buf.len()).is_err() {
+                    return ctx.reply.error(errors::STRING_TOO_LONG);
+                }
+                buf.resize(end, 0);
+            }
+            buf[offset..end].copy_from_slice(value);
+            let total = buf.len();
+            let new_heap = s.heap_size();
+            shard.value_resized(old_heap, new_heap);
+            total
+        }
+    };
+    ctx.dirty += 1;
+    ctx.reply.int(total as i64);
+}
+
+fn incr(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    incr_by(ctx, args, 1);
+}
+
+fn decr(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    incr_by(ctx, args, -1);
+}
+
+fn incrby(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    match parse_i64(args.get(2)) {
+        Some(by) => incr_by(ctx, args, by),
+        None => ctx.reply.error(errors::NOT_INTEGER),
+    }
+}
+
+fn decrby(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    match parse_i64(args.get(2)) {
+        Some(i64::MIN) => ctx.reply.error(DECREMENT_OVERFLOW),
+        Some(by) => incr_by(ctx, args, -by),
+        None => ctx.reply.error(errors::NOT_INTEGER),
+    }
+}
+
+/// INCR, DECR, INCRBY, DECRBY: the result is stored as `int`, keeping the
+/// key's TTL.
+fn incr_by(ctx: &mut Ctx<'_, '_>, args: Args<'_>, by: i64) {
+    let (loc, key) = (ctx.locs[0], args.get(1));
+    let shard = ctx.locks.shard(loc.gid);
+    let v = match shard.get_mut(key, loc.hash, ctx.now) {
+        None => {
+            shard.set(key, loc.hash, Value::Str(StrValue::Int(by)), None, ctx.now);
+            by
+        }
+        Some(e) => {
+            let s = match string_of_mut(&mut e.value) {
+                Ok(s) => s,
+                Err(msg) => return ctx.reply.error(msg),
+            };
+            let cur = match &*s {
+                StrValue::Int(n) => Some(*n),
+                other => other.with_bytes(parse_i64),
+            };
+            let Some(cur) = cur else {
+                return ctx.reply.error(errors::NOT_INTEGER);
+            };
+            let Some(v) = cur.checked_add(by) else {
+                return ctx.reply.error(errors::OVERFLOW);
+            };
+            let old_heap = s.heap_size();
+            *s = StrValue::Int(v);
+            shard.value_resized(old_heap, 0);
+            v
+        }
+    };
+    ctx.dirty += 1;
+    ctx.reply.int(v);
+}
+
+/// INCRBYFLOAT computes in x87 long double as Redis does (see [`ldouble`])
+/// and stores the text it replies (never `int`), keeping the TTL.
+fn incrbyfloat(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let (loc, key) = (ctx.locs[0], args.get(1));
+    let mut text = Vec::new();
+    let shard = ctx.locks.shard(loc.gid);
+    match shard.get_mut(key, loc.hash, ctx.now) {
+        None => {
+            let Some(sum) = LongDouble::parse(args.get(2)).map(|by| LongDouble::from_i64(0).checked_add(by)) else {
+                return ctx.reply.error(errors::NOT_FLOAT);
+            };
+            let Some(sum) = sum else {
+                return ctx.reply.error(NAN_OR_INFINITY);
+            };
+            sum.write_human(&mut text);
+            shard.set(key, loc.hash, Value::Str(StrValue::from_slice(&text)), None, ctx.now);
+        }
+        Some(e) => {
+            let s = match string_of_mut(&mut e.value) {
+                Ok(s) => s,
+                Err(msg) => return ctx.reply.error(msg),
+            };
+            let cur = match &*s {
+                StrValue::Int(n) => Some(LongDouble::from_i64(*n)),
+                other => other.with_bytes(LongDouble::parse),
+            };
+            let (Some(cur), Some(by)) = (cur, LongDouble::parse(args.get(2))) else {
+                return ctx.reply.error(errors::NOT_FLOAT);
+            };
+            let Some(sum) = cur.checked_add(by) else {
+                return ctx.reply.error(NAN_OR_INFINITY);
+            };
+            sum.write_human(&mut text);
+            let old_heap = s.heap_size();
+            *s = StrValue::from_slice(&text);
+            let new_heap = s.heap_size();
+            shard.value_resized(old_heap, new_heap);
+        }
+    }
+    ctx.dirty += 1;
+    ctx.reply.bulk(&text);
+}
+
+/// One IDX match: ranges in the first and second string, inclusive.
+struct LcsMatch {
+    a: (u32, u32),
+    b: (u32, u32),
+}
+
+/// LCS with Redis's dynamic-programming table and its walk back from the
+/// end, so ties pick the same subsequence and matches come out in the
+/// same (reverse) order.
+fn lcs(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let mut strs: [Vec<u8>; 2] = [Vec::new(), Vec::new()];
+    let mut wrong_type = false;
+    for (i, out) in strs.iter_mut().enumerate() {
+        let loc = ctx.locs[i];
+        match ctx.locks.shard(loc.gid).get(args.get(1 + i), loc.hash, ctx.now) {
+            None => ctx.stats.keyspace_misses.add(1),
+            Some(e) => {
+                ctx.stats.keyspace_hits.add(1);
+                match string_of(&e.value) {
+                    Ok(s) => *out = s.to_vec(),
+                    Err(_) => wrong_type = true,
+                }
+            }
+        }
+    }
+    if wrong_type {
+        ctx.reply.error(LCS_NOT_STRINGS);
+        return;
+    }
+    let (mut getidx, mut getlen, mut withmatchlen, mut minmatchlen) = (false, false, false, 0u64);
+    let mut j = 3;
+    while j < args.len() {
+        let opt = c_str(args.get(j));
+        if opt.eq_ignore_ascii_case(b"idx") {
+            getidx = true;
+        } else if opt.eq_ignore_ascii_case(b"len") {
+            getlen = true;
+        } else if opt.eq_ignore_ascii_case(b"withmatchlen") {
+            withmatchlen = true;
+        } else if opt.eq_ignore_ascii_case(b"minmatchlen") && j + 1 < args.len() {
+            let Some(n) = parse_i64(args.get(j + 1)) else {
+                ctx.reply.error(errors::NOT_INTEGER);
+                return;
+            };
+            minmatchlen = n.max(0) as u64;
+            j += 1;
+        } else {
+            ctx.reply.error(errors::SYNTAX);
+            return;
+        }
+        j += 1;
+    }
+    if getidx && getlen {
+        ctx.reply.error(LCS_IDX_AND_LEN);
+        return;
+    }
+    let [a, b] = &strs;
+    let (alen, blen) = (a.len(), b.len());
+    // Redis refuses strings whose lengths would not fit its u32 table cells.
+    if alen as u64 >= u64::from(u32::MAX) - 1 || blen as u64 >= u64::from(u32::MAX) - 1 {
+        ctx.reply.error("ERR String too long for LCS");
+        return;
+    }
+    let cells = (alen as u64 + 1) * (blen as u64 + 1);
+    let bytes = cells.saturating_mul(4);
+    if bytes > ctx.srv.limits.proto_max_bulk_len.load(Ordering::Relaxed) {
+        ctx.reply.error(LCS_OVER_LIMIT);
+        return;
+    }
+    let mut table: Vec<u32> = Vec::new();
+    if table.try_reserve_exact(cells as usize).is_err() {
+        ctx.reply.error(LCS_ALLOC_FAILED);
+        return;
+    }
+    table.resize(cells as usize, 0);
+    let w = blen + 1;
+    for i in 1..=alen {
+        for j in 1..=blen {
+            table[i * w + j] = if a[i - 1] == b[j - 1] {
+                table[(i - 1) * w + j - 1] + 1
+            } else {
+                table[(i - 1) * w + j].max(table[i * w + j - 1])
+            };
+        }
+    }
+    let total = table[alen * w + blen];
+    if getlen {
+        ctx.reply.int(i64::from(total));
+        return;
+    }
+
+    let mut result = vec![0u8; total as usize];
+    let mut matches: Vec<LcsMatch> = Vec::new();
+    // `None` = no range open; else (a_start, a_end, b_start, b_end).
+    let mut open: Option<(usize, usize, usize, usize)> = None;
+    let (mut i, mut j, mut idx) = (alen, blen, total as usize);
+    while i > 0 && j > 0 {
+        let mut emit = false;
+        if a[i - 1] == b[j - 1] {
+            result[idx - 1] = a[i - 1];
+            match &mut open {
+                None => open = Some((i - 1, i - 1, j - 1, j - 1)),
+                Some(r) => {
+                    if r.0 == i && r.2 == j {
+                        r.0 -= 1;
+                        r.2 -= 1;
+                    } else {
+                        emit = true;
+                    }
+                }
+            }
+            if let Some(r) = open {
+                if r.0 == 0 || r.2 == 0 {
+                    emit = true;
+                }
+            }
+            idx -= 1;
+            i -= 1;
+            j -= 1;
+        } else {
+            if table[(i - 1) * w + j] > table[i * w + j - 1] {
+                i -= 1;
+            } else {
+                j -= 1;
+            }
+            emit = open.is_some();
+        }
+        if emit {
+            if let Some(r) = open.take() {
+                let len = (r.1 - r.0 + 1) as u64;
+                if minmatchlen == 0 || len >= minmatchlen {
+                    matches.push(LcsMatch { a: (r.0 as u32, r.1 as u32), b: (r.2 as u32, r.3 as u32) });
+                }
+            }
+        }
+    }
+    if !getidx {
+        ctx.reply.bulk(&result);
+        return;
+    }
+    let reply = &mut ctx.reply;
+    reply.map(2);
+    reply.bulk(b"matches");
+    reply.array(matches.len());
+    for m in &matches {
+        reply.array(if withmatchlen { 3 } else { 2 });
+        reply.array(2);
+        reply.int(i64::from(m.a.0));
+        reply.int(i64::from(m.a.1));
+        reply.array(2);
+        reply.int(i64::from(m.b.0));
+        reply.int(i64::from(m.b.1));
+        if withmatchlen {
+            reply.int(i64::from(m.a.1 - m.a.0 + 1));
+        }
+    }
+    reply.bulk(b"len");
+    reply.int(i64::from(total));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn getrange_bounds_match_redis() {
+        assert_eq!(range_of(10, 0, -100), Some(0..1));
+        assert_eq!(range_of(10, -100, -99), Some(0..1));
+        assert_eq!(range_of(10, 1, -100), None);
+        assert_eq!(range_of(10, -1, -100), None);
+        assert_eq!(range_of(10, 0, -1), Some(0..10));
+        assert_eq!(range_of(10, 5, 100), Some(5..10));
+        assert_eq!(range_of(0, 0, -1), None);
+        assert_eq!(range_of(10, i64::MIN, i64::MAX), Some(0..10));
+    }
+
+    #[test]
+    fn expire_deadlines() {
+        assert!(matches!(deadline(1000, EX, b"1"), Ok(2000)));
+        assert!(matches!(deadline(1000, PXAT, b"5"), Ok(5)));
+        assert!(matches!(deadline(1000, EX, b"0"), Err(BadExpire::Invalid)));
+        assert!(matches!(deadline(1000, EXAT, b"9223372036854776"), Err(BadExpire::Invalid)));
+        assert!(matches!(deadline(1000, PX, b"9223372036854775807"), Err(BadExpire::Invalid)));
+        assert!(matches!(deadline(1000, PX, b"1.5"), Err(BadExpire::NotInteger)));
+    }
 }
