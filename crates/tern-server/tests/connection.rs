@@ -565,6 +565,10 @@ fn client_kill() {
         // SKIPME defaults to yes.
         admin.cmd(&[b"CLIENT", b"KILL", b"ID", admin_id.to_string().as_bytes()]);
         admin.expect(b":0\r\n");
+        admin.cmd(&[b"CLIENT", b"KILL", b"ID", admin_id.to_string().as_bytes(), b"skipme", b"YES"]);
+        admin.expect(b":0\r\n");
+        admin.roundtrip(&[b"CLIENT", b"KILL", b"TYPE", b"pubsub"], b":0\r\n");
+        admin.roundtrip(&[b"CLIENT", b"KILL", b"TYPE", b"slave", b"SKIPME", b"no"], b":0\r\n");
 
         // By ID: the victim's connection is closed, the count returned.
         let mut v = s.raw();
