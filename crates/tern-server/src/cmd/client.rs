@@ -39,13 +39,15 @@ static SUBCOMMANDS: &[CommandSpec] = &[
         .acl(&["slow", "connection"]),
     CommandSpec::new("info", 2, CONN, (0, 0, 0), info)
         .doc("connection", "Returns information about the connection.", "6.2.0", "O(1)")
-        .acl(&["slow", "connection"]),
+        .acl(&["slow", "connection"])
+        .tips(&["nondeterministic_output"]),
     CommandSpec::new("kill", -3, ADMIN | CONN, (0, 0, 0), kill)
         .doc("connection", "Terminates open connections.", "2.4.0", "O(N) where N is the number of client connections")
         .acl(&["admin", "slow", "dangerous", "connection"]),
     CommandSpec::new("list", -2, ADMIN | CONN, (0, 0, 0), list)
         .doc("connection", "Lists open connections.", "2.4.0", "O(N) where N is the number of client connections")
-        .acl(&["admin", "slow", "dangerous", "connection"]),
+        .acl(&["admin", "slow", "dangerous", "connection"])
+        .tips(&["nondeterministic_output"]),
     CommandSpec::new("no-evict", 3, ADMIN | CONN, (0, 0, 0), no_evict)
         .doc("connection", "Sets the client eviction mode of the connection.", "7.0.0", "O(1)")
         .acl(&["admin", "slow", "dangerous", "connection"]),

@@ -19,8 +19,9 @@ use crate::server::Server;
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("ping", -1, FAST, (0, 0, 0), ping)
         .doc("connection", "Returns the server's liveliness response.", "1.0.0", "O(1)")
-        .acl(&["fast", "connection"]),
-    CommandSpec::new("echo", 2, FAST, (0, 0, 0), echo)
+        .acl(&["fast", "connection"])
+        .tips(&["request_policy:all_shards", "response_policy:all_succeeded"]),
+    CommandSpec::new("echo", 2, LOADING | STALE | FAST, (0, 0, 0), echo)
         .doc("connection", "Returns the given string.", "1.0.0", "O(1)")
         .acl(&["fast", "connection"]),
     CommandSpec::new("quit", -1, ALLOW_BUSY | NO_AUTH | NOSCRIPT | LOADING | STALE | FAST | TX_CONTROL, (0, 0, 0), quit)
