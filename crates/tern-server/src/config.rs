@@ -677,6 +677,23 @@ impl Directive {
     }
 }
 
+impl Directive {
+    /// Is the value a size in bytes (written back as `1mb` and the like)?
+    pub fn is_memory(&self) -> bool {
+        matches!(
+            self.name,
+            "maxmemory"
+                | "client-query-buffer-limit"
+                | "proto-max-bulk-len"
+                | "repl-backlog-size"
+                | "auto-aof-rewrite-min-size"
+                | "hll-sparse-max-bytes"
+                | "stream-node-max-bytes"
+                | "maxmemory-clients"
+        )
+    }
+}
+
 /// A size the way Redis writes it back: the largest of gb/mb/kb that
 /// divides it, else bytes.
 pub fn format_memory(n: u64) -> String {
@@ -736,6 +753,22 @@ fn split_line(line: &str) -> Option<Vec<String>> {
 impl Config {
     /// Applies one directive. The error is the reason only.
     pub fn apply(&mut self, name: &str, args: &[&str]) -> Result<(), String> {
+        // Lines redis.conf allows that are not settings: ACL users and
+        // renamed commands are accepted with a start-up warning, modules
+        // cannot be loaded at all.
+        if name.eq_ignore_ascii_case("rename-command") || name.eq_ignore_ascii_case("user") {
+            if args.is_empty() {
+                return Err("wrong number of arguments".into());
+            }
+            let n = name.to_ascii_lowercase();
+            if !self.ignored.contains(&n) {
+                self.ignored.push(n);
+            }
+            return Ok(());
+        }
+        if name.eq_ignore_ascii_case("loadmodule") {
+            return Err("Tern does not support modules".into());
+        }
         let d = find_directive(name).ok_or_else(|| "Bad directive or wrong number of arguments".to_string())?;
         (d.set)(self, args)
     }
@@ -747,18 +780,10 @@ impl Config {
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            let words = split_line(line).ok_or_else(|| {
-                format!("\n*** FATAL CONFIG FILE ERROR (Tern {}) ***\nReading the configuration file, at line {}\n>>> '{}'\nUnbalanced quotes in configuration line", env!("CARGO_PKG_VERSION"), n + 1, line)
-            })?;
+            let words = split_line(line)
+                .ok_or_else(|| fatal(origin, n + 1, line, line.split_whitespace().next().unwrap_or(""), "Unbalanced quotes in configuration line"))?;
             let Some((name, args)) = words.split_first() else { continue };
             let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
-            if name.eq_ignore_ascii_case("rename-command") || name.eq_ignore_ascii_case("user") {
-                self.ignored.push(name.to_ascii_lowercase());
-                continue;
-            }
-            if name.eq_ignore_ascii_case("loadmodule") {
-                return Err(fatal(origin, n + 1, line, name, "Tern does not support modules"));
-            }
             if name.eq_ignore_ascii_case("include") {
                 let path = one(&args).map_err(|e| fatal(origin, n + 1, line, name, &e))?;
                 let inc = std::fs::read_to_string(path).map_err(|e| fatal(origin, n + 1, line, name, &format!("can't open {path}: {e}")))?;
@@ -776,14 +801,21 @@ impl Config {
         let mut rest = args;
         if let Some(first) = rest.first() {
             if !first.starts_with("--") {
-                let text = std::fs::read_to_string(first).map_err(|e| format!("Fatal error, can't open config file '{first}': {e}"))?;
-                cfg.config_file = Some(std::fs::canonicalize(first).unwrap_or_else(|_| PathBuf::from(first)));
+                // `-` reads the configuration from stdin, as redis-server does.
+                let text = if first == "-" {
+                    std::io::read_to_string(std::io::stdin()).map_err(|e| format!("Fatal error, can't read config from stdin: {e}"))?
+                } else {
+                    let t = std::fs::read_to_string(first).map_err(|e| format!("Fatal error, can't open config file '{first}': {e}"))?;
+                    cfg.config_file = Some(std::fs::canonicalize(first).unwrap_or_else(|_| PathBuf::from(first)));
+                    t
+                };
                 cfg.apply_text(&text, first)?;
                 rest = &rest[1..];
             }
         }
         // "--port 7000 --save '' " becomes lines "port 7000" and "save ''".
         let mut i = 0;
+        let mut nth = 0;
         while i < rest.len() {
             let Some(name) = rest[i].strip_prefix("--") else {
                 return Err(format!("Invalid argument '{}': directives are given as --name value", rest[i]));
@@ -794,14 +826,27 @@ impl Config {
                 vals.push(&rest[i]);
                 i += 1;
             }
-            cfg.apply(name, &vals).map_err(|e| fatal("command line", 0, &format!("{} {}", name, vals.join(" ")), name, &e))?;
+            nth += 1;
+            let line = format!("{} {}", name, vals.join(" "));
+            if name.eq_ignore_ascii_case("include") {
+                cfg.apply_text(&line, "command line")?;
+                continue;
+            }
+            cfg.apply(name, &vals).map_err(|e| fatal("command line", nth, &line, name, &e))?;
         }
         Ok(cfg)
     }
 
     /// Directives accepted but not acted on, for the start-up warning.
     pub fn passive_in_use(&self) -> Vec<String> {
-        let mut v: Vec<String> = self.passive.iter().map(|(n, _)| n.clone()).collect();
+        // Turning a feature off ("no", "") is what Tern does anyway.
+        let defaults = Config::default();
+        let mut v: Vec<String> = self
+            .passive
+            .iter()
+            .filter(|(n, val)| !val.is_empty() && val != "no" && find_directive(n).map_or(true, |d| (d.get)(&defaults) != *val))
+            .map(|(n, _)| n.clone())
+            .collect();
         if self.maxmemory != 0 {
             v.push("maxmemory".into());
         }
@@ -841,7 +886,13 @@ impl Config {
                 .collect();
         }
         let v = (d.get)(self);
-        let rendered = if d.is_multi() && !v.is_empty() { v } else { quote(&v) };
+        let rendered = if d.is_memory() {
+            v.parse::<u64>().map(format_memory).unwrap_or(v)
+        } else if d.is_multi() && !v.is_empty() {
+            v
+        } else {
+            quote(&v)
+        };
         vec![format!("{} {}", d.name, rendered)]
     }
 
@@ -929,15 +980,12 @@ impl Config {
 }
 
 fn fatal(origin: &str, line_no: usize, line: &str, name: &str, reason: &str) -> String {
-    format!(
-        "\n*** FATAL CONFIG FILE ERROR (Tern {}) ***\nReading the configuration file '{}', at line {}\n>>> '{}'\n{} (directive '{}')",
-        env!("CARGO_PKG_VERSION"),
-        origin,
-        line_no,
-        line,
-        reason,
-        name
-    )
+    let place = if origin == "command line" {
+        format!("Reading the command line arguments, at directive {line_no}")
+    } else {
+        format!("Reading the configuration file '{origin}', at line {line_no}")
+    };
+    format!("\n*** FATAL CONFIG FILE ERROR (Tern {}) ***\n{place}\n>>> '{line}'\n{reason} (directive '{name}')", env!("CARGO_PKG_VERSION"))
 }
 
 #[cfg(test)]
