@@ -474,6 +474,7 @@ fn client_info_and_list_lines() {
         let peer = fields(read_text(&mut r).trim_end());
         assert_eq!(peer["cmd"], "client|setname");
         assert_eq!(peer["flags"], "N");
+        other.roundtrip(&[b"WATCH", b"w1", b"w2", b"w3"], b"+OK\r\n");
         other.roundtrip(&[b"MULTI"], b"+OK\r\n");
         other.roundtrip(&[b"PING"], b"+QUEUED\r\n");
         r.cmd(&[b"CLIENT", b"LIST"]);
@@ -490,6 +491,7 @@ fn client_info_and_list_lines() {
         assert_eq!(peer["db"], "4");
         assert_eq!(peer["flags"], "x");
         assert_eq!(peer["multi"], "1");
+        assert_eq!(peer["watch"], "3");
 
         // LIST ID: in argument order, unknown ids skipped.
         let list_id = format!("{oid}");

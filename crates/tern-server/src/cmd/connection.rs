@@ -239,7 +239,6 @@ fn hello(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 fn reset(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
     super::transactions::discard_transaction(ctx.client, ctx.locks);
     let c = &mut *ctx.client;
-    c.shared.watch_count.store(0, Ordering::Relaxed);
     c.shared.set_flag(cflags::DIRTY_CAS, false);
     c.db = 0;
     c.shared.db.store(0, Ordering::Relaxed);
