@@ -435,6 +435,24 @@ impl Shard {
         self.iter(now).nth(i)
     }
 
+    /// A random entry, expired or not: RANDOMKEY removes the expired ones it
+    /// draws and draws again, as Redis does. None if the shard is empty.
+    pub fn random_any(&self, rng: &mut impl rand::Rng) -> Option<&Entry> {
+        if self.table.is_empty() {
+            return None;
+        }
+        // The table is at least 1/8 full, so a few draws find a bucket.
+        let nb = self.table.bucket_count();
+        for _ in 0..64 {
+            let b = self.table.bucket(rng.gen_range(0..nb));
+            if !b.is_empty() {
+                return Some(&b[rng.gen_range(0..b.len())]);
+            }
+        }
+        let i = rng.gen_range(0..self.table.len());
+        self.table.iter().nth(i)
+    }
+
     /// Registers `flag` to be set when `key` is next modified.
     pub fn watch(&mut self, key: &[u8], hash: u64, flag: &Arc<WatchFlag>) {
         if let Some(w) = self.watches.find_mut(hash, |w| *w.key == *key) {
@@ -604,6 +622,21 @@ mod tests {
         a.signal_live(Some(&b), 20);
         assert!(fa.is_set() && fb.is_set());
         assert!(!fc.is_set() && !fd.is_set());
+    }
+
+    #[test]
+    fn random_any_draws_every_entry() {
+        let mut sh = Shard::new();
+        for i in 0..20u64 {
+            sh.set(format!("k{i}").as_bytes(), i, s("v"), (i < 10).then_some(5), 0);
+        }
+        let mut rng = rand::thread_rng();
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..2000 {
+            seen.insert(sh.random_any(&mut rng).unwrap().key().to_vec());
+        }
+        assert_eq!(seen.len(), 20);
+        assert!(Shard::new().random_any(&mut rng).is_none());
     }
 
     #[test]

@@ -747,30 +747,32 @@ fn randomkey(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
     let gids = ctx.ks.db_gids(ctx.client.db);
     let now = ctx.now;
     ctx.locks.acquire(gids.clone());
-    let lens: Vec<usize> = gids.clone().map(|g| ctx.locks.shard(g).len()).collect();
-    let total: usize = lens.iter().sum();
+    let mut lens: Vec<usize> = gids.clone().map(|g| ctx.locks.shard(g).len()).collect();
+    let mut total: usize = lens.iter().sum();
     let mut rng = rand::thread_rng();
-    let mut found: Option<Vec<u8>> = None;
-    if total > 0 {
-        // Pick a shard in proportion to its size, then a key in it; expired
-        // keys still counted in the sizes can make a pick miss, so retry a
-        // few times before falling back to the first live key.
-        for _ in 0..8 {
-            let mut r = rng.gen_range(0..total);
-            let mut at = 0;
-            while r >= lens[at] {
-                r -= lens[at];
-                at += 1;
-            }
-            if let Some(e) = ctx.locks.shard(gids.start + at as u32).random(now, &mut rng) {
-                found = Some(e.key().to_vec());
-                break;
-            }
+    // Draw a shard in proportion to its size, then an entry in it. An
+    // expired entry is removed and the draw repeated, as Redis's
+    // dbRandomKey does: each miss shrinks the database, so this ends.
+    let found = loop {
+        if total == 0 {
+            break None;
         }
-        if found.is_none() {
-            found = gids.clone().find_map(|g| ctx.locks.shard(g).iter(now).next().map(|e| e.key().to_vec()));
+        let mut r = rng.gen_range(0..total);
+        let mut at = 0;
+        while r >= lens[at] {
+            r -= lens[at];
+            at += 1;
         }
-    }
+        let sh = ctx.locks.shard(gids.start + at as u32);
+        let Some(e) = sh.random_any(&mut rng) else { break None };
+        if !e.expire().is_some_and(|w| w <= now) {
+            break Some(e.key().to_vec());
+        }
+        let (key, hash) = (e.key().to_vec(), e.hash());
+        sh.get(&key, hash, now);
+        lens[at] = sh.len();
+        total = lens.iter().sum();
+    };
     ctx.locks.release();
     match found {
         Some(k) => ctx.reply.bulk(&k),
