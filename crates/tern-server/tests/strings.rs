@@ -164,9 +164,15 @@ fn setnx_setex_psetex() {
         r.roundtrip(&[b"GET", b"k"], &bulk("w"));
         r.roundtrip(&[b"SETEX", b"k", b"0", b"v"], b"-ERR invalid expire time in 'setex' command\r\n");
         r.roundtrip(&[b"SETEX", b"k", b"-10", b"v"], b"-ERR invalid expire time in 'setex' command\r\n");
-        r.roundtrip(&[b"SETEX", b"k", b"9223372036854775807", b"v"], b"-ERR invalid expire time in 'setex' command\r\n");
+        r.roundtrip(
+            &[b"SETEX", b"k", b"9223372036854775807", b"v"],
+            b"-ERR invalid expire time in 'setex' command\r\n",
+        );
         r.roundtrip(&[b"PSETEX", b"k", b"0", b"v"], b"-ERR invalid expire time in 'psetex' command\r\n");
-        r.roundtrip(&[b"PSETEX", b"k", b"9223372036854775807", b"v"], b"-ERR invalid expire time in 'psetex' command\r\n");
+        r.roundtrip(
+            &[b"PSETEX", b"k", b"9223372036854775807", b"v"],
+            b"-ERR invalid expire time in 'psetex' command\r\n",
+        );
         r.roundtrip(&[b"SETEX", b"k", b"ten", b"v"], NOT_INT);
         r.roundtrip(&[b"PSETEX", b"k", b"1.0", b"v"], NOT_INT);
         r.roundtrip(&[b"SETEX", b"k", b"10"], b"-ERR wrong number of arguments for 'setex' command\r\n");
@@ -402,8 +408,14 @@ fn setrange() {
         r.roundtrip(&[b"INCR", b"n"], b":1935\r\n");
         r.roundtrip(&[b"SETRANGE", b"k", b"-1", b"x"], b"-ERR offset is out of range\r\n");
         r.roundtrip(&[b"SETRANGE", b"k", b"x", b"x"], NOT_INT);
-        r.roundtrip(&[b"SETRANGE", b"k", b"9223372036854775807", b"x"], b"-ERR string exceeds maximum allowed size (proto-max-bulk-len)\r\n");
-        r.roundtrip(&[b"SETRANGE", b"new", b"536870912", b"x"], b"-ERR string exceeds maximum allowed size (proto-max-bulk-len)\r\n");
+        r.roundtrip(
+            &[b"SETRANGE", b"k", b"9223372036854775807", b"x"],
+            b"-ERR string exceeds maximum allowed size (proto-max-bulk-len)\r\n",
+        );
+        r.roundtrip(
+            &[b"SETRANGE", b"new", b"536870912", b"x"],
+            b"-ERR string exceeds maximum allowed size (proto-max-bulk-len)\r\n",
+        );
         r.roundtrip(&[b"SETRANGE", b"k", b"0"], b"-ERR wrong number of arguments for 'setrange' command\r\n");
 
         let mut c = s.conn();
@@ -428,7 +440,10 @@ fn proto_max_bulk_len_limits_appends() {
         // LCS's table of (601 * 601) u32 cells is over 1 MiB.
         let a = vec![b'a'; 600];
         r.roundtrip(&[b"MSET", b"l1", &a, b"l2", &a], OK);
-        r.roundtrip(&[b"LCS", b"l1", b"l2", b"LEN"], b"-ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len\r\n");
+        r.roundtrip(
+            &[b"LCS", b"l1", b"l2", b"LEN"],
+            b"-ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len\r\n",
+        );
         r.roundtrip(&[b"LCS", b"l1", b"missing", b"LEN"], b":0\r\n");
     }
 }
@@ -569,7 +584,10 @@ fn lcs() {
         );
         r.roundtrip(&[b"LCS", b"key1", b"missing"], b"$0\r\n\r\n");
         r.roundtrip(&[b"LCS", b"missing", b"missing2", b"IDX"], b"*4\r\n$7\r\nmatches\r\n*0\r\n$3\r\nlen\r\n:0\r\n");
-        r.roundtrip(&[b"LCS", b"key1", b"key2", b"IDX", b"LEN"], b"-ERR If you want both the length and indexes, please just use IDX.\r\n");
+        r.roundtrip(
+            &[b"LCS", b"key1", b"key2", b"IDX", b"LEN"],
+            b"-ERR If you want both the length and indexes, please just use IDX.\r\n",
+        );
         r.roundtrip(&[b"LCS", b"key1", b"key2", b"FOO"], SYNTAX);
         r.roundtrip(&[b"LCS", b"key1", b"key2", b"MINMATCHLEN"], SYNTAX);
         r.roundtrip(&[b"LCS", b"key1", b"key2", b"MINMATCHLEN", b"x"], NOT_INT);

@@ -30,6 +30,7 @@ const DECREMENT_OVERFLOW: &str = "ERR decrement would overflow";
 const NAN_OR_INFINITY: &str = "ERR increment would produce NaN or Infinity";
 const LCS_NOT_STRINGS: &str = "ERR The specified keys must contain string values";
 const LCS_IDX_AND_LEN: &str = "ERR If you want both the length and indexes, please just use IDX.";
+const LCS_TOO_LONG: &str = "ERR String too long for LCS";
 const LCS_OVER_LIMIT: &str = "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len";
 const LCS_ALLOC_FAILED: &str = "ERR Insufficient memory, failed allocating transient memory for LCS";
 
@@ -428,7 +429,8 @@ fn msetnx(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 /// MSET and MSETNX. Every key's shard is locked for the whole command, so
 /// other clients see all of the keys set or none.
 fn mset_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, nx: bool) {
-    if args.len() % 2 == 0 {
+    // Each key needs its value: name + pairs is an odd count.
+    if args.len() & 1 == 0 {
         ctx.arity_error();
         return;
     }
@@ -776,7 +778,7 @@ fn lcs(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let (alen, blen) = (a.len(), b.len());
     // Redis refuses strings whose lengths would not fit its u32 table cells.
     if alen as u64 >= u64::from(u32::MAX) - 1 || blen as u64 >= u64::from(u32::MAX) - 1 {
-        ctx.reply.error("ERR String too long for LCS");
+        ctx.reply.error(LCS_TOO_LONG);
         return;
     }
     let cells = (alen as u64 + 1) * (blen as u64 + 1);

@@ -182,9 +182,12 @@ fn parse_exp(s: &[u8]) -> Option<i64> {
     Some(if neg { -v } else { v })
 }
 
+/// A number's text split as (integer digits, fraction digits, exponent).
+type NumberParts<'a> = (&'a [u8], &'a [u8], Option<&'a [u8]>);
+
 /// Splits `int[.frac][<exp_char>exp]` into its parts; None if malformed or
 /// without a single mantissa digit.
-fn split_number(s: &[u8], is_digit: fn(&u8) -> bool, exp_char: u8) -> Option<(&[u8], &[u8], Option<&[u8]>)> {
+fn split_number(s: &[u8], is_digit: fn(&u8) -> bool, exp_char: u8) -> Option<NumberParts<'_>> {
     let int_end = s.iter().position(|c| !is_digit(c)).unwrap_or(s.len());
     let (int, mut rest) = s.split_at(int_end);
     let mut frac: &[u8] = &[];
@@ -278,7 +281,7 @@ fn parse_hex(neg: bool, s: &[u8]) -> Option<LongDouble> {
         return Some(LongDouble::zero(neg));
     }
     let top = h.bits() as i64 + e2;
-    if top > 16384 || top < EMIN {
+    if !(EMIN..=16384).contains(&top) {
         return None;
     }
     let v = round(neg, &h, e2, false);
@@ -527,7 +530,7 @@ impl Big {
         }
         for c in iter {
             let s = buf.format(*c);
-            out.extend(std::iter::repeat(b'0').take(9 - s.len()));
+            out.resize(out.len() + 9 - s.len(), b'0');
             out.extend_from_slice(s.as_bytes());
         }
     }
@@ -553,10 +556,31 @@ mod tests {
 
     #[test]
     fn parse_rules() {
-        for bad in ["", " 1", "1 ", "nan", "NaN", "-nan", "abc", "1e", "1e+", ".", "-", "0x", "0xg", "1.2.3", "1e5000", "1e-5000", "0x1p99999", "1\0"] {
+        for bad in [
+            "",
+            " 1",
+            "1 ",
+            "nan",
+            "NaN",
+            "-nan",
+            "abc",
+            "1e",
+            "1e+",
+            ".",
+            "-",
+            "0x",
+            "0xg",
+            "1.2.3",
+            "1e5000",
+            "1e-5000",
+            "0x1p99999",
+            "1\0",
+        ] {
             assert!(LongDouble::parse(bad.as_bytes()).is_none(), "{bad:?}");
         }
-        for good in ["0", "+1", "-1", ".5", "5.", "1e3", "1E-3", "0x10", "0X1.8p1", "inf", "-Infinity", "0e-999999", "1e-4940"] {
+        for good in
+            ["0", "+1", "-1", ".5", "5.", "1e3", "1E-3", "0x10", "0X1.8p1", "inf", "-Infinity", "0e-999999", "1e-4940"]
+        {
             assert!(LongDouble::parse(good.as_bytes()).is_some(), "{good:?}");
         }
     }
