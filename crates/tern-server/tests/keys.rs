@@ -668,6 +668,12 @@ fn watch_sees_cross_database_and_flush_changes() {
         assert!(watched(&mut w, &mut c, b"cp", |c| assert_eq!(q::<i64>(c, &["COPY", "m", "cp"]), 0)));
         assert!(watched(&mut w, &mut c, b"m", |c| assert_eq!(q::<i64>(c, &["MOVE", "nokey", "1"]), 0)));
         assert!(!watched(&mut w, &mut c, b"m", |c| assert_eq!(q::<i64>(c, &["EXPIRE", "m", "100"]), 1)));
+        // DEL tells only the WATCHers of keys it deleted.
+        ok(&mut c, &["SET", "d1", "v"]);
+        assert!(watched(&mut w, &mut c, b"absent", |c| assert_eq!(q::<i64>(c, &["DEL", "d1", "absent"]), 1)));
+        ok(&mut c, &["SET", "d1", "v"]);
+        assert!(!watched(&mut w, &mut c, b"d1", |c| assert_eq!(q::<i64>(c, &["UNLINK", "absent", "d1"]), 1)));
+        assert!(watched(&mut w, &mut c, b"d1", |c| assert_eq!(q::<i64>(c, &["DEL", "d1"]), 0)));
         assert!(!watched(&mut w, &mut c, b"m", |c| assert_eq!(q::<i64>(c, &["PERSIST", "m"]), 1)));
         assert!(!watched(&mut w, &mut c, b"m", |c| ok(c, &["RENAME", "m", "m2"])));
         assert!(!watched(&mut w, &mut c, b"m", |c| ok(c, &["RENAME", "m2", "m"])));

@@ -13,7 +13,7 @@
 //! shards and across each table's growth or shrinking between calls.
 
 use tern_protocol::{parse_i64, Args};
-use tern_store::{Entry, Lfu, Shard, LAZYFREE_THRESHOLD};
+use tern_store::{Entry, Lfu, Loc, Shard, LAZYFREE_THRESHOLD};
 
 use super::table::{flags::*, CommandSpec};
 use super::Ctx;
@@ -21,11 +21,11 @@ use crate::config::find_directive;
 use crate::{errors, glob};
 
 pub static COMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("del", -2, WRITE, (1, -1, 1), del)
+    CommandSpec::new("del", -2, WRITE | MANUAL_LOCKS, (1, -1, 1), del)
         .doc("generic", "Deletes one or more keys.", "1.0.0", "O(N) where N is the number of keys that will be removed. When a key to remove holds a value other than a string, the individual complexity for this key is O(M) where M is the number of elements in the list, set, sorted set or hash. Removing a single key that holds a string value is O(1).")
         .acl(&["keyspace", "write", "slow"])
         .tips(&["request_policy:multi_shard", "response_policy:agg_sum"]),
-    CommandSpec::new("unlink", -2, WRITE | FAST, (1, -1, 1), unlink)
+    CommandSpec::new("unlink", -2, WRITE | FAST | MANUAL_LOCKS, (1, -1, 1), unlink)
         .doc("generic", "Asynchronously deletes one or more keys.", "4.0.0", "O(1) for each key removed regardless of its size. Then the command does O(N) work in a different thread in order to reclaim memory, where N is the number of allocations the deleted objects where composed of.")
         .acl(&["keyspace", "write", "fast"])
         .tips(&["request_policy:multi_shard", "response_policy:agg_sum"]),
@@ -250,11 +250,29 @@ fn unlink(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 /// DEL and UNLINK: the same removal; values too big to free in a blink go
 /// to the lazyfree thread when asked to (UNLINK, or DEL with
 /// lazyfree-lazy-user-del).
+///
+/// They lock their keys themselves (`MANUAL_LOCKS`) only so that WATCHers
+/// hear about the keys actually deleted and not about every key named, as
+/// Redis signals: `DEL present absent` leaves a WATCH on `absent` intact.
 fn del_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, lazy: bool) {
+    let db = ctx.client.db;
+    let one;
+    let many: Vec<Loc>;
+    let locs: &[Loc] = if args.len() == 2 {
+        one = [ctx.ks.locate(db, args.get(1))];
+        &one
+    } else {
+        many = (1..args.len()).map(|i| ctx.ks.locate(db, args.get(i))).collect();
+        &many
+    };
+    ctx.locks.acquire(locs.iter().map(|l| l.gid));
     let mut n = 0;
     let mut lazy = if lazy { Some(true) } else { None };
-    for (i, loc) in ctx.locs.iter().enumerate() {
-        let Some(e) = ctx.locks.shard(loc.gid).remove(args.get(1 + i), loc.hash, ctx.now) else { continue };
+    for (i, loc) in locs.iter().enumerate() {
+        let key = args.get(1 + i);
+        let sh = ctx.locks.shard(loc.gid);
+        let Some(e) = sh.remove(key, loc.hash, ctx.now) else { continue };
+        sh.signal(key, loc.hash);
         n += 1;
         if e.value.free_effort() > LAZYFREE_THRESHOLD {
             let bg = *lazy.get_or_insert_with(|| config_yes(ctx, "lazyfree-lazy-user-del"));
@@ -263,6 +281,7 @@ fn del_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, lazy: bool) {
             }
         }
     }
+    ctx.locks.release();
     ctx.dirty += n as u64;
     ctx.reply.int(n);
 }
@@ -502,7 +521,7 @@ fn expire_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, basetime: i64, secs: bo
             }
         }
     }
-    let Some(when) = when.checked_add(basetime).filter(|_| when <= i64::MAX - basetime) else {
+    let Some(when) = when.checked_add(basetime) else {
         ctx.reply.error(&errors::invalid_expire(&ctx.cmd.fullname));
         return;
     };
