@@ -355,7 +355,7 @@ pub static DIRECTIVES: &[Directive] = &[
         mutable: true,
         kind: Kind::Active,
         set: |c, a| {
-            c.maxclients = parse_int(one(a)?, 1usize, i32::MAX as usize)?;
+            c.maxclients = parse_int(one(a)?, 1usize, u32::MAX as usize)?;
             Ok(())
         },
         get: |c| c.maxclients.to_string(),
@@ -420,7 +420,7 @@ pub static DIRECTIVES: &[Directive] = &[
         set: |c, a| {
             let v = parse_mem_in(one(a)?, i64::MAX as u64)?;
             if v < 1024 * 1024 {
-                return Err("argument must be a memory value at least 1mb".into());
+                return Err(format!("argument must be between 1048576 and {} inclusive", i64::MAX));
             }
             c.client_query_buffer_limit = v;
             Ok(())
@@ -435,7 +435,7 @@ pub static DIRECTIVES: &[Directive] = &[
         set: |c, a| {
             let v = parse_mem_in(one(a)?, i64::MAX as u64)?;
             if v < 1024 * 1024 {
-                return Err("argument must be a memory value at least 1mb".into());
+                return Err(format!("argument must be between 1048576 and {} inclusive", i64::MAX));
             }
             c.proto_max_bulk_len = v;
             Ok(())
@@ -552,7 +552,25 @@ pub static DIRECTIVES: &[Directive] = &[
     passive!("appendfilename", None, false, "appendonly.aof", chk_str),
     passive!("appenddirname", None, false, "appendonlydir", chk_str),
     passive!("dbfilename", None, true, "dump.rdb", chk_str),
-    passive!("dir", None, true, ".", chk_str),
+    Directive {
+        name: "dir",
+        alias: None,
+        mutable: true,
+        kind: Kind::Passive,
+        set: |c, a| {
+            let v = one(a)?;
+            if !std::path::Path::new(v).is_dir() {
+                return Err(format!("No such file or directory: {v}"));
+            }
+            store_passive(c, "dir", v.to_string());
+            Ok(())
+        },
+        // Redis chdir()s into `dir` and shows the working directory.
+        get: |c| match passive_value(c, "dir") {
+            Some(d) => std::fs::canonicalize(d).map(|p| p.display().to_string()).unwrap_or_else(|_| d.to_string()),
+            None => std::env::current_dir().map(|p| p.display().to_string()).unwrap_or_else(|_| ".".into()),
+        },
+    },
     passive!("rdbcompression", None, true, "yes", chk_bool),
     passive!("rdbchecksum", None, true, "yes", chk_bool),
     passive!("rdb-del-sync-files", None, true, "no", chk_bool),
@@ -608,7 +626,7 @@ pub static DIRECTIVES: &[Directive] = &[
     passive!("latency-tracking", None, true, "yes", chk_bool),
     passive!("latency-tracking-info-percentiles", None, true, "50 99 99.9", chk_words),
     passive!("notify-keyspace-events", None, true, "", chk_str),
-    passive!("hash-max-listpack-entries", Some("hash-max-ziplist-entries"), true, "128", chk_int::<0, { i64::MAX }>),
+    passive!("hash-max-listpack-entries", Some("hash-max-ziplist-entries"), true, "512", chk_int::<0, { i64::MAX }>),
     passive!("hash-max-listpack-value", Some("hash-max-ziplist-value"), true, "64", chk_int::<0, { i64::MAX }>),
     passive!("list-max-listpack-size", Some("list-max-ziplist-size"), true, "-2", chk_int::<{ i32::MIN as i64 }, { i32::MAX as i64 }>),
     passive!("list-compress-depth", None, true, "0", chk_int::<0, { i32::MAX as i64 }>),
@@ -622,6 +640,21 @@ pub static DIRECTIVES: &[Directive] = &[
     passive!("stream-node-max-entries", None, true, "100", chk_int::<0, { i64::MAX }>),
     passive!("activerehashing", None, true, "yes", chk_bool),
     passive!("activedefrag", None, true, "no", chk_bool),
+    passive!("active-defrag-cycle-min", None, true, "1", chk_int::<1, 99>),
+    passive!("active-defrag-cycle-max", None, true, "25", chk_int::<1, 99>),
+    passive!("active-defrag-ignore-bytes", None, true, "104857600", chk_mem),
+    passive!("active-defrag-threshold-lower", None, true, "10", chk_int::<0, 1000>),
+    passive!("active-defrag-threshold-upper", None, true, "100", chk_int::<0, 1000>),
+    passive!("active-defrag-max-scan-fields", None, true, "1000", chk_int::<1, { i64::MAX }>),
+    passive!("replica-announce-ip", Some("slave-announce-ip"), true, "", chk_str),
+    passive!("replica-announce-port", Some("slave-announce-port"), true, "0", chk_int::<0, 65535>),
+    passive!("replica-announced", None, true, "yes", chk_bool),
+    passive!("replica-ignore-disk-write-errors", None, true, "no", chk_bool),
+    passive!("aof-disable-auto-gc", None, true, "no", chk_bool),
+    passive!("acl-pubsub-default", None, true, "resetchannels", |a| chk_enum(a, &["allchannels", "resetchannels"])),
+    passive!("propagation-error-behavior", None, true, "ignore", |a| chk_enum(a, &["ignore", "panic", "panic-on-replicas"])),
+    passive!("ignore-warnings", None, true, "", chk_str),
+    passive!("bind-source-addr", None, true, "", chk_str),
     passive!("dynamic-hz", None, true, "yes", chk_bool),
     passive!("jemalloc-bg-thread", None, true, "yes", chk_bool),
     passive!("io-threads-do-reads", None, false, "no", chk_bool),
@@ -678,6 +711,12 @@ impl Directive {
 }
 
 impl Directive {
+    /// May CONFIG SET change it? Like Redis, `dir` and `dbfilename` are
+    /// protected unless `enable-protected-configs` allows it.
+    pub fn is_protected(&self, c: &Config) -> bool {
+        matches!(self.name, "dir" | "dbfilename") && passive_value(c, "enable-protected-configs").unwrap_or("no") == "no"
+    }
+
     /// Is the value a size in bytes (written back as `1mb` and the like)?
     pub fn is_memory(&self) -> bool {
         matches!(
@@ -689,6 +728,7 @@ impl Directive {
                 | "auto-aof-rewrite-min-size"
                 | "hll-sparse-max-bytes"
                 | "stream-node-max-bytes"
+                | "active-defrag-ignore-bytes"
                 | "maxmemory-clients"
         )
     }

@@ -147,6 +147,19 @@ fn command_getkeys() {
         r.roundtrip(&[b"COMMAND", b"GETKEYS", b"set", b"a", b"b"], b"*1\r\n$1\r\na\r\n");
         r.roundtrip(&[b"COMMAND", b"GETKEYS", b"GET", b"k"], b"*1\r\n$1\r\nk\r\n");
         r.roundtrip(&[b"COMMAND", b"GETKEYSANDFLAGS", b"get", b"k"], b"*1\r\n*2\r\n$1\r\nk\r\n*2\r\n+RO\r\n+access\r\n");
+        // Key flags follow Redis's key specs, and SET's depend on GET.
+        r.roundtrip(&[b"COMMAND", b"GETKEYSANDFLAGS", b"set", b"k", b"v"], b"*1\r\n*2\r\n$1\r\nk\r\n*2\r\n+OW\r\n+update\r\n");
+        r.roundtrip(
+            &[b"COMMAND", b"GETKEYSANDFLAGS", b"set", b"k", b"v", b"get"],
+            b"*1\r\n*2\r\n$1\r\nk\r\n*3\r\n+RW\r\n+access\r\n+update\r\n",
+        );
+        r.roundtrip(
+            &[b"COMMAND", b"INFO", b"set"],
+            b"*1\r\n*10\r\n$3\r\nset\r\n:-3\r\n*2\r\n+write\r\n+denyoom\r\n:1\r\n:1\r\n:1\r\n*3\r\n+@write\r\n+@string\r\n+@slow\r\n*0\r\n\
+*1\r\n*8\r\n$5\r\nnotes\r\n$48\r\nRW and ACCESS due to the optional `GET` argument\r\n$5\r\nflags\r\n*4\r\n+RW\r\n+access\r\n+update\r\n+variable_flags\r\n\
+$12\r\nbegin_search\r\n*4\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n*2\r\n$5\r\nindex\r\n:1\r\n\
+$9\r\nfind_keys\r\n*4\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n*6\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n*0\r\n",
+        );
         r.roundtrip(&[b"COMMAND", b"GETKEYS", b"nosuch", b"a"], b"-ERR Invalid command specified\r\n");
         r.roundtrip(&[b"COMMAND", b"GETKEYS", b"config", b"nosuch"], b"-ERR Invalid command specified\r\n");
         r.roundtrip(&[b"COMMAND", b"GETKEYS", b"config", b"get", b"x"], b"-ERR The command has no key arguments\r\n");

@@ -171,125 +171,144 @@ fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
         .collect()
 }
 
-/// Commands whose keys follow a count argument (Redis's `keynum` key
-/// specs): name, index of the count, whether argument 1 is a destination
-/// key.
-const NUMKEYS: &[(&str, usize, bool)] = &[
-    ("zunionstore", 2, true),
-    ("zinterstore", 2, true),
-    ("zdiffstore", 2, true),
-    ("zunion", 1, false),
-    ("zinter", 1, false),
-    ("zdiff", 1, false),
-    ("zintercard", 1, false),
-    ("sintercard", 1, false),
-    ("lmpop", 1, false),
-    ("zmpop", 1, false),
-    ("blmpop", 2, false),
-    ("bzmpop", 2, false),
-    ("eval", 2, false),
-    ("evalsha", 2, false),
-    ("eval_ro", 2, false),
-    ("evalsha_ro", 2, false),
-    ("fcall", 2, false),
-    ("fcall_ro", 2, false),
-];
-
-/// Scripts may be called without keys (Redis's `no_mandatory_keys`).
-fn keys_optional(name: &str) -> bool {
-    name.starts_with("eval") || name.starts_with("fcall")
+/// Where a key spec's keys start: at a fixed index, after a keyword
+/// (searched from `startfrom`, backwards when negative), or unknown.
+#[derive(Clone, Copy)]
+pub enum Begin {
+    Index(i64),
+    Keyword(&'static str, i64),
+    Unknown,
 }
 
-fn numkeys_of(name: &str) -> Option<(usize, bool)> {
-    NUMKEYS.iter().find(|(n, _, _)| *n == name).map(|&(_, i, d)| (i, d))
+/// How many keys follow: a range (`last` relative to the start, or from
+/// the end when negative; `limit` divides the rest), a count argument, or
+/// unknown.
+#[derive(Clone, Copy)]
+pub enum Find {
+    Range { last: i64, step: i64, limit: i64 },
+    Keynum { idx: i64, first: i64, step: i64 },
+    Unknown,
 }
 
-/// Access flags of a command's keys, as Redis's key specs would give them
-/// for a plain read or write.
+/// One of Redis's key specs (COMMAND INFO, COMMAND GETKEYS).
+#[derive(Clone, Copy)]
+pub struct KeySpec {
+    pub notes: &'static str,
+    pub flags: &'static [&'static str],
+    pub begin: Begin,
+    pub find: Find,
+}
+
+/// Access flags of a command's keys when Redis's data does not know the
+/// command: a plain read or write.
 fn key_flags(spec: &CommandSpec) -> &'static [&'static str] {
-    if keys_optional(spec.name) {
-        if spec.flags & READONLY != 0 {
-            &["RO", "access"]
-        } else {
-            &["RW", "access", "update"]
-        }
-    } else if spec.flags & WRITE != 0 {
+    if spec.flags & WRITE != 0 {
         &["RW", "update"]
     } else {
         &["RO", "access"]
     }
 }
 
-enum FindKeys {
-    Range { last: i64, step: i64 },
-    Keynum { idx: i64, first: i64, step: i64 },
+/// Redis's tips and key specs for a command, by full name.
+fn redis_data(fullname: &str) -> Option<&'static (&'static str, &'static [&'static str], &'static [KeySpec])> {
+    REDIS_COMMAND_DATA.binary_search_by(|(n, _, _)| (*n).cmp(fullname)).ok().map(|i| &REDIS_COMMAND_DATA[i])
 }
 
-struct KeySpec {
-    flags: &'static [&'static str],
-    begin_index: i64,
-    find: FindKeys,
-}
-
-/// The key specs Redis would report, derived from the table: the legacy
-/// range, then a `keynum` spec for commands that count their keys.
-fn key_specs(spec: &CommandSpec) -> Vec<KeySpec> {
-    let mut v = Vec::new();
-    let (first, last, step) = spec.keys;
-    let numkeys = numkeys_of(spec.name);
-    if let Some((idx, dest)) = numkeys {
-        if dest {
-            v.push(KeySpec { flags: &["OW", "update"], begin_index: 1, find: FindKeys::Range { last: 0, step: 1 } });
-        }
-        let flags = if dest { &["RO", "access"][..] } else { key_flags(spec) };
-        v.push(KeySpec { flags, begin_index: idx as i64, find: FindKeys::Keynum { idx: 0, first: 1, step: 1 } });
-    } else if first > 0 {
-        let last = if last < 0 { i64::from(last) } else { i64::from(last - first) };
-        v.push(KeySpec { flags: key_flags(spec), begin_index: i64::from(first), find: FindKeys::Range { last, step: i64::from(step.max(1)) } });
+fn tips_of(cmd: &Cmd) -> &'static [&'static str] {
+    if !cmd.spec.tips.is_empty() {
+        return cmd.spec.tips;
     }
-    v
+    redis_data(&cmd.fullname).map_or(&[], |d| d.1)
+}
+
+/// The command's key specs: Redis's own for a command Redis has, else
+/// derived from the table's (first, last, step).
+fn key_specs(cmd: &Cmd) -> Vec<KeySpec> {
+    if let Some(d) = redis_data(&cmd.fullname) {
+        return d.2.to_vec();
+    }
+    let spec = cmd.spec;
+    let (first, last, step) = spec.keys;
+    if first <= 0 {
+        return Vec::new();
+    }
+    let last = if last < 0 { i64::from(last) } else { i64::from(last - first) };
+    vec![KeySpec {
+        notes: "",
+        flags: key_flags(spec),
+        begin: Begin::Index(i64::from(first)),
+        find: Find::Range { last, step: i64::from(step.max(1)), limit: 0 },
+    }]
 }
 
 fn reply_key_spec(ctx: &mut Ctx<'_, '_>, ks: &KeySpec) {
-    ctx.reply.map(3);
-    ctx.reply.bulk(b"flags");
-    ctx.reply.set(ks.flags.len());
-    for f in ks.flags {
-        ctx.reply.simple(f);
+    let r = &mut ctx.reply;
+    r.map(3 + usize::from(!ks.notes.is_empty()));
+    if !ks.notes.is_empty() {
+        r.bulk(b"notes");
+        r.bulk(ks.notes.as_bytes());
     }
-    ctx.reply.bulk(b"begin_search");
-    ctx.reply.map(2);
-    ctx.reply.bulk(b"type");
-    ctx.reply.bulk(b"index");
-    ctx.reply.bulk(b"spec");
-    ctx.reply.map(1);
-    ctx.reply.bulk(b"index");
-    ctx.reply.int(ks.begin_index);
-    ctx.reply.bulk(b"find_keys");
-    ctx.reply.map(2);
-    ctx.reply.bulk(b"type");
-    match ks.find {
-        FindKeys::Range { last, step } => {
-            ctx.reply.bulk(b"range");
-            ctx.reply.bulk(b"spec");
-            ctx.reply.map(3);
-            ctx.reply.bulk(b"lastkey");
-            ctx.reply.int(last);
-            ctx.reply.bulk(b"keystep");
-            ctx.reply.int(step);
-            ctx.reply.bulk(b"limit");
-            ctx.reply.int(0);
+    r.bulk(b"flags");
+    r.set(ks.flags.len());
+    for f in ks.flags {
+        r.simple(f);
+    }
+    r.bulk(b"begin_search");
+    r.map(2);
+    r.bulk(b"type");
+    match ks.begin {
+        Begin::Index(i) => {
+            r.bulk(b"index");
+            r.bulk(b"spec");
+            r.map(1);
+            r.bulk(b"index");
+            r.int(i);
         }
-        FindKeys::Keynum { idx, first, step } => {
-            ctx.reply.bulk(b"keynum");
-            ctx.reply.bulk(b"spec");
-            ctx.reply.map(3);
-            ctx.reply.bulk(b"keynumidx");
-            ctx.reply.int(idx);
-            ctx.reply.bulk(b"firstkey");
-            ctx.reply.int(first);
-            ctx.reply.bulk(b"keystep");
-            ctx.reply.int(step);
+        Begin::Keyword(k, from) => {
+            r.bulk(b"keyword");
+            r.bulk(b"spec");
+            r.map(2);
+            r.bulk(b"keyword");
+            r.bulk(k.as_bytes());
+            r.bulk(b"startfrom");
+            r.int(from);
+        }
+        Begin::Unknown => {
+            r.bulk(b"unknown");
+            r.bulk(b"spec");
+            r.map(0);
+        }
+    }
+    r.bulk(b"find_keys");
+    r.map(2);
+    r.bulk(b"type");
+    match ks.find {
+        Find::Range { last, step, limit } => {
+            r.bulk(b"range");
+            r.bulk(b"spec");
+            r.map(3);
+            r.bulk(b"lastkey");
+            r.int(last);
+            r.bulk(b"keystep");
+            r.int(step);
+            r.bulk(b"limit");
+            r.int(limit);
+        }
+        Find::Keynum { idx, first, step } => {
+            r.bulk(b"keynum");
+            r.bulk(b"spec");
+            r.map(3);
+            r.bulk(b"keynumidx");
+            r.int(idx);
+            r.bulk(b"firstkey");
+            r.int(first);
+            r.bulk(b"keystep");
+            r.int(step);
+        }
+        Find::Unknown => {
+            r.bulk(b"unknown");
+            r.bulk(b"spec");
+            r.map(0);
         }
     }
 }
@@ -320,11 +339,12 @@ fn reply_command_info(ctx: &mut Ctx<'_, '_>, cmd: &Cmd) {
     for c in cats {
         ctx.reply.simple(&format!("@{c}"));
     }
-    ctx.reply.set(spec.tips.len());
-    for t in spec.tips {
+    let tips = tips_of(cmd);
+    ctx.reply.set(tips.len());
+    for t in tips {
         ctx.reply.bulk(t.as_bytes());
     }
-    let specs = key_specs(spec);
+    let specs = key_specs(cmd);
     ctx.reply.set(specs.len());
     for ks in &specs {
         reply_key_spec(ctx, ks);
@@ -456,27 +476,87 @@ fn command_list(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     }
 }
 
-/// Positions of the keys (and their access flags) in a full command line
-/// `args` for `cmd`, as Redis's key specs and getkeys procs find them.
-/// `None` when the arguments do not make sense for the command.
-fn find_keys(cmd: &Cmd, args: Args<'_>) -> Option<Vec<(usize, &'static [&'static str])>> {
-    let spec = cmd.spec;
-    let argc = args.len();
-    let mut keys: Vec<(usize, &'static [&'static str])> = Vec::new();
-    if let Some((idx, dest)) = numkeys_of(spec.name) {
-        if dest {
-            keys.push((1, &["OW", "update"]));
-        }
-        let n = tern_protocol::parse_i64(args.try_get(idx)?).filter(|&n| n >= 0)? as usize;
-        if n > argc.saturating_sub(idx + 1) {
+/// A key found in a command line: its position and access flags.
+type FoundKey = (usize, &'static [&'static str]);
+
+/// Redis's getKeysUsingKeySpecs: `None` when a spec does not fit the
+/// arguments (or cannot be followed), so that a command-specific finder
+/// may take over.
+fn keys_by_specs(specs: &[KeySpec], args: Args<'_>) -> Option<Vec<FoundKey>> {
+    let argc = args.len() as i64;
+    let mut keys = Vec::new();
+    for ks in specs {
+        let mut first = match ks.begin {
+            Begin::Index(i) => i,
+            Begin::Keyword(kw, from) => {
+                let start = if from > 0 { from } else { argc + from };
+                let end = if from > 0 { argc - 1 } else { 1 };
+                let mut i = start;
+                let mut found = None;
+                loop {
+                    if i >= argc || i < 1 {
+                        break;
+                    }
+                    if args.get(i as usize).eq_ignore_ascii_case(kw.as_bytes()) {
+                        found = Some(i + 1);
+                        break;
+                    }
+                    if i == end {
+                        break;
+                    }
+                    i += if start <= end { 1 } else { -1 };
+                }
+                match found {
+                    Some(f) => f,
+                    None => continue,
+                }
+            }
+            Begin::Unknown => return None,
+        };
+        let (last, step) = match ks.find {
+            Find::Range { last, step, limit } => {
+                let l = if last >= 0 {
+                    first + last
+                } else if limit == 0 {
+                    argc + last
+                } else {
+                    first + ((argc - first) / limit + last)
+                };
+                (l, step)
+            }
+            Find::Keynum { idx, first: fk, step } => {
+                if idx >= argc - first {
+                    return None;
+                }
+                let n = tern_protocol::parse_i64(args.get((first + idx) as usize)).filter(|&n| n >= 0)?;
+                first += fk;
+                (first + n - 1, step)
+            }
+            Find::Unknown => return None,
+        };
+        if last >= argc || first >= argc {
             return None;
         }
-        let flags = if dest { &["RO", "access"][..] } else { key_flags(spec) };
-        keys.extend((idx + 1..idx + 1 + n).map(|i| (i, flags)));
-        return Some(keys);
+        // A count of 0 is refused too: Redis then asks the command's own
+        // key finder, which wants at least one key.
+        if last < first {
+            return None;
+        }
+        let mut i = first;
+        while i <= last {
+            keys.push((i as usize, ks.flags));
+            i += step.max(1);
+        }
     }
+    Some(keys)
+}
+
+/// Keys of the commands whose specs cannot say (Redis's getkeys procs).
+fn keys_by_proc(name: &str, args: Args<'_>) -> Option<Vec<FoundKey>> {
+    let argc = args.len();
     let lower = |i: usize| args.get(i).to_ascii_lowercase();
-    match spec.name {
+    let mut keys: Vec<FoundKey> = Vec::new();
+    match name {
         "sort" | "sort_ro" => {
             keys.push((1, &["RO", "access"]));
             let mut i = 2;
@@ -484,7 +564,7 @@ fn find_keys(cmd: &Cmd, args: Args<'_>) -> Option<Vec<(usize, &'static [&'static
                 match lower(i).as_slice() {
                     b"limit" => i += 2,
                     b"get" | b"by" => i += 1,
-                    b"store" if spec.name == "sort" && i + 1 < argc => {
+                    b"store" if name == "sort" && i + 1 < argc => {
                         keys.push((i + 1, &["OW", "update"]));
                         i += 1;
                     }
@@ -494,18 +574,8 @@ fn find_keys(cmd: &Cmd, args: Args<'_>) -> Option<Vec<(usize, &'static [&'static
             }
             Some(keys)
         }
-        "xread" | "xreadgroup" => {
-            let at = (1..argc).find(|&i| lower(i) == b"streams")?;
-            let rest = argc - at - 1;
-            if rest == 0 || rest % 2 != 0 {
-                return None;
-            }
-            let flags: &'static [&'static str] = if spec.name == "xread" { &["RO", "access"] } else { &["RW", "update"] };
-            keys.extend((at + 1..at + 1 + rest / 2).map(|i| (i, flags)));
-            Some(keys)
-        }
         "migrate" => {
-            if args.try_get(3).is_some_and(|k| k.is_empty()) {
+            if args.get(3).is_empty() {
                 if let Some(at) = (6..argc).find(|&i| lower(i) == b"keys") {
                     keys.extend((at + 1..argc).map(|i| (i, &["RW", "access", "delete"][..])));
                     return Some(keys);
@@ -514,12 +584,35 @@ fn find_keys(cmd: &Cmd, args: Args<'_>) -> Option<Vec<(usize, &'static [&'static
             keys.push((3, &["RW", "access", "delete"]));
             Some(keys)
         }
-        _ => {
-            let flags = key_flags(spec);
-            keys.extend(cmd.key_positions(argc).map(|i| (i, flags)));
-            Some(keys)
-        }
+        _ => None,
     }
+}
+
+/// Positions of the keys (and their access flags) in a full command line
+/// `args` for `cmd`, as Redis finds them. `None` when the arguments do not
+/// make sense for the command.
+fn find_keys(cmd: &Cmd, args: Args<'_>) -> Option<Vec<FoundKey>> {
+    let specs = key_specs(cmd);
+    let mut found = keys_by_specs(&specs, args).or_else(|| keys_by_proc(cmd.spec.name, args))?;
+    // Commands whose key flags depend on the arguments.
+    let has = |w: &[u8]| args.iter().skip(2).any(|a| a.eq_ignore_ascii_case(w));
+    match cmd.spec.name {
+        "set" => {
+            let flags: &'static [&'static str] = if has(b"get") { &["RW", "access", "update"] } else { &["OW", "update"] };
+            found.iter_mut().for_each(|k| k.1 = flags);
+        }
+        "bitfield" => {
+            let flags: &'static [&'static str] = if has(b"set") || has(b"incrby") { &["RW", "access", "update"] } else { &["RO", "access"] };
+            found.iter_mut().for_each(|k| k.1 = flags);
+        }
+        _ => {}
+    }
+    Some(found)
+}
+
+/// Scripts may be called without keys (Redis's `no_mandatory_keys`).
+fn keys_optional(name: &str) -> bool {
+    name.starts_with("eval") || name.starts_with("fcall")
 }
 
 fn getkeys(ctx: &mut Ctx<'_, '_>, args: Args<'_>, with_flags: bool) {
@@ -538,7 +631,7 @@ fn getkeys(ctx: &mut Ctx<'_, '_>, args: Args<'_>, with_flags: bool) {
             }
         }
     }
-    let has_keys = cmd.spec.keys.0 > 0 || cmd.has(MOVABLE_KEYS) || numkeys_of(cmd.spec.name).is_some();
+    let has_keys = cmd.spec.keys.0 > 0 || cmd.has(MOVABLE_KEYS) || !key_specs(cmd).is_empty();
     if !has_keys {
         ctx.reply.error("ERR The command has no key arguments");
         return;
@@ -548,7 +641,8 @@ fn getkeys(ctx: &mut Ctx<'_, '_>, args: Args<'_>, with_flags: bool) {
         return;
     }
     let keys = match find_keys(cmd, target) {
-        Some(k) if !k.is_empty() || keys_optional(cmd.spec.name) => k,
+        Some(k) if !k.is_empty() => k,
+        _ if keys_optional(cmd.spec.name) => Vec::new(),
         _ => {
             ctx.reply.error("ERR Invalid arguments specified for command");
             return;
@@ -683,6 +777,8 @@ fn config_set(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         };
         let why = if !d.mutable {
             Some("can't set immutable config")
+        } else if d.is_protected(&ctx.srv.config.read()) {
+            Some("can't set protected config")
         } else if chosen.iter().any(|c| std::ptr::eq(*c, d)) {
             Some("duplicate parameter")
         } else {
@@ -1183,9 +1279,269 @@ fn shutdown(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     ctx.client.close_after_reply = true;
 }
 
+/// Redis 7's tips and key specs, by full command name (sorted), taken
+/// from the reference server's COMMAND output. The table says which
+/// commands exist; this says how Redis describes their keys.
+#[rustfmt::skip]
+static REDIS_COMMAND_DATA: &[(&str, &[&str], &[KeySpec])] = &[
+    ("append", &[], &[KeySpec { notes: "", flags: &["RW", "insert"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("bitcount", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("bitfield", &[], &[KeySpec { notes: "This command allows both access and modification of the key", flags: &["RW", "access", "update", "variable_flags"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("bitfield_ro", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("bitop", &[], &[KeySpec { notes: "", flags: &["OW", "update"], begin: Begin::Index(2), find: Find::Range { last: 0, step: 1, limit: 0 } }, KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(3), find: Find::Range { last: -1, step: 1, limit: 0 } }]),
+    ("bitpos", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("blmove", &[], &[KeySpec { notes: "", flags: &["RW", "access", "delete"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }, KeySpec { notes: "", flags: &["RW", "insert"], begin: Begin::Index(2), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("blmpop", &[], &[KeySpec { notes: "", flags: &["RW", "access", "delete"], begin: Begin::Index(2), find: Find::Keynum { idx: 0, first: 1, step: 1 } }]),
+    ("blpop", &[], &[KeySpec { notes: "", flags: &["RW", "access", "delete"], begin: Begin::Index(1), find: Find::Range { last: -2, step: 1, limit: 0 } }]),
+    ("brpop", &[], &[KeySpec { notes: "", flags: &["RW", "access", "delete"], begin: Begin::Index(1), find: Find::Range { last: -2, step: 1, limit: 0 } }]),
+    ("brpoplpush", &[], &[KeySpec { notes: "", flags: &["RW", "access", "delete"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }, KeySpec { notes: "", flags: &["RW", "insert"], begin: Begin::Index(2), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("bzmpop", &[], &[KeySpec { notes: "", flags: &["RW", "access", "delete"], begin: Begin::Index(2), find: Find::Keynum { idx: 0, first: 1, step: 1 } }]),
+    ("bzpopmax", &[], &[KeySpec { notes: "", flags: &["RW", "access", "delete"], begin: Begin::Index(1), find: Find::Range { last: -2, step: 1, limit: 0 } }]),
+    ("bzpopmin", &[], &[KeySpec { notes: "", flags: &["RW", "access", "delete"], begin: Begin::Index(1), find: Find::Range { last: -2, step: 1, limit: 0 } }]),
+    ("client|info", &["nondeterministic_output"], &[]),
+    ("client|list", &["nondeterministic_output"], &[]),
+    ("cluster|bumpepoch", &["nondeterministic_output"], &[]),
+    ("cluster|count-failure-reports", &["nondeterministic_output"], &[]),
+    ("cluster|getkeysinslot", &["nondeterministic_output"], &[]),
+    ("cluster|info", &["nondeterministic_output"], &[]),
+    ("cluster|links", &["nondeterministic_output"], &[]),
+    ("cluster|nodes", &["nondeterministic_output"], &[]),
+    ("cluster|replicas", &["nondeterministic_output"], &[]),
+    ("cluster|shards", &["nondeterministic_output"], &[]),
+    ("cluster|slaves", &["nondeterministic_output"], &[]),
+    ("cluster|slots", &["nondeterministic_output"], &[]),
+    ("command", &["nondeterministic_output_order"], &[]),
+    ("command|docs", &["nondeterministic_output_order"], &[]),
+    ("command|info", &["nondeterministic_output_order"], &[]),
+    ("command|list", &["nondeterministic_output_order"], &[]),
+    ("config|set", &["request_policy:all_nodes", "response_policy:all_succeeded"], &[]),
+    ("copy", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }, KeySpec { notes: "", flags: &["OW", "update"], begin: Begin::Index(2), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("dbsize", &["request_policy:all_shards", "response_policy:agg_sum"], &[]),
+    ("decr", &[], &[KeySpec { notes: "", flags: &["RW", "access", "update"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("decrby", &[], &[KeySpec { notes: "", flags: &["RW", "access", "update"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("del", &["request_policy:multi_shard", "response_policy:agg_sum"], &[KeySpec { notes: "", flags: &["RM", "delete"], begin: Begin::Index(1), find: Find::Range { last: -1, step: 1, limit: 0 } }]),
+    ("dump", &["nondeterministic_output"], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("eval", &[], &[KeySpec { notes: "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE", flags: &["RW", "access", "update"], begin: Begin::Index(2), find: Find::Keynum { idx: 0, first: 1, step: 1 } }]),
+    ("eval_ro", &[], &[KeySpec { notes: "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS", flags: &["RO", "access"], begin: Begin::Index(2), find: Find::Keynum { idx: 0, first: 1, step: 1 } }]),
+    ("evalsha", &[], &[KeySpec { notes: "", flags: &["RW", "access", "update"], begin: Begin::Index(2), find: Find::Keynum { idx: 0, first: 1, step: 1 } }]),
+    ("evalsha_ro", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(2), find: Find::Keynum { idx: 0, first: 1, step: 1 } }]),
+    ("exists", &["request_policy:multi_shard", "response_policy:agg_sum"], &[KeySpec { notes: "", flags: &["RO"], begin: Begin::Index(1), find: Find::Range { last: -1, step: 1, limit: 0 } }]),
+    ("expire", &[], &[KeySpec { notes: "", flags: &["RW", "update"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("expireat", &[], &[KeySpec { notes: "", flags: &["RW", "update"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("expiretime", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("fcall", &[], &[KeySpec { notes: "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE", flags: &["RW", "access", "update"], begin: Begin::Index(2), find: Find::Keynum { idx: 0, first: 1, step: 1 } }]),
+    ("fcall_ro", &[], &[KeySpec { notes: "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS", flags: &["RO", "access"], begin: Begin::Index(2), find: Find::Keynum { idx: 0, first: 1, step: 1 } }]),
+    ("flushall", &["request_policy:all_shards", "response_policy:all_succeeded"], &[]),
+    ("flushdb", &["request_policy:all_shards", "response_policy:all_succeeded"], &[]),
+    ("function|delete", &["request_policy:all_shards", "response_policy:all_succeeded"], &[]),
+    ("function|flush", &["request_policy:all_shards", "response_policy:all_succeeded"], &[]),
+    ("function|kill", &["request_policy:all_shards", "response_policy:one_succeeded"], &[]),
+    ("function|list", &["nondeterministic_output_order"], &[]),
+    ("function|load", &["request_policy:all_shards", "response_policy:all_succeeded"], &[]),
+    ("function|restore", &["request_policy:all_shards", "response_policy:all_succeeded"], &[]),
+    ("function|stats", &["nondeterministic_output", "request_policy:all_shards", "response_policy:special"], &[]),
+    ("geoadd", &[], &[KeySpec { notes: "", flags: &["RW", "update"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("geodist", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("geohash", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("geopos", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("georadius", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }, KeySpec { notes: "", flags: &["OW", "update"], begin: Begin::Keyword("STORE", 6), find: Find::Range { last: 0, step: 1, limit: 0 } }, KeySpec { notes: "", flags: &["OW", "update"], begin: Begin::Keyword("STOREDIST", 6), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("georadius_ro", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("georadiusbymember", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }, KeySpec { notes: "", flags: &["OW", "update"], begin: Begin::Keyword("STORE", 5), find: Find::Range { last: 0, step: 1, limit: 0 } }, KeySpec { notes: "", flags: &["OW", "update"], begin: Begin::Keyword("STOREDIST", 5), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("georadiusbymember_ro", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("geosearch", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("geosearchstore", &[], &[KeySpec { notes: "", flags: &["OW", "update"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }, KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(2), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("get", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("getbit", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("getdel", &[], &[KeySpec { notes: "", flags: &["RW", "access", "delete"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("getex", &[], &[KeySpec { notes: "RW and UPDATE because it changes the TTL", flags: &["RW", "access", "update"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("getrange", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("getset", &[], &[KeySpec { notes: "", flags: &["RW", "access", "update"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("hdel", &[], &[KeySpec { notes: "", flags: &["RW", "delete"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("hexists", &[], &[KeySpec { notes: "", flags: &["RO"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("hget", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("hgetall", &["nondeterministic_output_order"], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("hincrby", &[], &[KeySpec { notes: "", flags: &["RW", "access", "update"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("hincrbyfloat", &[], &[KeySpec { notes: "", flags: &["RW", "access", "update"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("hkeys", &["nondeterministic_output_order"], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("hlen", &[], &[KeySpec { notes: "", flags: &["RO"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("hmget", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("hmset", &[], &[KeySpec { notes: "", flags: &["RW", "update"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("hrandfield", &["nondeterministic_output"], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("hscan", &["nondeterministic_output"], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("hset", &[], &[KeySpec { notes: "", flags: &["RW", "update"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("hsetnx", &[], &[KeySpec { notes: "", flags: &["RW", "insert"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("hstrlen", &[], &[KeySpec { notes: "", flags: &["RO"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("hvals", &["nondeterministic_output_order"], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("incr", &[], &[KeySpec { notes: "", flags: &["RW", "access", "update"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("incrby", &[], &[KeySpec { notes: "", flags: &["RW", "access", "update"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("incrbyfloat", &[], &[KeySpec { notes: "", flags: &["RW", "access", "update"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("info", &["nondeterministic_output", "request_policy:all_shards", "response_policy:special"], &[]),
+    ("keys", &["request_policy:all_shards", "nondeterministic_output_order"], &[]),
+    ("lastsave", &["nondeterministic_output"], &[]),
+    ("latency|doctor", &["nondeterministic_output", "request_policy:all_nodes", "response_policy:special"], &[]),
+    ("latency|graph", &["nondeterministic_output", "request_policy:all_nodes", "response_policy:special"], &[]),
+    ("latency|histogram", &["nondeterministic_output", "request_policy:all_nodes", "response_policy:special"], &[]),
+    ("latency|history", &["nondeterministic_output", "request_policy:all_nodes", "response_policy:special"], &[]),
+    ("latency|latest", &["nondeterministic_output", "request_policy:all_nodes", "response_policy:special"], &[]),
+    ("latency|reset", &["request_policy:all_nodes", "response_policy:all_succeeded"], &[]),
+    ("lcs", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 1, step: 1, limit: 0 } }]),
+    ("lindex", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("linsert", &[], &[KeySpec { notes: "", flags: &["RW", "insert"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("llen", &[], &[KeySpec { notes: "", flags: &["RO"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("lmove", &[], &[KeySpec { notes: "", flags: &["RW", "access", "delete"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }, KeySpec { notes: "", flags: &["RW", "insert"], begin: Begin::Index(2), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("lmpop", &[], &[KeySpec { notes: "", flags: &["RW", "access", "delete"], begin: Begin::Index(1), find: Find::Keynum { idx: 0, first: 1, step: 1 } }]),
+    ("lpop", &[], &[KeySpec { notes: "", flags: &["RW", "access", "delete"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("lpos", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("lpush", &[], &[KeySpec { notes: "", flags: &["RW", "insert"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("lpushx", &[], &[KeySpec { notes: "", flags: &["RW", "insert"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("lrange", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("lrem", &[], &[KeySpec { notes: "", flags: &["RW", "delete"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("lset", &[], &[KeySpec { notes: "", flags: &["RW", "update"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("ltrim", &[], &[KeySpec { notes: "", flags: &["RW", "delete"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("memory|doctor", &["nondeterministic_output", "request_policy:all_shards", "response_policy:special"], &[]),
+    ("memory|malloc-stats", &["nondeterministic_output", "request_policy:all_shards", "response_policy:special"], &[]),
+    ("memory|purge", &["request_policy:all_shards", "response_policy:all_succeeded"], &[]),
+    ("memory|stats", &["nondeterministic_output", "request_policy:all_shards", "response_policy:special"], &[]),
+    ("memory|usage", &[], &[KeySpec { notes: "", flags: &["RO"], begin: Begin::Index(2), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("mget", &["request_policy:multi_shard"], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: -1, step: 1, limit: 0 } }]),
+    ("migrate", &["nondeterministic_output"], &[KeySpec { notes: "", flags: &["RW", "access", "delete"], begin: Begin::Index(3), find: Find::Range { last: 0, step: 1, limit: 0 } }, KeySpec { notes: "", flags: &["RW", "access", "delete", "incomplete"], begin: Begin::Keyword("KEYS", -2), find: Find::Range { last: -1, step: 1, limit: 0 } }]),
+    ("module|list", &["nondeterministic_output_order"], &[]),
+    ("move", &[], &[KeySpec { notes: "", flags: &["RW", "access", "update"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("mset", &["request_policy:multi_shard", "response_policy:all_succeeded"], &[KeySpec { notes: "", flags: &["OW", "update"], begin: Begin::Index(1), find: Find::Range { last: -1, step: 2, limit: 0 } }]),
+    ("msetnx", &["request_policy:multi_shard", "response_policy:agg_min"], &[KeySpec { notes: "", flags: &["OW", "insert"], begin: Begin::Index(1), find: Find::Range { last: -1, step: 2, limit: 0 } }]),
+    ("object|encoding", &["nondeterministic_output"], &[KeySpec { notes: "", flags: &["RO"], begin: Begin::Index(2), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("object|freq", &["nondeterministic_output"], &[KeySpec { notes: "", flags: &["RO"], begin: Begin::Index(2), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("object|idletime", &["nondeterministic_output"], &[KeySpec { notes: "", flags: &["RO"], begin: Begin::Index(2), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("object|refcount", &["nondeterministic_output"], &[KeySpec { notes: "", flags: &["RO"], begin: Begin::Index(2), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("persist", &[], &[KeySpec { notes: "", flags: &["RW", "update"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("pexpire", &[], &[KeySpec { notes: "", flags: &["RW", "update"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("pexpireat", &[], &[KeySpec { notes: "", flags: &["RW", "update"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("pexpiretime", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("pfadd", &[], &[KeySpec { notes: "", flags: &["RW", "insert"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("pfcount", &[], &[KeySpec { notes: "RW because it may change the internal representation of the key, and propagate to replicas", flags: &["RW", "access"], begin: Begin::Index(1), find: Find::Range { last: -1, step: 1, limit: 0 } }]),
+    ("pfdebug", &[], &[KeySpec { notes: "", flags: &["RW", "access"], begin: Begin::Index(2), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("pfmerge", &[], &[KeySpec { notes: "", flags: &["RW", "access", "insert"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }, KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(2), find: Find::Range { last: -1, step: 1, limit: 0 } }]),
+    ("ping", &["request_policy:all_shards", "response_policy:all_succeeded"], &[]),
+    ("psetex", &[], &[KeySpec { notes: "", flags: &["OW", "update"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("pttl", &["nondeterministic_output"], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("randomkey", &["request_policy:all_shards", "nondeterministic_output"], &[]),
+    ("rename", &[], &[KeySpec { notes: "", flags: &["RW", "access", "delete"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }, KeySpec { notes: "", flags: &["OW", "update"], begin: Begin::Index(2), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("renamenx", &[], &[KeySpec { notes: "", flags: &["RW", "access", "delete"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }, KeySpec { notes: "", flags: &["OW", "insert"], begin: Begin::Index(2), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("restore", &[], &[KeySpec { notes: "", flags: &["OW", "update"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("restore-asking", &[], &[KeySpec { notes: "", flags: &["OW", "update"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("rpop", &[], &[KeySpec { notes: "", flags: &["RW", "access", "delete"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("rpoplpush", &[], &[KeySpec { notes: "", flags: &["RW", "access", "delete"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }, KeySpec { notes: "", flags: &["RW", "insert"], begin: Begin::Index(2), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("rpush", &[], &[KeySpec { notes: "", flags: &["RW", "insert"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("rpushx", &[], &[KeySpec { notes: "", flags: &["RW", "insert"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("sadd", &[], &[KeySpec { notes: "", flags: &["RW", "insert"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("scan", &["nondeterministic_output", "request_policy:special"], &[]),
+    ("scard", &[], &[KeySpec { notes: "", flags: &["RO"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("script|exists", &["request_policy:all_shards", "response_policy:agg_logical_and"], &[]),
+    ("script|flush", &["request_policy:all_nodes", "response_policy:all_succeeded"], &[]),
+    ("script|kill", &["request_policy:all_shards", "response_policy:one_succeeded"], &[]),
+    ("script|load", &["request_policy:all_nodes", "response_policy:all_succeeded"], &[]),
+    ("sdiff", &["nondeterministic_output_order"], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: -1, step: 1, limit: 0 } }]),
+    ("sdiffstore", &[], &[KeySpec { notes: "", flags: &["OW", "update"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }, KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(2), find: Find::Range { last: -1, step: 1, limit: 0 } }]),
+    ("set", &[], &[KeySpec { notes: "RW and ACCESS due to the optional `GET` argument", flags: &["RW", "access", "update", "variable_flags"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("setbit", &[], &[KeySpec { notes: "", flags: &["RW", "access", "update"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("setex", &[], &[KeySpec { notes: "", flags: &["OW", "update"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("setnx", &[], &[KeySpec { notes: "", flags: &["OW", "insert"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("setrange", &[], &[KeySpec { notes: "", flags: &["RW", "update"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("sinter", &["nondeterministic_output_order"], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: -1, step: 1, limit: 0 } }]),
+    ("sintercard", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Keynum { idx: 0, first: 1, step: 1 } }]),
+    ("sinterstore", &[], &[KeySpec { notes: "", flags: &["RW", "update"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }, KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(2), find: Find::Range { last: -1, step: 1, limit: 0 } }]),
+    ("sismember", &[], &[KeySpec { notes: "", flags: &["RO"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("slowlog|get", &["request_policy:all_nodes", "nondeterministic_output"], &[]),
+    ("slowlog|len", &["request_policy:all_nodes", "response_policy:agg_sum", "nondeterministic_output"], &[]),
+    ("slowlog|reset", &["request_policy:all_nodes", "response_policy:all_succeeded"], &[]),
+    ("smembers", &["nondeterministic_output_order"], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("smismember", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("smove", &[], &[KeySpec { notes: "", flags: &["RW", "access", "delete"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }, KeySpec { notes: "", flags: &["RW", "insert"], begin: Begin::Index(2), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("sort", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }, KeySpec { notes: "For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort", flags: &["RO", "access"], begin: Begin::Unknown, find: Find::Unknown }, KeySpec { notes: "For the optional STORE keyword. It is marked 'unknown' because the keyword can appear anywhere in the argument array", flags: &["OW", "update"], begin: Begin::Unknown, find: Find::Unknown }]),
+    ("sort_ro", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }, KeySpec { notes: "For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort", flags: &["RO", "access"], begin: Begin::Unknown, find: Find::Unknown }]),
+    ("spop", &["nondeterministic_output"], &[KeySpec { notes: "", flags: &["RW", "access", "delete"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("spublish", &[], &[KeySpec { notes: "", flags: &["not_key"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("srandmember", &["nondeterministic_output"], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("srem", &[], &[KeySpec { notes: "", flags: &["RW", "delete"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("sscan", &["nondeterministic_output"], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("ssubscribe", &[], &[KeySpec { notes: "", flags: &["not_key"], begin: Begin::Index(1), find: Find::Range { last: -1, step: 1, limit: 0 } }]),
+    ("strlen", &[], &[KeySpec { notes: "", flags: &["RO"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("substr", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("sunion", &["nondeterministic_output_order"], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: -1, step: 1, limit: 0 } }]),
+    ("sunionstore", &[], &[KeySpec { notes: "", flags: &["OW", "update"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }, KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(2), find: Find::Range { last: -1, step: 1, limit: 0 } }]),
+    ("sunsubscribe", &[], &[KeySpec { notes: "", flags: &["not_key"], begin: Begin::Index(1), find: Find::Range { last: -1, step: 1, limit: 0 } }]),
+    ("time", &["nondeterministic_output"], &[]),
+    ("touch", &["request_policy:multi_shard", "response_policy:agg_sum"], &[KeySpec { notes: "", flags: &["RO"], begin: Begin::Index(1), find: Find::Range { last: -1, step: 1, limit: 0 } }]),
+    ("ttl", &["nondeterministic_output"], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("type", &[], &[KeySpec { notes: "", flags: &["RO"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("unlink", &["request_policy:multi_shard", "response_policy:agg_sum"], &[KeySpec { notes: "", flags: &["RM", "delete"], begin: Begin::Index(1), find: Find::Range { last: -1, step: 1, limit: 0 } }]),
+    ("wait", &["request_policy:all_shards", "response_policy:agg_min"], &[]),
+    ("watch", &[], &[KeySpec { notes: "", flags: &["RO"], begin: Begin::Index(1), find: Find::Range { last: -1, step: 1, limit: 0 } }]),
+    ("xack", &[], &[KeySpec { notes: "", flags: &["RW", "update"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("xadd", &["nondeterministic_output"], &[KeySpec { notes: "UPDATE instead of INSERT because of the optional trimming feature", flags: &["RW", "update"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("xautoclaim", &["nondeterministic_output"], &[KeySpec { notes: "", flags: &["RW", "delete"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("xclaim", &["nondeterministic_output"], &[KeySpec { notes: "", flags: &["RW", "update"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("xdel", &[], &[KeySpec { notes: "", flags: &["RW", "delete"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("xgroup|create", &[], &[KeySpec { notes: "", flags: &["RW", "insert"], begin: Begin::Index(2), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("xgroup|createconsumer", &[], &[KeySpec { notes: "", flags: &["RW", "insert"], begin: Begin::Index(2), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("xgroup|delconsumer", &[], &[KeySpec { notes: "", flags: &["RW", "delete"], begin: Begin::Index(2), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("xgroup|destroy", &[], &[KeySpec { notes: "", flags: &["RW", "delete"], begin: Begin::Index(2), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("xgroup|setid", &[], &[KeySpec { notes: "", flags: &["RW", "update"], begin: Begin::Index(2), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("xinfo|consumers", &["nondeterministic_output"], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(2), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("xinfo|groups", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(2), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("xinfo|stream", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(2), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("xlen", &[], &[KeySpec { notes: "", flags: &["RO"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("xpending", &["nondeterministic_output"], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("xrange", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("xread", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Keyword("STREAMS", 1), find: Find::Range { last: -1, step: 1, limit: 2 } }]),
+    ("xreadgroup", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Keyword("STREAMS", 4), find: Find::Range { last: -1, step: 1, limit: 2 } }]),
+    ("xrevrange", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("xsetid", &[], &[KeySpec { notes: "", flags: &["RW", "update"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("xtrim", &["nondeterministic_output"], &[KeySpec { notes: "", flags: &["RW", "delete"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("zadd", &[], &[KeySpec { notes: "", flags: &["RW", "update"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("zcard", &[], &[KeySpec { notes: "", flags: &["RO"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("zcount", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("zdiff", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Keynum { idx: 0, first: 1, step: 1 } }]),
+    ("zdiffstore", &[], &[KeySpec { notes: "", flags: &["OW", "update"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }, KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(2), find: Find::Keynum { idx: 0, first: 1, step: 1 } }]),
+    ("zincrby", &[], &[KeySpec { notes: "", flags: &["RW", "access", "update"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("zinter", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Keynum { idx: 0, first: 1, step: 1 } }]),
+    ("zintercard", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Keynum { idx: 0, first: 1, step: 1 } }]),
+    ("zinterstore", &[], &[KeySpec { notes: "", flags: &["OW", "update"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }, KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(2), find: Find::Keynum { idx: 0, first: 1, step: 1 } }]),
+    ("zlexcount", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("zmpop", &[], &[KeySpec { notes: "", flags: &["RW", "access", "delete"], begin: Begin::Index(1), find: Find::Keynum { idx: 0, first: 1, step: 1 } }]),
+    ("zmscore", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("zpopmax", &[], &[KeySpec { notes: "", flags: &["RW", "access", "delete"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("zpopmin", &[], &[KeySpec { notes: "", flags: &["RW", "access", "delete"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("zrandmember", &["nondeterministic_output"], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("zrange", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("zrangebylex", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("zrangebyscore", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("zrangestore", &[], &[KeySpec { notes: "", flags: &["OW", "update"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }, KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(2), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("zrank", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("zrem", &[], &[KeySpec { notes: "", flags: &["RW", "delete"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("zremrangebylex", &[], &[KeySpec { notes: "", flags: &["RW", "delete"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("zremrangebyrank", &[], &[KeySpec { notes: "", flags: &["RW", "delete"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("zremrangebyscore", &[], &[KeySpec { notes: "", flags: &["RW", "delete"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("zrevrange", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("zrevrangebylex", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("zrevrangebyscore", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("zrevrank", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("zscan", &["nondeterministic_output"], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("zscore", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }]),
+    ("zunion", &[], &[KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(1), find: Find::Keynum { idx: 0, first: 1, step: 1 } }]),
+    ("zunionstore", &[], &[KeySpec { notes: "", flags: &["OW", "update"], begin: Begin::Index(1), find: Find::Range { last: 0, step: 1, limit: 0 } }, KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(2), find: Find::Keynum { idx: 0, first: 1, step: 1 } }]),
+
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn redis_data_is_sorted() {
+        assert!(REDIS_COMMAND_DATA.windows(2).all(|w| w[0].0 < w[1].0));
+        assert!(redis_data("get").is_some() && redis_data("config|set").is_some() && redis_data("nosuch").is_none());
+    }
 
     #[test]
     fn human_sizes() {
