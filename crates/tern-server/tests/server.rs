@@ -400,6 +400,18 @@ fn info_expired_keys() {
 }
 
 #[test]
+fn info_and_resetstat_inside_exec() {
+    each_threads(|s| {
+        let mut r = s.raw();
+        r.roundtrip(&[b"SET", b"a", b"1"], b"+OK\r\n");
+        r.roundtrip(&[b"MULTI"], b"+OK\r\n");
+        r.roundtrip(&[b"INFO", b"keyspace"], b"+QUEUED\r\n");
+        r.roundtrip(&[b"CONFIG", b"RESETSTAT"], b"+QUEUED\r\n");
+        r.roundtrip(&[b"EXEC"], b"*2\r\n$56\r\n# Keyspace\r\ndb0:keys=1,expires=0,avg_ttl=0,subexpiry=0\r\n\r\n+OK\r\n");
+    });
+}
+
+#[test]
 fn time_reply() {
     each_threads(|s| {
         let mut c = s.conn();
