@@ -458,12 +458,14 @@ fn mset_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, nx: bool) {
 }
 
 /// Redis's checkStringLength: would `cur + add` bytes pass proto-max-bulk-len?
-fn too_long(ctx: &Ctx<'_, '_>, cur: u64, add: u64) -> bool {
-    cur.saturating_add(add) > ctx.srv.limits.proto_max_bulk_len.load(Ordering::Relaxed)
+fn too_long(ctx: &Ctx<'_, '_>, cur: usize, add: usize) -> bool {
+    (cur as u64).saturating_add(add as u64) > ctx.srv.limits.proto_max_bulk_len.load(Ordering::Relaxed)
 }
 
 fn append(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let (loc, key, add) = (ctx.locs[0], args.get(1), args.get(2));
+    // The length check needs the current length, so it is done with the
+    // entry found; the limit is read before the shard is borrowed.
     let max = ctx.srv.limits.proto_max_bulk_len.load(Ordering::Relaxed);
     let shard = ctx.locks.shard(loc.gid);
     let total = match shard.get_mut(key, loc.hash, ctx.now) {
@@ -566,7 +568,7 @@ fn setrange(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         return;
     }
     let (loc, key, value) = (ctx.locs[0], args.get(1), args.get(3));
-    let over = too_long(ctx, offset as u64, value.len() as u64);
+    let over = too_long(ctx, offset as usize, value.len());
     let offset = offset as usize;
     let end = offset + value.len();
     let shard = ctx.locks.shard(loc.gid);
