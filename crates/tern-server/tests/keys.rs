@@ -763,5 +763,5 @@ fn concurrent_renames_and_walks_do_not_deadlock() {
         t.join().expect("client thread");
     }
     let n: i64 = q(&mut c, &["DBSIZE"]);
-    assert!(n >= 1 && n <= 100, "dbsize {n}");
+    assert!((1..=100).contains(&n), "dbsize {n}");
 }

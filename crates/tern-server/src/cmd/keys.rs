@@ -784,7 +784,7 @@ fn randomkey(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
         }
         let sh = ctx.locks.shard(gids.start + at as u32);
         let Some(e) = sh.random_any(&mut rng) else { break None };
-        if !e.expire().is_some_and(|w| w <= now) {
+        if e.expire().is_none_or(|w| w > now) {
             break Some(e.key().to_vec());
         }
         let (key, hash) = (e.key().to_vec(), e.hash());
