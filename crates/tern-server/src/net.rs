@@ -308,12 +308,16 @@ impl Worker {
                     conn.rlen += n;
                     self.stats.net_input_bytes.add(n as u64);
                     conn.client.shared.last_interaction_ms.store(now_ms(), Ordering::Relaxed);
-                    // Execute as we go: what is left unexecuted is then only
-                    // the request still arriving, which is what the query
-                    // buffer limit is about.
-                    self.process(key);
-                    if self.close_if_query_too_big(key) {
-                        return;
+                    // Execute as we go once a fair amount is in: a long
+                    // pipeline does not pile up, and what is left
+                    // unexecuted is only the request still arriving, which
+                    // is what the query buffer limit is about (it is never
+                    // below 1mb, far above this threshold).
+                    if conn.rlen - conn.rpos >= 4 * READ_CHUNK {
+                        self.process(key);
+                        if self.close_if_query_too_big(key) {
+                            return;
+                        }
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
@@ -325,6 +329,9 @@ impl Worker {
             }
         }
         self.process(key);
+        if self.close_if_query_too_big(key) {
+            return;
+        }
         if eof {
             // The peer is gone or half-closed: deliver what we can, then close.
             if let Some(c) = self.conns.get_mut(key) {
