@@ -435,6 +435,23 @@ mod tests {
     }
 
     #[test]
+    fn nul_before_line_end_is_incomplete() {
+        // Redis finds line ends with strchr: a NUL first means "not yet".
+        for input in [&b"PING\0x\r\n"[..], b"*1\0\r\n", b"*1\r\n$4\0\r\nPING\r\n"] {
+            let mut f = Frame::new();
+            assert_eq!(f.parse(input, &Limits::default()), Ok(None), "{input:?}");
+        }
+        // Past INLINE_MAX_SIZE it is the usual "too big" error.
+        let mut big = b"PING\0".to_vec();
+        big.extend(vec![b'a'; INLINE_MAX_SIZE]);
+        big.extend_from_slice(b"\r\n");
+        assert_eq!(Frame::new().parse(&big, &Limits::default()), Err(ParseError::TooBigInline));
+        // Inside a bulk payload NUL is just a byte.
+        let r = parse_all(b"*2\r\n$4\r\nECHO\r\n$3\r\n\0\r\0\r\n").unwrap();
+        assert_eq!(r, vec![vec![b"ECHO".to_vec(), b"\0\r\0".to_vec()]]);
+    }
+
+    #[test]
     fn claimed_length_does_not_allocate() {
         let mut f = Frame::new();
         assert_eq!(f.parse(b"*2000000000\r\n", &Limits::default()), Ok(None));

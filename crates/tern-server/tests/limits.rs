@@ -145,12 +145,12 @@ fn unauthenticated_lengths_with_requirepass() {
         assert!(read_until_closed(&mut r, Duration::from_secs(5)).is_empty());
         // At the limits, the request is parsed and refused politely.
         let mut r = s.raw();
-        let ten: Vec<&[u8]> = std::iter::once(&b"DEL"[..]).chain(std::iter::repeat(&b"k"[..]).take(9)).collect();
+        let ten: Vec<&[u8]> = std::iter::once(&b"DEL"[..]).chain(vec![&b"k"[..]; 9]).collect();
         r.roundtrip(&ten, b"-NOAUTH Authentication required.\r\n");
         r.roundtrip(&[b"ECHO", &[b'e'; 16384]], b"-NOAUTH Authentication required.\r\n");
         // Once authenticated, the protocol limits are the usual ones.
         r.roundtrip(&[b"AUTH", b"pw"], b"+OK\r\n");
-        let eleven: Vec<&[u8]> = std::iter::once(&b"DEL"[..]).chain(std::iter::repeat(&b"k"[..]).take(10)).collect();
+        let eleven: Vec<&[u8]> = std::iter::once(&b"DEL"[..]).chain(vec![&b"k"[..]; 10]).collect();
         r.roundtrip(&eleven, b":0\r\n");
         let big = vec![b'e'; 20_000];
         r.cmd(&[b"ECHO", &big]);

@@ -59,17 +59,17 @@ fn oversized_lines_are_errors() {
         inline.extend_from_slice(b"\r\n");
         check(s, &inline[..65 * 1024 + 1], b"-ERR Protocol error: too big inline request\r\n", true);
         let mut mbulk = b"*".to_vec();
-        mbulk.extend(std::iter::repeat(b'1').take(65 * 1024));
+        mbulk.extend(vec![b'1'; 65 * 1024]);
         check(s, &mbulk, b"-ERR Protocol error: too big mbulk count string\r\n", true);
         let mut bulk = b"*1\r\n$".to_vec();
-        bulk.extend(std::iter::repeat(b'1').take(65 * 1024));
+        bulk.extend(vec![b'1'; 65 * 1024]);
         check(s, &bulk, b"-ERR Protocol error: too big bulk count string\r\n", true);
         // Just under the limit, a long inline line is fine.
         let mut ok = b"ECHO ".to_vec();
-        ok.extend(std::iter::repeat(b'x').take(60_000));
+        ok.extend(vec![b'x'; 60_000]);
         ok.extend_from_slice(b"\r\n");
         let mut want = b"$60000\r\n".to_vec();
-        want.extend(std::iter::repeat(b'x').take(60_000));
+        want.extend(vec![b'x'; 60_000]);
         want.extend_from_slice(b"\r\n");
         check(s, &ok, &want, false);
     });
