@@ -180,7 +180,7 @@ fn watch_is_per_database() {
 fn watched_key_that_expires_aborts() {
     each_threads(|s| {
         let mut a = s.raw();
-        a.roundtrip(&[b"SET", b"t", b"v", b"PX", b"30"], b"+OK\r\n");
+        a.roundtrip(&[b"SET", b"t", b"v", b"PX", b"100"], b"+OK\r\n");
         a.roundtrip(&[b"WATCH", b"t"], b"+OK\r\n");
         let deadline = Instant::now() + Duration::from_secs(5);
         loop {
@@ -212,9 +212,9 @@ fn watched_key_expiring_untouched_aborts() {
     // Nobody touches the key: EXEC itself must notice it expired.
     let s = TestServer::start(2);
     let mut a = s.raw();
-    a.roundtrip(&[b"SET", b"t", b"v", b"PX", b"20"], b"+OK\r\n");
+    a.roundtrip(&[b"SET", b"t", b"v", b"PX", b"100"], b"+OK\r\n");
     a.roundtrip(&[b"WATCH", b"t"], b"+OK\r\n");
-    let deadline = Instant::now() + Duration::from_millis(40);
+    let deadline = Instant::now() + Duration::from_millis(150);
     while Instant::now() < deadline {
         std::hint::spin_loop();
     }
