@@ -5,7 +5,8 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from conftest import RawConn, against_redis
+from conftest import against_redis
+from resp import RawConn
 from helpers import wait_until
 
 # CLIENT SETINFO and the lib-name/lib-ver fields arrived in Redis 7.2; the

@@ -1,0 +1,112 @@
+"""Starting and stopping the servers under test, without sleeping.
+
+tern-server is started with `--port 0` and the port is read from its start-up
+log (`... port=NNNN.`); redis-server, which cannot pick its own port, gets a
+free loopback port. Both are stopped by PID.
+"""
+
+import os
+import queue
+import random
+import signal
+import socket
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+STARTUP_TIMEOUT = 20.0
+
+
+def tern_bin():
+    return os.environ.get("TERN_BIN") or str(ROOT / "target" / "debug" / "tern-server")
+
+
+class Server:
+    """One server process; `port` is known once `start()` returns."""
+
+    def __init__(self, argv, port=None, name="tern-server"):
+        self.argv = argv
+        self.port = port
+        self.name = name
+        self.proc = None
+        self.lines = queue.Queue()
+        self.log = []
+
+    def start(self):
+        self.proc = subprocess.Popen(
+            self.argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            cwd=ROOT,
+        )
+        # The pipe is drained for the server's whole life so that its logging
+        # can never block on a full pipe.
+        threading.Thread(target=self._drain, daemon=True).start()
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.stop()
+                raise RuntimeError(f"{self.name} did not report its port; log:\n" + "\n".join(self.log))
+            try:
+                line = self.lines.get(timeout=left)
+            except queue.Empty:
+                continue
+            if line is None:
+                self.stop()
+                raise RuntimeError(f"{self.name} exited at start-up; log:\n" + "\n".join(self.log))
+            if self.port is None and "port=" in line:
+                self.port = int(line.split("port=", 1)[1].split()[0].rstrip("."))
+            if self.port is not None and "Ready to accept connections" in line:
+                return self
+
+    def _drain(self):
+        for raw in self.proc.stdout:
+            line = raw.decode("utf-8", "replace").rstrip("\n")
+            self.log.append(line)
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def stop(self):
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+
+    def client(self, **kw):
+        import redis
+
+        kw.setdefault("decode_responses", True)
+        kw.setdefault("socket_timeout", 10)
+        return redis.Redis(host="127.0.0.1", port=self.port, **kw)
+
+
+def free_port():
+    # Only for redis-server, which cannot be told to pick its own port.
+    for _ in range(50):
+        port = random.randint(20000, 40000)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port")
+
+
+def start_tern(binary, threads, extra=()):
+    argv = [binary, "--port", "0", "--threads", str(threads), *extra]
+    return Server(argv).start()
+
+
+def start_redis(binary="redis-server", extra=()):
+    port = free_port()
+    argv = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", *extra]
+    return Server(argv, port=port, name="redis-server").start()
