@@ -796,6 +796,35 @@ CASES = [
         ~COMMAND LIST FILTERBY PATTERN mse*
         COMMAND BOGUS
     """),
+    ("reset", """
+        HELLO 3
+        SELECT 2
+        CLIENT SETNAME before-reset
+        MULTI
+        SET a 1
+        RESET
+        CLIENT GETNAME
+        GET a
+        SELECT 0
+        GET missing
+        WATCH a
+        RESET
+        RESET x
+    """),
+    ("command-getkeysandflags", """
+        COMMAND GETKEYSANDFLAGS SET a b
+        COMMAND GETKEYSANDFLAGS MSET a 1 b 2
+        COMMAND GETKEYSANDFLAGS COPY a b
+        COMMAND GETKEYSANDFLAGS RENAME a b
+        COMMAND GETKEYSANDFLAGS GET a
+        COMMAND GETKEYSANDFLAGS DEL a b
+        COMMAND GETKEYSANDFLAGS PING
+    """),
+    ("config-rewrite-no-file", """
+        CONFIG REWRITE
+        CONFIG REWRITE x
+        CONFIG HELP x
+    """),
     ("command-info-get", """
         COMMAND INFO get
         COMMAND INFO set

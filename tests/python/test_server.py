@@ -221,3 +221,47 @@ def test_dbsize_lastsave(r):
         return
     with pytest.raises(redis.ResponseError, match="^wrong number of arguments for 'dbsize' command$"):
         r.execute_command("DBSIZE", "x")
+
+
+@pytest.mark.skipif(against_redis(), reason="starts tern-server with its own arguments")
+def test_config_file_and_overrides(tmp_path):
+    from servers import Server, tern_bin
+
+    conf = tmp_path / "tern.conf"
+    conf.write_text("# a redis.conf-style file\nport 0\nhz 20\ntimeout 7\nsave \"\"\nappendonly no\n")
+    srv = Server([tern_bin(), str(conf), "--threads", "1", "--timeout", "9"]).start()
+    try:
+        c = srv.client()
+        assert c.config_get("hz") == {"hz": "20"}
+        # Command-line directives come after the file and win.
+        assert c.config_get("timeout") == {"timeout": "9"}
+        assert c.config_get("appendonly") == {"appendonly": "no"}
+        c.close()
+    finally:
+        srv.stop()
+
+
+@pytest.mark.skipif(against_redis(), reason="starts tern-server with its own arguments")
+def test_bad_directive_stops_startup(tmp_path):
+    import subprocess
+
+    from servers import tern_bin
+
+    out = subprocess.run([tern_bin(), "--port", "0", "--hz", "abc"], capture_output=True, timeout=20)
+    assert out.returncode != 0
+    assert b"hz" in out.stdout + out.stderr
+
+
+def test_shutdown():
+    from conftest import start_server
+
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    srv = start_server(1)
+    # Without retries: redis-py would otherwise reconnect to a server that is gone.
+    c = srv.client(retry=Retry(NoBackoff(), 0))
+    c.set("k", "v")
+    # redis-py treats the dropped connection as success and returns None.
+    assert c.shutdown(nosave=True) is None
+    assert srv.proc.wait(timeout=10) == 0
