@@ -243,3 +243,59 @@ def test_hello_before_auth(auth_server):
         b"select the RESP protocol version at the same time\r\n"
     )
     conn.close()
+
+
+def test_resp3_types_raw(raw):
+    raw.roundtrip("HELLO", "3")
+    assert raw.roundtrip("CONFIG", "GET", "maxmemory") == b"%1\r\n$9\r\nmaxmemory\r\n$1\r\n0\r\n"
+    assert raw.roundtrip("INCRBYFLOAT", "f", "1.5") == b"$3\r\n1.5\r\n"
+    assert raw.roundtrip("SET", "k", "v", "GET") == b"_\r\n"
+    assert raw.roundtrip("OBJECT", "ENCODING", "missing") == b"_\r\n"
+    assert raw.roundtrip("EXEC") == b"-ERR EXEC without MULTI\r\n"
+    assert raw.roundtrip("MULTI") == b"+OK\r\n"
+    assert raw.roundtrip("GET", "missing") == b"+QUEUED\r\n"
+    assert raw.roundtrip("EXEC") == b"*1\r\n_\r\n"
+
+
+def test_resp3_redis_py_parsing(r3):
+    assert r3.config_get("maxmemory") == {"maxmemory": "0"}
+    assert r3.incrbyfloat("f", 2.5) == 2.5
+    r3.mset({"a": 1, "b": 2})
+    assert sorted(r3.keys()) == ["a", "b", "f"]
+    cursor, keys = r3.scan(0, count=100)
+    assert cursor == 0 and sorted(keys) == ["a", "b", "f"]
+    assert r3.lcs("a", "b", idx=True)["len"] == 0
+    with r3.pipeline(transaction=True) as p:
+        p.incr("a").get("missing")
+        assert p.execute() == [2, None]
+
+
+def test_client_reply_raw(raw):
+    raw.cmd("CLIENT", "REPLY", "OFF")
+    raw.cmd("SET", "a", "1")
+    assert raw.roundtrip("CLIENT", "REPLY", "ON") == b"+OK\r\n"
+    raw.cmd("CLIENT", "REPLY", "SKIP")
+    raw.cmd("SET", "a", "2")
+    assert raw.roundtrip("GET", "a") == b"$1\r\n2\r\n"
+
+
+def test_reset_raw(raw):
+    raw.roundtrip("HELLO", "3")
+    assert raw.roundtrip("SELECT", "3") == b"+OK\r\n"
+    assert raw.roundtrip("CLIENT", "SETNAME", "n") == b"+OK\r\n"
+    assert raw.roundtrip("MULTI") == b"+OK\r\n"
+    assert raw.roundtrip("RESET") == b"+RESET\r\n"
+    # Back to RESP2, db 0, no name, no transaction.
+    assert raw.roundtrip("GET", "missing") == b"$-1\r\n"
+    assert raw.roundtrip("CLIENT", "GETNAME") == b"$-1\r\n"
+    assert raw.roundtrip("EXEC") == b"-ERR EXEC without MULTI\r\n"
+    info = raw.roundtrip("CLIENT", "INFO")
+    assert b" db=0 " in info
+
+
+def test_client_no_evict(r):
+    assert r.execute_command("CLIENT", "NO-EVICT", "on") in (True, "OK")
+    assert "e" in r.client_info()["flags"]
+    assert r.execute_command("CLIENT", "NO-EVICT", "off") in (True, "OK")
+    with pytest.raises(redis.ResponseError, match="^syntax error$"):
+        r.execute_command("CLIENT", "NO-EVICT", "maybe")
