@@ -10,9 +10,11 @@
 //! stopped; every protocol error is Redis's, byte for byte; no allocation is
 //! sized from a length the client claims before its bytes arrive.
 //!
-//! Non-goals: decoding replies (that belongs to the benchmark client).
+//! Replies can also be decoded ([`decode`], for the benchmark client): a
+//! summary of each reply (kind, length, nulls, errors), not its values.
 #![forbid(unsafe_code)]
 
+pub mod decode;
 pub mod encode;
 pub mod number;
 pub mod parse;
