@@ -127,7 +127,7 @@ impl Keyspace {
         for i in 0..shards.min(n) {
             let gid = ((start + i) % n) as u32;
             let mut s = self.lock(gid);
-            if s.volatile_count() > 0 {
+            if s.has_deadlines() {
                 removed += s.expire_cycle(now, per_shard);
             }
         }

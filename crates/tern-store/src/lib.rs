@@ -19,12 +19,14 @@
 //! Non-goals here: incremental rehash and prefetch (the table's issue).
 #![forbid(unsafe_code)]
 
+mod hash;
 mod keyspace;
 mod lazyfree;
 mod shard;
 mod table;
 mod value;
 
+pub use hash::{Hash, HashLimits, Pair as HashPair};
 pub use keyspace::{Keyspace, Loc, LockSet, Padded};
 pub use lazyfree::{LazyFree, LAZYFREE_THRESHOLD};
 pub use shard::{Detached, Entry, Lfu, Shard, WatchFlag};

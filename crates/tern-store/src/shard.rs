@@ -48,7 +48,7 @@ impl Entry {
         (self.expire != 0).then_some(self.expire)
     }
     fn is_expired(&self, now: u64) -> bool {
-        self.expire != 0 && self.expire <= now
+        (self.expire != 0 && self.expire <= now) || self.value.all_fields_expired(now)
     }
     fn mem(&self) -> usize {
         ENTRY_OVERHEAD + self.key.len() + self.value.heap_size()
@@ -172,6 +172,12 @@ pub struct Shard {
     /// gone) are skipped when popped and dropped by a rebuild when too many.
     ttl_heap: BinaryHeap<Reverse<(u64, u64)>>,
     volatile: usize,
+    /// (next field deadline, hash) of hashes with field TTLs. A pair is
+    /// pushed whenever a hash's earliest deadline moves earlier; a popped
+    /// pair that turns out stale re-queues the hash's real deadline.
+    field_heap: BinaryHeap<Reverse<(u64, u64)>>,
+    /// Hash fields removed because their TTL passed (INFO `expired_subkeys`).
+    pub expired_fields: u64,
     watches: Table<Watch>,
     mem: usize,
     /// Keys removed because their TTL passed (INFO `expired_keys`).
@@ -250,8 +256,12 @@ impl Shard {
     /// `expire` (None: no TTL). Returns the old value if there was a live one.
     pub fn set(&mut self, key: &[u8], hash: u64, value: Value, expire: Option<u64>, now: u64) -> Option<Value> {
         let old = self.remove(key, hash, now).map(|e| e.value);
+        let field_deadline = value.next_field_deadline();
         let e = Entry { hash, key: key.into(), value, expire: 0, atime: (now / 1000) as u32, freq: LFU_INIT_VAL };
         self.mem += e.mem();
+        if let Some(d) = field_deadline {
+            self.field_heap.push(Reverse((d, hash)));
+        }
         self.table.insert_new(e);
         if let Some(when) = expire {
             self.set_expire(key, hash, Some(when));
@@ -269,6 +279,9 @@ impl Shard {
             entry.key = key.into();
         }
         self.mem += entry.mem();
+        if let Some(d) = entry.value.next_field_deadline() {
+            self.field_heap.push(Reverse((d, hash)));
+        }
         self.table.insert_new(entry);
         if when != 0 {
             self.set_expire(key, hash, Some(when));
@@ -305,6 +318,50 @@ impl Shard {
         true
     }
 
+    /// Tells the shard that the hash at `hash` changed its earliest field
+    /// deadline from `old` to `new` (None: no field TTL).
+    pub fn field_deadline_changed(&mut self, hash: u64, old: Option<u64>, new: Option<u64>) {
+        if let Some(n) = new {
+            if old.map_or(true, |o| n < o) {
+                self.field_heap.push(Reverse((n, hash)));
+                if self.field_heap.len() > 2 * self.table.len() + 1024 {
+                    self.field_heap = self
+                        .table
+                        .iter()
+                        .filter_map(|e| e.value.next_field_deadline().map(|d| Reverse((d, e.hash))))
+                        .collect();
+                }
+            }
+        }
+    }
+
+    /// Whether active expiry has anything to look at here.
+    pub fn has_deadlines(&self) -> bool {
+        self.volatile > 0 || !self.field_heap.is_empty()
+    }
+
+    /// Removes the due fields of the hash stored under `key`, keeping the
+    /// memory count right; removes the key if no field is left. Returns the
+    /// fields removed.
+    pub fn expire_hash_fields(&mut self, key: &[u8], hash: u64, now: u64) -> usize {
+        let Some(e) = self.table.find_mut(hash, |e| *e.key == *key) else { return 0 };
+        let Value::Hash(h) = &mut e.value else { return 0 };
+        if h.next_deadline().map_or(true, |d| d > now) {
+            return 0;
+        }
+        let before = h.heap_size();
+        let n = h.expire_fields(now);
+        let (after, empty) = (h.heap_size(), h.is_empty());
+        self.value_resized(before, after);
+        self.expired_fields += n as u64;
+        if empty {
+            self.remove_entry(key, hash);
+            self.expired += 1;
+        }
+        self.signal(key, hash);
+        n
+    }
+
     fn rebuild_ttl_heap(&mut self) {
         self.ttl_heap = self.table.iter().filter(|e| e.expire != 0).map(|e| Reverse((e.expire, e.hash))).collect();
     }
@@ -332,6 +389,29 @@ impl Shard {
                 removed += 1;
             }
         }
+        while steps < budget {
+            let Some(&Reverse((when, hash))) = self.field_heap.peek() else { break };
+            if when > now {
+                break;
+            }
+            self.field_heap.pop();
+            steps += 1;
+            let keys: Vec<Box<[u8]>> = self
+                .table
+                .iter_hash(hash)
+                .filter(|e| e.value.next_field_deadline().is_some())
+                .map(|e| e.key.clone())
+                .collect();
+            for key in keys {
+                let before = self.len();
+                self.expire_hash_fields(&key, hash, now);
+                removed += before - self.len();
+                let next = self.table.find(hash, |e| *e.key == *key).and_then(|e| e.value.next_field_deadline());
+                if let Some(d) = next {
+                    self.field_heap.push(Reverse((d, hash)));
+                }
+            }
+        }
         removed
     }
 
@@ -340,6 +420,7 @@ impl Shard {
         let n = self.table.len();
         self.table.clear();
         self.ttl_heap.clear();
+        self.field_heap.clear();
         self.volatile = 0;
         self.mem = 0;
         n
@@ -351,6 +432,7 @@ impl Shard {
         let d = Detached { table: std::mem::take(&mut self.table) };
         // The heap is one flat allocation: freeing it inline costs nothing.
         self.ttl_heap = BinaryHeap::new();
+        self.field_heap = BinaryHeap::new();
         self.volatile = 0;
         self.mem = 0;
         d
@@ -503,6 +585,7 @@ impl Shard {
     pub fn swap_data(&mut self, other: &mut Shard) {
         std::mem::swap(&mut self.table, &mut other.table);
         std::mem::swap(&mut self.ttl_heap, &mut other.ttl_heap);
+        std::mem::swap(&mut self.field_heap, &mut other.field_heap);
         std::mem::swap(&mut self.volatile, &mut other.volatile);
         std::mem::swap(&mut self.mem, &mut other.mem);
     }

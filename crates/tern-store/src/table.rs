@@ -52,6 +52,11 @@ impl<E: Keyed> Table<E> {
         self.buckets[(hash & self.mask()) as usize].iter().find(|e| e.hash() == hash && eq(e))
     }
 
+    /// Entries whose hash is `hash` (several keys may share one).
+    pub fn iter_hash(&self, hash: u64) -> impl Iterator<Item = &E> {
+        self.buckets[(hash & self.mask()) as usize].iter().filter(move |e| e.hash() == hash)
+    }
+
     pub fn find_mut(&mut self, hash: u64, mut eq: impl FnMut(&E) -> bool) -> Option<&mut E> {
         let m = self.mask();
         self.buckets[(hash & m) as usize].iter_mut().find(|e| e.hash() == hash && eq(e))

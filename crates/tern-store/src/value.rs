@@ -1,9 +1,12 @@
 //! Stored values. Strings keep canonical integers as integers, as Redis does.
 
-/// A stored value. Later types (hashes, lists, ...) join this enum.
+use crate::hash::Hash;
+
+/// A stored value. Later types (lists, sets, ...) join this enum.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     Str(StrValue),
+    Hash(Box<Hash>),
 }
 
 /// A string value and the encoding Redis would report for it.
@@ -81,6 +84,7 @@ impl Value {
     pub fn type_name(&self) -> &'static str {
         match self {
             Value::Str(_) => "string",
+            Value::Hash(_) => "hash",
         }
     }
 
@@ -88,12 +92,14 @@ impl Value {
     pub fn encoding(&self) -> &'static str {
         match self {
             Value::Str(s) => s.encoding(),
+            Value::Hash(h) => h.encoding(),
         }
     }
 
     pub fn heap_size(&self) -> usize {
         match self {
             Value::Str(s) => s.heap_size(),
+            Value::Hash(h) => std::mem::size_of::<Hash>() + h.heap_size(),
         }
     }
 
@@ -103,6 +109,25 @@ impl Value {
     pub fn free_effort(&self) -> usize {
         match self {
             Value::Str(_) => 1,
+            Value::Hash(h) => h.free_effort(),
+        }
+    }
+
+    /// True for a hash whose every field's deadline has passed: it counts
+    /// as absent from that moment, before anything removes it.
+    #[inline]
+    pub fn all_fields_expired(&self, now: u64) -> bool {
+        match self {
+            Value::Hash(h) => h.all_expired(now),
+            _ => false,
+        }
+    }
+
+    /// The earliest field deadline of a hash with field TTLs.
+    pub fn next_field_deadline(&self) -> Option<u64> {
+        match self {
+            Value::Hash(h) => h.next_deadline(),
+            _ => None,
         }
     }
 }

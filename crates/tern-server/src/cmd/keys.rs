@@ -632,7 +632,7 @@ fn keys(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 /// Parses a SCAN cursor as Redis 7.4's `string2ull`: a canonical integer
 /// (negative ones refused), else what `strtoull` accepts whole (leading
 /// space, a sign, leading zeros; `-n` wraps), read as a C string.
-fn parse_cursor(s: &[u8]) -> Option<u64> {
+pub(crate) fn parse_cursor(s: &[u8]) -> Option<u64> {
     let s = &s[..s.iter().position(|&c| c == 0).unwrap_or(s.len())];
     if let Some(v) = parse_i64(s) {
         return u64::try_from(v).ok();

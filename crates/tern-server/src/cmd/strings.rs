@@ -117,6 +117,7 @@ pub fn string_value(b: &[u8]) -> Value {
 pub fn string_of(v: &Value) -> Result<&StrValue, &'static str> {
     match v {
         Value::Str(s) => Ok(s),
+        _ => Err(errors::WRONGTYPE),
     }
 }
 
@@ -124,6 +125,7 @@ pub fn string_of(v: &Value) -> Result<&StrValue, &'static str> {
 pub fn string_of_mut(v: &mut Value) -> Result<&mut StrValue, &'static str> {
     match v {
         Value::Str(s) => Ok(s),
+        _ => Err(errors::WRONGTYPE),
     }
 }
 

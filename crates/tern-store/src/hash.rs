@@ -1,0 +1,849 @@
+//! Hash values: field → value maps with optional per-field deadlines.
+//!
+//! ```text
+//!  Hash ─┬─ repr: Pack  one Vec<u8>: [len field][len value] [len field][len value] ...
+//!        │         └─ lengths are LEB128 varints, fields in insertion order
+//!        │   or Table  chained table of Field { hash, flen, data = field ++ value }
+//!        └─ ttl: None, or Box<FieldTtls> { field → deadline, (deadline, field) ordered }
+//! ```
+//!
+//! A hash starts as a pack (`OBJECT ENCODING listpack`), one contiguous
+//! allocation that is scanned linearly; it becomes a table (`hashtable`) in
+//! one step when it would hold more than `hash-max-listpack-entries` fields
+//! or a field or value longer than `hash-max-listpack-value` bytes, and never
+//! goes back, as in Redis.
+//!
+//! Field TTLs live beside the fields, so a hash that never had one pays only
+//! the null `ttl` pointer. The ordered set gives the next deadline in
+//! O(log n) and lets expiry remove exactly the due fields without scanning
+//! the others; the shard indexes hashes by that next deadline.
+//!
+//! Goals: Redis's encodings and conversion rules, memory close to a
+//! listpack while small, SCAN-stable cursors when large.
+//! Non-goals: converting back to a pack, integer-encoded values.
+
+use std::collections::BTreeSet;
+use std::hash::BuildHasher;
+use std::sync::OnceLock;
+
+use hashbrown::{DefaultHashBuilder, HashMap};
+
+use crate::table::{Keyed, Table};
+
+/// The conversion thresholds (`hash-max-listpack-entries` / `-value`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HashLimits {
+    pub max_entries: usize,
+    pub max_value: usize,
+}
+
+impl Default for HashLimits {
+    fn default() -> Self {
+        HashLimits { max_entries: 512, max_value: 64 }
+    }
+}
+
+/// A hash value.
+#[derive(Clone, Debug, Default)]
+pub struct Hash {
+    repr: Repr,
+    ttl: Option<Box<FieldTtls>>,
+}
+
+#[derive(Clone, Debug)]
+enum Repr {
+    Pack(Pack),
+    Table(Big),
+}
+
+impl Default for Repr {
+    fn default() -> Self {
+        Repr::Pack(Pack::default())
+    }
+}
+
+// ---------------------------------------------------------------- pack --
+
+#[derive(Clone, Debug, Default)]
+struct Pack {
+    buf: Vec<u8>,
+    len: u32,
+}
+
+fn put_varint(out: &mut Vec<u8>, mut n: usize) {
+    while n >= 0x80 {
+        out.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+}
+
+fn varint_len(mut n: usize) -> usize {
+    let mut l = 1;
+    while n >= 0x80 {
+        n >>= 7;
+        l += 1;
+    }
+    l
+}
+
+/// Reads a varint at `pos`; the pack is only ever written by this module,
+/// so its lengths are well formed.
+#[inline]
+fn get_varint(buf: &[u8], pos: &mut usize) -> usize {
+    let mut n = 0usize;
+    let mut shift = 0;
+    loop {
+        let b = buf[*pos];
+        *pos += 1;
+        n |= usize::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            return n;
+        }
+        shift += 7;
+    }
+}
+
+/// One pack entry: where it starts and ends, and its field and value ranges.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    start: usize,
+    field: (usize, usize),
+    value: (usize, usize),
+    end: usize,
+}
+
+struct PackIter<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl Iterator for PackIter<'_> {
+    type Item = Slot;
+    #[inline]
+    fn next(&mut self) -> Option<Slot> {
+        if self.pos >= self.buf.len() {
+            return None;
+        }
+        let start = self.pos;
+        let fl = get_varint(self.buf, &mut self.pos);
+        let field = (self.pos, self.pos + fl);
+        self.pos += fl;
+        let vl = get_varint(self.buf, &mut self.pos);
+        let value = (self.pos, self.pos + vl);
+        self.pos += vl;
+        Some(Slot { start, field, value, end: self.pos })
+    }
+}
+
+impl Pack {
+    fn slots(&self) -> PackIter<'_> {
+        PackIter { buf: &self.buf, pos: 0 }
+    }
+
+    fn bytes(&self, r: (usize, usize)) -> &[u8] {
+        &self.buf[r.0..r.1]
+    }
+
+    fn find(&self, field: &[u8]) -> Option<Slot> {
+        self.slots().find(|s| self.bytes(s.field) == field)
+    }
+
+    fn push(&mut self, field: &[u8], value: &[u8]) {
+        let need = varint_len(field.len()) + field.len() + varint_len(value.len()) + value.len();
+        // Exact growth: a pack is sized to its content, as a listpack is.
+        self.buf.reserve_exact(need);
+        put_varint(&mut self.buf, field.len());
+        self.buf.extend_from_slice(field);
+        put_varint(&mut self.buf, value.len());
+        self.buf.extend_from_slice(value);
+        self.len += 1;
+    }
+
+    fn replace_value(&mut self, s: Slot, value: &[u8]) {
+        let mut enc = Vec::with_capacity(varint_len(value.len()) + value.len());
+        put_varint(&mut enc, value.len());
+        enc.extend_from_slice(value);
+        let vstart = s.field.1;
+        self.buf.splice(vstart..s.end, enc);
+        self.shrink();
+    }
+
+    fn remove_slot(&mut self, s: Slot) {
+        self.buf.drain(s.start..s.end);
+        self.len -= 1;
+        self.shrink();
+    }
+
+    fn shrink(&mut self) {
+        if self.buf.capacity() > self.buf.len() + self.buf.len() / 4 + 16 {
+            self.buf.shrink_to_fit();
+        }
+    }
+}
+
+// --------------------------------------------------------------- table --
+
+#[derive(Clone, Debug)]
+struct Field {
+    hash: u64,
+    flen: u32,
+    data: Box<[u8]>,
+}
+
+impl Keyed for Field {
+    fn hash(&self) -> u64 {
+        self.hash
+    }
+}
+
+impl Field {
+    fn new(hash: u64, field: &[u8], value: &[u8]) -> Self {
+        let mut data = Vec::with_capacity(field.len() + value.len());
+        data.extend_from_slice(field);
+        data.extend_from_slice(value);
+        Field { hash, flen: field.len() as u32, data: data.into_boxed_slice() }
+    }
+    fn field(&self) -> &[u8] {
+        &self.data[..self.flen as usize]
+    }
+    fn value(&self) -> &[u8] {
+        &self.data[self.flen as usize..]
+    }
+}
+
+/// Fixed bytes a table field costs beyond its data (slot, bucket share).
+const FIELD_OVERHEAD: usize = std::mem::size_of::<Field>() + 16;
+
+#[derive(Debug, Default)]
+struct Big {
+    table: Table<Field>,
+    bytes: usize,
+}
+
+impl Clone for Big {
+    fn clone(&self) -> Self {
+        let mut table = Table::new();
+        for f in self.table.iter() {
+            table.insert_new(f.clone());
+        }
+        Big { table, bytes: self.bytes }
+    }
+}
+
+fn field_hash(field: &[u8]) -> u64 {
+    static HASHER: OnceLock<DefaultHashBuilder> = OnceLock::new();
+    HASHER.get_or_init(DefaultHashBuilder::default).hash_one(field)
+}
+
+impl Big {
+    fn find(&self, field: &[u8]) -> Option<&Field> {
+        self.table.find(field_hash(field), |f| f.field() == field)
+    }
+
+    fn insert(&mut self, field: &[u8], value: &[u8]) -> bool {
+        let h = field_hash(field);
+        if let Some(f) = self.table.find_mut(h, |f| f.field() == field) {
+            self.bytes = self.bytes + value.len() - f.value().len();
+            *f = Field::new(h, field, value);
+            return false;
+        }
+        self.bytes += FIELD_OVERHEAD + field.len() + value.len();
+        self.table.insert_new(Field::new(h, field, value));
+        true
+    }
+
+    fn remove(&mut self, field: &[u8]) -> bool {
+        match self.table.remove(field_hash(field), |f| f.field() == field) {
+            Some(f) => {
+                self.bytes -= FIELD_OVERHEAD + f.data.len();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+// ---------------------------------------------------------------- ttls --
+
+#[derive(Clone, Debug, Default, PartialEq)]
+struct FieldTtls {
+    by_field: HashMap<Box<[u8]>, u64>,
+    by_time: BTreeSet<(u64, Box<[u8]>)>,
+    bytes: usize,
+}
+
+const TTL_OVERHEAD: usize = 64;
+
+impl FieldTtls {
+    fn set(&mut self, field: &[u8], when: u64) {
+        match self.by_field.get_mut(field) {
+            Some(w) => {
+                let old = std::mem::replace(w, when);
+                self.by_time.remove(&(old, field.into()));
+            }
+            None => {
+                self.by_field.insert(field.into(), when);
+                self.bytes += TTL_OVERHEAD + 2 * field.len();
+            }
+        }
+        self.by_time.insert((when, field.into()));
+    }
+
+    fn clear(&mut self, field: &[u8]) -> bool {
+        match self.by_field.remove(field) {
+            Some(w) => {
+                self.by_time.remove(&(w, field.into()));
+                self.bytes -= TTL_OVERHEAD + 2 * field.len();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+// ---------------------------------------------------------------- hash --
+
+/// A field and its value, borrowed from a hash.
+pub type Pair<'a> = (&'a [u8], &'a [u8]);
+
+impl Hash {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn len(&self) -> usize {
+        match &self.repr {
+            Repr::Pack(p) => p.len as usize,
+            Repr::Table(b) => b.table.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether the hash is in its compact form.
+    pub fn is_compact(&self) -> bool {
+        matches!(self.repr, Repr::Pack(_))
+    }
+
+    /// `OBJECT ENCODING`: Redis names a listpack that has carried field
+    /// TTLs `listpackex`.
+    pub fn encoding(&self) -> &'static str {
+        match (&self.repr, &self.ttl) {
+            (Repr::Pack(_), None) => "listpack",
+            (Repr::Pack(_), Some(_)) => "listpackex",
+            (Repr::Table(_), _) => "hashtable",
+        }
+    }
+
+    /// Heap bytes held, kept up to date without walking the fields.
+    pub fn heap_size(&self) -> usize {
+        let base = match &self.repr {
+            Repr::Pack(p) => p.buf.capacity(),
+            Repr::Table(b) => b.bytes + b.table.bucket_count() * std::mem::size_of::<Vec<Field>>(),
+        };
+        base + self.ttl.as_ref().map_or(0, |t| t.bytes + std::mem::size_of::<FieldTtls>())
+    }
+
+    /// Allocations freeing the hash releases (Redis's lazyfree effort).
+    pub fn free_effort(&self) -> usize {
+        match &self.repr {
+            Repr::Pack(_) => 1,
+            Repr::Table(b) => b.table.len(),
+        }
+    }
+
+    pub fn get(&self, field: &[u8]) -> Option<&[u8]> {
+        match &self.repr {
+            Repr::Pack(p) => p.find(field).map(|s| p.bytes(s.value)),
+            Repr::Table(b) => b.find(field).map(Field::value),
+        }
+    }
+
+    pub fn contains(&self, field: &[u8]) -> bool {
+        self.get(field).is_some()
+    }
+
+    /// Looks several fields up in one pass over a pack (a table answers each
+    /// in O(1)); `out[i]` is the value of `fields[i]`.
+    pub fn get_many<'a, F: AsRef<[u8]>>(&'a self, fields: &[F], out: &mut Vec<Option<&'a [u8]>>) {
+        out.clear();
+        out.resize(fields.len(), None);
+        match &self.repr {
+            Repr::Table(b) => {
+                for (o, f) in out.iter_mut().zip(fields) {
+                    *o = b.find(f.as_ref()).map(Field::value);
+                }
+            }
+            Repr::Pack(p) if fields.len() <= 2 => {
+                for (o, f) in out.iter_mut().zip(fields) {
+                    *o = p.find(f.as_ref()).map(|s| p.bytes(s.value));
+                }
+            }
+            Repr::Pack(p) => {
+                // Asked fields by name → first position asked; repeats copy it.
+                let mut want: HashMap<&[u8], usize> = HashMap::with_capacity(fields.len());
+                let mut first = Vec::with_capacity(fields.len());
+                for (i, f) in fields.iter().enumerate() {
+                    first.push(*want.entry(f.as_ref()).or_insert(i));
+                }
+                let mut left = want.len();
+                for s in p.slots() {
+                    if let Some(&i) = want.get(p.bytes(s.field)) {
+                        out[i] = Some(p.bytes(s.value));
+                        left -= 1;
+                        if left == 0 {
+                            break;
+                        }
+                    }
+                }
+                for (i, &f) in first.iter().enumerate() {
+                    if f != i {
+                        out[i] = out[f];
+                    }
+                }
+            }
+        }
+    }
+
+    /// Redis's hashTypeTryConversion before a write of `new_fields` pairs
+    /// whose longest field or value is `longest` bytes: a pack that would
+    /// surely exceed a limit becomes a table first.
+    pub fn prepare_write(&mut self, new_fields: usize, longest: usize, lim: HashLimits) {
+        if self.is_compact() && (new_fields > lim.max_entries || longest > lim.max_value) {
+            self.convert();
+        }
+    }
+
+    fn convert(&mut self) {
+        if let Repr::Pack(p) = &self.repr {
+            let mut big = Big::default();
+            for s in p.slots() {
+                big.insert(p.bytes(s.field), p.bytes(s.value));
+            }
+            self.repr = Repr::Table(big);
+        }
+    }
+
+    /// Sets a field, dropping any TTL it had (HSET). Returns true if the
+    /// field is new.
+    pub fn set(&mut self, field: &[u8], value: &[u8], lim: HashLimits) -> bool {
+        if let Some(t) = &mut self.ttl {
+            t.clear(field);
+        }
+        self.set_keep_ttl(field, value, lim)
+    }
+
+    /// Sets a field and keeps its TTL (HINCRBY, HSETEX KEEPTTL).
+    pub fn set_keep_ttl(&mut self, field: &[u8], value: &[u8], lim: HashLimits) -> bool {
+        if field.len() > lim.max_value || value.len() > lim.max_value {
+            self.convert();
+        }
+        match &mut self.repr {
+            Repr::Pack(p) => {
+                if let Some(s) = p.find(field) {
+                    p.replace_value(s, value);
+                    return false;
+                }
+                if p.len as usize >= lim.max_entries {
+                    self.convert();
+                    return self.set_keep_ttl(field, value, lim);
+                }
+                p.push(field, value);
+                true
+            }
+            Repr::Table(b) => b.insert(field, value),
+        }
+    }
+
+    /// Removes a field (and its TTL). Returns true if it was there.
+    pub fn remove(&mut self, field: &[u8]) -> bool {
+        let gone = match &mut self.repr {
+            Repr::Pack(p) => match p.find(field) {
+                Some(s) => {
+                    p.remove_slot(s);
+                    true
+                }
+                None => false,
+            },
+            Repr::Table(b) => b.remove(field),
+        };
+        if gone {
+            if let Some(t) = &mut self.ttl {
+                t.clear(field);
+            }
+        }
+        gone
+    }
+
+    /// Fields and values, in pack order or table order.
+    pub fn iter(&self) -> Iter<'_> {
+        match &self.repr {
+            Repr::Pack(p) => Iter(IterInner::Pack(p, p.slots())),
+            Repr::Table(b) => Iter(IterInner::Table(Box::new(b.table.iter()))),
+        }
+    }
+
+    /// One HSCAN step: a pack answers whole with cursor 0, as Redis does
+    /// for a listpack; a table walks one bucket per step.
+    pub fn scan(&self, cursor: u64, count: usize, mut f: impl FnMut(&[u8], &[u8])) -> u64 {
+        match &self.repr {
+            Repr::Pack(p) => {
+                for s in p.slots() {
+                    f(p.bytes(s.field), p.bytes(s.value));
+                }
+                0
+            }
+            Repr::Table(b) => {
+                let mut cursor = cursor;
+                let mut seen = 0;
+                let mut steps = count.saturating_mul(10).max(1);
+                loop {
+                    cursor = b.table.scan(cursor, |e| {
+                        seen += 1;
+                        f(e.field(), e.value())
+                    });
+                    steps -= 1;
+                    if cursor == 0 || seen >= count || steps == 0 {
+                        return cursor;
+                    }
+                }
+            }
+        }
+    }
+
+    /// A random field (None when empty). Table draws pick a random
+    /// non-empty bucket, then an entry in it, like dictGetRandomKey.
+    pub fn random(&self, rng: &mut impl rand::Rng) -> Option<Pair<'_>> {
+        let n = self.len();
+        if n == 0 {
+            return None;
+        }
+        match &self.repr {
+            Repr::Pack(_) => self.iter().nth(rng.gen_range(0..n)),
+            Repr::Table(b) => {
+                let nb = b.table.bucket_count();
+                loop {
+                    let bucket = b.table.bucket(rng.gen_range(0..nb));
+                    if !bucket.is_empty() {
+                        let f = &bucket[rng.gen_range(0..bucket.len())];
+                        return Some((f.field(), f.value()));
+                    }
+                }
+            }
+        }
+    }
+
+    // ---- field TTLs ----
+
+    /// The deadline of a field, if it has one.
+    pub fn field_expire(&self, field: &[u8]) -> Option<u64> {
+        self.ttl.as_ref().and_then(|t| t.by_field.get(field).copied())
+    }
+
+    /// Sets the deadline of an existing field.
+    pub fn set_field_expire(&mut self, field: &[u8], when: u64) {
+        self.ttl.get_or_insert_with(Default::default).set(field, when);
+    }
+
+    /// Clears a field's deadline; false if it had none.
+    pub fn persist_field(&mut self, field: &[u8]) -> bool {
+        self.ttl.as_mut().is_some_and(|t| t.clear(field))
+    }
+
+    /// Fields that carry a deadline.
+    pub fn volatile_fields(&self) -> usize {
+        self.ttl.as_ref().map_or(0, |t| t.by_field.len())
+    }
+
+    /// The earliest field deadline.
+    pub fn next_deadline(&self) -> Option<u64> {
+        self.ttl.as_ref().and_then(|t| t.by_time.first().map(|(w, _)| *w))
+    }
+
+    /// True when every field has a deadline and all have passed: the hash
+    /// is gone even if no one removed it yet.
+    pub fn all_expired(&self, now: u64) -> bool {
+        match &self.ttl {
+            None => false,
+            Some(t) => {
+                t.by_field.len() == self.len() && t.by_time.last().is_some_and(|(w, _)| *w <= now)
+            }
+        }
+    }
+
+    /// Removes the fields whose deadline has passed, found in deadline order
+    /// without looking at the others. Returns how many.
+    pub fn expire_fields(&mut self, now: u64) -> usize {
+        let mut n = 0;
+        loop {
+            let due = match &self.ttl {
+                Some(t) => match t.by_time.first() {
+                    Some((w, f)) if *w <= now => f.clone(),
+                    _ => break,
+                },
+                None => break,
+            };
+            self.remove(&due);
+            n += 1;
+        }
+        n
+    }
+}
+
+impl PartialEq for Hash {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len()
+            && self.iter().all(|(f, v)| other.get(f) == Some(v))
+            && self.iter().all(|(f, _)| self.field_expire(f) == other.field_expire(f))
+    }
+}
+
+/// Iterator over a hash's fields and values.
+pub struct Iter<'a>(IterInner<'a>);
+
+enum IterInner<'a> {
+    Pack(&'a Pack, PackIter<'a>),
+    Table(Box<dyn Iterator<Item = &'a Field> + 'a>),
+}
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = Pair<'a>;
+    #[inline]
+    fn next(&mut self) -> Option<Pair<'a>> {
+        match &mut self.0 {
+            IterInner::Pack(p, it) => it.next().map(|s| (p.bytes(s.field), p.bytes(s.value))),
+            IterInner::Table(it) => it.next().map(|f| (f.field(), f.value())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::HashMap as Model;
+
+    const LIM: HashLimits = HashLimits { max_entries: 8, max_value: 16 };
+
+    fn check(h: &Hash, m: &Model<Vec<u8>, Vec<u8>>) {
+        assert_eq!(h.len(), m.len());
+        for (k, v) in m {
+            assert_eq!(h.get(k), Some(v.as_slice()));
+        }
+        assert_eq!(h.iter().count(), m.len());
+        for (f, v) in h.iter() {
+            assert_eq!(m.get(f).map(Vec::as_slice), Some(v));
+        }
+    }
+
+    #[test]
+    fn converts_at_entry_threshold() {
+        let mut h = Hash::new();
+        for i in 0..8 {
+            assert!(h.set(format!("f{i}").as_bytes(), b"v", LIM));
+        }
+        assert_eq!(h.encoding(), "listpack");
+        assert!(!h.set(b"f0", b"w", LIM));
+        assert_eq!(h.encoding(), "listpack");
+        assert!(h.set(b"f8", b"v", LIM));
+        assert_eq!(h.encoding(), "hashtable");
+        assert_eq!(h.len(), 9);
+        assert_eq!(h.get(b"f0"), Some(&b"w"[..]));
+    }
+
+    #[test]
+    fn converts_at_value_threshold() {
+        let mut h = Hash::new();
+        h.set(b"a", &[b'x'; 16], LIM);
+        assert_eq!(h.encoding(), "listpack");
+        h.set(b"b", &[b'x'; 17], LIM);
+        assert_eq!(h.encoding(), "hashtable");
+        let mut h = Hash::new();
+        h.set(&[b'k'; 17], b"v", LIM);
+        assert_eq!(h.encoding(), "hashtable");
+        let mut h = Hash::new();
+        h.prepare_write(9, 1, LIM);
+        assert_eq!(h.encoding(), "hashtable");
+    }
+
+    #[test]
+    fn long_fields_use_multibyte_lengths() {
+        let lim = HashLimits { max_entries: 8, max_value: 100_000 };
+        let mut h = Hash::new();
+        let big = vec![7u8; 70_000];
+        h.set(&big, &big, lim);
+        h.set(b"x", b"y", lim);
+        assert_eq!(h.get(&big), Some(big.as_slice()));
+        assert!(h.remove(&big));
+        assert_eq!(h.get(b"x"), Some(&b"y"[..]));
+        assert_eq!(h.encoding(), "listpack");
+    }
+
+    #[test]
+    fn field_ttls_expire_in_order_with_injected_clock() {
+        for lim in [LIM, HashLimits { max_entries: 0, max_value: 0 }] {
+            let mut h = Hash::new();
+            for i in 0..5u64 {
+                h.set(format!("f{i}").as_bytes(), b"v", lim);
+            }
+            assert_eq!(h.next_deadline(), None);
+            h.set_field_expire(b"f1", 100);
+            h.set_field_expire(b"f3", 50);
+            h.set_field_expire(b"f3", 200);
+            assert_eq!(h.next_deadline(), Some(100));
+            assert_eq!(h.expire_fields(99), 0);
+            assert_eq!(h.expire_fields(100), 1);
+            assert!(!h.contains(b"f1"));
+            assert_eq!(h.next_deadline(), Some(200));
+            // A plain set drops the TTL, KEEPTTL keeps it.
+            h.set_keep_ttl(b"f3", b"w", lim);
+            assert_eq!(h.field_expire(b"f3"), Some(200));
+            h.set(b"f3", b"w", lim);
+            assert_eq!(h.field_expire(b"f3"), None);
+            assert_eq!(h.next_deadline(), None);
+            assert!(!h.all_expired(1_000));
+            for f in [&b"f0"[..], b"f2", b"f3", b"f4"] {
+                h.set_field_expire(f, 300);
+            }
+            assert!(!h.all_expired(299));
+            assert!(h.all_expired(300));
+            assert_eq!(h.expire_fields(300), 4);
+            assert!(h.is_empty());
+        }
+    }
+
+    #[test]
+    fn get_many_one_pass_with_repeats() {
+        let mut h = Hash::new();
+        for i in 0..6 {
+            h.set(format!("f{i}").as_bytes(), format!("v{i}").as_bytes(), LIM);
+        }
+        let fields: Vec<&[u8]> = vec![b"f5", b"nope", b"f0", b"f5", b"f2"];
+        let mut out = Vec::new();
+        h.get_many(&fields, &mut out);
+        assert_eq!(out, vec![Some(&b"v5"[..]), None, Some(&b"v0"[..]), Some(&b"v5"[..]), Some(&b"v2"[..])]);
+    }
+
+    #[test]
+    fn scan_of_table_visits_everything() {
+        let lim = HashLimits { max_entries: 0, max_value: 64 };
+        let mut h = Hash::new();
+        for i in 0..1000 {
+            h.set(format!("f{i}").as_bytes(), b"v", lim);
+        }
+        let mut seen = std::collections::HashSet::new();
+        let mut c = 0;
+        loop {
+            c = h.scan(c, 10, |f, _| {
+                seen.insert(f.to_vec());
+            });
+            if c == 0 {
+                break;
+            }
+        }
+        assert_eq!(seen.len(), 1000);
+        let mut rng = rand::thread_rng();
+        assert!(h.random(&mut rng).is_some());
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Set(u8, Vec<u8>),
+        SetKeep(u8, Vec<u8>),
+        Del(u8),
+        Expire(u8, u16),
+        Persist(u8),
+        Tick(u16),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let val = proptest::collection::vec(any::<u8>(), 0..24);
+        prop_oneof![
+            4 => (0u8..20, val.clone()).prop_map(|(f, v)| Op::Set(f, v)),
+            1 => (0u8..20, val).prop_map(|(f, v)| Op::SetKeep(f, v)),
+            2 => (0u8..20).prop_map(Op::Del),
+            2 => (0u8..20, 0u16..500).prop_map(|(f, t)| Op::Expire(f, t)),
+            1 => (0u8..20).prop_map(Op::Persist),
+            1 => (0u16..100).prop_map(Op::Tick),
+        ]
+    }
+
+    fn name(f: u8) -> Vec<u8> {
+        // Some names past the value limit force a conversion by length.
+        if f == 19 {
+            vec![b'L'; 20]
+        } else {
+            format!("field{f}").into_bytes()
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn matches_hashmap_model(ops in proptest::collection::vec(op(), 0..120)) {
+            let mut h = Hash::new();
+            let mut m: Model<Vec<u8>, Vec<u8>> = Model::new();
+            let mut ttl: Model<Vec<u8>, u64> = Model::new();
+            let mut now = 0u64;
+            let mut was_table = false;
+            for o in ops {
+                match o {
+                    Op::Set(f, v) => {
+                        let f = name(f);
+                        prop_assert_eq!(h.set(&f, &v, LIM), !m.contains_key(&f));
+                        m.insert(f.clone(), v);
+                        ttl.remove(&f);
+                    }
+                    Op::SetKeep(f, v) => {
+                        let f = name(f);
+                        prop_assert_eq!(h.set_keep_ttl(&f, &v, LIM), !m.contains_key(&f));
+                        m.insert(f, v);
+                    }
+                    Op::Del(f) => {
+                        let f = name(f);
+                        prop_assert_eq!(h.remove(&f), m.remove(&f).is_some());
+                        ttl.remove(&f);
+                    }
+                    Op::Expire(f, t) => {
+                        let f = name(f);
+                        if m.contains_key(&f) {
+                            h.set_field_expire(&f, now + u64::from(t));
+                            ttl.insert(f, now + u64::from(t));
+                        }
+                    }
+                    Op::Persist(f) => {
+                        let f = name(f);
+                        prop_assert_eq!(h.persist_field(&f), ttl.remove(&f).is_some());
+                    }
+                    Op::Tick(d) => {
+                        now += u64::from(d);
+                        let all = !m.is_empty() && ttl.len() == m.len() && ttl.values().all(|&w| w <= now);
+                        prop_assert_eq!(h.all_expired(now), all);
+                        let due: Vec<Vec<u8>> = ttl.iter().filter(|(_, &w)| w <= now).map(|(f, _)| f.clone()).collect();
+                        for f in &due {
+                            m.remove(f);
+                            ttl.remove(f);
+                        }
+                        prop_assert_eq!(h.expire_fields(now), due.len());
+                    }
+                }
+                // Conversion is one way and happens exactly past a limit.
+                let over = m.len() > LIM.max_entries || m.iter().any(|(f, v)| f.len() > LIM.max_value || v.len() > LIM.max_value);
+                if over {
+                    prop_assert!(!h.is_compact());
+                }
+                if !h.is_compact() {
+                    was_table = true;
+                }
+                prop_assert_eq!(!h.is_compact(), was_table);
+                check(&h, &m);
+                prop_assert_eq!(h.next_deadline(), ttl.values().min().copied());
+                prop_assert_eq!(h.volatile_fields(), ttl.len());
+                let c = h.clone();
+                prop_assert!(c == h);
+            }
+        }
+    }
+}
