@@ -1,0 +1,153 @@
+//! tern-bench: a memtier_benchmark-compatible load generator that counts
+//! error replies as errors.
+//!
+//! ```text
+//!  options / spec YAML ─► Config ─► Workload (templates, ratios, key patterns)
+//!        threads × { mio loop over `-c` connections, `--pipeline` in flight }
+//!        per-thread Stats (counts, HdrHistogram, per-second series) ─► merge
+//!        ─► table on stdout, memtier-layout JSON (`--json-out-file`)
+//! ```
+#![forbid(unsafe_code)]
+
+mod client;
+mod keys;
+mod mc;
+mod opts;
+mod report;
+mod stats;
+mod template;
+
+use std::io::IsTerminal;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use client::{Progress, Shared, Workload};
+use opts::{Config, Phase, Spec};
+
+fn main() {
+    match run() {
+        Ok(code) => std::process::exit(code),
+        Err(e) => {
+            eprintln!("tern-bench: {e}");
+            std::process::exit(2);
+        }
+    }
+}
+
+fn run() -> Result<i32, String> {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let mut take = |name: &str| -> Result<Option<String>, String> {
+        let Some(i) = args
+            .iter()
+            .position(|a| a == name || a.starts_with(&format!("{name}=")))
+        else {
+            return Ok(None);
+        };
+        let a = args.remove(i);
+        match a.split_once('=') {
+            Some((_, v)) => Ok(Some(v.to_string())),
+            None if i < args.len() => Ok(Some(args.remove(i))),
+            None => Err(format!("{name}: missing value")),
+        }
+    };
+    let spec = take("--spec")?;
+    let phase = match take("--phase")?.as_deref() {
+        None | Some("benchmark") => Phase::Benchmark,
+        Some("preload") => Phase::Preload,
+        Some("info") => Phase::Info,
+        Some(p) => {
+            return Err(format!(
+                "--phase: unknown phase '{p}' (preload, benchmark, info)"
+            ))
+        }
+    };
+    let mut cfg = Config::default();
+    if let Some(path) = &spec {
+        let spec = Spec::load(path)?;
+        if phase == Phase::Info {
+            println!("{}", report::spec_info(&spec)?);
+            return Ok(0);
+        }
+        match spec.phase_args(phase)? {
+            Some(a) => cfg.apply(&a)?,
+            None => {
+                eprintln!("tern-bench: {} has no preload", spec.name);
+                return Ok(0);
+            }
+        }
+    } else if phase != Phase::Benchmark {
+        return Err("--phase needs --spec".into());
+    }
+    cfg.apply(&args)?;
+    let work = Workload::from_config(&cfg)?;
+    bench(cfg, work)
+}
+
+fn bench(cfg: Config, work: Workload) -> Result<i32, String> {
+    let threads = cfg.threads;
+    let hide = cfg.hide_histogram;
+    let json = cfg.json_out_file.clone();
+    let sh = Arc::new(Shared::new(cfg.clone(), work));
+    let wall_start = SystemTime::now();
+    let progress: Vec<Arc<Progress>> = (0..threads)
+        .map(|_| Arc::new(Progress::default()))
+        .collect();
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            let (sh, p) = (sh.clone(), progress[t].clone());
+            std::thread::Builder::new()
+                .name(format!("tern-bench-{t}"))
+                .spawn(move || client::run_thread(sh, t, p))
+                .map_err(|e| e.to_string())
+        })
+        .collect::<Result<_, _>>()?;
+    let live = std::io::stderr().is_terminal();
+    let mut last = (Instant::now(), 0u64);
+    while !handles.iter().all(|h| h.is_finished()) {
+        std::thread::sleep(Duration::from_millis(if live { 1000 } else { 50 }));
+        if live {
+            let ops: u64 = progress.iter().map(|p| p.ops.load(Ordering::Relaxed)).sum();
+            let errs: u64 = progress
+                .iter()
+                .map(|p| p.errors.load(Ordering::Relaxed))
+                .sum();
+            let now = Instant::now();
+            let rate = (ops - last.1) as f64 / now.duration_since(last.0).as_secs_f64().max(1e-9);
+            last = (now, ops);
+            eprint!(
+                "\r[{:>4}s] {:>12.0} ops/s  {:>12} ops  {:>8} errors   ",
+                sh.start.elapsed().as_secs(),
+                rate,
+                ops,
+                errs
+            );
+        }
+    }
+    if live {
+        eprintln!();
+    }
+    let elapsed = sh.start.elapsed();
+    let mut total: Option<stats::Stats> = None;
+    for h in handles {
+        let s = h
+            .join()
+            .map_err(|_| "a load thread panicked".to_string())??;
+        match total.as_mut() {
+            Some(t) => t.merge(&s),
+            None => total = Some(s),
+        }
+    }
+    let total = total.ok_or("no threads")?;
+    let r = report::Report {
+        cfg: &cfg,
+        stats: &total,
+        elapsed,
+        wall_start,
+    };
+    print!("{}", r.table(hide));
+    if let Some(path) = json {
+        std::fs::write(&path, r.json()).map_err(|e| format!("{path}: {e}"))?;
+    }
+    Ok(if total.connection_errors > 0 { 1 } else { 0 })
+}

@@ -1,0 +1,132 @@
+//! `--command` templates: words with `__key__` and `__data__` placeholders.
+//!
+//! Every `__key__` draws its own key (so `MGET __key__ __key__` reads two
+//! different keys), every `__data__` is `--data-size` bytes. A placeholder
+//! may sit inside a word (`user:__key__`), as memtier allows.
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Part {
+    Lit(Vec<u8>),
+    Key,
+    Data,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Template {
+    pub words: Vec<Vec<Part>>,
+    /// The command name, upper-cased, for per-command stats and for knowing
+    /// which replies are hits and misses.
+    pub name: String,
+    pub keys: usize,
+}
+
+const KEY: &[u8] = b"__key__";
+const DATA: &[u8] = b"__data__";
+
+fn split_word(w: &[u8]) -> Vec<Part> {
+    let mut parts = Vec::new();
+    let mut lit = Vec::new();
+    let mut i = 0;
+    while i < w.len() {
+        let (ph, n) = if w[i..].starts_with(KEY) {
+            (Some(Part::Key), KEY.len())
+        } else if w[i..].starts_with(DATA) {
+            (Some(Part::Data), DATA.len())
+        } else {
+            (None, 1)
+        };
+        match ph {
+            Some(p) => {
+                if !lit.is_empty() {
+                    parts.push(Part::Lit(std::mem::take(&mut lit)));
+                }
+                parts.push(p);
+            }
+            None => lit.push(w[i]),
+        }
+        i += n;
+    }
+    if !lit.is_empty() || parts.is_empty() {
+        parts.push(Part::Lit(lit));
+    }
+    parts
+}
+
+impl Template {
+    /// Parses a command line; quoting inside it follows the shell rules of
+    /// [`crate::opts::shell_split`], so an argument may contain spaces.
+    pub fn parse(s: &str) -> Result<Template, String> {
+        let words = crate::opts::shell_split(s)?;
+        if words.is_empty() {
+            return Err("--command is empty".into());
+        }
+        let words: Vec<Vec<Part>> = words.iter().map(|w| split_word(w.as_bytes())).collect();
+        let name = match words[0].as_slice() {
+            [Part::Lit(l)] => String::from_utf8_lossy(l).to_ascii_uppercase(),
+            _ => return Err("--command must start with a command name".into()),
+        };
+        let keys = words.iter().flatten().filter(|p| **p == Part::Key).count();
+        Ok(Template { words, name, keys })
+    }
+
+    /// Writes word `i` with its placeholders filled: keys from `key` (called
+    /// once per `__key__`, in order), data from `data`.
+    pub fn expand_word(
+        &self,
+        i: usize,
+        out: &mut Vec<u8>,
+        key: &mut impl FnMut(&mut Vec<u8>),
+        data: &[u8],
+    ) {
+        for p in &self.words[i] {
+            match p {
+                Part::Lit(l) => out.extend_from_slice(l),
+                Part::Key => key(out),
+                Part::Data => out.extend_from_slice(data),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn expand(t: &Template, data: &[u8]) -> Vec<String> {
+        let mut n = 0;
+        let mut key = |o: &mut Vec<u8>| {
+            n += 1;
+            o.extend_from_slice(format!("k{n}").as_bytes());
+        };
+        (0..t.words.len())
+            .map(|i| {
+                let mut o = Vec::new();
+                t.expand_word(i, &mut o, &mut key, data);
+                String::from_utf8(o).unwrap()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn placeholders_expand_each_key_separately() {
+        let t = Template::parse("mset __key__ __data__ __key__ __data__").unwrap();
+        assert_eq!((t.name.as_str(), t.keys), ("MSET", 2));
+        assert_eq!(expand(&t, b"xy"), ["mset", "k1", "xy", "k2", "xy"]);
+    }
+
+    #[test]
+    fn placeholders_inside_words_and_quotes() {
+        let t = Template::parse("HSET user:__key__ \"f 1\" v__data__v __key____key__").unwrap();
+        assert_eq!(t.keys, 3);
+        assert_eq!(expand(&t, b"D"), ["HSET", "user:k1", "f 1", "vDv", "k2k3"]);
+        let t = Template::parse("PING").unwrap();
+        assert_eq!((t.keys, expand(&t, b"")), (0, vec!["PING".to_string()]));
+    }
+
+    #[test]
+    fn bad_templates() {
+        assert!(Template::parse("").is_err());
+        assert!(Template::parse("__key__ x").is_err());
+        assert!(Template::parse("GET \"x").is_err());
+    }
+}
