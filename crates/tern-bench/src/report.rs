@@ -146,6 +146,8 @@ impl Report<'_> {
             "Ops/sec": c.ops as f64 / s,
             "Hits/sec": c.hits as f64 / s,
             "Misses/sec": c.misses as f64 / s,
+            "Hits": c.hits,
+            "Misses": c.misses,
             "Errors": c.errors,
             "Errors/sec": c.errors as f64 / s,
             "Latency": avg,

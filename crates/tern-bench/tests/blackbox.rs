@@ -1,0 +1,307 @@
+//! Runs the real tern-bench binary against a real tern-server and checks
+//! its accounting: every request sent gets a reply, error replies are
+//! errors (not operations), hits and misses add up.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Once;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// tern-server lives in the same target directory as this test's binary
+/// (`target/<profile>/deps/blackbox-…` → `target/<profile>/tern-server`).
+fn server_bin() -> PathBuf {
+    static BUILD: Once = Once::new();
+    let exe = std::env::current_exe().expect("test exe path");
+    let dir = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .expect("target dir")
+        .to_path_buf();
+    let bin = dir.join("tern-server");
+    BUILD.call_once(|| {
+        if !bin.exists() {
+            // `cargo test -p tern-bench` alone does not build other packages' bins.
+            let mut cmd = Command::new(env!("CARGO"));
+            cmd.args(["build", "-p", "tern-server"]);
+            if dir.file_name().is_some_and(|n| n == "release") {
+                cmd.arg("--release");
+            }
+            let ok = cmd.status().map(|s| s.success()).unwrap_or(false);
+            assert!(ok, "building tern-server failed");
+        }
+    });
+    bin
+}
+
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Server {
+    fn start(threads: usize) -> Server {
+        let mut child = Command::new(server_bin())
+            .args(["--port", "0", "--threads", &threads.to_string()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn tern-server");
+        let out = child.stdout.take().expect("stdout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let port = loop {
+            let line = rx
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                .unwrap_or_else(|_| panic!("tern-server did not report its port"));
+            if let Some(p) = line.split("port=").nth(1) {
+                break p.trim_end_matches('.').parse().expect("port");
+            }
+        };
+        Server { child, port }
+    }
+
+    fn cmd(&self, req: &[u8]) -> Vec<u8> {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).expect("connect");
+        s.write_all(req).expect("write");
+        let mut buf = vec![0; 512];
+        let n = s.read(&mut buf).expect("read");
+        buf.truncate(n);
+        buf
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn bench(port: u16, args: &[&str]) -> (Value, String) {
+    let dir = std::env::temp_dir();
+    let json = dir.join(format!(
+        "tern-bench-test-{}-{}.json",
+        std::process::id(),
+        port
+    ));
+    let out = Command::new(env!("CARGO_BIN_EXE_tern-bench"))
+        .args([
+            "-p",
+            &port.to_string(),
+            "--hide-histogram",
+            "--json-out-file",
+        ])
+        .arg(&json)
+        .args(args)
+        .output()
+        .expect("run tern-bench");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "tern-bench failed: {text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value =
+        serde_json::from_slice(&std::fs::read(&json).expect("json written")).expect("valid json");
+    let _ = std::fs::remove_file(&json);
+    (v, text)
+}
+
+fn totals(v: &Value) -> &Value {
+    &v["ALL STATS"]["Totals"]
+}
+
+fn n(v: &Value, field: &str) -> u64 {
+    v[field]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{field} missing in {v}"))
+}
+
+fn each_threads(f: impl Fn(&Server)) {
+    for t in [1, 2] {
+        f(&Server::start(t));
+    }
+}
+
+#[test]
+fn set_get_counts_add_up() {
+    each_threads(|s| {
+        let (v, text) = bench(
+            s.port,
+            &[
+                "-t",
+                "2",
+                "-c",
+                "3",
+                "--pipeline",
+                "4",
+                "-n",
+                "200",
+                "--ratio",
+                "1:1",
+            ],
+        );
+        let t = totals(&v);
+        assert_eq!(n(t, "Requests Sent"), 2 * 3 * 200, "{text}");
+        assert_eq!(n(t, "Replies Received"), 2 * 3 * 200);
+        assert_eq!(
+            (n(t, "Count"), n(t, "Errors"), n(t, "Connection Errors")),
+            (1200, 0, 0)
+        );
+        let gets = &v["ALL STATS"]["Gets"];
+        assert_eq!(n(gets, "Count"), 600);
+        assert_eq!(n(gets, "Hits") + n(gets, "Misses"), 600);
+        let series: u64 = t["Time-Serie"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|s| n(s, "Count"))
+            .sum();
+        assert_eq!(series, 1200);
+        assert!(t["Percentile Latencies"]["p99.90"].as_f64().unwrap() > 0.0);
+    });
+}
+
+#[test]
+fn error_replies_are_errors_not_ops() {
+    each_threads(|s| {
+        let (v, text) = bench(
+            s.port,
+            &[
+                "-t",
+                "1",
+                "-c",
+                "2",
+                "--pipeline",
+                "3",
+                "-n",
+                "100",
+                "--command",
+                "NOSUCHCMD __key__",
+                "--command",
+                "SET __key__ __data__",
+            ],
+        );
+        let t = totals(&v);
+        assert_eq!(
+            (n(t, "Requests Sent"), n(t, "Replies Received")),
+            (200, 200),
+            "{text}"
+        );
+        assert_eq!((n(t, "Count"), n(t, "Errors")), (100, 100), "{text}");
+        assert_eq!(n(&v["ALL STATS"]["Nosuchcmds"], "Count"), 0);
+        assert!(
+            text.contains("first error: ERR unknown command 'NOSUCHCMD'"),
+            "{text}"
+        );
+        // Wrong arity is an error reply too.
+        let (v, _) = bench(
+            s.port,
+            &[
+                "-t",
+                "1",
+                "-c",
+                "1",
+                "-n",
+                "10",
+                "--command",
+                "GET __key__ extra",
+            ],
+        );
+        assert_eq!((n(totals(&v), "Count"), n(totals(&v), "Errors")), (0, 10));
+    });
+}
+
+#[test]
+fn preload_all_keys_then_mget_hits() {
+    each_threads(|s| {
+        let (v, text) = bench(
+            s.port,
+            &[
+                "-t",
+                "2",
+                "-c",
+                "3",
+                "--pipeline",
+                "7",
+                "-n",
+                "allkeys",
+                "--ratio",
+                "1:0",
+                "--key-pattern",
+                "P:P",
+                "--key-minimum",
+                "1",
+                "--key-maximum",
+                "1000",
+                "-d",
+                "10",
+                "--random-data",
+            ],
+        );
+        assert_eq!(n(totals(&v), "Count"), 1000, "{text}");
+        assert_eq!(s.cmd(b"DBSIZE\r\n"), b":1000\r\n");
+        let (v, text) = bench(
+            s.port,
+            &[
+                "-t",
+                "1",
+                "-c",
+                "2",
+                "-n",
+                "50",
+                "--key-minimum",
+                "1",
+                "--key-maximum",
+                "1000",
+                "--distinct-client-seed",
+                "--command",
+                "MGET __key__ __key__ __key__",
+                "--protocol",
+                "resp3",
+            ],
+        );
+        let m = &v["ALL STATS"]["Mgets"];
+        assert_eq!(
+            (n(m, "Count"), n(m, "Errors"), n(m, "Hits"), n(m, "Misses")),
+            (100, 0, 300, 0),
+            "{text}"
+        );
+    });
+}
+
+#[test]
+fn test_time_stops_and_drains() {
+    let s = Server::start(1);
+    let (v, text) = bench(
+        s.port,
+        &[
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "--pipeline",
+            "8",
+            "--test-time",
+            "1",
+            "--ratio",
+            "1:3",
+        ],
+    );
+    let t = totals(&v);
+    assert_eq!(n(t, "Requests Sent"), n(t, "Replies Received"), "{text}");
+    assert!(n(t, "Count") > 100, "{text}");
+    let d = n(&v["ALL STATS"]["Runtime"], "Total duration");
+    assert!((1000..3000).contains(&d), "duration {d} ms");
+}
