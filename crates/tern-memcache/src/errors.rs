@@ -1,0 +1,24 @@
+//! Every error line memcached sends, written once (without `\r\n`).
+
+pub const ERROR: &str = "ERROR";
+pub const BAD_FORMAT: &str = "CLIENT_ERROR bad command line format";
+pub const BAD_CHUNK: &str = "CLIENT_ERROR bad data chunk";
+pub const TOO_LARGE: &str = "SERVER_ERROR object too large for cache";
+pub const LINE_TOO_LONG: &str = "CLIENT_ERROR line too long";
+pub const BAD_DELTA: &str = "CLIENT_ERROR invalid numeric delta argument";
+pub const NON_NUMERIC: &str = "CLIENT_ERROR cannot increment or decrement non-numeric value";
+pub const BAD_EXPTIME: &str = "CLIENT_ERROR invalid exptime argument";
+pub const DELETE_USAGE: &str = "CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]";
+pub const DUPLICATE_FLAG: &str = "CLIENT_ERROR duplicate flag";
+pub const INVALID_FLAG: &str = "CLIENT_ERROR invalid flag";
+pub const INVALID_OR_DUPLICATE_FLAG: &str = "CLIENT_ERROR invalid or duplicate flag";
+pub const BAD_TOKEN: &str = "CLIENT_ERROR bad token in command line format";
+pub const BAD_KEY_DECODE: &str = "CLIENT_ERROR error decoding key";
+pub const BAD_M_LENGTH: &str = "CLIENT_ERROR incorrect length for M token";
+pub const BAD_MS_MODE: &str = "CLIENT_ERROR invalid mode for ms M token";
+pub const BAD_MA_MODE: &str = "CLIENT_ERROR invalid mode for ma M token";
+pub const BAD_INITIAL: &str = "CLIENT_ERROR invalid numeric initial value";
+pub const BAD_DELTA_VALUE: &str = "CLIENT_ERROR invalid numeric delta value";
+pub const OPAQUE_TOO_LONG: &str = "CLIENT_ERROR opaque token too long";
+pub const FLAGS_TOO_LONG: &str = "CLIENT_ERROR options flags are too long";
+pub const OUT_OF_MEMORY: &str = "SERVER_ERROR out of memory storing object";
