@@ -31,4 +31,4 @@ pub use keyspace::{Keyspace, Loc, LockSet, Padded};
 pub use lazyfree::{LazyFree, LAZYFREE_THRESHOLD};
 pub use shard::{Detached, Entry, Lfu, Shard, WatchFlag};
 pub use table::Table;
-pub use value::{StrValue, Value};
+pub use value::{mc_state, McStr, StrValue, Value};

@@ -18,6 +18,35 @@ pub enum StrValue {
     Emb(Box<[u8]>),
     /// Bytes that are longer or were changed in place (`raw`).
     Raw(Vec<u8>),
+    /// Bytes written through a memcached protocol, with the item state only
+    /// memcached needs. A side allocation, so keys written only through
+    /// RESP never pay for it; any RESP write turns it back into a plain
+    /// string (a new CAS is drawn when memcached next looks).
+    Mc(Box<McStr>),
+}
+
+/// A memcached item's value and metadata.
+#[derive(Clone, Debug, PartialEq)]
+pub struct McStr {
+    pub data: Vec<u8>,
+    /// Opaque 32-bit client flags.
+    pub flags: u32,
+    /// Compare-and-swap id, unique per write.
+    pub cas: u64,
+    /// [`mc_state`] bits.
+    pub state: u8,
+}
+
+/// Bits of [`McStr::state`] (memcached's item flags of the same names).
+pub mod mc_state {
+    /// Read at least once since written (meta `h`).
+    pub const FETCHED: u8 = 1;
+    /// A client was told it won the right to recache (meta `W`/`Z`).
+    pub const TOKEN_SENT: u8 = 2;
+    /// Invalidated by `md I` or a stale `ms I` (meta `X`).
+    pub const STALE: u8 = 4;
+    /// Stored under a base64 (`b`) key: returned keys are re-encoded.
+    pub const KEY_BINARY: u8 = 8;
 }
 
 /// Longest string Redis stores as `embstr`.
@@ -30,6 +59,7 @@ impl StrValue {
             StrValue::Int(n) => itoa::Buffer::new().format(*n).len(),
             StrValue::Emb(b) => b.len(),
             StrValue::Raw(b) => b.len(),
+            StrValue::Mc(m) => m.data.len(),
         }
     }
 
@@ -43,6 +73,7 @@ impl StrValue {
             StrValue::Int(n) => f(itoa::Buffer::new().format(*n).as_bytes()),
             StrValue::Emb(b) => f(b),
             StrValue::Raw(b) => f(b),
+            StrValue::Mc(m) => f(&m.data),
         }
     }
 
@@ -66,6 +97,8 @@ impl StrValue {
             StrValue::Int(_) => "int",
             StrValue::Emb(_) => "embstr",
             StrValue::Raw(_) => "raw",
+            StrValue::Mc(m) if m.data.len() <= EMBSTR_MAX => "embstr",
+            StrValue::Mc(_) => "raw",
         }
     }
 
@@ -75,6 +108,7 @@ impl StrValue {
             StrValue::Int(_) => 0,
             StrValue::Emb(b) => b.len(),
             StrValue::Raw(v) => v.capacity(),
+            StrValue::Mc(m) => std::mem::size_of::<McStr>() + m.data.capacity(),
         }
     }
 }
