@@ -63,6 +63,10 @@ pub struct Config {
     pub maxmemory_policy: String,
     pub protected_mode: bool,
     pub shards_per_db: usize,
+    /// Fields a hash may hold in its compact encoding.
+    pub hash_max_listpack_entries: usize,
+    /// Longest field or value, in bytes, a compact hash may hold.
+    pub hash_max_listpack_value: usize,
     /// The config file the server was started with (CONFIG REWRITE).
     pub config_file: Option<PathBuf>,
     /// Directives accepted but not acted on (persistence, ...), as given,
@@ -97,6 +101,8 @@ impl Default for Config {
             maxmemory_policy: "noeviction".into(),
             protected_mode: true,
             shards_per_db: 0,
+            hash_max_listpack_entries: 512,
+            hash_max_listpack_value: 64,
             config_file: None,
             passive: Vec::new(),
             ignored: Vec::new(),
@@ -626,8 +632,28 @@ pub static DIRECTIVES: &[Directive] = &[
     passive!("latency-tracking", None, true, "yes", chk_bool),
     passive!("latency-tracking-info-percentiles", None, true, "50 99 99.9", chk_words),
     passive!("notify-keyspace-events", None, true, "", chk_str),
-    passive!("hash-max-listpack-entries", Some("hash-max-ziplist-entries"), true, "512", chk_int::<0, { i64::MAX }>),
-    passive!("hash-max-listpack-value", Some("hash-max-ziplist-value"), true, "64", chk_int::<0, { i64::MAX }>),
+    Directive {
+        name: "hash-max-listpack-entries",
+        alias: Some("hash-max-ziplist-entries"),
+        mutable: true,
+        kind: Kind::Active,
+        set: |c, a| {
+            c.hash_max_listpack_entries = parse_int(one(a)?, 0i64, i64::MAX)? as usize;
+            Ok(())
+        },
+        get: |c| c.hash_max_listpack_entries.to_string(),
+    },
+    Directive {
+        name: "hash-max-listpack-value",
+        alias: Some("hash-max-ziplist-value"),
+        mutable: true,
+        kind: Kind::Active,
+        set: |c, a| {
+            c.hash_max_listpack_value = parse_int(one(a)?, 0i64, i64::MAX)? as usize;
+            Ok(())
+        },
+        get: |c| c.hash_max_listpack_value.to_string(),
+    },
     passive!("list-max-listpack-size", Some("list-max-ziplist-size"), true, "-2", chk_int::<{ i32::MIN as i64 }, { i32::MAX as i64 }>),
     passive!("list-compress-depth", None, true, "0", chk_int::<0, { i32::MAX as i64 }>),
     passive!("set-max-intset-entries", None, true, "512", chk_int::<0, { i64::MAX }>),

@@ -33,6 +33,8 @@ pub struct HotLimits {
     pub requirepass_set: AtomicBool,
     pub tcp_keepalive_secs: AtomicU64,
     pub hz: AtomicU64,
+    pub hash_max_listpack_entries: AtomicUsize,
+    pub hash_max_listpack_value: AtomicUsize,
 }
 
 impl HotLimits {
@@ -48,6 +50,8 @@ impl HotLimits {
         self.requirepass_set.store(c.requirepass.is_some(), r);
         self.tcp_keepalive_secs.store(c.tcp_keepalive_secs, r);
         self.hz.store(u64::from(c.hz), r);
+        self.hash_max_listpack_entries.store(c.hash_max_listpack_entries, r);
+        self.hash_max_listpack_value.store(c.hash_max_listpack_value, r);
     }
 }
 

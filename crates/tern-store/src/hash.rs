@@ -458,6 +458,112 @@ impl Hash {
         }
     }
 
+    /// Sets several fields in one pass over a pack (HSET, HSETEX): the pack
+    /// is rebuilt once with the new values, new fields appended in argument
+    /// order; a repeated field takes its last value. `keep_ttl` keeps the
+    /// TTLs of fields that had one. Returns how many fields were new.
+    pub fn set_many(&mut self, pairs: &[Pair<'_>], keep_ttl: bool, lim: HashLimits) -> usize {
+        let longest = pairs.iter().map(|(f, v)| f.len().max(v.len())).max().unwrap_or(0);
+        self.prepare_write(pairs.len(), longest, lim);
+        if !keep_ttl {
+            if let Some(t) = &mut self.ttl {
+                for (f, _) in pairs {
+                    t.clear(f);
+                }
+            }
+        }
+        let Repr::Pack(p) = &mut self.repr else {
+            return pairs.iter().filter(|(f, v)| self.set_keep_ttl(f, v, lim)).count();
+        };
+        if pairs.len() == 1 {
+            return usize::from(self.set_keep_ttl(pairs[0].0, pairs[0].1, lim));
+        }
+        // Field → (index of its last value, seen in the pack).
+        let mut want: HashMap<&[u8], (usize, bool)> = HashMap::with_capacity(pairs.len());
+        for (i, (f, _)) in pairs.iter().enumerate() {
+            want.entry(f).or_insert((i, false)).0 = i;
+        }
+        let mut found = 0;
+        for s in p.slots() {
+            if let Some(w) = want.get_mut(&p.buf[s.field.0..s.field.1]) {
+                w.1 = true;
+                found += 1;
+            }
+        }
+        let added = want.len() - found;
+        if p.len as usize + added > lim.max_entries {
+            self.convert();
+            return pairs.iter().filter(|(f, v)| self.set_keep_ttl(f, v, lim)).count();
+        }
+        let mut size = p.buf.len();
+        for (f, &(i, seen)) in &want {
+            let v = pairs[i].1;
+            size += varint_len(v.len()) + v.len();
+            if !seen {
+                size += varint_len(f.len()) + f.len();
+            }
+        }
+        let mut out = Vec::with_capacity(size);
+        for s in p.slots() {
+            let field = &p.buf[s.field.0..s.field.1];
+            out.extend_from_slice(&p.buf[s.start..s.field.1]);
+            match want.get(field) {
+                Some(&(i, _)) => {
+                    put_varint(&mut out, pairs[i].1.len());
+                    out.extend_from_slice(pairs[i].1);
+                }
+                None => out.extend_from_slice(&p.buf[s.field.1..s.end]),
+            }
+        }
+        for (f, _) in pairs {
+            if let Some(w) = want.get_mut(f) {
+                if !w.1 {
+                    w.1 = true;
+                    let v = pairs[w.0].1;
+                    put_varint(&mut out, f.len());
+                    out.extend_from_slice(f);
+                    put_varint(&mut out, v.len());
+                    out.extend_from_slice(v);
+                }
+            }
+        }
+        out.shrink_to_fit();
+        p.buf = out;
+        p.len += added as u32;
+        added
+    }
+
+    /// Removes several fields in one pass over a pack (HDEL, HGETDEL).
+    /// Returns how many were there.
+    pub fn remove_many<F: AsRef<[u8]>>(&mut self, fields: &[F]) -> usize {
+        match &mut self.repr {
+            Repr::Pack(p) if fields.len() > 1 => {
+                let want: hashbrown::HashSet<&[u8]> = fields.iter().map(AsRef::as_ref).collect();
+                let mut out = Vec::with_capacity(p.buf.len());
+                let mut gone = 0;
+                for s in p.slots() {
+                    if want.contains(&p.buf[s.field.0..s.field.1]) {
+                        gone += 1;
+                    } else {
+                        out.extend_from_slice(&p.buf[s.start..s.end]);
+                    }
+                }
+                if gone > 0 {
+                    out.shrink_to_fit();
+                    p.buf = out;
+                    p.len -= gone as u32;
+                    if let Some(t) = &mut self.ttl {
+                        for f in &want {
+                            t.clear(f);
+                        }
+                    }
+                }
+                gone
+            }
+            _ => fields.iter().filter(|f| self.remove(f.as_ref())).count(),
+        }
+    }
+
     /// Removes a field (and its TTL). Returns true if it was there.
     pub fn remove(&mut self, field: &[u8]) -> bool {
         let gone = match &mut self.repr {
@@ -488,7 +594,7 @@ impl Hash {
 
     /// One HSCAN step: a pack answers whole with cursor 0, as Redis does
     /// for a listpack; a table walks one bucket per step.
-    pub fn scan(&self, cursor: u64, count: usize, mut f: impl FnMut(&[u8], &[u8])) -> u64 {
+    pub fn scan<'a>(&'a self, cursor: u64, count: usize, mut f: impl FnMut(&'a [u8], &'a [u8])) -> u64 {
         match &self.repr {
             Repr::Pack(p) => {
                 for s in p.slots() {
@@ -757,6 +863,8 @@ mod tests {
         Expire(u8, u16),
         Persist(u8),
         Tick(u16),
+        SetMany(Vec<(u8, Vec<u8>)>, bool),
+        DelMany(Vec<u8>),
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -768,6 +876,9 @@ mod tests {
             2 => (0u8..20, 0u16..500).prop_map(|(f, t)| Op::Expire(f, t)),
             1 => (0u8..20).prop_map(Op::Persist),
             1 => (0u16..100).prop_map(Op::Tick),
+            2 => (proptest::collection::vec((0u8..20, proptest::collection::vec(any::<u8>(), 0..24)), 1..6), any::<bool>())
+                .prop_map(|(p, k)| Op::SetMany(p, k)),
+            1 => proptest::collection::vec(0u8..20, 1..5).prop_map(Op::DelMany),
         ]
     }
 
@@ -816,6 +927,34 @@ mod tests {
                     Op::Persist(f) => {
                         let f = name(f);
                         prop_assert_eq!(h.persist_field(&f), ttl.remove(&f).is_some());
+                    }
+                    Op::SetMany(pairs, keep) => {
+                        let named: Vec<(Vec<u8>, Vec<u8>)> = pairs.into_iter().map(|(f, v)| (name(f), v)).collect();
+                        let refs: Vec<Pair<'_>> = named.iter().map(|(f, v)| (f.as_slice(), v.as_slice())).collect();
+                        let mut added = std::collections::HashSet::new();
+                        for (f, _) in &named {
+                            if !m.contains_key(f) {
+                                added.insert(f.clone());
+                            }
+                            if !keep {
+                                ttl.remove(f);
+                            }
+                        }
+                        for (f, v) in &named {
+                            m.insert(f.clone(), v.clone());
+                        }
+                        prop_assert_eq!(h.set_many(&refs, keep, LIM), added.len());
+                    }
+                    Op::DelMany(fs) => {
+                        let named: Vec<Vec<u8>> = fs.into_iter().map(name).collect();
+                        let mut gone = 0;
+                        for f in &named {
+                            if m.remove(f).is_some() {
+                                gone += 1;
+                            }
+                            ttl.remove(f);
+                        }
+                        prop_assert_eq!(h.remove_many(&named), gone);
                     }
                     Op::Tick(d) => {
                         now += u64::from(d);

@@ -210,7 +210,15 @@ impl Shard {
 
     /// Removes the entry if it has expired. Returns true if it was removed.
     fn expire_if_needed(&mut self, key: &[u8], hash: u64, now: u64) -> bool {
-        let expired = matches!(self.table.find(hash, |e| *e.key == *key), Some(e) if e.is_expired(now));
+        let (expired, fields_due) = match self.table.find(hash, |e| *e.key == *key) {
+            Some(e) => (e.is_expired(now), e.value.next_field_deadline().is_some_and(|d| d <= now)),
+            None => (false, false),
+        };
+        // A hash's due fields go on any access, so every command sees it as
+        // active expiry would leave it.
+        if fields_due && !expired {
+            self.expire_hash_fields(key, hash, now);
+        }
         if expired {
             self.remove_entry(key, hash);
             self.expired += 1;

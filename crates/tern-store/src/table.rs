@@ -114,7 +114,7 @@ impl<E: Keyed> Table<E> {
 
     /// Visits one SCAN step starting at `cursor`; returns the next cursor
     /// (0 when the walk is complete).
-    pub fn scan(&self, cursor: u64, mut f: impl FnMut(&E)) -> u64 {
+    pub fn scan<'a>(&'a self, cursor: u64, mut f: impl FnMut(&'a E)) -> u64 {
         let m = self.mask();
         for e in &self.buckets[(cursor & m) as usize] {
             f(e);

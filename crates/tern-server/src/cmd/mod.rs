@@ -12,6 +12,7 @@
 
 pub mod client;
 pub mod connection;
+pub mod hashes;
 pub mod keys;
 pub mod server;
 pub mod strings;
@@ -35,6 +36,7 @@ pub type Handler = fn(&mut Ctx<'_, '_>, Args<'_>);
 /// Every command family of the table.
 pub static FAMILIES: &[&[CommandSpec]] = &[
     strings::COMMANDS,
+    hashes::COMMANDS,
     keys::COMMANDS,
     connection::COMMANDS,
     client::COMMANDS,

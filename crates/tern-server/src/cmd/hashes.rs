@@ -1,0 +1,1047 @@
+//! Hash commands: HSET and the rest of Redis's hash family, with Redis
+//! 7.4/8.0's per-field expiration (HEXPIRE, HTTL, HPERSIST, HGETEX, HSETEX,
+//! HGETDEL).
+//!
+//! The value lives in `tern_store::Hash` (compact pack while small, table
+//! when large, field TTLs beside the fields). Every access through the
+//! shard has already removed the fields whose deadline passed, and a hash
+//! whose fields have all expired is absent, so handlers here never see a
+//! dead field. After changing a hash a handler tells the shard its new size
+//! and, when it moved earlier, its next field deadline; a hash left empty
+//! is deleted.
+//!
+//! Multi-field commands (HMGET, HDEL, HSET, HGETDEL, HGETEX, HSETEX, the
+//! HEXPIRE and HTTL families) look their fields up in one pass.
+
+use std::sync::atomic::Ordering;
+
+use rand::seq::SliceRandom;
+use rand::Rng;
+use tern_protocol::{parse_i64, Args};
+use tern_store::{Hash, HashLimits, HashPair, Shard, Value};
+
+use super::strings::ldouble::LongDouble;
+use super::table::{flags::*, CommandSpec};
+use super::Ctx;
+use crate::errors;
+
+const HASH_NOT_INTEGER: &str = "ERR hash value is not an integer";
+const HASH_NOT_FLOAT: &str = "ERR hash value is not a float";
+const NAN_OR_INFINITY: &str = "ERR increment would produce NaN or Infinity";
+const INCR_NAN_OR_INFINITY: &str = "ERR value is NaN or Infinity";
+const FIELDS_MISSING: &str = "ERR Mandatory argument FIELDS is missing or not at the right position";
+const NUMFIELDS_WRITE: &str = "ERR Parameter `numFields` should be greater than 0";
+const NUMFIELDS_READ: &str = "ERR Number of fields must be a positive integer";
+const NUMFIELDS_HSETEX: &str = "ERR invalid number of fields";
+const NUMFIELDS_MISMATCH: &str = "ERR The `numfields` parameter must match the number of arguments";
+const EXPIRE_NEGATIVE: &str = "ERR invalid expire time, must be >= 0";
+const ONLY_ONE_FXX_FNX: &str = "ERR Only one of FXX or FNX arguments can be specified";
+const ONLY_ONE_EXPIRE: &str = "ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified";
+const UNKNOWN_ARGUMENT: &str = "ERR unknown argument";
+const RANDFIELD_RANGE: &str = "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807";
+
+/// Latest field deadline Redis accepts, in ms (`HFE_MAX_ABS_TIME_MSEC`).
+const MAX_FIELD_DEADLINE: i64 = (1 << 46) - 1;
+
+// Per-field reply codes of the HEXPIRE / HTTL / HPERSIST families.
+const NO_FIELD: i64 = -2;
+const NO_TTL: i64 = -1;
+const COND_FAILED: i64 = 0;
+const SET_OK: i64 = 1;
+const DELETED: i64 = 2;
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("hset", -4, WRITE | DENYOOM | FAST, (1, 1, 1), hset)
+        .doc("hash", "Creates or modifies the value of a field in a hash.", "2.0.0", "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs.")
+        .acl(&["write", "hash", "fast"]),
+    CommandSpec::new("hmset", -4, WRITE | DENYOOM | FAST, (1, 1, 1), hmset)
+        .doc("hash", "Sets the values of multiple fields.", "2.0.0", "O(N) where N is the number of fields being set.")
+        .acl(&["write", "hash", "fast"]),
+    CommandSpec::new("hsetnx", 4, WRITE | DENYOOM | FAST, (1, 1, 1), hsetnx)
+        .doc("hash", "Sets the value of a field in a hash only when the field doesn't exist.", "2.0.0", "O(1)")
+        .acl(&["write", "hash", "fast"]),
+    CommandSpec::new("hget", 3, READONLY | FAST, (1, 1, 1), hget)
+        .doc("hash", "Returns the value of a field in a hash.", "2.0.0", "O(1)")
+        .acl(&["read", "hash", "fast"]),
+    CommandSpec::new("hmget", -3, READONLY | FAST, (1, 1, 1), hmget)
+        .doc("hash", "Returns the values of all fields in a hash.", "2.0.0", "O(N) where N is the number of fields being requested.")
+        .acl(&["read", "hash", "fast"]),
+    CommandSpec::new("hgetall", 2, READONLY, (1, 1, 1), hgetall)
+        .doc("hash", "Returns all fields and values in a hash.", "2.0.0", "O(N) where N is the size of the hash.")
+        .acl(&["read", "hash", "slow"])
+        .tips(&["nondeterministic_output_order"]),
+    CommandSpec::new("hdel", -3, WRITE | FAST, (1, 1, 1), hdel)
+        .doc("hash", "Deletes one or more fields and their values from a hash. Deletes the hash if no fields remain.", "2.0.0", "O(N) where N is the number of fields to be removed.")
+        .acl(&["write", "hash", "fast"]),
+    CommandSpec::new("hlen", 2, READONLY | FAST, (1, 1, 1), hlen)
+        .doc("hash", "Returns the number of fields in a hash.", "2.0.0", "O(1)")
+        .acl(&["read", "hash", "fast"]),
+    CommandSpec::new("hexists", 3, READONLY | FAST, (1, 1, 1), hexists)
+        .doc("hash", "Determines whether a field exists in a hash.", "2.0.0", "O(1)")
+        .acl(&["read", "hash", "fast"]),
+    CommandSpec::new("hstrlen", 3, READONLY | FAST, (1, 1, 1), hstrlen)
+        .doc("hash", "Returns the length of the value of a field.", "3.2.0", "O(1)")
+        .acl(&["read", "hash", "fast"]),
+    CommandSpec::new("hincrby", 4, WRITE | DENYOOM | FAST, (1, 1, 1), hincrby)
+        .doc("hash", "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field doesn't exist.", "2.0.0", "O(1)")
+        .acl(&["write", "hash", "fast"]),
+    CommandSpec::new("hincrbyfloat", 4, WRITE | DENYOOM | FAST, (1, 1, 1), hincrbyfloat)
+        .doc("hash", "Increments the floating point value of a field by a number. Uses 0 as initial value if the field doesn't exist.", "2.6.0", "O(1)")
+        .acl(&["write", "hash", "fast"]),
+    CommandSpec::new("hkeys", 2, READONLY, (1, 1, 1), hkeys)
+        .doc("hash", "Returns all fields in a hash.", "2.0.0", "O(N) where N is the size of the hash.")
+        .acl(&["read", "hash", "slow"])
+        .tips(&["nondeterministic_output_order"]),
+    CommandSpec::new("hvals", 2, READONLY, (1, 1, 1), hvals)
+        .doc("hash", "Returns all values in a hash.", "2.0.0", "O(N) where N is the size of the hash.")
+        .acl(&["read", "hash", "slow"])
+        .tips(&["nondeterministic_output_order"]),
+    CommandSpec::new("hrandfield", -2, READONLY, (1, 1, 1), hrandfield)
+        .doc("hash", "Returns one or more random fields from a hash.", "6.2.0", "O(N) where N is the number of fields returned")
+        .acl(&["read", "hash", "slow"])
+        .tips(&["nondeterministic_output"]),
+    CommandSpec::new("hscan", -3, READONLY, (1, 1, 1), hscan)
+        .doc("hash", "Iterates over fields and values of a hash.", "2.8.0", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.")
+        .acl(&["read", "hash", "slow"])
+        .tips(&["nondeterministic_output"]),
+    CommandSpec::new("hgetdel", -5, WRITE | FAST, (1, 1, 1), hgetdel)
+        .doc("hash", "Returns the value of a field and deletes it from the hash.", "8.0.0", "O(N) where N is the number of specified fields")
+        .acl(&["write", "hash", "fast"]),
+    CommandSpec::new("hgetex", -5, WRITE | FAST, (1, 1, 1), hgetex)
+        .doc("hash", "Get the value of one or more fields of a given hash key, and optionally set their expiration.", "8.0.0", "O(N) where N is the number of specified fields")
+        .acl(&["write", "hash", "fast"]),
+    CommandSpec::new("hsetex", -6, WRITE | DENYOOM | FAST, (1, 1, 1), hsetex)
+        .doc("hash", "Set the value of one or more fields of a given hash key, and optionally set their expiration.", "8.0.0", "O(N) where N is the number of fields being set.")
+        .acl(&["write", "hash", "fast"]),
+    CommandSpec::new("hexpire", -6, WRITE | FAST, (1, 1, 1), hexpire)
+        .doc("hash", "Set expiry for hash field using relative time to expire (seconds)", "7.4.0", "O(N) where N is the number of specified fields")
+        .acl(&["write", "hash", "fast"]),
+    CommandSpec::new("hpexpire", -6, WRITE | FAST, (1, 1, 1), hpexpire)
+        .doc("hash", "Set expiry for hash field using relative time to expire (milliseconds)", "7.4.0", "O(N) where N is the number of specified fields")
+        .acl(&["write", "hash", "fast"]),
+    CommandSpec::new("hexpireat", -6, WRITE | FAST, (1, 1, 1), hexpireat)
+        .doc("hash", "Set expiry for hash field using an absolute Unix timestamp (seconds)", "7.4.0", "O(N) where N is the number of specified fields")
+        .acl(&["write", "hash", "fast"]),
+    CommandSpec::new("hpexpireat", -6, WRITE | FAST, (1, 1, 1), hpexpireat)
+        .doc("hash", "Set expiry for hash field using an absolute Unix timestamp (milliseconds)", "7.4.0", "O(N) where N is the number of specified fields")
+        .acl(&["write", "hash", "fast"]),
+    CommandSpec::new("httl", -5, READONLY | FAST, (1, 1, 1), httl)
+        .doc("hash", "Returns the TTL in seconds of a hash field.", "7.4.0", "O(N) where N is the number of specified fields")
+        .acl(&["read", "hash", "fast"]),
+    CommandSpec::new("hpttl", -5, READONLY | FAST, (1, 1, 1), hpttl)
+        .doc("hash", "Returns the TTL in milliseconds of a hash field.", "7.4.0", "O(N) where N is the number of specified fields")
+        .acl(&["read", "hash", "fast"]),
+    CommandSpec::new("hexpiretime", -5, READONLY | FAST, (1, 1, 1), hexpiretime)
+        .doc("hash", "Returns the expiration time of a hash field as a Unix timestamp, in seconds.", "7.4.0", "O(N) where N is the number of specified fields")
+        .acl(&["read", "hash", "fast"]),
+    CommandSpec::new("hpexpiretime", -5, READONLY | FAST, (1, 1, 1), hpexpiretime)
+        .doc("hash", "Returns the expiration time of a hash field as a Unix timestamp, in msec.", "7.4.0", "O(N) where N is the number of specified fields")
+        .acl(&["read", "hash", "fast"]),
+    CommandSpec::new("hpersist", -5, WRITE | FAST, (1, 1, 1), hpersist)
+        .doc("hash", "Removes the expiration time for each specified field", "7.4.0", "O(N) where N is the number of specified fields")
+        .acl(&["write", "hash", "fast"]),
+];
+
+fn limits(ctx: &Ctx<'_, '_>) -> HashLimits {
+    let l = &ctx.srv.limits;
+    HashLimits {
+        max_entries: l.hash_max_listpack_entries.load(Ordering::Relaxed),
+        max_value: l.hash_max_listpack_value.load(Ordering::Relaxed),
+    }
+}
+
+/// The hash stored at `key`, for changing it; None if absent, Err for
+/// another type. With `create`, an absent key gets an empty hash first
+/// (the caller must leave it non-empty or call [`finish`]).
+fn hash_mut<'s>(shard: &'s mut Shard, key: &[u8], hash: u64, now: u64, create: bool) -> Result<Option<&'s mut Hash>, &'static str> {
+    if create && shard.get(key, hash, now).is_none() {
+        shard.set(key, hash, Value::Hash(Box::default()), None, now);
+    }
+    match shard.get_mut(key, hash, now) {
+        None => Ok(None),
+        Some(e) => match &mut e.value {
+            Value::Hash(h) => Ok(Some(h)),
+            _ => Err(errors::WRONGTYPE),
+        },
+    }
+}
+
+/// A hash's size and next field deadline before a change, to report the
+/// difference to the shard afterwards.
+struct Before {
+    heap: usize,
+    deadline: Option<u64>,
+}
+
+fn before(h: &Hash) -> Before {
+    Before { heap: h.heap_size(), deadline: h.next_deadline() }
+}
+
+/// What [`finish`] needs to know of a hash after a change.
+struct After {
+    heap: usize,
+    deadline: Option<u64>,
+    empty: bool,
+}
+
+fn after(h: &Hash) -> After {
+    After { heap: h.heap_size(), deadline: h.next_deadline(), empty: h.is_empty() }
+}
+
+/// Accounts a change to the hash at `key`: memory, the shard's field
+/// deadline index, and removal when no field is left.
+fn finish(shard: &mut Shard, key: &[u8], hash: u64, now: u64, b: Before, a: After) {
+    shard.value_resized(b.heap, a.heap);
+    shard.field_deadline_changed(hash, b.deadline, a.deadline);
+    if a.empty {
+        shard.remove(key, hash, now);
+    }
+}
+
+/// Looks the command's hash up for reading, counting the keyspace hit or
+/// miss; replies the WRONGTYPE error itself.
+macro_rules! read_hash {
+    ($ctx:ident, $key:expr, $missing:expr) => {{
+        let loc = $ctx.locs[0];
+        match $ctx.locks.shard(loc.gid).get($key, loc.hash, $ctx.now) {
+            None => {
+                $ctx.stats.keyspace_misses.add(1);
+                #[allow(clippy::redundant_closure_call)]
+                ($missing)(&mut $ctx.reply);
+                return;
+            }
+            Some(e) => {
+                $ctx.stats.keyspace_hits.add(1);
+                match &e.value {
+                    Value::Hash(h) => &**h,
+                    _ => return $ctx.reply.error(errors::WRONGTYPE),
+                }
+            }
+        }
+    }};
+}
+
+/// Like Redis's strcasecmp on an argument: the text ends at a NUL byte.
+fn is(arg: &[u8], name: &[u8]) -> bool {
+    let arg = arg.iter().position(|&c| c == 0).map_or(arg, |p| &arg[..p]);
+    arg.eq_ignore_ascii_case(name)
+}
+
+fn hset(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    hset_generic(ctx, args, false);
+}
+
+fn hmset(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    hset_generic(ctx, args, true);
+}
+
+fn hset_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, ok: bool) {
+    if args.len() % 2 == 1 {
+        return ctx.arity_error();
+    }
+    let lim = limits(ctx);
+    let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
+    let pairs: Vec<HashPair<'_>> = (2..args.len()).step_by(2).map(|i| (args.get(i), args.get(i + 1))).collect();
+    let shard = ctx.locks.shard(loc.gid);
+    let h = match hash_mut(shard, key, loc.hash, now, true) {
+        Ok(Some(h)) => h,
+        Ok(None) => return ctx.reply.int(0),
+        Err(m) => return ctx.reply.error(m),
+    };
+    let b = before(h);
+    let added = h.set_many(&pairs, false, lim);
+    let a = after(h);
+    finish(shard, key, loc.hash, now, b, a);
+    ctx.dirty += 1;
+    if ok {
+        ctx.reply.ok();
+    } else {
+        ctx.reply.int(added as i64);
+    }
+}
+
+fn hsetnx(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let lim = limits(ctx);
+    let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
+    let (field, value) = (args.get(2), args.get(3));
+    let shard = ctx.locks.shard(loc.gid);
+    let h = match hash_mut(shard, key, loc.hash, now, true) {
+        Ok(Some(h)) => h,
+        Ok(None) => return ctx.reply.int(0),
+        Err(m) => return ctx.reply.error(m),
+    };
+    if h.contains(field) {
+        return ctx.reply.int(0);
+    }
+    let b = before(h);
+    h.set(field, value, lim);
+    let a = after(h);
+    finish(shard, key, loc.hash, now, b, a);
+    ctx.dirty += 1;
+    ctx.reply.int(1);
+}
+
+fn hget(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let h = read_hash!(ctx, args.get(1), |r: &mut super::Reply<'_>| r.null());
+    match h.get(args.get(2)) {
+        Some(v) => ctx.reply.bulk(v),
+        None => ctx.reply.null(),
+    }
+}
+
+fn hmget(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let n = args.len() - 2;
+    let h = read_hash!(ctx, args.get(1), |r: &mut super::Reply<'_>| {
+        r.array(n);
+        for _ in 0..n {
+            r.null();
+        }
+    });
+    let fields: Vec<&[u8]> = args.tail(2).iter().collect();
+    let mut out = Vec::with_capacity(n);
+    h.get_many(&fields, &mut out);
+    ctx.reply.array(n);
+    for v in out {
+        match v {
+            Some(v) => ctx.reply.bulk(v),
+            None => ctx.reply.null(),
+        }
+    }
+}
+
+fn hgetall(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let h = read_hash!(ctx, args.get(1), |r: &mut super::Reply<'_>| r.map(0));
+    ctx.reply.map(h.len());
+    for (f, v) in h.iter() {
+        ctx.reply.bulk(f);
+        ctx.reply.bulk(v);
+    }
+}
+
+fn hkeys(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let h = read_hash!(ctx, args.get(1), |r: &mut super::Reply<'_>| r.array(0));
+    ctx.reply.array(h.len());
+    for (f, _) in h.iter() {
+        ctx.reply.bulk(f);
+    }
+}
+
+fn hvals(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let h = read_hash!(ctx, args.get(1), |r: &mut super::Reply<'_>| r.array(0));
+    ctx.reply.array(h.len());
+    for (_, v) in h.iter() {
+        ctx.reply.bulk(v);
+    }
+}
+
+fn hlen(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let h = read_hash!(ctx, args.get(1), |r: &mut super::Reply<'_>| r.int(0));
+    ctx.reply.int(h.len() as i64);
+}
+
+fn hexists(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let h = read_hash!(ctx, args.get(1), |r: &mut super::Reply<'_>| r.int(0));
+    ctx.reply.int(i64::from(h.contains(args.get(2))));
+}
+
+fn hstrlen(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let h = read_hash!(ctx, args.get(1), |r: &mut super::Reply<'_>| r.int(0));
+    ctx.reply.int(h.get(args.get(2)).map_or(0, |v| v.len() as i64));
+}
+
+fn hdel(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
+    let shard = ctx.locks.shard(loc.gid);
+    let h = match hash_mut(shard, key, loc.hash, now, false) {
+        Ok(Some(h)) => h,
+        Ok(None) => return ctx.reply.int(0),
+        Err(m) => return ctx.reply.error(m),
+    };
+    let fields: Vec<&[u8]> = args.tail(2).iter().collect();
+    let b = before(h);
+    let n = h.remove_many(&fields);
+    let a = after(h);
+    finish(shard, key, loc.hash, now, b, a);
+    if n > 0 {
+        ctx.dirty += 1;
+    }
+    ctx.reply.int(n as i64);
+}
+
+/// HINCRBY and HINCRBYFLOAT keep the field's TTL, as Redis does.
+fn hincrby(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let Some(incr) = parse_i64(args.get(3)) else {
+        return ctx.reply.error(errors::NOT_INTEGER);
+    };
+    let lim = limits(ctx);
+    let (loc, key, field, now) = (ctx.locs[0], args.get(1), args.get(2), ctx.now);
+    let shard = ctx.locks.shard(loc.gid);
+    let h = match hash_mut(shard, key, loc.hash, now, true) {
+        Ok(Some(h)) => h,
+        Ok(None) => return ctx.reply.int(0),
+        Err(m) => return ctx.reply.error(m),
+    };
+    let cur = match h.get(field) {
+        None => 0,
+        Some(v) => match parse_i64(v) {
+            Some(n) => n,
+            None => return ctx.reply.error(HASH_NOT_INTEGER),
+        },
+    };
+    let Some(sum) = cur.checked_add(incr) else {
+        return ctx.reply.error(errors::OVERFLOW);
+    };
+    let b = before(h);
+    h.set_keep_ttl(field, itoa::Buffer::new().format(sum).as_bytes(), lim);
+    let a = after(h);
+    finish(shard, key, loc.hash, now, b, a);
+    ctx.dirty += 1;
+    ctx.reply.int(sum);
+}
+
+fn hincrbyfloat(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let Some(incr) = LongDouble::parse(args.get(3)) else {
+        return ctx.reply.error(errors::NOT_FLOAT);
+    };
+    if !incr.is_finite() {
+        return ctx.reply.error(INCR_NAN_OR_INFINITY);
+    }
+    let lim = limits(ctx);
+    let (loc, key, field, now) = (ctx.locs[0], args.get(1), args.get(2), ctx.now);
+    let shard = ctx.locks.shard(loc.gid);
+    let h = match hash_mut(shard, key, loc.hash, now, true) {
+        Ok(Some(h)) => h,
+        Ok(None) => return ctx.reply.int(0),
+        Err(m) => return ctx.reply.error(m),
+    };
+    let cur = match h.get(field) {
+        None => LongDouble::from_i64(0),
+        Some(v) => match LongDouble::parse(v) {
+            Some(n) => n,
+            None => return ctx.reply.error(HASH_NOT_FLOAT),
+        },
+    };
+    let Some(sum) = cur.checked_add(incr) else {
+        return ctx.reply.error(NAN_OR_INFINITY);
+    };
+    let mut text = Vec::new();
+    sum.write_human(&mut text);
+    let b = before(h);
+    h.set_keep_ttl(field, &text, lim);
+    let a = after(h);
+    finish(shard, key, loc.hash, now, b, a);
+    ctx.dirty += 1;
+    ctx.reply.bulk(&text);
+}
+
+fn hrandfield(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    if args.len() == 2 {
+        let h = read_hash!(ctx, args.get(1), |r: &mut super::Reply<'_>| r.null());
+        match h.random(&mut rand::thread_rng()) {
+            Some((f, _)) => ctx.reply.bulk(f),
+            None => ctx.reply.null(),
+        }
+        return;
+    }
+    let withvalues = args.len() == 4 && is(args.get(3), b"withvalues");
+    if args.len() > 4 || (args.len() == 4 && !withvalues) {
+        return ctx.reply.error(errors::SYNTAX);
+    }
+    let l = match parse_i64(args.get(2)) {
+        None => return ctx.reply.error(errors::NOT_INTEGER),
+        Some(i64::MIN) => return ctx.reply.error(RANDFIELD_RANGE),
+        Some(l) => l,
+    };
+    let (count, unique) = (l.unsigned_abs(), l >= 0);
+    // Redis refuses a negative count whose reply length would overflow.
+    if withvalues && !unique && count > (i64::MAX / 2) as u64 {
+        return ctx.reply.error(RANDFIELD_RANGE);
+    }
+    let h = read_hash!(ctx, args.get(1), |r: &mut super::Reply<'_>| r.array(0));
+    let resp3 = ctx.reply.enc.resp3;
+    let reply = &mut ctx.reply;
+    let emit = |reply: &mut super::Reply<'_>, (f, v): HashPair<'_>| {
+        if withvalues {
+            if resp3 {
+                reply.array(2);
+            }
+            reply.bulk(f);
+            reply.bulk(v);
+        } else {
+            reply.bulk(f);
+        }
+    };
+    let header = |reply: &mut super::Reply<'_>, n: usize| {
+        reply.array(if withvalues && !resp3 { 2 * n } else { n });
+    };
+    let len = h.len() as u64;
+    let mut rng = rand::thread_rng();
+    if count == 0 || len == 0 {
+        return reply.array(0);
+    }
+    if !unique {
+        header(reply, count as usize);
+        if h.is_compact() {
+            let all: Vec<HashPair<'_>> = h.iter().collect();
+            for _ in 0..count {
+                emit(reply, all[rng.gen_range(0..all.len())]);
+            }
+        } else {
+            for _ in 0..count {
+                if let Some(p) = h.random(&mut rng) {
+                    emit(reply, p);
+                }
+            }
+        }
+        return;
+    }
+    if count >= len {
+        header(reply, len as usize);
+        for p in h.iter() {
+            emit(reply, p);
+        }
+        return;
+    }
+    let count = count as usize;
+    header(reply, count);
+    if h.is_compact() || count * 3 > len as usize {
+        let mut all: Vec<HashPair<'_>> = h.iter().collect();
+        let (picked, _) = all.partial_shuffle(&mut rng, count);
+        for p in picked.iter() {
+            emit(reply, *p);
+        }
+    } else {
+        let mut seen: hashbrown::HashSet<&[u8]> = hashbrown::HashSet::with_capacity(count);
+        while seen.len() < count {
+            if let Some(p) = h.random(&mut rng) {
+                if seen.insert(p.0) {
+                    emit(reply, p);
+                }
+            }
+        }
+    }
+}
+
+fn hscan(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let Some(cursor) = super::keys::parse_cursor(args.get(2)) else {
+        return ctx.reply.error(errors::INVALID_CURSOR);
+    };
+    let h = read_hash!(ctx, args.get(1), |r: &mut super::Reply<'_>| {
+        r.array(2);
+        r.bulk(b"0");
+        r.array(0);
+    });
+    let mut count = 10usize;
+    let mut pattern: Option<&[u8]> = None;
+    let mut novalues = false;
+    let mut i = 3;
+    while i < args.len() {
+        let opt = args.get(i);
+        let more = args.len() - i >= 2;
+        if is(opt, b"count") && more {
+            let Some(c) = parse_i64(args.get(i + 1)) else {
+                return ctx.reply.error(errors::NOT_INTEGER);
+            };
+            if c < 1 {
+                return ctx.reply.error(errors::SYNTAX);
+            }
+            count = c as usize;
+            i += 2;
+        } else if is(opt, b"match") && more {
+            let p = args.get(i + 1);
+            pattern = if p == b"*" { None } else { Some(p) };
+            i += 2;
+        } else if is(opt, b"novalues") {
+            novalues = true;
+            i += 1;
+        } else {
+            return ctx.reply.error(errors::SYNTAX);
+        }
+    }
+    let mut items: Vec<HashPair<'_>> = Vec::new();
+    let next = h.scan(cursor, count, |f, v| {
+        if pattern.map_or(true, |p| crate::glob::matches(p, f, false)) {
+            items.push((f, v));
+        }
+    });
+    let reply = &mut ctx.reply;
+    reply.array(2);
+    reply.bulk(itoa::Buffer::new().format(next).as_bytes());
+    reply.array(if novalues { items.len() } else { 2 * items.len() });
+    for (f, v) in items {
+        reply.bulk(f);
+        if !novalues {
+            reply.bulk(v);
+        }
+    }
+}
+
+/// Parses `FIELDS numfields field...` starting at `at`: the index of the
+/// first field, or None after replying the error.
+fn fields_at(ctx: &mut Ctx<'_, '_>, args: Args<'_>, at: usize, numfields_err: &str) -> Option<usize> {
+    if at >= args.len() || !is(args.get(at), b"fields") {
+        ctx.reply.error(FIELDS_MISSING);
+        return None;
+    }
+    if at + 1 >= args.len() {
+        ctx.arity_error();
+        return None;
+    }
+    match parse_i64(args.get(at + 1)) {
+        Some(n) if n >= 1 => {
+            if n as u64 != (args.len() - at - 2) as u64 {
+                ctx.reply.error(NUMFIELDS_MISMATCH);
+                return None;
+            }
+            Some(at + 2)
+        }
+        _ => {
+            ctx.reply.error(numfields_err);
+            None
+        }
+    }
+}
+
+fn reply_ints(ctx: &mut Ctx<'_, '_>, n: usize, v: i64) {
+    ctx.reply.array(n);
+    for _ in 0..n {
+        ctx.reply.int(v);
+    }
+}
+
+fn reply_nulls(ctx: &mut Ctx<'_, '_>, n: usize) {
+    ctx.reply.array(n);
+    for _ in 0..n {
+        ctx.reply.null();
+    }
+}
+
+/// A field deadline argument as Redis reads it for the HEXPIRE family,
+/// HGETEX and HSETEX: an integer >= 0, in seconds or ms, relative to `base`
+/// (now, or 0 for the *AT forms), at most `HFE_MAX_ABS_TIME_MSEC`.
+fn field_deadline(ctx: &mut Ctx<'_, '_>, arg: &[u8], secs: bool, base: u64) -> Option<u64> {
+    let Some(mut n) = parse_i64(arg) else {
+        ctx.reply.error(errors::NOT_INTEGER);
+        return None;
+    };
+    if n < 0 {
+        ctx.reply.error(EXPIRE_NEGATIVE);
+        return None;
+    }
+    if secs {
+        if n > MAX_FIELD_DEADLINE / 1000 {
+            let msg = errors::invalid_expire(&ctx.cmd.fullname);
+            ctx.reply.error(&msg);
+            return None;
+        }
+        n *= 1000;
+    }
+    if n > MAX_FIELD_DEADLINE - base as i64 {
+        let msg = errors::invalid_expire(&ctx.cmd.fullname);
+        ctx.reply.error(&msg);
+        return None;
+    }
+    Some(n as u64 + base)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Cond {
+    Always,
+    Nx,
+    Xx,
+    Gt,
+    Lt,
+}
+
+fn hexpire(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    hexpire_generic(ctx, args, true, false);
+}
+
+fn hpexpire(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    hexpire_generic(ctx, args, false, false);
+}
+
+fn hexpireat(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    hexpire_generic(ctx, args, true, true);
+}
+
+fn hpexpireat(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    hexpire_generic(ctx, args, false, true);
+}
+
+/// The HEXPIRE family, in Redis's order of checks: type, expire time,
+/// condition, FIELDS, numfields.
+fn hexpire_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, secs: bool, absolute: bool) {
+    let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
+    let exists = match ctx.locks.shard(loc.gid).get(key, loc.hash, now) {
+        None => false,
+        Some(e) if matches!(e.value, Value::Hash(_)) => true,
+        Some(_) => return ctx.reply.error(errors::WRONGTYPE),
+    };
+    let Some(when) = field_deadline(ctx, args.get(2), secs, if absolute { 0 } else { now }) else { return };
+    let opt = args.get(3);
+    let cond = if is(opt, b"nx") {
+        Cond::Nx
+    } else if is(opt, b"xx") {
+        Cond::Xx
+    } else if is(opt, b"gt") {
+        Cond::Gt
+    } else if is(opt, b"lt") {
+        Cond::Lt
+    } else {
+        Cond::Always
+    };
+    let at = if cond == Cond::Always { 3 } else { 4 };
+    let Some(first) = fields_at(ctx, args, at, NUMFIELDS_WRITE) else { return };
+    let n = args.len() - first;
+    if !exists {
+        return reply_ints(ctx, n, NO_FIELD);
+    }
+    let shard = ctx.locks.shard(loc.gid);
+    let Ok(Some(h)) = hash_mut(shard, key, loc.hash, now, false) else {
+        return reply_ints(ctx, n, NO_FIELD);
+    };
+    let fields: Vec<&[u8]> = args.tail(first).iter().collect();
+    let mut present = Vec::with_capacity(n);
+    h.get_many(&fields, &mut present);
+    let present: Vec<bool> = present.iter().map(Option::is_some).collect();
+    let b = before(h);
+    let mut changed = 0;
+    ctx.reply.array(n);
+    for (f, here) in fields.iter().zip(present) {
+        // An earlier repeat of the field may have deleted it.
+        if !here || (when <= now && !h.contains(f)) {
+            ctx.reply.int(NO_FIELD);
+            continue;
+        }
+        let prev = h.field_expire(f);
+        let refused = match prev {
+            None => matches!(cond, Cond::Xx | Cond::Gt),
+            Some(p) => match cond {
+                Cond::Always => false,
+                Cond::Nx => true,
+                Cond::Xx => false,
+                Cond::Gt => p >= when,
+                Cond::Lt => p <= when,
+            },
+        };
+        if refused {
+            ctx.reply.int(COND_FAILED);
+        } else if when <= now {
+            h.remove(f);
+            changed += 1;
+            ctx.reply.int(DELETED);
+        } else {
+            h.set_field_expire(f, when);
+            changed += 1;
+            ctx.reply.int(SET_OK);
+        }
+    }
+    let a = after(h);
+    finish(shard, key, loc.hash, now, b, a);
+    if changed > 0 {
+        ctx.dirty += 1;
+    }
+}
+
+fn httl(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    httl_generic(ctx, args, true, false);
+}
+
+fn hpttl(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    httl_generic(ctx, args, false, false);
+}
+
+fn hexpiretime(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    httl_generic(ctx, args, true, true);
+}
+
+fn hpexpiretime(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    httl_generic(ctx, args, false, true);
+}
+
+/// HTTL family: -2 for a missing field, -1 for one without TTL, else the
+/// TTL (or deadline), seconds rounded up as Redis does.
+fn httl_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, secs: bool, absolute: bool) {
+    let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
+    let found = match ctx.locks.shard(loc.gid).get(key, loc.hash, now) {
+        None => false,
+        Some(e) if matches!(e.value, Value::Hash(_)) => true,
+        Some(_) => return ctx.reply.error(errors::WRONGTYPE),
+    };
+    let Some(first) = fields_at(ctx, args, 2, NUMFIELDS_READ) else { return };
+    let n = args.len() - first;
+    let h = match ctx.locks.shard(loc.gid).peek(key, loc.hash, now) {
+        Some(e) if found => match &e.value {
+            Value::Hash(h) => &**h,
+            _ => return reply_ints(ctx, n, NO_FIELD),
+        },
+        _ => {
+            ctx.stats.keyspace_misses.add(1);
+            return reply_ints(ctx, n, NO_FIELD);
+        }
+    };
+    ctx.stats.keyspace_hits.add(1);
+    let fields: Vec<&[u8]> = args.tail(first).iter().collect();
+    let mut present = Vec::with_capacity(n);
+    h.get_many(&fields, &mut present);
+    let base = if absolute { 0 } else { now };
+    ctx.reply.array(n);
+    for (f, v) in fields.iter().zip(present) {
+        let r = match (v, h.field_expire(f)) {
+            (None, _) => NO_FIELD,
+            (Some(_), None) => NO_TTL,
+            (Some(_), Some(w)) if w < now => NO_FIELD,
+            (Some(_), Some(w)) if secs => ((w + 999 - base) / 1000) as i64,
+            (Some(_), Some(w)) => (w - base) as i64,
+        };
+        ctx.reply.int(r);
+    }
+}
+
+fn hpersist(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
+    let exists = match ctx.locks.shard(loc.gid).get(key, loc.hash, now) {
+        None => false,
+        Some(e) if matches!(e.value, Value::Hash(_)) => true,
+        Some(_) => return ctx.reply.error(errors::WRONGTYPE),
+    };
+    let Some(first) = fields_at(ctx, args, 2, NUMFIELDS_READ) else { return };
+    let n = args.len() - first;
+    let shard = ctx.locks.shard(loc.gid);
+    let h = match hash_mut(shard, key, loc.hash, now, false) {
+        Ok(Some(h)) if exists => h,
+        _ => return reply_ints(ctx, n, NO_FIELD),
+    };
+    let b = before(h);
+    let mut changed = 0;
+    ctx.reply.array(n);
+    for f in args.tail(first).iter() {
+        let r = if !h.contains(f) {
+            NO_FIELD
+        } else if h.persist_field(f) {
+            changed += 1;
+            SET_OK
+        } else {
+            NO_TTL
+        };
+        ctx.reply.int(r);
+    }
+    let a = after(h);
+    finish(shard, key, loc.hash, now, b, a);
+    if changed > 0 {
+        ctx.dirty += 1;
+    }
+}
+
+fn hgetdel(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
+    let exists = match ctx.locks.shard(loc.gid).get(key, loc.hash, now) {
+        None => false,
+        Some(e) if matches!(e.value, Value::Hash(_)) => true,
+        Some(_) => return ctx.reply.error(errors::WRONGTYPE),
+    };
+    let Some(first) = fields_at(ctx, args, 2, NUMFIELDS_READ) else { return };
+    let n = args.len() - first;
+    let shard = ctx.locks.shard(loc.gid);
+    let h = match hash_mut(shard, key, loc.hash, now, false) {
+        Ok(Some(h)) if exists => h,
+        _ => return reply_nulls(ctx, n),
+    };
+    let fields: Vec<&[u8]> = args.tail(first).iter().collect();
+    let mut values = Vec::with_capacity(n);
+    h.get_many(&fields, &mut values);
+    ctx.reply.array(n);
+    for (i, v) in values.iter().enumerate() {
+        // A repeated field was deleted by its first occurrence.
+        match v {
+            Some(v) if !fields[..i].contains(&fields[i]) => ctx.reply.bulk(v),
+            _ => ctx.reply.null(),
+        }
+    }
+    let b = before(h);
+    let gone = h.remove_many(&fields);
+    let a = after(h);
+    finish(shard, key, loc.hash, now, b, a);
+    if gone > 0 {
+        ctx.dirty += 1;
+    }
+}
+
+/// How HGETEX changes the TTL of the fields it reads.
+enum TtlChange {
+    Keep,
+    Persist,
+    At(u64),
+}
+
+fn expire_unit(opt: &[u8]) -> Option<(bool, bool)> {
+    // (seconds, absolute)
+    if is(opt, b"ex") {
+        Some((true, false))
+    } else if is(opt, b"px") {
+        Some((false, false))
+    } else if is(opt, b"exat") {
+        Some((true, true))
+    } else if is(opt, b"pxat") {
+        Some((false, true))
+    } else {
+        None
+    }
+}
+
+fn hgetex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
+    let opt = args.get(2);
+    let (change, at) = if let Some((secs, absolute)) = expire_unit(opt) {
+        let Some(w) = field_deadline(ctx, args.get(3), secs, if absolute { 0 } else { now }) else { return };
+        (TtlChange::At(w), 4)
+    } else if is(opt, b"persist") {
+        (TtlChange::Persist, 3)
+    } else {
+        (TtlChange::Keep, 2)
+    };
+    let Some(first) = fields_at(ctx, args, at, NUMFIELDS_READ) else { return };
+    let n = args.len() - first;
+    let shard = ctx.locks.shard(loc.gid);
+    let h = match hash_mut(shard, key, loc.hash, now, false) {
+        Ok(Some(h)) => h,
+        Ok(None) => {
+            ctx.stats.keyspace_misses.add(1);
+            return reply_nulls(ctx, n);
+        }
+        Err(m) => return ctx.reply.error(m),
+    };
+    ctx.stats.keyspace_hits.add(1);
+    let fields: Vec<&[u8]> = args.tail(first).iter().collect();
+    let mut values = Vec::with_capacity(n);
+    h.get_many(&fields, &mut values);
+    ctx.reply.array(n);
+    for v in &values {
+        match v {
+            Some(v) => ctx.reply.bulk(v),
+            None => ctx.reply.null(),
+        }
+    }
+    let present: Vec<bool> = values.iter().map(Option::is_some).collect();
+    drop(values);
+    let b = before(h);
+    let mut changed = 0;
+    for (f, here) in fields.iter().zip(present) {
+        if !here {
+            continue;
+        }
+        match change {
+            TtlChange::Keep => {}
+            TtlChange::Persist => changed += usize::from(h.persist_field(f)),
+            TtlChange::At(w) if w <= now => changed += usize::from(h.remove(f)),
+            TtlChange::At(w) => {
+                h.set_field_expire(f, w);
+                changed += 1;
+            }
+        }
+    }
+    let a = after(h);
+    finish(shard, key, loc.hash, now, b, a);
+    if changed > 0 {
+        ctx.dirty += 1;
+    }
+}
+
+/// HSETEX: options in any order before FIELDS; FNX/FXX decide for all
+/// fields at once; the reply is 1 if the fields were set, 0 if not.
+fn hsetex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
+    let (mut fnx, mut fxx, mut keepttl) = (false, false, false);
+    let mut when: Option<u64> = None;
+    let mut first = None;
+    let mut i = 2;
+    while i < args.len() {
+        let opt = args.get(i);
+        if is(opt, b"fields") {
+            if i + 1 >= args.len() {
+                return ctx.arity_error();
+            }
+            let Some(n) = parse_i64(args.get(i + 1)).filter(|&n| n >= 1) else {
+                return ctx.reply.error(NUMFIELDS_HSETEX);
+            };
+            let rest = (args.len() - i - 2) as u64;
+            if n as u64 > rest / 2 || n as u64 * 2 != rest {
+                return ctx.arity_error();
+            }
+            first = Some(i + 2);
+            break;
+        } else if let Some((secs, absolute)) = expire_unit(opt) {
+            if when.is_some() || keepttl {
+                return ctx.reply.error(ONLY_ONE_EXPIRE);
+            }
+            if i + 1 >= args.len() {
+                return ctx.arity_error();
+            }
+            let Some(w) = field_deadline(ctx, args.get(i + 1), secs, if absolute { 0 } else { now }) else { return };
+            when = Some(w);
+            i += 2;
+        } else if is(opt, b"keepttl") {
+            if when.is_some() || keepttl {
+                return ctx.reply.error(ONLY_ONE_EXPIRE);
+            }
+            keepttl = true;
+            i += 1;
+        } else if is(opt, b"fnx") || is(opt, b"fxx") {
+            if fnx || fxx {
+                return ctx.reply.error(ONLY_ONE_FXX_FNX);
+            }
+            if is(opt, b"fnx") {
+                fnx = true;
+            } else {
+                fxx = true;
+            }
+            i += 1;
+        } else {
+            return ctx.reply.error(UNKNOWN_ARGUMENT);
+        }
+    }
+    let Some(first) = first else {
+        return ctx.reply.error(FIELDS_MISSING);
+    };
+    let lim = limits(ctx);
+    let pairs: Vec<HashPair<'_>> = (first..args.len()).step_by(2).map(|i| (args.get(i), args.get(i + 1))).collect();
+    let shard = ctx.locks.shard(loc.gid);
+    let exists = match shard.get(key, loc.hash, now) {
+        None => false,
+        Some(e) if matches!(e.value, Value::Hash(_)) => true,
+        Some(_) => return ctx.reply.error(errors::WRONGTYPE),
+    };
+    if !exists && fxx {
+        return ctx.reply.int(0);
+    }
+    let h = match hash_mut(shard, key, loc.hash, now, true) {
+        Ok(Some(h)) => h,
+        Ok(None) => return ctx.reply.int(0),
+        Err(m) => return ctx.reply.error(m),
+    };
+    if fnx || fxx {
+        let fields: Vec<&[u8]> = pairs.iter().map(|p| p.0).collect();
+        let mut present = Vec::with_capacity(fields.len());
+        h.get_many(&fields, &mut present);
+        let ok = if fnx { present.iter().all(Option::is_none) } else { present.iter().all(Option::is_some) };
+        if !ok {
+            return ctx.reply.int(0);
+        }
+    }
+    let b = before(h);
+    h.set_many(&pairs, keepttl, lim);
+    if let Some(w) = when {
+        for (f, _) in &pairs {
+            if w <= now {
+                h.remove(f);
+            } else {
+                h.set_field_expire(f, w);
+            }
+        }
+    }
+    let a = after(h);
+    finish(shard, key, loc.hash, now, b, a);
+    ctx.dirty += 1;
+    ctx.reply.int(1);
+}
