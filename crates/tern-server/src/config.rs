@@ -44,6 +44,11 @@ impl LogLevel {
 pub struct Config {
     pub bind: Vec<String>,
     pub port: u16,
+    /// memcached protocol port (0: off). With `port 0` (an ephemeral RESP
+    /// port, as tests use) it is ephemeral too.
+    pub memcache_port: u16,
+    /// Largest memcached item, memcached's header included (`-I`).
+    pub memcache_max_item_size: usize,
     pub threads: usize,
     pub databases: usize,
     pub requirepass: Option<Vec<u8>>,
@@ -82,6 +87,8 @@ impl Default for Config {
         Config {
             bind: vec!["127.0.0.1".into()],
             port: 6379,
+            memcache_port: 11211,
+            memcache_max_item_size: 1024 * 1024,
             threads: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
             databases: 16,
             requirepass: None,
@@ -320,6 +327,33 @@ pub static DIRECTIVES: &[Directive] = &[
             Ok(())
         },
         get: |c| c.port.to_string(),
+    },
+    Directive {
+        name: "memcache-port",
+        alias: None,
+        mutable: false,
+        kind: Kind::Active,
+        set: |c, a| {
+            c.memcache_port = parse_int(one(a)?, 0u16, 65535)?;
+            Ok(())
+        },
+        get: |c| c.memcache_port.to_string(),
+    },
+    Directive {
+        name: "memcache-max-item-size",
+        alias: None,
+        mutable: false,
+        kind: Kind::Active,
+        set: |c, a| {
+            // memcached's own bounds for -I: 1k to 1g.
+            let v = parse_mem_in(one(a)?, 1024 * 1024 * 1024)?;
+            if v < 1024 {
+                return Err("argument must be between 1kb and 1gb".into());
+            }
+            c.memcache_max_item_size = v as usize;
+            Ok(())
+        },
+        get: |c| c.memcache_max_item_size.to_string(),
     },
     Directive {
         name: "threads",

@@ -16,6 +16,7 @@ pub mod config;
 pub mod errors;
 pub mod glob;
 pub mod log;
+pub mod memcache;
 pub mod net;
 pub mod server;
 pub mod stats;
@@ -108,6 +109,28 @@ pub fn run(cfg: Config) -> i32 {
             }
         }
     }
+    // memcached listeners follow the RESP ones, on the same addresses.
+    let mc_from = listeners.len();
+    let mut mc_port = if cfg.memcache_port != 0 && cfg.port == 0 { 0 } else { cfg.memcache_port };
+    if cfg.memcache_port != 0 {
+        for addr in listeners.iter().filter_map(|l| l.local_addr().ok()).collect::<Vec<_>>() {
+            let mut a = addr;
+            a.set_port(mc_port);
+            match bind_listener(a, cfg.tcp_backlog) {
+                Ok(l) => {
+                    if mc_port == 0 {
+                        mc_port = l.local_addr().map(|a| a.port()).unwrap_or(0);
+                    }
+                    listeners.push(l)
+                }
+                Err(e) => {
+                    log_warning!("Warning: Could not create server TCP listening socket {} (memcache-port): {}", a, e);
+                    return 1;
+                }
+            }
+        }
+    }
+    let mc_shared = Arc::new(memcache::Shared::new(cfg.memcache_max_item_size));
     let threads = cfg.threads.max(1);
     let srv = Arc::new(Server::new(cfg));
     srv.port.store(port as usize, Ordering::Relaxed);
@@ -122,7 +145,7 @@ pub fn run(cfg: Config) -> i32 {
                 return 1;
             }
         };
-        match net::Worker::new(id, srv.clone(), ls) {
+        match net::Worker::new(id, srv.clone(), ls, mc_from, mc_shared.clone()) {
             Ok((w, waker)) => {
                 workers.push(w);
                 wakers.push(waker);
@@ -134,6 +157,7 @@ pub fn run(cfg: Config) -> i32 {
         }
     }
     let _ = srv.wakers.set(wakers);
+    let srv_listeners_len = listeners.len();
     drop(listeners);
 
     {
@@ -161,6 +185,9 @@ pub fn run(cfg: Config) -> i32 {
         .map(|(i, w)| std::thread::Builder::new().name(format!("tern-worker-{i}")).spawn(move || w.run()))
         .collect();
     log_notice!("Running mode=standalone, port={}.", port);
+    if mc_from < srv_listeners_len {
+        log_notice!("Serving the memcached protocols, memcache port={}.", mc_port);
+    }
     log_notice!("Ready to accept connections tcp");
     for h in handles.into_iter().flatten() {
         let _ = h.join();

@@ -38,6 +38,7 @@ use crate::client::{flags as client_flags, Client, ClientShared};
 use crate::cmd::{self, After, Scratch};
 use crate::server::{now_ms, Server};
 use crate::stats::WorkerStats;
+use crate::memcache;
 use crate::{errors, log_notice, log_verbose, log_warning};
 
 const WAKER: Token = Token(0);
@@ -76,6 +77,8 @@ struct Conn {
     closing: bool,
     /// When the unsent output first went over the soft limit.
     soft_since: Option<Instant>,
+    /// Set for a connection accepted on a memcached listener.
+    mc: Option<Box<tern_memcache::Parser>>,
 }
 
 impl Conn {
@@ -137,6 +140,9 @@ pub struct Worker {
     srv: Arc<Server>,
     poll: Poll,
     listeners: Vec<TcpListener>,
+    /// Listeners from this index on speak the memcached protocols.
+    mc_from: usize,
+    mc: Arc<memcache::Shared>,
     conns: Slab<Conn>,
     stats: Arc<WorkerStats>,
     scratch: Scratch,
@@ -151,7 +157,7 @@ fn local(s: &TcpStream) -> String {
 }
 
 impl Worker {
-    pub fn new(id: usize, srv: Arc<Server>, listeners: Vec<TcpListener>) -> io::Result<(Worker, Arc<Waker>)> {
+    pub fn new(id: usize, srv: Arc<Server>, listeners: Vec<TcpListener>, mc_from: usize, mc: Arc<memcache::Shared>) -> io::Result<(Worker, Arc<Waker>)> {
         let poll = Poll::new()?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
         let mut listeners = listeners;
@@ -159,7 +165,7 @@ impl Worker {
             poll.registry().register(l, Token(LISTENER_BASE + i), Interest::READABLE)?;
         }
         let stats = srv.workers[id].clone();
-        Ok((Worker { id, srv, poll, listeners, conns: Slab::new(), stats, scratch: Scratch::default() }, waker))
+        Ok((Worker { id, srv, poll, listeners, mc_from, mc, conns: Slab::new(), stats, scratch: Scratch::default() }, waker))
     }
 
     pub fn run(mut self) {
@@ -209,11 +215,12 @@ impl Worker {
                     return;
                 }
             };
-            self.add_conn(stream, addr);
+            let mc = li >= self.mc_from;
+            self.add_conn(stream, addr, mc);
         }
     }
 
-    fn add_conn(&mut self, mut stream: TcpStream, addr: SocketAddr) {
+    fn add_conn(&mut self, mut stream: TcpStream, addr: SocketAddr, mc: bool) {
         let srv = &self.srv;
         self.stats.connections_received.add(1);
         let max = srv.limits.maxclients.load(Ordering::Relaxed);
@@ -221,7 +228,11 @@ impl Worker {
             srv.connected.fetch_sub(1, Ordering::SeqCst);
             self.stats.rejected_connections.add(1);
             let mut msg = Vec::new();
-            tern_protocol::Encoder::RESP2.error(&mut msg, errors::MAX_CLIENTS.as_bytes());
+            if mc {
+                msg.extend_from_slice(b"ERROR Too many open connections\r\n");
+            } else {
+                tern_protocol::Encoder::RESP2.error(&mut msg, errors::MAX_CLIENTS.as_bytes());
+            }
             let _ = stream.write(&msg);
             return;
         }
@@ -263,7 +274,11 @@ impl Worker {
             paused: false,
             closing: false,
             soft_since: None,
+            mc: mc.then(|| Box::new(tern_memcache::Parser::new())),
         });
+        if mc {
+            self.mc.total_connections.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     fn close(&mut self, key: usize) {
@@ -371,6 +386,9 @@ impl Worker {
     /// client's unsent replies reach the high-water mark (or its hard
     /// output limit, which closes it).
     fn process(&mut self, key: usize) {
+        if self.conns.get(key).is_some_and(|c| c.mc.is_some()) {
+            return self.process_mc(key);
+        }
         let srv_arc = self.srv.clone();
         let srv: &Server = &srv_arc;
         let Some(conn) = self.conns.get_mut(key) else { return };
@@ -448,6 +466,62 @@ impl Worker {
             conn.rpos = 0;
             conn.rlen = 0;
             if conn.rbuf.len() > 1 << 20 && !conn.frame.is_partial() {
+                conn.rbuf = Vec::new();
+            }
+        }
+        if ran {
+            let sh = &conn.client.shared;
+            sh.last_interaction_ms.store(now_ms(), Ordering::Relaxed);
+            sh.qbuf.store(conn.rlen - conn.rpos, Ordering::Relaxed);
+        }
+        self.check_output_limits(key);
+    }
+
+    /// [`Worker::process`] for a memcached connection: every complete
+    /// request of the buffer runs, replies collect in the output buffer
+    /// and leave in one write after the batch.
+    fn process_mc(&mut self, key: usize) {
+        let srv = self.srv.clone();
+        let Some(conn) = self.conns.get_mut(key) else { return };
+        let Some(mut parser) = conn.mc.take() else { return };
+        let lim = tern_memcache::Limits { max_item_size: self.mc.max_item_size() };
+        let hard = srv.limits.output_hard.load(Ordering::Relaxed) as usize;
+        let mut ran = false;
+        while conn.rpos < conn.rlen && !conn.closing {
+            if conn.pending_out() > OUT_WRITE_EARLY && conn.write_out(&self.stats).is_err() {
+                conn.closing = true;
+                conn.rpos = conn.rlen;
+                break;
+            }
+            let pending = conn.pending_out();
+            if pending > OUT_HIGH_WATER || (hard > 0 && pending >= hard) {
+                conn.paused = true;
+                break;
+            }
+            let buf = &conn.rbuf[conn.rpos..conn.rlen];
+            match parser.parse(buf, &lim) {
+                Ok(None) => break,
+                Ok(Some((req, n))) => {
+                    ran = true;
+                    self.stats.commands.add(1);
+                    let mut ex = memcache::Exec { srv: &srv, sh: &self.mc, out: &mut conn.out, stats: &self.stats, now: now_ms() };
+                    if ex.run(req) == memcache::After::Close {
+                        conn.closing = true;
+                    }
+                    conn.rpos += n;
+                }
+                Err(_) => {
+                    // memcached closes without a reply.
+                    conn.closing = true;
+                    conn.rpos = conn.rlen;
+                }
+            }
+        }
+        conn.mc = Some(parser);
+        if conn.rpos == conn.rlen {
+            conn.rpos = 0;
+            conn.rlen = 0;
+            if conn.rbuf.len() > 1 << 20 {
                 conn.rbuf = Vec::new();
             }
         }
