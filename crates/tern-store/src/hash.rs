@@ -855,6 +855,47 @@ mod tests {
         assert!(h.random(&mut rng).is_some());
     }
 
+    fn hash_value(fields: &[(&str, Option<u64>)]) -> crate::Value {
+        let mut h = Hash::new();
+        for (f, ttl) in fields {
+            h.set(f.as_bytes(), b"v", LIM);
+            if let Some(w) = ttl {
+                h.set_field_expire(f.as_bytes(), *w);
+            }
+        }
+        crate::Value::Hash(Box::new(h))
+    }
+
+    #[test]
+    fn shard_expires_fields_actively_and_lazily() {
+        use crate::shard::Shard;
+        let mut sh = Shard::new();
+        sh.set(b"a", 1, hash_value(&[("x", Some(100)), ("y", None)]), None, 0);
+        sh.set(b"b", 2, hash_value(&[("x", Some(100)), ("y", Some(200))]), None, 0);
+        sh.set(b"c", 3, hash_value(&[("x", Some(100))]), None, 0);
+        let mem_before = sh.mem();
+        assert!(sh.has_deadlines());
+        assert_eq!(sh.expire_cycle(99, 100), 0);
+        // At 100: a loses x, b loses x, c is gone; b waits for 200.
+        assert_eq!(sh.expire_cycle(100, 100), 1);
+        assert_eq!(sh.len(), 2);
+        assert_eq!(sh.expired_fields, 3);
+        assert!(sh.mem() < mem_before);
+        // A hash whose remaining fields are all due is absent before any
+        // cycle runs, and the first access removes it.
+        assert!(sh.peek(b"b", 2, 200).is_none());
+        assert!(sh.get(b"b", 2, 200).is_none());
+        assert_eq!(sh.len(), 1);
+        // Lazy access purges due fields of a live hash.
+        sh.set(b"d", 4, hash_value(&[("x", Some(300)), ("y", None)]), None, 0);
+        match &sh.get(b"d", 4, 300).unwrap().value {
+            crate::Value::Hash(h) => assert_eq!(h.len(), 1),
+            _ => unreachable!(),
+        }
+        assert_eq!(sh.expire_cycle(10_000, 100), 0);
+        assert_eq!(sh.len(), 2);
+    }
+
     #[derive(Debug, Clone)]
     enum Op {
         Set(u8, Vec<u8>),
