@@ -4,7 +4,7 @@
 //!  Hash ─┬─ repr: Pack  one Vec<u8>: [len field][len value] [len field][len value] ...
 //!        │         └─ lengths are LEB128 varints, fields in insertion order
 //!        │   or Table  chained table of Field { hash, flen, data = field ++ value }
-//!        └─ ttl: None, or Box<FieldTtls> { field → deadline, (deadline, field) ordered }
+//!        └─ ttl: None, or Box<FieldTtls> { field → (deadline, serial), (deadline, serial) → field ordered }
 //! ```
 //!
 //! A hash starts as a pack (`OBJECT ENCODING listpack`), one contiguous
@@ -22,7 +22,7 @@
 //! listpack while small, SCAN-stable cursors when large.
 //! Non-goals: converting back to a pack, integer-encoded values.
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::hash::BuildHasher;
 use std::sync::OnceLock;
 
@@ -266,34 +266,46 @@ impl Big {
 
 // ---------------------------------------------------------------- ttls --
 
-#[derive(Clone, Debug, Default, PartialEq)]
+/// Field deadlines. Each field with a TTL gets a serial number so that the
+/// ordered index is keyed by `(deadline, serial)`: moving a deadline (HGETEX
+/// EX on every read) re-keys the entry without allocating, and the field's
+/// bytes move along with it.
+#[derive(Clone, Debug, Default)]
 struct FieldTtls {
-    by_field: HashMap<Box<[u8]>, u64>,
-    by_time: BTreeSet<(u64, Box<[u8]>)>,
+    by_field: HashMap<Box<[u8]>, (u64, u64)>,
+    by_time: BTreeMap<(u64, u64), Box<[u8]>>,
+    next_serial: u64,
     bytes: usize,
 }
 
-const TTL_OVERHEAD: usize = 64;
+const TTL_OVERHEAD: usize = 96;
 
 impl FieldTtls {
     fn set(&mut self, field: &[u8], when: u64) {
         match self.by_field.get_mut(field) {
-            Some(w) => {
-                let old = std::mem::replace(w, when);
-                self.by_time.remove(&(old, field.into()));
+            Some((w, serial)) => {
+                if *w == when {
+                    return;
+                }
+                if let Some(f) = self.by_time.remove(&(*w, *serial)) {
+                    self.by_time.insert((when, *serial), f);
+                }
+                *w = when;
             }
             None => {
-                self.by_field.insert(field.into(), when);
+                let serial = self.next_serial;
+                self.next_serial += 1;
+                self.by_field.insert(field.into(), (when, serial));
+                self.by_time.insert((when, serial), field.into());
                 self.bytes += TTL_OVERHEAD + 2 * field.len();
             }
         }
-        self.by_time.insert((when, field.into()));
     }
 
     fn clear(&mut self, field: &[u8]) -> bool {
         match self.by_field.remove(field) {
-            Some(w) => {
-                self.by_time.remove(&(w, field.into()));
+            Some(k) => {
+                self.by_time.remove(&k);
                 self.bytes -= TTL_OVERHEAD + 2 * field.len();
                 true
             }
@@ -646,7 +658,7 @@ impl Hash {
 
     /// The deadline of a field, if it has one.
     pub fn field_expire(&self, field: &[u8]) -> Option<u64> {
-        self.ttl.as_ref().and_then(|t| t.by_field.get(field).copied())
+        self.ttl.as_ref().and_then(|t| t.by_field.get(field).map(|k| k.0))
     }
 
     /// Sets the deadline of an existing field.
@@ -666,7 +678,7 @@ impl Hash {
 
     /// The earliest field deadline.
     pub fn next_deadline(&self) -> Option<u64> {
-        self.ttl.as_ref().and_then(|t| t.by_time.first().map(|(w, _)| *w))
+        self.ttl.as_ref().and_then(|t| t.by_time.first_key_value().map(|(k, _)| k.0))
     }
 
     /// True when every field has a deadline and all have passed: the hash
@@ -675,7 +687,7 @@ impl Hash {
         match &self.ttl {
             None => false,
             Some(t) => {
-                t.by_field.len() == self.len() && t.by_time.last().is_some_and(|(w, _)| *w <= now)
+                t.by_field.len() == self.len() && t.by_time.last_key_value().is_some_and(|(k, _)| k.0 <= now)
             }
         }
     }
@@ -686,8 +698,8 @@ impl Hash {
         let mut n = 0;
         loop {
             let due = match &self.ttl {
-                Some(t) => match t.by_time.first() {
-                    Some((w, f)) if *w <= now => f.clone(),
+                Some(t) => match t.by_time.first_key_value() {
+                    Some((k, f)) if k.0 <= now => f.clone(),
                     _ => break,
                 },
                 None => break,
