@@ -45,7 +45,9 @@ pub fn decode(s: &[u8]) -> Option<Vec<u8>> {
 /// Appends the padded base64 form of `b` to `out`.
 pub fn encode(out: &mut Vec<u8>, b: &[u8]) {
     for c in b.chunks(3) {
-        let n = (u32::from(c[0]) << 16) | (u32::from(*c.get(1).unwrap_or(&0)) << 8) | u32::from(*c.get(2).unwrap_or(&0));
+        let n = (u32::from(c[0]) << 16)
+            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*c.get(2).unwrap_or(&0));
         let chars = [(n >> 18) & 63, (n >> 12) & 63, (n >> 6) & 63, n & 63];
         for (i, &ch) in chars.iter().enumerate() {
             if i <= c.len() {

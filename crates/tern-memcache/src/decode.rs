@@ -8,7 +8,12 @@ use crate::number::{parse_flags, parse_u64};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Response<'a> {
     /// `VALUE key flags len [cas]` and its data block.
-    Value { key: &'a [u8], flags: u32, cas: Option<u64>, data: &'a [u8] },
+    Value {
+        key: &'a [u8],
+        flags: u32,
+        cas: Option<u64>,
+        data: &'a [u8],
+    },
     /// `END`, closing a text retrieval.
     End,
     /// Meta `VA len flags*` and its data block.
@@ -29,7 +34,9 @@ pub struct Malformed;
 impl<'a> Response<'a> {
     /// Parses one response unit. `Ok(None)`: more bytes are needed.
     pub fn parse(buf: &'a [u8]) -> Result<Option<(Response<'a>, usize)>, Malformed> {
-        let Some(nl) = buf.windows(2).position(|w| w == b"\r\n") else { return Ok(None) };
+        let Some(nl) = buf.windows(2).position(|w| w == b"\r\n") else {
+            return Ok(None);
+        };
         let line = &buf[..nl];
         let after = nl + 2;
         let block = |len: usize| -> Result<Option<(&'a [u8], usize)>, Malformed> {
@@ -51,7 +58,17 @@ impl<'a> Response<'a> {
                 Some(c) => Some(parse_u64(c).ok_or(Malformed)?),
                 None => None,
             };
-            return Ok(block(len)?.map(|(data, n)| (Response::Value { key, flags, cas, data }, n)));
+            return Ok(block(len)?.map(|(data, n)| {
+                (
+                    Response::Value {
+                        key,
+                        flags,
+                        cas,
+                        data,
+                    },
+                    n,
+                )
+            }));
         }
         if line == b"END" {
             return Ok(Some((Response::End, after)));
@@ -64,12 +81,27 @@ impl<'a> Response<'a> {
             let len = parse_u64(len).ok_or(Malformed)? as usize;
             return Ok(block(len)?.map(|(data, n)| (Response::MetaValue { flags, data }, n)));
         }
-        if line == b"ERROR" || line.starts_with(b"CLIENT_ERROR ") || line.starts_with(b"SERVER_ERROR ") {
+        if line == b"ERROR"
+            || line.starts_with(b"CLIENT_ERROR ")
+            || line.starts_with(b"SERVER_ERROR ")
+        {
             return Ok(Some((Response::Error(line), after)));
         }
-        if line.len() >= 2 && matches!(&line[..2], b"HD" | b"EN" | b"NF" | b"NS" | b"EX" | b"MN" | b"ME") && (line.len() == 2 || line[2] == b' ') {
+        if line.len() >= 2
+            && matches!(
+                &line[..2],
+                b"HD" | b"EN" | b"NF" | b"NS" | b"EX" | b"MN" | b"ME"
+            )
+            && (line.len() == 2 || line[2] == b' ')
+        {
             let flags = if line.len() > 3 { &line[3..] } else { &b""[..] };
-            return Ok(Some((Response::Meta { code: [line[0], line[1]], flags }, after)));
+            return Ok(Some((
+                Response::Meta {
+                    code: [line[0], line[1]],
+                    flags,
+                },
+                after,
+            )));
         }
         Ok(Some((Response::Line(line), after)))
     }
@@ -89,11 +121,37 @@ mod tests {
             pos += n;
         }
         assert_eq!(pos, buf.len());
-        assert_eq!(got[0], Response::Value { key: b"k", flags: 5, cas: Some(9), data: b"abc" });
+        assert_eq!(
+            got[0],
+            Response::Value {
+                key: b"k",
+                flags: 5,
+                cas: Some(9),
+                data: b"abc"
+            }
+        );
         assert_eq!(got[1], Response::End);
-        assert_eq!(got[2], Response::MetaValue { flags: b"f1 t-1", data: b"hi" });
-        assert_eq!(got[3], Response::Meta { code: *b"HD", flags: b"c3" });
-        assert_eq!(got[4], Response::Meta { code: *b"EN", flags: b"" });
+        assert_eq!(
+            got[2],
+            Response::MetaValue {
+                flags: b"f1 t-1",
+                data: b"hi"
+            }
+        );
+        assert_eq!(
+            got[3],
+            Response::Meta {
+                code: *b"HD",
+                flags: b"c3"
+            }
+        );
+        assert_eq!(
+            got[4],
+            Response::Meta {
+                code: *b"EN",
+                flags: b""
+            }
+        );
         assert_eq!(got[5], Response::Line(b"STORED"));
         assert_eq!(got[6], Response::Error(b"CLIENT_ERROR bad data chunk"));
         assert_eq!(Response::parse(b"VALUE k 0 5\r\nab"), Ok(None));

@@ -20,7 +20,15 @@ pub fn get<'k>(out: &mut Vec<u8>, cas: bool, keys: impl IntoIterator<Item = &'k 
 
 /// A text storage command (`set`, `add`, `replace`, `append`, `prepend`)
 /// with its data block.
-pub fn store(out: &mut Vec<u8>, cmd: &str, key: &[u8], flags: u32, exptime: i64, data: &[u8], noreply: bool) {
+pub fn store(
+    out: &mut Vec<u8>,
+    cmd: &str,
+    key: &[u8],
+    flags: u32,
+    exptime: i64,
+    data: &[u8],
+    noreply: bool,
+) {
     out.extend_from_slice(cmd.as_bytes());
     out.push(b' ');
     out.extend_from_slice(key);
@@ -104,7 +112,10 @@ mod tests {
         mg(&mut b, b"k", b"v f t");
         ms(&mut b, b"k", b"xy", b"T30");
         mn(&mut b);
-        assert_eq!(&b[..], &b"set k 5 0 3\r\nval\r\ngets k j\r\nmg k v f t\r\nms k 2 T30\r\nxy\r\nmn\r\n"[..]);
+        assert_eq!(
+            &b[..],
+            &b"set k 5 0 3\r\nval\r\ngets k j\r\nmg k v f t\r\nms k 2 T30\r\nxy\r\nmn\r\n"[..]
+        );
         let mut p = crate::Parser::new();
         let mut pos = 0;
         let mut n = 0;

@@ -8,7 +8,8 @@ pub const LINE_TOO_LONG: &str = "CLIENT_ERROR line too long";
 pub const BAD_DELTA: &str = "CLIENT_ERROR invalid numeric delta argument";
 pub const NON_NUMERIC: &str = "CLIENT_ERROR cannot increment or decrement non-numeric value";
 pub const BAD_EXPTIME: &str = "CLIENT_ERROR invalid exptime argument";
-pub const DELETE_USAGE: &str = "CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]";
+pub const DELETE_USAGE: &str =
+    "CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]";
 pub const DUPLICATE_FLAG: &str = "CLIENT_ERROR duplicate flag";
 pub const INVALID_FLAG: &str = "CLIENT_ERROR invalid flag";
 pub const INVALID_OR_DUPLICATE_FLAG: &str = "CLIENT_ERROR invalid or duplicate flag";
@@ -21,4 +22,6 @@ pub const BAD_INITIAL: &str = "CLIENT_ERROR invalid numeric initial value";
 pub const BAD_DELTA_VALUE: &str = "CLIENT_ERROR invalid numeric delta value";
 pub const OPAQUE_TOO_LONG: &str = "CLIENT_ERROR opaque token too long";
 pub const FLAGS_TOO_LONG: &str = "CLIENT_ERROR options flags are too long";
+/// `ms` words it differently from the other meta commands.
+pub const MS_FLAGS_TOO_LONG: &str = "CLIENT_ERROR options flags too long";
 pub const OUT_OF_MEMORY: &str = "SERVER_ERROR out of memory storing object";

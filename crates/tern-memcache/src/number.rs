@@ -22,7 +22,10 @@ fn scan(s: &[u8]) -> Option<(bool, bool, u64)> {
     let mut v: u64 = 0;
     let mut overflow = false;
     while i < s.len() && s[i].is_ascii_digit() {
-        match v.checked_mul(10).and_then(|x| x.checked_add(u64::from(s[i] - b'0'))) {
+        match v
+            .checked_mul(10)
+            .and_then(|x| x.checked_add(u64::from(s[i] - b'0')))
+        {
             Some(x) => v = x,
             None => overflow = true,
         }
@@ -64,7 +67,11 @@ pub fn parse_i32(s: &[u8]) -> Option<i32> {
     if overflow || (!neg && v > i64::MAX as u64) || (neg && v > 1 << 63) {
         return None;
     }
-    let l = if neg { (v as i64).wrapping_neg() } else { v as i64 };
+    let l = if neg {
+        (v as i64).wrapping_neg()
+    } else {
+        v as i64
+    };
     if l > i64::from(i32::MAX) {
         return None;
     }

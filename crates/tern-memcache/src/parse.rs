@@ -27,7 +27,9 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_item_size: 1 << 20 }
+        Limits {
+            max_item_size: 1 << 20,
+        }
     }
 }
 
@@ -97,7 +99,10 @@ impl<'a> MetaFlags<'a> {
     /// Each flag token in request order: its letter and its token text
     /// (the letter included).
     pub fn iter(&self) -> impl Iterator<Item = (u8, &'a [u8])> + 'a {
-        self.raw.split(|&c| c == b' ').filter(|t| !t.is_empty()).map(|t| (t[0], t))
+        self.raw
+            .split(|&c| c == b' ')
+            .filter(|t| !t.is_empty())
+            .map(|t| (t[0], t))
     }
 }
 
@@ -115,25 +120,66 @@ pub struct Meta<'a> {
 #[derive(Clone, Debug)]
 pub enum Request<'a> {
     /// get, gets, gat, gats: `touch` holds gat's expiration time.
-    Get { cas: bool, touch: Option<i32>, keys: Keys<'a> },
-    Store { cmd: StoreCmd, key: &'a [u8], flags: u32, exptime: i32, data: &'a [u8], cas: u64, noreply: bool },
-    Delete { key: &'a [u8], noreply: bool },
-    Arith { key: &'a [u8], incr: bool, delta: u64, noreply: bool },
-    Touch { key: &'a [u8], exptime: i32, noreply: bool },
-    FlushAll { delay: i32, noreply: bool },
+    Get {
+        cas: bool,
+        touch: Option<i32>,
+        keys: Keys<'a>,
+    },
+    Store {
+        cmd: StoreCmd,
+        key: &'a [u8],
+        flags: u32,
+        exptime: i32,
+        data: &'a [u8],
+        cas: u64,
+        noreply: bool,
+    },
+    Delete {
+        key: &'a [u8],
+        noreply: bool,
+    },
+    Arith {
+        key: &'a [u8],
+        incr: bool,
+        delta: u64,
+        noreply: bool,
+    },
+    Touch {
+        key: &'a [u8],
+        exptime: i32,
+        noreply: bool,
+    },
+    FlushAll {
+        delay: i32,
+        noreply: bool,
+    },
     Version,
-    Verbosity { noreply: bool },
+    Verbosity {
+        noreply: bool,
+    },
     Quit,
     /// `stats` and its argument words.
-    Stats { args: Keys<'a> },
+    Stats {
+        args: Keys<'a>,
+    },
     Meta(Meta<'a>),
     MetaNoop,
-    MetaDebug { key: Cow<'a, [u8]>, base64: bool },
+    MetaDebug {
+        key: Cow<'a, [u8]>,
+        base64: bool,
+    },
     /// A storage command over the size limit: its data is being skipped.
     /// A `set` also removes the key, so stale data does not outlive it.
-    TooLarge { key: Cow<'a, [u8]>, unlink: bool, noreply: bool },
+    TooLarge {
+        key: Cow<'a, [u8]>,
+        unlink: bool,
+        noreply: bool,
+    },
     /// Reply this error line (unless `noreply`) and go on.
-    Error { msg: &'static str, noreply: bool },
+    Error {
+        msg: &'static str,
+        noreply: bool,
+    },
     /// Bytes of a refused data block, skipped.
     Skipped,
 }
@@ -154,7 +200,10 @@ pub struct Parser {
 }
 
 fn err(msg: &'static str) -> Request<'static> {
-    Request::Error { msg, noreply: false }
+    Request::Error {
+        msg,
+        noreply: false,
+    }
 }
 
 fn split_tokens(line: &[u8]) -> impl Iterator<Item = &[u8]> {
@@ -173,7 +222,11 @@ impl Parser {
 
     /// Parses one request from the start of `buf`. `Ok(None)`: more bytes
     /// are needed. `Ok(Some((req, n)))`: `n` bytes were used.
-    pub fn parse<'a>(&mut self, buf: &'a [u8], lim: &Limits) -> Result<Option<(Request<'a>, usize)>, Fatal> {
+    pub fn parse<'a>(
+        &mut self,
+        buf: &'a [u8],
+        lim: &Limits,
+    ) -> Result<Option<(Request<'a>, usize)>, Fatal> {
         if self.swallow > 0 {
             if buf.is_empty() {
                 return Ok(None);
@@ -231,7 +284,11 @@ impl Parser {
                     } else {
                         (None, 1)
                     };
-                    let keys = if first < toks.len() { Keys(rest_after(first)) } else { Keys(&[]) };
+                    let keys = if first < toks.len() {
+                        Keys(rest_after(first))
+                    } else {
+                        Keys(&[])
+                    };
                     if keys.iter().any(|k| k.len() > KEY_MAX) {
                         err(e::BAD_FORMAT)
                     } else {
@@ -249,14 +306,24 @@ impl Parser {
                     let mut bad = false;
                     if toks.len() > 2 {
                         let hold_zero = toks[2] == b"0";
-                        bad = !((toks.len() == 3 && (hold_zero || noreply)) || (toks.len() == 4 && hold_zero && noreply));
+                        bad = !((toks.len() == 3 && (hold_zero || noreply))
+                            || (toks.len() == 4 && hold_zero && noreply));
                     }
                     if bad {
-                        Request::Error { msg: e::DELETE_USAGE, noreply }
+                        Request::Error {
+                            msg: e::DELETE_USAGE,
+                            noreply,
+                        }
                     } else if toks[1].len() > KEY_MAX {
-                        Request::Error { msg: e::BAD_FORMAT, noreply }
+                        Request::Error {
+                            msg: e::BAD_FORMAT,
+                            noreply,
+                        }
                     } else {
-                        Request::Delete { key: toks[1], noreply }
+                        Request::Delete {
+                            key: toks[1],
+                            noreply,
+                        }
                     }
                 }
             }
@@ -264,11 +331,22 @@ impl Parser {
                 if !(3..=4).contains(&toks.len()) {
                     err(e::ERROR)
                 } else if toks[1].len() > KEY_MAX {
-                    Request::Error { msg: e::BAD_FORMAT, noreply }
+                    Request::Error {
+                        msg: e::BAD_FORMAT,
+                        noreply,
+                    }
                 } else {
                     match parse_u64(toks[2]) {
-                        Some(delta) => Request::Arith { key: toks[1], incr: cmd == b"incr", delta, noreply },
-                        None => Request::Error { msg: e::BAD_DELTA, noreply },
+                        Some(delta) => Request::Arith {
+                            key: toks[1],
+                            incr: cmd == b"incr",
+                            delta,
+                            noreply,
+                        },
+                        None => Request::Error {
+                            msg: e::BAD_DELTA,
+                            noreply,
+                        },
                     }
                 }
             }
@@ -276,11 +354,21 @@ impl Parser {
                 if !(3..=4).contains(&toks.len()) {
                     err(e::ERROR)
                 } else if toks[1].len() > KEY_MAX {
-                    Request::Error { msg: e::BAD_FORMAT, noreply }
+                    Request::Error {
+                        msg: e::BAD_FORMAT,
+                        noreply,
+                    }
                 } else {
                     match parse_i32(toks[2]) {
-                        Some(exptime) => Request::Touch { key: toks[1], exptime, noreply },
-                        None => Request::Error { msg: e::BAD_EXPTIME, noreply },
+                        Some(exptime) => Request::Touch {
+                            key: toks[1],
+                            exptime,
+                            noreply,
+                        },
+                        None => Request::Error {
+                            msg: e::BAD_EXPTIME,
+                            noreply,
+                        },
                     }
                 }
             }
@@ -290,7 +378,10 @@ impl Parser {
                 } else if toks.len() != if noreply { 2 } else { 1 } {
                     match parse_i32(toks[1]) {
                         Some(delay) => Request::FlushAll { delay, noreply },
-                        None => Request::Error { msg: e::BAD_EXPTIME, noreply },
+                        None => Request::Error {
+                            msg: e::BAD_EXPTIME,
+                            noreply,
+                        },
                     }
                 } else {
                     Request::FlushAll { delay: 0, noreply }
@@ -302,23 +393,38 @@ impl Parser {
                 if !(2..=3).contains(&toks.len()) {
                     err(e::ERROR)
                 } else if parse_u64(toks[1]).is_none() {
-                    Request::Error { msg: e::BAD_FORMAT, noreply }
+                    Request::Error {
+                        msg: e::BAD_FORMAT,
+                        noreply,
+                    }
                 } else {
                     Request::Verbosity { noreply }
                 }
             }
-            b"stats" => Request::Stats { args: if toks.len() > 1 { Keys(rest_after(1)) } else { Keys(&[]) } },
+            b"stats" => Request::Stats {
+                args: if toks.len() > 1 {
+                    Keys(rest_after(1))
+                } else {
+                    Keys(&[])
+                },
+            },
             b"mn" => Request::MetaNoop,
             b"me" => {
                 if toks.len() < 2 || toks[1].len() > KEY_MAX {
                     err(e::BAD_FORMAT)
                 } else if toks.len() >= 3 && toks[2] == b"b" {
                     match base64::decode(toks[1]) {
-                        Some(k) => Request::MetaDebug { key: Cow::Owned(k), base64: true },
+                        Some(k) => Request::MetaDebug {
+                            key: Cow::Owned(k),
+                            base64: true,
+                        },
                         None => err(e::BAD_FORMAT),
                     }
                 } else {
-                    Request::MetaDebug { key: Cow::Borrowed(toks[1]), base64: false }
+                    Request::MetaDebug {
+                        key: Cow::Borrowed(toks[1]),
+                        base64: false,
+                    }
                 }
             }
             b"mg" | b"md" | b"ma" => {
@@ -341,18 +447,34 @@ impl Parser {
     }
 
     /// The text storage commands; the data block must have arrived.
-    fn store<'a>(&mut self, cmd: &[u8], toks: &[&'a [u8]], noreply: bool, buf: &'a [u8], line_len: usize, lim: &Limits) -> Option<(Request<'a>, usize)> {
+    fn store<'a>(
+        &mut self,
+        cmd: &[u8],
+        toks: &[&'a [u8]],
+        noreply: bool,
+        buf: &'a [u8],
+        line_len: usize,
+        lim: &Limits,
+    ) -> Option<(Request<'a>, usize)> {
         let is_cas = cmd == b"cas";
         let want = if is_cas { 6..=7 } else { 5..=6 };
         if !want.contains(&toks.len()) {
             return Some((err(e::ERROR), line_len));
         }
-        let bad = Some((Request::Error { msg: e::BAD_FORMAT, noreply }, line_len));
+        let bad = Some((
+            Request::Error {
+                msg: e::BAD_FORMAT,
+                noreply,
+            },
+            line_len,
+        ));
         let key = toks[1];
         if key.len() > KEY_MAX {
             return bad;
         }
-        let (Some(flags), Some(exptime), Some(vlen)) = (parse_flags(toks[2]), parse_i32(toks[3]), parse_i32(toks[4])) else {
+        let (Some(flags), Some(exptime), Some(vlen)) =
+            (parse_flags(toks[2]), parse_i32(toks[3]), parse_i32(toks[4]))
+        else {
             return bad;
         };
         let cas = if is_cas {
@@ -370,14 +492,27 @@ impl Parser {
         if item_total_size(key.len(), flags, vlen) > lim.max_item_size {
             self.swallow = vlen + 2;
             let unlink = cmd == b"set";
-            return Some((Request::TooLarge { key: Cow::Borrowed(key), unlink, noreply }, line_len));
+            return Some((
+                Request::TooLarge {
+                    key: Cow::Borrowed(key),
+                    unlink,
+                    noreply,
+                },
+                line_len,
+            ));
         }
         let total = line_len + vlen + 2;
         if buf.len() < total {
             return None;
         }
         if &buf[line_len + vlen..total] != b"\r\n" {
-            return Some((Request::Error { msg: e::BAD_CHUNK, noreply }, total));
+            return Some((
+                Request::Error {
+                    msg: e::BAD_CHUNK,
+                    noreply,
+                },
+                total,
+            ));
         }
         let data = &buf[line_len..line_len + vlen];
         let cmd = match cmd {
@@ -388,10 +523,28 @@ impl Parser {
             b"prepend" => StoreCmd::Prepend,
             _ => StoreCmd::Cas,
         };
-        Some((Request::Store { cmd, key, flags, exptime, data, cas, noreply }, total))
+        Some((
+            Request::Store {
+                cmd,
+                key,
+                flags,
+                exptime,
+                data,
+                cas,
+                noreply,
+            },
+            total,
+        ))
     }
 
-    fn meta_set<'a>(&mut self, toks: &[&'a [u8]], line: &'a [u8], buf: &'a [u8], line_len: usize, lim: &Limits) -> Option<(Request<'a>, usize)> {
+    fn meta_set<'a>(
+        &mut self,
+        toks: &[&'a [u8]],
+        line: &'a [u8],
+        buf: &'a [u8],
+        line_len: usize,
+        lim: &Limits,
+    ) -> Option<(Request<'a>, usize)> {
         if toks.len() < 2 {
             return Some((err(e::ERROR), line_len));
         }
@@ -399,7 +552,7 @@ impl Parser {
             return Some((err(e::BAD_FORMAT), line_len));
         }
         if toks.len() > META_MAX_TOKENS {
-            return Some((err(e::FLAGS_TOO_LONG), line_len));
+            return Some((err(e::MS_FLAGS_TOO_LONG), line_len));
         }
         let vlen = match parse_i32(toks[2]) {
             Some(v) if (0..=i32::MAX - 2).contains(&v) => v as usize,
@@ -420,17 +573,33 @@ impl Parser {
         }
         if item_total_size(key.len(), flags.client_flags.unwrap_or(0), vlen) > lim.max_item_size {
             self.swallow = vlen + 2;
-            return Some((Request::TooLarge { key, unlink: true, noreply: false }, line_len));
+            return Some((
+                Request::TooLarge {
+                    key,
+                    unlink: true,
+                    noreply: false,
+                },
+                line_len,
+            ));
         }
         let total = line_len + vlen + 2;
         if buf.len() < total {
             return None;
         }
         if &buf[line_len + vlen..total] != b"\r\n" {
-            return Some((Request::Error { msg: e::BAD_CHUNK, noreply: flags.quiet }, total));
+            // Errors are always returned, even under `q`.
+            return Some((err(e::BAD_CHUNK), total));
         }
         let data = &buf[line_len..line_len + vlen];
-        Some((Request::Meta(Meta { cmd: MetaCmd::Set, key, flags, data }), total))
+        Some((
+            Request::Meta(Meta {
+                cmd: MetaCmd::Set,
+                key,
+                flags,
+                data,
+            }),
+            total,
+        ))
     }
 }
 
@@ -449,22 +618,36 @@ fn meta_simple<'a>(cmd: MetaCmd, toks: &[&'a [u8]], line: &'a [u8]) -> Request<'
         Ok((key, flags)) => {
             if cmd == MetaCmd::Arith {
                 if let Some(m) = flags.mode {
-                    if !matches!(m, b'I' | b'i' | b'+' | b'D' | b'd' | b'-') {
+                    if !matches!(m, b'I' | b'+' | b'D' | b'-') {
                         return err(e::BAD_MA_MODE);
                     }
                 }
             }
-            Request::Meta(Meta { cmd, key, flags, data: &[] })
+            Request::Meta(Meta {
+                cmd,
+                key,
+                flags,
+                data: &[],
+            })
         }
         // md and ma report any flag problem with one message.
-        Err(msg) => err(if cmd == MetaCmd::Get { msg } else { e::INVALID_OR_DUPLICATE_FLAG }),
+        Err(msg) => err(if cmd == MetaCmd::Get {
+            msg
+        } else {
+            e::INVALID_OR_DUPLICATE_FLAG
+        }),
     }
 }
 
 /// memcached's `_meta_flag_preparse`: a repeated or unknown flag stops at
 /// once; a bad token is noted and parsing goes on (the last one noted is
 /// the one reported).
-fn preparse<'a>(raw_key: &'a [u8], toks: &[&'a [u8]], start: usize, line: &'a [u8]) -> Result<(Cow<'a, [u8]>, MetaFlags<'a>), &'static str> {
+fn preparse<'a>(
+    raw_key: &'a [u8],
+    toks: &[&'a [u8]],
+    start: usize,
+    line: &'a [u8],
+) -> Result<(Cow<'a, [u8]>, MetaFlags<'a>), &'static str> {
     let mut f = MetaFlags::default();
     if start < toks.len() {
         let off = toks[start].as_ptr() as usize - line.as_ptr() as usize;
@@ -550,7 +733,10 @@ mod tests {
     use super::*;
 
     fn one(input: &[u8]) -> (Request<'_>, usize) {
-        Parser::new().parse(input, &Limits::default()).unwrap().unwrap()
+        Parser::new()
+            .parse(input, &Limits::default())
+            .unwrap()
+            .unwrap()
     }
 
     #[test]
@@ -558,11 +744,22 @@ mod tests {
         let mut p = Parser::new();
         let full = b"set k 1 0 3\r\nabc\r\n";
         for i in 0..full.len() {
-            assert!(p.parse(&full[..i], &Limits::default()).unwrap().is_none(), "at {i}");
+            assert!(
+                p.parse(&full[..i], &Limits::default()).unwrap().is_none(),
+                "at {i}"
+            );
         }
         match p.parse(full, &Limits::default()).unwrap().unwrap() {
-            (Request::Store { key, flags, data, .. }, n) => {
-                assert_eq!((key, flags, data, n), (&b"k"[..], 1, &b"abc"[..], full.len()));
+            (
+                Request::Store {
+                    key, flags, data, ..
+                },
+                n,
+            ) => {
+                assert_eq!(
+                    (key, flags, data, n),
+                    (&b"k"[..], 1, &b"abc"[..], full.len())
+                );
             }
             other => panic!("{other:?}"),
         }
@@ -571,14 +768,33 @@ mod tests {
     #[test]
     fn get_keys_and_errors() {
         match one(b"gets a  b c\r\n") {
-            (Request::Get { cas: true, touch: None, keys }, 13) => {
+            (
+                Request::Get {
+                    cas: true,
+                    touch: None,
+                    keys,
+                },
+                13,
+            ) => {
                 assert_eq!(keys.iter().collect::<Vec<_>>(), vec![&b"a"[..], b"b", b"c"]);
             }
             other => panic!("{other:?}"),
         }
-        assert!(matches!(one(b"get\r\n").0, Request::Error { msg: e::ERROR, .. }));
-        assert!(matches!(one(b"gat x k\r\n").0, Request::Error { msg: e::BAD_EXPTIME, .. }));
-        assert!(matches!(one(b"\r\n").0, Request::Error { msg: e::ERROR, .. }));
+        assert!(matches!(
+            one(b"get\r\n").0,
+            Request::Error { msg: e::ERROR, .. }
+        ));
+        assert!(matches!(
+            one(b"gat x k\r\n").0,
+            Request::Error {
+                msg: e::BAD_EXPTIME,
+                ..
+            }
+        ));
+        assert!(matches!(
+            one(b"\r\n").0,
+            Request::Error { msg: e::ERROR, .. }
+        ));
     }
 
     #[test]
@@ -605,23 +821,56 @@ mod tests {
                 assert!(m.flags.base64 && m.flags.value);
                 assert_eq!(m.flags.ttl, Some(30));
                 assert_eq!(m.flags.opaque, Some(&b"O12"[..]));
-                assert_eq!(m.flags.iter().map(|(c, _)| c).collect::<Vec<_>>(), b"bkvOT".to_vec());
+                assert_eq!(
+                    m.flags.iter().map(|(c, _)| c).collect::<Vec<_>>(),
+                    b"bkvOT".to_vec()
+                );
             }
             other => panic!("{other:?}"),
         }
-        assert!(matches!(one(b"mg k v v\r\n").0, Request::Error { msg: e::DUPLICATE_FLAG, .. }));
-        assert!(matches!(one(b"mg k y\r\n").0, Request::Error { msg: e::INVALID_FLAG, .. }));
-        assert!(matches!(one(b"md k y\r\n").0, Request::Error { msg: e::INVALID_OR_DUPLICATE_FLAG, .. }));
-        assert!(matches!(one(b"ma k MX\r\n").0, Request::Error { msg: e::BAD_MA_MODE, .. }));
+        assert!(matches!(
+            one(b"mg k v v\r\n").0,
+            Request::Error {
+                msg: e::DUPLICATE_FLAG,
+                ..
+            }
+        ));
+        assert!(matches!(
+            one(b"mg k y\r\n").0,
+            Request::Error {
+                msg: e::INVALID_FLAG,
+                ..
+            }
+        ));
+        assert!(matches!(
+            one(b"md k y\r\n").0,
+            Request::Error {
+                msg: e::INVALID_OR_DUPLICATE_FLAG,
+                ..
+            }
+        ));
+        assert!(matches!(
+            one(b"ma k MX\r\n").0,
+            Request::Error {
+                msg: e::BAD_MA_MODE,
+                ..
+            }
+        ));
     }
 
     #[test]
     fn long_line_closes_unless_get() {
         let mut line = b"set ".to_vec();
         line.resize(3000, b'a');
-        assert_eq!(Parser::new().parse(&line, &Limits::default()).unwrap_err(), Fatal::LineTooLong);
+        assert_eq!(
+            Parser::new().parse(&line, &Limits::default()).unwrap_err(),
+            Fatal::LineTooLong
+        );
         let mut get = b"get ".to_vec();
         get.resize(3000, b'a');
-        assert!(Parser::new().parse(&get, &Limits::default()).unwrap().is_none());
+        assert!(Parser::new()
+            .parse(&get, &Limits::default())
+            .unwrap()
+            .is_none());
     }
 }

@@ -63,7 +63,10 @@ fn bump(c: &AtomicU64) {
 
 impl Shared {
     pub fn new(max_item_size: usize) -> Self {
-        Shared { max_item_size: max_item_size.into(), ..Default::default() }
+        Shared {
+            max_item_size: max_item_size.into(),
+            ..Default::default()
+        }
     }
 
     pub fn max_item_size(&self) -> usize {
@@ -132,10 +135,17 @@ fn ttl_secs(e: &Entry, now: u64) -> i64 {
 /// an item on first sight. None for other types (a miss for memcached).
 #[allow(irrefutable_let_patterns)]
 fn item<'e>(e: &'e mut Entry, sh: &Shared) -> Option<(&'e mut McStr, usize)> {
-    let Value::Str(s) = &mut e.value else { return None };
+    let Value::Str(s) = &mut e.value else {
+        return None;
+    };
     let old_heap = s.heap_size();
     if !matches!(s, StrValue::Mc(_)) {
-        *s = StrValue::Mc(Box::new(McStr { data: s.to_vec(), flags: 0, cas: sh.next_cas(), state: 0 }));
+        *s = StrValue::Mc(Box::new(McStr {
+            data: s.to_vec(),
+            flags: 0,
+            cas: sh.next_cas(),
+            state: 0,
+        }));
     }
     match s {
         StrValue::Mc(m) => Some((m, old_heap)),
@@ -145,7 +155,13 @@ fn item<'e>(e: &'e mut Entry, sh: &Shared) -> Option<(&'e mut McStr, usize)> {
 
 /// Looks a live item up, converting a plain string; accounts the size
 /// change of a conversion.
-fn lookup<'s>(shard: &'s mut Shard, key: &[u8], hash: u64, now: u64, sh: &Shared) -> Option<&'s mut Entry> {
+fn lookup<'s>(
+    shard: &'s mut Shard,
+    key: &[u8],
+    hash: u64,
+    now: u64,
+    sh: &Shared,
+) -> Option<&'s mut Entry> {
     let (old, new) = {
         let e = shard.get_mut(key, hash, now)?;
         let (_, old) = item(e, sh)?;
@@ -166,7 +182,12 @@ fn mc_of(e: &mut Entry) -> &mut McStr {
 }
 
 fn new_item(data: Vec<u8>, flags: u32, cas: u64, state: u8) -> Value {
-    Value::Str(StrValue::Mc(Box::new(McStr { data, flags, cas, state })))
+    Value::Str(StrValue::Mc(Box::new(McStr {
+        data,
+        flags,
+        cas,
+        state,
+    })))
 }
 
 /// Stores a whole item (or only removes the old one when its deadline has
@@ -191,8 +212,17 @@ fn retime(shard: &mut Shard, key: &[u8], hash: u64, dl: Option<u64>, now: u64) {
 }
 
 /// Replaces an item's data in place, keeping flags and TTL, with a new CAS.
-fn rewrite(shard: &mut Shard, key: &[u8], hash: u64, now: u64, cas: u64, f: impl FnOnce(&mut Vec<u8>)) {
-    let Some(e) = shard.get_mut(key, hash, now) else { return };
+fn rewrite(
+    shard: &mut Shard,
+    key: &[u8],
+    hash: u64,
+    now: u64,
+    cas: u64,
+    f: impl FnOnce(&mut Vec<u8>),
+) {
+    let Some(e) = shard.get_mut(key, hash, now) else {
+        return;
+    };
     let old = e.value.heap_size();
     let m = mc_of(e);
     f(&mut m.data);
@@ -210,7 +240,11 @@ fn add_delta(data: &mut Vec<u8>, incr: bool, delta: u64) -> Option<u64> {
     if data.is_empty() {
         return None;
     }
-    let v = if incr { cur.wrapping_add(delta) } else { cur.saturating_sub(delta) };
+    let v = if incr {
+        cur.wrapping_add(delta)
+    } else {
+        cur.saturating_sub(delta)
+    };
     let mut b = itoa::Buffer::new();
     let s = b.format(v).as_bytes();
     if s.len() <= data.len() {
@@ -244,7 +278,15 @@ impl Exec<'_> {
                 }
                 self.out.extend_from_slice(b"END\r\n");
             }
-            Request::Store { cmd, key, flags, exptime, data, cas, noreply } => {
+            Request::Store {
+                cmd,
+                key,
+                flags,
+                exptime,
+                data,
+                cas,
+                noreply,
+            } => {
                 let r = self.store(cmd, key, flags, deadline(self.now, exptime), data, cas);
                 if !noreply {
                     line(self.out, r);
@@ -257,21 +299,44 @@ impl Exec<'_> {
                 if hit {
                     shard.signal(key, loc.hash);
                 }
-                bump(if hit { &self.sh.delete_hits } else { &self.sh.delete_misses });
+                bump(if hit {
+                    &self.sh.delete_hits
+                } else {
+                    &self.sh.delete_misses
+                });
                 if !noreply {
                     line(self.out, if hit { "DELETED" } else { "NOT_FOUND" });
                 }
             }
-            Request::Arith { key, incr, delta, noreply } => self.arith(key, incr, delta, noreply),
-            Request::Touch { key, exptime, noreply } => {
+            Request::Arith {
+                key,
+                incr,
+                delta,
+                noreply,
+            } => self.arith(key, incr, delta, noreply),
+            Request::Touch {
+                key,
+                exptime,
+                noreply,
+            } => {
                 bump(&self.sh.cmd_touch);
                 let loc = self.srv.ks.locate(0, key);
                 let mut shard = self.srv.ks.lock(loc.gid);
                 let hit = lookup(&mut shard, key, loc.hash, self.now, self.sh).is_some();
                 if hit {
-                    retime(&mut shard, key, loc.hash, deadline(self.now, exptime), self.now);
+                    retime(
+                        &mut shard,
+                        key,
+                        loc.hash,
+                        deadline(self.now, exptime),
+                        self.now,
+                    );
                 }
-                bump(if hit { &self.sh.touch_hits } else { &self.sh.touch_misses });
+                bump(if hit {
+                    &self.sh.touch_hits
+                } else {
+                    &self.sh.touch_misses
+                });
                 if !noreply {
                     line(self.out, if hit { "TOUCHED" } else { "NOT_FOUND" });
                 }
@@ -301,7 +366,11 @@ impl Exec<'_> {
             Request::Meta(m) => self.meta(m),
             Request::MetaNoop => line(self.out, "MN"),
             Request::MetaDebug { key, base64: _ } => self.meta_debug(&key),
-            Request::TooLarge { key, unlink, noreply } => {
+            Request::TooLarge {
+                key,
+                unlink,
+                noreply,
+            } => {
                 if unlink {
                     let loc = self.srv.ks.locate(0, &key);
                     let mut shard = self.srv.ks.lock(loc.gid);
@@ -326,12 +395,14 @@ impl Exec<'_> {
     fn flush_later(&self, gen: u64, when: u64) {
         let (srv, sh) = (self.srv.clone(), self.sh.clone());
         let wait = Duration::from_millis(when.saturating_sub(self.now));
-        let spawned = std::thread::Builder::new().name("tern-mc-flush".into()).spawn(move || {
-            std::thread::sleep(wait);
-            if sh.flush_gen.load(Ordering::SeqCst) == gen && !srv.is_shutting_down() {
-                flush_db0(&srv, now_ms());
-            }
-        });
+        let spawned = std::thread::Builder::new()
+            .name("tern-mc-flush".into())
+            .spawn(move || {
+                std::thread::sleep(wait);
+                if sh.flush_gen.load(Ordering::SeqCst) == gen && !srv.is_shutting_down() {
+                    flush_db0(&srv, now_ms());
+                }
+            });
         if spawned.is_err() {
             flush_db0(self.srv, self.now);
         }
@@ -379,7 +450,15 @@ impl Exec<'_> {
     }
 
     /// The text storage commands. Returns the reply line.
-    fn store(&mut self, cmd: StoreCmd, key: &[u8], flags: u32, dl: Option<u64>, data: &[u8], cas_in: u64) -> &'static str {
+    fn store(
+        &mut self,
+        cmd: StoreCmd,
+        key: &[u8],
+        flags: u32,
+        dl: Option<u64>,
+        data: &[u8],
+        cas_in: u64,
+    ) -> &'static str {
         bump(&self.sh.cmd_set);
         let loc = self.srv.ks.locate(0, key);
         let mut shard = self.srv.ks.lock(loc.gid);
@@ -390,7 +469,8 @@ impl Exec<'_> {
         });
         let cas = self.sh.next_cas();
         match (cmd, cur) {
-            (StoreCmd::Add, Some(_)) | (StoreCmd::Replace | StoreCmd::Append | StoreCmd::Prepend, None) => {
+            (StoreCmd::Add, Some(_))
+            | (StoreCmd::Replace | StoreCmd::Append | StoreCmd::Prepend, None) => {
                 if let (StoreCmd::Add, Some(e)) = (cmd, shard.get_mut(key, loc.hash, now)) {
                     e.touch(now, None);
                 }
@@ -428,7 +508,14 @@ impl Exec<'_> {
                     bump(&self.sh.cas_hits);
                 }
                 bump(&self.sh.total_items);
-                put(&mut shard, key, loc.hash, new_item(data.to_vec(), flags, cas, 0), dl, now);
+                put(
+                    &mut shard,
+                    key,
+                    loc.hash,
+                    new_item(data.to_vec(), flags, cas, 0),
+                    dl,
+                    now,
+                );
                 "STORED"
             }
         }
@@ -438,7 +525,11 @@ impl Exec<'_> {
         let loc = self.srv.ks.locate(0, key);
         let mut shard = self.srv.ks.lock(loc.gid);
         let now = self.now;
-        let (hits, misses) = if incr { (&self.sh.incr_hits, &self.sh.incr_misses) } else { (&self.sh.decr_hits, &self.sh.decr_misses) };
+        let (hits, misses) = if incr {
+            (&self.sh.incr_hits, &self.sh.incr_misses)
+        } else {
+            (&self.sh.decr_hits, &self.sh.decr_misses)
+        };
         if lookup(&mut shard, key, loc.hash, now, self.sh).is_none() {
             bump(misses);
             if !noreply {
@@ -448,7 +539,10 @@ impl Exec<'_> {
         }
         let cas = self.sh.next_cas();
         let mut result = None;
-        let mut probe = shard.get_mut(key, loc.hash, now).map(|e| mc_of(e).data.clone()).unwrap_or_default();
+        let mut probe = shard
+            .get_mut(key, loc.hash, now)
+            .map(|e| mc_of(e).data.clone())
+            .unwrap_or_default();
         if let Some(v) = add_delta(&mut probe, incr, delta) {
             result = Some(v);
             rewrite(&mut shard, key, loc.hash, now, cas, |d| *d = probe);
@@ -471,7 +565,7 @@ impl Exec<'_> {
             out.extend_from_slice(format!("STAT {name} {v}\r\n").as_bytes());
         };
         let ld = |c: &AtomicU64| c.load(Ordering::Relaxed);
-        let sh = &*self.sh;
+        let sh: &Shared = self.sh;
         let srv: &Server = self.srv;
         let items = || -> (u64, u64) {
             let mut n = 0u64;
@@ -492,8 +586,16 @@ impl Exec<'_> {
                 stat(out, "time", &now_s);
                 stat(out, "version", &MEMCACHED_VERSION);
                 stat(out, "pointer_size", &(usize::BITS));
-                stat(out, "max_connections", &srv.limits.maxclients.load(Ordering::Relaxed));
-                stat(out, "curr_connections", &srv.connected.load(Ordering::Relaxed));
+                stat(
+                    out,
+                    "max_connections",
+                    &srv.limits.maxclients.load(Ordering::Relaxed),
+                );
+                stat(
+                    out,
+                    "curr_connections",
+                    &srv.connected.load(Ordering::Relaxed),
+                );
                 stat(out, "total_connections", &ld(&sh.total_connections));
                 stat(out, "cmd_get", &ld(&sh.cmd_get));
                 stat(out, "cmd_set", &ld(&sh.cmd_set));
@@ -544,9 +646,25 @@ impl Exec<'_> {
             }
             Some(b"reset") => {
                 for c in [
-                    &sh.cmd_get, &sh.cmd_set, &sh.cmd_flush, &sh.cmd_touch, &sh.get_hits, &sh.get_misses, &sh.delete_hits,
-                    &sh.delete_misses, &sh.incr_hits, &sh.incr_misses, &sh.decr_hits, &sh.decr_misses, &sh.cas_hits,
-                    &sh.cas_misses, &sh.cas_badval, &sh.touch_hits, &sh.touch_misses, &sh.total_items, &sh.total_connections,
+                    &sh.cmd_get,
+                    &sh.cmd_set,
+                    &sh.cmd_flush,
+                    &sh.cmd_touch,
+                    &sh.get_hits,
+                    &sh.get_misses,
+                    &sh.delete_hits,
+                    &sh.delete_misses,
+                    &sh.incr_hits,
+                    &sh.incr_misses,
+                    &sh.decr_hits,
+                    &sh.decr_misses,
+                    &sh.cas_hits,
+                    &sh.cas_misses,
+                    &sh.cas_badval,
+                    &sh.touch_hits,
+                    &sh.touch_misses,
+                    &sh.total_items,
+                    &sh.total_connections,
                 ] {
                     c.store(0, Ordering::Relaxed);
                 }
@@ -579,7 +697,11 @@ impl Exec<'_> {
             ttl,
             la,
             m.cas,
-            if m.state & mc_state::FETCHED != 0 { "yes" } else { "no" },
+            if m.state & mc_state::FETCHED != 0 {
+                "yes"
+            } else {
+                "no"
+            },
             size
         );
         line(self.out, &s);
@@ -656,7 +778,11 @@ impl Exec<'_> {
         let mut new_deadline: Option<Option<u64>> = None;
         let (fetched, binary, len) = {
             let it = mc_of(e);
-            (it.state & mc_state::FETCHED != 0, it.state & mc_state::KEY_BINARY != 0, it.data.len())
+            (
+                it.state & mc_state::FETCHED != 0,
+                it.state & mc_state::KEY_BINARY != 0,
+                it.data.len(),
+            )
         };
         if f.value {
             out.extend_from_slice(b"VA ");
@@ -784,7 +910,14 @@ impl Exec<'_> {
             (StoreCmd::Add, Some(_)) | (StoreCmd::Replace, None) => "NS",
             (StoreCmd::Append | StoreCmd::Prepend, None) => match f.vivify {
                 Some(n) => {
-                    put(&mut shard, key, loc.hash, new_item(m.data.to_vec(), flags, cas, binary), deadline(now, n), now);
+                    put(
+                        &mut shard,
+                        key,
+                        loc.hash,
+                        new_item(m.data.to_vec(), flags, cas, binary),
+                        deadline(now, n),
+                        now,
+                    );
                     "HD"
                 }
                 None => "NS",
@@ -799,7 +932,9 @@ impl Exec<'_> {
                         Value::Str(s) => s.len(),
                         _ => 0,
                     });
-                    if item_total_size(key.len(), flags, len + m.data.len()) > self.sh.max_item_size() {
+                    if item_total_size(key.len(), flags, len + m.data.len())
+                        > self.sh.max_item_size()
+                    {
                         line(self.out, e::TOO_LARGE);
                         return;
                     }
@@ -816,21 +951,42 @@ impl Exec<'_> {
             (StoreCmd::Cas, Some((c, state))) => {
                 let want = f.compare_cas.unwrap_or(0);
                 if want == c {
-                    put(&mut shard, key, loc.hash, new_item(m.data.to_vec(), flags, cas, binary), dl, now);
+                    put(
+                        &mut shard,
+                        key,
+                        loc.hash,
+                        new_item(m.data.to_vec(), flags, cas, binary),
+                        dl,
+                        now,
+                    );
                     "HD"
                 } else if f.invalidate && want < c {
                     // A late write of older data: kept, but marked stale
                     // with the old TTL and win token, so clients recache.
                     let keep = shard.get(key, loc.hash, now).and_then(|e| e.expire());
                     let st = mc_state::STALE | (state & mc_state::TOKEN_SENT) | binary;
-                    put(&mut shard, key, loc.hash, new_item(m.data.to_vec(), flags, want, st), keep, now);
+                    put(
+                        &mut shard,
+                        key,
+                        loc.hash,
+                        new_item(m.data.to_vec(), flags, want, st),
+                        keep,
+                        now,
+                    );
                     "HD"
                 } else {
                     "EX"
                 }
             }
             _ => {
-                put(&mut shard, key, loc.hash, new_item(m.data.to_vec(), flags, cas, binary), dl, now);
+                put(
+                    &mut shard,
+                    key,
+                    loc.hash,
+                    new_item(m.data.to_vec(), flags, cas, binary),
+                    dl,
+                    now,
+                );
                 "HD"
             }
         };
@@ -888,7 +1044,13 @@ impl Exec<'_> {
                 }
             });
             if f.invalidate && f.ttl.is_some() {
-                retime(&mut shard, key, loc.hash, deadline(now, f.ttl.unwrap_or(0)), now);
+                retime(
+                    &mut shard,
+                    key,
+                    loc.hash,
+                    deadline(now, f.ttl.unwrap_or(0)),
+                    now,
+                );
             }
         } else {
             shard.remove(key, loc.hash, now);
@@ -902,8 +1064,12 @@ impl Exec<'_> {
     fn ma(&mut self, m: &Meta<'_>) {
         let f = &m.flags;
         let key: &[u8] = &m.key;
-        let incr = !matches!(f.mode, Some(b'D' | b'd' | b'-'));
-        let (hits, misses) = if incr { (&self.sh.incr_hits, &self.sh.incr_misses) } else { (&self.sh.decr_hits, &self.sh.decr_misses) };
+        let incr = !matches!(f.mode, Some(b'D' | b'-'));
+        let (hits, misses) = if incr {
+            (&self.sh.incr_hits, &self.sh.incr_misses)
+        } else {
+            (&self.sh.decr_hits, &self.sh.decr_misses)
+        };
         let loc = self.srv.ks.locate(0, key);
         let mut shard = self.srv.ks.lock(loc.gid);
         let now = self.now;
@@ -918,7 +1084,14 @@ impl Exec<'_> {
                 value = f.initial.unwrap_or(0);
                 let cas = f.new_cas.unwrap_or_else(|| self.sh.next_cas());
                 let bin = if f.base64 { mc_state::KEY_BINARY } else { 0 };
-                put(&mut shard, key, loc.hash, new_item(value.to_string().into_bytes(), 0, cas, bin), deadline(now, n), now);
+                put(
+                    &mut shard,
+                    key,
+                    loc.hash,
+                    new_item(value.to_string().into_bytes(), 0, cas, bin),
+                    deadline(now, n),
+                    now,
+                );
             }
             Some(e) => {
                 let it = mc_of(e);
