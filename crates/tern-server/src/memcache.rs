@@ -463,11 +463,18 @@ impl Exec<'_> {
         let loc = self.srv.ks.locate(0, key);
         let mut shard = self.srv.ks.lock(loc.gid);
         let now = self.now;
+        let cas = self.sh.next_cas();
+        // A plain set needs nothing of the old item: no lookup (which
+        // would also convert a RESP string only to drop it).
+        if cmd == StoreCmd::Set {
+            bump(&self.sh.total_items);
+            put(&mut shard, key, loc.hash, new_item(data.to_vec(), flags, cas, 0), dl, now);
+            return "STORED";
+        }
         let cur = lookup(&mut shard, key, loc.hash, now, self.sh).map(|e| {
             let m = mc_of(e);
             m.cas
         });
-        let cas = self.sh.next_cas();
         match (cmd, cur) {
             (StoreCmd::Add, Some(_))
             | (StoreCmd::Replace | StoreCmd::Append | StoreCmd::Prepend, None) => {
@@ -888,10 +895,15 @@ impl Exec<'_> {
         let loc = self.srv.ks.locate(0, key);
         let mut shard = self.srv.ks.lock(loc.gid);
         let now = self.now;
-        let cur = lookup(&mut shard, key, loc.hash, now, self.sh).map(|e| {
-            let it = mc_of(e);
-            (it.cas, it.state)
-        });
+        let plain_set = matches!(f.mode, None | Some(b'S')) && f.compare_cas.is_none();
+        let cur = if plain_set {
+            None
+        } else {
+            lookup(&mut shard, key, loc.hash, now, self.sh).map(|e| {
+                let it = mc_of(e);
+                (it.cas, it.state)
+            })
+        };
         let mut cmd = match f.mode {
             Some(b'E') => StoreCmd::Add,
             Some(b'A') => StoreCmd::Append,
