@@ -472,12 +472,19 @@ fn read(c: &mut Conn, sh: &Shared, stats: &mut Stats, now: Instant) {
                 return;
             }
             Ok(n) => {
+                let short = c.rend + n < c.rbuf.len();
                 c.rend += n;
                 stats.bytes_in += n as u64;
                 if let Err(e) = consume(c, sh, stats, now) {
                     stats.connection_errors += 1;
                     stats.first_error.get_or_insert(e);
                     c.closed = true;
+                    return;
+                }
+                // A short read emptied the socket, and mio's edge trigger
+                // fires again for anything that arrives later: skip the
+                // read that would only say WouldBlock.
+                if short {
                     return;
                 }
             }
