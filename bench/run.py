@@ -255,7 +255,26 @@ def measure(servers, specs, args):
         key = (s["dataset_name"] or s["short"], json.dumps(s["preload"]))
         groups.setdefault(key, []).append(s)
     for (dataset, _), group in groups.items():
-        log(f"== dataset {dataset}: {', '.join(s['short'] for s in group)}")
+        # All servers hold the dataset at once when memory allows, so runs can alternate;
+        # otherwise (e.g. 5M x 1KiB) they take turns, one server up at a time.
+        per_server = (group[0]["keyspacelen"] or 0) * (int(opt(group[0]["preload"] or [], "--data-size", "-d") or 32) + 100)
+        together = per_server * len(servers) < 0.6 * mem_available()
+        for kinds in ([servers] if together else [[k] for k in servers]):
+            log(f"== dataset {dataset} on {', '.join(kinds)}: {', '.join(s['short'] for s in group)}")
+            measure_group(group, kinds, results, args)
+    return results
+
+
+def mem_available():
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def measure_group(group, servers, results, args):
+    if True:
         live = []
         for kind in servers:
             runnable = [s for s in group if kind not in ("memcached", "tern-mc") or memcache_shape(s["benchmark"])]
@@ -322,7 +341,6 @@ def measure(servers, specs, args):
                         f"p50 {r['p50']:.3f} p99 {r['p99']:.3f} ms, {r['cpu_us_per_op']:.2f} cpu-us/op")
         for srv, _ in live:
             srv.stop()
-    return results
 
 
 def med(runs, k):
