@@ -140,12 +140,7 @@ fn item<'e>(e: &'e mut Entry, sh: &Shared) -> Option<(&'e mut McStr, usize)> {
     };
     let old_heap = s.heap_size();
     if !matches!(s, StrValue::Mc(_)) {
-        *s = StrValue::Mc(Box::new(McStr {
-            data: s.to_vec(),
-            flags: 0,
-            cas: sh.next_cas(),
-            state: 0,
-        }));
+        *s = StrValue::Mc(s.with_bytes(|b| McStr::new(b, 0, sh.next_cas(), 0)));
     }
     match s {
         StrValue::Mc(m) => Some((m, old_heap)),
@@ -173,21 +168,25 @@ fn lookup<'s>(
     shard.get_mut(key, hash, now)
 }
 
+/// The item of an entry [`lookup`] returned (which converted it).
 fn mc_of(e: &mut Entry) -> &mut McStr {
-    match &mut e.value {
+    if !matches!(e.value, Value::Str(StrValue::Mc(_))) {
+        // Not reached after `lookup`; converting keeps this total.
         #[allow(unreachable_patterns)]
+        let bytes = match &e.value {
+            Value::Str(s) => s.to_vec(),
+            _ => Vec::new(),
+        };
+        e.value = Value::Str(StrValue::Mc(McStr::new(&bytes, 0, 0, 0)));
+    }
+    match &mut e.value {
         Value::Str(StrValue::Mc(m)) => m,
-        _ => unreachable!("lookup converted the entry"),
+        _ => unreachable!("converted just above"),
     }
 }
 
-fn new_item(data: Vec<u8>, flags: u32, cas: u64, state: u8) -> Value {
-    Value::Str(StrValue::Mc(Box::new(McStr {
-        data,
-        flags,
-        cas,
-        state,
-    })))
+fn new_item(data: &[u8], flags: u32, cas: u64, state: u8) -> Value {
+    Value::Str(StrValue::Mc(McStr::new(data, flags, cas, state)))
 }
 
 /// Stores a whole item (or only removes the old one when its deadline has
@@ -218,15 +217,15 @@ fn rewrite(
     hash: u64,
     now: u64,
     cas: u64,
-    f: impl FnOnce(&mut Vec<u8>),
+    f: impl FnOnce(&mut McStr),
 ) {
     let Some(e) = shard.get_mut(key, hash, now) else {
         return;
     };
     let old = e.value.heap_size();
     let m = mc_of(e);
-    f(&mut m.data);
-    m.cas = cas;
+    f(m);
+    m.set_cas(cas);
     let new = e.value.heap_size();
     shard.value_resized(old, new);
     shard.signal(key, hash);
@@ -428,20 +427,20 @@ impl Exec<'_> {
         self.stats.keyspace_hits.add(1);
         e.touch(now, None);
         let m = mc_of(e);
-        m.state |= mc_state::FETCHED;
+        m.set_state(m.state() | mc_state::FETCHED);
         let out = &mut *self.out;
         out.extend_from_slice(b"VALUE ");
         out.extend_from_slice(key);
         out.push(b' ');
-        num(out, m.flags);
+        num(out, m.flags());
         out.push(b' ');
-        num(out, m.data.len());
+        num(out, m.len());
         if want_cas {
             out.push(b' ');
-            num(out, m.cas);
+            num(out, m.cas());
         }
         out.extend_from_slice(b"\r\n");
-        out.extend_from_slice(&m.data);
+        out.extend_from_slice(m.data());
         out.extend_from_slice(b"\r\n");
         if let Some(t) = touch {
             bump(&self.sh.touch_hits);
@@ -468,12 +467,12 @@ impl Exec<'_> {
         // would also convert a RESP string only to drop it).
         if cmd == StoreCmd::Set {
             bump(&self.sh.total_items);
-            put(&mut shard, key, loc.hash, new_item(data.to_vec(), flags, cas, 0), dl, now);
+            put(&mut shard, key, loc.hash, new_item(data, flags, cas, 0), dl, now);
             return "STORED";
         }
         let cur = lookup(&mut shard, key, loc.hash, now, self.sh).map(|e| {
             let m = mc_of(e);
-            m.cas
+            m.cas()
         });
         match (cmd, cur) {
             (StoreCmd::Add, Some(_))
@@ -503,9 +502,9 @@ impl Exec<'_> {
                 }
                 rewrite(&mut shard, key, loc.hash, now, cas, |d| {
                     if cmd == StoreCmd::Append {
-                        d.extend_from_slice(data);
+                        d.append(data);
                     } else {
-                        d.splice(0..0, data.iter().copied());
+                        d.prepend(data);
                     }
                 });
                 "STORED"
@@ -519,7 +518,7 @@ impl Exec<'_> {
                     &mut shard,
                     key,
                     loc.hash,
-                    new_item(data.to_vec(), flags, cas, 0),
+                    new_item(data, flags, cas, 0),
                     dl,
                     now,
                 );
@@ -548,11 +547,11 @@ impl Exec<'_> {
         let mut result = None;
         let mut probe = shard
             .get_mut(key, loc.hash, now)
-            .map(|e| mc_of(e).data.clone())
+            .map(|e| mc_of(e).data().to_vec())
             .unwrap_or_default();
         if let Some(v) = add_delta(&mut probe, incr, delta) {
             result = Some(v);
-            rewrite(&mut shard, key, loc.hash, now, cas, |d| *d = probe);
+            rewrite(&mut shard, key, loc.hash, now, cas, |d| d.set_data(&probe));
         }
         match result {
             Some(v) => {
@@ -697,14 +696,14 @@ impl Exec<'_> {
         let ttl = ttl_secs(e, now);
         let la = e.idle_secs(now);
         let m = mc_of(e);
-        let size = item_total_size(key.len(), m.flags, m.data.len());
+        let size = item_total_size(key.len(), m.flags(), m.len());
         let s = format!(
             "ME {} exp={} la={} cas={} fetch={} cls=1 size={}",
             String::from_utf8_lossy(key),
             ttl,
             la,
-            m.cas,
-            if m.state & mc_state::FETCHED != 0 {
+            m.cas(),
+            if m.state() & mc_state::FETCHED != 0 {
                 "yes"
             } else {
                 "no"
@@ -764,7 +763,7 @@ impl Exec<'_> {
                 let state = if f.base64 { mc_state::KEY_BINARY } else { 0 };
                 // A stub that dies at once is still answered as created.
                 let dl = deadline(now, n).map(|d| d.max(now + 1));
-                shard.set(key, loc.hash, new_item(Vec::new(), 0, cas, state), dl, now);
+                shard.set(key, loc.hash, new_item(&[], 0, cas, state), dl, now);
                 shard.signal(key, loc.hash);
                 created = true;
             }
@@ -786,9 +785,9 @@ impl Exec<'_> {
         let (fetched, binary, len) = {
             let it = mc_of(e);
             (
-                it.state & mc_state::FETCHED != 0,
-                it.state & mc_state::KEY_BINARY != 0,
-                it.data.len(),
+                it.state() & mc_state::FETCHED != 0,
+                it.state() & mc_state::KEY_BINARY != 0,
+                it.len(),
             )
         };
         if f.value {
@@ -814,7 +813,7 @@ impl Exec<'_> {
                     won = true;
                 }
                 b'R' => {
-                    let token_sent = mc_of(e).state & mc_state::TOKEN_SENT != 0;
+                    let token_sent = mc_of(e).state() & mc_state::TOKEN_SENT != 0;
                     let rc = deadline(now, f.recache.unwrap_or(0));
                     if !token_sent && !created {
                         if let (Some(x), Some(r)) = (expire, rc) {
@@ -837,11 +836,11 @@ impl Exec<'_> {
                 }
                 b'c' => {
                     out.extend_from_slice(b" c");
-                    num(out, mc_of(e).cas);
+                    num(out, mc_of(e).cas());
                 }
                 b'f' => {
                     out.extend_from_slice(b" f");
-                    num(out, mc_of(e).flags);
+                    num(out, mc_of(e).flags());
                 }
                 b'l' => {
                     out.extend_from_slice(b" l");
@@ -857,26 +856,26 @@ impl Exec<'_> {
             }
         }
         let it = mc_of(e);
-        if it.state & mc_state::TOKEN_SENT != 0 {
+        if it.state() & mc_state::TOKEN_SENT != 0 {
             out.extend_from_slice(b" Z");
         }
-        if it.state & mc_state::STALE != 0 {
+        if it.state() & mc_state::STALE != 0 {
             out.extend_from_slice(b" X");
-            if it.state & mc_state::TOKEN_SENT == 0 {
+            if it.state() & mc_state::TOKEN_SENT == 0 {
                 won = true;
             }
         }
         if won {
             out.extend_from_slice(b" W");
-            it.state |= mc_state::TOKEN_SENT;
+            it.set_state(it.state() | mc_state::TOKEN_SENT);
         }
         out.extend_from_slice(b"\r\n");
         if f.value {
-            out.extend_from_slice(&it.data);
+            out.extend_from_slice(it.data());
             out.extend_from_slice(b"\r\n");
         }
         if !f.no_bump {
-            it.state |= mc_state::FETCHED;
+            it.set_state(it.state() | mc_state::FETCHED);
             e.touch(now, None);
         }
         if let Some(dl) = new_deadline {
@@ -901,7 +900,7 @@ impl Exec<'_> {
         } else {
             lookup(&mut shard, key, loc.hash, now, self.sh).map(|e| {
                 let it = mc_of(e);
-                (it.cas, it.state)
+                (it.cas(), it.state())
             })
         };
         let mut cmd = match f.mode {
@@ -926,7 +925,7 @@ impl Exec<'_> {
                         &mut shard,
                         key,
                         loc.hash,
-                        new_item(m.data.to_vec(), flags, cas, binary),
+                        new_item(m.data, flags, cas, binary),
                         deadline(now, n),
                         now,
                     );
@@ -952,9 +951,9 @@ impl Exec<'_> {
                     }
                     rewrite(&mut shard, key, loc.hash, now, cas, |d| {
                         if cmd == StoreCmd::Append {
-                            d.extend_from_slice(m.data);
+                            d.append(m.data);
                         } else {
-                            d.splice(0..0, m.data.iter().copied());
+                            d.prepend(m.data);
                         }
                     });
                     "HD"
@@ -967,7 +966,7 @@ impl Exec<'_> {
                         &mut shard,
                         key,
                         loc.hash,
-                        new_item(m.data.to_vec(), flags, cas, binary),
+                        new_item(m.data, flags, cas, binary),
                         dl,
                         now,
                     );
@@ -981,7 +980,7 @@ impl Exec<'_> {
                         &mut shard,
                         key,
                         loc.hash,
-                        new_item(m.data.to_vec(), flags, want, st),
+                        new_item(m.data, flags, want, st),
                         keep,
                         now,
                     );
@@ -995,7 +994,7 @@ impl Exec<'_> {
                     &mut shard,
                     key,
                     loc.hash,
-                    new_item(m.data.to_vec(), flags, cas, binary),
+                    new_item(m.data, flags, cas, binary),
                     dl,
                     now,
                 );
@@ -1038,8 +1037,8 @@ impl Exec<'_> {
             return;
         };
         let it = mc_of(e);
-        let binary = it.state & mc_state::KEY_BINARY != 0;
-        if f.compare_cas.is_some_and(|c| c != it.cas) {
+        let binary = it.state() & mc_state::KEY_BINARY != 0;
+        if f.compare_cas.is_some_and(|c| c != it.cas()) {
             self.status("EX", m, binary);
             return;
         }
@@ -1047,12 +1046,12 @@ impl Exec<'_> {
         if f.invalidate || f.remove_value {
             let cas = f.new_cas.unwrap_or_else(|| self.sh.next_cas());
             if f.invalidate {
-                it.state |= mc_state::STALE;
-                it.state &= !mc_state::TOKEN_SENT;
+                it.set_state(it.state() | mc_state::STALE);
+                it.set_state(it.state() & !mc_state::TOKEN_SENT);
             }
             rewrite(&mut shard, key, loc.hash, now, cas, |d| {
                 if f.remove_value {
-                    *d = Vec::new();
+                    d.set_data(&[]);
                 }
             });
             if f.invalidate && f.ttl.is_some() {
@@ -1100,19 +1099,19 @@ impl Exec<'_> {
                     &mut shard,
                     key,
                     loc.hash,
-                    new_item(value.to_string().into_bytes(), 0, cas, bin),
+                    new_item(value.to_string().as_bytes(), 0, cas, bin),
                     deadline(now, n),
                     now,
                 );
             }
             Some(e) => {
                 let it = mc_of(e);
-                if f.compare_cas.is_some_and(|c| c != it.cas) {
-                    let bin = it.state & mc_state::KEY_BINARY != 0;
+                if f.compare_cas.is_some_and(|c| c != it.cas()) {
+                    let bin = it.state() & mc_state::KEY_BINARY != 0;
                     self.status("EX", m, bin);
                     return;
                 }
-                let mut probe = it.data.clone();
+                let mut probe = it.data().to_vec();
                 let Some(v) = add_delta(&mut probe, incr, f.delta.unwrap_or(1)) else {
                     line(self.out, e::NON_NUMERIC);
                     return;
@@ -1120,7 +1119,7 @@ impl Exec<'_> {
                 bump(hits);
                 value = v;
                 let cas = f.new_cas.unwrap_or_else(|| self.sh.next_cas());
-                rewrite(&mut shard, key, loc.hash, now, cas, |d| *d = probe);
+                rewrite(&mut shard, key, loc.hash, now, cas, |d| d.set_data(&probe));
                 if let Some(t) = f.ttl {
                     retime(&mut shard, key, loc.hash, deadline(now, t), now);
                 }
@@ -1156,7 +1155,7 @@ impl Exec<'_> {
                 b'c' => {
                     out.extend_from_slice(b" c");
                     let cas = match e.as_ref().map(|e| &e.value) {
-                        Some(Value::Str(StrValue::Mc(it))) => it.cas,
+                        Some(Value::Str(StrValue::Mc(it))) => it.cas(),
                         _ => 0,
                     };
                     num(out, cas);

@@ -19,22 +19,85 @@ pub enum StrValue {
     /// Bytes that are longer or were changed in place (`raw`).
     Raw(Vec<u8>),
     /// Bytes written through a memcached protocol, with the item state only
-    /// memcached needs. A side allocation, so keys written only through
-    /// RESP never pay for it; any RESP write turns it back into a plain
-    /// string (a new CAS is drawn when memcached next looks).
-    Mc(Box<McStr>),
+    /// memcached needs, in the same allocation as the bytes (no larger than
+    /// `Raw`, so keys written only through RESP never pay for it). Any RESP
+    /// write turns it back into a plain string (a new CAS is drawn when
+    /// memcached next looks).
+    Mc(McStr),
 }
 
-/// A memcached item's value and metadata.
+// An item's metadata rides in its buffer: strings stay four words.
+const _: () = assert!(std::mem::size_of::<StrValue>() == 32);
+
+/// A memcached item's value and metadata, in one buffer so that a hit
+/// costs one cache miss for both:
+///
+/// ```text
+///  0       4               12      13
+///  | flags | cas            | state | data ...
+///    u32 LE  u64 LE           u8
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct McStr {
-    pub data: Vec<u8>,
+    /// Always at least [`McStr::HEADER`] bytes.
+    buf: Vec<u8>,
+}
+
+impl McStr {
+    const HEADER: usize = 13;
+
+    pub fn new(data: &[u8], flags: u32, cas: u64, state: u8) -> Self {
+        let mut buf = Vec::with_capacity(Self::HEADER + data.len());
+        buf.extend_from_slice(&flags.to_le_bytes());
+        buf.extend_from_slice(&cas.to_le_bytes());
+        buf.push(state);
+        buf.extend_from_slice(data);
+        McStr { buf }
+    }
+    pub fn data(&self) -> &[u8] {
+        &self.buf[Self::HEADER..]
+    }
+    pub fn len(&self) -> usize {
+        self.buf.len() - Self::HEADER
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
     /// Opaque 32-bit client flags.
-    pub flags: u32,
+    pub fn flags(&self) -> u32 {
+        let mut a = [0u8; 4];
+        a.copy_from_slice(&self.buf[0..4]);
+        u32::from_le_bytes(a)
+    }
     /// Compare-and-swap id, unique per write.
-    pub cas: u64,
+    pub fn cas(&self) -> u64 {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(&self.buf[4..12]);
+        u64::from_le_bytes(a)
+    }
+    pub fn set_cas(&mut self, cas: u64) {
+        self.buf[4..12].copy_from_slice(&cas.to_le_bytes());
+    }
     /// [`mc_state`] bits.
-    pub state: u8,
+    pub fn state(&self) -> u8 {
+        self.buf[12]
+    }
+    pub fn set_state(&mut self, st: u8) {
+        self.buf[12] = st;
+    }
+    pub fn append(&mut self, b: &[u8]) {
+        self.buf.extend_from_slice(b);
+    }
+    pub fn prepend(&mut self, b: &[u8]) {
+        self.buf.splice(Self::HEADER..Self::HEADER, b.iter().copied());
+    }
+    pub fn set_data(&mut self, b: &[u8]) {
+        self.buf.truncate(Self::HEADER);
+        self.buf.extend_from_slice(b);
+    }
+    pub fn heap_size(&self) -> usize {
+        self.buf.capacity()
+    }
 }
 
 /// Bits of [`McStr::state`] (memcached's item flags of the same names).
@@ -59,7 +122,7 @@ impl StrValue {
             StrValue::Int(n) => itoa::Buffer::new().format(*n).len(),
             StrValue::Emb(b) => b.len(),
             StrValue::Raw(b) => b.len(),
-            StrValue::Mc(m) => m.data.len(),
+            StrValue::Mc(m) => m.len(),
         }
     }
 
@@ -73,7 +136,7 @@ impl StrValue {
             StrValue::Int(n) => f(itoa::Buffer::new().format(*n).as_bytes()),
             StrValue::Emb(b) => f(b),
             StrValue::Raw(b) => f(b),
-            StrValue::Mc(m) => f(&m.data),
+            StrValue::Mc(m) => f(m.data()),
         }
     }
 
@@ -97,7 +160,7 @@ impl StrValue {
             StrValue::Int(_) => "int",
             StrValue::Emb(_) => "embstr",
             StrValue::Raw(_) => "raw",
-            StrValue::Mc(m) if m.data.len() <= EMBSTR_MAX => "embstr",
+            StrValue::Mc(m) if m.len() <= EMBSTR_MAX => "embstr",
             StrValue::Mc(_) => "raw",
         }
     }
@@ -108,7 +171,7 @@ impl StrValue {
             StrValue::Int(_) => 0,
             StrValue::Emb(b) => b.len(),
             StrValue::Raw(v) => v.capacity(),
-            StrValue::Mc(m) => std::mem::size_of::<McStr>() + m.data.capacity(),
+            StrValue::Mc(m) => m.heap_size(),
         }
     }
 }
@@ -175,5 +238,25 @@ impl StrValue {
         } else {
             StrValue::Raw(b.to_vec())
         }
+    }
+}
+
+#[cfg(test)]
+mod mc_tests {
+    use super::*;
+
+    #[test]
+    fn mc_item_header_and_data() {
+        let mut m = McStr::new(b"mid", 0xdead_beef, u64::MAX - 1, mc_state::STALE);
+        assert_eq!((m.flags(), m.cas(), m.state(), m.data()), (0xdead_beef, u64::MAX - 1, mc_state::STALE, &b"mid"[..]));
+        m.append(b">>");
+        m.prepend(b"<<");
+        m.set_cas(7);
+        m.set_state(mc_state::FETCHED);
+        assert_eq!((m.flags(), m.cas(), m.state(), m.data(), m.len()), (0xdead_beef, 7, mc_state::FETCHED, &b"<<mid>>"[..], 7));
+        m.set_data(b"");
+        assert!(m.is_empty());
+        let s = StrValue::Mc(m);
+        assert_eq!((s.len(), s.encoding(), s.to_vec()), (0, "embstr", Vec::new()));
     }
 }
