@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
+use tern_memcache::encode;
 use tern_protocol::decode::{self, Kind};
 
 use crate::keys::{KeyGen, Pattern, Rng};
@@ -88,6 +89,8 @@ struct Conn {
     handshake: u32,
     /// One expanded word, to know its length before writing it.
     scratch: Vec<u8>,
+    /// Where each expanded word lies in `scratch` (memcache requests).
+    spans: Vec<(usize, usize)>,
     rng: Rng,
     gens: Vec<KeyGen>,
     /// Position in the command cycle: command index and repeats left.
@@ -100,7 +103,8 @@ struct Conn {
 pub struct Shared {
     pub cfg: Config,
     pub work: Workload,
-    pub stop: AtomicBool,
+    /// Set on SIGINT: stop sending, drain what is in flight, report.
+    pub stop: Arc<AtomicBool>,
     pub start: Instant,
     /// Filler for `__data__`: `--data-size` × 'x', or random bytes to draw
     /// windows from with `--random-data`.
@@ -124,7 +128,7 @@ impl Shared {
         Shared {
             cfg,
             work,
-            stop: AtomicBool::new(false),
+            stop: Arc::new(AtomicBool::new(false)),
             start: Instant::now(),
             data,
         }
@@ -197,6 +201,7 @@ impl Conn {
             inflight: VecDeque::with_capacity(cfg.pipeline),
             handshake: 0,
             scratch: Vec::new(),
+            spans: Vec::new(),
             rng: Rng::new(seed),
             gens,
             cycle: (first, sh.work.cmds[first].1),
@@ -261,48 +266,40 @@ impl Conn {
             }
             Protocol::MemcacheText | Protocol::MemcacheMeta => {
                 let meta = cfg.protocol == Protocol::MemcacheMeta;
+                // Keys and values are expanded into `scratch` first: the
+                // encoders take them as slices.
+                let (sc, spans) = (&mut self.scratch, &mut self.spans);
+                sc.clear();
+                spans.clear();
+                for i in 1..t.words.len() {
+                    let at = sc.len();
+                    t.expand_word(i, sc, &mut key, data);
+                    spans.push((at, sc.len()));
+                }
+                let arg = |i: usize| &sc[spans[i].0..spans[i].1];
                 match t.name.as_str() {
-                    "SET" if t.words.len() == 3 => {
-                        out.extend_from_slice(if meta { b"ms " } else { b"set " });
-                        t.expand_word(1, out, &mut key, data);
-                        let v = &mut self.scratch;
-                        v.clear();
-                        t.expand_word(2, v, &mut key, data);
-                        if !meta {
-                            out.extend_from_slice(b" 0 0");
-                        }
-                        out.push(b' ');
-                        out.extend_from_slice(itoa::Buffer::new().format(v.len()).as_bytes());
-                        out.extend_from_slice(b"\r\n");
-                        out.extend_from_slice(v);
-                        out.extend_from_slice(b"\r\n");
-                    }
+                    "SET" if t.words.len() == 3 && meta => encode::ms(out, arg(0), arg(1), b""),
+                    "SET" if t.words.len() == 3 => encode::set(out, arg(0), 0, 0, arg(1)),
                     "GET" | "MGET" if meta => {
-                        p.expect = (t.words.len() - 1) as u32;
-                        for i in 1..t.words.len() {
-                            out.extend_from_slice(b"mg ");
-                            t.expand_word(i, out, &mut key, data);
-                            out.extend_from_slice(b" f v t l h\r\n");
+                        // A multi-get as meta-memcache sends it: one `mg` per key, in one write.
+                        p.expect = spans.len() as u32;
+                        for i in 0..spans.len() {
+                            encode::mg(out, arg(i), b"f v t l h");
                         }
                     }
                     "GET" | "MGET" => {
                         p.shape = Shape::Values;
-                        out.extend_from_slice(b"get");
-                        for i in 1..t.words.len() {
-                            out.push(b' ');
-                            t.expand_word(i, out, &mut key, data);
-                        }
-                        out.extend_from_slice(b"\r\n");
+                        encode::get(out, false, (0..spans.len()).map(arg));
                     }
                     name => {
-                        if matches!(name, "GET" | "GETS" | "GAT" | "GATS") {
+                        // Any other command is sent as its words on one line.
+                        if matches!(name, "GETS" | "GAT" | "GATS") {
                             p.shape = Shape::Values;
                         }
-                        for i in 0..t.words.len() {
-                            if i > 0 {
-                                out.push(b' ');
-                            }
-                            t.expand_word(i, out, &mut key, data);
+                        out.extend_from_slice(t.name.to_ascii_lowercase().as_bytes());
+                        for i in 0..spans.len() {
+                            out.push(b' ');
+                            out.extend_from_slice(arg(i));
                         }
                         out.extend_from_slice(b"\r\n");
                     }
@@ -387,9 +384,9 @@ pub fn run_thread(
                 let _ = poll.registry().deregister(&mut c.stream);
             }
         }
-        if stopping && events.is_empty() {
-            // Nothing moved for a poll interval after the end: a server that
-            // stopped answering must not hang the run.
+        if stopping && now >= deadline.unwrap_or(now) + DRAIN_GRACE {
+            // A server that stopped answering must not hang the run; its
+            // unanswered requests show as sent but not received.
             for c in conns.iter_mut().filter(|c| !c.closed) {
                 stats.connection_errors += 1;
                 c.closed = true;
@@ -406,6 +403,9 @@ pub fn run_thread(
     }
     Ok(stats)
 }
+
+/// How long replies still in flight at the end of `--test-time` are waited for.
+const DRAIN_GRACE: Duration = Duration::from_secs(10);
 
 fn fill(c: &mut Conn, sh: &Shared, stats: &mut Stats, now: Instant, stopping: bool) {
     if stopping {

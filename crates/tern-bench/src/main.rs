@@ -89,6 +89,13 @@ fn bench(cfg: Config, work: Workload) -> Result<i32, String> {
     let hide = cfg.hide_histogram;
     let json = cfg.json_out_file.clone();
     let sh = Arc::new(Shared::new(cfg.clone(), work));
+    // The first Ctrl-C ends the run early with a report; a second one
+    // (the default handler is restored once the flag is set) kills it.
+    let _ = signal_hook::flag::register_conditional_default(
+        signal_hook::consts::SIGINT,
+        sh.stop.clone(),
+    );
+    let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, sh.stop.clone());
     let wall_start = SystemTime::now();
     let progress: Vec<Arc<Progress>> = (0..threads)
         .map(|_| Arc::new(Progress::default()))

@@ -1,19 +1,21 @@
-//! Client side of the memcached text and meta protocols: just enough to
-//! send the benchmark's requests and to classify each reply.
+//! Classifying memcached text and meta replies for the benchmark's
+//! accounting, on top of tern-memcache's client-side decoder.
+
+use tern_memcache::Response;
 
 /// How the reply to one request ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Shape {
     /// `get`/`gets`: any number of `VALUE` blocks, then `END`.
     Values,
-    /// One line, plus a data block after a meta `VA <size>` line.
+    /// One unit: a line, or a meta `VA <size>` line and its data block.
     Line,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct McReply {
     pub error: bool,
-    /// Values returned (`VALUE` blocks, or a meta `VA`/`HD` to an `mg`).
+    /// Values returned (`VALUE` blocks, or a meta `VA` to an `mg`).
     pub values: u32,
     /// A meta `EN` (miss).
     pub miss: bool,
@@ -22,73 +24,37 @@ pub struct McReply {
 #[derive(Debug, PartialEq, Eq)]
 pub struct McError(pub String);
 
-fn line(buf: &[u8], from: usize) -> Option<(&[u8], usize)> {
-    let rel = buf.get(from..)?.windows(2).position(|w| w == b"\r\n")?;
-    Some((&buf[from..from + rel], from + rel + 2))
-}
-
-fn is_error(l: &[u8]) -> bool {
-    l == b"ERROR" || l.starts_with(b"CLIENT_ERROR") || l.starts_with(b"SERVER_ERROR")
-}
-
-/// Data length in word `idx` of a reply line.
-fn size_word(l: &[u8], idx: usize) -> Result<usize, McError> {
-    let w = l.split(|&c| c == b' ').nth(idx).unwrap_or(b"");
-    std::str::from_utf8(w)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| {
-            McError(format!(
-                "bad length in reply line {:?}",
-                String::from_utf8_lossy(l)
-            ))
-        })
-}
-
-/// Decodes one complete reply of the given shape from the start of `buf`.
+/// Decodes one complete reply of the given shape from the start of `buf`,
+/// unit by unit.
 pub fn decode(buf: &[u8], shape: Shape) -> Result<Option<(McReply, usize)>, McError> {
     let mut r = McReply::default();
     let mut at = 0;
     loop {
-        let Some((l, next)) = line(buf, at) else {
+        let parsed =
+            Response::parse(&buf[at..]).map_err(|_| McError("malformed memcached reply".into()))?;
+        let Some((unit, n)) = parsed else {
             return Ok(None);
         };
-        if is_error(l) {
-            r.error = true;
-            return Ok(Some((r, next)));
-        }
-        match shape {
-            Shape::Values => {
-                if l == b"END" {
-                    return Ok(Some((r, next)));
-                }
-                if !l.starts_with(b"VALUE ") {
-                    return Err(McError(format!(
-                        "unexpected line {:?}",
-                        String::from_utf8_lossy(l)
-                    )));
-                }
-                let end = next + size_word(l, 3)? + 2;
-                if buf.len() < end {
-                    return Ok(None);
-                }
-                r.values += 1;
-                at = end;
+        at += n;
+        match (shape, unit) {
+            (_, Response::Error(_)) => {
+                r.error = true;
+                return Ok(Some((r, at)));
             }
-            Shape::Line => {
-                if l.starts_with(b"VA ") || l == b"VA" {
-                    let end = next + size_word(l, 1)? + 2;
-                    if buf.len() < end {
-                        return Ok(None);
-                    }
-                    r.values = 1;
-                    return Ok(Some((r, end)));
-                }
-                if l == b"EN" || l.starts_with(b"EN ") {
-                    r.miss = true;
-                }
-                return Ok(Some((r, next)));
+            (Shape::Values, Response::Value { .. }) => r.values += 1,
+            (Shape::Values, Response::End) => return Ok(Some((r, at))),
+            (Shape::Values, other) => {
+                return Err(McError(format!("unexpected reply to a get: {other:?}")))
             }
+            (Shape::Line, Response::MetaValue { .. }) => {
+                r.values = 1;
+                return Ok(Some((r, at)));
+            }
+            (Shape::Line, Response::Meta { code, .. }) => {
+                r.miss = &code == b"EN";
+                return Ok(Some((r, at)));
+            }
+            (Shape::Line, _) => return Ok(Some((r, at))),
         }
     }
 }

@@ -40,6 +40,8 @@ fn server_bin() -> PathBuf {
 struct Server {
     child: Child,
     port: u16,
+    /// tern-server's memcached listener (ephemeral, like the RESP port).
+    mc_port: u16,
 }
 
 impl Server {
@@ -60,15 +62,27 @@ impl Server {
             }
         });
         let deadline = Instant::now() + Duration::from_secs(20);
+        let next = |rx: &std::sync::mpsc::Receiver<String>| {
+            rx.recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                .unwrap_or_else(|_| panic!("tern-server did not report its ports"))
+        };
         let port = loop {
-            let line = rx
-                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-                .unwrap_or_else(|_| panic!("tern-server did not report its port"));
+            let line = next(&rx);
             if let Some(p) = line.split("port=").nth(1) {
                 break p.trim_end_matches('.').parse().expect("port");
             }
         };
-        Server { child, port }
+        let mc_port = loop {
+            let line = next(&rx);
+            if let Some(p) = line.split("memcache port=").nth(1) {
+                break p.trim_end_matches('.').parse().expect("memcache port");
+            }
+        };
+        Server {
+            child,
+            port,
+            mc_port,
+        }
     }
 
     fn cmd(&self, req: &[u8]) -> Vec<u8> {
@@ -304,4 +318,117 @@ fn test_time_stops_and_drains() {
     assert!(n(t, "Count") > 100, "{text}");
     let d = n(&v["ALL STATS"]["Runtime"], "Total duration");
     assert!((1000..3000).contains(&d), "duration {d} ms");
+}
+
+#[test]
+fn memcache_text_and_meta() {
+    each_threads(|s| {
+        let mc = s.mc_port;
+        let (v, text) = bench(
+            mc,
+            &[
+                "--protocol",
+                "memcache_text",
+                "-t",
+                "1",
+                "-c",
+                "3",
+                "--pipeline",
+                "5",
+                "-n",
+                "allkeys",
+                "--ratio",
+                "1:0",
+                "--key-pattern",
+                "P:P",
+                "--key-minimum",
+                "1",
+                "--key-maximum",
+                "300",
+                "-d",
+                "20",
+            ],
+        );
+        assert_eq!(
+            (n(totals(&v), "Count"), n(totals(&v), "Errors")),
+            (300, 0),
+            "{text}"
+        );
+        assert_eq!(s.cmd(b"DBSIZE\r\n"), b":300\r\n");
+        // Keys 1..600: half of them were preloaded.
+        for proto in ["memcache_text", "memcache_meta"] {
+            let (v, text) = bench(
+                mc,
+                &[
+                    "--protocol",
+                    proto,
+                    "-t",
+                    "1",
+                    "-c",
+                    "2",
+                    "--pipeline",
+                    "4",
+                    "-n",
+                    "40",
+                    "--key-minimum",
+                    "1",
+                    "--key-maximum",
+                    "600",
+                    "--distinct-client-seed",
+                    "--command",
+                    "MGET __key__ __key__ __key__",
+                ],
+            );
+            let m = &v["ALL STATS"]["Mgets"];
+            assert_eq!(
+                (n(m, "Count"), n(m, "Errors"), n(m, "Hits") + n(m, "Misses")),
+                (80, 0, 240),
+                "{text}"
+            );
+            assert!(n(m, "Hits") > 60 && n(m, "Misses") > 60, "{text}");
+            let t = totals(&v);
+            assert_eq!(n(t, "Requests Sent"), n(t, "Replies Received"));
+            let (v, text) = bench(
+                mc,
+                &[
+                    "--protocol",
+                    proto,
+                    "-t",
+                    "1",
+                    "-c",
+                    "1",
+                    "-n",
+                    "30",
+                    "--ratio",
+                    "1:2",
+                ],
+            );
+            assert_eq!(
+                (n(totals(&v), "Count"), n(totals(&v), "Errors")),
+                (30, 0),
+                "{text}"
+            );
+        }
+        // memcached answers an unknown command with ERROR: an error, not an op.
+        let (v, text) = bench(
+            mc,
+            &[
+                "--protocol",
+                "memcache_text",
+                "-t",
+                "1",
+                "-c",
+                "2",
+                "-n",
+                "10",
+                "--command",
+                "bogus __key__",
+            ],
+        );
+        assert_eq!(
+            (n(totals(&v), "Count"), n(totals(&v), "Errors")),
+            (0, 20),
+            "{text}"
+        );
+    });
 }
