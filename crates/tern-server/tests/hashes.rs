@@ -59,7 +59,8 @@ fn basic_commands_with_client() {
         let all: HashMap<String, String> = c.hgetall("h").unwrap();
         assert_eq!(all.len(), 3);
         assert_eq!(all["b"], "2");
-        let vals: Vec<Option<String>> = redis::cmd("HMGET").arg("h").arg("c").arg("nope").arg("a").query(&mut c).unwrap();
+        let vals: Vec<Option<String>> =
+            redis::cmd("HMGET").arg("h").arg("c").arg("nope").arg("a").query(&mut c).unwrap();
         assert_eq!(vals, vec![Some("3".into()), None, Some("1".into())]);
         assert!(c.hexists::<_, _, bool>("h", "a").unwrap());
         assert_eq!(c.hincr::<_, _, _, i64>("h", "a", 41).unwrap(), 42);
@@ -124,13 +125,43 @@ fn wrongtype_both_ways() {
         rt(&mut r, "SET s x", OK);
         rt(&mut r, "HSET h a 1", b":1\r\n");
         for cmd in [
-            "HSET s a 1", "HMSET s a 1", "HSETNX s a 1", "HGET s a", "HMGET s a", "HGETALL s", "HDEL s a", "HLEN s",
-            "HEXISTS s a", "HSTRLEN s a", "HINCRBY s a 1", "HINCRBYFLOAT s a 1", "HKEYS s", "HVALS s", "HRANDFIELD s",
-            "HRANDFIELD s 2", "HSCAN s 0", "HGETDEL s FIELDS 1 a", "HGETEX s FIELDS 1 a", "HSETEX s FIELDS 1 a b",
-            "HEXPIRE s 10 FIELDS 1 a", "HPEXPIRE s 10 FIELDS 1 a", "HEXPIREAT s 10 FIELDS 1 a",
-            "HPEXPIREAT s 10 FIELDS 1 a", "HTTL s FIELDS 1 a", "HPTTL s FIELDS 1 a", "HEXPIRETIME s FIELDS 1 a",
-            "HPEXPIRETIME s FIELDS 1 a", "HPERSIST s FIELDS 1 a", "GET h", "APPEND h x", "INCR h", "STRLEN h",
-            "GETRANGE h 0 1", "SETRANGE h 0 x", "GETDEL h", "GETEX h",
+            "HSET s a 1",
+            "HMSET s a 1",
+            "HSETNX s a 1",
+            "HGET s a",
+            "HMGET s a",
+            "HGETALL s",
+            "HDEL s a",
+            "HLEN s",
+            "HEXISTS s a",
+            "HSTRLEN s a",
+            "HINCRBY s a 1",
+            "HINCRBYFLOAT s a 1",
+            "HKEYS s",
+            "HVALS s",
+            "HRANDFIELD s",
+            "HRANDFIELD s 2",
+            "HSCAN s 0",
+            "HGETDEL s FIELDS 1 a",
+            "HGETEX s FIELDS 1 a",
+            "HSETEX s FIELDS 1 a b",
+            "HEXPIRE s 10 FIELDS 1 a",
+            "HPEXPIRE s 10 FIELDS 1 a",
+            "HEXPIREAT s 10 FIELDS 1 a",
+            "HPEXPIREAT s 10 FIELDS 1 a",
+            "HTTL s FIELDS 1 a",
+            "HPTTL s FIELDS 1 a",
+            "HEXPIRETIME s FIELDS 1 a",
+            "HPEXPIRETIME s FIELDS 1 a",
+            "HPERSIST s FIELDS 1 a",
+            "GET h",
+            "APPEND h x",
+            "INCR h",
+            "STRLEN h",
+            "GETRANGE h 0 1",
+            "SETRANGE h 0 x",
+            "GETDEL h",
+            "GETEX h",
         ] {
             rt(&mut r, cmd, WRONGTYPE);
         }
@@ -206,7 +237,8 @@ fn large_hash_scan_and_random() {
         let mut seen = HashSet::new();
         let mut cursor = 0u64;
         loop {
-            let (next, items): (u64, Vec<String>) = redis::cmd("HSCAN").arg("big").arg(cursor).arg("COUNT").arg(50).query(&mut c).unwrap();
+            let (next, items): (u64, Vec<String>) =
+                redis::cmd("HSCAN").arg("big").arg(cursor).arg("COUNT").arg(50).query(&mut c).unwrap();
             for kv in items.chunks(2) {
                 assert_eq!(kv[1], format!("v{}", &kv[0][1..]));
                 seen.insert(kv[0].clone());
@@ -217,7 +249,16 @@ fn large_hash_scan_and_random() {
             }
         }
         assert_eq!(seen.len(), 1000);
-        let (_, items): (u64, Vec<String>) = redis::cmd("HSCAN").arg("big").arg(0).arg("MATCH").arg("f99*").arg("NOVALUES").arg("COUNT").arg(100_000).query(&mut c).unwrap();
+        let (_, items): (u64, Vec<String>) = redis::cmd("HSCAN")
+            .arg("big")
+            .arg(0)
+            .arg("MATCH")
+            .arg("f99*")
+            .arg("NOVALUES")
+            .arg("COUNT")
+            .arg(100_000)
+            .query(&mut c)
+            .unwrap();
         let mut items = items;
         items.sort();
         assert_eq!(items, vec!["f99", "f990", "f991", "f992", "f993", "f994", "f995", "f996", "f997", "f998", "f999"]);
@@ -295,8 +336,16 @@ fn field_expiration_errors() {
         rt(&mut r, "HPEXPIREAT h 70368744177663 FIELDS 1 a", b"*1\r\n:1\r\n");
         rt(&mut r, "HPEXPIRE h 100 NX FIELDS 0 a", b"-ERR Parameter `numFields` should be greater than 0\r\n");
         rt(&mut r, "HPEXPIRE h 100 FIELDS x a", b"-ERR Parameter `numFields` should be greater than 0\r\n");
-        rt(&mut r, "HPEXPIRE h 100 FIELDS 2 a", b"-ERR The `numfields` parameter must match the number of arguments\r\n");
-        rt(&mut r, "HPEXPIRE h 100 XX FIELD 1 a", b"-ERR Mandatory argument FIELDS is missing or not at the right position\r\n");
+        rt(
+            &mut r,
+            "HPEXPIRE h 100 FIELDS 2 a",
+            b"-ERR The `numfields` parameter must match the number of arguments\r\n",
+        );
+        rt(
+            &mut r,
+            "HPEXPIRE h 100 XX FIELD 1 a",
+            b"-ERR Mandatory argument FIELDS is missing or not at the right position\r\n",
+        );
         rt(&mut r, "HPEXPIRE h 100 FIELDS", b"-ERR wrong number of arguments for 'hpexpire' command\r\n");
         rt(&mut r, "HTTL h FIELDS 0 a", b"-ERR Number of fields must be a positive integer\r\n");
         rt(&mut r, "HTTL h FIELDS 2 a", b"-ERR The `numfields` parameter must match the number of arguments\r\n");
@@ -306,7 +355,11 @@ fn field_expiration_errors() {
         rt(&mut r, "HGETDEL h NOPE 1 a", b"-ERR Mandatory argument FIELDS is missing or not at the right position\r\n");
         rt(&mut r, "HGETEX h FIELDS 2 a", b"-ERR The `numfields` parameter must match the number of arguments\r\n");
         rt(&mut r, "HGETEX h PXAT 1 1", b"-ERR Mandatory argument FIELDS is missing or not at the right position\r\n");
-        rt(&mut r, "HGETEX h PERSIST 1 FIELDS 1 a", b"-ERR Mandatory argument FIELDS is missing or not at the right position\r\n");
+        rt(
+            &mut r,
+            "HGETEX h PERSIST 1 FIELDS 1 a",
+            b"-ERR Mandatory argument FIELDS is missing or not at the right position\r\n",
+        );
         rt(&mut r, "HGETEX h EX bla FIELDS 1 a", NOT_INT);
         rt(&mut r, "HGETEX h PX -1 FIELDS 1 a", b"-ERR invalid expire time, must be >= 0\r\n");
         rt(&mut r, "HGETEX h EXAT 70368744178 FIELDS 1 a", b"-ERR invalid expire time in 'hgetex' command\r\n");
@@ -314,8 +367,16 @@ fn field_expiration_errors() {
         rt(&mut r, "HSETEX h FIELDS 1 a b c", b"-ERR wrong number of arguments for 'hsetex' command\r\n");
         rt(&mut r, "HSETEX h NX FIELDS 1 a b", b"-ERR unknown argument\r\n");
         rt(&mut r, "HSETEX h FXX FNX FIELDS 1 a b", b"-ERR Only one of FXX or FNX arguments can be specified\r\n");
-        rt(&mut r, "HSETEX h EX 1 KEEPTTL FIELDS 1 a b", b"-ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified\r\n");
-        rt(&mut r, "HSETEX h PX 1 PX 1 FIELDS 1 a b", b"-ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified\r\n");
+        rt(
+            &mut r,
+            "HSETEX h EX 1 KEEPTTL FIELDS 1 a b",
+            b"-ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified\r\n",
+        );
+        rt(
+            &mut r,
+            "HSETEX h PX 1 PX 1 FIELDS 1 a b",
+            b"-ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified\r\n",
+        );
         rt(&mut r, "HSETEX h EX FIELDS 1 a b", NOT_INT);
         rt(&mut r, "HSETEX h FIELDS 0 a b", b"-ERR invalid number of fields\r\n");
         rt(&mut r, "HSETEX h FIELDS x a b", b"-ERR invalid number of fields\r\n");

@@ -686,9 +686,7 @@ impl Hash {
     pub fn all_expired(&self, now: u64) -> bool {
         match &self.ttl {
             None => false,
-            Some(t) => {
-                t.by_field.len() == self.len() && t.by_time.last_key_value().is_some_and(|(k, _)| k.0 <= now)
-            }
+            Some(t) => t.by_field.len() == self.len() && t.by_time.last_key_value().is_some_and(|(k, _)| k.0 <= now),
         }
     }
 
@@ -696,14 +694,13 @@ impl Hash {
     /// without looking at the others. Returns how many.
     pub fn expire_fields(&mut self, now: u64) -> usize {
         let mut n = 0;
-        loop {
-            let due = match &self.ttl {
-                Some(t) => match t.by_time.first_key_value() {
-                    Some((k, f)) if k.0 <= now => f.clone(),
-                    _ => break,
-                },
-                None => break,
-            };
+        while let Some(due) = self
+            .ttl
+            .as_ref()
+            .and_then(|t| t.by_time.first_key_value())
+            .filter(|(k, _)| k.0 <= now)
+            .map(|(_, f)| f.clone())
+        {
             self.remove(&due);
             n += 1;
         }

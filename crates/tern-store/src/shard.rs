@@ -330,7 +330,7 @@ impl Shard {
     /// deadline from `old` to `new` (None: no field TTL).
     pub fn field_deadline_changed(&mut self, hash: u64, old: Option<u64>, new: Option<u64>) {
         if let Some(n) = new {
-            if old.map_or(true, |o| n < o) {
+            if old.is_none_or(|o| n < o) {
                 self.field_heap.push(Reverse((n, hash)));
                 if self.field_heap.len() > 2 * self.table.len() + 1024 {
                     self.field_heap = self
@@ -354,7 +354,7 @@ impl Shard {
     pub fn expire_hash_fields(&mut self, key: &[u8], hash: u64, now: u64) -> usize {
         let Some(e) = self.table.find_mut(hash, |e| *e.key == *key) else { return 0 };
         let Value::Hash(h) = &mut e.value else { return 0 };
-        if h.next_deadline().map_or(true, |d| d > now) {
+        if h.next_deadline().is_none_or(|d| d > now) {
             return 0;
         }
         let before = h.heap_size();

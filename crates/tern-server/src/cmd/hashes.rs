@@ -38,7 +38,8 @@ const EXPIRE_NEGATIVE: &str = "ERR invalid expire time, must be >= 0";
 const ONLY_ONE_FXX_FNX: &str = "ERR Only one of FXX or FNX arguments can be specified";
 const ONLY_ONE_EXPIRE: &str = "ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified";
 const UNKNOWN_ARGUMENT: &str = "ERR unknown argument";
-const RANDFIELD_RANGE: &str = "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807";
+const RANDFIELD_RANGE: &str =
+    "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807";
 
 /// Latest field deadline Redis accepts, in ms (`HFE_MAX_ABS_TIME_MSEC`).
 const MAX_FIELD_DEADLINE: i64 = (1 << 46) - 1;
@@ -153,7 +154,13 @@ fn limits(ctx: &Ctx<'_, '_>) -> HashLimits {
 /// The hash stored at `key`, for changing it; None if absent, Err for
 /// another type. With `create`, an absent key gets an empty hash first
 /// (the caller must leave it non-empty or call [`finish`]).
-fn hash_mut<'s>(shard: &'s mut Shard, key: &[u8], hash: u64, now: u64, create: bool) -> Result<Option<&'s mut Hash>, &'static str> {
+fn hash_mut<'s>(
+    shard: &'s mut Shard,
+    key: &[u8],
+    hash: u64,
+    now: u64,
+    create: bool,
+) -> Result<Option<&'s mut Hash>, &'static str> {
     if create && shard.get(key, hash, now).is_none() {
         shard.set(key, hash, Value::Hash(Box::default()), None, now);
     }
@@ -560,7 +567,7 @@ fn hscan(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     }
     let mut items: Vec<HashPair<'_>> = Vec::new();
     let next = h.scan(cursor, count, |f, v| {
-        if pattern.map_or(true, |p| crate::glob::matches(p, f, false)) {
+        if pattern.is_none_or(|p| crate::glob::matches(p, f, false)) {
             items.push((f, v));
         }
     });
