@@ -478,6 +478,9 @@ fn active_expiry_removes_fields_and_hashes() {
         rt(&mut r, "HSET mixed keep 1 drop 2", b":2\r\n");
         rt(&mut r, "HPEXPIRE mixed 20 FIELDS 1 drop", &ints(&[1]));
         wait_for("active expiry", || redis::cmd("DBSIZE").query::<i64>(&mut c).unwrap() == 1);
+        let info: String = redis::cmd("INFO").arg("stats").query(&mut c).unwrap();
+        assert!(info.contains("\r\nexpired_subkeys:5\r\n"), "{info}");
+        assert!(info.contains("\r\nexpired_keys:2\r\n"), "{info}");
         rt(&mut r, "HGETALL mixed", &bulks(&["keep", "1"]));
         // A renamed hash keeps its field deadlines in its new shard.
         rt(&mut r, "HSET r f v", b":1\r\n");

@@ -143,6 +143,18 @@ pub static COMMANDS: &[CommandSpec] = &[
         .acl(&["write", "hash", "fast"]),
 ];
 
+/// Hash fields removed because their TTL passed, summed over the shards
+/// one lock at a time (INFO `expired_subkeys`).
+pub fn expired_fields(ctx: &mut Ctx<'_, '_>) -> u64 {
+    let mut n = 0;
+    for gid in 0..ctx.ks.total_shards() as u32 {
+        ctx.locks.acquire([gid]);
+        n += ctx.locks.shard(gid).expired_fields;
+        ctx.locks.release();
+    }
+    n
+}
+
 fn limits(ctx: &Ctx<'_, '_>) -> HashLimits {
     let l = &ctx.srv.limits;
     HashLimits {

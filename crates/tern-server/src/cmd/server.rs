@@ -838,6 +838,7 @@ fn config_resetstat(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
     for gid in 0..srv.ks.total_shards() as u32 {
         ctx.locks.acquire([gid]);
         ctx.locks.shard(gid).expired = 0;
+        ctx.locks.shard(gid).expired_fields = 0;
         ctx.locks.release();
     }
     *RATES.lock() = None;
@@ -1027,6 +1028,7 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
     let srv = ctx.srv;
     let need_keyspace = wanted[section("memory")] || wanted[section("stats")] || wanted[section("keyspace")];
     let (dbs, dataset, shard_expired) = if need_keyspace { keyspace_counts(ctx) } else { (Vec::new(), 0, 0) };
+    let expired_fields = if wanted[section("stats")] { super::hashes::expired_fields(ctx) } else { 0 };
     let cfg = srv.config.read().clone();
     let mut out = String::new();
     for (i, (name, _)) in SECTIONS.iter().enumerate() {
@@ -1145,6 +1147,7 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 // Every removal by TTL, lazy or active, is counted by its
                 // shard; `active_expired` is a subset of it.
                 s.kv("expired_keys", shard_expired);
+                s.kv("expired_subkeys", expired_fields);
                 s.kv("expired_stale_perc", format!("{:.2}", srv.global.expired_stale_perc.load(Ordering::Relaxed) as f64 / 100.0));
                 s.kv("evicted_keys", 0);
                 s.kv("keyspace_hits", srv.sum(|w| w.keyspace_hits.get()));
