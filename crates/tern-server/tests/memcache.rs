@@ -57,9 +57,19 @@ impl Mc {
     }
 }
 
+thread_local! {
+    static PORT: std::cell::Cell<u16> = const { std::cell::Cell::new(0) };
+}
+
+/// The memcache port of the server `with_mc` is running.
+fn mc_port_of(_: &TestServer) -> u16 {
+    PORT.with(|p| p.get())
+}
+
 fn with_mc(f: impl Fn(&TestServer, &mut Mc)) {
     each_threads(|s| {
         let port = mc_port(s);
+        PORT.with(|p| p.set(port));
         let mut c = Mc::connect(port);
         c.rt(b"flush_all\r\n", b"OK\r\n");
         f(s, &mut c);
@@ -137,6 +147,30 @@ fn text_errors() {
         let long = "k".repeat(251);
         c.rt(format!("set {long} 0 0 1\r\nx\r\nget {long}\r\n").as_bytes(), b"CLIENT_ERROR bad command line format\r\nERROR\r\nCLIENT_ERROR bad command line format\r\n");
         c.rt(b"\r\nbogus\r\n", b"ERROR\r\nERROR\r\n");
+    });
+}
+
+#[test]
+fn keys_lines_and_closing() {
+    with_mc(|s, c| {
+        // Only spaces separate: control characters are key bytes, as in memcached.
+        c.rt(
+            b"set a\x01b 0 0 1\r\nx\r\nget a\x01b\r\nmg a\tb v\r\n",
+            b"STORED\r\nVALUE a\x01b 0 1\r\nx\r\nEND\r\nEN\r\n",
+        );
+        let port = mc_port_of(s);
+        // No newline in 2048 bytes and not a multi-get: closed, no reply.
+        let mut x = Mc::connect(port);
+        x.0.write_all(&[b'x'; 3000]).unwrap();
+        let mut b = [0u8; 16];
+        assert_eq!(x.0.read(&mut b).unwrap_or(0), 0);
+        let mut h = Mc::connect(port);
+        h.0.write_all(b"GET / HTTP/1.1\r\n").unwrap();
+        assert_eq!(h.0.read(&mut b).unwrap_or(0), 0);
+        // A long multi-get line is fine.
+        let mut g = Mc::connect(port);
+        let keys: Vec<String> = (0..600).map(|i| format!("key{i}")).collect();
+        g.rt(format!("get {}\r\n", keys.join(" ")).as_bytes(), b"END\r\n");
     });
 }
 
