@@ -467,7 +467,14 @@ impl Exec<'_> {
         // would also convert a RESP string only to drop it).
         if cmd == StoreCmd::Set {
             bump(&self.sh.total_items);
-            put(&mut shard, key, loc.hash, new_item(data, flags, cas, 0), dl, now);
+            put(
+                &mut shard,
+                key,
+                loc.hash,
+                new_item(data, flags, cas, 0),
+                dl,
+                now,
+            );
             return "STORED";
         }
         let cur = lookup(&mut shard, key, loc.hash, now, self.sh).map(|e| {
@@ -498,7 +505,7 @@ impl Exec<'_> {
                     _ => 0,
                 });
                 if item_total_size(key.len(), flags, len + data.len()) > max {
-                    return e::TOO_LARGE;
+                    return "NOT_STORED";
                 }
                 rewrite(&mut shard, key, loc.hash, now, cas, |d| {
                     if cmd == StoreCmd::Append {
@@ -697,9 +704,10 @@ impl Exec<'_> {
         let la = e.idle_secs(now);
         let m = mc_of(e);
         let size = item_total_size(key.len(), m.flags(), m.len());
+        self.out.extend_from_slice(b"ME ");
+        self.out.extend_from_slice(key);
         let s = format!(
-            "ME {} exp={} la={} cas={} fetch={} cls=1 size={}",
-            String::from_utf8_lossy(key),
+            " exp={} la={} cas={} fetch={} cls=1 size={}",
             ttl,
             la,
             m.cas(),
@@ -943,20 +951,22 @@ impl Exec<'_> {
                         Value::Str(s) => s.len(),
                         _ => 0,
                     });
+                    // Too large a result is not stored, as in memcached
+                    // (whose new item cannot be allocated).
                     if item_total_size(key.len(), flags, len + m.data.len())
                         > self.sh.max_item_size()
                     {
-                        line(self.out, e::TOO_LARGE);
-                        return;
+                        "NS"
+                    } else {
+                        rewrite(&mut shard, key, loc.hash, now, cas, |d| {
+                            if cmd == StoreCmd::Append {
+                                d.append(m.data);
+                            } else {
+                                d.prepend(m.data);
+                            }
+                        });
+                        "HD"
                     }
-                    rewrite(&mut shard, key, loc.hash, now, cas, |d| {
-                        if cmd == StoreCmd::Append {
-                            d.append(m.data);
-                        } else {
-                            d.prepend(m.data);
-                        }
-                    });
-                    "HD"
                 }
             }
             (StoreCmd::Cas, Some((c, state))) => {

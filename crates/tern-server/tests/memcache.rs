@@ -188,6 +188,15 @@ fn item_size_limit() {
     req.extend_from_slice(&data);
     req.extend_from_slice(b"\r\nmn\r\n");
     c.rt(&req, b"SERVER_ERROR object too large for cache\r\nMN\r\n");
+    // An append past the limit is not stored (memcached cannot allocate it).
+    let mut req = b"set ap 0 0 1500\r\n".to_vec();
+    req.extend_from_slice(&[b'x'; 1500]);
+    req.extend_from_slice(b"\r\nappend ap 0 0 1000\r\n");
+    req.extend_from_slice(&[b'y'; 1000]);
+    req.extend_from_slice(b"\r\nms ap 1000 MA\r\n");
+    req.extend_from_slice(&[b'y'; 1000]);
+    req.extend_from_slice(b"\r\nmg ap s\r\n");
+    c.rt(&req, b"STORED\r\nNOT_STORED\r\nNS\r\nHD s1500\r\n");
 }
 
 #[test]
