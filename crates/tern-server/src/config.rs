@@ -683,7 +683,8 @@ pub static DIRECTIVES: &[Directive] = &[
         mutable: true,
         kind: Kind::Active,
         set: |c, a| {
-            c.hash_max_listpack_value = parse_int(one(a)?, 0i64, i64::MAX)? as usize;
+            // A memory value in Redis: `1kb` is accepted.
+            c.hash_max_listpack_value = parse_mem_in(one(a)?, i64::MAX as u64)? as usize;
             Ok(())
         },
         get: |c| c.hash_max_listpack_value.to_string(),
