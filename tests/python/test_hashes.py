@@ -1,14 +1,17 @@
 """Hash commands as a redis-py user calls them, after redis-py's own hash
 tests (test_commands.py / test_hash.py), including field expiration."""
 
+import shutil
 import time
 
 import pytest
 import redis
 from redis.commands.core import HashDataPersistOptions
 
+import differential
 from conftest import against_redis
 from helpers import wait_until
+from servers import tern_bin
 
 # Field expiration, HGETDEL/HGETEX/HSETEX and HSCAN NOVALUES are Redis 7.4 /
 # 8.0; the reference server installed here is 7.0.
@@ -293,3 +296,142 @@ def test_field_commands_errors(r):
         r.execute_command("HSETEX", "h", "FNX", "FXX", "FIELDS", 1, "a", "b")
     with pytest.raises(redis.ResponseError, match="invalid expire time in 'hpexpire' command"):
         r.execute_command("HPEXPIRE", "h", 2**48, "FIELDS", 1, "a")
+
+
+# ---- raw replies against the reference redis-server (commands Redis 7.0 has) ----
+
+HASH_CASES = [
+    ("hash-basic", r"""
+        HSET h a 1 b 2 c 3
+        HSET h a 10 d 4 d 5
+        HSET h a
+        HMSET h e 6
+        HMSET h e
+        HSETNX h a x
+        HSETNX h z 26
+        HGET h a
+        HGET h nope
+        HGET nokey a
+        HMGET h a nope b
+        HMGET nokey a b
+        %HGETALL h
+        HGETALL nokey
+        ~HKEYS h
+        ~HVALS h
+        HLEN h
+        HLEN nokey
+        HEXISTS h a
+        HEXISTS h nope
+        HSTRLEN h a
+        HSTRLEN h nope
+        HDEL h a nope b
+        HDEL nokey a
+        HSET 'bin\x00k' 'f\x00' 'v\r\n'
+        HGET 'bin\x00k' 'f\x00'
+    """),
+    ("hash-incr", r"""
+        HINCRBY h n 5
+        HINCRBY h n -7
+        HINCRBY h n x
+        HINCRBY h n 9223372036854775807
+        HSET h s abc
+        HINCRBY h s 1
+        HINCRBYFLOAT h s 1
+        HINCRBYFLOAT h f 1.5
+        HINCRBYFLOAT h f -0.1
+        HINCRBYFLOAT h f abc
+        HINCRBYFLOAT h f inf
+        HINCRBYFLOAT h f 1e5000
+        HINCRBYFLOAT h f 3.0e3
+        HSET h big 1e4930
+        HINCRBYFLOAT h big 1e4930
+        HGET h f
+    """),
+    ("hash-wrongtype", r"""
+        SET s x
+        HSET h a 1
+        HSET s a 1
+        HGET s a
+        HGETALL s
+        HINCRBY s a 1
+        HRANDFIELD s
+        HSCAN s 0
+        GET h
+        APPEND h x
+        INCR h
+        MGET h s
+        TYPE h
+    """),
+    ("hash-encoding", r"""
+        HSET h a 1
+        OBJECT ENCODING h
+        CONFIG SET hash-max-listpack-entries 2
+        HSET h b 2
+        OBJECT ENCODING h
+        HSET h c 3
+        OBJECT ENCODING h
+        HDEL h a b c
+        EXISTS h
+        CONFIG SET hash-max-listpack-entries 512
+        CONFIG SET hash-max-ziplist-value 3
+        HSET v a 123
+        OBJECT ENCODING v
+        HSET v b 1234
+        OBJECT ENCODING v
+        HSET w abcd 1
+        OBJECT ENCODING w
+        CONFIG SET hash-max-listpack-value 64
+    """),
+    ("hash-randfield-scan", r"""
+        HRANDFIELD nokey
+        HRANDFIELD nokey 3
+        HSET h a 1 b 2 c 3
+        HRANDFIELD h 0
+        HRANDFIELD h 3
+        HRANDFIELD h 10 WITHVALUES
+        ?HRANDFIELD h
+        ?HRANDFIELD h -5
+        ?HRANDFIELD h -5 WITHVALUES
+        HRANDFIELD h 1 WITHVALUE
+        HRANDFIELD h 1 WITHVALUES x
+        HRANDFIELD h x
+        HSCAN h 0
+        HSCAN h 0 MATCH b*
+        HSCAN h 0 COUNT 0
+        HSCAN h 0 COUNT x
+        HSCAN h 0 foo
+        HSCAN h x
+        HSCAN nokey 0 COUNT 0
+        HSCAN h 0 MATCH
+    """),
+    ("hash-generic", r"""
+        HSET h a 1 b 2
+        COPY h h2
+        HSET h2 a x
+        HGET h a
+        RENAME h2 h3
+        %HGETALL h3
+        MOVE h3 1
+        EXISTS h3
+        SCAN 0 TYPE hash
+        EXPIRE h 100
+        TTL h
+        DEL h
+        EXISTS h
+    """),
+]
+
+
+@pytest.fixture(scope="module")
+def pair():
+    if shutil.which("redis-server") is None or against_redis():
+        pytest.skip("redis-server not on PATH")
+    p = differential.Pair(tern_bin(), threads=2)
+    yield p
+    p.stop()
+
+
+@pytest.mark.parametrize("name,text", HASH_CASES, ids=[c[0] for c in HASH_CASES])
+def test_same_raw_replies_as_redis(pair, name, text):
+    diffs = pair.compare(name, text)
+    assert not diffs, "\n" + differential.format_diffs(name, diffs)
