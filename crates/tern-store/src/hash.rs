@@ -149,6 +149,52 @@ impl Pack {
         self.slots().find(|s| self.bytes(s.field) == field)
     }
 
+    /// Looks fields up by scanning on from where the previous one was
+    /// found, wrapping around: fields asked in stored order (the usual case:
+    /// a client reads the fields it wrote, in the same order) cost one pass
+    /// and no hashing. Gives up (false) once it has visited more than a few
+    /// passes' worth of entries, for the caller's hashed single pass.
+    fn follow<'a, F: AsRef<[u8]>>(&'a self, fields: &[F], out: &mut [Option<&'a [u8]>]) -> bool {
+        let mut budget = 2 * (self.len as usize + fields.len());
+        let mut pos = 0;
+        for (o, f) in out.iter_mut().zip(fields) {
+            let f = f.as_ref();
+            let mut it = PackIter { buf: &self.buf, pos };
+            let mut wrapped = pos == 0;
+            let mut seen = 0;
+            *o = loop {
+                let s = match it.next() {
+                    Some(s) => s,
+                    None if !wrapped => {
+                        wrapped = true;
+                        it = PackIter { buf: &self.buf, pos: 0 };
+                        continue;
+                    }
+                    None => break None,
+                };
+                if wrapped && s.start >= pos && pos != 0 {
+                    break None;
+                }
+                seen += 1;
+                if self.bytes(s.field) == f {
+                    pos = s.end;
+                    break Some(self.bytes(s.value));
+                }
+                if seen > self.len {
+                    break None;
+                }
+            };
+            budget = match budget.checked_sub(seen as usize) {
+                Some(b) => b,
+                None => return false,
+            };
+            if pos >= self.buf.len() {
+                pos = 0;
+            }
+        }
+        true
+    }
+
     fn push(&mut self, field: &[u8], value: &[u8]) {
         let need = varint_len(field.len()) + field.len() + varint_len(value.len()) + value.len();
         // Exact growth: a pack is sized to its content, as a listpack is.
@@ -394,6 +440,7 @@ impl Hash {
                     *o = p.find(f.as_ref()).map(|s| p.bytes(s.value));
                 }
             }
+            Repr::Pack(p) if p.follow(fields, out) => {}
             Repr::Pack(p) => {
                 // Asked fields by name → first position asked; repeats copy it.
                 let mut want: HashMap<&[u8], usize> = HashMap::with_capacity(fields.len());
@@ -829,6 +876,31 @@ mod tests {
             assert!(h.is_empty());
         }
     }
+
+    #[test]
+    fn get_many_any_order_matches_single_lookups() {
+        let mut h = Hash::new();
+        for i in 0..40 {
+            h.set(format!("f{i}").as_bytes(), format!("v{i}").as_bytes(), LIM_BIG);
+        }
+        let mut rng = rand::thread_rng();
+        for round in 0..200 {
+            let n = 1 + round % 60;
+            let fields: Vec<Vec<u8>> = (0..n)
+                .map(|j| {
+                    let i = if round % 3 == 0 { j % 45 } else { rand::Rng::gen_range(&mut rng, 0..45) };
+                    format!("f{i}").into_bytes()
+                })
+                .collect();
+            let mut out = Vec::new();
+            h.get_many(&fields, &mut out);
+            for (f, v) in fields.iter().zip(&out) {
+                assert_eq!(*v, h.get(f));
+            }
+        }
+    }
+
+    const LIM_BIG: HashLimits = HashLimits { max_entries: 512, max_value: 64 };
 
     #[test]
     fn get_many_one_pass_with_repeats() {
