@@ -150,19 +150,20 @@ impl Pack {
     }
 
     /// Looks fields up by scanning on from where the previous one was
-    /// found, wrapping around: fields asked in stored order (the usual case:
-    /// a client reads the fields it wrote, in the same order) cost one pass
-    /// and no hashing. Gives up (false) once it has visited more than a few
-    /// passes' worth of entries, for the caller's hashed single pass.
-    fn follow<'a, F: AsRef<[u8]>>(&'a self, fields: &[F], out: &mut [Option<&'a [u8]>]) -> bool {
-        let mut budget = 2 * (self.len as usize + fields.len());
+    /// found, wrapping around, and calls `found(i, slot)` for the i-th:
+    /// fields asked in stored order (the usual case: a client reads or
+    /// rewrites the fields it wrote, in the same order) cost one pass and no
+    /// hashing. Gives up (false) once it has visited more than two passes'
+    /// worth of entries, for the caller's hashed single pass.
+    fn follow<'f>(&self, fields: impl Iterator<Item = &'f [u8]>, mut found: impl FnMut(usize, Option<Slot>)) -> bool {
+        let mut budget = 2 * self.len as usize;
         let mut pos = 0;
-        for (o, f) in out.iter_mut().zip(fields) {
-            let f = f.as_ref();
+        for (i, f) in fields.enumerate() {
+            budget += 2;
             let mut it = PackIter { buf: &self.buf, pos };
             let mut wrapped = pos == 0;
             let mut seen = 0;
-            *o = loop {
+            let slot = loop {
                 let s = match it.next() {
                     Some(s) => s,
                     None if !wrapped => {
@@ -178,7 +179,7 @@ impl Pack {
                 seen += 1;
                 if self.bytes(s.field) == f {
                     pos = s.end;
-                    break Some(self.bytes(s.value));
+                    break Some(s);
                 }
                 if seen > self.len {
                     break None;
@@ -188,9 +189,29 @@ impl Pack {
                 Some(b) => b,
                 None => return false,
             };
+            found(i, slot);
             if pos >= self.buf.len() {
                 pos = 0;
             }
+        }
+        true
+    }
+
+    /// Overwrites existing fields whose new values have the length of the
+    /// old ones, in place (a client rewriting its fields). False, with
+    /// nothing changed, if any field is new or changes length.
+    fn overwrite_same_len(&mut self, pairs: &[Pair<'_>]) -> bool {
+        let mut slots = Vec::with_capacity(pairs.len());
+        let mut ok = true;
+        let done = self.follow(pairs.iter().map(|p| p.0), |i, s| match s {
+            Some(s) if s.value.1 - s.value.0 == pairs[i].1.len() => slots.push(s),
+            _ => ok = false,
+        });
+        if !done || !ok {
+            return false;
+        }
+        for (s, (_, v)) in slots.iter().zip(pairs) {
+            self.buf[s.value.0..s.value.1].copy_from_slice(v);
         }
         true
     }
@@ -440,7 +461,8 @@ impl Hash {
                     *o = p.find(f.as_ref()).map(|s| p.bytes(s.value));
                 }
             }
-            Repr::Pack(p) if p.follow(fields, out) => {}
+            Repr::Pack(p)
+                if p.follow(fields.iter().map(AsRef::as_ref), |i, s| out[i] = s.map(|s| p.bytes(s.value))) => {}
             Repr::Pack(p) => {
                 // Asked fields by name → first position asked; repeats copy it.
                 let mut want: HashMap<&[u8], usize> = HashMap::with_capacity(fields.len());
@@ -536,6 +558,9 @@ impl Hash {
         };
         if pairs.len() == 1 {
             return usize::from(self.set_keep_ttl(pairs[0].0, pairs[0].1, lim));
+        }
+        if p.overwrite_same_len(pairs) {
+            return 0;
         }
         // Field → (index of its last value, seen in the pack).
         let mut want: HashMap<&[u8], (usize, bool)> = HashMap::with_capacity(pairs.len());
