@@ -481,6 +481,12 @@ impl Exec<'_> {
             let m = mc_of(e);
             m.cas()
         });
+        // A key of another type (a hash) is a miss to memcached, but
+        // `add` must not replace it.
+        let cur = match cur {
+            None if cmd == StoreCmd::Add && shard.get(key, loc.hash, now).is_some() => Some(0),
+            c => c,
+        };
         match (cmd, cur) {
             (StoreCmd::Add, Some(_))
             | (StoreCmd::Replace | StoreCmd::Append | StoreCmd::Prepend, None) => {
@@ -925,6 +931,11 @@ impl Exec<'_> {
         let flags = f.client_flags.unwrap_or(0);
         let dl = deadline(now, f.ttl.unwrap_or(0));
         let binary = if f.base64 { mc_state::KEY_BINARY } else { 0 };
+        // As in `add`: a key of another type is not replaced by mode E.
+        let cur = match cur {
+            None if cmd == StoreCmd::Add && shard.get(key, loc.hash, now).is_some() => Some((0, 0)),
+            c => c,
+        };
         let code = match (cmd, cur) {
             (StoreCmd::Add, Some(_)) | (StoreCmd::Replace, None) => "NS",
             (StoreCmd::Append | StoreCmd::Prepend, None) => match f.vivify {

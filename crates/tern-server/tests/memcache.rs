@@ -399,6 +399,21 @@ fn cross_protocol() {
         let _: () = redis::cmd("SELECT").arg(1).query(&mut r).unwrap();
         let _: () = redis::cmd("SET").arg("db1").arg("x").query(&mut r).unwrap();
         c.rt(b"mg db1 v\r\n", b"EN\r\n");
+        // Another type is a miss to memcached, and add/ME leave it alone.
+        let _: () = redis::cmd("SELECT").arg(0).query(&mut r).unwrap();
+        let _: () = redis::cmd("HSET")
+            .arg("h")
+            .arg("f")
+            .arg("v")
+            .query(&mut r)
+            .unwrap();
+        c.rt(
+            b"get h\r\nadd h 0 0 1\r\nx\r\nms h 1 ME\r\nx\r\nincr h 1\r\n",
+            b"END\r\nNOT_STORED\r\nNS\r\nNOT_FOUND\r\n",
+        );
+        let t: String = redis::cmd("TYPE").arg("h").query(&mut r).unwrap();
+        assert_eq!(t, "hash");
+        let _: () = redis::cmd("SELECT").arg(1).query(&mut r).unwrap();
         // TTLs: seconds, visible to RESP.
         c.rt(b"set ttl 0 100 1\r\nx\r\n", b"STORED\r\n");
         let _: () = redis::cmd("SELECT").arg(0).query(&mut r).unwrap();
