@@ -432,3 +432,71 @@ fn memcache_text_and_meta() {
         );
     });
 }
+
+#[test]
+fn spec_phases_run_with_overrides() {
+    let spec = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/bench/specs/memtier_benchmark-1Mkeys-string-get-100B-pipeline-10.yml"
+    );
+    if !std::path::Path::new(spec).exists() {
+        return;
+    }
+    let s = Server::start(1);
+    // The spec's preload (P:P over 1..1M, 100 B) shrunk by later options.
+    let (v, text) = bench(
+        s.port,
+        &[
+            "--spec",
+            spec,
+            "--phase",
+            "preload",
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "--key-maximum",
+            "400",
+            "-n",
+            "allkeys",
+        ],
+    );
+    assert_eq!(
+        (n(totals(&v), "Count"), n(totals(&v), "Errors")),
+        (400, 0),
+        "{text}"
+    );
+    assert_eq!(s.cmd(b"DBSIZE\r\n"), b":400\r\n");
+    assert_eq!(s.cmd(b"STRLEN memtier-400\r\n"), b":100\r\n");
+    let (v, text) = bench(
+        s.port,
+        &[
+            "--spec",
+            spec,
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "-n",
+            "30",
+            "--key-maximum",
+            "400",
+        ],
+    );
+    let g = &v["ALL STATS"]["Gets"];
+    assert_eq!(
+        (n(g, "Count"), n(g, "Hits"), n(g, "Misses")),
+        (60, 60, 0),
+        "{text}"
+    );
+    let info = Command::new(env!("CARGO_BIN_EXE_tern-bench"))
+        .args(["--spec", spec, "--phase", "info"])
+        .output()
+        .expect("run");
+    let info: Value = serde_json::from_slice(&info.stdout).expect("info json");
+    assert_eq!(info["keyspacelen"], 1_000_000);
+    assert_eq!(
+        info["name"],
+        "memtier_benchmark-1Mkeys-string-get-100B-pipeline-10"
+    );
+}
