@@ -25,7 +25,9 @@ import os
 import platform
 import random
 import shlex
+import resource
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -231,7 +233,12 @@ def run_bench(spec_path, phase, server, extra, client_cpu):
         out = f.name
     cmd = ["taskset", "-c", str(client_cpu), TERN_BENCH, "--spec", spec_path, "--phase", phase,
            "-s", "127.0.0.1", "-p", str(server.port), "--hide-histogram", "--json-out-file", out] + extra
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.time()
     p = subprocess.run(cmd, text=True, capture_output=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # How busy the load generator's CPU was: near 100% means the client may be the limit.
+    p.client_busy = ((after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)) / max(time.time() - t0, 1e-9)
     try:
         with open(out) as f:
             doc = json.load(f)
@@ -252,7 +259,9 @@ def measure(servers, specs, args):
     results = {s["short"]: {} for s in specs}
     groups = {}
     for s in specs:
-        key = (s["dataset_name"] or s["short"], json.dumps(s["preload"]))
+        # Specs with the same preload share one dataset (the 5M-key MGET specs name none).
+        key = (s["dataset_name"] or (s["preload"] and "preload " + " ".join(s["preload"][:12])) or s["short"],
+               json.dumps(s["preload"]))
         groups.setdefault(key, []).append(s)
     for (dataset, _), group in groups.items():
         # All servers hold the dataset at once when memory allows, so runs can alternate;
@@ -335,7 +344,8 @@ def measure_group(group, servers, results, args):
                         continue
                     r = {"ops": tot["Ops/sec"], "p50": tot["Percentile Latencies"]["p50.00"],
                          "p99": tot["Percentile Latencies"]["p99.00"],
-                         "cpu_us_per_op": cpu / tot["Count"] * 1e6, "cmd": cmd}
+                         "cpu_us_per_op": cpu / tot["Count"] * 1e6, "client_busy": p.client_busy * 100,
+                         "cmd": cmd}
                     results[s["short"]].setdefault(srv.kind, []).append(r)
                     log(f"   [{rep + 1}/{args.repeats}] {s['short']} {srv.kind}: {r['ops']:.0f} ops/s "
                         f"p50 {r['p50']:.3f} p99 {r['p99']:.3f} ms, {r['cpu_us_per_op']:.2f} cpu-us/op")
@@ -369,11 +379,13 @@ def table(results, servers):
             r.append(f"{med(a, 'ops') / med(b, 'ops'):.2f}" if isinstance(a, list) and isinstance(b, list) else "n/a")
         ops.append(r)
         lat.append([name] + [cell(per, s, lambda v: f"{med(v, 'p50'):.3f} / {med(v, 'p99'):.3f}") for s in servers])
-        cpu.append([name] + [cell(per, s, lambda v: f"{med(v, 'cpu_us_per_op'):.2f}") for s in servers])
+        cpu.append([name] + [cell(per, s, lambda v: f"{med(v, 'cpu_us_per_op'):.2f} ({med(v, 'client_busy'):.0f}%)")
+                             for s in servers])
     return ("**Throughput (ops/s, median)**\n\n"
             + md(["workload"] + list(servers) + [f"{a}/{b}" for a, b in pairs], ops)
             + "\n**Latency p50 / p99 (ms, median)**\n\n" + md(["workload"] + list(servers), lat)
-            + "\n**Server CPU time per operation (µs, from /proc/<pid>/stat)**\n\n"
+            + "\n**Server CPU time per operation (µs, from /proc/<pid>/stat), and (in brackets) how busy "
+              "tern-bench kept its CPU: near 100% the client, not the server, may be the limit**\n\n"
             + md(["workload"] + list(servers), cpu))
 
 
@@ -508,6 +520,8 @@ def main():
     ap.add_argument("--no-build", action="store_true")
     args = ap.parse_args()
     args.servers = [s.strip() for s in args.servers.split(",") if s.strip()]
+    # A terminated run still stops its servers (the finally below).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
         run(args)
     finally:
