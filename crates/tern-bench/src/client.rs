@@ -255,6 +255,10 @@ impl Conn {
             Protocol::Redis | Protocol::Resp3 => {
                 put_len(out, b'*', t.words.len());
                 for i in 0..t.words.len() {
+                    if let Some(lit) = &t.resp_lit[i] {
+                        out.extend_from_slice(lit);
+                        continue;
+                    }
                     // The length prefix needs the expanded word first.
                     let w = &mut self.scratch;
                     w.clear();

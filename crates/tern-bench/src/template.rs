@@ -18,6 +18,9 @@ pub struct Template {
     /// which replies are hits and misses.
     pub name: String,
     pub keys: usize,
+    /// Each word without placeholders already encoded as a RESP bulk
+    /// string, so the hot path copies it instead of re-encoding it.
+    pub resp_lit: Vec<Option<Vec<u8>>>,
 }
 
 const KEY: &[u8] = b"__key__";
@@ -66,7 +69,21 @@ impl Template {
             _ => return Err("--command must start with a command name".into()),
         };
         let keys = words.iter().flatten().filter(|p| **p == Part::Key).count();
-        Ok(Template { words, name, keys })
+        let resp_lit = words
+            .iter()
+            .map(|w| match w.as_slice() {
+                [Part::Lit(l)] => {
+                    Some([format!("${}\r\n", l.len()).as_bytes(), l, b"\r\n"].concat())
+                }
+                _ => None,
+            })
+            .collect();
+        Ok(Template {
+            words,
+            name,
+            keys,
+            resp_lit,
+        })
     }
 
     /// Writes word `i` with its placeholders filled: keys from `key` (called
@@ -111,6 +128,8 @@ mod tests {
     fn placeholders_expand_each_key_separately() {
         let t = Template::parse("mset __key__ __data__ __key__ __data__").unwrap();
         assert_eq!((t.name.as_str(), t.keys), ("MSET", 2));
+        assert_eq!(t.resp_lit[0].as_deref(), Some(&b"$4\r\nmset\r\n"[..]));
+        assert_eq!(t.resp_lit[1], None);
         assert_eq!(expand(&t, b"xy"), ["mset", "k1", "xy", "k2", "xy"]);
     }
 
