@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use hashbrown::DefaultHashBuilder;
 use parking_lot::{Mutex, MutexGuard};
+use smallvec::SmallVec;
 
 use crate::lazyfree::LazyFree;
 use crate::shard::Shard;
@@ -143,14 +144,16 @@ impl Keyspace {
 /// every shard is held, and acquire/release do nothing.
 pub struct LockSet<'a> {
     ks: &'a Keyspace,
-    held: Vec<(u32, MutexGuard<'a, Shard>)>,
+    // Inline room for the common case (a command's keys span a few shards)
+    // so that taking locks does not allocate on the request path.
+    held: SmallVec<[(u32, MutexGuard<'a, Shard>); 8]>,
     pinned: bool,
-    scratch: Vec<u32>,
+    scratch: SmallVec<[u32; 8]>,
 }
 
 impl<'a> LockSet<'a> {
     pub fn new(ks: &'a Keyspace) -> Self {
-        LockSet { ks, held: Vec::new(), pinned: false, scratch: Vec::new() }
+        LockSet { ks, held: SmallVec::new(), pinned: false, scratch: SmallVec::new() }
     }
 
     pub fn keyspace(&self) -> &'a Keyspace {
