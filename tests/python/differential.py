@@ -558,6 +558,28 @@ CASES = [
         SELECT 1
         DBSIZE
     """),
+    ("wrongtype-hashes", """
+        HSET h f v
+        GET h
+        SET h x GET
+        INCR h
+        APPEND h x
+        GETRANGE h 0 1
+        SETRANGE h 0 x
+        STRLEN h
+        MGET h
+        GETEX h
+        GETDEL h
+        LCS h h
+        TYPE h
+        OBJECT ENCODING h
+        SET s v
+        HGET s f
+        HSET s f v
+        HLEN s
+        SET h now-a-string
+        GET h
+    """),
     ("wrongtype-lists", """
         LPUSH l a
         GET l
