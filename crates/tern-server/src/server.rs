@@ -35,11 +35,24 @@ pub struct HotLimits {
     pub hz: AtomicU64,
     pub hash_max_listpack_entries: AtomicUsize,
     pub hash_max_listpack_value: AtomicUsize,
+    /// maxmemory-policy is an LFU one, with its tuning: read on every
+    /// key access, so kept here rather than behind the config lock.
+    pub lfu_policy: AtomicBool,
+    pub lfu_log_factor: std::sync::atomic::AtomicU32,
+    pub lfu_decay_minutes: std::sync::atomic::AtomicU32,
 }
 
 impl HotLimits {
     pub fn load_from(&self, c: &Config) {
         let r = Ordering::Relaxed;
+        let lfu = c.maxmemory_policy.ends_with("-lfu");
+        let num = |name: &str, default: u32| {
+            crate::config::find_directive(name).and_then(|d| (d.get)(c).parse().ok()).unwrap_or(default)
+        };
+        let d = tern_store::Lfu::default();
+        self.lfu_policy.store(lfu, r);
+        self.lfu_log_factor.store(num("lfu-log-factor", d.log_factor), r);
+        self.lfu_decay_minutes.store(num("lfu-decay-time", d.decay_minutes), r);
         self.proto_max_bulk_len.store(c.proto_max_bulk_len, r);
         self.query_buffer_limit.store(c.client_query_buffer_limit, r);
         self.maxclients.store(c.maxclients, r);
@@ -52,6 +65,17 @@ impl HotLimits {
         self.hz.store(u64::from(c.hz), r);
         self.hash_max_listpack_entries.store(c.hash_max_listpack_entries, r);
         self.hash_max_listpack_value.store(c.hash_max_listpack_value, r);
+    }
+}
+
+impl HotLimits {
+    /// The LFU tuning when the policy is an LFU one.
+    pub fn lfu(&self) -> Option<tern_store::Lfu> {
+        let r = Ordering::Relaxed;
+        self.lfu_policy.load(r).then(|| tern_store::Lfu {
+            log_factor: self.lfu_log_factor.load(r),
+            decay_minutes: self.lfu_decay_minutes.load(r),
+        })
     }
 }
 

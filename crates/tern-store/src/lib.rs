@@ -29,6 +29,6 @@ mod value;
 pub use hash::{Hash, HashLimits, Pair as HashPair};
 pub use keyspace::{Keyspace, Loc, LockSet, Padded};
 pub use lazyfree::{LazyFree, LAZYFREE_THRESHOLD};
-pub use shard::{Detached, Entry, Lfu, Shard, WatchFlag};
+pub use shard::{Access, Detached, Entry, Lfu, Shard, WatchFlag};
 pub use table::Table;
 pub use value::{mc_state, McStr, StrValue, Value};

@@ -96,6 +96,16 @@ impl Default for Lfu {
     }
 }
 
+/// How a lookup records itself on the entry (Redis's `lookupKey` flags):
+/// reads and writes count as an access unless the command or the client
+/// asked for no touch (TYPE, TTL, EXISTS, OBJECT; CLIENT NO-TOUCH).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    NoTouch,
+    /// Update the access time, and the LFU counter when the policy is LFU.
+    Touch(Option<Lfu>),
+}
+
 /// The counter a new key starts with, so that it is not evicted before it
 /// had a chance to be used (`LFU_INIT_VAL`).
 pub const LFU_INIT_VAL: u8 = 5;
@@ -253,6 +263,16 @@ impl Shard {
     pub fn get_mut(&mut self, key: &[u8], hash: u64, now: u64) -> Option<&mut Entry> {
         self.expire_if_needed(key, hash, now);
         self.table.find_mut(hash, |e| *e.key == *key)
+    }
+
+    /// Looks a live key up as a command's access: like [`Shard::get_mut`],
+    /// and records the access on the entry as `acc` says.
+    pub fn lookup(&mut self, key: &[u8], hash: u64, now: u64, acc: Access) -> Option<&mut Entry> {
+        let e = self.get_mut(key, hash, now)?;
+        if let Access::Touch(lfu) = acc {
+            e.touch(now, lfu);
+        }
+        Some(e)
     }
 
     /// Re-measures the memory of a value changed through [`Shard::get_mut`].

@@ -18,7 +18,7 @@ use std::sync::atomic::Ordering;
 use rand::seq::SliceRandom;
 use rand::Rng;
 use tern_protocol::{parse_i64, Args};
-use tern_store::{Hash, HashLimits, HashPair, Shard, Value};
+use tern_store::{Access, Hash, HashLimits, HashPair, Shard, Value};
 
 use super::strings::ldouble::LongDouble;
 use super::table::{flags::*, CommandSpec};
@@ -172,11 +172,14 @@ fn hash_mut<'s>(
     hash: u64,
     now: u64,
     create: bool,
+    acc: Access,
 ) -> Result<Option<&'s mut Hash>, &'static str> {
-    if create && shard.get(key, hash, now).is_none() {
+    // A hash created here is new, not accessed (Redis's dbAdd path).
+    let created = create && shard.get(key, hash, now).is_none();
+    if created {
         shard.set(key, hash, Value::Hash(Box::default()), None, now);
     }
-    match shard.get_mut(key, hash, now) {
+    match shard.lookup(key, hash, now, if created { Access::NoTouch } else { acc }) {
         None => Ok(None),
         Some(e) => match &mut e.value {
             Value::Hash(h) => Ok(Some(h)),
@@ -222,7 +225,8 @@ fn finish(shard: &mut Shard, key: &[u8], hash: u64, now: u64, b: Before, a: Afte
 macro_rules! read_hash {
     ($ctx:ident, $key:expr, $missing:expr) => {{
         let loc = $ctx.locs[0];
-        match $ctx.locks.shard(loc.gid).get($key, loc.hash, $ctx.now) {
+        let acc = $ctx.access();
+        match $ctx.locks.shard(loc.gid).lookup($key, loc.hash, $ctx.now, acc).map(|e| &*e) {
             None => {
                 $ctx.stats.keyspace_misses.add(1);
                 #[allow(clippy::redundant_closure_call)]
@@ -255,6 +259,7 @@ fn hmset(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 }
 
 fn hset_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, ok: bool) {
+    let acc = ctx.access();
     if args.len() % 2 == 1 {
         return ctx.arity_error();
     }
@@ -262,7 +267,7 @@ fn hset_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, ok: bool) {
     let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
     let pairs: Vec<HashPair<'_>> = (2..args.len()).step_by(2).map(|i| (args.get(i), args.get(i + 1))).collect();
     let shard = ctx.locks.shard(loc.gid);
-    let h = match hash_mut(shard, key, loc.hash, now, true) {
+    let h = match hash_mut(shard, key, loc.hash, now, true, acc) {
         Ok(Some(h)) => h,
         Ok(None) => return ctx.reply.int(0),
         Err(m) => return ctx.reply.error(m),
@@ -280,11 +285,12 @@ fn hset_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, ok: bool) {
 }
 
 fn hsetnx(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let acc = ctx.access();
     let lim = limits(ctx);
     let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
     let (field, value) = (args.get(2), args.get(3));
     let shard = ctx.locks.shard(loc.gid);
-    let h = match hash_mut(shard, key, loc.hash, now, true) {
+    let h = match hash_mut(shard, key, loc.hash, now, true, acc) {
         Ok(Some(h)) => h,
         Ok(None) => return ctx.reply.int(0),
         Err(m) => return ctx.reply.error(m),
@@ -369,9 +375,10 @@ fn hstrlen(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 }
 
 fn hdel(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let acc = ctx.access();
     let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
     let shard = ctx.locks.shard(loc.gid);
-    let h = match hash_mut(shard, key, loc.hash, now, false) {
+    let h = match hash_mut(shard, key, loc.hash, now, false, acc) {
         Ok(Some(h)) => h,
         Ok(None) => return ctx.reply.int(0),
         Err(m) => return ctx.reply.error(m),
@@ -389,13 +396,14 @@ fn hdel(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 
 /// HINCRBY and HINCRBYFLOAT keep the field's TTL, as Redis does.
 fn hincrby(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let acc = ctx.access();
     let Some(incr) = parse_i64(args.get(3)) else {
         return ctx.reply.error(errors::NOT_INTEGER);
     };
     let lim = limits(ctx);
     let (loc, key, field, now) = (ctx.locs[0], args.get(1), args.get(2), ctx.now);
     let shard = ctx.locks.shard(loc.gid);
-    let h = match hash_mut(shard, key, loc.hash, now, true) {
+    let h = match hash_mut(shard, key, loc.hash, now, true, acc) {
         Ok(Some(h)) => h,
         Ok(None) => return ctx.reply.int(0),
         Err(m) => return ctx.reply.error(m),
@@ -419,6 +427,7 @@ fn hincrby(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 }
 
 fn hincrbyfloat(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let acc = ctx.access();
     let Some(incr) = LongDouble::parse(args.get(3)) else {
         return ctx.reply.error(errors::NOT_FLOAT);
     };
@@ -428,7 +437,7 @@ fn hincrbyfloat(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let lim = limits(ctx);
     let (loc, key, field, now) = (ctx.locs[0], args.get(1), args.get(2), ctx.now);
     let shard = ctx.locks.shard(loc.gid);
-    let h = match hash_mut(shard, key, loc.hash, now, true) {
+    let h = match hash_mut(shard, key, loc.hash, now, true, acc) {
         Ok(Some(h)) => h,
         Ok(None) => return ctx.reply.int(0),
         Err(m) => return ctx.reply.error(m),
@@ -691,6 +700,7 @@ fn hpexpireat(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 /// The HEXPIRE family, in Redis's order of checks: type, expire time,
 /// condition, FIELDS, numfields.
 fn hexpire_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, secs: bool, absolute: bool) {
+    let acc = ctx.access();
     let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
     let exists = match ctx.locks.shard(loc.gid).get(key, loc.hash, now) {
         None => false,
@@ -717,7 +727,7 @@ fn hexpire_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, secs: bool, absolute: 
         return reply_ints(ctx, n, NO_FIELD);
     }
     let shard = ctx.locks.shard(loc.gid);
-    let Ok(Some(h)) = hash_mut(shard, key, loc.hash, now, false) else {
+    let Ok(Some(h)) = hash_mut(shard, key, loc.hash, now, false, acc) else {
         return reply_ints(ctx, n, NO_FIELD);
     };
     let fields: Vec<&[u8]> = args.tail(first).iter().collect();
@@ -819,6 +829,7 @@ fn httl_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, secs: bool, absolute: boo
 }
 
 fn hpersist(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let acc = ctx.access();
     let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
     let exists = match ctx.locks.shard(loc.gid).get(key, loc.hash, now) {
         None => false,
@@ -828,7 +839,7 @@ fn hpersist(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let Some(first) = fields_at(ctx, args, 2, NUMFIELDS_READ) else { return };
     let n = args.len() - first;
     let shard = ctx.locks.shard(loc.gid);
-    let h = match hash_mut(shard, key, loc.hash, now, false) {
+    let h = match hash_mut(shard, key, loc.hash, now, false, acc) {
         Ok(Some(h)) if exists => h,
         _ => return reply_ints(ctx, n, NO_FIELD),
     };
@@ -854,6 +865,7 @@ fn hpersist(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 }
 
 fn hgetdel(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let acc = ctx.access();
     let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
     let exists = match ctx.locks.shard(loc.gid).get(key, loc.hash, now) {
         None => false,
@@ -863,7 +875,7 @@ fn hgetdel(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let Some(first) = fields_at(ctx, args, 2, NUMFIELDS_READ) else { return };
     let n = args.len() - first;
     let shard = ctx.locks.shard(loc.gid);
-    let h = match hash_mut(shard, key, loc.hash, now, false) {
+    let h = match hash_mut(shard, key, loc.hash, now, false, acc) {
         Ok(Some(h)) if exists => h,
         _ => return reply_nulls(ctx, n),
     };
@@ -910,6 +922,7 @@ fn expire_unit(opt: &[u8]) -> Option<(bool, bool)> {
 }
 
 fn hgetex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let acc = ctx.access();
     let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
     let opt = args.get(2);
     let (change, at) = if let Some((secs, absolute)) = expire_unit(opt) {
@@ -923,7 +936,7 @@ fn hgetex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let Some(first) = fields_at(ctx, args, at, NUMFIELDS_READ) else { return };
     let n = args.len() - first;
     let shard = ctx.locks.shard(loc.gid);
-    let h = match hash_mut(shard, key, loc.hash, now, false) {
+    let h = match hash_mut(shard, key, loc.hash, now, false, acc) {
         Ok(Some(h)) => h,
         Ok(None) => {
             ctx.stats.keyspace_misses.add(1);
@@ -970,6 +983,7 @@ fn hgetex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 /// HSETEX: options in any order before FIELDS; FNX/FXX decide for all
 /// fields at once; the reply is 1 if the fields were set, 0 if not.
 fn hsetex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let acc = ctx.access();
     let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
     let (mut fnx, mut fxx, mut keepttl) = (false, false, false);
     let mut when: Option<u64> = None;
@@ -1034,7 +1048,7 @@ fn hsetex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     if !exists && fxx {
         return ctx.reply.int(0);
     }
-    let h = match hash_mut(shard, key, loc.hash, now, true) {
+    let h = match hash_mut(shard, key, loc.hash, now, true, acc) {
         Ok(Some(h)) => h,
         Ok(None) => return ctx.reply.int(0),
         Err(m) => return ctx.reply.error(m),

@@ -178,13 +178,7 @@ struct Access {
 /// The maxmemory-policy's family, which decides what OBJECT FREQ/IDLETIME
 /// report and how an access is recorded.
 fn lfu_policy(ctx: &Ctx<'_, '_>) -> Option<Lfu> {
-    let cfg = ctx.srv.config.read();
-    if !cfg.maxmemory_policy.ends_with("-lfu") {
-        return None;
-    }
-    let num = |name: &str, default: u32| find_directive(name).and_then(|d| (d.get)(&cfg).parse().ok()).unwrap_or(default);
-    let d = Lfu::default();
-    Some(Lfu { log_factor: num("lfu-log-factor", d.log_factor), decay_minutes: num("lfu-decay-time", d.decay_minutes) })
+    ctx.srv.limits.lfu()
 }
 
 /// Reads touch unless the client asked for CLIENT NO-TOUCH; TOUCH always

@@ -141,6 +141,16 @@ impl<'a, 'ks> Ctx<'a, 'ks> {
         self.ks.locate(self.client.db, key)
     }
 
+    /// How this command's key lookups record themselves: as an access
+    /// unless the client asked for CLIENT NO-TOUCH.
+    pub fn access(&self) -> tern_store::Access {
+        if self.client.no_touch {
+            tern_store::Access::NoTouch
+        } else {
+            tern_store::Access::Touch(self.srv.limits.lfu())
+        }
+    }
+
     /// `ERR wrong number of arguments for '<cmd>' command`.
     pub fn arity_error(&mut self) {
         let msg = errors::arity(&self.cmd.fullname);

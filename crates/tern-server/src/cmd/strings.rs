@@ -247,8 +247,9 @@ fn reply_bad_expire(ctx: &mut Ctx<'_, '_>, err: BadExpire) {
 }
 
 fn get(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let acc = ctx.access();
     let loc = ctx.locs[0];
-    let e = ctx.locks.shard(loc.gid).get(args.get(1), loc.hash, ctx.now);
+    let e = ctx.locks.shard(loc.gid).lookup(args.get(1), loc.hash, ctx.now, acc).map(|e| &*e);
     reply_value(&mut ctx.reply, ctx.stats, e);
 }
 
@@ -278,10 +279,11 @@ fn set(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 /// Redis's setGenericCommand, the core of SET, SETNX, SETEX and PSETEX. A
 /// deadline in the past is stored as is: the key is set and at once gone.
 fn set_generic(ctx: &mut Ctx<'_, '_>, key: &[u8], val: &[u8], flags: u16, when: Option<u64>, answer: SetReply) {
+    let acc = ctx.access();
     let loc = ctx.locs[0];
     let shard = ctx.locks.shard(loc.gid);
     if flags & (NX | XX | GET | KEEPTTL) != 0 {
-        let existing = shard.get(key, loc.hash, ctx.now);
+        let existing = shard.lookup(key, loc.hash, ctx.now, acc).map(|e| &*e);
         if flags & GET != 0 && !reply_value(&mut ctx.reply, ctx.stats, existing) {
             return;
         }
@@ -329,10 +331,11 @@ fn setex_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, unit: u16) {
 }
 
 fn getset(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let acc = ctx.access();
     let loc = ctx.locs[0];
     let key = args.get(1);
     let shard = ctx.locks.shard(loc.gid);
-    let old = shard.get(key, loc.hash, ctx.now);
+    let old = shard.lookup(key, loc.hash, ctx.now, acc).map(|e| &*e);
     if !reply_value(&mut ctx.reply, ctx.stats, old) {
         return;
     }
@@ -341,10 +344,11 @@ fn getset(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 }
 
 fn getdel(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let acc = ctx.access();
     let loc = ctx.locs[0];
     let key = args.get(1);
     let shard = ctx.locks.shard(loc.gid);
-    let e = shard.get(key, loc.hash, ctx.now);
+    let e = shard.lookup(key, loc.hash, ctx.now, acc).map(|e| &*e);
     let found = e.is_some();
     if !reply_value(&mut ctx.reply, ctx.stats, e) || !found {
         return;
@@ -356,6 +360,7 @@ fn getdel(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 /// GETEX checks, in Redis's order: syntax, then the key (a missing key is
 /// a null reply even with a bad expire), its type, the expire value.
 fn getex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let acc = ctx.access();
     let Some(opts) = parse_ext(args, 2, false) else {
         ctx.reply.error(errors::SYNTAX);
         return;
@@ -363,7 +368,7 @@ fn getex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
     let when = opts.expire.map(|arg| deadline(now, opts.flags & ANY_EXPIRE, arg));
     let shard = ctx.locks.shard(loc.gid);
-    let Some(e) = shard.get(key, loc.hash, now) else {
+    let Some(e) = shard.lookup(key, loc.hash, now, acc).map(|e| &*e) else {
         ctx.stats.keyspace_misses.add(1);
         ctx.reply.null();
         return;
@@ -399,11 +404,12 @@ fn getex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 }
 
 fn mget(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let acc = ctx.access();
     let n = args.len() - 1;
     ctx.reply.array(n);
     for i in 0..n {
         let loc = ctx.locs[i];
-        match ctx.locks.shard(loc.gid).get(args.get(i + 1), loc.hash, ctx.now) {
+        match ctx.locks.shard(loc.gid).lookup(args.get(i + 1), loc.hash, ctx.now, acc).map(|e| &*e) {
             Some(e) => {
                 ctx.stats.keyspace_hits.add(1);
                 // MGET answers null for a key of another type, not an error.
@@ -431,6 +437,7 @@ fn msetnx(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 /// MSET and MSETNX. Every key's shard is locked for the whole command, so
 /// other clients see all of the keys set or none.
 fn mset_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, nx: bool) {
+    let acc = ctx.access();
     // Each key needs its value: name + pairs is an odd count.
     if args.len() & 1 == 0 {
         ctx.arity_error();
@@ -440,7 +447,7 @@ fn mset_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, nx: bool) {
     if nx {
         for i in 0..n {
             let loc = ctx.locs[i];
-            if ctx.locks.shard(loc.gid).get(args.get(1 + 2 * i), loc.hash, ctx.now).is_some() {
+            if ctx.locks.shard(loc.gid).lookup(args.get(1 + 2 * i), loc.hash, ctx.now, acc).map(|e| &*e).is_some() {
                 ctx.reply.int(0);
                 return;
             }
@@ -465,12 +472,13 @@ fn too_long(ctx: &Ctx<'_, '_>, cur: usize, add: usize) -> bool {
 }
 
 fn append(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let acc = ctx.access();
     let (loc, key, add) = (ctx.locs[0], args.get(1), args.get(2));
     // The length check needs the current length, so it is done with the
     // entry found; the limit is read before the shard is borrowed.
     let max = ctx.srv.limits.proto_max_bulk_len.load(Ordering::Relaxed);
     let shard = ctx.locks.shard(loc.gid);
-    let total = match shard.get_mut(key, loc.hash, ctx.now) {
+    let total = match shard.lookup(key, loc.hash, ctx.now, acc) {
         None => {
             shard.set(key, loc.hash, string_value(add), None, ctx.now);
             add.len()
@@ -497,8 +505,9 @@ fn append(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 }
 
 fn strlen(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let acc = ctx.access();
     let loc = ctx.locs[0];
-    match ctx.locks.shard(loc.gid).get(args.get(1), loc.hash, ctx.now) {
+    match ctx.locks.shard(loc.gid).lookup(args.get(1), loc.hash, ctx.now, acc).map(|e| &*e) {
         None => {
             ctx.stats.keyspace_misses.add(1);
             ctx.reply.int(0);
@@ -537,12 +546,13 @@ fn range_of(len: usize, start: i64, end: i64) -> Option<std::ops::Range<usize>> 
 
 /// GETRANGE and SUBSTR.
 fn getrange(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let acc = ctx.access();
     let (Some(start), Some(end)) = (parse_i64(args.get(2)), parse_i64(args.get(3))) else {
         ctx.reply.error(errors::NOT_INTEGER);
         return;
     };
     let loc = ctx.locs[0];
-    match ctx.locks.shard(loc.gid).get(args.get(1), loc.hash, ctx.now) {
+    match ctx.locks.shard(loc.gid).lookup(args.get(1), loc.hash, ctx.now, acc).map(|e| &*e) {
         None => {
             ctx.stats.keyspace_misses.add(1);
             ctx.reply.bulk(b"");
@@ -561,6 +571,7 @@ fn getrange(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 }
 
 fn setrange(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let acc = ctx.access();
     let Some(offset) = parse_i64(args.get(2)) else {
         ctx.reply.error(errors::NOT_INTEGER);
         return;
@@ -574,7 +585,7 @@ fn setrange(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let offset = offset as usize;
     let end = offset + value.len();
     let shard = ctx.locks.shard(loc.gid);
-    let total = match shard.get_mut(key, loc.hash, ctx.now) {
+    let total = match shard.lookup(key, loc.hash, ctx.now, acc) {
         None => {
             if value.is_empty() {
                 return ctx.reply.int(0);
@@ -647,9 +658,10 @@ fn decrby(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 /// INCR, DECR, INCRBY, DECRBY: the result is stored as `int`, keeping the
 /// key's TTL.
 fn incr_by(ctx: &mut Ctx<'_, '_>, args: Args<'_>, by: i64) {
+    let acc = ctx.access();
     let (loc, key) = (ctx.locs[0], args.get(1));
     let shard = ctx.locks.shard(loc.gid);
-    let v = match shard.get_mut(key, loc.hash, ctx.now) {
+    let v = match shard.lookup(key, loc.hash, ctx.now, acc) {
         None => {
             shard.set(key, loc.hash, Value::Str(StrValue::Int(by)), None, ctx.now);
             by
@@ -682,10 +694,11 @@ fn incr_by(ctx: &mut Ctx<'_, '_>, args: Args<'_>, by: i64) {
 /// INCRBYFLOAT computes in x87 long double as Redis does (see [`ldouble`])
 /// and stores the text it replies (never `int`), keeping the TTL.
 fn incrbyfloat(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let acc = ctx.access();
     let (loc, key) = (ctx.locs[0], args.get(1));
     let mut text = Vec::new();
     let shard = ctx.locks.shard(loc.gid);
-    match shard.get_mut(key, loc.hash, ctx.now) {
+    match shard.lookup(key, loc.hash, ctx.now, acc) {
         None => {
             let Some(sum) = LongDouble::parse(args.get(2)).map(|by| LongDouble::from_i64(0).checked_add(by)) else {
                 return ctx.reply.error(errors::NOT_FLOAT);
@@ -732,11 +745,12 @@ struct LcsMatch {
 /// end, so ties pick the same subsequence and matches come out in the
 /// same (reverse) order.
 fn lcs(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let acc = ctx.access();
     let mut strs: [Vec<u8>; 2] = [Vec::new(), Vec::new()];
     let mut wrong_type = false;
     for (i, out) in strs.iter_mut().enumerate() {
         let loc = ctx.locs[i];
-        match ctx.locks.shard(loc.gid).get(args.get(1 + i), loc.hash, ctx.now) {
+        match ctx.locks.shard(loc.gid).lookup(args.get(1 + i), loc.hash, ctx.now, acc).map(|e| &*e) {
             None => ctx.stats.keyspace_misses.add(1),
             Some(e) => {
                 ctx.stats.keyspace_hits.add(1);
