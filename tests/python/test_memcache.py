@@ -73,8 +73,10 @@ def mc_port(request, server):
         lines = [l for l in server.log if "memcache port=" in l]
         assert lines, "no memcache port in the start-up log"
         port = int(lines[0].split("memcache port=", 1)[1].split()[0].rstrip("."))
+    # Wait for the flush's reply: with noreply it could still be in flight
+    # on one worker while the test's first write runs on another.
     c = PyClient(("127.0.0.1", port))
-    c.flush_all()
+    assert c.flush_all(noreply=False) is True
     c.close()
     return port
 
