@@ -13,7 +13,7 @@
 //! shards and across each table's growth or shrinking between calls.
 
 use tern_protocol::{parse_i64, Args};
-use tern_store::{Entry, Lfu, Loc, Shard, LAZYFREE_THRESHOLD};
+use tern_store::{Access, Entry, Lfu, Loc, LAZYFREE_THRESHOLD};
 
 use super::table::{flags::*, CommandSpec};
 use super::Ctx;
@@ -167,35 +167,20 @@ const INT_OUT_OF_RANGE: &str = "ERR value is out of range, value must between -2
 const SHARED_INTEGERS: i64 = 10_000;
 const SHARED_REFCOUNT: i64 = i32::MAX as i64;
 
-/// How a lookup records the access: whether it touches at all, and the LFU
-/// tuning when the maxmemory-policy is an LFU one.
-#[derive(Clone, Copy)]
-struct Access {
-    touch: bool,
-    lfu: Option<Lfu>,
-}
-
 /// The maxmemory-policy's family, which decides what OBJECT FREQ/IDLETIME
-/// report and how an access is recorded.
+/// report.
 fn lfu_policy(ctx: &Ctx<'_, '_>) -> Option<Lfu> {
     ctx.srv.limits.lfu()
 }
 
-/// Reads touch unless the client asked for CLIENT NO-TOUCH; TOUCH always
-/// does (`always`).
+/// Key commands record accesses like every other family ([`Ctx::access`]),
+/// except TOUCH, which records one even under CLIENT NO-TOUCH (`always`).
 fn access(ctx: &Ctx<'_, '_>, always: bool) -> Access {
-    let touch = always || !ctx.client.no_touch;
-    Access { touch, lfu: if touch { lfu_policy(ctx) } else { None } }
-}
-
-/// Looks a key up for a command that counts as an access (lookupKey without
-/// NOTOUCH): records the access on the entry.
-fn lookup_touch<'s>(sh: &'s mut Shard, key: &[u8], hash: u64, now: u64, acc: Access) -> Option<&'s mut Entry> {
-    let e = sh.get_mut(key, hash, now)?;
-    if acc.touch {
-        e.touch(now, acc.lfu);
+    if always {
+        Access::Touch(lfu_policy(ctx))
+    } else {
+        ctx.access()
     }
-    Some(e)
 }
 
 /// A yes/no directive's current value (the lazyfree-lazy-user-* switches).
@@ -298,7 +283,7 @@ fn touch(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let mut n = 0;
     for (i, loc) in ctx.locs.iter().enumerate() {
         let sh = ctx.locks.shard(loc.gid);
-        if lookup_touch(sh, args.get(1 + i), loc.hash, ctx.now, acc).is_some() {
+        if sh.lookup(args.get(1 + i), loc.hash, ctx.now, acc).is_some() {
             ctx.stats.keyspace_hits.add(1);
             n += 1;
         } else {
@@ -335,7 +320,7 @@ fn rename_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, nx: bool) {
     let (src, dst) = (args.get(1), args.get(2));
     let (ls, ld) = (ctx.locs[0], ctx.locs[1]);
     let (now, acc) = (ctx.now, access(ctx, false));
-    if lookup_touch(ctx.locks.shard(ls.gid), src, ls.hash, now, acc).is_none() {
+    if ctx.locks.shard(ls.gid).lookup(src, ls.hash, now, acc).is_none() {
         ctx.reply.error(errors::NO_SUCH_KEY);
         return;
     }
@@ -397,7 +382,7 @@ fn copy(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let ld = ctx.ks.locate(dst_db, newkey);
     let (now, acc) = (ctx.now, access(ctx, false));
     ctx.locks.acquire([ls.gid, ld.gid]);
-    let found = lookup_touch(ctx.locks.shard(ls.gid), key, ls.hash, now, acc).map(|e| (e.value.clone(), e.expire()));
+    let found = ctx.locks.shard(ls.gid).lookup(key, ls.hash, now, acc).map(|e| (e.value.clone(), e.expire()));
     let Some((value, expire)) = found else {
         ctx.locks.release();
         ctx.stats.keyspace_misses.add(1);
@@ -436,7 +421,7 @@ fn move_cmd(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let (now, acc) = (ctx.now, access(ctx, false));
     ctx.locks.acquire([ls.gid, ld.gid]);
     let moved = 'm: {
-        if lookup_touch(ctx.locks.shard(ls.gid), key, ls.hash, now, acc).is_none() {
+        if ctx.locks.shard(ls.gid).lookup(key, ls.hash, now, acc).is_none() {
             break 'm false;
         }
         if ctx.locks.shard(ld.gid).get(key, ld.hash, now).is_some() {
@@ -523,7 +508,7 @@ fn expire_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, basetime: i64, secs: bo
     let key = args.get(1);
     let (now, acc) = (ctx.now, access(ctx, false));
     let sh = ctx.locks.shard(loc.gid);
-    let Some(e) = lookup_touch(sh, key, loc.hash, now, acc) else {
+    let Some(e) = sh.lookup(key, loc.hash, now, acc) else {
         ctx.reply.int(0);
         return;
     };
@@ -589,7 +574,7 @@ fn persist(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let key = args.get(1);
     let (now, acc) = (ctx.now, access(ctx, false));
     let sh = ctx.locks.shard(loc.gid);
-    let had = match lookup_touch(sh, key, loc.hash, now, acc) {
+    let had = match sh.lookup(key, loc.hash, now, acc) {
         Some(e) => e.expire().is_some(),
         None => false,
     };
