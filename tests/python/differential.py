@@ -409,7 +409,8 @@ CASES = [
         EXPIREAT k 9223372036854775807
         EXPIRE k -9223372036854775808
         EXPIRE k
-        TTL k
+        EXPIRETIME k
+        PEXPIRETIME k
     """),
     ("expire-past-deletes", """
         SET k v
