@@ -72,6 +72,10 @@ pub struct Config {
     pub hash_max_listpack_entries: usize,
     /// Longest field or value, in bytes, a compact hash may hold.
     pub hash_max_listpack_value: usize,
+    /// String values at least this long (bytes) are stored shared and
+    /// sent from the stored bytes instead of being copied into the reply
+    /// buffer; 0 turns copy avoidance off.
+    pub reply_copy_avoid_min_size: u64,
     /// The config file the server was started with (CONFIG REWRITE).
     pub config_file: Option<PathBuf>,
     /// Directives accepted but not acted on (persistence, ...), as given,
@@ -110,6 +114,7 @@ impl Default for Config {
             shards_per_db: 0,
             hash_max_listpack_entries: 512,
             hash_max_listpack_value: 64,
+            reply_copy_avoid_min_size: 16 * 1024,
             config_file: None,
             passive: Vec::new(),
             ignored: Vec::new(),
@@ -689,6 +694,17 @@ pub static DIRECTIVES: &[Directive] = &[
         },
         get: |c| c.hash_max_listpack_value.to_string(),
     },
+    Directive {
+        name: "reply-copy-avoid-min-size",
+        alias: None,
+        mutable: true,
+        kind: Kind::Active,
+        set: |c, a| {
+            c.reply_copy_avoid_min_size = parse_mem_in(one(a)?, i64::MAX as u64)?;
+            Ok(())
+        },
+        get: |c| c.reply_copy_avoid_min_size.to_string(),
+    },
     passive!("list-max-listpack-size", Some("list-max-ziplist-size"), true, "-2", chk_int::<{ i32::MIN as i64 }, { i32::MAX as i64 }>),
     passive!("list-compress-depth", None, true, "0", chk_int::<0, { i32::MAX as i64 }>),
     passive!("set-max-intset-entries", None, true, "512", chk_int::<0, { i64::MAX }>),
@@ -791,6 +807,7 @@ impl Directive {
                 | "stream-node-max-bytes"
                 | "active-defrag-ignore-bytes"
                 | "maxmemory-clients"
+                | "reply-copy-avoid-min-size"
         )
     }
 }

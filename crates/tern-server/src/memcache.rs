@@ -20,6 +20,7 @@ use tern_memcache::parse::item_total_size;
 use tern_memcache::{base64, errors as e, Meta, MetaCmd, Request, StoreCmd, REALTIME_MAXDELTA};
 use tern_store::{mc_state, Entry, McStr, Shard, StrValue, Value};
 
+use crate::outbuf::OutBuf;
 use crate::server::{now_ms, Server};
 use crate::stats::WorkerStats;
 
@@ -89,7 +90,7 @@ pub enum After {
 pub struct Exec<'a> {
     pub srv: &'a Arc<Server>,
     pub sh: &'a Arc<Shared>,
-    pub out: &'a mut Vec<u8>,
+    pub out: &'a mut OutBuf,
     pub stats: &'a WorkerStats,
     pub now: u64,
 }
@@ -118,6 +119,19 @@ fn num(out: &mut Vec<u8>, n: impl itoa::Integer) {
     out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
 }
 
+/// An item's data in a value reply: queued from the stored buffer when it
+/// is shared and at least `share_min` bytes (0: never), copied otherwise.
+/// The caller appends the CRLF that must follow a queued reference.
+fn push_data(out: &mut OutBuf, m: &McStr, share_min: usize, stats: &WorkerStats) {
+    match m.shared() {
+        Some(buf) if share_min > 0 && m.len() >= share_min => {
+            out.push_shared(buf, McStr::HEADER, buf.len());
+            stats.reply_copy_avoided.add(1);
+        }
+        _ => out.extend_from_slice(m.data()),
+    }
+}
+
 fn line(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(s.as_bytes());
     out.extend_from_slice(b"\r\n");
@@ -140,7 +154,9 @@ fn item<'e>(e: &'e mut Entry, sh: &Shared) -> Option<(&'e mut McStr, usize)> {
     };
     let old_heap = s.heap_size();
     if !matches!(s, StrValue::Mc(_)) {
-        *s = StrValue::Mc(s.with_bytes(|b| McStr::new(b, 0, sh.next_cas(), 0)));
+        // A string stored shared (large, written whole) stays shared.
+        let share = usize::from(s.shared().is_some());
+        *s = StrValue::Mc(s.with_bytes(|b| McStr::new_sharing(b, 0, sh.next_cas(), 0, share)));
     }
     match s {
         StrValue::Mc(m) => Some((m, old_heap)),
@@ -185,8 +201,10 @@ fn mc_of(e: &mut Entry) -> &mut McStr {
     }
 }
 
-fn new_item(data: &[u8], flags: u32, cas: u64, state: u8) -> Value {
-    Value::Str(StrValue::Mc(McStr::new(data, flags, cas, state)))
+/// A whole write's item; `share_min` is `reply-copy-avoid-min-size`
+/// (items at least that long are sent from their stored bytes).
+fn new_item(data: &[u8], flags: u32, cas: u64, state: u8, share_min: usize) -> Value {
+    Value::Str(StrValue::Mc(McStr::new_sharing(data, flags, cas, state, share_min)))
 }
 
 /// Stores a whole item (or only removes the old one when its deadline has
@@ -268,6 +286,12 @@ pub fn flush_db0(srv: &Server, now: u64) {
 }
 
 impl Exec<'_> {
+    /// `reply-copy-avoid-min-size`: items at least this long are stored
+    /// shared with the replies that send them (0: never).
+    fn share_min(&self) -> usize {
+        self.srv.limits.reply_copy_avoid_min()
+    }
+
     /// Executes one request, appending its reply.
     pub fn run(&mut self, req: Request<'_>) -> After {
         match req {
@@ -428,6 +452,7 @@ impl Exec<'_> {
         e.touch(now, None);
         let m = mc_of(e);
         m.set_state(m.state() | mc_state::FETCHED);
+        let share_min = self.srv.limits.reply_copy_avoid_min();
         let out = &mut *self.out;
         out.extend_from_slice(b"VALUE ");
         out.extend_from_slice(key);
@@ -440,7 +465,7 @@ impl Exec<'_> {
             num(out, m.cas());
         }
         out.extend_from_slice(b"\r\n");
-        out.extend_from_slice(m.data());
+        push_data(out, m, share_min, self.stats);
         out.extend_from_slice(b"\r\n");
         if let Some(t) = touch {
             bump(&self.sh.touch_hits);
@@ -471,7 +496,7 @@ impl Exec<'_> {
                 &mut shard,
                 key,
                 loc.hash,
-                new_item(data, flags, cas, 0),
+                new_item(data, flags, cas, 0, self.share_min()),
                 dl,
                 now,
             );
@@ -531,7 +556,7 @@ impl Exec<'_> {
                     &mut shard,
                     key,
                     loc.hash,
-                    new_item(data, flags, cas, 0),
+                    new_item(data, flags, cas, 0, self.share_min()),
                     dl,
                     now,
                 );
@@ -777,7 +802,7 @@ impl Exec<'_> {
                 let state = if f.base64 { mc_state::KEY_BINARY } else { 0 };
                 // A stub that dies at once is still answered as created.
                 let dl = deadline(now, n).map(|d| d.max(now + 1));
-                shard.set(key, loc.hash, new_item(&[], 0, cas, state), dl, now);
+                shard.set(key, loc.hash, new_item(&[], 0, cas, state, 0), dl, now);
                 shard.signal(key, loc.hash);
                 created = true;
             }
@@ -884,12 +909,16 @@ impl Exec<'_> {
             it.set_state(it.state() | mc_state::TOKEN_SENT);
         }
         out.extend_from_slice(b"\r\n");
+        if !f.no_bump {
+            // Before the value is queued: marking a shared item while a
+            // reply holds it would copy it.
+            it.set_state(it.state() | mc_state::FETCHED);
+        }
         if f.value {
-            out.extend_from_slice(it.data());
+            push_data(out, it, self.srv.limits.reply_copy_avoid_min(), self.stats);
             out.extend_from_slice(b"\r\n");
         }
         if !f.no_bump {
-            it.set_state(it.state() | mc_state::FETCHED);
             e.touch(now, None);
         }
         if let Some(dl) = new_deadline {
@@ -944,7 +973,7 @@ impl Exec<'_> {
                         &mut shard,
                         key,
                         loc.hash,
-                        new_item(m.data, flags, cas, binary),
+                        new_item(m.data, flags, cas, binary, self.share_min()),
                         deadline(now, n),
                         now,
                     );
@@ -987,7 +1016,7 @@ impl Exec<'_> {
                         &mut shard,
                         key,
                         loc.hash,
-                        new_item(m.data, flags, cas, binary),
+                        new_item(m.data, flags, cas, binary, self.share_min()),
                         dl,
                         now,
                     );
@@ -1001,7 +1030,7 @@ impl Exec<'_> {
                         &mut shard,
                         key,
                         loc.hash,
-                        new_item(m.data, flags, want, st),
+                        new_item(m.data, flags, want, st, self.share_min()),
                         keep,
                         now,
                     );
@@ -1015,7 +1044,7 @@ impl Exec<'_> {
                     &mut shard,
                     key,
                     loc.hash,
-                    new_item(m.data, flags, cas, binary),
+                    new_item(m.data, flags, cas, binary, self.share_min()),
                     dl,
                     now,
                 );
@@ -1120,7 +1149,7 @@ impl Exec<'_> {
                     &mut shard,
                     key,
                     loc.hash,
-                    new_item(value.to_string().as_bytes(), 0, cas, bin),
+                    new_item(value.to_string().as_bytes(), 0, cas, bin, 0),
                     deadline(now, n),
                     now,
                 );

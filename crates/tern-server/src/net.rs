@@ -39,6 +39,7 @@ use crate::cmd::{self, After, Scratch};
 use crate::server::{now_ms, Server};
 use crate::stats::WorkerStats;
 use crate::memcache;
+use crate::outbuf::OutBuf;
 use crate::{errors, log_notice, log_verbose, log_warning};
 
 const WAKER: Token = Token(0);
@@ -51,10 +52,6 @@ pub const OUT_HIGH_WATER: usize = 8 * 1024 * 1024;
 /// still executing, rather than after it: a client that reads its replies
 /// must not hit an output limit only because its pipeline was long.
 const OUT_WRITE_EARLY: usize = 256 * 1024;
-/// Written bytes at the front of the output buffer above which it is
-/// compacted, so a client that reads steadily but never quite catches up
-/// does not make it grow forever.
-const OUT_COMPACT: usize = 1024 * 1024;
 /// Query buffer limit for a client that has not authenticated yet
 /// (Redis 7.4: at most 1mb, whatever `client-query-buffer-limit` says).
 pub const UNAUTH_QUERY_LIMIT: usize = 1024 * 1024;
@@ -69,8 +66,7 @@ struct Conn {
     rpos: usize,
     rlen: usize,
     frame: Frame,
-    out: Vec<u8>,
-    wpos: usize,
+    out: OutBuf,
     client: Client,
     /// Replies are over the high-water mark: requests wait.
     paused: bool,
@@ -82,8 +78,9 @@ struct Conn {
 }
 
 impl Conn {
+    /// Unsent reply bytes, shared values included at their full length.
     fn pending_out(&self) -> usize {
-        self.out.len() - self.wpos
+        self.out.pending()
     }
 
     /// What `client-query-buffer-limit` measures: request bytes received
@@ -97,39 +94,10 @@ impl Conn {
     /// everything is written, `Ok(false)` when the socket is full, an error
     /// when the peer is gone.
     fn write_out(&mut self, stats: &WorkerStats) -> io::Result<bool> {
-        let before = self.wpos;
-        let mut result = Ok(true);
-        while self.wpos < self.out.len() {
-            match self.stream.write(&self.out[self.wpos..]) {
-                Ok(0) => {
-                    result = Err(io::ErrorKind::WriteZero.into());
-                    break;
-                }
-                Ok(n) => self.wpos += n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    result = Ok(false);
-                    break;
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    result = Err(e);
-                    break;
-                }
-            }
-        }
-        if self.wpos > before {
-            stats.net_output_bytes.add((self.wpos - before) as u64);
+        let (n, result) = self.out.write_to(&mut self.stream);
+        if n > 0 {
+            stats.net_output_bytes.add(n as u64);
             self.client.shared.last_interaction_ms.store(now_ms(), Ordering::Relaxed);
-        }
-        if self.wpos == self.out.len() {
-            self.out.clear();
-            self.wpos = 0;
-            if self.out.capacity() > 1 << 20 {
-                self.out = Vec::with_capacity(16 * 1024);
-            }
-        } else if self.wpos >= OUT_COMPACT && self.wpos * 2 >= self.out.len() {
-            self.out.drain(..self.wpos);
-            self.wpos = 0;
         }
         result
     }
@@ -268,8 +236,7 @@ impl Worker {
             rpos: 0,
             rlen: 0,
             frame: Frame::new(),
-            out: Vec::new(),
-            wpos: 0,
+            out: OutBuf::new(),
             client,
             paused: false,
             closing: false,
@@ -426,7 +393,6 @@ impl Worker {
                             log_warning!("Possible SECURITY ATTACK detected. It looks like somebody is sending POST or Host: commands to Redis. Connection aborted.");
                             conn.closing = true;
                             conn.out.clear();
-                            conn.wpos = 0;
                             break;
                         }
                         let after = cmd::dispatch(

@@ -40,6 +40,8 @@ pub struct HotLimits {
     pub lfu_policy: AtomicBool,
     pub lfu_log_factor: std::sync::atomic::AtomicU32,
     pub lfu_decay_minutes: std::sync::atomic::AtomicU32,
+    /// `reply-copy-avoid-min-size` (0: off), read once per command.
+    pub reply_copy_avoid_min: AtomicUsize,
 }
 
 impl HotLimits {
@@ -65,10 +67,18 @@ impl HotLimits {
         self.hz.store(u64::from(c.hz), r);
         self.hash_max_listpack_entries.store(c.hash_max_listpack_entries, r);
         self.hash_max_listpack_value.store(c.hash_max_listpack_value, r);
+        self.reply_copy_avoid_min.store(usize::try_from(c.reply_copy_avoid_min_size).unwrap_or(usize::MAX), r);
     }
 }
 
 impl HotLimits {
+    /// Shortest string value stored shared and sent without a copy; 0 when
+    /// copy avoidance is off.
+    #[inline]
+    pub fn reply_copy_avoid_min(&self) -> usize {
+        self.reply_copy_avoid_min.load(Ordering::Relaxed)
+    }
+
     /// The LFU tuning when the policy is an LFU one.
     pub fn lfu(&self) -> Option<tern_store::Lfu> {
         let r = Ordering::Relaxed;

@@ -50,6 +50,8 @@ pub struct WorkerStats {
     pub total_error_replies: Counter,
     pub connections_received: Counter,
     pub rejected_connections: Counter,
+    /// Replies that referenced a stored value instead of copying it.
+    pub reply_copy_avoided: Counter,
     /// Indexed by command id (see `cmd::table`).
     pub cmds: Box<[CmdStat]>,
     /// Error replies by their first word (INFO errorstats). Written only on
@@ -68,6 +70,7 @@ impl WorkerStats {
             total_error_replies: Counter::default(),
             connections_received: Counter::default(),
             rejected_connections: Counter::default(),
+            reply_copy_avoided: Counter::default(),
             cmds: (0..commands).map(|_| CmdStat::default()).collect(),
             errors: Mutex::new(HashMap::new()),
         }
@@ -93,6 +96,7 @@ impl WorkerStats {
             &self.total_error_replies,
             &self.connections_received,
             &self.rejected_connections,
+            &self.reply_copy_avoided,
         ] {
             c.reset();
         }

@@ -1,5 +1,7 @@
 //! Stored values. Strings keep canonical integers as integers, as Redis does.
 
+use std::sync::Arc;
+
 use crate::hash::Hash;
 
 /// A stored value. Later types (lists, sets, ...) join this enum.
@@ -24,6 +26,11 @@ pub enum StrValue {
     /// write turns it back into a plain string (a new CAS is drawn when
     /// memcached next looks).
     Mc(McStr),
+    /// Large bytes written whole, shared with the replies that send them
+    /// (`reply-copy-avoid-min-size`): a reply holds a reference instead of
+    /// a copy. Writers in place take a unique copy first ([`Self::make_raw`]),
+    /// so a reply in flight keeps the bytes it was given. Encoding `raw`.
+    Shared(Arc<Vec<u8>>),
 }
 
 // An item's metadata rides in its buffer: strings stay four words.
@@ -36,29 +43,78 @@ const _: () = assert!(std::mem::size_of::<StrValue>() == 32);
 ///  0       4               12      13
 ///  | flags | cas            | state | data ...
 ///    u32 LE  u64 LE           u8
-/// ```
+///
+/// A large item's buffer is shared with the replies that send it
+/// (`reply-copy-avoid-min-size`); a change to it while a reply holds it
+/// copies it first, so the reply keeps the bytes it was given.
 #[derive(Clone, Debug, PartialEq)]
 pub struct McStr {
     /// Always at least [`McStr::HEADER`] bytes.
-    buf: Vec<u8>,
+    buf: McBuf,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum McBuf {
+    Own(Vec<u8>),
+    Shared(Arc<Vec<u8>>),
 }
 
 impl McStr {
-    const HEADER: usize = 13;
+    pub const HEADER: usize = 13;
 
     pub fn new(data: &[u8], flags: u32, cas: u64, state: u8) -> Self {
+        McStr { buf: McBuf::Own(Self::build(data, flags, cas, state)) }
+    }
+
+    /// [`Self::new`], with the buffer shared with replies when the data is
+    /// at least `share_min` bytes long (0: never).
+    pub fn new_sharing(data: &[u8], flags: u32, cas: u64, state: u8, share_min: usize) -> Self {
+        let buf = Self::build(data, flags, cas, state);
+        if share_min > 0 && data.len() >= share_min {
+            McStr { buf: McBuf::Shared(Arc::new(buf)) }
+        } else {
+            McStr { buf: McBuf::Own(buf) }
+        }
+    }
+
+    fn build(data: &[u8], flags: u32, cas: u64, state: u8) -> Vec<u8> {
         let mut buf = Vec::with_capacity(Self::HEADER + data.len());
         buf.extend_from_slice(&flags.to_le_bytes());
         buf.extend_from_slice(&cas.to_le_bytes());
         buf.push(state);
         buf.extend_from_slice(data);
-        McStr { buf }
+        buf
     }
+
+    #[inline]
+    fn bytes(&self) -> &[u8] {
+        match &self.buf {
+            McBuf::Own(v) => v,
+            McBuf::Shared(a) => a,
+        }
+    }
+
+    /// The buffer to change, copied first if a reply holds it.
+    fn bytes_mut(&mut self) -> &mut Vec<u8> {
+        match &mut self.buf {
+            McBuf::Own(v) => v,
+            McBuf::Shared(a) => Arc::make_mut(a),
+        }
+    }
+
+    /// The shared buffer of a large item; its data starts at [`Self::HEADER`].
+    pub fn shared(&self) -> Option<&Arc<Vec<u8>>> {
+        match &self.buf {
+            McBuf::Shared(a) => Some(a),
+            McBuf::Own(_) => None,
+        }
+    }
+
     pub fn data(&self) -> &[u8] {
-        &self.buf[Self::HEADER..]
+        &self.bytes()[Self::HEADER..]
     }
     pub fn len(&self) -> usize {
-        self.buf.len() - Self::HEADER
+        self.bytes().len() - Self::HEADER
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -66,37 +122,47 @@ impl McStr {
     /// Opaque 32-bit client flags.
     pub fn flags(&self) -> u32 {
         let mut a = [0u8; 4];
-        a.copy_from_slice(&self.buf[0..4]);
+        a.copy_from_slice(&self.bytes()[0..4]);
         u32::from_le_bytes(a)
     }
     /// Compare-and-swap id, unique per write.
     pub fn cas(&self) -> u64 {
         let mut a = [0u8; 8];
-        a.copy_from_slice(&self.buf[4..12]);
+        a.copy_from_slice(&self.bytes()[4..12]);
         u64::from_le_bytes(a)
     }
     pub fn set_cas(&mut self, cas: u64) {
-        self.buf[4..12].copy_from_slice(&cas.to_le_bytes());
+        if self.cas() != cas {
+            self.bytes_mut()[4..12].copy_from_slice(&cas.to_le_bytes());
+        }
     }
     /// [`mc_state`] bits.
     pub fn state(&self) -> u8 {
-        self.buf[12]
+        self.bytes()[12]
     }
+    /// A no-op when unchanged, so that marking a shared item fetched
+    /// again does not copy it.
     pub fn set_state(&mut self, st: u8) {
-        self.buf[12] = st;
+        if self.state() != st {
+            self.bytes_mut()[12] = st;
+        }
     }
     pub fn append(&mut self, b: &[u8]) {
-        self.buf.extend_from_slice(b);
+        self.bytes_mut().extend_from_slice(b);
     }
     pub fn prepend(&mut self, b: &[u8]) {
-        self.buf.splice(Self::HEADER..Self::HEADER, b.iter().copied());
+        self.bytes_mut().splice(Self::HEADER..Self::HEADER, b.iter().copied());
     }
     pub fn set_data(&mut self, b: &[u8]) {
-        self.buf.truncate(Self::HEADER);
-        self.buf.extend_from_slice(b);
+        let buf = self.bytes_mut();
+        buf.truncate(Self::HEADER);
+        buf.extend_from_slice(b);
     }
     pub fn heap_size(&self) -> usize {
-        self.buf.capacity()
+        match &self.buf {
+            McBuf::Own(v) => v.capacity(),
+            McBuf::Shared(a) => SHARED_HEADER + a.capacity(),
+        }
     }
 }
 
@@ -115,6 +181,9 @@ pub mod mc_state {
 /// Longest string Redis stores as `embstr`.
 pub const EMBSTR_MAX: usize = 44;
 
+/// Heap bytes a [`StrValue::Shared`] holds besides its bytes.
+const SHARED_HEADER: usize = 2 * std::mem::size_of::<usize>() + std::mem::size_of::<Vec<u8>>();
+
 impl StrValue {
     /// Length of the string form in bytes (for an integer, of its digits).
     pub fn len(&self) -> usize {
@@ -123,6 +192,7 @@ impl StrValue {
             StrValue::Emb(b) => b.len(),
             StrValue::Raw(b) => b.len(),
             StrValue::Mc(m) => m.len(),
+            StrValue::Shared(b) => b.len(),
         }
     }
 
@@ -137,6 +207,7 @@ impl StrValue {
             StrValue::Emb(b) => f(b),
             StrValue::Raw(b) => f(b),
             StrValue::Mc(m) => f(m.data()),
+            StrValue::Shared(b) => f(b),
         }
     }
 
@@ -145,8 +216,13 @@ impl StrValue {
     }
 
     /// Makes the value a mutable `raw` buffer (APPEND, SETRANGE) and returns it.
+    /// A shared value is taken over without a copy when no reply holds it.
     pub fn make_raw(&mut self) -> &mut Vec<u8> {
-        if !matches!(self, StrValue::Raw(_)) {
+        if matches!(self, StrValue::Shared(_)) {
+            if let StrValue::Shared(b) = std::mem::replace(self, StrValue::Int(0)) {
+                *self = StrValue::Raw(Arc::try_unwrap(b).unwrap_or_else(|b| b.to_vec()));
+            }
+        } else if !matches!(self, StrValue::Raw(_)) {
             *self = StrValue::Raw(self.to_vec());
         }
         match self {
@@ -162,6 +238,7 @@ impl StrValue {
             StrValue::Raw(_) => "raw",
             StrValue::Mc(m) if m.len() <= EMBSTR_MAX => "embstr",
             StrValue::Mc(_) => "raw",
+            StrValue::Shared(_) => "raw",
         }
     }
 
@@ -172,6 +249,8 @@ impl StrValue {
             StrValue::Emb(b) => b.len(),
             StrValue::Raw(v) => v.capacity(),
             StrValue::Mc(m) => m.heap_size(),
+            // The Arc's counts and the Vec header share one allocation.
+            StrValue::Shared(b) => SHARED_HEADER + b.capacity(),
         }
     }
 }
@@ -239,11 +318,65 @@ impl StrValue {
             StrValue::Raw(b.to_vec())
         }
     }
+
+    /// [`Self::from_slice`], stored shareable with replies when at least
+    /// `share_min` bytes long (0: never).
+    pub fn from_slice_sharing(b: &[u8], share_min: usize) -> Self {
+        if share_min > 0 && b.len() >= share_min && b.len() > EMBSTR_MAX {
+            StrValue::Shared(Arc::new(b.to_vec()))
+        } else {
+            Self::from_slice(b)
+        }
+    }
+
+    /// The bytes of a shareable value.
+    pub fn shared(&self) -> Option<&Arc<Vec<u8>>> {
+        match self {
+            StrValue::Shared(b) => Some(b),
+            _ => None,
+        }
+    }
 }
 
 #[cfg(test)]
 mod mc_tests {
     use super::*;
+
+    #[test]
+    fn shared_value_is_copied_on_write_only_while_a_reply_holds_it() {
+        let big = vec![7u8; 100];
+        let mut s = StrValue::from_slice_sharing(&big, 64);
+        let held = s.shared().cloned().unwrap();
+        assert_eq!((s.len(), s.encoding()), (100, "raw"));
+        s.make_raw().push(8);
+        assert_eq!((held.len(), s.len()), (100, 101));
+        let mut t = StrValue::from_slice_sharing(&big, 64);
+        let ptr = t.shared().unwrap().as_ptr();
+        assert_eq!(t.make_raw().as_ptr(), ptr);
+        assert!(matches!(StrValue::from_slice_sharing(&big, 0), StrValue::Raw(_)));
+        assert!(matches!(StrValue::from_slice_sharing(&big, 101), StrValue::Raw(_)));
+        assert!(matches!(StrValue::from_slice_sharing(&big[..40], 1), StrValue::Emb(_)));
+    }
+
+    #[test]
+    fn shared_mc_item_copies_on_change_only_while_held() {
+        let mut m = McStr::new_sharing(&[5u8; 64], 9, 77, 0, 64);
+        let held = m.shared().cloned().unwrap();
+        m.set_state(0);
+        m.set_cas(77);
+        assert!(Arc::ptr_eq(&held, m.shared().unwrap()), "unchanged header: no copy");
+        m.set_state(mc_state::FETCHED);
+        assert!(!Arc::ptr_eq(&held, m.shared().unwrap()));
+        assert_eq!((held[12], &held[McStr::HEADER..]), (0, &[5u8; 64][..]));
+        m.append(b"!");
+        assert_eq!((m.len(), m.flags(), m.cas(), m.state()), (65, 9, 77, mc_state::FETCHED));
+        drop(held);
+        let before = m.shared().unwrap().as_ptr();
+        m.set_data(b"x");
+        assert_eq!((m.shared().unwrap().as_ptr(), m.data()), (before, &b"x"[..]));
+        assert!(McStr::new_sharing(&[1; 63], 0, 0, 0, 64).shared().is_none());
+        assert!(McStr::new_sharing(&[1; 63], 0, 0, 0, 0).shared().is_none());
+    }
 
     #[test]
     fn mc_item_header_and_data() {

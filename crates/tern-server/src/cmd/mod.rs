@@ -26,6 +26,7 @@ use tern_store::{Keyspace, Loc, LockSet};
 
 use crate::client::{Client, ReplyMode};
 use crate::errors;
+use crate::outbuf::OutBuf;
 use crate::server::Server;
 use crate::stats::WorkerStats;
 use table::{flags, Cmd, CommandSpec};
@@ -47,16 +48,45 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
 /// The reply side of a command: appends to the connection's output buffer
 /// in the client's protocol, and notes errors for INFO errorstats.
 pub struct Reply<'a> {
-    pub out: &'a mut Vec<u8>,
+    pub out: &'a mut OutBuf,
     pub enc: Encoder,
     /// Error replies written by this command.
     pub errors: u32,
     stats: &'a WorkerStats,
+    /// `reply-copy-avoid-min-size` as the command started (0: off).
+    share_min: usize,
 }
 
 impl<'a> Reply<'a> {
-    pub fn new(out: &'a mut Vec<u8>, resp3: bool, stats: &'a WorkerStats) -> Self {
-        Reply { out, enc: Encoder { resp3 }, errors: 0, stats }
+    pub fn new(out: &'a mut OutBuf, resp3: bool, stats: &'a WorkerStats) -> Self {
+        Reply { out, enc: Encoder { resp3 }, errors: 0, stats, share_min: 0 }
+    }
+
+    /// Lets string replies of at least `min` bytes (0: none) reference the
+    /// stored value instead of copying it.
+    pub fn share_from(mut self, min: usize) -> Self {
+        self.share_min = min;
+        self
+    }
+
+    /// A stored string as a bulk reply: sent from the stored bytes when it
+    /// is shared and long enough, copied otherwise.
+    #[inline]
+    pub fn str_value(&mut self, s: &tern_store::StrValue) {
+        match s.shared() {
+            Some(b) if self.share_min > 0 && b.len() >= self.share_min => {
+                self.enc.bulk_header(self.out, b.len());
+                self.out.push_shared(b, 0, b.len());
+                self.out.extend_from_slice(b"\r\n");
+                self.stats.reply_copy_avoided.add(1);
+            }
+            _ => s.with_bytes(|b| self.bulk(b)),
+        }
+    }
+
+    /// The threshold [`Reply::str_value`] applies.
+    pub fn share_min(&self) -> usize {
+        self.share_min
     }
     #[inline]
     pub fn ok(&mut self) {
@@ -176,7 +206,7 @@ pub enum After {
 pub struct Conn<'a, 'ks> {
     pub srv: &'ks Server,
     pub locks: &'a mut LockSet<'ks>,
-    pub out: &'a mut Vec<u8>,
+    pub out: &'a mut OutBuf,
     pub client: &'a mut Client,
     pub stats: &'a WorkerStats,
     pub scratch: &'a mut Scratch,
@@ -189,7 +219,7 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
     let srv = c.srv;
     let name = args.get(0);
     let resp3 = c.client.resp3;
-    let mut reply = Reply::new(c.out, resp3, c.stats);
+    let mut reply = Reply::new(c.out, resp3, c.stats).share_from(srv.limits.reply_copy_avoid_min());
     let start_mark = reply.mark();
 
     // CLIENT REPLY SKIP applies to the command after it.
@@ -301,7 +331,7 @@ pub fn call<'ks>(
         locks.acquire(locs.iter().map(|l| l.gid));
     }
     // Borrow the caller's reply buffer for the handler's Ctx.
-    let sub_reply = Reply { out: &mut *reply.out, enc: reply.enc, errors: reply.errors, stats };
+    let sub_reply = Reply { out: &mut *reply.out, enc: reply.enc, errors: reply.errors, stats, share_min: reply.share_min };
     let mut ctx = Ctx {
         srv,
         ks: &srv.ks,

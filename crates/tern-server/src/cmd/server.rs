@@ -1153,6 +1153,7 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("keyspace_hits", srv.sum(|w| w.keyspace_hits.get()));
                 s.kv("keyspace_misses", srv.sum(|w| w.keyspace_misses.get()));
                 s.kv("total_error_replies", srv.sum(|w| w.total_error_replies.get()));
+                s.kv("reply_copy_avoided", srv.sum(|w| w.reply_copy_avoided.get()));
                 s.kv("stat_reset_time", srv.stat_reset_ms.load(Ordering::Relaxed) / 1000);
             }
             "replication" => {

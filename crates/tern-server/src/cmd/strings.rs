@@ -113,6 +113,16 @@ pub fn string_value(b: &[u8]) -> Value {
     Value::Str(StrValue::from_slice(b))
 }
 
+/// [`string_value`] for a whole write: a value of at least `share_min`
+/// bytes (`reply-copy-avoid-min-size`, 0: never) is stored so that replies
+/// can send it without a copy.
+pub fn string_value_sharing(b: &[u8], share_min: usize) -> Value {
+    if share_min > 0 && b.len() >= share_min && b.len() > 20 {
+        return Value::Str(StrValue::from_slice_sharing(b, share_min));
+    }
+    string_value(b)
+}
+
 /// The string a value holds, or the WRONGTYPE error for any other type.
 pub fn string_of(v: &Value) -> Result<&StrValue, &'static str> {
     match v {
@@ -140,7 +150,7 @@ fn reply_value(reply: &mut Reply<'_>, stats: &WorkerStats, e: Option<&Entry>) ->
     stats.keyspace_hits.add(1);
     match string_of(&e.value) {
         Ok(s) => {
-            s.with_bytes(|b| reply.bulk(b));
+            reply.str_value(s);
             true
         }
         Err(msg) => {
@@ -280,6 +290,7 @@ fn set(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 /// deadline in the past is stored as is: the key is set and at once gone.
 fn set_generic(ctx: &mut Ctx<'_, '_>, key: &[u8], val: &[u8], flags: u16, when: Option<u64>, answer: SetReply) {
     let acc = ctx.access();
+    let share = ctx.reply.share_min();
     let loc = ctx.locs[0];
     let shard = ctx.locks.shard(loc.gid);
     if flags & (NX | XX | GET | KEEPTTL) != 0 {
@@ -298,9 +309,9 @@ fn set_generic(ctx: &mut Ctx<'_, '_>, key: &[u8], val: &[u8], flags: u16, when: 
             return;
         }
         let ttl = if when.is_some() || flags & KEEPTTL == 0 { when } else { old_ttl };
-        shard.set(key, loc.hash, string_value(val), ttl, ctx.now);
+        shard.set(key, loc.hash, string_value_sharing(val, share), ttl, ctx.now);
     } else {
-        shard.set(key, loc.hash, string_value(val), when, ctx.now);
+        shard.set(key, loc.hash, string_value_sharing(val, share), when, ctx.now);
     }
     ctx.dirty += 1;
     if flags & GET == 0 {
@@ -339,7 +350,7 @@ fn getset(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     if !reply_value(&mut ctx.reply, ctx.stats, old) {
         return;
     }
-    shard.set(key, loc.hash, string_value(args.get(2)), None, ctx.now);
+    shard.set(key, loc.hash, string_value_sharing(args.get(2), ctx.reply.share_min()), None, ctx.now);
     ctx.dirty += 1;
 }
 
@@ -383,7 +394,7 @@ fn getex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         Some(Ok(w)) => Some(w),
         Some(Err(err)) => return reply_bad_expire(ctx, err),
     };
-    s.with_bytes(|b| ctx.reply.bulk(b));
+    ctx.reply.str_value(s);
     let had_ttl = e.expire().is_some();
     match when {
         // An absolute time already past deletes the key, as Redis does.
@@ -414,7 +425,7 @@ fn mget(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
                 ctx.stats.keyspace_hits.add(1);
                 // MGET answers null for a key of another type, not an error.
                 match string_of(&e.value) {
-                    Ok(s) => s.with_bytes(|b| ctx.reply.bulk(b)),
+                    Ok(s) => ctx.reply.str_value(s),
                     Err(_) => ctx.reply.null(),
                 }
             }
@@ -456,7 +467,7 @@ fn mset_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, nx: bool) {
     for i in 0..n {
         let loc = ctx.locs[i];
         let (key, val) = (args.get(1 + 2 * i), args.get(2 + 2 * i));
-        ctx.locks.shard(loc.gid).set(key, loc.hash, string_value(val), None, ctx.now);
+        ctx.locks.shard(loc.gid).set(key, loc.hash, string_value_sharing(val, ctx.reply.share_min()), None, ctx.now);
     }
     ctx.dirty += n as u64;
     if nx {
@@ -477,10 +488,11 @@ fn append(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     // The length check needs the current length, so it is done with the
     // entry found; the limit is read before the shard is borrowed.
     let max = ctx.srv.limits.proto_max_bulk_len.load(Ordering::Relaxed);
+    let share = ctx.reply.share_min();
     let shard = ctx.locks.shard(loc.gid);
     let total = match shard.lookup(key, loc.hash, ctx.now, acc) {
         None => {
-            shard.set(key, loc.hash, string_value(add), None, ctx.now);
+            shard.set(key, loc.hash, string_value_sharing(add, share), None, ctx.now);
             add.len()
         }
         Some(e) => {
