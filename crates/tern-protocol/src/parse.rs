@@ -219,6 +219,14 @@ impl Frame {
         self.inline
     }
 
+    /// The argument ranges of the last complete request, as offsets into
+    /// the buffer given to [`Frame::parse`] (meaningless for an inline
+    /// request, whose arguments live in the frame): lets a caller keep
+    /// several parsed requests of one read without copying their bytes.
+    pub fn ranges(&self) -> &[(usize, usize)] {
+        &self.ranges
+    }
+
     /// The arguments of the last complete request. `buf` must be the same
     /// buffer (starting at the same byte) that was given to [`Frame::parse`].
     pub fn args<'a>(&'a self, buf: &'a [u8]) -> Args<'a> {

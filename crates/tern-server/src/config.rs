@@ -72,6 +72,10 @@ pub struct Config {
     pub hash_max_listpack_entries: usize,
     /// Longest field or value, in bytes, a compact hash may hold.
     pub hash_max_listpack_value: usize,
+    /// Keys whose lookups are advanced together, stage by stage, so their
+    /// cache misses overlap (within a multi-key command and across the
+    /// pipelined commands of one read); 0 turns prefetching off.
+    pub prefetch_batch_max_size: usize,
     /// String values at least this long (bytes) are stored shared and
     /// sent from the stored bytes instead of being copied into the reply
     /// buffer; 0 turns copy avoidance off.
@@ -114,6 +118,7 @@ impl Default for Config {
             shards_per_db: 0,
             hash_max_listpack_entries: 512,
             hash_max_listpack_value: 64,
+            prefetch_batch_max_size: 16,
             reply_copy_avoid_min_size: 16 * 1024,
             config_file: None,
             passive: Vec::new(),
@@ -693,6 +698,18 @@ pub static DIRECTIVES: &[Directive] = &[
             Ok(())
         },
         get: |c| c.hash_max_listpack_value.to_string(),
+    },
+    Directive {
+        name: "prefetch-batch-max-size",
+        alias: None,
+        mutable: true,
+        kind: Kind::Active,
+        set: |c, a| {
+            // Redis 8's range for the same directive.
+            c.prefetch_batch_max_size = parse_int(one(a)?, 0usize, 128)?;
+            Ok(())
+        },
+        get: |c| c.prefetch_batch_max_size.to_string(),
     },
     Directive {
         name: "reply-copy-avoid-min-size",

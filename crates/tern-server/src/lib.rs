@@ -18,6 +18,7 @@ pub mod glob;
 pub mod log;
 pub mod memcache;
 pub mod net;
+pub mod prefetch;
 pub mod outbuf;
 pub mod server;
 pub mod stats;

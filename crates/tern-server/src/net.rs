@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 use slab::Slab;
-use tern_protocol::{Frame, Limits};
+use tern_protocol::{Args, Frame, Limits};
 use tern_store::LockSet;
 
 use crate::client::{flags as client_flags, Client, ClientShared};
@@ -39,6 +39,7 @@ use crate::cmd::{self, After, Scratch};
 use crate::server::{now_ms, Server};
 use crate::stats::WorkerStats;
 use crate::memcache;
+use crate::prefetch::Plan;
 use crate::outbuf::OutBuf;
 use crate::{errors, log_notice, log_verbose, log_warning};
 
@@ -114,6 +115,7 @@ pub struct Worker {
     conns: Slab<Conn>,
     stats: Arc<WorkerStats>,
     scratch: Scratch,
+    plan: Plan,
 }
 
 fn peer(s: &TcpStream) -> String {
@@ -133,7 +135,7 @@ impl Worker {
             poll.registry().register(l, Token(LISTENER_BASE + i), Interest::READABLE)?;
         }
         let stats = srv.workers[id].clone();
-        Ok((Worker { id, srv, poll, listeners, mc_from, mc, conns: Slab::new(), stats, scratch: Scratch::default() }, waker))
+        Ok((Worker { id, srv, poll, listeners, mc_from, mc, conns: Slab::new(), stats, scratch: Scratch::default(), plan: Plan::default() }, waker))
     }
 
     pub fn run(mut self) {
@@ -365,6 +367,7 @@ impl Worker {
             ..Limits::default()
         };
         let hard = srv.limits.output_hard.load(Ordering::Relaxed) as usize;
+        let batch = srv.limits.prefetch_batch();
         let mut ran = false;
         while conn.rpos < conn.rlen && !conn.closing {
             if conn.pending_out() > OUT_WRITE_EARLY && conn.write_out(&self.stats).is_err() {
@@ -380,12 +383,23 @@ impl Worker {
             }
             limits.authenticated = conn.client.authenticated;
             let buf = &conn.rbuf[conn.rpos..conn.rlen];
-            match conn.frame.parse(buf, &limits) {
+            // Parse what the read holds ahead, locate and prefetch its
+            // keys, then run it command by command (prefetch.rs).
+            if batch > 0 && self.plan.is_empty() && limits.authenticated && !conn.frame.is_partial() {
+                self.plan.fill(srv, &mut conn.frame, buf, &limits, conn.client.db, conn.client.multi.is_some(), batch);
+            }
+            let step = match self.plan.next() {
+                Some(p) => {
+                    self.scratch.plan_next(p.planned);
+                    Ok(Some((Args::from_parts(buf, p.ranges), p.len)))
+                }
+                None => conn.frame.parse(buf, &limits).map(|r| r.map(|n| (conn.frame.args(buf), n))),
+            };
+            match step {
                 Ok(None) => break,
-                Ok(Some(n)) => {
-                    if conn.frame.argc() > 0 {
+                Ok(Some((args, n))) => {
+                    if !args.is_empty() {
                         ran = true;
-                        let args = conn.frame.args(buf);
                         let first = args.get(0);
                         // A browser or proxy talking HTTP to us: close
                         // silently, as Redis does.
@@ -412,6 +426,12 @@ impl Worker {
                         }
                     }
                     conn.rpos += n;
+                    self.scratch.pre = None;
+                    // RESET may drop authentication: what follows must be
+                    // parsed with the tighter limits.
+                    if !conn.client.authenticated {
+                        self.plan.abandon(&mut conn.frame);
+                    }
                 }
                 Err(e) => {
                     let msg = e.message();
@@ -428,6 +448,7 @@ impl Worker {
                 }
             }
         }
+        self.plan.abandon(&mut conn.frame);
         if conn.rpos == conn.rlen {
             conn.rpos = 0;
             conn.rlen = 0;

@@ -42,6 +42,9 @@ pub struct HotLimits {
     pub lfu_decay_minutes: std::sync::atomic::AtomicU32,
     /// `reply-copy-avoid-min-size` (0: off), read once per command.
     pub reply_copy_avoid_min: AtomicUsize,
+    /// `prefetch-batch-max-size`: read once per request batch and per
+    /// multi-key command.
+    pub prefetch_batch: AtomicUsize,
 }
 
 impl HotLimits {
@@ -68,10 +71,17 @@ impl HotLimits {
         self.hash_max_listpack_entries.store(c.hash_max_listpack_entries, r);
         self.hash_max_listpack_value.store(c.hash_max_listpack_value, r);
         self.reply_copy_avoid_min.store(usize::try_from(c.reply_copy_avoid_min_size).unwrap_or(usize::MAX), r);
+        self.prefetch_batch.store(c.prefetch_batch_max_size, r);
     }
 }
 
 impl HotLimits {
+    /// Keys per prefetch group; 0 when prefetching is off.
+    #[inline]
+    pub fn prefetch_batch(&self) -> usize {
+        self.prefetch_batch.load(Ordering::Relaxed)
+    }
+
     /// Shortest string value stored shared and sent without a copy; 0 when
     /// copy avoidance is off.
     #[inline]

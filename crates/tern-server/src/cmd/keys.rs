@@ -18,7 +18,7 @@ use tern_store::{Access, Entry, Lfu, Loc, LAZYFREE_THRESHOLD};
 use super::table::{flags::*, CommandSpec};
 use super::Ctx;
 use crate::config::find_directive;
-use crate::{errors, glob};
+use crate::{errors, glob, prefetch};
 
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("del", -2, WRITE | MANUAL_LOCKS, (1, -1, 1), del)
@@ -234,45 +234,53 @@ fn unlink(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 /// hear about the keys actually deleted and not about every key named, as
 /// Redis signals: `DEL present absent` leaves a WATCH on `absent` intact.
 fn del_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, lazy: bool) {
-    let db = ctx.client.db;
-    let one;
-    let many: Vec<Loc>;
-    let locs: &[Loc] = if args.len() == 2 {
-        one = [ctx.ks.locate(db, args.get(1))];
-        &one
+    let n = args.len() - 1;
+    // `call` locates the spec'd keys even of MANUAL_LOCKS commands; the
+    // fallback only guards against a caller that did not.
+    let own: Vec<Loc>;
+    let locs: &[Loc] = if ctx.locs.len() == n {
+        ctx.locs
     } else {
-        many = (1..args.len()).map(|i| ctx.ks.locate(db, args.get(i))).collect();
-        &many
+        let db = ctx.client.db;
+        own = (1..args.len()).map(|i| ctx.ks.locate(db, args.get(i))).collect();
+        &own
     };
     ctx.locks.acquire(locs.iter().map(|l| l.gid));
-    let mut n = 0;
+    let mut removed = 0;
     let mut lazy = if lazy { Some(true) } else { None };
-    for (i, loc) in locs.iter().enumerate() {
-        let key = args.get(1 + i);
-        let sh = ctx.locks.shard(loc.gid);
-        let Some(e) = sh.remove(key, loc.hash, ctx.now) else { continue };
-        sh.signal(key, loc.hash);
-        n += 1;
-        if e.value.free_effort() > LAZYFREE_THRESHOLD {
-            let bg = *lazy.get_or_insert_with(|| config_yes(ctx, "lazyfree-lazy-user-del"));
-            if bg {
-                ctx.ks.lazyfree.free(e);
+    for g in prefetch::groups(n, ctx.srv.limits.prefetch_batch()) {
+        prefetch::stage_group(ctx.locks, &locs[g.clone()], |i| args.get(1 + g.start + i));
+        for i in g {
+            let (loc, key) = (locs[i], args.get(1 + i));
+            let sh = ctx.locks.shard(loc.gid);
+            let Some(e) = sh.remove(key, loc.hash, ctx.now) else { continue };
+            sh.signal(key, loc.hash);
+            removed += 1;
+            if e.value.free_effort() > LAZYFREE_THRESHOLD {
+                let bg = *lazy.get_or_insert_with(|| config_yes(ctx, "lazyfree-lazy-user-del"));
+                if bg {
+                    ctx.ks.lazyfree.free(e);
+                }
             }
         }
     }
     ctx.locks.release();
-    ctx.dirty += n as u64;
-    ctx.reply.int(n);
+    ctx.dirty += removed as u64;
+    ctx.reply.int(removed);
 }
 
 fn exists(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let mut n = 0;
-    for (i, loc) in ctx.locs.iter().enumerate() {
-        if ctx.locks.shard(loc.gid).get(args.get(1 + i), loc.hash, ctx.now).is_some() {
-            ctx.stats.keyspace_hits.add(1);
-            n += 1;
-        } else {
-            ctx.stats.keyspace_misses.add(1);
+    for g in prefetch::groups(ctx.locs.len(), ctx.srv.limits.prefetch_batch()) {
+        prefetch::stage_group(ctx.locks, &ctx.locs[g.clone()], |i| args.get(1 + g.start + i));
+        for i in g {
+            let loc = ctx.locs[i];
+            if ctx.locks.shard(loc.gid).get(args.get(1 + i), loc.hash, ctx.now).is_some() {
+                ctx.stats.keyspace_hits.add(1);
+                n += 1;
+            } else {
+                ctx.stats.keyspace_misses.add(1);
+            }
         }
     }
     ctx.reply.int(n);
@@ -281,13 +289,17 @@ fn exists(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 fn touch(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let acc = access(ctx, true);
     let mut n = 0;
-    for (i, loc) in ctx.locs.iter().enumerate() {
-        let sh = ctx.locks.shard(loc.gid);
-        if sh.lookup(args.get(1 + i), loc.hash, ctx.now, acc).is_some() {
-            ctx.stats.keyspace_hits.add(1);
-            n += 1;
-        } else {
-            ctx.stats.keyspace_misses.add(1);
+    for g in prefetch::groups(ctx.locs.len(), ctx.srv.limits.prefetch_batch()) {
+        prefetch::stage_group(ctx.locks, &ctx.locs[g.clone()], |i| args.get(1 + g.start + i));
+        for i in g {
+            let loc = ctx.locs[i];
+            let sh = ctx.locks.shard(loc.gid);
+            if sh.lookup(args.get(1 + i), loc.hash, ctx.now, acc).is_some() {
+                ctx.stats.keyspace_hits.add(1);
+                n += 1;
+            } else {
+                ctx.stats.keyspace_misses.add(1);
+            }
         }
     }
     ctx.reply.int(n);

@@ -152,7 +152,8 @@ pub struct Ctx<'a, 'ks> {
     pub locks: &'a mut LockSet<'ks>,
     pub reply: Reply<'a>,
     pub client: &'a mut Client,
-    /// The command's keys, located (hashed once) in key-spec order.
+    /// The command's keys, located (hashed once) in key-spec order; also
+    /// for `MANUAL_LOCKS` commands, which are not locked though.
     pub locs: &'a [Loc],
     pub cmd: &'ks Cmd,
     /// Milliseconds since the Unix epoch, read once for the command.
@@ -192,6 +193,23 @@ impl<'a, 'ks> Ctx<'a, 'ks> {
 #[derive(Default)]
 pub struct Scratch {
     pub locs: Vec<Loc>,
+    /// Keys of the next command located ahead (a pipelined read's batch,
+    /// see `prefetch.rs`): [`call`] takes them instead of hashing again
+    /// when they are for the command it runs, in the client's database.
+    pub pre: Option<crate::prefetch::Planned>,
+    pub pre_locs: Vec<Loc>,
+}
+
+impl Scratch {
+    /// Hands the next command's keys located ahead (or none) to [`call`].
+    #[inline]
+    pub fn plan_next(&mut self, planned: Option<(crate::prefetch::Planned, &[Loc])>) {
+        self.pre = planned.map(|(p, locs)| {
+            self.pre_locs.clear();
+            self.pre_locs.extend_from_slice(locs);
+            p
+        });
+    }
 }
 
 /// What the connection must do after a request.
@@ -324,10 +342,17 @@ pub fn call<'ks>(
     let errors_before = reply.errors;
     let mut locs = std::mem::take(&mut scratch.locs);
     locs.clear();
-    if !cmd.has(flags::MANUAL_LOCKS) {
+    let planned = scratch.pre.take().is_some_and(|p| p.cmd == cmd.id && p.db == client.db && p.argc == args.len());
+    if planned {
+        std::mem::swap(&mut locs, &mut scratch.pre_locs);
+    } else {
+        // MANUAL_LOCKS handlers get their spec'd keys located too (DEL and
+        // UNLINK use them); they only lock for themselves.
         for i in cmd.key_positions(args.len()) {
             locs.push(srv.ks.locate(client.db, args.get(i)));
         }
+    }
+    if !cmd.has(flags::MANUAL_LOCKS) {
         locks.acquire(locs.iter().map(|l| l.gid));
     }
     // Borrow the caller's reply buffer for the handler's Ctx.

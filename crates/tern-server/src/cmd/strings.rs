@@ -22,6 +22,7 @@ use tern_store::{Entry, StrValue, Value};
 use super::table::{flags::*, CommandSpec};
 use super::{Ctx, Reply};
 use crate::errors;
+use crate::prefetch;
 use crate::stats::WorkerStats;
 use ldouble::LongDouble;
 
@@ -414,24 +415,29 @@ fn getex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     }
 }
 
+/// MGET. Keys run in groups of `prefetch-batch-max-size`: each group's
+/// buckets and items are asked for before the first of them is read.
 fn mget(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let acc = ctx.access();
     let n = args.len() - 1;
     ctx.reply.array(n);
-    for i in 0..n {
-        let loc = ctx.locs[i];
-        match ctx.locks.shard(loc.gid).lookup(args.get(i + 1), loc.hash, ctx.now, acc).map(|e| &*e) {
-            Some(e) => {
-                ctx.stats.keyspace_hits.add(1);
-                // MGET answers null for a key of another type, not an error.
-                match string_of(&e.value) {
-                    Ok(s) => ctx.reply.str_value(s),
-                    Err(_) => ctx.reply.null(),
+    for g in prefetch::groups(n, ctx.srv.limits.prefetch_batch()) {
+        prefetch::stage_group(ctx.locks, &ctx.locs[g.clone()], |i| args.get(1 + g.start + i));
+        for i in g {
+            let loc = ctx.locs[i];
+            match ctx.locks.shard(loc.gid).lookup(args.get(i + 1), loc.hash, ctx.now, acc).map(|e| &*e) {
+                Some(e) => {
+                    ctx.stats.keyspace_hits.add(1);
+                    // MGET answers null for a key of another type, not an error.
+                    match string_of(&e.value) {
+                        Ok(s) => ctx.reply.str_value(s),
+                        Err(_) => ctx.reply.null(),
+                    }
                 }
-            }
-            None => {
-                ctx.stats.keyspace_misses.add(1);
-                ctx.reply.null();
+                None => {
+                    ctx.stats.keyspace_misses.add(1);
+                    ctx.reply.null();
+                }
             }
         }
     }
@@ -446,7 +452,8 @@ fn msetnx(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 }
 
 /// MSET and MSETNX. Every key's shard is locked for the whole command, so
-/// other clients see all of the keys set or none.
+/// other clients see all of the keys set or none; within that, keys run in
+/// prefetched groups as in MGET.
 fn mset_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, nx: bool) {
     let acc = ctx.access();
     // Each key needs its value: name + pairs is an odd count.
@@ -455,19 +462,26 @@ fn mset_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, nx: bool) {
         return;
     }
     let n = (args.len() - 1) / 2;
+    let batch = ctx.srv.limits.prefetch_batch();
     if nx {
-        for i in 0..n {
-            let loc = ctx.locs[i];
-            if ctx.locks.shard(loc.gid).lookup(args.get(1 + 2 * i), loc.hash, ctx.now, acc).map(|e| &*e).is_some() {
-                ctx.reply.int(0);
-                return;
+        for g in prefetch::groups(n, batch) {
+            prefetch::stage_group(ctx.locks, &ctx.locs[g.clone()], |i| args.get(1 + 2 * (g.start + i)));
+            for i in g {
+                let loc = ctx.locs[i];
+                if ctx.locks.shard(loc.gid).lookup(args.get(1 + 2 * i), loc.hash, ctx.now, acc).map(|e| &*e).is_some() {
+                    ctx.reply.int(0);
+                    return;
+                }
             }
         }
     }
-    for i in 0..n {
-        let loc = ctx.locs[i];
-        let (key, val) = (args.get(1 + 2 * i), args.get(2 + 2 * i));
-        ctx.locks.shard(loc.gid).set(key, loc.hash, string_value_sharing(val, ctx.reply.share_min()), None, ctx.now);
+    for g in prefetch::groups(n, batch) {
+        prefetch::stage_group(ctx.locks, &ctx.locs[g.clone()], |i| args.get(1 + 2 * (g.start + i)));
+        for i in g {
+            let loc = ctx.locs[i];
+            let (key, val) = (args.get(1 + 2 * i), args.get(2 + 2 * i));
+            ctx.locks.shard(loc.gid).set(key, loc.hash, string_value_sharing(val, ctx.reply.share_min()), None, ctx.now);
+        }
     }
     ctx.dirty += n as u64;
     if nx {

@@ -1,0 +1,250 @@
+//! Batched prefetching of key lookups, on the server side: which keys to
+//! advance together and when. The table crate owns the prefetch itself;
+//! this module only decides the batches.
+//!
+//! Two kinds of batch, both sized by `prefetch-batch-max-size` (N; 0 = off):
+//!
+//! ```text
+//!  within one command (MGET, MSET, DEL, EXISTS, ...), shards already held:
+//!    keys 0..N:   bucket(k0) bucket(k1) ...  item(k0) item(k1) ...  run k0, k1, ...
+//!    keys N..2N:  same again
+//!
+//!  across the commands of one read (a RESP pipeline), before any lock:
+//!    parse cmd0 cmd1 cmd2 ...  ─► locate their keys (hash once) ─► hint(gid, hash)
+//!    ─► execute cmd0 (reusing its Locs) ─► cmd1 ─► ...
+//! ```
+//!
+//! A miss on a bucket or an item costs ~100 ns; issued one after another
+//! the misses of N keys add up, issued back to back they overlap. Prefetch
+//! is only a hint: results and their order are exactly those of running
+//! the keys one by one, and with N = 0 nothing here runs at all.
+//!
+//! Non-goals: reordering work (keys still execute in request order), and
+//! batching inside MULTI (queued commands are not executed when read).
+
+use std::ops::Range;
+
+use tern_protocol::{Frame, Limits};
+use tern_store::{Loc, LockSet};
+
+use crate::server::Server;
+
+/// Splits `0..n` into consecutive groups of at most `size` keys; one group
+/// of everything when `size` is 0 (prefetching off).
+#[inline]
+pub fn groups(n: usize, size: usize) -> Groups {
+    Groups { at: 0, n, size: if size == 0 { n.max(1) } else { size } }
+}
+
+/// Iterator of [`groups`].
+pub struct Groups {
+    at: usize,
+    n: usize,
+    size: usize,
+}
+
+impl Iterator for Groups {
+    type Item = Range<usize>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Range<usize>> {
+        if self.at >= self.n {
+            return None;
+        }
+        let start = self.at;
+        self.at = (start + self.size).min(self.n);
+        Some(start..self.at)
+    }
+}
+
+/// Stages 1 and 2 for one group of keys whose shards `locks` holds: every
+/// bucket line is asked for, then every item line, so that executing the
+/// keys afterwards finds both in cache. `key(i)` is the key of `locs[i]`.
+/// A group of one key is a plain lookup: nothing to overlap.
+#[inline]
+pub fn stage_group<'k>(locks: &mut LockSet<'_>, locs: &[Loc], key: impl Fn(usize) -> &'k [u8]) {
+    if locs.len() < 2 {
+        return;
+    }
+    for l in locs {
+        locks.shard(l.gid).prefetch_bucket(l.hash);
+    }
+    for (i, l) in locs.iter().enumerate() {
+        locks.shard(l.gid).prefetch_item(key(i), l.hash);
+    }
+}
+
+/// Most keys located ahead for one read's batch; a command whose keys
+/// would pass it is still parsed ahead but locates its keys when it runs
+/// (so that a huge MSET does not grow the per-worker buffers).
+const PLAN_MAX_KEYS: usize = 1024;
+
+/// Precomputed key locations handed to [`crate::cmd::call`] for one
+/// command: valid only for that command, in that database, with that
+/// argument count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Planned {
+    pub cmd: usize,
+    pub db: usize,
+    pub argc: usize,
+}
+
+/// One command parsed ahead.
+#[derive(Clone, Copy, Debug)]
+struct Ahead {
+    /// Request bytes, from its first byte.
+    len: usize,
+    /// Its argument ranges in [`Plan::ranges`] (offsets from its first byte).
+    args: (u32, u32),
+    /// Its keys' locations in [`Plan::locs`], when located ahead.
+    locs: Option<(u32, u32, Planned)>,
+}
+
+/// The commands of one read parsed ahead, with their keys located and
+/// hinted. Per worker, reused: its vectors keep their capacity, so a
+/// steady pipeline does not allocate.
+#[derive(Default)]
+pub struct Plan {
+    ranges: Vec<(usize, usize)>,
+    locs: Vec<Loc>,
+    cmds: Vec<Ahead>,
+    next: usize,
+    /// The frame stopped inside an incomplete request right after the last
+    /// planned command: its resume state is only valid from there.
+    partial_after: bool,
+}
+
+/// What [`Plan::next`] hands the connection for the next command.
+pub struct Next<'p> {
+    pub ranges: &'p [(usize, usize)],
+    pub len: usize,
+    pub planned: Option<(Planned, &'p [Loc])>,
+}
+
+impl Plan {
+    /// True when no planned command is waiting.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.next >= self.cmds.len()
+    }
+
+    /// Parses the complete multibulk requests at the start of `buf` (the
+    /// unexecuted bytes of a read), up to about `batch` of them or `batch`
+    /// keys, locates their keys in `db` and asks for the lines of each
+    /// key's shard lock and bucket. Stops before an inline request, an
+    /// empty one or a protocol error, which the caller's own parse handles
+    /// (after the planned commands, so order is kept).
+    ///
+    /// Keys are located only while the database they will run in is
+    /// known: not after a command that may change it (SELECT, RESET), nor
+    /// once a MULTI queues what follows.
+    pub fn fill(&mut self, srv: &Server, frame: &mut Frame, buf: &[u8], limits: &Limits, db: usize, in_multi: bool, batch: usize) {
+        self.clear();
+        let mut off = 0;
+        let mut locate = !in_multi;
+        let mut hinted = 0;
+        while off < buf.len() && buf[off] == b'*' && self.cmds.len() < batch.max(1) {
+            let rest = &buf[off..];
+            let n = match frame.parse(rest, limits) {
+                Ok(Some(n)) if frame.argc() > 0 => n,
+                Ok(Some(_)) | Err(_) => break,
+                Ok(None) => {
+                    self.partial_after = true;
+                    break;
+                }
+            };
+            let r0 = self.ranges.len();
+            self.ranges.extend_from_slice(frame.ranges());
+            let mut ahead = Ahead { len: n, args: (r0 as u32, self.ranges.len() as u32), locs: None };
+            let args = frame.args(rest);
+            if locate {
+                if let Some(cmd) = resolve(srv, args) {
+                    let name = cmd.spec.name;
+                    let l0 = self.locs.len();
+                    let mut positions = cmd.key_positions(args.len()).peekable();
+                    if positions.peek().is_some() && l0 + positions.size_hint().0 <= PLAN_MAX_KEYS {
+                        for i in positions {
+                            self.locs.push(srv.ks.locate(db, args.get(i)));
+                        }
+                        for l in &self.locs[l0..] {
+                            if hinted < batch {
+                                srv.ks.prefetch_hint(l.gid, l.hash);
+                                hinted += 1;
+                            }
+                        }
+                        let planned = Planned { cmd: cmd.id, db, argc: args.len() };
+                        ahead.locs = Some((l0 as u32, self.locs.len() as u32, planned));
+                    }
+                    if cmd.parent.is_none() && matches!(name, "select" | "reset" | "multi") {
+                        locate = false;
+                    }
+                }
+            }
+            self.cmds.push(ahead);
+            off += n;
+            if self.locs.len() >= batch {
+                break;
+            }
+        }
+    }
+
+    /// The next planned command, if any: its argument ranges (offsets from
+    /// its first byte), its length, and its located keys.
+    #[inline]
+    pub fn next(&mut self) -> Option<Next<'_>> {
+        let a = *self.cmds.get(self.next)?;
+        self.next += 1;
+        Some(Next {
+            ranges: &self.ranges[a.args.0 as usize..a.args.1 as usize],
+            len: a.len,
+            planned: a.locs.map(|(l0, l1, p)| (p, &self.locs[l0 as usize..l1 as usize])),
+        })
+    }
+
+    /// Drops the commands not executed yet (the connection paused, closed,
+    /// or its parse limits changed). If the frame was left inside a request
+    /// after them, its resume state is wrong for where parsing restarts,
+    /// so it is reset.
+    pub fn abandon(&mut self, frame: &mut Frame) {
+        if !self.is_empty() && self.partial_after {
+            *frame = Frame::new();
+        }
+        self.clear();
+    }
+
+    fn clear(&mut self) {
+        self.ranges.clear();
+        self.locs.clear();
+        self.cmds.clear();
+        self.next = 0;
+        self.partial_after = false;
+    }
+}
+
+/// The command (or subcommand) a request will run, if it has one; the
+/// rest of dispatch's checks are left to dispatch, which ignores planned
+/// locations that do not match what it runs.
+fn resolve<'s>(srv: &'s Server, args: tern_protocol::Args<'_>) -> Option<&'s crate::cmd::table::Cmd> {
+    let cmd = srv.commands.lookup(args.get(0))?;
+    if !cmd.spec.subcommands.is_empty() && args.len() >= 2 {
+        return srv.commands.lookup_sub(cmd, args.get(1));
+    }
+    Some(cmd)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_cover_everything_in_order() {
+        let g: Vec<_> = groups(10, 4).collect();
+        assert_eq!(g, vec![0..4, 4..8, 8..10]);
+        let g: Vec<_> = groups(3, 0).collect();
+        assert_eq!(g, vec![0..3]);
+        assert_eq!(groups(0, 0).count(), 0);
+        assert_eq!(groups(0, 16).count(), 0);
+        let g: Vec<_> = groups(5, 1).collect();
+        assert_eq!(g.len(), 5);
+    }
+}

@@ -1,0 +1,421 @@
+//! Batched prefetching (`prefetch-batch-max-size`) is only a hint: every
+//! multi-key command and every pipeline must answer byte for byte the same
+//! with it off (0), at its default, and at odd sizes (1, 3), at 1 and 2
+//! worker threads, and multi-key writes stay atomic under concurrent
+//! readers.
+mod common;
+use common::*;
+
+use std::time::{Duration, Instant};
+
+/// The settings compared: off first (the reference), then on.
+const SIZES: &[Option<&str>] = &[Some("0"), None, Some("1"), Some("3")];
+
+fn start(threads: usize, size: Option<&str>, extra: &[&str]) -> TestServer {
+    let mut args: Vec<&str> = extra.to_vec();
+    if let Some(n) = size {
+        args.extend(["--prefetch-batch-max-size", n]);
+    }
+    TestServer::start_with(threads, &args)
+}
+
+/// Runs `f` against every size at 1 and 2 worker threads.
+fn each_size(f: impl Fn(&TestServer, Option<&str>)) {
+    for t in [1, 2] {
+        for &size in SIZES {
+            let s = start(t, size, &[]);
+            f(&s, size);
+        }
+    }
+}
+
+fn resp(parts: &[&[u8]]) -> Vec<u8> {
+    let mut b = format!("*{}\r\n", parts.len()).into_bytes();
+    for p in parts {
+        b.extend_from_slice(format!("${}\r\n", p.len()).as_bytes());
+        b.extend_from_slice(p);
+        b.extend_from_slice(b"\r\n");
+    }
+    b
+}
+
+/// A pipeline of commands sent in one write, ending with an ECHO of a
+/// marker so that the whole reply can be read without knowing its length.
+struct Script {
+    bytes: Vec<u8>,
+}
+
+const MARK: &[u8] = b"$11\r\n--the-end--\r\n";
+
+impl Script {
+    fn new() -> Script {
+        Script { bytes: Vec::new() }
+    }
+    fn cmd(&mut self, parts: &[&[u8]]) -> &mut Script {
+        self.bytes.extend_from_slice(&resp(parts));
+        self
+    }
+    fn words(&mut self, line: &str) -> &mut Script {
+        let w: Vec<&[u8]> = line.split_whitespace().map(|s| s.as_bytes()).collect();
+        self.cmd(&w)
+    }
+    fn owned(&mut self, parts: &[String]) -> &mut Script {
+        let w: Vec<&[u8]> = parts.iter().map(|s| s.as_bytes()).collect();
+        self.cmd(&w)
+    }
+    /// Sends everything in one write and returns every reply byte.
+    fn run(&self, r: &mut Raw) -> Vec<u8> {
+        let mut all = self.bytes.clone();
+        all.extend_from_slice(&resp(&[b"ECHO", b"--the-end--"]));
+        r.send(&all);
+        read_to_mark(r)
+    }
+}
+
+fn read_to_mark(r: &mut Raw) -> Vec<u8> {
+    use std::io::Read;
+    let mut got = Vec::new();
+    let mut buf = [0u8; 64 * 1024];
+    while !got.ends_with(MARK) {
+        let n = r.s.read(&mut buf).expect("read");
+        assert!(n > 0, "closed before the end marker: {}", String::from_utf8_lossy(&got));
+        got.extend_from_slice(&buf[..n]);
+    }
+    got.truncate(got.len() - MARK.len());
+    got
+}
+
+/// Runs the script on every size and thread count; all replies must equal
+/// those with prefetching off. Returns that reply.
+fn same_everywhere(setup: &Script, script: &Script) -> Vec<u8> {
+    let mut reference: Option<Vec<u8>> = None;
+    for t in [1, 2] {
+        for &size in SIZES {
+            let s = start(t, size, &[]);
+            let mut r = s.raw();
+            setup.run(&mut r);
+            let got = script.run(&mut r);
+            match &reference {
+                None => reference = Some(got),
+                Some(want) => assert!(
+                    want == &got,
+                    "threads {t}, prefetch-batch-max-size {size:?}:\nwant {}\ngot  {}",
+                    String::from_utf8_lossy(want),
+                    String::from_utf8_lossy(&got)
+                ),
+            }
+        }
+    }
+    reference.unwrap_or_default()
+}
+
+fn keys(prefix: &str, n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("{prefix}{i}")).collect()
+}
+
+fn with_cmd(cmd: &str, args: &[String]) -> Vec<String> {
+    std::iter::once(cmd.to_string()).chain(args.iter().cloned()).collect()
+}
+
+#[test]
+fn mget_mset_with_duplicates_missing_and_wrong_types() {
+    let mut setup = Script::new();
+    setup.words("HSET h f v").words("SET n 12").words("SET s hello");
+    let mut s = Script::new();
+    s.words("MSET a 1 a 2 b 3")
+        .words("MGET a a b missing h n s a")
+        .words("MSETNX a 9 c 1")
+        .words("MSETNX c 1 c 2 d 4")
+        .words("MGET c d")
+        .words("EXISTS a a missing h c")
+        .words("TOUCH a missing a h")
+        .words("DEL a a missing b")
+        .words("UNLINK c c d h missing")
+        .words("EXISTS a b c d h n s")
+        .words("MGET a b c d h n s");
+    let out = same_everywhere(&setup, &s);
+    let want: &[u8] = b"+OK\r\n\
+        *8\r\n$1\r\n2\r\n$1\r\n2\r\n$1\r\n3\r\n$-1\r\n$-1\r\n$2\r\n12\r\n$5\r\nhello\r\n$1\r\n2\r\n\
+        :0\r\n:1\r\n*2\r\n$1\r\n2\r\n$1\r\n4\r\n:4\r\n:3\r\n:2\r\n:3\r\n:2\r\n\
+        *7\r\n$-1\r\n$-1\r\n$-1\r\n$-1\r\n$-1\r\n$2\r\n12\r\n$5\r\nhello\r\n";
+    assert_eq!(String::from_utf8_lossy(&out), String::from_utf8_lossy(want));
+}
+
+#[test]
+fn many_keys_span_several_groups() {
+    for n in [100, 1000] {
+        let ks = keys("k", n);
+        let mut setup = Script::new();
+        let mut pairs = Vec::new();
+        for (i, k) in ks.iter().enumerate() {
+            pairs.push(k.clone());
+            pairs.push(format!("v{i}"));
+        }
+        setup.owned(&with_cmd("MSET", &pairs));
+        // Every other key is missing in the second half of the reads.
+        let mut mixed = ks.clone();
+        for i in (0..n).step_by(2) {
+            mixed[i] = format!("absent{i}");
+        }
+        let mut s = Script::new();
+        s.owned(&with_cmd("MGET", &ks))
+            .owned(&with_cmd("MGET", &mixed))
+            .owned(&with_cmd("EXISTS", &mixed))
+            .owned(&with_cmd("TOUCH", &ks))
+            .owned(&with_cmd("MSETNX", &pairs))
+            .owned(&with_cmd("DEL", &mixed))
+            .owned(&with_cmd("UNLINK", &ks))
+            .owned(&with_cmd("MGET", &ks));
+        let out = same_everywhere(&setup, &s);
+        let mut want = format!("*{n}\r\n");
+        for i in 0..n {
+            want += &format!("${}\r\nv{i}\r\n", format!("v{i}").len());
+        }
+        want += &format!("*{n}\r\n");
+        for i in 0..n {
+            if i % 2 == 0 {
+                want += "$-1\r\n";
+            } else {
+                want += &format!("${}\r\nv{i}\r\n", format!("v{i}").len());
+            }
+        }
+        want += &format!(":{}\r\n:{n}\r\n:0\r\n:{}\r\n:{}\r\n*{n}\r\n", n / 2, n / 2, n / 2);
+        want += &"$-1\r\n".repeat(n);
+        assert_eq!(String::from_utf8_lossy(&out), want, "{n} keys");
+    }
+}
+
+#[test]
+fn expired_keys_read_as_missing() {
+    each_size(|s, size| {
+        let mut r = s.raw();
+        let mut sc = Script::new();
+        for i in 0..20 {
+            sc.owned(&["SET".into(), format!("e{i}"), "x".into(), "PX".into(), "1".into()]);
+        }
+        sc.words("SET live y");
+        sc.run(&mut r);
+        // Time passes on the server's clock; nothing is asked of it meanwhile.
+        let until = Instant::now() + Duration::from_millis(5);
+        while Instant::now() < until {
+            std::hint::spin_loop();
+        }
+        let names: Vec<String> = (0..20).map(|i| format!("e{i}")).chain(["live".to_string()]).collect();
+        let mut q = Script::new();
+        q.owned(&with_cmd("MGET", &names)).owned(&with_cmd("EXISTS", &names)).owned(&with_cmd("DEL", &names));
+        let got = q.run(&mut r);
+        let want = format!("*21\r\n{}$1\r\ny\r\n:1\r\n:1\r\n", "$-1\r\n".repeat(20));
+        assert_eq!(String::from_utf8_lossy(&got), want, "size {size:?}");
+    });
+}
+
+#[test]
+fn pipelines_across_databases_and_transactions() {
+    let setup = Script::new();
+    let mut s = Script::new();
+    s.words("SET k zero")
+        .words("SELECT 1")
+        .words("SET k one")
+        .words("MGET k k")
+        .words("SELECT 0")
+        .words("MGET k k")
+        .words("MSET x 1 y 2")
+        .words("SELECT 2")
+        .words("EXISTS x y k")
+        .words("SELECT 0")
+        .words("EXISTS x y k")
+        .words("MULTI")
+        .words("GET k")
+        .words("SELECT 1")
+        .words("GET k")
+        .words("MGET k x")
+        .words("EXEC")
+        .words("GET k")
+        .words("DEL k x y")
+        .words("SELECT 0")
+        .words("DEL k x y")
+        .words("NOSUCH k")
+        .words("MGET")
+        .words("GET k")
+        .words("SWAPDB 0 1")
+        .words("MGET k x")
+        .words("SET k again")
+        .words("SWAPDB 0 1")
+        .words("SELECT 1")
+        .words("GET k")
+        .words("RESET")
+        .words("GET k");
+    let out = same_everywhere(&setup, &s);
+    let want = "+OK\r\n+OK\r\n+OK\r\n*2\r\n$3\r\none\r\n$3\r\none\r\n+OK\r\n*2\r\n$4\r\nzero\r\n$4\r\nzero\r\n\
+        +OK\r\n+OK\r\n:0\r\n+OK\r\n:3\r\n+OK\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n\
+        *4\r\n$4\r\nzero\r\n+OK\r\n$3\r\none\r\n*2\r\n$3\r\none\r\n$-1\r\n$3\r\none\r\n:1\r\n+OK\r\n:3\r\n\
+        -ERR unknown command 'NOSUCH', with args beginning with: 'k' \r\n-ERR wrong number of arguments for 'mget' command\r\n\
+        $-1\r\n+OK\r\n*2\r\n$-1\r\n$-1\r\n+OK\r\n+OK\r\n+OK\r\n$5\r\nagain\r\n+RESET\r\n$-1\r\n";
+    assert_eq!(String::from_utf8_lossy(&out), want);
+}
+
+#[test]
+fn many_pipelined_commands_in_one_read() {
+    let mut setup = Script::new();
+    for i in 0..300 {
+        setup.owned(&["SET".into(), format!("p{i}"), format!("{i}")]);
+    }
+    let mut s = Script::new();
+    for i in 0..300 {
+        match i % 5 {
+            0 => s.owned(&["GET".into(), format!("p{i}")]),
+            1 => s.owned(&["MGET".into(), format!("p{i}"), format!("p{}", i + 1), "nope".into()]),
+            2 => s.owned(&["INCR".into(), format!("p{i}")]),
+            3 => s.words("PING"),
+            _ => s.owned(&["EXISTS".into(), format!("p{i}"), format!("p{}", i - 1)]),
+        };
+    }
+    let out = same_everywhere(&setup, &s);
+    assert!(out.starts_with(b"$1\r\n0\r\n*3\r\n$1\r\n1\r\n$1\r\n2\r\n$-1\r\n:3\r\n+PONG\r\n:2\r\n"), "{}", String::from_utf8_lossy(&out[..80]));
+}
+
+/// A request cut in two, after a pipeline that fills the output past the
+/// high-water mark while its replies are not read: execution pauses in the
+/// middle of a batch parsed ahead, and must resume at the right command.
+#[test]
+fn paused_batch_resumes_where_it_stopped() {
+    each_size(|s, size| {
+        let mut r = s.raw();
+        let big = vec![b'z'; 1 << 20];
+        r.cmd(&[b"SET", b"big", &big]);
+        r.expect(b"+OK\r\n");
+        let mut sc = Vec::new();
+        for _ in 0..12 {
+            sc.extend_from_slice(&resp(&[b"GET", b"big"]));
+        }
+        sc.extend_from_slice(&resp(&[b"MGET", b"big", b"none"]));
+        let tail = resp(&[b"SET", b"after", b"yes"]);
+        let cut = tail.len() / 2;
+        sc.extend_from_slice(&tail[..cut]);
+        r.send(&sc);
+        r.send(&tail[cut..]);
+        let mut want = Vec::new();
+        let mut one = format!("${}\r\n", big.len()).into_bytes();
+        one.extend_from_slice(&big);
+        one.extend_from_slice(b"\r\n");
+        for _ in 0..12 {
+            want.extend_from_slice(&one);
+        }
+        want.extend_from_slice(b"*2\r\n");
+        want.extend_from_slice(&one);
+        want.extend_from_slice(b"$-1\r\n+OK\r\n");
+        let got = r.read_n(want.len());
+        assert!(got == want, "size {size:?}: replies differ");
+        r.roundtrip(&[b"GET", b"after"], b"$3\r\nyes\r\n");
+    });
+}
+
+/// RESET drops authentication: the commands after it in the same read are
+/// parsed with the unauthenticated limits, even if they were parsed ahead.
+#[test]
+fn reset_in_a_pipeline_applies_unauthenticated_limits() {
+    for t in [1, 2] {
+        for &size in SIZES {
+            let s = start(t, size, &["--requirepass", "pw"]);
+            let mut r = s.raw();
+            let mut b = resp(&[b"AUTH", b"pw"]);
+            b.extend_from_slice(&resp(&[b"MGET", b"a", b"b"]));
+            b.extend_from_slice(&resp(&[b"RESET"]));
+            let eleven: Vec<&[u8]> = std::iter::once(&b"MGET"[..]).chain(std::iter::repeat(&b"k"[..]).take(10)).collect();
+            b.extend_from_slice(&resp(&eleven));
+            r.send(&b);
+            r.expect(b"+OK\r\n*2\r\n$-1\r\n$-1\r\n+RESET\r\n-ERR Protocol error: unauthenticated multibulk length\r\n");
+            assert!(r.is_closed(), "threads {t} size {size:?}");
+        }
+    }
+}
+
+#[test]
+fn config_get_set_and_range_errors() {
+    for t in [1, 2] {
+        let s = TestServer::start(t);
+        let mut r = s.raw();
+        r.roundtrip(&[b"CONFIG", b"GET", b"prefetch-batch-max-size"], b"*2\r\n$23\r\nprefetch-batch-max-size\r\n$2\r\n16\r\n");
+        r.roundtrip(&[b"CONFIG", b"SET", b"prefetch-batch-max-size", b"0"], b"+OK\r\n");
+        r.roundtrip(&[b"MSET", b"a", b"1", b"b", b"2"], b"+OK\r\n");
+        r.roundtrip(&[b"MGET", b"a", b"b", b"c"], b"*3\r\n$1\r\n1\r\n$1\r\n2\r\n$-1\r\n");
+        r.roundtrip(&[b"CONFIG", b"SET", b"prefetch-batch-max-size", b"128"], b"+OK\r\n");
+        r.roundtrip(&[b"CONFIG", b"GET", b"prefetch-*"], b"*2\r\n$23\r\nprefetch-batch-max-size\r\n$3\r\n128\r\n");
+        r.roundtrip(&[b"MGET", b"a", b"b", b"c"], b"*3\r\n$1\r\n1\r\n$1\r\n2\r\n$-1\r\n");
+        r.roundtrip(
+            &[b"CONFIG", b"SET", b"prefetch-batch-max-size", b"129"],
+            b"-ERR CONFIG SET failed (possibly related to argument 'prefetch-batch-max-size') - argument must be between 0 and 128 inclusive\r\n",
+        );
+        r.roundtrip(
+            &[b"CONFIG", b"SET", b"prefetch-batch-max-size", b"-1"],
+            b"-ERR CONFIG SET failed (possibly related to argument 'prefetch-batch-max-size') - argument must be between 0 and 128 inclusive\r\n",
+        );
+        r.roundtrip(
+            &[b"CONFIG", b"SET", b"prefetch-batch-max-size", b"8x"],
+            b"-ERR CONFIG SET failed (possibly related to argument 'prefetch-batch-max-size') - argument couldn't be parsed into an integer\r\n",
+        );
+        r.roundtrip(&[b"CONFIG", b"GET", b"prefetch-batch-max-size"], b"*2\r\n$23\r\nprefetch-batch-max-size\r\n$3\r\n128\r\n");
+
+        // The redis crate, and the directive on the command line.
+        let s = start(t, Some("5"), &[]);
+        let mut c = s.conn();
+        let v: Vec<String> = redis::cmd("CONFIG").arg("GET").arg("prefetch-batch-max-size").query(&mut c).unwrap();
+        assert_eq!(v, ["prefetch-batch-max-size", "5"]);
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tern-server"))
+        .args(["--port", "0", "--prefetch-batch-max-size", "200"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .expect("run tern-server");
+    assert_ne!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("prefetch-batch-max-size") && err.contains("argument must be between 0 and 128 inclusive"), "{err}");
+}
+
+/// MSET and MSETNX are atomic across all of their keys: a concurrent MGET
+/// of the same keys sees every key from one write or none of them, with
+/// prefetching off and on.
+#[test]
+fn multi_key_writes_stay_atomic_under_concurrent_readers() {
+    for t in [1, 2] {
+        for &size in SIZES {
+            let s = start(t, size, &[]);
+            let names = keys("c", 40);
+            let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let writer = {
+                let mut c = s.conn();
+                let names = names.clone();
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    let mut i = 0u64;
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        let mut cmd = redis::cmd(if i % 7 == 3 { "MSETNX" } else { "MSET" });
+                        for k in &names {
+                            cmd.arg(k).arg(i);
+                        }
+                        let _: redis::Value = cmd.query(&mut c).unwrap();
+                        if i % 5 == 0 {
+                            let _: i64 = redis::cmd("DEL").arg(&names).query(&mut c).unwrap();
+                        }
+                        i += 1;
+                    }
+                    i
+                })
+            };
+            let mut c = s.conn();
+            let mut consistent = 0;
+            let deadline = Instant::now() + Duration::from_millis(300);
+            while Instant::now() < deadline || consistent < 50 {
+                let v: Vec<Option<u64>> = redis::cmd("MGET").arg(&names).query(&mut c).unwrap();
+                assert!(v.iter().all(|x| *x == v[0]), "threads {t} size {size:?}: torn read {v:?}");
+                let n: i64 = redis::cmd("EXISTS").arg(&names).query(&mut c).unwrap();
+                assert!(n == 0 || n == names.len() as i64, "threads {t} size {size:?}: EXISTS saw {n} keys");
+                consistent += 1;
+            }
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            let writes = writer.join().unwrap();
+            assert!(writes > 0);
+        }
+    }
+}
