@@ -473,6 +473,9 @@ impl Worker {
         let Some(mut parser) = conn.mc.take() else { return };
         let lim = tern_memcache::Limits { max_item_size: self.mc.max_item_size() };
         let hard = srv.limits.output_hard.load(Ordering::Relaxed) as usize;
+        let batch = srv.limits.prefetch_batch();
+        // Requests already looked at by the prefetch look-ahead.
+        let mut ahead = 0;
         let mut ran = false;
         while conn.rpos < conn.rlen && !conn.closing {
             if conn.pending_out() > OUT_WRITE_EARLY && conn.write_out(&self.stats).is_err() {
@@ -486,9 +489,13 @@ impl Worker {
                 break;
             }
             let buf = &conn.rbuf[conn.rpos..conn.rlen];
+            if batch > 0 && ahead == 0 {
+                ahead = crate::prefetch::hint_mc(&srv, &parser, buf, &lim, batch);
+            }
             match parser.parse(buf, &lim) {
                 Ok(None) => break,
                 Ok(Some((req, n))) => {
+                    ahead = ahead.saturating_sub(1);
                     ran = true;
                     self.stats.commands.add(1);
                     let mut ex = memcache::Exec { srv: &srv, sh: &self.mc, out: &mut conn.out, stats: &self.stats, now: now_ms() };

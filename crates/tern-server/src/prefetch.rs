@@ -60,10 +60,11 @@ impl Iterator for Groups {
 /// Stages 1 and 2 for one group of keys whose shards `locks` holds: every
 /// bucket line is asked for, then every item line, so that executing the
 /// keys afterwards finds both in cache. `key(i)` is the key of `locs[i]`.
-/// A group of one key is a plain lookup: nothing to overlap.
+/// Nothing when prefetching is off (`size` 0); a group of one key is a
+/// plain lookup: nothing to overlap.
 #[inline]
-pub fn stage_group<'k>(locks: &mut LockSet<'_>, locs: &[Loc], key: impl Fn(usize) -> &'k [u8]) {
-    if locs.len() < 2 {
+pub fn stage_group<'k>(size: usize, locks: &mut LockSet<'_>, locs: &[Loc], key: impl Fn(usize) -> &'k [u8]) {
+    if size == 0 || locs.len() < 2 {
         return;
     }
     for l in locs {
@@ -221,6 +222,57 @@ impl Plan {
     }
 }
 
+/// Cross-command hints for a memcached read: the keys of its leading
+/// complete requests (up to `batch` keys) are located and their shard lock
+/// and bucket lines asked for, before the first request runs. A copy of
+/// the parser looks ahead, so the requests and their order are untouched.
+/// Returns how many requests it looked at, so that the caller looks ahead
+/// again only once it has run them.
+///
+/// Unlike the RESP path, the memcached executor locates each key again
+/// when it runs (memcache.rs takes no precomputed locations); the hint is
+/// what overlaps the misses.
+pub fn hint_mc(srv: &Server, parser: &tern_memcache::Parser, buf: &[u8], lim: &tern_memcache::Limits, batch: usize) -> usize {
+    use tern_memcache::Request;
+    if !worth_looking_ahead(buf) {
+        return 0;
+    }
+    let mut p = parser.clone();
+    let (mut off, mut reqs, mut hinted) = (0, 0, 0);
+    let hint = |key: &[u8], hinted: &mut usize| {
+        if *hinted < batch {
+            let l = srv.ks.locate(0, key);
+            srv.ks.prefetch_hint(l.gid, l.hash);
+            *hinted += 1;
+        }
+    };
+    while off < buf.len() && reqs < batch && hinted < batch {
+        let Ok(Some((req, n))) = p.parse(&buf[off..], lim) else { break };
+        off += n;
+        reqs += 1;
+        match req {
+            Request::Get { keys, .. } => keys.iter().for_each(|k| hint(k, &mut hinted)),
+            Request::Meta(m) => hint(&m.key, &mut hinted),
+            Request::Store { key, .. } | Request::Delete { key, .. } | Request::Arith { key, .. } | Request::Touch { key, .. } => hint(key, &mut hinted),
+            _ => {}
+        }
+    }
+    reqs
+}
+
+/// A read of one request line has misses to overlap only if it is a get
+/// of several keys; anything else with one line is left alone, so that a
+/// client that does not pipeline pays nothing for the look-ahead.
+fn worth_looking_ahead(buf: &[u8]) -> bool {
+    match buf.iter().position(|&c| c == b'\n') {
+        Some(nl) if nl + 1 == buf.len() => {
+            let mut words = buf[..nl].split(|&c| c == b' ' || c == b'\r').filter(|w| !w.is_empty());
+            matches!(words.next(), Some(b"get" | b"gets" | b"gat" | b"gats")) && words.nth(1).is_some()
+        }
+        _ => true,
+    }
+}
+
 /// The command (or subcommand) a request will run, if it has one; the
 /// rest of dispatch's checks are left to dispatch, which ignores planned
 /// locations that do not match what it runs.
@@ -246,5 +298,16 @@ mod tests {
         assert_eq!(groups(0, 16).count(), 0);
         let g: Vec<_> = groups(5, 1).collect();
         assert_eq!(g.len(), 5);
+    }
+
+    #[test]
+    fn memcache_look_ahead_only_when_there_is_more_than_one_key() {
+        assert!(!worth_looking_ahead(b"get a\r\n"));
+        assert!(!worth_looking_ahead(b"mg a v\r\n"));
+        assert!(worth_looking_ahead(b"get a b\r\n"));
+        assert!(worth_looking_ahead(b"gets  a b\r\n"));
+        assert!(worth_looking_ahead(b"mg a v\r\nmg b v\r\n"));
+        assert!(worth_looking_ahead(b"mg a v\r\nmg b"));
+        assert!(worth_looking_ahead(b"set a 0 0 1\r\nx\r\n"));
     }
 }

@@ -419,3 +419,55 @@ fn multi_key_writes_stay_atomic_under_concurrent_readers() {
         }
     }
 }
+
+fn mc_port(s: &TestServer) -> u16 {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = s.log.recv_timeout(left).expect("memcache port line");
+        if let Some(p) = line.split("memcache port=").nth(1) {
+            return p.trim_end_matches('.').parse().expect("port");
+        }
+    }
+}
+
+/// memcached pipelines (several requests in one read, multi-key gets) are
+/// looked ahead for prefetching: replies must not change.
+#[test]
+fn memcache_pipelines_same_on_and_off() {
+    use std::io::{Read, Write};
+    let mut req = b"set a 0 0 1\r\nx\r\nset b 0 0 2\r\nyy\r\nget a b c a\r\nmg a v\r\nmg c v\r\nmg b v k\r\ndelete a\r\nget a b\r\n".to_vec();
+    for i in 0..40 {
+        req.extend_from_slice(format!("set m{i} 0 0 {}\r\n{i}\r\n", i.to_string().len()).as_bytes());
+    }
+    req.extend_from_slice(b"get");
+    for i in (0..40).rev() {
+        req.extend_from_slice(format!(" m{i} nope{i}").as_bytes());
+    }
+    req.extend_from_slice(b"\r\n");
+    for i in 0..40 {
+        req.extend_from_slice(format!("mg m{i} v\r\nmd m{i} q\r\n").as_bytes());
+    }
+    req.extend_from_slice(b"get m1 m2\r\nmn\r\n");
+    let mut want = b"STORED\r\nSTORED\r\nVALUE a 0 1\r\nx\r\nVALUE b 0 2\r\nyy\r\nVALUE a 0 1\r\nx\r\nEND\r\nVA 1\r\nx\r\nEN\r\nVA 2 kb\r\nyy\r\nDELETED\r\nVALUE b 0 2\r\nyy\r\nEND\r\n".to_vec();
+    want.extend_from_slice(&b"STORED\r\n".repeat(40));
+    for i in (0..40).rev() {
+        want.extend_from_slice(format!("VALUE m{i} 0 {}\r\n{i}\r\n", i.to_string().len()).as_bytes());
+    }
+    want.extend_from_slice(b"END\r\n");
+    for i in 0..40 {
+        want.extend_from_slice(format!("VA {}\r\n{i}\r\n", i.to_string().len()).as_bytes());
+    }
+    want.extend_from_slice(b"END\r\nMN\r\n");
+    for t in [1, 2] {
+        for &size in SIZES {
+            let s = start(t, size, &[]);
+            let mut c = std::net::TcpStream::connect(("127.0.0.1", mc_port(&s))).expect("connect");
+            c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            c.write_all(&req).unwrap();
+            let mut got = vec![0u8; want.len()];
+            c.read_exact(&mut got).unwrap();
+            assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(&want), "threads {t} size {size:?}");
+        }
+    }
+}

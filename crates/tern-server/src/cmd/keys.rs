@@ -248,8 +248,9 @@ fn del_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, lazy: bool) {
     ctx.locks.acquire(locs.iter().map(|l| l.gid));
     let mut removed = 0;
     let mut lazy = if lazy { Some(true) } else { None };
-    for g in prefetch::groups(n, ctx.srv.limits.prefetch_batch()) {
-        prefetch::stage_group(ctx.locks, &locs[g.clone()], |i| args.get(1 + g.start + i));
+    let batch = ctx.srv.limits.prefetch_batch();
+    for g in prefetch::groups(n, batch) {
+        prefetch::stage_group(batch, ctx.locks, &locs[g.clone()], |i| args.get(1 + g.start + i));
         for i in g {
             let (loc, key) = (locs[i], args.get(1 + i));
             let sh = ctx.locks.shard(loc.gid);
@@ -271,8 +272,9 @@ fn del_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, lazy: bool) {
 
 fn exists(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let mut n = 0;
-    for g in prefetch::groups(ctx.locs.len(), ctx.srv.limits.prefetch_batch()) {
-        prefetch::stage_group(ctx.locks, &ctx.locs[g.clone()], |i| args.get(1 + g.start + i));
+    let batch = ctx.srv.limits.prefetch_batch();
+    for g in prefetch::groups(ctx.locs.len(), batch) {
+        prefetch::stage_group(batch, ctx.locks, &ctx.locs[g.clone()], |i| args.get(1 + g.start + i));
         for i in g {
             let loc = ctx.locs[i];
             if ctx.locks.shard(loc.gid).get(args.get(1 + i), loc.hash, ctx.now).is_some() {
@@ -289,8 +291,9 @@ fn exists(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 fn touch(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let acc = access(ctx, true);
     let mut n = 0;
-    for g in prefetch::groups(ctx.locs.len(), ctx.srv.limits.prefetch_batch()) {
-        prefetch::stage_group(ctx.locks, &ctx.locs[g.clone()], |i| args.get(1 + g.start + i));
+    let batch = ctx.srv.limits.prefetch_batch();
+    for g in prefetch::groups(ctx.locs.len(), batch) {
+        prefetch::stage_group(batch, ctx.locks, &ctx.locs[g.clone()], |i| args.get(1 + g.start + i));
         for i in g {
             let loc = ctx.locs[i];
             let sh = ctx.locks.shard(loc.gid);
@@ -778,7 +781,8 @@ fn randomkey(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
         if e.expire().is_none_or(|w| w > now) {
             break Some(e.key().to_vec());
         }
-        let (key, hash) = (e.key().to_vec(), e.hash());
+        let key = e.key().to_vec();
+        let hash = ctx.ks.hash(&key);
         sh.get(&key, hash, now);
         lens[at] = sh.len();
         total = lens.iter().sum();

@@ -421,8 +421,9 @@ fn mget(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let acc = ctx.access();
     let n = args.len() - 1;
     ctx.reply.array(n);
-    for g in prefetch::groups(n, ctx.srv.limits.prefetch_batch()) {
-        prefetch::stage_group(ctx.locks, &ctx.locs[g.clone()], |i| args.get(1 + g.start + i));
+    let batch = ctx.srv.limits.prefetch_batch();
+    for g in prefetch::groups(n, batch) {
+        prefetch::stage_group(batch, ctx.locks, &ctx.locs[g.clone()], |i| args.get(1 + g.start + i));
         for i in g {
             let loc = ctx.locs[i];
             match ctx.locks.shard(loc.gid).lookup(args.get(i + 1), loc.hash, ctx.now, acc).map(|e| &*e) {
@@ -465,7 +466,7 @@ fn mset_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, nx: bool) {
     let batch = ctx.srv.limits.prefetch_batch();
     if nx {
         for g in prefetch::groups(n, batch) {
-            prefetch::stage_group(ctx.locks, &ctx.locs[g.clone()], |i| args.get(1 + 2 * (g.start + i)));
+            prefetch::stage_group(batch, ctx.locks, &ctx.locs[g.clone()], |i| args.get(1 + 2 * (g.start + i)));
             for i in g {
                 let loc = ctx.locs[i];
                 if ctx.locks.shard(loc.gid).lookup(args.get(1 + 2 * i), loc.hash, ctx.now, acc).map(|e| &*e).is_some() {
@@ -476,7 +477,7 @@ fn mset_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, nx: bool) {
         }
     }
     for g in prefetch::groups(n, batch) {
-        prefetch::stage_group(ctx.locks, &ctx.locs[g.clone()], |i| args.get(1 + 2 * (g.start + i)));
+        prefetch::stage_group(batch, ctx.locks, &ctx.locs[g.clone()], |i| args.get(1 + 2 * (g.start + i)));
         for i in g {
             let loc = ctx.locs[i];
             let (key, val) = (args.get(1 + 2 * i), args.get(2 + 2 * i));
