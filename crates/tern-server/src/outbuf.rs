@@ -320,6 +320,24 @@ mod tests {
     }
 
     #[test]
+    fn compaction_moves_the_refs_with_the_bytes() {
+        let v = big(5000, 5);
+        let mut o = OutBuf::new();
+        let mut want = vec![b'a'; COMPACT_AT + COMPACT_AT / 2];
+        o.extend_from_slice(&want);
+        o.push_shared(&v, 0, v.len());
+        o.extend_from_slice(b"\r\n+after\r\n");
+        want.extend_from_slice(&v);
+        want.extend_from_slice(b"\r\n+after\r\n");
+        let mut w = Trickle { got: Vec::new(), chunk: COMPACT_AT + 1000, calls: 0, block: 2 };
+        assert!(!o.write_to(&mut w).1.unwrap());
+        assert_eq!((o.wpos, o.len()), (0, COMPACT_AT / 2 - 1000 + 10), "written front compacted away");
+        assert_eq!(o.pending(), want.len() - w.got.len());
+        while !o.write_to(&mut w).1.unwrap() {}
+        assert!(w.got == want);
+    }
+
+    #[test]
     fn truncate_drops_later_refs_only() {
         let (a, b) = (big(100, 3), big(50, 4));
         let mut o = OutBuf::new();
