@@ -3,8 +3,9 @@
 //! against the shared keyspace, and writes the replies of its own clients.
 //!
 //! Per readable event: read until the socket is drained, execute every
-//! complete request in the buffer, then write all replies in one go. A
-//! client whose unsent replies pass [`OUT_HIGH_WATER`] is not read from
+//! complete request in the buffer, then write all replies in one go (one
+//! `writev` when they reference large stored values, see [`crate::outbuf`]).
+//! A client whose unsent replies pass [`OUT_HIGH_WATER`] is not read from
 //! until they drain, so a client that pipelines without reading cannot grow
 //! the server's memory without bound.
 //!
