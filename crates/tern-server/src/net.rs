@@ -389,12 +389,9 @@ impl Worker {
             if batch > 0 && self.plan.is_empty() && limits.authenticated && !conn.frame.is_partial() {
                 self.plan.fill(srv, &mut conn.frame, buf, &limits, conn.client.db, conn.client.multi.is_some(), batch);
             }
-            let step = match self.plan.next() {
-                Some(p) => {
-                    self.scratch.plan_next(p.planned);
-                    Ok(Some((Args::from_parts(buf, p.ranges), p.len)))
-                }
-                None => conn.frame.parse(buf, &limits).map(|r| r.map(|n| (conn.frame.args(buf), n))),
+            let (step, ahead) = match self.plan.next() {
+                Some(p) => (Ok(Some((Args::from_parts(buf, p.ranges), p.len))), Some((p.cmd, p.planned))),
+                None => (conn.frame.parse(buf, &limits).map(|r| r.map(|n| (conn.frame.args(buf), n))), None),
             };
             match step {
                 Ok(None) => break,
@@ -410,6 +407,9 @@ impl Worker {
                             conn.out.clear();
                             break;
                         }
+                        if let Some((id, planned)) = ahead {
+                            self.scratch.plan_next(id, planned);
+                        }
                         let after = cmd::dispatch(
                             cmd::Conn {
                                 srv,
@@ -422,12 +422,13 @@ impl Worker {
                             },
                             args,
                         );
+                        self.scratch.pre = None;
+                        self.scratch.pre_cmd = None;
                         if after == After::Close {
                             conn.closing = true;
                         }
                     }
                     conn.rpos += n;
-                    self.scratch.pre = None;
                     // RESET may drop authentication: what follows must be
                     // parsed with the tighter limits.
                     if !conn.client.authenticated {

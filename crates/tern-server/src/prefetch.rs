@@ -97,6 +97,8 @@ struct Ahead {
     len: usize,
     /// Its argument ranges in [`Plan::ranges`] (offsets from its first byte).
     args: (u32, u32),
+    /// Its command table id, when found.
+    cmd: Option<usize>,
     /// Its keys' locations in [`Plan::locs`], when located ahead.
     locs: Option<(u32, u32, Planned)>,
 }
@@ -119,6 +121,7 @@ pub struct Plan {
 pub struct Next<'p> {
     pub ranges: &'p [(usize, usize)],
     pub len: usize,
+    pub cmd: Option<usize>,
     pub planned: Option<(Planned, &'p [Loc])>,
 }
 
@@ -156,10 +159,11 @@ impl Plan {
             };
             let r0 = self.ranges.len();
             self.ranges.extend_from_slice(frame.ranges());
-            let mut ahead = Ahead { len: n, args: (r0 as u32, self.ranges.len() as u32), locs: None };
             let args = frame.args(rest);
+            let cmd = resolve(srv, args);
+            let mut ahead = Ahead { len: n, args: (r0 as u32, self.ranges.len() as u32), cmd: cmd.map(|c| c.id), locs: None };
             if locate {
-                if let Some(cmd) = resolve(srv, args) {
+                if let Some(cmd) = cmd {
                     let name = cmd.spec.name;
                     let l0 = self.locs.len();
                     let mut positions = cmd.key_positions(args.len()).peekable();
@@ -198,6 +202,7 @@ impl Plan {
         Some(Next {
             ranges: &self.ranges[a.args.0 as usize..a.args.1 as usize],
             len: a.len,
+            cmd: a.cmd,
             planned: a.locs.map(|(l0, l1, p)| (p, &self.locs[l0 as usize..l1 as usize])),
         })
     }
@@ -214,6 +219,11 @@ impl Plan {
     }
 
     fn clear(&mut self) {
+        // One huge request (a million-key MSET) must not leave its
+        // ranges' room behind for the worker's life.
+        if self.ranges.capacity() > 1 << 16 {
+            self.ranges = Vec::new();
+        }
         self.ranges.clear();
         self.locs.clear();
         self.cmds.clear();

@@ -471,3 +471,33 @@ fn memcache_pipelines_same_on_and_off() {
         }
     }
 }
+
+/// Commands parsed ahead are looked up once; subcommands, unknown ones,
+/// mixed case and arity errors answer as when they are not.
+#[test]
+fn pipelined_subcommands_and_errors() {
+    let mut setup = Script::new();
+    setup.words("SET k 12");
+    let mut s = Script::new();
+    for line in [
+        "object encoding k",
+        "OBJECT NOSUCH k",
+        "CONFIG",
+        "config get maxmemory-policy",
+        "mGeT k nope",
+        "Exists k k",
+        "GET",
+        "get k extra",
+        "object encoding nope",
+        "OBJECT",
+    ] {
+        s.words(line);
+    }
+    let out = same_everywhere(&setup, &s);
+    // Bytes as redis-server 7.0 sends them for the same pipeline.
+    let want = "$3\r\nint\r\n-ERR unknown subcommand 'NOSUCH'. Try OBJECT HELP.\r\n-ERR wrong number of arguments for 'config' command\r\n\
+        *2\r\n$16\r\nmaxmemory-policy\r\n$10\r\nnoeviction\r\n*2\r\n$2\r\n12\r\n$-1\r\n:2\r\n\
+        -ERR wrong number of arguments for 'get' command\r\n-ERR wrong number of arguments for 'get' command\r\n$-1\r\n\
+        -ERR wrong number of arguments for 'object' command\r\n";
+    assert_eq!(String::from_utf8_lossy(&out), want);
+}

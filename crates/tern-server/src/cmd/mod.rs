@@ -198,12 +198,17 @@ pub struct Scratch {
     /// when they are for the command it runs, in the client's database.
     pub pre: Option<crate::prefetch::Planned>,
     pub pre_locs: Vec<Loc>,
+    /// The next command (or subcommand) as looked up ahead, for
+    /// [`dispatch`]; none when it was not found.
+    pub pre_cmd: Option<usize>,
 }
 
 impl Scratch {
-    /// Hands the next command's keys located ahead (or none) to [`call`].
+    /// Hands the next command as parsed ahead to [`dispatch`] (its table
+    /// entry) and [`call`] (its keys located ahead, if any).
     #[inline]
-    pub fn plan_next(&mut self, planned: Option<(crate::prefetch::Planned, &[Loc])>) {
+    pub fn plan_next(&mut self, cmd: Option<usize>, planned: Option<(crate::prefetch::Planned, &[Loc])>) {
+        self.pre_cmd = cmd;
         self.pre = planned.map(|(p, locs)| {
             self.pre_locs.clear();
             self.pre_locs.extend_from_slice(locs);
@@ -254,12 +259,14 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
         }
     };
 
-    let Some(mut cmd) = srv.commands.lookup(name) else {
+    // A command parsed ahead (prefetch.rs) was looked up then already.
+    let resolved = c.scratch.pre_cmd.take();
+    let Some(mut cmd) = resolved.map(|id| srv.commands.get(id)).or_else(|| srv.commands.lookup(name)) else {
         let msg = errors::unknown_command(name, args.tail(1).iter());
         rejected(&mut reply, c.client, &msg);
         return finish_reply(c.client, reply, start_mark);
     };
-    if !cmd.spec.subcommands.is_empty() && args.len() >= 2 {
+    if resolved.is_none() && !cmd.spec.subcommands.is_empty() && args.len() >= 2 {
         match srv.commands.lookup_sub(cmd, args.get(1)) {
             Some(sub) => cmd = sub,
             None => {
