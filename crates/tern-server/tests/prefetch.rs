@@ -501,3 +501,84 @@ fn pipelined_subcommands_and_errors() {
         -ERR wrong number of arguments for 'object' command\r\n";
     assert_eq!(String::from_utf8_lossy(&out), want);
 }
+
+/// Random pipelines of multi-key and single-key commands over a small key
+/// set (so duplicates, wrong types and database switches are frequent),
+/// sent in chunks that cut requests at random points: every size answers
+/// byte for byte as with prefetching off.
+#[test]
+fn random_pipelines_same_on_and_off() {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut rnd = move |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    };
+    let key = |r: u64| format!("r{r}");
+    let mut script = Vec::new();
+    for _ in 0..1500 {
+        let nk = 1 + rnd(24);
+        let ks: Vec<String> = (0..nk).map(|_| key(rnd(40))).collect();
+        let mut parts: Vec<String> = match rnd(14) {
+            0 | 1 => with_cmd("MGET", &ks),
+            2 => {
+                let mut p = vec!["MSET".to_string()];
+                for k in &ks {
+                    p.push(k.clone());
+                    p.push(rnd(1000).to_string());
+                }
+                p
+            }
+            3 => {
+                let mut p = vec!["MSETNX".to_string()];
+                for k in &ks {
+                    p.push(k.clone());
+                    p.push("n".into());
+                }
+                p
+            }
+            4 => with_cmd("DEL", &ks),
+            5 => with_cmd("UNLINK", &ks),
+            6 => with_cmd("EXISTS", &ks),
+            7 => with_cmd("TOUCH", &ks),
+            8 => vec!["SELECT".into(), rnd(3).to_string()],
+            9 => vec!["INCR".into(), ks[0].clone()],
+            10 => vec!["HSET".into(), ks[0].clone(), "f".into(), "v".into()],
+            // A TTL far enough out not to pass during the test.
+            11 => vec!["SET".into(), ks[0].clone(), "x".into(), "PX".into(), (100_000 + rnd(3)).to_string()],
+            12 => vec![if rnd(2) == 0 { "MULTI" } else { "EXEC" }.to_string()],
+            _ => vec!["GET".into(), ks[0].clone()],
+        };
+        if parts.len() == 1 && parts[0] == "EXEC" && rnd(4) == 0 {
+            parts[0] = "DISCARD".into();
+        }
+        script.extend_from_slice(&resp(&parts.iter().map(|s| s.as_bytes()).collect::<Vec<_>>()));
+    }
+    script.extend_from_slice(&resp(&[b"EXEC"]));
+    script.extend_from_slice(&resp(&[b"ECHO", b"--the-end--"]));
+    let mut cuts = vec![0];
+    while *cuts.last().unwrap_or(&0) < script.len() {
+        let next = cuts.last().unwrap_or(&0) + 1 + rnd(3000) as usize;
+        cuts.push(next.min(script.len()));
+    }
+    let mut reference: Option<Vec<u8>> = None;
+    for t in [1, 2] {
+        for &size in SIZES {
+            let s = start(t, size, &[]);
+            let mut r = s.raw();
+            for w in cuts.windows(2) {
+                r.send(&script[w[0]..w[1]]);
+            }
+            let got = read_to_mark(&mut r);
+            match &reference {
+                None => reference = Some(got),
+                Some(want) => {
+                    let at = want.iter().zip(&got).position(|(a, b)| a != b).unwrap_or(want.len().min(got.len()));
+                    let ctx = |b: &[u8]| String::from_utf8_lossy(&b[at.saturating_sub(80)..(at + 80).min(b.len())]).into_owned();
+                    assert!(*want == got, "threads {t} size {size:?}: replies differ at byte {at}:\nwant {:?}\ngot  {:?}", ctx(want), ctx(&got));
+                }
+            }
+        }
+    }
+}
