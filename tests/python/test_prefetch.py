@@ -1,0 +1,98 @@
+"""prefetch-batch-max-size as a redis-py user sees it: pipelines of multi-key
+commands answer as a plain dict model says, with prefetching off, at its
+default and at small odd sizes, at 1 and 2 worker threads."""
+
+import random
+
+import pytest
+import redis
+
+from conftest import against_redis, start_server
+
+# None: the default (16). Redis 7 does not know the directive.
+SIZES = [None] if against_redis() else ["0", None, "1", "3"]
+
+
+@pytest.fixture(scope="module", params=[(t, s) for t in (1, 2) for s in SIZES], ids=lambda p: f"t{p[0]}-{p[1] or 'default'}")
+def sized(request):
+    threads, size = request.param
+    srv = start_server(threads, [] if size is None else ["--prefetch-batch-max-size", size])
+    yield srv
+    srv.stop()
+
+
+def model_run(model, cmd, args):
+    """What Redis answers for one command, on a dict of str -> str | dict."""
+    if cmd == "MGET":
+        return [model[k] if isinstance(model.get(k), str) else None for k in args]
+    if cmd == "MSET":
+        for k, v in zip(args[::2], args[1::2]):
+            model[k] = v
+        return True
+    if cmd == "MSETNX":
+        if any(k in model for k in args[::2]):
+            return False
+        for k, v in zip(args[::2], args[1::2]):
+            model[k] = v
+        return True
+    if cmd in ("DEL", "UNLINK"):
+        n = 0
+        for k in args:
+            if k in model:
+                del model[k]
+                n += 1
+        return n
+    if cmd in ("EXISTS", "TOUCH"):
+        return sum(1 for k in args if k in model)
+    if cmd == "HSET":
+        if isinstance(model.get(args[0]), str):
+            return "WRONGTYPE"
+        h = model.setdefault(args[0], {})
+        new = args[1] not in h
+        h[args[1]] = args[2]
+        return int(new)
+    raise AssertionError(cmd)
+
+
+def test_pipelines_match_a_model(sized):
+    c = sized.client()
+    c.flushall()
+    rng = random.Random(7)
+    model = {}
+    for _ in range(40):
+        pipe = c.pipeline(transaction=False)
+        expected = []
+        for _ in range(rng.randint(1, 30)):
+            keys = [f"k{rng.randint(0, 60)}" for _ in range(rng.randint(1, 40))]
+            cmd = rng.choice(["MGET", "MGET", "MSET", "MSETNX", "DEL", "UNLINK", "EXISTS", "TOUCH", "HSET"])
+            if cmd in ("MSET", "MSETNX"):
+                args = [x for k in keys for x in (k, str(rng.randint(0, 999)))]
+            elif cmd == "HSET":
+                args = [keys[0], "f", "v"]
+            else:
+                args = keys
+            pipe.execute_command(cmd, *args)
+            expected.append(model_run(model, cmd, args))
+        got = pipe.execute(raise_on_error=False)
+        for want, have in zip(expected, got):
+            if want == "WRONGTYPE":
+                assert isinstance(have, redis.ResponseError) and str(have).startswith("WRONGTYPE")
+            elif isinstance(want, bool):
+                # MSET's OK and MSETNX's 1/0, as redis-py turns them into booleans.
+                assert have is want
+            else:
+                assert have == want
+        assert len(got) == len(expected)
+    c.close()
+
+
+def test_mget_of_many_keys_in_order(sized):
+    c = sized.client()
+    c.flushall()
+    keys = [f"m{i}" for i in range(2000)]
+    c.mset({k: f"v{i}" for i, k in enumerate(keys) if i % 3})
+    got = c.mget(keys + keys[:5])
+    assert got == [None if i % 3 == 0 else f"v{i}" for i in range(2000)] + [None, "v1", "v2", None, "v4"]
+    assert c.exists(*keys) == sum(1 for i in range(2000) if i % 3)
+    assert c.delete(*keys, *keys) == sum(1 for i in range(2000) if i % 3)
+    c.close()
