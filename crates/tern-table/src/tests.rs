@@ -1,0 +1,925 @@
+use super::*;
+use std::cell::Cell;
+use std::collections::{HashMap, HashSet};
+use std::hash::Hasher;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::rc::Rc;
+
+/// Deterministic hasher whose quality is chosen by `mode`, and which can be
+/// armed to panic on its n-th call.
+#[derive(Clone)]
+pub(crate) struct TestHasher {
+    mode: Mode,
+    countdown: Rc<Cell<usize>>,
+}
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub(crate) enum Mode {
+    /// A well-mixed 64-bit hash.
+    Good,
+    /// Only `bits` low bits vary, and the fingerprint varies over 4 values:
+    /// long chains and many fingerprint hits.
+    Weak(u32),
+    /// Every key hashes to 0: one chain, one fingerprint.
+    Zero,
+}
+
+impl TestHasher {
+    pub(crate) fn new(mode: Mode) -> Self {
+        TestHasher { mode, countdown: Rc::new(Cell::new(0)) }
+    }
+    /// Panics on the n-th hash computed from now on (n >= 1).
+    fn arm(&self, n: usize) {
+        self.countdown.set(n);
+    }
+}
+
+pub(crate) struct TH {
+    mode: Mode,
+    h: u64,
+    countdown: Rc<Cell<usize>>,
+}
+
+impl BuildHasher for TestHasher {
+    type Hasher = TH;
+    fn build_hasher(&self) -> TH {
+        let c = self.countdown.get();
+        if c > 0 {
+            self.countdown.set(c - 1);
+            if c == 1 {
+                panic!("test hasher armed to panic");
+            }
+        }
+        TH { mode: self.mode, h: 0xcbf2_9ce4_8422_2325, countdown: self.countdown.clone() }
+    }
+}
+
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+impl Hasher for TH {
+    fn write(&mut self, bytes: &[u8]) {
+        let _ = &self.countdown;
+        for &b in bytes {
+            self.h = (self.h ^ b as u64).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    fn finish(&self) -> u64 {
+        let m = mix(self.h);
+        match self.mode {
+            Mode::Good => m,
+            Mode::Weak(bits) => (m & ((1 << bits) - 1)) | ((m >> 40) & 3) << 32 | 0xAB << 56,
+            Mode::Zero => 0,
+        }
+    }
+}
+
+fn h<T, S: BuildHasher>(t: &Table<T, S>, key: &[u8]) -> u64 {
+    t.hasher().hash_one(key)
+}
+
+fn key(i: usize) -> Vec<u8> {
+    format!("key:{i}").into_bytes()
+}
+
+/// Walks the whole structure and checks every invariant the table relies on.
+pub(crate) fn check<T, S: BuildHasher>(t: &Table<T, S>) {
+    let heads = t.heads_list();
+    let (mut n, mut bytes, mut children) = (0, 0, 0);
+    let mut keys = HashSet::new();
+    for k in 0..heads.count() {
+        let Some(head) = heads.get(k) else { continue };
+        let in_old = k < t.old.nb;
+        if in_old && t.is_rehashing() && k < t.moved {
+            unsafe { assert!(bucket::is_empty(&*head), "moved bucket {k} not empty") };
+            continue;
+        }
+        let mut b = head;
+        unsafe {
+            loop {
+                let mut pres = bucket::present(&*b);
+                while pres != 0 {
+                    let s = pres.trailing_zeros() as usize;
+                    pres &= pres - 1;
+                    let e = &*item::from_thin::<T>((*b).slots[s]);
+                    let hash = t.hasher.hash_one(e.key());
+                    assert_eq!((*b).meta[1 + s], fingerprint(hash), "fingerprint");
+                    let want = if in_old { k } else { k - t.old.nb };
+                    let arr = if in_old { &t.old } else { &t.new };
+                    assert_eq!((hash & arr.mask()) as usize, want, "item in the wrong bucket");
+                    assert!(keys.insert(e.key().to_vec()), "duplicate key");
+                    n += 1;
+                    bytes += e.alloc_size();
+                }
+                match bucket::next(b) {
+                    Some(c) => {
+                        children += 1;
+                        b = c;
+                    }
+                    None => break,
+                }
+            }
+        }
+    }
+    assert_eq!(n, t.len, "len");
+    assert_eq!(bytes, t.item_bytes, "item bytes");
+    assert_eq!(children, t.children, "children");
+    assert_eq!(t.iter().count(), t.len);
+    for e in t.iter() {
+        let hash = t.hasher.hash_one(e.key());
+        assert!(std::ptr::eq(t.get(e.key(), hash).unwrap(), e));
+    }
+}
+
+#[test]
+fn size_classes() {
+    let want = [
+        (1, 8),
+        (8, 8),
+        (9, 16),
+        (16, 16),
+        (17, 32),
+        (33, 48),
+        (64, 64),
+        (65, 80),
+        (100, 112),
+        (128, 128),
+        (129, 160),
+        (160, 160),
+        (161, 192),
+        (225, 256),
+        (257, 320),
+        (448, 448),
+        (449, 512),
+        (513, 640),
+        (4096, 4096),
+        (4097, 5120),
+        (14337, 16384),
+        (16385, 20480),
+        (1 << 20, 1 << 20),
+        ((1 << 20) + 1, 1280 << 10),
+    ];
+    for (n, c) in want {
+        assert_eq!(size_class(n), c, "size {n}");
+    }
+}
+
+#[test]
+fn empty_table_allocates_nothing() {
+    let t: Table<u32> = Table::new();
+    assert_eq!((t.len(), t.bucket_count(), t.mem_bytes()), (0, 0, 0));
+    assert!(t.get(b"a", 1).is_none());
+    assert_eq!(t.scan(0, |_| panic!()), 0);
+    assert!(t.random(&mut || 7).is_none());
+    assert_eq!(t.iter().count(), 0);
+    assert_eq!(t.iter_hash(5).count(), 0);
+    t.prefetch_bucket(3);
+    t.prefetch_item(b"x", 3);
+    let (base, mask) = t.hint();
+    prefetch_hinted(base, mask, 12345);
+}
+
+#[test]
+fn insert_get_remove() {
+    let mut t: Table<u32> = Table::new();
+    for i in 0..200 {
+        let k = key(i);
+        let hh = h(&t, &k);
+        let e = t.insert(&k, hh, i as u32, None);
+        assert_eq!((e.key(), **e), (&k[..], i as u32));
+    }
+    check(&t);
+    assert_eq!(t.len(), 200);
+    for i in 0..200 {
+        let k = key(i);
+        assert_eq!(**t.get(&k, h(&t, &k)).unwrap(), i as u32);
+    }
+    assert!(t.get(b"nope", h(&t, b"nope")).is_none());
+    **t.get_mut(&key(3), h(&t, &key(3))).unwrap() = 33;
+    assert_eq!(**t.get(&key(3), h(&t, &key(3))).unwrap(), 33);
+    for i in 0..190 {
+        let k = key(i);
+        let it = t.remove(&k, h(&t, &k)).unwrap();
+        assert_eq!(it.key(), &k[..]);
+        assert!(t.remove(&k, h(&t, &k)).is_none());
+    }
+    check(&t);
+    assert_eq!(t.len(), 10);
+    while t.rehash_step(100) {}
+    assert!(t.bucket_count() <= 8, "shrunk: {}", t.bucket_count());
+    check(&t);
+}
+
+#[test]
+fn chains_under_total_collision() {
+    let mut t = Table::with_hasher(TestHasher::new(Mode::Zero));
+    for i in 0..40 {
+        let k = key(i);
+        t.insert(&k, 0, i, None);
+        check(&t);
+    }
+    assert!(t.children > 0);
+    for i in 0..40 {
+        assert_eq!(**t.get(&key(i), 0).unwrap(), i);
+    }
+    assert_eq!(t.iter_hash(0).count(), 40);
+    // Remove from the middle, the head and the tail of the chain.
+    for i in [20, 0, 39, 5, 6, 7, 8, 9, 10, 11, 12, 13] {
+        assert_eq!(t.remove(&key(i), 0).unwrap().into_value(), i);
+        check(&t);
+    }
+    for i in 0..40 {
+        assert_eq!(t.get(&key(i), 0).is_some(), ![20, 0, 39, 5, 6, 7, 8, 9, 10, 11, 12, 13].contains(&i));
+    }
+    for i in 0..40 {
+        t.remove(&key(i), 0);
+        check(&t);
+    }
+    assert_eq!((t.len(), t.children), (0, 0));
+}
+
+#[test]
+fn weak_hash_grow_and_shrink() {
+    let mut t = Table::with_hasher(TestHasher::new(Mode::Weak(3)));
+    for i in 0..300 {
+        let k = key(i);
+        let hh = h(&t, &k);
+        t.insert(&k, hh, i, if i % 3 == 0 { Some(i as u64) } else { None });
+        if i % 7 == 0 {
+            check(&t);
+        }
+    }
+    check(&t);
+    for i in (0..300).step_by(2) {
+        let k = key(i);
+        let hh = h(&t, &k);
+        assert!(t.remove(&k, hh).is_some());
+        if i % 10 == 0 {
+            check(&t);
+        }
+    }
+    for i in 0..300 {
+        let k = key(i);
+        let e = t.get(&k, h(&t, &k));
+        assert_eq!(e.is_some(), i % 2 == 1);
+        if let Some(e) = e {
+            assert_eq!(e.expire(), (i % 3 == 0).then_some(i as u64));
+        }
+    }
+}
+
+#[test]
+fn rehash_both_directions_with_lookups_midway() {
+    let mut t: Table<usize> = Table::new();
+    let n = 2000;
+    let mut saw_rehash = false;
+    for i in 0..n {
+        let k = key(i);
+        t.insert(&k, h(&t, &k), i, None);
+        if t.is_rehashing() {
+            saw_rehash = true;
+            // Every key so far is reachable mid-resize.
+            if i % 97 == 0 {
+                check(&t);
+                for j in 0..=i {
+                    assert!(t.get(&key(j), h(&t, &key(j))).is_some());
+                }
+            }
+        }
+    }
+    assert!(saw_rehash);
+    let grown = t.bucket_count();
+    let mut saw_shrink = false;
+    for i in 0..n - 3 {
+        let k = key(i);
+        assert!(t.remove(&k, h(&t, &k)).is_some());
+        if t.is_rehashing() && t.new.nb < t.old.nb {
+            saw_shrink = true;
+            if i % 101 == 0 {
+                check(&t);
+            }
+        }
+    }
+    assert!(saw_shrink);
+    while t.rehash_step(1) {}
+    check(&t);
+    assert!(t.bucket_count() < grown / 64);
+    for i in n - 3..n {
+        assert!(t.get(&key(i), h(&t, &key(i))).is_some());
+    }
+}
+
+#[test]
+fn set_expire_reallocates_and_keeps_extra() {
+    let mut t: Table<String> = Table::new();
+    for i in 0..50 {
+        let k = key(i);
+        let hh = h(&t, &k);
+        t.insert_with_extra(&k, hh, format!("v{i}"), None, format!("x{i}").as_bytes());
+    }
+    let before = t.mem_bytes();
+    for i in 0..50 {
+        let k = key(i);
+        let hh = h(&t, &k);
+        assert!(t.set_expire(&k, hh, Some(1000 + i as u64)));
+    }
+    check(&t);
+    assert!(t.mem_bytes() >= before);
+    for i in 0..50 {
+        let k = key(i);
+        let e = t.get(&k, h(&t, &k)).unwrap();
+        assert_eq!(
+            (e.expire(), e.extra(), e.as_str()),
+            (Some(1000 + i as u64), format!("x{i}").as_bytes(), &*format!("v{i}"))
+        );
+    }
+    let k = key(7);
+    let hh = h(&t, &k);
+    assert!(t.set_expire(&k, hh, Some(5)));
+    assert_eq!(t.get(&k, hh).unwrap().expire(), Some(5));
+    for i in 0..50 {
+        let k = key(i);
+        let hh = h(&t, &k);
+        assert!(t.set_expire(&k, hh, None));
+        assert!(t.set_expire(&k, hh, None));
+    }
+    check(&t);
+    assert_eq!(t.mem_bytes(), before);
+    assert!(!t.set_expire(b"absent", h(&t, b"absent"), Some(1)));
+    t.get_mut(&key(1), h(&t, &key(1))).unwrap().extra_mut().copy_from_slice(b"yy");
+    assert_eq!(t.get(&key(1), h(&t, &key(1))).unwrap().extra(), b"yy");
+}
+
+#[test]
+fn zero_length_and_large_keys() {
+    let mut t: Table<u8> = Table::new();
+    let big = vec![7u8; 70_000];
+    t.insert(b"", h(&t, b""), 1, None);
+    t.insert(&big, h(&t, &big), 2, Some(9));
+    assert_eq!(**t.get(b"", h(&t, b"")).unwrap(), 1);
+    assert_eq!(t.get(&big, h(&t, &big)).unwrap().expire(), Some(9));
+    t.prefetch_item(&big, h(&t, &big));
+    check(&t);
+    assert!(t.mem_bytes() >= 70_000);
+    assert!(t.remove(b"", h(&t, b"")).is_some());
+    assert!(t.remove(&big, h(&t, &big)).is_some());
+    assert_eq!(t.len(), 0);
+}
+
+#[test]
+fn insert_item_moves_between_tables() {
+    let mut a: Table<Vec<u8>> = Table::new();
+    let mut b: Table<Vec<u8>> = Table::with_hasher(a.hasher().clone());
+    let k = b"moving".to_vec();
+    let hh = h(&a, &k);
+    a.insert_with_extra(&k, hh, vec![1, 2], Some(77), b"ex");
+    let it = a.remove(&k, hh).unwrap();
+    let addr = &*it as *const Item<Vec<u8>> as *const u8;
+    let e = b.insert_item(hh, it);
+    assert_eq!(e as *const Item<Vec<u8>> as *const u8, addr, "no reallocation");
+    assert_eq!((e.key(), e.expire(), e.extra(), &e[..]), (&k[..], Some(77), &b"ex"[..], &[1u8, 2][..]));
+    assert_eq!((a.len(), b.len(), a.mem_bytes() < b.mem_bytes()), (0, 1, true));
+}
+
+#[test]
+fn find_by_and_iter_hash() {
+    let mut t = Table::with_hasher(TestHasher::new(Mode::Zero));
+    for i in 0..20u64 {
+        t.insert(&key(i as usize), 0, i, Some(i * 10));
+    }
+    let e = t.find_by(0, |e| e.expire() == Some(130)).unwrap();
+    assert_eq!(**e, 13);
+    assert!(t.find_by(0, |e| e.expire() == Some(131)).is_none());
+    **t.find_by_mut(0, |e| **e == 4).unwrap() = 40;
+    let mut v: Vec<u64> = t.iter_hash(0).map(|e| **e).collect();
+    v.sort();
+    assert_eq!(v.len(), 20);
+    assert!(v.contains(&40));
+    let r = t.remove_by(0, |e| e.expire() == Some(50)).unwrap();
+    assert_eq!(r.key(), b"key:5");
+    check(&t);
+}
+
+#[test]
+fn retain_and_clear() {
+    let mut t = Table::with_hasher(TestHasher::new(Mode::Weak(4)));
+    for i in 0..400usize {
+        let k = key(i);
+        let hh = h(&t, &k);
+        t.insert(&k, hh, i, None);
+    }
+    t.retain(|e| **e % 5 == 0);
+    check(&t);
+    assert_eq!(t.len(), 80);
+    for i in 0..400 {
+        assert_eq!(t.get(&key(i), h(&t, &key(i))).is_some(), i % 5 == 0);
+    }
+    t.retain(|e| {
+        **e += 1;
+        true
+    });
+    assert_eq!(**t.get(&key(5), h(&t, &key(5))).unwrap(), 6);
+    while t.rehash_step(8) {}
+    check(&t);
+    t.clear();
+    assert_eq!((t.len(), t.mem_bytes(), t.bucket_count()), (0, 0, 0));
+    t.insert(b"again", h(&t, b"again"), 1, None);
+    check(&t);
+}
+
+#[test]
+fn scan_complete_without_mutation() {
+    for n in [0usize, 1, 5, 6, 7, 8, 50, 333] {
+        let mut t: Table<usize> = Table::new();
+        for i in 0..n {
+            let k = key(i);
+            t.insert(&k, h(&t, &k), i, None);
+        }
+        let mut seen = Vec::new();
+        let mut c = 0;
+        loop {
+            c = t.scan(c, |e| seen.push(**e));
+            if c == 0 {
+                break;
+            }
+        }
+        seen.sort();
+        assert_eq!(seen, (0..n).collect::<Vec<_>>(), "n {n}");
+    }
+}
+
+#[test]
+fn scan_survives_growth_and_shrink() {
+    let mut t: Table<usize> = Table::new();
+    for i in 0..100 {
+        let k = key(i);
+        t.insert(&k, h(&t, &k), i, None);
+    }
+    let mut seen = HashSet::new();
+    let mut cursor = 0;
+    let mut step = 0;
+    loop {
+        cursor = t.scan(cursor, |e| {
+            seen.insert(**e);
+        });
+        step += 1;
+        match step {
+            3 => {
+                for i in 1000..3000 {
+                    let k = key(i);
+                    t.insert(&k, h(&t, &k), i, None);
+                }
+            }
+            20 | 21 | 22 => {
+                for i in 1000..3000 {
+                    let k = key(i);
+                    let hh = h(&t, &k);
+                    t.remove(&k, hh);
+                }
+            }
+            _ => {
+                t.rehash_step(1);
+            }
+        }
+        if cursor == 0 {
+            break;
+        }
+    }
+    for i in 0..100 {
+        assert!(seen.contains(&i), "missing {i}");
+    }
+}
+
+#[test]
+fn random_is_fair_ish_and_works_when_sparse() {
+    let mut t: Table<usize> = Table::new();
+    for i in 0..64 {
+        let k = key(i);
+        t.insert(&k, h(&t, &k), i, None);
+    }
+    let mut s = 0x1234_5678u64;
+    let mut rng = || {
+        s = mix(s.wrapping_add(0x9e37_79b9_7f4a_7c15));
+        s
+    };
+    let mut counts = vec![0; 64];
+    for _ in 0..6400 {
+        counts[**t.random(&mut rng).unwrap()] += 1;
+    }
+    assert!(counts.iter().all(|&c| c > 20), "{counts:?}");
+    // Grow big, then remove all but one: sparse and resizing.
+    for i in 64..3000 {
+        let k = key(i);
+        t.insert(&k, h(&t, &k), i, None);
+    }
+    for i in 0..3000 {
+        if i != 1234 {
+            let k = key(i);
+            let hh = h(&t, &k);
+            t.remove(&k, hh);
+        }
+    }
+    for _ in 0..20 {
+        assert_eq!(**t.random(&mut rng).unwrap(), 1234);
+    }
+    t.retain(|_| false);
+    assert!(t.random(&mut rng).is_none());
+}
+
+#[test]
+fn get_batch_matches_get() {
+    let mut t = Table::with_hasher(TestHasher::new(Mode::Weak(5)));
+    for i in 0..500usize {
+        let k = key(i);
+        let hh = h(&t, &k);
+        t.insert(&k, hh, i, None);
+        if i % 50 == 0 {
+            let ks: Vec<Vec<u8>> = (0..i + 40).map(key).collect();
+            let q: Vec<(&[u8], u64)> = ks.iter().map(|k| (&k[..], h(&t, k))).collect();
+            let mut out = Vec::new();
+            t.get_batch(&q, &mut out);
+            assert_eq!(out.len(), q.len());
+            for (r, (k, hh)) in out.iter().zip(&q) {
+                assert_eq!(r.map(|e| e as *const _), t.get(k, *hh).map(|e| e as *const _));
+            }
+            out.clear();
+            t.get_batch(&q[..1], &mut out);
+            assert_eq!(out.len(), 1);
+        }
+    }
+}
+
+#[test]
+fn panic_in_hasher_mid_growth_leaves_table_usable() {
+    let hasher = TestHasher::new(Mode::Weak(6));
+    let mut t = Table::with_hasher(hasher.clone());
+    let mut present = Vec::new();
+    let mut panics = 0;
+    for i in 0..600usize {
+        let k = key(i);
+        let hh = h(&t, &k);
+        // Panic on the 2nd rehash of a key from now (inside a bucket move).
+        if t.is_rehashing() && i % 3 == 0 {
+            hasher.arm(2);
+        }
+        match catch_unwind(AssertUnwindSafe(|| {
+            t.insert(&k, hh, i, None);
+        })) {
+            Ok(()) => present.push(i),
+            Err(_) => panics += 1,
+        }
+        hasher.arm(0);
+        if i % 37 == 0 {
+            check(&t);
+        }
+    }
+    assert!(panics > 3, "panics {panics}");
+    check(&t);
+    assert_eq!(t.len(), present.len());
+    for &i in &present {
+        assert_eq!(**t.get(&key(i), h(&t, &key(i))).unwrap(), i);
+    }
+    // Still fully usable: shrink through removes, with panics too.
+    for (n, &i) in present.iter().enumerate() {
+        let k = key(i);
+        let hh = h(&t, &k);
+        if n % 41 == 0 {
+            hasher.arm(1);
+        }
+        let _ = catch_unwind(AssertUnwindSafe(|| t.remove(&k, hh)));
+        hasher.arm(0);
+    }
+    check(&t);
+    let left: Vec<usize> = t.iter().map(|e| **e).collect();
+    for i in left {
+        let k = key(i);
+        let hh = h(&t, &k);
+        assert!(t.remove(&k, hh).is_some());
+    }
+    while t.rehash_step(64) {}
+    check(&t);
+    assert_eq!(t.len(), 0);
+}
+
+struct Bomb {
+    id: usize,
+    drops: Rc<Cell<usize>>,
+    explode: bool,
+}
+
+impl Drop for Bomb {
+    fn drop(&mut self) {
+        self.drops.set(self.drops.get() + 1);
+        if self.explode {
+            panic!("bomb {}", self.id);
+        }
+    }
+}
+
+#[test]
+fn panic_in_drop_during_retain_and_clear() {
+    let drops = Rc::new(Cell::new(0));
+    let mut t = Table::with_hasher(TestHasher::new(Mode::Weak(2)));
+    for i in 0..60usize {
+        let k = key(i);
+        let hh = h(&t, &k);
+        t.insert(&k, hh, Bomb { id: i, drops: drops.clone(), explode: i % 10 == 3 }, None);
+    }
+    let r = catch_unwind(AssertUnwindSafe(|| t.retain(|e| e.id % 2 == 0)));
+    assert!(r.is_err());
+    check(&t);
+    let dropped = drops.get();
+    assert_eq!(t.len(), 60 - dropped);
+    // A panicking predicate removes nothing more.
+    let r = catch_unwind(AssertUnwindSafe(|| t.retain(|_| panic!("pred"))));
+    assert!(r.is_err());
+    assert_eq!(drops.get(), dropped);
+    check(&t);
+    for e in t.iter() {
+        let hh = t.hasher.hash_one(e.key());
+        assert!(t.get(e.key(), hh).is_some());
+    }
+    // Clear until it gets through every bomb.
+    let mut rounds = 0;
+    while !t.is_empty() {
+        let _ = catch_unwind(AssertUnwindSafe(|| t.clear()));
+        check(&t);
+        rounds += 1;
+        assert!(rounds < 100);
+    }
+    t.clear();
+    assert_eq!(drops.get(), 60);
+    assert_eq!(t.mem_bytes(), 0);
+}
+
+#[test]
+fn drop_frees_values_once() {
+    let drops = Rc::new(Cell::new(0));
+    {
+        let mut t = Table::with_hasher(TestHasher::new(Mode::Weak(3)));
+        for i in 0..100usize {
+            let k = key(i);
+            let hh = h(&t, &k);
+            t.insert(&k, hh, Bomb { id: i, drops: drops.clone(), explode: false }, None);
+        }
+        let k = key(1);
+        let hh = h(&t, &k);
+        let taken = t.remove(&k, hh).unwrap().into_value();
+        assert_eq!(taken.id, 1);
+        assert_eq!(drops.get(), 0);
+        drop(taken);
+    }
+    assert_eq!(drops.get(), 100);
+}
+
+#[test]
+fn send_and_sync() {
+    fn is_send<X: Send>() {}
+    fn is_sync<X: Sync>() {}
+    is_send::<Table<String>>();
+    is_sync::<Table<String>>();
+}
+
+#[test]
+fn mem_bytes_counts_arrays_children_and_items() {
+    let mut t = Table::with_hasher(TestHasher::new(Mode::Zero));
+    for i in 0..10u64 {
+        t.insert(&key(i as usize), 0, i, None);
+    }
+    while t.rehash_step(1) {}
+    // One array, all keys in one chain of two buckets, ten 32-byte items.
+    let items: usize = t.iter().map(|e| e.alloc_size()).sum();
+    assert_eq!(items, 10 * 32);
+    assert_eq!(t.children, 1);
+    assert_eq!(t.mem_bytes(), size_class(t.bucket_count() * 64) + 64 + items);
+}
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Insert(u8, u32, Option<u64>),
+        Remove(u8),
+        Get(u8),
+        Batch(Vec<u8>),
+        SetExpire(u8, Option<u64>),
+        Retain(u32),
+        Step(u8),
+        Random(u64),
+        Scan,
+    }
+
+    fn kname(k: u8) -> Vec<u8> {
+        match k % 4 {
+            0 => vec![],
+            1 => format!("k{k}").into_bytes(),
+            2 => format!("a-longer-key-that-spans-more-bytes-{k}").into_bytes(),
+            _ => vec![k; 1 + k as usize],
+        }
+        .into_iter()
+        .chain(std::iter::once(k))
+        .collect()
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let k = 0u8..120;
+        prop_oneof![
+            6 => (k.clone(), any::<u32>(), proptest::option::of(any::<u64>())).prop_map(|(k, v, e)| Op::Insert(k, v, e)),
+            3 => k.clone().prop_map(Op::Remove),
+            2 => k.clone().prop_map(Op::Get),
+            1 => proptest::collection::vec(k.clone(), 0..40).prop_map(Op::Batch),
+            2 => (k.clone(), proptest::option::of(any::<u64>())).prop_map(|(k, e)| Op::SetExpire(k, e)),
+            1 => (1u32..6).prop_map(Op::Retain),
+            1 => any::<u8>().prop_map(Op::Step),
+            1 => any::<u64>().prop_map(Op::Random),
+            1 => Just(Op::Scan),
+        ]
+    }
+
+    type Model = HashMap<Vec<u8>, (u32, Option<u64>)>;
+
+    fn apply<S: BuildHasher>(t: &mut Table<u32, S>, m: &mut Model, op: &Op) {
+        match op {
+            Op::Insert(k, v, e) => {
+                let k = kname(*k);
+                let hh = h(t, &k);
+                if let Some(it) = t.get_mut(&k, hh) {
+                    **it = *v;
+                    t.set_expire(&k, hh, *e);
+                } else {
+                    let it = t.insert(&k, hh, *v, *e);
+                    assert_eq!(it.expire(), *e);
+                }
+                m.insert(k, (*v, *e));
+            }
+            Op::Remove(k) => {
+                let k = kname(*k);
+                let hh = h(t, &k);
+                let got = t.remove(&k, hh).map(|b| (b.expire(), b.into_value()));
+                assert_eq!(got.map(|(e, v)| (v, e)), m.remove(&k));
+            }
+            Op::Get(k) => {
+                let k = kname(*k);
+                let got = t.get(&k, h(t, &k)).map(|e| (**e, e.expire()));
+                assert_eq!(got.as_ref(), m.get(&k));
+            }
+            Op::Batch(ks) => {
+                let ks: Vec<Vec<u8>> = ks.iter().map(|&k| kname(k)).collect();
+                let q: Vec<(&[u8], u64)> = ks.iter().map(|k| (&k[..], h(t, k))).collect();
+                let mut out = Vec::new();
+                t.get_batch(&q, &mut out);
+                let got: Vec<Option<(u32, Option<u64>)>> = out.iter().map(|e| e.map(|e| (**e, e.expire()))).collect();
+                let want: Vec<Option<(u32, Option<u64>)>> = ks.iter().map(|k| m.get(k).copied()).collect();
+                assert_eq!(got, want);
+            }
+            Op::SetExpire(k, e) => {
+                let k = kname(*k);
+                let hh = h(t, &k);
+                assert_eq!(t.set_expire(&k, hh, *e), m.contains_key(&k));
+                if let Some(x) = m.get_mut(&k) {
+                    x.1 = *e;
+                }
+            }
+            Op::Retain(d) => {
+                t.retain(|e| **e % d != 0);
+                m.retain(|_, v| v.0 % d != 0);
+            }
+            Op::Step(n) => {
+                t.rehash_step(*n as usize % 4);
+            }
+            Op::Random(seed) => {
+                let mut s = *seed;
+                let mut rng = || {
+                    s = mix(s.wrapping_add(1));
+                    s
+                };
+                match t.random(&mut rng) {
+                    Some(e) => assert_eq!(m.get(e.key()).map(|x| x.0), Some(**e)),
+                    None => assert!(m.is_empty()),
+                }
+            }
+            Op::Scan => {
+                let mut seen = HashSet::new();
+                let mut c = 0;
+                loop {
+                    c = t.scan(c, |e| {
+                        seen.insert(e.key().to_vec());
+                    });
+                    if c == 0 {
+                        break;
+                    }
+                }
+                let keys: HashSet<Vec<u8>> = m.keys().cloned().collect();
+                assert_eq!(seen, keys);
+            }
+        }
+        assert_eq!(t.len(), m.len());
+    }
+
+    fn run<S: BuildHasher>(mut t: Table<u32, S>, ops: &[Op]) {
+        let mut m = Model::new();
+        for (i, op) in ops.iter().enumerate() {
+            apply(&mut t, &mut m, op);
+            if i % 16 == 0 {
+                check(&t);
+            }
+        }
+        check(&t);
+        for (k, v) in &m {
+            let e = t.get(k, h(&t, k)).unwrap();
+            assert_eq!((**e, e.expire()), *v);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        #[test]
+        #[cfg_attr(miri, ignore)]
+        fn model_good_hash(ops in proptest::collection::vec(op(), 1..400)) {
+            run(Table::with_hasher(TestHasher::new(Mode::Good)), &ops);
+        }
+
+        #[test]
+        #[cfg_attr(miri, ignore)]
+        fn model_weak_hash(ops in proptest::collection::vec(op(), 1..400)) {
+            run(Table::with_hasher(TestHasher::new(Mode::Weak(3))), &ops);
+        }
+
+        #[test]
+        #[cfg_attr(miri, ignore)]
+        fn model_zero_hash(ops in proptest::collection::vec(op(), 1..200)) {
+            run(Table::with_hasher(TestHasher::new(Mode::Zero)), &ops);
+        }
+
+        /// Keys present for a whole scan are returned, whatever happens to
+        /// the others between steps.
+        #[test]
+        #[cfg_attr(miri, ignore)]
+        fn scan_guarantee_under_mutation(
+            base in 0usize..300,
+            ops in proptest::collection::vec(op(), 0..300),
+            per_step in 1usize..20,
+        ) {
+            let mut t = Table::with_hasher(TestHasher::new(Mode::Good));
+            let mut m = Model::new();
+            for i in 0..base {
+                let k = format!("stable{i}").into_bytes();
+                let hh = h(&t, &k);
+                t.insert(&k, hh, u32::MAX, None);
+            }
+            let mut seen = HashSet::new();
+            let mut c = 0;
+            let mut ops = ops.into_iter();
+            let mut steps = 0;
+            loop {
+                c = t.scan(c, |e| { seen.insert(e.key().to_vec()); });
+                steps += 1;
+                for _ in 0..per_step {
+                    match ops.next() {
+                        Some(op) => apply_offset(&mut t, &mut m, &op, base),
+                        None => { t.rehash_step(1); }
+                    }
+                }
+                if c == 0 { break; }
+                prop_assert!(steps < 100_000);
+            }
+            for i in 0..base {
+                prop_assert!(seen.contains(format!("stable{i}").as_bytes()), "missing stable{}", i);
+            }
+        }
+    }
+
+    /// Inserts, removes and resize steps on a table that also holds `offset`
+    /// keys outside the model (the ops never name them).
+    fn apply_offset<S: BuildHasher>(t: &mut Table<u32, S>, m: &mut Model, op: &Op, offset: usize) {
+        match op {
+            Op::Insert(k, v, e) => {
+                let k = kname(*k);
+                let hh = h(t, &k);
+                if t.get(&k, hh).is_some() {
+                    t.set_expire(&k, hh, *e);
+                    **t.get_mut(&k, hh).unwrap() = *v;
+                } else {
+                    t.insert(&k, hh, *v, *e);
+                }
+                m.insert(k, (*v, *e));
+            }
+            Op::Remove(k) => {
+                let k = kname(*k);
+                let hh = h(t, &k);
+                assert_eq!(t.remove(&k, hh).is_some(), m.remove(&k).is_some());
+            }
+            Op::Step(n) => {
+                t.rehash_step(*n as usize % 4);
+            }
+            _ => {}
+        }
+        assert_eq!(t.len(), m.len() + offset);
+    }
+}
