@@ -1,7 +1,7 @@
 //! Databases, shards, key location and ordered shard locking.
 
 use std::hash::BuildHasher;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use hashbrown::DefaultHashBuilder;
 use parking_lot::{Mutex, MutexGuard};
@@ -19,6 +19,13 @@ pub struct Padded<T>(pub T);
 
 const _: () = assert!(std::mem::align_of::<Padded<Mutex<Shard>>>() == 128);
 
+/// A table's prefetch hint, see [`Keyspace::prefetch_hint`].
+#[derive(Debug, Default)]
+struct Hint {
+    base: AtomicUsize,
+    mask: AtomicU64,
+}
+
 /// Where a key lives: its hash (computed once) and its shard's global id.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Loc {
@@ -30,6 +37,10 @@ pub struct Loc {
 pub struct Keyspace {
     /// All shards of all databases, database-major: `gid = db * S + shard`.
     shards: Box<[Padded<Mutex<Shard>>]>,
+    /// Per shard, its table's bucket array address and mask as last
+    /// published under the lock: read without the lock to prefetch before a
+    /// batch takes its locks. A stale pair only wastes a prefetch.
+    hints: Box<[Padded<Hint>]>,
     dbs: usize,
     shard_bits: u32,
     hasher: DefaultHashBuilder,
@@ -43,11 +54,13 @@ impl Keyspace {
     /// `shards_per_db` is rounded up to a power of two.
     pub fn new(dbs: usize, shards_per_db: usize) -> Self {
         let per = shards_per_db.max(1).next_power_of_two();
+        let hasher = DefaultHashBuilder::default();
         Keyspace {
-            shards: (0..dbs * per).map(|_| Padded(Mutex::new(Shard::new()))).collect(),
+            shards: (0..dbs * per).map(|_| Padded(Mutex::new(Shard::with_hasher(hasher.clone())))).collect(),
+            hints: (0..dbs * per).map(|_| Padded(Hint::default())).collect(),
             dbs,
             shard_bits: per.trailing_zeros(),
-            hasher: DefaultHashBuilder::default(),
+            hasher,
             expire_cursor: AtomicUsize::new(0),
             lazyfree: LazyFree::new(),
         }
@@ -106,7 +119,25 @@ impl Keyspace {
     /// lines of shard `gid`'s lock and of `hash`'s bucket. Only a hint.
     #[inline]
     pub fn prefetch_hint(&self, gid: u32, hash: u64) {
-        let _ = (gid, hash);
+        let Some(Padded(h)) = self.hints.get(gid as usize) else { return };
+        let base = h.base.load(Ordering::Relaxed);
+        if base != 0 {
+            tern_table::prefetch_hinted(base, h.mask.load(Ordering::Relaxed), hash);
+        }
+    }
+
+    /// Publishes shard `gid`'s table hint; called with the shard locked,
+    /// after commands that may have resized its table.
+    #[inline]
+    pub fn publish_hint(&self, gid: u32, shard: &Shard) {
+        let Some(Padded(h)) = self.hints.get(gid as usize) else { return };
+        let (base, mask) = shard.hint();
+        if h.base.load(Ordering::Relaxed) != base {
+            h.base.store(base, Ordering::Relaxed);
+        }
+        if h.mask.load(Ordering::Relaxed) != mask {
+            h.mask.store(mask, Ordering::Relaxed);
+        }
     }
 
     pub fn lock(&self, gid: u32) -> MutexGuard<'_, Shard> {
@@ -138,6 +169,9 @@ impl Keyspace {
             if s.has_deadlines() {
                 removed += s.expire_cycle(now, per_shard);
             }
+            // An idle table finishes its resize here, not on a command.
+            s.rehash_step(per_shard);
+            self.publish_hint(gid, &s);
         }
         removed
     }
@@ -213,6 +247,9 @@ impl<'a> LockSet<'a> {
     /// Releases every held shard unless pinned.
     pub fn release(&mut self) {
         if !self.pinned {
+            for (gid, guard) in &self.held {
+                self.ks.publish_hint(*gid, guard);
+            }
             self.held.clear();
         }
     }

@@ -10,49 +10,37 @@ use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use crate::table::{Keyed, Table};
+use std::hash::BuildHasher;
+
+use hashbrown::DefaultHashBuilder;
+use tern_table::Item;
+
+use crate::table::{Keyed, Table as Chained};
 use crate::value::Value;
 
-/// Fixed bytes an entry costs beyond its key and value (for `used_memory`
-/// style accounting of a shard).
-const ENTRY_OVERHEAD: usize = std::mem::size_of::<Entry>() + 16;
+type Table = tern_table::Table<Meta, DefaultHashBuilder>;
 
+/// A stored key: one allocation holding the item header, [`Meta`], the key
+/// bytes and, only when the key has a TTL, its deadline. `e.value`,
+/// `e.atime` and the methods of [`Meta`] reach through `Deref`; `key()` and
+/// `expire()` (deadline in ms) come from the item.
+pub type Entry = Item<Meta>;
+
+/// What the keyspace keeps per key besides its name and TTL.
 #[derive(Debug)]
-pub struct Entry {
-    hash: u64,
-    key: Box<[u8]>,
+pub struct Meta {
     pub value: Value,
-    /// Absolute deadline in ms, 0 when the key has no TTL.
-    expire: u64,
     /// Last access, in seconds since the Unix epoch (OBJECT IDLETIME).
     pub atime: u32,
     /// Logarithmic access counter (OBJECT FREQ).
     pub freq: u8,
 }
 
-impl Keyed for Entry {
-    fn hash(&self) -> u64 {
-        self.hash
-    }
+fn is_expired(e: &Entry, now: u64) -> bool {
+    e.expire().is_some_and(|w| w <= now) || e.value.all_fields_expired(now)
 }
 
-impl Entry {
-    pub fn key(&self) -> &[u8] {
-        &self.key
-    }
-    pub fn hash(&self) -> u64 {
-        self.hash
-    }
-    /// The deadline in ms, if the key has one.
-    pub fn expire(&self) -> Option<u64> {
-        (self.expire != 0).then_some(self.expire)
-    }
-    fn is_expired(&self, now: u64) -> bool {
-        (self.expire != 0 && self.expire <= now) || self.value.all_fields_expired(now)
-    }
-    fn mem(&self) -> usize {
-        ENTRY_OVERHEAD + self.key.len() + self.value.heap_size()
-    }
+impl Meta {
 
     /// Records an access: the LRU clock always (OBJECT IDLETIME), and the
     /// logarithmic counter when `lfu` is given (an LFU maxmemory-policy).
@@ -132,7 +120,7 @@ impl Lfu {
 /// does not stall a worker (FLUSHALL ASYNC).
 #[derive(Debug, Default)]
 pub struct Detached {
-    table: Table<Entry>,
+    table: Table,
 }
 
 impl Detached {
@@ -177,7 +165,7 @@ impl Keyed for Watch {
 
 #[derive(Debug, Default)]
 pub struct Shard {
-    table: Table<Entry>,
+    table: Table,
     /// (deadline, hash) of keys with a TTL; stale pairs (TTL changed or key
     /// gone) are skipped when popped and dropped by a rebuild when too many.
     ttl_heap: BinaryHeap<Reverse<(u64, u64)>>,
@@ -188,8 +176,9 @@ pub struct Shard {
     field_heap: BinaryHeap<Reverse<(u64, u64)>>,
     /// Hash fields removed because their TTL passed (INFO `expired_subkeys`).
     pub expired_fields: u64,
-    watches: Table<Watch>,
-    mem: usize,
+    watches: Chained<Watch>,
+    /// Heap bytes of the values (the table counts itself and the items).
+    value_mem: usize,
     /// Keys removed because their TTL passed (INFO `expired_keys`).
     pub expired: u64,
 }
@@ -197,6 +186,30 @@ pub struct Shard {
 impl Shard {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A shard whose table re-hashes keys with `hasher` when it resizes: it
+    /// must be the keyspace's, which computed the hashes the shard is given.
+    pub fn with_hasher(hasher: DefaultHashBuilder) -> Self {
+        Shard { table: Table::with_hasher(hasher), ..Self::default() }
+    }
+
+    /// `key`'s hash as this shard's table computes it when resizing: what
+    /// callers that built the shard themselves (tests, tools) must pass.
+    pub fn hash_key(&self, key: &[u8]) -> u64 {
+        self.table.hasher().hash_one(key)
+    }
+
+    /// The table's bucket array address and mask, for lock-free prefetch
+    /// hints (see [`crate::Keyspace::prefetch_hint`]).
+    pub fn hint(&self) -> (usize, u64) {
+        self.table.hint()
+    }
+
+    /// Moves up to `budget` buckets of an unfinished resize (the cron calls
+    /// this for idle shards). True while a resize is still under way.
+    pub fn rehash_step(&mut self, budget: usize) -> bool {
+        self.table.rehash_step(budget)
     }
 
     /// Live and not-yet-collected entries.
@@ -213,15 +226,16 @@ impl Shard {
         self.volatile
     }
 
-    /// Approximate bytes held by this shard's entries.
+    /// Bytes held by this shard's table, items and values, rounded to the
+    /// allocator's size classes for the table and items.
     pub fn mem(&self) -> usize {
-        self.mem
+        self.table.mem_bytes() + self.value_mem
     }
 
     /// Removes the entry if it has expired. Returns true if it was removed.
     fn expire_if_needed(&mut self, key: &[u8], hash: u64, now: u64) -> bool {
-        let (expired, fields_due) = match self.table.find(hash, |e| *e.key == *key) {
-            Some(e) => (e.is_expired(now), e.value.next_field_deadline().is_some_and(|d| d <= now)),
+        let (expired, fields_due) = match self.table.get(key, hash) {
+            Some(e) => (is_expired(e, now), e.value.next_field_deadline().is_some_and(|d| d <= now)),
             None => (false, false),
         };
         // A hash's due fields go on any access, so every command sees it as
@@ -237,12 +251,12 @@ impl Shard {
         expired
     }
 
-    fn remove_entry(&mut self, key: &[u8], hash: u64) -> Option<Entry> {
-        let e = self.table.remove(hash, |e| *e.key == *key)?;
-        if e.expire != 0 {
+    fn remove_entry(&mut self, key: &[u8], hash: u64) -> Option<Box<Entry>> {
+        let e = self.table.remove(key, hash)?;
+        if e.expire().is_some() {
             self.volatile -= 1;
         }
-        self.mem -= e.mem();
+        self.value_mem -= e.value.heap_size();
         Some(e)
     }
 
@@ -250,33 +264,33 @@ impl Shard {
     /// later lookup of it does not stall. Only a hint: nothing changes.
     #[inline]
     pub fn prefetch_bucket(&self, hash: u64) {
-        let _ = hash;
+        self.table.prefetch_bucket(hash)
     }
 
     /// Batch stage 2: reads the bucket of `hash` and asks for the item its
     /// fingerprint points at. Only a hint: nothing changes.
     #[inline]
     pub fn prefetch_item(&self, key: &[u8], hash: u64) {
-        let _ = (key, hash);
+        self.table.prefetch_item(key, hash)
     }
 
     /// Looks a live key up for reading.
     pub fn get(&mut self, key: &[u8], hash: u64, now: u64) -> Option<&Entry> {
         self.expire_if_needed(key, hash, now);
-        self.table.find(hash, |e| *e.key == *key)
+        self.table.get(key, hash)
     }
 
     /// Looks a live key up without removing it if expired (for callers that
     /// hold `&self`, e.g. a read-only walk).
     pub fn peek(&self, key: &[u8], hash: u64, now: u64) -> Option<&Entry> {
-        self.table.find(hash, |e| *e.key == *key).filter(|e| !e.is_expired(now))
+        self.table.get(key, hash).filter(|e| !is_expired(e, now))
     }
 
     /// Looks a live key up for changing its value in place. Call
     /// [`Shard::value_resized`] afterwards if the value's size changed.
     pub fn get_mut(&mut self, key: &[u8], hash: u64, now: u64) -> Option<&mut Entry> {
         self.expire_if_needed(key, hash, now);
-        self.table.find_mut(hash, |e| *e.key == *key)
+        self.table.get_mut(key, hash)
     }
 
     /// Looks a live key up as a command's access: like [`Shard::get_mut`],
@@ -291,48 +305,56 @@ impl Shard {
 
     /// Re-measures the memory of a value changed through [`Shard::get_mut`].
     pub fn value_resized(&mut self, old_heap: usize, new_heap: usize) {
-        self.mem = (self.mem + new_heap).saturating_sub(old_heap);
+        self.value_mem = (self.value_mem + new_heap).saturating_sub(old_heap);
     }
 
     /// Stores `value` under `key`, replacing any old entry, with deadline
     /// `expire` (None: no TTL). Returns the old value if there was a live one.
     pub fn set(&mut self, key: &[u8], hash: u64, value: Value, expire: Option<u64>, now: u64) -> Option<Value> {
-        let old = self.remove(key, hash, now).map(|e| e.value);
-        let field_deadline = value.next_field_deadline();
-        let e = Entry { hash, key: key.into(), value, expire: 0, atime: (now / 1000) as u32, freq: LFU_INIT_VAL };
-        self.mem += e.mem();
-        if let Some(d) = field_deadline {
+        let old = self.remove(key, hash, now).map(|e| e.into_value().value);
+        if let Some(d) = value.next_field_deadline() {
             self.field_heap.push(Reverse((d, hash)));
         }
-        self.table.insert_new(e);
+        self.value_mem += value.heap_size();
+        let meta = Meta { value, atime: (now / 1000) as u32, freq: LFU_INIT_VAL };
+        self.table.insert(key, hash, meta, expire);
         if let Some(when) = expire {
-            self.set_expire(key, hash, Some(when));
+            self.deadline_added(when, hash);
         }
         old
     }
 
+    fn deadline_added(&mut self, when: u64, hash: u64) {
+        self.volatile += 1;
+        self.ttl_heap.push(Reverse((when, hash)));
+        if self.ttl_heap.len() > 2 * self.volatile + 1024 {
+            self.rebuild_ttl_heap();
+        }
+    }
+
     /// Stores a whole entry taken from elsewhere (RENAME, MOVE, SWAPDB),
     /// keeping its TTL, access time and counter.
-    pub fn insert_entry(&mut self, key: &[u8], hash: u64, mut entry: Entry, now: u64) -> Option<Value> {
-        let old = self.remove(key, hash, now).map(|e| e.value);
-        let when = std::mem::take(&mut entry.expire);
-        entry.hash = hash;
-        if *entry.key != *key {
-            entry.key = key.into();
-        }
-        self.mem += entry.mem();
+    pub fn insert_entry(&mut self, key: &[u8], hash: u64, entry: Box<Entry>, now: u64) -> Option<Value> {
+        let old = self.remove(key, hash, now).map(|e| e.into_value().value);
+        let when = entry.expire();
+        self.value_mem += entry.value.heap_size();
         if let Some(d) = entry.value.next_field_deadline() {
             self.field_heap.push(Reverse((d, hash)));
         }
-        self.table.insert_new(entry);
-        if when != 0 {
-            self.set_expire(key, hash, Some(when));
+        if entry.key() == key {
+            // Same name (MOVE, SWAPDB-like moves): the allocation moves as is.
+            self.table.insert_item(hash, entry);
+        } else {
+            self.table.insert(key, hash, entry.into_value(), when);
+        }
+        if let Some(w) = when {
+            self.deadline_added(w, hash);
         }
         old
     }
 
     /// Removes a live key, returning its entry.
-    pub fn remove(&mut self, key: &[u8], hash: u64, now: u64) -> Option<Entry> {
+    pub fn remove(&mut self, key: &[u8], hash: u64, now: u64) -> Option<Box<Entry>> {
         if self.expire_if_needed(key, hash, now) {
             return None;
         }
@@ -343,19 +365,14 @@ impl Shard {
     /// key does not exist (expired or not). A deadline in the past is kept
     /// as is: the key becomes invisible at once.
     pub fn set_expire(&mut self, key: &[u8], hash: u64, when: Option<u64>) -> bool {
-        let Some(e) = self.table.find_mut(hash, |e| *e.key == *key) else { return false };
-        let had = e.expire != 0;
-        e.expire = when.unwrap_or(0);
-        match (had, when) {
-            (false, Some(_)) => self.volatile += 1,
-            (true, None) => self.volatile -= 1,
-            _ => {}
+        let Some(e) = self.table.get(key, hash) else { return false };
+        let had = e.expire().is_some();
+        self.table.set_expire(key, hash, when);
+        if had {
+            self.volatile -= 1;
         }
         if let Some(w) = when {
-            self.ttl_heap.push(Reverse((w, hash)));
-            if self.ttl_heap.len() > 2 * self.volatile + 1024 {
-                self.rebuild_ttl_heap();
-            }
+            self.deadline_added(w, hash);
         }
         true
     }
@@ -367,10 +384,11 @@ impl Shard {
             if old.is_none_or(|o| n < o) {
                 self.field_heap.push(Reverse((n, hash)));
                 if self.field_heap.len() > 2 * self.table.len() + 1024 {
+                    let h = self.table.hasher();
                     self.field_heap = self
                         .table
                         .iter()
-                        .filter_map(|e| e.value.next_field_deadline().map(|d| Reverse((d, e.hash))))
+                        .filter_map(|e| e.value.next_field_deadline().map(|d| Reverse((d, h.hash_one(e.key())))))
                         .collect();
                 }
             }
@@ -386,7 +404,7 @@ impl Shard {
     /// memory count right; removes the key if no field is left. Returns the
     /// fields removed.
     pub fn expire_hash_fields(&mut self, key: &[u8], hash: u64, now: u64) -> usize {
-        let Some(e) = self.table.find_mut(hash, |e| *e.key == *key) else { return 0 };
+        let Some(e) = self.table.get_mut(key, hash) else { return 0 };
         let Value::Hash(h) = &mut e.value else { return 0 };
         if h.next_deadline().is_none_or(|d| d > now) {
             return 0;
@@ -405,7 +423,8 @@ impl Shard {
     }
 
     fn rebuild_ttl_heap(&mut self) {
-        self.ttl_heap = self.table.iter().filter(|e| e.expire != 0).map(|e| Reverse((e.expire, e.hash))).collect();
+        let h = self.table.hasher();
+        self.ttl_heap = self.table.iter().filter_map(|e| e.expire().map(|w| Reverse((w, h.hash_one(e.key()))))).collect();
     }
 
     /// Active expiry: removes up to `budget` keys whose deadline has passed,
@@ -422,9 +441,7 @@ impl Shard {
             self.ttl_heap.pop();
             steps += 1;
             // Several keys may share the hash; collect the expired ones.
-            while let Some(key) =
-                self.table.find(hash, |e| e.is_expired(now)).map(|e| e.key.clone())
-            {
+            while let Some(key) = self.table.find_by(hash, |e| is_expired(e, now)).map(|e| e.key().to_vec()) {
                 self.remove_entry(&key, hash);
                 self.expired += 1;
                 self.signal(&key, hash);
@@ -438,17 +455,17 @@ impl Shard {
             }
             self.field_heap.pop();
             steps += 1;
-            let keys: Vec<Box<[u8]>> = self
+            let keys: Vec<Vec<u8>> = self
                 .table
                 .iter_hash(hash)
                 .filter(|e| e.value.next_field_deadline().is_some())
-                .map(|e| e.key.clone())
+                .map(|e| e.key().to_vec())
                 .collect();
             for key in keys {
                 let before = self.len();
                 self.expire_hash_fields(&key, hash, now);
                 removed += before - self.len();
-                let next = self.table.find(hash, |e| *e.key == *key).and_then(|e| e.value.next_field_deadline());
+                let next = self.table.get(&key, hash).and_then(|e| e.value.next_field_deadline());
                 if let Some(d) = next {
                     self.field_heap.push(Reverse((d, hash)));
                 }
@@ -464,19 +481,20 @@ impl Shard {
         self.ttl_heap.clear();
         self.field_heap.clear();
         self.volatile = 0;
-        self.mem = 0;
+        self.value_mem = 0;
         n
     }
 
     /// Detaches every entry, leaving the shard empty; the caller decides
     /// where the returned data is dropped.
     pub fn take_data(&mut self) -> Detached {
-        let d = Detached { table: std::mem::take(&mut self.table) };
+        let fresh = Table::with_hasher(self.table.hasher().clone());
+        let d = Detached { table: std::mem::replace(&mut self.table, fresh) };
         // The heap is one flat allocation: freeing it inline costs nothing.
         self.ttl_heap = BinaryHeap::new();
         self.field_heap = BinaryHeap::new();
         self.volatile = 0;
-        self.mem = 0;
+        self.value_mem = 0;
         d
     }
 
@@ -503,16 +521,17 @@ impl Shard {
     /// and returns the next cursor and how many entries were visited.
     pub fn scan_live(&mut self, cursor: u64, now: u64, mut f: impl FnMut(&Entry)) -> (u64, usize) {
         let mut visited = 0;
-        let mut expired: Vec<(Box<[u8]>, u64)> = Vec::new();
+        let mut expired: Vec<Vec<u8>> = Vec::new();
         let next = self.table.scan(cursor, |e| {
             visited += 1;
-            if e.is_expired(now) {
-                expired.push((e.key.clone(), e.hash));
+            if is_expired(e, now) {
+                expired.push(e.key().to_vec());
             } else {
                 f(e)
             }
         });
-        for (k, h) in expired {
+        for k in expired {
+            let h = self.hash_key(&k);
             self.remove_entry(&k, h);
             self.expired += 1;
             self.signal(&k, h);
@@ -522,13 +541,13 @@ impl Shard {
 
     /// Live entries, in table order (KEYS, FLUSH bookkeeping, tests).
     pub fn iter(&self, now: u64) -> impl Iterator<Item = &Entry> {
-        self.table.iter().filter(move |e| !e.is_expired(now))
+        self.table.iter().filter(move |e| !is_expired(e, now))
     }
 
     /// One SCAN step over this shard's table; see [`Table::scan`].
     pub fn scan(&self, cursor: u64, now: u64, mut f: impl FnMut(&Entry)) -> u64 {
         self.table.scan(cursor, |e| {
-            if !e.is_expired(now) {
+            if !is_expired(e, now) {
                 f(e)
             }
         })
@@ -537,18 +556,13 @@ impl Shard {
     /// A random live entry, or None if the shard has none. Tries random
     /// buckets first and falls back to a walk when the table is sparse.
     pub fn random(&mut self, now: u64, rng: &mut impl rand::Rng) -> Option<&Entry> {
-        if self.table.is_empty() {
-            return None;
-        }
-        let nb = self.table.bucket_count();
+        let mut draw = || rng.gen::<u64>();
         for _ in 0..16 {
-            let b = self.table.bucket(rng.gen_range(0..nb));
-            if !b.is_empty() {
-                let e = &b[rng.gen_range(0..b.len())];
-                if !e.is_expired(now) {
-                    let (k, h) = (e.key.clone(), e.hash);
-                    return self.table.find(h, |x| x.key == k);
-                }
+            let e = self.table.random(&mut draw)?;
+            if !is_expired(e, now) {
+                let key = e.key().to_vec();
+                let h = self.hash_key(&key);
+                return self.table.get(&key, h);
             }
         }
         let live = self.iter(now).count();
@@ -562,19 +576,7 @@ impl Shard {
     /// A random entry, expired or not: RANDOMKEY removes the expired ones it
     /// draws and draws again, as Redis does. None if the shard is empty.
     pub fn random_any(&self, rng: &mut impl rand::Rng) -> Option<&Entry> {
-        if self.table.is_empty() {
-            return None;
-        }
-        // The table is at least 1/8 full, so a few draws find a bucket.
-        let nb = self.table.bucket_count();
-        for _ in 0..64 {
-            let b = self.table.bucket(rng.gen_range(0..nb));
-            if !b.is_empty() {
-                return Some(&b[rng.gen_range(0..b.len())]);
-            }
-        }
-        let i = rng.gen_range(0..self.table.len());
-        self.table.iter().nth(i)
+        self.table.random(&mut || rng.gen::<u64>())
     }
 
     /// Registers `flag` to be set when `key` is next modified.
@@ -629,7 +631,7 @@ impl Shard {
         std::mem::swap(&mut self.ttl_heap, &mut other.ttl_heap);
         std::mem::swap(&mut self.field_heap, &mut other.field_heap);
         std::mem::swap(&mut self.volatile, &mut other.volatile);
-        std::mem::swap(&mut self.mem, &mut other.mem);
+        std::mem::swap(&mut self.value_mem, &mut other.value_mem);
     }
 }
 
@@ -652,20 +654,25 @@ mod tests {
         assert_eq!(sh.len(), 0);
         assert_eq!(sh.volatile_count(), 0);
         assert_eq!(sh.expired, 1);
-        assert_eq!(sh.mem(), 0);
+        // Only the empty table's smallest bucket array is left.
+        assert_eq!(sh.mem(), sh.table.mem_bytes());
+        assert_eq!(sh.value_mem, 0);
     }
 
     #[test]
     fn active_expiry_uses_heap_and_skips_stale() {
         let mut sh = Shard::new();
         for i in 0..100u64 {
-            sh.set(format!("k{i}").as_bytes(), i, s("v"), Some(100 + i), 0);
+            let k = format!("k{i}");
+            let h = sh.hash_key(k.as_bytes());
+            sh.set(k.as_bytes(), h, s("v"), Some(100 + i), 0);
         }
         // Extending a TTL leaves a stale heap pair that must not delete it.
-        sh.set_expire(b"k0", 0, Some(10_000));
+        let h0 = sh.hash_key(b"k0");
+        sh.set_expire(b"k0", h0, Some(10_000));
         assert_eq!(sh.expire_cycle(150, 1000), 50);
         assert_eq!(sh.len(), 50);
-        assert!(sh.get(b"k0", 0, 150).is_some());
+        assert!(sh.get(b"k0", h0, 150).is_some());
         assert_eq!(sh.expire_cycle(10_000, 1000), 50);
         assert_eq!(sh.len(), 0);
     }
@@ -753,7 +760,9 @@ mod tests {
     fn random_any_draws_every_entry() {
         let mut sh = Shard::new();
         for i in 0..20u64 {
-            sh.set(format!("k{i}").as_bytes(), i, s("v"), (i < 10).then_some(5), 0);
+            let k = format!("k{i}");
+            let h = sh.hash_key(k.as_bytes());
+            sh.set(k.as_bytes(), h, s("v"), (i < 10).then_some(5), 0);
         }
         let mut rng = rand::thread_rng();
         let mut seen = std::collections::HashSet::new();
@@ -768,7 +777,9 @@ mod tests {
     fn scan_live_removes_expired_it_meets() {
         let mut sh = Shard::new();
         for i in 0..8u64 {
-            sh.set(format!("k{i}").as_bytes(), i, s("v"), (i % 2 == 0).then_some(50), 0);
+            let k = format!("k{i}");
+            let h = sh.hash_key(k.as_bytes());
+            sh.set(k.as_bytes(), h, s("v"), (i % 2 == 0).then_some(50), 0);
         }
         let mut live = Vec::new();
         let mut cursor = 0;

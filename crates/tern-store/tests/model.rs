@@ -40,12 +40,10 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-/// Pairs of keys share a hash, so same-hash chains are exercised.
-fn hash_of(k: u16) -> u64 {
-    let mut z = u64::from(k / 2).wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+/// The shard's own hash of key `k`: the table re-hashes keys with it when
+/// it resizes, so callers must hash the same way (the keyspace does).
+fn hash_of(sh: &Shard, k: u16) -> u64 {
+    sh.hash_key(&key(k))
 }
 
 fn key(k: u16) -> Vec<u8> {
@@ -100,25 +98,25 @@ proptest! {
         for op in ops {
             match op {
                 Op::Set(k, v) => {
-                    let old = sh.set(&key(k), hash_of(k), Value::Str(StrValue::Int(v)), None, m.now);
+                    let old = sh.set(&key(k), hash_of(&sh, k), Value::Str(StrValue::Int(v)), None, m.now);
                     prop_assert_eq!(old.map(|o| int_of(&o)), m.live(k).map(|(v, _)| v));
                     m.map.insert(k, (v, None));
                 }
                 Op::Remove(k) => {
-                    let got = sh.remove(&key(k), hash_of(k), m.now).map(|e| int_of(&e.value));
+                    let got = sh.remove(&key(k), hash_of(&sh, k), m.now).map(|e| int_of(&e.value));
                     prop_assert_eq!(got, m.live(k).map(|(v, _)| v));
                     m.map.remove(&k);
                     unstable(&mut scan, k);
                 }
                 Op::Get(k) => {
-                    let got = sh.get(&key(k), hash_of(k), m.now).map(|e| (int_of(&e.value), e.expire()));
+                    let got = sh.get(&key(k), hash_of(&sh, k), m.now).map(|e| (int_of(&e.value), e.expire()));
                     prop_assert_eq!(got, m.live(k));
                 }
                 Op::Expire(k, dt) => {
-                    let exists = sh.get(&key(k), hash_of(k), m.now).is_some();
+                    let exists = sh.get(&key(k), hash_of(&sh, k), m.now).is_some();
                     prop_assert_eq!(exists, m.live(k).is_some());
                     if exists {
-                        prop_assert!(sh.set_expire(&key(k), hash_of(k), Some(m.now + dt)));
+                        prop_assert!(sh.set_expire(&key(k), hash_of(&sh, k), Some(m.now + dt)));
                         if let Some(e) = m.map.get_mut(&k) {
                             e.1 = Some(m.now + dt);
                         }
@@ -126,8 +124,8 @@ proptest! {
                     }
                 }
                 Op::Persist(k) => {
-                    if sh.get(&key(k), hash_of(k), m.now).is_some() {
-                        sh.set_expire(&key(k), hash_of(k), None);
+                    if sh.get(&key(k), hash_of(&sh, k), m.now).is_some() {
+                        sh.set_expire(&key(k), hash_of(&sh, k), None);
                         if let Some(e) = m.map.get_mut(&k) {
                             e.1 = None;
                         }
@@ -141,7 +139,7 @@ proptest! {
                 }
                 Op::Burst(from) => {
                     for k in from..(from + 300).min(600) {
-                        sh.set(&key(k), hash_of(k), Value::Str(StrValue::Int(0)), None, m.now);
+                        sh.set(&key(k), hash_of(&sh, k), Value::Str(StrValue::Int(0)), None, m.now);
                         m.map.insert(k, (0, None));
                         unstable(&mut scan, k);
                     }
@@ -149,7 +147,7 @@ proptest! {
                 Op::Drain => {
                     let ks: Vec<u16> = m.map.keys().copied().filter(|k| k % 8 != 0).collect();
                     for k in ks {
-                        sh.remove(&key(k), hash_of(k), m.now);
+                        sh.remove(&key(k), hash_of(&sh, k), m.now);
                         m.map.remove(&k);
                         unstable(&mut scan, k);
                     }
