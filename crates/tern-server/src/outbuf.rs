@@ -256,7 +256,8 @@ mod tests {
         }
         fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
             self.calls += 1;
-            if self.block > 0 && self.calls % self.block == 0 {
+            if self.block > 0 && self.calls == self.block {
+                self.calls = 0;
                 return Err(io::ErrorKind::WouldBlock.into());
             }
             let mut left = self.chunk;
