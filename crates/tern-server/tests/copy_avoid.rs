@@ -99,6 +99,33 @@ fn get_family_is_exact_below_at_and_above_the_threshold() {
 }
 
 #[test]
+fn getrange_sends_long_windows_from_the_stored_bytes() {
+    each_threads(|s| {
+        let mut c = s.conn();
+        let mut r = s.raw();
+        let v = value(100_000, 11);
+        set(&mut c, "k", &v);
+        let before = avoided(&mut c);
+        let n = v.len();
+        for (start, end, range, shared) in [
+            ("0", "-1", 0..n, true),
+            ("10", "20000", 10..20001, true),
+            ("5", "9", 5..10, false),
+            ("-16384", "-1", n - MIN..n, true),
+            ("-16383", "-1", n - MIN + 1..n, false),
+            ("99990", "200000", 99990..n, false),
+            ("-5", "-10", 0..0, false),
+        ] {
+            let b0 = avoided(&mut c);
+            r.roundtrip(&[b"GETRANGE", b"k", start.as_bytes(), end.as_bytes()], &bulk(&v[range.clone()]));
+            assert_eq!(avoided(&mut c) - b0, u64::from(shared), "GETRANGE {start} {end}");
+        }
+        r.roundtrip(&[b"SUBSTR", b"k", b"1", b"50000"], &bulk(&v[1..50001]));
+        assert_eq!(avoided(&mut c) - before, 4);
+    });
+}
+
+#[test]
 fn unsent_replies_keep_the_old_bytes() {
     each_threads(|s| {
         let mut c = s.conn();

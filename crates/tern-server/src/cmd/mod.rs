@@ -73,14 +73,22 @@ impl<'a> Reply<'a> {
     /// is shared and long enough, copied otherwise.
     #[inline]
     pub fn str_value(&mut self, s: &tern_store::StrValue) {
+        self.str_range(s, 0..s.len());
+    }
+
+    /// `s[r]` as a bulk reply (GETRANGE; `r` within the string), sent from
+    /// the stored bytes like [`Reply::str_value`] when the range is long
+    /// enough.
+    #[inline]
+    pub fn str_range(&mut self, s: &tern_store::StrValue, r: std::ops::Range<usize>) {
         match s.shared() {
-            Some(b) if self.share_min > 0 && b.len() >= self.share_min => {
-                self.enc.bulk_header(self.out, b.len());
-                self.out.push_shared(b, 0, b.len());
+            Some(b) if self.share_min > 0 && r.len() >= self.share_min => {
+                self.enc.bulk_header(self.out, r.len());
+                self.out.push_shared(b, r.start, r.end);
                 self.out.extend_from_slice(b"\r\n");
                 self.stats.reply_copy_avoided.add(1);
             }
-            _ => s.with_bytes(|b| self.bulk(b)),
+            _ => s.with_bytes(|b| self.bulk(&b[r])),
         }
     }
 

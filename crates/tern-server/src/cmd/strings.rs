@@ -587,10 +587,10 @@ fn getrange(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         Some(e) => {
             ctx.stats.keyspace_hits.add(1);
             match string_of(&e.value) {
-                Ok(s) => s.with_bytes(|b| match range_of(b.len(), start, end) {
-                    Some(r) => ctx.reply.bulk(&b[r]),
+                Ok(s) => match range_of(s.len(), start, end) {
+                    Some(r) => ctx.reply.str_range(s, r),
                     None => ctx.reply.bulk(b""),
-                }),
+                },
                 Err(msg) => ctx.reply.error(msg),
             }
         }
