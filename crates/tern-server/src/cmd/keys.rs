@@ -250,7 +250,7 @@ fn del_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, lazy: bool) {
     let mut lazy = if lazy { Some(true) } else { None };
     let batch = ctx.srv.limits.prefetch_batch();
     for g in prefetch::groups(n, batch) {
-        prefetch::stage_group(batch, ctx.locks, &locs[g.clone()], |i| args.get(1 + g.start + i));
+        prefetch::stage_group(batch, prefetch::Reach::Entry, ctx.locks, &locs[g.clone()], |i| args.get(1 + g.start + i));
         for i in g {
             let (loc, key) = (locs[i], args.get(1 + i));
             let sh = ctx.locks.shard(loc.gid);
@@ -274,7 +274,7 @@ fn exists(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let mut n = 0;
     let batch = ctx.srv.limits.prefetch_batch();
     for g in prefetch::groups(ctx.locs.len(), batch) {
-        prefetch::stage_group(batch, ctx.locks, &ctx.locs[g.clone()], |i| args.get(1 + g.start + i));
+        prefetch::stage_group(batch, prefetch::Reach::Entry, ctx.locks, &ctx.locs[g.clone()], |i| args.get(1 + g.start + i));
         for i in g {
             let loc = ctx.locs[i];
             if ctx.locks.shard(loc.gid).get(args.get(1 + i), loc.hash, ctx.now).is_some() {
@@ -293,7 +293,7 @@ fn touch(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let mut n = 0;
     let batch = ctx.srv.limits.prefetch_batch();
     for g in prefetch::groups(ctx.locs.len(), batch) {
-        prefetch::stage_group(batch, ctx.locks, &ctx.locs[g.clone()], |i| args.get(1 + g.start + i));
+        prefetch::stage_group(batch, prefetch::Reach::Entry, ctx.locks, &ctx.locs[g.clone()], |i| args.get(1 + g.start + i));
         for i in g {
             let loc = ctx.locs[i];
             let sh = ctx.locks.shard(loc.gid);

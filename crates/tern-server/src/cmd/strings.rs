@@ -423,7 +423,7 @@ fn mget(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     ctx.reply.array(n);
     let batch = ctx.srv.limits.prefetch_batch();
     for g in prefetch::groups(n, batch) {
-        prefetch::stage_group(batch, ctx.locks, &ctx.locs[g.clone()], |i| args.get(1 + g.start + i));
+        prefetch::stage_group(batch, prefetch::Reach::Value, ctx.locks, &ctx.locs[g.clone()], |i| args.get(1 + g.start + i));
         for i in g {
             let loc = ctx.locs[i];
             match ctx.locks.shard(loc.gid).lookup(args.get(i + 1), loc.hash, ctx.now, acc).map(|e| &*e) {
@@ -466,7 +466,7 @@ fn mset_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, nx: bool) {
     let batch = ctx.srv.limits.prefetch_batch();
     if nx {
         for g in prefetch::groups(n, batch) {
-            prefetch::stage_group(batch, ctx.locks, &ctx.locs[g.clone()], |i| args.get(1 + 2 * (g.start + i)));
+            prefetch::stage_group(batch, prefetch::Reach::Entry, ctx.locks, &ctx.locs[g.clone()], |i| args.get(1 + 2 * (g.start + i)));
             for i in g {
                 let loc = ctx.locs[i];
                 if ctx.locks.shard(loc.gid).lookup(args.get(1 + 2 * i), loc.hash, ctx.now, acc).map(|e| &*e).is_some() {
@@ -477,7 +477,7 @@ fn mset_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, nx: bool) {
         }
     }
     for g in prefetch::groups(n, batch) {
-        prefetch::stage_group(batch, ctx.locks, &ctx.locs[g.clone()], |i| args.get(1 + 2 * (g.start + i)));
+        prefetch::stage_group(batch, prefetch::Reach::Entry, ctx.locks, &ctx.locs[g.clone()], |i| args.get(1 + 2 * (g.start + i)));
         for i in g {
             let loc = ctx.locs[i];
             let (key, val) = (args.get(1 + 2 * i), args.get(2 + 2 * i));
