@@ -1,0 +1,129 @@
+//! Random hits over 5M keys of 16 bytes with 100-byte values: one `get` at a
+//! time, `get_batch` in groups of 16, and `hashbrown::HashMap` for scale.
+//! Also prints bytes per key: the table's own `mem_bytes` and jemalloc's
+//! `stats.allocated` around building the table.
+//!
+//! cargo bench -p tern-table --bench lookup
+//! TERN_BENCH_KEYS=1000000 cargo bench -p tern-table --bench lookup   (smaller)
+
+use std::hash::BuildHasher;
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use rand::{Rng, SeedableRng};
+use tern_table::{DefaultHashBuilder, Table};
+use tikv_jemalloc_ctl::{epoch, stats};
+
+#[global_allocator]
+static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
+const VALUE_LEN: usize = 100;
+/// Lookups per measured iteration (a multiple of the batch size).
+const PER_ITER: usize = 4096;
+
+fn n_keys() -> usize {
+    std::env::var("TERN_BENCH_KEYS").ok().and_then(|s| s.parse().ok()).unwrap_or(5_000_000)
+}
+
+fn key(i: usize) -> Vec<u8> {
+    format!("key:{i:012}").into_bytes()
+}
+
+fn allocated() -> usize {
+    epoch::advance().expect("jemalloc epoch");
+    stats::allocated::read().expect("jemalloc stats.allocated")
+}
+
+fn lookup(c: &mut Criterion) {
+    let n = n_keys();
+    let hasher = DefaultHashBuilder::default();
+    let keys: Vec<Vec<u8>> = (0..n).map(key).collect();
+    let hashes: Vec<u64> = keys.iter().map(|k| hasher.hash_one(&k[..])).collect();
+    let payload = vec![b'v'; VALUE_LEN];
+
+    // The value lives in the item's extra bytes (how Tern stores small
+    // strings inline); T is a small per-key word standing for the metadata.
+    let before = allocated();
+    let mut t: Table<u64> = Table::with_hasher(hasher.clone());
+    for (i, k) in keys.iter().enumerate() {
+        t.insert_with_extra(k, hashes[i], i as u64, None, &payload);
+    }
+    while t.rehash_step(1 << 20) {}
+    let after = allocated();
+    let payload_bytes = n * (16 + VALUE_LEN + 8);
+    println!(
+        "tern-table {n} keys: mem_bytes {} = {:.1} B/key; jemalloc stats.allocated delta {} = {:.1} B/key; \
+         beyond key+value+8B meta: {:.1} B/key (mem_bytes) {:.1} B/key (jemalloc); buckets {}",
+        t.mem_bytes(),
+        t.mem_bytes() as f64 / n as f64,
+        after - before,
+        (after - before) as f64 / n as f64,
+        (t.mem_bytes() - payload_bytes) as f64 / n as f64,
+        (after - before) as f64 / n as f64 - (16 + VALUE_LEN + 8) as f64,
+        t.bucket_count(),
+    );
+
+    let before = allocated();
+    let mut hb: hashbrown::HashMap<Box<[u8]>, Box<[u8]>, DefaultHashBuilder> =
+        hashbrown::HashMap::with_hasher(hasher.clone());
+    for k in &keys {
+        hb.insert(k.clone().into_boxed_slice(), payload.clone().into_boxed_slice());
+    }
+    let after = allocated();
+    println!(
+        "hashbrown {n} keys: jemalloc stats.allocated delta {} = {:.1} B/key, beyond key+value: {:.1} B/key",
+        after - before,
+        (after - before) as f64 / n as f64,
+        (after - before) as f64 / n as f64 - (16 + VALUE_LEN) as f64,
+    );
+
+    let mut rng = rand::rngs::StdRng::seed_from_u64(42);
+    let order: Vec<usize> = (0..PER_ITER * 64).map(|_| rng.gen_range(0..n)).collect();
+    let queries: Vec<(&[u8], u64)> = order.iter().map(|&i| (&keys[i][..], hashes[i])).collect();
+
+    let mut g = c.benchmark_group(format!("lookup_{n}_keys"));
+    g.sample_size(10).measurement_time(Duration::from_secs(3)).warm_up_time(Duration::from_secs(1));
+    g.throughput(Throughput::Elements(PER_ITER as u64));
+    let mut round = 0usize;
+    g.bench_function(BenchmarkId::new("tern_get", "one_at_a_time"), |b| {
+        b.iter(|| {
+            round = (round + 1) % 64;
+            let mut sum = 0usize;
+            for &(k, h) in &queries[round * PER_ITER..(round + 1) * PER_ITER] {
+                let e = t.get(k, h).expect("hit");
+                sum += e.extra()[0] as usize;
+            }
+            black_box(sum)
+        })
+    });
+    let mut out = Vec::with_capacity(16);
+    g.bench_function(BenchmarkId::new("tern_get_batch", "16"), |b| {
+        b.iter(|| {
+            round = (round + 1) % 64;
+            let mut sum = 0usize;
+            for chunk in queries[round * PER_ITER..(round + 1) * PER_ITER].chunks(16) {
+                out.clear();
+                t.get_batch(chunk, &mut out);
+                for e in &out {
+                    sum += e.expect("hit").extra()[0] as usize;
+                }
+            }
+            black_box(sum)
+        })
+    });
+    g.bench_function(BenchmarkId::new("hashbrown_get", "one_at_a_time"), |b| {
+        b.iter(|| {
+            round = (round + 1) % 64;
+            let mut sum = 0usize;
+            for &(k, _) in &queries[round * PER_ITER..(round + 1) * PER_ITER] {
+                sum += hb.get(k).expect("hit")[0] as usize;
+            }
+            black_box(sum)
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, lookup);
+criterion_main!(benches);
