@@ -574,10 +574,10 @@ impl<T, S> Table<T, S> {
                 if hits != 0 {
                     let p = (*head).slots[first_slot(hits)] as *const u8;
                     prefetch(p);
-                    let end = p as usize % 64 + 8 + std::mem::size_of::<T>() + key.len();
-                    if end > 64 {
-                        prefetch(p.wrapping_add(64));
-                    }
+                    // The key's last byte (and the 8 bytes after it: deadline
+                    // or inline value), always: a branch on whether it crosses
+                    // a line would mispredict half the time.
+                    prefetch(p.wrapping_add(8 + std::mem::size_of::<T>() + key.len() + 8));
                     return;
                 }
                 if let Some(c) = bucket::next(head) {

@@ -315,7 +315,7 @@ fn rehash_both_directions_with_lookups_midway() {
     assert!(saw_shrink);
     while t.rehash_step(1) {}
     check(&t);
-    assert!(t.bucket_count() < grown / 64);
+    assert!(t.bucket_count() <= 4 && grown >= 64, "{} of {grown}", t.bucket_count());
     for i in n - 3..n {
         assert!(t.get(&key(i), h(&t, &key(i))).is_some());
     }
