@@ -139,6 +139,10 @@ struct Ahead {
 pub struct Plan {
     ranges: Vec<(usize, usize)>,
     locs: Vec<Loc>,
+    /// The hinted keys, as (offset in the read, length), with their
+    /// locations and whether their command reads values: what stages 2
+    /// and 3 run over.
+    hinted: Vec<(usize, usize, Loc, bool)>,
     cmds: Vec<Ahead>,
     next: usize,
     /// The frame stopped inside an incomplete request right after the last
@@ -175,7 +179,6 @@ impl Plan {
         self.clear();
         let mut off = 0;
         let mut locate = !in_multi;
-        let mut hinted = 0;
         while off < buf.len() && buf[off] == b'*' && self.cmds.len() < batch.max(1) {
             let rest = &buf[off..];
             let n = match frame.parse(rest, limits) {
@@ -200,10 +203,12 @@ impl Plan {
                         for i in positions {
                             self.locs.push(srv.ks.locate(db, args.get(i)));
                         }
-                        for l in &self.locs[l0..] {
-                            if hinted < batch {
+                        let reads = cmd.has(crate::cmd::table::flags::READONLY);
+                        for (l, i) in self.locs[l0..].iter().zip(cmd.key_positions(args.len())) {
+                            if self.hinted.len() < batch {
                                 srv.ks.prefetch_hint(l.gid, l.hash);
-                                hinted += 1;
+                                let (start, len) = frame.ranges()[i];
+                                self.hinted.push((off + start, len, *l, reads));
                             }
                         }
                         let planned = Planned { cmd: cmd.id, db, argc: args.len() };
@@ -218,6 +223,26 @@ impl Plan {
             off += n;
             if self.locs.len() >= batch {
                 break;
+            }
+        }
+        // Stages 2 and 3 across commands, for a pipeline of several keyed
+        // commands (a lone multi-key command stages its own keys): each
+        // key's item, then for readers its value, is asked for under its
+        // shard's lock, taken only if free and released at once, so that by
+        // the time the command runs its entry is in cache. Nothing is
+        // changed; the command locks again for itself.
+        if self.cmds.iter().filter(|a| a.locs.is_some()).count() > 1 {
+            for &(start, len, l, _) in &self.hinted {
+                if let Some(sh) = srv.ks.try_lock(l.gid) {
+                    sh.prefetch_item(&buf[start..start + len], l.hash);
+                }
+            }
+            for &(start, len, l, reads) in &self.hinted {
+                if reads {
+                    if let Some(sh) = srv.ks.try_lock(l.gid) {
+                        sh.prefetch_value(&buf[start..start + len], l.hash);
+                    }
+                }
             }
         }
     }
@@ -255,6 +280,7 @@ impl Plan {
         }
         self.ranges.clear();
         self.locs.clear();
+        self.hinted.clear();
         self.cmds.clear();
         self.next = 0;
         self.partial_after = false;

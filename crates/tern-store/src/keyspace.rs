@@ -144,6 +144,12 @@ impl Keyspace {
         self.shards[gid as usize].0.lock()
     }
 
+    /// Locks one shard if no one holds it: for work that is only worth
+    /// doing when it costs no wait (cross-command prefetch).
+    pub fn try_lock(&self, gid: u32) -> Option<MutexGuard<'_, Shard>> {
+        self.shards.get(gid as usize)?.0.try_lock()
+    }
+
     /// Global ids of database `db`'s shards, ascending.
     pub fn db_gids(&self, db: usize) -> std::ops::Range<u32> {
         let per = self.shards_per_db() as u32;
