@@ -117,6 +117,16 @@ fn lookup(c: &mut Criterion) {
             black_box(sum)
         })
     });
+    // One call for the whole round, as a long MGET: groups of 16 staggered.
+    let mut all = Vec::with_capacity(PER_ITER);
+    g.bench_function(BenchmarkId::new("tern_get_batch", "4096_in_one_call"), |b| {
+        b.iter(|| {
+            round = (round + 1) % 64;
+            all.clear();
+            t.get_batch(&queries[round * PER_ITER..(round + 1) * PER_ITER], &mut all);
+            black_box(all.iter().map(|e| e.expect("hit").extra()[0] as usize).sum::<usize>())
+        })
+    });
     g.bench_function(BenchmarkId::new("hashbrown_get", "one_at_a_time"), |b| {
         b.iter(|| {
             round = (round + 1) % 64;

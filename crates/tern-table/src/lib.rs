@@ -588,23 +588,28 @@ impl<T, S> Table<T, S> {
     }
 
     /// Looks up many keys, pushing one result per key onto `out` in order:
-    /// exactly what calling [`Table::get`] on each would give. Groups of up
-    /// to [`BATCH`] keys advance stage by stage (bucket prefetch, item
-    /// prefetch, compare), so their cache misses overlap.
+    /// exactly what calling [`Table::get`] on each would give. Keys advance
+    /// in groups of [`BATCH`], stage by stage (bucket prefetch, item
+    /// prefetch, compare), so their cache misses overlap; with more than one
+    /// group the stages are staggered (buckets two groups ahead, items one)
+    /// so that a whole group's work runs between a prefetch and its use.
     pub fn get_batch<'a>(&'a self, keys: &[(&[u8], u64)], out: &mut Vec<Option<&'a Item<T>>>) {
         out.reserve(keys.len());
         if keys.len() == 1 {
             out.push(self.get(keys[0].0, keys[0].1));
             return;
         }
-        for group in keys.chunks(BATCH) {
-            for &(_, h) in group {
-                self.prefetch_bucket(h);
-            }
-            for &(k, h) in group {
-                self.prefetch_item(k, h);
-            }
-            for &(k, h) in group {
+        let stage1 = |g: &[(&[u8], u64)]| g.iter().for_each(|&(_, h)| self.prefetch_bucket(h));
+        let stage2 = |g: &[(&[u8], u64)]| g.iter().for_each(|&(k, h)| self.prefetch_item(k, h));
+        let groups = keys.len().div_ceil(BATCH);
+        let at = |g: usize| if g < groups { &keys[g * BATCH..keys.len().min((g + 1) * BATCH)] } else { &[][..] };
+        stage1(at(0));
+        stage1(at(1));
+        stage2(at(0));
+        for g in 0..groups {
+            stage1(at(g + 2));
+            stage2(at(g + 1));
+            for &(k, h) in at(g) {
                 out.push(self.get(k, h));
             }
         }
