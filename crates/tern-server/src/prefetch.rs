@@ -23,16 +23,15 @@
 //! Non-goals: reordering work (keys still execute in request order), and
 //! batching inside MULTI (queued commands are not executed when read).
 //!
-//! Measured (Nov 2026, 2-vCPU KVM guest, AMD EPYC, 4 KiB pages, 5M keys of
-//! 100 B, one worker, server CPU per command, medians of 4-6 alternating
-//! runs): MGET x100 28.6 us off vs 32.0 us at 16; MGET x10 12.45 vs 12.95;
-//! GET pipelined by 16 0.90 vs 0.98. Here the out-of-order core already
-//! overlaps most misses of a multi-key loop (MGET x100 over 5,000 keys,
-//! all cached, costs within ~2 us of the same over 5M keys), and the
-//! prefetches themselves stall on page walks, so the stages mostly add
-//! their own work. In-process, without the network, the same three
-//! stages make a lookup of a 100 B string 2-2.6x faster: the switch stays,
-//! so each machine can be measured.
+//! Measured (Nov 2026, 2-vCPU KVM guest, AMD EPYC, 5M keys of 100 B, one
+//! worker, tern-bench with 50 clients and `--distinct-client-seed`, medians
+//! of 4-5 alternating runs, on = 16 vs off = 0): MGET x100 1.64x the
+//! commands per second (server CPU per command 140 -> 82 us); MGET x10
+//! pipelined by 10 1.96x; MGET x10 1.22x; GET pipelined by 16 1.22x.
+//! Without distinct seeds every client asks for the same keys in lockstep,
+//! the keys are in cache, and on costs 5-10% instead (its own stage work).
+//! In-process (no network), the three stages make a lookup of a 100 B
+//! string 2-2.6x faster.
 
 use std::ops::Range;
 
