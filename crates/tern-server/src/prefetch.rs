@@ -10,9 +10,14 @@
 //!                 [value(k0) value(k1) ... for readers of the bytes]  run k0, k1, ...
 //!    keys N..2N:  same again
 //!
-//!  across the commands of one read (a RESP pipeline), before any lock:
+//!  across the commands of one read (a RESP pipeline), no lock held:
 //!    parse cmd0 cmd1 cmd2 ...  ─► locate their keys (hash once) ─► hint(gid, hash)
+//!    ─► [several keyed commands: item(k), then value(k) for readers, each
+//!        under its shard's lock if free, released at once]
 //!    ─► execute cmd0 (reusing its Locs) ─► cmd1 ─► ...
+//!
+//!  memcached reads: a copy of the parser looks ahead; keys are hinted only
+//!  (memcache.rs locates again when it runs them).
 //! ```
 //!
 //! A miss on a bucket or an item costs ~100 ns; issued one after another
