@@ -387,9 +387,9 @@ impl Worker {
             // Parse what the read holds ahead, locate and prefetch its
             // keys, then run it command by command (prefetch.rs).
             if batch > 0 && self.plan.is_empty() && limits.authenticated && !conn.frame.is_partial() {
-                self.plan.fill(srv, &mut conn.frame, buf, &limits, conn.client.db, conn.client.multi.is_some(), batch);
+                self.plan.fill(srv, &mut conn.frame, buf, &limits, &conn.client, batch);
             }
-            let (step, ahead) = match self.plan.next() {
+            let (step, ahead) = match self.plan.next_cmd() {
                 Some(p) => (Ok(Some((Args::from_parts(buf, p.ranges), p.len))), Some((p.cmd, p.planned))),
                 None => (conn.frame.parse(buf, &limits).map(|r| r.map(|n| (conn.frame.args(buf), n))), None),
             };

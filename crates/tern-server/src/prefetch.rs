@@ -43,6 +43,7 @@ use std::ops::Range;
 use tern_protocol::{Frame, Limits};
 use tern_store::{Loc, LockSet};
 
+use crate::client::Client;
 use crate::server::Server;
 
 /// Splits `0..n` into consecutive groups of at most `size` keys; one group
@@ -171,18 +172,20 @@ impl Plan {
 
     /// Parses the complete multibulk requests at the start of `buf` (the
     /// unexecuted bytes of a read), up to about `batch` of them or `batch`
-    /// keys, locates their keys in `db` and asks for the lines of each
-    /// key's shard lock and bucket. Stops before an inline request, an
+    /// keys, locates their keys in the client's database and asks for the
+    /// lines of each key's shard lock and bucket (and further, see below).
+    /// Stops before an inline request, an
     /// empty one or a protocol error, which the caller's own parse handles
     /// (after the planned commands, so order is kept).
     ///
     /// Keys are located only while the database they will run in is
     /// known: not after a command that may change it (SELECT, RESET), nor
     /// once a MULTI queues what follows.
-    pub fn fill(&mut self, srv: &Server, frame: &mut Frame, buf: &[u8], limits: &Limits, db: usize, in_multi: bool, batch: usize) {
+    pub fn fill(&mut self, srv: &Server, frame: &mut Frame, buf: &[u8], limits: &Limits, client: &Client, batch: usize) {
         self.clear();
+        let db = client.db;
         let mut off = 0;
-        let mut locate = !in_multi;
+        let mut locate = client.multi.is_none();
         while off < buf.len() && buf[off] == b'*' && self.cmds.len() < batch.max(1) {
             let rest = &buf[off..];
             let n = match frame.parse(rest, limits) {
@@ -254,7 +257,7 @@ impl Plan {
     /// The next planned command, if any: its argument ranges (offsets from
     /// its first byte), its length, and its located keys.
     #[inline]
-    pub fn next(&mut self) -> Option<Next<'_>> {
+    pub fn next_cmd(&mut self) -> Option<Next<'_>> {
         let a = *self.cmds.get(self.next)?;
         self.next += 1;
         Some(Next {

@@ -321,7 +321,7 @@ fn reset_in_a_pipeline_applies_unauthenticated_limits() {
             let mut b = resp(&[b"AUTH", b"pw"]);
             b.extend_from_slice(&resp(&[b"MGET", b"a", b"b"]));
             b.extend_from_slice(&resp(&[b"RESET"]));
-            let eleven: Vec<&[u8]> = std::iter::once(&b"MGET"[..]).chain(std::iter::repeat(&b"k"[..]).take(10)).collect();
+            let eleven: Vec<&[u8]> = std::iter::once(&b"MGET"[..]).chain(std::iter::repeat_n(&b"k"[..], 10)).collect();
             b.extend_from_slice(&resp(&eleven));
             r.send(&b);
             r.expect(b"+OK\r\n*2\r\n$-1\r\n$-1\r\n+RESET\r\n-ERR Protocol error: unauthenticated multibulk length\r\n");
@@ -395,7 +395,7 @@ fn multi_key_writes_stay_atomic_under_concurrent_readers() {
                             cmd.arg(k).arg(i);
                         }
                         let _: redis::Value = cmd.query(&mut c).unwrap();
-                        if i % 5 == 0 {
+                        if i.is_multiple_of(5) {
                             let _: i64 = redis::cmd("DEL").arg(&names).query(&mut c).unwrap();
                         }
                         i += 1;
