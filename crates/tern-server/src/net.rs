@@ -492,7 +492,7 @@ impl Worker {
             }
             let buf = &conn.rbuf[conn.rpos..conn.rlen];
             if batch > 0 && ahead == 0 {
-                ahead = crate::prefetch::hint_mc(&srv, &parser, buf, &lim, batch);
+                ahead = self.plan.look_ahead_mc(&srv, &parser, buf, &lim, batch);
             }
             match parser.parse(buf, &lim) {
                 Ok(None) => break,

@@ -294,42 +294,68 @@ impl Plan {
     }
 }
 
-/// Cross-command hints for a memcached read: the keys of its leading
-/// complete requests (up to `batch` keys) are located and their shard lock
-/// and bucket lines asked for, before the first request runs. A copy of
-/// the parser looks ahead, so the requests and their order are untouched.
-/// Returns how many requests it looked at, so that the caller looks ahead
-/// again only once it has run them.
-///
-/// Unlike the RESP path, the memcached executor locates each key again
-/// when it runs (memcache.rs takes no precomputed locations); the hint is
-/// what overlaps the misses.
-pub fn hint_mc(srv: &Server, parser: &tern_memcache::Parser, buf: &[u8], lim: &tern_memcache::Limits, batch: usize) -> usize {
-    use tern_memcache::Request;
-    if !worth_looking_ahead(buf) {
-        return 0;
-    }
-    let mut p = parser.clone();
-    let (mut off, mut reqs, mut hinted) = (0, 0, 0);
-    let hint = |key: &[u8], hinted: &mut usize| {
-        if *hinted < batch {
-            let l = srv.ks.locate(0, key);
-            srv.ks.prefetch_hint(l.gid, l.hash);
-            *hinted += 1;
+impl Plan {
+    /// Cross-command prefetch for a memcached read: the keys of its leading
+    /// complete requests (up to `batch` keys) are located, their shard lock
+    /// and bucket lines asked for, then their items (and, for gets, their
+    /// values) under each shard's lock when it is free, as for RESP, before
+    /// the first request runs. A copy of the parser looks ahead, so the
+    /// requests and their order are untouched. Returns how many requests it
+    /// looked at, so that the caller looks ahead again only once it has run
+    /// them.
+    ///
+    /// Unlike the RESP path, the memcached executor locates each key again
+    /// when it runs (memcache.rs takes no precomputed locations).
+    pub fn look_ahead_mc(&mut self, srv: &Server, parser: &tern_memcache::Parser, buf: &[u8], lim: &tern_memcache::Limits, batch: usize) -> usize {
+        use tern_memcache::{MetaCmd, Request};
+        if !worth_looking_ahead(buf) {
+            return 0;
         }
-    };
-    while off < buf.len() && reqs < batch && hinted < batch {
-        let Ok(Some((req, n))) = p.parse(&buf[off..], lim) else { break };
-        off += n;
-        reqs += 1;
-        match req {
-            Request::Get { keys, .. } => keys.iter().for_each(|k| hint(k, &mut hinted)),
-            Request::Meta(m) => hint(&m.key, &mut hinted),
-            Request::Store { key, .. } | Request::Delete { key, .. } | Request::Arith { key, .. } | Request::Touch { key, .. } => hint(key, &mut hinted),
-            _ => {}
+        self.hinted.clear();
+        let mut p = parser.clone();
+        let (mut off, mut reqs, mut hinted) = (0, 0, 0);
+        let base = buf.as_ptr() as usize;
+        let mut hint = |key: &[u8], reads: bool, hinted: &mut usize| {
+            if *hinted < batch {
+                let l = srv.ks.locate(0, key);
+                srv.ks.prefetch_hint(l.gid, l.hash);
+                *hinted += 1;
+                // Keys borrowed from the read (all but base64-decoded ones)
+                // are kept as offsets into it for the locked stages.
+                let at = (key.as_ptr() as usize).wrapping_sub(base);
+                if at <= buf.len() && key.len() <= buf.len() - at {
+                    self.hinted.push((at, key.len(), l, reads));
+                }
+            }
+        };
+        while off < buf.len() && reqs < batch && hinted < batch {
+            let Ok(Some((req, n))) = p.parse(&buf[off..], lim) else { break };
+            off += n;
+            reqs += 1;
+            match req {
+                Request::Get { keys, .. } => keys.iter().for_each(|k| hint(k, true, &mut hinted)),
+                Request::Meta(m) => hint(&m.key, m.cmd == MetaCmd::Get, &mut hinted),
+                Request::Store { key, .. } | Request::Delete { key, .. } | Request::Arith { key, .. } | Request::Touch { key, .. } => hint(key, false, &mut hinted),
+                _ => {}
+            }
         }
+        if self.hinted.len() > 1 {
+            for &(at, len, l, _) in &self.hinted {
+                if let Some(sh) = srv.ks.try_lock(l.gid) {
+                    sh.prefetch_item(&buf[at..at + len], l.hash);
+                }
+            }
+            for &(at, len, l, reads) in &self.hinted {
+                if reads {
+                    if let Some(sh) = srv.ks.try_lock(l.gid) {
+                        sh.prefetch_value(&buf[at..at + len], l.hash);
+                    }
+                }
+            }
+        }
+        self.hinted.clear();
+        reqs
     }
-    reqs
 }
 
 /// A read of one request line has misses to overlap only if it is a get
