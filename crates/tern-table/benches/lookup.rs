@@ -45,7 +45,7 @@ fn lookup(c: &mut Criterion) {
     // The value lives in the item's extra bytes (how Tern stores small
     // strings inline); T is a small per-key word standing for the metadata.
     let before = allocated();
-    let mut t: Table<u64> = Table::with_hasher(hasher.clone());
+    let mut t: Table<u64> = Table::with_hasher(hasher);
     for (i, k) in keys.iter().enumerate() {
         t.insert_with_extra(k, hashes[i], i as u64, None, &payload);
     }
@@ -64,9 +64,18 @@ fn lookup(c: &mut Criterion) {
         t.bucket_count(),
     );
 
+    let items: usize = t.iter().map(|e| e.alloc_size()).sum();
+    let exact: usize = t.iter().map(std::mem::size_of_val).sum();
+    println!(
+        "  per key: buckets and chains {:.1} B, item header 8 B, T {} B, size-class rounding {:.1} B",
+        (t.mem_bytes() - items) as f64 / n as f64,
+        std::mem::size_of::<u64>(),
+        (items - exact) as f64 / n as f64,
+    );
+
     let before = allocated();
     let mut hb: hashbrown::HashMap<Box<[u8]>, Box<[u8]>, DefaultHashBuilder> =
-        hashbrown::HashMap::with_hasher(hasher.clone());
+        hashbrown::HashMap::with_hasher(hasher);
     for k in &keys {
         hb.insert(k.clone().into_boxed_slice(), payload.clone().into_boxed_slice());
     }

@@ -103,7 +103,7 @@ fn main() {
         println!("transparent huge pages disabled for this process");
     }
     let mut t: Table<u64> = Table::new();
-    let keys: Vec<[u8; 16]> = (0..n).map(|i| key(i)).collect();
+    let keys: Vec<[u8; 16]> = (0..n).map(key).collect();
     let hashes: Vec<u64> = keys.iter().map(|k| t.hasher().hash_one(&k[..])).collect();
 
     let mut ins = Worst::new();

@@ -381,7 +381,7 @@ fn zero_length_and_large_keys() {
 #[test]
 fn insert_item_moves_between_tables() {
     let mut a: Table<Vec<u8>> = Table::new();
-    let mut b: Table<Vec<u8>> = Table::with_hasher(a.hasher().clone());
+    let mut b: Table<Vec<u8>> = Table::with_hasher(*a.hasher());
     let k = b"moving".to_vec();
     let hh = h(&a, &k);
     a.insert_with_extra(&k, hh, vec![1, 2], Some(77), b"ex");
@@ -482,7 +482,7 @@ fn scan_survives_growth_and_shrink() {
                     t.insert(&k, h(&t, &k), i, None);
                 }
             }
-            20 | 21 | 22 => {
+            20..=22 => {
                 for i in 1000..1000 + sz(2000) {
                     let k = key(i);
                     let hh = h(&t, &k);
