@@ -364,25 +364,14 @@ impl<T, S> Table<T, S> {
             return None;
         }
         let fp = fingerprint(hash);
+        if !self.is_rehashing() {
+            // SAFETY: with one array every bucket is initialised.
+            return unsafe { find_in_chain(self.old.at((hash & self.old.mask()) as usize), fp, &mut eq) };
+        }
         for head in self.heads(hash).into_iter().flatten() {
-            let mut b = head;
-            // SAFETY: `heads` returns only initialised heads of live arrays;
-            // chains link live children; present slots hold live items.
-            unsafe {
-                loop {
-                    let mut hits = match_fp((*b).meta, fp);
-                    while hits != 0 {
-                        let s = first_slot(hits);
-                        hits &= hits - 1;
-                        if eq(&*item::from_thin::<T>((*b).slots[s])) {
-                            return Some(Loc { head, b, s });
-                        }
-                    }
-                    match bucket::next(b) {
-                        Some(c) => b = c,
-                        None => break,
-                    }
-                }
+            // SAFETY: `heads` returns only initialised heads of live arrays.
+            if let Some(loc) = unsafe { find_in_chain(head, fp, &mut eq) } {
+                return Some(loc);
             }
         }
         None
@@ -925,6 +914,33 @@ impl<T, S: BuildHasher> Table<T, S> {
                 }
             }
             self.children -= bucket::free_chain(head);
+        }
+    }
+}
+
+/// The first item of the chain at `head` with fingerprint `fp` for which
+/// `eq` holds.
+///
+/// # Safety
+/// `head` must be an initialised chain head of a live table.
+#[inline(always)]
+unsafe fn find_in_chain<T>(head: *mut Bucket, fp: u8, eq: &mut impl FnMut(&Item<T>) -> bool) -> Option<Loc> {
+    let mut b = head;
+    // SAFETY: chains link live children; present slots hold live items.
+    unsafe {
+        loop {
+            let mut hits = match_fp((*b).meta, fp);
+            while hits != 0 {
+                let s = first_slot(hits);
+                hits &= hits - 1;
+                if eq(&*item::from_thin::<T>((*b).slots[s])) {
+                    return Some(Loc { head, b, s });
+                }
+            }
+            match bucket::next(b) {
+                Some(c) => b = c,
+                None => return None,
+            }
         }
     }
 }
