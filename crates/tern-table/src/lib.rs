@@ -27,6 +27,33 @@
 //! insert and remove moves a few buckets; [`Table::rehash_step`] lets a cron
 //! finish idle tables.
 
+//!
+//! # Measured (2-core AMD EPYC VM, shared with other builds: ranges over runs)
+//! `cargo bench -p tern-table --bench lookup`: 5M keys of 16 B, 100-byte
+//! values inline, random hits, jemalloc.
+//!
+//! | | ns per lookup | with `_RJEM_MALLOC_CONF=thp:always` |
+//! |---|---|---|
+//! | `get`, one at a time | 280–380 | 192 |
+//! | `get_batch`, 16 keys per call | 108–134 | 78 |
+//! | `get_batch`, 4096 keys in one call | 115–148 | 71 |
+//! | `hashbrown::HashMap<Box<[u8]>, Box<[u8]>>::get` | 230–350 | 219 |
+//!
+//! Memory for the same 5M keys, from `mem_bytes` and equal to jemalloc's
+//! `stats.allocated` delta to within 0.01%: 174.9 B/key, of which key and
+//! value 116, `T` 8, item header 8, buckets and chain buckets 14.9 and
+//! jemalloc's size-class rounding of the 136-byte item to 160 the other
+//! 24 (hashbrown with boxed keys and values: 195.1 B/key).
+//!
+//! `cargo run --release -p tern-table --example growth_latency`: growing to
+//! 10M keys and removing them all, the slowest single operation took
+//! 0.5–1.4 ms of CPU time over five runs (one run had one 3.4 ms insert, at
+//! key 9,994,721, far from any resize), while jemalloc alone shows 0.6 ms on
+//! the same allocations; no spike lines up with a resize. Wall-clock maxima
+//! (5–50 ms) on this shared machine are preemptions. Before old arrays were
+//! retired a slice at a time, the end of a resize cost 9 ms (64 MiB array)
+//! and 22 ms (128 MiB) of CPU.
+
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
