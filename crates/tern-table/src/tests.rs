@@ -932,3 +932,21 @@ mod props {
         assert_eq!(t.len(), m.len() + offset);
     }
 }
+
+#[test]
+fn stale_hints_only_waste_a_prefetch() {
+    let mut t: Table<u32> = Table::new();
+    for i in 0..sz(100) {
+        let k = key(i);
+        t.insert(&k, h(&t, &k), i as u32, None);
+        let (base, mask) = t.hint();
+        assert!((mask as usize) < t.bucket_count());
+        prefetch_hinted(base, mask, h(&t, &k));
+        t.prefetch_for_insert(h(&t, &k));
+    }
+    let (base, mask) = t.hint();
+    drop(t);
+    // The arrays are gone: the hint's addresses are only computed.
+    prefetch_hinted(base, mask, u64::MAX);
+    prefetch_hinted(usize::MAX, u64::MAX, u64::MAX);
+}
