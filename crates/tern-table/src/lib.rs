@@ -28,16 +28,17 @@
 //! finish idle tables.
 
 //!
-//! # Measured (2-core AMD EPYC VM, shared with other builds: ranges over runs)
+//! # Measured (2-core AMD EPYC VM, often shared with other builds)
 //! `cargo bench -p tern-table --bench lookup`: 5M keys of 16 B, 100-byte
-//! values inline, random hits, jemalloc.
+//! values inline, random hits, jemalloc. Quiet run, then the range over five
+//! runs on a busy machine, then one run with `_RJEM_MALLOC_CONF=thp:always`:
 //!
-//! | | ns per lookup | with `_RJEM_MALLOC_CONF=thp:always` |
-//! |---|---|---|
-//! | `get`, one at a time | 280–380 | 192 |
-//! | `get_batch`, 16 keys per call | 108–134 | 78 |
-//! | `get_batch`, 4096 keys in one call | 115–148 | 71 |
-//! | `hashbrown::HashMap<Box<[u8]>, Box<[u8]>>::get` | 230–350 | 219 |
+//! | ns per lookup | quiet | busy | THP |
+//! |---|---|---|---|
+//! | `get`, one at a time | 222 | 280–380 | 192 |
+//! | `get_batch`, 16 keys per call | 87 (2.56×) | 108–134 | 78 (2.45×) |
+//! | `get_batch`, 4096 keys in one call | 109 | 115–148 | 71 (2.7×) |
+//! | `hashbrown::HashMap<Box<[u8]>, Box<[u8]>>::get` | 219 | 230–350 | 219 |
 //!
 //! Memory for the same 5M keys, from `mem_bytes` and equal to jemalloc's
 //! `stats.allocated` delta to within 0.01%: 174.9 B/key, of which key and
@@ -46,11 +47,11 @@
 //! 24 (hashbrown with boxed keys and values: 195.1 B/key).
 //!
 //! `cargo run --release -p tern-table --example growth_latency`: growing to
-//! 10M keys and removing them all, the slowest single operation took
-//! 0.5–1.4 ms of CPU time over five runs (one run had one 3.4 ms insert, at
-//! key 9,994,721, far from any resize), while jemalloc alone shows 0.6 ms on
-//! the same allocations; no spike lines up with a resize. Wall-clock maxima
-//! (5–50 ms) on this shared machine are preemptions. Before old arrays were
+//! 10M keys and removing them all, the slowest single operation on a quiet
+//! machine took 0.50 ms (insert) and 0.78 ms (remove) of wall time; jemalloc
+//! alone shows 0.62 ms on the same allocations. On a busy machine CPU-time
+//! maxima were 0.5–1.4 ms (one run had one 3.4 ms insert, far from any
+//! resize) and no spike lined up with a resize. Before old arrays were
 //! retired a slice at a time, the end of a resize cost 9 ms (64 MiB array)
 //! and 22 ms (128 MiB) of CPU.
 
