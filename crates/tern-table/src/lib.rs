@@ -870,7 +870,7 @@ impl<T, S: BuildHasher> Table<T, S> {
             if unsafe { bucket::is_empty(&*head) } {
                 empty += 1;
             } else {
-                self.move_chain(head);
+                self.move_chain(i, head);
                 work += 1;
             }
             self.moved = i + 1;
@@ -916,11 +916,24 @@ impl<T, S: BuildHasher> Table<T, S> {
     /// Moves every item of the chain at `head` (an `old` bucket) into `new`,
     /// one at a time: a panic in the hasher leaves each item in exactly one
     /// of the arrays.
-    fn move_chain(&mut self, head: *mut Bucket) {
+    fn move_chain(&mut self, i: usize, head: *mut Bucket) {
         let mut b = head;
+        // Only the `new` buckets that `old[i]` feeds are initialised. The
+        // target keeps the low bits of `i`, whatever the hasher says: a
+        // caller whose hashes disagree with it (a bug, but a safe one) gets
+        // lookup misses, never a write into an uninitialised bucket.
+        let (old_mask, new_mask) = (self.old.mask(), self.new.mask());
+        let family = |h: u64| -> usize {
+            if new_mask > old_mask {
+                ((h & new_mask & !old_mask) | i as u64) as usize
+            } else {
+                (i as u64 & new_mask) as usize
+            }
+        };
         // SAFETY: `head` is initialised, its chain live; an item is inserted
-        // into `new` (whose target head is ready: it is fed by `old[moved]` or
-        // an earlier bucket) before it leaves its old slot.
+        // into `new` (whose target head is ready: `family` only picks buckets
+        // fed by `old[i]`, prepared before this call) before it leaves its
+        // old slot.
         unsafe {
             loop {
                 let mut pres = bucket::present(&*b);
@@ -929,7 +942,7 @@ impl<T, S: BuildHasher> Table<T, S> {
                     pres &= pres - 1;
                     let thin = (*b).slots[s];
                     let h = self.hasher.hash_one((*item::from_thin::<T>(thin)).key());
-                    let target = self.new.at((h & self.new.mask()) as usize);
+                    let target = self.new.at(family(h));
                     if bucket::insert(target, fingerprint(h), thin) {
                         self.children += 1;
                     }
