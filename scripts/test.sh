@@ -8,6 +8,7 @@
 #
 #   scripts/test.sh                 everything
 #   scripts/test.sh -k expire       extra arguments go to pytest
+#   TERN_MIRI=0 scripts/test.sh     everything but the Miri run of tern-table
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -95,5 +96,20 @@ fi
 section "pytest tests/python (redis-py against target/debug/tern-server)"
 export TERN_BIN="${TERN_BIN:-$ROOT/target/debug/tern-server}"
 "$PY" -m pytest tests/python -p no:cacheprovider -ra "$@"
+
+section "miri: tern-table's unit tests (the workspace's only unsafe code)"
+# Interpreted, so a few minutes; TERN_MIRI=0 skips it. Needs a nightly
+# toolchain with the miri component: added when rustup can, skipped (with a
+# note) on a machine that has only the stable toolchain.
+if [ "${TERN_MIRI:-1}" = 0 ]; then
+    note "TERN_MIRI=0: skipped"
+elif ! cargo +nightly --version >/dev/null 2>&1; then
+    note "no nightly toolchain: Miri skipped"
+elif ! cargo +nightly miri --version >/dev/null 2>&1 &&
+    ! rustup component add --toolchain nightly miri rust-src >/dev/null 2>&1; then
+    note "nightly has no miri component and rustup could not add it: Miri skipped"
+else
+    bash crates/tern-table/miri.sh
+fi
 
 section "all tests passed"
