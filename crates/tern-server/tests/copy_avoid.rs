@@ -368,17 +368,6 @@ fn directive_at_start_and_at_runtime() {
     });
 }
 
-fn mc_port(s: &TestServer) -> u16 {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let line = s.log.recv_timeout(left).expect("memcache port line");
-        if let Some(p) = line.split("memcache port=").nth(1) {
-            return p.trim_end_matches('.').parse().expect("port");
-        }
-    }
-}
-
 fn mc_expect(m: &mut TcpStream, req: &[u8], want: &[u8]) {
     m.write_all(req).unwrap();
     let mut got = vec![0u8; want.len()];

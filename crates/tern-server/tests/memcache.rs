@@ -9,17 +9,6 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-fn mc_port(s: &TestServer) -> u16 {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let line = s.log.recv_timeout(left).expect("memcache port line");
-        if let Some(p) = line.split("memcache port=").nth(1) {
-            return p.trim_end_matches('.').parse().expect("port");
-        }
-    }
-}
-
 struct Mc(TcpStream);
 
 impl Mc {

@@ -420,17 +420,6 @@ fn multi_key_writes_stay_atomic_under_concurrent_readers() {
     }
 }
 
-fn mc_port(s: &TestServer) -> u16 {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let line = s.log.recv_timeout(left).expect("memcache port line");
-        if let Some(p) = line.split("memcache port=").nth(1) {
-            return p.trim_end_matches('.').parse().expect("port");
-        }
-    }
-}
-
 /// memcached pipelines (several requests in one read, multi-key gets) are
 /// looked ahead for prefetching: replies must not change.
 #[test]

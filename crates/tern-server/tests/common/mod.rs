@@ -159,3 +159,16 @@ pub fn each_threads(f: impl Fn(&TestServer)) {
         f(&s);
     }
 }
+
+/// The memcached port of a server started with `--port 0`, read from the
+/// `memcache port=N` line of its start-up log.
+pub fn mc_port(s: &TestServer) -> u16 {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = s.log.recv_timeout(left).expect("memcache port line");
+        if let Some(p) = line.split("memcache port=").nth(1) {
+            return p.trim_end_matches('.').parse().expect("port");
+        }
+    }
+}
