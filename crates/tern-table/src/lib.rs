@@ -758,81 +758,9 @@ impl<T, S: BuildHasher> Table<T, S> {
     /// Keeps only the items for which `keep` returns true. If `keep` or a
     /// value's `Drop` panics, the items already dropped are gone and the
     /// rest stay, with the table consistent.
-    pub fn retain(&mut self, mut keep: impl FnMut(&mut Item<T>) -> bool) {
-        let heads = self.heads_list();
-        for h in 0..heads.count() {
-            let Some(head) = heads.get(h) else { continue };
-            let mut b = head;
-            // Compaction waits for the end of the chain (it moves items and
-            // frees children under the walk), or runs on unwind.
-            let guard = CompactOnDrop { head, children: &mut self.children };
-            // SAFETY: initialised heads and live children; each removed item
-            // leaves its slot before it is dropped (holes are allowed until
-            // the guard compacts the chain).
-            unsafe {
-                loop {
-                    let mut pres = bucket::present(&*b);
-                    while pres != 0 {
-                        let s = pres.trailing_zeros() as usize;
-                        pres &= pres - 1;
-                        let p = item::from_thin::<T>((*b).slots[s]);
-                        if !keep(&mut *p) {
-                            (*b).meta[0] &= !(1u8 << s);
-                            (*b).slots[s] = ptr::null_mut();
-                            self.len -= 1;
-                            self.item_bytes -= (*p).alloc_size();
-                            drop(Box::from_raw(p));
-                        }
-                    }
-                    match bucket::next(b) {
-                        Some(c) => b = c,
-                        None => break,
-                    }
-                }
-            }
-            drop(guard);
-        }
+    pub fn retain(&mut self, keep: impl FnMut(&mut Item<T>) -> bool) {
+        self.remove_items(keep);
         self.maybe_shrink();
-    }
-
-    /// Removes and drops every item and frees all memory.
-    pub fn clear(&mut self) {
-        self.drain_all();
-        self.old.free();
-        self.new.free();
-        self.retiring.step(true);
-        self.moved = 0;
-        self.ready = 0;
-    }
-
-    fn drain_all(&mut self) {
-        let heads = self.heads_list();
-        for h in 0..heads.count() {
-            let Some(head) = heads.get(h) else { continue };
-            let mut b = head;
-            // SAFETY: as in `retain`; the chain's children are freed only
-            // after all its items left.
-            unsafe {
-                loop {
-                    let mut pres = bucket::present(&*b);
-                    while pres != 0 {
-                        let s = pres.trailing_zeros() as usize;
-                        pres &= pres - 1;
-                        let p = item::from_thin::<T>((*b).slots[s]);
-                        (*b).meta[0] &= !(1u8 << s);
-                        (*b).slots[s] = ptr::null_mut();
-                        self.len -= 1;
-                        self.item_bytes -= (*p).alloc_size();
-                        drop(Box::from_raw(p));
-                    }
-                    match bucket::next(b) {
-                        Some(c) => b = c,
-                        None => break,
-                    }
-                }
-                self.children -= bucket::free_chain(head);
-            }
-        }
     }
 
     fn maybe_shrink(&mut self) {
@@ -1000,35 +928,59 @@ impl Drop for CompactOnDrop<'_> {
     }
 }
 
-impl<T, S> Drop for Table<T, S> {
-    fn drop(&mut self) {
+impl<T, S> Table<T, S> {
+    /// Drops the items for which `keep` returns false, compacting each chain
+    /// afterwards (or on unwind), without resizing.
+    fn remove_items(&mut self, mut keep: impl FnMut(&mut Item<T>) -> bool) {
         let heads = self.heads_list();
         for h in 0..heads.count() {
             let Some(head) = heads.get(h) else { continue };
-            // SAFETY: the table is going away: every item is dropped once and
-            // every child freed once; nothing reads them afterwards.
+            let mut b = head;
+            // Compaction waits for the end of the chain (it moves items and
+            // frees children under the walk), or runs on unwind.
+            let guard = CompactOnDrop { head, children: &mut self.children };
+            // SAFETY: initialised heads and live children; each removed item
+            // leaves its slot before it is dropped (holes are allowed until
+            // the guard compacts the chain).
             unsafe {
-                let mut b = head;
                 loop {
                     let mut pres = bucket::present(&*b);
                     while pres != 0 {
                         let s = pres.trailing_zeros() as usize;
                         pres &= pres - 1;
                         let p = item::from_thin::<T>((*b).slots[s]);
-                        (*b).meta[0] &= !(1u8 << s);
-                        drop(Box::from_raw(p));
+                        if !keep(&mut *p) {
+                            (*b).meta[0] &= !(1u8 << s);
+                            (*b).slots[s] = ptr::null_mut();
+                            self.len -= 1;
+                            self.item_bytes -= (*p).alloc_size();
+                            drop(Box::from_raw(p));
+                        }
                     }
                     match bucket::next(b) {
                         Some(c) => b = c,
                         None => break,
                     }
                 }
-                bucket::free_chain(head);
             }
+            drop(guard);
         }
+    }
+
+    /// Removes and drops every item and frees all memory.
+    pub fn clear(&mut self) {
+        self.remove_items(|_| false);
         self.old.free();
         self.new.free();
         self.retiring.step(true);
+        self.moved = 0;
+        self.ready = 0;
+    }
+}
+
+impl<T, S> Drop for Table<T, S> {
+    fn drop(&mut self) {
+        self.clear();
     }
 }
 

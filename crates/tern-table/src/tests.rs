@@ -103,10 +103,13 @@ pub(crate) fn check<T, S: BuildHasher>(t: &Table<T, S>) {
         let Some(head) = heads.get(k) else { continue };
         let in_old = k < t.old.nb;
         if in_old && t.is_rehashing() && k < t.moved {
+            // SAFETY: `heads` yields initialised buckets of live arrays only.
             unsafe { assert!(bucket::is_empty(&*head), "moved bucket {k} not empty") };
             continue;
         }
         let mut b = head;
+        // SAFETY: as above; chains link live children and present slots
+        // hold live items, which the checker only reads.
         unsafe {
             loop {
                 let mut pres = bucket::present(&*b);
