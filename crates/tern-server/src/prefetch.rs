@@ -240,16 +240,23 @@ impl Plan {
         // the time the command runs its entry is in cache. Nothing is
         // changed; the command locks again for itself.
         if self.cmds.iter().filter(|a| a.locs.is_some()).count() > 1 {
-            for &(start, len, l, _) in &self.hinted {
-                if let Some(sh) = srv.ks.try_lock(l.gid) {
-                    sh.prefetch_item(&buf[start..start + len], l.hash);
-                }
+            self.stage_hinted(srv, buf);
+        }
+    }
+
+    /// Stages 2 and 3 for the hinted keys (offsets into `buf`): each item,
+    /// then for readers each value, asked for under its shard's lock when
+    /// that lock is free, released at once.
+    fn stage_hinted(&self, srv: &Server, buf: &[u8]) {
+        for &(at, len, l, _) in &self.hinted {
+            if let Some(sh) = srv.ks.try_lock(l.gid) {
+                sh.prefetch_item(&buf[at..at + len], l.hash);
             }
-            for &(start, len, l, reads) in &self.hinted {
-                if reads {
-                    if let Some(sh) = srv.ks.try_lock(l.gid) {
-                        sh.prefetch_value(&buf[start..start + len], l.hash);
-                    }
+        }
+        for &(at, len, l, reads) in &self.hinted {
+            if reads {
+                if let Some(sh) = srv.ks.try_lock(l.gid) {
+                    sh.prefetch_value(&buf[at..at + len], l.hash);
                 }
             }
         }
@@ -341,18 +348,7 @@ impl Plan {
             }
         }
         if self.hinted.len() > 1 {
-            for &(at, len, l, _) in &self.hinted {
-                if let Some(sh) = srv.ks.try_lock(l.gid) {
-                    sh.prefetch_item(&buf[at..at + len], l.hash);
-                }
-            }
-            for &(at, len, l, reads) in &self.hinted {
-                if reads {
-                    if let Some(sh) = srv.ks.try_lock(l.gid) {
-                        sh.prefetch_value(&buf[at..at + len], l.hash);
-                    }
-                }
-            }
+            self.stage_hinted(srv, buf);
         }
         self.hinted.clear();
         reqs
