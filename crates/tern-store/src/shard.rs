@@ -381,10 +381,8 @@ impl Shard {
     /// key does not exist (expired or not). A deadline in the past is kept
     /// as is: the key becomes invisible at once.
     pub fn set_expire(&mut self, key: &[u8], hash: u64, when: Option<u64>) -> bool {
-        let Some(e) = self.table.get(key, hash) else { return false };
-        let had = e.expire().is_some();
-        self.table.set_expire(key, hash, when);
-        if had {
+        let Some(previous) = self.table.swap_expire(key, hash, when) else { return false };
+        if previous.is_some() {
             self.volatile -= 1;
         }
         if let Some(w) = when {

@@ -728,15 +728,23 @@ impl<T, S: BuildHasher> Table<T, S> {
     /// Adding one reallocates the item 8 bytes bigger and removing one shrinks
     /// it back, so keys without a TTL never carry the bytes.
     pub fn set_expire(&mut self, key: &[u8], hash: u64, expire: Option<u64>) -> bool {
-        let Some(loc) = self.locate(hash, |e| e.key() == key) else { return false };
+        self.swap_expire(key, hash, expire).is_some()
+    }
+
+    /// [`Table::set_expire`] that returns the deadline it replaced: None if
+    /// the key is absent, `Some(previous)` otherwise (one lookup for callers
+    /// that count keys with a TTL).
+    pub fn swap_expire(&mut self, key: &[u8], hash: u64, expire: Option<u64>) -> Option<Option<u64>> {
+        let loc = self.locate(hash, |e| e.key() == key)?;
         // SAFETY: `loc` is fresh; `&mut self` makes the access exclusive.
         let it = unsafe { &mut *self.item_at(loc) };
-        match (it.expire(), expire) {
+        let previous = it.expire();
+        match (previous, expire) {
             (Some(_), Some(d)) => {
                 it.replace_expire(d);
-                return true;
+                return Some(previous);
             }
-            (None, None) => return true,
+            (None, None) => return Some(previous),
             _ => {}
         }
         // Checked here, before the item leaves its slot: `with_expire` must
@@ -752,7 +760,7 @@ impl<T, S: BuildHasher> Table<T, S> {
             self.item_bytes = self.item_bytes - before + b.alloc_size();
             (*loc.b).slots[loc.s] = Box::into_raw(b) as *mut u8;
         }
-        true
+        Some(previous)
     }
 
     /// Keeps only the items for which `keep` returns true. If `keep` or a
