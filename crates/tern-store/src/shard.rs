@@ -570,13 +570,10 @@ impl Shard {
     /// A random live entry, or None if the shard has none. Tries random
     /// buckets first and falls back to a walk when the table is sparse.
     pub fn random(&mut self, now: u64, rng: &mut impl rand::Rng) -> Option<&Entry> {
-        let mut draw = || rng.gen::<u64>();
         for _ in 0..16 {
-            let e = self.table.random(&mut draw)?;
+            let e = self.table.random(&mut || rng.gen::<u64>())?;
             if !is_expired(e, now) {
-                let key = e.key().to_vec();
-                let h = self.hash_key(&key);
-                return self.table.get(&key, h);
+                return Some(e);
             }
         }
         let live = self.iter(now).count();
