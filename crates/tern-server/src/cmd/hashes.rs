@@ -245,6 +245,19 @@ macro_rules! read_hash {
 }
 
 /// Like Redis's strcasecmp on an argument: the text ends at a NUL byte.
+/// Whether `key` holds a live hash (false: absent). For a key of another
+/// type, replies WRONGTYPE and returns None.
+fn holds_hash(ctx: &mut Ctx<'_, '_>, loc: tern_store::Loc, key: &[u8]) -> Option<bool> {
+    match ctx.locks.shard(loc.gid).get(key, loc.hash, ctx.now) {
+        None => Some(false),
+        Some(e) if matches!(e.value, Value::Hash(_)) => Some(true),
+        Some(_) => {
+            ctx.reply.error(errors::WRONGTYPE);
+            None
+        }
+    }
+}
+
 fn is(arg: &[u8], name: &[u8]) -> bool {
     let arg = arg.iter().position(|&c| c == 0).map_or(arg, |p| &arg[..p]);
     arg.eq_ignore_ascii_case(name)
@@ -702,11 +715,7 @@ fn hpexpireat(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 fn hexpire_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, secs: bool, absolute: bool) {
     let acc = ctx.access();
     let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
-    let exists = match ctx.locks.shard(loc.gid).get(key, loc.hash, now) {
-        None => false,
-        Some(e) if matches!(e.value, Value::Hash(_)) => true,
-        Some(_) => return ctx.reply.error(errors::WRONGTYPE),
-    };
+    let Some(exists) = holds_hash(ctx, loc, key) else { return };
     let Some(when) = field_deadline(ctx, args.get(2), secs, if absolute { 0 } else { now }) else { return };
     let opt = args.get(3);
     let cond = if is(opt, b"nx") {
@@ -793,11 +802,7 @@ fn hpexpiretime(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 /// TTL (or deadline), seconds rounded up as Redis does.
 fn httl_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, secs: bool, absolute: bool) {
     let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
-    let found = match ctx.locks.shard(loc.gid).get(key, loc.hash, now) {
-        None => false,
-        Some(e) if matches!(e.value, Value::Hash(_)) => true,
-        Some(_) => return ctx.reply.error(errors::WRONGTYPE),
-    };
+    let Some(found) = holds_hash(ctx, loc, key) else { return };
     let Some(first) = fields_at(ctx, args, 2, NUMFIELDS_READ) else { return };
     let n = args.len() - first;
     let h = match ctx.locks.shard(loc.gid).peek(key, loc.hash, now) {
@@ -831,11 +836,7 @@ fn httl_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, secs: bool, absolute: boo
 fn hpersist(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let acc = ctx.access();
     let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
-    let exists = match ctx.locks.shard(loc.gid).get(key, loc.hash, now) {
-        None => false,
-        Some(e) if matches!(e.value, Value::Hash(_)) => true,
-        Some(_) => return ctx.reply.error(errors::WRONGTYPE),
-    };
+    let Some(exists) = holds_hash(ctx, loc, key) else { return };
     let Some(first) = fields_at(ctx, args, 2, NUMFIELDS_READ) else { return };
     let n = args.len() - first;
     let shard = ctx.locks.shard(loc.gid);
@@ -867,11 +868,7 @@ fn hpersist(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 fn hgetdel(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let acc = ctx.access();
     let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
-    let exists = match ctx.locks.shard(loc.gid).get(key, loc.hash, now) {
-        None => false,
-        Some(e) if matches!(e.value, Value::Hash(_)) => true,
-        Some(_) => return ctx.reply.error(errors::WRONGTYPE),
-    };
+    let Some(exists) = holds_hash(ctx, loc, key) else { return };
     let Some(first) = fields_at(ctx, args, 2, NUMFIELDS_READ) else { return };
     let n = args.len() - first;
     let shard = ctx.locks.shard(loc.gid);
@@ -1039,12 +1036,8 @@ fn hsetex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     };
     let lim = limits(ctx);
     let pairs: Vec<HashPair<'_>> = (first..args.len()).step_by(2).map(|i| (args.get(i), args.get(i + 1))).collect();
+    let Some(exists) = holds_hash(ctx, loc, key) else { return };
     let shard = ctx.locks.shard(loc.gid);
-    let exists = match shard.get(key, loc.hash, now) {
-        None => false,
-        Some(e) if matches!(e.value, Value::Hash(_)) => true,
-        Some(_) => return ctx.reply.error(errors::WRONGTYPE),
-    };
     if !exists && fxx {
         return ctx.reply.int(0);
     }
