@@ -1,11 +1,12 @@
 //! One allocation per key: a small header, the caller's value `T`, then the
-//! key bytes, the expire deadline (only when one is set) and optional extra
-//! bytes.
+//! key bytes, the expire deadline (only when one is set) and either extra
+//! bytes (a small value stored in place) or one owned pointer to a boxed `B`
+//! (a value that lives apart: large, growable or structured).
 //!
 //! ```text
 //!  offset 0        4          8                      (8 + size_of T, padded)
 //!  +---------------+----------+----------------------+---------------------------------+
-//!  | tail_len: u32 | key_len: u32 (bit 31 HAS_EXPIRE) | value: T | key | [deadline LE 8] | extra |
+//!  | tail_len: u32 | key_len: u32 (bit 31 HAS_EXPIRE, 30 HAS_BOX) | value: T | key | [deadline LE 8] | extra or *mut B |
 //!  +---------------+----------+----------------------+---------------------------------+
 //!                                                     `------------- tail: [u8] -------------'
 //! ```
@@ -18,16 +19,19 @@
 use std::alloc::{self, Layout};
 use std::fmt;
 use std::ops::{Deref, DerefMut};
+use std::marker::PhantomData;
 use std::ptr::{self, NonNull};
 
 use crate::size_class;
 
 const HAS_EXPIRE: u32 = 1 << 31;
-const KEY_LEN_MASK: u32 = HAS_EXPIRE - 1;
+const HAS_BOX: u32 = 1 << 30;
+const KEY_LEN_MASK: u32 = HAS_BOX - 1;
 const EXPIRE_LEN: usize = 8;
+const BOX_LEN: usize = std::mem::size_of::<usize>();
 
-/// The largest key an item can hold (2 GiB - 1): bit 31 of the length word
-/// is the HAS_EXPIRE flag.
+/// The largest key an item can hold (1 GiB - 1): bits 31 and 30 of the
+/// length word are the HAS_EXPIRE and HAS_BOX flags.
 pub const MAX_KEY_LEN: usize = KEY_LEN_MASK as usize;
 
 #[repr(C)]
@@ -38,42 +42,74 @@ pub(crate) struct Header {
 }
 
 /// A stored key with its value: see the module docs for the layout.
+///
+/// `B` is the type of the optional out-of-line part; an item either holds
+/// extra bytes or owns one `Box<B>` (never both), and dropping the item
+/// drops the box.
 #[repr(C)]
-pub struct Item<T> {
+pub struct Item<T, B = ()> {
     hdr: Header,
     value: T,
+    /// The box, when there is one, is a pointer inside `tail` (see `Drop`).
+    _boxed: PhantomData<Box<B>>,
     tail: [u8],
 }
 
 /// The layout of an item whose tail is `tail_len` bytes: exactly what the
-/// compiler computes for `Item<T>` (repr(C)), so `Box` frees it correctly.
+/// compiler computes for `Item<T, B>` (repr(C)), so `Box` frees it correctly.
 fn layout_for<T>(tail_len: usize) -> Layout {
     let (l, _) = Layout::new::<Header>().extend(Layout::new::<T>()).expect("item layout");
     let (l, _) = l.extend(Layout::array::<u8>(tail_len).expect("item layout")).expect("item layout");
     l.pad_to_align()
 }
 
-impl<T> Item<T> {
+/// What follows the key and deadline.
+enum Rest<'a, B> {
+    Bytes(&'a [u8]),
+    Boxed(Box<B>),
+}
+
+impl<T, B> Item<T, B> {
     /// Builds an item in one allocation. `expire` is an opaque deadline kept
     /// in 8 extra bytes only when set; `extra` bytes follow it.
     ///
     /// # Panics
     /// If the key is longer than [`MAX_KEY_LEN`] or the tail exceeds 4 GiB.
     pub fn new_boxed(key: &[u8], value: T, expire: Option<u64>, extra: &[u8]) -> Box<Self> {
+        Self::build(key, value, expire, Rest::Bytes(extra))
+    }
+
+    /// Builds an item that owns `boxed` instead of holding extra bytes.
+    ///
+    /// # Panics
+    /// If the key is longer than [`MAX_KEY_LEN`].
+    pub fn new_with_box(key: &[u8], value: T, expire: Option<u64>, boxed: Box<B>) -> Box<Self> {
+        Self::build(key, value, expire, Rest::Boxed(boxed))
+    }
+
+    fn build(key: &[u8], value: T, expire: Option<u64>, rest: Rest<'_, B>) -> Box<Self> {
         assert!(key.len() <= MAX_KEY_LEN, "key too long for an item");
         let exp_len = if expire.is_some() { EXPIRE_LEN } else { 0 };
-        let tail_len = key.len() + exp_len + extra.len();
+        let rest_len = match &rest {
+            Rest::Bytes(b) => b.len(),
+            Rest::Boxed(_) => BOX_LEN,
+        };
+        let tail_len = key.len() + exp_len + rest_len;
         let tail_len32 = u32::try_from(tail_len).expect("item tail over 4 GiB");
         let layout = layout_for::<T>(tail_len);
         // SAFETY: the layout has a non-zero size (the header alone is 8 bytes).
         let raw = unsafe { alloc::alloc(layout) };
         let Some(thin) = NonNull::new(raw) else { alloc::handle_alloc_error(layout) };
-        let p = fat::<T>(thin.as_ptr(), tail_len);
-        let flags = if expire.is_some() { HAS_EXPIRE } else { 0 };
+        let p = fat::<T, B>(thin.as_ptr(), tail_len);
+        let mut flags = if expire.is_some() { HAS_EXPIRE } else { 0 };
+        if matches!(rest, Rest::Boxed(_)) {
+            flags |= HAS_BOX;
+        }
         // SAFETY: `p` points to a fresh allocation of `layout`, which is the
-        // layout of `Item<T>` with this tail length; every field is written
+        // layout of `Item<T, B>` with this tail length; every field is written
         // through raw pointers before the first reference is made, and the
-        // source slices cannot overlap a fresh allocation.
+        // source slices cannot overlap a fresh allocation. Nothing below can
+        // panic, so the box cannot leak half-owned.
         unsafe {
             ptr::addr_of_mut!((*p).hdr).write(Header { tail_len: tail_len32, key_len: key.len() as u32 | flags });
             ptr::addr_of_mut!((*p).value).write(value);
@@ -82,7 +118,12 @@ impl<T> Item<T> {
             if let Some(d) = expire {
                 ptr::copy_nonoverlapping(d.to_le_bytes().as_ptr(), tail.add(key.len()), EXPIRE_LEN);
             }
-            ptr::copy_nonoverlapping(extra.as_ptr(), tail.add(key.len() + exp_len), extra.len());
+            let at = tail.add(key.len() + exp_len);
+            match rest {
+                Rest::Bytes(extra) => ptr::copy_nonoverlapping(extra.as_ptr(), at, extra.len()),
+                // Written as a pointer (unaligned), so it keeps its provenance.
+                Rest::Boxed(b) => (at as *mut *mut B).write_unaligned(Box::into_raw(b)),
+            }
             let b = Box::from_raw(p);
             debug_assert_eq!(Layout::for_value(&*b), layout);
             b
@@ -109,6 +150,11 @@ impl<T> Item<T> {
         }
     }
 
+    #[inline]
+    fn has_box(&self) -> bool {
+        self.hdr.key_len & HAS_BOX != 0
+    }
+
     /// The expire deadline, if one is set (opaque to the table).
     #[inline]
     pub fn expire(&self) -> Option<u64> {
@@ -133,38 +179,93 @@ impl<T> Item<T> {
         true
     }
 
-    /// The extra bytes given at creation.
+    /// The extra bytes given at creation (empty for an item with a box).
     #[inline]
     pub fn extra(&self) -> &[u8] {
+        if self.has_box() {
+            return &[];
+        }
         let start = self.key_len() + self.expire_len();
         &self.tail[start..]
     }
 
-    /// The extra bytes, writable (their length is fixed at creation).
+    /// The extra bytes, writable (their length is fixed at creation; empty
+    /// for an item with a box).
     #[inline]
     pub fn extra_mut(&mut self) -> &mut [u8] {
+        if self.has_box() {
+            return &mut [];
+        }
         let start = self.key_len() + self.expire_len();
         &mut self.tail[start..]
     }
 
+    /// The pointer to the box, if the item owns one.
+    #[inline]
+    fn box_ptr(&self) -> Option<*mut B> {
+        if !self.has_box() {
+            return None;
+        }
+        let at = self.key_len() + self.expire_len();
+        debug_assert_eq!(self.tail.len(), at + BOX_LEN);
+        // SAFETY: an item with HAS_BOX ends with exactly BOX_LEN bytes that
+        // `build` wrote as a `*mut B` (moves keep the bytes); read unaligned.
+        Some(unsafe { (self.tail.as_ptr().add(at) as *const *mut B).read_unaligned() })
+    }
+
+    /// The boxed part, if the item owns one.
+    #[inline]
+    pub fn boxed(&self) -> Option<&B> {
+        // SAFETY: the pointer came from `Box::into_raw` and the item owns the
+        // box; the reference borrows `self`.
+        self.box_ptr().map(|p| unsafe { &*p })
+    }
+
+    /// The boxed part, writable, if the item owns one.
+    #[inline]
+    pub fn boxed_mut(&mut self) -> Option<&mut B> {
+        // SAFETY: as in `boxed`; `&mut self` makes the access exclusive.
+        self.box_ptr().map(|p| unsafe { &mut *p })
+    }
+
     /// Bytes the allocator really hands out for this item (jemalloc's size
-    /// class of its layout).
+    /// class of its layout), not counting the box.
     #[inline]
     pub fn alloc_size(&self) -> usize {
         size_class(std::mem::size_of_val(self))
     }
 
-    /// Takes the value out and frees the item.
-    pub fn into_value(self: Box<Self>) -> T {
+    /// Takes the value and the box out and frees the item.
+    pub fn into_parts(self: Box<Self>) -> (T, Option<Box<B>>) {
         let layout = Layout::for_value(&*self);
+        let boxed = self.box_ptr();
         let p = Box::into_raw(self);
         // SAFETY: `p` came from a live Box, so `value` is initialised; it is
-        // read exactly once and the memory is then freed without dropping it,
-        // with the layout the Box was allocated with.
+        // read exactly once and the memory is then freed without running
+        // `Drop`, with the layout the Box was allocated with. The box pointer
+        // is owned by the item and handed on exactly once.
         unsafe {
             let v = ptr::addr_of!((*p).value).read();
             alloc::dealloc(p as *mut u8, layout);
-            v
+            (v, boxed.map(|b| Box::from_raw(b)))
+        }
+    }
+
+    /// Takes the value out and frees the item (and its box).
+    pub fn into_value(self: Box<Self>) -> T {
+        self.into_parts().0
+    }
+
+    /// The same item under another key: one new allocation; the value, the
+    /// deadline, the extra bytes or the box move over unchanged.
+    pub fn with_key(self: Box<Self>, key: &[u8]) -> Box<Self> {
+        let expire = self.expire();
+        if self.has_box() {
+            let (v, b) = self.into_parts();
+            Self::new_with_box(key, v, expire, b.expect("item with a box"))
+        } else {
+            let extra: Vec<u8> = self.extra().to_vec();
+            Self::new_boxed(key, self.into_value(), expire, &extra)
         }
     }
 
@@ -181,14 +282,16 @@ impl<T> Item<T> {
             (false, None) => this,
             (had, _) => {
                 let k = this.key_len();
-                let extra_len = this.extra().len();
                 let old_tail = this.tail.len();
+                let rest_len = old_tail - k - this.expire_len();
                 let new_tail = if had { old_tail - EXPIRE_LEN } else { old_tail + EXPIRE_LEN };
                 let new_tail32 = u32::try_from(new_tail).expect("item tail over 4 GiB");
                 let old_layout = Layout::for_value(&*this);
                 let new_layout = layout_for::<T>(new_tail);
                 if had {
-                    // Extra bytes move down over the deadline before shrinking.
+                    // What follows moves down over the deadline before
+                    // shrinking (a box pointer is moved as bytes, which keeps
+                    // its provenance).
                     this.tail.copy_within(k + EXPIRE_LEN.., k);
                 }
                 let raw = Box::into_raw(this) as *mut u8;
@@ -198,22 +301,23 @@ impl<T> Item<T> {
                 // still owned by us, but we abort via handle_alloc_error.
                 let grown = unsafe { alloc::realloc(raw, old_layout, new_layout.size()) };
                 let Some(thin) = NonNull::new(grown) else { alloc::handle_alloc_error(new_layout) };
-                let p = fat::<T>(thin.as_ptr(), new_tail);
+                let p = fat::<T, B>(thin.as_ptr(), new_tail);
                 // SAFETY: the block now has `new_layout`'s size and holds the
                 // old bytes up to the smaller of both sizes; the header is
                 // rewritten to the new tail length before the Box is rebuilt,
                 // and the moves stay inside the tail.
                 unsafe {
                     let hdr = ptr::addr_of_mut!((*p).hdr);
+                    let flags = (*hdr).key_len & HAS_BOX;
                     let key_len = (*hdr).key_len & KEY_LEN_MASK;
                     let tail = ptr::addr_of_mut!((*p).tail) as *mut u8;
                     match expire {
                         Some(d) => {
-                            ptr::copy(tail.add(k), tail.add(k + EXPIRE_LEN), extra_len);
+                            ptr::copy(tail.add(k), tail.add(k + EXPIRE_LEN), rest_len);
                             ptr::copy_nonoverlapping(d.to_le_bytes().as_ptr(), tail.add(k), EXPIRE_LEN);
-                            hdr.write(Header { tail_len: new_tail32, key_len: key_len | HAS_EXPIRE });
+                            hdr.write(Header { tail_len: new_tail32, key_len: key_len | flags | HAS_EXPIRE });
                         }
-                        None => hdr.write(Header { tail_len: new_tail32, key_len }),
+                        None => hdr.write(Header { tail_len: new_tail32, key_len: key_len | flags }),
                     }
                     let b = Box::from_raw(p);
                     debug_assert_eq!(Layout::for_value(&*b), new_layout);
@@ -224,10 +328,20 @@ impl<T> Item<T> {
     }
 }
 
+impl<T, B> Drop for Item<T, B> {
+    fn drop(&mut self) {
+        if let Some(p) = self.box_ptr() {
+            // SAFETY: the item owns the box (from `Box::into_raw`); it is
+            // dropped once, here, and the item is never used afterwards.
+            drop(unsafe { Box::from_raw(p) });
+        }
+    }
+}
+
 /// Rebuilds the fat pointer of the item at `thin` with a tail of `tail_len`.
 #[inline]
-pub(crate) fn fat<T>(thin: *mut u8, tail_len: usize) -> *mut Item<T> {
-    ptr::slice_from_raw_parts_mut(thin, tail_len) as *mut Item<T>
+pub(crate) fn fat<T, B>(thin: *mut u8, tail_len: usize) -> *mut Item<T, B> {
+    ptr::slice_from_raw_parts_mut(thin, tail_len) as *mut Item<T, B>
 }
 
 /// The fat pointer of the live item at `thin`.
@@ -235,13 +349,13 @@ pub(crate) fn fat<T>(thin: *mut u8, tail_len: usize) -> *mut Item<T> {
 /// # Safety
 /// `thin` must point to a live `Item<T>` (its header is read).
 #[inline]
-pub(crate) unsafe fn from_thin<T>(thin: *mut u8) -> *mut Item<T> {
+pub(crate) unsafe fn from_thin<T, B>(thin: *mut u8) -> *mut Item<T, B> {
     // SAFETY: the caller guarantees a live item, whose first field is the header.
     let tail_len = unsafe { (*(thin as *const Header)).tail_len } as usize;
-    fat::<T>(thin, tail_len)
+    fat::<T, B>(thin, tail_len)
 }
 
-impl<T> Deref for Item<T> {
+impl<T, B> Deref for Item<T, B> {
     type Target = T;
     #[inline]
     fn deref(&self) -> &T {
@@ -249,20 +363,21 @@ impl<T> Deref for Item<T> {
     }
 }
 
-impl<T> DerefMut for Item<T> {
+impl<T, B> DerefMut for Item<T, B> {
     #[inline]
     fn deref_mut(&mut self) -> &mut T {
         &mut self.value
     }
 }
 
-impl<T: fmt::Debug> fmt::Debug for Item<T> {
+impl<T: fmt::Debug, B: fmt::Debug> fmt::Debug for Item<T, B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Item")
             .field("key", &String::from_utf8_lossy(self.key()))
             .field("expire", &self.expire())
             .field("value", &self.value)
             .field("extra_len", &self.extra().len())
+            .field("boxed", &self.boxed())
             .finish()
     }
 }
@@ -275,12 +390,12 @@ mod tests {
 
     #[test]
     fn fields_round_trip() {
-        let it = Item::new_boxed(b"hello", 7u32, None, b"");
+        let it = Item::<_, ()>::new_boxed(b"hello", 7u32, None, b"");
         assert_eq!(it.key(), b"hello");
         assert_eq!(it.expire(), None);
         assert_eq!(it.extra(), b"");
         assert_eq!(**it, 7);
-        let it = Item::new_boxed(b"k", String::from("v"), Some(u64::MAX - 3), b"xyz");
+        let it = Item::<_, ()>::new_boxed(b"k", String::from("v"), Some(u64::MAX - 3), b"xyz");
         assert_eq!(it.key(), b"k");
         assert_eq!(it.expire(), Some(u64::MAX - 3));
         assert_eq!(it.extra(), b"xyz");
@@ -290,8 +405,8 @@ mod tests {
 
     #[test]
     fn ttl_costs_nothing_when_absent() {
-        let a = Item::new_boxed(b"0123456789abcdef", 0u64, None, b"");
-        let b = Item::new_boxed(b"0123456789abcdef", 0u64, Some(1), b"");
+        let a = Item::<_, ()>::new_boxed(b"0123456789abcdef", 0u64, None, b"");
+        let b = Item::<_, ()>::new_boxed(b"0123456789abcdef", 0u64, Some(1), b"");
         assert_eq!(std::mem::size_of_val(&*a), 8 + 8 + 16);
         assert_eq!(std::mem::size_of_val(&*b), 8 + 8 + 24);
         assert_eq!(a.alloc_size(), 32);
@@ -300,19 +415,19 @@ mod tests {
 
     #[test]
     fn zero_length_key_and_large_key() {
-        let it = Item::new_boxed(b"", 1u8, Some(5), b"e");
+        let it = Item::<_, ()>::new_boxed(b"", 1u8, Some(5), b"e");
         assert_eq!(it.key(), b"");
         assert_eq!(it.expire(), Some(5));
         assert_eq!(it.extra(), b"e");
         let big = vec![0xabu8; 100_000];
-        let it = Item::new_boxed(&big, 1u8, None, &big[..10]);
+        let it = Item::<_, ()>::new_boxed(&big, 1u8, None, &big[..10]);
         assert_eq!(it.key(), &big[..]);
         assert_eq!(it.extra(), &big[..10]);
     }
 
     #[test]
     fn expire_add_replace_remove_keeps_extra() {
-        let mut it = Item::new_boxed(b"key", vec![1u8, 2, 3], None, b"EXTRA");
+        let mut it = Item::<_, ()>::new_boxed(b"key", vec![1u8, 2, 3], None, b"EXTRA");
         it.extra_mut()[0] = b'e';
         it = it.with_expire(Some(42));
         assert_eq!((it.key(), it.expire(), it.extra()), (&b"key"[..], Some(42), &b"eXTRA"[..]));
@@ -335,10 +450,10 @@ mod tests {
                 self.0.set(self.0.get() + 1);
             }
         }
-        let it = Item::new_boxed(b"a", D(rc.clone()), None, b"");
+        let it = Item::<_, ()>::new_boxed(b"a", D(rc.clone()), None, b"");
         drop(it);
         assert_eq!(rc.get(), 1);
-        let it = Item::new_boxed(b"a", D(rc.clone()), None, b"");
+        let it = Item::<_, ()>::new_boxed(b"a", D(rc.clone()), None, b"");
         let v = it.with_expire(Some(1)).into_value();
         assert_eq!(rc.get(), 1);
         drop(v);
@@ -349,10 +464,43 @@ mod tests {
     fn aligned_values() {
         #[repr(align(16))]
         struct A(u128);
-        let it = Item::new_boxed(b"abc", A(5), Some(9), b"zz");
+        let it = Item::<_, ()>::new_boxed(b"abc", A(5), Some(9), b"zz");
         assert_eq!(it.0, 5);
         assert_eq!(std::mem::size_of_val(&*it) % 16, 0);
         let it = it.with_expire(None);
         assert_eq!((it.key(), it.extra(), it.0), (&b"abc"[..], &b"zz"[..], 5));
+    }
+    #[test]
+    fn boxed_part_moves_with_the_item_and_drops_once() {
+        let rc = Rc::new(Cell::new(0));
+        #[derive(Debug)]
+        struct D(Rc<Cell<u32>>, u32);
+        impl Drop for D {
+            fn drop(&mut self) {
+                self.0.set(self.0.get() + 1);
+            }
+        }
+        let it: Box<Item<u8, D>> = Item::new_with_box(b"key", 3, None, Box::new(D(rc.clone(), 10)));
+        assert_eq!((it.key(), it.extra(), it.boxed().map(|d| d.1)), (&b"key"[..], &b""[..], Some(10)));
+        let mut it = it.with_expire(Some(99));
+        it.boxed_mut().unwrap().1 = 11;
+        let it = it.with_key(b"other");
+        assert_eq!((it.key(), it.expire(), it.boxed().unwrap().1, **it), (&b"other"[..], Some(99), 11, 3));
+        let it = it.with_expire(None);
+        assert_eq!((it.expire(), it.boxed().unwrap().1), (None, 11));
+        assert_eq!(rc.get(), 0);
+        drop(it);
+        assert_eq!(rc.get(), 1);
+        let it: Box<Item<u8, D>> = Item::new_with_box(b"", 1, Some(1), Box::new(D(rc.clone(), 5)));
+        let (v, b) = it.into_parts();
+        assert_eq!((v, rc.get()), (1, 1));
+        assert_eq!(b.unwrap().1, 5);
+        assert_eq!(rc.get(), 2);
+        // An inline item has no box; its extra bytes survive a rename.
+        let it: Box<Item<u8, D>> = Item::new_boxed(b"a", 2, Some(7), b"xyz");
+        assert!(it.boxed().is_none());
+        let it = it.with_key(b"bb");
+        assert_eq!((it.key(), it.expire(), it.extra()), (&b"bb"[..], Some(7), &b"xyz"[..]));
+        assert_eq!(rc.get(), 2);
     }
 }

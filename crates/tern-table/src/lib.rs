@@ -261,7 +261,7 @@ struct Loc {
 }
 
 /// A hash table of [`Item`]s; see the crate docs.
-pub struct Table<T, S = DefaultHashBuilder> {
+pub struct Table<T, S = DefaultHashBuilder, B = ()> {
     old: Array,
     /// The array being filled while resizing; `nb == 0` otherwise.
     new: Array,
@@ -275,29 +275,29 @@ pub struct Table<T, S = DefaultHashBuilder> {
     item_bytes: usize,
     children: usize,
     hasher: S,
-    _items: PhantomData<Box<Item<T>>>,
+    _items: PhantomData<Box<Item<T, B>>>,
 }
 
 // SAFETY: the table owns its items and buckets exclusively (no sharing
 // between tables), so sending it sends `T`s and `S`.
-unsafe impl<T: Send, S: Send> Send for Table<T, S> {}
-// SAFETY: `&Table` hands out only `&Item<T>` and `&S`.
-unsafe impl<T: Sync, S: Sync> Sync for Table<T, S> {}
+unsafe impl<T: Send, B: Send, S: Send> Send for Table<T, S, B> {}
+// SAFETY: `&Table` hands out only `&Item<T, B>` and `&S`.
+unsafe impl<T: Sync, B: Sync, S: Sync> Sync for Table<T, S, B> {}
 
-impl<T> Table<T, DefaultHashBuilder> {
+impl<T, B> Table<T, DefaultHashBuilder, B> {
     /// An empty table with a randomly seeded default hasher. Allocates nothing.
     pub fn new() -> Self {
         Self::with_hasher(DefaultHashBuilder::default())
     }
 }
 
-impl<T, S: Default> Default for Table<T, S> {
+impl<T, B, S: Default> Default for Table<T, S, B> {
     fn default() -> Self {
         Self::with_hasher(S::default())
     }
 }
 
-impl<T, S> Table<T, S> {
+impl<T, B, S> Table<T, S, B> {
     /// An empty table that rehashes keys with `hasher` (the same one that
     /// computes the hashes passed in). Allocates nothing.
     pub fn with_hasher(hasher: S) -> Self {
@@ -387,7 +387,7 @@ impl<T, S> Table<T, S> {
     /// Finds the first item of `hash`'s chains with a matching fingerprint
     /// for which `eq` holds.
     #[inline]
-    fn locate(&self, hash: u64, mut eq: impl FnMut(&Item<T>) -> bool) -> Option<Loc> {
+    fn locate(&self, hash: u64, mut eq: impl FnMut(&Item<T, B>) -> bool) -> Option<Loc> {
         if self.len == 0 {
             return None;
         }
@@ -410,27 +410,27 @@ impl<T, S> Table<T, S> {
     /// # Safety
     /// `loc` must come from `locate` with no mutation since.
     #[inline(always)]
-    unsafe fn item_at(&self, loc: Loc) -> *mut Item<T> {
+    unsafe fn item_at(&self, loc: Loc) -> *mut Item<T, B> {
         // SAFETY: per the contract the slot holds a live item.
-        unsafe { item::from_thin::<T>((*loc.b).slots[loc.s]) }
+        unsafe { item::from_thin::<T, B>((*loc.b).slots[loc.s]) }
     }
 
     /// Looks `key` up.
     #[inline]
-    pub fn get(&self, key: &[u8], hash: u64) -> Option<&Item<T>> {
+    pub fn get(&self, key: &[u8], hash: u64) -> Option<&Item<T, B>> {
         self.find_by(hash, |e| e.key() == key)
     }
 
     /// Looks `key` up for writing.
     #[inline]
-    pub fn get_mut(&mut self, key: &[u8], hash: u64) -> Option<&mut Item<T>> {
+    pub fn get_mut(&mut self, key: &[u8], hash: u64) -> Option<&mut Item<T, B>> {
         self.find_by_mut(hash, |e| e.key() == key)
     }
 
     /// The first item in `hash`'s bucket with `hash`'s fingerprint for which
     /// `pred` holds (items do not store their hash: `pred` decides).
     #[inline]
-    pub fn find_by(&self, hash: u64, pred: impl FnMut(&Item<T>) -> bool) -> Option<&Item<T>> {
+    pub fn find_by(&self, hash: u64, pred: impl FnMut(&Item<T, B>) -> bool) -> Option<&Item<T, B>> {
         let loc = self.locate(hash, pred)?;
         // SAFETY: `loc` is fresh; the item lives as long as `&self`.
         Some(unsafe { &*self.item_at(loc) })
@@ -438,7 +438,7 @@ impl<T, S> Table<T, S> {
 
     /// [`Table::find_by`] for writing.
     #[inline]
-    pub fn find_by_mut(&mut self, hash: u64, pred: impl FnMut(&Item<T>) -> bool) -> Option<&mut Item<T>> {
+    pub fn find_by_mut(&mut self, hash: u64, pred: impl FnMut(&Item<T, B>) -> bool) -> Option<&mut Item<T, B>> {
         let loc = self.locate(hash, pred)?;
         // SAFETY: `loc` is fresh and `&mut self` makes the access exclusive.
         Some(unsafe { &mut *self.item_at(loc) })
@@ -446,14 +446,14 @@ impl<T, S> Table<T, S> {
 
     /// Items whose bucket and fingerprint match `hash` (a superset of the
     /// items with this hash).
-    pub fn iter_hash(&self, hash: u64) -> impl Iterator<Item = &Item<T>> + '_ {
+    pub fn iter_hash(&self, hash: u64) -> impl Iterator<Item = &Item<T, B>> + '_ {
         let fp = fingerprint(hash);
         let heads = if self.len == 0 { [None, None] } else { self.heads(hash) };
-        heads.into_iter().flatten().flat_map(move |h| ChainIter::<T>::new(h, Some(fp)))
+        heads.into_iter().flatten().flat_map(move |h| ChainIter::<T, B>::new(h, Some(fp)))
     }
 
     /// All items, in bucket order.
-    pub fn iter(&self) -> Iter<'_, T> {
+    pub fn iter(&self) -> Iter<'_, T, B> {
         Iter { table_ptr: self.heads_list(), pos: 0, chain: None, left: self.len, _t: PhantomData }
     }
 
@@ -471,7 +471,7 @@ impl<T, S> Table<T, S> {
     /// the cursor designates and returns the next cursor, 0 when the walk is
     /// done. Redis's reverse-binary cursor: every item present for the whole
     /// walk is visited at least once, across any resizes between calls.
-    pub fn scan<'a>(&'a self, cursor: u64, mut f: impl FnMut(&'a Item<T>)) -> u64 {
+    pub fn scan<'a>(&'a self, cursor: u64, mut f: impl FnMut(&'a Item<T, B>)) -> u64 {
         if self.len == 0 {
             return 0;
         }
@@ -485,7 +485,7 @@ impl<T, S> Table<T, S> {
             } else {
                 self.old.at(i)
             };
-            for e in ChainIter::<T>::new(head, None) {
+            for e in ChainIter::<T, B>::new(head, None) {
                 f(e);
             }
         };
@@ -513,7 +513,7 @@ impl<T, S> Table<T, S> {
 
     /// A random item: a random non-empty bucket (both arrays while
     /// resizing), then a random item of its chain. `rng` returns uniform u64s.
-    pub fn random(&self, rng: &mut impl FnMut() -> u64) -> Option<&Item<T>> {
+    pub fn random(&self, rng: &mut impl FnMut() -> u64) -> Option<&Item<T, B>> {
         if self.len == 0 {
             return None;
         }
@@ -527,13 +527,13 @@ impl<T, S> Table<T, S> {
                 self.new_ready(j).then(|| self.new.at(j))
             }
         };
-        let pick = |head: *mut Bucket, r: u64| -> Option<&Item<T>> {
+        let pick = |head: *mut Bucket, r: u64| -> Option<&Item<T, B>> {
             // SAFETY: `head_of` returns initialised heads only.
             let n = unsafe { bucket::count(head) };
             if n == 0 {
                 return None;
             }
-            ChainIter::<T>::new(head, None).nth((r % n as u64) as usize)
+            ChainIter::<T, B>::new(head, None).nth((r % n as u64) as usize)
         };
         for _ in 0..32 {
             if let Some(h) = head_of(rng() % total) {
@@ -610,7 +610,7 @@ impl<T, S> Table<T, S> {
     /// prefetch, compare), so their cache misses overlap; with more than one
     /// group the stages are staggered (buckets two groups ahead, items one)
     /// so that a whole group's work runs between a prefetch and its use.
-    pub fn get_batch<'a>(&'a self, keys: &[(&[u8], u64)], out: &mut Vec<Option<&'a Item<T>>>) {
+    pub fn get_batch<'a>(&'a self, keys: &[(&[u8], u64)], out: &mut Vec<Option<&'a Item<T, B>>>) {
         out.reserve(keys.len());
         if keys.len() == 1 {
             out.push(self.get(keys[0].0, keys[0].1));
@@ -633,10 +633,10 @@ impl<T, S> Table<T, S> {
     }
 }
 
-impl<T, S: BuildHasher> Table<T, S> {
+impl<T, B, S: BuildHasher> Table<T, S, B> {
     /// Inserts `key`, which the caller guarantees is absent, with `value`
     /// and an optional deadline.
-    pub fn insert(&mut self, key: &[u8], hash: u64, value: T, expire: Option<u64>) -> &mut Item<T> {
+    pub fn insert(&mut self, key: &[u8], hash: u64, value: T, expire: Option<u64>) -> &mut Item<T, B> {
         self.insert_with_extra(key, hash, value, expire, &[])
     }
 
@@ -648,16 +648,37 @@ impl<T, S: BuildHasher> Table<T, S> {
         value: T,
         expire: Option<u64>,
         extra: &[u8],
-    ) -> &mut Item<T> {
+    ) -> &mut Item<T, B> {
         self.before_insert();
         self.place(hash, Item::new_boxed(key, value, expire, extra))
     }
 
     /// Inserts an item made by [`Item::new_boxed`] or taken out by
     /// [`Table::remove`] (no reallocation). Its key must be absent.
-    pub fn insert_item(&mut self, hash: u64, item: Box<Item<T>>) -> &mut Item<T> {
+    pub fn insert_item(&mut self, hash: u64, item: Box<Item<T, B>>) -> &mut Item<T, B> {
         self.before_insert();
         self.place(hash, item)
+    }
+
+    /// Stores `item` under its key: when the key is present its item is
+    /// replaced in the same slot (no resize work) and handed back; otherwise
+    /// `item` is inserted and None returned.
+    pub fn upsert(&mut self, hash: u64, item: Box<Item<T, B>>) -> Option<Box<Item<T, B>>> {
+        let Some(loc) = self.locate(hash, |e| e.key() == item.key()) else {
+            self.insert_item(hash, item);
+            return None;
+        };
+        let size = item.alloc_size();
+        // SAFETY: `loc` is fresh and `&mut self` makes the access exclusive;
+        // the slot takes the new item's pointer before the old Box exists
+        // outside the table, and nothing between can panic. The fingerprint
+        // stays right: both items are stored under `hash`.
+        unsafe {
+            let old = Box::from_raw(self.item_at(loc));
+            (*loc.b).slots[loc.s] = Box::into_raw(item) as *mut u8;
+            self.item_bytes = self.item_bytes - old.alloc_size() + size;
+            Some(old)
+        }
     }
 
     /// Resize work due before an insert; may panic in the hasher, before
@@ -671,7 +692,7 @@ impl<T, S: BuildHasher> Table<T, S> {
         }
     }
 
-    fn place(&mut self, hash: u64, item: Box<Item<T>>) -> &mut Item<T> {
+    fn place(&mut self, hash: u64, item: Box<Item<T, B>>) -> &mut Item<T, B> {
         debug_assert!(self.get(item.key(), hash).is_none(), "insert of a present key");
         let size = item.alloc_size();
         let p = Box::into_raw(item);
@@ -695,12 +716,12 @@ impl<T, S: BuildHasher> Table<T, S> {
     }
 
     /// Removes `key` and hands its item back.
-    pub fn remove(&mut self, key: &[u8], hash: u64) -> Option<Box<Item<T>>> {
+    pub fn remove(&mut self, key: &[u8], hash: u64) -> Option<Box<Item<T, B>>> {
         self.remove_by(hash, |e| e.key() == key)
     }
 
     /// Removes the first item [`Table::find_by`] would return.
-    pub fn remove_by(&mut self, hash: u64, pred: impl FnMut(&Item<T>) -> bool) -> Option<Box<Item<T>>> {
+    pub fn remove_by(&mut self, hash: u64, pred: impl FnMut(&Item<T, B>) -> bool) -> Option<Box<Item<T, B>>> {
         self.rehash_step(STEP);
         let loc = self.locate(hash, pred)?;
         let it = self.take(loc);
@@ -709,7 +730,7 @@ impl<T, S: BuildHasher> Table<T, S> {
     }
 
     /// Unlinks the item at `loc` and restores its chain's shape.
-    fn take(&mut self, loc: Loc) -> Box<Item<T>> {
+    fn take(&mut self, loc: Loc) -> Box<Item<T, B>> {
         // SAFETY: `loc` is fresh; the slot is cleared before the Box exists
         // outside the table, and `compact` keeps the chain valid.
         unsafe {
@@ -766,7 +787,7 @@ impl<T, S: BuildHasher> Table<T, S> {
     /// Keeps only the items for which `keep` returns true. If `keep` or a
     /// value's `Drop` panics, the items already dropped are gone and the
     /// rest stay, with the table consistent.
-    pub fn retain(&mut self, keep: impl FnMut(&mut Item<T>) -> bool) {
+    pub fn retain(&mut self, keep: impl FnMut(&mut Item<T, B>) -> bool) {
         self.remove_items(keep);
         self.maybe_shrink();
     }
@@ -877,7 +898,7 @@ impl<T, S: BuildHasher> Table<T, S> {
                     let s = pres.trailing_zeros() as usize;
                     pres &= pres - 1;
                     let thin = (*b).slots[s];
-                    let h = self.hasher.hash_one((*item::from_thin::<T>(thin)).key());
+                    let h = self.hasher.hash_one((*item::from_thin::<T, B>(thin)).key());
                     let target = self.new.at(family(h));
                     if bucket::insert(target, fingerprint(h), thin) {
                         self.children += 1;
@@ -901,7 +922,7 @@ impl<T, S: BuildHasher> Table<T, S> {
 /// # Safety
 /// `head` must be an initialised chain head of a live table.
 #[inline(always)]
-unsafe fn find_in_chain<T>(head: *mut Bucket, fp: u8, eq: &mut impl FnMut(&Item<T>) -> bool) -> Option<Loc> {
+unsafe fn find_in_chain<T, B>(head: *mut Bucket, fp: u8, eq: &mut impl FnMut(&Item<T, B>) -> bool) -> Option<Loc> {
     let mut b = head;
     // SAFETY: chains link live children; present slots hold live items.
     unsafe {
@@ -910,7 +931,7 @@ unsafe fn find_in_chain<T>(head: *mut Bucket, fp: u8, eq: &mut impl FnMut(&Item<
             while hits != 0 {
                 let s = first_slot(hits);
                 hits &= hits - 1;
-                if eq(&*item::from_thin::<T>((*b).slots[s])) {
+                if eq(&*item::from_thin::<T, B>((*b).slots[s])) {
                     return Some(Loc { head, b, s });
                 }
             }
@@ -936,10 +957,10 @@ impl Drop for CompactOnDrop<'_> {
     }
 }
 
-impl<T, S> Table<T, S> {
+impl<T, B, S> Table<T, S, B> {
     /// Drops the items for which `keep` returns false, compacting each chain
     /// afterwards (or on unwind), without resizing.
-    fn remove_items(&mut self, mut keep: impl FnMut(&mut Item<T>) -> bool) {
+    fn remove_items(&mut self, mut keep: impl FnMut(&mut Item<T, B>) -> bool) {
         let heads = self.heads_list();
         for h in 0..heads.count() {
             let Some(head) = heads.get(h) else { continue };
@@ -956,7 +977,7 @@ impl<T, S> Table<T, S> {
                     while pres != 0 {
                         let s = pres.trailing_zeros() as usize;
                         pres &= pres - 1;
-                        let p = item::from_thin::<T>((*b).slots[s]);
+                        let p = item::from_thin::<T, B>((*b).slots[s]);
                         if !keep(&mut *p) {
                             (*b).meta[0] &= !(1u8 << s);
                             (*b).slots[s] = ptr::null_mut();
@@ -986,13 +1007,13 @@ impl<T, S> Table<T, S> {
     }
 }
 
-impl<T, S> Drop for Table<T, S> {
+impl<T, B, S> Drop for Table<T, S, B> {
     fn drop(&mut self) {
         self.clear();
     }
 }
 
-impl<T: std::fmt::Debug, S> std::fmt::Debug for Table<T, S> {
+impl<T: std::fmt::Debug, B: std::fmt::Debug, S> std::fmt::Debug for Table<T, S, B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_list().entries(self.iter()).finish()
     }
@@ -1023,14 +1044,14 @@ impl HeadsList {
 }
 
 /// Items of one chain, optionally only those with a fingerprint.
-struct ChainIter<'a, T> {
+struct ChainIter<'a, T, B> {
     b: *mut Bucket,
     pending: u64,
     fp: Option<u8>,
-    _t: PhantomData<&'a Item<T>>,
+    _t: PhantomData<&'a Item<T, B>>,
 }
 
-impl<T> ChainIter<'_, T> {
+impl<T, B> ChainIter<'_, T, B> {
     fn new(head: *mut Bucket, fp: Option<u8>) -> Self {
         let mut it = ChainIter { b: head, pending: 0, fp, _t: PhantomData };
         it.load();
@@ -1054,17 +1075,17 @@ fn match_fp_any(meta: [u8; 8]) -> u64 {
     present.wrapping_mul(0x0002_0408_1020_4080) & 0x0080_8080_8080_8080
 }
 
-impl<'a, T> Iterator for ChainIter<'a, T> {
-    type Item = &'a Item<T>;
+impl<'a, T, B> Iterator for ChainIter<'a, T, B> {
+    type Item = &'a Item<T, B>;
 
-    fn next(&mut self) -> Option<&'a Item<T>> {
+    fn next(&mut self) -> Option<&'a Item<T, B>> {
         loop {
             if self.pending != 0 {
                 let s = first_slot(self.pending);
                 self.pending &= self.pending - 1;
                 // SAFETY: present slots hold live items, borrowed for 'a (the
                 // table is borrowed for 'a by whoever made this iterator).
-                return Some(unsafe { &*item::from_thin::<T>((*self.b).slots[s]) });
+                return Some(unsafe { &*item::from_thin::<T, B>((*self.b).slots[s]) });
             }
             // SAFETY: as in `load`.
             match unsafe { bucket::next(self.b) } {
@@ -1079,18 +1100,18 @@ impl<'a, T> Iterator for ChainIter<'a, T> {
 }
 
 /// Iterator over all items of a [`Table`], from [`Table::iter`].
-pub struct Iter<'a, T> {
+pub struct Iter<'a, T, B = ()> {
     table_ptr: HeadsList,
     pos: usize,
-    chain: Option<ChainIter<'a, T>>,
+    chain: Option<ChainIter<'a, T, B>>,
     left: usize,
-    _t: PhantomData<&'a Item<T>>,
+    _t: PhantomData<&'a Item<T, B>>,
 }
 
-impl<'a, T> Iterator for Iter<'a, T> {
-    type Item = &'a Item<T>;
+impl<'a, T, B> Iterator for Iter<'a, T, B> {
+    type Item = &'a Item<T, B>;
 
-    fn next(&mut self) -> Option<&'a Item<T>> {
+    fn next(&mut self) -> Option<&'a Item<T, B>> {
         if self.left == 0 {
             return None;
         }
@@ -1117,8 +1138,8 @@ impl<'a, T> Iterator for Iter<'a, T> {
     }
 }
 
-// SAFETY: the iterator only hands out `&Item<T>` borrowed from the table.
-unsafe impl<T: Sync> Send for Iter<'_, T> {}
+// SAFETY: the iterator only hands out `&Item<T, B>` borrowed from the table.
+unsafe impl<T: Sync, B: Sync> Send for Iter<'_, T, B> {}
 
 #[cfg(test)]
 mod tests;

@@ -95,7 +95,7 @@ fn key(i: usize) -> Vec<u8> {
 }
 
 /// Walks the whole structure and checks every invariant the table relies on.
-pub(crate) fn check<T, S: BuildHasher>(t: &Table<T, S>) {
+pub(crate) fn check<T, B, S: BuildHasher>(t: &Table<T, S, B>) {
     let heads = t.heads_list();
     let (mut n, mut bytes, mut children) = (0, 0, 0);
     let mut keys = HashSet::new();
@@ -116,7 +116,7 @@ pub(crate) fn check<T, S: BuildHasher>(t: &Table<T, S>) {
                 while pres != 0 {
                     let s = pres.trailing_zeros() as usize;
                     pres &= pres - 1;
-                    let e = &*item::from_thin::<T>((*b).slots[s]);
+                    let e = &*item::from_thin::<T, B>((*b).slots[s]);
                     let hash = t.hasher.hash_one(e.key());
                     assert_eq!((*b).meta[1 + s], fingerprint(hash), "fingerprint");
                     let want = if in_old { k } else { k - t.old.nb };
@@ -227,7 +227,7 @@ fn insert_get_remove() {
 
 #[test]
 fn chains_under_total_collision() {
-    let mut t = Table::with_hasher(TestHasher::new(Mode::Zero));
+    let mut t: Table<_, _> = Table::with_hasher(TestHasher::new(Mode::Zero));
     for i in 0..40 {
         let k = key(i);
         t.insert(&k, 0, i, None);
@@ -255,7 +255,7 @@ fn chains_under_total_collision() {
 
 #[test]
 fn weak_hash_grow_and_shrink() {
-    let mut t = Table::with_hasher(TestHasher::new(Mode::Weak(3)));
+    let mut t: Table<_, _> = Table::with_hasher(TestHasher::new(Mode::Weak(3)));
     for i in 0..sz(300) {
         let k = key(i);
         let hh = h(&t, &k);
@@ -398,7 +398,7 @@ fn insert_item_moves_between_tables() {
 
 #[test]
 fn find_by_and_iter_hash() {
-    let mut t = Table::with_hasher(TestHasher::new(Mode::Zero));
+    let mut t: Table<_, _> = Table::with_hasher(TestHasher::new(Mode::Zero));
     for i in 0..20u64 {
         t.insert(&key(i as usize), 0, i, Some(i * 10));
     }
@@ -417,7 +417,7 @@ fn find_by_and_iter_hash() {
 
 #[test]
 fn retain_and_clear() {
-    let mut t = Table::with_hasher(TestHasher::new(Mode::Weak(4)));
+    let mut t: Table<_, _> = Table::with_hasher(TestHasher::new(Mode::Weak(4)));
     for i in 0..sz(400) {
         let k = key(i);
         let hh = h(&t, &k);
@@ -543,7 +543,7 @@ fn random_is_fair_ish_and_works_when_sparse() {
 
 #[test]
 fn get_batch_matches_get() {
-    let mut t = Table::with_hasher(TestHasher::new(Mode::Weak(5)));
+    let mut t: Table<_, _> = Table::with_hasher(TestHasher::new(Mode::Weak(5)));
     for i in 0..sz(500) {
         let k = key(i);
         let hh = h(&t, &k);
@@ -567,7 +567,7 @@ fn get_batch_matches_get() {
 #[test]
 fn panic_in_hasher_mid_growth_leaves_table_usable() {
     let hasher = TestHasher::new(Mode::Weak(6));
-    let mut t = Table::with_hasher(hasher.clone());
+    let mut t: Table<_, _> = Table::with_hasher(hasher.clone());
     let mut present = Vec::new();
     let mut panics = 0;
     for i in 0..sz(600) {
@@ -634,7 +634,7 @@ impl Drop for Bomb {
 #[test]
 fn panic_in_drop_during_retain_and_clear() {
     let drops = Rc::new(Cell::new(0));
-    let mut t = Table::with_hasher(TestHasher::new(Mode::Weak(2)));
+    let mut t: Table<_, _> = Table::with_hasher(TestHasher::new(Mode::Weak(2)));
     for i in 0..60usize {
         let k = key(i);
         let hh = h(&t, &k);
@@ -671,7 +671,7 @@ fn panic_in_drop_during_retain_and_clear() {
 fn drop_frees_values_once() {
     let drops = Rc::new(Cell::new(0));
     {
-        let mut t = Table::with_hasher(TestHasher::new(Mode::Weak(3)));
+        let mut t: Table<_, _> = Table::with_hasher(TestHasher::new(Mode::Weak(3)));
         for i in 0..100usize {
             let k = key(i);
             let hh = h(&t, &k);
@@ -697,7 +697,7 @@ fn send_and_sync() {
 
 #[test]
 fn mem_bytes_counts_arrays_children_and_items() {
-    let mut t = Table::with_hasher(TestHasher::new(Mode::Zero));
+    let mut t: Table<_, _> = Table::with_hasher(TestHasher::new(Mode::Zero));
     for i in 0..10u64 {
         t.insert(&key(i as usize), 0, i, None);
     }
@@ -878,7 +878,7 @@ mod props {
             ops in proptest::collection::vec(op(), 0..300),
             per_step in 1usize..20,
         ) {
-            let mut t = Table::with_hasher(TestHasher::new(Mode::Good));
+            let mut t: Table<_, _> = Table::with_hasher(TestHasher::new(Mode::Good));
             let mut m = Model::new();
             for i in 0..base {
                 let k = format!("stable{i}").into_bytes();
@@ -977,4 +977,40 @@ fn hashes_that_disagree_with_the_hasher_stay_memory_safe() {
     t.retain(|_| false);
     assert!(t.is_empty());
     check(&t);
+}
+
+#[test]
+fn upsert_replaces_in_place_and_boxes_drop_with_the_table() {
+    let rc = Rc::new(Cell::new(0));
+    struct D(Rc<Cell<u32>>);
+    impl Drop for D {
+        fn drop(&mut self) {
+            self.0.set(self.0.get() + 1);
+        }
+    }
+    let mut t: Table<u32, DefaultHashBuilder, D> = Table::new();
+    for i in 0..200u32 {
+        let k = key(i as usize);
+        let hh = t.hasher().hash_one(&k[..]);
+        let it = if i % 2 == 0 { Item::new_with_box(&k, i, None, Box::new(D(rc.clone()))) } else { Item::new_boxed(&k, i, None, b"inline") };
+        assert!(t.upsert(hh, it).is_none());
+    }
+    let before = t.mem_bytes();
+    // Replacing a boxed item by an inline one of the same size class and back.
+    let k = key(0);
+    let hh = t.hasher().hash_one(&k[..]);
+    let old = t.upsert(hh, Item::new_boxed(&k, 1000, Some(5), b"12345678")).unwrap();
+    assert_eq!((**old, old.boxed().is_some()), (0, true));
+    drop(old);
+    assert_eq!(rc.get(), 1);
+    let e = t.get(&k, hh).unwrap();
+    assert_eq!((**e, e.expire(), e.extra()), (1000, Some(5), &b"12345678"[..]));
+    let old = t.upsert(hh, Item::new_with_box(&k, 0, None, Box::new(D(rc.clone())))).unwrap();
+    assert_eq!(old.extra(), b"12345678");
+    assert_eq!((t.len(), t.mem_bytes()), (200, before));
+    check(&t);
+    t.retain(|e| **e % 4 != 0);
+    assert_eq!(rc.get(), 1 + 50);
+    drop(t);
+    assert_eq!(rc.get(), 1 + 100);
 }
