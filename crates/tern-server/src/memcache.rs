@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use tern_memcache::parse::item_total_size;
 use tern_memcache::{base64, errors as e, Meta, MetaCmd, Request, StoreCmd, REALTIME_MAXDELTA};
-use tern_store::{mc_state, Entry, McStr, Shard, StrValue, Value};
+use tern_store::{mc_state, Entry, EntryExt, McRef, McStr, NewValue, Shard, StrRef, StrValue, Value};
 
 use crate::outbuf::OutBuf;
 use crate::server::{now_ms, Server};
@@ -122,7 +122,7 @@ fn num(out: &mut Vec<u8>, n: impl itoa::Integer) {
 /// An item's data in a value reply: queued from the stored buffer when it
 /// is shared and at least `share_min` bytes (0: never), copied otherwise.
 /// The caller appends the CRLF that must follow a queued reference.
-fn push_data(out: &mut OutBuf, m: &McStr, share_min: usize, stats: &WorkerStats) {
+fn push_data(out: &mut OutBuf, m: McRef<'_>, share_min: usize, stats: &WorkerStats) {
     match m.shared() {
         Some(buf) if share_min > 0 && m.len() >= share_min => {
             out.push_shared(buf, McStr::HEADER, buf.len());
@@ -145,27 +145,38 @@ fn ttl_secs(e: &Entry, now: u64) -> i64 {
     }
 }
 
-/// The memcached view of a live string entry: turns a plain string into
-/// an item on first sight. None for other types (a miss for memcached).
-#[allow(irrefutable_let_patterns)]
-fn item<'e>(e: &'e mut Entry, sh: &Shared) -> Option<(&'e mut McStr, usize)> {
-    let Value::Str(s) = &mut e.value else {
-        return None;
-    };
-    let old_heap = s.heap_size();
-    if !matches!(s, StrValue::Mc(_)) {
-        // A string stored shared (large, written whole) stays shared.
-        let share = usize::from(s.shared().is_some());
-        *s = StrValue::Mc(s.with_bytes(|b| McStr::new_sharing(b, 0, sh.next_cas(), 0, share)));
-    }
-    match s {
-        StrValue::Mc(m) => Some((m, old_heap)),
+/// The memcached item an entry holds; None for a plain string not yet
+/// converted (see [`lookup`]) and for other types.
+fn mc(e: &Entry) -> Option<McRef<'_>> {
+    match e.str()? {
+        StrRef::Mc(m) => Some(m),
         _ => None,
     }
 }
 
-/// Looks a live item up, converting a plain string; accounts the size
-/// change of a conversion.
+/// An item's header fields, read out so that the entry can be changed.
+#[derive(Clone, Copy, Debug, Default)]
+struct Hdr {
+    flags: u32,
+    cas: u64,
+    state: u8,
+    len: usize,
+}
+
+/// The header of the item [`lookup`] returned (zeros for anything else,
+/// which it does not return).
+fn hdr(e: &Entry) -> Hdr {
+    mc(e).map_or_else(Hdr::default, |m| Hdr {
+        flags: m.flags(),
+        cas: m.cas(),
+        state: m.state(),
+        len: m.len(),
+    })
+}
+
+/// Looks a live item up, turning a plain string into an item on first
+/// sight: flags 0, a fresh CAS, and a string stored shared (large, written
+/// whole) stays shared. None for other types (a miss for memcached).
 fn lookup<'s>(
     shard: &'s mut Shard,
     key: &[u8],
@@ -173,43 +184,36 @@ fn lookup<'s>(
     now: u64,
     sh: &Shared,
 ) -> Option<&'s mut Entry> {
-    let (old, new) = {
-        let e = shard.get_mut(key, hash, now)?;
-        let (_, old) = item(e, sh)?;
-        (old, e.value.heap_size())
+    let convert = match shard.get(key, hash, now)?.str()? {
+        StrRef::Mc(_) => None,
+        s => {
+            let cas = sh.next_cas();
+            let share = usize::from(s.shared().is_some());
+            Some(s.with_bytes(|b| McStr::new_sharing(b, 0, cas, 0, share)))
+        }
     };
-    if old != new {
-        shard.value_resized(old, new);
+    if let Some(m) = convert {
+        // Keeps the TTL and the access clock, as a conversion in place did.
+        shard.replace_value(key, hash, Value::Str(StrValue::Mc(m)), now);
     }
-    shard.get_mut(key, hash, now)
-}
-
-/// The item of an entry [`lookup`] returned (which converted it).
-fn mc_of(e: &mut Entry) -> &mut McStr {
-    if !matches!(e.value, Value::Str(StrValue::Mc(_))) {
-        // Not reached after `lookup`; converting keeps this total.
-        #[allow(unreachable_patterns)]
-        let bytes = match &e.value {
-            Value::Str(s) => s.to_vec(),
-            _ => Vec::new(),
-        };
-        e.value = Value::Str(StrValue::Mc(McStr::new(&bytes, 0, 0, 0)));
-    }
-    match &mut e.value {
-        Value::Str(StrValue::Mc(m)) => m,
-        _ => unreachable!("converted just above"),
-    }
+    shard.get_mut(key, hash, now).filter(|e| mc(e).is_some())
 }
 
 /// A whole write's item; `share_min` is `reply-copy-avoid-min-size`
-/// (items at least that long are sent from their stored bytes).
-fn new_item(data: &[u8], flags: u32, cas: u64, state: u8, share_min: usize) -> Value {
-    Value::Str(StrValue::Mc(McStr::new_sharing(data, flags, cas, state, share_min)))
+/// (items at least that long are sent from their stored bytes, so they
+/// are kept in a buffer shared with replies; the rest go in the key's own
+/// item without an intermediate allocation).
+fn new_item(data: &[u8], flags: u32, cas: u64, state: u8, share_min: usize) -> NewValue<'_> {
+    if share_min > 0 && data.len() >= share_min {
+        Value::Str(StrValue::Mc(McStr::new_sharing(data, flags, cas, state, share_min))).into()
+    } else {
+        NewValue::Mc { data, flags, cas, state }
+    }
 }
 
 /// Stores a whole item (or only removes the old one when its deadline has
 /// already passed, as memcached's item would be dead on arrival).
-fn put(shard: &mut Shard, key: &[u8], hash: u64, v: Value, dl: Option<u64>, now: u64) {
+fn put(shard: &mut Shard, key: &[u8], hash: u64, v: NewValue<'_>, dl: Option<u64>, now: u64) {
     if is_past(dl, now) {
         shard.remove(key, hash, now);
     } else {
@@ -228,25 +232,40 @@ fn retime(shard: &mut Shard, key: &[u8], hash: u64, dl: Option<u64>, now: u64) {
     }
 }
 
-/// Replaces an item's data in place, keeping flags and TTL, with a new CAS.
+/// Gives an item new data (`data` maps the old to the new) and a new CAS,
+/// keeping its flags, state bits (or `state` when given), TTL and access
+/// clock. An item shared with replies stays shared (a reply still unsent
+/// keeps the old bytes).
 fn rewrite(
     shard: &mut Shard,
     key: &[u8],
     hash: u64,
     now: u64,
     cas: u64,
-    f: impl FnOnce(&mut McStr),
+    state: Option<u8>,
+    data: impl FnOnce(&[u8]) -> Vec<u8>,
 ) {
-    let Some(e) = shard.get_mut(key, hash, now) else {
+    let Some(m) = shard.get(key, hash, now).and_then(mc) else {
         return;
     };
-    let old = e.value.heap_size();
-    let m = mc_of(e);
-    f(m);
-    m.set_cas(cas);
-    let new = e.value.heap_size();
-    shard.value_resized(old, new);
+    let (flags, st, shared) = (m.flags(), state.unwrap_or(m.state()), m.shared().is_some());
+    let d = data(m.data());
+    let v = if shared {
+        Value::Str(StrValue::Mc(McStr::new_sharing(&d, flags, cas, st, 1))).into()
+    } else {
+        NewValue::Mc { data: &d, flags, cas, state: st }
+    };
+    shard.replace_value(key, hash, v, now);
     shard.signal(key, hash);
+}
+
+/// Appends or prepends `add` to an item's data.
+fn concat(old: &[u8], add: &[u8], append: bool) -> Vec<u8> {
+    let mut v = Vec::with_capacity(old.len() + add.len());
+    let (a, b) = if append { (old, add) } else { (add, old) };
+    v.extend_from_slice(a);
+    v.extend_from_slice(b);
+    v
 }
 
 /// memcached's `do_add_delta`: the value must be a decimal u64; incr
@@ -450,8 +469,14 @@ impl Exec<'_> {
         bump(&self.sh.get_hits);
         self.stats.keyspace_hits.add(1);
         e.touch(now, None);
-        let m = mc_of(e);
-        m.set_state(m.state() | mc_state::FETCHED);
+        let old_heap = e.value_heap();
+        let st = hdr(e).state;
+        if st & mc_state::FETCHED == 0 {
+            // In place; copies a shared buffer only while a reply holds it.
+            e.mc_set_state(st | mc_state::FETCHED);
+        }
+        let new_heap = e.value_heap();
+        let Some(m) = mc(e) else { return };
         let share_min = self.srv.limits.reply_copy_avoid_min();
         let out = &mut *self.out;
         out.extend_from_slice(b"VALUE ");
@@ -467,6 +492,9 @@ impl Exec<'_> {
         out.extend_from_slice(b"\r\n");
         push_data(out, m, share_min, self.stats);
         out.extend_from_slice(b"\r\n");
+        if old_heap != new_heap {
+            shard.value_resized(old_heap, new_heap);
+        }
         if let Some(t) = touch {
             bump(&self.sh.touch_hits);
             retime(&mut shard, key, loc.hash, deadline(now, t), now);
@@ -502,10 +530,7 @@ impl Exec<'_> {
             );
             return "STORED";
         }
-        let cur = lookup(&mut shard, key, loc.hash, now, self.sh).map(|e| {
-            let m = mc_of(e);
-            m.cas()
-        });
+        let cur = lookup(&mut shard, key, loc.hash, now, self.sh).map(|e| hdr(e).cas);
         // A key of another type (a hash) is a miss to memcached, but
         // `add` must not replace it.
         let cur = match cur {
@@ -530,21 +555,12 @@ impl Exec<'_> {
             }
             (StoreCmd::Append | StoreCmd::Prepend, Some(_)) => {
                 let max = self.sh.max_item_size();
-                let len = shard.get(key, loc.hash, now).map_or(0, |e| match &e.value {
-                    #[allow(unreachable_patterns)]
-                    Value::Str(s) => s.len(),
-                    _ => 0,
-                });
+                let len = shard.get(key, loc.hash, now).and_then(|e| e.str()).map_or(0, |s| s.len());
                 if item_total_size(key.len(), flags, len + data.len()) > max {
                     return "NOT_STORED";
                 }
-                rewrite(&mut shard, key, loc.hash, now, cas, |d| {
-                    if cmd == StoreCmd::Append {
-                        d.append(data);
-                    } else {
-                        d.prepend(data);
-                    }
-                });
+                let append = cmd == StoreCmd::Append;
+                rewrite(&mut shard, key, loc.hash, now, cas, None, |d| concat(d, data, append));
                 "STORED"
             }
             _ => {
@@ -584,12 +600,13 @@ impl Exec<'_> {
         let cas = self.sh.next_cas();
         let mut result = None;
         let mut probe = shard
-            .get_mut(key, loc.hash, now)
-            .map(|e| mc_of(e).data().to_vec())
+            .get(key, loc.hash, now)
+            .and_then(mc)
+            .map(|m| m.data().to_vec())
             .unwrap_or_default();
         if let Some(v) = add_delta(&mut probe, incr, delta) {
             result = Some(v);
-            rewrite(&mut shard, key, loc.hash, now, cas, |d| d.set_data(&probe));
+            rewrite(&mut shard, key, loc.hash, now, cas, None, |_| probe);
         }
         match result {
             Some(v) => {
@@ -733,16 +750,16 @@ impl Exec<'_> {
         };
         let ttl = ttl_secs(e, now);
         let la = e.idle_secs(now);
-        let m = mc_of(e);
-        let size = item_total_size(key.len(), m.flags(), m.len());
+        let m = hdr(e);
+        let size = item_total_size(key.len(), m.flags, m.len);
         self.out.extend_from_slice(b"ME ");
         self.out.extend_from_slice(key);
         let s = format!(
             " exp={} la={} cas={} fetch={} cls=1 size={}",
             ttl,
             la,
-            m.cas(),
-            if m.state() & mc_state::FETCHED != 0 {
+            m.cas,
+            if m.state & mc_state::FETCHED != 0 {
                 "yes"
             } else {
                 "no"
@@ -807,7 +824,8 @@ impl Exec<'_> {
                 created = true;
             }
         }
-        let Some(e) = shard.get_mut(key, loc.hash, now) else {
+        // Another type is a miss, as in `lookup`.
+        let Some(e) = shard.get_mut(key, loc.hash, now).filter(|e| mc(e).is_some()) else {
             bump(&self.sh.get_misses);
             self.stats.keyspace_misses.add(1);
             if !f.quiet {
@@ -821,14 +839,12 @@ impl Exec<'_> {
         let out = &mut *self.out;
         let mut won = false;
         let mut new_deadline: Option<Option<u64>> = None;
-        let (fetched, binary, len) = {
-            let it = mc_of(e);
-            (
-                it.state() & mc_state::FETCHED != 0,
-                it.state() & mc_state::KEY_BINARY != 0,
-                it.len(),
-            )
-        };
+        let h = hdr(e);
+        let (fetched, binary, len) = (
+            h.state & mc_state::FETCHED != 0,
+            h.state & mc_state::KEY_BINARY != 0,
+            h.len,
+        );
         if f.value {
             out.extend_from_slice(b"VA ");
             num(out, len);
@@ -852,7 +868,7 @@ impl Exec<'_> {
                     won = true;
                 }
                 b'R' => {
-                    let token_sent = mc_of(e).state() & mc_state::TOKEN_SENT != 0;
+                    let token_sent = h.state & mc_state::TOKEN_SENT != 0;
                     let rc = deadline(now, f.recache.unwrap_or(0));
                     if !token_sent && !created {
                         if let (Some(x), Some(r)) = (expire, rc) {
@@ -875,11 +891,11 @@ impl Exec<'_> {
                 }
                 b'c' => {
                     out.extend_from_slice(b" c");
-                    num(out, mc_of(e).cas());
+                    num(out, h.cas);
                 }
                 b'f' => {
                     out.extend_from_slice(b" f");
-                    num(out, mc_of(e).flags());
+                    num(out, h.flags);
                 }
                 b'l' => {
                     out.extend_from_slice(b" l");
@@ -894,32 +910,44 @@ impl Exec<'_> {
                 _ => {}
             }
         }
-        let it = mc_of(e);
-        if it.state() & mc_state::TOKEN_SENT != 0 {
+        let mut st = h.state;
+        if st & mc_state::TOKEN_SENT != 0 {
             out.extend_from_slice(b" Z");
         }
-        if it.state() & mc_state::STALE != 0 {
+        if st & mc_state::STALE != 0 {
             out.extend_from_slice(b" X");
-            if it.state() & mc_state::TOKEN_SENT == 0 {
+            if st & mc_state::TOKEN_SENT == 0 {
                 won = true;
             }
         }
         if won {
             out.extend_from_slice(b" W");
-            it.set_state(it.state() | mc_state::TOKEN_SENT);
+            st |= mc_state::TOKEN_SENT;
         }
         out.extend_from_slice(b"\r\n");
         if !f.no_bump {
-            // Before the value is queued: marking a shared item while a
-            // reply holds it would copy it.
-            it.set_state(it.state() | mc_state::FETCHED);
+            st |= mc_state::FETCHED;
         }
+        // Before the value is queued: marking a shared item while a reply
+        // holds it would copy it.
+        let (old_heap, new_heap) = if st != h.state {
+            let old = e.value_heap();
+            e.mc_set_state(st);
+            (old, e.value_heap())
+        } else {
+            (0, 0)
+        };
         if f.value {
-            push_data(out, it, self.srv.limits.reply_copy_avoid_min(), self.stats);
+            if let Some(it) = mc(e) {
+                push_data(out, it, self.srv.limits.reply_copy_avoid_min(), self.stats);
+            }
             out.extend_from_slice(b"\r\n");
         }
         if !f.no_bump {
             e.touch(now, None);
+        }
+        if old_heap != new_heap {
+            shard.value_resized(old_heap, new_heap);
         }
         if let Some(dl) = new_deadline {
             if f.ttl.is_some() {
@@ -942,8 +970,8 @@ impl Exec<'_> {
             None
         } else {
             lookup(&mut shard, key, loc.hash, now, self.sh).map(|e| {
-                let it = mc_of(e);
-                (it.cas(), it.state())
+                let h = hdr(e);
+                (h.cas, h.state)
             })
         };
         let mut cmd = match f.mode {
@@ -986,11 +1014,7 @@ impl Exec<'_> {
                 if f.compare_cas.is_some_and(|x| x != c) {
                     "EX"
                 } else {
-                    let len = shard.get(key, loc.hash, now).map_or(0, |e| match &e.value {
-                        #[allow(unreachable_patterns)]
-                        Value::Str(s) => s.len(),
-                        _ => 0,
-                    });
+                    let len = shard.get(key, loc.hash, now).and_then(|e| e.str()).map_or(0, |s| s.len());
                     // Too large a result is not stored, as in memcached
                     // (whose new item cannot be allocated).
                     if item_total_size(key.len(), flags, len + m.data.len())
@@ -998,13 +1022,8 @@ impl Exec<'_> {
                     {
                         "NS"
                     } else {
-                        rewrite(&mut shard, key, loc.hash, now, cas, |d| {
-                            if cmd == StoreCmd::Append {
-                                d.append(m.data);
-                            } else {
-                                d.prepend(m.data);
-                            }
-                        });
+                        let append = cmd == StoreCmd::Append;
+                        rewrite(&mut shard, key, loc.hash, now, cas, None, |d| concat(d, m.data, append));
                         "HD"
                     }
                 }
@@ -1086,24 +1105,33 @@ impl Exec<'_> {
             self.status("NF", m, f.base64);
             return;
         };
-        let it = mc_of(e);
-        let binary = it.state() & mc_state::KEY_BINARY != 0;
-        if f.compare_cas.is_some_and(|c| c != it.cas()) {
+        let it = hdr(e);
+        let binary = it.state & mc_state::KEY_BINARY != 0;
+        if f.compare_cas.is_some_and(|c| c != it.cas) {
             self.status("EX", m, binary);
             return;
         }
         bump(&self.sh.delete_hits);
         if f.invalidate || f.remove_value {
             let cas = f.new_cas.unwrap_or_else(|| self.sh.next_cas());
-            if f.invalidate {
-                it.set_state(it.state() | mc_state::STALE);
-                it.set_state(it.state() & !mc_state::TOKEN_SENT);
-            }
-            rewrite(&mut shard, key, loc.hash, now, cas, |d| {
-                if f.remove_value {
-                    d.set_data(&[]);
+            let st = if f.invalidate {
+                (it.state | mc_state::STALE) & !mc_state::TOKEN_SENT
+            } else {
+                it.state
+            };
+            if f.remove_value {
+                rewrite(&mut shard, key, loc.hash, now, cas, Some(st), |_| Vec::new());
+            } else {
+                // Only the header changes: in place.
+                let old = e.value_heap();
+                e.mc_set_state(st);
+                e.mc_set_cas(cas);
+                let new = e.value_heap();
+                if old != new {
+                    shard.value_resized(old, new);
                 }
-            });
+                shard.signal(key, loc.hash);
+            }
             if f.invalidate && f.ttl.is_some() {
                 retime(
                     &mut shard,
@@ -1149,13 +1177,13 @@ impl Exec<'_> {
                     &mut shard,
                     key,
                     loc.hash,
-                    new_item(value.to_string().as_bytes(), 0, cas, bin, 0),
+                    new_item(itoa::Buffer::new().format(value).as_bytes(), 0, cas, bin, 0),
                     deadline(now, n),
                     now,
                 );
             }
             Some(e) => {
-                let it = mc_of(e);
+                let Some(it) = mc(e) else { return };
                 if f.compare_cas.is_some_and(|c| c != it.cas()) {
                     let bin = it.state() & mc_state::KEY_BINARY != 0;
                     self.status("EX", m, bin);
@@ -1169,7 +1197,7 @@ impl Exec<'_> {
                 bump(hits);
                 value = v;
                 let cas = f.new_cas.unwrap_or_else(|| self.sh.next_cas());
-                rewrite(&mut shard, key, loc.hash, now, cas, |d| d.set_data(&probe));
+                rewrite(&mut shard, key, loc.hash, now, cas, None, |_| probe);
                 if let Some(t) = f.ttl {
                     retime(&mut shard, key, loc.hash, deadline(now, t), now);
                 }
@@ -1180,7 +1208,7 @@ impl Exec<'_> {
         }
         let mut b = itoa::Buffer::new();
         let vs = b.format(value).as_bytes();
-        let e = shard.get_mut(key, loc.hash, now);
+        let e = shard.get(key, loc.hash, now);
         let out = &mut *self.out;
         if f.value {
             out.extend_from_slice(b"VA ");
@@ -1197,18 +1225,14 @@ impl Exec<'_> {
                 b'k' => Self::ret_key(out, key, f.base64),
                 b't' => {
                     out.extend_from_slice(b" t");
-                    match e.as_ref().and_then(|e| e.expire()) {
+                    match e.and_then(|e| e.expire()) {
                         None => out.extend_from_slice(b"-1"),
                         Some(d) => num(out, d.saturating_sub(now).div_ceil(1000)),
                     }
                 }
                 b'c' => {
                     out.extend_from_slice(b" c");
-                    let cas = match e.as_ref().map(|e| &e.value) {
-                        Some(Value::Str(StrValue::Mc(it))) => it.cas(),
-                        _ => 0,
-                    };
-                    num(out, cas);
+                    num(out, e.and_then(mc).map_or(0, |it| it.cas()));
                 }
                 _ => {}
             }
