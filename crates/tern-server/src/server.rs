@@ -140,8 +140,10 @@ impl Server {
             let mut r = rand::thread_rng();
             (0..40).map(|_| char::from_digit(r.gen_range(0..16), 16).unwrap_or('0')).collect()
         };
+        let ks = Keyspace::new(cfg.databases, per_db);
+        ks.set_lfu(limits.lfu_policy.load(Ordering::Relaxed));
         Server {
-            ks: Keyspace::new(cfg.databases, per_db),
+            ks,
             workers: (0..threads).map(|_| Arc::new(WorkerStats::new(commands.len()))).collect(),
             commands,
             config: RwLock::new(cfg),

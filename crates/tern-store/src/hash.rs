@@ -969,7 +969,7 @@ mod tests {
                 h.set_field_expire(f.as_bytes(), *w);
             }
         }
-        crate::Value::Hash(Box::new(h))
+        crate::Value::Hash(h)
     }
 
     #[test]
@@ -994,10 +994,8 @@ mod tests {
         assert_eq!(sh.len(), 1);
         // Lazy access purges due fields of a live hash.
         sh.set(b"d", 4, hash_value(&[("x", Some(300)), ("y", None)]), None, 0);
-        match &sh.get(b"d", 4, 300).unwrap().value {
-            crate::Value::Hash(h) => assert_eq!(h.len(), 1),
-            _ => unreachable!(),
-        }
+        use crate::EntryExt;
+        assert_eq!(sh.get(b"d", 4, 300).unwrap().hash().map(|h| h.len()), Some(1));
         assert_eq!(sh.expire_cycle(10_000, 100), 0);
         assert_eq!(sh.len(), 2);
     }

@@ -1,7 +1,8 @@
 //! Databases, shards, key location and ordered shard locking.
 
 use std::hash::BuildHasher;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use hashbrown::DefaultHashBuilder;
 use parking_lot::{Mutex, MutexGuard};
@@ -48,6 +49,8 @@ pub struct Keyspace {
     expire_cursor: AtomicUsize,
     /// Background freeing of detached data (UNLINK, FLUSH* ASYNC).
     pub lazyfree: LazyFree,
+    /// New keys start an LFU counter (shared with every shard).
+    lfu: Arc<AtomicBool>,
 }
 
 impl Keyspace {
@@ -55,14 +58,21 @@ impl Keyspace {
     pub fn new(dbs: usize, shards_per_db: usize) -> Self {
         let per = shards_per_db.max(1).next_power_of_two();
         let hasher = DefaultHashBuilder::default();
+        let lfu = Arc::new(AtomicBool::new(false));
+        let shard = |_| {
+            let mut s = Shard::with_hasher(hasher.clone());
+            s.share_lfu_flag(lfu.clone());
+            Padded(Mutex::new(s))
+        };
         Keyspace {
-            shards: (0..dbs * per).map(|_| Padded(Mutex::new(Shard::with_hasher(hasher.clone())))).collect(),
+            shards: (0..dbs * per).map(shard).collect(),
             hints: (0..dbs * per).map(|_| Padded(Hint::default())).collect(),
             dbs,
             shard_bits: per.trailing_zeros(),
             hasher,
             expire_cursor: AtomicUsize::new(0),
             lazyfree: LazyFree::new(),
+            lfu,
         }
     }
 
@@ -148,6 +158,12 @@ impl Keyspace {
     /// doing when it costs no wait (cross-command prefetch).
     pub fn try_lock(&self, gid: u32) -> Option<MutexGuard<'_, Shard>> {
         self.shards.get(gid as usize)?.0.try_lock()
+    }
+
+    /// Whether new keys start an LFU counter (under an LFU
+    /// maxmemory-policy) or an LRU time. Takes no lock.
+    pub fn set_lfu(&self, lfu: bool) {
+        self.lfu.store(lfu, Ordering::Relaxed);
     }
 
     /// Global ids of database `db`'s shards, ascending.

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //!   Keyspace ── db 0..D ── shard 0..S ── Mutex<Shard>
-//!                                         ├─ Table   (chained buckets, SCAN-stable cursors)
+//!                                         ├─ tern_table::Table of entries (64-byte buckets, incremental resize)
 //!                                         ├─ TTL heap (when, hash) for active expiry
 //!                                         └─ watchers (WATCH flags by key)
 //! ```
@@ -14,11 +14,13 @@
 //! "access" step (probe under the shard's lock). A shard's global id orders
 //! locks: a multi-key command locks its shards in ascending id ([`LockSet`]).
 //!
-//! Goals: binary-safe keys, millisecond TTLs with lazy and bounded active
-//! expiry, and an API the prefetching table (its own issue) can sit behind.
-//! Non-goals here: incremental rehash and prefetch (the table's issue).
+//! An entry is one allocation: a 4-byte [`Meta`] (value kind and the
+//! LRU/LFU clock), the key, the deadline only when set, and a string written
+//! whole in place; other values sit in a box the entry owns ([`entry`]).
+//! Read values through [`EntryExt`].
 #![forbid(unsafe_code)]
 
+pub mod entry;
 mod hash;
 mod keyspace;
 mod lazyfree;
@@ -29,6 +31,7 @@ mod value;
 pub use hash::{Hash, HashLimits, Pair as HashPair};
 pub use keyspace::{Keyspace, Loc, LockSet, Padded};
 pub use lazyfree::{LazyFree, LAZYFREE_THRESHOLD};
-pub use shard::{Access, Detached, Entry, Lfu, Shard, WatchFlag};
+pub use entry::{Entry, EntryExt, Lfu, McRef, Meta, NewValue, StrRef, ValueRef, LFU_INIT_VAL};
+pub use shard::{Access, Detached, Shard, WatchFlag};
 pub use table::Table;
 pub use value::{mc_state, McStr, StrValue, Value};

@@ -13,76 +13,12 @@ use std::sync::Arc;
 use std::hash::BuildHasher;
 
 use hashbrown::DefaultHashBuilder;
-use tern_table::Item;
 
+use crate::entry::{self, is_expired, Entry, EntryExt, Lfu, Meta, NewValue};
 use crate::table::{Keyed, Table as Chained};
 use crate::value::Value;
 
-type Table = tern_table::Table<Meta, DefaultHashBuilder>;
-
-/// A stored key: one allocation holding the item header, [`Meta`], the key
-/// bytes and, only when the key has a TTL, its deadline. `e.value`,
-/// `e.atime` and the methods of [`Meta`] reach through `Deref`; `key()` and
-/// `expire()` (deadline in ms) come from the item.
-pub type Entry = Item<Meta>;
-
-/// What the keyspace keeps per key besides its name and TTL.
-#[derive(Debug)]
-pub struct Meta {
-    pub value: Value,
-    /// Last access, in seconds since the Unix epoch (OBJECT IDLETIME).
-    pub atime: u32,
-    /// Logarithmic access counter (OBJECT FREQ).
-    pub freq: u8,
-}
-
-fn is_expired(e: &Entry, now: u64) -> bool {
-    e.expire().is_some_and(|w| w <= now) || e.value.all_fields_expired(now)
-}
-
-impl Meta {
-
-    /// Records an access: the LRU clock always (OBJECT IDLETIME), and the
-    /// logarithmic counter when `lfu` is given (an LFU maxmemory-policy).
-    pub fn touch(&mut self, now_ms: u64, lfu: Option<Lfu>) {
-        if let Some(l) = lfu {
-            let c = self.lfu_count(now_ms, l.decay_minutes);
-            self.freq = l.log_incr(c, rand::random::<f64>());
-        }
-        self.atime = (now_ms / 1000) as u32;
-    }
-
-    /// Seconds since the last access, at the LRU clock's one-second
-    /// resolution.
-    pub fn idle_secs(&self, now_ms: u64) -> u64 {
-        (now_ms / 1000).saturating_sub(u64::from(self.atime))
-    }
-
-    /// The access counter after decay: one step down per `decay_minutes`
-    /// elapsed since the last access (Redis's `LFUDecrAndReturn`; 0 turns
-    /// decay off).
-    pub fn lfu_count(&self, now_ms: u64, decay_minutes: u32) -> u8 {
-        if decay_minutes == 0 {
-            return self.freq;
-        }
-        let elapsed = (now_ms / 60_000).saturating_sub(u64::from(self.atime) / 60);
-        let periods = elapsed / u64::from(decay_minutes);
-        (u64::from(self.freq).saturating_sub(periods)) as u8
-    }
-}
-
-/// LFU tuning (`lfu-log-factor`, `lfu-decay-time`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Lfu {
-    pub log_factor: u32,
-    pub decay_minutes: u32,
-}
-
-impl Default for Lfu {
-    fn default() -> Self {
-        Lfu { log_factor: 10, decay_minutes: 1 }
-    }
-}
+type Table = tern_table::Table<Meta, DefaultHashBuilder, Value>;
 
 /// How a lookup records itself on the entry (Redis's `lookupKey` flags):
 /// reads and writes count as an access unless the command or the client
@@ -92,28 +28,6 @@ pub enum Access {
     NoTouch,
     /// Update the access time, and the LFU counter when the policy is LFU.
     Touch(Option<Lfu>),
-}
-
-/// The counter a new key starts with, so that it is not evicted before it
-/// had a chance to be used (`LFU_INIT_VAL`).
-pub const LFU_INIT_VAL: u8 = 5;
-
-impl Lfu {
-    /// One probabilistic increment of a logarithmic counter (Redis's
-    /// `LFULogIncr`): the higher the counter, the less likely a hit bumps it.
-    /// `r` is uniform in [0, 1).
-    pub fn log_incr(&self, counter: u8, r: f64) -> u8 {
-        if counter == u8::MAX {
-            return counter;
-        }
-        let base = f64::from(counter.saturating_sub(LFU_INIT_VAL));
-        let p = 1.0 / (base * f64::from(self.log_factor) + 1.0);
-        if r < p {
-            counter + 1
-        } else {
-            counter
-        }
-    }
 }
 
 /// A shard's data detached by [`Shard::take_data`], to be dropped where it
@@ -181,6 +95,9 @@ pub struct Shard {
     value_mem: usize,
     /// Keys removed because their TTL passed (INFO `expired_keys`).
     pub expired: u64,
+    /// New keys start an LFU counter rather than an LRU time; shared by
+    /// all shards of a keyspace so that a policy change needs no lock.
+    lfu: Arc<AtomicBool>,
 }
 
 impl Shard {
@@ -212,6 +129,12 @@ impl Shard {
         self.table.rehash_step(budget)
     }
 
+    /// Makes new keys start an LFU counter while `flag` is set (an LFU
+    /// maxmemory-policy), an LRU time otherwise.
+    pub(crate) fn share_lfu_flag(&mut self, flag: Arc<AtomicBool>) {
+        self.lfu = flag;
+    }
+
     /// Live and not-yet-collected entries.
     pub fn len(&self) -> usize {
         self.table.len()
@@ -235,7 +158,7 @@ impl Shard {
     /// Removes the entry if it has expired. Returns true if it was removed.
     fn expire_if_needed(&mut self, key: &[u8], hash: u64, now: u64) -> bool {
         let (expired, fields_due) = match self.table.get(key, hash) {
-            Some(e) => (is_expired(e, now), e.value.next_field_deadline().is_some_and(|d| d <= now)),
+            Some(e) => (is_expired(e, now), e.next_field_deadline().is_some_and(|d| d <= now)),
             None => (false, false),
         };
         // A hash's due fields go on any access, so every command sees it as
@@ -256,7 +179,7 @@ impl Shard {
         if e.expire().is_some() {
             self.volatile -= 1;
         }
-        self.value_mem -= e.value.heap_size();
+        self.value_mem -= e.value_heap();
         Some(e)
     }
 
@@ -275,16 +198,29 @@ impl Shard {
     }
 
     /// Batch stage 3, for readers of string values: reads the item of
-    /// `hash` (prefetched by stage 2) and asks for the first line of its
-    /// string's bytes where they live apart from the item. Only a hint:
-    /// nothing changes, nothing expires.
+    /// `hash` (prefetched by stage 2) and asks for the rest of its string:
+    /// the item's further cache lines when the bytes are inline, the first
+    /// line of the buffer when they live apart. Only a hint: nothing
+    /// changes, nothing expires.
     #[inline]
     pub fn prefetch_value(&self, key: &[u8], hash: u64) {
         let Some(e) = self.table.get(key, hash) else { return };
-        let p: *const u8 = match &e.value {
-            Value::Str(crate::StrValue::Emb(b)) => b.as_ptr(),
-            Value::Str(crate::StrValue::Raw(v)) => v.as_ptr(),
-            Value::Str(crate::StrValue::Shared(a)) => Arc::as_ptr(a).cast(),
+        let p: *const u8 = match e.boxed() {
+            None => {
+                let start = (e as *const Entry).cast::<u8>();
+                let size = std::mem::size_of_val(e);
+                // The first line came with stage 2; ask for up to three more.
+                let mut off = 64;
+                while off < size && off < 256 {
+                    tern_table::prefetch(start.wrapping_add(off));
+                    off += 64;
+                }
+                return;
+            }
+            Some(Value::Str(crate::StrValue::Raw(v))) => v.as_ptr(),
+            Some(Value::Str(crate::StrValue::Shared(a))) => Arc::as_ptr(a).cast(),
+            Some(Value::Str(crate::StrValue::Mc(m))) => m.buffer().as_ptr(),
+            Some(Value::Str(crate::StrValue::Emb(b))) => b.as_ptr(),
             _ => return,
         };
         tern_table::prefetch(p);
@@ -325,19 +261,49 @@ impl Shard {
     }
 
     /// Stores `value` under `key`, replacing any old entry, with deadline
-    /// `expire` (None: no TTL). Returns the old value if there was a live one.
-    pub fn set(&mut self, key: &[u8], hash: u64, value: Value, expire: Option<u64>, now: u64) -> Option<Value> {
-        let old = self.remove(key, hash, now).map(|e| e.into_value().value);
-        if let Some(d) = value.next_field_deadline() {
+    /// `expire` (None: no TTL). Returns the old entry if there was a live one.
+    pub fn set<'a>(
+        &mut self,
+        key: &[u8],
+        hash: u64,
+        value: impl Into<NewValue<'a>>,
+        expire: Option<u64>,
+        now: u64,
+    ) -> Option<Box<Entry>> {
+        let item = entry::build(key, value.into(), expire, now, self.lfu.load(Ordering::Relaxed));
+        self.store(hash, item, now)
+    }
+
+    /// Gives a live key another value, keeping its TTL and access clock
+    /// (APPEND, INCR of a non-integer, a memcached append). Returns the old
+    /// entry, or None (and stores nothing) if the key is absent.
+    pub fn replace_value<'a>(&mut self, key: &[u8], hash: u64, value: impl Into<NewValue<'a>>, now: u64) -> Option<Box<Entry>> {
+        let item = entry::rebuild(self.get(key, hash, now)?, value.into());
+        self.store(hash, item, now)
+    }
+
+    /// Puts a built item in the table, replacing the one under the same
+    /// key; keeps the counts. Returns the old entry if it was live.
+    fn store(&mut self, hash: u64, item: Box<Entry>, now: u64) -> Option<Box<Entry>> {
+        self.value_mem += item.value_heap();
+        if let Some(d) = item.next_field_deadline() {
             self.field_heap.push(Reverse((d, hash)));
         }
-        self.value_mem += value.heap_size();
-        let meta = Meta { value, atime: (now / 1000) as u32, freq: LFU_INIT_VAL };
-        self.table.insert(key, hash, meta, expire);
-        if let Some(when) = expire {
-            self.deadline_added(when, hash);
+        let when = item.expire();
+        let old = self.table.upsert(hash, item);
+        if let Some(w) = when {
+            self.deadline_added(w, hash);
         }
-        old
+        let old = old?;
+        if old.expire().is_some() {
+            self.volatile -= 1;
+        }
+        self.value_mem -= old.value_heap();
+        if is_expired(&old, now) {
+            self.expired += 1;
+            return None;
+        }
+        Some(old)
     }
 
     fn deadline_added(&mut self, when: u64, hash: u64) {
@@ -349,24 +315,12 @@ impl Shard {
     }
 
     /// Stores a whole entry taken from elsewhere (RENAME, MOVE, SWAPDB),
-    /// keeping its TTL, access time and counter.
-    pub fn insert_entry(&mut self, key: &[u8], hash: u64, entry: Box<Entry>, now: u64) -> Option<Value> {
-        let old = self.remove(key, hash, now).map(|e| e.into_value().value);
-        let when = entry.expire();
-        self.value_mem += entry.value.heap_size();
-        if let Some(d) = entry.value.next_field_deadline() {
-            self.field_heap.push(Reverse((d, hash)));
-        }
-        if entry.key() == key {
-            // Same name (MOVE, SWAPDB-like moves): the allocation moves as is.
-            self.table.insert_item(hash, entry);
-        } else {
-            self.table.insert(key, hash, entry.into_value(), when);
-        }
-        if let Some(w) = when {
-            self.deadline_added(w, hash);
-        }
-        old
+    /// keeping its TTL, access time and counter. Returns the old entry if
+    /// there was a live one.
+    pub fn insert_entry(&mut self, key: &[u8], hash: u64, entry: Box<Entry>, now: u64) -> Option<Box<Entry>> {
+        // Same name (MOVE, SWAPDB-like moves): the allocation moves as is.
+        let item = if entry.key() == key { entry } else { entry.with_key(key) };
+        self.store(hash, item, now)
     }
 
     /// Removes a live key, returning its entry.
@@ -402,7 +356,7 @@ impl Shard {
                     self.field_heap = self
                         .table
                         .iter()
-                        .filter_map(|e| e.value.next_field_deadline().map(|d| Reverse((d, h.hash_one(e.key())))))
+                        .filter_map(|e| e.next_field_deadline().map(|d| Reverse((d, h.hash_one(e.key())))))
                         .collect();
                 }
             }
@@ -419,7 +373,7 @@ impl Shard {
     /// fields removed.
     pub fn expire_hash_fields(&mut self, key: &[u8], hash: u64, now: u64) -> usize {
         let Some(e) = self.table.get_mut(key, hash) else { return 0 };
-        let Value::Hash(h) = &mut e.value else { return 0 };
+        let Some(h) = e.hash_mut() else { return 0 };
         if h.next_deadline().is_none_or(|d| d > now) {
             return 0;
         }
@@ -472,14 +426,14 @@ impl Shard {
             let keys: Vec<Vec<u8>> = self
                 .table
                 .iter_hash(hash)
-                .filter(|e| e.value.next_field_deadline().is_some())
+                .filter(|e| e.next_field_deadline().is_some())
                 .map(|e| e.key().to_vec())
                 .collect();
             for key in keys {
                 let before = self.len();
                 self.expire_hash_fields(&key, hash, now);
                 removed += before - self.len();
-                let next = self.table.get(&key, hash).and_then(|e| e.value.next_field_deadline());
+                let next = self.table.get(&key, hash).and_then(|e| e.next_field_deadline());
                 if let Some(d) = next {
                     self.field_heap.push(Reverse((d, hash)));
                 }
@@ -650,6 +604,7 @@ impl Shard {
 mod tests {
     use super::*;
     use crate::value::StrValue;
+    use crate::{EntryExt, NewValue};
 
     fn s(b: &str) -> Value {
         Value::Str(StrValue::from_slice(b.as_bytes()))
@@ -699,37 +654,6 @@ mod tests {
         assert!(f.is_set());
         sh.unwatch(b"a", 7, &f);
         assert!(sh.watches.is_empty());
-    }
-
-    #[test]
-    fn touch_records_access_and_lfu_counter() {
-        let mut sh = Shard::new();
-        sh.set(b"k", 1, s("v"), None, 10_000);
-        let e = sh.get_mut(b"k", 1, 10_000).unwrap();
-        assert_eq!(e.idle_secs(25_500), 15);
-        assert_eq!(e.freq, LFU_INIT_VAL);
-        // At the initial value every hit counts (probability 1).
-        e.touch(30_000, Some(Lfu::default()));
-        assert_eq!(e.freq, LFU_INIT_VAL + 1);
-        assert_eq!(e.idle_secs(30_000), 0);
-        // Without LFU only the clock moves.
-        e.touch(31_000, None);
-        assert_eq!(e.freq, LFU_INIT_VAL + 1);
-        assert_eq!(e.atime, 31);
-        // One step of decay per minute idle, down to zero.
-        assert_eq!(e.lfu_count(31_000 + 3 * 60_000, 1), LFU_INIT_VAL - 2);
-        assert_eq!(e.lfu_count(31_000 + 600 * 60_000, 1), 0);
-        assert_eq!(e.lfu_count(31_000 + 600 * 60_000, 0), LFU_INIT_VAL + 1);
-    }
-
-    #[test]
-    fn log_incr_is_logarithmic() {
-        let l = Lfu::default();
-        assert_eq!(l.log_incr(255, 0.0), 255);
-        assert_eq!(l.log_incr(0, 0.999), 1);
-        // At 15, p = 1 / (10 * 10 + 1).
-        assert_eq!(l.log_incr(15, 0.0099), 16);
-        assert_eq!(l.log_incr(15, 0.0100), 15);
     }
 
     #[test]
@@ -808,5 +732,56 @@ mod tests {
         assert_eq!(sh.len(), 4);
         assert_eq!(sh.expired, 4);
         assert_eq!(sh.volatile_count(), 0);
+    }
+
+    /// The value bytes the shard counts match what its entries hold.
+    fn assert_accounted(sh: &Shard) {
+        let held: usize = sh.table.iter().map(|e| e.value_heap()).sum();
+        assert_eq!(sh.value_mem, held);
+        assert_eq!(sh.mem(), sh.table.mem_bytes() + held);
+    }
+
+    #[test]
+    fn values_in_the_item_and_boxed_are_accounted_through_replacements() {
+        let mut sh = Shard::new();
+        let h = sh.hash_key(b"k");
+        assert!(sh.set(b"k", h, NewValue::Bytes(&[7; 100]), Some(50_000), 0).is_none());
+        assert_eq!(sh.value_mem, 0);
+        let old = sh.replace_value(b"k", h, Value::Str(StrValue::Raw(vec![1; 300])), 10).unwrap();
+        assert_eq!(old.str().unwrap().bytes(), Some(&[7u8; 100][..]));
+        assert!(sh.value_mem > 300);
+        assert_accounted(&sh);
+        let e = sh.get(b"k", h, 10).unwrap();
+        assert_eq!((e.expire(), e.str().unwrap().len(), e.value().encoding()), (Some(50_000), 300, "raw"));
+        // In-place growth of the boxed buffer, reported by the caller.
+        let e = sh.get_mut(b"k", h, 10).unwrap();
+        let Some(Value::Str(sv)) = e.boxed_value_mut() else { panic!("boxed") };
+        let before = sv.heap_size();
+        sv.make_raw().extend_from_slice(&[2; 1000]);
+        let after = sv.heap_size();
+        sh.value_resized(before, after);
+        assert_accounted(&sh);
+        // Back to an integer in the item; the TTL stays.
+        sh.replace_value(b"k", h, NewValue::Int(5), 10);
+        assert_accounted(&sh);
+        assert_eq!(sh.value_mem, 0);
+        assert_eq!(sh.volatile_count(), 1);
+        assert!(sh.get_mut(b"k", h, 10).unwrap().set_int(6));
+        assert_eq!(sh.get(b"k", h, 10).unwrap().str().unwrap().int(), Some(6));
+        // Absent and expired keys are not given a value.
+        assert!(sh.replace_value(b"zz", sh.hash_key(b"zz"), NewValue::Int(1), 10).is_none());
+        assert!(sh.replace_value(b"k", h, NewValue::Int(1), 60_000).is_none());
+        assert!(sh.is_empty());
+        assert_eq!((sh.volatile_count(), sh.expired), (0, 1));
+        // Overwriting an expired key counts it expired and returns nothing.
+        sh.set(b"a", 1, NewValue::Bytes(b"x"), Some(5), 0);
+        assert!(sh.set(b"a", 1, NewValue::Bytes(b"y"), None, 10).is_none());
+        assert_eq!((sh.volatile_count(), sh.expired), (0, 2));
+        // A renamed entry keeps its box.
+        sh.set(b"h", 2, Value::Hash(crate::Hash::default()), None, 0);
+        let e = sh.remove(b"h", 2, 0).unwrap();
+        sh.insert_entry(b"h2", 3, e, 0);
+        assert!(sh.get(b"h2", 3, 0).unwrap().hash().is_some());
+        assert_accounted(&sh);
     }
 }

@@ -4,11 +4,12 @@ use std::sync::Arc;
 
 use crate::hash::Hash;
 
-/// A stored value. Later types (lists, sets, ...) join this enum.
+/// A stored value that lives apart from its key's item (see
+/// [`crate::entry`]). Later types (lists, sets, ...) join this enum.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     Str(StrValue),
-    Hash(Box<Hash>),
+    Hash(Hash),
 }
 
 /// A string value and the encoding Redis would report for it.
@@ -16,9 +17,11 @@ pub enum Value {
 pub enum StrValue {
     /// A canonical integer (`OBJECT ENCODING` int).
     Int(i64),
-    /// Bytes created whole by a write of at most 44 bytes (`embstr`).
+    /// Bytes created whole by a write (`embstr` up to 44 bytes, `raw`
+    /// above); the keyspace keeps them in the key's own item.
     Emb(Box<[u8]>),
-    /// Bytes that are longer or were changed in place (`raw`).
+    /// Bytes changed in place (APPEND, SETRANGE): `raw`, kept in a growable
+    /// buffer apart from the item.
     Raw(Vec<u8>),
     /// Bytes written through a memcached protocol, with the item state only
     /// memcached needs, in the same allocation as the bytes (no larger than
@@ -79,11 +82,36 @@ impl McStr {
 
     fn build(data: &[u8], flags: u32, cas: u64, state: u8) -> Vec<u8> {
         let mut buf = Vec::with_capacity(Self::HEADER + data.len());
+        Self::write_header(&mut buf, flags, cas, state);
+        buf.extend_from_slice(data);
+        buf
+    }
+
+    /// Appends the [`Self::HEADER`] bytes that precede an item's data.
+    pub fn write_header(buf: &mut Vec<u8>, flags: u32, cas: u64, state: u8) {
         buf.extend_from_slice(&flags.to_le_bytes());
         buf.extend_from_slice(&cas.to_le_bytes());
         buf.push(state);
-        buf.extend_from_slice(data);
-        buf
+    }
+
+    /// The flags of a header-and-data buffer.
+    pub fn read_flags(buf: &[u8]) -> u32 {
+        let mut a = [0u8; 4];
+        a.copy_from_slice(&buf[0..4]);
+        u32::from_le_bytes(a)
+    }
+
+    /// The CAS of a header-and-data buffer.
+    pub fn read_cas(buf: &[u8]) -> u64 {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(&buf[4..12]);
+        u64::from_le_bytes(a)
+    }
+
+    /// Header and data, as one buffer.
+    #[inline]
+    pub fn buffer(&self) -> &[u8] {
+        self.bytes()
     }
 
     #[inline]
@@ -121,15 +149,11 @@ impl McStr {
     }
     /// Opaque 32-bit client flags.
     pub fn flags(&self) -> u32 {
-        let mut a = [0u8; 4];
-        a.copy_from_slice(&self.bytes()[0..4]);
-        u32::from_le_bytes(a)
+        Self::read_flags(self.bytes())
     }
     /// Compare-and-swap id, unique per write.
     pub fn cas(&self) -> u64 {
-        let mut a = [0u8; 8];
-        a.copy_from_slice(&self.bytes()[4..12]);
-        u64::from_le_bytes(a)
+        Self::read_cas(self.bytes())
     }
     pub fn set_cas(&mut self, cas: u64) {
         if self.cas() != cas {
@@ -234,8 +258,8 @@ impl StrValue {
     pub fn encoding(&self) -> &'static str {
         match self {
             StrValue::Int(_) => "int",
-            StrValue::Emb(_) => "embstr",
-            StrValue::Raw(_) => "raw",
+            StrValue::Emb(b) if b.len() <= EMBSTR_MAX => "embstr",
+            StrValue::Emb(_) | StrValue::Raw(_) => "raw",
             StrValue::Mc(m) if m.len() <= EMBSTR_MAX => "embstr",
             StrValue::Mc(_) => "raw",
             StrValue::Shared(_) => "raw",
@@ -275,7 +299,7 @@ impl Value {
     pub fn heap_size(&self) -> usize {
         match self {
             Value::Str(s) => s.heap_size(),
-            Value::Hash(h) => std::mem::size_of::<Hash>() + h.heap_size(),
+            Value::Hash(h) => h.heap_size(),
         }
     }
 
@@ -309,14 +333,10 @@ impl Value {
 }
 
 impl StrValue {
-    /// Bytes as Redis would store them from a whole write, without the
-    /// integer check (callers that want `int` encoding check first).
+    /// Bytes from a whole write, without the integer check (callers that
+    /// want `int` encoding check first).
     pub fn from_slice(b: &[u8]) -> Self {
-        if b.len() <= EMBSTR_MAX {
-            StrValue::Emb(b.into())
-        } else {
-            StrValue::Raw(b.to_vec())
-        }
+        StrValue::Emb(b.into())
     }
 
     /// [`Self::from_slice`], stored shareable with replies when at least
@@ -353,8 +373,8 @@ mod mc_tests {
         let mut t = StrValue::from_slice_sharing(&big, 64);
         let ptr = t.shared().unwrap().as_ptr();
         assert_eq!(t.make_raw().as_ptr(), ptr);
-        assert!(matches!(StrValue::from_slice_sharing(&big, 0), StrValue::Raw(_)));
-        assert!(matches!(StrValue::from_slice_sharing(&big, 101), StrValue::Raw(_)));
+        assert!(matches!(StrValue::from_slice_sharing(&big, 0), StrValue::Emb(_)));
+        assert!(matches!(StrValue::from_slice_sharing(&big, 101), StrValue::Emb(_)));
         assert!(matches!(StrValue::from_slice_sharing(&big[..40], 1), StrValue::Emb(_)));
     }
 

@@ -7,7 +7,7 @@
 use std::collections::{HashMap, HashSet};
 
 use proptest::prelude::*;
-use tern_store::{Shard, StrValue, Value};
+use tern_store::{Entry, EntryExt, Shard, StrValue, Value};
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -50,11 +50,8 @@ fn key(k: u16) -> Vec<u8> {
     format!("key:{k}").into_bytes()
 }
 
-fn int_of(v: &Value) -> i64 {
-    match v {
-        Value::Str(StrValue::Int(n)) => *n,
-        other => panic!("unexpected value {other:?}"),
-    }
+fn int_of(e: &Entry) -> i64 {
+    e.str().and_then(|s| s.int()).unwrap_or_else(|| panic!("unexpected value {e:?}"))
 }
 
 struct Model {
@@ -103,13 +100,13 @@ proptest! {
                     m.map.insert(k, (v, None));
                 }
                 Op::Remove(k) => {
-                    let got = sh.remove(&key(k), hash_of(&sh, k), m.now).map(|e| int_of(&e.value));
+                    let got = sh.remove(&key(k), hash_of(&sh, k), m.now).map(|e| int_of(&e));
                     prop_assert_eq!(got, m.live(k).map(|(v, _)| v));
                     m.map.remove(&k);
                     unstable(&mut scan, k);
                 }
                 Op::Get(k) => {
-                    let got = sh.get(&key(k), hash_of(&sh, k), m.now).map(|e| (int_of(&e.value), e.expire()));
+                    let got = sh.get(&key(k), hash_of(&sh, k), m.now).map(|e| (int_of(e), e.expire()));
                     prop_assert_eq!(got, m.live(k));
                 }
                 Op::Expire(k, dt) => {

@@ -18,7 +18,7 @@ use std::sync::atomic::Ordering;
 use rand::seq::SliceRandom;
 use rand::Rng;
 use tern_protocol::{parse_i64, Args};
-use tern_store::{Access, Hash, HashLimits, HashPair, Shard, Value};
+use tern_store::{Access, EntryExt, Hash, HashLimits, HashPair, Shard, Value};
 
 use super::strings::ldouble::LongDouble;
 use super::table::{flags::*, CommandSpec};
@@ -177,14 +177,11 @@ fn hash_mut<'s>(
     // A hash created here is new, not accessed (Redis's dbAdd path).
     let created = create && shard.get(key, hash, now).is_none();
     if created {
-        shard.set(key, hash, Value::Hash(Box::default()), None, now);
+        shard.set(key, hash, Value::Hash(Hash::default()), None, now);
     }
     match shard.lookup(key, hash, now, if created { Access::NoTouch } else { acc }) {
         None => Ok(None),
-        Some(e) => match &mut e.value {
-            Value::Hash(h) => Ok(Some(h)),
-            _ => Err(errors::WRONGTYPE),
-        },
+        Some(e) => e.hash_mut().map(Some).ok_or(errors::WRONGTYPE),
     }
 }
 
@@ -235,9 +232,9 @@ macro_rules! read_hash {
             }
             Some(e) => {
                 $ctx.stats.keyspace_hits.add(1);
-                match &e.value {
-                    Value::Hash(h) => &**h,
-                    _ => return $ctx.reply.error(errors::WRONGTYPE),
+                match e.hash() {
+                    Some(h) => h,
+                    None => return $ctx.reply.error(errors::WRONGTYPE),
                 }
             }
         }
@@ -250,7 +247,7 @@ macro_rules! read_hash {
 fn holds_hash(ctx: &mut Ctx<'_, '_>, loc: tern_store::Loc, key: &[u8]) -> Option<bool> {
     match ctx.locks.shard(loc.gid).get(key, loc.hash, ctx.now) {
         None => Some(false),
-        Some(e) if matches!(e.value, Value::Hash(_)) => Some(true),
+        Some(e) if e.hash().is_some() => Some(true),
         Some(_) => {
             ctx.reply.error(errors::WRONGTYPE);
             None
@@ -806,9 +803,9 @@ fn httl_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, secs: bool, absolute: boo
     let Some(first) = fields_at(ctx, args, 2, NUMFIELDS_READ) else { return };
     let n = args.len() - first;
     let h = match ctx.locks.shard(loc.gid).peek(key, loc.hash, now) {
-        Some(e) if found => match &e.value {
-            Value::Hash(h) => &**h,
-            _ => return reply_ints(ctx, n, NO_FIELD),
+        Some(e) if found => match e.hash() {
+            Some(h) => h,
+            None => return reply_ints(ctx, n, NO_FIELD),
         },
         _ => {
             ctx.stats.keyspace_misses.add(1);

@@ -13,7 +13,7 @@
 //! shards and across each table's growth or shrinking between calls.
 
 use tern_protocol::{parse_i64, Args};
-use tern_store::{Access, Entry, Lfu, Loc, LAZYFREE_THRESHOLD};
+use tern_store::{Access, Entry, EntryExt, Lfu, Loc, LAZYFREE_THRESHOLD};
 
 use super::table::{flags::*, CommandSpec};
 use super::Ctx;
@@ -257,7 +257,7 @@ fn del_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, lazy: bool) {
             let Some(e) = sh.remove(key, loc.hash, ctx.now) else { continue };
             sh.signal(key, loc.hash);
             removed += 1;
-            if e.value.free_effort() > LAZYFREE_THRESHOLD {
+            if e.free_effort() > LAZYFREE_THRESHOLD {
                 let bg = *lazy.get_or_insert_with(|| config_yes(ctx, "lazyfree-lazy-user-del"));
                 if bg {
                     ctx.ks.lazyfree.free(e);
@@ -310,7 +310,7 @@ fn touch(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 
 fn type_cmd(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let loc = ctx.locs[0];
-    let name = ctx.locks.shard(loc.gid).get(args.get(1), loc.hash, ctx.now).map(|e| e.value.type_name());
+    let name = ctx.locks.shard(loc.gid).get(args.get(1), loc.hash, ctx.now).map(|e| e.value().type_name());
     match name {
         Some(t) => {
             ctx.stats.keyspace_hits.add(1);
@@ -397,7 +397,7 @@ fn copy(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let ld = ctx.ks.locate(dst_db, newkey);
     let (now, acc) = (ctx.now, access(ctx, false));
     ctx.locks.acquire([ls.gid, ld.gid]);
-    let found = ctx.locks.shard(ls.gid).lookup(key, ls.hash, now, acc).map(|e| (e.value.clone(), e.expire()));
+    let found = ctx.locks.shard(ls.gid).lookup(key, ls.hash, now, acc).map(|e| (e.to_value(), e.expire()));
     let Some((value, expire)) = found else {
         ctx.locks.release();
         ctx.stats.keyspace_misses.add(1);
@@ -721,7 +721,7 @@ fn scan(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             0
         } else {
             let (after, seen) = sh.scan_live(inner, now, |e| {
-                if type_name.is_some_and(|t| !e.value.type_name().as_bytes().eq_ignore_ascii_case(t)) {
+                if type_name.is_some_and(|t| !e.value().type_name().as_bytes().eq_ignore_ascii_case(t)) {
                     return;
                 }
                 if pattern.is_some_and(|p| !glob::matches(p, e.key(), false)) {
@@ -921,13 +921,13 @@ fn object_entry<'s>(ctx: &'s mut Ctx<'_, '_>, args: Args<'_>) -> Option<&'s Entr
 }
 
 fn object_encoding(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
-    let Some(enc) = object_entry(ctx, args).map(|e| e.value.encoding()) else { return };
+    let Some(enc) = object_entry(ctx, args).map(|e| e.value().encoding()) else { return };
     ctx.reply.bulk(enc.as_bytes());
 }
 
 fn object_refcount(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let Some(small_int) = object_entry(ctx, args)
-        .map(|e| matches!(e.value, tern_store::Value::Str(tern_store::StrValue::Int(n)) if (0..SHARED_INTEGERS).contains(&n)))
+        .map(|e| e.str().and_then(|s| s.int()).is_some_and(|n| (0..SHARED_INTEGERS).contains(&n)))
     else {
         return;
     };

@@ -72,7 +72,7 @@ impl<'a> Reply<'a> {
     /// A stored string as a bulk reply: sent from the stored bytes when it
     /// is shared and long enough, copied otherwise.
     #[inline]
-    pub fn str_value(&mut self, s: &tern_store::StrValue) {
+    pub fn str_value(&mut self, s: tern_store::StrRef<'_>) {
         self.str_range(s, 0..s.len());
     }
 
@@ -80,7 +80,7 @@ impl<'a> Reply<'a> {
     /// the stored bytes like [`Reply::str_value`] when the range is long
     /// enough.
     #[inline]
-    pub fn str_range(&mut self, s: &tern_store::StrValue, r: std::ops::Range<usize>) {
+    pub fn str_range(&mut self, s: tern_store::StrRef<'_>, r: std::ops::Range<usize>) {
         match s.shared() {
             Some(b) if self.share_min > 0 && r.len() >= self.share_min => {
                 self.enc.bulk_header(self.out, r.len());

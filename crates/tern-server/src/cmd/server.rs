@@ -808,6 +808,9 @@ fn config_set(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         }
     }
     ctx.srv.limits.load_from(&next);
+    // New keys start the clock the policy reads (existing ones adjust as
+    // they are accessed, as in Redis).
+    ctx.srv.ks.set_lfu(ctx.srv.limits.lfu_policy.load(std::sync::atomic::Ordering::Relaxed));
     crate::log::set_level(next.loglevel);
     *cfg = next;
     drop(cfg);

@@ -17,7 +17,7 @@ pub mod ldouble;
 use std::sync::atomic::Ordering;
 
 use tern_protocol::{parse_i64, Args};
-use tern_store::{Entry, StrValue, Value};
+use tern_store::{Entry, EntryExt, NewValue, StrRef, StrValue, Value};
 
 use super::table::{flags::*, CommandSpec};
 use super::{Ctx, Reply};
@@ -104,40 +104,31 @@ pub static COMMANDS: &[CommandSpec] = &[
         .acl(&["read", "string", "slow"]),
 ];
 
-/// Builds a string value as Redis stores it: canonical integers as `int`.
-pub fn string_value(b: &[u8]) -> Value {
+/// A string value as Redis stores it from a whole write: canonical
+/// integers as `int`, other bytes in the key's item (no allocation here).
+pub fn string_value(b: &[u8]) -> NewValue<'_> {
     if b.len() <= 20 {
         if let Some(n) = parse_i64(b) {
-            return Value::Str(StrValue::Int(n));
+            return NewValue::Int(n);
         }
     }
-    Value::Str(StrValue::from_slice(b))
+    NewValue::Bytes(b)
 }
 
 /// [`string_value`] for a whole write: a value of at least `share_min`
 /// bytes (`reply-copy-avoid-min-size`, 0: never) is stored so that replies
 /// can send it without a copy.
-pub fn string_value_sharing(b: &[u8], share_min: usize) -> Value {
+pub fn string_value_sharing(b: &[u8], share_min: usize) -> NewValue<'_> {
     if share_min > 0 && b.len() >= share_min && b.len() > 20 {
-        return Value::Str(StrValue::from_slice_sharing(b, share_min));
+        return NewValue::Value(Value::Str(StrValue::from_slice_sharing(b, share_min)));
     }
     string_value(b)
 }
 
-/// The string a value holds, or the WRONGTYPE error for any other type.
-pub fn string_of(v: &Value) -> Result<&StrValue, &'static str> {
-    match v {
-        Value::Str(s) => Ok(s),
-        _ => Err(errors::WRONGTYPE),
-    }
-}
-
-/// [`string_of`] for changing the string in place.
-pub fn string_of_mut(v: &mut Value) -> Result<&mut StrValue, &'static str> {
-    match v {
-        Value::Str(s) => Ok(s),
-        _ => Err(errors::WRONGTYPE),
-    }
+/// The string an entry holds, or the WRONGTYPE error for any other type.
+#[inline]
+pub fn string_of(e: &Entry) -> Result<StrRef<'_>, &'static str> {
+    e.str().ok_or(errors::WRONGTYPE)
 }
 
 /// Replies as GET does for a looked-up key and counts the keyspace hit or
@@ -149,7 +140,7 @@ fn reply_value(reply: &mut Reply<'_>, stats: &WorkerStats, e: Option<&Entry>) ->
         return true;
     };
     stats.keyspace_hits.add(1);
-    match string_of(&e.value) {
+    match string_of(e) {
         Ok(s) => {
             reply.str_value(s);
             true
@@ -386,7 +377,7 @@ fn getex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         return;
     };
     ctx.stats.keyspace_hits.add(1);
-    let s = match string_of(&e.value) {
+    let s = match string_of(e) {
         Ok(s) => s,
         Err(msg) => return ctx.reply.error(msg),
     };
@@ -430,7 +421,7 @@ fn mget(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
                 Some(e) => {
                     ctx.stats.keyspace_hits.add(1);
                     // MGET answers null for a key of another type, not an error.
-                    match string_of(&e.value) {
+                    match string_of(e) {
                         Ok(s) => ctx.reply.str_value(s),
                         Err(_) => ctx.reply.null(),
                     }
@@ -511,20 +502,29 @@ fn append(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             add.len()
         }
         Some(e) => {
-            let s = match string_of_mut(&mut e.value) {
-                Ok(s) => s,
+            let cur = match string_of(e) {
+                Ok(s) => s.len(),
                 Err(msg) => return ctx.reply.error(msg),
             };
-            if (s.len() as u64).saturating_add(add.len() as u64) > max {
+            if (cur as u64).saturating_add(add.len() as u64) > max {
                 return ctx.reply.error(errors::STRING_TOO_LONG);
             }
-            let old_heap = s.heap_size();
-            let buf = s.make_raw();
-            buf.extend_from_slice(add);
-            let total = buf.len();
-            let new_heap = s.heap_size();
-            shard.value_resized(old_heap, new_heap);
-            total
+            if let Some(Value::Str(sv)) = e.boxed_value_mut() {
+                // Already a buffer apart from the item: grows in place.
+                let old_heap = sv.heap_size();
+                sv.make_raw().extend_from_slice(add);
+                let new_heap = sv.heap_size();
+                shard.value_resized(old_heap, new_heap);
+            } else {
+                // Kept in the item: moves to a growable `raw` buffer, as
+                // Redis turns an embstr into raw, so further appends are
+                // amortised instead of reallocating the item each time.
+                let mut buf = Vec::with_capacity(cur + add.len());
+                string_of(e).map(|s| s.with_bytes(|b| buf.extend_from_slice(b))).ok();
+                buf.extend_from_slice(add);
+                shard.replace_value(key, loc.hash, Value::Str(StrValue::Raw(buf)), ctx.now);
+            }
+            cur + add.len()
         }
     };
     ctx.dirty += 1;
@@ -541,7 +541,7 @@ fn strlen(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         }
         Some(e) => {
             ctx.stats.keyspace_hits.add(1);
-            match string_of(&e.value) {
+            match string_of(e) {
                 Ok(s) => ctx.reply.int(s.len() as i64),
                 Err(msg) => ctx.reply.error(msg),
             }
@@ -586,7 +586,7 @@ fn getrange(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         }
         Some(e) => {
             ctx.stats.keyspace_hits.add(1);
-            match string_of(&e.value) {
+            match string_of(e) {
                 Ok(s) => match range_of(s.len(), start, end) {
                     Some(r) => ctx.reply.str_range(s, r),
                     None => ctx.reply.bulk(b""),
@@ -630,29 +630,44 @@ fn setrange(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             end
         }
         Some(e) => {
-            let s = match string_of_mut(&mut e.value) {
-                Ok(s) => s,
+            let cur = match string_of(e) {
+                Ok(s) => s.len(),
                 Err(msg) => return ctx.reply.error(msg),
             };
             if value.is_empty() {
-                return ctx.reply.int(s.len() as i64);
+                return ctx.reply.int(cur as i64);
             }
             if over {
                 return ctx.reply.error(errors::STRING_TOO_LONG);
             }
-            let old_heap = s.heap_size();
-            let buf = s.make_raw();
-            if buf.len() < end {
-                if buf.try_reserve(end - buf.len()).is_err() {
+            let write = |buf: &mut Vec<u8>| -> bool {
+                if buf.len() < end {
+                    if buf.try_reserve(end - buf.len()).is_err() {
+                        return false;
+                    }
+                    buf.resize(end, 0);
+                }
+                buf[offset..end].copy_from_slice(value);
+                true
+            };
+            if let Some(Value::Str(sv)) = e.boxed_value_mut() {
+                let old_heap = sv.heap_size();
+                let ok = write(sv.make_raw());
+                let new_heap = sv.heap_size();
+                shard.value_resized(old_heap, new_heap);
+                if !ok {
                     return ctx.reply.error(errors::STRING_TOO_LONG);
                 }
-                buf.resize(end, 0);
+            } else {
+                // Kept in the item: changed in a `raw` buffer of its own.
+                let mut buf = Vec::new();
+                string_of(e).map(|s| s.with_bytes(|b| buf.extend_from_slice(b))).ok();
+                if !write(&mut buf) {
+                    return ctx.reply.error(errors::STRING_TOO_LONG);
+                }
+                shard.replace_value(key, loc.hash, Value::Str(StrValue::Raw(buf)), ctx.now);
             }
-            buf[offset..end].copy_from_slice(value);
-            let total = buf.len();
-            let new_heap = s.heap_size();
-            shard.value_resized(old_heap, new_heap);
-            total
+            cur.max(end)
         }
     };
     ctx.dirty += 1;
@@ -690,17 +705,14 @@ fn incr_by(ctx: &mut Ctx<'_, '_>, args: Args<'_>, by: i64) {
     let shard = ctx.locks.shard(loc.gid);
     let v = match shard.lookup(key, loc.hash, ctx.now, acc) {
         None => {
-            shard.set(key, loc.hash, Value::Str(StrValue::Int(by)), None, ctx.now);
+            shard.set(key, loc.hash, NewValue::Int(by), None, ctx.now);
             by
         }
         Some(e) => {
-            let s = match string_of_mut(&mut e.value) {
-                Ok(s) => s,
+            let cur = match string_of(e) {
+                Ok(StrRef::Int(n)) => Some(n),
+                Ok(other) => other.with_bytes(parse_i64),
                 Err(msg) => return ctx.reply.error(msg),
-            };
-            let cur = match &*s {
-                StrValue::Int(n) => Some(*n),
-                other => other.with_bytes(parse_i64),
             };
             let Some(cur) = cur else {
                 return ctx.reply.error(errors::NOT_INTEGER);
@@ -708,9 +720,11 @@ fn incr_by(ctx: &mut Ctx<'_, '_>, args: Args<'_>, by: i64) {
             let Some(v) = cur.checked_add(by) else {
                 return ctx.reply.error(errors::OVERFLOW);
             };
-            let old_heap = s.heap_size();
-            *s = StrValue::Int(v);
-            shard.value_resized(old_heap, 0);
+            // An integer in the item is overwritten in place; anything
+            // else becomes one, keeping the TTL.
+            if !e.set_int(v) {
+                shard.replace_value(key, loc.hash, NewValue::Int(v), ctx.now);
+            }
             v
         }
     };
@@ -734,16 +748,13 @@ fn incrbyfloat(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
                 return ctx.reply.error(NAN_OR_INFINITY);
             };
             sum.write_human(&mut text);
-            shard.set(key, loc.hash, Value::Str(StrValue::from_slice(&text)), None, ctx.now);
+            shard.set(key, loc.hash, NewValue::Bytes(&text), None, ctx.now);
         }
         Some(e) => {
-            let s = match string_of_mut(&mut e.value) {
-                Ok(s) => s,
+            let cur = match string_of(e) {
+                Ok(StrRef::Int(n)) => Some(LongDouble::from_i64(n)),
+                Ok(other) => other.with_bytes(LongDouble::parse),
                 Err(msg) => return ctx.reply.error(msg),
-            };
-            let cur = match &*s {
-                StrValue::Int(n) => Some(LongDouble::from_i64(*n)),
-                other => other.with_bytes(LongDouble::parse),
             };
             let (Some(cur), Some(by)) = (cur, LongDouble::parse(args.get(2))) else {
                 return ctx.reply.error(errors::NOT_FLOAT);
@@ -752,10 +763,7 @@ fn incrbyfloat(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
                 return ctx.reply.error(NAN_OR_INFINITY);
             };
             sum.write_human(&mut text);
-            let old_heap = s.heap_size();
-            *s = StrValue::from_slice(&text);
-            let new_heap = s.heap_size();
-            shard.value_resized(old_heap, new_heap);
+            shard.replace_value(key, loc.hash, NewValue::Bytes(&text), ctx.now);
         }
     }
     ctx.dirty += 1;
@@ -781,7 +789,7 @@ fn lcs(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             None => ctx.stats.keyspace_misses.add(1),
             Some(e) => {
                 ctx.stats.keyspace_hits.add(1);
-                match string_of(&e.value) {
+                match string_of(e) {
                     Ok(s) => *out = s.to_vec(),
                     Err(_) => wrong_type = true,
                 }

@@ -1,0 +1,598 @@
+//! What a stored key looks like: one item holding a 4-byte [`Meta`], the
+//! key, the deadline (only when set) and, for strings written whole, the
+//! value's bytes. Anything else (a hash, a string grown in place, a large
+//! string shared with replies) is a [`Value`] in a box the item owns.
+//!
+//! ```text
+//!  item: | tail_len | key_len+flags | Meta (kind 8 bits, clock 24 bits) | key | [deadline] | bytes or *Value |
+//!          4          4               4
+//! ```
+//!
+//! A GET hit therefore touches the bucket and the item and nothing else:
+//! for 16-byte keys and 100-byte values the item is exactly 128 bytes, a
+//! jemalloc size class, so a key costs its bytes plus 12 bytes of header
+//! plus its bucket slot.
+
+use std::sync::Arc;
+
+use tern_table::{size_class, Item};
+
+use crate::hash::Hash;
+use crate::value::{McStr, StrValue, Value, EMBSTR_MAX};
+
+/// A stored key: see the module docs. Read it with [`EntryExt`].
+pub type Entry = Item<Meta, Value>;
+
+/// What kind of value an item holds.
+const KIND_BYTES: u32 = 0;
+const KIND_INT: u32 = 1;
+const KIND_MC: u32 = 2;
+const KIND_BOXED: u32 = 3;
+const KIND_MASK: u32 = 0xff;
+const CLOCK_SHIFT: u32 = 8;
+/// The access clock's range (24 bits, as Redis's `LRU_BITS`).
+const CLOCK_MAX: u32 = (1 << 24) - 1;
+
+/// The per-key word: the value's kind and the access clock, which holds
+/// the LRU time in seconds, or under an LFU policy the last decrement time
+/// in minutes (16 bits) and the logarithmic counter (8 bits) — Redis's
+/// layout, with its wrap-around arithmetic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(transparent)]
+pub struct Meta(u32);
+
+/// LFU tuning (`lfu-log-factor`, `lfu-decay-time`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Lfu {
+    pub log_factor: u32,
+    pub decay_minutes: u32,
+}
+
+impl Default for Lfu {
+    fn default() -> Self {
+        Lfu { log_factor: 10, decay_minutes: 1 }
+    }
+}
+
+/// The counter a new key starts with, so that it is not evicted before it
+/// had a chance to be used (`LFU_INIT_VAL`).
+pub const LFU_INIT_VAL: u8 = 5;
+
+impl Lfu {
+    /// One probabilistic increment of a logarithmic counter (Redis's
+    /// `LFULogIncr`): the higher the counter, the less likely a hit bumps it.
+    /// `r` is uniform in [0, 1).
+    pub fn log_incr(&self, counter: u8, r: f64) -> u8 {
+        if counter == u8::MAX {
+            return counter;
+        }
+        let base = f64::from(counter.saturating_sub(LFU_INIT_VAL));
+        let p = 1.0 / (base * f64::from(self.log_factor) + 1.0);
+        if r < p {
+            counter + 1
+        } else {
+            counter
+        }
+    }
+}
+
+fn lru_clock(now_ms: u64) -> u32 {
+    (now_ms / 1000) as u32 & CLOCK_MAX
+}
+
+fn lfu_minutes(now_ms: u64) -> u32 {
+    (now_ms / 60_000) as u32 & 0xffff
+}
+
+impl Meta {
+    /// A new key's word: the clock starts now, or under LFU (`lfu`) with
+    /// the initial counter.
+    pub fn new(kind: u32, now_ms: u64, lfu: bool) -> Self {
+        let clock = if lfu { lfu_minutes(now_ms) << 8 | u32::from(LFU_INIT_VAL) } else { lru_clock(now_ms) };
+        Meta(kind | clock << CLOCK_SHIFT)
+    }
+
+    fn kind(self) -> u32 {
+        self.0 & KIND_MASK
+    }
+
+    fn with_kind(self, kind: u32) -> Self {
+        Meta(self.0 & !KIND_MASK | kind)
+    }
+
+    fn clock(self) -> u32 {
+        self.0 >> CLOCK_SHIFT
+    }
+
+    fn set_clock(&mut self, c: u32) {
+        self.0 = self.0 & KIND_MASK | (c & CLOCK_MAX) << CLOCK_SHIFT;
+    }
+
+    /// Records an access: the LRU clock, or under LFU (`lfu` given) the
+    /// decayed and probabilistically incremented counter with the time.
+    pub fn touch(&mut self, now_ms: u64, lfu: Option<Lfu>) {
+        match lfu {
+            Some(l) => {
+                let c = l.log_incr(self.lfu_count(now_ms, l.decay_minutes), rand::random::<f64>());
+                self.set_clock(lfu_minutes(now_ms) << 8 | u32::from(c));
+            }
+            None => self.set_clock(lru_clock(now_ms)),
+        }
+    }
+
+    /// Seconds since the last access (meaningful under an LRU clock; the
+    /// clock wraps every 194 days, as Redis's does).
+    pub fn idle_secs(&self, now_ms: u64) -> u64 {
+        let (now, then) = (lru_clock(now_ms), self.clock());
+        u64::from(if now >= then { now - then } else { now + (CLOCK_MAX + 1 - then) })
+    }
+
+    /// The access counter after decay: one step down per `decay_minutes`
+    /// elapsed since the last decrement (Redis's `LFUDecrAndReturn`; 0 turns
+    /// decay off). Meaningful under an LFU clock.
+    pub fn lfu_count(&self, now_ms: u64, decay_minutes: u32) -> u8 {
+        let counter = (self.clock() & 0xff) as u8;
+        if decay_minutes == 0 {
+            return counter;
+        }
+        let (now, then) = (lfu_minutes(now_ms), self.clock() >> 8);
+        let elapsed = if now >= then { now - then } else { 0xffff - then + now };
+        let periods = elapsed / decay_minutes;
+        u32::from(counter).saturating_sub(periods) as u8
+    }
+}
+
+/// A value to store, as commands produce it: borrowed bytes go straight
+/// into the new item without an intermediate allocation.
+#[derive(Debug)]
+pub enum NewValue<'a> {
+    /// Bytes written whole (SET, MSET): kept in the item.
+    Bytes(&'a [u8]),
+    /// A canonical integer (`int` encoding).
+    Int(i64),
+    /// A memcached item: data with its flags, CAS and state bits.
+    Mc { data: &'a [u8], flags: u32, cas: u64, state: u8 },
+    /// Any value. Whole strings and unshared memcached items still go into
+    /// the item; the rest is boxed.
+    Value(Value),
+}
+
+impl From<Value> for NewValue<'static> {
+    fn from(v: Value) -> Self {
+        NewValue::Value(v)
+    }
+}
+
+/// Builds the item for `key`.
+pub(crate) fn build(key: &[u8], v: NewValue<'_>, expire: Option<u64>, now: u64, lfu: bool) -> Box<Entry> {
+    let mk = |kind, extra: &[u8]| Item::new_boxed(key, Meta::new(kind, now, lfu), expire, extra);
+    match v {
+        NewValue::Bytes(b) => mk(KIND_BYTES, b),
+        NewValue::Int(n) => mk(KIND_INT, &n.to_le_bytes()),
+        NewValue::Mc { data, flags, cas, state } => {
+            let mut buf = Vec::with_capacity(McStr::HEADER + data.len());
+            McStr::write_header(&mut buf, flags, cas, state);
+            buf.extend_from_slice(data);
+            mk(KIND_MC, &buf)
+        }
+        NewValue::Value(Value::Str(StrValue::Int(n))) => mk(KIND_INT, &n.to_le_bytes()),
+        NewValue::Value(Value::Str(StrValue::Emb(b))) => mk(KIND_BYTES, &b),
+        NewValue::Value(Value::Str(StrValue::Mc(m))) if m.shared().is_none() => mk(KIND_MC, m.buffer()),
+        NewValue::Value(v) => Item::new_with_box(key, Meta::new(KIND_BOXED, now, lfu), expire, Box::new(v)),
+    }
+}
+
+/// The same key and TTL with another value; the access clock is kept.
+pub(crate) fn rebuild(e: &Entry, v: NewValue<'_>) -> Box<Entry> {
+    let clock = **e;
+    let mut item = build(e.key(), v, e.expire(), 0, false);
+    let kind = item.kind();
+    **item = clock.with_kind(kind);
+    item
+}
+
+/// A borrowed view of a memcached item: flags, CAS, state and data.
+#[derive(Clone, Copy, Debug)]
+pub struct McRef<'a> {
+    /// Header and data.
+    buf: &'a [u8],
+    shared: Option<&'a Arc<Vec<u8>>>,
+}
+
+impl<'a> McRef<'a> {
+    pub fn data(&self) -> &'a [u8] {
+        &self.buf[McStr::HEADER..]
+    }
+    pub fn len(&self) -> usize {
+        self.buf.len() - McStr::HEADER
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Opaque 32-bit client flags.
+    pub fn flags(&self) -> u32 {
+        McStr::read_flags(self.buf)
+    }
+    /// Compare-and-swap id, unique per write.
+    pub fn cas(&self) -> u64 {
+        McStr::read_cas(self.buf)
+    }
+    /// [`crate::mc_state`] bits.
+    pub fn state(&self) -> u8 {
+        self.buf[12]
+    }
+    /// The buffer shared with replies of a large item; its data starts at
+    /// [`McStr::HEADER`].
+    pub fn shared(&self) -> Option<&'a Arc<Vec<u8>>> {
+        self.shared
+    }
+}
+
+/// A borrowed view of a string value.
+#[derive(Clone, Copy, Debug)]
+pub enum StrRef<'a> {
+    /// A canonical integer (`int`).
+    Int(i64),
+    /// Bytes written whole, in the item (`embstr` up to 44 bytes, `raw` above).
+    Whole(&'a [u8]),
+    /// A buffer changed in place (APPEND, SETRANGE): `raw`.
+    Raw(&'a [u8]),
+    /// A memcached item.
+    Mc(McRef<'a>),
+    /// A large string shared with the replies that send it: `raw`.
+    Shared(&'a Arc<Vec<u8>>),
+}
+
+impl<'a> StrRef<'a> {
+    fn of(s: &'a StrValue) -> Self {
+        match s {
+            StrValue::Int(n) => StrRef::Int(*n),
+            StrValue::Emb(b) => StrRef::Whole(b),
+            StrValue::Raw(v) => StrRef::Raw(v),
+            StrValue::Mc(m) => StrRef::Mc(McRef { buf: m.buffer(), shared: m.shared() }),
+            StrValue::Shared(a) => StrRef::Shared(a),
+        }
+    }
+
+    /// Length of the string form in bytes (for an integer, of its digits).
+    pub fn len(&self) -> usize {
+        match self {
+            StrRef::Int(n) => itoa::Buffer::new().format(*n).len(),
+            StrRef::Whole(b) | StrRef::Raw(b) => b.len(),
+            StrRef::Mc(m) => m.len(),
+            StrRef::Shared(a) => a.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Calls `f` with the bytes of the string form.
+    pub fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
+        match self {
+            StrRef::Int(n) => f(itoa::Buffer::new().format(*n).as_bytes()),
+            StrRef::Whole(b) | StrRef::Raw(b) => f(b),
+            StrRef::Mc(m) => f(m.data()),
+            StrRef::Shared(a) => f(a),
+        }
+    }
+
+    /// The bytes, when the string is stored as bytes (not as an integer).
+    pub fn bytes(&self) -> Option<&'a [u8]> {
+        match *self {
+            StrRef::Int(_) => None,
+            StrRef::Whole(b) | StrRef::Raw(b) => Some(b),
+            StrRef::Mc(m) => Some(m.data()),
+            StrRef::Shared(a) => Some(a.as_slice()),
+        }
+    }
+
+    pub fn to_vec(&self) -> Vec<u8> {
+        self.with_bytes(|b| b.to_vec())
+    }
+
+    /// The integer, when stored as one.
+    pub fn int(&self) -> Option<i64> {
+        match self {
+            StrRef::Int(n) => Some(*n),
+            _ => None,
+        }
+    }
+
+    /// The shared buffer of a large string (see [`StrValue::Shared`]).
+    pub fn shared(&self) -> Option<&'a Arc<Vec<u8>>> {
+        match *self {
+            StrRef::Shared(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    /// `OBJECT ENCODING`'s name.
+    pub fn encoding(&self) -> &'static str {
+        match self {
+            StrRef::Int(_) => "int",
+            StrRef::Whole(b) if b.len() <= EMBSTR_MAX => "embstr",
+            StrRef::Mc(m) if m.len() <= EMBSTR_MAX => "embstr",
+            _ => "raw",
+        }
+    }
+
+    /// An owned copy that stores the same way (COPY).
+    pub fn to_value(&self) -> Value {
+        Value::Str(match *self {
+            StrRef::Int(n) => StrValue::Int(n),
+            StrRef::Whole(b) => StrValue::Emb(b.into()),
+            StrRef::Raw(b) => StrValue::Raw(b.to_vec()),
+            StrRef::Mc(m) => StrValue::Mc(McStr::new(m.data(), m.flags(), m.cas(), m.state())),
+            StrRef::Shared(a) => StrValue::Shared(a.clone()),
+        })
+    }
+}
+
+/// A borrowed view of any value.
+#[derive(Clone, Copy, Debug)]
+pub enum ValueRef<'a> {
+    Str(StrRef<'a>),
+    Hash(&'a Hash),
+}
+
+impl ValueRef<'_> {
+    /// `TYPE`'s name for the value.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            ValueRef::Str(_) => "string",
+            ValueRef::Hash(_) => "hash",
+        }
+    }
+
+    /// `OBJECT ENCODING`'s name for the value.
+    pub fn encoding(&self) -> &'static str {
+        match self {
+            ValueRef::Str(s) => s.encoding(),
+            ValueRef::Hash(h) => h.encoding(),
+        }
+    }
+}
+
+/// Reading and changing an [`Entry`]'s value.
+pub trait EntryExt {
+    /// The value.
+    fn value(&self) -> ValueRef<'_>;
+    /// The string value, or None for another type.
+    fn str(&self) -> Option<StrRef<'_>>;
+    /// The hash, or None for another type.
+    fn hash(&self) -> Option<&Hash>;
+    /// The hash, writable. Call [`crate::Shard::value_resized`] when its
+    /// heap size changed.
+    fn hash_mut(&mut self) -> Option<&mut Hash>;
+    /// The boxed value, writable (None when the value is in the item).
+    /// Call [`crate::Shard::value_resized`] when its heap size changed.
+    fn boxed_value_mut(&mut self) -> Option<&mut Value>;
+    /// An owned copy of the value (COPY).
+    fn to_value(&self) -> Value;
+    /// Writes an integer over an integer kept in the item; false (nothing
+    /// changed) for any other value.
+    fn set_int(&mut self, n: i64) -> bool;
+    /// Sets a memcached item's CAS (no-op for other values); copies a
+    /// shared buffer only if the CAS really changes.
+    fn mc_set_cas(&mut self, cas: u64);
+    /// Sets a memcached item's state bits, as [`Self::mc_set_cas`].
+    fn mc_set_state(&mut self, state: u8);
+    /// Heap bytes held outside the item (the box and what it holds).
+    fn value_heap(&self) -> usize;
+    /// Allocations freeing the value releases (see [`Value::free_effort`]).
+    fn free_effort(&self) -> usize;
+    /// The earliest field deadline of a hash with field TTLs.
+    fn next_field_deadline(&self) -> Option<u64>;
+}
+
+impl EntryExt for Entry {
+    #[inline]
+    fn value(&self) -> ValueRef<'_> {
+        match self.boxed() {
+            Some(Value::Hash(h)) => ValueRef::Hash(h),
+            Some(Value::Str(s)) => ValueRef::Str(StrRef::of(s)),
+            None => ValueRef::Str(self.inline_str()),
+        }
+    }
+
+    #[inline]
+    fn str(&self) -> Option<StrRef<'_>> {
+        match self.value() {
+            ValueRef::Str(s) => Some(s),
+            ValueRef::Hash(_) => None,
+        }
+    }
+
+    fn hash(&self) -> Option<&Hash> {
+        match self.boxed() {
+            Some(Value::Hash(h)) => Some(h),
+            _ => None,
+        }
+    }
+
+    fn hash_mut(&mut self) -> Option<&mut Hash> {
+        match self.boxed_mut() {
+            Some(Value::Hash(h)) => Some(h),
+            _ => None,
+        }
+    }
+
+    fn boxed_value_mut(&mut self) -> Option<&mut Value> {
+        self.boxed_mut()
+    }
+
+    fn to_value(&self) -> Value {
+        match self.value() {
+            ValueRef::Str(s) => s.to_value(),
+            ValueRef::Hash(h) => Value::Hash(h.clone()),
+        }
+    }
+
+    fn set_int(&mut self, n: i64) -> bool {
+        if self.kind() != KIND_INT {
+            return false;
+        }
+        self.extra_mut().copy_from_slice(&n.to_le_bytes());
+        true
+    }
+
+    fn mc_set_cas(&mut self, cas: u64) {
+        if self.kind() == KIND_MC {
+            self.extra_mut()[4..12].copy_from_slice(&cas.to_le_bytes());
+        } else if let Some(Value::Str(StrValue::Mc(m))) = self.boxed_mut() {
+            m.set_cas(cas);
+        }
+    }
+
+    fn mc_set_state(&mut self, state: u8) {
+        if self.kind() == KIND_MC {
+            self.extra_mut()[12] = state;
+        } else if let Some(Value::Str(StrValue::Mc(m))) = self.boxed_mut() {
+            m.set_state(state);
+        }
+    }
+
+    #[inline]
+    fn value_heap(&self) -> usize {
+        self.boxed().map_or(0, |v| size_class(std::mem::size_of::<Value>()) + v.heap_size())
+    }
+
+    fn free_effort(&self) -> usize {
+        self.boxed().map_or(1, Value::free_effort)
+    }
+
+    #[inline]
+    fn next_field_deadline(&self) -> Option<u64> {
+        self.boxed().and_then(Value::next_field_deadline)
+    }
+}
+
+/// Item internals the trait builds on.
+trait Inline {
+    fn kind(&self) -> u32;
+    fn inline_str(&self) -> StrRef<'_>;
+}
+
+impl Inline for Entry {
+    #[inline]
+    fn kind(&self) -> u32 {
+        (**self).kind()
+    }
+
+    #[inline]
+    fn inline_str(&self) -> StrRef<'_> {
+        let b = self.extra();
+        match self.kind() {
+            KIND_INT => {
+                let mut a = [0u8; 8];
+                a.copy_from_slice(b);
+                StrRef::Int(i64::from_le_bytes(a))
+            }
+            KIND_MC => StrRef::Mc(McRef { buf: b, shared: None }),
+            _ => StrRef::Whole(b),
+        }
+    }
+}
+
+/// True for an item whose deadline has passed, or a hash whose every field
+/// has expired.
+#[inline]
+pub(crate) fn is_expired(e: &Entry, now: u64) -> bool {
+    e.expire().is_some_and(|w| w <= now) || e.boxed().is_some_and(|v| v.all_fields_expired(now))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sixteen_byte_key_and_hundred_byte_value_fill_one_128_byte_class() {
+        let e = build(&[b'k'; 16], NewValue::Bytes(&[b'v'; 100]), None, 0, false);
+        assert_eq!(std::mem::size_of_val(&*e), 128);
+        assert_eq!((e.alloc_size(), e.value_heap()), (128, 0));
+        assert_eq!(e.str().unwrap().bytes(), Some(&[b'v'; 100][..]));
+        assert_eq!(e.value().encoding(), "raw");
+    }
+
+    #[test]
+    fn kinds_read_back() {
+        let now = 1_000_000;
+        let i = build(b"i", NewValue::Int(-42), Some(9), now, false);
+        assert_eq!((i.str().unwrap().int(), i.value().encoding(), i.expire()), (Some(-42), "int", Some(9)));
+        let m = build(b"m", NewValue::Mc { data: b"dat", flags: 7, cas: 99, state: 4 }, None, now, false);
+        let ValueRef::Str(StrRef::Mc(r)) = m.value() else { panic!("mc") };
+        assert_eq!((r.data(), r.flags(), r.cas(), r.state(), r.len()), (&b"dat"[..], 7, 99, 4, 3));
+        let e = build(b"e", NewValue::Value(Value::Str(StrValue::Emb(b"short".to_vec().into()))), None, now, false);
+        assert_eq!((e.value_heap(), e.value().encoding(), e.str().unwrap().to_vec()), (0, "embstr", b"short".to_vec()));
+        let r = build(b"r", NewValue::Value(Value::Str(StrValue::Raw(b"grown".to_vec()))), None, now, false);
+        assert_eq!((r.value().encoding(), r.str().unwrap().bytes()), ("raw", Some(&b"grown"[..])));
+        assert!(r.value_heap() > 0);
+        let h = build(b"h", NewValue::Value(Value::Hash(crate::Hash::default())), None, now, false);
+        assert_eq!((h.value().type_name(), h.str().is_none(), h.hash().is_some()), ("hash", true, true));
+    }
+
+    #[test]
+    fn in_place_changes() {
+        let mut i = build(b"i", NewValue::Int(1), None, 0, false);
+        assert!(i.set_int(2));
+        assert_eq!(i.str().unwrap().int(), Some(2));
+        let mut b = build(b"b", NewValue::Bytes(b"12345678"), None, 0, false);
+        assert!(!b.set_int(3));
+        assert_eq!(b.str().unwrap().bytes(), Some(&b"12345678"[..]));
+        let mut m = build(b"m", NewValue::Mc { data: b"x", flags: 1, cas: 2, state: 0 }, None, 0, false);
+        m.mc_set_cas(77);
+        m.mc_set_state(3);
+        let ValueRef::Str(StrRef::Mc(r)) = m.value() else { panic!("mc") };
+        assert_eq!((r.flags(), r.cas(), r.state(), r.data()), (1, 77, 3, &b"x"[..]));
+        let mut shared = build(b"s", NewValue::Value(Value::Str(StrValue::Mc(McStr::new_sharing(&[1; 64], 5, 6, 0, 64)))), None, 0, false);
+        shared.mc_set_cas(8);
+        let ValueRef::Str(StrRef::Mc(r)) = shared.value() else { panic!("mc") };
+        assert_eq!((r.flags(), r.cas(), r.len(), r.shared().is_some()), (5, 8, 64, true));
+    }
+
+    #[test]
+    fn rebuild_keeps_key_ttl_and_clock() {
+        let mut e = build(b"key", NewValue::Bytes(b"v"), Some(123), 5_000_000, false);
+        e.touch(9_000_000, None);
+        let r = rebuild(&e, NewValue::Value(Value::Str(StrValue::Raw(b"vv".to_vec()))));
+        assert_eq!((r.key(), r.expire(), r.idle_secs(9_000_000)), (&b"key"[..], Some(123), 0));
+        assert_eq!(r.value().encoding(), "raw");
+    }
+
+    #[test]
+    fn lru_clock_and_lfu_counter() {
+        let mut m = Meta::new(KIND_BYTES, 10_000, false);
+        assert_eq!(m.idle_secs(25_500), 15);
+        m.touch(31_000, None);
+        assert_eq!(m.idle_secs(31_000), 0);
+        // The 24-bit clock wraps as Redis's does.
+        let wrap = u64::from(CLOCK_MAX + 1) * 1000;
+        let mut w = Meta::new(KIND_BYTES, wrap - 5_000, false);
+        assert_eq!(w.idle_secs(wrap + 10_000), 15);
+        w.touch(wrap, None);
+        assert_eq!(w.kind(), KIND_BYTES);
+
+        let mut f = Meta::new(KIND_INT, 60_000, true);
+        assert_eq!(f.lfu_count(60_000, 1), LFU_INIT_VAL);
+        // At the initial value every hit counts (probability 1).
+        f.touch(60_000, Some(Lfu::default()));
+        assert_eq!(f.lfu_count(60_000, 1), LFU_INIT_VAL + 1);
+        // One step of decay per minute idle, down to zero; 0 turns decay off.
+        assert_eq!(f.lfu_count(60_000 + 3 * 60_000, 1), LFU_INIT_VAL - 2);
+        assert_eq!(f.lfu_count(60_000 + 600 * 60_000, 1), 0);
+        assert_eq!(f.lfu_count(60_000 + 600 * 60_000, 0), LFU_INIT_VAL + 1);
+        assert_eq!(f.kind(), KIND_INT);
+    }
+
+    #[test]
+    fn log_incr_is_logarithmic() {
+        let l = Lfu::default();
+        assert_eq!(l.log_incr(255, 0.0), 255);
+        assert_eq!(l.log_incr(0, 0.999), 1);
+        // At 15, p = 1 / (10 * 10 + 1).
+        assert_eq!(l.log_incr(15, 0.0099), 16);
+        assert_eq!(l.log_incr(15, 0.0100), 15);
+    }
+}
