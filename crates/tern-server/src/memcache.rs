@@ -468,7 +468,7 @@ impl Exec<'_> {
         };
         bump(&self.sh.get_hits);
         self.stats.keyspace_hits.add(1);
-        e.touch(now, None);
+        e.touch(now, self.srv.limits.lfu());
         let old_heap = e.value_heap();
         let st = hdr(e).state;
         if st & mc_state::FETCHED == 0 {
@@ -541,7 +541,7 @@ impl Exec<'_> {
             (StoreCmd::Add, Some(_))
             | (StoreCmd::Replace | StoreCmd::Append | StoreCmd::Prepend, None) => {
                 if let (StoreCmd::Add, Some(e)) = (cmd, shard.get_mut(key, loc.hash, now)) {
-                    e.touch(now, None);
+                    e.touch(now, self.srv.limits.lfu());
                 }
                 "NOT_STORED"
             }
@@ -944,7 +944,7 @@ impl Exec<'_> {
             out.extend_from_slice(b"\r\n");
         }
         if !f.no_bump {
-            e.touch(now, None);
+            e.touch(now, self.srv.limits.lfu());
         }
         if old_heap != new_heap {
             shard.value_resized(old_heap, new_heap);
