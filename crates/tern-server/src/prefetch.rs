@@ -98,14 +98,22 @@ pub fn stage_group<'k>(size: usize, reach: Reach, locks: &mut LockSet<'_>, locs:
     for l in locs {
         locks.shard(l.gid).prefetch_bucket(l.hash);
     }
-    for (i, l) in locs.iter().enumerate() {
-        locks.shard(l.gid).prefetch_item(key(i), l.hash);
-    }
-    // A string longer than an integer lives in its own allocation: a
-    // third miss per key, as costly as the other two.
-    if reach == Reach::Value {
-        for (i, l) in locs.iter().enumerate() {
-            locks.shard(l.gid).prefetch_value(key(i), l.hash);
+    match reach {
+        Reach::Entry => {
+            for (i, l) in locs.iter().enumerate() {
+                locks.shard(l.gid).prefetch_item(key(i), l.hash);
+            }
+        }
+        Reach::Value => {
+            for (i, l) in locs.iter().enumerate() {
+                locks.shard(l.gid).prefetch_item_value(key(i), l.hash);
+            }
+            // A string kept apart from its item (grown in place, shared,
+            // large) is a third miss; one kept in the item may span more
+            // lines than stage 2 asked for.
+            for (i, l) in locs.iter().enumerate() {
+                locks.shard(l.gid).prefetch_value(key(i), l.hash);
+            }
         }
     }
 }
@@ -248,9 +256,13 @@ impl Plan {
     /// then for readers each value, asked for under its shard's lock when
     /// that lock is free, released at once.
     fn stage_hinted(&self, srv: &Server, buf: &[u8]) {
-        for &(at, len, l, _) in &self.hinted {
+        for &(at, len, l, reads) in &self.hinted {
             if let Some(sh) = srv.ks.try_lock(l.gid) {
-                sh.prefetch_item(&buf[at..at + len], l.hash);
+                if reads {
+                    sh.prefetch_item_value(&buf[at..at + len], l.hash);
+                } else {
+                    sh.prefetch_item(&buf[at..at + len], l.hash);
+                }
             }
         }
         for &(at, len, l, reads) in &self.hinted {

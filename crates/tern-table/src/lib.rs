@@ -579,6 +579,15 @@ impl<T, B, S> Table<T, S, B> {
     /// many lines the item's key spans.
     #[inline]
     pub fn prefetch_item(&self, key: &[u8], hash: u64) {
+        self.prefetch_item_span(key, hash, 0)
+    }
+
+    /// [`Table::prefetch_item`] that also asks for the item's lines up to
+    /// `span` bytes from its start (at most four lines in all): for readers
+    /// of a value kept in the item, whose length the item only tells once
+    /// it has arrived.
+    #[inline]
+    pub fn prefetch_item_span(&self, key: &[u8], hash: u64, span: usize) {
         if self.len == 0 {
             return;
         }
@@ -595,6 +604,11 @@ impl<T, B, S> Table<T, S, B> {
                     // or inline value), always: a branch on whether it crosses
                     // a line would mispredict half the time.
                     prefetch(p.wrapping_add(8 + std::mem::size_of::<T>() + key.len() + 8));
+                    let mut off = 64;
+                    while off < span.min(256) {
+                        prefetch(p.wrapping_add(off));
+                        off += 64;
+                    }
                     return;
                 }
                 if let Some(c) = bucket::next(head) {
