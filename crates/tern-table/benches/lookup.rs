@@ -42,25 +42,25 @@ fn lookup(c: &mut Criterion) {
     let hashes: Vec<u64> = keys.iter().map(|k| hasher.hash_one(&k[..])).collect();
     let payload = vec![b'v'; VALUE_LEN];
 
-    // The value lives in the item's extra bytes (how Tern stores small
-    // strings inline); T is a small per-key word standing for the metadata.
+    // The value lives in the item's extra bytes (how Tern stores strings
+    // written whole); T is a 4-byte word standing for tern-store's `Meta`.
     let before = allocated();
-    let mut t: Table<u64> = Table::with_hasher(hasher);
+    let mut t: Table<u32> = Table::with_hasher(hasher);
     for (i, k) in keys.iter().enumerate() {
-        t.insert_with_extra(k, hashes[i], i as u64, None, &payload);
+        t.insert_with_extra(k, hashes[i], i as u32, None, &payload);
     }
     while t.rehash_step(1 << 20) {}
     let after = allocated();
-    let payload_bytes = n * (16 + VALUE_LEN + 8);
+    let payload_bytes = n * (16 + VALUE_LEN);
     println!(
         "tern-table {n} keys: mem_bytes {} = {:.1} B/key; jemalloc stats.allocated delta {} = {:.1} B/key; \
-         beyond key+value+8B meta: {:.1} B/key (mem_bytes) {:.1} B/key (jemalloc); buckets {}",
+         beyond key+value: {:.1} B/key (mem_bytes) {:.1} B/key (jemalloc); buckets {}",
         t.mem_bytes(),
         t.mem_bytes() as f64 / n as f64,
         after - before,
         (after - before) as f64 / n as f64,
         (t.mem_bytes() - payload_bytes) as f64 / n as f64,
-        (after - before) as f64 / n as f64 - (16 + VALUE_LEN + 8) as f64,
+        (after - before) as f64 / n as f64 - (16 + VALUE_LEN) as f64,
         t.bucket_count(),
     );
 
@@ -69,7 +69,7 @@ fn lookup(c: &mut Criterion) {
     println!(
         "  per key: buckets and chains {:.1} B, item header 8 B, T {} B, size-class rounding {:.1} B",
         (t.mem_bytes() - items) as f64 / n as f64,
-        std::mem::size_of::<u64>(),
+        std::mem::size_of::<u32>(),
         (items - exact) as f64 / n as f64,
     );
 
