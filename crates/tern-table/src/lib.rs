@@ -28,23 +28,25 @@
 //! finish idle tables.
 
 //!
-//! # Measured (2-core AMD EPYC VM, often shared with other builds)
-//! `cargo bench -p tern-table --bench lookup`: 5M keys of 16 B, 100-byte
-//! values inline, random hits, jemalloc. Quiet run, then the range over five
-//! runs on a busy machine, then one run with `_RJEM_MALLOC_CONF=thp:always`:
-//!
-//! | ns per lookup | quiet | busy | THP |
-//! |---|---|---|---|
-//! | `get`, one at a time | 222 | 280–380 | 192 |
-//! | `get_batch`, 16 keys per call | 87 (2.56×) | 108–134 | 78 (2.45×) |
-//! | `get_batch`, 4096 keys in one call | 109 | 115–148 | 71 (2.7×) |
-//! | `hashbrown::HashMap<Box<[u8]>, Box<[u8]>>::get` | 219 | 230–350 | 219 |
+//! # Measured (2-core AMD EPYC KVM guest, 4 KiB pages)
+//! 5M keys of 16 B with 100-byte values in the item (a 4-byte `T`, as
+//! tern-store's `Meta`), random hits, jemalloc.
+//! `cargo run --release -p tern-table --example batch_ratio` alternates one
+//! way and the other round by round (the machine is noisy) and reports
+//! medians: `get` one at a time 197–217 ns, `get_batch` of 16 102–111 ns
+//! (1.94–1.98×); with jemalloc's huge pages for the items
+//! (`_RJEM_MALLOC_CONF=thp:always`) 184 vs 87 ns (2.29×). A batched lookup
+//! here is bound by page walks: a prefetch waits for its walk to retire.
+//! `cargo bench -p tern-table --bench lookup` gives the same picture with
+//! wider spread, and `hashbrown::HashMap<Box<[u8]>, Box<[u8]>>::get` for
+//! scale (219–364 ns).
 //!
 //! Memory for the same 5M keys, from `mem_bytes` and equal to jemalloc's
-//! `stats.allocated` delta to within 0.01%: 174.9 B/key, of which key and
-//! value 116, `T` 8, item header 8, buckets and chain buckets 14.9 and
-//! jemalloc's size-class rounding of the 136-byte item to 160 the other
-//! 24 (hashbrown with boxed keys and values: 195.1 B/key).
+//! `stats.allocated` delta: 142.9 B/key, of which key and value 116, item
+//! header 8, `T` 4 (the 128-byte item is a size class: no rounding), and
+//! buckets with their overflow buckets 14.9 (hashbrown with boxed keys and
+//! values: 195.1 B/key). Items may instead own one boxed out-of-line part
+//! (`Item<T, B>`), for values that do not belong in the item.
 //!
 //! `cargo run --release -p tern-table --example growth_latency`: growing to
 //! 10M keys and removing them all, the slowest single operation on a quiet
