@@ -611,3 +611,78 @@ fn lcs() {
         assert_eq!(v, "AC");
     });
 }
+
+/// The keyspace's own bytes as INFO reports them (`used_memory_dataset`:
+/// tables, items and boxed values, without client buffers).
+fn dataset_memory(c: &mut redis::Connection) -> i64 {
+    let info: String = redis::cmd("INFO").arg("memory").query(c).unwrap();
+    info.lines().find_map(|l| l.strip_prefix("used_memory_dataset:")).unwrap().trim().parse().unwrap()
+}
+
+/// A string moves between the forms a key can hold it in — bytes in the
+/// key's own item, an integer, a growable buffer after APPEND/SETRANGE, a
+/// new value from INCRBYFLOAT — and every move keeps the TTL, reports the
+/// encoding Redis would, and gives the memory back when the key goes.
+#[test]
+fn value_forms_keep_ttl_encoding_and_memory() {
+    each_threads(|s| {
+        let mut c = s.conn();
+        // The first round leaves what any first use of a shard does (its
+        // first bucket array); a second round must leave nothing more.
+        let first = value_forms_round(&mut c);
+        let second = value_forms_round(&mut c);
+        assert_eq!(first, second, "memory not given back");
+    });
+}
+
+/// One round of [`value_forms_keep_ttl_encoding_and_memory`]; returns
+/// the keyspace's bytes once its keys are deleted.
+fn value_forms_round(c: &mut redis::Connection) -> i64 {
+        {
+        let enc = |c: &mut redis::Connection, k: &str| -> String { redis::cmd("OBJECT").arg("ENCODING").arg(k).query(c).unwrap() };
+        let ttl = |c: &mut redis::Connection, k: &str| -> i64 { c.ttl(k).unwrap() };
+
+        let _: () = redis::cmd("SET").arg("k").arg("hello").arg("EX").arg(1000).query(c).unwrap();
+        assert_eq!(enc(c, "k"), "embstr");
+        let n: i64 = c.append("k", " world").unwrap();
+        assert_eq!(n, 11);
+        assert_eq!(enc(c, "k"), "raw");
+        assert!(ttl(c, "k") > 990);
+        let n: i64 = redis::cmd("SETRANGE").arg("k").arg(6).arg("there").query(c).unwrap();
+        assert_eq!(n, 11);
+        assert_eq!(c.get::<_, String>("k").unwrap(), "hello there");
+        let n: i64 = c.append("k", "!".repeat(100)).unwrap();
+        assert_eq!(n, 111);
+
+        let _: () = redis::cmd("SET").arg("n").arg("10").arg("PX").arg(1_000_000).query(c).unwrap();
+        assert_eq!(enc(c, "n"), "int");
+        let v: i64 = c.incr("n", 5).unwrap();
+        assert_eq!(v, 15);
+        let v: f64 = redis::cmd("INCRBYFLOAT").arg("n").arg("0.5").query(c).unwrap();
+        assert_eq!(v, 15.5);
+        assert_eq!(enc(c, "n"), "embstr");
+        assert!(ttl(c, "n") > 990);
+        assert_eq!(c.incr::<_, _, i64>("n", 1).unwrap_err().code(), Some("ERR"));
+        let _: () = c.set("n", "41").unwrap();
+        let v: i64 = c.incr("n", 1).unwrap();
+        assert_eq!((v, enc(c, "n")), (42, "int".to_string()));
+        assert_eq!(ttl(c, "n"), -1);
+        // An APPENDed integer is bytes again.
+        let n: i64 = c.append("n", "x").unwrap();
+        assert_eq!((n, c.get::<_, String>("n").unwrap()), (3, "42x".to_string()));
+
+        let long = "v".repeat(100);
+        let _: () = c.set("w", &long).unwrap();
+        assert_eq!(enc(c, "w"), "raw");
+        assert_eq!(c.get::<_, String>("w").unwrap(), long);
+        let _: () = redis::cmd("COPY").arg("w").arg("w2").query(c).unwrap();
+        let _: () = c.rename("w2", "w3").unwrap();
+        assert_eq!(c.get::<_, String>("w3").unwrap(), long);
+        let _: () = c.rename("k", "k2").unwrap();
+        assert_eq!(c.get::<_, String>("k2").unwrap(), format!("hello there{}", "!".repeat(100)));
+        assert!(ttl(c, "k2") > 990);
+
+        let _: () = c.del(&["k2", "n", "w", "w3"]).unwrap();
+    }
+    dataset_memory(c)
+}
