@@ -1,4 +1,5 @@
 //! A shard against a `HashMap` model: interleaved sets, removals, reads,
+//! value replacements (in the item and boxed, in place and not),
 //! TTLs, clock ticks, active expiry and SCAN steps. Checks that reads and
 //! live counts agree with the model after every step, and that a SCAN
 //! returns every key present for its whole duration, and nothing that is
@@ -23,6 +24,12 @@ enum Op {
     Burst(u16),
     /// Many removals at once, to force a shrink.
     Drain,
+    /// A new value for a live key, keeping its TTL: in the item (an
+    /// integer) or boxed apart (a growable buffer holding its digits).
+    Replace(u16, i64, bool),
+    /// An integer written over the one in the item, in place, or through
+    /// a replacement when the key holds a boxed value.
+    Overwrite(u16, i64),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -37,6 +44,8 @@ fn op() -> impl Strategy<Value = Op> {
         6 => Just(Op::Scan),
         1 => (0u16..600).prop_map(Op::Burst),
         1 => Just(Op::Drain),
+        2 => (0u16..600, any::<i64>(), any::<bool>()).prop_map(|(k, v, b)| Op::Replace(k, v, b)),
+        2 => (0u16..600, any::<i64>()).prop_map(|(k, v)| Op::Overwrite(k, v)),
     ]
 }
 
@@ -51,7 +60,8 @@ fn key(k: u16) -> Vec<u8> {
 }
 
 fn int_of(e: &Entry) -> i64 {
-    e.str().and_then(|s| s.int()).unwrap_or_else(|| panic!("unexpected value {e:?}"))
+    let s = e.str().unwrap_or_else(|| panic!("unexpected value {e:?}"));
+    s.int().or_else(|| s.with_bytes(|b| std::str::from_utf8(b).ok()?.parse().ok())).unwrap_or_else(|| panic!("unexpected value {e:?}"))
 }
 
 struct Model {
@@ -126,6 +136,32 @@ proptest! {
                         if let Some(e) = m.map.get_mut(&k) {
                             e.1 = None;
                         }
+                    }
+                }
+                Op::Replace(k, v, boxed) => {
+                    let h = hash_of(&sh, k);
+                    let old = if boxed {
+                        sh.replace_value(&key(k), h, Value::Str(StrValue::Raw(v.to_string().into_bytes())), m.now)
+                    } else {
+                        sh.replace_value(&key(k), h, tern_store::NewValue::Int(v), m.now)
+                    };
+                    prop_assert_eq!(old.map(|o| int_of(&o)), m.live(k).map(|(v, _)| v));
+                    if m.live(k).is_some() {
+                        m.map.get_mut(&k).expect("live").0 = v;
+                    }
+                }
+                Op::Overwrite(k, v) => {
+                    let h = hash_of(&sh, k);
+                    let live = m.live(k).is_some();
+                    let in_place = match sh.get_mut(&key(k), h, m.now) {
+                        Some(e) => e.set_int(v),
+                        None => false,
+                    };
+                    if live && !in_place {
+                        prop_assert!(sh.replace_value(&key(k), h, tern_store::NewValue::Int(v), m.now).is_some());
+                    }
+                    if live {
+                        m.map.get_mut(&k).expect("live").0 = v;
                     }
                 }
                 Op::Tick(dt) => m.now += dt,
