@@ -244,7 +244,7 @@ pub enum StrRef<'a> {
 }
 
 impl<'a> StrRef<'a> {
-    fn of(s: &'a StrValue) -> Self {
+    pub(crate) fn of(s: &'a StrValue) -> Self {
         match s {
             StrValue::Int(n) => StrRef::Int(*n),
             StrValue::Emb(b) => StrRef::Whole(b),

@@ -60,7 +60,7 @@ impl Keyspace {
         let hasher = DefaultHashBuilder::default();
         let lfu = Arc::new(AtomicBool::new(false));
         let shard = |_| {
-            let mut s = Shard::with_hasher(hasher.clone());
+            let mut s = Shard::with_hasher(hasher);
             s.share_lfu_flag(lfu.clone());
             Padded(Mutex::new(s))
         };

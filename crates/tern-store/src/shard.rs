@@ -464,7 +464,7 @@ impl Shard {
     /// Detaches every entry, leaving the shard empty; the caller decides
     /// where the returned data is dropped.
     pub fn take_data(&mut self) -> Detached {
-        let fresh = Table::with_hasher(self.table.hasher().clone());
+        let fresh = Table::with_hasher(*self.table.hasher());
         let d = Detached { table: std::mem::replace(&mut self.table, fresh) };
         // The heap is one flat allocation: freeing it inline costs nothing.
         self.ttl_heap = BinaryHeap::new();

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use crate::entry::StrRef;
 use crate::hash::Hash;
 
 /// A stored value that lives apart from its key's item (see
@@ -209,15 +210,15 @@ pub const EMBSTR_MAX: usize = 44;
 const SHARED_HEADER: usize = 2 * std::mem::size_of::<usize>() + std::mem::size_of::<Vec<u8>>();
 
 impl StrValue {
+    /// The borrowed view readers use ([`StrRef`]), which the methods below
+    /// go through.
+    pub fn as_ref(&self) -> StrRef<'_> {
+        StrRef::of(self)
+    }
+
     /// Length of the string form in bytes (for an integer, of its digits).
     pub fn len(&self) -> usize {
-        match self {
-            StrValue::Int(n) => itoa::Buffer::new().format(*n).len(),
-            StrValue::Emb(b) => b.len(),
-            StrValue::Raw(b) => b.len(),
-            StrValue::Mc(m) => m.len(),
-            StrValue::Shared(b) => b.len(),
-        }
+        self.as_ref().len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -226,13 +227,7 @@ impl StrValue {
 
     /// Calls `f` with the bytes of the string form.
     pub fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
-        match self {
-            StrValue::Int(n) => f(itoa::Buffer::new().format(*n).as_bytes()),
-            StrValue::Emb(b) => f(b),
-            StrValue::Raw(b) => f(b),
-            StrValue::Mc(m) => f(m.data()),
-            StrValue::Shared(b) => f(b),
-        }
+        self.as_ref().with_bytes(f)
     }
 
     pub fn to_vec(&self) -> Vec<u8> {
@@ -256,14 +251,7 @@ impl StrValue {
     }
 
     pub fn encoding(&self) -> &'static str {
-        match self {
-            StrValue::Int(_) => "int",
-            StrValue::Emb(b) if b.len() <= EMBSTR_MAX => "embstr",
-            StrValue::Emb(_) | StrValue::Raw(_) => "raw",
-            StrValue::Mc(m) if m.len() <= EMBSTR_MAX => "embstr",
-            StrValue::Mc(_) => "raw",
-            StrValue::Shared(_) => "raw",
-        }
+        self.as_ref().encoding()
     }
 
     /// Heap bytes this value holds (for memory accounting).
