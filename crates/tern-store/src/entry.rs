@@ -163,22 +163,34 @@ impl From<Value> for NewValue<'static> {
     }
 }
 
+/// Whether `len` bytes of value fit in an item beside `key` (an item's tail
+/// is at most 4 GiB); longer values are boxed.
+fn fits(key: &[u8], len: usize) -> bool {
+    key.len() + 8 + McStr::HEADER + len <= u32::MAX as usize
+}
+
 /// Builds the item for `key`.
+///
+/// # Panics
+/// If `key` is longer than [`tern_table::MAX_KEY_LEN`] (callers check).
 pub(crate) fn build(key: &[u8], v: NewValue<'_>, expire: Option<u64>, now: u64, lfu: bool) -> Box<Entry> {
     let mk = |kind, extra: &[u8]| Item::new_boxed(key, Meta::new(kind, now, lfu), expire, extra);
+    let boxed = |v: Value| Item::new_with_box(key, Meta::new(KIND_BOXED, now, lfu), expire, Box::new(v));
     match v {
-        NewValue::Bytes(b) => mk(KIND_BYTES, b),
+        NewValue::Bytes(b) if fits(key, b.len()) => mk(KIND_BYTES, b),
+        NewValue::Bytes(b) => boxed(Value::Str(StrValue::Raw(b.to_vec()))),
         NewValue::Int(n) => mk(KIND_INT, &n.to_le_bytes()),
-        NewValue::Mc { data, flags, cas, state } => {
+        NewValue::Mc { data, flags, cas, state } if fits(key, data.len()) => {
             let mut buf = Vec::with_capacity(McStr::HEADER + data.len());
             McStr::write_header(&mut buf, flags, cas, state);
             buf.extend_from_slice(data);
             mk(KIND_MC, &buf)
         }
+        NewValue::Mc { data, flags, cas, state } => boxed(Value::Str(StrValue::Mc(McStr::new(data, flags, cas, state)))),
         NewValue::Value(Value::Str(StrValue::Int(n))) => mk(KIND_INT, &n.to_le_bytes()),
-        NewValue::Value(Value::Str(StrValue::Emb(b))) => mk(KIND_BYTES, &b),
-        NewValue::Value(Value::Str(StrValue::Mc(m))) if m.shared().is_none() => mk(KIND_MC, m.buffer()),
-        NewValue::Value(v) => Item::new_with_box(key, Meta::new(KIND_BOXED, now, lfu), expire, Box::new(v)),
+        NewValue::Value(Value::Str(StrValue::Emb(b))) if fits(key, b.len()) => mk(KIND_BYTES, &b),
+        NewValue::Value(Value::Str(StrValue::Mc(m))) if m.shared().is_none() && fits(key, m.len()) => mk(KIND_MC, m.buffer()),
+        NewValue::Value(v) => boxed(v),
     }
 }
 

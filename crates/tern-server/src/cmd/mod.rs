@@ -300,6 +300,14 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
         rejected(&mut reply, c.client, errors::NOAUTH);
         return finish_reply(c.client, reply, start_mark);
     }
+    // An item holds keys up to 1 GiB - 1; longer ones (possible only with
+    // proto-max-bulk-len and client-query-buffer-limit both raised above
+    // 1gb) are refused before anything is located or stored.
+    if cmd.key_positions(args.len()).any(|i| args.get(i).len() > tern_store::MAX_KEY_LEN) {
+        c.stats.cmds[cmd.id].rejected.add(1);
+        rejected(&mut reply, c.client, errors::KEY_TOO_LONG);
+        return finish_reply(c.client, reply, start_mark);
+    }
     if c.client.multi.is_some() && !cmd.has(flags::TX_CONTROL) {
         if cmd.has(flags::NO_MULTI) {
             c.stats.cmds[cmd.id].rejected.add(1);
