@@ -706,7 +706,7 @@ pub static DIRECTIVES: &[Directive] = &[
         kind: Kind::Active,
         set: |c, a| {
             // Redis 8's range for the same directive.
-            c.prefetch_batch_max_size = parse_int(one(a)?, 0usize, 128)?;
+            c.prefetch_batch_max_size = parse_int(one(a)?, 0usize, crate::prefetch::MAX_BATCH)?;
             Ok(())
         },
         get: |c| c.prefetch_batch_max_size.to_string(),

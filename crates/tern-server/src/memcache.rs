@@ -17,8 +17,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tern_memcache::parse::item_total_size;
+use tern_memcache::parse::Keys;
 use tern_memcache::{base64, errors as e, Meta, MetaCmd, Request, StoreCmd, REALTIME_MAXDELTA};
-use tern_store::{mc_state, Entry, EntryExt, McRef, McStr, NewValue, Shard, StrRef, StrValue, Value};
+use tern_store::{mc_state, Entry, EntryExt, Loc, McRef, McStr, NewValue, Shard, StrRef, StrValue, Value};
+
+use crate::prefetch::MAX_BATCH;
 
 use crate::outbuf::OutBuf;
 use crate::server::{now_ms, Server};
@@ -315,9 +318,7 @@ impl Exec<'_> {
     pub fn run(&mut self, req: Request<'_>) -> After {
         match req {
             Request::Get { cas, touch, keys } => {
-                for k in keys.iter() {
-                    self.get_one(k, cas, touch);
-                }
+                self.get_many(keys, cas, touch);
                 self.out.extend_from_slice(b"END\r\n");
             }
             Request::Store {
@@ -450,12 +451,54 @@ impl Exec<'_> {
         }
     }
 
-    fn get_one(&mut self, key: &[u8], want_cas: bool, touch: Option<i32>) {
+    /// The keys of a `get`/`gets`/`gat`/`gats`, in groups of
+    /// `prefetch-batch-max-size`: each group's keys are hashed once, their
+    /// buckets, items and values asked for (the locked stages only under
+    /// locks that are free, released at once), then read in order. One key,
+    /// or prefetching off, is a plain lookup per key.
+    fn get_many(&mut self, keys: Keys<'_>, want_cas: bool, touch: Option<i32>) {
+        let batch = self.srv.limits.prefetch_batch();
+        let mut it = keys.iter();
+        let mut group = [(&[][..], Loc { hash: 0, gid: 0 }); MAX_BATCH];
+        loop {
+            let mut n = 0;
+            for k in it.by_ref() {
+                group[n] = (k, self.srv.ks.locate(0, k));
+                n += 1;
+                if n >= batch.clamp(1, MAX_BATCH) {
+                    break;
+                }
+            }
+            if n == 0 {
+                return;
+            }
+            if batch > 1 && n > 1 {
+                let ks = &self.srv.ks;
+                for &(_, l) in &group[..n] {
+                    ks.prefetch_hint(l.gid, l.hash);
+                }
+                for &(k, l) in &group[..n] {
+                    if let Some(sh) = ks.try_lock(l.gid) {
+                        sh.prefetch_item_value(k, l.hash);
+                    }
+                }
+                for &(k, l) in &group[..n] {
+                    if let Some(sh) = ks.try_lock(l.gid) {
+                        sh.prefetch_value(k, l.hash);
+                    }
+                }
+            }
+            for &(k, l) in &group[..n] {
+                self.get_one(k, l, want_cas, touch);
+            }
+        }
+    }
+
+    fn get_one(&mut self, key: &[u8], loc: Loc, want_cas: bool, touch: Option<i32>) {
         bump(&self.sh.cmd_get);
         if touch.is_some() {
             bump(&self.sh.cmd_touch);
         }
-        let loc = self.srv.ks.locate(0, key);
         let mut shard = self.srv.ks.lock(loc.gid);
         let now = self.now;
         let Some(e) = lookup(&mut shard, key, loc.hash, now, self.sh) else {

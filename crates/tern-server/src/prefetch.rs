@@ -47,6 +47,9 @@ use tern_store::{Loc, LockSet};
 use crate::client::Client;
 use crate::server::Server;
 
+/// The largest `prefetch-batch-max-size`.
+pub const MAX_BATCH: usize = 128;
+
 /// Splits `0..n` into consecutive groups of at most `size` keys; one group
 /// of everything when `size` is 0 (prefetching off).
 #[inline]
