@@ -362,6 +362,7 @@ impl Worker {
         let srv_arc = self.srv.clone();
         let srv: &Server = &srv_arc;
         let Some(conn) = self.conns.get_mut(key) else { return };
+        self.scratch.clock = cmd::Clock::now();
         let mut locks = LockSet::new(&srv.ks);
         let mut limits = Limits {
             max_bulk_len: srv.limits.proto_max_bulk_len.load(Ordering::Relaxed),

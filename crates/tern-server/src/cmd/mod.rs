@@ -209,6 +209,37 @@ pub struct Scratch {
     /// The next command (or subcommand) as looked up ahead, for
     /// [`dispatch`]; none when it was not found.
     pub pre_cmd: Option<usize>,
+    /// Wall time as of the batch being run: each command's `now` comes
+    /// from the monotonic reading it takes for its statistics anyway.
+    pub clock: Clock,
+}
+
+/// The wall clock (ms since the Unix epoch) read once per batch of
+/// commands and carried forward by the monotonic clock, so that a command
+/// reads the time once instead of three times. A wall-clock step shows
+/// from the next batch on.
+#[derive(Clone, Copy, Debug)]
+pub struct Clock {
+    wall_ms: u64,
+    mono: Instant,
+}
+
+impl Clock {
+    pub fn now() -> Clock {
+        Clock { wall_ms: crate::server::now_ms(), mono: Instant::now() }
+    }
+
+    /// The wall time at monotonic instant `t` (not before the reading).
+    #[inline]
+    pub fn ms_at(&self, t: Instant) -> u64 {
+        self.wall_ms + t.saturating_duration_since(self.mono).as_millis() as u64
+    }
+}
+
+impl Default for Clock {
+    fn default() -> Self {
+        Clock::now()
+    }
 }
 
 impl Scratch {
@@ -388,7 +419,7 @@ pub fn call<'ks>(
         client,
         locs: &locs,
         cmd,
-        now: crate::server::now_ms(),
+        now: scratch.clock.ms_at(started),
         stats,
         dirty: 0,
         worker,
