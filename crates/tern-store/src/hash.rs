@@ -28,7 +28,6 @@ use std::sync::OnceLock;
 
 use hashbrown::{DefaultHashBuilder, HashMap};
 
-use crate::table::{Keyed, Table};
 
 /// The conversion thresholds (`hash-max-listpack-entries` / `-value`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,7 +52,7 @@ pub struct Hash {
 #[derive(Clone, Debug)]
 enum Repr {
     Pack(Pack),
-    Table(Big),
+    Table(Box<Big>),
 }
 
 impl Default for Repr {
@@ -251,83 +250,66 @@ impl Pack {
 
 // --------------------------------------------------------------- table --
 
-#[derive(Clone, Debug)]
-struct Field {
-    hash: u64,
-    flen: u32,
-    data: Box<[u8]>,
-}
-
-impl Keyed for Field {
-    fn hash(&self) -> u64 {
-        self.hash
-    }
-}
-
-impl Field {
-    fn new(hash: u64, field: &[u8], value: &[u8]) -> Self {
-        let mut data = Vec::with_capacity(field.len() + value.len());
-        data.extend_from_slice(field);
-        data.extend_from_slice(value);
-        Field { hash, flen: field.len() as u32, data: data.into_boxed_slice() }
-    }
-    fn field(&self) -> &[u8] {
-        &self.data[..self.flen as usize]
-    }
-    fn value(&self) -> &[u8] {
-        &self.data[self.flen as usize..]
-    }
-}
-
-/// Fixed bytes a table field costs beyond its data (slot, bucket share).
-const FIELD_OVERHEAD: usize = std::mem::size_of::<Field>() + 16;
-
-#[derive(Debug, Default)]
+/// A hash in its table form: one tern-table item per field (the field is
+/// the item's key, the value its extra bytes), so a field costs one
+/// allocation and a bucket slot, lookups can be prefetched, and growing
+/// or shrinking moves a few buckets per operation instead of rehashing
+/// every field at once.
+#[derive(Debug)]
 struct Big {
-    table: Table<Field>,
-    bytes: usize,
+    table: tern_table::Table<(), DefaultHashBuilder>,
+}
+
+impl Default for Big {
+    fn default() -> Self {
+        Big { table: tern_table::Table::with_hasher(*field_hasher()) }
+    }
 }
 
 impl Clone for Big {
     fn clone(&self) -> Self {
-        let mut table = Table::new();
-        for f in self.table.iter() {
-            table.insert_new(f.clone());
+        let mut big = Big::default();
+        for e in self.table.iter() {
+            big.insert(e.key(), e.extra());
         }
-        Big { table, bytes: self.bytes }
+        big
     }
+}
+
+/// The hasher of every hash's fields (the tables re-hash with it when they
+/// resize, so lookups must hash the same way).
+fn field_hasher() -> &'static DefaultHashBuilder {
+    static HASHER: OnceLock<DefaultHashBuilder> = OnceLock::new();
+    HASHER.get_or_init(DefaultHashBuilder::default)
 }
 
 fn field_hash(field: &[u8]) -> u64 {
-    static HASHER: OnceLock<DefaultHashBuilder> = OnceLock::new();
-    HASHER.get_or_init(DefaultHashBuilder::default).hash_one(field)
+    field_hasher().hash_one(field)
 }
 
 impl Big {
-    fn find(&self, field: &[u8]) -> Option<&Field> {
-        self.table.find(field_hash(field), |f| f.field() == field)
+    fn find(&self, field: &[u8]) -> Option<&[u8]> {
+        self.table.get(field, field_hash(field)).map(|e| e.extra())
     }
 
+    /// Sets `field`; true if it is new. A value of the same length is
+    /// overwritten in place.
     fn insert(&mut self, field: &[u8], value: &[u8]) -> bool {
         let h = field_hash(field);
-        if let Some(f) = self.table.find_mut(h, |f| f.field() == field) {
-            self.bytes = self.bytes + value.len() - f.value().len();
-            *f = Field::new(h, field, value);
+        if let Some(e) = self.table.get_mut(field, h) {
+            if e.extra().len() == value.len() {
+                e.extra_mut().copy_from_slice(value);
+                return false;
+            }
+            self.table.upsert(h, tern_table::Item::new_boxed(field, (), None, value));
             return false;
         }
-        self.bytes += FIELD_OVERHEAD + field.len() + value.len();
-        self.table.insert_new(Field::new(h, field, value));
+        self.table.insert_with_extra(field, h, (), None, value);
         true
     }
 
     fn remove(&mut self, field: &[u8]) -> bool {
-        match self.table.remove(field_hash(field), |f| f.field() == field) {
-            Some(f) => {
-                self.bytes -= FIELD_OVERHEAD + f.data.len();
-                true
-            }
-            None => false,
-        }
+        self.table.remove(field, field_hash(field)).is_some()
     }
 }
 
@@ -421,7 +403,7 @@ impl Hash {
     pub fn heap_size(&self) -> usize {
         let base = match &self.repr {
             Repr::Pack(p) => p.buf.capacity(),
-            Repr::Table(b) => b.bytes + b.table.bucket_count() * std::mem::size_of::<Vec<Field>>(),
+            Repr::Table(b) => tern_table::size_class(std::mem::size_of::<Big>()) + b.table.mem_bytes(),
         };
         base + self.ttl.as_ref().map_or(0, |t| t.bytes + std::mem::size_of::<FieldTtls>())
     }
@@ -437,7 +419,7 @@ impl Hash {
     pub fn get(&self, field: &[u8]) -> Option<&[u8]> {
         match &self.repr {
             Repr::Pack(p) => p.find(field).map(|s| p.bytes(s.value)),
-            Repr::Table(b) => b.find(field).map(Field::value),
+            Repr::Table(b) => b.find(field),
         }
     }
 
@@ -448,12 +430,37 @@ impl Hash {
     /// Looks several fields up in one pass over a pack (a table answers each
     /// in O(1)); `out[i]` is the value of `fields[i]`.
     pub fn get_many<'a, F: AsRef<[u8]>>(&'a self, fields: &[F], out: &mut Vec<Option<&'a [u8]>>) {
+        self.get_many_staged(fields, out, 0)
+    }
+
+    /// [`Hash::get_many`] that walks a table's fields `group` at a time
+    /// through the prefetch stages (buckets, then items, then reads), so
+    /// their cache misses overlap (HMGET on a large hash;
+    /// `prefetch-batch-max-size`, 0 = one at a time).
+    pub fn get_many_staged<'a, F: AsRef<[u8]>>(&'a self, fields: &[F], out: &mut Vec<Option<&'a [u8]>>, group: usize) {
         out.clear();
         out.resize(fields.len(), None);
         match &self.repr {
+            Repr::Table(b) if group > 1 && fields.len() > 1 => {
+                const MAX: usize = 128;
+                let mut hashes = [0u64; MAX];
+                let g = group.min(MAX);
+                for (fs, os) in fields.chunks(g).zip(out.chunks_mut(g)) {
+                    for (h, f) in hashes.iter_mut().zip(fs) {
+                        *h = field_hash(f.as_ref());
+                        b.table.prefetch_bucket(*h);
+                    }
+                    for (h, f) in hashes.iter().zip(fs) {
+                        b.table.prefetch_item_span(f.as_ref(), *h, 128);
+                    }
+                    for ((o, h), f) in os.iter_mut().zip(&hashes).zip(fs) {
+                        *o = b.table.get(f.as_ref(), *h).map(|e| e.extra());
+                    }
+                }
+            }
             Repr::Table(b) => {
                 for (o, f) in out.iter_mut().zip(fields) {
-                    *o = b.find(f.as_ref()).map(Field::value);
+                    *o = b.find(f.as_ref());
                 }
             }
             Repr::Pack(p) if fields.len() <= 2 => {
@@ -504,7 +511,7 @@ impl Hash {
             for s in p.slots() {
                 big.insert(p.bytes(s.field), p.bytes(s.value));
             }
-            self.repr = Repr::Table(big);
+            self.repr = Repr::Table(Box::new(big));
         }
     }
 
@@ -672,7 +679,7 @@ impl Hash {
     pub fn iter(&self) -> Iter<'_> {
         match &self.repr {
             Repr::Pack(p) => Iter(IterInner::Pack(p, p.slots())),
-            Repr::Table(b) => Iter(IterInner::Table(Box::new(b.table.iter()))),
+            Repr::Table(b) => Iter(IterInner::Table(b.table.iter())),
         }
     }
 
@@ -693,7 +700,7 @@ impl Hash {
                 loop {
                     cursor = b.table.scan(cursor, |e| {
                         seen += 1;
-                        f(e.field(), e.value())
+                        f(e.key(), e.extra())
                     });
                     steps -= 1;
                     if cursor == 0 || seen >= count || steps == 0 {
@@ -705,7 +712,7 @@ impl Hash {
     }
 
     /// A random field (None when empty). Table draws pick a random
-    /// non-empty bucket, then an entry in it, like dictGetRandomKey.
+    /// non-empty bucket, then an entry of its chain, like dictGetRandomKey.
     pub fn random(&self, rng: &mut impl rand::Rng) -> Option<Pair<'_>> {
         let n = self.len();
         if n == 0 {
@@ -713,16 +720,7 @@ impl Hash {
         }
         match &self.repr {
             Repr::Pack(_) => self.iter().nth(rng.gen_range(0..n)),
-            Repr::Table(b) => {
-                let nb = b.table.bucket_count();
-                loop {
-                    let bucket = b.table.bucket(rng.gen_range(0..nb));
-                    if !bucket.is_empty() {
-                        let f = &bucket[rng.gen_range(0..bucket.len())];
-                        return Some((f.field(), f.value()));
-                    }
-                }
-            }
+            Repr::Table(b) => b.table.random(&mut || rng.gen::<u64>()).map(|e| (e.key(), e.extra())),
         }
     }
 
@@ -793,7 +791,7 @@ pub struct Iter<'a>(IterInner<'a>);
 
 enum IterInner<'a> {
     Pack(&'a Pack, PackIter<'a>),
-    Table(Box<dyn Iterator<Item = &'a Field> + 'a>),
+    Table(tern_table::Iter<'a, ()>),
 }
 
 impl<'a> Iterator for Iter<'a> {
@@ -802,7 +800,7 @@ impl<'a> Iterator for Iter<'a> {
     fn next(&mut self) -> Option<Pair<'a>> {
         match &mut self.0 {
             IterInner::Pack(p, it) => it.next().map(|s| (p.bytes(s.field), p.bytes(s.value))),
-            IterInner::Table(it) => it.next().map(|f| (f.field(), f.value())),
+            IterInner::Table(it) => it.next().map(|e| (e.key(), e.extra())),
         }
     }
 }
@@ -926,6 +924,50 @@ mod tests {
     }
 
     const LIM_BIG: HashLimits = HashLimits { max_entries: 512, max_value: 64 };
+
+    #[test]
+    fn table_form_staged_lookups_match_single_ones_through_growth() {
+        let mut h = Hash::new();
+        let mut rng = rand::thread_rng();
+        for i in 0..3000 {
+            // Values of changing lengths: in-place overwrites and replacements.
+            h.set(format!("f{i}").as_bytes(), "v".repeat(i % 40).as_bytes(), LIM);
+            if i % 7 == 0 {
+                h.remove(format!("f{}", i / 2).as_bytes());
+            }
+            if i % 500 == 499 {
+                let fields: Vec<Vec<u8>> = (0..300).map(|_| format!("f{}", rand::Rng::gen_range(&mut rng, 0..3100)).into_bytes()).collect();
+                let mut one = Vec::new();
+                h.get_many(&fields, &mut one);
+                for group in [1, 2, 3, 16, 128, 1000] {
+                    let mut staged = Vec::new();
+                    h.get_many_staged(&fields, &mut staged, group);
+                    assert_eq!(staged, one, "group {group}");
+                }
+                for (f, v) in fields.iter().zip(&one) {
+                    assert_eq!(*v, h.get(f));
+                }
+            }
+        }
+        assert_eq!(h.encoding(), "hashtable");
+        let n = h.len();
+        assert_eq!(h.iter().count(), n);
+        let mut cursor = 0;
+        let mut seen = std::collections::HashSet::new();
+        loop {
+            cursor = h.scan(cursor, 10, |f, _| {
+                seen.insert(f.to_vec());
+            });
+            if cursor == 0 {
+                break;
+            }
+        }
+        assert_eq!(seen.len(), n);
+        assert!(h.random(&mut rng).is_some_and(|(f, v)| h.get(f) == Some(v)));
+        let c = h.clone();
+        assert_eq!(c.len(), n);
+        assert!(c.iter().all(|(f, v)| h.get(f) == Some(v)));
+    }
 
     #[test]
     fn get_many_one_pass_with_repeats() {

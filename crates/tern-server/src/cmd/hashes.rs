@@ -326,6 +326,7 @@ fn hget(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 
 fn hmget(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let n = args.len() - 2;
+    let group = ctx.srv.limits.prefetch_batch();
     let h = read_hash!(ctx, args.get(1), |r: &mut super::Reply<'_>| {
         r.array(n);
         for _ in 0..n {
@@ -334,7 +335,7 @@ fn hmget(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     });
     let fields: Vec<&[u8]> = args.tail(2).iter().collect();
     let mut out = Vec::with_capacity(n);
-    h.get_many(&fields, &mut out);
+    h.get_many_staged(&fields, &mut out, group);
     ctx.reply.array(n);
     for v in out {
         match v {
