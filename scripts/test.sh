@@ -92,6 +92,10 @@ if ! command -v redis-server >/dev/null 2>&1; then
     note "redis-server not on PATH; trying apt-get install redis-server for the differential check"
     apt_install redis-server || note "could not install redis-server: the differential check will be skipped"
 fi
+if ! command -v memcached >/dev/null 2>&1 && [ ! -x /usr/bin/memcached ]; then
+    note "memcached not installed; trying apt-get install memcached for the memcached differential check"
+    apt_install memcached || note "could not install memcached: the memcached differential check will be skipped"
+fi
 
 section "pytest tests/python (redis-py against target/debug/tern-server)"
 export TERN_BIN="${TERN_BIN:-$ROOT/target/debug/tern-server}"

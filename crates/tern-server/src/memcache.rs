@@ -236,22 +236,22 @@ fn retime(shard: &mut Shard, key: &[u8], hash: u64, dl: Option<u64>, now: u64) {
 }
 
 /// Gives an item new data (`data` maps the old to the new) and a new CAS,
-/// keeping its flags, state bits (or `state` when given), TTL and access
-/// clock. An item shared with replies stays shared (a reply still unsent
-/// keeps the old bytes).
+/// keeping its flags, TTL and access clock; `state` maps the old state bits
+/// to the new. An item shared with replies stays shared (a reply still
+/// unsent keeps the old bytes).
 fn rewrite(
     shard: &mut Shard,
     key: &[u8],
     hash: u64,
     now: u64,
     cas: u64,
-    state: Option<u8>,
+    state: impl FnOnce(u8) -> u8,
     data: impl FnOnce(&[u8]) -> Vec<u8>,
 ) {
     let Some(m) = shard.get(key, hash, now).and_then(mc) else {
         return;
     };
-    let (flags, st, shared) = (m.flags(), state.unwrap_or(m.state()), m.shared().is_some());
+    let (flags, st, shared) = (m.flags(), state(m.state()), m.shared().is_some());
     let d = data(m.data());
     let v = if shared {
         Value::Str(StrValue::Mc(McStr::new_sharing(&d, flags, cas, st, 1))).into()
@@ -260,6 +260,24 @@ fn rewrite(
     };
     shard.replace_value(key, hash, v, now);
     shard.signal(key, hash);
+}
+
+/// The state bits of the new item an append or prepend makes: memcached
+/// allocates a fresh item, so fetched, stale and win-token marks go; how
+/// the key was given (base64) stays with the key.
+fn fresh_state(st: u8) -> u8 {
+    st & mc_state::KEY_BINARY
+}
+
+/// The state bits after an incr/decr: a number that outgrows its item
+/// gets a fresh one in memcached (as [`fresh_state`]); one that fits is
+/// rewritten in place and keeps its marks.
+fn arith_state(st: u8, grew: bool) -> u8 {
+    if grew {
+        fresh_state(st)
+    } else {
+        st
+    }
 }
 
 /// Appends or prepends `add` to an item's data.
@@ -603,7 +621,7 @@ impl Exec<'_> {
                     return "NOT_STORED";
                 }
                 let append = cmd == StoreCmd::Append;
-                rewrite(&mut shard, key, loc.hash, now, cas, None, |d| concat(d, data, append));
+                rewrite(&mut shard, key, loc.hash, now, cas, fresh_state, |d| concat(d, data, append));
                 "STORED"
             }
             _ => {
@@ -647,9 +665,11 @@ impl Exec<'_> {
             .and_then(mc)
             .map(|m| m.data().to_vec())
             .unwrap_or_default();
+        let before = probe.len();
         if let Some(v) = add_delta(&mut probe, incr, delta) {
             result = Some(v);
-            rewrite(&mut shard, key, loc.hash, now, cas, None, |_| probe);
+            let grew = probe.len() > before;
+            rewrite(&mut shard, key, loc.hash, now, cas, |st| arith_state(st, grew), |_| probe);
         }
         match result {
             Some(v) => {
@@ -1066,7 +1086,7 @@ impl Exec<'_> {
                         "NS"
                     } else {
                         let append = cmd == StoreCmd::Append;
-                        rewrite(&mut shard, key, loc.hash, now, cas, None, |d| concat(d, m.data, append));
+                        rewrite(&mut shard, key, loc.hash, now, cas, fresh_state, |d| concat(d, m.data, append));
                         "HD"
                     }
                 }
@@ -1163,7 +1183,7 @@ impl Exec<'_> {
                 it.state
             };
             if f.remove_value {
-                rewrite(&mut shard, key, loc.hash, now, cas, Some(st), |_| Vec::new());
+                rewrite(&mut shard, key, loc.hash, now, cas, |_| st, |_| Vec::new());
             } else {
                 // Only the header changes: in place.
                 let old = e.value_heap();
@@ -1233,6 +1253,7 @@ impl Exec<'_> {
                     return;
                 }
                 let mut probe = it.data().to_vec();
+                let before = probe.len();
                 let Some(v) = add_delta(&mut probe, incr, f.delta.unwrap_or(1)) else {
                     line(self.out, e::NON_NUMERIC);
                     return;
@@ -1240,7 +1261,8 @@ impl Exec<'_> {
                 bump(hits);
                 value = v;
                 let cas = f.new_cas.unwrap_or_else(|| self.sh.next_cas());
-                rewrite(&mut shard, key, loc.hash, now, cas, None, |_| probe);
+                let grew = probe.len() > before;
+                rewrite(&mut shard, key, loc.hash, now, cas, |st| arith_state(st, grew), |_| probe);
                 if let Some(t) = f.ttl {
                     retime(&mut shard, key, loc.hash, deadline(now, t), now);
                 }
