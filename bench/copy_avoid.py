@@ -6,7 +6,9 @@ Two tern-server release builds of the same binary run at once, pinned to CPU 0
 `--ratio 1:0 -n allkeys`; the GET runs (--ratio 0:1) alternate on/off, repeat after
 repeat; medians of ops/s and server CPU µs/op (/proc/<pid>/stat utime+stime).
 """
-import json, os, random, socket, statistics, subprocess, sys, tempfile, time
+import json, os, socket, statistics, subprocess, sys, tempfile, time
+
+from run import free_port  # bench/run.py, beside this script
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SERVER = f"{ROOT}/target/release/tern-server"
@@ -16,17 +18,6 @@ OLD = os.environ.get("OLD")
 CLK = os.sysconf("SC_CLK_TCK")
 REPEATS = int(os.environ.get("REPEATS", "5"))
 SECS = int(os.environ.get("SECS", "5"))
-
-
-def free_port():
-    while True:
-        p = random.randint(20000, 40000)
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", p))
-                return p
-            except OSError:
-                pass
 
 
 class Srv:

@@ -1,13 +1,14 @@
 """Starting and stopping the servers under test, without sleeping.
 
 tern-server is started with `--port 0` and the port is read from its start-up
-log (`... port=NNNN.`); redis-server, which cannot pick its own port, gets a
-free loopback port. Both are stopped by PID.
+log (`... port=NNNN.`); redis-server and memcached, which cannot pick their
+own port, get a free loopback port. All are stopped by PID.
 """
 
 import os
 import queue
 import random
+import shutil
 import signal
 import socket
 import subprocess
@@ -80,6 +81,12 @@ class Server:
             self.proc.kill()
             self.proc.wait(timeout=10)
 
+    def memcache_port(self):
+        """The memcached listener's port, from tern-server's start-up log."""
+        lines = [l for l in self.log if "memcache port=" in l]
+        assert lines, "no memcache port in the start-up log"
+        return int(lines[0].split("memcache port=", 1)[1].split()[0].rstrip("."))
+
     def client(self, **kw):
         import redis
 
@@ -110,3 +117,25 @@ def start_redis(binary="redis-server", extra=()):
     port = free_port()
     argv = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", *extra]
     return Server(argv, port=port, name="redis-server").start()
+
+
+def start_memcached(binary=None):
+    """Debian's memcached on a free loopback port, ready once it accepts a
+    connection (it logs nothing to wait for); stopped like the others."""
+    binary = binary or shutil.which("memcached") or "/usr/bin/memcached"
+    port = free_port()
+    argv = [binary, "-l", "127.0.0.1", "-p", str(port), "-U", "0"]
+    if os.geteuid() == 0:
+        argv += ["-u", "root"]
+    srv = Server(argv, port=port, name="memcached")
+    srv.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return srv
+        except OSError:
+            if srv.proc.poll() is not None or time.monotonic() > deadline:
+                srv.stop()
+                raise RuntimeError("memcached did not start")
+            time.sleep(0.01)

@@ -9,10 +9,6 @@ test asserts memcached's behaviour.
 """
 
 import os
-import shutil
-import signal
-import socket
-import subprocess
 
 import pytest
 from meta_memcache import (
@@ -30,37 +26,17 @@ from pymemcache.exceptions import MemcacheClientError, MemcacheIllegalInputError
 
 from conftest import against_redis
 from helpers import wait_until
+from servers import start_memcached
 
 AGAINST_MEMCACHED = os.environ.get("TERN_TEST_AGAINST", "") == "memcached"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def memcached():
     """Debian's memcached, when the suite runs against it."""
-    binary = shutil.which("memcached") or "/usr/bin/memcached"
-    port = free_port()
-    argv = [binary, "-l", "127.0.0.1", "-p", str(port), "-U", "0"]
-    if os.geteuid() == 0:
-        argv += ["-u", "root"]
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_until(lambda: _connectable(port), timeout=10)
-    yield port
-    proc.send_signal(signal.SIGTERM)
-    proc.wait(timeout=10)
-
-
-def _connectable(port):
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-        return True
-    except OSError:
-        return False
+    srv = start_memcached()
+    yield srv.port
+    srv.stop()
 
 
 @pytest.fixture
@@ -70,9 +46,7 @@ def mc_port(request, server):
     if AGAINST_MEMCACHED:
         port = request.getfixturevalue("memcached")
     else:
-        lines = [l for l in server.log if "memcache port=" in l]
-        assert lines, "no memcache port in the start-up log"
-        port = int(lines[0].split("memcache port=", 1)[1].split()[0].rstrip("."))
+        port = server.memcache_port()
     # Wait for the flush's reply: with noreply it could still be in flight
     # on one worker while the test's first write runs on another.
     c = PyClient(("127.0.0.1", port))

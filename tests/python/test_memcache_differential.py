@@ -19,50 +19,29 @@ memcached is not installed; a failing seed reproduces alone with
 import os
 import random
 import shutil
-import signal
 import socket
-import subprocess
 
 import pytest
 
-from helpers import wait_until
-from servers import start_tern, tern_bin
+from servers import start_memcached, start_tern, tern_bin
 
 pytestmark = pytest.mark.skipif(
     shutil.which("memcached") is None and not os.path.exists("/usr/bin/memcached"), reason="memcached not installed"
 )
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _connectable(port):
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-        return True
-    except OSError:
-        return False
-
-
 @pytest.fixture(scope="module")
 def ports():
-    binary = shutil.which("memcached") or "/usr/bin/memcached"
-    mport = _free_port()
-    argv = [binary, "-l", "127.0.0.1", "-p", str(mport), "-U", "0"]
-    if os.geteuid() == 0:
-        argv += ["-u", "root"]
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    tern = start_tern(tern_bin(), 2, ["--prefetch-batch-max-size", "3"])
+    ref = start_memcached()
     try:
-        wait_until(lambda: _connectable(mport), timeout=10)
-        tport = int([l for l in tern.log if "memcache port=" in l][0].split("memcache port=", 1)[1].split()[0].rstrip("."))
-        yield mport, tport
+        tern = start_tern(tern_bin(), 2, ["--prefetch-batch-max-size", "3"])
+    except Exception:
+        ref.stop()
+        raise
+    try:
+        yield ref.port, tern.memcache_port()
     finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=10)
+        ref.stop()
         tern.stop()
 
 
