@@ -181,10 +181,8 @@ pub(crate) fn build(key: &[u8], v: NewValue<'_>, expire: Option<u64>, now: u64, 
         NewValue::Bytes(b) => boxed(Value::Str(StrValue::Raw(b.to_vec()))),
         NewValue::Int(n) => mk(KIND_INT, &n.to_le_bytes()),
         NewValue::Mc { data, flags, cas, state } if fits(key, data.len()) => {
-            let mut buf = Vec::with_capacity(McStr::HEADER + data.len());
-            McStr::write_header(&mut buf, flags, cas, state);
-            buf.extend_from_slice(data);
-            mk(KIND_MC, &buf)
+            let hdr = McStr::header(flags, cas, state);
+            Item::new_from_parts(key, Meta::new(KIND_MC, now, lfu), expire, &[&hdr, data])
         }
         NewValue::Mc { data, flags, cas, state } => boxed(Value::Str(StrValue::Mc(McStr::new(data, flags, cas, state)))),
         NewValue::Value(Value::Str(StrValue::Int(n))) => mk(KIND_INT, &n.to_le_bytes()),

@@ -83,16 +83,18 @@ impl McStr {
 
     fn build(data: &[u8], flags: u32, cas: u64, state: u8) -> Vec<u8> {
         let mut buf = Vec::with_capacity(Self::HEADER + data.len());
-        Self::write_header(&mut buf, flags, cas, state);
+        buf.extend_from_slice(&Self::header(flags, cas, state));
         buf.extend_from_slice(data);
         buf
     }
 
-    /// Appends the [`Self::HEADER`] bytes that precede an item's data.
-    pub fn write_header(buf: &mut Vec<u8>, flags: u32, cas: u64, state: u8) {
-        buf.extend_from_slice(&flags.to_le_bytes());
-        buf.extend_from_slice(&cas.to_le_bytes());
-        buf.push(state);
+    /// The [`Self::HEADER`] bytes that precede an item's data.
+    pub fn header(flags: u32, cas: u64, state: u8) -> [u8; Self::HEADER] {
+        let mut h = [0u8; Self::HEADER];
+        h[0..4].copy_from_slice(&flags.to_le_bytes());
+        h[4..12].copy_from_slice(&cas.to_le_bytes());
+        h[12] = state;
+        h
     }
 
     /// The flags of a header-and-data buffer.

@@ -63,9 +63,9 @@ fn layout_for<T>(tail_len: usize) -> Layout {
     l.pad_to_align()
 }
 
-/// What follows the key and deadline.
+/// What follows the key and deadline: extra bytes given in pieces, or a box.
 enum Rest<'a, B> {
-    Bytes(&'a [u8]),
+    Bytes(&'a [&'a [u8]]),
     Boxed(Box<B>),
 }
 
@@ -76,6 +76,15 @@ impl<T, B> Item<T, B> {
     /// # Panics
     /// If the key is longer than [`MAX_KEY_LEN`] or the tail exceeds 4 GiB.
     pub fn new_boxed(key: &[u8], value: T, expire: Option<u64>, extra: &[u8]) -> Box<Self> {
+        Self::build(key, value, expire, Rest::Bytes(&[extra]))
+    }
+
+    /// [`Item::new_boxed`] with the extra bytes given as pieces, written one
+    /// after another (a header and data without first joining them).
+    ///
+    /// # Panics
+    /// As [`Item::new_boxed`].
+    pub fn new_from_parts(key: &[u8], value: T, expire: Option<u64>, extra: &[&[u8]]) -> Box<Self> {
         Self::build(key, value, expire, Rest::Bytes(extra))
     }
 
@@ -91,7 +100,7 @@ impl<T, B> Item<T, B> {
         assert!(key.len() <= MAX_KEY_LEN, "key too long for an item");
         let exp_len = if expire.is_some() { EXPIRE_LEN } else { 0 };
         let rest_len = match &rest {
-            Rest::Bytes(b) => b.len(),
+            Rest::Bytes(parts) => parts.iter().map(|p| p.len()).sum(),
             Rest::Boxed(_) => BOX_LEN,
         };
         let tail_len = key.len() + exp_len + rest_len;
@@ -118,9 +127,14 @@ impl<T, B> Item<T, B> {
             if let Some(d) = expire {
                 ptr::copy_nonoverlapping(d.to_le_bytes().as_ptr(), tail.add(key.len()), EXPIRE_LEN);
             }
-            let at = tail.add(key.len() + exp_len);
+            let mut at = tail.add(key.len() + exp_len);
             match rest {
-                Rest::Bytes(extra) => ptr::copy_nonoverlapping(extra.as_ptr(), at, extra.len()),
+                Rest::Bytes(parts) => {
+                    for p in parts {
+                        ptr::copy_nonoverlapping(p.as_ptr(), at, p.len());
+                        at = at.add(p.len());
+                    }
+                }
                 // Written as a pointer (unaligned), so it keeps its provenance.
                 Rest::Boxed(b) => (at as *mut *mut B).write_unaligned(Box::into_raw(b)),
             }
@@ -411,6 +425,14 @@ mod tests {
         assert_eq!(std::mem::size_of_val(&*b), 8 + 8 + 24);
         assert_eq!(a.alloc_size(), 32);
         assert_eq!(b.alloc_size(), 48);
+    }
+
+    #[test]
+    fn extra_bytes_from_parts() {
+        let it = Item::<u8, ()>::new_from_parts(b"k", 1, Some(3), &[b"head", b"", b"-data"]);
+        assert_eq!((it.key(), it.expire(), it.extra()), (&b"k"[..], Some(3), &b"head-data"[..]));
+        let it = Item::<u8, ()>::new_from_parts(b"k", 1, None, &[]);
+        assert_eq!(it.extra(), b"");
     }
 
     #[test]
