@@ -24,7 +24,7 @@ const _: () = assert!(std::mem::align_of::<Padded<Mutex<Shard>>>() == 128);
 #[derive(Debug, Default)]
 struct Hint {
     base: AtomicUsize,
-    mask: AtomicU64,
+    nb: AtomicU64,
 }
 
 /// Where a key lives: its hash (computed once) and its shard's global id.
@@ -38,7 +38,7 @@ pub struct Loc {
 pub struct Keyspace {
     /// All shards of all databases, database-major: `gid = db * S + shard`.
     shards: Box<[Padded<Mutex<Shard>>]>,
-    /// Per shard, its table's bucket array address and mask as last
+    /// Per shard, its table's bucket array address and bucket count as last
     /// published under the lock: read without the lock to prefetch before a
     /// batch takes its locks. A stale pair only wastes a prefetch.
     hints: Box<[Padded<Hint>]>,
@@ -132,7 +132,7 @@ impl Keyspace {
         let Some(Padded(h)) = self.hints.get(gid as usize) else { return };
         let base = h.base.load(Ordering::Relaxed);
         if base != 0 {
-            tern_table::prefetch_hinted(base, h.mask.load(Ordering::Relaxed), hash);
+            tern_table::prefetch_hinted(base, h.nb.load(Ordering::Relaxed), hash);
         }
     }
 
@@ -141,12 +141,12 @@ impl Keyspace {
     #[inline]
     pub fn publish_hint(&self, gid: u32, shard: &Shard) {
         let Some(Padded(h)) = self.hints.get(gid as usize) else { return };
-        let (base, mask) = shard.hint();
+        let (base, nb) = shard.hint();
         if h.base.load(Ordering::Relaxed) != base {
             h.base.store(base, Ordering::Relaxed);
         }
-        if h.mask.load(Ordering::Relaxed) != mask {
-            h.mask.store(mask, Ordering::Relaxed);
+        if h.nb.load(Ordering::Relaxed) != nb {
+            h.nb.store(nb, Ordering::Relaxed);
         }
     }
 

@@ -157,6 +157,11 @@ impl Shard {
 
     /// Removes the entry if it has expired. Returns true if it was removed.
     fn expire_if_needed(&mut self, key: &[u8], hash: u64, now: u64) -> bool {
+        // No key here has a TTL and no hash a field TTL: nothing can be due,
+        // and the caller's own lookup is the only probe.
+        if !self.has_deadlines() {
+            return false;
+        }
         let (expired, fields_due) = match self.table.get(key, hash) {
             Some(e) => (is_expired(e, now), e.next_field_deadline().is_some_and(|d| d <= now)),
             None => (false, false),

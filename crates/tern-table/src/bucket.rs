@@ -1,281 +1,146 @@
-//! 64-byte buckets and the chain operations on them.
+//! 64-byte buckets of nine fingerprints, an overflow count and nine 6-byte
+//! item addresses.
 //!
 //! ```text
-//!  byte 0      bytes 1..8          bytes 8..64
-//! +--------+-------------------+--------------------------------------+
-//! | ctrl   | fp0 fp1 ... fp6   | slot0 slot1 ... slot6 (thin pointers) |
-//! +--------+-------------------+--------------------------------------+
-//!  ctrl bit i (i < 7): slot i holds an item whose fingerprint is fp_i
-//!  ctrl bit 7 (CHAINED): slot 6 points to the next bucket of the chain
+//!  bytes 0..9          byte 9     bytes 10..64
+//! +-------------------+----------+------------------------------------------+
+//! | fp0 fp1 ... fp8   | overflow | slot0 slot1 ... slot8 (48-bit addresses)  |
+//! +-------------------+----------+------------------------------------------+
+//!  fp_i == 0: slot i is free; otherwise it holds an item whose fingerprint
+//!  (1..=255) is fp_i.
 //! ```
 //!
-//! A chain is a head bucket in the array followed by child buckets, each
-//! allocated on its own. Inserting into a full last bucket moves its slot-6
-//! item into a new child, so every bucket but the last holds six items and a
-//! link. Removal pulls the chain's last item into the hole and frees a child
-//! left with at most one item (that one moves back into its parent's slot 6),
-//! so a child always holds at least two items. Holes left by an interrupted
-//! operation (a panic in a hasher or a value's `Drop`) are tolerated by every
-//! reader and filled later: only presence bits decide what is an item.
-
-use std::ptr;
+//! Keys that find their home bucket full go to the next bucket with a free
+//! slot (linear probing over buckets, wrapping at the end). A bucket's
+//! overflow count says how many items passed it on the way to a later
+//! bucket: a lookup stops at the first bucket of its probe whose count is
+//! zero. Counts saturate at 255 and then stay until the array is rebuilt; a
+//! count too high only makes probes longer, never wrong.
+//!
+//! Addresses are stored in 48 bits: user-space addresses on x86_64 and
+//! aarch64 Linux fit (the kernel hands out higher ones only on request), and
+//! the table checks each one it stores.
 
 /// Slots per bucket.
-pub(crate) const SLOTS: usize = 7;
-/// The slot that holds the link to the next bucket when CHAINED is set.
-pub(crate) const LINK: usize = SLOTS - 1;
-pub(crate) const CHAINED: u8 = 0x80;
-const ALL_SLOTS: u8 = 0x7f;
-const ITEM_SLOTS_CHAINED: u8 = ALL_SLOTS & !(1 << LINK);
+pub(crate) const SLOTS: usize = 9;
+/// Byte offset of the overflow count.
+const OVF: usize = 9;
+/// Byte offset of slot 0's address.
+const SLOT0: usize = 10;
+/// Highest address a slot can hold, plus one.
+pub(crate) const ADDR_LIMIT: usize = 1 << 48;
 
 #[repr(C, align(64))]
 pub(crate) struct Bucket {
-    /// ctrl byte then seven fingerprints; read as one little-endian word.
-    pub(crate) meta: [u8; 8],
-    pub(crate) slots: [*mut u8; SLOTS],
+    bytes: [u8; 64],
 }
 
 const _: () = assert!(std::mem::size_of::<Bucket>() == 64);
 const _: () = assert!(std::mem::align_of::<Bucket>() == 64);
+const _: () = assert!(SLOT0 + 6 * SLOTS == 64);
 
-impl Bucket {
-    pub(crate) const EMPTY: Bucket = Bucket { meta: [0; 8], slots: [ptr::null_mut(); SLOTS] };
-}
-
-/// The fingerprint: a byte from the middle of the hash. The low bits pick
-/// the bucket and the high bits pick the shard upstream, so neither says
-/// anything within one bucket.
+/// The fingerprint: 1..=255 from bits 32..48 of the hash. The low 32 bits
+/// pick the home bucket and the high bits the shard upstream, so neither
+/// says anything within one bucket.
 #[inline(always)]
 pub(crate) fn fingerprint(hash: u64) -> u8 {
-    (hash >> 32) as u8
+    ((((hash >> 32) & 0xffff) * 255) >> 16) as u8 + 1
 }
 
-/// Bit `8*i + 7` set for each present slot `i` whose fingerprint is `fp`
-/// (SWAR over the metadata word: exact zero-byte detection, no false hits).
+/// Bit 7 of each zero byte of `x`, exactly (no false hits from borrows).
 #[inline(always)]
-pub(crate) fn match_fp(meta: [u8; 8], fp: u8) -> u64 {
+fn zero_bytes(x: u64) -> u64 {
     const LO7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-    let w = u64::from_le_bytes(meta);
-    let x = w ^ (0x0101_0101_0101_0101u64 * fp as u64);
-    let zero = !(((x & LO7).wrapping_add(LO7)) | x | LO7);
-    let hits = zero >> 8;
-    // Bit i of `present` lands on bit 8*i+7: the shifts 7*i+7 never collide
-    // for i < 7, so the multiply has no carries.
-    let present = (meta[0] & ALL_SLOTS) as u64;
-    let spread = present.wrapping_mul(0x0002_0408_1020_4080) & 0x0080_8080_8080_8080;
-    hits & spread
+    !(((x & LO7).wrapping_add(LO7)) | x | LO7)
 }
 
-/// Slot index of the lowest hit in a `match_fp` result.
+/// Bit 7 of byte i of `z` to bit i (the other bits of `z` must be clear).
 #[inline(always)]
-pub(crate) fn first_slot(hits: u64) -> usize {
-    (hits.trailing_zeros() / 8) as usize
+fn gather(z: u64) -> u32 {
+    // Byte i's bit lands on bit 56 + i; the other partial products fall
+    // below bit 56 or past bit 63, and no two share a position (no carries).
+    ((z >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u32
 }
 
-/// Item slots that hold an item.
-#[inline(always)]
-pub(crate) fn present(b: &Bucket) -> u8 {
-    b.meta[0] & ALL_SLOTS
-}
+impl Bucket {
+    pub(crate) const EMPTY: Bucket = Bucket { bytes: [0; 64] };
 
-#[inline(always)]
-pub(crate) fn is_chained(b: &Bucket) -> bool {
-    b.meta[0] & CHAINED != 0
-}
-
-/// Nothing in it and no chain.
-#[inline(always)]
-pub(crate) fn is_empty(b: &Bucket) -> bool {
-    b.meta[0] == 0
-}
-
-/// Moves the item in `from[fs]` into the free slot `to[ts]`.
-///
-/// # Safety
-/// Both buckets must be valid, initialised and writable; `from[fs]` present
-/// and `to[ts]` a free item slot.
-unsafe fn move_slot(from: *mut Bucket, fs: usize, to: *mut Bucket, ts: usize) {
-    // SAFETY: per the contract; raw accesses, no references kept.
-    unsafe {
-        (*to).slots[ts] = (*from).slots[fs];
-        (*to).meta[1 + ts] = (*from).meta[1 + fs];
-        (*to).meta[0] |= 1 << ts;
-        (*from).meta[0] &= !(1 << fs);
-        (*from).slots[fs] = ptr::null_mut();
+    #[inline(always)]
+    fn fp_word(&self) -> u64 {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&self.bytes[..8]);
+        u64::from_le_bytes(w)
     }
-}
 
-/// Allocates an empty child bucket.
-fn new_child() -> *mut Bucket {
-    Box::into_raw(Box::new(Bucket::EMPTY))
-}
+    /// Bit i set for each slot i holding an item with fingerprint `fp`
+    /// (`fp != 0`).
+    #[inline(always)]
+    pub(crate) fn matches(&self, fp: u8) -> u32 {
+        let z = zero_bytes(self.fp_word() ^ (0x0101_0101_0101_0101u64 * fp as u64));
+        gather(z) | ((self.bytes[8] == fp) as u32) << 8
+    }
 
-/// Frees a child bucket made by `new_child`.
-///
-/// # Safety
-/// `b` came from `new_child` and is no longer linked anywhere.
-unsafe fn free_child(b: *mut Bucket) {
-    // SAFETY: per the contract.
-    drop(unsafe { Box::from_raw(b) });
-}
+    /// Bit i set for each free slot i.
+    #[inline(always)]
+    pub(crate) fn free(&self) -> u32 {
+        gather(zero_bytes(self.fp_word())) | ((self.bytes[8] == 0) as u32) << 8
+    }
 
-/// The next bucket of the chain, if any.
-///
-/// # Safety
-/// `b` must be a valid initialised bucket.
-#[inline(always)]
-pub(crate) unsafe fn next(b: *const Bucket) -> Option<*mut Bucket> {
-    // SAFETY: per the contract.
-    unsafe {
-        if is_chained(&*b) {
-            Some((*b).slots[LINK] as *mut Bucket)
-        } else {
-            None
+    /// Bit i set for each slot i holding an item.
+    #[inline(always)]
+    pub(crate) fn present(&self) -> u32 {
+        !self.free() & ((1 << SLOTS) - 1)
+    }
+
+    /// The overflow count.
+    #[inline(always)]
+    pub(crate) fn overflow(&self) -> u8 {
+        self.bytes[OVF]
+    }
+
+    /// Counts one more item passing this bucket (sticks at 255).
+    #[inline(always)]
+    pub(crate) fn inc_overflow(&mut self) {
+        self.bytes[OVF] = self.bytes[OVF].saturating_add(1);
+    }
+
+    /// Counts one item fewer passing this bucket (255 sticks).
+    #[inline(always)]
+    pub(crate) fn dec_overflow(&mut self) {
+        let n = self.bytes[OVF];
+        if n != 255 && n != 0 {
+            self.bytes[OVF] = n - 1;
         }
     }
-}
 
-/// Puts `item` with fingerprint `fp` in the first free item slot of the
-/// chain, extending it when full. Returns true when a child was allocated.
-///
-/// # Safety
-/// `head` must be a valid initialised bucket, writable, heading a chain.
-pub(crate) unsafe fn insert(head: *mut Bucket, fp: u8, item: *mut u8) -> bool {
-    let mut b = head;
-    // SAFETY: every bucket reached is the head or a live child of its chain.
-    unsafe {
-        loop {
-            let ctrl = (*b).meta[0];
-            let chained = ctrl & CHAINED != 0;
-            let free = !ctrl & if chained { ITEM_SLOTS_CHAINED } else { ALL_SLOTS };
-            if free != 0 {
-                let s = free.trailing_zeros() as usize;
-                (*b).slots[s] = item;
-                (*b).meta[1 + s] = fp;
-                (*b).meta[0] |= 1 << s;
-                return false;
-            }
-            if !chained {
-                let c = new_child();
-                move_slot(b, LINK, c, 0);
-                (*c).slots[1] = item;
-                (*c).meta[2] = fp;
-                (*c).meta[0] |= 1 << 1;
-                (*b).slots[LINK] = c as *mut u8;
-                (*b).meta[0] |= CHAINED;
-                return true;
-            }
-            b = (*b).slots[LINK] as *mut Bucket;
-        }
+    /// The address in slot `s` (meaningful when the slot holds an item).
+    #[inline(always)]
+    pub(crate) fn addr(&self, s: usize) -> usize {
+        let mut a = [0u8; 8];
+        a[..6].copy_from_slice(&self.bytes[SLOT0 + 6 * s..SLOT0 + 6 * s + 6]);
+        u64::from_le_bytes(a) as usize
     }
-}
 
-/// Restores the chain's shape after items were taken out: fills holes of the
-/// non-last buckets from the last one and frees children left with fewer
-/// than two items. Returns the number of children freed.
-///
-/// # Safety
-/// `head` must be a valid initialised bucket, writable, heading a chain.
-pub(crate) unsafe fn compact(head: *mut Bucket) -> usize {
-    let mut freed = 0;
-    // SAFETY: every bucket reached is the head or a live child of its chain;
-    // a child is unlinked before it is freed.
-    unsafe {
-        loop {
-            if !is_chained(&*head) {
-                return freed;
-            }
-            let mut parent = head;
-            let mut last = (*head).slots[LINK] as *mut Bucket;
-            while let Some(n) = next(last) {
-                parent = last;
-                last = n;
-            }
-            let n = present(&*last).count_ones();
-            if n > 0 {
-                if let Some((hb, hs)) = first_hole_before(head, last) {
-                    let from = 7 - present(&*last).leading_zeros() as usize;
-                    move_slot(last, from, hb, hs);
-                    continue;
-                }
-            }
-            match n {
-                0 => {
-                    (*parent).slots[LINK] = ptr::null_mut();
-                    (*parent).meta[0] &= !CHAINED;
-                    free_child(last);
-                    freed += 1;
-                }
-                1 => {
-                    let s = present(&*last).trailing_zeros() as usize;
-                    (*parent).slots[LINK] = ptr::null_mut();
-                    (*parent).meta[0] &= !CHAINED;
-                    move_slot(last, s, parent, LINK);
-                    free_child(last);
-                    return freed + 1;
-                }
-                _ => return freed,
-            }
-        }
+    /// Puts an item with fingerprint `fp` (nonzero) at `addr` (below
+    /// `ADDR_LIMIT`) in slot `s`.
+    #[inline(always)]
+    pub(crate) fn set(&mut self, s: usize, fp: u8, addr: usize) {
+        debug_assert!(fp != 0 && addr < ADDR_LIMIT);
+        self.bytes[s] = fp;
+        self.set_addr(s, addr);
     }
-}
 
-/// The first free item slot in a bucket before `last` in the chain.
-///
-/// # Safety
-/// `head` heads a valid chain that contains `last`.
-unsafe fn first_hole_before(head: *mut Bucket, last: *mut Bucket) -> Option<(*mut Bucket, usize)> {
-    let mut b = head;
-    // SAFETY: walks the chain's live buckets only.
-    unsafe {
-        while b != last {
-            let free = !(*b).meta[0] & ITEM_SLOTS_CHAINED;
-            if free != 0 {
-                return Some((b, free.trailing_zeros() as usize));
-            }
-            b = (*b).slots[LINK] as *mut Bucket;
-        }
+    /// Replaces the address in slot `s`, keeping its fingerprint.
+    #[inline(always)]
+    pub(crate) fn set_addr(&mut self, s: usize, addr: usize) {
+        self.bytes[SLOT0 + 6 * s..SLOT0 + 6 * s + 6].copy_from_slice(&(addr as u64).to_le_bytes()[..6]);
     }
-    None
-}
 
-/// Frees every child of the chain (their items must have been taken out)
-/// and resets the head. Returns the number of children freed.
-///
-/// # Safety
-/// `head` must be a valid initialised bucket, writable, whose chain holds no
-/// items.
-pub(crate) unsafe fn free_chain(head: *mut Bucket) -> usize {
-    let mut freed = 0;
-    // SAFETY: per the contract; each child is read before it is freed.
-    unsafe {
-        let mut link = next(head);
-        while let Some(c) = link {
-            link = next(c);
-            free_child(c);
-            freed += 1;
-        }
-        head.write(Bucket::EMPTY);
-    }
-    freed
-}
-
-/// Number of items in the chain.
-///
-/// # Safety
-/// `head` must be a valid initialised bucket.
-pub(crate) unsafe fn count(head: *const Bucket) -> usize {
-    let mut n = 0;
-    let mut b = head;
-    // SAFETY: walks live buckets only.
-    unsafe {
-        loop {
-            n += present(&*b).count_ones() as usize;
-            match next(b) {
-                Some(c) => b = c,
-                None => return n,
-            }
-        }
+    /// Frees slot `s`.
+    #[inline(always)]
+    pub(crate) fn clear(&mut self, s: usize) {
+        self.bytes[s] = 0;
+        self.bytes[SLOT0 + 6 * s..SLOT0 + 6 * s + 6].fill(0);
     }
 }
 
@@ -284,18 +149,60 @@ mod tests {
     use super::*;
 
     #[test]
-    fn swar_matches_exactly() {
-        for fp in [0u8, 1, 0x7f, 0x80, 0xff] {
-            for present in [0u8, 0x7f, 0x55, 0x2a, 0x01, 0x40] {
-                let mut meta = [present, fp, fp ^ 1, fp, 0, fp, 0xff, fp];
-                meta[0] = present;
-                let hits = match_fp(meta, fp);
-                for i in 0..7 {
-                    let want = present & (1 << i) != 0 && meta[1 + i] == fp;
-                    assert_eq!(hits & (1 << (8 * i + 7)) != 0, want, "fp {fp} present {present:#x} slot {i}");
+    fn matches_and_free_are_exact() {
+        for fp in [1u8, 2, 0x7f, 0x80, 0xfe, 0xff] {
+            for pattern in 0u32..512 {
+                let mut b = Bucket::EMPTY;
+                for s in 0..SLOTS {
+                    if pattern & (1 << s) != 0 {
+                        b.set(s, if s % 3 == 0 { fp } else { fp ^ 1 | 1 }, 0x1234 + s);
+                    }
                 }
-                assert_eq!(hits & !0x0080_8080_8080_8080, 0);
+                let mut want_hits = 0;
+                for s in 0..SLOTS {
+                    if pattern & (1 << s) != 0 && b.bytes[s] == fp {
+                        want_hits |= 1 << s;
+                    }
+                }
+                assert_eq!(b.matches(fp), want_hits, "fp {fp} pattern {pattern:#x}");
+                assert_eq!(b.present(), pattern);
+                assert_eq!(b.free(), !pattern & 0x1ff);
             }
         }
+    }
+
+    #[test]
+    fn addresses_round_trip_and_overflow_saturates() {
+        let mut b = Bucket::EMPTY;
+        for s in 0..SLOTS {
+            b.set(s, 7, (ADDR_LIMIT - 1) - s * 0x1_0000_0001);
+        }
+        for s in 0..SLOTS {
+            assert_eq!(b.addr(s), (ADDR_LIMIT - 1) - s * 0x1_0000_0001);
+        }
+        b.clear(4);
+        assert_eq!(b.present(), 0x1ff & !(1 << 4));
+        assert_eq!(b.addr(3), (ADDR_LIMIT - 1) - 3 * 0x1_0000_0001);
+        for _ in 0..300 {
+            b.inc_overflow();
+        }
+        assert_eq!(b.overflow(), 255);
+        b.dec_overflow();
+        assert_eq!(b.overflow(), 255);
+        b.bytes[OVF] = 2;
+        b.dec_overflow();
+        b.dec_overflow();
+        b.dec_overflow();
+        assert_eq!(b.overflow(), 0);
+    }
+
+    #[test]
+    fn fingerprints_cover_1_to_255() {
+        let mut seen = [false; 256];
+        for x in 0u64..=0xffff {
+            seen[fingerprint(x << 32) as usize] = true;
+        }
+        assert!(!seen[0]);
+        assert!(seen[1..].iter().all(|&s| s));
     }
 }

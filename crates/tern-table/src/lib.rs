@@ -1,61 +1,77 @@
-//! Tern's keyspace table: 64-byte buckets of fingerprints and thin item
-//! pointers, one allocation per item, incremental resize, Redis-compatible
-//! SCAN cursors and a batch API that overlaps the cache misses of many keys.
+//! Tern's keyspace table: 64-byte buckets of fingerprints and 6-byte item
+//! addresses, one allocation per item, open addressing over buckets,
+//! incremental resize to any size, SCAN cursors that survive resizes, and a
+//! batch API that overlaps the cache misses of many keys.
 //!
 //! Goals: a hit costs two cache misses (bucket, item), both prefetchable
 //! ([`Table::prefetch_bucket`], [`Table::prefetch_item`],
 //! [`Table::get_batch`]); no single operation rehashes more than a few
-//! buckets; memory is counted exactly in the allocator's size classes.
+//! buckets; memory is counted exactly in the allocator's size classes and
+//! stays under 12 bytes of bucket per key at any size.
 //! Non-goals: concurrent access (a shard lock guards each table) and storing
 //! hashes (items are rehashed from their keys, saving 8 bytes per key).
+//!
+//! # Layout
+//! A bucket holds nine items (see `bucket.rs`): nine fingerprint bytes, an
+//! overflow count and nine 48-bit addresses. A key's home bucket comes from
+//! the low 32 bits of its hash (its *position*) by multiply and shift, so an
+//! array may have any number of buckets and homes follow positions in order.
+//! A key whose home is full goes to the next bucket with room, wrapping at
+//! the end, and every full bucket it passes counts it: a lookup stops at the
+//! first bucket of its probe whose count is zero. With no chains there is no
+//! overflow allocation, so buckets can be filled to 7/8 before the table
+//! grows, and it grows by 1.4× (to 5/8): 8.1 to 11.4 bytes of bucket per key
+//! whatever the size, where doubling a table of seven-slot buckets gave 9.1
+//! to 18.3 plus overflow buckets.
 //!
 //! # Hashing contract
 //! Every operation takes the key's 64-bit hash, computed once upstream with
 //! the table's `BuildHasher` as `hasher.hash_one(key)` for `key: &[u8]`; the
-//! table recomputes it the same way only when it moves items during a
-//! resize. The bucket is the hash's low bits, the fingerprint a byte from its
-//! middle; its top bits may be constant within one table (they pick the
-//! shard upstream).
+//! table recomputes it the same way when it moves items during a resize, and
+//! for SCAN and `retain`. The position is the hash's low 32 bits, the
+//! fingerprint comes from bits 32..48; its top bits may be constant within
+//! one table (they pick the shard upstream).
 //!
 //! # Resizing
-//! While a resize runs there are two bucket arrays: `old` and `new`. Bucket
-//! `i` of `old` below `moved` has been moved. `new` is allocated
-//! uninitialised and each of its buckets is zeroed when the first `old`
-//! bucket that feeds it is moved, so allocating a huge array costs no time
-//! and no page is touched twice. A key lives in `old` when its `old` bucket
-//! is not moved yet, in `new` otherwise, so a lookup reads one bucket. Every
-//! insert and remove moves a few buckets; [`Table::rehash_step`] lets a cron
-//! finish idle tables.
-
+//! While a resize runs there are two bucket arrays, `old` and `new`. Homes
+//! of `old` below `done` have been moved: a key lives in `new` when its
+//! `old` home is below `done`, in `old` otherwise, so a lookup probes one
+//! array. A resize step moves a cluster: the next home's bucket and the
+//! buckets after it up to one no remaining item passed, which hold exactly
+//! the items of those homes (less any that wrapped around from the end:
+//! they wait for their home's turn). `new` is allocated uninitialised and
+//! initialised from its start as its homes come into use (homes in both
+//! arrays follow positions in order), so allocating a huge array costs no
+//! time and no page is touched twice. Every insert and remove moves a few
+//! buckets' worth; [`Table::rehash_step`] lets a cron finish idle tables.
 //!
 //! # Measured (2-core AMD EPYC KVM guest, 4 KiB pages)
 //! 5M keys of 16 B with 100-byte values in the item (a 4-byte `T`, as
 //! tern-store's `Meta`), random hits, jemalloc.
-//! `cargo run --release -p tern-table --example batch_ratio` alternates one
-//! way and the other round by round (the machine is noisy) and reports
-//! medians: `get` one at a time 197–217 ns, `get_batch` of 16 102–111 ns
-//! (1.94–1.98×); with jemalloc's huge pages for the items
-//! (`_RJEM_MALLOC_CONF=thp:always`) 184 vs 87 ns (2.29×). A batched lookup
-//! here is bound by page walks: a prefetch waits for its walk to retire.
+//! `cargo run --release -p tern-table --example batch_ratio` builds the
+//! table, prints its memory, then alternates one way and the other round by
+//! round (the machine is noisy) and reports medians: `get` one at a time
+//! 124–160 ns, `get_batch` of 16 57–86 ns (1.87–2.23×; before this layout
+//! 163–198 vs 78–99 ns). One at a time is not one miss after another: the
+//! CPU runs ahead into the next independent lookup, and a batched lookup
+//! here is bound by page walks (a prefetch waits for its walk to retire).
 //! `cargo bench -p tern-table --bench lookup` gives the same picture with
 //! wider spread, and `hashbrown::HashMap<Box<[u8]>, Box<[u8]>>::get` for
-//! scale (219–364 ns).
+//! scale.
 //!
 //! Memory for the same 5M keys, from `mem_bytes` and equal to jemalloc's
-//! `stats.allocated` delta: 142.9 B/key, of which key and value 116, item
-//! header 8, `T` 4 (the 128-byte item is a size class: no rounding), and
-//! buckets with their overflow buckets 14.9 (hashbrown with boxed keys and
-//! values: 195.1 B/key). Items may instead own one boxed out-of-line part
+//! `stats.allocated` delta: 22.1 bytes per key beyond key and value (the
+//! 128-byte item class holds 116 bytes of key and value, an 8-byte header
+//! and `T`: 12; buckets 10.1, at 70.6% of the slots used). The chained
+//! seven-slot layout before it took 26.9, and hashbrown with boxed keys and
+//! values 79.1. Items may instead own one boxed out-of-line part
 //! (`Item<T, B>`), for values that do not belong in the item.
 //!
 //! `cargo run --release -p tern-table --example growth_latency`: growing to
-//! 10M keys and removing them all, the slowest single operation on a quiet
-//! machine took 0.50 ms (insert) and 0.78 ms (remove) of wall time; jemalloc
-//! alone shows 0.62 ms on the same allocations. On a busy machine CPU-time
-//! maxima were 0.5–1.4 ms (one run had one 3.4 ms insert, far from any
-//! resize) and no spike lined up with a resize. Before old arrays were
-//! retired a slice at a time, the end of a resize cost 9 ms (64 MiB array)
-//! and 22 ms (128 MiB) of CPU.
+//! 10M keys and removing them all, the slowest single operation took
+//! 0.39 ms of CPU time (insert and remove alike); jemalloc alone shows
+//! 0.40 ms on the same allocations. Old arrays are given back a slice at a
+//! time: freeing a touched 64 MiB array at once cost 9 ms of CPU here.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
@@ -68,24 +84,28 @@ use std::hash::BuildHasher;
 use std::marker::PhantomData;
 use std::ptr;
 
-use bucket::{fingerprint, first_slot, match_fp, Bucket};
+use bucket::{fingerprint, Bucket, SLOTS};
 pub use item::{Item, MAX_KEY_LEN};
 
 /// The hasher used when none is given: the one the keyspace uses.
 pub use hashbrown::DefaultHashBuilder;
 
-/// Grow when the average bucket holds more than this many items.
-const GROW_FILL: usize = 5;
-/// A resize aims at about this many items per bucket.
-const TARGET_FILL: usize = 3;
-/// Shrink when under 1/8 of the slots are used (7/8 item per bucket).
-const SHRINK_FILL_NUM: usize = 7;
-const SHRINK_FILL_DEN: usize = 8;
-/// Non-empty buckets each insert or remove moves while resizing. A grow
-/// needs one per insert to finish before the next; a shrink needs three per
-/// remove; four leaves room.
+/// Grow when more than 7/8 of the slots are used...
+const GROW_NUM: usize = 7;
+const GROW_DEN: usize = 8;
+/// ...to an array where the items fill 5/8 of the slots (growth by 1.4×,
+/// so a table's fill stays between 5/8 and 7/8: 8.1 to 11.4 bytes of
+/// bucket per item).
+const TARGET_NUM: usize = 5;
+const TARGET_DEN: usize = 8;
+/// Shrink when under 1/5 of the slots are used.
+const SHRINK_NUM: usize = 1;
+const SHRINK_DEN: usize = 5;
+/// Work each insert or remove does on a resize under way: up to this many
+/// buckets' worth of items. A grow moves about 4.5 buckets per insert, so it
+/// ends long before the old array fills up.
 const STEP: usize = 4;
-/// Empty buckets a step may pass over per non-empty bucket of its budget.
+/// Empty buckets a step may pass over per unit of its budget.
 const EMPTY_VISITS: usize = 16;
 /// Bytes of a finished resize's old array given back per operation.
 const RETIRE_CHUNK: usize = 1 << 18;
@@ -123,16 +143,19 @@ pub fn prefetch(p: *const u8) {
     let _ = p;
 }
 
-/// Prefetches `hash`'s bucket from a [`Table::hint`] taken earlier, possibly
-/// under a lock since released: the address is only computed (wrapping), never
-/// dereferenced, so a stale hint costs one wasted prefetch.
+/// Prefetches `hash`'s home bucket from a [`Table::hint`] taken earlier,
+/// possibly under a lock since released: the address is only computed
+/// (wrapping), never dereferenced, so a stale hint costs one wasted prefetch.
 #[inline(always)]
-pub fn prefetch_hinted(base: usize, mask: u64, hash: u64) {
-    let off = (hash & mask).wrapping_mul(64) as usize;
+pub fn prefetch_hinted(base: usize, nb: u64, hash: u64) {
+    // In u128: a stale or made-up `nb` must not overflow.
+    let i = ((hash as u32 as u128 * nb as u128) >> 32) as u64;
+    let off = i.wrapping_mul(64) as usize;
     prefetch(base.wrapping_add(off) as *const u8);
 }
 
-/// A bucket array: `nb` (0 or a power of two) buckets aligned to 64.
+/// A bucket array: `nb` buckets aligned to 64 (any count: homes are picked
+/// by multiply and shift).
 struct Array {
     ptr: *mut Bucket,
     nb: usize,
@@ -147,7 +170,6 @@ impl Array {
 
     /// Allocates `nb` buckets, zeroed or left uninitialised.
     fn alloc(nb: usize, zeroed: bool) -> Array {
-        debug_assert!(nb.is_power_of_two());
         let layout = Self::layout(nb);
         // SAFETY: the layout's size is at least 64.
         let p = unsafe {
@@ -172,9 +194,14 @@ impl Array {
         *self = Array::NONE;
     }
 
+    /// The bucket after `j`, wrapping at the end.
     #[inline(always)]
-    fn mask(&self) -> u64 {
-        (self.nb as u64).wrapping_sub(1)
+    fn next(&self, j: usize) -> usize {
+        if j + 1 == self.nb {
+            0
+        } else {
+            j + 1
+        }
     }
 
     /// Address of bucket `i` (not dereferenced here).
@@ -254,11 +281,19 @@ fn drop_pages(_: *mut u8, _: usize, _: &mut usize) -> bool {
     false
 }
 
-/// Where an item sits: its chain's head, its bucket and slot.
+/// Which array an item sits in.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Side {
+    Old,
+    New,
+}
+
+/// Where an item sits: its array, its home bucket there, its bucket and slot.
 #[derive(Clone, Copy)]
 struct Loc {
-    head: *mut Bucket,
-    b: *mut Bucket,
+    side: Side,
+    home: usize,
+    b: usize,
     s: usize,
 }
 
@@ -267,21 +302,26 @@ pub struct Table<T, S = DefaultHashBuilder, B = ()> {
     old: Array,
     /// The array being filled while resizing; `nb == 0` otherwise.
     new: Array,
-    /// Buckets of `old` below this index have been moved to `new`.
-    moved: usize,
-    /// Buckets of `new` fed by `old` buckets below this index are
-    /// initialised (one ahead of `moved` while a move is under way).
-    ready: usize,
+    /// `old` homes moved so far, from bucket 0: keys whose `old` home is
+    /// below this live in `new`, the others in `old`.
+    done: usize,
+    /// Buckets of `new` initialised so far, from bucket 0 (homes in `new`
+    /// follow homes in `old`: both are in position order).
+    nready: usize,
+    /// A move was interrupted by a panic (in the hasher) and not finished
+    /// yet: its cluster's items may be in either array, so lookups try both.
+    torn: bool,
     retiring: Retiring,
     len: usize,
+    /// Items in `new`.
+    new_len: usize,
     item_bytes: usize,
-    children: usize,
     hasher: S,
     _items: PhantomData<Box<Item<T, B>>>,
 }
 
 // SAFETY: the table owns its items and buckets exclusively (no sharing
-// between tables), so sending it sends `T`s and `S`.
+// between tables), so sending it sends `T`s, `B`s and `S`.
 unsafe impl<T: Send, B: Send, S: Send> Send for Table<T, S, B> {}
 // SAFETY: `&Table` hands out only `&Item<T, B>` and `&S`.
 unsafe impl<T: Sync, B: Sync, S: Sync> Sync for Table<T, S, B> {}
@@ -299,6 +339,23 @@ impl<T, B, S: Default> Default for Table<T, S, B> {
     }
 }
 
+/// The item whose address a slot holds.
+///
+/// # Safety
+/// `addr` must come from a slot that holds a live item of a live table.
+#[inline(always)]
+unsafe fn item_ptr<T, B>(addr: usize) -> *mut Item<T, B> {
+    // SAFETY: per the contract; the address was exposed when it was stored.
+    unsafe { item::from_thin::<T, B>(addr as *mut u8) }
+}
+
+/// A slot's form of an item pointer (exposing its provenance).
+fn addr_of_item<T, B>(p: *mut Item<T, B>) -> usize {
+    let a = p as *mut u8 as usize;
+    assert!(a < bucket::ADDR_LIMIT, "item address above 48 bits");
+    a
+}
+
 impl<T, B, S> Table<T, S, B> {
     /// An empty table that rehashes keys with `hasher` (the same one that
     /// computes the hashes passed in). Allocates nothing.
@@ -306,12 +363,13 @@ impl<T, B, S> Table<T, S, B> {
         Table {
             old: Array::NONE,
             new: Array::NONE,
-            moved: 0,
-            ready: 0,
+            done: 0,
+            nready: 0,
+            torn: false,
             retiring: Retiring::NONE,
             len: 0,
+            new_len: 0,
             item_bytes: 0,
-            children: 0,
             hasher,
             _items: PhantomData,
         }
@@ -345,66 +403,126 @@ impl<T, B, S> Table<T, S, B> {
         self.new.nb != 0
     }
 
-    /// Bytes held: bucket arrays, chain buckets and items, each rounded to
-    /// the allocator's size class. O(1).
+    /// Bytes held: bucket arrays and items, each rounded to the allocator's
+    /// size class. O(1).
     pub fn mem_bytes(&self) -> usize {
         let retiring = if self.retiring.size == 0 { 0 } else { size_class(self.retiring.size) };
-        self.old.bytes() + self.new.bytes() + retiring + self.children * 64 + self.item_bytes
+        self.old.bytes() + self.new.bytes() + retiring + self.item_bytes
     }
 
-    /// The bucket array's base address and mask, for [`prefetch_hinted`]
-    /// before the caller takes the lock that guards this table.
+    /// The bucket array's base address and bucket count, for
+    /// [`prefetch_hinted`] before the caller takes the lock that guards this
+    /// table.
     pub fn hint(&self) -> (usize, u64) {
         if self.old.nb == 0 {
             return (0, 0);
         }
         // Late in a resize most keys already live in the new array.
-        if self.is_rehashing() && self.moved * 2 >= self.old.nb {
-            (self.new.ptr as usize, self.new.mask())
+        if self.is_rehashing() && self.done * 2 >= self.old.nb {
+            (self.new.ptr as usize, self.new.nb as u64)
         } else {
-            (self.old.ptr as usize, self.old.mask())
+            (self.old.ptr as usize, self.old.nb as u64)
         }
+    }
+
+    #[inline(always)]
+    fn arr(&self, side: Side) -> &Array {
+        match side {
+            Side::Old => &self.old,
+            Side::New => &self.new,
+        }
+    }
+
+    /// True when position `pos`'s keys live in `new` (a resize is under way
+    /// and their `old` home was moved).
+    #[inline(always)]
+    fn in_new(&self, pos: u32) -> bool {
+        home(pos, self.old.nb) < self.done
     }
 
     /// True when bucket `j` of `new` is initialised.
     #[inline(always)]
     fn new_ready(&self, j: usize) -> bool {
-        (j as u64 & self.old.mask()) < self.ready as u64
+        j < self.nready
     }
 
-    /// The chain heads that may hold `hash`: the `old` one when its bucket is
-    /// not moved yet, the `new` one when it is initialised (both only after
-    /// an interrupted move).
+    /// True when bucket `j` of `side` is initialised.
     #[inline(always)]
-    fn heads(&self, hash: u64) -> [Option<*mut Bucket>; 2] {
-        let i = (hash & self.old.mask()) as usize;
-        if !self.is_rehashing() {
-            return [Some(self.old.at(i)), None];
-        }
-        let a = (i >= self.moved).then(|| self.old.at(i));
-        let b = (i < self.ready).then(|| self.new.at((hash & self.new.mask()) as usize));
-        [a, b]
+    fn ready(&self, side: Side, j: usize) -> bool {
+        side == Side::Old || self.new_ready(j)
     }
 
-    /// Finds the first item of `hash`'s chains with a matching fingerprint
+    /// The array a key at `pos` lives in (the first to try after a torn move).
+    #[inline(always)]
+    fn side_of(&self, pos: u32) -> Side {
+        if self.is_rehashing() && self.in_new(pos) {
+            Side::New
+        } else {
+            Side::Old
+        }
+    }
+
+    /// Walks `side`'s probe sequence for `hash` and returns the first item
+    /// with a matching fingerprint for which `eq` holds.
+    #[inline(always)]
+    fn probe(&self, side: Side, hash: u64, eq: &mut impl FnMut(&Item<T, B>) -> bool) -> Option<Loc> {
+        let a = self.arr(side);
+        let h = home(hash as u32, a.nb);
+        if !self.ready(side, h) {
+            return None;
+        }
+        let fp = fingerprint(hash);
+        let mut j = h;
+        for _ in 0..a.nb {
+            // A probe only moves on past a bucket with a nonzero overflow
+            // count, which an insert passed into the next bucket, making it
+            // ready; checked anyway for hashes that disagree with the hasher.
+            if side == Side::New && !self.new_ready(j) {
+                return None;
+            }
+            // SAFETY: `j` is in bounds and initialised (checked).
+            let b = unsafe { &*a.at(j) };
+            let mut hits = b.matches(fp);
+            while hits != 0 {
+                let s = hits.trailing_zeros() as usize;
+                hits &= hits - 1;
+                // SAFETY: a slot with a fingerprint holds a live item.
+                if eq(unsafe { &*item_ptr::<T, B>(b.addr(s)) }) {
+                    return Some(Loc { side, home: h, b: j, s });
+                }
+            }
+            if b.overflow() == 0 {
+                return None;
+            }
+            j = a.next(j);
+        }
+        None
+    }
+
+    /// Finds the first item of `hash`'s probe with a matching fingerprint
     /// for which `eq` holds.
-    #[inline]
+    #[inline(always)]
     fn locate(&self, hash: u64, mut eq: impl FnMut(&Item<T, B>) -> bool) -> Option<Loc> {
         if self.len == 0 {
             return None;
         }
-        let fp = fingerprint(hash);
         if !self.is_rehashing() {
-            // SAFETY: with one array every bucket is initialised.
-            return unsafe { find_in_chain(self.old.at((hash & self.old.mask()) as usize), fp, &mut eq) };
+            // The common case, with the side known at compile time.
+            return self.probe(Side::Old, hash, &mut eq);
         }
-        for head in self.heads(hash).into_iter().flatten() {
-            // SAFETY: `heads` returns only initialised heads of live arrays.
-            if let Some(loc) = unsafe { find_in_chain(head, fp, &mut eq) } {
-                return Some(loc);
-            }
+        self.locate_resizing(hash, &mut eq)
+    }
+
+    /// [`Table::locate`] while a resize runs.
+    #[inline(never)]
+    fn locate_resizing(&self, hash: u64, eq: &mut impl FnMut(&Item<T, B>) -> bool) -> Option<Loc> {
+        let side = self.side_of(hash as u32);
+        let found = self.probe(side, hash, eq);
+        if found.is_some() || !self.torn {
+            return found;
         }
-        None
+        let other = if side == Side::Old { Side::New } else { Side::Old };
+        self.probe(other, hash, eq)
     }
 
     /// The item at `loc`.
@@ -414,7 +532,7 @@ impl<T, B, S> Table<T, S, B> {
     #[inline(always)]
     unsafe fn item_at(&self, loc: Loc) -> *mut Item<T, B> {
         // SAFETY: per the contract the slot holds a live item.
-        unsafe { item::from_thin::<T, B>((*loc.b).slots[loc.s]) }
+        unsafe { item_ptr::<T, B>((*self.arr(loc.side).at(loc.b)).addr(loc.s)) }
     }
 
     /// Looks `key` up.
@@ -429,7 +547,7 @@ impl<T, B, S> Table<T, S, B> {
         self.find_by_mut(hash, |e| e.key() == key)
     }
 
-    /// The first item in `hash`'s bucket with `hash`'s fingerprint for which
+    /// The first item of `hash`'s probe with `hash`'s fingerprint for which
     /// `pred` holds (items do not store their hash: `pred` decides).
     #[inline]
     pub fn find_by(&self, hash: u64, pred: impl FnMut(&Item<T, B>) -> bool) -> Option<&Item<T, B>> {
@@ -446,100 +564,124 @@ impl<T, B, S> Table<T, S, B> {
         Some(unsafe { &mut *self.item_at(loc) })
     }
 
-    /// Items whose bucket and fingerprint match `hash` (a superset of the
-    /// items with this hash).
+    /// Items on `hash`'s probe with its fingerprint (a superset of the items
+    /// with this hash).
     pub fn iter_hash(&self, hash: u64) -> impl Iterator<Item = &Item<T, B>> + '_ {
-        let fp = fingerprint(hash);
-        let heads = if self.len == 0 { [None, None] } else { self.heads(hash) };
-        heads.into_iter().flatten().flat_map(move |h| ChainIter::<T, B>::new(h, Some(fp)))
+        let mut out = Vec::new();
+        if self.len != 0 {
+            let first = self.side_of(hash as u32);
+            let sides = if self.torn { [Some(first), Some(if first == Side::Old { Side::New } else { Side::Old })] } else { [Some(first), None] };
+            for side in sides.into_iter().flatten() {
+                self.probe(side, hash, &mut |e| {
+                    out.push(e as *const Item<T, B>);
+                    false
+                });
+            }
+        }
+        // SAFETY: the items stay alive and unmoved while `&self` is held.
+        out.into_iter().map(|p| unsafe { &*p })
     }
 
     /// All items, in bucket order.
     pub fn iter(&self) -> Iter<'_, T, B> {
-        Iter { table_ptr: self.heads_list(), pos: 0, chain: None, left: self.len, _t: PhantomData }
+        Iter { table: self.view(), pos: 0, bucket: ptr::null(), pending: 0, left: self.len, _t: PhantomData }
     }
 
-    /// Initialised chain heads of both arrays.
-    fn heads_list(&self) -> HeadsList {
-        HeadsList {
+    fn view(&self) -> View {
+        View {
             old: (self.old.ptr, self.old.nb),
             new: (self.new.ptr, self.new.nb),
-            old_mask: self.old.mask(),
-            ready: self.ready,
+            nready: self.nready,
         }
     }
 
-    /// One SCAN step from `cursor`: calls `f` on every item of the buckets
-    /// the cursor designates and returns the next cursor, 0 when the walk is
-    /// done. Redis's reverse-binary cursor: every item present for the whole
-    /// walk is visited at least once, across any resizes between calls.
-    pub fn scan<'a>(&'a self, cursor: u64, mut f: impl FnMut(&'a Item<T, B>)) -> u64 {
-        if self.len == 0 {
+    /// One SCAN step from `cursor`: calls `f` on every item whose position
+    /// (the hash's low 32 bits) lies in one home bucket's range from
+    /// `cursor` on, and returns the next cursor (the end of that range), 0
+    /// when the walk is done. Positions never change, so every item present
+    /// for the whole walk is visited exactly once, across any resizes
+    /// between calls; none is visited twice.
+    pub fn scan<'a>(&'a self, cursor: u64, mut f: impl FnMut(&'a Item<T, B>)) -> u64
+    where
+        S: BuildHasher,
+    {
+        if self.len == 0 || cursor >= 1 << 32 {
             return 0;
         }
-        let mut v = cursor;
-        let mut visit = |from_new: bool, i: usize| {
-            let head = if from_new {
-                if !self.new_ready(i) {
+        let p = cursor as u32;
+        let mut end = range_end(home(p, self.old.nb), self.old.nb);
+        if self.is_rehashing() {
+            end = end.min(range_end(home(p, self.new.nb), self.new.nb));
+        }
+        let mut visit = |side: Side| {
+            let a = self.arr(side);
+            let h = home(p, a.nb);
+            if !self.ready(side, h) {
+                return;
+            }
+            let mut j = h;
+            for _ in 0..a.nb {
+                if !self.ready(side, j) {
                     return;
                 }
-                self.new.at(i)
-            } else {
-                self.old.at(i)
-            };
-            for e in ChainIter::<T, B>::new(head, None) {
-                f(e);
+                // SAFETY: in bounds and initialised (checked).
+                let b = unsafe { &*a.at(j) };
+                let mut pres = b.present();
+                while pres != 0 {
+                    let s = pres.trailing_zeros() as usize;
+                    pres &= pres - 1;
+                    // SAFETY: present slots hold live items, borrowed for 'a.
+                    let e = unsafe { &*item_ptr::<T, B>(b.addr(s)) };
+                    let q = self.hasher.hash_one(e.key()) as u32 as u64;
+                    if q >= cursor && q < end {
+                        f(e);
+                    }
+                }
+                if b.overflow() == 0 {
+                    return;
+                }
+                j = a.next(j);
             }
         };
-        if !self.is_rehashing() {
-            let m0 = self.old.mask();
-            visit(false, (v & m0) as usize);
-            v |= !m0;
-            return v.reverse_bits().wrapping_add(1).reverse_bits();
+        // The range's keys are all in one array, or in both after a torn move.
+        let side = self.side_of(p);
+        visit(side);
+        if self.torn {
+            visit(if side == Side::Old { Side::New } else { Side::Old });
         }
-        let small_is_new = self.new.nb < self.old.nb;
-        let (m0, m1) =
-            if small_is_new { (self.new.mask(), self.old.mask()) } else { (self.old.mask(), self.new.mask()) };
-        visit(small_is_new, (v & m0) as usize);
-        // The buckets of the larger array that expand the smaller one's.
-        loop {
-            visit(!small_is_new, (v & m1) as usize);
-            v |= !m1;
-            v = v.reverse_bits().wrapping_add(1).reverse_bits();
-            if v & (m0 ^ m1) == 0 {
-                break;
-            }
+        if end >= 1 << 32 {
+            0
+        } else {
+            end
         }
-        v
     }
 
     /// A random item: a random non-empty bucket (both arrays while
-    /// resizing), then a random item of its chain. `rng` returns uniform u64s.
+    /// resizing), then a random item of it. `rng` returns uniform u64s.
     pub fn random(&self, rng: &mut impl FnMut() -> u64) -> Option<&Item<T, B>> {
         if self.len == 0 {
             return None;
         }
-        let total = (self.old.nb + self.new.nb) as u64;
-        let head_of = |k: u64| -> Option<*mut Bucket> {
-            let k = k as usize;
-            if k < self.old.nb {
-                (!self.is_rehashing() || k >= self.moved).then(|| self.old.at(k))
-            } else {
-                let j = k - self.old.nb;
-                self.new_ready(j).then(|| self.new.at(j))
-            }
-        };
-        let pick = |head: *mut Bucket, r: u64| -> Option<&Item<T, B>> {
-            // SAFETY: `head_of` returns initialised heads only.
-            let n = unsafe { bucket::count(head) };
+        let v = self.view();
+        let total = v.count() as u64;
+        let pick = |b: *const Bucket, r: u64| -> Option<&Item<T, B>> {
+            // SAFETY: `View::get` returns initialised buckets only.
+            let b = unsafe { &*b };
+            let pres = b.present();
+            let n = pres.count_ones();
             if n == 0 {
                 return None;
             }
-            ChainIter::<T, B>::new(head, None).nth((r % n as u64) as usize)
+            let mut m = pres;
+            for _ in 0..(r % n as u64) {
+                m &= m - 1;
+            }
+            // SAFETY: present slots hold live items.
+            Some(unsafe { &*item_ptr::<T, B>(b.addr(m.trailing_zeros() as usize)) })
         };
         for _ in 0..32 {
-            if let Some(h) = head_of(rng() % total) {
-                if let Some(e) = pick(h, rng()) {
+            if let Some(b) = v.get(rng() % total) {
+                if let Some(e) = pick(b, rng()) {
                     return Some(e);
                 }
             }
@@ -547,8 +689,8 @@ impl<T, B, S> Table<T, S, B> {
         // Sparse table: walk from a random bucket to the next non-empty one.
         let start = rng() % total;
         for d in 0..total {
-            if let Some(h) = head_of((start + d) % total) {
-                if let Some(e) = pick(h, rng()) {
+            if let Some(b) = v.get((start + d) % total) {
+                if let Some(e) = pick(b, rng()) {
                     return Some(e);
                 }
             }
@@ -556,29 +698,28 @@ impl<T, B, S> Table<T, S, B> {
         None
     }
 
-    /// Stage 1 of a batched access: prefetches the bucket line(s) `hash` may
-    /// live in. Reads no table memory.
+    /// Stage 1 of a batched access: prefetches the home bucket of `hash`.
+    /// Reads no table memory.
     #[inline]
     pub fn prefetch_bucket(&self, hash: u64) {
         if self.old.nb == 0 {
             return;
         }
-        for h in self.heads(hash).into_iter().flatten() {
-            prefetch(h as *const u8);
-        }
+        let a = self.arr(self.side_of(hash as u32));
+        prefetch(a.at(home(hash as u32, a.nb)) as *const u8);
     }
 
     /// The insert side of stage 1: prefetches the bucket an insert of `hash`
-    /// writes to.
+    /// starts at.
     #[inline]
     pub fn prefetch_for_insert(&self, hash: u64) {
         self.prefetch_bucket(hash)
     }
 
-    /// Stage 2 of a batched access: reads `hash`'s bucket (prefetched by
+    /// Stage 2 of a batched access: reads `hash`'s home bucket (prefetched by
     /// stage 1) and prefetches the first item whose fingerprint matches, or
-    /// the next bucket of the chain when none does. `key`'s length tells how
-    /// many lines the item's key spans.
+    /// the next bucket when none does and items passed this one. `key`'s
+    /// length tells how many lines the item's key spans.
     #[inline]
     pub fn prefetch_item(&self, key: &[u8], hash: u64) {
         self.prefetch_item_span(key, hash, 0)
@@ -593,30 +734,30 @@ impl<T, B, S> Table<T, S, B> {
         if self.len == 0 {
             return;
         }
-        let fp = fingerprint(hash);
-        for head in self.heads(hash).into_iter().flatten() {
-            // SAFETY: `heads` returns initialised heads; slots with a hit are
-            // live items (their address is only prefetched).
-            unsafe {
-                let hits = match_fp((*head).meta, fp);
-                if hits != 0 {
-                    let p = (*head).slots[first_slot(hits)] as *const u8;
-                    prefetch(p);
-                    // The key's last byte (and the 8 bytes after it: deadline
-                    // or inline value), always: a branch on whether it crosses
-                    // a line would mispredict half the time.
-                    prefetch(p.wrapping_add(8 + std::mem::size_of::<T>() + key.len() + 8));
-                    let mut off = 64;
-                    while off < span.min(256) {
-                        prefetch(p.wrapping_add(off));
-                        off += 64;
-                    }
-                    return;
-                }
-                if let Some(c) = bucket::next(head) {
-                    prefetch(c as *const u8);
-                }
+        let side = self.side_of(hash as u32);
+        let a = self.arr(side);
+        let h = home(hash as u32, a.nb);
+        if !self.ready(side, h) {
+            return;
+        }
+        // SAFETY: the home bucket is initialised (checked above).
+        let b = unsafe { &*a.at(h) };
+        let hits = b.matches(fingerprint(hash));
+        if hits != 0 {
+            // Only an address to prefetch: never dereferenced here.
+            let p = b.addr(hits.trailing_zeros() as usize) as *const u8;
+            prefetch(p);
+            // The key's last byte (and the 8 bytes after it: deadline or
+            // inline value), always: a branch on whether it crosses a line
+            // would mispredict half the time.
+            prefetch(p.wrapping_add(8 + std::mem::size_of::<T>() + key.len() + 8));
+            let mut off = 64;
+            while off < span.min(256) {
+                prefetch(p.wrapping_add(off));
+                off += 64;
             }
+        } else if b.overflow() != 0 {
+            prefetch(a.at(a.next(h)) as *const u8);
         }
     }
 
@@ -647,6 +788,101 @@ impl<T, B, S> Table<T, S, B> {
             }
         }
     }
+
+    /// Initialises the buckets of `new` up to `j`; they were never handed
+    /// out, so zeroing them loses nothing.
+    fn make_ready(&mut self, j: usize) {
+        while self.nready <= j {
+            // SAFETY: `nready` is in bounds (`j` is) and not initialised yet:
+            // no reader or writer has been given it.
+            unsafe { self.new.at(self.nready).write(Bucket::EMPTY) };
+            self.nready += 1;
+        }
+    }
+
+    /// Puts the item at `addr` into `side` on `hash`'s probe: the first
+    /// bucket from its home with a free slot, counting every full bucket
+    /// passed. The array must have a free slot (the caller keeps one).
+    fn put(&mut self, side: Side, hash: u64, addr: usize) {
+        let nb = self.arr(side).nb;
+        let mut j = home(hash as u32, nb);
+        for _ in 0..nb {
+            if side == Side::New {
+                self.make_ready(j);
+            }
+            let a = self.arr(side);
+            // SAFETY: `j` is in bounds and initialised (`old` always is,
+            // `new` was just made ready); `&mut self` makes this exclusive.
+            let b = unsafe { &mut *a.at(j) };
+            let free = b.free();
+            if free != 0 {
+                b.set(free.trailing_zeros() as usize, fingerprint(hash), addr);
+                return;
+            }
+            b.inc_overflow();
+            j = a.next(j);
+        }
+        unreachable!("bucket array full");
+    }
+
+    /// Takes one count off the overflow of each bucket from `side`'s `home`
+    /// up to (not including) `b`: an item that sat in `b` left.
+    fn unpass(&mut self, side: Side, home: usize, b: usize) {
+        let a = self.arr(side);
+        let mut j = home;
+        for _ in 0..a.nb {
+            // Hashes that disagree with the hasher could point anywhere.
+            if j == b || !self.ready(side, j) {
+                return;
+            }
+            // SAFETY: in bounds and initialised (checked); `&mut self` is
+            // exclusive.
+            unsafe { (*a.at(j)).dec_overflow() };
+            j = a.next(j);
+        }
+    }
+
+    /// Items in `side`.
+    fn side_len(&self, side: Side) -> usize {
+        match side {
+            Side::Old => self.len - self.new_len,
+            Side::New => self.new_len,
+        }
+    }
+
+    /// Unlinks the item at `loc`.
+    fn take(&mut self, loc: Loc) -> Box<Item<T, B>> {
+        // SAFETY: `loc` is fresh; the slot is cleared before the Box exists
+        // outside the table.
+        unsafe {
+            let p = self.item_at(loc);
+            (*self.arr(loc.side).at(loc.b)).clear(loc.s);
+            self.unpass(loc.side, loc.home, loc.b);
+            let it = Box::from_raw(p);
+            self.len -= 1;
+            if loc.side == Side::New {
+                self.new_len -= 1;
+            }
+            self.item_bytes -= it.alloc_size();
+            it
+        }
+    }
+}
+
+/// Home bucket of position `pos` among `nb` buckets: the buckets split the
+/// 32-bit position range into `nb` runs in order (multiply and shift, no
+/// division and no power-of-two size).
+#[inline(always)]
+fn home(pos: u32, nb: usize) -> usize {
+    ((pos as u64 * nb as u64) >> 32) as usize
+}
+
+/// The first position whose home is after bucket `b` of `nb` (2^32 for the
+/// last bucket).
+#[inline]
+fn range_end(b: usize, nb: usize) -> u64 {
+    // Smallest p with p * nb >= (b + 1) << 32.
+    (((b as u128 + 1) << 32).div_ceil(nb as u128)) as u64
 }
 
 impl<T, B, S: BuildHasher> Table<T, S, B> {
@@ -685,13 +921,14 @@ impl<T, B, S: BuildHasher> Table<T, S, B> {
             return None;
         };
         let size = item.alloc_size();
+        let addr = addr_of_item(Box::into_raw(item));
         // SAFETY: `loc` is fresh and `&mut self` makes the access exclusive;
-        // the slot takes the new item's pointer before the old Box exists
+        // the slot takes the new item's address before the old Box exists
         // outside the table, and nothing between can panic. The fingerprint
         // stays right: both items are stored under `hash`.
         unsafe {
             let old = Box::from_raw(self.item_at(loc));
-            (*loc.b).slots[loc.s] = Box::into_raw(item) as *mut u8;
+            (*self.arr(loc.side).at(loc.b)).set_addr(loc.s, addr);
             self.item_bytes = self.item_bytes - old.alloc_size() + size;
             Some(old)
         }
@@ -703,29 +940,34 @@ impl<T, B, S: BuildHasher> Table<T, S, B> {
         self.rehash_step(STEP);
         if self.old.nb == 0 {
             self.old = Array::alloc(1, true);
-        } else if !self.is_rehashing() && self.len >= self.old.nb * GROW_FILL {
-            self.start_resize();
+        } else if !self.is_rehashing() && (self.len + 1) * GROW_DEN > self.old.nb * SLOTS * GROW_NUM {
+            self.start_resize(self.len + 1);
         }
     }
 
     fn place(&mut self, hash: u64, item: Box<Item<T, B>>) -> &mut Item<T, B> {
         debug_assert!(self.get(item.key(), hash).is_none(), "insert of a present key");
-        let size = item.alloc_size();
-        let p = Box::into_raw(item);
-        let i = (hash & self.old.mask()) as usize;
-        let head = if self.is_rehashing() && i < self.moved {
-            self.new.at((hash & self.new.mask()) as usize)
-        } else {
-            self.old.at(i)
-        };
-        // SAFETY: `head` is an initialised head (an unmoved `old` bucket or a
-        // `new` bucket fed by a moved one); `p` is a live item we now own.
-        unsafe {
-            if bucket::insert(head, fingerprint(hash), p as *mut u8) {
-                self.children += 1;
+        // Keep a sixteenth of the target array free whatever happens (the
+        // sizes above never come near it; this guards the probes' end).
+        loop {
+            let side = self.side_of(hash as u32);
+            if (self.side_len(side) + 1) * 16 <= self.arr(side).nb * SLOTS * 15 {
+                break;
+            }
+            if self.is_rehashing() {
+                self.rehash_step(usize::MAX);
+            } else {
+                self.start_resize(self.len + 1);
             }
         }
+        let size = item.alloc_size();
+        let p = Box::into_raw(item);
+        let side = self.side_of(hash as u32);
+        self.put(side, hash, addr_of_item(p));
         self.len += 1;
+        if side == Side::New {
+            self.new_len += 1;
+        }
         self.item_bytes += size;
         // SAFETY: the table owns the item; `&mut self` makes this exclusive.
         unsafe { &mut *p }
@@ -743,22 +985,6 @@ impl<T, B, S: BuildHasher> Table<T, S, B> {
         let it = self.take(loc);
         self.maybe_shrink();
         Some(it)
-    }
-
-    /// Unlinks the item at `loc` and restores its chain's shape.
-    fn take(&mut self, loc: Loc) -> Box<Item<T, B>> {
-        // SAFETY: `loc` is fresh; the slot is cleared before the Box exists
-        // outside the table, and `compact` keeps the chain valid.
-        unsafe {
-            let p = self.item_at(loc);
-            (*loc.b).meta[0] &= !(1u8 << loc.s);
-            (*loc.b).slots[loc.s] = ptr::null_mut();
-            self.children -= bucket::compact(loc.head);
-            let it = Box::from_raw(p);
-            self.len -= 1;
-            self.item_bytes -= it.alloc_size();
-            it
-        }
     }
 
     /// Sets, replaces or removes `key`'s deadline; false if the key is absent.
@@ -791,235 +1017,217 @@ impl<T, B, S: BuildHasher> Table<T, S, B> {
         // SAFETY: the slot's item is turned into a Box, reallocated, and its
         // new address written back to the same slot before anything else
         // touches the table; `with_expire` does not panic past the check above
-        // (allocation failure aborts).
+        // (allocation failure aborts), nor does `addr_of_item` for addresses
+        // from the allocator.
         unsafe {
             let b = Box::from_raw(self.item_at(loc)).with_expire(expire);
             self.item_bytes = self.item_bytes - before + b.alloc_size();
-            (*loc.b).slots[loc.s] = Box::into_raw(b) as *mut u8;
+            (*self.arr(loc.side).at(loc.b)).set_addr(loc.s, addr_of_item(Box::into_raw(b)));
         }
         Some(previous)
     }
 
-    /// Keeps only the items for which `keep` returns true. If `keep` or a
-    /// value's `Drop` panics, the items already dropped are gone and the
-    /// rest stay, with the table consistent.
-    pub fn retain(&mut self, keep: impl FnMut(&mut Item<T, B>) -> bool) {
-        self.remove_items(keep);
+    /// Keeps only the items for which `keep` returns true. If `keep`, the
+    /// hasher or a value's `Drop` panics, the items already dropped are gone
+    /// and the rest stay, with the table consistent.
+    pub fn retain(&mut self, mut keep: impl FnMut(&mut Item<T, B>) -> bool) {
+        for side in [Side::Old, Side::New] {
+            for j in 0..self.arr(side).nb {
+                if !self.ready(side, j) {
+                    continue;
+                }
+                // SAFETY: initialised bucket; `&mut self` is exclusive.
+                let mut pres = unsafe { (*self.arr(side).at(j)).present() };
+                while pres != 0 {
+                    let s = pres.trailing_zeros() as usize;
+                    pres &= pres - 1;
+                    // SAFETY: a present slot holds a live item.
+                    let p = unsafe { item_ptr::<T, B>((*self.arr(side).at(j)).addr(s)) };
+                    // SAFETY: as above; exclusive through `&mut self`.
+                    if keep(unsafe { &mut *p }) {
+                        continue;
+                    }
+                    // SAFETY: as above.
+                    let pos = self.hasher.hash_one(unsafe { (*p).key() }) as u32;
+                    let h = home(pos, self.arr(side).nb);
+                    self.take(Loc { side, home: h, b: j, s });
+                    // `take` handed the item back as a Box; dropping it here
+                    // (it may panic) leaves the table consistent.
+                }
+            }
+        }
         self.maybe_shrink();
     }
 
     fn maybe_shrink(&mut self) {
-        if !self.is_rehashing() && self.old.nb > 1 && self.len * SHRINK_FILL_DEN < self.old.nb * SHRINK_FILL_NUM {
-            self.start_resize();
+        if !self.is_rehashing() && self.old.nb > 1 && self.len * SHRINK_DEN < self.old.nb * SLOTS * SHRINK_NUM {
+            self.start_resize(self.len);
         }
     }
 
-    fn start_resize(&mut self) {
-        let nb = self.len.div_ceil(TARGET_FILL).max(1).next_power_of_two();
+    /// Starts moving the items to an array sized for `n` items at the target
+    /// fill (not a power of two: growth steps stay small, so does the waste).
+    fn start_resize(&mut self, n: usize) {
+        // The allocator rounds the array up to its size class: use all of it.
+        let nb = size_class((n * TARGET_DEN).div_ceil(SLOTS * TARGET_NUM).max(1) * 64) / 64;
         if nb == self.old.nb {
             return;
         }
         self.new = Array::alloc(nb, false);
-        self.moved = 0;
-        self.ready = 0;
+        self.done = 0;
+        self.nready = 0;
+        self.new_len = 0;
+        self.torn = false;
     }
 
-    /// Moves up to `budget` non-empty buckets (passing over at most
-    /// 16 × `budget` empty ones) of a resize under way, and gives back a slice
-    /// of the previous resize's old array. Returns true while either has work
-    /// left.
+    /// Moves up to about `budget` buckets' worth of a resize under way (whole
+    /// clusters at a time), and gives back a slice of the previous resize's
+    /// old array. Returns true while either has work left.
     pub fn rehash_step(&mut self, budget: usize) -> bool {
         let retiring = self.retiring.step(false);
         if !self.is_rehashing() {
             return retiring;
         }
-        let mut work = 0;
-        let mut empty = 0;
-        while self.moved < self.old.nb && work < budget && empty < budget * EMPTY_VISITS {
-            let i = self.moved;
-            self.prepare_new(i);
-            let head = self.old.at(i);
-            // SAFETY: `i >= moved`, so `old[i]` is initialised.
-            if unsafe { bucket::is_empty(&*head) } {
-                empty += 1;
-            } else {
-                self.move_chain(i, head);
-                work += 1;
-            }
-            self.moved = i + 1;
+        let (mut items, mut buckets) = (0usize, 0usize);
+        while self.done < self.old.nb
+            && items < budget.saturating_mul(SLOTS)
+            && buckets < budget.saturating_mul(EMPTY_VISITS)
+        {
+            let (i, b) = self.move_cluster();
+            items += i;
+            buckets += b;
         }
-        if self.moved == self.old.nb {
-            let old = std::mem::replace(&mut self.old, std::mem::replace(&mut self.new, Array::NONE));
-            self.moved = 0;
-            self.ready = 0;
-            self.retiring.step(true);
-            if old.nb * 64 >= RETIRE_MIN {
-                self.retiring = Retiring::new(old);
-                return true;
-            }
-            let mut old = old;
-            old.free();
-            return false;
+        if self.done < self.old.nb {
+            return true;
         }
-        true
+        self.make_ready(self.new.nb - 1);
+        if self.new_len != self.len {
+            self.sweep_old();
+        }
+        let old = std::mem::replace(&mut self.old, std::mem::replace(&mut self.new, Array::NONE));
+        self.done = 0;
+        self.nready = 0;
+        self.new_len = 0;
+        self.retiring.step(true);
+        if old.nb * 64 >= RETIRE_MIN {
+            self.retiring = Retiring::new(old);
+            return true;
+        }
+        let mut old = old;
+        old.free();
+        false
     }
 
-    /// Zeroes the buckets of `new` that `old[i]` is the first to feed.
-    fn prepare_new(&mut self, i: usize) {
-        if self.ready > i {
-            return;
-        }
-        let (nb_old, nb_new) = (self.old.nb, self.new.nb);
-        // SAFETY: the indexes are within `new`, and these buckets were never
-        // handed out (their feeding `old` bucket is not moved yet).
-        unsafe {
-            if nb_new > nb_old {
-                let mut j = i;
-                while j < nb_new {
-                    self.new.at(j).write(Bucket::EMPTY);
-                    j += nb_old;
-                }
-            } else if i < nb_new {
-                self.new.at(i).write(Bucket::EMPTY);
+    /// Moves whatever is still in `old` after every home was moved: nothing,
+    /// unless a caller's hashes disagreed with the hasher. Their items are
+    /// kept (they stay reachable by iteration) rather than lost.
+    fn sweep_old(&mut self) {
+        for j in 0..self.old.nb {
+            // SAFETY: `old` is fully initialised; `&mut self` is exclusive.
+            let mut pres = unsafe { (*self.old.at(j)).present() };
+            while pres != 0 {
+                let s = pres.trailing_zeros() as usize;
+                pres &= pres - 1;
+                // SAFETY: a present slot holds a live item.
+                let addr = unsafe { (*self.old.at(j)).addr(s) };
+                // SAFETY: as above.
+                let h = self.hasher.hash_one(unsafe { (*item_ptr::<T, B>(addr)).key() });
+                self.put(Side::New, h, addr);
+                // SAFETY: as above.
+                unsafe { (*self.old.at(j)).clear(s) };
+                self.new_len += 1;
             }
         }
-        self.ready = i + 1;
     }
 
-    /// Moves every item of the chain at `head` (an `old` bucket) into `new`,
-    /// one at a time: a panic in the hasher leaves each item in exactly one
-    /// of the arrays.
-    fn move_chain(&mut self, i: usize, head: *mut Bucket) {
-        let mut b = head;
-        // Only the `new` buckets that `old[i]` feeds are initialised. The
-        // target keeps the low bits of `i`, whatever the hasher says: a
-        // caller whose hashes disagree with it (a bug, but a safe one) gets
-        // lookup misses, never a write into an uninitialised bucket.
-        let (old_mask, new_mask) = (self.old.mask(), self.new.mask());
-        let family = |h: u64| -> usize {
-            if new_mask > old_mask {
-                ((h & new_mask & !old_mask) | i as u64) as usize
-            } else {
-                (i as u64 & new_mask) as usize
-            }
-        };
-        // SAFETY: `head` is initialised, its chain live; an item is inserted
-        // into `new` (whose target head is ready: `family` only picks buckets
-        // fed by `old[i]`, prepared before this call) before it leaves its
-        // old slot.
-        unsafe {
-            loop {
-                let mut pres = bucket::present(&*b);
-                while pres != 0 {
-                    let s = pres.trailing_zeros() as usize;
-                    pres &= pres - 1;
-                    let thin = (*b).slots[s];
-                    let h = self.hasher.hash_one((*item::from_thin::<T, B>(thin)).key());
-                    let target = self.new.at(family(h));
-                    if bucket::insert(target, fingerprint(h), thin) {
-                        self.children += 1;
-                    }
-                    (*b).meta[0] &= !(1u8 << s);
-                    (*b).slots[s] = ptr::null_mut();
-                }
-                match bucket::next(b) {
-                    Some(c) => b = c,
-                    None => break,
-                }
-            }
-            self.children -= bucket::free_chain(head);
-        }
-    }
-}
-
-/// The first item of the chain at `head` with fingerprint `fp` for which
-/// `eq` holds.
-///
-/// # Safety
-/// `head` must be an initialised chain head of a live table.
-#[inline(always)]
-unsafe fn find_in_chain<T, B>(head: *mut Bucket, fp: u8, eq: &mut impl FnMut(&Item<T, B>) -> bool) -> Option<Loc> {
-    let mut b = head;
-    // SAFETY: chains link live children; present slots hold live items.
-    unsafe {
+    /// Moves the next cluster of `old`: the items of the first home not
+    /// moved yet and of the homes after it, walking buckets until one that
+    /// no remaining item passed. An item there whose home lies past the
+    /// walk wrapped around the array's end: it stays until its home's turn.
+    /// Items move one at a time (a panic in the hasher leaves each item in
+    /// exactly one array, and `torn` set until the cluster is finished).
+    /// Returns items and buckets moved.
+    fn move_cluster(&mut self) -> (usize, usize) {
+        let nb = self.old.nb;
+        let first = self.done;
+        self.torn = true;
+        let (mut items, mut k) = (0, 0);
         loop {
-            let mut hits = match_fp((*b).meta, fp);
-            while hits != 0 {
-                let s = first_slot(hits);
-                hits &= hits - 1;
-                if eq(&*item::from_thin::<T, B>((*b).slots[s])) {
-                    return Some(Loc { head, b, s });
+            let j = (first + k) % nb;
+            // SAFETY: `old` is fully initialised; `&mut self` is exclusive.
+            let mut pres = unsafe { (*self.old.at(j)).present() };
+            while pres != 0 {
+                let s = pres.trailing_zeros() as usize;
+                pres &= pres - 1;
+                // SAFETY: a present slot holds a live item.
+                let addr = unsafe { (*self.old.at(j)).addr(s) };
+                // SAFETY: as above.
+                let h = self.hasher.hash_one(unsafe { (*item_ptr::<T, B>(addr)).key() });
+                let oh = home(h as u32, nb);
+                if (oh + nb - first) % nb > k {
+                    continue;
                 }
+                // The item is in `new` before it leaves its old slot.
+                self.put(Side::New, h, addr);
+                // SAFETY: as above.
+                unsafe { (*self.old.at(j)).clear(s) };
+                self.unpass(Side::Old, oh, j);
+                self.new_len += 1;
+                items += 1;
             }
-            match bucket::next(b) {
-                Some(c) => b = c,
-                None => return None,
+            k += 1;
+            // SAFETY: as above.
+            if unsafe { (*self.old.at(j)).overflow() } == 0 || k >= nb {
+                break;
             }
         }
-    }
-}
-
-/// Compacts a chain even if dropping a removed value panics.
-struct CompactOnDrop<'a> {
-    head: *mut Bucket,
-    children: &'a mut usize,
-}
-
-impl Drop for CompactOnDrop<'_> {
-    fn drop(&mut self) {
-        // SAFETY: `head` heads a live chain of the table that holds the
-        // `&mut` borrow of `children`.
-        *self.children -= unsafe { bucket::compact(self.head) };
+        self.done = (first + k).min(nb);
+        // Keys of the moved homes are now inserted into and looked up in
+        // `new`: their home buckets there must be initialised.
+        self.make_ready(home((range_end(self.done - 1, nb) - 1) as u32, self.new.nb));
+        self.torn = false;
+        (items, k)
     }
 }
 
 impl<T, B, S> Table<T, S, B> {
-    /// Drops the items for which `keep` returns false, compacting each chain
-    /// afterwards (or on unwind), without resizing.
-    fn remove_items(&mut self, mut keep: impl FnMut(&mut Item<T, B>) -> bool) {
-        let heads = self.heads_list();
-        for h in 0..heads.count() {
-            let Some(head) = heads.get(h) else { continue };
-            let mut b = head;
-            // Compaction waits for the end of the chain (it moves items and
-            // frees children under the walk), or runs on unwind.
-            let guard = CompactOnDrop { head, children: &mut self.children };
-            // SAFETY: initialised heads and live children; each removed item
-            // leaves its slot before it is dropped (holes are allowed until
-            // the guard compacts the chain).
-            unsafe {
-                loop {
-                    let mut pres = bucket::present(&*b);
-                    while pres != 0 {
-                        let s = pres.trailing_zeros() as usize;
-                        pres &= pres - 1;
-                        let p = item::from_thin::<T, B>((*b).slots[s]);
-                        if !keep(&mut *p) {
-                            (*b).meta[0] &= !(1u8 << s);
-                            (*b).slots[s] = ptr::null_mut();
-                            self.len -= 1;
-                            self.item_bytes -= (*p).alloc_size();
-                            drop(Box::from_raw(p));
+    /// Removes and drops every item and frees all memory. If a value's
+    /// `Drop` panics, the items not reached yet stay, with the table
+    /// consistent (overflow counts of removed items stay: too high only
+    /// lengthens probes).
+    pub fn clear(&mut self) {
+        for side in [Side::Old, Side::New] {
+            for j in 0..self.arr(side).nb {
+                if !self.ready(side, j) {
+                    continue;
+                }
+                // SAFETY: initialised bucket; `&mut self` is exclusive.
+                let mut pres = unsafe { (*self.arr(side).at(j)).present() };
+                while pres != 0 {
+                    let s = pres.trailing_zeros() as usize;
+                    pres &= pres - 1;
+                    // SAFETY: a present slot holds a live item; it leaves the
+                    // slot before it is dropped.
+                    unsafe {
+                        let b = &mut *self.arr(side).at(j);
+                        let it = Box::from_raw(item_ptr::<T, B>(b.addr(s)));
+                        b.clear(s);
+                        self.len -= 1;
+                        if side == Side::New {
+                            self.new_len -= 1;
                         }
-                    }
-                    match bucket::next(b) {
-                        Some(c) => b = c,
-                        None => break,
+                        self.item_bytes -= it.alloc_size();
+                        drop(it);
                     }
                 }
             }
-            drop(guard);
         }
-    }
-
-    /// Removes and drops every item and frees all memory.
-    pub fn clear(&mut self) {
-        self.remove_items(|_| false);
         self.old.free();
         self.new.free();
         self.retiring.step(true);
-        self.moved = 0;
-        self.ready = 0;
+        self.done = 0;
+        self.nready = 0;
+        self.torn = false;
     }
 }
 
@@ -1035,91 +1243,36 @@ impl<T: std::fmt::Debug, B: std::fmt::Debug, S> std::fmt::Debug for Table<T, S, 
     }
 }
 
-/// The initialised chain heads of a table: `old` from `moved` (earlier ones
-/// are empty, reading them is fine) and the ready buckets of `new`.
+/// The initialised buckets of a table: all of `old` and the ready ones of
+/// `new`, numbered `old` first.
 #[derive(Clone, Copy)]
-struct HeadsList {
+struct View {
     old: (*mut Bucket, usize),
     new: (*mut Bucket, usize),
-    old_mask: u64,
-    ready: usize,
+    nready: usize,
 }
 
-impl HeadsList {
+impl View {
     fn count(&self) -> usize {
         self.old.1 + self.new.1
     }
 
-    fn get(&self, k: usize) -> Option<*mut Bucket> {
+    fn get(&self, k: u64) -> Option<*const Bucket> {
+        let k = k as usize;
         if k < self.old.1 {
             return Some(self.old.0.wrapping_add(k));
         }
         let j = k - self.old.1;
-        ((j as u64 & self.old_mask) < self.ready as u64).then(|| self.new.0.wrapping_add(j))
-    }
-}
-
-/// Items of one chain, optionally only those with a fingerprint.
-struct ChainIter<'a, T, B> {
-    b: *mut Bucket,
-    pending: u64,
-    fp: Option<u8>,
-    _t: PhantomData<&'a Item<T, B>>,
-}
-
-impl<T, B> ChainIter<'_, T, B> {
-    fn new(head: *mut Bucket, fp: Option<u8>) -> Self {
-        let mut it = ChainIter { b: head, pending: 0, fp, _t: PhantomData };
-        it.load();
-        it
-    }
-
-    /// Loads the hit mask of the current bucket (bit 8*s+7 per item slot).
-    fn load(&mut self) {
-        // SAFETY: `b` is an initialised head or a live child.
-        let meta = unsafe { (*self.b).meta };
-        self.pending = match self.fp {
-            Some(fp) => match_fp(meta, fp),
-            None => match_fp_any(meta),
-        };
-    }
-}
-
-/// Bit 8*s+7 for every present slot s.
-fn match_fp_any(meta: [u8; 8]) -> u64 {
-    let present = (meta[0] & 0x7f) as u64;
-    present.wrapping_mul(0x0002_0408_1020_4080) & 0x0080_8080_8080_8080
-}
-
-impl<'a, T, B> Iterator for ChainIter<'a, T, B> {
-    type Item = &'a Item<T, B>;
-
-    fn next(&mut self) -> Option<&'a Item<T, B>> {
-        loop {
-            if self.pending != 0 {
-                let s = first_slot(self.pending);
-                self.pending &= self.pending - 1;
-                // SAFETY: present slots hold live items, borrowed for 'a (the
-                // table is borrowed for 'a by whoever made this iterator).
-                return Some(unsafe { &*item::from_thin::<T, B>((*self.b).slots[s]) });
-            }
-            // SAFETY: as in `load`.
-            match unsafe { bucket::next(self.b) } {
-                Some(c) => {
-                    self.b = c;
-                    self.load();
-                }
-                None => return None,
-            }
-        }
+        (j < self.nready).then(|| self.new.0.wrapping_add(j) as *const Bucket)
     }
 }
 
 /// Iterator over all items of a [`Table`], from [`Table::iter`].
 pub struct Iter<'a, T, B = ()> {
-    table_ptr: HeadsList,
-    pos: usize,
-    chain: Option<ChainIter<'a, T, B>>,
+    table: View,
+    pos: u64,
+    bucket: *const Bucket,
+    pending: u32,
     left: usize,
     _t: PhantomData<&'a Item<T, B>>,
 }
@@ -1132,19 +1285,24 @@ impl<'a, T, B> Iterator for Iter<'a, T, B> {
             return None;
         }
         loop {
-            if let Some(c) = &mut self.chain {
-                if let Some(e) = c.next() {
-                    self.left -= 1;
-                    return Some(e);
-                }
+            if self.pending != 0 {
+                let s = self.pending.trailing_zeros() as usize;
+                self.pending &= self.pending - 1;
+                self.left -= 1;
+                // SAFETY: `bucket` is initialised and its present slots hold
+                // live items, borrowed for 'a (the table is borrowed for 'a
+                // by whoever made this iterator).
+                return Some(unsafe { &*item_ptr::<T, B>((*self.bucket).addr(s)) });
             }
-            if self.pos >= self.table_ptr.count() {
+            if self.pos >= self.table.count() as u64 {
                 return None;
             }
             let k = self.pos;
             self.pos += 1;
-            if let Some(h) = self.table_ptr.get(k) {
-                self.chain = Some(ChainIter::new(h, None));
+            if let Some(b) = self.table.get(k) {
+                self.bucket = b;
+                // SAFETY: `View::get` returns initialised buckets.
+                self.pending = unsafe { (*b).present() };
             }
         }
     }
