@@ -20,9 +20,10 @@
 //! the end, and every full bucket it passes counts it: a lookup stops at the
 //! first bucket of its probe whose count is zero. With no chains there is no
 //! overflow allocation, so buckets can be filled to 7/8 before the table
-//! grows, and it grows by 1.4× (to 5/8): 8.1 to 11.4 bytes of bucket per key
-//! whatever the size, where doubling a table of seven-slot buckets gave 9.1
-//! to 18.3 plus overflow buckets.
+//! grows, and it grows to the smallest allocator size class that fills at
+//! most 3/4 (classes are at most 1.25× apart, so at least 3/5): 8.1 to 11.9
+//! bytes of bucket per key whatever the size, where doubling a table of
+//! seven-slot buckets gave 9.1 to 18.3 plus overflow buckets.
 //!
 //! # Hashing contract
 //! Every operation takes the key's 64-bit hash, computed once upstream with
@@ -93,11 +94,12 @@ pub use hashbrown::DefaultHashBuilder;
 /// Grow when more than 7/8 of the slots are used...
 const GROW_NUM: usize = 7;
 const GROW_DEN: usize = 8;
-/// ...to an array where the items fill 5/8 of the slots (growth by 1.4×,
-/// so a table's fill stays between 5/8 and 7/8: 8.1 to 11.4 bytes of
-/// bucket per item).
-const TARGET_NUM: usize = 5;
-const TARGET_DEN: usize = 8;
+/// ...to the smallest array the items fill at most 3/4 of. Arrays take
+/// whole allocator size classes, at most 1.25× apart, so right after a
+/// resize the items fill between 3/5 and 3/4 of the slots: a table's fill
+/// stays between 3/5 and 7/8, 8.1 to 11.9 bytes of bucket per item.
+const TARGET_NUM: usize = 3;
+const TARGET_DEN: usize = 4;
 /// Shrink when under 1/5 of the slots are used.
 const SHRINK_NUM: usize = 1;
 const SHRINK_DEN: usize = 5;
@@ -1065,10 +1067,10 @@ impl<T, B, S: BuildHasher> Table<T, S, B> {
         }
     }
 
-    /// Starts moving the items to an array sized for `n` items at the target
-    /// fill (not a power of two: growth steps stay small, so does the waste).
+    /// Starts moving the items to the smallest array that `n` items fill
+    /// at most to the target, a whole size class of the allocator (not a
+    /// power of two: growth steps stay small, so does the waste).
     fn start_resize(&mut self, n: usize) {
-        // The allocator rounds the array up to its size class: use all of it.
         let nb = size_class((n * TARGET_DEN).div_ceil(SLOTS * TARGET_NUM).max(1) * 64) / 64;
         if nb == self.old.nb {
             return;

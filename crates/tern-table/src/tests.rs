@@ -86,10 +86,10 @@ fn h<T, S: BuildHasher>(t: &Table<T, S>, key: &[u8]) -> u64 {
     t.hasher().hash_one(key)
 }
 
-/// Test sizes: Miri interprets every access, so it gets a fifth of each.
+/// Test sizes: Miri interprets every access, so it gets a tenth of each.
 const fn sz(n: usize) -> usize {
     if cfg!(miri) {
-        n / 5
+        n / 10
     } else {
         n
     }
@@ -305,6 +305,9 @@ fn probes_under_total_collision() {
 }
 
 #[test]
+// Saturating takes hundreds of keys in one probe: too slow interpreted, and
+// the counts are safe code.
+#[cfg_attr(miri, ignore)]
 fn overflow_counts_saturate_and_stay_correct() {
     let mut t: Table<_, _> = Table::with_hasher(TestHasher::new(Mode::Zero));
     let n = sz(400);
@@ -342,7 +345,7 @@ fn wrapped_items<T, S: BuildHasher>(t: &Table<T, S>) -> usize {
 #[test]
 fn probes_that_wrap_around_through_resizes() {
     let mut t: Table<_, _> = Table::with_hasher(TestHasher::new(Mode::End));
-    let n = sz(1500);
+    let n = if cfg!(miri) { 120 } else { 1500 };
     let mut saw_wrap_start = false;
     for i in 0..n {
         let k = key(i);
@@ -444,7 +447,7 @@ fn rehash_both_directions_with_lookups_midway() {
     assert!(saw_shrink);
     while t.rehash_step(1) {}
     check_exact(&t);
-    assert!(t.bucket_count() <= 4 && grown >= 64, "{} of {grown}", t.bucket_count());
+    assert!(t.bucket_count() <= 4 && grown >= n / 9, "{} of {grown}", t.bucket_count());
     for i in n - 3..n {
         assert!(t.get(&key(i), h(&t, &key(i))).is_some());
     }
@@ -1144,14 +1147,16 @@ fn upsert_replaces_in_place_and_boxes_drop_with_the_table() {
 /// array's end into buckets the resize has not reached yet, or has passed.
 #[test]
 fn keys_stay_reachable_while_inserts_wrap_during_resizes() {
-    for mode in [Mode::Good, Mode::End] {
+    // Under Miri the wrapping mode only (its probes are long), and fewer keys.
+    let modes: &[Mode] = if cfg!(miri) { &[Mode::End] } else { &[Mode::Good, Mode::End] };
+    for &mode in modes {
         let mut t: Table<_, _> = Table::with_hasher(TestHasher::new(mode));
-        let n = sz(4000);
+        let n = if cfg!(miri) { 150 } else { 4000 };
         for i in 0..n {
             let k = key(i);
             t.insert(&k, h(&t, &k), i, None);
             if t.is_rehashing() {
-                for j in (0..=i).rev().take(if cfg!(miri) { 20 } else { 200 }) {
+                for j in (0..=i).rev().take(if cfg!(miri) { 10 } else { 200 }) {
                     let k = key(j);
                     assert_eq!(t.get(&k, h(&t, &k)).map(|e| **e), Some(j), "{mode:?}: key {j} after insert {i}");
                 }
