@@ -1174,6 +1174,14 @@ impl<T, B, S: BuildHasher> Table<T, S, B> {
             let j = (first + k) % nb;
             // SAFETY: `old` is fully initialised; `&mut self` is exclusive.
             let mut pres = unsafe { (*self.old.at(j)).present() };
+            // Each item is read to rehash its key: ask for all of them
+            // first, so their misses overlap.
+            let mut m = pres;
+            while m != 0 {
+                // SAFETY: as above; an address only prefetched.
+                prefetch(unsafe { (*self.old.at(j)).addr(m.trailing_zeros() as usize) } as *const u8);
+                m &= m - 1;
+            }
             while pres != 0 {
                 let s = pres.trailing_zeros() as usize;
                 pres &= pres - 1;
