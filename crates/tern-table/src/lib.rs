@@ -52,10 +52,12 @@
 //! `cargo run --release -p tern-table --example batch_ratio` builds the
 //! table, prints its memory, then alternates one way and the other round by
 //! round (the machine is noisy) and reports medians: `get` one at a time
-//! 124–160 ns, `get_batch` of 16 57–86 ns (1.87–2.23×; before this layout
-//! 163–198 vs 78–99 ns). One at a time is not one miss after another: the
-//! CPU runs ahead into the next independent lookup, and a batched lookup
-//! here is bound by page walks (a prefetch waits for its walk to retire).
+//! 131–134 ns, `get_batch` of 16 62–66 ns (2.04–2.09×; the chained table
+//! before this layout, in the same runs: 123–136 vs 53–60 ns). One at a time
+//! is not one miss after another: the CPU runs ahead into the next
+//! independent lookup. A batched lookup here is bound by page walks (a
+//! prefetch waits for its walk to retire), and a key outside its home
+//! bucket (4% of them) costs stage 2 a second bucket line.
 //! `cargo bench -p tern-table --bench lookup` gives the same picture with
 //! wider spread, and `hashbrown::HashMap<Box<[u8]>, Box<[u8]>>::get` for
 //! scale.
@@ -63,14 +65,16 @@
 //! Memory for the same 5M keys, from `mem_bytes` and equal to jemalloc's
 //! `stats.allocated` delta: 22.1 bytes per key beyond key and value (the
 //! 128-byte item class holds 116 bytes of key and value, an 8-byte header
-//! and `T`: 12; buckets 10.1, at 70.6% of the slots used). The chained
-//! seven-slot layout before it took 26.9, and hashbrown with boxed keys and
-//! values 79.1. Items may instead own one boxed out-of-line part
+//! and `T`: 12; buckets 10.1, at 70.6% of the slots used). From 100k to 12M
+//! keys the buckets cost 8.9 to 11.1 bytes per key
+//! (`cargo run --release -p tern-table --example fill_sweep`). The chained
+//! seven-slot layout before it took 26.9 at 5M, and hashbrown with boxed
+//! keys and values 79.1. Items may instead own one boxed out-of-line part
 //! (`Item<T, B>`), for values that do not belong in the item.
 //!
 //! `cargo run --release -p tern-table --example growth_latency`: growing to
 //! 10M keys and removing them all, the slowest single operation took
-//! 0.39 ms of CPU time (insert and remove alike); jemalloc alone shows
+//! 0.26 ms (insert) and 0.33 ms (remove) of CPU time; jemalloc alone shows
 //! 0.40 ms on the same allocations. Old arrays are given back a slice at a
 //! time: freeing a touched 64 MiB array at once cost 9 ms of CPU here.
 
@@ -863,6 +867,13 @@ impl<T, B, S> Table<T, S, B> {
         }
     }
 
+    /// Every initialised bucket: all of `old`, then the ready ones of `new`
+    /// (its first `nready`). Borrows nothing, so the walk may change items.
+    fn buckets(&self) -> impl Iterator<Item = (Side, usize)> {
+        let ready = if self.is_rehashing() { self.nready } else { 0 };
+        (0..self.old.nb).map(|j| (Side::Old, j)).chain((0..ready).map(|j| (Side::New, j)))
+    }
+
     /// Items in `side`.
     fn side_len(&self, side: Side) -> usize {
         match side {
@@ -1052,29 +1063,24 @@ impl<T, B, S: BuildHasher> Table<T, S, B> {
     /// hasher or a value's `Drop` panics, the items already dropped are gone
     /// and the rest stay, with the table consistent.
     pub fn retain(&mut self, mut keep: impl FnMut(&mut Item<T, B>) -> bool) {
-        for side in [Side::Old, Side::New] {
-            for j in 0..self.arr(side).nb {
-                if !self.ready(side, j) {
+        for (side, j) in self.buckets() {
+            // SAFETY: initialised bucket; `&mut self` is exclusive.
+            let mut pres = unsafe { (*self.arr(side).at(j)).present() };
+            while pres != 0 {
+                let s = pres.trailing_zeros() as usize;
+                pres &= pres - 1;
+                // SAFETY: a present slot holds a live item.
+                let p = unsafe { item_ptr::<T, B>((*self.arr(side).at(j)).addr(s)) };
+                // SAFETY: as above; exclusive through `&mut self`.
+                if keep(unsafe { &mut *p }) {
                     continue;
                 }
-                // SAFETY: initialised bucket; `&mut self` is exclusive.
-                let mut pres = unsafe { (*self.arr(side).at(j)).present() };
-                while pres != 0 {
-                    let s = pres.trailing_zeros() as usize;
-                    pres &= pres - 1;
-                    // SAFETY: a present slot holds a live item.
-                    let p = unsafe { item_ptr::<T, B>((*self.arr(side).at(j)).addr(s)) };
-                    // SAFETY: as above; exclusive through `&mut self`.
-                    if keep(unsafe { &mut *p }) {
-                        continue;
-                    }
-                    // SAFETY: as above.
-                    let pos = self.hasher.hash_one(unsafe { (*p).key() }) as u32;
-                    let h = home(pos, self.arr(side).nb);
-                    self.take(Loc { side, home: h, b: j, s });
-                    // `take` handed the item back as a Box; dropping it here
-                    // (it may panic) leaves the table consistent.
-                }
+                // SAFETY: as above.
+                let pos = self.hasher.hash_one(unsafe { (*p).key() }) as u32;
+                let h = home(pos, self.arr(side).nb);
+                self.take(Loc { side, home: h, b: j, s });
+                // `take` handed the item back as a Box; dropping it here
+                // (it may panic) leaves the table consistent.
             }
         }
         self.maybe_shrink();
@@ -1225,29 +1231,24 @@ impl<T, B, S> Table<T, S, B> {
     /// consistent (overflow counts of removed items stay: too high only
     /// lengthens probes).
     pub fn clear(&mut self) {
-        for side in [Side::Old, Side::New] {
-            for j in 0..self.arr(side).nb {
-                if !self.ready(side, j) {
-                    continue;
-                }
-                // SAFETY: initialised bucket; `&mut self` is exclusive.
-                let mut pres = unsafe { (*self.arr(side).at(j)).present() };
-                while pres != 0 {
-                    let s = pres.trailing_zeros() as usize;
-                    pres &= pres - 1;
-                    // SAFETY: a present slot holds a live item; it leaves the
-                    // slot before it is dropped.
-                    unsafe {
-                        let b = &mut *self.arr(side).at(j);
-                        let it = Box::from_raw(item_ptr::<T, B>(b.addr(s)));
-                        b.clear(s);
-                        self.len -= 1;
-                        if side == Side::New {
-                            self.new_len -= 1;
-                        }
-                        self.item_bytes -= it.alloc_size();
-                        drop(it);
+        for (side, j) in self.buckets() {
+            // SAFETY: initialised bucket; `&mut self` is exclusive.
+            let mut pres = unsafe { (*self.arr(side).at(j)).present() };
+            while pres != 0 {
+                let s = pres.trailing_zeros() as usize;
+                pres &= pres - 1;
+                // SAFETY: a present slot holds a live item; it leaves the
+                // slot before it is dropped.
+                unsafe {
+                    let b = &mut *self.arr(side).at(j);
+                    let it = Box::from_raw(item_ptr::<T, B>(b.addr(s)));
+                    b.clear(s);
+                    self.len -= 1;
+                    if side == Side::New {
+                        self.new_len -= 1;
                     }
+                    self.item_bytes -= it.alloc_size();
+                    drop(it);
                 }
             }
         }
