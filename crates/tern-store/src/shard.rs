@@ -117,7 +117,7 @@ impl Shard {
         self.table.hasher().hash_one(key)
     }
 
-    /// The table's bucket array address and mask, for lock-free prefetch
+    /// The table's bucket array address and bucket count, for lock-free prefetch
     /// hints (see [`crate::Keyspace::prefetch_hint`]).
     pub fn hint(&self) -> (usize, u64) {
         self.table.hint()
