@@ -101,53 +101,61 @@ fn key(i: usize) -> Vec<u8> {
 
 /// Walks the whole structure and checks every invariant the table relies on:
 /// each item sits in the array its position says, reachable from its home
-/// (every bucket it passed counts it), and the counts add up.
+/// (every bucket it passed counts it), and the counts add up. Overflow counts
+/// may be too high (safe: probes run longer; after a panic they can be).
 pub(crate) fn check<T, B, S: BuildHasher>(t: &Table<T, S, B>) {
+    check_with(t, false)
+}
+
+/// [`check`] plus exact overflow counts: without panics every count below
+/// the sticky 255 is exactly the number of items that passed.
+pub(crate) fn check_exact<T, B, S: BuildHasher>(t: &Table<T, S, B>) {
+    check_with(t, true)
+}
+
+fn check_with<T, B, S: BuildHasher>(t: &Table<T, S, B>, exact: bool) {
     let (mut n, mut n_new, mut bytes) = (0, 0, 0);
     let mut keys = HashSet::new();
     let mut passed: [Vec<usize>; 2] = [vec![0; t.old.nb], vec![0; t.new.nb]];
-    for side in [Side::Old, Side::New] {
+    for (side, j) in t.buckets() {
         let a = t.arr(side);
-        for j in 0..a.nb {
-            if !t.ready(side, j) {
-                continue;
-            }
-            // SAFETY: initialised bucket; present slots hold live items,
-            // which the checker only reads.
-            let b = unsafe { &*a.at(j) };
-            let mut pres = b.present();
-            while pres != 0 {
-                let s = pres.trailing_zeros() as usize;
-                pres &= pres - 1;
-                // SAFETY: as above.
-                let e = unsafe { &*item_ptr::<T, B>(b.addr(s)) };
-                let hash = t.hasher.hash_one(e.key());
-                assert_eq!(b.matches(fingerprint(hash)) & (1 << s), 1 << s, "fingerprint");
-                if !t.torn {
-                    assert_eq!(t.side_of(hash as u32), side, "item in the wrong array");
-                }
-                let mut k = home(hash as u32, a.nb);
-                let mut steps = 0;
-                while k != j {
-                    assert!(t.ready(side, k), "probe through an unready bucket");
-                    passed[side as usize][k] += 1;
-                    k = a.next(k);
-                    steps += 1;
-                    assert!(steps <= a.nb);
-                }
-                assert!(keys.insert(e.key().to_vec()), "duplicate key");
-                n += 1;
-                n_new += (side == Side::New) as usize;
-                bytes += e.alloc_size();
-            }
-        }
-        for (j, &want) in passed[side as usize].iter().enumerate() {
-            if !t.ready(side, j) {
-                continue;
-            }
+        // SAFETY: `buckets` yields initialised buckets; present slots hold
+        // live items, which the checker only reads.
+        let b = unsafe { &*a.at(j) };
+        let mut pres = b.present();
+        while pres != 0 {
+            let s = pres.trailing_zeros() as usize;
+            pres &= pres - 1;
             // SAFETY: as above.
-            let got = unsafe { (*a.at(j)).overflow() } as usize;
-            // Too high is safe (probes run longer); after a panic it can be.
+            let e = unsafe { &*item_ptr::<T, B>(b.addr(s)) };
+            let hash = t.hasher.hash_one(e.key());
+            assert_eq!(b.matches(fingerprint(hash)) & (1 << s), 1 << s, "fingerprint");
+            if !t.torn {
+                assert_eq!(t.side_of(hash as u32), side, "item in the wrong array");
+            }
+            let mut k = home(hash as u32, a.nb);
+            let mut steps = 0;
+            while k != j {
+                assert!(t.ready(side, k), "probe through an unready bucket");
+                passed[side as usize][k] += 1;
+                k = a.next(k);
+                steps += 1;
+                assert!(steps <= a.nb);
+            }
+            assert!(keys.insert(e.key().to_vec()), "duplicate key");
+            n += 1;
+            n_new += (side == Side::New) as usize;
+            bytes += e.alloc_size();
+        }
+    }
+    for (side, j) in t.buckets() {
+        let want = passed[side as usize][j];
+        // SAFETY: as above.
+        let got = unsafe { (*t.arr(side).at(j)).overflow() } as usize;
+        if exact {
+            // 255 sticks once reached, whatever leaves later.
+            assert!(got == want || got == 255, "bucket {j}: overflow {got}, {want} passed");
+        } else {
             assert!(got >= want.min(255), "bucket {j}: overflow {got} < {want} items passed");
         }
     }
@@ -158,43 +166,6 @@ pub(crate) fn check<T, B, S: BuildHasher>(t: &Table<T, S, B>) {
     for e in t.iter() {
         let hash = t.hasher.hash_one(e.key());
         assert!(std::ptr::eq(t.get(e.key(), hash).unwrap(), e));
-    }
-}
-
-/// [`check`] plus exact overflow counts: without panics every count below
-/// the sticky 255 is exactly the number of items that passed.
-pub(crate) fn check_exact<T, B, S: BuildHasher>(t: &Table<T, S, B>) {
-    check(t);
-    for side in [Side::Old, Side::New] {
-        let a = t.arr(side);
-        let mut passed = vec![0usize; a.nb];
-        for j in 0..a.nb {
-            if !t.ready(side, j) {
-                continue;
-            }
-            // SAFETY: as in `check`.
-            let b = unsafe { &*a.at(j) };
-            let mut pres = b.present();
-            while pres != 0 {
-                let s = pres.trailing_zeros() as usize;
-                pres &= pres - 1;
-                // SAFETY: as in `check`.
-                let e = unsafe { &*item_ptr::<T, B>(b.addr(s)) };
-                let mut k = home(t.hasher.hash_one(e.key()) as u32, a.nb);
-                while k != j {
-                    passed[k] += 1;
-                    k = a.next(k);
-                }
-            }
-        }
-        for (j, &want) in passed.iter().enumerate() {
-            if t.ready(side, j) {
-                // SAFETY: as above.
-                let got = unsafe { (*a.at(j)).overflow() } as usize;
-                // 255 sticks once reached, whatever leaves later.
-                assert!(got == want || got == 255, "bucket {j}: overflow {got}, {want} passed");
-            }
-        }
     }
 }
 
