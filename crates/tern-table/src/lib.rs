@@ -358,10 +358,16 @@ unsafe fn item_ptr<T, B>(addr: usize) -> *mut Item<T, B> {
     unsafe { item::from_thin::<T, B>(addr as *mut u8) }
 }
 
-/// A slot's form of an item pointer (exposing its provenance).
+/// A slot's form of an item pointer (exposing its provenance). An address
+/// above 48 bits cannot be stored: the process aborts rather than panics,
+/// because `swap_expire` gets the address only after the old item is freed,
+/// and unwinding there would leave its slot pointing at freed memory.
 fn addr_of_item<T, B>(p: *mut Item<T, B>) -> usize {
     let a = p as *mut u8 as usize;
-    assert!(a < bucket::ADDR_LIMIT, "item address above 48 bits");
+    if a >= bucket::ADDR_LIMIT {
+        eprintln!("tern-table: the allocator returned an address above 48 bits ({a:#x}); not supported");
+        std::process::abort();
+    }
     a
 }
 
@@ -1049,8 +1055,7 @@ impl<T, B, S: BuildHasher> Table<T, S, B> {
         // SAFETY: the slot's item is turned into a Box, reallocated, and its
         // new address written back to the same slot before anything else
         // touches the table; `with_expire` does not panic past the check above
-        // (allocation failure aborts), nor does `addr_of_item` for addresses
-        // from the allocator.
+        // (allocation failure aborts), nor does `addr_of_item` (it aborts).
         unsafe {
             let b = Box::from_raw(self.item_at(loc)).with_expire(expire);
             self.item_bytes = self.item_bytes - before + b.alloc_size();
