@@ -746,14 +746,31 @@ impl<T, B, S> Table<T, S, B> {
     /// it has arrived.
     #[inline]
     pub fn prefetch_item_span(&self, key: &[u8], hash: u64, span: usize) {
+        self.prefetch_item_at(self.item_hint(hash), key.len(), span)
+    }
+
+    /// Stage 2a, for callers that stage many keys: reads `hash`'s home
+    /// bucket (prefetched by stage 1) and returns the address of the first
+    /// item whose fingerprint matches, looking into the next bucket when
+    /// none does and items passed the home; null when there is none. Only
+    /// an address to prefetch, with [`Table::prefetch_item_at`]: it may
+    /// belong to another key.
+    ///
+    /// Finding every item of a group first and then asking for them back
+    /// to back is what makes stage 2 overlap: a prefetch whose page is not
+    /// in the TLB holds up the instructions behind it until its page walk
+    /// ends, so prefetches issued close together keep several walks going
+    /// at once, and ones spread out between bucket reads do not.
+    #[inline(always)]
+    pub fn item_hint(&self, hash: u64) -> *const u8 {
         if self.len == 0 {
-            return;
+            return ptr::null();
         }
         let side = self.side_of(hash as u32);
         let a = self.arr(side);
         let h = home(hash as u32, a.nb);
         if !self.ready(side, h) {
-            return;
+            return ptr::null();
         }
         let fp = fingerprint(hash);
         // SAFETY: the home bucket is initialised (checked above).
@@ -766,7 +783,7 @@ impl<T, B, S> Table<T, S, B> {
             // for every key in stage 1 instead measured slower.
             let n = a.next(h);
             if b.overflow() == 0 || !self.ready(side, n) {
-                return;
+                return ptr::null();
             }
             // SAFETY: ready (checked).
             b = unsafe { &*a.at(n) };
@@ -775,16 +792,26 @@ impl<T, B, S> Table<T, S, B> {
                 if b.overflow() != 0 {
                     prefetch(a.at(a.next(n)) as *const u8);
                 }
-                return;
+                return ptr::null();
             }
         }
-        // Only an address to prefetch: never dereferenced here.
-        let p = b.addr(hits.trailing_zeros() as usize) as *const u8;
+        b.addr(hits.trailing_zeros() as usize) as *const u8
+    }
+
+    /// Stage 2b: asks for the item at `p` (from [`Table::item_hint`]; null
+    /// asks for nothing) whose key is `key_len` bytes long, and for its
+    /// lines up to `span` bytes from its start (at most four lines in
+    /// all). Only a hint: `p` is never dereferenced.
+    #[inline(always)]
+    pub fn prefetch_item_at(&self, p: *const u8, key_len: usize, span: usize) {
+        if p.is_null() {
+            return;
+        }
         prefetch(p);
         // The key's last byte (and the 8 bytes after it: deadline or inline
         // value), always: a branch on whether it crosses a line would
         // mispredict half the time.
-        prefetch(p.wrapping_add(8 + std::mem::size_of::<T>() + key.len() + 8));
+        prefetch(p.wrapping_add(8 + std::mem::size_of::<T>() + key_len + 8));
         let mut off = 64;
         while off < span.min(256) {
             prefetch(p.wrapping_add(off));
@@ -798,6 +825,8 @@ impl<T, B, S> Table<T, S, B> {
     /// prefetch, compare), so their cache misses overlap; with more than one
     /// group the stages are staggered (buckets two groups ahead, items one)
     /// so that a whole group's work runs between a prefetch and its use.
+    /// Stage 2 keeps the item it found for each key, so the last stage only
+    /// compares that item's key and probes again only when it differs.
     pub fn get_batch<'a>(&'a self, keys: &[(&[u8], u64)], out: &mut Vec<Option<&'a Item<T, B>>>) {
         out.reserve(keys.len());
         if keys.len() == 1 {
@@ -805,16 +834,39 @@ impl<T, B, S> Table<T, S, B> {
             return;
         }
         let stage1 = |g: &[(&[u8], u64)]| g.iter().for_each(|&(_, h)| self.prefetch_bucket(h));
-        let stage2 = |g: &[(&[u8], u64)]| g.iter().for_each(|&(k, h)| self.prefetch_item(k, h));
+        // Stage 2 finds every item of the group, then asks for them all
+        // (see `item_hint`).
+        let stage2 = |g: &[(&[u8], u64)], ps: &mut [*const u8; BATCH]| {
+            for (p, &(_, h)) in ps.iter_mut().zip(g) {
+                *p = self.item_hint(h);
+            }
+            for (&p, &(k, _)) in ps.iter().zip(g) {
+                self.prefetch_item_at(p, k.len(), 0);
+            }
+        };
         let groups = keys.len().div_ceil(BATCH);
         let at = |g: usize| if g < groups { &keys[g * BATCH..keys.len().min((g + 1) * BATCH)] } else { &[][..] };
+        let mut ps = [[ptr::null::<u8>(); BATCH]; 2];
         stage1(at(0));
         stage1(at(1));
-        stage2(at(0));
+        stage2(at(0), &mut ps[0]);
         for g in 0..groups {
             stage1(at(g + 2));
-            stage2(at(g + 1));
-            for &(k, h) in at(g) {
+            let [even, odd] = &mut ps;
+            let (cur, next) = if g % 2 == 0 { (&*even, odd) } else { (&*odd, even) };
+            stage2(at(g + 1), next);
+            for (&(k, h), &p) in at(g).iter().zip(cur.iter()) {
+                // Stage 2's item is the answer when its key matches (keys
+                // are unique); otherwise a full probe decides.
+                if !p.is_null() {
+                    // SAFETY: `item_hint` returned the address of a live
+                    // item, and `&self` keeps the table unchanged since.
+                    let it = unsafe { &*item_ptr::<T, B>(p as usize) };
+                    if it.key() == k {
+                        out.push(Some(it));
+                        continue;
+                    }
+                }
                 out.push(self.get(k, h));
             }
         }
