@@ -5,10 +5,16 @@
 //! Two kinds of batch, both sized by `prefetch-batch-max-size` (N; 0 = off):
 //!
 //! ```text
-//!  within one command (MGET, MSET, DEL, EXISTS, ...), shards already held:
-//!    keys 0..N:   bucket(k0) bucket(k1) ...  item(k0) item(k1) ...
-//!                 [value(k0) value(k1) ... for readers of the bytes]  run k0, k1, ...
-//!    keys N..2N:  same again
+//!  within one command (MGET, MSET, DEL, EXISTS, ...), shards already held,
+//!  groups G0, G1, ... of N keys, each stage a fixed number of groups ahead
+//!  of the one that runs (here for readers of the bytes; for the others
+//!  buckets are two groups ahead, items one, no value stage):
+//!    buckets(G0..G3) items(G0..G2) values(G0, G1)  run G0
+//!    buckets(G4)     items(G3)     values(G2)      run G1
+//!    ...
+//!  where items(G) reads G's buckets, then prefetches all of G's items
+//!  back to back (their page walks overlap), and values(G) reads the items
+//!  and prefetches strings kept apart or longer than two lines.
 //!
 //!  across the commands of one read (a RESP pipeline), no lock held:
 //!    parse cmd0 cmd1 cmd2 ...  ─► locate their keys (hash once) ─► hint(gid, hash)
@@ -42,41 +48,13 @@
 use std::ops::Range;
 
 use tern_protocol::{Frame, Limits};
-use tern_store::{Loc, LockSet};
+use tern_store::{Loc, LockSet, Shard};
 
 use crate::client::Client;
 use crate::server::Server;
 
 /// The largest `prefetch-batch-max-size`.
 pub const MAX_BATCH: usize = 128;
-
-/// Splits `0..n` into consecutive groups of at most `size` keys; one group
-/// of everything when `size` is 0 (prefetching off).
-#[inline]
-pub fn groups(n: usize, size: usize) -> Groups {
-    Groups { at: 0, n, size: if size == 0 { n.max(1) } else { size } }
-}
-
-/// Iterator of [`groups`].
-pub struct Groups {
-    at: usize,
-    n: usize,
-    size: usize,
-}
-
-impl Iterator for Groups {
-    type Item = Range<usize>;
-
-    #[inline]
-    fn next(&mut self) -> Option<Range<usize>> {
-        if self.at >= self.n {
-            return None;
-        }
-        let start = self.at;
-        self.at = (start + self.size).min(self.n);
-        Some(start..self.at)
-    }
-}
 
 /// What a command reads of each key, so how far its keys are prefetched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,37 +65,96 @@ pub enum Reach {
     Value,
 }
 
-/// The stages for one group of keys whose shards `locks` holds: every
-/// bucket line is asked for, then every item line, then (for `Reach::Value`)
-/// the line of every string's bytes, so that executing the keys afterwards
-/// finds them in cache. `key(i)` is the key of `locs[i]`. Nothing when
-/// prefetching is off (`size` 0); a group of one key is a plain lookup:
-/// nothing to overlap.
-#[inline]
-pub fn stage_group<'k>(size: usize, reach: Reach, locks: &mut LockSet<'_>, locs: &[Loc], key: impl Fn(usize) -> &'k [u8]) {
-    if size == 0 || locs.len() < 2 {
-        return;
+/// The prefetch stages of one command's keys, whose shards `locks` holds,
+/// in groups of `size` and staggered so that a group's misses are in
+/// flight while earlier groups run: when the first key of group g runs,
+/// stage 1 (buckets) has been asked for up to group g+2, stage 2 (items)
+/// up to g+1; for `Reach::Value` each is one group further ahead and
+/// stage 3 (values) has run up to g+1. Stage 2 reads a group's buckets
+/// first and then asks for all of its items back to back, so that their
+/// page walks overlap. Nothing when prefetching is off (`size` 0) or for
+/// one key (nothing to overlap). `key(i)` is the key of `locs[i]`.
+pub struct Stager<K> {
+    size: usize,
+    reach: Reach,
+    n: usize,
+    key: K,
+    /// The first key of the next group to reach `before`.
+    next_start: usize,
+    /// The next group each stage runs on.
+    next: [usize; 3],
+}
+
+/// Items per run of back-to-back item prefetches in stage 2.
+const STAGE2_RUN: usize = 16;
+
+impl<'k, K: Fn(usize) -> &'k [u8]> Stager<K> {
+    pub fn new(size: usize, reach: Reach, n: usize, key: K) -> Self {
+        let size = if n < 2 { 0 } else { size };
+        Stager { size, reach, n, key, next_start: 0, next: [0; 3] }
     }
-    for l in locs {
-        locks.shard(l.gid).prefetch_bucket(l.hash);
+
+    /// Runs what must be asked for before key `i` runs; call it for every
+    /// key, in order.
+    #[inline]
+    pub fn before(&mut self, locks: &mut LockSet<'_>, locs: &[Loc], i: usize) {
+        if self.size != 0 && i == self.next_start {
+            self.next_start += self.size;
+            self.advance(locks, locs, i / self.size);
+        }
     }
-    match reach {
-        Reach::Entry => {
-            for (i, l) in locs.iter().enumerate() {
-                locks.shard(l.gid).prefetch_item(key(i), l.hash);
+
+    fn advance(&mut self, locks: &mut LockSet<'_>, locs: &[Loc], g: usize) {
+        let [s1, s2, s3] = self.due(g);
+        for grp in s1 {
+            for l in &locs[self.range(grp)] {
+                locks.shard(l.gid).prefetch_bucket(l.hash);
             }
         }
-        Reach::Value => {
-            for (i, l) in locs.iter().enumerate() {
-                locks.shard(l.gid).prefetch_item_value(key(i), l.hash);
-            }
-            // A string kept apart from its item (grown in place, shared,
-            // large) is a third miss; one kept in the item may span more
-            // lines than stage 2 asked for.
-            for (i, l) in locs.iter().enumerate() {
-                locks.shard(l.gid).prefetch_value(key(i), l.hash);
+        let value = self.reach == Reach::Value;
+        for grp in s2 {
+            let r = self.range(grp);
+            for start in r.clone().step_by(STAGE2_RUN) {
+                let run = start..(start + STAGE2_RUN).min(r.end);
+                let mut ps = [std::ptr::null(); STAGE2_RUN];
+                for (p, l) in ps.iter_mut().zip(&locs[run.clone()]) {
+                    *p = locks.shard(l.gid).item_hint(l.hash);
+                }
+                for (&p, i) in ps.iter().zip(run) {
+                    Shard::prefetch_item_at(p, (self.key)(i).len(), value);
+                }
             }
         }
+        // A string kept apart from its item (grown in place, shared, large)
+        // is a third miss; one kept in the item may span more lines than
+        // stage 2 asked for.
+        for grp in s3 {
+            for i in self.range(grp) {
+                let l = locs[i];
+                locks.shard(l.gid).prefetch_value((self.key)(i), l.hash);
+            }
+        }
+    }
+
+    /// The groups each stage has still to run on before group `g` runs
+    /// (stage 3 only for `Reach::Value`); marks them done.
+    fn due(&mut self, g: usize) -> [Range<usize>; 3] {
+        let last = self.n.div_ceil(self.size) - 1;
+        let ahead = if self.reach == Reach::Value { [3, 2, 1] } else { [2, 1, 0] };
+        let stages = if self.reach == Reach::Value { 3 } else { 2 };
+        let mut due = [0..0, 0..0, 0..0];
+        for s in 0..stages {
+            let end = (g + ahead[s]).min(last) + 1;
+            if self.next[s] < end {
+                due[s] = self.next[s]..end;
+                self.next[s] = end;
+            }
+        }
+        due
+    }
+
+    fn range(&self, g: usize) -> Range<usize> {
+        g * self.size..((g + 1) * self.size).min(self.n)
     }
 }
 
@@ -398,16 +435,49 @@ fn resolve<'s>(srv: &'s Server, args: tern_protocol::Args<'_>) -> Option<&'s cra
 mod tests {
     use super::*;
 
+    /// Runs `Stager::due` over a command of `n` keys in groups of `size`:
+    /// per stage, the groups in the order they were staged, and for each
+    /// group start the groups each stage had reached.
+    fn schedule(n: usize, size: usize, reach: Reach) -> [Vec<usize>; 3] {
+        let mut st = Stager::new(size, reach, n, |_| &b""[..]);
+        let mut order: [Vec<usize>; 3] = Default::default();
+        let groups = n.div_ceil(size);
+        let ahead = if reach == Reach::Value { [3, 2, 1] } else { [2, 1, 0] };
+        for g in 0..groups {
+            let due = st.due(g);
+            for s in 0..3 {
+                order[s].extend(due[s].clone());
+                // Every stage has reached its distance ahead (or the end),
+                // and no stage passed the one before it.
+                if reach == Reach::Value || s < 2 {
+                    assert_eq!(st.next[s], (g + ahead[s] + 1).min(groups), "n {n} size {size} g {g} stage {s}");
+                }
+                if s > 0 {
+                    assert!(st.next[s] <= st.next[s - 1]);
+                }
+            }
+        }
+        order
+    }
+
     #[test]
-    fn groups_cover_everything_in_order() {
-        let g: Vec<_> = groups(10, 4).collect();
-        assert_eq!(g, vec![0..4, 4..8, 8..10]);
-        let g: Vec<_> = groups(3, 0).collect();
-        assert_eq!(g, vec![0..3]);
-        assert_eq!(groups(0, 0).count(), 0);
-        assert_eq!(groups(0, 16).count(), 0);
-        let g: Vec<_> = groups(5, 1).collect();
-        assert_eq!(g.len(), 5);
+    fn stager_runs_every_stage_once_per_group_in_order_and_ahead() {
+        for n in [2usize, 3, 15, 16, 17, 100, 1000] {
+            for size in [1, 2, 4, 16, 128] {
+                let groups = n.div_ceil(size);
+                let all: Vec<usize> = (0..groups).collect();
+                let [s1, s2, s3] = schedule(n, size, Reach::Value);
+                assert_eq!((&s1, &s2, &s3), (&all, &all, &all));
+                let [s1, s2, s3] = schedule(n, size, Reach::Entry);
+                assert_eq!((&s1, &s2), (&all, &all));
+                assert!(s3.is_empty());
+            }
+        }
+        // Off, or one key: nothing is staged.
+        let st = Stager::new(0, Reach::Value, 100, |_| &b""[..]);
+        assert_eq!(st.size, 0);
+        let st = Stager::new(16, Reach::Value, 1, |_| &b""[..]);
+        assert_eq!(st.size, 0);
     }
 
     #[test]

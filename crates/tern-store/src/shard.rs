@@ -202,6 +202,24 @@ impl Shard {
         self.table.prefetch_item(key, hash)
     }
 
+    /// Batch stage 2, first half: the address of the item `hash`'s bucket
+    /// points at (null when none), for [`Shard::prefetch_item_at`]. Reading
+    /// a whole group's buckets first and then prefetching their items back
+    /// to back overlaps the items' page walks (see `tern_table::Table::item_hint`).
+    #[inline]
+    pub fn item_hint(&self, hash: u64) -> *const u8 {
+        self.table.item_hint(hash)
+    }
+
+    /// Batch stage 2, second half: asks for the item at `p` (from
+    /// [`Shard::item_hint`]; null asks for nothing) with a key of `key_len`
+    /// bytes, and with `value` its second line too (as
+    /// [`Shard::prefetch_item_value`]). Never dereferences `p`.
+    #[inline]
+    pub fn prefetch_item_at(p: *const u8, key_len: usize, value: bool) {
+        Table::prefetch_item_at(p, key_len, if value { 128 } else { 0 })
+    }
+
     /// Batch stage 2 for readers of string values: also asks for the
     /// item's second line, where a value of more than a few dozen bytes
     /// kept in the item continues. Only a hint: nothing changes.

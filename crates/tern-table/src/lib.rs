@@ -746,7 +746,7 @@ impl<T, B, S> Table<T, S, B> {
     /// it has arrived.
     #[inline]
     pub fn prefetch_item_span(&self, key: &[u8], hash: u64, span: usize) {
-        self.prefetch_item_at(self.item_hint(hash), key.len(), span)
+        Self::prefetch_item_at(self.item_hint(hash), key.len(), span)
     }
 
     /// Stage 2a, for callers that stage many keys: reads `hash`'s home
@@ -803,7 +803,7 @@ impl<T, B, S> Table<T, S, B> {
     /// lines up to `span` bytes from its start (at most four lines in
     /// all). Only a hint: `p` is never dereferenced.
     #[inline(always)]
-    pub fn prefetch_item_at(&self, p: *const u8, key_len: usize, span: usize) {
+    pub fn prefetch_item_at(p: *const u8, key_len: usize, span: usize) {
         if p.is_null() {
             return;
         }
@@ -841,7 +841,7 @@ impl<T, B, S> Table<T, S, B> {
                 *p = self.item_hint(h);
             }
             for (&p, &(k, _)) in ps.iter().zip(g) {
-                self.prefetch_item_at(p, k.len(), 0);
+                Self::prefetch_item_at(p, k.len(), 0);
             }
         };
         let groups = keys.len().div_ceil(BATCH);

@@ -249,19 +249,18 @@ fn del_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, lazy: bool) {
     let mut removed = 0;
     let mut lazy = if lazy { Some(true) } else { None };
     let batch = ctx.srv.limits.prefetch_batch();
-    for g in prefetch::groups(n, batch) {
-        prefetch::stage_group(batch, prefetch::Reach::Entry, ctx.locks, &locs[g.clone()], |i| args.get(1 + g.start + i));
-        for i in g {
-            let (loc, key) = (locs[i], args.get(1 + i));
-            let sh = ctx.locks.shard(loc.gid);
-            let Some(e) = sh.remove(key, loc.hash, ctx.now) else { continue };
-            sh.signal(key, loc.hash);
-            removed += 1;
-            if e.free_effort() > LAZYFREE_THRESHOLD {
-                let bg = *lazy.get_or_insert_with(|| config_yes(ctx, "lazyfree-lazy-user-del"));
-                if bg {
-                    ctx.ks.lazyfree.free(e);
-                }
+    let mut st = prefetch::Stager::new(batch, prefetch::Reach::Entry, n, |i| args.get(1 + i));
+    for i in 0..n {
+        st.before(ctx.locks, locs, i);
+        let (loc, key) = (locs[i], args.get(1 + i));
+        let sh = ctx.locks.shard(loc.gid);
+        let Some(e) = sh.remove(key, loc.hash, ctx.now) else { continue };
+        sh.signal(key, loc.hash);
+        removed += 1;
+        if e.free_effort() > LAZYFREE_THRESHOLD {
+            let bg = *lazy.get_or_insert_with(|| config_yes(ctx, "lazyfree-lazy-user-del"));
+            if bg {
+                ctx.ks.lazyfree.free(e);
             }
         }
     }
@@ -273,16 +272,15 @@ fn del_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, lazy: bool) {
 fn exists(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let mut n = 0;
     let batch = ctx.srv.limits.prefetch_batch();
-    for g in prefetch::groups(ctx.locs.len(), batch) {
-        prefetch::stage_group(batch, prefetch::Reach::Entry, ctx.locks, &ctx.locs[g.clone()], |i| args.get(1 + g.start + i));
-        for i in g {
-            let loc = ctx.locs[i];
-            if ctx.locks.shard(loc.gid).get(args.get(1 + i), loc.hash, ctx.now).is_some() {
-                ctx.stats.keyspace_hits.add(1);
-                n += 1;
-            } else {
-                ctx.stats.keyspace_misses.add(1);
-            }
+    let mut st = prefetch::Stager::new(batch, prefetch::Reach::Entry, ctx.locs.len(), |i| args.get(1 + i));
+    for i in 0..ctx.locs.len() {
+        st.before(ctx.locks, ctx.locs, i);
+        let loc = ctx.locs[i];
+        if ctx.locks.shard(loc.gid).get(args.get(1 + i), loc.hash, ctx.now).is_some() {
+            ctx.stats.keyspace_hits.add(1);
+            n += 1;
+        } else {
+            ctx.stats.keyspace_misses.add(1);
         }
     }
     ctx.reply.int(n);
@@ -292,17 +290,16 @@ fn touch(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let acc = access(ctx, true);
     let mut n = 0;
     let batch = ctx.srv.limits.prefetch_batch();
-    for g in prefetch::groups(ctx.locs.len(), batch) {
-        prefetch::stage_group(batch, prefetch::Reach::Entry, ctx.locks, &ctx.locs[g.clone()], |i| args.get(1 + g.start + i));
-        for i in g {
-            let loc = ctx.locs[i];
-            let sh = ctx.locks.shard(loc.gid);
-            if sh.lookup(args.get(1 + i), loc.hash, ctx.now, acc).is_some() {
-                ctx.stats.keyspace_hits.add(1);
-                n += 1;
-            } else {
-                ctx.stats.keyspace_misses.add(1);
-            }
+    let mut st = prefetch::Stager::new(batch, prefetch::Reach::Entry, ctx.locs.len(), |i| args.get(1 + i));
+    for i in 0..ctx.locs.len() {
+        st.before(ctx.locks, ctx.locs, i);
+        let loc = ctx.locs[i];
+        let sh = ctx.locks.shard(loc.gid);
+        if sh.lookup(args.get(1 + i), loc.hash, ctx.now, acc).is_some() {
+            ctx.stats.keyspace_hits.add(1);
+            n += 1;
+        } else {
+            ctx.stats.keyspace_misses.add(1);
         }
     }
     ctx.reply.int(n);

@@ -413,23 +413,22 @@ fn mget(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let n = args.len() - 1;
     ctx.reply.array(n);
     let batch = ctx.srv.limits.prefetch_batch();
-    for g in prefetch::groups(n, batch) {
-        prefetch::stage_group(batch, prefetch::Reach::Value, ctx.locks, &ctx.locs[g.clone()], |i| args.get(1 + g.start + i));
-        for i in g {
-            let loc = ctx.locs[i];
-            match ctx.locks.shard(loc.gid).lookup(args.get(i + 1), loc.hash, ctx.now, acc).map(|e| &*e) {
-                Some(e) => {
-                    ctx.stats.keyspace_hits.add(1);
-                    // MGET answers null for a key of another type, not an error.
-                    match string_of(e) {
-                        Ok(s) => ctx.reply.str_value(s),
-                        Err(_) => ctx.reply.null(),
-                    }
+    let mut st = prefetch::Stager::new(batch, prefetch::Reach::Value, n, |i| args.get(1 + i));
+    for i in 0..n {
+        st.before(ctx.locks, ctx.locs, i);
+        let loc = ctx.locs[i];
+        match ctx.locks.shard(loc.gid).lookup(args.get(i + 1), loc.hash, ctx.now, acc).map(|e| &*e) {
+            Some(e) => {
+                ctx.stats.keyspace_hits.add(1);
+                // MGET answers null for a key of another type, not an error.
+                match string_of(e) {
+                    Ok(s) => ctx.reply.str_value(s),
+                    Err(_) => ctx.reply.null(),
                 }
-                None => {
-                    ctx.stats.keyspace_misses.add(1);
-                    ctx.reply.null();
-                }
+            }
+            None => {
+                ctx.stats.keyspace_misses.add(1);
+                ctx.reply.null();
             }
         }
     }
@@ -456,24 +455,22 @@ fn mset_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, nx: bool) {
     let n = (args.len() - 1) / 2;
     let batch = ctx.srv.limits.prefetch_batch();
     if nx {
-        for g in prefetch::groups(n, batch) {
-            prefetch::stage_group(batch, prefetch::Reach::Entry, ctx.locks, &ctx.locs[g.clone()], |i| args.get(1 + 2 * (g.start + i)));
-            for i in g {
-                let loc = ctx.locs[i];
-                if ctx.locks.shard(loc.gid).lookup(args.get(1 + 2 * i), loc.hash, ctx.now, acc).map(|e| &*e).is_some() {
-                    ctx.reply.int(0);
-                    return;
-                }
+        let mut st = prefetch::Stager::new(batch, prefetch::Reach::Entry, n, |i| args.get(1 + 2 * i));
+        for i in 0..n {
+            st.before(ctx.locks, ctx.locs, i);
+            let loc = ctx.locs[i];
+            if ctx.locks.shard(loc.gid).lookup(args.get(1 + 2 * i), loc.hash, ctx.now, acc).map(|e| &*e).is_some() {
+                ctx.reply.int(0);
+                return;
             }
         }
     }
-    for g in prefetch::groups(n, batch) {
-        prefetch::stage_group(batch, prefetch::Reach::Entry, ctx.locks, &ctx.locs[g.clone()], |i| args.get(1 + 2 * (g.start + i)));
-        for i in g {
-            let loc = ctx.locs[i];
-            let (key, val) = (args.get(1 + 2 * i), args.get(2 + 2 * i));
-            ctx.locks.shard(loc.gid).set(key, loc.hash, string_value_sharing(val, ctx.reply.share_min()), None, ctx.now);
-        }
+    let mut st = prefetch::Stager::new(batch, prefetch::Reach::Entry, n, |i| args.get(1 + 2 * i));
+    for i in 0..n {
+        st.before(ctx.locks, ctx.locs, i);
+        let loc = ctx.locs[i];
+        let (key, val) = (args.get(1 + 2 * i), args.get(2 + 2 * i));
+        ctx.locks.shard(loc.gid).set(key, loc.hash, string_value_sharing(val, ctx.reply.share_min()), None, ctx.now);
     }
     ctx.dirty += n as u64;
     if nx {
