@@ -121,7 +121,7 @@ const RETIRE_CHUNK: usize = 1 << 18;
 /// Arrays smaller than this are freed at once when a resize ends.
 const RETIRE_MIN: usize = 4 * RETIRE_CHUNK;
 /// Keys in flight in [`Table::get_batch`].
-pub const BATCH: usize = 16;
+pub const BATCH: usize = 32;
 
 /// jemalloc's size class for a request of `size` bytes (its default
 /// configuration on x86_64: 16-byte quantum, four classes per doubling).
