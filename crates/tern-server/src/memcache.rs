@@ -495,10 +495,16 @@ impl Exec<'_> {
                 for &(_, l) in &group[..n] {
                     ks.prefetch_hint(l.gid, l.hash);
                 }
-                for &(k, l) in &group[..n] {
+                // Every item found first, then all asked for back to back,
+                // so that their page walks overlap.
+                let mut ps = [std::ptr::null(); MAX_BATCH];
+                for (p, &(_, l)) in ps.iter_mut().zip(&group[..n]) {
                     if let Some(sh) = ks.try_lock(l.gid) {
-                        sh.prefetch_item_value(k, l.hash);
+                        *p = sh.item_hint(l.hash);
                     }
+                }
+                for (&p, &(k, _)) in ps.iter().zip(&group[..n]) {
+                    Shard::prefetch_item_at(p, k.len(), true);
                 }
                 for &(k, l) in &group[..n] {
                     if let Some(sh) = ks.try_lock(l.gid) {

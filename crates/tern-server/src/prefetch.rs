@@ -296,13 +296,17 @@ impl Plan {
     /// then for readers each value, asked for under its shard's lock when
     /// that lock is free, released at once.
     fn stage_hinted(&self, srv: &Server, buf: &[u8]) {
-        for &(at, len, l, reads) in &self.hinted {
-            if let Some(sh) = srv.ks.try_lock(l.gid) {
-                if reads {
-                    sh.prefetch_item_value(&buf[at..at + len], l.hash);
-                } else {
-                    sh.prefetch_item(&buf[at..at + len], l.hash);
+        // Every item found first, then all asked for back to back, so that
+        // their page walks overlap.
+        for run in self.hinted.chunks(STAGE2_RUN) {
+            let mut ps = [std::ptr::null(); STAGE2_RUN];
+            for (p, &(_, _, l, _)) in ps.iter_mut().zip(run) {
+                if let Some(sh) = srv.ks.try_lock(l.gid) {
+                    *p = sh.item_hint(l.hash);
                 }
+            }
+            for (&p, &(_, len, _, reads)) in ps.iter().zip(run) {
+                Shard::prefetch_item_at(p, len, reads);
             }
         }
         for &(at, len, l, reads) in &self.hinted {

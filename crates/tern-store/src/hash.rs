@@ -450,8 +450,14 @@ impl Hash {
                         *h = field_hash(f.as_ref());
                         b.table.prefetch_bucket(*h);
                     }
-                    for (h, f) in hashes.iter().zip(fs) {
-                        b.table.prefetch_item_span(f.as_ref(), *h, 128);
+                    // Every item found first, then all asked for back to
+                    // back, so that their page walks overlap.
+                    let mut ps = [std::ptr::null(); MAX];
+                    for (p, h) in ps.iter_mut().zip(&hashes[..fs.len()]) {
+                        *p = b.table.item_hint(*h);
+                    }
+                    for (p, f) in ps.iter().zip(fs) {
+                        tern_table::Table::<(), DefaultHashBuilder>::prefetch_item_at(*p, f.as_ref().len(), 128);
                     }
                     for ((o, h), f) in os.iter_mut().zip(&hashes).zip(fs) {
                         *o = b.table.get(f.as_ref(), *h).map(|e| e.extra());

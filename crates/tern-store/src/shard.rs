@@ -195,13 +195,6 @@ impl Shard {
         self.table.prefetch_bucket(hash)
     }
 
-    /// Batch stage 2: reads the bucket of `hash` and asks for the item its
-    /// fingerprint points at. Only a hint: nothing changes.
-    #[inline]
-    pub fn prefetch_item(&self, key: &[u8], hash: u64) {
-        self.table.prefetch_item(key, hash)
-    }
-
     /// Batch stage 2, first half: the address of the item `hash`'s bucket
     /// points at (null when none), for [`Shard::prefetch_item_at`]. Reading
     /// a whole group's buckets first and then prefetching their items back
@@ -213,19 +206,12 @@ impl Shard {
 
     /// Batch stage 2, second half: asks for the item at `p` (from
     /// [`Shard::item_hint`]; null asks for nothing) with a key of `key_len`
-    /// bytes, and with `value` its second line too (as
-    /// [`Shard::prefetch_item_value`]). Never dereferences `p`.
+    /// bytes, and with `value` its second line too, where a value of more
+    /// than a few dozen bytes kept in the item continues. Never
+    /// dereferences `p`.
     #[inline]
     pub fn prefetch_item_at(p: *const u8, key_len: usize, value: bool) {
         Table::prefetch_item_at(p, key_len, if value { 128 } else { 0 })
-    }
-
-    /// Batch stage 2 for readers of string values: also asks for the
-    /// item's second line, where a value of more than a few dozen bytes
-    /// kept in the item continues. Only a hint: nothing changes.
-    #[inline]
-    pub fn prefetch_item_value(&self, key: &[u8], hash: u64) {
-        self.table.prefetch_item_span(key, hash, 128)
     }
 
     /// Batch stage 3, for readers of string values: reads the item of

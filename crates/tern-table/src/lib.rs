@@ -4,7 +4,8 @@
 //! batch API that overlaps the cache misses of many keys.
 //!
 //! Goals: a hit costs two cache misses (bucket, item), both prefetchable
-//! ([`Table::prefetch_bucket`], [`Table::prefetch_item`],
+//! ([`Table::prefetch_bucket`], [`Table::item_hint`] with
+//! [`Table::prefetch_item_at`], [`Table::prefetch_item`],
 //! [`Table::get_batch`]); no single operation rehashes more than a few
 //! buckets; memory is counted exactly in the allocator's size classes and
 //! stays under 12 bytes of bucket per key at any size.
@@ -734,19 +735,12 @@ impl<T, B, S> Table<T, S, B> {
     /// Stage 2 of a batched access: reads `hash`'s home bucket (prefetched by
     /// stage 1) and prefetches the first item whose fingerprint matches; when
     /// none does and items passed the home, the same in the next bucket.
-    /// `key`'s length tells how many lines the item's key spans.
+    /// `key`'s length tells how many lines the item's key spans. A caller
+    /// staging many keys does better with [`Table::item_hint`] for all of
+    /// them, then [`Table::prefetch_item_at`] for all.
     #[inline]
     pub fn prefetch_item(&self, key: &[u8], hash: u64) {
-        self.prefetch_item_span(key, hash, 0)
-    }
-
-    /// [`Table::prefetch_item`] that also asks for the item's lines up to
-    /// `span` bytes from its start (at most four lines in all): for readers
-    /// of a value kept in the item, whose length the item only tells once
-    /// it has arrived.
-    #[inline]
-    pub fn prefetch_item_span(&self, key: &[u8], hash: u64, span: usize) {
-        Self::prefetch_item_at(self.item_hint(hash), key.len(), span)
+        Self::prefetch_item_at(self.item_hint(hash), key.len(), 0)
     }
 
     /// Stage 2a, for callers that stage many keys: reads `hash`'s home
