@@ -1,5 +1,6 @@
 //! Random hits over 5M keys of 16 bytes with 100-byte values: one `get` at a
-//! time, `get_batch` in groups of 16, and `hashbrown::HashMap` for scale.
+//! time, `get_batch` in calls of 16 and of 100 keys and in one call of 4096,
+//! and `hashbrown::HashMap` for scale.
 //! Also prints bytes per key: the table's own `mem_bytes` and jemalloc's
 //! `stats.allocated` around building the table.
 //!
@@ -111,22 +112,27 @@ fn lookup(c: &mut Criterion) {
             black_box(sum)
         })
     });
-    let mut out = Vec::with_capacity(16);
-    g.bench_function(BenchmarkId::new("tern_get_batch", "16"), |b| {
-        b.iter(|| {
-            round = (round + 1) % 64;
-            let mut sum = 0usize;
-            for chunk in queries[round * PER_ITER..(round + 1) * PER_ITER].chunks(16) {
-                out.clear();
-                t.get_batch(chunk, &mut out);
-                for e in &out {
-                    sum += e.expect("hit").extra()[0] as usize;
+    // Calls of 16 keys (one group) and of 100 (an MGET of 100: four groups
+    // of 32, staggered), each call's results read before the next.
+    let mut out = Vec::with_capacity(100);
+    for per_call in [16, 100] {
+        g.bench_function(BenchmarkId::new("tern_get_batch", per_call), |b| {
+            b.iter(|| {
+                round = (round + 1) % 64;
+                let mut sum = 0usize;
+                for chunk in queries[round * PER_ITER..(round + 1) * PER_ITER].chunks(per_call) {
+                    out.clear();
+                    t.get_batch(chunk, &mut out);
+                    for e in &out {
+                        sum += e.expect("hit").extra()[0] as usize;
+                    }
                 }
-            }
-            black_box(sum)
-        })
-    });
-    // One call for the whole round, as a long MGET: groups of 16 staggered.
+                black_box(sum)
+            })
+        });
+    }
+    // One call for the whole round: groups of 32 staggered, the results
+    // read only at the end (by then most items have left L1 and L2).
     let mut all = Vec::with_capacity(PER_ITER);
     g.bench_function(BenchmarkId::new("tern_get_batch", "4096_in_one_call"), |b| {
         b.iter(|| {

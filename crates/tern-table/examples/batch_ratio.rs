@@ -6,7 +6,12 @@
 //! median ns per lookup of each and the median of the per-round ratios (criterion's `benches/lookup.rs` runs each way in its own block of
 //! time, which a busy neighbour can skew).
 //!
+//! `PER_CALL` keys go to each `get_batch` call (16 by default: one group;
+//! 100 is an MGET of 100, whose groups are staggered), and each call's
+//! results are read before the next.
+//!
 //! cargo run --release -p tern-table --example batch_ratio
+//! PER_CALL=100 cargo run --release -p tern-table --example batch_ratio
 //! TERN_BENCH_KEYS=1000000 ROUNDS=400 cargo run --release -p tern-table --example batch_ratio
 
 use std::hash::BuildHasher;
@@ -39,7 +44,7 @@ fn median(v: &mut [f64]) -> f64 {
 fn main() {
     let n = env("TERN_BENCH_KEYS", 5_000_000);
     let rounds = env("ROUNDS", 200);
-    // Keys per `get_batch` call (it stages them in groups of 16).
+    // Keys per `get_batch` call (it stages them in groups of 32).
     let per_call = env("PER_CALL", 16);
     let hasher = DefaultHashBuilder::default();
     let keys: Vec<Vec<u8>> = (0..n).map(|i| format!("key:{i:012}").into_bytes()).collect();
