@@ -52,13 +52,18 @@
 //! tern-store's `Meta`), random hits, jemalloc.
 //! `cargo run --release -p tern-table --example batch_ratio` builds the
 //! table, prints its memory, then alternates one way and the other round by
-//! round (the machine is noisy) and reports medians: `get` one at a time
-//! 131–134 ns, `get_batch` of 16 62–66 ns (2.04–2.09×; the chained table
-//! before this layout, in the same runs: 123–136 vs 53–60 ns). One at a time
-//! is not one miss after another: the CPU runs ahead into the next
-//! independent lookup. A batched lookup here is bound by page walks (a
-//! prefetch waits for its walk to retire), and a key outside its home
-//! bucket (4% of them) costs stage 2 a second bucket line.
+//! round (the machine is noisy) and reports medians. One at a time is not
+//! one miss after another: the CPU runs ahead into the next independent
+//! lookup. What bounds a batched lookup here is page walks: a prefetch
+//! whose page is not in the TLB holds up the instructions behind it until
+//! its walk ends, so stage 2 reads a whole group's buckets first and then
+//! issues the group's item prefetches back to back, keeping several walks
+//! going at once; and the last stage checks the item stage 2 found before
+//! probing again. With that, `get` one at a time took 222–266 ns and
+//! `get_batch` 94–119 ns in calls of 16 keys (2.24–2.26×; 1.79–1.86× before
+//! the change, in the same runs) and 94 ns in calls of 100 (2.62×; groups of
+//! 32 staggered; 1.79–1.85× before). In some runs the whole machine is
+//! slower (one at a time 430–530 ns) and the ratios higher (2.75–3.03×).
 //! `cargo bench -p tern-table --bench lookup` gives the same picture with
 //! wider spread, and `hashbrown::HashMap<Box<[u8]>, Box<[u8]>>::get` for
 //! scale.
