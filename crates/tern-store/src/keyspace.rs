@@ -209,14 +209,16 @@ pub struct LockSet<'a> {
     ks: &'a Keyspace,
     // Inline room for the common case (a command's keys span a few shards)
     // so that taking locks does not allocate on the request path.
-    held: SmallVec<[(u32, MutexGuard<'a, Shard>); 8]>,
+    held: SmallVec<[(u32, MutexGuard<'a, Shard>); 16]>,
     pinned: bool,
-    scratch: SmallVec<[u32; 8]>,
+    /// [`LockSet::acquire`]'s set of wanted shard ids, one bit per shard
+    /// (inline up to 1024 shards).
+    wanted: SmallVec<[u64; 16]>,
 }
 
 impl<'a> LockSet<'a> {
     pub fn new(ks: &'a Keyspace) -> Self {
-        LockSet { ks, held: SmallVec::new(), pinned: false, scratch: SmallVec::new() }
+        LockSet { ks, held: SmallVec::new(), pinned: false, wanted: SmallVec::new() }
     }
 
     pub fn keyspace(&self) -> &'a Keyspace {
@@ -228,19 +230,29 @@ impl<'a> LockSet<'a> {
     }
 
     /// Locks the given shards in ascending order (duplicates are fine).
+    /// The ids are gathered into a bitmap, not sorted: a 100-key MGET
+    /// names a few dozen shards a hundred times.
     pub fn acquire(&mut self, gids: impl IntoIterator<Item = u32>) {
         if self.pinned {
             return;
         }
-        let mut s = std::mem::take(&mut self.scratch);
-        s.clear();
-        s.extend(gids.into_iter().filter(|g| !self.holds(*g)));
-        s.sort_unstable();
-        s.dedup();
-        for &g in &s {
-            self.lock_one(g);
+        let mut wanted = std::mem::take(&mut self.wanted);
+        wanted.clear();
+        wanted.resize(self.ks.total_shards().div_ceil(64), 0);
+        for g in gids {
+            wanted[g as usize / 64] |= 1 << (g % 64);
         }
-        self.scratch = s;
+        for (w, &bits) in wanted.iter().enumerate() {
+            let mut b = bits;
+            while b != 0 {
+                let g = (w * 64) as u32 + b.trailing_zeros();
+                b &= b - 1;
+                if !self.holds(g) {
+                    self.lock_one(g);
+                }
+            }
+        }
+        self.wanted = wanted;
     }
 
     fn lock_one(&mut self, gid: u32) {
@@ -329,6 +341,32 @@ mod tests {
         set.shard(l.gid).set(b"hello", l.hash, Value::Str(StrValue::from_slice(b"w")), None, 0);
         set.release();
         assert_eq!(ks.lock(l.gid).len(), 1);
+    }
+
+    #[test]
+    fn acquire_locks_each_named_shard_once_in_ascending_order() {
+        // 16 databases of 8 shards: 128 ids, two words of the bitmap.
+        let ks = Keyspace::new(16, 8);
+        let mut set = LockSet::new(&ks);
+        let gids = [127u32, 3, 64, 3, 0, 63, 127, 65, 3];
+        set.acquire(gids);
+        let held: Vec<u32> = set.held.iter().map(|(g, _)| *g).collect();
+        assert_eq!(held, vec![0, 3, 63, 64, 65, 127]);
+        for g in 0..128 {
+            assert_eq!(set.holds(g), gids.contains(&g), "gid {g}");
+        }
+        set.release();
+        assert!(set.held.is_empty());
+        // Adding shards above the held ones, with repeats of held ids.
+        set.acquire([5, 2]);
+        set.acquire([2, 90, 5, 70, 90]);
+        let held: Vec<u32> = set.held.iter().map(|(g, _)| *g).collect();
+        assert_eq!(held, vec![2, 5, 70, 90]);
+        set.release();
+        // Every shard is free again.
+        for g in 0..128 {
+            assert!(ks.try_lock(g).is_some(), "gid {g}");
+        }
     }
 
     #[test]
