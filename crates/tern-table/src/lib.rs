@@ -645,20 +645,14 @@ impl<T, B, S> Table<T, S, B> {
                 if !self.ready(side, j) {
                     return;
                 }
-                // SAFETY: in bounds and initialised (checked).
-                let b = unsafe { &*a.at(j) };
-                let mut pres = b.present();
-                while pres != 0 {
-                    let s = pres.trailing_zeros() as usize;
-                    pres &= pres - 1;
-                    // SAFETY: present slots hold live items, borrowed for 'a.
-                    let e = unsafe { &*item_ptr::<T, B>(b.addr(s)) };
+                for (_, e) in self.bucket_items(side, j) {
                     let q = self.hasher.hash_one(e.key()) as u32 as u64;
                     if q >= cursor && q < end {
                         f(e);
                     }
                 }
-                if b.overflow() == 0 {
+                // SAFETY: in bounds and initialised (checked).
+                if unsafe { (*a.at(j)).overflow() } == 0 {
                     return;
                 }
                 j = a.next(j);
@@ -929,6 +923,26 @@ impl<T, B, S> Table<T, S, B> {
     fn buckets(&self) -> impl Iterator<Item = (Side, usize)> {
         let ready = if self.is_rehashing() { self.nready } else { 0 };
         (0..self.old.nb).map(|j| (Side::Old, j)).chain((0..ready).map(|j| (Side::New, j)))
+    }
+
+    /// The items of bucket `j` of `side`, with their slots, for readers
+    /// (SCAN, the structural checks). The bucket must be initialised
+    /// (checked).
+    fn bucket_items(&self, side: Side, j: usize) -> impl Iterator<Item = (usize, &Item<T, B>)> {
+        assert!(j < self.arr(side).nb && self.ready(side, j), "bucket {j} not initialised");
+        // SAFETY: in bounds and initialised (checked); `&self` keeps it so
+        // for the iterator's life.
+        let b = unsafe { &*self.arr(side).at(j) };
+        let mut pres = b.present();
+        std::iter::from_fn(move || {
+            if pres == 0 {
+                return None;
+            }
+            let s = pres.trailing_zeros() as usize;
+            pres &= pres - 1;
+            // SAFETY: a present slot holds a live item, borrowed with `self`.
+            Some((s, unsafe { &*item_ptr::<T, B>(b.addr(s)) }))
+        })
     }
 
     /// Items in `side`.

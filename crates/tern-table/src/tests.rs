@@ -119,15 +119,9 @@ fn check_with<T, B, S: BuildHasher>(t: &Table<T, S, B>, exact: bool) {
     let mut passed: [Vec<usize>; 2] = [vec![0; t.old.nb], vec![0; t.new.nb]];
     for (side, j) in t.buckets() {
         let a = t.arr(side);
-        // SAFETY: `buckets` yields initialised buckets; present slots hold
-        // live items, which the checker only reads.
+        // SAFETY: `buckets` yields initialised buckets.
         let b = unsafe { &*a.at(j) };
-        let mut pres = b.present();
-        while pres != 0 {
-            let s = pres.trailing_zeros() as usize;
-            pres &= pres - 1;
-            // SAFETY: as above.
-            let e = unsafe { &*item_ptr::<T, B>(b.addr(s)) };
+        for (s, e) in t.bucket_items(side, j) {
             let hash = t.hasher.hash_one(e.key());
             assert_eq!(b.matches(fingerprint(hash)) & (1 << s), 1 << s, "fingerprint");
             if !t.torn {
@@ -299,14 +293,7 @@ fn overflow_counts_saturate_and_stay_correct() {
 fn wrapped_items<T, S: BuildHasher>(t: &Table<T, S>) -> usize {
     let mut n = 0;
     for j in 0..t.old.nb {
-        // SAFETY: `old` is initialised; present slots hold live items.
-        let b = unsafe { &*t.old.at(j) };
-        let mut pres = b.present();
-        while pres != 0 {
-            let s = pres.trailing_zeros() as usize;
-            pres &= pres - 1;
-            // SAFETY: as above.
-            let e = unsafe { &*item_ptr::<T, ()>(b.addr(s)) };
+        for (_, e) in t.bucket_items(Side::Old, j) {
             n += (home(t.hasher.hash_one(e.key()) as u32, t.old.nb) > j) as usize;
         }
     }
@@ -1154,14 +1141,7 @@ fn spill_stats() {
     while t.rehash_step(1 << 20) {}
     let (mut spilled, mut ovf_home) = (0, 0);
     for j in 0..t.old.nb {
-        // SAFETY: `old` is initialised; present slots hold live items.
-        let b = unsafe { &*t.old.at(j) };
-        let mut pres = b.present();
-        while pres != 0 {
-            let s = pres.trailing_zeros() as usize;
-            pres &= pres - 1;
-            // SAFETY: as above.
-            let e = unsafe { &*item_ptr::<u32, ()>(b.addr(s)) };
+        for (_, e) in t.bucket_items(Side::Old, j) {
             let hm = home(t.hasher.hash_one(e.key()) as u32, t.old.nb);
             spilled += (hm != j) as usize;
             // SAFETY: `hm` is a bucket of `old`.
