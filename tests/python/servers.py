@@ -109,7 +109,9 @@ def free_port():
 
 
 def start_tern(binary, threads, extra=()):
-    argv = [binary, "--port", "0", "--threads", str(threads), *extra]
+    # memcache-port is off unless set; with port 0 a non-zero one is picked
+    # freely too, and memcache_port() reads it from the log.
+    argv = [binary, "--port", "0", "--memcache-port", "11211", "--threads", str(threads), *extra]
     return Server(argv).start()
 
 

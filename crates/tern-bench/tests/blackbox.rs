@@ -47,7 +47,7 @@ struct Server {
 impl Server {
     fn start(threads: usize) -> Server {
         let mut child = Command::new(server_bin())
-            .args(["--port", "0", "--threads", &threads.to_string()])
+            .args(["--port", "0", "--memcache-port", "11211", "--threads", &threads.to_string()])
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()

@@ -80,6 +80,10 @@ pub struct Config {
     /// sent from the stored bytes instead of being copied into the reply
     /// buffer; 0 turns copy avoidance off.
     pub reply_copy_avoid_min_size: u64,
+    /// jemalloc's background threads purge freed pages so that RSS follows
+    /// `used_memory` down (after FLUSHALL, DEL of large values) instead of
+    /// waiting for the next allocations to trigger the purge.
+    pub jemalloc_bg_thread: bool,
     /// The config file the server was started with (CONFIG REWRITE).
     pub config_file: Option<PathBuf>,
     /// Directives accepted but not acted on (persistence, ...), as given,
@@ -95,7 +99,7 @@ impl Default for Config {
         Config {
             bind: vec!["127.0.0.1".into()],
             port: 6379,
-            memcache_port: 11211,
+            memcache_port: 0,
             memcache_max_item_size: 1024 * 1024,
             threads: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
             databases: 16,
@@ -120,6 +124,7 @@ impl Default for Config {
             hash_max_listpack_value: 64,
             prefetch_batch_max_size: 16,
             reply_copy_avoid_min_size: 16 * 1024,
+            jemalloc_bg_thread: true,
             config_file: None,
             passive: Vec::new(),
             ignored: Vec::new(),
@@ -547,7 +552,7 @@ pub static DIRECTIVES: &[Directive] = &[
     Directive {
         name: "protected-mode",
         alias: None,
-        mutable: false,
+        mutable: true,
         kind: Kind::Active,
         set: |c, a| {
             c.protected_mode = parse_bool(one(a)?)?;
@@ -750,7 +755,17 @@ pub static DIRECTIVES: &[Directive] = &[
     passive!("ignore-warnings", None, true, "", chk_str),
     passive!("bind-source-addr", None, true, "", chk_str),
     passive!("dynamic-hz", None, true, "yes", chk_bool),
-    passive!("jemalloc-bg-thread", None, true, "yes", chk_bool),
+    Directive {
+        name: "jemalloc-bg-thread",
+        alias: None,
+        mutable: true,
+        kind: Kind::Active,
+        set: |c, a| {
+            c.jemalloc_bg_thread = parse_bool(one(a)?)?;
+            Ok(())
+        },
+        get: |c| if c.jemalloc_bg_thread { "yes".into() } else { "no".into() },
+    },
     passive!("io-threads-do-reads", None, false, "no", chk_bool),
     passive!("maxmemory-samples", None, true, "5", chk_int::<1, 64>),
     passive!("maxmemory-eviction-tenacity", None, true, "10", chk_int::<0, 100>),
@@ -885,6 +900,40 @@ fn split_line(line: &str) -> Option<Vec<String>> {
     }
 }
 
+/// Why Tern accepts a directive (or a `rename-command`/`user` line) but does
+/// not act on it: what the start-up warning and CONFIG SET's notice say.
+pub fn passive_reason(name: &str) -> &'static str {
+    let has = |prefixes: &[&str]| prefixes.iter().any(|p| name.starts_with(p));
+    if has(&["maxmemory", "lfu-", "lazyfree-lazy-eviction"]) {
+        "Tern does not enforce a memory limit or evict keys in this version"
+    } else if has(&["save", "append", "dbfilename", "rdb", "aof-", "auto-aof-", "no-appendfsync", "stop-writes-on-bgsave"]) {
+        "Tern does not persist data in this version"
+    } else if has(&["replica", "master", "repl-", "min-replicas"]) {
+        "Tern does not replicate in this version"
+    } else if has(&["cluster-"]) {
+        "Tern has no cluster mode in this version"
+    } else if has(&["list-", "set-max", "zset-", "hll-", "stream-"]) {
+        "Tern has no lists, sets, sorted sets, HyperLogLogs or streams in this version"
+    } else if has(&["activedefrag", "active-defrag"]) {
+        "Tern does not defragment memory in this version"
+    } else if has(&["slowlog", "latency-"]) {
+        "Tern keeps no slow log or latency monitor in this version"
+    } else if has(&["notify-keyspace-events"]) {
+        "Tern sends no keyspace notifications in this version"
+    } else if has(&["acl", "user", "rename-command"]) {
+        "Tern has no ACL users or command renaming in this version"
+    } else if has(&["tls-"]) {
+        "Tern has no TLS in this version"
+    } else if has(&["unixsocket"]) {
+        "Tern does not listen on Unix sockets in this version"
+    } else {
+        "Tern does not implement it in this version"
+    }
+}
+
+/// Deepest chain of `include` lines a configuration may have.
+pub const MAX_INCLUDE_DEPTH: usize = 16;
+
 impl Config {
     /// Applies one directive. The error is the reason only.
     pub fn apply(&mut self, name: &str, args: &[&str]) -> Result<(), String> {
@@ -910,6 +959,13 @@ impl Config {
 
     /// Applies a whole redis.conf text. `origin` names it in errors.
     pub fn apply_text(&mut self, text: &str, origin: &str) -> Result<(), String> {
+        self.apply_text_at(text, origin, 0)
+    }
+
+    /// [`Config::apply_text`] inside `depth` levels of `include`: a file that
+    /// includes itself, directly or not, fails at [`MAX_INCLUDE_DEPTH`]
+    /// instead of recursing until the stack overflows.
+    fn apply_text_at(&mut self, text: &str, origin: &str, depth: usize) -> Result<(), String> {
         for (n, raw) in text.lines().enumerate() {
             let line = raw.trim();
             if line.is_empty() || line.starts_with('#') {
@@ -921,8 +977,11 @@ impl Config {
             let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
             if name.eq_ignore_ascii_case("include") {
                 let path = one(&args).map_err(|e| fatal(origin, n + 1, line, name, &e))?;
+                if depth >= MAX_INCLUDE_DEPTH {
+                    return Err(fatal(origin, n + 1, line, name, &format!("includes nested more than {MAX_INCLUDE_DEPTH} deep (does {path} include itself?)")));
+                }
                 let inc = std::fs::read_to_string(path).map_err(|e| fatal(origin, n + 1, line, name, &format!("can't open {path}: {e}")))?;
-                self.apply_text(&inc, path)?;
+                self.apply_text_at(&inc, path, depth + 1)?;
                 continue;
             }
             self.apply(name, &args).map_err(|e| fatal(origin, n + 1, line, name, &e))?;
@@ -1147,6 +1206,23 @@ mod tests {
         assert_eq!(cfg.output_limit_normal, OutputLimit { hard: 1 << 20, soft: 512 << 10, soft_seconds: 10 });
         assert_eq!(cfg.passive, vec![("save".to_string(), String::new())]);
         std::fs::remove_file(&dir).unwrap();
+    }
+
+    #[test]
+    fn self_include_is_an_error_not_a_stack_overflow() {
+        let path = std::env::temp_dir().join(format!("tern-cfg-loop-{}", std::process::id()));
+        std::fs::write(&path, format!("port 7003\ninclude {}\n", path.display())).unwrap();
+        let e = Config::from_args(&[path.display().to_string()]).unwrap_err();
+        assert!(e.contains(&format!("nested more than {MAX_INCLUDE_DEPTH} deep")), "{e}");
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn passive_directives_give_their_own_reason() {
+        assert!(passive_reason("maxmemory").contains("memory limit"));
+        assert!(passive_reason("save").contains("persist"));
+        assert!(passive_reason("replicaof").contains("replicate"));
+        assert!(passive_reason("zset-max-listpack-entries").contains("sorted sets"));
     }
 
     #[test]

@@ -79,7 +79,7 @@ pub fn run(cfg: Config) -> i32 {
     }
     log_notice!("Tern {} (Redis {} compatible) starting, pid={}", TERN_VERSION, REDIS_VERSION, std::process::id());
     for d in cfg.passive_in_use() {
-        log_warning!("Directive '{}' is accepted but not acted on yet: Tern does not persist or replicate data in this version.", d);
+        log_warning!("Directive '{}' is accepted but not acted on yet: {}.", d, config::passive_reason(&d));
     }
     let mut listeners = Vec::new();
     let mut port = cfg.port;

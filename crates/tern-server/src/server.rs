@@ -31,6 +31,9 @@ pub struct HotLimits {
     pub output_soft: AtomicU64,
     pub output_soft_secs: AtomicU64,
     pub requirepass_set: AtomicBool,
+    /// `protected-mode`: refuse non-loopback clients while the default
+    /// user has no password.
+    pub protected_mode: AtomicBool,
     pub tcp_keepalive_secs: AtomicU64,
     pub hz: AtomicU64,
     pub hash_max_listpack_entries: AtomicUsize,
@@ -66,12 +69,24 @@ impl HotLimits {
         self.output_soft.store(c.output_limit_normal.soft, r);
         self.output_soft_secs.store(c.output_limit_normal.soft_seconds, r);
         self.requirepass_set.store(c.requirepass.is_some(), r);
+        self.protected_mode.store(c.protected_mode, r);
         self.tcp_keepalive_secs.store(c.tcp_keepalive_secs, r);
         self.hz.store(u64::from(c.hz), r);
         self.hash_max_listpack_entries.store(c.hash_max_listpack_entries, r);
         self.hash_max_listpack_value.store(c.hash_max_listpack_value, r);
         self.reply_copy_avoid_min.store(usize::try_from(c.reply_copy_avoid_min_size).unwrap_or(usize::MAX), r);
         self.prefetch_batch.store(c.prefetch_batch_max_size, r);
+    }
+}
+
+/// Applies the settings that belong to the process rather than to a
+/// request: at start-up and after every CONFIG SET.
+pub fn apply_process_settings(c: &Config) {
+    // Without background threads jemalloc purges freed pages only when a
+    // thread allocates again, so RSS stays high after a FLUSHALL on an
+    // idle server; failure (a build without the support) only costs that.
+    if let Err(e) = tikv_jemalloc_ctl::background_thread::write(c.jemalloc_bg_thread) {
+        crate::log_verbose!("jemalloc-bg-thread: {}", e);
     }
 }
 
@@ -135,6 +150,7 @@ impl Server {
         let per_db = if cfg.shards_per_db == 0 { (threads * 8).next_power_of_two().max(16) } else { cfg.shards_per_db };
         let limits = HotLimits::default();
         limits.load_from(&cfg);
+        apply_process_settings(&cfg);
         let run_id: String = {
             use rand::Rng;
             let mut r = rand::thread_rng();

@@ -804,10 +804,11 @@ fn config_set(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     }
     for d in &chosen {
         if d.kind == Kind::Passive {
-            crate::log_notice!("CONFIG SET {}: accepted, but Tern does not act on this directive yet.", d.name);
+            crate::log_notice!("CONFIG SET {}: accepted, but not acted on yet: {}.", d.name, crate::config::passive_reason(d.name));
         }
     }
     ctx.srv.limits.load_from(&next);
+    crate::server::apply_process_settings(&next);
     // New keys start the clock the policy reads (existing ones adjust as
     // they are accessed, as in Redis).
     ctx.srv.ks.set_lfu(ctx.srv.limits.lfu_policy.load(std::sync::atomic::Ordering::Relaxed));

@@ -23,7 +23,8 @@ impl TestServer {
 
     /// Starts the server with extra `--directive value` arguments.
     pub fn start_with(threads: usize, extra: &[&str]) -> TestServer {
-        let mut args: Vec<String> = vec!["--port".into(), "0".into(), "--threads".into(), threads.to_string()];
+        // A non-zero memcache-port with port 0 is picked freely as well.
+        let mut args: Vec<String> = vec!["--port".into(), "0".into(), "--memcache-port".into(), "11211".into(), "--threads".into(), threads.to_string()];
         args.extend(extra.iter().map(|s| s.to_string()));
         Self::start_args(&args)
     }
