@@ -121,12 +121,12 @@ def start_redis(binary="redis-server", extra=()):
     return Server(argv, port=port, name="redis-server").start()
 
 
-def start_memcached(binary=None):
+def start_memcached(binary=None, extra=()):
     """Debian's memcached on a free loopback port, ready once it accepts a
     connection (it logs nothing to wait for); stopped like the others."""
     binary = binary or shutil.which("memcached") or "/usr/bin/memcached"
     port = free_port()
-    argv = [binary, "-l", "127.0.0.1", "-p", str(port), "-U", "0"]
+    argv = [binary, "-l", "127.0.0.1", "-p", str(port), "-U", "0", *extra]
     if os.geteuid() == 0:
         argv += ["-u", "root"]
     srv = Server(argv, port=port, name="memcached")

@@ -25,3 +25,9 @@ pub const FLAGS_TOO_LONG: &str = "CLIENT_ERROR options flags are too long";
 /// `ms` words it differently from the other meta commands.
 pub const MS_FLAGS_TOO_LONG: &str = "CLIENT_ERROR options flags too long";
 pub const OUT_OF_MEMORY: &str = "SERVER_ERROR out of memory storing object";
+/// Authentication (`-Y` in memcached): anything but the credentials `set`
+/// before it, a credentials value that is not `<user> <password>`, and
+/// credentials that do not match.
+pub const UNAUTHENTICATED: &str = "CLIENT_ERROR unauthenticated";
+pub const BAD_AUTH_TOKEN: &str = "CLIENT_ERROR bad authentication token format";
+pub const AUTH_FAILURE: &str = "CLIENT_ERROR authentication failure";

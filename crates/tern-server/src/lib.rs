@@ -132,6 +132,14 @@ pub fn run(cfg: Config) -> i32 {
             }
         }
     }
+    let exposed = listeners.iter().filter_map(|l| l.local_addr().ok()).any(|a| !net::is_loopback(&a));
+    if exposed && cfg.requirepass.is_none() {
+        if cfg.protected_mode {
+            log_warning!("Listening beyond the loopback interface with no password for the default user: protected mode is on, so clients from other hosts are refused (-DENIED) until requirepass is set or protected-mode is turned off.");
+        } else {
+            log_warning!("WARNING: listening beyond the loopback interface with protected mode off and no password: anyone who can reach this host can read, write and flush every key, on every port. Set requirepass.");
+        }
+    }
     let mc_shared = Arc::new(memcache::Shared::new(cfg.memcache_max_item_size));
     let threads = cfg.threads.max(1);
     let srv = Arc::new(Server::new(cfg));

@@ -57,6 +57,8 @@ pub struct Shared {
     pub touch_misses: AtomicU64,
     pub total_items: AtomicU64,
     pub total_connections: AtomicU64,
+    pub auth_cmds: AtomicU64,
+    pub auth_errors: AtomicU64,
     /// `memcache-max-item-size`.
     pub max_item_size: std::sync::atomic::AtomicUsize,
 }
@@ -330,6 +332,46 @@ impl Exec<'_> {
     /// shared with the replies that send them (0: never).
     fn share_min(&self) -> usize {
         self.srv.limits.reply_copy_avoid_min()
+    }
+
+    /// A request from a connection that has not authenticated, while
+    /// `requirepass` is set. As memcached's text-protocol authentication
+    /// (`-Y`): the first command must be a `set` whose value is
+    /// `<user> <password>` (words separated by spaces, more ignored), checked
+    /// against Tern's users as AUTH checks them; it is answered `STORED` even
+    /// with `noreply`. Anything else is refused and, as memcached does, the
+    /// rest of what the client sent with it is dropped: `After::Close` here
+    /// means "discard the read buffer", not "close".
+    pub fn run_unauthenticated(&mut self, req: Request<'_>) -> (bool, After) {
+        let creds = match req {
+            Request::Store { cmd: StoreCmd::Set, data, .. } => data,
+            // A line the parser already refused gets its usual error.
+            Request::Error { msg, noreply } => {
+                if !noreply {
+                    line(self.out, msg);
+                }
+                return (false, After::Continue);
+            }
+            _ => {
+                line(self.out, e::UNAUTHENTICATED);
+                return (false, After::Close);
+            }
+        };
+        bump(&self.sh.auth_cmds);
+        let mut words = creds.split(|&b| b == b' ').filter(|w| !w.is_empty());
+        let (Some(user), Some(pass)) = (words.next(), words.next()) else {
+            bump(&self.sh.auth_errors);
+            line(self.out, e::BAD_AUTH_TOKEN);
+            return (false, After::Continue);
+        };
+        if crate::cmd::connection::credentials_ok(self.srv, user, pass) {
+            line(self.out, "STORED");
+            (true, After::Continue)
+        } else {
+            bump(&self.sh.auth_errors);
+            line(self.out, e::AUTH_FAILURE);
+            (false, After::Continue)
+        }
     }
 
     /// Executes one request, appending its reply.
@@ -744,6 +786,10 @@ impl Exec<'_> {
                 stat(out, "cas_badval", &ld(&sh.cas_badval));
                 stat(out, "touch_hits", &ld(&sh.touch_hits));
                 stat(out, "touch_misses", &ld(&sh.touch_misses));
+                if srv.limits.requirepass_set.load(Ordering::Relaxed) {
+                    stat(out, "auth_cmds", &ld(&sh.auth_cmds));
+                    stat(out, "auth_errors", &ld(&sh.auth_errors));
+                }
                 stat(out, "threads", &srv.workers.len());
                 let (n, bytes) = items();
                 stat(out, "bytes", &bytes);

@@ -119,6 +119,14 @@ pub struct Worker {
     plan: Plan,
 }
 
+/// Redis's `connIsLocal`: 127.0.0.0/8 or ::1.
+pub fn is_loopback(addr: &SocketAddr) -> bool {
+    match addr {
+        SocketAddr::V4(a) => a.ip().octets()[0] == 127,
+        SocketAddr::V6(a) => a.ip().is_loopback(),
+    }
+}
+
 fn peer(s: &TcpStream) -> String {
     s.peer_addr().map(|a| a.to_string()).unwrap_or_else(|_| "?:0".into())
 }
@@ -194,17 +202,28 @@ impl Worker {
     fn add_conn(&mut self, mut stream: TcpStream, addr: SocketAddr, mc: bool) {
         let srv = &self.srv;
         self.stats.connections_received.add(1);
+        let refuse = |stream: &mut TcpStream, mc_line: &[u8], resp_err: &str| {
+            let mut msg = Vec::new();
+            if mc {
+                msg.extend_from_slice(mc_line);
+            } else {
+                tern_protocol::Encoder::RESP2.error(&mut msg, resp_err.as_bytes());
+            }
+            let _ = stream.write(&msg);
+        };
+        // Protected mode, as Redis: with no password for the default user,
+        // only loopback clients are served, on every port.
+        if srv.limits.protected_mode.load(Ordering::Relaxed) && !srv.limits.requirepass_set.load(Ordering::Relaxed) && !is_loopback(&addr) {
+            self.stats.rejected_connections.add(1);
+            log_verbose!("Refused {} (protected mode)", addr);
+            refuse(&mut stream, format!("SERVER_ERROR {}\r\n", errors::DENIED).as_bytes(), errors::DENIED);
+            return;
+        }
         let max = srv.limits.maxclients.load(Ordering::Relaxed);
         if srv.connected.fetch_add(1, Ordering::SeqCst) >= max {
             srv.connected.fetch_sub(1, Ordering::SeqCst);
             self.stats.rejected_connections.add(1);
-            let mut msg = Vec::new();
-            if mc {
-                msg.extend_from_slice(b"ERROR Too many open connections\r\n");
-            } else {
-                tern_protocol::Encoder::RESP2.error(&mut msg, errors::MAX_CLIENTS.as_bytes());
-            }
-            let _ = stream.write(&msg);
+            refuse(&mut stream, b"ERROR Too many open connections\r\n", errors::MAX_CLIENTS);
             return;
         }
         let _ = stream.set_nodelay(true);
@@ -492,7 +511,8 @@ impl Worker {
                 break;
             }
             let buf = &conn.rbuf[conn.rpos..conn.rlen];
-            if batch > 0 && ahead == 0 {
+            let authenticated = conn.client.authenticated;
+            if batch > 0 && ahead == 0 && authenticated {
                 ahead = self.plan.look_ahead_mc(&srv, &parser, buf, &lim, batch);
             }
             match parser.parse(buf, &lim) {
@@ -502,10 +522,16 @@ impl Worker {
                     ran = true;
                     self.stats.commands.add(1);
                     let mut ex = memcache::Exec { srv: &srv, sh: &self.mc, out: &mut conn.out, stats: &self.stats, now: now_ms() };
-                    if ex.run(req) == memcache::After::Close {
+                    conn.rpos += n;
+                    if !authenticated {
+                        let (ok, after) = ex.run_unauthenticated(req);
+                        conn.client.authenticated = ok;
+                        if after == memcache::After::Close {
+                            conn.rpos = conn.rlen;
+                        }
+                    } else if ex.run(req) == memcache::After::Close {
                         conn.closing = true;
                     }
-                    conn.rpos += n;
                 }
                 Err(_) => {
                     // memcached closes without a reply.

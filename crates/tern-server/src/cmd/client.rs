@@ -159,19 +159,16 @@ fn setname(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 
 fn setinfo(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let (attr, val) = (args.get(2), args.get(3));
-    let shown = String::from_utf8_lossy(c_str(attr));
     let slot = if attr.eq_ignore_ascii_case(b"lib-name") {
         &ctx.client.shared.lib_name
     } else if attr.eq_ignore_ascii_case(b"lib-ver") {
         &ctx.client.shared.lib_ver
     } else {
-        let msg = format!("ERR Unrecognized option '{shown}'");
-        ctx.reply.error(&msg);
+        ctx.reply.error(errors::with_arg("ERR Unrecognized option '", attr, "'"));
         return;
     };
     if !valid_client_attr(val) {
-        let msg = format!("ERR {shown} cannot contain spaces, newlines or special characters.");
-        ctx.reply.error(&msg);
+        ctx.reply.error(errors::with_arg("ERR ", attr, " cannot contain spaces, newlines or special characters."));
         return;
     }
     let mut v = slot.lock();
@@ -239,8 +236,7 @@ fn parse_kind(ctx: &mut Ctx<'_, '_>, name: &[u8]) -> Option<Kind> {
         b"master" => Kind::Master,
         b"pubsub" => Kind::PubSub,
         _ => {
-            let msg = format!("ERR Unknown client type '{}'", String::from_utf8_lossy(c_str(name)));
-            ctx.reply.error(&msg);
+            ctx.reply.error(errors::with_arg("ERR Unknown client type '", name, "'"));
             return None;
         }
     };
@@ -518,8 +514,7 @@ fn parse_kill_filter<'a>(ctx: &mut Ctx<'_, '_>, args: &Args<'a>) -> Option<KillF
             f.laddr = Some(val);
         } else if opt.eq_ignore_ascii_case(b"user") {
             if val != USER.as_bytes() {
-                let msg = format!("ERR No such user '{}'", String::from_utf8_lossy(c_str(val)));
-                ctx.reply.error(&msg);
+                ctx.reply.error(errors::with_arg("ERR No such user '", val, "'"));
                 return None;
             }
         } else if opt.eq_ignore_ascii_case(b"skipme") {

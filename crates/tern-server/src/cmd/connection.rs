@@ -99,9 +99,7 @@ fn select(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 }
 
 /// The bytes of an argument as Redis's `%s` prints them: up to the first NUL.
-pub(super) fn c_str(b: &[u8]) -> &[u8] {
-    b.iter().position(|&c| c == 0).map_or(b, |n| &b[..n])
-}
+pub(super) use crate::errors::c_str;
 
 /// Can `v` be shown in a CLIENT LIST line? Printable ASCII without spaces,
 /// checked (as Redis does) up to the first NUL.
@@ -123,8 +121,9 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// Checks a username/password pair against the `default` user.
-fn credentials_ok(srv: &Server, user: &[u8], pass: &[u8]) -> bool {
+/// Checks a username/password pair against the `default` user (AUTH,
+/// HELLO AUTH, and the memcached port's credentials `set`).
+pub(crate) fn credentials_ok(srv: &Server, user: &[u8], pass: &[u8]) -> bool {
     if user != DEFAULT_USER {
         return false;
     }
@@ -190,8 +189,7 @@ fn hello(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             name = Some(n);
             j += 2;
         } else {
-            let opt = String::from_utf8_lossy(c_str(opt));
-            ctx.reply.error(&format!("ERR Syntax error in HELLO option '{opt}'"));
+            ctx.reply.error(errors::with_arg("ERR Syntax error in HELLO option '", opt, "'"));
             return;
         }
     }

@@ -189,13 +189,6 @@ fn config_yes(ctx: &Ctx<'_, '_>, name: &str) -> bool {
     find_directive(name).is_some_and(|d| (d.get)(&cfg).eq_ignore_ascii_case("yes"))
 }
 
-/// A C-style `%s` rendering of a client argument inside an error line:
-/// cut at the first NUL, with CR and LF replaced by spaces as Redis's
-/// `addReplyErrorFormat` does so the line cannot break the protocol.
-fn err_arg(b: &[u8]) -> String {
-    let b = &b[..b.iter().position(|&c| c == 0).unwrap_or(b.len())];
-    String::from_utf8_lossy(b).replace(['\r', '\n'], " ")
-}
 
 /// Parses a database index as `getIntFromObjectOrReply` does.
 fn parse_db_index(b: &[u8]) -> Option<i64> {
@@ -486,8 +479,7 @@ fn expire_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, basetime: i64, secs: bo
         } else if opt.eq_ignore_ascii_case(b"lt") {
             lt = true;
         } else {
-            let msg = format!("ERR Unsupported option {}", err_arg(opt));
-            ctx.reply.error(&msg);
+            ctx.reply.error(errors::with_arg("ERR Unsupported option ", opt, ""));
             return;
         }
     }

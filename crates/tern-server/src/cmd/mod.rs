@@ -104,10 +104,11 @@ impl<'a> Reply<'a> {
         self.enc.simple(self.out, s.as_bytes())
     }
     /// `msg` without `-`: e.g. `errors::SYNTAX` or `ERR ...`.
-    pub fn error(&mut self, msg: &str) {
+    pub fn error(&mut self, msg: impl AsRef<[u8]>) {
+        let msg = msg.as_ref();
         self.errors += 1;
-        self.stats.record_error(msg.as_bytes());
-        self.enc.error(self.out, msg.as_bytes())
+        self.stats.record_error(msg);
+        self.enc.error(self.out, msg)
     }
     #[inline]
     pub fn int(&mut self, n: i64) {
@@ -291,7 +292,7 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
         _ => {}
     }
 
-    let rejected = |reply: &mut Reply<'_>, client: &mut Client, msg: &str| {
+    let rejected = |reply: &mut Reply<'_>, client: &mut Client, msg: &[u8]| {
         reply.error(msg);
         if let Some(m) = client.multi.as_mut() {
             m.failed = true;
@@ -323,12 +324,12 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
             transactions::abort_exec(c.client, c.locks, &mut reply, &errors::arity(&cmd.fullname));
             return finish_reply(c.client, reply, start_mark);
         }
-        rejected(&mut reply, c.client, &errors::arity(&cmd.fullname));
+        rejected(&mut reply, c.client, errors::arity(&cmd.fullname).as_bytes());
         return finish_reply(c.client, reply, start_mark);
     }
     if !c.client.authenticated && !cmd.has(flags::NO_AUTH) {
         c.stats.cmds[cmd.id].rejected.add(1);
-        rejected(&mut reply, c.client, errors::NOAUTH);
+        rejected(&mut reply, c.client, errors::NOAUTH.as_bytes());
         return finish_reply(c.client, reply, start_mark);
     }
     // An item holds keys up to 1 GiB - 1; longer ones (possible only with
@@ -336,13 +337,13 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
     // 1gb) are refused before anything is located or stored.
     if cmd.key_positions(args.len()).any(|i| args.get(i).len() > tern_store::MAX_KEY_LEN) {
         c.stats.cmds[cmd.id].rejected.add(1);
-        rejected(&mut reply, c.client, errors::KEY_TOO_LONG);
+        rejected(&mut reply, c.client, errors::KEY_TOO_LONG.as_bytes());
         return finish_reply(c.client, reply, start_mark);
     }
     if c.client.multi.is_some() && !cmd.has(flags::TX_CONTROL) {
         if cmd.has(flags::NO_MULTI) {
             c.stats.cmds[cmd.id].rejected.add(1);
-            rejected(&mut reply, c.client, errors::NOT_ALLOWED_IN_MULTI);
+            rejected(&mut reply, c.client, errors::NOT_ALLOWED_IN_MULTI.as_bytes());
             return finish_reply(c.client, reply, start_mark);
         }
         if let Some(m) = c.client.multi.as_mut() {

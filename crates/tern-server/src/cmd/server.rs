@@ -770,11 +770,12 @@ fn config_set(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let mut chosen: Vec<&'static Directive> = Vec::with_capacity(pairs.len());
     // First problem wins, as in Redis: unknown name, immutable, duplicate.
     for &(name, _) in &pairs {
-        let shown = String::from_utf8_lossy(name);
         let Some(d) = std::str::from_utf8(name).ok().and_then(find_directive) else {
-            ctx.reply.error(&format!("ERR Unknown option or number of arguments for CONFIG SET - '{shown}'"));
+            ctx.reply.error(errors::with_arg("ERR Unknown option or number of arguments for CONFIG SET - '", name, "'"));
             return;
         };
+        // A directive's name: UTF-8, as the client spelled it.
+        let shown = String::from_utf8_lossy(name);
         let why = if !d.mutable {
             Some("can't set immutable config")
         } else if d.is_protected(&ctx.srv.config.read()) {

@@ -152,11 +152,9 @@ fn reply_value(reply: &mut Reply<'_>, stats: &WorkerStats, e: Option<&Entry>) ->
     }
 }
 
-/// An option as C sees it: Redis compares options with `strcasecmp` and
-/// friends, so the text ends at the first NUL byte.
-fn c_str(b: &[u8]) -> &[u8] {
-    b.iter().position(|&c| c == 0).map_or(b, |p| &b[..p])
-}
+// An option as C sees it: Redis compares options with `strcasecmp` and
+// friends, so the text ends at the first NUL byte.
+use crate::errors::c_str;
 
 // SET / GETEX option flags, as Redis's OBJ_* flags.
 const NX: u16 = 1 << 0;
