@@ -263,4 +263,19 @@ mod tests {
         let deep = b"*1\r\n".repeat(MAX_DEPTH + 2);
         assert_eq!(decode(&deep), Err(DecodeError::TooDeep));
     }
+
+    /// The depth limit, at the limit: arrays nested MAX_DEPTH deep around a
+    /// scalar decode; one more level is refused before it is recursed into.
+    #[test]
+    fn depth_limit_at_the_limit() {
+        let mut ok = b"*1\r\n".repeat(MAX_DEPTH);
+        ok.extend_from_slice(b":1\r\n");
+        let (r, n) = decode(&ok).unwrap().unwrap();
+        assert_eq!((r.kind, n), (Kind::Array, ok.len()));
+        let mut deep = b"*1\r\n".repeat(MAX_DEPTH + 1);
+        deep.extend_from_slice(b":1\r\n");
+        assert_eq!(decode(&deep), Err(DecodeError::TooDeep));
+        // A million levels cost no stack either.
+        assert_eq!(decode(&b"*1\r\n".repeat(1_000_000)), Err(DecodeError::TooDeep));
+    }
 }

@@ -38,6 +38,12 @@ fn eq(a: u8, b: u8, nocase: bool) -> bool {
     }
 }
 
+/// C's `tolower` in the "C" locale: only 'A'..='Z' change.
+#[inline]
+fn lower(c: i8) -> i8 {
+    (c as u8).to_ascii_lowercase() as i8
+}
+
 fn match_at(mut p: &[u8], mut s: &[u8], nocase: bool, skip_longer: &mut bool, nesting: u32) -> bool {
     if nesting > MAX_NESTING {
         return false;
@@ -84,12 +90,16 @@ fn match_at(mut p: &[u8], mut s: &[u8], nocase: bool, skip_longer: &mut bool, ne
                     } else if p.is_empty() {
                         break;
                     } else if p.len() >= 3 && p[1] == b'-' {
-                        let (mut lo, mut hi) = (p[0], p[2]);
+                        // Redis compares a range as C `char`s, signed on
+                        // the platforms it runs on: bytes above 0x7f sort
+                        // below NUL, so `[a-\xff]` is -1..='a' there.
+                        let (mut lo, mut hi) = (p[0] as i8, p[2] as i8);
                         if lo > hi {
                             std::mem::swap(&mut lo, &mut hi);
                         }
+                        let c = c as i8;
                         let (lo, hi, c) = if nocase {
-                            (lo.to_ascii_lowercase(), hi.to_ascii_lowercase(), c.to_ascii_lowercase())
+                            (lower(lo), lower(hi), lower(c))
                         } else {
                             (lo, hi, c)
                         };
@@ -180,6 +190,25 @@ mod tests {
         assert!(matches(b"[A]", b"a", true));
         // A trailing backslash matches itself.
         assert!(matches(b"a\\", b"a\\", false));
+    }
+
+    /// Found by the `glob` fuzz target (`[\xd5z[a-\xff]` against `{`):
+    /// Redis compares range ends as signed `char`s, so a range with an end
+    /// above 0x7f covers the bytes from that (negative) end up to the
+    /// other, not the bytes between them as unsigned numbers. Answers
+    /// checked against redis-server (KEYS and SCAN MATCH).
+    #[test]
+    fn range_ends_are_signed_chars() {
+        // -1 ..= 'a': NUL to 'a' and 0xff, not 'b' ..= 0xfe.
+        assert!(!matches(b"[\xd5z[a-\xff]", b"{", false));
+        assert!(!matches(b"[a-\xff]", b"b", false));
+        assert!(!matches(b"[a-\xff]", b"\x80", false));
+        assert!(matches(b"[a-\xff]", b"0", false));
+        assert!(matches(b"[a-\xff]", b"\xff", false));
+        assert!(matches(b"[\x80-\xff]", b"\x90", false));
+        assert!(!matches(b"[\x80-\xff]", b"a", false));
+        // Folding under nocase leaves the high bytes alone.
+        assert!(matches(b"[A-\xff]", b"b", true) == matches(b"[a-\xff]", b"b", false));
     }
 
     #[test]
