@@ -6,7 +6,8 @@
 //! `*` does not match the empty string (KEYS and SCAN short-circuit a bare
 //! `*` before asking), an unterminated class `[ab` treats its last byte as
 //! both member and end, an escape inside a class compares case-sensitively
-//! even with `nocase`.
+//! even with `nocase`, a range compares bytes as C's signed `char`s
+//! (`[a-\xff]` is the bytes from 0xff, that is -1, up to `a`).
 //!
 //! Client input drives this code, so two bounds keep it cheap whatever the
 //! pattern:
