@@ -44,6 +44,19 @@ def exchange(port, data, host="127.0.0.1"):
             out += b
 
 
+def hear(port, host="127.0.0.1"):
+    """Connects, sends nothing, and returns what the server says before it
+    closes: for a client refused at accept (sending first would race the
+    close, whose reset can discard the line unread)."""
+    with socket.create_connection((host, port), timeout=READ_TIMEOUT) as s:
+        out = b""
+        while True:
+            b = s.recv(65536)
+            if not b:
+                return out
+            out += b
+
+
 # Each case is one connection; memcached (-Y) and Tern must answer alike.
 AUTH_CASES = [
     b"get foo\r\n",
@@ -255,3 +268,34 @@ def test_denied_line_is_redis_bytes(netns):
     finally:
         tern.stop()
         ref.stop()
+
+
+# -- maxclients fitted to the open-file limit --------------------------------
+
+@pytest.mark.skipif(shutil.which("setpriv") is None and os.geteuid() == 0, reason="needs setpriv to drop root's CAP_SYS_RESOURCE")
+def test_maxclients_is_fitted_to_a_low_open_file_limit():
+    # 300 descriptors, hard limit too, and no privilege to raise it: as
+    # Redis, maxclients shrinks to 300 - 32 with a warning, and client 269
+    # gets the maxclients error instead of an accept() failure.
+    drop = "exec setpriv --reuid=65534 --regid=65534 --clear-groups " if os.geteuid() == 0 else "exec "
+    cmd = f"ulimit -Sn 300 && ulimit -Hn 300 && {drop}{tern_bin()} --port 0 --threads 1"
+    srv = Server(["sh", "-c", cmd]).start()
+    conns = []
+    try:
+        assert any("maxclients has been reduced to 268" in line for line in srv.log), srv.log
+        r = srv.client()
+        assert r.config_get("maxclients") == {"maxclients": "268"}
+        assert r.info("clients")["maxclients"] == 268
+        # A higher maxclients the limit cannot hold is refused, as by Redis.
+        with pytest.raises(Exception, match="not able to handle the specified number of clients, try with 268"):
+            r.config_set("maxclients", 1000)
+        for _ in range(267):
+            s = socket.create_connection(("127.0.0.1", srv.port), timeout=READ_TIMEOUT)
+            conns.append(s)
+        conns[-1].sendall(b"PING\r\n")
+        assert conns[-1].recv(100) == b"+PONG\r\n"
+        assert hear(srv.port) == b"-ERR max number of clients reached\r\n"
+    finally:
+        for s in conns:
+            s.close()
+        srv.stop()

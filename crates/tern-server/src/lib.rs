@@ -14,6 +14,7 @@ pub mod client;
 pub mod cmd;
 pub mod config;
 pub mod errors;
+pub mod fdlimit;
 pub mod glob;
 pub mod log;
 pub mod memcache;
@@ -72,7 +73,7 @@ fn cron(srv: Arc<Server>) {
 }
 
 /// Runs the server until shutdown; returns the process exit code.
-pub fn run(cfg: Config) -> i32 {
+pub fn run(mut cfg: Config) -> i32 {
     if let Err(e) = log::init(cfg.loglevel, &cfg.logfile) {
         eprintln!("Can't open the log file: {e}");
         return 1;
@@ -80,6 +81,22 @@ pub fn run(cfg: Config) -> i32 {
     log_notice!("Tern {} (Redis {} compatible) starting, pid={}", TERN_VERSION, REDIS_VERSION, std::process::id());
     for d in cfg.passive_in_use() {
         log_warning!("Directive '{}' is accepted but not acted on yet: {}.", d, config::passive_reason(&d));
+    }
+    let fit = fdlimit::fit(cfg.maxclients);
+    if fit.maxclients < cfg.maxclients {
+        let want = cfg.maxclients as u64 + fdlimit::RESERVED_FDS;
+        if fit.limit <= fdlimit::RESERVED_FDS {
+            log_warning!("Your current 'ulimit -n' of {} is not enough for the server to start. Please increase your open file limit to at least {}. Exiting.", fit.limit, want);
+            return 1;
+        }
+        log_warning!("You requested maxclients of {} requiring at least {} max file descriptors.", cfg.maxclients, want);
+        if let Some(e) = &fit.error {
+            log_warning!("Server can't set maximum open files to {} because of OS error: {}.", want, e);
+        }
+        log_warning!("Current maximum open files is {}. maxclients has been reduced to {} to compensate for low ulimit. If you need higher maxclients increase 'ulimit -n'.", fit.limit, fit.maxclients);
+        cfg.maxclients = fit.maxclients;
+    } else if let Some(old) = fit.raised_from {
+        log_notice!("Increased maximum number of open files to {} (it was originally set to {}).", fit.limit, old);
     }
     let mut listeners = Vec::new();
     let mut port = cfg.port;

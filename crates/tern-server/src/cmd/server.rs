@@ -803,6 +803,19 @@ fn config_set(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             return;
         }
     }
+    if next.maxclients > cfg.maxclients {
+        let fit = crate::fdlimit::fit(next.maxclients);
+        if fit.maxclients < next.maxclients {
+            drop(cfg);
+            let shown = pairs.iter().find(|(n, _)| n.eq_ignore_ascii_case(b"maxclients")).map_or(&b"maxclients"[..], |(n, _)| n);
+            ctx.reply.error(errors::with_arg(
+                "ERR CONFIG SET failed (possibly related to argument '",
+                shown,
+                &format!("') - The operating system is not able to handle the specified number of clients, try with {}", fit.maxclients),
+            ));
+            return;
+        }
+    }
     for d in &chosen {
         if d.kind == Kind::Passive {
             crate::log_notice!("CONFIG SET {}: accepted, but not acted on yet: {}.", d.name, crate::config::passive_reason(d.name));
