@@ -16,6 +16,7 @@ pub mod config;
 pub mod errors;
 pub mod fdlimit;
 pub mod glob;
+pub mod inproc;
 pub mod log;
 pub mod memcache;
 pub mod net;
