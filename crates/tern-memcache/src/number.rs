@@ -60,8 +60,11 @@ pub fn parse_flags(s: &[u8]) -> Option<u32> {
     parse_u64(s).map(|v| v as u32)
 }
 
-/// `safe_strtol` into an int32: values above `i32::MAX` fail, values below
-/// `i32::MIN` wrap, as memcached's check only looks at the top.
+/// `safe_strtol` into an int32: C's `strtol` into a 64-bit long (which
+/// fails only outside the long's range), then stored into the int32 as
+/// is, so memcached 1.6.18 reads `4294967297` as 1 and `2147483648` as
+/// `i32::MIN`. Callers range-check the result as memcached does (a data
+/// length below 0 is a bad command line, an exptime below 0 is expired).
 pub fn parse_i32(s: &[u8]) -> Option<i32> {
     let (neg, overflow, v) = scan(s)?;
     if overflow || (!neg && v > i64::MAX as u64) || (neg && v > 1 << 63) {
@@ -72,9 +75,6 @@ pub fn parse_i32(s: &[u8]) -> Option<i32> {
     } else {
         v as i64
     };
-    if l > i64::from(i32::MAX) {
-        return None;
-    }
     Some(l as i32)
 }
 
@@ -92,7 +92,15 @@ mod tests {
         assert_eq!(parse_i32(b"7x"), None);
         assert_eq!(parse_i32(b""), None);
         assert_eq!(parse_i32(b"-"), None);
-        assert_eq!(parse_i32(b"2147483648"), None);
+        // strtol's range is the long's; the int32 keeps the low 32 bits.
+        assert_eq!(parse_i32(b"2147483648"), Some(i32::MIN));
+        assert_eq!(parse_i32(b"4294967296"), Some(0));
+        assert_eq!(parse_i32(b"4294967297"), Some(1));
+        assert_eq!(parse_i32(b"-4294967295"), Some(1));
+        assert_eq!(parse_i32(b"9223372036854775807"), Some(-1));
+        assert_eq!(parse_i32(b"-9223372036854775808"), Some(0));
+        assert_eq!(parse_i32(b"9223372036854775808"), None);
+        assert_eq!(parse_i32(b"-9223372036854775809"), None);
         assert_eq!(parse_u64(b"18446744073709551615"), Some(u64::MAX));
         assert_eq!(parse_u64(b"18446744073709551616"), None);
         assert_eq!(parse_u64(b"-1"), None);

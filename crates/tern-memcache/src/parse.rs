@@ -798,6 +798,36 @@ mod tests {
     }
 
     #[test]
+    fn lengths_wrap_into_an_int32_as_in_memcached() {
+        // 2^32 + 1 is stored into memcached's int32 as 1.
+        match one(b"set k 0 0 4294967297\r\nx\r\n") {
+            (Request::Store { data, .. }, 25) => assert_eq!(data, b"x"),
+            other => panic!("{other:?}"),
+        }
+        // 2^31 wraps below zero: a bad command line, as too big a length.
+        for line in [
+            &b"set k 0 0 2147483648\r\n"[..],
+            b"ms k 2147483648\r\n",
+            b"set k 0 0 9223372036854775808\r\n",
+        ] {
+            assert!(
+                matches!(
+                    one(line).0,
+                    Request::Error {
+                        msg: e::BAD_FORMAT,
+                        ..
+                    }
+                ),
+                "{line:?}"
+            );
+        }
+        match one(b"set k 0 4294967296 1\r\nx\r\n").0 {
+            Request::Store { exptime, .. } => assert_eq!(exptime, 0),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn too_large_skips_the_data() {
         let mut p = Parser::new();
         let lim = Limits { max_item_size: 100 };
