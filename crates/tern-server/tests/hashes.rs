@@ -292,6 +292,13 @@ fn hrandfield_and_hscan_replies() {
             "HRANDFIELD h -9223372036854775808",
             b"-ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807\r\n",
         );
+        // With values the reply holds two entries a field: a count past
+        // LONG_MAX / 2 either way is refused, even for a missing key.
+        rt(&mut r, "HRANDFIELD h 4611686018427387903 WITHVALUES", &bulks(&["a", "1", "b", "2"]));
+        for count in ["4611686018427387904", "-4611686018427387904", "9223372036854775807"] {
+            rt(&mut r, &format!("HRANDFIELD h {count} WITHVALUES"), b"-ERR value is out of range\r\n");
+            rt(&mut r, &format!("HRANDFIELD nokey {count} WITHVALUES"), b"-ERR value is out of range\r\n");
+        }
         rt(&mut r, "HSCAN h 0", &[b"*2\r\n$1\r\n0\r\n".as_slice(), &bulks(&["a", "1", "b", "2"])].concat());
         rt(&mut r, "HSCAN h 0 NOVALUES", &[b"*2\r\n$1\r\n0\r\n".as_slice(), &bulks(&["a", "b"])].concat());
         rt(&mut r, "HSCAN h 0 MATCH b", &[b"*2\r\n$1\r\n0\r\n".as_slice(), &bulks(&["b", "2"])].concat());

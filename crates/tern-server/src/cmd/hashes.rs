@@ -40,6 +40,7 @@ const ONLY_ONE_EXPIRE: &str = "ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arg
 const UNKNOWN_ARGUMENT: &str = "ERR unknown argument";
 const RANDFIELD_RANGE: &str =
     "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807";
+const RANDFIELD_WITHVALUES_RANGE: &str = "ERR value is out of range";
 
 /// Latest field deadline Redis accepts, in ms (`HFE_MAX_ABS_TIME_MSEC`).
 const MAX_FIELD_DEADLINE: i64 = (1 << 46) - 1;
@@ -492,10 +493,17 @@ fn hrandfield(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         Some(l) => l,
     };
     let (count, unique) = (l.unsigned_abs(), l >= 0);
-    // Redis refuses a negative count whose reply length would overflow.
-    if withvalues && !unique && count > (i64::MAX / 2) as u64 {
-        return ctx.reply.error(RANDFIELD_RANGE);
+    // Redis refuses a count whose reply (two entries a field) could not
+    // have its length in a long, of either sign and before the key is
+    // looked up.
+    if withvalues && count > (i64::MAX / 2) as u64 {
+        return ctx.reply.error(RANDFIELD_WITHVALUES_RANGE);
     }
+    // A client past its hard output limit is closed once the command
+    // returns and never sees the rest of the reply; a negative count (up
+    // to 2^63 - 1 repeats) is not spent on it, where Redis would spin.
+    let hard = ctx.srv.limits.output_hard.load(Ordering::Relaxed) as usize;
+    let cut = move |reply: &super::Reply<'_>, i: u64| hard > 0 && i & 0xff == 0 && reply.out.pending() >= hard;
     let h = read_hash!(ctx, args.get(1), |r: &mut super::Reply<'_>| r.array(0));
     let resp3 = ctx.reply.enc.resp3;
     let reply = &mut ctx.reply;
@@ -522,11 +530,17 @@ fn hrandfield(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         header(reply, count as usize);
         if h.is_compact() {
             let all: Vec<HashPair<'_>> = h.iter().collect();
-            for _ in 0..count {
+            for i in 0..count {
+                if cut(reply, i) {
+                    break;
+                }
                 emit(reply, all[rng.gen_range(0..all.len())]);
             }
         } else {
-            for _ in 0..count {
+            for i in 0..count {
+                if cut(reply, i) {
+                    break;
+                }
                 if let Some(p) = h.random(&mut rng) {
                     emit(reply, p);
                 }
