@@ -12,7 +12,12 @@
 //! - in every database, DBSIZE equals the number of keys KEYS * returns,
 //!   and a full SCAN returns exactly those keys (after removing the keys
 //!   whose TTL has passed, which DBSIZE counts and KEYS does not, as in
-//!   Redis).
+//!   Redis);
+//! - resumable execution: when the input was fed in pieces and uses only
+//!   commands whose replies do not depend on time, randomness or hash
+//!   order ([`DETERMINISTIC`]), a second fresh server fed it whole replies
+//!   the same bytes (the prefetch plan parses ahead across piece
+//!   boundaries; this is what checks it).
 //!
 //! Each input makes a fresh server (default configuration, one worker,
 //! `proto-max-bulk-len` 1mb so that SETRANGE and LCS stay small), so a
@@ -41,6 +46,19 @@ const PROTO_MAX_BULK_LEN: u64 = 1 << 20;
 const MAX_RANDFIELD: i64 = 1000;
 /// Feeding piece sizes, chosen by the first byte (0: all at once).
 const PIECES: [usize; 8] = [0, 1, 2, 3, 7, 16, 64, 301];
+
+/// Commands whose replies are a function of the commands before them
+/// (no clock, no randomness, no table order, no client ids).
+const DETERMINISTIC: &[&[u8]] = &[
+    b"get", b"set", b"setnx", b"getset", b"getdel", b"mget", b"mset", b"msetnx", b"append", b"strlen", b"getrange", b"substr",
+    b"setrange", b"incr", b"decr", b"incrby", b"decrby", b"incrbyfloat", b"lcs", b"hset", b"hmset", b"hsetnx", b"hget", b"hmget",
+    b"hdel", b"hlen", b"hexists", b"hstrlen", b"hincrby", b"hincrbyfloat", b"del", b"unlink", b"exists", b"touch", b"type",
+    b"rename", b"renamenx", b"copy", b"move", b"persist", b"dbsize", b"flushdb", b"flushall", b"swapdb", b"select", b"multi",
+    b"exec", b"discard", b"watch", b"unwatch", b"ping", b"echo", b"quit",
+];
+
+/// Options that give a key a TTL (whose expiry would race the two runs).
+const TTL_OPTIONS: &[&[u8]] = &[b"ex", b"px", b"exat", b"pxat"];
 
 /// Default config, one worker, small bulk limit; built once (a `Config`
 /// asks the OS for the CPU count).
@@ -261,14 +279,23 @@ fn keyspace_agrees(srv: &mut InProc, s: &mut Session) -> Result<(), String> {
     Ok(())
 }
 
-/// The commands of `input` as the server will parse them (it may stop
-/// earlier, e.g. at stricter unauthenticated limits), or `None` if the
-/// input is out of bounds.
-fn admissible(input: &[u8]) -> bool {
+/// What the pre-parse of an input found.
+struct Scan {
+    /// Within bounds: run it.
+    admissible: bool,
+    /// Every command is in [`DETERMINISTIC`] and sets no TTL.
+    deterministic: bool,
+}
+
+/// Parses `input` as the server will (it may stop earlier, e.g. at
+/// stricter unauthenticated limits) to bound it and classify it.
+fn scan(input: &[u8]) -> Scan {
     let limits = Limits { max_bulk_len: PROTO_MAX_BULK_LEN, ..Limits::default() };
     let mut f = Frame::new();
     let mut pos = 0;
     let mut n = 0;
+    let mut deterministic = true;
+    let refuse = Scan { admissible: false, deterministic: false };
     while pos < input.len() {
         let buf = &input[pos..];
         let Ok(Some(used)) = f.parse(buf, &limits) else { break };
@@ -278,38 +305,55 @@ fn admissible(input: &[u8]) -> bool {
             let name = args.get(0);
             let is = |a: &[u8], s: &[u8]| a.eq_ignore_ascii_case(s);
             if n > MAX_COMMANDS || is(name, b"shutdown") || args.iter().any(|a| is(a, b"proto-max-bulk-len")) {
-                return false;
+                return refuse;
             }
             if is(name, b"hrandfield") && args.len() >= 3 {
                 if let Some(c) = tern_protocol::parse_i64(args.get(2)) {
                     if c < -MAX_RANDFIELD {
-                        return false;
+                        return refuse;
                     }
                 }
+            }
+            if !DETERMINISTIC.iter().any(|d| is(name, d)) || args.iter().skip(1).any(|a| TTL_OPTIONS.iter().any(|o| is(a, o))) {
+                deterministic = false;
             }
         }
         pos += used;
     }
-    true
+    Scan { admissible: true, deterministic }
 }
 
 fuzz_target!(|data: &[u8]| {
     let [ctl, input @ ..] = data else { return };
-    if !admissible(input) {
+    let found = scan(input);
+    if !found.admissible {
         return;
     }
     let mut srv = InProc::new(config());
     let mut s = srv.connect();
-    match PIECES[usize::from(*ctl) % PIECES.len()] {
-        0 => srv.feed(&mut s, input),
-        n => {
-            for piece in input.chunks(n) {
-                srv.feed(&mut s, piece);
-            }
+    let pieces = PIECES[usize::from(*ctl) % PIECES.len()];
+    if pieces == 0 {
+        srv.feed(&mut s, input);
+    } else {
+        for piece in input.chunks(pieces) {
+            srv.feed(&mut s, piece);
         }
     }
     let out = s.take_replies();
     read_all(&out);
+    if pieces != 0 && found.deterministic {
+        let mut whole = InProc::new(config());
+        let mut w = whole.connect();
+        whole.feed(&mut w, input);
+        let out_whole = w.take_replies();
+        settle(&whole);
+        assert!(
+            out == out_whole,
+            "fed in pieces of {pieces} bytes the replies differ from fed whole:\npieces: {}\nwhole:  {}",
+            out.escape_ascii(),
+            out_whole.escape_ascii()
+        );
+    }
 
     let mut check = srv.connect();
     let password = srv.server().config.read().requirepass.clone();
@@ -342,14 +386,17 @@ fuzz_target!(|data: &[u8]| {
             ks.expire_cycle(tern_server::server::now_ms(), ks.total_shards(), usize::MAX);
         }
     }
+    settle(&srv);
+});
 
-    // The table keeps item addresses packed in 6 bytes, which
-    // LeakSanitizer does not see as pointers: a table FLUSHALL ASYNC handed
-    // to the lazyfree thread and not yet dropped when the input ends looks
-    // leaked. Wait for the thread (it must not take long).
+/// Waits for `srv`'s lazyfree thread to drop what it was handed. The table
+/// keeps item addresses packed in 6 bytes, which LeakSanitizer does not
+/// see as pointers: a table FLUSHALL ASYNC handed to the thread and not
+/// yet dropped when the input ends looks leaked. It must not take long.
+fn settle(srv: &InProc) {
     let t = Instant::now();
     while srv.server().ks.lazyfree.pending() > 0 {
         assert!(t.elapsed() < Duration::from_secs(5), "the lazyfree thread holds {} values after 5 s", srv.server().ks.lazyfree.pending());
         std::thread::yield_now();
     }
-});
+}
