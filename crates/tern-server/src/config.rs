@@ -1083,7 +1083,11 @@ impl Config {
         let rendered = if d.is_memory() {
             v.parse::<u64>().map(format_memory).unwrap_or(v)
         } else if d.is_multi() && !v.is_empty() {
-            v
+            // Each word quoted as a single value would be: a quote, a NUL or
+            // an empty word must survive being read back. `bind` keeps its
+            // words apart; the others' words never hold a space.
+            let words: Vec<String> = if d.name == "bind" { self.bind.clone() } else { v.split(' ').map(str::to_string).collect() };
+            words.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")
         } else {
             quote(&v)
         };
