@@ -14,6 +14,14 @@ use crate::number::parse_i64;
 /// error (Redis's `PROTO_INLINE_MAX_SIZE`).
 pub const INLINE_MAX_SIZE: usize = 64 * 1024;
 
+/// Argument ranges a frame keeps room for between requests. A request
+/// with more (a million-key DEL) gives its room back once done with, so a
+/// client that sent one does not pin 16 bytes an argument (more than it
+/// sent) for as long as it stays connected.
+const KEEP_RANGES: usize = 1024;
+/// Inline scratch bytes kept between requests, for the same reason.
+const KEEP_SCRATCH: usize = 16 * 1024;
+
 /// Argument count and size limits applied while parsing.
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
@@ -111,12 +119,31 @@ impl Frame {
         self.pending.is_some()
     }
 
+    /// Forgets the last complete request's arguments and gives back the
+    /// room a large one left (over [`KEEP_RANGES`] arguments or
+    /// [`KEEP_SCRATCH`] inline bytes). Does nothing while a request is
+    /// partly parsed. For a caller done with the arguments, so that an idle
+    /// connection does not keep them; [`Frame::parse`] does it too as a new
+    /// request starts.
+    pub fn shrink(&mut self) {
+        if self.pending.is_some() {
+            return;
+        }
+        if self.ranges.capacity() > KEEP_RANGES {
+            self.ranges = Vec::new();
+        }
+        self.ranges.clear();
+        if self.scratch.capacity() > KEEP_SCRATCH {
+            self.scratch = Vec::new();
+        }
+    }
+
     /// Parses one request from the start of `buf`. See the module docs.
     /// A request with no arguments (`*0\r\n`, an empty line) is complete with
     /// `argc() == 0`; callers skip it.
     pub fn parse(&mut self, buf: &[u8], limits: &Limits) -> Result<Option<usize>, ParseError> {
         if self.pending.is_none() {
-            self.ranges.clear();
+            self.shrink();
             self.inline = false;
             if buf.is_empty() {
                 return Ok(None);
@@ -457,6 +484,48 @@ mod tests {
         // Inside a bulk payload NUL is just a byte.
         let r = parse_all(b"*2\r\n$4\r\nECHO\r\n$3\r\n\0\r\0\r\n").unwrap();
         assert_eq!(r, vec![vec![b"ECHO".to_vec(), b"\0\r\0".to_vec()]]);
+    }
+
+    #[test]
+    fn a_large_request_gives_its_room_back() {
+        let n = 100_000;
+        let mut big = format!("*{n}\r\n").into_bytes();
+        for _ in 0..n {
+            big.extend_from_slice(b"$1\r\nx\r\n");
+        }
+        let mut f = Frame::new();
+        assert_eq!(f.parse(&big, &Limits::default()), Ok(Some(big.len())));
+        assert_eq!(f.argc(), n);
+        f.shrink();
+        assert_eq!((f.argc(), f.ranges.capacity()), (0, 0));
+        // The next request gives it back too, without shrink().
+        f.parse(&big, &Limits::default()).unwrap();
+        assert_eq!(f.parse(b"*1\r\n$4\r\nPING\r\n", &Limits::default()), Ok(Some(14)));
+        assert!(f.ranges.capacity() <= KEEP_RANGES);
+        let mut line = b"ECHO ".to_vec();
+        line.extend(vec![b'a'; 40_000]);
+        line.extend_from_slice(b"\r\n");
+        f.parse(&line, &Limits::default()).unwrap();
+        f.shrink();
+        assert!(f.scratch.capacity() <= KEEP_SCRATCH);
+        // Small requests keep their room: no allocation per request.
+        let ping = b"*1\r\n$4\r\nPING\r\n";
+        f.parse(ping, &Limits::default()).unwrap();
+        let cap = f.ranges.capacity();
+        f.shrink();
+        f.parse(ping, &Limits::default()).unwrap();
+        assert_eq!(f.ranges.capacity(), cap);
+    }
+
+    #[test]
+    fn shrink_keeps_a_partial_request() {
+        let full = b"*2\r\n$3\r\nGET\r\n$5\r\nhello\r\n";
+        let mut f = Frame::new();
+        assert_eq!(f.parse(&full[..20], &Limits::default()), Ok(None));
+        f.shrink();
+        assert_eq!(f.parse(full, &Limits::default()), Ok(Some(full.len())));
+        assert_eq!(f.args(full).get(0), b"GET");
+        assert_eq!(f.args(full).get(1), b"hello");
     }
 
     #[test]
