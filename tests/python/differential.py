@@ -49,6 +49,9 @@ ALLOWED = {
     "info-server": "INFO values (versions, pids, run id, uptime, memory) are per-process",
     "client-list-fields": "CLIENT LIST/INFO carry per-connection values and 7.2+ fields (lib-name, lib-ver, watch ...)",
     "client-no-touch": "CLIENT NO-TOUCH arrived in Redis 7.2",
+    "unknown-command": "Redis 8 writes an unknown command without arguments as 'unknown command 'x''; "
+                       "7.0 adds an empty ', with args beginning with: '",
+    "multi-queue-errors": "an unknown command without arguments inside MULTI: Redis 8's wording (see unknown-command)",
     "scan-negative-cursor": "7.0 parses the cursor with strtoul (-1 wraps to 2^64-1); 7.2+ uses string2ull, "
                             "which rejects negatives with 'invalid cursor'",
 }

@@ -35,7 +35,8 @@ def test_inline_commands(raw):
 
 def test_unknown_command(r, raw):
     assert raw.roundtrip("NOSUCH", "a", "b") == b"-ERR unknown command 'NOSUCH', with args beginning with: 'a' 'b' \r\n"
-    assert raw.roundtrip("nosuch") == b"-ERR unknown command 'nosuch', with args beginning with: \r\n"
+    # Redis 8: no "with args" part when there are none.
+    assert raw.roundtrip("nosuch") == b"-ERR unknown command 'nosuch'\r\n"
     with pytest.raises(redis.ResponseError, match="^unknown command 'FOO'"):
         r.execute_command("FOO")
 

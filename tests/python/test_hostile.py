@@ -252,11 +252,6 @@ def test_resp_malformed(shared, data, expected, closes):
         _resp_case(shared, data, expected, closes)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="errors::unknown_command (errors.rs, the lead's) always appends \", with args beginning with: \"; "
-    "Redis 8.x omits it when the command has no arguments",
-)
 @pytest.mark.parametrize("data,expected,closes", [c[1:] for c in UNKNOWN_NO_ARGS], ids=[c[0] for c in UNKNOWN_NO_ARGS])
 def test_resp_unknown_command_without_args(shared, data, expected, closes):
     with shared.case():
@@ -607,14 +602,6 @@ def test_million_arguments(shared, name, expected):
             c.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="net.rs (the lead's): a request that arrives over several reads completes on the direct "
-    "frame.parse path, and nothing calls Frame::shrink after it runs, so the connection's Frame keeps "
-    "the 16 MB of argument ranges of a million-argument command for as long as the client stays "
-    "connected (given back only when its next request starts). Patch in the issue-13 report: "
-    "conn.frame.shrink() at the end of process().",
-)
 def test_million_arguments_connections_kept(shared):
     """Four clients each send one million-argument command (7 MB) and stay
     connected: what a request needed while it ran is not kept for the
@@ -681,14 +668,6 @@ def _open(port, n, hello, answer):
 IDLE_RELEASE = 2.0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="net.rs (the lead's): on_readable doubles a connection's read buffer whenever less than "
-    "READ_CHUNK (16 KB) is free, i.e. right after the first read into a new 16 KB buffer, and the 32 KB "
-    "it keeps is given back only above 1 MB: 5,000 connections that sent one PING hold ~170 MB "
-    "(Redis 8.4: ~15 MB). Patch in the issue-13 report: grow only under 4 KB of room, and give an "
-    "empty buffer back in tick() after 2 s idle.",
-)
 def test_idle_connections(own):
     """5,000 connections (4,000 RESP, 1,000 memcached) that go quiet after
     one request: the server stays responsive and they cost little memory."""

@@ -65,7 +65,13 @@ pub fn unknown_subcommand(sub: &[u8], cmd: &str) -> Vec<u8> {
 
 /// `ERR unknown command 'x', with args beginning with: 'a' 'b' `, built as
 /// Redis builds it: each argument quoted, until 128 bytes of them are shown.
+/// Without arguments it is `ERR unknown command 'x'`, as in Redis 8 (7.x
+/// added the empty "with args" part).
 pub fn unknown_command<'a>(name: &[u8], args: impl Iterator<Item = &'a [u8]>) -> Vec<u8> {
+    let mut args = args.peekable();
+    if args.peek().is_none() {
+        return with_arg("ERR unknown command '", c_str_128(name), "'");
+    }
     let mut shown = Vec::new();
     for a in args {
         if shown.len() >= 128 {
@@ -90,7 +96,7 @@ mod tests {
     fn unknown_command_format() {
         let args: Vec<&[u8]> = vec![b"a", b"b"];
         assert_eq!(unknown_command(b"foo", args.into_iter()), b"ERR unknown command 'foo', with args beginning with: 'a' 'b' ");
-        assert_eq!(unknown_command(b"foo", std::iter::empty()), b"ERR unknown command 'foo', with args beginning with: ");
+        assert_eq!(unknown_command(b"foo", std::iter::empty()), b"ERR unknown command 'foo'");
     }
 
     /// Redis's bytes for these (redis-server 7.0 and 8.4 agree): invalid

@@ -48,6 +48,14 @@ const WAKER: Token = Token(0);
 const LISTENER_BASE: usize = 1;
 const CONN_BASE: usize = 1 << 20;
 const READ_CHUNK: usize = 16 * 1024;
+/// Free room below which the read buffer is compacted or grown before the
+/// next read. Far below READ_CHUNK, so that a connection whose requests are
+/// small keeps one 16 KB buffer instead of doubling it after its first read.
+const MIN_READ_ROOM: usize = 4 * 1024;
+/// A connection idle this long with nothing buffered gives its read buffer
+/// back (Redis frees an idle client's query buffer after 2 s too): 5,000
+/// quiet connections then hold no buffers at all.
+const IDLE_BUFFER_RELEASE_MS: u64 = 2000;
 /// Unsent reply bytes above which a client's requests wait.
 pub const OUT_HIGH_WATER: usize = 8 * 1024 * 1024;
 /// Unsent reply bytes above which replies are written while a pipeline is
@@ -291,14 +299,14 @@ impl Worker {
             if conn.closing || conn.paused {
                 break;
             }
-            if conn.rbuf.len() - conn.rlen < READ_CHUNK {
+            if conn.rbuf.len() - conn.rlen < MIN_READ_ROOM {
                 // Compact before growing: executed bytes at the front are dead.
                 if conn.rpos > 0 {
                     conn.rbuf.copy_within(conn.rpos..conn.rlen, 0);
                     conn.rlen -= conn.rpos;
                     conn.rpos = 0;
                 }
-                if conn.rbuf.len() - conn.rlen < READ_CHUNK {
+                if conn.rbuf.len() - conn.rlen < MIN_READ_ROOM {
                     let want = (conn.rlen + READ_CHUNK).max(conn.rbuf.len() * 2).min(conn.rlen + (64 << 20));
                     conn.rbuf.resize(want, 0);
                 }
@@ -471,6 +479,10 @@ impl Worker {
             }
         }
         self.plan.abandon(&mut conn.frame);
+        // The arguments of what ran are not needed any more: a
+        // million-argument request must not pin its ranges for the
+        // connection's life.
+        conn.frame.shrink();
         if conn.rpos == conn.rlen {
             conn.rpos = 0;
             conn.rlen = 0;
@@ -656,6 +668,18 @@ impl Worker {
         let keys: Vec<usize> = self.conns.iter().filter(|(_, c)| c.pending_out() > 0).map(|(k, _)| k).collect();
         for k in keys {
             self.check_output_limits(k);
+        }
+        let now = now_ms();
+        for (_, c) in self.conns.iter_mut() {
+            if c.rbuf.capacity() > 0
+                && c.rpos == c.rlen
+                && !c.frame.is_partial()
+                && now.saturating_sub(c.client.shared.last_interaction_ms.load(Ordering::Relaxed)) >= IDLE_BUFFER_RELEASE_MS
+            {
+                c.rbuf = Vec::new();
+                c.rpos = 0;
+                c.rlen = 0;
+            }
         }
     }
 
