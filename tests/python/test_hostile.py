@@ -626,6 +626,40 @@ def test_million_arguments_connections_kept(shared):
                 c.close()
 
 
+def test_large_replies_connections_kept(shared):
+    """200 clients each read one 885 KB reply (HGETALL of 15,000 fields,
+    copied into the output buffer) and stay connected: the reply's room is
+    not kept for the connection's life."""
+    with shared.case():
+        conns = []
+        c = shared.resp()
+        try:
+            assert c.roundtrip("SELECT", "9") == b"+OK\r\n"
+            c.cmd("HSET", "wide", *[x for i in range(15000) for x in (b"field%040d" % i, b"v")])
+            assert c.read_reply() == b":15000\r\n"
+            for _ in range(200):
+                k = shared.resp()
+                conns.append(k)
+                assert k.roundtrip("SELECT", "9") == b"+OK\r\n"
+                k.cmd("HGETALL", "wide")
+                got = b""
+                while len(got) < 885008:
+                    chunk = k.sock.recv(1 << 20)
+                    assert chunk, "closed"
+                    got += chunk
+                assert len(got) == 885008 and got.startswith(b"*30000\r\n")
+            bound = shared.baseline + RSS_SLACK
+            try:
+                wait_for(lambda: shared.rss() <= bound, RSS_SETTLE, "RSS under the bound")
+            except AssertionError:
+                raise AssertionError(f"200 idle clients hold {(shared.rss() - shared.baseline) >> 20} MB")
+            assert c.roundtrip("DEL", "wide") == b":1\r\n"
+        finally:
+            c.close()
+            for k in conns:
+                k.close()
+
+
 def test_million_keys_memcache(shared):
     """A multi-get of 1,048,575 keys (a 2 MB line: memcached lets multi-get
     lines pass its 2048-byte limit), all missing: END, as memcached 1.6.18
