@@ -931,6 +931,12 @@ pub fn passive_reason(name: &str) -> &'static str {
     }
 }
 
+/// A config line as Redis's `sdstrim(line, " \t\r\n")` leaves it: only
+/// those four bytes go, so a value ending in U+00A0 keeps it.
+fn trim_line(raw: &str) -> &str {
+    raw.trim_matches([' ', '\t', '\r', '\n'])
+}
+
 /// Deepest chain of `include` lines a configuration may have.
 pub const MAX_INCLUDE_DEPTH: usize = 16;
 
@@ -967,7 +973,7 @@ impl Config {
     /// instead of recursing until the stack overflows.
     fn apply_text_at(&mut self, text: &str, origin: &str, depth: usize) -> Result<(), String> {
         for (n, raw) in text.lines().enumerate() {
-            let line = raw.trim();
+            let line = trim_line(raw);
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
@@ -1132,7 +1138,7 @@ impl Config {
         let mut seen: Vec<(&'static str, Vec<usize>)> = Vec::new();
         let mut has_signature = false;
         for raw in old.lines() {
-            let t = raw.trim();
+            let t = trim_line(raw);
             if t == SIGNATURE {
                 has_signature = true;
             }

@@ -70,7 +70,6 @@ fn rewrite_of_plain_multi_word_values_round_trips() {
 /// `AUTH secret` (checked against redis-server-unstable); Tern did the
 /// opposite.
 #[test]
-#[ignore = "config.rs: apply_text trims Unicode white space (reported to the lead with a patch)"]
 fn config_lines_are_trimmed_of_ascii_white_space_only() {
     let mut c = Config::default();
     c.apply_text("requirepass secret\u{a0}\n", "test.conf").unwrap();
