@@ -198,6 +198,9 @@ impl<'a, 'ks> Ctx<'a, 'ks> {
     }
 }
 
+/// Key locations [`Scratch`] keeps room for between commands.
+const KEEP_LOCS: usize = 4096;
+
 /// Per-worker scratch reused across commands so dispatch does not allocate.
 #[derive(Default)]
 pub struct Scratch {
@@ -451,6 +454,11 @@ pub fn call<'ks>(
     stats.commands.add(1);
     client.shared.last_cmd.store(cmd.id, std::sync::atomic::Ordering::Relaxed);
     let close = client.close_after_reply;
+    // A million-key command's locations (16 MB) are not kept for the
+    // worker's life; ordinary commands keep the room and do not allocate.
+    if locs.capacity() > KEEP_LOCS {
+        locs = Vec::new();
+    }
     scratch.locs = locs;
     if close {
         return After::Close;
