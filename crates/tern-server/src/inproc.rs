@@ -138,6 +138,7 @@ impl InProc {
             }
         }
         self.plan.abandon(&mut s.frame);
+        s.frame.shrink();
         if s.closed {
             pos = s.buf.len();
         }
