@@ -19,11 +19,10 @@ import os
 import resource
 import shutil
 import socket
-import subprocess
 import time
 
 from resp import RawConn
-from servers import STARTUP_TIMEOUT, Server, free_port
+from servers import start_memcached
 
 # Every read of every socket in the suite gives up after this long.
 IO_TIMEOUT = 10.0
@@ -266,22 +265,5 @@ def memcached_bin():
 
 
 def start_memcached_with(*extra):
-    """memcached on a free loopback port with extra flags (servers.py's
-    start_memcached takes none), ready once it accepts a connection."""
-    binary = memcached_bin()
-    port = free_port()
-    argv = [binary, "-l", "127.0.0.1", "-p", str(port), "-U", "0", *extra]
-    if os.geteuid() == 0:
-        argv += ["-u", "root"]
-    srv = Server(argv, port=port, name="memcached")
-    srv.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + STARTUP_TIMEOUT
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return srv
-        except OSError:
-            if srv.proc.poll() is not None or time.monotonic() > deadline:
-                srv.stop()
-                raise RuntimeError("memcached did not start")
-            time.sleep(0.01)
+    """memcached on a free loopback port with extra flags."""
+    return start_memcached(memcached_bin(), extra)

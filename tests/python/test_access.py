@@ -30,18 +30,22 @@ REDIS_UNSTABLE = ROOT.parent / "shared" / "reference" / "bin" / "redis-server-un
 READ_TIMEOUT = 5.0
 
 
+def read_to_close(s):
+    out = b""
+    while True:
+        b = s.recv(65536)
+        if not b:
+            return out
+        out += b
+
+
 def exchange(port, data, host="127.0.0.1"):
     """Sends `data`, half-closes, and returns every byte until the server
     closes: the replies to exactly what was sent, whatever their count."""
     with socket.create_connection((host, port), timeout=READ_TIMEOUT) as s:
         s.sendall(data)
         s.shutdown(socket.SHUT_WR)
-        out = b""
-        while True:
-            b = s.recv(65536)
-            if not b:
-                return out
-            out += b
+        return read_to_close(s)
 
 
 def hear(port, host="127.0.0.1"):
@@ -49,12 +53,7 @@ def hear(port, host="127.0.0.1"):
     closes: for a client refused at accept (sending first would race the
     close, whose reset can discard the line unread)."""
     with socket.create_connection((host, port), timeout=READ_TIMEOUT) as s:
-        out = b""
-        while True:
-            b = s.recv(65536)
-            if not b:
-                return out
-            out += b
+        return read_to_close(s)
 
 
 # Each case is one connection; memcached (-Y) and Tern must answer alike.

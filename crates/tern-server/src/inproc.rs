@@ -8,9 +8,10 @@
 //!
 //! A [`Session`] is one connection as a worker sees it: its unexecuted
 //! bytes, resumable frame, client state and unsent replies. Feeding runs
-//! every complete request, exactly as `net::Worker::process` does per
-//! read (plan ahead, execute, a protocol error replies and closes, HTTP
-//! closes silently, RESET re-parses with the unauthenticated limits).
+//! every complete request through the workers' own request step,
+//! `net::run_request` (plan ahead, execute, a protocol error replies and
+//! closes, HTTP closes silently, RESET re-parses with the unauthenticated
+//! limits), so a fuzzer driving a session drives the code the network does.
 //!
 //! Non-goals: output-buffer and query-buffer limits, pausing, idle
 //! timeouts, the memcached protocol, and anything else that needs a socket
@@ -19,12 +20,13 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use tern_protocol::{Args, Frame, Limits};
+use tern_protocol::{Frame, Limits};
 use tern_store::LockSet;
 
 use crate::client::{Client, ClientShared};
-use crate::cmd::{self, After, Scratch};
+use crate::cmd::{self, Scratch};
 use crate::config::Config;
+use crate::net;
 use crate::outbuf::OutBuf;
 use crate::prefetch::Plan;
 use crate::server::{now_ms, Server};
@@ -91,47 +93,21 @@ impl InProc {
         let batch = srv.limits.prefetch_batch();
         let mut pos = 0;
         while pos < s.buf.len() && !s.closed {
-            limits.authenticated = s.client.authenticated;
-            let buf = &s.buf[pos..];
-            if batch > 0 && self.plan.is_empty() && limits.authenticated && !s.frame.is_partial() {
-                self.plan.fill(srv, &mut s.frame, buf, &limits, &s.client, batch);
-            }
-            let (step, ahead) = match self.plan.next_cmd() {
-                Some(p) => (Ok(Some((Args::from_parts(buf, p.ranges), p.len))), Some((p.cmd, p.planned))),
-                None => (s.frame.parse(buf, &limits).map(|r| r.map(|n| (s.frame.args(buf), n))), None),
-            };
+            let step = net::run_request(
+                net::Ctx { srv, worker: 0, stats, scratch: &mut self.scratch, plan: &mut self.plan, locks: &mut locks, limits: &mut limits, batch },
+                &mut s.frame,
+                &mut s.client,
+                &mut s.out,
+                &s.buf[pos..],
+            );
             match step {
-                Ok(None) => break,
-                Ok(Some((args, n))) => {
-                    if !args.is_empty() {
-                        let first = args.get(0);
-                        if first.eq_ignore_ascii_case(b"post") || first.eq_ignore_ascii_case(b"host:") {
-                            s.closed = true;
-                            s.out.clear();
-                            break;
-                        }
-                        if let Some((id, planned)) = ahead {
-                            self.scratch.plan_next(id, planned);
-                        }
-                        let after = cmd::dispatch(
-                            cmd::Conn { srv, locks: &mut locks, out: &mut s.out, client: &mut s.client, stats, scratch: &mut self.scratch, worker: 0 },
-                            args,
-                        );
-                        self.scratch.pre = None;
-                        self.scratch.pre_cmd = None;
-                        if after == After::Close {
-                            s.closed = true;
-                        }
-                    }
-                    pos += n;
-                    if !s.client.authenticated {
-                        self.plan.abandon(&mut s.frame);
-                    }
+                net::Step::Incomplete => break,
+                net::Step::Http => s.closed = true,
+                net::Step::Ran { len, close, .. } => {
+                    s.closed |= close;
+                    pos += len;
                 }
-                Err(e) => {
-                    let msg = e.message();
-                    stats.record_error(&msg);
-                    tern_protocol::Encoder::RESP2.error(&mut s.out, &msg);
+                net::Step::ProtocolError(_) => {
                     s.closed = true;
                     pos = s.buf.len();
                 }

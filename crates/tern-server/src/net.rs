@@ -135,6 +135,84 @@ pub fn is_loopback(addr: &SocketAddr) -> bool {
     }
 }
 
+/// What a worker (or [`crate::inproc`]) needs to run a connection's
+/// requests, besides the connection itself.
+pub(crate) struct Ctx<'a, 'ks> {
+    pub srv: &'ks Server,
+    pub worker: usize,
+    pub stats: &'a WorkerStats,
+    pub scratch: &'a mut Scratch,
+    pub plan: &'a mut Plan,
+    pub locks: &'a mut LockSet<'ks>,
+    pub limits: &'a mut Limits,
+    /// `prefetch-batch-max-size` for this read (0: no look-ahead).
+    pub batch: usize,
+}
+
+/// What [`run_request`] did with the front of a connection's buffer.
+pub(crate) enum Step {
+    /// No complete request yet.
+    Incomplete,
+    /// `len` bytes ran (`command`: they held a command, not an empty
+    /// request); `close` when the connection closes after its replies.
+    Ran { len: usize, command: bool, close: bool },
+    /// HTTP (`POST`, `Host:`): close at once, replies dropped, as Redis does.
+    Http,
+    /// Replied with this protocol error; close, dropping what follows.
+    ProtocolError(Vec<u8>),
+}
+
+/// Runs the first request of `buf` for one connection: the one request
+/// path a worker and the in-process executor share. Parses what the read
+/// holds ahead when it can, locating and prefetching its keys
+/// (prefetch.rs), then runs it command by command.
+pub(crate) fn run_request(c: Ctx<'_, '_>, frame: &mut Frame, client: &mut Client, out: &mut OutBuf, buf: &[u8]) -> Step {
+    c.limits.authenticated = client.authenticated;
+    if c.batch > 0 && c.plan.is_empty() && c.limits.authenticated && !frame.is_partial() {
+        c.plan.fill(c.srv, frame, buf, c.limits, client, c.batch);
+    }
+    let (step, ahead) = match c.plan.next_cmd() {
+        Some(p) => (Ok(Some((Args::from_parts(buf, p.ranges), p.len))), Some((p.cmd, p.planned))),
+        None => (frame.parse(buf, c.limits).map(|r| r.map(|n| (frame.args(buf), n))), None),
+    };
+    match step {
+        Ok(None) => Step::Incomplete,
+        Ok(Some((args, len))) => {
+            let mut close = false;
+            let command = !args.is_empty();
+            if command {
+                let first = args.get(0);
+                if first.eq_ignore_ascii_case(b"post") || first.eq_ignore_ascii_case(b"host:") {
+                    out.clear();
+                    return Step::Http;
+                }
+                if let Some((id, planned)) = ahead {
+                    c.scratch.plan_next(id, planned);
+                }
+                let after = cmd::dispatch(
+                    cmd::Conn { srv: c.srv, locks: c.locks, out, client: &mut *client, stats: c.stats, scratch: &mut *c.scratch, worker: c.worker },
+                    args,
+                );
+                c.scratch.pre = None;
+                c.scratch.pre_cmd = None;
+                close = after == After::Close;
+            }
+            // RESET may drop authentication: what follows must be parsed
+            // with the tighter limits.
+            if !client.authenticated {
+                c.plan.abandon(frame);
+            }
+            Step::Ran { len, command, close }
+        }
+        Err(e) => {
+            let msg = e.message();
+            c.stats.record_error(&msg);
+            tern_protocol::Encoder::RESP2.error(out, &msg);
+            Step::ProtocolError(msg)
+        }
+    }
+}
+
 fn peer(s: &TcpStream) -> String {
     s.peer_addr().map(|a| a.to_string()).unwrap_or_else(|_| "?:0".into())
 }
@@ -410,69 +488,33 @@ impl Worker {
                 conn.paused = true;
                 break;
             }
-            limits.authenticated = conn.client.authenticated;
             let buf = &conn.rbuf[conn.rpos..conn.rlen];
-            // Parse what the read holds ahead, locate and prefetch its
-            // keys, then run it command by command (prefetch.rs).
-            if batch > 0 && self.plan.is_empty() && limits.authenticated && !conn.frame.is_partial() {
-                self.plan.fill(srv, &mut conn.frame, buf, &limits, &conn.client, batch);
-            }
-            let (step, ahead) = match self.plan.next_cmd() {
-                Some(p) => (Ok(Some((Args::from_parts(buf, p.ranges), p.len))), Some((p.cmd, p.planned))),
-                None => (conn.frame.parse(buf, &limits).map(|r| r.map(|n| (conn.frame.args(buf), n))), None),
-            };
+            let step = run_request(
+                Ctx { srv, worker: self.id, stats: &self.stats, scratch: &mut self.scratch, plan: &mut self.plan, locks: &mut locks, limits: &mut limits, batch },
+                &mut conn.frame,
+                &mut conn.client,
+                &mut conn.out,
+                buf,
+            );
             match step {
-                Ok(None) => break,
-                Ok(Some((args, n))) => {
-                    if !args.is_empty() {
-                        ran = true;
-                        let first = args.get(0);
-                        // A browser or proxy talking HTTP to us: close
-                        // silently, as Redis does.
-                        if first.eq_ignore_ascii_case(b"post") || first.eq_ignore_ascii_case(b"host:") {
-                            log_warning!("Possible SECURITY ATTACK detected. It looks like somebody is sending POST or Host: commands to Redis. Connection aborted.");
-                            conn.closing = true;
-                            conn.out.clear();
-                            break;
-                        }
-                        if let Some((id, planned)) = ahead {
-                            self.scratch.plan_next(id, planned);
-                        }
-                        let after = cmd::dispatch(
-                            cmd::Conn {
-                                srv,
-                                locks: &mut locks,
-                                out: &mut conn.out,
-                                client: &mut conn.client,
-                                stats: &self.stats,
-                                scratch: &mut self.scratch,
-                                worker: self.id,
-                            },
-                            args,
-                        );
-                        self.scratch.pre = None;
-                        self.scratch.pre_cmd = None;
-                        if after == After::Close {
-                            conn.closing = true;
-                        }
-                    }
-                    conn.rpos += n;
-                    // RESET may drop authentication: what follows must be
-                    // parsed with the tighter limits.
-                    if !conn.client.authenticated {
-                        self.plan.abandon(&mut conn.frame);
-                    }
+                Step::Incomplete => break,
+                Step::Http => {
+                    log_warning!("Possible SECURITY ATTACK detected. It looks like somebody is sending POST or Host: commands to Redis. Connection aborted.");
+                    conn.closing = true;
+                    break;
                 }
-                Err(e) => {
-                    let msg = e.message();
+                Step::Ran { len, command, close } => {
+                    ran |= command;
+                    conn.closing |= close;
+                    conn.rpos += len;
+                }
+                Step::ProtocolError(msg) => {
                     log_verbose!(
                         "Protocol error ({}) from client: id={} addr={}",
                         String::from_utf8_lossy(&msg),
                         conn.client.id,
                         conn.client.shared.addr
                     );
-                    self.stats.record_error(&msg);
-                    tern_protocol::Encoder::RESP2.error(&mut conn.out, &msg);
                     conn.closing = true;
                     conn.rpos = conn.rlen;
                 }
