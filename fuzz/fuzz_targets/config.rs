@@ -28,7 +28,7 @@
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use tern_protocol::{Frame, Limits};
+use tern_resp::{Frame, Limits};
 use tern_server::config::{Config, DIRECTIVES};
 
 /// The words of one config line, as the parser splits it (redis.conf's

@@ -36,7 +36,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use libfuzzer_sys::fuzz_target;
-use tern_protocol::{Frame, Limits};
+use tern_resp::{Frame, Limits};
 use tern_server::config::Config;
 use tern_server::inproc::{InProc, Session};
 
@@ -308,7 +308,7 @@ fn scan(input: &[u8]) -> Scan {
                 return refuse;
             }
             if is(name, b"hrandfield") && args.len() >= 3 {
-                if let Some(c) = tern_protocol::parse_i64(args.get(2)) {
+                if let Some(c) = tern_resp::parse_i64(args.get(2)) {
                     if c < -MAX_RANDFIELD {
                         return refuse;
                     }

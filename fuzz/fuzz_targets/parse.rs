@@ -13,7 +13,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tern_protocol::{Frame, Limits, ParseError};
+use tern_resp::{Frame, Limits, ParseError};
 
 type Requests = Vec<Vec<Vec<u8>>>;
 
@@ -77,7 +77,7 @@ fuzz_target!(|data: &[u8]| {
     let split = parse_all(&[&input[..cut], &input[cut..]], &limits);
     // Past INLINE_MAX_SIZE, whether a line is "too big" depends on how much
     // of it had arrived (as in Redis, which checks after every read).
-    if input.len() <= tern_protocol::parse::INLINE_MAX_SIZE {
+    if input.len() <= tern_resp::parse::INLINE_MAX_SIZE {
         assert_eq!(whole, split, "split at {cut} changed the result");
     }
 });

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
 use tern_memcache::encode;
-use tern_protocol::decode::{self, Kind};
+use tern_resp::decode::{self, Kind};
 
 use crate::keys::{KeyGen, Pattern, Rng};
 use crate::mc::{self, Shape};

@@ -169,7 +169,7 @@ fn parse_bool(s: &str) -> Result<bool, String> {
 
 fn parse_int<T: TryFrom<i64> + PartialOrd + std::fmt::Display + Copy>(s: &str, min: T, max: T) -> Result<T, String> {
     // Redis's string2ll: no sign but '-', no spaces, no leading zeros.
-    let v = tern_protocol::parse_i64(s.as_bytes()).ok_or_else(|| "argument couldn't be parsed into an integer".to_string())?;
+    let v = tern_resp::parse_i64(s.as_bytes()).ok_or_else(|| "argument couldn't be parsed into an integer".to_string())?;
     match T::try_from(v) {
         Ok(v) if v >= min && v <= max => Ok(v),
         _ => Err(format!("argument must be between {min} and {max} inclusive")),
@@ -291,7 +291,7 @@ fn chk_save(a: &[&str]) -> Result<String, String> {
     }
     let mut out = Vec::with_capacity(words.len());
     for w in words {
-        let n = tern_protocol::parse_i64(w.as_bytes()).filter(|&n| n >= 0).ok_or_else(|| "Invalid save parameters".to_string())?;
+        let n = tern_resp::parse_i64(w.as_bytes()).filter(|&n| n >= 0).ok_or_else(|| "Invalid save parameters".to_string())?;
         out.push(n.to_string());
     }
     Ok(out.join(" "))
@@ -886,10 +886,10 @@ pub fn find_directive(name: &str) -> Option<&'static Directive> {
 /// Splits one config-file line into words with redis.conf's quoting rules.
 fn split_line(line: &str) -> Option<Vec<String>> {
     let mut out = Vec::new();
-    let mut frame = tern_protocol::Frame::new();
+    let mut frame = tern_resp::Frame::new();
     let mut buf = line.as_bytes().to_vec();
     buf.push(b'\n');
-    match frame.parse(&buf, &tern_protocol::Limits::default()) {
+    match frame.parse(&buf, &tern_resp::Limits::default()) {
         Ok(Some(_)) => {
             for a in frame.args(&buf).iter() {
                 out.push(String::from_utf8_lossy(a).into_owned());

@@ -20,7 +20,7 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use tern_protocol::{Frame, Limits};
+use tern_resp::{Frame, Limits};
 use tern_store::LockSet;
 
 use crate::client::{Client, ClientShared};

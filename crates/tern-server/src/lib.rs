@@ -1,5 +1,5 @@
 //! Tern's server: networking, commands and configuration over the
-//! `tern-store` keyspace and the `tern-protocol` codec.
+//! `tern-store` keyspace and the `tern-resp` codec.
 //!
 //! ```text
 //!  main ─► config ─► Server (server.rs: keyspace, config, registry, stats)

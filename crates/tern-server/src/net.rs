@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 use slab::Slab;
-use tern_protocol::{Args, Frame, Limits};
+use tern_resp::{Args, Frame, Limits};
 use tern_store::LockSet;
 
 use crate::client::{flags as client_flags, Client, ClientShared};
@@ -207,7 +207,7 @@ pub(crate) fn run_request(c: Ctx<'_, '_>, frame: &mut Frame, client: &mut Client
         Err(e) => {
             let msg = e.message();
             c.stats.record_error(&msg);
-            tern_protocol::Encoder::RESP2.error(out, &msg);
+            tern_resp::Encoder::RESP2.error(out, &msg);
             Step::ProtocolError(msg)
         }
     }
@@ -293,7 +293,7 @@ impl Worker {
             if mc {
                 msg.extend_from_slice(mc_line);
             } else {
-                tern_protocol::Encoder::RESP2.error(&mut msg, resp_err.as_bytes());
+                tern_resp::Encoder::RESP2.error(&mut msg, resp_err.as_bytes());
             }
             let _ = stream.write(&msg);
         };

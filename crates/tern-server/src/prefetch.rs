@@ -51,7 +51,7 @@
 
 use std::ops::Range;
 
-use tern_protocol::{Frame, Limits};
+use tern_resp::{Frame, Limits};
 use tern_store::{Loc, LockSet, Shard};
 
 use crate::client::Client;
@@ -431,7 +431,7 @@ fn worth_looking_ahead(buf: &[u8]) -> bool {
 /// The command (or subcommand) a request will run, if it has one; the
 /// rest of dispatch's checks are left to dispatch, which ignores planned
 /// locations that do not match what it runs.
-fn resolve<'s>(srv: &'s Server, args: tern_protocol::Args<'_>) -> Option<&'s crate::cmd::table::Cmd> {
+fn resolve<'s>(srv: &'s Server, args: tern_resp::Args<'_>) -> Option<&'s crate::cmd::table::Cmd> {
     let cmd = srv.commands.lookup(args.get(0))?;
     if !cmd.spec.subcommands.is_empty() && args.len() >= 2 {
         return srv.commands.lookup_sub(cmd, args.get(1));

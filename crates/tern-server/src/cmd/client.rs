@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use tern_protocol::Args;
+use tern_resp::Args;
 
 use super::connection::{c_str, set_client_name, valid_client_attr, BAD_CLIENT_NAME};
 use super::table::{flags::*, CommandSpec};
@@ -442,7 +442,7 @@ fn list(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     } else if args.len() > 3 && args.get(2).eq_ignore_ascii_case(b"id") {
         let mut ids = Vec::with_capacity(args.len() - 3);
         for a in args.tail(3).iter() {
-            let Some(id) = tern_protocol::parse_i64(a) else {
+            let Some(id) = tern_resp::parse_i64(a) else {
                 ctx.reply.error("ERR Invalid client ID");
                 return;
             };
@@ -489,7 +489,7 @@ fn parse_kill_filter<'a>(ctx: &mut Ctx<'_, '_>, args: &Args<'a>) -> Option<KillF
             return None;
         };
         if opt.eq_ignore_ascii_case(b"id") {
-            match tern_protocol::parse_i64(val) {
+            match tern_resp::parse_i64(val) {
                 Some(n) if n >= 1 => f.id = Some(n as u64),
                 _ => {
                     ctx.reply.error("ERR client-id should be greater than 0");
@@ -497,7 +497,7 @@ fn parse_kill_filter<'a>(ctx: &mut Ctx<'_, '_>, args: &Args<'a>) -> Option<KillF
                 }
             }
         } else if opt.eq_ignore_ascii_case(b"maxage") {
-            let Some(n) = tern_protocol::parse_i64(val) else {
+            let Some(n) = tern_resp::parse_i64(val) else {
                 ctx.reply.error("ERR maxage is not an integer or out of range");
                 return None;
             };

@@ -8,7 +8,7 @@
 
 use std::sync::atomic::Ordering;
 
-use tern_protocol::Args;
+use tern_resp::Args;
 
 use super::table::{flags::*, CommandSpec};
 use super::Ctx;
@@ -80,7 +80,7 @@ fn quit(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
 }
 
 fn select(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
-    let Some(db) = tern_protocol::parse_i64(args.get(1)) else {
+    let Some(db) = tern_resp::parse_i64(args.get(1)) else {
         ctx.reply.error(errors::NOT_INTEGER);
         return;
     };
@@ -159,7 +159,7 @@ fn hello(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let mut proto = 0;
     let mut next = 1;
     if args.len() >= 2 {
-        let Some(v) = tern_protocol::parse_i64(args.get(1)) else {
+        let Some(v) = tern_resp::parse_i64(args.get(1)) else {
             ctx.reply.error(HELLO_BAD_PROTO);
             return;
         };

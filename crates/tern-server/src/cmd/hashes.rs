@@ -17,7 +17,7 @@ use std::sync::atomic::Ordering;
 
 use rand::seq::SliceRandom;
 use rand::Rng;
-use tern_protocol::{parse_i64, Args};
+use tern_resp::{parse_i64, Args};
 use tern_store::{Access, EntryExt, Hash, HashLimits, HashPair, Shard, Value};
 
 use super::strings::ldouble::LongDouble;

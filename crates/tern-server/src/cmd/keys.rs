@@ -12,7 +12,7 @@
 //! guarantee "every key present for the whole scan is returned" holds across
 //! shards and across each table's growth or shrinking between calls.
 
-use tern_protocol::{parse_i64, Args};
+use tern_resp::{parse_i64, Args};
 use tern_store::{Access, Entry, EntryExt, Lfu, Loc, LAZYFREE_THRESHOLD};
 
 use super::table::{flags::*, CommandSpec};

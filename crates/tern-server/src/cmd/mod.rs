@@ -21,7 +21,7 @@ pub mod transactions;
 
 use std::time::Instant;
 
-use tern_protocol::{Args, Encoder};
+use tern_resp::{Args, Encoder};
 use tern_store::{Keyspace, Loc, LockSet};
 
 use crate::client::{Client, ReplyMode};

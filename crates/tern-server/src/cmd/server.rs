@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
 
 use parking_lot::Mutex;
-use tern_protocol::Args;
+use tern_resp::Args;
 
 use super::table::{flags, flags::*, Cmd, CommandSpec};
 use super::Ctx;
@@ -528,7 +528,7 @@ fn keys_by_specs(specs: &[KeySpec], args: Args<'_>) -> Option<Vec<FoundKey>> {
                 if idx >= argc - first {
                     return None;
                 }
-                let n = tern_protocol::parse_i64(args.get((first + idx) as usize)).filter(|&n| n >= 0)?;
+                let n = tern_resp::parse_i64(args.get((first + idx) as usize)).filter(|&n| n >= 0)?;
                 first += fk;
                 (first + n - 1, step)
             }

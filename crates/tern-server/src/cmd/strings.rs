@@ -16,7 +16,7 @@ pub mod ldouble;
 
 use std::sync::atomic::Ordering;
 
-use tern_protocol::{parse_i64, Args};
+use tern_resp::{parse_i64, Args};
 use tern_store::{Entry, EntryExt, NewValue, StrRef, StrValue, Value};
 
 use super::table::{flags::*, CommandSpec};

@@ -22,7 +22,7 @@
 
 use std::sync::atomic::Ordering;
 
-use tern_protocol::Args;
+use tern_resp::Args;
 use tern_store::{LockSet, WatchFlag};
 
 use super::table::{flags::*, CommandSpec};

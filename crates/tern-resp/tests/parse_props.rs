@@ -3,7 +3,7 @@
 //! and "parse the whole buffer at once" as the model of resumable parsing.
 
 use proptest::prelude::*;
-use tern_protocol::{Frame, Limits, ParseError};
+use tern_resp::{Frame, Limits, ParseError};
 
 type Cmd = Vec<Vec<u8>>;
 
