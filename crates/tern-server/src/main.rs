@@ -1,16 +1,11 @@
 //! `tern-server [config-file] [--directive value ...]`
+//!
+//! jemalloc's start-up options are compiled into the allocator: see
+//! `.cargo/config.toml`.
+#![forbid(unsafe_code)]
 
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
-
-/// jemalloc's start-up options, read before the first allocation. Freed
-/// pages go back to the OS 2 s after they stop being used (jemalloc's
-/// default is 10 s: after a FLUSHALL of 400k keys RSS stayed at 200 MB for
-/// 8 s, then fell over the next 8); the background threads
-/// (`jemalloc-bg-thread`, on by default) do that purging, so an idle
-/// server's RSS follows `used_memory` down too.
-#[export_name = "_rjem_malloc_conf"]
-pub static MALLOC_CONF: &u8 = &b"background_thread:true,dirty_decay_ms:2000,muzzy_decay_ms:0\0"[0];
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
