@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Before/after on the request path: two tern-server binaries, alternating,
+# one worker each, server on CPU 0 and tern-bench on CPU 1. For each workload
+# and repeat, both binaries run in turn on a fresh server with the same
+# preload; prints ops/s and the server's CPU µs per operation (utime+stime
+# from /proc, divided by the operations tern-bench counted).
+#
+#   bench/ab.sh /tmp/base/tern-server target/release/tern-server
+#   REPS=5 SECS=10 WORKLOADS="get-p1 mget-100" bench/ab.sh A B
+#
+# Workloads: get-p1 get-p16 mget-10 mget-100 set-p16 (1M keys of 32 B,
+# uniform random keys, 50 connections). Output lines are `workload binary
+# ops/s cpu_us_per_op`, easy to sort and take medians of (see the end).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+A=$1; B=$2
+BENCH=${BENCH:-target/release/tern-bench}
+REPS=${REPS:-3}; SECS=${SECS:-8}; KEYS=${KEYS:-1000000}
+WORKLOADS=${WORKLOADS:-"get-p1 get-p16 mget-10 mget-100 set-p16"}
+tck=$(getconf CLK_TCK)
+out=${OUT:-/tmp/ab-$$.txt}
+: >"$out"
+
+mget() { local c="MGET"; for _ in $(seq "$1"); do c="$c __key__"; done; echo "$c"; }
+args_of() {
+    case $1 in
+        get-p1) echo "--ratio 0:1 --pipeline 1" ;;
+        get-p16) echo "--ratio 0:1 --pipeline 16" ;;
+        set-p16) echo "--ratio 1:0 --pipeline 16" ;;
+        mget-10|mget-100) echo "--pipeline 1" ;;
+    esac
+}
+
+run_one() { # workload binary
+    local w=$1 bin=$2 port=$((20000 + RANDOM % 20000))
+    taskset -c 0 "$bin" --port $port --bind 127.0.0.1 --threads 1 --save '' >/dev/null 2>&1 &
+    local pid=$!
+    for _ in $(seq 100); do redis-cli -p $port ping >/dev/null 2>&1 && break; sleep 0.1; done
+    taskset -c 1 $BENCH -p $port --key-minimum 1 --key-maximum $KEYS --ratio 1:0 -n allkeys \
+        --key-pattern P:P -t 1 -c 50 --pipeline 50 --hide-histogram >/dev/null 2>&1
+    local a b ops
+    a=$(awk '{print $14+$15}' /proc/$pid/stat)
+    if [[ $w == mget-* ]]; then
+        ops=$(taskset -c 1 $BENCH -p $port --key-minimum 1 --key-maximum $KEYS -c 50 -t 1 --hide-histogram \
+            --distinct-client-seed --test-time $SECS --command "$(mget ${w#mget-})" 2>&1 | awk '/^Totals/{print $2}')
+    else
+        # shellcheck disable=SC2046
+        ops=$(taskset -c 1 $BENCH -p $port --key-minimum 1 --key-maximum $KEYS -c 50 -t 1 --hide-histogram \
+            --distinct-client-seed --test-time $SECS $(args_of $w) 2>&1 | awk '/^Totals/{print $2}')
+    fi
+    b=$(awk '{print $14+$15}' /proc/$pid/stat)
+    kill $pid; wait $pid 2>/dev/null || true
+    python3 -c "print('$w', '$bin', round($ops), round(($b-$a)/$tck*1e6/($ops*$SECS),3))" | tee -a "$out"
+}
+
+for _ in $(seq "$REPS"); do
+    for w in $WORKLOADS; do
+        run_one "$w" "$A"
+        run_one "$w" "$B"
+    done
+done
+python3 - "$out" "$A" "$B" <<'PY'
+import sys, statistics as st, collections
+rows = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    w, b, ops, cpu = line.split()
+    rows[(w, b)].append((float(ops), float(cpu)))
+A, B = sys.argv[2], sys.argv[3]
+print("| workload | A ops/s | A CPU µs/op | B ops/s | B CPU µs/op | B/A ops | B/A CPU/op |")
+print("|---|---:|---:|---:|---:|---:|---:|")
+for w in dict.fromkeys(k[0] for k in rows):
+    a, b = rows[(w, A)], rows[(w, B)]
+    ao, ac = st.median(x[0] for x in a), st.median(x[1] for x in a)
+    bo, bc = st.median(x[0] for x in b), st.median(x[1] for x in b)
+    print(f"| {w} | {ao:,.0f} | {ac:.3f} | {bo:,.0f} | {bc:.3f} | {bo/ao:.3f} | {bc/ac:.3f} |")
+PY
