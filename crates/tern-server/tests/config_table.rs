@@ -134,3 +134,50 @@ fn defaults_claimed_as_redis_match_redis() {
     assert!(differ.is_empty(), "defaults that differ from Redis's (mark them `+ own` or fix them):\n{}", differ.join("\n"));
     assert!(compared > 50, "only {compared} directives compared");
 }
+
+/// The README's configuration section follows the table: every directive
+/// Tern acts on has its row, marked runtime exactly when CONFIG SET may
+/// change it, and every passive one is named (or matched by a listed
+/// pattern such as `rdb*`) among the directives accepted but not acted on.
+#[test]
+fn readme_lists_every_directive_as_the_table_declares_it() {
+    let readme = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md")).unwrap();
+    let section = |from: &str, to: &str| {
+        let start = readme.find(from).unwrap_or_else(|| panic!("README has no {from:?}"));
+        let end = start + readme[start..].find(to).unwrap_or_else(|| panic!("README has no {to:?} after {from:?}"));
+        readme[start..end].to_string()
+    };
+    let acted = section("\nActed on:", "\nAccepted for compatibility");
+    let passive = section("\nAccepted for compatibility", "\n## ");
+    // `| `name` (alias `x`) | yes | meaning |` -> (name, runtime).
+    let rows: Vec<(String, bool)> = acted
+        .lines()
+        .filter_map(|l| {
+            let cols: Vec<&str> = l.split('|').map(str::trim).collect();
+            let name = cols.get(1)?.strip_prefix('`')?.split('`').next()?;
+            Some((name.to_string(), *cols.get(2)? == "yes"))
+        })
+        .collect();
+    let patterns: Vec<&str> = passive.split('`').skip(1).step_by(2).collect();
+    assert!(rows.len() >= 20 && patterns.len() >= 50, "README's tables not found: {rows:?}");
+    let mut wrong = Vec::new();
+    for d in DIRECTIVES {
+        if d.passive.is_some() {
+            if !patterns.iter().any(|p| tern_server::glob::matches(p.as_bytes(), d.name.as_bytes(), false)) {
+                wrong.push(format!("{}: passive but not listed as accepted", d.name));
+            }
+            continue;
+        }
+        match rows.iter().find(|(n, _)| n == d.name) {
+            None => wrong.push(format!("{}: acted on but has no row", d.name)),
+            Some(&(_, runtime)) if runtime != (d.when != When::Startup) => wrong.push(format!("{}: runtime column says {runtime}", d.name)),
+            Some(_) => {}
+        }
+    }
+    for (n, _) in &rows {
+        if !DIRECTIVES.iter().any(|d| d.name == n && d.passive.is_none()) {
+            wrong.push(format!("{n}: has a row but is not a directive Tern acts on"));
+        }
+    }
+    assert!(wrong.is_empty(), "README out of step with config/directives.rs:\n{}", wrong.join("\n"));
+}

@@ -422,4 +422,36 @@ mod tests {
         let e = c.apply_text("no-such-thing 1\n", "y.conf").unwrap_err();
         assert!(e.contains("Bad directive"), "{e}");
     }
+
+    #[test]
+    fn table_names_are_unique_and_defaults_survive_a_rewrite() {
+        let defaults = Config::default();
+        let mut names: Vec<String> = DIRECTIVES.iter().flat_map(|d| d.names()).map(str::to_ascii_lowercase).collect();
+        let n = names.len();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), n, "a name or alias is declared twice");
+        for d in DIRECTIVES {
+            let text = defaults.rewrite_lines(d).join("\n");
+            let mut back = Config::default();
+            back.apply_text(&text, "default").unwrap_or_else(|e| panic!("{}: default {text:?} refused: {e}", d.name));
+            assert_eq!((d.get)(&back), (d.get)(&defaults), "{} through {text:?}", d.name);
+            assert!(d.passive.map_or(true, |r| r.starts_with("Tern ")), "{}", d.name);
+        }
+    }
+
+    #[test]
+    fn settings_mirror_the_config_they_were_loaded_from() {
+        let mut c = Config::default();
+        c.apply_text("prefetch-batch-max-size 128\nmaxmemory-policy allkeys-lfu\nlfu-log-factor 3\nrequirepass x\nclient-output-buffer-limit normal 1mb 2mb 3\n", "t")
+            .unwrap();
+        let s = Settings::default();
+        s.load_from(&c);
+        assert_eq!(s.prefetch_batch_max_size(), tern_store::MAX_PREFETCH_GROUP);
+        assert_eq!(s.lfu().map(|l| l.log_factor), Some(3));
+        assert!(s.requirepass_set());
+        assert_eq!(s.client_output_buffer_limit().normal, OutputLimit { hard: 1 << 20, soft: 2 << 20, soft_seconds: 3 });
+        let e = Config::default().apply_text("prefetch-batch-max-size 129\n", "t").unwrap_err();
+        assert!(e.contains("argument must be between 0 and 128 inclusive"), "{e}");
+    }
 }
