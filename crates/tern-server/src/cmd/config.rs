@@ -120,11 +120,9 @@ fn config_set(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     // First problem wins, as in Redis: unknown name, immutable, duplicate.
     for &(name, _) in &pairs {
         let Some(d) = std::str::from_utf8(name).ok().and_then(find_directive) else {
-            ctx.reply.error(errors::with_arg("ERR Unknown option or number of arguments for CONFIG SET - '", name, "'"));
+            ctx.reply.error(errors::config_set_unknown(name));
             return;
         };
-        // A directive's name: UTF-8, as the client spelled it.
-        let shown = String::from_utf8_lossy(name);
         let why = if d.when == When::Startup {
             Some("can't set immutable config")
         } else if d.is_protected(&ctx.srv.config.read()) {
@@ -135,7 +133,7 @@ fn config_set(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             None
         };
         if let Some(why) = why {
-            ctx.reply.error(&format!("ERR CONFIG SET failed (possibly related to argument '{shown}') - {why}"));
+            ctx.reply.error(errors::config_set_failed(name, why));
             return;
         }
         chosen.push(d);
@@ -148,7 +146,7 @@ fn config_set(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         let value = String::from_utf8_lossy(value);
         if let Err(why) = next.set_runtime(d, &value) {
             drop(cfg);
-            ctx.reply.error(&format!("ERR CONFIG SET failed (possibly related to argument '{}') - {why}", String::from_utf8_lossy(name)));
+            ctx.reply.error(errors::config_set_failed(name, &why));
             return;
         }
     }
@@ -157,11 +155,8 @@ fn config_set(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         if fit.maxclients < next.maxclients {
             drop(cfg);
             let shown = pairs.iter().find(|(n, _)| n.eq_ignore_ascii_case(b"maxclients")).map_or(&b"maxclients"[..], |(n, _)| n);
-            ctx.reply.error(errors::with_arg(
-                "ERR CONFIG SET failed (possibly related to argument '",
-                shown,
-                &format!("') - The operating system is not able to handle the specified number of clients, try with {}", fit.maxclients),
-            ));
+            let why = format!("The operating system is not able to handle the specified number of clients, try with {}", fit.maxclients);
+            ctx.reply.error(errors::config_set_failed(shown, &why));
             return;
         }
     }
