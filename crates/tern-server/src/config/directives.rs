@@ -213,14 +213,14 @@ directives! {
         lazyfree_lazy_user_del: bool = false => "lazyfree-lazy-user-del", Bool, runtime;
         /// FLUSHDB/FLUSHALL without SYNC/ASYNC free in the background.
         lazyfree_lazy_user_flush: bool = false => "lazyfree-lazy-user-flush", Bool, runtime;
-        /// Only its LFU-or-not family is acted on (OBJECT FREQ/IDLETIME).
-        maxmemory_policy: MaxmemoryPolicy = MaxmemoryPolicy::NoEviction => "maxmemory-policy", Enum::new(), runtime, MEMORY;
         lfu_log_factor: u32 = 10 => "lfu-log-factor", Int::new(0, i32::MAX as i64), runtime, MEMORY;
         lfu_decay_time: u32 = 1 => "lfu-decay-time", Int::new(0, i32::MAX as i64), runtime, MEMORY;
     }
     derived {
         /// A password is set: connections start unauthenticated.
         requirepass_set: bool = |c: &Config| c.requirepass.is_some();
+        /// `maxmemory-policy` is an LFU one: read on every key access.
+        lfu_policy: bool = |c: &Config| c.maxmemory_policy.is_lfu();
     }
     process {
         loglevel: LogLevel = LogLevel::Notice => "loglevel", Enum::new(), runtime;
@@ -249,6 +249,9 @@ directives! {
         logfile: String = String::new() => "logfile", Str, startup;
         daemonize: bool = false => "daemonize", Off(Bool, "Tern does not daemonize; run it under a supervisor"), startup;
         maxmemory: u64 = 0 => "maxmemory", Mem::new(0, MEM_MAX), runtime, MEMORY;
+        /// Only its LFU-or-not family is acted on (OBJECT FREQ/IDLETIME),
+        /// through the live `lfu_policy`.
+        maxmemory_policy: MaxmemoryPolicy = MaxmemoryPolicy::NoEviction => "maxmemory-policy", Enum::new(), runtime, MEMORY;
         maxmemory_samples: i64 = 5 => "maxmemory-samples", Int::new(1, 64), runtime, MEMORY;
         maxmemory_eviction_tenacity: i64 = 10 => "maxmemory-eviction-tenacity", Int::new(0, 100), runtime, MEMORY;
         maxmemory_clients: u64 = 0 => "maxmemory-clients", Mem::new(0, MEM_MAX), runtime, MEMORY;
@@ -382,6 +385,6 @@ impl Settings {
     /// access).
     #[inline]
     pub fn lfu(&self) -> Option<tern_store::Lfu> {
-        self.maxmemory_policy().is_lfu().then(|| tern_store::Lfu { log_factor: self.lfu_log_factor(), decay_minutes: self.lfu_decay_time() })
+        self.lfu_policy().then(|| tern_store::Lfu { log_factor: self.lfu_log_factor(), decay_minutes: self.lfu_decay_time() })
     }
 }
