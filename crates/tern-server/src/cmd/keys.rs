@@ -183,7 +183,6 @@ fn access(ctx: &Ctx<'_, '_>, always: bool) -> Access {
 }
 
 
-
 /// Parses a database index as `getIntFromObjectOrReply` does.
 fn parse_db_index(b: &[u8]) -> Option<i64> {
     parse_i64(b).filter(|v| i32::try_from(*v).is_ok())
