@@ -313,7 +313,7 @@ impl Worker {
             return;
         }
         let _ = stream.set_nodelay(true);
-        let ka = srv.settings.tcp_keepalive_secs();
+        let ka = srv.settings.tcp_keepalive().as_secs();
         if ka > 0 {
             let sock = socket2::SockRef::from(&stream);
             // As Redis's anetKeepAlive: first probe after `ka` idle seconds,
@@ -688,7 +688,7 @@ impl Worker {
     /// Periodic work: idle timeouts, soft output limits, kills.
     fn tick(&mut self) {
         self.check_kills();
-        let timeout = self.srv.settings.timeout_secs();
+        let timeout = u64::try_from(self.srv.settings.timeout().as_millis()).unwrap_or(u64::MAX);
         if timeout > 0 {
             let now = now_ms();
             // Redis spares subscribers (they only listen) but not clients
@@ -698,7 +698,7 @@ impl Worker {
                 .iter()
                 .filter(|(_, c)| {
                     !c.client.shared.has_flag(client_flags::PUBSUB)
-                        && now.saturating_sub(c.client.shared.last_interaction_ms.load(Ordering::Relaxed)) > timeout * 1000
+                        && now.saturating_sub(c.client.shared.last_interaction_ms.load(Ordering::Relaxed)) > timeout
                 })
                 .map(|(k, _)| k)
                 .collect();

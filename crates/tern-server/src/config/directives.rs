@@ -20,6 +20,8 @@
 //! [`DIRECTIVES`] that file parsing, the command line, CONFIG GET/SET and
 //! CONFIG REWRITE walk, and [`Settings`].
 
+use std::time::Duration;
+
 use super::kinds::*;
 use super::reason::*;
 use super::{Applied, Directive, When};
@@ -186,9 +188,10 @@ directives! {
     live {
         /// Connection limit (`ERR max number of clients reached`).
         maxclients: usize = 10000 => "maxclients", Int::new(1, u32::MAX as i64), runtime;
-        /// Idle clients are closed after this many seconds (0: never).
-        timeout_secs: u64 = 0 => "timeout", Int::new(0, i32::MAX as i64), runtime;
-        tcp_keepalive_secs: u64 = 300 => "tcp-keepalive", Int::new(0, i32::MAX as i64), runtime;
+        /// Idle clients are closed after this long (0: never).
+        timeout: Duration = Duration::ZERO => "timeout", Secs::new(0, i32::MAX as i64), runtime;
+        /// TCP keepalive's first probe after this long idle (0: off).
+        tcp_keepalive: Duration = Duration::from_secs(300) => "tcp-keepalive", Secs::new(0, i32::MAX as i64), runtime;
         client_output_buffer_limit: OutputLimits = OutputLimits::DEFAULT => "client-output-buffer-limit", ClientOutputBufferLimit, runtime;
         client_query_buffer_limit: u64 = 1 << 30 => "client-query-buffer-limit", Mem::new(1 << 20, MEM_MAX), runtime;
         proto_max_bulk_len: u64 = 512 << 20 => "proto-max-bulk-len", Mem::new(1 << 20, MEM_MAX), runtime;
@@ -291,16 +294,16 @@ directives! {
         replica_lazy_flush: bool = false => "replica-lazy-flush" | "slave-lazy-flush", Bool, runtime, REPLICATION;
         replica_ignore_maxmemory: bool = true => "replica-ignore-maxmemory" | "slave-ignore-maxmemory", Bool, runtime, REPLICATION;
         repl_diskless_sync: bool = true => "repl-diskless-sync", Bool, runtime, REPLICATION;
-        repl_diskless_sync_delay: i64 = 5 => "repl-diskless-sync-delay", Int::new(0, i32::MAX as i64), runtime, REPLICATION;
+        repl_diskless_sync_delay: Duration = Duration::from_secs(5) => "repl-diskless-sync-delay", Secs::new(0, i32::MAX as i64), runtime, REPLICATION;
         repl_diskless_sync_max_replicas: i64 = 0 => "repl-diskless-sync-max-replicas", Int::new(0, i32::MAX as i64), runtime, REPLICATION;
         repl_diskless_load: &'static str = "disabled" => "repl-diskless-load", Choice(&["disabled", "on-empty-db", "swapdb"]), runtime, REPLICATION;
         repl_disable_tcp_nodelay: bool = false => "repl-disable-tcp-nodelay", Bool, runtime, REPLICATION;
         repl_backlog_size: u64 = 1 << 20 => "repl-backlog-size", Mem::new(0, MEM_MAX), runtime, REPLICATION;
-        repl_backlog_ttl: i64 = 3600 => "repl-backlog-ttl", Int::new(0, i32::MAX as i64), runtime, REPLICATION;
-        repl_timeout: i64 = 60 => "repl-timeout", Int::new(1, i32::MAX as i64), runtime, REPLICATION;
-        repl_ping_replica_period: i64 = 10 => "repl-ping-replica-period" | "repl-ping-slave-period", Int::new(1, i32::MAX as i64), runtime, REPLICATION;
+        repl_backlog_ttl: Duration = Duration::from_secs(3600) => "repl-backlog-ttl", Secs::new(0, i32::MAX as i64), runtime, REPLICATION;
+        repl_timeout: Duration = Duration::from_secs(60) => "repl-timeout", Secs::new(1, i32::MAX as i64), runtime, REPLICATION;
+        repl_ping_replica_period: Duration = Duration::from_secs(10) => "repl-ping-replica-period" | "repl-ping-slave-period", Secs::new(1, i32::MAX as i64), runtime, REPLICATION;
         min_replicas_to_write: i64 = 0 => "min-replicas-to-write" | "min-slaves-to-write", Int::new(0, i32::MAX as i64), runtime, REPLICATION;
-        min_replicas_max_lag: i64 = 10 => "min-replicas-max-lag" | "min-slaves-max-lag", Int::new(0, i32::MAX as i64), runtime, REPLICATION;
+        min_replicas_max_lag: Duration = Duration::from_secs(10) => "min-replicas-max-lag" | "min-slaves-max-lag", Secs::new(0, i32::MAX as i64), runtime, REPLICATION;
         replica_announce_ip: String = String::new() => "replica-announce-ip" | "slave-announce-ip", Str, runtime, REPLICATION;
         replica_announce_port: i64 = 0 => "replica-announce-port" | "slave-announce-port", Int::new(0, 65535), runtime, REPLICATION;
         replica_announced: bool = true => "replica-announced", Bool, runtime, REPLICATION;
@@ -308,7 +311,7 @@ directives! {
 
         cluster_enabled: bool = false => "cluster-enabled", Off(Bool, "Tern does not support cluster mode"), startup, CLUSTER;
         cluster_config_file: String = "nodes.conf".into() => "cluster-config-file", Str, startup, CLUSTER;
-        cluster_node_timeout: i64 = 15000 => "cluster-node-timeout", Int::new(0, i64::MAX), runtime, CLUSTER;
+        cluster_node_timeout: Duration = Duration::from_millis(15000) => "cluster-node-timeout", Millis::new(0, i64::MAX), runtime, CLUSTER;
 
         list_max_listpack_size: i64 = -2 => "list-max-listpack-size" | "list-max-ziplist-size", Int::new(i32::MIN as i64, i32::MAX as i64), runtime, TYPES;
         list_compress_depth: i64 = 0 => "list-compress-depth", Int::new(0, i32::MAX as i64), runtime, TYPES;
@@ -358,7 +361,7 @@ directives! {
         bind_source_addr: String = String::new() => "bind-source-addr", Str, runtime, OTHER;
         dynamic_hz: bool = true => "dynamic-hz", Bool, runtime, OTHER;
         io_threads_do_reads: bool = false => "io-threads-do-reads", Bool, startup, OTHER;
-        busy_reply_threshold: i64 = 5000 => "busy-reply-threshold" | "lua-time-limit", Int::new(0, i64::MAX), runtime, OTHER;
+        busy_reply_threshold: Duration = Duration::from_millis(5000) => "busy-reply-threshold" | "lua-time-limit", Millis::new(0, i64::MAX), runtime, OTHER;
         oom_score_adj: &'static str = "no" => "oom-score-adj", Choice(&["no", "yes", "relative", "absolute"]), runtime, OTHER;
         oom_score_adj_values: Vec<String> = words(&["0", "200", "800"]) => "oom-score-adj-values", Words, runtime, OTHER;
         disable_thp: bool = true => "disable-thp", Bool, runtime, OTHER;
@@ -370,7 +373,7 @@ directives! {
         crash_log_enabled: bool = true => "crash-log-enabled", Bool, runtime, OTHER;
         crash_memcheck_enabled: bool = true => "crash-memcheck-enabled", Bool, runtime, OTHER;
         sanitize_dump_payload: &'static str = "no" => "sanitize-dump-payload", Choice(&["no", "yes", "clients"]), runtime, OTHER;
-        shutdown_timeout: i64 = 10 => "shutdown-timeout", Int::new(0, i32::MAX as i64), runtime, OTHER;
+        shutdown_timeout: Duration = Duration::from_secs(10) => "shutdown-timeout", Secs::new(0, i32::MAX as i64), runtime, OTHER;
         shutdown_on_sigint: Vec<String> = words(&["default"]) => "shutdown-on-sigint", Words, runtime, OTHER;
         shutdown_on_sigterm: Vec<String> = words(&["default"]) => "shutdown-on-sigterm", Words, runtime, OTHER;
     }

@@ -4,6 +4,7 @@
 //! range, an enum's names) so that the declaration table states it inline.
 
 use std::marker::PhantomData;
+use std::time::Duration;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// How one directive's value is read, shown and written back.
@@ -95,6 +96,35 @@ impl<T: TryFrom<i64> + std::fmt::Display> Kind for Int<T> {
     }
     fn show(&self, v: &T) -> String {
         v.to_string()
+    }
+}
+
+/// A duration written as a whole number of seconds ([`Secs`]) or
+/// milliseconds ([`Millis`]), in `min..=max` of that unit, with
+/// [`Int`]'s parsing and messages.
+pub struct Time<const UNIT_MS: u64> {
+    int: Int<u64>,
+}
+
+/// Seconds, as `timeout` and `tcp-keepalive` count them.
+pub type Secs = Time<1000>;
+/// Milliseconds, as `busy-reply-threshold` counts them.
+pub type Millis = Time<1>;
+
+impl<const UNIT_MS: u64> Time<UNIT_MS> {
+    pub const fn new(min: i64, max: i64) -> Self {
+        Time { int: Int::new(min, max) }
+    }
+}
+
+impl<const UNIT_MS: u64> Kind for Time<UNIT_MS> {
+    type Value = Duration;
+    fn parse(&self, args: &[&str], _: &Duration) -> Result<Duration, String> {
+        let n = self.int.parse(args, &0)?;
+        Ok(Duration::from_millis(n.saturating_mul(UNIT_MS)))
+    }
+    fn show(&self, v: &Duration) -> String {
+        (v.as_millis() / u128::from(UNIT_MS)).to_string()
     }
 }
 
@@ -567,6 +597,18 @@ impl Live for bool {
     #[inline]
     fn load(cell: &Self::Cell) -> bool {
         cell.load(Ordering::Relaxed)
+    }
+}
+
+impl Live for Duration {
+    /// Nanoseconds: 584 years, past any range a directive allows.
+    type Cell = AtomicU64;
+    fn store(cell: &AtomicU64, v: &Duration) {
+        cell.store(u64::try_from(v.as_nanos()).unwrap_or(u64::MAX), Ordering::Relaxed);
+    }
+    #[inline]
+    fn load(cell: &AtomicU64) -> Duration {
+        Duration::from_nanos(cell.load(Ordering::Relaxed))
     }
 }
 
