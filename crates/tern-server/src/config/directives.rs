@@ -11,6 +11,8 @@
 //!
 //! - `live`: mirrored into [`Settings`], atomics the request path reads
 //!   through typed accessors (`srv.settings.prefetch_batch_max_size()`);
+//!   `derived` adds live values computed from the config (a password is
+//!   set; the policy is an LFU one);
 //! - `process`: applied to the process (jemalloc, the logger) at start-up
 //!   and after every CONFIG SET;
 //! - `config`: read from the [`Config`] itself where needed (listeners at

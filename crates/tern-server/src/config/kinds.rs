@@ -306,6 +306,12 @@ impl<E> Enum<E> {
     }
 }
 
+impl<E> Default for Enum<E> {
+    fn default() -> Self {
+        Enum::new()
+    }
+}
+
 impl<E: Named> Kind for Enum<E> {
     type Value = E;
     fn parse(&self, args: &[&str], _: &E) -> Result<E, String> {
