@@ -97,7 +97,7 @@ fn round_trip(c: &Config, source: Option<&str>) {
     }
     // What start-up and the hot path read from it must not panic either.
     let _ = c.passive_in_use();
-    tern_server::server::HotLimits::default().load_from(c);
+    tern_server::config::Settings::default().load_from(c);
 }
 
 /// The error of a refused file names the offending line's directive.

@@ -52,6 +52,17 @@ pub fn with_arg(prefix: &str, arg: &[u8], suffix: &str) -> Vec<u8> {
     m
 }
 
+/// CONFIG SET naming no directive Tern knows.
+pub fn config_set_unknown(name: &[u8]) -> Vec<u8> {
+    with_arg("ERR Unknown option or number of arguments for CONFIG SET - '", name, "'")
+}
+
+/// CONFIG SET refusing the pair of directive `name` (as the client spelled
+/// it) for the reason `why` (the value's, or "can't set immutable config").
+pub fn config_set_failed(name: &[u8], why: &str) -> Vec<u8> {
+    with_arg("ERR CONFIG SET failed (possibly related to argument '", name, &format!("') - {why}"))
+}
+
 /// `%.128s`: at most 128 bytes of [`c_str`].
 fn c_str_128(b: &[u8]) -> &[u8] {
     let b = c_str(b);

@@ -69,7 +69,7 @@ impl InProc {
         let shared = Arc::new(ClientShared::new(id, "127.0.0.1:1".into(), "127.0.0.1:0".into(), -1, 0, now_ms()));
         srv.connected.fetch_add(1, Ordering::SeqCst);
         srv.clients.lock().insert(id, shared.clone());
-        let authenticated = !srv.limits.requirepass_set.load(Ordering::Relaxed);
+        let authenticated = !srv.settings.requirepass_set();
         Session { srv: srv.clone(), client: Client::new(shared, authenticated), frame: Frame::new(), buf: Vec::new(), out: OutBuf::new(), closed: false }
     }
 
@@ -89,8 +89,8 @@ impl InProc {
         let stats = &srv.workers[0];
         self.scratch.clock = cmd::Clock::now();
         let mut locks = LockSet::new(&srv.ks);
-        let mut limits = Limits { max_bulk_len: srv.limits.proto_max_bulk_len.load(Ordering::Relaxed), ..Limits::default() };
-        let batch = srv.limits.prefetch_batch();
+        let mut limits = Limits { max_bulk_len: srv.settings.proto_max_bulk_len(), ..Limits::default() };
+        let batch = srv.settings.prefetch_batch_max_size();
         let mut pos = 0;
         while pos < s.buf.len() && !s.closed {
             let step = net::run_request(

@@ -54,7 +54,7 @@ fn bind_listener(addr: SocketAddr, backlog: i32) -> std::io::Result<std::net::Tc
 /// period removing keys whose TTL has passed, shard by shard.
 fn cron(srv: Arc<Server>) {
     while !srv.is_shutting_down() {
-        let hz = srv.limits.hz.load(Ordering::Relaxed).clamp(1, 500);
+        let hz = u64::from(srv.settings.hz()).clamp(1, 500);
         let period = Duration::from_millis(1000 / hz);
         let budget = period / 4;
         let start = Instant::now();

@@ -19,9 +19,8 @@ use std::time::Duration;
 use tern_memcache::parse::item_total_size;
 use tern_memcache::parse::Keys;
 use tern_memcache::{base64, errors as e, Meta, MetaCmd, Request, StoreCmd, REALTIME_MAXDELTA};
-use tern_store::{mc_state, Entry, EntryExt, Loc, McRef, McStr, NewValue, Shard, StrRef, StrValue, Value};
+use tern_store::{mc_state, Entry, EntryExt, Loc, McRef, McStr, NewValue, Shard, StrRef, StrValue, Value, MAX_PREFETCH_GROUP};
 
-use crate::prefetch::MAX_BATCH;
 
 use crate::outbuf::OutBuf;
 use crate::server::{now_ms, Server};
@@ -331,7 +330,7 @@ impl Exec<'_> {
     /// `reply-copy-avoid-min-size`: items at least this long are stored
     /// shared with the replies that send them (0: never).
     fn share_min(&self) -> usize {
-        self.srv.limits.reply_copy_avoid_min()
+        self.srv.settings.reply_copy_avoid_min_size()
     }
 
     /// A request from a connection that has not authenticated, while
@@ -517,15 +516,15 @@ impl Exec<'_> {
     /// locks that are free, released at once), then read in order. One key,
     /// or prefetching off, is a plain lookup per key.
     fn get_many(&mut self, keys: Keys<'_>, want_cas: bool, touch: Option<i32>) {
-        let batch = self.srv.limits.prefetch_batch();
+        let batch = self.srv.settings.prefetch_batch_max_size();
         let mut it = keys.iter();
-        let mut group = [(&[][..], Loc { hash: 0, gid: 0 }); MAX_BATCH];
+        let mut group = [(&[][..], Loc { hash: 0, gid: 0 }); MAX_PREFETCH_GROUP];
         loop {
             let mut n = 0;
             for k in it.by_ref() {
                 group[n] = (k, self.srv.ks.locate(0, k));
                 n += 1;
-                if n >= batch.clamp(1, MAX_BATCH) {
+                if n >= batch.clamp(1, MAX_PREFETCH_GROUP) {
                     break;
                 }
             }
@@ -539,7 +538,7 @@ impl Exec<'_> {
                 }
                 // Every item found first, then all asked for back to back,
                 // so that their page walks overlap.
-                let mut ps = [std::ptr::null(); MAX_BATCH];
+                let mut ps = [std::ptr::null(); MAX_PREFETCH_GROUP];
                 for (p, &(_, l)) in ps.iter_mut().zip(&group[..n]) {
                     if let Some(sh) = ks.try_lock(l.gid) {
                         *p = sh.item_hint(l.hash);
@@ -577,7 +576,7 @@ impl Exec<'_> {
         };
         bump(&self.sh.get_hits);
         self.stats.keyspace_hits.add(1);
-        e.touch(now, self.srv.limits.lfu());
+        e.touch(now, self.srv.settings.lfu());
         let old_heap = e.value_heap();
         let st = hdr(e).state;
         if st & mc_state::FETCHED == 0 {
@@ -586,7 +585,7 @@ impl Exec<'_> {
         }
         let new_heap = e.value_heap();
         let Some(m) = mc(e) else { return };
-        let share_min = self.srv.limits.reply_copy_avoid_min();
+        let share_min = self.srv.settings.reply_copy_avoid_min_size();
         let out = &mut *self.out;
         out.extend_from_slice(b"VALUE ");
         out.extend_from_slice(key);
@@ -650,7 +649,7 @@ impl Exec<'_> {
             (StoreCmd::Add, Some(_))
             | (StoreCmd::Replace | StoreCmd::Append | StoreCmd::Prepend, None) => {
                 if let (StoreCmd::Add, Some(e)) = (cmd, shard.get_mut(key, loc.hash, now)) {
-                    e.touch(now, self.srv.limits.lfu());
+                    e.touch(now, self.srv.settings.lfu());
                 }
                 "NOT_STORED"
             }
@@ -761,7 +760,7 @@ impl Exec<'_> {
                 stat(
                     out,
                     "max_connections",
-                    &srv.limits.maxclients.load(Ordering::Relaxed),
+                    &srv.settings.maxclients(),
                 );
                 stat(
                     out,
@@ -786,7 +785,7 @@ impl Exec<'_> {
                 stat(out, "cas_badval", &ld(&sh.cas_badval));
                 stat(out, "touch_hits", &ld(&sh.touch_hits));
                 stat(out, "touch_misses", &ld(&sh.touch_misses));
-                if srv.limits.requirepass_set.load(Ordering::Relaxed) {
+                if srv.settings.requirepass_set() {
                     stat(out, "auth_cmds", &ld(&sh.auth_cmds));
                     stat(out, "auth_errors", &ld(&sh.auth_errors));
                 }
@@ -1054,12 +1053,12 @@ impl Exec<'_> {
         };
         if f.value {
             if let Some(it) = mc(e) {
-                push_data(out, it, self.srv.limits.reply_copy_avoid_min(), self.stats);
+                push_data(out, it, self.srv.settings.reply_copy_avoid_min_size(), self.stats);
             }
             out.extend_from_slice(b"\r\n");
         }
         if !f.no_bump {
-            e.touch(now, self.srv.limits.lfu());
+            e.touch(now, self.srv.settings.lfu());
         }
         if old_heap != new_heap {
             shard.value_resized(old_heap, new_heap);

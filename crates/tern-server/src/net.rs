@@ -299,13 +299,13 @@ impl Worker {
         };
         // Protected mode, as Redis: with no password for the default user,
         // only loopback clients are served, on every port.
-        if srv.limits.protected_mode.load(Ordering::Relaxed) && !srv.limits.requirepass_set.load(Ordering::Relaxed) && !is_loopback(&addr) {
+        if srv.settings.protected_mode() && !srv.settings.requirepass_set() && !is_loopback(&addr) {
             self.stats.rejected_connections.add(1);
             log_verbose!("Refused {} (protected mode)", addr);
             refuse(&mut stream, format!("SERVER_ERROR {}\r\n", errors::DENIED).as_bytes(), errors::DENIED);
             return;
         }
-        let max = srv.limits.maxclients.load(Ordering::Relaxed);
+        let max = srv.settings.maxclients();
         if srv.connected.fetch_add(1, Ordering::SeqCst) >= max {
             srv.connected.fetch_sub(1, Ordering::SeqCst);
             self.stats.rejected_connections.add(1);
@@ -313,7 +313,7 @@ impl Worker {
             return;
         }
         let _ = stream.set_nodelay(true);
-        let ka = srv.limits.tcp_keepalive_secs.load(Ordering::Relaxed);
+        let ka = srv.settings.tcp_keepalive().as_secs();
         if ka > 0 {
             let sock = socket2::SockRef::from(&stream);
             // As Redis's anetKeepAlive: first probe after `ka` idle seconds,
@@ -327,7 +327,7 @@ impl Worker {
         let id = srv.next_client_id.fetch_add(1, Ordering::Relaxed);
         use std::os::fd::AsRawFd;
         let shared = Arc::new(ClientShared::new(id, addr.to_string(), local(&stream), stream.as_raw_fd(), self.id, now_ms()));
-        let authenticated = !srv.limits.requirepass_set.load(Ordering::Relaxed);
+        let authenticated = !srv.settings.requirepass_set();
         let client = Client::new(shared.clone(), authenticated);
         let entry = self.conns.vacant_entry();
         let token = Token(CONN_BASE + entry.key());
@@ -440,7 +440,7 @@ impl Worker {
         if conn.paused || conn.closing {
             return false;
         }
-        let mut limit = self.srv.limits.query_buffer_limit.load(Ordering::Relaxed) as usize;
+        let mut limit = self.srv.settings.client_query_buffer_limit() as usize;
         if !conn.client.authenticated {
             limit = limit.min(UNAUTH_QUERY_LIMIT);
         }
@@ -470,11 +470,11 @@ impl Worker {
         self.scratch.clock = cmd::Clock::now();
         let mut locks = LockSet::new(&srv.ks);
         let mut limits = Limits {
-            max_bulk_len: srv.limits.proto_max_bulk_len.load(Ordering::Relaxed),
+            max_bulk_len: srv.settings.proto_max_bulk_len(),
             ..Limits::default()
         };
-        let hard = srv.limits.output_hard.load(Ordering::Relaxed) as usize;
-        let batch = srv.limits.prefetch_batch();
+        let hard = srv.settings.client_output_buffer_limit().normal.hard as usize;
+        let batch = srv.settings.prefetch_batch_max_size();
         let mut ran = false;
         while conn.rpos < conn.rlen && !conn.closing {
             if conn.pending_out() > OUT_WRITE_EARLY && conn.write_out(&self.stats).is_err() {
@@ -548,8 +548,8 @@ impl Worker {
         let Some(conn) = self.conns.get_mut(key) else { return };
         let Some(mut parser) = conn.mc.take() else { return };
         let lim = tern_memcache::Limits { max_item_size: self.mc.max_item_size() };
-        let hard = srv.limits.output_hard.load(Ordering::Relaxed) as usize;
-        let batch = srv.limits.prefetch_batch();
+        let hard = srv.settings.client_output_buffer_limit().normal.hard as usize;
+        let batch = srv.settings.prefetch_batch_max_size();
         // Requests already looked at by the prefetch look-ahead.
         let mut ahead = 0;
         let mut ran = false;
@@ -611,8 +611,8 @@ impl Worker {
     }
 
     fn check_output_limits(&mut self, key: usize) {
-        let l = &self.srv.limits;
-        let (hard, soft, soft_secs) = (l.output_hard.load(Ordering::Relaxed), l.output_soft.load(Ordering::Relaxed), l.output_soft_secs.load(Ordering::Relaxed));
+        let l = self.srv.settings.client_output_buffer_limit().normal;
+        let (hard, soft, soft_secs) = (l.hard, l.soft, l.soft_seconds);
         let Some(conn) = self.conns.get_mut(key) else { return };
         let pending = conn.pending_out() as u64;
         conn.client.shared.omem.store(pending as usize, Ordering::Relaxed);
@@ -688,7 +688,7 @@ impl Worker {
     /// Periodic work: idle timeouts, soft output limits, kills.
     fn tick(&mut self) {
         self.check_kills();
-        let timeout = self.srv.limits.timeout_secs.load(Ordering::Relaxed);
+        let timeout = u64::try_from(self.srv.settings.timeout().as_millis()).unwrap_or(u64::MAX);
         if timeout > 0 {
             let now = now_ms();
             // Redis spares subscribers (they only listen) but not clients
@@ -698,7 +698,7 @@ impl Worker {
                 .iter()
                 .filter(|(_, c)| {
                     !c.client.shared.has_flag(client_flags::PUBSUB)
-                        && now.saturating_sub(c.client.shared.last_interaction_ms.load(Ordering::Relaxed)) > timeout * 1000
+                        && now.saturating_sub(c.client.shared.last_interaction_ms.load(Ordering::Relaxed)) > timeout
                 })
                 .map(|(k, _)| k)
                 .collect();

@@ -57,9 +57,6 @@ use tern_store::{Loc, LockSet, Shard};
 use crate::client::Client;
 use crate::server::Server;
 
-/// The largest `prefetch-batch-max-size`.
-pub const MAX_BATCH: usize = 128;
-
 /// What a command reads of each key, so how far its keys are prefetched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reach {

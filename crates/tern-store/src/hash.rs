@@ -442,7 +442,7 @@ impl Hash {
         out.resize(fields.len(), None);
         match &self.repr {
             Repr::Table(b) if group > 1 && fields.len() > 1 => {
-                const MAX: usize = 128;
+                const MAX: usize = crate::MAX_PREFETCH_GROUP;
                 let mut hashes = [0u64; MAX];
                 let g = group.min(MAX);
                 for (fs, os) in fields.chunks(g).zip(out.chunks_mut(g)) {
@@ -457,7 +457,7 @@ impl Hash {
                         *p = b.table.item_hint(*h);
                     }
                     for (p, f) in ps.iter().zip(fs) {
-                        tern_table::Table::<(), DefaultHashBuilder>::prefetch_item_at(*p, f.as_ref().len(), 128);
+                        tern_table::Table::<(), DefaultHashBuilder>::prefetch_item_at(*p, f.as_ref().len(), crate::ITEM_PREFETCH_SPAN);
                     }
                     for ((o, h), f) in os.iter_mut().zip(&hashes).zip(fs) {
                         *o = b.table.get(f.as_ref(), *h).map(|e| e.extra());

@@ -33,6 +33,7 @@ pub use keyspace::{Keyspace, Loc, LockSet, Padded};
 pub use lazyfree::{LazyFree, LAZYFREE_THRESHOLD};
 pub use entry::{Entry, EntryExt, Lfu, McRef, Meta, NewValue, StrRef, ValueRef, LFU_INIT_VAL};
 pub use shard::{Access, Detached, Shard, WatchFlag};
+pub use shard::{ITEM_PREFETCH_SPAN, MAX_PREFETCH_GROUP};
 pub use table::Table;
 /// The longest key the keyspace stores (1 GiB - 1).
 pub use tern_table::MAX_KEY_LEN;

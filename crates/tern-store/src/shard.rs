@@ -77,6 +77,16 @@ impl Keyed for Watch {
     }
 }
 
+/// The most keys one prefetch group keeps in flight together: the upper
+/// bound of `prefetch-batch-max-size` (Redis 8's range for it) and the
+/// length of the on-stack arrays a group's stages fill.
+pub const MAX_PREFETCH_GROUP: usize = 128;
+
+/// Bytes of an item stage 2 asks for when the value is wanted too: two
+/// cache lines, the second being where a value of more than a few dozen
+/// bytes kept in the item continues.
+pub const ITEM_PREFETCH_SPAN: usize = 128;
+
 #[derive(Debug, Default)]
 pub struct Shard {
     table: Table,
@@ -211,7 +221,7 @@ impl Shard {
     /// dereferences `p`.
     #[inline]
     pub fn prefetch_item_at(p: *const u8, key_len: usize, value: bool) {
-        Table::prefetch_item_at(p, key_len, if value { 128 } else { 0 })
+        Table::prefetch_item_at(p, key_len, if value { ITEM_PREFETCH_SPAN } else { 0 })
     }
 
     /// Batch stage 3, for readers of string values: reads the item of
@@ -226,8 +236,9 @@ impl Shard {
             None => {
                 let start = (e as *const Entry).cast::<u8>();
                 let size = std::mem::size_of_val(e);
-                // Two lines came with stage 2; ask for up to two more.
-                let mut off = 128;
+                // Stage 2 brought the first ITEM_PREFETCH_SPAN bytes; ask
+                // for up to two more lines.
+                let mut off = ITEM_PREFETCH_SPAN;
                 while off < size && off < 256 {
                     tern_table::prefetch(start.wrapping_add(off));
                     off += 64;

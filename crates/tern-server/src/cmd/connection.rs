@@ -242,7 +242,7 @@ fn reset(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
     c.shared.db.store(0, Ordering::Relaxed);
     c.resp3 = false;
     c.shared.resp.store(2, Ordering::Relaxed);
-    c.authenticated = !ctx.srv.limits.requirepass_set.load(Ordering::Relaxed);
+    c.authenticated = !ctx.srv.settings.requirepass_set();
     c.shared.name.lock().clear();
     // SKIP was turned into "drop this reply" before RESET ran, and Redis
     // does not clear that state either: only OFF and a pending SKIP go.

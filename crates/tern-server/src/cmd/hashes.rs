@@ -13,7 +13,6 @@
 //! Multi-field commands (HMGET, HDEL, HSET, HGETDEL, HGETEX, HSETEX, the
 //! HEXPIRE and HTTL families) look their fields up in one pass.
 
-use std::sync::atomic::Ordering;
 
 use rand::seq::SliceRandom;
 use rand::Rng;
@@ -157,11 +156,8 @@ pub fn expired_fields(ctx: &mut Ctx<'_, '_>) -> u64 {
 }
 
 fn limits(ctx: &Ctx<'_, '_>) -> HashLimits {
-    let l = &ctx.srv.limits;
-    HashLimits {
-        max_entries: l.hash_max_listpack_entries.load(Ordering::Relaxed),
-        max_value: l.hash_max_listpack_value.load(Ordering::Relaxed),
-    }
+    let s = &ctx.srv.settings;
+    HashLimits { max_entries: s.hash_max_listpack_entries(), max_value: s.hash_max_listpack_value() }
 }
 
 /// The hash stored at `key`, for changing it; None if absent, Err for
@@ -327,7 +323,7 @@ fn hget(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 
 fn hmget(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let n = args.len() - 2;
-    let group = ctx.srv.limits.prefetch_batch();
+    let group = ctx.srv.settings.prefetch_batch_max_size();
     let h = read_hash!(ctx, args.get(1), |r: &mut super::Reply<'_>| {
         r.array(n);
         for _ in 0..n {
@@ -502,7 +498,7 @@ fn hrandfield(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     // A client past its hard output limit is closed once the command
     // returns and never sees the rest of the reply; a negative count (up
     // to 2^63 - 1 repeats) is not spent on it, where Redis would spin.
-    let hard = ctx.srv.limits.output_hard.load(Ordering::Relaxed) as usize;
+    let hard = ctx.srv.settings.client_output_buffer_limit().normal.hard as usize;
     let cut = move |reply: &super::Reply<'_>, i: u64| hard > 0 && i & 0xff == 0 && reply.out.pending() >= hard;
     let h = read_hash!(ctx, args.get(1), |r: &mut super::Reply<'_>| r.array(0));
     let resp3 = ctx.reply.enc.resp3;

@@ -17,7 +17,6 @@ use tern_store::{Access, Entry, EntryExt, Lfu, Loc, LAZYFREE_THRESHOLD};
 
 use super::table::{flags::*, CommandSpec};
 use super::Ctx;
-use crate::config::find_directive;
 use crate::{errors, glob, prefetch};
 
 pub static COMMANDS: &[CommandSpec] = &[
@@ -170,7 +169,7 @@ const SHARED_REFCOUNT: i64 = i32::MAX as i64;
 /// The maxmemory-policy's family, which decides what OBJECT FREQ/IDLETIME
 /// report.
 fn lfu_policy(ctx: &Ctx<'_, '_>) -> Option<Lfu> {
-    ctx.srv.limits.lfu()
+    ctx.srv.settings.lfu()
 }
 
 /// Key commands record accesses like every other family ([`Ctx::access`]),
@@ -181,12 +180,6 @@ fn access(ctx: &Ctx<'_, '_>, always: bool) -> Access {
     } else {
         ctx.access()
     }
-}
-
-/// A yes/no directive's current value (the lazyfree-lazy-user-* switches).
-fn config_yes(ctx: &Ctx<'_, '_>, name: &str) -> bool {
-    let cfg = ctx.srv.config.read();
-    find_directive(name).is_some_and(|d| (d.get)(&cfg).eq_ignore_ascii_case("yes"))
 }
 
 
@@ -241,7 +234,7 @@ fn del_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, lazy: bool) {
     ctx.locks.acquire(locs.iter().map(|l| l.gid));
     let mut removed = 0;
     let mut lazy = if lazy { Some(true) } else { None };
-    let batch = ctx.srv.limits.prefetch_batch();
+    let batch = ctx.srv.settings.prefetch_batch_max_size();
     let mut st = prefetch::Stager::new(batch, prefetch::Reach::Entry, n, |i| args.get(1 + i));
     for i in 0..n {
         st.before(ctx.locks, locs, i);
@@ -251,7 +244,7 @@ fn del_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, lazy: bool) {
         sh.signal(key, loc.hash);
         removed += 1;
         if e.free_effort() > LAZYFREE_THRESHOLD {
-            let bg = *lazy.get_or_insert_with(|| config_yes(ctx, "lazyfree-lazy-user-del"));
+            let bg = *lazy.get_or_insert_with(|| ctx.srv.settings.lazyfree_lazy_user_del());
             if bg {
                 ctx.ks.lazyfree.free(e);
             }
@@ -264,7 +257,7 @@ fn del_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, lazy: bool) {
 
 fn exists(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let mut n = 0;
-    let batch = ctx.srv.limits.prefetch_batch();
+    let batch = ctx.srv.settings.prefetch_batch_max_size();
     let mut st = prefetch::Stager::new(batch, prefetch::Reach::Entry, ctx.locs.len(), |i| args.get(1 + i));
     for i in 0..ctx.locs.len() {
         st.before(ctx.locks, ctx.locs, i);
@@ -282,7 +275,7 @@ fn exists(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 fn touch(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let acc = access(ctx, true);
     let mut n = 0;
-    let batch = ctx.srv.limits.prefetch_batch();
+    let batch = ctx.srv.settings.prefetch_batch_max_size();
     let mut st = prefetch::Stager::new(batch, prefetch::Reach::Entry, ctx.locs.len(), |i| args.get(1 + i));
     for i in 0..ctx.locs.len() {
         st.before(ctx.locks, ctx.locs, i);
@@ -795,7 +788,7 @@ fn dbsize(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
 /// background, None after replying with the syntax error.
 fn flush_mode(ctx: &mut Ctx<'_, '_>, args: Args<'_>) -> Option<bool> {
     match args.len() {
-        1 => Some(config_yes(ctx, "lazyfree-lazy-user-flush")),
+        1 => Some(ctx.srv.settings.lazyfree_lazy_user_flush()),
         2 if args.get(1).eq_ignore_ascii_case(b"sync") => Some(false),
         2 if args.get(1).eq_ignore_ascii_case(b"async") => Some(true),
         _ => {
@@ -924,7 +917,7 @@ fn object_refcount(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     // limit needs per-object access data.
     let shared = small_int && {
         let cfg = ctx.srv.config.read();
-        cfg.maxmemory == 0 || !(cfg.maxmemory_policy.ends_with("-lru") || cfg.maxmemory_policy.ends_with("-lfu"))
+        cfg.maxmemory == 0 || !(cfg.maxmemory_policy.is_lru() || cfg.maxmemory_policy.is_lfu())
     };
     ctx.reply.int(if shared { SHARED_REFCOUNT } else { 1 });
 }

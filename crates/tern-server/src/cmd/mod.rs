@@ -11,6 +11,7 @@
 //! listed in [`FAMILIES`].
 
 pub mod client;
+pub mod config;
 pub mod connection;
 pub mod hashes;
 pub mod keys;
@@ -42,6 +43,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     connection::COMMANDS,
     client::COMMANDS,
     server::COMMANDS,
+    config::COMMANDS,
     transactions::COMMANDS,
 ];
 
@@ -187,7 +189,7 @@ impl<'a, 'ks> Ctx<'a, 'ks> {
         if self.client.no_touch {
             tern_store::Access::NoTouch
         } else {
-            tern_store::Access::Touch(self.srv.limits.lfu())
+            tern_store::Access::Touch(self.srv.settings.lfu())
         }
     }
 
@@ -285,7 +287,7 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
     let srv = c.srv;
     let name = args.get(0);
     let resp3 = c.client.resp3;
-    let mut reply = Reply::new(c.out, resp3, c.stats).share_from(srv.limits.reply_copy_avoid_min());
+    let mut reply = Reply::new(c.out, resp3, c.stats).share_from(srv.settings.reply_copy_avoid_min_size());
     let start_mark = reply.mark();
 
     // CLIENT REPLY SKIP applies to the command after it.

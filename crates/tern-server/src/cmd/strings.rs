@@ -14,7 +14,6 @@
 
 pub mod ldouble;
 
-use std::sync::atomic::Ordering;
 
 use tern_resp::{parse_i64, Args};
 use tern_store::{Entry, EntryExt, NewValue, StrRef, StrValue, Value};
@@ -410,7 +409,7 @@ fn mget(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let acc = ctx.access();
     let n = args.len() - 1;
     ctx.reply.array(n);
-    let batch = ctx.srv.limits.prefetch_batch();
+    let batch = ctx.srv.settings.prefetch_batch_max_size();
     let mut st = prefetch::Stager::new(batch, prefetch::Reach::Value, n, |i| args.get(1 + i));
     for i in 0..n {
         st.before(ctx.locks, ctx.locs, i);
@@ -451,7 +450,7 @@ fn mset_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, nx: bool) {
         return;
     }
     let n = (args.len() - 1) / 2;
-    let batch = ctx.srv.limits.prefetch_batch();
+    let batch = ctx.srv.settings.prefetch_batch_max_size();
     if nx {
         let mut st = prefetch::Stager::new(batch, prefetch::Reach::Entry, n, |i| args.get(1 + 2 * i));
         for i in 0..n {
@@ -480,7 +479,7 @@ fn mset_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, nx: bool) {
 
 /// Redis's checkStringLength: would `cur + add` bytes pass proto-max-bulk-len?
 fn too_long(ctx: &Ctx<'_, '_>, cur: usize, add: usize) -> bool {
-    (cur as u64).saturating_add(add as u64) > ctx.srv.limits.proto_max_bulk_len.load(Ordering::Relaxed)
+    (cur as u64).saturating_add(add as u64) > ctx.srv.settings.proto_max_bulk_len()
 }
 
 fn append(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
@@ -488,7 +487,7 @@ fn append(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let (loc, key, add) = (ctx.locs[0], args.get(1), args.get(2));
     // The length check needs the current length, so it is done with the
     // entry found; the limit is read before the shard is borrowed.
-    let max = ctx.srv.limits.proto_max_bulk_len.load(Ordering::Relaxed);
+    let max = ctx.srv.settings.proto_max_bulk_len();
     let share = ctx.reply.share_min();
     let shard = ctx.locks.shard(loc.gid);
     let total = match shard.lookup(key, loc.hash, ctx.now, acc) {
@@ -831,7 +830,7 @@ fn lcs(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     }
     let cells = (alen as u64 + 1) * (blen as u64 + 1);
     let bytes = cells.saturating_mul(4);
-    if bytes > ctx.srv.limits.proto_max_bulk_len.load(Ordering::Relaxed) {
+    if bytes > ctx.srv.settings.proto_max_bulk_len() {
         ctx.reply.error(LCS_OVER_LIMIT);
         return;
     }

@@ -1,0 +1,204 @@
+//! CONFIG GET/SET/REWRITE/RESETSTAT/HELP: the command side of the
+//! declaration table in `config/directives.rs`. GET matches names and
+//! aliases (globs too); SET checks every pair first (unknown, start-up
+//! only, protected, duplicate: the first problem wins, as in Redis), then
+//! applies them all to a copy and publishes it only if every value was
+//! accepted, through `Server::apply_config`.
+
+use std::sync::atomic::Ordering;
+
+use tern_resp::Args;
+
+use super::table::{flags::*, CommandSpec};
+use super::Ctx;
+use crate::config::{find_directive, passive_reason, Directive, When, DIRECTIVES};
+use crate::errors;
+use crate::server::now_ms;
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("config", -2, 0, (0, 0, 0), config)
+        .doc("server", "A container for server configuration commands.", "2.0.0", "Depends on subcommand.")
+        .subs(&[
+            CommandSpec::new("get", -3, ADMIN | NOSCRIPT | LOADING | STALE, (0, 0, 0), config_get).doc(
+                "server",
+                "Returns the effective values of configuration parameters.",
+                "2.0.0",
+                "O(N) when N is the number of configuration parameters provided",
+            ),
+            CommandSpec::new("help", 2, LOADING | STALE, (0, 0, 0), config_help).doc(
+                "server",
+                "Returns helpful text about the different subcommands.",
+                "5.0.0",
+                "O(1)",
+            ),
+            CommandSpec::new("resetstat", 2, ADMIN | NOSCRIPT | LOADING | STALE | MANUAL_LOCKS, (0, 0, 0), config_resetstat).doc(
+                "server",
+                "Resets the server's statistics.",
+                "2.0.0",
+                "O(1)",
+            ),
+            CommandSpec::new("rewrite", 2, ADMIN | NOSCRIPT | LOADING | STALE, (0, 0, 0), config_rewrite).doc(
+                "server",
+                "Persists the effective configuration to file.",
+                "2.8.0",
+                "O(1)",
+            ),
+            CommandSpec::new("set", -4, ADMIN | NOSCRIPT | LOADING | STALE, (0, 0, 0), config_set)
+                .doc("server", "Sets configuration parameters in-flight.", "2.0.0", "O(N) when N is the number of configuration parameters provided")
+                .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
+        ]),
+];
+
+/// Only reached without a known subcommand, which dispatch already
+/// refuses; kept so the container has a handler like every command.
+fn config(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let msg = errors::unknown_subcommand(args.try_get(1).unwrap_or_default(), "config");
+    ctx.reply.error(&msg);
+}
+
+fn config_help(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
+    super::server::reply_help(
+        ctx,
+        "CONFIG",
+        &[
+            "GET <pattern>",
+            "    Return parameters matching the glob-like <pattern> and their values.",
+            "SET <directive> <value>",
+            "    Set the configuration <directive> to <value>.",
+            "RESETSTAT",
+            "    Reset statistics reported by the INFO command.",
+            "REWRITE",
+            "    Rewrite the configuration file.",
+        ],
+    );
+}
+
+fn config_get(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    // (name as matched, directive); names compare case-insensitively.
+    let mut found: Vec<(String, &'static Directive)> = Vec::new();
+    let seen = |found: &[(String, &Directive)], n: &str| found.iter().any(|(f, _)| f.eq_ignore_ascii_case(n));
+    for pat in args.tail(2).iter() {
+        let is_glob = pat.iter().any(|c| matches!(c, b'*' | b'?' | b'['));
+        if !is_glob {
+            let name = String::from_utf8_lossy(pat).into_owned();
+            if let Some(d) = find_directive(&name) {
+                if !seen(&found, &name) {
+                    found.push((name, d));
+                }
+            }
+            continue;
+        }
+        for d in DIRECTIVES {
+            for n in d.names() {
+                if crate::glob::matches(pat, n.as_bytes(), true) && !seen(&found, n) {
+                    found.push((n.to_string(), d));
+                }
+            }
+        }
+    }
+    let cfg = ctx.srv.config.read();
+    let port = ctx.srv.port.load(Ordering::Relaxed);
+    ctx.reply.map(found.len());
+    for (name, d) in found {
+        ctx.reply.bulk(name.as_bytes());
+        // With `port 0` the kernel picked the port; show the real one.
+        if d.name == "port" && port != 0 {
+            ctx.reply.bulk(port.to_string().as_bytes());
+        } else {
+            ctx.reply.bulk((d.get)(&cfg).as_bytes());
+        }
+    }
+}
+
+fn config_set(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    if args.len() % 2 != 0 {
+        ctx.reply.error(errors::SYNTAX);
+        return;
+    }
+    let pairs: Vec<(&[u8], &[u8])> = (2..args.len()).step_by(2).map(|i| (args.get(i), args.get(i + 1))).collect();
+    let mut chosen: Vec<&'static Directive> = Vec::with_capacity(pairs.len());
+    // First problem wins, as in Redis: unknown name, immutable, duplicate.
+    for &(name, _) in &pairs {
+        let Some(d) = std::str::from_utf8(name).ok().and_then(find_directive) else {
+            ctx.reply.error(errors::config_set_unknown(name));
+            return;
+        };
+        let why = if d.when == When::Startup {
+            Some("can't set immutable config")
+        } else if d.is_protected(&ctx.srv.config.read()) {
+            Some("can't set protected config")
+        } else if chosen.iter().any(|c| std::ptr::eq(*c, d)) {
+            Some("duplicate parameter")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            ctx.reply.error(errors::config_set_failed(name, why));
+            return;
+        }
+        chosen.push(d);
+    }
+    // All or nothing: apply to a copy and publish it only if every value
+    // was accepted.
+    let mut cfg = ctx.srv.config.write();
+    let mut next = cfg.clone();
+    for (&(name, value), d) in pairs.iter().zip(&chosen) {
+        let value = String::from_utf8_lossy(value);
+        if let Err(why) = next.set_runtime(d, &value) {
+            drop(cfg);
+            ctx.reply.error(errors::config_set_failed(name, &why));
+            return;
+        }
+    }
+    if next.maxclients > cfg.maxclients {
+        let fit = crate::fdlimit::fit(next.maxclients);
+        if fit.maxclients < next.maxclients {
+            drop(cfg);
+            let shown = pairs.iter().find(|(n, _)| n.eq_ignore_ascii_case(b"maxclients")).map_or(&b"maxclients"[..], |(n, _)| n);
+            let why = format!("The operating system is not able to handle the specified number of clients, try with {}", fit.maxclients);
+            ctx.reply.error(errors::config_set_failed(shown, &why));
+            return;
+        }
+    }
+    for d in &chosen {
+        if d.passive.is_some() {
+            crate::log_notice!("CONFIG SET {}: accepted, but not acted on yet: {}.", d.name, passive_reason(d.name));
+        }
+    }
+    ctx.srv.apply_config(&next);
+    *cfg = next;
+    drop(cfg);
+    ctx.reply.ok();
+}
+
+fn config_rewrite(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
+    let cfg = ctx.srv.config.read().clone();
+    match cfg.rewrite() {
+        Ok(()) => {
+            crate::log_notice!("CONFIG REWRITE executed with success.");
+            ctx.reply.ok();
+        }
+        Err(e) => {
+            crate::log_warning!("CONFIG REWRITE failed: {}", e);
+            ctx.reply.error(&format!("ERR {e}"));
+        }
+    }
+}
+
+fn config_resetstat(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
+    let srv = ctx.srv;
+    for w in &srv.workers {
+        w.reset();
+    }
+    srv.global.active_expired.store(0, Ordering::Relaxed);
+    srv.global.expired_stale_perc.store(0, Ordering::Relaxed);
+    for gid in 0..srv.ks.total_shards() as u32 {
+        ctx.locks.acquire([gid]);
+        ctx.locks.shard(gid).expired = 0;
+        ctx.locks.shard(gid).expired_fields = 0;
+        ctx.locks.release();
+    }
+    super::server::reset_info_samples();
+    srv.stat_reset_ms.store(now_ms(), Ordering::Relaxed);
+    ctx.reply.ok();
+}

@@ -1,0 +1,395 @@
+//! The declaration table: every directive Tern knows, declared once.
+//!
+//! Each line gives the field the code reads, its Rust type and default,
+//! the redis.conf name (and alias), the [`Kind`] that parses, shows and
+//! rewrites it with Redis's ranges and messages, whether CONFIG SET may
+//! change it (`runtime`), only at start-up (`startup`) or only with
+//! `enable-protected-configs` (`protected`), `+ own` where the default is
+//! Tern's rather than Redis's, and, for a directive accepted but not acted
+//! on, the reason the start-up warning gives. The group says where the
+//! value is applied:
+//!
+//! - `live`: mirrored into [`Settings`], atomics the request path reads
+//!   through typed accessors (`srv.settings.prefetch_batch_max_size()`);
+//!   `derived` adds live values computed from the config (a password is
+//!   set; the policy is an LFU one);
+//! - `process`: applied to the process (jemalloc, the logger) at start-up
+//!   and after every CONFIG SET;
+//! - `config`: read from the [`Config`] itself where needed (listeners at
+//!   start-up, AUTH, INFO), or by nothing yet (the passive ones).
+//!
+//! From the table come the [`Config`] struct and its default, the
+//! [`DIRECTIVES`] that file parsing, the command line, CONFIG GET/SET and
+//! CONFIG REWRITE walk, and [`Settings`].
+
+use std::time::Duration;
+
+use super::kinds::*;
+use super::reason::*;
+use super::{Applied, Directive, When};
+
+named_enum! {
+    /// Log verbosity, least to most severe (`loglevel`).
+    pub enum LogLevel {
+        Debug = "debug",
+        Verbose = "verbose",
+        Notice = "notice",
+        Warning = "warning",
+        Nothing = "nothing",
+    }
+}
+
+named_enum! {
+    /// `maxmemory-policy`. Nothing is evicted yet; the LFU policies switch
+    /// the per-key access data to LFU counters (OBJECT FREQ).
+    pub enum MaxmemoryPolicy {
+        VolatileLru = "volatile-lru",
+        VolatileLfu = "volatile-lfu",
+        VolatileRandom = "volatile-random",
+        VolatileTtl = "volatile-ttl",
+        AllkeysLru = "allkeys-lru",
+        AllkeysLfu = "allkeys-lfu",
+        AllkeysRandom = "allkeys-random",
+        NoEviction = "noeviction",
+    }
+}
+
+impl MaxmemoryPolicy {
+    pub fn is_lfu(self) -> bool {
+        matches!(self, MaxmemoryPolicy::VolatileLfu | MaxmemoryPolicy::AllkeysLfu)
+    }
+    pub fn is_lru(self) -> bool {
+        matches!(self, MaxmemoryPolicy::VolatileLru | MaxmemoryPolicy::AllkeysLru)
+    }
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
+/// `kind` with its value type stated, for uses that have no field to
+/// infer it from.
+fn kind_of<V, K: Kind<Value = V>>(kind: &K) -> &K {
+    kind
+}
+
+/// `+ own` marks a default that is Tern's own.
+macro_rules! own {
+    () => {
+        false
+    };
+    (own) => {
+        true
+    };
+}
+
+macro_rules! opt {
+    () => {
+        None
+    };
+    ($v:expr) => {
+        Some($v)
+    };
+}
+
+macro_rules! when {
+    (runtime) => {
+        When::Runtime
+    };
+    (startup) => {
+        When::Startup
+    };
+    (protected) => {
+        When::Protected
+    };
+}
+
+/// One [`Directive`] of the table: its accessors go through the kind, so
+/// the field's type is the kind's value type.
+macro_rules! directive {
+    ($applied:expr, $field:ident: $ty:ty, $name:literal $(| $alias:literal)?, $kind:expr, $when:ident $(+ $own:ident)? $(, $reason:expr)?) => {
+        Directive {
+            name: $name,
+            alias: opt!($($alias)?),
+            when: when!($when),
+            applied: $applied,
+            passive: opt!($($reason)?),
+            tern_default: own!($($own)?),
+            set: |c, a| {
+                c.$field = Kind::parse(&$kind, a, &c.$field)?;
+                Ok(())
+            },
+            get: |c| Kind::show(&$kind, &c.$field),
+            rewrite: |c, name| Kind::rewrite_lines(&$kind, name, &c.$field),
+            multi: || Kind::multi(kind_of::<$ty, _>(&$kind)),
+        }
+    };
+}
+
+macro_rules! directives {
+    (
+        live { $($(#[doc = $ldoc:literal])* $lf:ident: $lt:ty = $ld:expr => $ln:literal $(| $la:literal)?, $lk:expr, $lw:ident $(+ $lo:ident)? $(, $lr:expr)?;)* }
+        derived { $($(#[doc = $ddoc:literal])* $df:ident: $dt:ty = $dx:expr;)* }
+        process { $($(#[doc = $pdoc:literal])* $pf:ident: $pt:ty = $pd:expr => $pn:literal $(| $pa:literal)?, $pk:expr, $pw:ident $(+ $po:ident)? $(, $pr:expr)?;)* }
+        config { $($(#[doc = $cdoc:literal])* $cf:ident: $ct:ty = $cd:expr => $cn:literal $(| $ca:literal)?, $ck:expr, $cw:ident $(+ $co:ident)? $(, $cr:expr)?;)* }
+    ) => {
+        /// The whole configuration, one typed field per directive.
+        #[derive(Clone, Debug)]
+        pub struct Config {
+            $($(#[doc = $ldoc])* pub $lf: $lt,)*
+            $($(#[doc = $pdoc])* pub $pf: $pt,)*
+            $($(#[doc = $cdoc])* pub $cf: $ct,)*
+            /// The config file the server was started with (CONFIG REWRITE).
+            pub config_file: Option<std::path::PathBuf>,
+            /// File lines Tern accepts but cannot honour (`rename-command`,
+            /// `user`), for the start-up warning.
+            pub ignored: Vec<String>,
+        }
+
+        impl Default for Config {
+            fn default() -> Self {
+                Config {
+                    $($lf: $ld,)*
+                    $($pf: $pd,)*
+                    $($cf: $cd,)*
+                    config_file: None,
+                    ignored: Vec::new(),
+                }
+            }
+        }
+
+        /// Every directive Tern knows; anything else is an error.
+        pub static DIRECTIVES: &[Directive] = &[
+            $(directive!(Applied::Live, $lf: $lt, $ln $(| $la)?, $lk, $lw $(+ $lo)? $(, $lr)?),)*
+            $(directive!(Applied::Process, $pf: $pt, $pn $(| $pa)?, $pk, $pw $(+ $po)? $(, $pr)?),)*
+            $(directive!(Applied::Config, $cf: $ct, $cn $(| $ca)?, $ck, $cw $(+ $co)? $(, $cr)?),)*
+        ];
+
+        /// The settings the request path reads, copied out of the
+        /// [`Config`] into atomics so that a worker never takes the config
+        /// lock per request; [`Settings::load_from`] publishes a config
+        /// (at start-up and after every CONFIG SET).
+        #[derive(Default)]
+        pub struct Settings {
+            $($lf: <$lt as Live>::Cell,)*
+            $($df: <$dt as Live>::Cell,)*
+        }
+
+        impl Settings {
+            pub fn load_from(&self, c: &Config) {
+                $(<$lt as Live>::store(&self.$lf, &c.$lf);)*
+                $(<$dt as Live>::store(&self.$df, &($dx)(c));)*
+            }
+            $($(#[doc = $ldoc])* #[inline] pub fn $lf(&self) -> $lt { <$lt as Live>::load(&self.$lf) })*
+            $($(#[doc = $ddoc])* #[inline] pub fn $df(&self) -> $dt { <$dt as Live>::load(&self.$df) })*
+        }
+    };
+}
+
+directives! {
+    live {
+        /// Connection limit (`ERR max number of clients reached`).
+        maxclients: usize = 10000 => "maxclients", Int::new(1, u32::MAX as i64), runtime;
+        /// Idle clients are closed after this long (0: never).
+        timeout: Duration = Duration::ZERO => "timeout", Secs::new(0, i32::MAX as i64), runtime;
+        /// TCP keepalive's first probe after this long idle (0: off).
+        tcp_keepalive: Duration = Duration::from_secs(300) => "tcp-keepalive", Secs::new(0, i32::MAX as i64), runtime;
+        client_output_buffer_limit: OutputLimits = OutputLimits::DEFAULT => "client-output-buffer-limit", ClientOutputBufferLimit, runtime;
+        client_query_buffer_limit: u64 = 1 << 30 => "client-query-buffer-limit", Mem::new(1 << 20, MEM_MAX), runtime;
+        proto_max_bulk_len: u64 = 512 << 20 => "proto-max-bulk-len", Mem::new(1 << 20, MEM_MAX), runtime;
+        /// Background task frequency; Redis clamps it into 1..=500.
+        hz: u32 = 10 => "hz", Int::<u32>::new(0, i32::MAX as i64).clamp(1, 500), runtime;
+        /// Refuse non-loopback clients while the default user has no password.
+        protected_mode: bool = true => "protected-mode", Bool, runtime;
+        /// Fields a hash may hold in its compact encoding.
+        hash_max_listpack_entries: usize = 512 => "hash-max-listpack-entries" | "hash-max-ziplist-entries", Int::new(0, i64::MAX), runtime;
+        /// Longest field or value, in bytes, a compact hash may hold.
+        hash_max_listpack_value: usize = 64 => "hash-max-listpack-value" | "hash-max-ziplist-value", Mem::new(0, MEM_MAX), runtime;
+        /// Keys whose lookups are advanced together, stage by stage, so
+        /// their cache misses overlap (within a multi-key command and
+        /// across the pipelined commands of one read); 0 turns prefetching
+        /// off. Redis 8's range for the same directive.
+        prefetch_batch_max_size: usize = 16 => "prefetch-batch-max-size", Int::new(0, tern_store::MAX_PREFETCH_GROUP as i64), runtime;
+        /// String values at least this long (bytes) are stored shared and
+        /// sent from the stored bytes instead of being copied into the
+        /// reply buffer; 0 turns copy avoidance off.
+        reply_copy_avoid_min_size: usize = 16 * 1024 => "reply-copy-avoid-min-size", Mem::new(0, MEM_MAX), runtime + own;
+        /// UNLINK-like freeing for DEL of large values.
+        lazyfree_lazy_user_del: bool = false => "lazyfree-lazy-user-del", Bool, runtime;
+        /// FLUSHDB/FLUSHALL without SYNC/ASYNC free in the background.
+        lazyfree_lazy_user_flush: bool = false => "lazyfree-lazy-user-flush", Bool, runtime;
+        lfu_log_factor: u32 = 10 => "lfu-log-factor", Int::new(0, i32::MAX as i64), runtime, MEMORY;
+        lfu_decay_time: u32 = 1 => "lfu-decay-time", Int::new(0, i32::MAX as i64), runtime, MEMORY;
+    }
+    derived {
+        /// A password is set: connections start unauthenticated.
+        requirepass_set: bool = |c: &Config| c.requirepass.is_some();
+        /// `maxmemory-policy` is an LFU one: read on every key access.
+        lfu_policy: bool = |c: &Config| c.maxmemory_policy.is_lfu();
+    }
+    process {
+        loglevel: LogLevel = LogLevel::Notice => "loglevel", Enum::new(), runtime;
+        /// jemalloc's background threads purge freed pages so that RSS
+        /// follows `used_memory` down (after FLUSHALL, DEL of large
+        /// values) instead of waiting for the next allocations.
+        jemalloc_bg_thread: bool = true => "jemalloc-bg-thread", Bool, runtime;
+    }
+    config {
+        bind: Vec<String> = vec!["127.0.0.1".into()] => "bind", List, startup + own;
+        port: u16 = 6379 => "port", Int::new(0, 65535), startup;
+        /// memcached protocol port (0: off). With `port 0` (an ephemeral
+        /// RESP port, as tests use) it is ephemeral too.
+        memcache_port: u16 = 0 => "memcache-port", Int::new(0, 65535), startup + own;
+        /// Largest memcached item, memcached's header included (`-I`,
+        /// within memcached's own bounds).
+        memcache_max_item_size: usize = 1 << 20 => "memcache-max-item-size",
+            Mem::<usize>::new(1024, 1 << 30).below_min_says("argument must be between 1kb and 1gb"), startup + own;
+        threads: usize = cores() => "threads" | "io-threads", Int::new(1, 1024), startup + own;
+        databases: usize = 16 => "databases", Int::new(1, i32::MAX as i64), startup;
+        /// Shards per database (0: derived from the thread count).
+        shards_per_db: usize = 0 => "shards-per-db", Int::new(0, 1 << 16), startup + own;
+        requirepass: Option<Vec<u8>> = None => "requirepass", Password, runtime;
+        tcp_backlog: i32 = 511 => "tcp-backlog", Int::new(0, i32::MAX as i64), startup;
+        /// Log file (empty: stdout).
+        logfile: String = String::new() => "logfile", Str, startup;
+        daemonize: bool = false => "daemonize", Off(Bool, "Tern does not daemonize; run it under a supervisor"), startup;
+        maxmemory: u64 = 0 => "maxmemory", Mem::new(0, MEM_MAX), runtime, MEMORY;
+        /// Only its LFU-or-not family is acted on (OBJECT FREQ/IDLETIME),
+        /// through the live `lfu_policy`.
+        maxmemory_policy: MaxmemoryPolicy = MaxmemoryPolicy::NoEviction => "maxmemory-policy", Enum::new(), runtime, MEMORY;
+        maxmemory_samples: i64 = 5 => "maxmemory-samples", Int::new(1, 64), runtime, MEMORY;
+        maxmemory_eviction_tenacity: i64 = 10 => "maxmemory-eviction-tenacity", Int::new(0, 100), runtime, MEMORY;
+        maxmemory_clients: u64 = 0 => "maxmemory-clients", Mem::new(0, MEM_MAX), runtime, MEMORY;
+        lazyfree_lazy_eviction: bool = false => "lazyfree-lazy-eviction", Bool, runtime, MEMORY;
+        lazyfree_lazy_expire: bool = false => "lazyfree-lazy-expire", Bool, runtime, OTHER;
+        lazyfree_lazy_server_del: bool = false => "lazyfree-lazy-server-del", Bool, runtime, OTHER;
+        active_expire_effort: i64 = 1 => "active-expire-effort", Int::new(1, 10), runtime, OTHER;
+
+        save: Vec<(u64, u64)> = vec![(3600, 1), (300, 100), (60, 10000)] => "save", Save, runtime, PERSISTENCE;
+        appendonly: bool = false => "appendonly", Bool, runtime, PERSISTENCE;
+        appendfsync: &'static str = "everysec" => "appendfsync", Choice(&["always", "everysec", "no"]), runtime, PERSISTENCE;
+        appendfilename: String = "appendonly.aof".into() => "appendfilename", Str, startup, PERSISTENCE;
+        appenddirname: String = "appendonlydir".into() => "appenddirname", Str, startup, PERSISTENCE;
+        dbfilename: String = "dump.rdb".into() => "dbfilename", Str, protected, PERSISTENCE;
+        /// Shown as the working directory until set (it differs per process).
+        dir: Option<String> = None => "dir", Dir, protected + own, PERSISTENCE;
+        rdbcompression: bool = true => "rdbcompression", Bool, runtime, PERSISTENCE;
+        rdbchecksum: bool = true => "rdbchecksum", Bool, runtime, PERSISTENCE;
+        rdb_del_sync_files: bool = false => "rdb-del-sync-files", Bool, runtime, PERSISTENCE;
+        rdb_save_incremental_fsync: bool = true => "rdb-save-incremental-fsync", Bool, runtime, PERSISTENCE;
+        stop_writes_on_bgsave_error: bool = true => "stop-writes-on-bgsave-error", Bool, runtime, PERSISTENCE;
+        no_appendfsync_on_rewrite: bool = false => "no-appendfsync-on-rewrite", Bool, runtime, PERSISTENCE;
+        auto_aof_rewrite_percentage: i64 = 100 => "auto-aof-rewrite-percentage", Int::new(0, i32::MAX as i64), runtime, PERSISTENCE;
+        auto_aof_rewrite_min_size: u64 = 64 << 20 => "auto-aof-rewrite-min-size", Mem::new(0, MEM_MAX), runtime, PERSISTENCE;
+        aof_load_truncated: bool = true => "aof-load-truncated", Bool, runtime, PERSISTENCE;
+        aof_use_rdb_preamble: bool = true => "aof-use-rdb-preamble", Bool, runtime, PERSISTENCE;
+        aof_timestamp_enabled: bool = false => "aof-timestamp-enabled", Bool, runtime, PERSISTENCE;
+        aof_rewrite_incremental_fsync: bool = true => "aof-rewrite-incremental-fsync", Bool, runtime, PERSISTENCE;
+        aof_disable_auto_gc: bool = false => "aof-disable-auto-gc", Bool, runtime, PERSISTENCE;
+
+        replicaof: Vec<String> = Vec::new() => "replicaof" | "slaveof", Words, runtime, REPLICATION;
+        masterauth: String = String::new() => "masterauth", Str, runtime, REPLICATION;
+        masteruser: String = String::new() => "masteruser", Str, runtime, REPLICATION;
+        replica_serve_stale_data: bool = true => "replica-serve-stale-data" | "slave-serve-stale-data", Bool, runtime, REPLICATION;
+        replica_read_only: bool = true => "replica-read-only" | "slave-read-only", Bool, runtime, REPLICATION;
+        replica_priority: i64 = 100 => "replica-priority" | "slave-priority", Int::new(0, i32::MAX as i64), runtime, REPLICATION;
+        replica_lazy_flush: bool = false => "replica-lazy-flush" | "slave-lazy-flush", Bool, runtime, REPLICATION;
+        replica_ignore_maxmemory: bool = true => "replica-ignore-maxmemory" | "slave-ignore-maxmemory", Bool, runtime, REPLICATION;
+        repl_diskless_sync: bool = true => "repl-diskless-sync", Bool, runtime, REPLICATION;
+        repl_diskless_sync_delay: Duration = Duration::from_secs(5) => "repl-diskless-sync-delay", Secs::new(0, i32::MAX as i64), runtime, REPLICATION;
+        repl_diskless_sync_max_replicas: i64 = 0 => "repl-diskless-sync-max-replicas", Int::new(0, i32::MAX as i64), runtime, REPLICATION;
+        repl_diskless_load: &'static str = "disabled" => "repl-diskless-load", Choice(&["disabled", "on-empty-db", "swapdb"]), runtime, REPLICATION;
+        repl_disable_tcp_nodelay: bool = false => "repl-disable-tcp-nodelay", Bool, runtime, REPLICATION;
+        repl_backlog_size: u64 = 1 << 20 => "repl-backlog-size", Mem::new(0, MEM_MAX), runtime, REPLICATION;
+        repl_backlog_ttl: Duration = Duration::from_secs(3600) => "repl-backlog-ttl", Secs::new(0, i32::MAX as i64), runtime, REPLICATION;
+        repl_timeout: Duration = Duration::from_secs(60) => "repl-timeout", Secs::new(1, i32::MAX as i64), runtime, REPLICATION;
+        repl_ping_replica_period: Duration = Duration::from_secs(10) => "repl-ping-replica-period" | "repl-ping-slave-period", Secs::new(1, i32::MAX as i64), runtime, REPLICATION;
+        min_replicas_to_write: i64 = 0 => "min-replicas-to-write" | "min-slaves-to-write", Int::new(0, i32::MAX as i64), runtime, REPLICATION;
+        min_replicas_max_lag: Duration = Duration::from_secs(10) => "min-replicas-max-lag" | "min-slaves-max-lag", Secs::new(0, i32::MAX as i64), runtime, REPLICATION;
+        replica_announce_ip: String = String::new() => "replica-announce-ip" | "slave-announce-ip", Str, runtime, REPLICATION;
+        replica_announce_port: i64 = 0 => "replica-announce-port" | "slave-announce-port", Int::new(0, 65535), runtime, REPLICATION;
+        replica_announced: bool = true => "replica-announced", Bool, runtime, REPLICATION;
+        replica_ignore_disk_write_errors: bool = false => "replica-ignore-disk-write-errors", Bool, runtime, REPLICATION;
+
+        cluster_enabled: bool = false => "cluster-enabled", Off(Bool, "Tern does not support cluster mode"), startup, CLUSTER;
+        cluster_config_file: String = "nodes.conf".into() => "cluster-config-file", Str, startup, CLUSTER;
+        cluster_node_timeout: Duration = Duration::from_millis(15000) => "cluster-node-timeout", Millis::new(0, i64::MAX), runtime, CLUSTER;
+
+        list_max_listpack_size: i64 = -2 => "list-max-listpack-size" | "list-max-ziplist-size", Int::new(i32::MIN as i64, i32::MAX as i64), runtime, TYPES;
+        list_compress_depth: i64 = 0 => "list-compress-depth", Int::new(0, i32::MAX as i64), runtime, TYPES;
+        set_max_intset_entries: i64 = 512 => "set-max-intset-entries", Int::new(0, i64::MAX), runtime, TYPES;
+        set_max_listpack_entries: i64 = 128 => "set-max-listpack-entries", Int::new(0, i64::MAX), runtime, TYPES;
+        set_max_listpack_value: i64 = 64 => "set-max-listpack-value", Int::new(0, i64::MAX), runtime, TYPES;
+        zset_max_listpack_entries: i64 = 128 => "zset-max-listpack-entries" | "zset-max-ziplist-entries", Int::new(0, i64::MAX), runtime, TYPES;
+        zset_max_listpack_value: i64 = 64 => "zset-max-listpack-value" | "zset-max-ziplist-value", Int::new(0, i64::MAX), runtime, TYPES;
+        hll_sparse_max_bytes: u64 = 3000 => "hll-sparse-max-bytes", Mem::new(0, MEM_MAX), runtime, TYPES;
+        stream_node_max_bytes: u64 = 4096 => "stream-node-max-bytes", Mem::new(0, MEM_MAX), runtime, TYPES;
+        stream_node_max_entries: i64 = 100 => "stream-node-max-entries", Int::new(0, i64::MAX), runtime, TYPES;
+
+        activedefrag: bool = false => "activedefrag", Bool, runtime, DEFRAG;
+        active_defrag_cycle_min: i64 = 1 => "active-defrag-cycle-min", Int::new(1, 99), runtime, DEFRAG;
+        active_defrag_cycle_max: i64 = 25 => "active-defrag-cycle-max", Int::new(1, 99), runtime, DEFRAG;
+        active_defrag_ignore_bytes: u64 = 100 << 20 => "active-defrag-ignore-bytes", Mem::new(0, MEM_MAX), runtime, DEFRAG;
+        active_defrag_threshold_lower: i64 = 10 => "active-defrag-threshold-lower", Int::new(0, 1000), runtime, DEFRAG;
+        active_defrag_threshold_upper: i64 = 100 => "active-defrag-threshold-upper", Int::new(0, 1000), runtime, DEFRAG;
+        active_defrag_max_scan_fields: i64 = 1000 => "active-defrag-max-scan-fields", Int::new(1, i64::MAX), runtime, DEFRAG;
+
+        slowlog_log_slower_than: i64 = 10000 => "slowlog-log-slower-than", Int::new(-1, i64::MAX), runtime, SLOWLOG;
+        slowlog_max_len: i64 = 128 => "slowlog-max-len", Int::new(0, i64::MAX), runtime, SLOWLOG;
+        latency_monitor_threshold: i64 = 0 => "latency-monitor-threshold", Int::new(0, i64::MAX), runtime, SLOWLOG;
+        latency_tracking: bool = true => "latency-tracking", Bool, runtime, SLOWLOG;
+        latency_tracking_info_percentiles: Vec<String> = words(&["50", "99", "99.9"]) => "latency-tracking-info-percentiles", Words, runtime, SLOWLOG;
+        notify_keyspace_events: String = String::new() => "notify-keyspace-events", Str, runtime, NOTIFY;
+
+        acl_pubsub_default: &'static str = "resetchannels" => "acl-pubsub-default", Choice(&["allchannels", "resetchannels"]), runtime, ACL;
+        acllog_max_len: i64 = 128 => "acllog-max-len", Int::new(0, i64::MAX), runtime, ACL;
+        aclfile: String = String::new() => "aclfile", Str, startup, ACL;
+        tls_port: u16 = 0 => "tls-port", Off(Int::<u16>::new(0, 65535), "Tern does not support TLS"), startup, TLS;
+        unixsocket: String = String::new() => "unixsocket", Str, startup, UNIXSOCKET;
+        unixsocketperm: String = "0".into() => "unixsocketperm", Str, startup, UNIXSOCKET;
+
+        supervised: &'static str = "no" => "supervised", Choice(&["upstart", "systemd", "auto", "no"]), startup, OTHER;
+        pidfile: String = String::new() => "pidfile", Str, startup, OTHER;
+        always_show_logo: bool = false => "always-show-logo", Bool, startup, OTHER;
+        set_proc_title: bool = true => "set-proc-title", Bool, startup, OTHER;
+        proc_title_template: String = "{title} {listen-addr} {server-mode}".into() => "proc-title-template", Str, runtime, OTHER;
+        syslog_enabled: bool = false => "syslog-enabled", Bool, startup, OTHER;
+        syslog_ident: String = "redis".into() => "syslog-ident", Str, startup, OTHER;
+        syslog_facility: &'static str = "local0" => "syslog-facility",
+            Choice(&["user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7"]), startup, OTHER;
+        activerehashing: bool = true => "activerehashing", Bool, runtime, OTHER;
+        propagation_error_behavior: &'static str = "ignore" => "propagation-error-behavior", Choice(&["ignore", "panic", "panic-on-replicas"]), runtime, OTHER;
+        ignore_warnings: String = String::new() => "ignore-warnings", Str, runtime, OTHER;
+        bind_source_addr: String = String::new() => "bind-source-addr", Str, runtime, OTHER;
+        dynamic_hz: bool = true => "dynamic-hz", Bool, runtime, OTHER;
+        io_threads_do_reads: bool = false => "io-threads-do-reads", Bool, startup, OTHER;
+        busy_reply_threshold: Duration = Duration::from_millis(5000) => "busy-reply-threshold" | "lua-time-limit", Millis::new(0, i64::MAX), runtime, OTHER;
+        oom_score_adj: &'static str = "no" => "oom-score-adj", Choice(&["no", "yes", "relative", "absolute"]), runtime, OTHER;
+        oom_score_adj_values: Vec<String> = words(&["0", "200", "800"]) => "oom-score-adj-values", Words, runtime, OTHER;
+        disable_thp: bool = true => "disable-thp", Bool, runtime, OTHER;
+        enable_debug_command: &'static str = "no" => "enable-debug-command", Choice(&["no", "yes", "local"]), startup, OTHER;
+        enable_module_command: &'static str = "no" => "enable-module-command", Choice(&["no", "yes", "local"]), startup, OTHER;
+        /// Whether CONFIG SET may change `dir` and `dbfilename`.
+        enable_protected_configs: &'static str = "no" => "enable-protected-configs", Choice(&["no", "yes", "local"]), startup, OTHER;
+        tracking_table_max_keys: i64 = 1_000_000 => "tracking-table-max-keys", Int::new(0, i64::MAX), runtime, OTHER;
+        crash_log_enabled: bool = true => "crash-log-enabled", Bool, runtime, OTHER;
+        crash_memcheck_enabled: bool = true => "crash-memcheck-enabled", Bool, runtime, OTHER;
+        sanitize_dump_payload: &'static str = "no" => "sanitize-dump-payload", Choice(&["no", "yes", "clients"]), runtime, OTHER;
+        shutdown_timeout: Duration = Duration::from_secs(10) => "shutdown-timeout", Secs::new(0, i32::MAX as i64), runtime, OTHER;
+        shutdown_on_sigint: Vec<String> = words(&["default"]) => "shutdown-on-sigint", Words, runtime, OTHER;
+        shutdown_on_sigterm: Vec<String> = words(&["default"]) => "shutdown-on-sigterm", Words, runtime, OTHER;
+    }
+}
+
+fn words(w: &[&str]) -> Vec<String> {
+    w.iter().map(|s| s.to_string()).collect()
+}
+
+impl Settings {
+    /// The LFU tuning when the policy is an LFU one (read on every key
+    /// access).
+    #[inline]
+    pub fn lfu(&self) -> Option<tern_store::Lfu> {
+        self.lfu_policy().then(|| tern_store::Lfu { log_factor: self.lfu_log_factor(), decay_minutes: self.lfu_decay_time() })
+    }
+}

@@ -1,0 +1,457 @@
+//! Typed configuration in redis.conf syntax.
+//!
+//! `tern-server [config-file] [--directive value ...]`: the file is read
+//! first, then the command-line directives, as redis-server does. Every
+//! directive is declared once, in [`directives`]: its field and type, its
+//! default, its [`Kind`](kinds::Kind) (bool, integer with a range, byte size
+//! such as `1gb`, enum, string, or a special such as `save`), whether CONFIG
+//! SET may change it, and where it is applied. File parsing, the command
+//! line, CONFIG GET/SET/REWRITE and the server's live [`Settings`] are all
+//! driven by that table. A bad value stops start-up with an error naming
+//! the file, line, directive, value and reason.
+//!
+//! This module depends on no other part of the server: the server reads a
+//! [`Config`] and wires it into itself (`Server::apply_config`).
+
+pub mod directives;
+pub mod kinds;
+
+pub use directives::{Config, LogLevel, MaxmemoryPolicy, Settings, DIRECTIVES};
+pub use kinds::{format_memory, parse_memory, OutputLimit, OutputLimits};
+
+use std::path::PathBuf;
+
+use kinds::one;
+
+/// Why a directive is accepted but not acted on: what the start-up
+/// warning and CONFIG SET's notice say.
+pub mod reason {
+    pub const MEMORY: &str = "Tern does not enforce a memory limit or evict keys in this version";
+    pub const PERSISTENCE: &str = "Tern does not persist data in this version";
+    pub const REPLICATION: &str = "Tern does not replicate in this version";
+    pub const CLUSTER: &str = "Tern has no cluster mode in this version";
+    pub const TYPES: &str = "Tern has no lists, sets, sorted sets, HyperLogLogs or streams in this version";
+    pub const DEFRAG: &str = "Tern does not defragment memory in this version";
+    pub const SLOWLOG: &str = "Tern keeps no slow log or latency monitor in this version";
+    pub const NOTIFY: &str = "Tern sends no keyspace notifications in this version";
+    pub const ACL: &str = "Tern has no ACL users or command renaming in this version";
+    pub const TLS: &str = "Tern has no TLS in this version";
+    pub const UNIXSOCKET: &str = "Tern does not listen on Unix sockets in this version";
+    pub const OTHER: &str = "Tern does not implement it in this version";
+}
+
+/// When a directive may be changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum When {
+    /// By CONFIG SET, at any time.
+    Runtime,
+    /// Only at start-up (file or command line): CONFIG SET refuses it.
+    Startup,
+    /// By CONFIG SET only when `enable-protected-configs` allows it.
+    Protected,
+}
+
+/// Where a directive's value takes effect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Applied {
+    /// Mirrored into the live [`Settings`] the request path reads.
+    Live,
+    /// Applied to the process (jemalloc, the logger).
+    Process,
+    /// Read from the [`Config`] where needed, or (passive) by nothing yet.
+    Config,
+}
+
+/// One directive, as the table declares it.
+pub struct Directive {
+    pub name: &'static str,
+    pub alias: Option<&'static str>,
+    pub when: When,
+    pub applied: Applied,
+    /// Accepted and shown but not acted on, for this reason.
+    pub passive: Option<&'static str>,
+    /// The default is Tern's own, not Redis's.
+    pub tern_default: bool,
+    /// Applies the directive's words; the error is the reason only.
+    pub set: fn(&mut Config, &[&str]) -> Result<(), String>,
+    /// What CONFIG GET shows.
+    pub get: fn(&Config) -> String,
+    rewrite: fn(&Config, &str) -> Vec<String>,
+    multi: fn() -> bool,
+}
+
+impl Directive {
+    /// Does the directive take a list of words (so that CONFIG SET splits
+    /// its one value string)?
+    pub fn is_multi(&self) -> bool {
+        (self.multi)()
+    }
+
+    /// May CONFIG SET change it now? Like Redis, `dir` and `dbfilename`
+    /// only when `enable-protected-configs` allows it.
+    pub fn is_protected(&self, c: &Config) -> bool {
+        self.when == When::Protected && c.enable_protected_configs == "no"
+    }
+
+    /// The names CONFIG GET matches: the name, then the alias.
+    pub fn names(&self) -> impl Iterator<Item = &'static str> {
+        std::iter::once(self.name).chain(self.alias)
+    }
+}
+
+
+/// Finds a directive by name or alias, case-insensitively.
+pub fn find_directive(name: &str) -> Option<&'static Directive> {
+    DIRECTIVES.iter().find(|d| d.name.eq_ignore_ascii_case(name) || d.alias.is_some_and(|a| a.eq_ignore_ascii_case(name)))
+}
+
+/// Splits one config-file line into words with redis.conf's quoting rules.
+fn split_line(line: &str) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    let mut frame = tern_resp::Frame::new();
+    let mut buf = line.as_bytes().to_vec();
+    buf.push(b'\n');
+    match frame.parse(&buf, &tern_resp::Limits::default()) {
+        Ok(Some(_)) => {
+            for a in frame.args(&buf).iter() {
+                out.push(String::from_utf8_lossy(a).into_owned());
+            }
+            Some(out)
+        }
+        _ => None,
+    }
+}
+
+/// Why Tern accepts a directive (or a `rename-command`/`user` line) but does
+/// not act on it: what the start-up warning and CONFIG SET's notice say.
+pub fn passive_reason(name: &str) -> &'static str {
+    if name.eq_ignore_ascii_case("rename-command") || name.eq_ignore_ascii_case("user") {
+        return reason::ACL;
+    }
+    find_directive(name).and_then(|d| d.passive).unwrap_or(reason::OTHER)
+}
+
+/// A config line as Redis's `sdstrim(line, " \t\r\n")` leaves it: only
+/// those four bytes go, so a value ending in U+00A0 keeps it.
+fn trim_line(raw: &str) -> &str {
+    raw.trim_matches([' ', '\t', '\r', '\n'])
+}
+
+/// Deepest chain of `include` lines a configuration may have.
+pub const MAX_INCLUDE_DEPTH: usize = 16;
+
+impl Config {
+    /// Applies one directive. The error is the reason only.
+    pub fn apply(&mut self, name: &str, args: &[&str]) -> Result<(), String> {
+        // Lines redis.conf allows that are not settings: ACL users and
+        // renamed commands are accepted with a start-up warning, modules
+        // cannot be loaded at all.
+        if name.eq_ignore_ascii_case("rename-command") || name.eq_ignore_ascii_case("user") {
+            if args.is_empty() {
+                return Err("wrong number of arguments".into());
+            }
+            let n = name.to_ascii_lowercase();
+            if !self.ignored.contains(&n) {
+                self.ignored.push(n);
+            }
+            return Ok(());
+        }
+        if name.eq_ignore_ascii_case("loadmodule") {
+            return Err("Tern does not support modules".into());
+        }
+        let d = find_directive(name).ok_or_else(|| "Bad directive or wrong number of arguments".to_string())?;
+        (d.set)(self, args)
+    }
+
+    /// Applies a whole redis.conf text. `origin` names it in errors.
+    pub fn apply_text(&mut self, text: &str, origin: &str) -> Result<(), String> {
+        self.apply_text_at(text, origin, 0)
+    }
+
+    /// [`Config::apply_text`] inside `depth` levels of `include`: a file that
+    /// includes itself, directly or not, fails at [`MAX_INCLUDE_DEPTH`]
+    /// instead of recursing until the stack overflows.
+    fn apply_text_at(&mut self, text: &str, origin: &str, depth: usize) -> Result<(), String> {
+        for (n, raw) in text.lines().enumerate() {
+            let line = trim_line(raw);
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let words = split_line(line)
+                .ok_or_else(|| fatal(origin, n + 1, line, line.split_whitespace().next().unwrap_or(""), "Unbalanced quotes in configuration line"))?;
+            let Some((name, args)) = words.split_first() else { continue };
+            let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+            if name.eq_ignore_ascii_case("include") {
+                let path = one(&args).map_err(|e| fatal(origin, n + 1, line, name, &e))?;
+                if depth >= MAX_INCLUDE_DEPTH {
+                    return Err(fatal(origin, n + 1, line, name, &format!("includes nested more than {MAX_INCLUDE_DEPTH} deep (does {path} include itself?)")));
+                }
+                let inc = std::fs::read_to_string(path).map_err(|e| fatal(origin, n + 1, line, name, &format!("can't open {path}: {e}")))?;
+                self.apply_text_at(&inc, path, depth + 1)?;
+                continue;
+            }
+            self.apply(name, &args).map_err(|e| fatal(origin, n + 1, line, name, &e))?;
+        }
+        Ok(())
+    }
+
+    /// Builds the configuration from redis-server style arguments.
+    pub fn from_args(args: &[String]) -> Result<Config, String> {
+        let mut cfg = Config::default();
+        let mut rest = args;
+        if let Some(first) = rest.first() {
+            if !first.starts_with("--") {
+                // `-` reads the configuration from stdin, as redis-server does.
+                let text = if first == "-" {
+                    std::io::read_to_string(std::io::stdin()).map_err(|e| format!("Fatal error, can't read config from stdin: {e}"))?
+                } else {
+                    let t = std::fs::read_to_string(first).map_err(|e| format!("Fatal error, can't open config file '{first}': {e}"))?;
+                    cfg.config_file = Some(std::fs::canonicalize(first).unwrap_or_else(|_| PathBuf::from(first)));
+                    t
+                };
+                cfg.apply_text(&text, first)?;
+                rest = &rest[1..];
+            }
+        }
+        // "--port 7000 --save '' " becomes lines "port 7000" and "save ''".
+        let mut i = 0;
+        let mut nth = 0;
+        while i < rest.len() {
+            let Some(name) = rest[i].strip_prefix("--") else {
+                return Err(format!("Invalid argument '{}': directives are given as --name value", rest[i]));
+            };
+            let mut vals: Vec<&str> = Vec::new();
+            i += 1;
+            while i < rest.len() && !rest[i].starts_with("--") {
+                vals.push(&rest[i]);
+                i += 1;
+            }
+            nth += 1;
+            let line = format!("{} {}", name, vals.join(" "));
+            if name.eq_ignore_ascii_case("include") {
+                cfg.apply_text(&line, "command line")?;
+                continue;
+            }
+            cfg.apply(name, &vals).map_err(|e| fatal("command line", nth, &line, name, &e))?;
+        }
+        Ok(cfg)
+    }
+
+    /// Directives accepted but not acted on, for the start-up warning.
+    pub fn passive_in_use(&self) -> Vec<String> {
+        // Turning a feature off ("no", "") is what Tern does anyway.
+        let defaults = Config::default();
+        let mut v: Vec<String> = DIRECTIVES
+            .iter()
+            .filter(|d| d.passive.is_some())
+            .filter(|d| {
+                let val = (d.get)(self);
+                !val.is_empty() && val != "no" && val != (d.get)(&defaults)
+            })
+            .map(|d| d.name.to_string())
+            .collect();
+        for d in &self.ignored {
+            if !v.contains(d) {
+                v.push(d.clone());
+            }
+        }
+        v
+    }
+
+    /// CONFIG SET of one directive: the value is one string, split into
+    /// words for the directives that take a list, as Redis does.
+    pub fn set_runtime(&mut self, d: &Directive, value: &str) -> Result<(), String> {
+        if d.is_multi() {
+            let words: Vec<&str> = value.split_ascii_whitespace().collect();
+            if words.is_empty() {
+                return (d.set)(self, &[""]);
+            }
+            (d.set)(self, &words)
+        } else {
+            (d.set)(self, &[value])
+        }
+    }
+
+    /// The redis.conf lines that express `d`'s current value, as CONFIG
+    /// REWRITE writes them (one line per client class for the output
+    /// buffer limits, sizes with Redis's units, words quoted as needed).
+    pub fn rewrite_lines(&self, d: &Directive) -> Vec<String> {
+        (d.rewrite)(self, d.name)
+    }
+
+    /// CONFIG REWRITE: rewrites the file the server started with. Comments
+    /// and lines Tern does not know keep their place; a directive already
+    /// in the file is rewritten where it first appears (later repeats are
+    /// dropped); one that differs from its default and is not in the file
+    /// is appended after a `# Generated by CONFIG REWRITE` line.
+    pub fn rewrite(&self) -> Result<(), String> {
+        let Some(path) = &self.config_file else {
+            return Err("The server is running without a config file".into());
+        };
+        let old = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(format!("Rewriting config file: {e}")),
+        };
+        let text = self.rewritten(&old);
+        let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
+        std::fs::write(&tmp, text)
+            .and_then(|_| {
+                if let Ok(meta) = std::fs::metadata(path) {
+                    let _ = std::fs::set_permissions(&tmp, meta.permissions());
+                }
+                std::fs::rename(&tmp, path)
+            })
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                format!("Rewriting config file: {e}")
+            })
+    }
+
+    /// The text CONFIG REWRITE writes, given the file's current text.
+    pub fn rewritten(&self, old: &str) -> String {
+        const SIGNATURE: &str = "# Generated by CONFIG REWRITE";
+        let defaults = Config::default();
+        let mut lines: Vec<Option<String>> = Vec::new();
+        // Directive name -> indexes of its lines in `lines`.
+        let mut seen: Vec<(&'static str, Vec<usize>)> = Vec::new();
+        let mut has_signature = false;
+        for raw in old.lines() {
+            let t = trim_line(raw);
+            if t == SIGNATURE {
+                has_signature = true;
+            }
+            let name = if t.is_empty() || t.starts_with('#') { None } else { split_line(t).and_then(|w| w.into_iter().next()) };
+            if let Some(d) = name.as_deref().and_then(find_directive) {
+                match seen.iter_mut().find(|(n, _)| *n == d.name) {
+                    Some((_, v)) => v.push(lines.len()),
+                    None => seen.push((d.name, vec![lines.len()])),
+                }
+            }
+            lines.push(Some(raw.to_string()));
+        }
+        let mut appended = Vec::new();
+        for d in DIRECTIVES {
+            let new = self.rewrite_lines(d);
+            match seen.iter().find(|(n, _)| *n == d.name) {
+                Some((_, at)) => {
+                    for (k, &i) in at.iter().enumerate() {
+                        lines[i] = if k == 0 { Some(new.join("\n")) } else { None };
+                    }
+                }
+                None if (d.get)(self) != (d.get)(&defaults) => appended.extend(new),
+                None => {}
+            }
+        }
+        let mut out = String::new();
+        for l in lines.into_iter().flatten() {
+            out.push_str(&l);
+            out.push('\n');
+        }
+        if !appended.is_empty() {
+            if !has_signature {
+                out.push_str(SIGNATURE);
+                out.push('\n');
+            }
+            for l in appended {
+                out.push_str(&l);
+                out.push('\n');
+            }
+        }
+        out
+    }
+}
+
+fn fatal(origin: &str, line_no: usize, line: &str, name: &str, reason: &str) -> String {
+    let place = if origin == "command line" {
+        format!("Reading the command line arguments, at directive {line_no}")
+    } else {
+        format!("Reading the configuration file '{origin}', at line {line_no}")
+    };
+    format!("\n*** FATAL CONFIG FILE ERROR (Tern {}) ***\n{place}\n>>> '{line}'\n{reason} (directive '{name}')", env!("CARGO_PKG_VERSION"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_units() {
+        assert_eq!(parse_memory("1gb"), Some(1 << 30));
+        assert_eq!(parse_memory("1G"), Some(1_000_000_000));
+        assert_eq!(parse_memory("512mb"), Some(512 << 20));
+        assert_eq!(parse_memory("100"), Some(100));
+        assert_eq!(parse_memory("-1"), None);
+        assert_eq!(parse_memory("1tb"), None);
+    }
+
+    #[test]
+    fn file_and_args() {
+        let dir = std::env::temp_dir().join(format!("tern-cfg-{}", std::process::id()));
+        std::fs::write(&dir, "# comment\nport 7001\nio-threads 3\nsave \"\"\nclient-output-buffer-limit normal 1mb 512kb 10\n").unwrap();
+        let cfg = Config::from_args(&[dir.display().to_string(), "--port".into(), "7002".into()]).unwrap();
+        assert_eq!(cfg.port, 7002);
+        assert_eq!(cfg.threads, 3);
+        assert_eq!(cfg.client_output_buffer_limit.normal, OutputLimit { hard: 1 << 20, soft: 512 << 10, soft_seconds: 10 });
+        assert_eq!(cfg.save, vec![]);
+        std::fs::remove_file(&dir).unwrap();
+    }
+
+    #[test]
+    fn self_include_is_an_error_not_a_stack_overflow() {
+        let path = std::env::temp_dir().join(format!("tern-cfg-loop-{}", std::process::id()));
+        std::fs::write(&path, format!("port 7003\ninclude {}\n", path.display())).unwrap();
+        let e = Config::from_args(&[path.display().to_string()]).unwrap_err();
+        assert!(e.contains(&format!("nested more than {MAX_INCLUDE_DEPTH} deep")), "{e}");
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn passive_directives_give_their_own_reason() {
+        assert!(passive_reason("maxmemory").contains("memory limit"));
+        assert!(passive_reason("save").contains("persist"));
+        assert!(passive_reason("replicaof").contains("replicate"));
+        assert!(passive_reason("zset-max-listpack-entries").contains("sorted sets"));
+    }
+
+    #[test]
+    fn errors_name_line_directive_and_reason() {
+        let mut c = Config::default();
+        let e = c.apply_text("port 6379\nport abc\n", "x.conf").unwrap_err();
+        assert!(e.contains("x.conf") && e.contains("line 2") && e.contains("port abc") && e.contains("integer"), "{e}");
+        let e = c.apply_text("no-such-thing 1\n", "y.conf").unwrap_err();
+        assert!(e.contains("Bad directive"), "{e}");
+    }
+
+    #[test]
+    fn table_names_are_unique_and_defaults_survive_a_rewrite() {
+        let defaults = Config::default();
+        let mut names: Vec<String> = DIRECTIVES.iter().flat_map(|d| d.names()).map(str::to_ascii_lowercase).collect();
+        let n = names.len();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), n, "a name or alias is declared twice");
+        for d in DIRECTIVES {
+            let text = defaults.rewrite_lines(d).join("\n");
+            let mut back = Config::default();
+            back.apply_text(&text, "default").unwrap_or_else(|e| panic!("{}: default {text:?} refused: {e}", d.name));
+            assert_eq!((d.get)(&back), (d.get)(&defaults), "{} through {text:?}", d.name);
+            assert!(d.passive.map_or(true, |r| r.starts_with("Tern ")), "{}", d.name);
+        }
+    }
+
+    #[test]
+    fn settings_mirror_the_config_they_were_loaded_from() {
+        let mut c = Config::default();
+        c.apply_text("prefetch-batch-max-size 128\nmaxmemory-policy allkeys-lfu\nlfu-log-factor 3\nrequirepass x\nclient-output-buffer-limit normal 1mb 2mb 3\n", "t")
+            .unwrap();
+        let s = Settings::default();
+        s.load_from(&c);
+        assert_eq!(s.prefetch_batch_max_size(), tern_store::MAX_PREFETCH_GROUP);
+        assert_eq!(s.lfu().map(|l| l.log_factor), Some(3));
+        assert!(s.requirepass_set());
+        assert_eq!(s.client_output_buffer_limit().normal, OutputLimit { hard: 1 << 20, soft: 2 << 20, soft_seconds: 3 });
+        let e = Config::default().apply_text("prefetch-batch-max-size 129\n", "t").unwrap_err();
+        assert!(e.contains("argument must be between 0 and 128 inclusive"), "{e}");
+    }
+}
