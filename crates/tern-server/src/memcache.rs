@@ -519,7 +519,7 @@ impl Exec<'_> {
     fn get_many(&mut self, keys: Keys<'_>, want_cas: bool, touch: Option<i32>) {
         let batch = self.srv.limits.prefetch_batch();
         let mut it = keys.iter();
-        let mut group = [(&[][..], Loc { hash: 0, gid: 0 }); MAX_BATCH];
+        let mut group = [(&[][..], Loc::default()); MAX_BATCH];
         loop {
             let mut n = 0;
             for k in it.by_ref() {
