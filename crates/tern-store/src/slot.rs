@@ -97,12 +97,12 @@ fn crc16_scan<const BRACE: bool>(mut bytes: &[u8]) -> (u16, bool) {
         bytes = rest;
     }
     if let Some((b, rest)) = bytes.split_first_chunk::<4>() {
-        brace |= BRACE && b.iter().any(|&c| c == b'{');
+        brace |= BRACE && b.contains(&b'{');
         crc = block(crc, b);
         bytes = rest;
     }
     if let Some((b, rest)) = bytes.split_first_chunk::<2>() {
-        brace |= BRACE && b.iter().any(|&c| c == b'{');
+        brace |= BRACE && b.contains(&b'{');
         crc = block(crc, b);
         bytes = rest;
     }
