@@ -163,7 +163,7 @@ mod tests {
         }
 
         /// The one-pass brace check finds every `{`, wherever it sits
-        /// (8-byte words, 4-, 2- and 1-byte tail).
+        /// (the bytes before the 8-byte words, and the words).
         #[test]
         fn key_slot_is_crc16_of_the_tag(key in proptest::collection::vec(
             proptest::sample::select(b"{}a\xff\x00z".to_vec()), 0..40)
