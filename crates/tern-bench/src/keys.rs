@@ -8,45 +8,35 @@
 //!   range is cut into one contiguous slice per client, so the clients
 //!   together cover every key exactly once per pass (the preload pattern).
 
-/// xorshift64*: fast, seedable, and good enough to spread keys; a
+use rand::rngs::SmallRng;
+use rand::{Rng as _, SeedableRng};
+use rand_distr::StandardNormal;
+
+/// A load thread's random source: rand's `SmallRng`, fast and seedable; a
 /// benchmark needs speed and reproducibility, not cryptographic quality.
+/// Nearby seeds give unrelated streams (the seed is expanded, not used raw).
 #[derive(Clone, Debug)]
-pub struct Rng(u64);
+pub struct Rng(SmallRng);
 
 impl Rng {
     pub fn new(seed: u64) -> Rng {
-        // splitmix64 of the seed, so that nearby seeds give unrelated streams
-        // and a zero seed is not the xorshift fixed point.
-        let mut z = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        Rng((z ^ (z >> 31)) | 1)
+        Rng(SmallRng::seed_from_u64(seed))
     }
 
+    /// The raw stream, by which tests compare seeds.
+    #[cfg(test)]
     pub fn next_u64(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        rand::RngCore::next_u64(&mut self.0)
     }
 
-    /// Uniform in [0, n) (n > 0), by multiply-shift: no modulo bias worth
-    /// measuring and no division.
+    /// Uniform in [0, n) (n > 0).
     pub fn below(&mut self, n: u64) -> u64 {
-        ((self.next_u64() as u128 * n as u128) >> 64) as u64
+        self.0.gen_range(0..n)
     }
 
-    /// Uniform in (0, 1).
-    pub fn unit(&mut self) -> f64 {
-        ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-
-    /// Standard normal, by Box–Muller.
+    /// Standard normal.
     pub fn normal(&mut self) -> f64 {
-        let (u, v) = (self.unit(), self.unit());
-        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+        self.0.sample(StandardNormal)
     }
 }
 

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use client::{Progress, Shared, Workload};
-use opts::{Config, Phase, Spec};
+use opts::{Config, Options, Phase, Spec};
 
 fn main() {
     match run() {
@@ -36,34 +36,11 @@ fn main() {
 }
 
 fn run() -> Result<i32, String> {
-    let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let mut take = |name: &str| -> Result<Option<String>, String> {
-        let Some(i) = args
-            .iter()
-            .position(|a| a == name || a.starts_with(&format!("{name}=")))
-        else {
-            return Ok(None);
-        };
-        let a = args.remove(i);
-        match a.split_once('=') {
-            Some((_, v)) => Ok(Some(v.to_string())),
-            None if i < args.len() => Ok(Some(args.remove(i))),
-            None => Err(format!("{name}: missing value")),
-        }
-    };
-    let spec = take("--spec")?;
-    let phase = match take("--phase")?.as_deref() {
-        None | Some("benchmark") => Phase::Benchmark,
-        Some("preload") => Phase::Preload,
-        Some("info") => Phase::Info,
-        Some(p) => {
-            return Err(format!(
-                "--phase: unknown phase '{p}' (preload, benchmark, info)"
-            ))
-        }
-    };
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let cli = Options::parse(&args)?;
+    let phase = cli.phase.unwrap_or(Phase::Benchmark);
     let mut cfg = Config::default();
-    if let Some(path) = &spec {
+    if let Some(path) = &cli.spec {
         let spec = Spec::load(path)?;
         if phase == Phase::Info {
             println!("{}", report::spec_info(&spec)?);
@@ -79,7 +56,7 @@ fn run() -> Result<i32, String> {
     } else if phase != Phase::Benchmark {
         return Err("--phase needs --spec".into());
     }
-    cfg.apply(&args)?;
+    cfg.apply_options(&cli)?;
     let work = Workload::from_config(&cfg)?;
     bench(cfg, work)
 }

@@ -3,16 +3,28 @@
 //!
 //! Options are accepted in every spelling the specs use: `--opt value`,
 //! `--opt=value`, `-c 50`, and the quoted forms (`"--data-size" "10"`) that
-//! appear once a spec's argument string is split like a shell would.
+//! appear once a spec's argument string is split like a shell would
+//! (`shlex`). clap parses one argument list into [`Options`]; a spec's
+//! arguments and then the command line's are laid over the defaults in turn,
+//! each overriding only what it names, a repeated option the last one winning.
+//! Two memtier rules depend on order, so they are replayed from clap's
+//! argument indices: `--command-ratio` and `--command-key-pattern` apply to
+//! the `--command` before them, and `-n` after `--test-time` cancels it.
+
+use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, ValueEnum};
 
 use crate::keys::Pattern;
 use crate::template::Template;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Protocol {
+    #[value(name = "redis", alias = "resp2")]
     Redis,
+    #[value(name = "resp3")]
     Resp3,
+    #[value(name = "memcache_text")]
     MemcacheText,
+    #[value(name = "memcache_meta")]
     MemcacheMeta,
 }
 
@@ -94,7 +106,7 @@ impl Default for Config {
 }
 
 /// What `--spec` asks for besides the benchmark options themselves.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Phase {
     Preload,
     Benchmark,
@@ -119,195 +131,201 @@ usage: tern-bench [options]
       --spec FILE.yml --phase preload|benchmark|info   (options after --spec override it)
   Error replies are counted as errors, never as operations.";
 
-/// Splits a string as a POSIX shell would for the subset the specs use:
-/// whitespace separates words, single and double quotes group, backslash
-/// escapes inside double quotes and outside quotes.
+/// Splits a string as a POSIX shell would: whitespace separates words,
+/// single and double quotes group, backslash escapes.
 pub fn shell_split(s: &str) -> Result<Vec<String>, String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut in_word = false;
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\'' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('\'') => break,
-                        Some(ch) => cur.push(ch),
-                        None => return Err("unterminated single quote".into()),
-                    }
-                }
-            }
-            '"' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('"') => break,
-                        Some('\\') => match chars.next() {
-                            Some(ch @ ('"' | '\\' | '$' | '`')) => cur.push(ch),
-                            Some(ch) => {
-                                cur.push('\\');
-                                cur.push(ch);
-                            }
-                            None => return Err("unterminated double quote".into()),
-                        },
-                        Some(ch) => cur.push(ch),
-                        None => return Err("unterminated double quote".into()),
-                    }
-                }
-            }
-            '\\' => {
-                in_word = true;
-                if let Some(ch) = chars.next() {
-                    cur.push(ch);
-                }
-            }
-            c if c.is_whitespace() => {
-                if in_word {
-                    out.push(std::mem::take(&mut cur));
-                    in_word = false;
-                }
-            }
-            c => {
-                in_word = true;
-                cur.push(c);
-            }
-        }
+    shlex::split(s).ok_or_else(|| format!("unterminated quote or escape in: {s}"))
+}
+
+fn pair<T>(v: &str, one: fn(&str) -> Result<T, String>) -> Result<(T, T), String> {
+    let (a, b) = v.split_once(':').ok_or("expected SET:GET")?;
+    Ok((one(a)?, one(b)?))
+}
+
+fn ratio(v: &str) -> Result<(u32, u32), String> {
+    pair(v, |n| n.parse().map_err(|_| format!("invalid number '{n}'")))
+}
+
+fn pattern(v: &str) -> Result<Pattern, String> {
+    Pattern::from_letter(v).ok_or_else(|| format!("invalid key pattern '{v}' (R, G, S or P)"))
+}
+
+fn patterns(v: &str) -> Result<(Pattern, Pattern), String> {
+    pair(v, pattern)
+}
+
+fn requests(v: &str) -> Result<Requests, String> {
+    if v == "allkeys" {
+        return Ok(Requests::AllKeys);
     }
-    if in_word {
-        out.push(cur);
+    v.parse().map(Requests::Count).map_err(|_| format!("invalid number '{v}' (or allkeys)"))
+}
+
+/// One argument list, as memtier_benchmark spells its options. Everything
+/// is optional: what is absent leaves the configuration as it was.
+#[derive(Parser, Debug)]
+#[command(
+    name = "tern-bench",
+    no_binary_name = true,
+    args_override_self = true,
+    disable_version_flag = true,
+    override_help = USAGE
+)]
+pub struct Options {
+    #[arg(short = 's', long, visible_alias = "host", allow_hyphen_values = true)]
+    server: Option<String>,
+    #[arg(short = 'p', long)]
+    port: Option<u16>,
+    #[arg(short = 'P', long)]
+    protocol: Option<Protocol>,
+    #[arg(short = 't', long)]
+    threads: Option<usize>,
+    #[arg(short = 'c', long)]
+    clients: Option<usize>,
+    #[arg(long)]
+    pipeline: Option<usize>,
+    #[arg(long)]
+    test_time: Option<u64>,
+    #[arg(short = 'n', long, value_parser = requests)]
+    requests: Option<Requests>,
+    #[arg(long, value_parser = ratio)]
+    ratio: Option<(u32, u32)>,
+    #[arg(long, value_parser = patterns)]
+    key_pattern: Option<(Pattern, Pattern)>,
+    #[arg(long = "key-minimum")]
+    key_min: Option<u64>,
+    #[arg(long = "key-maximum")]
+    key_max: Option<u64>,
+    #[arg(long, allow_hyphen_values = true)]
+    key_prefix: Option<String>,
+    #[arg(long, allow_negative_numbers = true)]
+    key_stddev: Option<f64>,
+    #[arg(long, allow_negative_numbers = true)]
+    key_median: Option<f64>,
+    #[arg(short = 'd', long)]
+    data_size: Option<usize>,
+    #[arg(short = 'R', long)]
+    random_data: bool,
+    #[arg(long, allow_hyphen_values = true)]
+    command: Vec<String>,
+    #[arg(long)]
+    command_ratio: Vec<u32>,
+    #[arg(long, value_parser = pattern)]
+    command_key_pattern: Vec<Pattern>,
+    #[arg(long)]
+    distinct_client_seed: bool,
+    #[arg(long)]
+    randomize: bool,
+    #[arg(long)]
+    seed: Option<u64>,
+    #[arg(long)]
+    hide_histogram: bool,
+    #[arg(long)]
+    json_out_file: Option<String>,
+    #[arg(long)]
+    quiet: bool,
+    /// The spec whose arguments come first (command line only).
+    #[arg(long)]
+    pub spec: Option<String>,
+    #[arg(long)]
+    pub phase: Option<Phase>,
+    /// The `--command*` options in the order given.
+    #[arg(skip)]
+    commands: Vec<CommandArg>,
+    /// `--test-time` came after the last `-n`.
+    #[arg(skip)]
+    test_time_last: bool,
+}
+
+#[derive(Debug)]
+enum CommandArg {
+    New(String),
+    Ratio(u32),
+    Pattern(Pattern),
+}
+
+/// The values of option `id` with their positions in the argument list.
+fn indexed<T: Clone + Send + Sync + 'static>(m: &ArgMatches, id: &str) -> Vec<(usize, T)> {
+    match (m.indices_of(id), m.get_many::<T>(id)) {
+        (Some(i), Some(v)) => i.zip(v.cloned()).collect(),
+        _ => Vec::new(),
     }
-    Ok(out)
 }
 
-fn num<T: std::str::FromStr>(opt: &str, v: &str) -> Result<T, String> {
-    v.parse().map_err(|_| format!("{opt}: invalid value '{v}'"))
+impl Options {
+    pub fn parse(args: &[String]) -> Result<Options, String> {
+        let m = Options::command().try_get_matches_from(args).map_err(|e| match e.kind() {
+            clap::error::ErrorKind::DisplayHelp => USAGE.to_string(),
+            _ => e.render().to_string().trim_end().to_string(),
+        })?;
+        let mut o = Options::from_arg_matches(&m).map_err(|e| e.to_string())?;
+        let mut cmds: Vec<(usize, CommandArg)> = indexed::<String>(&m, "command")
+            .into_iter()
+            .map(|(i, c)| (i, CommandArg::New(c)))
+            .chain(indexed(&m, "command_ratio").into_iter().map(|(i, r)| (i, CommandArg::Ratio(r))))
+            .chain(indexed(&m, "command_key_pattern").into_iter().map(|(i, p)| (i, CommandArg::Pattern(p))))
+            .collect();
+        cmds.sort_by_key(|&(i, _)| i);
+        o.commands = cmds.into_iter().map(|(_, c)| c).collect();
+        o.test_time_last = match (m.index_of("test_time"), m.index_of("requests")) {
+            (Some(t), Some(n)) => t > n,
+            (t, _) => t.is_some(),
+        };
+        Ok(o)
+    }
 }
-
-fn pattern(opt: &str, v: &str) -> Result<Pattern, String> {
-    Pattern::from_letter(v)
-        .ok_or_else(|| format!("{opt}: invalid key pattern '{v}' (R, G, S or P)"))
-}
-
-/// Options that take no value.
-const FLAGS: &[&str] = &[
-    "--random-data",
-    "-R",
-    "--distinct-client-seed",
-    "--randomize",
-    "--hide-histogram",
-    "--quiet",
-    "-h",
-    "--help",
-];
 
 impl Config {
     /// Applies memtier-style arguments on top of `self`.
     pub fn apply(&mut self, args: &[String]) -> Result<(), String> {
-        let mut i = 0;
-        while i < args.len() {
-            let a = args[i].as_str();
-            i += 1;
-            let (opt, inline) = match a.split_once('=') {
-                Some((o, v)) if o.starts_with("--") => (o, Some(v.to_string())),
-                _ => (a, None),
+        self.apply_options(&Options::parse(args)?)
+    }
+
+    /// Lays `o` over `self`: what `o` names replaces what was there.
+    pub fn apply_options(&mut self, o: &Options) -> Result<(), String> {
+        macro_rules! set {
+            ($($field:ident <- $opt:ident),* $(,)?) => {
+                $(if let Some(v) = o.$opt.clone() {
+                    self.$field = v;
+                })*
             };
-            if FLAGS.contains(&opt) {
-                match opt {
-                    "--random-data" | "-R" => self.random_data = true,
-                    "--distinct-client-seed" => self.distinct_client_seed = true,
-                    "--randomize" => self.randomize = true,
-                    "--hide-histogram" => self.hide_histogram = true,
-                    "--quiet" => self.quiet = true,
-                    _ => return Err(USAGE.into()),
+        }
+        set!(
+            server <- server, port <- port, protocol <- protocol, threads <- threads,
+            clients <- clients, pipeline <- pipeline, ratio <- ratio, key_min <- key_min,
+            key_max <- key_max, key_prefix <- key_prefix, data_size <- data_size, seed <- seed,
+        );
+        if let Some((s, g)) = o.key_pattern {
+            (self.set_pattern, self.get_pattern) = (s, g);
+        }
+        if let Some(r) = o.requests {
+            self.requests = r;
+            self.test_time = None;
+        }
+        if o.test_time_last {
+            self.test_time = o.test_time;
+        }
+        self.key_stddev = o.key_stddev.or(self.key_stddev);
+        self.key_median = o.key_median.or(self.key_median);
+        self.json_out_file = o.json_out_file.clone().or(self.json_out_file.take());
+        self.random_data |= o.random_data;
+        self.distinct_client_seed |= o.distinct_client_seed;
+        self.randomize |= o.randomize;
+        self.hide_histogram |= o.hide_histogram;
+        self.quiet |= o.quiet;
+        for c in &o.commands {
+            match c {
+                CommandArg::New(t) => self.commands.push(Command {
+                    template: Template::parse(t)?,
+                    ratio: 1,
+                    pattern: Pattern::Random,
+                }),
+                CommandArg::Ratio(r) => {
+                    self.commands.last_mut().ok_or("--command-ratio must follow a --command")?.ratio = *r;
                 }
-                continue;
-            }
-            if !opt.starts_with('-') {
-                return Err(format!("unexpected argument '{a}'"));
-            }
-            let v = match inline {
-                Some(v) => v,
-                None => {
-                    let Some(v) = args.get(i) else {
-                        return Err(format!("{opt}: missing value"));
-                    };
-                    i += 1;
-                    v.clone()
+                CommandArg::Pattern(p) => {
+                    self.commands.last_mut().ok_or("--command-key-pattern must follow a --command")?.pattern = *p;
                 }
-            };
-            let v = v.as_str();
-            match opt {
-                "-s" | "--server" | "--host" => self.server = v.to_string(),
-                "-p" | "--port" => self.port = num(opt, v)?,
-                "-P" | "--protocol" => {
-                    self.protocol = match v {
-                        "redis" | "resp2" => Protocol::Redis,
-                        "resp3" => Protocol::Resp3,
-                        "memcache_text" => Protocol::MemcacheText,
-                        "memcache_meta" => Protocol::MemcacheMeta,
-                        _ => return Err(format!("{opt}: unknown protocol '{v}'")),
-                    }
-                }
-                "-t" | "--threads" => self.threads = num(opt, v)?,
-                "-c" | "--clients" => self.clients = num(opt, v)?,
-                "--pipeline" => self.pipeline = num(opt, v)?,
-                "--test-time" => {
-                    self.test_time = Some(num(opt, v)?);
-                }
-                "-n" | "--requests" => {
-                    self.requests = if v == "allkeys" {
-                        Requests::AllKeys
-                    } else {
-                        Requests::Count(num(opt, v)?)
-                    };
-                    self.test_time = None;
-                }
-                "--ratio" => {
-                    let (s, g) = v
-                        .split_once(':')
-                        .ok_or_else(|| format!("{opt}: expected SET:GET"))?;
-                    self.ratio = (num(opt, s)?, num(opt, g)?);
-                }
-                "--key-pattern" => {
-                    let (s, g) = v
-                        .split_once(':')
-                        .ok_or_else(|| format!("{opt}: expected SET:GET"))?;
-                    self.set_pattern = pattern(opt, s)?;
-                    self.get_pattern = pattern(opt, g)?;
-                }
-                "--key-minimum" => self.key_min = num(opt, v)?,
-                "--key-maximum" => self.key_max = num(opt, v)?,
-                "--key-prefix" => self.key_prefix = v.to_string(),
-                "--key-stddev" => self.key_stddev = Some(num(opt, v)?),
-                "--key-median" => self.key_median = Some(num(opt, v)?),
-                "-d" | "--data-size" => self.data_size = num(opt, v)?,
-                "--command" => {
-                    let template = Template::parse(v)?;
-                    self.commands.push(Command {
-                        template,
-                        ratio: 1,
-                        pattern: Pattern::Random,
-                    });
-                }
-                "--command-ratio" => {
-                    let c = self
-                        .commands
-                        .last_mut()
-                        .ok_or("--command-ratio must follow a --command")?;
-                    c.ratio = num(opt, v)?;
-                }
-                "--command-key-pattern" => {
-                    let c = self
-                        .commands
-                        .last_mut()
-                        .ok_or("--command-key-pattern must follow a --command")?;
-                    c.pattern = pattern(opt, v)?;
-                }
-                "--seed" => self.seed = num(opt, v)?,
-                "--json-out-file" => self.json_out_file = Some(v.to_string()),
-                _ => return Err(format!("unknown option '{opt}'\n{USAGE}")),
             }
         }
         self.validate()
@@ -439,6 +457,31 @@ mod tests {
         assert!(Config::default()
             .apply(&words("--protocol memcache_meta"))
             .is_ok());
+    }
+
+    #[test]
+    fn later_options_override_and_order_rules_hold() {
+        // A spec's arguments, then the command line's over them.
+        let mut c = Config::default();
+        c.apply(&words("--test-time 180 -c 25 --key-prefix -k- --hide-histogram --seed 4")).unwrap();
+        c.apply(&words("-n 1000 --host example -P resp2 -c 3 -c 7 --key-median -5")).unwrap();
+        assert_eq!((c.test_time, c.requests, c.clients), (None, Requests::Count(1000), 7));
+        assert_eq!((c.server.as_str(), c.protocol, c.key_prefix.as_str()), ("example", Protocol::Redis, "-k-"));
+        assert_eq!((c.key_median, c.seed, c.hide_histogram), (Some(-5.0), 4, true));
+        // Within one list, -n cancels an earlier --test-time, not a later one.
+        let mut c = Config::default();
+        c.apply(&words("--test-time 5 -n 10")).unwrap();
+        assert_eq!(c.test_time, None);
+        c.apply(&words("-n 10 --test-time 5")).unwrap();
+        assert_eq!(c.test_time, Some(5));
+        // Each --command-ratio goes to the --command before it.
+        let mut c = Config::default();
+        c.apply(&words("--command A --command B --command-ratio 3 --command-key-pattern S --command C --command-ratio 0")).unwrap();
+        let got: Vec<(u32, Pattern)> = c.commands.iter().map(|c| (c.ratio, c.pattern)).collect();
+        assert_eq!(got, [(1, Pattern::Random), (3, Pattern::Sequential), (0, Pattern::Random)]);
+        assert_eq!(Options::parse(&words("--help")).err().as_deref(), Some(USAGE));
+        assert!(Options::parse(&words("--phase later")).is_err());
+        assert!(shell_split("trailing \\").is_err());
     }
 
     #[test]

@@ -518,7 +518,7 @@ impl Exec<'_> {
     fn get_many(&mut self, keys: Keys<'_>, want_cas: bool, touch: Option<i32>) {
         let batch = self.srv.settings.prefetch_batch_max_size();
         let mut it = keys.iter();
-        let mut group = [(&[][..], Loc { hash: 0, gid: 0 }); MAX_PREFETCH_GROUP];
+        let mut group = [(&[][..], Loc::default()); MAX_PREFETCH_GROUP];
         loop {
             let mut n = 0;
             for k in it.by_ref() {

@@ -1,4 +1,18 @@
 //! Databases, shards, key location and ordered shard locking.
+//!
+//! A key has two placements, from two functions of its bytes:
+//!
+//! ```text
+//!   key ──► slot = CRC16(hash tag or key) mod 16384 ──► shard = slot >> (14 - shard_bits)
+//!    └────► hash = seeded 64-bit hash ────────────────► bucket inside the shard's table
+//! ```
+//!
+//! Each shard owns a contiguous range of Redis Cluster's hash slots, so keys
+//! that share a `{hash tag}` share a shard (a multi-key command on one tag
+//! takes one lock) and a cluster mode can hand out whole shards. The slot is
+//! public and predictable, so it only chooses among a few shards; the bucket
+//! comes from the hash, keyed with a per-process seed, so crafted keys cannot
+//! pile into one bucket.
 
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -10,6 +24,7 @@ use smallvec::SmallVec;
 
 use crate::lazyfree::LazyFree;
 use crate::shard::Shard;
+use crate::slot::{key_slot, SLOTS};
 
 /// Pads `T` to its own pair of cache lines, so that two shard locks taken by
 /// different threads never share a line (the adjacent-line prefetcher on
@@ -27,12 +42,16 @@ struct Hint {
     nb: AtomicU64,
 }
 
-/// Where a key lives: its hash (computed once) and its shard's global id.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Where a key lives: its hash (computed once, places it in its table), its
+/// shard's global id and its cluster slot (which chose the shard).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Loc {
     pub hash: u64,
     pub gid: u32,
+    pub slot: u16,
 }
+
+const _: () = assert!(std::mem::size_of::<Loc>() == 16);
 
 #[derive(Debug)]
 pub struct Keyspace {
@@ -54,9 +73,10 @@ pub struct Keyspace {
 }
 
 impl Keyspace {
-    /// `shards_per_db` is rounded up to a power of two.
+    /// `shards_per_db` is rounded up to a power of two, at most 16384 (one
+    /// slot per shard).
     pub fn new(dbs: usize, shards_per_db: usize) -> Self {
-        let per = shards_per_db.max(1).next_power_of_two();
+        let per = shards_per_db.max(1).next_power_of_two().min(SLOTS);
         let hasher = DefaultHashBuilder::default();
         let lfu = Arc::new(AtomicBool::new(false));
         let shard = |_| {
@@ -96,15 +116,11 @@ impl Keyspace {
         self.hasher.hash_one(key)
     }
 
-    /// Shard index within a database for a hash: its high bits (the table
-    /// uses the low bits for the bucket).
+    /// Shard index within a database for a cluster slot: shard `i` owns
+    /// slots `i << (14 - shard_bits)` up to the next shard's first.
     #[inline]
-    pub fn shard_of(&self, hash: u64) -> usize {
-        if self.shard_bits == 0 {
-            0
-        } else {
-            (hash >> (64 - self.shard_bits)) as usize
-        }
+    pub fn shard_of(&self, slot: u16) -> usize {
+        (slot as usize) >> (SLOTS.trailing_zeros() - self.shard_bits)
     }
 
     #[inline]
@@ -117,11 +133,12 @@ impl Keyspace {
         (gid as usize) >> self.shard_bits
     }
 
-    /// The "locate" step: hash the key once and find its shard.
+    /// The "locate" step: the key's slot picks its shard, its hash (computed
+    /// once) its bucket.
     #[inline]
     pub fn locate(&self, db: usize, key: &[u8]) -> Loc {
-        let hash = self.hash(key);
-        Loc { hash, gid: self.gid(db, self.shard_of(hash)) }
+        let slot = key_slot(key);
+        Loc { hash: self.hash(key), gid: self.gid(db, self.shard_of(slot)), slot }
     }
 
     /// Locks one shard by global id. For walks that hold one shard at a time.
@@ -341,6 +358,48 @@ mod tests {
         set.shard(l.gid).set(b"hello", l.hash, Value::Str(StrValue::from_slice(b"w")), None, 0);
         set.release();
         assert_eq!(ks.lock(l.gid).len(), 1);
+    }
+
+    #[test]
+    fn shards_own_contiguous_slot_ranges() {
+        for per in [1usize, 2, 16, 1024, SLOTS] {
+            let ks = Keyspace::new(1, per);
+            let width = SLOTS / per;
+            for slot in 0..SLOTS as u16 {
+                assert_eq!(ks.shard_of(slot), slot as usize / width, "{per} shards, slot {slot}");
+            }
+        }
+        // More shards than slots would leave some empty forever.
+        assert_eq!(Keyspace::new(1, 1 << 16).shards_per_db(), SLOTS);
+        let ks = Keyspace::new(3, 64);
+        for key in [&b"foo"[..], b"", b"{user1000}.followers", b"\xff\x00"] {
+            let l = ks.locate(2, key);
+            assert_eq!(l.slot, key_slot(key));
+            assert_eq!(l.gid, ks.gid(2, l.slot as usize * 64 / SLOTS));
+            assert_eq!(l.hash, ks.hash(key));
+        }
+    }
+
+    #[test]
+    fn keys_with_one_hash_tag_take_one_lock() {
+        let ks = Keyspace::new(16, 256);
+        let keys: Vec<String> = (0..200).map(|i| format!("{i}:{{order:42}}:{}", i * 7919)).collect();
+        let locs: Vec<Loc> = keys.iter().map(|k| ks.locate(5, k.as_bytes())).collect();
+        assert!(locs.iter().all(|l| l.gid == locs[0].gid && l.slot == key_slot(b"order:42")));
+        // The hashes still spread the keys over the shard's buckets.
+        let mut hashes: Vec<u64> = locs.iter().map(|l| l.hash).collect();
+        hashes.sort_unstable();
+        hashes.dedup();
+        assert_eq!(hashes.len(), keys.len());
+        let mut set = LockSet::new(&ks);
+        set.acquire(locs.iter().map(|l| l.gid));
+        assert_eq!(set.held.len(), 1);
+        set.release();
+        // Without the tag the same keys spread over many shards.
+        let mut untagged: Vec<u32> = (0..200).map(|i| ks.locate(5, format!("{i}:order:42").as_bytes()).gid).collect();
+        untagged.sort_unstable();
+        untagged.dedup();
+        assert!(untagged.len() > 50, "{} shards", untagged.len());
     }
 
     #[test]

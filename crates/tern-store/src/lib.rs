@@ -8,10 +8,12 @@
 //!                                         └─ watchers (WATCH flags by key)
 //! ```
 //!
-//! A key is hashed once ([`Keyspace::locate`]); the hash picks the shard by its
-//! high bits and the bucket by its low bits, so the same hash serves both the
-//! "locate" step (which shard, later which bucket to prefetch) and the
-//! "access" step (probe under the shard's lock). A shard's global id orders
+//! A key is located once ([`Keyspace::locate`]): its Redis Cluster slot
+//! (CRC16 of the key or its `{hash tag}`, [`slot`]) picks the shard, each
+//! shard owning a contiguous slot range, and its seeded 64-bit hash picks the
+//! bucket. The located pair serves both the "locate" step (which shard, which
+//! bucket to prefetch) and the "access" step (probe under the shard's lock).
+//! Keys that share a hash tag share a shard. A shard's global id orders
 //! locks: a multi-key command locks its shards in ascending id ([`LockSet`]).
 //!
 //! An entry is one allocation: a 4-byte [`Meta`] (value kind and the
@@ -25,6 +27,7 @@ mod hash;
 mod keyspace;
 mod lazyfree;
 mod shard;
+pub mod slot;
 mod table;
 mod value;
 
@@ -34,6 +37,7 @@ pub use lazyfree::{LazyFree, LAZYFREE_THRESHOLD};
 pub use entry::{Entry, EntryExt, Lfu, McRef, Meta, NewValue, StrRef, ValueRef, LFU_INIT_VAL};
 pub use shard::{Access, Detached, Shard, WatchFlag};
 pub use shard::{ITEM_PREFETCH_SPAN, MAX_PREFETCH_GROUP};
+pub use slot::{key_slot, SLOTS};
 pub use table::Table;
 /// The longest key the keyspace stores (1 GiB - 1).
 pub use tern_table::MAX_KEY_LEN;

@@ -40,8 +40,7 @@ const _: () = assert!(std::mem::align_of::<Bucket>() == 64);
 const _: () = assert!(SLOT0 + 6 * SLOTS == 64);
 
 /// The fingerprint: 1..=255 from bits 32..48 of the hash. The low 32 bits
-/// pick the home bucket and the high bits the shard upstream, so neither
-/// says anything within one bucket.
+/// pick the home bucket, so they say nothing within one bucket.
 #[inline(always)]
 pub(crate) fn fingerprint(hash: u64) -> u8 {
     ((((hash >> 32) & 0xffff) * 255) >> 16) as u8 + 1
