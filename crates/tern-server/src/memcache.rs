@@ -19,7 +19,7 @@ use std::time::Duration;
 use tern_memcache::parse::item_total_size;
 use tern_memcache::parse::Keys;
 use tern_memcache::{base64, errors as e, Meta, MetaCmd, Request, StoreCmd, REALTIME_MAXDELTA};
-use tern_store::{mc_state, Entry, EntryExt, Loc, McRef, McStr, NewValue, Shard, StrRef, StrValue, Value};
+use tern_store::{mc_state, Access, Effects, Entry, EntryExt, Loc, McRef, McStr, NewValue, Shard, StrRef, StrValue, Value};
 
 use crate::prefetch::MAX_BATCH;
 
@@ -98,6 +98,9 @@ pub struct Exec<'a> {
     pub out: &'a mut OutBuf,
     pub stats: &'a WorkerStats,
     pub now: u64,
+    /// The worker's effect buffer: every shard lock a request takes hands
+    /// its writes' records here when released.
+    pub fx: &'a Effects,
 }
 
 /// memcached's `realtime`: 0 is no expiry, up to 30 days is relative,
@@ -188,7 +191,7 @@ fn lookup<'s>(
     hash: u64,
     now: u64,
     sh: &Shared,
-) -> Option<&'s mut Entry> {
+) -> Option<&'s Entry> {
     let convert = match shard.get(key, hash, now)?.str()? {
         StrRef::Mc(_) => None,
         s => {
@@ -201,7 +204,7 @@ fn lookup<'s>(
         // Keeps the TTL and the access clock, as a conversion in place did.
         shard.replace_value(key, hash, Value::Str(StrValue::Mc(m)), now);
     }
-    shard.get_mut(key, hash, now).filter(|e| mc(e).is_some())
+    shard.get(key, hash, now).filter(|e| mc(e).is_some())
 }
 
 /// A whole write's item; `share_min` is `reply-copy-avoid-min-size`
@@ -224,14 +227,12 @@ fn put(shard: &mut Shard, key: &[u8], hash: u64, v: NewValue<'_>, dl: Option<u64
     } else {
         shard.set(key, hash, v, dl, now);
     }
-    shard.signal(key, hash);
 }
 
 /// Sets an existing key's deadline; a past one removes it.
 fn retime(shard: &mut Shard, key: &[u8], hash: u64, dl: Option<u64>, now: u64) {
     if is_past(dl, now) {
         shard.remove(key, hash, now);
-        shard.signal(key, hash);
     } else {
         shard.set_expire(key, hash, dl);
     }
@@ -261,7 +262,6 @@ fn rewrite(
         NewValue::Mc { data: &d, flags, cas, state: st }
     };
     shard.replace_value(key, hash, v, now);
-    shard.signal(key, hash);
 }
 
 /// The state bits of the new item an append or prepend makes: memcached
@@ -318,12 +318,11 @@ fn add_delta(data: &mut Vec<u8>, incr: bool, delta: u64) -> Option<u64> {
     Some(v)
 }
 
-/// Flushes database 0 (memcached's keys), signalling WATCHers.
-pub fn flush_db0(srv: &Server, now: u64) {
+/// Flushes database 0 (memcached's keys) through the store's write path
+/// (WATCHers of live keys told, the flush recorded in `fx`).
+pub fn flush_db0(srv: &Server, now: u64, fx: &Effects) {
     for gid in srv.ks.db_gids(0) {
-        let mut shard = srv.ks.lock(gid);
-        shard.signal_live(None, now);
-        shard.clear();
+        drop(srv.ks.lock_writing(gid, fx).flush(now));
     }
 }
 
@@ -397,11 +396,8 @@ impl Exec<'_> {
             }
             Request::Delete { key, noreply } => {
                 let loc = self.srv.ks.locate(0, key);
-                let mut shard = self.srv.ks.lock(loc.gid);
+                let mut shard = self.srv.ks.lock_writing(loc.gid, self.fx);
                 let hit = shard.remove(key, loc.hash, self.now).is_some();
-                if hit {
-                    shard.signal(key, loc.hash);
-                }
                 bump(if hit {
                     &self.sh.delete_hits
                 } else {
@@ -424,7 +420,7 @@ impl Exec<'_> {
             } => {
                 bump(&self.sh.cmd_touch);
                 let loc = self.srv.ks.locate(0, key);
-                let mut shard = self.srv.ks.lock(loc.gid);
+                let mut shard = self.srv.ks.lock_writing(loc.gid, self.fx);
                 let hit = lookup(&mut shard, key, loc.hash, self.now, self.sh).is_some();
                 if hit {
                     retime(
@@ -449,7 +445,7 @@ impl Exec<'_> {
                 let gen = self.sh.flush_gen.fetch_add(1, Ordering::SeqCst) + 1;
                 match deadline(self.now, delay.max(0)) {
                     Some(when) if delay > 0 && when > self.now => self.flush_later(gen, when),
-                    _ => flush_db0(self.srv, self.now),
+                    _ => flush_db0(self.srv, self.now, self.fx),
                 }
                 if !noreply {
                     line(self.out, "OK");
@@ -476,10 +472,8 @@ impl Exec<'_> {
             } => {
                 if unlink {
                     let loc = self.srv.ks.locate(0, &key);
-                    let mut shard = self.srv.ks.lock(loc.gid);
-                    if shard.remove(&key, loc.hash, self.now).is_some() {
-                        shard.signal(&key, loc.hash);
-                    }
+                    let mut shard = self.srv.ks.lock_writing(loc.gid, self.fx);
+                    shard.remove(&key, loc.hash, self.now);
                 }
                 if !noreply {
                     line(self.out, e::TOO_LARGE);
@@ -503,11 +497,12 @@ impl Exec<'_> {
             .spawn(move || {
                 std::thread::sleep(wait);
                 if sh.flush_gen.load(Ordering::SeqCst) == gen && !srv.is_shutting_down() {
-                    flush_db0(&srv, now_ms());
+                    // This thread's own buffer: no reader takes it yet.
+                    flush_db0(&srv, now_ms(), &Effects::new());
                 }
             });
         if spawned.is_err() {
-            flush_db0(self.srv, self.now);
+            flush_db0(self.srv, self.now, self.fx);
         }
     }
 
@@ -565,27 +560,28 @@ impl Exec<'_> {
         if touch.is_some() {
             bump(&self.sh.cmd_touch);
         }
-        let mut shard = self.srv.ks.lock(loc.gid);
+        let mut shard = self.srv.ks.lock_writing(loc.gid, self.fx);
         let now = self.now;
-        let Some(e) = lookup(&mut shard, key, loc.hash, now, self.sh) else {
+        if lookup(&mut shard, key, loc.hash, now, self.sh).is_none() {
             bump(&self.sh.get_misses);
             if touch.is_some() {
                 bump(&self.sh.touch_misses);
             }
             self.stats.keyspace_misses.add(1);
             return;
-        };
+        }
         bump(&self.sh.get_hits);
         self.stats.keyspace_hits.add(1);
-        e.touch(now, self.srv.limits.lfu());
-        let old_heap = e.value_heap();
-        let st = hdr(e).state;
-        if st & mc_state::FETCHED == 0 {
-            // In place; copies a shared buffer only while a reply holds it.
-            e.mc_set_state(st | mc_state::FETCHED);
-        }
-        let new_heap = e.value_heap();
-        let Some(m) = mc(e) else { return };
+        // The fetched mark is memcached's read bookkeeping, not a write:
+        // nothing is recorded, no WATCHer told.
+        shard.modify(key, loc.hash, now, Access::Touch(self.srv.limits.lfu()), |e, _| {
+            let st = hdr(e).state;
+            if st & mc_state::FETCHED == 0 {
+                // In place; copies a shared buffer only while a reply holds it.
+                e.mc_set_state(st | mc_state::FETCHED);
+            }
+        });
+        let Some(m) = shard.get(key, loc.hash, now).and_then(mc) else { return };
         let share_min = self.srv.limits.reply_copy_avoid_min();
         let out = &mut *self.out;
         out.extend_from_slice(b"VALUE ");
@@ -601,9 +597,6 @@ impl Exec<'_> {
         out.extend_from_slice(b"\r\n");
         push_data(out, m, share_min, self.stats);
         out.extend_from_slice(b"\r\n");
-        if old_heap != new_heap {
-            shard.value_resized(old_heap, new_heap);
-        }
         if let Some(t) = touch {
             bump(&self.sh.touch_hits);
             retime(&mut shard, key, loc.hash, deadline(now, t), now);
@@ -622,7 +615,7 @@ impl Exec<'_> {
     ) -> &'static str {
         bump(&self.sh.cmd_set);
         let loc = self.srv.ks.locate(0, key);
-        let mut shard = self.srv.ks.lock(loc.gid);
+        let mut shard = self.srv.ks.lock_writing(loc.gid, self.fx);
         let now = self.now;
         let cas = self.sh.next_cas();
         // A plain set needs nothing of the old item: no lookup (which
@@ -649,8 +642,8 @@ impl Exec<'_> {
         match (cmd, cur) {
             (StoreCmd::Add, Some(_))
             | (StoreCmd::Replace | StoreCmd::Append | StoreCmd::Prepend, None) => {
-                if let (StoreCmd::Add, Some(e)) = (cmd, shard.get_mut(key, loc.hash, now)) {
-                    e.touch(now, self.srv.limits.lfu());
+                if cmd == StoreCmd::Add {
+                    shard.lookup(key, loc.hash, now, Access::Touch(self.srv.limits.lfu()));
                 }
                 "NOT_STORED"
             }
@@ -692,7 +685,7 @@ impl Exec<'_> {
 
     fn arith(&mut self, key: &[u8], incr: bool, delta: u64, noreply: bool) {
         let loc = self.srv.ks.locate(0, key);
-        let mut shard = self.srv.ks.lock(loc.gid);
+        let mut shard = self.srv.ks.lock_writing(loc.gid, self.fx);
         let now = self.now;
         let (hits, misses) = if incr {
             (&self.sh.incr_hits, &self.sh.incr_misses)
@@ -857,7 +850,7 @@ impl Exec<'_> {
 
     fn meta_debug(&mut self, key: &[u8]) {
         let loc = self.srv.ks.locate(0, key);
-        let mut shard = self.srv.ks.lock(loc.gid);
+        let mut shard = self.srv.ks.lock_writing(loc.gid, self.fx);
         let now = self.now;
         let Some(e) = lookup(&mut shard, key, loc.hash, now, self.sh) else {
             line(self.out, "EN");
@@ -925,7 +918,7 @@ impl Exec<'_> {
         let key: &[u8] = &m.key;
         bump(&self.sh.cmd_get);
         let loc = self.srv.ks.locate(0, key);
-        let mut shard = self.srv.ks.lock(loc.gid);
+        let mut shard = self.srv.ks.lock_writing(loc.gid, self.fx);
         let now = self.now;
         let mut created = false;
         if lookup(&mut shard, key, loc.hash, now, self.sh).is_none() {
@@ -935,12 +928,11 @@ impl Exec<'_> {
                 // A stub that dies at once is still answered as created.
                 let dl = deadline(now, n).map(|d| d.max(now + 1));
                 shard.set(key, loc.hash, new_item(&[], 0, cas, state, 0), dl, now);
-                shard.signal(key, loc.hash);
                 created = true;
             }
         }
         // Another type is a miss, as in `lookup`.
-        let Some(e) = shard.get_mut(key, loc.hash, now).filter(|e| mc(e).is_some()) else {
+        let Some(e) = shard.get(key, loc.hash, now).filter(|e| mc(e).is_some()) else {
             bump(&self.sh.get_misses);
             self.stats.keyspace_misses.add(1);
             if !f.quiet {
@@ -1044,25 +1036,19 @@ impl Exec<'_> {
             st |= mc_state::FETCHED;
         }
         // Before the value is queued: marking a shared item while a reply
-        // holds it would copy it.
-        let (old_heap, new_heap) = if st != h.state {
-            let old = e.value_heap();
-            e.mc_set_state(st);
-            (old, e.value_heap())
-        } else {
-            (0, 0)
-        };
+        // holds it would copy it. The marks are memcached's read
+        // bookkeeping, not a write: nothing is recorded.
+        let acc = if f.no_bump { Access::NoTouch } else { Access::Touch(self.srv.limits.lfu()) };
+        shard.modify(key, loc.hash, now, acc, |e, _| {
+            if st != h.state {
+                e.mc_set_state(st);
+            }
+        });
         if f.value {
-            if let Some(it) = mc(e) {
+            if let Some(it) = shard.get(key, loc.hash, now).and_then(mc) {
                 push_data(out, it, self.srv.limits.reply_copy_avoid_min(), self.stats);
             }
             out.extend_from_slice(b"\r\n");
-        }
-        if !f.no_bump {
-            e.touch(now, self.srv.limits.lfu());
-        }
-        if old_heap != new_heap {
-            shard.value_resized(old_heap, new_heap);
         }
         if let Some(dl) = new_deadline {
             if f.ttl.is_some() {
@@ -1078,7 +1064,7 @@ impl Exec<'_> {
         let key: &[u8] = &m.key;
         bump(&self.sh.cmd_set);
         let loc = self.srv.ks.locate(0, key);
-        let mut shard = self.srv.ks.lock(loc.gid);
+        let mut shard = self.srv.ks.lock_writing(loc.gid, self.fx);
         let now = self.now;
         let plain_set = matches!(f.mode, None | Some(b'S')) && f.compare_cas.is_none();
         let cur = if plain_set {
@@ -1213,7 +1199,7 @@ impl Exec<'_> {
         let f = &m.flags;
         let key: &[u8] = &m.key;
         let loc = self.srv.ks.locate(0, key);
-        let mut shard = self.srv.ks.lock(loc.gid);
+        let mut shard = self.srv.ks.lock_writing(loc.gid, self.fx);
         let now = self.now;
         let Some(e) = lookup(&mut shard, key, loc.hash, now, self.sh) else {
             bump(&self.sh.delete_misses);
@@ -1238,14 +1224,11 @@ impl Exec<'_> {
                 rewrite(&mut shard, key, loc.hash, now, cas, |_| st, |_| Vec::new());
             } else {
                 // Only the header changes: in place.
-                let old = e.value_heap();
-                e.mc_set_state(st);
-                e.mc_set_cas(cas);
-                let new = e.value_heap();
-                if old != new {
-                    shard.value_resized(old, new);
-                }
-                shard.signal(key, loc.hash);
+                shard.modify(key, loc.hash, now, Access::NoTouch, |e, edit| {
+                    e.mc_set_state(st);
+                    e.mc_set_cas(cas);
+                    edit.changed();
+                });
             }
             if f.invalidate && f.ttl.is_some() {
                 retime(
@@ -1258,7 +1241,6 @@ impl Exec<'_> {
             }
         } else {
             shard.remove(key, loc.hash, now);
-            shard.signal(key, loc.hash);
         }
         if !f.quiet {
             self.status("HD", m, binary);
@@ -1275,7 +1257,7 @@ impl Exec<'_> {
             (&self.sh.decr_hits, &self.sh.decr_misses)
         };
         let loc = self.srv.ks.locate(0, key);
-        let mut shard = self.srv.ks.lock(loc.gid);
+        let mut shard = self.srv.ks.lock_writing(loc.gid, self.fx);
         let now = self.now;
         let value: u64;
         match lookup(&mut shard, key, loc.hash, now, self.sh) {

@@ -5,7 +5,8 @@
 //!   Keyspace ── db 0..D ── shard 0..S ── Mutex<Shard>
 //!                                         ├─ tern_table::Table of entries (64-byte buckets, incremental resize)
 //!                                         ├─ TTL heap (when, hash) for active expiry
-//!                                         └─ watchers (WATCH flags by key)
+//!                                         ├─ interest (WATCH flags, blocked clients by key)
+//!                                         └─ staged effect records (see effect)
 //! ```
 //!
 //! A key is hashed once ([`Keyspace::locate`]); the hash picks the shard by its
@@ -20,20 +21,20 @@
 //! Read values through [`EntryExt`].
 #![forbid(unsafe_code)]
 
+pub mod effect;
 pub mod entry;
 mod hash;
 mod keyspace;
 mod lazyfree;
 mod shard;
-mod table;
 mod value;
 
 pub use hash::{Hash, HashLimits, Pair as HashPair};
-pub use keyspace::{Keyspace, Loc, LockSet, Padded};
+pub use keyspace::{Keyspace, Loc, LockSet, Padded, ShardLock};
 pub use lazyfree::{LazyFree, LAZYFREE_THRESHOLD};
 pub use entry::{Entry, EntryExt, Lfu, McRef, Meta, NewValue, StrRef, ValueRef, LFU_INIT_VAL};
-pub use shard::{Access, Detached, Shard, WatchFlag};
-pub use table::Table;
+pub use effect::{Effect, Effects, Record, Ttl};
+pub use shard::{Access, Detached, Edit, Shard, WatchFlag};
 /// The longest key the keyspace stores (1 GiB - 1).
 pub use tern_table::MAX_KEY_LEN;
 pub use value::{mc_state, McStr, StrValue, Value};

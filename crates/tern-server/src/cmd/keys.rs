@@ -248,7 +248,6 @@ fn del_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, lazy: bool) {
         let (loc, key) = (locs[i], args.get(1 + i));
         let sh = ctx.locks.shard(loc.gid);
         let Some(e) = sh.remove(key, loc.hash, ctx.now) else { continue };
-        sh.signal(key, loc.hash);
         removed += 1;
         if e.free_effort() > LAZYFREE_THRESHOLD {
             let bg = *lazy.get_or_insert_with(|| config_yes(ctx, "lazyfree-lazy-user-del"));
@@ -258,7 +257,6 @@ fn del_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, lazy: bool) {
         }
     }
     ctx.locks.release();
-    ctx.dirty += removed as u64;
     ctx.reply.int(removed);
 }
 
@@ -347,7 +345,6 @@ fn rename_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, nx: bool) {
     };
     // The entry keeps its TTL and access data, as Redis moves the object.
     ctx.locks.shard(ld.gid).insert_entry(dst, ld.hash, e, now);
-    ctx.dirty += 1;
     if nx {
         ctx.reply.int(1);
     } else {
@@ -403,10 +400,8 @@ fn copy(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     }
     // A copy is a new object: fresh access time and counter.
     let old = dst.set(newkey, ld.hash, value, expire, now);
-    dst.signal(newkey, ld.hash);
     ctx.locks.release();
     drop(old);
-    ctx.dirty += 1;
     ctx.reply.int(1);
 }
 
@@ -433,15 +428,11 @@ fn move_cmd(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             break 'm false;
         }
         let Some(e) = ctx.locks.shard(ls.gid).remove(key, ls.hash, now) else { break 'm false };
-        ctx.locks.shard(ls.gid).signal(key, ls.hash);
-        let dst = ctx.locks.shard(ld.gid);
-        dst.insert_entry(key, ld.hash, e, now);
-        dst.signal(key, ld.hash);
+        ctx.locks.shard(ld.gid).insert_entry(key, ld.hash, e, now);
         true
     };
     ctx.locks.release();
     if moved {
-        ctx.dirty += 1;
     }
     ctx.reply.int(i64::from(moved));
 }
@@ -531,7 +522,6 @@ fn expire_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, basetime: i64, secs: bo
     } else {
         sh.set_expire(key, loc.hash, Some(when as u64));
     }
-    ctx.dirty += 1;
     ctx.reply.int(1);
 }
 
@@ -584,7 +574,6 @@ fn persist(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     };
     if had {
         sh.set_expire(key, loc.hash, None);
-        ctx.dirty += 1;
     }
     ctx.reply.int(i64::from(had));
 }
@@ -808,16 +797,14 @@ fn flush_mode(ctx: &mut Ctx<'_, '_>, args: Args<'_>) -> Option<bool> {
 fn flushdb(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let Some(lazy) = flush_mode(ctx, args) else { return };
     let gids = ctx.ks.db_gids(ctx.client.db);
-    let removed = empty_shards(ctx, gids, lazy);
-    ctx.dirty += removed as u64;
+    empty_shards(ctx, gids, lazy);
     ctx.reply.ok();
 }
 
 fn flushall(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let Some(lazy) = flush_mode(ctx, args) else { return };
     let gids = 0..ctx.ks.total_shards() as u32;
-    let removed = empty_shards(ctx, gids, lazy);
-    ctx.dirty += removed as u64 + 1;
+    empty_shards(ctx, gids, lazy);
     ctx.reply.ok();
 }
 
@@ -832,12 +819,11 @@ fn empty_shards(ctx: &mut Ctx<'_, '_>, gids: std::ops::Range<u32>, lazy: bool) -
     let mut detached = Vec::with_capacity(gids.len());
     for g in gids {
         let sh = ctx.locks.shard(g);
-        if sh.is_empty() {
-            continue;
-        }
-        sh.signal_live(None, now);
         removed += sh.len();
-        detached.push(sh.take_data());
+        let d = sh.flush(now);
+        if !d.is_empty() {
+            detached.push(d);
+        }
     }
     ctx.locks.release();
     if lazy && !detached.is_empty() {
@@ -871,13 +857,10 @@ fn swapdb(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         // stay where they are, on the database index the client watched.
         for (x, y) in ga.zip(gb) {
             let (sx, sy) = ctx.locks.shard_pair(x, y);
-            sx.signal_live(Some(sy), now);
-            sy.signal_live(Some(sx), now);
-            sx.swap_data(sy);
+            sx.swap_with(sy, now);
         }
         ctx.locks.release();
     }
-    ctx.dirty += 1;
     ctx.reply.ok();
 }
 
