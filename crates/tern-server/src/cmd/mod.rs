@@ -228,7 +228,13 @@ pub struct Clock {
 
 impl Clock {
     pub fn now() -> Clock {
-        Clock { wall_ms: crate::server::now_ms(), mono: Instant::now() }
+        Clock::starting_at(crate::server::now_ms())
+    }
+
+    /// A clock that reads `wall_ms` now and runs on from there (the
+    /// in-process executor's injectable time).
+    pub fn starting_at(wall_ms: u64) -> Clock {
+        Clock { wall_ms, mono: Instant::now() }
     }
 
     /// The wall time at monotonic instant `t` (not before the reading).
