@@ -192,7 +192,17 @@ fn lookup<'s>(
     now: u64,
     sh: &Shared,
 ) -> Option<&'s Entry> {
-    let convert = match shard.get(key, hash, now)?.str()? {
+    if !as_item(shard, key, hash, now, sh) {
+        return None;
+    }
+    shard.get(key, hash, now).filter(|e| mc(e).is_some())
+}
+
+/// [`lookup`] without the entry: whether `key` holds a live item (for a
+/// caller that goes on through [`Shard::modify`]).
+fn as_item(shard: &mut Shard, key: &[u8], hash: u64, now: u64, sh: &Shared) -> bool {
+    let Some(s) = shard.get(key, hash, now).and_then(|e| e.str()) else { return false };
+    let convert = match s {
         StrRef::Mc(_) => None,
         s => {
             let cas = sh.next_cas();
@@ -204,7 +214,7 @@ fn lookup<'s>(
         // Keeps the TTL and the access clock, as a conversion in place did.
         shard.replace_value(key, hash, Value::Str(StrValue::Mc(m)), now);
     }
-    shard.get(key, hash, now).filter(|e| mc(e).is_some())
+    true
 }
 
 /// A whole write's item; `share_min` is `reply-copy-avoid-min-size`
@@ -562,7 +572,7 @@ impl Exec<'_> {
         }
         let mut shard = self.srv.ks.lock_writing(loc.gid, self.fx);
         let now = self.now;
-        if lookup(&mut shard, key, loc.hash, now, self.sh).is_none() {
+        if !as_item(&mut shard, key, loc.hash, now, self.sh) {
             bump(&self.sh.get_misses);
             if touch.is_some() {
                 bump(&self.sh.touch_misses);
@@ -572,31 +582,32 @@ impl Exec<'_> {
         }
         bump(&self.sh.get_hits);
         self.stats.keyspace_hits.add(1);
+        let share_min = self.srv.limits.reply_copy_avoid_min();
+        let (out, stats) = (&mut *self.out, self.stats);
         // The fetched mark is memcached's read bookkeeping, not a write:
         // nothing is recorded, no WATCHer told.
         shard.modify(key, loc.hash, now, Access::Touch(self.srv.limits.lfu()), |e, _| {
             let st = hdr(e).state;
             if st & mc_state::FETCHED == 0 {
-                // In place; copies a shared buffer only while a reply holds it.
+                // In place, before the value is queued: marking a shared
+                // item while a reply holds it would copy it.
                 e.mc_set_state(st | mc_state::FETCHED);
             }
-        });
-        let Some(m) = shard.get(key, loc.hash, now).and_then(mc) else { return };
-        let share_min = self.srv.limits.reply_copy_avoid_min();
-        let out = &mut *self.out;
-        out.extend_from_slice(b"VALUE ");
-        out.extend_from_slice(key);
-        out.push(b' ');
-        num(out, m.flags());
-        out.push(b' ');
-        num(out, m.len());
-        if want_cas {
+            let Some(m) = mc(e) else { return };
+            out.extend_from_slice(b"VALUE ");
+            out.extend_from_slice(key);
             out.push(b' ');
-            num(out, m.cas());
-        }
-        out.extend_from_slice(b"\r\n");
-        push_data(out, m, share_min, self.stats);
-        out.extend_from_slice(b"\r\n");
+            num(out, m.flags());
+            out.push(b' ');
+            num(out, m.len());
+            if want_cas {
+                out.push(b' ');
+                num(out, m.cas());
+            }
+            out.extend_from_slice(b"\r\n");
+            push_data(out, m, share_min, stats);
+            out.extend_from_slice(b"\r\n");
+        });
         if let Some(t) = touch {
             bump(&self.sh.touch_hits);
             retime(&mut shard, key, loc.hash, deadline(now, t), now);
@@ -921,7 +932,8 @@ impl Exec<'_> {
         let mut shard = self.srv.ks.lock_writing(loc.gid, self.fx);
         let now = self.now;
         let mut created = false;
-        if lookup(&mut shard, key, loc.hash, now, self.sh).is_none() {
+        let mut hit = as_item(&mut shard, key, loc.hash, now, self.sh);
+        if !hit {
             if let Some(n) = f.vivify {
                 let cas = f.new_cas.unwrap_or_else(|| self.sh.next_cas());
                 let state = if f.base64 { mc_state::KEY_BINARY } else { 0 };
@@ -929,128 +941,135 @@ impl Exec<'_> {
                 let dl = deadline(now, n).map(|d| d.max(now + 1));
                 shard.set(key, loc.hash, new_item(&[], 0, cas, state, 0), dl, now);
                 created = true;
+                hit = true;
             }
         }
         // Another type is a miss, as in `lookup`.
-        let Some(e) = shard.get(key, loc.hash, now).filter(|e| mc(e).is_some()) else {
+        if !hit {
             bump(&self.sh.get_misses);
             self.stats.keyspace_misses.add(1);
             if !f.quiet {
                 self.status("EN", m, f.base64);
             }
             return;
-        };
+        }
         bump(&self.sh.get_hits);
         self.stats.keyspace_hits.add(1);
-        let la = e.idle_secs(now);
-        let out = &mut *self.out;
-        let mut won = false;
-        let mut new_deadline: Option<Option<u64>> = None;
-        let h = hdr(e);
-        let (fetched, binary, len) = (
-            h.state & mc_state::FETCHED != 0,
-            h.state & mc_state::KEY_BINARY != 0,
-            h.len,
-        );
-        if f.value {
-            out.extend_from_slice(b"VA ");
-            num(out, len);
-        } else {
-            out.extend_from_slice(b"HD");
-        }
-        // A vivified stub has no TTL until its N flag is reached, so a `t`
-        // before it reports -1, as memcached does.
-        let mut expire = if created { None } else { e.expire() };
-        for (c, t) in f.iter() {
-            match c {
-                b'T' => {
-                    let dl = deadline(now, f.ttl.unwrap_or(0));
-                    expire = dl;
-                    new_deadline = Some(dl);
-                }
-                b'N' if created => {
-                    let dl = deadline(now, f.vivify.unwrap_or(0)).map(|d| d.max(now + 1));
-                    expire = dl;
-                    new_deadline = Some(dl);
-                    won = true;
-                }
-                b'R' => {
-                    let token_sent = h.state & mc_state::TOKEN_SENT != 0;
-                    let rc = deadline(now, f.recache.unwrap_or(0));
-                    if !token_sent && !created {
-                        if let (Some(x), Some(r)) = (expire, rc) {
-                            if x < r {
-                                won = true;
+        let (out, stats) = (&mut *self.out, self.stats);
+        let (share_min, lfu) = (self.srv.limits.reply_copy_avoid_min(), self.srv.limits.lfu());
+        // The marks (fetched, win token) are memcached's read bookkeeping,
+        // not a write: nothing is recorded, no WATCHer told. The access is
+        // recorded last, after `l` reported the time since the previous one.
+        let new_deadline = shard.modify(key, loc.hash, now, Access::NoTouch, |e, _| {
+            let la = e.idle_secs(now);
+            let mut won = false;
+            let mut new_deadline: Option<Option<u64>> = None;
+            let h = hdr(e);
+            let (fetched, binary, len) = (
+                h.state & mc_state::FETCHED != 0,
+                h.state & mc_state::KEY_BINARY != 0,
+                h.len,
+            );
+            if f.value {
+                out.extend_from_slice(b"VA ");
+                num(out, len);
+            } else {
+                out.extend_from_slice(b"HD");
+            }
+            // A vivified stub has no TTL until its N flag is reached, so a `t`
+            // before it reports -1, as memcached does.
+            let mut expire = if created { None } else { e.expire() };
+            for (c, t) in f.iter() {
+                match c {
+                    b'T' => {
+                        let dl = deadline(now, f.ttl.unwrap_or(0));
+                        expire = dl;
+                        new_deadline = Some(dl);
+                    }
+                    b'N' if created => {
+                        let dl = deadline(now, f.vivify.unwrap_or(0)).map(|d| d.max(now + 1));
+                        expire = dl;
+                        new_deadline = Some(dl);
+                        won = true;
+                    }
+                    b'R' => {
+                        let token_sent = h.state & mc_state::TOKEN_SENT != 0;
+                        let rc = deadline(now, f.recache.unwrap_or(0));
+                        if !token_sent && !created {
+                            if let (Some(x), Some(r)) = (expire, rc) {
+                                if x < r {
+                                    won = true;
+                                }
                             }
                         }
                     }
-                }
-                b's' => {
-                    out.extend_from_slice(b" s");
-                    num(out, len);
-                }
-                b't' => {
-                    out.extend_from_slice(b" t");
-                    match expire {
-                        None => out.extend_from_slice(b"-1"),
-                        Some(d) => num(out, d.saturating_sub(now).div_ceil(1000)),
+                    b's' => {
+                        out.extend_from_slice(b" s");
+                        num(out, len);
                     }
+                    b't' => {
+                        out.extend_from_slice(b" t");
+                        match expire {
+                            None => out.extend_from_slice(b"-1"),
+                            Some(d) => num(out, d.saturating_sub(now).div_ceil(1000)),
+                        }
+                    }
+                    b'c' => {
+                        out.extend_from_slice(b" c");
+                        num(out, h.cas);
+                    }
+                    b'f' => {
+                        out.extend_from_slice(b" f");
+                        num(out, h.flags);
+                    }
+                    b'l' => {
+                        out.extend_from_slice(b" l");
+                        num(out, la);
+                    }
+                    b'h' => out.extend_from_slice(if fetched { b" h1" } else { b" h0" }),
+                    b'O' => {
+                        out.push(b' ');
+                        out.extend_from_slice(t);
+                    }
+                    b'k' => Self::ret_key(out, key, binary),
+                    _ => {}
                 }
-                b'c' => {
-                    out.extend_from_slice(b" c");
-                    num(out, h.cas);
-                }
-                b'f' => {
-                    out.extend_from_slice(b" f");
-                    num(out, h.flags);
-                }
-                b'l' => {
-                    out.extend_from_slice(b" l");
-                    num(out, la);
-                }
-                b'h' => out.extend_from_slice(if fetched { b" h1" } else { b" h0" }),
-                b'O' => {
-                    out.push(b' ');
-                    out.extend_from_slice(t);
-                }
-                b'k' => Self::ret_key(out, key, binary),
-                _ => {}
             }
-        }
-        let mut st = h.state;
-        if st & mc_state::TOKEN_SENT != 0 {
-            out.extend_from_slice(b" Z");
-        }
-        if st & mc_state::STALE != 0 {
-            out.extend_from_slice(b" X");
-            if st & mc_state::TOKEN_SENT == 0 {
-                won = true;
+            let mut st = h.state;
+            if st & mc_state::TOKEN_SENT != 0 {
+                out.extend_from_slice(b" Z");
             }
-        }
-        if won {
-            out.extend_from_slice(b" W");
-            st |= mc_state::TOKEN_SENT;
-        }
-        out.extend_from_slice(b"\r\n");
-        if !f.no_bump {
-            st |= mc_state::FETCHED;
-        }
-        // Before the value is queued: marking a shared item while a reply
-        // holds it would copy it. The marks are memcached's read
-        // bookkeeping, not a write: nothing is recorded.
-        let acc = if f.no_bump { Access::NoTouch } else { Access::Touch(self.srv.limits.lfu()) };
-        shard.modify(key, loc.hash, now, acc, |e, _| {
+            if st & mc_state::STALE != 0 {
+                out.extend_from_slice(b" X");
+                if st & mc_state::TOKEN_SENT == 0 {
+                    won = true;
+                }
+            }
+            if won {
+                out.extend_from_slice(b" W");
+                st |= mc_state::TOKEN_SENT;
+            }
+            out.extend_from_slice(b"\r\n");
+            if !f.no_bump {
+                st |= mc_state::FETCHED;
+            }
+            // Before the value is queued: marking a shared item while a reply
+            // holds it would copy it.
             if st != h.state {
                 e.mc_set_state(st);
             }
-        });
-        if f.value {
-            if let Some(it) = shard.get(key, loc.hash, now).and_then(mc) {
-                push_data(out, it, self.srv.limits.reply_copy_avoid_min(), self.stats);
+            if f.value {
+                if let Some(it) = mc(e) {
+                    push_data(out, it, share_min, stats);
+                }
+                out.extend_from_slice(b"\r\n");
             }
-            out.extend_from_slice(b"\r\n");
-        }
-        if let Some(dl) = new_deadline {
+            if !f.no_bump {
+                e.touch(now, lfu);
+            }
+            new_deadline
+        });
+        if let Some(dl) = new_deadline.flatten() {
             if f.ttl.is_some() {
                 bump(&self.sh.cmd_touch);
             }

@@ -309,9 +309,7 @@ fn snapshot(ks: &Keyspace, now: u64) -> BTreeMap<(usize, Vec<u8>), Snap> {
 }
 
 fn run(ops: &[Op]) -> Result<(), TestCaseError> {
-    let mut cfg = Config::default();
-    cfg.threads = 1;
-    let mut srv = InProc::new(cfg);
+    let mut srv = InProc::new(Config::default());
     srv.server().ks.attach_effects(true);
     let mut s = srv.connect();
     let mut mc = srv.connect_mc();

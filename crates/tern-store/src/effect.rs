@@ -51,6 +51,9 @@ pub enum Ttl {
     At(Option<u64>),
 }
 
+/// A hash field and its value, owned by a record.
+pub type FieldValue = (Box<[u8]>, Box<[u8]>);
+
 /// One change to one database, as it can be replayed.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Effect {
@@ -62,7 +65,7 @@ pub enum Effect {
     Expire { key: Box<[u8]>, at: Option<u64> },
     /// Hash fields written; `keep_ttl` keeps the deadlines fields had.
     /// The hash is created if absent.
-    HSet { key: Box<[u8]>, pairs: Vec<(Box<[u8]>, Box<[u8]>)>, keep_ttl: bool },
+    HSet { key: Box<[u8]>, pairs: Vec<FieldValue>, keep_ttl: bool },
     /// Hash fields removed; a hash left empty is removed.
     HDel { key: Box<[u8]>, fields: Vec<Box<[u8]>> },
     /// The fields' deadline is now `at` (None: persistent).

@@ -66,7 +66,7 @@ impl Keyspace {
         let shard = |gid: usize| {
             let mut s = Shard::with_hasher(hasher);
             s.share_lfu_flag(lfu.clone());
-            s.place((gid / per) as u32, gid % per == 0, recording.clone());
+            s.place((gid / per) as u32, gid & (per - 1) == 0, recording.clone());
             Padded(Mutex::new(s))
         };
         Keyspace {

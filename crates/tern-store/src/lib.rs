@@ -19,6 +19,15 @@
 //! LRU/LFU clock), the key, the deadline only when set, and a string written
 //! whole in place; other values sit in a box the entry owns ([`entry`]).
 //! Read values through [`EntryExt`].
+//!
+//! Every change to the keyspace, from any protocol, from expiry (lazy and
+//! active, keys and hash fields), FLUSH* and SWAPDB, goes through one
+//! write path on [`Shard`] (see the `shard` module docs): it accounts the
+//! memory delta, tells WATCHers and clients blocked on the key, and
+//! stages an [`effect`] record — the deterministic form of the change
+//! (EXPIRE → PEXPIREAT, expiry → DEL) — which the lock holder gathers into
+//! its [`Effects`] buffer for the AOF, replicas and keyspace notifications
+//! to read; [`Record::apply`] replays one into another keyspace.
 #![forbid(unsafe_code)]
 
 pub mod effect;

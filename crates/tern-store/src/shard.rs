@@ -894,6 +894,52 @@ mod tests {
     }
 
     #[test]
+    fn writes_queue_keys_clients_block_on_once() {
+        let mut sh = Shard::new();
+        sh.block(b"q", 1);
+        sh.block(b"q", 1);
+        sh.set(b"other", 2, s("v"), None, 0);
+        assert!(sh.take_ready().is_empty());
+        sh.set(b"q", 1, s("v"), None, 0);
+        sh.set_expire(b"q", 1, Some(100));
+        assert_eq!(sh.take_ready(), vec![Box::<[u8]>::from(&b"q"[..])]);
+        // Expiry is a write too.
+        sh.get(b"q", 1, 200);
+        assert_eq!(sh.take_ready().len(), 1);
+        sh.unblock(b"q", 1);
+        sh.unblock(b"q", 1);
+        assert!(sh.interest.is_empty());
+        sh.set(b"q", 1, s("v"), None, 0);
+        assert!(sh.take_ready().is_empty());
+    }
+
+    #[test]
+    fn records_only_while_recording_and_hash_fields_expire_as_hdel() {
+        let mut sh = Shard::new();
+        sh.set(b"a", 1, s("v"), None, 0);
+        let fx = Effects::new();
+        sh.drain_effects(&fx);
+        assert!(fx.is_empty());
+        sh.record_effects(true);
+        let lim = crate::HashLimits::default();
+        sh.modify_or_create(b"h", 2, 0, Access::NoTouch, Some(Value::Hash(crate::Hash::default())), |e, edit| {
+            let h = e.hash_mut().unwrap();
+            h.set(b"f", b"1", lim);
+            h.set(b"g", b"2", lim);
+            h.set_field_expire(b"f", 50);
+            edit.emit(|| Effect::HSet { key: (*b"h").into(), pairs: vec![], keep_ttl: false });
+        });
+        assert_eq!(sh.expire_cycle(60, 10), 0);
+        sh.remove(b"a", 1, 60);
+        sh.drain_effects(&fx);
+        let recs: Vec<Effect> = fx.take().into_iter().map(|r| r.effect).collect();
+        assert_eq!(recs.len(), 3);
+        assert!(matches!(&recs[1], Effect::HDel { fields, .. } if fields.len() == 1 && *fields[0] == *b"f"));
+        assert!(matches!(&recs[2], Effect::Del { key } if **key == *b"a"));
+        assert_eq!(sh.expired_fields, 1);
+    }
+
+    #[test]
     fn take_data_empties_and_keeps_watches() {
         let mut sh = Shard::new();
         let f = WatchFlag::new();

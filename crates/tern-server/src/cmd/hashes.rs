@@ -206,7 +206,7 @@ macro_rules! read_hash {
     ($ctx:ident, $key:expr, $missing:expr) => {{
         let loc = $ctx.locs[0];
         let acc = $ctx.access();
-        match $ctx.locks.shard(loc.gid).lookup($key, loc.hash, $ctx.now, acc).map(|e| &*e) {
+        match $ctx.locks.shard(loc.gid).lookup($key, loc.hash, $ctx.now, acc) {
             None => {
                 $ctx.stats.keyspace_misses.add(1);
                 #[allow(clippy::redundant_closure_call)]

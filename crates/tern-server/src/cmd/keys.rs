@@ -432,8 +432,6 @@ fn move_cmd(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         true
     };
     ctx.locks.release();
-    if moved {
-    }
     ctx.reply.int(i64::from(moved));
 }
 
@@ -809,18 +807,16 @@ fn flushall(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 }
 
 /// Empties the given shards under one lock acquisition (the flush is atomic
-/// to other clients), telling WATCHers of keys that existed. The detached
-/// data is dropped after the locks are released: on the lazyfree thread if
-/// `lazy`, else right here.
-fn empty_shards(ctx: &mut Ctx<'_, '_>, gids: std::ops::Range<u32>, lazy: bool) -> usize {
+/// to other clients) through the store's flush, which tells WATCHers of
+/// keys that existed and records the flush. The detached data is dropped
+/// after the locks are released: on the lazyfree thread if `lazy`, else
+/// right here.
+fn empty_shards(ctx: &mut Ctx<'_, '_>, gids: std::ops::Range<u32>, lazy: bool) {
     let now = ctx.now;
     ctx.locks.acquire(gids.clone());
-    let mut removed = 0;
     let mut detached = Vec::with_capacity(gids.len());
     for g in gids {
-        let sh = ctx.locks.shard(g);
-        removed += sh.len();
-        let d = sh.flush(now);
+        let d = ctx.locks.shard(g).flush(now);
         if !d.is_empty() {
             detached.push(d);
         }
@@ -831,7 +827,6 @@ fn empty_shards(ctx: &mut Ctx<'_, '_>, gids: std::ops::Range<u32>, lazy: bool) -
     } else {
         drop(detached);
     }
-    removed
 }
 
 fn swapdb(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {

@@ -249,7 +249,7 @@ fn reply_bad_expire(ctx: &mut Ctx<'_, '_>, err: BadExpire) {
 fn get(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let acc = ctx.access();
     let loc = ctx.locs[0];
-    let e = ctx.locks.shard(loc.gid).lookup(args.get(1), loc.hash, ctx.now, acc).map(|e| &*e);
+    let e = ctx.locks.shard(loc.gid).lookup(args.get(1), loc.hash, ctx.now, acc);
     reply_value(&mut ctx.reply, ctx.stats, e);
 }
 
@@ -284,7 +284,7 @@ fn set_generic(ctx: &mut Ctx<'_, '_>, key: &[u8], val: &[u8], flags: u16, when: 
     let loc = ctx.locs[0];
     let shard = ctx.locks.shard(loc.gid);
     if flags & (NX | XX | GET | KEEPTTL) != 0 {
-        let existing = shard.lookup(key, loc.hash, ctx.now, acc).map(|e| &*e);
+        let existing = shard.lookup(key, loc.hash, ctx.now, acc);
         if flags & GET != 0 && !reply_value(&mut ctx.reply, ctx.stats, existing) {
             return;
         }
@@ -335,7 +335,7 @@ fn getset(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let loc = ctx.locs[0];
     let key = args.get(1);
     let shard = ctx.locks.shard(loc.gid);
-    let old = shard.lookup(key, loc.hash, ctx.now, acc).map(|e| &*e);
+    let old = shard.lookup(key, loc.hash, ctx.now, acc);
     if !reply_value(&mut ctx.reply, ctx.stats, old) {
         return;
     }
@@ -347,7 +347,7 @@ fn getdel(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let loc = ctx.locs[0];
     let key = args.get(1);
     let shard = ctx.locks.shard(loc.gid);
-    let e = shard.lookup(key, loc.hash, ctx.now, acc).map(|e| &*e);
+    let e = shard.lookup(key, loc.hash, ctx.now, acc);
     let found = e.is_some();
     if !reply_value(&mut ctx.reply, ctx.stats, e) || !found {
         return;
@@ -366,7 +366,7 @@ fn getex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
     let when = opts.expire.map(|arg| deadline(now, opts.flags & ANY_EXPIRE, arg));
     let shard = ctx.locks.shard(loc.gid);
-    let Some(e) = shard.lookup(key, loc.hash, now, acc).map(|e| &*e) else {
+    let Some(e) = shard.lookup(key, loc.hash, now, acc) else {
         ctx.stats.keyspace_misses.add(1);
         ctx.reply.null();
         return;
@@ -409,7 +409,7 @@ fn mget(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     for i in 0..n {
         st.before(ctx.locks, ctx.locs, i);
         let loc = ctx.locs[i];
-        match ctx.locks.shard(loc.gid).lookup(args.get(i + 1), loc.hash, ctx.now, acc).map(|e| &*e) {
+        match ctx.locks.shard(loc.gid).lookup(args.get(i + 1), loc.hash, ctx.now, acc) {
             Some(e) => {
                 ctx.stats.keyspace_hits.add(1);
                 // MGET answers null for a key of another type, not an error.
@@ -451,7 +451,7 @@ fn mset_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, nx: bool) {
         for i in 0..n {
             st.before(ctx.locks, ctx.locs, i);
             let loc = ctx.locs[i];
-            if ctx.locks.shard(loc.gid).lookup(args.get(1 + 2 * i), loc.hash, ctx.now, acc).map(|e| &*e).is_some() {
+            if ctx.locks.shard(loc.gid).lookup(args.get(1 + 2 * i), loc.hash, ctx.now, acc).is_some() {
                 ctx.reply.int(0);
                 return;
             }
@@ -522,7 +522,7 @@ fn append(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 fn strlen(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let acc = ctx.access();
     let loc = ctx.locs[0];
-    match ctx.locks.shard(loc.gid).lookup(args.get(1), loc.hash, ctx.now, acc).map(|e| &*e) {
+    match ctx.locks.shard(loc.gid).lookup(args.get(1), loc.hash, ctx.now, acc) {
         None => {
             ctx.stats.keyspace_misses.add(1);
             ctx.reply.int(0);
@@ -567,7 +567,7 @@ fn getrange(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         return;
     };
     let loc = ctx.locs[0];
-    match ctx.locks.shard(loc.gid).lookup(args.get(1), loc.hash, ctx.now, acc).map(|e| &*e) {
+    match ctx.locks.shard(loc.gid).lookup(args.get(1), loc.hash, ctx.now, acc) {
         None => {
             ctx.stats.keyspace_misses.add(1);
             ctx.reply.bulk(b"");
@@ -772,7 +772,7 @@ fn lcs(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let mut wrong_type = false;
     for (i, out) in strs.iter_mut().enumerate() {
         let loc = ctx.locs[i];
-        match ctx.locks.shard(loc.gid).lookup(args.get(1 + i), loc.hash, ctx.now, acc).map(|e| &*e) {
+        match ctx.locks.shard(loc.gid).lookup(args.get(1 + i), loc.hash, ctx.now, acc) {
             None => ctx.stats.keyspace_misses.add(1),
             Some(e) => {
                 ctx.stats.keyspace_hits.add(1);
