@@ -198,12 +198,12 @@ impl Shard {
     /// a key clients block on is noted ready, and the effect is staged
     /// while a reader is attached (`effect` is not called otherwise).
     #[inline]
-    fn wrote(&mut self, key: &[u8], hash: u64, effect: impl FnOnce(&Table) -> Effect) {
+    fn wrote(&mut self, key: &[u8], hash: u64, effect: impl FnOnce() -> Effect) {
         if !self.interest.is_empty() {
             self.notify(key, hash);
         }
         if self.is_recording() {
-            let effect = effect(&self.table);
+            let effect = effect();
             self.staged.push(Record { db: self.db, effect });
         }
     }
@@ -295,7 +295,7 @@ impl Shard {
     fn expire_key(&mut self, key: &[u8], hash: u64) {
         self.remove_entry(key, hash);
         self.expired += 1;
-        self.wrote(key, hash, |_| Effect::Del { key: key.into() });
+        self.wrote(key, hash, || Effect::Del { key: key.into() });
     }
 
     fn remove_entry(&mut self, key: &[u8], hash: u64) -> Option<Box<Entry>> {
@@ -481,8 +481,7 @@ impl Shard {
     /// key; keeps the counts and makes the write known (its record: the
     /// whole value, with `ttl`). Returns the old entry if it was live.
     fn store(&mut self, key: &[u8], hash: u64, item: Box<Entry>, ttl: Ttl, now: u64) -> Option<Box<Entry>> {
-        let value = self.is_recording().then(|| item.to_value());
-        self.wrote(key, hash, |_| Effect::Put { key: key.into(), value: value.unwrap_or(Value::Str(crate::StrValue::Int(0))), ttl });
+        self.wrote(key, hash, || Effect::Put { key: key.into(), value: item.to_value(), ttl });
         self.value_mem += item.value_heap();
         if let Some(d) = item.next_field_deadline() {
             self.field_heap.push(Reverse((d, hash)));
@@ -528,7 +527,7 @@ impl Shard {
             return None;
         }
         let e = self.remove_entry(key, hash)?;
-        self.wrote(key, hash, |_| Effect::Del { key: key.into() });
+        self.wrote(key, hash, || Effect::Del { key: key.into() });
         Some(e)
     }
 
@@ -543,7 +542,7 @@ impl Shard {
         if let Some(w) = when {
             self.deadline_added(w, hash);
         }
-        self.wrote(key, hash, |_| Effect::Expire { key: key.into(), at: when });
+        self.wrote(key, hash, || Effect::Expire { key: key.into(), at: when });
         true
     }
 
@@ -594,7 +593,7 @@ impl Shard {
             self.remove_entry(key, hash);
             self.expired += 1;
         }
-        self.wrote(key, hash, |_| Effect::HDel { key: key.into(), fields });
+        self.wrote(key, hash, || Effect::HDel { key: key.into(), fields });
         n
     }
 
