@@ -711,40 +711,40 @@ fn hexpire_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, secs: bool, absolute: 
     let shard = ctx.locks.shard(loc.gid);
     let reply = &mut ctx.reply;
     let done = edit_hash(shard, key, loc.hash, now, false, acc, |h, edit| {
-    let fields: Vec<&[u8]> = args.tail(first).iter().collect();
-    let mut present = Vec::with_capacity(n);
-    h.get_many(&fields, &mut present);
-    let present: Vec<bool> = present.iter().map(Option::is_some).collect();
-    reply.array(n);
-    for (f, here) in fields.iter().zip(present) {
-        // An earlier repeat of the field may have deleted it.
-        if !here || (when <= now && !h.contains(f)) {
-            reply.int(NO_FIELD);
-            continue;
+        let fields: Vec<&[u8]> = args.tail(first).iter().collect();
+        let mut present = Vec::with_capacity(n);
+        h.get_many(&fields, &mut present);
+        let present: Vec<bool> = present.iter().map(Option::is_some).collect();
+        reply.array(n);
+        for (f, here) in fields.iter().zip(present) {
+            // An earlier repeat of the field may have deleted it.
+            if !here || (when <= now && !h.contains(f)) {
+                reply.int(NO_FIELD);
+                continue;
+            }
+            let prev = h.field_expire(f);
+            let refused = match prev {
+                None => matches!(cond, Cond::Xx | Cond::Gt),
+                Some(p) => match cond {
+                    Cond::Always => false,
+                    Cond::Nx => true,
+                    Cond::Xx => false,
+                    Cond::Gt => p >= when,
+                    Cond::Lt => p <= when,
+                },
+            };
+            if refused {
+                reply.int(COND_FAILED);
+            } else if when <= now {
+                h.remove(f);
+                edit.emit(|| hdel_effect(key, &[f]));
+                reply.int(DELETED);
+            } else {
+                h.set_field_expire(f, when);
+                edit.emit(|| Effect::HExpire { key: boxed(key), at: Some(when), fields: vec![boxed(f)] });
+                reply.int(SET_OK);
+            }
         }
-        let prev = h.field_expire(f);
-        let refused = match prev {
-            None => matches!(cond, Cond::Xx | Cond::Gt),
-            Some(p) => match cond {
-                Cond::Always => false,
-                Cond::Nx => true,
-                Cond::Xx => false,
-                Cond::Gt => p >= when,
-                Cond::Lt => p <= when,
-            },
-        };
-        if refused {
-            reply.int(COND_FAILED);
-        } else if when <= now {
-            h.remove(f);
-            edit.emit(|| hdel_effect(key, &[f]));
-            reply.int(DELETED);
-        } else {
-            h.set_field_expire(f, when);
-            edit.emit(|| Effect::HExpire { key: boxed(key), at: Some(when), fields: vec![boxed(f)] });
-            reply.int(SET_OK);
-        }
-    }
     });
     if !matches!(done, Ok(Some(()))) {
         reply_ints(ctx, n, NO_FIELD);
