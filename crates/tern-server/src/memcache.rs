@@ -211,8 +211,9 @@ fn as_item(shard: &mut Shard, key: &[u8], hash: u64, now: u64, sh: &Shared) -> b
         }
     };
     if let Some(m) = convert {
-        // Keeps the TTL and the access clock, as a conversion in place did.
-        shard.replace_value(key, hash, Value::Str(StrValue::Mc(m)), now);
+        // Keeps the TTL and the access clock, as a conversion in place
+        // did; RESP clients see the same string, so WATCH does not fire.
+        shard.restamp(key, hash, Value::Str(StrValue::Mc(m)), now);
     }
     true
 }

@@ -202,6 +202,12 @@ impl Shard {
         if !self.interest.is_empty() {
             self.notify(key, hash);
         }
+        self.record(effect);
+    }
+
+    /// Stages `effect` while a reader is attached.
+    #[inline]
+    fn record(&mut self, effect: impl FnOnce() -> Effect) {
         if self.is_recording() {
             let effect = effect();
             self.staged.push(Record { db: self.db, effect });
@@ -466,7 +472,7 @@ impl Shard {
         now: u64,
     ) -> Option<Box<Entry>> {
         let item = entry::build(key, value.into(), expire, now, self.lfu.load(Ordering::Relaxed));
-        self.store(key, hash, item, Ttl::At(expire), now)
+        self.store(key, hash, item, Ttl::At(expire), now, true)
     }
 
     /// Gives a live key another value, keeping its TTL and access clock
@@ -474,14 +480,30 @@ impl Shard {
     /// entry, or None (and stores nothing) if the key is absent.
     pub fn replace_value<'a>(&mut self, key: &[u8], hash: u64, value: impl Into<NewValue<'a>>, now: u64) -> Option<Box<Entry>> {
         let item = entry::rebuild(self.get(key, hash, now)?, value.into());
-        self.store(key, hash, item, Ttl::Keep, now)
+        self.store(key, hash, item, Ttl::Keep, now, true)
+    }
+
+    /// Gives a live key another form of the same value (a RESP string
+    /// first seen by memcached becomes an item with flags 0 and a CAS id),
+    /// keeping its TTL and access clock. Recorded like any write, so that a
+    /// replay has the same CAS, but no WATCHer or blocked client is told:
+    /// nothing they can read changed. None (nothing stored) if absent.
+    pub fn restamp<'a>(&mut self, key: &[u8], hash: u64, value: impl Into<NewValue<'a>>, now: u64) -> Option<Box<Entry>> {
+        let item = entry::rebuild(self.get(key, hash, now)?, value.into());
+        self.store(key, hash, item, Ttl::Keep, now, false)
     }
 
     /// Puts a built item in the table, replacing the one under the same
     /// key; keeps the counts and makes the write known (its record: the
-    /// whole value, with `ttl`). Returns the old entry if it was live.
-    fn store(&mut self, key: &[u8], hash: u64, item: Box<Entry>, ttl: Ttl, now: u64) -> Option<Box<Entry>> {
-        self.wrote(key, hash, || Effect::Put { key: key.into(), value: item.to_value(), ttl });
+    /// whole value, with `ttl`; those interested are told if `tell`).
+    /// Returns the old entry if it was live.
+    fn store(&mut self, key: &[u8], hash: u64, item: Box<Entry>, ttl: Ttl, now: u64, tell: bool) -> Option<Box<Entry>> {
+        let effect = || Effect::Put { key: key.into(), value: item.to_value(), ttl };
+        if tell {
+            self.wrote(key, hash, effect);
+        } else {
+            self.record(effect);
+        }
         self.value_mem += item.value_heap();
         if let Some(d) = item.next_field_deadline() {
             self.field_heap.push(Reverse((d, hash)));
@@ -518,7 +540,7 @@ impl Shard {
         // Same name (MOVE, SWAPDB-like moves): the allocation moves as is.
         let item = if entry.key() == key { entry } else { entry.with_key(key) };
         let ttl = Ttl::At(item.expire());
-        self.store(key, hash, item, ttl, now)
+        self.store(key, hash, item, ttl, now, true)
     }
 
     /// Removes a live key, returning its entry.
@@ -936,6 +958,24 @@ mod tests {
         assert!(matches!(&recs[1], Effect::HDel { fields, .. } if fields.len() == 1 && *fields[0] == *b"f"));
         assert!(matches!(&recs[2], Effect::Del { key } if **key == *b"a"));
         assert_eq!(sh.expired_fields, 1);
+    }
+
+    #[test]
+    fn restamp_is_recorded_but_tells_no_one() {
+        let mut sh = Shard::new();
+        sh.set(b"k", 1, s("v"), Some(500), 0);
+        let f = WatchFlag::new();
+        sh.watch(b"k", 1, &f);
+        sh.record_effects(true);
+        let item = Value::Str(crate::StrValue::Mc(crate::McStr::new(b"v", 0, 7, 0)));
+        assert!(sh.restamp(b"k", 1, item, 0).is_some());
+        assert!(!f.is_set());
+        let fx = Effects::new();
+        sh.drain_effects(&fx);
+        let recs = fx.take();
+        assert!(matches!(&recs[..], [Record { effect: Effect::Put { ttl: Ttl::Keep, .. }, .. }]));
+        assert_eq!(sh.get(b"k", 1, 0).unwrap().expire(), Some(500));
+        assert!(sh.restamp(b"absent", 2, NewValue::Int(1), 0).is_none());
     }
 
     #[test]
