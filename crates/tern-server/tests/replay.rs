@@ -348,6 +348,12 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
     for rec in srv.effects().take() {
         rec.apply(&replayed, lim, 0);
     }
+    // The write path counted every change's memory and TTL, on both sides.
+    for k in [ks, &replayed] {
+        for gid in 0..k.total_shards() as u32 {
+            prop_assert!(k.lock(gid).counts_hold(), "shard {} miscounted", gid);
+        }
+    }
     let (a, b) = (snapshot(ks), snapshot(&replayed));
     prop_assert_eq!(a, b);
     Ok(())

@@ -297,6 +297,14 @@ impl Shard {
         expired
     }
 
+    /// Whether the shard's counts (value bytes, keys with a TTL) match
+    /// what its entries hold. Walks every entry: a check for tests.
+    pub fn counts_hold(&self) -> bool {
+        let held: usize = self.table.iter().map(|e| e.value_heap()).sum();
+        let volatile = self.table.iter().filter(|e| e.expire().is_some()).count();
+        self.value_mem == held && self.volatile == volatile
+    }
+
     /// Removes an expired key and makes it known as a deletion.
     fn expire_key(&mut self, key: &[u8], hash: u64) {
         self.remove_entry(key, hash);
