@@ -345,7 +345,10 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
     let ks = &srv.server().ks;
     let replayed = Keyspace::new(ks.db_count(), ks.shards_per_db());
     let lim = HashLimits { max_entries: HASH_ENTRIES, max_value: HASH_VALUE };
-    for rec in srv.effects().take() {
+    let records = srv.effects().take();
+    // One writer: its records are numbered in the order it made them.
+    prop_assert!(records.windows(2).all(|w| w[0].seq < w[1].seq));
+    for rec in records {
         rec.apply(&replayed, lim, 0);
     }
     // The write path counted every change's memory and TTL, on both sides.

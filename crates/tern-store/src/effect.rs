@@ -29,10 +29,12 @@
 //! ([`crate::Keyspace::attach_effects`]): with none, a write pays one
 //! relaxed load of a flag that never changes and nothing is built or
 //! copied. Each shard stages the records of the writes done under its
-//! lock, in order; the holder of the lock moves them to its own
-//! [`Effects`] before releasing it (a worker after each command, the
-//! expiry cycle after each shard), so one key's records are always in the
-//! order its changes happened.
+//! lock, in order, numbered from one sequence per keyspace; the holder of
+//! the lock moves them to its own [`Effects`] before releasing it (a
+//! worker after each command, the expiry cycle after each shard). One
+//! buffer holds its writer's records in order; across buffers, the
+//! numbers order the records of any one key (and of FLUSHDB and SWAPDB,
+//! which hold all their shards) as they happened.
 
 use std::cell::RefCell;
 
@@ -76,10 +78,14 @@ pub enum Effect {
     SwapDb { other: u32 },
 }
 
-/// An effect and the database it happened in.
+/// An effect, the database it happened in, and its number in the
+/// keyspace's sequence: the records of one key are numbered in the order
+/// they happened, whichever worker made them, so a reader merges the
+/// workers' buffers by number.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Record {
     pub db: u32,
+    pub seq: u64,
     pub effect: Effect,
 }
 
@@ -323,6 +329,14 @@ impl Effects {
         let mut o = other.log.borrow_mut();
         if !o.is_empty() {
             self.log.borrow_mut().append(&mut o);
+        }
+    }
+
+    /// Orders the records from index `start` on by number.
+    pub(crate) fn sort_from(&self, start: usize) {
+        let mut log = self.log.borrow_mut();
+        if log.len() > start + 1 {
+            log[start..].sort_unstable_by_key(|r| r.seq);
         }
     }
 

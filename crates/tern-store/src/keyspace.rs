@@ -63,10 +63,11 @@ impl Keyspace {
         let hasher = DefaultHashBuilder::default();
         let lfu = Arc::new(AtomicBool::new(false));
         let recording = Arc::new(AtomicBool::new(false));
+        let seq = Arc::new(AtomicU64::new(0));
         let shard = |gid: usize| {
             let mut s = Shard::with_hasher(hasher);
             s.share_lfu_flag(lfu.clone());
-            s.place((gid / per) as u32, gid & (per - 1) == 0, recording.clone());
+            s.place((gid / per) as u32, gid & (per - 1) == 0, recording.clone(), seq.clone());
             Padded(Mutex::new(s))
         };
         Keyspace {
@@ -352,9 +353,13 @@ impl<'a> LockSet<'a> {
     #[inline]
     pub fn gather_effects(&mut self) {
         if self.ks.effects_attached() {
+            let start = self.effects.len();
             for (_, guard) in self.held.iter_mut() {
                 guard.drain_effects(&self.effects);
             }
+            // A command's records sit in its shards' buffers (RENAME's
+            // source and destination): put them back in the order made.
+            self.effects.sort_from(start);
         }
     }
 

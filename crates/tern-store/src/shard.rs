@@ -25,7 +25,7 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use std::hash::BuildHasher;
@@ -151,6 +151,8 @@ pub struct Shard {
     /// Whether a reader of effects is attached (shared by every shard of a
     /// keyspace, set by [`crate::Keyspace::attach_effects`]).
     recording: Arc<AtomicBool>,
+    /// The keyspace's record numbers (see [`Shard::stage`]).
+    seq: Arc<AtomicU64>,
     /// The database this shard belongs to, and whether it is the first of
     /// its database's shards (which speaks for whole-database effects).
     db: u32,
@@ -177,10 +179,11 @@ impl Shard {
 
     /// Places the shard in database `db`, first of its shards or not, and
     /// shares the keyspace's "effects are read" flag.
-    pub(crate) fn place(&mut self, db: u32, first_in_db: bool, recording: Arc<AtomicBool>) {
+    pub(crate) fn place(&mut self, db: u32, first_in_db: bool, recording: Arc<AtomicBool>, seq: Arc<AtomicU64>) {
         self.db = db;
         self.first_in_db = first_in_db;
         self.recording = recording;
+        self.seq = seq;
     }
 
     /// Makes this (stand-alone) shard record effects, for tests and tools
@@ -210,15 +213,24 @@ impl Shard {
     fn record(&mut self, effect: impl FnOnce() -> Effect) {
         if self.is_recording() {
             let effect = effect();
-            self.staged.push(Record { db: self.db, effect });
+            self.stage(effect);
         }
+    }
+
+    /// Stages a record, numbered from the keyspace's sequence: taken under
+    /// this shard's lock, so that the records of one key (one shard) are
+    /// numbered in the order they happened whichever worker made them,
+    /// and readers can merge the workers' buffers by number.
+    fn stage(&mut self, effect: Effect) {
+        let seq = self.seq.fetch_add(1, Ordering::Relaxed);
+        self.staged.push(Record { db: self.db, seq, effect });
     }
 
     /// A whole-database effect (FLUSHDB, SWAPDB), staged once per database
     /// by its first shard.
     fn wrote_db(&mut self, effect: Effect) {
         if self.first_in_db && self.is_recording() {
-            self.staged.push(Record { db: self.db, effect });
+            self.stage(effect);
         }
     }
 
@@ -456,10 +468,11 @@ impl Shard {
             if !self.interest.is_empty() {
                 self.notify(key, hash);
             }
-            let db = self.db;
-            self.staged.extend(edit.effects.into_iter().map(|effect| Record { db, effect }));
+            for effect in edit.effects {
+                self.stage(effect);
+            }
             if let Some(value) = whole {
-                self.staged.push(Record { db, effect: Effect::Put { key: key.into(), value, ttl: Ttl::Keep } });
+                self.stage(Effect::Put { key: key.into(), value, ttl: Ttl::Keep });
             }
         }
         if emptied {
