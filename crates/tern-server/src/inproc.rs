@@ -13,19 +13,26 @@
 //! closes, HTTP closes silently, RESET re-parses with the unauthenticated
 //! limits), so a fuzzer driving a session drives the code the network does.
 //!
+//! Memcached connections ([`InProc::connect_mc`]) run each complete
+//! request through the same executor as the workers' (`memcache::Exec`).
+//! The clock can be moved ahead ([`InProc::advance`]) so that TTLs pass
+//! without waiting, and the worker's effect records are readable
+//! ([`InProc::effects`]) once a reader is attached to the keyspace.
+//!
 //! Non-goals: output-buffer and query-buffer limits, pausing, idle
-//! timeouts, the memcached protocol, and anything else that needs a socket
-//! or the clock of an event loop.
+//! timeouts, and anything else that needs a socket or the clock of an
+//! event loop.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use tern_resp::{Frame, Limits};
-use tern_store::LockSet;
+use tern_store::{Effects, LockSet};
 
 use crate::client::{Client, ClientShared};
 use crate::cmd::{self, Scratch};
 use crate::config::Config;
+use crate::memcache;
 use crate::net;
 use crate::outbuf::OutBuf;
 use crate::prefetch::Plan;
@@ -36,6 +43,21 @@ pub struct InProc {
     srv: Arc<Server>,
     scratch: Scratch,
     plan: Plan,
+    /// memcached's shared state (CAS ids, counters), as the workers share it.
+    mc: Arc<memcache::Shared>,
+    /// How far the executor's clock runs ahead of the wall clock, in ms.
+    skew: u64,
+    /// The worker's effect records.
+    effects: Effects,
+}
+
+/// One memcached connection of an [`InProc`] server.
+pub struct McSession {
+    parser: tern_memcache::Parser,
+    buf: Vec<u8>,
+    out: OutBuf,
+    authenticated: bool,
+    closed: bool,
 }
 
 /// One client connection of an [`InProc`] server.
@@ -54,7 +76,75 @@ impl InProc {
     /// sessions use).
     pub fn new(mut cfg: Config) -> InProc {
         cfg.threads = 1;
-        InProc { srv: Arc::new(Server::new(cfg)), scratch: Scratch::default(), plan: Plan::default() }
+        let mc = Arc::new(memcache::Shared::new(cfg.memcache_max_item_size));
+        InProc { srv: Arc::new(Server::new(cfg)), scratch: Scratch::default(), plan: Plan::default(), mc, skew: 0, effects: Effects::new() }
+    }
+
+    /// The executor's time: the wall clock plus what [`InProc::advance`]
+    /// added, in ms since the Unix epoch.
+    pub fn now_ms(&self) -> u64 {
+        now_ms() + self.skew
+    }
+
+    /// Moves the executor's clock `ms` ahead, so that TTLs pass.
+    pub fn advance(&mut self, ms: u64) {
+        self.skew += ms;
+    }
+
+    /// The effect records of what ran so far (none unless a reader is
+    /// attached: `server().ks.attach_effects(true)`).
+    pub fn effects(&self) -> &Effects {
+        &self.effects
+    }
+
+    /// One full round of active expiry at the executor's time, run here
+    /// rather than on a cron thread; its records join the worker's, in
+    /// order with the commands around it. Returns the keys removed.
+    pub fn expire_cycle(&self) -> usize {
+        let ks = &self.srv.ks;
+        ks.expire_cycle(self.now_ms(), ks.total_shards(), usize::MAX, &self.effects)
+    }
+
+    /// A new memcached connection, authenticated only if no password is set.
+    pub fn connect_mc(&self) -> McSession {
+        let authenticated = !self.srv.settings.requirepass_set();
+        McSession { parser: tern_memcache::Parser::new(), buf: Vec::new(), out: OutBuf::new(), authenticated, closed: false }
+    }
+
+    /// [`InProc::feed`] for a memcached connection: every complete request
+    /// of what `s` has received runs; a malformed one closes it silently,
+    /// as memcached does.
+    pub fn feed_mc(&mut self, s: &mut McSession, bytes: &[u8]) {
+        if s.closed {
+            return;
+        }
+        s.buf.extend_from_slice(bytes);
+        let srv = &self.srv;
+        let lim = tern_memcache::Limits { max_item_size: self.mc.max_item_size() };
+        let mut pos = 0;
+        while pos < s.buf.len() && !s.closed {
+            match s.parser.parse(&s.buf[pos..], &lim) {
+                Ok(None) => break,
+                Ok(Some((req, n))) => {
+                    pos += n;
+                    let now = now_ms() + self.skew;
+                    let mut ex =
+                        memcache::Exec { srv, sh: &self.mc, out: &mut s.out, stats: &srv.workers[0], now, fx: &self.effects };
+                    if !s.authenticated {
+                        let (ok, after) = ex.run_unauthenticated(req);
+                        s.authenticated = ok;
+                        s.closed |= after == memcache::After::Close;
+                    } else if ex.run(req) == memcache::After::Close {
+                        s.closed = true;
+                    }
+                }
+                Err(_) => s.closed = true,
+            }
+        }
+        if s.closed {
+            pos = s.buf.len();
+        }
+        s.buf.drain(..pos);
     }
 
     pub fn server(&self) -> &Arc<Server> {
@@ -87,7 +177,7 @@ impl InProc {
         s.buf.extend_from_slice(bytes);
         let srv: &Server = &self.srv;
         let stats = &srv.workers[0];
-        self.scratch.clock = cmd::Clock::now();
+        self.scratch.clock = cmd::Clock::starting_at(now_ms() + self.skew);
         let mut locks = LockSet::new(&srv.ks);
         let mut limits = Limits { max_bulk_len: srv.settings.proto_max_bulk_len(), ..Limits::default() };
         let batch = srv.settings.prefetch_batch_max_size();
@@ -114,11 +204,28 @@ impl InProc {
             }
         }
         self.plan.abandon(&mut s.frame);
+        self.effects.absorb(&locks.effects);
         s.frame.shrink();
         if s.closed {
             pos = s.buf.len();
         }
         s.buf.drain(..pos);
+    }
+}
+
+impl McSession {
+    /// The replies written since the last call, as a client would read them.
+    pub fn take_replies(&mut self) -> Vec<u8> {
+        let mut v = Vec::with_capacity(self.out.pending());
+        // Writing into a Vec takes everything and cannot fail.
+        let _ = self.out.write_to(&mut v);
+        self.out.clear();
+        v
+    }
+
+    /// The connection is closing: it executes nothing more.
+    pub fn is_closed(&self) -> bool {
+        self.closed
     }
 }
 

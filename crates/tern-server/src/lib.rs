@@ -53,7 +53,12 @@ fn bind_listener(addr: SocketAddr, backlog: i32) -> std::io::Result<std::net::Tc
 /// Active expiry: every 1/hz seconds, spend at most a quarter of that
 /// period removing keys whose TTL has passed, shard by shard.
 fn cron(srv: Arc<Server>) {
+    // The expiry cycle's own effect buffer (its deletions' records). It
+    // only fills while a reader is attached; none reads it in this
+    // process yet, so each period's records are let go.
+    let fx = tern_store::Effects::new();
     while !srv.is_shutting_down() {
+        drop(fx.take());
         let hz = u64::from(srv.settings.hz()).clamp(1, 500);
         let period = Duration::from_millis(1000 / hz);
         let budget = period / 4;
@@ -61,7 +66,7 @@ fn cron(srv: Arc<Server>) {
         let total = srv.ks.total_shards();
         let mut visited = 0;
         loop {
-            let removed = srv.ks.expire_cycle(now_ms(), 16, 200);
+            let removed = srv.ks.expire_cycle(now_ms(), 16, 200, &fx);
             srv.global.active_expired.fetch_add(removed as u64, Ordering::Relaxed);
             visited += 16;
             // Keep going while there is work and time; a full quiet pass ends it.

@@ -19,7 +19,7 @@ use std::time::Duration;
 use tern_memcache::parse::item_total_size;
 use tern_memcache::parse::Keys;
 use tern_memcache::{base64, errors as e, Meta, MetaCmd, Request, StoreCmd, REALTIME_MAXDELTA};
-use tern_store::{mc_state, Entry, EntryExt, Loc, McRef, McStr, NewValue, Shard, StrRef, StrValue, Value, MAX_PREFETCH_GROUP};
+use tern_store::{mc_state, Access, Effects, Entry, EntryExt, Loc, McRef, McStr, NewValue, Shard, StrRef, StrValue, Value, MAX_PREFETCH_GROUP};
 
 
 use crate::outbuf::OutBuf;
@@ -97,6 +97,9 @@ pub struct Exec<'a> {
     pub out: &'a mut OutBuf,
     pub stats: &'a WorkerStats,
     pub now: u64,
+    /// The worker's effect buffer: every shard lock a request takes hands
+    /// its writes' records here when released.
+    pub fx: &'a Effects,
 }
 
 /// memcached's `realtime`: 0 is no expiry, up to 30 days is relative,
@@ -187,8 +190,18 @@ fn lookup<'s>(
     hash: u64,
     now: u64,
     sh: &Shared,
-) -> Option<&'s mut Entry> {
-    let convert = match shard.get(key, hash, now)?.str()? {
+) -> Option<&'s Entry> {
+    if !as_item(shard, key, hash, now, sh) {
+        return None;
+    }
+    shard.get(key, hash, now).filter(|e| mc(e).is_some())
+}
+
+/// [`lookup`] without the entry: whether `key` holds a live item (for a
+/// caller that goes on through [`Shard::modify`]).
+fn as_item(shard: &mut Shard, key: &[u8], hash: u64, now: u64, sh: &Shared) -> bool {
+    let Some(s) = shard.get(key, hash, now).and_then(|e| e.str()) else { return false };
+    let convert = match s {
         StrRef::Mc(_) => None,
         s => {
             let cas = sh.next_cas();
@@ -197,10 +210,11 @@ fn lookup<'s>(
         }
     };
     if let Some(m) = convert {
-        // Keeps the TTL and the access clock, as a conversion in place did.
-        shard.replace_value(key, hash, Value::Str(StrValue::Mc(m)), now);
+        // Keeps the TTL and the access clock, as a conversion in place
+        // did; RESP clients see the same string, so WATCH does not fire.
+        shard.restamp(key, hash, Value::Str(StrValue::Mc(m)), now);
     }
-    shard.get_mut(key, hash, now).filter(|e| mc(e).is_some())
+    true
 }
 
 /// A whole write's item; `share_min` is `reply-copy-avoid-min-size`
@@ -223,14 +237,12 @@ fn put(shard: &mut Shard, key: &[u8], hash: u64, v: NewValue<'_>, dl: Option<u64
     } else {
         shard.set(key, hash, v, dl, now);
     }
-    shard.signal(key, hash);
 }
 
 /// Sets an existing key's deadline; a past one removes it.
 fn retime(shard: &mut Shard, key: &[u8], hash: u64, dl: Option<u64>, now: u64) {
     if is_past(dl, now) {
         shard.remove(key, hash, now);
-        shard.signal(key, hash);
     } else {
         shard.set_expire(key, hash, dl);
     }
@@ -260,7 +272,6 @@ fn rewrite(
         NewValue::Mc { data: &d, flags, cas, state: st }
     };
     shard.replace_value(key, hash, v, now);
-    shard.signal(key, hash);
 }
 
 /// The state bits of the new item an append or prepend makes: memcached
@@ -317,12 +328,11 @@ fn add_delta(data: &mut Vec<u8>, incr: bool, delta: u64) -> Option<u64> {
     Some(v)
 }
 
-/// Flushes database 0 (memcached's keys), signalling WATCHers.
-pub fn flush_db0(srv: &Server, now: u64) {
+/// Flushes database 0 (memcached's keys) through the store's write path
+/// (WATCHers of live keys told, the flush recorded in `fx`).
+pub fn flush_db0(srv: &Server, now: u64, fx: &Effects) {
     for gid in srv.ks.db_gids(0) {
-        let mut shard = srv.ks.lock(gid);
-        shard.signal_live(None, now);
-        shard.clear();
+        drop(srv.ks.lock_writing(gid, fx).flush(now));
     }
 }
 
@@ -396,11 +406,8 @@ impl Exec<'_> {
             }
             Request::Delete { key, noreply } => {
                 let loc = self.srv.ks.locate(0, key);
-                let mut shard = self.srv.ks.lock(loc.gid);
+                let mut shard = self.srv.ks.lock_writing(loc.gid, self.fx);
                 let hit = shard.remove(key, loc.hash, self.now).is_some();
-                if hit {
-                    shard.signal(key, loc.hash);
-                }
                 bump(if hit {
                     &self.sh.delete_hits
                 } else {
@@ -423,7 +430,7 @@ impl Exec<'_> {
             } => {
                 bump(&self.sh.cmd_touch);
                 let loc = self.srv.ks.locate(0, key);
-                let mut shard = self.srv.ks.lock(loc.gid);
+                let mut shard = self.srv.ks.lock_writing(loc.gid, self.fx);
                 let hit = lookup(&mut shard, key, loc.hash, self.now, self.sh).is_some();
                 if hit {
                     retime(
@@ -448,7 +455,7 @@ impl Exec<'_> {
                 let gen = self.sh.flush_gen.fetch_add(1, Ordering::SeqCst) + 1;
                 match deadline(self.now, delay.max(0)) {
                     Some(when) if delay > 0 && when > self.now => self.flush_later(gen, when),
-                    _ => flush_db0(self.srv, self.now),
+                    _ => flush_db0(self.srv, self.now, self.fx),
                 }
                 if !noreply {
                     line(self.out, "OK");
@@ -475,10 +482,8 @@ impl Exec<'_> {
             } => {
                 if unlink {
                     let loc = self.srv.ks.locate(0, &key);
-                    let mut shard = self.srv.ks.lock(loc.gid);
-                    if shard.remove(&key, loc.hash, self.now).is_some() {
-                        shard.signal(&key, loc.hash);
-                    }
+                    let mut shard = self.srv.ks.lock_writing(loc.gid, self.fx);
+                    shard.remove(&key, loc.hash, self.now);
                 }
                 if !noreply {
                     line(self.out, e::TOO_LARGE);
@@ -502,11 +507,12 @@ impl Exec<'_> {
             .spawn(move || {
                 std::thread::sleep(wait);
                 if sh.flush_gen.load(Ordering::SeqCst) == gen && !srv.is_shutting_down() {
-                    flush_db0(&srv, now_ms());
+                    // This thread's own buffer: no reader takes it yet.
+                    flush_db0(&srv, now_ms(), &Effects::new());
                 }
             });
         if spawned.is_err() {
-            flush_db0(self.srv, self.now);
+            flush_db0(self.srv, self.now, self.fx);
         }
     }
 
@@ -564,45 +570,44 @@ impl Exec<'_> {
         if touch.is_some() {
             bump(&self.sh.cmd_touch);
         }
-        let mut shard = self.srv.ks.lock(loc.gid);
+        let mut shard = self.srv.ks.lock_writing(loc.gid, self.fx);
         let now = self.now;
-        let Some(e) = lookup(&mut shard, key, loc.hash, now, self.sh) else {
+        if !as_item(&mut shard, key, loc.hash, now, self.sh) {
             bump(&self.sh.get_misses);
             if touch.is_some() {
                 bump(&self.sh.touch_misses);
             }
             self.stats.keyspace_misses.add(1);
             return;
-        };
+        }
         bump(&self.sh.get_hits);
         self.stats.keyspace_hits.add(1);
-        e.touch(now, self.srv.settings.lfu());
-        let old_heap = e.value_heap();
-        let st = hdr(e).state;
-        if st & mc_state::FETCHED == 0 {
-            // In place; copies a shared buffer only while a reply holds it.
-            e.mc_set_state(st | mc_state::FETCHED);
-        }
-        let new_heap = e.value_heap();
-        let Some(m) = mc(e) else { return };
         let share_min = self.srv.settings.reply_copy_avoid_min_size();
-        let out = &mut *self.out;
-        out.extend_from_slice(b"VALUE ");
-        out.extend_from_slice(key);
-        out.push(b' ');
-        num(out, m.flags());
-        out.push(b' ');
-        num(out, m.len());
-        if want_cas {
+        let (out, stats) = (&mut *self.out, self.stats);
+        // The fetched mark is memcached's read bookkeeping, not a write:
+        // nothing is recorded, no WATCHer told.
+        shard.modify(key, loc.hash, now, Access::Touch(self.srv.settings.lfu()), |e, _| {
+            let st = hdr(e).state;
+            if st & mc_state::FETCHED == 0 {
+                // In place, before the value is queued: marking a shared
+                // item while a reply holds it would copy it.
+                e.mc_set_state(st | mc_state::FETCHED);
+            }
+            let Some(m) = mc(e) else { return };
+            out.extend_from_slice(b"VALUE ");
+            out.extend_from_slice(key);
             out.push(b' ');
-            num(out, m.cas());
-        }
-        out.extend_from_slice(b"\r\n");
-        push_data(out, m, share_min, self.stats);
-        out.extend_from_slice(b"\r\n");
-        if old_heap != new_heap {
-            shard.value_resized(old_heap, new_heap);
-        }
+            num(out, m.flags());
+            out.push(b' ');
+            num(out, m.len());
+            if want_cas {
+                out.push(b' ');
+                num(out, m.cas());
+            }
+            out.extend_from_slice(b"\r\n");
+            push_data(out, m, share_min, stats);
+            out.extend_from_slice(b"\r\n");
+        });
         if let Some(t) = touch {
             bump(&self.sh.touch_hits);
             retime(&mut shard, key, loc.hash, deadline(now, t), now);
@@ -621,7 +626,7 @@ impl Exec<'_> {
     ) -> &'static str {
         bump(&self.sh.cmd_set);
         let loc = self.srv.ks.locate(0, key);
-        let mut shard = self.srv.ks.lock(loc.gid);
+        let mut shard = self.srv.ks.lock_writing(loc.gid, self.fx);
         let now = self.now;
         let cas = self.sh.next_cas();
         // A plain set needs nothing of the old item: no lookup (which
@@ -648,8 +653,8 @@ impl Exec<'_> {
         match (cmd, cur) {
             (StoreCmd::Add, Some(_))
             | (StoreCmd::Replace | StoreCmd::Append | StoreCmd::Prepend, None) => {
-                if let (StoreCmd::Add, Some(e)) = (cmd, shard.get_mut(key, loc.hash, now)) {
-                    e.touch(now, self.srv.settings.lfu());
+                if cmd == StoreCmd::Add {
+                    shard.lookup(key, loc.hash, now, Access::Touch(self.srv.settings.lfu()));
                 }
                 "NOT_STORED"
             }
@@ -691,7 +696,7 @@ impl Exec<'_> {
 
     fn arith(&mut self, key: &[u8], incr: bool, delta: u64, noreply: bool) {
         let loc = self.srv.ks.locate(0, key);
-        let mut shard = self.srv.ks.lock(loc.gid);
+        let mut shard = self.srv.ks.lock_writing(loc.gid, self.fx);
         let now = self.now;
         let (hits, misses) = if incr {
             (&self.sh.incr_hits, &self.sh.incr_misses)
@@ -856,7 +861,7 @@ impl Exec<'_> {
 
     fn meta_debug(&mut self, key: &[u8]) {
         let loc = self.srv.ks.locate(0, key);
-        let mut shard = self.srv.ks.lock(loc.gid);
+        let mut shard = self.srv.ks.lock_writing(loc.gid, self.fx);
         let now = self.now;
         let Some(e) = lookup(&mut shard, key, loc.hash, now, self.sh) else {
             line(self.out, "EN");
@@ -924,146 +929,147 @@ impl Exec<'_> {
         let key: &[u8] = &m.key;
         bump(&self.sh.cmd_get);
         let loc = self.srv.ks.locate(0, key);
-        let mut shard = self.srv.ks.lock(loc.gid);
+        let mut shard = self.srv.ks.lock_writing(loc.gid, self.fx);
         let now = self.now;
         let mut created = false;
-        if lookup(&mut shard, key, loc.hash, now, self.sh).is_none() {
+        let mut hit = as_item(&mut shard, key, loc.hash, now, self.sh);
+        if !hit {
             if let Some(n) = f.vivify {
                 let cas = f.new_cas.unwrap_or_else(|| self.sh.next_cas());
                 let state = if f.base64 { mc_state::KEY_BINARY } else { 0 };
                 // A stub that dies at once is still answered as created.
                 let dl = deadline(now, n).map(|d| d.max(now + 1));
                 shard.set(key, loc.hash, new_item(&[], 0, cas, state, 0), dl, now);
-                shard.signal(key, loc.hash);
                 created = true;
+                hit = true;
             }
         }
         // Another type is a miss, as in `lookup`.
-        let Some(e) = shard.get_mut(key, loc.hash, now).filter(|e| mc(e).is_some()) else {
+        if !hit {
             bump(&self.sh.get_misses);
             self.stats.keyspace_misses.add(1);
             if !f.quiet {
                 self.status("EN", m, f.base64);
             }
             return;
-        };
+        }
         bump(&self.sh.get_hits);
         self.stats.keyspace_hits.add(1);
-        let la = e.idle_secs(now);
-        let out = &mut *self.out;
-        let mut won = false;
-        let mut new_deadline: Option<Option<u64>> = None;
-        let h = hdr(e);
-        let (fetched, binary, len) = (
-            h.state & mc_state::FETCHED != 0,
-            h.state & mc_state::KEY_BINARY != 0,
-            h.len,
-        );
-        if f.value {
-            out.extend_from_slice(b"VA ");
-            num(out, len);
-        } else {
-            out.extend_from_slice(b"HD");
-        }
-        // A vivified stub has no TTL until its N flag is reached, so a `t`
-        // before it reports -1, as memcached does.
-        let mut expire = if created { None } else { e.expire() };
-        for (c, t) in f.iter() {
-            match c {
-                b'T' => {
-                    let dl = deadline(now, f.ttl.unwrap_or(0));
-                    expire = dl;
-                    new_deadline = Some(dl);
-                }
-                b'N' if created => {
-                    let dl = deadline(now, f.vivify.unwrap_or(0)).map(|d| d.max(now + 1));
-                    expire = dl;
-                    new_deadline = Some(dl);
-                    won = true;
-                }
-                b'R' => {
-                    let token_sent = h.state & mc_state::TOKEN_SENT != 0;
-                    let rc = deadline(now, f.recache.unwrap_or(0));
-                    if !token_sent && !created {
-                        if let (Some(x), Some(r)) = (expire, rc) {
-                            if x < r {
-                                won = true;
+        let (out, stats) = (&mut *self.out, self.stats);
+        let (share_min, lfu) = (self.srv.settings.reply_copy_avoid_min_size(), self.srv.settings.lfu());
+        // The marks (fetched, win token) are memcached's read bookkeeping,
+        // not a write: nothing is recorded, no WATCHer told. The access is
+        // recorded last, after `l` reported the time since the previous one.
+        let new_deadline = shard.modify(key, loc.hash, now, Access::NoTouch, |e, _| {
+            let la = e.idle_secs(now);
+            let mut won = false;
+            let mut new_deadline: Option<Option<u64>> = None;
+            let h = hdr(e);
+            let (fetched, binary, len) = (
+                h.state & mc_state::FETCHED != 0,
+                h.state & mc_state::KEY_BINARY != 0,
+                h.len,
+            );
+            if f.value {
+                out.extend_from_slice(b"VA ");
+                num(out, len);
+            } else {
+                out.extend_from_slice(b"HD");
+            }
+            // A vivified stub has no TTL until its N flag is reached, so a `t`
+            // before it reports -1, as memcached does.
+            let mut expire = if created { None } else { e.expire() };
+            for (c, t) in f.iter() {
+                match c {
+                    b'T' => {
+                        let dl = deadline(now, f.ttl.unwrap_or(0));
+                        expire = dl;
+                        new_deadline = Some(dl);
+                    }
+                    b'N' if created => {
+                        let dl = deadline(now, f.vivify.unwrap_or(0)).map(|d| d.max(now + 1));
+                        expire = dl;
+                        new_deadline = Some(dl);
+                        won = true;
+                    }
+                    b'R' => {
+                        let token_sent = h.state & mc_state::TOKEN_SENT != 0;
+                        let rc = deadline(now, f.recache.unwrap_or(0));
+                        if !token_sent && !created {
+                            if let (Some(x), Some(r)) = (expire, rc) {
+                                if x < r {
+                                    won = true;
+                                }
                             }
                         }
                     }
-                }
-                b's' => {
-                    out.extend_from_slice(b" s");
-                    num(out, len);
-                }
-                b't' => {
-                    out.extend_from_slice(b" t");
-                    match expire {
-                        None => out.extend_from_slice(b"-1"),
-                        Some(d) => num(out, d.saturating_sub(now).div_ceil(1000)),
+                    b's' => {
+                        out.extend_from_slice(b" s");
+                        num(out, len);
                     }
+                    b't' => {
+                        out.extend_from_slice(b" t");
+                        match expire {
+                            None => out.extend_from_slice(b"-1"),
+                            Some(d) => num(out, d.saturating_sub(now).div_ceil(1000)),
+                        }
+                    }
+                    b'c' => {
+                        out.extend_from_slice(b" c");
+                        num(out, h.cas);
+                    }
+                    b'f' => {
+                        out.extend_from_slice(b" f");
+                        num(out, h.flags);
+                    }
+                    b'l' => {
+                        out.extend_from_slice(b" l");
+                        num(out, la);
+                    }
+                    b'h' => out.extend_from_slice(if fetched { b" h1" } else { b" h0" }),
+                    b'O' => {
+                        out.push(b' ');
+                        out.extend_from_slice(t);
+                    }
+                    b'k' => Self::ret_key(out, key, binary),
+                    _ => {}
                 }
-                b'c' => {
-                    out.extend_from_slice(b" c");
-                    num(out, h.cas);
-                }
-                b'f' => {
-                    out.extend_from_slice(b" f");
-                    num(out, h.flags);
-                }
-                b'l' => {
-                    out.extend_from_slice(b" l");
-                    num(out, la);
-                }
-                b'h' => out.extend_from_slice(if fetched { b" h1" } else { b" h0" }),
-                b'O' => {
-                    out.push(b' ');
-                    out.extend_from_slice(t);
-                }
-                b'k' => Self::ret_key(out, key, binary),
-                _ => {}
             }
-        }
-        let mut st = h.state;
-        if st & mc_state::TOKEN_SENT != 0 {
-            out.extend_from_slice(b" Z");
-        }
-        if st & mc_state::STALE != 0 {
-            out.extend_from_slice(b" X");
-            if st & mc_state::TOKEN_SENT == 0 {
-                won = true;
+            let mut st = h.state;
+            if st & mc_state::TOKEN_SENT != 0 {
+                out.extend_from_slice(b" Z");
             }
-        }
-        if won {
-            out.extend_from_slice(b" W");
-            st |= mc_state::TOKEN_SENT;
-        }
-        out.extend_from_slice(b"\r\n");
-        if !f.no_bump {
-            st |= mc_state::FETCHED;
-        }
-        // Before the value is queued: marking a shared item while a reply
-        // holds it would copy it.
-        let (old_heap, new_heap) = if st != h.state {
-            let old = e.value_heap();
-            e.mc_set_state(st);
-            (old, e.value_heap())
-        } else {
-            (0, 0)
-        };
-        if f.value {
-            if let Some(it) = mc(e) {
-                push_data(out, it, self.srv.settings.reply_copy_avoid_min_size(), self.stats);
+            if st & mc_state::STALE != 0 {
+                out.extend_from_slice(b" X");
+                if st & mc_state::TOKEN_SENT == 0 {
+                    won = true;
+                }
+            }
+            if won {
+                out.extend_from_slice(b" W");
+                st |= mc_state::TOKEN_SENT;
             }
             out.extend_from_slice(b"\r\n");
-        }
-        if !f.no_bump {
-            e.touch(now, self.srv.settings.lfu());
-        }
-        if old_heap != new_heap {
-            shard.value_resized(old_heap, new_heap);
-        }
-        if let Some(dl) = new_deadline {
+            if !f.no_bump {
+                st |= mc_state::FETCHED;
+            }
+            // Before the value is queued: marking a shared item while a reply
+            // holds it would copy it.
+            if st != h.state {
+                e.mc_set_state(st);
+            }
+            if f.value {
+                if let Some(it) = mc(e) {
+                    push_data(out, it, share_min, stats);
+                }
+                out.extend_from_slice(b"\r\n");
+            }
+            if !f.no_bump {
+                e.touch(now, lfu);
+            }
+            new_deadline
+        });
+        if let Some(dl) = new_deadline.flatten() {
             if f.ttl.is_some() {
                 bump(&self.sh.cmd_touch);
             }
@@ -1077,7 +1083,7 @@ impl Exec<'_> {
         let key: &[u8] = &m.key;
         bump(&self.sh.cmd_set);
         let loc = self.srv.ks.locate(0, key);
-        let mut shard = self.srv.ks.lock(loc.gid);
+        let mut shard = self.srv.ks.lock_writing(loc.gid, self.fx);
         let now = self.now;
         let plain_set = matches!(f.mode, None | Some(b'S')) && f.compare_cas.is_none();
         let cur = if plain_set {
@@ -1212,7 +1218,7 @@ impl Exec<'_> {
         let f = &m.flags;
         let key: &[u8] = &m.key;
         let loc = self.srv.ks.locate(0, key);
-        let mut shard = self.srv.ks.lock(loc.gid);
+        let mut shard = self.srv.ks.lock_writing(loc.gid, self.fx);
         let now = self.now;
         let Some(e) = lookup(&mut shard, key, loc.hash, now, self.sh) else {
             bump(&self.sh.delete_misses);
@@ -1237,14 +1243,11 @@ impl Exec<'_> {
                 rewrite(&mut shard, key, loc.hash, now, cas, |_| st, |_| Vec::new());
             } else {
                 // Only the header changes: in place.
-                let old = e.value_heap();
-                e.mc_set_state(st);
-                e.mc_set_cas(cas);
-                let new = e.value_heap();
-                if old != new {
-                    shard.value_resized(old, new);
-                }
-                shard.signal(key, loc.hash);
+                shard.modify(key, loc.hash, now, Access::NoTouch, |e, edit| {
+                    e.mc_set_state(st);
+                    e.mc_set_cas(cas);
+                    edit.changed();
+                });
             }
             if f.invalidate && f.ttl.is_some() {
                 retime(
@@ -1257,7 +1260,6 @@ impl Exec<'_> {
             }
         } else {
             shard.remove(key, loc.hash, now);
-            shard.signal(key, loc.hash);
         }
         if !f.quiet {
             self.status("HD", m, binary);
@@ -1274,7 +1276,7 @@ impl Exec<'_> {
             (&self.sh.decr_hits, &self.sh.decr_misses)
         };
         let loc = self.srv.ks.locate(0, key);
-        let mut shard = self.srv.ks.lock(loc.gid);
+        let mut shard = self.srv.ks.lock_writing(loc.gid, self.fx);
         let now = self.now;
         let value: u64;
         match lookup(&mut shard, key, loc.hash, now, self.sh) {

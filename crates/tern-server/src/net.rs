@@ -125,6 +125,10 @@ pub struct Worker {
     stats: Arc<WorkerStats>,
     scratch: Scratch,
     plan: Plan,
+    /// The worker's effect records (see `tern_store::effect`): its
+    /// commands' writes, gathered as their shard locks are released. Only
+    /// filled while a reader is attached to the keyspace.
+    effects: tern_store::Effects,
 }
 
 /// Redis's `connIsLocal`: 127.0.0.0/8 or ::1.
@@ -230,7 +234,7 @@ impl Worker {
             poll.registry().register(l, Token(LISTENER_BASE + i), Interest::READABLE)?;
         }
         let stats = srv.workers[id].clone();
-        Ok((Worker { id, srv, poll, listeners, mc_from, mc, conns: Slab::new(), stats, scratch: Scratch::default(), plan: Plan::default() }, waker))
+        Ok((Worker { id, srv, poll, listeners, mc_from, mc, conns: Slab::new(), stats, scratch: Scratch::default(), plan: Plan::default(), effects: tern_store::Effects::new() }, waker))
     }
 
     pub fn run(mut self) {
@@ -521,6 +525,7 @@ impl Worker {
             }
         }
         self.plan.abandon(&mut conn.frame);
+        self.effects.absorb(&locks.effects);
         // The arguments of what ran are not needed any more: a
         // million-argument request must not pin its ranges for the
         // connection's life.
@@ -575,7 +580,7 @@ impl Worker {
                     ahead = ahead.saturating_sub(1);
                     ran = true;
                     self.stats.commands.add(1);
-                    let mut ex = memcache::Exec { srv: &srv, sh: &self.mc, out: &mut conn.out, stats: &self.stats, now: now_ms() };
+                    let mut ex = memcache::Exec { srv: &srv, sh: &self.mc, out: &mut conn.out, stats: &self.stats, now: now_ms(), fx: &self.effects };
                     conn.rpos += n;
                     if !authenticated {
                         let (ok, after) = ex.run_unauthenticated(req);

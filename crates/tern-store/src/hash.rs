@@ -769,6 +769,11 @@ impl Hash {
     /// Removes the fields whose deadline has passed, found in deadline order
     /// without looking at the others. Returns how many.
     pub fn expire_fields(&mut self, now: u64) -> usize {
+        self.expire_fields_with(now, |_| {})
+    }
+
+    /// [`Hash::expire_fields`], calling `gone` with each field removed.
+    pub fn expire_fields_with(&mut self, now: u64, mut gone: impl FnMut(&[u8])) -> usize {
         let mut n = 0;
         while let Some(due) = self
             .ttl
@@ -778,6 +783,7 @@ impl Hash {
             .map(|(_, f)| f.clone())
         {
             self.remove(&due);
+            gone(&due);
             n += 1;
         }
         n

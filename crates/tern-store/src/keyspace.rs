@@ -22,6 +22,7 @@ use hashbrown::DefaultHashBuilder;
 use parking_lot::{Mutex, MutexGuard};
 use smallvec::SmallVec;
 
+use crate::effect::Effects;
 use crate::lazyfree::LazyFree;
 use crate::shard::Shard;
 use crate::slot::{key_slot, SLOTS};
@@ -70,6 +71,8 @@ pub struct Keyspace {
     pub lazyfree: LazyFree,
     /// New keys start an LFU counter (shared with every shard).
     lfu: Arc<AtomicBool>,
+    /// A reader of effect records is attached (shared with every shard).
+    recording: Arc<AtomicBool>,
 }
 
 impl Keyspace {
@@ -79,9 +82,12 @@ impl Keyspace {
         let per = shards_per_db.max(1).next_power_of_two().min(SLOTS);
         let hasher = DefaultHashBuilder::default();
         let lfu = Arc::new(AtomicBool::new(false));
-        let shard = |_| {
+        let recording = Arc::new(AtomicBool::new(false));
+        let seq = Arc::new(AtomicU64::new(0));
+        let shard = |gid: usize| {
             let mut s = Shard::with_hasher(hasher);
             s.share_lfu_flag(lfu.clone());
+            s.place((gid / per) as u32, gid & (per - 1) == 0, recording.clone(), seq.clone());
             Padded(Mutex::new(s))
         };
         Keyspace {
@@ -93,7 +99,21 @@ impl Keyspace {
             expire_cursor: AtomicUsize::new(0),
             lazyfree: LazyFree::new(),
             lfu,
+            recording,
         }
+    }
+
+    /// Attaches (or detaches) a reader of effect records: while attached,
+    /// every write builds its record (see [`crate::effect`]); while not,
+    /// none is built. Takes no lock; a write already under way when the
+    /// flag changes may or may not be recorded.
+    pub fn attach_effects(&self, on: bool) {
+        self.recording.store(on, Ordering::Relaxed);
+    }
+
+    /// Whether a reader of effect records is attached.
+    pub fn effects_attached(&self) -> bool {
+        self.recording.load(Ordering::Relaxed)
     }
 
     /// log2 of the shards per database: a global SCAN cursor keeps the shard
@@ -171,6 +191,13 @@ impl Keyspace {
         self.shards[gid as usize].0.lock()
     }
 
+    /// Locks one shard for a writer that holds no [`LockSet`] (the
+    /// memcached executor): the effect records of its writes go to `fx`
+    /// when the lock is released.
+    pub fn lock_writing<'a>(&'a self, gid: u32, fx: &'a Effects) -> ShardLock<'a> {
+        ShardLock { guard: self.lock(gid), fx }
+    }
+
     /// Locks one shard if no one holds it: for work that is only worth
     /// doing when it costs no wait (cross-command prefetch).
     pub fn try_lock(&self, gid: u32) -> Option<MutexGuard<'_, Shard>> {
@@ -197,8 +224,9 @@ impl Keyspace {
     /// One bounded round of active expiry: visits shards round-robin,
     /// removing up to `per_shard` expired keys from each, until `shards`
     /// shards have been visited. Returns the keys removed. Each shard is
-    /// locked only while it is being cleaned.
-    pub fn expire_cycle(&self, now: u64, shards: usize, per_shard: usize) -> usize {
+    /// locked only while it is being cleaned; the deletions' records go
+    /// to `fx`, the expiry cycle's own buffer.
+    pub fn expire_cycle(&self, now: u64, shards: usize, per_shard: usize, fx: &Effects) -> usize {
         let n = self.shards.len();
         let start = self.expire_cursor.fetch_add(shards, Ordering::Relaxed);
         let mut removed = 0;
@@ -208,11 +236,37 @@ impl Keyspace {
             if s.has_deadlines() {
                 removed += s.expire_cycle(now, per_shard);
             }
+            s.drain_effects(fx);
             // An idle table finishes its resize here, not on a command.
             s.rehash_step(per_shard);
             self.publish_hint(gid, &s);
         }
         removed
+    }
+}
+
+/// A shard locked by [`Keyspace::lock_writing`].
+pub struct ShardLock<'a> {
+    guard: MutexGuard<'a, Shard>,
+    fx: &'a Effects,
+}
+
+impl std::ops::Deref for ShardLock<'_> {
+    type Target = Shard;
+    fn deref(&self) -> &Shard {
+        &self.guard
+    }
+}
+
+impl std::ops::DerefMut for ShardLock<'_> {
+    fn deref_mut(&mut self) -> &mut Shard {
+        &mut self.guard
+    }
+}
+
+impl Drop for ShardLock<'_> {
+    fn drop(&mut self) {
+        self.guard.drain_effects(self.fx);
     }
 }
 
@@ -231,11 +285,14 @@ pub struct LockSet<'a> {
     /// [`LockSet::acquire`]'s set of wanted shard ids, one bit per shard
     /// (inline up to 1024 shards).
     wanted: SmallVec<[u64; 16]>,
+    /// The lock holder's effect records: what the writes under its locks
+    /// did (see [`crate::effect`]), gathered as each lock is released.
+    pub effects: Effects,
 }
 
 impl<'a> LockSet<'a> {
     pub fn new(ks: &'a Keyspace) -> Self {
-        LockSet { ks, held: SmallVec::new(), pinned: false, wanted: SmallVec::new() }
+        LockSet { ks, held: SmallVec::new(), pinned: false, wanted: SmallVec::new(), effects: Effects::new() }
     }
 
     pub fn keyspace(&self) -> &'a Keyspace {
@@ -295,13 +352,31 @@ impl<'a> LockSet<'a> {
         self.release();
     }
 
-    /// Releases every held shard unless pinned.
+    /// Releases every held shard unless pinned, gathering their effect
+    /// records first.
     pub fn release(&mut self) {
         if !self.pinned {
+            self.gather_effects();
             for (gid, guard) in &self.held {
                 self.ks.publish_hint(*gid, guard);
             }
             self.held.clear();
+        }
+    }
+
+    /// Moves the records the held shards staged into [`LockSet::effects`]:
+    /// done at every release and, under EXEC's pinned set, after each
+    /// command, so records keep the order of the commands.
+    #[inline]
+    pub fn gather_effects(&mut self) {
+        if self.ks.effects_attached() {
+            let start = self.effects.len();
+            for (_, guard) in self.held.iter_mut() {
+                guard.drain_effects(&self.effects);
+            }
+            // A command's records sit in its shards' buffers (RENAME's
+            // source and destination): put them back in the order made.
+            self.effects.sort_from(start);
         }
     }
 
@@ -451,6 +526,18 @@ mod tests {
             let l = ks.locate(0, k.as_bytes());
             ks.lock(l.gid).set(k.as_bytes(), l.hash, Value::Str(StrValue::Int(i)), Some(10), 0);
         }
-        assert_eq!(ks.expire_cycle(11, 4, 100), 40);
+        let fx = Effects::new();
+        assert_eq!(ks.expire_cycle(11, 4, 100, &fx), 40);
+        assert!(fx.is_empty());
+        for i in 0..10 {
+            let k = format!("k{i}");
+            let l = ks.locate(0, k.as_bytes());
+            ks.lock(l.gid).set(k.as_bytes(), l.hash, Value::Str(StrValue::Int(i)), Some(20), 0);
+        }
+        ks.attach_effects(true);
+        assert_eq!(ks.expire_cycle(21, 4, 100, &fx), 10);
+        let recs = fx.take();
+        assert_eq!(recs.len(), 10);
+        assert!(recs.iter().all(|r| matches!(r.effect, crate::Effect::Del { .. })));
     }
 }

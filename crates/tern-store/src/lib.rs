@@ -5,7 +5,8 @@
 //!   Keyspace ── db 0..D ── shard 0..S ── Mutex<Shard>
 //!                                         ├─ tern_table::Table of entries (64-byte buckets, incremental resize)
 //!                                         ├─ TTL heap (when, hash) for active expiry
-//!                                         └─ watchers (WATCH flags by key)
+//!                                         ├─ interest (WATCH flags, blocked clients by key)
+//!                                         └─ staged effect records (see effect)
 //! ```
 //!
 //! A key is located once ([`Keyspace::locate`]): its Redis Cluster slot
@@ -20,25 +21,34 @@
 //! LRU/LFU clock), the key, the deadline only when set, and a string written
 //! whole in place; other values sit in a box the entry owns ([`entry`]).
 //! Read values through [`EntryExt`].
+//!
+//! Every change to the keyspace, from any protocol, from expiry (lazy and
+//! active, keys and hash fields), FLUSH* and SWAPDB, goes through one
+//! write path on [`Shard`] (see the `shard` module docs): it accounts the
+//! memory delta, tells WATCHers and clients blocked on the key, and
+//! stages an [`effect`] record — the deterministic form of the change
+//! (EXPIRE → PEXPIREAT, expiry → DEL) — which the lock holder gathers into
+//! its [`Effects`] buffer for the AOF, replicas and keyspace notifications
+//! to read; [`Record::apply`] replays one into another keyspace.
 #![forbid(unsafe_code)]
 
+pub mod effect;
 pub mod entry;
 mod hash;
 mod keyspace;
 mod lazyfree;
 mod shard;
 pub mod slot;
-mod table;
 mod value;
 
 pub use hash::{Hash, HashLimits, Pair as HashPair};
-pub use keyspace::{Keyspace, Loc, LockSet, Padded};
+pub use keyspace::{Keyspace, Loc, LockSet, Padded, ShardLock};
 pub use lazyfree::{LazyFree, LAZYFREE_THRESHOLD};
 pub use entry::{Entry, EntryExt, Lfu, McRef, Meta, NewValue, StrRef, ValueRef, LFU_INIT_VAL};
-pub use shard::{Access, Detached, Shard, WatchFlag};
+pub use effect::{Effect, Effects, Record, Ttl};
+pub use shard::{Access, Detached, Edit, Shard, WatchFlag};
 pub use shard::{ITEM_PREFETCH_SPAN, MAX_PREFETCH_GROUP};
 pub use slot::{key_slot, SLOTS};
-pub use table::Table;
 /// The longest key the keyspace stores (1 GiB - 1).
 pub use tern_table::MAX_KEY_LEN;
 pub use value::{mc_state, McStr, StrValue, Value};

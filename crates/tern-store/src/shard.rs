@@ -4,18 +4,38 @@
 //! caller: the server reads the clock once per command, and tests inject it.
 //! An entry whose deadline has passed is invisible to every read and is
 //! removed by the first access (lazy expiry) or by [`Shard::expire_cycle`].
+//!
+//! # One mutation path
+//!
+//! Every change to the shard's keys goes through the write methods below:
+//! [`Shard::set`], [`Shard::replace_value`], [`Shard::insert_entry`],
+//! [`Shard::remove`], [`Shard::set_expire`], [`Shard::modify`] (an in-place
+//! change of a value, the only way to reach a value mutably),
+//! [`Shard::take_data`] / [`Shard::swap_data`] (FLUSH*, SWAPDB), and
+//! expiry (lazy on any access, active in [`Shard::expire_cycle`], keys and
+//! hash fields alike). Each of them, in one place:
+//!
+//! ```text
+//!  write ─► table change ─► memory delta (value heap measured before/after)
+//!        ─► wrote(key): WATCH flags set, key noted ready if clients block on it
+//!        ─► effect record staged (only while a reader is attached, see crate::effect)
+//! ```
+//!
+//! so command code reports nothing by hand: no sizes, no WATCH signals.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use std::hash::BuildHasher;
 
 use hashbrown::DefaultHashBuilder;
 
+use hashbrown::HashTable;
+
+use crate::effect::{Effect, Effects, Record, Ttl};
 use crate::entry::{self, is_expired, Entry, EntryExt, Lfu, Meta, NewValue};
-use crate::table::{Keyed, Table as Chained};
 use crate::value::Value;
 
 type Table = tern_table::Table<Meta, DefaultHashBuilder, Value>;
@@ -64,16 +84,47 @@ impl WatchFlag {
     }
 }
 
+/// Who wants to hear that a key changed: the WATCHing clients' flags, and
+/// how many clients are blocked on it (blocking pops). One table for both,
+/// so that a write probes it once, and only when it is not empty.
 #[derive(Debug)]
-struct Watch {
+struct Interest {
     hash: u64,
     key: Box<[u8]>,
     flags: Vec<Arc<WatchFlag>>,
+    blocked: u32,
 }
 
-impl Keyed for Watch {
-    fn hash(&self) -> u64 {
-        self.hash
+/// What a closure given to [`Shard::modify`] reports of its change.
+#[derive(Debug)]
+pub struct Edit {
+    recording: bool,
+    changed: bool,
+    whole: bool,
+    effects: Vec<Effect>,
+}
+
+impl Edit {
+    /// Whether effect records are being built (so that a caller skips
+    /// gathering what only [`Edit::emit`] would use).
+    pub fn recording(&self) -> bool {
+        self.recording
+    }
+
+    /// The value changed as `effect` describes; `effect` is only called
+    /// while a reader is attached.
+    pub fn emit(&mut self, effect: impl FnOnce() -> Effect) {
+        self.changed = true;
+        if self.recording {
+            self.effects.push(effect());
+        }
+    }
+
+    /// The value changed and its whole new form is the record (a string
+    /// edited in place: `SET k v KEEPTTL`).
+    pub fn changed(&mut self) {
+        self.changed = true;
+        self.whole = true;
     }
 }
 
@@ -100,7 +151,22 @@ pub struct Shard {
     field_heap: BinaryHeap<Reverse<(u64, u64)>>,
     /// Hash fields removed because their TTL passed (INFO `expired_subkeys`).
     pub expired_fields: u64,
-    watches: Chained<Watch>,
+    interest: HashTable<Interest>,
+    /// Keys changed while clients were blocked on them, oldest first, for
+    /// the blocking commands to serve ([`Shard::take_ready`]).
+    ready: Vec<Box<[u8]>>,
+    /// Effect records of the writes done under the current lock holder,
+    /// moved to its [`Effects`] by [`Shard::drain_effects`].
+    staged: Vec<Record>,
+    /// Whether a reader of effects is attached (shared by every shard of a
+    /// keyspace, set by [`crate::Keyspace::attach_effects`]).
+    recording: Arc<AtomicBool>,
+    /// The keyspace's record numbers (see [`Shard::stage`]).
+    seq: Arc<AtomicU64>,
+    /// The database this shard belongs to, and whether it is the first of
+    /// its database's shards (which speaks for whole-database effects).
+    db: u32,
+    first_in_db: bool,
     /// Heap bytes of the values (the table counts itself and the items).
     value_mem: usize,
     /// Keys removed because their TTL passed (INFO `expired_keys`).
@@ -112,13 +178,79 @@ pub struct Shard {
 
 impl Shard {
     pub fn new() -> Self {
-        Self::default()
+        Shard { first_in_db: true, ..Self::default() }
     }
 
     /// A shard whose table re-hashes keys with `hasher` when it resizes: it
     /// must be the keyspace's, which computed the hashes the shard is given.
     pub fn with_hasher(hasher: DefaultHashBuilder) -> Self {
-        Shard { table: Table::with_hasher(hasher), ..Self::default() }
+        Shard { table: Table::with_hasher(hasher), first_in_db: true, ..Self::default() }
+    }
+
+    /// Places the shard in database `db`, first of its shards or not, and
+    /// shares the keyspace's "effects are read" flag.
+    pub(crate) fn place(&mut self, db: u32, first_in_db: bool, recording: Arc<AtomicBool>, seq: Arc<AtomicU64>) {
+        self.db = db;
+        self.first_in_db = first_in_db;
+        self.recording = recording;
+        self.seq = seq;
+    }
+
+    /// Makes this (stand-alone) shard record effects, for tests and tools
+    /// that drive a shard without a keyspace.
+    pub fn record_effects(&mut self, on: bool) {
+        self.recording = Arc::new(AtomicBool::new(on));
+    }
+
+    #[inline]
+    fn is_recording(&self) -> bool {
+        self.recording.load(Ordering::Relaxed)
+    }
+
+    /// The one place a change to `key` is made known: WATCHers are told,
+    /// a key clients block on is noted ready, and the effect is staged
+    /// while a reader is attached (`effect` is not called otherwise).
+    #[inline]
+    fn wrote(&mut self, key: &[u8], hash: u64, effect: impl FnOnce() -> Effect) {
+        if !self.interest.is_empty() {
+            self.notify(key, hash);
+        }
+        self.record(effect);
+    }
+
+    /// Stages `effect` while a reader is attached.
+    #[inline]
+    fn record(&mut self, effect: impl FnOnce() -> Effect) {
+        if self.is_recording() {
+            let effect = effect();
+            self.stage(effect);
+        }
+    }
+
+    /// Stages a record, numbered from the keyspace's sequence: taken under
+    /// this shard's lock, so that the records of one key (one shard) are
+    /// numbered in the order they happened whichever worker made them,
+    /// and readers can merge the workers' buffers by number.
+    fn stage(&mut self, effect: Effect) {
+        let seq = self.seq.fetch_add(1, Ordering::Relaxed);
+        self.staged.push(Record { db: self.db, seq, effect });
+    }
+
+    /// A whole-database effect (FLUSHDB, SWAPDB), staged once per database
+    /// by its first shard.
+    fn wrote_db(&mut self, effect: Effect) {
+        if self.first_in_db && self.is_recording() {
+            self.stage(effect);
+        }
+    }
+
+    /// Moves the effect records staged under this lock to `fx` (the lock
+    /// holder's buffer), in the order the writes happened.
+    #[inline]
+    pub fn drain_effects(&mut self, fx: &Effects) {
+        if !self.staged.is_empty() {
+            fx.extend(&mut self.staged);
+        }
     }
 
     /// `key`'s hash as this shard's table computes it when resizing: what
@@ -182,11 +314,24 @@ impl Shard {
             self.expire_hash_fields(key, hash, now);
         }
         if expired {
-            self.remove_entry(key, hash);
-            self.expired += 1;
-            self.signal(key, hash);
+            self.expire_key(key, hash);
         }
         expired
+    }
+
+    /// Whether the shard's counts (value bytes, keys with a TTL) match
+    /// what its entries hold. Walks every entry: a check for tests.
+    pub fn counts_hold(&self) -> bool {
+        let held: usize = self.table.iter().map(|e| e.value_heap()).sum();
+        let volatile = self.table.iter().filter(|e| e.expire().is_some()).count();
+        self.value_mem == held && self.volatile == volatile
+    }
+
+    /// Removes an expired key and makes it known as a deletion.
+    fn expire_key(&mut self, key: &[u8], hash: u64) {
+        self.remove_entry(key, hash);
+        self.expired += 1;
+        self.wrote(key, hash, || Effect::Del { key: key.into() });
     }
 
     fn remove_entry(&mut self, key: &[u8], hash: u64) -> Option<Box<Entry>> {
@@ -266,26 +411,86 @@ impl Shard {
         self.table.get(key, hash).filter(|e| !is_expired(e, now))
     }
 
-    /// Looks a live key up for changing its value in place. Call
-    /// [`Shard::value_resized`] afterwards if the value's size changed.
-    pub fn get_mut(&mut self, key: &[u8], hash: u64, now: u64) -> Option<&mut Entry> {
+    /// Looks a live key up as a command's access: like [`Shard::get`],
+    /// and records the access on the entry as `acc` says. To change the
+    /// value, see [`Shard::modify`].
+    pub fn lookup(&mut self, key: &[u8], hash: u64, now: u64, acc: Access) -> Option<&Entry> {
         self.expire_if_needed(key, hash, now);
-        self.table.get_mut(key, hash)
-    }
-
-    /// Looks a live key up as a command's access: like [`Shard::get_mut`],
-    /// and records the access on the entry as `acc` says.
-    pub fn lookup(&mut self, key: &[u8], hash: u64, now: u64, acc: Access) -> Option<&mut Entry> {
-        let e = self.get_mut(key, hash, now)?;
+        let e = self.table.get_mut(key, hash)?;
         if let Access::Touch(lfu) = acc {
             e.touch(now, lfu);
         }
         Some(e)
     }
 
-    /// Re-measures the memory of a value changed through [`Shard::get_mut`].
-    pub fn value_resized(&mut self, old_heap: usize, new_heap: usize) {
-        self.value_mem = (self.value_mem + new_heap).saturating_sub(old_heap);
+    /// Changes a live key's value in place (the only way to reach a value
+    /// mutably): looks it up as [`Shard::lookup`] does, runs `f`, and then
+    /// accounts what `f` did: the value's memory measured before and
+    /// after, a hash's field deadlines, a hash left empty removed, and,
+    /// when `f` reported a change through its [`Edit`], WATCHers and
+    /// effects. None (and `f` not run) if the key is absent.
+    pub fn modify<R>(
+        &mut self,
+        key: &[u8],
+        hash: u64,
+        now: u64,
+        acc: Access,
+        f: impl FnOnce(&mut Entry, &mut Edit) -> R,
+    ) -> Option<R> {
+        self.modify_or_create(key, hash, now, acc, None, f)
+    }
+
+    /// [`Shard::modify`], and with `create` an absent key is first given
+    /// that value (a new key, not an access: no touch), as part of the
+    /// same write: it is recorded only through what `f` reports, and
+    /// removed again if `f` leaves a hash empty.
+    pub fn modify_or_create<R>(
+        &mut self,
+        key: &[u8],
+        hash: u64,
+        now: u64,
+        acc: Access,
+        create: Option<Value>,
+        f: impl FnOnce(&mut Entry, &mut Edit) -> R,
+    ) -> Option<R> {
+        self.expire_if_needed(key, hash, now);
+        let mut edit = Edit { recording: self.is_recording(), changed: false, whole: false, effects: Vec::new() };
+        let mut acc = acc;
+        if let Some(v) = create {
+            if self.table.get(key, hash).is_none() {
+                let item = entry::build(key, NewValue::Value(v), None, now, self.lfu.load(Ordering::Relaxed));
+                self.value_mem += item.value_heap();
+                self.table.upsert(hash, item);
+                acc = Access::NoTouch;
+            }
+        }
+        let e = self.table.get_mut(key, hash)?;
+        if let Access::Touch(lfu) = acc {
+            e.touch(now, lfu);
+        }
+        let (heap0, deadline0) = (e.value_heap(), e.next_field_deadline());
+        let r = f(e, &mut edit);
+        let (heap1, deadline1) = (e.value_heap(), e.next_field_deadline());
+        let emptied = e.hash().is_some_and(|h| h.is_empty());
+        let whole = (edit.whole && edit.recording).then(|| e.to_value());
+        self.value_mem = (self.value_mem + heap1).saturating_sub(heap0);
+        self.field_deadline_changed(hash, deadline0, deadline1);
+        if edit.changed {
+            if !self.interest.is_empty() {
+                self.notify(key, hash);
+            }
+            for effect in edit.effects {
+                self.stage(effect);
+            }
+            if let Some(value) = whole {
+                self.stage(Effect::Put { key: key.into(), value, ttl: Ttl::Keep });
+            }
+        }
+        if emptied {
+            // The fields' removal was the record; the key goes with them.
+            self.remove_entry(key, hash);
+        }
+        Some(r)
     }
 
     /// Stores `value` under `key`, replacing any old entry, with deadline
@@ -299,7 +504,7 @@ impl Shard {
         now: u64,
     ) -> Option<Box<Entry>> {
         let item = entry::build(key, value.into(), expire, now, self.lfu.load(Ordering::Relaxed));
-        self.store(hash, item, now)
+        self.store(key, hash, item, Ttl::At(expire), now, true)
     }
 
     /// Gives a live key another value, keeping its TTL and access clock
@@ -307,12 +512,30 @@ impl Shard {
     /// entry, or None (and stores nothing) if the key is absent.
     pub fn replace_value<'a>(&mut self, key: &[u8], hash: u64, value: impl Into<NewValue<'a>>, now: u64) -> Option<Box<Entry>> {
         let item = entry::rebuild(self.get(key, hash, now)?, value.into());
-        self.store(hash, item, now)
+        self.store(key, hash, item, Ttl::Keep, now, true)
+    }
+
+    /// Gives a live key another form of the same value (a RESP string
+    /// first seen by memcached becomes an item with flags 0 and a CAS id),
+    /// keeping its TTL and access clock. Recorded like any write, so that a
+    /// replay has the same CAS, but no WATCHer or blocked client is told:
+    /// nothing they can read changed. None (nothing stored) if absent.
+    pub fn restamp<'a>(&mut self, key: &[u8], hash: u64, value: impl Into<NewValue<'a>>, now: u64) -> Option<Box<Entry>> {
+        let item = entry::rebuild(self.get(key, hash, now)?, value.into());
+        self.store(key, hash, item, Ttl::Keep, now, false)
     }
 
     /// Puts a built item in the table, replacing the one under the same
-    /// key; keeps the counts. Returns the old entry if it was live.
-    fn store(&mut self, hash: u64, item: Box<Entry>, now: u64) -> Option<Box<Entry>> {
+    /// key; keeps the counts and makes the write known (its record: the
+    /// whole value, with `ttl`; those interested are told if `tell`).
+    /// Returns the old entry if it was live.
+    fn store(&mut self, key: &[u8], hash: u64, item: Box<Entry>, ttl: Ttl, now: u64, tell: bool) -> Option<Box<Entry>> {
+        let effect = || Effect::Put { key: key.into(), value: item.to_value(), ttl };
+        if tell {
+            self.wrote(key, hash, effect);
+        } else {
+            self.record(effect);
+        }
         self.value_mem += item.value_heap();
         if let Some(d) = item.next_field_deadline() {
             self.field_heap.push(Reverse((d, hash)));
@@ -348,7 +571,8 @@ impl Shard {
     pub fn insert_entry(&mut self, key: &[u8], hash: u64, entry: Box<Entry>, now: u64) -> Option<Box<Entry>> {
         // Same name (MOVE, SWAPDB-like moves): the allocation moves as is.
         let item = if entry.key() == key { entry } else { entry.with_key(key) };
-        self.store(hash, item, now)
+        let ttl = Ttl::At(item.expire());
+        self.store(key, hash, item, ttl, now, true)
     }
 
     /// Removes a live key, returning its entry.
@@ -356,7 +580,9 @@ impl Shard {
         if self.expire_if_needed(key, hash, now) {
             return None;
         }
-        self.remove_entry(key, hash)
+        let e = self.remove_entry(key, hash)?;
+        self.wrote(key, hash, || Effect::Del { key: key.into() });
+        Some(e)
     }
 
     /// Sets or clears the deadline of an existing key. Returns false if the
@@ -370,12 +596,13 @@ impl Shard {
         if let Some(w) = when {
             self.deadline_added(w, hash);
         }
+        self.wrote(key, hash, || Effect::Expire { key: key.into(), at: when });
         true
     }
 
     /// Tells the shard that the hash at `hash` changed its earliest field
     /// deadline from `old` to `new` (None: no field TTL).
-    pub fn field_deadline_changed(&mut self, hash: u64, old: Option<u64>, new: Option<u64>) {
+    fn field_deadline_changed(&mut self, hash: u64, old: Option<u64>, new: Option<u64>) {
         if let Some(n) = new {
             if old.is_none_or(|o| n < o) {
                 self.field_heap.push(Reverse((n, hash)));
@@ -400,21 +627,27 @@ impl Shard {
     /// memory count right; removes the key if no field is left. Returns the
     /// fields removed.
     pub fn expire_hash_fields(&mut self, key: &[u8], hash: u64, now: u64) -> usize {
+        let recording = self.is_recording();
         let Some(e) = self.table.get_mut(key, hash) else { return 0 };
         let Some(h) = e.hash_mut() else { return 0 };
         if h.next_deadline().is_none_or(|d| d > now) {
             return 0;
         }
         let before = h.heap_size();
-        let n = h.expire_fields(now);
+        let mut fields: Vec<Box<[u8]>> = Vec::new();
+        let n = h.expire_fields_with(now, |f| {
+            if recording {
+                fields.push(f.into())
+            }
+        });
         let (after, empty) = (h.heap_size(), h.is_empty());
-        self.value_resized(before, after);
+        self.value_mem = (self.value_mem + after).saturating_sub(before);
         self.expired_fields += n as u64;
         if empty {
             self.remove_entry(key, hash);
             self.expired += 1;
         }
-        self.signal(key, hash);
+        self.wrote(key, hash, || Effect::HDel { key: key.into(), fields });
         n
     }
 
@@ -438,9 +671,7 @@ impl Shard {
             steps += 1;
             // Several keys may share the hash; collect the expired ones.
             while let Some(key) = self.table.find_by(hash, |e| is_expired(e, now)).map(|e| e.key().to_vec()) {
-                self.remove_entry(&key, hash);
-                self.expired += 1;
-                self.signal(&key, hash);
+                self.expire_key(&key, hash);
                 removed += 1;
             }
         }
@@ -470,17 +701,6 @@ impl Shard {
         removed
     }
 
-    /// Removes every entry, returning how many there were.
-    pub fn clear(&mut self) -> usize {
-        let n = self.table.len();
-        self.table.clear();
-        self.ttl_heap.clear();
-        self.field_heap.clear();
-        self.volatile = 0;
-        self.value_mem = 0;
-        n
-    }
-
     /// Detaches every entry, leaving the shard empty; the caller decides
     /// where the returned data is dropped.
     pub fn take_data(&mut self) -> Detached {
@@ -494,15 +714,33 @@ impl Shard {
         d
     }
 
+    /// FLUSHDB's and FLUSHALL's write: tells the WATCHers of live keys,
+    /// records the flush (once per database) and detaches every entry, for
+    /// the caller to drop where it does not stall a worker.
+    pub fn flush(&mut self, now: u64) -> Detached {
+        self.signal_live(None, now);
+        self.wrote_db(Effect::FlushDb);
+        self.take_data()
+    }
+
+    /// SWAPDB's write for one pair of shards (the same index in two
+    /// databases): tells the WATCHers of keys live on either side,
+    /// exchanges the data (the watches stay on their database) and records
+    /// the swap once.
+    pub fn swap_with(&mut self, other: &mut Shard, now: u64) {
+        self.signal_live(Some(other), now);
+        other.signal_live(Some(self), now);
+        self.swap_data(other);
+        let other_db = other.db;
+        self.wrote_db(Effect::SwapDb { other: other_db });
+    }
+
     /// Marks modified the watched keys that are live here or in `other`:
     /// what FLUSHDB (`other` None) and SWAPDB (`other` the shard swapped in)
     /// change. Keys absent or expired on both sides stay untouched, as in
     /// Redis's `touchAllWatchedKeysInDb`.
-    pub fn signal_live(&mut self, other: Option<&Shard>, now: u64) {
-        if self.watches.is_empty() {
-            return;
-        }
-        for w in self.watches.iter() {
+    fn signal_live(&self, other: Option<&Shard>, now: u64) {
+        for w in self.interest.iter() {
             let live = self.peek(&w.key, w.hash, now).is_some() || other.is_some_and(|o| o.peek(&w.key, w.hash, now).is_some());
             if live {
                 for f in &w.flags {
@@ -528,9 +766,7 @@ impl Shard {
         });
         for k in expired {
             let h = self.hash_key(&k);
-            self.remove_entry(&k, h);
-            self.expired += 1;
-            self.signal(&k, h);
+            self.expire_key(&k, h);
         }
         (next, visited)
     }
@@ -572,54 +808,80 @@ impl Shard {
         self.table.random(&mut || rng.gen::<u64>())
     }
 
+    fn interest_mut(&mut self, key: &[u8], hash: u64) -> &mut Interest {
+        let entry = self.interest.entry(hash, |w| *w.key == *key, |w| w.hash);
+        entry.or_insert_with(|| Interest { hash, key: key.into(), flags: Vec::new(), blocked: 0 }).into_mut()
+    }
+
+    /// Drops `key`'s registration once no one is interested any more.
+    fn interest_done(&mut self, key: &[u8], hash: u64) {
+        if let Ok(e) = self.interest.find_entry(hash, |w| *w.key == *key) {
+            if e.get().flags.is_empty() && e.get().blocked == 0 {
+                e.remove();
+            }
+        }
+    }
+
     /// Registers `flag` to be set when `key` is next modified.
     pub fn watch(&mut self, key: &[u8], hash: u64, flag: &Arc<WatchFlag>) {
-        if let Some(w) = self.watches.find_mut(hash, |w| *w.key == *key) {
-            if !w.flags.iter().any(|f| Arc::ptr_eq(f, flag)) {
-                w.flags.push(flag.clone());
-            }
-        } else {
-            self.watches.insert_new(Watch { hash, key: key.into(), flags: vec![flag.clone()] });
+        let w = self.interest_mut(key, hash);
+        if !w.flags.iter().any(|f| Arc::ptr_eq(f, flag)) {
+            w.flags.push(flag.clone());
         }
     }
 
     /// Removes a registration made by [`Shard::watch`].
     pub fn unwatch(&mut self, key: &[u8], hash: u64, flag: &Arc<WatchFlag>) {
-        let mut now_empty = false;
-        if let Some(w) = self.watches.find_mut(hash, |w| *w.key == *key) {
+        if let Some(w) = self.interest.find_mut(hash, |w| *w.key == *key) {
             w.flags.retain(|f| !Arc::ptr_eq(f, flag));
-            now_empty = w.flags.is_empty();
         }
-        if now_empty {
-            self.watches.remove(hash, |w| *w.key == *key);
+        self.interest_done(key, hash);
+    }
+
+    /// Notes one more client blocked on `key` (a blocking pop): the next
+    /// write to it queues the key for [`Shard::take_ready`].
+    pub fn block(&mut self, key: &[u8], hash: u64) {
+        self.interest_mut(key, hash).blocked += 1;
+    }
+
+    /// Undoes one [`Shard::block`] (the client was served, timed out or left).
+    pub fn unblock(&mut self, key: &[u8], hash: u64) {
+        if let Some(w) = self.interest.find_mut(hash, |w| *w.key == *key) {
+            w.blocked = w.blocked.saturating_sub(1);
+        }
+        self.interest_done(key, hash);
+    }
+
+    /// The keys written since the last call that clients are blocked on,
+    /// in the order they were first written.
+    pub fn take_ready(&mut self) -> Vec<Box<[u8]>> {
+        std::mem::take(&mut self.ready)
+    }
+
+    /// Tells everyone interested in `key` that it changed: WATCHers' flags
+    /// are set, and a key clients block on is queued once as ready.
+    #[cold]
+    fn notify(&mut self, key: &[u8], hash: u64) {
+        let Some(w) = self.interest.find(hash, |w| *w.key == *key) else { return };
+        for f in &w.flags {
+            f.set();
+        }
+        if w.blocked > 0 && !self.ready.iter().any(|k| **k == *key) {
+            self.ready.push(key.into());
         }
     }
 
-    /// Marks `key` modified for every client watching it. Cheap when no one
-    /// watches anything in this shard.
-    #[inline]
-    pub fn signal(&mut self, key: &[u8], hash: u64) {
-        if self.watches.is_empty() {
-            return;
-        }
-        if let Some(w) = self.watches.find(hash, |w| *w.key == *key) {
-            for f in &w.flags {
-                f.set();
-            }
+    /// Marks `key` modified for every client watching it, as a write to it
+    /// does (tests; writers go through [`Shard::wrote`]).
+    #[cfg(test)]
+    fn signal(&mut self, key: &[u8], hash: u64) {
+        if !self.interest.is_empty() {
+            self.notify(key, hash);
         }
     }
 
-    /// Marks every watched key of this shard modified (FLUSHDB, SWAPDB).
-    pub fn signal_all(&mut self) {
-        for w in self.watches.iter() {
-            for f in &w.flags {
-                f.set();
-            }
-        }
-    }
-
-    /// Exchanges the data (not the watches) of two shards (SWAPDB).
-    pub fn swap_data(&mut self, other: &mut Shard) {
+    /// Exchanges the data (not the watches) of two shards.
+    fn swap_data(&mut self, other: &mut Shard) {
         std::mem::swap(&mut self.table, &mut other.table);
         std::mem::swap(&mut self.ttl_heap, &mut other.ttl_heap);
         std::mem::swap(&mut self.field_heap, &mut other.field_heap);
@@ -681,16 +943,81 @@ mod tests {
         sh.signal(b"a", 7);
         assert!(f.is_set());
         sh.unwatch(b"a", 7, &f);
-        assert!(sh.watches.is_empty());
+        assert!(sh.interest.is_empty());
+    }
+
+    #[test]
+    fn writes_queue_keys_clients_block_on_once() {
+        let mut sh = Shard::new();
+        sh.block(b"q", 1);
+        sh.block(b"q", 1);
+        sh.set(b"other", 2, s("v"), None, 0);
+        assert!(sh.take_ready().is_empty());
+        sh.set(b"q", 1, s("v"), None, 0);
+        sh.set_expire(b"q", 1, Some(100));
+        assert_eq!(sh.take_ready(), vec![Box::<[u8]>::from(&b"q"[..])]);
+        // Expiry is a write too.
+        sh.get(b"q", 1, 200);
+        assert_eq!(sh.take_ready().len(), 1);
+        sh.unblock(b"q", 1);
+        sh.unblock(b"q", 1);
+        assert!(sh.interest.is_empty());
+        sh.set(b"q", 1, s("v"), None, 0);
+        assert!(sh.take_ready().is_empty());
+    }
+
+    #[test]
+    fn records_only_while_recording_and_hash_fields_expire_as_hdel() {
+        let mut sh = Shard::new();
+        sh.set(b"a", 1, s("v"), None, 0);
+        let fx = Effects::new();
+        sh.drain_effects(&fx);
+        assert!(fx.is_empty());
+        sh.record_effects(true);
+        let lim = crate::HashLimits::default();
+        sh.modify_or_create(b"h", 2, 0, Access::NoTouch, Some(Value::Hash(crate::Hash::default())), |e, edit| {
+            let h = e.hash_mut().unwrap();
+            h.set(b"f", b"1", lim);
+            h.set(b"g", b"2", lim);
+            h.set_field_expire(b"f", 50);
+            edit.emit(|| Effect::HSet { key: (*b"h").into(), pairs: vec![], keep_ttl: false });
+        });
+        assert_eq!(sh.expire_cycle(60, 10), 0);
+        sh.remove(b"a", 1, 60);
+        sh.drain_effects(&fx);
+        let recs: Vec<Effect> = fx.take().into_iter().map(|r| r.effect).collect();
+        assert_eq!(recs.len(), 3);
+        assert!(matches!(&recs[1], Effect::HDel { fields, .. } if fields.len() == 1 && *fields[0] == *b"f"));
+        assert!(matches!(&recs[2], Effect::Del { key } if **key == *b"a"));
+        assert_eq!(sh.expired_fields, 1);
+    }
+
+    #[test]
+    fn restamp_is_recorded_but_tells_no_one() {
+        let mut sh = Shard::new();
+        sh.set(b"k", 1, s("v"), Some(500), 0);
+        let f = WatchFlag::new();
+        sh.watch(b"k", 1, &f);
+        sh.record_effects(true);
+        let item = Value::Str(crate::StrValue::Mc(crate::McStr::new(b"v", 0, 7, 0)));
+        assert!(sh.restamp(b"k", 1, item, 0).is_some());
+        assert!(!f.is_set());
+        let fx = Effects::new();
+        sh.drain_effects(&fx);
+        let recs = fx.take();
+        assert!(matches!(&recs[..], [Record { effect: Effect::Put { ttl: Ttl::Keep, .. }, .. }]));
+        assert_eq!(sh.get(b"k", 1, 0).unwrap().expire(), Some(500));
+        assert!(sh.restamp(b"absent", 2, NewValue::Int(1), 0).is_none());
     }
 
     #[test]
     fn take_data_empties_and_keeps_watches() {
         let mut sh = Shard::new();
         let f = WatchFlag::new();
-        sh.watch(b"a", 1, &f);
         sh.set(b"a", 1, s("v"), Some(100), 0);
         sh.set(b"b", 2, s("v"), None, 0);
+        // Watched after the writes, which would set the flag.
+        sh.watch(b"a", 1, &f);
         let d = sh.take_data();
         assert_eq!(d.len(), 2);
         assert!(sh.is_empty());
@@ -706,14 +1033,15 @@ mod tests {
         let mut a = Shard::new();
         let mut b = Shard::new();
         let (fa, fb, fc, fd) = (WatchFlag::new(), WatchFlag::new(), WatchFlag::new(), WatchFlag::new());
-        a.watch(b"here", 1, &fa);
-        a.watch(b"there", 2, &fb);
-        a.watch(b"nowhere", 3, &fc);
-        a.watch(b"stale", 4, &fd);
         a.set(b"here", 1, s("v"), None, 0);
         b.set(b"there", 2, s("v"), None, 0);
         a.set(b"stale", 4, s("v"), Some(10), 0);
         b.set(b"stale", 4, s("v"), Some(10), 0);
+        // Watched after the writes, which would set the flags.
+        a.watch(b"here", 1, &fa);
+        a.watch(b"there", 2, &fb);
+        a.watch(b"nowhere", 3, &fc);
+        a.watch(b"stale", 4, &fd);
         a.signal_live(Some(&b), 20);
         assert!(fa.is_set() && fb.is_set());
         assert!(!fc.is_set() && !fd.is_set());
@@ -781,20 +1109,20 @@ mod tests {
         assert_accounted(&sh);
         let e = sh.get(b"k", h, 10).unwrap();
         assert_eq!((e.expire(), e.str().unwrap().len(), e.value().encoding()), (Some(50_000), 300, "raw"));
-        // In-place growth of the boxed buffer, reported by the caller.
-        let e = sh.get_mut(b"k", h, 10).unwrap();
-        let Some(Value::Str(sv)) = e.boxed_value_mut() else { panic!("boxed") };
-        let before = sv.heap_size();
-        sv.make_raw().extend_from_slice(&[2; 1000]);
-        let after = sv.heap_size();
-        sh.value_resized(before, after);
+        // In-place growth of the boxed buffer, measured by the shard.
+        sh.modify(b"k", h, 10, Access::NoTouch, |e, ed| {
+            let Some(Value::Str(sv)) = e.boxed_value_mut() else { panic!("boxed") };
+            sv.make_raw().extend_from_slice(&[2; 1000]);
+            ed.changed();
+        })
+        .unwrap();
         assert_accounted(&sh);
         // Back to an integer in the item; the TTL stays.
         sh.replace_value(b"k", h, NewValue::Int(5), 10);
         assert_accounted(&sh);
         assert_eq!(sh.value_mem, 0);
         assert_eq!(sh.volatile_count(), 1);
-        assert!(sh.get_mut(b"k", h, 10).unwrap().set_int(6));
+        assert!(sh.modify(b"k", h, 10, Access::NoTouch, |e, _| e.set_int(6)).unwrap());
         assert_eq!(sh.get(b"k", h, 10).unwrap().str().unwrap().int(), Some(6));
         // Absent and expired keys are not given a value.
         assert!(sh.replace_value(b"zz", sh.hash_key(b"zz"), NewValue::Int(1), 10).is_none());

@@ -153,10 +153,15 @@ proptest! {
                 Op::Overwrite(k, v) => {
                     let h = hash_of(&sh, k);
                     let live = m.live(k).is_some();
-                    let in_place = match sh.get_mut(&key(k), h, m.now) {
-                        Some(e) => e.set_int(v),
-                        None => false,
-                    };
+                    let in_place = sh
+                        .modify(&key(k), h, m.now, tern_store::Access::NoTouch, |e, ed| {
+                            let done = e.set_int(v);
+                            if done {
+                                ed.changed();
+                            }
+                            done
+                        })
+                        .unwrap_or(false);
                     if live && !in_place {
                         prop_assert!(sh.replace_value(&key(k), h, tern_store::NewValue::Int(v), m.now).is_some());
                     }

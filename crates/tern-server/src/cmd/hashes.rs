@@ -17,7 +17,7 @@
 use rand::seq::SliceRandom;
 use rand::Rng;
 use tern_resp::{parse_i64, Args};
-use tern_store::{Access, EntryExt, Hash, HashLimits, HashPair, Shard, Value};
+use tern_store::{Edit, Effect, Access, EntryExt, Hash, HashLimits, HashPair, Shard, Value};
 
 use super::strings::ldouble::LongDouble;
 use super::table::{flags::*, CommandSpec};
@@ -160,58 +160,40 @@ fn limits(ctx: &Ctx<'_, '_>) -> HashLimits {
     HashLimits { max_entries: s.hash_max_listpack_entries(), max_value: s.hash_max_listpack_value() }
 }
 
-/// The hash stored at `key`, for changing it; None if absent, Err for
-/// another type. With `create`, an absent key gets an empty hash first
-/// (the caller must leave it non-empty or call [`finish`]).
-fn hash_mut<'s>(
-    shard: &'s mut Shard,
+/// Runs `f` on the hash stored at `key` through the store's write path
+/// ([`Shard::modify`]: memory, field deadlines, WATCH and effects are
+/// accounted there; a hash left empty is removed). Ok(None) if absent, Err
+/// for another type. With `create`, an absent key gets an empty hash first
+/// (a new key, not an access), which goes again if `f` leaves it empty.
+fn edit_hash<R>(
+    shard: &mut Shard,
     key: &[u8],
     hash: u64,
     now: u64,
     create: bool,
     acc: Access,
-) -> Result<Option<&'s mut Hash>, &'static str> {
-    // A hash created here is new, not accessed (Redis's dbAdd path).
-    let created = create && shard.get(key, hash, now).is_none();
-    if created {
-        shard.set(key, hash, Value::Hash(Hash::default()), None, now);
-    }
-    match shard.lookup(key, hash, now, if created { Access::NoTouch } else { acc }) {
-        None => Ok(None),
-        Some(e) => e.hash_mut().map(Some).ok_or(errors::WRONGTYPE),
-    }
+    f: impl FnOnce(&mut Hash, &mut Edit) -> R,
+) -> Result<Option<R>, &'static str> {
+    let create = create.then(|| Value::Hash(Hash::default()));
+    let r = shard.modify_or_create(key, hash, now, acc, create, |e, edit| match e.hash_mut() {
+        Some(h) => Ok(f(h, edit)),
+        None => Err(errors::WRONGTYPE),
+    });
+    r.transpose()
 }
 
-/// A hash's size and next field deadline before a change, to report the
-/// difference to the shard afterwards.
-struct Before {
-    heap: usize,
-    deadline: Option<u64>,
+fn boxed(b: &[u8]) -> Box<[u8]> {
+    b.into()
 }
 
-fn before(h: &Hash) -> Before {
-    Before { heap: h.heap_size(), deadline: h.next_deadline() }
+/// The effect of writing `pairs` (HSET and friends).
+fn hset_effect(key: &[u8], pairs: &[HashPair<'_>], keep_ttl: bool) -> Effect {
+    Effect::HSet { key: boxed(key), pairs: pairs.iter().map(|(f, v)| (boxed(f), boxed(v))).collect(), keep_ttl }
 }
 
-/// What [`finish`] needs to know of a hash after a change.
-struct After {
-    heap: usize,
-    deadline: Option<u64>,
-    empty: bool,
-}
-
-fn after(h: &Hash) -> After {
-    After { heap: h.heap_size(), deadline: h.next_deadline(), empty: h.is_empty() }
-}
-
-/// Accounts a change to the hash at `key`: memory, the shard's field
-/// deadline index, and removal when no field is left.
-fn finish(shard: &mut Shard, key: &[u8], hash: u64, now: u64, b: Before, a: After) {
-    shard.value_resized(b.heap, a.heap);
-    shard.field_deadline_changed(hash, b.deadline, a.deadline);
-    if a.empty {
-        shard.remove(key, hash, now);
-    }
+/// The effect of removing `fields`.
+fn hdel_effect(key: &[u8], fields: &[&[u8]]) -> Effect {
+    Effect::HDel { key: boxed(key), fields: fields.iter().map(|f| boxed(f)).collect() }
 }
 
 /// Looks the command's hash up for reading, counting the keyspace hit or
@@ -220,7 +202,7 @@ macro_rules! read_hash {
     ($ctx:ident, $key:expr, $missing:expr) => {{
         let loc = $ctx.locs[0];
         let acc = $ctx.access();
-        match $ctx.locks.shard(loc.gid).lookup($key, loc.hash, $ctx.now, acc).map(|e| &*e) {
+        match $ctx.locks.shard(loc.gid).lookup($key, loc.hash, $ctx.now, acc) {
             None => {
                 $ctx.stats.keyspace_misses.add(1);
                 #[allow(clippy::redundant_closure_call)]
@@ -274,20 +256,15 @@ fn hset_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, ok: bool) {
     let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
     let pairs: Vec<HashPair<'_>> = (2..args.len()).step_by(2).map(|i| (args.get(i), args.get(i + 1))).collect();
     let shard = ctx.locks.shard(loc.gid);
-    let h = match hash_mut(shard, key, loc.hash, now, true, acc) {
-        Ok(Some(h)) => h,
-        Ok(None) => return ctx.reply.int(0),
-        Err(m) => return ctx.reply.error(m),
-    };
-    let b = before(h);
-    let added = h.set_many(&pairs, false, lim);
-    let a = after(h);
-    finish(shard, key, loc.hash, now, b, a);
-    ctx.dirty += 1;
-    if ok {
-        ctx.reply.ok();
-    } else {
-        ctx.reply.int(added as i64);
+    let added = edit_hash(shard, key, loc.hash, now, true, acc, |h, edit| {
+        let added = h.set_many(&pairs, false, lim);
+        edit.emit(|| hset_effect(key, &pairs, false));
+        added
+    });
+    match added {
+        Err(m) => ctx.reply.error(m),
+        Ok(_) if ok => ctx.reply.ok(),
+        Ok(added) => ctx.reply.int(added.unwrap_or(0) as i64),
     }
 }
 
@@ -297,20 +274,18 @@ fn hsetnx(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
     let (field, value) = (args.get(2), args.get(3));
     let shard = ctx.locks.shard(loc.gid);
-    let h = match hash_mut(shard, key, loc.hash, now, true, acc) {
-        Ok(Some(h)) => h,
-        Ok(None) => return ctx.reply.int(0),
-        Err(m) => return ctx.reply.error(m),
-    };
-    if h.contains(field) {
-        return ctx.reply.int(0);
+    let set = edit_hash(shard, key, loc.hash, now, true, acc, |h, edit| {
+        if h.contains(field) {
+            return false;
+        }
+        h.set(field, value, lim);
+        edit.emit(|| hset_effect(key, &[(field, value)], false));
+        true
+    });
+    match set {
+        Err(m) => ctx.reply.error(m),
+        Ok(set) => ctx.reply.int(i64::from(set == Some(true))),
     }
-    let b = before(h);
-    h.set(field, value, lim);
-    let a = after(h);
-    finish(shard, key, loc.hash, now, b, a);
-    ctx.dirty += 1;
-    ctx.reply.int(1);
 }
 
 fn hget(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
@@ -386,20 +361,18 @@ fn hdel(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let acc = ctx.access();
     let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
     let shard = ctx.locks.shard(loc.gid);
-    let h = match hash_mut(shard, key, loc.hash, now, false, acc) {
-        Ok(Some(h)) => h,
-        Ok(None) => return ctx.reply.int(0),
-        Err(m) => return ctx.reply.error(m),
-    };
     let fields: Vec<&[u8]> = args.tail(2).iter().collect();
-    let b = before(h);
-    let n = h.remove_many(&fields);
-    let a = after(h);
-    finish(shard, key, loc.hash, now, b, a);
-    if n > 0 {
-        ctx.dirty += 1;
+    let n = edit_hash(shard, key, loc.hash, now, false, acc, |h, edit| {
+        let n = h.remove_many(&fields);
+        if n > 0 {
+            edit.emit(|| hdel_effect(key, &fields));
+        }
+        n
+    });
+    match n {
+        Err(m) => ctx.reply.error(m),
+        Ok(n) => ctx.reply.int(n.unwrap_or(0) as i64),
     }
-    ctx.reply.int(n as i64);
 }
 
 /// HINCRBY and HINCRBYFLOAT keep the field's TTL, as Redis does.
@@ -411,27 +384,21 @@ fn hincrby(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let lim = limits(ctx);
     let (loc, key, field, now) = (ctx.locs[0], args.get(1), args.get(2), ctx.now);
     let shard = ctx.locks.shard(loc.gid);
-    let h = match hash_mut(shard, key, loc.hash, now, true, acc) {
-        Ok(Some(h)) => h,
-        Ok(None) => return ctx.reply.int(0),
-        Err(m) => return ctx.reply.error(m),
-    };
-    let cur = match h.get(field) {
-        None => 0,
-        Some(v) => match parse_i64(v) {
-            Some(n) => n,
-            None => return ctx.reply.error(HASH_NOT_INTEGER),
-        },
-    };
-    let Some(sum) = cur.checked_add(incr) else {
-        return ctx.reply.error(errors::OVERFLOW);
-    };
-    let b = before(h);
-    h.set_keep_ttl(field, itoa::Buffer::new().format(sum).as_bytes(), lim);
-    let a = after(h);
-    finish(shard, key, loc.hash, now, b, a);
-    ctx.dirty += 1;
-    ctx.reply.int(sum);
+    let done = edit_hash(shard, key, loc.hash, now, true, acc, |h, edit| {
+        let cur = match h.get(field) {
+            None => 0,
+            Some(v) => parse_i64(v).ok_or(HASH_NOT_INTEGER)?,
+        };
+        let sum = cur.checked_add(incr).ok_or(errors::OVERFLOW)?;
+        let text = itoa::Buffer::new().format(sum).as_bytes().to_vec();
+        h.set_keep_ttl(field, &text, lim);
+        edit.emit(|| hset_effect(key, &[(field, &text)], true));
+        Ok(sum)
+    });
+    match done.and_then(|r| r.transpose()) {
+        Err(m) => ctx.reply.error(m),
+        Ok(sum) => ctx.reply.int(sum.unwrap_or(0)),
+    }
 }
 
 fn hincrbyfloat(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
@@ -445,29 +412,23 @@ fn hincrbyfloat(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let lim = limits(ctx);
     let (loc, key, field, now) = (ctx.locs[0], args.get(1), args.get(2), ctx.now);
     let shard = ctx.locks.shard(loc.gid);
-    let h = match hash_mut(shard, key, loc.hash, now, true, acc) {
-        Ok(Some(h)) => h,
-        Ok(None) => return ctx.reply.int(0),
-        Err(m) => return ctx.reply.error(m),
-    };
-    let cur = match h.get(field) {
-        None => LongDouble::from_i64(0),
-        Some(v) => match LongDouble::parse(v) {
-            Some(n) => n,
-            None => return ctx.reply.error(HASH_NOT_FLOAT),
-        },
-    };
-    let Some(sum) = cur.checked_add(incr) else {
-        return ctx.reply.error(NAN_OR_INFINITY);
-    };
-    let mut text = Vec::new();
-    sum.write_human(&mut text);
-    let b = before(h);
-    h.set_keep_ttl(field, &text, lim);
-    let a = after(h);
-    finish(shard, key, loc.hash, now, b, a);
-    ctx.dirty += 1;
-    ctx.reply.bulk(&text);
+    let done = edit_hash(shard, key, loc.hash, now, true, acc, |h, edit| {
+        let cur = match h.get(field) {
+            None => LongDouble::from_i64(0),
+            Some(v) => LongDouble::parse(v).ok_or(HASH_NOT_FLOAT)?,
+        };
+        let sum = cur.checked_add(incr).ok_or(NAN_OR_INFINITY)?;
+        let mut text = Vec::new();
+        sum.write_human(&mut text);
+        h.set_keep_ttl(field, &text, lim);
+        // Replayed as the value it produced, not as an increment.
+        edit.emit(|| hset_effect(key, &[(field, &text)], true));
+        Ok(text)
+    });
+    match done.and_then(|r| r.transpose()) {
+        Err(m) => ctx.reply.error(m),
+        Ok(text) => ctx.reply.bulk(&text.unwrap_or_default()),
+    }
 }
 
 fn hrandfield(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
@@ -744,49 +705,45 @@ fn hexpire_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, secs: bool, absolute: 
         return reply_ints(ctx, n, NO_FIELD);
     }
     let shard = ctx.locks.shard(loc.gid);
-    let Ok(Some(h)) = hash_mut(shard, key, loc.hash, now, false, acc) else {
-        return reply_ints(ctx, n, NO_FIELD);
-    };
-    let fields: Vec<&[u8]> = args.tail(first).iter().collect();
-    let mut present = Vec::with_capacity(n);
-    h.get_many(&fields, &mut present);
-    let present: Vec<bool> = present.iter().map(Option::is_some).collect();
-    let b = before(h);
-    let mut changed = 0;
-    ctx.reply.array(n);
-    for (f, here) in fields.iter().zip(present) {
-        // An earlier repeat of the field may have deleted it.
-        if !here || (when <= now && !h.contains(f)) {
-            ctx.reply.int(NO_FIELD);
-            continue;
+    let reply = &mut ctx.reply;
+    let done = edit_hash(shard, key, loc.hash, now, false, acc, |h, edit| {
+        let fields: Vec<&[u8]> = args.tail(first).iter().collect();
+        let mut present = Vec::with_capacity(n);
+        h.get_many(&fields, &mut present);
+        let present: Vec<bool> = present.iter().map(Option::is_some).collect();
+        reply.array(n);
+        for (f, here) in fields.iter().zip(present) {
+            // An earlier repeat of the field may have deleted it.
+            if !here || (when <= now && !h.contains(f)) {
+                reply.int(NO_FIELD);
+                continue;
+            }
+            let prev = h.field_expire(f);
+            let refused = match prev {
+                None => matches!(cond, Cond::Xx | Cond::Gt),
+                Some(p) => match cond {
+                    Cond::Always => false,
+                    Cond::Nx => true,
+                    Cond::Xx => false,
+                    Cond::Gt => p >= when,
+                    Cond::Lt => p <= when,
+                },
+            };
+            if refused {
+                reply.int(COND_FAILED);
+            } else if when <= now {
+                h.remove(f);
+                edit.emit(|| hdel_effect(key, &[f]));
+                reply.int(DELETED);
+            } else {
+                h.set_field_expire(f, when);
+                edit.emit(|| Effect::HExpire { key: boxed(key), at: Some(when), fields: vec![boxed(f)] });
+                reply.int(SET_OK);
+            }
         }
-        let prev = h.field_expire(f);
-        let refused = match prev {
-            None => matches!(cond, Cond::Xx | Cond::Gt),
-            Some(p) => match cond {
-                Cond::Always => false,
-                Cond::Nx => true,
-                Cond::Xx => false,
-                Cond::Gt => p >= when,
-                Cond::Lt => p <= when,
-            },
-        };
-        if refused {
-            ctx.reply.int(COND_FAILED);
-        } else if when <= now {
-            h.remove(f);
-            changed += 1;
-            ctx.reply.int(DELETED);
-        } else {
-            h.set_field_expire(f, when);
-            changed += 1;
-            ctx.reply.int(SET_OK);
-        }
-    }
-    let a = after(h);
-    finish(shard, key, loc.hash, now, b, a);
-    if changed > 0 {
-        ctx.dirty += 1;
+    });
+    if !matches!(done, Ok(Some(()))) {
+        reply_ints(ctx, n, NO_FIELD);
     }
 }
 
@@ -847,29 +804,27 @@ fn hpersist(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let Some(exists) = holds_hash(ctx, loc, key) else { return };
     let Some(first) = fields_at(ctx, args, 2, NUMFIELDS_READ) else { return };
     let n = args.len() - first;
-    let shard = ctx.locks.shard(loc.gid);
-    let h = match hash_mut(shard, key, loc.hash, now, false, acc) {
-        Ok(Some(h)) if exists => h,
-        _ => return reply_ints(ctx, n, NO_FIELD),
-    };
-    let b = before(h);
-    let mut changed = 0;
-    ctx.reply.array(n);
-    for f in args.tail(first).iter() {
-        let r = if !h.contains(f) {
-            NO_FIELD
-        } else if h.persist_field(f) {
-            changed += 1;
-            SET_OK
-        } else {
-            NO_TTL
-        };
-        ctx.reply.int(r);
+    if !exists {
+        return reply_ints(ctx, n, NO_FIELD);
     }
-    let a = after(h);
-    finish(shard, key, loc.hash, now, b, a);
-    if changed > 0 {
-        ctx.dirty += 1;
+    let shard = ctx.locks.shard(loc.gid);
+    let reply = &mut ctx.reply;
+    let done = edit_hash(shard, key, loc.hash, now, false, acc, |h, edit| {
+        reply.array(n);
+        for f in args.tail(first).iter() {
+            let r = if !h.contains(f) {
+                NO_FIELD
+            } else if h.persist_field(f) {
+                edit.emit(|| Effect::HExpire { key: boxed(key), at: None, fields: vec![boxed(f)] });
+                SET_OK
+            } else {
+                NO_TTL
+            };
+            reply.int(r);
+        }
+    });
+    if !matches!(done, Ok(Some(()))) {
+        reply_ints(ctx, n, NO_FIELD);
     }
 }
 
@@ -879,28 +834,30 @@ fn hgetdel(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let Some(exists) = holds_hash(ctx, loc, key) else { return };
     let Some(first) = fields_at(ctx, args, 2, NUMFIELDS_READ) else { return };
     let n = args.len() - first;
-    let shard = ctx.locks.shard(loc.gid);
-    let h = match hash_mut(shard, key, loc.hash, now, false, acc) {
-        Ok(Some(h)) if exists => h,
-        _ => return reply_nulls(ctx, n),
-    };
-    let fields: Vec<&[u8]> = args.tail(first).iter().collect();
-    let mut values = Vec::with_capacity(n);
-    h.get_many(&fields, &mut values);
-    ctx.reply.array(n);
-    for (i, v) in values.iter().enumerate() {
-        // A repeated field was deleted by its first occurrence.
-        match v {
-            Some(v) if !fields[..i].contains(&fields[i]) => ctx.reply.bulk(v),
-            _ => ctx.reply.null(),
-        }
+    if !exists {
+        return reply_nulls(ctx, n);
     }
-    let b = before(h);
-    let gone = h.remove_many(&fields);
-    let a = after(h);
-    finish(shard, key, loc.hash, now, b, a);
-    if gone > 0 {
-        ctx.dirty += 1;
+    let shard = ctx.locks.shard(loc.gid);
+    let reply = &mut ctx.reply;
+    let done = edit_hash(shard, key, loc.hash, now, false, acc, |h, edit| {
+        let fields: Vec<&[u8]> = args.tail(first).iter().collect();
+        let mut values = Vec::with_capacity(n);
+        h.get_many(&fields, &mut values);
+        reply.array(n);
+        for (i, v) in values.iter().enumerate() {
+            // A repeated field was deleted by its first occurrence.
+            match v {
+                Some(v) if !fields[..i].contains(&fields[i]) => reply.bulk(v),
+                _ => reply.null(),
+            }
+        }
+        drop(values);
+        if h.remove_many(&fields) > 0 {
+            edit.emit(|| hdel_effect(key, &fields));
+        }
+    });
+    if !matches!(done, Ok(Some(()))) {
+        reply_nulls(ctx, n);
     }
 }
 
@@ -941,47 +898,53 @@ fn hgetex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let Some(first) = fields_at(ctx, args, at, NUMFIELDS_READ) else { return };
     let n = args.len() - first;
     let shard = ctx.locks.shard(loc.gid);
-    let h = match hash_mut(shard, key, loc.hash, now, false, acc) {
-        Ok(Some(h)) => h,
-        Ok(None) => {
-            ctx.stats.keyspace_misses.add(1);
-            return reply_nulls(ctx, n);
-        }
-        Err(m) => return ctx.reply.error(m),
-    };
-    ctx.stats.keyspace_hits.add(1);
-    let fields: Vec<&[u8]> = args.tail(first).iter().collect();
-    let mut values = Vec::with_capacity(n);
-    h.get_many(&fields, &mut values);
-    ctx.reply.array(n);
-    for v in &values {
-        match v {
-            Some(v) => ctx.reply.bulk(v),
-            None => ctx.reply.null(),
-        }
-    }
-    let present: Vec<bool> = values.iter().map(Option::is_some).collect();
-    drop(values);
-    let b = before(h);
-    let mut changed = 0;
-    for (f, here) in fields.iter().zip(present) {
-        if !here {
-            continue;
-        }
-        match change {
-            TtlChange::Keep => {}
-            TtlChange::Persist => changed += usize::from(h.persist_field(f)),
-            TtlChange::At(w) if w <= now => changed += usize::from(h.remove(f)),
-            TtlChange::At(w) => {
-                h.set_field_expire(f, w);
-                changed += 1;
+    let reply = &mut ctx.reply;
+    let stats = ctx.stats;
+    let done = edit_hash(shard, key, loc.hash, now, false, acc, |h, edit| {
+        stats.keyspace_hits.add(1);
+        let fields: Vec<&[u8]> = args.tail(first).iter().collect();
+        let mut values = Vec::with_capacity(n);
+        h.get_many(&fields, &mut values);
+        reply.array(n);
+        for v in &values {
+            match v {
+                Some(v) => reply.bulk(v),
+                None => reply.null(),
             }
         }
-    }
-    let a = after(h);
-    finish(shard, key, loc.hash, now, b, a);
-    if changed > 0 {
-        ctx.dirty += 1;
+        let present: Vec<bool> = values.iter().map(Option::is_some).collect();
+        drop(values);
+        for (f, here) in fields.iter().zip(present) {
+            if !here {
+                continue;
+            }
+            let f: &[u8] = f;
+            match change {
+                TtlChange::Keep => {}
+                TtlChange::Persist => {
+                    if h.persist_field(f) {
+                        edit.emit(|| Effect::HExpire { key: boxed(key), at: None, fields: vec![boxed(f)] });
+                    }
+                }
+                TtlChange::At(w) if w <= now => {
+                    if h.remove(f) {
+                        edit.emit(|| hdel_effect(key, &[f]));
+                    }
+                }
+                TtlChange::At(w) => {
+                    h.set_field_expire(f, w);
+                    edit.emit(|| Effect::HExpire { key: boxed(key), at: Some(w), fields: vec![boxed(f)] });
+                }
+            }
+        }
+    });
+    match done {
+        Ok(Some(())) => {}
+        Ok(None) => {
+            ctx.stats.keyspace_misses.add(1);
+            reply_nulls(ctx, n)
+        }
+        Err(m) => ctx.reply.error(m),
     }
 }
 
@@ -1049,33 +1012,36 @@ fn hsetex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     if !exists && fxx {
         return ctx.reply.int(0);
     }
-    let h = match hash_mut(shard, key, loc.hash, now, true, acc) {
-        Ok(Some(h)) => h,
-        Ok(None) => return ctx.reply.int(0),
-        Err(m) => return ctx.reply.error(m),
-    };
-    if fnx || fxx {
-        let fields: Vec<&[u8]> = pairs.iter().map(|p| p.0).collect();
-        let mut present = Vec::with_capacity(fields.len());
-        h.get_many(&fields, &mut present);
-        let ok = if fnx { present.iter().all(Option::is_none) } else { present.iter().all(Option::is_some) };
-        if !ok {
-            return ctx.reply.int(0);
-        }
-    }
-    let b = before(h);
-    h.set_many(&pairs, keepttl, lim);
-    if let Some(w) = when {
-        for (f, _) in &pairs {
-            if w <= now {
-                h.remove(f);
-            } else {
-                h.set_field_expire(f, w);
+    let done = edit_hash(shard, key, loc.hash, now, true, acc, |h, edit| {
+        if fnx || fxx {
+            let fields: Vec<&[u8]> = pairs.iter().map(|p| p.0).collect();
+            let mut present = Vec::with_capacity(fields.len());
+            h.get_many(&fields, &mut present);
+            let ok = if fnx { present.iter().all(Option::is_none) } else { present.iter().all(Option::is_some) };
+            if !ok {
+                return false;
             }
         }
+        h.set_many(&pairs, keepttl, lim);
+        edit.emit(|| hset_effect(key, &pairs, keepttl));
+        if let Some(w) = when {
+            let fields: Vec<&[u8]> = pairs.iter().map(|p| p.0).collect();
+            if w <= now {
+                for f in &fields {
+                    h.remove(f);
+                }
+                edit.emit(|| hdel_effect(key, &fields));
+            } else {
+                for f in &fields {
+                    h.set_field_expire(f, w);
+                }
+                edit.emit(|| Effect::HExpire { key: boxed(key), at: Some(w), fields: fields.iter().map(|f| boxed(f)).collect() });
+            }
+        }
+        true
+    });
+    match done {
+        Err(m) => ctx.reply.error(m),
+        Ok(set) => ctx.reply.int(i64::from(set == Some(true))),
     }
-    let a = after(h);
-    finish(shard, key, loc.hash, now, b, a);
-    ctx.dirty += 1;
-    ctx.reply.int(1);
 }

@@ -241,7 +241,6 @@ fn del_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, lazy: bool) {
         let (loc, key) = (locs[i], args.get(1 + i));
         let sh = ctx.locks.shard(loc.gid);
         let Some(e) = sh.remove(key, loc.hash, ctx.now) else { continue };
-        sh.signal(key, loc.hash);
         removed += 1;
         if e.free_effort() > LAZYFREE_THRESHOLD {
             let bg = *lazy.get_or_insert_with(|| ctx.srv.settings.lazyfree_lazy_user_del());
@@ -251,7 +250,6 @@ fn del_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, lazy: bool) {
         }
     }
     ctx.locks.release();
-    ctx.dirty += removed as u64;
     ctx.reply.int(removed);
 }
 
@@ -340,7 +338,6 @@ fn rename_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, nx: bool) {
     };
     // The entry keeps its TTL and access data, as Redis moves the object.
     ctx.locks.shard(ld.gid).insert_entry(dst, ld.hash, e, now);
-    ctx.dirty += 1;
     if nx {
         ctx.reply.int(1);
     } else {
@@ -396,10 +393,8 @@ fn copy(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     }
     // A copy is a new object: fresh access time and counter.
     let old = dst.set(newkey, ld.hash, value, expire, now);
-    dst.signal(newkey, ld.hash);
     ctx.locks.release();
     drop(old);
-    ctx.dirty += 1;
     ctx.reply.int(1);
 }
 
@@ -426,16 +421,10 @@ fn move_cmd(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             break 'm false;
         }
         let Some(e) = ctx.locks.shard(ls.gid).remove(key, ls.hash, now) else { break 'm false };
-        ctx.locks.shard(ls.gid).signal(key, ls.hash);
-        let dst = ctx.locks.shard(ld.gid);
-        dst.insert_entry(key, ld.hash, e, now);
-        dst.signal(key, ld.hash);
+        ctx.locks.shard(ld.gid).insert_entry(key, ld.hash, e, now);
         true
     };
     ctx.locks.release();
-    if moved {
-        ctx.dirty += 1;
-    }
     ctx.reply.int(i64::from(moved));
 }
 
@@ -524,7 +513,6 @@ fn expire_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, basetime: i64, secs: bo
     } else {
         sh.set_expire(key, loc.hash, Some(when as u64));
     }
-    ctx.dirty += 1;
     ctx.reply.int(1);
 }
 
@@ -577,7 +565,6 @@ fn persist(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     };
     if had {
         sh.set_expire(key, loc.hash, None);
-        ctx.dirty += 1;
     }
     ctx.reply.int(i64::from(had));
 }
@@ -801,36 +788,31 @@ fn flush_mode(ctx: &mut Ctx<'_, '_>, args: Args<'_>) -> Option<bool> {
 fn flushdb(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let Some(lazy) = flush_mode(ctx, args) else { return };
     let gids = ctx.ks.db_gids(ctx.client.db);
-    let removed = empty_shards(ctx, gids, lazy);
-    ctx.dirty += removed as u64;
+    empty_shards(ctx, gids, lazy);
     ctx.reply.ok();
 }
 
 fn flushall(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let Some(lazy) = flush_mode(ctx, args) else { return };
     let gids = 0..ctx.ks.total_shards() as u32;
-    let removed = empty_shards(ctx, gids, lazy);
-    ctx.dirty += removed as u64 + 1;
+    empty_shards(ctx, gids, lazy);
     ctx.reply.ok();
 }
 
 /// Empties the given shards under one lock acquisition (the flush is atomic
-/// to other clients), telling WATCHers of keys that existed. The detached
-/// data is dropped after the locks are released: on the lazyfree thread if
-/// `lazy`, else right here.
-fn empty_shards(ctx: &mut Ctx<'_, '_>, gids: std::ops::Range<u32>, lazy: bool) -> usize {
+/// to other clients) through the store's flush, which tells WATCHers of
+/// keys that existed and records the flush. The detached data is dropped
+/// after the locks are released: on the lazyfree thread if `lazy`, else
+/// right here.
+fn empty_shards(ctx: &mut Ctx<'_, '_>, gids: std::ops::Range<u32>, lazy: bool) {
     let now = ctx.now;
     ctx.locks.acquire(gids.clone());
-    let mut removed = 0;
     let mut detached = Vec::with_capacity(gids.len());
     for g in gids {
-        let sh = ctx.locks.shard(g);
-        if sh.is_empty() {
-            continue;
+        let d = ctx.locks.shard(g).flush(now);
+        if !d.is_empty() {
+            detached.push(d);
         }
-        sh.signal_live(None, now);
-        removed += sh.len();
-        detached.push(sh.take_data());
     }
     ctx.locks.release();
     if lazy && !detached.is_empty() {
@@ -838,7 +820,6 @@ fn empty_shards(ctx: &mut Ctx<'_, '_>, gids: std::ops::Range<u32>, lazy: bool) -
     } else {
         drop(detached);
     }
-    removed
 }
 
 fn swapdb(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
@@ -864,13 +845,10 @@ fn swapdb(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         // stay where they are, on the database index the client watched.
         for (x, y) in ga.zip(gb) {
             let (sx, sy) = ctx.locks.shard_pair(x, y);
-            sx.signal_live(Some(sy), now);
-            sy.signal_live(Some(sx), now);
-            sx.swap_data(sy);
+            sx.swap_with(sy, now);
         }
         ctx.locks.release();
     }
-    ctx.dirty += 1;
     ctx.reply.ok();
 }
 

@@ -4,7 +4,7 @@
 //! ```text
 //!  args ─► lookup (table.rs) ─► arity ─► auth ─► MULTI queue? ─► plan keys
 //!       ─► hash each key once (Loc) ─► lock shards ascending ─► handler(Ctx)
-//!       ─► signal WATCH on writes ─► unlock ─► stats
+//!       ─► unlock (the store told WATCHers and recorded effects) ─► stats
 //! ```
 //!
 //! One file per command family; each exports `COMMANDS: &[CommandSpec]`,
@@ -170,8 +170,6 @@ pub struct Ctx<'a, 'ks> {
     /// Milliseconds since the Unix epoch, read once for the command.
     pub now: u64,
     pub stats: &'a WorkerStats,
-    /// Keys changed by the command; above 0, WATCHers of its keys are told.
-    pub dirty: u64,
     /// Worker index (for CLIENT LIST and the like).
     pub worker: usize,
 }
@@ -232,7 +230,13 @@ pub struct Clock {
 
 impl Clock {
     pub fn now() -> Clock {
-        Clock { wall_ms: crate::server::now_ms(), mono: Instant::now() }
+        Clock::starting_at(crate::server::now_ms())
+    }
+
+    /// A clock that reads `wall_ms` now and runs on from there (the
+    /// in-process executor's injectable time).
+    pub fn starting_at(wall_ms: u64) -> Clock {
+        Clock { wall_ms, mono: Instant::now() }
     }
 
     /// The wall time at monotonic instant `t` (not before the reading).
@@ -427,11 +431,9 @@ pub fn call<'ks>(
         cmd,
         now: scratch.clock.ms_at(started),
         stats,
-        dirty: 0,
         worker,
     };
     (cmd.spec.handler)(&mut ctx, args);
-    let dirty = ctx.dirty;
     let errs = ctx.reply.errors;
     let resp3_now = ctx.reply.enc.resp3;
     let client = ctx.client;
@@ -439,12 +441,10 @@ pub fn call<'ks>(
     reply.errors = errs;
     // HELLO may switch protocol mid-reply; the caller's encoder follows.
     reply.enc.resp3 = resp3_now;
-    if dirty > 0 && !cmd.has(flags::MANUAL_LOCKS) {
-        for (n, i) in cmd.key_positions(args.len()).enumerate() {
-            if let Some(l) = locs.get(n) {
-                locks.shard(l.gid).signal(args.get(i), l.hash);
-            }
-        }
+    // The store told WATCHers of each key written; its effect records
+    // follow the command's order even under EXEC's pinned locks.
+    if locks.is_pinned() {
+        locks.gather_effects();
     }
     locks.release();
     let st = &stats.cmds[cmd.id];

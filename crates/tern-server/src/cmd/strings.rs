@@ -248,7 +248,7 @@ fn reply_bad_expire(ctx: &mut Ctx<'_, '_>, err: BadExpire) {
 fn get(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let acc = ctx.access();
     let loc = ctx.locs[0];
-    let e = ctx.locks.shard(loc.gid).lookup(args.get(1), loc.hash, ctx.now, acc).map(|e| &*e);
+    let e = ctx.locks.shard(loc.gid).lookup(args.get(1), loc.hash, ctx.now, acc);
     reply_value(&mut ctx.reply, ctx.stats, e);
 }
 
@@ -283,7 +283,7 @@ fn set_generic(ctx: &mut Ctx<'_, '_>, key: &[u8], val: &[u8], flags: u16, when: 
     let loc = ctx.locs[0];
     let shard = ctx.locks.shard(loc.gid);
     if flags & (NX | XX | GET | KEEPTTL) != 0 {
-        let existing = shard.lookup(key, loc.hash, ctx.now, acc).map(|e| &*e);
+        let existing = shard.lookup(key, loc.hash, ctx.now, acc);
         if flags & GET != 0 && !reply_value(&mut ctx.reply, ctx.stats, existing) {
             return;
         }
@@ -302,7 +302,6 @@ fn set_generic(ctx: &mut Ctx<'_, '_>, key: &[u8], val: &[u8], flags: u16, when: 
     } else {
         shard.set(key, loc.hash, string_value_sharing(val, share), when, ctx.now);
     }
-    ctx.dirty += 1;
     if flags & GET == 0 {
         match answer {
             SetReply::Ok => ctx.reply.ok(),
@@ -335,12 +334,11 @@ fn getset(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let loc = ctx.locs[0];
     let key = args.get(1);
     let shard = ctx.locks.shard(loc.gid);
-    let old = shard.lookup(key, loc.hash, ctx.now, acc).map(|e| &*e);
+    let old = shard.lookup(key, loc.hash, ctx.now, acc);
     if !reply_value(&mut ctx.reply, ctx.stats, old) {
         return;
     }
     shard.set(key, loc.hash, string_value_sharing(args.get(2), ctx.reply.share_min()), None, ctx.now);
-    ctx.dirty += 1;
 }
 
 fn getdel(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
@@ -348,13 +346,12 @@ fn getdel(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let loc = ctx.locs[0];
     let key = args.get(1);
     let shard = ctx.locks.shard(loc.gid);
-    let e = shard.lookup(key, loc.hash, ctx.now, acc).map(|e| &*e);
+    let e = shard.lookup(key, loc.hash, ctx.now, acc);
     let found = e.is_some();
     if !reply_value(&mut ctx.reply, ctx.stats, e) || !found {
         return;
     }
     shard.remove(key, loc.hash, ctx.now);
-    ctx.dirty += 1;
 }
 
 /// GETEX checks, in Redis's order: syntax, then the key (a missing key is
@@ -368,7 +365,7 @@ fn getex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
     let when = opts.expire.map(|arg| deadline(now, opts.flags & ANY_EXPIRE, arg));
     let shard = ctx.locks.shard(loc.gid);
-    let Some(e) = shard.lookup(key, loc.hash, now, acc).map(|e| &*e) else {
+    let Some(e) = shard.lookup(key, loc.hash, now, acc) else {
         ctx.stats.keyspace_misses.add(1);
         ctx.reply.null();
         return;
@@ -389,15 +386,12 @@ fn getex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         // An absolute time already past deletes the key, as Redis does.
         Some(w) if opts.flags & (EXAT | PXAT) != 0 && w <= now => {
             shard.remove(key, loc.hash, now);
-            ctx.dirty += 1;
         }
         Some(w) => {
             shard.set_expire(key, loc.hash, Some(w));
-            ctx.dirty += 1;
         }
         None if opts.flags & PERSIST != 0 && had_ttl => {
             shard.set_expire(key, loc.hash, None);
-            ctx.dirty += 1;
         }
         None => {}
     }
@@ -414,7 +408,7 @@ fn mget(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     for i in 0..n {
         st.before(ctx.locks, ctx.locs, i);
         let loc = ctx.locs[i];
-        match ctx.locks.shard(loc.gid).lookup(args.get(i + 1), loc.hash, ctx.now, acc).map(|e| &*e) {
+        match ctx.locks.shard(loc.gid).lookup(args.get(i + 1), loc.hash, ctx.now, acc) {
             Some(e) => {
                 ctx.stats.keyspace_hits.add(1);
                 // MGET answers null for a key of another type, not an error.
@@ -456,7 +450,7 @@ fn mset_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, nx: bool) {
         for i in 0..n {
             st.before(ctx.locks, ctx.locs, i);
             let loc = ctx.locs[i];
-            if ctx.locks.shard(loc.gid).lookup(args.get(1 + 2 * i), loc.hash, ctx.now, acc).map(|e| &*e).is_some() {
+            if ctx.locks.shard(loc.gid).lookup(args.get(1 + 2 * i), loc.hash, ctx.now, acc).is_some() {
                 ctx.reply.int(0);
                 return;
             }
@@ -469,7 +463,6 @@ fn mset_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, nx: bool) {
         let (key, val) = (args.get(1 + 2 * i), args.get(2 + 2 * i));
         ctx.locks.shard(loc.gid).set(key, loc.hash, string_value_sharing(val, ctx.reply.share_min()), None, ctx.now);
     }
-    ctx.dirty += n as u64;
     if nx {
         ctx.reply.int(1);
     } else {
@@ -490,45 +483,45 @@ fn append(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let max = ctx.srv.settings.proto_max_bulk_len();
     let share = ctx.reply.share_min();
     let shard = ctx.locks.shard(loc.gid);
-    let total = match shard.lookup(key, loc.hash, ctx.now, acc) {
+    let edited = shard.modify(key, loc.hash, ctx.now, acc, |e, edit| {
+        let cur = string_of(e)?.len();
+        if (cur as u64).saturating_add(add.len() as u64) > max {
+            return Err(errors::STRING_TOO_LONG);
+        }
+        if let Some(Value::Str(sv)) = e.boxed_value_mut() {
+            // Already a buffer apart from the item: grows in place.
+            sv.make_raw().extend_from_slice(add);
+            edit.changed();
+            return Ok((cur + add.len(), None));
+        }
+        // Kept in the item: moves to a growable `raw` buffer, as Redis
+        // turns an embstr into raw, so further appends are amortised
+        // instead of reallocating the item each time.
+        let mut buf = Vec::with_capacity(cur + add.len());
+        string_of(e).map(|s| s.with_bytes(|b| buf.extend_from_slice(b))).ok();
+        buf.extend_from_slice(add);
+        Ok((cur + add.len(), Some(buf)))
+    });
+    let total = match edited {
         None => {
             shard.set(key, loc.hash, string_value_sharing(add, share), None, ctx.now);
             add.len()
         }
-        Some(e) => {
-            let cur = match string_of(e) {
-                Ok(s) => s.len(),
-                Err(msg) => return ctx.reply.error(msg),
-            };
-            if (cur as u64).saturating_add(add.len() as u64) > max {
-                return ctx.reply.error(errors::STRING_TOO_LONG);
-            }
-            if let Some(Value::Str(sv)) = e.boxed_value_mut() {
-                // Already a buffer apart from the item: grows in place.
-                let old_heap = sv.heap_size();
-                sv.make_raw().extend_from_slice(add);
-                let new_heap = sv.heap_size();
-                shard.value_resized(old_heap, new_heap);
-            } else {
-                // Kept in the item: moves to a growable `raw` buffer, as
-                // Redis turns an embstr into raw, so further appends are
-                // amortised instead of reallocating the item each time.
-                let mut buf = Vec::with_capacity(cur + add.len());
-                string_of(e).map(|s| s.with_bytes(|b| buf.extend_from_slice(b))).ok();
-                buf.extend_from_slice(add);
+        Some(Err(msg)) => return ctx.reply.error(msg),
+        Some(Ok((total, moved))) => {
+            if let Some(buf) = moved {
                 shard.replace_value(key, loc.hash, Value::Str(StrValue::Raw(buf)), ctx.now);
             }
-            cur + add.len()
+            total
         }
     };
-    ctx.dirty += 1;
     ctx.reply.int(total as i64);
 }
 
 fn strlen(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let acc = ctx.access();
     let loc = ctx.locs[0];
-    match ctx.locks.shard(loc.gid).lookup(args.get(1), loc.hash, ctx.now, acc).map(|e| &*e) {
+    match ctx.locks.shard(loc.gid).lookup(args.get(1), loc.hash, ctx.now, acc) {
         None => {
             ctx.stats.keyspace_misses.add(1);
             ctx.reply.int(0);
@@ -573,7 +566,7 @@ fn getrange(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         return;
     };
     let loc = ctx.locs[0];
-    match ctx.locks.shard(loc.gid).lookup(args.get(1), loc.hash, ctx.now, acc).map(|e| &*e) {
+    match ctx.locks.shard(loc.gid).lookup(args.get(1), loc.hash, ctx.now, acc) {
         None => {
             ctx.stats.keyspace_misses.add(1);
             ctx.reply.bulk(b"");
@@ -606,7 +599,47 @@ fn setrange(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let offset = offset as usize;
     let end = offset + value.len();
     let shard = ctx.locks.shard(loc.gid);
-    let total = match shard.lookup(key, loc.hash, ctx.now, acc) {
+    let write = |buf: &mut Vec<u8>| -> bool {
+        if buf.len() < end {
+            if buf.try_reserve(end - buf.len()).is_err() {
+                return false;
+            }
+            buf.resize(end, 0);
+        }
+        buf[offset..end].copy_from_slice(value);
+        true
+    };
+    let edited = shard.modify(key, loc.hash, ctx.now, acc, |e, edit| {
+        let cur = string_of(e)?.len();
+        if value.is_empty() {
+            return Ok((cur, None));
+        }
+        if over {
+            return Err(errors::STRING_TOO_LONG);
+        }
+        if let Some(Value::Str(sv)) = e.boxed_value_mut() {
+            let ok = write(sv.make_raw());
+            if ok {
+                edit.changed();
+            }
+            return if ok { Ok((cur.max(end), None)) } else { Err(errors::STRING_TOO_LONG) };
+        }
+        // Kept in the item: changed in a `raw` buffer of its own.
+        let mut buf = Vec::new();
+        string_of(e).map(|s| s.with_bytes(|b| buf.extend_from_slice(b))).ok();
+        if !write(&mut buf) {
+            return Err(errors::STRING_TOO_LONG);
+        }
+        Ok((cur.max(end), Some(buf)))
+    });
+    let total = match edited {
+        Some(Err(msg)) => return ctx.reply.error(msg),
+        Some(Ok((total, moved))) => {
+            if let Some(buf) = moved {
+                shard.replace_value(key, loc.hash, Value::Str(StrValue::Raw(buf)), ctx.now);
+            }
+            total
+        }
         None => {
             if value.is_empty() {
                 return ctx.reply.int(0);
@@ -623,48 +656,7 @@ fn setrange(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             shard.set(key, loc.hash, Value::Str(StrValue::Raw(buf)), None, ctx.now);
             end
         }
-        Some(e) => {
-            let cur = match string_of(e) {
-                Ok(s) => s.len(),
-                Err(msg) => return ctx.reply.error(msg),
-            };
-            if value.is_empty() {
-                return ctx.reply.int(cur as i64);
-            }
-            if over {
-                return ctx.reply.error(errors::STRING_TOO_LONG);
-            }
-            let write = |buf: &mut Vec<u8>| -> bool {
-                if buf.len() < end {
-                    if buf.try_reserve(end - buf.len()).is_err() {
-                        return false;
-                    }
-                    buf.resize(end, 0);
-                }
-                buf[offset..end].copy_from_slice(value);
-                true
-            };
-            if let Some(Value::Str(sv)) = e.boxed_value_mut() {
-                let old_heap = sv.heap_size();
-                let ok = write(sv.make_raw());
-                let new_heap = sv.heap_size();
-                shard.value_resized(old_heap, new_heap);
-                if !ok {
-                    return ctx.reply.error(errors::STRING_TOO_LONG);
-                }
-            } else {
-                // Kept in the item: changed in a `raw` buffer of its own.
-                let mut buf = Vec::new();
-                string_of(e).map(|s| s.with_bytes(|b| buf.extend_from_slice(b))).ok();
-                if !write(&mut buf) {
-                    return ctx.reply.error(errors::STRING_TOO_LONG);
-                }
-                shard.replace_value(key, loc.hash, Value::Str(StrValue::Raw(buf)), ctx.now);
-            }
-            cur.max(end)
-        }
     };
-    ctx.dirty += 1;
     ctx.reply.int(total as i64);
 }
 
@@ -697,32 +689,33 @@ fn incr_by(ctx: &mut Ctx<'_, '_>, args: Args<'_>, by: i64) {
     let acc = ctx.access();
     let (loc, key) = (ctx.locs[0], args.get(1));
     let shard = ctx.locks.shard(loc.gid);
-    let v = match shard.lookup(key, loc.hash, ctx.now, acc) {
+    let edited = shard.modify(key, loc.hash, ctx.now, acc, |e, edit| -> Result<(i64, bool), &'static str> {
+        let cur = match string_of(e)? {
+            StrRef::Int(n) => Some(n),
+            other => other.with_bytes(parse_i64),
+        };
+        let v = cur.ok_or(errors::NOT_INTEGER)?.checked_add(by).ok_or(errors::OVERFLOW)?;
+        // An integer in the item is overwritten in place; anything else
+        // becomes one, keeping the TTL.
+        let in_place = e.set_int(v);
+        if in_place {
+            edit.changed();
+        }
+        Ok((v, in_place))
+    });
+    let v = match edited {
         None => {
             shard.set(key, loc.hash, NewValue::Int(by), None, ctx.now);
             by
         }
-        Some(e) => {
-            let cur = match string_of(e) {
-                Ok(StrRef::Int(n)) => Some(n),
-                Ok(other) => other.with_bytes(parse_i64),
-                Err(msg) => return ctx.reply.error(msg),
-            };
-            let Some(cur) = cur else {
-                return ctx.reply.error(errors::NOT_INTEGER);
-            };
-            let Some(v) = cur.checked_add(by) else {
-                return ctx.reply.error(errors::OVERFLOW);
-            };
-            // An integer in the item is overwritten in place; anything
-            // else becomes one, keeping the TTL.
-            if !e.set_int(v) {
+        Some(Err(msg)) => return ctx.reply.error(msg),
+        Some(Ok((v, in_place))) => {
+            if !in_place {
                 shard.replace_value(key, loc.hash, NewValue::Int(v), ctx.now);
             }
             v
         }
     };
-    ctx.dirty += 1;
     ctx.reply.int(v);
 }
 
@@ -760,7 +753,6 @@ fn incrbyfloat(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             shard.replace_value(key, loc.hash, NewValue::Bytes(&text), ctx.now);
         }
     }
-    ctx.dirty += 1;
     ctx.reply.bulk(&text);
 }
 
@@ -779,7 +771,7 @@ fn lcs(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let mut wrong_type = false;
     for (i, out) in strs.iter_mut().enumerate() {
         let loc = ctx.locs[i];
-        match ctx.locks.shard(loc.gid).lookup(args.get(1 + i), loc.hash, ctx.now, acc).map(|e| &*e) {
+        match ctx.locks.shard(loc.gid).lookup(args.get(1 + i), loc.hash, ctx.now, acc) {
             None => ctx.stats.keyspace_misses.add(1),
             Some(e) => {
                 ctx.stats.keyspace_hits.add(1);

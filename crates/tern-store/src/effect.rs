@@ -1,0 +1,393 @@
+//! Effect records: the deterministic form of every change to the keyspace.
+//!
+//! Every write goes through one API on [`crate::Shard`] (see its module
+//! docs), and that API describes what it did as an [`Effect`]: not the
+//! command that asked for it but its outcome, in the form Redis propagates
+//! to its AOF and replicas, so that a replay does not depend on the clock,
+//! on randomness or on what the key held:
+//!
+//! | change | effect | [`Effect::to_argv`] |
+//! |---|---|---|
+//! | a whole value written (SET, SETEX, MSET, GETSET, INCRBYFLOAT, COPY, RENAME's destination, a memcached store, any in-place edit of a string) | [`Effect::Put`] | `SET k v [PXAT ms \| KEEPTTL]`; a memcached item `TERN.MCSET` (below); a hash `DEL` + `HSET` + `HPEXPIREAT` per field deadline + `PEXPIREAT` |
+//! | a key removed (DEL, RENAME's source, GETDEL, an expiry, lazy or active) | [`Effect::Del`] | `DEL k` |
+//! | a key's deadline set or cleared (EXPIRE and friends, GETEX) | [`Effect::Expire`] | `PEXPIREAT k ms` / `PERSIST k` |
+//! | hash fields written (HSET, HINCRBY, HINCRBYFLOAT, HSETEX…) | [`Effect::HSet`] | `HSET k f v…`, or `HSETEX k KEEPTTL FIELDS n f v…` when field TTLs stay |
+//! | hash fields removed (HDEL, HGETDEL, a field expiry) | [`Effect::HDel`] | `HDEL k f…` |
+//! | field deadlines set or cleared (HEXPIRE and friends) | [`Effect::HExpire`] | `HPEXPIREAT k ms FIELDS n f…` / `HPERSIST k FIELDS n f…` |
+//! | FLUSHDB, FLUSHALL (one per database) | [`Effect::FlushDb`] | `FLUSHDB` |
+//! | SWAPDB | [`Effect::SwapDb`] | `SWAPDB a b` |
+//!
+//! A record names its database ([`Record::db`]); a log reader emits
+//! `SELECT` when it changes.
+//!
+//! `TERN.MCSET key value flags cas state [PXAT ms | KEEPTTL]` is the one
+//! form Redis has no command for: a memcached item keeps its 32-bit client
+//! flags, its CAS id and its state bits across a replay, which `SET` would
+//! lose.
+//!
+//! Records are built only while a reader is attached
+//! ([`crate::Keyspace::attach_effects`]): with none, a write pays one
+//! relaxed load of a flag that never changes and nothing is built or
+//! copied. Each shard stages the records of the writes done under its
+//! lock, in order, numbered from one sequence per keyspace; the holder of
+//! the lock moves them to its own [`Effects`] before releasing it (a
+//! worker after each command, the expiry cycle after each shard). One
+//! buffer holds its writer's records in order; across buffers, the
+//! numbers order the records of any one key (and of FLUSHDB and SWAPDB,
+//! which hold all their shards) as they happened.
+
+use std::cell::RefCell;
+
+use crate::entry::EntryExt;
+use crate::hash::{Hash, HashLimits};
+use crate::keyspace::{Keyspace, LockSet};
+use crate::shard::Access;
+use crate::value::{StrValue, Value};
+
+/// What happens to a key's deadline when [`Effect::Put`] writes its value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ttl {
+    /// The deadline the key had stays (an in-place edit, INCRBYFLOAT).
+    Keep,
+    /// The key gets this deadline (None: none).
+    At(Option<u64>),
+}
+
+/// A hash field and its value, owned by a record.
+pub type FieldValue = (Box<[u8]>, Box<[u8]>);
+
+/// One change to one database, as it can be replayed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Effect {
+    /// `key` now holds `value` (whatever it held before is gone).
+    Put { key: Box<[u8]>, value: Value, ttl: Ttl },
+    /// `key` is gone.
+    Del { key: Box<[u8]> },
+    /// `key`'s deadline is now `at` (None: persistent).
+    Expire { key: Box<[u8]>, at: Option<u64> },
+    /// Hash fields written; `keep_ttl` keeps the deadlines fields had.
+    /// The hash is created if absent.
+    HSet { key: Box<[u8]>, pairs: Vec<FieldValue>, keep_ttl: bool },
+    /// Hash fields removed; a hash left empty is removed.
+    HDel { key: Box<[u8]>, fields: Vec<Box<[u8]>> },
+    /// The fields' deadline is now `at` (None: persistent).
+    HExpire { key: Box<[u8]>, at: Option<u64>, fields: Vec<Box<[u8]>> },
+    /// Every key of the database is gone.
+    FlushDb,
+    /// The database exchanged its data with database `other`.
+    SwapDb { other: u32 },
+}
+
+/// An effect, the database it happened in, and its number in the
+/// keyspace's sequence: the records of one key are numbered in the order
+/// they happened, whichever worker made them, so a reader merges the
+/// workers' buffers by number.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Record {
+    pub db: u32,
+    pub seq: u64,
+    pub effect: Effect,
+}
+
+/// The command name of the memcached item form (see the module docs).
+pub const MCSET: &[u8] = b"TERN.MCSET";
+
+fn num(n: impl itoa::Integer) -> Vec<u8> {
+    itoa::Buffer::new().format(n).as_bytes().to_vec()
+}
+
+impl Effect {
+    /// The key the effect changes (None for whole-database effects).
+    pub fn key(&self) -> Option<&[u8]> {
+        match self {
+            Effect::Put { key, .. }
+            | Effect::Del { key }
+            | Effect::Expire { key, .. }
+            | Effect::HSet { key, .. }
+            | Effect::HDel { key, .. }
+            | Effect::HExpire { key, .. } => Some(key),
+            Effect::FlushDb | Effect::SwapDb { .. } => None,
+        }
+    }
+
+    /// The commands that replay the effect on a Redis-protocol server, in
+    /// order (a whole hash takes several). `db` is the record's database.
+    pub fn to_argv(&self, db: u32) -> Vec<Vec<Vec<u8>>> {
+        let fields = |v: &mut Vec<Vec<u8>>, fs: &[Box<[u8]>]| {
+            v.push(b"FIELDS".to_vec());
+            v.push(num(fs.len()));
+            v.extend(fs.iter().map(|f| f.to_vec()));
+        };
+        match self {
+            Effect::Put { key, value: Value::Str(s), ttl } => {
+                let mut v = match s {
+                    StrValue::Mc(m) => vec![
+                        MCSET.to_vec(),
+                        key.to_vec(),
+                        m.data().to_vec(),
+                        num(m.flags()),
+                        num(m.cas()),
+                        num(m.state()),
+                    ],
+                    _ => vec![b"SET".to_vec(), key.to_vec(), s.to_vec()],
+                };
+                match ttl {
+                    Ttl::Keep => v.push(b"KEEPTTL".to_vec()),
+                    Ttl::At(Some(at)) => v.extend([b"PXAT".to_vec(), num(*at)]),
+                    Ttl::At(None) => {}
+                }
+                vec![v]
+            }
+            Effect::Put { key, value: Value::Hash(h), ttl } => {
+                let mut out = vec![vec![b"DEL".to_vec(), key.to_vec()]];
+                let mut hset = vec![b"HSET".to_vec(), key.to_vec()];
+                let mut deadlines: Vec<(u64, &[u8])> = Vec::new();
+                for (f, val) in h.iter() {
+                    hset.push(f.to_vec());
+                    hset.push(val.to_vec());
+                    if let Some(at) = h.field_expire(f) {
+                        deadlines.push((at, f));
+                    }
+                }
+                out.push(hset);
+                deadlines.sort_unstable();
+                for (at, f) in deadlines {
+                    out.push(vec![
+                        b"HPEXPIREAT".to_vec(),
+                        key.to_vec(),
+                        num(at),
+                        b"FIELDS".to_vec(),
+                        b"1".to_vec(),
+                        f.to_vec(),
+                    ]);
+                }
+                // A hash's own TTL cannot be kept by a DEL + HSET: the
+                // writers of a whole hash (RENAME, COPY, MOVE) give it.
+                if let Ttl::At(Some(at)) = ttl {
+                    out.push(vec![b"PEXPIREAT".to_vec(), key.to_vec(), num(*at)]);
+                }
+                out
+            }
+            Effect::Del { key } => vec![vec![b"DEL".to_vec(), key.to_vec()]],
+            Effect::Expire { key, at: Some(at) } => vec![vec![b"PEXPIREAT".to_vec(), key.to_vec(), num(*at)]],
+            Effect::Expire { key, at: None } => vec![vec![b"PERSIST".to_vec(), key.to_vec()]],
+            Effect::HSet { key, pairs, keep_ttl } => {
+                let mut v = if *keep_ttl {
+                    vec![b"HSETEX".to_vec(), key.to_vec(), b"KEEPTTL".to_vec(), b"FIELDS".to_vec(), num(pairs.len())]
+                } else {
+                    vec![b"HSET".to_vec(), key.to_vec()]
+                };
+                for (f, val) in pairs {
+                    v.push(f.to_vec());
+                    v.push(val.to_vec());
+                }
+                vec![v]
+            }
+            Effect::HDel { key, fields: fs } => {
+                let mut v = vec![b"HDEL".to_vec(), key.to_vec()];
+                v.extend(fs.iter().map(|f| f.to_vec()));
+                vec![v]
+            }
+            Effect::HExpire { key, at, fields: fs } => {
+                let mut v = match at {
+                    Some(at) => vec![b"HPEXPIREAT".to_vec(), key.to_vec(), num(*at)],
+                    None => vec![b"HPERSIST".to_vec(), key.to_vec()],
+                };
+                fields(&mut v, fs);
+                vec![v]
+            }
+            Effect::FlushDb => vec![vec![b"FLUSHDB".to_vec()]],
+            Effect::SwapDb { other } => vec![vec![b"SWAPDB".to_vec(), num(db), num(*other)]],
+        }
+    }
+}
+
+impl Record {
+    /// Replays the record into `ks`, a keyspace with the writer's number
+    /// of databases (what a replica or an AOF load does, without the
+    /// command layer). `lim` must be the hash limits the writer ran with,
+    /// so that hashes take the same encodings; `now` is the replay's
+    /// clock: 0 replays without expiring anything, the records of expiry
+    /// being replayed themselves.
+    pub fn apply(&self, ks: &Keyspace, lim: HashLimits, now: u64) {
+        let db = self.db as usize;
+        let key = match self.effect.key() {
+            Some(k) => k,
+            None => {
+                match &self.effect {
+                    Effect::FlushDb => {
+                        for gid in ks.db_gids(db) {
+                            drop(ks.lock(gid).flush(now));
+                        }
+                    }
+                    Effect::SwapDb { other } => {
+                        let (a, b) = (ks.db_gids(db), ks.db_gids(*other as usize));
+                        let mut set = LockSet::new(ks);
+                        set.acquire(a.clone().chain(b.clone()));
+                        for (x, y) in a.zip(b) {
+                            let (sx, sy) = set.shard_pair(x, y);
+                            sx.swap_with(sy, now);
+                        }
+                        set.release();
+                    }
+                    _ => {}
+                }
+                return;
+            }
+        };
+        let loc = ks.locate(db, key);
+        let mut shard = ks.lock(loc.gid);
+        let h = loc.hash;
+        match &self.effect {
+            Effect::Put { value, ttl: Ttl::At(at), .. } => {
+                shard.set(key, h, value.clone(), *at, now);
+            }
+            Effect::Put { value, ttl: Ttl::Keep, .. } => {
+                if shard.get(key, h, now).is_some() {
+                    shard.replace_value(key, h, value.clone(), now);
+                } else {
+                    shard.set(key, h, value.clone(), None, now);
+                }
+            }
+            Effect::Del { .. } => {
+                shard.remove(key, h, now);
+            }
+            Effect::Expire { at, .. } => {
+                shard.set_expire(key, h, *at);
+            }
+            Effect::HSet { pairs, keep_ttl, .. } => {
+                let pairs: Vec<(&[u8], &[u8])> = pairs.iter().map(|(f, v)| (&f[..], &v[..])).collect();
+                shard.modify_or_create(key, h, now, Access::NoTouch, Some(Value::Hash(Hash::default())), |e, edit| {
+                    if let Some(hv) = e.hash_mut() {
+                        hv.set_many(&pairs, *keep_ttl, lim);
+                        edit.emit(|| self.effect.clone());
+                    }
+                });
+            }
+            Effect::HDel { fields, .. } => {
+                shard.modify(key, h, now, Access::NoTouch, |e, edit| {
+                    if let Some(hv) = e.hash_mut() {
+                        hv.remove_many(fields);
+                        edit.emit(|| self.effect.clone());
+                    }
+                });
+            }
+            Effect::HExpire { at, fields, .. } => {
+                shard.modify(key, h, now, Access::NoTouch, |e, edit| {
+                    if let Some(hv) = e.hash_mut() {
+                        for f in fields {
+                            match at {
+                                Some(w) if hv.contains(f) => hv.set_field_expire(f, *w),
+                                Some(_) => {}
+                                None => {
+                                    hv.persist_field(f);
+                                }
+                            }
+                        }
+                        edit.emit(|| self.effect.clone());
+                    }
+                });
+            }
+            Effect::FlushDb | Effect::SwapDb { .. } => {}
+        }
+    }
+}
+
+/// A writer's buffer of effect records: a worker's (filled as the shard
+/// locks of its commands are released) or the expiry cycle's. The records
+/// wait here for the readers (AOF, replication, keyspace notifications)
+/// to take them with [`Effects::take`]. Its methods take `&self`, so that
+/// a writer can hand it to each shard lock it takes while it keeps using
+/// its other state; it never leaves its thread.
+#[derive(Debug, Default)]
+pub struct Effects {
+    log: RefCell<Vec<Record>>,
+}
+
+impl Effects {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Takes the records gathered so far, oldest first.
+    pub fn take(&self) -> Vec<Record> {
+        std::mem::take(&mut *self.log.borrow_mut())
+    }
+
+    pub fn len(&self) -> usize {
+        self.log.borrow().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.log.borrow().is_empty()
+    }
+
+    /// Moves `other`'s records after this buffer's (a short-lived lock
+    /// set's records into its worker's buffer).
+    #[inline]
+    pub fn absorb(&self, other: &Effects) {
+        let mut o = other.log.borrow_mut();
+        if !o.is_empty() {
+            self.log.borrow_mut().append(&mut o);
+        }
+    }
+
+    /// Orders the records from index `start` on by number.
+    pub(crate) fn sort_from(&self, start: usize) {
+        let mut log = self.log.borrow_mut();
+        if log.len() > start + 1 {
+            log[start..].sort_unstable_by_key(|r| r.seq);
+        }
+    }
+
+    pub(crate) fn extend(&self, staged: &mut Vec<Record>) {
+        self.log.borrow_mut().append(staged);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::McStr;
+
+    fn argv(e: &Effect) -> Vec<Vec<String>> {
+        e.to_argv(3).into_iter().map(|c| c.into_iter().map(|a| String::from_utf8(a).unwrap()).collect()).collect()
+    }
+
+    #[test]
+    fn redis_forms() {
+        let k: Box<[u8]> = (*b"k").into();
+        let put = |v: StrValue, ttl| Effect::Put { key: k.clone(), value: Value::Str(v), ttl };
+        assert_eq!(argv(&put(StrValue::Int(5), Ttl::At(Some(1700)))), [["SET", "k", "5", "PXAT", "1700"]]);
+        assert_eq!(argv(&put(StrValue::Raw(b"x".to_vec()), Ttl::Keep)), [["SET", "k", "x", "KEEPTTL"]]);
+        assert_eq!(
+            argv(&put(StrValue::Mc(McStr::new(b"d", 7, 99, 0)), Ttl::At(None))),
+            [["TERN.MCSET", "k", "d", "7", "99", "0"]]
+        );
+        assert_eq!(argv(&Effect::Expire { key: k.clone(), at: Some(5) }), [["PEXPIREAT", "k", "5"]]);
+        assert_eq!(argv(&Effect::Expire { key: k.clone(), at: None }), [["PERSIST", "k"]]);
+        let f: Box<[u8]> = (*b"f").into();
+        assert_eq!(
+            argv(&Effect::HExpire { key: k.clone(), at: Some(9), fields: vec![f.clone()] }),
+            [["HPEXPIREAT", "k", "9", "FIELDS", "1", "f"]]
+        );
+        assert_eq!(
+            argv(&Effect::HSet { key: k.clone(), pairs: vec![(f.clone(), f.clone())], keep_ttl: true }),
+            [["HSETEX", "k", "KEEPTTL", "FIELDS", "1", "f", "f"]]
+        );
+        assert_eq!(argv(&Effect::SwapDb { other: 0 }), [["SWAPDB", "3", "0"]]);
+        let mut h = crate::Hash::default();
+        h.set(b"f", b"v", crate::HashLimits { max_entries: 128, max_value: 64 });
+        h.set_field_expire(b"f", 50);
+        let whole = Effect::Put { key: k, value: Value::Hash(h), ttl: Ttl::At(Some(60)) };
+        assert_eq!(
+            argv(&whole),
+            vec![
+                vec!["DEL", "k"],
+                vec!["HSET", "k", "f", "v"],
+                vec!["HPEXPIREAT", "k", "50", "FIELDS", "1", "f"],
+                vec!["PEXPIREAT", "k", "60"]
+            ]
+        );
+    }
+}
