@@ -11,9 +11,11 @@
 //! listed in [`FAMILIES`].
 
 pub mod client;
+pub mod command;
 pub mod connection;
 pub mod hashes;
 pub mod keys;
+pub mod keyspec;
 pub mod server;
 pub mod strings;
 pub mod table;
@@ -41,6 +43,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     keys::COMMANDS,
     connection::COMMANDS,
     client::COMMANDS,
+    command::COMMANDS,
     server::COMMANDS,
     transactions::COMMANDS,
 ];
@@ -338,7 +341,7 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
     // An item holds keys up to 1 GiB - 1; longer ones (possible only with
     // proto-max-bulk-len and client-query-buffer-limit both raised above
     // 1gb) are refused before anything is located or stored.
-    if cmd.key_positions(args.len()).any(|i| args.get(i).len() > tern_store::MAX_KEY_LEN) {
+    if cmd.keys(args).any(|k| args.get(k.pos).len() > tern_store::MAX_KEY_LEN) {
         c.stats.cmds[cmd.id].rejected.add(1);
         rejected(&mut reply, c.client, errors::KEY_TOO_LONG.as_bytes());
         return finish_reply(c.client, reply, start_mark);
@@ -405,9 +408,15 @@ pub fn call<'ks>(
         std::mem::swap(&mut locs, &mut scratch.pre_locs);
     } else {
         // MANUAL_LOCKS handlers get their spec'd keys located too (DEL and
-        // UNLINK use them); they only lock for themselves.
-        for i in cmd.key_positions(args.len()) {
-            locs.push(srv.ks.locate(client.db, args.get(i)));
+        // UNLINK use them); they only lock for themselves. Arguments that
+        // do not locate every key (a key count beyond them) locate none:
+        // the handler reports the error.
+        let mut walk = cmd.keys(args);
+        for k in walk.by_ref() {
+            locs.push(srv.ks.locate(client.db, args.get(k.pos)));
+        }
+        if walk.invalid() {
+            locs.clear();
         }
     }
     if !cmd.has(flags::MANUAL_LOCKS) {
@@ -438,10 +447,8 @@ pub fn call<'ks>(
     // HELLO may switch protocol mid-reply; the caller's encoder follows.
     reply.enc.resp3 = resp3_now;
     if dirty > 0 && !cmd.has(flags::MANUAL_LOCKS) {
-        for (n, i) in cmd.key_positions(args.len()).enumerate() {
-            if let Some(l) = locs.get(n) {
-                locks.shard(l.gid).signal(args.get(i), l.hash);
-            }
+        for (l, k) in locs.iter().zip(cmd.keys(args)) {
+            locks.shard(l.gid).signal(args.get(k.pos), l.hash);
         }
     }
     locks.release();
