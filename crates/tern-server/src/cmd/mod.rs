@@ -165,7 +165,10 @@ pub struct Ctx<'a, 'ks> {
     pub reply: Reply<'a>,
     pub client: &'a mut Client,
     /// The command's keys, located (hashed once) in key-spec order; also
-    /// for `MANUAL_LOCKS` commands, which are not locked though.
+    /// for `MANUAL_LOCKS` commands, which are not locked though. Empty when
+    /// the arguments do not locate every key (a key count beyond them,
+    /// `keyspec::Keys::invalid`): a command with a key count checks it
+    /// before using these.
     pub locs: &'a [Loc],
     pub cmd: &'ks Cmd,
     /// Milliseconds since the Unix epoch, read once for the command.
