@@ -290,7 +290,7 @@ impl<'s, 'a> Keys<'s, 'a> {
             }
             Find::Keynum { keynumidx, firstkey, keystep } => {
                 let idx = i64::from(keynumidx);
-                if idx >= argc - first {
+                if idx < 0 || first < 1 || idx >= argc - first {
                     return Some(false);
                 }
                 // A count that is not a number, negative, or beyond the

@@ -275,8 +275,15 @@ mod tests {
                         assert!(keystep >= 1 && limit >= 0, "{}", c.fullname);
                         assert!(limit <= 1 || lastkey == -1, "{}", c.fullname);
                     }
-                    Find::Keynum { keystep, firstkey, .. } => assert!(keystep >= 1 && firstkey >= 1, "{}", c.fullname),
+                    Find::Keynum { keynumidx, firstkey, keystep } => {
+                        assert!(keynumidx >= 0 && firstkey >= 1 && keystep >= 1, "{}", c.fullname)
+                    }
                     Find::Unknown => {}
+                }
+                match s.begin {
+                    Begin::Index(pos) => assert!(pos >= 1, "{}", c.fullname),
+                    Begin::Keyword { startfrom, .. } => assert!(startfrom != 0, "{}", c.fullname),
+                    Begin::Unknown => {}
                 }
                 let partial = s.flags & INCOMPLETE != 0 || s.begin == Begin::Unknown || s.find == Find::Unknown;
                 assert!(!partial || c.has(flags::MANUAL_LOCKS), "{} cannot be located by dispatch", c.fullname);
