@@ -263,10 +263,14 @@ impl Plan {
                     // found. A command past the planner's room, or whose
                     // arguments do not locate its keys, is not planned (it
                     // locates for itself when it runs).
+                    let room = PLAN_MAX_KEYS.saturating_sub(l0);
                     let mut walk = cmd.keys(args);
                     let mut fits = true;
-                    for k in walk.by_ref() {
-                        if self.locs.len() >= PLAN_MAX_KEYS {
+                    while let Some(k) = walk.next() {
+                        // Past the first key the walk knows how many more
+                        // its range holds: a huge MSET stops here.
+                        let n = self.locs.len() - l0;
+                        if n >= room || (n == 0 && walk.size_hint().0 >= room) {
                             fits = false;
                             break;
                         }

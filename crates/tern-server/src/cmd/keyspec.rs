@@ -337,6 +337,13 @@ impl Iterator for Keys<'_, '_> {
             }
         }
     }
+
+    /// At least the keys left in the current spec's range (later specs
+    /// are not looked at).
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = if self.next <= self.last { (self.last - self.next) / self.step + 1 } else { 0 };
+        (left as usize, None)
+    }
 }
 
 /// A command's key declarations as COMMAND GETKEYS reads them: the specs,
@@ -504,8 +511,14 @@ mod tests {
         let words: Vec<String> = std::iter::once("mget".to_string()).chain((0..100_000).map(|i| format!("k{i}"))).collect();
         let l = Line::new(&words.join(" "));
         const MGET: &[KeySpec] = &[ks(RO | ACCESS, index(1), range(-1, 1, 0))];
-        let w = Keys::new(MGET, l.args());
-        assert_eq!(w.count(), 100_000);
+        let mut w = Keys::new(MGET, l.args());
+        assert_eq!(w.next(), Some(Key { pos: 1, flags: RO | ACCESS }));
+        assert_eq!(w.size_hint().0, 99_999);
+        assert_eq!(w.count(), 99_999);
+        let l = Line::new("mset a 1 b 2 c 3");
+        let mut w = Keys::new(MSET, l.args());
+        w.next();
+        assert_eq!(w.size_hint().0, 2);
     }
 
     #[test]

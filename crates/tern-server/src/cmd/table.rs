@@ -292,6 +292,36 @@ mod tests {
         }
     }
 
+    fn noop(_: &mut super::super::Ctx<'_, '_>, _: Args<'_>) {}
+
+    /// A command whose keys are counted by an argument (Redis's LMPOP),
+    /// declared and looked up as any other: located by the same walk that
+    /// dispatch runs, and movable.
+    #[test]
+    fn keynum_commands_are_located_through_the_table() {
+        use super::super::keyspec::{index, keynum, ks, ACCESS, DELETE, RW};
+        static LMPOP: CommandSpec = CommandSpec::new("lmpop", -4, flags::WRITE, &[ks(RW | ACCESS | DELETE, index(1), keynum(0, 1, 1))], noop);
+        let mut t = CommandTable { cmds: Vec::new(), by_name: HashMap::new() };
+        let id = t.add(&LMPOP, None, "lmpop".into());
+        let c = t.get(id);
+        assert!(c.has(flags::MOVABLE_KEYS));
+        assert_eq!((c.legacy.first, c.legacy.last, c.legacy.step), (0, 0, 0));
+        let words: &[&[u8]] = &[b"lmpop", b"2", b"a", b"b", b"left"];
+        let (mut buf, mut ranges) = (Vec::new(), Vec::new());
+        for w in words {
+            ranges.push((buf.len(), w.len()));
+            buf.extend_from_slice(w);
+        }
+        let args = Args::from_parts(&buf, &ranges);
+        assert_eq!(c.keys(args).map(|k| args.get(k.pos)).collect::<Vec<_>>(), vec![&b"a"[..], b"b"]);
+        ranges[1] = (buf.len(), 2);
+        buf.extend_from_slice(b"99");
+        let args = Args::from_parts(&buf, &ranges);
+        let mut walk = c.keys(args);
+        assert_eq!(walk.by_ref().count(), 0);
+        assert!(walk.invalid());
+    }
+
     #[test]
     fn legacy_keys_and_movablekeys_come_from_the_specs() {
         let t = CommandTable::build();
