@@ -27,7 +27,10 @@
 //! GETKEYSANDFLAGS and INFO report them. A spec that does not fit the
 //! arguments (a count beyond them, a negative count) makes the whole walk
 //! invalid, as Redis's `getKeysUsingKeySpecs` does: dispatch then locates
-//! nothing and the handler reports the syntax error.
+//! nothing and the handler reports the syntax error. A command whose one
+//! spec is a plain range (nearly all of them) has it resolved when the
+//! table is built ([`LoneRange`]), so that GET's or MGET's walk is a bare
+//! counter, as cheap as the legacy arithmetic it replaces.
 //!
 //! The legacy `(first, last, step)` of COMMAND INFO and the `movablekeys`
 //! flag are derived from the specs, as Redis derives them
@@ -207,6 +210,30 @@ impl Legacy {
     }
 }
 
+/// The one spec of nearly every command (GET, SET, MGET, HSET, DEL ...):
+/// keys from an index over a plain range. Resolved when the table is built,
+/// so that dispatch walks it as a bare counter ([`Keys::lone`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoneRange {
+    first: i32,
+    lastkey: i32,
+    keystep: i32,
+    flags: KeyFlags,
+}
+
+impl LoneRange {
+    pub fn of(specs: &[KeySpec]) -> Option<LoneRange> {
+        match *specs {
+            [KeySpec { flags, begin: Begin::Index(first), find: Find::Range { lastkey, keystep, limit: 0 }, .. }]
+                if flags & (NOT_KEY | INCOMPLETE) == 0 =>
+            {
+                Some(LoneRange { first, lastkey, keystep: keystep.max(1), flags })
+            }
+            _ => None,
+        }
+    }
+}
+
 /// A key of a command line: its argument index and its spec's flags.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Key {
@@ -237,21 +264,75 @@ impl<'s, 'a> Keys<'s, 'a> {
         Keys { specs: specs.iter(), args, next: 1, last: 0, step: 1, flags: 0, incomplete: false, invalid: false }
     }
 
+    /// The walk of a command whose one spec is a [`LoneRange`], opened
+    /// already: no spec is read on the way.
+    #[inline]
+    pub fn lone(args: Args<'a>, r: LoneRange) -> Self {
+        let argc = args.len() as i64;
+        let (first, lastkey) = (i64::from(r.first), i64::from(r.lastkey));
+        let last = if lastkey >= 0 { first + lastkey } else { argc + lastkey };
+        let fits = last < argc && last >= first && first < argc && first >= 1;
+        Keys {
+            specs: [].iter(),
+            args,
+            next: if fits { first } else { 1 },
+            last: if fits { last } else { 0 },
+            step: i64::from(r.keystep),
+            flags: r.flags,
+            incomplete: false,
+            invalid: !fits,
+        }
+    }
+
     /// True once the walk stopped at a spec that does not fit the
     /// arguments: the keys yielded so far are not all of them.
     pub fn invalid(&self) -> bool {
         self.invalid
     }
 
-    fn fail(&mut self) -> Option<Key> {
+    fn fail(&mut self) -> bool {
         self.invalid = true;
         self.specs = [].iter();
-        None
+        false
+    }
+
+    /// Moves to the next spec with keys; false at the end or when a spec
+    /// does not fit (then [`Keys::invalid`]).
+    #[inline]
+    fn advance(&mut self) -> bool {
+        if self.incomplete {
+            return self.fail();
+        }
+        while let Some(spec) = self.specs.next() {
+            match self.open(spec) {
+                Some(true) => return true,
+                None => {}
+                Some(false) => return self.fail(),
+            }
+        }
+        false
     }
 
     /// Sets up the next spec's range; `None` when the spec has no keys
     /// here (absent keyword, `NOT_KEY`), `Some(false)` when it is invalid.
+    #[inline]
     fn open(&mut self, spec: &KeySpec) -> Option<bool> {
+        // Nearly every command (GET, SET, MGET, ...) has one spec of this
+        // form: its range is computed here, inline on the dispatch path.
+        if let (Begin::Index(pos), Find::Range { lastkey, keystep, limit: 0 }) = (spec.begin, spec.find) {
+            if spec.flags & NOT_KEY == 0 {
+                let argc = self.args.len() as i64;
+                let (first, lastkey) = (i64::from(pos), i64::from(lastkey));
+                let last = if lastkey >= 0 { first + lastkey } else { argc + lastkey };
+                return Some(self.set_range(spec, first, last, keystep, argc));
+            }
+        }
+        self.open_any(spec)
+    }
+
+    /// [`Keys::open`] for every kind of spec.
+    #[cold]
+    fn open_any(&mut self, spec: &KeySpec) -> Option<bool> {
         if spec.flags & NOT_KEY != 0 {
             return None;
         }
@@ -304,15 +385,22 @@ impl<'s, 'a> Keys<'s, 'a> {
             }
             Find::Unknown => return Some(false),
         };
+        Some(self.set_range(spec, first, last, step, argc))
+    }
+
+    /// Takes `first..=last` by `step` as the current range; false when it
+    /// does not fit the arguments (a syntax error, as Redis sees it).
+    #[inline]
+    fn set_range(&mut self, spec: &KeySpec, first: i64, last: i64, step: i32, argc: i64) -> bool {
         if last >= argc || last < first || first >= argc || first < 1 {
-            return Some(false);
+            return false;
         }
         self.next = first;
         self.last = last;
         self.step = i64::from(step.max(1));
         self.flags = spec.flags;
         self.incomplete = spec.flags & INCOMPLETE != 0;
-        Some(true)
+        true
     }
 }
 
@@ -321,21 +409,12 @@ impl Iterator for Keys<'_, '_> {
 
     #[inline]
     fn next(&mut self) -> Option<Key> {
-        loop {
-            if self.next <= self.last {
-                let k = Key { pos: self.next as usize, flags: self.flags };
-                self.next += self.step;
-                return Some(k);
-            }
-            if self.incomplete {
-                return self.fail();
-            }
-            let spec = self.specs.next()?;
-            match self.open(spec) {
-                Some(true) | None => {}
-                Some(false) => return self.fail(),
-            }
+        if self.next > self.last && !self.advance() {
+            return None;
         }
+        let k = Key { pos: self.next as usize, flags: self.flags };
+        self.next += self.step;
+        Some(k)
     }
 
     /// At least the keys left in the current spec's range (later specs
@@ -541,6 +620,31 @@ mod tests {
         assert_eq!(l(SORT), (1, 1, 1, true));
         assert_eq!(l(MIGRATE), (3, 3, 1, true));
         assert_eq!(l(&[ks(RO | INCOMPLETE, index(1), range(0, 1, 0))]), (1, 1, 1, true));
+    }
+
+    /// The pre-opened walk of a lone range finds what the general one does.
+    #[test]
+    fn lone_range_walks_as_its_spec() {
+        const SPECS: &[&[KeySpec]] = &[
+            &[ks(RO | ACCESS, index(1), range(0, 1, 0))],
+            &[ks(RO | ACCESS, index(1), range(-1, 1, 0))],
+            &[ks(RO | ACCESS, index(1), range(1, 1, 0))],
+            &[ks(RO, index(2), range(0, 1, 0))],
+            MSET,
+        ];
+        for specs in SPECS {
+            let lone = LoneRange::of(specs).expect("a lone range");
+            for line in ["c", "c a", "c a b", "c a b c", "c a b c d e f"] {
+                let l = Line::new(line);
+                let mut general = Keys::new(specs, l.args());
+                let mut pre = Keys::lone(l.args(), lone);
+                assert_eq!(general.by_ref().collect::<Vec<_>>(), pre.by_ref().collect::<Vec<_>>(), "{specs:?} {line}");
+                assert_eq!(general.invalid(), pre.invalid(), "{specs:?} {line}");
+            }
+        }
+        assert_eq!(LoneRange::of(ZUNIONSTORE), None);
+        assert_eq!(LoneRange::of(XREAD), None);
+        assert_eq!(LoneRange::of(SPUBLISH), None);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 use tern_resp::Args;
 
-use super::keyspec::{CommandKeys, KeyFlags, KeySpec, Keys, Legacy};
+use super::keyspec::{CommandKeys, KeyFlags, KeySpec, Keys, Legacy, LoneRange};
 use super::Handler;
 
 /// Command flags, as Redis's command table names them (COMMAND INFO shows
@@ -103,6 +103,8 @@ pub struct Cmd {
     pub flags: u32,
     /// COMMAND INFO's (first, last, step), from the key specs.
     pub legacy: Legacy,
+    /// The key specs when they are one plain range, resolved for dispatch.
+    lone: Option<LoneRange>,
     pub id: usize,
     /// `get`, or `client|id` for a subcommand.
     pub fullname: String,
@@ -125,7 +127,10 @@ impl Cmd {
     /// [`Keys::invalid`] for arguments that do not locate them).
     #[inline]
     pub fn keys<'a>(&self, args: Args<'a>) -> Keys<'static, 'a> {
-        Keys::new(self.spec.keys, args)
+        match self.lone {
+            Some(r) => Keys::lone(args, r),
+            None => Keys::new(self.spec.keys, args),
+        }
     }
 
     /// The key declarations as COMMAND GETKEYS reads them.
@@ -155,7 +160,8 @@ impl CommandTable {
         let id = self.cmds.len();
         let legacy = Legacy::of(spec.keys);
         let flags = spec.flags | if legacy.movable { flags::MOVABLE_KEYS } else { 0 };
-        self.cmds.push(Cmd { spec, flags, legacy, id, fullname, parent, subs: HashMap::new() });
+        let lone = LoneRange::of(spec.keys);
+        self.cmds.push(Cmd { spec, flags, legacy, lone, id, fullname, parent, subs: HashMap::new() });
         for sub in spec.subcommands {
             let sid = self.add(sub, Some(id), format!("{}|{}", spec.name, sub.name));
             self.cmds[id].subs.insert(sub.name.as_bytes().to_vec(), sid);
