@@ -330,8 +330,9 @@ impl<'s, 'a> Keys<'s, 'a> {
         self.open_any(spec)
     }
 
-    /// [`Keys::open`] for every kind of spec.
-    #[cold]
+    /// [`Keys::open`] for every kind of spec, kept out of line so that the
+    /// plain range stays small where it is inlined.
+    #[inline(never)]
     fn open_any(&mut self, spec: &KeySpec) -> Option<bool> {
         if spec.flags & NOT_KEY != 0 {
             return None;
