@@ -20,6 +20,11 @@ pub const MAX_CLIENTS: &str = "ERR max number of clients reached";
 pub const INVALID_CURSOR: &str = "ERR invalid cursor";
 pub const SAME_OBJECT: &str = "ERR source and destination objects are the same";
 pub const NOT_ALLOWED_IN_MULTI: &str = "ERR Command not allowed inside a transaction";
+/// COMMAND GETKEYS and GETKEYSANDFLAGS.
+pub const GETKEYS_INVALID_COMMAND: &str = "ERR Invalid command specified";
+pub const GETKEYS_NO_KEYS: &str = "ERR The command has no key arguments";
+pub const GETKEYS_INVALID_ARITY: &str = "ERR Invalid number of arguments specified for command";
+pub const GETKEYS_INVALID_ARGUMENTS: &str = "ERR Invalid arguments specified for command";
 /// Sent to a client from another host while protected mode is on and the
 /// default user has no password, before closing it (both ports: the
 /// memcached port sends it as a `SERVER_ERROR` line).

@@ -254,22 +254,37 @@ impl Plan {
             if locate {
                 if let Some(cmd) = cmd {
                     let name = cmd.spec.name;
-                    let l0 = self.locs.len();
-                    let mut positions = cmd.key_positions(args.len()).peekable();
-                    if positions.peek().is_some() && l0 + positions.size_hint().0 <= PLAN_MAX_KEYS {
-                        for i in positions {
-                            self.locs.push(srv.ks.locate(db, args.get(i)));
+                    let (l0, h0) = (self.locs.len(), self.hinted.len());
+                    let reads = cmd.has(crate::cmd::table::flags::READONLY);
+                    // One walk over the keys: each located and hinted as
+                    // found. A command past the planner's room, or whose
+                    // arguments do not locate its keys, is not planned (it
+                    // locates for itself when it runs).
+                    let room = PLAN_MAX_KEYS.saturating_sub(l0);
+                    let mut walk = cmd.keys(args);
+                    let mut fits = true;
+                    while let Some(k) = walk.next() {
+                        // Past the first key the walk knows how many more
+                        // its range holds: a huge MSET stops here.
+                        let n = self.locs.len() - l0;
+                        if n >= room || (n == 0 && walk.size_hint().0 >= room) {
+                            fits = false;
+                            break;
                         }
-                        let reads = cmd.has(crate::cmd::table::flags::READONLY);
-                        for (l, i) in self.locs[l0..].iter().zip(cmd.key_positions(args.len())) {
-                            if self.hinted.len() < batch {
-                                srv.ks.prefetch_hint(l.gid, l.hash);
-                                let (start, len) = frame.ranges()[i];
-                                self.hinted.push((off + start, len, *l, reads));
-                            }
+                        let l = srv.ks.locate(db, args.get(k.pos));
+                        self.locs.push(l);
+                        if self.hinted.len() < batch {
+                            srv.ks.prefetch_hint(l.gid, l.hash);
+                            let (start, len) = frame.ranges()[k.pos];
+                            self.hinted.push((off + start, len, l, reads));
                         }
+                    }
+                    if fits && !walk.invalid() && self.locs.len() > l0 {
                         let planned = Planned { cmd: cmd.id, db, argc: args.len() };
                         ahead.locs = Some((l0 as u32, self.locs.len() as u32, planned));
+                    } else {
+                        self.locs.truncate(l0);
+                        self.hinted.truncate(h0);
                     }
                     if cmd.parent.is_none() && matches!(name, "select" | "reset" | "multi") {
                         locate = false;

@@ -20,7 +20,7 @@ use super::Ctx;
 use crate::client::{flags as cflags, Client, ClientShared, ReplyMode};
 use crate::errors;
 
-pub static COMMANDS: &[CommandSpec] = &[CommandSpec::new("client", -2, 0, (0, 0, 0), container)
+pub static COMMANDS: &[CommandSpec] = &[CommandSpec::new("client", -2, 0, &[], container)
     .doc("connection", "A container for client connection commands.", "2.4.0", "Depends on subcommand.")
     .acl(&["slow"])
     .subs(SUBCOMMANDS)];
@@ -28,41 +28,43 @@ pub static COMMANDS: &[CommandSpec] = &[CommandSpec::new("client", -2, 0, (0, 0,
 const CONN: u32 = NOSCRIPT | LOADING | STALE;
 
 static SUBCOMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("getname", 2, CONN, (0, 0, 0), getname)
+    CommandSpec::new("getname", 2, CONN, &[], getname)
         .doc("connection", "Returns the name of the connection.", "2.6.9", "O(1)")
         .acl(&["slow", "connection"]),
-    CommandSpec::new("help", 2, LOADING | STALE, (0, 0, 0), help)
+    CommandSpec::new("help", 2, LOADING | STALE, &[], help)
         .doc("connection", "Returns helpful text about the different subcommands.", "5.0.0", "O(1)")
         .acl(&["slow", "connection"]),
-    CommandSpec::new("id", 2, CONN, (0, 0, 0), id)
+    CommandSpec::new("id", 2, CONN, &[], id)
         .doc("connection", "Returns the unique client ID of the connection.", "5.0.0", "O(1)")
         .acl(&["slow", "connection"]),
-    CommandSpec::new("info", 2, CONN, (0, 0, 0), info)
+    CommandSpec::new("info", 2, CONN, &[], info)
         .doc("connection", "Returns information about the connection.", "6.2.0", "O(1)")
         .acl(&["slow", "connection"])
         .tips(&["nondeterministic_output"]),
-    CommandSpec::new("kill", -3, ADMIN | CONN, (0, 0, 0), kill)
+    CommandSpec::new("kill", -3, ADMIN | CONN, &[], kill)
         .doc("connection", "Terminates open connections.", "2.4.0", "O(N) where N is the number of client connections")
         .acl(&["admin", "slow", "dangerous", "connection"]),
-    CommandSpec::new("list", -2, ADMIN | CONN, (0, 0, 0), list)
+    CommandSpec::new("list", -2, ADMIN | CONN, &[], list)
         .doc("connection", "Lists open connections.", "2.4.0", "O(N) where N is the number of client connections")
         .acl(&["admin", "slow", "dangerous", "connection"])
         .tips(&["nondeterministic_output"]),
-    CommandSpec::new("no-evict", 3, ADMIN | CONN, (0, 0, 0), no_evict)
+    CommandSpec::new("no-evict", 3, ADMIN | CONN, &[], no_evict)
         .doc("connection", "Sets the client eviction mode of the connection.", "7.0.0", "O(1)")
         .acl(&["admin", "slow", "dangerous", "connection"]),
-    CommandSpec::new("no-touch", 3, CONN, (0, 0, 0), no_touch)
+    CommandSpec::new("no-touch", 3, CONN, &[], no_touch)
         .doc("connection", "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", "7.2.0", "O(1)")
         .acl(&["slow", "connection"]),
-    CommandSpec::new("reply", 3, CONN, (0, 0, 0), reply)
+    CommandSpec::new("reply", 3, CONN, &[], reply)
         .doc("connection", "Instructs the server whether to reply to commands.", "3.2.0", "O(1)")
         .acl(&["slow", "connection"]),
-    CommandSpec::new("setinfo", 4, CONN, (0, 0, 0), setinfo)
+    CommandSpec::new("setinfo", 4, CONN, &[], setinfo)
         .doc("connection", "Sets information specific to the client or connection.", "7.2.0", "O(1)")
-        .acl(&["slow", "connection"]),
-    CommandSpec::new("setname", 3, CONN, (0, 0, 0), setname)
+        .acl(&["slow", "connection"])
+        .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
+    CommandSpec::new("setname", 3, CONN, &[], setname)
         .doc("connection", "Sets the connection name.", "2.6.9", "O(1)")
-        .acl(&["slow", "connection"]),
+        .acl(&["slow", "connection"])
+        .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
 ];
 
 /// Redis's CLIENT HELP, less the subcommands Tern does not have (CACHING,

@@ -16,34 +16,34 @@ use crate::errors;
 use crate::server::now_ms;
 
 pub static COMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("config", -2, 0, (0, 0, 0), config)
+    CommandSpec::new("config", -2, 0, &[], config)
         .doc("server", "A container for server configuration commands.", "2.0.0", "Depends on subcommand.")
         .subs(&[
-            CommandSpec::new("get", -3, ADMIN | NOSCRIPT | LOADING | STALE, (0, 0, 0), config_get).doc(
+            CommandSpec::new("get", -3, ADMIN | NOSCRIPT | LOADING | STALE, &[], config_get).doc(
                 "server",
                 "Returns the effective values of configuration parameters.",
                 "2.0.0",
                 "O(N) when N is the number of configuration parameters provided",
             ),
-            CommandSpec::new("help", 2, LOADING | STALE, (0, 0, 0), config_help).doc(
+            CommandSpec::new("help", 2, LOADING | STALE, &[], config_help).doc(
                 "server",
                 "Returns helpful text about the different subcommands.",
                 "5.0.0",
                 "O(1)",
             ),
-            CommandSpec::new("resetstat", 2, ADMIN | NOSCRIPT | LOADING | STALE | MANUAL_LOCKS, (0, 0, 0), config_resetstat).doc(
+            CommandSpec::new("resetstat", 2, ADMIN | NOSCRIPT | LOADING | STALE | MANUAL_LOCKS, &[], config_resetstat).doc(
                 "server",
                 "Resets the server's statistics.",
                 "2.0.0",
                 "O(1)",
             ),
-            CommandSpec::new("rewrite", 2, ADMIN | NOSCRIPT | LOADING | STALE, (0, 0, 0), config_rewrite).doc(
+            CommandSpec::new("rewrite", 2, ADMIN | NOSCRIPT | LOADING | STALE, &[], config_rewrite).doc(
                 "server",
                 "Persists the effective configuration to file.",
                 "2.8.0",
                 "O(1)",
             ),
-            CommandSpec::new("set", -4, ADMIN | NOSCRIPT | LOADING | STALE, (0, 0, 0), config_set)
+            CommandSpec::new("set", -4, ADMIN | NOSCRIPT | LOADING | STALE, &[], config_set)
                 .doc("server", "Sets configuration parameters in-flight.", "2.0.0", "O(N) when N is the number of configuration parameters provided")
                 .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
         ]),

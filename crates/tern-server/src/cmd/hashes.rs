@@ -20,6 +20,7 @@ use tern_resp::{parse_i64, Args};
 use tern_store::{Edit, Effect, Access, EntryExt, Hash, HashLimits, HashPair, Shard, Value};
 
 use super::strings::ldouble::LongDouble;
+use super::keyspec::{index, ks, range, ACCESS, DELETE, INSERT, RO, RW, UPDATE};
 use super::table::{flags::*, CommandSpec};
 use super::Ctx;
 use crate::errors;
@@ -52,93 +53,95 @@ const SET_OK: i64 = 1;
 const DELETED: i64 = 2;
 
 pub static COMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("hset", -4, WRITE | DENYOOM | FAST, (1, 1, 1), hset)
+    CommandSpec::new("hset", -4, WRITE | DENYOOM | FAST, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], hset)
         .doc("hash", "Creates or modifies the value of a field in a hash.", "2.0.0", "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs.")
         .acl(&["write", "hash", "fast"]),
-    CommandSpec::new("hmset", -4, WRITE | DENYOOM | FAST, (1, 1, 1), hmset)
+    CommandSpec::new("hmset", -4, WRITE | DENYOOM | FAST, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], hmset)
         .doc("hash", "Sets the values of multiple fields.", "2.0.0", "O(N) where N is the number of fields being set.")
         .acl(&["write", "hash", "fast"]),
-    CommandSpec::new("hsetnx", 4, WRITE | DENYOOM | FAST, (1, 1, 1), hsetnx)
+    CommandSpec::new("hsetnx", 4, WRITE | DENYOOM | FAST, &[ks(RW | INSERT, index(1), range(0, 1, 0))], hsetnx)
         .doc("hash", "Sets the value of a field in a hash only when the field doesn't exist.", "2.0.0", "O(1)")
         .acl(&["write", "hash", "fast"]),
-    CommandSpec::new("hget", 3, READONLY | FAST, (1, 1, 1), hget)
+    CommandSpec::new("hget", 3, READONLY | FAST, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], hget)
         .doc("hash", "Returns the value of a field in a hash.", "2.0.0", "O(1)")
         .acl(&["read", "hash", "fast"]),
-    CommandSpec::new("hmget", -3, READONLY | FAST, (1, 1, 1), hmget)
+    CommandSpec::new("hmget", -3, READONLY | FAST, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], hmget)
         .doc("hash", "Returns the values of all fields in a hash.", "2.0.0", "O(N) where N is the number of fields being requested.")
         .acl(&["read", "hash", "fast"]),
-    CommandSpec::new("hgetall", 2, READONLY, (1, 1, 1), hgetall)
+    CommandSpec::new("hgetall", 2, READONLY, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], hgetall)
         .doc("hash", "Returns all fields and values in a hash.", "2.0.0", "O(N) where N is the size of the hash.")
         .acl(&["read", "hash", "slow"])
         .tips(&["nondeterministic_output_order"]),
-    CommandSpec::new("hdel", -3, WRITE | FAST, (1, 1, 1), hdel)
+    CommandSpec::new("hdel", -3, WRITE | FAST, &[ks(RW | DELETE, index(1), range(0, 1, 0))], hdel)
         .doc("hash", "Deletes one or more fields and their values from a hash. Deletes the hash if no fields remain.", "2.0.0", "O(N) where N is the number of fields to be removed.")
         .acl(&["write", "hash", "fast"]),
-    CommandSpec::new("hlen", 2, READONLY | FAST, (1, 1, 1), hlen)
+    CommandSpec::new("hlen", 2, READONLY | FAST, &[ks(RO, index(1), range(0, 1, 0))], hlen)
         .doc("hash", "Returns the number of fields in a hash.", "2.0.0", "O(1)")
         .acl(&["read", "hash", "fast"]),
-    CommandSpec::new("hexists", 3, READONLY | FAST, (1, 1, 1), hexists)
+    CommandSpec::new("hexists", 3, READONLY | FAST, &[ks(RO, index(1), range(0, 1, 0))], hexists)
         .doc("hash", "Determines whether a field exists in a hash.", "2.0.0", "O(1)")
         .acl(&["read", "hash", "fast"]),
-    CommandSpec::new("hstrlen", 3, READONLY | FAST, (1, 1, 1), hstrlen)
+    CommandSpec::new("hstrlen", 3, READONLY | FAST, &[ks(RO, index(1), range(0, 1, 0))], hstrlen)
         .doc("hash", "Returns the length of the value of a field.", "3.2.0", "O(1)")
         .acl(&["read", "hash", "fast"]),
-    CommandSpec::new("hincrby", 4, WRITE | DENYOOM | FAST, (1, 1, 1), hincrby)
+    CommandSpec::new("hincrby", 4, WRITE | DENYOOM | FAST, &[ks(RW | ACCESS | UPDATE, index(1), range(0, 1, 0))], hincrby)
         .doc("hash", "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field doesn't exist.", "2.0.0", "O(1)")
         .acl(&["write", "hash", "fast"]),
-    CommandSpec::new("hincrbyfloat", 4, WRITE | DENYOOM | FAST, (1, 1, 1), hincrbyfloat)
+    CommandSpec::new("hincrbyfloat", 4, WRITE | DENYOOM | FAST, &[ks(RW | ACCESS | UPDATE, index(1), range(0, 1, 0))], hincrbyfloat)
         .doc("hash", "Increments the floating point value of a field by a number. Uses 0 as initial value if the field doesn't exist.", "2.6.0", "O(1)")
         .acl(&["write", "hash", "fast"]),
-    CommandSpec::new("hkeys", 2, READONLY, (1, 1, 1), hkeys)
+    CommandSpec::new("hkeys", 2, READONLY, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], hkeys)
         .doc("hash", "Returns all fields in a hash.", "2.0.0", "O(N) where N is the size of the hash.")
         .acl(&["read", "hash", "slow"])
         .tips(&["nondeterministic_output_order"]),
-    CommandSpec::new("hvals", 2, READONLY, (1, 1, 1), hvals)
+    CommandSpec::new("hvals", 2, READONLY, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], hvals)
         .doc("hash", "Returns all values in a hash.", "2.0.0", "O(N) where N is the size of the hash.")
         .acl(&["read", "hash", "slow"])
         .tips(&["nondeterministic_output_order"]),
-    CommandSpec::new("hrandfield", -2, READONLY, (1, 1, 1), hrandfield)
+    CommandSpec::new("hrandfield", -2, READONLY, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], hrandfield)
         .doc("hash", "Returns one or more random fields from a hash.", "6.2.0", "O(N) where N is the number of fields returned")
         .acl(&["read", "hash", "slow"])
         .tips(&["nondeterministic_output"]),
-    CommandSpec::new("hscan", -3, READONLY, (1, 1, 1), hscan)
+    CommandSpec::new("hscan", -3, READONLY, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], hscan)
         .doc("hash", "Iterates over fields and values of a hash.", "2.8.0", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.")
         .acl(&["read", "hash", "slow"])
         .tips(&["nondeterministic_output"]),
-    CommandSpec::new("hgetdel", -5, WRITE | FAST, (1, 1, 1), hgetdel)
+    CommandSpec::new("hgetdel", -5, WRITE | FAST, &[ks(RW | ACCESS | DELETE, index(1), range(0, 1, 0))], hgetdel)
         .doc("hash", "Returns the value of a field and deletes it from the hash.", "8.0.0", "O(N) where N is the number of specified fields")
         .acl(&["write", "hash", "fast"]),
-    CommandSpec::new("hgetex", -5, WRITE | FAST, (1, 1, 1), hgetex)
+    CommandSpec::new("hgetex", -5, WRITE | FAST, &[ks(RW | ACCESS | UPDATE, index(1), range(0, 1, 0)).notes("RW and UPDATE because it changes the TTL")], hgetex)
         .doc("hash", "Get the value of one or more fields of a given hash key, and optionally set their expiration.", "8.0.0", "O(N) where N is the number of specified fields")
         .acl(&["write", "hash", "fast"]),
-    CommandSpec::new("hsetex", -6, WRITE | DENYOOM | FAST, (1, 1, 1), hsetex)
+    CommandSpec::new("hsetex", -6, WRITE | DENYOOM | FAST, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], hsetex)
         .doc("hash", "Set the value of one or more fields of a given hash key, and optionally set their expiration.", "8.0.0", "O(N) where N is the number of fields being set.")
         .acl(&["write", "hash", "fast"]),
-    CommandSpec::new("hexpire", -6, WRITE | FAST, (1, 1, 1), hexpire)
+    CommandSpec::new("hexpire", -6, WRITE | FAST, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], hexpire)
         .doc("hash", "Set expiry for hash field using relative time to expire (seconds)", "7.4.0", "O(N) where N is the number of specified fields")
         .acl(&["write", "hash", "fast"]),
-    CommandSpec::new("hpexpire", -6, WRITE | FAST, (1, 1, 1), hpexpire)
+    CommandSpec::new("hpexpire", -6, WRITE | FAST, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], hpexpire)
         .doc("hash", "Set expiry for hash field using relative time to expire (milliseconds)", "7.4.0", "O(N) where N is the number of specified fields")
         .acl(&["write", "hash", "fast"]),
-    CommandSpec::new("hexpireat", -6, WRITE | FAST, (1, 1, 1), hexpireat)
+    CommandSpec::new("hexpireat", -6, WRITE | FAST, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], hexpireat)
         .doc("hash", "Set expiry for hash field using an absolute Unix timestamp (seconds)", "7.4.0", "O(N) where N is the number of specified fields")
         .acl(&["write", "hash", "fast"]),
-    CommandSpec::new("hpexpireat", -6, WRITE | FAST, (1, 1, 1), hpexpireat)
+    CommandSpec::new("hpexpireat", -6, WRITE | FAST, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], hpexpireat)
         .doc("hash", "Set expiry for hash field using an absolute Unix timestamp (milliseconds)", "7.4.0", "O(N) where N is the number of specified fields")
         .acl(&["write", "hash", "fast"]),
-    CommandSpec::new("httl", -5, READONLY | FAST, (1, 1, 1), httl)
+    CommandSpec::new("httl", -5, READONLY | FAST, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], httl)
         .doc("hash", "Returns the TTL in seconds of a hash field.", "7.4.0", "O(N) where N is the number of specified fields")
-        .acl(&["read", "hash", "fast"]),
-    CommandSpec::new("hpttl", -5, READONLY | FAST, (1, 1, 1), hpttl)
+        .acl(&["read", "hash", "fast"])
+        .tips(&["nondeterministic_output"]),
+    CommandSpec::new("hpttl", -5, READONLY | FAST, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], hpttl)
         .doc("hash", "Returns the TTL in milliseconds of a hash field.", "7.4.0", "O(N) where N is the number of specified fields")
-        .acl(&["read", "hash", "fast"]),
-    CommandSpec::new("hexpiretime", -5, READONLY | FAST, (1, 1, 1), hexpiretime)
+        .acl(&["read", "hash", "fast"])
+        .tips(&["nondeterministic_output"]),
+    CommandSpec::new("hexpiretime", -5, READONLY | FAST, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], hexpiretime)
         .doc("hash", "Returns the expiration time of a hash field as a Unix timestamp, in seconds.", "7.4.0", "O(N) where N is the number of specified fields")
         .acl(&["read", "hash", "fast"]),
-    CommandSpec::new("hpexpiretime", -5, READONLY | FAST, (1, 1, 1), hpexpiretime)
+    CommandSpec::new("hpexpiretime", -5, READONLY | FAST, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], hpexpiretime)
         .doc("hash", "Returns the expiration time of a hash field as a Unix timestamp, in msec.", "7.4.0", "O(N) where N is the number of specified fields")
         .acl(&["read", "hash", "fast"]),
-    CommandSpec::new("hpersist", -5, WRITE | FAST, (1, 1, 1), hpersist)
+    CommandSpec::new("hpersist", -5, WRITE | FAST, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], hpersist)
         .doc("hash", "Removes the expiration time for each specified field", "7.4.0", "O(N) where N is the number of specified fields")
         .acl(&["write", "hash", "fast"]),
 ];

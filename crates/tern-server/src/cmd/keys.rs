@@ -15,121 +15,122 @@
 use tern_resp::{parse_i64, Args};
 use tern_store::{Access, Entry, EntryExt, Lfu, Loc, LAZYFREE_THRESHOLD};
 
+use super::keyspec::{index, ks, range, ACCESS, DELETE, INSERT, OW, RM, RO, RW, UPDATE};
 use super::table::{flags::*, CommandSpec};
 use super::Ctx;
 use crate::{errors, glob, prefetch};
 
 pub static COMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("del", -2, WRITE | MANUAL_LOCKS, (1, -1, 1), del)
+    CommandSpec::new("del", -2, WRITE | MANUAL_LOCKS, &[ks(RM | DELETE, index(1), range(-1, 1, 0))], del)
         .doc("generic", "Deletes one or more keys.", "1.0.0", "O(N) where N is the number of keys that will be removed. When a key to remove holds a value other than a string, the individual complexity for this key is O(M) where M is the number of elements in the list, set, sorted set or hash. Removing a single key that holds a string value is O(1).")
         .acl(&["keyspace", "write", "slow"])
         .tips(&["request_policy:multi_shard", "response_policy:agg_sum"]),
-    CommandSpec::new("unlink", -2, WRITE | FAST | MANUAL_LOCKS, (1, -1, 1), unlink)
+    CommandSpec::new("unlink", -2, WRITE | FAST | MANUAL_LOCKS, &[ks(RM | DELETE, index(1), range(-1, 1, 0))], unlink)
         .doc("generic", "Asynchronously deletes one or more keys.", "4.0.0", "O(1) for each key removed regardless of its size. Then the command does O(N) work in a different thread in order to reclaim memory, where N is the number of allocations the deleted objects where composed of.")
         .acl(&["keyspace", "write", "fast"])
         .tips(&["request_policy:multi_shard", "response_policy:agg_sum"]),
-    CommandSpec::new("exists", -2, READONLY | FAST, (1, -1, 1), exists)
+    CommandSpec::new("exists", -2, READONLY | FAST, &[ks(RO, index(1), range(-1, 1, 0))], exists)
         .doc("generic", "Determines whether one or more keys exist.", "1.0.0", "O(N) where N is the number of keys to check.")
         .acl(&["keyspace", "read", "fast"])
         .tips(&["request_policy:multi_shard", "response_policy:agg_sum"]),
-    CommandSpec::new("touch", -2, READONLY | FAST, (1, -1, 1), touch)
+    CommandSpec::new("touch", -2, READONLY | FAST, &[ks(RO, index(1), range(-1, 1, 0))], touch)
         .doc("generic", "Returns the number of existing keys out of those specified after updating the time they were last accessed.", "3.2.1", "O(N) where N is the number of keys that will be touched.")
         .acl(&["keyspace", "read", "fast"])
         .tips(&["request_policy:multi_shard", "response_policy:agg_sum"]),
-    CommandSpec::new("type", 2, READONLY | FAST, (1, 1, 1), type_cmd)
+    CommandSpec::new("type", 2, READONLY | FAST, &[ks(RO, index(1), range(0, 1, 0))], type_cmd)
         .doc("generic", "Determines the type of value stored at a key.", "1.0.0", "O(1)")
         .acl(&["keyspace", "read", "fast"]),
-    CommandSpec::new("rename", 3, WRITE, (1, 2, 1), rename)
+    CommandSpec::new("rename", 3, WRITE, &[ks(RW | ACCESS | DELETE, index(1), range(0, 1, 0)), ks(OW | UPDATE, index(2), range(0, 1, 0))], rename)
         .doc("generic", "Renames a key and overwrites the destination.", "1.0.0", "O(1)")
         .acl(&["keyspace", "write", "slow"]),
-    CommandSpec::new("renamenx", 3, WRITE | FAST, (1, 2, 1), renamenx)
+    CommandSpec::new("renamenx", 3, WRITE | FAST, &[ks(RW | ACCESS | DELETE, index(1), range(0, 1, 0)), ks(OW | INSERT, index(2), range(0, 1, 0))], renamenx)
         .doc("generic", "Renames a key only when the target key name doesn't exist.", "1.0.0", "O(1)")
         .acl(&["keyspace", "write", "fast"]),
-    CommandSpec::new("copy", -3, WRITE | DENYOOM | MANUAL_LOCKS, (1, 2, 1), copy)
+    CommandSpec::new("copy", -3, WRITE | DENYOOM | MANUAL_LOCKS, &[ks(RO | ACCESS, index(1), range(0, 1, 0)), ks(OW | UPDATE, index(2), range(0, 1, 0))], copy)
         .doc("generic", "Copies the value of a key to a new key.", "6.2.0", "O(N) worst case for collections, where N is the number of nested items. O(1) for string values.")
         .acl(&["keyspace", "write", "slow"]),
-    CommandSpec::new("move", 3, WRITE | FAST | MANUAL_LOCKS, (1, 1, 1), move_cmd)
+    CommandSpec::new("move", 3, WRITE | FAST | MANUAL_LOCKS, &[ks(RW | ACCESS | UPDATE, index(1), range(0, 1, 0))], move_cmd)
         .doc("generic", "Moves a key to another database.", "1.0.0", "O(1)")
         .acl(&["keyspace", "write", "fast"]),
-    CommandSpec::new("expire", -3, WRITE | FAST, (1, 1, 1), expire)
+    CommandSpec::new("expire", -3, WRITE | FAST, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], expire)
         .doc("generic", "Sets the expiration time of a key in seconds.", "1.0.0", "O(1)")
         .acl(&["keyspace", "write", "fast"]),
-    CommandSpec::new("pexpire", -3, WRITE | FAST, (1, 1, 1), pexpire)
+    CommandSpec::new("pexpire", -3, WRITE | FAST, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], pexpire)
         .doc("generic", "Sets the expiration time of a key in milliseconds.", "2.6.0", "O(1)")
         .acl(&["keyspace", "write", "fast"]),
-    CommandSpec::new("expireat", -3, WRITE | FAST, (1, 1, 1), expireat)
+    CommandSpec::new("expireat", -3, WRITE | FAST, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], expireat)
         .doc("generic", "Sets the expiration time of a key to a Unix timestamp.", "1.2.0", "O(1)")
         .acl(&["keyspace", "write", "fast"]),
-    CommandSpec::new("pexpireat", -3, WRITE | FAST, (1, 1, 1), pexpireat)
+    CommandSpec::new("pexpireat", -3, WRITE | FAST, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], pexpireat)
         .doc("generic", "Sets the expiration time of a key to a Unix milliseconds timestamp.", "2.6.0", "O(1)")
         .acl(&["keyspace", "write", "fast"]),
-    CommandSpec::new("ttl", 2, READONLY | FAST, (1, 1, 1), ttl)
+    CommandSpec::new("ttl", 2, READONLY | FAST, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], ttl)
         .doc("generic", "Returns the expiration time in seconds of a key.", "1.0.0", "O(1)")
         .acl(&["keyspace", "read", "fast"])
         .tips(&["nondeterministic_output"]),
-    CommandSpec::new("pttl", 2, READONLY | FAST, (1, 1, 1), pttl)
+    CommandSpec::new("pttl", 2, READONLY | FAST, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], pttl)
         .doc("generic", "Returns the expiration time in milliseconds of a key.", "2.6.0", "O(1)")
         .acl(&["keyspace", "read", "fast"])
         .tips(&["nondeterministic_output"]),
-    CommandSpec::new("expiretime", 2, READONLY | FAST, (1, 1, 1), expiretime)
+    CommandSpec::new("expiretime", 2, READONLY | FAST, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], expiretime)
         .doc("generic", "Returns the expiration time of a key as a Unix timestamp.", "7.0.0", "O(1)")
         .acl(&["keyspace", "read", "fast"]),
-    CommandSpec::new("pexpiretime", 2, READONLY | FAST, (1, 1, 1), pexpiretime)
+    CommandSpec::new("pexpiretime", 2, READONLY | FAST, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], pexpiretime)
         .doc("generic", "Returns the expiration time of a key as a Unix milliseconds timestamp.", "7.0.0", "O(1)")
         .acl(&["keyspace", "read", "fast"]),
-    CommandSpec::new("persist", 2, WRITE | FAST, (1, 1, 1), persist)
+    CommandSpec::new("persist", 2, WRITE | FAST, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], persist)
         .doc("generic", "Removes the expiration time of a key.", "2.2.0", "O(1)")
         .acl(&["keyspace", "write", "fast"]),
-    CommandSpec::new("keys", 2, READONLY | MANUAL_LOCKS, (0, 0, 0), keys)
+    CommandSpec::new("keys", 2, READONLY | MANUAL_LOCKS, &[], keys)
         .doc("generic", "Returns all key names that match a pattern.", "1.0.0", "O(N) with N being the number of keys in the database, under the assumption that the key names in the database and the given pattern have limited length.")
         .acl(&["keyspace", "read", "slow", "dangerous"])
         .tips(&["request_policy:all_shards", "nondeterministic_output_order"]),
-    CommandSpec::new("scan", -2, READONLY | MANUAL_LOCKS, (0, 0, 0), scan)
+    CommandSpec::new("scan", -2, READONLY | MANUAL_LOCKS, &[], scan)
         .doc("generic", "Iterates over the key names in the database.", "2.8.0", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.")
         .acl(&["keyspace", "read", "slow"])
-        .tips(&["nondeterministic_output", "request_policy:special"]),
-    CommandSpec::new("randomkey", 1, READONLY | MANUAL_LOCKS, (0, 0, 0), randomkey)
+        .tips(&["nondeterministic_output", "request_policy:special", "response_policy:special"]),
+    CommandSpec::new("randomkey", 1, READONLY | MANUAL_LOCKS, &[], randomkey)
         .doc("generic", "Returns a random key name from the database.", "1.0.0", "O(1)")
         .acl(&["keyspace", "read", "slow"])
-        .tips(&["request_policy:all_shards", "nondeterministic_output"]),
-    CommandSpec::new("dbsize", 1, READONLY | FAST | MANUAL_LOCKS, (0, 0, 0), dbsize)
+        .tips(&["request_policy:all_shards", "response_policy:special", "nondeterministic_output"]),
+    CommandSpec::new("dbsize", 1, READONLY | FAST | MANUAL_LOCKS, &[], dbsize)
         .doc("server", "Returns the number of keys in the database.", "1.0.0", "O(1)")
         .acl(&["keyspace", "read", "fast"])
         .tips(&["request_policy:all_shards", "response_policy:agg_sum"]),
-    CommandSpec::new("flushdb", -1, WRITE | MANUAL_LOCKS, (0, 0, 0), flushdb)
+    CommandSpec::new("flushdb", -1, WRITE | MANUAL_LOCKS, &[], flushdb)
         .doc("server", "Remove all keys from the current database.", "1.0.0", "O(N) where N is the number of keys in the selected database")
         .acl(&["keyspace", "write", "slow", "dangerous"])
         .tips(&["request_policy:all_shards", "response_policy:all_succeeded"]),
-    CommandSpec::new("flushall", -1, WRITE | MANUAL_LOCKS, (0, 0, 0), flushall)
+    CommandSpec::new("flushall", -1, WRITE | MANUAL_LOCKS, &[], flushall)
         .doc("server", "Removes all keys from all databases.", "1.0.0", "O(N) where N is the total number of keys in all databases")
         .acl(&["keyspace", "write", "slow", "dangerous"])
         .tips(&["request_policy:all_shards", "response_policy:all_succeeded"]),
-    CommandSpec::new("swapdb", 3, WRITE | FAST | MANUAL_LOCKS, (0, 0, 0), swapdb)
+    CommandSpec::new("swapdb", 3, WRITE | FAST | MANUAL_LOCKS, &[], swapdb)
         .doc("server", "Swaps two Redis databases.", "4.0.0", "O(N) where N is the count of clients watching or blocking on keys from both databases.")
         .acl(&["keyspace", "write", "fast", "dangerous"]),
-    CommandSpec::new("object", -2, 0, (0, 0, 0), object_container)
+    CommandSpec::new("object", -2, 0, &[], object_container)
         .doc("generic", "A container for object introspection commands.", "2.2.3", "Depends on subcommand.")
         .acl(&["slow"])
         .subs(OBJECT_SUBCOMMANDS),
 ];
 
 static OBJECT_SUBCOMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("encoding", 3, READONLY, (2, 2, 1), object_encoding)
+    CommandSpec::new("encoding", 3, READONLY, &[ks(RO, index(2), range(0, 1, 0))], object_encoding)
         .doc("generic", "Returns the internal encoding of a Redis object.", "2.2.3", "O(1)")
         .acl(&["keyspace", "read", "slow"])
         .tips(&["nondeterministic_output"]),
-    CommandSpec::new("freq", 3, READONLY, (2, 2, 1), object_freq)
+    CommandSpec::new("freq", 3, READONLY, &[ks(RO, index(2), range(0, 1, 0))], object_freq)
         .doc("generic", "Returns the logarithmic access frequency counter of a Redis object.", "4.0.0", "O(1)")
         .acl(&["keyspace", "read", "slow"])
         .tips(&["nondeterministic_output"]),
-    CommandSpec::new("help", 2, LOADING | STALE, (0, 0, 0), object_help)
+    CommandSpec::new("help", 2, LOADING | STALE, &[], object_help)
         .doc("generic", "Returns helpful text about the different subcommands.", "6.2.0", "O(1)")
         .acl(&["keyspace", "slow"]),
-    CommandSpec::new("idletime", 3, READONLY, (2, 2, 1), object_idletime)
+    CommandSpec::new("idletime", 3, READONLY, &[ks(RO, index(2), range(0, 1, 0))], object_idletime)
         .doc("generic", "Returns the time since the last access to a Redis object.", "2.2.3", "O(1)")
         .acl(&["keyspace", "read", "slow"])
         .tips(&["nondeterministic_output"]),
-    CommandSpec::new("refcount", 3, READONLY, (2, 2, 1), object_refcount)
+    CommandSpec::new("refcount", 3, READONLY, &[ks(RO, index(2), range(0, 1, 0))], object_refcount)
         .doc("generic", "Returns the reference count of a value of a key.", "2.2.3", "O(1)")
         .acl(&["keyspace", "read", "slow"])
         .tips(&["nondeterministic_output"]),

@@ -11,10 +11,12 @@
 //! listed in [`FAMILIES`].
 
 pub mod client;
+pub mod command;
 pub mod config;
 pub mod connection;
 pub mod hashes;
 pub mod keys;
+pub mod keyspec;
 pub mod server;
 pub mod strings;
 pub mod table;
@@ -42,6 +44,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     keys::COMMANDS,
     connection::COMMANDS,
     client::COMMANDS,
+    command::COMMANDS,
     server::COMMANDS,
     config::COMMANDS,
     transactions::COMMANDS,
@@ -164,7 +167,10 @@ pub struct Ctx<'a, 'ks> {
     pub reply: Reply<'a>,
     pub client: &'a mut Client,
     /// The command's keys, located (hashed once) in key-spec order; also
-    /// for `MANUAL_LOCKS` commands, which are not locked though.
+    /// for `MANUAL_LOCKS` commands, which are not locked though. Empty when
+    /// the arguments do not locate every key (a key count beyond them,
+    /// `keyspec::Keys::invalid`): a command with a key count checks it
+    /// before using these.
     pub locs: &'a [Loc],
     pub cmd: &'ks Cmd,
     /// Milliseconds since the Unix epoch, read once for the command.
@@ -344,7 +350,7 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
     // An item holds keys up to 1 GiB - 1; longer ones (possible only with
     // proto-max-bulk-len and client-query-buffer-limit both raised above
     // 1gb) are refused before anything is located or stored.
-    if cmd.key_positions(args.len()).any(|i| args.get(i).len() > tern_store::MAX_KEY_LEN) {
+    if cmd.keys(args).any(|k| args.get(k.pos).len() > tern_store::MAX_KEY_LEN) {
         c.stats.cmds[cmd.id].rejected.add(1);
         rejected(&mut reply, c.client, errors::KEY_TOO_LONG.as_bytes());
         return finish_reply(c.client, reply, start_mark);
@@ -411,9 +417,15 @@ pub fn call<'ks>(
         std::mem::swap(&mut locs, &mut scratch.pre_locs);
     } else {
         // MANUAL_LOCKS handlers get their spec'd keys located too (DEL and
-        // UNLINK use them); they only lock for themselves.
-        for i in cmd.key_positions(args.len()) {
-            locs.push(srv.ks.locate(client.db, args.get(i)));
+        // UNLINK use them); they only lock for themselves. Arguments that
+        // do not locate every key (a key count beyond them) locate none:
+        // the handler reports the error.
+        let mut walk = cmd.keys(args);
+        for k in walk.by_ref() {
+            locs.push(srv.ks.locate(client.db, args.get(k.pos)));
+        }
+        if walk.invalid() {
+            locs.clear();
         }
     }
     if !cmd.has(flags::MANUAL_LOCKS) {

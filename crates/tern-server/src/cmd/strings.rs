@@ -18,6 +18,7 @@ pub mod ldouble;
 use tern_resp::{parse_i64, Args};
 use tern_store::{Entry, EntryExt, NewValue, StrRef, StrValue, Value};
 
+use super::keyspec::{index, ks, range, set_key_flags, ACCESS, DELETE, INSERT, OW, RO, RW, UPDATE, VARIABLE_FLAGS};
 use super::table::{flags::*, CommandSpec};
 use super::{Ctx, Reply};
 use crate::errors;
@@ -35,70 +36,73 @@ const LCS_OVER_LIMIT: &str = "ERR Insufficient memory, transient memory for LCS 
 const LCS_ALLOC_FAILED: &str = "ERR Insufficient memory, failed allocating transient memory for LCS";
 
 pub static COMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("get", 2, READONLY | FAST, (1, 1, 1), get)
+    CommandSpec::new("get", 2, READONLY | FAST, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], get)
         .doc("string", "Returns the string value of a key.", "1.0.0", "O(1)")
         .acl(&["read", "string", "fast"]),
-    CommandSpec::new("set", -3, WRITE | DENYOOM, (1, 1, 1), set)
+    CommandSpec::new("set", -3, WRITE | DENYOOM, &[ks(RW | ACCESS | UPDATE | VARIABLE_FLAGS, index(1), range(0, 1, 0)).notes("RW and ACCESS due to the optional `GET` argument")], set)
         .doc("string", "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", "1.0.0", "O(1)")
-        .acl(&["write", "string", "slow"]),
-    CommandSpec::new("setnx", 3, WRITE | DENYOOM | FAST, (1, 1, 1), setnx)
+        .acl(&["write", "string", "slow"])
+        .key_flags_of(set_key_flags),
+    CommandSpec::new("setnx", 3, WRITE | DENYOOM | FAST, &[ks(OW | INSERT, index(1), range(0, 1, 0))], setnx)
         .doc("string", "Set the string value of a key only when the key doesn't exist.", "1.0.0", "O(1)")
         .acl(&["write", "string", "fast"]),
-    CommandSpec::new("setex", 4, WRITE | DENYOOM, (1, 1, 1), setex)
+    CommandSpec::new("setex", 4, WRITE | DENYOOM, &[ks(OW | UPDATE, index(1), range(0, 1, 0))], setex)
         .doc("string", "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", "2.0.0", "O(1)")
         .acl(&["write", "string", "slow"]),
-    CommandSpec::new("psetex", 4, WRITE | DENYOOM, (1, 1, 1), psetex)
+    CommandSpec::new("psetex", 4, WRITE | DENYOOM, &[ks(OW | UPDATE, index(1), range(0, 1, 0))], psetex)
         .doc("string", "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.", "2.6.0", "O(1)")
         .acl(&["write", "string", "slow"]),
-    CommandSpec::new("getset", 3, WRITE | DENYOOM | FAST, (1, 1, 1), getset)
+    CommandSpec::new("getset", 3, WRITE | DENYOOM | FAST, &[ks(RW | ACCESS | UPDATE, index(1), range(0, 1, 0))], getset)
         .doc("string", "Returns the previous string value of a key after setting it to a new value.", "1.0.0", "O(1)")
         .acl(&["write", "string", "fast"]),
-    CommandSpec::new("getdel", 2, WRITE | FAST, (1, 1, 1), getdel)
+    CommandSpec::new("getdel", 2, WRITE | FAST, &[ks(RW | ACCESS | DELETE, index(1), range(0, 1, 0))], getdel)
         .doc("string", "Returns the string value of a key after deleting the key.", "6.2.0", "O(1)")
         .acl(&["write", "string", "fast"]),
-    CommandSpec::new("getex", -2, WRITE | FAST, (1, 1, 1), getex)
+    CommandSpec::new("getex", -2, WRITE | FAST, &[ks(RW | ACCESS | UPDATE, index(1), range(0, 1, 0)).notes("RW and UPDATE because it changes the TTL")], getex)
         .doc("string", "Returns the string value of a key after setting its expiration time.", "6.2.0", "O(1)")
         .acl(&["write", "string", "fast"]),
-    CommandSpec::new("mget", -2, READONLY | FAST, (1, -1, 1), mget)
+    CommandSpec::new("mget", -2, READONLY | FAST, &[ks(RO | ACCESS, index(1), range(-1, 1, 0))], mget)
         .doc("string", "Atomically returns the string values of one or more keys.", "1.0.0", "O(N) where N is the number of keys to retrieve.")
-        .acl(&["read", "string", "fast"]),
-    CommandSpec::new("mset", -3, WRITE | DENYOOM, (1, -1, 2), mset)
+        .acl(&["read", "string", "fast"])
+        .tips(&["request_policy:multi_shard"]),
+    CommandSpec::new("mset", -3, WRITE | DENYOOM, &[ks(OW | UPDATE, index(1), range(-1, 2, 0))], mset)
         .doc("string", "Atomically creates or modifies the string values of one or more keys.", "1.0.1", "O(N) where N is the number of keys to set.")
-        .acl(&["write", "string", "slow"]),
-    CommandSpec::new("msetnx", -3, WRITE | DENYOOM, (1, -1, 2), msetnx)
+        .acl(&["write", "string", "slow"])
+        .tips(&["request_policy:multi_shard", "response_policy:all_succeeded"]),
+    CommandSpec::new("msetnx", -3, WRITE | DENYOOM, &[ks(OW | INSERT, index(1), range(-1, 2, 0))], msetnx)
         .doc("string", "Atomically modifies the string values of one or more keys only when all keys don't exist.", "1.0.1", "O(N) where N is the number of keys to set.")
         .acl(&["write", "string", "slow"]),
-    CommandSpec::new("append", 3, WRITE | DENYOOM | FAST, (1, 1, 1), append)
+    CommandSpec::new("append", 3, WRITE | DENYOOM | FAST, &[ks(RW | INSERT, index(1), range(0, 1, 0))], append)
         .doc("string", "Appends a string to the value of a key. Creates the key if it doesn't exist.", "2.0.0", "O(1). The amortized time complexity is O(1) assuming the appended value is small and the already present value is of any size, since the dynamic string library used by Redis will double the free space available on every reallocation.")
         .acl(&["write", "string", "fast"]),
-    CommandSpec::new("strlen", 2, READONLY | FAST, (1, 1, 1), strlen)
+    CommandSpec::new("strlen", 2, READONLY | FAST, &[ks(RO, index(1), range(0, 1, 0))], strlen)
         .doc("string", "Returns the length of a string value.", "2.2.0", "O(1)")
         .acl(&["read", "string", "fast"]),
-    CommandSpec::new("getrange", 4, READONLY, (1, 1, 1), getrange)
+    CommandSpec::new("getrange", 4, READONLY, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], getrange)
         .doc("string", "Returns a substring of the string stored at a key.", "2.4.0", "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.")
         .acl(&["read", "string", "slow"]),
-    CommandSpec::new("substr", 4, READONLY, (1, 1, 1), getrange)
+    CommandSpec::new("substr", 4, READONLY, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], getrange)
         .doc("string", "Returns a substring from a string value.", "1.0.0", "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.")
         .acl(&["read", "string", "slow"]),
-    CommandSpec::new("setrange", 4, WRITE | DENYOOM, (1, 1, 1), setrange)
+    CommandSpec::new("setrange", 4, WRITE | DENYOOM, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], setrange)
         .doc("string", "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", "2.2.0", "O(1), not counting the time taken to copy the new string in place. Usually, this string is very small so the amortized complexity is O(1). Otherwise, complexity is O(M) with M being the length of the value argument.")
         .acl(&["write", "string", "slow"]),
-    CommandSpec::new("incr", 2, WRITE | DENYOOM | FAST, (1, 1, 1), incr)
+    CommandSpec::new("incr", 2, WRITE | DENYOOM | FAST, &[ks(RW | ACCESS | UPDATE, index(1), range(0, 1, 0))], incr)
         .doc("string", "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", "1.0.0", "O(1)")
         .acl(&["write", "string", "fast"]),
-    CommandSpec::new("decr", 2, WRITE | DENYOOM | FAST, (1, 1, 1), decr)
+    CommandSpec::new("decr", 2, WRITE | DENYOOM | FAST, &[ks(RW | ACCESS | UPDATE, index(1), range(0, 1, 0))], decr)
         .doc("string", "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", "1.0.0", "O(1)")
         .acl(&["write", "string", "fast"]),
-    CommandSpec::new("incrby", 3, WRITE | DENYOOM | FAST, (1, 1, 1), incrby)
+    CommandSpec::new("incrby", 3, WRITE | DENYOOM | FAST, &[ks(RW | ACCESS | UPDATE, index(1), range(0, 1, 0))], incrby)
         .doc("string", "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.", "1.0.0", "O(1)")
         .acl(&["write", "string", "fast"]),
-    CommandSpec::new("decrby", 3, WRITE | DENYOOM | FAST, (1, 1, 1), decrby)
+    CommandSpec::new("decrby", 3, WRITE | DENYOOM | FAST, &[ks(RW | ACCESS | UPDATE, index(1), range(0, 1, 0))], decrby)
         .doc("string", "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.", "1.0.0", "O(1)")
         .acl(&["write", "string", "fast"]),
-    CommandSpec::new("incrbyfloat", 3, WRITE | DENYOOM | FAST, (1, 1, 1), incrbyfloat)
+    CommandSpec::new("incrbyfloat", 3, WRITE | DENYOOM | FAST, &[ks(RW | ACCESS | UPDATE, index(1), range(0, 1, 0))], incrbyfloat)
         .doc("string", "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", "2.6.0", "O(1)")
         .acl(&["write", "string", "fast"]),
-    CommandSpec::new("lcs", -3, READONLY, (1, 2, 1), lcs)
+    CommandSpec::new("lcs", -3, READONLY, &[ks(RO | ACCESS, index(1), range(1, 1, 0))], lcs)
         .doc("string", "Finds the longest common substring.", "7.0.0", "O(N*M) where N and M are the lengths of s1 and s2, respectively")
         .acl(&["read", "string", "slow"]),
 ];

@@ -1,12 +1,17 @@
-//! The command table as data: name, arity, flags, key positions, handler.
+//! The command table as data: name, arity, flags, key specs, handler.
 //!
 //! Each family file (`strings.rs`, `keys.rs`, ...) exports a `COMMANDS`
 //! slice; [`CommandTable::build`] gathers them and gives every command (and
 //! subcommand) a dense id used to index per-command stats. Arity,
 //! unknown-command and unknown-subcommand errors come from this one place.
+//! Keys are declared as Redis 7 key specs (`keyspec.rs`); the legacy
+//! `(first, last, step)` and `movablekeys` are derived from them here.
 
 use std::collections::HashMap;
 
+use tern_resp::Args;
+
+use super::keyspec::{CommandKeys, KeyFlags, KeySpec, Keys, Legacy, LoneRange};
 use super::Handler;
 
 /// Command flags, as Redis's command table names them (COMMAND INFO shows
@@ -28,8 +33,12 @@ pub mod flags {
     pub const NO_AUTH: u32 = 1 << 13;
     pub const MAY_REPLICATE: u32 = 1 << 14;
     pub const NO_MULTI: u32 = 1 << 15;
+    /// Derived from the key specs, never declared (see [`super::Legacy`]).
     pub const MOVABLE_KEYS: u32 = 1 << 16;
     pub const ALLOW_BUSY: u32 = 1 << 17;
+    /// The command may run without keys (COMMAND GETKEYS then answers an
+    /// empty list instead of an error).
+    pub const NO_MANDATORY_KEYS: u32 = 1 << 18;
     /// Tern: the handler locks the shards it needs itself (keys in other
     /// databases, whole-database walks). Nothing is locked for it.
     pub const MANUAL_LOCKS: u32 = 1 << 24;
@@ -53,6 +62,7 @@ pub mod flags {
         (FAST, "fast"),
         (NO_AUTH, "no_auth"),
         (MAY_REPLICATE, "may_replicate"),
+        (NO_MANDATORY_KEYS, "no_mandatory_keys"),
         (NO_MULTI, "no_multi"),
         (MOVABLE_KEYS, "movablekeys"),
         (ALLOW_BUSY, "allow_busy"),
@@ -67,9 +77,10 @@ pub struct CommandSpec {
     /// least N.
     pub arity: i32,
     pub flags: u32,
-    /// Key positions, Redis-style: first, last (negative counts from the
-    /// end, -1 = last argument), step. (0, 0, 0) for no keys.
-    pub keys: (i32, i32, i32),
+    /// Where the keys are and how they are used, as Redis 7 key specs.
+    pub keys: &'static [KeySpec],
+    /// For `VARIABLE_FLAGS` specs: the flags that apply to these arguments.
+    pub key_flags_of: Option<fn(Args<'_>, usize) -> KeyFlags>,
     pub handler: Handler,
     /// COMMAND DOCS: group (`string`, `generic`, `connection`, `server`,
     /// `transactions`), summary, since, complexity.
@@ -88,6 +99,12 @@ pub struct CommandSpec {
 /// A command as the table holds it.
 pub struct Cmd {
     pub spec: &'static CommandSpec,
+    /// The spec's flags plus `MOVABLE_KEYS` when the key specs imply it.
+    pub flags: u32,
+    /// COMMAND INFO's (first, last, step), from the key specs.
+    pub legacy: Legacy,
+    /// The key specs when they are one plain range, resolved for dispatch.
+    lone: Option<LoneRange>,
     pub id: usize,
     /// `get`, or `client|id` for a subcommand.
     pub fullname: String,
@@ -97,7 +114,7 @@ pub struct Cmd {
 
 impl Cmd {
     pub fn has(&self, flag: u32) -> bool {
-        self.spec.flags & flag != 0
+        self.flags & flag != 0
     }
 
     /// Does `argc` satisfy the arity?
@@ -106,13 +123,19 @@ impl Cmd {
         (a > 0 && argc == a as usize) || (a < 0 && argc >= (-a) as usize)
     }
 
-    /// Indexes of the key arguments for a request of `argc` arguments.
-    pub fn key_positions(&self, argc: usize) -> impl Iterator<Item = usize> {
-        let (first, last, step) = self.spec.keys;
-        let (first, step) = (first.max(0) as usize, step.max(1) as usize);
-        let last = if last < 0 { argc as i64 + last as i64 } else { last as i64 };
-        let end = if first == 0 { 0 } else { (last + 1).clamp(0, argc as i64) as usize };
-        (first..end.max(first)).step_by(step)
+    /// The keys of the command line `args`, in key-spec order (see
+    /// [`Keys::invalid`] for arguments that do not locate them).
+    #[inline]
+    pub fn keys<'a>(&self, args: Args<'a>) -> Keys<'static, 'a> {
+        match self.lone {
+            Some(r) => Keys::lone(args, r),
+            None => Keys::new(self.spec.keys, args),
+        }
+    }
+
+    /// The key declarations as COMMAND GETKEYS reads them.
+    pub fn command_keys(&self) -> CommandKeys<'static> {
+        CommandKeys { specs: self.spec.keys, no_mandatory_keys: self.has(flags::NO_MANDATORY_KEYS), flags_of: self.spec.key_flags_of }
     }
 }
 
@@ -135,7 +158,10 @@ impl CommandTable {
 
     fn add(&mut self, spec: &'static CommandSpec, parent: Option<usize>, fullname: String) -> usize {
         let id = self.cmds.len();
-        self.cmds.push(Cmd { spec, id, fullname, parent, subs: HashMap::new() });
+        let legacy = Legacy::of(spec.keys);
+        let flags = spec.flags | if legacy.movable { flags::MOVABLE_KEYS } else { 0 };
+        let lone = LoneRange::of(spec.keys);
+        self.cmds.push(Cmd { spec, flags, legacy, lone, id, fullname, parent, subs: HashMap::new() });
         for sub in spec.subcommands {
             let sid = self.add(sub, Some(id), format!("{}|{}", spec.name, sub.name));
             self.cmds[id].subs.insert(sub.name.as_bytes().to_vec(), sid);
@@ -188,12 +214,13 @@ fn lookup_lower(map: &HashMap<Vec<u8>, usize>, name: &[u8]) -> Option<usize> {
 impl CommandSpec {
     /// A command with no docs, ACL categories or subcommands; chain
     /// [`CommandSpec::doc`], [`CommandSpec::acl`], [`CommandSpec::subs`].
-    pub const fn new(name: &'static str, arity: i32, flags: u32, keys: (i32, i32, i32), handler: Handler) -> Self {
+    pub const fn new(name: &'static str, arity: i32, flags: u32, keys: &'static [KeySpec], handler: Handler) -> Self {
         CommandSpec {
             name,
             arity,
             flags,
             keys,
+            key_flags_of: None,
             handler,
             group: "generic",
             summary: "",
@@ -226,5 +253,91 @@ impl CommandSpec {
     pub const fn tips(mut self, tips: &'static [&'static str]) -> Self {
         self.tips = tips;
         self
+    }
+
+    /// The finder of the key flags for `VARIABLE_FLAGS` specs.
+    pub const fn key_flags_of(mut self, f: fn(Args<'_>, usize) -> KeyFlags) -> Self {
+        self.key_flags_of = Some(f);
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::keyspec::{Begin, Find, INCOMPLETE, VARIABLE_FLAGS};
+    use super::*;
+
+    /// What the interpreter relies on, for every declared command: steps
+    /// of at least one, a limit only with a last key of -1, a flag finder
+    /// for variable flags, and a command whose specs cannot locate every
+    /// key locking for itself (dispatch then has no keys to lock for it).
+    #[test]
+    fn key_specs_are_well_formed() {
+        let t = CommandTable::build();
+        for c in t.iter() {
+            for s in c.spec.keys {
+                match s.find {
+                    Find::Range { lastkey, keystep, limit } => {
+                        assert!(keystep >= 1 && limit >= 0, "{}", c.fullname);
+                        assert!(limit <= 1 || lastkey == -1, "{}", c.fullname);
+                    }
+                    Find::Keynum { keynumidx, firstkey, keystep } => {
+                        assert!(keynumidx >= 0 && firstkey >= 1 && keystep >= 1, "{}", c.fullname)
+                    }
+                    Find::Unknown => {}
+                }
+                match s.begin {
+                    Begin::Index(pos) => assert!(pos >= 1, "{}", c.fullname),
+                    Begin::Keyword { startfrom, .. } => assert!(startfrom != 0, "{}", c.fullname),
+                    Begin::Unknown => {}
+                }
+                let partial = s.flags & INCOMPLETE != 0 || s.begin == Begin::Unknown || s.find == Find::Unknown;
+                assert!(!partial || c.has(flags::MANUAL_LOCKS), "{} cannot be located by dispatch", c.fullname);
+                assert_eq!(s.flags & VARIABLE_FLAGS != 0, c.spec.key_flags_of.is_some(), "{}", c.fullname);
+            }
+        }
+    }
+
+    fn noop(_: &mut super::super::Ctx<'_, '_>, _: Args<'_>) {}
+
+    /// A command whose keys are counted by an argument (Redis's LMPOP),
+    /// declared and looked up as any other: located by the same walk that
+    /// dispatch runs, and movable.
+    #[test]
+    fn keynum_commands_are_located_through_the_table() {
+        use super::super::keyspec::{index, keynum, ks, ACCESS, DELETE, RW};
+        static LMPOP: CommandSpec = CommandSpec::new("lmpop", -4, flags::WRITE, &[ks(RW | ACCESS | DELETE, index(1), keynum(0, 1, 1))], noop);
+        let mut t = CommandTable { cmds: Vec::new(), by_name: HashMap::new() };
+        let id = t.add(&LMPOP, None, "lmpop".into());
+        let c = t.get(id);
+        assert!(c.has(flags::MOVABLE_KEYS));
+        assert_eq!((c.legacy.first, c.legacy.last, c.legacy.step), (0, 0, 0));
+        let words: &[&[u8]] = &[b"lmpop", b"2", b"a", b"b", b"left"];
+        let (mut buf, mut ranges) = (Vec::new(), Vec::new());
+        for w in words {
+            ranges.push((buf.len(), w.len()));
+            buf.extend_from_slice(w);
+        }
+        let args = Args::from_parts(&buf, &ranges);
+        assert_eq!(c.keys(args).map(|k| args.get(k.pos)).collect::<Vec<_>>(), vec![&b"a"[..], b"b"]);
+        ranges[1] = (buf.len(), 2);
+        buf.extend_from_slice(b"99");
+        let args = Args::from_parts(&buf, &ranges);
+        let mut walk = c.keys(args);
+        assert_eq!(walk.by_ref().count(), 0);
+        assert!(walk.invalid());
+    }
+
+    #[test]
+    fn legacy_keys_and_movablekeys_come_from_the_specs() {
+        let t = CommandTable::build();
+        let legacy = |name: &str| {
+            let c = t.lookup(name.as_bytes()).expect(name);
+            (c.legacy.first, c.legacy.last, c.legacy.step, c.has(flags::MOVABLE_KEYS))
+        };
+        assert_eq!(legacy("get"), (1, 1, 1, false));
+        assert_eq!(legacy("mset"), (1, -1, 2, false));
+        assert_eq!(legacy("rename"), (1, 2, 1, false));
+        assert_eq!(legacy("ping"), (0, 0, 0, false));
     }
 }

@@ -25,25 +25,26 @@ use std::sync::atomic::Ordering;
 use tern_resp::Args;
 use tern_store::{LockSet, WatchFlag};
 
+use super::keyspec::{index, ks, range, RO};
 use super::table::{flags::*, CommandSpec};
 use super::{call, Ctx, Reply, Scratch};
 use crate::client::{flags as cflags, Client, Watched};
 
 pub static COMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("multi", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | TX_CONTROL, (0, 0, 0), multi)
+    CommandSpec::new("multi", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | TX_CONTROL, &[], multi)
         .doc("transactions", "Starts a transaction.", "1.2.0", "O(1)")
         .acl(&["fast", "transaction"]),
-    CommandSpec::new("exec", 1, NOSCRIPT | LOADING | STALE | SKIP_SLOWLOG | TX_CONTROL, (0, 0, 0), exec)
+    CommandSpec::new("exec", 1, NOSCRIPT | LOADING | STALE | SKIP_SLOWLOG | TX_CONTROL, &[], exec)
         .doc("transactions", "Executes all commands in a transaction.", "1.2.0", "Depends on commands in the transaction")
         .acl(&["slow", "transaction"]),
-    CommandSpec::new("discard", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | TX_CONTROL, (0, 0, 0), discard)
+    CommandSpec::new("discard", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | TX_CONTROL, &[], discard)
         .doc("transactions", "Discards a transaction.", "2.0.0", "O(N), when N is the number of queued commands")
         .acl(&["fast", "transaction"]),
-    CommandSpec::new("watch", -2, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | TX_CONTROL, (1, -1, 1), watch)
+    CommandSpec::new("watch", -2, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | TX_CONTROL, &[ks(RO, index(1), range(-1, 1, 0))], watch)
         .doc("transactions", "Monitors changes to keys to determine the execution of a transaction.", "2.2.0", "O(1) for every key.")
         .acl(&["fast", "transaction"]),
     // Not TX_CONTROL: inside MULTI, Redis queues UNWATCH like any command.
-    CommandSpec::new("unwatch", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY, (0, 0, 0), unwatch)
+    CommandSpec::new("unwatch", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY, &[], unwatch)
         .doc("transactions", "Forgets about watched keys of a transaction.", "2.2.0", "O(1)")
         .acl(&["fast", "transaction"]),
 ];
