@@ -456,6 +456,128 @@ impl Exec<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Config;
+    use tern_memcache::{Limits, Parser};
+    use tern_store::Effect;
+
+    /// A server and one memcached connection's state, run at clock values
+    /// the test picks, with effect records kept.
+    struct Rig {
+        srv: Arc<Server>,
+        sh: Arc<Shared>,
+        out: OutBuf,
+        /// The worker's records; the cron's go to its own buffer.
+        fx: Effects,
+    }
+
+    impl Rig {
+        fn new() -> Rig {
+            let mut cfg = Config::default();
+            cfg.threads = 1;
+            let srv = Arc::new(Server::new(cfg));
+            srv.ks.attach_effects(true);
+            Rig { srv, sh: Arc::new(Shared::new(1 << 20)), out: OutBuf::new(), fx: Effects::new() }
+        }
+
+        /// Runs every request in `req` at time `now`; returns the replies.
+        fn run(&mut self, now: u64, req: &[u8]) -> String {
+            let (mut p, lim) = (Parser::new(), Limits::default());
+            let mut pos = 0;
+            while let Some((r, n)) = p.parse(&req[pos..], &lim).expect("well-formed") {
+                pos += n;
+                let mut ex = Exec { srv: &self.srv, sh: &self.sh, out: &mut self.out, stats: &self.srv.workers[0], now, fx: &self.fx };
+                ex.run(r);
+            }
+            assert_eq!(pos, req.len());
+            let s = String::from_utf8_lossy(&self.out).into_owned();
+            self.out.clear();
+            s
+        }
+
+        fn has(&mut self, now: u64, key: &str) -> bool {
+            match self.run(now, format!("mg {key}\r\n").as_bytes()).as_str() {
+                "HD\r\n" => true,
+                "EN\r\n" => false,
+                r => panic!("mg answered {r:?}"),
+            }
+        }
+
+        /// One cron tick at `now`: whether it flushed, and how many
+        /// FLUSHDB records it left in its buffer.
+        fn tick(&self, now: u64) -> (bool, usize) {
+            let cron = Effects::new();
+            let flushed = flush_if_due(&self.srv, now, &cron);
+            (flushed, cron.take().iter().filter(|r| r.effect == Effect::FlushDb).count())
+        }
+    }
+
+    const T: u64 = 1_700_000_000_000;
+
+    #[test]
+    fn a_delayed_flush_happens_on_the_first_tick_at_its_time() {
+        let mut r = Rig::new();
+        assert_eq!(r.run(T, b"set a 0 0 1\r\nx\r\nflush_all 5\r\n"), "STORED\r\nOK\r\n");
+        assert_eq!(*r.srv.mc_flush_at.lock(), Some(T + 5_000));
+        // Items written while the flush is pending go with it, as in
+        // memcached (older than its `oldest_live`).
+        assert_eq!(r.run(T + 1_000, b"set b 0 0 1\r\ny\r\n"), "STORED\r\n");
+        assert_eq!(r.tick(T + 4_999), (false, 0));
+        assert!(r.has(T + 4_999, "a") && r.has(T + 4_999, "b"));
+        let (flushed, records) = r.tick(T + 5_000);
+        assert!(flushed && records > 0, "flushed {flushed}, {records} FLUSHDB records");
+        assert!(!r.has(T + 5_000, "a") && !r.has(T + 5_000, "b"));
+        // Once: later ticks leave later writes alone.
+        assert_eq!(*r.srv.mc_flush_at.lock(), None);
+        r.run(T + 5_001, b"set c 0 0 1\r\nz\r\n");
+        assert_eq!(r.tick(T + 60_000), (false, 0));
+        assert!(r.has(T + 60_000, "c"));
+        // The command itself recorded no flush; the cron's buffer did.
+        assert!(r.fx.take().iter().all(|rec| rec.effect != Effect::FlushDb));
+    }
+
+    #[test]
+    fn a_newer_flush_all_replaces_the_pending_one() {
+        let mut r = Rig::new();
+        r.run(T, b"set a 0 0 1\r\nx\r\nflush_all 5\r\nflush_all 10\r\n");
+        assert_eq!(r.tick(T + 6_000).0, false);
+        assert!(r.has(T + 6_000, "a"));
+        assert_eq!(r.tick(T + 10_000).0, true);
+        assert!(!r.has(T + 10_000, "a"));
+        // A shorter delay replaces a longer one too.
+        r.run(T + 20_000, b"set a 0 0 1\r\nx\r\nflush_all 10\r\nflush_all 2\r\n");
+        assert_eq!(r.tick(T + 22_000).0, true);
+        r.run(T + 23_000, b"set a 0 0 1\r\nx\r\n");
+        assert_eq!(r.tick(T + 30_000).0, false);
+        assert!(r.has(T + 30_000, "a"));
+    }
+
+    #[test]
+    fn an_immediate_flush_all_flushes_at_once_and_cancels_the_pending_one() {
+        // No delay, 0, a negative delay and a Unix time already past all
+        // flush at once.
+        for now_flush in [&b"flush_all\r\n"[..], b"flush_all 0\r\n", b"flush_all -1\r\n", b"flush_all 2592001\r\n"] {
+            let mut r = Rig::new();
+            r.run(T, b"set a 0 0 1\r\nx\r\nflush_all 5\r\n");
+            assert_eq!(r.run(T + 1_000, now_flush), "OK\r\n");
+            assert!(!r.has(T + 1_000, "a"), "{:?}", String::from_utf8_lossy(now_flush));
+            assert!(r.fx.take().iter().any(|rec| rec.effect == Effect::FlushDb));
+            assert_eq!(*r.srv.mc_flush_at.lock(), None);
+            r.run(T + 2_000, b"set a 0 0 1\r\nx\r\n");
+            assert_eq!(r.tick(T + 5_000), (false, 0));
+            assert!(r.has(T + 5_000, "a"));
+        }
+    }
+
+    #[test]
+    fn a_flush_at_a_future_unix_time_waits_for_it() {
+        let mut r = Rig::new();
+        let at_s = T / 1000 + 3;
+        r.run(T, format!("set a 0 0 1\r\nx\r\nflush_all {at_s} noreply\r\n").as_bytes());
+        assert_eq!(*r.srv.mc_flush_at.lock(), Some(at_s * 1000));
+        assert_eq!(r.tick(at_s * 1000 - 1).0, false);
+        assert_eq!(r.tick(at_s * 1000).0, true);
+        assert!(!r.has(at_s * 1000, "a"));
+    }
 
     #[test]
     fn delta_pads_like_memcached() {
