@@ -15,9 +15,10 @@
 //!  (the server copies or queues the data)   abc
 //!  data_end(out)                     ─►  \r\n
 //!
-//!  MetaLine::value(out, 3).num(b'f', 5).key(k, false).end()  ─►  VA 3 f5 kk\r\n
-//!  (data)                                                         abc
-//!  data_end(out)                                                  \r\n
+//!  MetaLine::value(out, 3), then .num(b'f', 5)   ─►  VA 3 f5 kk\r\n
+//!    and .key(b"k", false), then .end()
+//!  (the server copies or queues the data)            abc
+//!  data_end(out)                                 ─►  \r\n
 //! ```
 //!
 //! Goals: byte-exact memcached 1.6 replies; no allocation (numbers go
@@ -91,7 +92,15 @@ pub enum Code {
 
 impl Code {
     /// Every code, for a decoder that recognises them.
-    pub const ALL: [Code; 7] = [Code::Hd, Code::Ns, Code::Ex, Code::Nf, Code::En, Code::Mn, Code::Me];
+    pub const ALL: [Code; 7] = [
+        Code::Hd,
+        Code::Ns,
+        Code::Ex,
+        Code::Nf,
+        Code::En,
+        Code::Mn,
+        Code::Me,
+    ];
 
     pub const fn as_bytes(self) -> &'static [u8; 2] {
         match self {
@@ -177,7 +186,11 @@ pub fn debug(out: &mut Vec<u8>, key: &[u8], d: &Debug) {
     out.push(b' ');
     out.extend_from_slice(key);
     let fetch = if d.fetched { "yes" } else { "no" };
-    let _ = write!(out, " exp={} la={} cas={} fetch={} cls=1 size={}\r\n", d.exp, d.la, d.cas, fetch, d.size);
+    let _ = write!(
+        out,
+        " exp={} la={} cas={} fetch={} cls=1 size={}\r\n",
+        d.exp, d.la, d.cas, fetch, d.size
+    );
 }
 
 /// One meta reply line: its code, then return flags in the order the
@@ -222,7 +235,8 @@ impl<'o> MetaLine<'o> {
 
     /// ` h1` if the item was fetched before, ` h0` if not.
     pub fn hit_before(&mut self, fetched: bool) -> &mut Self {
-        self.out.extend_from_slice(if fetched { b" h1" } else { b" h0" });
+        self.out
+            .extend_from_slice(if fetched { b" h1" } else { b" h0" });
         self
     }
 
@@ -245,11 +259,21 @@ impl<'o> MetaLine<'o> {
         self
     }
 
-    /// A flag without a token: ` W` (won the recache), ` X` (stale),
-    /// ` Z` (a win token was already sent).
-    pub fn mark(&mut self, flag: u8) -> &mut Self {
-        self.out.push(b' ');
-        self.out.push(flag);
+    /// ` W`: this client won the right to recache the item.
+    pub fn win(&mut self) -> &mut Self {
+        self.out.extend_from_slice(b" W");
+        self
+    }
+
+    /// ` X`: the item is stale.
+    pub fn stale(&mut self) -> &mut Self {
+        self.out.extend_from_slice(b" X");
+        self
+    }
+
+    /// ` Z`: a win token was already sent to another client.
+    pub fn win_sent(&mut self) -> &mut Self {
+        self.out.extend_from_slice(b" Z");
         self
     }
 
@@ -291,7 +315,15 @@ mod tests {
     fn meta_lines() {
         let mut b = Vec::new();
         let mut l = MetaLine::value(&mut b, 2);
-        l.num(b's', 2).ttl(None).num(b'c', 7).opaque(b"Oab").key(b"\x00k", true).hit_before(true).mark(b'W');
+        l.num(b's', 2)
+            .ttl(None)
+            .num(b'c', 7)
+            .opaque(b"Oab")
+            .key(b"\x00k", true)
+            .hit_before(true)
+            .win_sent()
+            .stale()
+            .win();
         l.end();
         b.extend_from_slice(b"hi");
         data_end(&mut b);
@@ -299,10 +331,20 @@ mod tests {
         l.ttl(Some(30)).num(b'l', 4).key(b"k", false);
         l.end();
         MetaLine::status(&mut b, Code::En).end();
-        debug(&mut b, b"k", &Debug { exp: -1, la: 2, cas: 3, fetched: true, size: 60 });
+        debug(
+            &mut b,
+            b"k",
+            &Debug {
+                exp: -1,
+                la: 2,
+                cas: 3,
+                fetched: true,
+                size: 60,
+            },
+        );
         assert_eq!(
             String::from_utf8_lossy(&b),
-            "VA 2 s2 t-1 c7 Oab kAGs= b h1 W\r\nhi\r\nHD t30 l4 kk\r\nEN\r\n\
+            "VA 2 s2 t-1 c7 Oab kAGs= b h1 Z X W\r\nhi\r\nHD t30 l4 kk\r\nEN\r\n\
              ME k exp=-1 la=2 cas=3 fetch=yes cls=1 size=60\r\n"
         );
     }
@@ -316,7 +358,13 @@ mod tests {
             l.end();
             let (r, n) = Response::parse(&b).unwrap().unwrap();
             assert_eq!(n, b.len());
-            assert_eq!(r, Response::Meta { code: *c.as_bytes(), flags: b"c1" });
+            assert_eq!(
+                r,
+                Response::Meta {
+                    code: *c.as_bytes(),
+                    flags: b"c1"
+                }
+            );
         }
     }
 }

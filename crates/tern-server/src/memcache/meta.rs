@@ -163,16 +163,16 @@ impl Exec<'_> {
             }
             let mut st = h.state;
             if st & mc_state::TOKEN_SENT != 0 {
-                l.mark(b'Z');
+                l.win_sent();
             }
             if st & mc_state::STALE != 0 {
-                l.mark(b'X');
+                l.stale();
                 if st & mc_state::TOKEN_SENT == 0 {
                     won = true;
                 }
             }
             if won {
-                l.mark(b'W');
+                l.win();
                 st |= mc_state::TOKEN_SENT;
             }
             l.end();

@@ -3,12 +3,13 @@
 //!
 //! ```text
 //!  net.rs / inproc.rs ─► Exec::run (this file: dispatch, the item helpers
-//!                        │           every command shares, flush_all's state)
+//!                        │           every command shares, the pending flush;
+//!                        │           version, verbosity, quit, mn)
 //!                        ├─ text.rs   get gets gat gats, set add replace append
 //!                        │            prepend cas, incr decr, touch, delete,
-//!                        │            flush_all, version, verbosity
-//!                        ├─ meta.rs   mg ms md ma mn me
-//!                        └─ stats.rs  stats and the counters it reports
+//!                        │            flush_all
+//!                        ├─ meta.rs   mg ms md ma me
+//!                        └─ stats.rs  stats (its counters live in Shared)
 //!  replies: tern_memcache::reply (lines, headers, flags) and ::errors;
 //!  item data: copied, or queued from the stored bytes (push_data)
 //! ```
@@ -31,10 +32,12 @@
 //! `flush_all` replaces it, an immediate one cancels it, and the cron
 //! carries it out on its first tick at or after the deadline
 //! ([`flush_if_due`]), its records going to the cron's effect buffer. No
-//! thread or timer per request. Unlike memcached, whose clock counts whole
-//! seconds (so its `flush_all N` fires N-1 to N seconds later, and
-//! `flush_all 1` at once), the flush comes N seconds after the request,
-//! within one cron period.
+//! thread or timer per request. The flush comes N seconds after the
+//! request, within one cron period. memcached 1.6.18 is coarser: its clock
+//! counts whole seconds and it flushes what is older than one second
+//! before the deadline, so its `flush_all N` takes effect N-2 to N-1
+//! seconds later (`flush_all 1` at once), and a Unix time already past
+//! cancels the pending flush without flushing (here it flushes at once).
 
 mod meta;
 mod stats;
@@ -117,7 +120,6 @@ pub struct Exec<'a> {
     /// its writes' records here when released.
     pub fx: &'a Effects,
 }
-
 
 /// memcached's `realtime`: 0 is no expiry, up to 30 days is relative,
 /// beyond that a Unix time, negative is already expired. Returns the
@@ -451,7 +453,6 @@ impl Exec<'_> {
         After::Continue
     }
 }
-
 
 #[cfg(test)]
 mod tests {
