@@ -473,9 +473,7 @@ mod tests {
 
     impl Rig {
         fn new() -> Rig {
-            let mut cfg = Config::default();
-            cfg.threads = 1;
-            let srv = Arc::new(Server::new(cfg));
+            let srv = Arc::new(Server::new(Config { threads: 1, ..Config::default() }));
             srv.ks.attach_effects(true);
             Rig { srv, sh: Arc::new(Shared::new(1 << 20)), out: OutBuf::new(), fx: Effects::new() }
         }
@@ -540,15 +538,15 @@ mod tests {
     fn a_newer_flush_all_replaces_the_pending_one() {
         let mut r = Rig::new();
         r.run(T, b"set a 0 0 1\r\nx\r\nflush_all 5\r\nflush_all 10\r\n");
-        assert_eq!(r.tick(T + 6_000).0, false);
+        assert!(!r.tick(T + 6_000).0);
         assert!(r.has(T + 6_000, "a"));
-        assert_eq!(r.tick(T + 10_000).0, true);
+        assert!(r.tick(T + 10_000).0);
         assert!(!r.has(T + 10_000, "a"));
         // A shorter delay replaces a longer one too.
         r.run(T + 20_000, b"set a 0 0 1\r\nx\r\nflush_all 10\r\nflush_all 2\r\n");
-        assert_eq!(r.tick(T + 22_000).0, true);
+        assert!(r.tick(T + 22_000).0);
         r.run(T + 23_000, b"set a 0 0 1\r\nx\r\n");
-        assert_eq!(r.tick(T + 30_000).0, false);
+        assert!(!r.tick(T + 30_000).0);
         assert!(r.has(T + 30_000, "a"));
     }
 
@@ -575,8 +573,8 @@ mod tests {
         let at_s = T / 1000 + 3;
         r.run(T, format!("set a 0 0 1\r\nx\r\nflush_all {at_s} noreply\r\n").as_bytes());
         assert_eq!(*r.srv.mc_flush_at.lock(), Some(at_s * 1000));
-        assert_eq!(r.tick(at_s * 1000 - 1).0, false);
-        assert_eq!(r.tick(at_s * 1000).0, true);
+        assert!(!r.tick(at_s * 1000 - 1).0);
+        assert!(r.tick(at_s * 1000).0);
         assert!(!r.has(at_s * 1000, "a"));
     }
 
