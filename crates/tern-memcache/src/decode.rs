@@ -3,7 +3,9 @@
 //! A text `get` answers with any number of [`Response::Value`] followed by
 //! [`Response::End`]; every other reply is one unit.
 
+use crate::errors;
 use crate::number::{parse_flags, parse_u64};
+use crate::reply::{Code, Status, CRLF, META_VALUE, VALUE};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Response<'a> {
@@ -34,7 +36,7 @@ pub struct Malformed;
 impl<'a> Response<'a> {
     /// Parses one response unit. `Ok(None)`: more bytes are needed.
     pub fn parse(buf: &'a [u8]) -> Result<Option<(Response<'a>, usize)>, Malformed> {
-        let Some(nl) = buf.windows(2).position(|w| w == b"\r\n") else {
+        let Some(nl) = buf.windows(2).position(|w| w == CRLF) else {
             return Ok(None);
         };
         let line = &buf[..nl];
@@ -44,12 +46,12 @@ impl<'a> Response<'a> {
             if buf.len() < end + 2 {
                 return Ok(None);
             }
-            if &buf[end..end + 2] != b"\r\n" {
+            if &buf[end..end + 2] != CRLF {
                 return Err(Malformed);
             }
             Ok(Some((&buf[after..end], end + 2)))
         };
-        if let Some(rest) = line.strip_prefix(b"VALUE ") {
+        if let Some(rest) = line.strip_prefix(VALUE) {
             let mut t = rest.split(|&c| c == b' ');
             let key = t.next().ok_or(Malformed)?;
             let flags = t.next().and_then(parse_flags).ok_or(Malformed)?;
@@ -70,10 +72,10 @@ impl<'a> Response<'a> {
                 )
             }));
         }
-        if line == b"END" {
+        if line == Status::End.as_str().as_bytes() {
             return Ok(Some((Response::End, after)));
         }
-        if let Some(rest) = line.strip_prefix(b"VA ") {
+        if let Some(rest) = line.strip_prefix(META_VALUE) {
             let (len, flags) = match rest.iter().position(|&c| c == b' ') {
                 Some(i) => (&rest[..i], &rest[i + 1..]),
                 None => (rest, &b""[..]),
@@ -81,17 +83,14 @@ impl<'a> Response<'a> {
             let len = parse_u64(len).ok_or(Malformed)? as usize;
             return Ok(block(len)?.map(|(data, n)| (Response::MetaValue { flags, data }, n)));
         }
-        if line == b"ERROR"
+        if line == errors::ERROR.as_bytes()
             || line.starts_with(b"CLIENT_ERROR ")
             || line.starts_with(b"SERVER_ERROR ")
         {
             return Ok(Some((Response::Error(line), after)));
         }
         if line.len() >= 2
-            && matches!(
-                &line[..2],
-                b"HD" | b"EN" | b"NF" | b"NS" | b"EX" | b"MN" | b"ME"
-            )
+            && Code::ALL.iter().any(|c| &line[..2] == c.as_bytes())
             && (line.len() == 2 || line[2] == b' ')
         {
             let flags = if line.len() > 3 { &line[3..] } else { &b""[..] };

@@ -4,9 +4,7 @@
 //! (e.g. `b"v f t"` or `b"T30 F5"`), so any flag combination can be sent
 //! without this crate growing an option per flag.
 
-fn num(out: &mut Vec<u8>, n: impl itoa::Integer) {
-    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
-}
+use crate::number::append as num;
 
 /// `get k1 k2 ...` (or `gets` when `cas`).
 pub fn get<'k>(out: &mut Vec<u8>, cas: bool, keys: impl IntoIterator<Item = &'k [u8]>) {

@@ -1,9 +1,11 @@
 //! The memcached text and meta protocols (memcached 1.6's `protocol.txt`),
-//! with no I/O: a resumable, borrowing request parser for the server and
-//! request encoders plus a response decoder for clients (tern-bench).
+//! with no I/O and no knowledge of the store: a resumable, borrowing
+//! request parser and the reply encoders for the server, request encoders
+//! plus a response decoder for clients (tern-bench).
 //!
 //! ```text
 //!  server:  bytes ──Parser::parse──► Request (slices of the read buffer) ──► execute
+//!           reply::{status, value, MetaLine, stat, ...} + errors::* ──► bytes ──► client
 //!  client:  encode::{get, set, mg, ms, mn, ...} ──► bytes ──► server
 //!           bytes ──decode::Response::parse──► Response (slices of the read buffer)
 //! ```
@@ -23,10 +25,13 @@ pub mod encode;
 pub mod errors;
 pub mod number;
 pub mod parse;
+pub mod reply;
 
 pub use decode::Response;
 pub use parse::{Keys, Limits, Meta, MetaCmd, MetaFlags, Parser, Request, StoreCmd};
 
+/// The memcached release whose behaviour is followed (`version`, `stats`).
+pub const MEMCACHED_VERSION: &str = "1.6.18";
 /// Longest key memcached accepts (`KEY_MAX_LENGTH`).
 pub const KEY_MAX: usize = 250;
 /// Longest meta opaque token, its `O` included (`MFLAG_MAX_OPAQUE_LENGTH`).

@@ -1,6 +1,12 @@
 //! Number parsing as memcached's `safe_strto*` do it over C's `strto*`:
 //! leading whitespace and a sign are accepted, the number must be followed
-//! by whitespace or the end of the token, and out-of-range values fail.
+//! by whitespace or the end of the token, and out-of-range values fail;
+//! and the one way numbers are written (decimal, through `itoa`).
+
+/// Appends `n` in decimal, as every request and reply writes numbers.
+pub fn append(out: &mut Vec<u8>, n: impl itoa::Integer) {
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+}
 
 fn is_space(c: u8) -> bool {
     matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')

@@ -4,7 +4,7 @@
 //! ```text
 //!  main ─► config ─► Server (server.rs: keyspace, config, registry, stats)
 //!                     ├─ N workers (net.rs): accept, read, parse, dispatch, write
-//!                     ├─ cron thread: active expiry
+//!                     ├─ cron thread: memcached's delayed flush_all, active expiry
 //!                     └─ signal thread: SIGINT/SIGTERM ─► graceful shutdown
 //!  dispatch (cmd/mod.rs) ─► command families (cmd/strings.rs, cmd/keys.rs, ...)
 //! ```
@@ -50,15 +50,17 @@ fn bind_listener(addr: SocketAddr, backlog: i32) -> std::io::Result<std::net::Tc
     Ok(sock.into())
 }
 
-/// Active expiry: every 1/hz seconds, spend at most a quarter of that
-/// period removing keys whose TTL has passed, shard by shard.
+/// The server's timer: every 1/hz seconds, carry out memcached's delayed
+/// `flush_all` once it is due, then spend at most a quarter of the period
+/// on active expiry (removing keys whose TTL has passed, shard by shard).
 fn cron(srv: Arc<Server>) {
-    // The expiry cycle's own effect buffer (its deletions' records). It
-    // only fills while a reader is attached; none reads it in this
+    // The cron's own effect buffer (its flushes' and deletions' records).
+    // It only fills while a reader is attached; none reads it in this
     // process yet, so each period's records are let go.
     let fx = tern_store::Effects::new();
     while !srv.is_shutting_down() {
         drop(fx.take());
+        memcache::flush_if_due(&srv, now_ms(), &fx);
         let hz = u64::from(srv.settings.hz()).clamp(1, 500);
         let period = Duration::from_millis(1000 / hz);
         let budget = period / 4;

@@ -60,6 +60,10 @@ pub struct Server {
     /// Set by CONFIG RESETSTAT so INFO can report since when.
     pub stat_reset_ms: AtomicU64,
     pub executable: String,
+    /// When memcached's pending delayed `flush_all` is due (ms since the
+    /// epoch): one deadline, replaced by every `flush_all`, carried out by
+    /// the cron (`memcache::flush_if_due`).
+    pub mc_flush_at: Mutex<Option<u64>>,
 }
 
 impl Server {
@@ -91,6 +95,7 @@ impl Server {
             global: GlobalStats::default(),
             stat_reset_ms: AtomicU64::new(now_ms()),
             executable: std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
+            mc_flush_at: Mutex::new(None),
         };
         srv.apply_config(&srv.config.read());
         srv
