@@ -31,3 +31,11 @@ pub const OUT_OF_MEMORY: &str = "SERVER_ERROR out of memory storing object";
 pub const UNAUTHENTICATED: &str = "CLIENT_ERROR unauthenticated";
 pub const BAD_AUTH_TOKEN: &str = "CLIENT_ERROR bad authentication token format";
 pub const AUTH_FAILURE: &str = "CLIENT_ERROR authentication failure";
+/// Sent to a connection over `maxconns` before it is closed.
+pub const TOO_MANY_CONNECTIONS: &str = "ERROR Too many open connections";
+
+/// A server-side refusal in memcached's form: `SERVER_ERROR <why>` (the
+/// server's protected mode, whose reason is the RESP port's text).
+pub fn server_error(why: &str) -> String {
+    format!("SERVER_ERROR {why}")
+}

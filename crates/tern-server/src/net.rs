@@ -292,10 +292,11 @@ impl Worker {
     fn add_conn(&mut self, mut stream: TcpStream, addr: SocketAddr, mc: bool) {
         let srv = &self.srv;
         self.stats.connections_received.add(1);
-        let refuse = |stream: &mut TcpStream, mc_line: &[u8], resp_err: &str| {
+        let refuse = |stream: &mut TcpStream, mc_line: &str, resp_err: &str| {
             let mut msg = Vec::new();
             if mc {
-                msg.extend_from_slice(mc_line);
+                msg.extend_from_slice(mc_line.as_bytes());
+                msg.extend_from_slice(b"\r\n");
             } else {
                 tern_resp::Encoder::RESP2.error(&mut msg, resp_err.as_bytes());
             }
@@ -306,14 +307,14 @@ impl Worker {
         if srv.settings.protected_mode() && !srv.settings.requirepass_set() && !is_loopback(&addr) {
             self.stats.rejected_connections.add(1);
             log_verbose!("Refused {} (protected mode)", addr);
-            refuse(&mut stream, format!("SERVER_ERROR {}\r\n", errors::DENIED).as_bytes(), errors::DENIED);
+            refuse(&mut stream, &tern_memcache::errors::server_error(errors::DENIED), errors::DENIED);
             return;
         }
         let max = srv.settings.maxclients();
         if srv.connected.fetch_add(1, Ordering::SeqCst) >= max {
             srv.connected.fetch_sub(1, Ordering::SeqCst);
             self.stats.rejected_connections.add(1);
-            refuse(&mut stream, b"ERROR Too many open connections\r\n", errors::MAX_CLIENTS);
+            refuse(&mut stream, tern_memcache::errors::TOO_MANY_CONNECTIONS, errors::MAX_CLIENTS);
             return;
         }
         let _ = stream.set_nodelay(true);
