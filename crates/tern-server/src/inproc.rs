@@ -213,14 +213,19 @@ impl InProc {
     }
 }
 
+/// Everything `out` holds, as a client would read it.
+fn drain(out: &mut OutBuf) -> Vec<u8> {
+    let mut v = Vec::with_capacity(out.pending());
+    // Writing into a Vec takes everything and cannot fail.
+    let _ = out.write_to(&mut v);
+    out.clear();
+    v
+}
+
 impl McSession {
     /// The replies written since the last call, as a client would read them.
     pub fn take_replies(&mut self) -> Vec<u8> {
-        let mut v = Vec::with_capacity(self.out.pending());
-        // Writing into a Vec takes everything and cannot fail.
-        let _ = self.out.write_to(&mut v);
-        self.out.clear();
-        v
+        drain(&mut self.out)
     }
 
     /// The connection is closing: it executes nothing more.
@@ -232,11 +237,7 @@ impl McSession {
 impl Session {
     /// The replies written since the last call, as a client would read them.
     pub fn take_replies(&mut self) -> Vec<u8> {
-        let mut v = Vec::with_capacity(self.out.pending());
-        // Writing into a Vec takes everything and cannot fail.
-        let _ = self.out.write_to(&mut v);
-        self.out.clear();
-        v
+        drain(&mut self.out)
     }
 
     /// The connection is closing: it executes nothing more.
