@@ -11,7 +11,7 @@ use tern_resp::Args;
 
 use super::table::{flags::*, CommandSpec};
 use super::Ctx;
-use crate::config::{find_directive, passive_reason, Directive, When, DIRECTIVES};
+use crate::config::{find_directive, passive_reason, Directive, RewriteError, When, DIRECTIVES};
 use crate::errors;
 use crate::server::now_ms;
 
@@ -178,9 +178,10 @@ fn config_rewrite(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
             crate::log_notice!("CONFIG REWRITE executed with success.");
             ctx.reply.ok();
         }
-        Err(e) => {
+        Err(RewriteError::NoConfigFile) => ctx.reply.error(errors::NO_CONFIG_FILE),
+        Err(RewriteError::Io(e)) => {
             crate::log_warning!("CONFIG REWRITE failed: {}", e);
-            ctx.reply.error(&format!("ERR {e}"));
+            ctx.reply.error(errors::config_rewrite_failed(&e));
         }
     }
 }

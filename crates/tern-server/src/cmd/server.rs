@@ -479,7 +479,7 @@ fn shutdown(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     if abort {
         // Tern's shutdown does not wait for replicas or a save, so there is
         // never one in progress to abort.
-        ctx.reply.error("ERR No shutdown in progress.");
+        ctx.reply.error(errors::NO_SHUTDOWN_IN_PROGRESS);
         return;
     }
     crate::log_warning!("User requested shutdown...");
