@@ -1,5 +1,8 @@
-//! Every error line Tern sends that more than one command uses, written
-//! once, matching Redis byte for byte (without the leading `-` and CRLF).
+//! Every error line Tern's RESP port sends, written once, matching Redis
+//! byte for byte (without the leading `-` and CRLF). Lines that echo the
+//! client's bytes are functions over [`with_arg`]. A test scans the crate's
+//! source and fails on an error literal anywhere else. Protocol errors are
+//! the parser's (`tern_resp::ParseError::message`).
 
 pub const SYNTAX: &str = "ERR syntax error";
 pub const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";

@@ -199,7 +199,7 @@ fn config_resetstat(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
         ctx.locks.shard(gid).expired_fields = 0;
         ctx.locks.release();
     }
-    super::server::reset_info_samples();
+    crate::sysinfo::reset_samples();
     srv.stat_reset_ms.store(now_ms(), Ordering::Relaxed);
     ctx.reply.ok();
 }
