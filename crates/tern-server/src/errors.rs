@@ -141,6 +141,18 @@ pub fn config_set_failed(name: &[u8], why: &str) -> Vec<u8> {
     with_arg("ERR CONFIG SET failed (possibly related to argument '", name, &format!("') - {why}"))
 }
 
+/// CONFIG SET's reasons for refusing a directive whatever its value (the
+/// value's own reasons come from its type in `config`).
+pub const CONFIG_SET_IMMUTABLE: &str = "can't set immutable config";
+pub const CONFIG_SET_PROTECTED: &str = "can't set protected config";
+pub const CONFIG_SET_DUPLICATE: &str = "duplicate parameter";
+
+/// CONFIG SET maxclients above what the file descriptor limit allows;
+/// `fit` is the most it allows.
+pub fn maxclients_unfit(fit: impl std::fmt::Display) -> String {
+    format!("The operating system is not able to handle the specified number of clients, try with {fit}")
+}
+
 /// CONFIG REWRITE failing to read or write the file.
 pub fn config_rewrite_failed(e: &std::io::Error) -> String {
     format!("ERR Rewriting config file: {e}")

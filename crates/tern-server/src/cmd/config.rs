@@ -124,11 +124,11 @@ fn config_set(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             return;
         };
         let why = if d.when == When::Startup {
-            Some("can't set immutable config")
+            Some(errors::CONFIG_SET_IMMUTABLE)
         } else if d.is_protected(&ctx.srv.config.read()) {
-            Some("can't set protected config")
+            Some(errors::CONFIG_SET_PROTECTED)
         } else if chosen.iter().any(|c| std::ptr::eq(*c, d)) {
-            Some("duplicate parameter")
+            Some(errors::CONFIG_SET_DUPLICATE)
         } else {
             None
         };
@@ -155,8 +155,7 @@ fn config_set(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         if fit.maxclients < next.maxclients {
             drop(cfg);
             let shown = pairs.iter().find(|(n, _)| n.eq_ignore_ascii_case(b"maxclients")).map_or(&b"maxclients"[..], |(n, _)| n);
-            let why = format!("The operating system is not able to handle the specified number of clients, try with {}", fit.maxclients);
-            ctx.reply.error(errors::config_set_failed(shown, &why));
+            ctx.reply.error(errors::config_set_failed(shown, &errors::maxclients_unfit(fit.maxclients)));
             return;
         }
     }
