@@ -1,5 +1,8 @@
-//! Every error line Tern sends that more than one command uses, written
-//! once, matching Redis byte for byte (without the leading `-` and CRLF).
+//! Every error line Tern's RESP port sends, written once, matching Redis
+//! byte for byte (without the leading `-` and CRLF). Lines that echo the
+//! client's bytes are functions over [`with_arg`]. A test scans the crate's
+//! source and fails on an error literal anywhere else. Protocol errors are
+//! the parser's (`tern_resp::ParseError::message`).
 
 pub const SYNTAX: &str = "ERR syntax error";
 pub const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
@@ -13,7 +16,6 @@ pub const NOAUTH: &str = "NOAUTH Authentication required.";
 pub const KEY_TOO_LONG: &str = "ERR key is too long (Tern stores keys of at most 1073741823 bytes)";
 pub const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
 pub const DB_INDEX_OUT_OF_RANGE: &str = "ERR DB index is out of range";
-pub const INVALID_EXPIRE: &str = "ERR invalid expire time in '{}' command";
 pub const STRING_TOO_LONG: &str = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
 pub const EXECABORT: &str = "EXECABORT Transaction discarded because of previous errors.";
 pub const MAX_CLIENTS: &str = "ERR max number of clients reached";
@@ -29,6 +31,77 @@ pub const GETKEYS_INVALID_ARGUMENTS: &str = "ERR Invalid arguments specified for
 /// default user has no password, before closing it (both ports: the
 /// memcached port sends it as a `SERVER_ERROR` line).
 pub const DENIED: &str = "DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Set up an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.";
+
+/// An integer argument that must fit in 32 bits (SELECT, MOVE, SWAPDB, ...).
+pub const I32_OUT_OF_RANGE: &str = "ERR value is out of range, value must between -2147483648 and 2147483647";
+/// A count that must be strictly between `i64::MIN` and `i64::MAX` negated.
+pub const I64_SYMMETRIC_OUT_OF_RANGE: &str =
+    "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807";
+pub const OUT_OF_RANGE: &str = "ERR value is out of range";
+/// INCRBYFLOAT and HINCRBYFLOAT whose result is not finite.
+pub const INCR_NAN_OR_INFINITY: &str = "ERR increment would produce NaN or Infinity";
+pub const UNKNOWN_ARGUMENT: &str = "ERR unknown argument";
+pub const NOVALUES_NOT_HSCAN: &str = "ERR NOVALUES option can only be used in HSCAN";
+
+// Strings.
+pub const OFFSET_OUT_OF_RANGE: &str = "ERR offset is out of range";
+pub const DECREMENT_OVERFLOW: &str = "ERR decrement would overflow";
+pub const LCS_NOT_STRINGS: &str = "ERR The specified keys must contain string values";
+pub const LCS_IDX_AND_LEN: &str = "ERR If you want both the length and indexes, please just use IDX.";
+pub const LCS_TOO_LONG: &str = "ERR String too long for LCS";
+pub const LCS_OVER_LIMIT: &str = "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len";
+pub const LCS_ALLOC_FAILED: &str = "ERR Insufficient memory, failed allocating transient memory for LCS";
+
+// Keys.
+pub const FREQ_NOT_TRACKED: &str = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
+pub const IDLE_NOT_TRACKED: &str = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
+pub const NX_AND_OTHERS: &str = "ERR NX and XX, GT or LT options at the same time are not compatible";
+pub const GT_AND_LT: &str = "ERR GT and LT options at the same time are not compatible";
+pub const INVALID_FIRST_DB: &str = "ERR invalid first DB index";
+pub const INVALID_SECOND_DB: &str = "ERR invalid second DB index";
+
+// Hashes.
+pub const HASH_NOT_INTEGER: &str = "ERR hash value is not an integer";
+pub const HASH_NOT_FLOAT: &str = "ERR hash value is not a float";
+/// HINCRBYFLOAT given a NaN or infinite increment.
+pub const HINCR_NAN_OR_INFINITY: &str = "ERR value is NaN or Infinity";
+pub const FIELDS_MISSING: &str = "ERR Mandatory argument FIELDS is missing or not at the right position";
+/// The field count of the commands that write field TTLs (HEXPIRE, ...).
+pub const NUMFIELDS_WRITE: &str = "ERR Parameter `numFields` should be greater than 0";
+/// The field count of the commands that read them (HTTL, HPERSIST, ...).
+pub const NUMFIELDS_READ: &str = "ERR Number of fields must be a positive integer";
+pub const NUMFIELDS_HSETEX: &str = "ERR invalid number of fields";
+pub const NUMFIELDS_MISMATCH: &str = "ERR The `numfields` parameter must match the number of arguments";
+pub const EXPIRE_NEGATIVE: &str = "ERR invalid expire time, must be >= 0";
+pub const ONLY_ONE_FXX_FNX: &str = "ERR Only one of FXX or FNX arguments can be specified";
+pub const ONLY_ONE_EXPIRE: &str = "ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified";
+
+// Connection.
+pub const AUTH_NO_PASSWORD: &str =
+    "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?";
+pub const HELLO_BAD_PROTO: &str = "ERR Protocol version is not an integer or out of range";
+pub const NOPROTO: &str = "NOPROTO unsupported protocol version";
+pub const HELLO_NOAUTH: &str = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time";
+/// HELLO SETNAME and CLIENT SETNAME.
+pub const BAD_CLIENT_NAME: &str = "ERR Client names cannot contain spaces, newlines or special characters.";
+
+// Transactions.
+pub const MULTI_NESTED: &str = "ERR MULTI calls can not be nested";
+pub const EXEC_WITHOUT_MULTI: &str = "ERR EXEC without MULTI";
+pub const DISCARD_WITHOUT_MULTI: &str = "ERR DISCARD without MULTI";
+pub const WATCH_INSIDE_MULTI: &str = "ERR WATCH inside MULTI is not allowed";
+
+// CLIENT.
+pub const INVALID_CLIENT_ID: &str = "ERR Invalid client ID";
+pub const CLIENT_ID_NOT_POSITIVE: &str = "ERR client-id should be greater than 0";
+pub const MAXAGE_NOT_INTEGER: &str = "ERR maxage is not an integer or out of range";
+pub const MAXAGE_NOT_POSITIVE: &str = "ERR maxage should be greater than 0";
+pub const NO_SUCH_CLIENT: &str = "ERR No such client";
+
+// Server.
+pub const NO_SHUTDOWN_IN_PROGRESS: &str = "ERR No shutdown in progress.";
+/// CONFIG REWRITE on a server started without a file.
+pub const NO_CONFIG_FILE: &str = "ERR The server is running without a config file";
 
 /// `ERR wrong number of arguments for 'get' command`.
 pub fn arity(fullname: &str) -> String {
@@ -66,6 +139,60 @@ pub fn config_set_unknown(name: &[u8]) -> Vec<u8> {
 /// it) for the reason `why` (the value's, or "can't set immutable config").
 pub fn config_set_failed(name: &[u8], why: &str) -> Vec<u8> {
     with_arg("ERR CONFIG SET failed (possibly related to argument '", name, &format!("') - {why}"))
+}
+
+/// CONFIG SET's reasons for refusing a directive whatever its value (the
+/// value's own reasons come from its type in `config`).
+pub const CONFIG_SET_IMMUTABLE: &str = "can't set immutable config";
+pub const CONFIG_SET_PROTECTED: &str = "can't set protected config";
+pub const CONFIG_SET_DUPLICATE: &str = "duplicate parameter";
+
+/// CONFIG SET maxclients above what the file descriptor limit allows;
+/// `fit` is the most it allows.
+pub fn maxclients_unfit(fit: impl std::fmt::Display) -> String {
+    format!("The operating system is not able to handle the specified number of clients, try with {fit}")
+}
+
+/// CONFIG REWRITE failing to read or write the file.
+pub fn config_rewrite_failed(e: &std::io::Error) -> String {
+    format!("ERR Rewriting config file: {e}")
+}
+
+/// EXEC refused before it runs (e.g. wrong arity): `msg` is that refusal,
+/// whose `ERR ` prefix is not repeated.
+pub fn execabort_because(msg: &str) -> String {
+    let why = msg.strip_prefix("ERR ").unwrap_or(msg);
+    format!("EXECABORT Transaction discarded because of: {why}")
+}
+
+/// HELLO with an option it does not know, or one missing its values.
+pub fn hello_syntax(opt: &[u8]) -> Vec<u8> {
+    with_arg("ERR Syntax error in HELLO option '", opt, "'")
+}
+
+/// EXPIRE-family option other than NX, XX, GT, LT.
+pub fn unsupported_option(opt: &[u8]) -> Vec<u8> {
+    with_arg("ERR Unsupported option ", opt, "")
+}
+
+/// CLIENT SETINFO with an attribute other than lib-name and lib-ver.
+pub fn setinfo_unrecognized(attr: &[u8]) -> Vec<u8> {
+    with_arg("ERR Unrecognized option '", attr, "'")
+}
+
+/// CLIENT SETINFO with a value holding spaces or control characters.
+pub fn setinfo_bad_value(attr: &[u8]) -> Vec<u8> {
+    with_arg("ERR ", attr, " cannot contain spaces, newlines or special characters.")
+}
+
+/// CLIENT LIST TYPE / CLIENT KILL TYPE naming no client type.
+pub fn unknown_client_type(name: &[u8]) -> Vec<u8> {
+    with_arg("ERR Unknown client type '", name, "'")
+}
+
+/// CLIENT KILL USER naming no user.
+pub fn no_such_user(name: &[u8]) -> Vec<u8> {
+    with_arg("ERR No such user '", name, "'")
 }
 
 /// `%.128s`: at most 128 bytes of [`c_str`].
@@ -107,6 +234,70 @@ pub fn unknown_command<'a>(name: &[u8], args: impl Iterator<Item = &'a [u8]>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Error codes Redis starts a reply error with.
+    const CODES: &[&str] = &[
+        "ERR", "WRONGTYPE", "NOAUTH", "WRONGPASS", "EXECABORT", "NOPROTO", "DENIED", "NOPERM", "NOSCRIPT", "BUSY",
+        "BUSYKEY", "LOADING", "READONLY", "OOM", "MISCONF", "CROSSSLOT", "MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN",
+        "NOREPLICAS", "MASTERDOWN", "NOGROUP", "UNBLOCKED", "NOTBUSY", "UNKILLABLE",
+    ];
+
+    /// The string literals in `src` (outside `//` comments and the trailing
+    /// `#[cfg(test)] mod tests`, whose expected replies are the point) that
+    /// start like a RESP error line, with their line numbers.
+    fn error_literals(src: &str) -> Vec<(usize, String)> {
+        let code = src.split("#[cfg(test)]\nmod tests").next().unwrap_or(src);
+        let mut found = Vec::new();
+        for (n, line) in code.lines().enumerate() {
+            let line = line.split("//").next().unwrap_or(line);
+            // Every other quote opens a literal; escaped quotes are rare
+            // enough in the server's code to only cost a false miss.
+            for lit in line.split('"').skip(1).step_by(2) {
+                let lit = lit.strip_prefix('-').unwrap_or(lit);
+                let word = lit.split(' ').next().unwrap_or(lit);
+                if CODES.contains(&word) {
+                    found.push((n + 1, lit.to_string()));
+                }
+            }
+        }
+        found
+    }
+
+    fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).expect("read src dir") {
+            let p = e.expect("dir entry").path();
+            if p.is_dir() {
+                rust_files(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+
+    #[test]
+    fn error_literal_scan_sees_them() {
+        let src = "x.error(\"ERR a\"); y(\"-WRONGTYPE b\", \"ok\"); // \"ERR c\"\nz(\"NOAUTH\")\n#[cfg(test)]\nmod tests { \"ERR d\" }";
+        assert_eq!(error_literals(src), vec![(1, "ERR a".into()), (1, "WRONGTYPE b".into()), (2, "NOAUTH".into())]);
+        assert!(error_literals("\"ERRORS\" \"SERVER_ERROR x\" \"error\"").is_empty());
+    }
+
+    /// Every reply error is written here, once: a literal that starts like
+    /// one anywhere else in the server's source fails this test.
+    #[test]
+    fn no_error_lines_outside_this_module() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = Vec::new();
+        rust_files(&root, &mut files);
+        assert!(files.len() > 10, "found only {files:?}");
+        let mut stray = Vec::new();
+        for f in files.iter().filter(|f| !f.ends_with("errors.rs")) {
+            let src = std::fs::read_to_string(f).expect("read source");
+            for (line, lit) in error_literals(&src) {
+                stray.push(format!("{}:{line}: \"{lit}\"", f.strip_prefix(&root).unwrap_or(f).display()));
+            }
+        }
+        assert!(stray.is_empty(), "error lines belong in errors.rs:\n{}", stray.join("\n"));
+    }
 
     #[test]
     fn unknown_command_format() {

@@ -24,6 +24,7 @@ pub mod prefetch;
 pub mod outbuf;
 pub mod server;
 pub mod stats;
+pub mod sysinfo;
 
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;

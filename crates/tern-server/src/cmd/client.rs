@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use tern_resp::Args;
 
-use super::connection::{c_str, set_client_name, valid_client_attr, BAD_CLIENT_NAME};
+use super::connection::{c_str, set_client_name, valid_client_attr};
 use super::table::{flags::*, CommandSpec};
 use super::Ctx;
 use crate::client::{flags as cflags, Client, ClientShared, ReplyMode};
@@ -152,7 +152,7 @@ fn getname(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
 fn setname(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let name = args.get(2);
     if !valid_client_attr(name) {
-        ctx.reply.error(BAD_CLIENT_NAME);
+        ctx.reply.error(errors::BAD_CLIENT_NAME);
         return;
     }
     set_client_name(ctx, name);
@@ -166,11 +166,11 @@ fn setinfo(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     } else if attr.eq_ignore_ascii_case(b"lib-ver") {
         &ctx.client.shared.lib_ver
     } else {
-        ctx.reply.error(errors::with_arg("ERR Unrecognized option '", attr, "'"));
+        ctx.reply.error(errors::setinfo_unrecognized(attr));
         return;
     };
     if !valid_client_attr(val) {
-        ctx.reply.error(errors::with_arg("ERR ", attr, " cannot contain spaces, newlines or special characters."));
+        ctx.reply.error(errors::setinfo_bad_value(attr));
         return;
     }
     let mut v = slot.lock();
@@ -238,7 +238,7 @@ fn parse_kind(ctx: &mut Ctx<'_, '_>, name: &[u8]) -> Option<Kind> {
         b"master" => Kind::Master,
         b"pubsub" => Kind::PubSub,
         _ => {
-            ctx.reply.error(errors::with_arg("ERR Unknown client type '", name, "'"));
+            ctx.reply.error(errors::unknown_client_type(name));
             return None;
         }
     };
@@ -445,7 +445,7 @@ fn list(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         let mut ids = Vec::with_capacity(args.len() - 3);
         for a in args.tail(3).iter() {
             let Some(id) = tern_resp::parse_i64(a) else {
-                ctx.reply.error("ERR Invalid client ID");
+                ctx.reply.error(errors::INVALID_CLIENT_ID);
                 return;
             };
             ids.push(id);
@@ -494,17 +494,17 @@ fn parse_kill_filter<'a>(ctx: &mut Ctx<'_, '_>, args: &Args<'a>) -> Option<KillF
             match tern_resp::parse_i64(val) {
                 Some(n) if n >= 1 => f.id = Some(n as u64),
                 _ => {
-                    ctx.reply.error("ERR client-id should be greater than 0");
+                    ctx.reply.error(errors::CLIENT_ID_NOT_POSITIVE);
                     return None;
                 }
             }
         } else if opt.eq_ignore_ascii_case(b"maxage") {
             let Some(n) = tern_resp::parse_i64(val) else {
-                ctx.reply.error("ERR maxage is not an integer or out of range");
+                ctx.reply.error(errors::MAXAGE_NOT_INTEGER);
                 return None;
             };
             if n <= 0 {
-                ctx.reply.error("ERR maxage should be greater than 0");
+                ctx.reply.error(errors::MAXAGE_NOT_POSITIVE);
                 return None;
             }
             f.max_age = Some(n as u64);
@@ -516,7 +516,7 @@ fn parse_kill_filter<'a>(ctx: &mut Ctx<'_, '_>, args: &Args<'a>) -> Option<KillF
             f.laddr = Some(val);
         } else if opt.eq_ignore_ascii_case(b"user") {
             if val != USER.as_bytes() {
-                ctx.reply.error(errors::with_arg("ERR No such user '", val, "'"));
+                ctx.reply.error(errors::no_such_user(val));
                 return None;
             }
         } else if opt.eq_ignore_ascii_case(b"skipme") {
@@ -570,7 +570,7 @@ fn kill(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     }
     if old_form {
         if killed == 0 {
-            ctx.reply.error("ERR No such client");
+            ctx.reply.error(errors::NO_SUCH_CLIENT);
         } else {
             ctx.reply.ok();
         }

@@ -11,7 +11,7 @@ use tern_resp::Args;
 
 use super::table::{flags::*, CommandSpec};
 use super::Ctx;
-use crate::config::{find_directive, passive_reason, Directive, When, DIRECTIVES};
+use crate::config::{find_directive, passive_reason, Directive, RewriteError, When, DIRECTIVES};
 use crate::errors;
 use crate::server::now_ms;
 
@@ -124,11 +124,11 @@ fn config_set(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             return;
         };
         let why = if d.when == When::Startup {
-            Some("can't set immutable config")
+            Some(errors::CONFIG_SET_IMMUTABLE)
         } else if d.is_protected(&ctx.srv.config.read()) {
-            Some("can't set protected config")
+            Some(errors::CONFIG_SET_PROTECTED)
         } else if chosen.iter().any(|c| std::ptr::eq(*c, d)) {
-            Some("duplicate parameter")
+            Some(errors::CONFIG_SET_DUPLICATE)
         } else {
             None
         };
@@ -155,8 +155,7 @@ fn config_set(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         if fit.maxclients < next.maxclients {
             drop(cfg);
             let shown = pairs.iter().find(|(n, _)| n.eq_ignore_ascii_case(b"maxclients")).map_or(&b"maxclients"[..], |(n, _)| n);
-            let why = format!("The operating system is not able to handle the specified number of clients, try with {}", fit.maxclients);
-            ctx.reply.error(errors::config_set_failed(shown, &why));
+            ctx.reply.error(errors::config_set_failed(shown, &errors::maxclients_unfit(fit.maxclients)));
             return;
         }
     }
@@ -178,9 +177,10 @@ fn config_rewrite(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
             crate::log_notice!("CONFIG REWRITE executed with success.");
             ctx.reply.ok();
         }
-        Err(e) => {
+        Err(RewriteError::NoConfigFile) => ctx.reply.error(errors::NO_CONFIG_FILE),
+        Err(RewriteError::Io(e)) => {
             crate::log_warning!("CONFIG REWRITE failed: {}", e);
-            ctx.reply.error(&format!("ERR {e}"));
+            ctx.reply.error(errors::config_rewrite_failed(&e));
         }
     }
 }
@@ -198,7 +198,7 @@ fn config_resetstat(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
         ctx.locks.shard(gid).expired_fields = 0;
         ctx.locks.release();
     }
-    super::server::reset_info_samples();
+    crate::sysinfo::reset_samples();
     srv.stat_reset_ms.store(now_ms(), Ordering::Relaxed);
     ctx.reply.ok();
 }

@@ -43,12 +43,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         .acl(&["fast", "connection"]),
 ];
 
-const AUTH_NO_PASSWORD: &str =
-    "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?";
-const HELLO_BAD_PROTO: &str = "ERR Protocol version is not an integer or out of range";
-const NOPROTO: &str = "NOPROTO unsupported protocol version";
-const HELLO_NOAUTH: &str = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time";
-pub(super) const BAD_CLIENT_NAME: &str = "ERR Client names cannot contain spaces, newlines or special characters.";
 const DEFAULT_USER: &[u8] = b"default";
 
 fn ping(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
@@ -86,7 +80,7 @@ fn select(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     };
     // Redis reads the index as a C int before looking at the range.
     if db < i64::from(i32::MIN) || db > i64::from(i32::MAX) {
-        ctx.reply.error("ERR value is out of range, value must between -2147483648 and 2147483647");
+        ctx.reply.error(errors::I32_OUT_OF_RANGE);
         return;
     }
     if db < 0 || db as usize >= ctx.ks.db_count() {
@@ -140,7 +134,7 @@ fn auth(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     }
     let (user, pass) = if args.len() == 2 {
         if ctx.srv.config.read().requirepass.is_none() {
-            ctx.reply.error(AUTH_NO_PASSWORD);
+            ctx.reply.error(errors::AUTH_NO_PASSWORD);
             return;
         }
         (DEFAULT_USER, args.get(1))
@@ -160,11 +154,11 @@ fn hello(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let mut next = 1;
     if args.len() >= 2 {
         let Some(v) = tern_resp::parse_i64(args.get(1)) else {
-            ctx.reply.error(HELLO_BAD_PROTO);
+            ctx.reply.error(errors::HELLO_BAD_PROTO);
             return;
         };
         if !(2..=3).contains(&v) {
-            ctx.reply.error(NOPROTO);
+            ctx.reply.error(errors::NOPROTO);
             return;
         }
         proto = v;
@@ -183,13 +177,13 @@ fn hello(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             let n = args.get(j + 1);
             // Checked before authenticating, so a bad name changes nothing.
             if !valid_client_attr(n) {
-                ctx.reply.error(BAD_CLIENT_NAME);
+                ctx.reply.error(errors::BAD_CLIENT_NAME);
                 return;
             }
             name = Some(n);
             j += 2;
         } else {
-            ctx.reply.error(errors::with_arg("ERR Syntax error in HELLO option '", opt, "'"));
+            ctx.reply.error(errors::hello_syntax(opt));
             return;
         }
     }
@@ -201,7 +195,7 @@ fn hello(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         ctx.client.authenticated = true;
     }
     if !ctx.client.authenticated {
-        ctx.reply.error(HELLO_NOAUTH);
+        ctx.reply.error(errors::HELLO_NOAUTH);
         return;
     }
     if let Some(n) = name {

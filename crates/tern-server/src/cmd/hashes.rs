@@ -25,22 +25,6 @@ use super::table::{flags::*, CommandSpec};
 use super::Ctx;
 use crate::errors;
 
-const HASH_NOT_INTEGER: &str = "ERR hash value is not an integer";
-const HASH_NOT_FLOAT: &str = "ERR hash value is not a float";
-const NAN_OR_INFINITY: &str = "ERR increment would produce NaN or Infinity";
-const INCR_NAN_OR_INFINITY: &str = "ERR value is NaN or Infinity";
-const FIELDS_MISSING: &str = "ERR Mandatory argument FIELDS is missing or not at the right position";
-const NUMFIELDS_WRITE: &str = "ERR Parameter `numFields` should be greater than 0";
-const NUMFIELDS_READ: &str = "ERR Number of fields must be a positive integer";
-const NUMFIELDS_HSETEX: &str = "ERR invalid number of fields";
-const NUMFIELDS_MISMATCH: &str = "ERR The `numfields` parameter must match the number of arguments";
-const EXPIRE_NEGATIVE: &str = "ERR invalid expire time, must be >= 0";
-const ONLY_ONE_FXX_FNX: &str = "ERR Only one of FXX or FNX arguments can be specified";
-const ONLY_ONE_EXPIRE: &str = "ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified";
-const UNKNOWN_ARGUMENT: &str = "ERR unknown argument";
-const RANDFIELD_RANGE: &str =
-    "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807";
-const RANDFIELD_WITHVALUES_RANGE: &str = "ERR value is out of range";
 
 /// Latest field deadline Redis accepts, in ms (`HFE_MAX_ABS_TIME_MSEC`).
 const MAX_FIELD_DEADLINE: i64 = (1 << 46) - 1;
@@ -390,7 +374,7 @@ fn hincrby(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let done = edit_hash(shard, key, loc.hash, now, true, acc, |h, edit| {
         let cur = match h.get(field) {
             None => 0,
-            Some(v) => parse_i64(v).ok_or(HASH_NOT_INTEGER)?,
+            Some(v) => parse_i64(v).ok_or(errors::HASH_NOT_INTEGER)?,
         };
         let sum = cur.checked_add(incr).ok_or(errors::OVERFLOW)?;
         let text = itoa::Buffer::new().format(sum).as_bytes().to_vec();
@@ -410,7 +394,7 @@ fn hincrbyfloat(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         return ctx.reply.error(errors::NOT_FLOAT);
     };
     if !incr.is_finite() {
-        return ctx.reply.error(INCR_NAN_OR_INFINITY);
+        return ctx.reply.error(errors::HINCR_NAN_OR_INFINITY);
     }
     let lim = limits(ctx);
     let (loc, key, field, now) = (ctx.locs[0], args.get(1), args.get(2), ctx.now);
@@ -418,9 +402,9 @@ fn hincrbyfloat(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let done = edit_hash(shard, key, loc.hash, now, true, acc, |h, edit| {
         let cur = match h.get(field) {
             None => LongDouble::from_i64(0),
-            Some(v) => LongDouble::parse(v).ok_or(HASH_NOT_FLOAT)?,
+            Some(v) => LongDouble::parse(v).ok_or(errors::HASH_NOT_FLOAT)?,
         };
-        let sum = cur.checked_add(incr).ok_or(NAN_OR_INFINITY)?;
+        let sum = cur.checked_add(incr).ok_or(errors::INCR_NAN_OR_INFINITY)?;
         let mut text = Vec::new();
         sum.write_human(&mut text);
         h.set_keep_ttl(field, &text, lim);
@@ -449,7 +433,7 @@ fn hrandfield(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     }
     let l = match parse_i64(args.get(2)) {
         None => return ctx.reply.error(errors::NOT_INTEGER),
-        Some(i64::MIN) => return ctx.reply.error(RANDFIELD_RANGE),
+        Some(i64::MIN) => return ctx.reply.error(errors::I64_SYMMETRIC_OUT_OF_RANGE),
         Some(l) => l,
     };
     let (count, unique) = (l.unsigned_abs(), l >= 0);
@@ -457,7 +441,7 @@ fn hrandfield(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     // have its length in a long, of either sign and before the key is
     // looked up.
     if withvalues && count > (i64::MAX / 2) as u64 {
-        return ctx.reply.error(RANDFIELD_WITHVALUES_RANGE);
+        return ctx.reply.error(errors::OUT_OF_RANGE);
     }
     // A client past its hard output limit is closed once the command
     // returns and never sees the rest of the reply; a negative count (up
@@ -593,7 +577,7 @@ fn hscan(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 /// first field, or None after replying the error.
 fn fields_at(ctx: &mut Ctx<'_, '_>, args: Args<'_>, at: usize, numfields_err: &str) -> Option<usize> {
     if at >= args.len() || !is(args.get(at), b"fields") {
-        ctx.reply.error(FIELDS_MISSING);
+        ctx.reply.error(errors::FIELDS_MISSING);
         return None;
     }
     if at + 1 >= args.len() {
@@ -603,7 +587,7 @@ fn fields_at(ctx: &mut Ctx<'_, '_>, args: Args<'_>, at: usize, numfields_err: &s
     match parse_i64(args.get(at + 1)) {
         Some(n) if n >= 1 => {
             if n as u64 != (args.len() - at - 2) as u64 {
-                ctx.reply.error(NUMFIELDS_MISMATCH);
+                ctx.reply.error(errors::NUMFIELDS_MISMATCH);
                 return None;
             }
             Some(at + 2)
@@ -638,7 +622,7 @@ fn field_deadline(ctx: &mut Ctx<'_, '_>, arg: &[u8], secs: bool, base: u64) -> O
         return None;
     };
     if n < 0 {
-        ctx.reply.error(EXPIRE_NEGATIVE);
+        ctx.reply.error(errors::EXPIRE_NEGATIVE);
         return None;
     }
     if secs {
@@ -702,7 +686,7 @@ fn hexpire_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, secs: bool, absolute: 
         Cond::Always
     };
     let at = if cond == Cond::Always { 3 } else { 4 };
-    let Some(first) = fields_at(ctx, args, at, NUMFIELDS_WRITE) else { return };
+    let Some(first) = fields_at(ctx, args, at, errors::NUMFIELDS_WRITE) else { return };
     let n = args.len() - first;
     if !exists {
         return reply_ints(ctx, n, NO_FIELD);
@@ -771,7 +755,7 @@ fn hpexpiretime(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 fn httl_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, secs: bool, absolute: bool) {
     let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
     let Some(found) = holds_hash(ctx, loc, key) else { return };
-    let Some(first) = fields_at(ctx, args, 2, NUMFIELDS_READ) else { return };
+    let Some(first) = fields_at(ctx, args, 2, errors::NUMFIELDS_READ) else { return };
     let n = args.len() - first;
     let h = match ctx.locks.shard(loc.gid).peek(key, loc.hash, now) {
         Some(e) if found => match e.hash() {
@@ -805,7 +789,7 @@ fn hpersist(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let acc = ctx.access();
     let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
     let Some(exists) = holds_hash(ctx, loc, key) else { return };
-    let Some(first) = fields_at(ctx, args, 2, NUMFIELDS_READ) else { return };
+    let Some(first) = fields_at(ctx, args, 2, errors::NUMFIELDS_READ) else { return };
     let n = args.len() - first;
     if !exists {
         return reply_ints(ctx, n, NO_FIELD);
@@ -835,7 +819,7 @@ fn hgetdel(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let acc = ctx.access();
     let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
     let Some(exists) = holds_hash(ctx, loc, key) else { return };
-    let Some(first) = fields_at(ctx, args, 2, NUMFIELDS_READ) else { return };
+    let Some(first) = fields_at(ctx, args, 2, errors::NUMFIELDS_READ) else { return };
     let n = args.len() - first;
     if !exists {
         return reply_nulls(ctx, n);
@@ -898,7 +882,7 @@ fn hgetex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     } else {
         (TtlChange::Keep, 2)
     };
-    let Some(first) = fields_at(ctx, args, at, NUMFIELDS_READ) else { return };
+    let Some(first) = fields_at(ctx, args, at, errors::NUMFIELDS_READ) else { return };
     let n = args.len() - first;
     let shard = ctx.locks.shard(loc.gid);
     let reply = &mut ctx.reply;
@@ -967,7 +951,7 @@ fn hsetex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
                 return ctx.arity_error();
             }
             let Some(n) = parse_i64(args.get(i + 1)).filter(|&n| n >= 1) else {
-                return ctx.reply.error(NUMFIELDS_HSETEX);
+                return ctx.reply.error(errors::NUMFIELDS_HSETEX);
             };
             let rest = (args.len() - i - 2) as u64;
             if n as u64 > rest / 2 || n as u64 * 2 != rest {
@@ -977,7 +961,7 @@ fn hsetex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             break;
         } else if let Some((secs, absolute)) = expire_unit(opt) {
             if when.is_some() || keepttl {
-                return ctx.reply.error(ONLY_ONE_EXPIRE);
+                return ctx.reply.error(errors::ONLY_ONE_EXPIRE);
             }
             if i + 1 >= args.len() {
                 return ctx.arity_error();
@@ -987,13 +971,13 @@ fn hsetex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             i += 2;
         } else if is(opt, b"keepttl") {
             if when.is_some() || keepttl {
-                return ctx.reply.error(ONLY_ONE_EXPIRE);
+                return ctx.reply.error(errors::ONLY_ONE_EXPIRE);
             }
             keepttl = true;
             i += 1;
         } else if is(opt, b"fnx") || is(opt, b"fxx") {
             if fnx || fxx {
-                return ctx.reply.error(ONLY_ONE_FXX_FNX);
+                return ctx.reply.error(errors::ONLY_ONE_FXX_FNX);
             }
             if is(opt, b"fnx") {
                 fnx = true;
@@ -1002,11 +986,11 @@ fn hsetex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             }
             i += 1;
         } else {
-            return ctx.reply.error(UNKNOWN_ARGUMENT);
+            return ctx.reply.error(errors::UNKNOWN_ARGUMENT);
         }
     }
     let Some(first) = first else {
-        return ctx.reply.error(FIELDS_MISSING);
+        return ctx.reply.error(errors::FIELDS_MISSING);
     };
     let lim = limits(ctx);
     let pairs: Vec<HashPair<'_>> = (first..args.len()).step_by(2).map(|i| (args.get(i), args.get(i + 1))).collect();

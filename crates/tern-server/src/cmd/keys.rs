@@ -154,13 +154,6 @@ const OBJECT_HELP: &[&str] = &[
     "    Prints this help.",
 ];
 
-const FREQ_NOT_TRACKED: &str = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
-const IDLE_NOT_TRACKED: &str = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
-const NX_AND_OTHERS: &str = "ERR NX and XX, GT or LT options at the same time are not compatible";
-const GT_AND_LT: &str = "ERR GT and LT options at the same time are not compatible";
-const INVALID_FIRST_DB: &str = "ERR invalid first DB index";
-const INVALID_SECOND_DB: &str = "ERR invalid second DB index";
-const INT_OUT_OF_RANGE: &str = "ERR value is out of range, value must between -2147483648 and 2147483647";
 
 /// Integers Redis keeps as shared objects (`OBJ_SHARED_INTEGERS`), which
 /// report a refcount of `OBJ_SHARED_REFCOUNT`.
@@ -198,7 +191,7 @@ fn db_index_or_reply(ctx: &mut Ctx<'_, '_>, b: &[u8]) -> Option<i64> {
             None
         }
         Some(v) if i32::try_from(v).is_err() => {
-            ctx.reply.error(INT_OUT_OF_RANGE);
+            ctx.reply.error(errors::I32_OUT_OF_RANGE);
             None
         }
         Some(v) => Some(v),
@@ -462,16 +455,16 @@ fn expire_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, basetime: i64, secs: bo
         } else if opt.eq_ignore_ascii_case(b"lt") {
             lt = true;
         } else {
-            ctx.reply.error(errors::with_arg("ERR Unsupported option ", opt, ""));
+            ctx.reply.error(errors::unsupported_option(opt));
             return;
         }
     }
     if nx && (xx || gt || lt) {
-        ctx.reply.error(NX_AND_OTHERS);
+        ctx.reply.error(errors::NX_AND_OTHERS);
         return;
     }
     if gt && lt {
-        ctx.reply.error(GT_AND_LT);
+        ctx.reply.error(errors::GT_AND_LT);
         return;
     }
     let Some(mut when) = parse_i64(args.get(2)) else {
@@ -660,7 +653,7 @@ fn scan(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             type_name = Some(args.get(i + 1));
             i += 2;
         } else if opt.eq_ignore_ascii_case(b"novalues") {
-            ctx.reply.error("ERR NOVALUES option can only be used in HSCAN");
+            ctx.reply.error(errors::NOVALUES_NOT_HSCAN);
             return;
         } else {
             ctx.reply.error(errors::SYNTAX);
@@ -825,11 +818,11 @@ fn empty_shards(ctx: &mut Ctx<'_, '_>, gids: std::ops::Range<u32>, lazy: bool) {
 
 fn swapdb(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let Some(a) = parse_db_index(args.get(1)) else {
-        ctx.reply.error(INVALID_FIRST_DB);
+        ctx.reply.error(errors::INVALID_FIRST_DB);
         return;
     };
     let Some(b) = parse_db_index(args.get(2)) else {
-        ctx.reply.error(INVALID_SECOND_DB);
+        ctx.reply.error(errors::INVALID_SECOND_DB);
         return;
     };
     let dbs = ctx.ks.db_count() as i64;
@@ -905,7 +898,7 @@ fn object_idletime(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let now = ctx.now;
     let Some(idle) = object_entry(ctx, args).map(|e| e.idle_secs(now)) else { return };
     if lfu_policy(ctx).is_some() {
-        ctx.reply.error(IDLE_NOT_TRACKED);
+        ctx.reply.error(errors::IDLE_NOT_TRACKED);
         return;
     }
     ctx.reply.int(idle as i64);
@@ -917,7 +910,7 @@ fn object_freq(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let decay = lfu.map_or(0, |l| l.decay_minutes);
     let Some(freq) = object_entry(ctx, args).map(|e| e.lfu_count(now, decay)) else { return };
     if lfu.is_none() {
-        ctx.reply.error(FREQ_NOT_TRACKED);
+        ctx.reply.error(errors::FREQ_NOT_TRACKED);
         return;
     }
     ctx.reply.int(i64::from(freq));

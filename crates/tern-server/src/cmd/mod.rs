@@ -15,6 +15,7 @@ pub mod command;
 pub mod config;
 pub mod connection;
 pub mod hashes;
+pub mod info;
 pub mod keys;
 pub mod keyspec;
 pub mod server;
@@ -45,6 +46,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     connection::COMMANDS,
     client::COMMANDS,
     command::COMMANDS,
+    info::COMMANDS,
     server::COMMANDS,
     config::COMMANDS,
     transactions::COMMANDS,

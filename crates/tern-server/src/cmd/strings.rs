@@ -26,14 +26,6 @@ use crate::prefetch;
 use crate::stats::WorkerStats;
 use ldouble::LongDouble;
 
-const OFFSET_OUT_OF_RANGE: &str = "ERR offset is out of range";
-const DECREMENT_OVERFLOW: &str = "ERR decrement would overflow";
-const NAN_OR_INFINITY: &str = "ERR increment would produce NaN or Infinity";
-const LCS_NOT_STRINGS: &str = "ERR The specified keys must contain string values";
-const LCS_IDX_AND_LEN: &str = "ERR If you want both the length and indexes, please just use IDX.";
-const LCS_TOO_LONG: &str = "ERR String too long for LCS";
-const LCS_OVER_LIMIT: &str = "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len";
-const LCS_ALLOC_FAILED: &str = "ERR Insufficient memory, failed allocating transient memory for LCS";
 
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("get", 2, READONLY | FAST, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], get)
@@ -595,7 +587,7 @@ fn setrange(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         return;
     };
     if offset < 0 {
-        ctx.reply.error(OFFSET_OUT_OF_RANGE);
+        ctx.reply.error(errors::OFFSET_OUT_OF_RANGE);
         return;
     }
     let (loc, key, value) = (ctx.locs[0], args.get(1), args.get(3));
@@ -681,7 +673,7 @@ fn incrby(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 
 fn decrby(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     match parse_i64(args.get(2)) {
-        Some(i64::MIN) => ctx.reply.error(DECREMENT_OVERFLOW),
+        Some(i64::MIN) => ctx.reply.error(errors::DECREMENT_OVERFLOW),
         Some(by) => incr_by(ctx, args, -by),
         None => ctx.reply.error(errors::NOT_INTEGER),
     }
@@ -736,7 +728,7 @@ fn incrbyfloat(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
                 return ctx.reply.error(errors::NOT_FLOAT);
             };
             let Some(sum) = sum else {
-                return ctx.reply.error(NAN_OR_INFINITY);
+                return ctx.reply.error(errors::INCR_NAN_OR_INFINITY);
             };
             sum.write_human(&mut text);
             shard.set(key, loc.hash, NewValue::Bytes(&text), None, ctx.now);
@@ -751,7 +743,7 @@ fn incrbyfloat(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
                 return ctx.reply.error(errors::NOT_FLOAT);
             };
             let Some(sum) = cur.checked_add(by) else {
-                return ctx.reply.error(NAN_OR_INFINITY);
+                return ctx.reply.error(errors::INCR_NAN_OR_INFINITY);
             };
             sum.write_human(&mut text);
             shard.replace_value(key, loc.hash, NewValue::Bytes(&text), ctx.now);
@@ -787,7 +779,7 @@ fn lcs(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         }
     }
     if wrong_type {
-        ctx.reply.error(LCS_NOT_STRINGS);
+        ctx.reply.error(errors::LCS_NOT_STRINGS);
         return;
     }
     let (mut getidx, mut getlen, mut withmatchlen, mut minmatchlen) = (false, false, false, 0u64);
@@ -814,25 +806,25 @@ fn lcs(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         j += 1;
     }
     if getidx && getlen {
-        ctx.reply.error(LCS_IDX_AND_LEN);
+        ctx.reply.error(errors::LCS_IDX_AND_LEN);
         return;
     }
     let [a, b] = &strs;
     let (alen, blen) = (a.len(), b.len());
     // Redis refuses strings whose lengths would not fit its u32 table cells.
     if alen as u64 >= u64::from(u32::MAX) - 1 || blen as u64 >= u64::from(u32::MAX) - 1 {
-        ctx.reply.error(LCS_TOO_LONG);
+        ctx.reply.error(errors::LCS_TOO_LONG);
         return;
     }
     let cells = (alen as u64 + 1) * (blen as u64 + 1);
     let bytes = cells.saturating_mul(4);
     if bytes > ctx.srv.settings.proto_max_bulk_len() {
-        ctx.reply.error(LCS_OVER_LIMIT);
+        ctx.reply.error(errors::LCS_OVER_LIMIT);
         return;
     }
     let mut table: Vec<u32> = Vec::new();
     if table.try_reserve_exact(cells as usize).is_err() {
-        ctx.reply.error(LCS_ALLOC_FAILED);
+        ctx.reply.error(errors::LCS_ALLOC_FAILED);
         return;
     }
     table.resize(cells as usize, 0);

@@ -29,6 +29,7 @@ use super::keyspec::{index, ks, range, RO};
 use super::table::{flags::*, CommandSpec};
 use super::{call, Ctx, Reply, Scratch};
 use crate::client::{flags as cflags, Client, Watched};
+use crate::errors;
 
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("multi", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | TX_CONTROL, &[], multi)
@@ -49,10 +50,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         .acl(&["fast", "transaction"]),
 ];
 
-const MULTI_NESTED: &str = "ERR MULTI calls can not be nested";
-const EXEC_WITHOUT_MULTI: &str = "ERR EXEC without MULTI";
-const DISCARD_WITHOUT_MULTI: &str = "ERR DISCARD without MULTI";
-const WATCH_INSIDE_MULTI: &str = "ERR WATCH inside MULTI is not allowed";
 
 /// Unregisters every WATCH of `client` and clears its flag. Works with the
 /// set pinned (inside EXEC) or empty (anywhere else): the watched shards
@@ -86,13 +83,12 @@ pub fn discard_transaction(client: &mut Client, locks: &mut LockSet<'_>) {
 /// of arguments for 'exec' command`; its `ERR ` prefix is not repeated.
 pub fn abort_exec(client: &mut Client, locks: &mut LockSet<'_>, reply: &mut Reply<'_>, msg: &str) {
     discard_transaction(client, locks);
-    let why = msg.strip_prefix("ERR ").unwrap_or(msg);
-    reply.error(&format!("EXECABORT Transaction discarded because of: {why}"));
+    reply.error(errors::execabort_because(msg));
 }
 
 fn multi(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
     if ctx.client.multi.is_some() {
-        ctx.reply.error(MULTI_NESTED);
+        ctx.reply.error(errors::MULTI_NESTED);
         return;
     }
     ctx.client.multi = Some(Default::default());
@@ -103,7 +99,7 @@ fn multi(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
 
 fn discard(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
     if ctx.client.multi.is_none() {
-        ctx.reply.error(DISCARD_WITHOUT_MULTI);
+        ctx.reply.error(errors::DISCARD_WITHOUT_MULTI);
         return;
     }
     discard_transaction(ctx.client, ctx.locks);
@@ -112,7 +108,7 @@ fn discard(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
 
 fn watch(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     if ctx.client.multi.is_some() {
-        ctx.reply.error(WATCH_INSIDE_MULTI);
+        ctx.reply.error(errors::WATCH_INSIDE_MULTI);
         return;
     }
     // Already doomed: EXEC will fail whatever happens to these keys.
@@ -144,7 +140,7 @@ fn unwatch(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
 
 fn exec(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
     let Some(queued) = ctx.client.multi.take() else {
-        ctx.reply.error(EXEC_WITHOUT_MULTI);
+        ctx.reply.error(errors::EXEC_WITHOUT_MULTI);
         return;
     };
     if queued.failed {

@@ -1,0 +1,337 @@
+//! INFO: sums the per-worker counters on read and walks the shards one
+//! lock at a time for the keyspace section; the process facts come from
+//! `sysinfo`.
+
+use std::fmt::Write as _;
+use std::sync::atomic::Ordering;
+
+use tern_resp::Args;
+
+use super::table::{flags::*, CommandSpec};
+use super::Ctx;
+use crate::server::now_ms;
+use crate::sysinfo;
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("info", -1, LOADING | STALE | MANUAL_LOCKS, &[], info)
+        .doc("server", "Returns information and statistics about the server.", "1.0.0", "O(1)")
+        .acl(&["dangerous"])
+        .tips(&["nondeterministic_output", "request_policy:all_shards", "response_policy:special"]),
+];
+
+/// Sections in output order; the flag says whether plain INFO shows it.
+const SECTIONS: &[(&str, bool)] = &[
+    ("server", true),
+    ("clients", true),
+    ("memory", true),
+    ("persistence", true),
+    ("stats", true),
+    ("replication", true),
+    ("cpu", true),
+    ("modules", true),
+    ("commandstats", false),
+    ("errorstats", true),
+    ("cluster", true),
+    ("keyspace", true),
+];
+
+/// Redis's bytesToHuman.
+fn human(n: u64) -> String {
+    let d = n as f64;
+    const K: f64 = 1024.0;
+    if n < 1024 {
+        format!("{n}B")
+    } else if d < K * K {
+        format!("{:.2}K", d / K)
+    } else if d < K * K * K {
+        format!("{:.2}M", d / (K * K))
+    } else if d < K * K * K * K {
+        format!("{:.2}G", d / (K * K * K))
+    } else if d < K * K * K * K * K {
+        format!("{:.2}T", d / (K * K * K * K))
+    } else {
+        format!("{:.2}P", d / (K * K * K * K * K))
+    }
+}
+
+/// Per-database (keys, keys with a TTL) and the bytes the entries hold,
+/// walking the shards one lock at a time.
+fn keyspace_counts(ctx: &mut Ctx<'_, '_>) -> (Vec<(usize, u64, u64)>, u64, u64) {
+    let ks = ctx.ks;
+    let mut dbs = Vec::new();
+    let mut mem = 0u64;
+    let mut expired = 0u64;
+    for db in 0..ks.db_count() {
+        let (mut keys, mut vol) = (0u64, 0u64);
+        for gid in ks.db_gids(db) {
+            ctx.locks.acquire([gid]);
+            let s = ctx.locks.shard(gid);
+            keys += s.len() as u64;
+            vol += s.volatile_count() as u64;
+            mem += s.mem() as u64;
+            expired += s.expired;
+            ctx.locks.release();
+        }
+        if keys > 0 {
+            dbs.push((db, keys, vol));
+        }
+    }
+    (dbs, mem, expired)
+}
+
+fn info(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let mut wanted = [false; SECTIONS.len()];
+    if args.len() == 1 {
+        for (w, (_, default)) in wanted.iter_mut().zip(SECTIONS) {
+            *w = *default;
+        }
+    }
+    for a in args.tail(1).iter() {
+        let a = a.to_ascii_lowercase();
+        match a.as_slice() {
+            b"default" => {
+                for (w, (_, default)) in wanted.iter_mut().zip(SECTIONS) {
+                    *w |= *default;
+                }
+            }
+            b"all" | b"everything" => wanted = [true; SECTIONS.len()],
+            name => {
+                if let Some(i) = SECTIONS.iter().position(|(n, _)| n.as_bytes() == name) {
+                    wanted[i] = true;
+                }
+            }
+        }
+    }
+    let text = info_text(ctx, &wanted);
+    ctx.reply.verbatim(text.as_bytes());
+}
+
+fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
+    let srv = ctx.srv;
+    let need_keyspace = wanted[section("memory")] || wanted[section("stats")] || wanted[section("keyspace")];
+    let (dbs, dataset, shard_expired) = if need_keyspace { keyspace_counts(ctx) } else { (Vec::new(), 0, 0) };
+    let expired_fields = if wanted[section("stats")] { super::hashes::expired_fields(ctx) } else { 0 };
+    let cfg = srv.config.read().clone();
+    let mut out = String::new();
+    for (i, (name, _)) in SECTIONS.iter().enumerate() {
+        if !wanted[i] {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str("\r\n");
+        }
+        let mut s = Section(&mut out);
+        match *name {
+            "server" => {
+                s.header("Server");
+                let now = now_ms();
+                let uptime = srv.started.elapsed().as_secs();
+                let port = srv.port.load(Ordering::Relaxed);
+                let os = format!("Linux {} {}", sysinfo::read_proc("/proc/sys/kernel/osrelease").trim(), std::env::consts::ARCH);
+                s.kv("redis_version", crate::REDIS_VERSION);
+                s.kv("tern_version", crate::TERN_VERSION);
+                s.kv("redis_git_sha1", "00000000");
+                s.kv("redis_git_dirty", 0);
+                s.kv("redis_build_id", "0");
+                s.kv("redis_mode", "standalone");
+                s.kv("os", os);
+                s.kv("arch_bits", usize::BITS);
+                s.kv("monotonic_clock", "POSIX clock_gettime");
+                s.kv("multiplexing_api", "epoll");
+                s.kv("atomicvar_api", "c11-builtin");
+                s.kv("gcc_version", "0.0.0");
+                s.kv("process_id", std::process::id());
+                s.kv("process_supervised", "no");
+                s.kv("run_id", &srv.run_id);
+                s.kv("tcp_port", port);
+                s.kv("server_time_usec", now * 1000);
+                s.kv("uptime_in_seconds", uptime);
+                s.kv("uptime_in_days", uptime / 86_400);
+                s.kv("hz", cfg.hz);
+                s.kv("configured_hz", cfg.hz);
+                s.kv("lru_clock", (now / 1000) & ((1 << 24) - 1));
+                s.kv("executable", &srv.executable);
+                s.kv("config_file", cfg.config_file.as_ref().map(|p| p.display().to_string()).unwrap_or_default());
+                s.kv("io_threads_active", 0);
+                s.kv("listener0", format!("name=tcp,bind={},port={}", cfg.bind.join(",bind="), port));
+            }
+            "clients" => {
+                s.header("Clients");
+                s.kv("connected_clients", srv.connected.load(Ordering::Relaxed));
+                s.kv("cluster_connections", 0);
+                s.kv("maxclients", cfg.maxclients);
+            }
+            "memory" => {
+                s.header("Memory");
+                let (allocated, active, resident) = sysinfo::jemalloc_stats();
+                let used = allocated;
+                let peak = sysinfo::peak_memory(used);
+                let rss = sysinfo::rss_bytes();
+                let sys = sysinfo::total_system_memory();
+                s.kv("used_memory", used);
+                s.kv("used_memory_human", human(used));
+                s.kv("used_memory_rss", rss);
+                s.kv("used_memory_rss_human", human(rss));
+                s.kv("used_memory_peak", peak);
+                s.kv("used_memory_peak_human", human(peak));
+                s.kv("used_memory_peak_perc", format!("{:.2}%", if peak > 0 { used as f64 * 100.0 / peak as f64 } else { 0.0 }));
+                s.kv("used_memory_dataset", dataset);
+                s.kv("used_memory_dataset_perc", format!("{:.2}%", if used > 0 { dataset as f64 * 100.0 / used as f64 } else { 0.0 }));
+                s.kv("allocator_allocated", allocated);
+                s.kv("allocator_active", active);
+                s.kv("allocator_resident", resident);
+                s.kv("total_system_memory", sys);
+                s.kv("total_system_memory_human", human(sys));
+                s.kv("maxmemory", cfg.maxmemory);
+                s.kv("maxmemory_human", human(cfg.maxmemory));
+                s.kv("maxmemory_policy", cfg.maxmemory_policy.name());
+                let ratio = |a: u64, b: u64| if b > 0 { a as f64 / b as f64 } else { 0.0 };
+                s.kv("allocator_frag_ratio", format!("{:.2}", ratio(active, allocated)));
+                s.kv("allocator_frag_bytes", active.saturating_sub(allocated));
+                s.kv("allocator_rss_ratio", format!("{:.2}", ratio(resident, active)));
+                s.kv("allocator_rss_bytes", resident.saturating_sub(active));
+                s.kv("rss_overhead_ratio", format!("{:.2}", ratio(rss, resident)));
+                s.kv("rss_overhead_bytes", rss as i64 - resident as i64);
+                s.kv("mem_fragmentation_ratio", format!("{:.2}", ratio(rss, used)));
+                s.kv("mem_fragmentation_bytes", rss as i64 - used as i64);
+                s.kv("mem_allocator", "jemalloc-5.3.0");
+            }
+            "persistence" => {
+                // Tern keeps no data on disk: nothing is loading or saving.
+                s.header("Persistence");
+                s.kv("loading", 0);
+                s.kv("async_loading", 0);
+                s.kv("rdb_bgsave_in_progress", 0);
+                s.kv("rdb_last_save_time", srv.started_ms / 1000);
+                s.kv("rdb_last_bgsave_status", "ok");
+                s.kv("rdb_saves", 0);
+                s.kv("aof_enabled", 0);
+                s.kv("aof_rewrite_in_progress", 0);
+                s.kv("aof_rewrite_scheduled", 0);
+                s.kv("aof_last_bgrewrite_status", "ok");
+                s.kv("aof_rewrites", 0);
+                s.kv("aof_last_write_status", "ok");
+            }
+            "stats" => {
+                s.header("Stats");
+                let ops = srv.sum(|w| w.commands.get());
+                let input = srv.sum(|w| w.net_input_bytes.get());
+                let output = srv.sum(|w| w.net_output_bytes.get());
+                let (ops_sec, in_kbps, out_kbps) = sysinfo::rates(ops, input, output);
+                s.kv("total_connections_received", srv.sum(|w| w.connections_received.get()));
+                s.kv("total_commands_processed", ops);
+                s.kv("instantaneous_ops_per_sec", ops_sec);
+                s.kv("total_net_input_bytes", input);
+                s.kv("total_net_output_bytes", output);
+                s.kv("instantaneous_input_kbps", format!("{in_kbps:.2}"));
+                s.kv("instantaneous_output_kbps", format!("{out_kbps:.2}"));
+                s.kv("rejected_connections", srv.sum(|w| w.rejected_connections.get()));
+                // Every removal by TTL, lazy or active, is counted by its
+                // shard; `active_expired` is a subset of it.
+                s.kv("expired_keys", shard_expired);
+                s.kv("expired_subkeys", expired_fields);
+                s.kv("expired_stale_perc", format!("{:.2}", srv.global.expired_stale_perc.load(Ordering::Relaxed) as f64 / 100.0));
+                s.kv("evicted_keys", 0);
+                s.kv("keyspace_hits", srv.sum(|w| w.keyspace_hits.get()));
+                s.kv("keyspace_misses", srv.sum(|w| w.keyspace_misses.get()));
+                s.kv("total_error_replies", srv.sum(|w| w.total_error_replies.get()));
+                s.kv("reply_copy_avoided", srv.sum(|w| w.reply_copy_avoided.get()));
+                s.kv("stat_reset_time", srv.stat_reset_ms.load(Ordering::Relaxed) / 1000);
+            }
+            "replication" => {
+                s.header("Replication");
+                s.kv("role", "master");
+                s.kv("connected_slaves", 0);
+                s.kv("master_failover_state", "no-failover");
+                s.kv("master_replid", &srv.run_id);
+                s.kv("master_replid2", "0000000000000000000000000000000000000000");
+                s.kv("master_repl_offset", 0);
+                s.kv("second_repl_offset", -1);
+                s.kv("repl_backlog_active", 0);
+                s.kv("repl_backlog_size", 1_048_576);
+                s.kv("repl_backlog_first_byte_offset", 0);
+                s.kv("repl_backlog_histlen", 0);
+            }
+            "cpu" => {
+                s.header("CPU");
+                let (user, sys, cuser, csys) = sysinfo::cpu_times();
+                s.kv("used_cpu_sys", format!("{sys:.6}"));
+                s.kv("used_cpu_user", format!("{user:.6}"));
+                s.kv("used_cpu_sys_children", format!("{csys:.6}"));
+                s.kv("used_cpu_user_children", format!("{cuser:.6}"));
+            }
+            "modules" => s.header("Modules"),
+            "commandstats" => {
+                s.header("Commandstats");
+                for c in srv.commands.iter() {
+                    let calls = srv.sum(|w| w.cmds[c.id].calls.get());
+                    let rejected = srv.sum(|w| w.cmds[c.id].rejected.get());
+                    let failed = srv.sum(|w| w.cmds[c.id].failed.get());
+                    if calls == 0 && rejected == 0 && failed == 0 {
+                        continue;
+                    }
+                    let usec = srv.sum(|w| w.cmds[c.id].usec.get());
+                    let per = if calls > 0 { usec as f64 / calls as f64 } else { 0.0 };
+                    s.kv(
+                        &format!("cmdstat_{}", c.fullname),
+                        format!("calls={calls},usec={usec},usec_per_call={per:.2},rejected_calls={rejected},failed_calls={failed}"),
+                    );
+                }
+            }
+            "errorstats" => {
+                s.header("Errorstats");
+                let mut all: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
+                for w in &srv.workers {
+                    for (k, v) in w.errors.lock().iter() {
+                        *all.entry(k.clone()).or_insert(0) += v;
+                    }
+                }
+                for (k, v) in all {
+                    s.kv(&format!("errorstat_{k}"), format!("count={v}"));
+                }
+            }
+            "cluster" => {
+                s.header("Cluster");
+                s.kv("cluster_enabled", 0);
+            }
+            "keyspace" => {
+                s.header("Keyspace");
+                for &(db, keys, vol) in &dbs {
+                    s.kv(&format!("db{db}"), format!("keys={keys},expires={vol},avg_ttl=0,subexpiry=0"));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn section(name: &str) -> usize {
+    SECTIONS.iter().position(|(n, _)| *n == name).unwrap_or(0)
+}
+
+/// Appends `# Header` and `key:value` lines with CRLF, as INFO sends them.
+struct Section<'a>(&'a mut String);
+
+impl Section<'_> {
+    fn header(&mut self, h: &str) {
+        let _ = write!(self.0, "# {h}\r\n");
+    }
+    fn kv(&mut self, k: &str, v: impl std::fmt::Display) {
+        let _ = write!(self.0, "{k}:{v}\r\n");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn human_sizes() {
+        assert_eq!(human(0), "0B");
+        assert_eq!(human(1023), "1023B");
+        assert_eq!(human(965_752), "943.12K");
+        assert_eq!(human(12_320_768), "11.75M");
+        assert_eq!(human(25_276_063_744), "23.54G");
+    }
+}
