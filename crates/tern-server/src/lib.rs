@@ -1,12 +1,16 @@
 //! Tern's server: networking, commands and configuration over the
-//! `tern-store` keyspace and the `tern-resp` codec.
+//! `tern-store` keyspace and the `tern-resp` / `tern-memcache` codecs.
 //!
 //! ```text
-//!  main ─► config ─► Server (server.rs: keyspace, config, registry, stats)
-//!                     ├─ N workers (net.rs): accept, read, parse, dispatch, write
-//!                     ├─ cron thread: memcached's delayed flush_all, active expiry
-//!                     └─ signal thread: SIGINT/SIGTERM ─► graceful shutdown
-//!  dispatch (cmd/mod.rs) ─► command families (cmd/strings.rs, cmd/keys.rs, ...)
+//!  main ─► config (one declaration per directive) ─► Server (keyspace, settings, command table, registry, stats)
+//!            ├─ N workers (net.rs): accept, read, parse a batch, plan keys, prefetch, dispatch, write
+//!            ├─ cron thread: active expiry, memcached's delayed flush_all
+//!            └─ signal thread: SIGINT/SIGTERM ─► graceful shutdown
+//!  request (net::run_request) ─► RESP: cmd::dispatch ─► key specs (cmd/keyspec.rs) locate and lock
+//!                                     the keys ─► the family's handler (cmd/strings.rs, cmd/keys.rs, ...)
+//!                             └► memcached: memcache::Exec (text, meta, stats)
+//!  every handler writes through tern-store's one write path, which tells
+//!  WATCHers, accounts memory and records the change's effect
 //! ```
 #![forbid(unsafe_code)]
 
