@@ -39,6 +39,7 @@ mod keyspace;
 mod lazyfree;
 mod shard;
 pub mod slot;
+pub mod stage;
 mod value;
 
 pub use hash::{Hash, HashLimits, Pair as HashPair};
@@ -47,7 +48,8 @@ pub use lazyfree::{LazyFree, LAZYFREE_THRESHOLD};
 pub use entry::{Entry, EntryExt, Lfu, McRef, Meta, NewValue, StrRef, ValueRef, LFU_INIT_VAL};
 pub use effect::{Effect, Effects, Record, Ttl};
 pub use shard::{Access, Detached, Edit, Shard, WatchFlag};
-pub use shard::{ITEM_PREFETCH_SPAN, MAX_PREFETCH_GROUP};
+pub use shard::MAX_PREFETCH_GROUP;
+pub use stage::{ItemHint, Reach, Stager, ITEM_PREFETCH_SPAN};
 pub use slot::{key_slot, SLOTS};
 /// The longest key the keyspace stores (1 GiB - 1).
 pub use tern_table::MAX_KEY_LEN;
