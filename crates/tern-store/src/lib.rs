@@ -17,6 +17,12 @@
 //! Keys that share a hash tag share a shard. A shard's global id orders
 //! locks: a multi-key command locks its shards in ascending id ([`LockSet`]).
 //!
+//! Lookups of many keys overlap their cache misses through one staged-lookup
+//! engine (bucket → item → value, [`stage`]): the keys of a command under
+//! its locks, a pipeline's or a memcached multi-get's keys before any lock,
+//! a large hash's fields. Item addresses leave the table only as
+//! [`ItemHint`]s, which can only be prefetched.
+//!
 //! An entry is one allocation: a 4-byte [`Meta`] (value kind and the
 //! LRU/LFU clock), the key, the deadline only when set, and a string written
 //! whole in place; other values sit in a box the entry owns ([`entry`]).
