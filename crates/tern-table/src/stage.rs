@@ -289,7 +289,7 @@ mod tests {
             3
         }
         fn reads(&self, i: usize) -> bool {
-            i % 2 == 0
+            i.is_multiple_of(2)
         }
         fn value(&mut self, i: usize) {
             self.0.push((3, i));
@@ -298,7 +298,9 @@ mod tests {
 
     /// Every key goes through each of its stages exactly once, in stage
     /// order, before it runs; with size 0 or one key nothing is staged.
+    /// (No unsafe code here: too slow interpreted for Miri's run.)
     #[test]
+    #[cfg_attr(miri, ignore)]
     fn each_stage_once_before_the_key_runs() {
         for reach in [Reach::Entry, Reach::Value] {
             for n in [0, 1, 2, 5, 16, 17, 100] {
@@ -315,16 +317,16 @@ mod tests {
                         continue;
                     }
                     let stages: &[u8] = if reach == Reach::Value { &[1, 2, 3] } else { &[1, 2] };
-                    for i in 0..n {
+                    for (i, &done) in ran.iter().enumerate() {
                         let mut at = Vec::new();
                         for &s in stages {
-                            let want = usize::from(s != 3 || i % 2 == 0);
+                            let want = usize::from(s != 3 || i.is_multiple_of(2));
                             let pos: Vec<usize> = (0..log.0.len()).filter(|&j| log.0[j] == (s, i)).collect();
                             assert_eq!(pos.len(), want, "stage {s} of key {i} (n {n}, size {size}, {reach:?})");
                             at.extend(pos);
                         }
                         assert!(at.windows(2).all(|w| w[0] < w[1]));
-                        assert!(at.iter().all(|&j| j < ran[i]), "key {i} staged after it ran");
+                        assert!(at.iter().all(|&j| j < done), "key {i} staged after it ran");
                     }
                 }
             }
