@@ -1,6 +1,9 @@
-//! Batched prefetching of key lookups, on the server side: which keys to
-//! advance together and when. The table crate owns the prefetch itself;
-//! this module only decides the batches.
+//! Batched prefetching of key lookups, on the server side: which keys go
+//! through the one staged-lookup engine together. The engine
+//! (`tern_table::stage`, with the keyspace's sources in
+//! `tern_store::stage`) orders the stages and owns the prefetches; this
+//! module hands it a command's keys ([`KeyStage`], from the key spec) and
+//! a pipeline's keys ([`Plan`]).
 //!
 //! Two kinds of batch, both sized by `prefetch-batch-max-size` (N; 0 = off):
 //!
@@ -49,113 +52,47 @@
 //! CPU, 2.14x (1.70x for the binary before, in the same runs); memcached
 //! `get` of 100 keys on: 63.9 -> 51.9 us (`bench/prefetch_mc_get.sh`).
 
-use std::ops::Range;
-
-use tern_resp::{Frame, Limits};
-use tern_store::{Loc, LockSet, Shard};
+use tern_resp::{Args, Frame, Limits};
+use tern_store::stage::{items_and_values, Locked, Unlocked};
+use tern_store::{Loc, LockSet, Reach, Stager};
 
 use crate::client::Client;
+use crate::cmd::keyspec::ACCESS;
+use crate::cmd::table::Cmd;
 use crate::server::Server;
 
-/// What a command reads of each key, so how far its keys are prefetched.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Reach {
-    /// The entry only (EXISTS, TOUCH, DEL, MSET): bucket and item.
-    Entry,
-    /// The string's bytes too (MGET): bucket, item and value.
-    Value,
+/// The staged lookups of one command's keys (`Ctx::locs`, whose shards the
+/// command holds), in groups of `prefetch-batch-max-size`: what a
+/// multi-key command gets from its key spec alone. Its keys' positions
+/// come from the spec's range (MGET, MSET, DEL, ...; a command with other
+/// specs stages nothing), how far they are staged from its flags: `ACCESS`
+/// (the value is read, MGET) reaches the value, others the entry.
+pub struct KeyStage {
+    st: Stager,
+    first: usize,
+    step: usize,
 }
 
-/// The prefetch stages of one command's keys, whose shards `locks` holds,
-/// in groups of `size` and staggered so that a group's misses are in
-/// flight while earlier groups run: when the first key of group g runs,
-/// stage 1 (buckets) has been asked for up to group g+2, stage 2 (items)
-/// up to g+1; for `Reach::Value` each is one group further ahead and
-/// stage 3 (values) has run up to g+1. Stage 2 reads a group's buckets
-/// first and then asks for all of its items back to back, so that their
-/// page walks overlap. Nothing when prefetching is off (`size` 0) or for
-/// one key (nothing to overlap). `key(i)` is the key of `locs[i]`.
-pub struct Stager<K> {
-    size: usize,
-    reach: Reach,
-    n: usize,
-    key: K,
-    /// The first key of the next group to reach `before`.
-    next_start: usize,
-    /// The next group each stage runs on.
-    next: [usize; 3],
-}
-
-/// Items per run of back-to-back item prefetches in stage 2.
-const STAGE2_RUN: usize = 16;
-
-impl<'k, K: Fn(usize) -> &'k [u8]> Stager<K> {
-    pub fn new(size: usize, reach: Reach, n: usize, key: K) -> Self {
-        let size = if n < 2 { 0 } else { size };
-        Stager { size, reach, n, key, next_start: 0, next: [0; 3] }
+impl KeyStage {
+    /// The stage of `cmd`'s `n` located keys, in groups of `size` (0: off).
+    pub fn new(cmd: &Cmd, size: usize, n: usize) -> KeyStage {
+        match cmd.lone() {
+            Some(r) => {
+                let reach = if r.flags() & ACCESS != 0 { Reach::Value } else { Reach::Entry };
+                KeyStage { st: Stager::new(size, reach, n), first: r.first(), step: r.step() }
+            }
+            None => KeyStage { st: Stager::new(0, Reach::Entry, n), first: 0, step: 0 },
+        }
     }
 
-    /// Runs what must be asked for before key `i` runs; call it for every
-    /// key, in order.
+    /// Runs what must be asked for before key `i` (of `locs`, the command
+    /// line `args`) runs; call it for every key, in order.
     #[inline]
-    pub fn before(&mut self, locks: &mut LockSet<'_>, locs: &[Loc], i: usize) {
-        if self.size != 0 && i == self.next_start {
-            self.next_start += self.size;
-            self.advance(locks, locs, i / self.size);
+    pub fn before(&mut self, locks: &mut LockSet<'_>, locs: &[Loc], args: Args<'_>, i: usize) {
+        if !self.st.is_off() {
+            let (first, step) = (self.first, self.step);
+            self.st.before(&mut Locked { locks, locs, key: |j| args.get(first + j * step) }, i);
         }
-    }
-
-    fn advance(&mut self, locks: &mut LockSet<'_>, locs: &[Loc], g: usize) {
-        let [s1, s2, s3] = self.due(g);
-        for grp in s1 {
-            for l in &locs[self.range(grp)] {
-                locks.shard(l.gid).prefetch_bucket(l.hash);
-            }
-        }
-        let value = self.reach == Reach::Value;
-        for grp in s2 {
-            let r = self.range(grp);
-            for start in r.clone().step_by(STAGE2_RUN) {
-                let run = start..(start + STAGE2_RUN).min(r.end);
-                let mut ps = [std::ptr::null(); STAGE2_RUN];
-                for (p, l) in ps.iter_mut().zip(&locs[run.clone()]) {
-                    *p = locks.shard(l.gid).item_hint(l.hash);
-                }
-                for (&p, i) in ps.iter().zip(run) {
-                    Shard::prefetch_item_at(p, (self.key)(i).len(), value);
-                }
-            }
-        }
-        // A string kept apart from its item (grown in place, shared, large)
-        // is a third miss; one kept in the item may span more lines than
-        // stage 2 asked for.
-        for grp in s3 {
-            for i in self.range(grp) {
-                let l = locs[i];
-                locks.shard(l.gid).prefetch_value((self.key)(i), l.hash);
-            }
-        }
-    }
-
-    /// The groups each stage has still to run on before group `g` runs
-    /// (stage 3 only for `Reach::Value`); marks them done.
-    fn due(&mut self, g: usize) -> [Range<usize>; 3] {
-        let last = self.n.div_ceil(self.size) - 1;
-        let ahead = if self.reach == Reach::Value { [3, 2, 1] } else { [2, 1, 0] };
-        let stages = if self.reach == Reach::Value { 3 } else { 2 };
-        let mut due = [0..0, 0..0, 0..0];
-        for s in 0..stages {
-            let end = (g + ahead[s]).min(last) + 1;
-            if self.next[s] < end {
-                due[s] = self.next[s]..end;
-                self.next[s] = end;
-            }
-        }
-        due
-    }
-
-    fn range(&self, g: usize) -> Range<usize> {
-        g * self.size..((g + 1) * self.size).min(self.n)
     }
 }
 
@@ -274,6 +211,7 @@ impl Plan {
                         let l = srv.ks.locate(db, args.get(k.pos));
                         self.locs.push(l);
                         if self.hinted.len() < batch {
+                            // Stage 1, as found (no lock taken).
                             srv.ks.prefetch_hint(l.gid, l.hash);
                             let (start, len) = frame.ranges()[k.pos];
                             self.hinted.push((off + start, len, l, reads));
@@ -312,26 +250,15 @@ impl Plan {
     /// then for readers each value, asked for under its shard's lock when
     /// that lock is free, released at once.
     fn stage_hinted(&self, srv: &Server, buf: &[u8]) {
-        // Every item found first, then all asked for back to back, so that
-        // their page walks overlap.
-        for run in self.hinted.chunks(STAGE2_RUN) {
-            let mut ps = [std::ptr::null(); STAGE2_RUN];
-            for (p, &(_, _, l, _)) in ps.iter_mut().zip(run) {
-                if let Some(sh) = srv.ks.try_lock(l.gid) {
-                    *p = sh.item_hint(l.hash);
-                }
-            }
-            for (&p, &(_, len, _, reads)) in ps.iter().zip(run) {
-                Shard::prefetch_item_at(p, len, reads);
-            }
-        }
-        for &(at, len, l, reads) in &self.hinted {
-            if reads {
-                if let Some(sh) = srv.ks.try_lock(l.gid) {
-                    sh.prefetch_value(&buf[at..at + len], l.hash);
-                }
-            }
-        }
+        let hinted = &self.hinted;
+        let mut src = Unlocked {
+            ks: &srv.ks,
+            key: |i: usize| {
+                let (at, len, l, reads) = hinted[i];
+                (&buf[at..at + len], l, reads)
+            },
+        };
+        items_and_values(&mut src, hinted.len(), Reach::Value);
     }
 
     /// The next planned command, if any: its argument ranges (offsets from
@@ -454,51 +381,6 @@ fn resolve<'s>(srv: &'s Server, args: tern_resp::Args<'_>) -> Option<&'s crate::
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Runs `Stager::due` over a command of `n` keys in groups of `size`:
-    /// per stage, the groups in the order they were staged, and for each
-    /// group start the groups each stage had reached.
-    fn schedule(n: usize, size: usize, reach: Reach) -> [Vec<usize>; 3] {
-        let mut st = Stager::new(size, reach, n, |_| &b""[..]);
-        let mut order: [Vec<usize>; 3] = Default::default();
-        let groups = n.div_ceil(size);
-        let ahead = if reach == Reach::Value { [3, 2, 1] } else { [2, 1, 0] };
-        for g in 0..groups {
-            let due = st.due(g);
-            for s in 0..3 {
-                order[s].extend(due[s].clone());
-                // Every stage has reached its distance ahead (or the end),
-                // and no stage passed the one before it.
-                if reach == Reach::Value || s < 2 {
-                    assert_eq!(st.next[s], (g + ahead[s] + 1).min(groups), "n {n} size {size} g {g} stage {s}");
-                }
-                if s > 0 {
-                    assert!(st.next[s] <= st.next[s - 1]);
-                }
-            }
-        }
-        order
-    }
-
-    #[test]
-    fn stager_runs_every_stage_once_per_group_in_order_and_ahead() {
-        for n in [2usize, 3, 15, 16, 17, 100, 1000] {
-            for size in [1, 2, 4, 16, 128] {
-                let groups = n.div_ceil(size);
-                let all: Vec<usize> = (0..groups).collect();
-                let [s1, s2, s3] = schedule(n, size, Reach::Value);
-                assert_eq!((&s1, &s2, &s3), (&all, &all, &all));
-                let [s1, s2, s3] = schedule(n, size, Reach::Entry);
-                assert_eq!((&s1, &s2), (&all, &all));
-                assert!(s3.is_empty());
-            }
-        }
-        // Off, or one key: nothing is staged.
-        let st = Stager::new(0, Reach::Value, 100, |_| &b""[..]);
-        assert_eq!(st.size, 0);
-        let st = Stager::new(16, Reach::Value, 1, |_| &b""[..]);
-        assert_eq!(st.size, 0);
-    }
 
     #[test]
     fn memcache_look_ahead_only_when_there_is_more_than_one_key() {

@@ -571,3 +571,30 @@ fn random_pipelines_same_on_and_off() {
         }
     }
 }
+
+/// HMGET over a hash past its listpack size goes through the staged
+/// lookups in groups of `prefetch-batch-max-size`: replies are those with
+/// prefetching off, for repeated, missing and present fields across
+/// several groups.
+#[test]
+fn hmget_of_a_large_hash_same_on_and_off() {
+    let n = 400;
+    let mut setup = Script::new();
+    let mut pairs = vec!["h".to_string()];
+    for i in 0..n {
+        pairs.push(format!("f{i}"));
+        pairs.push("v".repeat(i % 70));
+    }
+    setup.owned(&with_cmd("HSET", &pairs));
+    let mut fields = vec!["h".to_string()];
+    for i in 0..300 {
+        fields.push(format!("f{}", (i * 7) % (n + 50)));
+    }
+    let mut s = Script::new();
+    s.words("OBJECT ENCODING h").owned(&with_cmd("HMGET", &fields)).words("HMGET h f1 nope f1");
+    let out = same_everywhere(&setup, &s);
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.starts_with("$9\r\nhashtable\r\n*300\r\n"), "{text:.60}");
+    assert!(text.ends_with("*3\r\n$1\r\nv\r\n$-1\r\n$1\r\nv\r\n"), "{text}");
+    assert_eq!(text.matches("$-1\r\n").count(), 1 + (0..300).filter(|i| (i * 7) % (n + 50) >= n).count());
+}

@@ -28,6 +28,8 @@ use std::sync::OnceLock;
 
 use hashbrown::{DefaultHashBuilder, HashMap};
 
+use crate::stage::{ItemHint, Lookups, Reach, Stager};
+
 
 /// The conversion thresholds (`hash-max-listpack-entries` / `-value`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -283,6 +285,29 @@ fn field_hasher() -> &'static DefaultHashBuilder {
     HASHER.get_or_init(DefaultHashBuilder::default)
 }
 
+/// A large hash's fields for the staged-lookup engine (HMGET): the value
+/// is in the item, so stage 2's span is all there is to ask for.
+struct Fields<'a, F> {
+    table: &'a tern_table::Table<(), DefaultHashBuilder>,
+    fields: &'a [F],
+    hashes: &'a [u64],
+}
+
+impl<F: AsRef<[u8]>> Lookups for Fields<'_, F> {
+    #[inline]
+    fn bucket(&mut self, i: usize) {
+        self.table.prefetch_bucket(self.hashes[i]);
+    }
+    #[inline]
+    fn item(&mut self, i: usize) -> ItemHint {
+        self.table.item_hint(self.hashes[i])
+    }
+    #[inline]
+    fn key_len(&self, i: usize) -> usize {
+        self.fields[i].as_ref().len()
+    }
+}
+
 fn field_hash(field: &[u8]) -> u64 {
     field_hasher().hash_one(field)
 }
@@ -442,26 +467,12 @@ impl Hash {
         out.resize(fields.len(), None);
         match &self.repr {
             Repr::Table(b) if group > 1 && fields.len() > 1 => {
-                const MAX: usize = crate::MAX_PREFETCH_GROUP;
-                let mut hashes = [0u64; MAX];
-                let g = group.min(MAX);
-                for (fs, os) in fields.chunks(g).zip(out.chunks_mut(g)) {
-                    for (h, f) in hashes.iter_mut().zip(fs) {
-                        *h = field_hash(f.as_ref());
-                        b.table.prefetch_bucket(*h);
-                    }
-                    // Every item found first, then all asked for back to
-                    // back, so that their page walks overlap.
-                    let mut ps = [std::ptr::null(); MAX];
-                    for (p, h) in ps.iter_mut().zip(&hashes[..fs.len()]) {
-                        *p = b.table.item_hint(*h);
-                    }
-                    for (p, f) in ps.iter().zip(fs) {
-                        tern_table::Table::<(), DefaultHashBuilder>::prefetch_item_at(*p, f.as_ref().len(), crate::ITEM_PREFETCH_SPAN);
-                    }
-                    for ((o, h), f) in os.iter_mut().zip(&hashes).zip(fs) {
-                        *o = b.table.get(f.as_ref(), *h).map(|e| e.extra());
-                    }
+                let hashes: Vec<u64> = fields.iter().map(|f| field_hash(f.as_ref())).collect();
+                let mut src = Fields { table: &b.table, fields, hashes: &hashes };
+                let mut st = Stager::new(group.min(crate::MAX_PREFETCH_GROUP), Reach::Value, fields.len());
+                for (i, o) in out.iter_mut().enumerate() {
+                    st.before(&mut src, i);
+                    *o = b.table.get(fields[i].as_ref(), hashes[i]).map(|e| e.extra());
                 }
             }
             Repr::Table(b) => {

@@ -17,6 +17,12 @@
 //! Keys that share a hash tag share a shard. A shard's global id orders
 //! locks: a multi-key command locks its shards in ascending id ([`LockSet`]).
 //!
+//! Lookups of many keys overlap their cache misses through one staged-lookup
+//! engine (bucket → item → value, [`stage`]): the keys of a command under
+//! its locks, a pipeline's or a memcached multi-get's keys before any lock,
+//! a large hash's fields. Item addresses leave the table only as
+//! [`ItemHint`]s, which can only be prefetched.
+//!
 //! An entry is one allocation: a 4-byte [`Meta`] (value kind and the
 //! LRU/LFU clock), the key, the deadline only when set, and a string written
 //! whole in place; other values sit in a box the entry owns ([`entry`]).
@@ -39,6 +45,7 @@ mod keyspace;
 mod lazyfree;
 mod shard;
 pub mod slot;
+pub mod stage;
 mod value;
 
 pub use hash::{Hash, HashLimits, Pair as HashPair};
@@ -47,7 +54,8 @@ pub use lazyfree::{LazyFree, LAZYFREE_THRESHOLD};
 pub use entry::{Entry, EntryExt, Lfu, McRef, Meta, NewValue, StrRef, ValueRef, LFU_INIT_VAL};
 pub use effect::{Effect, Effects, Record, Ttl};
 pub use shard::{Access, Detached, Edit, Shard, WatchFlag};
-pub use shard::{ITEM_PREFETCH_SPAN, MAX_PREFETCH_GROUP};
+pub use shard::MAX_PREFETCH_GROUP;
+pub use stage::{ItemHint, Reach, Stager, ITEM_PREFETCH_SPAN};
 pub use slot::{key_slot, SLOTS};
 /// The longest key the keyspace stores (1 GiB - 1).
 pub use tern_table::MAX_KEY_LEN;

@@ -36,6 +36,7 @@ use hashbrown::HashTable;
 
 use crate::effect::{Effect, Effects, Record, Ttl};
 use crate::entry::{self, is_expired, Entry, EntryExt, Lfu, Meta, NewValue};
+use crate::stage::{ItemHint, ITEM_PREFETCH_SPAN};
 use crate::value::Value;
 
 type Table = tern_table::Table<Meta, DefaultHashBuilder, Value>;
@@ -133,10 +134,6 @@ impl Edit {
 /// length of the on-stack arrays a group's stages fill.
 pub const MAX_PREFETCH_GROUP: usize = 128;
 
-/// Bytes of an item stage 2 asks for when the value is wanted too: two
-/// cache lines, the second being where a value of more than a few dozen
-/// bytes kept in the item continues.
-pub const ITEM_PREFETCH_SPAN: usize = 128;
 
 #[derive(Debug, Default)]
 pub struct Shard {
@@ -346,27 +343,15 @@ impl Shard {
     /// Batch stage 1: asks for the cache line of `hash`'s bucket, so that a
     /// later lookup of it does not stall. Only a hint: nothing changes.
     #[inline]
-    pub fn prefetch_bucket(&self, hash: u64) {
+    pub(crate) fn prefetch_bucket(&self, hash: u64) {
         self.table.prefetch_bucket(hash)
     }
 
-    /// Batch stage 2, first half: the address of the item `hash`'s bucket
-    /// points at (null when none), for [`Shard::prefetch_item_at`]. Reading
-    /// a whole group's buckets first and then prefetching their items back
-    /// to back overlaps the items' page walks (see `tern_table::Table::item_hint`).
+    /// Batch stage 2a: the item `hash`'s bucket points at, for the engine
+    /// to prefetch (see `tern_table::Table::item_hint`).
     #[inline]
-    pub fn item_hint(&self, hash: u64) -> *const u8 {
+    pub(crate) fn item_hint(&self, hash: u64) -> ItemHint {
         self.table.item_hint(hash)
-    }
-
-    /// Batch stage 2, second half: asks for the item at `p` (from
-    /// [`Shard::item_hint`]; null asks for nothing) with a key of `key_len`
-    /// bytes, and with `value` its second line too, where a value of more
-    /// than a few dozen bytes kept in the item continues. Never
-    /// dereferences `p`.
-    #[inline]
-    pub fn prefetch_item_at(p: *const u8, key_len: usize, value: bool) {
-        Table::prefetch_item_at(p, key_len, if value { ITEM_PREFETCH_SPAN } else { 0 })
     }
 
     /// Batch stage 3, for readers of string values: reads the item of
@@ -375,7 +360,7 @@ impl Shard {
     /// line of the buffer when they live apart. Only a hint: nothing
     /// changes, nothing expires.
     #[inline]
-    pub fn prefetch_value(&self, key: &[u8], hash: u64) {
+    pub(crate) fn prefetch_value(&self, key: &[u8], hash: u64) {
         let Some(e) = self.table.get(key, hash) else { return };
         let p: *const u8 = match e.boxed() {
             None => {

@@ -4,8 +4,8 @@
 //! batch API that overlaps the cache misses of many keys.
 //!
 //! Goals: a hit costs two cache misses (bucket, item), both prefetchable
-//! ([`Table::prefetch_bucket`], [`Table::item_hint`] with
-//! [`Table::prefetch_item_at`], [`Table::prefetch_item`],
+//! ([`Table::prefetch_bucket`], [`Table::item_hint`] through the
+//! staged-lookup engine [`stage`], [`Table::prefetch_item`],
 //! [`Table::get_batch`]); no single operation rehashes more than a few
 //! buckets; memory is counted exactly in the allocator's size classes and
 //! stays under 12 bytes of bucket per key at any size.
@@ -89,6 +89,7 @@
 
 mod bucket;
 mod item;
+pub mod stage;
 
 use std::alloc::{self, Layout};
 use std::hash::BuildHasher;
@@ -96,6 +97,7 @@ use std::marker::PhantomData;
 use std::ptr;
 
 use bucket::{fingerprint, Bucket, SLOTS};
+pub use stage::{ItemHint, Lookups, Reach, Stager, ITEM_PREFETCH_SPAN};
 pub use item::{Item, MAX_KEY_LEN};
 
 /// The hasher used when none is given: the one the keyspace uses.
@@ -735,27 +737,26 @@ impl<T, B, S> Table<T, S, B> {
     /// stage 1) and prefetches the first item whose fingerprint matches; when
     /// none does and items passed the home, the same in the next bucket.
     /// `key`'s length tells how many lines the item's key spans. A caller
-    /// staging many keys does better with [`Table::item_hint`] for all of
-    /// them, then [`Table::prefetch_item_at`] for all.
+    /// staging many keys does better through [`Stager`], which finds all of
+    /// a group's items first and then asks for them.
     #[inline]
     pub fn prefetch_item(&self, key: &[u8], hash: u64) {
-        Self::prefetch_item_at(self.item_hint(hash), key.len(), 0)
+        self.item_hint(hash).prefetch(key.len(), 0)
     }
 
-    /// Stage 2a, for callers that stage many keys: reads `hash`'s home
-    /// bucket (prefetched by stage 1) and returns the address of the first
+    /// Stage 2a, for callers that stage many keys ([`Lookups::item`]): reads
+    /// `hash`'s home bucket (prefetched by stage 1) and returns the first
     /// item whose fingerprint matches, looking into the next bucket when
-    /// none does and items passed the home; null when there is none. Only
-    /// an address to prefetch, with [`Table::prefetch_item_at`]: it may
-    /// belong to another key.
-    ///
-    /// Finding every item of a group first and then asking for them back
-    /// to back is what makes stage 2 overlap: a prefetch whose page is not
-    /// in the TLB holds up the instructions behind it until its page walk
-    /// ends, so prefetches issued close together keep several walks going
-    /// at once, and ones spread out between bucket reads do not.
+    /// none does and items passed the home; [`ItemHint::NONE`] when there
+    /// is none. Only something to prefetch: it may belong to another key.
     #[inline(always)]
-    pub fn item_hint(&self, hash: u64) -> *const u8 {
+    pub fn item_hint(&self, hash: u64) -> ItemHint {
+        let p = self.item_addr(hash);
+        ItemHint { p, key_at: 8 + std::mem::size_of::<T>() }
+    }
+
+    #[inline(always)]
+    fn item_addr(&self, hash: u64) -> *const u8 {
         if self.len == 0 {
             return ptr::null();
         }
@@ -791,77 +792,33 @@ impl<T, B, S> Table<T, S, B> {
         b.addr(hits.trailing_zeros() as usize) as *const u8
     }
 
-    /// Stage 2b: asks for the item at `p` (from [`Table::item_hint`]; null
-    /// asks for nothing) whose key is `key_len` bytes long, and for its
-    /// lines up to `span` bytes from its start (at most four lines in
-    /// all). Only a hint: `p` is never dereferenced.
-    #[inline(always)]
-    pub fn prefetch_item_at(p: *const u8, key_len: usize, span: usize) {
-        if p.is_null() {
-            return;
-        }
-        prefetch(p);
-        // The key's last byte (and the 8 bytes after it: deadline or inline
-        // value), always: a branch on whether it crosses a line would
-        // mispredict half the time.
-        prefetch(p.wrapping_add(8 + std::mem::size_of::<T>() + key_len + 8));
-        let mut off = 64;
-        while off < span.min(256) {
-            prefetch(p.wrapping_add(off));
-            off += 64;
-        }
-    }
-
     /// Looks up many keys, pushing one result per key onto `out` in order:
-    /// exactly what calling [`Table::get`] on each would give. Keys advance
-    /// in groups of [`BATCH`], stage by stage (bucket prefetch, item
-    /// prefetch, compare), so their cache misses overlap; with more than one
-    /// group the stages are staggered (buckets two groups ahead, items one)
-    /// so that a whole group's work runs between a prefetch and its use.
-    /// Stage 2 keeps the item it found for each key, so the last stage only
-    /// compares that item's key and probes again only when it differs.
+    /// exactly what calling [`Table::get`] on each would give. Keys go
+    /// through the staged-lookup engine ([`Stager`]) in groups of
+    /// [`BATCH`], buckets two groups ahead and items one, so their cache
+    /// misses overlap. Stage 2 keeps the item it found for each key, so the
+    /// last stage only compares that item's key and probes again only when
+    /// it differs.
     pub fn get_batch<'a>(&'a self, keys: &[(&[u8], u64)], out: &mut Vec<Option<&'a Item<T, B>>>) {
         out.reserve(keys.len());
-        if keys.len() == 1 {
-            out.push(self.get(keys[0].0, keys[0].1));
-            return;
-        }
-        let stage1 = |g: &[(&[u8], u64)]| g.iter().for_each(|&(_, h)| self.prefetch_bucket(h));
-        // Stage 2 finds every item of the group, then asks for them all
-        // (see `item_hint`).
-        let stage2 = |g: &[(&[u8], u64)], ps: &mut [*const u8; BATCH]| {
-            for (p, &(_, h)) in ps.iter_mut().zip(g) {
-                *p = self.item_hint(h);
-            }
-            for (&p, &(k, _)) in ps.iter().zip(g) {
-                Self::prefetch_item_at(p, k.len(), 0);
-            }
-        };
-        let groups = keys.len().div_ceil(BATCH);
-        let at = |g: usize| if g < groups { &keys[g * BATCH..keys.len().min((g + 1) * BATCH)] } else { &[][..] };
-        let mut ps = [[ptr::null::<u8>(); BATCH]; 2];
-        stage1(at(0));
-        stage1(at(1));
-        stage2(at(0), &mut ps[0]);
-        for g in 0..groups {
-            stage1(at(g + 2));
-            let [even, odd] = &mut ps;
-            let (cur, next) = if g % 2 == 0 { (&*even, odd) } else { (&*odd, even) };
-            stage2(at(g + 1), next);
-            for (&(k, h), &p) in at(g).iter().zip(cur.iter()) {
-                // Stage 2's item is the answer when its key matches (keys
-                // are unique); otherwise a full probe decides.
-                if !p.is_null() {
-                    // SAFETY: `item_hint` returned the address of a live
-                    // item, and `&self` keeps the table unchanged since.
-                    let it = unsafe { &*item_ptr::<T, B>(p as usize) };
-                    if it.key() == k {
-                        out.push(Some(it));
-                        continue;
-                    }
+        let mut src = Batch { t: self, keys, hints: [ptr::null(); 2 * BATCH] };
+        let mut st = Stager::new(BATCH, Reach::Entry, keys.len());
+        for (i, &(k, h)) in keys.iter().enumerate() {
+            st.before(&mut src, i);
+            // Stage 2's item is the answer when its key matches (keys are
+            // unique); otherwise a full probe decides.
+            let p = if st.is_off() { ptr::null() } else { src.hints[i % (2 * BATCH)] };
+            if !p.is_null() {
+                // SAFETY: `item_addr` returned the address of a live item
+                // (stage 2 of this key's group, before it ran), and `&self`
+                // keeps the table unchanged since.
+                let it = unsafe { &*item_ptr::<T, B>(p as usize) };
+                if it.key() == k {
+                    out.push(Some(it));
+                    continue;
                 }
-                out.push(self.get(k, h));
             }
+            out.push(self.get(k, h));
         }
     }
 
@@ -1414,6 +1371,32 @@ impl<'a, T, B> Iterator for Iter<'a, T, B> {
 
 // SAFETY: the iterator only hands out `&Item<T, B>` borrowed from the table.
 unsafe impl<T: Sync, B: Sync> Send for Iter<'_, T, B> {}
+
+/// [`Table::get_batch`]'s keys for the engine; stage 2 keeps each key's
+/// item address, by key index modulo two groups (items are found at most
+/// one group ahead of the group that runs).
+struct Batch<'t, 'k, T, B, S> {
+    t: &'t Table<T, S, B>,
+    keys: &'k [(&'k [u8], u64)],
+    hints: [*const u8; 2 * BATCH],
+}
+
+impl<T, B, S> Lookups for Batch<'_, '_, T, B, S> {
+    #[inline]
+    fn bucket(&mut self, i: usize) {
+        self.t.prefetch_bucket(self.keys[i].1);
+    }
+    #[inline]
+    fn item(&mut self, i: usize) -> ItemHint {
+        let h = self.t.item_hint(self.keys[i].1);
+        self.hints[i % (2 * BATCH)] = h.p;
+        h
+    }
+    #[inline]
+    fn key_len(&self, i: usize) -> usize {
+        self.keys[i].0.len()
+    }
+}
 
 #[cfg(test)]
 mod tests;

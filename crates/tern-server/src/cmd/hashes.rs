@@ -285,7 +285,7 @@ fn hget(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 
 fn hmget(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let n = args.len() - 2;
-    let group = ctx.srv.settings.prefetch_batch_max_size();
+    let group = ctx.prefetch;
     let h = read_hash!(ctx, args.get(1), |r: &mut super::Reply<'_>| {
         r.array(n);
         for _ in 0..n {

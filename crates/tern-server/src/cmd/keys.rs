@@ -18,7 +18,7 @@ use tern_store::{Access, Entry, EntryExt, Lfu, Loc, LAZYFREE_THRESHOLD};
 use super::keyspec::{index, ks, range, ACCESS, DELETE, INSERT, OW, RM, RO, RW, UPDATE};
 use super::table::{flags::*, CommandSpec};
 use super::Ctx;
-use crate::{errors, glob, prefetch};
+use crate::{errors, glob};
 
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("del", -2, WRITE | MANUAL_LOCKS, &[ks(RM | DELETE, index(1), range(-1, 1, 0))], del)
@@ -228,10 +228,9 @@ fn del_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, lazy: bool) {
     ctx.locks.acquire(locs.iter().map(|l| l.gid));
     let mut removed = 0;
     let mut lazy = if lazy { Some(true) } else { None };
-    let batch = ctx.srv.settings.prefetch_batch_max_size();
-    let mut st = prefetch::Stager::new(batch, prefetch::Reach::Entry, n, |i| args.get(1 + i));
+    let mut st = crate::prefetch::KeyStage::new(ctx.cmd, ctx.prefetch, n);
     for i in 0..n {
-        st.before(ctx.locks, locs, i);
+        st.before(ctx.locks, locs, args, i);
         let (loc, key) = (locs[i], args.get(1 + i));
         let sh = ctx.locks.shard(loc.gid);
         let Some(e) = sh.remove(key, loc.hash, ctx.now) else { continue };
@@ -249,10 +248,9 @@ fn del_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, lazy: bool) {
 
 fn exists(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let mut n = 0;
-    let batch = ctx.srv.settings.prefetch_batch_max_size();
-    let mut st = prefetch::Stager::new(batch, prefetch::Reach::Entry, ctx.locs.len(), |i| args.get(1 + i));
+    let mut st = ctx.stager();
     for i in 0..ctx.locs.len() {
-        st.before(ctx.locks, ctx.locs, i);
+        ctx.stage(&mut st, args, i);
         let loc = ctx.locs[i];
         if ctx.locks.shard(loc.gid).get(args.get(1 + i), loc.hash, ctx.now).is_some() {
             ctx.stats.keyspace_hits.add(1);
@@ -267,10 +265,9 @@ fn exists(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 fn touch(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let acc = access(ctx, true);
     let mut n = 0;
-    let batch = ctx.srv.settings.prefetch_batch_max_size();
-    let mut st = prefetch::Stager::new(batch, prefetch::Reach::Entry, ctx.locs.len(), |i| args.get(1 + i));
+    let mut st = ctx.stager();
     for i in 0..ctx.locs.len() {
-        st.before(ctx.locks, ctx.locs, i);
+        ctx.stage(&mut st, args, i);
         let loc = ctx.locs[i];
         let sh = ctx.locks.shard(loc.gid);
         if sh.lookup(args.get(1 + i), loc.hash, ctx.now, acc).is_some() {

@@ -222,6 +222,21 @@ pub struct LoneRange {
 }
 
 impl LoneRange {
+    /// The argument index of the first key.
+    pub fn first(&self) -> usize {
+        self.first as usize
+    }
+
+    /// Arguments from one key to the next.
+    pub fn step(&self) -> usize {
+        self.keystep as usize
+    }
+
+    /// The spec's key flags (`RO`, `ACCESS`, ...).
+    pub fn flags(&self) -> KeyFlags {
+        self.flags
+    }
+
     pub fn of(specs: &[KeySpec]) -> Option<LoneRange> {
         match *specs {
             [KeySpec { flags, begin: Begin::Index(first), find: Find::Range { lastkey, keystep, limit: 0 }, .. }]

@@ -180,6 +180,9 @@ pub struct Ctx<'a, 'ks> {
     pub stats: &'a WorkerStats,
     /// Worker index (for CLIENT LIST and the like).
     pub worker: usize,
+    /// `prefetch-batch-max-size`, read once for the command: the group
+    /// size of its keys' staged lookups (0: none staged).
+    pub prefetch: usize,
 }
 
 impl<'a, 'ks> Ctx<'a, 'ks> {
@@ -197,6 +200,19 @@ impl<'a, 'ks> Ctx<'a, 'ks> {
         } else {
             tern_store::Access::Touch(self.srv.settings.lfu())
         }
+    }
+
+    /// The staged lookups of this command's keys (`locs`), as its key spec
+    /// declares them: call [`Ctx::stage`] before running each key.
+    pub fn stager(&self) -> crate::prefetch::KeyStage {
+        crate::prefetch::KeyStage::new(self.cmd, self.prefetch, self.locs.len())
+    }
+
+    /// Asks for what key `i` of `locs` needs before it runs (see
+    /// [`Ctx::stager`]); only a hint.
+    #[inline]
+    pub fn stage(&mut self, st: &mut crate::prefetch::KeyStage, args: Args<'_>, i: usize) {
+        st.before(self.locks, self.locs, args, i)
     }
 
     /// `ERR wrong number of arguments for '<cmd>' command`.
@@ -446,6 +462,7 @@ pub fn call<'ks>(
         now: scratch.clock.ms_at(started),
         stats,
         worker,
+        prefetch: srv.settings.prefetch_batch_max_size(),
     };
     (cmd.spec.handler)(&mut ctx, args);
     let errs = ctx.reply.errors;

@@ -22,7 +22,6 @@ use super::keyspec::{index, ks, range, set_key_flags, ACCESS, DELETE, INSERT, OW
 use super::table::{flags::*, CommandSpec};
 use super::{Ctx, Reply};
 use crate::errors;
-use crate::prefetch;
 use crate::stats::WorkerStats;
 use ldouble::LongDouble;
 
@@ -399,10 +398,9 @@ fn mget(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let acc = ctx.access();
     let n = args.len() - 1;
     ctx.reply.array(n);
-    let batch = ctx.srv.settings.prefetch_batch_max_size();
-    let mut st = prefetch::Stager::new(batch, prefetch::Reach::Value, n, |i| args.get(1 + i));
+    let mut st = ctx.stager();
     for i in 0..n {
-        st.before(ctx.locks, ctx.locs, i);
+        ctx.stage(&mut st, args, i);
         let loc = ctx.locs[i];
         match ctx.locks.shard(loc.gid).lookup(args.get(i + 1), loc.hash, ctx.now, acc) {
             Some(e) => {
@@ -440,11 +438,10 @@ fn mset_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, nx: bool) {
         return;
     }
     let n = (args.len() - 1) / 2;
-    let batch = ctx.srv.settings.prefetch_batch_max_size();
     if nx {
-        let mut st = prefetch::Stager::new(batch, prefetch::Reach::Entry, n, |i| args.get(1 + 2 * i));
+        let mut st = ctx.stager();
         for i in 0..n {
-            st.before(ctx.locks, ctx.locs, i);
+            ctx.stage(&mut st, args, i);
             let loc = ctx.locs[i];
             if ctx.locks.shard(loc.gid).lookup(args.get(1 + 2 * i), loc.hash, ctx.now, acc).is_some() {
                 ctx.reply.int(0);
@@ -452,9 +449,9 @@ fn mset_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, nx: bool) {
             }
         }
     }
-    let mut st = prefetch::Stager::new(batch, prefetch::Reach::Entry, n, |i| args.get(1 + 2 * i));
+    let mut st = ctx.stager();
     for i in 0..n {
-        st.before(ctx.locks, ctx.locs, i);
+        ctx.stage(&mut st, args, i);
         let loc = ctx.locs[i];
         let (key, val) = (args.get(1 + 2 * i), args.get(2 + 2 * i));
         ctx.locks.shard(loc.gid).set(key, loc.hash, string_value_sharing(val, ctx.reply.share_min()), None, ctx.now);

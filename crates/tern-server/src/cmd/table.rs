@@ -123,6 +123,13 @@ impl Cmd {
         (a > 0 && argc == a as usize) || (a < 0 && argc >= (-a) as usize)
     }
 
+    /// The key specs when they are one plain range (key positions by
+    /// arithmetic: the prefetch stage's [`crate::prefetch::KeyStage`]).
+    #[inline]
+    pub fn lone(&self) -> Option<LoneRange> {
+        self.lone
+    }
+
     /// The keys of the command line `args`, in key-spec order (see
     /// [`Keys::invalid`] for arguments that do not locate them).
     #[inline]

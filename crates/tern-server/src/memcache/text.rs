@@ -6,7 +6,8 @@
 use tern_memcache::parse::{item_total_size, Keys};
 use tern_memcache::reply::{self, Status};
 use tern_memcache::{errors as e, StoreCmd};
-use tern_store::{mc_state, Access, EntryExt, Loc, Shard, MAX_PREFETCH_GROUP};
+use tern_store::stage::Unlocked;
+use tern_store::{mc_state, Access, EntryExt, Loc, Reach, Stager, MAX_PREFETCH_GROUP};
 
 use super::stats::bump;
 use super::{
@@ -43,26 +44,9 @@ impl Exec<'_> {
                 return;
             }
             if batch > 1 && n > 1 {
-                let ks = &self.srv.ks;
-                for &(_, l) in &group[..n] {
-                    ks.prefetch_hint(l.gid, l.hash);
-                }
-                // Every item found first, then all asked for back to back,
-                // so that their page walks overlap.
-                let mut ps = [std::ptr::null(); MAX_PREFETCH_GROUP];
-                for (p, &(_, l)) in ps.iter_mut().zip(&group[..n]) {
-                    if let Some(sh) = ks.try_lock(l.gid) {
-                        *p = sh.item_hint(l.hash);
-                    }
-                }
-                for (&p, &(k, _)) in ps.iter().zip(&group[..n]) {
-                    Shard::prefetch_item_at(p, k.len(), true);
-                }
-                for &(k, l) in &group[..n] {
-                    if let Some(sh) = ks.try_lock(l.gid) {
-                        sh.prefetch_value(k, l.hash);
-                    }
-                }
+                let group = &group[..n];
+                let mut src = Unlocked { ks: &self.srv.ks, key: |i: usize| (group[i].0, group[i].1, true) };
+                Stager::new(n, Reach::Value, n).before(&mut src, 0);
             }
             for &(k, l) in &group[..n] {
                 self.get_one(k, l, want_cas, touch);
