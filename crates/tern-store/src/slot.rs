@@ -20,9 +20,9 @@ pub const SLOTS: usize = 16384;
 /// One byte at a time, each step waits on the previous table load (about six
 /// cycles a byte, 600 for a 100-byte key); eight bytes at a time the eight
 /// loads are independent and overlap, at the price of 4 KiB of tables.
-static CRC16: [[u16; 256]; 8] = crc16_tables();
+static CRC16: [[u16; 256]; 8] = build_tables();
 
-const fn crc16_tables() -> [[u16; 256]; 8] {
+const fn build_tables() -> [[u16; 256]; 8] {
     let mut t = [[0u16; 256]; 8];
     let mut i = 0;
     while i < 256 {
@@ -51,6 +51,15 @@ const fn crc16_tables() -> [[u16; 256]; 8] {
 /// CRC16-XMODEM of `bytes`, as Redis's `crc16()`.
 #[inline]
 pub fn crc16(bytes: &[u8]) -> u16 {
+    match tern_table::clmul::crc16_scan(bytes) {
+        Some((crc, _)) => crc,
+        None => crc16_scan::<false>(bytes).0,
+    }
+}
+
+/// [`crc16`] from the tables alone, where carry-less multiplication is
+/// missing (and for comparing the two: `benches/locate.rs`).
+pub fn crc16_tables(bytes: &[u8]) -> u16 {
     crc16_scan::<false>(bytes).0
 }
 
@@ -59,11 +68,34 @@ pub fn crc16(bytes: &[u8]) -> u16 {
 pub fn key_slot(key: &[u8]) -> u16 {
     // Most keys have no `{`: take the CRC of the whole key while looking
     // for one, in the same pass, and start over on the tag only if found.
-    let crc = match crc16_scan::<true>(key) {
+    let crc = match scan(key) {
         (crc, false) => crc,
-        (_, true) => crc16(hash_tag(key)),
+        (_, true) => tag_crc(key),
     };
     crc & (SLOTS as u16 - 1)
+}
+
+/// The CRC of `key` and whether it holds a `{`: by carry-less
+/// multiplication, or from the tables where the CPU has none. Both are
+/// calls, so that the locate step they sit in stays small enough to inline.
+#[inline(always)]
+fn scan(key: &[u8]) -> (u16, bool) {
+    match tern_table::clmul::crc16_scan(key) {
+        Some(found) => found,
+        None => scan_tables(key),
+    }
+}
+
+#[inline(never)]
+fn scan_tables(key: &[u8]) -> (u16, bool) {
+    crc16_scan::<true>(key)
+}
+
+/// The CRC of `key`'s hash tag (it has a `{`, the uncommon case).
+#[cold]
+#[inline(never)]
+fn tag_crc(key: &[u8]) -> u16 {
+    crc16(hash_tag(key))
 }
 
 /// The bytes that decide `key`'s slot: its hash tag, or the whole key.
@@ -153,6 +185,7 @@ mod tests {
         let bytes: Vec<u8> = (0..300u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
         for n in 0..bytes.len() {
             assert_eq!(crc16(&bytes[..n]), crc16_bitwise(&bytes[..n]), "length {n}");
+            assert_eq!(crc16_tables(&bytes[..n]), crc16_bitwise(&bytes[..n]), "length {n}");
         }
     }
 
@@ -160,6 +193,7 @@ mod tests {
         #[test]
         fn sliced_crc16_matches_bitwise(bytes: Vec<u8>) {
             proptest::prop_assert_eq!(crc16(&bytes), crc16_bitwise(&bytes));
+            proptest::prop_assert_eq!(crc16_tables(&bytes), crc16_bitwise(&bytes));
         }
 
         /// The one-pass brace check finds every `{`, wherever it sits
@@ -169,6 +203,8 @@ mod tests {
             proptest::sample::select(b"{}a\xff\x00z".to_vec()), 0..40)
         ) {
             proptest::prop_assert_eq!(key_slot(&key), crc16_bitwise(hash_tag(&key)) & 0x3fff);
+            // The tables' own scan, used where carry-less multiplication is not.
+            proptest::prop_assert_eq!(crc16_scan::<true>(&key), (crc16_bitwise(&key), key.contains(&b'{')));
         }
     }
 

@@ -89,6 +89,7 @@
 
 mod bucket;
 mod item;
+pub mod clmul;
 pub mod stage;
 
 use std::alloc::{self, Layout};
