@@ -273,6 +273,9 @@ impl Drop for ShardLock<'_> {
 
 /// Shard ids a [`LockSet`] finds by direct index (see `LockSet::near`).
 const NEAR: usize = 64;
+/// Held shards a [`LockSet`] scans rather than indexes (a command of one
+/// key, or of a few).
+const FEW: usize = 4;
 
 /// The shard locks one command (or one EXEC) holds, in ascending id order.
 ///
@@ -285,8 +288,8 @@ pub struct LockSet<'a> {
     // Inline room for the common case (a command's keys span a few shards)
     // so that taking locks does not allocate on the request path.
     held: SmallVec<[(u32, MutexGuard<'a, Shard>); 16]>,
-    /// Where in `held` each shard `near_base..near_base + NEAR` sits (index
-    /// + 1; 0 for not held). Finding a key's shard is then one load, not a
+    /// Past [`FEW`] held shards, where in `held` each shard
+    /// `near_base..near_base + NEAR` sits (index + 1; 0 for not held). Finding a key's shard is then one load, not a
     /// binary search: a 100-key MGET looks its shards up three hundred
     /// times, and the search was a tenth of its instructions. Ids outside
     /// the window (another database), or past the 255th held shard (EXEC
@@ -355,14 +358,21 @@ impl<'a> LockSet<'a> {
             "shard {gid} locked out of order"
         );
         let guard = self.ks.lock(gid);
-        if self.held.is_empty() {
-            // A database's shards share an aligned window when it has at
-            // most NEAR of them, and the first locked is the lowest.
-            self.near_base = gid & !(NEAR as u32 - 1);
-        }
         let at = self.held.partition_point(|(g, _)| *g < gid);
         self.held.insert(at, (gid, guard));
-        for i in at..self.held.len() {
+        // A few held shards are scanned; past that the index is built,
+        // then kept up to date.
+        let from = match self.held.len() {
+            n if n <= FEW => return,
+            n if n == FEW + 1 => {
+                // A database's shards share an aligned window when it has
+                // at most NEAR of them, and the lowest is held.
+                self.near_base = self.held[0].0 & !(NEAR as u32 - 1);
+                0
+            }
+            _ => at,
+        };
+        for i in from..self.held.len() {
             let off = self.held[i].0.wrapping_sub(self.near_base) as usize;
             if off < NEAR {
                 self.near[off] = u8::try_from(i + 1).unwrap_or(0);
@@ -371,16 +381,25 @@ impl<'a> LockSet<'a> {
     }
 
     /// The position of shard `gid` in `held`, if held.
-    #[inline]
+    #[inline(always)]
     fn find(&self, gid: u32) -> Option<usize> {
-        let off = gid.wrapping_sub(self.near_base) as usize;
-        if off < NEAR {
-            match self.near[off] {
-                0 if self.held.len() <= u8::MAX as usize => return None,
-                0 => {}
-                p => return Some(p as usize - 1),
+        if self.held.len() > FEW {
+            let off = gid.wrapping_sub(self.near_base) as usize;
+            if off < NEAR {
+                match self.near[off] {
+                    0 if self.held.len() <= u8::MAX as usize => return None,
+                    0 => {}
+                    p => return Some(p as usize - 1),
+                }
             }
+            return self.search(gid);
         }
+        self.held.iter().position(|(g, _)| *g == gid)
+    }
+
+    /// [`LockSet::find`] for shards outside the index.
+    #[inline(never)]
+    fn search(&self, gid: u32) -> Option<usize> {
         self.held.binary_search_by_key(&gid, |(g, _)| *g).ok()
     }
 
@@ -402,10 +421,11 @@ impl<'a> LockSet<'a> {
     pub fn release(&mut self) {
         if !self.pinned {
             self.gather_effects();
+            let indexed = self.held.len() > FEW;
             for (gid, guard) in &self.held {
                 self.ks.publish_hint(*gid, guard);
                 let off = gid.wrapping_sub(self.near_base) as usize;
-                if off < NEAR {
+                if indexed && off < NEAR {
                     self.near[off] = 0;
                 }
             }
