@@ -1126,14 +1126,16 @@ fn keys_stay_reachable_while_inserts_wrap_during_resizes() {
     }
 }
 
-/// How many items sit outside their home bucket at the fill 5M keys reach
-/// (a second bucket line for their lookups): run by hand with
-/// `cargo test --release -p tern-table --lib spill_stats -- --ignored --nocapture`.
+/// Items outside their home bucket cost their lookups a second bucket
+/// line. At the fill 5M keys reach (0.706 of the slots; 1.25M keys give the
+/// same, a quarter of the buckets), 4.0% of items sat outside their home
+/// and 23.6% had a home with overflow: a placement or hashing change that
+/// spills much more fails here. `--nocapture` prints the figures.
 #[test]
-#[ignore]
-fn spill_stats() {
+#[cfg_attr(miri, ignore)]
+fn few_items_spill_at_high_fill() {
     let mut t: Table<u32> = Table::new();
-    let n = 5_000_000;
+    let n = 1_250_000;
     for i in 0..n {
         let k = key(i);
         t.insert(&k, h(&t, &k), i as u32, None);
@@ -1148,10 +1150,10 @@ fn spill_stats() {
             ovf_home += (unsafe { (*t.old.at(hm)).overflow() } != 0) as usize;
         }
     }
-    eprintln!(
-        "fill {:.3}: {:.2}% of items outside their home; {:.2}% have a home with overflow",
-        n as f64 / (t.old.nb * 9) as f64,
-        100.0 * spilled as f64 / n as f64,
-        100.0 * ovf_home as f64 / n as f64
-    );
+    let fill = n as f64 / (t.old.nb * 9) as f64;
+    let (spilled, ovf_home) = (100.0 * spilled as f64 / n as f64, 100.0 * ovf_home as f64 / n as f64);
+    eprintln!("fill {fill:.3}: {spilled:.2}% of items outside their home; {ovf_home:.2}% have a home with overflow");
+    assert!((0.65..0.75).contains(&fill), "fill {fill}");
+    assert!(spilled < 6.0, "{spilled:.2}% of items outside their home");
+    assert!(ovf_home < 30.0, "{ovf_home:.2}% of items have a home with overflow");
 }
