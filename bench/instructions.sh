@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Instructions per operation, server side, under callgrind: deterministic
+# where timings on this machine move by ±5–10% between runs, so it settles
+# small before/after differences that bench/ab.sh cannot (it counts no cache
+# misses and no kernel time: ab.sh stays the measure of CPU per operation).
+#
+#   bench/instructions.sh /tmp/base/tern-server target/release/tern-server
+#   WORKLOADS="get-p16 mget-100" bench/instructions.sh A B
+#
+# Each binary runs under `valgrind --tool=callgrind` (apt install valgrind),
+# one worker, with instrumentation off during start-up and a preload of
+# 100k keys of 32 B; then on for a fixed number of requests (10 connections,
+# 2000 each, 200 for MGET x100), dumped and summed. Prints `workload binary
+# instructions_per_op` and a table of B/A ratios. The per-function
+# difference of the last pair: callgrind_annotate on the files it names.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+A=$1; B=$2
+BENCH=${BENCH:-target/release/tern-bench}
+KEYS=${KEYS:-100000}
+WORKLOADS=${WORKLOADS:-"get-p1 get-p16 mget-10 mget-100 set-p16"}
+dir=$(mktemp -d /tmp/instructions.XXXXXX)
+out=$dir/results.txt
+: >"$out"
+
+one() { # workload binary tag
+    local w=$1 bin=$2 tag=$3 port=$((20000 + RANDOM % 20000)) n=2000 extra=()
+    case $w in
+        get-p1) extra=(--ratio 0:1 --pipeline 1) ;;
+        get-p16) extra=(--ratio 0:1 --pipeline 16) ;;
+        set-p16) extra=(--ratio 1:0 --pipeline 16) ;;
+        mget-*)
+            local c="MGET"
+            for _ in $(seq "${w#mget-}"); do c="$c __key__"; done
+            extra=(--command "$c" --pipeline 1)
+            [[ $w == mget-100 ]] && n=200 ;;
+    esac
+    local cg=$dir/$tag-$w.out
+    valgrind --tool=callgrind --callgrind-out-file="$cg" --instr-atstart=no \
+        "$bin" --port $port --bind 127.0.0.1 --threads 1 --save '' >"$dir/$tag-$w.log" 2>&1 &
+    local pid=$!
+    for _ in $(seq 300); do redis-cli -p $port ping >/dev/null 2>&1 && break; sleep 0.2; done
+    $BENCH -p $port --key-minimum 1 --key-maximum "$KEYS" --ratio 1:0 -n allkeys --key-pattern P:P \
+        -t 1 -c 10 --pipeline 50 --hide-histogram >/dev/null 2>&1
+    callgrind_control -i on $pid >/dev/null 2>&1
+    $BENCH -p $port --key-minimum 1 --key-maximum "$KEYS" -c 10 -t 1 --hide-histogram \
+        --distinct-client-seed -n $n "${extra[@]}" >/dev/null 2>&1
+    callgrind_control -i off $pid >/dev/null 2>&1
+    callgrind_control -d $pid >/dev/null 2>&1
+    kill $pid; wait $pid 2>/dev/null || true
+    local ir
+    ir=$(callgrind_annotate "$cg.1" 2>/dev/null | awk '/PROGRAM TOTALS/{gsub(",","",$1); print $1}')
+    echo "$w $bin $((ir / (10 * n)))" | tee -a "$out"
+}
+
+for w in $WORKLOADS; do
+    one "$w" "$A" a
+    one "$w" "$B" b
+done
+python3 - "$out" "$A" "$B" <<'PY'
+import sys
+rows = {}
+for line in open(sys.argv[1]):
+    w, b, ir = line.split()
+    rows[(w, b)] = int(ir)
+A, B = sys.argv[2], sys.argv[3]
+print("| workload | A instructions/op | B instructions/op | B/A |")
+print("|---|---:|---:|---:|")
+for w in dict.fromkeys(k[0] for k in rows):
+    a, b = rows[(w, A)], rows[(w, B)]
+    print(f"| {w} | {a:,} | {b:,} | {b/a:.3f} |")
+PY
+echo "callgrind files: $dir"
