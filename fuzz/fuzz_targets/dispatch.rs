@@ -37,7 +37,7 @@ use std::time::{Duration, Instant};
 
 use libfuzzer_sys::fuzz_target;
 use tern_resp::{Frame, Limits};
-use tern_server::config::Config;
+use tern_config::Config;
 use tern_server::inproc::{InProc, Session};
 
 const MAX_COMMANDS: usize = 64;

@@ -31,7 +31,7 @@ use tern_store::{Effects, LockSet};
 
 use crate::client::{Client, ClientShared};
 use crate::cmd::{self, Scratch};
-use crate::config::Config;
+use tern_config::Config;
 use crate::memcache;
 use crate::net;
 use crate::outbuf::OutBuf;

@@ -16,12 +16,10 @@
 
 pub mod client;
 pub mod cmd;
-pub mod config;
 pub mod errors;
 pub mod fdlimit;
 pub mod glob;
 pub mod inproc;
-pub mod log;
 pub mod memcache;
 pub mod net;
 pub mod prefetch;
@@ -35,8 +33,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use config::Config;
 use server::{now_ms, Server};
+use tern_config::{log_notice, log_warning, Config};
 
 /// The Redis version whose behaviour Tern matches (INFO `redis_version`).
 pub const REDIS_VERSION: &str = "7.4.0";
@@ -87,13 +85,13 @@ fn cron(srv: Arc<Server>) {
 
 /// Runs the server until shutdown; returns the process exit code.
 pub fn run(mut cfg: Config) -> i32 {
-    if let Err(e) = log::init(cfg.loglevel, &cfg.logfile) {
+    if let Err(e) = tern_config::log::init(cfg.loglevel, &cfg.logfile) {
         eprintln!("Can't open the log file: {e}");
         return 1;
     }
     log_notice!("Tern {} (Redis {} compatible) starting, pid={}", TERN_VERSION, REDIS_VERSION, std::process::id());
     for d in cfg.passive_in_use() {
-        log_warning!("Directive '{}' is accepted but not acted on yet: {}.", d, config::passive_reason(&d));
+        log_warning!("Directive '{}' is accepted but not acted on yet: {}.", d, tern_config::passive_reason(&d));
     }
     let fit = fdlimit::fit(cfg.maxclients);
     if fit.maxclients < cfg.maxclients {

@@ -17,7 +17,7 @@ fn main() {
         println!("Usage: tern-server [/path/to/redis.conf] [--directive value ...]\n       tern-server --port 7777 --threads 2\n       tern-server /etc/tern.conf --loglevel verbose");
         return;
     }
-    let cfg = match tern_server::config::Config::from_args(&args) {
+    let cfg = match tern_config::Config::from_args(&args) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("{e}");

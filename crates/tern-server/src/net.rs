@@ -42,7 +42,8 @@ use crate::stats::WorkerStats;
 use crate::memcache;
 use crate::prefetch::Plan;
 use crate::outbuf::OutBuf;
-use crate::{errors, log_notice, log_verbose, log_warning};
+use crate::errors;
+use tern_config::{log_notice, log_verbose, log_warning};
 
 const WAKER: Token = Token(0);
 const LISTENER_BASE: usize = 1;

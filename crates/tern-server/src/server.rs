@@ -11,7 +11,7 @@ use tern_store::Keyspace;
 
 use crate::client::ClientShared;
 use crate::cmd::table::CommandTable;
-use crate::config::{Config, Settings};
+use tern_config::{Config, Settings};
 use crate::stats::WorkerStats;
 
 /// Milliseconds since the Unix epoch.
@@ -27,9 +27,9 @@ fn apply_process_settings(c: &Config) {
     // thread allocates again, so RSS stays high after a FLUSHALL on an
     // idle server; failure (a build without the support) only costs that.
     if let Err(e) = tikv_jemalloc_ctl::background_thread::write(c.jemalloc_bg_thread) {
-        crate::log_verbose!("jemalloc-bg-thread: {}", e);
+        tern_config::log_verbose!("jemalloc-bg-thread: {}", e);
     }
-    crate::log::set_level(c.loglevel);
+    tern_config::log::set_level(c.loglevel);
 }
 
 /// Global counters that are not per worker.

@@ -457,7 +457,7 @@ impl Exec<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Config;
+    use tern_config::Config;
     use tern_memcache::{Limits, Parser};
     use tern_store::Effect;
 
