@@ -1,4 +1,4 @@
-//! Fuzzes the redis.conf parser (`tern_server::config`) through its three
+//! Fuzzes the redis.conf parser (`tern_config`) through its three
 //! public ways in: a config file's text (`Config::apply_text`), command-line
 //! arguments (`Config::from_args`, `--name value ...`), and CONFIG SET
 //! (`Config::set_runtime`). Checks:

@@ -405,7 +405,7 @@ fn run(data: &[u8]) {
             // Keys whose TTL has passed are still counted by DBSIZE until
             // removed, as in Redis: remove them, then compare again.
             let ks = &srv.server().ks;
-            ks.expire_cycle(tern_server::server::now_ms(), ks.total_shards(), usize::MAX, &Default::default());
+            ks.expire_cycle(tern_commands::server::now_ms(), ks.total_shards(), usize::MAX, &Default::default());
         }
     }
     settle(&srv);

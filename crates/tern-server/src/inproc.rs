@@ -29,14 +29,14 @@ use std::sync::Arc;
 use tern_resp::{Frame, Limits};
 use tern_store::{Effects, LockSet};
 
-use crate::client::{Client, ClientShared};
-use crate::cmd::{self, Scratch};
+use tern_commands::client::{Client, ClientShared};
+use tern_commands::cmd::{self, Scratch};
 use tern_config::Config;
-use crate::memcache;
+use tern_commands::memcache;
 use crate::net;
-use crate::outbuf::OutBuf;
-use crate::prefetch::Plan;
-use crate::server::{now_ms, Server};
+use tern_commands::outbuf::OutBuf;
+use tern_commands::prefetch::Plan;
+use tern_commands::server::{now_ms, Server};
 
 /// A server with one worker's state (worker 0), run by the caller.
 pub struct InProc {

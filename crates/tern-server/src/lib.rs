@@ -14,31 +14,17 @@
 //! ```
 #![forbid(unsafe_code)]
 
-pub mod client;
-pub mod cmd;
-pub mod errors;
-pub mod fdlimit;
-pub mod glob;
 pub mod inproc;
-pub mod memcache;
 pub mod net;
-pub mod prefetch;
-pub mod outbuf;
-pub mod server;
-pub mod stats;
-pub mod sysinfo;
 
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use server::{now_ms, Server};
+use tern_commands::server::{now_ms, Server};
+use tern_commands::{fdlimit, memcache, REDIS_VERSION, TERN_VERSION};
 use tern_config::{log_notice, log_warning, Config};
-
-/// The Redis version whose behaviour Tern matches (INFO `redis_version`).
-pub const REDIS_VERSION: &str = "7.4.0";
-pub const TERN_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 fn bind_listener(addr: SocketAddr, backlog: i32) -> std::io::Result<std::net::TcpListener> {
     use socket2::{Domain, Socket, Type};

@@ -4,7 +4,7 @@
 //!
 //! Per readable event: read until the socket is drained, execute every
 //! complete request in the buffer, then write all replies in one go (one
-//! `writev` when they reference large stored values, see [`crate::outbuf`]).
+//! `writev` when they reference large stored values, see [`tern_commands::outbuf`]).
 //! A client whose unsent replies pass [`OUT_HIGH_WATER`] is not read from
 //! until they drain, so a client that pipelines without reading cannot grow
 //! the server's memory without bound.
@@ -35,14 +35,14 @@ use slab::Slab;
 use tern_resp::{Args, Frame, Limits};
 use tern_store::LockSet;
 
-use crate::client::{flags as client_flags, Client, ClientShared};
-use crate::cmd::{self, After, Scratch};
-use crate::server::{now_ms, Server};
-use crate::stats::WorkerStats;
-use crate::memcache;
-use crate::prefetch::Plan;
-use crate::outbuf::OutBuf;
-use crate::errors;
+use tern_commands::client::{flags as client_flags, Client, ClientShared};
+use tern_commands::cmd::{self, After, Scratch};
+use tern_commands::server::{now_ms, Server};
+use tern_commands::stats::WorkerStats;
+use tern_commands::memcache;
+use tern_commands::prefetch::Plan;
+use tern_commands::outbuf::OutBuf;
+use tern_commands::errors;
 use tern_config::{log_notice, log_verbose, log_warning};
 
 const WAKER: Token = Token(0);

@@ -163,7 +163,7 @@ fn readme_lists_every_directive_as_the_table_declares_it() {
     let mut wrong = Vec::new();
     for d in DIRECTIVES {
         if d.passive.is_some() {
-            if !patterns.iter().any(|p| tern_server::glob::matches(p.as_bytes(), d.name.as_bytes(), false)) {
+            if !patterns.iter().any(|p| tern_commands::glob::matches(p.as_bytes(), d.name.as_bytes(), false)) {
                 wrong.push(format!("{}: passive but not listed as accepted", d.name));
             }
             continue;
