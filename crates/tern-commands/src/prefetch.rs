@@ -26,7 +26,7 @@
 //!    ─► execute cmd0 (reusing its Locs) ─► cmd1 ─► ...
 //!
 //!  memcached reads: a copy of the parser looks ahead; keys are hinted only
-//!  (memcache.rs locates again when it runs them).
+//!  (memcache/ locates again when it runs them).
 //! ```
 //!
 //! A miss on a bucket or an item costs ~100 ns; issued one after another
@@ -268,7 +268,7 @@ impl Plan {
     /// them.
     ///
     /// Unlike the RESP path, the memcached executor locates each key again
-    /// when it runs (memcache.rs takes no precomputed locations).
+    /// when it runs (memcache/ takes no precomputed locations).
     pub fn look_ahead_mc(&mut self, srv: &Server, parser: &tern_memcache::Parser, buf: &[u8], lim: &tern_memcache::Limits, batch: usize) -> usize {
         use tern_memcache::{MetaCmd, Request};
         if !worth_looking_ahead(buf) {

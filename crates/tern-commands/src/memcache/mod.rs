@@ -23,9 +23,9 @@
 //! records land in the worker's buffer ([`Exec::fx`]).
 //!
 //! Replies are memcached 1.6's, byte for byte (the reference is the
-//! `memcached` binary; see tests/memcache.rs). Two meta flags memcached
-//! 1.6.18 rejects are accepted, as newer memcached does: `E` (explicit new
-//! CAS) and `md x` (keep the item, drop its value).
+//! `memcached` binary; see tern-server's tests/memcache.rs). Two meta
+//! flags memcached 1.6.18 rejects are accepted, as newer memcached does:
+//! `E` (explicit new CAS) and `md x` (keep the item, drop its value).
 //!
 //! A delayed `flush_all` is one pending deadline in the server
 //! ([`Server::mc_flush_at`], as memcached keeps one `oldest_live`): a newer
