@@ -246,9 +246,9 @@ pub struct Scratch {
     pub clock: Clock,
 }
 
-/// Precomputed key locations handed to [`call`] for one
-/// command: valid only for that command, in that database, with that
-/// argument count.
+/// Key locations the pipeline planner (`prefetch.rs`) computed ahead for
+/// one command, handed to [`call`]: valid only for that command, in that
+/// database, with that argument count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Planned {
     pub cmd: usize,
