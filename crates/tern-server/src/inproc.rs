@@ -32,12 +32,13 @@ use tern_store::{Effects, LockSet};
 use tern_commands::client::{Client, ClientShared};
 use tern_commands::cmd::{self, Scratch};
 use tern_commands::engine::Engine;
-use tern_config::Config;
 use tern_commands::memcache;
-use crate::net;
 use tern_commands::outbuf::OutBuf;
 use tern_commands::prefetch::Plan;
 use tern_commands::server::{now_ms, Server};
+use tern_config::Config;
+
+use crate::net;
 
 /// A server with one worker's state (worker 0), run by the caller.
 pub struct InProc {
