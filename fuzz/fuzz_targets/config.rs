@@ -1,4 +1,4 @@
-//! Fuzzes the redis.conf parser (`tern_server::config`) through its three
+//! Fuzzes the redis.conf parser (`tern_config`) through its three
 //! public ways in: a config file's text (`Config::apply_text`), command-line
 //! arguments (`Config::from_args`, `--name value ...`), and CONFIG SET
 //! (`Config::set_runtime`). Checks:
@@ -15,7 +15,7 @@
 //!   shows) gives the same value.
 //!
 //! `include` lines read files, so inputs that have one are skipped (the
-//! unit tests in config.rs cover include).
+//! unit tests in tern-config cover include).
 //!
 //! Input: a control byte (mode: 0 file text, 1 arguments separated by NUL
 //! bytes, 2 CONFIG SET of the directive chosen by the next byte), then the
@@ -29,7 +29,7 @@ use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 use tern_resp::{Frame, Limits};
-use tern_server::config::{Config, DIRECTIVES};
+use tern_config::{Config, DIRECTIVES};
 
 /// The words of one config line, as the parser splits it (redis.conf's
 /// quoting, which is the inline-command syntax); `None` if unbalanced.
@@ -97,7 +97,7 @@ fn round_trip(c: &Config, source: Option<&str>) {
     }
     // What start-up and the hot path read from it must not panic either.
     let _ = c.passive_in_use();
-    tern_server::config::Settings::default().load_from(c);
+    tern_config::Settings::default().load_from(c);
 }
 
 /// The error of a refused file names the offending line's directive.
@@ -109,7 +109,7 @@ fn check_file_error(text: &str, e: &str) {
     let at = e.split("at line ").nth(1).and_then(|t| t.split('\n').next()).and_then(|n| n.parse::<usize>().ok());
     let Some(at) = at else { panic!("error does not give the line: {e}") };
     let raw = text.lines().nth(at - 1).unwrap_or_else(|| panic!("error names line {at}, past the end: {e}"));
-    // Redis trims " \t\r\n" only; config.rs trims Unicode white space too
+    // Redis trims " \t\r\n" only; tern-config trims Unicode white space too
     // (config_lines_are_trimmed_of_ascii_white_space_only): either will do
     // here until that is fixed.
     let ok = [raw.trim_matches([' ', '\t', '\r', '\n']), raw.trim()].iter().any(|line| {

@@ -37,7 +37,7 @@ use std::time::{Duration, Instant};
 
 use libfuzzer_sys::fuzz_target;
 use tern_resp::{Frame, Limits};
-use tern_server::config::Config;
+use tern_config::Config;
 use tern_server::inproc::{InProc, Session};
 
 const MAX_COMMANDS: usize = 64;
@@ -405,7 +405,7 @@ fn run(data: &[u8]) {
             // Keys whose TTL has passed are still counted by DBSIZE until
             // removed, as in Redis: remove them, then compare again.
             let ks = &srv.server().ks;
-            ks.expire_cycle(tern_server::server::now_ms(), ks.total_shards(), usize::MAX, &Default::default());
+            ks.expire_cycle(tern_commands::server::now_ms(), ks.total_shards(), usize::MAX, &Default::default());
         }
     }
     settle(&srv);

@@ -1,4 +1,4 @@
-//! Fuzzes `tern_server::glob::matches` (Redis's `stringmatchlen`, used by
+//! Fuzzes `tern_commands::glob::matches` (Redis's `stringmatchlen`, used by
 //! KEYS, SCAN MATCH, CONFIG GET, ...) and checks:
 //! - on short inputs (pattern and string of at most 64 bytes, at most 12
 //!   stars), its answer is the answer of [`reference`], an independent
@@ -30,7 +30,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use libfuzzer_sys::fuzz_target;
-use tern_server::glob::matches;
+use tern_commands::glob::matches;
 
 /// How many times the calibrated quadratic cost a long input may take
 /// (room for a loaded machine; an exponential walk exceeds any such factor).

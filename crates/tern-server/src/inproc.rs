@@ -29,18 +29,20 @@ use std::sync::Arc;
 use tern_resp::{Frame, Limits};
 use tern_store::{Effects, LockSet};
 
-use crate::client::{Client, ClientShared};
-use crate::cmd::{self, Scratch};
-use crate::config::Config;
-use crate::memcache;
+use tern_commands::client::{Client, ClientShared};
+use tern_commands::cmd::{self, Scratch};
+use tern_commands::engine::Engine;
+use tern_commands::memcache;
+use tern_commands::outbuf::OutBuf;
+use tern_commands::prefetch::Plan;
+use tern_commands::server::{now_ms, Server};
+use tern_config::Config;
+
 use crate::net;
-use crate::outbuf::OutBuf;
-use crate::prefetch::Plan;
-use crate::server::{now_ms, Server};
 
 /// A server with one worker's state (worker 0), run by the caller.
 pub struct InProc {
-    srv: Arc<Server>,
+    eng: Arc<Engine>,
     scratch: Scratch,
     plan: Plan,
     /// memcached's shared state (CAS ids, counters), as the workers share it.
@@ -62,7 +64,7 @@ pub struct McSession {
 
 /// One client connection of an [`InProc`] server.
 pub struct Session {
-    srv: Arc<Server>,
+    eng: Arc<Engine>,
     pub client: Client,
     frame: Frame,
     /// Received bytes not executed yet (the start of a partial request).
@@ -77,7 +79,7 @@ impl InProc {
     pub fn new(mut cfg: Config) -> InProc {
         cfg.threads = 1;
         let mc = Arc::new(memcache::Shared::new(cfg.memcache_max_item_size));
-        InProc { srv: Arc::new(Server::new(cfg)), scratch: Scratch::default(), plan: Plan::default(), mc, skew: 0, effects: Effects::new() }
+        InProc { eng: Arc::new(Engine::new(cfg)), scratch: Scratch::default(), plan: Plan::default(), mc, skew: 0, effects: Effects::new() }
     }
 
     /// The executor's time: the wall clock plus what [`InProc::advance`]
@@ -101,13 +103,13 @@ impl InProc {
     /// rather than on a cron thread; its records join the worker's, in
     /// order with the commands around it. Returns the keys removed.
     pub fn expire_cycle(&self) -> usize {
-        let ks = &self.srv.ks;
+        let ks = &self.eng.srv.ks;
         ks.expire_cycle(self.now_ms(), ks.total_shards(), usize::MAX, &self.effects)
     }
 
     /// A new memcached connection, authenticated only if no password is set.
     pub fn connect_mc(&self) -> McSession {
-        let authenticated = !self.srv.settings.requirepass_set();
+        let authenticated = !self.eng.srv.settings.requirepass_set();
         McSession { parser: tern_memcache::Parser::new(), buf: Vec::new(), out: OutBuf::new(), authenticated, closed: false }
     }
 
@@ -119,7 +121,7 @@ impl InProc {
             return;
         }
         s.buf.extend_from_slice(bytes);
-        let srv = &self.srv;
+        let srv = &self.eng.srv;
         let lim = tern_memcache::Limits { max_item_size: self.mc.max_item_size() };
         let mut pos = 0;
         while pos < s.buf.len() && !s.closed {
@@ -147,20 +149,20 @@ impl InProc {
         s.buf.drain(..pos);
     }
 
-    pub fn server(&self) -> &Arc<Server> {
-        &self.srv
+    pub fn server(&self) -> &Server {
+        &self.eng.srv
     }
 
     /// A new client, registered as an accepted connection is, and
     /// authenticated only if no password is set.
     pub fn connect(&self) -> Session {
-        let srv = &self.srv;
+        let srv = &self.eng.srv;
         let id = srv.next_client_id.fetch_add(1, Ordering::Relaxed);
         let shared = Arc::new(ClientShared::new(id, "127.0.0.1:1".into(), "127.0.0.1:0".into(), -1, 0, now_ms()));
         srv.connected.fetch_add(1, Ordering::SeqCst);
         srv.clients.lock().insert(id, shared.clone());
         let authenticated = !srv.settings.requirepass_set();
-        Session { srv: srv.clone(), client: Client::new(shared, authenticated), frame: Frame::new(), buf: Vec::new(), out: OutBuf::new(), closed: false }
+        Session { eng: self.eng.clone(), client: Client::new(shared, authenticated), frame: Frame::new(), buf: Vec::new(), out: OutBuf::new(), closed: false }
     }
 
     /// Appends `bytes` to what `s` has received and executes every complete
@@ -175,7 +177,7 @@ impl InProc {
             return;
         }
         s.buf.extend_from_slice(bytes);
-        let srv: &Server = &self.srv;
+        let (srv, commands) = (&self.eng.srv, &self.eng.commands);
         let stats = &srv.workers[0];
         self.scratch.clock = cmd::Clock::starting_at(now_ms() + self.skew);
         let mut locks = LockSet::new(&srv.ks);
@@ -184,7 +186,7 @@ impl InProc {
         let mut pos = 0;
         while pos < s.buf.len() && !s.closed {
             let step = net::run_request(
-                net::Ctx { srv, worker: 0, stats, scratch: &mut self.scratch, plan: &mut self.plan, locks: &mut locks, limits: &mut limits, batch },
+                net::Ctx { srv, commands, worker: 0, stats, scratch: &mut self.scratch, plan: &mut self.plan, locks: &mut locks, limits: &mut limits, batch },
                 &mut s.frame,
                 &mut s.client,
                 &mut s.out,
@@ -256,10 +258,10 @@ impl Drop for Session {
     /// connection does.
     fn drop(&mut self) {
         for w in self.client.watched.drain(..) {
-            self.srv.ks.lock(w.loc.gid).unwatch(&w.key, w.loc.hash, &self.client.watch_flag);
+            self.eng.srv.ks.lock(w.loc.gid).unwatch(&w.key, w.loc.hash, &self.client.watch_flag);
         }
-        self.srv.clients.lock().remove(&self.client.id);
-        self.srv.connected.fetch_sub(1, Ordering::SeqCst);
+        self.eng.srv.clients.lock().remove(&self.client.id);
+        self.eng.srv.connected.fetch_sub(1, Ordering::SeqCst);
     }
 }
 

@@ -1,46 +1,34 @@
-//! Tern's server: networking, commands and configuration over the
-//! `tern-store` keyspace and the `tern-resp` / `tern-memcache` codecs.
+//! The tern-server process: it reads the configuration (`tern-config`),
+//! binds the listeners, and runs the workers, the timer and the signal
+//! thread over one `tern_commands::engine::Engine`, which executes the
+//! requests (`tern-commands`).
 //!
 //! ```text
-//!  main ─► config (one declaration per directive) ─► Server (keyspace, settings, command table, registry, stats)
+//!  main ─► Config::from_args (tern-config) ─► run: log, fd limit, listeners
+//!        ─► Engine (tern-commands: the shared state beside the command table)
 //!            ├─ N workers (net.rs): accept, read, parse a batch, plan keys, prefetch, dispatch, write
 //!            ├─ cron thread: active expiry, memcached's delayed flush_all
 //!            └─ signal thread: SIGINT/SIGTERM ─► graceful shutdown
-//!  request (net::run_request) ─► RESP: cmd::dispatch ─► key specs (cmd/keyspec.rs) locate and lock
-//!                                     the keys ─► the family's handler (cmd/strings.rs, cmd/keys.rs, ...)
-//!                             └► memcached: memcache::Exec (text, meta, stats)
-//!  every handler writes through tern-store's one write path, which tells
-//!  WATCHers, accounts memory and records the change's effect
+//!  request (net::run_request) ─► RESP: prefetch::Plan, cmd::dispatch (tern-commands)
+//!                             └► memcached: memcache::Exec (tern-commands)
 //! ```
+//!
+//! [`inproc`] runs the same request path without sockets, for fuzzing and
+//! tests.
 #![forbid(unsafe_code)]
 
-pub mod client;
-pub mod cmd;
-pub mod config;
-pub mod errors;
-pub mod fdlimit;
-pub mod glob;
 pub mod inproc;
-pub mod log;
-pub mod memcache;
 pub mod net;
-pub mod prefetch;
-pub mod outbuf;
-pub mod server;
-pub mod stats;
-pub mod sysinfo;
 
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use config::Config;
-use server::{now_ms, Server};
-
-/// The Redis version whose behaviour Tern matches (INFO `redis_version`).
-pub const REDIS_VERSION: &str = "7.4.0";
-pub const TERN_VERSION: &str = env!("CARGO_PKG_VERSION");
+use tern_commands::engine::Engine;
+use tern_commands::server::{now_ms, Server};
+use tern_commands::{fdlimit, memcache, REDIS_VERSION, TERN_VERSION};
+use tern_config::{log_notice, log_warning, Config};
 
 fn bind_listener(addr: SocketAddr, backlog: i32) -> std::io::Result<std::net::TcpListener> {
     use socket2::{Domain, Socket, Type};
@@ -58,14 +46,14 @@ fn bind_listener(addr: SocketAddr, backlog: i32) -> std::io::Result<std::net::Tc
 /// The server's timer: every 1/hz seconds, carry out memcached's delayed
 /// `flush_all` once it is due, then spend at most a quarter of the period
 /// on active expiry (removing keys whose TTL has passed, shard by shard).
-fn cron(srv: Arc<Server>) {
+fn cron(srv: &Server) {
     // The cron's own effect buffer (its flushes' and deletions' records).
     // It only fills while a reader is attached; none reads it in this
     // process yet, so each period's records are let go.
     let fx = tern_store::Effects::new();
     while !srv.is_shutting_down() {
         drop(fx.take());
-        memcache::flush_if_due(&srv, now_ms(), &fx);
+        memcache::flush_if_due(srv, now_ms(), &fx);
         let hz = u64::from(srv.settings.hz()).clamp(1, 500);
         let period = Duration::from_millis(1000 / hz);
         let budget = period / 4;
@@ -87,13 +75,13 @@ fn cron(srv: Arc<Server>) {
 
 /// Runs the server until shutdown; returns the process exit code.
 pub fn run(mut cfg: Config) -> i32 {
-    if let Err(e) = log::init(cfg.loglevel, &cfg.logfile) {
+    if let Err(e) = tern_config::log::init(cfg.loglevel, &cfg.logfile) {
         eprintln!("Can't open the log file: {e}");
         return 1;
     }
     log_notice!("Tern {} (Redis {} compatible) starting, pid={}", TERN_VERSION, REDIS_VERSION, std::process::id());
     for d in cfg.passive_in_use() {
-        log_warning!("Directive '{}' is accepted but not acted on yet: {}.", d, config::passive_reason(&d));
+        log_warning!("Directive '{}' is accepted but not acted on yet: {}.", d, tern_config::passive_reason(&d));
     }
     let fit = fdlimit::fit(cfg.maxclients);
     if fit.maxclients < cfg.maxclients {
@@ -172,7 +160,8 @@ pub fn run(mut cfg: Config) -> i32 {
     }
     let mc_shared = Arc::new(memcache::Shared::new(cfg.memcache_max_item_size));
     let threads = cfg.threads.max(1);
-    let srv = Arc::new(Server::new(cfg));
+    let eng = Arc::new(Engine::new(cfg));
+    let srv = &eng.srv;
     srv.port.store(port as usize, Ordering::Relaxed);
 
     let mut workers = Vec::new();
@@ -185,7 +174,7 @@ pub fn run(mut cfg: Config) -> i32 {
                 return 1;
             }
         };
-        match net::Worker::new(id, srv.clone(), ls, mc_from, mc_shared.clone()) {
+        match net::Worker::new(id, eng.clone(), ls, mc_from, mc_shared.clone()) {
             Ok((w, waker)) => {
                 workers.push(w);
                 wakers.push(waker);
@@ -201,7 +190,7 @@ pub fn run(mut cfg: Config) -> i32 {
     drop(listeners);
 
     {
-        let srv = srv.clone();
+        let eng = eng.clone();
         if let Ok(mut signals) = signal_hook::iterator::Signals::new([signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM]) {
             std::thread::Builder::new()
                 .name("tern-signals".into())
@@ -209,15 +198,15 @@ pub fn run(mut cfg: Config) -> i32 {
                     if let Some(sig) = signals.forever().next() {
                         let name = if sig == signal_hook::consts::SIGINT { "SIGINT" } else { "SIGTERM" };
                         log_warning!("Received {} scheduling shutdown...", name);
-                        srv.begin_shutdown();
+                        eng.srv.begin_shutdown();
                     }
                 })
                 .ok();
         }
     }
     let cron_handle = {
-        let srv = srv.clone();
-        std::thread::Builder::new().name("tern-cron".into()).spawn(move || cron(srv)).ok()
+        let eng = eng.clone();
+        std::thread::Builder::new().name("tern-cron".into()).spawn(move || cron(&eng.srv)).ok()
     };
     let handles: Vec<_> = workers
         .into_iter()

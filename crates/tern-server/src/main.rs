@@ -10,14 +10,14 @@ static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "-v" || a == "--version") {
-        println!("Tern server v={} redis_version={}", tern_server::TERN_VERSION, tern_server::REDIS_VERSION);
+        println!("Tern server v={} redis_version={}", tern_commands::TERN_VERSION, tern_commands::REDIS_VERSION);
         return;
     }
     if args.iter().any(|a| a == "-h" || a == "--help") {
         println!("Usage: tern-server [/path/to/redis.conf] [--directive value ...]\n       tern-server --port 7777 --threads 2\n       tern-server /etc/tern.conf --loglevel verbose");
         return;
     }
-    let cfg = match tern_server::config::Config::from_args(&args) {
+    let cfg = match tern_config::Config::from_args(&args) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("{e}");

@@ -4,7 +4,7 @@
 //!
 //! Per readable event: read until the socket is drained, execute every
 //! complete request in the buffer, then write all replies in one go (one
-//! `writev` when they reference large stored values, see [`crate::outbuf`]).
+//! `writev` when they reference large stored values, see [`tern_commands::outbuf`]).
 //! A client whose unsent replies pass [`OUT_HIGH_WATER`] is not read from
 //! until they drain, so a client that pipelines without reading cannot grow
 //! the server's memory without bound.
@@ -35,14 +35,17 @@ use slab::Slab;
 use tern_resp::{Args, Frame, Limits};
 use tern_store::LockSet;
 
-use crate::client::{flags as client_flags, Client, ClientShared};
-use crate::cmd::{self, After, Scratch};
-use crate::server::{now_ms, Server};
-use crate::stats::WorkerStats;
-use crate::memcache;
-use crate::prefetch::Plan;
-use crate::outbuf::OutBuf;
-use crate::{errors, log_notice, log_verbose, log_warning};
+use tern_commands::client::{flags as client_flags, Client, ClientShared};
+use tern_commands::cmd::table::CommandTable;
+use tern_commands::cmd::{self, After, Scratch};
+use tern_commands::engine::Engine;
+use tern_commands::server::{now_ms, Server};
+use tern_commands::stats::WorkerStats;
+use tern_commands::memcache;
+use tern_commands::prefetch::Plan;
+use tern_commands::outbuf::OutBuf;
+use tern_commands::errors;
+use tern_config::{log_notice, log_verbose, log_warning};
 
 const WAKER: Token = Token(0);
 const LISTENER_BASE: usize = 1;
@@ -115,7 +118,7 @@ impl Conn {
 
 pub struct Worker {
     id: usize,
-    srv: Arc<Server>,
+    eng: Arc<Engine>,
     poll: Poll,
     listeners: Vec<TcpListener>,
     /// Listeners from this index on speak the memcached protocols.
@@ -143,6 +146,7 @@ pub fn is_loopback(addr: &SocketAddr) -> bool {
 /// requests, besides the connection itself.
 pub(crate) struct Ctx<'a, 'ks> {
     pub srv: &'ks Server,
+    pub commands: &'ks CommandTable,
     pub worker: usize,
     pub stats: &'a WorkerStats,
     pub scratch: &'a mut Scratch,
@@ -173,7 +177,7 @@ pub(crate) enum Step {
 pub(crate) fn run_request(c: Ctx<'_, '_>, frame: &mut Frame, client: &mut Client, out: &mut OutBuf, buf: &[u8]) -> Step {
     c.limits.authenticated = client.authenticated;
     if c.batch > 0 && c.plan.is_empty() && c.limits.authenticated && !frame.is_partial() {
-        c.plan.fill(c.srv, frame, buf, c.limits, client, c.batch);
+        c.plan.fill(c.srv, c.commands, frame, buf, c.limits, client, c.batch);
     }
     let (step, ahead) = match c.plan.next_cmd() {
         Some(p) => (Ok(Some((Args::from_parts(buf, p.ranges), p.len))), Some((p.cmd, p.planned))),
@@ -194,7 +198,7 @@ pub(crate) fn run_request(c: Ctx<'_, '_>, frame: &mut Frame, client: &mut Client
                     c.scratch.plan_next(id, planned);
                 }
                 let after = cmd::dispatch(
-                    cmd::Conn { srv: c.srv, locks: c.locks, out, client: &mut *client, stats: c.stats, scratch: &mut *c.scratch, worker: c.worker },
+                    cmd::Conn { srv: c.srv, commands: c.commands, locks: c.locks, out, client: &mut *client, stats: c.stats, scratch: &mut *c.scratch, worker: c.worker },
                     args,
                 );
                 c.scratch.pre = None;
@@ -226,22 +230,22 @@ fn local(s: &TcpStream) -> String {
 }
 
 impl Worker {
-    pub fn new(id: usize, srv: Arc<Server>, listeners: Vec<TcpListener>, mc_from: usize, mc: Arc<memcache::Shared>) -> io::Result<(Worker, Arc<Waker>)> {
+    pub fn new(id: usize, eng: Arc<Engine>, listeners: Vec<TcpListener>, mc_from: usize, mc: Arc<memcache::Shared>) -> io::Result<(Worker, Arc<Waker>)> {
         let poll = Poll::new()?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
         let mut listeners = listeners;
         for (i, l) in listeners.iter_mut().enumerate() {
             poll.registry().register(l, Token(LISTENER_BASE + i), Interest::READABLE)?;
         }
-        let stats = srv.workers[id].clone();
-        Ok((Worker { id, srv, poll, listeners, mc_from, mc, conns: Slab::new(), stats, scratch: Scratch::default(), plan: Plan::default(), effects: tern_store::Effects::new() }, waker))
+        let stats = eng.srv.workers[id].clone();
+        Ok((Worker { id, eng, poll, listeners, mc_from, mc, conns: Slab::new(), stats, scratch: Scratch::default(), plan: Plan::default(), effects: tern_store::Effects::new() }, waker))
     }
 
     pub fn run(mut self) {
         let mut events = Events::with_capacity(1024);
         let mut last_tick = Instant::now();
         loop {
-            if self.srv.is_shutting_down() {
+            if self.eng.srv.is_shutting_down() {
                 self.shutdown();
                 return;
             }
@@ -290,7 +294,7 @@ impl Worker {
     }
 
     fn add_conn(&mut self, mut stream: TcpStream, addr: SocketAddr, mc: bool) {
-        let srv = &self.srv;
+        let srv = &self.eng.srv;
         self.stats.connections_received.add(1);
         let refuse = |stream: &mut TcpStream, mc_line: &str, resp_err: &str| {
             let mut msg = Vec::new();
@@ -368,10 +372,10 @@ impl Worker {
         let mut conn = self.conns.remove(key);
         let _ = self.poll.registry().deregister(&mut conn.stream);
         for w in conn.client.watched.drain(..) {
-            self.srv.ks.lock(w.loc.gid).unwatch(&w.key, w.loc.hash, &conn.client.watch_flag);
+            self.eng.srv.ks.lock(w.loc.gid).unwatch(&w.key, w.loc.hash, &conn.client.watch_flag);
         }
-        self.srv.clients.lock().remove(&conn.client.id);
-        self.srv.connected.fetch_sub(1, Ordering::SeqCst);
+        self.eng.srv.clients.lock().remove(&conn.client.id);
+        self.eng.srv.connected.fetch_sub(1, Ordering::SeqCst);
         log_verbose!("Client closed connection id={}", conn.client.id);
     }
 
@@ -445,7 +449,7 @@ impl Worker {
         if conn.paused || conn.closing {
             return false;
         }
-        let mut limit = self.srv.settings.client_query_buffer_limit() as usize;
+        let mut limit = self.eng.srv.settings.client_query_buffer_limit() as usize;
         if !conn.client.authenticated {
             limit = limit.min(UNAUTH_QUERY_LIMIT);
         }
@@ -469,8 +473,8 @@ impl Worker {
         if self.conns.get(key).is_some_and(|c| c.mc.is_some()) {
             return self.process_mc(key);
         }
-        let srv_arc = self.srv.clone();
-        let srv: &Server = &srv_arc;
+        let eng = self.eng.clone();
+        let (srv, commands) = (&eng.srv, &eng.commands);
         let Some(conn) = self.conns.get_mut(key) else { return };
         self.scratch.clock = cmd::Clock::now();
         let mut locks = LockSet::new(&srv.ks);
@@ -495,7 +499,7 @@ impl Worker {
             }
             let buf = &conn.rbuf[conn.rpos..conn.rlen];
             let step = run_request(
-                Ctx { srv, worker: self.id, stats: &self.stats, scratch: &mut self.scratch, plan: &mut self.plan, locks: &mut locks, limits: &mut limits, batch },
+                Ctx { srv, commands, worker: self.id, stats: &self.stats, scratch: &mut self.scratch, plan: &mut self.plan, locks: &mut locks, limits: &mut limits, batch },
                 &mut conn.frame,
                 &mut conn.client,
                 &mut conn.out,
@@ -550,7 +554,8 @@ impl Worker {
     /// request of the buffer runs, replies collect in the output buffer
     /// and leave in one write after the batch.
     fn process_mc(&mut self, key: usize) {
-        let srv = self.srv.clone();
+        let eng = self.eng.clone();
+        let srv = &eng.srv;
         let Some(conn) = self.conns.get_mut(key) else { return };
         let Some(mut parser) = conn.mc.take() else { return };
         let lim = tern_memcache::Limits { max_item_size: self.mc.max_item_size() };
@@ -573,7 +578,7 @@ impl Worker {
             let buf = &conn.rbuf[conn.rpos..conn.rlen];
             let authenticated = conn.client.authenticated;
             if batch > 0 && ahead == 0 && authenticated {
-                ahead = self.plan.look_ahead_mc(&srv, &parser, buf, &lim, batch);
+                ahead = self.plan.look_ahead_mc(srv, &parser, buf, &lim, batch);
             }
             match parser.parse(buf, &lim) {
                 Ok(None) => break,
@@ -581,7 +586,7 @@ impl Worker {
                     ahead = ahead.saturating_sub(1);
                     ran = true;
                     self.stats.commands.add(1);
-                    let mut ex = memcache::Exec { srv: &srv, sh: &self.mc, out: &mut conn.out, stats: &self.stats, now: now_ms(), fx: &self.effects };
+                    let mut ex = memcache::Exec { srv, sh: &self.mc, out: &mut conn.out, stats: &self.stats, now: now_ms(), fx: &self.effects };
                     conn.rpos += n;
                     if !authenticated {
                         let (ok, after) = ex.run_unauthenticated(req);
@@ -617,7 +622,7 @@ impl Worker {
     }
 
     fn check_output_limits(&mut self, key: usize) {
-        let l = self.srv.settings.client_output_buffer_limit().normal;
+        let l = self.eng.srv.settings.client_output_buffer_limit().normal;
         let (hard, soft, soft_secs) = (l.hard, l.soft, l.soft_seconds);
         let Some(conn) = self.conns.get_mut(key) else { return };
         let pending = conn.pending_out() as u64;
@@ -694,7 +699,7 @@ impl Worker {
     /// Periodic work: idle timeouts, soft output limits, kills.
     fn tick(&mut self) {
         self.check_kills();
-        let timeout = u64::try_from(self.srv.settings.timeout().as_millis()).unwrap_or(u64::MAX);
+        let timeout = u64::try_from(self.eng.srv.settings.timeout().as_millis()).unwrap_or(u64::MAX);
         if timeout > 0 {
             let now = now_ms();
             // Redis spares subscribers (they only listen) but not clients

@@ -1,4 +1,4 @@
-//! The declaration table (`config/directives.rs`) against the real binary:
+//! The declaration table (tern-config's `directives.rs`) against the real binary:
 //! every runtime directive round-trips through CONFIG SET and CONFIG GET
 //! (by its name and its alias), every start-up-only one is refused by
 //! CONFIG SET with Redis's error, and where Tern claims Redis's default,
@@ -10,7 +10,7 @@ use common::*;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use tern_server::config::{Config, Directive, When, DIRECTIVES};
+use tern_config::{Config, Directive, When, DIRECTIVES};
 
 fn get(c: &mut redis::Connection, name: &str) -> Option<String> {
     let v: Vec<String> = redis::cmd("CONFIG").arg("GET").arg(name).query(c).unwrap();
@@ -163,7 +163,7 @@ fn readme_lists_every_directive_as_the_table_declares_it() {
     let mut wrong = Vec::new();
     for d in DIRECTIVES {
         if d.passive.is_some() {
-            if !patterns.iter().any(|p| tern_server::glob::matches(p.as_bytes(), d.name.as_bytes(), false)) {
+            if !patterns.iter().any(|p| tern_commands::glob::matches(p.as_bytes(), d.name.as_bytes(), false)) {
                 wrong.push(format!("{}: passive but not listed as accepted", d.name));
             }
             continue;
@@ -179,5 +179,5 @@ fn readme_lists_every_directive_as_the_table_declares_it() {
             wrong.push(format!("{n}: has a row but is not a directive Tern acts on"));
         }
     }
-    assert!(wrong.is_empty(), "README out of step with config/directives.rs:\n{}", wrong.join("\n"));
+    assert!(wrong.is_empty(), "README out of step with tern-config/src/directives.rs:\n{}", wrong.join("\n"));
 }

@@ -71,7 +71,7 @@ fn hello_bytes(proto: u8, id: i64) -> Vec<u8> {
 }
 
 fn tern_server_version() -> &'static str {
-    tern_server::REDIS_VERSION
+    tern_commands::REDIS_VERSION
 }
 
 /// Polls until `f` holds, failing after a few seconds.

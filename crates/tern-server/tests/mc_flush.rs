@@ -2,7 +2,7 @@
 //! carries it out within one of its periods of the deadline, an immediate
 //! `flush_all` cancels it, and a pending one does not hold up shutdown.
 //! (The exact tick semantics, with a clock the test controls, are unit
-//! tests in src/memcache/mod.rs.)
+//! tests in tern-commands' src/memcache/mod.rs.)
 
 mod common;
 use common::*;

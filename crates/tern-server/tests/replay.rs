@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 
 use proptest::prelude::*;
-use tern_server::config::Config;
+use tern_config::Config;
 use tern_server::inproc::InProc;
 use tern_store::{EntryExt, HashLimits, Keyspace, StrRef, ValueRef};
 

@@ -64,9 +64,9 @@ fn shutdown(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         ctx.reply.error(errors::NO_SHUTDOWN_IN_PROGRESS);
         return;
     }
-    crate::log_warning!("User requested shutdown...");
+    tern_config::log_warning!("User requested shutdown...");
     if save {
-        crate::log_warning!("SHUTDOWN SAVE: Tern does not persist data yet; nothing was saved.");
+        tern_config::log_warning!("SHUTDOWN SAVE: Tern does not persist data yet; nothing was saved.");
     }
     ctx.srv.begin_shutdown();
     ctx.client.close_after_reply = true;

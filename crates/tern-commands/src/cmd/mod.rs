@@ -19,6 +19,7 @@ pub mod info;
 pub mod keys;
 pub mod keyspec;
 pub mod server;
+pub mod stage;
 pub mod strings;
 pub mod table;
 pub mod transactions;
@@ -33,7 +34,7 @@ use crate::errors;
 use crate::outbuf::OutBuf;
 use crate::server::Server;
 use crate::stats::WorkerStats;
-use table::{flags, Cmd, CommandSpec};
+use table::{flags, Cmd, CommandSpec, CommandTable};
 
 /// A command handler. Arity has been checked; keys planned and locked.
 pub type Handler = fn(&mut Ctx<'_, '_>, Args<'_>);
@@ -164,6 +165,9 @@ impl<'a> Reply<'a> {
 /// a shard (`ctx.locks`) and the reply (`ctx.reply`) at the same time.
 pub struct Ctx<'a, 'ks> {
     pub srv: &'ks Server,
+    /// The command table (beside the shared state, not in it: see the
+    /// crate's layering).
+    pub commands: &'ks CommandTable,
     pub ks: &'ks Keyspace,
     pub locks: &'a mut LockSet<'ks>,
     pub reply: Reply<'a>,
@@ -204,14 +208,14 @@ impl<'a, 'ks> Ctx<'a, 'ks> {
 
     /// The staged lookups of this command's keys (`locs`), as its key spec
     /// declares them: call [`Ctx::stage`] before running each key.
-    pub fn stager(&self) -> crate::prefetch::KeyStage {
-        crate::prefetch::KeyStage::new(self.cmd, self.prefetch, self.locs.len())
+    pub fn stager(&self) -> stage::KeyStage {
+        stage::KeyStage::new(self.cmd, self.prefetch, self.locs.len())
     }
 
     /// Asks for what key `i` of `locs` needs before it runs (see
     /// [`Ctx::stager`]); only a hint.
     #[inline]
-    pub fn stage(&mut self, st: &mut crate::prefetch::KeyStage, args: Args<'_>, i: usize) {
+    pub fn stage(&mut self, st: &mut stage::KeyStage, args: Args<'_>, i: usize) {
         st.before(self.locks, self.locs, args, i)
     }
 
@@ -232,7 +236,7 @@ pub struct Scratch {
     /// Keys of the next command located ahead (a pipelined read's batch,
     /// see `prefetch.rs`): [`call`] takes them instead of hashing again
     /// when they are for the command it runs, in the client's database.
-    pub pre: Option<crate::prefetch::Planned>,
+    pub pre: Option<Planned>,
     pub pre_locs: Vec<Loc>,
     /// The next command (or subcommand) as looked up ahead, for
     /// [`dispatch`]; none when it was not found.
@@ -240,6 +244,16 @@ pub struct Scratch {
     /// Wall time as of the batch being run: each command's `now` comes
     /// from the monotonic reading it takes for its statistics anyway.
     pub clock: Clock,
+}
+
+/// Key locations the pipeline planner (`prefetch.rs`) computed ahead for
+/// one command, handed to [`call`]: valid only for that command, in that
+/// database, with that argument count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Planned {
+    pub cmd: usize,
+    pub db: usize,
+    pub argc: usize,
 }
 
 /// The wall clock (ms since the Unix epoch) read once per batch of
@@ -280,7 +294,7 @@ impl Scratch {
     /// Hands the next command as parsed ahead to [`dispatch`] (its table
     /// entry) and [`call`] (its keys located ahead, if any).
     #[inline]
-    pub fn plan_next(&mut self, cmd: Option<usize>, planned: Option<(crate::prefetch::Planned, &[Loc])>) {
+    pub fn plan_next(&mut self, cmd: Option<usize>, planned: Option<(Planned, &[Loc])>) {
         self.pre_cmd = cmd;
         self.pre = planned.map(|(p, locs)| {
             self.pre_locs.clear();
@@ -301,6 +315,7 @@ pub enum After {
 /// The connection-side inputs to [`dispatch`].
 pub struct Conn<'a, 'ks> {
     pub srv: &'ks Server,
+    pub commands: &'ks CommandTable,
     pub locks: &'a mut LockSet<'ks>,
     pub out: &'a mut OutBuf,
     pub client: &'a mut Client,
@@ -334,13 +349,13 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
 
     // A command parsed ahead (prefetch.rs) was looked up then already.
     let resolved = c.scratch.pre_cmd.take();
-    let Some(mut cmd) = resolved.map(|id| srv.commands.get(id)).or_else(|| srv.commands.lookup(name)) else {
+    let Some(mut cmd) = resolved.map(|id| c.commands.get(id)).or_else(|| c.commands.lookup(name)) else {
         let msg = errors::unknown_command(name, args.tail(1).iter());
         rejected(&mut reply, c.client, &msg);
         return finish_reply(c.client, reply, start_mark);
     };
     if resolved.is_none() && !cmd.spec.subcommands.is_empty() && args.len() >= 2 {
-        match srv.commands.lookup_sub(cmd, args.get(1)) {
+        match c.commands.lookup_sub(cmd, args.get(1)) {
             Some(sub) => cmd = sub,
             None => {
                 let msg = errors::unknown_subcommand(args.get(1), cmd.spec.name);
@@ -391,7 +406,7 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
         reply.simple("QUEUED");
         return finish_reply(c.client, reply, start_mark);
     }
-    let after = call(c.srv, c.locks, &mut reply, c.client, c.stats, c.scratch, c.worker, cmd, args);
+    let after = call(c.srv, c.commands, c.locks, &mut reply, c.client, c.stats, c.scratch, c.worker, cmd, args);
     let a2 = finish_reply(c.client, reply, start_mark);
     if after == After::Close {
         After::Close
@@ -417,6 +432,7 @@ fn finish_reply(client: &mut Client, reply: Reply<'_>, start_mark: usize) -> Aft
 #[allow(clippy::too_many_arguments)]
 pub fn call<'ks>(
     srv: &'ks Server,
+    commands: &'ks CommandTable,
     locks: &mut LockSet<'ks>,
     reply: &mut Reply<'_>,
     client: &mut Client,
@@ -453,6 +469,7 @@ pub fn call<'ks>(
     let sub_reply = Reply { out: &mut *reply.out, enc: reply.enc, errors: reply.errors, stats, share_min: reply.share_min };
     let mut ctx = Ctx {
         srv,
+        commands,
         ks: &srv.ks,
         locks,
         reply: sub_reply,

@@ -1,5 +1,5 @@
 //! CONFIG GET/SET/REWRITE/RESETSTAT/HELP: the command side of the
-//! declaration table in `config/directives.rs`. GET matches names and
+//! declaration table in tern-config (`directives.rs`). GET matches names and
 //! aliases (globs too); SET checks every pair first (unknown, start-up
 //! only, protected, duplicate: the first problem wins, as in Redis), then
 //! applies them all to a copy and publishes it only if every value was
@@ -11,7 +11,7 @@ use tern_resp::Args;
 
 use super::table::{flags::*, CommandSpec};
 use super::Ctx;
-use crate::config::{find_directive, passive_reason, Directive, RewriteError, When, DIRECTIVES};
+use tern_config::{find_directive, passive_reason, Directive, RewriteError, When, DIRECTIVES};
 use crate::errors;
 use crate::server::now_ms;
 
@@ -161,7 +161,7 @@ fn config_set(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     }
     for d in &chosen {
         if d.passive.is_some() {
-            crate::log_notice!("CONFIG SET {}: accepted, but not acted on yet: {}.", d.name, passive_reason(d.name));
+            tern_config::log_notice!("CONFIG SET {}: accepted, but not acted on yet: {}.", d.name, passive_reason(d.name));
         }
     }
     ctx.srv.apply_config(&next);
@@ -174,12 +174,12 @@ fn config_rewrite(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
     let cfg = ctx.srv.config.read().clone();
     match cfg.rewrite() {
         Ok(()) => {
-            crate::log_notice!("CONFIG REWRITE executed with success.");
+            tern_config::log_notice!("CONFIG REWRITE executed with success.");
             ctx.reply.ok();
         }
         Err(RewriteError::NoConfigFile) => ctx.reply.error(errors::NO_CONFIG_FILE),
         Err(RewriteError::Io(e)) => {
-            crate::log_warning!("CONFIG REWRITE failed: {}", e);
+            tern_config::log_warning!("CONFIG REWRITE failed: {}", e);
             ctx.reply.error(errors::config_rewrite_failed(&e));
         }
     }

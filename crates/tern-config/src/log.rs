@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 use parking_lot::Mutex;
 
-use crate::config::LogLevel;
+use crate::LogLevel;
 
 struct Logger {
     level: AtomicU8,
@@ -97,13 +97,13 @@ pub fn write(level: LogLevel, msg: std::fmt::Arguments<'_>) {
 }
 
 #[macro_export]
-macro_rules! log_notice { ($($t:tt)*) => { $crate::log::write($crate::config::LogLevel::Notice, format_args!($($t)*)) } }
+macro_rules! log_notice { ($($t:tt)*) => { $crate::log::write($crate::LogLevel::Notice, format_args!($($t)*)) } }
 #[macro_export]
-macro_rules! log_warning { ($($t:tt)*) => { $crate::log::write($crate::config::LogLevel::Warning, format_args!($($t)*)) } }
+macro_rules! log_warning { ($($t:tt)*) => { $crate::log::write($crate::LogLevel::Warning, format_args!($($t)*)) } }
 #[macro_export]
-macro_rules! log_verbose { ($($t:tt)*) => { $crate::log::write($crate::config::LogLevel::Verbose, format_args!($($t)*)) } }
+macro_rules! log_verbose { ($($t:tt)*) => { $crate::log::write($crate::LogLevel::Verbose, format_args!($($t)*)) } }
 #[macro_export]
-macro_rules! log_debug { ($($t:tt)*) => { $crate::log::write($crate::config::LogLevel::Debug, format_args!($($t)*)) } }
+macro_rules! log_debug { ($($t:tt)*) => { $crate::log::write($crate::LogLevel::Debug, format_args!($($t)*)) } }
 
 #[cfg(test)]
 mod tests {

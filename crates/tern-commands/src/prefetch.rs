@@ -1,9 +1,9 @@
 //! Batched prefetching of key lookups, on the server side: which keys go
 //! through the one staged-lookup engine together. The engine
 //! (`tern_table::stage`, with the keyspace's sources in
-//! `tern_store::stage`) orders the stages and owns the prefetches; this
-//! module hands it a command's keys ([`KeyStage`], from the key spec) and
-//! a pipeline's keys ([`Plan`]).
+//! `tern_store::stage`) orders the stages and owns the prefetches; a
+//! command hands it its own keys ([`KeyStage`](crate::cmd::stage::KeyStage),
+//! from the key spec) and this module a pipeline's keys ([`Plan`]).
 //!
 //! Two kinds of batch, both sized by `prefetch-batch-max-size` (N; 0 = off):
 //!
@@ -26,7 +26,7 @@
 //!    ─► execute cmd0 (reusing its Locs) ─► cmd1 ─► ...
 //!
 //!  memcached reads: a copy of the parser looks ahead; keys are hinted only
-//!  (memcache.rs locates again when it runs them).
+//!  (memcache/ locates again when it runs them).
 //! ```
 //!
 //! A miss on a bucket or an item costs ~100 ns; issued one after another
@@ -52,64 +52,19 @@
 //! CPU, 2.14x (1.70x for the binary before, in the same runs); memcached
 //! `get` of 100 keys on: 63.9 -> 51.9 us (`bench/prefetch_mc_get.sh`).
 
-use tern_resp::{Args, Frame, Limits};
-use tern_store::stage::{items_and_values, Locked, Unlocked};
-use tern_store::{Loc, LockSet, Reach, Stager};
+use tern_resp::{Frame, Limits};
+use tern_store::stage::{items_and_values, Unlocked};
+use tern_store::{Loc, Reach};
 
 use crate::client::Client;
-use crate::cmd::keyspec::ACCESS;
-use crate::cmd::table::Cmd;
+use crate::cmd::table::{flags, Cmd, CommandTable};
+use crate::cmd::Planned;
 use crate::server::Server;
-
-/// The staged lookups of one command's keys (`Ctx::locs`, whose shards the
-/// command holds), in groups of `prefetch-batch-max-size`: what a
-/// multi-key command gets from its key spec alone. Its keys' positions
-/// come from the spec's range (MGET, MSET, DEL, ...; a command with other
-/// specs stages nothing), how far they are staged from its flags: `ACCESS`
-/// (the value is read, MGET) reaches the value, others the entry.
-pub struct KeyStage {
-    st: Stager,
-    first: usize,
-    step: usize,
-}
-
-impl KeyStage {
-    /// The stage of `cmd`'s `n` located keys, in groups of `size` (0: off).
-    pub fn new(cmd: &Cmd, size: usize, n: usize) -> KeyStage {
-        match cmd.lone() {
-            Some(r) => {
-                let reach = if r.flags() & ACCESS != 0 { Reach::Value } else { Reach::Entry };
-                KeyStage { st: Stager::new(size, reach, n), first: r.first(), step: r.step() }
-            }
-            None => KeyStage { st: Stager::new(0, Reach::Entry, n), first: 0, step: 0 },
-        }
-    }
-
-    /// Runs what must be asked for before key `i` (of `locs`, the command
-    /// line `args`) runs; call it for every key, in order.
-    #[inline]
-    pub fn before(&mut self, locks: &mut LockSet<'_>, locs: &[Loc], args: Args<'_>, i: usize) {
-        if !self.st.is_off() {
-            let (first, step) = (self.first, self.step);
-            self.st.before(&mut Locked { locks, locs, key: |j| args.get(first + j * step) }, i);
-        }
-    }
-}
 
 /// Most keys located ahead for one read's batch; a command whose keys
 /// would pass it is still parsed ahead but locates its keys when it runs
 /// (so that a huge MSET does not grow the per-worker buffers).
 const PLAN_MAX_KEYS: usize = 1024;
-
-/// Precomputed key locations handed to [`crate::cmd::call`] for one
-/// command: valid only for that command, in that database, with that
-/// argument count.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Planned {
-    pub cmd: usize,
-    pub db: usize,
-    pub argc: usize,
-}
 
 /// One command parsed ahead.
 #[derive(Clone, Copy, Debug)]
@@ -168,7 +123,8 @@ impl Plan {
     /// Keys are located only while the database they will run in is
     /// known: not after a command that may change it (SELECT, RESET), nor
     /// once a MULTI queues what follows.
-    pub fn fill(&mut self, srv: &Server, frame: &mut Frame, buf: &[u8], limits: &Limits, client: &Client, batch: usize) {
+    #[allow(clippy::too_many_arguments)]
+    pub fn fill(&mut self, srv: &Server, commands: &CommandTable, frame: &mut Frame, buf: &[u8], limits: &Limits, client: &Client, batch: usize) {
         self.clear();
         let db = client.db;
         let mut off = 0;
@@ -186,13 +142,13 @@ impl Plan {
             let r0 = self.ranges.len();
             self.ranges.extend_from_slice(frame.ranges());
             let args = frame.args(rest);
-            let cmd = resolve(srv, args);
+            let cmd = resolve(commands, args);
             let mut ahead = Ahead { len: n, args: (r0 as u32, self.ranges.len() as u32), cmd: cmd.map(|c| c.id), locs: None };
             if locate {
                 if let Some(cmd) = cmd {
                     let name = cmd.spec.name;
                     let (l0, h0) = (self.locs.len(), self.hinted.len());
-                    let reads = cmd.has(crate::cmd::table::flags::READONLY);
+                    let reads = cmd.has(flags::READONLY);
                     // One walk over the keys: each located and hinted as
                     // found. A command past the planner's room, or whose
                     // arguments do not locate its keys, is not planned (it
@@ -312,7 +268,7 @@ impl Plan {
     /// them.
     ///
     /// Unlike the RESP path, the memcached executor locates each key again
-    /// when it runs (memcache.rs takes no precomputed locations).
+    /// when it runs (memcache/ takes no precomputed locations).
     pub fn look_ahead_mc(&mut self, srv: &Server, parser: &tern_memcache::Parser, buf: &[u8], lim: &tern_memcache::Limits, batch: usize) -> usize {
         use tern_memcache::{MetaCmd, Request};
         if !worth_looking_ahead(buf) {
@@ -370,10 +326,10 @@ fn worth_looking_ahead(buf: &[u8]) -> bool {
 /// The command (or subcommand) a request will run, if it has one; the
 /// rest of dispatch's checks are left to dispatch, which ignores planned
 /// locations that do not match what it runs.
-fn resolve<'s>(srv: &'s Server, args: tern_resp::Args<'_>) -> Option<&'s crate::cmd::table::Cmd> {
-    let cmd = srv.commands.lookup(args.get(0))?;
+fn resolve<'s>(commands: &'s CommandTable, args: tern_resp::Args<'_>) -> Option<&'s Cmd> {
+    let cmd = commands.lookup(args.get(0))?;
     if !cmd.spec.subcommands.is_empty() && args.len() >= 2 {
-        return srv.commands.lookup_sub(cmd, args.get(1));
+        return commands.lookup_sub(cmd, args.get(1));
     }
     Some(cmd)
 }

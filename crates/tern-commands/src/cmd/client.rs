@@ -342,7 +342,7 @@ fn live_other(ctx: &Ctx<'_, '_>, sh: &ClientShared) -> Live {
     let multi = sh.has_flag(cflags::MULTI);
     let omem = sh.omem.load(r);
     let last = sh.last_cmd.load(r);
-    let cmd = if last < ctx.srv.commands.len() { ctx.srv.commands.get(last).fullname.clone() } else { "NULL".to_string() };
+    let cmd = if last < ctx.commands.len() { ctx.commands.get(last).fullname.clone() } else { "NULL".to_string() };
     Live {
         db: sh.db.load(r),
         multi: if multi { sh.multi_len.load(r) as i64 } else { -1 },

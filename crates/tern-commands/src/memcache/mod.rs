@@ -23,9 +23,9 @@
 //! records land in the worker's buffer ([`Exec::fx`]).
 //!
 //! Replies are memcached 1.6's, byte for byte (the reference is the
-//! `memcached` binary; see tests/memcache.rs). Two meta flags memcached
-//! 1.6.18 rejects are accepted, as newer memcached does: `E` (explicit new
-//! CAS) and `md x` (keep the item, drop its value).
+//! `memcached` binary; see tern-server's tests/memcache.rs). Two meta
+//! flags memcached 1.6.18 rejects are accepted, as newer memcached does:
+//! `E` (explicit new CAS) and `md x` (keep the item, drop its value).
 //!
 //! A delayed `flush_all` is one pending deadline in the server
 //! ([`Server::mc_flush_at`], as memcached keeps one `oldest_live`): a newer
@@ -111,7 +111,7 @@ pub enum After {
 
 /// Everything a memcached request needs.
 pub struct Exec<'a> {
-    pub srv: &'a Arc<Server>,
+    pub srv: &'a Server,
     pub sh: &'a Arc<Shared>,
     pub out: &'a mut OutBuf,
     pub stats: &'a WorkerStats,
@@ -396,7 +396,7 @@ impl Exec<'_> {
             reply::line(self.out, e::BAD_AUTH_TOKEN);
             return (false, After::Continue);
         };
-        if crate::cmd::connection::credentials_ok(self.srv, user, pass) {
+        if self.srv.credentials_ok(user, pass) {
             reply::status(self.out, Status::Stored);
             (true, After::Continue)
         } else {
@@ -457,7 +457,7 @@ impl Exec<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Config;
+    use tern_config::Config;
     use tern_memcache::{Limits, Parser};
     use tern_store::Effect;
 
@@ -473,7 +473,8 @@ mod tests {
 
     impl Rig {
         fn new() -> Rig {
-            let srv = Arc::new(Server::new(Config { threads: 1, ..Config::default() }));
+            // memcached requests count no per-command statistics.
+            let srv = Arc::new(Server::new(Config { threads: 1, ..Config::default() }, 0));
             srv.ks.attach_effects(true);
             Rig { srv, sh: Arc::new(Shared::new(1 << 20)), out: OutBuf::new(), fx: Effects::new() }
         }

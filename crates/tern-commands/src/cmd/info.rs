@@ -263,7 +263,7 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
             "modules" => s.header("Modules"),
             "commandstats" => {
                 s.header("Commandstats");
-                for c in srv.commands.iter() {
+                for c in ctx.commands.iter() {
                     let calls = srv.sum(|w| w.cmds[c.id].calls.get());
                     let rejected = srv.sum(|w| w.cmds[c.id].rejected.get());
                     let failed = srv.sum(|w| w.cmds[c.id].failed.get());

@@ -12,10 +12,9 @@ use tern_resp::Args;
 
 use super::keyspec::{self, Begin, Find, KeyFlags, KeySpec};
 use super::server::reply_help;
-use super::table::{flags, flags::*, Cmd, CommandSpec};
+use super::table::{flags, flags::*, Cmd, CommandSpec, CommandTable};
 use super::Ctx;
 use crate::errors;
-use crate::server::Server;
 
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("command", -1, LOADING | STALE, &[], command)
@@ -190,13 +189,13 @@ fn reply_key_spec(ctx: &mut Ctx<'_, '_>, ks: &KeySpec) {
 }
 
 /// Subcommands of `cmd` in table order (the id map is unordered).
-fn subs_of<'a>(srv: &'a Server, cmd: &'a Cmd) -> impl Iterator<Item = &'a Cmd> + 'a {
-    cmd.spec.subcommands.iter().filter_map(move |s| srv.commands.lookup_sub(cmd, s.name.as_bytes()))
+fn subs_of<'a>(commands: &'a CommandTable, cmd: &'a Cmd) -> impl Iterator<Item = &'a Cmd> + 'a {
+    cmd.spec.subcommands.iter().filter_map(move |s| commands.lookup_sub(cmd, s.name.as_bytes()))
 }
 
 /// COMMAND INFO's 10 fields for one command.
 fn reply_command_info(ctx: &mut Ctx<'_, '_>, cmd: &Cmd) {
-    let srv = ctx.srv;
+    let commands = ctx.commands;
     let spec = cmd.spec;
     ctx.reply.array(10);
     ctx.reply.bulk(cmd.fullname.as_bytes());
@@ -223,7 +222,7 @@ fn reply_command_info(ctx: &mut Ctx<'_, '_>, cmd: &Cmd) {
     for ks in spec.keys {
         reply_key_spec(ctx, ks);
     }
-    let subs: Vec<&Cmd> = subs_of(srv, cmd).collect();
+    let subs: Vec<&Cmd> = subs_of(commands, cmd).collect();
     ctx.reply.array(subs.len());
     for s in subs {
         reply_command_info(ctx, s);
@@ -232,9 +231,9 @@ fn reply_command_info(ctx: &mut Ctx<'_, '_>, cmd: &Cmd) {
 
 /// COMMAND DOCS's map for one command.
 fn reply_command_docs(ctx: &mut Ctx<'_, '_>, cmd: &Cmd) {
-    let srv = ctx.srv;
+    let commands = ctx.commands;
     let spec = cmd.spec;
-    let subs: Vec<&Cmd> = subs_of(srv, cmd).collect();
+    let subs: Vec<&Cmd> = subs_of(commands, cmd).collect();
     ctx.reply.map(4 + usize::from(!subs.is_empty()));
     for (k, v) in [("summary", spec.summary), ("since", spec.since), ("group", spec.group), ("complexity", spec.complexity)] {
         ctx.reply.bulk(k.as_bytes());
@@ -251,19 +250,19 @@ fn reply_command_docs(ctx: &mut Ctx<'_, '_>, cmd: &Cmd) {
 }
 
 /// Looks up `get` or `config|get`, case-insensitively.
-fn lookup_fullname<'a>(srv: &'a Server, name: &[u8]) -> Option<&'a Cmd> {
+fn lookup_fullname<'a>(commands: &'a CommandTable, name: &[u8]) -> Option<&'a Cmd> {
     match name.iter().position(|&c| c == b'|') {
-        None => srv.commands.lookup(name),
+        None => commands.lookup(name),
         Some(p) => {
-            let parent = srv.commands.lookup(&name[..p])?;
-            srv.commands.lookup_sub(parent, &name[p + 1..])
+            let parent = commands.lookup(&name[..p])?;
+            commands.lookup_sub(parent, &name[p + 1..])
         }
     }
 }
 
 fn command(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
-    let srv = ctx.srv;
-    let all: Vec<&Cmd> = srv.commands.top_level().collect();
+    let commands = ctx.commands;
+    let all: Vec<&Cmd> = commands.top_level().collect();
     ctx.reply.array(all.len());
     for c in all {
         reply_command_info(ctx, c);
@@ -271,7 +270,7 @@ fn command(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
 }
 
 fn command_count(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
-    let n = ctx.srv.commands.top_level().count();
+    let n = ctx.commands.top_level().count();
     ctx.reply.int(n as i64);
 }
 
@@ -280,10 +279,10 @@ fn command_info(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         command(ctx, args);
         return;
     }
-    let srv = ctx.srv;
+    let commands = ctx.commands;
     ctx.reply.array(args.len() - 2);
     for name in args.tail(2).iter() {
-        match lookup_fullname(srv, name) {
+        match lookup_fullname(commands, name) {
             Some(c) => reply_command_info(ctx, c),
             None => ctx.reply.null(),
         }
@@ -291,9 +290,9 @@ fn command_info(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 }
 
 fn command_docs(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
-    let srv = ctx.srv;
+    let commands = ctx.commands;
     let found: Vec<&Cmd> =
-        if args.len() == 2 { srv.commands.top_level().collect() } else { args.tail(2).iter().filter_map(|n| lookup_fullname(srv, n)).collect() };
+        if args.len() == 2 { commands.top_level().collect() } else { args.tail(2).iter().filter_map(|n| lookup_fullname(commands, n)).collect() };
     ctx.reply.map(found.len());
     for c in found {
         ctx.reply.bulk(c.fullname.as_bytes());
@@ -328,10 +327,10 @@ fn command_list(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             return;
         }
     };
-    let srv = ctx.srv;
+    let commands = ctx.commands;
     let mut names: Vec<&str> = Vec::new();
-    for top in srv.commands.top_level() {
-        for c in std::iter::once(top).chain(subs_of(srv, top)) {
+    for top in commands.top_level() {
+        for c in std::iter::once(top).chain(subs_of(commands, top)) {
             let keep = match filter {
                 Filter::All => true,
                 // Tern has no modules.
@@ -351,14 +350,14 @@ fn command_list(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 }
 
 fn getkeys(ctx: &mut Ctx<'_, '_>, args: Args<'_>, with_flags: bool) {
-    let srv = ctx.srv;
+    let commands = ctx.commands;
     let target = args.tail(2);
-    let Some(mut cmd) = srv.commands.lookup(target.get(0)) else {
+    let Some(mut cmd) = commands.lookup(target.get(0)) else {
         ctx.reply.error(errors::GETKEYS_INVALID_COMMAND);
         return;
     };
     if !cmd.spec.subcommands.is_empty() && target.len() >= 2 {
-        match srv.commands.lookup_sub(cmd, target.get(1)) {
+        match commands.lookup_sub(cmd, target.get(1)) {
             Some(s) => cmd = s,
             None => {
                 ctx.reply.error(errors::GETKEYS_INVALID_COMMAND);

@@ -124,7 +124,7 @@ impl Cmd {
     }
 
     /// The key specs when they are one plain range (key positions by
-    /// arithmetic: the prefetch stage's [`crate::prefetch::KeyStage`]).
+    /// arithmetic: the prefetch stage's [`super::stage::KeyStage`]).
     #[inline]
     pub fn lone(&self) -> Option<LoneRange> {
         self.lone

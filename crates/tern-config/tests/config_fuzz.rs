@@ -2,7 +2,7 @@
 //! what CONFIG REWRITE writes for a configuration must parse back to the
 //! same values.
 
-use tern_server::config::{find_directive, Config};
+use tern_config::{find_directive, Config};
 
 /// Sets `name` to `value` as CONFIG SET does, renders it as CONFIG REWRITE
 /// would, parses that back, and returns (rendered lines, value before,

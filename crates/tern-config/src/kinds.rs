@@ -271,7 +271,7 @@ macro_rules! named_enum {
         $(#[$m])*
         #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
         pub enum $t { $($(#[$vm])* $v,)* }
-        impl $crate::config::kinds::Named for $t {
+        impl $crate::kinds::Named for $t {
             const ALL: &'static [Self] = &[$($t::$v,)*];
             fn name(self) -> &'static str {
                 match self { $($t::$v => $n,)* }
@@ -279,17 +279,17 @@ macro_rules! named_enum {
         }
         impl $t {
             pub fn name(self) -> &'static str {
-                <Self as $crate::config::kinds::Named>::name(self)
+                <Self as $crate::kinds::Named>::name(self)
             }
         }
-        impl $crate::config::kinds::Live for $t {
+        impl $crate::kinds::Live for $t {
             type Cell = std::sync::atomic::AtomicU64;
             fn store(cell: &Self::Cell, v: &Self) {
                 cell.store(*v as u64, std::sync::atomic::Ordering::Relaxed);
             }
             fn load(cell: &Self::Cell) -> Self {
                 let i = cell.load(std::sync::atomic::Ordering::Relaxed) as usize;
-                <Self as $crate::config::kinds::Named>::ALL.get(i).copied().unwrap_or(<Self as $crate::config::kinds::Named>::ALL[0])
+                <Self as $crate::kinds::Named>::ALL.get(i).copied().unwrap_or(<Self as $crate::kinds::Named>::ALL[0])
             }
         }
     };

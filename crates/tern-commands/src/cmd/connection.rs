@@ -14,7 +14,7 @@ use super::table::{flags::*, CommandSpec};
 use super::Ctx;
 use crate::client::{flags as cflags, ReplyMode};
 use crate::errors;
-use crate::server::Server;
+use crate::server::DEFAULT_USER;
 
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("ping", -1, FAST, &[], ping)
@@ -42,8 +42,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         .doc("connection", "Resets the connection.", "6.2.0", "O(1)")
         .acl(&["fast", "connection"]),
 ];
-
-const DEFAULT_USER: &[u8] = b"default";
 
 fn ping(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     if args.len() > 2 {
@@ -109,24 +107,6 @@ pub(super) fn set_client_name(ctx: &mut Ctx<'_, '_>, name: &[u8]) {
     n.extend_from_slice(name);
 }
 
-/// Compares without an early exit, so the time taken does not tell how
-/// many leading bytes of a guess were right.
-fn same_secret(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-/// Checks a username/password pair against the `default` user (AUTH,
-/// HELLO AUTH, and the memcached port's credentials `set`).
-pub(crate) fn credentials_ok(srv: &Server, user: &[u8], pass: &[u8]) -> bool {
-    if user != DEFAULT_USER {
-        return false;
-    }
-    match &srv.config.read().requirepass {
-        None => true,
-        Some(p) => same_secret(p, pass),
-    }
-}
-
 fn auth(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     if args.len() > 3 {
         ctx.reply.error(errors::SYNTAX);
@@ -141,7 +121,7 @@ fn auth(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     } else {
         (args.get(1), args.get(2))
     };
-    if credentials_ok(ctx.srv, user, pass) {
+    if ctx.srv.credentials_ok(user, pass) {
         ctx.client.authenticated = true;
         ctx.reply.ok();
     } else {
@@ -188,7 +168,7 @@ fn hello(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         }
     }
     if let Some((user, pass)) = creds {
-        if !credentials_ok(ctx.srv, user, pass) {
+        if !ctx.srv.credentials_ok(user, pass) {
             ctx.reply.error(errors::WRONGPASS);
             return;
         }

@@ -168,9 +168,9 @@ fn exec(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
     let errors_before = ctx.reply.errors;
     let mut scratch = Scratch::default();
     for (id, ranges) in &queued.cmds {
-        let cmd = ctx.srv.commands.get(*id);
+        let cmd = ctx.commands.get(*id);
         let args = Args::from_parts(&queued.data, ranges);
-        call(ctx.srv, ctx.locks, &mut ctx.reply, ctx.client, ctx.stats, &mut scratch, ctx.worker, cmd, args);
+        call(ctx.srv, ctx.commands, ctx.locks, &mut ctx.reply, ctx.client, ctx.stats, &mut scratch, ctx.worker, cmd, args);
     }
     ctx.reply.errors = errors_before;
     ctx.locks.unpin();

@@ -10,11 +10,21 @@
 //! driven by that table. A bad value stops start-up with an error naming
 //! the file, line, directive, value and reason.
 //!
-//! This module depends on no other part of the server: the server reads a
-//! [`Config`] and wires it into itself (`Server::apply_config`).
+//! Logging ([`log`]: Redis's levels and line format, and the
+//! `log_notice!`/`log_warning!`/`log_verbose!`/`log_debug!` macros) lives
+//! here too, as the level is a directive and both the commands and the
+//! process log.
+//!
+//! This crate depends on no other part of the server: the commands
+//! (`tern-commands`: CONFIG GET/SET/REWRITE, the shared `Server` that
+//! mirrors a [`Config`] into its live [`Settings`] in
+//! `Server::apply_config`) and the process (`tern-server`: start-up, the
+//! log file) sit above it.
+#![forbid(unsafe_code)]
 
 pub mod directives;
 pub mod kinds;
+pub mod log;
 
 pub use directives::{Config, LogLevel, MaxmemoryPolicy, Settings, DIRECTIVES};
 pub use kinds::{format_memory, parse_memory, OutputLimit, OutputLimits};

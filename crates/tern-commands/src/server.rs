@@ -1,5 +1,8 @@
 //! The state all workers share: the keyspace, the configuration, the client
-//! registry, the stats of every worker, and the shutdown switch.
+//! registry, the stats of every worker, and the shutdown switch. The
+//! command table is not part of it but sits beside it ([`crate::engine`]),
+//! so that this state, which every command handler reaches, depends on no
+//! command.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -10,8 +13,7 @@ use parking_lot::{Mutex, RwLock};
 use tern_store::Keyspace;
 
 use crate::client::ClientShared;
-use crate::cmd::table::CommandTable;
-use crate::config::{Config, Settings};
+use tern_config::{Config, Settings};
 use crate::stats::WorkerStats;
 
 /// Milliseconds since the Unix epoch.
@@ -27,9 +29,18 @@ fn apply_process_settings(c: &Config) {
     // thread allocates again, so RSS stays high after a FLUSHALL on an
     // idle server; failure (a build without the support) only costs that.
     if let Err(e) = tikv_jemalloc_ctl::background_thread::write(c.jemalloc_bg_thread) {
-        crate::log_verbose!("jemalloc-bg-thread: {}", e);
+        tern_config::log_verbose!("jemalloc-bg-thread: {}", e);
     }
-    crate::log::set_level(c.loglevel);
+    tern_config::log::set_level(c.loglevel);
+}
+
+/// The one user Tern has (AUTH's and HELLO's, and the memcached port's).
+pub const DEFAULT_USER: &[u8] = b"default";
+
+/// Compares without an early exit, so the time taken does not tell how
+/// many leading bytes of a guess were right.
+fn same_secret(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// Global counters that are not per worker.
@@ -44,7 +55,6 @@ pub struct Server {
     pub config: RwLock<Config>,
     /// The live settings, mirrored from `config` ([`Server::apply_config`]).
     pub settings: Settings,
-    pub commands: CommandTable,
     pub clients: Mutex<HashMap<u64, Arc<ClientShared>>>,
     pub next_client_id: AtomicU64,
     pub connected: AtomicUsize,
@@ -67,8 +77,9 @@ pub struct Server {
 }
 
 impl Server {
-    pub fn new(cfg: Config) -> Server {
-        let commands = CommandTable::build();
+    /// The state for `cfg`, with per-worker statistics for `commands`
+    /// command ids (the command table's length).
+    pub fn new(cfg: Config, commands: usize) -> Server {
         let threads = cfg.threads.max(1);
         let per_db = if cfg.shards_per_db == 0 { (threads * 8).next_power_of_two().max(16) } else { cfg.shards_per_db };
         let run_id: String = {
@@ -79,8 +90,7 @@ impl Server {
         let ks = Keyspace::new(cfg.databases, per_db);
         let srv = Server {
             ks,
-            workers: (0..threads).map(|_| Arc::new(WorkerStats::new(commands.len()))).collect(),
-            commands,
+            workers: (0..threads).map(|_| Arc::new(WorkerStats::new(commands))).collect(),
             config: RwLock::new(cfg),
             settings: Settings::default(),
             clients: Mutex::new(HashMap::new()),
@@ -110,6 +120,18 @@ impl Server {
         // New keys start the clock the policy reads (existing ones adjust
         // as they are accessed, as in Redis).
         self.ks.set_lfu(c.maxmemory_policy.is_lfu());
+    }
+
+    /// Checks a username/password pair against the `default` user (AUTH,
+    /// HELLO AUTH, and the memcached port's credentials `set`).
+    pub fn credentials_ok(&self, user: &[u8], pass: &[u8]) -> bool {
+        if user != DEFAULT_USER {
+            return false;
+        }
+        match &self.config.read().requirepass {
+            None => true,
+            Some(p) => same_secret(p, pass),
+        }
     }
 
     /// Wakes worker `i` so it notices kill flags or shutdown.
