@@ -1041,9 +1041,10 @@ mod tests {
     fn shard_expires_fields_actively_and_lazily() {
         use crate::shard::Shard;
         let mut sh = Shard::new();
-        sh.set(b"a", 1, hash_value(&[("x", Some(100)), ("y", None)]), None, 0);
-        sh.set(b"b", 2, hash_value(&[("x", Some(100)), ("y", Some(200))]), None, 0);
-        sh.set(b"c", 3, hash_value(&[("x", Some(100))]), None, 0);
+        let (ha, hb, hc, hd) = (sh.hash_key(b"a"), sh.hash_key(b"b"), sh.hash_key(b"c"), sh.hash_key(b"d"));
+        sh.set(b"a", ha, hash_value(&[("x", Some(100)), ("y", None)]), None, 0);
+        sh.set(b"b", hb, hash_value(&[("x", Some(100)), ("y", Some(200))]), None, 0);
+        sh.set(b"c", hc, hash_value(&[("x", Some(100))]), None, 0);
         let mem_before = sh.mem();
         assert!(sh.has_deadlines());
         assert_eq!(sh.expire_cycle(99, 100), 0);
@@ -1054,13 +1055,13 @@ mod tests {
         assert!(sh.mem() < mem_before);
         // A hash whose remaining fields are all due is absent before any
         // cycle runs, and the first access removes it.
-        assert!(sh.peek(b"b", 2, 200).is_none());
-        assert!(sh.get(b"b", 2, 200).is_none());
+        assert!(sh.peek(b"b", hb, 200).is_none());
+        assert!(sh.get(b"b", hb, 200).is_none());
         assert_eq!(sh.len(), 1);
         // Lazy access purges due fields of a live hash.
-        sh.set(b"d", 4, hash_value(&[("x", Some(300)), ("y", None)]), None, 0);
+        sh.set(b"d", hd, hash_value(&[("x", Some(300)), ("y", None)]), None, 0);
         use crate::EntryExt;
-        assert_eq!(sh.get(b"d", 4, 300).unwrap().hash().map(|h| h.len()), Some(1));
+        assert_eq!(sh.get(b"d", hd, 300).unwrap().hash().map(|h| h.len()), Some(1));
         assert_eq!(sh.expire_cycle(10_000, 100), 0);
         assert_eq!(sh.len(), 2);
     }

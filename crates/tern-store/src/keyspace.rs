@@ -649,3 +649,31 @@ mod tests {
         assert!(recs.iter().all(|r| matches!(r.effect, crate::Effect::Del { .. })));
     }
 }
+
+#[cfg(test)]
+mod expiry_stress {
+    use super::*;
+    use crate::{StrValue, Value};
+
+    #[test]
+    fn active_expiry_removes_every_key() {
+        for round in 0..200u64 {
+            let ks = Keyspace::new(16, 16);
+            let n = 300 + (round as usize * 7) % 200;
+            for i in 0..n {
+                let k = format!("t{i}");
+                let l = ks.locate(0, k.as_bytes());
+                ks.lock(l.gid).set(k.as_bytes(), l.hash, Value::Str(StrValue::Int(1)), Some(100 + (i as u64 % 3)), 0);
+            }
+            let fx = Effects::new();
+            let mut removed = 0;
+            for now in [100u64, 101, 102, 103, 104, 200] {
+                for _ in 0..16 {
+                    removed += ks.expire_cycle(now, 16, 200, &fx);
+                }
+            }
+            let left: usize = (0..ks.total_shards() as u32).map(|g| ks.lock(g).len()).sum();
+            assert_eq!((removed, left), (n, 0), "round {round}");
+        }
+    }
+}

@@ -647,6 +647,13 @@ impl Shard {
     pub fn expire_cycle(&mut self, now: u64, budget: usize) -> usize {
         let mut removed = 0;
         let mut steps = 0;
+        // A heap entry names a hash, and the table finds items by their
+        // hash's bucket and fingerprint: other keys can match both. Each is
+        // checked to have this very hash, or it would be removed as if it
+        // lived at this hash's home, leaving that bucket's overflow count
+        // wrong and a key there unreachable.
+        let hasher = *self.table.hasher();
+        let has = move |e: &Entry, hash: u64| hasher.hash_one(e.key()) == hash;
         while steps < budget {
             let Some(&Reverse((when, hash))) = self.ttl_heap.peek() else { break };
             if when > now {
@@ -655,7 +662,7 @@ impl Shard {
             self.ttl_heap.pop();
             steps += 1;
             // Several keys may share the hash; collect the expired ones.
-            while let Some(key) = self.table.find_by(hash, |e| is_expired(e, now)).map(|e| e.key().to_vec()) {
+            while let Some(key) = self.table.find_by(hash, |e| is_expired(e, now) && has(e, hash)).map(|e| e.key().to_vec()) {
                 self.expire_key(&key, hash);
                 removed += 1;
             }
@@ -670,7 +677,7 @@ impl Shard {
             let keys: Vec<Vec<u8>> = self
                 .table
                 .iter_hash(hash)
-                .filter(|e| e.next_field_deadline().is_some())
+                .filter(|e| e.next_field_deadline().is_some() && has(e, hash))
                 .map(|e| e.key().to_vec())
                 .collect();
             for key in keys {
@@ -954,13 +961,14 @@ mod tests {
     #[test]
     fn records_only_while_recording_and_hash_fields_expire_as_hdel() {
         let mut sh = Shard::new();
-        sh.set(b"a", 1, s("v"), None, 0);
+        let (ha, hh) = (sh.hash_key(b"a"), sh.hash_key(b"h"));
+        sh.set(b"a", ha, s("v"), None, 0);
         let fx = Effects::new();
         sh.drain_effects(&fx);
         assert!(fx.is_empty());
         sh.record_effects(true);
         let lim = crate::HashLimits::default();
-        sh.modify_or_create(b"h", 2, 0, Access::NoTouch, Some(Value::Hash(crate::Hash::default())), |e, edit| {
+        sh.modify_or_create(b"h", hh, 0, Access::NoTouch, Some(Value::Hash(crate::Hash::default())), |e, edit| {
             let h = e.hash_mut().unwrap();
             h.set(b"f", b"1", lim);
             h.set(b"g", b"2", lim);
@@ -968,7 +976,7 @@ mod tests {
             edit.emit(|| Effect::HSet { key: (*b"h").into(), pairs: vec![], keep_ttl: false });
         });
         assert_eq!(sh.expire_cycle(60, 10), 0);
-        sh.remove(b"a", 1, 60);
+        sh.remove(b"a", ha, 60);
         sh.drain_effects(&fx);
         let recs: Vec<Effect> = fx.take().into_iter().map(|r| r.effect).collect();
         assert_eq!(recs.len(), 3);
