@@ -263,17 +263,6 @@ mod tests {
         found
     }
 
-    fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
-        for e in std::fs::read_dir(dir).expect("read src dir") {
-            let p = e.expect("dir entry").path();
-            if p.is_dir() {
-                rust_files(&p, out);
-            } else if p.extension().is_some_and(|x| x == "rs") {
-                out.push(p);
-            }
-        }
-    }
-
     #[test]
     fn error_literal_scan_sees_them() {
         let src = "x.error(\"ERR a\"); y(\"-WRONGTYPE b\", \"ok\"); // \"ERR c\"\nz(\"NOAUTH\")\n#[cfg(test)]\nmod tests { \"ERR d\" }";
@@ -289,7 +278,7 @@ mod tests {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let mut files = Vec::new();
         for krate in ["tern-config", "tern-commands", "tern-server"] {
-            rust_files(&root.join(krate).join("src"), &mut files);
+            crate::rust_files(&root.join(krate).join("src"), &mut files);
         }
         assert!(files.len() > 10, "found only {files:?}");
         let mut stray = Vec::new();

@@ -64,6 +64,20 @@ pub mod sysinfo;
 pub const REDIS_VERSION: &str = "7.4.0";
 pub const TERN_VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// The `.rs` files below `dir`, for the tests that read the sources
+/// (the layering here, the error strings in `errors`).
+#[cfg(test)]
+fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).expect("read src dir") {
+        let p = e.expect("dir entry").path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
 #[cfg(test)]
 mod layering {
     use std::collections::{BTreeMap, BTreeSet};
@@ -131,17 +145,6 @@ mod layering {
         out
     }
 
-    fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-        for e in std::fs::read_dir(dir).expect("read src dir") {
-            let p = e.expect("dir entry").path();
-            if p.is_dir() {
-                rust_files(&p, out);
-            } else if p.extension().is_some_and(|x| x == "rs") {
-                out.push(p);
-            }
-        }
-    }
-
     /// What the code uses: top-level module -> the top-level modules its
     /// files name by `crate::` paths, outside comments and the test module
     /// that ends a file. Paths to the crate root's own items (`crate::REDIS_VERSION`)
@@ -149,7 +152,7 @@ mod layering {
     fn actual() -> (BTreeSet<String>, Graph) {
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
         let mut files = Vec::new();
-        rust_files(&src, &mut files);
+        crate::rust_files(&src, &mut files);
         let module_of = |f: &Path| {
             let rel = f.strip_prefix(&src).expect("under src");
             let first = rel.components().next().expect("a file").as_os_str().to_string_lossy().into_owned();

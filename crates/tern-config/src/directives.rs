@@ -235,7 +235,7 @@ directives! {
         jemalloc_bg_thread: bool = true => "jemalloc-bg-thread", Bool, runtime;
     }
     config {
-        bind: Vec<String> = vec!["127.0.0.1".into()] => "bind", List, startup + own;
+        bind: Vec<String> = vec!["127.0.0.1".into()] => "bind", LIST, startup + own;
         port: u16 = 6379 => "port", Int::new(0, 65535), startup;
         /// memcached protocol port (0: off). With `port 0` (an ephemeral
         /// RESP port, as tests use) it is ephemeral too.
@@ -287,7 +287,7 @@ directives! {
         aof_rewrite_incremental_fsync: bool = true => "aof-rewrite-incremental-fsync", Bool, runtime, PERSISTENCE;
         aof_disable_auto_gc: bool = false => "aof-disable-auto-gc", Bool, runtime, PERSISTENCE;
 
-        replicaof: Vec<String> = Vec::new() => "replicaof" | "slaveof", Words, runtime, REPLICATION;
+        replicaof: Vec<String> = Vec::new() => "replicaof" | "slaveof", WORDS, runtime, REPLICATION;
         masterauth: String = String::new() => "masterauth", Str, runtime, REPLICATION;
         masteruser: String = String::new() => "masteruser", Str, runtime, REPLICATION;
         replica_serve_stale_data: bool = true => "replica-serve-stale-data" | "slave-serve-stale-data", Bool, runtime, REPLICATION;
@@ -338,7 +338,7 @@ directives! {
         slowlog_max_len: i64 = 128 => "slowlog-max-len", Int::new(0, i64::MAX), runtime, SLOWLOG;
         latency_monitor_threshold: i64 = 0 => "latency-monitor-threshold", Int::new(0, i64::MAX), runtime, SLOWLOG;
         latency_tracking: bool = true => "latency-tracking", Bool, runtime, SLOWLOG;
-        latency_tracking_info_percentiles: Vec<String> = words(&["50", "99", "99.9"]) => "latency-tracking-info-percentiles", Words, runtime, SLOWLOG;
+        latency_tracking_info_percentiles: Vec<String> = words(&["50", "99", "99.9"]) => "latency-tracking-info-percentiles", WORDS, runtime, SLOWLOG;
         notify_keyspace_events: String = String::new() => "notify-keyspace-events", Str, runtime, NOTIFY;
 
         acl_pubsub_default: &'static str = "resetchannels" => "acl-pubsub-default", Choice(&["allchannels", "resetchannels"]), runtime, ACL;
@@ -365,7 +365,7 @@ directives! {
         io_threads_do_reads: bool = false => "io-threads-do-reads", Bool, startup, OTHER;
         busy_reply_threshold: Duration = Duration::from_millis(5000) => "busy-reply-threshold" | "lua-time-limit", Millis::new(0, i64::MAX), runtime, OTHER;
         oom_score_adj: &'static str = "no" => "oom-score-adj", Choice(&["no", "yes", "relative", "absolute"]), runtime, OTHER;
-        oom_score_adj_values: Vec<String> = words(&["0", "200", "800"]) => "oom-score-adj-values", Words, runtime, OTHER;
+        oom_score_adj_values: Vec<String> = words(&["0", "200", "800"]) => "oom-score-adj-values", WORDS, runtime, OTHER;
         disable_thp: bool = true => "disable-thp", Bool, runtime, OTHER;
         enable_debug_command: &'static str = "no" => "enable-debug-command", Choice(&["no", "yes", "local"]), startup, OTHER;
         enable_module_command: &'static str = "no" => "enable-module-command", Choice(&["no", "yes", "local"]), startup, OTHER;
@@ -376,8 +376,8 @@ directives! {
         crash_memcheck_enabled: bool = true => "crash-memcheck-enabled", Bool, runtime, OTHER;
         sanitize_dump_payload: &'static str = "no" => "sanitize-dump-payload", Choice(&["no", "yes", "clients"]), runtime, OTHER;
         shutdown_timeout: Duration = Duration::from_secs(10) => "shutdown-timeout", Secs::new(0, i32::MAX as i64), runtime, OTHER;
-        shutdown_on_sigint: Vec<String> = words(&["default"]) => "shutdown-on-sigint", Words, runtime, OTHER;
-        shutdown_on_sigterm: Vec<String> = words(&["default"]) => "shutdown-on-sigterm", Words, runtime, OTHER;
+        shutdown_on_sigint: Vec<String> = words(&["default"]) => "shutdown-on-sigint", WORDS, runtime, OTHER;
+        shutdown_on_sigterm: Vec<String> = words(&["default"]) => "shutdown-on-sigterm", WORDS, runtime, OTHER;
     }
 }
 

@@ -383,35 +383,28 @@ fn quote_words(words: &[String]) -> String {
     words.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")
 }
 
-/// `bind`: at least one word, each kept as given (an empty one too).
-pub struct List;
-
-impl Kind for List {
-    type Value = Vec<String>;
-    fn parse(&self, args: &[&str], _: &Vec<String>) -> Result<Vec<String>, String> {
-        if args.is_empty() {
-            return Err("wrong number of arguments".into());
-        }
-        Ok(args.iter().map(|s| s.to_string()).collect())
-    }
-    fn show(&self, v: &Vec<String>) -> String {
-        v.join(" ")
-    }
-    fn rewrite(&self, v: &Vec<String>) -> String {
-        quote_words(v)
-    }
-    fn multi(&self) -> bool {
-        true
-    }
+/// A list of words: `bind`'s at least one, each argument kept as given
+/// (an empty one too), or any number split at white space
+/// (`oom-score-adj-values 0 200 800`).
+pub struct Words {
+    split: bool,
 }
 
-/// A list of words split at white space (`oom-score-adj-values 0 200 800`).
-pub struct Words;
+/// `bind`'s kind of [`Words`].
+pub const LIST: Words = Words { split: false };
+/// [`Words`] split at white space.
+pub const WORDS: Words = Words { split: true };
 
 impl Kind for Words {
     type Value = Vec<String>;
     fn parse(&self, args: &[&str], _: &Vec<String>) -> Result<Vec<String>, String> {
-        Ok(flat(args).into_iter().map(str::to_string).collect())
+        if self.split {
+            return Ok(flat(args).into_iter().map(str::to_string).collect());
+        }
+        if args.is_empty() {
+            return Err("wrong number of arguments".into());
+        }
+        Ok(args.iter().map(|s| s.to_string()).collect())
     }
     fn show(&self, v: &Vec<String>) -> String {
         v.join(" ")

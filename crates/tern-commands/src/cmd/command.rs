@@ -13,7 +13,7 @@ use tern_resp::Args;
 use super::keyspec::{self, Begin, Find, KeyFlags, KeySpec};
 use super::server::reply_help;
 use super::table::{flags, flags::*, Cmd, CommandSpec, CommandTable};
-use super::Ctx;
+use super::{Ctx, Reply};
 use crate::errors;
 
 pub static COMMANDS: &[CommandSpec] = &[
@@ -128,62 +128,50 @@ fn reply_key_spec(ctx: &mut Ctx<'_, '_>, ks: &KeySpec) {
     ctx.reply.bulk(b"flags");
     reply_key_flags(ctx, ks.flags);
     let r = &mut ctx.reply;
-    r.bulk(b"begin_search");
+    let keyword;
+    let (kind, args): (&[u8], &[(&[u8], SpecArg)]) = match ks.begin {
+        Begin::Index(i) => (b"index", &[(b"index", SpecArg::Int(i.into()))]),
+        Begin::Keyword { keyword: k, startfrom } => {
+            keyword = [(&b"keyword"[..], SpecArg::Str(k.as_bytes())), (b"startfrom", SpecArg::Int(startfrom.into()))];
+            (b"keyword", &keyword)
+        }
+        Begin::Unknown => (b"unknown", &[]),
+    };
+    spec_part(r, b"begin_search", kind, args);
+    let (kind, args): (&[u8], &[(&[u8], SpecArg)]) = match ks.find {
+        Find::Range { lastkey, keystep, limit } => (
+            b"range",
+            &[(b"lastkey", SpecArg::Int(lastkey.into())), (b"keystep", SpecArg::Int(keystep.into())), (b"limit", SpecArg::Int(limit.into()))],
+        ),
+        Find::Keynum { keynumidx, firstkey, keystep } => (
+            b"keynum",
+            &[(b"keynumidx", SpecArg::Int(keynumidx.into())), (b"firstkey", SpecArg::Int(firstkey.into())), (b"keystep", SpecArg::Int(keystep.into()))],
+        ),
+        Find::Unknown => (b"unknown", &[]),
+    };
+    spec_part(r, b"find_keys", kind, args);
+}
+
+/// An argument of a key spec's part, as COMMAND INFO shows it.
+enum SpecArg<'a> {
+    Int(i64),
+    Str(&'a [u8]),
+}
+
+/// `<part> {type <kind>, spec {<name> <arg> ...}}`: a key spec's
+/// `begin_search` or `find_keys`.
+fn spec_part(r: &mut Reply, part: &[u8], kind: &[u8], args: &[(&[u8], SpecArg)]) {
+    r.bulk(part);
     r.map(2);
     r.bulk(b"type");
-    match ks.begin {
-        Begin::Index(i) => {
-            r.bulk(b"index");
-            r.bulk(b"spec");
-            r.map(1);
-            r.bulk(b"index");
-            r.int(i64::from(i));
-        }
-        Begin::Keyword { keyword, startfrom } => {
-            r.bulk(b"keyword");
-            r.bulk(b"spec");
-            r.map(2);
-            r.bulk(b"keyword");
-            r.bulk(keyword.as_bytes());
-            r.bulk(b"startfrom");
-            r.int(i64::from(startfrom));
-        }
-        Begin::Unknown => {
-            r.bulk(b"unknown");
-            r.bulk(b"spec");
-            r.map(0);
-        }
-    }
-    r.bulk(b"find_keys");
-    r.map(2);
-    r.bulk(b"type");
-    match ks.find {
-        Find::Range { lastkey, keystep, limit } => {
-            r.bulk(b"range");
-            r.bulk(b"spec");
-            r.map(3);
-            r.bulk(b"lastkey");
-            r.int(i64::from(lastkey));
-            r.bulk(b"keystep");
-            r.int(i64::from(keystep));
-            r.bulk(b"limit");
-            r.int(i64::from(limit));
-        }
-        Find::Keynum { keynumidx, firstkey, keystep } => {
-            r.bulk(b"keynum");
-            r.bulk(b"spec");
-            r.map(3);
-            r.bulk(b"keynumidx");
-            r.int(i64::from(keynumidx));
-            r.bulk(b"firstkey");
-            r.int(i64::from(firstkey));
-            r.bulk(b"keystep");
-            r.int(i64::from(keystep));
-        }
-        Find::Unknown => {
-            r.bulk(b"unknown");
-            r.bulk(b"spec");
-            r.map(0);
+    r.bulk(kind);
+    r.bulk(b"spec");
+    r.map(args.len());
+    for (name, arg) in args {
+        r.bulk(name);
+        match arg {
+            SpecArg::Int(i) => r.int(*i),
+            SpecArg::Str(s) => r.bulk(s),
         }
     }
 }
