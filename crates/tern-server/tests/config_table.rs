@@ -96,7 +96,13 @@ impl Redis {
             .ok()?;
         let r = Redis { child, port };
         let deadline = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        // Ready when it answers PING, not merely when it accepts: a
+        // connection made while it starts can be reset.
+        let ping = || -> redis::RedisResult<()> {
+            let mut c = redis::Client::open(format!("redis://127.0.0.1:{port}/"))?.get_connection()?;
+            redis::cmd("PING").query(&mut c)
+        };
+        while ping().is_err() {
             assert!(Instant::now() < deadline, "redis-server did not start");
             std::thread::sleep(Duration::from_millis(20));
         }
