@@ -1,7 +1,6 @@
 //! The "locate" step per key: the seeded hash alone (what picking the shard
 //! from the hash's high bits cost) against `Keyspace::locate` (hash plus the
-//! cluster slot's CRC16 and hash-tag scan), for 10-, 32- and 100-byte keys;
-//! the CRC16 by carry-less multiplication (`crc16`) against its tables.
+//! cluster slot's CRC16 and hash-tag scan), for 10-, 32- and 100-byte keys.
 //!
 //! cargo bench -p tern-store --bench locate
 
@@ -37,9 +36,6 @@ fn locate(c: &mut Criterion) {
         });
         g.bench_with_input(BenchmarkId::new("crc16", len), &keys, |b, keys| {
             b.iter(|| keys.iter().fold(0u16, |acc, k| acc ^ tern_store::slot::crc16(black_box(k))))
-        });
-        g.bench_with_input(BenchmarkId::new("crc16_tables", len), &keys, |b, keys| {
-            b.iter(|| keys.iter().fold(0u16, |acc, k| acc ^ tern_store::slot::crc16_tables(black_box(k))))
         });
         g.bench_with_input(BenchmarkId::new("hash_tag", len), &keys, |b, keys| {
             b.iter(|| keys.iter().fold(0usize, |acc, k| acc ^ tern_store::slot::hash_tag(black_box(k)).len()))

@@ -51,15 +51,6 @@ const fn build_tables() -> [[u16; 256]; 8] {
 /// CRC16-XMODEM of `bytes`, as Redis's `crc16()`.
 #[inline]
 pub fn crc16(bytes: &[u8]) -> u16 {
-    match tern_table::clmul::crc16_scan(bytes) {
-        Some((crc, _)) => crc,
-        None => crc16_scan::<false>(bytes).0,
-    }
-}
-
-/// [`crc16`] from the tables alone, where carry-less multiplication is
-/// missing (and for comparing the two: `benches/locate.rs`).
-pub fn crc16_tables(bytes: &[u8]) -> u16 {
     crc16_scan::<false>(bytes).0
 }
 
@@ -75,19 +66,13 @@ pub fn key_slot(key: &[u8]) -> u16 {
     crc & (SLOTS as u16 - 1)
 }
 
-/// The CRC of `key` and whether it holds a `{`: by carry-less
-/// multiplication, or from the tables where the CPU has none. Both are
-/// calls, so that the locate step they sit in stays small enough to inline.
-#[inline(always)]
-fn scan(key: &[u8]) -> (u16, bool) {
-    match tern_table::clmul::crc16_scan(key) {
-        Some(found) => found,
-        None => scan_tables(key),
-    }
-}
-
+/// The CRC of `key` and whether it holds a `{`. A call, so that the
+/// locate step it sits in stays small enough to inline into the loops over
+/// keys. (Carry-less multiplication takes fewer instructions than the
+/// tables, but its chain of dependent multiplications made the pipeline
+/// planner's bucket prefetch wait longer: MGET ×10 cost more CPU with it.)
 #[inline(never)]
-fn scan_tables(key: &[u8]) -> (u16, bool) {
+fn scan(key: &[u8]) -> (u16, bool) {
     crc16_scan::<true>(key)
 }
 
@@ -185,7 +170,6 @@ mod tests {
         let bytes: Vec<u8> = (0..300u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
         for n in 0..bytes.len() {
             assert_eq!(crc16(&bytes[..n]), crc16_bitwise(&bytes[..n]), "length {n}");
-            assert_eq!(crc16_tables(&bytes[..n]), crc16_bitwise(&bytes[..n]), "length {n}");
         }
     }
 
@@ -193,7 +177,6 @@ mod tests {
         #[test]
         fn sliced_crc16_matches_bitwise(bytes: Vec<u8>) {
             proptest::prop_assert_eq!(crc16(&bytes), crc16_bitwise(&bytes));
-            proptest::prop_assert_eq!(crc16_tables(&bytes), crc16_bitwise(&bytes));
         }
 
         /// The one-pass brace check finds every `{`, wherever it sits
@@ -203,7 +186,6 @@ mod tests {
             proptest::sample::select(b"{}a\xff\x00z".to_vec()), 0..40)
         ) {
             proptest::prop_assert_eq!(key_slot(&key), crc16_bitwise(hash_tag(&key)) & 0x3fff);
-            // The tables' own scan, used where carry-less multiplication is not.
             proptest::prop_assert_eq!(crc16_scan::<true>(&key), (crc16_bitwise(&key), key.contains(&b'{')));
         }
     }

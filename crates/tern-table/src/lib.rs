@@ -89,7 +89,6 @@
 
 mod bucket;
 mod item;
-pub mod clmul;
 pub mod stage;
 
 use std::alloc::{self, Layout};
