@@ -1,4 +1,4 @@
-"""Hostile clients (issue 13): malformed and oversized input on both ports,
+"""Hostile clients: malformed and oversized input on both ports,
 huge claimed lengths, floods of connections, readers that never read,
 pathological patterns and counts, clients that vanish mid-request.
 

@@ -47,7 +47,7 @@
 //! the keys are in cache, and on costs 5-10% instead (its own stage work).
 //! In-process (no network), the three stages make a lookup of a 100 B
 //! string 2-2.6x faster. With the staggered stages and back-to-back item
-//! prefetches (issue 3, fourth session; `bench/prefetch_mget.sh`, six
+//! prefetches (`bench/prefetch_mget.sh`, six
 //! alternating runs per binary): MGET x100 off 90.3 vs on 42.1 us of server
 //! CPU, 2.14x (1.70x for the binary before, in the same runs); memcached
 //! `get` of 100 keys on: 63.9 -> 51.9 us (`bench/prefetch_mc_get.sh`).
