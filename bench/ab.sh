@@ -19,6 +19,8 @@ REPS=${REPS:-3}; SECS=${SECS:-8}; KEYS=${KEYS:-1000000}
 WORKLOADS=${WORKLOADS:-"get-p1 get-p16 mget-10 mget-100 set-p16"}
 tck=$(getconf CLK_TCK)
 out=${OUT:-/tmp/ab-$$.txt}
+# A port nothing listens on (the kernel's pick, released for the server).
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 : >"$out"
 
 mget() { local c="MGET"; for _ in $(seq "$1"); do c="$c __key__"; done; echo "$c"; }
@@ -32,7 +34,8 @@ args_of() {
 }
 
 run_one() { # workload binary
-    local w=$1 bin=$2 port=$((20000 + RANDOM % 20000))
+    local w=$1 bin=$2 port
+    port=$(free_port)
     taskset -c 0 "$bin" --port $port --bind 127.0.0.1 --threads 1 --save '' >/dev/null 2>&1 &
     local pid=$!
     for _ in $(seq 100); do redis-cli -p $port ping >/dev/null 2>&1 && break; sleep 0.1; done

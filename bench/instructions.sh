@@ -21,10 +21,13 @@ KEYS=${KEYS:-100000}
 WORKLOADS=${WORKLOADS:-"get-p1 get-p16 mget-10 mget-100 set-p16"}
 dir=$(mktemp -d /tmp/instructions.XXXXXX)
 out=$dir/results.txt
+# A port nothing listens on (the kernel's pick, released for the server).
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 : >"$out"
 
 one() { # workload binary tag
-    local w=$1 bin=$2 tag=$3 port=$((20000 + RANDOM % 20000)) n=2000 extra=()
+    local w=$1 bin=$2 tag=$3 port n=2000 extra=()
+    port=$(free_port)
     case $w in
         get-p1) extra=(--ratio 0:1 --pipeline 1) ;;
         get-p16) extra=(--ratio 0:1 --pipeline 16) ;;
