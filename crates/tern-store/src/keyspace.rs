@@ -569,9 +569,11 @@ mod tests {
                     set.acquire(0..total);
                 } else {
                     set.acquire(acquire.iter().map(|g| g % total));
-                    // Adding shards above every held one.
+                    // Adding shards above every held one, in ascending order.
                     let top = set.held.last().map_or(0, |(g, _)| g + 1);
-                    for g in extra.iter().map(|g| top + g % 8).filter(|g| *g < total) {
+                    let mut above: Vec<u32> = extra.iter().map(|g| top + g % 8).filter(|g| *g < total).collect();
+                    above.sort_unstable();
+                    for g in above {
                         set.shard(g);
                     }
                 }
