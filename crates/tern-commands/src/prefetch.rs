@@ -149,10 +149,10 @@ impl Plan {
                     let name = cmd.spec.name;
                     let (l0, h0) = (self.locs.len(), self.hinted.len());
                     let reads = cmd.has(flags::READONLY);
-                    // One walk over the keys: each located and hinted as
-                    // found. A command past the planner's room, or whose
-                    // arguments do not locate its keys, is not planned (it
-                    // locates for itself when it runs).
+                    // One walk over the keys, each located as found, then
+                    // stage 1 for them. A command past the planner's room,
+                    // or whose arguments do not locate its keys, is not
+                    // planned (it locates for itself when it runs).
                     let room = PLAN_MAX_KEYS.saturating_sub(l0);
                     let mut walk = cmd.keys(args);
                     let mut fits = true;
@@ -167,8 +167,6 @@ impl Plan {
                         let l = srv.ks.locate(db, args.get(k.pos));
                         self.locs.push(l);
                         if self.hinted.len() < batch {
-                            // Stage 1, as found (no lock taken).
-                            srv.ks.prefetch_hint(l.gid, l.hash);
                             let (start, len) = frame.ranges()[k.pos];
                             self.hinted.push((off + start, len, l, reads));
                         }
@@ -179,6 +177,12 @@ impl Plan {
                     } else {
                         self.locs.truncate(l0);
                         self.hinted.truncate(h0);
+                    }
+                    // Stage 1 (no lock taken), after the walk: a bucket's
+                    // address waits on its key's slot and hash, and asked
+                    // for inside the walk that wait held up the next key.
+                    for &(_, _, l, _) in &self.hinted[h0..] {
+                        srv.ks.prefetch_hint(l.gid, l.hash);
                     }
                     if cmd.parent.is_none() && matches!(name, "select" | "reset" | "multi") {
                         locate = false;
