@@ -114,11 +114,12 @@ impl<T, B> Item<T, B> {
         if matches!(rest, Rest::Boxed(_)) {
             flags |= HAS_BOX;
         }
-        // SAFETY: `p` points to a fresh allocation of `layout`, which is the
+        // Why this holds: `p` points to a fresh allocation of `layout`, which is the
         // layout of `Item<T, B>` with this tail length; every field is written
         // through raw pointers before the first reference is made, and the
         // source slices cannot overlap a fresh allocation. Nothing below can
         // panic, so the box cannot leak half-owned.
+        // SAFETY: fresh allocation of this layout, fully written before any reference.
         unsafe {
             ptr::addr_of_mut!((*p).hdr).write(Header { tail_len: tail_len32, key_len: key.len() as u32 | flags });
             ptr::addr_of_mut!((*p).value).write(value);
@@ -254,10 +255,11 @@ impl<T, B> Item<T, B> {
         let layout = Layout::for_value(&*self);
         let boxed = self.box_ptr();
         let p = Box::into_raw(self);
-        // SAFETY: `p` came from a live Box, so `value` is initialised; it is
+        // Why this holds: `p` came from a live Box, so `value` is initialised; it is
         // read exactly once and the memory is then freed without running
         // `Drop`, with the layout the Box was allocated with. The box pointer
         // is owned by the item and handed on exactly once.
+        // SAFETY: a live Box's value, read once, its memory freed with the Box's own layout.
         unsafe {
             let v = ptr::addr_of!((*p).value).read();
             alloc::dealloc(p as *mut u8, layout);
@@ -309,17 +311,19 @@ impl<T, B> Item<T, B> {
                     this.tail.copy_within(k + EXPIRE_LEN.., k);
                 }
                 let raw = Box::into_raw(this) as *mut u8;
-                // SAFETY: `raw` was allocated with `old_layout` (it came from a
+                // Why this holds: `raw` was allocated with `old_layout` (it came from a
                 // Box of this type); the new size is non-zero and keeps the
                 // alignment, as `realloc` requires. On failure the old block is
                 // still owned by us, but we abort via handle_alloc_error.
+                // SAFETY: `raw` came from a Box of `old_layout`; the new size is non-zero with the same alignment.
                 let grown = unsafe { alloc::realloc(raw, old_layout, new_layout.size()) };
                 let Some(thin) = NonNull::new(grown) else { alloc::handle_alloc_error(new_layout) };
                 let p = fat::<T, B>(thin.as_ptr(), new_tail);
-                // SAFETY: the block now has `new_layout`'s size and holds the
+                // Why this holds: the block now has `new_layout`'s size and holds the
                 // old bytes up to the smaller of both sizes; the header is
                 // rewritten to the new tail length before the Box is rebuilt,
                 // and the moves stay inside the tail.
+                // SAFETY: the header is rewritten to the new size before the Box is rebuilt.
                 unsafe {
                     let hdr = ptr::addr_of_mut!((*p).hdr);
                     let flags = (*hdr).key_len & HAS_BOX;

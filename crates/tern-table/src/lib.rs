@@ -982,10 +982,11 @@ impl<T, B, S: BuildHasher> Table<T, S, B> {
         };
         let size = item.alloc_size();
         let addr = addr_of_item(Box::into_raw(item));
-        // SAFETY: `loc` is fresh and `&mut self` makes the access exclusive;
+        // Why this holds: `loc` is fresh and `&mut self` makes the access exclusive;
         // the slot takes the new item's address before the old Box exists
         // outside the table, and nothing between can panic. The fingerprint
         // stays right: both items are stored under `hash`.
+        // SAFETY: fresh `loc`, exclusive access, and nothing that can panic before the slot is swapped.
         unsafe {
             let old = Box::from_raw(self.item_at(loc));
             (*self.arr(loc.side).at(loc.b)).set_addr(loc.s, addr);
@@ -1074,10 +1075,11 @@ impl<T, B, S: BuildHasher> Table<T, S, B> {
         // not panic while the table and a Box both own it.
         assert!(std::mem::size_of_val(it) + 8 <= u32::MAX as usize, "item too large");
         let before = it.alloc_size();
-        // SAFETY: the slot's item is turned into a Box, reallocated, and its
+        // Why this holds: the slot's item is turned into a Box, reallocated, and its
         // new address written back to the same slot before anything else
         // touches the table; `with_expire` does not panic past the check above
         // (allocation failure aborts), nor does `addr_of_item` (it aborts).
+        // SAFETY: the item leaves and returns to one slot, with nothing touching the table in between.
         unsafe {
             let b = Box::from_raw(self.item_at(loc)).with_expire(expire);
             self.item_bytes = self.item_bytes - before + b.alloc_size();
