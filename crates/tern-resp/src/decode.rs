@@ -1,4 +1,5 @@
-//! Client-side RESP2/RESP3 reply decoding, for the benchmark client.
+//! Client-side RESP2/RESP3 reply decoding, for the benchmark client and
+//! tern-client.
 //!
 //! A load generator does not need the reply's values, only what kind of
 //! reply it was, how long it is, and for reads whether each key was a hit
@@ -11,6 +12,9 @@
 //! `Ok(None)` and the caller decodes again from the same start once more
 //! bytes are in. A RESP3 attribute (`|`) is skipped and the reply after it
 //! is returned, with the attribute's bytes included in the consumed length.
+//!
+//! A client that does need the values (tern-client) uses [`decode_value`],
+//! which frames every element with [`decode`] and only copies them out.
 
 use std::ops::Range;
 
@@ -198,6 +202,83 @@ fn decode_at(buf: &[u8], start: usize, depth: usize) -> Step {
     }
 }
 
+/// One reply with its values, owned: what a client hands back to its caller.
+///
+/// Built by [`decode_value`] from the same walk as [`decode`]; a RESP2 null
+/// bulk or null array and RESP3's `_` are all [`Value::Null`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Simple(Vec<u8>),
+    Error(Vec<u8>),
+    Int(i64),
+    Bulk(Vec<u8>),
+    Null,
+    Array(Vec<Value>),
+    Map(Vec<(Value, Value)>),
+    Set(Vec<Value>),
+    Push(Vec<Value>),
+    Double(f64),
+    Boolean(bool),
+    BigNumber(Vec<u8>),
+    /// The text of a verbatim string, without its `txt:` format prefix.
+    Verbatim(Vec<u8>),
+}
+
+/// Decodes the first complete reply of `buf` with its values:
+/// `Ok(Some((value, consumed)))`, or `Ok(None)` when `buf` holds only part
+/// of one. Completeness is settled by one [`decode`] of the whole reply
+/// before anything is allocated, so a partial reply costs no allocation.
+pub fn decode_value(buf: &[u8]) -> Result<Option<(Value, usize)>, DecodeError> {
+    let Some((_, used)) = decode(buf)? else { return Ok(None) };
+    let (v, n) = value_at(&buf[..used])?;
+    debug_assert_eq!(n, used);
+    Ok(Some((v, used)))
+}
+
+/// Builds the (known complete) reply at the start of `buf`, returning it and
+/// its length. Each element is located by [`decode`] itself, so the framing
+/// rules live in one place.
+fn value_at(buf: &[u8]) -> Result<(Value, usize), DecodeError> {
+    let (r, used) = decode(buf)?.ok_or(DecodeError::BadLength)?;
+    let text = || buf[r.text.clone()].to_vec();
+    let v = match r.kind {
+        Kind::Simple => Value::Simple(text()),
+        Kind::Error => Value::Error(text()),
+        Kind::Int => Value::Int(crate::parse_i64(&buf[r.text.clone()]).ok_or(DecodeError::BadLength)?),
+        Kind::Bulk => Value::Bulk(text()),
+        Kind::Null => Value::Null,
+        Kind::Double => Value::Double(crate::parse_f64(&buf[r.text.clone()]).ok_or(DecodeError::BadLength)?),
+        Kind::Boolean => Value::Boolean(&buf[r.text.clone()] == b"t"),
+        Kind::BigNumber => Value::BigNumber(text()),
+        Kind::Verbatim => Value::Verbatim(buf[r.text.clone()].get(4..).unwrap_or_default().to_vec()),
+        Kind::Array | Kind::Set | Kind::Push | Kind::Map => {
+            let per = if r.kind == Kind::Map { 2 } else { 1 };
+            // Elements start where the aggregate's (empty) text range does.
+            let mut at = r.text.start;
+            let mut items = Vec::with_capacity(r.len.saturating_mul(per).min(used));
+            for _ in 0..r.len * per {
+                let (item, n) = value_at(&buf[at..used])?;
+                items.push(item);
+                at += n;
+            }
+            match r.kind {
+                Kind::Array => Value::Array(items),
+                Kind::Set => Value::Set(items),
+                Kind::Push => Value::Push(items),
+                _ => {
+                    let mut pairs = Vec::with_capacity(r.len);
+                    let mut it = items.into_iter();
+                    while let (Some(k), Some(v)) = (it.next(), it.next()) {
+                        pairs.push((k, v));
+                    }
+                    Value::Map(pairs)
+                }
+            }
+        }
+    };
+    Ok((v, used))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -277,5 +358,68 @@ mod tests {
         assert_eq!(decode(&deep), Err(DecodeError::TooDeep));
         // A million levels cost no stack either.
         assert_eq!(decode(&b"*1\r\n".repeat(1_000_000)), Err(DecodeError::TooDeep));
+    }
+    #[test]
+    fn values() {
+        let b = b"*5\r\n$3\r\nfoo\r\n$-1\r\n:-7\r\n*2\r\n+OK\r\n-ERR x\r\n_\r\n";
+        let (v, n) = decode_value(b).unwrap().unwrap();
+        assert_eq!(n, b.len());
+        assert_eq!(
+            v,
+            Value::Array(vec![
+                Value::Bulk(b"foo".to_vec()),
+                Value::Null,
+                Value::Int(-7),
+                Value::Array(vec![Value::Simple(b"OK".to_vec()), Value::Error(b"ERR x".to_vec())]),
+                Value::Null,
+            ])
+        );
+        let b = b"|1\r\n+a\r\n:1\r\n%2\r\n+k\r\n,1.5\r\n$1\r\nb\r\n#t\r\n";
+        let (v, n) = decode_value(b).unwrap().unwrap();
+        assert_eq!(n, b.len());
+        assert_eq!(
+            v,
+            Value::Map(vec![
+                (Value::Simple(b"k".to_vec()), Value::Double(1.5)),
+                (Value::Bulk(b"b".to_vec()), Value::Boolean(true)),
+            ])
+        );
+        let (v, _) = decode_value(b"=8\r\ntxt:abcd\r\n").unwrap().unwrap();
+        assert_eq!(v, Value::Verbatim(b"abcd".to_vec()));
+        let (v, _) = decode_value(b"~2\r\n:1\r\n(12345678901234567890\r\n").unwrap().unwrap();
+        assert_eq!(v, Value::Set(vec![Value::Int(1), Value::BigNumber(b"12345678901234567890".to_vec())]));
+        assert_eq!(decode_value(b":x\r\n"), Err(DecodeError::BadLength));
+    }
+
+    #[test]
+    fn value_prefixes_are_incomplete_and_replies_follow_each_other() {
+        let b = b"*2\r\n$3\r\nfoo\r\n%1\r\n+k\r\n:1\r\n+OK\r\n";
+        let first = b.len() - 5;
+        for i in 0..first {
+            assert_eq!(decode_value(&b[..i]), Ok(None), "prefix {i}");
+        }
+        let (_, n) = decode_value(b).unwrap().unwrap();
+        assert_eq!(n, first);
+        assert_eq!(decode_value(&b[n..]).unwrap().unwrap(), (Value::Simple(b"OK".to_vec()), 5));
+    }
+
+    proptest::proptest! {
+        /// Whatever the encoder writes, decode_value reads back, in RESP2
+        /// and RESP3, for arrays of bulks, nulls and integers.
+        #[test]
+        fn encoder_round_trip(items in proptest::collection::vec(proptest::option::of(proptest::collection::vec(proptest::num::u8::ANY, 0..40)), 0..20), n in proptest::num::i64::ANY, resp3 in proptest::bool::ANY) {
+            let e = crate::Encoder { resp3 };
+            let mut out = Vec::new();
+            e.array(&mut out, items.len() + 1);
+            for it in &items {
+                match it { Some(b) => e.bulk(&mut out, b), None => e.null(&mut out) }
+            }
+            e.int(&mut out, n);
+            let (v, used) = decode_value(&out).unwrap().unwrap();
+            proptest::prop_assert_eq!(used, out.len());
+            let mut want: Vec<Value> = items.iter().map(|it| it.clone().map_or(Value::Null, Value::Bulk)).collect();
+            want.push(Value::Int(n));
+            proptest::prop_assert_eq!(v, Value::Array(want));
+        }
     }
 }

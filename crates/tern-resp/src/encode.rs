@@ -150,8 +150,34 @@ impl Encoder {
     }
 }
 
+/// Appends a client request: a RESP array of bulk strings, as every Redis
+/// client sends a command (RESP2 framing, which RESP3 servers read too).
+pub fn request<'a, I>(out: &mut Vec<u8>, args: I)
+where
+    I: IntoIterator<Item = &'a [u8]>,
+    I::IntoIter: ExactSizeIterator,
+{
+    let args = args.into_iter();
+    put_len(out, b'*', args.len() as i64);
+    for a in args {
+        Encoder::RESP2.bulk(out, a);
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_parse_back() {
+        let mut o = Vec::new();
+        request(&mut o, [&b"SET"[..], b"k", b"v\r\n"]);
+        assert_eq!(o, b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$3\r\nv\r\n\r\n");
+        let mut f = crate::Frame::new();
+        assert_eq!(f.parse(&o, &crate::Limits::default()), Ok(Some(o.len())));
+        assert_eq!(f.argc(), 3);
+    }
+
     use super::*;
 
     #[test]

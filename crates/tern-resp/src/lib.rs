@@ -10,8 +10,9 @@
 //! stopped; every protocol error is Redis's, byte for byte; no allocation is
 //! sized from a length the client claims before its bytes arrive.
 //!
-//! Replies can also be decoded ([`decode`], for the benchmark client): a
-//! summary of each reply (kind, length, nulls, errors), not its values.
+//! Replies can also be decoded ([`decode`]): a summary of each reply (kind,
+//! length, nulls, errors) for the benchmark client, and the reply with its
+//! values ([`decode::decode_value`]) for tern-client, from the same walk.
 #![forbid(unsafe_code)]
 
 pub mod decode;
