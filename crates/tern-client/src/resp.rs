@@ -126,19 +126,26 @@ impl RespClient {
         }
     }
 
-    /// `MGET` of `keys`, one per server they span, written to all servers
-    /// before any reply is read. The answer has one entry per key, in order.
-    pub fn mget(&self, keys: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>> {
+    /// `verb key…` once per server the keys live on, all written before any
+    /// reply is read: the groups of key positions and each one's reply.
+    fn per_server(&self, verb: &[u8], keys: &[&[u8]]) -> (Vec<(usize, Vec<usize>)>, Vec<Result<Value>>) {
         let groups = split(keys, |k| self.cluster.server_for(k));
         let parts: Vec<usize> = groups.iter().map(|g| g.0).collect();
         let results = self.cluster.fan_out(
             &parts,
             |n, c| {
-                encode_keys(&mut c.wbuf, b"MGET", keys, &groups[n].1);
+                encode_keys(&mut c.wbuf, verb, keys, &groups[n].1);
                 c.flush()
             },
             |_, c| read(c).and_then(ok),
         );
+        (groups, results)
+    }
+
+    /// `MGET` of `keys`, one per server they span, written to all servers
+    /// before any reply is read. The answer has one entry per key, in order.
+    pub fn mget(&self, keys: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>> {
+        let (groups, results) = self.per_server(b"MGET", keys);
         let mut answers = Vec::with_capacity(groups.len());
         for (r, (_, positions)) in results.into_iter().zip(&groups) {
             let values = match r {
@@ -189,16 +196,7 @@ impl RespClient {
 
     /// `DEL` split by server; the number of keys removed.
     pub fn del(&self, keys: &[&[u8]]) -> Result<i64> {
-        let groups = split(keys, |k| self.cluster.server_for(k));
-        let parts: Vec<usize> = groups.iter().map(|g| g.0).collect();
-        let results = self.cluster.fan_out(
-            &parts,
-            |n, c| {
-                encode_keys(&mut c.wbuf, b"DEL", keys, &groups[n].1);
-                c.flush()
-            },
-            |_, c| read(c).and_then(ok),
-        );
+        let (_, results) = self.per_server(b"DEL", keys);
         let mut total = 0;
         for r in results {
             match r {
