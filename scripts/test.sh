@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The one test command: builds the workspace, runs every Rust test, then the
-# redis-py compatibility suite (and the differential check against the
-# reference redis-server when one is installed) against the debug binary.
+# The one test command: builds the workspace, runs every Rust test, builds
+# and installs the tern-client Python package, then the redis-py
+# compatibility suite (and the differential check against the reference
+# redis-server when one is installed) and tern_client's tests against the
+# debug binary.
 #
 # Needs only the Rust toolchain and Python 3; installs the rest itself into
 # .venv, which later runs reuse. Exits non-zero on the first failing stage.
@@ -96,6 +98,17 @@ if ! command -v memcached >/dev/null 2>&1 && [ ! -x /usr/bin/memcached ]; then
     note "memcached not installed; trying apt-get install memcached for the memcached differential check"
     apt_install memcached || note "could not install memcached: the memcached differential check will be skipped"
 fi
+
+section "tern-client python package (pip install ./python)"
+# Built by maturin (fetched from PyPI into pip's build environment) from
+# python/ and crates/tern-client; python/target keeps the Rust build between runs.
+if [ "$PY" = python3 ]; then
+    python3 -m pip install -q --disable-pip-version-check --user ./python ||
+        python3 -m pip install -q --disable-pip-version-check --user --break-system-packages ./python
+else
+    "$PY" -m pip install -q --disable-pip-version-check ./python
+fi
+"$PY" -c 'import tern_client; print("tern_client from", tern_client.__file__)'
 
 section "pytest tests/python (redis-py against target/debug/tern-server)"
 export TERN_BIN="${TERN_BIN:-$ROOT/target/debug/tern-server}"
