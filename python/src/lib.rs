@@ -217,7 +217,7 @@ impl RespCore {
         host = "localhost", port = 6379, db = 0, password = None, socket_timeout = None,
         socket_connect_timeout = None, decode_responses = false, username = None, protocol = 2,
         *, servers = None, max_connections = 32, pool_timeout = None, down_for = 1.0,
-        down_max = 30.0, hashing = "md5", reads_miss = false, skip_writes = false, **_kwargs
+        down_max = 30.0, hashing = "md5", reads_miss = false, skip_writes = false
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -238,7 +238,6 @@ impl RespCore {
         hashing: &str,
         reads_miss: bool,
         skip_writes: bool,
-        _kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         if protocol != 2 && protocol != 3 {
             return Err(PyValueError::new_err("protocol must be 2 or 3"));

@@ -25,7 +25,6 @@ class RespCore:
         hashing: str = ...,
         reads_miss: bool = ...,
         skip_writes: bool = ...,
-        **kwargs: Any,
     ) -> None: ...
     @property
     def decode_responses(self) -> bool: ...

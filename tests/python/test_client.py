@@ -110,6 +110,13 @@ def test_hashes(r):
     assert r.hgetall("none") == {}
 
 
+def test_unknown_options_are_refused():
+    with pytest.raises(TypeError):
+        tern_client.Redis(retry_on_timeout=True)
+    with pytest.raises(ValueError):
+        tern_client.CacheClient(hashing="crc32")
+
+
 def test_errors_are_typed(r):
     r.set("s", "x")
     with pytest.raises(tern_client.ResponseError, match="WRONGTYPE"):
@@ -272,7 +279,7 @@ def test_cache_interoperates_with_pymemcache(mc_port):
 
     pm = Client(("127.0.0.1", mc_port))
     ours = tern_client.CacheClient("127.0.0.1", mc_port)
-    pm.set("from-pm", b"\x00abc")
+    assert pm.set("from-pm", b"\x00abc", noreply=False)
     assert ours.get("from-pm") == b"\x00abc"
     ours.set("from-us", b"xyz", flags=3)
     assert pm.get("from-us") == b"xyz"

@@ -16,7 +16,9 @@
 //! A server's name is `host:port` (`[host]:port` for IPv6), as
 //! meta-memcache's `str(ServerAddress)` and pymemcache's pools write it.
 //! When two points collide the server listed later owns it, as in
-//! uhashring (a dict keyed by point, filled in server order).
+//! uhashring (a dict keyed by point, filled in server order). Every server
+//! weighs the same (uhashring's default weight of 1); weights are not
+//! supported.
 
 use md5::{Digest, Md5};
 
