@@ -6,31 +6,14 @@
 mod common;
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use common::fake;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tern_client::{Error, FailurePolicy, GetOpts, MetaClient, Options, RespClient, SetOpts, Value};
-
-/// A scripted RESP server: each accepted connection is handed to `serve`
-/// with its number (0, 1, ...). Returns the address and the accept count.
-fn fake(serve: impl Fn(usize, TcpStream) + Send + Sync + 'static) -> ((String, u16), Arc<AtomicUsize>) {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    let accepted = Arc::new(AtomicUsize::new(0));
-    let count = accepted.clone();
-    let serve = Arc::new(serve);
-    std::thread::spawn(move || {
-        for s in l.incoming() {
-            let Ok(s) = s else { break };
-            let n = count.fetch_add(1, Ordering::SeqCst);
-            let serve = serve.clone();
-            std::thread::spawn(move || serve(n, s));
-        }
-    });
-    (("127.0.0.1".into(), port), accepted)
-}
 
 /// Reads one request's worth of bytes (these tests send small ones).
 fn read_request(s: &mut TcpStream) -> bool {

@@ -9,7 +9,8 @@ use std::io::{BufRead, BufReader};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::{mpsc, Once};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Once};
 use std::time::{Duration, Instant};
 
 const STARTUP: Duration = Duration::from_secs(20);
@@ -158,3 +159,23 @@ pub fn memcached() -> Option<Proc> {
     p.mc_port = port;
     Some(p)
 }
+
+/// A scripted server: each accepted connection is handed to `serve`
+/// with its number (0, 1, ...). Returns the address and the accept count.
+pub fn fake(serve: impl Fn(usize, TcpStream) + Send + Sync + 'static) -> ((String, u16), Arc<AtomicUsize>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let count = accepted.clone();
+    let serve = Arc::new(serve);
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(s) = s else { break };
+            let n = count.fetch_add(1, Ordering::SeqCst);
+            let serve = serve.clone();
+            std::thread::spawn(move || serve(n, s));
+        }
+    });
+    (("127.0.0.1".into(), port), accepted)
+}
+
