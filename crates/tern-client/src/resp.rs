@@ -8,7 +8,7 @@ use tern_resp::Encoder;
 use crate::conn::Conn;
 use crate::error::{Error, Result};
 use crate::pool::{Cluster, Handshake, Options};
-use crate::split::{merge, split};
+use crate::split::{merge, split, Groups};
 
 const E: Encoder = Encoder::RESP2;
 
@@ -128,7 +128,7 @@ impl RespClient {
 
     /// `verb key…` once per server the keys live on, all written before any
     /// reply is read: the groups of key positions and each one's reply.
-    fn per_server(&self, verb: &[u8], keys: &[&[u8]]) -> (Vec<(usize, Vec<usize>)>, Vec<Result<Value>>) {
+    fn per_server(&self, verb: &[u8], keys: &[&[u8]]) -> (Groups, Vec<Result<Value>>) {
         let groups = split(keys, |k| self.cluster.server_for(k));
         let parts: Vec<usize> = groups.iter().map(|g| g.0).collect();
         let results = self.cluster.fan_out(

@@ -7,9 +7,11 @@
 //! exactly as long as the request and in its order, whatever the servers.
 
 /// Per server that has keys: (server index, positions of its keys).
-/// Servers appear in the order of their first key.
-pub fn split<K>(keys: &[K], mut server_of: impl FnMut(&K) -> usize) -> Vec<(usize, Vec<usize>)> {
-    let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
+pub type Groups = Vec<(usize, Vec<usize>)>;
+
+/// Groups the keys by server; servers appear in the order of their first key.
+pub fn split<K>(keys: &[K], mut server_of: impl FnMut(&K) -> usize) -> Groups {
+    let mut groups: Groups = Vec::new();
     for (pos, k) in keys.iter().enumerate() {
         let s = server_of(k);
         match groups.iter_mut().find(|g| g.0 == s) {

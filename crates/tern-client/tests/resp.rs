@@ -101,7 +101,7 @@ fn pool_of_three_splits_by_the_ring() {
     let got = pool.mget(&wanted).unwrap();
     for (k, v) in wanted.iter().zip(&got) {
         let n: usize = std::str::from_utf8(&k[4..]).unwrap().parse().unwrap();
-        assert_eq!(v.as_deref(), (n % 2 == 0).then_some(*k));
+        assert_eq!(v.as_deref(), (n & 1 == 0).then_some(*k));
     }
     let mut per_server = [0; 3];
     for (i, a) in addrs.iter().enumerate() {
