@@ -39,6 +39,7 @@ import gc
 import os
 import platform
 import random
+import shlex
 import shutil
 import signal
 import socket
@@ -310,6 +311,7 @@ def main():
     ap.add_argument("--tern-threads", type=int, default=2, help="tern-server --threads")
     ap.add_argument("--only", choices=["memcache", "redis", "pool"], action="append")
     ap.add_argument("--results", help="append the tables to this markdown file")
+    ap.add_argument("--note", default="", help="a sentence to print under the heading (e.g. how noisy the machine was)")
     ap.add_argument("--no-install", action="store_true", help="do not reinstall ./python into the venv")
     ap.add_argument("--seed", type=int, default=7)
     args = ap.parse_args()
@@ -372,8 +374,10 @@ def main():
         f"## tern-client vs Python clients ({datetime.date.today()})\n\n"
         f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; commit {commit}; "
         f"{args.runs} runs × {args.ops} ops × {args.threads} threads per cell; servers and clients share the CPUs.\n\n"
-        f"`python3 bench/client_bench.py {' '.join(a for a in sys.argv[1:] if a != '--no-install')}`\n"
+        f"`python3 bench/client_bench.py {shlex.join(a for a in sys.argv[1:] if a != '--no-install')}`\n"
     )
+    if args.note:
+        head += f"\n{args.note}\n"
     text = head + "\n" + "\n".join(out)
     print(text)
     if args.results:
