@@ -51,6 +51,13 @@ pub const LCS_IDX_AND_LEN: &str = "ERR If you want both the length and indexes, 
 pub const LCS_TOO_LONG: &str = "ERR String too long for LCS";
 pub const LCS_OVER_LIMIT: &str = "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len";
 pub const LCS_ALLOC_FAILED: &str = "ERR Insufficient memory, failed allocating transient memory for LCS";
+/// SET and DELEX's IFDEQ / IFDNE given something other than a digest's length.
+pub const DIGEST_LENGTH: &str = "ERR must be exactly 16 hexadecimal characters";
+pub const DELEX_CONDITION: &str = "ERR Invalid condition. Use IFEQ, IFNE, IFDEQ, or IFDNE";
+pub const DELEX_NOT_STRING: &str = "ERR Key should be of string type if conditions are specified";
+/// MSETEX's key count.
+pub const INVALID_NUMKEYS: &str = "ERR invalid numkeys value";
+pub const KEY_VALUE_PAIRS: &str = "ERR wrong number of key-value pairs";
 
 // Keys.
 pub const FREQ_NOT_TRACKED: &str = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";

@@ -396,8 +396,10 @@ impl<'s, 'a> Keys<'s, 'a> {
                 let Some(n) = tern_resp::parse_i64(args.get((first + idx) as usize)).filter(|&n| n >= 0) else {
                     return Some(false);
                 };
+                // The count is of keys, each `keystep` arguments apart
+                // (MSETEX's key-value pairs), as Redis counts them.
                 first += i64::from(firstkey);
-                (first.saturating_add(n) - 1, keystep)
+                (first.saturating_add(n.saturating_sub(1).saturating_mul(i64::from(keystep.max(1)))), keystep)
             }
             Find::Unknown => return Some(false),
         };
@@ -480,13 +482,30 @@ impl CommandKeys<'_> {
     }
 }
 
-/// SET's key flags: a read as well as a write with GET (Redis's
-/// `setGetKeys`, which looks from the argument after the value on).
+/// The IF* conditions of SET and DELEX (Redis 8.4).
+fn is_condition(a: &[u8]) -> bool {
+    [&b"ifeq"[..], b"ifne", b"ifdeq", b"ifdne"].iter().any(|c| a.eq_ignore_ascii_case(c))
+}
+
+/// SET's key flags: a read as well as a write with GET, a read (of the
+/// value compared) without access with a condition (Redis's `setGetKeys`,
+/// which looks at every argument after the value).
 pub fn set_key_flags(args: Args<'_>, _pos: usize) -> KeyFlags {
     if args.iter().skip(3).any(|a| a.eq_ignore_ascii_case(b"get")) {
         RW | ACCESS | UPDATE
+    } else if args.iter().skip(3).any(is_condition) {
+        RW | UPDATE
     } else {
         OW | UPDATE
+    }
+}
+
+/// DELEX's key flags: the value is read when a condition compares it.
+pub fn delex_key_flags(args: Args<'_>, _pos: usize) -> KeyFlags {
+    if args.len() >= 3 && is_condition(args.get(2)) {
+        RW | DELETE
+    } else {
+        RM | DELETE
     }
 }
 
@@ -531,6 +550,7 @@ mod tests {
     const SINTERCARD: &[KeySpec] = &[ks(RO | ACCESS, index(1), keynum(0, 1, 1))];
     const XREAD: &[KeySpec] = &[ks(RO | ACCESS, keyword("STREAMS", 1), range(-1, 1, 2))];
     const MSET: &[KeySpec] = &[ks(OW | UPDATE, index(1), range(-1, 2, 0))];
+    const MSETEX: &[KeySpec] = &[ks(OW | UPDATE, index(1), keynum(0, 1, 2))];
     const SORT: &[KeySpec] = &[
         ks(RO | ACCESS, index(1), range(0, 1, 0)),
         ks(RO | ACCESS | INCOMPLETE, Begin::Unknown, Find::Unknown),
@@ -551,6 +571,13 @@ mod tests {
         assert_eq!(positions(SINTERCARD, "sintercard 1 a limit 3"), Some(vec![2]));
         assert_eq!(positions(XREAD, "xread count 2 streams a b 0 0"), Some(vec![4, 5]));
         assert_eq!(positions(MSET, "mset a 1 b 2 c 3"), Some(vec![1, 3, 5]));
+        // A key count with a step: the keys of MSETEX's pairs.
+        assert_eq!(positions(MSETEX, "msetex 3 a 1 b 2 c 3 ex 5"), Some(vec![2, 4, 6]));
+        assert_eq!(positions(MSETEX, "msetex 1 a 1"), Some(vec![2]));
+        assert_eq!(positions(MSETEX, "msetex 2 a 1 b"), Some(vec![2, 4]), "the handler checks the values");
+        for bad in ["msetex 3 a 1 b 2", "msetex 0 a 1", "msetex 4611686018427387904 a 1"] {
+            assert_eq!(positions(MSETEX, bad), None, "{bad}");
+        }
     }
 
     #[test]
