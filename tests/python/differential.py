@@ -1085,6 +1085,208 @@ CASES8 = [
         COMMAND GETKEYSANDFLAGS set k v IFEQ x GET
         COMMAND GETKEYSANDFLAGS set k v
     """),
+    ("bitmap-limits", r"""
+        CONFIG SET proto-max-bulk-len 1mb
+        SETBIT k 8388608 1
+        SETBIT k 8388607 1
+        STRLEN k
+        BITFIELD k SET u8 8388600 1
+        BITFIELD k SET u8 8388601 1
+        BITFIELD k GET i64 8388607
+        BITFIELD k GET u8 #1048576
+        BITFIELD k GET u8 #1048575
+        BITCOUNT k
+        BITCOUNT k -1 -1
+        BITPOS k 1
+        BITPOS k 1 -1
+        BITPOS k 0 -1
+        SETBIT k 18446744073709551616 1
+        SETBIT k 9223372036854775807 1
+        GETBIT k 9223372036854775807
+        CONFIG SET proto-max-bulk-len 512mb
+        SETBIT k 4294967295 0
+        SETBIT k 4294967296 0
+    """),
+    ("bitmap-errors-and-encodings", r"""
+        SETBIT k 7 1
+        OBJECT ENCODING k
+        GET k
+        SET e a
+        SETBIT e 0 0
+        OBJECT ENCODING e
+        SET i 12
+        GETBIT i 2
+        GETBIT i 100
+        SETBIT i 0 0
+        OBJECT ENCODING i
+        BITFIELD i GET u8 0
+        SET j 12
+        BITFIELD j SET u8 0 49
+        OBJECT ENCODING j
+        BITOP AND d i
+        OBJECT ENCODING d
+        BITOP DIFF d i
+        BITOP diff d i
+        BITOP ANDOR d i
+        BITOP diff1 d i
+        BITOP NOT d i j
+        BITOP FOO d i
+        SETBIT k 4294967296 1
+        SETBIT k 4294967295 1
+        SETBIT k -1 1
+        SETBIT k 1 2
+        SETBIT k 1 x
+        SETBIT k x 1
+        SETBIT k 01 1
+        BITPOS k 2
+        BITPOS k x
+        BITFIELD k GET i65 0
+        BITFIELD k GET u64 0
+        BITFIELD k GET I8 0
+        BITFIELD k OVERFLOW foo
+        BITFIELD k FOO
+        BITFIELD_RO k SET u8 0 1
+        BITFIELD k GET u8 #2
+        BITFIELD k GET u8 ##2
+        BITFIELD k
+        BITFIELD_RO k
+        BITCOUNT k 0
+        BITCOUNT k 0 1 bit x
+        BITCOUNT k 0 1 foo
+        BITCOUNT k a 1
+        BITCOUNT k 0 1 BIT
+        BITCOUNT missing
+        BITCOUNT missing 0 -1
+        BITCOUNT missing a b
+    """),
+    ("bitcount-ranges", r"""
+        SET s foobar
+        BITCOUNT s
+        BITCOUNT s 0 0
+        BITCOUNT s 1 1
+        BITCOUNT s 1 1 BYTE
+        BITCOUNT s 5 30 BIT
+        BITCOUNT s -3 -1
+        BITCOUNT s -1 -3
+        BITCOUNT s -100 100
+        BITCOUNT s 3 2
+        BITCOUNT s -5 -1 bit
+        BITCOUNT s 9223372036854775807 -9223372036854775808 bit
+        BITCOUNT s -9223372036854775808 9223372036854775807 bit
+    """),
+    ("bitpos-ranges", r"""
+        SET b '\xff\xf0\x00'
+        BITPOS b 0
+        BITPOS b 1
+        BITPOS b 1 2
+        BITPOS b 0 0 0
+        BITPOS b 0 0 -1
+        BITPOS b 0 2 -1 BIT
+        BITPOS b 1 7 15 bit
+        BITPOS b 0 7 15 bit
+        BITPOS b 0 7 11 bit
+        BITPOS b 1 12 23 bit
+        BITPOS b 0 1 1
+        BITPOS b 1 0 0 foo
+        BITPOS b 1 0 x
+        BITPOS b 1 x
+        BITPOS b 1 0 1 bit extra
+        BITPOS missing 0
+        BITPOS missing 1
+        BITPOS missing 1 0 -1 bit
+        SET full '\xff\xff'
+        BITPOS full 0
+        BITPOS full 0 0
+        BITPOS full 0 0 -1
+        BITPOS full 0 3 12 bit
+        SET z ''
+        BITPOS z 0
+        BITPOS z 1
+        BITCOUNT z
+    """),
+    ("bitmap-wrongtype", r"""
+        HSET h a b
+        SETBIT h 0 1
+        GETBIT h 0
+        BITCOUNT h
+        BITPOS h 1
+        BITFIELD h GET u8 0
+        BITFIELD h SET u8 0 1
+        BITFIELD_RO h GET u8 0
+        BITOP AND d h
+        BITOP AND h s
+        TYPE h
+        GET h
+    """),
+    ("bitfield", r"""
+        BITFIELD bf SET i8 0 100 INCRBY i8 0 100 GET i8 0
+        BITFIELD bf OVERFLOW SAT INCRBY i8 0 100 OVERFLOW FAIL INCRBY i8 0 100 OVERFLOW WRAP INCRBY i8 0 100
+        BITFIELD bf SET u4 #3 15 GET u4 #3 INCRBY u4 #3 1 OVERFLOW SAT INCRBY u4 #3 -100 GET u64 0
+        BITFIELD bf SET u4 #3 15 GET u4 #3 INCRBY u4 #3 1 OVERFLOW SAT INCRBY u4 #3 -100
+        BITFIELD bf SET i64 0 -1 GET u63 0 GET i64 0 INCRBY i64 0 9223372036854775807
+        BITFIELD bf OVERFLOW SAT INCRBY i64 0 -9223372036854775808 INCRBY i64 0 -9223372036854775808
+        BITFIELD bf OVERFLOW WRAP INCRBY i64 64 9223372036854775807 INCRBY i64 64 9223372036854775807
+        BITFIELD bf OVERFLOW fail SET u8 100 256 SET u8 100 255 SET i8 100 -129 get i8 100
+        BITFIELD bf SET u63 3 -1 GET u63 3 SET u1 0 5 GET u1 0
+        BITFIELD bf GET u8 #2305843009213693953
+        BITFIELD bf GET i64 #1152921504606846976
+        BITFIELD bf GET u8 4294967288
+        BITFIELD bf GET u8 4294967296
+        BITFIELD bf SET u8 a 1
+        BITFIELD bf SET u8 0 a
+        BITFIELD bf SET u8 0
+        BITFIELD bf GET
+        BITFIELD bf OVERFLOW
+        BITFIELD bf get u8 0 overflow
+        GET bf
+        STRLEN bf
+        BITFIELD_RO bf GET u8 0 GET i4 3
+        BITFIELD_RO bf GET u8 0 SET i4 3 1
+        BITFIELD_RO bf FOO
+        BITFIELD_RO missing GET u8 0
+        BITFIELD missing GET u8 0
+        EXISTS missing
+    """),
+    ("bitop", r"""
+        SET a1 '\x0f\xf0'
+        SET a2 '\xff'
+        SET a3 '\x01\x02\x03'
+        BITOP AND dst a1 a2 a3
+        GET dst
+        BITOP OR dst a1 a2 a3
+        GET dst
+        BITOP XOR dst a1 a2 a3
+        GET dst
+        BITOP NOT dst a1
+        GET dst
+        BITOP DIFF dst a1 a2 a3
+        GET dst
+        BITOP DIFF1 dst a1 a2 a3
+        GET dst
+        BITOP ANDOR dst a1 a2 a3
+        GET dst
+        BITOP ONE dst a1 a2 a3
+        GET dst
+        BITOP ONE dst a1
+        GET dst
+        BITOP AND dst nokey1 nokey2
+        EXISTS dst
+        BITOP OR a1 a1 a2
+        GET a1
+        BITOP and dst i
+        GET dst
+        COMMAND INFO setbit getbit bitcount bitpos bitop bitfield bitfield_ro
+        COMMAND GETKEYSANDFLAGS bitfield k foo
+        COMMAND GETKEYSANDFLAGS bitfield k GET u8 0
+        COMMAND GETKEYSANDFLAGS bitfield k get set 0
+        COMMAND GETKEYS bitop and d a b
+        SETRANGE sr 0 ab
+        SETBIT sr 17 1
+        GET sr
+        APPEND sr x
+        GETBIT sr 17
+        BITCOUNT sr
+    """),
     ("msetex", r"""
         MSETEX 2 a 1 b 2
         MGET a b
@@ -1175,7 +1377,55 @@ def random_redis8_case(seed, steps=400):
     return "\n".join(rng.choice(makers)() for _ in range(steps))
 
 
+def random_bitmap_case(seed, steps=400):
+    """A seeded random mix of bit commands over strings that other string
+    commands change too, with offsets near and far, negative ranges, both
+    range units and every BITOP and BITFIELD overflow mode."""
+    rng = random.Random(seed)
+    keys = ["b%d" % i for i in range(4)] + ["h"]
+    k = lambda: rng.choice(keys)  # noqa: E731
+    off = lambda: str(rng.choice([0, 1, 7, 8, 15, 63, 64, 100, 257, rng.randint(0, 300)]))  # noqa: E731
+    idx = lambda: str(rng.choice([0, 1, 2, -1, -2, -5, 10, -100, 100, rng.randint(-40, 40)]))  # noqa: E731
+    ftype = lambda: rng.choice(["u1", "u4", "u8", "i8", "u16", "i5", "i32", "u63", "i64"])  # noqa: E731
+    fval = lambda: str(rng.choice([0, 1, -1, 100, 255, 256, -129, 9223372036854775807, -9223372036854775808]))  # noqa: E731
+    foff = lambda: rng.choice([off(), "#%d" % rng.randint(0, 6)])  # noqa: E731
+    def bitfield():
+        parts = ["BITFIELD", k()]
+        for _ in range(rng.randint(1, 4)):
+            what = rng.choice(["GET", "SET", "INCRBY", "OVERFLOW"])
+            if what == "GET":
+                parts += ["GET", ftype(), foff()]
+            elif what == "OVERFLOW":
+                parts += ["OVERFLOW", rng.choice(["WRAP", "SAT", "FAIL"])]
+            else:
+                parts += [what, ftype(), foff(), fval()]
+        return " ".join(parts)
+    makers = [
+        lambda: "SETBIT %s %s %d" % (k(), off(), rng.randint(0, 1)),
+        lambda: "GETBIT %s %s" % (k(), off()),
+        lambda: "BITCOUNT %s" % k(),
+        lambda: "BITCOUNT %s %s %s%s" % (k(), idx(), idx(), rng.choice(["", " BYTE", " BIT"])),
+        lambda: "BITPOS %s %d" % (k(), rng.randint(0, 1)),
+        lambda: "BITPOS %s %d %s" % (k(), rng.randint(0, 1), idx()),
+        lambda: "BITPOS %s %d %s %s%s" % (k(), rng.randint(0, 1), idx(), idx(), rng.choice(["", " BYTE", " BIT"])),
+        lambda: "BITOP %s %s %s" % (rng.choice(["AND", "OR", "XOR", "ONE", "NOT"]), k(), k()),
+        lambda: "BITOP %s %s %s %s" % (rng.choice(["AND", "OR", "XOR", "DIFF", "DIFF1", "ANDOR", "ONE"]), k(), k(), k()),
+        bitfield,
+        lambda: "BITFIELD_RO %s GET %s %s" % (k(), ftype(), foff()),
+        lambda: "GET %s" % k(),
+        lambda: "SET %s %s" % (k(), rng.choice(["12", "foobar", "''", "'\\xff\\x00\\x0f'"])),
+        lambda: "APPEND %s %s" % (k(), rng.choice(["x", "\\xff\\xff"])),
+        lambda: "SETRANGE %s %d y" % (k(), rng.randint(0, 40)),
+        lambda: "STRLEN %s" % k(),
+        lambda: "OBJECT ENCODING %s" % k(),
+        lambda: "DEL %s" % k(),
+        lambda: "HSET h f v",
+    ]
+    return "\n".join(rng.choice(makers)() for _ in range(steps))
+
+
 CASES8 += [("random-redis8-%d" % seed, random_redis8_case(seed)) for seed in range(6)]
+CASES8 += [("random-bitmaps-%d" % seed, random_bitmap_case(seed)) for seed in range(8)]
 REDIS8 = {name for name, _ in CASES8}
 CASES += CASES8
 

@@ -55,6 +55,20 @@ pub const LCS_ALLOC_FAILED: &str = "ERR Insufficient memory, failed allocating t
 pub const DIGEST_LENGTH: &str = "ERR must be exactly 16 hexadecimal characters";
 pub const DELEX_CONDITION: &str = "ERR Invalid condition. Use IFEQ, IFNE, IFDEQ, or IFDNE";
 pub const DELEX_NOT_STRING: &str = "ERR Key should be of string type if conditions are specified";
+// Bitmaps.
+pub const BIT_OFFSET: &str = "ERR bit offset is not an integer or out of range";
+pub const BIT_VALUE: &str = "ERR bit is not an integer or out of range";
+pub const BITPOS_BIT: &str = "ERR The bit argument must be 1 or 0.";
+pub const BITFIELD_TYPE: &str = "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is.";
+pub const BITFIELD_OVERFLOW: &str = "ERR Invalid OVERFLOW type specified";
+pub const BITFIELD_RO_GET_ONLY: &str = "ERR BITFIELD_RO only supports the GET subcommand";
+pub const BITOP_NOT_ONE_KEY: &str = "ERR BITOP NOT must be called with a single source key.";
+
+/// BITOP DIFF, DIFF1 or ANDOR (`op`, upper case) with one source key.
+pub fn bitop_two_sources(op: &str) -> String {
+    format!("ERR BITOP {op} must be called with at least two source keys.")
+}
+
 /// MSETEX's key count.
 pub const INVALID_NUMKEYS: &str = "ERR invalid numkeys value";
 pub const KEY_VALUE_PAIRS: &str = "ERR wrong number of key-value pairs";

@@ -500,6 +500,25 @@ pub fn set_key_flags(args: Args<'_>, _pos: usize) -> KeyFlags {
     }
 }
 
+/// BITFIELD's key flags: a read only while every subcommand is a complete
+/// GET or OVERFLOW (Redis's `bitfieldGetKeys`: anything else, a syntax
+/// error included, counts as a write).
+pub fn bitfield_key_flags(args: Args<'_>, _pos: usize) -> KeyFlags {
+    let mut i = 2;
+    while i < args.len() {
+        let left = args.len() - i - 1;
+        let sub = crate::errors::c_str(args.get(i));
+        if sub.eq_ignore_ascii_case(b"get") && left >= 2 {
+            i += 3;
+        } else if sub.eq_ignore_ascii_case(b"overflow") && left >= 1 {
+            i += 2;
+        } else {
+            return RW | ACCESS | UPDATE;
+        }
+    }
+    RO | ACCESS
+}
+
 /// DELEX's key flags: the value is read when a condition compares it.
 pub fn delex_key_flags(args: Args<'_>, _pos: usize) -> KeyFlags {
     if args.len() >= 3 && is_condition(args.get(2)) {

@@ -10,6 +10,7 @@
 //! One file per command family; each exports `COMMANDS: &[CommandSpec]`,
 //! listed in [`FAMILIES`].
 
+pub mod bitmaps;
 pub mod client;
 pub mod command;
 pub mod config;
@@ -42,6 +43,7 @@ pub type Handler = fn(&mut Ctx<'_, '_>, Args<'_>);
 /// Every command family of the table.
 pub static FAMILIES: &[&[CommandSpec]] = &[
     strings::COMMANDS,
+    bitmaps::COMMANDS,
     hashes::COMMANDS,
     keys::COMMANDS,
     connection::COMMANDS,
