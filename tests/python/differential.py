@@ -1287,6 +1287,114 @@ CASES8 = [
         GETBIT sr 17
         BITCOUNT sr
     """),
+    ("hll", r"""
+        PFADD h a
+        GET h
+        PFADD h a
+        PFADD h b c d e f g
+        GET h
+        PFCOUNT h
+        GET h
+        PFCOUNT h
+        OBJECT ENCODING h
+        PFADD e
+        GET e
+        PFADD e
+        PFCOUNT e
+        PFCOUNT missing
+        PFCOUNT missing h
+        PFADD h2 x y z a b
+        PFCOUNT h h2
+        PFMERGE m h h2
+        GET m
+        PFCOUNT m
+        PFMERGE m2
+        GET m2
+        PFMERGE m2 nokey
+        GET m2
+        SET s foo
+        PFADD s a
+        PFCOUNT s
+        PFMERGE s h
+        PFMERGE d s
+        SET n 123
+        PFADD n a
+        HSET hash f v
+        PFADD hash a
+        PFCOUNT hash
+        PFCOUNT h hash
+        PFMERGE d hash
+        PFMERGE hash h
+    """),
+    ("hll-corrupt", r"""
+        SET c1 'HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00'
+        PFADD c1 a
+        PFCOUNT c1
+        PFMERGE d c1
+        SET c2 'HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80\x7f\xfe'
+        PFCOUNT c2
+        PFADD c2 a
+        GET c2
+        SET c3 'HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\xff\xff\xff\xff'
+        PFCOUNT c3
+        PFADD c3 a b c
+        GET c3
+        SET c4 'HYLL\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00abc'
+        PFADD c4 a
+        SET c5 'HYLL\x02\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x7f\xff'
+        PFADD c5 a
+        SET c6 'HYLL\x01\x00\x00\x00\x05\x00\x00\x00\x00\x00\x00\x00\x7f\xff'
+        PFCOUNT c6
+        SET c7 'HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80\x7f\xff\x00'
+        PFCOUNT c7
+        PFADD c7 zz
+        SET c8 'HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80\x40'
+        PFCOUNT c8
+        PFADD c8 q
+        GET c8
+        SET c9 'HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80\x7f\xff\x80'
+        PFADD c9 a b c
+        PFCOUNT c9
+        PFCOUNT c9 c1
+        SET c10 'HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80\xfc\x7f\xfb'
+        PFCOUNT c10
+        PFADD c10 x y
+        GET c10
+        PFMERGE c11 c10
+        SET c12 'HYLL\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80'
+        SETRANGE c12 12303 '\x00'
+        PFCOUNT c12
+        PFADD c12 a
+        SETRANGE c12 12304 x
+        PFCOUNT c12
+    """),
+    ("hll-dense-and-sparse-max-bytes", r"""
+        PFADD big e0 e1 e2 e3 e4 e5 e6 e7 e8 e9 e10 e11 e12 e13 e14 e15 e16 e17 e18 e19 e20 e21 e22 e23 e24 e25 e26 e27 e28 e29 e30 e31 e32 e33 e34 e35 e36 e37 e38 e39 e40 e41 e42 e43 e44 e45 e46 e47 e48 e49 e50 e51 e52 e53 e54 e55 e56 e57 e58 e59 e60 e61 e62 e63 e64 e65 e66 e67 e68 e69 e70 e71 e72 e73 e74 e75 e76 e77 e78 e79 e80 e81 e82 e83 e84 e85 e86 e87 e88 e89 e90 e91 e92 e93 e94 e95 e96 e97 e98 e99 e100 e101 e102 e103 e104 e105 e106 e107 e108 e109 e110 e111 e112 e113 e114 e115 e116 e117 e118 e119 e120 e121 e122 e123 e124 e125 e126 e127 e128 e129 e130 e131 e132 e133 e134 e135 e136 e137 e138 e139 e140 e141 e142 e143 e144 e145 e146 e147 e148 e149 e150 e151 e152 e153 e154 e155 e156 e157 e158 e159 e160 e161 e162 e163 e164 e165 e166 e167 e168 e169 e170 e171 e172 e173 e174 e175 e176 e177 e178 e179 e180 e181 e182 e183 e184 e185 e186 e187 e188 e189 e190 e191 e192 e193 e194 e195 e196 e197 e198 e199 e200 e201 e202 e203 e204 e205 e206 e207 e208 e209 e210 e211 e212 e213 e214 e215 e216 e217 e218 e219 e220 e221 e222 e223 e224 e225 e226 e227 e228 e229 e230 e231 e232 e233 e234 e235 e236 e237 e238 e239 e240 e241 e242 e243 e244 e245 e246 e247 e248 e249 e250 e251 e252 e253 e254 e255 e256 e257 e258 e259 e260 e261 e262 e263 e264 e265 e266 e267 e268 e269 e270 e271 e272 e273 e274 e275 e276 e277 e278 e279 e280 e281 e282 e283 e284 e285 e286 e287 e288 e289 e290 e291 e292 e293 e294 e295 e296 e297 e298 e299 e300 e301 e302 e303 e304 e305 e306 e307 e308 e309 e310 e311 e312 e313 e314 e315 e316 e317 e318 e319 e320 e321 e322 e323 e324 e325 e326 e327 e328 e329 e330 e331 e332 e333 e334 e335 e336 e337 e338 e339 e340 e341 e342 e343 e344 e345 e346 e347 e348 e349 e350 e351 e352 e353 e354 e355 e356 e357 e358 e359 e360 e361 e362 e363 e364 e365 e366 e367 e368 e369 e370 e371 e372 e373 e374 e375 e376 e377 e378 e379 e380 e381 e382 e383 e384 e385 e386 e387 e388 e389 e390 e391 e392 e393 e394 e395 e396 e397 e398 e399 e400 e401 e402 e403 e404 e405 e406 e407 e408 e409 e410 e411 e412 e413 e414 e415 e416 e417 e418 e419 e420 e421 e422 e423 e424 e425 e426 e427 e428 e429 e430 e431 e432 e433 e434 e435 e436 e437 e438 e439 e440 e441 e442 e443 e444 e445 e446 e447 e448 e449 e450 e451 e452 e453 e454 e455 e456 e457 e458 e459 e460 e461 e462 e463 e464 e465 e466 e467 e468 e469 e470 e471 e472 e473 e474 e475 e476 e477 e478 e479 e480 e481 e482 e483 e484 e485 e486 e487 e488 e489 e490 e491 e492 e493 e494 e495 e496 e497 e498 e499 e500 e501 e502 e503 e504 e505 e506 e507 e508 e509 e510 e511 e512 e513 e514 e515 e516 e517 e518 e519 e520 e521 e522 e523 e524 e525 e526 e527 e528 e529 e530 e531 e532 e533 e534 e535 e536 e537 e538 e539 e540 e541 e542 e543 e544 e545 e546 e547 e548 e549 e550 e551 e552 e553 e554 e555 e556 e557 e558 e559 e560 e561 e562 e563 e564 e565 e566 e567 e568 e569 e570 e571 e572 e573 e574 e575 e576 e577 e578 e579 e580 e581 e582 e583 e584 e585 e586 e587 e588 e589 e590 e591 e592 e593 e594 e595 e596 e597 e598 e599 e600 e601 e602 e603 e604 e605 e606 e607 e608 e609 e610 e611 e612 e613 e614 e615 e616 e617 e618 e619 e620 e621 e622 e623 e624 e625 e626 e627 e628 e629 e630 e631 e632 e633 e634 e635 e636 e637 e638 e639 e640 e641 e642 e643 e644 e645 e646 e647 e648 e649 e650 e651 e652 e653 e654 e655 e656 e657 e658 e659 e660 e661 e662 e663 e664 e665 e666 e667 e668 e669 e670 e671 e672 e673 e674 e675 e676 e677 e678 e679 e680 e681 e682 e683 e684 e685 e686 e687 e688 e689 e690 e691 e692 e693 e694 e695 e696 e697 e698 e699
+        STRLEN big
+        PFCOUNT big
+        GETRANGE big 0 15
+        PFADD small a b c
+        PFMERGE small big
+        STRLEN small
+        PFCOUNT small
+        PFMERGE other small
+        STRLEN other
+        PFADD small2 a b c
+        PFMERGE small2 small2
+        GET small2
+        CONFIG SET hll-sparse-max-bytes 40
+        PFADD tiny a b c d e f g h
+        STRLEN tiny
+        PFADD tiny2 a b c
+        STRLEN tiny2
+        PFCOUNT tiny tiny2 big
+        CONFIG SET hll-sparse-max-bytes 0
+        PFADD zero a
+        STRLEN zero
+        CONFIG SET hll-sparse-max-bytes 3000
+        PFADD k2 w0 w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12 w13 w14 w15 w16 w17 w18 w19 w20 w21 w22 w23 w24 w25 w26 w27 w28 w29 w30 w31 w32 w33 w34 w35 w36 w37 w38 w39
+        GET k2
+    """),
     ("msetex", r"""
         MSETEX 2 a 1 b 2
         MGET a b
@@ -1425,7 +1533,36 @@ def random_bitmap_case(seed, steps=400):
 
 
 CASES8 += [("random-redis8-%d" % seed, random_redis8_case(seed)) for seed in range(6)]
+def random_hll_case(seed, steps=300):
+    """A seeded random mix of PF* commands whose HLLs are read back whole
+    (GET compares Redis's bytes: sparse opcodes, dense registers, the
+    cached cardinality), across sparse-to-dense promotion, merges of
+    either encoding, and strings cut or patched into corrupt HLLs."""
+    rng = random.Random(seed)
+    keys = ["p%d" % i for i in range(4)] + ["s"]
+    k = lambda: rng.choice(keys)  # noqa: E731
+    el = lambda: "x%d" % rng.randint(0, 5000)  # noqa: E731
+    makers = [
+        lambda: "PFADD %s %s" % (k(), " ".join(el() for _ in range(rng.randint(0, 4)))),
+        lambda: "PFADD %s %s" % (k(), " ".join(el() for _ in range(rng.choice([50, 200, 600])))),
+        lambda: "PFCOUNT %s" % k(),
+        lambda: "PFCOUNT %s %s %s" % (k(), k(), k()),
+        lambda: "PFMERGE %s %s %s" % (k(), k(), k()),
+        lambda: "PFMERGE %s" % k(),
+        lambda: "GET %s" % k(),
+        lambda: "STRLEN %s" % k(),
+        lambda: "OBJECT ENCODING %s" % k(),
+        lambda: "SET s %s" % rng.choice(["foo", "'HYLL\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x80\\x7f\\xff'"]),
+        lambda: "SETRANGE %s %d %s" % (k(), rng.choice([16, 17, 18, 20, 100]), rng.choice(["'\\x00'", "'\\xff'", "'\\x40'", "'\\x7f\\xff'"])),
+        lambda: "APPEND %s %s" % (k(), rng.choice(["'\\x00'", "'\\x84'"])),
+        lambda: "DEL %s" % k(),
+        lambda: "CONFIG SET hll-sparse-max-bytes %d" % rng.choice([3000, 3000, 100, 20000]),
+    ]
+    return "\n".join(rng.choice(makers)() for _ in range(steps)) + "\nCONFIG SET hll-sparse-max-bytes 3000"
+
+
 CASES8 += [("random-bitmaps-%d" % seed, random_bitmap_case(seed)) for seed in range(8)]
+CASES8 += [("random-hll-%d" % seed, random_hll_case(seed)) for seed in range(8)]
 REDIS8 = {name for name, _ in CASES8}
 CASES += CASES8
 

@@ -69,6 +69,11 @@ pub fn bitop_two_sources(op: &str) -> String {
     format!("ERR BITOP {op} must be called with at least two source keys.")
 }
 
+// HyperLogLog.
+/// A string that is not a HyperLogLog (Redis keeps WRONGTYPE as its code).
+pub const HLL_NOT_HLL: &str = "WRONGTYPE Key is not a valid HyperLogLog string value.";
+pub const HLL_CORRUPT: &str = "INVALIDOBJ Corrupted HLL object detected";
+
 /// MSETEX's key count.
 pub const INVALID_NUMKEYS: &str = "ERR invalid numkeys value";
 pub const KEY_VALUE_PAIRS: &str = "ERR wrong number of key-value pairs";
@@ -260,7 +265,7 @@ mod tests {
     const CODES: &[&str] = &[
         "ERR", "WRONGTYPE", "NOAUTH", "WRONGPASS", "EXECABORT", "NOPROTO", "DENIED", "NOPERM", "NOSCRIPT", "BUSY",
         "BUSYKEY", "LOADING", "READONLY", "OOM", "MISCONF", "CROSSSLOT", "MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN",
-        "NOREPLICAS", "MASTERDOWN", "NOGROUP", "UNBLOCKED", "NOTBUSY", "UNKILLABLE",
+        "NOREPLICAS", "MASTERDOWN", "NOGROUP", "UNBLOCKED", "NOTBUSY", "UNKILLABLE", "INVALIDOBJ",
     ];
 
     /// The string literals in `src` (outside `//` comments and the trailing

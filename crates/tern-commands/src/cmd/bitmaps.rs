@@ -12,10 +12,10 @@
 //! property-tested against a `Vec<bool>` model.
 
 use tern_resp::{parse_i64, Args};
-use tern_store::{EntryExt, Loc, StrValue, Value};
+use tern_store::{StrValue, Value};
 
 use super::keyspec::{bitfield_key_flags, index, ks, range, ACCESS, OW, RO, RW, UPDATE, VARIABLE_FLAGS};
-use super::strings::string_of;
+use super::strings::{edit_raw, string_of};
 use super::table::{flags::*, CommandSpec};
 use super::Ctx;
 use crate::errors::{self, c_str};
@@ -71,71 +71,20 @@ fn bit_offset(ctx: &Ctx<'_, '_>, arg: &[u8], bits: u32) -> Result<u64, &'static 
     Ok(n as u64)
 }
 
-/// Runs `f` on the string at `locs[0]` as a `raw` buffer of at least `len`
-/// bytes, zero-padded, created when the key is absent (Redis's
-/// lookupStringForBitCommand). `f` answers whether it changed a byte;
-/// growing counts as a change. A value kept in the key's item moves to a
-/// buffer of its own even when nothing changes, as Redis unshares it, but
-/// then without telling WATCHers (`restamp`).
+/// The string at `locs[0]` zero-padded to at least `len` bytes and given
+/// to `f` (created when absent: Redis's lookupStringForBitCommand). `f`
+/// answers whether it changed a byte; growing counts as a change.
 fn edit_bits<R>(ctx: &mut Ctx<'_, '_>, key: &[u8], len: usize, f: impl FnOnce(&mut [u8]) -> (R, bool)) -> Result<R, &'static str> {
-    let acc = ctx.access();
-    let (loc, now): (Loc, u64) = (ctx.locs[0], ctx.now);
-    let shard = ctx.locks.shard(loc.gid);
-    let grow = |buf: &mut Vec<u8>| -> Result<bool, &'static str> {
-        if buf.len() >= len {
-            return Ok(false);
+    let edited = edit_raw(ctx, key, true, |buf, _| {
+        let grew = buf.len() < len;
+        if grew {
+            buf.try_reserve(len - buf.len()).map_err(|_| errors::STRING_TOO_LONG)?;
+            buf.resize(len, 0);
         }
-        buf.try_reserve(len - buf.len()).map_err(|_| errors::STRING_TOO_LONG)?;
-        buf.resize(len, 0);
-        Ok(true)
-    };
-    if shard.get(key, loc.hash, now).is_none() {
-        let mut buf = Vec::new();
-        grow(&mut buf)?;
-        let (r, _) = f(&mut buf);
-        shard.set(key, loc.hash, Value::Str(StrValue::Raw(buf)), None, now);
-        return Ok(r);
-    }
-    let edited = shard.modify(key, loc.hash, now, acc, |e, edit| {
-        string_of(e)?;
-        if let Some(Value::Str(sv)) = e.boxed_value_mut() {
-            let buf = sv.make_raw();
-            let grew = grow(buf)?;
-            let (r, changed) = f(buf);
-            if grew || changed {
-                edit.changed();
-            }
-            return Ok((r, None));
-        }
-        let mut buf = Vec::new();
-        if let Ok(s) = string_of(e) {
-            s.with_bytes(|b| {
-                buf.try_reserve(len.max(b.len())).map_err(|_| errors::STRING_TOO_LONG)?;
-                buf.extend_from_slice(b);
-                Ok::<(), &'static str>(())
-            })?;
-        }
-        let grew = grow(&mut buf)?;
-        let (r, changed) = f(&mut buf);
-        Ok((r, Some((buf, grew || changed))))
+        let (r, changed) = f(buf);
+        Ok((r, grew || changed))
     });
-    match edited {
-        Some(Ok((r, moved))) => {
-            match moved {
-                Some((buf, true)) => {
-                    shard.replace_value(key, loc.hash, Value::Str(StrValue::Raw(buf)), now);
-                }
-                Some((buf, false)) => {
-                    shard.restamp(key, loc.hash, Value::Str(StrValue::Raw(buf)), now);
-                }
-                None => {}
-            }
-            Ok(r)
-        }
-        Some(Err(msg)) => Err(msg),
-        // Present a moment ago, under the same lock.
-        None => Err(errors::NO_SUCH_KEY),
-    }
+    edited?.ok_or(errors::NO_SUCH_KEY)
 }
 
 /// Reads the string at `locs[0]` for a bit command: `f` gets its bytes

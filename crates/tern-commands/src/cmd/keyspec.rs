@@ -295,7 +295,9 @@ impl<'s, 'a> Keys<'s, 'a> {
             step: i64::from(r.keystep),
             flags: r.flags,
             incomplete: false,
-            invalid: !fits,
+            // Starting past the arguments is no keys, not an error (see
+            // `open`).
+            invalid: !fits && first < argc,
         }
     }
 
@@ -338,6 +340,11 @@ impl<'s, 'a> Keys<'s, 'a> {
             if spec.flags & NOT_KEY == 0 {
                 let argc = self.args.len() as i64;
                 let (first, lastkey) = (i64::from(pos), i64::from(lastkey));
+                // A range that starts past the arguments holds no keys
+                // (PFMERGE dest without sources), as Redis 8 reads it.
+                if first >= argc {
+                    return None;
+                }
                 let last = if lastkey >= 0 { first + lastkey } else { argc + lastkey };
                 return Some(self.set_range(spec, first, last, keystep, argc));
             }
@@ -355,6 +362,7 @@ impl<'s, 'a> Keys<'s, 'a> {
         let args = self.args;
         let argc = args.len() as i64;
         let mut first = match spec.begin {
+            Begin::Index(pos) if i64::from(pos) >= argc && matches!(spec.find, Find::Range { .. }) => return None,
             Begin::Index(pos) => i64::from(pos),
             Begin::Keyword { keyword, startfrom } => {
                 let from = i64::from(startfrom);
@@ -569,6 +577,7 @@ mod tests {
     const SINTERCARD: &[KeySpec] = &[ks(RO | ACCESS, index(1), keynum(0, 1, 1))];
     const XREAD: &[KeySpec] = &[ks(RO | ACCESS, keyword("STREAMS", 1), range(-1, 1, 2))];
     const MSET: &[KeySpec] = &[ks(OW | UPDATE, index(1), range(-1, 2, 0))];
+    const PFMERGE: &[KeySpec] = &[ks(RW | ACCESS | INSERT, index(1), range(0, 1, 0)), ks(RO | ACCESS, index(2), range(-1, 1, 0))];
     const MSETEX: &[KeySpec] = &[ks(OW | UPDATE, index(1), keynum(0, 1, 2))];
     const SORT: &[KeySpec] = &[
         ks(RO | ACCESS, index(1), range(0, 1, 0)),
@@ -590,6 +599,10 @@ mod tests {
         assert_eq!(positions(SINTERCARD, "sintercard 1 a limit 3"), Some(vec![2]));
         assert_eq!(positions(XREAD, "xread count 2 streams a b 0 0"), Some(vec![4, 5]));
         assert_eq!(positions(MSET, "mset a 1 b 2 c 3"), Some(vec![1, 3, 5]));
+        // A range starting past the arguments has no keys; a count of
+        // none is invalid.
+        assert_eq!(positions(PFMERGE, "pfmerge d"), Some(vec![1]));
+        assert_eq!(positions(PFMERGE, "pfmerge d a b"), Some(vec![1, 2, 3]));
         // A key count with a step: the keys of MSETEX's pairs.
         assert_eq!(positions(MSETEX, "msetex 3 a 1 b 2 c 3 ex 5"), Some(vec![2, 4, 6]));
         assert_eq!(positions(MSETEX, "msetex 1 a 1"), Some(vec![2]));

@@ -16,6 +16,7 @@ pub mod command;
 pub mod config;
 pub mod connection;
 pub mod hashes;
+pub mod hll;
 pub mod info;
 pub mod keys;
 pub mod keyspec;
@@ -44,6 +45,7 @@ pub type Handler = fn(&mut Ctx<'_, '_>, Args<'_>);
 pub static FAMILIES: &[&[CommandSpec]] = &[
     strings::COMMANDS,
     bitmaps::COMMANDS,
+    hll::COMMANDS,
     hashes::COMMANDS,
     keys::COMMANDS,
     connection::COMMANDS,

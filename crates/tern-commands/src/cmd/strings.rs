@@ -136,6 +136,60 @@ pub fn string_of(e: &Entry) -> Result<StrRef<'_>, &'static str> {
     e.str().ok_or(errors::WRONGTYPE)
 }
 
+/// Runs `f` on the string at `locs[0]` as a growable `raw` buffer, as
+/// Redis's dbUnshareStringValue gives commands that change a string in
+/// place (SETBIT, BITFIELD, PFADD, PFCOUNT's cache, PFMERGE). An absent
+/// key gets an empty buffer when `create` (`f` is told it is new; the key
+/// is stored only if `f` succeeds); otherwise `f` does not run (None).
+/// `f` answers whether it changed the bytes: a change tells WATCHers and
+/// is recorded. A value kept in the key's item moves to a buffer of its
+/// own even when nothing changed, as Redis unshares it (`raw` from then
+/// on), but then without telling anyone. An error from `f` leaves a value
+/// kept in the item as it was.
+pub fn edit_raw<R>(
+    ctx: &mut Ctx<'_, '_>,
+    key: &[u8],
+    create: bool,
+    f: impl FnOnce(&mut Vec<u8>, bool) -> Result<(R, bool), &'static str>,
+) -> Result<Option<R>, &'static str> {
+    let acc = ctx.access();
+    let (loc, now) = (ctx.locs[0], ctx.now);
+    let shard = ctx.locks.shard(loc.gid);
+    if shard.get(key, loc.hash, now).is_none() {
+        if !create {
+            return Ok(None);
+        }
+        let mut buf = Vec::new();
+        let (r, _) = f(&mut buf, true)?;
+        shard.set(key, loc.hash, Value::Str(StrValue::Raw(buf)), None, now);
+        return Ok(Some(r));
+    }
+    let edited = shard.modify(key, loc.hash, now, acc, |e, edit| -> Result<(R, Option<(Vec<u8>, bool)>), &'static str> {
+        string_of(e)?;
+        if let Some(Value::Str(sv)) = e.boxed_value_mut() {
+            let (r, changed) = f(sv.make_raw(), false)?;
+            if changed {
+                edit.changed();
+            }
+            return Ok((r, None));
+        }
+        let mut buf = string_of(e)?.to_vec();
+        let (r, changed) = f(&mut buf, false)?;
+        Ok((r, Some((buf, changed))))
+    });
+    let Some((r, moved)) = edited.transpose()? else { return Ok(None) };
+    match moved {
+        Some((buf, true)) => {
+            shard.replace_value(key, loc.hash, Value::Str(StrValue::Raw(buf)), now);
+        }
+        Some((buf, false)) => {
+            shard.restamp(key, loc.hash, Value::Str(StrValue::Raw(buf)), now);
+        }
+        None => {}
+    }
+    Ok(Some(r))
+}
+
 /// Replies as GET does for a looked-up key and counts the keyspace hit or
 /// miss. Returns false when the key holds another type (WRONGTYPE sent).
 fn reply_value(reply: &mut Reply<'_>, stats: &WorkerStats, e: Option<&Entry>) -> bool {
