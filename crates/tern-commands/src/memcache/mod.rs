@@ -9,7 +9,8 @@
 //!                        │            prepend cas, incr decr, touch, delete,
 //!                        │            flush_all
 //!                        ├─ meta.rs   mg ms md ma me
-//!                        └─ stats.rs  stats (its counters live in Shared)
+//!                        ├─ stats.rs  stats (its counters live in Shared)
+//!                        └─ dump.rs   stats cachedump, lru_crawler, cache_memlimit
 //!  replies: tern_memcache::reply (lines, headers, flags) and ::errors;
 //!  item data: copied, or queued from the stored bytes (push_data)
 //! ```
@@ -39,11 +40,12 @@
 //! seconds later (`flush_all 1` at once), and a Unix time already past
 //! cancels the pending flush without flushing (here it flushes at once).
 
+mod dump;
 mod meta;
 mod stats;
 mod text;
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use tern_memcache::reply::{self, Status};
@@ -83,6 +85,8 @@ pub struct Shared {
     pub auth_errors: AtomicU64,
     /// `memcache-max-item-size`.
     pub max_item_size: AtomicUsize,
+    /// `lru_crawler disable` (the crawler starts enabled, as memcached's).
+    pub crawler_disabled: AtomicBool,
 }
 
 impl Shared {
@@ -428,6 +432,8 @@ impl Exec<'_> {
             }
             Request::Quit => return After::Close,
             Request::Stats { args } => self.stats(args.iter().collect()),
+            Request::CacheMemlimit { megabytes, noreply } => self.cache_memlimit(megabytes, noreply),
+            Request::LruCrawler { args } => self.lru_crawler(args.iter().collect()),
             Request::Meta(m) => self.meta(m),
             Request::MetaNoop => reply::MetaLine::status(self.out, reply::Code::Mn).end(),
             Request::MetaDebug { key, base64: _ } => self.meta_debug(&key),
