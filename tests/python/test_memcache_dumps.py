@@ -1,6 +1,6 @@
 """memcached's debugging and administration commands on Tern's memcached
-port (`stats cachedump`, `stats sizes`, `lru_crawler`, `cache_memlimit`,
-`me`), compared with Debian's memcached 1.6: error lines byte for byte,
+port (`stats cachedump`, `stats sizes`, `stats detail`, `lru_crawler`,
+`cache_memlimit`, `me`), compared with Debian's memcached 1.6: error lines byte for byte,
 dumps line for line once the values that depend on the clock, the CAS
 counter and LRU order are normalised. And pymemcache's own integration
 suite, run against Tern. Skipped without memcached (the comparisons) or
@@ -133,6 +133,31 @@ LINES = [
     b"cache_memlimit 1 2 3",
     b"cache_memlimit 64 noreply",
     b"version",
+    # stats detail: per-prefix counters, dumped in memcached's bucket order.
+    b"stats detail dump",
+    b"stats detail",
+    b"stats detail foo",
+    b"stats detail on",
+    b"set user:1 0 0 1\r\nx",
+    b"set sess:9 0 0 1\r\nx",
+    b"set abc:3 0 0 1\r\nx",
+    b"set ab:3 0 0 1\r\nx",
+    b"set :x 0 0 1\r\nx",
+    b"add user:1 0 0 1\r\nx",
+    b"get user:1 user:2 sess:1 k:1 x:1 nocolon",
+    b"gat 10 sess:9",
+    b"touch user:1 10",
+    b"delete user:1",
+    b"delete zz:1",
+    b"mg sess:9 v",
+    b"ms q:1 1\r\nx",
+    b"md q:1",
+    b"stats detail dump",
+    b"stats detail off",
+    b"set user:5 0 0 1\r\nx",
+    b"stats detail dump",
+    b"stats reset",
+    b"stats detail dump",
 ]
 
 

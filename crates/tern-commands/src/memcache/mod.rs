@@ -10,7 +10,8 @@
 //!                        │            flush_all
 //!                        ├─ meta.rs   mg ms md ma me
 //!                        ├─ stats.rs  stats (its counters live in Shared)
-//!                        └─ dump.rs   stats cachedump, lru_crawler, cache_memlimit
+//!                        ├─ dump.rs   stats cachedump, lru_crawler, cache_memlimit
+//!                        └─ detail.rs stats detail (per-prefix counters)
 //!  replies: tern_memcache::reply (lines, headers, flags) and ::errors;
 //!  item data: copied, or queued from the stored bytes (push_data)
 //! ```
@@ -40,6 +41,7 @@
 //! seconds later (`flush_all 1` at once), and a Unix time already past
 //! cancels the pending flush without flushing (here it flushes at once).
 
+mod detail;
 mod dump;
 mod meta;
 mod stats;
@@ -87,6 +89,8 @@ pub struct Shared {
     pub max_item_size: AtomicUsize,
     /// `lru_crawler disable` (the crawler starts enabled, as memcached's).
     pub crawler_disabled: AtomicBool,
+    /// `stats detail`.
+    pub detail: detail::Detail,
 }
 
 impl Shared {
@@ -438,6 +442,7 @@ impl Exec<'_> {
             Request::MetaNoop => reply::MetaLine::status(self.out, reply::Code::Mn).end(),
             Request::MetaDebug { key, base64: _ } => self.meta_debug(&key),
             Request::TooLarge { key, unlink, noreply } => {
+                self.sh.detail.record(&key, detail::Event::Set);
                 // A store whose data is over the limit; a set also drops
                 // the old item, so stale data does not outlive it.
                 if unlink {

@@ -130,10 +130,12 @@ impl Exec<'_> {
                 ] {
                     c.store(0, Ordering::Relaxed);
                 }
+                sh.detail.clear();
                 reply::status(out, Status::Reset);
                 return;
             }
             Some(b"cachedump") => return self.cachedump(&args[1..]),
+            Some(b"detail") => return self.stats_detail(args.get(1).copied()),
             // Item size histograms are memcached's `-o track_sizes`, off
             // unless started with it.
             Some(b"sizes") => stat(out, "sizes_status", &"disabled"),
