@@ -211,3 +211,29 @@ def test_pymemcache_integration_suite(tern):
     )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
     assert " passed" in run.stdout and "failed" not in run.stdout.splitlines()[-1]
+
+
+def test_shutdown_only_when_enabled(tern):
+    # Off by default, whatever the mode, as memcached without -A.
+    assert session(tern, [b"shutdown", b"shutdown graceful", b"shutdown x"]) == [b"ERROR: shutdown not enabled\r\n"] * 3
+    srv = start_tern(tern_bin(), 1, ["--memcache-enable-shutdown", "yes"])
+    try:
+        port = srv.memcache_port()
+        assert session(port, [b"shutdown x"]) == [b"CLIENT_ERROR invalid shutdown mode\r\n"]
+        s = socket.create_connection(("127.0.0.1", port), timeout=5)
+        s.sendall(b"shutdown\r\n")
+        assert s.recv(100) == b""
+        s.close()
+        assert srv.proc.wait(timeout=10) == 0
+    finally:
+        srv.stop()
+
+
+def test_shutdown_modes_as_memcached_a():
+    if not HAVE_MEMCACHED:
+        pytest.skip("memcached not installed")
+    srv = start_memcached(extra=["-A"])
+    try:
+        assert session(srv.port, [b"shutdown x"]) == [b"CLIENT_ERROR invalid shutdown mode\r\n"]
+    finally:
+        srv.stop()

@@ -247,6 +247,8 @@ directives! {
         /// within memcached's own bounds).
         memcache_max_item_size: usize = 1 << 20 => "memcache-max-item-size",
             Mem::<usize>::new(1024, 1 << 30).below_min_says("argument must be between 1kb and 1gb"), startup + own;
+        /// memcached's `shutdown` command (its `-A`): refused unless set.
+        memcache_enable_shutdown: bool = false => "memcache-enable-shutdown", Bool, startup;
         threads: usize = cores() => "threads" | "io-threads", Int::new(1, 1024), startup + own;
         databases: usize = 16 => "databases", Int::new(1, i32::MAX as i64), startup;
         /// Shards per database (0: derived from the thread count).

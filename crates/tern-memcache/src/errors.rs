@@ -42,6 +42,10 @@ pub const CRAWLER_SLEEP: &str = "CLIENT_ERROR sleep must be one second or less";
 /// `lru_crawler enable` while the crawler runs.
 pub const CRAWLER_START_FAILED: &str = "ERROR failed to start lru crawler thread";
 pub const DETAIL_USAGE: &str = "CLIENT_ERROR usage: stats detail on|off|dump";
+/// `shutdown` without `memcache-enable-shutdown` (memcached's `-A`), and
+/// with a mode other than `graceful`.
+pub const SHUTDOWN_NOT_ENABLED: &str = "ERROR: shutdown not enabled";
+pub const SHUTDOWN_BAD_MODE: &str = "CLIENT_ERROR invalid shutdown mode";
 /// Sent to a connection over `maxconns` before it is closed.
 pub const TOO_MANY_CONNECTIONS: &str = "ERROR Too many open connections";
 

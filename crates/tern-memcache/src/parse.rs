@@ -172,6 +172,10 @@ pub enum Request<'a> {
     LruCrawler {
         args: Keys<'a>,
     },
+    /// `shutdown [graceful]` and any other words.
+    Shutdown {
+        args: Keys<'a>,
+    },
     Meta(Meta<'a>),
     MetaNoop,
     MetaDebug {
@@ -426,6 +430,9 @@ impl Parser {
                 }
             }
             b"lru_crawler" => Request::LruCrawler {
+                args: if toks.len() > 1 { Keys(rest_after(1)) } else { Keys(&[]) },
+            },
+            b"shutdown" => Request::Shutdown {
                 args: if toks.len() > 1 { Keys(rest_after(1)) } else { Keys(&[]) },
             },
             b"mn" => Request::MetaNoop,

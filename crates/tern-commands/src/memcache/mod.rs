@@ -4,7 +4,7 @@
 //! ```text
 //!  net.rs / inproc.rs ─► Exec::run (this file: dispatch, the item helpers
 //!                        │           every command shares, the pending flush;
-//!                        │           version, verbosity, quit, mn)
+//!                        │           version, verbosity, quit, shutdown, mn)
 //!                        ├─ text.rs   get gets gat gats, set add replace append
 //!                        │            prepend cas, incr decr, touch, delete,
 //!                        │            flush_all
@@ -438,6 +438,20 @@ impl Exec<'_> {
             Request::Stats { args } => self.stats(args.iter().collect()),
             Request::CacheMemlimit { megabytes, noreply } => self.cache_memlimit(megabytes, noreply),
             Request::LruCrawler { args } => self.lru_crawler(args.iter().collect()),
+            Request::Shutdown { args } => {
+                // memcached's `shutdown` (SIGINT) and `shutdown graceful`
+                // (SIGUSR1) both end the process; Tern's one shutdown lets
+                // the workers finish the replies in flight, as SIGTERM does.
+                let args: Vec<&[u8]> = args.iter().collect();
+                if !self.srv.config.read().memcache_enable_shutdown {
+                    reply::line(self.out, e::SHUTDOWN_NOT_ENABLED);
+                } else if matches!(args.as_slice(), [] | [b"graceful"]) {
+                    self.srv.begin_shutdown();
+                    return After::Close;
+                } else {
+                    reply::line(self.out, e::SHUTDOWN_BAD_MODE);
+                }
+            }
             Request::Meta(m) => self.meta(m),
             Request::MetaNoop => reply::MetaLine::status(self.out, reply::Code::Mn).end(),
             Request::MetaDebug { key, base64: _ } => self.meta_debug(&key),
