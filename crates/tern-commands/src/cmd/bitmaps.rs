@@ -29,9 +29,11 @@ pub static COMMANDS: &[CommandSpec] = &[
         .acl(&["read", "bitmap", "fast"]),
     CommandSpec::new("bitcount", -2, READONLY, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], bitcount)
         .doc("bitmap", "Counts the number of set bits (population counting) in a string.", "2.6.0", "O(N)")
+        .history(&[("7.0.0", "Added the `BYTE|BIT` option.")])
         .acl(&["read", "bitmap", "slow"]),
     CommandSpec::new("bitpos", -3, READONLY, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], bitpos)
         .doc("bitmap", "Finds the first set (1) or clear (0) bit in a string.", "2.8.7", "O(N)")
+        .history(&[("7.0.0", "Added the `BYTE|BIT` option.")])
         .acl(&["read", "bitmap", "slow"]),
     CommandSpec::new(
         "bitop",

@@ -32,19 +32,30 @@ pub static COMMANDS: &[CommandSpec] = &[
         .acl(&["read", "string", "fast"]),
     CommandSpec::new("set", -3, WRITE | DENYOOM, &[ks(RW | ACCESS | UPDATE | VARIABLE_FLAGS, index(1), range(0, 1, 0)).notes("RW and ACCESS due to the optional `GET` argument")], set)
         .doc("string", "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", "1.0.0", "O(1)")
+        .history(&[
+            ("2.6.12", "Added the `EX`, `PX`, `NX` and `XX` options."),
+            ("6.0.0", "Added the `KEEPTTL` option."),
+            ("6.2.0", "Added the `GET`, `EXAT` and `PXAT` option."),
+            ("7.0.0", "Allowed the `NX` and `GET` options to be used together."),
+            ("8.4.0", "Added 'IFEQ', 'IFNE', 'IFDEQ', 'IFDNE' options."),
+        ])
         .acl(&["write", "string", "slow"])
         .key_flags_of(set_key_flags),
     CommandSpec::new("setnx", 3, WRITE | DENYOOM | FAST, &[ks(OW | INSERT, index(1), range(0, 1, 0))], setnx)
         .doc("string", "Set the string value of a key only when the key doesn't exist.", "1.0.0", "O(1)")
+        .deprecated("2.6.12", "`SET` with the `NX` argument")
         .acl(&["write", "string", "fast"]),
     CommandSpec::new("setex", 4, WRITE | DENYOOM, &[ks(OW | UPDATE, index(1), range(0, 1, 0))], setex)
         .doc("string", "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", "2.0.0", "O(1)")
+        .deprecated("2.6.12", "`SET` with the `EX` argument")
         .acl(&["write", "string", "slow"]),
     CommandSpec::new("psetex", 4, WRITE | DENYOOM, &[ks(OW | UPDATE, index(1), range(0, 1, 0))], psetex)
         .doc("string", "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.", "2.6.0", "O(1)")
+        .deprecated("2.6.12", "`SET` with the `PX` argument")
         .acl(&["write", "string", "slow"]),
     CommandSpec::new("getset", 3, WRITE | DENYOOM | FAST, &[ks(RW | ACCESS | UPDATE, index(1), range(0, 1, 0))], getset)
         .doc("string", "Returns the previous string value of a key after setting it to a new value.", "1.0.0", "O(1)")
+        .deprecated("6.2.0", "`SET` with the `!GET` argument")
         .acl(&["write", "string", "fast"]),
     CommandSpec::new("getdel", 2, WRITE | FAST, &[ks(RW | ACCESS | DELETE, index(1), range(0, 1, 0))], getdel)
         .doc("string", "Returns the string value of a key after deleting the key.", "6.2.0", "O(1)")
@@ -73,6 +84,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         .doc("string", "Returns a substring of the string stored at a key.", "2.4.0", "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.")
         .acl(&["read", "string", "slow"]),
     CommandSpec::new("substr", 4, READONLY, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], getrange)
+        .deprecated("2.0.0", "`GETRANGE`")
         .doc("string", "Returns a substring from a string value.", "1.0.0", "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.")
         .acl(&["read", "string", "slow"]),
     CommandSpec::new("setrange", 4, WRITE | DENYOOM, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], setrange)
