@@ -12,7 +12,7 @@
 //! property-tested against a `Vec<bool>` model.
 
 use tern_resp::{parse_i64, Args};
-use tern_store::{StrValue, Value};
+use tern_store::{EntryExt, StrValue, Value};
 
 use super::keyspec::{bitfield_key_flags, index, ks, range, ACCESS, OW, RO, RW, UPDATE, VARIABLE_FLAGS};
 use super::strings::{edit_raw, string_of};
@@ -309,21 +309,28 @@ fn bitop(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         };
         return ctx.reply.error(errors::bitop_two_sources(name));
     }
+    // First the types and the longest length (the lookups count as reads);
+    // then each source is folded into the result from its stored bytes, one
+    // at a time, so that naming a large string many times copies nothing.
     let acc = ctx.access();
-    let mut srcs: Vec<Vec<u8>> = Vec::with_capacity(sources);
+    let mut len = 0;
     for i in 0..sources {
         let loc = ctx.locs[1 + i];
-        let bytes = match ctx.locks.shard(loc.gid).lookup(args.get(3 + i), loc.hash, ctx.now, acc) {
-            None => Vec::new(),
-            Some(e) => match string_of(e) {
-                Ok(s) => s.to_vec(),
+        if let Some(e) = ctx.locks.shard(loc.gid).lookup(args.get(3 + i), loc.hash, ctx.now, acc) {
+            match string_of(e) {
+                Ok(s) => len = len.max(s.len()),
                 Err(msg) => return ctx.reply.error(msg),
-            },
-        };
-        srcs.push(bytes);
+            }
+        }
     }
-    let refs: Vec<&[u8]> = srcs.iter().map(Vec::as_slice).collect();
-    let res = bit_op(op, &refs);
+    let now = ctx.now;
+    let res = bit_op_with(op, sources, len, |i, f| {
+        let loc = ctx.locs[1 + i];
+        match ctx.locks.shard(loc.gid).get(args.get(3 + i), loc.hash, now).and_then(|e| e.str()) {
+            Some(s) => s.with_bytes(|b| f(b)),
+            None => f(&[]),
+        }
+    });
     let (loc, dest) = (ctx.locs[0], args.get(2));
     let shard = ctx.locks.shard(loc.gid);
     let len = res.len();
@@ -615,33 +622,72 @@ fn run_field_op(buf: &mut [u8], op: FieldOp, f: Field, off: u64, ow: Overflow, c
     Some(if matches!(op, FieldOp::IncrBy(_)) { new } else { reply })
 }
 
-/// BITOP over `srcs`, each zero-padded to the longest; empty when all are.
-fn bit_op(op: Op, srcs: &[&[u8]]) -> Vec<u8> {
-    let max = srcs.iter().map(|s| s.len()).max().unwrap_or(0);
-    let byte = |s: &[u8], i: usize| s.get(i).copied().unwrap_or(0);
-    let mut out = vec![0u8; max];
-    let Some((first, rest)) = srcs.split_first() else { return out };
-    for (i, o) in out.iter_mut().enumerate() {
-        let x = byte(first, i);
-        let others = || rest.iter().map(|s| byte(s, i));
-        *o = match op {
-            Op::And => others().fold(x, |a, b| a & b),
-            Op::Or => others().fold(x, |a, b| a | b),
-            Op::Xor => others().fold(x, |a, b| a ^ b),
-            Op::Not => !x,
-            Op::Diff => x & !others().fold(0, |a, b| a | b),
-            Op::Diff1 => !x & others().fold(0, |a, b| a | b),
-            Op::AndOr => x & others().fold(0, |a, b| a | b),
-            Op::One => {
-                let (once, many) = others().fold((x, 0u8), |(once, many), b| {
-                    let many = many | (once & b);
-                    ((once ^ b) & !many, many)
-                });
-                once & !many
-            }
-        };
+/// BITOP over `n` sources of which the longest has `len` bytes, each
+/// zero-padded to it: `visit(i, f)` calls `f` with source `i`'s bytes.
+/// Sources are folded into the result one at a time (the first one twice
+/// for DIFF, DIFF1 and ANDOR, which combine it with the others' union).
+fn bit_op_with(op: Op, n: usize, len: usize, mut visit: impl FnMut(usize, &mut dyn FnMut(&[u8]))) -> Vec<u8> {
+    let mut acc = vec![0u8; len];
+    if n == 0 || len == 0 {
+        return acc;
     }
-    out
+    match op {
+        Op::Diff | Op::Diff1 | Op::AndOr => {
+            for i in 1..n {
+                visit(i, &mut |b| acc.iter_mut().zip(b).for_each(|(a, &b)| *a |= b));
+            }
+            visit(0, &mut |x| {
+                for (j, a) in acc.iter_mut().enumerate() {
+                    let x = x.get(j).copied().unwrap_or(0);
+                    *a = match op {
+                        Op::Diff => x & !*a,
+                        Op::Diff1 => !x & *a,
+                        _ => x & *a,
+                    };
+                }
+            });
+        }
+        Op::One => {
+            // Bits seen in more than one source so far, and in exactly one.
+            let mut many = vec![0u8; len];
+            visit(0, &mut |x| acc[..x.len()].copy_from_slice(x));
+            for i in 1..n {
+                visit(i, &mut |b| {
+                    for ((a, m), &b) in acc.iter_mut().zip(many.iter_mut()).zip(b) {
+                        *m |= *a & b;
+                        *a = (*a ^ b) & !*m;
+                    }
+                });
+            }
+        }
+        Op::And | Op::Or | Op::Xor | Op::Not => {
+            visit(0, &mut |x| acc[..x.len()].copy_from_slice(x));
+            if op == Op::Not {
+                // NOT has one source (BITOP refuses more).
+                acc.iter_mut().for_each(|a| *a = !*a);
+                return acc;
+            }
+            for i in 1..n {
+                visit(i, &mut |b| match op {
+                    Op::And => {
+                        acc.iter_mut().zip(b).for_each(|(a, &b)| *a &= b);
+                        // Past its end a source is zeros.
+                        acc.iter_mut().skip(b.len()).for_each(|a| *a = 0);
+                    }
+                    Op::Or => acc.iter_mut().zip(b).for_each(|(a, &b)| *a |= b),
+                    _ => acc.iter_mut().zip(b).for_each(|(a, &b)| *a ^= b),
+                });
+            }
+        }
+    }
+    acc
+}
+
+/// [`bit_op_with`] over sources in hand.
+#[cfg(test)]
+fn bit_op(op: Op, srcs: &[&[u8]]) -> Vec<u8> {
+    let len = srcs.iter().map(|s| s.len()).max().unwrap_or(0);
+    bit_op_with(op, srcs.len(), len, |i, f| f(srcs[i]))
 }
 
 #[cfg(test)]
