@@ -176,7 +176,10 @@ pub fn edit_raw<R>(
         shard.set(key, loc.hash, Value::Str(StrValue::Raw(buf)), None, now);
         return Ok(Some(r));
     }
-    let edited = shard.modify(key, loc.hash, now, acc, |e, edit| -> Result<(R, Option<(Vec<u8>, bool)>), &'static str> {
+    // What `f` made of a value kept in the item: its new buffer and
+    // whether the bytes changed (None: a boxed value, changed in place).
+    type Moved = Option<(Vec<u8>, bool)>;
+    let edited = shard.modify(key, loc.hash, now, acc, |e, edit| -> Result<(R, Moved), &'static str> {
         string_of(e)?;
         if let Some(Value::Str(sv)) = e.boxed_value_mut() {
             let (r, changed) = f(sv.make_raw(), false)?;
