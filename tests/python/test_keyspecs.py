@@ -47,6 +47,7 @@ VECTORS = {
     "pfadd": [["h"], ["h", "a", "b"]],
     "pfcount": [["a"], ["a", "b", "c"]],
     "pfmerge": [["d"], ["d", "a", "b"]],
+    "pfdebug": [["GETREG", "h"], ["SIMD", "ON"]],
     "delex": [["k"], ["k", "IFEQ", "v"], ["k", "ifdne", "0000000000000000"], ["k", "FOO", "v"], ["k", "IFEQ"]],
     "append": [["k", "v"]],
     "strlen": [["k"]],

@@ -74,6 +74,27 @@ pub fn bitop_two_sources(op: &str) -> String {
 pub const HLL_NOT_HLL: &str = "WRONGTYPE Key is not a valid HyperLogLog string value.";
 pub const HLL_CORRUPT: &str = "INVALIDOBJ Corrupted HLL object detected";
 
+pub const HLL_NOT_SPARSE: &str = "ERR HLL encoding is not sparse";
+pub const PFDEBUG_NO_KEY: &str = "ERR The specified key does not exist";
+pub const PFDEBUG_SIMD_ARG: &str = "ERR Argument must be ON or OFF";
+pub const PFSELFTEST_SPARSE_NOT_USED: &str = "TESTFAILED sparse encoding not used";
+pub const PFSELFTEST_DISAGREE: &str = "TESTFAILED dense/sparse disagree";
+
+/// PFDEBUG with a subcommand it does not know (checked after the key).
+pub fn pfdebug_unknown(sub: &[u8]) -> Vec<u8> {
+    with_arg("ERR Unknown PFDEBUG subcommand '", sub, "'")
+}
+
+/// PFSELFTEST's register check reading back `got` instead of `want`.
+pub fn pfselftest_register(i: usize, got: u8, want: u8) -> String {
+    format!("TESTFAILED Register error, counter {i} wrong value {got} instead of {want}")
+}
+
+/// PFSELFTEST's estimate of `card` elements off by `abserr`.
+pub fn pfselftest_error(card: u64, abserr: u64) -> String {
+    format!("TESTFAILED Too big error. card:{card} abserr:{abserr}")
+}
+
 /// MSETEX's key count.
 pub const INVALID_NUMKEYS: &str = "ERR invalid numkeys value";
 pub const KEY_VALUE_PAIRS: &str = "ERR wrong number of key-value pairs";
@@ -265,7 +286,7 @@ mod tests {
     const CODES: &[&str] = &[
         "ERR", "WRONGTYPE", "NOAUTH", "WRONGPASS", "EXECABORT", "NOPROTO", "DENIED", "NOPERM", "NOSCRIPT", "BUSY",
         "BUSYKEY", "LOADING", "READONLY", "OOM", "MISCONF", "CROSSSLOT", "MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN",
-        "NOREPLICAS", "MASTERDOWN", "NOGROUP", "UNBLOCKED", "NOTBUSY", "UNKILLABLE", "INVALIDOBJ",
+        "NOREPLICAS", "MASTERDOWN", "NOGROUP", "UNBLOCKED", "NOTBUSY", "UNKILLABLE", "INVALIDOBJ", "TESTFAILED",
     ];
 
     /// The string literals in `src` (outside `//` comments and the trailing

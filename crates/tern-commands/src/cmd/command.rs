@@ -222,16 +222,24 @@ fn reply_command_docs(ctx: &mut Ctx<'_, '_>, cmd: &Cmd) {
     let commands = ctx.commands;
     let spec = cmd.spec;
     let subs: Vec<&Cmd> = subs_of(commands, cmd).collect();
-    let fields = 4 + 3 * usize::from(spec.deprecated.is_some()) + usize::from(!spec.history.is_empty());
+    let doc_flags = usize::from(spec.deprecated.is_some()) + usize::from(spec.syscmd);
+    let fields = 4 + usize::from(doc_flags > 0) + 2 * usize::from(spec.deprecated.is_some()) + usize::from(!spec.history.is_empty());
     ctx.reply.map(fields + usize::from(!subs.is_empty()));
     for (k, v) in [("summary", spec.summary), ("since", spec.since), ("group", spec.group), ("complexity", spec.complexity)] {
         ctx.reply.bulk(k.as_bytes());
         ctx.reply.bulk(v.as_bytes());
     }
-    if let Some((since, replaced_by)) = spec.deprecated {
+    if doc_flags > 0 {
         ctx.reply.bulk(b"doc_flags");
-        ctx.reply.set(1);
-        ctx.reply.simple("deprecated");
+        ctx.reply.set(doc_flags);
+        if spec.deprecated.is_some() {
+            ctx.reply.simple("deprecated");
+        }
+        if spec.syscmd {
+            ctx.reply.simple("syscmd");
+        }
+    }
+    if let Some((since, replaced_by)) = spec.deprecated {
         for (k, v) in [("deprecated_since", since), ("replaced_by", replaced_by)] {
             ctx.reply.bulk(k.as_bytes());
             ctx.reply.bulk(v.as_bytes());

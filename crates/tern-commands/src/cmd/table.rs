@@ -98,6 +98,9 @@ pub struct CommandSpec {
     pub deprecated: Option<(&'static str, &'static str)>,
     /// COMMAND DOCS: (version, change) of each change to the command.
     pub history: &'static [(&'static str, &'static str)],
+    /// COMMAND DOCS: a system command, not meant for applications (the
+    /// `syscmd` doc flag).
+    pub syscmd: bool,
 }
 
 /// A command as the table holds it.
@@ -242,6 +245,7 @@ impl CommandSpec {
             tips: &[],
             deprecated: None,
             history: &[],
+            syscmd: false,
         }
     }
 
@@ -271,6 +275,11 @@ impl CommandSpec {
     /// Deprecated since version `since`, in favour of `replaced_by`.
     pub const fn deprecated(mut self, since: &'static str, replaced_by: &'static str) -> Self {
         self.deprecated = Some((since, replaced_by));
+        self
+    }
+
+    pub const fn syscmd(mut self) -> Self {
+        self.syscmd = true;
         self
     }
 
