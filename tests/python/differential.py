@@ -22,6 +22,12 @@ binary. Line prefixes:
 Some differences are legitimate: the reference installed here is Redis 7.0
 while Tern follows 7.4, and some replies carry per-process values. Those are
 in ALLOWED with the reason; they are reported but do not fail the run.
+
+Cases named in REDIS8 (commands and options Redis 7.0 lacks: SET IFEQ,
+DIGEST, DELEX, MSETEX, BITOP DIFF ...) run against the current Redis build
+instead, which behaves as Redis 8.4 (servers.redis_unstable: $TERN_REDIS8,
+else shared/reference/bin/redis-server-unstable beside the work tree). They
+are skipped (and said so) when it is not there.
 tests/python/test_differential.py runs the same cases under pytest when
 redis-server is on PATH.
 """
@@ -39,7 +45,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from resp import RawConn, encode_command, reply_end  # noqa: E402
-from servers import start_redis, start_tern, tern_bin  # noqa: E402
+from servers import redis_unstable, start_redis, start_tern, tern_bin  # noqa: E402
 
 # Case name -> why its replies may differ from the reference redis-server.
 ALLOWED = {
@@ -55,6 +61,13 @@ ALLOWED = {
     "scan-negative-cursor": "7.0 parses the cursor with strtoul (-1 wraps to 2^64-1); 7.2+ uses string2ull, "
                             "which rejects negatives with 'invalid cursor'",
 }
+
+
+def redis8_bin():
+    """The reference for Redis 8's commands (see the module doc), or None."""
+    p = redis_unstable()
+    return str(p) if p.exists() else None
+
 
 # Case name -> commands Tern must have for the case to mean anything; the case
 # is skipped (and said so) until they exist.
@@ -820,7 +833,7 @@ CASES = [
         COMMAND GETKEYS NOSUCH a
         COMMAND GETKEYS GET a b
         COMMAND GETKEYS
-        ~COMMAND LIST FILTERBY PATTERN mse*
+        ~COMMAND LIST FILTERBY PATTERN incrby*
         COMMAND BOGUS
     """),
     ("reset", """
@@ -960,6 +973,637 @@ def random_string_case(seed, steps=400):
 # Seeded random cases (see random_string_case); fixed seeds, so a failure
 # reproduces with `differential.py -k random-strings-N -v`.
 CASES += [("random-strings-%d" % seed, random_string_case(seed)) for seed in range(8)]
+
+# ---- Redis 8 (run against redis8_bin(), see REDIS8) -------------------------
+CASES8 = [
+    ("set-conditions", r"""
+        SET k hello
+        SET k w IFEQ v IFNE x
+        SET k w IFEQ v IFEQ hello
+        GET k
+        SET k w2 IFEQ
+        SET k x IFEQ w XX
+        SET k y IFEQ w NX
+        SET k y NX IFEQ w
+        SET k y XX IFEQ w
+        SET k z ifne x GET
+        SET k q IFNE z GET
+        SET missing v IFEQ x
+        SET missing v IFNE x XX
+        SET missing2 v IFNE x NX
+        MGET k missing missing2
+        SET k 123
+        SET k 5 IFEQ 123
+        OBJECT ENCODING k
+        SET k 'a\x00b' IFEQ 5 EX 100
+        ^TTL k
+        SET k c IFEQ 'a\x00b' KEEPTTL
+        ^TTL k
+        SET k d IFEQ c PXAT 1
+        EXISTS k
+        SET k v
+        SET k x IFEQ v EX 0
+        SET k x IFEQ q EX abc
+        HSET h a b
+        SET h x IFNE q
+        SET h x IFNE q GET
+        SET h x IFNE q NX
+        SET h x IFEQ q XX
+        TYPE h
+    """),
+    ("set-digest-conditions", r"""
+        SET k hello
+        DIGEST k
+        SET k w IFDEQ 9555E8555C62DCFD
+        GET k
+        SET k x IFDEQ 9555e8555c62dcfd
+        SET k hello
+        SET k w IFDNE 9555e8555c62dcfd
+        SET k w IFDNE 9555e8555c62dcfg
+        SET k v IFDEQ 0000000000000000
+        SET k v IFDEQ abc
+        SET k v IFDEQ 00000000000000000
+        SET k v IFDEQ abc NX
+        SET k v IFDEQ abc GET
+        SET k v IFDEQ abc IFEQ b
+        SET nokey x IFDNE 0000000000000000
+        SET nokey2 x IFDEQ 0000000000000000
+        SET nokey3 x IFDEQ abc
+        HSET h a b
+        SET h x IFDEQ abc
+    """),
+    ("digest", r"""
+        DIGEST missing
+        SET e ''
+        DIGEST e
+        SET n 12345
+        DIGEST n
+        SET n -9223372036854775808
+        DIGEST n
+        SET b 'a\x00\xff\r\n'
+        DIGEST b
+        APPEND g xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+        DIGEST g
+        SETRANGE g 300 y
+        DIGEST g
+        HSET h a b
+        DIGEST h
+        DIGEST
+        DIGEST a b
+        COMMAND INFO digest
+    """),
+    ("delex", r"""
+        DELEX
+        DELEX k IFEQ
+        DELEX k IFEQ a b
+        DELEX missing FOO a
+        DELEX missing IFDEQ abc
+        DELEX missing IFNE a
+        SET k w
+        DELEX k FOO a
+        DELEX k ifeq v
+        DELEX k ifeq w
+        SET k w
+        DELEX k ifne w
+        DELEX k ifdne 0000000000000000
+        EXISTS k
+        SET k 1
+        DELEX k IFDEQ abc
+        DELEX k IFDEQ 'abcdefabcdefabcd'
+        DELEX k
+        DELEX k
+        HSET h a b
+        DELEX h FOO a
+        DELEX h IFNE a
+        DELEX h
+        EXISTS h
+        COMMAND INFO delex
+        COMMAND GETKEYSANDFLAGS delex k
+        COMMAND GETKEYSANDFLAGS delex k IFEQ v
+        COMMAND GETKEYSANDFLAGS delex k foo v
+        COMMAND GETKEYSANDFLAGS set k v IFEQ x
+        COMMAND GETKEYSANDFLAGS set k v IFEQ x GET
+        COMMAND GETKEYSANDFLAGS set k v
+    """),
+    ("bitmap-limits", r"""
+        CONFIG SET proto-max-bulk-len 1mb
+        SETBIT k 8388608 1
+        SETBIT k 8388607 1
+        STRLEN k
+        BITFIELD k SET u8 8388600 1
+        BITFIELD k SET u8 8388601 1
+        BITFIELD k GET i64 8388607
+        BITFIELD k GET u8 #1048576
+        BITFIELD k GET u8 #1048575
+        BITCOUNT k
+        BITCOUNT k -1 -1
+        BITPOS k 1
+        BITPOS k 1 -1
+        BITPOS k 0 -1
+        SETBIT k 18446744073709551616 1
+        SETBIT k 9223372036854775807 1
+        GETBIT k 9223372036854775807
+        CONFIG SET proto-max-bulk-len 512mb
+        SETBIT k 4294967295 0
+        SETBIT k 4294967296 0
+    """),
+    ("bitmap-errors-and-encodings", r"""
+        SETBIT k 7 1
+        OBJECT ENCODING k
+        GET k
+        SET e a
+        SETBIT e 0 0
+        OBJECT ENCODING e
+        SET i 12
+        GETBIT i 2
+        GETBIT i 100
+        SETBIT i 0 0
+        OBJECT ENCODING i
+        BITFIELD i GET u8 0
+        SET j 12
+        BITFIELD j SET u8 0 49
+        OBJECT ENCODING j
+        BITOP AND d i
+        OBJECT ENCODING d
+        BITOP DIFF d i
+        BITOP diff d i
+        BITOP ANDOR d i
+        BITOP diff1 d i
+        BITOP NOT d i j
+        BITOP FOO d i
+        SETBIT k 4294967296 1
+        SETBIT k 4294967295 1
+        SETBIT k -1 1
+        SETBIT k 1 2
+        SETBIT k 1 x
+        SETBIT k x 1
+        SETBIT k 01 1
+        BITPOS k 2
+        BITPOS k x
+        BITFIELD k GET i65 0
+        BITFIELD k GET u64 0
+        BITFIELD k GET I8 0
+        BITFIELD k OVERFLOW foo
+        BITFIELD k FOO
+        BITFIELD_RO k SET u8 0 1
+        BITFIELD k GET u8 #2
+        BITFIELD k GET u8 ##2
+        BITFIELD k
+        BITFIELD_RO k
+        BITCOUNT k 0
+        BITCOUNT k 0 1 bit x
+        BITCOUNT k 0 1 foo
+        BITCOUNT k a 1
+        BITCOUNT k 0 1 BIT
+        BITCOUNT missing
+        BITCOUNT missing 0 -1
+        BITCOUNT missing a b
+    """),
+    ("bitcount-ranges", r"""
+        SET s foobar
+        BITCOUNT s
+        BITCOUNT s 0 0
+        BITCOUNT s 1 1
+        BITCOUNT s 1 1 BYTE
+        BITCOUNT s 5 30 BIT
+        BITCOUNT s -3 -1
+        BITCOUNT s -1 -3
+        BITCOUNT s -100 100
+        BITCOUNT s 3 2
+        BITCOUNT s -5 -1 bit
+        BITCOUNT s 9223372036854775807 -9223372036854775808 bit
+        BITCOUNT s -9223372036854775808 9223372036854775807 bit
+    """),
+    ("bitpos-ranges", r"""
+        SET b '\xff\xf0\x00'
+        BITPOS b 0
+        BITPOS b 1
+        BITPOS b 1 2
+        BITPOS b 0 0 0
+        BITPOS b 0 0 -1
+        BITPOS b 0 2 -1 BIT
+        BITPOS b 1 7 15 bit
+        BITPOS b 0 7 15 bit
+        BITPOS b 0 7 11 bit
+        BITPOS b 1 12 23 bit
+        BITPOS b 0 1 1
+        BITPOS b 1 0 0 foo
+        BITPOS b 1 0 x
+        BITPOS b 1 x
+        BITPOS b 1 0 1 bit extra
+        BITPOS missing 0
+        BITPOS missing 1
+        BITPOS missing 1 0 -1 bit
+        SET full '\xff\xff'
+        BITPOS full 0
+        BITPOS full 0 0
+        BITPOS full 0 0 -1
+        BITPOS full 0 3 12 bit
+        SET z ''
+        BITPOS z 0
+        BITPOS z 1
+        BITCOUNT z
+    """),
+    ("bitmap-wrongtype", r"""
+        HSET h a b
+        SETBIT h 0 1
+        GETBIT h 0
+        BITCOUNT h
+        BITPOS h 1
+        BITFIELD h GET u8 0
+        BITFIELD h SET u8 0 1
+        BITFIELD_RO h GET u8 0
+        BITOP AND d h
+        BITOP AND h s
+        TYPE h
+        GET h
+    """),
+    ("bitfield", r"""
+        BITFIELD bf SET i8 0 100 INCRBY i8 0 100 GET i8 0
+        BITFIELD bf OVERFLOW SAT INCRBY i8 0 100 OVERFLOW FAIL INCRBY i8 0 100 OVERFLOW WRAP INCRBY i8 0 100
+        BITFIELD bf SET u4 #3 15 GET u4 #3 INCRBY u4 #3 1 OVERFLOW SAT INCRBY u4 #3 -100 GET u64 0
+        BITFIELD bf SET u4 #3 15 GET u4 #3 INCRBY u4 #3 1 OVERFLOW SAT INCRBY u4 #3 -100
+        BITFIELD bf SET i64 0 -1 GET u63 0 GET i64 0 INCRBY i64 0 9223372036854775807
+        BITFIELD bf OVERFLOW SAT INCRBY i64 0 -9223372036854775808 INCRBY i64 0 -9223372036854775808
+        BITFIELD bf OVERFLOW WRAP INCRBY i64 64 9223372036854775807 INCRBY i64 64 9223372036854775807
+        BITFIELD bf OVERFLOW fail SET u8 100 256 SET u8 100 255 SET i8 100 -129 get i8 100
+        BITFIELD bf SET u63 3 -1 GET u63 3 SET u1 0 5 GET u1 0
+        BITFIELD bf GET u8 #2305843009213693953
+        BITFIELD bf GET i64 #1152921504606846976
+        BITFIELD bf GET u8 4294967288
+        BITFIELD bf GET u8 4294967296
+        BITFIELD bf SET u8 a 1
+        BITFIELD bf SET u8 0 a
+        BITFIELD bf SET u8 0
+        BITFIELD bf GET
+        BITFIELD bf OVERFLOW
+        BITFIELD bf get u8 0 overflow
+        GET bf
+        STRLEN bf
+        BITFIELD_RO bf GET u8 0 GET i4 3
+        BITFIELD_RO bf GET u8 0 SET i4 3 1
+        BITFIELD_RO bf FOO
+        BITFIELD_RO missing GET u8 0
+        BITFIELD missing GET u8 0
+        EXISTS missing
+    """),
+    ("bitop", r"""
+        SET a1 '\x0f\xf0'
+        SET a2 '\xff'
+        SET a3 '\x01\x02\x03'
+        BITOP AND dst a1 a2 a3
+        GET dst
+        BITOP OR dst a1 a2 a3
+        GET dst
+        BITOP XOR dst a1 a2 a3
+        GET dst
+        BITOP NOT dst a1
+        GET dst
+        BITOP DIFF dst a1 a2 a3
+        GET dst
+        BITOP DIFF1 dst a1 a2 a3
+        GET dst
+        BITOP ANDOR dst a1 a2 a3
+        GET dst
+        BITOP ONE dst a1 a2 a3
+        GET dst
+        BITOP ONE dst a1
+        GET dst
+        BITOP AND dst nokey1 nokey2
+        EXISTS dst
+        BITOP OR a1 a1 a2
+        GET a1
+        BITOP and dst i
+        GET dst
+        COMMAND INFO setbit getbit bitcount bitpos bitop bitfield bitfield_ro
+        COMMAND GETKEYSANDFLAGS bitfield k foo
+        COMMAND GETKEYSANDFLAGS bitfield k GET u8 0
+        COMMAND GETKEYSANDFLAGS bitfield k get set 0
+        COMMAND GETKEYS bitop and d a b
+        SETRANGE sr 0 ab
+        SETBIT sr 17 1
+        GET sr
+        APPEND sr x
+        GETBIT sr 17
+        BITCOUNT sr
+    """),
+    ("hll", r"""
+        PFADD h a
+        GET h
+        PFADD h a
+        PFADD h b c d e f g
+        GET h
+        PFCOUNT h
+        GET h
+        PFCOUNT h
+        OBJECT ENCODING h
+        PFADD e
+        GET e
+        PFADD e
+        PFCOUNT e
+        PFCOUNT missing
+        PFCOUNT missing h
+        PFADD h2 x y z a b
+        PFCOUNT h h2
+        PFMERGE m h h2
+        GET m
+        PFCOUNT m
+        PFMERGE m2
+        GET m2
+        PFMERGE m2 nokey
+        GET m2
+        SET s foo
+        PFADD s a
+        PFCOUNT s
+        PFMERGE s h
+        PFMERGE d s
+        SET n 123
+        PFADD n a
+        HSET hash f v
+        PFADD hash a
+        PFCOUNT hash
+        PFCOUNT h hash
+        PFMERGE d hash
+        PFMERGE hash h
+    """),
+    ("hll-corrupt", r"""
+        SET c1 'HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00'
+        PFADD c1 a
+        PFCOUNT c1
+        PFMERGE d c1
+        SET c2 'HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80\x7f\xfe'
+        PFCOUNT c2
+        PFADD c2 a
+        GET c2
+        SET c3 'HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\xff\xff\xff\xff'
+        PFCOUNT c3
+        PFADD c3 a b c
+        GET c3
+        SET c4 'HYLL\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00abc'
+        PFADD c4 a
+        SET c5 'HYLL\x02\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x7f\xff'
+        PFADD c5 a
+        SET c6 'HYLL\x01\x00\x00\x00\x05\x00\x00\x00\x00\x00\x00\x00\x7f\xff'
+        PFCOUNT c6
+        SET c7 'HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80\x7f\xff\x00'
+        PFCOUNT c7
+        PFADD c7 zz
+        SET c8 'HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80\x40'
+        PFCOUNT c8
+        PFADD c8 q
+        GET c8
+        SET c9 'HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80\x7f\xff\x80'
+        PFADD c9 a b c
+        PFCOUNT c9
+        PFCOUNT c9 c1
+        SET c10 'HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80\xfc\x7f\xfb'
+        PFCOUNT c10
+        PFADD c10 x y
+        GET c10
+        PFMERGE c11 c10
+        SET c12 'HYLL\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80'
+        SETRANGE c12 12303 '\x00'
+        PFCOUNT c12
+        PFADD c12 a
+        SETRANGE c12 12304 x
+        PFCOUNT c12
+    """),
+    ("pfdebug", r"""
+        PFADD h a b c
+        PFDEBUG ENCODING h
+        PFDEBUG DECODE h
+        OBJECT ENCODING h
+        PFDEBUG GETREG h
+        PFDEBUG ENCODING h
+        PFDEBUG DECODE h
+        PFDEBUG TODENSE h
+        PFADD h2 a
+        PFDEBUG TODENSE h2
+        GET h2
+        PFDEBUG FOO h
+        PFDEBUG FOO missing
+        PFDEBUG GETREG missing
+        SET s x
+        PFDEBUG GETREG s
+        PFDEBUG FOO s
+        HSET hash f v
+        PFDEBUG ENCODING hash
+        SET c 'HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80\x7f\xfe'
+        PFDEBUG DECODE c
+        PFDEBUG GETREG c
+        PFDEBUG TODENSE c
+        SET c2 'HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80\x40'
+        PFDEBUG DECODE c2
+        PFDEBUG SIMD OFF
+        PFDEBUG SIMD maybe
+        PFDEBUG SIMD ON
+        PFDEBUG SIMD maybe
+        PFDEBUG
+        PFSELFTEST x
+        COMMAND INFO pfdebug pfselftest
+    """),
+    ("hll-dense-and-sparse-max-bytes", r"""
+        PFADD big e0 e1 e2 e3 e4 e5 e6 e7 e8 e9 e10 e11 e12 e13 e14 e15 e16 e17 e18 e19 e20 e21 e22 e23 e24 e25 e26 e27 e28 e29 e30 e31 e32 e33 e34 e35 e36 e37 e38 e39 e40 e41 e42 e43 e44 e45 e46 e47 e48 e49 e50 e51 e52 e53 e54 e55 e56 e57 e58 e59 e60 e61 e62 e63 e64 e65 e66 e67 e68 e69 e70 e71 e72 e73 e74 e75 e76 e77 e78 e79 e80 e81 e82 e83 e84 e85 e86 e87 e88 e89 e90 e91 e92 e93 e94 e95 e96 e97 e98 e99 e100 e101 e102 e103 e104 e105 e106 e107 e108 e109 e110 e111 e112 e113 e114 e115 e116 e117 e118 e119 e120 e121 e122 e123 e124 e125 e126 e127 e128 e129 e130 e131 e132 e133 e134 e135 e136 e137 e138 e139 e140 e141 e142 e143 e144 e145 e146 e147 e148 e149 e150 e151 e152 e153 e154 e155 e156 e157 e158 e159 e160 e161 e162 e163 e164 e165 e166 e167 e168 e169 e170 e171 e172 e173 e174 e175 e176 e177 e178 e179 e180 e181 e182 e183 e184 e185 e186 e187 e188 e189 e190 e191 e192 e193 e194 e195 e196 e197 e198 e199 e200 e201 e202 e203 e204 e205 e206 e207 e208 e209 e210 e211 e212 e213 e214 e215 e216 e217 e218 e219 e220 e221 e222 e223 e224 e225 e226 e227 e228 e229 e230 e231 e232 e233 e234 e235 e236 e237 e238 e239 e240 e241 e242 e243 e244 e245 e246 e247 e248 e249 e250 e251 e252 e253 e254 e255 e256 e257 e258 e259 e260 e261 e262 e263 e264 e265 e266 e267 e268 e269 e270 e271 e272 e273 e274 e275 e276 e277 e278 e279 e280 e281 e282 e283 e284 e285 e286 e287 e288 e289 e290 e291 e292 e293 e294 e295 e296 e297 e298 e299 e300 e301 e302 e303 e304 e305 e306 e307 e308 e309 e310 e311 e312 e313 e314 e315 e316 e317 e318 e319 e320 e321 e322 e323 e324 e325 e326 e327 e328 e329 e330 e331 e332 e333 e334 e335 e336 e337 e338 e339 e340 e341 e342 e343 e344 e345 e346 e347 e348 e349 e350 e351 e352 e353 e354 e355 e356 e357 e358 e359 e360 e361 e362 e363 e364 e365 e366 e367 e368 e369 e370 e371 e372 e373 e374 e375 e376 e377 e378 e379 e380 e381 e382 e383 e384 e385 e386 e387 e388 e389 e390 e391 e392 e393 e394 e395 e396 e397 e398 e399 e400 e401 e402 e403 e404 e405 e406 e407 e408 e409 e410 e411 e412 e413 e414 e415 e416 e417 e418 e419 e420 e421 e422 e423 e424 e425 e426 e427 e428 e429 e430 e431 e432 e433 e434 e435 e436 e437 e438 e439 e440 e441 e442 e443 e444 e445 e446 e447 e448 e449 e450 e451 e452 e453 e454 e455 e456 e457 e458 e459 e460 e461 e462 e463 e464 e465 e466 e467 e468 e469 e470 e471 e472 e473 e474 e475 e476 e477 e478 e479 e480 e481 e482 e483 e484 e485 e486 e487 e488 e489 e490 e491 e492 e493 e494 e495 e496 e497 e498 e499 e500 e501 e502 e503 e504 e505 e506 e507 e508 e509 e510 e511 e512 e513 e514 e515 e516 e517 e518 e519 e520 e521 e522 e523 e524 e525 e526 e527 e528 e529 e530 e531 e532 e533 e534 e535 e536 e537 e538 e539 e540 e541 e542 e543 e544 e545 e546 e547 e548 e549 e550 e551 e552 e553 e554 e555 e556 e557 e558 e559 e560 e561 e562 e563 e564 e565 e566 e567 e568 e569 e570 e571 e572 e573 e574 e575 e576 e577 e578 e579 e580 e581 e582 e583 e584 e585 e586 e587 e588 e589 e590 e591 e592 e593 e594 e595 e596 e597 e598 e599 e600 e601 e602 e603 e604 e605 e606 e607 e608 e609 e610 e611 e612 e613 e614 e615 e616 e617 e618 e619 e620 e621 e622 e623 e624 e625 e626 e627 e628 e629 e630 e631 e632 e633 e634 e635 e636 e637 e638 e639 e640 e641 e642 e643 e644 e645 e646 e647 e648 e649 e650 e651 e652 e653 e654 e655 e656 e657 e658 e659 e660 e661 e662 e663 e664 e665 e666 e667 e668 e669 e670 e671 e672 e673 e674 e675 e676 e677 e678 e679 e680 e681 e682 e683 e684 e685 e686 e687 e688 e689 e690 e691 e692 e693 e694 e695 e696 e697 e698 e699
+        STRLEN big
+        PFCOUNT big
+        GETRANGE big 0 15
+        PFADD small a b c
+        PFMERGE small big
+        STRLEN small
+        PFCOUNT small
+        PFMERGE other small
+        STRLEN other
+        PFADD small2 a b c
+        PFMERGE small2 small2
+        GET small2
+        CONFIG SET hll-sparse-max-bytes 40
+        PFADD tiny a b c d e f g h
+        STRLEN tiny
+        PFADD tiny2 a b c
+        STRLEN tiny2
+        PFCOUNT tiny tiny2 big
+        CONFIG SET hll-sparse-max-bytes 0
+        PFADD zero a
+        STRLEN zero
+        CONFIG SET hll-sparse-max-bytes 3000
+        PFADD k2 w0 w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12 w13 w14 w15 w16 w17 w18 w19 w20 w21 w22 w23 w24 w25 w26 w27 w28 w29 w30 w31 w32 w33 w34 w35 w36 w37 w38 w39
+        GET k2
+    """),
+    ("msetex", r"""
+        MSETEX 2 a 1 b 2
+        MGET a b
+        TTL a
+        MSETEX 2 a 1 b 2 EX 100
+        ^TTL b
+        MSETEX 1 a 3 KEEPTTL
+        ^TTL a
+        GET a
+        MSETEX 1 a 3 NX
+        MSETEX 1 c 3 NX
+        MSETEX 2 c 3 d 4 XX
+        EXISTS d
+        MSETEX 2 c 5 a 6 XX px 100000
+        MGET a c
+        MSETEX 0 a 1
+        MSETEX -1 a 1
+        MSETEX x a 1
+        MSETEX 01 a 1
+        MSETEX 2147483648 a 1
+        MSETEX 2147483647 a 1
+        MSETEX 3 a 1 b 2
+        MSETEX 2 a 1 b
+        MSETEX 1 a
+        MSETEX 1 a 1 b
+        MSETEX 1 a 1 FOO
+        MSETEX 1 a 1 EX
+        MSETEX 1 a 1 EX 0
+        MSETEX 1 a 1 EX abc
+        MSETEX 1 a 1 EX 0 FOO
+        MSETEX 1 a 1 EX 9223372036854775807
+        MSETEX 1 a 1 EXAT -5
+        MSETEX 1 a 1 NX XX
+        MSETEX 1 a 1 NX EX 5 XX
+        MSETEX 1 a 1 EX 10 PX 100
+        MSETEX 1 a 1 EX 10 EX 20
+        MSETEX 1 a 1 KEEPTTL EX 10
+        MSETEX 1 a 1 XX XX
+        MSETEX 1 a 1 KEEPTTL KEEPTTL
+        MSETEX 1 a 1 GET
+        MSETEX 1 a 1 PERSIST
+        MSETEX 1 a 1 IFEQ 1
+        MSETEX 2 a 1 a 2
+        GET a
+        MSETEX 1 a 1 PXAT 1
+        EXISTS a
+        HSET h f v
+        MSETEX 1 h 1 XX
+        TYPE h
+        COMMAND INFO msetex
+        COMMAND GETKEYS MSETEX 2 a 1 b 2 EX 3
+        COMMAND GETKEYS MSETEX 2 a 1 b
+        COMMAND GETKEYS MSETEX 5 a 1
+    """),
+]
+
+
+def random_redis8_case(seed, steps=400):
+    """random_string_case's mix with Redis 8's string commands added, for
+    the Redis 8 reference."""
+    rng = random.Random(seed)
+    keys = ["k%d" % i for i in range(5)] + ["h"]
+    # No value near the embstr limit: Redis 8 counts the key into it
+    # (embstr while key + value <= 41 bytes), Tern keeps 7.4's 44 bytes.
+    vals = ["0", "42", "-7", "abc", "''", "x" * 30, "z" * 120]
+    k = lambda: rng.choice(keys)  # noqa: E731
+    v = lambda: rng.choice(vals)  # noqa: E731
+    digests = ["9555e8555c62dcfd", "2d06800538d394c2", "0000000000000000", "abc", "9555E8555C62DCFD"]
+    # A bad digest after GET is answered twice (the value, then the error),
+    # which would shift every later reply onto another step's comparison
+    # mode: GET is only mixed with digests of the right length.
+    cond = lambda good=False: rng.choice(["IFEQ %s" % v(), "IFNE %s" % v(),  # noqa: E731
+                                          "IFDEQ %s" % rng.choice(digests[:3] if good else digests),
+                                          "IFDNE %s" % rng.choice(digests[:3] if good else digests)])
+    makers = [
+        lambda: "SET %s %s %s" % (k(), v(), cond()),
+        lambda: "SET %s %s %s %s" % (k(), v(), cond(), rng.choice(["NX", "XX", "KEEPTTL", "EX 1000"])),
+        lambda: "SET %s %s %s GET" % (k(), v(), cond(good=True)),
+        lambda: "SET %s %s" % (k(), rng.choice(["hello", "''", "42"])),
+        lambda: "DIGEST %s" % k(),
+        lambda: "DELEX %s" % k(),
+        lambda: "DELEX %s %s" % (k(), cond()),
+        lambda: "MSETEX 2 %s %s %s %s%s" % (k(), v(), k(), v(), rng.choice(["", " NX", " XX", " EX 100", " KEEPTTL",
+                                                                               " XX PX 100000", " NX KEEPTTL"])),
+        lambda: "MGET %s %s %s" % (k(), k(), k()),
+        lambda: "^PTTL %s" % k(),
+        lambda: "APPEND %s %s" % (k(), v()),
+        lambda: "INCR %s" % k(),
+        lambda: "HSET %s f %s" % (k(), v()),
+        lambda: "EXPIRE %s 1000" % k(),
+        lambda: "OBJECT ENCODING %s" % k(),
+    ]
+    return "\n".join(rng.choice(makers)() for _ in range(steps))
+
+
+def random_bitmap_case(seed, steps=400):
+    """A seeded random mix of bit commands over strings that other string
+    commands change too, with offsets near and far, negative ranges, both
+    range units and every BITOP and BITFIELD overflow mode."""
+    rng = random.Random(seed)
+    keys = ["b%d" % i for i in range(4)] + ["h"]
+    k = lambda: rng.choice(keys)  # noqa: E731
+    off = lambda: str(rng.choice([0, 1, 7, 8, 15, 63, 64, 100, 257, rng.randint(0, 300)]))  # noqa: E731
+    idx = lambda: str(rng.choice([0, 1, 2, -1, -2, -5, 10, -100, 100, rng.randint(-40, 40)]))  # noqa: E731
+    ftype = lambda: rng.choice(["u1", "u4", "u8", "i8", "u16", "i5", "i32", "u63", "i64"])  # noqa: E731
+    fval = lambda: str(rng.choice([0, 1, -1, 100, 255, 256, -129, 9223372036854775807, -9223372036854775808]))  # noqa: E731
+    foff = lambda: rng.choice([off(), "#%d" % rng.randint(0, 6)])  # noqa: E731
+    def bitfield():
+        parts = ["BITFIELD", k()]
+        for _ in range(rng.randint(1, 4)):
+            what = rng.choice(["GET", "SET", "INCRBY", "OVERFLOW"])
+            if what == "GET":
+                parts += ["GET", ftype(), foff()]
+            elif what == "OVERFLOW":
+                parts += ["OVERFLOW", rng.choice(["WRAP", "SAT", "FAIL"])]
+            else:
+                parts += [what, ftype(), foff(), fval()]
+        return " ".join(parts)
+    makers = [
+        lambda: "SETBIT %s %s %d" % (k(), off(), rng.randint(0, 1)),
+        lambda: "GETBIT %s %s" % (k(), off()),
+        lambda: "BITCOUNT %s" % k(),
+        lambda: "BITCOUNT %s %s %s%s" % (k(), idx(), idx(), rng.choice(["", " BYTE", " BIT"])),
+        lambda: "BITPOS %s %d" % (k(), rng.randint(0, 1)),
+        lambda: "BITPOS %s %d %s" % (k(), rng.randint(0, 1), idx()),
+        lambda: "BITPOS %s %d %s %s%s" % (k(), rng.randint(0, 1), idx(), idx(), rng.choice(["", " BYTE", " BIT"])),
+        lambda: "BITOP %s %s %s" % (rng.choice(["AND", "OR", "XOR", "ONE", "NOT"]), k(), k()),
+        lambda: "BITOP %s %s %s %s" % (rng.choice(["AND", "OR", "XOR", "DIFF", "DIFF1", "ANDOR", "ONE"]), k(), k(), k()),
+        bitfield,
+        lambda: "BITFIELD_RO %s GET %s %s" % (k(), ftype(), foff()),
+        lambda: "GET %s" % k(),
+        lambda: "SET %s %s" % (k(), rng.choice(["12", "foobar", "''", "'\\xff\\x00\\x0f'"])),
+        lambda: "APPEND %s %s" % (k(), rng.choice(["x", "\\xff\\xff"])),
+        lambda: "SETRANGE %s %d y" % (k(), rng.randint(0, 40)),
+        lambda: "STRLEN %s" % k(),
+        lambda: "OBJECT ENCODING %s" % k(),
+        lambda: "DEL %s" % k(),
+        lambda: "HSET h f v",
+    ]
+    return "\n".join(rng.choice(makers)() for _ in range(steps))
+
+
+CASES8 += [("random-redis8-%d" % seed, random_redis8_case(seed)) for seed in range(6)]
+def random_hll_case(seed, steps=300):
+    """A seeded random mix of PF* commands whose HLLs are read back whole
+    (GET compares Redis's bytes: sparse opcodes, dense registers, the
+    cached cardinality), across sparse-to-dense promotion, merges of
+    either encoding, and strings cut or patched into corrupt HLLs."""
+    rng = random.Random(seed)
+    keys = ["p%d" % i for i in range(4)] + ["s"]
+    k = lambda: rng.choice(keys)  # noqa: E731
+    el = lambda: "x%d" % rng.randint(0, 5000)  # noqa: E731
+    makers = [
+        lambda: "PFADD %s %s" % (k(), " ".join(el() for _ in range(rng.randint(0, 4)))),
+        lambda: "PFADD %s %s" % (k(), " ".join(el() for _ in range(rng.choice([50, 200, 600])))),
+        lambda: "PFCOUNT %s" % k(),
+        lambda: "PFCOUNT %s %s %s" % (k(), k(), k()),
+        lambda: "PFMERGE %s %s %s" % (k(), k(), k()),
+        lambda: "PFMERGE %s" % k(),
+        lambda: "GET %s" % k(),
+        lambda: "STRLEN %s" % k(),
+        lambda: "OBJECT ENCODING %s" % k(),
+        lambda: "SET s %s" % rng.choice(["foo", "'HYLL\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x80\\x7f\\xff'"]),
+        lambda: "SETRANGE %s %d %s" % (k(), rng.choice([16, 17, 18, 20, 100]), rng.choice(["'\\x00'", "'\\xff'", "'\\x40'", "'\\x7f\\xff'"])),
+        lambda: "APPEND %s %s" % (k(), rng.choice(["'\\x00'", "'\\x84'"])),
+        lambda: "DEL %s" % k(),
+        lambda: "CONFIG SET hll-sparse-max-bytes %d" % rng.choice([3000, 3000, 100, 20000]),
+    ]
+    return "\n".join(rng.choice(makers)() for _ in range(steps)) + "\nCONFIG SET hll-sparse-max-bytes 3000"
+
+
+CASES8 += [("random-bitmaps-%d" % seed, random_bitmap_case(seed)) for seed in range(8)]
+CASES8 += [("random-hll-%d" % seed, random_hll_case(seed)) for seed in range(8)]
+REDIS8 = {name for name, _ in CASES8}
+CASES += CASES8
 
 
 _HELLO_NORMALIZE = [
@@ -1119,10 +1763,12 @@ def missing_commands(port, names):
 
 
 class Pair:
-    """The reference redis-server and tern-server, started side by side."""
+    """The reference redis-server and tern-server, started side by side;
+    the Redis 8 reference too, on the first REDIS8 case."""
 
     def __init__(self, tern=None, redis_bin=None, threads=2):
         self.ref = start_redis(redis_bin or shutil.which("redis-server") or "redis-server")
+        self.ref8 = None
         try:
             self.tern = start_tern(tern or tern_bin(), threads)
         except Exception:
@@ -1131,14 +1777,31 @@ class Pair:
 
     def stop(self):
         self.ref.stop()
+        if self.ref8 is not None:
+            self.ref8.stop()
         self.tern.stop()
 
+    def reference_for(self, name):
+        """The reference server's port for case `name`, or None when it
+        needs the Redis 8 reference and there is none."""
+        if name not in REDIS8:
+            return self.ref.port
+        if self.ref8 is None:
+            binary = redis8_bin()
+            if binary is None:
+                return None
+            self.ref8 = start_redis(binary)
+        return self.ref8.port
+
     def compare(self, name, text):
-        return compare_case(name, text, self.ref.port, self.tern.port)
+        return compare_case(name, text, self.reference_for(name), self.tern.port)
 
     def missing(self, name):
-        """Commands the case needs that Tern does not have yet."""
-        return missing_commands(self.tern.port, REQUIRES.get(name, []))
+        """What the case needs that is not here: commands Tern does not
+        have yet, or the Redis 8 reference."""
+        if self.reference_for(name) is None:
+            return ["the Redis 8 reference (TERN_REDIS8)"]
+        return ["%s in Tern" % c.upper() for c in missing_commands(self.tern.port, REQUIRES.get(name, []))]
 
 
 def main():
@@ -1161,7 +1824,7 @@ def main():
             missing = pair.missing(name)
             if missing:
                 skipped += 1
-                print("skipped: %s (Tern has no %s yet)" % (name, ", ".join(missing).upper()))
+                print("skipped: %s (no %s)" % (name, ", ".join(missing)))
                 continue
             diffs = pair.compare(name, text)
             if not diffs:

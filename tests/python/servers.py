@@ -20,6 +20,17 @@ ROOT = Path(__file__).resolve().parents[2]
 STARTUP_TIMEOUT = 20.0
 
 
+def redis_unstable():
+    """The current Redis build (behaves as Redis 8.4), beside the checkout
+    (../shared) or beside the directory of worktrees; `$TERN_REDIS8`
+    overrides. The path, whether or not it exists."""
+    env = os.environ.get("TERN_REDIS8")
+    if env:
+        return Path(env)
+    candidates = [d / "shared" / "reference" / "bin" / "redis-server-unstable" for d in (ROOT.parent, ROOT.parent.parent)]
+    return next((p for p in candidates if p.exists()), candidates[0])
+
+
 def tern_bin():
     return os.environ.get("TERN_BIN") or str(ROOT / "target" / "debug" / "tern-server")
 

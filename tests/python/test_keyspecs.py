@@ -16,20 +16,16 @@ to the table without them fails. Skipped when the reference binary is absent.
 import pytest
 
 from resp import RawConn
-from servers import ROOT, start_redis, start_tern, tern_bin
+from servers import redis_unstable, start_redis, start_tern, tern_bin
 
-# Beside the checkout (../shared), or beside the directory of worktrees.
-REDIS_UNSTABLE = next(
-    (p for p in (d / "shared" / "reference" / "bin" / "redis-server-unstable" for d in (ROOT.parent, ROOT.parent.parent)) if p.exists()),
-    ROOT.parent / "shared" / "reference" / "bin" / "redis-server-unstable",
-)
+REDIS_UNSTABLE = redis_unstable()
 
 pytestmark = pytest.mark.skipif(not REDIS_UNSTABLE.exists(), reason="redis-server-unstable not present")
 
 # Command name -> argument vectors (after the name) to ask GETKEYS about.
 VECTORS = {
     "get": [["k"]],
-    "set": [["k", "v"], ["k", "v", "GET"], ["k", "v", "EX", "10", "GET"], ["k", "v", "get", "nx"], ["k", "get"], ["k", "v", "KEEPTTL"], ["k", "v", "PX", "5", "XX"]],
+    "set": [["k", "v"], ["k", "v", "GET"], ["k", "v", "IFEQ", "x"], ["k", "v", "ifdne", "x", "GET"], ["k", "v", "EX", "ifne"], ["k", "v", "EX", "10", "GET"], ["k", "v", "get", "nx"], ["k", "get"], ["k", "v", "KEEPTTL"], ["k", "v", "PX", "5", "XX"]],
     "setnx": [["k", "v"]],
     "setex": [["k", "10", "v"]],
     "psetex": [["k", "10", "v"]],
@@ -39,6 +35,20 @@ VECTORS = {
     "mget": [["a"], ["a", "b", "c"]],
     "mset": [["a", "1"], ["a", "1", "b", "2", "c", "3"], ["a", "1", "b"]],
     "msetnx": [["a", "1", "b", "2"]],
+    "msetex": [["1", "a", "1"], ["2", "a", "1", "b", "2", "EX", "5"], ["2", "a", "1", "b"], ["3", "a", "1"], ["0", "a", "1"], ["x", "a", "1"]],
+    "digest": [["k"]],
+    "setbit": [["k", "7", "1"]],
+    "getbit": [["k", "7"]],
+    "bitcount": [["k"], ["k", "0", "-1", "BIT"]],
+    "bitpos": [["k", "1"], ["k", "0", "2", "-1", "BYTE"]],
+    "bitop": [["AND", "d", "a"], ["DIFF", "d", "a", "b", "c"], ["NOT", "d"]],
+    "bitfield": [["k"], ["k", "GET", "u8", "0"], ["k", "SET", "u8", "0", "1"], ["k", "get", "set", "0"], ["k", "foo"], ["k", "OVERFLOW", "SAT", "GET", "i8", "#1"], ["k", "overflow"]],
+    "bitfield_ro": [["k", "GET", "u8", "0"], ["k"]],
+    "pfadd": [["h"], ["h", "a", "b"]],
+    "pfcount": [["a"], ["a", "b", "c"]],
+    "pfmerge": [["d"], ["d", "a", "b"]],
+    "pfdebug": [["GETREG", "h"], ["SIMD", "ON"]],
+    "delex": [["k"], ["k", "IFEQ", "v"], ["k", "ifdne", "0000000000000000"], ["k", "FOO", "v"], ["k", "IFEQ"]],
     "append": [["k", "v"]],
     "strlen": [["k"]],
     "getrange": [["k", "0", "-1"]],

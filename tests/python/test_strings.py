@@ -282,3 +282,73 @@ def test_object_encoding(r):
     r.append("e", "!")
     assert r.object("encoding", "e") == "raw"
     assert r.object("encoding", "missing") is None
+
+
+def test_set_conditions(r):
+    """Redis 8.4's compare-and-set: IFEQ/IFNE on the value, IFDEQ/IFDNE on
+    its DIGEST (redis-py 6.4 has no keywords for them yet)."""
+    r.set("k", "hello")
+    assert r.execute_command("SET", "k", "v1", "IFEQ", "other") is None
+    assert r.execute_command("SET", "k", "v1", "IFEQ", "hello") is True
+    assert r.execute_command("SET", "k", "v2", "IFNE", "v1") is None
+    # (redis-py reads SET's reply as a boolean, GET's old value too.)
+    r.execute_command("SET", "k", "v2", "IFNE", "x", "GET")
+    assert r.get("k") == "v2"
+    digest = r.execute_command("DIGEST", "k")
+    assert len(digest) == 16 and int(digest, 16) >= 0
+    assert r.execute_command("SET", "k", "v3", "IFDNE", digest) is None
+    assert r.execute_command("SET", "k", "v3", "IFDEQ", digest.upper(), "EX", 100) is True
+    assert r.get("k") == "v3" and 0 < r.ttl("k") <= 100
+    with pytest.raises(redis.ResponseError, match="must be exactly 16 hexadecimal characters"):
+        r.execute_command("SET", "k", "v", "IFDEQ", "abc")
+    # A missing key: only the negative conditions hold.
+    assert r.execute_command("SET", "new", "v", "IFEQ", "v") is None
+    assert r.execute_command("SET", "new", "v", "IFNE", "v") is True
+    with pytest.raises(redis.ResponseError, match="syntax error"):
+        r.execute_command("SET", "k", "v", "NX", "IFEQ", "v")
+    r.hset("h", "f", "v")
+    with pytest.raises(redis.ResponseError, match="WRONGTYPE"):
+        r.execute_command("SET", "h", "v", "IFNE", "v")
+
+
+def test_digest_is_xxh3_of_the_string_form(r):
+    r.set("k", "hello")
+    assert r.execute_command("DIGEST", "k") == "9555e8555c62dcfd"
+    r.set("n", 12345)
+    assert r.execute_command("DIGEST", "n") == "f34099ede96b5581"
+    r.append("g", "12345")
+    assert r.execute_command("DIGEST", "g") == "f34099ede96b5581"
+    assert r.execute_command("DIGEST", "missing") is None
+
+
+def test_delex(r):
+    r.set("k", "v")
+    assert r.execute_command("DELEX", "k", "IFEQ", "w") == 0
+    assert r.execute_command("DELEX", "k", "IFNE", "w") == 1
+    assert r.exists("k") == 0
+    assert r.execute_command("DELEX", "k") == 0
+    r.hset("h", "f", "v")
+    with pytest.raises(redis.ResponseError, match="Key should be of string type"):
+        r.execute_command("DELEX", "h", "IFEQ", "v")
+    assert r.execute_command("DELEX", "h") == 1
+    r.set("k", "v")
+    with pytest.raises(redis.ResponseError, match="Invalid condition"):
+        r.execute_command("DELEX", "k", "IF", "v")
+    with pytest.raises(redis.ResponseError, match="wrong number of arguments"):
+        r.execute_command("DELEX", "k", "IFEQ")
+
+
+def test_msetex(r):
+    assert r.execute_command("MSETEX", 2, "a", "1", "b", "2", "EX", 100) == 1
+    assert r.mget("a", "b") == ["1", "2"]
+    assert 0 < r.ttl("b") <= 100
+    assert r.execute_command("MSETEX", 2, "a", "3", "c", "4", "NX") == 0
+    assert r.exists("c") == 0
+    assert r.execute_command("MSETEX", 1, "a", "5", "XX", "KEEPTTL") == 1
+    assert r.get("a") == "5" and 0 < r.ttl("a") <= 100
+    with pytest.raises(redis.ResponseError, match="invalid numkeys value"):
+        r.execute_command("MSETEX", 0, "a", "1")
+    with pytest.raises(redis.ResponseError, match="wrong number of key-value pairs"):
+        r.execute_command("MSETEX", 3, "a", "1", "b", "2")
+    with pytest.raises(redis.ResponseError, match="invalid expire time in 'msetex' command"):
+        r.execute_command("MSETEX", 1, "a", "1", "PX", 0)

@@ -51,6 +51,53 @@ pub const LCS_IDX_AND_LEN: &str = "ERR If you want both the length and indexes, 
 pub const LCS_TOO_LONG: &str = "ERR String too long for LCS";
 pub const LCS_OVER_LIMIT: &str = "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len";
 pub const LCS_ALLOC_FAILED: &str = "ERR Insufficient memory, failed allocating transient memory for LCS";
+/// SET and DELEX's IFDEQ / IFDNE given something other than a digest's length.
+pub const DIGEST_LENGTH: &str = "ERR must be exactly 16 hexadecimal characters";
+pub const DELEX_CONDITION: &str = "ERR Invalid condition. Use IFEQ, IFNE, IFDEQ, or IFDNE";
+pub const DELEX_NOT_STRING: &str = "ERR Key should be of string type if conditions are specified";
+// Bitmaps.
+pub const BIT_OFFSET: &str = "ERR bit offset is not an integer or out of range";
+pub const BIT_VALUE: &str = "ERR bit is not an integer or out of range";
+pub const BITPOS_BIT: &str = "ERR The bit argument must be 1 or 0.";
+pub const BITFIELD_TYPE: &str = "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is.";
+pub const BITFIELD_OVERFLOW: &str = "ERR Invalid OVERFLOW type specified";
+pub const BITFIELD_RO_GET_ONLY: &str = "ERR BITFIELD_RO only supports the GET subcommand";
+pub const BITOP_NOT_ONE_KEY: &str = "ERR BITOP NOT must be called with a single source key.";
+
+/// BITOP DIFF, DIFF1 or ANDOR (`op`, upper case) with one source key.
+pub fn bitop_two_sources(op: &str) -> String {
+    format!("ERR BITOP {op} must be called with at least two source keys.")
+}
+
+// HyperLogLog.
+/// A string that is not a HyperLogLog (Redis keeps WRONGTYPE as its code).
+pub const HLL_NOT_HLL: &str = "WRONGTYPE Key is not a valid HyperLogLog string value.";
+pub const HLL_CORRUPT: &str = "INVALIDOBJ Corrupted HLL object detected";
+
+pub const HLL_NOT_SPARSE: &str = "ERR HLL encoding is not sparse";
+pub const PFDEBUG_NO_KEY: &str = "ERR The specified key does not exist";
+pub const PFDEBUG_SIMD_ARG: &str = "ERR Argument must be ON or OFF";
+pub const PFSELFTEST_SPARSE_NOT_USED: &str = "TESTFAILED sparse encoding not used";
+pub const PFSELFTEST_DISAGREE: &str = "TESTFAILED dense/sparse disagree";
+
+/// PFDEBUG with a subcommand it does not know (checked after the key).
+pub fn pfdebug_unknown(sub: &[u8]) -> Vec<u8> {
+    with_arg("ERR Unknown PFDEBUG subcommand '", sub, "'")
+}
+
+/// PFSELFTEST's register check reading back `got` instead of `want`.
+pub fn pfselftest_register(i: usize, got: u8, want: u8) -> String {
+    format!("TESTFAILED Register error, counter {i} wrong value {got} instead of {want}")
+}
+
+/// PFSELFTEST's estimate of `card` elements off by `abserr`.
+pub fn pfselftest_error(card: u64, abserr: u64) -> String {
+    format!("TESTFAILED Too big error. card:{card} abserr:{abserr}")
+}
+
+/// MSETEX's key count.
+pub const INVALID_NUMKEYS: &str = "ERR invalid numkeys value";
+pub const KEY_VALUE_PAIRS: &str = "ERR wrong number of key-value pairs";
 
 // Keys.
 pub const FREQ_NOT_TRACKED: &str = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
@@ -239,7 +286,7 @@ mod tests {
     const CODES: &[&str] = &[
         "ERR", "WRONGTYPE", "NOAUTH", "WRONGPASS", "EXECABORT", "NOPROTO", "DENIED", "NOPERM", "NOSCRIPT", "BUSY",
         "BUSYKEY", "LOADING", "READONLY", "OOM", "MISCONF", "CROSSSLOT", "MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN",
-        "NOREPLICAS", "MASTERDOWN", "NOGROUP", "UNBLOCKED", "NOTBUSY", "UNKILLABLE",
+        "NOREPLICAS", "MASTERDOWN", "NOGROUP", "UNBLOCKED", "NOTBUSY", "UNKILLABLE", "INVALIDOBJ", "TESTFAILED",
     ];
 
     /// The string literals in `src` (outside `//` comments and the trailing

@@ -74,6 +74,10 @@ pub struct Server {
     /// epoch): one deadline, replaced by every `flush_all`, carried out by
     /// the cron (`memcache::flush_if_due`).
     pub mc_flush_at: Mutex<Option<u64>>,
+    /// PFDEBUG SIMD's switch: Redis's choice between its AVX2 and scalar
+    /// HyperLogLog code. Tern has one path (vectorised by the compiler), so
+    /// the switch only answers; it starts on, as Redis on this CPU.
+    pub hll_simd: AtomicBool,
 }
 
 impl Server {
@@ -106,6 +110,7 @@ impl Server {
             stat_reset_ms: AtomicU64::new(now_ms()),
             executable: std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
             mc_flush_at: Mutex::new(None),
+            hll_simd: AtomicBool::new(true),
         };
         srv.apply_config(&srv.config.read());
         srv

@@ -205,6 +205,9 @@ directives! {
         hash_max_listpack_entries: usize = 512 => "hash-max-listpack-entries" | "hash-max-ziplist-entries", Int::new(0, i64::MAX), runtime;
         /// Longest field or value, in bytes, a compact hash may hold.
         hash_max_listpack_value: usize = 64 => "hash-max-listpack-value" | "hash-max-ziplist-value", Mem::new(0, MEM_MAX), runtime;
+        /// Largest sparse HyperLogLog (header included) before PFADD and
+        /// PFMERGE turn it dense.
+        hll_sparse_max_bytes: u64 = 3000 => "hll-sparse-max-bytes", Mem::new(0, MEM_MAX), runtime;
         /// Keys whose lookups are advanced together, stage by stage, so
         /// their cache misses overlap (within a multi-key command and
         /// across the pipelined commands of one read); 0 turns prefetching
@@ -244,6 +247,8 @@ directives! {
         /// within memcached's own bounds).
         memcache_max_item_size: usize = 1 << 20 => "memcache-max-item-size",
             Mem::<usize>::new(1024, 1 << 30).below_min_says("argument must be between 1kb and 1gb"), startup + own;
+        /// memcached's `shutdown` command (its `-A`): refused unless set.
+        memcache_enable_shutdown: bool = false => "memcache-enable-shutdown", Bool, startup;
         threads: usize = cores() => "threads" | "io-threads", Int::new(1, 1024), startup + own;
         databases: usize = 16 => "databases", Int::new(1, i32::MAX as i64), startup;
         /// Shards per database (0: derived from the thread count).
@@ -322,7 +327,6 @@ directives! {
         set_max_listpack_value: i64 = 64 => "set-max-listpack-value", Int::new(0, i64::MAX), runtime, TYPES;
         zset_max_listpack_entries: i64 = 128 => "zset-max-listpack-entries" | "zset-max-ziplist-entries", Int::new(0, i64::MAX), runtime, TYPES;
         zset_max_listpack_value: i64 = 64 => "zset-max-listpack-value" | "zset-max-ziplist-value", Int::new(0, i64::MAX), runtime, TYPES;
-        hll_sparse_max_bytes: u64 = 3000 => "hll-sparse-max-bytes", Mem::new(0, MEM_MAX), runtime, TYPES;
         stream_node_max_bytes: u64 = 4096 => "stream-node-max-bytes", Mem::new(0, MEM_MAX), runtime, TYPES;
         stream_node_max_entries: i64 = 100 => "stream-node-max-entries", Int::new(0, i64::MAX), runtime, TYPES;
 

@@ -31,6 +31,21 @@ pub const OUT_OF_MEMORY: &str = "SERVER_ERROR out of memory storing object";
 pub const UNAUTHENTICATED: &str = "CLIENT_ERROR unauthenticated";
 pub const BAD_AUTH_TOKEN: &str = "CLIENT_ERROR bad authentication token format";
 pub const AUTH_FAILURE: &str = "CLIENT_ERROR authentication failure";
+/// `stats cachedump`, `cache_memlimit`, `lru_crawler`, `stats detail`.
+pub const BAD_COMMAND_LINE: &str = "CLIENT_ERROR bad command line";
+pub const ILLEGAL_SLAB_ID: &str = "CLIENT_ERROR Illegal slab id";
+pub const MEMLIMIT_TOO_SMALL: &str = "MEMLIMIT_TOO_SMALL cannot set maxbytes to less than 8m";
+pub const MEMLIMIT_NOT_BYTES: &str = "MEMLIMIT_ADJUST_FAILED input value is megabytes not bytes";
+pub const BAD_CLASS: &str = "BADCLASS invalid class id";
+pub const CRAWLER_DISABLED: &str = "CLIENT_ERROR lru crawler disabled";
+pub const CRAWLER_SLEEP: &str = "CLIENT_ERROR sleep must be one second or less";
+/// `lru_crawler enable` while the crawler runs.
+pub const CRAWLER_START_FAILED: &str = "ERROR failed to start lru crawler thread";
+pub const DETAIL_USAGE: &str = "CLIENT_ERROR usage: stats detail on|off|dump";
+/// `shutdown` without `memcache-enable-shutdown` (memcached's `-A`), and
+/// with a mode other than `graceful`.
+pub const SHUTDOWN_NOT_ENABLED: &str = "ERROR: shutdown not enabled";
+pub const SHUTDOWN_BAD_MODE: &str = "CLIENT_ERROR invalid shutdown mode";
 /// Sent to a connection over `maxconns` before it is closed.
 pub const TOO_MANY_CONNECTIONS: &str = "ERROR Too many open connections";
 

@@ -26,6 +26,7 @@ pub mod errors;
 pub mod number;
 pub mod parse;
 pub mod reply;
+pub mod slabs;
 
 pub use decode::Response;
 pub use parse::{Keys, Limits, Meta, MetaCmd, MetaFlags, Parser, Request, StoreCmd};

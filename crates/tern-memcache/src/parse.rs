@@ -162,6 +162,20 @@ pub enum Request<'a> {
     Stats {
         args: Keys<'a>,
     },
+    /// `cache_memlimit <megabytes> [noreply]` (one more word is ignored,
+    /// as memcached ignores it).
+    CacheMemlimit {
+        megabytes: &'a [u8],
+        noreply: bool,
+    },
+    /// `lru_crawler` and its argument words.
+    LruCrawler {
+        args: Keys<'a>,
+    },
+    /// `shutdown [graceful]` and any other words.
+    Shutdown {
+        args: Keys<'a>,
+    },
     Meta(Meta<'a>),
     MetaNoop,
     MetaDebug {
@@ -407,6 +421,19 @@ impl Parser {
                 } else {
                     Keys(&[])
                 },
+            },
+            b"cache_memlimit" => {
+                if (2..=3).contains(&toks.len()) {
+                    Request::CacheMemlimit { megabytes: toks[1], noreply }
+                } else {
+                    err(e::ERROR)
+                }
+            }
+            b"lru_crawler" => Request::LruCrawler {
+                args: if toks.len() > 1 { Keys(rest_after(1)) } else { Keys(&[]) },
+            },
+            b"shutdown" => Request::Shutdown {
+                args: if toks.len() > 1 { Keys(rest_after(1)) } else { Keys(&[]) },
             },
             b"mn" => Request::MetaNoop,
             b"me" => {

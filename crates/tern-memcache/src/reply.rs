@@ -179,6 +179,13 @@ pub struct Debug {
     pub size: usize,
 }
 
+impl Debug {
+    /// The slab class memcached would keep the item in.
+    pub fn class(&self) -> u32 {
+        crate::slabs::class_of(self.size)
+    }
+}
+
 /// `ME <key> exp=.. la=.. cas=.. fetch=yes|no cls=1 size=..`, the answer to
 /// `me` (a miss is [`Code::En`]).
 pub fn debug(out: &mut Vec<u8>, key: &[u8], d: &Debug) {
@@ -188,8 +195,13 @@ pub fn debug(out: &mut Vec<u8>, key: &[u8], d: &Debug) {
     let fetch = if d.fetched { "yes" } else { "no" };
     let _ = write!(
         out,
-        " exp={} la={} cas={} fetch={} cls=1 size={}\r\n",
-        d.exp, d.la, d.cas, fetch, d.size
+        " exp={} la={} cas={} fetch={} cls={} size={}\r\n",
+        d.exp,
+        d.la,
+        d.cas,
+        fetch,
+        d.class(),
+        d.size
     );
 }
 

@@ -232,9 +232,45 @@ fn memcached() -> impl Strategy<Value = Op> {
     ]
 }
 
+/// Bitmaps, HyperLogLogs and Redis 8's conditional string writes: strings
+/// changed in place (or unshared without a change), whole HLLs rewritten,
+/// PFCOUNT's cache written back.
+fn bits_and_hlls() -> impl Strategy<Value = Op> {
+    let field = || prop::sample::select(vec!["u8", "i5", "u1", "i16"]);
+    prop_oneof![
+        (key(), 0u64..200, 0u8..2).prop_map(|(k, o, b)| cmd(&["SETBIT"], vec![k, o.to_string(), b.to_string()])),
+        (key(), field(), 0u64..100, -300i64..300, prop::sample::select(vec!["WRAP", "SAT", "FAIL"])).prop_map(|(k, t, o, v, ow)| {
+            let (t, o, v) = (t.to_string(), o.to_string(), v.to_string());
+            cmd(&["BITFIELD"], vec![k, "OVERFLOW".into(), ow.into(), "INCRBY".into(), t.clone(), o.clone(), v.clone(), "SET".into(), t, format!("#{o}"), v])
+        }),
+        (prop::sample::select(vec!["AND", "OR", "XOR", "DIFF", "ONE"]), key(), key(), key())
+            .prop_map(|(op, d, a, b)| cmd(&["BITOP"], vec![op.into(), d, a, b])),
+        (key(), prop::collection::vec(value(), 0..4)).prop_map(|(k, els)| cmd(&["PFADD"], [vec![k], els].concat())),
+        key().prop_map(|k| cmd(&["PFCOUNT"], vec![k])),
+        (key(), key(), key()).prop_map(|(d, a, b)| cmd(&["PFMERGE"], vec![d, a, b])),
+        (key(), value(), prop::sample::select(vec!["IFEQ", "IFNE"]), value()).prop_map(|(k, v, c, x)| cmd(&["SET"], vec![k, v, c.into(), x])),
+        (key(), prop::sample::select(vec!["IFEQ", "IFNE"]), value()).prop_map(|(k, c, x)| cmd(&["DELEX"], vec![k, c.into(), x])),
+        key().prop_map(|k| cmd(&["DELEX"], vec![k])),
+        (prop::collection::vec((key(), value()), 1..3), prop::sample::select(vec!["", "NX", "XX", "KEEPTTL"]), prop::option::of(resp_ttl())).prop_map(
+            |(kv, c, ttl)| {
+                let mut rest = vec![kv.len().to_string()];
+                rest.extend(kv.into_iter().flat_map(|(k, v)| [k, v]));
+                if !c.is_empty() {
+                    rest.push(c.into());
+                }
+                if c != "KEEPTTL" {
+                    rest.extend(ttl.unwrap_or_default());
+                }
+                cmd(&["MSETEX"], rest)
+            }
+        ),
+    ]
+}
+
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         4 => strings(),
+        3 => bits_and_hlls(),
         3 => keys_cmds(),
         4 => hashes(),
         2 => reads(),

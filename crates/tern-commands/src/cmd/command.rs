@@ -222,10 +222,37 @@ fn reply_command_docs(ctx: &mut Ctx<'_, '_>, cmd: &Cmd) {
     let commands = ctx.commands;
     let spec = cmd.spec;
     let subs: Vec<&Cmd> = subs_of(commands, cmd).collect();
-    ctx.reply.map(4 + usize::from(!subs.is_empty()));
+    let doc_flags = usize::from(spec.deprecated.is_some()) + usize::from(spec.syscmd);
+    let fields = 4 + usize::from(doc_flags > 0) + 2 * usize::from(spec.deprecated.is_some()) + usize::from(!spec.history.is_empty());
+    ctx.reply.map(fields + usize::from(!subs.is_empty()));
     for (k, v) in [("summary", spec.summary), ("since", spec.since), ("group", spec.group), ("complexity", spec.complexity)] {
         ctx.reply.bulk(k.as_bytes());
         ctx.reply.bulk(v.as_bytes());
+    }
+    if doc_flags > 0 {
+        ctx.reply.bulk(b"doc_flags");
+        ctx.reply.set(doc_flags);
+        if spec.deprecated.is_some() {
+            ctx.reply.simple("deprecated");
+        }
+        if spec.syscmd {
+            ctx.reply.simple("syscmd");
+        }
+    }
+    if let Some((since, replaced_by)) = spec.deprecated {
+        for (k, v) in [("deprecated_since", since), ("replaced_by", replaced_by)] {
+            ctx.reply.bulk(k.as_bytes());
+            ctx.reply.bulk(v.as_bytes());
+        }
+    }
+    if !spec.history.is_empty() {
+        ctx.reply.bulk(b"history");
+        ctx.reply.set(spec.history.len());
+        for (version, change) in spec.history {
+            ctx.reply.array(2);
+            ctx.reply.bulk(version.as_bytes());
+            ctx.reply.bulk(change.as_bytes());
+        }
     }
     if !subs.is_empty() {
         ctx.reply.bulk(b"subcommands");

@@ -295,7 +295,9 @@ impl<'s, 'a> Keys<'s, 'a> {
             step: i64::from(r.keystep),
             flags: r.flags,
             incomplete: false,
-            invalid: !fits,
+            // Starting past the arguments is no keys, not an error (see
+            // `open`).
+            invalid: !fits && first < argc,
         }
     }
 
@@ -338,6 +340,11 @@ impl<'s, 'a> Keys<'s, 'a> {
             if spec.flags & NOT_KEY == 0 {
                 let argc = self.args.len() as i64;
                 let (first, lastkey) = (i64::from(pos), i64::from(lastkey));
+                // A range that starts past the arguments holds no keys
+                // (PFMERGE dest without sources), as Redis 8 reads it.
+                if first >= argc {
+                    return None;
+                }
                 let last = if lastkey >= 0 { first + lastkey } else { argc + lastkey };
                 return Some(self.set_range(spec, first, last, keystep, argc));
             }
@@ -355,6 +362,7 @@ impl<'s, 'a> Keys<'s, 'a> {
         let args = self.args;
         let argc = args.len() as i64;
         let mut first = match spec.begin {
+            Begin::Index(pos) if i64::from(pos) >= argc && matches!(spec.find, Find::Range { .. }) => return None,
             Begin::Index(pos) => i64::from(pos),
             Begin::Keyword { keyword, startfrom } => {
                 let from = i64::from(startfrom);
@@ -396,8 +404,10 @@ impl<'s, 'a> Keys<'s, 'a> {
                 let Some(n) = tern_resp::parse_i64(args.get((first + idx) as usize)).filter(|&n| n >= 0) else {
                     return Some(false);
                 };
+                // The count is of keys, each `keystep` arguments apart
+                // (MSETEX's key-value pairs), as Redis counts them.
                 first += i64::from(firstkey);
-                (first.saturating_add(n) - 1, keystep)
+                (first.saturating_add(n.saturating_sub(1).saturating_mul(i64::from(keystep.max(1)))), keystep)
             }
             Find::Unknown => return Some(false),
         };
@@ -480,13 +490,49 @@ impl CommandKeys<'_> {
     }
 }
 
-/// SET's key flags: a read as well as a write with GET (Redis's
-/// `setGetKeys`, which looks from the argument after the value on).
+/// The IF* conditions of SET and DELEX (Redis 8.4).
+fn is_condition(a: &[u8]) -> bool {
+    [&b"ifeq"[..], b"ifne", b"ifdeq", b"ifdne"].iter().any(|c| a.eq_ignore_ascii_case(c))
+}
+
+/// SET's key flags: a read as well as a write with GET, a read (of the
+/// value compared) without access with a condition (Redis's `setGetKeys`,
+/// which looks at every argument after the value).
 pub fn set_key_flags(args: Args<'_>, _pos: usize) -> KeyFlags {
     if args.iter().skip(3).any(|a| a.eq_ignore_ascii_case(b"get")) {
         RW | ACCESS | UPDATE
+    } else if args.iter().skip(3).any(is_condition) {
+        RW | UPDATE
     } else {
         OW | UPDATE
+    }
+}
+
+/// BITFIELD's key flags: a read only while every subcommand is a complete
+/// GET or OVERFLOW (Redis's `bitfieldGetKeys`: anything else, a syntax
+/// error included, counts as a write).
+pub fn bitfield_key_flags(args: Args<'_>, _pos: usize) -> KeyFlags {
+    let mut i = 2;
+    while i < args.len() {
+        let left = args.len() - i - 1;
+        let sub = crate::errors::c_str(args.get(i));
+        if sub.eq_ignore_ascii_case(b"get") && left >= 2 {
+            i += 3;
+        } else if sub.eq_ignore_ascii_case(b"overflow") && left >= 1 {
+            i += 2;
+        } else {
+            return RW | ACCESS | UPDATE;
+        }
+    }
+    RO | ACCESS
+}
+
+/// DELEX's key flags: the value is read when a condition compares it.
+pub fn delex_key_flags(args: Args<'_>, _pos: usize) -> KeyFlags {
+    if args.len() >= 3 && is_condition(args.get(2)) {
+        RW | DELETE
+    } else {
+        RM | DELETE
     }
 }
 
@@ -531,6 +577,8 @@ mod tests {
     const SINTERCARD: &[KeySpec] = &[ks(RO | ACCESS, index(1), keynum(0, 1, 1))];
     const XREAD: &[KeySpec] = &[ks(RO | ACCESS, keyword("STREAMS", 1), range(-1, 1, 2))];
     const MSET: &[KeySpec] = &[ks(OW | UPDATE, index(1), range(-1, 2, 0))];
+    const PFMERGE: &[KeySpec] = &[ks(RW | ACCESS | INSERT, index(1), range(0, 1, 0)), ks(RO | ACCESS, index(2), range(-1, 1, 0))];
+    const MSETEX: &[KeySpec] = &[ks(OW | UPDATE, index(1), keynum(0, 1, 2))];
     const SORT: &[KeySpec] = &[
         ks(RO | ACCESS, index(1), range(0, 1, 0)),
         ks(RO | ACCESS | INCOMPLETE, Begin::Unknown, Find::Unknown),
@@ -551,6 +599,17 @@ mod tests {
         assert_eq!(positions(SINTERCARD, "sintercard 1 a limit 3"), Some(vec![2]));
         assert_eq!(positions(XREAD, "xread count 2 streams a b 0 0"), Some(vec![4, 5]));
         assert_eq!(positions(MSET, "mset a 1 b 2 c 3"), Some(vec![1, 3, 5]));
+        // A range starting past the arguments has no keys; a count of
+        // none is invalid.
+        assert_eq!(positions(PFMERGE, "pfmerge d"), Some(vec![1]));
+        assert_eq!(positions(PFMERGE, "pfmerge d a b"), Some(vec![1, 2, 3]));
+        // A key count with a step: the keys of MSETEX's pairs.
+        assert_eq!(positions(MSETEX, "msetex 3 a 1 b 2 c 3 ex 5"), Some(vec![2, 4, 6]));
+        assert_eq!(positions(MSETEX, "msetex 1 a 1"), Some(vec![2]));
+        assert_eq!(positions(MSETEX, "msetex 2 a 1 b"), Some(vec![2, 4]), "the handler checks the values");
+        for bad in ["msetex 3 a 1 b 2", "msetex 0 a 1", "msetex 4611686018427387904 a 1"] {
+            assert_eq!(positions(MSETEX, bad), None, "{bad}");
+        }
     }
 
     #[test]

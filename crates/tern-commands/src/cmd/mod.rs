@@ -10,11 +10,13 @@
 //! One file per command family; each exports `COMMANDS: &[CommandSpec]`,
 //! listed in [`FAMILIES`].
 
+pub mod bitmaps;
 pub mod client;
 pub mod command;
 pub mod config;
 pub mod connection;
 pub mod hashes;
+pub mod hll;
 pub mod info;
 pub mod keys;
 pub mod keyspec;
@@ -42,6 +44,8 @@ pub type Handler = fn(&mut Ctx<'_, '_>, Args<'_>);
 /// Every command family of the table.
 pub static FAMILIES: &[&[CommandSpec]] = &[
     strings::COMMANDS,
+    bitmaps::COMMANDS,
+    hll::COMMANDS,
     hashes::COMMANDS,
     keys::COMMANDS,
     connection::COMMANDS,

@@ -18,7 +18,7 @@ pub mod ldouble;
 use tern_resp::{parse_i64, Args};
 use tern_store::{Entry, EntryExt, NewValue, StrRef, StrValue, Value};
 
-use super::keyspec::{index, ks, range, set_key_flags, ACCESS, DELETE, INSERT, OW, RO, RW, UPDATE, VARIABLE_FLAGS};
+use super::keyspec::{delex_key_flags, index, keynum, ks, range, set_key_flags, ACCESS, DELETE, INSERT, OW, RO, RW, UPDATE, VARIABLE_FLAGS};
 use super::table::{flags::*, CommandSpec};
 use super::{Ctx, Reply};
 use crate::errors;
@@ -32,19 +32,30 @@ pub static COMMANDS: &[CommandSpec] = &[
         .acl(&["read", "string", "fast"]),
     CommandSpec::new("set", -3, WRITE | DENYOOM, &[ks(RW | ACCESS | UPDATE | VARIABLE_FLAGS, index(1), range(0, 1, 0)).notes("RW and ACCESS due to the optional `GET` argument")], set)
         .doc("string", "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", "1.0.0", "O(1)")
+        .history(&[
+            ("2.6.12", "Added the `EX`, `PX`, `NX` and `XX` options."),
+            ("6.0.0", "Added the `KEEPTTL` option."),
+            ("6.2.0", "Added the `GET`, `EXAT` and `PXAT` option."),
+            ("7.0.0", "Allowed the `NX` and `GET` options to be used together."),
+            ("8.4.0", "Added 'IFEQ', 'IFNE', 'IFDEQ', 'IFDNE' options."),
+        ])
         .acl(&["write", "string", "slow"])
         .key_flags_of(set_key_flags),
     CommandSpec::new("setnx", 3, WRITE | DENYOOM | FAST, &[ks(OW | INSERT, index(1), range(0, 1, 0))], setnx)
         .doc("string", "Set the string value of a key only when the key doesn't exist.", "1.0.0", "O(1)")
+        .deprecated("2.6.12", "`SET` with the `NX` argument")
         .acl(&["write", "string", "fast"]),
     CommandSpec::new("setex", 4, WRITE | DENYOOM, &[ks(OW | UPDATE, index(1), range(0, 1, 0))], setex)
         .doc("string", "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", "2.0.0", "O(1)")
+        .deprecated("2.6.12", "`SET` with the `EX` argument")
         .acl(&["write", "string", "slow"]),
     CommandSpec::new("psetex", 4, WRITE | DENYOOM, &[ks(OW | UPDATE, index(1), range(0, 1, 0))], psetex)
         .doc("string", "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.", "2.6.0", "O(1)")
+        .deprecated("2.6.12", "`SET` with the `PX` argument")
         .acl(&["write", "string", "slow"]),
     CommandSpec::new("getset", 3, WRITE | DENYOOM | FAST, &[ks(RW | ACCESS | UPDATE, index(1), range(0, 1, 0))], getset)
         .doc("string", "Returns the previous string value of a key after setting it to a new value.", "1.0.0", "O(1)")
+        .deprecated("6.2.0", "`SET` with the `!GET` argument")
         .acl(&["write", "string", "fast"]),
     CommandSpec::new("getdel", 2, WRITE | FAST, &[ks(RW | ACCESS | DELETE, index(1), range(0, 1, 0))], getdel)
         .doc("string", "Returns the string value of a key after deleting the key.", "6.2.0", "O(1)")
@@ -73,6 +84,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         .doc("string", "Returns a substring of the string stored at a key.", "2.4.0", "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.")
         .acl(&["read", "string", "slow"]),
     CommandSpec::new("substr", 4, READONLY, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], getrange)
+        .deprecated("2.0.0", "`GETRANGE`")
         .doc("string", "Returns a substring from a string value.", "1.0.0", "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.")
         .acl(&["read", "string", "slow"]),
     CommandSpec::new("setrange", 4, WRITE | DENYOOM, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], setrange)
@@ -93,6 +105,17 @@ pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("incrbyfloat", 3, WRITE | DENYOOM | FAST, &[ks(RW | ACCESS | UPDATE, index(1), range(0, 1, 0))], incrbyfloat)
         .doc("string", "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", "2.6.0", "O(1)")
         .acl(&["write", "string", "fast"]),
+    CommandSpec::new("msetex", -4, WRITE | DENYOOM, &[ks(OW | UPDATE, index(1), keynum(0, 1, 2))], msetex)
+        .doc("string", "Atomically sets multiple string keys with a shared expiration in a single operation. Supports flexible argument parsing where condition and expiration flags can appear in any order.", "8.4.0", "O(N) where N is the number of keys to set.")
+        .acl(&["write", "string", "slow"])
+        .tips(&["request_policy:multi_shard", "response_policy:all_succeeded"]),
+    CommandSpec::new("digest", 2, READONLY | FAST, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], digest)
+        .doc("string", "Returns the XXH3 hash of a string value.", "8.4.0", "O(N) where N is the length of the string value.")
+        .acl(&["read", "string", "fast"]),
+    CommandSpec::new("delex", -2, WRITE | FAST, &[ks(RW | DELETE | VARIABLE_FLAGS, index(1), range(0, 1, 0))], delex)
+        .doc("string", "Conditionally removes the specified key based on value or digest comparison.", "8.4.0", "O(1) for IFEQ/IFNE, O(N) for IFDEQ/IFDNE where N is the length of the string value.")
+        .acl(&["write", "string", "fast"])
+        .key_flags_of(delex_key_flags),
     CommandSpec::new("lcs", -3, READONLY, &[ks(RO | ACCESS, index(1), range(1, 1, 0))], lcs)
         .doc("string", "Finds the longest common substring.", "7.0.0", "O(N*M) where N and M are the lengths of s1 and s2, respectively")
         .acl(&["read", "string", "slow"]),
@@ -123,6 +146,63 @@ pub fn string_value_sharing(b: &[u8], share_min: usize) -> NewValue<'_> {
 #[inline]
 pub fn string_of(e: &Entry) -> Result<StrRef<'_>, &'static str> {
     e.str().ok_or(errors::WRONGTYPE)
+}
+
+/// Runs `f` on the string at `locs[0]` as a growable `raw` buffer, as
+/// Redis's dbUnshareStringValue gives commands that change a string in
+/// place (SETBIT, BITFIELD, PFADD, PFCOUNT's cache, PFMERGE). An absent
+/// key gets an empty buffer when `create` (`f` is told it is new; the key
+/// is stored only if `f` succeeds); otherwise `f` does not run (None).
+/// `f` answers whether it changed the bytes: a change tells WATCHers and
+/// is recorded. A value kept in the key's item moves to a buffer of its
+/// own even when nothing changed, as Redis unshares it (`raw` from then
+/// on), but then without telling anyone. An error from `f` leaves a value
+/// kept in the item as it was.
+pub fn edit_raw<R>(
+    ctx: &mut Ctx<'_, '_>,
+    key: &[u8],
+    create: bool,
+    f: impl FnOnce(&mut Vec<u8>, bool) -> Result<(R, bool), &'static str>,
+) -> Result<Option<R>, &'static str> {
+    let acc = ctx.access();
+    let (loc, now) = (ctx.locs[0], ctx.now);
+    let shard = ctx.locks.shard(loc.gid);
+    if shard.get(key, loc.hash, now).is_none() {
+        if !create {
+            return Ok(None);
+        }
+        let mut buf = Vec::new();
+        let (r, _) = f(&mut buf, true)?;
+        shard.set(key, loc.hash, Value::Str(StrValue::Raw(buf)), None, now);
+        return Ok(Some(r));
+    }
+    // What `f` made of a value kept in the item: its new buffer and
+    // whether the bytes changed (None: a boxed value, changed in place).
+    type Moved = Option<(Vec<u8>, bool)>;
+    let edited = shard.modify(key, loc.hash, now, acc, |e, edit| -> Result<(R, Moved), &'static str> {
+        string_of(e)?;
+        if let Some(Value::Str(sv)) = e.boxed_value_mut() {
+            let (r, changed) = f(sv.make_raw(), false)?;
+            if changed {
+                edit.changed();
+            }
+            return Ok((r, None));
+        }
+        let mut buf = string_of(e)?.to_vec();
+        let (r, changed) = f(&mut buf, false)?;
+        Ok((r, Some((buf, changed))))
+    });
+    let Some((r, moved)) = edited.transpose()? else { return Ok(None) };
+    match moved {
+        Some((buf, true)) => {
+            shard.replace_value(key, loc.hash, Value::Str(StrValue::Raw(buf)), now);
+        }
+        Some((buf, false)) => {
+            shard.restamp(key, loc.hash, Value::Str(StrValue::Raw(buf)), now);
+        }
+        None => {}
+    }
+    Ok(Some(r))
 }
 
 /// Replies as GET does for a looked-up key and counts the keyspace hit or
@@ -161,23 +241,65 @@ const PX: u16 = 1 << 6;
 const EXAT: u16 = 1 << 7;
 const PXAT: u16 = 1 << 8;
 const ANY_EXPIRE: u16 = EX | PX | EXAT | PXAT;
+// Redis 8.4's conditions on the current value (SET, DELEX).
+const IFEQ: u16 = 1 << 9;
+const IFNE: u16 = 1 << 10;
+const IFDEQ: u16 = 1 << 11;
+const IFDNE: u16 = 1 << 12;
+const ANY_IF: u16 = IFEQ | IFNE | IFDEQ | IFDNE;
 
 struct ExtOpts<'a> {
     flags: u16,
     /// The EX/PX/EXAT/PXAT argument; its unit is `flags & ANY_EXPIRE`.
     expire: Option<&'a [u8]>,
+    /// The IFEQ/IFNE/IFDEQ/IFDNE argument; its kind is `flags & ANY_IF`.
+    cond: Option<&'a [u8]>,
 }
 
-/// Parses SET's options (from argument 3) or GETEX's (from argument 2)
-/// with Redis's rules: an option may repeat (the last expire wins), two
-/// that conflict are a syntax error. None means syntax error.
-fn parse_ext(args: Args<'_>, from: usize, for_set: bool) -> Option<ExtOpts<'_>> {
+/// Whose options [`parse_ext`] reads: each command takes a subset.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum OptsOf {
+    /// NX XX GET KEEPTTL, the expires and the IF* conditions.
+    Set,
+    /// PERSIST and the expires.
+    Getex,
+    /// NX XX KEEPTTL and the expires.
+    Msetex,
+}
+
+/// The condition an IF* option names (as C compares it), or 0.
+fn condition_kind(opt: &[u8]) -> u16 {
+    let opt = c_str(opt);
+    let is = |name: &[u8]| opt.eq_ignore_ascii_case(name);
+    if is(b"ifeq") {
+        IFEQ
+    } else if is(b"ifne") {
+        IFNE
+    } else if is(b"ifdeq") {
+        IFDEQ
+    } else if is(b"ifdne") {
+        IFDNE
+    } else {
+        0
+    }
+}
+
+/// Parses SET's options (from argument 3), GETEX's (from argument 2) or
+/// MSETEX's (after its pairs) with Redis's rules: an option may repeat
+/// (the last expire or condition wins), two that conflict are a syntax
+/// error. A condition may not follow NX or XX, though NX and XX may
+/// follow a condition (Redis checks only the one side). None means
+/// syntax error.
+fn parse_ext(args: Args<'_>, from: usize, of: OptsOf) -> Option<ExtOpts<'_>> {
+    let for_set = of != OptsOf::Getex;
     let mut flags = 0u16;
     let mut expire = None;
+    let mut cond = None;
     let mut j = from;
     while j < args.len() {
         let opt = c_str(args.get(j));
         let is = |name: &[u8]| opt.eq_ignore_ascii_case(name);
+        let kind = if of == OptsOf::Set { condition_kind(opt) } else { 0 };
         let unit = if is(b"ex") {
             EX
         } else if is(b"px") {
@@ -193,7 +315,7 @@ fn parse_ext(args: Args<'_>, from: usize, for_set: bool) -> Option<ExtOpts<'_>> 
             flags |= NX;
         } else if for_set && is(b"xx") && flags & NX == 0 {
             flags |= XX;
-        } else if for_set && is(b"get") {
+        } else if of == OptsOf::Set && is(b"get") {
             flags |= GET;
         } else if for_set && is(b"keepttl") && flags & (PERSIST | ANY_EXPIRE) == 0 {
             flags |= KEEPTTL;
@@ -203,12 +325,44 @@ fn parse_ext(args: Args<'_>, from: usize, for_set: bool) -> Option<ExtOpts<'_>> 
             flags |= unit;
             expire = Some(args.get(j + 1));
             j += 1;
+        } else if kind != 0 && j + 1 < args.len() && flags & (NX | XX | (ANY_IF & !kind)) == 0 {
+            flags |= kind;
+            cond = Some(args.get(j + 1));
+            j += 1;
         } else {
             return None;
         }
         j += 1;
     }
-    Some(ExtOpts { flags, expire })
+    Some(ExtOpts { flags, expire, cond })
+}
+
+/// A value's digest as DIGEST prints it and IFDEQ / IFDNE compare it:
+/// XXH3-64 (seed 0) of its bytes, 16 lowercase hex digits.
+fn digest_hex(s: StrRef<'_>) -> [u8; 16] {
+    let h = s.with_bytes(xxhash_rust::xxh3::xxh3_64);
+    let mut out = [0u8; 16];
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = b"0123456789abcdef"[(h >> (60 - 4 * i)) as usize & 0xf];
+    }
+    out
+}
+
+/// Whether condition `kind` (IFEQ, IFNE, IFDEQ or IFDNE) with argument
+/// `arg` holds for the current string (None: no key, where only the
+/// negative conditions hold). A digest argument is checked for its length
+/// only when there is a value to compare it with, as in Redis, and then
+/// compared case-insensitively, whatever its characters are.
+fn condition_holds(kind: u16, arg: &[u8], cur: Option<StrRef<'_>>) -> Result<bool, &'static str> {
+    let Some(s) = cur else { return Ok(kind & (IFNE | IFDNE) != 0) };
+    if kind & (IFEQ | IFNE) != 0 {
+        let same = s.with_bytes(|b| b == arg);
+        return Ok(same == (kind == IFEQ));
+    }
+    if arg.len() != 16 {
+        return Err(errors::DIGEST_LENGTH);
+    }
+    Ok(digest_hex(s).eq_ignore_ascii_case(arg) == (kind == IFDEQ))
 }
 
 enum BadExpire {
@@ -256,7 +410,7 @@ enum SetReply {
 }
 
 fn set(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
-    let Some(opts) = parse_ext(args, 3, true) else {
+    let Some(opts) = parse_ext(args, 3, OptsOf::Set) else {
         ctx.reply.error(errors::SYNTAX);
         return;
     };
@@ -267,23 +421,37 @@ fn set(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             Err(e) => return reply_bad_expire(ctx, e),
         },
     };
-    set_generic(ctx, args.get(1), args.get(2), opts.flags, when, SetReply::Ok);
+    set_generic(ctx, args.get(1), args.get(2), opts.flags, opts.cond, when, SetReply::Ok);
 }
 
 /// Redis's setGenericCommand, the core of SET, SETNX, SETEX and PSETEX. A
 /// deadline in the past is stored as is: the key is set and at once gone.
-fn set_generic(ctx: &mut Ctx<'_, '_>, key: &[u8], val: &[u8], flags: u16, when: Option<u64>, answer: SetReply) {
+/// Checks in Redis's order: GET's reply (or WRONGTYPE), NX/XX, then the
+/// condition (WRONGTYPE or a bad digest after GET's reply is a second
+/// reply, as in Redis).
+fn set_generic(ctx: &mut Ctx<'_, '_>, key: &[u8], val: &[u8], flags: u16, cond: Option<&[u8]>, when: Option<u64>, answer: SetReply) {
     let acc = ctx.access();
     let share = ctx.reply.share_min();
     let loc = ctx.locs[0];
     let shard = ctx.locks.shard(loc.gid);
-    if flags & (NX | XX | GET | KEEPTTL) != 0 {
+    if flags & (NX | XX | GET | KEEPTTL | ANY_IF) != 0 {
         let existing = shard.lookup(key, loc.hash, ctx.now, acc);
         if flags & GET != 0 && !reply_value(&mut ctx.reply, ctx.stats, existing) {
             return;
         }
         let (found, old_ttl) = existing.map_or((false, None), |e| (true, e.expire()));
-        if (flags & NX != 0 && found) || (flags & XX != 0 && !found) {
+        let mut refused = (flags & NX != 0 && found) || (flags & XX != 0 && !found);
+        if !refused && flags & ANY_IF != 0 {
+            let cur = match existing.map(string_of).transpose() {
+                Ok(cur) => cur,
+                Err(msg) => return ctx.reply.error(msg),
+            };
+            match condition_holds(flags & ANY_IF, cond.unwrap_or_default(), cur) {
+                Ok(holds) => refused = !holds,
+                Err(msg) => return ctx.reply.error(msg),
+            }
+        }
+        if refused {
             if flags & GET == 0 {
                 match answer {
                     SetReply::Ok => ctx.reply.null(),
@@ -306,7 +474,7 @@ fn set_generic(ctx: &mut Ctx<'_, '_>, key: &[u8], val: &[u8], flags: u16, when: 
 }
 
 fn setnx(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
-    set_generic(ctx, args.get(1), args.get(2), NX, None, SetReply::Int);
+    set_generic(ctx, args.get(1), args.get(2), NX, None, None, SetReply::Int);
 }
 
 fn setex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
@@ -319,7 +487,7 @@ fn psetex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 
 fn setex_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, unit: u16) {
     match deadline(ctx.now, unit, args.get(2)) {
-        Ok(w) => set_generic(ctx, args.get(1), args.get(3), 0, Some(w), SetReply::Ok),
+        Ok(w) => set_generic(ctx, args.get(1), args.get(3), 0, None, Some(w), SetReply::Ok),
         Err(e) => reply_bad_expire(ctx, e),
     }
 }
@@ -353,7 +521,7 @@ fn getdel(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 /// a null reply even with a bad expire), its type, the expire value.
 fn getex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let acc = ctx.access();
-    let Some(opts) = parse_ext(args, 2, false) else {
+    let Some(opts) = parse_ext(args, 2, OptsOf::Getex) else {
         ctx.reply.error(errors::SYNTAX);
         return;
     };
@@ -461,6 +629,94 @@ fn mset_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, nx: bool) {
     } else {
         ctx.reply.ok();
     }
+}
+
+/// MSETEX numkeys key value [key value ...] [NX | XX] [EX | PX | EXAT |
+/// PXAT | KEEPTTL]: MSET with MSETNX's all-or-nothing condition (either
+/// way round) and one expiry for every key. Checked in Redis's order: the
+/// count, the pairs, the options' syntax, the expire value, the keys.
+fn msetex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let Some(n) = parse_i64(args.get(1)).filter(|n| (1..=i64::from(i32::MAX)).contains(n)) else {
+        return ctx.reply.error(errors::INVALID_NUMKEYS);
+    };
+    let n = n as usize;
+    // The key spec located every key exactly when the pairs fit.
+    if n * 2 > args.len() - 2 || ctx.locs.len() != n {
+        return ctx.reply.error(errors::KEY_VALUE_PAIRS);
+    }
+    let Some(opts) = parse_ext(args, 2 + 2 * n, OptsOf::Msetex) else {
+        return ctx.reply.error(errors::SYNTAX);
+    };
+    let when = match opts.expire {
+        None => None,
+        Some(arg) => match deadline(ctx.now, opts.flags & ANY_EXPIRE, arg) {
+            Ok(w) => Some(w),
+            Err(e) => return reply_bad_expire(ctx, e),
+        },
+    };
+    let (key, val) = (|i: usize| args.get(2 + 2 * i), |i: usize| args.get(3 + 2 * i));
+    if opts.flags & (NX | XX) != 0 {
+        let want = opts.flags & XX != 0;
+        for i in 0..n {
+            let loc = ctx.locs[i];
+            if ctx.locks.shard(loc.gid).get(key(i), loc.hash, ctx.now).is_some() != want {
+                return ctx.reply.int(0);
+            }
+        }
+    }
+    for i in 0..n {
+        let loc = ctx.locs[i];
+        let shard = ctx.locks.shard(loc.gid);
+        let ttl = if opts.flags & KEEPTTL != 0 { shard.get(key(i), loc.hash, ctx.now).and_then(|e| e.expire()) } else { when };
+        shard.set(key(i), loc.hash, string_value_sharing(val(i), ctx.reply.share_min()), ttl, ctx.now);
+    }
+    ctx.reply.int(1);
+}
+
+/// DIGEST: the XXH3 digest of a string value, or null without one.
+fn digest(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let acc = ctx.access();
+    let loc = ctx.locs[0];
+    let Some(e) = ctx.locks.shard(loc.gid).lookup(args.get(1), loc.hash, ctx.now, acc) else {
+        ctx.stats.keyspace_misses.add(1);
+        return ctx.reply.null();
+    };
+    ctx.stats.keyspace_hits.add(1);
+    match string_of(e) {
+        Ok(s) => ctx.reply.bulk(&digest_hex(s)),
+        Err(msg) => ctx.reply.error(msg),
+    }
+}
+
+/// DELEX key [IFEQ v | IFNE v | IFDEQ d | IFDNE d]: DEL of one key of any
+/// type, or, with a condition, of a string for which it holds. Redis
+/// checks the key before the condition's name: a missing key is 0 and a
+/// key of another type an error, whatever the condition says.
+fn delex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    if args.len() != 2 && args.len() != 4 {
+        return ctx.arity_error();
+    }
+    let (loc, key) = (ctx.locs[0], args.get(1));
+    let shard = ctx.locks.shard(loc.gid);
+    let Some(e) = shard.get(key, loc.hash, ctx.now) else {
+        return ctx.reply.int(0);
+    };
+    if args.len() == 4 {
+        let Ok(s) = string_of(e) else {
+            return ctx.reply.error(errors::DELEX_NOT_STRING);
+        };
+        let kind = condition_kind(args.get(2));
+        if kind == 0 {
+            return ctx.reply.error(errors::DELEX_CONDITION);
+        }
+        match condition_holds(kind, args.get(3), Some(s)) {
+            Ok(true) => {}
+            Ok(false) => return ctx.reply.int(0),
+            Err(msg) => return ctx.reply.error(msg),
+        }
+    }
+    shard.remove(key, loc.hash, ctx.now);
+    ctx.reply.int(1);
 }
 
 /// Redis's checkStringLength: would `cur + add` bytes pass proto-max-bulk-len?
@@ -924,6 +1180,25 @@ mod tests {
         assert_eq!(range_of(10, 5, 100), Some(5..10));
         assert_eq!(range_of(0, 0, -1), None);
         assert_eq!(range_of(10, i64::MIN, i64::MAX), Some(0..10));
+    }
+
+    #[test]
+    fn digests_and_conditions_match_redis() {
+        // Values read from Redis 8.4's DIGEST.
+        assert_eq!(&digest_hex(StrRef::Whole(b"hello")), b"9555e8555c62dcfd");
+        assert_eq!(&digest_hex(StrRef::Whole(b"")), b"2d06800538d394c2");
+        assert_eq!(&digest_hex(StrRef::Int(12345)), b"f34099ede96b5581");
+        let v = Some(StrRef::Whole(b"hello"));
+        assert_eq!(condition_holds(IFEQ, b"hello", v), Ok(true));
+        assert_eq!(condition_holds(IFNE, b"hello", v), Ok(false));
+        assert_eq!(condition_holds(IFDEQ, b"9555E8555C62DCFD", v), Ok(true));
+        assert_eq!(condition_holds(IFDNE, b"9555e8555c62dcfg", v), Ok(true));
+        assert_eq!(condition_holds(IFDEQ, b"abc", v), Err(errors::DIGEST_LENGTH));
+        // No key: only the negative conditions hold, and nothing is checked.
+        assert_eq!(condition_holds(IFDEQ, b"abc", None), Ok(false));
+        assert_eq!(condition_holds(IFDNE, b"abc", None), Ok(true));
+        assert_eq!(condition_holds(IFEQ, b"", None), Ok(false));
+        assert_eq!(condition_holds(IFNE, b"", None), Ok(true));
     }
 
     #[test]

@@ -94,6 +94,13 @@ pub struct CommandSpec {
     pub subcommands: &'static [CommandSpec],
     /// COMMAND INFO tips (`nondeterministic_output`, `request_policy:...`).
     pub tips: &'static [&'static str],
+    /// COMMAND DOCS: (since, replaced by) of a deprecated command.
+    pub deprecated: Option<(&'static str, &'static str)>,
+    /// COMMAND DOCS: (version, change) of each change to the command.
+    pub history: &'static [(&'static str, &'static str)],
+    /// COMMAND DOCS: a system command, not meant for applications (the
+    /// `syscmd` doc flag).
+    pub syscmd: bool,
 }
 
 /// A command as the table holds it.
@@ -236,6 +243,9 @@ impl CommandSpec {
             acl: &[],
             subcommands: &[],
             tips: &[],
+            deprecated: None,
+            history: &[],
+            syscmd: false,
         }
     }
 
@@ -259,6 +269,22 @@ impl CommandSpec {
 
     pub const fn tips(mut self, tips: &'static [&'static str]) -> Self {
         self.tips = tips;
+        self
+    }
+
+    /// Deprecated since version `since`, in favour of `replaced_by`.
+    pub const fn deprecated(mut self, since: &'static str, replaced_by: &'static str) -> Self {
+        self.deprecated = Some((since, replaced_by));
+        self
+    }
+
+    pub const fn syscmd(mut self) -> Self {
+        self.syscmd = true;
+        self
+    }
+
+    pub const fn history(mut self, history: &'static [(&'static str, &'static str)]) -> Self {
+        self.history = history;
         self
     }
 

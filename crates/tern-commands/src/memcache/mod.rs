@@ -4,12 +4,14 @@
 //! ```text
 //!  net.rs / inproc.rs ─► Exec::run (this file: dispatch, the item helpers
 //!                        │           every command shares, the pending flush;
-//!                        │           version, verbosity, quit, mn)
+//!                        │           version, verbosity, quit, shutdown, mn)
 //!                        ├─ text.rs   get gets gat gats, set add replace append
 //!                        │            prepend cas, incr decr, touch, delete,
 //!                        │            flush_all
 //!                        ├─ meta.rs   mg ms md ma me
-//!                        └─ stats.rs  stats (its counters live in Shared)
+//!                        ├─ stats.rs  stats (its counters live in Shared)
+//!                        ├─ dump.rs   stats cachedump, lru_crawler, cache_memlimit
+//!                        └─ detail.rs stats detail (per-prefix counters)
 //!  replies: tern_memcache::reply (lines, headers, flags) and ::errors;
 //!  item data: copied, or queued from the stored bytes (push_data)
 //! ```
@@ -39,11 +41,13 @@
 //! seconds later (`flush_all 1` at once), and a Unix time already past
 //! cancels the pending flush without flushing (here it flushes at once).
 
+mod detail;
+mod dump;
 mod meta;
 mod stats;
 mod text;
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use tern_memcache::reply::{self, Status};
@@ -83,6 +87,10 @@ pub struct Shared {
     pub auth_errors: AtomicU64,
     /// `memcache-max-item-size`.
     pub max_item_size: AtomicUsize,
+    /// `lru_crawler disable` (the crawler starts enabled, as memcached's).
+    pub crawler_disabled: AtomicBool,
+    /// `stats detail`.
+    pub detail: detail::Detail,
 }
 
 impl Shared {
@@ -428,10 +436,27 @@ impl Exec<'_> {
             }
             Request::Quit => return After::Close,
             Request::Stats { args } => self.stats(args.iter().collect()),
+            Request::CacheMemlimit { megabytes, noreply } => self.cache_memlimit(megabytes, noreply),
+            Request::LruCrawler { args } => self.lru_crawler(args.iter().collect()),
+            Request::Shutdown { args } => {
+                // memcached's `shutdown` (SIGINT) and `shutdown graceful`
+                // (SIGUSR1) both end the process; Tern's one shutdown lets
+                // the workers finish the replies in flight, as SIGTERM does.
+                let args: Vec<&[u8]> = args.iter().collect();
+                if !self.srv.config.read().memcache_enable_shutdown {
+                    reply::line(self.out, e::SHUTDOWN_NOT_ENABLED);
+                } else if matches!(args.as_slice(), [] | [b"graceful"]) {
+                    self.srv.begin_shutdown();
+                    return After::Close;
+                } else {
+                    reply::line(self.out, e::SHUTDOWN_BAD_MODE);
+                }
+            }
             Request::Meta(m) => self.meta(m),
             Request::MetaNoop => reply::MetaLine::status(self.out, reply::Code::Mn).end(),
             Request::MetaDebug { key, base64: _ } => self.meta_debug(&key),
             Request::TooLarge { key, unlink, noreply } => {
+                self.sh.detail.record(&key, detail::Event::Set);
                 // A store whose data is over the limit; a set also drops
                 // the old item, so stale data does not outlive it.
                 if unlink {

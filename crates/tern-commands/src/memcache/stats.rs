@@ -1,4 +1,5 @@
-//! `stats` and its sub-listings (`settings`, `items`, `slabs`, `reset`),
+//! `stats` and its sub-listings (`settings`, `items`, `slabs`, `sizes`,
+//! `reset`; `cachedump` is in dump.rs),
 //! over the counters in [`Shared`] (shared atomics, bumped with relaxed
 //! ordering) and the keyspace's database 0.
 
@@ -129,9 +130,15 @@ impl Exec<'_> {
                 ] {
                     c.store(0, Ordering::Relaxed);
                 }
+                sh.detail.clear();
                 reply::status(out, Status::Reset);
                 return;
             }
+            Some(b"cachedump") => return self.cachedump(&args[1..]),
+            Some(b"detail") => return self.stats_detail(args.get(1).copied()),
+            // Item size histograms are memcached's `-o track_sizes`, off
+            // unless started with it.
+            Some(b"sizes") => stat(out, "sizes_status", &"disabled"),
             Some(_) => {
                 reply::line(out, e::ERROR);
                 return;

@@ -15,6 +15,8 @@ use super::{
     retime, rewrite, Exec, Shared,
 };
 
+use super::detail::Event;
+
 impl Exec<'_> {
     /// `get`/`gets`/`gat`/`gats`: a VALUE block per item found, then END.
     pub(super) fn get(&mut self, keys: Keys<'_>, want_cas: bool, touch: Option<i32>) {
@@ -61,7 +63,9 @@ impl Exec<'_> {
         }
         let mut shard = self.srv.ks.lock_writing(loc.gid, self.fx);
         let now = self.now;
-        if !as_item(&mut shard, key, loc.hash, now, self.sh) {
+        let hit = as_item(&mut shard, key, loc.hash, now, self.sh);
+        self.sh.detail.record(key, Event::Get { hit });
+        if !hit {
             bump(&self.sh.get_misses);
             if touch.is_some() {
                 bump(&self.sh.touch_misses);
@@ -104,6 +108,7 @@ impl Exec<'_> {
         cas_in: u64,
     ) -> Status {
         bump(&self.sh.cmd_set);
+        self.sh.detail.record(key, Event::Set);
         let loc = self.srv.ks.locate(0, key);
         let mut shard = self.srv.ks.lock_writing(loc.gid, self.fx);
         let now = self.now;
@@ -214,6 +219,7 @@ impl Exec<'_> {
     }
 
     pub(super) fn delete(&mut self, key: &[u8], noreply: bool) {
+        self.sh.detail.record(key, Event::Delete);
         let loc = self.srv.ks.locate(0, key);
         let mut shard = self.srv.ks.lock_writing(loc.gid, self.fx);
         let hit = shard.remove(key, loc.hash, self.now).is_some();

@@ -1,0 +1,64 @@
+"""Bitmaps as a redis-py user calls them: a bitmap is a string."""
+
+import pytest
+import redis
+
+
+def test_setbit_getbit_share_the_string(r):
+    assert r.setbit("flags", 7, 1) == 0
+    assert r.setbit("flags", 7, 1) == 1
+    assert r.get("flags") == "\x01"
+    assert r.getbit("flags", 7) == 1 and r.getbit("flags", 1000) == 0
+    r.append("flags", "A")
+    assert r.getbit("flags", 9) == 1
+    r.setrange("flags", 0, "\x80")
+    assert r.getbit("flags", 0) == 1 and r.getbit("flags", 7) == 0
+    with pytest.raises(redis.ResponseError, match="bit offset is not an integer or out of range"):
+        r.setbit("flags", 4294967296, 1)
+    with pytest.raises(redis.ResponseError, match="bit is not an integer or out of range"):
+        # (redis-py's setbit sends any true value as 1.)
+        r.execute_command("SETBIT", "flags", 0, 2)
+
+
+def test_bitcount_and_bitpos_ranges(r):
+    r.set("s", "foobar")
+    assert r.bitcount("s") == 26
+    assert r.bitcount("s", 1, 1) == 6
+    assert r.bitcount("s", 5, 30, mode="BIT") == 17
+    assert r.bitcount("missing") == 0
+    r.set("b", b"\xff\xf0\x00")
+    assert r.bitpos("b", 0) == 12
+    assert r.bitpos("b", 1, 2) == -1
+    assert r.bitpos("b", 0, 7, 11, mode="BIT") == -1
+    assert r.bitpos("missing", 0) == 0 and r.bitpos("missing", 1) == -1
+
+
+def test_bitop_every_operation(rb):
+    rb.set("a", b"\x0f\xf0")
+    rb.set("b", b"\xff")
+    rb.set("c", b"\x01\x02\x03")
+    want = {
+        "AND": b"\x01\x00\x00", "OR": b"\xff\xf2\x03", "XOR": b"\xf1\xf2\x03", "DIFF": b"\x00\xf0\x00",
+        "DIFF1": b"\xf0\x02\x03", "ANDOR": b"\x0f\x00\x00", "ONE": b"\xf0\xf2\x03",
+    }
+    for op, result in want.items():
+        assert rb.bitop(op, "dst", "a", "b", "c") == 3, op
+        assert rb.get("dst") == result, op
+    assert rb.bitop("NOT", "dst", "a") == 2 and rb.get("dst") == b"\xf0\x0f"
+    assert rb.bitop("AND", "dst", "none1", "none2") == 0 and rb.exists("dst") == 0
+    with pytest.raises(redis.ResponseError, match="BITOP DIFF must be called with at least two source keys"):
+        rb.bitop("DIFF", "dst", "a")
+
+
+def test_bitfield_overflow_modes(r):
+    bf = r.bitfield("bf")
+    assert bf.set("i8", 0, 100).incrby("i8", 0, 100).get("i8", 0).execute() == [0, -56, -56]
+    res = (r.bitfield("bf").overflow("SAT").incrby("i8", 0, 100).overflow("FAIL").incrby("i8", 0, 100)
+           .overflow("WRAP").incrby("i8", 0, 100).execute())
+    assert res == [44, None, -112]
+    assert r.bitfield("bf").set("u4", "#3", 15).get("u4", "#3").execute() == [0, 15]
+    # 0x90: u8 144, and bits 3..6 (1000) as i4: -8.
+    assert r.bitfield_ro("bf", "u8", 0, items=[("i4", 3)]) == [144, -8]
+    r.hset("h", "f", "v")
+    with pytest.raises(redis.ResponseError, match="WRONGTYPE"):
+        r.bitfield("h").get("u8", 0).execute()
