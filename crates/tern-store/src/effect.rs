@@ -8,7 +8,7 @@
 //!
 //! | change | effect | [`Effect::to_argv`] |
 //! |---|---|---|
-//! | a whole value written (SET, SETEX, MSET, GETSET, INCRBYFLOAT, COPY, RENAME's destination, a memcached store, any in-place edit of a string) | [`Effect::Put`] | `SET k v [PXAT ms \| KEEPTTL]`; a memcached item `TERN.MCSET` (below); a hash `DEL` + `HSET` + `HPEXPIREAT` per field deadline + `PEXPIREAT` |
+//! | a whole value written (a list edited in place: `LPUSH` + `LTRIM`, or `DEL` + `RPUSH` when written whole; SET, SETEX, MSET, GETSET, INCRBYFLOAT, COPY, RENAME's destination, a memcached store, any in-place edit of a string) | [`Effect::Put`] | `SET k v [PXAT ms \| KEEPTTL]`; a memcached item `TERN.MCSET` (below); a hash `DEL` + `HSET` + `HPEXPIREAT` per field deadline + `PEXPIREAT` |
 //! | a key removed (DEL, RENAME's source, GETDEL, an expiry, lazy or active) | [`Effect::Del`] | `DEL k` |
 //! | a key's deadline set or cleared (EXPIRE and friends, GETEX) | [`Effect::Expire`] | `PEXPIREAT k ms` / `PERSIST k` |
 //! | hash fields written (HSET, HINCRBY, HINCRBYFLOAT, HSETEX…) | [`Effect::HSet`] | `HSET k f v…`, or `HSETEX k KEEPTTL FIELDS n f v…` when field TTLs stay |
@@ -167,6 +167,24 @@ impl Effect {
                     out.push(vec![b"PEXPIREAT".to_vec(), key.to_vec(), num(*at)]);
                 }
                 out
+            }
+            Effect::Put { key, value: Value::List(l), ttl: Ttl::At(at) } => {
+                let mut push = vec![b"RPUSH".to_vec(), key.to_vec()];
+                push.extend(l.iter().map(<[u8]>::to_vec));
+                let mut out = vec![vec![b"DEL".to_vec(), key.to_vec()], push];
+                if let Some(at) = at {
+                    out.push(vec![b"PEXPIREAT".to_vec(), key.to_vec(), num(*at)]);
+                }
+                out
+            }
+            // An in-place edit keeps the key's deadline: the new elements go
+            // in front of the old ones and the old ones are trimmed away, so
+            // the key never stops existing.
+            Effect::Put { key, value: Value::List(l), ttl: Ttl::Keep } => {
+                let mut push = vec![b"LPUSH".to_vec(), key.to_vec()];
+                push.extend(l.iter().rev().map(<[u8]>::to_vec));
+                let last = num(l.len() as i64 - 1);
+                vec![push, vec![b"LTRIM".to_vec(), key.to_vec(), b"0".to_vec(), last]]
             }
             Effect::Del { key } => vec![vec![b"DEL".to_vec(), key.to_vec()]],
             Effect::Expire { key, at: Some(at) } => vec![vec![b"PEXPIREAT".to_vec(), key.to_vec(), num(*at)]],

@@ -456,7 +456,7 @@ impl Shard {
         let (heap0, deadline0) = (e.value_heap(), e.next_field_deadline());
         let r = f(e, &mut edit);
         let (heap1, deadline1) = (e.value_heap(), e.next_field_deadline());
-        let emptied = e.hash().is_some_and(|h| h.is_empty());
+        let emptied = e.boxed().is_some_and(Value::is_empty_aggregate);
         let whole = (edit.whole && edit.recording).then(|| e.to_value());
         self.value_mem = (self.value_mem + heap1).saturating_sub(heap0);
         self.field_deadline_changed(hash, deadline0, deadline1);

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use crate::entry::StrRef;
 use crate::hash::Hash;
+use crate::list::List;
 
 /// A stored value that lives apart from its key's item (see
 /// [`crate::entry`]). Later types (lists, sets, ...) join this enum.
@@ -11,6 +12,7 @@ use crate::hash::Hash;
 pub enum Value {
     Str(StrValue),
     Hash(Hash),
+    List(List),
 }
 
 /// A string value and the encoding Redis would report for it.
@@ -275,6 +277,7 @@ impl Value {
         match self {
             Value::Str(_) => "string",
             Value::Hash(_) => "hash",
+            Value::List(_) => "list",
         }
     }
 
@@ -283,6 +286,7 @@ impl Value {
         match self {
             Value::Str(s) => s.encoding(),
             Value::Hash(h) => h.encoding(),
+            Value::List(l) => l.encoding(),
         }
     }
 
@@ -290,6 +294,7 @@ impl Value {
         match self {
             Value::Str(s) => s.heap_size(),
             Value::Hash(h) => h.heap_size(),
+            Value::List(l) => l.heap_size(),
         }
     }
 
@@ -300,6 +305,16 @@ impl Value {
         match self {
             Value::Str(_) => 1,
             Value::Hash(h) => h.free_effort(),
+            Value::List(l) => l.free_effort(),
+        }
+    }
+
+    /// A container left with no element, which its key does not outlive.
+    pub fn is_empty_aggregate(&self) -> bool {
+        match self {
+            Value::Str(_) => false,
+            Value::Hash(h) => h.is_empty(),
+            Value::List(l) => l.is_empty(),
         }
     }
 
