@@ -55,7 +55,7 @@ pub use lazyfree::{LazyFree, LAZYFREE_THRESHOLD};
 pub use list::{End, List, ListLimits};
 pub use entry::{Entry, EntryExt, Lfu, McRef, Meta, NewValue, StrRef, ValueRef, LFU_INIT_VAL};
 pub use effect::{Effect, Effects, Record, Ttl};
-pub use shard::{Access, Detached, Edit, Shard, WatchFlag};
+pub use shard::{Access, Detached, Edit, Shard, Waiter, WatchFlag};
 pub use shard::MAX_PREFETCH_GROUP;
 pub use stage::{ItemHint, Reach, Stager, ITEM_PREFETCH_SPAN};
 pub use slot::{key_slot, SLOTS};
