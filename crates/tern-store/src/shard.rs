@@ -475,8 +475,11 @@ impl Shard {
             for effect in edit.effects {
                 self.stage(effect);
             }
-            if let Some(value) = whole {
-                self.stage(Effect::Put { key: key.into(), value, ttl: Ttl::Keep });
+            match whole {
+                // A whole value left empty is gone: its record is the removal.
+                Some(_) if emptied => self.stage(Effect::Del { key: key.into() }),
+                Some(value) => self.stage(Effect::Put { key: key.into(), value, ttl: Ttl::Keep }),
+                None => {}
             }
         }
         if emptied {

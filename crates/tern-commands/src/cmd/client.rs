@@ -451,6 +451,8 @@ fn push_line(out: &mut Vec<u8>, now_ms: u64, sh: &ClientShared, l: &Live) {
     out.extend_from_slice(c_str(&sh.lib_name.lock()));
     out.extend_from_slice(b" lib-ver=");
     out.extend_from_slice(c_str(&sh.lib_ver.lock()));
+    // Redis 8's field: the worker that owns the connection.
+    out.extend_from_slice(format!(" io-thread={}", sh.worker).as_bytes());
     out.push(b'\n');
 }
 
