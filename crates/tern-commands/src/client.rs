@@ -41,8 +41,6 @@ pub struct Blocked {
     pub keys: Vec<(Loc, Box<[u8]>)>,
     /// Ms since the Unix epoch; None waits forever.
     pub deadline: Option<u64>,
-    /// The reply when it times out: a null array (true) or a null bulk.
-    pub null_array: bool,
 }
 
 /// A key this client WATCHes.

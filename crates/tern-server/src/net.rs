@@ -261,7 +261,7 @@ impl Worker {
             // millisecond, epoll's resolution).
             let mut wait = Duration::from_millis(100);
             if let Some(&Reverse((at, _))) = self.deadlines.peek() {
-                wait = wait.min(Duration::from_millis(at.saturating_sub(now_ms())));
+                wait = wait.min(Duration::from_millis((at + 1).saturating_sub(now_ms())));
             }
             if let Err(e) = self.poll.poll(&mut events, Some(wait)) {
                 if e.kind() != io::ErrorKind::Interrupted {
@@ -354,11 +354,14 @@ impl Worker {
         self.flush(key);
     }
 
-    /// Times out the blocked clients whose deadline has come.
+    /// Times out the blocked clients whose deadline has passed. Strictly
+    /// passed: the deadline was computed from a clock read in whole
+    /// milliseconds, so at the deadline's own millisecond up to 1 ms of
+    /// the timeout may be left.
     fn fire_timeouts(&mut self) {
         let now = now_ms();
         while let Some(&Reverse((at, id))) = self.deadlines.peek() {
-            if at > now {
+            if at >= now {
                 break;
             }
             self.deadlines.pop();

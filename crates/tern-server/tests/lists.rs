@@ -280,7 +280,7 @@ fn timeouts_fire_on_time_whatever_hz() {
     for threads in [1, 2] {
         let s = TestServer::start_with(threads, &["--hz", "1"]);
         let mut r = s.raw();
-        for (cmd, reply, ms) in [("BLPOP q 0.15", NIL_ARRAY, 150u64), ("BLMOVE q d LEFT LEFT 0.05", NIL, 50), ("BLMPOP 0.1 1 q LEFT", NIL_ARRAY, 100)] {
+        for (cmd, reply, ms) in [("BLPOP q 0.15", NIL_ARRAY, 150u64), ("BLMOVE q d LEFT LEFT 0.05", NIL_ARRAY, 50), ("BLMPOP 0.1 1 q LEFT", NIL_ARRAY, 100)] {
             let t = Instant::now();
             send(&mut r, cmd);
             r.expect(reply);

@@ -94,8 +94,8 @@ pub fn served(ctx: &mut Ctx<'_, '_>) {
 
 /// Nothing to take: waits on `count` keys (arguments `first..`, `locs`
 /// `0..count`) until `timeout`, replying nothing now; or, inside MULTI or
-/// EXEC, answers as a timeout would (`null_array` or a null bulk). A
-/// client already waiting just waits on.
+/// EXEC, answers as the non-blocking form would (`null_array` or a null
+/// bulk). A client already waiting just waits on.
 pub fn wait(ctx: &mut Ctx<'_, '_>, args: Args<'_>, first: usize, count: usize, timeout: Timeout, null_array: bool) {
     if serving(ctx) {
         return;
@@ -120,7 +120,7 @@ pub fn wait(ctx: &mut Ctx<'_, '_>, args: Args<'_>, first: usize, count: usize, t
         ctx.locks.shard(loc.gid).block(key, loc.hash, me);
         keys.push((loc, key.into()));
     }
-    ctx.client.blocked = Some(Box::new(Blocked { cmd: ctx.cmd.id, data, ranges, keys, deadline: timeout.0, null_array }));
+    ctx.client.blocked = Some(Box::new(Blocked { cmd: ctx.cmd.id, data, ranges, keys, deadline: timeout.0 }));
     ctx.srv.blocked_clients.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     ctx.client.shared.set_flag(cflags::BLOCKED, true);
 }
@@ -162,7 +162,8 @@ pub fn retry(r: Conn<'_, '_>) -> bool {
 
 /// Ends a client's wait without serving it: it leaves its queues (passing
 /// its turn on) and, unless it is gone (`reply` None), gets the timeout's
-/// reply, or with `error` the `-UNBLOCKED` error.
+/// reply (a null array, whatever the command, as in Redis), or with
+/// `error` the `-UNBLOCKED` error.
 pub fn abandon(srv: &Server, locks: &mut LockSet<'_>, client: &mut Client, stats: &WorkerStats, out: Option<&mut OutBuf>, error: bool) {
     let Some(b) = client.blocked.take() else { return };
     let now = crate::server::now_ms();
@@ -179,7 +180,7 @@ pub fn abandon(srv: &Server, locks: &mut LockSet<'_>, client: &mut Client, stats
         if error {
             reply.error(errors::UNBLOCKED);
         } else {
-            timeout_reply(&mut reply, b.null_array);
+            reply.null_array();
         }
     }
 }

@@ -602,19 +602,17 @@ fn bpop(ctx: &mut Ctx<'_, '_>, args: Args<'_>, end: End) {
         Err(e) => return ctx.reply.error(e),
     };
     let nkeys = args.len() - 2;
-    // A key of another type is an error before anything is popped.
-    for i in 0..nkeys {
-        let loc = ctx.locs[i];
-        if ctx.locks.shard(loc.gid).get(args.get(1 + i), loc.hash, ctx.now).is_some_and(|e| e.list().is_none()) {
-            if blocking::serving(ctx) {
-                // A waiter is served only by a list; it waits on.
-                continue;
-            }
-            return ctx.reply.error(errors::WRONGTYPE);
-        }
-    }
+    // Keys are looked at in order: a key of another type is an error only
+    // if no key before it had an element.
     for i in 0..nkeys {
         let (loc, key) = (ctx.locs[i], args.get(1 + i));
+        match ctx.locks.shard(loc.gid).get(key, loc.hash, ctx.now).map(|e| e.list().is_some()) {
+            None => continue,
+            // A waiter is served only by a list; it waits on.
+            Some(false) if blocking::serving(ctx) => continue,
+            Some(false) => return ctx.reply.error(errors::WRONGTYPE),
+            Some(true) => {}
+        }
         if !blocking::may_take(ctx, loc, key) {
             continue;
         }
