@@ -276,6 +276,33 @@ fn a_waiter_that_leaves_takes_nothing() {
 }
 
 #[test]
+fn rename_move_and_swapdb_serve_waiters() {
+    each_threads(|s| {
+        let mut c = s.conn();
+        let mut w = s.raw();
+        send(&mut w, "BLPOP dst 0");
+        wait_for("the waiter to block", || blocked(&mut c) == 1);
+        let _: i64 = c.rpush("src", "a").unwrap();
+        let _: () = c.rename("src", "dst").unwrap();
+        w.expect(b"*2\r\n$3\r\ndst\r\n$1\r\na\r\n");
+        // A waiter in database 1, served by SWAPDB bringing a list in.
+        rt(&mut w, "SELECT 1", OK);
+        send(&mut w, "BRPOP q 0");
+        wait_for("the waiter to block in db 1", || blocked(&mut c) == 1);
+        let _: i64 = c.rpush("q", &["x", "y"]).unwrap();
+        let _: () = redis::cmd("SWAPDB").arg(0).arg(1).query(&mut c).unwrap();
+        w.expect(b"*2\r\n$1\r\nq\r\n$1\r\ny\r\n");
+        // MOVE into the waiter's database.
+        send(&mut w, "BLPOP m 0");
+        wait_for("the waiter to block again", || blocked(&mut c) == 1);
+        let _: i64 = c.rpush("m", "z").unwrap();
+        let moved: i64 = redis::cmd("MOVE").arg("m").arg(1).query(&mut c).unwrap();
+        assert_eq!(moved, 1);
+        w.expect(b"*2\r\n$1\r\nm\r\n$1\r\nz\r\n");
+    });
+}
+
+#[test]
 fn timeouts_fire_on_time_whatever_hz() {
     for threads in [1, 2] {
         let s = TestServer::start_with(threads, &["--hz", "1"]);

@@ -734,8 +734,27 @@ impl Shard {
         self.signal_live(Some(other), now);
         other.signal_live(Some(self), now);
         self.swap_data(other);
+        // Keys clients block on that hold a value now are ready for them.
+        self.ready_if_live(now);
+        other.ready_if_live(now);
         let other_db = other.db;
         self.wrote_db(Effect::SwapDb { other: other_db });
+    }
+
+    /// Notes ready the keys clients block on that are live here (after
+    /// SWAPDB, which brings a database's keys in without writing them).
+    fn ready_if_live(&mut self, now: u64) {
+        let live: Vec<Box<[u8]>> = self
+            .interest
+            .iter()
+            .filter(|w| !w.waiters.is_empty() && self.peek(&w.key, w.hash, now).is_some())
+            .map(|w| w.key.clone())
+            .collect();
+        for key in live {
+            if !self.ready.iter().any(|k| *k == key) {
+                self.ready.push(key);
+            }
+        }
     }
 
     /// Marks modified the watched keys that are live here or in `other`:

@@ -41,6 +41,8 @@ pub enum StrValue {
 
 // An item's metadata rides in its buffer: strings stay four words.
 const _: () = assert!(std::mem::size_of::<StrValue>() == 32);
+// A boxed value is one 48-byte allocation whatever its type.
+const _: () = assert!(std::mem::size_of::<Value>() == 48);
 
 /// A memcached item's value and metadata, in one buffer so that a hit
 /// costs one cache miss for both:
