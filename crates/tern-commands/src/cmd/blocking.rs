@@ -176,6 +176,9 @@ pub fn abandon(srv: &Server, locks: &mut LockSet<'_>, client: &mut Client, stats
     srv.blocked_clients.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
     client.shared.set_flag(cflags::BLOCKED, false);
     if let Some(out) = out {
+        // It ran to an answer: it counts as a call, as one served does.
+        stats.cmds[b.cmd].calls.add(1);
+        stats.commands.add(1);
         let mut reply = Reply::new(out, client.resp3, stats);
         if error {
             reply.error(errors::UNBLOCKED);

@@ -583,7 +583,8 @@ fn mpop_first(ctx: &mut Ctx<'_, '_>, args: Args<'_>, first: usize, m: &Mpop) -> 
 
 fn lmpop(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let m = match parse_mpop(args, 1) {
-        Ok(m) => m,
+        Ok(m) if ctx.locs.len() >= m.numkeys => m,
+        Ok(_) => return ctx.reply.error(errors::SYNTAX),
         Err(e) => return ctx.reply.error(e),
     };
     match mpop_first(ctx, args, 2, &m) {
@@ -674,7 +675,8 @@ fn blmpop(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         Err(e) => return ctx.reply.error(e),
     };
     let m = match parse_mpop(args, 2) {
-        Ok(m) => m,
+        Ok(m) if ctx.locs.len() >= m.numkeys => m,
+        Ok(_) => return ctx.reply.error(errors::SYNTAX),
         Err(e) => return ctx.reply.error(e),
     };
     for i in 0..m.numkeys {

@@ -551,12 +551,16 @@ pub fn call<'ks>(
     locks.release();
     blocking::post_woken(srv, locks);
     let st = &stats.cmds[cmd.id];
-    st.calls.add(1);
+    // A command that waits counts once, when it is served or times out
+    // (as in Redis), not at each attempt.
+    if client.blocked.is_none() {
+        st.calls.add(1);
+        stats.commands.add(1);
+    }
     st.usec.add(started.elapsed().as_micros() as u64);
     if reply.errors > errors_before {
         st.failed.add(1);
     }
-    stats.commands.add(1);
     client.shared.last_cmd.store(cmd.id, std::sync::atomic::Ordering::Relaxed);
     let close = client.close_after_reply;
     // A million-key command's locations (16 MB) are not kept for the
