@@ -276,6 +276,25 @@ fn a_waiter_that_leaves_takes_nothing() {
 }
 
 #[test]
+fn a_waiter_whose_destination_turns_wrong_type_gets_the_error() {
+    each_threads(|s| {
+        let mut c = s.conn();
+        let mut w = s.raw();
+        send(&mut w, "BLMOVE src dst LEFT LEFT 0");
+        wait_for("the waiter to block", || blocked(&mut c) == 1);
+        // A string under the key it waits on does not serve it.
+        let _: () = c.set("src", "str").unwrap();
+        let _: i64 = c.del("src").unwrap();
+        let _: () = c.set("dst", "str").unwrap();
+        let _: i64 = c.rpush("src", "a").unwrap();
+        w.expect(WRONGTYPE);
+        assert_eq!(blocked(&mut c), 0);
+        assert_eq!(c.lrange::<_, Vec<String>>("src", 0, -1).unwrap(), vec!["a"]);
+        rt(&mut w, "BLMOVE dst src LEFT LEFT 0", WRONGTYPE);
+    });
+}
+
+#[test]
 fn rename_move_and_swapdb_serve_waiters() {
     each_threads(|s| {
         let mut c = s.conn();

@@ -751,7 +751,7 @@ impl Shard {
             .map(|w| w.key.clone())
             .collect();
         for key in live {
-            if !self.ready.iter().any(|k| *k == key) {
+            if !self.ready.contains(&key) {
                 self.ready.push(key);
             }
         }

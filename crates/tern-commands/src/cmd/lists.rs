@@ -644,6 +644,12 @@ fn bmove(ctx: &mut Ctx<'_, '_>, args: Args<'_>, from: End, to: End, timeout_at: 
         Err(e) => return ctx.reply.error(e),
     };
     let (ls, src) = (ctx.locs[0], args.get(1));
+    match ctx.locks.shard(ls.gid).get(src, ls.hash, ctx.now).map(|e| e.list().is_some()) {
+        // A waiter is served only by a list; it waits on.
+        Some(false) if blocking::serving(ctx) => return,
+        Some(false) => return ctx.reply.error(errors::WRONGTYPE),
+        _ => {}
+    }
     if blocking::may_take(ctx, ls, src) {
         match move_element(ctx, args, from, to) {
             Ok(Moved::Value(v)) => {
@@ -651,8 +657,12 @@ fn bmove(ctx: &mut Ctx<'_, '_>, args: Args<'_>, from: End, to: End, timeout_at: 
                 return blocking::served(ctx);
             }
             Ok(Moved::Empty) => {}
-            Err(_) if blocking::serving(ctx) => {}
-            Err(e) => return ctx.reply.error(e),
+            // The destination is of another type: the command ends with
+            // the error, waiting or not (Redis re-runs it and replies so).
+            Err(e) => {
+                ctx.reply.error(e);
+                return blocking::served(ctx);
+            }
         }
     }
     blocking::wait(ctx, args, 1, 1, timeout, false);
