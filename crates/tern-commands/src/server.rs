@@ -75,6 +75,8 @@ pub struct Server {
     pub mailboxes: Vec<Mutex<Vec<Wake>>>,
     /// Clients blocked in a blocking command (INFO `blocked_clients`).
     pub blocked_clients: AtomicUsize,
+    /// Per worker: set by [`Server::wake`] (kills, shutdown).
+    kill_hints: Vec<AtomicBool>,
     pub shutdown: AtomicBool,
     pub started: Instant,
     pub started_ms: u64,
@@ -114,6 +116,7 @@ impl Server {
             wakers: OnceLock::new(),
             mailboxes: (0..threads).map(|_| Mutex::new(Vec::new())).collect(),
             blocked_clients: AtomicUsize::new(0),
+            kill_hints: (0..threads).map(|_| AtomicBool::new(false)).collect(),
             shutdown: AtomicBool::new(false),
             started: Instant::now(),
             started_ms: now_ms(),
@@ -153,16 +156,30 @@ impl Server {
 
     /// Wakes worker `i` so it notices kill flags or shutdown.
     pub fn wake(&self, i: usize) {
+        if let Some(h) = self.kill_hints.get(i) {
+            h.store(true, Ordering::Release);
+        }
+        self.wake_only(i);
+    }
+
+    fn wake_only(&self, i: usize) {
         if let Some(w) = self.wakers.get().and_then(|w| w.get(i)) {
             let _ = w.wake();
         }
+    }
+
+    /// Whether worker `i` was woken by [`Server::wake`] since it last
+    /// asked: only then do its connections need a look for kill flags
+    /// (a wake for its mailbox alone must not walk them all).
+    pub fn take_kill_hint(&self, i: usize) -> bool {
+        self.kill_hints.get(i).is_some_and(|h| h.swap(false, Ordering::AcqRel))
     }
 
     /// Hands `w` to worker `worker` and wakes it.
     pub fn post(&self, worker: usize, w: Wake) {
         let Some(mb) = self.mailboxes.get(worker) else { return };
         mb.lock().push(w);
-        self.wake(worker);
+        self.wake_only(worker);
     }
 
     /// Worker `worker`'s messages, oldest first.

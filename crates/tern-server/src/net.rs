@@ -272,7 +272,9 @@ impl Worker {
             for ev in events.iter() {
                 match ev.token() {
                     WAKER => {
-                        self.check_kills();
+                        if self.eng.srv.take_kill_hint(self.id) {
+                            self.check_kills();
+                        }
                         self.read_mail();
                     }
                     Token(t) if (LISTENER_BASE..CONN_BASE).contains(&t) => self.accept(t - LISTENER_BASE),
