@@ -1166,6 +1166,31 @@ mod tests {
     }
 
     #[test]
+    fn lists_are_accounted_as_they_grow_convert_and_empty() {
+        let mut sh = Shard::new();
+        let h = sh.hash_key(b"l");
+        let lim = crate::ListLimits::default();
+        let elem = [b'e'; 100];
+        let new = || Some(Value::List(crate::List::new()));
+        for _ in 0..300 {
+            sh.modify_or_create(b"l", h, 0, Access::NoTouch, new(), |e, ed| {
+                e.list_mut().unwrap().push(crate::End::Left, &elem, lim);
+                ed.changed();
+            });
+            assert_accounted(&sh);
+        }
+        assert_eq!(sh.get(b"l", h, 0).unwrap().value().encoding(), "quicklist");
+        assert!(sh.value_mem > 300 * 100);
+        // Popping everything removes the key and its bytes.
+        sh.modify(b"l", h, 0, Access::NoTouch, |e, ed| {
+            e.list_mut().unwrap().pop_with(crate::End::Right, 300, lim, |_| {});
+            ed.changed();
+        });
+        assert!(sh.get(b"l", h, 0).is_none());
+        assert_eq!(sh.value_mem, 0);
+    }
+
+    #[test]
     fn values_in_the_item_and_boxed_are_accounted_through_replacements() {
         let mut sh = Shard::new();
         let h = sh.hash_key(b"k");
