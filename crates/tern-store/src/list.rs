@@ -58,7 +58,7 @@ impl ListLimits {
         if self.fill >= 0 {
             (usize::MAX, if self.fill == 0 { 1 } else { self.fill.min(u32::MAX as i64) as usize })
         } else {
-            let level = ((-self.fill - 1) as usize).min(SIZE_LEVELS.len() - 1);
+            let level = ((self.fill.unsigned_abs() - 1) as usize).min(SIZE_LEVELS.len() - 1);
             (SIZE_LEVELS[level], usize::MAX)
         }
     }
@@ -97,6 +97,12 @@ fn lp_entry_size(b: &[u8]) -> usize {
         _ => 5,
     };
     enc + back
+}
+
+/// [`lp_entry_size`] as a pack counts it: saturated to 32 bits (only an
+/// element above 4 GiB, far past any node limit, is counted short).
+fn lp_size32(b: &[u8]) -> u32 {
+    u32::try_from(lp_entry_size(b)).unwrap_or(u32::MAX)
 }
 
 // ---------------------------------------------------------------- pack --
@@ -206,13 +212,13 @@ impl Pack {
     }
 
     fn counted(&mut self, b: &[u8], add: bool) {
-        let s = lp_entry_size(b) as u32;
+        let s = lp_size32(b);
         if add {
             self.len += 1;
-            self.lp += s;
+            self.lp = self.lp.saturating_add(s);
         } else {
             self.len -= 1;
-            self.lp -= s;
+            self.lp = self.lp.saturating_sub(s);
         }
     }
 
@@ -270,9 +276,9 @@ impl Pack {
         let mut it = self.iter();
         let Some(b) = it.next() else { return false };
         f(b);
-        let (s, next) = (lp_entry_size(b) as u32, it.front);
+        let (s, next) = (lp_size32(b), it.front);
         self.len -= 1;
-        self.lp -= s;
+        self.lp = self.lp.saturating_sub(s);
         self.head = next;
         if self.len == 0 {
             self.buf.clear();
@@ -286,9 +292,9 @@ impl Pack {
         let mut it = self.iter();
         let Some(b) = it.next_back() else { return false };
         f(b);
-        let (s, end) = (lp_entry_size(b) as u32, it.back);
+        let (s, end) = (lp_size32(b), it.back);
         self.len -= 1;
-        self.lp -= s;
+        self.lp = self.lp.saturating_sub(s);
         self.buf.truncate(end);
         if self.len == 0 {
             self.buf.clear();
@@ -352,7 +358,7 @@ impl Pack {
         let mut lp = 0u32;
         for _ in 0..count {
             let l = get_varint(&self.buf, &mut pos);
-            lp += lp_entry_size(&self.buf[pos..pos + l]) as u32;
+            lp = lp.saturating_add(lp_size32(&self.buf[pos..pos + l]));
             pos += l + varint_len(l);
         }
         if start == self.head {
@@ -361,7 +367,7 @@ impl Pack {
             self.buf.drain(start..pos);
         }
         self.len -= count as u32;
-        self.lp -= lp;
+        self.lp = self.lp.saturating_sub(lp);
         if self.len == 0 {
             self.buf.clear();
             self.head = 0;
