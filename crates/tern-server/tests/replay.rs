@@ -12,13 +12,15 @@ use std::collections::BTreeMap;
 use proptest::prelude::*;
 use tern_config::Config;
 use tern_server::inproc::InProc;
-use tern_store::{EntryExt, HashLimits, Keyspace, StrRef, ValueRef};
+use tern_store::{EntryExt, HashLimits, Keyspace, ListLimits, StrRef, ValueRef};
 
 const KEYS: &[&str] = &["k0", "k1", "k2", "k3", "{k}4", "m5"];
 const FIELDS: &[&str] = &["f0", "f1", "f2", "f3", "f4"];
 /// Small hash limits, so that hashes change encoding along the way.
 const HASH_ENTRIES: usize = 4;
 const HASH_VALUE: usize = 16;
+/// A small list node limit, so that lists change encoding along the way.
+const LIST_FILL: i64 = 3;
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -338,7 +340,7 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
     let setup = [
         vec!["CONFIG".to_string(), "SET".into(), "hash-max-listpack-entries".into(), HASH_ENTRIES.to_string()],
         vec!["CONFIG".to_string(), "SET".into(), "hash-max-listpack-value".into(), HASH_VALUE.to_string()],
-        vec!["CONFIG".to_string(), "SET".into(), "list-max-listpack-size".into(), "3".into()],
+        vec!["CONFIG".to_string(), "SET".into(), "list-max-listpack-size".into(), LIST_FILL.to_string()],
     ];
     for c in &setup {
         srv.feed(&mut s, &resp(c));
@@ -370,7 +372,7 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
     // One writer: its records are numbered in the order it made them.
     prop_assert!(records.windows(2).all(|w| w[0].seq < w[1].seq));
     for rec in records {
-        rec.apply(&replayed, lim, 0);
+        rec.apply(&replayed, lim, ListLimits { fill: LIST_FILL }, 0);
     }
     // The write path counted every change's memory and TTL, on both sides.
     for k in [ks, &replayed] {

@@ -54,7 +54,7 @@ pub use keyspace::{Keyspace, Loc, LockSet, Padded, ShardLock};
 pub use lazyfree::{LazyFree, LAZYFREE_THRESHOLD};
 pub use list::{End, List, ListLimits};
 pub use entry::{Entry, EntryExt, Lfu, McRef, Meta, NewValue, StrRef, ValueRef, LFU_INIT_VAL};
-pub use effect::{Effect, Effects, Record, Ttl};
+pub use effect::{Effect, Effects, ListEdit, Record, Ttl};
 pub use shard::{Access, Detached, Edit, Shard, Waiter, WatchFlag};
 pub use shard::MAX_PREFETCH_GROUP;
 pub use stage::{ItemHint, Reach, Stager, ITEM_PREFETCH_SPAN};

@@ -15,7 +15,7 @@
 //! client gets.
 
 use tern_resp::{parse_i64, Args};
-use tern_store::{Access, Edit, End, EntryExt, List, ListLimits, Loc, Shard, Value};
+use tern_store::{Access, Edit, Effect, End, EntryExt, List, ListEdit, ListLimits, Loc, Shard, Value};
 
 use super::blocking::{self, Timeout};
 use super::keyspec::{index, keynum, ks, range, ACCESS, DELETE, INSERT, RO, RW, UPDATE};
@@ -109,6 +109,11 @@ fn edit_list<R>(
     super::edit_typed(shard, key, hash, now, create.then(|| Value::List(List::new())), acc, |e| e.list_mut(), f)
 }
 
+/// The record of an in-place edit of the list at `key`.
+fn list_effect(key: &[u8], edit: ListEdit) -> Effect {
+    Effect::List { key: key.into(), edit }
+}
+
 /// [`read_typed`] for a list.
 macro_rules! read_list {
     ($ctx:ident, $key:expr, $missing:expr) => {
@@ -135,7 +140,7 @@ fn push_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, end: End, create: bool) {
     let shard = ctx.locks.shard(loc.gid);
     let len = edit_list(shard, key, loc.hash, now, create, acc, |l, edit| {
         l.push_many(end, (2..args.len()).map(|i| args.get(i)), lim);
-        edit.changed();
+        edit.emit(|| list_effect(key, ListEdit::Push { end, elems: args.tail(2).iter().map(Into::into).collect() }));
         l.len()
     });
     match len {
@@ -181,7 +186,7 @@ fn pop_into(
         header(reply, n);
         l.pop_with(end, n, lim, |b| reply.bulk(b));
         if n > 0 {
-            edit.changed();
+            edit.emit(|| list_effect(key, ListEdit::Pop { end, count: n }));
         }
         n
     })
@@ -287,7 +292,7 @@ fn lset(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         match usize::try_from(i) {
             Ok(i) if i < l.len() => {
                 l.set(i, value, lim);
-                edit.changed();
+                edit.emit(|| list_effect(key, ListEdit::Set { index: i, elem: value.into() }));
                 Ok(())
             }
             _ => Err(errors::INDEX_OUT_OF_RANGE),
@@ -314,7 +319,7 @@ fn linsert(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let r = edit_list(shard, key, loc.hash, now, false, acc, |l, edit| {
         let Some(at) = l.iter().position(|e| e == pivot) else { return -1 };
         l.insert(at + usize::from(after), value, lim);
-        edit.changed();
+        edit.emit(|| list_effect(key, ListEdit::Insert { after, pivot: pivot.into(), elem: value.into() }));
         l.len() as i64
     });
     match r {
@@ -335,7 +340,7 @@ fn lrem(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         let limit = usize::try_from(count.unsigned_abs()).unwrap_or(usize::MAX);
         let n = l.remove_eq(value, limit, count < 0, lim);
         if n > 0 {
-            edit.changed();
+            edit.emit(|| list_effect(key, ListEdit::Rem { count, elem: value.into() }));
         }
         n
     });
@@ -368,7 +373,7 @@ fn ltrim(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         }
         l.remove_range(len - right, right, lim);
         l.remove_range(0, left, lim);
-        edit.changed();
+        edit.emit(|| list_effect(key, ListEdit::Trim { left, right }));
     });
     match r {
         Err(m) => ctx.reply.error(m),
@@ -479,7 +484,7 @@ fn move_element(ctx: &mut Ctx<'_, '_>, args: Args<'_>, from: End, to: End) -> Re
         let r = edit_list(shard, src, ls.hash, now, false, acc, |l, edit| {
             let v = l.pop(from, lim)?;
             l.push(to, &v, lim);
-            edit.changed();
+            edit.emit(|| list_effect(src, ListEdit::Rotate { from, to }));
             Some(v)
         })?;
         return Ok(r.flatten().map_or(Moved::Empty, Moved::Value));
@@ -496,7 +501,7 @@ fn move_element(ctx: &mut Ctx<'_, '_>, args: Args<'_>, from: End, to: End) -> Re
     let v = edit_list(shard, src, ls.hash, now, false, acc, |l, edit| {
         let v = l.pop(from, lim);
         if v.is_some() {
-            edit.changed();
+            edit.emit(|| list_effect(src, ListEdit::Pop { end: from, count: 1 }));
         }
         v
     })?;
@@ -504,7 +509,7 @@ fn move_element(ctx: &mut Ctx<'_, '_>, args: Args<'_>, from: End, to: End) -> Re
     let shard = ctx.locks.shard(ld.gid);
     edit_list(shard, dst, ld.hash, now, true, acc, |l, edit| {
         l.push(to, &v, lim);
-        edit.changed();
+        edit.emit(|| list_effect(dst, ListEdit::Push { end: to, elems: vec![v.as_slice().into()] }));
     })?;
     Ok(Moved::Value(v))
 }
