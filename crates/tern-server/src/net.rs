@@ -361,6 +361,16 @@ impl Worker {
     /// milliseconds, so at the deadline's own millisecond up to 1 ms of
     /// the timeout may be left.
     fn fire_timeouts(&mut self) {
+        // Waits served before their deadline leave pairs behind; clients
+        // that block and are served in a loop must not grow the heap
+        // without bound.
+        if self.deadlines.len() > 2 * self.blocked.len() + 64 {
+            let (blocked, conns) = (&self.blocked, &self.conns);
+            let live = |&Reverse((at, id)): &Reverse<(u64, u64)>| {
+                blocked.get(&id).and_then(|&k| conns.get(k)).and_then(|c| c.client.blocked.as_ref()).is_some_and(|b| b.deadline == Some(at))
+            };
+            self.deadlines.retain(live);
+        }
         let now = now_ms();
         while let Some(&Reverse((at, id))) = self.deadlines.peek() {
             if at >= now {
@@ -641,6 +651,7 @@ impl Worker {
                 if let Some(at) = b.deadline {
                     self.deadlines.push(Reverse((at, conn.client.id)));
                 }
+
             }
         }
         // The arguments of what ran are not needed any more: a

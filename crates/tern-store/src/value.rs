@@ -7,7 +7,7 @@ use crate::hash::Hash;
 use crate::list::List;
 
 /// A stored value that lives apart from its key's item (see
-/// [`crate::entry`]). Later types (lists, sets, ...) join this enum.
+/// [`crate::entry`]). Later types (sets, sorted sets, ...) join this enum.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     Str(StrValue),
