@@ -230,14 +230,23 @@ impl Pack {
     fn push_front(&mut self, b: &[u8]) {
         let need = entry_len(b);
         if self.head < need {
-            // Regrow with a gap in proportion to the entries, so that a
-            // run of front pushes moves each byte O(1) times.
+            // Open a gap in proportion to the entries, so that a run of
+            // front pushes moves each byte O(1) times: within the buffer
+            // when it has the room (a queue fed at the front and drained at
+            // the back frees room at the end), else in a larger one.
             let live = self.buf.len() - self.head;
             let gap = need + live / 2 + 16;
-            let mut nb = Vec::with_capacity(gap + live + live / 2);
-            nb.resize(gap, 0);
-            nb.extend_from_slice(&self.buf[self.head..]);
-            self.buf = nb;
+            if self.buf.capacity() >= gap + live {
+                let old = self.head;
+                self.buf.resize(gap + live.max(old), 0);
+                self.buf.copy_within(old..old + live, gap);
+                self.buf.truncate(gap + live);
+            } else {
+                let mut nb = Vec::with_capacity(gap + live + live / 2);
+                nb.resize(gap, 0);
+                nb.extend_from_slice(&self.buf[self.head..]);
+                self.buf = nb;
+            }
             self.head = gap;
         }
         let start = self.head - need;
@@ -898,6 +907,32 @@ mod tests {
         assert_eq!(l.pop(End::Right, lim(-2)), Some(b"r9".to_vec()));
         assert!(l.check());
         assert_eq!(l.encoding(), "listpack");
+    }
+
+    #[test]
+    fn a_queue_fed_at_the_front_and_drained_at_the_back_keeps_its_buffer() {
+        let lim = lim(-2);
+        let mut l = List::new();
+        for i in 0..20 {
+            l.push(End::Left, format!("job{i:05}").as_bytes(), lim);
+        }
+        let buf = |l: &List| match &l.repr {
+            Repr::Pack(p) => (p.buf.as_ptr(), p.buf.capacity()),
+            Repr::Quick(_) => unreachable!(),
+        };
+        let mut moves = 0;
+        let mut at = buf(&l);
+        for i in 20..10_000 {
+            l.push(End::Left, format!("job{i:05}").as_bytes(), lim);
+            assert_eq!(l.pop(End::Right, lim), Some(format!("job{:05}", i - 20).into_bytes()));
+            if buf(&l) != at {
+                moves += 1;
+                at = buf(&l);
+            }
+        }
+        // Room freed at the back is reused for the front.
+        assert_eq!(moves, 0);
+        assert!(l.check());
     }
 
     #[test]
