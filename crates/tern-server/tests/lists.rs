@@ -321,6 +321,51 @@ fn rename_move_and_swapdb_serve_waiters() {
     });
 }
 
+/// The server's CPU time so far (user + system), from /proc.
+fn cpu_time(s: &TestServer) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", s.child.id())).unwrap();
+    // Fields after the command name (which ends at the last ')').
+    let f: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+    let ticks: u64 = f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap();
+    Duration::from_millis(ticks * 10)
+}
+
+#[test]
+fn many_idle_waiters_cost_no_cpu_and_leave_cleanly() {
+    let s = TestServer::start(2);
+    let mut c = s.conn();
+    // One waiter on 5,000 keys, and 400 more on a key each.
+    let mut wide = s.raw();
+    let keys: Vec<String> = (0..5000).map(|i| format!("k{i}")).collect();
+    let mut parts: Vec<&[u8]> = vec![b"BLPOP"];
+    parts.extend(keys.iter().map(|k| k.as_bytes()));
+    parts.push(b"0");
+    wide.cmd(&parts);
+    let mut waiters: Vec<Raw> = (0..400)
+        .map(|i| {
+            let mut w = s.raw();
+            send(&mut w, &format!("BRPOP w{i} 0"));
+            w
+        })
+        .collect();
+    wait_for("every waiter to block", || blocked(&mut c) == 401);
+    let before = cpu_time(&s);
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_secs(1) {
+        std::thread::yield_now();
+    }
+    let spent = cpu_time(&s) - before;
+    // Two workers' periodic ticks only (the /proc clock counts in 10 ms).
+    assert!(spent <= Duration::from_millis(60), "idle waiters cost {spent:?} of CPU in 1 s");
+    drop(wide);
+    waiters.truncate(200);
+    wait_for("the leavers to be gone", || blocked(&mut c) == 200);
+    let _: i64 = c.rpush("k4999", "kept").unwrap();
+    let _: i64 = c.rpush("w7", "x").unwrap();
+    waiters[7].expect(b"*2\r\n$2\r\nw7\r\n$1\r\nx\r\n");
+    assert_eq!(c.lrange::<_, Vec<String>>("k4999", 0, -1).unwrap(), vec!["kept"]);
+}
+
 #[test]
 fn timeouts_fire_on_time_whatever_hz() {
     for threads in [1, 2] {
