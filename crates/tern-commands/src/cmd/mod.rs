@@ -257,8 +257,9 @@ impl<'a, 'ks> Ctx<'a, 'ks> {
 
 /// Runs `f` on the value stored at `key` as `get` reaches it (an
 /// `EntryExt` accessor: `hash_mut`, `list_mut`), through the store's write
-/// path ([`tern_store::Shard::modify`]: memory, WATCH, blocked clients and
-/// effects are accounted there; a container left empty is removed).
+/// path ([`tern_store::Shard::modify`]: memory, hash field deadlines,
+/// WATCH, blocked clients and effects are accounted there; a container
+/// left empty is removed).
 /// Ok(None) if absent, Err(WRONGTYPE) for another type. With `create`, an
 /// absent key gets that value first (a new key, not an access), which goes
 /// again if `f` leaves it empty.
