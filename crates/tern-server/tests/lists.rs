@@ -229,6 +229,20 @@ fn blocked_client_is_served_by_a_push_on_another_worker() {
 }
 
 #[test]
+fn requests_pipelined_behind_a_wait_run_after_it() {
+    each_threads(|s| {
+        let mut c = s.conn();
+        let mut w = s.raw();
+        w.send(b"*3\r\n$5\r\nBLPOP\r\n$1\r\nq\r\n$1\r\n0\r\n*3\r\n$5\r\nRPUSH\r\n$1\r\nx\r\n$1\r\n1\r\n*1\r\n$4\r\nPING\r\n");
+        wait_for("the waiter to block", || blocked(&mut c) == 1);
+        assert!(!c.exists::<_, bool>("x").unwrap(), "a request behind the wait ran early");
+        let _: i64 = c.rpush("q", "job").unwrap();
+        w.expect(b"*2\r\n$1\r\nq\r\n$3\r\njob\r\n:1\r\n+PONG\r\n");
+        assert!(c.exists::<_, bool>("x").unwrap());
+    });
+}
+
+#[test]
 fn waiters_are_served_first_come_first_served() {
     each_threads(|s| {
         let mut c = s.conn();
