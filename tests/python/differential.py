@@ -58,6 +58,11 @@ ALLOWED = {
     "unknown-command": "Redis 8 writes an unknown command without arguments as 'unknown command 'x''; "
                        "7.0 adds an empty ', with args beginning with: '",
     "multi-queue-errors": "an unknown command without arguments inside MULTI: Redis 8's wording (see unknown-command)",
+    "list-encodings": "Redis 7.0 keeps every list a quicklist; the listpack encoding of small lists arrived in 7.2 "
+                      "(checked against Redis 8.4 with --redis redis-server-unstable)",
+    "lpos-rank-min": "Redis 7.0 takes RANK -9223372036854775808 (its negation overflows); 7.2+ refuse it",
+    "blocking-timeout-inf": "Redis 7.0 converts an infinite timeout to a negative integer ('timeout is negative'); "
+                            "7.2+ say 'timeout is out of range'",
     "scan-negative-cursor": "7.0 parses the cursor with strtoul (-1 wraps to 2^64-1); 7.2+ uses string2ull, "
                             "which rejects negatives with 'invalid cursor'",
 }
@@ -612,9 +617,210 @@ CASES = [
         GETDEL l
         LCS l l
         TYPE l
-        OBJECT ENCODING l
         SET l now-a-string
         GET l
+        LPUSH l a
+        LLEN l
+        LRANGE l 0 -1
+        LPOP l
+        BLPOP l 0
+        LMOVE l x LEFT LEFT
+        RPUSH x a
+        LMOVE x l LEFT LEFT
+        LMPOP 2 nokey l LEFT
+    """),
+    # ---- lists ------------------------------------------------------------------
+    ("list-push-pop-range", r"""
+        RPUSH l a b c 1 2 3 a
+        LPUSH l z 'bin\x00ary'
+        LRANGE l 0 -1
+        LRANGE l -3 -1
+        LRANGE l -100 100
+        LRANGE l 5 2
+        LRANGE l 100 200
+        LRANGE nokey 0 -1
+        LLEN l
+        LLEN nokey
+        LPUSHX nokey a
+        RPUSHX l x y
+        LPOP l
+        RPOP l
+        LPOP l 2
+        RPOP l 0
+        LPOP nokey 0
+        LPOP nokey
+        RPOP nokey 3
+        RPOP l 100
+        EXISTS l
+    """),
+    ("list-index-set-insert", """
+        RPUSH l a b c 1 2 3 a
+        LINDEX l 0
+        LINDEX l -1
+        LINDEX l -8
+        LINDEX l 7
+        LINDEX nokey x
+        LINDEX l x
+        LSET l 1 B
+        LSET l -1 Z
+        LSET l 100 x
+        LSET l -100 x
+        LSET nokey 0 x
+        LSET l x y
+        LINSERT l BEFORE c CC
+        LINSERT l after Z ZZ
+        LINSERT l before zz b
+        LINSERT nokey before a b
+        LINSERT l middle a b
+        LRANGE l 0 -1
+    """),
+    ("list-rem-trim-pos", """
+        RPUSH l a b a c a d a
+        LREM l 2 a
+        LREM l -1 a
+        LREM l 0 zz
+        LREM l x a
+        LREM nokey 0 a
+        LRANGE l 0 -1
+        RPUSH p a b c 1 2 3 c c
+        LPOS p c
+        LPOS p c RANK 2
+        LPOS p c RANK -1
+        LPOS p c COUNT 0
+        LPOS p c COUNT 2 RANK -1
+        LPOS p c MAXLEN 2
+        LPOS p c rank -2 maxlen 3
+        LPOS p c COUNT 0 MAXLEN 4
+        LPOS nokey c
+        LPOS nokey c COUNT 0
+        LPOS p zz COUNT 0
+        LPOS p c RANK 0
+        LPOS p c COUNT -1
+        LPOS p c MAXLEN -1
+        LPOS p c RANK x
+        LPOS p c FOO 1
+        LPOS p c RANK
+        LTRIM p 1 -2
+        LRANGE p 0 -1
+        LTRIM p -2 100
+        LRANGE p 0 -1
+        LTRIM p x 1
+        LTRIM nokey 0 1
+        LTRIM p 5 1
+        EXISTS p
+    """),
+    ("list-move-mpop", """
+        RPUSH a 1 2 3 4 5
+        RPOPLPUSH a b
+        LMOVE a b LEFT RIGHT
+        LMOVE a a LEFT RIGHT
+        LMOVE b b RIGHT LEFT
+        LRANGE a 0 -1
+        LRANGE b 0 -1
+        LMOVE a b middle left
+        LMOVE nokey b LEFT LEFT
+        RPOPLPUSH nokey b
+        LMPOP 2 nokey a LEFT
+        LMPOP 2 nokey a RIGHT COUNT 10
+        LMPOP 1 nokey LEFT
+        LMPOP 0 a LEFT
+        LMPOP -1 a LEFT
+        LMPOP x a LEFT
+        LMPOP 1 a middle
+        LMPOP 2 a LEFT
+        LMPOP 1 a LEFT COUNT 0
+        LMPOP 1 a LEFT COUNT -1
+        LMPOP 1 a LEFT COUNT 1 COUNT 2
+        LMPOP 1 a LEFT FOO
+        LMPOP 100000000000 a LEFT
+        LRANGE b 0 -1
+    """),
+    ("list-blocking-without-waiting", """
+        RPUSH a x y
+        BLPOP nokey a 0
+        BRPOP nokey a 0
+        EXISTS a
+        RPUSH a 1 2
+        BLMOVE a b RIGHT LEFT 0
+        BRPOPLPUSH a b 0
+        BLMPOP 0 2 nokey b LEFT COUNT 5
+        BLPOP nokey 0.01
+        BRPOP nokey 0.01
+        BLMOVE nokey b LEFT LEFT 0.01
+        BRPOPLPUSH nokey b 0.01
+        BLMPOP 0.01 1 nokey LEFT
+        BLPOP a -1
+        BLPOP a x
+        BLPOP a nan
+        BLMPOP x 1 a LEFT
+        BLMPOP -1 1 a LEFT
+        BLMPOP 0 0 a LEFT
+        BLMPOP 0 1 a middle
+        BRPOPLPUSH a b -1
+        BLMOVE a b LEFT middle 0
+        MULTI
+        BLPOP nokey 0
+        BRPOP nokey 0
+        BLMOVE nokey b LEFT LEFT 0
+        BRPOPLPUSH nokey b 0
+        BLMPOP 0 1 nokey LEFT
+        EXEC
+        CLIENT UNBLOCK 999999
+        CLIENT UNBLOCK x
+        CLIENT UNBLOCK 1 foo
+        CLIENT UNBLOCK 1 timeout extra
+    """),
+    ("lpos-rank-min", """
+        RPUSH p a b c
+        LPOS p c RANK -9223372036854775808
+    """),
+    ("blocking-timeout-inf", """
+        BLPOP a inf
+        BLPOP a 1e100
+        BLPOP a -inf
+    """),
+    ("list-generic", """
+        RPUSH l 1 2 3
+        TYPE l
+        COPY l l2
+        RPUSH l2 4
+        LRANGE l 0 -1
+        RENAME l2 l3
+        LRANGE l3 0 -1
+        EXPIRE l 100
+        TTL l
+        LPUSH l 0
+        TTL l
+        LPOP l 4
+        EXISTS l
+        MOVE l3 1
+        SELECT 1
+        LRANGE l3 0 -1
+        SELECT 0
+        SET s v
+        ~SCAN 0 TYPE list COUNT 100
+        DEL l3 s
+    """),
+    ("list-encodings", """
+        RPUSH l a b c
+        OBJECT ENCODING l
+        CONFIG SET list-max-listpack-size 3
+        RPUSH l d
+        OBJECT ENCODING l
+        RPOP l
+        OBJECT ENCODING l
+        RPOP l
+        OBJECT ENCODING l
+        RPUSH m 1 2 3 4 5 6 7
+        OBJECT ENCODING m
+        LTRIM m 0 0
+        OBJECT ENCODING m
+        CONFIG SET list-max-listpack-size -1
+        RPUSH big 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'
+        LRANGE big 0 0
+        OBJECT ENCODING big
+        CONFIG SET list-max-listpack-size -2
+        CONFIG GET list-max-ziplist-size
     """),
     # ---- transactions ---------------------------------------------------------
     ("multi-exec", """
@@ -970,9 +1176,48 @@ def random_string_case(seed, steps=400):
     return "\n".join(rng.choice(makers)() for _ in range(steps))
 
 
+def random_list_case(seed, steps=400):
+    """A seeded random mix of list commands over a few keys (and a string
+    among them), with small node limits, so that lists grow, shrink, move
+    between keys and meet the wrong type step for step as in Redis."""
+    rng = random.Random(seed)
+    keys = ["l0", "l1", "l2", "s"]
+    vals = ["a", "b", "c", "1", "42", "-7", "''", "x" * 70]
+    k = lambda: rng.choice(keys)  # noqa: E731
+    v = lambda: rng.choice(vals)  # noqa: E731
+    i = lambda: str(rng.choice([0, 1, 2, -1, -2, 5, -50, 100]))  # noqa: E731
+    end = lambda: rng.choice(["LEFT", "RIGHT"])  # noqa: E731
+    makers = [
+        lambda: "LPUSH %s %s %s" % (k(), v(), v()),
+        lambda: "RPUSH %s %s" % (k(), v()),
+        lambda: "RPUSH %s %s %s %s %s" % (k(), v(), v(), v(), v()),
+        lambda: "LPUSHX %s %s" % (k(), v()),
+        lambda: "RPUSHX %s %s" % (k(), v()),
+        lambda: "LPOP %s" % k(),
+        lambda: "RPOP %s %s" % (k(), rng.choice(["0", "1", "3"])),
+        lambda: "LLEN %s" % k(),
+        lambda: "LRANGE %s %s %s" % (k(), i(), i()),
+        lambda: "LINDEX %s %s" % (k(), i()),
+        lambda: "LSET %s %s %s" % (k(), i(), v()),
+        lambda: "LINSERT %s %s %s %s" % (k(), rng.choice(["BEFORE", "AFTER"]), v(), v()),
+        lambda: "LREM %s %s %s" % (k(), rng.choice(["0", "1", "-1", "2"]), v()),
+        lambda: "LTRIM %s %s %s" % (k(), i(), i()),
+        lambda: "LPOS %s %s%s" % (k(), v(), rng.choice(["", " RANK -1", " COUNT 0", " COUNT 2 RANK 2", " MAXLEN 3"])),
+        lambda: "LMOVE %s %s %s %s" % (k(), k(), end(), end()),
+        lambda: "RPOPLPUSH %s %s" % (k(), k()),
+        lambda: "LMPOP 2 %s %s %s COUNT %d" % (k(), k(), end(), rng.randint(1, 4)),
+        lambda: "BLPOP %s %s 0.001" % (k(), k()),
+        lambda: "SET s %s" % v(),
+        lambda: "TYPE %s" % k(),
+        lambda: "DEL %s" % k(),
+    ]
+    return "CONFIG SET list-max-listpack-size 4\n" + "\n".join(rng.choice(makers)() for _ in range(steps)) + "\nCONFIG SET list-max-listpack-size -2"
+
+
 # Seeded random cases (see random_string_case); fixed seeds, so a failure
 # reproduces with `differential.py -k random-strings-N -v`.
 CASES += [("random-strings-%d" % seed, random_string_case(seed)) for seed in range(8)]
+CASES += [("random-lists-%d" % seed, random_list_case(seed)) for seed in range(4)]
 
 # ---- Redis 8 (run against redis8_bin(), see REDIS8) -------------------------
 CASES8 = [

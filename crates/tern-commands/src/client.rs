@@ -30,6 +30,19 @@ pub struct MultiState {
     pub failed: bool,
 }
 
+/// What a blocked client waits with: its command, copied out of the read
+/// buffer, the keys it is queued on, and when it gives up.
+#[derive(Debug)]
+pub struct Blocked {
+    pub cmd: usize,
+    pub data: Vec<u8>,
+    pub ranges: Vec<(usize, usize)>,
+    /// The keys it is queued on, in the command's database.
+    pub keys: Vec<(Loc, Box<[u8]>)>,
+    /// Ms since the Unix epoch; None waits forever.
+    pub deadline: Option<u64>,
+}
+
 /// A key this client WATCHes.
 #[derive(Debug)]
 pub struct Watched {
@@ -54,6 +67,9 @@ pub struct Client {
     pub close_after_reply: bool,
     pub no_evict: bool,
     pub no_touch: bool,
+    /// Set while the client waits in a blocking command; its further
+    /// requests wait too.
+    pub blocked: Option<Box<Blocked>>,
     pub shared: Arc<ClientShared>,
 }
 
@@ -71,6 +87,7 @@ impl Client {
             close_after_reply: false,
             no_evict: false,
             no_touch: false,
+            blocked: None,
             shared,
         }
     }
@@ -85,6 +102,8 @@ pub mod flags {
     pub const DIRTY_CAS: u32 = 16;
     /// Subscribed to a channel or pattern (CLIENT LIST `P`, `TYPE pubsub`).
     pub const PUBSUB: u32 = 32;
+    /// Waiting in a blocking command (CLIENT LIST `b`).
+    pub const BLOCKED: u32 = 64;
 }
 
 /// The part of a client other threads may read. Every field is written only

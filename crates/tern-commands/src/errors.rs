@@ -10,6 +10,19 @@ pub const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
 pub const NOT_FLOAT: &str = "ERR value is not a valid float";
 pub const OVERFLOW: &str = "ERR increment or decrement would overflow";
 pub const NO_SUCH_KEY: &str = "ERR no such key";
+pub const INDEX_OUT_OF_RANGE: &str = "ERR index out of range";
+pub const MUST_BE_POSITIVE: &str = "ERR value is out of range, must be positive";
+pub const NUMKEYS_NOT_POSITIVE: &str = "ERR numkeys should be greater than 0";
+pub const COUNT_NOT_POSITIVE: &str = "ERR count should be greater than 0";
+pub const LPOS_RANK_ZERO: &str = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list";
+pub const LPOS_COUNT_NEGATIVE: &str = "ERR COUNT can't be negative";
+pub const LPOS_MAXLEN_NEGATIVE: &str = "ERR MAXLEN can't be negative";
+pub const TIMEOUT_NOT_FLOAT: &str = "ERR timeout is not a float or out of range";
+pub const TIMEOUT_NEGATIVE: &str = "ERR timeout is negative";
+pub const TIMEOUT_OUT_OF_RANGE: &str = "ERR timeout is out of range";
+pub const UNBLOCK_REASON: &str = "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR";
+/// The reply of a client unblocked by CLIENT UNBLOCK ... ERROR.
+pub const UNBLOCKED: &str = "UNBLOCKED client unblocked via CLIENT UNBLOCK";
 pub const NOAUTH: &str = "NOAUTH Authentication required.";
 /// A key longer than an item can hold (Redis has no such limit; reaching it
 /// needs proto-max-bulk-len and client-query-buffer-limit above 1gb).
@@ -251,6 +264,15 @@ fn c_str_128(b: &[u8]) -> &[u8] {
 /// `ERR unknown subcommand 'x'. Try CLIENT HELP.`
 pub fn unknown_subcommand(sub: &[u8], cmd: &str) -> Vec<u8> {
     with_arg("ERR unknown subcommand '", c_str_128(sub), &format!("'. Try {} HELP.", cmd.to_ascii_uppercase()))
+}
+
+/// `ERR unknown subcommand or wrong number of arguments for 'x'. Try CLIENT HELP.`
+pub fn subcommand_syntax(sub: &[u8], cmd: &str) -> Vec<u8> {
+    with_arg(
+        "ERR unknown subcommand or wrong number of arguments for '",
+        c_str_128(sub),
+        &format!("'. Try {} HELP.", cmd.to_ascii_uppercase()),
+    )
 }
 
 /// `ERR unknown command 'x', with args beginning with: 'a' 'b' `, built as

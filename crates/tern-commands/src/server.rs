@@ -43,6 +43,17 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
+/// A message to a worker about one of its blocked clients (see
+/// `cmd::blocking`): posted by any thread, acted on by the owner.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wake {
+    /// A key it waits on was written: it tries its command again.
+    Ready(u64),
+    /// CLIENT UNBLOCK: it stops waiting, with the timeout's reply or an
+    /// `-UNBLOCKED` error.
+    Unblock { client: u64, error: bool },
+}
+
 /// Global counters that are not per worker.
 #[derive(Debug, Default)]
 pub struct GlobalStats {
@@ -60,6 +71,12 @@ pub struct Server {
     pub connected: AtomicUsize,
     pub workers: Vec<Arc<WorkerStats>>,
     pub wakers: OnceLock<Vec<Arc<mio::Waker>>>,
+    /// Each worker's [`Wake`] messages, drained when its waker fires.
+    pub mailboxes: Vec<Mutex<Vec<Wake>>>,
+    /// Clients blocked in a blocking command (INFO `blocked_clients`).
+    pub blocked_clients: AtomicUsize,
+    /// Per worker: set by [`Server::wake`] (kills, shutdown).
+    kill_hints: Vec<AtomicBool>,
     pub shutdown: AtomicBool,
     pub started: Instant,
     pub started_ms: u64,
@@ -101,6 +118,9 @@ impl Server {
             next_client_id: AtomicU64::new(1),
             connected: AtomicUsize::new(0),
             wakers: OnceLock::new(),
+            mailboxes: (0..threads).map(|_| Mutex::new(Vec::new())).collect(),
+            blocked_clients: AtomicUsize::new(0),
+            kill_hints: (0..threads).map(|_| AtomicBool::new(false)).collect(),
             shutdown: AtomicBool::new(false),
             started: Instant::now(),
             started_ms: now_ms(),
@@ -141,9 +161,35 @@ impl Server {
 
     /// Wakes worker `i` so it notices kill flags or shutdown.
     pub fn wake(&self, i: usize) {
+        if let Some(h) = self.kill_hints.get(i) {
+            h.store(true, Ordering::Release);
+        }
+        self.wake_only(i);
+    }
+
+    fn wake_only(&self, i: usize) {
         if let Some(w) = self.wakers.get().and_then(|w| w.get(i)) {
             let _ = w.wake();
         }
+    }
+
+    /// Whether worker `i` was woken by [`Server::wake`] since it last
+    /// asked: only then do its connections need a look for kill flags
+    /// (a wake for its mailbox alone must not walk them all).
+    pub fn take_kill_hint(&self, i: usize) -> bool {
+        self.kill_hints.get(i).is_some_and(|h| h.swap(false, Ordering::AcqRel))
+    }
+
+    /// Hands `w` to worker `worker` and wakes it.
+    pub fn post(&self, worker: usize, w: Wake) {
+        let Some(mb) = self.mailboxes.get(worker) else { return };
+        mb.lock().push(w);
+        self.wake_only(worker);
+    }
+
+    /// Worker `worker`'s messages, oldest first.
+    pub fn take_mail(&self, worker: usize) -> Vec<Wake> {
+        self.mailboxes.get(worker).map(|m| std::mem::take(&mut *m.lock())).unwrap_or_default()
     }
 
     /// Stops accepting, lets workers finish the replies in flight, and makes

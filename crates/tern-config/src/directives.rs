@@ -208,6 +208,10 @@ directives! {
         /// Largest sparse HyperLogLog (header included) before PFADD and
         /// PFMERGE turn it dense.
         hll_sparse_max_bytes: u64 = 3000 => "hll-sparse-max-bytes", Mem::new(0, MEM_MAX), runtime;
+        /// A list node's limit: entries when positive, bytes (4 KiB << (-n - 1),
+        /// at most 64 KiB) when negative; a list of one node within it is a
+        /// listpack.
+        list_max_listpack_size: i64 = -2 => "list-max-listpack-size" | "list-max-ziplist-size", Int::new(i32::MIN as i64, i32::MAX as i64), runtime;
         /// Keys whose lookups are advanced together, stage by stage, so
         /// their cache misses overlap (within a multi-key command and
         /// across the pipelined commands of one read); 0 turns prefetching
@@ -320,7 +324,6 @@ directives! {
         cluster_config_file: String = "nodes.conf".into() => "cluster-config-file", Str, startup, CLUSTER;
         cluster_node_timeout: Duration = Duration::from_millis(15000) => "cluster-node-timeout", Millis::new(0, i64::MAX), runtime, CLUSTER;
 
-        list_max_listpack_size: i64 = -2 => "list-max-listpack-size" | "list-max-ziplist-size", Int::new(i32::MIN as i64, i32::MAX as i64), runtime, TYPES;
         list_compress_depth: i64 = 0 => "list-compress-depth", Int::new(0, i32::MAX as i64), runtime, TYPES;
         set_max_intset_entries: i64 = 512 => "set-max-intset-entries", Int::new(0, i64::MAX), runtime, TYPES;
         set_max_listpack_entries: i64 = 128 => "set-max-listpack-entries", Int::new(0, i64::MAX), runtime, TYPES;

@@ -20,7 +20,7 @@
 //! ([`InProc::effects`]) once a reader is attached to the keyspace.
 //!
 //! Non-goals: output-buffer and query-buffer limits, pausing, idle
-//! timeouts, and anything else that needs a socket or the clock of an
+//! timeouts, waiting in blocking commands (they time out at once), and anything else that needs a socket or the clock of an
 //! event loop.
 
 use std::sync::atomic::Ordering;
@@ -198,6 +198,11 @@ impl InProc {
                 net::Step::Ran { len, close, .. } => {
                     s.closed |= close;
                     pos += len;
+                    // No event loop waits here: a blocking command that
+                    // found nothing times out at once.
+                    if s.client.blocked.is_some() {
+                        cmd::blocking::abandon(srv, &mut locks, &mut s.client, stats, Some(&mut s.out), false);
+                    }
                 }
                 net::Step::ProtocolError(_) => {
                     s.closed = true;

@@ -23,6 +23,8 @@
 //! Memory follows bytes that actually arrived, never a length a client
 //! claims: the read buffer grows by doubling as data comes in.
 
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
@@ -39,7 +41,7 @@ use tern_commands::client::{flags as client_flags, Client, ClientShared};
 use tern_commands::cmd::table::CommandTable;
 use tern_commands::cmd::{self, After, Scratch};
 use tern_commands::engine::Engine;
-use tern_commands::server::{now_ms, Server};
+use tern_commands::server::{now_ms, Server, Wake};
 use tern_commands::stats::WorkerStats;
 use tern_commands::memcache;
 use tern_commands::prefetch::Plan;
@@ -132,6 +134,11 @@ pub struct Worker {
     /// commands' writes, gathered as their shard locks are released. Only
     /// filled while a reader is attached to the keyspace.
     effects: tern_store::Effects,
+    /// This worker's clients waiting in a blocking command: id -> slab key.
+    blocked: HashMap<u64, usize>,
+    /// (deadline ms, client id) of the waits that time out; stale pairs
+    /// (served, gone) are skipped when popped.
+    deadlines: BinaryHeap<Reverse<(u64, u64)>>,
 }
 
 /// Redis's `connIsLocal`: 127.0.0.0/8 or ::1.
@@ -238,7 +245,7 @@ impl Worker {
             poll.registry().register(l, Token(LISTENER_BASE + i), Interest::READABLE)?;
         }
         let stats = eng.srv.workers[id].clone();
-        Ok((Worker { id, eng, poll, listeners, mc_from, mc, conns: Slab::new(), stats, scratch: Scratch::default(), plan: Plan::default(), effects: tern_store::Effects::new() }, waker))
+        Ok((Worker { id, eng, poll, listeners, mc_from, mc, conns: Slab::new(), stats, scratch: Scratch::default(), plan: Plan::default(), effects: tern_store::Effects::new(), blocked: HashMap::new(), deadlines: BinaryHeap::new() }, waker))
     }
 
     pub fn run(mut self) {
@@ -249,7 +256,14 @@ impl Worker {
                 self.shutdown();
                 return;
             }
-            if let Err(e) = self.poll.poll(&mut events, Some(Duration::from_millis(100))) {
+            // The loop wakes for the periodic tick, or sooner for the
+            // earliest deadline of a blocked client (rounded up to the
+            // millisecond, epoll's resolution).
+            let mut wait = Duration::from_millis(100);
+            if let Some(&Reverse((at, _))) = self.deadlines.peek() {
+                wait = wait.min(Duration::from_millis((at + 1).saturating_sub(now_ms())));
+            }
+            if let Err(e) = self.poll.poll(&mut events, Some(wait)) {
                 if e.kind() != io::ErrorKind::Interrupted {
                     log_warning!("worker {}: poll failed: {}", self.id, e);
                 }
@@ -257,7 +271,12 @@ impl Worker {
             }
             for ev in events.iter() {
                 match ev.token() {
-                    WAKER => self.check_kills(),
+                    WAKER => {
+                        if self.eng.srv.take_kill_hint(self.id) {
+                            self.check_kills();
+                        }
+                        self.read_mail();
+                    }
                     Token(t) if (LISTENER_BASE..CONN_BASE).contains(&t) => self.accept(t - LISTENER_BASE),
                     Token(t) => {
                         let key = t - CONN_BASE;
@@ -270,9 +289,98 @@ impl Worker {
                     }
                 }
             }
+            self.fire_timeouts();
             if last_tick.elapsed() >= Duration::from_millis(100) {
                 last_tick = Instant::now();
                 self.tick();
+            }
+        }
+    }
+
+    /// Acts on the messages about this worker's blocked clients.
+    fn read_mail(&mut self) {
+        for w in self.eng.srv.take_mail(self.id) {
+            match w {
+                Wake::Ready(id) => {
+                    if let Some(&key) = self.blocked.get(&id) {
+                        self.retry_blocked(key);
+                    }
+                }
+                Wake::Unblock { client, error } => {
+                    if let Some(&key) = self.blocked.get(&client) {
+                        self.end_wait(key, error);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Runs a blocked client's command again; once served, its further
+    /// requests run and the replies go out.
+    fn retry_blocked(&mut self, key: usize) {
+        let eng = self.eng.clone();
+        let Some(conn) = self.conns.get_mut(key) else { return };
+        let mut locks = LockSet::new(&eng.srv.ks);
+        let served = cmd::blocking::retry(cmd::Conn {
+            srv: &eng.srv,
+            commands: &eng.commands,
+            locks: &mut locks,
+            out: &mut conn.out,
+            client: &mut conn.client,
+            stats: &self.stats,
+            scratch: &mut self.scratch,
+            worker: self.id,
+        });
+        self.effects.absorb(&locks.effects);
+        if served {
+            self.resume(key);
+        }
+    }
+
+    /// Ends a client's wait with the timeout's reply (or `-UNBLOCKED`).
+    fn end_wait(&mut self, key: usize, error: bool) {
+        let eng = self.eng.clone();
+        let Some(conn) = self.conns.get_mut(key) else { return };
+        let mut locks = LockSet::new(&eng.srv.ks);
+        cmd::blocking::abandon(&eng.srv, &mut locks, &mut conn.client, &self.stats, Some(&mut conn.out), error);
+        self.resume(key);
+    }
+
+    /// A client's wait is over: it is forgotten here, and the requests it
+    /// sent meanwhile run.
+    fn resume(&mut self, key: usize) {
+        if let Some(conn) = self.conns.get(key) {
+            self.blocked.remove(&conn.client.id);
+        }
+        self.process(key);
+        self.flush(key);
+    }
+
+    /// Times out the blocked clients whose deadline has passed. Strictly
+    /// passed: the deadline was computed from a clock read in whole
+    /// milliseconds, so at the deadline's own millisecond up to 1 ms of
+    /// the timeout may be left.
+    fn fire_timeouts(&mut self) {
+        // Waits served before their deadline leave pairs behind; clients
+        // that block and are served in a loop must not grow the heap
+        // without bound.
+        if self.deadlines.len() > 2 * self.blocked.len() + 64 {
+            let (blocked, conns) = (&self.blocked, &self.conns);
+            let live = |&Reverse((at, id)): &Reverse<(u64, u64)>| {
+                blocked.get(&id).and_then(|&k| conns.get(k)).and_then(|c| c.client.blocked.as_ref()).is_some_and(|b| b.deadline == Some(at))
+            };
+            self.deadlines.retain(live);
+        }
+        let now = now_ms();
+        while let Some(&Reverse((at, id))) = self.deadlines.peek() {
+            if at >= now {
+                break;
+            }
+            self.deadlines.pop();
+            let Some(&key) = self.blocked.get(&id) else { continue };
+            let due = self.conns.get(key).and_then(|c| c.client.blocked.as_ref()).is_some_and(|b| b.deadline == Some(at));
+            if due {
+                self.end_wait(key, false);
             }
         }
     }
@@ -371,6 +479,11 @@ impl Worker {
         }
         let mut conn = self.conns.remove(key);
         let _ = self.poll.registry().deregister(&mut conn.stream);
+        if self.blocked.remove(&conn.client.id).is_some() {
+            // It takes nothing more; its turn passes to the next waiter.
+            let mut locks = LockSet::new(&self.eng.srv.ks);
+            cmd::blocking::abandon(&self.eng.srv, &mut locks, &mut conn.client, &self.stats, None, false);
+        }
         for w in conn.client.watched.drain(..) {
             self.eng.srv.ks.lock(w.loc.gid).unwatch(&w.key, w.loc.hash, &conn.client.watch_flag);
         }
@@ -485,7 +598,7 @@ impl Worker {
         let hard = srv.settings.client_output_buffer_limit().normal.hard as usize;
         let batch = srv.settings.prefetch_batch_max_size();
         let mut ran = false;
-        while conn.rpos < conn.rlen && !conn.closing {
+        while conn.rpos < conn.rlen && !conn.closing && conn.client.blocked.is_none() {
             if conn.pending_out() > OUT_WRITE_EARLY && conn.write_out(&self.stats).is_err() {
                 // The peer is gone: nothing more will be delivered.
                 conn.closing = true;
@@ -531,6 +644,16 @@ impl Worker {
         }
         self.plan.abandon(&mut conn.frame);
         self.effects.absorb(&locks.effects);
+        // A command started waiting: its requests wait with it.
+        if let Some(b) = &conn.client.blocked {
+            if let std::collections::hash_map::Entry::Vacant(v) = self.blocked.entry(conn.client.id) {
+                v.insert(key);
+                if let Some(at) = b.deadline {
+                    self.deadlines.push(Reverse((at, conn.client.id)));
+                }
+
+            }
+        }
         // The arguments of what ran are not needed any more: a
         // million-argument request must not pin its ranges for the
         // connection's life.

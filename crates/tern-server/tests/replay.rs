@@ -1,5 +1,5 @@
 //! Effect records rebuild the keyspace: random mixes of every write
-//! command (RESP strings, keys and hashes with key and field TTLs, and the
+//! command (RESP strings, keys, lists and hashes with key and field TTLs, and the
 //! memcached text and meta commands), with reads that expire lazily, the
 //! clock moved ahead and active expiry cycles in between, run through the
 //! in-process executor with a reader attached; replaying the records into
@@ -12,13 +12,15 @@ use std::collections::BTreeMap;
 use proptest::prelude::*;
 use tern_config::Config;
 use tern_server::inproc::InProc;
-use tern_store::{EntryExt, HashLimits, Keyspace, StrRef, ValueRef};
+use tern_store::{EntryExt, HashLimits, Keyspace, ListLimits, StrRef, ValueRef};
 
 const KEYS: &[&str] = &["k0", "k1", "k2", "k3", "{k}4", "m5"];
 const FIELDS: &[&str] = &["f0", "f1", "f2", "f3", "f4"];
 /// Small hash limits, so that hashes change encoding along the way.
 const HASH_ENTRIES: usize = 4;
 const HASH_VALUE: usize = 16;
+/// A small list node limit, so that lists change encoding along the way.
+const LIST_FILL: i64 = 3;
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -187,6 +189,22 @@ fn hashes() -> impl Strategy<Value = Op> {
     ]
 }
 
+/// List writes, in place and whole (a small node limit, so that lists
+/// change encoding along the way).
+fn lists() -> impl Strategy<Value = Op> {
+    let elems = prop::collection::vec("[a-c]{1,3}", 1..5);
+    prop_oneof![
+        (key(), any::<bool>(), elems).prop_map(|(k, l, e)| cmd(&[if l { "LPUSH" } else { "RPUSH" }], [vec![k], e].concat())),
+        (key(), any::<bool>(), 1u8..4).prop_map(|(k, l, n)| cmd(&[if l { "LPOP" } else { "RPOP" }], vec![k, n.to_string()])),
+        (key(), -3i8..3, "[a-c]{1,3}").prop_map(|(k, i, v)| cmd(&["LSET"], vec![k, i.to_string(), v])),
+        (key(), "[a-c]{1,3}", "[a-c]{1,3}").prop_map(|(k, p, v)| cmd(&["LINSERT"], vec![k, "BEFORE".into(), p, v])),
+        (key(), -2i8..3, "[a-c]{1,3}").prop_map(|(k, n, v)| cmd(&["LREM"], vec![k, n.to_string(), v])),
+        (key(), -3i8..3, -3i8..3).prop_map(|(k, a, b)| cmd(&["LTRIM"], vec![k, a.to_string(), b.to_string()])),
+        (key(), key()).prop_map(|(a, b)| cmd(&["LMOVE", ], vec![a, b, "LEFT".into(), "RIGHT".into()])),
+        (key(), key()).prop_map(|(a, b)| cmd(&["LMPOP", "2"], vec![a, b, "RIGHT".into(), "COUNT".into(), "2".into()])),
+    ]
+}
+
 /// Reads, which expire what they meet.
 fn reads() -> impl Strategy<Value = Op> {
     prop_oneof![
@@ -273,6 +291,7 @@ fn op() -> impl Strategy<Value = Op> {
         3 => bits_and_hlls(),
         3 => keys_cmds(),
         4 => hashes(),
+        3 => lists(),
         2 => reads(),
         3 => memcached(),
         2 => (1u64..1500).prop_map(Op::Advance),
@@ -338,6 +357,9 @@ fn snapshot(ks: &Keyspace) -> BTreeMap<(usize, Vec<u8>), Snap> {
                         snap.fields = h.iter().map(|(f, v)| (f.to_vec(), v.to_vec(), h.field_expire(f))).collect();
                         snap.fields.sort();
                     }
+                    ValueRef::List(l) => {
+                        snap.fields = l.iter().map(|e| (e.to_vec(), Vec::new(), None)).collect();
+                    }
                 }
                 out.insert((db, e.key().to_vec()), snap);
             }
@@ -354,6 +376,7 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
     let setup = [
         vec!["CONFIG".to_string(), "SET".into(), "hash-max-listpack-entries".into(), HASH_ENTRIES.to_string()],
         vec!["CONFIG".to_string(), "SET".into(), "hash-max-listpack-value".into(), HASH_VALUE.to_string()],
+        vec!["CONFIG".to_string(), "SET".into(), "list-max-listpack-size".into(), LIST_FILL.to_string()],
     ];
     for c in &setup {
         srv.feed(&mut s, &resp(c));
@@ -385,7 +408,7 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
     // One writer: its records are numbered in the order it made them.
     prop_assert!(records.windows(2).all(|w| w[0].seq < w[1].seq));
     for rec in records {
-        rec.apply(&replayed, lim, 0);
+        rec.apply(&replayed, lim, ListLimits { fill: LIST_FILL }, 0);
     }
     // The write path counted every change's memory and TTL, on both sides.
     for k in [ks, &replayed] {

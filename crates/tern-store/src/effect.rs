@@ -8,11 +8,12 @@
 //!
 //! | change | effect | [`Effect::to_argv`] |
 //! |---|---|---|
-//! | a whole value written (SET, SETEX, MSET, GETSET, INCRBYFLOAT, COPY, RENAME's destination, a memcached store, any in-place edit of a string) | [`Effect::Put`] | `SET k v [PXAT ms \| KEEPTTL]`; a memcached item `TERN.MCSET` (below); a hash `DEL` + `HSET` + `HPEXPIREAT` per field deadline + `PEXPIREAT` |
+//! | a whole value written (a list: `DEL` + `RPUSH`; SET, SETEX, MSET, GETSET, INCRBYFLOAT, COPY, RENAME's destination, a memcached store, any in-place edit of a string) | [`Effect::Put`] | `SET k v [PXAT ms \| KEEPTTL]`; a memcached item `TERN.MCSET` (below); a hash `DEL` + `HSET` + `HPEXPIREAT` per field deadline + `PEXPIREAT` |
 //! | a key removed (DEL, RENAME's source, GETDEL, an expiry, lazy or active) | [`Effect::Del`] | `DEL k` |
 //! | a key's deadline set or cleared (EXPIRE and friends, GETEX) | [`Effect::Expire`] | `PEXPIREAT k ms` / `PERSIST k` |
 //! | hash fields written (HSET, HINCRBY, HINCRBYFLOAT, HSETEX…) | [`Effect::HSet`] | `HSET k f v…`, or `HSETEX k KEEPTTL FIELDS n f v…` when field TTLs stay |
 //! | hash fields removed (HDEL, HGETDEL, a field expiry) | [`Effect::HDel`] | `HDEL k f…` |
+//! | a list edited in place (LPUSH, LPOP, LSET, LINSERT, LREM, LTRIM, LMOVE's two sides…) | [`Effect::List`] | the list command that does the same: `RPUSH k e…`, `LPOP k n`, `LMOVE k k LEFT RIGHT`, `LSET k i e`, `LINSERT k BEFORE p e`, `LREM k n e`, `LTRIM k a -b` |
 //! | field deadlines set or cleared (HEXPIRE and friends) | [`Effect::HExpire`] | `HPEXPIREAT k ms FIELDS n f…` / `HPERSIST k FIELDS n f…` |
 //! | FLUSHDB, FLUSHALL (one per database) | [`Effect::FlushDb`] | `FLUSHDB` |
 //! | SWAPDB | [`Effect::SwapDb`] | `SWAPDB a b` |
@@ -40,6 +41,7 @@ use std::cell::RefCell;
 
 use crate::entry::EntryExt;
 use crate::hash::{Hash, HashLimits};
+use crate::list::{End, List, ListLimits};
 use crate::keyspace::{Keyspace, LockSet};
 use crate::shard::Access;
 use crate::value::{StrValue, Value};
@@ -72,10 +74,106 @@ pub enum Effect {
     HDel { key: Box<[u8]>, fields: Vec<Box<[u8]>> },
     /// The fields' deadline is now `at` (None: persistent).
     HExpire { key: Box<[u8]>, at: Option<u64>, fields: Vec<Box<[u8]>> },
+    /// A list changed in place as `edit` says; a list left empty is
+    /// removed.
+    List { key: Box<[u8]>, edit: ListEdit },
     /// Every key of the database is gone.
     FlushDb,
     /// The database exchanged its data with database `other`.
     SwapDb { other: u32 },
+}
+
+/// An in-place change of a list, deterministic given the list it applies
+/// to (so that a push to a long list records the elements pushed, not
+/// the list).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ListEdit {
+    /// Elements pushed at `end`, one by one, in this order.
+    Push { end: End, elems: Vec<Box<[u8]>> },
+    /// `count` elements popped from `end`.
+    Pop { end: End, count: usize },
+    /// One element moved from one end to the other of the same list.
+    Rotate { from: End, to: End },
+    /// Element `index` replaced.
+    Set { index: usize, elem: Box<[u8]> },
+    /// `elem` inserted before (or `after`) the first element equal to `pivot`.
+    Insert { after: bool, pivot: Box<[u8]>, elem: Box<[u8]> },
+    /// Up to |count| (0: every) elements equal to `elem` removed, from the
+    /// tail when `count` is negative.
+    Rem { count: i64, elem: Box<[u8]> },
+    /// `left` elements removed from the head and `right` from the tail.
+    Trim { left: usize, right: usize },
+}
+
+fn end_name(e: End) -> &'static [u8] {
+    match e {
+        End::Left => b"LEFT",
+        End::Right => b"RIGHT",
+    }
+}
+
+impl ListEdit {
+    /// Does the edit to `l`.
+    pub fn apply_to(&self, l: &mut List, lim: ListLimits) {
+        match self {
+            ListEdit::Push { end, elems } => l.push_many(*end, elems.iter().map(|e| &e[..]), lim),
+            ListEdit::Pop { end, count } => {
+                l.pop_with(*end, *count, lim, |_| {});
+            }
+            ListEdit::Rotate { from, to } => {
+                if let Some(v) = l.pop(*from, lim) {
+                    l.push(*to, &v, lim);
+                }
+            }
+            ListEdit::Set { index, elem } => {
+                if *index < l.len() {
+                    l.set(*index, elem, lim);
+                }
+            }
+            ListEdit::Insert { after, pivot, elem } => {
+                let at = l.iter().position(|e| e == &pivot[..]);
+                if let Some(at) = at {
+                    l.insert(at + usize::from(*after), elem, lim);
+                }
+            }
+            ListEdit::Rem { count, elem } => {
+                let limit = usize::try_from(count.unsigned_abs()).unwrap_or(usize::MAX);
+                l.remove_eq(elem, limit, *count < 0, lim);
+            }
+            ListEdit::Trim { left, right } => {
+                let len = l.len();
+                l.remove_range(len.saturating_sub(*right), *right, lim);
+                l.remove_range(0, *left, lim);
+            }
+        }
+    }
+
+    fn to_argv(&self, key: &[u8]) -> Vec<Vec<u8>> {
+        let k = key.to_vec();
+        match self {
+            ListEdit::Push { end, elems } => {
+                let cmd: &[u8] = if *end == End::Left { b"LPUSH" } else { b"RPUSH" };
+                let mut v = vec![cmd.to_vec(), k];
+                v.extend(elems.iter().map(|e| e.to_vec()));
+                v
+            }
+            ListEdit::Pop { end, count } => {
+                let cmd: &[u8] = if *end == End::Left { b"LPOP" } else { b"RPOP" };
+                vec![cmd.to_vec(), k, num(*count)]
+            }
+            ListEdit::Rotate { from, to } => vec![b"LMOVE".to_vec(), k.clone(), k, end_name(*from).to_vec(), end_name(*to).to_vec()],
+            ListEdit::Set { index, elem } => vec![b"LSET".to_vec(), k, num(*index), elem.to_vec()],
+            ListEdit::Insert { after, pivot, elem } => {
+                let w: &[u8] = if *after { b"AFTER" } else { b"BEFORE" };
+                vec![b"LINSERT".to_vec(), k, w.to_vec(), pivot.to_vec(), elem.to_vec()]
+            }
+            ListEdit::Rem { count, elem } => vec![b"LREM".to_vec(), k, num(*count), elem.to_vec()],
+            ListEdit::Trim { left, right } => {
+                let stop = -1i64 - i64::try_from(*right).unwrap_or(i64::MAX - 1);
+                vec![b"LTRIM".to_vec(), k, num(*left), num(stop)]
+            }
+        }
+    }
 }
 
 /// An effect, the database it happened in, and its number in the
@@ -105,7 +203,8 @@ impl Effect {
             | Effect::Expire { key, .. }
             | Effect::HSet { key, .. }
             | Effect::HDel { key, .. }
-            | Effect::HExpire { key, .. } => Some(key),
+            | Effect::HExpire { key, .. }
+            | Effect::List { key, .. } => Some(key),
             Effect::FlushDb | Effect::SwapDb { .. } => None,
         }
     }
@@ -168,6 +267,26 @@ impl Effect {
                 }
                 out
             }
+            Effect::Put { key, value: Value::List(l), ttl: Ttl::At(at) } => {
+                let mut push = vec![b"RPUSH".to_vec(), key.to_vec()];
+                push.extend(l.iter().map(<[u8]>::to_vec));
+                let mut out = vec![vec![b"DEL".to_vec(), key.to_vec()], push];
+                if let Some(at) = at {
+                    out.push(vec![b"PEXPIREAT".to_vec(), key.to_vec(), num(*at)]);
+                }
+                out
+            }
+            // List commands record their in-place edits as Effect::List;
+            // a whole list keeping its deadline still has a form that keeps
+            // the key alive throughout: the new elements in front of the
+            // old, which are then trimmed away.
+            Effect::Put { key, value: Value::List(l), ttl: Ttl::Keep } => {
+                let mut push = vec![b"LPUSH".to_vec(), key.to_vec()];
+                push.extend(l.iter().rev().map(<[u8]>::to_vec));
+                let last = num(l.len() as i64 - 1);
+                vec![push, vec![b"LTRIM".to_vec(), key.to_vec(), b"0".to_vec(), last]]
+            }
+            Effect::List { key, edit } => vec![edit.to_argv(key)],
             Effect::Del { key } => vec![vec![b"DEL".to_vec(), key.to_vec()]],
             Effect::Expire { key, at: Some(at) } => vec![vec![b"PEXPIREAT".to_vec(), key.to_vec(), num(*at)]],
             Effect::Expire { key, at: None } => vec![vec![b"PERSIST".to_vec(), key.to_vec()]],
@@ -206,10 +325,11 @@ impl Record {
     /// Replays the record into `ks`, a keyspace with the writer's number
     /// of databases (what a replica or an AOF load does, without the
     /// command layer). `lim` must be the hash limits the writer ran with,
-    /// so that hashes take the same encodings; `now` is the replay's
+    /// so that hashes take the same encodings, and `list` the list
+    /// limits, for the same reason; `now` is the replay's
     /// clock: 0 replays without expiring anything, the records of expiry
     /// being replayed themselves.
-    pub fn apply(&self, ks: &Keyspace, lim: HashLimits, now: u64) {
+    pub fn apply(&self, ks: &Keyspace, lim: HashLimits, list: ListLimits, now: u64) {
         let db = self.db as usize;
         let key = match self.effect.key() {
             Some(k) => k,
@@ -288,6 +408,15 @@ impl Record {
                     }
                 });
             }
+            Effect::List { edit, .. } => {
+                let create = matches!(edit, ListEdit::Push { .. }).then(|| Value::List(List::new()));
+                shard.modify_or_create(key, h, now, Access::NoTouch, create, |e, ed| {
+                    if let Some(l) = e.list_mut() {
+                        edit.apply_to(l, list);
+                        ed.emit(|| self.effect.clone());
+                    }
+                });
+            }
             Effect::FlushDb | Effect::SwapDb { .. } => {}
         }
     }
@@ -352,6 +481,30 @@ mod tests {
 
     fn argv(e: &Effect) -> Vec<Vec<String>> {
         e.to_argv(3).into_iter().map(|c| c.into_iter().map(|a| String::from_utf8(a).unwrap()).collect()).collect()
+    }
+
+    #[test]
+    fn list_forms_replay_what_they_say() {
+        let k: Box<[u8]> = (*b"k").into();
+        let b = |s: &str| -> Box<[u8]> { s.as_bytes().into() };
+        let argv = |e: ListEdit| Effect::List { key: k.clone(), edit: e }.to_argv(0);
+        let s = |v: &[&str]| -> Vec<Vec<Vec<u8>>> { vec![v.iter().map(|x| x.as_bytes().to_vec()).collect()] };
+        assert_eq!(argv(ListEdit::Push { end: End::Left, elems: vec![b("a"), b("b")] }), s(&["LPUSH", "k", "a", "b"]));
+        assert_eq!(argv(ListEdit::Pop { end: End::Right, count: 2 }), s(&["RPOP", "k", "2"]));
+        assert_eq!(argv(ListEdit::Rotate { from: End::Left, to: End::Right }), s(&["LMOVE", "k", "k", "LEFT", "RIGHT"]));
+        assert_eq!(argv(ListEdit::Set { index: 3, elem: b("x") }), s(&["LSET", "k", "3", "x"]));
+        assert_eq!(argv(ListEdit::Insert { after: true, pivot: b("p"), elem: b("x") }), s(&["LINSERT", "k", "AFTER", "p", "x"]));
+        assert_eq!(argv(ListEdit::Rem { count: -2, elem: b("x") }), s(&["LREM", "k", "-2", "x"]));
+        assert_eq!(argv(ListEdit::Trim { left: 1, right: 0 }), s(&["LTRIM", "k", "1", "-1"]));
+        assert_eq!(argv(ListEdit::Trim { left: 0, right: 2 }), s(&["LTRIM", "k", "0", "-3"]));
+        // The edits do to a list what those commands do.
+        let lim = ListLimits::default();
+        let mut l = List::from_items([&b"a"[..], b"b", b"c", b"b"], lim);
+        ListEdit::Rem { count: -1, elem: b("b") }.apply_to(&mut l, lim);
+        ListEdit::Insert { after: false, pivot: b("c"), elem: b("x") }.apply_to(&mut l, lim);
+        ListEdit::Trim { left: 1, right: 1 }.apply_to(&mut l, lim);
+        ListEdit::Rotate { from: End::Right, to: End::Left }.apply_to(&mut l, lim);
+        assert_eq!(l.iter().collect::<Vec<_>>(), vec![&b"x"[..], b"b"]);
     }
 
     #[test]

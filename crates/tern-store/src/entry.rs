@@ -18,6 +18,7 @@ use std::sync::Arc;
 use tern_table::{size_class, Item};
 
 use crate::hash::Hash;
+use crate::list::List;
 use crate::value::{McStr, StrValue, Value, EMBSTR_MAX};
 
 /// A stored key: see the module docs. Read it with [`EntryExt`].
@@ -345,6 +346,7 @@ impl<'a> StrRef<'a> {
 pub enum ValueRef<'a> {
     Str(StrRef<'a>),
     Hash(&'a Hash),
+    List(&'a List),
 }
 
 impl ValueRef<'_> {
@@ -353,6 +355,7 @@ impl ValueRef<'_> {
         match self {
             ValueRef::Str(_) => "string",
             ValueRef::Hash(_) => "hash",
+            ValueRef::List(_) => "list",
         }
     }
 
@@ -361,6 +364,7 @@ impl ValueRef<'_> {
         match self {
             ValueRef::Str(s) => s.encoding(),
             ValueRef::Hash(h) => h.encoding(),
+            ValueRef::List(l) => l.encoding(),
         }
     }
 }
@@ -376,6 +380,11 @@ pub trait EntryExt {
     /// The hash, writable. Call [`crate::Shard::value_resized`] when its
     /// heap size changed.
     fn hash_mut(&mut self) -> Option<&mut Hash>;
+    /// The list, or None for another type.
+    fn list(&self) -> Option<&List>;
+    /// The list, writable (through [`crate::Shard::modify`], which
+    /// accounts its size).
+    fn list_mut(&mut self) -> Option<&mut List>;
     /// The boxed value, writable (None when the value is in the item).
     /// Call [`crate::Shard::value_resized`] when its heap size changed.
     fn boxed_value_mut(&mut self) -> Option<&mut Value>;
@@ -402,6 +411,7 @@ impl EntryExt for Entry {
     fn value(&self) -> ValueRef<'_> {
         match self.boxed() {
             Some(Value::Hash(h)) => ValueRef::Hash(h),
+            Some(Value::List(l)) => ValueRef::List(l),
             Some(Value::Str(s)) => ValueRef::Str(StrRef::of(s)),
             None => ValueRef::Str(self.inline_str()),
         }
@@ -411,7 +421,7 @@ impl EntryExt for Entry {
     fn str(&self) -> Option<StrRef<'_>> {
         match self.value() {
             ValueRef::Str(s) => Some(s),
-            ValueRef::Hash(_) => None,
+            ValueRef::Hash(_) | ValueRef::List(_) => None,
         }
     }
 
@@ -429,6 +439,20 @@ impl EntryExt for Entry {
         }
     }
 
+    fn list(&self) -> Option<&List> {
+        match self.boxed() {
+            Some(Value::List(l)) => Some(l),
+            _ => None,
+        }
+    }
+
+    fn list_mut(&mut self) -> Option<&mut List> {
+        match self.boxed_mut() {
+            Some(Value::List(l)) => Some(l),
+            _ => None,
+        }
+    }
+
     fn boxed_value_mut(&mut self) -> Option<&mut Value> {
         self.boxed_mut()
     }
@@ -437,6 +461,7 @@ impl EntryExt for Entry {
         match self.value() {
             ValueRef::Str(s) => s.to_value(),
             ValueRef::Hash(h) => Value::Hash(h.clone()),
+            ValueRef::List(l) => Value::List(l.clone()),
         }
     }
 

@@ -71,7 +71,7 @@ struct Pack {
     len: u32,
 }
 
-fn put_varint(out: &mut Vec<u8>, mut n: usize) {
+pub(crate) fn put_varint(out: &mut Vec<u8>, mut n: usize) {
     while n >= 0x80 {
         out.push((n as u8) | 0x80);
         n >>= 7;
@@ -79,7 +79,7 @@ fn put_varint(out: &mut Vec<u8>, mut n: usize) {
     out.push(n as u8);
 }
 
-fn varint_len(mut n: usize) -> usize {
+pub(crate) fn varint_len(mut n: usize) -> usize {
     let mut l = 1;
     while n >= 0x80 {
         n >>= 7;
@@ -91,7 +91,7 @@ fn varint_len(mut n: usize) -> usize {
 /// Reads a varint at `pos`; the pack is only ever written by this module,
 /// so its lengths are well formed.
 #[inline]
-fn get_varint(buf: &[u8], pos: &mut usize) -> usize {
+pub(crate) fn get_varint(buf: &[u8], pos: &mut usize) -> usize {
     let mut n = 0usize;
     let mut shift = 0;
     loop {

@@ -24,7 +24,7 @@ use smallvec::SmallVec;
 
 use crate::effect::Effects;
 use crate::lazyfree::LazyFree;
-use crate::shard::Shard;
+use crate::shard::{Shard, Waiter};
 use crate::slot::{key_slot, SLOTS};
 
 /// Pads `T` to its own pair of cache lines, so that two shard locks taken by
@@ -303,6 +303,9 @@ pub struct LockSet<'a> {
     /// The lock holder's effect records: what the writes under its locks
     /// did (see [`crate::effect`]), gathered as each lock is released.
     pub effects: Effects,
+    /// Clients blocked on keys written under these locks, to be woken by
+    /// the holder once the locks are gone ([`LockSet::take_woken`]).
+    woken: Vec<Waiter>,
 }
 
 impl<'a> LockSet<'a> {
@@ -315,6 +318,7 @@ impl<'a> LockSet<'a> {
             pinned: false,
             wanted: SmallVec::new(),
             effects: Effects::new(),
+            woken: Vec::new(),
         }
     }
 
@@ -422,6 +426,9 @@ impl<'a> LockSet<'a> {
         if !self.pinned {
             self.gather_effects();
             let indexed = self.held.len() > FEW;
+            for (_, guard) in self.held.iter_mut() {
+                guard.drain_ready(&mut self.woken);
+            }
             for (gid, guard) in &self.held {
                 self.ks.publish_hint(*gid, guard);
                 let off = gid.wrapping_sub(self.near_base) as usize;
@@ -431,6 +438,17 @@ impl<'a> LockSet<'a> {
             }
             self.held.clear();
         }
+    }
+
+    /// The clients to wake because keys they block on were written under
+    /// locks released since the last call (first come first, per key).
+    #[inline]
+    pub fn has_woken(&self) -> bool {
+        !self.woken.is_empty()
+    }
+
+    pub fn take_woken(&mut self) -> Vec<Waiter> {
+        std::mem::take(&mut self.woken)
     }
 
     /// Moves the records the held shards staged into [`LockSet::effects`]:

@@ -86,14 +86,22 @@ impl WatchFlag {
 }
 
 /// Who wants to hear that a key changed: the WATCHing clients' flags, and
-/// how many clients are blocked on it (blocking pops). One table for both,
-/// so that a write probes it once, and only when it is not empty.
+/// the clients blocked on it (blocking pops), first come first. One table
+/// for both, so that a write probes it once, and only when it is not empty.
 #[derive(Debug)]
 struct Interest {
     hash: u64,
     key: Box<[u8]>,
     flags: Vec<Arc<WatchFlag>>,
-    blocked: u32,
+    waiters: std::collections::VecDeque<Waiter>,
+}
+
+/// A client blocked on a key, and the worker that owns it (the one that
+/// must be woken to serve it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Waiter {
+    pub client: u64,
+    pub worker: u32,
 }
 
 /// What a closure given to [`Shard::modify`] reports of its change.
@@ -456,7 +464,7 @@ impl Shard {
         let (heap0, deadline0) = (e.value_heap(), e.next_field_deadline());
         let r = f(e, &mut edit);
         let (heap1, deadline1) = (e.value_heap(), e.next_field_deadline());
-        let emptied = e.hash().is_some_and(|h| h.is_empty());
+        let emptied = e.boxed().is_some_and(Value::is_empty_aggregate);
         let whole = (edit.whole && edit.recording).then(|| e.to_value());
         self.value_mem = (self.value_mem + heap1).saturating_sub(heap0);
         self.field_deadline_changed(hash, deadline0, deadline1);
@@ -467,8 +475,11 @@ impl Shard {
             for effect in edit.effects {
                 self.stage(effect);
             }
-            if let Some(value) = whole {
-                self.stage(Effect::Put { key: key.into(), value, ttl: Ttl::Keep });
+            match whole {
+                // A whole value left empty is gone: its record is the removal.
+                Some(_) if emptied => self.stage(Effect::Del { key: key.into() }),
+                Some(value) => self.stage(Effect::Put { key: key.into(), value, ttl: Ttl::Keep }),
+                None => {}
             }
         }
         if emptied {
@@ -723,8 +734,27 @@ impl Shard {
         self.signal_live(Some(other), now);
         other.signal_live(Some(self), now);
         self.swap_data(other);
+        // Keys clients block on that hold a value now are ready for them.
+        self.ready_if_live(now);
+        other.ready_if_live(now);
         let other_db = other.db;
         self.wrote_db(Effect::SwapDb { other: other_db });
+    }
+
+    /// Notes ready the keys clients block on that are live here (after
+    /// SWAPDB, which brings a database's keys in without writing them).
+    fn ready_if_live(&mut self, now: u64) {
+        let live: Vec<Box<[u8]>> = self
+            .interest
+            .iter()
+            .filter(|w| !w.waiters.is_empty() && self.peek(&w.key, w.hash, now).is_some())
+            .map(|w| w.key.clone())
+            .collect();
+        for key in live {
+            if !self.ready.contains(&key) {
+                self.ready.push(key);
+            }
+        }
     }
 
     /// Marks modified the watched keys that are live here or in `other`:
@@ -802,13 +832,13 @@ impl Shard {
 
     fn interest_mut(&mut self, key: &[u8], hash: u64) -> &mut Interest {
         let entry = self.interest.entry(hash, |w| *w.key == *key, |w| w.hash);
-        entry.or_insert_with(|| Interest { hash, key: key.into(), flags: Vec::new(), blocked: 0 }).into_mut()
+        entry.or_insert_with(|| Interest { hash, key: key.into(), flags: Vec::new(), waiters: Default::default() }).into_mut()
     }
 
     /// Drops `key`'s registration once no one is interested any more.
     fn interest_done(&mut self, key: &[u8], hash: u64) {
         if let Ok(e) = self.interest.find_entry(hash, |w| *w.key == *key) {
-            if e.get().flags.is_empty() && e.get().blocked == 0 {
+            if e.get().flags.is_empty() && e.get().waiters.is_empty() {
                 e.remove();
             }
         }
@@ -830,24 +860,53 @@ impl Shard {
         self.interest_done(key, hash);
     }
 
-    /// Notes one more client blocked on `key` (a blocking pop): the next
-    /// write to it queues the key for [`Shard::take_ready`].
-    pub fn block(&mut self, key: &[u8], hash: u64) {
-        self.interest_mut(key, hash).blocked += 1;
+    /// Queues `w` among the clients blocked on `key` (a blocking pop): the
+    /// next write to it queues the key for [`Shard::drain_ready`].
+    pub fn block(&mut self, key: &[u8], hash: u64, w: Waiter) {
+        self.interest_mut(key, hash).waiters.push_back(w);
     }
 
-    /// Undoes one [`Shard::block`] (the client was served, timed out or left).
-    pub fn unblock(&mut self, key: &[u8], hash: u64) {
+    /// Takes `client` out of `key`'s queue (served, timed out, unblocked
+    /// or gone). When it was first and the key still holds a value, the
+    /// key is ready again for the next one: what it did not take is theirs.
+    pub fn unblock(&mut self, key: &[u8], hash: u64, client: u64, now: u64) {
+        let mut pass_on = false;
         if let Some(w) = self.interest.find_mut(hash, |w| *w.key == *key) {
-            w.blocked = w.blocked.saturating_sub(1);
+            if let Some(i) = w.waiters.iter().position(|x| x.client == client) {
+                w.waiters.remove(i);
+                pass_on = i == 0 && !w.waiters.is_empty();
+            }
+        }
+        if pass_on && self.peek(key, hash, now).is_some() && !self.ready.iter().any(|k| **k == *key) {
+            self.ready.push(key.into());
         }
         self.interest_done(key, hash);
     }
 
-    /// The keys written since the last call that clients are blocked on,
-    /// in the order they were first written.
-    pub fn take_ready(&mut self) -> Vec<Box<[u8]>> {
-        std::mem::take(&mut self.ready)
+    /// Whether `client` may take from `key` now: no one blocked on it came
+    /// earlier (it is first in the queue, or the queue is empty).
+    pub fn first_waiter(&self, key: &[u8], hash: u64, client: u64) -> bool {
+        match self.interest.find(hash, |w| *w.key == *key) {
+            Some(w) => w.waiters.front().is_none_or(|f| f.client == client),
+            None => true,
+        }
+    }
+
+    /// Moves the first waiter of each key written since the last call
+    /// (in the order the keys were first written) to `out`, once each.
+    #[inline]
+    pub fn drain_ready(&mut self, out: &mut Vec<Waiter>) {
+        if self.ready.is_empty() {
+            return;
+        }
+        for key in std::mem::take(&mut self.ready) {
+            let hash = self.hash_key(&key);
+            if let Some(w) = self.interest.find(hash, |w| *w.key == *key).and_then(|w| w.waiters.front()) {
+                if !out.contains(w) {
+                    out.push(*w);
+                }
+            }
+        }
     }
 
     /// Tells everyone interested in `key` that it changed: WATCHers' flags
@@ -858,7 +917,7 @@ impl Shard {
         for f in &w.flags {
             f.set();
         }
-        if w.blocked > 0 && !self.ready.iter().any(|k| **k == *key) {
+        if !w.waiters.is_empty() && !self.ready.iter().any(|k| **k == *key) {
             self.ready.push(key.into());
         }
     }
@@ -939,23 +998,39 @@ mod tests {
     }
 
     #[test]
-    fn writes_queue_keys_clients_block_on_once() {
+    fn writes_wake_the_first_waiter_once_and_leaving_passes_it_on() {
         let mut sh = Shard::new();
-        sh.block(b"q", 1);
-        sh.block(b"q", 1);
-        sh.set(b"other", 2, s("v"), None, 0);
-        assert!(sh.take_ready().is_empty());
-        sh.set(b"q", 1, s("v"), None, 0);
-        sh.set_expire(b"q", 1, Some(100));
-        assert_eq!(sh.take_ready(), vec![Box::<[u8]>::from(&b"q"[..])]);
+        let hq = sh.hash_key(b"q");
+        let (a, b) = (Waiter { client: 1, worker: 0 }, Waiter { client: 2, worker: 1 });
+        sh.block(b"q", hq, a);
+        sh.block(b"q", hq, b);
+        let mut out = Vec::new();
+        sh.set(b"other", sh.hash_key(b"other"), s("v"), None, 0);
+        sh.drain_ready(&mut out);
+        assert!(out.is_empty());
+        assert!(sh.first_waiter(b"q", hq, 1) && !sh.first_waiter(b"q", hq, 2));
+        sh.set(b"q", hq, s("v"), None, 0);
+        sh.set_expire(b"q", hq, Some(100));
+        sh.drain_ready(&mut out);
+        assert_eq!(out, vec![a]);
+        // The first one leaves while the key holds a value: the next is due.
+        sh.unblock(b"q", hq, 1, 0);
+        out.clear();
+        sh.drain_ready(&mut out);
+        assert_eq!(out, vec![b]);
         // Expiry is a write too.
-        sh.get(b"q", 1, 200);
-        assert_eq!(sh.take_ready().len(), 1);
-        sh.unblock(b"q", 1);
-        sh.unblock(b"q", 1);
+        sh.get(b"q", hq, 200);
+        out.clear();
+        sh.drain_ready(&mut out);
+        assert_eq!(out, vec![b]);
+        // Leaving an absent key passes nothing on.
+        sh.block(b"q", hq, a);
+        sh.unblock(b"q", hq, 2, 300);
+        out.clear();
+        sh.drain_ready(&mut out);
+        assert!(out.is_empty());
+        sh.unblock(b"q", hq, 1, 300);
         assert!(sh.interest.is_empty());
-        sh.set(b"q", 1, s("v"), None, 0);
-        assert!(sh.take_ready().is_empty());
     }
 
     #[test]
@@ -1088,6 +1163,31 @@ mod tests {
         let held: usize = sh.table.iter().map(|e| e.value_heap()).sum();
         assert_eq!(sh.value_mem, held);
         assert_eq!(sh.mem(), sh.table.mem_bytes() + held);
+    }
+
+    #[test]
+    fn lists_are_accounted_as_they_grow_convert_and_empty() {
+        let mut sh = Shard::new();
+        let h = sh.hash_key(b"l");
+        let lim = crate::ListLimits::default();
+        let elem = [b'e'; 100];
+        let new = || Some(Value::List(crate::List::new()));
+        for _ in 0..300 {
+            sh.modify_or_create(b"l", h, 0, Access::NoTouch, new(), |e, ed| {
+                e.list_mut().unwrap().push(crate::End::Left, &elem, lim);
+                ed.changed();
+            });
+            assert_accounted(&sh);
+        }
+        assert_eq!(sh.get(b"l", h, 0).unwrap().value().encoding(), "quicklist");
+        assert!(sh.value_mem > 300 * 100);
+        // Popping everything removes the key and its bytes.
+        sh.modify(b"l", h, 0, Access::NoTouch, |e, ed| {
+            e.list_mut().unwrap().pop_with(crate::End::Right, 300, lim, |_| {});
+            ed.changed();
+        });
+        assert!(sh.get(b"l", h, 0).is_none());
+        assert_eq!(sh.value_mem, 0);
     }
 
     #[test]

@@ -4,13 +4,15 @@ use std::sync::Arc;
 
 use crate::entry::StrRef;
 use crate::hash::Hash;
+use crate::list::List;
 
 /// A stored value that lives apart from its key's item (see
-/// [`crate::entry`]). Later types (lists, sets, ...) join this enum.
+/// [`crate::entry`]). Later types (sets, sorted sets, ...) join this enum.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     Str(StrValue),
     Hash(Hash),
+    List(List),
 }
 
 /// A string value and the encoding Redis would report for it.
@@ -39,6 +41,8 @@ pub enum StrValue {
 
 // An item's metadata rides in its buffer: strings stay four words.
 const _: () = assert!(std::mem::size_of::<StrValue>() == 32);
+// A boxed value is one 48-byte allocation whatever its type.
+const _: () = assert!(std::mem::size_of::<Value>() == 48);
 
 /// A memcached item's value and metadata, in one buffer so that a hit
 /// costs one cache miss for both:
@@ -275,6 +279,7 @@ impl Value {
         match self {
             Value::Str(_) => "string",
             Value::Hash(_) => "hash",
+            Value::List(_) => "list",
         }
     }
 
@@ -283,6 +288,7 @@ impl Value {
         match self {
             Value::Str(s) => s.encoding(),
             Value::Hash(h) => h.encoding(),
+            Value::List(l) => l.encoding(),
         }
     }
 
@@ -290,6 +296,7 @@ impl Value {
         match self {
             Value::Str(s) => s.heap_size(),
             Value::Hash(h) => h.heap_size(),
+            Value::List(l) => l.heap_size(),
         }
     }
 
@@ -300,6 +307,16 @@ impl Value {
         match self {
             Value::Str(_) => 1,
             Value::Hash(h) => h.free_effort(),
+            Value::List(l) => l.free_effort(),
+        }
+    }
+
+    /// A container left with no element, which its key does not outlive.
+    pub fn is_empty_aggregate(&self) -> bool {
+        match self {
+            Value::Str(_) => false,
+            Value::Hash(h) => h.is_empty(),
+            Value::List(l) => l.is_empty(),
         }
     }
 

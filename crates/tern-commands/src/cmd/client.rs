@@ -61,6 +61,9 @@ static SUBCOMMANDS: &[CommandSpec] = &[
         .doc("connection", "Sets information specific to the client or connection.", "7.2.0", "O(1)")
         .acl(&["slow", "connection"])
         .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
+    CommandSpec::new("unblock", -3, ADMIN | CONN, &[], unblock)
+        .doc("connection", "Unblocks a client blocked by a blocking command from a different connection.", "5.0.0", "O(log N) where N is the number of client connections")
+        .acl(&["admin", "slow", "dangerous", "connection"]),
     CommandSpec::new("setname", 3, CONN, &[], setname)
         .doc("connection", "Sets the connection name.", "2.6.9", "O(1)")
         .acl(&["slow", "connection"])
@@ -68,7 +71,7 @@ static SUBCOMMANDS: &[CommandSpec] = &[
 ];
 
 /// Redis's CLIENT HELP, less the subcommands Tern does not have (CACHING,
-/// GETREDIR, PAUSE, UNPAUSE, UNBLOCK, TRACKING, TRACKINGINFO).
+/// GETREDIR, PAUSE, UNPAUSE, TRACKING, TRACKINGINFO).
 const HELP: &[&str] = &[
     "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "GETNAME",
@@ -107,6 +110,8 @@ const HELP: &[&str] = &[
     "    Set client meta attr. Options are:",
     "    * LIB-NAME: the client lib name.",
     "    * LIB-VER: the client lib version.",
+    "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+    "    Unblock the specified blocked client.",
     "NO-EVICT (ON|OFF)",
     "    Protect current client connection from eviction.",
     "NO-TOUCH (ON|OFF)",
@@ -146,6 +151,33 @@ fn getname(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
         ctx.reply.null();
     } else {
         ctx.reply.bulk(&name);
+    }
+}
+
+/// CLIENT UNBLOCK: the client's worker ends its wait (it may be served
+/// first); 1 if it was waiting when asked.
+fn unblock(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    if args.len() > 4 {
+        return ctx.reply.error(errors::subcommand_syntax(args.get(1), "client"));
+    }
+    let Some(id) = tern_resp::parse_i64(args.get(2)) else {
+        return ctx.reply.error(errors::NOT_INTEGER);
+    };
+    let error = match args.len() {
+        4 => match c_str(args.get(3)) {
+            r if r.eq_ignore_ascii_case(b"timeout") => false,
+            r if r.eq_ignore_ascii_case(b"error") => true,
+            _ => return ctx.reply.error(errors::UNBLOCK_REASON),
+        },
+        _ => false,
+    };
+    let target = u64::try_from(id).ok().and_then(|id| ctx.srv.clients.lock().get(&id).cloned());
+    match target {
+        Some(sh) if sh.has_flag(cflags::BLOCKED) => {
+            ctx.srv.post(sh.worker, crate::server::Wake::Unblock { client: sh.id, error });
+            ctx.reply.int(1);
+        }
+        _ => ctx.reply.int(0),
     }
 }
 
@@ -283,9 +315,10 @@ struct Live {
 }
 
 /// Flag letters in Redis's order; `N` when there are none.
-fn flag_letters(pubsub: bool, multi: bool, dirty_cas: bool, close_asap: bool, no_evict: bool, no_touch: bool) -> String {
+#[allow(clippy::too_many_arguments)]
+fn flag_letters(pubsub: bool, multi: bool, blocked: bool, dirty_cas: bool, close_asap: bool, no_evict: bool, no_touch: bool) -> String {
     let mut f = String::new();
-    for (on, c) in [(pubsub, 'P'), (multi, 'x'), (dirty_cas, 'd'), (close_asap, 'A'), (no_evict, 'e'), (no_touch, 'T')] {
+    for (on, c) in [(pubsub, 'P'), (multi, 'x'), (blocked, 'b'), (dirty_cas, 'd'), (close_asap, 'A'), (no_evict, 'e'), (no_touch, 'T')] {
         if on {
             f.push(c);
         }
@@ -325,6 +358,7 @@ fn live_self(ctx: &Ctx<'_, '_>, args: &Args<'_>) -> Live {
         flags: flag_letters(
             c.shared.has_flag(cflags::PUBSUB),
             c.multi.is_some(),
+            false,
             !c.watched.is_empty() && c.watch_flag.is_set(),
             false,
             c.no_evict,
@@ -358,6 +392,7 @@ fn live_other(ctx: &Ctx<'_, '_>, sh: &ClientShared) -> Live {
         flags: flag_letters(
             sh.has_flag(cflags::PUBSUB),
             multi,
+            sh.has_flag(cflags::BLOCKED),
             sh.has_flag(cflags::DIRTY_CAS),
             sh.has_flag(cflags::CLOSE_ASAP),
             sh.has_flag(cflags::NO_EVICT),
@@ -416,6 +451,8 @@ fn push_line(out: &mut Vec<u8>, now_ms: u64, sh: &ClientShared, l: &Live) {
     out.extend_from_slice(c_str(&sh.lib_name.lock()));
     out.extend_from_slice(b" lib-ver=");
     out.extend_from_slice(c_str(&sh.lib_ver.lock()));
+    // Redis 8's field: the worker that owns the connection.
+    out.extend_from_slice(format!(" io-thread={}", sh.worker).as_bytes());
     out.push(b'\n');
 }
 

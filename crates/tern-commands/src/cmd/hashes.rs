@@ -147,11 +147,7 @@ fn limits(ctx: &Ctx<'_, '_>) -> HashLimits {
     HashLimits { max_entries: s.hash_max_listpack_entries(), max_value: s.hash_max_listpack_value() }
 }
 
-/// Runs `f` on the hash stored at `key` through the store's write path
-/// ([`Shard::modify`]: memory, field deadlines, WATCH and effects are
-/// accounted there; a hash left empty is removed). Ok(None) if absent, Err
-/// for another type. With `create`, an absent key gets an empty hash first
-/// (a new key, not an access), which goes again if `f` leaves it empty.
+/// [`super::edit_typed`] on a hash (`create`: an empty one if absent).
 fn edit_hash<R>(
     shard: &mut Shard,
     key: &[u8],
@@ -161,12 +157,7 @@ fn edit_hash<R>(
     acc: Access,
     f: impl FnOnce(&mut Hash, &mut Edit) -> R,
 ) -> Result<Option<R>, &'static str> {
-    let create = create.then(|| Value::Hash(Hash::default()));
-    let r = shard.modify_or_create(key, hash, now, acc, create, |e, edit| match e.hash_mut() {
-        Some(h) => Ok(f(h, edit)),
-        None => Err(errors::WRONGTYPE),
-    });
-    r.transpose()
+    super::edit_typed(shard, key, hash, now, create.then(|| Value::Hash(Hash::default())), acc, |e| e.hash_mut(), f)
 }
 
 fn boxed(b: &[u8]) -> Box<[u8]> {
@@ -183,28 +174,11 @@ fn hdel_effect(key: &[u8], fields: &[&[u8]]) -> Effect {
     Effect::HDel { key: boxed(key), fields: fields.iter().map(|f| boxed(f)).collect() }
 }
 
-/// Looks the command's hash up for reading, counting the keyspace hit or
-/// miss; replies the WRONGTYPE error itself.
+/// [`read_typed`] for a hash.
 macro_rules! read_hash {
-    ($ctx:ident, $key:expr, $missing:expr) => {{
-        let loc = $ctx.locs[0];
-        let acc = $ctx.access();
-        match $ctx.locks.shard(loc.gid).lookup($key, loc.hash, $ctx.now, acc) {
-            None => {
-                $ctx.stats.keyspace_misses.add(1);
-                #[allow(clippy::redundant_closure_call)]
-                ($missing)(&mut $ctx.reply);
-                return;
-            }
-            Some(e) => {
-                $ctx.stats.keyspace_hits.add(1);
-                match e.hash() {
-                    Some(h) => h,
-                    None => return $ctx.reply.error(errors::WRONGTYPE),
-                }
-            }
-        }
-    }};
+    ($ctx:ident, $key:expr, $missing:expr) => {
+        read_typed!($ctx, $key, hash, $missing)
+    };
 }
 
 /// Like Redis's strcasecmp on an argument: the text ends at a NUL byte.

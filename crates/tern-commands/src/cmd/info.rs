@@ -160,6 +160,7 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("connected_clients", srv.connected.load(Ordering::Relaxed));
                 s.kv("cluster_connections", 0);
                 s.kv("maxclients", cfg.maxclients);
+                s.kv("blocked_clients", srv.blocked_clients.load(Ordering::Relaxed));
             }
             "memory" => {
                 s.header("Memory");

@@ -10,7 +10,34 @@
 //! One file per command family; each exports `COMMANDS: &[CommandSpec]`,
 //! listed in [`FAMILIES`].
 
+/// Looks the command's first key (`locs[0]`) up for reading, counting the
+/// keyspace hit or miss, and yields its value as `$as` reads it (an
+/// `EntryExt` accessor: `hash`, `list`); replies `$missing` and returns
+/// when absent, WRONGTYPE when of another type.
+macro_rules! read_typed {
+    ($ctx:ident, $key:expr, $as:ident, $missing:expr) => {{
+        let loc = $ctx.locs[0];
+        let acc = $ctx.access();
+        match $ctx.locks.shard(loc.gid).lookup($key, loc.hash, $ctx.now, acc) {
+            None => {
+                $ctx.stats.keyspace_misses.add(1);
+                #[allow(clippy::redundant_closure_call)]
+                ($missing)(&mut $ctx.reply);
+                return;
+            }
+            Some(e) => {
+                $ctx.stats.keyspace_hits.add(1);
+                match e.$as() {
+                    Some(v) => v,
+                    None => return $ctx.reply.error($crate::errors::WRONGTYPE),
+                }
+            }
+        }
+    }};
+}
+
 pub mod bitmaps;
+pub mod blocking;
 pub mod client;
 pub mod command;
 pub mod config;
@@ -20,6 +47,7 @@ pub mod hll;
 pub mod info;
 pub mod keys;
 pub mod keyspec;
+pub mod lists;
 pub mod server;
 pub mod stage;
 pub mod strings;
@@ -47,6 +75,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     bitmaps::COMMANDS,
     hll::COMMANDS,
     hashes::COMMANDS,
+    lists::COMMANDS,
     keys::COMMANDS,
     connection::COMMANDS,
     client::COMMANDS,
@@ -228,6 +257,32 @@ impl<'a, 'ks> Ctx<'a, 'ks> {
         let msg = errors::arity(&self.cmd.fullname);
         self.reply.error(&msg);
     }
+}
+
+/// Runs `f` on the value stored at `key` as `get` reaches it (an
+/// `EntryExt` accessor: `hash_mut`, `list_mut`), through the store's write
+/// path ([`tern_store::Shard::modify`]: memory, hash field deadlines,
+/// WATCH, blocked clients and effects are accounted there; a container
+/// left empty is removed).
+/// Ok(None) if absent, Err(WRONGTYPE) for another type. With `create`, an
+/// absent key gets that value first (a new key, not an access), which goes
+/// again if `f` leaves it empty.
+#[allow(clippy::too_many_arguments)]
+pub fn edit_typed<T, R>(
+    shard: &mut tern_store::Shard,
+    key: &[u8],
+    hash: u64,
+    now: u64,
+    create: Option<tern_store::Value>,
+    acc: tern_store::Access,
+    get: fn(&mut tern_store::Entry) -> Option<&mut T>,
+    f: impl FnOnce(&mut T, &mut tern_store::Edit) -> R,
+) -> Result<Option<R>, &'static str> {
+    let r = shard.modify_or_create(key, hash, now, acc, create, |e, edit| match get(e) {
+        Some(v) => Ok(f(v, edit)),
+        None => Err(errors::WRONGTYPE),
+    });
+    r.transpose()
 }
 
 /// Key locations [`Scratch`] keeps room for between commands.
@@ -499,13 +554,18 @@ pub fn call<'ks>(
         locks.gather_effects();
     }
     locks.release();
+    blocking::post_woken(srv, locks);
     let st = &stats.cmds[cmd.id];
-    st.calls.add(1);
+    // A command that waits counts once, when it is served or times out
+    // (as in Redis), not at each attempt.
+    if client.blocked.is_none() {
+        st.calls.add(1);
+        stats.commands.add(1);
+    }
     st.usec.add(started.elapsed().as_micros() as u64);
     if reply.errors > errors_before {
         st.failed.add(1);
     }
-    stats.commands.add(1);
     client.shared.last_cmd.store(cmd.id, std::sync::atomic::Ordering::Relaxed);
     let close = client.close_after_reply;
     // A million-key command's locations (16 MB) are not kept for the

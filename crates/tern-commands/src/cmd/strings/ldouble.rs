@@ -54,6 +54,16 @@ impl LongDouble {
         !self.inf
     }
 
+    /// The nearest f64 (infinite when out of its range).
+    pub fn to_f64(&self) -> f64 {
+        let v = if self.inf { f64::INFINITY } else { (self.m as f64) * 2f64.powi(self.e.clamp(-4000, 4000) as i32) };
+        if self.neg {
+            -v
+        } else {
+            v
+        }
+    }
+
     /// Parses text as Redis's `string2ld` does with `strtold`: decimal or
     /// hexadecimal (`0x1.8p3`) floats, optional sign, `inf`/`infinity` in any
     /// case; no surrounding space, no NaN, no overflow to infinity and no

@@ -1,0 +1,208 @@
+//! Waiting in a blocking command (BLPOP and its kin today; BZPOPMIN and
+//! the streams' blocking reads can use the same calls), across workers.
+//!
+//! ```text
+//!  BLPOP k (worker A), nothing to take ─► wait(): queued on k in its shard
+//!        (Shard::block: first come, first queued), the command copied into
+//!        Client::blocked, no reply; A stops reading the client's requests
+//!  LPUSH k (worker B) ─► the shard notes k ready ─► B's lock release takes
+//!        k's first waiter (LockSet::take_woken) ─► cmd::call posts
+//!        Wake::Ready(client) to A's mailbox and fires A's mio waker
+//!  A, in its next loop turn ─► retry(): runs the copied command again with
+//!        the client's keys locked; it takes only where it is first in the
+//!        queue (may_take), so clients are served in the order they came;
+//!        served() leaves every queue, and a key left with elements is
+//!        ready again for its next waiter (Shard::unblock)
+//! ```
+//!
+//! The element is only ever taken by the waiter's own worker, under the
+//! key's lock, for a client still connected: a client that leaves first
+//! takes nothing and passes its turn on, and no element is handed twice.
+//! Timeouts are the owner's too: its event loop sleeps until the earliest
+//! deadline of its blocked clients, so an idle blocked client costs nothing.
+//! Inside MULTI (and EXEC) a blocking command answers at once as if it had
+//! timed out, as in Redis; the writes of an EXEC wake waiters when its locks
+//! are released, after the whole transaction.
+
+use tern_resp::Args;
+use tern_store::{Loc, LockSet, Waiter};
+
+use super::strings::ldouble::LongDouble;
+use super::{call, Conn, Ctx, Reply};
+use crate::client::{flags as cflags, Blocked, Client};
+use crate::errors;
+use crate::server::{Server, Wake};
+use crate::stats::WorkerStats;
+use crate::outbuf::OutBuf;
+
+/// When a blocking command gives up: a deadline in ms since the Unix
+/// epoch, or never (`0`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timeout(pub Option<u64>);
+
+impl Timeout {
+    /// Seconds, fractional allowed, as Redis's `getTimeoutFromObjectOrReply`
+    /// reads them: rounded up to the millisecond; 0 waits forever.
+    pub fn parse(arg: &[u8], now: u64) -> Result<Timeout, &'static str> {
+        let v = LongDouble::parse(arg).ok_or(errors::TIMEOUT_NOT_FLOAT)?;
+        let ms = v.to_f64() * 1000.0;
+        if ms > i64::MAX as f64 {
+            return Err(errors::TIMEOUT_OUT_OF_RANGE);
+        }
+        if ms < 0.0 && ms.ceil() < 0.0 {
+            return Err(errors::TIMEOUT_NEGATIVE);
+        }
+        let ms = ms.ceil() as u64;
+        if ms == 0 {
+            return Ok(Timeout(None));
+        }
+        if ms > i64::MAX as u64 - now {
+            return Err(errors::TIMEOUT_OUT_OF_RANGE);
+        }
+        Ok(Timeout(Some(now + ms)))
+    }
+}
+
+/// Whether the command runs again for a client already waiting (it then
+/// takes only what it may and otherwise keeps waiting without a reply;
+/// a key of the wrong type makes it wait on rather than fail).
+pub fn serving(ctx: &Ctx<'_, '_>) -> bool {
+    ctx.client.blocked.is_some()
+}
+
+/// Whether this client may take from `key` now: nobody blocked on it came
+/// earlier. A transaction cannot wait, so it takes what is there.
+pub fn may_take(ctx: &mut Ctx<'_, '_>, loc: Loc, key: &[u8]) -> bool {
+    if ctx.locks.is_pinned() {
+        return true;
+    }
+    let id = ctx.client.id;
+    ctx.locks.shard(loc.gid).first_waiter(key, loc.hash, id)
+}
+
+/// The command was served (its reply is written): a waiting client leaves
+/// every queue it was in. The command's keys are locked, and they are the
+/// ones it waits on.
+pub fn served(ctx: &mut Ctx<'_, '_>) {
+    let Some(b) = ctx.client.blocked.take() else { return };
+    for (loc, key) in &b.keys {
+        ctx.locks.shard(loc.gid).unblock(key, loc.hash, ctx.client.id, ctx.now);
+    }
+    ctx.srv.blocked_clients.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    ctx.client.shared.set_flag(cflags::BLOCKED, false);
+}
+
+/// Nothing to take: waits on `count` keys (arguments `first..`, `locs`
+/// `0..count`) until `timeout`, replying nothing now; or, inside MULTI or
+/// EXEC, answers as the non-blocking form would (`null_array` or a null
+/// bulk). A client already waiting just waits on.
+pub fn wait(ctx: &mut Ctx<'_, '_>, args: Args<'_>, first: usize, count: usize, timeout: Timeout, null_array: bool) {
+    if serving(ctx) {
+        return;
+    }
+    if ctx.locks.is_pinned() || ctx.client.multi.is_some() {
+        return timeout_reply(&mut ctx.reply, null_array);
+    }
+    let mut data = Vec::new();
+    let mut ranges = Vec::with_capacity(args.len());
+    for a in args.iter() {
+        ranges.push((data.len(), a.len()));
+        data.extend_from_slice(a);
+    }
+    let me = Waiter { client: ctx.client.id, worker: ctx.worker as u32 };
+    let mut keys: Vec<(Loc, Box<[u8]>)> = Vec::with_capacity(count);
+    for i in 0..count {
+        let (loc, key) = (ctx.locs[i], args.get(first + i));
+        // BLPOP k k waits once on k.
+        if keys.iter().any(|(_, k)| **k == *key) {
+            continue;
+        }
+        ctx.locks.shard(loc.gid).block(key, loc.hash, me);
+        keys.push((loc, key.into()));
+    }
+    ctx.client.blocked = Some(Box::new(Blocked { cmd: ctx.cmd.id, data, ranges, keys, deadline: timeout.0 }));
+    ctx.srv.blocked_clients.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    ctx.client.shared.set_flag(cflags::BLOCKED, true);
+}
+
+fn timeout_reply(r: &mut Reply<'_>, null_array: bool) {
+    if null_array {
+        r.null_array()
+    } else {
+        r.null()
+    }
+}
+
+/// Tells the owners of the clients woken by writes under `locks` (after
+/// they were released).
+#[inline]
+pub fn post_woken(srv: &Server, locks: &mut LockSet<'_>) {
+    if !locks.has_woken() {
+        return;
+    }
+    for w in locks.take_woken() {
+        srv.post(w.worker as usize, Wake::Ready(w.client));
+    }
+}
+
+/// Runs a blocked client's command again (a key it waits on was written).
+/// True when it was served (and its reply written).
+pub fn retry(r: Conn<'_, '_>) -> bool {
+    let Some(b) = r.client.blocked.take() else { return true };
+    let cmd = r.commands.get(b.cmd);
+    let (data, ranges) = (b.data.clone(), b.ranges.clone());
+    r.client.blocked = Some(b);
+    let args = Args::from_parts(&data, &ranges);
+    let resp3 = r.client.resp3;
+    let mut reply = Reply::new(r.out, resp3, r.stats).share_from(r.srv.settings.reply_copy_avoid_min_size());
+    r.scratch.clock = super::Clock::now();
+    call(r.srv, r.commands, r.locks, &mut reply, r.client, r.stats, r.scratch, r.worker, cmd, args);
+    r.client.blocked.is_none()
+}
+
+/// Ends a client's wait without serving it: it leaves its queues (passing
+/// its turn on) and, unless it is gone (`reply` None), gets the timeout's
+/// reply (a null array, whatever the command, as in Redis), or with
+/// `error` the `-UNBLOCKED` error.
+pub fn abandon(srv: &Server, locks: &mut LockSet<'_>, client: &mut Client, stats: &WorkerStats, out: Option<&mut OutBuf>, error: bool) {
+    let Some(b) = client.blocked.take() else { return };
+    let now = crate::server::now_ms();
+    locks.acquire(b.keys.iter().map(|(l, _)| l.gid));
+    for (loc, key) in &b.keys {
+        locks.shard(loc.gid).unblock(key, loc.hash, client.id, now);
+    }
+    locks.release();
+    post_woken(srv, locks);
+    srv.blocked_clients.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    client.shared.set_flag(cflags::BLOCKED, false);
+    if let Some(out) = out {
+        // It ran to an answer: it counts as a call, as one served does.
+        stats.cmds[b.cmd].calls.add(1);
+        stats.commands.add(1);
+        let mut reply = Reply::new(out, client.resp3, stats);
+        if error {
+            reply.error(errors::UNBLOCKED);
+        } else {
+            reply.null_array();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_parse_as_redis_reads_them() {
+        assert_eq!(Timeout::parse(b"0", 1000), Ok(Timeout(None)));
+        assert_eq!(Timeout::parse(b"0.0001", 1000), Ok(Timeout(Some(1001))));
+        assert_eq!(Timeout::parse(b"1.5", 1000), Ok(Timeout(Some(2500))));
+        assert_eq!(Timeout::parse(b"-0.0001", 1000), Ok(Timeout(None)));
+        assert_eq!(Timeout::parse(b"-1", 1000), Err(errors::TIMEOUT_NEGATIVE));
+        assert_eq!(Timeout::parse(b"-inf", 1000), Err(errors::TIMEOUT_NEGATIVE));
+        assert_eq!(Timeout::parse(b"inf", 1000), Err(errors::TIMEOUT_OUT_OF_RANGE));
+        assert_eq!(Timeout::parse(b"1e100", 1000), Err(errors::TIMEOUT_OUT_OF_RANGE));
+        assert_eq!(Timeout::parse(b"x", 1000), Err(errors::TIMEOUT_NOT_FLOAT));
+        assert_eq!(Timeout::parse(b"nan", 1000), Err(errors::TIMEOUT_NOT_FLOAT));
+    }
+}

@@ -1,0 +1,1104 @@
+//! List values: a sequence of byte strings with cheap ends.
+//!
+//! ```text
+//!  List ─ repr: Pack   one Vec<u8>:  [gap][fwd len | bytes | back len][fwd len | bytes | back len]...
+//!                       │                 └ head                 back len = the fwd varint's bytes reversed,
+//!                       │                                         so the last entry is read from the end
+//!               or Quick  VecDeque of Packs (nodes), each within the node limit
+//! ```
+//!
+//! A list starts as one pack (`OBJECT ENCODING listpack`): a single
+//! allocation, with a gap kept before the first entry so that pushes and
+//! pops at either end move no other entry (amortised O(1), no allocation
+//! per element). It becomes a `quicklist` of packs when it would exceed
+//! one node's limit (`list-max-listpack-size`: a positive value counts
+//! entries, -1..-5 bound a node's bytes at 4..64 KiB), and turns back into
+//! one pack when a removal leaves it a single node within half the limit:
+//! Redis 7.2's rules, so OBJECT ENCODING changes where Redis's does. Sizes
+//! are measured as Redis's listpack would store the same elements
+//! (integers packed, its entry headers), kept beside each pack, so that
+//! the thresholds fall where Redis's do although the bytes here are laid
+//! out differently.
+//!
+//! Index lookups (LINDEX, LRANGE's start) walk nodes from the nearer end,
+//! skipping a whole node by its count, and then entries within one node.
+//!
+//! Goals: Redis's encodings, conversions and replies; cheap ends.
+//! Non-goals: `list-compress-depth` (nodes are never compressed), plain
+//! nodes for elements above 1 GiB.
+
+use std::collections::VecDeque;
+
+use crate::hash::{get_varint, put_varint, varint_len};
+
+/// Node limits from `list-max-listpack-size` (Redis's `fill`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ListLimits {
+    pub fill: i64,
+}
+
+impl Default for ListLimits {
+    fn default() -> Self {
+        ListLimits { fill: -2 }
+    }
+}
+
+/// Redis's `optimization_level`: node byte limits for fill -1..-5.
+const SIZE_LEVELS: [usize; 5] = [4096, 8192, 16384, 32768, 65536];
+/// A count-limited node still stops at this many bytes (`SIZE_SAFETY_LIMIT`).
+const SIZE_SAFETY_LIMIT: usize = 8192;
+/// Bytes Redis adds to an element's length when guessing its entry size.
+const SIZE_ESTIMATE_OVERHEAD: usize = 8;
+/// An empty listpack: its 6-byte header and the end byte.
+const LP_EMPTY: usize = 7;
+
+impl ListLimits {
+    /// (bytes, entries) one node may hold (`quicklistNodeLimit`).
+    fn node_limit(self) -> (usize, usize) {
+        if self.fill >= 0 {
+            (usize::MAX, if self.fill == 0 { 1 } else { self.fill.min(u32::MAX as i64) as usize })
+        } else {
+            let level = ((self.fill.unsigned_abs() - 1) as usize).min(SIZE_LEVELS.len() - 1);
+            (SIZE_LEVELS[level], usize::MAX)
+        }
+    }
+
+    /// Whether a node of `bytes` and `count` entries is over the limit
+    /// (`quicklistNodeExceedsLimit`).
+    fn exceeds(self, bytes: usize, count: usize) -> bool {
+        let (sz, n) = self.node_limit();
+        if sz != usize::MAX {
+            bytes > sz
+        } else {
+            bytes > SIZE_SAFETY_LIMIT || count > n
+        }
+    }
+}
+
+/// The bytes Redis's listpack spends on `b`: the entry (an integer packed
+/// by size, or a string with a 1-, 2- or 5-byte header) and its back length.
+fn lp_entry_size(b: &[u8]) -> usize {
+    let enc = match tern_resp::parse_i64(b) {
+        Some(v) if (0..=127).contains(&v) => 1,
+        Some(v) if (-4096..=4095).contains(&v) => 2,
+        Some(v) if i16::try_from(v).is_ok() => 3,
+        Some(v) if (-(1 << 23)..(1 << 23)).contains(&v) => 4,
+        Some(v) if i32::try_from(v).is_ok() => 5,
+        Some(_) => 9,
+        None if b.len() < 64 => 1 + b.len(),
+        None if b.len() < 4096 => 2 + b.len(),
+        None => 5 + b.len(),
+    };
+    let back = match enc {
+        0..=127 => 1,
+        128..=16382 => 2,
+        16383..=2097150 => 3,
+        2097151..=268435454 => 4,
+        _ => 5,
+    };
+    enc + back
+}
+
+/// [`lp_entry_size`] as a pack counts it: saturated to 32 bits (only an
+/// element above 4 GiB, far past any node limit, is counted short).
+fn lp_size32(b: &[u8]) -> u32 {
+    u32::try_from(lp_entry_size(b)).unwrap_or(u32::MAX)
+}
+
+// ---------------------------------------------------------------- pack --
+
+/// One compact run of entries (the whole list, or a quicklist node).
+#[derive(Clone, Debug, Default)]
+struct Pack {
+    /// Entries live in `buf[head..]`; `buf[..head]` is room for pushes at
+    /// the front.
+    buf: Vec<u8>,
+    head: usize,
+    len: u32,
+    /// What Redis's listpack of these entries would weigh.
+    lp: u32,
+}
+
+/// Writes one entry: forward length, bytes, the length's bytes reversed.
+fn encode(out: &mut Vec<u8>, b: &[u8]) {
+    let at = out.len();
+    put_varint(out, b.len());
+    let n = out.len() - at;
+    out.extend_from_slice(b);
+    for i in (0..n).rev() {
+        out.push(out[at + i]);
+    }
+}
+
+fn entry_len(b: &[u8]) -> usize {
+    2 * varint_len(b.len()) + b.len()
+}
+
+/// Reads the entry ending at `end` backwards: (start, data start).
+#[inline]
+fn entry_before(buf: &[u8], end: usize) -> (usize, usize) {
+    let mut n = 0usize;
+    let mut shift = 0;
+    let mut p = end;
+    loop {
+        p -= 1;
+        let b = buf[p];
+        n |= usize::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            break;
+        }
+        shift += 7;
+    }
+    let vl = end - p;
+    let data = p - n;
+    (data - vl, data)
+}
+
+/// Forward and backward over one pack's entries.
+#[derive(Clone)]
+struct PackIter<'a> {
+    buf: &'a [u8],
+    front: usize,
+    back: usize,
+}
+
+impl<'a> Iterator for PackIter<'a> {
+    type Item = &'a [u8];
+    #[inline]
+    fn next(&mut self) -> Option<&'a [u8]> {
+        if self.front >= self.back {
+            return None;
+        }
+        let n = get_varint(self.buf, &mut self.front);
+        let data = &self.buf[self.front..self.front + n];
+        self.front += n + varint_len(n);
+        Some(data)
+    }
+}
+
+impl<'a> DoubleEndedIterator for PackIter<'a> {
+    #[inline]
+    fn next_back(&mut self) -> Option<&'a [u8]> {
+        if self.front >= self.back {
+            return None;
+        }
+        let (start, data) = entry_before(self.buf, self.back);
+        let vl = data - start;
+        let end = self.back - vl;
+        self.back = start;
+        Some(&self.buf[data..end])
+    }
+}
+
+impl Pack {
+    fn from_iter<'a>(items: impl IntoIterator<Item = &'a [u8]>) -> Pack {
+        let mut p = Pack::default();
+        for b in items {
+            p.push_back(b);
+        }
+        p
+    }
+
+    fn iter(&self) -> PackIter<'_> {
+        PackIter { buf: &self.buf, front: self.head, back: self.buf.len() }
+    }
+
+    fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    fn lp_bytes(&self) -> usize {
+        LP_EMPTY + self.lp as usize
+    }
+
+    fn counted(&mut self, b: &[u8], add: bool) {
+        let s = lp_size32(b);
+        if add {
+            self.len += 1;
+            self.lp = self.lp.saturating_add(s);
+        } else {
+            self.len -= 1;
+            self.lp = self.lp.saturating_sub(s);
+        }
+    }
+
+    fn push_back(&mut self, b: &[u8]) {
+        // Full, with at least as much room before the entries as they
+        // take: the entries move to the front instead of the buffer
+        // growing (a queue fed at the back and drained at the front).
+        let live = self.buf.len() - self.head;
+        if self.buf.len() + entry_len(b) > self.buf.capacity() && self.head >= live.max(1) {
+            self.buf.copy_within(self.head.., 0);
+            self.buf.truncate(live);
+            self.head = 0;
+        }
+        encode(&mut self.buf, b);
+        self.counted(b, true);
+    }
+
+    fn push_front(&mut self, b: &[u8]) {
+        let need = entry_len(b);
+        if self.head < need {
+            // Open a gap in proportion to the entries, so that a run of
+            // front pushes moves each byte O(1) times: within the buffer
+            // when it has the room (a queue fed at the front and drained at
+            // the back frees room at the end), else in a larger one.
+            let live = self.buf.len() - self.head;
+            let gap = need + live / 2 + 16;
+            if self.buf.capacity() >= gap + live {
+                let old = self.head;
+                self.buf.resize(gap + live.max(old), 0);
+                self.buf.copy_within(old..old + live, gap);
+                self.buf.truncate(gap + live);
+            } else {
+                let mut nb = Vec::with_capacity(gap + live + live / 2);
+                nb.resize(gap, 0);
+                nb.extend_from_slice(&self.buf[self.head..]);
+                self.buf = nb;
+            }
+            self.head = gap;
+        }
+        let start = self.head - need;
+        let mut enc = [0u8; 10];
+        let mut x = b.len();
+        let mut n = 0;
+        loop {
+            enc[n] = (x as u8 & 0x7f) | if x >= 0x80 { 0x80 } else { 0 };
+            n += 1;
+            x >>= 7;
+            if x == 0 {
+                break;
+            }
+        }
+        let enc = &enc[..n];
+        self.buf[start..start + n].copy_from_slice(enc);
+        self.buf[start + n..start + n + b.len()].copy_from_slice(b);
+        for i in 0..n {
+            self.buf[start + n + b.len() + i] = enc[n - 1 - i];
+        }
+        self.head = start;
+        self.counted(b, true);
+    }
+
+    /// Gives the memory of popped entries back once most of the buffer is
+    /// unused.
+    fn maybe_shrink(&mut self) {
+        let live = self.buf.len() - self.head;
+        if self.buf.capacity() > 64 && live * 4 < self.buf.capacity() {
+            self.buf = self.buf[self.head..].to_vec();
+            self.head = 0;
+        }
+    }
+
+    fn pop_front(&mut self, f: impl FnOnce(&[u8])) -> bool {
+        let mut it = self.iter();
+        let Some(b) = it.next() else { return false };
+        f(b);
+        let (s, next) = (lp_size32(b), it.front);
+        self.len -= 1;
+        self.lp = self.lp.saturating_sub(s);
+        self.head = next;
+        if self.len == 0 {
+            self.buf.clear();
+            self.head = 0;
+        }
+        self.maybe_shrink();
+        true
+    }
+
+    fn pop_back(&mut self, f: impl FnOnce(&[u8])) -> bool {
+        let mut it = self.iter();
+        let Some(b) = it.next_back() else { return false };
+        f(b);
+        let (s, end) = (lp_size32(b), it.back);
+        self.len -= 1;
+        self.lp = self.lp.saturating_sub(s);
+        self.buf.truncate(end);
+        if self.len == 0 {
+            self.buf.clear();
+            self.head = 0;
+        }
+        self.maybe_shrink();
+        true
+    }
+
+    /// Byte offset where entry `i` starts (`len` for the end), walking from
+    /// the nearer end.
+    fn offset(&self, i: usize) -> usize {
+        let n = self.len();
+        if i * 2 <= n {
+            let mut pos = self.head;
+            for _ in 0..i {
+                let l = get_varint(&self.buf, &mut pos);
+                pos += l + varint_len(l);
+            }
+            pos
+        } else {
+            let mut end = self.buf.len();
+            for _ in i..n {
+                end = entry_before(&self.buf, end).0;
+            }
+            end
+        }
+    }
+
+    fn get(&self, i: usize) -> Option<&[u8]> {
+        if i >= self.len() {
+            return None;
+        }
+        let mut pos = self.offset(i);
+        let l = get_varint(&self.buf, &mut pos);
+        Some(&self.buf[pos..pos + l])
+    }
+
+    fn insert(&mut self, i: usize, b: &[u8]) {
+        if i == 0 {
+            return self.push_front(b);
+        }
+        if i >= self.len() {
+            return self.push_back(b);
+        }
+        let at = self.offset(i);
+        let mut e = Vec::with_capacity(entry_len(b));
+        encode(&mut e, b);
+        self.buf.splice(at..at, e);
+        self.counted(b, true);
+    }
+
+    /// Removes `count` entries from `i` on.
+    fn remove_range(&mut self, i: usize, count: usize) {
+        let count = count.min(self.len().saturating_sub(i));
+        if count == 0 {
+            return;
+        }
+        let start = self.offset(i);
+        let mut pos = start;
+        let mut lp = 0u32;
+        for _ in 0..count {
+            let l = get_varint(&self.buf, &mut pos);
+            lp = lp.saturating_add(lp_size32(&self.buf[pos..pos + l]));
+            pos += l + varint_len(l);
+        }
+        if start == self.head {
+            self.head = pos;
+        } else {
+            self.buf.drain(start..pos);
+        }
+        self.len -= count as u32;
+        self.lp = self.lp.saturating_sub(lp);
+        if self.len == 0 {
+            self.buf.clear();
+            self.head = 0;
+        }
+        self.maybe_shrink();
+    }
+
+    fn replace(&mut self, i: usize, b: &[u8]) {
+        self.remove_range(i, 1);
+        self.insert(i, b);
+    }
+
+    /// Splits off the entries from `i` on.
+    fn split_off(&mut self, i: usize) -> Pack {
+        let at = self.offset(i);
+        let tail = Pack::from_iter(PackIter { buf: &self.buf, front: at, back: self.buf.len() });
+        self.remove_range(i, self.len() - i);
+        tail
+    }
+
+    fn heap_size(&self) -> usize {
+        self.buf.capacity()
+    }
+}
+
+// ---------------------------------------------------------------- list --
+
+#[derive(Clone, Debug)]
+enum Repr {
+    Pack(Pack),
+    Quick(Box<Quick>),
+}
+
+#[derive(Clone, Debug, Default)]
+struct Quick {
+    nodes: VecDeque<Pack>,
+    len: usize,
+}
+
+/// A list value.
+#[derive(Clone, Debug)]
+pub struct List {
+    repr: Repr,
+}
+
+impl Default for List {
+    fn default() -> Self {
+        List { repr: Repr::Pack(Pack::default()) }
+    }
+}
+
+impl PartialEq for List {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+/// Which end of a list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum End {
+    Left,
+    Right,
+}
+
+impl Quick {
+    /// (node, index within it) of entry `i` < len, walking nodes from the
+    /// nearer end.
+    fn locate(&self, i: usize) -> (usize, usize) {
+        if i * 2 <= self.len {
+            let mut i = i;
+            for (n, node) in self.nodes.iter().enumerate() {
+                if i < node.len() {
+                    return (n, i);
+                }
+                i -= node.len();
+            }
+        } else {
+            let mut from_end = self.len - i;
+            for (n, node) in self.nodes.iter().enumerate().rev() {
+                if from_end <= node.len() {
+                    return (n, node.len() - from_end);
+                }
+                from_end -= node.len();
+            }
+        }
+        (self.nodes.len().saturating_sub(1), 0)
+    }
+
+    /// Whether `node` may take an element of `len` bytes
+    /// (`_quicklistNodeAllowInsert`).
+    fn allows(node: &Pack, len: usize, lim: ListLimits) -> bool {
+        !lim.exceeds(node.lp_bytes() + len + SIZE_ESTIMATE_OVERHEAD, node.len() + 1)
+    }
+
+    fn push(&mut self, end: End, b: &[u8], lim: ListLimits) {
+        let node = match end {
+            End::Left => self.nodes.front_mut(),
+            End::Right => self.nodes.back_mut(),
+        };
+        match node {
+            Some(n) if Self::allows(n, b.len(), lim) => match end {
+                End::Left => n.push_front(b),
+                End::Right => n.push_back(b),
+            },
+            _ => {
+                let p = Pack::from_iter([b]);
+                match end {
+                    End::Left => self.nodes.push_front(p),
+                    End::Right => self.nodes.push_back(p),
+                }
+            }
+        }
+        self.len += 1;
+    }
+
+    fn pop(&mut self, end: End, f: impl FnOnce(&[u8])) -> bool {
+        let idx = match end {
+            End::Left => 0,
+            End::Right => self.nodes.len().saturating_sub(1),
+        };
+        let node = self.nodes.get_mut(idx);
+        let Some(n) = node else { return false };
+        let popped = match end {
+            End::Left => n.pop_front(f),
+            End::Right => n.pop_back(f),
+        };
+        if n.len() == 0 {
+            self.nodes.remove(idx);
+        }
+        if popped {
+            self.len -= 1;
+        }
+        popped
+    }
+
+    fn insert(&mut self, i: usize, b: &[u8], lim: ListLimits) {
+        if i == 0 {
+            return self.push(End::Left, b, lim);
+        }
+        if i >= self.len {
+            return self.push(End::Right, b, lim);
+        }
+        let (n, at) = self.locate(i);
+        self.len += 1;
+        if Self::allows(&self.nodes[n], b.len(), lim) {
+            return self.nodes[n].insert(at, b);
+        }
+        if at == 0 && n > 0 && Self::allows(&self.nodes[n - 1], b.len(), lim) {
+            return self.nodes[n - 1].push_back(b);
+        }
+        // A full node: split it where the element goes, as Redis does.
+        let tail = self.nodes[n].split_off(at);
+        self.nodes.insert(n + 1, tail);
+        if Self::allows(&self.nodes[n], b.len(), lim) {
+            self.nodes[n].push_back(b);
+        } else if Self::allows(&self.nodes[n + 1], b.len(), lim) {
+            self.nodes[n + 1].push_front(b);
+        } else {
+            self.nodes.insert(n + 1, Pack::from_iter([b]));
+        }
+        if self.nodes[n].len() == 0 {
+            self.nodes.remove(n);
+        }
+    }
+
+    fn remove_range(&mut self, i: usize, count: usize) {
+        let mut count = count.min(self.len.saturating_sub(i));
+        if count == 0 {
+            return;
+        }
+        let (mut n, mut at) = self.locate(i);
+        self.len -= count;
+        while count > 0 {
+            let node = &mut self.nodes[n];
+            let take = count.min(node.len() - at);
+            if at == 0 && take == node.len() {
+                self.nodes.remove(n);
+            } else {
+                node.remove_range(at, take);
+                n += 1;
+            }
+            at = 0;
+            count -= take;
+        }
+    }
+}
+
+/// How many whole nodes of `nodes` lie within the first `skip` entries,
+/// and how many entries are left to skip after them.
+fn skip_nodes<'a>(nodes: impl Iterator<Item = &'a Pack>, mut skip: usize) -> (usize, usize) {
+    let mut whole = 0;
+    for n in nodes {
+        if skip < n.len() {
+            break;
+        }
+        skip -= n.len();
+        whole += 1;
+    }
+    (whole, skip)
+}
+
+impl List {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn len(&self) -> usize {
+        match &self.repr {
+            Repr::Pack(p) => p.len(),
+            Repr::Quick(q) => q.len,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// `OBJECT ENCODING`.
+    pub fn encoding(&self) -> &'static str {
+        match self.repr {
+            Repr::Pack(_) => "listpack",
+            Repr::Quick(_) => "quicklist",
+        }
+    }
+
+    /// Heap bytes held, without walking the entries of a compact list.
+    pub fn heap_size(&self) -> usize {
+        match &self.repr {
+            Repr::Pack(p) => p.heap_size(),
+            Repr::Quick(q) => {
+                std::mem::size_of::<Quick>()
+                    + q.nodes.capacity() * std::mem::size_of::<Pack>()
+                    + q.nodes.iter().map(Pack::heap_size).sum::<usize>()
+            }
+        }
+    }
+
+    /// Allocations freeing the list releases (Redis's lazyfree effort).
+    pub fn free_effort(&self) -> usize {
+        match &self.repr {
+            Repr::Pack(_) => 1,
+            Repr::Quick(q) => q.nodes.len(),
+        }
+    }
+
+    fn nodes(&self) -> (&[Pack], &[Pack]) {
+        match &self.repr {
+            Repr::Pack(p) => (std::slice::from_ref(p), &[]),
+            Repr::Quick(q) => q.nodes.as_slices(),
+        }
+    }
+
+    /// The elements, head to tail (reversible).
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &[u8]> + '_ {
+        let (a, b) = self.nodes();
+        a.iter().chain(b.iter()).flat_map(Pack::iter)
+    }
+
+    /// The elements from index `start` on, head to tail, skipping whole
+    /// nodes before it.
+    pub fn iter_from(&self, start: usize) -> impl Iterator<Item = &[u8]> + '_ {
+        let (a, b) = self.nodes();
+        let (whole, left) = skip_nodes(a.iter().chain(b.iter()), start);
+        a.iter().chain(b.iter()).skip(whole).flat_map(Pack::iter).skip(left)
+    }
+
+    /// The elements from index `start` back to the head, tail-wards first.
+    pub fn iter_rev_from(&self, start: usize) -> impl Iterator<Item = &[u8]> + '_ {
+        let skip = self.len().saturating_sub(start + 1);
+        let (a, b) = self.nodes();
+        let (whole, left) = skip_nodes(b.iter().rev().chain(a.iter().rev()), skip);
+        b.iter().rev().chain(a.iter().rev()).skip(whole).flat_map(|n| n.iter().rev()).skip(left)
+    }
+
+    pub fn get(&self, i: usize) -> Option<&[u8]> {
+        match &self.repr {
+            Repr::Pack(p) => p.get(i),
+            Repr::Quick(q) => {
+                if i >= q.len {
+                    return None;
+                }
+                let (n, at) = q.locate(i);
+                q.nodes[n].get(at)
+            }
+        }
+    }
+
+    /// Becomes a quicklist if `add` more elements of `add_bytes` in all
+    /// would take the pack over one node's limit
+    /// (`listTypeTryConvertListpack`).
+    fn grow_check(&mut self, add: usize, add_bytes: usize, lim: ListLimits) {
+        if let Repr::Pack(p) = &mut self.repr {
+            if lim.exceeds(p.lp_bytes() + add_bytes, p.len() + add) {
+                let p = std::mem::take(p);
+                let len = p.len();
+                let mut nodes = VecDeque::new();
+                if len > 0 {
+                    nodes.push_back(p);
+                }
+                self.repr = Repr::Quick(Box::new(Quick { nodes, len }));
+            }
+        }
+    }
+
+    /// Becomes one pack again after a removal, if one node is left and it
+    /// is within half the limit (`listTypeTryConvertQuicklist`).
+    fn shrink_check(&mut self, lim: ListLimits) {
+        if let Repr::Quick(q) = &mut self.repr {
+            if q.nodes.len() > 1 {
+                return;
+            }
+            let (sz, n) = lim.node_limit();
+            let (bytes, count) = q.nodes.front().map_or((LP_EMPTY, 0), |p| (p.lp_bytes(), p.len()));
+            if bytes <= sz / 2 && count <= n / 2 {
+                let p = q.nodes.pop_front().unwrap_or_default();
+                self.repr = Repr::Pack(p);
+            }
+        }
+    }
+
+    /// Pushes `items` one by one at `end` (LPUSH reverses them, as Redis).
+    pub fn push_many<'a, I>(&mut self, end: End, items: I, lim: ListLimits)
+    where
+        I: IntoIterator<Item = &'a [u8]>,
+        I::IntoIter: Clone,
+    {
+        let items = items.into_iter();
+        let (n, bytes) = items.clone().fold((0, 0), |(n, s), b| (n + 1, s + b.len()));
+        self.grow_check(n, bytes, lim);
+        for b in items {
+            match &mut self.repr {
+                Repr::Pack(p) => match end {
+                    End::Left => p.push_front(b),
+                    End::Right => p.push_back(b),
+                },
+                Repr::Quick(q) => q.push(end, b, lim),
+            }
+        }
+    }
+
+    pub fn push(&mut self, end: End, b: &[u8], lim: ListLimits) {
+        self.push_many(end, [b], lim)
+    }
+
+    /// Pops up to `count` elements from `end`, giving each to `f`.
+    /// Returns how many were popped.
+    pub fn pop_with(&mut self, end: End, count: usize, lim: ListLimits, mut f: impl FnMut(&[u8])) -> usize {
+        let mut done = 0;
+        while done < count {
+            let ok = match &mut self.repr {
+                Repr::Pack(p) => match end {
+                    End::Left => p.pop_front(&mut f),
+                    End::Right => p.pop_back(&mut f),
+                },
+                Repr::Quick(q) => q.pop(end, &mut f),
+            };
+            if !ok {
+                break;
+            }
+            done += 1;
+        }
+        if done > 0 {
+            self.shrink_check(lim);
+        }
+        done
+    }
+
+    /// Pops one element, owned (LMOVE carries it to another list).
+    pub fn pop(&mut self, end: End, lim: ListLimits) -> Option<Vec<u8>> {
+        let mut out = None;
+        self.pop_with(end, 1, lim, |b| out = Some(b.to_vec()));
+        out
+    }
+
+    /// Inserts `b` so that it becomes element `i` (`i` <= len).
+    pub fn insert(&mut self, i: usize, b: &[u8], lim: ListLimits) {
+        self.grow_check(1, b.len(), lim);
+        match &mut self.repr {
+            Repr::Pack(p) => p.insert(i, b),
+            Repr::Quick(q) => q.insert(i, b, lim),
+        }
+    }
+
+    /// Replaces element `i` (< len) with `b`.
+    pub fn set(&mut self, i: usize, b: &[u8], lim: ListLimits) {
+        self.grow_check(1, b.len(), lim);
+        match &mut self.repr {
+            Repr::Pack(p) => p.replace(i, b),
+            Repr::Quick(q) => {
+                let (n, at) = q.locate(i);
+                q.nodes[n].replace(at, b);
+            }
+        }
+        self.shrink_check(lim);
+    }
+
+    /// Removes `count` elements from index `i` on.
+    pub fn remove_range(&mut self, i: usize, count: usize, lim: ListLimits) {
+        match &mut self.repr {
+            Repr::Pack(p) => p.remove_range(i, count),
+            Repr::Quick(q) => q.remove_range(i, count),
+        }
+        self.shrink_check(lim);
+    }
+
+    /// Removes up to `limit` (0: all) elements equal to `b`, from the head
+    /// (or from the tail with `from_tail`). Returns how many went.
+    pub fn remove_eq(&mut self, b: &[u8], limit: usize, from_tail: bool, lim: ListLimits) -> usize {
+        let len = self.len();
+        let mut hits: Vec<usize> = Vec::new();
+        let want = if limit == 0 { usize::MAX } else { limit };
+        if from_tail {
+            for (i, e) in self.iter().rev().enumerate() {
+                if hits.len() == want {
+                    break;
+                }
+                if e == b {
+                    hits.push(len - 1 - i);
+                }
+            }
+        } else {
+            for (i, e) in self.iter().enumerate() {
+                if hits.len() == want {
+                    break;
+                }
+                if e == b {
+                    hits.push(i);
+                }
+            }
+        }
+        if hits.is_empty() {
+            return 0;
+        }
+        hits.sort_unstable();
+        // From the tail, so that earlier indexes stay valid.
+        let mut removed = 0;
+        let mut k = hits.len();
+        while k > 0 {
+            // Runs of adjacent indexes go in one call.
+            let hi = hits[k - 1];
+            let mut lo = hi;
+            k -= 1;
+            while k > 0 && hits[k - 1] + 1 == lo {
+                lo -= 1;
+                k -= 1;
+            }
+            match &mut self.repr {
+                Repr::Pack(p) => p.remove_range(lo, hi - lo + 1),
+                Repr::Quick(q) => q.remove_range(lo, hi - lo + 1),
+            }
+            removed += hi - lo + 1;
+        }
+        self.shrink_check(lim);
+        removed
+    }
+
+    /// Builds a list of `items`, with the encoding Redis would give it.
+    pub fn from_items<'a, I>(items: I, lim: ListLimits) -> List
+    where
+        I: IntoIterator<Item = &'a [u8]>,
+        I::IntoIter: Clone,
+    {
+        let mut l = List::new();
+        l.push_many(End::Right, items, lim);
+        l
+    }
+
+    /// Whether the structure's counts agree with its entries (tests).
+    #[doc(hidden)]
+    pub fn check(&self) -> bool {
+        let (a, b) = self.nodes();
+        let nodes_ok = a.iter().chain(b.iter()).all(|p| {
+            p.iter().count() == p.len()
+                && p.iter().rev().count() == p.len()
+                && p.lp as usize == p.iter().map(lp_entry_size).sum::<usize>()
+        });
+        let quick_ok = match &self.repr {
+            Repr::Pack(_) => true,
+            Repr::Quick(q) => q.nodes.iter().all(|n| n.len() > 0) && q.nodes.iter().map(Pack::len).sum::<usize>() == q.len,
+        };
+        nodes_ok && quick_ok && self.iter().count() == self.len()
+    }
+
+    /// Nodes of a quicklist (1 for a pack), for tests.
+    #[doc(hidden)]
+    pub fn node_count(&self) -> usize {
+        match &self.repr {
+            Repr::Pack(_) => 1,
+            Repr::Quick(q) => q.nodes.len(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::HashSet;
+
+    fn lim(fill: i64) -> ListLimits {
+        ListLimits { fill }
+    }
+
+    #[test]
+    fn listpack_sizes_match_redis() {
+        assert_eq!(lp_entry_size(b"1"), 2);
+        assert_eq!(lp_entry_size(b"-1"), 3);
+        assert_eq!(lp_entry_size(b"01"), 4);
+        assert_eq!(lp_entry_size(b"hello"), 7);
+        assert_eq!(lp_entry_size(&[b'a'; 100]), 102 + 1);
+        assert_eq!(lp_entry_size(&[b'a'; 200]), 202 + 2);
+        assert_eq!(lp_entry_size(b"9223372036854775807"), 10);
+    }
+
+    #[test]
+    fn ends_and_indexes() {
+        let mut l = List::new();
+        for i in 0..10 {
+            l.push(End::Right, format!("r{i}").as_bytes(), lim(-2));
+            l.push(End::Left, format!("l{i}").as_bytes(), lim(-2));
+        }
+        assert_eq!(l.len(), 20);
+        assert_eq!(l.get(0), Some(&b"l9"[..]));
+        assert_eq!(l.get(19), Some(&b"r9"[..]));
+        assert_eq!(l.iter().rev().next(), Some(&b"r9"[..]));
+        assert_eq!(l.iter_from(18).collect::<Vec<_>>(), vec![&b"r8"[..], b"r9"]);
+        assert_eq!(l.iter_rev_from(1).collect::<Vec<_>>(), vec![&b"l8"[..], b"l9"]);
+        assert_eq!(l.pop(End::Left, lim(-2)), Some(b"l9".to_vec()));
+        assert_eq!(l.pop(End::Right, lim(-2)), Some(b"r9".to_vec()));
+        assert!(l.check());
+        assert_eq!(l.encoding(), "listpack");
+    }
+
+    #[test]
+    fn a_queue_at_either_end_keeps_its_buffer() {
+        let lim = lim(-2);
+        let mut l = List::new();
+        for i in 0..20 {
+            l.push(End::Left, format!("job{i:05}").as_bytes(), lim);
+        }
+        let buf = |l: &List| match &l.repr {
+            Repr::Pack(p) => (p.buf.as_ptr(), p.buf.capacity()),
+            Repr::Quick(_) => unreachable!(),
+        };
+        let mut moves = 0;
+        let mut at = buf(&l);
+        for i in 20..10_000 {
+            l.push(End::Left, format!("job{i:05}").as_bytes(), lim);
+            assert_eq!(l.pop(End::Right, lim), Some(format!("job{:05}", i - 20).into_bytes()));
+            if buf(&l) != at {
+                moves += 1;
+                at = buf(&l);
+            }
+        }
+        // Room freed at the back is reused for the front.
+        assert_eq!(moves, 0);
+        assert!(l.check());
+        // And the other way round.
+        let mut l = List::new();
+        for i in 0..20 {
+            l.push(End::Right, format!("job{i:05}").as_bytes(), lim);
+        }
+        let mut seen = HashSet::new();
+        for i in 20..10_000 {
+            l.push(End::Right, format!("job{i:05}").as_bytes(), lim);
+            assert_eq!(l.pop(End::Left, lim), Some(format!("job{:05}", i - 20).into_bytes()));
+            seen.insert(buf(&l));
+        }
+        assert!(seen.len() <= 2, "{} buffers", seen.len());
+        assert!(l.check());
+    }
+
+    #[test]
+    fn converts_at_the_count_limit_and_back_at_half() {
+        let mut l = List::new();
+        for i in 0..128 {
+            l.push(End::Right, i.to_string().as_bytes(), lim(128));
+        }
+        assert_eq!(l.encoding(), "listpack");
+        l.push(End::Right, b"x", lim(128));
+        assert_eq!(l.encoding(), "quicklist");
+        assert!(l.check());
+        // Two nodes (the old pack, then "x") stay a quicklist, as in Redis.
+        while l.len() > 65 {
+            l.pop(End::Left, lim(128));
+            assert!(l.check());
+        }
+        assert_eq!((l.encoding(), l.node_count()), ("quicklist", 2));
+        l.pop(End::Right, lim(128));
+        assert_eq!(l.encoding(), "listpack");
+    }
+
+    #[test]
+    fn converts_at_the_byte_limit() {
+        // -1: 4096 bytes a node; 40 elements of 100 bytes are 4127 in a listpack.
+        let e = [b'a'; 100];
+        let mut l = List::new();
+        for _ in 0..39 {
+            l.push(End::Right, &e, lim(-1));
+        }
+        assert_eq!(l.encoding(), "listpack");
+        l.push(End::Right, &e, lim(-1));
+        assert_eq!(l.encoding(), "quicklist");
+        for _ in 0..200 {
+            l.push(End::Left, &e, lim(-1));
+        }
+        assert!(l.node_count() > 4);
+        // The old pack's last 4 and the node of the 40th: two nodes.
+        l.remove_range(0, 235, lim(-1));
+        assert_eq!((l.len(), l.encoding()), (5, "quicklist"));
+        l.pop(End::Right, lim(-1));
+        assert_eq!((l.len(), l.encoding()), (4, "listpack"));
+        assert!(l.check());
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Push(bool, Vec<u8>),
+        Pop(bool, usize),
+        Insert(usize, Vec<u8>),
+        Set(usize, Vec<u8>),
+        Remove(usize, usize),
+        RemoveEq(Vec<u8>, usize, bool),
+    }
+
+    fn elem() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            4 => prop::collection::vec(b'a'..=b'c', 0..3),
+            1 => prop::collection::vec(any::<u8>(), 0..300),
+            1 => (0i64..100000).prop_map(|n| n.to_string().into_bytes()),
+        ]
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            6 => (any::<bool>(), elem()).prop_map(|(l, e)| Op::Push(l, e)),
+            3 => (any::<bool>(), 0usize..5).prop_map(|(l, n)| Op::Pop(l, n)),
+            2 => (any::<usize>(), elem()).prop_map(|(i, e)| Op::Insert(i, e)),
+            2 => (any::<usize>(), elem()).prop_map(|(i, e)| Op::Set(i, e)),
+            1 => (any::<usize>(), 0usize..40).prop_map(|(i, n)| Op::Remove(i, n)),
+            1 => (elem(), 0usize..4, any::<bool>()).prop_map(|(e, n, t)| Op::RemoveEq(e, n, t)),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        #[test]
+        fn behaves_as_a_vecdeque(fill in prop_oneof![Just(-1i64), Just(-2), Just(1), Just(3), Just(16), Just(0)],
+                                 ops in prop::collection::vec(op(), 0..400)) {
+            let lim = ListLimits { fill };
+            let mut l = List::new();
+            let mut m: VecDeque<Vec<u8>> = VecDeque::new();
+            for op in ops {
+                match op {
+                    Op::Push(left, e) => {
+                        if left { l.push(End::Left, &e, lim); m.push_front(e) } else { l.push(End::Right, &e, lim); m.push_back(e) }
+                    }
+                    Op::Pop(left, n) => {
+                        let mut got = Vec::new();
+                        let end = if left { End::Left } else { End::Right };
+                        let k = l.pop_with(end, n, lim, |b| got.push(b.to_vec()));
+                        let want: Vec<Vec<u8>> = (0..n).map_while(|_| if left { m.pop_front() } else { m.pop_back() }).collect();
+                        prop_assert_eq!(k, want.len());
+                        prop_assert_eq!(got, want);
+                    }
+                    Op::Insert(i, e) => {
+                        let i = i % (m.len() + 1);
+                        l.insert(i, &e, lim);
+                        m.insert(i, e);
+                    }
+                    Op::Set(i, e) => {
+                        if !m.is_empty() {
+                            let i = i % m.len();
+                            l.set(i, &e, lim);
+                            m[i] = e;
+                        }
+                    }
+                    Op::Remove(i, n) => {
+                        let i = i % (m.len() + 1);
+                        l.remove_range(i, n, lim);
+                        let end = (i + n).min(m.len());
+                        m.drain(i..end);
+                    }
+                    Op::RemoveEq(e, n, tail) => {
+                        let k = l.remove_eq(&e, n, tail, lim);
+                        let want = if n == 0 { usize::MAX } else { n };
+                        let mut idx: Vec<usize> = m.iter().enumerate().filter(|(_, x)| **x == e).map(|(i, _)| i).collect();
+                        if tail { idx.reverse(); }
+                        idx.truncate(want);
+                        idx.sort_unstable();
+                        for i in idx.iter().rev() { m.remove(*i); }
+                        prop_assert_eq!(k, idx.len());
+                    }
+                }
+                prop_assert!(l.check());
+                prop_assert_eq!(l.len(), m.len());
+                // A single node within half the limit is always a pack again
+                // after a removal; a pack never exceeds the limit by a push.
+                if l.encoding() == "listpack" {
+                    let Repr::Pack(p) = &l.repr else { unreachable!() };
+                    prop_assert!(!lim.exceeds(p.lp_bytes(), p.len()) || p.len() <= 1 || fill == 0);
+                }
+            }
+            prop_assert!(l.iter().eq(m.iter().map(|v| &v[..])));
+            prop_assert!(l.iter().rev().eq(m.iter().rev().map(|v| &v[..])));
+            for i in 0..m.len() {
+                prop_assert_eq!(l.get(i), Some(&m[i][..]));
+            }
+            if !m.is_empty() {
+                let s = m.len() / 3;
+                prop_assert!(l.iter_from(s).eq(m.iter().skip(s).map(|v| &v[..])));
+                prop_assert!(l.iter_rev_from(s).eq(m.iter().take(s + 1).rev().map(|v| &v[..])));
+            }
+        }
+    }
+}
