@@ -366,7 +366,7 @@ def main():
                 n = args.runs * args.threads * max(1, args.ops // 10)
                 res.append((cls.name, {f"MULTI_GET({args.pool_keys})": (n / took, took * args.threads / n * 1e6)}))
                 print(f"  pool: {cls.name} done", file=sys.stderr)
-            out.append(table(f"4 tern-server processes (memcache ports), ketama-style pool, {args.pool_keys}-key multi-get of 1,000 keys of ~80-250 B", res, {MetaMemcache.name}))
+            out.append(table(f"4 tern-server processes (memcache ports), pooled by meta-memcache's ring, {args.pool_keys}-key multi-get of 1,000 keys of ~80-250 B", res, {MetaMemcache.name}))
     finally:
         stop_all()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
