@@ -70,7 +70,15 @@ pub struct Options {
     pub failure: FailurePolicy,
     /// RESP only; `None` for memcached.
     pub handshake: Option<Handshake>,
+    /// The most bytes one reply (a whole multi-get's, for meta) may take
+    /// in the read buffer; a server sending more is treated as broken
+    /// rather than allowed to grow the client's memory without bound.
+    pub max_reply: usize,
 }
+
+/// Default [`Options::max_reply`]: well above the 512 MB of Redis's
+/// largest string, so that only a broken or hostile server reaches it.
+pub const MAX_REPLY: usize = 1 << 30;
 
 impl Default for Options {
     fn default() -> Options {
@@ -84,6 +92,7 @@ impl Default for Options {
             hashing: Hashing::default(),
             failure: FailurePolicy { reads_miss: false, skip_writes: false },
             handshake: None,
+            max_reply: MAX_REPLY,
         }
     }
 }
@@ -158,7 +167,7 @@ impl Server {
     }
 
     fn open(&self, opts: &Options) -> Result<Conn> {
-        let mut conn = Conn::connect(&self.name, &self.addr, opts.connect_timeout, opts.read_timeout)?;
+        let mut conn = Conn::connect(&self.name, &self.addr, opts)?;
         if let Some(h) = &opts.handshake {
             crate::resp::handshake(&mut conn, h)?;
         }
