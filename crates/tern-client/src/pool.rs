@@ -293,19 +293,24 @@ impl Cluster {
         mut write: impl FnMut(usize, &mut Conn) -> Result<()>,
         mut read: impl FnMut(usize, &mut Conn) -> Result<T>,
     ) -> Vec<Result<T>> {
-        let mut leases: Vec<Result<Lease<'_>>> = Vec::with_capacity(parts.len());
-        for (n, &i) in parts.iter().enumerate() {
-            let lease = self.servers[i].lease(&self.opts).and_then(|mut l| match write(n, l.conn()) {
+        // Connections are taken in server order, so that two callers that
+        // each need several servers of a small pool never hold one each
+        // while waiting for the other's.
+        let mut order: Vec<usize> = (0..parts.len()).collect();
+        order.sort_by_key(|&n| parts[n]);
+        let mut leases: Vec<Option<Result<Lease<'_>>>> = (0..parts.len()).map(|_| None).collect();
+        for n in order {
+            let lease = self.servers[parts[n]].lease(&self.opts).and_then(|mut l| match write(n, l.conn()) {
                 Ok(()) => Ok(l),
                 Err(e) => l.finish(&self.opts, Err(e)),
             });
-            leases.push(lease);
+            leases[n] = Some(lease);
         }
         leases
             .into_iter()
             .enumerate()
             .map(|(n, lease)| {
-                let mut lease = lease?;
+                let mut lease = lease.unwrap_or_else(|| Err(Error::Invalid("part not leased".into())))?;
                 let r = read(n, lease.conn());
                 lease.finish(&self.opts, r)
             })
