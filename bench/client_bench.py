@@ -301,6 +301,18 @@ def table(title, results, baseline_names):
     return "\n".join(lines) + "\n"
 
 
+def compare(title, port, classes, args, keys, values):
+    """One table: every client of `classes` on the server at `port`, the
+    first against each of the others."""
+    if port is None:
+        return f"{title}: server not installed, skipped\n"
+    res = []
+    for cls in classes:
+        res.append((cls.name, measure(cls([("127.0.0.1", port)]), ["SET", "GET", "MULTI_GET", "DELETE"], args, keys, values)))
+        print(f"  {title}: {cls.name} done", file=sys.stderr)
+    return table(title, res, {c.name for c in classes[1:]})
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ops", type=int, default=5000, help="operations per thread per run (default 5000)")
@@ -323,34 +335,16 @@ def main():
     rng = random.Random(args.seed)
     keys = [f"bench:key:{i}" for i in range(200)]
     values = make_values(rng, 160)
-    ops = ["SET", "GET", "MULTI_GET", "DELETE"]
     out = []
     try:
         tern_port, tern_mc = start_tern(args.tern_threads)
         if "memcache" in only:
-            targets = [("memcached", start_memcached()), ("tern memcache port", tern_mc)]
-            for label, port in targets:
-                if port is None:
-                    out.append(f"memcached not installed: skipped\n")
-                    continue
-                res = []
-                for cls in (TernCache, MetaMemcache, PyMemcache):
-                    c = cls([("127.0.0.1", port)])
-                    res.append((cls.name, measure(c, ops, args, keys, values)))
-                    print(f"  {label}: {cls.name} done", file=sys.stderr)
-                out.append(table(f"memcache protocol, {label}", res, {MetaMemcache.name, PyMemcache.name}))
+            caches = (TernCache, MetaMemcache, PyMemcache)
+            for label, port in (("memcached", start_memcached()), ("tern memcache port", tern_mc)):
+                out.append(compare(f"memcache protocol, {label}", port, caches, args, keys, values))
         if "redis" in only:
-            targets = [("redis-server", start_redis()), ("tern", tern_port)]
-            for label, port in targets:
-                if port is None:
-                    out.append("redis-server not installed: skipped\n")
-                    continue
-                res = []
-                for cls in (TernRedis, RedisPy):
-                    c = cls([("127.0.0.1", port)])
-                    res.append((cls.name, measure(c, ops, args, keys, values)))
-                    print(f"  {label}: {cls.name} done", file=sys.stderr)
-                out.append(table(f"RESP, {label} (MULTI_GET is MGET)", res, {RedisPy.name}))
+            for label, port in (("redis-server", start_redis()), ("tern", tern_port)):
+                out.append(compare(f"RESP, {label} (MULTI_GET is MGET)", port, (TernRedis, RedisPy), args, keys, values))
         if "pool" in only:
             servers = [("127.0.0.1", start_tern(1)[1]) for _ in range(4)]
             pool_keys = [f"pool:key:{i}" for i in range(1000)]
@@ -366,7 +360,7 @@ def main():
                 n = args.runs * args.threads * max(1, args.ops // 10)
                 res.append((cls.name, {f"MULTI_GET({args.pool_keys})": (n / took, took * args.threads / n * 1e6)}))
                 print(f"  pool: {cls.name} done", file=sys.stderr)
-            out.append(table(f"4 tern-server processes (memcache ports), ketama-style pool, {args.pool_keys}-key multi-get of 1,000 keys of ~80-250 B", res, {MetaMemcache.name}))
+            out.append(table(f"4 tern-server processes (memcache ports), pooled by meta-memcache's ring, {args.pool_keys}-key multi-get of 1,000 keys of ~80-250 B", res, {MetaMemcache.name}))
     finally:
         stop_all()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()

@@ -143,6 +143,7 @@ fn options(
         hashing: hashing(hash)?,
         failure: FailurePolicy { reads_miss, skip_writes },
         handshake: None,
+        max_reply: d.max_reply,
     })
 }
 

@@ -12,6 +12,8 @@ all servers at once. The GIL is released while waiting on the network,
 so threads sharing one client overlap their I/O.
 """
 
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+
 from . import exceptions
 from ._core import Item, MetaCore, RespCore
 from .exceptions import (
@@ -27,6 +29,10 @@ from .exceptions import (
     TimeoutError,
     WatchError,
 )
+
+_Key = Union[bytes, str]
+_Value = Union[bytes, bytearray, memoryview, str, int, float]
+_Reply = Any
 
 __all__ = [
     "Redis",
@@ -49,11 +55,11 @@ __all__ = [
 ]
 
 
-def _ok(reply):
+def _ok(reply: _Reply) -> bool:
     return reply is not None and reply in (b"OK", "OK")
 
 
-def _pairs_to_dict(reply):
+def _pairs_to_dict(reply: _Reply) -> Dict[Any, Any]:
     if isinstance(reply, dict):
         return reply
     it = iter(reply)
@@ -65,7 +71,19 @@ class _Commands:
     Pipeline (queues them). ``_run(args, callback)`` does the one or the
     other."""
 
-    def set(self, name, value, ex=None, px=None, nx=False, xx=False, keepttl=False, get=False, exat=None, pxat=None):
+    def set(
+        self,
+        name: _Key,
+        value: _Value,
+        ex: Any = None,
+        px: Any = None,
+        nx: bool = False,
+        xx: bool = False,
+        keepttl: bool = False,
+        get: bool = False,
+        exat: Any = None,
+        pxat: Any = None,
+    ) -> Any:
         args = ["SET", name, value]
         for flag, v in (("EX", ex), ("PX", px), ("EXAT", exat), ("PXAT", pxat)):
             if v is not None:
@@ -83,50 +101,57 @@ class _Commands:
             return self._run(args, None)
         return self._run(args, lambda r: True if _ok(r) else None)
 
-    def get(self, name):
+    def get(self, name: _Key) -> Any:
         return self._run(["GET", name], None)
 
-    def mget(self, keys, *args):
+    def mget(self, keys: Union[_Key, Iterable[_Key]], *args: _Key) -> Any:
         keys = [keys] if isinstance(keys, (bytes, str)) else list(keys)
         return self._run(["MGET", *keys, *args], None)
 
-    def mset(self, mapping):
+    def mset(self, mapping: Mapping[_Key, _Value]) -> Any:
         args = ["MSET"]
         for k, v in mapping.items():
             args += [k, v]
         return self._run(args, _ok)
 
-    def delete(self, *names):
+    def delete(self, *names: _Key) -> Any:
         return self._run(["DEL", *names], None)
 
-    def exists(self, *names):
+    def exists(self, *names: _Key) -> Any:
         return self._run(["EXISTS", *names], None)
 
-    def incr(self, name, amount=1):
+    def incr(self, name: _Key, amount: int = 1) -> Any:
         return self._run(["INCRBY", name, amount], None)
 
     incrby = incr
 
-    def decr(self, name, amount=1):
+    def decr(self, name: _Key, amount: int = 1) -> Any:
         return self._run(["DECRBY", name, amount], None)
 
     decrby = decr
 
-    def expire(self, name, time):
+    def expire(self, name: _Key, time: Any) -> Any:
         if hasattr(time, "total_seconds"):
             time = int(time.total_seconds())
         return self._run(["EXPIRE", name, time], bool)
 
-    def ttl(self, name):
+    def ttl(self, name: _Key) -> Any:
         return self._run(["TTL", name], None)
 
-    def pttl(self, name):
+    def pttl(self, name: _Key) -> Any:
         return self._run(["PTTL", name], None)
 
-    def hget(self, name, key):
+    def hget(self, name: _Key, key: _Key) -> Any:
         return self._run(["HGET", name, key], None)
 
-    def hset(self, name, key=None, value=None, mapping=None, items=None):
+    def hset(
+        self,
+        name: _Key,
+        key: Optional[_Key] = None,
+        value: Optional[_Value] = None,
+        mapping: Optional[Mapping[_Key, _Value]] = None,
+        items: Optional[Sequence[Any]] = None,
+    ) -> Any:
         if key is None and not mapping and not items:
             raise DataError("'hset' with no key value pairs")
         args = ["HSET", name]
@@ -138,23 +163,23 @@ class _Commands:
             args += list(p)
         return self._run(args, None)
 
-    def hmget(self, name, keys, *args):
+    def hmget(self, name: _Key, keys: Union[_Key, Iterable[_Key]], *args: _Key) -> Any:
         keys = [keys] if isinstance(keys, (bytes, str)) else list(keys)
         return self._run(["HMGET", name, *keys, *args], None)
 
-    def hgetall(self, name):
+    def hgetall(self, name: _Key) -> Any:
         return self._run(["HGETALL", name], _pairs_to_dict)
 
-    def hdel(self, name, *keys):
+    def hdel(self, name: _Key, *keys: _Key) -> Any:
         return self._run(["HDEL", name, *keys], None)
 
-    def ping(self):
+    def ping(self) -> Any:
         return self._run(["PING"], lambda r: r in (b"PONG", "PONG"))
 
-    def flushdb(self):
+    def flushdb(self) -> Any:
         return self._run(["FLUSHDB"], _ok)
 
-    def flushall(self):
+    def flushall(self) -> Any:
         return self._run(["FLUSHALL"], _ok)
 
 
@@ -171,20 +196,20 @@ class Redis(RespCore, _Commands):
     delete over a pool send one command per server, all at once.
     """
 
-    def _run(self, args, callback):
+    def _run(self, args: List[Any], callback: Optional[Callable[[_Reply], Any]]) -> Any:
         reply = self.execute_command(*args)
         return callback(reply) if callback else reply
 
-    def pipeline(self, transaction=True, shard_hint=None):
+    def pipeline(self, transaction: bool = True, shard_hint: Any = None) -> "Pipeline":
         return Pipeline(self, transaction)
 
-    def close(self):
+    def close(self) -> None:
         """Connections are pooled and closed with the client; nothing to do."""
 
-    def __enter__(self):
+    def __enter__(self) -> "Redis":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         self.close()
 
 
@@ -197,31 +222,31 @@ class Pipeline(_Commands):
     they are wrapped in MULTI/EXEC, which over a pool needs all keys on one
     server."""
 
-    def __init__(self, client, transaction=True):
+    def __init__(self, client: Redis, transaction: bool = True) -> None:
         self._client = client
         self._transaction = transaction
         self._stack = []
 
-    def _run(self, args, callback):
+    def _run(self, args: List[Any], callback: Optional[Callable[[_Reply], Any]]) -> "Pipeline":
         self._stack.append((args, callback))
         return self
 
-    def execute_command(self, *args, **options):
+    def execute_command(self, *args: _Value, **options: Any) -> "Pipeline":
         return self._run(list(args), None)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._stack)
 
-    def __enter__(self):
+    def __enter__(self) -> "Pipeline":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         self.reset()
 
-    def reset(self):
+    def reset(self) -> None:
         self._stack = []
 
-    def execute(self, raise_on_error=True):
+    def execute(self, raise_on_error: bool = True) -> List[Any]:
         stack, self._stack = self._stack, []
         if not stack:
             return []
@@ -251,17 +276,17 @@ class CacheClient(MetaCore):
     binary bytes) are sent base64-encoded.
     """
 
-    def get_multi(self, keys):
+    def get_multi(self, keys: Iterable[_Key]) -> Dict[Any, bytes]:
         return self.get_many(keys)
 
-    def set_many(self, values, ttl=0):
+    def set_many(self, values: Mapping[_Key, _Value], ttl: int = 0) -> List[Any]:
         """Stores each of {key: value}; the keys that failed to store."""
         return [k for k, v in values.items() if not self.set(k, v, ttl)]
 
-    def delete_many(self, keys):
+    def delete_many(self, keys: Iterable[_Key]) -> bool:
         for k in keys:
             self.delete(k)
         return True
 
-    def close(self):
+    def close(self) -> None:
         """Connections are pooled and closed with the client; nothing to do."""

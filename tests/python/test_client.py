@@ -345,7 +345,17 @@ def test_redis_pool_splits_multi_key_commands(terns):
     for k in keys[:10]:
         p.get(k)
     assert p.execute() == [k.encode() if i % 2 == 0 else None for i, k in enumerate(keys[:10])]
-    assert pool.delete(*keys) == 50
+    together = [k for k in keys if pool.server_index(k) == pool.server_index(keys[0])][:3]
+    t = pool.pipeline()
+    for k in together:
+        t.set(k, "t")
+    assert t.execute() == [True] * len(together)
+    apart = pool.pipeline()
+    apart.set(keys[0], 1)
+    apart.set(next(k for k in keys if pool.server_index(k) != pool.server_index(keys[0])), 1)
+    with pytest.raises(tern_client.DataError, match="one server"):
+        apart.execute()
+    assert pool.delete(*keys) == 50 + len([k for k in together if int(k[1:]) % 2])
 
 
 # ---- threads, the GIL, failures --------------------------------------------
@@ -453,6 +463,10 @@ def test_killed_server_is_a_miss_for_the_cache_and_an_error_for_redis():
             red.mget(keys)
         live = [k for k in keys if red.server_index(k) != victim]
         assert red.mget(live) == [k.encode() for k in live]
+        lenient = tern_client.Redis(servers=[("127.0.0.1", s.port) for s in srvs], reads_miss=True, skip_writes=True)
+        assert lenient.mget(keys) == [None if red.server_index(k) == victim else k.encode() for k in keys]
+        assert lenient.mset({k: "new" for k in keys}) is True
+        assert lenient.get(keys[0]) == (None if red.server_index(keys[0]) == victim else b"new")
     finally:
         for s in srvs:
             s.stop()

@@ -8,9 +8,9 @@
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
-use std::time::Duration;
 
 use crate::error::{Error, Result};
+use crate::pool::Options;
 
 /// Smallest read: big enough that a typical multi-get reply arrives in one
 /// read, small enough not to matter per connection.
@@ -26,11 +26,14 @@ pub struct Conn {
     /// Unconsumed bytes are `rbuf[start..end]`.
     start: usize,
     end: usize,
+    /// Unconsumed bytes beyond this are a protocol error (see [`Options::max_reply`]).
+    max_reply: usize,
     server: std::sync::Arc<str>,
 }
 
 impl Conn {
-    pub fn connect(server: &std::sync::Arc<str>, addr: &str, connect_timeout: Duration, read_timeout: Duration) -> Result<Conn> {
+    pub fn connect(server: &std::sync::Arc<str>, addr: &str, opts: &Options) -> Result<Conn> {
+        let (connect_timeout, read_timeout) = (opts.connect_timeout, opts.read_timeout);
         let addrs: Vec<SocketAddr> = addr.to_socket_addrs().map_err(|e| Error::io(server, e))?.collect();
         let mut last = io::Error::new(io::ErrorKind::NotFound, "no address");
         for a in addrs {
@@ -40,7 +43,15 @@ impl Conn {
                     stream.set_nodelay(true).map_err(|e| Error::io(server, e))?;
                     stream.set_read_timeout(Some(read_timeout)).map_err(|e| Error::io(server, e))?;
                     stream.set_write_timeout(Some(read_timeout)).map_err(|e| Error::io(server, e))?;
-                    return Ok(Conn { stream, wbuf: Vec::new(), rbuf: Vec::new(), start: 0, end: 0, server: server.clone() });
+                    return Ok(Conn {
+                        stream,
+                        wbuf: Vec::new(),
+                        rbuf: Vec::new(),
+                        start: 0,
+                        end: 0,
+                        max_reply: opts.max_reply,
+                        server: server.clone(),
+                    });
                 }
                 Err(e) => last = e,
             }
@@ -99,6 +110,10 @@ impl Conn {
     }
 
     fn fill(&mut self) -> Result<()> {
+        if self.end - self.start > self.max_reply {
+            let detail = format!("a reply of more than {} bytes (max_reply)", self.max_reply);
+            return Err(Error::Protocol { server: self.server.to_string(), detail });
+        }
         if self.start > 0 && self.rbuf.len() - self.end < READ_CHUNK {
             self.rbuf.copy_within(self.start..self.end, 0);
             self.end -= self.start;

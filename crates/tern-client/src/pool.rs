@@ -70,7 +70,15 @@ pub struct Options {
     pub failure: FailurePolicy,
     /// RESP only; `None` for memcached.
     pub handshake: Option<Handshake>,
+    /// The most bytes one reply (a whole multi-get's, for meta) may take
+    /// in the read buffer; a server sending more is treated as broken
+    /// rather than allowed to grow the client's memory without bound.
+    pub max_reply: usize,
 }
+
+/// Default [`Options::max_reply`]: well above the 512 MB of Redis's
+/// largest string, so that only a broken or hostile server reaches it.
+pub const MAX_REPLY: usize = 1 << 30;
 
 impl Default for Options {
     fn default() -> Options {
@@ -84,6 +92,7 @@ impl Default for Options {
             hashing: Hashing::default(),
             failure: FailurePolicy { reads_miss: false, skip_writes: false },
             handshake: None,
+            max_reply: MAX_REPLY,
         }
     }
 }
@@ -158,7 +167,7 @@ impl Server {
     }
 
     fn open(&self, opts: &Options) -> Result<Conn> {
-        let mut conn = Conn::connect(&self.name, &self.addr, opts.connect_timeout, opts.read_timeout)?;
+        let mut conn = Conn::connect(&self.name, &self.addr, opts)?;
         if let Some(h) = &opts.handshake {
             crate::resp::handshake(&mut conn, h)?;
         }
@@ -284,19 +293,24 @@ impl Cluster {
         mut write: impl FnMut(usize, &mut Conn) -> Result<()>,
         mut read: impl FnMut(usize, &mut Conn) -> Result<T>,
     ) -> Vec<Result<T>> {
-        let mut leases: Vec<Result<Lease<'_>>> = Vec::with_capacity(parts.len());
-        for (n, &i) in parts.iter().enumerate() {
-            let lease = self.servers[i].lease(&self.opts).and_then(|mut l| match write(n, l.conn()) {
+        // Connections are taken in server order, so that two callers that
+        // each need several servers of a small pool never hold one each
+        // while waiting for the other's.
+        let mut order: Vec<usize> = (0..parts.len()).collect();
+        order.sort_by_key(|&n| parts[n]);
+        let mut leases: Vec<Option<Result<Lease<'_>>>> = (0..parts.len()).map(|_| None).collect();
+        for n in order {
+            let lease = self.servers[parts[n]].lease(&self.opts).and_then(|mut l| match write(n, l.conn()) {
                 Ok(()) => Ok(l),
                 Err(e) => l.finish(&self.opts, Err(e)),
             });
-            leases.push(lease);
+            leases[n] = Some(lease);
         }
         leases
             .into_iter()
             .enumerate()
             .map(|(n, lease)| {
-                let mut lease = lease?;
+                let mut lease = lease.unwrap_or_else(|| Err(Error::Invalid("part not leased".into())))?;
                 let r = read(n, lease.conn());
                 lease.finish(&self.opts, r)
             })

@@ -25,10 +25,7 @@ fn ok(v: Value) -> Result<Value> {
 }
 
 fn encode(out: &mut Vec<u8>, args: &[impl AsRef<[u8]>]) {
-    E.array(out, args.len());
-    for a in args {
-        E.bulk(out, a.as_ref());
-    }
+    tern_resp::encode::request(out, args.iter().map(|a| a.as_ref()));
 }
 
 /// `verb key…` as one request.

@@ -185,3 +185,25 @@ fn server_killed_mid_batch() {
     assert!(matches!(strict.get_many(&refs, &GetOpts::default()), Err(Error::Connection { .. } | Error::ServerDown { .. })));
     assert!(matches!(strict.set(dead_key, b"x", &SetOpts::default()), Err(Error::ServerDown { .. } | Error::Connection { .. })));
 }
+
+/// A reply longer than `max_reply` is refused as it arrives, not buffered
+/// whole, and the connection is dropped.
+#[test]
+fn reply_over_max_reply_is_refused() {
+    let (addr, _) = fake(|_, mut s| {
+        while read_request(&mut s) {
+            let _ = s.write_all(b"$4000000\r\n");
+            let chunk = vec![b'x'; 64 * 1024];
+            for _ in 0..64 {
+                if s.write_all(&chunk).is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    let c = RespClient::new(&[addr], Options { max_reply: 1 << 20, ..opts(0) }).unwrap();
+    match c.get(b"k") {
+        Err(Error::Protocol { detail, .. }) => assert!(detail.contains("max_reply"), "{detail}"),
+        r => panic!("{r:?}"),
+    }
+}

@@ -146,3 +146,31 @@ fn threads_share_a_client() {
         h.join().unwrap();
     }
 }
+
+/// Two servers with one connection each, and threads that each need both
+/// at once: no thread waits for a connection the other holds.
+#[test]
+fn small_pools_shared_by_multi_server_calls_do_not_deadlock() {
+    let servers: Vec<_> = (0..2).map(|_| common::tern()).collect();
+    let addrs: Vec<_> = servers.iter().map(|s| s.addr()).collect();
+    let o = Options { max_connections: 1, pool_timeout: std::time::Duration::from_secs(2), ..Options::default() };
+    let c = Arc::new(RespClient::new(&addrs, o).unwrap());
+    let keys: Vec<Vec<u8>> = (0..40).map(|i| format!("k{i}").into_bytes()).collect();
+    let on = |s: usize| keys.iter().find(|k| c.cluster.server_for(k) == s).expect("a key on each server").clone();
+    // Half the threads name server 0's key first, half server 1's.
+    let (a, b) = (on(0), on(1));
+    let handles: Vec<_> = (0..4)
+        .map(|t| {
+            let c = c.clone();
+            let pair = if t % 2 == 0 { [a.clone(), b.clone()] } else { [b.clone(), a.clone()] };
+            std::thread::spawn(move || {
+                for _ in 0..2000 {
+                    c.mget(&[&pair[0][..], &pair[1][..]]).expect("no pool timeout");
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+}
