@@ -102,6 +102,9 @@ pub const NO_SUCH_CLIENT: &str = "ERR No such client";
 pub const NO_SHUTDOWN_IN_PROGRESS: &str = "ERR No shutdown in progress.";
 /// CONFIG REWRITE on a server started without a file.
 pub const NO_CONFIG_FILE: &str = "ERR The server is running without a config file";
+// SLOWLOG and COMMANDLOG.
+pub const COUNT_AT_LEAST_MINUS_ONE: &str = "ERR count should be greater than or equal to -1";
+pub const COMMANDLOG_TYPE: &str = "ERR type should be one of the following: slow, large-request, large-reply";
 
 /// `ERR wrong number of arguments for 'get' command`.
 pub fn arity(fullname: &str) -> String {
@@ -204,6 +207,12 @@ fn c_str_128(b: &[u8]) -> &[u8] {
 /// `ERR unknown subcommand 'x'. Try CLIENT HELP.`
 pub fn unknown_subcommand(sub: &[u8], cmd: &str) -> Vec<u8> {
     with_arg("ERR unknown subcommand '", c_str_128(sub), &format!("'. Try {} HELP.", cmd.to_ascii_uppercase()))
+}
+
+/// `ERR unknown subcommand or wrong number of arguments for 'x'. Try SLOWLOG HELP.`
+/// (a known subcommand given arguments it does not take).
+pub fn subcommand_syntax(sub: &[u8], cmd: &str) -> Vec<u8> {
+    with_arg("ERR unknown subcommand or wrong number of arguments for '", c_str_128(sub), &format!("'. Try {} HELP.", cmd.to_ascii_uppercase()))
 }
 
 /// `ERR unknown command 'x', with args beginning with: 'a' 'b' `, built as

@@ -28,11 +28,12 @@
 //!  engine    ─► cmd server
 //!  prefetch  ─► cmd server client
 //!  memcache  ─► server outbuf stats
-//!  cmd       ─► server client outbuf stats errors glob sysinfo fdlimit
-//!  server    ─► client stats
+//!  cmd       ─► server client outbuf stats errors glob sysinfo fdlimit cmdlog
+//!  server    ─► client stats cmdlog
 //!  client    ─► -
 //!  outbuf    ─► -
 //!  stats     ─► -
+//!  cmdlog    ─► -
 //!  errors    ─► -
 //!  glob      ─► -
 //!  sysinfo   ─► -
@@ -49,6 +50,7 @@
 
 pub mod client;
 pub mod cmd;
+pub mod cmdlog;
 pub mod engine;
 pub mod errors;
 pub mod fdlimit;

@@ -13,6 +13,7 @@ use parking_lot::{Mutex, RwLock};
 use tern_store::Keyspace;
 
 use crate::client::ClientShared;
+use crate::cmdlog::CommandLogs;
 use tern_config::{Config, Settings};
 use crate::stats::WorkerStats;
 
@@ -59,6 +60,8 @@ pub struct Server {
     pub next_client_id: AtomicU64,
     pub connected: AtomicUsize,
     pub workers: Vec<Arc<WorkerStats>>,
+    /// SLOWLOG's and COMMANDLOG's entries, per worker.
+    pub cmdlog: CommandLogs,
     pub wakers: OnceLock<Vec<Arc<mio::Waker>>>,
     pub shutdown: AtomicBool,
     pub started: Instant,
@@ -91,6 +94,7 @@ impl Server {
         let srv = Server {
             ks,
             workers: (0..threads).map(|_| Arc::new(WorkerStats::new(commands))).collect(),
+            cmdlog: CommandLogs::new(threads),
             config: RwLock::new(cfg),
             settings: Settings::default(),
             clients: Mutex::new(HashMap::new()),

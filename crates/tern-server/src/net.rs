@@ -197,6 +197,7 @@ pub(crate) fn run_request(c: Ctx<'_, '_>, frame: &mut Frame, client: &mut Client
                 if let Some((id, planned)) = ahead {
                     c.scratch.plan_next(id, planned);
                 }
+                c.scratch.req_len = len;
                 let after = cmd::dispatch(
                     cmd::Conn { srv: c.srv, commands: c.commands, locks: c.locks, out, client: &mut *client, stats: c.stats, scratch: &mut *c.scratch, worker: c.worker },
                     args,

@@ -12,6 +12,7 @@
 
 pub mod client;
 pub mod command;
+pub mod commandlog;
 pub mod config;
 pub mod connection;
 pub mod hashes;
@@ -49,6 +50,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     command::COMMANDS,
     info::COMMANDS,
     server::COMMANDS,
+    commandlog::COMMANDS,
     config::COMMANDS,
     transactions::COMMANDS,
 ];
@@ -187,6 +189,8 @@ pub struct Ctx<'a, 'ks> {
     /// `prefetch-batch-max-size`, read once for the command: the group
     /// size of its keys' staged lookups (0: none staged).
     pub prefetch: usize,
+    /// Bytes of the request on the wire (see [`Scratch::req_len`]).
+    pub req_len: usize,
 }
 
 impl<'a, 'ks> Ctx<'a, 'ks> {
@@ -244,6 +248,9 @@ pub struct Scratch {
     /// Wall time as of the batch being run: each command's `now` comes
     /// from the monotonic reading it takes for its statistics anyway.
     pub clock: Clock,
+    /// Bytes of the request being run as it came over the wire (COMMANDLOG
+    /// large-request); for the commands EXEC runs, EXEC's, as in Valkey.
+    pub req_len: usize,
 }
 
 /// Key locations the pipeline planner (`prefetch.rs`) computed ahead for
@@ -465,6 +472,10 @@ pub fn call<'ks>(
     if !cmd.has(flags::MANUAL_LOCKS) {
         locks.acquire(locs.iter().map(|l| l.gid));
     }
+    // Unsent reply bytes, references counted by their length (never
+    // read); nothing is written while the handler runs.
+    let out_before = reply.out.pending();
+    let now = scratch.clock.ms_at(started);
     // Borrow the caller's reply buffer for the handler's Ctx.
     let sub_reply = Reply { out: &mut *reply.out, enc: reply.enc, errors: reply.errors, stats, share_min: reply.share_min };
     let mut ctx = Ctx {
@@ -476,12 +487,14 @@ pub fn call<'ks>(
         client,
         locs: &locs,
         cmd,
-        now: scratch.clock.ms_at(started),
+        now,
         stats,
         worker,
         prefetch: srv.settings.prefetch_batch_max_size(),
+        req_len: scratch.req_len,
     };
     (cmd.spec.handler)(&mut ctx, args);
+    let reply_len = ctx.reply.out.pending().saturating_sub(out_before);
     let errs = ctx.reply.errors;
     let resp3_now = ctx.reply.enc.resp3;
     let client = ctx.client;
@@ -495,9 +508,11 @@ pub fn call<'ks>(
         locks.gather_effects();
     }
     locks.release();
+    let usec = started.elapsed().as_micros() as u64;
     let st = &stats.cmds[cmd.id];
     st.calls.add(1);
-    st.usec.add(started.elapsed().as_micros() as u64);
+    st.usec.add(usec);
+    commandlog::note(srv, client, worker, cmd, args, now, commandlog::Measured { usec, request: scratch.req_len, reply: reply_len });
     if reply.errors > errors_before {
         st.failed.add(1);
     }
