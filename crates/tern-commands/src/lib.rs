@@ -28,12 +28,13 @@
 //!  engine    ─► cmd server
 //!  prefetch  ─► cmd server client
 //!  memcache  ─► server outbuf stats
-//!  cmd       ─► server client outbuf stats errors glob sysinfo fdlimit cmdlog
-//!  server    ─► client stats cmdlog
+//!  cmd       ─► server client outbuf stats errors glob sysinfo fdlimit cmdlog latency
+//!  server    ─► client stats cmdlog latency
 //!  client    ─► -
 //!  outbuf    ─► -
 //!  stats     ─► -
 //!  cmdlog    ─► -
+//!  latency   ─► -
 //!  errors    ─► -
 //!  glob      ─► -
 //!  sysinfo   ─► -
@@ -55,6 +56,7 @@ pub mod engine;
 pub mod errors;
 pub mod fdlimit;
 pub mod glob;
+pub mod latency;
 pub mod memcache;
 pub mod outbuf;
 pub mod prefetch;

@@ -14,6 +14,7 @@ use tern_store::Keyspace;
 
 use crate::client::ClientShared;
 use crate::cmdlog::CommandLogs;
+use crate::latency::CommandLatency;
 use tern_config::{Config, Settings};
 use crate::stats::WorkerStats;
 
@@ -62,6 +63,8 @@ pub struct Server {
     pub workers: Vec<Arc<WorkerStats>>,
     /// SLOWLOG's and COMMANDLOG's entries, per worker.
     pub cmdlog: CommandLogs,
+    /// Per-command latency histograms, per worker (INFO latencystats).
+    pub latency: CommandLatency,
     pub wakers: OnceLock<Vec<Arc<mio::Waker>>>,
     pub shutdown: AtomicBool,
     pub started: Instant,
@@ -95,6 +98,7 @@ impl Server {
             ks,
             workers: (0..threads).map(|_| Arc::new(WorkerStats::new(commands))).collect(),
             cmdlog: CommandLogs::new(threads),
+            latency: CommandLatency::new(threads, commands),
             config: RwLock::new(cfg),
             settings: Settings::default(),
             clients: Mutex::new(HashMap::new()),

@@ -31,6 +31,7 @@ const SECTIONS: &[(&str, bool)] = &[
     ("modules", true),
     ("commandstats", false),
     ("errorstats", true),
+    ("latencystats", false),
     ("cluster", true),
     ("keyspace", true),
 ];
@@ -288,6 +289,22 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 }
                 for (k, v) in all {
                     s.kv(&format!("errorstat_{k}"), format!("count={v}"));
+                }
+            }
+            "latencystats" => {
+                s.header("Latencystats");
+                // Redis lists nothing while tracking is off.
+                if !cfg.latency_tracking {
+                    continue;
+                }
+                let ps: Vec<f64> = cfg.latency_tracking_info_percentiles.iter().filter_map(|w| w.parse().ok()).collect();
+                for c in ctx.commands.iter() {
+                    let Some(vals) = srv.latency.percentiles(c.id, &ps) else { continue };
+                    let mut line = String::new();
+                    for (i, (p, v)) in ps.iter().zip(vals).enumerate() {
+                        let _ = write!(line, "{}p{p}={v:.3}", if i > 0 { "," } else { "" });
+                    }
+                    s.kv(&format!("latency_percentiles_usec_{}", c.fullname), line);
                 }
             }
             "cluster" => {

@@ -508,7 +508,11 @@ pub fn call<'ks>(
         locks.gather_effects();
     }
     locks.release();
-    let usec = started.elapsed().as_micros() as u64;
+    let took = started.elapsed();
+    let usec = took.as_micros() as u64;
+    if srv.settings.latency_tracking() {
+        srv.latency.record(worker, cmd.id, took.as_nanos() as u64);
+    }
     let st = &stats.cmds[cmd.id];
     st.calls.add(1);
     st.usec.add(usec);

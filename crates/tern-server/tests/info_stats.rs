@@ -1,0 +1,87 @@
+//! INFO's statistics sections against the real binary, at 1 and 2 workers:
+//! latencystats (per-command percentiles, latency-tracking,
+//! latency-tracking-info-percentiles) and what CONFIG RESETSTAT clears.
+mod common;
+use common::*;
+
+fn info(c: &mut redis::Connection, sections: &[&str]) -> String {
+    let mut cmd = redis::cmd("INFO");
+    for s in sections {
+        cmd.arg(*s);
+    }
+    cmd.query(c).unwrap()
+}
+
+/// The `key:value` line for `key`, if any.
+fn field(text: &str, key: &str) -> Option<String> {
+    text.lines().find_map(|l| l.strip_prefix(key).and_then(|r| r.strip_prefix(':')).map(str::to_string))
+}
+
+fn config_set(c: &mut redis::Connection, k: &str, v: &str) {
+    let _: () = redis::cmd("CONFIG").arg("SET").arg(k).arg(v).query(c).unwrap();
+}
+
+/// `p50=1.003,p99=...` as (name, µs) pairs.
+fn percentiles(line: &str) -> Vec<(String, f64)> {
+    line.split(',')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap();
+            (k.to_string(), v.parse().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn latencystats_percentiles_per_command() {
+    each_threads(|s| {
+        let mut conns: Vec<redis::Connection> = (0..3).map(|_| s.conn()).collect();
+        for (i, c) in conns.iter_mut().enumerate() {
+            let _: () = redis::cmd("SET").arg("k").arg(i).query(c).unwrap();
+            let _: String = redis::cmd("GET").arg("k").query(c).unwrap();
+        }
+        let c = &mut conns[0];
+        // Not in the default sections; in `all`, `everything` and by name.
+        assert!(!info(c, &[]).contains("# Latencystats"));
+        for sections in [&["latencystats"][..], &["all"], &["everything"], &["server", "latencystats", "commandstats"]] {
+            let text = info(c, sections);
+            assert!(text.contains("# Latencystats\r\n"), "{sections:?}");
+            let get = field(&text, "latency_percentiles_usec_get").expect("a line for GET");
+            let p = percentiles(&get);
+            let names: Vec<&str> = p.iter().map(|(n, _)| n.as_str()).collect();
+            assert_eq!(names, ["p50", "p99", "p99.9"]);
+            assert!(p[0].1 > 0.0 && p[0].1 <= p[1].1 && p[1].1 <= p[2].1, "{get}");
+            // Three decimals, as Redis prints them.
+            assert!(get.split(',').all(|x| x.split('=').nth(1).unwrap().split('.').nth(1).unwrap().len() == 3), "{get}");
+        }
+        let both = info(c, &["server", "latencystats", "commandstats"]);
+        assert!(both.contains("# Server\r\n") && both.contains("# Commandstats\r\n") && !both.contains("# Clients"));
+        assert!(field(&both, "latency_percentiles_usec_config|set").is_none(), "CONFIG SET has not run");
+        assert_eq!(field(&both, "cmdstat_get").map(|l| l.starts_with("calls=3,")), Some(true), "{both}");
+
+        config_set(c, "latency-tracking-info-percentiles", "0 99.99 100");
+        let text = info(c, &["latencystats"]);
+        let p = percentiles(&field(&text, "latency_percentiles_usec_get").unwrap());
+        let names: Vec<&str> = p.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["p0", "p99.99", "p100"]);
+        assert!(p[0].1 <= p[2].1);
+        config_set(c, "latency-tracking-info-percentiles", "");
+        assert_eq!(field(&info(c, &["latencystats"]), "latency_percentiles_usec_get").as_deref(), Some(""));
+
+        // Off: nothing is listed (and nothing recorded meanwhile).
+        config_set(c, "latency-tracking", "no");
+        let _: String = redis::cmd("GET").arg("k").query(c).unwrap();
+        let _: i64 = redis::cmd("STRLEN").arg("k").query(c).unwrap();
+        assert_eq!(info(c, &["latencystats"]), "# Latencystats\r\n");
+        config_set(c, "latency-tracking", "yes");
+        config_set(c, "latency-tracking-info-percentiles", "50 99 99.9");
+        assert!(field(&info(c, &["latencystats"]), "latency_percentiles_usec_strlen").is_none());
+
+        // RESETSTAT empties the histograms with the command counters.
+        let _: () = redis::cmd("CONFIG").arg("RESETSTAT").query(c).unwrap();
+        let text = info(c, &["latencystats", "commandstats"]);
+        assert!(field(&text, "latency_percentiles_usec_get").is_none(), "{text}");
+        assert!(field(&text, "cmdstat_get").is_none(), "{text}");
+        assert!(field(&text, "latency_percentiles_usec_config|resetstat").is_some(), "{text}");
+    });
+}
