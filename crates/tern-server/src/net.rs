@@ -110,6 +110,7 @@ impl Conn {
         let (n, result) = self.out.write_to(&mut self.stream);
         if n > 0 {
             stats.net_output_bytes.add(n as u64);
+            stats.writes_processed.add(1);
             self.client.shared.last_interaction_ms.store(now_ms(), Ordering::Relaxed);
         }
         result
@@ -407,6 +408,7 @@ impl Worker {
                 Ok(n) => {
                     conn.rlen += n;
                     self.stats.net_input_bytes.add(n as u64);
+                    self.stats.reads_processed.add(1);
                     conn.client.shared.last_interaction_ms.store(now_ms(), Ordering::Relaxed);
                     // Execute as we go once a fair amount is in: a long
                     // pipeline does not pile up, and what is left
@@ -463,6 +465,7 @@ impl Worker {
             conn.client.shared.addr,
             String::from_utf8_lossy(&conn.rbuf[conn.rpos..(conn.rpos + 64).min(conn.rlen)])
         );
+        self.stats.qbuf_limit_disconnections.add(1);
         self.close(key);
         true
     }
@@ -645,6 +648,7 @@ impl Worker {
                 conn.client.id,
                 conn.client.shared.addr
             );
+            self.stats.obuf_limit_disconnections.add(1);
             self.close(key);
         }
     }

@@ -85,3 +85,48 @@ fn latencystats_percentiles_per_command() {
         assert!(field(&text, "latency_percentiles_usec_config|resetstat").is_some(), "{text}");
     });
 }
+
+fn num(text: &str, key: &str) -> u64 {
+    field(text, key).unwrap_or_else(|| panic!("no {key} in {text}")).trim().parse().unwrap()
+}
+
+/// The clients and stats fields Tern counts: reads and writes, clients
+/// closed for their query buffer, clients watching, and RESETSTAT.
+#[test]
+fn clients_and_io_counters() {
+    for t in [1, 2] {
+        let s = TestServer::start_with(t, &["--client-query-buffer-limit", "1mb"]);
+        let mut c = s.conn();
+        let before = info(&mut c, &["stats"]);
+        for _ in 0..5 {
+            let _: () = redis::cmd("PING").query(&mut c).unwrap();
+        }
+        let after = info(&mut c, &["stats", "clients"]);
+        // Each PING is one read and one write (INFO's own write comes after).
+        assert!(num(&after, "total_reads_processed") >= num(&before, "total_reads_processed") + 6, "{after}");
+        assert!(num(&after, "total_writes_processed") >= num(&before, "total_writes_processed") + 6, "{after}");
+        assert_eq!(num(&after, "watching_clients"), 0);
+        assert_eq!(num(&after, "total_forks"), 0);
+
+        let mut w = s.conn();
+        let _: () = redis::cmd("WATCH").arg("k").query(&mut w).unwrap();
+        assert_eq!(num(&info(&mut c, &["clients"]), "watching_clients"), 1);
+
+        // A request over the query buffer limit closes its client, counted.
+        let mut r = s.raw();
+        r.send(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$3000000\r\n");
+        let chunk = vec![b'x'; 64 * 1024];
+        for _ in 0..40 {
+            if std::io::Write::write_all(&mut r.s, &chunk).is_err() {
+                break;
+            }
+        }
+        assert!(r.is_closed());
+        assert_eq!(num(&info(&mut c, &["stats"]), "client_query_buffer_limit_disconnections"), 1);
+
+        let _: () = redis::cmd("CONFIG").arg("RESETSTAT").query(&mut c).unwrap();
+        let reset = info(&mut c, &["stats"]);
+        assert_eq!(num(&reset, "client_query_buffer_limit_disconnections"), 0);
+        assert!(num(&reset, "total_reads_processed") <= 2, "{reset}");
+    }
+}
