@@ -14,7 +14,7 @@ use tern_store::Keyspace;
 
 use crate::client::ClientShared;
 use crate::cmdlog::CommandLogs;
-use crate::latency::CommandLatency;
+use crate::latency::{CommandLatency, LatencyMonitor};
 use tern_config::{Config, Settings};
 use crate::stats::WorkerStats;
 
@@ -65,6 +65,8 @@ pub struct Server {
     pub cmdlog: CommandLogs,
     /// Per-command latency histograms, per worker (INFO latencystats).
     pub latency: CommandLatency,
+    /// LATENCY's events (`latency-monitor-threshold`).
+    pub latency_events: LatencyMonitor,
     pub wakers: OnceLock<Vec<Arc<mio::Waker>>>,
     pub shutdown: AtomicBool,
     pub started: Instant,
@@ -99,6 +101,7 @@ impl Server {
             workers: (0..threads).map(|_| Arc::new(WorkerStats::new(commands))).collect(),
             cmdlog: CommandLogs::new(threads),
             latency: CommandLatency::new(threads, commands),
+            latency_events: LatencyMonitor::default(),
             config: RwLock::new(cfg),
             settings: Settings::default(),
             clients: Mutex::new(HashMap::new()),

@@ -231,6 +231,9 @@ directives! {
         /// large-reply log; -1: none.
         commandlog_reply_larger_than: i64 = 1024 * 1024 => "commandlog-reply-larger-than", Int::new(-1, i64::MAX), runtime;
         commandlog_large_reply_max_len: i64 = 128 => "commandlog-large-reply-max-len", Int::new(0, i64::MAX), runtime;
+        /// Commands (and expire cycles) that took at least this many
+        /// milliseconds are LATENCY events; 0: none.
+        latency_monitor_threshold: i64 = 0 => "latency-monitor-threshold", Int::new(0, i64::MAX), runtime;
         /// Each command's latency enters its histogram (INFO latencystats).
         latency_tracking: bool = true => "latency-tracking", Bool, runtime;
         lfu_log_factor: u32 = 10 => "lfu-log-factor", Int::new(0, i32::MAX as i64), runtime, MEMORY;
@@ -349,7 +352,6 @@ directives! {
         active_defrag_threshold_upper: i64 = 100 => "active-defrag-threshold-upper", Int::new(0, 1000), runtime, DEFRAG;
         active_defrag_max_scan_fields: i64 = 1000 => "active-defrag-max-scan-fields", Int::new(1, i64::MAX), runtime, DEFRAG;
 
-        latency_monitor_threshold: i64 = 0 => "latency-monitor-threshold", Int::new(0, i64::MAX), runtime, LATENCY;
         /// The percentiles INFO latencystats shows.
         latency_tracking_info_percentiles: Vec<String> = words(&["50", "99", "99.9"]) => "latency-tracking-info-percentiles", WORDS, runtime;
         notify_keyspace_events: String = String::new() => "notify-keyspace-events", Str, runtime, NOTIFY;

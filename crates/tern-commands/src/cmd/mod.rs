@@ -18,6 +18,7 @@ pub mod connection;
 pub mod hashes;
 pub mod info;
 pub mod keys;
+pub mod latency;
 pub mod keyspec;
 pub mod server;
 pub mod stage;
@@ -51,6 +52,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     info::COMMANDS,
     server::COMMANDS,
     commandlog::COMMANDS,
+    latency::COMMANDS,
     config::COMMANDS,
     transactions::COMMANDS,
 ];
@@ -513,6 +515,7 @@ pub fn call<'ks>(
     if srv.settings.latency_tracking() {
         srv.latency.record(worker, cmd.id, took.as_nanos() as u64);
     }
+    latency::note(srv, cmd, now, usec);
     let st = &stats.cmds[cmd.id];
     st.calls.add(1);
     st.usec.add(usec);
