@@ -353,7 +353,7 @@ directives! {
         active_defrag_max_scan_fields: i64 = 1000 => "active-defrag-max-scan-fields", Int::new(1, i64::MAX), runtime, DEFRAG;
 
         /// The percentiles INFO latencystats shows.
-        latency_tracking_info_percentiles: Vec<String> = words(&["50", "99", "99.9"]) => "latency-tracking-info-percentiles", WORDS, runtime;
+        latency_tracking_info_percentiles: Vec<f64> = vec![50.0, 99.0, 99.9] => "latency-tracking-info-percentiles", Percentiles, runtime;
         notify_keyspace_events: String = String::new() => "notify-keyspace-events", Str, runtime, NOTIFY;
 
         acl_pubsub_default: &'static str = "resetchannels" => "acl-pubsub-default", Choice(&["allchannels", "resetchannels"]), runtime, ACL;

@@ -65,6 +65,14 @@ fn latencystats_percentiles_per_command() {
         let names: Vec<&str> = p.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["p0", "p99.99", "p100"]);
         assert!(p[0].1 <= p[2].1);
+        let err = |c: &mut redis::Connection, v: &str| {
+            let e: redis::RedisError = redis::cmd("CONFIG").arg("SET").arg("latency-tracking-info-percentiles").arg(v).query::<()>(c).unwrap_err();
+            e.detail().unwrap_or_default().to_string()
+        };
+        assert_eq!(err(c, "50 abc"), "CONFIG SET failed (possibly related to argument 'latency-tracking-info-percentiles') - Invalid latency-tracking-info-percentiles parameters");
+        assert_eq!(err(c, "101"), "CONFIG SET failed (possibly related to argument 'latency-tracking-info-percentiles') - latency-tracking-info-percentiles parameters should sit between [0.0,100.0]");
+        let shown: Vec<String> = redis::cmd("CONFIG").arg("GET").arg("latency-tracking-info-percentiles").query(c).unwrap();
+        assert_eq!(shown[1], "0 99.99 100", "a refused value changes nothing");
         config_set(c, "latency-tracking-info-percentiles", "");
         assert_eq!(field(&info(c, &["latencystats"]), "latency_percentiles_usec_get").as_deref(), Some(""));
 

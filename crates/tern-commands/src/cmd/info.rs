@@ -346,9 +346,9 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 if !cfg.latency_tracking {
                     continue;
                 }
-                let ps: Vec<f64> = cfg.latency_tracking_info_percentiles.iter().filter_map(|w| w.parse().ok()).collect();
+                let ps = &cfg.latency_tracking_info_percentiles;
                 for c in ctx.commands.iter() {
-                    let Some(vals) = srv.latency.percentiles(c.id, &ps) else { continue };
+                    let Some(vals) = srv.latency.percentiles(c.id, ps) else { continue };
                     let mut line = String::new();
                     for (i, (p, v)) in ps.iter().zip(vals).enumerate() {
                         let _ = write!(line, "{}p{p}={v:.3}", if i > 0 { "," } else { "" });
