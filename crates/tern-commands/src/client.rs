@@ -54,6 +54,8 @@ pub struct Client {
     pub close_after_reply: bool,
     pub no_evict: bool,
     pub no_touch: bool,
+    /// Set by MONITOR: where other workers leave the lines it is sent.
+    pub monitor: Option<Arc<crate::monitor::Feed>>,
     pub shared: Arc<ClientShared>,
 }
 
@@ -71,6 +73,7 @@ impl Client {
             close_after_reply: false,
             no_evict: false,
             no_touch: false,
+            monitor: None,
             shared,
         }
     }

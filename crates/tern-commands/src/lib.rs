@@ -28,13 +28,14 @@
 //!  engine    ─► cmd server
 //!  prefetch  ─► cmd server client
 //!  memcache  ─► server outbuf stats
-//!  cmd       ─► server client outbuf stats errors glob sysinfo fdlimit cmdlog latency
-//!  server    ─► client stats cmdlog latency
-//!  client    ─► -
+//!  cmd       ─► server client outbuf stats errors glob sysinfo fdlimit cmdlog latency monitor
+//!  server    ─► client stats cmdlog latency monitor
+//!  client    ─► monitor
 //!  outbuf    ─► -
 //!  stats     ─► -
 //!  cmdlog    ─► -
 //!  latency   ─► -
+//!  monitor   ─► -
 //!  errors    ─► -
 //!  glob      ─► -
 //!  sysinfo   ─► -
@@ -58,6 +59,7 @@ pub mod fdlimit;
 pub mod glob;
 pub mod latency;
 pub mod memcache;
+pub mod monitor;
 pub mod outbuf;
 pub mod prefetch;
 pub mod server;

@@ -15,6 +15,7 @@ use tern_store::Keyspace;
 use crate::client::ClientShared;
 use crate::cmdlog::CommandLogs;
 use crate::latency::{CommandLatency, LatencyMonitor};
+use crate::monitor::Monitors;
 use tern_config::{Config, Settings};
 use crate::stats::WorkerStats;
 
@@ -67,6 +68,8 @@ pub struct Server {
     pub latency: CommandLatency,
     /// LATENCY's events (`latency-monitor-threshold`).
     pub latency_events: LatencyMonitor,
+    /// MONITOR's clients.
+    pub monitors: Monitors,
     pub wakers: OnceLock<Vec<Arc<mio::Waker>>>,
     pub shutdown: AtomicBool,
     pub started: Instant,
@@ -102,6 +105,7 @@ impl Server {
             cmdlog: CommandLogs::new(threads),
             latency: CommandLatency::new(threads, commands),
             latency_events: LatencyMonitor::default(),
+            monitors: Monitors::default(),
             config: RwLock::new(cfg),
             settings: Settings::default(),
             clients: Mutex::new(HashMap::new()),

@@ -259,7 +259,10 @@ impl Worker {
             }
             for ev in events.iter() {
                 match ev.token() {
-                    WAKER => self.check_kills(),
+                    WAKER => {
+                        self.check_kills();
+                        self.feed_monitors();
+                    }
                     Token(t) if (LISTENER_BASE..CONN_BASE).contains(&t) => self.accept(t - LISTENER_BASE),
                     Token(t) => {
                         let key = t - CONN_BASE;
@@ -377,6 +380,9 @@ impl Worker {
             self.eng.srv.ks.lock(w.loc.gid).unwatch(&w.key, w.loc.hash, &conn.client.watch_flag);
         }
         self.eng.srv.clients.lock().remove(&conn.client.id);
+        if let Some(f) = conn.client.monitor.take() {
+            self.eng.srv.monitors.remove(f.client_id);
+        }
         self.eng.srv.connected.fetch_sub(1, Ordering::SeqCst);
         log_verbose!("Client closed connection id={}", conn.client.id);
     }
@@ -698,6 +704,24 @@ impl Worker {
         let killed: Vec<usize> = self.conns.iter().filter(|(_, c)| c.client.shared.kill.load(Ordering::Relaxed)).map(|(k, _)| k).collect();
         for k in killed {
             self.close(k);
+        }
+    }
+
+    /// Moves the lines other workers left for this worker's MONITOR
+    /// clients into their replies; closes one whose lines overflowed.
+    fn feed_monitors(&mut self) {
+        let keys: Vec<usize> = self.conns.iter().filter(|(_, c)| c.client.monitor.is_some()).map(|(k, _)| k).collect();
+        for k in keys {
+            let Some(conn) = self.conns.get_mut(k) else { continue };
+            let Some(feed) = conn.client.monitor.clone() else { continue };
+            let (lines, overflow) = feed.take();
+            if overflow {
+                log_warning!("Client id={} addr={} closed for overcoming of output buffer limits.", conn.client.id, conn.client.shared.addr);
+                self.close(k);
+            } else if !lines.is_empty() {
+                conn.out.extend_from_slice(&lines);
+                self.flush(k);
+            }
         }
     }
 

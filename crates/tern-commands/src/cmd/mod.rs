@@ -19,6 +19,7 @@ pub mod hashes;
 pub mod info;
 pub mod keys;
 pub mod latency;
+pub mod monitor;
 pub mod keyspec;
 pub mod server;
 pub mod stage;
@@ -53,6 +54,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     server::COMMANDS,
     commandlog::COMMANDS,
     latency::COMMANDS,
+    monitor::COMMANDS,
     config::COMMANDS,
     transactions::COMMANDS,
 ];
@@ -389,6 +391,12 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
         rejected(&mut reply, c.client, errors::NOAUTH.as_bytes());
         return finish_reply(c.client, reply, start_mark);
     }
+    // A monitor may only run commands that touch no key (as a replica).
+    if c.client.monitor.is_some() && cmd.has(flags::READONLY | flags::WRITE | flags::MAY_REPLICATE) {
+        c.stats.cmds[cmd.id].rejected.add(1);
+        rejected(&mut reply, c.client, errors::REPLICA_KEYSPACE.as_bytes());
+        return finish_reply(c.client, reply, start_mark);
+    }
     // An item holds keys up to 1 GiB - 1; longer ones (possible only with
     // proto-max-bulk-len and client-query-buffer-limit both raised above
     // 1gb) are refused before anything is located or stored.
@@ -516,6 +524,9 @@ pub fn call<'ks>(
         srv.latency.record(worker, cmd.id, took.as_nanos() as u64);
     }
     latency::note(srv, cmd, now, usec);
+    if srv.monitors.any() && !cmd.has(flags::SKIP_MONITOR | flags::ADMIN) {
+        monitor::feed(srv, client, cmd, args);
+    }
     let st = &stats.cmds[cmd.id];
     st.calls.add(1);
     st.usec.add(usec);
