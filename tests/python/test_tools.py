@@ -1,6 +1,6 @@
 """The tools operators run, against Tern and redis-server in the same test:
-redis-cli --scan, --bigkeys, --latency, --stat, and SLOWLOG read through
-redis-cli. Each test loads the same data into both and compares what the
+redis-cli --scan, --bigkeys, --latency, --stat, MONITOR, and SLOWLOG read
+through redis-cli. Each test loads the same data into both and compares what the
 tool prints where it is deterministic. Skipped without redis-cli or
 redis-server (apt-get install redis-tools redis-server)."""
 import re
@@ -119,3 +119,29 @@ def test_slowlog_through_cli(pair):
     words = lambda lines: [l for l in lines if not l.isdigit() and not l.startswith("127.0.0.1:")]
     assert words(got) == words(want) == ["set", "foo", "bar", "", "slowlog", "reset", ""]
     assert got[3:6] == ["set", "foo", "bar"]
+
+
+def monitor_lines(server, commands):
+    """What `redis-cli monitor` prints while `commands` run on another
+    connection: line-buffered through stdbuf, stopped by its PID; times and
+    ports dropped."""
+    p = subprocess.Popen(["stdbuf", "-oL", REDIS_CLI, "-p", str(server.port), "monitor"], stdout=subprocess.PIPE, text=True)
+    try:
+        first = p.stdout.readline().strip()
+        # No CLIENT SETINFO on connecting: the Debian redis-server (7.0) has none.
+        r = server.client(lib_name=None, lib_version=None)
+        for c in commands:
+            r.execute_command(*c)
+        lines = [p.stdout.readline().strip() for _ in commands]
+    finally:
+        p.kill()
+        p.wait(timeout=10)
+    return [first] + [re.sub(r"^\d+\.\d{6} \[(\d+) 127\.0\.0\.1:\d+\]", r"[\1]", l) for l in lines]
+
+
+def test_monitor_through_cli(pair):
+    tern, redis = pair
+    commands = [("SET", "m:1", 'quote"d\n'), ("GET", "m:1"), ("SELECT", "3"), ("PING",)]
+    got, want = monitor_lines(tern, commands), monitor_lines(redis, commands)
+    assert got == want
+    assert got[:2] == ["OK", r'[0] "SET" "m:1" "quote\"d\n"']
