@@ -88,6 +88,8 @@ pub mod flags {
     pub const DIRTY_CAS: u32 = 16;
     /// Subscribed to a channel or pattern (CLIENT LIST `P`, `TYPE pubsub`).
     pub const PUBSUB: u32 = 32;
+    /// Receiving MONITOR's lines (CLIENT LIST `O`).
+    pub const MONITOR: u32 = 64;
 }
 
 /// The part of a client other threads may read. Every field is written only

@@ -16,6 +16,13 @@ fn read_line(r: &mut Raw) -> String {
     String::from_utf8_lossy(&line[..line.len() - 2]).into_owned()
 }
 
+/// CLIENT LIST's text (not fed to monitors: it is an admin command).
+fn client_list(r: &mut Raw) -> String {
+    r.cmd(&[b"CLIENT", b"LIST"]);
+    let n: usize = read_line(r).trim_start_matches('$').parse().unwrap();
+    String::from_utf8_lossy(&r.read_n(n + 2)).into_owned()
+}
+
 /// A monitor line without its time and port: `[db addr] "args"...`.
 fn strip(line: &str) -> String {
     let (time, rest) = line.split_once(' ').unwrap();
@@ -55,9 +62,16 @@ fn monitor_lines_and_rules() {
         m.roundtrip(&[b"GET", b"k"], b"-ERR Replica can't interact with the keyspace\r\n");
         m.roundtrip(&[b"PING"], b"+PONG\r\n");
         assert_eq!(strip(&read_line(&mut m)), r#"[0] "PING""#);
+        // CLIENT LIST shows it with flag O (asked on a raw connection: the
+        // redis crate's connection set-up would be fed to the monitor).
+        let mut admin = s.raw();
+        let list = client_list(&mut admin);
+        assert_eq!(list.lines().filter(|l| l.contains(" flags=O ")).count(), 1, "{list}");
         // MONITOR again answers nothing; RESET ends monitoring.
         m.cmd(&[b"MONITOR"]);
         m.roundtrip(&[b"RESET"], b"+RESET\r\n");
+        let list = client_list(&mut admin);
+        assert!(!list.contains(" flags=O "), "{list}");
         c.roundtrip(&[b"PING"], b"+PONG\r\n");
         m.roundtrip(&[b"GET", b"nosuch"], b"$-1\r\n");
 

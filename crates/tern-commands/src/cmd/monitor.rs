@@ -9,7 +9,7 @@ use tern_resp::Args;
 
 use super::table::{flags::*, Cmd, CommandSpec};
 use super::Ctx;
-use crate::client::Client;
+use crate::client::{flags as cflags, Client};
 use crate::cmdlog::is_secret;
 use crate::errors;
 use crate::monitor::{line, Feed};
@@ -32,6 +32,7 @@ fn monitor(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
     let f = Feed::new(ctx.client.id, ctx.worker);
     ctx.srv.monitors.add(Arc::clone(&f));
     ctx.client.monitor = Some(f);
+    ctx.client.shared.set_flag(cflags::MONITOR, true);
     ctx.reply.ok();
 }
 
