@@ -70,6 +70,8 @@ pub struct Client {
     /// Set while the client waits in a blocking command; its further
     /// requests wait too.
     pub blocked: Option<Box<Blocked>>,
+    /// Set by MONITOR: where other workers leave the lines it is sent.
+    pub monitor: Option<Arc<crate::monitor::Feed>>,
     pub shared: Arc<ClientShared>,
 }
 
@@ -88,6 +90,7 @@ impl Client {
             no_evict: false,
             no_touch: false,
             blocked: None,
+            monitor: None,
             shared,
         }
     }
@@ -104,6 +107,8 @@ pub mod flags {
     pub const PUBSUB: u32 = 32;
     /// Waiting in a blocking command (CLIENT LIST `b`).
     pub const BLOCKED: u32 = 64;
+    /// Receiving MONITOR's lines (CLIENT LIST `O`).
+    pub const MONITOR: u32 = 128;
 }
 
 /// The part of a client other threads may read. Every field is written only

@@ -162,6 +162,12 @@ pub const NO_SUCH_CLIENT: &str = "ERR No such client";
 pub const NO_SHUTDOWN_IN_PROGRESS: &str = "ERR No shutdown in progress.";
 /// CONFIG REWRITE on a server started without a file.
 pub const NO_CONFIG_FILE: &str = "ERR The server is running without a config file";
+// MONITOR.
+pub const REPLICA_KEYSPACE: &str = "ERR Replica can't interact with the keyspace";
+pub const MONITOR_DENY_BLOCKING: &str = "ERR MONITOR isn't allowed for DENY BLOCKING client";
+// SLOWLOG and COMMANDLOG.
+pub const COUNT_AT_LEAST_MINUS_ONE: &str = "ERR count should be greater than or equal to -1";
+pub const COMMANDLOG_TYPE: &str = "ERR type should be one of the following: slow, large-request, large-reply";
 
 /// `ERR wrong number of arguments for 'get' command`.
 pub fn arity(fullname: &str) -> String {

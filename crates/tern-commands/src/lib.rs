@@ -28,11 +28,14 @@
 //!  engine    ─► cmd server
 //!  prefetch  ─► cmd server client
 //!  memcache  ─► server outbuf stats
-//!  cmd       ─► server client outbuf stats errors glob sysinfo fdlimit
-//!  server    ─► client stats
-//!  client    ─► -
+//!  cmd       ─► server client outbuf stats errors glob sysinfo fdlimit cmdlog latency monitor
+//!  server    ─► client stats cmdlog latency monitor
+//!  client    ─► monitor
 //!  outbuf    ─► -
 //!  stats     ─► -
+//!  cmdlog    ─► -
+//!  latency   ─► -
+//!  monitor   ─► -
 //!  errors    ─► -
 //!  glob      ─► -
 //!  sysinfo   ─► -
@@ -49,11 +52,14 @@
 
 pub mod client;
 pub mod cmd;
+pub mod cmdlog;
 pub mod engine;
 pub mod errors;
 pub mod fdlimit;
 pub mod glob;
+pub mod latency;
 pub mod memcache;
+pub mod monitor;
 pub mod outbuf;
 pub mod prefetch;
 pub mod server;

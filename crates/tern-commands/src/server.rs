@@ -13,6 +13,9 @@ use parking_lot::{Mutex, RwLock};
 use tern_store::Keyspace;
 
 use crate::client::ClientShared;
+use crate::cmdlog::CommandLogs;
+use crate::latency::{CommandLatency, LatencyMonitor};
+use crate::monitor::Monitors;
 use tern_config::{Config, Settings};
 use crate::stats::WorkerStats;
 
@@ -70,6 +73,14 @@ pub struct Server {
     pub next_client_id: AtomicU64,
     pub connected: AtomicUsize,
     pub workers: Vec<Arc<WorkerStats>>,
+    /// SLOWLOG's and COMMANDLOG's entries, per worker.
+    pub cmdlog: CommandLogs,
+    /// Per-command latency histograms, per worker (INFO latencystats).
+    pub latency: CommandLatency,
+    /// LATENCY's events (`latency-monitor-threshold`).
+    pub latency_events: LatencyMonitor,
+    /// MONITOR's clients.
+    pub monitors: Monitors,
     pub wakers: OnceLock<Vec<Arc<mio::Waker>>>,
     /// Each worker's [`Wake`] messages, drained when its waker fires.
     pub mailboxes: Vec<Mutex<Vec<Wake>>>,
@@ -112,6 +123,10 @@ impl Server {
         let srv = Server {
             ks,
             workers: (0..threads).map(|_| Arc::new(WorkerStats::new(commands))).collect(),
+            cmdlog: CommandLogs::new(threads),
+            latency: CommandLatency::new(threads, commands),
+            latency_events: LatencyMonitor::default(),
+            monitors: Monitors::default(),
             config: RwLock::new(cfg),
             settings: Settings::default(),
             clients: Mutex::new(HashMap::new()),

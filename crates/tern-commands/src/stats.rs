@@ -52,6 +52,13 @@ pub struct WorkerStats {
     pub rejected_connections: Counter,
     /// Replies that referenced a stored value instead of copying it.
     pub reply_copy_avoided: Counter,
+    /// Reads and writes that moved bytes (INFO `total_reads_processed`,
+    /// `total_writes_processed`).
+    pub reads_processed: Counter,
+    pub writes_processed: Counter,
+    /// Clients closed for their query or output buffer limit.
+    pub qbuf_limit_disconnections: Counter,
+    pub obuf_limit_disconnections: Counter,
     /// Indexed by command id (see `cmd::table`).
     pub cmds: Box<[CmdStat]>,
     /// Error replies by their first word (INFO errorstats). Written only on
@@ -71,6 +78,10 @@ impl WorkerStats {
             connections_received: Counter::default(),
             rejected_connections: Counter::default(),
             reply_copy_avoided: Counter::default(),
+            reads_processed: Counter::default(),
+            writes_processed: Counter::default(),
+            qbuf_limit_disconnections: Counter::default(),
+            obuf_limit_disconnections: Counter::default(),
             cmds: (0..commands).map(|_| CmdStat::default()).collect(),
             errors: Mutex::new(HashMap::new()),
         }
@@ -97,6 +108,10 @@ impl WorkerStats {
             &self.connections_received,
             &self.rejected_connections,
             &self.reply_copy_avoided,
+            &self.reads_processed,
+            &self.writes_processed,
+            &self.qbuf_limit_disconnections,
+            &self.obuf_limit_disconnections,
         ] {
             c.reset();
         }

@@ -225,6 +225,24 @@ directives! {
         lazyfree_lazy_user_del: bool = false => "lazyfree-lazy-user-del", Bool, runtime;
         /// FLUSHDB/FLUSHALL without SYNC/ASYNC free in the background.
         lazyfree_lazy_user_flush: bool = false => "lazyfree-lazy-user-flush", Bool, runtime;
+        /// Commands that ran at least this long (microseconds) enter the
+        /// slow log (SLOWLOG, COMMANDLOG ... slow); -1: none. Valkey's
+        /// name for it is the alias.
+        slowlog_log_slower_than: i64 = 10000 => "slowlog-log-slower-than" | "commandlog-execution-slower-than", Int::new(-1, i64::MAX), runtime;
+        slowlog_max_len: i64 = 128 => "slowlog-max-len" | "commandlog-slow-execution-max-len", Int::new(0, i64::MAX), runtime;
+        /// Requests of at least this many bytes enter COMMANDLOG's
+        /// large-request log; -1: none.
+        commandlog_request_larger_than: i64 = 1024 * 1024 => "commandlog-request-larger-than", Int::new(-1, i64::MAX), runtime;
+        commandlog_large_request_max_len: i64 = 128 => "commandlog-large-request-max-len", Int::new(0, i64::MAX), runtime;
+        /// Replies of at least this many bytes enter COMMANDLOG's
+        /// large-reply log; -1: none.
+        commandlog_reply_larger_than: i64 = 1024 * 1024 => "commandlog-reply-larger-than", Int::new(-1, i64::MAX), runtime;
+        commandlog_large_reply_max_len: i64 = 128 => "commandlog-large-reply-max-len", Int::new(0, i64::MAX), runtime;
+        /// Commands (and expire cycles) that took at least this many
+        /// milliseconds are LATENCY events; 0: none.
+        latency_monitor_threshold: i64 = 0 => "latency-monitor-threshold", Int::new(0, i64::MAX), runtime;
+        /// Each command's latency enters its histogram (INFO latencystats).
+        latency_tracking: bool = true => "latency-tracking", Bool, runtime;
         lfu_log_factor: u32 = 10 => "lfu-log-factor", Int::new(0, i32::MAX as i64), runtime, MEMORY;
         lfu_decay_time: u32 = 1 => "lfu-decay-time", Int::new(0, i32::MAX as i64), runtime, MEMORY;
     }
@@ -341,11 +359,8 @@ directives! {
         active_defrag_threshold_upper: i64 = 100 => "active-defrag-threshold-upper", Int::new(0, 1000), runtime, DEFRAG;
         active_defrag_max_scan_fields: i64 = 1000 => "active-defrag-max-scan-fields", Int::new(1, i64::MAX), runtime, DEFRAG;
 
-        slowlog_log_slower_than: i64 = 10000 => "slowlog-log-slower-than", Int::new(-1, i64::MAX), runtime, SLOWLOG;
-        slowlog_max_len: i64 = 128 => "slowlog-max-len", Int::new(0, i64::MAX), runtime, SLOWLOG;
-        latency_monitor_threshold: i64 = 0 => "latency-monitor-threshold", Int::new(0, i64::MAX), runtime, SLOWLOG;
-        latency_tracking: bool = true => "latency-tracking", Bool, runtime, SLOWLOG;
-        latency_tracking_info_percentiles: Vec<String> = words(&["50", "99", "99.9"]) => "latency-tracking-info-percentiles", WORDS, runtime, SLOWLOG;
+        /// The percentiles INFO latencystats shows.
+        latency_tracking_info_percentiles: Vec<f64> = vec![50.0, 99.0, 99.9] => "latency-tracking-info-percentiles", Percentiles, runtime;
         notify_keyspace_events: String = String::new() => "notify-keyspace-events", Str, runtime, NOTIFY;
 
         acl_pubsub_default: &'static str = "resetchannels" => "acl-pubsub-default", Choice(&["allchannels", "resetchannels"]), runtime, ACL;

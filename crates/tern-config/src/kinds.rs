@@ -417,6 +417,39 @@ impl Kind for Words {
     }
 }
 
+/// `latency-tracking-info-percentiles`: numbers from 0 to 100, split at
+/// white space (none is allowed), with Redis's messages.
+pub struct Percentiles;
+
+impl Kind for Percentiles {
+    type Value = Vec<f64>;
+    fn parse(&self, args: &[&str], _: &Vec<f64>) -> Result<Vec<f64>, String> {
+        let words = flat(args);
+        let mut out = Vec::with_capacity(words.len());
+        for w in words {
+            let p: f64 = w.parse().map_err(|_| "Invalid latency-tracking-info-percentiles parameters".to_string())?;
+            if !(0.0..=100.0).contains(&p) {
+                return Err("latency-tracking-info-percentiles parameters should sit between [0.0,100.0]".into());
+            }
+            out.push(p);
+        }
+        Ok(out)
+    }
+    fn show(&self, v: &Vec<f64>) -> String {
+        v.iter().map(f64::to_string).collect::<Vec<_>>().join(" ")
+    }
+    fn rewrite(&self, v: &Vec<f64>) -> String {
+        if v.is_empty() {
+            quote("")
+        } else {
+            self.show(v)
+        }
+    }
+    fn multi(&self) -> bool {
+        true
+    }
+}
+
 /// `save <seconds> <changes> [<seconds> <changes> ...]`, or `save ""`.
 pub struct Save;
 

@@ -42,7 +42,6 @@ pub mod reason {
     pub const CLUSTER: &str = "Tern has no cluster mode in this version";
     pub const TYPES: &str = "Tern has no lists, sets, sorted sets, HyperLogLogs or streams in this version";
     pub const DEFRAG: &str = "Tern does not defragment memory in this version";
-    pub const SLOWLOG: &str = "Tern keeps no slow log or latency monitor in this version";
     pub const NOTIFY: &str = "Tern sends no keyspace notifications in this version";
     pub const ACL: &str = "Tern has no ACL users or command renaming in this version";
     pub const TLS: &str = "Tern has no TLS in this version";

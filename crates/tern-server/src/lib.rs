@@ -69,7 +69,9 @@ fn cron(srv: &Server) {
                 break;
             }
         }
-        std::thread::sleep(period.saturating_sub(start.elapsed()));
+        let took = start.elapsed();
+        srv.latency_events.note(srv.settings.latency_monitor_threshold(), "expire-cycle", now_ms(), took.as_millis() as u64);
+        std::thread::sleep(period.saturating_sub(took));
     }
 }
 

@@ -112,6 +112,7 @@ impl Conn {
         let (n, result) = self.out.write_to(&mut self.stream);
         if n > 0 {
             stats.net_output_bytes.add(n as u64);
+            stats.writes_processed.add(1);
             self.client.shared.last_interaction_ms.store(now_ms(), Ordering::Relaxed);
         }
         result
@@ -204,6 +205,7 @@ pub(crate) fn run_request(c: Ctx<'_, '_>, frame: &mut Frame, client: &mut Client
                 if let Some((id, planned)) = ahead {
                     c.scratch.plan_next(id, planned);
                 }
+                c.scratch.req_len = len;
                 let after = cmd::dispatch(
                     cmd::Conn { srv: c.srv, commands: c.commands, locks: c.locks, out, client: &mut *client, stats: c.stats, scratch: &mut *c.scratch, worker: c.worker },
                     args,
@@ -276,6 +278,7 @@ impl Worker {
                             self.check_kills();
                         }
                         self.read_mail();
+                        self.feed_monitors();
                     }
                     Token(t) if (LISTENER_BASE..CONN_BASE).contains(&t) => self.accept(t - LISTENER_BASE),
                     Token(t) => {
@@ -488,6 +491,9 @@ impl Worker {
             self.eng.srv.ks.lock(w.loc.gid).unwatch(&w.key, w.loc.hash, &conn.client.watch_flag);
         }
         self.eng.srv.clients.lock().remove(&conn.client.id);
+        if let Some(f) = conn.client.monitor.take() {
+            self.eng.srv.monitors.remove(f.client_id);
+        }
         self.eng.srv.connected.fetch_sub(1, Ordering::SeqCst);
         log_verbose!("Client closed connection id={}", conn.client.id);
     }
@@ -519,6 +525,7 @@ impl Worker {
                 Ok(n) => {
                     conn.rlen += n;
                     self.stats.net_input_bytes.add(n as u64);
+                    self.stats.reads_processed.add(1);
                     conn.client.shared.last_interaction_ms.store(now_ms(), Ordering::Relaxed);
                     // Execute as we go once a fair amount is in: a long
                     // pipeline does not pile up, and what is left
@@ -575,6 +582,7 @@ impl Worker {
             conn.client.shared.addr,
             String::from_utf8_lossy(&conn.rbuf[conn.rpos..(conn.rpos + 64).min(conn.rlen)])
         );
+        self.stats.qbuf_limit_disconnections.add(1);
         self.close(key);
         true
     }
@@ -767,6 +775,7 @@ impl Worker {
                 conn.client.id,
                 conn.client.shared.addr
             );
+            self.stats.obuf_limit_disconnections.add(1);
             self.close(key);
         }
     }
@@ -816,6 +825,24 @@ impl Worker {
         let killed: Vec<usize> = self.conns.iter().filter(|(_, c)| c.client.shared.kill.load(Ordering::Relaxed)).map(|(k, _)| k).collect();
         for k in killed {
             self.close(k);
+        }
+    }
+
+    /// Moves the lines other workers left for this worker's MONITOR
+    /// clients into their replies; closes one whose lines overflowed.
+    fn feed_monitors(&mut self) {
+        let keys: Vec<usize> = self.conns.iter().filter(|(_, c)| c.client.monitor.is_some()).map(|(k, _)| k).collect();
+        for k in keys {
+            let Some(conn) = self.conns.get_mut(k) else { continue };
+            let Some(feed) = conn.client.monitor.clone() else { continue };
+            let (lines, overflow) = feed.take();
+            if overflow {
+                log_warning!("Client id={} addr={} closed for overcoming of output buffer limits.", conn.client.id, conn.client.shared.addr);
+                self.close(k);
+            } else if !lines.is_empty() {
+                conn.out.extend_from_slice(&lines);
+                self.flush(k);
+            }
         }
     }
 

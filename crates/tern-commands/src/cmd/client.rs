@@ -316,9 +316,9 @@ struct Live {
 
 /// Flag letters in Redis's order; `N` when there are none.
 #[allow(clippy::too_many_arguments)]
-fn flag_letters(pubsub: bool, multi: bool, blocked: bool, dirty_cas: bool, close_asap: bool, no_evict: bool, no_touch: bool) -> String {
+fn flag_letters(monitor: bool, pubsub: bool, multi: bool, blocked: bool, dirty_cas: bool, close_asap: bool, no_evict: bool, no_touch: bool) -> String {
     let mut f = String::new();
-    for (on, c) in [(pubsub, 'P'), (multi, 'x'), (blocked, 'b'), (dirty_cas, 'd'), (close_asap, 'A'), (no_evict, 'e'), (no_touch, 'T')] {
+    for (on, c) in [(monitor, 'O'), (pubsub, 'P'), (multi, 'x'), (blocked, 'b'), (dirty_cas, 'd'), (close_asap, 'A'), (no_evict, 'e'), (no_touch, 'T')] {
         if on {
             f.push(c);
         }
@@ -356,6 +356,7 @@ fn live_self(ctx: &Ctx<'_, '_>, args: &Args<'_>) -> Live {
         omem: 0,
         idle: 0,
         flags: flag_letters(
+            c.monitor.is_some(),
             c.shared.has_flag(cflags::PUBSUB),
             c.multi.is_some(),
             false,
@@ -390,6 +391,7 @@ fn live_other(ctx: &Ctx<'_, '_>, sh: &ClientShared) -> Live {
         omem,
         idle: (ctx.now / 1000).saturating_sub(sh.last_interaction_ms.load(r) / 1000),
         flags: flag_letters(
+            sh.has_flag(cflags::MONITOR),
             sh.has_flag(cflags::PUBSUB),
             multi,
             sh.has_flag(cflags::BLOCKED),

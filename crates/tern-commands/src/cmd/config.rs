@@ -190,6 +190,7 @@ fn config_resetstat(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
     for w in &srv.workers {
         w.reset();
     }
+    srv.latency.reset();
     srv.global.active_expired.store(0, Ordering::Relaxed);
     srv.global.expired_stale_perc.store(0, Ordering::Relaxed);
     for gid in 0..srv.ks.total_shards() as u32 {

@@ -225,6 +225,10 @@ fn reset(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
     }
     c.no_evict = false;
     c.no_touch = false;
+    if let Some(f) = c.monitor.take() {
+        ctx.srv.monitors.remove(f.client_id);
+        c.shared.set_flag(cflags::MONITOR, false);
+    }
     c.shared.set_flag(cflags::NO_EVICT, false);
     c.shared.set_flag(cflags::NO_TOUCH, false);
     ctx.reply.enc.resp3 = false;

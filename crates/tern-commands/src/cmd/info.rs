@@ -31,6 +31,7 @@ const SECTIONS: &[(&str, bool)] = &[
     ("modules", true),
     ("commandstats", false),
     ("errorstats", true),
+    ("latencystats", false),
     ("cluster", true),
     ("keyspace", true),
 ];
@@ -160,7 +161,22 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("connected_clients", srv.connected.load(Ordering::Relaxed));
                 s.kv("cluster_connections", 0);
                 s.kv("maxclients", cfg.maxclients);
+                // Redis keeps the largest buffers of the last few seconds;
+                // Tern reads what each client holds now.
+                let (mut max_in, mut max_out, mut pubsub, mut watching) = (0, 0, 0, 0);
+                for c in srv.clients.lock().values() {
+                    let r = Ordering::Relaxed;
+                    max_in = max_in.max(c.qbuf.load(r));
+                    max_out = max_out.max(c.omem.load(r));
+                    pubsub += usize::from(c.has_flag(crate::client::flags::PUBSUB));
+                    watching += usize::from(c.watch_count.load(r) > 0);
+                }
+                s.kv("client_recent_max_input_buffer", max_in);
+                s.kv("client_recent_max_output_buffer", max_out);
                 s.kv("blocked_clients", srv.blocked_clients.load(Ordering::Relaxed));
+                s.kv("tracking_clients", 0);
+                s.kv("pubsub_clients", pubsub);
+                s.kv("watching_clients", watching);
             }
             "memory" => {
                 s.header("Memory");
@@ -236,6 +252,40 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("keyspace_hits", srv.sum(|w| w.keyspace_hits.get()));
                 s.kv("keyspace_misses", srv.sum(|w| w.keyspace_misses.get()));
                 s.kv("total_error_replies", srv.sum(|w| w.total_error_replies.get()));
+                s.kv("expired_keys_active", srv.global.active_expired.load(Ordering::Relaxed));
+                s.kv("total_reads_processed", srv.sum(|w| w.reads_processed.get()));
+                s.kv("total_writes_processed", srv.sum(|w| w.writes_processed.get()));
+                s.kv("client_query_buffer_limit_disconnections", srv.sum(|w| w.qbuf_limit_disconnections.get()));
+                s.kv("client_output_buffer_limit_disconnections", srv.sum(|w| w.obuf_limit_disconnections.get()));
+                // What Tern never does (fork, replicate, defragment, track
+                // keys for clients, evict clients, migrate) counts zero.
+                for k in [
+                    "total_net_repl_input_bytes",
+                    "total_net_repl_output_bytes",
+                    "sync_full",
+                    "sync_partial_ok",
+                    "sync_partial_err",
+                    "evicted_clients",
+                    "latest_fork_usec",
+                    "total_forks",
+                    "migrate_cached_sockets",
+                    "slave_expires_tracked_keys",
+                    "active_defrag_hits",
+                    "active_defrag_misses",
+                    "active_defrag_key_hits",
+                    "active_defrag_key_misses",
+                    "total_active_defrag_time",
+                    "current_active_defrag_time",
+                    "tracking_total_keys",
+                    "tracking_total_items",
+                    "tracking_total_prefixes",
+                    "unexpected_error_replies",
+                    "dump_payload_sanitizations",
+                ] {
+                    s.kv(k, 0);
+                }
+                s.kv("instantaneous_input_repl_kbps", "0.00");
+                s.kv("instantaneous_output_repl_kbps", "0.00");
                 s.kv("reply_copy_avoided", srv.sum(|w| w.reply_copy_avoided.get()));
                 s.kv("stat_reset_time", srv.stat_reset_ms.load(Ordering::Relaxed) / 1000);
             }
@@ -289,6 +339,22 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 }
                 for (k, v) in all {
                     s.kv(&format!("errorstat_{k}"), format!("count={v}"));
+                }
+            }
+            "latencystats" => {
+                s.header("Latencystats");
+                // Redis lists nothing while tracking is off.
+                if !cfg.latency_tracking {
+                    continue;
+                }
+                let ps = &cfg.latency_tracking_info_percentiles;
+                for c in ctx.commands.iter() {
+                    let Some(vals) = srv.latency.percentiles(c.id, ps) else { continue };
+                    let mut line = String::new();
+                    for (i, (p, v)) in ps.iter().zip(vals).enumerate() {
+                        let _ = write!(line, "{}p{p}={v:.3}", if i > 0 { "," } else { "" });
+                    }
+                    s.kv(&format!("latency_percentiles_usec_{}", c.fullname), line);
                 }
             }
             "cluster" => {

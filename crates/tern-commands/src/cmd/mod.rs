@@ -40,12 +40,15 @@ pub mod bitmaps;
 pub mod blocking;
 pub mod client;
 pub mod command;
+pub mod commandlog;
 pub mod config;
 pub mod connection;
 pub mod hashes;
 pub mod hll;
 pub mod info;
 pub mod keys;
+pub mod latency;
+pub mod monitor;
 pub mod keyspec;
 pub mod lists;
 pub mod server;
@@ -82,6 +85,9 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     command::COMMANDS,
     info::COMMANDS,
     server::COMMANDS,
+    commandlog::COMMANDS,
+    latency::COMMANDS,
+    monitor::COMMANDS,
     config::COMMANDS,
     transactions::COMMANDS,
 ];
@@ -220,6 +226,8 @@ pub struct Ctx<'a, 'ks> {
     /// `prefetch-batch-max-size`, read once for the command: the group
     /// size of its keys' staged lookups (0: none staged).
     pub prefetch: usize,
+    /// Bytes of the request on the wire (see [`Scratch::req_len`]).
+    pub req_len: usize,
 }
 
 impl<'a, 'ks> Ctx<'a, 'ks> {
@@ -303,6 +311,9 @@ pub struct Scratch {
     /// Wall time as of the batch being run: each command's `now` comes
     /// from the monotonic reading it takes for its statistics anyway.
     pub clock: Clock,
+    /// Bytes of the request being run as it came over the wire (COMMANDLOG
+    /// large-request); for the commands EXEC runs, EXEC's, as in Valkey.
+    pub req_len: usize,
 }
 
 /// Key locations the pipeline planner (`prefetch.rs`) computed ahead for
@@ -439,6 +450,12 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
         rejected(&mut reply, c.client, errors::NOAUTH.as_bytes());
         return finish_reply(c.client, reply, start_mark);
     }
+    // A monitor may only run commands that touch no key (as a replica).
+    if c.client.monitor.is_some() && cmd.has(flags::READONLY | flags::WRITE | flags::MAY_REPLICATE) {
+        c.stats.cmds[cmd.id].rejected.add(1);
+        rejected(&mut reply, c.client, errors::REPLICA_KEYSPACE.as_bytes());
+        return finish_reply(c.client, reply, start_mark);
+    }
     // An item holds keys up to 1 GiB - 1; longer ones (possible only with
     // proto-max-bulk-len and client-query-buffer-limit both raised above
     // 1gb) are refused before anything is located or stored.
@@ -524,6 +541,10 @@ pub fn call<'ks>(
     if !cmd.has(flags::MANUAL_LOCKS) {
         locks.acquire(locs.iter().map(|l| l.gid));
     }
+    // Unsent reply bytes, references counted by their length (never
+    // read); nothing is written while the handler runs.
+    let out_before = reply.out.pending();
+    let now = scratch.clock.ms_at(started);
     // Borrow the caller's reply buffer for the handler's Ctx.
     let sub_reply = Reply { out: &mut *reply.out, enc: reply.enc, errors: reply.errors, stats, share_min: reply.share_min };
     let mut ctx = Ctx {
@@ -535,12 +556,14 @@ pub fn call<'ks>(
         client,
         locs: &locs,
         cmd,
-        now: scratch.clock.ms_at(started),
+        now,
         stats,
         worker,
         prefetch: srv.settings.prefetch_batch_max_size(),
+        req_len: scratch.req_len,
     };
     (cmd.spec.handler)(&mut ctx, args);
+    let reply_len = ctx.reply.out.pending().saturating_sub(out_before);
     let errs = ctx.reply.errors;
     let resp3_now = ctx.reply.enc.resp3;
     let client = ctx.client;
@@ -555,14 +578,24 @@ pub fn call<'ks>(
     }
     locks.release();
     blocking::post_woken(srv, locks);
+    let took = started.elapsed();
+    let usec = took.as_micros() as u64;
     let st = &stats.cmds[cmd.id];
     // A command that waits counts once, when it is served or times out
-    // (as in Redis), not at each attempt.
+    // (as in Redis), not at each attempt: in the stats, the logs and MONITOR.
     if client.blocked.is_none() {
+        if srv.settings.latency_tracking() {
+            srv.latency.record(worker, cmd.id, took.as_nanos() as u64);
+        }
+        latency::note(srv, cmd, now, usec);
+        if srv.monitors.any() && !cmd.has(flags::SKIP_MONITOR | flags::ADMIN) {
+            monitor::feed(srv, client, cmd, args);
+        }
         st.calls.add(1);
         stats.commands.add(1);
+        commandlog::note(srv, client, worker, cmd, args, now, commandlog::Measured { usec, request: scratch.req_len, reply: reply_len });
     }
-    st.usec.add(started.elapsed().as_micros() as u64);
+    st.usec.add(usec);
     if reply.errors > errors_before {
         st.failed.add(1);
     }

@@ -166,7 +166,7 @@ fn exec(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
     // Errors of the queued commands are theirs: EXEC itself only counts as
     // failed when it is rejected or aborted.
     let errors_before = ctx.reply.errors;
-    let mut scratch = Scratch::default();
+    let mut scratch = Scratch { req_len: ctx.req_len, ..Scratch::default() };
     for (id, ranges) in &queued.cmds {
         let cmd = ctx.commands.get(*id);
         let args = Args::from_parts(&queued.data, ranges);
