@@ -60,6 +60,12 @@ ALLOWED = {
 # is skipped (and said so) until they exist.
 REQUIRES = {
     "wrongtype-lists": ["lpush"],
+    "sets-basics": ["sadd"],
+    "sets-errors": ["sadd"],
+    "sets-algebra": ["sadd"],
+    "sets-encodings": ["sadd"],
+    "sets-resp3": ["sadd"],
+    "wrongtype-sets": ["sadd"],
 }
 
 CASES = [
@@ -908,6 +914,271 @@ CASES = [
         !close *1\r\n$4\r\nQUIT\r\n
     """),
 ]
+
+SET_CASES = [
+    ("sets-basics", """
+        SADD s 3 1 2 1
+        SMEMBERS s
+        SADD s b a
+        SMEMBERS s
+        SCARD s
+        SISMEMBER s a
+        SISMEMBER s zz
+        SISMEMBER missing a
+        SMISMEMBER s a zz 1
+        SMISMEMBER missing a b
+        SREM s a zz
+        SREM missing a
+        SMEMBERS s
+        SMOVE s d 1
+        SMOVE s d 1
+        SMOVE missing d 1
+        SMOVE s s 2
+        SMOVE s s 99
+        SMEMBERS d
+        OBJECT ENCODING d
+        ~SPOP s 100
+        EXISTS s
+        SPOP missing
+        SPOP missing 3
+        SRANDMEMBER missing
+        SRANDMEMBER missing 5
+        SRANDMEMBER missing -5
+        SADD r x
+        SRANDMEMBER r
+        SRANDMEMBER r -3
+        SRANDMEMBER r 0
+        SPOP r 0
+        SPOP r
+        EXISTS r
+        SADD i 5 1 3
+        SSCAN i 0
+        SSCAN i 0 MATCH 1* COUNT 5
+        SSCAN missing 0 COUNT 0
+        SADD w a b c
+        SSCAN w 0 MATCH [ab]
+    """),
+    ("sets-errors", """
+        SADD s a b
+        SADD s
+        SREM s
+        SCARD s x
+        SISMEMBER s
+        SMISMEMBER s
+        SRANDMEMBER s x
+        SRANDMEMBER s 1 2
+        SRANDMEMBER s -9223372036854775808
+        SPOP s -1
+        SPOP s x
+        SPOP s 1 2
+        SMOVE s d
+        SINTERCARD 0 s
+        SINTERCARD -1 s
+        SINTERCARD x s
+        SINTERCARD 2 s
+        SINTERCARD 1 s LIMIT -1
+        SINTERCARD 1 s LIMIT x
+        SINTERCARD 1 s LIMIT
+        SINTERCARD 1 s FOO 1
+        SINTERCARD 1 missing LIMIT -1
+        SSCAN s x
+        SSCAN s 0 COUNT 0
+        SSCAN s 0 COUNT x
+        SSCAN s 0 MATCH
+        SSCAN s 0 NOVALUES
+        SSCAN s 0 FOO bar
+        SINTERSTORE d
+        SINTER
+    """),
+    ("sets-algebra", """
+        SADD a 1 2 3 x y
+        SADD b 2 3 4 y
+        SADD c 3 y z
+        SADD n 10 20 30
+        SINTER a b c
+        SINTER a b
+        SINTER n a
+        SINTER a missing
+        SINTERCARD 2 a b
+        SINTERCARD 2 a b LIMIT 1
+        SINTERCARD 3 a b c LIMIT 0
+        SINTERCARD 2 a missing
+        SINTERSTORE d a b
+        SMEMBERS d
+        OBJECT ENCODING d
+        SINTERSTORE d a missing
+        EXISTS d
+        SINTERSTORE d n n
+        SMEMBERS d
+        OBJECT ENCODING d
+        ~SUNION a b c
+        ~SUNION missing a
+        SUNIONSTORE u a b c
+        SMEMBERS u
+        OBJECT ENCODING u
+        SUNIONSTORE u n
+        SMEMBERS u
+        OBJECT ENCODING u
+        ~SDIFF a b
+        ~SDIFF a b c
+        SDIFF a a
+        SDIFF missing a
+        ~SDIFF a missing
+        SDIFFSTORE e a b
+        SMEMBERS e
+        SDIFFSTORE e a c b
+        SMEMBERS e
+        OBJECT ENCODING e
+        SDIFFSTORE e a a
+        EXISTS e
+        SET e v
+        EXPIRE e 100
+        SUNIONSTORE e a
+        TTL e
+        TYPE e
+    """),
+    ("sets-encodings", """
+        CONFIG SET set-max-intset-entries 4 set-max-listpack-entries 3 set-max-listpack-value 5
+        SADD i 1 2 3 4
+        OBJECT ENCODING i
+        SADD i 5
+        OBJECT ENCODING i
+        SADD j 1 2
+        SADD j a
+        OBJECT ENCODING j
+        SMEMBERS j
+        SADD j b
+        OBJECT ENCODING j
+        SADD k 1
+        SADD k 123456
+        SADD k x
+        OBJECT ENCODING k
+        SADD l abc
+        SADD l abcdef
+        OBJECT ENCODING l
+        SADD m a b c d
+        OBJECT ENCODING m
+        SADD o 1 2 3 4 5
+        OBJECT ENCODING o
+        SADD p 007
+        OBJECT ENCODING p
+        SADD q -0 1
+        OBJECT ENCODING q
+        SREM i 1 2 3 4
+        OBJECT ENCODING i
+        SUNIONSTORE r j
+        OBJECT ENCODING r
+        CONFIG SET set-max-intset-entries 512 set-max-listpack-entries 128 set-max-listpack-value 64
+    """),
+    ("sets-resp3", """
+        ?HELLO 3
+        SADD s b a 1
+        SMEMBERS s
+        SMEMBERS missing
+        SINTER s s
+        SUNION missing
+        ~SDIFF s missing
+        ~SRANDMEMBER s 10
+        SRANDMEMBER missing 2
+        SPOP missing 2
+        SMISMEMBER s a q
+        SSCAN s 0
+    """),
+    ("wrongtype-sets", """
+        SADD s a
+        SET str v
+        LPUSH l x
+        GET s
+        LPUSH s x
+        HSET s f v
+        SADD str a
+        SADD l a
+        SREM str a
+        SCARD l
+        SISMEMBER str a
+        SMISMEMBER str a
+        SMEMBERS l
+        SRANDMEMBER str
+        SRANDMEMBER str 2
+        SPOP str
+        SPOP str 2
+        SMOVE str s a
+        SMOVE s str a
+        SMOVE missing str a
+        SINTER s str
+        SINTER missing str
+        SUNION s l
+        SDIFF missing l
+        SINTERCARD 2 s str
+        SINTERSTORE d s str
+        SUNIONSTORE s str
+        SDIFFSTORE d l
+        SSCAN str 0
+        TYPE s
+        OBJECT ENCODING s
+        RENAME s s2
+        SMEMBERS s2
+        COPY s2 s3
+        SMEMBERS s3
+        MOVE s3 1
+        EXISTS s3
+        SELECT 1
+        SMEMBERS s3
+        DEL s3
+        SELECT 0
+        DEL s2
+        EXISTS s2
+    """),
+]
+
+CASES += SET_CASES
+
+
+def random_set_case(seed, steps=300):
+    """A seeded random mix of set commands over a few keys, with small
+    thresholds so that sets pass through every encoding (intset, listpack,
+    hashtable) and their conversions. Replies whose order Redis leaves to
+    its hash table are compared sorted; SPOP takes whole sets only and
+    SRANDMEMBER is compared by type, so that both servers stay in step."""
+    rng = random.Random(seed)
+    keys = ["s%d" % i for i in range(4)] + ["str"]
+    members = ["0", "1", "2", "3", "17", "-5", "100", "9223372036854775807", "007", "a", "b", "c", "abcdef", "''"]
+    k = lambda: rng.choice(keys)  # noqa: E731
+    m = lambda: rng.choice(members)  # noqa: E731
+    ms = lambda: " ".join(m() for _ in range(rng.randint(1, 4)))  # noqa: E731
+    ks = lambda: " ".join(k() for _ in range(rng.randint(1, 3)))  # noqa: E731
+    makers = [
+        lambda: "SADD %s %s" % (k(), ms()),
+        lambda: "SADD %s %s" % (k(), ms()),
+        lambda: "SREM %s %s" % (k(), ms()),
+        lambda: "SCARD %s" % k(),
+        lambda: "SISMEMBER %s %s" % (k(), m()),
+        lambda: "SMISMEMBER %s %s" % (k(), ms()),
+        lambda: "~SMEMBERS %s" % k(),
+        lambda: "OBJECT ENCODING %s" % k(),
+        lambda: "SMOVE %s %s %s" % (k(), k(), m()),
+        lambda: "~SINTER %s" % ks(),
+        lambda: "~SUNION %s" % ks(),
+        lambda: "~SDIFF %s" % ks(),
+        lambda: "SINTERCARD 2 %s %s LIMIT %d" % (k(), k(), rng.randint(0, 3)),
+        lambda: "SINTERSTORE %s %s" % (k(), ks()),
+        lambda: "SUNIONSTORE %s %s" % (k(), ks()),
+        lambda: "SDIFFSTORE %s %s" % (k(), ks()),
+        lambda: "~SPOP %s 100" % k(),
+        lambda: "?SRANDMEMBER %s %d" % (k(), rng.randint(-5, 5)),
+        lambda: "~SRANDMEMBER %s 100" % k(),
+        lambda: "TYPE %s" % k(),
+        lambda: "SET str %s" % m(),
+        lambda: "DEL %s" % k(),
+    ]
+    head = "CONFIG SET set-max-intset-entries 5 set-max-listpack-entries 4 set-max-listpack-value 3\n"
+    tail = "\nCONFIG SET set-max-intset-entries 512 set-max-listpack-entries 128 set-max-listpack-value 64"
+    return head + "\n".join(rng.choice(makers)() for _ in range(steps)) + tail
+
+
+CASES += [("random-sets-%d" % seed, random_set_case(seed)) for seed in range(6)]
+REQUIRES.update({"random-sets-%d" % seed: ["sadd"] for seed in range(6)})
+
 
 def random_string_case(seed, steps=400):
     """A seeded random mix of string, key and type commands over a handful

@@ -53,7 +53,7 @@ impl SetLimits {
 }
 
 /// A member as the set holds it: an intset keeps integers, not bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Member<'a> {
     Int(i64),
     Bytes(&'a [u8]),

@@ -47,6 +47,7 @@ pub mod keys;
 pub mod keyspec;
 pub mod lists;
 pub mod server;
+pub mod sets;
 pub mod stage;
 pub mod strings;
 pub mod table;
@@ -72,6 +73,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     strings::COMMANDS,
     hashes::COMMANDS,
     lists::COMMANDS,
+    sets::COMMANDS,
     keys::COMMANDS,
     connection::COMMANDS,
     client::COMMANDS,
