@@ -28,6 +28,23 @@ pytestmark = pytest.mark.skipif(not REDIS_UNSTABLE.exists(), reason="redis-serve
 
 # Command name -> argument vectors (after the name) to ask GETKEYS about.
 VECTORS = {
+    "sadd": [["s", "a", "b"]],
+    "srem": [["s", "a"]],
+    "scard": [["s"]],
+    "sismember": [["s", "a"]],
+    "smismember": [["s", "a", "b"]],
+    "smembers": [["s"]],
+    "srandmember": [["s"], ["s", "3"]],
+    "spop": [["s"], ["s", "2"]],
+    "smove": [["a", "b", "m"]],
+    "sinter": [["a"], ["a", "b", "c"]],
+    "sintercard": [["1", "a"], ["2", "a", "b", "LIMIT", "1"]],
+    "sinterstore": [["d", "a", "b"]],
+    "sunion": [["a", "b"]],
+    "sunionstore": [["d", "a"], ["d", "a", "b"]],
+    "sdiff": [["a", "b"]],
+    "sdiffstore": [["d", "a", "b"]],
+    "sscan": [["s", "0"], ["s", "0", "MATCH", "*", "COUNT", "5"]],
     "get": [["k"]],
     "set": [["k", "v"], ["k", "v", "GET"], ["k", "v", "EX", "10", "GET"], ["k", "v", "get", "nx"], ["k", "get"], ["k", "v", "KEEPTTL"], ["k", "v", "PX", "5", "XX"]],
     "setnx": [["k", "v"]],

@@ -35,24 +35,28 @@ pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("sismember", 3, READONLY | FAST, &[ks(RO, index(1), range(0, 1, 0))], sismember)
         .doc("set", "Determines whether a member belongs to a set.", "1.0.0", "O(1)")
         .acl(&["read", "set", "fast"]),
-    CommandSpec::new("smismember", -3, READONLY | FAST, &[ks(RO, index(1), range(0, 1, 0))], smismember)
+    CommandSpec::new("smismember", -3, READONLY | FAST, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], smismember)
         .doc("set", "Determines whether multiple members belong to a set.", "6.2.0", "O(N) where N is the number of elements being checked for membership")
         .acl(&["read", "set", "fast"]),
-    CommandSpec::new("smembers", 2, READONLY, &[ks(RO, index(1), range(0, 1, 0))], smembers)
+    CommandSpec::new("smembers", 2, READONLY, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], smembers)
         .doc("set", "Returns all members of a set.", "1.0.0", "O(N) where N is the set cardinality.")
-        .acl(&["read", "set", "slow"]),
-    CommandSpec::new("srandmember", -2, READONLY, &[ks(RO, index(1), range(0, 1, 0))], srandmember)
+        .acl(&["read", "set", "slow"])
+        .tips(&["nondeterministic_output_order"]),
+    CommandSpec::new("srandmember", -2, READONLY, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], srandmember)
         .doc("set", "Get one or multiple random members from a set", "1.0.0", "Without the count argument O(1), otherwise O(N) where N is the absolute value of the passed count.")
-        .acl(&["read", "set", "slow"]),
+        .acl(&["read", "set", "slow"])
+        .tips(&["nondeterministic_output"]),
     CommandSpec::new("spop", -2, WRITE | FAST, &[ks(RW | ACCESS | DELETE, index(1), range(0, 1, 0))], spop)
         .doc("set", "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped.", "1.0.0", "Without the count argument O(1), otherwise O(N) where N is the value of the passed count.")
-        .acl(&["write", "set", "fast"]),
-    CommandSpec::new("smove", 4, WRITE | FAST, &[ks(RW | DELETE, index(1), range(0, 1, 0)), ks(RW | INSERT, index(2), range(0, 1, 0))], smove)
+        .acl(&["write", "set", "fast"])
+        .tips(&["nondeterministic_output"]),
+    CommandSpec::new("smove", 4, WRITE | FAST, &[ks(RW | ACCESS | DELETE, index(1), range(0, 1, 0)), ks(RW | INSERT, index(2), range(0, 1, 0))], smove)
         .doc("set", "Moves a member from one set to another.", "1.0.0", "O(1)")
         .acl(&["write", "set", "fast"]),
     CommandSpec::new("sinter", -2, READONLY, &[ks(RO | ACCESS, index(1), range(-1, 1, 0))], sinter)
         .doc("set", "Returns the intersect of multiple sets.", "1.0.0", "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.")
-        .acl(&["read", "set", "slow"]),
+        .acl(&["read", "set", "slow"])
+        .tips(&["nondeterministic_output_order"]),
     CommandSpec::new("sintercard", -3, READONLY, &[ks(RO | ACCESS, index(1), keynum(0, 1, 1))], sintercard)
         .doc("set", "Returns the number of members of the intersect of multiple sets.", "7.0.0", "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.")
         .acl(&["read", "set", "slow"]),
@@ -61,19 +65,22 @@ pub static COMMANDS: &[CommandSpec] = &[
         .acl(&["write", "set", "slow"]),
     CommandSpec::new("sunion", -2, READONLY, &[ks(RO | ACCESS, index(1), range(-1, 1, 0))], sunion)
         .doc("set", "Returns the union of multiple sets.", "1.0.0", "O(N) where N is the total number of elements in all given sets.")
-        .acl(&["read", "set", "slow"]),
+        .acl(&["read", "set", "slow"])
+        .tips(&["nondeterministic_output_order"]),
     CommandSpec::new("sunionstore", -3, WRITE | DENYOOM, &[ks(OW | UPDATE, index(1), range(0, 1, 0)), ks(RO | ACCESS, index(2), range(-1, 1, 0))], sunionstore)
         .doc("set", "Stores the union of multiple sets in a key.", "1.0.0", "O(N) where N is the total number of elements in all given sets.")
         .acl(&["write", "set", "slow"]),
     CommandSpec::new("sdiff", -2, READONLY, &[ks(RO | ACCESS, index(1), range(-1, 1, 0))], sdiff)
         .doc("set", "Returns the difference of multiple sets.", "1.0.0", "O(N) where N is the total number of elements in all given sets.")
-        .acl(&["read", "set", "slow"]),
+        .acl(&["read", "set", "slow"])
+        .tips(&["nondeterministic_output_order"]),
     CommandSpec::new("sdiffstore", -3, WRITE | DENYOOM, &[ks(OW | UPDATE, index(1), range(0, 1, 0)), ks(RO | ACCESS, index(2), range(-1, 1, 0))], sdiffstore)
         .doc("set", "Stores the difference of multiple sets in a key.", "1.0.0", "O(N) where N is the total number of elements in all given sets.")
         .acl(&["write", "set", "slow"]),
     CommandSpec::new("sscan", -3, READONLY, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], sscan)
         .doc("set", "Iterates over members of a set.", "2.8.0", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.")
-        .acl(&["read", "set", "slow"]),
+        .acl(&["read", "set", "slow"])
+        .tips(&["nondeterministic_output"]),
 ];
 
 fn limits(ctx: &Ctx<'_, '_>) -> SetLimits {
