@@ -28,6 +28,13 @@ pytestmark = pytest.mark.skipif(not REDIS_UNSTABLE.exists(), reason="redis-serve
 
 # Command name -> argument vectors (after the name) to ask GETKEYS about.
 VECTORS = {
+    "lpush": [["l", "a"]], "rpush": [["l", "a", "b"]], "lpushx": [["l", "a"]], "rpushx": [["l", "a"]],
+    "lpop": [["l"], ["l", "2"]], "rpop": [["l"], ["l", "2"]], "llen": [["l"]], "lrange": [["l", "0", "-1"]],
+    "lindex": [["l", "0"]], "lset": [["l", "0", "v"]], "linsert": [["l", "BEFORE", "p", "v"]], "lrem": [["l", "0", "v"]],
+    "ltrim": [["l", "0", "1"]], "lpos": [["l", "v", "RANK", "1"]], "lmove": [["a", "b", "LEFT", "RIGHT"]],
+    "rpoplpush": [["a", "b"]], "lmpop": [["2", "a", "b", "LEFT", "COUNT", "2"]],
+    "blpop": [["a", "b", "0"]], "brpop": [["a", "0"]], "blmove": [["a", "b", "LEFT", "RIGHT", "0"]],
+    "brpoplpush": [["a", "b", "0"]], "blmpop": [["0", "2", "a", "b", "RIGHT"]],
     "sadd": [["s", "a", "b"]],
     "srem": [["s", "a"]],
     "scard": [["s"]],
