@@ -66,6 +66,10 @@ REQUIRES = {
     "sets-encodings": ["sadd"],
     "sets-resp3": ["sadd"],
     "wrongtype-sets": ["sadd"],
+    "sort-basics": ["sort", "sadd"],
+    "sort-patterns": ["sort", "sadd"],
+    "sort-store": ["sort", "sadd"],
+    "sort-errors": ["sort", "sadd"],
 }
 
 CASES = [
@@ -1132,6 +1136,161 @@ SET_CASES = [
 ]
 
 CASES += SET_CASES
+
+SORT_CASES = [
+    ("sort-basics", """
+        RPUSH l 3 1 2 10 -5 2.5
+        SORT l
+        SORT l DESC
+        SORT l ALPHA
+        SORT l ALPHA DESC
+        SORT l LIMIT 1 2
+        SORT l LIMIT -1 2
+        SORT l LIMIT 2 -1
+        SORT l LIMIT 5 10
+        SORT l LIMIT 6 1
+        SORT l LIMIT 0 0
+        SORT l DESC LIMIT 0 3
+        SORT l BY nosort
+        SORT l BY nosort DESC
+        SORT l BY nosort LIMIT 1 2
+        SORT l BY nosort DESC LIMIT 1 2
+        SORT_RO l
+        SORT_RO l DESC LIMIT 0 2 ALPHA
+        SORT missing
+        SORT missing BY nosort
+        SADD s 5 3 9 1
+        SORT s
+        SORT s DESC
+        SORT s BY nosort
+        SADD w b a c 10 2
+        SORT w ALPHA
+        SORT w ALPHA DESC LIMIT 1 3
+        RPUSH eq 2 1 2 1
+        SORT eq
+        RPUSH sp ' 3' 4 '' 2
+        SORT sp
+    """),
+    ("sort-patterns", """
+        RPUSH l 1 2 3 4
+        MSET w_1 40 w_2 30 w_3 20
+        SORT l BY w_*
+        SORT l BY w_* DESC
+        SORT l BY w_* GET #
+        SORT l BY w_* GET # GET w_*
+        SORT l GET w_* GET nokey_* GET noprefix
+        SORT l BY w_* ALPHA
+        HSET h_1 f 9 g x
+        HSET h_2 f 7
+        HSET h_3 f 8 g y
+        SORT l BY h_*->f GET # GET h_*->g GET h_*->f
+        SORT l BY h_*->f DESC GET h_*->g
+        SORT l BY h_*->f ALPHA
+        SORT l BY h_*-> GET h_*->
+        SORT l BY w_* LIMIT 1 2 GET #
+        SORT_RO l BY w_* GET w_*
+        SET w_4 notanumber
+        SORT l BY w_*
+        SORT l BY w_* ALPHA
+        SORT l BY nosort GET w_*
+        SET bykey 7
+        SORT l BY bykey
+        LPUSH notstring_1 x
+        SORT l GET notstring_*
+        SORT l BY notstring_*
+    """),
+    ("sort-store", """
+        RPUSH l 3 1 2
+        SORT l STORE d
+        LRANGE d 0 -1
+        TYPE d
+        OBJECT ENCODING d
+        SORT l DESC STORE d
+        LRANGE d 0 -1
+        MSET w_1 a w_3 c
+        SORT l GET w_* GET # STORE d
+        LRANGE d 0 -1
+        SORT l LIMIT 5 5 STORE d
+        EXISTS d
+        SADD s z x y 1
+        SORT s BY nosort STORE d
+        LRANGE d 0 -1
+        SORT s BY nosort ALPHA STORE d
+        LRANGE d 0 -1
+        SET str v
+        EXPIRE str 100
+        SORT l STORE str
+        TTL str
+        TYPE str
+        SORT l STORE a STORE b
+        EXISTS a b
+        SORT missing STORE b
+        EXISTS b
+    """),
+    ("sort-errors", """
+        RPUSH l 1 x
+        SET str v
+        HSET h f v
+        SORT l
+        SORT l ALPHA
+        SORT str
+        SORT h
+        SORT missing LIMIT 1
+        SORT l LIMIT a 1
+        SORT l LIMIT 0 b
+        SORT l BY
+        SORT l GET
+        SORT l STORE
+        SORT l FOO
+        SORT_RO l STORE d
+        SORT_RO str
+        SORT str LIMIT x 1
+        SORT l LIMIT 0 1 BY
+    """),
+]
+
+CASES += SORT_CASES
+
+
+def random_sort_case(seed, steps=150):
+    """A seeded random mix of SORT and SORT_RO over small lists and sets
+    (whose order Redis and Tern share), with BY and GET patterns over
+    strings and hash fields, LIMIT, ALPHA, DESC and STORE."""
+    rng = random.Random(seed)
+    vals = ["1", "2", "10", "-3", "2.5", "a", "b", "1e2", "0x1f", "007"]
+    src = lambda: rng.choice(["l", "s", "missing", "str"])  # noqa: E731
+    v = lambda: rng.choice(vals)  # noqa: E731
+    pattern = lambda: rng.choice(["w_*", "h_*->f", "h_*->g", "nosort", "#", "missing_*", "*"])  # noqa: E731
+
+    def sort():
+        parts = [rng.choice(["SORT", "SORT_RO"]), src()]
+        if rng.random() < 0.5:
+            parts += ["BY", pattern()]
+        if rng.random() < 0.4:
+            parts += ["LIMIT", str(rng.randint(-1, 4)), str(rng.randint(-1, 4))]
+        for _ in range(rng.choice([0, 0, 1, 2])):
+            parts += ["GET", pattern()]
+        parts += [o for o in ("ALPHA", "DESC") if rng.random() < 0.3]
+        if parts[0] == "SORT" and rng.random() < 0.3:
+            parts += ["STORE", "dst"]
+        return " ".join(parts)
+
+    makers = [
+        lambda: "RPUSH l %s" % v(),
+        lambda: "SADD s %s" % v(),
+        lambda: "SET w_%s %s" % (v(), v()),
+        lambda: "HSET h_%s f %s g %s" % (v(), v(), v()),
+        lambda: "LPOP l",
+        lambda: "SREM s %s" % v(),
+        lambda: "SET str %s" % v(),
+        sort, sort, sort, sort,
+        lambda: "LRANGE dst 0 -1",
+    ]
+    return "\n".join(rng.choice(makers)() for _ in range(steps))
+
+
+CASES += [("random-sort-%d" % seed, random_sort_case(seed)) for seed in range(6)]
+REQUIRES.update({"random-sort-%d" % seed: ["sort", "sadd"] for seed in range(6)})
 
 
 def random_set_case(seed, steps=300):

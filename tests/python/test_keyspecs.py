@@ -28,6 +28,8 @@ pytestmark = pytest.mark.skipif(not REDIS_UNSTABLE.exists(), reason="redis-serve
 
 # Command name -> argument vectors (after the name) to ask GETKEYS about.
 VECTORS = {
+    "sort": [["k"], ["k", "BY", "w_*", "GET", "#", "STORE", "d"], ["k", "LIMIT", "0", "1", "STORE", "a", "STORE", "b"], ["k", "GET", "store", "ALPHA"]],
+    "sort_ro": [["k"], ["k", "BY", "w_*", "GET", "#"]],
     "lpush": [["l", "a"]], "rpush": [["l", "a", "b"]], "lpushx": [["l", "a"]], "rpushx": [["l", "a"]],
     "lpop": [["l"], ["l", "2"]], "rpop": [["l"], ["l", "2"]], "llen": [["l"]], "lrange": [["l", "0", "-1"]],
     "lindex": [["l", "0"]], "lset": [["l", "0", "v"]], "linsert": [["l", "BEFORE", "p", "v"]], "lrem": [["l", "0", "v"]],

@@ -77,6 +77,9 @@ pub const INVALID_SECOND_DB: &str = "ERR invalid second DB index";
 pub const LIMIT_NEGATIVE: &str = "ERR LIMIT can't be negative";
 pub const NUMKEYS_OVER_ARGS: &str = "ERR Number of keys can't be greater than number of args";
 
+// SORT.
+pub const SORT_NOT_DOUBLE: &str = "ERR One or more scores can't be converted into double";
+
 // Hashes.
 pub const HASH_NOT_INTEGER: &str = "ERR hash value is not an integer";
 pub const HASH_NOT_FLOAT: &str = "ERR hash value is not a float";

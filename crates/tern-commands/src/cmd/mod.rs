@@ -48,6 +48,7 @@ pub mod keyspec;
 pub mod lists;
 pub mod server;
 pub mod sets;
+pub mod sort;
 pub mod stage;
 pub mod strings;
 pub mod table;
@@ -74,6 +75,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     hashes::COMMANDS,
     lists::COMMANDS,
     sets::COMMANDS,
+    sort::COMMANDS,
     keys::COMMANDS,
     connection::COMMANDS,
     client::COMMANDS,
