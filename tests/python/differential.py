@@ -1072,6 +1072,21 @@ SET_CASES = [
         OBJECT ENCODING i
         SUNIONSTORE r j
         OBJECT ENCODING r
+        SADD t a b c d e f g h i j
+        ?SPOP t 9
+        OBJECT ENCODING t
+        SCARD t
+        SADD t2 a b c d e f g h i j
+        ?SPOP t2 6
+        OBJECT ENCODING t2
+        SCARD t2
+        SADD t3 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20
+        ?SPOP t3 19
+        OBJECT ENCODING t3
+        CONFIG SET set-max-listpack-entries 1
+        SADD t4 a b c d e f g h i j k l m n o p q r s t u v w x y z
+        ?SPOP t4 22
+        OBJECT ENCODING t4
         CONFIG SET set-max-intset-entries 512 set-max-listpack-entries 128 set-max-listpack-value 64
     """),
     ("sets-resp3", """

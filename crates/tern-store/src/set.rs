@@ -219,6 +219,13 @@ impl Set {
         Set { repr }
     }
 
+    /// An empty set for `size_hint` members of any kind (Redis's
+    /// `setTypeCreate(NULL, hint)`): a listpack if they fit, else a table.
+    pub fn new_sized(size_hint: usize, lim: SetLimits) -> Self {
+        let repr = if size_hint <= lim.max_entries { Repr::Pack(Pack::default()) } else { Repr::Table(Box::default()) };
+        Set { repr }
+    }
+
     /// The empty set a store command builds its result in (Redis starts
     /// from an intset: `createIntsetObject`).
     pub fn new() -> Self {
@@ -514,6 +521,8 @@ mod tests {
         s.add(b"a", l);
         assert_eq!(s.encoding(), "hashtable");
         // Size hints.
+        assert_eq!(Set::new_sized(3, l).encoding(), "listpack");
+        assert_eq!(Set::new_sized(4, l).encoding(), "hashtable");
         assert_eq!(Set::new_for(b"1", 5, lim(4, 8, 5)).encoding(), "listpack");
         assert_eq!(Set::new_for(b"a", 4, l).encoding(), "hashtable");
         let mut s = Set::new_for(b"a", 1, l);

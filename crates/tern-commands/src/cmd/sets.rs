@@ -287,6 +287,10 @@ fn srandmember(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     }
 }
 
+/// SPOP takes members one by one while it leaves more than 1/5 of what
+/// it takes (Redis's `SPOP_MOVE_STRATEGY_MUL`).
+const SPOP_MOVE_STRATEGY_MUL: usize = 5;
+
 fn spop(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     if args.len() > 3 {
         return ctx.reply.error(errors::SYNTAX);
@@ -299,6 +303,7 @@ fn spop(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         _ => None,
     };
     let acc = ctx.access();
+    let lim = limits(ctx);
     let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
     let reply = &mut ctx.reply;
     let shard = ctx.locks.shard(loc.gid);
@@ -326,13 +331,31 @@ fn spop(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             for m in &gone {
                 s.remove(m);
             }
-        } else {
+        } else if s.is_compact() || (s.len() - n) * SPOP_MOVE_STRATEGY_MUL > n {
             for _ in 0..n {
                 if let Some(m) = s.pop_random(&mut rng) {
                     reply.bulk(&m);
                     gone.push(m.into());
                 }
             }
+        } else {
+            // Most of a table goes: draw the few that stay instead, into a
+            // new set sized for them (a listpack if they fit), as Redis's
+            // SPOP does; its encoding is what OBJECT ENCODING then shows.
+            let stay = s.len() - n;
+            let mut kept = Set::new_sized(stay, lim);
+            while kept.len() < stay {
+                if let Some(m) = s.random(&mut rng) {
+                    m.with_bytes(|b| kept.add(b, lim));
+                }
+            }
+            for m in s.iter() {
+                if !m.with_bytes(|b| kept.contains(b)) {
+                    bulk_member(reply, m);
+                    gone.push(m.to_vec().into());
+                }
+            }
+            *s = kept;
         }
         edit.emit(|| Effect::SRem { key: boxed(key), members: gone });
     });
