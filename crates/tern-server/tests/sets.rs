@@ -130,6 +130,10 @@ fn sscan_visits_every_member_of_a_large_set() {
             }
         }
         assert_eq!(seen, members.into_iter().collect());
+        // Many members of a table at once: the staged (prefetched) lookups.
+        let asked: Vec<String> = (990..1010).map(|i| format!("m{i}")).collect();
+        let found: Vec<bool> = redis::cmd("SMISMEMBER").arg("big").arg(&asked).query(&mut c).unwrap();
+        assert_eq!(found, (990..1010).map(|i| i < 1000).collect::<Vec<_>>());
         let (_, matched): (u64, Vec<String>) = redis::cmd("SSCAN").arg("big").arg(0).arg("MATCH").arg("m99*").arg("COUNT").arg(5000).query(&mut c).unwrap();
         assert_eq!(matched.into_iter().collect::<BTreeSet<_>>(), set_of(&["m99", "m990", "m991", "m992", "m993", "m994", "m995", "m996", "m997", "m998", "m999"]));
     });

@@ -27,7 +27,8 @@ use std::sync::OnceLock;
 
 use hashbrown::DefaultHashBuilder;
 
-use crate::hash::{get_varint, put_varint};
+use crate::hash::{get_varint, put_varint, Fields};
+use crate::stage::{Reach, Stager};
 
 /// The conversion thresholds (`set-max-intset-entries`,
 /// `set-max-listpack-entries`, `set-max-listpack-value`).
@@ -279,6 +280,26 @@ impl Set {
             Repr::Ints(v) => as_int(m).is_some_and(|n| v.binary_search(&n).is_ok()),
             Repr::Pack(p) => p.find(m).is_some(),
             Repr::Table(b) => b.contains(m),
+        }
+    }
+
+    /// [`Self::contains`] for each of `members` into `out`; a table walks
+    /// them `group` at a time through the prefetch stages (buckets, then
+    /// items, then reads), so their cache misses overlap (SMISMEMBER on a
+    /// large set; `prefetch-batch-max-size`, 0 = one at a time).
+    pub fn contains_many<F: AsRef<[u8]>>(&self, members: &[F], out: &mut Vec<bool>, group: usize) {
+        out.clear();
+        match &self.repr {
+            Repr::Table(b) if group > 1 && members.len() > 1 => {
+                let hashes: Vec<u64> = members.iter().map(|m| member_hash(m.as_ref())).collect();
+                let mut src = Fields { table: &b.table, fields: members, hashes: &hashes };
+                let mut st = Stager::new(group.min(crate::MAX_PREFETCH_GROUP), Reach::Value, members.len());
+                for (i, m) in members.iter().enumerate() {
+                    st.before(&mut src, i);
+                    out.push(b.table.get(m.as_ref(), hashes[i]).is_some());
+                }
+            }
+            _ => out.extend(members.iter().map(|m| self.contains(m.as_ref()))),
         }
     }
 
@@ -629,6 +650,10 @@ mod tests {
                         _ => prop_assert_eq!(got.into_iter().collect::<BTreeSet<_>>(), model.clone()),
                     }
                     for m in &model { prop_assert!(set.contains(m)); }
+                    let asked: Vec<&[u8]> = model.iter().map(|m| &m[..]).chain([&b"zzz"[..], b"1"]).collect();
+                    let mut staged = Vec::new();
+                    set.contains_many(&asked, &mut staged, 4);
+                    prop_assert_eq!(staged, asked.iter().map(|m| model.contains(*m)).collect::<Vec<_>>());
                     prop_assert!(!set.contains(b"zzz"));
                 }
             }

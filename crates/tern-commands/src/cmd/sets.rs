@@ -199,15 +199,19 @@ fn sismember(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 
 fn smismember(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let n = args.len() - 2;
+    let group = ctx.prefetch;
     let s = read_set!(ctx, args.get(1), |r: &mut Reply<'_>| {
         r.array(n);
         for _ in 0..n {
             r.int(0);
         }
     });
+    let members: Vec<&[u8]> = args.tail(2).iter().collect();
+    let mut found = Vec::with_capacity(n);
+    s.contains_many(&members, &mut found, group);
     ctx.reply.array(n);
-    for i in 2..args.len() {
-        ctx.reply.int(i64::from(s.contains(args.get(i))));
+    for f in found {
+        ctx.reply.int(i64::from(f));
     }
 }
 
