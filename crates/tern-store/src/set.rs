@@ -313,11 +313,11 @@ impl Set {
             Repr::Table(_) => false,
         };
         if over {
-            self.to_table();
+            self.convert_to_table();
         }
     }
 
-    fn to_table(&mut self) {
+    fn convert_to_table(&mut self) {
         let mut big = Big::default();
         for m in self.iter() {
             m.with_bytes(|b| big.insert(b));
@@ -325,7 +325,7 @@ impl Set {
         self.repr = Repr::Table(Box::new(big));
     }
 
-    fn to_pack(&mut self) {
+    fn convert_to_pack(&mut self) {
         let mut p = Pack::default();
         for m in self.iter() {
             m.with_bytes(|b| p.push(b));
@@ -341,7 +341,7 @@ impl Set {
                     let Err(at) = v.binary_search(&n) else { return false };
                     v.insert(at, n);
                     if v.len() > lim.intset_max() {
-                        self.to_table();
+                        self.convert_to_table();
                     }
                     return true;
                 }
@@ -352,9 +352,9 @@ impl Set {
                     _ => 0,
                 };
                 if v.len() < lim.max_entries && m.len() <= lim.max_value && widest <= lim.max_value {
-                    self.to_pack();
+                    self.convert_to_pack();
                 } else {
-                    self.to_table();
+                    self.convert_to_table();
                 }
                 self.add(m, lim)
             }
@@ -366,7 +366,7 @@ impl Set {
                     p.push(m);
                     return true;
                 }
-                self.to_table();
+                self.convert_to_table();
                 self.add(m, lim)
             }
             Repr::Table(b) => b.insert(m),
