@@ -72,6 +72,13 @@ REQUIRES = {
     "sort-errors": ["sort", "sadd"],
 }
 
+# Case name -> the oldest reference Redis whose replies the case expects
+# (sets became listpacks, and their reply orders changed, in 7.2); the case
+# is skipped, and said so, against an older one. The reference is
+# $TERN_REFERENCE_REDIS when set (redis-server-unstable), else redis-server
+# from PATH.
+NEEDS_REDIS = {}
+
 CASES = [
     # ---- strings ------------------------------------------------------------
     ("set-get", """
@@ -1151,6 +1158,7 @@ SET_CASES = [
 ]
 
 CASES += SET_CASES
+NEEDS_REDIS.update({name: (7, 2) for name, _ in SET_CASES})
 
 SORT_CASES = [
     ("sort-basics", """
@@ -1265,6 +1273,7 @@ SORT_CASES = [
 ]
 
 CASES += SORT_CASES
+NEEDS_REDIS.update({name: (7, 2) for name, _ in SORT_CASES})
 
 
 def random_sort_case(seed, steps=150):
@@ -1306,6 +1315,7 @@ def random_sort_case(seed, steps=150):
 
 CASES += [("random-sort-%d" % seed, random_sort_case(seed)) for seed in range(6)]
 REQUIRES.update({"random-sort-%d" % seed: ["sort", "sadd"] for seed in range(6)})
+NEEDS_REDIS.update({"random-sort-%d" % seed: (7, 2) for seed in range(6)})
 
 
 def random_set_case(seed, steps=300):
@@ -1352,6 +1362,7 @@ def random_set_case(seed, steps=300):
 
 CASES += [("random-sets-%d" % seed, random_set_case(seed)) for seed in range(6)]
 REQUIRES.update({"random-sets-%d" % seed: ["sadd"] for seed in range(6)})
+NEEDS_REDIS.update({"random-sets-%d" % seed: (7, 2) for seed in range(6)})
 
 
 def random_string_case(seed, steps=400):
@@ -1567,7 +1578,8 @@ class Pair:
     """The reference redis-server and tern-server, started side by side."""
 
     def __init__(self, tern=None, redis_bin=None, threads=2):
-        self.ref = start_redis(redis_bin or shutil.which("redis-server") or "redis-server")
+        self.ref = start_redis(redis_bin or reference_redis() or "redis-server")
+        self.ref_version = server_version(self.ref.port)
         try:
             self.tern = start_tern(tern or tern_bin(), threads)
         except Exception:
@@ -1585,6 +1597,34 @@ class Pair:
         """Commands the case needs that Tern does not have yet."""
         return missing_commands(self.tern.port, REQUIRES.get(name, []))
 
+    def too_old(self, name):
+        """Why the reference cannot judge the case, if it cannot."""
+        need = NEEDS_REDIS.get(name)
+        if need and self.ref_version < need:
+            return "the reference is Redis %s; the case expects %s+" % (
+                ".".join(map(str, self.ref_version)), ".".join(map(str, need)))
+        return None
+
+
+def reference_redis():
+    """The reference server binary: $TERN_REFERENCE_REDIS, else redis-server on PATH."""
+    return os.environ.get("TERN_REFERENCE_REDIS") or shutil.which("redis-server")
+
+
+def server_version(port):
+    """A server's redis_version as a tuple of ints."""
+    import socket
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        s.sendall(encode_command([b"INFO", b"server"]))
+        buf = b""
+        while b"redis_version:" not in buf or not buf.endswith(b"\r\n"):
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            buf += chunk
+    m = re.search(rb"redis_version:(\d+)\.(\d+)\.(\d+)", buf)
+    return tuple(int(x) for x in m.groups()) if m else (0, 0, 0)
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -1594,7 +1634,7 @@ def main():
     ap.add_argument("-k", default="", help="only cases whose name contains this")
     ap.add_argument("-v", action="store_true", help="also print the diffs of allowed cases")
     args = ap.parse_args()
-    if not (args.redis or shutil.which("redis-server")):
+    if not (args.redis or reference_redis()):
         print("redis-server not found on PATH", file=sys.stderr)
         return 2
     pair = Pair(args.tern, args.redis, args.threads)
@@ -1607,6 +1647,11 @@ def main():
             if missing:
                 skipped += 1
                 print("skipped: %s (Tern has no %s yet)" % (name, ", ".join(missing).upper()))
+                continue
+            old = pair.too_old(name)
+            if old:
+                skipped += 1
+                print("skipped: %s (%s)" % (name, old))
                 continue
             diffs = pair.compare(name, text)
             if not diffs:
