@@ -120,6 +120,13 @@ pub const GT_AND_LT: &str = "ERR GT and LT options at the same time are not comp
 pub const INVALID_FIRST_DB: &str = "ERR invalid first DB index";
 pub const INVALID_SECOND_DB: &str = "ERR invalid second DB index";
 
+// Sets (and, for the key count, the sorted sets' ZINTERCARD).
+pub const LIMIT_NEGATIVE: &str = "ERR LIMIT can't be negative";
+pub const NUMKEYS_OVER_ARGS: &str = "ERR Number of keys can't be greater than number of args";
+
+// SORT.
+pub const SORT_NOT_DOUBLE: &str = "ERR One or more scores can't be converted into double";
+
 // Hashes.
 pub const HASH_NOT_INTEGER: &str = "ERR hash value is not an integer";
 pub const HASH_NOT_FLOAT: &str = "ERR hash value is not a float";

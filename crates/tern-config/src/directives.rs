@@ -212,6 +212,12 @@ directives! {
         /// at most 64 KiB) when negative; a list of one node within it is a
         /// listpack.
         list_max_listpack_size: i64 = -2 => "list-max-listpack-size" | "list-max-ziplist-size", Int::new(i32::MIN as i64, i32::MAX as i64), runtime;
+        /// Most members a set of integers keeps as an intset.
+        set_max_intset_entries: usize = 512 => "set-max-intset-entries", Int::new(0, i64::MAX), runtime;
+        /// Most members a set keeps in its compact (listpack) encoding.
+        set_max_listpack_entries: usize = 128 => "set-max-listpack-entries", Int::new(0, i64::MAX), runtime;
+        /// Longest member, in bytes, a listpack set keeps.
+        set_max_listpack_value: usize = 64 => "set-max-listpack-value", Int::new(0, i64::MAX), runtime;
         /// Keys whose lookups are advanced together, stage by stage, so
         /// their cache misses overlap (within a multi-key command and
         /// across the pipelined commands of one read); 0 turns prefetching
@@ -343,9 +349,6 @@ directives! {
         cluster_node_timeout: Duration = Duration::from_millis(15000) => "cluster-node-timeout", Millis::new(0, i64::MAX), runtime, CLUSTER;
 
         list_compress_depth: i64 = 0 => "list-compress-depth", Int::new(0, i32::MAX as i64), runtime, TYPES;
-        set_max_intset_entries: i64 = 512 => "set-max-intset-entries", Int::new(0, i64::MAX), runtime, TYPES;
-        set_max_listpack_entries: i64 = 128 => "set-max-listpack-entries", Int::new(0, i64::MAX), runtime, TYPES;
-        set_max_listpack_value: i64 = 64 => "set-max-listpack-value", Int::new(0, i64::MAX), runtime, TYPES;
         zset_max_listpack_entries: i64 = 128 => "zset-max-listpack-entries" | "zset-max-ziplist-entries", Int::new(0, i64::MAX), runtime, TYPES;
         zset_max_listpack_value: i64 = 64 => "zset-max-listpack-value" | "zset-max-ziplist-value", Int::new(0, i64::MAX), runtime, TYPES;
         stream_node_max_bytes: u64 = 4096 => "stream-node-max-bytes", Mem::new(0, MEM_MAX), runtime, TYPES;

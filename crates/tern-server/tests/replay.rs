@@ -205,6 +205,19 @@ fn lists() -> impl Strategy<Value = Op> {
     ]
 }
 
+fn sets() -> impl Strategy<Value = Op> {
+    let member = || prop::sample::select(vec!["1", "2", "-3", "40", "a", "b", "cc"]).prop_map(String::from);
+    let members = move || prop::collection::vec(member(), 1..4);
+    let store = prop::sample::select(vec!["SINTERSTORE", "SUNIONSTORE", "SDIFFSTORE"]);
+    prop_oneof![
+        3 => (key(), members()).prop_map(|(k, m)| cmd(&["SADD"], [vec![k], m].concat())),
+        2 => (key(), members()).prop_map(|(k, m)| cmd(&["SREM"], [vec![k], m].concat())),
+        1 => (key(), prop::option::of(0u8..4)).prop_map(|(k, n)| cmd(&["SPOP"], [vec![k], n.map(|n| n.to_string()).into_iter().collect()].concat())),
+        1 => (key(), key(), member()).prop_map(|(a, b, m)| cmd(&["SMOVE"], vec![a, b, m])),
+        1 => (store, key(), prop::collection::vec(key(), 1..3)).prop_map(|(c, d, ks)| cmd(&[c], [vec![d], ks].concat())),
+    ]
+}
+
 /// Reads, which expire what they meet.
 fn reads() -> impl Strategy<Value = Op> {
     prop_oneof![
@@ -292,6 +305,7 @@ fn op() -> impl Strategy<Value = Op> {
         3 => keys_cmds(),
         4 => hashes(),
         3 => lists(),
+        3 => sets(),
         2 => reads(),
         3 => memcached(),
         2 => (1u64..1500).prop_map(Op::Advance),
@@ -357,8 +371,11 @@ fn snapshot(ks: &Keyspace) -> BTreeMap<(usize, Vec<u8>), Snap> {
                         snap.fields = h.iter().map(|(f, v)| (f.to_vec(), v.to_vec(), h.field_expire(f))).collect();
                         snap.fields.sort();
                     }
-                    ValueRef::List(l) => {
-                        snap.fields = l.iter().map(|e| (e.to_vec(), Vec::new(), None)).collect();
+                    // Elements in order, as the fields' first column.
+                    ValueRef::List(l) => snap.fields = l.iter().map(|e| (e.to_vec(), Vec::new(), None)).collect(),
+                    ValueRef::Set(set) => {
+                        snap.fields = set.iter().map(|m| (m.to_vec(), Vec::new(), None)).collect();
+                        snap.fields.sort();
                     }
                 }
                 out.insert((db, e.key().to_vec()), snap);

@@ -43,6 +43,7 @@ use crate::entry::EntryExt;
 use crate::hash::{Hash, HashLimits};
 use crate::list::{End, List, ListLimits};
 use crate::keyspace::{Keyspace, LockSet};
+use crate::set::{Set, SetLimits};
 use crate::shard::Access;
 use crate::value::{StrValue, Value};
 
@@ -77,6 +78,12 @@ pub enum Effect {
     /// A list changed in place as `edit` says; a list left empty is
     /// removed.
     List { key: Box<[u8]>, edit: ListEdit },
+    /// Set members added (SADD, SMOVE's destination); the set is created
+    /// if absent.
+    SAdd { key: Box<[u8]>, members: Vec<Box<[u8]>> },
+    /// Set members removed (SREM, SPOP, SMOVE's source); a set left
+    /// empty is removed.
+    SRem { key: Box<[u8]>, members: Vec<Box<[u8]>> },
     /// Every key of the database is gone.
     FlushDb,
     /// The database exchanged its data with database `other`.
@@ -205,6 +212,8 @@ impl Effect {
             | Effect::HDel { key, .. }
             | Effect::HExpire { key, .. }
             | Effect::List { key, .. } => Some(key),
+            | Effect::SAdd { key, .. }
+            | Effect::SRem { key, .. } => Some(key),
             Effect::FlushDb | Effect::SwapDb { .. } => None,
         }
     }
@@ -287,6 +296,24 @@ impl Effect {
                 vec![push, vec![b"LTRIM".to_vec(), key.to_vec(), b"0".to_vec(), last]]
             }
             Effect::List { key, edit } => vec![edit.to_argv(key)],
+            // Set commands record their members (SAdd, SRem), never an
+            // in-place whole set: a whole set is written by the store
+            // commands, RENAME, COPY and MOVE, which give its deadline.
+            Effect::Put { key, value: Value::Set(set), ttl } => {
+                let mut sadd = vec![b"SADD".to_vec(), key.to_vec()];
+                sadd.extend(set.iter().map(crate::set::Member::to_vec));
+                let mut out = vec![vec![b"DEL".to_vec(), key.to_vec()], sadd];
+                if let Ttl::At(Some(at)) = ttl {
+                    out.push(vec![b"PEXPIREAT".to_vec(), key.to_vec(), num(*at)]);
+                }
+                out
+            }
+            Effect::SAdd { key, members } | Effect::SRem { key, members } => {
+                let name: &[u8] = if matches!(self, Effect::SAdd { .. }) { b"SADD" } else { b"SREM" };
+                let mut v = vec![name.to_vec(), key.to_vec()];
+                v.extend(members.iter().map(|m| m.to_vec()));
+                vec![v]
+            }
             Effect::Del { key } => vec![vec![b"DEL".to_vec(), key.to_vec()]],
             Effect::Expire { key, at: Some(at) } => vec![vec![b"PEXPIREAT".to_vec(), key.to_vec(), num(*at)]],
             Effect::Expire { key, at: None } => vec![vec![b"PERSIST".to_vec(), key.to_vec()]],
@@ -417,6 +444,32 @@ impl Record {
                     }
                 });
             }
+            // Replayed with the default thresholds: the encoding may
+            // differ from the writer's if it ran with others, the members
+            // do not.
+            Effect::SAdd { members, .. } => {
+                let lim = SetLimits::default();
+                let create = members.first().map(|m| Value::Set(Set::new_for(m, members.len(), lim)));
+                shard.modify_or_create(key, h, now, Access::NoTouch, create, |e, edit| {
+                    if let Some(sv) = e.set_mut() {
+                        sv.prepare_write(members.len(), lim);
+                        for m in members {
+                            sv.add(m, lim);
+                        }
+                        edit.emit(|| self.effect.clone());
+                    }
+                });
+            }
+            Effect::SRem { members, .. } => {
+                shard.modify(key, h, now, Access::NoTouch, |e, edit| {
+                    if let Some(sv) = e.set_mut() {
+                        for m in members {
+                            sv.remove(m);
+                        }
+                        edit.emit(|| self.effect.clone());
+                    }
+                });
+            }
             Effect::FlushDb | Effect::SwapDb { .. } => {}
         }
     }
@@ -529,6 +582,12 @@ mod tests {
             [["HSETEX", "k", "KEEPTTL", "FIELDS", "1", "f", "f"]]
         );
         assert_eq!(argv(&Effect::SwapDb { other: 0 }), [["SWAPDB", "3", "0"]]);
+        assert_eq!(argv(&Effect::SAdd { key: k.clone(), members: vec![f.clone()] }), [["SADD", "k", "f"]]);
+        assert_eq!(argv(&Effect::SRem { key: k.clone(), members: vec![f.clone()] }), [["SREM", "k", "f"]]);
+        let mut set = Set::new();
+        set.add(b"7", SetLimits::default());
+        let whole = Effect::Put { key: k.clone(), value: Value::Set(set), ttl: Ttl::At(Some(60)) };
+        assert_eq!(argv(&whole), [vec!["DEL", "k"], vec!["SADD", "k", "7"], vec!["PEXPIREAT", "k", "60"]]);
         let mut h = crate::Hash::default();
         h.set(b"f", b"v", crate::HashLimits { max_entries: 128, max_value: 64 });
         h.set_field_expire(b"f", 50);

@@ -19,6 +19,7 @@ use tern_table::{size_class, Item};
 
 use crate::hash::Hash;
 use crate::list::List;
+use crate::set::Set;
 use crate::value::{McStr, StrValue, Value, EMBSTR_MAX};
 
 /// A stored key: see the module docs. Read it with [`EntryExt`].
@@ -347,6 +348,7 @@ pub enum ValueRef<'a> {
     Str(StrRef<'a>),
     Hash(&'a Hash),
     List(&'a List),
+    Set(&'a Set),
 }
 
 impl ValueRef<'_> {
@@ -356,6 +358,7 @@ impl ValueRef<'_> {
             ValueRef::Str(_) => "string",
             ValueRef::Hash(_) => "hash",
             ValueRef::List(_) => "list",
+            ValueRef::Set(_) => "set",
         }
     }
 
@@ -365,6 +368,7 @@ impl ValueRef<'_> {
             ValueRef::Str(s) => s.encoding(),
             ValueRef::Hash(h) => h.encoding(),
             ValueRef::List(l) => l.encoding(),
+            ValueRef::Set(s) => s.encoding(),
         }
     }
 }
@@ -385,6 +389,10 @@ pub trait EntryExt {
     /// The list, writable (through [`crate::Shard::modify`], which
     /// accounts its size).
     fn list_mut(&mut self) -> Option<&mut List>;
+    /// The set, or None for another type.
+    fn set(&self) -> Option<&Set>;
+    /// The set, writable (through [`crate::Shard::modify`]).
+    fn set_mut(&mut self) -> Option<&mut Set>;
     /// The boxed value, writable (None when the value is in the item).
     /// Call [`crate::Shard::value_resized`] when its heap size changed.
     fn boxed_value_mut(&mut self) -> Option<&mut Value>;
@@ -412,6 +420,7 @@ impl EntryExt for Entry {
         match self.boxed() {
             Some(Value::Hash(h)) => ValueRef::Hash(h),
             Some(Value::List(l)) => ValueRef::List(l),
+            Some(Value::Set(s)) => ValueRef::Set(s),
             Some(Value::Str(s)) => ValueRef::Str(StrRef::of(s)),
             None => ValueRef::Str(self.inline_str()),
         }
@@ -421,7 +430,7 @@ impl EntryExt for Entry {
     fn str(&self) -> Option<StrRef<'_>> {
         match self.value() {
             ValueRef::Str(s) => Some(s),
-            ValueRef::Hash(_) | ValueRef::List(_) => None,
+            ValueRef::Hash(_) | ValueRef::List(_) | ValueRef::Set(_) => None,
         }
     }
 
@@ -453,6 +462,20 @@ impl EntryExt for Entry {
         }
     }
 
+    fn set(&self) -> Option<&Set> {
+        match self.boxed() {
+            Some(Value::Set(s)) => Some(s),
+            _ => None,
+        }
+    }
+
+    fn set_mut(&mut self) -> Option<&mut Set> {
+        match self.boxed_mut() {
+            Some(Value::Set(s)) => Some(s),
+            _ => None,
+        }
+    }
+
     fn boxed_value_mut(&mut self) -> Option<&mut Value> {
         self.boxed_mut()
     }
@@ -462,6 +485,7 @@ impl EntryExt for Entry {
             ValueRef::Str(s) => s.to_value(),
             ValueRef::Hash(h) => Value::Hash(h.clone()),
             ValueRef::List(l) => Value::List(l.clone()),
+            ValueRef::Set(s) => Value::Set(s.clone()),
         }
     }
 

@@ -285,12 +285,14 @@ fn field_hasher() -> &'static DefaultHashBuilder {
     HASHER.get_or_init(DefaultHashBuilder::default)
 }
 
-/// A large hash's fields for the staged-lookup engine (HMGET): the value
-/// is in the item, so stage 2's span is all there is to ask for.
-struct Fields<'a, F> {
-    table: &'a tern_table::Table<(), DefaultHashBuilder>,
-    fields: &'a [F],
-    hashes: &'a [u64],
+/// A large hash's fields (or a large set's members) for the staged-lookup
+/// engine (HMGET, SMISMEMBER): the value is in the item, so stage 2's span
+/// is all there is to ask for.
+pub(crate) struct Fields<'a, F> {
+    pub(crate) table: &'a tern_table::Table<(), DefaultHashBuilder>,
+    pub(crate) fields: &'a [F],
+    /// The fields' hashes, by the table's own hasher.
+    pub(crate) hashes: &'a [u64],
 }
 
 impl<F: AsRef<[u8]>> Lookups for Fields<'_, F> {

@@ -486,6 +486,13 @@ impl<'a> LockSet<'a> {
         &mut self.held[i].1
     }
 
+    /// A held shard, shared, so that several can be read at once (SINTER
+    /// and the other set operations read all their keys together). None
+    /// if `gid` is not held.
+    pub fn shard_ref(&self, gid: u32) -> Option<&Shard> {
+        self.find(gid).map(|i| &*self.held[i].1)
+    }
+
     /// Two distinct held shards at once (RENAME, COPY, MOVE across shards).
     pub fn shard_pair(&mut self, a: u32, b: u32) -> (&mut Shard, &mut Shard) {
         assert_ne!(a, b, "shard_pair needs two different shards");

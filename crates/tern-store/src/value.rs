@@ -5,6 +5,7 @@ use std::sync::Arc;
 use crate::entry::StrRef;
 use crate::hash::Hash;
 use crate::list::List;
+use crate::set::Set;
 
 /// A stored value that lives apart from its key's item (see
 /// [`crate::entry`]). Later types (sets, sorted sets, ...) join this enum.
@@ -13,6 +14,7 @@ pub enum Value {
     Str(StrValue),
     Hash(Hash),
     List(List),
+    Set(Set),
 }
 
 /// A string value and the encoding Redis would report for it.
@@ -280,6 +282,7 @@ impl Value {
             Value::Str(_) => "string",
             Value::Hash(_) => "hash",
             Value::List(_) => "list",
+            Value::Set(_) => "set",
         }
     }
 
@@ -289,6 +292,7 @@ impl Value {
             Value::Str(s) => s.encoding(),
             Value::Hash(h) => h.encoding(),
             Value::List(l) => l.encoding(),
+            Value::Set(s) => s.encoding(),
         }
     }
 
@@ -297,6 +301,7 @@ impl Value {
             Value::Str(s) => s.heap_size(),
             Value::Hash(h) => h.heap_size(),
             Value::List(l) => l.heap_size(),
+            Value::Set(s) => s.heap_size(),
         }
     }
 
@@ -308,6 +313,7 @@ impl Value {
             Value::Str(_) => 1,
             Value::Hash(h) => h.free_effort(),
             Value::List(l) => l.free_effort(),
+            Value::Set(s) => s.free_effort(),
         }
     }
 
@@ -317,6 +323,7 @@ impl Value {
             Value::Str(_) => false,
             Value::Hash(h) => h.is_empty(),
             Value::List(l) => l.is_empty(),
+            Value::Set(s) => s.is_empty(),
         }
     }
 

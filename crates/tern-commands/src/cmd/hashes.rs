@@ -392,6 +392,16 @@ fn hincrbyfloat(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     }
 }
 
+/// For replies of up to 2^63 - 1 random picks (HRANDFIELD, SRANDMEMBER
+/// with a negative count): true when the `i`-th pick should not be
+/// written. A client past its hard output limit is closed once the
+/// command returns and never sees the rest of the reply, so the count is
+/// not spent on it, where Redis would spin.
+pub(super) fn output_cut(ctx: &Ctx<'_, '_>) -> impl Fn(&super::Reply<'_>, u64) -> bool {
+    let hard = ctx.srv.settings.client_output_buffer_limit().normal.hard as usize;
+    move |reply: &super::Reply<'_>, i: u64| hard > 0 && i & 0xff == 0 && reply.out.pending() >= hard
+}
+
 fn hrandfield(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     if args.len() == 2 {
         let h = read_hash!(ctx, args.get(1), |r: &mut super::Reply<'_>| r.null());
@@ -417,11 +427,7 @@ fn hrandfield(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     if withvalues && count > (i64::MAX / 2) as u64 {
         return ctx.reply.error(errors::OUT_OF_RANGE);
     }
-    // A client past its hard output limit is closed once the command
-    // returns and never sees the rest of the reply; a negative count (up
-    // to 2^63 - 1 repeats) is not spent on it, where Redis would spin.
-    let hard = ctx.srv.settings.client_output_buffer_limit().normal.hard as usize;
-    let cut = move |reply: &super::Reply<'_>, i: u64| hard > 0 && i & 0xff == 0 && reply.out.pending() >= hard;
+    let cut = output_cut(ctx);
     let h = read_hash!(ctx, args.get(1), |r: &mut super::Reply<'_>| r.array(0));
     let resp3 = ctx.reply.enc.resp3;
     let reply = &mut ctx.reply;
@@ -502,33 +508,10 @@ fn hscan(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         r.bulk(b"0");
         r.array(0);
     });
-    let mut count = 10usize;
-    let mut pattern: Option<&[u8]> = None;
-    let mut novalues = false;
-    let mut i = 3;
-    while i < args.len() {
-        let opt = args.get(i);
-        let more = args.len() - i >= 2;
-        if is(opt, b"count") && more {
-            let Some(c) = parse_i64(args.get(i + 1)) else {
-                return ctx.reply.error(errors::NOT_INTEGER);
-            };
-            if c < 1 {
-                return ctx.reply.error(errors::SYNTAX);
-            }
-            count = c as usize;
-            i += 2;
-        } else if is(opt, b"match") && more {
-            let p = args.get(i + 1);
-            pattern = if p == b"*" { None } else { Some(p) };
-            i += 2;
-        } else if is(opt, b"novalues") {
-            novalues = true;
-            i += 1;
-        } else {
-            return ctx.reply.error(errors::SYNTAX);
-        }
-    }
+    let ScanOpts { count, pattern, novalues } = match ScanOpts::parse(args, 3, true) {
+        Ok(o) => o,
+        Err(e) => return ctx.reply.error(e),
+    };
     let mut items: Vec<HashPair<'_>> = Vec::new();
     let next = h.scan(cursor, count, |f, v| {
         if pattern.is_none_or(|p| crate::glob::matches(p, f, false)) {
@@ -544,6 +527,47 @@ fn hscan(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         if !novalues {
             reply.bulk(v);
         }
+    }
+}
+
+/// HSCAN's, SSCAN's and ZSCAN's options (`MATCH`, `COUNT`, and for
+/// HSCAN `NOVALUES`), parsed after the key is found, as Redis does.
+pub(super) struct ScanOpts<'a> {
+    pub count: usize,
+    /// None for `*`, which matches everything.
+    pub pattern: Option<&'a [u8]>,
+    pub novalues: bool,
+}
+
+impl<'a> ScanOpts<'a> {
+    pub(super) fn parse(args: Args<'a>, from: usize, hash: bool) -> Result<Self, &'static str> {
+        let mut o = ScanOpts { count: 10, pattern: None, novalues: false };
+        let mut i = from;
+        while i < args.len() {
+            let opt = args.get(i);
+            let more = args.len() - i >= 2;
+            if is(opt, b"count") && more {
+                match parse_i64(args.get(i + 1)) {
+                    None => return Err(errors::NOT_INTEGER),
+                    Some(c) if c < 1 => return Err(errors::SYNTAX),
+                    Some(c) => o.count = c as usize,
+                }
+                i += 2;
+            } else if is(opt, b"match") && more {
+                let p = args.get(i + 1);
+                o.pattern = if p == b"*" { None } else { Some(p) };
+                i += 2;
+            } else if is(opt, b"novalues") {
+                if !hash {
+                    return Err(errors::NOVALUES_NOT_HSCAN);
+                }
+                o.novalues = true;
+                i += 1;
+            } else {
+                return Err(errors::SYNTAX);
+            }
+        }
+        Ok(o)
     }
 }
 

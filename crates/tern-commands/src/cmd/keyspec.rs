@@ -462,6 +462,8 @@ pub struct CommandKeys<'s> {
     /// The flags of key `pos` for these arguments (Redis's `getkeys_proc`
     /// of a command whose key flags vary: SET with or without GET).
     pub flags_of: Option<fn(Args<'_>, usize) -> KeyFlags>,
+    /// The keys of a command no spec can find them all for (SORT).
+    pub finder: Option<fn(Args<'_>) -> Vec<Key>>,
 }
 
 impl CommandKeys<'_> {
@@ -475,11 +477,18 @@ impl CommandKeys<'_> {
     /// name first, arity already checked): the keys in spec order, or
     /// Redis's error when the arguments do not locate them.
     pub fn getkeys(&self, args: Args<'_>) -> Result<Vec<Key>, &'static str> {
-        let mut walk = Keys::new(self.specs, args);
-        let mut keys: Vec<Key> = walk.by_ref().collect();
-        if walk.invalid() {
-            keys.clear();
-        }
+        let mut keys: Vec<Key> = match self.finder {
+            Some(find) => find(args),
+            None => {
+                let mut walk = Keys::new(self.specs, args);
+                let keys = walk.by_ref().collect();
+                if walk.invalid() {
+                    Vec::new()
+                } else {
+                    keys
+                }
+            }
+        };
         if let Some(f) = self.flags_of {
             keys.iter_mut().for_each(|k| k.flags = f(args, k.pos));
         }
@@ -635,10 +644,10 @@ mod tests {
         }
         // An invalid later spec takes back what an earlier one found.
         let l = Line::new("zunionstore d 9 a");
-        let ck = CommandKeys { specs: ZUNIONSTORE, no_mandatory_keys: false, flags_of: None };
+        let ck = CommandKeys { specs: ZUNIONSTORE, no_mandatory_keys: false, flags_of: None, finder: None };
         assert_eq!(ck.getkeys(l.args()), Err(errors::GETKEYS_INVALID_ARGUMENTS));
         // Scripts may have no keys: an empty answer instead of an error.
-        let eval = CommandKeys { specs: EVAL, no_mandatory_keys: true, flags_of: None };
+        let eval = CommandKeys { specs: EVAL, no_mandatory_keys: true, flags_of: None, finder: None };
         for line in ["eval s 0", "eval s 5 a", "eval s -1"] {
             let l = Line::new(line);
             assert_eq!(eval.getkeys(l.args()), Ok(vec![]), "{line}");
@@ -725,7 +734,7 @@ mod tests {
     #[test]
     fn set_flags_depend_on_get_after_the_value() {
         const SET: &[KeySpec] = &[ks(RW | ACCESS | UPDATE | VARIABLE_FLAGS, index(1), range(0, 1, 0))];
-        let ck = CommandKeys { specs: SET, no_mandatory_keys: false, flags_of: Some(set_key_flags) };
+        let ck = CommandKeys { specs: SET, no_mandatory_keys: false, flags_of: Some(set_key_flags), finder: None };
         for (line, flags) in [("set k get", OW | UPDATE), ("set k v get", RW | ACCESS | UPDATE), ("set k v ex 10 GeT", RW | ACCESS | UPDATE), ("set k v nx", OW | UPDATE)] {
             let l = Line::new(line);
             assert_eq!(ck.getkeys(l.args()), Ok(vec![Key { pos: 1, flags }]), "{line}");

@@ -52,6 +52,8 @@ pub mod monitor;
 pub mod keyspec;
 pub mod lists;
 pub mod server;
+pub mod sets;
+pub mod sort;
 pub mod stage;
 pub mod strings;
 pub mod table;
@@ -79,6 +81,8 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     hll::COMMANDS,
     hashes::COMMANDS,
     lists::COMMANDS,
+    sets::COMMANDS,
+    sort::COMMANDS,
     keys::COMMANDS,
     connection::COMMANDS,
     client::COMMANDS,

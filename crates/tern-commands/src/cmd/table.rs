@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 use tern_resp::Args;
 
-use super::keyspec::{CommandKeys, KeyFlags, KeySpec, Keys, Legacy, LoneRange};
+use super::keyspec::{CommandKeys, Key, KeyFlags, KeySpec, Keys, Legacy, LoneRange};
 use super::Handler;
 
 /// Command flags, as Redis's command table names them (COMMAND INFO shows
@@ -81,6 +81,11 @@ pub struct CommandSpec {
     pub keys: &'static [KeySpec],
     /// For `VARIABLE_FLAGS` specs: the flags that apply to these arguments.
     pub key_flags_of: Option<fn(Args<'_>, usize) -> KeyFlags>,
+    /// For commands whose specs cannot find every key (SORT's STORE,
+    /// anywhere in the arguments): COMMAND GETKEYS's keys, as Redis's
+    /// `getkeys_proc` finds them. Dispatch does not use it: such commands
+    /// lock for themselves (`MANUAL_LOCKS`).
+    pub key_finder: Option<fn(Args<'_>) -> Vec<Key>>,
     pub handler: Handler,
     /// COMMAND DOCS: group (`string`, `generic`, `connection`, `server`,
     /// `transactions`), summary, since, complexity.
@@ -149,7 +154,12 @@ impl Cmd {
 
     /// The key declarations as COMMAND GETKEYS reads them.
     pub fn command_keys(&self) -> CommandKeys<'static> {
-        CommandKeys { specs: self.spec.keys, no_mandatory_keys: self.has(flags::NO_MANDATORY_KEYS), flags_of: self.spec.key_flags_of }
+        CommandKeys {
+            specs: self.spec.keys,
+            no_mandatory_keys: self.has(flags::NO_MANDATORY_KEYS),
+            flags_of: self.spec.key_flags_of,
+            finder: self.spec.key_finder,
+        }
     }
 }
 
@@ -235,6 +245,7 @@ impl CommandSpec {
             flags,
             keys,
             key_flags_of: None,
+            key_finder: None,
             handler,
             group: "generic",
             summary: "",
@@ -285,6 +296,12 @@ impl CommandSpec {
 
     pub const fn history(mut self, history: &'static [(&'static str, &'static str)]) -> Self {
         self.history = history;
+        self
+    }
+
+    /// COMMAND GETKEYS's finder for keys no spec locates.
+    pub const fn key_finder(mut self, f: fn(Args<'_>) -> Vec<Key>) -> Self {
+        self.key_finder = Some(f);
         self
     }
 
