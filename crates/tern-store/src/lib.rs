@@ -40,6 +40,7 @@
 
 pub mod effect;
 pub mod entry;
+pub mod evict;
 mod hash;
 mod keyspace;
 mod lazyfree;
@@ -49,10 +50,11 @@ pub mod stage;
 mod value;
 
 pub use hash::{Hash, HashLimits, Pair as HashPair};
-pub use keyspace::{Keyspace, Loc, LockSet, Padded, ShardLock};
+pub use keyspace::{Keyspace, Loc, LockSet, Padded, ShardLock, MEM_REPORT_GRAIN};
 pub use lazyfree::{LazyFree, LAZYFREE_THRESHOLD};
 pub use entry::{Entry, EntryExt, Lfu, McRef, Meta, NewValue, StrRef, ValueRef, LFU_INIT_VAL};
 pub use effect::{Effect, Effects, Record, Ttl};
+pub use evict::{EvictConfig, Evicted, Policy};
 pub use shard::{Access, Detached, Edit, Shard, WatchFlag};
 pub use shard::MAX_PREFETCH_GROUP;
 pub use stage::{ItemHint, Reach, Stager, ITEM_PREFETCH_SPAN};

@@ -168,6 +168,8 @@ pub struct Shard {
     value_mem: usize,
     /// Keys removed because their TTL passed (INFO `expired_keys`).
     pub expired: u64,
+    /// Keys removed to bring memory under `maxmemory` (INFO `evicted_keys`).
+    pub evicted: u64,
     /// New keys start an LFU counter rather than an LRU time; shared by
     /// all shards of a keyspace so that a policy change needs no lock.
     lfu: Arc<AtomicBool>,
@@ -329,6 +331,72 @@ impl Shard {
         self.remove_entry(key, hash);
         self.expired += 1;
         self.wrote(key, hash, || Effect::Del { key: key.into() });
+    }
+
+    /// Eviction's write: removes `key` whole (a hash with its fields and
+    /// their deadlines), as a deletion WATCHers and effect readers see
+    /// like `DEL`. Returns the entry and the bytes the shard's count went
+    /// down by; None if the key is not here.
+    pub fn evict(&mut self, key: &[u8], hash: u64) -> Option<(Box<Entry>, usize)> {
+        let before = self.mem();
+        let e = self.remove_entry(key, hash)?;
+        self.evicted += 1;
+        // Volatile policies draw from the TTL index: keep its stale pairs
+        // (the evicted keys') a minority, so draws keep finding keys.
+        if e.expire().is_some() && self.ttl_heap.len() > 2 * self.volatile + 64 {
+            let (table, hasher) = (&self.table, self.table.hasher());
+            self.ttl_heap.retain(|&Reverse((w, h))| table.find_by(h, |e| e.expire() == Some(w) && hasher.hash_one(e.key()) == h).is_some());
+        }
+        self.wrote(key, hash, || Effect::Del { key: key.into() });
+        Some((e, before.saturating_sub(self.mem())))
+    }
+
+    /// Calls `f` with up to `n` entries drawn at random, and their hashes:
+    /// from the whole table, or with `volatile` from the keys with a TTL
+    /// (drawn from the TTL index, whose stale pairs are skipped). Expired
+    /// entries are included: evicting one only frees memory sooner.
+    pub fn sample(&self, n: usize, volatile: bool, rng: &mut impl rand::Rng, mut f: impl FnMut(&Entry, u64)) {
+        let hasher = self.table.hasher();
+        if !volatile {
+            for _ in 0..n {
+                let Some(e) = self.table.random(&mut || rng.gen::<u64>()) else { return };
+                f(e, hasher.hash_one(e.key()));
+            }
+            return;
+        }
+        let heap = self.ttl_heap.as_slice();
+        if heap.is_empty() || self.volatile == 0 {
+            return;
+        }
+        let live = |i: usize| {
+            let Reverse((when, hash)) = heap[i % heap.len()];
+            self.table.find_by(hash, |e| e.expire() == Some(when) && hasher.hash_one(e.key()) == hash).map(|e| (e, hash))
+        };
+        let mut found = 0;
+        for _ in 0..2 * n {
+            if let Some((e, hash)) = live(rng.gen_range(0..heap.len())) {
+                f(e, hash);
+                found += 1;
+                if found == n {
+                    return;
+                }
+            }
+        }
+        // Random draws kept hitting stale pairs (a few live keys among
+        // them): walk on from a random pair. Eviction keeps the stale
+        // pairs under 2 per live key + 64, which bounds the walk.
+        if found == 0 {
+            let start = rng.gen_range(0..heap.len());
+            for i in start..start + heap.len() {
+                if let Some((e, hash)) = live(i) {
+                    f(e, hash);
+                    found += 1;
+                    if found == n {
+                        return;
+                    }
+                }
+            }
+        }
     }
 
     fn remove_entry(&mut self, key: &[u8], hash: u64) -> Option<Box<Entry>> {
