@@ -11,6 +11,8 @@ pub const NOT_FLOAT: &str = "ERR value is not a valid float";
 pub const OVERFLOW: &str = "ERR increment or decrement would overflow";
 pub const NO_SUCH_KEY: &str = "ERR no such key";
 pub const NOAUTH: &str = "NOAUTH Authentication required.";
+/// A command that may grow memory, over `maxmemory` with nothing to evict.
+pub const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
 /// A key longer than an item can hold (Redis has no such limit; reaching it
 /// needs proto-max-bulk-len and client-query-buffer-limit above 1gb).
 pub const KEY_TOO_LONG: &str = "ERR key is too long (Tern stores keys of at most 1073741823 bytes)";

@@ -27,9 +27,10 @@
 //! ```text
 //!  engine    ─► cmd server
 //!  prefetch  ─► cmd server client
-//!  memcache  ─► server outbuf stats
-//!  cmd       ─► server client outbuf stats errors glob sysinfo fdlimit
-//!  server    ─► client stats
+//!  memcache  ─► server outbuf stats memory
+//!  cmd       ─► server client outbuf stats errors glob sysinfo fdlimit memory
+//!  memory    ─► server
+//!  server    ─► client stats sysinfo
 //!  client    ─► -
 //!  outbuf    ─► -
 //!  stats     ─► -
@@ -54,6 +55,7 @@ pub mod errors;
 pub mod fdlimit;
 pub mod glob;
 pub mod memcache;
+pub mod memory;
 pub mod outbuf;
 pub mod prefetch;
 pub mod server;

@@ -74,6 +74,11 @@ pub struct Server {
     /// epoch): one deadline, replaced by every `flush_all`, carried out by
     /// the cron (`memcache::flush_if_due`).
     pub mc_flush_at: Mutex<Option<u64>>,
+    /// The process's own structures (configuration, the keyspace's
+    /// shards and locks, the command statistics) as allocated at start,
+    /// beside what the shards and workers count: the fixed part of
+    /// `used_memory` (see `memory`).
+    pub base_memory: u64,
 }
 
 impl Server {
@@ -106,7 +111,10 @@ impl Server {
             stat_reset_ms: AtomicU64::new(now_ms()),
             executable: std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
             mc_flush_at: Mutex::new(None),
+            base_memory: 0,
         };
+        let mut srv = srv;
+        srv.base_memory = crate::sysinfo::jemalloc_stats().0.saturating_sub(srv.ks.used_memory_exact() as u64);
         srv.apply_config(&srv.config.read());
         srv
     }

@@ -27,6 +27,15 @@ impl Counter {
     pub fn reset(&self) {
         self.0.store(0, Ordering::Relaxed);
     }
+
+    /// Moves a gauge from `old` to `new` (its owner's figures). Only the
+    /// owning thread may call this.
+    #[inline]
+    pub fn adjust(&self, old: u64, new: u64) {
+        if old != new {
+            self.add(new.wrapping_sub(old));
+        }
+    }
 }
 
 /// Per-command counters (INFO commandstats).
@@ -52,6 +61,10 @@ pub struct WorkerStats {
     pub rejected_connections: Counter,
     /// Replies that referenced a stored value instead of copying it.
     pub reply_copy_avoided: Counter,
+    /// Bytes of this worker's clients' query and output buffers, at
+    /// jemalloc's size classes: a gauge (its writer adds differences,
+    /// wrapping), part of `used_memory`. Not reset by CONFIG RESETSTAT.
+    pub client_mem: Counter,
     /// Indexed by command id (see `cmd::table`).
     pub cmds: Box<[CmdStat]>,
     /// Error replies by their first word (INFO errorstats). Written only on
@@ -71,6 +84,7 @@ impl WorkerStats {
             connections_received: Counter::default(),
             rejected_connections: Counter::default(),
             reply_copy_avoided: Counter::default(),
+            client_mem: Counter::default(),
             cmds: (0..commands).map(|_| CmdStat::default()).collect(),
             errors: Mutex::new(HashMap::new()),
         }

@@ -88,6 +88,9 @@ struct Conn {
     soft_since: Option<Instant>,
     /// Set for a connection accepted on a memcached listener.
     mc: Option<Box<tern_memcache::Parser>>,
+    /// What [`Conn::buffer_mem`] was when last added to the worker's
+    /// `client_mem` gauge.
+    mem_counted: u64,
 }
 
 impl Conn {
@@ -101,6 +104,22 @@ impl Conn {
     /// counts both).
     fn query_len(&self) -> usize {
         self.rlen - self.rpos + self.client.multi.as_ref().map_or(0, |m| m.data.len())
+    }
+
+    /// Bytes of this connection's buffers (read buffer, reply buffer,
+    /// MULTI's queued arguments) at jemalloc's size classes: its part of
+    /// `used_memory`. Values a reply references are the shards'.
+    fn buffer_mem(&self) -> u64 {
+        let class = |n: usize| if n == 0 { 0 } else { tern_store::size_class(n) as u64 };
+        class(self.rbuf.capacity()) + class(self.out.capacity()) + self.client.multi.as_ref().map_or(0, |m| class(m.data.capacity()))
+    }
+
+    /// Brings the worker's `client_mem` gauge up to date with this
+    /// connection's buffers.
+    fn account_mem(&mut self, stats: &WorkerStats) {
+        let now = self.buffer_mem();
+        stats.client_mem.adjust(self.mem_counted, now);
+        self.mem_counted = now;
     }
 
     /// Writes as much pending output as the socket takes. `Ok(true)` when
@@ -359,6 +378,7 @@ impl Worker {
             closing: false,
             soft_since: None,
             mc: mc.then(|| Box::new(tern_memcache::Parser::new())),
+            mem_counted: 0,
         });
         if mc {
             self.mc.total_connections.fetch_add(1, Ordering::Relaxed);
@@ -370,6 +390,7 @@ impl Worker {
             return;
         }
         let mut conn = self.conns.remove(key);
+        self.stats.client_mem.adjust(conn.mem_counted, 0);
         let _ = self.poll.registry().deregister(&mut conn.stream);
         for w in conn.client.watched.drain(..) {
             self.eng.srv.ks.lock(w.loc.gid).unwatch(&w.key, w.loc.hash, &conn.client.watch_flag);
@@ -625,6 +646,7 @@ impl Worker {
         let l = self.eng.srv.settings.client_output_buffer_limit().normal;
         let (hard, soft, soft_secs) = (l.hard, l.soft, l.soft_seconds);
         let Some(conn) = self.conns.get_mut(key) else { return };
+        conn.account_mem(&self.stats);
         let pending = conn.pending_out() as u64;
         conn.client.shared.omem.store(pending as usize, Ordering::Relaxed);
         let over_hard = hard > 0 && pending >= hard;
@@ -663,10 +685,12 @@ impl Worker {
                 }
                 Ok(false) => {
                     conn.client.shared.omem.store(conn.pending_out(), Ordering::Relaxed);
+                    conn.account_mem(&self.stats);
                     return;
                 }
                 Ok(true) => {}
             }
+            conn.account_mem(&self.stats);
             conn.client.shared.omem.store(0, Ordering::Relaxed);
             if conn.closing {
                 self.close(key);
@@ -732,6 +756,7 @@ impl Worker {
                 c.rbuf = Vec::new();
                 c.rpos = 0;
                 c.rlen = 0;
+                c.account_mem(&self.stats);
             }
         }
     }

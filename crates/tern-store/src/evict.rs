@@ -60,6 +60,9 @@ pub struct EvictConfig {
     pub samples: usize,
     /// `lfu-decay-time`, minutes per counter step down (0: no decay).
     pub lfu_decay_minutes: u32,
+    /// `lazyfree-lazy-eviction`: evicted values that own a box (hashes,
+    /// large strings) are freed by the background thread.
+    pub lazy: bool,
 }
 
 /// What one call to [`crate::Keyspace::evict`] did.
@@ -204,7 +207,9 @@ impl crate::Keyspace {
                     }
                     done.keys += 1;
                     done.freed += freed;
-                    drop(entry);
+                    if cfg.lazy && entry.boxed().is_some() {
+                        self.lazyfree.free(entry);
+                    }
                 }
                 None => misses += 1,
             }
@@ -266,7 +271,7 @@ mod tests {
     }
 
     fn cfg(policy: Policy) -> EvictConfig {
-        EvictConfig { policy, samples: 5, lfu_decay_minutes: 1 }
+        EvictConfig { policy, samples: 5, lfu_decay_minutes: 1, lazy: false }
     }
 
     fn keys(ks: &Keyspace) -> usize {

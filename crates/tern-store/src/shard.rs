@@ -296,6 +296,12 @@ impl Shard {
         self.table.mem_bytes() + self.value_mem
     }
 
+    /// Bytes of the items and values alone: [`Shard::mem`] without the
+    /// table's bucket arrays (INFO's `used_memory_dataset`).
+    pub fn dataset_mem(&self) -> usize {
+        self.table.item_bytes() + self.value_mem
+    }
+
     /// Removes the entry if it has expired. Returns true if it was removed.
     fn expire_if_needed(&mut self, key: &[u8], hash: u64, now: u64) -> bool {
         // No key here has a TTL and no hash a field TTL: nothing can be due,

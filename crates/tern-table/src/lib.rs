@@ -433,6 +433,12 @@ impl<T, B, S> Table<T, S, B> {
         self.old.bytes() + self.new.bytes() + retiring + self.item_bytes
     }
 
+    /// Bytes of the items alone, each rounded to its size class (the
+    /// part of [`Table::mem_bytes`] that is not bucket arrays). O(1).
+    pub fn item_bytes(&self) -> usize {
+        self.item_bytes
+    }
+
     /// The bucket array's base address and bucket count, for
     /// [`prefetch_hinted`] before the caller takes the lock that guards this
     /// table.

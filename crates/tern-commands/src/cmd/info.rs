@@ -9,6 +9,7 @@ use tern_resp::Args;
 
 use super::table::{flags::*, CommandSpec};
 use super::Ctx;
+use crate::memory;
 use crate::server::now_ms;
 use crate::sysinfo;
 
@@ -54,13 +55,21 @@ fn human(n: u64) -> String {
     }
 }
 
-/// Per-database (keys, keys with a TTL) and the bytes the entries hold,
-/// walking the shards one lock at a time.
-fn keyspace_counts(ctx: &mut Ctx<'_, '_>) -> (Vec<(usize, u64, u64)>, u64, u64) {
+/// What INFO reads from the shards, walking them one lock at a time.
+#[derive(Default)]
+struct ShardCounts {
+    /// Per non-empty database: (index, keys, keys with a TTL).
+    dbs: Vec<(usize, u64, u64)>,
+    /// Bytes of the items and values (the tables' bucket arrays are
+    /// overhead, as Redis counts its dicts').
+    dataset: u64,
+    expired: u64,
+    evicted: u64,
+}
+
+fn shard_counts(ctx: &mut Ctx<'_, '_>) -> ShardCounts {
     let ks = ctx.ks;
-    let mut dbs = Vec::new();
-    let mut mem = 0u64;
-    let mut expired = 0u64;
+    let mut c = ShardCounts::default();
     for db in 0..ks.db_count() {
         let (mut keys, mut vol) = (0u64, 0u64);
         for gid in ks.db_gids(db) {
@@ -68,15 +77,16 @@ fn keyspace_counts(ctx: &mut Ctx<'_, '_>) -> (Vec<(usize, u64, u64)>, u64, u64) 
             let s = ctx.locks.shard(gid);
             keys += s.len() as u64;
             vol += s.volatile_count() as u64;
-            mem += s.mem() as u64;
-            expired += s.expired;
+            c.dataset += s.dataset_mem() as u64;
+            c.expired += s.expired;
+            c.evicted += s.evicted;
             ctx.locks.release();
         }
         if keys > 0 {
-            dbs.push((db, keys, vol));
+            c.dbs.push((db, keys, vol));
         }
     }
-    (dbs, mem, expired)
+    c
 }
 
 fn info(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
@@ -109,7 +119,8 @@ fn info(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
     let srv = ctx.srv;
     let need_keyspace = wanted[section("memory")] || wanted[section("stats")] || wanted[section("keyspace")];
-    let (dbs, dataset, shard_expired) = if need_keyspace { keyspace_counts(ctx) } else { (Vec::new(), 0, 0) };
+    let counts = if need_keyspace { shard_counts(ctx) } else { ShardCounts::default() };
+    let (dbs, dataset, shard_expired) = (&counts.dbs, counts.dataset, counts.expired);
     let expired_fields = if wanted[section("stats")] { super::hashes::expired_fields(ctx) } else { 0 };
     let cfg = srv.config.read().clone();
     let mut out = String::new();
@@ -164,10 +175,13 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
             "memory" => {
                 s.header("Memory");
                 let (allocated, active, resident) = sysinfo::jemalloc_stats();
-                let used = allocated;
+                // The counters the limit is checked against, summed exactly.
+                let used = memory::used_memory_exact(srv);
                 let peak = sysinfo::peak_memory(used);
                 let rss = sysinfo::rss_bytes();
                 let sys = sysinfo::total_system_memory();
+                let clients = memory::client_memory(srv);
+                let dataset = dataset.min(used);
                 s.kv("used_memory", used);
                 s.kv("used_memory_human", human(used));
                 s.kv("used_memory_rss", rss);
@@ -175,11 +189,14 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("used_memory_peak", peak);
                 s.kv("used_memory_peak_human", human(peak));
                 s.kv("used_memory_peak_perc", format!("{:.2}%", if peak > 0 { used as f64 * 100.0 / peak as f64 } else { 0.0 }));
+                s.kv("used_memory_overhead", used - dataset);
+                s.kv("used_memory_startup", srv.base_memory);
                 s.kv("used_memory_dataset", dataset);
                 s.kv("used_memory_dataset_perc", format!("{:.2}%", if used > 0 { dataset as f64 * 100.0 / used as f64 } else { 0.0 }));
                 s.kv("allocator_allocated", allocated);
                 s.kv("allocator_active", active);
                 s.kv("allocator_resident", resident);
+                s.kv("mem_clients_normal", clients);
                 s.kv("total_system_memory", sys);
                 s.kv("total_system_memory_human", human(sys));
                 s.kv("maxmemory", cfg.maxmemory);
@@ -195,6 +212,7 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("mem_fragmentation_ratio", format!("{:.2}", ratio(rss, used)));
                 s.kv("mem_fragmentation_bytes", rss as i64 - used as i64);
                 s.kv("mem_allocator", "jemalloc-5.3.0");
+                s.kv("lazyfree_pending_objects", ctx.ks.lazyfree.pending());
             }
             "persistence" => {
                 // Tern keeps no data on disk: nothing is loading or saving.
@@ -231,7 +249,8 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("expired_keys", shard_expired);
                 s.kv("expired_subkeys", expired_fields);
                 s.kv("expired_stale_perc", format!("{:.2}", srv.global.expired_stale_perc.load(Ordering::Relaxed) as f64 / 100.0));
-                s.kv("evicted_keys", 0);
+                s.kv("evicted_keys", counts.evicted);
+                s.kv("evicted_clients", 0);
                 s.kv("keyspace_hits", srv.sum(|w| w.keyspace_hits.get()));
                 s.kv("keyspace_misses", srv.sum(|w| w.keyspace_misses.get()));
                 s.kv("total_error_replies", srv.sum(|w| w.total_error_replies.get()));
@@ -296,7 +315,7 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
             }
             "keyspace" => {
                 s.header("Keyspace");
-                for &(db, keys, vol) in &dbs {
+                for &(db, keys, vol) in dbs {
                     s.kv(&format!("db{db}"), format!("keys={keys},expires={vol},avg_ttl=0,subexpiry=0"));
                 }
             }

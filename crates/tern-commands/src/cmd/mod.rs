@@ -31,6 +31,7 @@ use tern_store::{Keyspace, Loc, LockSet};
 
 use crate::client::{Client, ReplyMode};
 use crate::errors;
+use crate::memory;
 use crate::outbuf::OutBuf;
 use crate::server::Server;
 use crate::stats::WorkerStats;
@@ -388,6 +389,14 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
         rejected(&mut reply, c.client, errors::KEY_TOO_LONG.as_bytes());
         return finish_reply(c.client, reply, start_mark);
     }
+    if srv.settings.maxmemory() > 0 && may_grow_memory(c.commands, c.client, cmd) {
+        let now = c.scratch.clock.ms_at(Instant::now());
+        if memory::make_room(srv, now, &c.locks.effects) == memory::Room::Full {
+            c.stats.cmds[cmd.id].rejected.add(1);
+            rejected(&mut reply, c.client, errors::OOM.as_bytes());
+            return finish_reply(c.client, reply, start_mark);
+        }
+    }
     if c.client.multi.is_some() && !cmd.has(flags::TX_CONTROL) {
         if cmd.has(flags::NO_MULTI) {
             c.stats.cmds[cmd.id].rejected.add(1);
@@ -412,6 +421,22 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
         After::Close
     } else {
         a2
+    }
+}
+
+/// Whether `cmd` must pass the memory limit before it runs, as Redis's
+/// `processCommand` decides: a `denyoom` command, anything queued inside
+/// MULTI (queuing itself grows memory) but the commands that end or leave
+/// it, and EXEC of a transaction that queued a `denyoom` command.
+fn may_grow_memory(commands: &CommandTable, client: &Client, cmd: &Cmd) -> bool {
+    if cmd.has(flags::DENYOOM) {
+        return true;
+    }
+    let Some(m) = client.multi.as_ref() else { return false };
+    match cmd.spec.name {
+        "exec" => m.cmds.iter().any(|(id, _)| commands.get(*id).has(flags::DENYOOM)),
+        "discard" | "quit" | "reset" => false,
+        _ => true,
     }
 }
 
