@@ -424,19 +424,17 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
     }
 }
 
-/// Whether `cmd` must pass the memory limit before it runs, as Redis's
-/// `processCommand` decides: a `denyoom` command, anything queued inside
-/// MULTI (queuing itself grows memory) but the commands that end or leave
-/// it, and EXEC of a transaction that queued a `denyoom` command.
+/// Whether `cmd` must pass the memory limit before it runs, as Redis
+/// 8.4's `processCommand` decides: a `denyoom` command (also when MULTI
+/// queues it: the transaction then fails), and EXEC of a transaction that
+/// queued one. A read queued inside MULTI passes.
 fn may_grow_memory(commands: &CommandTable, client: &Client, cmd: &Cmd) -> bool {
     if cmd.has(flags::DENYOOM) {
         return true;
     }
-    let Some(m) = client.multi.as_ref() else { return false };
-    match cmd.spec.name {
-        "exec" => m.cmds.iter().any(|(id, _)| commands.get(*id).has(flags::DENYOOM)),
-        "discard" | "quit" | "reset" => false,
-        _ => true,
+    match client.multi.as_ref() {
+        Some(m) if cmd.spec.name == "exec" => m.cmds.iter().any(|(id, _)| commands.get(*id).has(flags::DENYOOM)),
+        _ => false,
     }
 }
 

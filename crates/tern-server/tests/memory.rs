@@ -1,0 +1,258 @@
+//! The memory limit against the real binary: writes past `maxmemory`
+//! under each policy keep `used_memory` near the limit and count
+//! `evicted_keys`; `noeviction` refuses writes with Redis's exact `-OOM`
+//! while reads and DEL still work; volatile policies never take a key
+//! without a TTL; lowering the limit at runtime shrinks memory with no
+//! writes coming; the memcached port evicts and counts `evictions`.
+
+mod common;
+use common::*;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+const LIMIT: u64 = 4 << 20;
+/// How far over the limit `used_memory` may be seen: the shards' coarse
+/// total is off by up to 16 KiB per shard (32 shards with 2 threads, all
+/// in database 0 here) and a command may run while eviction catches up.
+const SLACK: u64 = 768 << 10;
+const OOM: &[u8] = b"-OOM command not allowed when used memory > 'maxmemory'.\r\n";
+
+fn info_field(c: &mut redis::Connection, section: &str, field: &str) -> u64 {
+    let info: String = redis::cmd("INFO").arg(section).query(c).unwrap();
+    let line = info.lines().find_map(|l| l.strip_prefix(&format!("{field}:"))).unwrap_or_else(|| panic!("no {field} in {info}"));
+    line.trim().parse().unwrap()
+}
+
+/// SETs `n` keys `prefix:i` of 100 bytes, pipelined 500 at a time; `ex`
+/// gives them a TTL. Returns how many were refused with -OOM (any other
+/// reply than +OK fails the test).
+fn fill(s: &TestServer, prefix: &str, n: usize, ex: Option<u64>) -> usize {
+    let mut c = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let value = "v".repeat(100);
+    let mut oom = 0;
+    let mut start = 0;
+    while start < n {
+        let end = (start + 500).min(n);
+        let mut req = Vec::new();
+        for i in start..end {
+            let key = format!("{prefix}:{i}");
+            let ttl = ex.map(|t| t.to_string());
+            let mut parts: Vec<&str> = vec!["SET", &key, &value];
+            if let Some(t) = &ttl {
+                parts.extend(["EX", t]);
+            }
+            req.extend_from_slice(format!("*{}\r\n", parts.len()).as_bytes());
+            for p in parts {
+                req.extend_from_slice(format!("${}\r\n{p}\r\n", p.len()).as_bytes());
+            }
+        }
+        c.write_all(&req).unwrap();
+        let mut out = Vec::new();
+        let mut buf = [0u8; 65536];
+        while out.iter().filter(|&&b| b == b'\n').count() < end - start {
+            let got = c.read(&mut buf).unwrap();
+            assert!(got > 0, "closed");
+            out.extend_from_slice(&buf[..got]);
+        }
+        for line in out.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+            match line {
+                b"+OK\r" => {}
+                l if [l, b"\n"].concat() == OOM => oom += 1,
+                l => panic!("unexpected reply {:?}", String::from_utf8_lossy(l)),
+            }
+        }
+        start = end;
+    }
+    oom
+}
+
+fn start(policy: &str) -> TestServer {
+    TestServer::start_with(2, &["--maxmemory", &LIMIT.to_string(), "--maxmemory-policy", policy, "--hz", "50"])
+}
+
+#[test]
+fn every_evicting_policy_holds_the_limit_and_counts_evictions() {
+    for policy in ["allkeys-lru", "allkeys-lfu", "allkeys-random"] {
+        let s = start(policy);
+        let mut c = s.conn();
+        // About 3x what fits.
+        assert_eq!(fill(&s, "k", 90_000, None), 0, "{policy}: writes refused although keys can be evicted");
+        let used = info_field(&mut c, "memory", "used_memory");
+        assert!(used <= LIMIT + SLACK, "{policy}: used_memory {used} over the limit {LIMIT}");
+        // One transaction, so the background cycle cannot evict between.
+        let (keys, info): (u64, String) = redis::pipe().atomic().cmd("DBSIZE").cmd("INFO").arg("stats").query(&mut c).unwrap();
+        let evicted: u64 = info.lines().find_map(|l| l.strip_prefix("evicted_keys:")).unwrap().parse().unwrap();
+        assert!(evicted > 30_000, "{policy}: only {evicted} evicted");
+        assert_eq!(keys + evicted, 90_000, "{policy}: keys {keys} + evicted {evicted}");
+    }
+}
+
+#[test]
+fn volatile_policies_never_evict_a_key_without_ttl() {
+    for policy in ["volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl"] {
+        let s = start(policy);
+        let mut c = s.conn();
+        assert_eq!(fill(&s, "keep", 2_000, None), 0);
+        assert_eq!(fill(&s, "temp", 60_000, Some(3600)), 0, "{policy}: writes refused although keys with a TTL are left");
+        let used = info_field(&mut c, "memory", "used_memory");
+        assert!(used <= LIMIT + SLACK, "{policy}: used_memory {used} over the limit {LIMIT}");
+        assert!(info_field(&mut c, "stats", "evicted_keys") > 20_000, "{policy}");
+        let mut p = redis::pipe();
+        for i in 0..2_000 {
+            p.cmd("EXISTS").arg(format!("keep:{i}"));
+        }
+        let there: Vec<u64> = p.query(&mut c).unwrap();
+        assert!(there.iter().all(|&e| e == 1), "{policy}: a key without TTL was evicted");
+    }
+    // Only keys without a TTL left: a write is refused, exactly as Redis.
+    let s = start("volatile-lru");
+    assert!(fill(&s, "p", 60_000, None) > 0);
+    let mut r = s.raw();
+    r.roundtrip(&[b"SET", b"one", b"more"], OOM);
+}
+
+#[test]
+fn noeviction_refuses_writes_with_redis_error_and_keeps_reads() {
+    let s = start("noeviction");
+    let refused = fill(&s, "k", 60_000, None);
+    assert!(refused > 0, "nothing refused past the limit");
+    let mut c = s.conn();
+    assert_eq!(info_field(&mut c, "stats", "evicted_keys"), 0);
+    // The filling connection's buffers were part of used_memory: with
+    // it gone, a few writes fit again before the limit is back.
+    let mut r = s.raw();
+    let mut at_limit = false;
+    for i in 0..10_000 {
+        r.cmd(&[b"SET", format!("pad:{i}").as_bytes(), b"v"]);
+        if r.read_n(5) != b"+OK\r\n" {
+            r.expect(&OOM[5..]);
+            at_limit = true;
+            break;
+        }
+    }
+    assert!(at_limit);
+    r.roundtrip(&[b"SET", b"new", b"v"], OOM);
+    r.roundtrip(&[b"APPEND", b"k:0", b"v"], OOM);
+    // Reads, DEL and commands that cannot grow memory keep working.
+    let v = format!("$100\r\n{}\r\n", "v".repeat(100));
+    r.roundtrip(&[b"GET", b"k:0"], v.as_bytes());
+    r.roundtrip(&[b"EXISTS", b"k:1"], b":1\r\n");
+    r.roundtrip(&[b"EXPIRE", b"k:2", b"100"], b":1\r\n");
+    r.roundtrip(&[b"DEL", b"k:1"], b":1\r\n");
+    // A denyoom command queued in MULTI fails the transaction; a read
+    // queued beside it is accepted, as in Redis 8.4.
+    r.roundtrip(&[b"MULTI"], b"+OK\r\n");
+    r.roundtrip(&[b"GET", b"k:0"], b"+QUEUED\r\n");
+    r.roundtrip(&[b"SET", b"a", b"b"], OOM);
+    r.roundtrip(&[b"EXEC"], b"-EXECABORT Transaction discarded because of previous errors.\r\n");
+    // Raising the limit lets writes in again.
+    r.roundtrip(&[b"CONFIG", b"SET", b"maxmemory", b"0"], b"+OK\r\n");
+    r.roundtrip(&[b"SET", b"new", b"v"], b"+OK\r\n");
+}
+
+#[test]
+fn lowering_maxmemory_at_runtime_shrinks_memory_without_writes() {
+    let s = TestServer::start_with(2, &["--maxmemory-policy", "allkeys-random", "--hz", "100"]);
+    assert_eq!(fill(&s, "k", 40_000, None), 0);
+    let mut c = s.conn();
+    let used = info_field(&mut c, "memory", "used_memory");
+    let target = used / 2;
+    let _: () = redis::cmd("CONFIG").arg("SET").arg("maxmemory").arg(target).query(&mut c).unwrap();
+    // Polled: the background cycle evicts with no write coming.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let now_used = info_field(&mut c, "memory", "used_memory");
+        if now_used <= target + SLACK {
+            break;
+        }
+        assert!(Instant::now() < deadline, "used_memory still {now_used} > {target}");
+        std::thread::yield_now();
+    }
+    assert!(info_field(&mut c, "stats", "evicted_keys") > 10_000);
+}
+
+fn mc_connect(s: &TestServer) -> TcpStream {
+    let c = TcpStream::connect(("127.0.0.1", mc_port(s))).expect("connect");
+    c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    c
+}
+
+/// Sends `req` and reads until `lines` reply lines have come.
+fn mc_lines(c: &mut TcpStream, req: &[u8], lines: usize) -> String {
+    c.write_all(req).unwrap();
+    let mut out = Vec::new();
+    let mut buf = [0u8; 65536];
+    while out.windows(2).filter(|w| w == b"\r\n").count() < lines {
+        let n = c.read(&mut buf).unwrap();
+        assert!(n > 0, "closed");
+        out.extend_from_slice(&buf[..n]);
+    }
+    String::from_utf8(out).unwrap()
+}
+
+fn mc_stat(c: &mut TcpStream, name: &str) -> u64 {
+    c.write_all(b"stats\r\n").unwrap();
+    let mut out = Vec::new();
+    let mut buf = [0u8; 8192];
+    while !out.ends_with(b"END\r\n") {
+        let n = c.read(&mut buf).unwrap();
+        out.extend_from_slice(&buf[..n]);
+    }
+    let text = String::from_utf8(out).unwrap();
+    text.lines().find_map(|l| l.strip_prefix(&format!("STAT {name} "))).unwrap_or_else(|| panic!("no {name}")).parse().unwrap()
+}
+
+#[test]
+fn memcached_port_evicts_and_counts_evictions() {
+    let s = start("allkeys-lru");
+    let mut c = mc_connect(&s);
+    let value = "v".repeat(100);
+    for round in 0..120 {
+        let mut req = String::new();
+        for i in 0..500 {
+            let k = round * 500 + i;
+            // Half text `set`, half meta `ms`.
+            if k % 2 == 0 {
+                req.push_str(&format!("set k{k} 0 0 100\r\n{value}\r\n"));
+            } else {
+                req.push_str(&format!("ms k{k} 100 T0\r\n{value}\r\n"));
+            }
+        }
+        let out = mc_lines(&mut c, req.as_bytes(), 500);
+        assert!(!out.contains("SERVER_ERROR"), "{out}");
+    }
+    let (evictions, items) = (mc_stat(&mut c, "evictions"), mc_stat(&mut c, "curr_items"));
+    assert!(evictions > 20_000, "{evictions}");
+    assert_eq!(evictions + items, 60_000);
+    assert_eq!(mc_stat(&mut c, "limit_maxbytes"), LIMIT);
+    let mut r = s.conn();
+    assert!(info_field(&mut r, "memory", "used_memory") <= LIMIT + SLACK);
+}
+
+#[test]
+fn memcached_port_out_of_memory_under_noeviction() {
+    let s = start("noeviction");
+    let mut c = mc_connect(&s);
+    let value = "v".repeat(100);
+    let mut refused = 0;
+    for round in 0..90 {
+        let mut req = String::new();
+        for i in 0..500 {
+            req.push_str(&format!("set k{} 0 0 100\r\n{value}\r\n", round * 500 + i));
+        }
+        let out = mc_lines(&mut c, req.as_bytes(), 500);
+        refused += out.matches("SERVER_ERROR out of memory storing object\r\n").count();
+    }
+    assert!(refused > 0);
+    // memcached's replies: the error for set and ms, a failed set drops
+    // the old item, and reads keep working.
+    assert_eq!(mc_lines(&mut c, b"ms new 1\r\nx\r\n", 1), "SERVER_ERROR out of memory storing object\r\n");
+    assert_eq!(mc_lines(&mut c, b"set k0 0 0 1\r\nx\r\n", 1), "SERVER_ERROR out of memory storing object\r\n");
+    assert_eq!(mc_lines(&mut c, b"get k0\r\n", 1), "END\r\n");
+    assert_eq!(mc_lines(&mut c, b"get k1\r\n", 3), format!("VALUE k1 0 100\r\n{value}\r\nEND\r\n"));
+    assert_eq!(mc_lines(&mut c, b"set quiet 0 0 1 noreply\r\nx\r\nmn\r\n", 1), "MN\r\n");
+    assert_eq!(mc_stat(&mut c, "evictions"), 0);
+}
