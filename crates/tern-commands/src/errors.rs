@@ -57,6 +57,7 @@ pub const LCS_ALLOC_FAILED: &str = "ERR Insufficient memory, failed allocating t
 // Keys.
 pub const FREQ_NOT_TRACKED: &str = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
 pub const IDLE_NOT_TRACKED: &str = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
+pub const IDLE_NOT_TRACKED_FIFO: &str = "ERR An S3-FIFO or SIEVE maxmemory policy is selected, idle time not tracked for this key.";
 pub const NX_AND_OTHERS: &str = "ERR NX and XX, GT or LT options at the same time are not compatible";
 pub const GT_AND_LT: &str = "ERR GT and LT options at the same time are not compatible";
 pub const INVALID_FIRST_DB: &str = "ERR invalid first DB index";

@@ -128,6 +128,7 @@ impl Server {
         // New keys start the clock the policy reads (existing ones adjust
         // as they are accessed, as in Redis).
         self.ks.set_lfu(c.maxmemory_policy.is_lfu());
+        self.ks.set_fifo(c.maxmemory_policy.store_policy());
     }
 
     /// Checks a username/password pair against the `default` user (AUTH,

@@ -51,6 +51,11 @@ named_enum! {
         AllkeysLfu = "allkeys-lfu",
         AllkeysRandom = "allkeys-random",
         NoEviction = "noeviction",
+        /// Tern's own: S3-FIFO and SIEVE (see tern-store's `fifo`).
+        AllkeysS3Fifo = "allkeys-s3fifo",
+        AllkeysSieve = "allkeys-sieve",
+        VolatileS3Fifo = "volatile-s3fifo",
+        VolatileSieve = "volatile-sieve",
     }
 }
 
@@ -74,7 +79,17 @@ impl MaxmemoryPolicy {
             MaxmemoryPolicy::AllkeysLfu => P::AllkeysLfu,
             MaxmemoryPolicy::AllkeysRandom => P::AllkeysRandom,
             MaxmemoryPolicy::NoEviction => P::NoEviction,
+            MaxmemoryPolicy::AllkeysS3Fifo => P::AllkeysS3Fifo,
+            MaxmemoryPolicy::AllkeysSieve => P::AllkeysSieve,
+            MaxmemoryPolicy::VolatileS3Fifo => P::VolatileS3Fifo,
+            MaxmemoryPolicy::VolatileSieve => P::VolatileSieve,
         }
+    }
+
+    /// S3-FIFO or SIEVE: keys carry an access counter and an insertion
+    /// number instead of an access time.
+    pub fn is_fifo(self) -> bool {
+        self.store_policy().fifo().0 != tern_store::FifoKind::Off
     }
 }
 

@@ -3,7 +3,8 @@
 //! `evicted_keys`; `noeviction` refuses writes with Redis's exact `-OOM`
 //! while reads and DEL still work; volatile policies never take a key
 //! without a TTL; lowering the limit at runtime shrinks memory with no
-//! writes coming; the memcached port evicts and counts `evictions`.
+//! writes coming; the memcached port evicts and counts `evictions`;
+//! switching to S3-FIFO at runtime tracks the keys already there.
 
 mod common;
 use common::*;
@@ -69,13 +70,27 @@ fn fill(s: &TestServer, prefix: &str, n: usize, ex: Option<u64>) -> usize {
     oom
 }
 
+/// SETs small keys one by one until one is refused with -OOM; false if
+/// none is. The filling connections' buffers were part of used_memory:
+/// with them gone, a few writes fit again before the limit is back.
+fn write_until_oom(r: &mut Raw) -> bool {
+    for i in 0..10_000 {
+        r.cmd(&[b"SET", format!("pad:{i}").as_bytes(), b"v"]);
+        if r.read_n(5) != b"+OK\r\n" {
+            r.expect(&OOM[5..]);
+            return true;
+        }
+    }
+    false
+}
+
 fn start(policy: &str) -> TestServer {
     TestServer::start_with(2, &["--maxmemory", &LIMIT.to_string(), "--maxmemory-policy", policy, "--hz", "50"])
 }
 
 #[test]
 fn every_evicting_policy_holds_the_limit_and_counts_evictions() {
-    for policy in ["allkeys-lru", "allkeys-lfu", "allkeys-random"] {
+    for policy in ["allkeys-lru", "allkeys-lfu", "allkeys-random", "allkeys-s3fifo", "allkeys-sieve"] {
         let s = start(policy);
         let mut c = s.conn();
         // About 3x what fits.
@@ -92,7 +107,7 @@ fn every_evicting_policy_holds_the_limit_and_counts_evictions() {
 
 #[test]
 fn volatile_policies_never_evict_a_key_without_ttl() {
-    for policy in ["volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl"] {
+    for policy in ["volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "volatile-s3fifo", "volatile-sieve"] {
         let s = start(policy);
         let mut c = s.conn();
         assert_eq!(fill(&s, "keep", 2_000, None), 0);
@@ -111,6 +126,7 @@ fn volatile_policies_never_evict_a_key_without_ttl() {
     let s = start("volatile-lru");
     assert!(fill(&s, "p", 60_000, None) > 0);
     let mut r = s.raw();
+    assert!(write_until_oom(&mut r));
     r.roundtrip(&[b"SET", b"one", b"more"], OOM);
 }
 
@@ -121,19 +137,8 @@ fn noeviction_refuses_writes_with_redis_error_and_keeps_reads() {
     assert!(refused > 0, "nothing refused past the limit");
     let mut c = s.conn();
     assert_eq!(info_field(&mut c, "stats", "evicted_keys"), 0);
-    // The filling connection's buffers were part of used_memory: with
-    // it gone, a few writes fit again before the limit is back.
     let mut r = s.raw();
-    let mut at_limit = false;
-    for i in 0..10_000 {
-        r.cmd(&[b"SET", format!("pad:{i}").as_bytes(), b"v"]);
-        if r.read_n(5) != b"+OK\r\n" {
-            r.expect(&OOM[5..]);
-            at_limit = true;
-            break;
-        }
-    }
-    assert!(at_limit);
+    assert!(write_until_oom(&mut r));
     r.roundtrip(&[b"SET", b"new", b"v"], OOM);
     r.roundtrip(&[b"APPEND", b"k:0", b"v"], OOM);
     // Reads, DEL and commands that cannot grow memory keep working.
@@ -255,4 +260,22 @@ fn memcached_port_out_of_memory_under_noeviction() {
     assert_eq!(mc_lines(&mut c, b"get k1\r\n", 3), format!("VALUE k1 0 100\r\n{value}\r\nEND\r\n"));
     assert_eq!(mc_lines(&mut c, b"set quiet 0 0 1 noreply\r\nx\r\nmn\r\n", 1), "MN\r\n");
     assert_eq!(mc_stat(&mut c, "evictions"), 0);
+}
+
+#[test]
+fn switching_to_a_fifo_policy_at_runtime_evicts_the_keys_already_there() {
+    let s = TestServer::start_with(2, &["--maxmemory-policy", "allkeys-lru", "--hz", "100"]);
+    assert_eq!(fill(&s, "old", 20_000, None), 0);
+    let mut c = s.conn();
+    let _: () = redis::cmd("CONFIG").arg("SET").arg("maxmemory-policy").arg("allkeys-s3fifo").query(&mut c).unwrap();
+    let mut r = s.raw();
+    r.roundtrip(&[b"OBJECT", b"FREQ", b"old:1"], b"-ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.\r\n");
+    // The queues the switch builds cost memory too: room is left for them.
+    let used = info_field(&mut c, "memory", "used_memory");
+    let _: () = redis::cmd("CONFIG").arg("SET").arg("maxmemory").arg(used * 3 / 4).query(&mut c).unwrap();
+    assert_eq!(fill(&s, "new", 20_000, None), 0);
+    let old_left = (0..20_000).filter(|i| redis::cmd("EXISTS").arg(format!("old:{i}")).query::<u64>(&mut c).unwrap() == 1).count();
+    assert!(old_left < 10_000, "{old_left} of the keys stored before the switch are all still there");
+    r.roundtrip(&[b"SET", b"k", b"v"], b"+OK\r\n");
+    r.roundtrip(&[b"OBJECT", b"IDLETIME", b"k"], b"-ERR An S3-FIFO or SIEVE maxmemory policy is selected, idle time not tracked for this key.\r\n");
 }

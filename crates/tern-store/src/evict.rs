@@ -25,6 +25,7 @@ use rand::Rng;
 
 use crate::effect::Effects;
 use crate::entry::Entry;
+use crate::fifo::FifoKind;
 
 /// What eviction removes, by Redis's `maxmemory-policy` meanings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,12 +40,32 @@ pub enum Policy {
     VolatileRandom,
     /// The key with a TTL that expires soonest (among those sampled).
     VolatileTtl,
+    /// S3-FIFO (see [`crate::fifo`]) over all keys, or keys with a TTL.
+    AllkeysS3Fifo,
+    VolatileS3Fifo,
+    /// SIEVE (see [`crate::fifo`]) over all keys, or keys with a TTL.
+    AllkeysSieve,
+    VolatileSieve,
 }
 
 impl Policy {
     /// Only keys with a TTL may be evicted.
     pub fn volatile(self) -> bool {
-        matches!(self, Policy::VolatileLru | Policy::VolatileLfu | Policy::VolatileRandom | Policy::VolatileTtl)
+        matches!(
+            self,
+            Policy::VolatileLru | Policy::VolatileLfu | Policy::VolatileRandom | Policy::VolatileTtl | Policy::VolatileS3Fifo | Policy::VolatileSieve
+        )
+    }
+
+    /// The FIFO algorithm the policy runs, if any, and whether over keys
+    /// with a TTL only.
+    pub fn fifo(self) -> (FifoKind, bool) {
+        let kind = match self {
+            Policy::AllkeysS3Fifo | Policy::VolatileS3Fifo => FifoKind::S3Fifo,
+            Policy::AllkeysSieve | Policy::VolatileSieve => FifoKind::Sieve,
+            _ => FifoKind::Off,
+        };
+        (kind, self.volatile())
     }
 
     fn random(self) -> bool {
@@ -171,8 +192,12 @@ impl crate::Keyspace {
             let mut r = rng.gen_range(0..total);
             let at = counts.iter().position(|(_, n)| r < *n || { r -= n; false }).unwrap_or(0);
             let gid = counts[at].0;
-            let shard = self.lock(gid);
-            let victim = if is_random(cfg.policy) {
+            let mut shard = self.lock(gid);
+            let victim = if cfg.policy.fifo().0 != FifoKind::Off {
+                let v = shard.fifo_victim(now).map(|(key, hash)| (gid, hash, key));
+                drop(shard);
+                v
+            } else if is_random(cfg.policy) {
                 let mut v = None;
                 shard.sample(1, volatile, &mut rng, |e, h| v = Some((gid, h, Box::<[u8]>::from(e.key()))));
                 drop(shard);

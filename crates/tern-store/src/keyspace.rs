@@ -15,7 +15,7 @@
 //! pile into one bucket.
 
 use std::hash::BuildHasher;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use hashbrown::DefaultHashBuilder;
@@ -88,6 +88,8 @@ pub struct Keyspace {
     pub lazyfree: LazyFree,
     /// New keys start an LFU counter (shared with every shard).
     lfu: Arc<AtomicBool>,
+    /// The FIFO policy the shards' queues follow (shared with every shard).
+    fifo_mode: Arc<AtomicU8>,
     /// A reader of effect records is attached (shared with every shard).
     recording: Arc<AtomicBool>,
     /// The shards' memory, summed in steps of [`MEM_REPORT_GRAIN`] (see
@@ -105,11 +107,13 @@ impl Keyspace {
         let per = shards_per_db.max(1).next_power_of_two().min(SLOTS);
         let hasher = DefaultHashBuilder::default();
         let lfu = Arc::new(AtomicBool::new(false));
+        let fifo_mode = Arc::new(AtomicU8::new(0));
         let recording = Arc::new(AtomicBool::new(false));
         let seq = Arc::new(AtomicU64::new(0));
         let shard = |gid: usize| {
             let mut s = Shard::with_hasher(hasher);
             s.share_lfu_flag(lfu.clone());
+            s.share_fifo_mode(fifo_mode.clone());
             s.place((gid / per) as u32, gid & (per - 1) == 0, recording.clone(), seq.clone());
             Padded(Mutex::new(s))
         };
@@ -122,6 +126,7 @@ impl Keyspace {
             expire_cursor: AtomicUsize::new(0),
             lazyfree: LazyFree::new(),
             lfu,
+            fifo_mode,
             recording,
             used: Padded(AtomicUsize::new(0)),
             pool: Mutex::new(Pool::default()),
@@ -283,6 +288,14 @@ impl Keyspace {
     /// maxmemory-policy) or an LRU time. Takes no lock.
     pub fn set_lfu(&self, lfu: bool) {
         self.lfu.store(lfu, Ordering::Relaxed);
+    }
+
+    /// Makes the shards track keys for S3-FIFO or SIEVE (or stop): each
+    /// shard rebuilds its queues at its next write or eviction. Takes no
+    /// lock.
+    pub fn set_fifo(&self, policy: crate::Policy) {
+        let (kind, volatile) = policy.fifo();
+        self.fifo_mode.store(crate::fifo::encode(kind, volatile), Ordering::Relaxed);
     }
 
     /// Global ids of database `db`'s shards, ascending.

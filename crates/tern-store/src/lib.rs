@@ -41,6 +41,7 @@
 pub mod effect;
 pub mod entry;
 pub mod evict;
+pub mod fifo;
 mod hash;
 mod keyspace;
 mod lazyfree;
@@ -55,6 +56,7 @@ pub use lazyfree::{LazyFree, LAZYFREE_THRESHOLD};
 pub use entry::{Entry, EntryExt, Lfu, McRef, Meta, NewValue, StrRef, ValueRef, LFU_INIT_VAL};
 pub use effect::{Effect, Effects, Record, Ttl};
 pub use evict::{EvictConfig, Evicted, Policy};
+pub use fifo::FifoKind;
 pub use shard::{Access, Detached, Edit, Shard, WatchFlag};
 pub use shard::MAX_PREFETCH_GROUP;
 pub use stage::{ItemHint, Reach, Stager, ITEM_PREFETCH_SPAN};

@@ -25,7 +25,7 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 
 use std::hash::BuildHasher;
@@ -35,11 +35,12 @@ use hashbrown::DefaultHashBuilder;
 use hashbrown::HashTable;
 
 use crate::effect::{Effect, Effects, Record, Ttl};
+use crate::fifo::{Fifo, FifoKind};
 use crate::entry::{self, is_expired, Entry, EntryExt, Lfu, Meta, NewValue};
 use crate::stage::{ItemHint, ITEM_PREFETCH_SPAN};
 use crate::value::Value;
 
-type Table = tern_table::Table<Meta, DefaultHashBuilder, Value>;
+pub(crate) type Table = tern_table::Table<Meta, DefaultHashBuilder, Value>;
 
 /// How a lookup records itself on the entry (Redis's `lookupKey` flags):
 /// reads and writes count as an access unless the command or the client
@@ -173,6 +174,11 @@ pub struct Shard {
     /// New keys start an LFU counter rather than an LRU time; shared by
     /// all shards of a keyspace so that a policy change needs no lock.
     lfu: Arc<AtomicBool>,
+    /// The FIFO policy the keyspace runs (see [`crate::fifo::encode`]),
+    /// shared like `lfu`; `fifo` follows it at this shard's next write.
+    fifo_mode: Arc<AtomicU8>,
+    /// This shard's S3-FIFO or SIEVE queues.
+    fifo: Fifo,
 }
 
 impl Shard {
@@ -276,6 +282,80 @@ impl Shard {
         self.lfu = flag;
     }
 
+    /// Makes this shard follow the keyspace's FIFO policy (`mode`, see
+    /// [`crate::fifo::encode`]).
+    pub(crate) fn share_fifo_mode(&mut self, mode: Arc<AtomicU8>) {
+        self.fifo_mode = mode;
+    }
+
+    /// Brings the shard's queues in line with the keyspace's FIFO policy
+    /// after a switch: every key's FIFO state is cleared, and under the new
+    /// policy every key it wants is tracked, in table order (the order
+    /// they were inserted in is not known). True while a FIFO policy runs.
+    fn fifo_sync(&mut self, now: u64) -> bool {
+        let (kind, volatile) = crate::fifo::decode(self.fifo_mode.load(Ordering::Relaxed));
+        if kind == self.fifo.kind && volatile == self.fifo.volatile {
+            return kind != FifoKind::Off;
+        }
+        let lfu = self.lfu.load(Ordering::Relaxed);
+        let mut fifo = Fifo::new(kind, volatile);
+        let hasher = *self.table.hasher();
+        self.table.retain(|e| {
+            if e.fifo_tracked() {
+                e.clear_fifo(now, lfu);
+            }
+            if fifo.wants(e.expire().is_some()) {
+                let h = hasher.hash_one(e.key());
+                fifo.insert(e, h);
+            }
+            true
+        });
+        self.fifo = fifo;
+        kind != FifoKind::Off
+    }
+
+    /// The FIFO side of storing `key`: a new key is tracked (if the
+    /// policy wants it), an overwritten one keeps its place and counts as
+    /// accessed, one no longer wanted (its TTL gone under a `volatile-`
+    /// form) is let go.
+    fn fifo_stored(&mut self, key: &[u8], hash: u64, old: Option<&Entry>, now: u64) {
+        let lfu = self.lfu.load(Ordering::Relaxed);
+        let Some(e) = self.table.get_mut(key, hash) else { return };
+        let wants = self.fifo.wants(e.expire().is_some());
+        match old {
+            Some(o) if o.fifo_tracked() && wants => {
+                e.take_fifo_from(**o);
+                e.touch(now, None);
+            }
+            _ => {
+                if let Some(o) = old {
+                    self.fifo.removed(o);
+                }
+                if wants {
+                    self.fifo.insert(e, hash);
+                } else if e.fifo_tracked() {
+                    e.clear_fifo(now, lfu);
+                }
+            }
+        }
+    }
+
+    /// The key the FIFO policy evicts next here, with its hash; None
+    /// when it tracks none.
+    pub(crate) fn fifo_victim(&mut self, now: u64) -> Option<(Box<[u8]>, u64)> {
+        if !self.fifo_sync(now) {
+            return None;
+        }
+        let (hash, seq) = self.fifo.victim(&mut self.table)?;
+        let e = self.table.find_by(hash, |e| e.fifo_seq() == Some(seq))?;
+        Some((e.key().into(), hash))
+    }
+
+    /// Keys the FIFO policy tracks here.
+    pub fn fifo_tracked(&self) -> usize {
+        self.fifo.live()
+    }
+
     /// Live and not-yet-collected entries.
     pub fn len(&self) -> usize {
         self.table.len()
@@ -293,7 +373,7 @@ impl Shard {
     /// Bytes held by this shard's table, items and values, rounded to the
     /// allocator's size classes for the table and items.
     pub fn mem(&self) -> usize {
-        self.table.mem_bytes() + self.value_mem
+        self.table.mem_bytes() + self.value_mem + self.fifo.mem_bytes()
     }
 
     /// Bytes of the items and values alone: [`Shard::mem`] without the
@@ -410,6 +490,7 @@ impl Shard {
         if e.expire().is_some() {
             self.volatile -= 1;
         }
+        self.fifo.removed(&e);
         self.value_mem -= e.value_heap();
         Some(e)
     }
@@ -520,6 +601,9 @@ impl Shard {
                 let item = entry::build(key, NewValue::Value(v), None, now, self.lfu.load(Ordering::Relaxed));
                 self.value_mem += item.value_heap();
                 self.table.upsert(hash, item);
+                if self.fifo_sync(now) {
+                    self.fifo_stored(key, hash, None, now);
+                }
                 acc = Access::NoTouch;
             }
         }
@@ -600,9 +684,13 @@ impl Shard {
             self.field_heap.push(Reverse((d, hash)));
         }
         let when = item.expire();
+        let fifo = self.fifo_sync(now);
         let old = self.table.upsert(hash, item);
         if let Some(w) = when {
             self.deadline_added(w, hash);
+        }
+        if fifo {
+            self.fifo_stored(key, hash, old.as_deref(), now);
         }
         let old = old?;
         if old.expire().is_some() {
@@ -651,6 +739,19 @@ impl Shard {
         let Some(previous) = self.table.swap_expire(key, hash, when) else { return false };
         if previous.is_some() {
             self.volatile -= 1;
+        }
+        // Under a `volatile-` FIFO policy a key enters or leaves the
+        // queues with its TTL.
+        if self.fifo.volatile && previous.is_some() != when.is_some() {
+            let lfu = self.lfu.load(Ordering::Relaxed);
+            if let Some(e) = self.table.get_mut(key, hash) {
+                if when.is_some() && !e.fifo_tracked() {
+                    self.fifo.insert(e, hash);
+                } else if when.is_none() && e.fifo_tracked() {
+                    self.fifo.removed(e);
+                    e.clear_fifo(0, lfu);
+                }
+            }
         }
         if let Some(w) = when {
             self.deadline_added(w, hash);
@@ -777,6 +878,7 @@ impl Shard {
         self.field_heap = BinaryHeap::new();
         self.volatile = 0;
         self.value_mem = 0;
+        self.fifo.clear();
         d
     }
 
@@ -953,6 +1055,7 @@ impl Shard {
         std::mem::swap(&mut self.field_heap, &mut other.field_heap);
         std::mem::swap(&mut self.volatile, &mut other.volatile);
         std::mem::swap(&mut self.value_mem, &mut other.value_mem);
+        std::mem::swap(&mut self.fifo, &mut other.fifo);
     }
 }
 

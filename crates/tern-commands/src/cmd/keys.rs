@@ -893,9 +893,15 @@ fn object_refcount(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 
 fn object_idletime(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let now = ctx.now;
-    let Some(idle) = object_entry(ctx, args).map(|e| e.idle_secs(now)) else { return };
+    let Some((idle, fifo)) = object_entry(ctx, args).map(|e| (e.idle_secs(now), e.fifo_tracked())) else { return };
     if lfu_policy(ctx).is_some() {
         ctx.reply.error(errors::IDLE_NOT_TRACKED);
+        return;
+    }
+    // S3-FIFO and SIEVE keep an access counter and the insertion order
+    // in the place of the access time.
+    if fifo {
+        ctx.reply.error(errors::IDLE_NOT_TRACKED_FIFO);
         return;
     }
     ctx.reply.int(idle as i64);
