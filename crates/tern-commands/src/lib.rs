@@ -27,9 +27,9 @@
 //! ```text
 //!  engine    ─► cmd server
 //!  prefetch  ─► cmd server client
-//!  memcache  ─► server outbuf stats memory
-//!  cmd       ─► server client outbuf stats errors glob sysinfo fdlimit memory
-//!  memory    ─► server
+//!  memcache  ─► server outbuf stats maxmemory
+//!  cmd       ─► server client outbuf stats errors glob sysinfo fdlimit maxmemory
+//!  maxmemory ─► server sysinfo
 //!  server    ─► client stats sysinfo
 //!  client    ─► -
 //!  outbuf    ─► -
@@ -55,7 +55,7 @@ pub mod errors;
 pub mod fdlimit;
 pub mod glob;
 pub mod memcache;
-pub mod memory;
+pub mod maxmemory;
 pub mod outbuf;
 pub mod prefetch;
 pub mod server;

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use tern_commands::engine::Engine;
 use tern_commands::server::{now_ms, Server};
-use tern_commands::{fdlimit, memcache, memory, REDIS_VERSION, TERN_VERSION};
+use tern_commands::{fdlimit, maxmemory, memcache, REDIS_VERSION, TERN_VERSION};
 use tern_config::{log_notice, log_warning, Config};
 
 fn bind_listener(addr: SocketAddr, backlog: i32) -> std::io::Result<std::net::TcpListener> {
@@ -76,8 +76,8 @@ fn cron(srv: &Server) {
         // Over `maxmemory` with no writes coming (the limit was lowered,
         // or commands' shares fell short): evict in the rest of the
         // budget, a batch at a time.
-        while memory::over_limit(srv) > 0 && start.elapsed() < budget {
-            if memory::background_evict(srv, now_ms(), BACKGROUND_EVICT_BATCH, &fx) == 0 {
+        while maxmemory::over_limit(srv) > 0 && start.elapsed() < budget {
+            if maxmemory::background_evict(srv, now_ms(), BACKGROUND_EVICT_BATCH, &fx) == 0 {
                 break;
             }
             drop(fx.take());

@@ -279,3 +279,37 @@ fn switching_to_a_fifo_policy_at_runtime_evicts_the_keys_already_there() {
     r.roundtrip(&[b"SET", b"k", b"v"], b"+OK\r\n");
     r.roundtrip(&[b"OBJECT", b"IDLETIME", b"k"], b"-ERR An S3-FIFO or SIEVE maxmemory policy is selected, idle time not tracked for this key.\r\n");
 }
+
+#[test]
+fn memory_command_replies_as_redis() {
+    let s = TestServer::start(1);
+    let mut r = s.raw();
+    r.roundtrip(&[b"SET", b"foo", b"bar"], b"+OK\r\n");
+    // A 3-byte key and value: one 32-byte item, as Redis's figure.
+    r.roundtrip(&[b"MEMORY", b"USAGE", b"foo"], b":32\r\n");
+    r.roundtrip(&[b"MEMORY", b"USAGE", b"foo", b"SAMPLES", b"0"], b":32\r\n");
+    r.roundtrip(&[b"MEMORY", b"USAGE", b"nokey"], b"$-1\r\n");
+    for bad in [&[b"MEMORY".as_slice(), b"USAGE", b"foo", b"SAMPLES"][..], &[b"MEMORY", b"USAGE", b"foo", b"SAMPLES", b"-1"], &[b"MEMORY", b"USAGE", b"foo", b"BAD", b"1"]] {
+        r.roundtrip(bad, b"-ERR syntax error\r\n");
+    }
+    r.roundtrip(&[b"MEMORY", b"USAGE", b"foo", b"SAMPLES", b"x"], b"-ERR value is not an integer or out of range\r\n");
+    r.roundtrip(&[b"MEMORY", b"FOO"], b"-ERR unknown subcommand 'FOO'. Try MEMORY HELP.\r\n");
+    r.roundtrip(&[b"MEMORY"], b"-ERR wrong number of arguments for 'memory' command\r\n");
+    r.roundtrip(&[b"MEMORY", b"PURGE"], b"+OK\r\n");
+    let empty = b"Hi Sam, this instance is empty or is using very little memory, my issues detector can't be used in these conditions. Please, leave for your mission on Earth and fill it with some data. The new Sam and I will be back to our programming as soon as I finished rebooting.\n";
+    r.roundtrip(&[b"MEMORY", b"DOCTOR"], &[format!("${}\r\n", empty.len()).as_bytes(), empty, b"\r\n"].concat());
+    let mut c = s.conn();
+    // MEMORY STATS: Redis 8.4's 35 fields and one map per non-empty db.
+    let stats: Vec<redis::Value> = redis::cmd("MEMORY").arg("STATS").query(&mut c).unwrap();
+    assert_eq!(stats.len(), 72);
+    let names: Vec<String> = stats.iter().step_by(2).map(|v| redis::from_redis_value(v).unwrap()).collect();
+    assert_eq!(&names[..3], ["peak.allocated", "total.allocated", "startup.allocated"]);
+    assert_eq!(names[14], "db.0");
+    assert_eq!(names.last().unwrap(), "fragmentation.bytes");
+    let total: u64 = redis::from_redis_value(&stats[3]).unwrap();
+    // The same counters as INFO's (the clients' buffers move between).
+    let info = info_field(&mut c, "memory", "used_memory");
+    assert!(total.abs_diff(info) < 64 << 10, "{total} vs {info}");
+    let text: String = redis::cmd("MEMORY").arg("MALLOC-STATS").query(&mut c).unwrap();
+    assert!(text.starts_with("___ Begin jemalloc statistics ___"), "{}", &text[..80.min(text.len())]);
+}

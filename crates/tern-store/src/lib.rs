@@ -63,6 +63,7 @@ pub use stage::{ItemHint, Reach, Stager, ITEM_PREFETCH_SPAN};
 pub use slot::{key_slot, SLOTS};
 /// The longest key the keyspace stores (1 GiB - 1).
 pub use tern_table::MAX_KEY_LEN;
-/// jemalloc's size class for a request (what memory counters add).
-pub use tern_table::size_class;
+/// jemalloc's size class for a request (what memory counters add), and
+/// MEMORY PURGE's call into the allocator.
+pub use tern_table::{purge_allocator, size_class};
 pub use value::{mc_state, McStr, StrValue, Value};

@@ -373,7 +373,24 @@ impl Shard {
     /// Bytes held by this shard's table, items and values, rounded to the
     /// allocator's size classes for the table and items.
     pub fn mem(&self) -> usize {
-        self.table.mem_bytes() + self.value_mem + self.fifo.mem_bytes()
+        self.table.mem_bytes() + self.value_mem + self.fifo.mem_bytes() + self.expires_overhead()
+    }
+
+    /// Bytes of the table's own structure (bucket arrays; MEMORY STATS'
+    /// `overhead.hashtable.main`) and of an array being resized away from.
+    pub fn table_overhead(&self) -> (usize, usize) {
+        (self.table.mem_bytes() - self.table.item_bytes(), self.table.rehashing_bytes())
+    }
+
+    /// Bytes of the TTL indexes (MEMORY STATS' `overhead.hashtable.expires`).
+    pub fn expires_overhead(&self) -> usize {
+        let pair = std::mem::size_of::<Reverse<(u64, u64)>>();
+        (self.ttl_heap.capacity() + self.field_heap.capacity()) * pair
+    }
+
+    /// Whether the table is resizing (MEMORY STATS' `db.dict.rehashing.count`).
+    pub fn is_rehashing(&self) -> bool {
+        self.table.is_rehashing()
     }
 
     /// Bytes of the items and values alone: [`Shard::mem`] without the
@@ -1080,7 +1097,7 @@ mod tests {
         assert_eq!(sh.volatile_count(), 0);
         assert_eq!(sh.expired, 1);
         // Only the empty table's smallest bucket array is left.
-        assert_eq!(sh.mem(), sh.table.mem_bytes());
+        assert_eq!(sh.mem(), sh.table.mem_bytes() + sh.expires_overhead());
         assert_eq!(sh.value_mem, 0);
     }
 
@@ -1264,7 +1281,7 @@ mod tests {
     fn assert_accounted(sh: &Shard) {
         let held: usize = sh.table.iter().map(|e| e.value_heap()).sum();
         assert_eq!(sh.value_mem, held);
-        assert_eq!(sh.mem(), sh.table.mem_bytes() + held);
+        assert_eq!(sh.mem(), sh.table.mem_bytes() + held + sh.expires_overhead());
     }
 
     #[test]

@@ -18,6 +18,7 @@ pub mod hashes;
 pub mod info;
 pub mod keys;
 pub mod keyspec;
+pub mod memory;
 pub mod server;
 pub mod stage;
 pub mod strings;
@@ -31,7 +32,7 @@ use tern_store::{Keyspace, Loc, LockSet};
 
 use crate::client::{Client, ReplyMode};
 use crate::errors;
-use crate::memory;
+use crate::maxmemory;
 use crate::outbuf::OutBuf;
 use crate::server::Server;
 use crate::stats::WorkerStats;
@@ -49,6 +50,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     client::COMMANDS,
     command::COMMANDS,
     info::COMMANDS,
+    memory::COMMANDS,
     server::COMMANDS,
     config::COMMANDS,
     transactions::COMMANDS,
@@ -391,7 +393,7 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
     }
     if srv.settings.maxmemory() > 0 && may_grow_memory(c.commands, c.client, cmd) {
         let now = c.scratch.clock.ms_at(Instant::now());
-        if memory::make_room(srv, now, &c.locks.effects) == memory::Room::Full {
+        if maxmemory::make_room(srv, now, &c.locks.effects) == maxmemory::Room::Full {
             c.stats.cmds[cmd.id].rejected.add(1);
             rejected(&mut reply, c.client, errors::OOM.as_bytes());
             return finish_reply(c.client, reply, start_mark);

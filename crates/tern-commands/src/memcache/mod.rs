@@ -50,7 +50,7 @@ use tern_memcache::reply::{self, Status};
 use tern_memcache::{errors as e, MetaCmd, Request, StoreCmd, REALTIME_MAXDELTA};
 use tern_store::{mc_state, Effects, Entry, EntryExt, McRef, McStr, NewValue, Shard, StrRef, StrValue, Value};
 
-use crate::memory;
+use crate::maxmemory;
 use crate::outbuf::OutBuf;
 use crate::server::Server;
 use crate::stats::WorkerStats;
@@ -410,7 +410,7 @@ impl Exec<'_> {
     /// Whether a store may run under `maxmemory`: over it, evicts first
     /// (as a RESP write does); false when nothing can be evicted.
     fn room(&mut self) -> bool {
-        memory::make_room(self.srv, self.now, self.fx) != memory::Room::Full
+        maxmemory::make_room(self.srv, self.now, self.fx) != maxmemory::Room::Full
     }
 
     /// A store refused for memory: memcached's error (an error line even

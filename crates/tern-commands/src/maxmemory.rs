@@ -21,6 +21,49 @@
 use tern_store::Effects;
 
 use crate::server::Server;
+use crate::sysinfo;
+
+/// The process's memory as INFO memory, MEMORY STATS and MEMORY DOCTOR
+/// report it, read once.
+#[derive(Clone, Copy, Debug)]
+pub struct Overview {
+    /// `used_memory`, exact.
+    pub used: u64,
+    pub peak: u64,
+    pub startup: u64,
+    pub clients: u64,
+    pub rss: u64,
+    /// jemalloc's own figures.
+    pub allocated: u64,
+    pub active: u64,
+    pub resident: u64,
+}
+
+impl Overview {
+    pub fn read(srv: &Server) -> Overview {
+        let (allocated, active, resident) = sysinfo::jemalloc_stats();
+        let used = used_memory_exact(srv);
+        Overview {
+            used,
+            peak: sysinfo::peak_memory(used),
+            startup: srv.base_memory,
+            clients: client_memory(srv),
+            rss: sysinfo::rss_bytes(),
+            allocated,
+            active,
+            resident,
+        }
+    }
+
+    /// `a / b` as Redis computes its ratios (a float; 0 when `b` is 0).
+    pub fn ratio(a: u64, b: u64) -> f32 {
+        if b == 0 {
+            0.0
+        } else {
+            a as f32 / b as f32
+        }
+    }
+}
 
 /// Whether a write may run (see [`make_room`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
