@@ -12,7 +12,7 @@ use super::Ctx;
 use crate::errors;
 use crate::maxmemory::Overview;
 
-pub static COMMANDS: &[CommandSpec] = &[CommandSpec::new("memory", -2, 0, &[], container)
+pub static COMMANDS: &[CommandSpec] = &[CommandSpec::new("memory", -2, 0, &[], super::unknown_subcommand)
     .doc("server", "A container for memory diagnostics commands.", "4.0.0", "Depends on subcommand.")
     .acl(&["slow"])
     .subs(SUBCOMMANDS)];
@@ -59,17 +59,8 @@ const HELP: &[&str] = &[
     "    Print this help.",
 ];
 
-/// MEMORY with no known subcommand (dispatch answers those itself).
-fn container(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
-    let msg = errors::unknown_subcommand(args.try_get(1).unwrap_or_default(), "memory");
-    ctx.reply.error(&msg);
-}
-
 fn help(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
-    ctx.reply.array(HELP.len());
-    for line in HELP {
-        ctx.reply.simple(line);
-    }
+    super::help_lines(ctx, HELP);
 }
 
 /// MEMORY USAGE key [SAMPLES n]: the item (key, header, inline value) and

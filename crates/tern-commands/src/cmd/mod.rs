@@ -229,6 +229,22 @@ impl<'a, 'ks> Ctx<'a, 'ks> {
     }
 }
 
+/// The handler of a container command (CLIENT, OBJECT, MEMORY):
+/// dispatch routes every subcommand it knows, so this only answers if the
+/// table is consulted without one.
+pub fn unknown_subcommand(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let msg = errors::unknown_subcommand(args.try_get(1).unwrap_or_default(), ctx.cmd.spec.name);
+    ctx.reply.error(&msg);
+}
+
+/// A HELP reply: the lines as simple strings, as Redis's `addReplyHelp`.
+pub fn help_lines(ctx: &mut Ctx<'_, '_>, lines: &[&str]) {
+    ctx.reply.array(lines.len());
+    for line in lines {
+        ctx.reply.simple(line);
+    }
+}
+
 /// Key locations [`Scratch`] keeps room for between commands.
 const KEEP_LOCS: usize = 4096;
 
