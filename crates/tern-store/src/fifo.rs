@@ -16,7 +16,8 @@
 //! "non-zero"), S3-FIFO's small/main bit and the key's insertion number in
 //! the clock's 24 bits. A read only increments that counter, in the item
 //! the lookup already touched. The queues are per shard: rings of
-//! (hash, insertion number) slots, 16 bytes each, plus the ghost's hashes.
+//! (hash, insertion number) slots, 12 bytes each, plus the ghost's 32-bit
+//! fingerprints of hashes (8 bytes in its ring, about 9 to 18 in its map).
 //! A slot whose key was deleted, re-created or renamed no longer matches
 //! an item (no tracked item of that hash has that number) and is skipped
 //! when met, so deletions cost the queues nothing; rings are compacted
@@ -30,8 +31,8 @@
 //!   (see `crate::evict`), so across shards the cache is S instances each
 //!   seeing a uniform sample of the keys, not one global queue.
 //! - Sizes are in keys, not bytes: S holds 10% of the shard's tracked
-//!   keys, the ghost remembers as many hashes as M holds (the paper's
-//!   sizes). "M full" on a promotion is never true (the limit is in bytes,
+//!   keys, the ghost remembers as many hashes as M's share (90% of the
+//!   tracked keys: the paper's sizes, as fingerprints of 32 bits). "M full" on a promotion is never true (the limit is in bytes,
 //!   enforced by eviction itself), so a promotion does not evict from M.
 //! - A key moves from S to M when accessed at least once while in S (the
 //!   paper's "if it has been accessed", counter > 0), its counter reset.
@@ -81,10 +82,31 @@ const SEQ_MASK: u32 = (1 << 24) - 1;
 /// S's share of the tracked keys, in tenths (the paper's 10%).
 const SMALL_TENTHS: usize = 1;
 
+/// A queue entry: the key's hash in two halves and its insertion number,
+/// 12 bytes with 4-byte alignment (a `u64` field would pad it to 16).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Slot {
-    hash: u64,
+    hash_lo: u32,
+    hash_hi: u32,
     seq: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<Slot>() == 12);
+
+impl Slot {
+    fn new(hash: u64, seq: u32) -> Slot {
+        Slot { hash_lo: hash as u32, hash_hi: (hash >> 32) as u32, seq }
+    }
+
+    fn hash(self) -> u64 {
+        u64::from(self.hash_hi) << 32 | u64::from(self.hash_lo)
+    }
+}
+
+/// What the ghost remembers of a hash: 32 of its bits. Two keys the ghost
+/// confuses (one pair in 2^32) only send a new key to M instead of S.
+fn ghost_print(hash: u64) -> u32 {
+    (hash >> 32) as u32
 }
 
 /// One shard's queues.
@@ -105,14 +127,14 @@ pub(crate) struct Fifo {
     /// S3-FIFO's ghost: hashes of keys evicted from S, oldest first, each
     /// with the generation `ghost_at` holds for it while it counts (an
     /// entry whose key came back is forgotten there and skipped here).
-    ghost: VecDeque<(u64, u32)>,
-    ghost_at: HashMap<u64, u32>,
+    ghost: VecDeque<(u32, u32)>,
+    ghost_at: HashMap<u32, u32>,
     ghost_gen: u32,
 }
 
 /// The tracked item a slot names, if it still exists.
 fn resolve(table: &mut Table, s: Slot) -> Option<&mut Entry> {
-    table.find_by_mut(s.hash, |e| e.fifo_seq() == Some(s.seq))
+    table.find_by_mut(s.hash(), |e| e.fifo_seq() == Some(s.seq))
 }
 
 impl Fifo {
@@ -124,8 +146,8 @@ impl Fifo {
     pub fn mem_bytes(&self) -> usize {
         let slot = std::mem::size_of::<Slot>();
         (self.small.capacity() + self.main.capacity()) * slot
-            + self.ghost.capacity() * std::mem::size_of::<(u64, u32)>()
-            + self.ghost_at.capacity() * (std::mem::size_of::<(u64, u32)>() + 1)
+            + self.ghost.capacity() * std::mem::size_of::<(u32, u32)>()
+            + self.ghost_at.capacity() * (std::mem::size_of::<(u32, u32)>() + 1)
     }
 
     /// Whether a key being stored, with or without a TTL, is one this
@@ -142,8 +164,8 @@ impl Fifo {
             return;
         }
         self.seq = (self.seq + 1) & SEQ_MASK;
-        let slot = Slot { hash, seq: self.seq };
-        let main = self.kind == FifoKind::Sieve || self.ghost_at.remove(&hash).is_some();
+        let slot = Slot::new(hash, self.seq);
+        let main = self.kind == FifoKind::Sieve || self.ghost_at.remove(&ghost_print(hash)).is_some();
         e.set_fifo(slot.seq, main, 0);
         if main {
             self.main.push_back(slot);
@@ -213,7 +235,7 @@ impl Fifo {
                 }
                 self.advance();
             }
-            return Some((s.hash, s.seq));
+            return Some((s.hash(), s.seq));
         }
         None
     }
@@ -242,8 +264,8 @@ impl Fifo {
                     self.main.push_back(s);
                     continue;
                 }
-                self.remember(s.hash);
-                return Some((s.hash, s.seq));
+                self.remember(s.hash());
+                return Some((s.hash(), s.seq));
             }
             let s = self.main.pop_front()?;
             let Some(e) = resolve(table, s) else { continue };
@@ -253,7 +275,7 @@ impl Fifo {
                 self.main.push_back(s);
                 continue;
             }
-            return Some((s.hash, s.seq));
+            return Some((s.hash(), s.seq));
         }
         None
     }
@@ -262,8 +284,9 @@ impl Fifo {
     /// as M's share of the shard (90% of its tracked keys).
     fn remember(&mut self, hash: u64) {
         self.ghost_gen = self.ghost_gen.wrapping_add(1);
-        self.ghost.push_back((hash, self.ghost_gen));
-        self.ghost_at.insert(hash, self.ghost_gen);
+        let print = ghost_print(hash);
+        self.ghost.push_back((print, self.ghost_gen));
+        self.ghost_at.insert(print, self.ghost_gen);
         let cap = self.live() * (10 - SMALL_TENTHS) / 10;
         while self.ghost_at.len() > cap {
             let Some((h, g)) = self.ghost.pop_front() else { break };
