@@ -115,6 +115,16 @@ pub(crate) struct Pool {
     pub policy: Option<Policy>,
     /// Ascending by score: the best victim is last.
     pub cands: Vec<Candidate>,
+    pub draw: Draw,
+}
+
+/// The shards eviction draws from, with their (volatile) key counts, as
+/// read at (millisecond, volatile) `at`.
+#[derive(Debug, Default)]
+pub(crate) struct Draw {
+    pub counts: Vec<(u32, usize)>,
+    pub total: usize,
+    pub at: Option<(u64, bool)>,
 }
 
 impl Pool {
@@ -173,23 +183,29 @@ impl crate::Keyspace {
         }
         let volatile = cfg.policy.volatile();
         let mut rng = rand::thread_rng();
-        // Eligible shards with their published key counts, read once per
-        // call: a shard is drawn in proportion to its keys, so that every
-        // key is as likely to be sampled as in one table.
-        let mut counts: Vec<(u32, usize)> = Vec::new();
-        let mut total = 0;
-        for gid in 0..self.total_shards() as u32 {
-            let n = self.published_keys(gid, volatile);
-            if n > 0 {
-                counts.push((gid, n));
-                total += n;
-            }
-        }
         let mut pool = self.pool.lock();
         pool.reset_for(cfg.policy);
+        // Eligible shards with their published key counts, read at most
+        // once per millisecond (kept up to date by the draws in between):
+        // a shard is drawn in proportion to its keys, so that every key is
+        // as likely to be sampled as in one table.
+        let mut draw = std::mem::take(&mut pool.draw);
+        if draw.at != Some((now, volatile)) || draw.total == 0 {
+            draw.counts.clear();
+            draw.total = 0;
+            for gid in 0..self.total_shards() as u32 {
+                let n = self.published_keys(gid, volatile);
+                if n > 0 {
+                    draw.counts.push((gid, n));
+                    draw.total += n;
+                }
+            }
+            draw.at = Some((now, volatile));
+        }
+        let Draw { counts, total, .. } = &mut draw;
         let mut misses = 0;
-        while done.freed < need && done.keys < max_keys && total > 0 && misses < MAX_MISSES {
-            let mut r = rng.gen_range(0..total);
+        while done.freed < need && done.keys < max_keys && *total > 0 && misses < MAX_MISSES {
+            let mut r = rng.gen_range(0..*total);
             let at = counts.iter().position(|(_, n)| r < *n || { r -= n; false }).unwrap_or(0);
             let gid = counts[at].0;
             let mut shard = self.lock(gid);
@@ -211,7 +227,7 @@ impl crate::Keyspace {
             };
             let Some((vgid, hash, key)) = victim else {
                 // Nothing left to draw here: stop drawing this shard.
-                total -= counts[at].1;
+                *total -= counts[at].1;
                 counts[at].1 = 0;
                 misses += 1;
                 continue;
@@ -228,7 +244,7 @@ impl crate::Keyspace {
                 Some((entry, freed)) => {
                     if let Some(c) = counts.iter_mut().find(|c| c.0 == vgid && c.1 > 0) {
                         c.1 -= 1;
-                        total -= 1;
+                        *total -= 1;
                     }
                     done.keys += 1;
                     done.freed += freed;
@@ -239,6 +255,7 @@ impl crate::Keyspace {
                 None => misses += 1,
             }
         }
+        pool.draw = draw;
         done
     }
 }
