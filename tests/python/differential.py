@@ -52,6 +52,8 @@ ALLOWED = {
     "unknown-command": "Redis 8 writes an unknown command without arguments as 'unknown command 'x''; "
                        "7.0 adds an empty ', with args beginning with: '",
     "multi-queue-errors": "an unknown command without arguments inside MULTI: Redis 8's wording (see unknown-command)",
+    "config-policy-names": "Tern also accepts allkeys-s3fifo, allkeys-sieve, volatile-s3fifo and volatile-sieve, "
+                           "and its refusal lists them after Redis's eight",
     "scan-negative-cursor": "7.0 parses the cursor with strtoul (-1 wraps to 2^64-1); 7.2+ uses string2ull, "
                             "which rejects negatives with 'invalid cursor'",
 }
@@ -783,6 +785,9 @@ CASES = [
         GET a
         CLIENT REPLY BOGUS
     """),
+    ("config-policy-names", """
+        CONFIG SET maxmemory-policy bogus
+    """),
     ("config", """
         CONFIG GET maxmemory
         CONFIG GET databases
@@ -801,7 +806,6 @@ CASES = [
         CONFIG SET maxmemory 0
         CONFIG SET maxmemory-policy allkeys-lru
         CONFIG GET maxmemory-policy
-        CONFIG SET maxmemory-policy bogus
         CONFIG SET maxmemory-policy noeviction
         CONFIG SET timeout -1
         CONFIG SET maxmemory abc
