@@ -102,6 +102,10 @@ fn every_evicting_policy_holds_the_limit_and_counts_evictions() {
         let evicted: u64 = info.lines().find_map(|l| l.strip_prefix("evicted_keys:")).unwrap().parse().unwrap();
         assert!(evicted > 30_000, "{policy}: only {evicted} evicted");
         assert_eq!(keys + evicted, 90_000, "{policy}: keys {keys} + evicted {evicted}");
+        // CONFIG RESETSTAT starts the count again, as in Redis.
+        let _: () = redis::cmd("CONFIG").arg("SET").arg("maxmemory").arg(0).query(&mut c).unwrap();
+        let _: () = redis::cmd("CONFIG").arg("RESETSTAT").query(&mut c).unwrap();
+        assert_eq!(info_field(&mut c, "stats", "evicted_keys"), 0, "{policy}");
     }
 }
 
