@@ -209,6 +209,9 @@ impl crate::Keyspace {
             let at = counts.iter().position(|(_, n)| r < *n || { r -= n; false }).unwrap_or(0);
             let gid = counts[at].0;
             let mut shard = self.lock(gid);
+            // A shard not written since a policy switch leaves the FIFO
+            // policy's state (or takes up the new one's) before it is judged.
+            shard.fifo_sync(now);
             let victim = if cfg.policy.fifo().0 != FifoKind::Off {
                 let v = shard.fifo_victim(now).map(|(key, hash)| (gid, hash, key));
                 drop(shard);

@@ -321,6 +321,8 @@ impl Keyspace {
         for i in 0..shards.min(n) {
             let gid = ((start + i) % n) as u32;
             let mut s = self.lock(gid);
+            // An idle shard follows a policy switch here, not on a command.
+            s.fifo_sync(now);
             if s.has_deadlines() {
                 removed += s.expire_cycle(now, per_shard);
             }

@@ -292,7 +292,7 @@ impl Shard {
     /// after a switch: every key's FIFO state is cleared, and under the new
     /// policy every key it wants is tracked, in table order (the order
     /// they were inserted in is not known). True while a FIFO policy runs.
-    fn fifo_sync(&mut self, now: u64) -> bool {
+    pub(crate) fn fifo_sync(&mut self, now: u64) -> bool {
         let (kind, volatile) = crate::fifo::decode(self.fifo_mode.load(Ordering::Relaxed));
         if kind == self.fifo.kind && volatile == self.fifo.volatile {
             return kind != FifoKind::Off;
