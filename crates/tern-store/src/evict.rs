@@ -398,4 +398,36 @@ mod tests {
         let recs = fx.take();
         assert!(matches!(&recs[..], [crate::Record { effect: crate::Effect::Del { key }, .. }] if **key == *b"w"));
     }
+
+    #[test]
+    fn a_hash_with_field_ttls_is_evicted_whole() {
+        let ks = Keyspace::new(1, 1);
+        let lim = crate::HashLimits::default();
+        let loc = ks.locate(0, b"h");
+        {
+            let mut sh = ks.lock(loc.gid);
+            sh.modify_or_create(b"h", loc.hash, 0, crate::Access::NoTouch, Some(crate::Value::Hash(crate::Hash::default())), |e, _| {
+                let h = crate::EntryExt::hash_mut(e).unwrap();
+                for i in 0..1000 {
+                    h.set(format!("f{i}").as_bytes(), b"v", lim);
+                    h.set_field_expire(format!("f{i}").as_bytes(), 1_000_000 + i);
+                }
+            });
+            ks.publish_hint(loc.gid, &sh);
+        }
+        put(&ks, "plain", None, 0);
+        let before = ks.used_memory_exact();
+        // The hash is the LRU victim: it was written at time 0, "plain" now.
+        let loc_p = ks.locate(0, b"plain");
+        ks.lock(loc_p.gid).lookup(b"plain", loc_p.hash, 3_600_000, crate::Access::Touch(None));
+        let r = ks.evict(&cfg(Policy::AllkeysLru), 3_600_000, 1, 1, &Effects::new());
+        assert_eq!(r.keys, 1);
+        assert!(!exists(&ks, "h") && exists(&ks, "plain"));
+        // Its fields' bytes went with it, and their deadlines expire nothing.
+        assert!(before - ks.used_memory_exact() > 1000 * 2, "{r:?}");
+        let mut sh = ks.lock(loc.gid);
+        assert!(sh.counts_hold());
+        assert_eq!(sh.expire_cycle(2_000_000, 10_000), 0);
+        assert_eq!(sh.expired_fields, 0);
+    }
 }
