@@ -256,12 +256,34 @@ fn memcached_port_out_of_memory_under_noeviction() {
         refused += out.matches("SERVER_ERROR out of memory storing object\r\n").count();
     }
     assert!(refused > 0);
+    // Each refused store below may free an item: fill up again first.
+    let mut pad = 0;
+    let mut full = |c: &mut TcpStream| {
+        loop {
+            pad += 1;
+            assert!(pad < 100_000, "never full again");
+            if mc_lines(c, format!("set pad{pad} 0 0 100\r\n{value}\r\n").as_bytes(), 1) != "STORED\r\n" {
+                return;
+            }
+        }
+    };
     // memcached's replies: the error for set and ms, a failed set drops
     // the old item, and reads keep working.
+    full(&mut c);
     assert_eq!(mc_lines(&mut c, b"ms new 1\r\nx\r\n", 1), "SERVER_ERROR out of memory storing object\r\n");
+    // An `ms` in append mode drops the old item too (memcached 1.6 -M).
+    full(&mut c);
+    assert_eq!(mc_lines(&mut c, b"ms k2 1 MA\r\nx\r\n", 1), "SERVER_ERROR out of memory storing object\r\n");
+    assert_eq!(mc_lines(&mut c, b"get k2\r\n", 1), "END\r\n");
+    // An `append` (text) does not.
+    full(&mut c);
+    assert_eq!(mc_lines(&mut c, b"append k3 0 0 1\r\nx\r\n", 1), "SERVER_ERROR out of memory storing object\r\n");
+    assert_eq!(mc_lines(&mut c, b"get k3\r\n", 3), format!("VALUE k3 0 100\r\n{value}\r\nEND\r\n"));
+    full(&mut c);
     assert_eq!(mc_lines(&mut c, b"set k0 0 0 1\r\nx\r\n", 1), "SERVER_ERROR out of memory storing object\r\n");
     assert_eq!(mc_lines(&mut c, b"get k0\r\n", 1), "END\r\n");
     assert_eq!(mc_lines(&mut c, b"get k1\r\n", 3), format!("VALUE k1 0 100\r\n{value}\r\nEND\r\n"));
+    full(&mut c);
     assert_eq!(mc_lines(&mut c, b"set quiet 0 0 1 noreply\r\nx\r\nmn\r\n", 1), "MN\r\n");
     assert_eq!(mc_stat(&mut c, "evictions"), 0);
 }

@@ -434,8 +434,10 @@ impl Exec<'_> {
             Request::Store { cmd, key, noreply, .. } if !self.room() => {
                 self.out_of_memory(key, cmd == StoreCmd::Set, noreply);
             }
+            // memcached drops the old item after any failed `ms` (whatever
+            // its mode), but only after a failed `set` among the text ones.
             Request::Meta(m) if m.cmd == MetaCmd::Set && !self.room() => {
-                self.out_of_memory(&m.key, matches!(m.flags.mode, None | Some(b'S')), false);
+                self.out_of_memory(&m.key, true, false);
             }
             Request::Store { cmd, key, flags, exptime, data, cas, noreply } => {
                 let r = self.store(cmd, key, flags, deadline(self.now, exptime), data, cas);
