@@ -61,6 +61,8 @@ pub struct WorkerStats {
     pub rejected_connections: Counter,
     /// Replies that referenced a stored value instead of copying it.
     pub reply_copy_avoided: Counter,
+    /// Clients this worker closed for `maxmemory-clients`.
+    pub evicted_clients: Counter,
     /// Bytes of this worker's clients' query and output buffers, at
     /// jemalloc's size classes: a gauge (its writer adds differences,
     /// wrapping), part of `used_memory`. Not reset by CONFIG RESETSTAT.
@@ -85,6 +87,7 @@ impl WorkerStats {
             rejected_connections: Counter::default(),
             reply_copy_avoided: Counter::default(),
             client_mem: Counter::default(),
+            evicted_clients: Counter::default(),
             cmds: (0..commands).map(|_| CmdStat::default()).collect(),
             errors: Mutex::new(HashMap::new()),
         }
@@ -111,6 +114,7 @@ impl WorkerStats {
             &self.connections_received,
             &self.rejected_connections,
             &self.reply_copy_avoided,
+            &self.evicted_clients,
         ] {
             c.reset();
         }

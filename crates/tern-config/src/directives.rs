@@ -259,6 +259,10 @@ directives! {
         /// 16 keys per step of tenacity are evicted before it runs
         /// (100: until under); the background cycle does the rest.
         maxmemory_eviction_tenacity: u32 = 10 => "maxmemory-eviction-tenacity", Int::new(0, 100), runtime;
+        /// Client buffers, all workers together, above which clients are
+        /// closed, largest first (0: no limit). Redis's percentage form
+        /// (of `maxmemory`) is not accepted.
+        maxmemory_clients: u64 = 0 => "maxmemory-clients", Mem::new(0, MEM_MAX), runtime;
         /// Evicted values are freed by the background thread.
         lazyfree_lazy_eviction: bool = false => "lazyfree-lazy-eviction", Bool, runtime;
         lfu_log_factor: u32 = 10 => "lfu-log-factor", Int::new(0, i32::MAX as i64), runtime;
@@ -296,7 +300,6 @@ directives! {
         /// Log file (empty: stdout).
         logfile: String = String::new() => "logfile", Str, startup;
         daemonize: bool = false => "daemonize", Off(Bool, "Tern does not daemonize; run it under a supervisor"), startup;
-        maxmemory_clients: u64 = 0 => "maxmemory-clients", Mem::new(0, MEM_MAX), runtime, MEMORY;
         lazyfree_lazy_expire: bool = false => "lazyfree-lazy-expire", Bool, runtime, OTHER;
         lazyfree_lazy_server_del: bool = false => "lazyfree-lazy-server-del", Bool, runtime, OTHER;
         active_expire_effort: i64 = 1 => "active-expire-effort", Int::new(1, 10), runtime, OTHER;

@@ -36,7 +36,6 @@ use kinds::one;
 /// Why a directive is accepted but not acted on: what the start-up
 /// warning and CONFIG SET's notice say.
 pub mod reason {
-    pub const MEMORY: &str = "Tern does not limit client buffers separately (maxmemory-clients) in this version";
     pub const PERSISTENCE: &str = "Tern does not persist data in this version";
     pub const REPLICATION: &str = "Tern does not replicate in this version";
     pub const CLUSTER: &str = "Tern has no cluster mode in this version";
@@ -427,7 +426,6 @@ mod tests {
 
     #[test]
     fn passive_directives_give_their_own_reason() {
-        assert!(passive_reason("maxmemory-clients").contains("client buffers"));
         assert!(find_directive("maxmemory").is_some_and(|d| d.passive.is_none()));
         assert!(passive_reason("save").contains("persist"));
         assert!(passive_reason("replicaof").contains("replicate"));

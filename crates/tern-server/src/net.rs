@@ -39,6 +39,7 @@ use tern_commands::client::{flags as client_flags, Client, ClientShared};
 use tern_commands::cmd::table::CommandTable;
 use tern_commands::cmd::{self, After, Scratch};
 use tern_commands::engine::Engine;
+use tern_commands::maxmemory;
 use tern_commands::server::{now_ms, Server};
 use tern_commands::stats::WorkerStats;
 use tern_commands::memcache;
@@ -68,6 +69,9 @@ const OUT_WRITE_EARLY: usize = 256 * 1024;
 /// Query buffer limit for a client that has not authenticated yet
 /// (Redis 7.4: at most 1mb, whatever `client-query-buffer-limit` says).
 pub const UNAUTH_QUERY_LIMIT: usize = 1024 * 1024;
+/// Clients with less in their buffers are never closed for
+/// `maxmemory-clients` (Redis's smallest eviction bucket).
+const CLIENT_EVICT_MIN: u64 = 32 * 1024;
 /// How long shutdown waits for replies in flight to be written.
 const SHUTDOWN_FLUSH: Duration = Duration::from_secs(5);
 
@@ -642,11 +646,41 @@ impl Worker {
         self.check_output_limits(key);
     }
 
+    /// `maxmemory-clients`: while all workers' client buffers together
+    /// are over it, closes this worker's largest client, as Redis's client
+    /// eviction does (biggest first, never one under 32 KiB, never one
+    /// that asked for CLIENT NO-EVICT). A worker only closes its own
+    /// clients; one with only small clients leaves the work to the others.
+    fn evict_clients(&mut self) {
+        let limit = self.eng.srv.settings.maxmemory_clients();
+        if limit == 0 {
+            return;
+        }
+        while maxmemory::client_memory(&self.eng.srv) > limit {
+            let biggest = self
+                .conns
+                .iter()
+                .filter(|(_, c)| !c.client.shared.has_flag(client_flags::NO_EVICT) && c.mem_counted >= CLIENT_EVICT_MIN)
+                .max_by_key(|(_, c)| c.mem_counted)
+                .map(|(k, _)| k);
+            let Some(key) = biggest else { return };
+            if let Some(c) = self.conns.get(key) {
+                log_verbose!("Evicting client: id={} addr={} (buffers {} bytes)", c.client.id, c.client.shared.addr, c.mem_counted);
+            }
+            self.stats.evicted_clients.add(1);
+            self.close(key);
+        }
+    }
+
     fn check_output_limits(&mut self, key: usize) {
         let l = self.eng.srv.settings.client_output_buffer_limit().normal;
         let (hard, soft, soft_secs) = (l.hard, l.soft, l.soft_seconds);
         let Some(conn) = self.conns.get_mut(key) else { return };
         conn.account_mem(&self.stats);
+        if self.eng.srv.settings.maxmemory_clients() > 0 {
+            self.evict_clients();
+        }
+        let Some(conn) = self.conns.get_mut(key) else { return };
         let pending = conn.pending_out() as u64;
         conn.client.shared.omem.store(pending as usize, Ordering::Relaxed);
         let over_hard = hard > 0 && pending >= hard;

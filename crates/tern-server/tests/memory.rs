@@ -343,3 +343,28 @@ fn memory_command_replies_as_redis() {
     let text: String = redis::cmd("MEMORY").arg("MALLOC-STATS").query(&mut c).unwrap();
     assert!(text.starts_with("___ Begin jemalloc statistics ___"), "{}", &text[..80.min(text.len())]);
 }
+
+#[test]
+fn maxmemory_clients_closes_the_biggest_client() {
+    let s = TestServer::start_with(1, &["--maxmemory-clients", "1mb"]);
+    let mut small = s.raw();
+    small.roundtrip(&[b"PING"], b"+PONG\r\n");
+    // A client that asked not to be evicted keeps its 2 MB half-request.
+    let mut kept = s.raw();
+    kept.roundtrip(&[b"CLIENT", b"NO-EVICT", b"on"], b"+OK\r\n");
+    kept.send(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5000000\r\n");
+    kept.send(&vec![b'x'; 2 << 20]);
+    small.roundtrip(&[b"PING"], b"+PONG\r\n");
+    let mut c = s.conn();
+    assert_eq!(info_field(&mut c, "stats", "evicted_clients"), 0);
+    // Another one does not: it is closed, and the others stay.
+    let mut big = s.raw();
+    big.send(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5000000\r\n");
+    big.send(&vec![b'x'; 2 << 20]);
+    assert!(big.is_closed());
+    assert_eq!(info_field(&mut c, "stats", "evicted_clients"), 1);
+    small.roundtrip(&[b"PING"], b"+PONG\r\n");
+    kept.send(&vec![b'x'; 3_000_000]);
+    kept.send(b"\r\n");
+    kept.expect(b"+OK\r\n");
+}

@@ -265,7 +265,7 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("expired_subkeys", expired_fields);
                 s.kv("expired_stale_perc", format!("{:.2}", srv.global.expired_stale_perc.load(Ordering::Relaxed) as f64 / 100.0));
                 s.kv("evicted_keys", counts.evicted);
-                s.kv("evicted_clients", 0);
+                s.kv("evicted_clients", srv.sum(|w| w.evicted_clients.get()));
                 s.kv("keyspace_hits", srv.sum(|w| w.keyspace_hits.get()));
                 s.kv("keyspace_misses", srv.sum(|w| w.keyspace_misses.get()));
                 s.kv("total_error_replies", srv.sum(|w| w.total_error_replies.get()));
