@@ -18,6 +18,8 @@
 //! the rest), as Redis's `performEvictions` lets it, and is refused with
 //! `-OOM` only when nothing can be evicted.
 
+use std::cell::Cell;
+
 use tern_store::Effects;
 
 use crate::server::Server;
@@ -92,10 +94,32 @@ pub fn client_memory(srv: &Server) -> u64 {
     srv.sum(|w| w.client_mem.get())
 }
 
-/// `used_memory` as the limit sees it (the shards' coarse total).
+thread_local! {
+    /// This thread's last sum of the workers' client buffers: (server,
+    /// millisecond, bytes).
+    static CLIENTS_SEEN: Cell<(usize, u64, u64)> = const { Cell::new((0, u64::MAX, 0)) };
+}
+
+/// [`client_memory`] summed at most once per millisecond per thread: the
+/// workers write their gauges all the time, and reading every one of
+/// their lines before every write would cost a cache miss each.
+fn client_memory_at(srv: &Server, now: u64) -> u64 {
+    let id = srv as *const Server as usize;
+    CLIENTS_SEEN.with(|c| match c.get() {
+        (s, at, v) if s == id && at == now => v,
+        _ => {
+            let v = client_memory(srv);
+            c.set((id, now, v));
+            v
+        }
+    })
+}
+
+/// `used_memory` as the limit sees it at `now` (ms): the shards' coarse
+/// total and the client buffers as summed this millisecond.
 #[inline]
-pub fn used_memory(srv: &Server) -> u64 {
-    srv.base_memory + srv.ks.used_memory() as u64 + client_memory(srv)
+fn used_memory(srv: &Server, now: u64) -> u64 {
+    srv.base_memory + srv.ks.used_memory() as u64 + client_memory_at(srv, now)
 }
 
 /// `used_memory` exactly (INFO, MEMORY STATS): every shard's own counter.
@@ -103,20 +127,20 @@ pub fn used_memory_exact(srv: &Server) -> u64 {
     srv.base_memory + srv.ks.used_memory_exact() as u64 + client_memory(srv)
 }
 
-/// Bytes over the limit (0: under it, or no limit).
-pub fn over_limit(srv: &Server) -> u64 {
+/// Bytes over the limit at `now` (ms; 0: under it, or no limit).
+pub fn over_limit(srv: &Server, now: u64) -> u64 {
     let max = srv.settings.maxmemory();
     if max == 0 {
         return 0;
     }
-    used_memory(srv).saturating_sub(max)
+    used_memory(srv, now).saturating_sub(max)
 }
 
 /// Gets under `maxmemory` before a command that may grow memory: evicts
 /// up to the command's share of keys under the policy, their `DEL`
 /// records going to `fx`. Must be called with no shard lock held.
 pub fn make_room(srv: &Server, now: u64, fx: &Effects) -> Room {
-    let need = over_limit(srv);
+    let need = over_limit(srv, now);
     if need == 0 {
         return Room::Fits;
     }
@@ -135,7 +159,7 @@ pub fn make_room(srv: &Server, now: u64, fx: &Effects) -> Room {
 /// CONFIG SET maxmemory lowered it, or a command's share fell short).
 /// Returns the keys evicted.
 pub fn background_evict(srv: &Server, now: u64, max_keys: usize, fx: &Effects) -> usize {
-    let need = over_limit(srv);
+    let need = over_limit(srv, now);
     if need == 0 {
         return 0;
     }

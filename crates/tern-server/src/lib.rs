@@ -76,7 +76,7 @@ fn cron(srv: &Server) {
         // Over `maxmemory` with no writes coming (the limit was lowered,
         // or commands' shares fell short): evict in the rest of the
         // budget, a batch at a time.
-        while maxmemory::over_limit(srv) > 0 && start.elapsed() < budget {
+        while maxmemory::over_limit(srv, now_ms()) > 0 && start.elapsed() < budget {
             if maxmemory::background_evict(srv, now_ms(), BACKGROUND_EVICT_BATCH, &fx) == 0 {
                 break;
             }
