@@ -63,6 +63,8 @@ ALLOWED = {
     "lpos-rank-min": "Redis 7.0 takes RANK -9223372036854775808 (its negation overflows); 7.2+ refuse it",
     "blocking-timeout-inf": "Redis 7.0 converts an infinite timeout to a negative integer ('timeout is negative'); "
                             "7.2+ say 'timeout is out of range'",
+    "config-policy-names": "Tern also accepts allkeys-s3fifo, allkeys-sieve, volatile-s3fifo and volatile-sieve, "
+                           "and its refusal lists them after Redis's eight",
     "scan-negative-cursor": "7.0 parses the cursor with strtoul (-1 wraps to 2^64-1); 7.2+ uses string2ull, "
                             "which rejects negatives with 'invalid cursor'",
 }
@@ -1017,6 +1019,9 @@ CASES = [
         GET a
         CLIENT REPLY BOGUS
     """),
+    ("config-policy-names", """
+        CONFIG SET maxmemory-policy bogus
+    """),
     ("config", """
         CONFIG GET maxmemory
         CONFIG GET databases
@@ -1035,7 +1040,6 @@ CASES = [
         CONFIG SET maxmemory 0
         CONFIG SET maxmemory-policy allkeys-lru
         CONFIG GET maxmemory-policy
-        CONFIG SET maxmemory-policy bogus
         CONFIG SET maxmemory-policy noeviction
         CONFIG SET timeout -1
         CONFIG SET maxmemory abc

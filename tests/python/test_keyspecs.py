@@ -155,6 +155,7 @@ VECTORS = {
     "pexpiretime": [["k"]],
     "persist": [["k"]],
     "object": [["encoding", "k"], ["freq", "k"], ["idletime", "k"], ["refcount", "k"], ["nosuch", "k"]],
+    "memory": [["usage", "k"], ["usage", "k", "samples", "5"], ["nosuch", "k"]],
     "watch": [["a"], ["a", "b"]],
 }
 
@@ -173,6 +174,8 @@ ERRORS = [
     ["hgetex", "h", "f"],
     ["nosuchcommand", "k"],
     ["object", "nosuch"],
+    ["memory", "stats"],
+    ["memory", "nosuch"],
 ]
 
 

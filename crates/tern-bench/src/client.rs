@@ -27,11 +27,14 @@ use crate::template::Template;
 pub struct Workload {
     /// Commands, and how many of each to send in one cycle.
     pub cmds: Vec<(Template, u32, Pattern)>,
+    /// With `--miss-set`, per command: the SET (an index in `cmds`, sent
+    /// only after a miss, never in the cycle) that fills what it missed.
+    pub miss_set: Vec<Option<usize>>,
 }
 
 impl Workload {
     pub fn from_config(cfg: &Config) -> Result<Workload, String> {
-        let cmds = if cfg.commands.is_empty() {
+        let mut cmds = if cfg.commands.is_empty() {
             vec![
                 (
                     Template::parse("SET __key__ __data__")?,
@@ -50,7 +53,20 @@ impl Workload {
                 .map(|c| (c.template.clone(), c.ratio, c.pattern))
                 .collect()
         };
-        Ok(Workload { cmds })
+        let mut miss_set = vec![None; cmds.len()];
+        if cfg.miss_set {
+            for i in 0..cmds.len() {
+                if let Some(set) = Template::set_for_get(&cmds[i].0) {
+                    miss_set[i] = Some(cmds.len());
+                    cmds.push((set, 0, cmds[i].2));
+                    miss_set.push(None);
+                }
+            }
+            if miss_set.iter().all(Option::is_none) {
+                return Err("--miss-set needs a single-key GET command".into());
+            }
+        }
+        Ok(Workload { cmds, miss_set })
     }
 
     pub fn names(&self) -> Vec<String> {
@@ -69,6 +85,8 @@ pub struct Progress {
 struct Pending {
     sent: Instant,
     cmd: u16,
+    /// The last key number drawn for the request (a GET's only key).
+    key: u64,
     /// Replies still to come (a memcache multi-get sent as N `mg` lines).
     expect: u32,
     keys: u32,
@@ -95,6 +113,9 @@ struct Conn {
     gens: Vec<KeyGen>,
     /// Position in the command cycle: command index and repeats left.
     cycle: (usize, u32),
+    /// SETs owed for GETs that missed (`--miss-set`): command and key,
+    /// sent before the cycle resumes.
+    refill: VecDeque<(usize, u64)>,
     left: Option<u64>,
     data_off: usize,
     closed: bool,
@@ -167,6 +188,7 @@ impl Conn {
                     n,
                     cfg.key_median,
                     cfg.key_stddev,
+                    cfg.zipf_alpha,
                 )
             })
             .collect();
@@ -205,6 +227,7 @@ impl Conn {
             rng: Rng::new(seed),
             gens,
             cycle: (first, sh.work.cmds[first].1),
+            refill: VecDeque::new(),
             left,
             data_off: 0,
             closed: false,
@@ -228,7 +251,11 @@ impl Conn {
 
     /// Encodes one request into the write buffer and records it in flight.
     fn push_request(&mut self, sh: &Shared, now: Instant) {
-        let ci = self.next_cmd(&sh.work);
+        let owed = self.refill.pop_front();
+        let ci = match owed {
+            Some((ci, _)) => ci,
+            None => self.next_cmd(&sh.work),
+        };
         let t = &sh.work.cmds[ci].0;
         let cfg = &sh.cfg;
         let data: &[u8] = if cfg.random_data {
@@ -240,10 +267,18 @@ impl Conn {
         };
         let prefix = cfg.key_prefix.as_bytes();
         let (gen, rng) = (&mut self.gens[ci], &mut self.rng);
-        let mut key = |o: &mut Vec<u8>| key_into(o, prefix, gen.next(rng));
+        let mut drawn = 0;
+        let mut key = |o: &mut Vec<u8>| {
+            drawn = match owed {
+                Some((_, k)) => k,
+                None => gen.next(rng),
+            };
+            key_into(o, prefix, drawn)
+        };
         let mut p = Pending {
             sent: now,
             cmd: ci as u16,
+            key: 0,
             expect: 1,
             keys: t.keys as u32,
             shape: Shape::Line,
@@ -311,6 +346,7 @@ impl Conn {
                 p.keys = p.keys.max(p.expect);
             }
         }
+        p.key = drawn;
         self.inflight.push_back(p);
     }
 }
@@ -551,6 +587,7 @@ fn consume(c: &mut Conn, sh: &Shared, stats: &mut Stats, now: Instant) -> Result
                 "MGET" if r.kind == Kind::Array => ((r.len - r.nulls) as u64, r.nulls as u64),
                 _ => (0, 0),
             };
+            owe_set(c, &sh.work, &p, misses);
             record(stats, p.cmd, p.sent, now, sec, hits, misses);
         } else {
             let Some(p) = c.inflight.front_mut() else {
@@ -586,6 +623,7 @@ fn consume(c: &mut Conn, sh: &Shared, stats: &mut Stats, now: Instant) -> Result
             } else {
                 (0, 0)
             };
+            owe_set(c, &sh.work, &p, misses);
             record(stats, p.cmd, p.sent, now, sec, hits, misses);
         }
     }
@@ -594,6 +632,15 @@ fn consume(c: &mut Conn, sh: &Shared, stats: &mut Stats, now: Instant) -> Result
         c.rend = 0;
     }
     Ok(())
+}
+
+/// `--miss-set`: a GET that missed owes the SET of its key.
+fn owe_set(c: &mut Conn, work: &Workload, p: &Pending, misses: u64) {
+    if misses > 0 {
+        if let Some(Some(set)) = work.miss_set.get(p.cmd as usize) {
+            c.refill.push_back((*set, p.key));
+        }
+    }
 }
 
 fn record(

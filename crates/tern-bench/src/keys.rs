@@ -6,11 +6,14 @@
 //! - `S` sequential over the whole range, wrapping;
 //! - `P` sequential over this client's share of the range, wrapping: the
 //!   range is cut into one contiguous slice per client, so the clients
-//!   together cover every key exactly once per pass (the preload pattern).
+//!   together cover every key exactly once per pass (the preload pattern);
+//! - `Z` Zipf over the range (Tern's own, for cache hit ratios): the key
+//!   of rank r (the minimum is rank 1) is drawn in proportion to
+//!   r^-alpha (`--zipf-alpha`), by rand_distr's rejection-inversion.
 
 use rand::rngs::SmallRng;
 use rand::{Rng as _, SeedableRng};
-use rand_distr::StandardNormal;
+use rand_distr::{StandardNormal, Zipf};
 
 /// A load thread's random source: rand's `SmallRng`, fast and seedable; a
 /// benchmark needs speed and reproducibility, not cryptographic quality.
@@ -38,6 +41,11 @@ impl Rng {
     pub fn normal(&mut self) -> f64 {
         self.0.sample(StandardNormal)
     }
+
+    /// A draw of `z`: a rank in [1, n].
+    pub fn zipf(&mut self, z: &Zipf<f64>) -> u64 {
+        self.0.sample(z) as u64
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,6 +54,7 @@ pub enum Pattern {
     Gaussian,
     Sequential,
     Parallel,
+    Zipf,
 }
 
 impl Pattern {
@@ -55,6 +64,7 @@ impl Pattern {
             "G" => Pattern::Gaussian,
             "S" => Pattern::Sequential,
             "P" => Pattern::Parallel,
+            "Z" => Pattern::Zipf,
             _ => return None,
         })
     }
@@ -77,6 +87,7 @@ pub struct KeyGen {
     next: u64,
     median: f64,
     stddev: f64,
+    zipf: Option<Zipf<f64>>,
 }
 
 impl KeyGen {
@@ -89,6 +100,7 @@ impl KeyGen {
         count: u64,
         median: Option<f64>,
         stddev: Option<f64>,
+        zipf_alpha: f64,
     ) -> KeyGen {
         let (lo, hi) = if pattern == Pattern::Parallel {
             share(min, max, index, count)
@@ -97,6 +109,8 @@ impl KeyGen {
         };
         let median = median.unwrap_or((min as f64 + max as f64) / 2.0);
         let stddev = stddev.unwrap_or((max - min) as f64 / 6.0);
+        // Options check alpha; a bad one here draws uniformly instead.
+        let zipf = (pattern == Pattern::Zipf).then(|| Zipf::new(max - min + 1, zipf_alpha).ok()).flatten();
         KeyGen {
             pattern,
             min: lo,
@@ -104,6 +118,7 @@ impl KeyGen {
             next: lo,
             median,
             stddev,
+            zipf,
         }
     }
 
@@ -118,6 +133,10 @@ impl KeyGen {
 
     pub fn next(&mut self, rng: &mut Rng) -> u64 {
         match self.pattern {
+            Pattern::Zipf => match &self.zipf {
+                Some(z) => (self.min + rng.zipf(z) - 1).min(self.max),
+                None => self.min + rng.below(self.max - self.min + 1),
+            },
             Pattern::Random => self.min + rng.below(self.max - self.min + 1),
             Pattern::Gaussian => {
                 let k = (self.median + rng.normal() * self.stddev).round();
@@ -137,7 +156,29 @@ mod tests {
     use super::*;
 
     fn gen(p: Pattern, min: u64, max: u64, i: u64, n: u64) -> KeyGen {
-        KeyGen::new(p, min, max, i, n, None, None)
+        KeyGen::new(p, min, max, i, n, None, None, 0.99)
+    }
+
+    #[test]
+    fn zipf_ranks_follow_the_power_law() {
+        let mut rng = Rng::new(5);
+        let n = 200_000;
+        for alpha in [0.9, 1.1] {
+            let mut g = KeyGen::new(Pattern::Zipf, 10, 1_000_009, 0, 1, None, None, alpha);
+            let mut count = [0u32; 3];
+            for _ in 0..n {
+                let k = g.next(&mut rng);
+                assert!((10..=1_000_009).contains(&k));
+                if k - 10 < 3 {
+                    count[(k - 10) as usize] += 1;
+                }
+            }
+            // P(rank 1) / P(rank 2) = 2^alpha, P(1) / P(3) = 3^alpha.
+            let r2 = f64::from(count[0]) / f64::from(count[1]);
+            let r3 = f64::from(count[0]) / f64::from(count[2]);
+            assert!((r2 - 2f64.powf(alpha)).abs() < 0.1, "alpha {alpha}: {r2}");
+            assert!((r3 - 3f64.powf(alpha)).abs() < 0.2, "alpha {alpha}: {r3}");
+        }
     }
 
     #[test]

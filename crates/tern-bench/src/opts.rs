@@ -61,6 +61,11 @@ pub struct Config {
     pub key_prefix: String,
     pub key_stddev: Option<f64>,
     pub key_median: Option<f64>,
+    /// The exponent of the `Z` key pattern.
+    pub zipf_alpha: f64,
+    /// After a GET misses, SET the key it read (a cache filled on demand;
+    /// the GETs' hits and misses give the hit ratio).
+    pub miss_set: bool,
     pub data_size: usize,
     pub random_data: bool,
     pub commands: Vec<Command>,
@@ -92,6 +97,8 @@ impl Default for Config {
             key_prefix: "memtier-".into(),
             key_stddev: None,
             key_median: None,
+            zipf_alpha: 0.99,
+            miss_set: false,
             data_size: 32,
             random_data: false,
             commands: Vec::new(),
@@ -120,12 +127,13 @@ usage: tern-bench [options]
   -P, --protocol redis|resp3|memcache_text|memcache_meta
   -t, --threads N (4)        -c, --clients N per thread (50)
       --pipeline N (1)       --test-time SECS | -n, --requests N|allkeys (10000)
-      --ratio SET:GET (1:10) --key-pattern SET:GET of R|G|S|P (R:R)
+      --ratio SET:GET (1:10) --key-pattern SET:GET of R|G|S|P|Z (R:R)
       --key-minimum N (0)    --key-maximum N (10000000)  --key-prefix STR (memtier-)
-      --key-stddev F         --key-median F
+      --key-stddev F         --key-median F   --zipf-alpha F (0.99, for Z)
+      --miss-set             after a GET misses, SET the key it read (hit ratio)
   -d, --data-size N (32)     -R, --random-data
       --command \"CMD __key__ __data__ ...\" (repeatable)
-      --command-ratio N      --command-key-pattern R|G|S|P   (apply to the last --command)
+      --command-ratio N      --command-key-pattern R|G|S|P|Z (apply to the last --command)
       --distinct-client-seed --randomize  --seed N
       --hide-histogram       --json-out-file FILE
       --spec FILE.yml --phase preload|benchmark|info   (options after --spec override it)
@@ -147,7 +155,7 @@ fn ratio(v: &str) -> Result<(u32, u32), String> {
 }
 
 fn pattern(v: &str) -> Result<Pattern, String> {
-    Pattern::from_letter(v).ok_or_else(|| format!("invalid key pattern '{v}' (R, G, S or P)"))
+    Pattern::from_letter(v).ok_or_else(|| format!("invalid key pattern '{v}' (R, G, S, P or Z)"))
 }
 
 fn patterns(v: &str) -> Result<(Pattern, Pattern), String> {
@@ -202,6 +210,10 @@ pub struct Options {
     key_stddev: Option<f64>,
     #[arg(long, allow_negative_numbers = true)]
     key_median: Option<f64>,
+    #[arg(long, allow_negative_numbers = true)]
+    zipf_alpha: Option<f64>,
+    #[arg(long)]
+    miss_set: bool,
     #[arg(short = 'd', long)]
     data_size: Option<usize>,
     #[arg(short = 'R', long)]
@@ -307,6 +319,8 @@ impl Config {
         }
         self.key_stddev = o.key_stddev.or(self.key_stddev);
         self.key_median = o.key_median.or(self.key_median);
+        self.zipf_alpha = o.zipf_alpha.unwrap_or(self.zipf_alpha);
+        self.miss_set |= o.miss_set;
         self.json_out_file = o.json_out_file.clone().or(self.json_out_file.take());
         self.random_data |= o.random_data;
         self.distinct_client_seed |= o.distinct_client_seed;
@@ -337,6 +351,9 @@ impl Config {
         }
         if self.key_max < self.key_min {
             return Err("--key-maximum is below --key-minimum".into());
+        }
+        if !(self.zipf_alpha > 0.0 && self.zipf_alpha.is_finite()) {
+            return Err("--zipf-alpha must be a positive number".into());
         }
         if self.commands.is_empty() && self.ratio == (0, 0) {
             return Err("--ratio 0:0 sends nothing".into());

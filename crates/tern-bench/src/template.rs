@@ -64,6 +64,19 @@ impl Template {
             return Err("--command is empty".into());
         }
         let words: Vec<Vec<Part>> = words.iter().map(|w| split_word(w.as_bytes())).collect();
+        Template::from_words(words)
+    }
+
+    /// The `SET <key word> __data__` that fills the key a single-key GET
+    /// template reads (`--miss-set`); None for any other template.
+    pub fn set_for_get(get: &Template) -> Option<Template> {
+        if get.name != "GET" || get.words.len() != 2 || get.keys != 1 {
+            return None;
+        }
+        Template::from_words(vec![vec![Part::Lit(b"SET".to_vec())], get.words[1].clone(), vec![Part::Data]]).ok()
+    }
+
+    fn from_words(words: Vec<Vec<Part>>) -> Result<Template, String> {
         let name = match words[0].as_slice() {
             [Part::Lit(l)] => String::from_utf8_lossy(l).to_ascii_uppercase(),
             _ => return Err("--command must start with a command name".into()),
@@ -140,6 +153,16 @@ mod tests {
         assert_eq!(expand(&t, b"D"), ["HSET", "user:k1", "f 1", "vDv", "k2k3"]);
         let t = Template::parse("PING").unwrap();
         assert_eq!((t.keys, expand(&t, b"")), (0, vec!["PING".to_string()]));
+    }
+
+    #[test]
+    fn miss_set_fills_the_key_its_get_read() {
+        let get = Template::parse("GET scan:__key__").unwrap();
+        let set = Template::set_for_get(&get).unwrap();
+        assert_eq!((set.name.as_str(), set.keys), ("SET", 1));
+        assert_eq!(expand(&set, b"D"), ["SET", "scan:k1", "D"]);
+        assert!(Template::set_for_get(&Template::parse("MGET __key__ __key__").unwrap()).is_none());
+        assert!(Template::set_for_get(&set).is_none());
     }
 
     #[test]

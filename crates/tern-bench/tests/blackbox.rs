@@ -500,3 +500,28 @@ fn spec_phases_run_with_overrides() {
         "memtier_benchmark-1Mkeys-string-get-100B-pipeline-10"
     );
 }
+
+#[test]
+fn miss_set_fills_what_zipf_gets_missed() {
+    let s = Server::start(1);
+    // One connection, one request at a time: each miss is followed by the
+    // SET of its key before the next GET, so misses are first reads.
+    let (v, text) = bench(
+        s.port,
+        &[
+            "-t", "1", "-c", "1", "-n", "3000", "--command", "GET __key__", "--command-key-pattern", "Z",
+            "--zipf-alpha", "1.1", "--key-minimum", "1", "--key-maximum", "500", "--miss-set",
+        ],
+    );
+    let gets = &v["ALL STATS"]["Gets"];
+    let sets = &v["ALL STATS"]["Sets"];
+    let (hits, misses) = (n(gets, "Hits"), n(gets, "Misses"));
+    assert_eq!(n(gets, "Count") + n(sets, "Count"), 3000, "{text}");
+    assert_eq!(hits + misses, n(gets, "Count"));
+    // Every miss was a key never read before, and each got its SET.
+    assert_eq!(n(sets, "Count"), misses);
+    let dbsize = s.cmd(b"*1\r\n$6\r\nDBSIZE\r\n");
+    assert_eq!(dbsize, format!(":{misses}\r\n").into_bytes());
+    // Zipf 1.1 over 500 keys: most reads hit the few hottest keys.
+    assert!(hits > 2 * misses, "{hits} hits, {misses} misses");
+}

@@ -24,6 +24,8 @@ pub const UNBLOCK_REASON: &str = "ERR CLIENT UNBLOCK reason should be TIMEOUT or
 /// The reply of a client unblocked by CLIENT UNBLOCK ... ERROR.
 pub const UNBLOCKED: &str = "UNBLOCKED client unblocked via CLIENT UNBLOCK";
 pub const NOAUTH: &str = "NOAUTH Authentication required.";
+/// A command that may grow memory, over `maxmemory` with nothing to evict.
+pub const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
 /// A key longer than an item can hold (Redis has no such limit; reaching it
 /// needs proto-max-bulk-len and client-query-buffer-limit above 1gb).
 pub const KEY_TOO_LONG: &str = "ERR key is too long (Tern stores keys of at most 1073741823 bytes)";
@@ -115,6 +117,7 @@ pub const KEY_VALUE_PAIRS: &str = "ERR wrong number of key-value pairs";
 // Keys.
 pub const FREQ_NOT_TRACKED: &str = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
 pub const IDLE_NOT_TRACKED: &str = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
+pub const IDLE_NOT_TRACKED_FIFO: &str = "ERR An S3-FIFO or SIEVE maxmemory policy is selected, idle time not tracked for this key.";
 pub const NX_AND_OTHERS: &str = "ERR NX and XX, GT or LT options at the same time are not compatible";
 pub const GT_AND_LT: &str = "ERR GT and LT options at the same time are not compatible";
 pub const INVALID_FIRST_DB: &str = "ERR invalid first DB index";

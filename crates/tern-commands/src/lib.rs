@@ -27,9 +27,10 @@
 //! ```text
 //!  engine    ─► cmd server
 //!  prefetch  ─► cmd server client
-//!  memcache  ─► server outbuf stats
-//!  cmd       ─► server client outbuf stats errors glob sysinfo fdlimit cmdlog latency monitor
-//!  server    ─► client stats cmdlog latency monitor
+//!  memcache  ─► server outbuf stats maxmemory
+//!  cmd       ─► server client outbuf stats errors glob sysinfo fdlimit cmdlog latency monitor maxmemory
+//!  maxmemory ─► server sysinfo
+//!  server    ─► client stats cmdlog latency monitor sysinfo
 //!  client    ─► monitor
 //!  outbuf    ─► -
 //!  stats     ─► -
@@ -60,6 +61,7 @@ pub mod glob;
 pub mod latency;
 pub mod memcache;
 pub mod monitor;
+pub mod maxmemory;
 pub mod outbuf;
 pub mod prefetch;
 pub mod server;

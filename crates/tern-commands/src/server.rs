@@ -106,6 +106,11 @@ pub struct Server {
     /// HyperLogLog code. Tern has one path (vectorised by the compiler), so
     /// the switch only answers; it starts on, as Redis on this CPU.
     pub hll_simd: AtomicBool,
+    /// The process's own structures (configuration, the keyspace's
+    /// shards and locks, the command statistics) as allocated at start,
+    /// beside what the shards and workers count: the fixed part of
+    /// `used_memory` (see `memory`).
+    pub base_memory: u64,
 }
 
 impl Server {
@@ -146,7 +151,10 @@ impl Server {
             executable: std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
             mc_flush_at: Mutex::new(None),
             hll_simd: AtomicBool::new(true),
+            base_memory: 0,
         };
+        let mut srv = srv;
+        srv.base_memory = crate::sysinfo::jemalloc_stats().0.saturating_sub(srv.ks.used_memory_exact() as u64);
         srv.apply_config(&srv.config.read());
         srv
     }
@@ -160,6 +168,7 @@ impl Server {
         // New keys start the clock the policy reads (existing ones adjust
         // as they are accessed, as in Redis).
         self.ks.set_lfu(c.maxmemory_policy.is_lfu());
+        self.ks.set_fifo(c.maxmemory_policy.store_policy());
     }
 
     /// Checks a username/password pair against the `default` user (AUTH,

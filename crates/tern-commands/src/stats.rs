@@ -27,6 +27,15 @@ impl Counter {
     pub fn reset(&self) {
         self.0.store(0, Ordering::Relaxed);
     }
+
+    /// Moves a gauge from `old` to `new` (its owner's figures). Only the
+    /// owning thread may call this.
+    #[inline]
+    pub fn adjust(&self, old: u64, new: u64) {
+        if old != new {
+            self.add(new.wrapping_sub(old));
+        }
+    }
 }
 
 /// Per-command counters (INFO commandstats).
@@ -59,6 +68,12 @@ pub struct WorkerStats {
     /// Clients closed for their query or output buffer limit.
     pub qbuf_limit_disconnections: Counter,
     pub obuf_limit_disconnections: Counter,
+    /// Clients this worker closed for `maxmemory-clients`.
+    pub evicted_clients: Counter,
+    /// Bytes of this worker's clients' query and output buffers, at
+    /// jemalloc's size classes: a gauge (its writer adds differences,
+    /// wrapping), part of `used_memory`. Not reset by CONFIG RESETSTAT.
+    pub client_mem: Counter,
     /// Indexed by command id (see `cmd::table`).
     pub cmds: Box<[CmdStat]>,
     /// Error replies by their first word (INFO errorstats). Written only on
@@ -82,6 +97,8 @@ impl WorkerStats {
             writes_processed: Counter::default(),
             qbuf_limit_disconnections: Counter::default(),
             obuf_limit_disconnections: Counter::default(),
+            client_mem: Counter::default(),
+            evicted_clients: Counter::default(),
             cmds: (0..commands).map(|_| CmdStat::default()).collect(),
             errors: Mutex::new(HashMap::new()),
         }
@@ -112,6 +129,7 @@ impl WorkerStats {
             &self.writes_processed,
             &self.qbuf_limit_disconnections,
             &self.obuf_limit_disconnections,
+            &self.evicted_clients,
         ] {
             c.reset();
         }

@@ -40,7 +40,7 @@ named_enum! {
 }
 
 named_enum! {
-    /// `maxmemory-policy`. Nothing is evicted yet; the LFU policies switch
+    /// `maxmemory-policy`, with Redis's meanings; the LFU policies switch
     /// the per-key access data to LFU counters (OBJECT FREQ).
     pub enum MaxmemoryPolicy {
         VolatileLru = "volatile-lru",
@@ -51,6 +51,11 @@ named_enum! {
         AllkeysLfu = "allkeys-lfu",
         AllkeysRandom = "allkeys-random",
         NoEviction = "noeviction",
+        /// Tern's own: S3-FIFO and SIEVE (see tern-store's `fifo`).
+        AllkeysS3Fifo = "allkeys-s3fifo",
+        AllkeysSieve = "allkeys-sieve",
+        VolatileS3Fifo = "volatile-s3fifo",
+        VolatileSieve = "volatile-sieve",
     }
 }
 
@@ -60,6 +65,31 @@ impl MaxmemoryPolicy {
     }
     pub fn is_lru(self) -> bool {
         matches!(self, MaxmemoryPolicy::VolatileLru | MaxmemoryPolicy::AllkeysLru)
+    }
+
+    /// The store's eviction policy of the same meaning.
+    pub fn store_policy(self) -> tern_store::Policy {
+        use tern_store::Policy as P;
+        match self {
+            MaxmemoryPolicy::VolatileLru => P::VolatileLru,
+            MaxmemoryPolicy::VolatileLfu => P::VolatileLfu,
+            MaxmemoryPolicy::VolatileRandom => P::VolatileRandom,
+            MaxmemoryPolicy::VolatileTtl => P::VolatileTtl,
+            MaxmemoryPolicy::AllkeysLru => P::AllkeysLru,
+            MaxmemoryPolicy::AllkeysLfu => P::AllkeysLfu,
+            MaxmemoryPolicy::AllkeysRandom => P::AllkeysRandom,
+            MaxmemoryPolicy::NoEviction => P::NoEviction,
+            MaxmemoryPolicy::AllkeysS3Fifo => P::AllkeysS3Fifo,
+            MaxmemoryPolicy::AllkeysSieve => P::AllkeysSieve,
+            MaxmemoryPolicy::VolatileS3Fifo => P::VolatileS3Fifo,
+            MaxmemoryPolicy::VolatileSieve => P::VolatileSieve,
+        }
+    }
+
+    /// S3-FIFO or SIEVE: keys carry an access counter and an insertion
+    /// number instead of an access time.
+    pub fn is_fifo(self) -> bool {
+        self.store_policy().fifo().0 != tern_store::FifoKind::Off
     }
 }
 
@@ -249,8 +279,25 @@ directives! {
         latency_monitor_threshold: i64 = 0 => "latency-monitor-threshold", Int::new(0, i64::MAX), runtime;
         /// Each command's latency enters its histogram (INFO latencystats).
         latency_tracking: bool = true => "latency-tracking", Bool, runtime;
-        lfu_log_factor: u32 = 10 => "lfu-log-factor", Int::new(0, i32::MAX as i64), runtime, MEMORY;
-        lfu_decay_time: u32 = 1 => "lfu-decay-time", Int::new(0, i32::MAX as i64), runtime, MEMORY;
+        /// Memory limit in bytes (0: none): past it, commands that may
+        /// grow memory evict first, or are refused with `-OOM`.
+        maxmemory: u64 = 0 => "maxmemory", Mem::new(0, MEM_MAX), runtime;
+        /// What eviction removes (Redis's names and meanings).
+        maxmemory_policy: MaxmemoryPolicy = MaxmemoryPolicy::NoEviction => "maxmemory-policy", Enum::new(), runtime;
+        /// Keys sampled per shard visit by the LRU, LFU and TTL policies.
+        maxmemory_samples: usize = 5 => "maxmemory-samples", Int::new(1, 64), runtime;
+        /// How hard one command works to get under the limit: at most
+        /// 16 keys per step of tenacity are evicted before it runs
+        /// (100: until under); the background cycle does the rest.
+        maxmemory_eviction_tenacity: u32 = 10 => "maxmemory-eviction-tenacity", Int::new(0, 100), runtime;
+        /// Client buffers, all workers together, above which clients are
+        /// closed, largest first (0: no limit). Redis's percentage form
+        /// (of `maxmemory`) is not accepted.
+        maxmemory_clients: u64 = 0 => "maxmemory-clients", Mem::new(0, MEM_MAX), runtime;
+        /// Evicted values are freed by the background thread.
+        lazyfree_lazy_eviction: bool = false => "lazyfree-lazy-eviction", Bool, runtime;
+        lfu_log_factor: u32 = 10 => "lfu-log-factor", Int::new(0, i32::MAX as i64), runtime;
+        lfu_decay_time: u32 = 1 => "lfu-decay-time", Int::new(0, i32::MAX as i64), runtime;
     }
     derived {
         /// A password is set: connections start unauthenticated.
@@ -286,14 +333,6 @@ directives! {
         /// Log file (empty: stdout).
         logfile: String = String::new() => "logfile", Str, startup;
         daemonize: bool = false => "daemonize", Off(Bool, "Tern does not daemonize; run it under a supervisor"), startup;
-        maxmemory: u64 = 0 => "maxmemory", Mem::new(0, MEM_MAX), runtime, MEMORY;
-        /// Only its LFU-or-not family is acted on (OBJECT FREQ/IDLETIME),
-        /// through the live `lfu_policy`.
-        maxmemory_policy: MaxmemoryPolicy = MaxmemoryPolicy::NoEviction => "maxmemory-policy", Enum::new(), runtime, MEMORY;
-        maxmemory_samples: i64 = 5 => "maxmemory-samples", Int::new(1, 64), runtime, MEMORY;
-        maxmemory_eviction_tenacity: i64 = 10 => "maxmemory-eviction-tenacity", Int::new(0, 100), runtime, MEMORY;
-        maxmemory_clients: u64 = 0 => "maxmemory-clients", Mem::new(0, MEM_MAX), runtime, MEMORY;
-        lazyfree_lazy_eviction: bool = false => "lazyfree-lazy-eviction", Bool, runtime, MEMORY;
         lazyfree_lazy_expire: bool = false => "lazyfree-lazy-expire", Bool, runtime, OTHER;
         lazyfree_lazy_server_del: bool = false => "lazyfree-lazy-server-del", Bool, runtime, OTHER;
         active_expire_effort: i64 = 1 => "active-expire-effort", Int::new(1, 10), runtime, OTHER;
@@ -416,5 +455,15 @@ impl Settings {
     #[inline]
     pub fn lfu(&self) -> Option<tern_store::Lfu> {
         self.lfu_policy().then(|| tern_store::Lfu { log_factor: self.lfu_log_factor(), decay_minutes: self.lfu_decay_time() })
+    }
+
+    /// How eviction runs under the current policy and its tuning.
+    pub fn evict_config(&self) -> tern_store::EvictConfig {
+        tern_store::EvictConfig {
+            policy: self.maxmemory_policy().store_policy(),
+            samples: self.maxmemory_samples(),
+            lfu_decay_minutes: self.lfu_decay_time(),
+            lazy: self.lazyfree_lazy_eviction(),
+        }
     }
 }

@@ -36,7 +36,6 @@ use kinds::one;
 /// Why a directive is accepted but not acted on: what the start-up
 /// warning and CONFIG SET's notice say.
 pub mod reason {
-    pub const MEMORY: &str = "Tern does not enforce a memory limit or evict keys in this version";
     pub const PERSISTENCE: &str = "Tern does not persist data in this version";
     pub const REPLICATION: &str = "Tern does not replicate in this version";
     pub const CLUSTER: &str = "Tern has no cluster mode in this version";
@@ -426,7 +425,7 @@ mod tests {
 
     #[test]
     fn passive_directives_give_their_own_reason() {
-        assert!(passive_reason("maxmemory").contains("memory limit"));
+        assert!(find_directive("maxmemory").is_some_and(|d| d.passive.is_none()));
         assert!(passive_reason("save").contains("persist"));
         assert!(passive_reason("replicaof").contains("replicate"));
         assert!(passive_reason("zset-max-listpack-entries").contains("sorted sets"));
@@ -467,6 +466,7 @@ mod tests {
         s.load_from(&c);
         assert_eq!(s.prefetch_batch_max_size(), tern_store::MAX_PREFETCH_GROUP);
         assert_eq!(s.lfu().map(|l| l.log_factor), Some(3));
+        assert_eq!(s.evict_config().policy, tern_store::Policy::AllkeysLfu);
         assert!(s.requirepass_set());
         assert_eq!(s.client_output_buffer_limit().normal, OutputLimit { hard: 1 << 20, soft: 2 << 20, soft_seconds: 3 });
         let e = Config::default().apply_text("prefetch-batch-max-size 129\n", "t").unwrap_err();

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use tern_commands::engine::Engine;
 use tern_commands::server::{now_ms, Server};
-use tern_commands::{fdlimit, memcache, REDIS_VERSION, TERN_VERSION};
+use tern_commands::{fdlimit, maxmemory, memcache, REDIS_VERSION, TERN_VERSION};
 use tern_config::{log_notice, log_warning, Config};
 
 fn bind_listener(addr: SocketAddr, backlog: i32) -> std::io::Result<std::net::TcpListener> {
@@ -43,9 +43,13 @@ fn bind_listener(addr: SocketAddr, backlog: i32) -> std::io::Result<std::net::Tc
     Ok(sock.into())
 }
 
+/// Keys the background cycle evicts between checks of its time budget.
+const BACKGROUND_EVICT_BATCH: usize = 64;
+
 /// The server's timer: every 1/hz seconds, carry out memcached's delayed
 /// `flush_all` once it is due, then spend at most a quarter of the period
-/// on active expiry (removing keys whose TTL has passed, shard by shard).
+/// on active expiry (removing keys whose TTL has passed, shard by shard)
+/// and, while over `maxmemory`, on eviction.
 fn cron(srv: &Server) {
     // The cron's own effect buffer (its flushes' and deletions' records).
     // It only fills while a reader is attached; none reads it in this
@@ -71,7 +75,16 @@ fn cron(srv: &Server) {
         }
         let took = start.elapsed();
         srv.latency_events.note(srv.settings.latency_monitor_threshold(), "expire-cycle", now_ms(), took.as_millis() as u64);
-        std::thread::sleep(period.saturating_sub(took));
+        // Over `maxmemory` with no writes coming (the limit was lowered,
+        // or commands' shares fell short): evict in the rest of the
+        // budget, a batch at a time.
+        while maxmemory::over_limit(srv, now_ms()) > 0 && start.elapsed() < budget {
+            if maxmemory::background_evict(srv, now_ms(), BACKGROUND_EVICT_BATCH, &fx) == 0 {
+                break;
+            }
+            drop(fx.take());
+        }
+        std::thread::sleep(period.saturating_sub(start.elapsed()));
     }
 }
 

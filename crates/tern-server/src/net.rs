@@ -41,6 +41,7 @@ use tern_commands::client::{flags as client_flags, Client, ClientShared};
 use tern_commands::cmd::table::CommandTable;
 use tern_commands::cmd::{self, After, Scratch};
 use tern_commands::engine::Engine;
+use tern_commands::maxmemory;
 use tern_commands::server::{now_ms, Server, Wake};
 use tern_commands::stats::WorkerStats;
 use tern_commands::memcache;
@@ -70,6 +71,9 @@ const OUT_WRITE_EARLY: usize = 256 * 1024;
 /// Query buffer limit for a client that has not authenticated yet
 /// (Redis 7.4: at most 1mb, whatever `client-query-buffer-limit` says).
 pub const UNAUTH_QUERY_LIMIT: usize = 1024 * 1024;
+/// Clients with less in their buffers are never closed for
+/// `maxmemory-clients` (Redis's smallest eviction bucket).
+const CLIENT_EVICT_MIN: u64 = 32 * 1024;
 /// How long shutdown waits for replies in flight to be written.
 const SHUTDOWN_FLUSH: Duration = Duration::from_secs(5);
 
@@ -90,6 +94,9 @@ struct Conn {
     soft_since: Option<Instant>,
     /// Set for a connection accepted on a memcached listener.
     mc: Option<Box<tern_memcache::Parser>>,
+    /// What [`Conn::buffer_mem`] was when last added to the worker's
+    /// `client_mem` gauge.
+    mem_counted: u64,
 }
 
 impl Conn {
@@ -103,6 +110,22 @@ impl Conn {
     /// counts both).
     fn query_len(&self) -> usize {
         self.rlen - self.rpos + self.client.multi.as_ref().map_or(0, |m| m.data.len())
+    }
+
+    /// Bytes of this connection's buffers (read buffer, reply buffer,
+    /// MULTI's queued arguments) at jemalloc's size classes: its part of
+    /// `used_memory`. Values a reply references are the shards'.
+    fn buffer_mem(&self) -> u64 {
+        let class = |n: usize| if n == 0 { 0 } else { tern_store::size_class(n) as u64 };
+        class(self.rbuf.capacity()) + class(self.out.capacity()) + self.client.multi.as_ref().map_or(0, |m| class(m.data.capacity()))
+    }
+
+    /// Brings the worker's `client_mem` gauge up to date with this
+    /// connection's buffers.
+    fn account_mem(&mut self, stats: &WorkerStats) {
+        let now = self.buffer_mem();
+        stats.client_mem.adjust(self.mem_counted, now);
+        self.mem_counted = now;
     }
 
     /// Writes as much pending output as the socket takes. `Ok(true)` when
@@ -470,6 +493,7 @@ impl Worker {
             closing: false,
             soft_since: None,
             mc: mc.then(|| Box::new(tern_memcache::Parser::new())),
+            mem_counted: 0,
         });
         if mc {
             self.mc.total_connections.fetch_add(1, Ordering::Relaxed);
@@ -481,6 +505,7 @@ impl Worker {
             return;
         }
         let mut conn = self.conns.remove(key);
+        self.stats.client_mem.adjust(conn.mem_counted, 0);
         let _ = self.poll.registry().deregister(&mut conn.stream);
         if self.blocked.remove(&conn.client.id).is_some() {
             // It takes nothing more; its turn passes to the next waiter.
@@ -752,9 +777,40 @@ impl Worker {
         self.check_output_limits(key);
     }
 
+    /// `maxmemory-clients`: while all workers' client buffers together
+    /// are over it, closes this worker's largest client, as Redis's client
+    /// eviction does (biggest first, never one under 32 KiB, never one
+    /// that asked for CLIENT NO-EVICT). A worker only closes its own
+    /// clients; one with only small clients leaves the work to the others.
+    fn evict_clients(&mut self) {
+        let limit = self.eng.srv.settings.maxmemory_clients();
+        if limit == 0 {
+            return;
+        }
+        while maxmemory::client_memory(&self.eng.srv) > limit {
+            let biggest = self
+                .conns
+                .iter()
+                .filter(|(_, c)| !c.client.shared.has_flag(client_flags::NO_EVICT) && c.mem_counted >= CLIENT_EVICT_MIN)
+                .max_by_key(|(_, c)| c.mem_counted)
+                .map(|(k, _)| k);
+            let Some(key) = biggest else { return };
+            if let Some(c) = self.conns.get(key) {
+                log_verbose!("Evicting client: id={} addr={} (buffers {} bytes)", c.client.id, c.client.shared.addr, c.mem_counted);
+            }
+            self.stats.evicted_clients.add(1);
+            self.close(key);
+        }
+    }
+
     fn check_output_limits(&mut self, key: usize) {
         let l = self.eng.srv.settings.client_output_buffer_limit().normal;
         let (hard, soft, soft_secs) = (l.hard, l.soft, l.soft_seconds);
+        let Some(conn) = self.conns.get_mut(key) else { return };
+        conn.account_mem(&self.stats);
+        if self.eng.srv.settings.maxmemory_clients() > 0 {
+            self.evict_clients();
+        }
         let Some(conn) = self.conns.get_mut(key) else { return };
         let pending = conn.pending_out() as u64;
         conn.client.shared.omem.store(pending as usize, Ordering::Relaxed);
@@ -795,10 +851,12 @@ impl Worker {
                 }
                 Ok(false) => {
                     conn.client.shared.omem.store(conn.pending_out(), Ordering::Relaxed);
+                    conn.account_mem(&self.stats);
                     return;
                 }
                 Ok(true) => {}
             }
+            conn.account_mem(&self.stats);
             conn.client.shared.omem.store(0, Ordering::Relaxed);
             if conn.closing {
                 self.close(key);
@@ -882,6 +940,7 @@ impl Worker {
                 c.rbuf = Vec::new();
                 c.rpos = 0;
                 c.rlen = 0;
+                c.account_mem(&self.stats);
             }
         }
     }

@@ -267,7 +267,7 @@ fn config_set_errors_are_atomic() {
         );
         r.roundtrip(
             &[b"CONFIG", b"SET", b"maxmemory-policy", b"foo"],
-            b"-ERR CONFIG SET failed (possibly related to argument 'maxmemory-policy') - argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction\r\n",
+            b"-ERR CONFIG SET failed (possibly related to argument 'maxmemory-policy') - argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction, allkeys-s3fifo, allkeys-sieve, volatile-s3fifo, volatile-sieve\r\n",
         );
         r.roundtrip(&[b"CONFIG", b"GET"], b"-ERR wrong number of arguments for 'config|get' command\r\n");
         r.roundtrip(&[b"CONFIG"], b"-ERR wrong number of arguments for 'config' command\r\n");

@@ -30,7 +30,16 @@ const KIND_BYTES: u32 = 0;
 const KIND_INT: u32 = 1;
 const KIND_MC: u32 = 2;
 const KIND_BOXED: u32 = 3;
-const KIND_MASK: u32 = 0xff;
+const KIND_MASK: u32 = 0x03;
+/// The FIFO policies' bits (S3-FIFO, SIEVE; see `crate::fifo`): a 2-bit
+/// access counter (SIEVE's visited bit is "non-zero"), whether the key is
+/// in S3-FIFO's main queue, and whether it is tracked at all. A tracked
+/// key's clock holds its insertion number instead of a time.
+const FIFO_FREQ_SHIFT: u32 = 2;
+const FIFO_FREQ_MASK: u32 = 0b11 << FIFO_FREQ_SHIFT;
+const FIFO_MAIN: u32 = 1 << 4;
+const FIFO_TRACKED: u32 = 1 << 5;
+const LOW_BYTE: u32 = 0xff;
 const CLOCK_SHIFT: u32 = 8;
 /// The access clock's range (24 bits, as Redis's `LRU_BITS`).
 const CLOCK_MAX: u32 = (1 << 24) - 1;
@@ -98,6 +107,8 @@ impl Meta {
         self.0 & KIND_MASK
     }
 
+    /// The same word with another value kind (the clock and the FIFO
+    /// bits are kept).
     fn with_kind(self, kind: u32) -> Self {
         Meta(self.0 & !KIND_MASK | kind)
     }
@@ -107,12 +118,77 @@ impl Meta {
     }
 
     fn set_clock(&mut self, c: u32) {
-        self.0 = self.0 & KIND_MASK | (c & CLOCK_MAX) << CLOCK_SHIFT;
+        self.0 = self.0 & LOW_BYTE | (c & CLOCK_MAX) << CLOCK_SHIFT;
     }
 
-    /// Records an access: the LRU clock, or under LFU (`lfu` given) the
-    /// decayed and probabilistically incremented counter with the time.
+    /// Whether a FIFO policy tracks this key (its clock is then its
+    /// insertion number).
+    #[inline]
+    pub fn fifo_tracked(&self) -> bool {
+        self.0 & FIFO_TRACKED != 0
+    }
+
+    /// The FIFO access counter, 0..=3.
+    #[inline]
+    pub fn fifo_freq(&self) -> u8 {
+        ((self.0 & FIFO_FREQ_MASK) >> FIFO_FREQ_SHIFT) as u8
+    }
+
+    /// In S3-FIFO's main queue (else its small one).
+    #[inline]
+    pub fn fifo_in_main(&self) -> bool {
+        self.0 & FIFO_MAIN != 0
+    }
+
+    /// The insertion number of a tracked key (24 bits).
+    #[inline]
+    pub fn fifo_seq(&self) -> Option<u32> {
+        self.fifo_tracked().then(|| self.clock())
+    }
+
+    /// Makes the key tracked by a FIFO policy with insertion number `seq`.
+    pub fn set_fifo(&mut self, seq: u32, main: bool, freq: u8) {
+        let bits = FIFO_TRACKED | if main { FIFO_MAIN } else { 0 } | (u32::from(freq.min(3)) << FIFO_FREQ_SHIFT);
+        self.0 = self.0 & KIND_MASK | bits | (seq & CLOCK_MAX) << CLOCK_SHIFT;
+    }
+
+    /// Sets the access counter of a tracked key.
+    #[inline]
+    pub fn set_fifo_freq(&mut self, freq: u8) {
+        self.0 = self.0 & !FIFO_FREQ_MASK | (u32::from(freq.min(3)) << FIFO_FREQ_SHIFT);
+    }
+
+    /// Moves a tracked key to S3-FIFO's main queue.
+    #[inline]
+    pub fn set_fifo_main(&mut self) {
+        self.0 |= FIFO_MAIN;
+    }
+
+    /// Stops FIFO tracking; the clock restarts as an LRU time (or LFU
+    /// counter) from `now_ms`.
+    pub fn clear_fifo(&mut self, now_ms: u64, lfu: bool) {
+        *self = Meta::new(self.kind(), now_ms, lfu);
+    }
+
+    /// Copies another word's FIFO state (a key overwritten keeps its place
+    /// in the queues).
+    pub fn take_fifo_from(&mut self, old: Meta) {
+        self.0 = self.0 & KIND_MASK | old.0 & !KIND_MASK;
+    }
+
+    /// Records an access: for a key a FIFO policy tracks, one more on its
+    /// 2-bit counter (nothing else on the read path); else the LRU clock,
+    /// or under LFU (`lfu` given) the decayed and probabilistically
+    /// incremented counter with the time.
+    #[inline]
     pub fn touch(&mut self, now_ms: u64, lfu: Option<Lfu>) {
+        if self.fifo_tracked() {
+            let f = self.fifo_freq();
+            if f < 3 {
+                self.set_fifo_freq(f + 1);
+            }
+            return;
+        }
         match lfu {
             Some(l) => {
                 let c = l.log_incr(self.lfu_count(now_ms, l.decay_minutes), rand::random::<f64>());

@@ -15,7 +15,7 @@
 //! pile into one bucket.
 
 use std::hash::BuildHasher;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use hashbrown::DefaultHashBuilder;
@@ -23,6 +23,7 @@ use parking_lot::{Mutex, MutexGuard};
 use smallvec::SmallVec;
 
 use crate::effect::Effects;
+use crate::evict::Pool;
 use crate::lazyfree::LazyFree;
 use crate::shard::{Shard, Waiter};
 use crate::slot::{key_slot, SLOTS};
@@ -36,12 +37,28 @@ pub struct Padded<T>(pub T);
 
 const _: () = assert!(std::mem::align_of::<Padded<Mutex<Shard>>>() == 128);
 
-/// A table's prefetch hint, see [`Keyspace::prefetch_hint`].
+/// What a shard publishes each time its lock is released, for readers
+/// that take no lock: its table's prefetch hint (see
+/// [`Keyspace::prefetch_hint`]), and its memory and key counts (the
+/// memory limit's check and eviction's choice of shards). Written only by
+/// the lock holder, so each is a single-writer counter.
 #[derive(Debug, Default)]
 struct Hint {
     base: AtomicUsize,
     nb: AtomicU64,
+    /// [`Shard::mem`] as of the last release.
+    mem: AtomicUsize,
+    /// The part of `mem` added to [`Keyspace::used_memory`]'s total.
+    reported: AtomicUsize,
+    keys: AtomicUsize,
+    volatile: AtomicUsize,
 }
+
+/// How far a shard's memory may move before it is added to the
+/// keyspace's total: the total is off by at most this much per shard,
+/// and the shared counter is written once per this many bytes changed
+/// rather than once per write.
+pub const MEM_REPORT_GRAIN: usize = 16 * 1024;
 
 /// Where a key lives: its hash (computed once, places it in its table), its
 /// shard's global id and its cluster slot (which chose the shard).
@@ -71,8 +88,16 @@ pub struct Keyspace {
     pub lazyfree: LazyFree,
     /// New keys start an LFU counter (shared with every shard).
     lfu: Arc<AtomicBool>,
+    /// The FIFO policy the shards' queues follow (shared with every shard).
+    fifo_mode: Arc<AtomicU8>,
     /// A reader of effect records is attached (shared with every shard).
     recording: Arc<AtomicBool>,
+    /// The shards' memory, summed in steps of [`MEM_REPORT_GRAIN`] (see
+    /// [`Keyspace::used_memory`]).
+    used: Padded<AtomicUsize>,
+    /// Eviction's pool of candidates (see [`crate::evict`]); taken by one
+    /// evictor at a time, with no shard lock held.
+    pub(crate) pool: Mutex<Pool>,
 }
 
 impl Keyspace {
@@ -82,15 +107,17 @@ impl Keyspace {
         let per = shards_per_db.max(1).next_power_of_two().min(SLOTS);
         let hasher = DefaultHashBuilder::default();
         let lfu = Arc::new(AtomicBool::new(false));
+        let fifo_mode = Arc::new(AtomicU8::new(0));
         let recording = Arc::new(AtomicBool::new(false));
         let seq = Arc::new(AtomicU64::new(0));
         let shard = |gid: usize| {
             let mut s = Shard::with_hasher(hasher);
             s.share_lfu_flag(lfu.clone());
+            s.share_fifo_mode(fifo_mode.clone());
             s.place((gid / per) as u32, gid & (per - 1) == 0, recording.clone(), seq.clone());
             Padded(Mutex::new(s))
         };
-        Keyspace {
+        let ks = Keyspace {
             shards: (0..dbs * per).map(shard).collect(),
             hints: (0..dbs * per).map(|_| Padded(Hint::default())).collect(),
             dbs,
@@ -99,8 +126,16 @@ impl Keyspace {
             expire_cursor: AtomicUsize::new(0),
             lazyfree: LazyFree::new(),
             lfu,
+            fifo_mode,
             recording,
+            used: Padded(AtomicUsize::new(0)),
+            pool: Mutex::new(Pool::default()),
+        };
+        // The empty tables' bucket arrays count from the start.
+        for gid in 0..ks.shards.len() as u32 {
+            ks.publish_hint(gid, &ks.lock(gid));
         }
+        ks
     }
 
     /// Attaches (or detaches) a reader of effect records: while attached,
@@ -174,17 +209,61 @@ impl Keyspace {
         }
     }
 
-    /// Publishes shard `gid`'s table hint; called with the shard locked,
-    /// after commands that may have resized its table.
+    /// Publishes shard `gid`'s table hint, memory and key counts; called
+    /// with the shard locked, as the lock is released. Each store is
+    /// skipped when the value did not change, so a read-only command
+    /// leaves the lines clean for other readers.
     #[inline]
     pub fn publish_hint(&self, gid: u32, shard: &Shard) {
         let Some(Padded(h)) = self.hints.get(gid as usize) else { return };
         let (base, nb) = shard.hint();
-        if h.base.load(Ordering::Relaxed) != base {
-            h.base.store(base, Ordering::Relaxed);
-        }
+        let store = |cell: &AtomicUsize, v: usize| {
+            if cell.load(Ordering::Relaxed) != v {
+                cell.store(v, Ordering::Relaxed);
+            }
+        };
+        store(&h.base, base);
         if h.nb.load(Ordering::Relaxed) != nb {
             h.nb.store(nb, Ordering::Relaxed);
+        }
+        let mem = shard.mem();
+        store(&h.mem, mem);
+        store(&h.keys, shard.len());
+        store(&h.volatile, shard.volatile_count());
+        let reported = h.reported.load(Ordering::Relaxed);
+        if mem.abs_diff(reported) >= MEM_REPORT_GRAIN {
+            h.reported.store(mem, Ordering::Relaxed);
+            if mem > reported {
+                self.used.0.fetch_add(mem - reported, Ordering::Relaxed);
+            } else {
+                self.used.0.fetch_sub(reported - mem, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Bytes held by every shard (tables, items, values, each rounded to
+    /// jemalloc's size classes), as their counters were last published:
+    /// the sum of one shared total, off by less than
+    /// [`MEM_REPORT_GRAIN`] per shard, so that checking it before every
+    /// write costs one load.
+    #[inline]
+    pub fn used_memory(&self) -> usize {
+        self.used.0.load(Ordering::Relaxed)
+    }
+
+    /// [`Keyspace::used_memory`] exactly: the sum of every shard's
+    /// published counter (INFO, MEMORY STATS).
+    pub fn used_memory_exact(&self) -> usize {
+        self.hints.iter().map(|Padded(h)| h.mem.load(Ordering::Relaxed)).sum()
+    }
+
+    /// Keys in shard `gid` as last published (`volatile`: keys with a TTL).
+    pub(crate) fn published_keys(&self, gid: u32, volatile: bool) -> usize {
+        let Some(Padded(h)) = self.hints.get(gid as usize) else { return 0 };
+        if volatile {
+            h.volatile.load(Ordering::Relaxed)
+        } else {
+            h.keys.load(Ordering::Relaxed)
         }
     }
 
@@ -196,7 +275,7 @@ impl Keyspace {
     /// memcached executor): the effect records of its writes go to `fx`
     /// when the lock is released.
     pub fn lock_writing<'a>(&'a self, gid: u32, fx: &'a Effects) -> ShardLock<'a> {
-        ShardLock { guard: self.lock(gid), fx }
+        ShardLock { guard: self.lock(gid), fx, ks: self, gid }
     }
 
     /// Locks one shard if no one holds it: for work that is only worth
@@ -209,6 +288,14 @@ impl Keyspace {
     /// maxmemory-policy) or an LRU time. Takes no lock.
     pub fn set_lfu(&self, lfu: bool) {
         self.lfu.store(lfu, Ordering::Relaxed);
+    }
+
+    /// Makes the shards track keys for S3-FIFO or SIEVE (or stop): each
+    /// shard rebuilds its queues at its next write or eviction. Takes no
+    /// lock.
+    pub fn set_fifo(&self, policy: crate::Policy) {
+        let (kind, volatile) = policy.fifo();
+        self.fifo_mode.store(crate::fifo::encode(kind, volatile), Ordering::Relaxed);
     }
 
     /// Global ids of database `db`'s shards, ascending.
@@ -234,6 +321,8 @@ impl Keyspace {
         for i in 0..shards.min(n) {
             let gid = ((start + i) % n) as u32;
             let mut s = self.lock(gid);
+            // An idle shard follows a policy switch here, not on a command.
+            s.fifo_sync(now);
             if s.has_deadlines() {
                 removed += s.expire_cycle(now, per_shard);
             }
@@ -250,6 +339,8 @@ impl Keyspace {
 pub struct ShardLock<'a> {
     guard: MutexGuard<'a, Shard>,
     fx: &'a Effects,
+    ks: &'a Keyspace,
+    gid: u32,
 }
 
 impl std::ops::Deref for ShardLock<'_> {
@@ -268,6 +359,7 @@ impl std::ops::DerefMut for ShardLock<'_> {
 impl Drop for ShardLock<'_> {
     fn drop(&mut self) {
         self.guard.drain_effects(self.fx);
+        self.ks.publish_hint(self.gid, &self.guard);
     }
 }
 

@@ -40,6 +40,8 @@
 
 pub mod effect;
 pub mod entry;
+pub mod evict;
+pub mod fifo;
 mod hash;
 mod keyspace;
 mod lazyfree;
@@ -51,16 +53,21 @@ pub mod stage;
 mod value;
 
 pub use hash::{Hash, HashLimits, Pair as HashPair};
-pub use keyspace::{Keyspace, Loc, LockSet, Padded, ShardLock};
+pub use keyspace::{Keyspace, Loc, LockSet, Padded, ShardLock, MEM_REPORT_GRAIN};
 pub use lazyfree::{LazyFree, LAZYFREE_THRESHOLD};
 pub use list::{End, List, ListLimits};
 pub use set::{Member, Set, SetLimits};
 pub use entry::{Entry, EntryExt, Lfu, McRef, Meta, NewValue, StrRef, ValueRef, LFU_INIT_VAL};
 pub use effect::{Effect, Effects, ListEdit, Record, Ttl};
+pub use evict::{EvictConfig, Evicted, Policy};
+pub use fifo::FifoKind;
 pub use shard::{Access, Detached, Edit, Shard, Waiter, WatchFlag};
 pub use shard::MAX_PREFETCH_GROUP;
 pub use stage::{ItemHint, Reach, Stager, ITEM_PREFETCH_SPAN};
 pub use slot::{key_slot, SLOTS};
 /// The longest key the keyspace stores (1 GiB - 1).
 pub use tern_table::MAX_KEY_LEN;
+/// jemalloc's size class for a request (what memory counters add), and
+/// MEMORY PURGE's call into the allocator.
+pub use tern_table::{purge_allocator, size_class};
 pub use value::{mc_state, McStr, StrValue, Value};

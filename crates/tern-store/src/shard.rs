@@ -25,7 +25,7 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 
 use std::hash::BuildHasher;
@@ -35,11 +35,12 @@ use hashbrown::DefaultHashBuilder;
 use hashbrown::HashTable;
 
 use crate::effect::{Effect, Effects, Record, Ttl};
+use crate::fifo::{Fifo, FifoKind};
 use crate::entry::{self, is_expired, Entry, EntryExt, Lfu, Meta, NewValue};
 use crate::stage::{ItemHint, ITEM_PREFETCH_SPAN};
 use crate::value::Value;
 
-type Table = tern_table::Table<Meta, DefaultHashBuilder, Value>;
+pub(crate) type Table = tern_table::Table<Meta, DefaultHashBuilder, Value>;
 
 /// How a lookup records itself on the entry (Redis's `lookupKey` flags):
 /// reads and writes count as an access unless the command or the client
@@ -176,9 +177,16 @@ pub struct Shard {
     value_mem: usize,
     /// Keys removed because their TTL passed (INFO `expired_keys`).
     pub expired: u64,
+    /// Keys removed to bring memory under `maxmemory` (INFO `evicted_keys`).
+    pub evicted: u64,
     /// New keys start an LFU counter rather than an LRU time; shared by
     /// all shards of a keyspace so that a policy change needs no lock.
     lfu: Arc<AtomicBool>,
+    /// The FIFO policy the keyspace runs (see [`crate::fifo::encode`]),
+    /// shared like `lfu`; `fifo` follows it at this shard's next write.
+    fifo_mode: Arc<AtomicU8>,
+    /// This shard's S3-FIFO or SIEVE queues.
+    fifo: Fifo,
 }
 
 impl Shard {
@@ -282,6 +290,80 @@ impl Shard {
         self.lfu = flag;
     }
 
+    /// Makes this shard follow the keyspace's FIFO policy (`mode`, see
+    /// [`crate::fifo::encode`]).
+    pub(crate) fn share_fifo_mode(&mut self, mode: Arc<AtomicU8>) {
+        self.fifo_mode = mode;
+    }
+
+    /// Brings the shard's queues in line with the keyspace's FIFO policy
+    /// after a switch: every key's FIFO state is cleared, and under the new
+    /// policy every key it wants is tracked, in table order (the order
+    /// they were inserted in is not known). True while a FIFO policy runs.
+    pub(crate) fn fifo_sync(&mut self, now: u64) -> bool {
+        let (kind, volatile) = crate::fifo::decode(self.fifo_mode.load(Ordering::Relaxed));
+        if kind == self.fifo.kind && volatile == self.fifo.volatile {
+            return kind != FifoKind::Off;
+        }
+        let lfu = self.lfu.load(Ordering::Relaxed);
+        let mut fifo = Fifo::new(kind, volatile);
+        let hasher = *self.table.hasher();
+        self.table.retain(|e| {
+            if e.fifo_tracked() {
+                e.clear_fifo(now, lfu);
+            }
+            if fifo.wants(e.expire().is_some()) {
+                let h = hasher.hash_one(e.key());
+                fifo.insert(e, h);
+            }
+            true
+        });
+        self.fifo = fifo;
+        kind != FifoKind::Off
+    }
+
+    /// The FIFO side of storing `key`: a new key is tracked (if the
+    /// policy wants it), an overwritten one keeps its place and counts as
+    /// accessed, one no longer wanted (its TTL gone under a `volatile-`
+    /// form) is let go.
+    fn fifo_stored(&mut self, key: &[u8], hash: u64, old: Option<&Entry>, now: u64) {
+        let lfu = self.lfu.load(Ordering::Relaxed);
+        let Some(e) = self.table.get_mut(key, hash) else { return };
+        let wants = self.fifo.wants(e.expire().is_some());
+        match old {
+            Some(o) if o.fifo_tracked() && wants => {
+                e.take_fifo_from(**o);
+                e.touch(now, None);
+            }
+            _ => {
+                if let Some(o) = old {
+                    self.fifo.removed(o);
+                }
+                if wants {
+                    self.fifo.insert(e, hash);
+                } else if e.fifo_tracked() {
+                    e.clear_fifo(now, lfu);
+                }
+            }
+        }
+    }
+
+    /// The key the FIFO policy evicts next here, with its hash; None
+    /// when it tracks none.
+    pub(crate) fn fifo_victim(&mut self, now: u64) -> Option<(Box<[u8]>, u64)> {
+        if !self.fifo_sync(now) {
+            return None;
+        }
+        let (hash, seq) = self.fifo.victim(&mut self.table)?;
+        let e = self.table.find_by(hash, |e| e.fifo_seq() == Some(seq))?;
+        Some((e.key().into(), hash))
+    }
+
+    /// Keys the FIFO policy tracks here.
+    pub fn fifo_tracked(&self) -> usize {
+        self.fifo.live()
+    }
+
     /// Live and not-yet-collected entries.
     pub fn len(&self) -> usize {
         self.table.len()
@@ -299,7 +381,30 @@ impl Shard {
     /// Bytes held by this shard's table, items and values, rounded to the
     /// allocator's size classes for the table and items.
     pub fn mem(&self) -> usize {
-        self.table.mem_bytes() + self.value_mem
+        self.table.mem_bytes() + self.value_mem + self.fifo.mem_bytes() + self.expires_overhead()
+    }
+
+    /// Bytes of the table's own structure (bucket arrays; MEMORY STATS'
+    /// `overhead.hashtable.main`) and of an array being resized away from.
+    pub fn table_overhead(&self) -> (usize, usize) {
+        (self.table.mem_bytes() - self.table.item_bytes(), self.table.rehashing_bytes())
+    }
+
+    /// Bytes of the TTL indexes (MEMORY STATS' `overhead.hashtable.expires`).
+    pub fn expires_overhead(&self) -> usize {
+        let pair = std::mem::size_of::<Reverse<(u64, u64)>>();
+        (self.ttl_heap.capacity() + self.field_heap.capacity()) * pair
+    }
+
+    /// Whether the table is resizing (MEMORY STATS' `db.dict.rehashing.count`).
+    pub fn is_rehashing(&self) -> bool {
+        self.table.is_rehashing()
+    }
+
+    /// Bytes of the items and values alone: [`Shard::mem`] without the
+    /// table's bucket arrays (INFO's `used_memory_dataset`).
+    pub fn dataset_mem(&self) -> usize {
+        self.table.item_bytes() + self.value_mem
     }
 
     /// Removes the entry if it has expired. Returns true if it was removed.
@@ -339,11 +444,78 @@ impl Shard {
         self.wrote(key, hash, || Effect::Del { key: key.into() });
     }
 
+    /// Eviction's write: removes `key` whole (a hash with its fields and
+    /// their deadlines), as a deletion WATCHers and effect readers see
+    /// like `DEL`. Returns the entry and the bytes the shard's count went
+    /// down by; None if the key is not here.
+    pub fn evict(&mut self, key: &[u8], hash: u64) -> Option<(Box<Entry>, usize)> {
+        let before = self.mem();
+        let e = self.remove_entry(key, hash)?;
+        self.evicted += 1;
+        // Volatile policies draw from the TTL index: keep its stale pairs
+        // (the evicted keys') a minority, so draws keep finding keys.
+        if e.expire().is_some() && self.ttl_heap.len() > 2 * self.volatile + 64 {
+            let (table, hasher) = (&self.table, self.table.hasher());
+            self.ttl_heap.retain(|&Reverse((w, h))| table.find_by(h, |e| e.expire() == Some(w) && hasher.hash_one(e.key()) == h).is_some());
+        }
+        self.wrote(key, hash, || Effect::Del { key: key.into() });
+        Some((e, before.saturating_sub(self.mem())))
+    }
+
+    /// Calls `f` with up to `n` entries drawn at random, and their hashes:
+    /// from the whole table, or with `volatile` from the keys with a TTL
+    /// (drawn from the TTL index, whose stale pairs are skipped). Expired
+    /// entries are included: evicting one only frees memory sooner.
+    pub fn sample(&self, n: usize, volatile: bool, rng: &mut impl rand::Rng, mut f: impl FnMut(&Entry, u64)) {
+        let hasher = self.table.hasher();
+        if !volatile {
+            for _ in 0..n {
+                let Some(e) = self.table.random(&mut || rng.gen::<u64>()) else { return };
+                f(e, hasher.hash_one(e.key()));
+            }
+            return;
+        }
+        let heap = self.ttl_heap.as_slice();
+        if heap.is_empty() || self.volatile == 0 {
+            return;
+        }
+        let live = |i: usize| {
+            let Reverse((when, hash)) = heap[i % heap.len()];
+            self.table.find_by(hash, |e| e.expire() == Some(when) && hasher.hash_one(e.key()) == hash).map(|e| (e, hash))
+        };
+        let mut found = 0;
+        for _ in 0..2 * n {
+            if let Some((e, hash)) = live(rng.gen_range(0..heap.len())) {
+                f(e, hash);
+                found += 1;
+                if found == n {
+                    return;
+                }
+            }
+        }
+        // Random draws kept hitting stale pairs (a few live keys among
+        // them): walk on from a random pair. Eviction keeps the stale
+        // pairs under 2 per live key + 64, which bounds the walk.
+        if found == 0 {
+            let start = rng.gen_range(0..heap.len());
+            for i in start..start + heap.len() {
+                if let Some((e, hash)) = live(i) {
+                    f(e, hash);
+                    found += 1;
+                    if found == n {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
     fn remove_entry(&mut self, key: &[u8], hash: u64) -> Option<Box<Entry>> {
         let e = self.table.remove(key, hash)?;
         if e.expire().is_some() {
             self.volatile -= 1;
         }
+        self.fifo.removed(&e);
         self.value_mem -= e.value_heap();
         Some(e)
     }
@@ -454,6 +626,9 @@ impl Shard {
                 let item = entry::build(key, NewValue::Value(v), None, now, self.lfu.load(Ordering::Relaxed));
                 self.value_mem += item.value_heap();
                 self.table.upsert(hash, item);
+                if self.fifo_sync(now) {
+                    self.fifo_stored(key, hash, None, now);
+                }
                 acc = Access::NoTouch;
             }
         }
@@ -537,9 +712,13 @@ impl Shard {
             self.field_heap.push(Reverse((d, hash)));
         }
         let when = item.expire();
+        let fifo = self.fifo_sync(now);
         let old = self.table.upsert(hash, item);
         if let Some(w) = when {
             self.deadline_added(w, hash);
+        }
+        if fifo {
+            self.fifo_stored(key, hash, old.as_deref(), now);
         }
         let old = old?;
         if old.expire().is_some() {
@@ -588,6 +767,19 @@ impl Shard {
         let Some(previous) = self.table.swap_expire(key, hash, when) else { return false };
         if previous.is_some() {
             self.volatile -= 1;
+        }
+        // Under a `volatile-` FIFO policy a key enters or leaves the
+        // queues with its TTL.
+        if self.fifo.volatile && previous.is_some() != when.is_some() {
+            let lfu = self.lfu.load(Ordering::Relaxed);
+            if let Some(e) = self.table.get_mut(key, hash) {
+                if when.is_some() && !e.fifo_tracked() {
+                    self.fifo.insert(e, hash);
+                } else if when.is_none() && e.fifo_tracked() {
+                    self.fifo.removed(e);
+                    e.clear_fifo(0, lfu);
+                }
+            }
         }
         if let Some(w) = when {
             self.deadline_added(w, hash);
@@ -714,6 +906,7 @@ impl Shard {
         self.field_heap = BinaryHeap::new();
         self.volatile = 0;
         self.value_mem = 0;
+        self.fifo.clear();
         d
     }
 
@@ -938,6 +1131,7 @@ impl Shard {
         std::mem::swap(&mut self.field_heap, &mut other.field_heap);
         std::mem::swap(&mut self.volatile, &mut other.volatile);
         std::mem::swap(&mut self.value_mem, &mut other.value_mem);
+        std::mem::swap(&mut self.fifo, &mut other.fifo);
     }
 }
 
@@ -962,7 +1156,7 @@ mod tests {
         assert_eq!(sh.volatile_count(), 0);
         assert_eq!(sh.expired, 1);
         // Only the empty table's smallest bucket array is left.
-        assert_eq!(sh.mem(), sh.table.mem_bytes());
+        assert_eq!(sh.mem(), sh.table.mem_bytes() + sh.expires_overhead());
         assert_eq!(sh.value_mem, 0);
     }
 
@@ -1162,7 +1356,7 @@ mod tests {
     fn assert_accounted(sh: &Shard) {
         let held: usize = sh.table.iter().map(|e| e.value_heap()).sum();
         assert_eq!(sh.value_mem, held);
-        assert_eq!(sh.mem(), sh.table.mem_bytes() + held);
+        assert_eq!(sh.mem(), sh.table.mem_bytes() + held + sh.expires_overhead());
     }
 
     #[test]

@@ -87,6 +87,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+mod alloc_ctl;
 mod bucket;
 mod item;
 pub mod stage;
@@ -99,6 +100,7 @@ use std::ptr;
 use bucket::{fingerprint, Bucket, SLOTS};
 pub use stage::{ItemHint, Lookups, Reach, Stager, ITEM_PREFETCH_SPAN};
 pub use item::{Item, MAX_KEY_LEN};
+pub use alloc_ctl::purge_allocator;
 
 /// The hasher used when none is given: the one the keyspace uses.
 pub use hashbrown::DefaultHashBuilder;
@@ -431,6 +433,22 @@ impl<T, B, S> Table<T, S, B> {
     pub fn mem_bytes(&self) -> usize {
         let retiring = if self.retiring.size == 0 { 0 } else { size_class(self.retiring.size) };
         self.old.bytes() + self.new.bytes() + retiring + self.item_bytes
+    }
+
+    /// Bytes of the bucket array being moved away from while a resize is
+    /// under way (0 otherwise). O(1).
+    pub fn rehashing_bytes(&self) -> usize {
+        if self.is_rehashing() {
+            self.old.bytes()
+        } else {
+            0
+        }
+    }
+
+    /// Bytes of the items alone, each rounded to its size class (the
+    /// part of [`Table::mem_bytes`] that is not bucket arrays). O(1).
+    pub fn item_bytes(&self) -> usize {
+        self.item_bytes
     }
 
     /// The bucket array's base address and bucket count, for

@@ -20,7 +20,7 @@ use super::Ctx;
 use crate::client::{flags as cflags, Client, ClientShared, ReplyMode};
 use crate::errors;
 
-pub static COMMANDS: &[CommandSpec] = &[CommandSpec::new("client", -2, 0, &[], container)
+pub static COMMANDS: &[CommandSpec] = &[CommandSpec::new("client", -2, 0, &[], super::unknown_subcommand)
     .doc("connection", "A container for client connection commands.", "2.4.0", "Depends on subcommand.")
     .acl(&["slow"])
     .subs(SUBCOMMANDS)];
@@ -127,18 +127,8 @@ const USER: &str = "default";
 /// The size a connection's read buffer starts at (the worker's read chunk).
 const READ_BUF: usize = 16 * 1024;
 
-/// Dispatch routes every `CLIENT <sub>` to a subcommand or rejects it, so
-/// this only runs if the table and dispatch disagree.
-fn container(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
-    let msg = errors::unknown_subcommand(args.try_get(1).unwrap_or(b""), "client");
-    ctx.reply.error(&msg);
-}
-
 fn help(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
-    ctx.reply.array(HELP.len());
-    for line in HELP {
-        ctx.reply.simple(line);
-    }
+    super::help_lines(ctx, HELP);
 }
 
 fn id(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {

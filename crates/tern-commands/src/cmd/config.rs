@@ -197,6 +197,7 @@ fn config_resetstat(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
         ctx.locks.acquire([gid]);
         ctx.locks.shard(gid).expired = 0;
         ctx.locks.shard(gid).expired_fields = 0;
+        ctx.locks.shard(gid).evicted = 0;
         ctx.locks.release();
     }
     crate::sysinfo::reset_samples();

@@ -9,6 +9,7 @@ use tern_resp::Args;
 
 use super::table::{flags::*, CommandSpec};
 use super::Ctx;
+use crate::maxmemory;
 use crate::server::now_ms;
 use crate::sysinfo;
 
@@ -55,29 +56,57 @@ fn human(n: u64) -> String {
     }
 }
 
-/// Per-database (keys, keys with a TTL) and the bytes the entries hold,
-/// walking the shards one lock at a time.
-fn keyspace_counts(ctx: &mut Ctx<'_, '_>) -> (Vec<(usize, u64, u64)>, u64, u64) {
+/// One non-empty database as INFO and MEMORY STATS report it.
+pub(super) struct DbCounts {
+    pub db: usize,
+    pub keys: u64,
+    /// Keys with a TTL.
+    pub volatile: u64,
+    /// Bytes of the tables' bucket arrays and of the TTL indexes.
+    pub table_overhead: u64,
+    pub expires_overhead: u64,
+}
+
+/// What INFO and MEMORY STATS read from the shards, walking them one lock
+/// at a time.
+#[derive(Default)]
+pub(super) struct ShardCounts {
+    pub dbs: Vec<DbCounts>,
+    /// Bytes of the items and values (the tables' bucket arrays are
+    /// overhead, as Redis counts its dicts').
+    pub dataset: u64,
+    pub expired: u64,
+    pub evicted: u64,
+    /// Shards resizing, and the bytes of the arrays they move away from.
+    pub rehashing: u64,
+    pub rehashing_bytes: u64,
+}
+
+pub(super) fn shard_counts(ctx: &mut Ctx<'_, '_>) -> ShardCounts {
     let ks = ctx.ks;
-    let mut dbs = Vec::new();
-    let mut mem = 0u64;
-    let mut expired = 0u64;
+    let mut c = ShardCounts::default();
     for db in 0..ks.db_count() {
-        let (mut keys, mut vol) = (0u64, 0u64);
+        let mut d = DbCounts { db, keys: 0, volatile: 0, table_overhead: 0, expires_overhead: 0 };
         for gid in ks.db_gids(db) {
             ctx.locks.acquire([gid]);
             let s = ctx.locks.shard(gid);
-            keys += s.len() as u64;
-            vol += s.volatile_count() as u64;
-            mem += s.mem() as u64;
-            expired += s.expired;
+            d.keys += s.len() as u64;
+            d.volatile += s.volatile_count() as u64;
+            let (table, rehashing) = s.table_overhead();
+            d.table_overhead += table as u64;
+            d.expires_overhead += s.expires_overhead() as u64;
+            c.rehashing += u64::from(s.is_rehashing());
+            c.rehashing_bytes += rehashing as u64;
+            c.dataset += s.dataset_mem() as u64;
+            c.expired += s.expired;
+            c.evicted += s.evicted;
             ctx.locks.release();
         }
-        if keys > 0 {
-            dbs.push((db, keys, vol));
+        if d.keys > 0 {
+            c.dbs.push(d);
         }
     }
-    (dbs, mem, expired)
+    c
 }
 
 fn info(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
@@ -110,7 +139,8 @@ fn info(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
     let srv = ctx.srv;
     let need_keyspace = wanted[section("memory")] || wanted[section("stats")] || wanted[section("keyspace")];
-    let (dbs, dataset, shard_expired) = if need_keyspace { keyspace_counts(ctx) } else { (Vec::new(), 0, 0) };
+    let counts = if need_keyspace { shard_counts(ctx) } else { ShardCounts::default() };
+    let (dbs, dataset, shard_expired) = (&counts.dbs, counts.dataset, counts.expired);
     let expired_fields = if wanted[section("stats")] { super::hashes::expired_fields(ctx) } else { 0 };
     let cfg = srv.config.read().clone();
     let mut out = String::new();
@@ -180,11 +210,10 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
             }
             "memory" => {
                 s.header("Memory");
-                let (allocated, active, resident) = sysinfo::jemalloc_stats();
-                let used = allocated;
-                let peak = sysinfo::peak_memory(used);
-                let rss = sysinfo::rss_bytes();
+                // The counters the limit is checked against, summed exactly.
+                let maxmemory::Overview { used, peak, startup, clients, rss, allocated, active, resident } = maxmemory::Overview::read(srv);
                 let sys = sysinfo::total_system_memory();
+                let dataset = dataset.min(used);
                 s.kv("used_memory", used);
                 s.kv("used_memory_human", human(used));
                 s.kv("used_memory_rss", rss);
@@ -192,17 +221,20 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("used_memory_peak", peak);
                 s.kv("used_memory_peak_human", human(peak));
                 s.kv("used_memory_peak_perc", format!("{:.2}%", if peak > 0 { used as f64 * 100.0 / peak as f64 } else { 0.0 }));
+                s.kv("used_memory_overhead", used - dataset);
+                s.kv("used_memory_startup", startup);
                 s.kv("used_memory_dataset", dataset);
                 s.kv("used_memory_dataset_perc", format!("{:.2}%", if used > 0 { dataset as f64 * 100.0 / used as f64 } else { 0.0 }));
                 s.kv("allocator_allocated", allocated);
                 s.kv("allocator_active", active);
                 s.kv("allocator_resident", resident);
+                s.kv("mem_clients_normal", clients);
                 s.kv("total_system_memory", sys);
                 s.kv("total_system_memory_human", human(sys));
                 s.kv("maxmemory", cfg.maxmemory);
                 s.kv("maxmemory_human", human(cfg.maxmemory));
                 s.kv("maxmemory_policy", cfg.maxmemory_policy.name());
-                let ratio = |a: u64, b: u64| if b > 0 { a as f64 / b as f64 } else { 0.0 };
+                let ratio = maxmemory::Overview::ratio;
                 s.kv("allocator_frag_ratio", format!("{:.2}", ratio(active, allocated)));
                 s.kv("allocator_frag_bytes", active.saturating_sub(allocated));
                 s.kv("allocator_rss_ratio", format!("{:.2}", ratio(resident, active)));
@@ -212,6 +244,7 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("mem_fragmentation_ratio", format!("{:.2}", ratio(rss, used)));
                 s.kv("mem_fragmentation_bytes", rss as i64 - used as i64);
                 s.kv("mem_allocator", "jemalloc-5.3.0");
+                s.kv("lazyfree_pending_objects", ctx.ks.lazyfree.pending());
             }
             "persistence" => {
                 // Tern keeps no data on disk: nothing is loading or saving.
@@ -248,7 +281,8 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("expired_keys", shard_expired);
                 s.kv("expired_subkeys", expired_fields);
                 s.kv("expired_stale_perc", format!("{:.2}", srv.global.expired_stale_perc.load(Ordering::Relaxed) as f64 / 100.0));
-                s.kv("evicted_keys", 0);
+                s.kv("evicted_keys", counts.evicted);
+                s.kv("evicted_clients", srv.sum(|w| w.evicted_clients.get()));
                 s.kv("keyspace_hits", srv.sum(|w| w.keyspace_hits.get()));
                 s.kv("keyspace_misses", srv.sum(|w| w.keyspace_misses.get()));
                 s.kv("total_error_replies", srv.sum(|w| w.total_error_replies.get()));
@@ -363,8 +397,8 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
             }
             "keyspace" => {
                 s.header("Keyspace");
-                for &(db, keys, vol) in &dbs {
-                    s.kv(&format!("db{db}"), format!("keys={keys},expires={vol},avg_ttl=0,subexpiry=0"));
+                for d in dbs {
+                    s.kv(&format!("db{}", d.db), format!("keys={},expires={},avg_ttl=0,subexpiry=0", d.keys, d.volatile));
                 }
             }
             _ => {}

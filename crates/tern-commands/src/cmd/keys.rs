@@ -108,7 +108,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("swapdb", 3, WRITE | FAST | MANUAL_LOCKS, &[], swapdb)
         .doc("server", "Swaps two Redis databases.", "4.0.0", "O(N) where N is the count of clients watching or blocking on keys from both databases.")
         .acl(&["keyspace", "write", "fast", "dangerous"]),
-    CommandSpec::new("object", -2, 0, &[], object_container)
+    CommandSpec::new("object", -2, 0, &[], super::unknown_subcommand)
         .doc("generic", "A container for object introspection commands.", "2.2.3", "Depends on subcommand.")
         .acl(&["slow"])
         .subs(OBJECT_SUBCOMMANDS),
@@ -843,18 +843,8 @@ fn swapdb(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     ctx.reply.ok();
 }
 
-/// OBJECT with no known subcommand; dispatch answers those itself, this
-/// only runs if the table is consulted without a subcommand.
-fn object_container(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
-    let msg = errors::unknown_subcommand(args.try_get(1).unwrap_or_default(), "object");
-    ctx.reply.error(&msg);
-}
-
 fn object_help(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
-    ctx.reply.array(OBJECT_HELP.len());
-    for line in OBJECT_HELP {
-        ctx.reply.simple(line);
-    }
+    super::help_lines(ctx, OBJECT_HELP);
 }
 
 /// The entry OBJECT <sub> <key> inspects, without touching it; replies null
@@ -893,9 +883,15 @@ fn object_refcount(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 
 fn object_idletime(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let now = ctx.now;
-    let Some(idle) = object_entry(ctx, args).map(|e| e.idle_secs(now)) else { return };
+    let Some((idle, fifo)) = object_entry(ctx, args).map(|e| (e.idle_secs(now), e.fifo_tracked())) else { return };
     if lfu_policy(ctx).is_some() {
         ctx.reply.error(errors::IDLE_NOT_TRACKED);
+        return;
+    }
+    // S3-FIFO and SIEVE keep an access counter and the insertion order
+    // in the place of the access time.
+    if fifo {
+        ctx.reply.error(errors::IDLE_NOT_TRACKED_FIFO);
         return;
     }
     ctx.reply.int(idle as i64);

@@ -51,6 +51,7 @@ pub mod latency;
 pub mod monitor;
 pub mod keyspec;
 pub mod lists;
+pub mod memory;
 pub mod server;
 pub mod sets;
 pub mod sort;
@@ -66,6 +67,7 @@ use tern_store::{Keyspace, Loc, LockSet};
 
 use crate::client::{Client, ReplyMode};
 use crate::errors;
+use crate::maxmemory;
 use crate::outbuf::OutBuf;
 use crate::server::Server;
 use crate::stats::WorkerStats;
@@ -88,6 +90,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     client::COMMANDS,
     command::COMMANDS,
     info::COMMANDS,
+    memory::COMMANDS,
     server::COMMANDS,
     commandlog::COMMANDS,
     latency::COMMANDS,
@@ -297,6 +300,22 @@ pub fn edit_typed<T, R>(
     r.transpose()
 }
 
+/// The handler of a container command (CLIENT, OBJECT, MEMORY):
+/// dispatch routes every subcommand it knows, so this only answers if the
+/// table is consulted without one.
+pub fn unknown_subcommand(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let msg = errors::unknown_subcommand(args.try_get(1).unwrap_or_default(), ctx.cmd.spec.name);
+    ctx.reply.error(&msg);
+}
+
+/// A HELP reply: the lines as simple strings, as Redis's `addReplyHelp`.
+pub fn help_lines(ctx: &mut Ctx<'_, '_>, lines: &[&str]) {
+    ctx.reply.array(lines.len());
+    for line in lines {
+        ctx.reply.simple(line);
+    }
+}
+
 /// Key locations [`Scratch`] keeps room for between commands.
 const KEEP_LOCS: usize = 4096;
 
@@ -468,6 +487,14 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
         rejected(&mut reply, c.client, errors::KEY_TOO_LONG.as_bytes());
         return finish_reply(c.client, reply, start_mark);
     }
+    if srv.settings.maxmemory() > 0 && may_grow_memory(c.commands, c.client, cmd) {
+        let now = c.scratch.clock.ms_at(Instant::now());
+        if maxmemory::make_room(srv, now, &c.locks.effects) == maxmemory::Room::Full {
+            c.stats.cmds[cmd.id].rejected.add(1);
+            rejected(&mut reply, c.client, errors::OOM.as_bytes());
+            return finish_reply(c.client, reply, start_mark);
+        }
+    }
     if c.client.multi.is_some() && !cmd.has(flags::TX_CONTROL) {
         if cmd.has(flags::NO_MULTI) {
             c.stats.cmds[cmd.id].rejected.add(1);
@@ -492,6 +519,20 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
         After::Close
     } else {
         a2
+    }
+}
+
+/// Whether `cmd` must pass the memory limit before it runs, as Redis
+/// 8.4's `processCommand` decides: a `denyoom` command (also when MULTI
+/// queues it: the transaction then fails), and EXEC of a transaction that
+/// queued one. A read queued inside MULTI passes.
+fn may_grow_memory(commands: &CommandTable, client: &Client, cmd: &Cmd) -> bool {
+    if cmd.has(flags::DENYOOM) {
+        return true;
+    }
+    match client.multi.as_ref() {
+        Some(m) if cmd.spec.name == "exec" => m.cmds.iter().any(|(id, _)| commands.get(*id).has(flags::DENYOOM)),
+        _ => false,
     }
 }
 

@@ -51,9 +51,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use tern_memcache::reply::{self, Status};
-use tern_memcache::{errors as e, Request, StoreCmd, REALTIME_MAXDELTA};
+use tern_memcache::{errors as e, MetaCmd, Request, StoreCmd, REALTIME_MAXDELTA};
 use tern_store::{mc_state, Effects, Entry, EntryExt, McRef, McStr, NewValue, Shard, StrRef, StrValue, Value};
 
+use crate::maxmemory;
 use crate::outbuf::OutBuf;
 use crate::server::Server;
 use crate::stats::WorkerStats;
@@ -414,10 +415,38 @@ impl Exec<'_> {
         }
     }
 
+    /// Whether a store may run under `maxmemory`: over it, evicts first
+    /// (as a RESP write does); false when nothing can be evicted.
+    fn room(&mut self) -> bool {
+        maxmemory::make_room(self.srv, self.now, self.fx) != maxmemory::Room::Full
+    }
+
+    /// A store refused for memory: memcached's error (an error line even
+    /// for meta, silent under `noreply`), and, as memcached does after a
+    /// failed set, the old item goes so stale data does not outlive it.
+    fn out_of_memory(&mut self, key: &[u8], unlink: bool, noreply: bool) {
+        if unlink {
+            let loc = self.srv.ks.locate(0, key);
+            let mut shard = self.srv.ks.lock_writing(loc.gid, self.fx);
+            shard.remove(key, loc.hash, self.now);
+        }
+        if !noreply {
+            reply::line(self.out, e::OUT_OF_MEMORY);
+        }
+    }
+
     /// Executes one request, appending its reply.
     pub fn run(&mut self, req: Request<'_>) -> After {
         match req {
             Request::Get { cas, touch, keys } => self.get(keys, cas, touch),
+            Request::Store { cmd, key, noreply, .. } if !self.room() => {
+                self.out_of_memory(key, cmd == StoreCmd::Set, noreply);
+            }
+            // memcached drops the old item after any failed `ms` (whatever
+            // its mode), but only after a failed `set` among the text ones.
+            Request::Meta(m) if m.cmd == MetaCmd::Set && !self.room() => {
+                self.out_of_memory(&m.key, true, false);
+            }
             Request::Store { cmd, key, flags, exptime, data, cas, noreply } => {
                 let r = self.store(cmd, key, flags, deadline(self.now, exptime), data, cas);
                 if !noreply {

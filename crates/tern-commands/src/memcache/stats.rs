@@ -25,15 +25,16 @@ impl Exec<'_> {
         let ld = |c: &AtomicU64| c.load(Ordering::Relaxed);
         let sh: &Shared = self.sh;
         let srv: &Server = self.srv;
-        let items = || -> (u64, u64) {
-            let mut n = 0u64;
-            let mut bytes = 0u64;
+        // (items, bytes, evictions) of database 0, memcached's keyspace.
+        let items = || -> (u64, u64, u64) {
+            let (mut n, mut bytes, mut evicted) = (0u64, 0u64, 0u64);
             for gid in srv.ks.db_gids(0) {
                 let s = srv.ks.lock(gid);
                 n += s.len() as u64;
                 bytes += s.mem() as u64;
+                evicted += s.evicted;
             }
-            (n, bytes)
+            (n, bytes, evicted)
         };
         match args.first().copied() {
             None => {
@@ -76,12 +77,14 @@ impl Exec<'_> {
                     stat(out, "auth_cmds", &ld(&sh.auth_cmds));
                     stat(out, "auth_errors", &ld(&sh.auth_errors));
                 }
+                // memcached's -m; Tern's limit is `maxmemory` (0: none).
+                stat(out, "limit_maxbytes", &srv.settings.maxmemory());
                 stat(out, "threads", &srv.workers.len());
-                let (n, bytes) = items();
+                let (n, bytes, evicted) = items();
                 stat(out, "bytes", &bytes);
                 stat(out, "curr_items", &n);
                 stat(out, "total_items", &ld(&sh.total_items));
-                stat(out, "evictions", &0);
+                stat(out, "evictions", &evicted);
             }
             Some(b"settings") => {
                 let cfg = srv.config.read();
@@ -95,14 +98,14 @@ impl Exec<'_> {
                 stat(out, "flush_enabled", &"yes");
             }
             Some(b"items") => {
-                let (n, _) = items();
+                let (n, _, evicted) = items();
                 if n > 0 {
                     stat(out, "items:1:number", &n);
-                    stat(out, "items:1:evicted", &0);
+                    stat(out, "items:1:evicted", &evicted);
                 }
             }
             Some(b"slabs") => {
-                let (_, bytes) = items();
+                let (_, bytes, _) = items();
                 stat(out, "active_slabs", &if bytes > 0 { 1 } else { 0 });
                 stat(out, "total_malloced", &bytes);
             }
