@@ -178,8 +178,6 @@ mod tests {
         assert_eq!(f.argc(), 3);
     }
 
-    use super::*;
-
     #[test]
     fn resp2_and_resp3() {
         let mut o = Vec::new();
