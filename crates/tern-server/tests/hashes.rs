@@ -7,21 +7,11 @@ mod common;
 use common::*;
 
 use std::collections::{HashMap, HashSet};
-use std::time::{Duration, Instant};
 
 use redis::Commands;
 
-const WRONGTYPE: &[u8] = b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n";
 const NOT_INT: &[u8] = b"-ERR value is not an integer or out of range\r\n";
 const SYNTAX: &[u8] = b"-ERR syntax error\r\n";
-const NIL: &[u8] = b"$-1\r\n";
-const OK: &[u8] = b"+OK\r\n";
-
-/// Sends a space-separated command and checks the exact reply.
-fn rt(r: &mut Raw, cmd: &str, expected: &[u8]) {
-    let parts: Vec<&[u8]> = cmd.split(' ').map(str::as_bytes).collect();
-    r.roundtrip(&parts, expected);
-}
 
 fn ints(v: &[i64]) -> Vec<u8> {
     let mut out = format!("*{}\r\n", v.len()).into_bytes();
@@ -29,23 +19,6 @@ fn ints(v: &[i64]) -> Vec<u8> {
         out.extend_from_slice(format!(":{n}\r\n").as_bytes());
     }
     out
-}
-
-fn bulks(v: &[&str]) -> Vec<u8> {
-    let mut out = format!("*{}\r\n", v.len()).into_bytes();
-    for s in v {
-        out.extend_from_slice(format!("${}\r\n{}\r\n", s.len(), s).as_bytes());
-    }
-    out
-}
-
-/// Polls `cond` until it holds, failing after 5 s.
-fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !cond() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::yield_now();
-    }
 }
 
 #[test]

@@ -13,37 +13,11 @@ use std::time::{Duration, Instant};
 
 use redis::Commands;
 
-const WRONGTYPE: &[u8] = b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n";
-const NIL: &[u8] = b"$-1\r\n";
 const NIL_ARRAY: &[u8] = b"*-1\r\n";
-const OK: &[u8] = b"+OK\r\n";
-
-/// Sends a space-separated command and checks the exact reply.
-fn rt(r: &mut Raw, cmd: &str, expected: &[u8]) {
-    let parts: Vec<&[u8]> = cmd.split(' ').map(str::as_bytes).collect();
-    r.roundtrip(&parts, expected);
-}
 
 fn send(r: &mut Raw, cmd: &str) {
     let parts: Vec<&[u8]> = cmd.split(' ').map(str::as_bytes).collect();
     r.cmd(&parts);
-}
-
-fn bulks(v: &[&str]) -> Vec<u8> {
-    let mut out = format!("*{}\r\n", v.len()).into_bytes();
-    for s in v {
-        out.extend_from_slice(format!("${}\r\n{}\r\n", s.len(), s).as_bytes());
-    }
-    out
-}
-
-/// Polls `cond` until it holds, failing after 10 s.
-fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !cond() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::yield_now();
-    }
 }
 
 /// INFO's `blocked_clients`.

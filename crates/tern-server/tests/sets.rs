@@ -9,21 +9,6 @@ use std::collections::BTreeSet;
 
 use redis::Commands;
 
-const WRONGTYPE: &[u8] = b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n";
-
-/// Sends a space-separated command and checks the exact reply.
-fn rt(r: &mut Raw, cmd: &str, expected: &[u8]) {
-    let parts: Vec<&[u8]> = cmd.split(' ').map(str::as_bytes).collect();
-    r.roundtrip(&parts, expected);
-}
-
-fn bulks(v: &[&str]) -> Vec<u8> {
-    let mut out = format!("*{}\r\n", v.len()).into_bytes();
-    for s in v {
-        out.extend_from_slice(format!("${}\r\n{}\r\n", s.len(), s).as_bytes());
-    }
-    out
-}
 
 fn set_of(v: &[&str]) -> BTreeSet<String> {
     v.iter().map(|s| s.to_string()).collect()

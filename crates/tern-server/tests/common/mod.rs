@@ -173,3 +173,32 @@ pub fn mc_port(s: &TestServer) -> u16 {
         }
     }
 }
+
+/// Replies the family tests compare against, byte for byte.
+pub const WRONGTYPE: &[u8] = b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n";
+pub const NIL: &[u8] = b"$-1\r\n";
+pub const OK: &[u8] = b"+OK\r\n";
+
+/// Sends a space-separated command and checks the exact reply.
+pub fn rt(r: &mut Raw, cmd: &str, expected: &[u8]) {
+    let parts: Vec<&[u8]> = cmd.split(' ').map(str::as_bytes).collect();
+    r.roundtrip(&parts, expected);
+}
+
+/// An array of bulk strings, as RESP2 writes it.
+pub fn bulks(v: &[&str]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", v.len()).into_bytes();
+    for s in v {
+        out.extend_from_slice(format!("${}\r\n{}\r\n", s.len(), s).as_bytes());
+    }
+    out
+}
+
+/// Polls `cond` until it holds, failing after 10 s.
+pub fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::yield_now();
+    }
+}
