@@ -278,9 +278,10 @@ impl Clone for Big {
     }
 }
 
-/// The hasher of every hash's fields (the tables re-hash with it when they
-/// resize, so lookups must hash the same way).
-fn field_hasher() -> &'static DefaultHashBuilder {
+/// The seeded hasher of large hashes' fields and large sets' members, one
+/// per process (the tables re-hash with it when they resize, so lookups
+/// must hash the same way).
+pub(crate) fn field_hasher() -> &'static DefaultHashBuilder {
     static HASHER: OnceLock<DefaultHashBuilder> = OnceLock::new();
     HASHER.get_or_init(DefaultHashBuilder::default)
 }

@@ -23,7 +23,6 @@
 //! kept as i64), converting back to a compact form.
 
 use std::hash::BuildHasher;
-use std::sync::OnceLock;
 
 use hashbrown::DefaultHashBuilder;
 
@@ -151,7 +150,7 @@ struct Big {
 
 impl Default for Big {
     fn default() -> Self {
-        Big { table: tern_table::Table::with_hasher(*member_hasher()) }
+        Big { table: tern_table::Table::with_hasher(*crate::hash::field_hasher()) }
     }
 }
 
@@ -167,13 +166,8 @@ impl Clone for Big {
 
 /// The hasher of every set's members (tables re-hash with it as they
 /// resize, so lookups must hash the same way).
-fn member_hasher() -> &'static DefaultHashBuilder {
-    static HASHER: OnceLock<DefaultHashBuilder> = OnceLock::new();
-    HASHER.get_or_init(DefaultHashBuilder::default)
-}
-
 fn member_hash(m: &[u8]) -> u64 {
-    member_hasher().hash_one(m)
+    crate::hash::field_hasher().hash_one(m)
 }
 
 impl Big {
