@@ -1,6 +1,6 @@
 """The tools operators run, against Tern and redis-server in the same test:
-redis-cli --scan, --bigkeys, --latency, --stat, MONITOR, and SLOWLOG read
-through redis-cli. Each test loads the same data into both and compares what the
+redis-cli --scan, --bigkeys, --memkeys, --hotkeys, --latency, --latency-history,
+--stat, MONITOR, and SLOWLOG read through redis-cli. Each test loads the same data into both and compares what the
 tool prints where it is deterministic. Skipped without redis-cli or
 redis-server (apt-get install redis-tools redis-server)."""
 import re
@@ -145,3 +145,78 @@ def test_monitor_through_cli(pair):
     got, want = monitor_lines(tern, commands), monitor_lines(redis, commands)
     assert got == want
     assert got[:2] == ["OK", r'[0] "SET" "m:1" "quote\"d\n"']
+
+
+def memkeys_summary(out):
+    """--memkeys' summary without the byte counts, which are each server's own
+    overhead: the keys sampled, which key is biggest of each type, and how
+    many keys of each type."""
+    lines = []
+    for l in out.splitlines():
+        l = l.strip()
+        if m := re.match(r"^(Sampled \d+ keys)", l):
+            lines.append(m.group(1))
+        elif m := re.match(r"^(Biggest +\w+ found '.*') has \d+ bytes$", l):
+            lines.append(m.group(1))
+        elif m := re.match(r"^(\d+ \w+) with \d+ bytes", l):
+            lines.append(m.group(1))
+    return lines
+
+
+def test_memkeys(pair):
+    tern, redis = pair
+    got = memkeys_summary(cli(tern, "--memkeys"))
+    want = memkeys_summary(cli(redis, "--memkeys"))
+    assert got == want
+    assert "Biggest string found '\"big\"'" in got
+    assert "301 strings" in got and "20 hashs" in got
+
+
+def hotkeys(server):
+    p = subprocess.run([REDIS_CLI, "-p", str(server.port), "--hotkeys"], capture_output=True, text=True, timeout=20)
+    return p.returncode, p.stdout, p.stderr
+
+
+def test_hotkeys(pair):
+    tern, redis = pair
+    # Without an LFU policy the tool stops at the first OBJECT FREQ, with the
+    # server's error.
+    errors = []
+    for s in pair:
+        code, _, err = hotkeys(s)
+        errors.append((code, err.strip()))
+    assert errors[0] == errors[1]
+    assert errors[0][0] != 0 and "An LFU maxmemory policy is not selected" in errors[0][1]
+    found = []
+    for s in pair:
+        cli(s, "config", "set", "maxmemory-policy", "allkeys-lfu")
+        try:
+            r = s.client()
+            for _ in range(200):
+                r.get("str:7")
+            code, out, err = hotkeys(s)
+        finally:
+            cli(s, "config", "set", "maxmemory-policy", "noeviction")
+        assert code == 0, err
+        # `hot key found with counter: N<TAB>keyname: "k"`, hottest last.
+        hot = re.findall(r"^hot key found with counter: (\d+)\tkeyname: \"(.*)\"$", out, re.M)
+        assert hot, out
+        found.append(hot)
+        counter, key = hot[-1]
+        assert key == "str:7" and int(counter) > 5, hot
+    assert "Sampled 321 keys" in out
+
+
+def test_latency_history(pair):
+    for s in pair:
+        # Not on a terminal, each interval prints `min max avg samples`.
+        p = subprocess.Popen(["stdbuf", "-oL", REDIS_CLI, "-p", str(s.port), "--latency-history", "-i", "1"], stdout=subprocess.PIPE, text=True)
+        try:
+            rows = [p.stdout.readline().split() for _ in range(2)]
+        finally:
+            p.kill()
+            p.wait(timeout=10)
+        for fields in rows:
+            assert len(fields) == 4, rows
+            lo, hi, avg, samples = int(fields[0]), int(fields[1]), float(fields[2]), int(fields[3])
+            assert 0 <= lo <= avg <= hi and samples > 0, rows
