@@ -7,6 +7,10 @@
 #
 #   bench/ab.sh /tmp/base/tern-server target/release/tern-server
 #   REPS=5 SECS=10 WORKLOADS="get-p1 mget-100" bench/ab.sh A B
+#   ARGS_B="--io-short-read-drains no" bench/ab.sh target/release/tern-server target/release/tern-server
+#
+# ARGS_A / ARGS_B add server arguments to A's / B's runs, so that one binary
+# can be compared with itself with an optimisation on and off.
 #
 # Workloads: get-p1 get-p16 mget-10 mget-100 set-p16 (1M keys of 32 B,
 # uniform random keys, 50 connections). Output lines are `workload binary
@@ -17,6 +21,8 @@ A=$1; B=$2
 BENCH=${BENCH:-target/release/tern-bench}
 REPS=${REPS:-3}; SECS=${SECS:-8}; KEYS=${KEYS:-1000000}
 WORKLOADS=${WORKLOADS:-"get-p1 get-p16 mget-10 mget-100 set-p16"}
+read -r -a ARGS_A <<<"${ARGS_A:-}"
+read -r -a ARGS_B <<<"${ARGS_B:-}"
 tck=$(getconf CLK_TCK)
 out=${OUT:-/tmp/ab-$$.txt}
 # A port nothing listens on (the kernel's pick, released for the server).
@@ -33,10 +39,11 @@ args_of() {
     esac
 }
 
-run_one() { # workload binary
-    local w=$1 bin=$2 port
+run_one() { # workload binary tag [server arguments...]
+    local w=$1 bin=$2 tag=$3 port
+    shift 3
     port=$(free_port)
-    taskset -c 0 "$bin" --port $port --bind 127.0.0.1 --threads 1 --save '' >/dev/null 2>&1 &
+    taskset -c 0 "$bin" --port $port --bind 127.0.0.1 --threads 1 --save '' "$@" >/dev/null 2>&1 &
     local pid=$!
     for _ in $(seq 100); do redis-cli -p $port ping >/dev/null 2>&1 && break; sleep 0.1; done
     taskset -c 1 $BENCH -p $port --key-minimum 1 --key-maximum $KEYS --ratio 1:0 -n allkeys \
@@ -53,22 +60,24 @@ run_one() { # workload binary
     fi
     b=$(awk '{print $14+$15}' /proc/$pid/stat)
     kill $pid; wait $pid 2>/dev/null || true
-    python3 -c "print('$w', '$bin', round($ops), round(($b-$a)/$tck*1e6/($ops*$SECS),3))" | tee -a "$out"
+    python3 -c "print('$w', '$tag', round($ops), round(($b-$a)/$tck*1e6/($ops*$SECS),3))" | tee -a "$out"
 }
 
 for _ in $(seq "$REPS"); do
     for w in $WORKLOADS; do
-        run_one "$w" "$A"
-        run_one "$w" "$B"
+        run_one "$w" "$A" a "${ARGS_A[@]}"
+        run_one "$w" "$B" b "${ARGS_B[@]}"
     done
 done
-python3 - "$out" "$A" "$B" <<'PY'
+echo "A: $A ${ARGS_A[*]}"
+echo "B: $B ${ARGS_B[*]}"
+python3 - "$out" <<'PY'
 import sys, statistics as st, collections
 rows = collections.defaultdict(list)
 for line in open(sys.argv[1]):
     w, b, ops, cpu = line.split()
     rows[(w, b)].append((float(ops), float(cpu)))
-A, B = sys.argv[2], sys.argv[3]
+A, B = "a", "b"
 print("| workload | A ops/s | A CPU µs/op | B ops/s | B CPU µs/op | B/A ops | B/A CPU/op |")
 print("|---|---:|---:|---:|---:|---:|---:|")
 for w in dict.fromkeys(k[0] for k in rows):

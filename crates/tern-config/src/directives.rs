@@ -61,10 +61,16 @@ named_enum! {
 
 impl MaxmemoryPolicy {
     pub fn is_lfu(self) -> bool {
-        matches!(self, MaxmemoryPolicy::VolatileLfu | MaxmemoryPolicy::AllkeysLfu)
+        matches!(
+            self,
+            MaxmemoryPolicy::VolatileLfu | MaxmemoryPolicy::AllkeysLfu
+        )
     }
     pub fn is_lru(self) -> bool {
-        matches!(self, MaxmemoryPolicy::VolatileLru | MaxmemoryPolicy::AllkeysLru)
+        matches!(
+            self,
+            MaxmemoryPolicy::VolatileLru | MaxmemoryPolicy::AllkeysLru
+        )
     }
 
     /// The store's eviction policy of the same meaning.
@@ -94,7 +100,9 @@ impl MaxmemoryPolicy {
 }
 
 fn cores() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
 }
 
 /// `kind` with its value type stated, for uses that have no field to
@@ -257,6 +265,11 @@ directives! {
         /// sent from the stored bytes instead of being copied into the
         /// reply buffer; 0 turns copy avoidance off.
         reply_copy_avoid_min_size: usize = 16 * 1024 => "reply-copy-avoid-min-size", Mem::new(0, MEM_MAX), runtime + own;
+        /// A read that leaves room in the buffer is taken to have drained
+        /// the socket, so no second read is made only to hear EAGAIN (the
+        /// edge-triggered poll reports data that arrives later, and a
+        /// half-close is read to the end); no: read until EAGAIN.
+        io_short_read_drains: bool = true => "io-short-read-drains", Bool, runtime + own;
         /// UNLINK-like freeing for DEL of large values.
         lazyfree_lazy_user_del: bool = false => "lazyfree-lazy-user-del", Bool, runtime;
         /// FLUSHDB/FLUSHALL without SYNC/ASYNC free in the background.
@@ -454,7 +467,10 @@ impl Settings {
     /// access).
     #[inline]
     pub fn lfu(&self) -> Option<tern_store::Lfu> {
-        self.lfu_policy().then(|| tern_store::Lfu { log_factor: self.lfu_log_factor(), decay_minutes: self.lfu_decay_time() })
+        self.lfu_policy().then(|| tern_store::Lfu {
+            log_factor: self.lfu_log_factor(),
+            decay_minutes: self.lfu_decay_time(),
+        })
     }
 
     /// How eviction runs under the current policy and its tuning.
