@@ -110,9 +110,7 @@ impl KeyGen {
         let median = median.unwrap_or((min as f64 + max as f64) / 2.0);
         let stddev = stddev.unwrap_or((max - min) as f64 / 6.0);
         // Options check alpha; a bad one here draws uniformly instead.
-        let zipf = (pattern == Pattern::Zipf)
-            .then(|| Zipf::new(max - min + 1, zipf_alpha).ok())
-            .flatten();
+        let zipf = (pattern == Pattern::Zipf).then(|| Zipf::new(max - min + 1, zipf_alpha).ok()).flatten();
         KeyGen {
             pattern,
             min: lo,

@@ -151,9 +151,7 @@ fn pair<T>(v: &str, one: fn(&str) -> Result<T, String>) -> Result<(T, T), String
 }
 
 fn ratio(v: &str) -> Result<(u32, u32), String> {
-    pair(v, |n| {
-        n.parse().map_err(|_| format!("invalid number '{n}'"))
-    })
+    pair(v, |n| n.parse().map_err(|_| format!("invalid number '{n}'")))
 }
 
 fn pattern(v: &str) -> Result<Pattern, String> {
@@ -168,9 +166,7 @@ fn requests(v: &str) -> Result<Requests, String> {
     if v == "allkeys" {
         return Ok(Requests::AllKeys);
     }
-    v.parse()
-        .map(Requests::Count)
-        .map_err(|_| format!("invalid number '{v}' (or allkeys)"))
+    v.parse().map(Requests::Count).map_err(|_| format!("invalid number '{v}' (or allkeys)"))
 }
 
 /// One argument list, as memtier_benchmark spells its options. Everything
@@ -270,26 +266,16 @@ fn indexed<T: Clone + Send + Sync + 'static>(m: &ArgMatches, id: &str) -> Vec<(u
 
 impl Options {
     pub fn parse(args: &[String]) -> Result<Options, String> {
-        let m = Options::command()
-            .try_get_matches_from(args)
-            .map_err(|e| match e.kind() {
-                clap::error::ErrorKind::DisplayHelp => USAGE.to_string(),
-                _ => e.render().to_string().trim_end().to_string(),
-            })?;
+        let m = Options::command().try_get_matches_from(args).map_err(|e| match e.kind() {
+            clap::error::ErrorKind::DisplayHelp => USAGE.to_string(),
+            _ => e.render().to_string().trim_end().to_string(),
+        })?;
         let mut o = Options::from_arg_matches(&m).map_err(|e| e.to_string())?;
         let mut cmds: Vec<(usize, CommandArg)> = indexed::<String>(&m, "command")
             .into_iter()
             .map(|(i, c)| (i, CommandArg::New(c)))
-            .chain(
-                indexed(&m, "command_ratio")
-                    .into_iter()
-                    .map(|(i, r)| (i, CommandArg::Ratio(r))),
-            )
-            .chain(
-                indexed(&m, "command_key_pattern")
-                    .into_iter()
-                    .map(|(i, p)| (i, CommandArg::Pattern(p))),
-            )
+            .chain(indexed(&m, "command_ratio").into_iter().map(|(i, r)| (i, CommandArg::Ratio(r))))
+            .chain(indexed(&m, "command_key_pattern").into_iter().map(|(i, p)| (i, CommandArg::Pattern(p))))
             .collect();
         cmds.sort_by_key(|&(i, _)| i);
         o.commands = cmds.into_iter().map(|(_, c)| c).collect();
@@ -349,16 +335,10 @@ impl Config {
                     pattern: Pattern::Random,
                 }),
                 CommandArg::Ratio(r) => {
-                    self.commands
-                        .last_mut()
-                        .ok_or("--command-ratio must follow a --command")?
-                        .ratio = *r;
+                    self.commands.last_mut().ok_or("--command-ratio must follow a --command")?.ratio = *r;
                 }
                 CommandArg::Pattern(p) => {
-                    self.commands
-                        .last_mut()
-                        .ok_or("--command-key-pattern must follow a --command")?
-                        .pattern = *p;
+                    self.commands.last_mut().ok_or("--command-key-pattern must follow a --command")?.pattern = *p;
                 }
             }
         }
@@ -500,26 +480,11 @@ mod tests {
     fn later_options_override_and_order_rules_hold() {
         // A spec's arguments, then the command line's over them.
         let mut c = Config::default();
-        c.apply(&words(
-            "--test-time 180 -c 25 --key-prefix -k- --hide-histogram --seed 4",
-        ))
-        .unwrap();
-        c.apply(&words(
-            "-n 1000 --host example -P resp2 -c 3 -c 7 --key-median -5",
-        ))
-        .unwrap();
-        assert_eq!(
-            (c.test_time, c.requests, c.clients),
-            (None, Requests::Count(1000), 7)
-        );
-        assert_eq!(
-            (c.server.as_str(), c.protocol, c.key_prefix.as_str()),
-            ("example", Protocol::Redis, "-k-")
-        );
-        assert_eq!(
-            (c.key_median, c.seed, c.hide_histogram),
-            (Some(-5.0), 4, true)
-        );
+        c.apply(&words("--test-time 180 -c 25 --key-prefix -k- --hide-histogram --seed 4")).unwrap();
+        c.apply(&words("-n 1000 --host example -P resp2 -c 3 -c 7 --key-median -5")).unwrap();
+        assert_eq!((c.test_time, c.requests, c.clients), (None, Requests::Count(1000), 7));
+        assert_eq!((c.server.as_str(), c.protocol, c.key_prefix.as_str()), ("example", Protocol::Redis, "-k-"));
+        assert_eq!((c.key_median, c.seed, c.hide_histogram), (Some(-5.0), 4, true));
         // Within one list, -n cancels an earlier --test-time, not a later one.
         let mut c = Config::default();
         c.apply(&words("--test-time 5 -n 10")).unwrap();
@@ -530,18 +495,8 @@ mod tests {
         let mut c = Config::default();
         c.apply(&words("--command A --command B --command-ratio 3 --command-key-pattern S --command C --command-ratio 0")).unwrap();
         let got: Vec<(u32, Pattern)> = c.commands.iter().map(|c| (c.ratio, c.pattern)).collect();
-        assert_eq!(
-            got,
-            [
-                (1, Pattern::Random),
-                (3, Pattern::Sequential),
-                (0, Pattern::Random)
-            ]
-        );
-        assert_eq!(
-            Options::parse(&words("--help")).err().as_deref(),
-            Some(USAGE)
-        );
+        assert_eq!(got, [(1, Pattern::Random), (3, Pattern::Sequential), (0, Pattern::Random)]);
+        assert_eq!(Options::parse(&words("--help")).err().as_deref(), Some(USAGE));
         assert!(Options::parse(&words("--phase later")).is_err());
         assert!(shell_split("trailing \\").is_err());
     }

@@ -73,12 +73,7 @@ impl Template {
         if get.name != "GET" || get.words.len() != 2 || get.keys != 1 {
             return None;
         }
-        Template::from_words(vec![
-            vec![Part::Lit(b"SET".to_vec())],
-            get.words[1].clone(),
-            vec![Part::Data],
-        ])
-        .ok()
+        Template::from_words(vec![vec![Part::Lit(b"SET".to_vec())], get.words[1].clone(), vec![Part::Data]]).ok()
     }
 
     fn from_words(words: Vec<Vec<Part>>) -> Result<Template, String> {

@@ -47,14 +47,7 @@ struct Server {
 impl Server {
     fn start(threads: usize) -> Server {
         let mut child = Command::new(server_bin())
-            .args([
-                "--port",
-                "0",
-                "--memcache-port",
-                "11211",
-                "--threads",
-                &threads.to_string(),
-            ])
+            .args(["--port", "0", "--memcache-port", "11211", "--threads", &threads.to_string()])
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -516,23 +509,8 @@ fn miss_set_fills_what_zipf_gets_missed() {
     let (v, text) = bench(
         s.port,
         &[
-            "-t",
-            "1",
-            "-c",
-            "1",
-            "-n",
-            "3000",
-            "--command",
-            "GET __key__",
-            "--command-key-pattern",
-            "Z",
-            "--zipf-alpha",
-            "1.1",
-            "--key-minimum",
-            "1",
-            "--key-maximum",
-            "500",
-            "--miss-set",
+            "-t", "1", "-c", "1", "-n", "3000", "--command", "GET __key__", "--command-key-pattern", "Z",
+            "--zipf-alpha", "1.1", "--key-minimum", "1", "--key-maximum", "500", "--miss-set",
         ],
     );
     let gets = &v["ALL STATS"]["Gets"];

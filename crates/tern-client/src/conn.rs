@@ -34,22 +34,15 @@ pub struct Conn {
 impl Conn {
     pub fn connect(server: &std::sync::Arc<str>, addr: &str, opts: &Options) -> Result<Conn> {
         let (connect_timeout, read_timeout) = (opts.connect_timeout, opts.read_timeout);
-        let addrs: Vec<SocketAddr> = addr
-            .to_socket_addrs()
-            .map_err(|e| Error::io(server, e))?
-            .collect();
+        let addrs: Vec<SocketAddr> = addr.to_socket_addrs().map_err(|e| Error::io(server, e))?.collect();
         let mut last = io::Error::new(io::ErrorKind::NotFound, "no address");
         for a in addrs {
             match TcpStream::connect_timeout(&a, connect_timeout) {
                 Ok(stream) => {
                     // Requests are written whole, so Nagle would only delay them.
                     stream.set_nodelay(true).map_err(|e| Error::io(server, e))?;
-                    stream
-                        .set_read_timeout(Some(read_timeout))
-                        .map_err(|e| Error::io(server, e))?;
-                    stream
-                        .set_write_timeout(Some(read_timeout))
-                        .map_err(|e| Error::io(server, e))?;
+                    stream.set_read_timeout(Some(read_timeout)).map_err(|e| Error::io(server, e))?;
+                    stream.set_write_timeout(Some(read_timeout)).map_err(|e| Error::io(server, e))?;
                     return Ok(Conn {
                         stream,
                         wbuf: Vec::new(),
@@ -108,10 +101,7 @@ impl Conn {
                     }
                     Ok(None) => {}
                     Err(e) => {
-                        return Err(Error::Protocol {
-                            server: self.server.to_string(),
-                            detail: e.to_string(),
-                        });
+                        return Err(Error::Protocol { server: self.server.to_string(), detail: e.to_string() });
                     }
                 }
             }
@@ -122,10 +112,7 @@ impl Conn {
     fn fill(&mut self) -> Result<()> {
         if self.end - self.start > self.max_reply {
             let detail = format!("a reply of more than {} bytes (max_reply)", self.max_reply);
-            return Err(Error::Protocol {
-                server: self.server.to_string(),
-                detail,
-            });
+            return Err(Error::Protocol { server: self.server.to_string(), detail });
         }
         if self.start > 0 && self.rbuf.len() - self.end < READ_CHUNK {
             self.rbuf.copy_within(self.start..self.end, 0);
@@ -139,10 +126,7 @@ impl Conn {
         loop {
             match self.stream.read(&mut self.rbuf[self.end..]) {
                 Ok(0) => {
-                    let e = io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        "server closed the connection",
-                    );
+                    let e = io::Error::new(io::ErrorKind::UnexpectedEof, "server closed the connection");
                     return Err(Error::io(&self.server, e));
                 }
                 Ok(n) => {

@@ -32,21 +32,13 @@ pub enum Error {
 impl Error {
     /// True for the failures that mark a server down: it did not answer.
     pub fn is_transport(&self) -> bool {
-        matches!(
-            self,
-            Error::Connection { .. } | Error::Timeout { .. } | Error::Protocol { .. }
-        )
+        matches!(self, Error::Connection { .. } | Error::Timeout { .. } | Error::Protocol { .. })
     }
 
     pub(crate) fn io(server: &str, e: io::Error) -> Error {
         match e.kind() {
-            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => Error::Timeout {
-                server: server.to_string(),
-            },
-            _ => Error::Connection {
-                server: server.to_string(),
-                source: e,
-            },
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => Error::Timeout { server: server.to_string() },
+            _ => Error::Connection { server: server.to_string(), source: e },
         }
     }
 }
@@ -54,26 +46,14 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Connection { server, source } => {
-                write!(f, "connection to {server} failed: {source}")
-            }
+            Error::Connection { server, source } => write!(f, "connection to {server} failed: {source}"),
             Error::Timeout { server } => write!(f, "timed out talking to {server}"),
-            Error::ServerDown { server } => {
-                write!(f, "{server} is marked down after a recent failure")
-            }
-            Error::PoolExhausted { server } => {
-                write!(f, "no free connection to {server} within the pool timeout")
-            }
+            Error::ServerDown { server } => write!(f, "{server} is marked down after a recent failure"),
+            Error::PoolExhausted { server } => write!(f, "no free connection to {server} within the pool timeout"),
             Error::Handshake { server, message } => {
-                write!(
-                    f,
-                    "{server} refused the connection set-up: {}",
-                    String::from_utf8_lossy(message)
-                )
+                write!(f, "{server} refused the connection set-up: {}", String::from_utf8_lossy(message))
             }
-            Error::Protocol { server, detail } => {
-                write!(f, "protocol error from {server}: {detail}")
-            }
+            Error::Protocol { server, detail } => write!(f, "protocol error from {server}: {detail}"),
             Error::Server(m) => f.write_str(&String::from_utf8_lossy(m)),
             Error::Invalid(m) => f.write_str(m),
         }

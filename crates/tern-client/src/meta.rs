@@ -77,13 +77,7 @@ pub struct SetOpts {
 
 impl Default for SetOpts {
     fn default() -> SetOpts {
-        SetOpts {
-            ttl: 0,
-            flags: 0,
-            cas: None,
-            mode: SetMode::Set,
-            invalidate: false,
-        }
+        SetOpts { ttl: 0, flags: 0, cas: None, mode: SetMode::Set, invalidate: false }
     }
 }
 
@@ -103,19 +97,14 @@ pub enum Stored {
 /// base64 with the `b` flag (binary keys, spaces, control bytes).
 fn wire_key(key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
     out.clear();
-    let plain = !key.is_empty()
-        && key.len() <= tern_memcache::KEY_MAX
-        && key.iter().all(|&c| c > b' ' && c != 0x7f);
+    let plain = !key.is_empty() && key.len() <= tern_memcache::KEY_MAX && key.iter().all(|&c| c > b' ' && c != 0x7f);
     if plain {
         out.extend_from_slice(key);
         return Ok(false);
     }
     tern_memcache::base64::encode(out, key);
     if key.is_empty() || out.len() > tern_memcache::KEY_MAX {
-        return Err(Error::Invalid(format!(
-            "memcached key of {} bytes is empty or too long",
-            key.len()
-        )));
+        return Err(Error::Invalid(format!("memcached key of {} bytes is empty or too long", key.len())));
     }
     Ok(true)
 }
@@ -164,13 +153,7 @@ fn read_flags<'a>(flags: &'a [u8], item: &mut Item) -> (Option<&'a [u8]>, Option
         match c {
             b'f' => item.flags = parse_flags(rest).unwrap_or(0),
             b'c' => item.cas = parse_u64(rest),
-            b't' => {
-                item.ttl = if rest == b"-1" {
-                    Some(-1)
-                } else {
-                    parse_u64(rest).map(|n| n as i64)
-                }
-            }
+            b't' => item.ttl = if rest == b"-1" { Some(-1) } else { parse_u64(rest).map(|n| n as i64) },
             b'W' => item.win = true,
             b'X' => item.stale = true,
             b'Z' => item.lease_pending = true,
@@ -187,17 +170,12 @@ fn server_error(line: &[u8]) -> Error {
 }
 
 fn protocol(conn: &Conn, what: &str) -> Error {
-    Error::Protocol {
-        server: conn.server().to_string(),
-        detail: what.to_string(),
-    }
+    Error::Protocol { server: conn.server().to_string(), detail: what.to_string() }
 }
 
 fn read(conn: &mut Conn) -> Result<Owned> {
     conn.read_with(|b| {
-        Response::parse(b)
-            .map(|r| r.map(|(r, n)| (Owned::from(r), n)))
-            .map_err(|_| "malformed memcached reply")
+        Response::parse(b).map(|r| r.map(|(r, n)| (Owned::from(r), n))).map_err(|_| "malformed memcached reply")
     })
 }
 
@@ -212,14 +190,8 @@ enum Owned {
 impl From<Response<'_>> for Owned {
     fn from(r: Response<'_>) -> Owned {
         match r {
-            Response::MetaValue { flags, data } => Owned::Value {
-                flags: flags.to_vec(),
-                data: data.to_vec(),
-            },
-            Response::Meta { code, flags } => Owned::Status {
-                code,
-                flags: flags.to_vec(),
-            },
+            Response::MetaValue { flags, data } => Owned::Value { flags: flags.to_vec(), data: data.to_vec() },
+            Response::Meta { code, flags } => Owned::Status { code, flags: flags.to_vec() },
             Response::Error(l) => Owned::Error(l.to_vec()),
             _ => Owned::Other,
         }
@@ -233,9 +205,7 @@ pub struct MetaClient {
 impl MetaClient {
     pub fn new(servers: &[(String, u16)], mut opts: Options) -> Result<MetaClient> {
         opts.handshake = None;
-        Ok(MetaClient {
-            cluster: Cluster::new(servers, opts)?,
-        })
+        Ok(MetaClient { cluster: Cluster::new(servers, opts)? })
     }
 
     fn opts(&self) -> &Options {
@@ -252,24 +222,16 @@ impl MetaClient {
             c.flush()?;
             match read(c)? {
                 Owned::Value { flags, data } => {
-                    let mut item = Item {
-                        value: Some(data),
-                        ..Item::default()
-                    };
+                    let mut item = Item { value: Some(data), ..Item::default() };
                     read_flags(&flags, &mut item);
                     Ok(Some(item))
                 }
-                Owned::Status {
-                    code: [b'H', b'D'],
-                    flags,
-                } => {
+                Owned::Status { code: [b'H', b'D'], flags } => {
                     let mut item = Item::default();
                     read_flags(&flags, &mut item);
                     Ok(Some(item))
                 }
-                Owned::Status {
-                    code: [b'E', b'N'], ..
-                } => Ok(None),
+                Owned::Status { code: [b'E', b'N'], .. } => Ok(None),
                 Owned::Error(l) => Err(server_error(&l)),
                 _ => Err(protocol(c, "unexpected reply to mg")),
             }
@@ -311,17 +273,10 @@ impl MetaClient {
                 let mut failed = None;
                 loop {
                     let (flags, value) = match read(c)? {
-                        Owned::Status {
-                            code: [b'M', b'N'], ..
-                        } => break,
+                        Owned::Status { code: [b'M', b'N'], .. } => break,
                         Owned::Value { flags, data } => (flags, Some(data)),
-                        Owned::Status {
-                            code: [b'H', b'D'],
-                            flags,
-                        } => (flags, None),
-                        Owned::Status {
-                            code: [b'E', b'N'], ..
-                        } => continue,
+                        Owned::Status { code: [b'H', b'D'], flags } => (flags, None),
+                        Owned::Status { code: [b'E', b'N'], .. } => continue,
                         Owned::Error(l) => {
                             // Read on to MN so the connection stays usable.
                             failed.get_or_insert(l);
@@ -329,18 +284,10 @@ impl MetaClient {
                         }
                         _ => return Err(protocol(c, "unexpected reply in a multi-get")),
                     };
-                    let mut item = Item {
-                        value,
-                        ..Item::default()
-                    };
+                    let mut item = Item { value, ..Item::default() };
                     let (opaque, key) = read_flags(&flags, &mut item);
-                    let j = opaque
-                        .and_then(parse_u64)
-                        .map(|j| j as usize)
-                        .filter(|&j| j < positions.len());
-                    let Some(j) = j else {
-                        return Err(protocol(c, "multi-get reply without a valid opaque"));
-                    };
+                    let j = opaque.and_then(parse_u64).map(|j| j as usize).filter(|&j| j < positions.len());
+                    let Some(j) = j else { return Err(protocol(c, "multi-get reply without a valid opaque")) };
                     if key.is_some_and(|k| k != wire[positions[j]].0) {
                         return Err(protocol(c, "multi-get reply for another key"));
                     }
@@ -356,9 +303,7 @@ impl MetaClient {
         for (r, (_, positions)) in results.into_iter().zip(&groups) {
             answers.push(match r {
                 Ok(found) => found,
-                Err(e) if self.opts().failure.reads_miss && is_unavailable(&e) => {
-                    vec![None; positions.len()]
-                }
+                Err(e) if self.opts().failure.reads_miss && is_unavailable(&e) => vec![None; positions.len()],
                 Err(e) => return Err(e),
             });
         }
@@ -443,25 +388,13 @@ impl MetaClient {
             }
             encode::mg(out, k, &f);
         })?;
-        Ok(matches!(
-            r,
-            Owned::Status {
-                code: [b'H', b'D'],
-                ..
-            }
-        ))
+        Ok(matches!(r, Owned::Status { code: [b'H', b'D'], .. }))
     }
 
     /// Adds `delta` (or subtracts, with `decr`; memcached stops at 0). With
     /// `initial`, a missing key is created with that value and TTL.
     /// `None` when the key is missing (or not a number: `Error::Server`).
-    pub fn arith(
-        &self,
-        key: &[u8],
-        delta: u64,
-        decr: bool,
-        initial: Option<(u64, i64)>,
-    ) -> Result<Option<u64>> {
+    pub fn arith(&self, key: &[u8], delta: u64, decr: bool, initial: Option<(u64, i64)>) -> Result<Option<u64>> {
         let r = self.write_op(key, |out, k, b64| {
             let mut f = b"v D".to_vec();
             append(&mut f, delta);
@@ -479,16 +412,10 @@ impl MetaClient {
             encode::ma(out, k, &f);
         })?;
         match r {
-            Owned::Value { data, .. } => {
-                parse_u64(&data).map(Some).ok_or_else(|| Error::Protocol {
-                    server: String::new(),
-                    detail: "ma value is not a number".into(),
-                })
-            }
-            Owned::Status {
-                code: [b'N', b'F'], ..
-            }
-            | Owned::Other => Ok(None),
+            Owned::Value { data, .. } => parse_u64(&data)
+                .map(Some)
+                .ok_or_else(|| Error::Protocol { server: String::new(), detail: "ma value is not a number".into() }),
+            Owned::Status { code: [b'N', b'F'], .. } | Owned::Other => Ok(None),
             Owned::Status { code, .. } => Err(Error::Server(code.to_vec())),
             Owned::Error(l) => Err(server_error(&l)),
         }
@@ -506,10 +433,7 @@ fn stored(r: Owned) -> Result<Stored> {
         },
         Owned::Other => Ok(Stored::NotStored),
         Owned::Error(l) => Err(server_error(&l)),
-        Owned::Value { .. } => Err(Error::Protocol {
-            server: String::new(),
-            detail: "value reply to a store".into(),
-        }),
+        Owned::Value { .. } => Err(Error::Protocol { server: String::new(), detail: "value reply to a store".into() }),
     }
 }
 
@@ -527,10 +451,7 @@ mod tests {
         assert!(wire_key(&[0xff, 0], &mut w).unwrap());
         assert!(!wire_key(&[b'x'; 250], &mut w).unwrap());
         // 251 bytes are too long plain, and 336 in base64.
-        assert!(matches!(
-            wire_key(&[b'x'; 251], &mut w),
-            Err(Error::Invalid(_))
-        ));
+        assert!(matches!(wire_key(&[b'x'; 251], &mut w), Err(Error::Invalid(_))));
         assert!(matches!(wire_key(b"", &mut w), Err(Error::Invalid(_))));
     }
 
@@ -541,27 +462,10 @@ mod tests {
         assert_eq!((o, k), (Some(&b"12"[..]), Some(&b"abc"[..])));
         assert_eq!(
             item,
-            Item {
-                value: None,
-                flags: 42,
-                cas: Some(7),
-                ttl: Some(-1),
-                win: true,
-                stale: true,
-                lease_pending: true
-            }
+            Item { value: None, flags: 42, cas: Some(7), ttl: Some(-1), win: true, stale: true, lease_pending: true }
         );
         let mut f = Vec::new();
-        get_flags(
-            &mut f,
-            &GetOpts {
-                cas: true,
-                lease_ttl: Some(30),
-                recache_ttl: Some(5),
-                ..GetOpts::default()
-            },
-            true,
-        );
+        get_flags(&mut f, &GetOpts { cas: true, lease_ttl: Some(30), recache_ttl: Some(5), ..GetOpts::default() }, true);
         assert_eq!(f, b"v f c N30 R5 b");
     }
 }

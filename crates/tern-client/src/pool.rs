@@ -90,10 +90,7 @@ impl Default for Options {
             down_for: Duration::from_secs(1),
             down_max: Duration::from_secs(30),
             hashing: Hashing::default(),
-            failure: FailurePolicy {
-                reads_miss: false,
-                skip_writes: false,
-            },
+            failure: FailurePolicy { reads_miss: false, skip_writes: false },
             handshake: None,
             max_reply: MAX_REPLY,
         }
@@ -140,24 +137,16 @@ impl Server {
         let mut idle = self.lock();
         loop {
             if idle.down_until.is_some_and(|t| Instant::now() < t) {
-                return Err(Error::ServerDown {
-                    server: self.name.to_string(),
-                });
+                return Err(Error::ServerDown { server: self.name.to_string() });
             }
             if let Some(conn) = idle.conns.pop() {
-                return Ok(Lease {
-                    server: self,
-                    conn: Some(conn),
-                });
+                return Ok(Lease { server: self, conn: Some(conn) });
             }
             if idle.open < opts.max_connections.max(1) {
                 idle.open += 1;
                 drop(idle);
                 return match self.open(opts) {
-                    Ok(conn) => Ok(Lease {
-                        server: self,
-                        conn: Some(conn),
-                    }),
+                    Ok(conn) => Ok(Lease { server: self, conn: Some(conn) }),
                     Err(e) => {
                         let mut idle = self.lock();
                         idle.open -= 1;
@@ -171,15 +160,9 @@ impl Server {
             }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                return Err(Error::PoolExhausted {
-                    server: self.name.to_string(),
-                });
+                return Err(Error::PoolExhausted { server: self.name.to_string() });
             }
-            idle = self
-                .freed
-                .wait_timeout(idle, left)
-                .unwrap_or_else(|p| p.into_inner())
-                .0;
+            idle = self.freed.wait_timeout(idle, left).unwrap_or_else(|p| p.into_inner()).0;
         }
     }
 
@@ -197,10 +180,7 @@ impl Server {
         }
         idle.failures = idle.failures.saturating_add(1);
         let factor = 1u32 << (idle.failures - 1).min(16);
-        let wait = opts
-            .down_for
-            .saturating_mul(factor)
-            .min(opts.down_max.max(opts.down_for));
+        let wait = opts.down_for.saturating_mul(factor).min(opts.down_max.max(opts.down_for));
         idle.down_until = Some(Instant::now() + wait);
         // The idle connections were opened before the failure and are most
         // likely broken too.
@@ -218,8 +198,7 @@ pub struct Lease<'a> {
 impl Lease<'_> {
     pub fn conn(&mut self) -> &mut Conn {
         // Only `finish`/`drop` take the connection, and both consume the lease.
-        self.conn
-            .get_or_insert_with(|| unreachable!("a lease always holds its connection"))
+        self.conn.get_or_insert_with(|| unreachable!("a lease always holds its connection"))
     }
 
     pub fn server(&self) -> &Server {
@@ -283,18 +262,9 @@ impl Cluster {
         let ring = Ring::new(opts.hashing, &names);
         let servers = names
             .into_iter()
-            .map(|name| Server {
-                addr: name.clone(),
-                name: name.into(),
-                idle: Mutex::default(),
-                freed: Condvar::new(),
-            })
+            .map(|name| Server { addr: name.clone(), name: name.into(), idle: Mutex::default(), freed: Condvar::new() })
             .collect();
-        Ok(Cluster {
-            servers,
-            ring,
-            opts,
-        })
+        Ok(Cluster { servers, ring, opts })
     }
 
     pub fn server_for(&self, key: &[u8]) -> usize {
@@ -330,11 +300,9 @@ impl Cluster {
         order.sort_by_key(|&n| parts[n]);
         let mut leases: Vec<Option<Result<Lease<'_>>>> = (0..parts.len()).map(|_| None).collect();
         for n in order {
-            let lease = self.servers[parts[n]].lease(&self.opts).and_then(|mut l| {
-                match write(n, l.conn()) {
-                    Ok(()) => Ok(l),
-                    Err(e) => l.finish(&self.opts, Err(e)),
-                }
+            let lease = self.servers[parts[n]].lease(&self.opts).and_then(|mut l| match write(n, l.conn()) {
+                Ok(()) => Ok(l),
+                Err(e) => l.finish(&self.opts, Err(e)),
             });
             leases[n] = Some(lease);
         }
@@ -342,8 +310,7 @@ impl Cluster {
             .into_iter()
             .enumerate()
             .map(|(n, lease)| {
-                let mut lease =
-                    lease.unwrap_or_else(|| Err(Error::Invalid("part not leased".into())))?;
+                let mut lease = lease.unwrap_or_else(|| Err(Error::Invalid("part not leased".into())))?;
                 let r = read(n, lease.conn());
                 lease.finish(&self.opts, r)
             })

@@ -56,10 +56,7 @@ pub(crate) fn handshake(conn: &mut Conn, h: &Handshake) -> Result<()> {
         n += 1;
     }
     if h.db != 0 {
-        encode(
-            &mut conn.wbuf,
-            &[&b"SELECT"[..], itoa::Buffer::new().format(h.db).as_bytes()],
-        );
+        encode(&mut conn.wbuf, &[&b"SELECT"[..], itoa::Buffer::new().format(h.db).as_bytes()]);
         n += 1;
     }
     conn.flush()?;
@@ -70,10 +67,7 @@ pub(crate) fn handshake(conn: &mut Conn, h: &Handshake) -> Result<()> {
         }
     }
     match refused {
-        Some(message) => Err(Error::Handshake {
-            server: conn.server().to_string(),
-            message,
-        }),
+        Some(message) => Err(Error::Handshake { server: conn.server().to_string(), message }),
         None => Ok(()),
     }
 }
@@ -85,9 +79,7 @@ pub struct RespClient {
 impl RespClient {
     pub fn new(servers: &[(String, u16)], mut opts: Options) -> Result<RespClient> {
         opts.handshake.get_or_insert_with(Handshake::default);
-        Ok(RespClient {
-            cluster: Cluster::new(servers, opts)?,
-        })
+        Ok(RespClient { cluster: Cluster::new(servers, opts)? })
     }
 
     fn opts(&self) -> &Options {
@@ -97,8 +89,7 @@ impl RespClient {
     /// The server a command goes to: its first argument after the name is
     /// taken as its key (true of every single-key command).
     pub fn route(&self, args: &[impl AsRef<[u8]>]) -> usize {
-        args.get(1)
-            .map_or(0, |k| self.cluster.server_for(k.as_ref()))
+        args.get(1).map_or(0, |k| self.cluster.server_for(k.as_ref()))
     }
 
     /// Sends one command and returns its reply; an error reply is
@@ -108,13 +99,12 @@ impl RespClient {
     }
 
     pub fn command_on(&self, server: usize, args: &[impl AsRef<[u8]>]) -> Result<Value> {
-        self.cluster
-            .with_conn(server, |c| {
-                encode(&mut c.wbuf, args);
-                c.flush()?;
-                read(c)
-            })
-            .and_then(ok)
+        self.cluster.with_conn(server, |c| {
+            encode(&mut c.wbuf, args);
+            c.flush()?;
+            read(c)
+        })
+        .and_then(ok)
     }
 
     /// A read: a transport failure is a miss when the policy says so.
@@ -165,9 +155,7 @@ impl RespClient {
                     })
                     .collect::<Result<Vec<_>>>()?,
                 Ok(v) => return Err(unexpected(&v)),
-                Err(e) if self.opts().failure.reads_miss && is_unavailable(&e) => {
-                    vec![None; positions.len()]
-                }
+                Err(e) if self.opts().failure.reads_miss && is_unavailable(&e) => vec![None; positions.len()],
                 Err(e) => return Err(e),
             };
             answers.push(values);
@@ -230,9 +218,7 @@ impl RespClient {
         let groups = split(cmds, |c| self.route(c));
         if transaction {
             if groups.len() > 1 {
-                return Err(Error::Invalid(
-                    "a transaction's keys must all live on one server".into(),
-                ));
+                return Err(Error::Invalid("a transaction's keys must all live on one server".into()));
             }
             let server = groups[0].0;
             let replies = self.cluster.with_conn(server, |c| {
@@ -242,9 +228,7 @@ impl RespClient {
                 }
                 encode(&mut c.wbuf, &[b"EXEC"]);
                 c.flush()?;
-                (0..cmds.len() + 2)
-                    .map(|_| read(c))
-                    .collect::<Result<Vec<Value>>>()
+                (0..cmds.len() + 2).map(|_| read(c)).collect::<Result<Vec<Value>>>()
             })?;
             // A command refused while queueing makes EXEC fail (EXECABORT):
             // the first such error is the one to report.
@@ -254,9 +238,7 @@ impl RespClient {
             });
             return match replies.into_iter().last() {
                 Some(Value::Array(items)) => Ok(items),
-                Some(Value::Null) => Err(Error::Server(
-                    b"WATCHERROR Watched variable changed.".to_vec(),
-                )),
+                Some(Value::Null) => Err(Error::Server(b"WATCHERROR Watched variable changed.".to_vec())),
                 Some(Value::Error(m)) => Err(Error::Server(queued_error.unwrap_or(m))),
                 Some(v) => Err(unexpected(&v)),
                 None => Err(Error::Invalid("no EXEC reply".into())),
@@ -271,11 +253,7 @@ impl RespClient {
                 }
                 c.flush()
             },
-            |n, c| {
-                (0..groups[n].1.len())
-                    .map(|_| read(c))
-                    .collect::<Result<Vec<Value>>>()
-            },
+            |n, c| (0..groups[n].1.len()).map(|_| read(c)).collect::<Result<Vec<Value>>>(),
         );
         let answers = results.into_iter().collect::<Result<Vec<_>>>()?;
         Ok(merge(cmds.len(), &groups, answers, || Value::Null))
@@ -288,8 +266,5 @@ pub fn is_unavailable(e: &Error) -> bool {
 }
 
 fn unexpected(v: &Value) -> Error {
-    Error::Protocol {
-        server: String::new(),
-        detail: format!("unexpected reply {v:?}"),
-    }
+    Error::Protocol { server: String::new(), detail: format!("unexpected reply {v:?}") }
 }

@@ -81,10 +81,7 @@ impl Ring {
                 _ => dedup.push(p),
             }
         }
-        Ring {
-            hashing,
-            points: dedup,
-        }
+        Ring { hashing, points: dedup }
     }
 
     pub fn hash(&self, key: &[u8]) -> u128 {
@@ -123,16 +120,8 @@ mod tests {
         let md5 = Ring::new(Hashing::Md5, &names(4));
         let ketama = Ring::new(Hashing::Ketama, &names(4));
         for (key, want_md5, want_ketama) in GOLDEN {
-            assert_eq!(
-                md5.server_for(key.as_bytes()),
-                *want_md5,
-                "md5 ring, key {key}"
-            );
-            assert_eq!(
-                ketama.server_for(key.as_bytes()),
-                *want_ketama,
-                "ketama ring, key {key}"
-            );
+            assert_eq!(md5.server_for(key.as_bytes()), *want_md5, "md5 ring, key {key}");
+            assert_eq!(ketama.server_for(key.as_bytes()), *want_ketama, "ketama ring, key {key}");
         }
     }
 
@@ -164,14 +153,8 @@ mod tests {
                     moved += 1;
                 }
             }
-            assert!(
-                counts.iter().all(|&c| (3_500..6_500).contains(&c)),
-                "{hashing:?}: {counts:?}"
-            );
-            assert!(
-                (2_000..6_500).contains(&moved),
-                "{hashing:?}: {moved} moved"
-            );
+            assert!(counts.iter().all(|&c| (3_500..6_500).contains(&c)), "{hashing:?}: {counts:?}");
+            assert!((2_000..6_500).contains(&moved), "{hashing:?}: {moved} moved");
         }
     }
 }

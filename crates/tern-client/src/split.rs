@@ -24,12 +24,7 @@ pub fn split<K>(keys: &[K], mut server_of: impl FnMut(&K) -> usize) -> Groups {
 
 /// Places `answers[g][j]` at `groups[g].1[j]`. A group whose answers are
 /// missing or short leaves `fill()` at its positions.
-pub fn merge<T>(
-    len: usize,
-    groups: &[(usize, Vec<usize>)],
-    answers: Vec<Vec<T>>,
-    mut fill: impl FnMut() -> T,
-) -> Vec<T> {
+pub fn merge<T>(len: usize, groups: &[(usize, Vec<usize>)], answers: Vec<Vec<T>>, mut fill: impl FnMut() -> T) -> Vec<T> {
     let mut out: Vec<Option<T>> = (0..len).map(|_| None).collect();
     for ((_, positions), answers) in groups.iter().zip(answers) {
         for (&pos, a) in positions.iter().zip(answers) {
@@ -38,9 +33,7 @@ pub fn merge<T>(
             }
         }
     }
-    out.into_iter()
-        .map(|a| a.unwrap_or_else(&mut fill))
-        .collect()
+    out.into_iter().map(|a| a.unwrap_or_else(&mut fill)).collect()
 }
 
 #[cfg(test)]

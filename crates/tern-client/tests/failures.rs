@@ -59,10 +59,7 @@ fn server_dies_mid_reply() {
     let c = RespClient::new(&[addr], opts(50)).unwrap();
     assert!(matches!(c.get(b"k"), Err(Error::Connection { .. })));
     assert!(c.cluster.servers[0].is_down());
-    assert!(
-        matches!(c.get(b"k"), Err(Error::ServerDown { .. })),
-        "down: fails fast"
-    );
+    assert!(matches!(c.get(b"k"), Err(Error::ServerDown { .. })), "down: fails fast");
     assert!(eventually(|| c.get(b"k").is_ok()), "comes back on its own");
     assert_eq!(c.get(b"k").unwrap(), Some(b"whole".to_vec()));
     assert_eq!(accepted.load(Ordering::SeqCst), 2);
@@ -85,16 +82,10 @@ fn stalled_reply_times_out_and_is_not_reused() {
     });
     let c = RespClient::new(&[addr], opts(1)).unwrap();
     let t = Instant::now();
-    assert!(matches!(
-        c.mget(&[&b"x"[..], b"y"]),
-        Err(Error::Timeout { .. })
-    ));
+    assert!(matches!(c.mget(&[&b"x"[..], b"y"]), Err(Error::Timeout { .. })));
     assert!(t.elapsed() < Duration::from_secs(2));
     assert!(eventually(|| c.mget(&[&b"x"[..], b"y"]).is_ok()));
-    assert_eq!(
-        c.mget(&[&b"x"[..], b"y"]).unwrap(),
-        vec![Some(b"c".to_vec()), Some(b"d".to_vec())]
-    );
+    assert_eq!(c.mget(&[&b"x"[..], b"y"]).unwrap(), vec![Some(b"c".to_vec()), Some(b"d".to_vec())]);
     assert_eq!(accepted.load(Ordering::SeqCst), 2);
 }
 
@@ -103,14 +94,7 @@ fn stalled_reply_times_out_and_is_not_reused() {
 fn refused_server_backs_off() {
     let port = common::free_port();
     let addr = ("127.0.0.1".to_string(), port);
-    let c = RespClient::new(
-        &[addr],
-        Options {
-            down_max: Duration::from_secs(10),
-            ..opts(100)
-        },
-    )
-    .unwrap();
+    let c = RespClient::new(&[addr], Options { down_max: Duration::from_secs(10), ..opts(100) }).unwrap();
     let mut downs = Vec::new();
     for _ in 0..3 {
         assert!(matches!(c.get(b"k"), Err(Error::Connection { .. })));
@@ -137,26 +121,15 @@ fn pool_limit() {
             let _ = s.write_all(b"+OK\r\n");
         }
     });
-    let o = Options {
-        max_connections: 1,
-        pool_timeout: Duration::from_millis(100),
-        read_timeout: Duration::from_secs(5),
-        ..opts(100)
-    };
+    let o = Options { max_connections: 1, pool_timeout: Duration::from_millis(100), read_timeout: Duration::from_secs(5), ..opts(100) };
     let c = Arc::new(RespClient::new(&[addr], o).unwrap());
     let c2 = c.clone();
     let busy = std::thread::spawn(move || c2.command(&[&b"PING"[..]]));
     assert!(eventually(|| accepted.load(Ordering::SeqCst) == 1));
-    assert!(matches!(
-        c.command(&[&b"PING"[..]]),
-        Err(Error::PoolExhausted { .. })
-    ));
+    assert!(matches!(c.command(&[&b"PING"[..]]), Err(Error::PoolExhausted { .. })));
     release.store(true, Ordering::SeqCst);
     assert_eq!(busy.join().unwrap().unwrap(), Value::Simple(b"OK".to_vec()));
-    assert_eq!(
-        c.command(&[&b"PING"[..]]).unwrap(),
-        Value::Simple(b"OK".to_vec())
-    );
+    assert_eq!(c.command(&[&b"PING"[..]]).unwrap(), Value::Simple(b"OK".to_vec()));
     assert_eq!(accepted.load(Ordering::SeqCst), 1, "one connection, reused");
 }
 
@@ -168,23 +141,9 @@ fn pool_limit() {
 fn server_killed_mid_batch() {
     let mut servers: Vec<_> = (0..3).map(|_| common::tern()).collect();
     let addrs: Vec<_> = servers.iter().map(|s| s.mc_addr()).collect();
-    let miss = Options {
-        failure: FailurePolicy {
-            reads_miss: true,
-            skip_writes: true,
-        },
-        down_for: Duration::from_secs(60),
-        ..opts(0)
-    };
+    let miss = Options { failure: FailurePolicy { reads_miss: true, skip_writes: true }, down_for: Duration::from_secs(60), ..opts(0) };
     let pool = Arc::new(MetaClient::new(&addrs, miss).unwrap());
-    let strict = MetaClient::new(
-        &addrs,
-        Options {
-            down_for: Duration::from_secs(60),
-            ..opts(0)
-        },
-    )
-    .unwrap();
+    let strict = MetaClient::new(&addrs, Options { down_for: Duration::from_secs(60), ..opts(0) }).unwrap();
     let value = vec![b'v'; 20_000];
     let keys: Vec<Vec<u8>> = (0..200).map(|i| format!("key:{i}").into_bytes()).collect();
     for k in &keys {
@@ -198,9 +157,7 @@ fn server_killed_mid_batch() {
         std::thread::spawn(move || {
             let refs: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
             while !stop.load(Ordering::SeqCst) {
-                let got = pool
-                    .get_many(&refs, &GetOpts::default())
-                    .expect("misses, not errors");
+                let got = pool.get_many(&refs, &GetOpts::default()).expect("misses, not errors");
                 for (k, v) in keys.iter().zip(&got) {
                     if pool.cluster.server_for(k) != victim {
                         assert!(v.is_some(), "a live server's key missed");
@@ -215,32 +172,18 @@ fn server_killed_mid_batch() {
     let after = rounds.load(Ordering::SeqCst);
     assert!(eventually(|| rounds.load(Ordering::SeqCst) >= after + 3));
     stop.store(true, Ordering::SeqCst);
-    reader
-        .join()
-        .expect("reader saw only misses on the dead server");
+    reader.join().expect("reader saw only misses on the dead server");
     assert!(pool.cluster.servers[victim].is_down());
     let refs: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
     let got = pool.get_many(&refs, &GetOpts::default()).unwrap();
     for (k, v) in keys.iter().zip(&got) {
         assert_eq!(v.is_some(), pool.cluster.server_for(k) != victim);
     }
-    let dead_key = keys
-        .iter()
-        .find(|k| pool.cluster.server_for(k) == victim)
-        .unwrap();
-    assert_eq!(
-        pool.set(dead_key, b"x", &SetOpts::default()).unwrap(),
-        tern_client::Stored::NotStored
-    );
+    let dead_key = keys.iter().find(|k| pool.cluster.server_for(k) == victim).unwrap();
+    assert_eq!(pool.set(dead_key, b"x", &SetOpts::default()).unwrap(), tern_client::Stored::NotStored);
     // Without the policy: typed errors, for reads and writes.
-    assert!(matches!(
-        strict.get_many(&refs, &GetOpts::default()),
-        Err(Error::Connection { .. } | Error::ServerDown { .. })
-    ));
-    assert!(matches!(
-        strict.set(dead_key, b"x", &SetOpts::default()),
-        Err(Error::ServerDown { .. } | Error::Connection { .. })
-    ));
+    assert!(matches!(strict.get_many(&refs, &GetOpts::default()), Err(Error::Connection { .. } | Error::ServerDown { .. })));
+    assert!(matches!(strict.set(dead_key, b"x", &SetOpts::default()), Err(Error::ServerDown { .. } | Error::Connection { .. })));
 }
 
 /// A reply longer than `max_reply` is refused as it arrives, not buffered
@@ -258,14 +201,7 @@ fn reply_over_max_reply_is_refused() {
             }
         }
     });
-    let c = RespClient::new(
-        &[addr],
-        Options {
-            max_reply: 1 << 20,
-            ..opts(0)
-        },
-    )
-    .unwrap();
+    let c = RespClient::new(&[addr], Options { max_reply: 1 << 20, ..opts(0) }).unwrap();
     match c.get(b"k") {
         Err(Error::Protocol { detail, .. }) => assert!(detail.contains("max_reply"), "{detail}"),
         r => panic!("{r:?}"),

@@ -33,13 +33,8 @@ fn meta_multi_get_is_one_request_and_matches_by_opaque() {
         }
     });
     let c = MetaClient::new(&[addr], Options::default()).unwrap();
-    let got = c
-        .get_many(&[&b"a"[..], b"b", b"c"], &GetOpts::default())
-        .unwrap();
-    let values: Vec<Option<&[u8]>> = got
-        .iter()
-        .map(|i| i.as_ref().and_then(|i| i.value.as_deref()))
-        .collect();
+    let got = c.get_many(&[&b"a"[..], b"b", b"c"], &GetOpts::default()).unwrap();
+    let values: Vec<Option<&[u8]>> = got.iter().map(|i| i.as_ref().and_then(|i| i.value.as_deref())).collect();
     assert_eq!(values, vec![Some(&b"A"[..]), None, Some(&b"C"[..])]);
     assert_eq!(got[0].as_ref().map(|i| i.flags), Some(9));
     let seen = seen.lock().unwrap();
@@ -57,19 +52,9 @@ fn meta_reply_for_another_key_is_a_protocol_error() {
             let _ = s.write_all(b"VA 1 kzzz O0\r\nA\r\nMN\r\n");
         }
     });
-    let c = MetaClient::new(
-        &[addr],
-        Options {
-            down_for: std::time::Duration::ZERO,
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let c = MetaClient::new(&[addr], Options { down_for: std::time::Duration::ZERO, ..Options::default() }).unwrap();
     for _ in 0..2 {
-        assert!(matches!(
-            c.get_many(&[&b"a"[..]], &GetOpts::default()),
-            Err(Error::Protocol { .. })
-        ));
+        assert!(matches!(c.get_many(&[&b"a"[..]], &GetOpts::default()), Err(Error::Protocol { .. })));
     }
     // The out-of-step connection was closed each time, never reused.
     assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 2);

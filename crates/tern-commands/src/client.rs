@@ -174,11 +174,7 @@ impl ClientShared {
 
     pub fn set_flag(&self, f: u32, on: bool) {
         let cur = self.flags.load(Ordering::Relaxed);
-        let new = if on {
-            cur | u64::from(f)
-        } else {
-            cur & !u64::from(f)
-        };
+        let new = if on { cur | u64::from(f) } else { cur & !u64::from(f) };
         self.flags.store(new, Ordering::Relaxed);
     }
 

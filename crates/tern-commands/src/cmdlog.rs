@@ -46,14 +46,10 @@ pub enum Kind {
 impl Kind {
     /// COMMANDLOG's name for a log, case-insensitively.
     pub fn parse(name: &[u8]) -> Option<Kind> {
-        [
-            (b"slow" as &[u8], Kind::Slow),
-            (b"large-request", Kind::LargeRequest),
-            (b"large-reply", Kind::LargeReply),
-        ]
-        .into_iter()
-        .find(|(n, _)| name.eq_ignore_ascii_case(n))
-        .map(|(_, k)| k)
+        [(b"slow" as &[u8], Kind::Slow), (b"large-request", Kind::LargeRequest), (b"large-reply", Kind::LargeReply)]
+            .into_iter()
+            .find(|(n, _)| name.eq_ignore_ascii_case(n))
+            .map(|(_, k)| k)
     }
 }
 
@@ -84,10 +80,7 @@ pub struct CommandLogs {
 
 impl CommandLogs {
     pub fn new(workers: usize) -> Self {
-        CommandLogs {
-            workers: (0..workers.max(1)).map(|_| WorkerLogs::default()).collect(),
-            next_id: Default::default(),
-        }
+        CommandLogs { workers: (0..workers.max(1)).map(|_| WorkerLogs::default()).collect(), next_id: Default::default() }
     }
 
     /// Adds the entry `make` builds (given its id) to `worker`'s log of
@@ -117,11 +110,7 @@ impl CommandLogs {
 
     /// How many entries of `kind` GET would show at most.
     pub fn len(&self, kind: Kind, max_len: usize) -> usize {
-        let n: usize = self
-            .workers
-            .iter()
-            .map(|w| w.0[kind as usize].lock().len())
-            .sum();
+        let n: usize = self.workers.iter().map(|w| w.0[kind as usize].lock().len()).sum();
         n.min(max_len)
     }
 
@@ -137,10 +126,7 @@ impl CommandLogs {
 /// `... (N more arguments)` when there were more; each at most
 /// [`MAX_STRING`] bytes followed by `... (N more bytes)`; those `secret`
 /// says are [`REDACTED`].
-pub fn kept_args<'a>(
-    args: impl ExactSizeIterator<Item = &'a [u8]>,
-    secret: impl Fn(usize) -> bool,
-) -> Vec<Vec<u8>> {
+pub fn kept_args<'a>(args: impl ExactSizeIterator<Item = &'a [u8]>, secret: impl Fn(usize) -> bool) -> Vec<Vec<u8>> {
     let argc = args.len();
     let shown = if argc > MAX_ARGC { MAX_ARGC - 1 } else { argc };
     let mut out = Vec::with_capacity(shown + usize::from(argc > shown));
@@ -190,13 +176,7 @@ pub fn is_secret(fullname: &str, args: &[&[u8]], i: usize) -> bool {
             }
             false
         }
-        "config|set" => {
-            i >= 3
-                && i % 2 == 1
-                && SENSITIVE_DIRECTIVES
-                    .iter()
-                    .any(|d| args[i - 1].eq_ignore_ascii_case(d.as_bytes()))
-        }
+        "config|set" => i >= 3 && i % 2 == 1 && SENSITIVE_DIRECTIVES.iter().any(|d| args[i - 1].eq_ignore_ascii_case(d.as_bytes())),
         _ => false,
     }
 }
@@ -206,14 +186,7 @@ mod tests {
     use super::*;
 
     fn entry(id: u64) -> Entry {
-        Entry {
-            id,
-            time_s: 0,
-            value: id,
-            args: vec![],
-            addr: String::new(),
-            name: vec![],
-        }
+        Entry { id, time_s: 0, value: id, args: vec![], addr: String::new(), name: vec![] }
     }
 
     #[test]
@@ -222,28 +195,16 @@ mod tests {
         for i in 0..10 {
             logs.push(i % 2, Kind::Slow, 3, entry);
         }
-        let ids: Vec<u64> = logs
-            .newest(Kind::Slow, usize::MAX, 3)
-            .iter()
-            .map(|e| e.id)
-            .collect();
+        let ids: Vec<u64> = logs.newest(Kind::Slow, usize::MAX, 3).iter().map(|e| e.id).collect();
         assert_eq!(ids, [9, 8, 7]);
         assert_eq!(logs.len(Kind::Slow, 3), 3);
-        assert_eq!(
-            logs.len(Kind::Slow, 100),
-            6,
-            "each worker keeps its newest max-len"
-        );
+        assert_eq!(logs.len(Kind::Slow, 100), 6, "each worker keeps its newest max-len");
         assert_eq!(logs.newest(Kind::Slow, 1, 3).len(), 1);
         assert_eq!(logs.len(Kind::LargeReply, 3), 0);
         logs.reset(Kind::Slow);
         assert_eq!(logs.len(Kind::Slow, 3), 0);
         logs.push(0, Kind::Slow, 3, entry);
-        assert_eq!(
-            logs.newest(Kind::Slow, 10, 3)[0].id,
-            10,
-            "ids go on after a reset"
-        );
+        assert_eq!(logs.newest(Kind::Slow, 10, 3)[0].id, 10, "ids go on after a reset");
     }
 
     #[test]
@@ -265,27 +226,18 @@ mod tests {
         assert_eq!(kept[30], b"30");
         assert_eq!(kept[31], b"... (11 more arguments)");
         let exact: Vec<Vec<u8>> = (0..32).map(|i| i.to_string().into_bytes()).collect();
-        assert_eq!(
-            kept_args(exact.iter().map(|v| v.as_slice()), |_| false).len(),
-            32
-        );
+        assert_eq!(kept_args(exact.iter().map(|v| v.as_slice()), |_| false).len(), 32);
     }
 
     #[test]
     fn secrets() {
         let hello: &[&[u8]] = &[b"hello", b"3", b"AUTH", b"u", b"p", b"SETNAME", b"n"];
-        let shown: Vec<bool> = (0..hello.len())
-            .map(|i| is_secret("hello", hello, i))
-            .collect();
+        let shown: Vec<bool> = (0..hello.len()).map(|i| is_secret("hello", hello, i)).collect();
         assert_eq!(shown, [false, false, false, true, true, false, false]);
         let auth: &[&[u8]] = &[b"auth", b"a", b"b"];
-        assert!(
-            !is_secret("auth", auth, 0) && is_secret("auth", auth, 1) && is_secret("auth", auth, 2)
-        );
+        assert!(!is_secret("auth", auth, 0) && is_secret("auth", auth, 1) && is_secret("auth", auth, 2));
         let set: &[&[u8]] = &[b"config", b"set", b"maxmemory", b"1", b"REQUIREPASS", b"x"];
-        let shown: Vec<bool> = (0..set.len())
-            .map(|i| is_secret("config|set", set, i))
-            .collect();
+        let shown: Vec<bool> = (0..set.len()).map(|i| is_secret("config|set", set, i)).collect();
         assert_eq!(shown, [false, false, false, false, false, true]);
     }
 }

@@ -48,8 +48,7 @@ pub const GETKEYS_INVALID_ARGUMENTS: &str = "ERR Invalid arguments specified for
 pub const DENIED: &str = "DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Set up an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.";
 
 /// An integer argument that must fit in 32 bits (SELECT, MOVE, SWAPDB, ...).
-pub const I32_OUT_OF_RANGE: &str =
-    "ERR value is out of range, value must between -2147483648 and 2147483647";
+pub const I32_OUT_OF_RANGE: &str = "ERR value is out of range, value must between -2147483648 and 2147483647";
 /// A count that must be strictly between `i64::MIN` and `i64::MAX` negated.
 pub const I64_SYMMETRIC_OUT_OF_RANGE: &str =
     "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807";
@@ -63,13 +62,10 @@ pub const NOVALUES_NOT_HSCAN: &str = "ERR NOVALUES option can only be used in HS
 pub const OFFSET_OUT_OF_RANGE: &str = "ERR offset is out of range";
 pub const DECREMENT_OVERFLOW: &str = "ERR decrement would overflow";
 pub const LCS_NOT_STRINGS: &str = "ERR The specified keys must contain string values";
-pub const LCS_IDX_AND_LEN: &str =
-    "ERR If you want both the length and indexes, please just use IDX.";
+pub const LCS_IDX_AND_LEN: &str = "ERR If you want both the length and indexes, please just use IDX.";
 pub const LCS_TOO_LONG: &str = "ERR String too long for LCS";
-pub const LCS_OVER_LIMIT: &str =
-    "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len";
-pub const LCS_ALLOC_FAILED: &str =
-    "ERR Insufficient memory, failed allocating transient memory for LCS";
+pub const LCS_OVER_LIMIT: &str = "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len";
+pub const LCS_ALLOC_FAILED: &str = "ERR Insufficient memory, failed allocating transient memory for LCS";
 /// SET and DELEX's IFDEQ / IFDNE given something other than a digest's length.
 pub const DIGEST_LENGTH: &str = "ERR must be exactly 16 hexadecimal characters";
 pub const DELEX_CONDITION: &str = "ERR Invalid condition. Use IFEQ, IFNE, IFDEQ, or IFDNE";
@@ -121,10 +117,8 @@ pub const KEY_VALUE_PAIRS: &str = "ERR wrong number of key-value pairs";
 // Keys.
 pub const FREQ_NOT_TRACKED: &str = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
 pub const IDLE_NOT_TRACKED: &str = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
-pub const IDLE_NOT_TRACKED_FIFO: &str =
-    "ERR An S3-FIFO or SIEVE maxmemory policy is selected, idle time not tracked for this key.";
-pub const NX_AND_OTHERS: &str =
-    "ERR NX and XX, GT or LT options at the same time are not compatible";
+pub const IDLE_NOT_TRACKED_FIFO: &str = "ERR An S3-FIFO or SIEVE maxmemory policy is selected, idle time not tracked for this key.";
+pub const NX_AND_OTHERS: &str = "ERR NX and XX, GT or LT options at the same time are not compatible";
 pub const GT_AND_LT: &str = "ERR GT and LT options at the same time are not compatible";
 pub const INVALID_FIRST_DB: &str = "ERR invalid first DB index";
 pub const INVALID_SECOND_DB: &str = "ERR invalid second DB index";
@@ -141,19 +135,16 @@ pub const HASH_NOT_INTEGER: &str = "ERR hash value is not an integer";
 pub const HASH_NOT_FLOAT: &str = "ERR hash value is not a float";
 /// HINCRBYFLOAT given a NaN or infinite increment.
 pub const HINCR_NAN_OR_INFINITY: &str = "ERR value is NaN or Infinity";
-pub const FIELDS_MISSING: &str =
-    "ERR Mandatory argument FIELDS is missing or not at the right position";
+pub const FIELDS_MISSING: &str = "ERR Mandatory argument FIELDS is missing or not at the right position";
 /// The field count of the commands that write field TTLs (HEXPIRE, ...).
 pub const NUMFIELDS_WRITE: &str = "ERR Parameter `numFields` should be greater than 0";
 /// The field count of the commands that read them (HTTL, HPERSIST, ...).
 pub const NUMFIELDS_READ: &str = "ERR Number of fields must be a positive integer";
 pub const NUMFIELDS_HSETEX: &str = "ERR invalid number of fields";
-pub const NUMFIELDS_MISMATCH: &str =
-    "ERR The `numfields` parameter must match the number of arguments";
+pub const NUMFIELDS_MISMATCH: &str = "ERR The `numfields` parameter must match the number of arguments";
 pub const EXPIRE_NEGATIVE: &str = "ERR invalid expire time, must be >= 0";
 pub const ONLY_ONE_FXX_FNX: &str = "ERR Only one of FXX or FNX arguments can be specified";
-pub const ONLY_ONE_EXPIRE: &str =
-    "ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified";
+pub const ONLY_ONE_EXPIRE: &str = "ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified";
 
 // Connection.
 pub const AUTH_NO_PASSWORD: &str =
@@ -162,8 +153,7 @@ pub const HELLO_BAD_PROTO: &str = "ERR Protocol version is not an integer or out
 pub const NOPROTO: &str = "NOPROTO unsupported protocol version";
 pub const HELLO_NOAUTH: &str = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time";
 /// HELLO SETNAME and CLIENT SETNAME.
-pub const BAD_CLIENT_NAME: &str =
-    "ERR Client names cannot contain spaces, newlines or special characters.";
+pub const BAD_CLIENT_NAME: &str = "ERR Client names cannot contain spaces, newlines or special characters.";
 
 // Transactions.
 pub const MULTI_NESTED: &str = "ERR MULTI calls can not be nested";
@@ -187,8 +177,7 @@ pub const REPLICA_KEYSPACE: &str = "ERR Replica can't interact with the keyspace
 pub const MONITOR_DENY_BLOCKING: &str = "ERR MONITOR isn't allowed for DENY BLOCKING client";
 // SLOWLOG and COMMANDLOG.
 pub const COUNT_AT_LEAST_MINUS_ONE: &str = "ERR count should be greater than or equal to -1";
-pub const COMMANDLOG_TYPE: &str =
-    "ERR type should be one of the following: slow, large-request, large-reply";
+pub const COMMANDLOG_TYPE: &str = "ERR type should be one of the following: slow, large-request, large-reply";
 
 /// `ERR wrong number of arguments for 'get' command`.
 pub fn arity(fullname: &str) -> String {
@@ -219,21 +208,13 @@ pub fn with_arg(prefix: &str, arg: &[u8], suffix: &str) -> Vec<u8> {
 
 /// CONFIG SET naming no directive Tern knows.
 pub fn config_set_unknown(name: &[u8]) -> Vec<u8> {
-    with_arg(
-        "ERR Unknown option or number of arguments for CONFIG SET - '",
-        name,
-        "'",
-    )
+    with_arg("ERR Unknown option or number of arguments for CONFIG SET - '", name, "'")
 }
 
 /// CONFIG SET refusing the pair of directive `name` (as the client spelled
 /// it) for the reason `why` (the value's, or "can't set immutable config").
 pub fn config_set_failed(name: &[u8], why: &str) -> Vec<u8> {
-    with_arg(
-        "ERR CONFIG SET failed (possibly related to argument '",
-        name,
-        &format!("') - {why}"),
-    )
+    with_arg("ERR CONFIG SET failed (possibly related to argument '", name, &format!("') - {why}"))
 }
 
 /// CONFIG SET's reasons for refusing a directive whatever its value (the
@@ -277,11 +258,7 @@ pub fn setinfo_unrecognized(attr: &[u8]) -> Vec<u8> {
 
 /// CLIENT SETINFO with a value holding spaces or control characters.
 pub fn setinfo_bad_value(attr: &[u8]) -> Vec<u8> {
-    with_arg(
-        "ERR ",
-        attr,
-        " cannot contain spaces, newlines or special characters.",
-    )
+    with_arg("ERR ", attr, " cannot contain spaces, newlines or special characters.")
 }
 
 /// CLIENT LIST TYPE / CLIENT KILL TYPE naming no client type.
@@ -302,11 +279,7 @@ fn c_str_128(b: &[u8]) -> &[u8] {
 
 /// `ERR unknown subcommand 'x'. Try CLIENT HELP.`
 pub fn unknown_subcommand(sub: &[u8], cmd: &str) -> Vec<u8> {
-    with_arg(
-        "ERR unknown subcommand '",
-        c_str_128(sub),
-        &format!("'. Try {} HELP.", cmd.to_ascii_uppercase()),
-    )
+    with_arg("ERR unknown subcommand '", c_str_128(sub), &format!("'. Try {} HELP.", cmd.to_ascii_uppercase()))
 }
 
 /// `ERR unknown subcommand or wrong number of arguments for 'x'. Try CLIENT HELP.`
@@ -338,11 +311,7 @@ pub fn unknown_command<'a>(name: &[u8], args: impl Iterator<Item = &'a [u8]>) ->
         shown.extend_from_slice(&a[..a.len().min(room)]);
         shown.extend_from_slice(b"' ");
     }
-    let mut m = with_arg(
-        "ERR unknown command '",
-        c_str_128(name),
-        "', with args beginning with: ",
-    );
+    let mut m = with_arg("ERR unknown command '", c_str_128(name), "', with args beginning with: ");
     m.extend_from_slice(&shown);
     m
 }
@@ -353,34 +322,9 @@ mod tests {
 
     /// Error codes Redis starts a reply error with.
     const CODES: &[&str] = &[
-        "ERR",
-        "WRONGTYPE",
-        "NOAUTH",
-        "WRONGPASS",
-        "EXECABORT",
-        "NOPROTO",
-        "DENIED",
-        "NOPERM",
-        "NOSCRIPT",
-        "BUSY",
-        "BUSYKEY",
-        "LOADING",
-        "READONLY",
-        "OOM",
-        "MISCONF",
-        "CROSSSLOT",
-        "MOVED",
-        "ASK",
-        "TRYAGAIN",
-        "CLUSTERDOWN",
-        "NOREPLICAS",
-        "MASTERDOWN",
-        "NOGROUP",
-        "UNBLOCKED",
-        "NOTBUSY",
-        "UNKILLABLE",
-        "INVALIDOBJ",
-        "TESTFAILED",
+        "ERR", "WRONGTYPE", "NOAUTH", "WRONGPASS", "EXECABORT", "NOPROTO", "DENIED", "NOPERM", "NOSCRIPT", "BUSY",
+        "BUSYKEY", "LOADING", "READONLY", "OOM", "MISCONF", "CROSSSLOT", "MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN",
+        "NOREPLICAS", "MASTERDOWN", "NOGROUP", "UNBLOCKED", "NOTBUSY", "UNKILLABLE", "INVALIDOBJ", "TESTFAILED",
     ];
 
     /// The string literals in `src` (outside `//` comments and the trailing
@@ -407,14 +351,7 @@ mod tests {
     #[test]
     fn error_literal_scan_sees_them() {
         let src = "x.error(\"ERR a\"); y(\"-WRONGTYPE b\", \"ok\"); // \"ERR c\"\nz(\"NOAUTH\")\n#[cfg(test)]\nmod tests { \"ERR d\" }";
-        assert_eq!(
-            error_literals(src),
-            vec![
-                (1, "ERR a".into()),
-                (1, "WRONGTYPE b".into()),
-                (2, "NOAUTH".into())
-            ]
-        );
+        assert_eq!(error_literals(src), vec![(1, "ERR a".into()), (1, "WRONGTYPE b".into()), (2, "NOAUTH".into())]);
         assert!(error_literals("\"ERRORS\" \"SERVER_ERROR x\" \"error\"").is_empty());
     }
 
@@ -433,30 +370,17 @@ mod tests {
         for f in files.iter().filter(|f| !f.ends_with("errors.rs")) {
             let src = std::fs::read_to_string(f).expect("read source");
             for (line, lit) in error_literals(&src) {
-                stray.push(format!(
-                    "{}:{line}: \"{lit}\"",
-                    f.strip_prefix(&root).unwrap_or(f).display()
-                ));
+                stray.push(format!("{}:{line}: \"{lit}\"", f.strip_prefix(&root).unwrap_or(f).display()));
             }
         }
-        assert!(
-            stray.is_empty(),
-            "error lines belong in errors.rs:\n{}",
-            stray.join("\n")
-        );
+        assert!(stray.is_empty(), "error lines belong in errors.rs:\n{}", stray.join("\n"));
     }
 
     #[test]
     fn unknown_command_format() {
         let args: Vec<&[u8]> = vec![b"a", b"b"];
-        assert_eq!(
-            unknown_command(b"foo", args.into_iter()),
-            b"ERR unknown command 'foo', with args beginning with: 'a' 'b' "
-        );
-        assert_eq!(
-            unknown_command(b"foo", std::iter::empty()),
-            b"ERR unknown command 'foo'"
-        );
+        assert_eq!(unknown_command(b"foo", args.into_iter()), b"ERR unknown command 'foo', with args beginning with: 'a' 'b' ");
+        assert_eq!(unknown_command(b"foo", std::iter::empty()), b"ERR unknown command 'foo'");
     }
 
     /// Redis's bytes for these (redis-server 7.0 and 8.4 agree): invalid
@@ -464,22 +388,13 @@ mod tests {
     #[test]
     fn unknown_command_echoes_the_bytes_as_redis() {
         let args: Vec<&[u8]> = vec![b"a\xfe"];
-        assert_eq!(
-            unknown_command(b"f\xffo\xc3", args.into_iter()),
-            b"ERR unknown command 'f\xffo\xc3', with args beginning with: 'a\xfe' "
-        );
+        assert_eq!(unknown_command(b"f\xffo\xc3", args.into_iter()), b"ERR unknown command 'f\xffo\xc3', with args beginning with: 'a\xfe' ");
         let args: Vec<&[u8]> = vec![b"a\x00b", b"c"];
-        assert_eq!(
-            unknown_command(b"fo\x00o", args.into_iter()),
-            b"ERR unknown command 'fo', with args beginning with: 'a' 'c' "
-        );
+        assert_eq!(unknown_command(b"fo\x00o", args.into_iter()), b"ERR unknown command 'fo', with args beginning with: 'a' 'c' ");
         let long = [b'z'; 100];
         let args: Vec<&[u8]> = vec![&long, &long, b"v"];
         let m = unknown_command(b"y", args.into_iter());
         assert!(m.ends_with(&[&long[..], b"' '", &long[..25], b"' "].concat()));
-        assert_eq!(
-            unknown_subcommand(b"f\xffoo\x00x", "client"),
-            b"ERR unknown subcommand 'f\xffoo'. Try CLIENT HELP."
-        );
+        assert_eq!(unknown_subcommand(b"f\xffoo\x00x", "client"), b"ERR unknown subcommand 'f\xffoo'. Try CLIENT HELP.");
     }
 }

@@ -32,20 +32,10 @@ pub fn fit(maxclients: usize) -> Fit {
     let Ok((soft, hard)) = rlimit::getrlimit(Resource::NOFILE) else {
         // Redis assumes 1024 when it cannot tell.
         let n = (1024 - RESERVED_FDS) as usize;
-        return Fit {
-            maxclients: maxclients.min(n),
-            raised_from: None,
-            error: None,
-            limit: 1024,
-        };
+        return Fit { maxclients: maxclients.min(n), raised_from: None, error: None, limit: 1024 };
     };
     if soft >= want {
-        return Fit {
-            maxclients,
-            raised_from: None,
-            error: None,
-            limit: soft,
-        };
+        return Fit { maxclients, raised_from: None, error: None, limit: soft };
     }
     let mut best = want;
     let mut error = None;
@@ -58,9 +48,7 @@ pub fn fit(maxclients: usize) -> Fit {
     }
     let best = best.max(soft);
     Fit {
-        maxclients: usize::try_from(best.saturating_sub(RESERVED_FDS))
-            .unwrap_or(usize::MAX)
-            .min(maxclients),
+        maxclients: usize::try_from(best.saturating_sub(RESERVED_FDS)).unwrap_or(usize::MAX).min(maxclients),
         raised_from: (best > soft).then_some(soft),
         error: if best < want { error } else { None },
         limit: best,

@@ -45,13 +45,7 @@ fn lower(c: i8) -> i8 {
     (c as u8).to_ascii_lowercase() as i8
 }
 
-fn match_at(
-    mut p: &[u8],
-    mut s: &[u8],
-    nocase: bool,
-    skip_longer: &mut bool,
-    nesting: u32,
-) -> bool {
+fn match_at(mut p: &[u8], mut s: &[u8], nocase: bool, skip_longer: &mut bool, nesting: u32) -> bool {
     if nesting > MAX_NESTING {
         return false;
     }
@@ -233,10 +227,7 @@ mod tests {
     fn nesting_is_bounded() {
         let s = vec![b'a'; 50_000];
         let p = b"*?".repeat(50_000);
-        let t = std::thread::Builder::new()
-            .stack_size(1 << 20)
-            .spawn(move || matches(&p, &s, false))
-            .unwrap();
+        let t = std::thread::Builder::new().stack_size(1 << 20).spawn(move || matches(&p, &s, false)).unwrap();
         assert!(!t.join().unwrap());
         // At the limit it still matches; one star past, it does not.
         let n = MAX_NESTING as usize;

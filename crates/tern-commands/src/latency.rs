@@ -63,11 +63,7 @@ pub struct CommandLatency {
 
 impl CommandLatency {
     pub fn new(workers: usize, commands: usize) -> Self {
-        CommandLatency {
-            workers: (0..workers.max(1))
-                .map(|_| WorkerLatency((0..commands).map(|_| OnceLock::new()).collect()))
-                .collect(),
-        }
+        CommandLatency { workers: (0..workers.max(1)).map(|_| WorkerLatency((0..commands).map(|_| OnceLock::new()).collect())).collect() }
     }
 
     /// Records that command `cmd` took `ns` on `worker`. Only that worker
@@ -84,12 +80,7 @@ impl CommandLatency {
     /// workers, in µs; None when it has no record.
     pub fn percentiles(&self, cmd: usize, percentiles: &[f64]) -> Option<Vec<f64>> {
         let (counts, total) = self.summed(cmd)?;
-        Some(
-            percentiles
-                .iter()
-                .map(|&p| value_at(&counts, total, p) as f64 / 1000.0)
-                .collect(),
-        )
+        Some(percentiles.iter().map(|&p| value_at(&counts, total, p) as f64 / 1000.0).collect())
     }
 
     /// Command `cmd`'s bucket counts summed over the workers, and their
@@ -152,11 +143,7 @@ fn cumulative(counts: &[u64]) -> Vec<(u64, u64)> {
     let (mut seen, mut i, mut level) = (0u64, 0usize, 1024u64);
     while seen < total {
         // Past the largest level, the last bucket takes the rest.
-        let last = if level > MAX_NS {
-            BUCKETS - 1
-        } else {
-            index_of(level)
-        };
+        let last = if level > MAX_NS { BUCKETS - 1 } else { index_of(level) };
         let before = seen;
         while i <= last && i < counts.len() {
             seen += counts[i];
@@ -237,21 +224,12 @@ impl LatencyMonitor {
 
     /// Every event with its latest sample and its worst ever.
     pub fn latest(&self) -> Vec<(&'static str, Sample, u64)> {
-        self.0
-            .lock()
-            .iter()
-            .filter_map(|(e, s)| s.samples.back().map(|l| (*e, *l, s.max)))
-            .collect()
+        self.0.lock().iter().filter_map(|(e, s)| s.samples.back().map(|l| (*e, *l, s.max))).collect()
     }
 
     /// An event's samples, oldest first (none for an unknown event).
     pub fn history(&self, event: &[u8]) -> Vec<Sample> {
-        self.0
-            .lock()
-            .iter()
-            .find(|(e, _)| e.as_bytes() == event)
-            .map(|(_, s)| s.samples.iter().copied().collect())
-            .unwrap_or_default()
+        self.0.lock().iter().find(|(e, _)| e.as_bytes() == event).map(|(_, s)| s.samples.iter().copied().collect()).unwrap_or_default()
     }
 
     /// Forgets the named events (all when none are named); returns how
@@ -281,10 +259,7 @@ mod tests {
         assert_eq!(range_of(index_of(MAX_NS)).1, MAX_NS);
         for v in [1u64, 300, 9000, 123_456, 1 << 30] {
             let (lo, hi) = range_of(index_of(v));
-            assert!(
-                lo <= v && v <= hi && (hi - lo) * 100 <= v.max(100),
-                "{v}: {lo}..{hi}"
-            );
+            assert!(lo <= v && v <= hi && (hi - lo) * 100 <= v.max(100), "{v}: {lo}..{hi}");
         }
     }
 
@@ -325,19 +300,13 @@ mod tests {
         m.add("command", 10, 5);
         m.add("command", 10, 3);
         m.add("command", 11, 2);
-        assert_eq!(
-            m.history(b"command"),
-            [Sample { time_s: 10, ms: 5 }, Sample { time_s: 11, ms: 2 }]
-        );
+        assert_eq!(m.history(b"command"), [Sample { time_s: 10, ms: 5 }, Sample { time_s: 11, ms: 2 }]);
         assert_eq!(m.latest(), [("command", Sample { time_s: 11, ms: 2 }, 5)]);
         for t in 0..500 {
             m.add("expire-cycle", 100 + t, 1);
         }
         assert_eq!(m.history(b"expire-cycle").len(), HISTORY_LEN);
-        assert_eq!(
-            m.history(b"expire-cycle")[0].time_s,
-            100 + 500 - HISTORY_LEN as u64
-        );
+        assert_eq!(m.history(b"expire-cycle")[0].time_s, 100 + 500 - HISTORY_LEN as u64);
         assert!(m.history(b"nosuch").is_empty());
         assert_eq!(m.reset(&[b"command", b"nosuch"]), 1);
         assert_eq!(m.reset(&[]), 1);

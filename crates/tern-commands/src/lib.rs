@@ -59,9 +59,9 @@ pub mod errors;
 pub mod fdlimit;
 pub mod glob;
 pub mod latency;
-pub mod maxmemory;
 pub mod memcache;
 pub mod monitor;
+pub mod maxmemory;
 pub mod outbuf;
 pub mod prefetch;
 pub mod server;
@@ -96,30 +96,15 @@ mod layering {
     /// The table of the module doc above: module -> the modules it may use.
     fn declared() -> Graph {
         let doc = include_str!("lib.rs");
-        let start = doc
-            .find("//! # Layering")
-            .expect("the module doc has a Layering section");
-        let block = doc[start..]
-            .split("//! ```")
-            .nth(1)
-            .expect("the Layering section has a table");
+        let start = doc.find("//! # Layering").expect("the module doc has a Layering section");
+        let block = doc[start..].split("//! ```").nth(1).expect("the Layering section has a table");
         let mut g = Graph::new();
         for line in block.lines().skip(1) {
             let line = line.trim_start_matches("//!").trim();
-            let (m, uses) = line
-                .split_once('─')
-                .unwrap_or_else(|| panic!("not `module ─► uses`: {line:?}"));
+            let (m, uses) = line.split_once('─').unwrap_or_else(|| panic!("not `module ─► uses`: {line:?}"));
             let uses = uses.trim_start_matches(['─', '►']);
-            let uses = uses
-                .split_whitespace()
-                .filter(|u| *u != "-")
-                .map(str::to_string)
-                .collect();
-            assert!(
-                g.insert(m.trim().to_string(), uses).is_none(),
-                "{} has two lines",
-                m.trim()
-            );
+            let uses = uses.split_whitespace().filter(|u| *u != "-").map(str::to_string).collect();
+            assert!(g.insert(m.trim().to_string(), uses).is_none(), "{} has two lines", m.trim());
         }
         g
     }
@@ -127,13 +112,7 @@ mod layering {
     /// The first segment of each path after `crate::` in `code`
     /// (`crate::a::b`, `crate::{a, b::c}`).
     fn crate_paths(code: &str) -> Vec<String> {
-        let ident = |s: &str| {
-            s.trim()
-                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-                .next()
-                .unwrap_or("")
-                .to_string()
-        };
+        let ident = |s: &str| s.trim().split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or("").to_string();
         let mut out = Vec::new();
         for (i, _) in code.match_indices("crate::") {
             let rest = &code[i + "crate::".len()..];
@@ -184,33 +163,16 @@ mod layering {
         crate::rust_files(&src, &mut files);
         let module_of = |f: &Path| {
             let rel = f.strip_prefix(&src).expect("under src");
-            let first = rel
-                .components()
-                .next()
-                .expect("a file")
-                .as_os_str()
-                .to_string_lossy()
-                .into_owned();
-            first
-                .strip_suffix(".rs")
-                .map(str::to_string)
-                .unwrap_or(first)
+            let first = rel.components().next().expect("a file").as_os_str().to_string_lossy().into_owned();
+            first.strip_suffix(".rs").map(str::to_string).unwrap_or(first)
         };
-        let modules: BTreeSet<String> = files
-            .iter()
-            .map(|f| module_of(f))
-            .filter(|m| m != "lib")
-            .collect();
+        let modules: BTreeSet<String> = files.iter().map(|f| module_of(f)).filter(|m| m != "lib").collect();
         let mut g = Graph::new();
         for f in &files {
             let from = module_of(f);
             let text = std::fs::read_to_string(f).expect("read source");
             let code = text.split("\n#[cfg(test)]\nmod ").next().unwrap_or(&text);
-            let code: String = code
-                .lines()
-                .map(|l| l.split("//").next().unwrap_or(l))
-                .collect::<Vec<_>>()
-                .join("\n");
+            let code: String = code.lines().map(|l| l.split("//").next().unwrap_or(l)).collect::<Vec<_>>().join("\n");
             let used = g.entry(from.clone()).or_default();
             for to in crate_paths(&code) {
                 if to != from && modules.contains(&to) {
@@ -223,12 +185,7 @@ mod layering {
 
     /// A cycle of `g`, as the path that closes it, if it has one.
     fn find_cycle(g: &Graph) -> Option<Vec<String>> {
-        fn visit(
-            g: &Graph,
-            m: &str,
-            path: &mut Vec<String>,
-            done: &mut BTreeSet<String>,
-        ) -> Option<Vec<String>> {
+        fn visit(g: &Graph, m: &str, path: &mut Vec<String>, done: &mut BTreeSet<String>) -> Option<Vec<String>> {
             if let Some(at) = path.iter().position(|p| p == m) {
                 let mut cycle = path[at..].to_vec();
                 cycle.push(m.to_string());
@@ -248,8 +205,7 @@ mod layering {
             None
         }
         let mut done = BTreeSet::new();
-        g.keys()
-            .find_map(|m| visit(g, m, &mut Vec::new(), &mut done))
+        g.keys().find_map(|m| visit(g, m, &mut Vec::new(), &mut done))
     }
 
     #[test]
@@ -262,19 +218,13 @@ mod layering {
             g
         };
         assert_eq!(find_cycle(&g(&[("a", "b"), ("b", "c"), ("a", "c")])), None);
-        assert_eq!(
-            find_cycle(&g(&[("a", "b"), ("b", "c"), ("c", "b")])),
-            Some(vec!["b".into(), "c".into(), "b".into()])
-        );
+        assert_eq!(find_cycle(&g(&[("a", "b"), ("b", "c"), ("c", "b")])), Some(vec!["b".into(), "c".into(), "b".into()]));
     }
 
     #[test]
     fn crate_paths_reads_single_and_grouped_uses() {
         let code = "use crate::server::{now_ms, Server};\nuse crate::{errors, glob::matches};\nlet x = crate::cmd::call(); crate::REDIS_VERSION";
-        assert_eq!(
-            crate_paths(code),
-            ["server", "errors", "glob", "cmd", "REDIS_VERSION"]
-        );
+        assert_eq!(crate_paths(code), ["server", "errors", "glob", "cmd", "REDIS_VERSION"]);
     }
 
     /// Every module has a line in the table, every use in the code is one
@@ -284,15 +234,9 @@ mod layering {
         let table = declared();
         let (modules, code) = actual();
         // The scan sees what is there: dispatch's handlers reach the shared state.
-        assert!(
-            code.get("cmd").is_some_and(|u| u.contains("server")),
-            "the scan found no cmd -> server: {code:?}"
-        );
+        assert!(code.get("cmd").is_some_and(|u| u.contains("server")), "the scan found no cmd -> server: {code:?}");
         let listed: BTreeSet<String> = table.keys().cloned().collect();
-        assert_eq!(
-            listed, modules,
-            "the Layering table and src/ name different modules"
-        );
+        assert_eq!(listed, modules, "the Layering table and src/ name different modules");
         let mut wrong = Vec::new();
         for (from, uses) in &code {
             for to in uses {
@@ -301,11 +245,7 @@ mod layering {
                 }
             }
         }
-        assert!(
-            wrong.is_empty(),
-            "uses the Layering table does not allow:\n{}",
-            wrong.join("\n")
-        );
+        assert!(wrong.is_empty(), "uses the Layering table does not allow:\n{}", wrong.join("\n"));
         assert_eq!(find_cycle(&table), None, "the Layering table has a cycle");
         assert_eq!(find_cycle(&code), None, "the modules have an import cycle");
     }

@@ -144,13 +144,7 @@ pub fn make_room(srv: &Server, now: u64, fx: &Effects) -> Room {
     if need == 0 {
         return Room::Fits;
     }
-    let done = evict(
-        srv,
-        now,
-        need,
-        keys_per_command(srv.settings.maxmemory_eviction_tenacity()),
-        fx,
-    );
+    let done = evict(srv, now, need, keys_per_command(srv.settings.maxmemory_eviction_tenacity()), fx);
     if done.freed as u64 >= need {
         Room::Fits
     } else if done.keys > 0 {
@@ -174,13 +168,7 @@ pub fn background_evict(srv: &Server, now: u64, max_keys: usize, fx: &Effects) -
 
 fn evict(srv: &Server, now: u64, need: u64, max_keys: usize, fx: &Effects) -> tern_store::Evicted {
     let cfg = srv.settings.evict_config();
-    srv.ks.evict(
-        &cfg,
-        now,
-        usize::try_from(need).unwrap_or(usize::MAX),
-        max_keys,
-        fx,
-    )
+    srv.ks.evict(&cfg, now, usize::try_from(need).unwrap_or(usize::MAX), max_keys, fx)
 }
 
 #[cfg(test)]

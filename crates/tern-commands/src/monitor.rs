@@ -28,20 +28,12 @@ pub struct Feed {
 
 impl Feed {
     pub fn new(client_id: u64, worker: usize) -> Arc<Feed> {
-        Arc::new(Feed {
-            client_id,
-            worker,
-            buf: Mutex::new(Vec::new()),
-            overflow: AtomicBool::new(false),
-        })
+        Arc::new(Feed { client_id, worker, buf: Mutex::new(Vec::new()), overflow: AtomicBool::new(false) })
     }
 
     /// The lines so far (emptied), and whether the feed overflowed.
     pub fn take(&self) -> (Vec<u8>, bool) {
-        (
-            std::mem::take(&mut *self.buf.lock()),
-            self.overflow.load(Ordering::Relaxed),
-        )
+        (std::mem::take(&mut *self.buf.lock()), self.overflow.load(Ordering::Relaxed))
     }
 }
 
@@ -110,21 +102,8 @@ fn quoted(out: &mut Vec<u8>, a: &[u8]) {
 
 /// One MONITOR line: `+<s>.<µs> [<db> <addr>] "arg" ...`, CRLF-ended, the
 /// arguments `secret` names shown as `(redacted)`.
-pub fn line<'a>(
-    time_us: u64,
-    db: usize,
-    addr: &str,
-    args: impl Iterator<Item = &'a [u8]>,
-    secret: impl Fn(usize) -> bool,
-) -> Vec<u8> {
-    let mut out = format!(
-        "+{}.{:06} [{} {}]",
-        time_us / 1_000_000,
-        time_us % 1_000_000,
-        db,
-        addr
-    )
-    .into_bytes();
+pub fn line<'a>(time_us: u64, db: usize, addr: &str, args: impl Iterator<Item = &'a [u8]>, secret: impl Fn(usize) -> bool) -> Vec<u8> {
+    let mut out = format!("+{}.{:06} [{} {}]", time_us / 1_000_000, time_us % 1_000_000, db, addr).into_bytes();
     for (i, a) in args.enumerate() {
         out.push(b' ');
         if secret(i) {
@@ -144,17 +123,8 @@ mod tests {
     #[test]
     fn lines_quote_as_redis() {
         let args: [&[u8]; 3] = [b"SET", b"a\"", b"\x01\n\\\xff"];
-        let l = line(
-            1_795_641_521_000_042,
-            2,
-            "127.0.0.1:1",
-            args.into_iter(),
-            |i| i == 9,
-        );
-        assert_eq!(
-            l,
-            b"+1795641521.000042 [2 127.0.0.1:1] \"SET\" \"a\\\"\" \"\\x01\\n\\\\\\xff\"\r\n"
-        );
+        let l = line(1_795_641_521_000_042, 2, "127.0.0.1:1", args.into_iter(), |i| i == 9);
+        assert_eq!(l, b"+1795641521.000042 [2 127.0.0.1:1] \"SET\" \"a\\\"\" \"\\x01\\n\\\\\\xff\"\r\n");
         let l = line(0, 0, "a", [b"AUTH" as &[u8], b"p"].into_iter(), |i| i == 1);
         assert_eq!(l, b"+0.000000 [0 a] \"AUTH\" \"(redacted)\"\r\n");
     }

@@ -111,12 +111,7 @@ impl OutBuf {
             return;
         }
         self.ref_len += end - start;
-        self.refs.push_back(Ref {
-            at: self.bytes.len(),
-            data: Arc::clone(data),
-            start,
-            end,
-        });
+        self.refs.push_back(Ref { at: self.bytes.len(), data: Arc::clone(data), start, end });
     }
 
     /// Drops everything after `mark` (a `len()` taken earlier), references
@@ -127,11 +122,7 @@ impl OutBuf {
             if r.at < mark || (r.at == mark && self.refs.len() == 1 && self.sent_in_ref > 0) {
                 break;
             }
-            let sent = if self.refs.len() == 1 && self.wpos == r.at {
-                self.sent_in_ref
-            } else {
-                0
-            };
+            let sent = if self.refs.len() == 1 && self.wpos == r.at { self.sent_in_ref } else { 0 };
             self.ref_len -= r.end - r.start - sent;
             self.refs.pop_back();
             if self.refs.is_empty() {
@@ -297,11 +288,7 @@ mod tests {
     }
 
     fn big(n: usize, seed: u8) -> Arc<Vec<u8>> {
-        Arc::new(
-            (0..n)
-                .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
-                .collect(),
-        )
+        Arc::new((0..n).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect())
     }
 
     /// Builds `hdr1 ref1 CRLF hdr2 ref2 CRLF tail`, and the wire bytes.
@@ -328,12 +315,7 @@ mod tests {
             for block in [0, 2, 3] {
                 let (mut o, want) = sample();
                 assert_eq!(o.pending(), want.len());
-                let mut w = Trickle {
-                    got: Vec::new(),
-                    chunk,
-                    calls: 0,
-                    block,
-                };
+                let mut w = Trickle { got: Vec::new(), chunk, calls: 0, block };
                 let mut written = 0;
                 loop {
                     let (n, r) = o.write_to(&mut w);
@@ -352,12 +334,7 @@ mod tests {
     #[test]
     fn written_large_replies_give_their_room_back() {
         let mut o = OutBuf::new();
-        let mut w = Trickle {
-            got: Vec::new(),
-            chunk: 1 << 20,
-            calls: 0,
-            block: 0,
-        };
+        let mut w = Trickle { got: Vec::new(), chunk: 1 << 20, calls: 0, block: 0 };
         o.extend_from_slice(&vec![b'x'; 900 * 1024]);
         let v = big(100, 7);
         for _ in 0..5000 {
@@ -387,18 +364,9 @@ mod tests {
         o.extend_from_slice(b"\r\n+after\r\n");
         want.extend_from_slice(&v);
         want.extend_from_slice(b"\r\n+after\r\n");
-        let mut w = Trickle {
-            got: Vec::new(),
-            chunk: COMPACT_AT + 1000,
-            calls: 0,
-            block: 2,
-        };
+        let mut w = Trickle { got: Vec::new(), chunk: COMPACT_AT + 1000, calls: 0, block: 2 };
         assert!(!o.write_to(&mut w).1.unwrap());
-        assert_eq!(
-            (o.wpos, o.len()),
-            (0, COMPACT_AT / 2 - 1000 + 10),
-            "written front compacted away"
-        );
+        assert_eq!((o.wpos, o.len()), (0, COMPACT_AT / 2 - 1000 + 10), "written front compacted away");
         assert_eq!(o.pending(), want.len() - w.got.len());
         while !o.write_to(&mut w).1.unwrap() {}
         assert!(w.got == want);
@@ -427,24 +395,14 @@ mod tests {
     #[test]
     fn truncate_after_partial_write_keeps_sent_part_consistent() {
         let (mut o, want) = sample();
-        let mut w = Trickle {
-            got: Vec::new(),
-            chunk: 10,
-            calls: 0,
-            block: 2,
-        };
+        let mut w = Trickle { got: Vec::new(), chunk: 10, calls: 0, block: 2 };
         let (n, _) = o.write_to(&mut w);
         assert_eq!(n, 10);
         // Nothing after the mark was pushed: truncating to the end is a no-op.
         let end = o.len();
         o.truncate(end);
         assert_eq!(o.pending(), want.len() - 10);
-        let mut w2 = Trickle {
-            got: w.got,
-            chunk: 1 << 20,
-            calls: 0,
-            block: 0,
-        };
+        let mut w2 = Trickle { got: w.got, chunk: 1 << 20, calls: 0, block: 0 };
         assert!(o.write_to(&mut w2).1.unwrap());
         assert_eq!(w2.got, want);
     }

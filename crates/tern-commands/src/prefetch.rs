@@ -124,16 +124,7 @@ impl Plan {
     /// known: not after a command that may change it (SELECT, RESET), nor
     /// once a MULTI queues what follows.
     #[allow(clippy::too_many_arguments)]
-    pub fn fill(
-        &mut self,
-        srv: &Server,
-        commands: &CommandTable,
-        frame: &mut Frame,
-        buf: &[u8],
-        limits: &Limits,
-        client: &Client,
-        batch: usize,
-    ) {
+    pub fn fill(&mut self, srv: &Server, commands: &CommandTable, frame: &mut Frame, buf: &[u8], limits: &Limits, client: &Client, batch: usize) {
         self.clear();
         let db = client.db;
         let mut off = 0;
@@ -152,12 +143,7 @@ impl Plan {
             self.ranges.extend_from_slice(frame.ranges());
             let args = frame.args(rest);
             let cmd = resolve(commands, args);
-            let mut ahead = Ahead {
-                len: n,
-                args: (r0 as u32, self.ranges.len() as u32),
-                cmd: cmd.map(|c| c.id),
-                locs: None,
-            };
+            let mut ahead = Ahead { len: n, args: (r0 as u32, self.ranges.len() as u32), cmd: cmd.map(|c| c.id), locs: None };
             if locate {
                 if let Some(cmd) = cmd {
                     let name = cmd.spec.name;
@@ -186,11 +172,7 @@ impl Plan {
                         }
                     }
                     if fits && !walk.invalid() && self.locs.len() > l0 {
-                        let planned = Planned {
-                            cmd: cmd.id,
-                            db,
-                            argc: args.len(),
-                        };
+                        let planned = Planned { cmd: cmd.id, db, argc: args.len() };
                         ahead.locs = Some((l0 as u32, self.locs.len() as u32, planned));
                     } else {
                         self.locs.truncate(l0);
@@ -249,9 +231,7 @@ impl Plan {
             ranges: &self.ranges[a.args.0 as usize..a.args.1 as usize],
             len: a.len,
             cmd: a.cmd,
-            planned: a
-                .locs
-                .map(|(l0, l1, p)| (p, &self.locs[l0 as usize..l1 as usize])),
+            planned: a.locs.map(|(l0, l1, p)| (p, &self.locs[l0 as usize..l1 as usize])),
         })
     }
 
@@ -293,14 +273,7 @@ impl Plan {
     ///
     /// Unlike the RESP path, the memcached executor locates each key again
     /// when it runs (memcache/ takes no precomputed locations).
-    pub fn look_ahead_mc(
-        &mut self,
-        srv: &Server,
-        parser: &tern_memcache::Parser,
-        buf: &[u8],
-        lim: &tern_memcache::Limits,
-        batch: usize,
-    ) -> usize {
+    pub fn look_ahead_mc(&mut self, srv: &Server, parser: &tern_memcache::Parser, buf: &[u8], lim: &tern_memcache::Limits, batch: usize) -> usize {
         use tern_memcache::{MetaCmd, Request};
         if !worth_looking_ahead(buf) {
             return 0;
@@ -323,18 +296,13 @@ impl Plan {
             }
         };
         while off < buf.len() && reqs < batch && hinted < batch {
-            let Ok(Some((req, n))) = p.parse(&buf[off..], lim) else {
-                break;
-            };
+            let Ok(Some((req, n))) = p.parse(&buf[off..], lim) else { break };
             off += n;
             reqs += 1;
             match req {
                 Request::Get { keys, .. } => keys.iter().for_each(|k| hint(k, true, &mut hinted)),
                 Request::Meta(m) => hint(&m.key, m.cmd == MetaCmd::Get, &mut hinted),
-                Request::Store { key, .. }
-                | Request::Delete { key, .. }
-                | Request::Arith { key, .. }
-                | Request::Touch { key, .. } => hint(key, false, &mut hinted),
+                Request::Store { key, .. } | Request::Delete { key, .. } | Request::Arith { key, .. } | Request::Touch { key, .. } => hint(key, false, &mut hinted),
                 _ => {}
             }
         }
@@ -352,11 +320,8 @@ impl Plan {
 fn worth_looking_ahead(buf: &[u8]) -> bool {
     match buf.iter().position(|&c| c == b'\n') {
         Some(nl) if nl + 1 == buf.len() => {
-            let mut words = buf[..nl]
-                .split(|&c| c == b' ' || c == b'\r')
-                .filter(|w| !w.is_empty());
-            matches!(words.next(), Some(b"get" | b"gets" | b"gat" | b"gats"))
-                && words.nth(1).is_some()
+            let mut words = buf[..nl].split(|&c| c == b' ' || c == b'\r').filter(|w| !w.is_empty());
+            matches!(words.next(), Some(b"get" | b"gets" | b"gat" | b"gats")) && words.nth(1).is_some()
         }
         _ => true,
     }

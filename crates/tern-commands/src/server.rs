@@ -16,15 +16,12 @@ use crate::client::ClientShared;
 use crate::cmdlog::CommandLogs;
 use crate::latency::{CommandLatency, LatencyMonitor};
 use crate::monitor::Monitors;
-use crate::stats::WorkerStats;
 use tern_config::{Config, Settings};
+use crate::stats::WorkerStats;
 
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
 /// Applies the settings that belong to the process rather than to a
@@ -121,24 +118,16 @@ impl Server {
     /// command ids (the command table's length).
     pub fn new(cfg: Config, commands: usize) -> Server {
         let threads = cfg.threads.max(1);
-        let per_db = if cfg.shards_per_db == 0 {
-            (threads * 8).next_power_of_two().max(16)
-        } else {
-            cfg.shards_per_db
-        };
+        let per_db = if cfg.shards_per_db == 0 { (threads * 8).next_power_of_two().max(16) } else { cfg.shards_per_db };
         let run_id: String = {
             use rand::Rng;
             let mut r = rand::thread_rng();
-            (0..40)
-                .map(|_| char::from_digit(r.gen_range(0..16), 16).unwrap_or('0'))
-                .collect()
+            (0..40).map(|_| char::from_digit(r.gen_range(0..16), 16).unwrap_or('0')).collect()
         };
         let ks = Keyspace::new(cfg.databases, per_db);
         let srv = Server {
             ks,
-            workers: (0..threads)
-                .map(|_| Arc::new(WorkerStats::new(commands)))
-                .collect(),
+            workers: (0..threads).map(|_| Arc::new(WorkerStats::new(commands))).collect(),
             cmdlog: CommandLogs::new(threads),
             latency: CommandLatency::new(threads, commands),
             latency_events: LatencyMonitor::default(),
@@ -159,17 +148,13 @@ impl Server {
             port: AtomicUsize::new(0),
             global: GlobalStats::default(),
             stat_reset_ms: AtomicU64::new(now_ms()),
-            executable: std::env::current_exe()
-                .map(|p| p.display().to_string())
-                .unwrap_or_default(),
+            executable: std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
             mc_flush_at: Mutex::new(None),
             hll_simd: AtomicBool::new(true),
             base_memory: 0,
         };
         let mut srv = srv;
-        srv.base_memory = crate::sysinfo::jemalloc_stats()
-            .0
-            .saturating_sub(srv.ks.used_memory_exact() as u64);
+        srv.base_memory = crate::sysinfo::jemalloc_stats().0.saturating_sub(srv.ks.used_memory_exact() as u64);
         srv.apply_config(&srv.config.read());
         srv
     }
@@ -216,26 +201,19 @@ impl Server {
     /// asked: only then do its connections need a look for kill flags
     /// (a wake for its mailbox alone must not walk them all).
     pub fn take_kill_hint(&self, i: usize) -> bool {
-        self.kill_hints
-            .get(i)
-            .is_some_and(|h| h.swap(false, Ordering::AcqRel))
+        self.kill_hints.get(i).is_some_and(|h| h.swap(false, Ordering::AcqRel))
     }
 
     /// Hands `w` to worker `worker` and wakes it.
     pub fn post(&self, worker: usize, w: Wake) {
-        let Some(mb) = self.mailboxes.get(worker) else {
-            return;
-        };
+        let Some(mb) = self.mailboxes.get(worker) else { return };
         mb.lock().push(w);
         self.wake_only(worker);
     }
 
     /// Worker `worker`'s messages, oldest first.
     pub fn take_mail(&self, worker: usize) -> Vec<Wake> {
-        self.mailboxes
-            .get(worker)
-            .map(|m| std::mem::take(&mut *m.lock()))
-            .unwrap_or_default()
+        self.mailboxes.get(worker).map(|m| std::mem::take(&mut *m.lock())).unwrap_or_default()
     }
 
     /// Stops accepting, lets workers finish the replies in flight, and makes

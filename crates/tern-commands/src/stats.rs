@@ -18,10 +18,7 @@ impl Counter {
     /// Adds `n`. Only the owning thread may call this.
     #[inline]
     pub fn add(&self, n: u64) {
-        self.0.store(
-            self.0.load(Ordering::Relaxed).wrapping_add(n),
-            Ordering::Relaxed,
-        );
+        self.0.store(self.0.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
     }
     #[inline]
     pub fn get(&self) -> u64 {

@@ -45,13 +45,7 @@ pub fn rates(ops: u64, input: u64, output: u64) -> (u64, f64, f64) {
     let mut r = RATES.lock();
     match r.as_mut() {
         None => {
-            *r = Some(RateSample {
-                at: now,
-                ops,
-                input,
-                output,
-                rates: (0, 0.0, 0.0),
-            });
+            *r = Some(RateSample { at: now, ops, input, output, rates: (0, 0.0, 0.0) });
             (0, 0.0, 0.0)
         }
         Some(s) => {
@@ -93,10 +87,7 @@ pub fn read_proc(path: &str) -> String {
 /// system's size (4 KiB on most x86, 16 or 64 KiB on some arm64 and ppc64).
 /// rustix reads the size from the auxiliary vector once per process.
 pub fn rss_bytes() -> u64 {
-    let pages = read_proc("/proc/self/statm")
-        .split_whitespace()
-        .nth(1)
-        .and_then(|p| p.parse::<u64>().ok());
+    let pages = read_proc("/proc/self/statm").split_whitespace().nth(1).and_then(|p| p.parse::<u64>().ok());
     pages.unwrap_or(0) * rustix::param::page_size() as u64
 }
 
@@ -117,10 +108,7 @@ pub fn cpu_times() -> (f64, f64, f64, f64) {
     let stat = read_proc("/proc/self/stat");
     // The command name may contain spaces; fields resume after its ')'.
     let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
-    let f: Vec<f64> = rest
-        .split_whitespace()
-        .map(|x| x.parse::<f64>().unwrap_or(0.0))
-        .collect();
+    let f: Vec<f64> = rest.split_whitespace().map(|x| x.parse::<f64>().unwrap_or(0.0)).collect();
     let hz = rustix::param::clock_ticks_per_second().max(1) as f64;
     let tick = |i: usize| f.get(i).copied().unwrap_or(0.0) / hz;
     // After ')': state(0) ... utime(11) stime(12) cutime(13) cstime(14).
@@ -135,29 +123,17 @@ mod tests {
     fn rss_is_the_kernels_vmrss() {
         // VmRSS is in kB whatever the page size; statm counts pages.
         let status = read_proc("/proc/self/status");
-        let kb = status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
+        let kb = status.lines().find_map(|l| l.strip_prefix("VmRSS:")).and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
         let vmrss = kb.expect("VmRSS in /proc/self/status") * 1024;
         let rss = rss_bytes();
-        assert!(
-            rss.abs_diff(vmrss) <= vmrss / 10,
-            "statm {rss} B, VmRSS {vmrss} B"
-        );
+        assert!(rss.abs_diff(vmrss) <= vmrss / 10, "statm {rss} B, VmRSS {vmrss} B");
     }
 
     #[test]
     fn cpu_times_are_seconds() {
         // This thread's run time in nanoseconds (schedstat) bounds the
         // process's CPU time from below; wall time on every core from above.
-        let thread_ns = || {
-            read_proc("/proc/thread-self/schedstat")
-                .split_whitespace()
-                .next()
-                .and_then(|v| v.parse::<u64>().ok())
-                .unwrap_or(0)
-        };
+        let thread_ns = || read_proc("/proc/thread-self/schedstat").split_whitespace().next().and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
         let process = || {
             let (u, s, _, _) = cpu_times();
             u + s
@@ -169,21 +145,11 @@ mod tests {
                 x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(i));
             }
         }
-        let (busy, spent, wall) = (
-            (thread_ns() - t0) as f64 / 1e9,
-            process() - p0,
-            w0.elapsed().as_secs_f64(),
-        );
+        let (busy, spent, wall) = ((thread_ns() - t0) as f64 / 1e9, process() - p0, w0.elapsed().as_secs_f64());
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
         // Two ticks of slack at either end for the counters' granularity.
         let slack = 2.0 / rustix::param::clock_ticks_per_second() as f64;
-        assert!(
-            spent >= busy * 0.8 - slack,
-            "process {spent} s, thread {busy} s"
-        );
-        assert!(
-            spent <= wall * cores + slack,
-            "process {spent} s in {wall} s on {cores} cores"
-        );
+        assert!(spent >= busy * 0.8 - slack, "process {spent} s, thread {busy} s");
+        assert!(spent <= wall * cores + slack, "process {spent} s in {wall} s on {cores} cores");
     }
 }

@@ -61,16 +61,10 @@ named_enum! {
 
 impl MaxmemoryPolicy {
     pub fn is_lfu(self) -> bool {
-        matches!(
-            self,
-            MaxmemoryPolicy::VolatileLfu | MaxmemoryPolicy::AllkeysLfu
-        )
+        matches!(self, MaxmemoryPolicy::VolatileLfu | MaxmemoryPolicy::AllkeysLfu)
     }
     pub fn is_lru(self) -> bool {
-        matches!(
-            self,
-            MaxmemoryPolicy::VolatileLru | MaxmemoryPolicy::AllkeysLru
-        )
+        matches!(self, MaxmemoryPolicy::VolatileLru | MaxmemoryPolicy::AllkeysLru)
     }
 
     /// The store's eviction policy of the same meaning.
@@ -100,9 +94,7 @@ impl MaxmemoryPolicy {
 }
 
 fn cores() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
 }
 
 /// `kind` with its value type stated, for uses that have no field to
@@ -467,10 +459,7 @@ impl Settings {
     /// access).
     #[inline]
     pub fn lfu(&self) -> Option<tern_store::Lfu> {
-        self.lfu_policy().then(|| tern_store::Lfu {
-            log_factor: self.lfu_log_factor(),
-            decay_minutes: self.lfu_decay_time(),
-        })
+        self.lfu_policy().then(|| tern_store::Lfu { log_factor: self.lfu_log_factor(), decay_minutes: self.lfu_decay_time() })
     }
 
     /// How eviction runs under the current policy and its tuning.

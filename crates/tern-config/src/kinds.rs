@@ -4,8 +4,8 @@
 //! range, an enum's names) so that the declaration table states it inline.
 
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// How one directive's value is read, shown and written back.
 pub trait Kind {
@@ -41,9 +41,7 @@ pub(super) fn one<'a>(args: &[&'a str]) -> Result<&'a str, String> {
 /// The words of a list value, whether given as several (a file) or as one
 /// string with spaces (CONFIG SET).
 fn flat<'a>(args: &[&'a str]) -> Vec<&'a str> {
-    args.iter()
-        .flat_map(|s| s.split_ascii_whitespace())
-        .collect()
+    args.iter().flat_map(|s| s.split_ascii_whitespace()).collect()
 }
 
 /// `yes` / `no`.
@@ -79,39 +77,22 @@ pub struct Int<T> {
 
 impl<T> Int<T> {
     pub const fn new(min: i64, max: i64) -> Self {
-        Int {
-            min,
-            max,
-            clamp: None,
-            ty: PhantomData,
-        }
+        Int { min, max, clamp: None, ty: PhantomData }
     }
     pub const fn clamp(self, lo: i64, hi: i64) -> Self {
-        Int {
-            clamp: Some((lo, hi)),
-            ..self
-        }
+        Int { clamp: Some((lo, hi)), ..self }
     }
 }
 
 impl<T: TryFrom<i64> + std::fmt::Display> Kind for Int<T> {
     type Value = T;
     fn parse(&self, args: &[&str], _: &T) -> Result<T, String> {
-        let v = tern_resp::parse_i64(one(args)?.as_bytes())
-            .ok_or_else(|| "argument couldn't be parsed into an integer".to_string())?;
+        let v = tern_resp::parse_i64(one(args)?.as_bytes()).ok_or_else(|| "argument couldn't be parsed into an integer".to_string())?;
         if v < self.min || v > self.max {
-            return Err(format!(
-                "argument must be between {} and {} inclusive",
-                self.min, self.max
-            ));
+            return Err(format!("argument must be between {} and {} inclusive", self.min, self.max));
         }
         let v = self.clamp.map_or(v, |(lo, hi)| v.clamp(lo, hi));
-        T::try_from(v).map_err(|_| {
-            format!(
-                "argument must be between {} and {} inclusive",
-                self.min, self.max
-            )
-        })
+        T::try_from(v).map_err(|_| format!("argument must be between {} and {} inclusive", self.min, self.max))
     }
     fn show(&self, v: &T) -> String {
         v.to_string()
@@ -132,9 +113,7 @@ pub type Millis = Time<1>;
 
 impl<const UNIT_MS: u64> Time<UNIT_MS> {
     pub const fn new(min: i64, max: i64) -> Self {
-        Time {
-            int: Int::new(min, max),
-        }
+        Time { int: Int::new(min, max) }
     }
 }
 
@@ -163,18 +142,10 @@ pub struct Mem<T = u64> {
 
 impl<T> Mem<T> {
     pub const fn new(min: u64, max: u64) -> Self {
-        Mem {
-            min,
-            max,
-            below: None,
-            ty: PhantomData,
-        }
+        Mem { min, max, below: None, ty: PhantomData }
     }
     pub const fn below_min_says(self, why: &'static str) -> Self {
-        Mem {
-            below: Some(why),
-            ..self
-        }
+        Mem { below: Some(why), ..self }
     }
 }
 
@@ -208,8 +179,7 @@ impl Bytes for usize {
 impl<T: Bytes> Kind for Mem<T> {
     type Value = T;
     fn parse(&self, args: &[&str], _: &T) -> Result<T, String> {
-        let v = parse_memory(one(args)?)
-            .ok_or_else(|| "argument must be a memory value".to_string())?;
+        let v = parse_memory(one(args)?).ok_or_else(|| "argument must be a memory value".to_string())?;
         let range = || format!("argument must be between 0 and {} inclusive", self.max);
         if v > self.max {
             return Err(range());
@@ -217,10 +187,7 @@ impl<T: Bytes> Kind for Mem<T> {
         if v < self.min {
             return Err(match self.below {
                 Some(why) => why.to_string(),
-                None => format!(
-                    "argument must be between {} and {} inclusive",
-                    self.min, self.max
-                ),
+                None => format!("argument must be between {} and {} inclusive", self.min, self.max),
             });
         }
         T::from_bytes(v).ok_or_else(range)
@@ -273,10 +240,7 @@ pub fn format_memory(n: u64) -> String {
 }
 
 fn one_of(options: &[&str]) -> String {
-    format!(
-        "argument(s) must be one of the following: {}",
-        options.join(", ")
-    )
+    format!("argument(s) must be one of the following: {}", options.join(", "))
 }
 
 /// One of a list of words, case-insensitively, kept as the list spells it
@@ -287,11 +251,7 @@ impl Kind for Choice {
     type Value = &'static str;
     fn parse(&self, args: &[&str], _: &&'static str) -> Result<&'static str, String> {
         let v = one(args)?;
-        self.0
-            .iter()
-            .find(|o| o.eq_ignore_ascii_case(v))
-            .copied()
-            .ok_or_else(|| one_of(self.0))
+        self.0.iter().find(|o| o.eq_ignore_ascii_case(v)).copied().ok_or_else(|| one_of(self.0))
     }
     fn show(&self, v: &&'static str) -> String {
         v.to_string()
@@ -356,14 +316,10 @@ impl<E: Named> Kind for Enum<E> {
     type Value = E;
     fn parse(&self, args: &[&str], _: &E) -> Result<E, String> {
         let v = one(args)?;
-        E::ALL
-            .iter()
-            .find(|e| e.name().eq_ignore_ascii_case(v))
-            .copied()
-            .ok_or_else(|| {
-                let names: Vec<&str> = E::ALL.iter().map(|e| e.name()).collect();
-                one_of(&names)
-            })
+        E::ALL.iter().find(|e| e.name().eq_ignore_ascii_case(v)).copied().ok_or_else(|| {
+            let names: Vec<&str> = E::ALL.iter().map(|e| e.name()).collect();
+            one_of(&names)
+        })
     }
     fn show(&self, v: &E) -> String {
         v.name().to_string()
@@ -393,9 +349,7 @@ impl Kind for Password {
         Ok((!v.is_empty()).then(|| v.as_bytes().to_vec()))
     }
     fn show(&self, v: &Option<Vec<u8>>) -> String {
-        v.as_ref()
-            .map(|p| String::from_utf8_lossy(p).into_owned())
-            .unwrap_or_default()
+        v.as_ref().map(|p| String::from_utf8_lossy(p).into_owned()).unwrap_or_default()
     }
 }
 
@@ -414,12 +368,8 @@ impl Kind for Dir {
     }
     fn show(&self, v: &Option<String>) -> String {
         match v {
-            Some(d) => std::fs::canonicalize(d)
-                .map(|p| p.display().to_string())
-                .unwrap_or_else(|_| d.clone()),
-            None => std::env::current_dir()
-                .map(|p| p.display().to_string())
-                .unwrap_or_else(|_| ".".into()),
+            Some(d) => std::fs::canonicalize(d).map(|p| p.display().to_string()).unwrap_or_else(|_| d.clone()),
+            None => std::env::current_dir().map(|p| p.display().to_string()).unwrap_or_else(|_| ".".into()),
         }
     }
 }
@@ -477,14 +427,9 @@ impl Kind for Percentiles {
         let words = flat(args);
         let mut out = Vec::with_capacity(words.len());
         for w in words {
-            let p: f64 = w
-                .parse()
-                .map_err(|_| "Invalid latency-tracking-info-percentiles parameters".to_string())?;
+            let p: f64 = w.parse().map_err(|_| "Invalid latency-tracking-info-percentiles parameters".to_string())?;
             if !(0.0..=100.0).contains(&p) {
-                return Err(
-                    "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]"
-                        .into(),
-                );
+                return Err("latency-tracking-info-percentiles parameters should sit between [0.0,100.0]".into());
             }
             out.push(p);
         }
@@ -515,21 +460,11 @@ impl Kind for Save {
         if words.len() % 2 != 0 {
             return Err("Invalid save parameters".into());
         }
-        let num = |w: &str| {
-            tern_resp::parse_i64(w.as_bytes())
-                .and_then(|n| u64::try_from(n).ok())
-                .ok_or_else(|| "Invalid save parameters".to_string())
-        };
-        words
-            .chunks(2)
-            .map(|p| Ok((num(p[0])?, num(p[1])?)))
-            .collect()
+        let num = |w: &str| tern_resp::parse_i64(w.as_bytes()).and_then(|n| u64::try_from(n).ok()).ok_or_else(|| "Invalid save parameters".to_string());
+        words.chunks(2).map(|p| Ok((num(p[0])?, num(p[1])?))).collect()
     }
     fn show(&self, v: &Vec<(u64, u64)>) -> String {
-        v.iter()
-            .map(|(s, c)| format!("{s} {c}"))
-            .collect::<Vec<_>>()
-            .join(" ")
+        v.iter().map(|(s, c)| format!("{s} {c}")).collect::<Vec<_>>().join(" ")
     }
     fn rewrite(&self, v: &Vec<(u64, u64)>) -> String {
         if v.is_empty() {
@@ -562,29 +497,13 @@ pub struct OutputLimits {
 impl OutputLimits {
     /// Redis's defaults.
     pub const DEFAULT: OutputLimits = OutputLimits {
-        normal: OutputLimit {
-            hard: 0,
-            soft: 0,
-            soft_seconds: 0,
-        },
-        replica: OutputLimit {
-            hard: 256 << 20,
-            soft: 64 << 20,
-            soft_seconds: 60,
-        },
-        pubsub: OutputLimit {
-            hard: 32 << 20,
-            soft: 8 << 20,
-            soft_seconds: 60,
-        },
+        normal: OutputLimit { hard: 0, soft: 0, soft_seconds: 0 },
+        replica: OutputLimit { hard: 256 << 20, soft: 64 << 20, soft_seconds: 60 },
+        pubsub: OutputLimit { hard: 32 << 20, soft: 8 << 20, soft_seconds: 60 },
     };
 
     fn classes(&self) -> [(&'static str, OutputLimit); 3] {
-        [
-            ("normal", self.normal),
-            ("slave", self.replica),
-            ("pubsub", self.pubsub),
-        ]
+        [("normal", self.normal), ("slave", self.replica), ("pubsub", self.pubsub)]
     }
 }
 
@@ -606,24 +525,10 @@ impl Kind for ClientOutputBufferLimit {
             if !matches!(class.as_str(), "normal" | "slave" | "replica" | "pubsub") {
                 return Err("Invalid client class specified in buffer limit configuration.".into());
             }
-            let (Some(hard), Some(soft), Some(soft_seconds)) = (
-                parse_memory(chunk[1]),
-                parse_memory(chunk[2]),
-                chunk[3].parse::<u64>().ok(),
-            ) else {
-                return Err(
-                    "Error in hard, soft or soft_seconds setting in buffer limit configuration."
-                        .into(),
-                );
+            let (Some(hard), Some(soft), Some(soft_seconds)) = (parse_memory(chunk[1]), parse_memory(chunk[2]), chunk[3].parse::<u64>().ok()) else {
+                return Err("Error in hard, soft or soft_seconds setting in buffer limit configuration.".into());
             };
-            parsed.push((
-                class,
-                OutputLimit {
-                    hard,
-                    soft,
-                    soft_seconds,
-                },
-            ));
+            parsed.push((class, OutputLimit { hard, soft, soft_seconds }));
         }
         for (class, lim) in parsed {
             match class.as_str() {
@@ -635,29 +540,14 @@ impl Kind for ClientOutputBufferLimit {
         Ok(new)
     }
     fn show(&self, v: &OutputLimits) -> String {
-        let c: Vec<String> = v
-            .classes()
-            .iter()
-            .map(|(n, l)| format!("{n} {} {} {}", l.hard, l.soft, l.soft_seconds))
-            .collect();
+        let c: Vec<String> = v.classes().iter().map(|(n, l)| format!("{n} {} {} {}", l.hard, l.soft, l.soft_seconds)).collect();
         c.join(" ")
     }
     fn rewrite_lines(&self, name: &str, v: &OutputLimits) -> Vec<String> {
-        [
-            ("normal", v.normal),
-            ("replica", v.replica),
-            ("pubsub", v.pubsub),
-        ]
-        .iter()
-        .map(|(n, l)| {
-            format!(
-                "{name} {n} {} {} {}",
-                format_memory(l.hard),
-                format_memory(l.soft),
-                l.soft_seconds
-            )
-        })
-        .collect()
+        [("normal", v.normal), ("replica", v.replica), ("pubsub", v.pubsub)]
+            .iter()
+            .map(|(n, l)| format!("{name} {n} {} {} {}", format_memory(l.hard), format_memory(l.soft), l.soft_seconds))
+            .collect()
     }
     fn multi(&self) -> bool {
         true
@@ -688,10 +578,7 @@ where
 /// Quotes a config value when it needs it (empty, spaces, quotes,
 /// control bytes), with the escapes redis.conf's parser understands.
 pub fn quote(v: &str) -> String {
-    if !v.is_empty()
-        && v.bytes()
-            .all(|c| c.is_ascii_graphic() && c != b'"' && c != b'\'' && c != b'\\')
-    {
+    if !v.is_empty() && v.bytes().all(|c| c.is_ascii_graphic() && c != b'"' && c != b'\'' && c != b'\\') {
         return v.to_string();
     }
     let mut s = String::from("\"");
@@ -749,10 +636,7 @@ impl Live for Duration {
     /// Nanoseconds: 584 years, past any range a directive allows.
     type Cell = AtomicU64;
     fn store(cell: &AtomicU64, v: &Duration) {
-        cell.store(
-            u64::try_from(v.as_nanos()).unwrap_or(u64::MAX),
-            Ordering::Relaxed,
-        );
+        cell.store(u64::try_from(v.as_nanos()).unwrap_or(u64::MAX), Ordering::Relaxed);
     }
     #[inline]
     fn load(cell: &AtomicU64) -> Duration {
@@ -776,10 +660,6 @@ impl Live for OutputLimits {
             soft: cell[3 * i + 1].load(Ordering::Relaxed),
             soft_seconds: cell[3 * i + 2].load(Ordering::Relaxed),
         };
-        OutputLimits {
-            normal: l(0),
-            replica: l(1),
-            pubsub: l(2),
-        }
+        OutputLimits { normal: l(0), replica: l(1), pubsub: l(2) }
     }
 }

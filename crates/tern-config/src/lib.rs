@@ -39,8 +39,7 @@ pub mod reason {
     pub const PERSISTENCE: &str = "Tern does not persist data in this version";
     pub const REPLICATION: &str = "Tern does not replicate in this version";
     pub const CLUSTER: &str = "Tern has no cluster mode in this version";
-    pub const TYPES: &str =
-        "Tern has no lists, sets, sorted sets, HyperLogLogs or streams in this version";
+    pub const TYPES: &str = "Tern has no lists, sets, sorted sets, HyperLogLogs or streams in this version";
     pub const DEFRAG: &str = "Tern does not defragment memory in this version";
     pub const NOTIFY: &str = "Tern sends no keyspace notifications in this version";
     pub const ACL: &str = "Tern has no ACL users or command renaming in this version";
@@ -108,11 +107,10 @@ impl Directive {
     }
 }
 
+
 /// Finds a directive by name or alias, case-insensitively.
 pub fn find_directive(name: &str) -> Option<&'static Directive> {
-    DIRECTIVES.iter().find(|d| {
-        d.name.eq_ignore_ascii_case(name) || d.alias.is_some_and(|a| a.eq_ignore_ascii_case(name))
-    })
+    DIRECTIVES.iter().find(|d| d.name.eq_ignore_ascii_case(name) || d.alias.is_some_and(|a| a.eq_ignore_ascii_case(name)))
 }
 
 /// Splits one config-file line into words with redis.conf's quoting rules.
@@ -138,9 +136,7 @@ pub fn passive_reason(name: &str) -> &'static str {
     if name.eq_ignore_ascii_case("rename-command") || name.eq_ignore_ascii_case("user") {
         return reason::ACL;
     }
-    find_directive(name)
-        .and_then(|d| d.passive)
-        .unwrap_or(reason::OTHER)
+    find_directive(name).and_then(|d| d.passive).unwrap_or(reason::OTHER)
 }
 
 /// A config line as Redis's `sdstrim(line, " \t\r\n")` leaves it: only
@@ -180,8 +176,7 @@ impl Config {
         if name.eq_ignore_ascii_case("loadmodule") {
             return Err("Tern does not support modules".into());
         }
-        let d = find_directive(name)
-            .ok_or_else(|| "Bad directive or wrong number of arguments".to_string())?;
+        let d = find_directive(name).ok_or_else(|| "Bad directive or wrong number of arguments".to_string())?;
         (d.set)(self, args)
     }
 
@@ -199,38 +194,20 @@ impl Config {
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            let words = split_line(line).ok_or_else(|| {
-                fatal(
-                    origin,
-                    n + 1,
-                    line,
-                    line.split_whitespace().next().unwrap_or(""),
-                    "Unbalanced quotes in configuration line",
-                )
-            })?;
-            let Some((name, args)) = words.split_first() else {
-                continue;
-            };
+            let words = split_line(line)
+                .ok_or_else(|| fatal(origin, n + 1, line, line.split_whitespace().next().unwrap_or(""), "Unbalanced quotes in configuration line"))?;
+            let Some((name, args)) = words.split_first() else { continue };
             let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
             if name.eq_ignore_ascii_case("include") {
                 let path = one(&args).map_err(|e| fatal(origin, n + 1, line, name, &e))?;
                 if depth >= MAX_INCLUDE_DEPTH {
                     return Err(fatal(origin, n + 1, line, name, &format!("includes nested more than {MAX_INCLUDE_DEPTH} deep (does {path} include itself?)")));
                 }
-                let inc = std::fs::read_to_string(path).map_err(|e| {
-                    fatal(
-                        origin,
-                        n + 1,
-                        line,
-                        name,
-                        &format!("can't open {path}: {e}"),
-                    )
-                })?;
+                let inc = std::fs::read_to_string(path).map_err(|e| fatal(origin, n + 1, line, name, &format!("can't open {path}: {e}")))?;
                 self.apply_text_at(&inc, path, depth + 1)?;
                 continue;
             }
-            self.apply(name, &args)
-                .map_err(|e| fatal(origin, n + 1, line, name, &e))?;
+            self.apply(name, &args).map_err(|e| fatal(origin, n + 1, line, name, &e))?;
         }
         Ok(())
     }
@@ -243,14 +220,10 @@ impl Config {
             if !first.starts_with("--") {
                 // `-` reads the configuration from stdin, as redis-server does.
                 let text = if first == "-" {
-                    std::io::read_to_string(std::io::stdin())
-                        .map_err(|e| format!("Fatal error, can't read config from stdin: {e}"))?
+                    std::io::read_to_string(std::io::stdin()).map_err(|e| format!("Fatal error, can't read config from stdin: {e}"))?
                 } else {
-                    let t = std::fs::read_to_string(first).map_err(|e| {
-                        format!("Fatal error, can't open config file '{first}': {e}")
-                    })?;
-                    cfg.config_file =
-                        Some(std::fs::canonicalize(first).unwrap_or_else(|_| PathBuf::from(first)));
+                    let t = std::fs::read_to_string(first).map_err(|e| format!("Fatal error, can't open config file '{first}': {e}"))?;
+                    cfg.config_file = Some(std::fs::canonicalize(first).unwrap_or_else(|_| PathBuf::from(first)));
                     t
                 };
                 cfg.apply_text(&text, first)?;
@@ -262,10 +235,7 @@ impl Config {
         let mut nth = 0;
         while i < rest.len() {
             let Some(name) = rest[i].strip_prefix("--") else {
-                return Err(format!(
-                    "Invalid argument '{}': directives are given as --name value",
-                    rest[i]
-                ));
+                return Err(format!("Invalid argument '{}': directives are given as --name value", rest[i]));
             };
             let mut vals: Vec<&str> = Vec::new();
             i += 1;
@@ -279,8 +249,7 @@ impl Config {
                 cfg.apply_text(&line, "command line")?;
                 continue;
             }
-            cfg.apply(name, &vals)
-                .map_err(|e| fatal("command line", nth, &line, name, &e))?;
+            cfg.apply(name, &vals).map_err(|e| fatal("command line", nth, &line, name, &e))?;
         }
         Ok(cfg)
     }
@@ -369,11 +338,7 @@ impl Config {
             if t == SIGNATURE {
                 has_signature = true;
             }
-            let name = if t.is_empty() || t.starts_with('#') {
-                None
-            } else {
-                split_line(t).and_then(|w| w.into_iter().next())
-            };
+            let name = if t.is_empty() || t.starts_with('#') { None } else { split_line(t).and_then(|w| w.into_iter().next()) };
             if let Some(d) = name.as_deref().and_then(find_directive) {
                 match seen.iter_mut().find(|(n, _)| *n == d.name) {
                     Some((_, v)) => v.push(lines.len()),
@@ -441,18 +406,10 @@ mod tests {
     fn file_and_args() {
         let dir = std::env::temp_dir().join(format!("tern-cfg-{}", std::process::id()));
         std::fs::write(&dir, "# comment\nport 7001\nio-threads 3\nsave \"\"\nclient-output-buffer-limit normal 1mb 512kb 10\n").unwrap();
-        let cfg = Config::from_args(&[dir.display().to_string(), "--port".into(), "7002".into()])
-            .unwrap();
+        let cfg = Config::from_args(&[dir.display().to_string(), "--port".into(), "7002".into()]).unwrap();
         assert_eq!(cfg.port, 7002);
         assert_eq!(cfg.threads, 3);
-        assert_eq!(
-            cfg.client_output_buffer_limit.normal,
-            OutputLimit {
-                hard: 1 << 20,
-                soft: 512 << 10,
-                soft_seconds: 10
-            }
-        );
+        assert_eq!(cfg.client_output_buffer_limit.normal, OutputLimit { hard: 1 << 20, soft: 512 << 10, soft_seconds: 10 });
         assert_eq!(cfg.save, vec![]);
         std::fs::remove_file(&dir).unwrap();
     }
@@ -462,10 +419,7 @@ mod tests {
         let path = std::env::temp_dir().join(format!("tern-cfg-loop-{}", std::process::id()));
         std::fs::write(&path, format!("port 7003\ninclude {}\n", path.display())).unwrap();
         let e = Config::from_args(&[path.display().to_string()]).unwrap_err();
-        assert!(
-            e.contains(&format!("nested more than {MAX_INCLUDE_DEPTH} deep")),
-            "{e}"
-        );
+        assert!(e.contains(&format!("nested more than {MAX_INCLUDE_DEPTH} deep")), "{e}");
         std::fs::remove_file(&path).unwrap();
     }
 
@@ -481,13 +435,7 @@ mod tests {
     fn errors_name_line_directive_and_reason() {
         let mut c = Config::default();
         let e = c.apply_text("port 6379\nport abc\n", "x.conf").unwrap_err();
-        assert!(
-            e.contains("x.conf")
-                && e.contains("line 2")
-                && e.contains("port abc")
-                && e.contains("integer"),
-            "{e}"
-        );
+        assert!(e.contains("x.conf") && e.contains("line 2") && e.contains("port abc") && e.contains("integer"), "{e}");
         let e = c.apply_text("no-such-thing 1\n", "y.conf").unwrap_err();
         assert!(e.contains("Bad directive"), "{e}");
     }
@@ -495,11 +443,7 @@ mod tests {
     #[test]
     fn table_names_are_unique_and_defaults_survive_a_rewrite() {
         let defaults = Config::default();
-        let mut names: Vec<String> = DIRECTIVES
-            .iter()
-            .flat_map(|d| d.names())
-            .map(str::to_ascii_lowercase)
-            .collect();
+        let mut names: Vec<String> = DIRECTIVES.iter().flat_map(|d| d.names()).map(str::to_ascii_lowercase).collect();
         let n = names.len();
         names.sort();
         names.dedup();
@@ -507,19 +451,9 @@ mod tests {
         for d in DIRECTIVES {
             let text = defaults.rewrite_lines(d).join("\n");
             let mut back = Config::default();
-            back.apply_text(&text, "default")
-                .unwrap_or_else(|e| panic!("{}: default {text:?} refused: {e}", d.name));
-            assert_eq!(
-                (d.get)(&back),
-                (d.get)(&defaults),
-                "{} through {text:?}",
-                d.name
-            );
-            assert!(
-                d.passive.map_or(true, |r| r.starts_with("Tern ")),
-                "{}",
-                d.name
-            );
+            back.apply_text(&text, "default").unwrap_or_else(|e| panic!("{}: default {text:?} refused: {e}", d.name));
+            assert_eq!((d.get)(&back), (d.get)(&defaults), "{} through {text:?}", d.name);
+            assert!(d.passive.map_or(true, |r| r.starts_with("Tern ")), "{}", d.name);
         }
     }
 
@@ -534,20 +468,8 @@ mod tests {
         assert_eq!(s.lfu().map(|l| l.log_factor), Some(3));
         assert_eq!(s.evict_config().policy, tern_store::Policy::AllkeysLfu);
         assert!(s.requirepass_set());
-        assert_eq!(
-            s.client_output_buffer_limit().normal,
-            OutputLimit {
-                hard: 1 << 20,
-                soft: 2 << 20,
-                soft_seconds: 3
-            }
-        );
-        let e = Config::default()
-            .apply_text("prefetch-batch-max-size 129\n", "t")
-            .unwrap_err();
-        assert!(
-            e.contains("argument must be between 0 and 128 inclusive"),
-            "{e}"
-        );
+        assert_eq!(s.client_output_buffer_limit().normal, OutputLimit { hard: 1 << 20, soft: 2 << 20, soft_seconds: 3 });
+        let e = Config::default().apply_text("prefetch-batch-max-size 129\n", "t").unwrap_err();
+        assert!(e.contains("argument must be between 0 and 128 inclusive"), "{e}");
     }
 }

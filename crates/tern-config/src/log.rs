@@ -32,17 +32,9 @@ pub fn init(level: LogLevel, logfile: &str) -> std::io::Result<()> {
     let out: Box<dyn Write + Send> = if logfile.is_empty() {
         Box::new(std::io::stdout())
     } else {
-        Box::new(
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(logfile)?,
-        )
+        Box::new(std::fs::OpenOptions::new().create(true).append(true).open(logfile)?)
     };
-    let _ = LOGGER.set(Logger {
-        level: AtomicU8::new(level_num(level)),
-        out: Mutex::new(out),
-    });
+    let _ = LOGGER.set(Logger { level: AtomicU8::new(level_num(level)), out: Mutex::new(out) });
     Ok(())
 }
 
@@ -54,9 +46,7 @@ pub fn set_level(level: LogLevel) {
 }
 
 pub fn enabled(level: LogLevel) -> bool {
-    LOGGER.get().is_some_and(|l| {
-        level_num(level) >= l.level.load(Ordering::Relaxed) && level != LogLevel::Nothing
-    })
+    LOGGER.get().is_some_and(|l| level_num(level) >= l.level.load(Ordering::Relaxed) && level != LogLevel::Nothing)
 }
 
 /// Days since 1970-01-01 to (year, month, day), proleptic Gregorian.
@@ -77,15 +67,11 @@ pub fn write(level: LogLevel, msg: std::fmt::Arguments<'_>) {
         return;
     }
     let Some(l) = LOGGER.get() else { return };
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     let secs = now.as_secs() as i64;
     let (y, mo, d) = civil(secs.div_euclid(86_400));
     let tod = secs.rem_euclid(86_400);
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
+    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
     let mark = match level {
         LogLevel::Debug => '.',
         LogLevel::Verbose => '-',

@@ -38,25 +38,12 @@ fn render_and_parse(c: &Config, name: &str) -> (String, String, Result<String, S
 /// dropped. Each word needs the quoting single values get.
 #[test]
 fn rewrite_quotes_each_word_of_a_multi_word_directive() {
-    for (name, value) in [
-        ("bind", "\0\0"),
-        ("bind", "a\"b"),
-        ("replicaof", "h'x 6379"),
-        ("oom-score-adj-values", "\"0 200 800"),
-    ] {
+    for (name, value) in [("bind", "\0\0"), ("bind", "a\"b"), ("replicaof", "h'x 6379"), ("oom-score-adj-values", "\"0 200 800")] {
         let (text, before, after) = rewrite_and_parse(name, value);
-        assert_eq!(
-            after.as_deref(),
-            Ok(before.as_str()),
-            "{name} {value:?} rewritten as {text:?}"
-        );
+        assert_eq!(after.as_deref(), Ok(before.as_str()), "{name} {value:?} rewritten as {text:?}");
     }
     let (text, before, after) = file_rewrite_and_parse("bind 127.0.0.1 \"\"\n", "bind");
-    assert_eq!(
-        after.as_deref(),
-        Ok(before.as_str()),
-        "bind with an empty word rewritten as {text:?}"
-    );
+    assert_eq!(after.as_deref(), Ok(before.as_str()), "bind with an empty word rewritten as {text:?}");
 }
 
 /// The words that need no quoting still round-trip (and stay unquoted).
@@ -69,11 +56,7 @@ fn rewrite_of_plain_multi_word_values_round_trips() {
     ] {
         let (text, before, after) = rewrite_and_parse(name, value);
         assert_eq!(text, line);
-        assert_eq!(
-            after.as_deref(),
-            Ok(before.as_str()),
-            "{name} {value:?} rewritten as {text:?}"
-        );
+        assert_eq!(after.as_deref(), Ok(before.as_str()), "{name} {value:?} rewritten as {text:?}");
     }
 }
 
@@ -89,12 +72,10 @@ fn rewrite_of_plain_multi_word_values_round_trips() {
 #[test]
 fn config_lines_are_trimmed_of_ascii_white_space_only() {
     let mut c = Config::default();
-    c.apply_text("requirepass secret\u{a0}\n", "test.conf")
-        .unwrap();
+    c.apply_text("requirepass secret\u{a0}\n", "test.conf").unwrap();
     assert_eq!(c.requirepass.as_deref(), Some("secret\u{a0}".as_bytes()));
     let mut c = Config::default();
-    c.apply_text("\u{3000}port 7001\t\r\n", "test.conf")
-        .unwrap_err();
+    c.apply_text("\u{3000}port 7001\t\r\n", "test.conf").unwrap_err();
     let mut c = Config::default();
     c.apply_text(" \t port 7001 \t\r\n", "test.conf").unwrap();
     assert_eq!(c.port, 7001);

@@ -424,27 +424,16 @@ impl Parser {
             },
             b"cache_memlimit" => {
                 if (2..=3).contains(&toks.len()) {
-                    Request::CacheMemlimit {
-                        megabytes: toks[1],
-                        noreply,
-                    }
+                    Request::CacheMemlimit { megabytes: toks[1], noreply }
                 } else {
                     err(e::ERROR)
                 }
             }
             b"lru_crawler" => Request::LruCrawler {
-                args: if toks.len() > 1 {
-                    Keys(rest_after(1))
-                } else {
-                    Keys(&[])
-                },
+                args: if toks.len() > 1 { Keys(rest_after(1)) } else { Keys(&[]) },
             },
             b"shutdown" => Request::Shutdown {
-                args: if toks.len() > 1 {
-                    Keys(rest_after(1))
-                } else {
-                    Keys(&[])
-                },
+                args: if toks.len() > 1 { Keys(rest_after(1)) } else { Keys(&[]) },
             },
             b"mn" => Request::MetaNoop,
             b"me" => {

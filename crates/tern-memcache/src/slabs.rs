@@ -41,28 +41,8 @@ mod tests {
     fn classes_are_memcached_1_6_s() {
         // From `memcached -vv`: class 1 holds 96 bytes, 2 120, 3 152, ...,
         // 38 394840, and 39 (the last) 524288 and chained items.
-        assert_eq!(
-            [
-                class_of(1),
-                class_of(96),
-                class_of(97),
-                class_of(120),
-                class_of(121)
-            ],
-            [1, 1, 2, 2, 3]
-        );
-        assert_eq!(
-            [class_of(152), class_of(153), class_of(944), class_of(945)],
-            [3, 4, 11, 12]
-        );
-        assert_eq!(
-            [
-                class_of(394_840),
-                class_of(394_841),
-                class_of(524_288),
-                class_of(600_062)
-            ],
-            [38, 39, 39, 39]
-        );
+        assert_eq!([class_of(1), class_of(96), class_of(97), class_of(120), class_of(121)], [1, 1, 2, 2, 3]);
+        assert_eq!([class_of(152), class_of(153), class_of(944), class_of(945)], [3, 4, 11, 12]);
+        assert_eq!([class_of(394_840), class_of(394_841), class_of(524_288), class_of(600_062)], [38, 39, 39, 39]);
     }
 }

@@ -128,25 +128,15 @@ fn parse_len(s: &[u8]) -> Result<i64, DecodeError> {
 
 fn scalar(kind: Kind, text: Range<usize>) -> Reply {
     let errors = usize::from(kind == Kind::Error);
-    Reply {
-        kind,
-        len: 0,
-        nulls: 0,
-        errors,
-        text,
-    }
+    Reply { kind, len: 0, nulls: 0, errors, text }
 }
 
 fn decode_at(buf: &[u8], start: usize, depth: usize) -> Step {
     if depth > MAX_DEPTH {
         return Err(DecodeError::TooDeep);
     }
-    let Some(&ty) = buf.get(start) else {
-        return Ok(None);
-    };
-    let Some(eol) = line_end(buf, start + 1) else {
-        return Ok(None);
-    };
+    let Some(&ty) = buf.get(start) else { return Ok(None) };
+    let Some(eol) = line_end(buf, start + 1) else { return Ok(None) };
     let head = start + 1..eol;
     let after = eol + 2;
     let simple = |kind| Ok(Some((scalar(kind, head.clone()), after)));
@@ -188,9 +178,7 @@ fn decode_at(buf: &[u8], start: usize, depth: usize) -> Step {
             let mut nulls = 0;
             let mut errors = 0;
             for i in 0..n * per {
-                let Some((item, next)) = decode_at(buf, at, depth + 1)? else {
-                    return Ok(None);
-                };
+                let Some((item, next)) = decode_at(buf, at, depth + 1)? else { return Ok(None) };
                 // For a map only the values can be "misses".
                 if item.is_null() && (per == 1 || i % 2 == 1) {
                     nulls += 1;
@@ -208,16 +196,7 @@ fn decode_at(buf: &[u8], start: usize, depth: usize) -> Step {
                 b'~' => Kind::Set,
                 _ => Kind::Push,
             };
-            Ok(Some((
-                Reply {
-                    kind,
-                    len: n,
-                    nulls,
-                    errors,
-                    text: after..after,
-                },
-                at,
-            )))
+            Ok(Some((Reply { kind, len: n, nulls, errors, text: after..after }, at)))
         }
         other => Err(DecodeError::BadType(other)),
     }
@@ -250,9 +229,7 @@ pub enum Value {
 /// of one. Completeness is settled by one [`decode`] of the whole reply
 /// before anything is allocated, so a partial reply costs no allocation.
 pub fn decode_value(buf: &[u8]) -> Result<Option<(Value, usize)>, DecodeError> {
-    let Some((_, used)) = decode(buf)? else {
-        return Ok(None);
-    };
+    let Some((_, used)) = decode(buf)? else { return Ok(None) };
     let (v, n) = value_at(&buf[..used])?;
     debug_assert_eq!(n, used);
     Ok(Some((v, used)))
@@ -267,19 +244,13 @@ fn value_at(buf: &[u8]) -> Result<(Value, usize), DecodeError> {
     let v = match r.kind {
         Kind::Simple => Value::Simple(text()),
         Kind::Error => Value::Error(text()),
-        Kind::Int => {
-            Value::Int(crate::parse_i64(&buf[r.text.clone()]).ok_or(DecodeError::BadLength)?)
-        }
+        Kind::Int => Value::Int(crate::parse_i64(&buf[r.text.clone()]).ok_or(DecodeError::BadLength)?),
         Kind::Bulk => Value::Bulk(text()),
         Kind::Null => Value::Null,
-        Kind::Double => {
-            Value::Double(crate::parse_f64(&buf[r.text.clone()]).ok_or(DecodeError::BadLength)?)
-        }
+        Kind::Double => Value::Double(crate::parse_f64(&buf[r.text.clone()]).ok_or(DecodeError::BadLength)?),
         Kind::Boolean => Value::Boolean(&buf[r.text.clone()] == b"t"),
         Kind::BigNumber => Value::BigNumber(text()),
-        Kind::Verbatim => {
-            Value::Verbatim(buf[r.text.clone()].get(4..).unwrap_or_default().to_vec())
-        }
+        Kind::Verbatim => Value::Verbatim(buf[r.text.clone()].get(4..).unwrap_or_default().to_vec()),
         Kind::Array | Kind::Set | Kind::Push | Kind::Map => {
             let per = if r.kind == Kind::Map { 2 } else { 1 };
             // Elements start where the aggregate's (empty) text range does.
@@ -336,10 +307,7 @@ mod tests {
     fn aggregates_count_nulls_and_nested_errors() {
         let b = b"*4\r\n$1\r\na\r\n$-1\r\n_\r\n*2\r\n-ERR x\r\n:1\r\n";
         let (r, n) = one(b);
-        assert_eq!(
-            (r.kind, r.len, r.nulls, r.errors, n),
-            (Kind::Array, 4, 2, 1, b.len())
-        );
+        assert_eq!((r.kind, r.len, r.nulls, r.errors, n), (Kind::Array, 4, 2, 1, b.len()));
         let (r, _) = one(b"%2\r\n+a\r\n_\r\n_\r\n:1\r\n");
         assert_eq!((r.kind, r.len, r.nulls), (Kind::Map, 2, 1));
     }
@@ -389,10 +357,7 @@ mod tests {
         deep.extend_from_slice(b":1\r\n");
         assert_eq!(decode(&deep), Err(DecodeError::TooDeep));
         // A million levels cost no stack either.
-        assert_eq!(
-            decode(&b"*1\r\n".repeat(1_000_000)),
-            Err(DecodeError::TooDeep)
-        );
+        assert_eq!(decode(&b"*1\r\n".repeat(1_000_000)), Err(DecodeError::TooDeep));
     }
     #[test]
     fn values() {
@@ -405,10 +370,7 @@ mod tests {
                 Value::Bulk(b"foo".to_vec()),
                 Value::Null,
                 Value::Int(-7),
-                Value::Array(vec![
-                    Value::Simple(b"OK".to_vec()),
-                    Value::Error(b"ERR x".to_vec())
-                ]),
+                Value::Array(vec![Value::Simple(b"OK".to_vec()), Value::Error(b"ERR x".to_vec())]),
                 Value::Null,
             ])
         );
@@ -424,16 +386,8 @@ mod tests {
         );
         let (v, _) = decode_value(b"=8\r\ntxt:abcd\r\n").unwrap().unwrap();
         assert_eq!(v, Value::Verbatim(b"abcd".to_vec()));
-        let (v, _) = decode_value(b"~2\r\n:1\r\n(12345678901234567890\r\n")
-            .unwrap()
-            .unwrap();
-        assert_eq!(
-            v,
-            Value::Set(vec![
-                Value::Int(1),
-                Value::BigNumber(b"12345678901234567890".to_vec())
-            ])
-        );
+        let (v, _) = decode_value(b"~2\r\n:1\r\n(12345678901234567890\r\n").unwrap().unwrap();
+        assert_eq!(v, Value::Set(vec![Value::Int(1), Value::BigNumber(b"12345678901234567890".to_vec())]));
         assert_eq!(decode_value(b":x\r\n"), Err(DecodeError::BadLength));
     }
 
@@ -446,10 +400,7 @@ mod tests {
         }
         let (_, n) = decode_value(b).unwrap().unwrap();
         assert_eq!(n, first);
-        assert_eq!(
-            decode_value(&b[n..]).unwrap().unwrap(),
-            (Value::Simple(b"OK".to_vec()), 5)
-        );
+        assert_eq!(decode_value(&b[n..]).unwrap().unwrap(), (Value::Simple(b"OK".to_vec()), 5));
     }
 
     proptest::proptest! {

@@ -63,10 +63,7 @@ impl Encoder {
     /// Newlines inside it would break the protocol, so they become spaces.
     pub fn error(&self, out: &mut Vec<u8>, msg: &[u8]) {
         out.push(b'-');
-        out.extend(
-            msg.iter()
-                .map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c }),
-        );
+        out.extend(msg.iter().map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c }));
         out.extend_from_slice(b"\r\n");
     }
 
@@ -191,22 +188,13 @@ mod tests {
         Encoder::RESP2.double(&mut o, 1.5);
         Encoder::RESP3.double(&mut o, 1.5);
         Encoder::RESP2.error(&mut o, b"ERR a\nb");
-        assert_eq!(
-            o,
-            b"$-1\r\n_\r\n*4\r\n%2\r\n$3\r\n1.5\r\n,1.5\r\n-ERR a b\r\n"
-        );
+        assert_eq!(o, b"$-1\r\n_\r\n*4\r\n%2\r\n$3\r\n1.5\r\n,1.5\r\n-ERR a b\r\n");
     }
 
     #[test]
     fn doubles() {
         let mut s = String::new();
-        for (d, want) in [
-            (1e20, "1e+20"),
-            (0.1, "0.1"),
-            (-2.5e-7, "-2.5e-07"),
-            (f64::INFINITY, "inf"),
-            (3.0, "3"),
-        ] {
+        for (d, want) in [(1e20, "1e+20"), (0.1, "0.1"), (-2.5e-7, "-2.5e-07"), (f64::INFINITY, "inf"), (3.0, "3")] {
             format_double(d, &mut s);
             assert_eq!(s, want);
         }

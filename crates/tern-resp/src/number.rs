@@ -99,17 +99,7 @@ mod tests {
         assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
         assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
         assert_eq!(parse_i64(b"9223372036854775808"), None);
-        for bad in [
-            &b""[..],
-            b"+1",
-            b"01",
-            b"-0",
-            b" 1",
-            b"1 ",
-            b"1a",
-            b"-",
-            b"1.0",
-        ] {
+        for bad in [&b""[..], b"+1", b"01", b"-0", b" 1", b"1 ", b"1a", b"-", b"1.0"] {
             assert_eq!(parse_i64(bad), None, "{:?}", bad);
         }
     }

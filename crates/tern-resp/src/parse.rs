@@ -35,11 +35,7 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits {
-            max_bulk_len: 512 * 1024 * 1024,
-            max_multibulk_len: i32::MAX as u64,
-            authenticated: true,
-        }
+        Limits { max_bulk_len: 512 * 1024 * 1024, max_multibulk_len: i32::MAX as u64, authenticated: true }
     }
 }
 
@@ -165,11 +161,7 @@ impl Frame {
                 return Ok(None);
             }
             let count = match parse_i64(&buf[1..cr]) {
-                Some(n)
-                    if n <= i32::MAX as i64 && (n <= 0 || n as u64 <= limits.max_multibulk_len) =>
-                {
-                    n
-                }
+                Some(n) if n <= i32::MAX as i64 && (n <= 0 || n as u64 <= limits.max_multibulk_len) => n,
                 _ => return Err(ParseError::InvalidMultibulkLength),
             };
             if count > 10 && !limits.authenticated {
@@ -180,14 +172,9 @@ impl Frame {
             }
             // Never reserve from the claimed count: it is only a claim.
             self.ranges.reserve((count as usize).min(1024));
-            self.pending = Some(Pending {
-                remaining: count as usize,
-                cursor: cr + 2,
-            });
+            self.pending = Some(Pending { remaining: count as usize, cursor: cr + 2 });
         }
-        let Some(mut st) = self.pending else {
-            return Ok(None);
-        };
+        let Some(mut st) = self.pending else { return Ok(None) };
         while st.remaining > 0 {
             let pos = st.cursor;
             let Some(cr) = find(buf, pos, b'\r') else {
@@ -245,8 +232,7 @@ impl Frame {
         }
         self.inline = true;
         self.scratch.clear();
-        split_args(line, &mut self.scratch, &mut self.ranges)
-            .map_err(|()| ParseError::UnbalancedQuotes)?;
+        split_args(line, &mut self.scratch, &mut self.ranges).map_err(|()| ParseError::UnbalancedQuotes)?;
         Ok(Some(nl + 1))
     }
 
@@ -272,10 +258,7 @@ impl Frame {
     /// buffer (starting at the same byte) that was given to [`Frame::parse`].
     pub fn args<'a>(&'a self, buf: &'a [u8]) -> Args<'a> {
         let base = if self.inline { &self.scratch[..] } else { buf };
-        Args {
-            base,
-            ranges: &self.ranges,
-        }
+        Args { base, ranges: &self.ranges }
     }
 }
 
@@ -305,14 +288,8 @@ fn split_args(line: &[u8], out: &mut Vec<u8>, ranges: &mut Vec<(usize, usize)>) 
         loop {
             let c = at(p);
             if in_dq {
-                if c == b'\\'
-                    && at(p + 1) == b'x'
-                    && hex_val(at(p + 2)).is_some()
-                    && hex_val(at(p + 3)).is_some()
-                {
-                    out.push(
-                        hex_val(at(p + 2)).unwrap_or(0) * 16 + hex_val(at(p + 3)).unwrap_or(0),
-                    );
+                if c == b'\\' && at(p + 1) == b'x' && hex_val(at(p + 2)).is_some() && hex_val(at(p + 3)).is_some() {
+                    out.push(hex_val(at(p + 2)).unwrap_or(0) * 16 + hex_val(at(p + 3)).unwrap_or(0));
                     p += 3;
                 } else if c == b'\\' && at(p + 1) != 0 {
                     p += 1;
@@ -404,10 +381,7 @@ impl<'a> Args<'a> {
 
     /// The arguments from `from` on.
     pub fn tail(&self, from: usize) -> Args<'a> {
-        Args {
-            base: self.base,
-            ranges: &self.ranges[from.min(self.ranges.len())..],
-        }
+        Args { base: self.base, ranges: &self.ranges[from.min(self.ranges.len())..] }
     }
 }
 
@@ -449,11 +423,7 @@ mod tests {
         let full = b"*2\r\n$3\r\nGET\r\n$5\r\nhello\r\n";
         for cut in 0..full.len() {
             let mut f = Frame::new();
-            assert_eq!(
-                f.parse(&full[..cut], &Limits::default()),
-                Ok(None),
-                "cut {cut}"
-            );
+            assert_eq!(f.parse(&full[..cut], &Limits::default()), Ok(None), "cut {cut}");
             // Resuming on the full buffer finishes the request.
             assert_eq!(f.parse(full, &Limits::default()), Ok(Some(full.len())));
             assert_eq!(f.args(full).get(1), b"hello");
@@ -463,49 +433,20 @@ mod tests {
     #[test]
     fn inline_quotes() {
         let r = parse_all(b"set \"a b\" 'c\\'d' \"\\x41\\n\"\r\n").unwrap();
-        assert_eq!(
-            r,
-            vec![vec![
-                b"set".to_vec(),
-                b"a b".to_vec(),
-                b"c'd".to_vec(),
-                b"A\n".to_vec()
-            ]]
-        );
-        assert_eq!(
-            parse_all(b"set \"abc\r\n"),
-            Err(ParseError::UnbalancedQuotes)
-        );
-        assert_eq!(
-            parse_all(b"set \"abc\"x\r\n"),
-            Err(ParseError::UnbalancedQuotes)
-        );
+        assert_eq!(r, vec![vec![b"set".to_vec(), b"a b".to_vec(), b"c'd".to_vec(), b"A\n".to_vec()]]);
+        assert_eq!(parse_all(b"set \"abc\r\n"), Err(ParseError::UnbalancedQuotes));
+        assert_eq!(parse_all(b"set \"abc\"x\r\n"), Err(ParseError::UnbalancedQuotes));
         assert_eq!(parse_all(b"set 'abc\n"), Err(ParseError::UnbalancedQuotes));
         assert_eq!(parse_all(b"get \"\"\n").unwrap(), vec![v(&["get", ""])]);
     }
 
     #[test]
     fn errors_match_redis() {
-        assert_eq!(
-            parse_all(b"*abc\r\n"),
-            Err(ParseError::InvalidMultibulkLength)
-        );
-        assert_eq!(
-            parse_all(b"*3000000000\r\n"),
-            Err(ParseError::InvalidMultibulkLength)
-        );
-        assert_eq!(
-            parse_all(b"*1\r\nfoo\r\n"),
-            Err(ParseError::ExpectedDollar(b'f'))
-        );
-        assert_eq!(
-            parse_all(b"*1\r\n$-1\r\n"),
-            Err(ParseError::InvalidBulkLength)
-        );
-        assert_eq!(
-            parse_all(b"*1\r\n$600000000\r\n"),
-            Err(ParseError::InvalidBulkLength)
-        );
+        assert_eq!(parse_all(b"*abc\r\n"), Err(ParseError::InvalidMultibulkLength));
+        assert_eq!(parse_all(b"*3000000000\r\n"), Err(ParseError::InvalidMultibulkLength));
+        assert_eq!(parse_all(b"*1\r\nfoo\r\n"), Err(ParseError::ExpectedDollar(b'f')));
+        assert_eq!(parse_all(b"*1\r\n$-1\r\n"), Err(ParseError::InvalidBulkLength));
+        assert_eq!(parse_all(b"*1\r\n$600000000\r\n"), Err(ParseError::InvalidBulkLength));
         let big = vec![b'a'; INLINE_MAX_SIZE + 1];
         assert_eq!(parse_all(&big), Err(ParseError::TooBigInline));
         let mut mb = b"*".to_vec();
@@ -514,36 +455,18 @@ mod tests {
         let mut bb = b"*1\r\n$".to_vec();
         bb.extend(vec![b'1'; INLINE_MAX_SIZE + 1]);
         assert_eq!(parse_all(&bb), Err(ParseError::TooBigBulkCount));
-        assert_eq!(
-            ParseError::ExpectedDollar(b'x').message(),
-            b"ERR Protocol error: expected '$', got 'x'"
-        );
-        assert_eq!(
-            ParseError::ExpectedDollar(0xe9).message(),
-            b"ERR Protocol error: expected '$', got '\xe9'"
-        );
-        assert_eq!(
-            ParseError::InvalidBulkLength.message(),
-            b"ERR Protocol error: invalid bulk length"
-        );
+        assert_eq!(ParseError::ExpectedDollar(b'x').message(), b"ERR Protocol error: expected '$', got 'x'");
+        assert_eq!(ParseError::ExpectedDollar(0xe9).message(), b"ERR Protocol error: expected '$', got '\xe9'");
+        assert_eq!(ParseError::InvalidBulkLength.message(), b"ERR Protocol error: invalid bulk length");
     }
 
     #[test]
     fn unauthenticated_limits() {
-        let l = Limits {
-            authenticated: false,
-            ..Limits::default()
-        };
+        let l = Limits { authenticated: false, ..Limits::default() };
         let mut f = Frame::new();
-        assert_eq!(
-            f.parse(b"*11\r\n", &l),
-            Err(ParseError::UnauthenticatedMultibulkLength)
-        );
+        assert_eq!(f.parse(b"*11\r\n", &l), Err(ParseError::UnauthenticatedMultibulkLength));
         let mut f = Frame::new();
-        assert_eq!(
-            f.parse(b"*1\r\n$16385\r\n", &l),
-            Err(ParseError::UnauthenticatedBulkLength)
-        );
+        assert_eq!(f.parse(b"*1\r\n$16385\r\n", &l), Err(ParseError::UnauthenticatedBulkLength));
     }
 
     #[test]
@@ -557,10 +480,7 @@ mod tests {
         let mut big = b"PING\0".to_vec();
         big.extend(vec![b'a'; INLINE_MAX_SIZE]);
         big.extend_from_slice(b"\r\n");
-        assert_eq!(
-            Frame::new().parse(&big, &Limits::default()),
-            Err(ParseError::TooBigInline)
-        );
+        assert_eq!(Frame::new().parse(&big, &Limits::default()), Err(ParseError::TooBigInline));
         // Inside a bulk payload NUL is just a byte.
         let r = parse_all(b"*2\r\n$4\r\nECHO\r\n$3\r\n\0\r\0\r\n").unwrap();
         assert_eq!(r, vec![vec![b"ECHO".to_vec(), b"\0\r\0".to_vec()]]);
@@ -580,10 +500,7 @@ mod tests {
         assert_eq!((f.argc(), f.ranges.capacity()), (0, 0));
         // The next request gives it back too, without shrink().
         f.parse(&big, &Limits::default()).unwrap();
-        assert_eq!(
-            f.parse(b"*1\r\n$4\r\nPING\r\n", &Limits::default()),
-            Ok(Some(14))
-        );
+        assert_eq!(f.parse(b"*1\r\n$4\r\nPING\r\n", &Limits::default()), Ok(Some(14)));
         assert!(f.ranges.capacity() <= KEEP_RANGES);
         let mut line = b"ECHO ".to_vec();
         line.extend(vec![b'a'; 40_000]);

@@ -38,9 +38,7 @@ fn repr(arg: &[u8]) -> Vec<u8> {
 
 /// Feeds `chunks` one after another into one growing buffer, parsing
 /// whatever is complete after each, as a connection does.
-fn parse_incrementally<'a>(
-    chunks: impl IntoIterator<Item = &'a [u8]>,
-) -> (Vec<Cmd>, Option<ParseError>) {
+fn parse_incrementally<'a>(chunks: impl IntoIterator<Item = &'a [u8]>) -> (Vec<Cmd>, Option<ParseError>) {
     let limits = Limits::default();
     let mut f = Frame::new();
     let mut buf = Vec::new();
@@ -51,11 +49,7 @@ fn parse_incrementally<'a>(
         loop {
             match f.parse(&buf[pos..], &limits) {
                 Ok(Some(n)) => {
-                    assert!(
-                        n > 0 && pos + n <= buf.len(),
-                        "consumed {n} at {pos} of {}",
-                        buf.len()
-                    );
+                    assert!(n > 0 && pos + n <= buf.len(), "consumed {n} at {pos} of {}", buf.len());
                     if f.argc() > 0 {
                         out.push(f.args(&buf[pos..]).iter().map(<[u8]>::to_vec).collect());
                     }

@@ -79,14 +79,7 @@ impl InProc {
     pub fn new(mut cfg: Config) -> InProc {
         cfg.threads = 1;
         let mc = Arc::new(memcache::Shared::new(cfg.memcache_max_item_size));
-        InProc {
-            eng: Arc::new(Engine::new(cfg)),
-            scratch: Scratch::default(),
-            plan: Plan::default(),
-            mc,
-            skew: 0,
-            effects: Effects::new(),
-        }
+        InProc { eng: Arc::new(Engine::new(cfg)), scratch: Scratch::default(), plan: Plan::default(), mc, skew: 0, effects: Effects::new() }
     }
 
     /// The executor's time: the wall clock plus what [`InProc::advance`]
@@ -117,13 +110,7 @@ impl InProc {
     /// A new memcached connection, authenticated only if no password is set.
     pub fn connect_mc(&self) -> McSession {
         let authenticated = !self.eng.srv.settings.requirepass_set();
-        McSession {
-            parser: tern_memcache::Parser::new(),
-            buf: Vec::new(),
-            out: OutBuf::new(),
-            authenticated,
-            closed: false,
-        }
+        McSession { parser: tern_memcache::Parser::new(), buf: Vec::new(), out: OutBuf::new(), authenticated, closed: false }
     }
 
     /// [`InProc::feed`] for a memcached connection: every complete request
@@ -135,9 +122,7 @@ impl InProc {
         }
         s.buf.extend_from_slice(bytes);
         let srv = &self.eng.srv;
-        let lim = tern_memcache::Limits {
-            max_item_size: self.mc.max_item_size(),
-        };
+        let lim = tern_memcache::Limits { max_item_size: self.mc.max_item_size() };
         let mut pos = 0;
         while pos < s.buf.len() && !s.closed {
             match s.parser.parse(&s.buf[pos..], &lim) {
@@ -145,14 +130,8 @@ impl InProc {
                 Ok(Some((req, n))) => {
                     pos += n;
                     let now = now_ms() + self.skew;
-                    let mut ex = memcache::Exec {
-                        srv,
-                        sh: &self.mc,
-                        out: &mut s.out,
-                        stats: &srv.workers[0],
-                        now,
-                        fx: &self.effects,
-                    };
+                    let mut ex =
+                        memcache::Exec { srv, sh: &self.mc, out: &mut s.out, stats: &srv.workers[0], now, fx: &self.effects };
                     if !s.authenticated {
                         let (ok, after) = ex.run_unauthenticated(req);
                         s.authenticated = ok;
@@ -179,25 +158,11 @@ impl InProc {
     pub fn connect(&self) -> Session {
         let srv = &self.eng.srv;
         let id = srv.next_client_id.fetch_add(1, Ordering::Relaxed);
-        let shared = Arc::new(ClientShared::new(
-            id,
-            "127.0.0.1:1".into(),
-            "127.0.0.1:0".into(),
-            -1,
-            0,
-            now_ms(),
-        ));
+        let shared = Arc::new(ClientShared::new(id, "127.0.0.1:1".into(), "127.0.0.1:0".into(), -1, 0, now_ms()));
         srv.connected.fetch_add(1, Ordering::SeqCst);
         srv.clients.lock().insert(id, shared.clone());
         let authenticated = !srv.settings.requirepass_set();
-        Session {
-            eng: self.eng.clone(),
-            client: Client::new(shared, authenticated),
-            frame: Frame::new(),
-            buf: Vec::new(),
-            out: OutBuf::new(),
-            closed: false,
-        }
+        Session { eng: self.eng.clone(), client: Client::new(shared, authenticated), frame: Frame::new(), buf: Vec::new(), out: OutBuf::new(), closed: false }
     }
 
     /// Appends `bytes` to what `s` has received and executes every complete
@@ -216,25 +181,12 @@ impl InProc {
         let stats = &srv.workers[0];
         self.scratch.clock = cmd::Clock::starting_at(now_ms() + self.skew);
         let mut locks = LockSet::new(&srv.ks);
-        let mut limits = Limits {
-            max_bulk_len: srv.settings.proto_max_bulk_len(),
-            ..Limits::default()
-        };
+        let mut limits = Limits { max_bulk_len: srv.settings.proto_max_bulk_len(), ..Limits::default() };
         let batch = srv.settings.prefetch_batch_max_size();
         let mut pos = 0;
         while pos < s.buf.len() && !s.closed {
             let step = net::run_request(
-                net::Ctx {
-                    srv,
-                    commands,
-                    worker: 0,
-                    stats,
-                    scratch: &mut self.scratch,
-                    plan: &mut self.plan,
-                    locks: &mut locks,
-                    limits: &mut limits,
-                    batch,
-                },
+                net::Ctx { srv, commands, worker: 0, stats, scratch: &mut self.scratch, plan: &mut self.plan, locks: &mut locks, limits: &mut limits, batch },
                 &mut s.frame,
                 &mut s.client,
                 &mut s.out,
@@ -249,14 +201,7 @@ impl InProc {
                     // No event loop waits here: a blocking command that
                     // found nothing times out at once.
                     if s.client.blocked.is_some() {
-                        cmd::blocking::abandon(
-                            srv,
-                            &mut locks,
-                            &mut s.client,
-                            stats,
-                            Some(&mut s.out),
-                            false,
-                        );
+                        cmd::blocking::abandon(srv, &mut locks, &mut s.client, stats, Some(&mut s.out), false);
                     }
                 }
                 net::Step::ProtocolError(_) => {
@@ -318,11 +263,7 @@ impl Drop for Session {
     /// connection does.
     fn drop(&mut self) {
         for w in self.client.watched.drain(..) {
-            self.eng
-                .srv
-                .ks
-                .lock(w.loc.gid)
-                .unwatch(&w.key, w.loc.hash, &self.client.watch_flag);
+            self.eng.srv.ks.lock(w.loc.gid).unwatch(&w.key, w.loc.hash, &self.client.watch_flag);
         }
         self.eng.srv.clients.lock().remove(&self.client.id);
         self.eng.srv.connected.fetch_sub(1, Ordering::SeqCst);
@@ -337,8 +278,7 @@ mod tests {
     fn pipeline_in_pieces_runs_in_order() {
         let mut srv = InProc::new(Config::default());
         let mut s = srv.connect();
-        let input =
-            b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n*2\r\n$3\r\nGET\r\n$1\r\nk\r\nPING\r\n";
+        let input = b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n*2\r\n$3\r\nGET\r\n$1\r\nk\r\nPING\r\n";
         for chunk in input.chunks(5) {
             srv.feed(&mut s, chunk);
         }
@@ -352,11 +292,7 @@ mod tests {
         let mut s = srv.connect();
         srv.feed(&mut s, b"*1\r\n$x\r\nPING\r\n");
         let out = s.take_replies();
-        assert!(
-            out.starts_with(b"-ERR Protocol error"),
-            "{:?}",
-            String::from_utf8_lossy(&out)
-        );
+        assert!(out.starts_with(b"-ERR Protocol error"), "{:?}", String::from_utf8_lossy(&out));
         assert!(s.is_closed());
         srv.feed(&mut s, b"PING\r\n");
         assert!(s.take_replies().is_empty());

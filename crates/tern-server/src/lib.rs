@@ -66,9 +66,7 @@ fn cron(srv: &Server) {
         let mut visited = 0;
         loop {
             let removed = srv.ks.expire_cycle(now_ms(), 16, 200, &fx);
-            srv.global
-                .active_expired
-                .fetch_add(removed as u64, Ordering::Relaxed);
+            srv.global.active_expired.fetch_add(removed as u64, Ordering::Relaxed);
             visited += 16;
             // Keep going while there is work and time; a full quiet pass ends it.
             if start.elapsed() >= budget || (removed == 0 && visited >= total) {
@@ -76,12 +74,7 @@ fn cron(srv: &Server) {
             }
         }
         let took = start.elapsed();
-        srv.latency_events.note(
-            srv.settings.latency_monitor_threshold(),
-            "expire-cycle",
-            now_ms(),
-            took.as_millis() as u64,
-        );
+        srv.latency_events.note(srv.settings.latency_monitor_threshold(), "expire-cycle", now_ms(), took.as_millis() as u64);
         // Over `maxmemory` with no writes coming (the limit was lowered,
         // or commands' shares fell short): evict in the rest of the
         // budget, a batch at a time.
@@ -101,18 +94,9 @@ pub fn run(mut cfg: Config) -> i32 {
         eprintln!("Can't open the log file: {e}");
         return 1;
     }
-    log_notice!(
-        "Tern {} (Redis {} compatible) starting, pid={}",
-        TERN_VERSION,
-        REDIS_VERSION,
-        std::process::id()
-    );
+    log_notice!("Tern {} (Redis {} compatible) starting, pid={}", TERN_VERSION, REDIS_VERSION, std::process::id());
     for d in cfg.passive_in_use() {
-        log_warning!(
-            "Directive '{}' is accepted but not acted on yet: {}.",
-            d,
-            tern_config::passive_reason(&d)
-        );
+        log_warning!("Directive '{}' is accepted but not acted on yet: {}.", d, tern_config::passive_reason(&d));
     }
     let fit = fdlimit::fit(cfg.maxclients);
     if fit.maxclients < cfg.maxclients {
@@ -121,26 +105,14 @@ pub fn run(mut cfg: Config) -> i32 {
             log_warning!("Your current 'ulimit -n' of {} is not enough for the server to start. Please increase your open file limit to at least {}. Exiting.", fit.limit, want);
             return 1;
         }
-        log_warning!(
-            "You requested maxclients of {} requiring at least {} max file descriptors.",
-            cfg.maxclients,
-            want
-        );
+        log_warning!("You requested maxclients of {} requiring at least {} max file descriptors.", cfg.maxclients, want);
         if let Some(e) = &fit.error {
-            log_warning!(
-                "Server can't set maximum open files to {} because of OS error: {}.",
-                want,
-                e
-            );
+            log_warning!("Server can't set maximum open files to {} because of OS error: {}.", want, e);
         }
         log_warning!("Current maximum open files is {}. maxclients has been reduced to {} to compensate for low ulimit. If you need higher maxclients increase 'ulimit -n'.", fit.limit, fit.maxclients);
         cfg.maxclients = fit.maxclients;
     } else if let Some(old) = fit.raised_from {
-        log_notice!(
-            "Increased maximum number of open files to {} (it was originally set to {}).",
-            fit.limit,
-            old
-        );
+        log_notice!("Increased maximum number of open files to {} (it was originally set to {}).", fit.limit, old);
     }
     let mut listeners = Vec::new();
     let mut port = cfg.port;
@@ -150,10 +122,7 @@ pub fn run(mut cfg: Config) -> i32 {
             None => (false, b.as_str()),
         };
         let host = if host == "*" { "0.0.0.0" } else { host };
-        let addr: SocketAddr = match format!("{host}:{port}")
-            .parse()
-            .or_else(|_| format!("[{host}]:{port}").parse())
-        {
+        let addr: SocketAddr = match format!("{host}:{port}").parse().or_else(|_| format!("[{host}]:{port}").parse()) {
             Ok(a) => a,
             Err(_) => {
                 log_warning!("Invalid bind address '{}'", b);
@@ -170,28 +139,16 @@ pub fn run(mut cfg: Config) -> i32 {
             }
             Err(e) if optional => log_warning!("Could not bind optional address {}: {}", addr, e),
             Err(e) => {
-                log_warning!(
-                    "Warning: Could not create server TCP listening socket {}: {}",
-                    addr,
-                    e
-                );
+                log_warning!("Warning: Could not create server TCP listening socket {}: {}", addr, e);
                 return 1;
             }
         }
     }
     // memcached listeners follow the RESP ones, on the same addresses.
     let mc_from = listeners.len();
-    let mut mc_port = if cfg.memcache_port != 0 && cfg.port == 0 {
-        0
-    } else {
-        cfg.memcache_port
-    };
+    let mut mc_port = if cfg.memcache_port != 0 && cfg.port == 0 { 0 } else { cfg.memcache_port };
     if cfg.memcache_port != 0 {
-        for addr in listeners
-            .iter()
-            .filter_map(|l| l.local_addr().ok())
-            .collect::<Vec<_>>()
-        {
+        for addr in listeners.iter().filter_map(|l| l.local_addr().ok()).collect::<Vec<_>>() {
             let mut a = addr;
             a.set_port(mc_port);
             match bind_listener(a, cfg.tcp_backlog) {
@@ -208,10 +165,7 @@ pub fn run(mut cfg: Config) -> i32 {
             }
         }
     }
-    let exposed = listeners
-        .iter()
-        .filter_map(|l| l.local_addr().ok())
-        .any(|a| !net::is_loopback(&a));
+    let exposed = listeners.iter().filter_map(|l| l.local_addr().ok()).any(|a| !net::is_loopback(&a));
     if exposed && cfg.requirepass.is_none() {
         if cfg.protected_mode {
             log_warning!("Listening beyond the loopback interface with no password for the default user: protected mode is on, so clients from other hosts are refused (-DENIED) until requirepass is set or protected-mode is turned off.");
@@ -228,11 +182,7 @@ pub fn run(mut cfg: Config) -> i32 {
     let mut workers = Vec::new();
     let mut wakers = Vec::new();
     for id in 0..threads {
-        let ls: Vec<mio::net::TcpListener> = match listeners
-            .iter()
-            .map(|l| l.try_clone().map(mio::net::TcpListener::from_std))
-            .collect()
-        {
+        let ls: Vec<mio::net::TcpListener> = match listeners.iter().map(|l| l.try_clone().map(mio::net::TcpListener::from_std)).collect() {
             Ok(v) => v,
             Err(e) => {
                 log_warning!("cloning listener: {}", e);
@@ -256,19 +206,12 @@ pub fn run(mut cfg: Config) -> i32 {
 
     {
         let eng = eng.clone();
-        if let Ok(mut signals) = signal_hook::iterator::Signals::new([
-            signal_hook::consts::SIGINT,
-            signal_hook::consts::SIGTERM,
-        ]) {
+        if let Ok(mut signals) = signal_hook::iterator::Signals::new([signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM]) {
             std::thread::Builder::new()
                 .name("tern-signals".into())
                 .spawn(move || {
                     if let Some(sig) = signals.forever().next() {
-                        let name = if sig == signal_hook::consts::SIGINT {
-                            "SIGINT"
-                        } else {
-                            "SIGTERM"
-                        };
+                        let name = if sig == signal_hook::consts::SIGINT { "SIGINT" } else { "SIGTERM" };
                         log_warning!("Received {} scheduling shutdown...", name);
                         eng.srv.begin_shutdown();
                     }
@@ -278,26 +221,16 @@ pub fn run(mut cfg: Config) -> i32 {
     }
     let cron_handle = {
         let eng = eng.clone();
-        std::thread::Builder::new()
-            .name("tern-cron".into())
-            .spawn(move || cron(&eng.srv))
-            .ok()
+        std::thread::Builder::new().name("tern-cron".into()).spawn(move || cron(&eng.srv)).ok()
     };
     let handles: Vec<_> = workers
         .into_iter()
         .enumerate()
-        .map(|(i, w)| {
-            std::thread::Builder::new()
-                .name(format!("tern-worker-{i}"))
-                .spawn(move || w.run())
-        })
+        .map(|(i, w)| std::thread::Builder::new().name(format!("tern-worker-{i}")).spawn(move || w.run()))
         .collect();
     log_notice!("Running mode=standalone, port={}.", port);
     if mc_from < srv_listeners_len {
-        log_notice!(
-            "Serving the memcached protocols, memcache port={}.",
-            mc_port
-        );
+        log_notice!("Serving the memcached protocols, memcache port={}.", mc_port);
     }
     log_notice!("Ready to accept connections tcp");
     for h in handles.into_iter().flatten() {

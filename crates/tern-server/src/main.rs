@@ -10,11 +10,7 @@ static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "-v" || a == "--version") {
-        println!(
-            "Tern server v={} redis_version={}",
-            tern_commands::TERN_VERSION,
-            tern_commands::REDIS_VERSION
-        );
+        println!("Tern server v={} redis_version={}", tern_commands::TERN_VERSION, tern_commands::REDIS_VERSION);
         return;
     }
     if args.iter().any(|a| a == "-h" || a == "--help") {

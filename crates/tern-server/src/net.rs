@@ -41,13 +41,13 @@ use tern_commands::client::{flags as client_flags, Client, ClientShared};
 use tern_commands::cmd::table::CommandTable;
 use tern_commands::cmd::{self, After, Scratch};
 use tern_commands::engine::Engine;
-use tern_commands::errors;
 use tern_commands::maxmemory;
-use tern_commands::memcache;
-use tern_commands::outbuf::OutBuf;
-use tern_commands::prefetch::Plan;
 use tern_commands::server::{now_ms, Server, Wake};
 use tern_commands::stats::WorkerStats;
+use tern_commands::memcache;
+use tern_commands::prefetch::Plan;
+use tern_commands::outbuf::OutBuf;
+use tern_commands::errors;
 use tern_config::{log_notice, log_verbose, log_warning};
 
 const WAKER: Token = Token(0);
@@ -116,20 +116,8 @@ impl Conn {
     /// MULTI's queued arguments) at jemalloc's size classes: its part of
     /// `used_memory`. Values a reply references are the shards'.
     fn buffer_mem(&self) -> u64 {
-        let class = |n: usize| {
-            if n == 0 {
-                0
-            } else {
-                tern_store::size_class(n) as u64
-            }
-        };
-        class(self.rbuf.capacity())
-            + class(self.out.capacity())
-            + self
-                .client
-                .multi
-                .as_ref()
-                .map_or(0, |m| class(m.data.capacity()))
+        let class = |n: usize| if n == 0 { 0 } else { tern_store::size_class(n) as u64 };
+        class(self.rbuf.capacity()) + class(self.out.capacity()) + self.client.multi.as_ref().map_or(0, |m| class(m.data.capacity()))
     }
 
     /// Brings the worker's `client_mem` gauge up to date with this
@@ -148,10 +136,7 @@ impl Conn {
         if n > 0 {
             stats.net_output_bytes.add(n as u64);
             stats.writes_processed.add(1);
-            self.client
-                .shared
-                .last_interaction_ms
-                .store(now_ms(), Ordering::Relaxed);
+            self.client.shared.last_interaction_ms.store(now_ms(), Ordering::Relaxed);
         }
         result
     }
@@ -209,11 +194,7 @@ pub(crate) enum Step {
     Incomplete,
     /// `len` bytes ran (`command`: they held a command, not an empty
     /// request); `close` when the connection closes after its replies.
-    Ran {
-        len: usize,
-        command: bool,
-        close: bool,
-    },
+    Ran { len: usize, command: bool, close: bool },
     /// HTTP (`POST`, `Host:`): close at once, replies dropped, as Redis does.
     Http,
     /// Replied with this protocol error; close, dropping what follows.
@@ -224,29 +205,14 @@ pub(crate) enum Step {
 /// path a worker and the in-process executor share. Parses what the read
 /// holds ahead when it can, locating and prefetching its keys
 /// (prefetch.rs), then runs it command by command.
-pub(crate) fn run_request(
-    c: Ctx<'_, '_>,
-    frame: &mut Frame,
-    client: &mut Client,
-    out: &mut OutBuf,
-    buf: &[u8],
-) -> Step {
+pub(crate) fn run_request(c: Ctx<'_, '_>, frame: &mut Frame, client: &mut Client, out: &mut OutBuf, buf: &[u8]) -> Step {
     c.limits.authenticated = client.authenticated;
     if c.batch > 0 && c.plan.is_empty() && c.limits.authenticated && !frame.is_partial() {
-        c.plan
-            .fill(c.srv, c.commands, frame, buf, c.limits, client, c.batch);
+        c.plan.fill(c.srv, c.commands, frame, buf, c.limits, client, c.batch);
     }
     let (step, ahead) = match c.plan.next_cmd() {
-        Some(p) => (
-            Ok(Some((Args::from_parts(buf, p.ranges), p.len))),
-            Some((p.cmd, p.planned)),
-        ),
-        None => (
-            frame
-                .parse(buf, c.limits)
-                .map(|r| r.map(|n| (frame.args(buf), n))),
-            None,
-        ),
+        Some(p) => (Ok(Some((Args::from_parts(buf, p.ranges), p.len))), Some((p.cmd, p.planned))),
+        None => (frame.parse(buf, c.limits).map(|r| r.map(|n| (frame.args(buf), n))), None),
     };
     match step {
         Ok(None) => Step::Incomplete,
@@ -264,16 +230,7 @@ pub(crate) fn run_request(
                 }
                 c.scratch.req_len = len;
                 let after = cmd::dispatch(
-                    cmd::Conn {
-                        srv: c.srv,
-                        commands: c.commands,
-                        locks: c.locks,
-                        out,
-                        client: &mut *client,
-                        stats: c.stats,
-                        scratch: &mut *c.scratch,
-                        worker: c.worker,
-                    },
+                    cmd::Conn { srv: c.srv, commands: c.commands, locks: c.locks, out, client: &mut *client, stats: c.stats, scratch: &mut *c.scratch, worker: c.worker },
                     args,
                 );
                 c.scratch.pre = None;
@@ -285,11 +242,7 @@ pub(crate) fn run_request(
             if !client.authenticated {
                 c.plan.abandon(frame);
             }
-            Step::Ran {
-                len,
-                command,
-                close,
-            }
+            Step::Ran { len, command, close }
         }
         Err(e) => {
             let msg = e.message();
@@ -301,51 +254,23 @@ pub(crate) fn run_request(
 }
 
 fn peer(s: &TcpStream) -> String {
-    s.peer_addr()
-        .map(|a| a.to_string())
-        .unwrap_or_else(|_| "?:0".into())
+    s.peer_addr().map(|a| a.to_string()).unwrap_or_else(|_| "?:0".into())
 }
 
 fn local(s: &TcpStream) -> String {
-    s.local_addr()
-        .map(|a| a.to_string())
-        .unwrap_or_else(|_| "?:0".into())
+    s.local_addr().map(|a| a.to_string()).unwrap_or_else(|_| "?:0".into())
 }
 
 impl Worker {
-    pub fn new(
-        id: usize,
-        eng: Arc<Engine>,
-        listeners: Vec<TcpListener>,
-        mc_from: usize,
-        mc: Arc<memcache::Shared>,
-    ) -> io::Result<(Worker, Arc<Waker>)> {
+    pub fn new(id: usize, eng: Arc<Engine>, listeners: Vec<TcpListener>, mc_from: usize, mc: Arc<memcache::Shared>) -> io::Result<(Worker, Arc<Waker>)> {
         let poll = Poll::new()?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
         let mut listeners = listeners;
         for (i, l) in listeners.iter_mut().enumerate() {
-            poll.registry()
-                .register(l, Token(LISTENER_BASE + i), Interest::READABLE)?;
+            poll.registry().register(l, Token(LISTENER_BASE + i), Interest::READABLE)?;
         }
         let stats = eng.srv.workers[id].clone();
-        Ok((
-            Worker {
-                id,
-                eng,
-                poll,
-                listeners,
-                mc_from,
-                mc,
-                conns: Slab::new(),
-                stats,
-                scratch: Scratch::default(),
-                plan: Plan::default(),
-                effects: tern_store::Effects::new(),
-                blocked: HashMap::new(),
-                deadlines: BinaryHeap::new(),
-            },
-            waker,
-        ))
+        Ok((Worker { id, eng, poll, listeners, mc_from, mc, conns: Slab::new(), stats, scratch: Scratch::default(), plan: Plan::default(), effects: tern_store::Effects::new(), blocked: HashMap::new(), deadlines: BinaryHeap::new() }, waker))
     }
 
     pub fn run(mut self) {
@@ -378,9 +303,7 @@ impl Worker {
                         self.read_mail();
                         self.feed_monitors();
                     }
-                    Token(t) if (LISTENER_BASE..CONN_BASE).contains(&t) => {
-                        self.accept(t - LISTENER_BASE)
-                    }
+                    Token(t) if (LISTENER_BASE..CONN_BASE).contains(&t) => self.accept(t - LISTENER_BASE),
                     Token(t) => {
                         let key = t - CONN_BASE;
                         if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
@@ -422,9 +345,7 @@ impl Worker {
     /// requests run and the replies go out.
     fn retry_blocked(&mut self, key: usize) {
         let eng = self.eng.clone();
-        let Some(conn) = self.conns.get_mut(key) else {
-            return;
-        };
+        let Some(conn) = self.conns.get_mut(key) else { return };
         let mut locks = LockSet::new(&eng.srv.ks);
         let served = cmd::blocking::retry(cmd::Conn {
             srv: &eng.srv,
@@ -445,18 +366,9 @@ impl Worker {
     /// Ends a client's wait with the timeout's reply (or `-UNBLOCKED`).
     fn end_wait(&mut self, key: usize, error: bool) {
         let eng = self.eng.clone();
-        let Some(conn) = self.conns.get_mut(key) else {
-            return;
-        };
+        let Some(conn) = self.conns.get_mut(key) else { return };
         let mut locks = LockSet::new(&eng.srv.ks);
-        cmd::blocking::abandon(
-            &eng.srv,
-            &mut locks,
-            &mut conn.client,
-            &self.stats,
-            Some(&mut conn.out),
-            error,
-        );
+        cmd::blocking::abandon(&eng.srv, &mut locks, &mut conn.client, &self.stats, Some(&mut conn.out), error);
         self.resume(key);
     }
 
@@ -481,11 +393,7 @@ impl Worker {
         if self.deadlines.len() > 2 * self.blocked.len() + 64 {
             let (blocked, conns) = (&self.blocked, &self.conns);
             let live = |&Reverse((at, id)): &Reverse<(u64, u64)>| {
-                blocked
-                    .get(&id)
-                    .and_then(|&k| conns.get(k))
-                    .and_then(|c| c.client.blocked.as_ref())
-                    .is_some_and(|b| b.deadline == Some(at))
+                blocked.get(&id).and_then(|&k| conns.get(k)).and_then(|c| c.client.blocked.as_ref()).is_some_and(|b| b.deadline == Some(at))
             };
             self.deadlines.retain(live);
         }
@@ -495,14 +403,8 @@ impl Worker {
                 break;
             }
             self.deadlines.pop();
-            let Some(&key) = self.blocked.get(&id) else {
-                continue;
-            };
-            let due = self
-                .conns
-                .get(key)
-                .and_then(|c| c.client.blocked.as_ref())
-                .is_some_and(|b| b.deadline == Some(at));
+            let Some(&key) = self.blocked.get(&id) else { continue };
+            let due = self.conns.get(key).and_then(|c| c.client.blocked.as_ref()).is_some_and(|b| b.deadline == Some(at));
             if due {
                 self.end_wait(key, false);
             }
@@ -543,22 +445,14 @@ impl Worker {
         if srv.settings.protected_mode() && !srv.settings.requirepass_set() && !is_loopback(&addr) {
             self.stats.rejected_connections.add(1);
             log_verbose!("Refused {} (protected mode)", addr);
-            refuse(
-                &mut stream,
-                &tern_memcache::errors::server_error(errors::DENIED),
-                errors::DENIED,
-            );
+            refuse(&mut stream, &tern_memcache::errors::server_error(errors::DENIED), errors::DENIED);
             return;
         }
         let max = srv.settings.maxclients();
         if srv.connected.fetch_add(1, Ordering::SeqCst) >= max {
             srv.connected.fetch_sub(1, Ordering::SeqCst);
             self.stats.rejected_connections.add(1);
-            refuse(
-                &mut stream,
-                tern_memcache::errors::TOO_MANY_CONNECTIONS,
-                errors::MAX_CLIENTS,
-            );
+            refuse(&mut stream, tern_memcache::errors::TOO_MANY_CONNECTIONS, errors::MAX_CLIENTS);
             return;
         }
         let _ = stream.set_nodelay(true);
@@ -575,23 +469,12 @@ impl Worker {
         }
         let id = srv.next_client_id.fetch_add(1, Ordering::Relaxed);
         use std::os::fd::AsRawFd;
-        let shared = Arc::new(ClientShared::new(
-            id,
-            addr.to_string(),
-            local(&stream),
-            stream.as_raw_fd(),
-            self.id,
-            now_ms(),
-        ));
+        let shared = Arc::new(ClientShared::new(id, addr.to_string(), local(&stream), stream.as_raw_fd(), self.id, now_ms()));
         let authenticated = !srv.settings.requirepass_set();
         let client = Client::new(shared.clone(), authenticated);
         let entry = self.conns.vacant_entry();
         let token = Token(CONN_BASE + entry.key());
-        if let Err(e) = self.poll.registry().register(
-            &mut stream,
-            token,
-            Interest::READABLE | Interest::WRITABLE,
-        ) {
+        if let Err(e) = self.poll.registry().register(&mut stream, token, Interest::READABLE | Interest::WRITABLE) {
             log_warning!("registering client: {}", e);
             srv.connected.fetch_sub(1, Ordering::SeqCst);
             return;
@@ -627,21 +510,10 @@ impl Worker {
         if self.blocked.remove(&conn.client.id).is_some() {
             // It takes nothing more; its turn passes to the next waiter.
             let mut locks = LockSet::new(&self.eng.srv.ks);
-            cmd::blocking::abandon(
-                &self.eng.srv,
-                &mut locks,
-                &mut conn.client,
-                &self.stats,
-                None,
-                false,
-            );
+            cmd::blocking::abandon(&self.eng.srv, &mut locks, &mut conn.client, &self.stats, None, false);
         }
         for w in conn.client.watched.drain(..) {
-            self.eng
-                .srv
-                .ks
-                .lock(w.loc.gid)
-                .unwatch(&w.key, w.loc.hash, &conn.client.watch_flag);
+            self.eng.srv.ks.lock(w.loc.gid).unwatch(&w.key, w.loc.hash, &conn.client.watch_flag);
         }
         self.eng.srv.clients.lock().remove(&conn.client.id);
         if let Some(f) = conn.client.monitor.take() {
@@ -659,9 +531,7 @@ impl Worker {
         let mut eof = false;
         let short_drains = !to_eagain && self.eng.srv.settings.io_short_read_drains();
         loop {
-            let Some(conn) = self.conns.get_mut(key) else {
-                return;
-            };
+            let Some(conn) = self.conns.get_mut(key) else { return };
             if conn.closing || conn.paused {
                 break;
             }
@@ -673,9 +543,7 @@ impl Worker {
                     conn.rpos = 0;
                 }
                 if conn.rbuf.len() - conn.rlen < MIN_READ_ROOM {
-                    let want = (conn.rlen + READ_CHUNK)
-                        .max(conn.rbuf.len() * 2)
-                        .min(conn.rlen + (64 << 20));
+                    let want = (conn.rlen + READ_CHUNK).max(conn.rbuf.len() * 2).min(conn.rlen + (64 << 20));
                     conn.rbuf.resize(want, 0);
                 }
             }
@@ -689,10 +557,7 @@ impl Worker {
                     conn.rlen += n;
                     self.stats.net_input_bytes.add(n as u64);
                     self.stats.reads_processed.add(1);
-                    conn.client
-                        .shared
-                        .last_interaction_ms
-                        .store(now_ms(), Ordering::Relaxed);
+                    conn.client.shared.last_interaction_ms.store(now_ms(), Ordering::Relaxed);
                     // Execute as we go once a fair amount is in: a long
                     // pipeline does not pile up, and what is left
                     // unexecuted is only the request still arriving, which
@@ -734,9 +599,7 @@ impl Worker {
     /// client. A paused client is not read from, so its buffer cannot grow
     /// and the complete requests waiting in it do not count.
     fn close_if_query_too_big(&mut self, key: usize) -> bool {
-        let Some(conn) = self.conns.get(key) else {
-            return true;
-        };
+        let Some(conn) = self.conns.get(key) else { return true };
         if conn.paused || conn.closing {
             return false;
         }
@@ -767,9 +630,7 @@ impl Worker {
         }
         let eng = self.eng.clone();
         let (srv, commands) = (&eng.srv, &eng.commands);
-        let Some(conn) = self.conns.get_mut(key) else {
-            return;
-        };
+        let Some(conn) = self.conns.get_mut(key) else { return };
         self.scratch.clock = cmd::Clock::now();
         let mut locks = LockSet::new(&srv.ks);
         let mut limits = Limits {
@@ -793,17 +654,7 @@ impl Worker {
             }
             let buf = &conn.rbuf[conn.rpos..conn.rlen];
             let step = run_request(
-                Ctx {
-                    srv,
-                    commands,
-                    worker: self.id,
-                    stats: &self.stats,
-                    scratch: &mut self.scratch,
-                    plan: &mut self.plan,
-                    locks: &mut locks,
-                    limits: &mut limits,
-                    batch,
-                },
+                Ctx { srv, commands, worker: self.id, stats: &self.stats, scratch: &mut self.scratch, plan: &mut self.plan, locks: &mut locks, limits: &mut limits, batch },
                 &mut conn.frame,
                 &mut conn.client,
                 &mut conn.out,
@@ -816,11 +667,7 @@ impl Worker {
                     conn.closing = true;
                     break;
                 }
-                Step::Ran {
-                    len,
-                    command,
-                    close,
-                } => {
+                Step::Ran { len, command, close } => {
                     ran |= command;
                     conn.closing |= close;
                     conn.rpos += len;
@@ -841,12 +688,12 @@ impl Worker {
         self.effects.absorb(&locks.effects);
         // A command started waiting: its requests wait with it.
         if let Some(b) = &conn.client.blocked {
-            if let std::collections::hash_map::Entry::Vacant(v) = self.blocked.entry(conn.client.id)
-            {
+            if let std::collections::hash_map::Entry::Vacant(v) = self.blocked.entry(conn.client.id) {
                 v.insert(key);
                 if let Some(at) = b.deadline {
                     self.deadlines.push(Reverse((at, conn.client.id)));
                 }
+
             }
         }
         // The arguments of what ran are not needed any more: a
@@ -874,15 +721,9 @@ impl Worker {
     fn process_mc(&mut self, key: usize) {
         let eng = self.eng.clone();
         let srv = &eng.srv;
-        let Some(conn) = self.conns.get_mut(key) else {
-            return;
-        };
-        let Some(mut parser) = conn.mc.take() else {
-            return;
-        };
-        let lim = tern_memcache::Limits {
-            max_item_size: self.mc.max_item_size(),
-        };
+        let Some(conn) = self.conns.get_mut(key) else { return };
+        let Some(mut parser) = conn.mc.take() else { return };
+        let lim = tern_memcache::Limits { max_item_size: self.mc.max_item_size() };
         let hard = srv.settings.client_output_buffer_limit().normal.hard as usize;
         let batch = srv.settings.prefetch_batch_max_size();
         // Requests already looked at by the prefetch look-ahead.
@@ -910,14 +751,7 @@ impl Worker {
                     ahead = ahead.saturating_sub(1);
                     ran = true;
                     self.stats.commands.add(1);
-                    let mut ex = memcache::Exec {
-                        srv,
-                        sh: &self.mc,
-                        out: &mut conn.out,
-                        stats: &self.stats,
-                        now: now_ms(),
-                        fx: &self.effects,
-                    };
+                    let mut ex = memcache::Exec { srv, sh: &self.mc, out: &mut conn.out, stats: &self.stats, now: now_ms(), fx: &self.effects };
                     conn.rpos += n;
                     if !authenticated {
                         let (ok, after) = ex.run_unauthenticated(req);
@@ -966,20 +800,12 @@ impl Worker {
             let biggest = self
                 .conns
                 .iter()
-                .filter(|(_, c)| {
-                    !c.client.shared.has_flag(client_flags::NO_EVICT)
-                        && c.mem_counted >= CLIENT_EVICT_MIN
-                })
+                .filter(|(_, c)| !c.client.shared.has_flag(client_flags::NO_EVICT) && c.mem_counted >= CLIENT_EVICT_MIN)
                 .max_by_key(|(_, c)| c.mem_counted)
                 .map(|(k, _)| k);
             let Some(key) = biggest else { return };
             if let Some(c) = self.conns.get(key) {
-                log_verbose!(
-                    "Evicting client: id={} addr={} (buffers {} bytes)",
-                    c.client.id,
-                    c.client.shared.addr,
-                    c.mem_counted
-                );
+                log_verbose!("Evicting client: id={} addr={} (buffers {} bytes)", c.client.id, c.client.shared.addr, c.mem_counted);
             }
             self.stats.evicted_clients.add(1);
             self.close(key);
@@ -989,21 +815,14 @@ impl Worker {
     fn check_output_limits(&mut self, key: usize) {
         let l = self.eng.srv.settings.client_output_buffer_limit().normal;
         let (hard, soft, soft_secs) = (l.hard, l.soft, l.soft_seconds);
-        let Some(conn) = self.conns.get_mut(key) else {
-            return;
-        };
+        let Some(conn) = self.conns.get_mut(key) else { return };
         conn.account_mem(&self.stats);
         if self.eng.srv.settings.maxmemory_clients() > 0 {
             self.evict_clients();
         }
-        let Some(conn) = self.conns.get_mut(key) else {
-            return;
-        };
+        let Some(conn) = self.conns.get_mut(key) else { return };
         let pending = conn.pending_out() as u64;
-        conn.client
-            .shared
-            .omem
-            .store(pending as usize, Ordering::Relaxed);
+        conn.client.shared.omem.store(pending as usize, Ordering::Relaxed);
         let over_hard = hard > 0 && pending >= hard;
         let over_soft = soft > 0 && pending >= soft;
         if !over_soft {
@@ -1033,19 +852,14 @@ impl Worker {
     /// Writes pending replies; resumes a paused client once they drain.
     fn flush(&mut self, key: usize) {
         loop {
-            let Some(conn) = self.conns.get_mut(key) else {
-                return;
-            };
+            let Some(conn) = self.conns.get_mut(key) else { return };
             match conn.write_out(&self.stats) {
                 Err(_) => {
                     self.close(key);
                     return;
                 }
                 Ok(false) => {
-                    conn.client
-                        .shared
-                        .omem
-                        .store(conn.pending_out(), Ordering::Relaxed);
+                    conn.client.shared.omem.store(conn.pending_out(), Ordering::Relaxed);
                     conn.account_mem(&self.stats);
                     return;
                 }
@@ -1064,9 +878,7 @@ impl Worker {
             // edge-triggered socket may still hold.
             conn.paused = false;
             self.process(key);
-            let Some(conn) = self.conns.get_mut(key) else {
-                return;
-            };
+            let Some(conn) = self.conns.get_mut(key) else { return };
             if conn.paused || conn.pending_out() > 0 {
                 continue;
             }
@@ -1077,12 +889,7 @@ impl Worker {
 
     /// Closes clients marked by CLIENT KILL.
     fn check_kills(&mut self) {
-        let killed: Vec<usize> = self
-            .conns
-            .iter()
-            .filter(|(_, c)| c.client.shared.kill.load(Ordering::Relaxed))
-            .map(|(k, _)| k)
-            .collect();
+        let killed: Vec<usize> = self.conns.iter().filter(|(_, c)| c.client.shared.kill.load(Ordering::Relaxed)).map(|(k, _)| k).collect();
         for k in killed {
             self.close(k);
         }
@@ -1091,26 +898,13 @@ impl Worker {
     /// Moves the lines other workers left for this worker's MONITOR
     /// clients into their replies; closes one whose lines overflowed.
     fn feed_monitors(&mut self) {
-        let keys: Vec<usize> = self
-            .conns
-            .iter()
-            .filter(|(_, c)| c.client.monitor.is_some())
-            .map(|(k, _)| k)
-            .collect();
+        let keys: Vec<usize> = self.conns.iter().filter(|(_, c)| c.client.monitor.is_some()).map(|(k, _)| k).collect();
         for k in keys {
-            let Some(conn) = self.conns.get_mut(k) else {
-                continue;
-            };
-            let Some(feed) = conn.client.monitor.clone() else {
-                continue;
-            };
+            let Some(conn) = self.conns.get_mut(k) else { continue };
+            let Some(feed) = conn.client.monitor.clone() else { continue };
             let (lines, overflow) = feed.take();
             if overflow {
-                log_warning!(
-                    "Client id={} addr={} closed for overcoming of output buffer limits.",
-                    conn.client.id,
-                    conn.client.shared.addr
-                );
+                log_warning!("Client id={} addr={} closed for overcoming of output buffer limits.", conn.client.id, conn.client.shared.addr);
                 self.close(k);
             } else if !lines.is_empty() {
                 conn.out.extend_from_slice(&lines);
@@ -1122,8 +916,7 @@ impl Worker {
     /// Periodic work: idle timeouts, soft output limits, kills.
     fn tick(&mut self) {
         self.check_kills();
-        let timeout =
-            u64::try_from(self.eng.srv.settings.timeout().as_millis()).unwrap_or(u64::MAX);
+        let timeout = u64::try_from(self.eng.srv.settings.timeout().as_millis()).unwrap_or(u64::MAX);
         if timeout > 0 {
             let now = now_ms();
             // Redis spares subscribers (they only listen) but not clients
@@ -1133,9 +926,7 @@ impl Worker {
                 .iter()
                 .filter(|(_, c)| {
                     !c.client.shared.has_flag(client_flags::PUBSUB)
-                        && now.saturating_sub(
-                            c.client.shared.last_interaction_ms.load(Ordering::Relaxed),
-                        ) > timeout
+                        && now.saturating_sub(c.client.shared.last_interaction_ms.load(Ordering::Relaxed)) > timeout
                 })
                 .map(|(k, _)| k)
                 .collect();
@@ -1144,12 +935,7 @@ impl Worker {
                 self.close(k);
             }
         }
-        let keys: Vec<usize> = self
-            .conns
-            .iter()
-            .filter(|(_, c)| c.pending_out() > 0)
-            .map(|(k, _)| k)
-            .collect();
+        let keys: Vec<usize> = self.conns.iter().filter(|(_, c)| c.pending_out() > 0).map(|(k, _)| k).collect();
         for k in keys {
             self.check_output_limits(k);
         }
@@ -1158,8 +944,7 @@ impl Worker {
             if c.rbuf.capacity() > 0
                 && c.rpos == c.rlen
                 && !c.frame.is_partial()
-                && now.saturating_sub(c.client.shared.last_interaction_ms.load(Ordering::Relaxed))
-                    >= IDLE_BUFFER_RELEASE_MS
+                && now.saturating_sub(c.client.shared.last_interaction_ms.load(Ordering::Relaxed)) >= IDLE_BUFFER_RELEASE_MS
             {
                 c.rbuf = Vec::new();
                 c.rpos = 0;

@@ -12,39 +12,21 @@ fn freq(c: &mut redis::Connection, key: &str) -> i64 {
 fn string_and_hash_reads_count_as_accesses() {
     each_threads(|s| {
         let mut c = s.conn();
-        let _: () = redis::cmd("CONFIG")
-            .arg("SET")
-            .arg("maxmemory-policy")
-            .arg("allkeys-lfu")
-            .query(&mut c)
-            .unwrap();
+        let _: () = redis::cmd("CONFIG").arg("SET").arg("maxmemory-policy").arg("allkeys-lfu").query(&mut c).unwrap();
         let _: () = redis::cmd("SET").arg("s").arg("v").query(&mut c).unwrap();
-        let _: () = redis::cmd("HSET")
-            .arg("h")
-            .arg("f")
-            .arg("v")
-            .query(&mut c)
-            .unwrap();
+        let _: () = redis::cmd("HSET").arg("h").arg("f").arg("v").query(&mut c).unwrap();
         // A new key starts at LFU_INIT_VAL (5); the first access from there
         // always increments.
         assert_eq!(freq(&mut c, "s"), 5);
         assert_eq!(freq(&mut c, "h"), 5);
 
-        let _: () = redis::cmd("CLIENT")
-            .arg("NO-TOUCH")
-            .arg("ON")
-            .query(&mut c)
-            .unwrap();
+        let _: () = redis::cmd("CLIENT").arg("NO-TOUCH").arg("ON").query(&mut c).unwrap();
         let _: Option<String> = redis::cmd("GET").arg("s").query(&mut c).unwrap();
         let _: Option<String> = redis::cmd("HGET").arg("h").arg("f").query(&mut c).unwrap();
         assert_eq!(freq(&mut c, "s"), 5, "NO-TOUCH read must not count");
         assert_eq!(freq(&mut c, "h"), 5, "NO-TOUCH read must not count");
 
-        let _: () = redis::cmd("CLIENT")
-            .arg("NO-TOUCH")
-            .arg("OFF")
-            .query(&mut c)
-            .unwrap();
+        let _: () = redis::cmd("CLIENT").arg("NO-TOUCH").arg("OFF").query(&mut c).unwrap();
         let _: Option<String> = redis::cmd("GET").arg("s").query(&mut c).unwrap();
         let _: Option<String> = redis::cmd("HGET").arg("h").arg("f").query(&mut c).unwrap();
         assert!(freq(&mut c, "s") > 5, "GET counts as an access");
@@ -56,11 +38,6 @@ fn string_and_hash_reads_count_as_accesses() {
         let _: String = redis::cmd("TYPE").arg("s").query(&mut c).unwrap();
         let _: i64 = redis::cmd("TTL").arg("s").query(&mut c).unwrap();
         assert_eq!(freq(&mut c, "s"), before);
-        let _: () = redis::cmd("CONFIG")
-            .arg("SET")
-            .arg("maxmemory-policy")
-            .arg("noeviction")
-            .query(&mut c)
-            .unwrap();
+        let _: () = redis::cmd("CONFIG").arg("SET").arg("maxmemory-policy").arg("noeviction").query(&mut c).unwrap();
     });
 }

@@ -15,12 +15,7 @@ impl TempFile {
     fn new(tag: &str, text: &str) -> TempFile {
         use std::sync::atomic::{AtomicUsize, Ordering};
         static N: AtomicUsize = AtomicUsize::new(0);
-        let p = std::env::temp_dir().join(format!(
-            "tern-config-test-{}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed),
-            tag
-        ));
+        let p = std::env::temp_dir().join(format!("tern-config-test-{}-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed), tag));
         std::fs::write(&p, text).unwrap();
         TempFile(p)
     }
@@ -47,16 +42,8 @@ fn get(c: &mut redis::Connection, name: &str) -> String {
 /// Runs the binary with `args` expecting it to refuse to start; returns
 /// (exit code, stderr).
 fn start_fails(args: &[&str]) -> (Option<i32>, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tern-server"))
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .output()
-        .expect("run tern-server");
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let out = Command::new(env!("CARGO_BIN_EXE_tern-server")).args(args).stdout(Stdio::null()).stderr(Stdio::piped()).output().expect("run tern-server");
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
 #[test]
@@ -70,30 +57,12 @@ fn starts_from_a_config_file() {
     let s = TestServer::start_args(&[conf.path()]);
     let mut r = s.raw();
     r.roundtrip(&[b"AUTH", b"with space"], b"+OK\r\n");
-    r.roundtrip(
-        &[b"CONFIG", b"GET", b"timeout"],
-        b"*2\r\n$7\r\ntimeout\r\n$2\r\n17\r\n",
-    );
-    r.roundtrip(
-        &[b"CONFIG", b"GET", b"maxmemory"],
-        b"*2\r\n$9\r\nmaxmemory\r\n$7\r\n2097152\r\n",
-    );
-    r.roundtrip(
-        &[b"CONFIG", b"GET", b"save"],
-        b"*2\r\n$4\r\nsave\r\n$12\r\n900 1 300 10\r\n",
-    );
-    r.roundtrip(
-        &[b"CONFIG", b"GET", b"appendonly"],
-        b"*2\r\n$10\r\nappendonly\r\n$3\r\nyes\r\n",
-    );
-    r.roundtrip(
-        &[b"CONFIG", b"GET", b"threads"],
-        b"*2\r\n$7\r\nthreads\r\n$1\r\n2\r\n",
-    );
-    r.roundtrip(
-        &[b"CONFIG", b"GET", b"hash-max-listpack-entries"],
-        b"*2\r\n$25\r\nhash-max-listpack-entries\r\n$2\r\n64\r\n",
-    );
+    r.roundtrip(&[b"CONFIG", b"GET", b"timeout"], b"*2\r\n$7\r\ntimeout\r\n$2\r\n17\r\n");
+    r.roundtrip(&[b"CONFIG", b"GET", b"maxmemory"], b"*2\r\n$9\r\nmaxmemory\r\n$7\r\n2097152\r\n");
+    r.roundtrip(&[b"CONFIG", b"GET", b"save"], b"*2\r\n$4\r\nsave\r\n$12\r\n900 1 300 10\r\n");
+    r.roundtrip(&[b"CONFIG", b"GET", b"appendonly"], b"*2\r\n$10\r\nappendonly\r\n$3\r\nyes\r\n");
+    r.roundtrip(&[b"CONFIG", b"GET", b"threads"], b"*2\r\n$7\r\nthreads\r\n$1\r\n2\r\n");
+    r.roundtrip(&[b"CONFIG", b"GET", b"hash-max-listpack-entries"], b"*2\r\n$25\r\nhash-max-listpack-entries\r\n$2\r\n64\r\n");
     r.roundtrip(
         &[b"CONFIG", b"GET", b"client-output-buffer-limit"],
         b"*2\r\n$26\r\nclient-output-buffer-limit\r\n$79\r\nnormal 1048576 524288 10 slave 268435456 67108864 60 pubsub 33554432 8388608 60\r\n",
@@ -102,28 +71,14 @@ fn starts_from_a_config_file() {
     let mut c = s.client().get_connection().unwrap();
     let _: () = redis::cmd("AUTH").arg("with space").query(&mut c).unwrap();
     let info: String = redis::cmd("INFO").arg("server").query(&mut c).unwrap();
-    let canonical = std::fs::canonicalize(&conf.0)
-        .unwrap()
-        .display()
-        .to_string();
-    assert!(
-        info.contains(&format!("config_file:{canonical}\r\n")),
-        "{info}"
-    );
+    let canonical = std::fs::canonicalize(&conf.0).unwrap().display().to_string();
+    assert!(info.contains(&format!("config_file:{canonical}\r\n")), "{info}");
 }
 
 #[test]
 fn command_line_overrides_the_file() {
     let conf = TempFile::new("override.conf", "timeout 17\nhz 20\nloglevel verbose\n");
-    let s = TestServer::start_args(&[
-        conf.path(),
-        "--port".into(),
-        "0".into(),
-        "--timeout".into(),
-        "5".into(),
-        "--save".into(),
-        "".into(),
-    ]);
+    let s = TestServer::start_args(&[conf.path(), "--port".into(), "0".into(), "--timeout".into(), "5".into(), "--save".into(), "".into()]);
     let mut c = s.conn();
     assert_eq!(get(&mut c, "timeout"), "5");
     assert_eq!(get(&mut c, "hz"), "20");
@@ -137,32 +92,17 @@ fn bad_configuration_stops_start_up() {
     let (code, err) = start_fails(&[&bad.path()]);
     assert_eq!(code, Some(1));
     assert!(err.contains("FATAL CONFIG FILE ERROR"), "{err}");
-    assert!(
-        err.contains(&bad.path()) && err.contains("at line 2"),
-        "{err}"
-    );
-    assert!(
-        err.contains(">>> 'no-such-directive 1'")
-            && err.contains("Bad directive or wrong number of arguments"),
-        "{err}"
-    );
+    assert!(err.contains(&bad.path()) && err.contains("at line 2"), "{err}");
+    assert!(err.contains(">>> 'no-such-directive 1'") && err.contains("Bad directive or wrong number of arguments"), "{err}");
 
     let bad = TempFile::new("badvalue.conf", "# first\nmaxclients lots\n");
     let (code, err) = start_fails(&[&bad.path()]);
     assert_eq!(code, Some(1));
-    assert!(
-        err.contains("at line 2")
-            && err.contains("'maxclients lots'")
-            && err.contains("argument couldn't be parsed into an integer"),
-        "{err}"
-    );
+    assert!(err.contains("at line 2") && err.contains("'maxclients lots'") && err.contains("argument couldn't be parsed into an integer"), "{err}");
 
     let bad = TempFile::new("badbool.conf", "appendonly perhaps\n");
     let (_, err) = start_fails(&[&bad.path()]);
-    assert!(
-        err.contains("argument must be 'yes' or 'no'") && err.contains("directive 'appendonly'"),
-        "{err}"
-    );
+    assert!(err.contains("argument must be 'yes' or 'no'") && err.contains("directive 'appendonly'"), "{err}");
 
     let bad = TempFile::new("quotes.conf", "requirepass \"open\n");
     let (code, err) = start_fails(&[&bad.path()]);
@@ -175,11 +115,7 @@ fn bad_configuration_stops_start_up() {
 
     let (code, err) = start_fails(&["--port", "0", "--port", "99999"]);
     assert_eq!(code, Some(1));
-    assert!(
-        err.contains("command line")
-            && err.contains("argument must be between 0 and 65535 inclusive"),
-        "{err}"
-    );
+    assert!(err.contains("command line") && err.contains("argument must be between 0 and 65535 inclusive"), "{err}");
 
     let (code, err) = start_fails(&["/no/such/tern.conf"]);
     assert_eq!(code, Some(1));
@@ -203,18 +139,9 @@ fn config_set_get_round_trip() {
             ("hash-max-ziplist-entries", "256", "256"),
             ("notify-keyspace-events", "KEA", "KEA"),
             ("save", "60 5", "60 5"),
-            (
-                "client-output-buffer-limit",
-                "normal 1gb 0 0 slave 0 0 0",
-                "normal 1073741824 0 0 slave 0 0 0 pubsub 33554432 8388608 60",
-            ),
+            ("client-output-buffer-limit", "normal 1gb 0 0 slave 0 0 0", "normal 1073741824 0 0 slave 0 0 0 pubsub 33554432 8388608 60"),
         ] {
-            let _: () = redis::cmd("CONFIG")
-                .arg("SET")
-                .arg(name)
-                .arg(value)
-                .query(&mut c)
-                .unwrap();
+            let _: () = redis::cmd("CONFIG").arg("SET").arg(name).arg(value).query(&mut c).unwrap();
             assert_eq!(get(&mut c, name), shown, "{name} {value}");
         }
         // The alias and the name are the same setting.
@@ -240,22 +167,8 @@ fn config_rewrite_keeps_comments_and_order() {
     let s = TestServer::start_args(&[conf.path()]);
     let mut c = s.conn();
     assert_eq!(get(&mut c, "timeout"), "18");
-    let _: () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg("timeout")
-        .arg("99")
-        .arg("maxmemory")
-        .arg("3mb")
-        .arg("save")
-        .arg("")
-        .query(&mut c)
-        .unwrap();
-    let _: () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg("requirepass")
-        .arg("p w")
-        .query(&mut c)
-        .unwrap();
+    let _: () = redis::cmd("CONFIG").arg("SET").arg("timeout").arg("99").arg("maxmemory").arg("3mb").arg("save").arg("").query(&mut c).unwrap();
+    let _: () = redis::cmd("CONFIG").arg("SET").arg("requirepass").arg("p w").query(&mut c).unwrap();
     let _: () = redis::cmd("CONFIG").arg("REWRITE").query(&mut c).unwrap();
     let text = conf.read();
     assert_eq!(
@@ -281,20 +194,7 @@ fn config_rewrite_keeps_comments_and_order() {
 fn logfile_directive_writes_there() {
     let log = TempFile::new("server.log", "");
     let mut child = Command::new(env!("CARGO_BIN_EXE_tern-server"))
-        .args([
-            "--port",
-            "0",
-            "--threads",
-            "1",
-            "--logfile",
-            &log.path(),
-            "--loglevel",
-            "verbose",
-            "--appendonly",
-            "yes",
-            "--save",
-            "",
-        ])
+        .args(["--port", "0", "--threads", "1", "--logfile", &log.path(), "--loglevel", "verbose", "--appendonly", "yes", "--save", ""])
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -306,23 +206,11 @@ fn logfile_directive_writes_there() {
                 break p;
             }
         }
-        assert!(
-            Instant::now() < deadline,
-            "no port in the log: {}",
-            log.read()
-        );
+        assert!(Instant::now() < deadline, "no port in the log: {}", log.read());
         std::thread::sleep(Duration::from_millis(10));
     };
     let mut r = Raw::connect(port);
-    r.roundtrip(
-        &[b"CONFIG", b"GET", b"logfile"],
-        format!(
-            "*2\r\n$7\r\nlogfile\r\n${}\r\n{}\r\n",
-            log.path().len(),
-            log.path()
-        )
-        .as_bytes(),
-    );
+    r.roundtrip(&[b"CONFIG", b"GET", b"logfile"], format!("*2\r\n$7\r\nlogfile\r\n${}\r\n{}\r\n", log.path().len(), log.path()).as_bytes());
     r.roundtrip(&[b"SHUTDOWN"], b"");
     let code = loop {
         if let Ok(Some(st)) = child.try_wait() {
@@ -334,10 +222,7 @@ fn logfile_directive_writes_there() {
     assert_eq!(code, Some(0));
     let text = log.read();
     assert!(text.contains("Ready to accept connections"), "{text}");
-    assert!(
-        text.contains("Directive 'appendonly' is accepted but not acted on"),
-        "{text}"
-    );
+    assert!(text.contains("Directive 'appendonly' is accepted but not acted on"), "{text}");
     assert!(text.contains(" # User requested shutdown..."), "{text}");
     // Redis's line format: pid:M dd Mon yyyy hh:mm:ss.mmm <mark> message.
     let first = text.lines().next().unwrap();
@@ -362,12 +247,7 @@ fn config_from_stdin() {
         .stderr(Stdio::inherit())
         .spawn()
         .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"port 0\ntimeout 42\n")
-        .unwrap();
+    child.stdin.take().unwrap().write_all(b"port 0\ntimeout 42\n").unwrap();
     let out = BufReader::new(child.stdout.take().unwrap());
     let mut port = 0u16;
     for line in out.lines() {
@@ -378,14 +258,8 @@ fn config_from_stdin() {
         }
     }
     let mut r = Raw::connect(port);
-    r.roundtrip(
-        &[b"CONFIG", b"GET", b"timeout"],
-        b"*2\r\n$7\r\ntimeout\r\n$2\r\n42\r\n",
-    );
-    r.roundtrip(
-        &[b"CONFIG", b"REWRITE"],
-        b"-ERR The server is running without a config file\r\n",
-    );
+    r.roundtrip(&[b"CONFIG", b"GET", b"timeout"], b"*2\r\n$7\r\ntimeout\r\n$2\r\n42\r\n");
+    r.roundtrip(&[b"CONFIG", b"REWRITE"], b"-ERR The server is running without a config file\r\n");
     let _ = child.kill();
     let _ = child.wait();
 }

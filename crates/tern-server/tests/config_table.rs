@@ -27,26 +27,8 @@ fn get(c: &mut redis::Connection, name: &str) -> Option<String> {
 /// Values to try, in order; the first one the table accepts and that
 /// changes what CONFIG GET shows is the one set.
 const CANDIDATES: &[&str] = &[
-    "yes",
-    "no",
-    "2",
-    "7",
-    "1",
-    "1mb",
-    "3kb",
-    "60 5",
-    "normal 1mb 512kb 10",
-    "allkeys-lfu",
-    "verbose",
-    "always",
-    "swapdb",
-    "allchannels",
-    "panic",
-    "absolute",
-    "clients",
-    "local",
-    "systemd",
-    "local3",
+    "yes", "no", "2", "7", "1", "1mb", "3kb", "60 5", "normal 1mb 512kb 10", "allkeys-lfu", "verbose", "always", "swapdb", "allchannels", "panic",
+    "absolute", "clients", "local", "systemd", "local3",
 ];
 
 /// A value the table accepts for `d` that differs from the default, with
@@ -74,47 +56,21 @@ fn every_runtime_directive_round_trips_and_start_up_ones_are_refused() {
             When::Runtime => {
                 let (value, shown) = other_value(d);
                 for name in d.names() {
-                    let _: () = redis::cmd("CONFIG")
-                        .arg("SET")
-                        .arg(name)
-                        .arg(value)
-                        .query(&mut c)
-                        .unwrap_or_else(|e| panic!("CONFIG SET {name} {value}: {e}"));
+                    let _: () = redis::cmd("CONFIG").arg("SET").arg(name).arg(value).query(&mut c).unwrap_or_else(|e| panic!("CONFIG SET {name} {value}: {e}"));
                     for n in d.names() {
-                        assert_eq!(
-                            get(&mut c, n).as_deref(),
-                            Some(shown.as_str()),
-                            "CONFIG SET {name} {value:?}, then GET {n}"
-                        );
+                        assert_eq!(get(&mut c, n).as_deref(), Some(shown.as_str()), "CONFIG SET {name} {value:?}, then GET {n}");
                     }
                     // Back to the default, so that `timeout 1` or
                     // `requirepass` do not end the test's connection.
-                    let _: () = redis::cmd("CONFIG")
-                        .arg("SET")
-                        .arg(d.name)
-                        .arg(&default)
-                        .query(&mut c)
-                        .unwrap_or_else(|e| panic!("CONFIG SET {} {default:?}: {e}", d.name));
-                    assert_eq!(
-                        get(&mut c, d.name).as_deref(),
-                        Some(default.as_str()),
-                        "{} back to its default",
-                        d.name
-                    );
+                    let _: () = redis::cmd("CONFIG").arg("SET").arg(d.name).arg(&default).query(&mut c).unwrap_or_else(|e| panic!("CONFIG SET {} {default:?}: {e}", d.name));
+                    assert_eq!(get(&mut c, d.name).as_deref(), Some(default.as_str()), "{} back to its default", d.name);
                 }
             }
             When::Startup | When::Protected => {
-                let why = if d.when == When::Startup {
-                    "can't set immutable config"
-                } else {
-                    "can't set protected config"
-                };
+                let why = if d.when == When::Startup { "can't set immutable config" } else { "can't set protected config" };
                 for name in d.names() {
                     let want = format!("-ERR CONFIG SET failed (possibly related to argument '{name}') - {why}\r\n");
-                    r.roundtrip(
-                        &[b"CONFIG", b"SET", name.as_bytes(), default.as_bytes()],
-                        want.as_bytes(),
-                    );
+                    r.roundtrip(&[b"CONFIG", b"SET", name.as_bytes(), default.as_bytes()], want.as_bytes());
                 }
             }
         }
@@ -129,32 +85,11 @@ struct Redis {
 
 impl Redis {
     fn start() -> Option<Redis> {
-        let bin = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../../../shared/reference/bin/redis-server-unstable");
-        let bin = [
-            bin,
-            "/work/shared/reference/bin/redis-server-unstable".into(),
-        ]
-        .into_iter()
-        .find(|p| p.exists())?;
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .ok()?
-            .local_addr()
-            .ok()?
-            .port();
+        let bin = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../../shared/reference/bin/redis-server-unstable");
+        let bin = [bin, "/work/shared/reference/bin/redis-server-unstable".into()].into_iter().find(|p| p.exists())?;
+        let port = std::net::TcpListener::bind("127.0.0.1:0").ok()?.local_addr().ok()?.port();
         let child = Command::new(bin)
-            .args([
-                "--port",
-                &port.to_string(),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                &std::env::temp_dir().display().to_string(),
-            ])
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", &std::env::temp_dir().display().to_string()])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -164,8 +99,7 @@ impl Redis {
         // Ready when it answers PING, not merely when it accepts: a
         // connection made while it starts can be reset.
         let ping = || -> redis::RedisResult<()> {
-            let mut c =
-                redis::Client::open(format!("redis://127.0.0.1:{port}/"))?.get_connection()?;
+            let mut c = redis::Client::open(format!("redis://127.0.0.1:{port}/"))?.get_connection()?;
             redis::cmd("PING").query(&mut c)
         };
         while ping().is_err() {
@@ -189,33 +123,21 @@ fn defaults_claimed_as_redis_match_redis() {
         eprintln!("redis-server-unstable not found: skipped");
         return;
     };
-    let mut rc = redis::Client::open(format!("redis://127.0.0.1:{}/", redis.port))
-        .unwrap()
-        .get_connection()
-        .unwrap();
+    let mut rc = redis::Client::open(format!("redis://127.0.0.1:{}/", redis.port)).unwrap().get_connection().unwrap();
     let defaults = Config::default();
     // Set on Redis's command line above (or by the machine: the port).
     let given = ["port", "bind", "save", "appendonly", "dir"];
     let mut compared = 0;
     let mut differ = Vec::new();
-    for d in DIRECTIVES
-        .iter()
-        .filter(|d| !d.tern_default && !given.contains(&d.name))
-    {
-        let Some(theirs) = get(&mut rc, d.name) else {
-            continue;
-        };
+    for d in DIRECTIVES.iter().filter(|d| !d.tern_default && !given.contains(&d.name)) {
+        let Some(theirs) = get(&mut rc, d.name) else { continue };
         compared += 1;
         let ours = (d.get)(&defaults);
         if ours != theirs {
             differ.push(format!("{}: Tern {ours:?}, Redis {theirs:?}", d.name));
         }
     }
-    assert!(
-        differ.is_empty(),
-        "defaults that differ from Redis's (mark them `+ own` or fix them):\n{}",
-        differ.join("\n")
-    );
+    assert!(differ.is_empty(), "defaults that differ from Redis's (mark them `+ own` or fix them):\n{}", differ.join("\n"));
     assert!(compared > 50, "only {compared} directives compared");
 }
 
@@ -225,18 +147,10 @@ fn defaults_claimed_as_redis_match_redis() {
 /// pattern such as `rdb*`) among the directives accepted but not acted on.
 #[test]
 fn readme_lists_every_directive_as_the_table_declares_it() {
-    let readme = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"),
-    )
-    .unwrap();
+    let readme = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md")).unwrap();
     let section = |from: &str, to: &str| {
-        let start = readme
-            .find(from)
-            .unwrap_or_else(|| panic!("README has no {from:?}"));
-        let end = start
-            + readme[start..]
-                .find(to)
-                .unwrap_or_else(|| panic!("README has no {to:?} after {from:?}"));
+        let start = readme.find(from).unwrap_or_else(|| panic!("README has no {from:?}"));
+        let end = start + readme[start..].find(to).unwrap_or_else(|| panic!("README has no {to:?} after {from:?}"));
         readme[start..end].to_string()
     };
     let acted = section("\nActed on:", "\nAccepted for compatibility");
@@ -251,42 +165,25 @@ fn readme_lists_every_directive_as_the_table_declares_it() {
         })
         .collect();
     let patterns: Vec<&str> = passive.split('`').skip(1).step_by(2).collect();
-    assert!(
-        rows.len() >= 20 && patterns.len() >= 50,
-        "README's tables not found: {rows:?}"
-    );
+    assert!(rows.len() >= 20 && patterns.len() >= 50, "README's tables not found: {rows:?}");
     let mut wrong = Vec::new();
     for d in DIRECTIVES {
         if d.passive.is_some() {
-            if !patterns
-                .iter()
-                .any(|p| tern_commands::glob::matches(p.as_bytes(), d.name.as_bytes(), false))
-            {
+            if !patterns.iter().any(|p| tern_commands::glob::matches(p.as_bytes(), d.name.as_bytes(), false)) {
                 wrong.push(format!("{}: passive but not listed as accepted", d.name));
             }
             continue;
         }
         match rows.iter().find(|(n, _)| n == d.name) {
             None => wrong.push(format!("{}: acted on but has no row", d.name)),
-            Some(&(_, runtime)) if runtime != (d.when != When::Startup) => {
-                wrong.push(format!("{}: runtime column says {runtime}", d.name))
-            }
+            Some(&(_, runtime)) if runtime != (d.when != When::Startup) => wrong.push(format!("{}: runtime column says {runtime}", d.name)),
             Some(_) => {}
         }
     }
     for (n, _) in &rows {
-        if !DIRECTIVES
-            .iter()
-            .any(|d| d.name == n && d.passive.is_none())
-        {
-            wrong.push(format!(
-                "{n}: has a row but is not a directive Tern acts on"
-            ));
+        if !DIRECTIVES.iter().any(|d| d.name == n && d.passive.is_none()) {
+            wrong.push(format!("{n}: has a row but is not a directive Tern acts on"));
         }
     }
-    assert!(
-        wrong.is_empty(),
-        "README out of step with tern-config/src/directives.rs:\n{}",
-        wrong.join("\n")
-    );
+    assert!(wrong.is_empty(), "README out of step with tern-config/src/directives.rs:\n{}", wrong.join("\n"));
 }

@@ -27,10 +27,7 @@ fn read_line(r: &mut Raw, out: &mut Vec<u8>) -> Vec<u8> {
 
 fn read_into(r: &mut Raw, out: &mut Vec<u8>) {
     let line = read_line(r, out);
-    let n: i64 = std::str::from_utf8(&line[1..])
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
+    let n: i64 = std::str::from_utf8(&line[1..]).ok().and_then(|s| s.parse().ok()).unwrap_or(0);
     match line[0] {
         b'$' | b'=' if n >= 0 => out.extend_from_slice(&r.read_n(n as usize + 2)),
         b'*' | b'~' | b'>' => (0..n.max(0)).for_each(|_| read_into(r, out)),
@@ -50,10 +47,7 @@ fn read_text(r: &mut Raw) -> String {
 fn client_id(r: &mut Raw) -> i64 {
     r.cmd(&[b"CLIENT", b"ID"]);
     let raw = read_reply(r);
-    std::str::from_utf8(&raw[1..raw.len() - 2])
-        .unwrap()
-        .parse()
-        .unwrap()
+    std::str::from_utf8(&raw[1..raw.len() - 2]).unwrap().parse().unwrap()
 }
 
 /// `CLIENT INFO` of this connection, as field => value.
@@ -63,18 +57,11 @@ fn info(r: &mut Raw) -> HashMap<String, String> {
 }
 
 fn fields(line: &str) -> HashMap<String, String> {
-    line.split(' ')
-        .filter_map(|kv| kv.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
+    line.split(' ').filter_map(|kv| kv.split_once('=')).map(|(k, v)| (k.to_string(), v.to_string())).collect()
 }
 
 fn hello_bytes(proto: u8, id: i64) -> Vec<u8> {
-    let head = if proto == 3 {
-        "%7\r\n".to_string()
-    } else {
-        "*14\r\n".to_string()
-    };
+    let head = if proto == 3 { "%7\r\n".to_string() } else { "*14\r\n".to_string() };
     let v = tern_server_version();
     format!(
         "{head}$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n${}\r\n{v}\r\n$5\r\nproto\r\n:{proto}\r\n$2\r\nid\r\n:{id}\r\n$4\r\nmode\r\n$10\r\nstandalone\r\n$4\r\nrole\r\n$6\r\nmaster\r\n$7\r\nmodules\r\n*0\r\n",
@@ -102,31 +89,13 @@ fn ping_echo_select_quit() {
         let mut r = s.raw();
         r.roundtrip(&[b"PING"], b"+PONG\r\n");
         r.roundtrip(&[b"ping", b"hi there"], b"$8\r\nhi there\r\n");
-        r.roundtrip(
-            &[b"PING", b"a", b"b"],
-            b"-ERR wrong number of arguments for 'ping' command\r\n",
-        );
+        r.roundtrip(&[b"PING", b"a", b"b"], b"-ERR wrong number of arguments for 'ping' command\r\n");
         r.roundtrip(&[b"ECHO", b""], b"$0\r\n\r\n");
-        r.roundtrip(
-            &[b"ECHO"],
-            b"-ERR wrong number of arguments for 'echo' command\r\n",
-        );
-        r.roundtrip(
-            &[b"ECHO", b"a", b"b"],
-            b"-ERR wrong number of arguments for 'echo' command\r\n",
-        );
-        r.roundtrip(
-            &[b"SELECT", b"abc"],
-            b"-ERR value is not an integer or out of range\r\n",
-        );
-        r.roundtrip(
-            &[b"SELECT", b"1.5"],
-            b"-ERR value is not an integer or out of range\r\n",
-        );
-        r.roundtrip(
-            &[b"SELECT", b"99999999999"],
-            b"-ERR value is out of range, value must between -2147483648 and 2147483647\r\n",
-        );
+        r.roundtrip(&[b"ECHO"], b"-ERR wrong number of arguments for 'echo' command\r\n");
+        r.roundtrip(&[b"ECHO", b"a", b"b"], b"-ERR wrong number of arguments for 'echo' command\r\n");
+        r.roundtrip(&[b"SELECT", b"abc"], b"-ERR value is not an integer or out of range\r\n");
+        r.roundtrip(&[b"SELECT", b"1.5"], b"-ERR value is not an integer or out of range\r\n");
+        r.roundtrip(&[b"SELECT", b"99999999999"], b"-ERR value is out of range, value must between -2147483648 and 2147483647\r\n");
         r.roundtrip(&[b"SELECT", b"-1"], b"-ERR DB index is out of range\r\n");
         r.roundtrip(&[b"SELECT", b"16"], b"-ERR DB index is out of range\r\n");
         r.roundtrip(&[b"SELECT", b"15"], b"+OK\r\n");
@@ -150,10 +119,7 @@ fn ping_echo_select_quit() {
         assert_eq!(v, None);
         let pong: String = redis::cmd("PING").query(&mut c).unwrap();
         assert_eq!(pong, "PONG");
-        let echoed: Vec<u8> = redis::cmd("ECHO")
-            .arg(&b"\x00\xffbin"[..])
-            .query(&mut c)
-            .unwrap();
+        let echoed: Vec<u8> = redis::cmd("ECHO").arg(&b"\x00\xffbin"[..]).query(&mut c).unwrap();
         assert_eq!(echoed, b"\x00\xffbin");
     });
 }
@@ -163,59 +129,21 @@ fn hello_switches_protocol() {
     each_threads(|s| {
         let mut r = s.raw();
         let id = client_id(&mut r);
-        r.roundtrip(
-            &[b"HELLO", b"4"],
-            b"-NOPROTO unsupported protocol version\r\n",
-        );
-        r.roundtrip(
-            &[b"HELLO", b"1"],
-            b"-NOPROTO unsupported protocol version\r\n",
-        );
-        r.roundtrip(
-            &[b"HELLO", b"4", b"bogus"],
-            b"-NOPROTO unsupported protocol version\r\n",
-        );
-        r.roundtrip(
-            &[b"HELLO", b"abc"],
-            b"-ERR Protocol version is not an integer or out of range\r\n",
-        );
-        r.roundtrip(
-            &[b"HELLO", b"3", b"foo"],
-            b"-ERR Syntax error in HELLO option 'foo'\r\n",
-        );
-        r.roundtrip(
-            &[b"HELLO", b"3", b"AUTH", b"default"],
-            b"-ERR Syntax error in HELLO option 'AUTH'\r\n",
-        );
-        r.roundtrip(
-            &[b"HELLO", b"3", b"setname"],
-            b"-ERR Syntax error in HELLO option 'setname'\r\n",
-        );
-        r.roundtrip(
-            &[b"HELLO", b"3", b"SETNAME", b"a b"],
-            b"-ERR Client names cannot contain spaces, newlines or special characters.\r\n",
-        );
-        r.roundtrip(
-            &[b"HELLO", b"3", b"AUTH", b"nobody", b"x"],
-            b"-WRONGPASS invalid username-password pair or user is disabled.\r\n",
-        );
+        r.roundtrip(&[b"HELLO", b"4"], b"-NOPROTO unsupported protocol version\r\n");
+        r.roundtrip(&[b"HELLO", b"1"], b"-NOPROTO unsupported protocol version\r\n");
+        r.roundtrip(&[b"HELLO", b"4", b"bogus"], b"-NOPROTO unsupported protocol version\r\n");
+        r.roundtrip(&[b"HELLO", b"abc"], b"-ERR Protocol version is not an integer or out of range\r\n");
+        r.roundtrip(&[b"HELLO", b"3", b"foo"], b"-ERR Syntax error in HELLO option 'foo'\r\n");
+        r.roundtrip(&[b"HELLO", b"3", b"AUTH", b"default"], b"-ERR Syntax error in HELLO option 'AUTH'\r\n");
+        r.roundtrip(&[b"HELLO", b"3", b"setname"], b"-ERR Syntax error in HELLO option 'setname'\r\n");
+        r.roundtrip(&[b"HELLO", b"3", b"SETNAME", b"a b"], b"-ERR Client names cannot contain spaces, newlines or special characters.\r\n");
+        r.roundtrip(&[b"HELLO", b"3", b"AUTH", b"nobody", b"x"], b"-WRONGPASS invalid username-password pair or user is disabled.\r\n");
         // Failed HELLOs changed nothing.
         r.roundtrip(&[b"CLIENT", b"GETNAME"], b"$-1\r\n");
         r.roundtrip(&[b"HELLO"], &hello_bytes(2, id));
         // The reply to HELLO 3 is itself RESP3; the default user has no
         // password, so any password authenticates it.
-        r.roundtrip(
-            &[
-                b"HELLO",
-                b"3",
-                b"AUTH",
-                b"default",
-                b"anything",
-                b"SETNAME",
-                b"conn1",
-            ],
-            &hello_bytes(3, id),
-        );
+        r.roundtrip(&[b"HELLO", b"3", b"AUTH", b"default", b"anything", b"SETNAME", b"conn1"], &hello_bytes(3, id));
         r.roundtrip(&[b"CLIENT", b"GETNAME"], b"$5\r\nconn1\r\n");
         r.roundtrip(&[b"GET", b"nokey"], b"_\r\n");
         r.roundtrip(&[b"HELLO"], &hello_bytes(3, id));
@@ -229,10 +157,7 @@ fn hello_switches_protocol() {
         let v: Vec<redis::Value> = redis::cmd("HELLO").arg(2).query(&mut c).unwrap();
         assert_eq!(v.len(), 14);
         assert_eq!(v[0], redis::Value::BulkString(b"server".to_vec()));
-        assert_eq!(
-            v[3],
-            redis::Value::BulkString(tern_server_version().as_bytes().to_vec())
-        );
+        assert_eq!(v[3], redis::Value::BulkString(tern_server_version().as_bytes().to_vec()));
     });
 }
 
@@ -245,15 +170,9 @@ fn auth_without_requirepass() {
             b"-ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?\r\n",
         );
         r.roundtrip(&[b"AUTH", b"default", b"x"], b"+OK\r\n");
-        r.roundtrip(
-            &[b"AUTH", b"Default", b"x"],
-            b"-WRONGPASS invalid username-password pair or user is disabled.\r\n",
-        );
+        r.roundtrip(&[b"AUTH", b"Default", b"x"], b"-WRONGPASS invalid username-password pair or user is disabled.\r\n");
         r.roundtrip(&[b"AUTH", b"a", b"b", b"c"], b"-ERR syntax error\r\n");
-        r.roundtrip(
-            &[b"AUTH"],
-            b"-ERR wrong number of arguments for 'auth' command\r\n",
-        );
+        r.roundtrip(&[b"AUTH"], b"-ERR wrong number of arguments for 'auth' command\r\n");
         r.roundtrip(&[b"PING"], b"+PONG\r\n");
     });
 }
@@ -267,20 +186,13 @@ fn requirepass_gates_everything_but_auth() {
         r.roundtrip(&[b"CLIENT", b"ID"], b"-NOAUTH Authentication required.\r\n");
         r.roundtrip(&[b"SELECT", b"1"], b"-NOAUTH Authentication required.\r\n");
         // Arity and unknown commands are checked first, as in Redis.
-        r.roundtrip(
-            &[b"ECHO"],
-            b"-ERR wrong number of arguments for 'echo' command\r\n",
-        );
+        r.roundtrip(&[b"ECHO"], b"-ERR wrong number of arguments for 'echo' command\r\n");
         let noauth_hello: &[u8] = b"-NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time\r\n";
         r.roundtrip(&[b"HELLO"], noauth_hello);
         r.roundtrip(&[b"HELLO", b"3"], noauth_hello);
         r.roundtrip(&[b"HELLO", b"3", b"SETNAME", b"x"], noauth_hello);
-        r.roundtrip(
-            &[b"HELLO", b"3", b"SETNAME", b"a b"],
-            b"-ERR Client names cannot contain spaces, newlines or special characters.\r\n",
-        );
-        let wrongpass: &[u8] =
-            b"-WRONGPASS invalid username-password pair or user is disabled.\r\n";
+        r.roundtrip(&[b"HELLO", b"3", b"SETNAME", b"a b"], b"-ERR Client names cannot contain spaces, newlines or special characters.\r\n");
+        let wrongpass: &[u8] = b"-WRONGPASS invalid username-password pair or user is disabled.\r\n";
         r.roundtrip(&[b"HELLO", b"3", b"AUTH", b"default", b"wrong"], wrongpass);
         r.roundtrip(&[b"AUTH", b"wrong"], wrongpass);
         r.roundtrip(&[b"AUTH", b"default", b"secre"], wrongpass);
@@ -297,18 +209,10 @@ fn requirepass_gates_everything_but_auth() {
         r.roundtrip(&[b"AUTH", b"default", b"secret"], b"+OK\r\n");
         let id = client_id(&mut r);
         r.roundtrip(&[b"RESET"], b"+RESET\r\n");
-        r.roundtrip(
-            &[
-                b"HELLO", b"3", b"AUTH", b"default", b"secret", b"SETNAME", b"bar",
-            ],
-            &hello_bytes(3, id),
-        );
+        r.roundtrip(&[b"HELLO", b"3", b"AUTH", b"default", b"secret", b"SETNAME", b"bar"], &hello_bytes(3, id));
         r.roundtrip(&[b"CLIENT", b"GETNAME"], b"$3\r\nbar\r\n");
         r.roundtrip(&[b"RESET"], b"+RESET\r\n");
-        r.roundtrip(
-            &[b"CLIENT", b"GETNAME"],
-            b"-NOAUTH Authentication required.\r\n",
-        );
+        r.roundtrip(&[b"CLIENT", b"GETNAME"], b"-NOAUTH Authentication required.\r\n");
 
         // QUIT needs no authentication.
         let mut q = s.raw();
@@ -318,22 +222,14 @@ fn requirepass_gates_everything_but_auth() {
         // Real clients: a password in the URL authenticates at connect.
         let bad = redis::Client::open(format!("redis://127.0.0.1:{}/", s.port)).unwrap();
         let mut c = bad.get_connection().unwrap();
-        let e = redis::cmd("GET")
-            .arg("k")
-            .query::<Option<String>>(&mut c)
-            .unwrap_err();
+        let e = redis::cmd("GET").arg("k").query::<Option<String>>(&mut c).unwrap_err();
         assert_eq!(e.code(), Some("NOAUTH"));
         let good = redis::Client::open(format!("redis://:secret@127.0.0.1:{}/", s.port)).unwrap();
         let mut c = good.get_connection().unwrap();
         let _: () = redis::cmd("SET").arg("k").arg("v").query(&mut c).unwrap();
         let v: String = redis::cmd("GET").arg("k").query(&mut c).unwrap();
         assert_eq!(v, "v");
-        assert!(
-            redis::Client::open(format!("redis://:nope@127.0.0.1:{}/", s.port))
-                .unwrap()
-                .get_connection()
-                .is_err()
-        );
+        assert!(redis::Client::open(format!("redis://:nope@127.0.0.1:{}/", s.port)).unwrap().get_connection().is_err());
     }
 }
 
@@ -363,10 +259,7 @@ fn reset_restores_a_fresh_connection() {
         assert_eq!(f["watch"], "0");
         assert_eq!(f["resp"], "2");
         assert_eq!(f["lib-name"], "mylib", "RESET keeps the library name");
-        r.roundtrip(
-            &[b"RESET", b"x"],
-            b"-ERR wrong number of arguments for 'reset' command\r\n",
-        );
+        r.roundtrip(&[b"RESET", b"x"], b"-ERR wrong number of arguments for 'reset' command\r\n");
 
         // REPLY OFF is cleared, so RESET itself is answered.
         r.roundtrip(&[b"CLIENT", b"REPLY", b"OFF"], b"");
@@ -380,11 +273,7 @@ fn reset_restores_a_fresh_connection() {
         let mut other = s.conn();
         r.roundtrip(&[b"WATCH", b"w"], b"+OK\r\n");
         r.roundtrip(&[b"RESET"], b"+RESET\r\n");
-        let _: () = redis::cmd("SET")
-            .arg("w")
-            .arg("1")
-            .query(&mut other)
-            .unwrap();
+        let _: () = redis::cmd("SET").arg("w").arg("1").query(&mut other).unwrap();
         r.roundtrip(&[b"MULTI"], b"+OK\r\n");
         r.roundtrip(&[b"PING"], b"+QUEUED\r\n");
         r.roundtrip(&[b"EXEC"], b"*1\r\n+PONG\r\n");
@@ -399,51 +288,23 @@ fn reset_restores_a_fresh_connection() {
 fn client_container_and_help() {
     each_threads(|s| {
         let mut r = s.raw();
-        r.roundtrip(
-            &[b"CLIENT"],
-            b"-ERR wrong number of arguments for 'client' command\r\n",
-        );
-        r.roundtrip(
-            &[b"CLIENT", b"foo"],
-            b"-ERR unknown subcommand 'foo'. Try CLIENT HELP.\r\n",
-        );
-        r.roundtrip(
-            &[b"client", b"Foo", b"bar"],
-            b"-ERR unknown subcommand 'Foo'. Try CLIENT HELP.\r\n",
-        );
+        r.roundtrip(&[b"CLIENT"], b"-ERR wrong number of arguments for 'client' command\r\n");
+        r.roundtrip(&[b"CLIENT", b"foo"], b"-ERR unknown subcommand 'foo'. Try CLIENT HELP.\r\n");
+        r.roundtrip(&[b"client", b"Foo", b"bar"], b"-ERR unknown subcommand 'Foo'. Try CLIENT HELP.\r\n");
         // Subcommands Tern does not have are unknown, not faked.
-        for sub in [
-            &b"PAUSE"[..],
-            b"UNPAUSE",
-            b"TRACKING",
-            b"CACHING",
-            b"GETREDIR",
-            b"TRACKINGINFO",
-        ] {
+        for sub in [&b"PAUSE"[..], b"UNPAUSE", b"TRACKING", b"CACHING", b"GETREDIR", b"TRACKINGINFO"] {
             r.cmd(&[b"CLIENT", sub, b"x"]);
-            let want = format!(
-                "-ERR unknown subcommand '{}'. Try CLIENT HELP.\r\n",
-                String::from_utf8_lossy(sub)
-            );
+            let want = format!("-ERR unknown subcommand '{}'. Try CLIENT HELP.\r\n", String::from_utf8_lossy(sub));
             r.expect(want.as_bytes());
         }
-        r.roundtrip(
-            &[b"CLIENT", b"ID", b"x"],
-            b"-ERR wrong number of arguments for 'client|id' command\r\n",
-        );
-        r.roundtrip(
-            &[b"CLIENT", b"HELP", b"x"],
-            b"-ERR wrong number of arguments for 'client|help' command\r\n",
-        );
+        r.roundtrip(&[b"CLIENT", b"ID", b"x"], b"-ERR wrong number of arguments for 'client|id' command\r\n");
+        r.roundtrip(&[b"CLIENT", b"HELP", b"x"], b"-ERR wrong number of arguments for 'client|help' command\r\n");
 
         r.cmd(&[b"CLIENT", b"HELP"]);
         let help = String::from_utf8(read_reply(&mut r)).unwrap();
         let lines: Vec<&str> = help.split("\r\n").collect();
         assert_eq!(lines[0], "*45");
-        assert_eq!(
-            lines[1],
-            "+CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"
-        );
+        assert_eq!(lines[1], "+CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:");
         assert_eq!(lines[2], "+GETNAME");
         assert_eq!(lines[lines.len() - 3], "+HELP");
         assert_eq!(lines[lines.len() - 2], "+    Print this help.");
@@ -460,20 +321,13 @@ fn client_id_name_and_setinfo() {
         let mut r2 = s.raw();
         assert!(client_id(&mut r2) > id, "ids grow with each connection");
 
-        let bad: &[u8] =
-            b"-ERR Client names cannot contain spaces, newlines or special characters.\r\n";
+        let bad: &[u8] = b"-ERR Client names cannot contain spaces, newlines or special characters.\r\n";
         r.roundtrip(&[b"CLIENT", b"GETNAME"], b"$-1\r\n");
         r.roundtrip(&[b"CLIENT", b"SETNAME", b"a b"], bad);
         r.roundtrip(&[b"CLIENT", b"SETNAME", b"a\nb"], bad);
         r.roundtrip(&[b"CLIENT", b"SETNAME", b"caf\xc3\xa9"], bad);
-        r.roundtrip(
-            &[b"CLIENT", b"SETNAME"],
-            b"-ERR wrong number of arguments for 'client|setname' command\r\n",
-        );
-        r.roundtrip(
-            &[b"CLIENT", b"SETNAME", b"x", b"y"],
-            b"-ERR wrong number of arguments for 'client|setname' command\r\n",
-        );
+        r.roundtrip(&[b"CLIENT", b"SETNAME"], b"-ERR wrong number of arguments for 'client|setname' command\r\n");
+        r.roundtrip(&[b"CLIENT", b"SETNAME", b"x", b"y"], b"-ERR wrong number of arguments for 'client|setname' command\r\n");
         r.roundtrip(&[b"CLIENT", b"SETNAME", b"my-conn_1!~"], b"+OK\r\n");
         r.roundtrip(&[b"CLIENT", b"GETNAME"], b"$11\r\nmy-conn_1!~\r\n");
         assert_eq!(info(&mut r)["name"], "my-conn_1!~");
@@ -486,28 +340,16 @@ fn client_id_name_and_setinfo() {
         r.cmd(&[b"HELLO", b"2"]);
         read_reply(&mut r);
 
-        r.roundtrip(
-            &[b"CLIENT", b"SETINFO", b"lib-name", b"redis-py"],
-            b"+OK\r\n",
-        );
+        r.roundtrip(&[b"CLIENT", b"SETINFO", b"lib-name", b"redis-py"], b"+OK\r\n");
         r.roundtrip(&[b"CLIENT", b"SETINFO", b"LIB-VER", b"5.0.1"], b"+OK\r\n");
-        r.roundtrip(
-            &[b"CLIENT", b"SETINFO", b"foo", b"x"],
-            b"-ERR Unrecognized option 'foo'\r\n",
-        );
+        r.roundtrip(&[b"CLIENT", b"SETINFO", b"foo", b"x"], b"-ERR Unrecognized option 'foo'\r\n");
         r.roundtrip(
             &[b"CLIENT", b"SETINFO", b"Lib-Name", b"a b"],
             b"-ERR Lib-Name cannot contain spaces, newlines or special characters.\r\n",
         );
-        r.roundtrip(
-            &[b"CLIENT", b"SETINFO", b"lib-name"],
-            b"-ERR wrong number of arguments for 'client|setinfo' command\r\n",
-        );
+        r.roundtrip(&[b"CLIENT", b"SETINFO", b"lib-name"], b"-ERR wrong number of arguments for 'client|setinfo' command\r\n");
         let f = info(&mut r);
-        assert_eq!(
-            (f["lib-name"].as_str(), f["lib-ver"].as_str()),
-            ("redis-py", "5.0.1")
-        );
+        assert_eq!((f["lib-name"].as_str(), f["lib-ver"].as_str()), ("redis-py", "5.0.1"));
         r.roundtrip(&[b"CLIENT", b"SETINFO", b"lib-ver", b""], b"+OK\r\n");
         assert_eq!(info(&mut r)["lib-ver"], "");
 
@@ -515,18 +357,10 @@ fn client_id_name_and_setinfo() {
         let mut c = s.conn();
         let cid: i64 = redis::cmd("CLIENT").arg("ID").query(&mut c).unwrap();
         assert!(cid > 0);
-        let _: () = redis::cmd("CLIENT")
-            .arg("SETNAME")
-            .arg("worker-7")
-            .query(&mut c)
-            .unwrap();
+        let _: () = redis::cmd("CLIENT").arg("SETNAME").arg("worker-7").query(&mut c).unwrap();
         let name: Option<String> = redis::cmd("CLIENT").arg("GETNAME").query(&mut c).unwrap();
         assert_eq!(name.as_deref(), Some("worker-7"));
-        let e = redis::cmd("CLIENT")
-            .arg("SETNAME")
-            .arg("two words")
-            .query::<()>(&mut c)
-            .unwrap_err();
+        let e = redis::cmd("CLIENT").arg("SETNAME").arg("two words").query::<()>(&mut c).unwrap_err();
         assert!(e.to_string().contains("Client names cannot contain spaces"));
         // redis-rs announces itself with CLIENT SETINFO at connect.
         let text: String = redis::cmd("CLIENT").arg("INFO").query(&mut c).unwrap();
@@ -542,10 +376,7 @@ fn client_id_name_and_setinfo() {
         assert_eq!(fields(text.trim_end())["resp"], "3");
         let hello: HashMap<String, redis::Value> = redis::cmd("HELLO").query(&mut c3).unwrap();
         assert_eq!(hello["proto"], redis::Value::Int(3));
-        assert_eq!(
-            hello["mode"],
-            redis::Value::BulkString(b"standalone".to_vec())
-        );
+        assert_eq!(hello["mode"], redis::Value::BulkString(b"standalone".to_vec()));
     });
 }
 
@@ -557,11 +388,7 @@ fn client_info_and_list_lines() {
         r.cmd(&[b"CLIENT", b"INFO"]);
         let line = read_text(&mut r);
         assert!(line.ends_with('\n') && line.matches('\n').count() == 1);
-        let keys: Vec<&str> = line
-            .trim_end()
-            .split(' ')
-            .map(|kv| kv.split_once('=').unwrap().0)
-            .collect();
+        let keys: Vec<&str> = line.trim_end().split(' ').map(|kv| kv.split_once('=').unwrap().0).collect();
         assert_eq!(
             keys,
             [
@@ -605,10 +432,7 @@ fn client_info_and_list_lines() {
         assert_eq!(f["laddr"], r.s.peer_addr().unwrap().to_string());
         assert_eq!(f["flags"], "N");
         assert_eq!(f["multi"], "-1");
-        assert_eq!(
-            f["qbuf"], "26",
-            "the CLIENT INFO request itself, as in Redis"
-        );
+        assert_eq!(f["qbuf"], "26", "the CLIENT INFO request itself, as in Redis");
         assert_eq!(f["argv-mem"], "10");
         assert_eq!(f["cmd"], "client|info");
         assert_eq!(f["user"], "default");
@@ -623,9 +447,7 @@ fn client_info_and_list_lines() {
         let raw = String::from_utf8(read_reply(&mut r)).unwrap();
         assert!(raw.starts_with('=') && raw.contains("\r\ntxt:id="), "{raw}");
         r.cmd(&[b"CLIENT", b"LIST"]);
-        assert!(String::from_utf8(read_reply(&mut r))
-            .unwrap()
-            .starts_with('='));
+        assert!(String::from_utf8(read_reply(&mut r)).unwrap().starts_with('='));
         r.cmd(&[b"HELLO", b"2"]);
         read_reply(&mut r);
 
@@ -636,15 +458,9 @@ fn client_info_and_list_lines() {
         assert_eq!(info(&mut r)["flags"], "eT");
         r.roundtrip(&[b"CLIENT", b"NO-EVICT", b"off"], b"+OK\r\n");
         r.roundtrip(&[b"CLIENT", b"NO-TOUCH", b"OFF"], b"+OK\r\n");
-        r.roundtrip(
-            &[b"CLIENT", b"NO-EVICT", b"maybe"],
-            b"-ERR syntax error\r\n",
-        );
+        r.roundtrip(&[b"CLIENT", b"NO-EVICT", b"maybe"], b"-ERR syntax error\r\n");
         r.roundtrip(&[b"CLIENT", b"NO-TOUCH", b"x"], b"-ERR syntax error\r\n");
-        r.roundtrip(
-            &[b"CLIENT", b"NO-TOUCH"],
-            b"-ERR wrong number of arguments for 'client|no-touch' command\r\n",
-        );
+        r.roundtrip(&[b"CLIENT", b"NO-TOUCH"], b"-ERR wrong number of arguments for 'client|no-touch' command\r\n");
         r.roundtrip(&[b"WATCH", b"a", b"b"], b"+OK\r\n");
         assert_eq!(info(&mut r)["watch"], "2");
         r.roundtrip(&[b"UNWATCH"], b"+OK\r\n");
@@ -680,34 +496,15 @@ fn client_info_and_list_lines() {
 
         // LIST ID: in argument order, unknown ids skipped.
         let list_id = format!("{oid}");
-        r.cmd(&[
-            b"CLIENT",
-            b"LIST",
-            b"ID",
-            list_id.as_bytes(),
-            b"999999",
-            id.to_string().as_bytes(),
-        ]);
-        let got: Vec<String> = read_text(&mut r)
-            .lines()
-            .map(|l| fields(l)["id"].clone())
-            .collect();
+        r.cmd(&[b"CLIENT", b"LIST", b"ID", list_id.as_bytes(), b"999999", id.to_string().as_bytes()]);
+        let got: Vec<String> = read_text(&mut r).lines().map(|l| fields(l)["id"].clone()).collect();
         assert_eq!(got, [oid.to_string(), id.to_string()]);
         r.roundtrip(&[b"CLIENT", b"LIST", b"ID", b"999999"], b"$0\r\n\r\n");
-        r.roundtrip(
-            &[b"CLIENT", b"LIST", b"ID", b"abc"],
-            b"-ERR Invalid client ID\r\n",
-        );
+        r.roundtrip(&[b"CLIENT", b"LIST", b"ID", b"abc"], b"-ERR Invalid client ID\r\n");
         r.roundtrip(&[b"CLIENT", b"LIST", b"ID"], b"-ERR syntax error\r\n");
         r.roundtrip(&[b"CLIENT", b"LIST", b"TYPE"], b"-ERR syntax error\r\n");
-        r.roundtrip(
-            &[b"CLIENT", b"LIST", b"foo", b"bar"],
-            b"-ERR syntax error\r\n",
-        );
-        r.roundtrip(
-            &[b"CLIENT", b"LIST", b"TYPE", b"foo"],
-            b"-ERR Unknown client type 'foo'\r\n",
-        );
+        r.roundtrip(&[b"CLIENT", b"LIST", b"foo", b"bar"], b"-ERR syntax error\r\n");
+        r.roundtrip(&[b"CLIENT", b"LIST", b"TYPE", b"foo"], b"-ERR Unknown client type 'foo'\r\n");
         for t in [&b"master"[..], b"replica", b"slave", b"pubsub"] {
             r.roundtrip(&[b"CLIENT", b"LIST", b"TYPE", t], b"$0\r\n\r\n");
         }
@@ -718,9 +515,7 @@ fn client_info_and_list_lines() {
         let mut c = s.conn();
         let text: String = redis::cmd("CLIENT").arg("LIST").query(&mut c).unwrap();
         assert!(text.lines().count() >= 3);
-        assert!(text
-            .lines()
-            .all(|l| l.starts_with("id=") && l.contains(" lib-ver=") && l.contains(" io-thread=")));
+        assert!(text.lines().all(|l| l.starts_with("id=") && l.contains(" lib-ver=") && l.contains(" io-thread=")));
     });
 }
 
@@ -729,10 +524,7 @@ fn client_reply_modes() {
     each_threads(|s| {
         let mut r = s.raw();
         r.roundtrip(&[b"CLIENT", b"REPLY", b"foo"], b"-ERR syntax error\r\n");
-        r.roundtrip(
-            &[b"CLIENT", b"REPLY"],
-            b"-ERR wrong number of arguments for 'client|reply' command\r\n",
-        );
+        r.roundtrip(&[b"CLIENT", b"REPLY"], b"-ERR wrong number of arguments for 'client|reply' command\r\n");
         // OFF: nothing comes back, errors included, until ON.
         r.cmd(&[b"CLIENT", b"REPLY", b"OFF"]);
         r.cmd(&[b"SET", b"k", b"1"]);
@@ -761,68 +553,25 @@ fn client_kill() {
     each_threads(|s| {
         let mut admin = s.raw();
         let admin_id = client_id(&mut admin);
-        admin.roundtrip(
-            &[b"CLIENT", b"KILL"],
-            b"-ERR wrong number of arguments for 'client|kill' command\r\n",
-        );
-        admin.roundtrip(
-            &[b"CLIENT", b"KILL", b"1.2.3.4:5"],
-            b"-ERR No such client\r\n",
-        );
-        admin.roundtrip(
-            &[b"CLIENT", b"KILL", b"ID", b"0"],
-            b"-ERR client-id should be greater than 0\r\n",
-        );
-        admin.roundtrip(
-            &[b"CLIENT", b"KILL", b"ID", b"x"],
-            b"-ERR client-id should be greater than 0\r\n",
-        );
-        admin.roundtrip(
-            &[b"CLIENT", b"KILL", b"MAXAGE", b"x"],
-            b"-ERR maxage is not an integer or out of range\r\n",
-        );
-        admin.roundtrip(
-            &[b"CLIENT", b"KILL", b"MAXAGE", b"0"],
-            b"-ERR maxage should be greater than 0\r\n",
-        );
-        admin.roundtrip(
-            &[b"CLIENT", b"KILL", b"ID", b"1", b"SKIPME", b"maybe"],
-            b"-ERR syntax error\r\n",
-        );
-        admin.roundtrip(
-            &[b"CLIENT", b"KILL", b"USER", b"bob"],
-            b"-ERR No such user 'bob'\r\n",
-        );
-        admin.roundtrip(
-            &[b"CLIENT", b"KILL", b"TYPE", b"foo"],
-            b"-ERR Unknown client type 'foo'\r\n",
-        );
-        admin.roundtrip(
-            &[b"CLIENT", b"KILL", b"FOO", b"bar"],
-            b"-ERR syntax error\r\n",
-        );
-        admin.roundtrip(
-            &[b"CLIENT", b"KILL", b"ID", b"5", b"ADDR"],
-            b"-ERR syntax error\r\n",
-        );
+        admin.roundtrip(&[b"CLIENT", b"KILL"], b"-ERR wrong number of arguments for 'client|kill' command\r\n");
+        admin.roundtrip(&[b"CLIENT", b"KILL", b"1.2.3.4:5"], b"-ERR No such client\r\n");
+        admin.roundtrip(&[b"CLIENT", b"KILL", b"ID", b"0"], b"-ERR client-id should be greater than 0\r\n");
+        admin.roundtrip(&[b"CLIENT", b"KILL", b"ID", b"x"], b"-ERR client-id should be greater than 0\r\n");
+        admin.roundtrip(&[b"CLIENT", b"KILL", b"MAXAGE", b"x"], b"-ERR maxage is not an integer or out of range\r\n");
+        admin.roundtrip(&[b"CLIENT", b"KILL", b"MAXAGE", b"0"], b"-ERR maxage should be greater than 0\r\n");
+        admin.roundtrip(&[b"CLIENT", b"KILL", b"ID", b"1", b"SKIPME", b"maybe"], b"-ERR syntax error\r\n");
+        admin.roundtrip(&[b"CLIENT", b"KILL", b"USER", b"bob"], b"-ERR No such user 'bob'\r\n");
+        admin.roundtrip(&[b"CLIENT", b"KILL", b"TYPE", b"foo"], b"-ERR Unknown client type 'foo'\r\n");
+        admin.roundtrip(&[b"CLIENT", b"KILL", b"FOO", b"bar"], b"-ERR syntax error\r\n");
+        admin.roundtrip(&[b"CLIENT", b"KILL", b"ID", b"5", b"ADDR"], b"-ERR syntax error\r\n");
         admin.roundtrip(&[b"CLIENT", b"KILL", b"TYPE", b"master"], b":0\r\n");
         // SKIPME defaults to yes.
         admin.cmd(&[b"CLIENT", b"KILL", b"ID", admin_id.to_string().as_bytes()]);
         admin.expect(b":0\r\n");
-        admin.cmd(&[
-            b"CLIENT",
-            b"KILL",
-            b"ID",
-            admin_id.to_string().as_bytes(),
-            b"skipme",
-            b"YES",
-        ]);
+        admin.cmd(&[b"CLIENT", b"KILL", b"ID", admin_id.to_string().as_bytes(), b"skipme", b"YES"]);
         admin.expect(b":0\r\n");
         admin.roundtrip(&[b"CLIENT", b"KILL", b"TYPE", b"pubsub"], b":0\r\n");
-        admin.roundtrip(
-            &[b"CLIENT", b"KILL", b"TYPE", b"slave", b"SKIPME", b"no"],
-            b":0\r\n",
-        );
+        admin.roundtrip(&[b"CLIENT", b"KILL", b"TYPE", b"slave", b"SKIPME", b"no"], b":0\r\n");
 
         // By ID: the victim's connection is closed, the count returned.
         let mut v = s.raw();
@@ -845,53 +594,23 @@ fn client_kill() {
         // ADDR and LADDR filters combine with AND.
         let mut v = s.raw();
         let f = info(&mut v);
-        admin.cmd(&[
-            b"CLIENT",
-            b"KILL",
-            b"ADDR",
-            f["addr"].as_bytes(),
-            b"LADDR",
-            b"1.1.1.1:1",
-        ]);
+        admin.cmd(&[b"CLIENT", b"KILL", b"ADDR", f["addr"].as_bytes(), b"LADDR", b"1.1.1.1:1"]);
         admin.expect(b":0\r\n");
-        admin.cmd(&[
-            b"CLIENT",
-            b"KILL",
-            b"ADDR",
-            f["addr"].as_bytes(),
-            b"LADDR",
-            f["laddr"].as_bytes(),
-            b"user",
-            b"default",
-        ]);
+        admin.cmd(&[b"CLIENT", b"KILL", b"ADDR", f["addr"].as_bytes(), b"LADDR", f["laddr"].as_bytes(), b"user", b"default"]);
         admin.expect(b":1\r\n");
         assert!(v.is_closed());
 
         // MAXAGE: a fresh connection is younger than an hour.
         let mut v = s.raw();
         let vid = client_id(&mut v);
-        admin.cmd(&[
-            b"CLIENT",
-            b"KILL",
-            b"ID",
-            vid.to_string().as_bytes(),
-            b"MAXAGE",
-            b"3600",
-        ]);
+        admin.cmd(&[b"CLIENT", b"KILL", b"ID", vid.to_string().as_bytes(), b"MAXAGE", b"3600"]);
         admin.expect(b":0\r\n");
         v.roundtrip(&[b"PING"], b"+PONG\r\n");
 
         // Killing yourself: the reply still arrives, then the close.
         let mut me = s.raw();
         let mid = client_id(&mut me);
-        me.cmd(&[
-            b"CLIENT",
-            b"KILL",
-            b"ID",
-            mid.to_string().as_bytes(),
-            b"SKIPME",
-            b"no",
-        ]);
+        me.cmd(&[b"CLIENT", b"KILL", b"ID", mid.to_string().as_bytes(), b"SKIPME", b"no"]);
         me.expect(b":1\r\n");
         assert!(me.is_closed());
         let mut me = s.raw();
@@ -905,12 +624,7 @@ fn client_kill() {
         let mut c2 = s.conn();
         let _: String = redis::cmd("PING").query(&mut c1).unwrap();
         let _: String = redis::cmd("PING").query(&mut c2).unwrap();
-        let n: i64 = redis::cmd("CLIENT")
-            .arg("KILL")
-            .arg("TYPE")
-            .arg("normal")
-            .query(&mut c1)
-            .unwrap();
+        let n: i64 = redis::cmd("CLIENT").arg("KILL").arg("TYPE").arg("normal").query(&mut c1).unwrap();
         assert_eq!(n, 3, "admin, v and c2");
         assert!(redis::cmd("PING").query::<String>(&mut c2).is_err());
         assert!(admin.is_closed());

@@ -24,9 +24,7 @@ fn each_threads_with(extra: &[&str], f: impl Fn(&TestServer)) {
 /// Bytes whose position shows up in them, so truncation, reordering and
 /// stale data are all visible.
 fn value(n: usize, seed: u8) -> Vec<u8> {
-    (0..n)
-        .map(|i| b'!' + ((i / 7 + i * 13 + seed as usize) % 90) as u8)
-        .collect()
+    (0..n).map(|i| b'!' + ((i / 7 + i * 13 + seed as usize) % 90) as u8).collect()
 }
 
 fn bulk(v: &[u8]) -> Vec<u8> {
@@ -46,12 +44,7 @@ fn resp(parts: &[&[u8]]) -> Vec<u8> {
 
 fn avoided(c: &mut redis::Connection) -> u64 {
     let info: String = redis::cmd("INFO").arg("stats").query(c).unwrap();
-    info.lines()
-        .find_map(|l| l.strip_prefix("reply_copy_avoided:"))
-        .expect("reply_copy_avoided")
-        .trim()
-        .parse()
-        .unwrap()
+    info.lines().find_map(|l| l.strip_prefix("reply_copy_avoided:")).expect("reply_copy_avoided").trim().parse().unwrap()
 }
 
 /// Polls INFO until at least `n` replies took the shared path.
@@ -124,15 +117,8 @@ fn getrange_sends_long_windows_from_the_stored_bytes() {
             ("-5", "-10", 0..0, false),
         ] {
             let b0 = avoided(&mut c);
-            r.roundtrip(
-                &[b"GETRANGE", b"k", start.as_bytes(), end.as_bytes()],
-                &bulk(&v[range.clone()]),
-            );
-            assert_eq!(
-                avoided(&mut c) - b0,
-                u64::from(shared),
-                "GETRANGE {start} {end}"
-            );
+            r.roundtrip(&[b"GETRANGE", b"k", start.as_bytes(), end.as_bytes()], &bulk(&v[range.clone()]));
+            assert_eq!(avoided(&mut c) - b0, u64::from(shared), "GETRANGE {start} {end}");
         }
         r.roundtrip(&[b"SUBSTR", b"k", b"1", b"50000"], &bulk(&v[1..50001]));
         assert_eq!(avoided(&mut c) - before, 4);
@@ -164,14 +150,8 @@ fn unsent_replies_keep_the_old_bytes() {
             r.roundtrip(&[b"CLIENT", b"SETNAME", b"reader"], b"+OK\r\n");
             r.send(&resp(&[b"GET", b"k"]).repeat(gets));
             wait_avoided(&mut c, before + gets as u64);
-            assert!(
-                omem(&mut c, "reader") > 0,
-                "every reply already left: the test proves nothing"
-            );
-            let _: redis::Value = redis::cmd(std::str::from_utf8(change[0]).unwrap())
-                .arg(&change[1..])
-                .query(&mut c)
-                .unwrap();
+            assert!(omem(&mut c, "reader") > 0, "every reply already left: the test proves nothing");
+            let _: redis::Value = redis::cmd(std::str::from_utf8(change[0]).unwrap()).arg(&change[1..]).query(&mut c).unwrap();
             for _ in 0..gets {
                 r.expect(&bulk(&old));
             }
@@ -179,11 +159,7 @@ fn unsent_replies_keep_the_old_bytes() {
         }
         // The value changed in place when no reply held it.
         set(&mut c, "k", &old);
-        let _: usize = redis::cmd("APPEND")
-            .arg("k")
-            .arg("!")
-            .query(&mut c)
-            .unwrap();
+        let _: usize = redis::cmd("APPEND").arg("k").arg("!").query(&mut c).unwrap();
         let got: Vec<u8> = redis::cmd("GET").arg("k").query(&mut c).unwrap();
         assert_eq!((got.len(), &got[..n], got[n]), (n + 1, &old[..], b'!'));
     });
@@ -192,15 +168,8 @@ fn unsent_replies_keep_the_old_bytes() {
 /// A client's `omem` in CLIENT LIST.
 fn omem(c: &mut redis::Connection, name: &str) -> usize {
     let list: String = redis::cmd("CLIENT").arg("LIST").query(c).unwrap();
-    let line = list
-        .lines()
-        .find(|l| l.contains(&format!("name={name} ")))
-        .expect("client");
-    line.split(' ')
-        .find_map(|f| f.strip_prefix("omem="))
-        .unwrap()
-        .parse()
-        .unwrap()
+    let line = list.lines().find(|l| l.contains(&format!("name={name} "))).expect("client");
+    line.split(' ').find_map(|f| f.strip_prefix("omem=")).unwrap().parse().unwrap()
 }
 
 /// Reads `want.len()` bytes a few at a time, in uneven pieces.
@@ -214,11 +183,7 @@ fn read_slowly(r: &mut Raw, want: &[u8]) {
         got.extend_from_slice(&b[..k]);
         step = step % 4093 + 7;
     }
-    assert!(
-        got == want,
-        "slow read differs at byte {:?}",
-        got.iter().zip(want).position(|(a, b)| a != b)
-    );
+    assert!(got == want, "slow read differs at byte {:?}", got.iter().zip(want).position(|(a, b)| a != b));
 }
 
 #[test]
@@ -237,19 +202,10 @@ fn pipelines_mix_small_and_large_replies_in_order() {
                 (resp(&[b"GET", b"small"]), bulk(b"tiny")),
                 (resp(&[b"PING"]), b"+PONG\r\n".to_vec()),
                 (resp(&[b"GET", b"missing"]), b"$-1\r\n".to_vec()),
-                (
-                    resp(&[b"INCR", b"ctr"]),
-                    format!(":{}\r\n", round + 1).into_bytes(),
-                ),
-                (
-                    resp(&[b"INCR", b"small"]),
-                    b"-ERR value is not an integer or out of range\r\n".to_vec(),
-                ),
+                (resp(&[b"INCR", b"ctr"]), format!(":{}\r\n", round + 1).into_bytes()),
+                (resp(&[b"INCR", b"small"]), b"-ERR value is not an integer or out of range\r\n".to_vec()),
                 (resp(&[b"GET", b"b"]), bulk(&b)),
-                (
-                    resp(&[b"MGET", b"b", b"small", b"a"]),
-                    [b"*3\r\n".to_vec(), bulk(&b), bulk(b"tiny"), bulk(&a)].concat(),
-                ),
+                (resp(&[b"MGET", b"b", b"small", b"a"]), [b"*3\r\n".to_vec(), bulk(&b), bulk(b"tiny"), bulk(&a)].concat()),
             ] {
                 req.extend_from_slice(&cmd);
                 want.extend_from_slice(&reply);
@@ -291,15 +247,7 @@ fn resp3_multi_exec_and_client_reply() {
         r.roundtrip(&[b"MGET", b"big", b"nope"], b"+QUEUED\r\n");
         r.roundtrip(&[b"SET", b"big", b"new"], b"+QUEUED\r\n");
         r.roundtrip(&[b"GET", b"big"], b"+QUEUED\r\n");
-        let want = [
-            b"*4\r\n".to_vec(),
-            bulk(&v),
-            b"*2\r\n".to_vec(),
-            bulk(&v),
-            b"_\r\n+OK\r\n".to_vec(),
-            bulk(b"new"),
-        ]
-        .concat();
+        let want = [b"*4\r\n".to_vec(), bulk(&v), b"*2\r\n".to_vec(), bulk(&v), b"_\r\n+OK\r\n".to_vec(), bulk(b"new")].concat();
         r.roundtrip(&[b"EXEC"], &want);
 
         // RESP2 from here; replies that are dropped drop their references.
@@ -359,16 +307,9 @@ fn client_list_counts_unsent_shared_bytes() {
         r.send(&resp(&[b"GET", b"big"]).repeat(6));
         wait_avoided(&mut c, before + 6);
         let list: String = redis::cmd("CLIENT").arg("LIST").query(&mut c).unwrap();
-        let line = list
-            .lines()
-            .find(|l| l.contains("name=slow"))
-            .expect("slow client");
+        let line = list.lines().find(|l| l.contains("name=slow")).expect("slow client");
         let field = |name: &str| -> usize {
-            line.split(' ')
-                .find_map(|f| f.strip_prefix(name))
-                .unwrap()
-                .parse()
-                .unwrap()
+            line.split(' ').find_map(|f| f.strip_prefix(name)).unwrap().parse().unwrap()
         };
         // What the socket has not taken yet, shared bytes included.
         let omem = field("omem=");
@@ -385,10 +326,7 @@ fn directive_at_start_and_at_runtime() {
     each_threads_with(&["--reply-copy-avoid-min-size", "1kb"], |s| {
         let mut c = s.conn();
         let mut r = s.raw();
-        r.roundtrip(
-            &[b"CONFIG", b"GET", b"reply-copy-avoid-min-size"],
-            &resp(&[b"reply-copy-avoid-min-size", b"1024"]),
-        );
+        r.roundtrip(&[b"CONFIG", b"GET", b"reply-copy-avoid-min-size"], &resp(&[b"reply-copy-avoid-min-size", b"1024"]));
         let v = value(1024, 7);
         let before = avoided(&mut c);
         set(&mut c, "k", &v);
@@ -397,10 +335,7 @@ fn directive_at_start_and_at_runtime() {
         assert_eq!(avoided(&mut c) - before, 2);
 
         // Off: values are stored and sent as before.
-        r.roundtrip(
-            &[b"CONFIG", b"SET", b"reply-copy-avoid-min-size", b"0"],
-            b"+OK\r\n",
-        );
+        r.roundtrip(&[b"CONFIG", b"SET", b"reply-copy-avoid-min-size", b"0"], b"+OK\r\n");
         r.roundtrip(&[b"GET", b"k"], &bulk(&v));
         let big = value(300_000, 8);
         set(&mut c, "k", &big);
@@ -409,24 +344,15 @@ fn directive_at_start_and_at_runtime() {
 
         // Back on with a unit: a value stored while off is copied until
         // written again.
-        r.roundtrip(
-            &[b"CONFIG", b"SET", b"reply-copy-avoid-min-size", b"64KB"],
-            b"+OK\r\n",
-        );
-        r.roundtrip(
-            &[b"CONFIG", b"GET", b"reply-copy-avoid-min-size"],
-            &resp(&[b"reply-copy-avoid-min-size", b"65536"]),
-        );
+        r.roundtrip(&[b"CONFIG", b"SET", b"reply-copy-avoid-min-size", b"64KB"], b"+OK\r\n");
+        r.roundtrip(&[b"CONFIG", b"GET", b"reply-copy-avoid-min-size"], &resp(&[b"reply-copy-avoid-min-size", b"65536"]));
         r.roundtrip(&[b"GET", b"k"], &bulk(&big));
         assert_eq!(avoided(&mut c) - before, 2);
         set(&mut c, "k", &big);
         r.roundtrip(&[b"GET", b"k"], &bulk(&big));
         assert_eq!(avoided(&mut c) - before, 3);
         // Shared when stored, but now below the threshold: copied.
-        r.roundtrip(
-            &[b"CONFIG", b"SET", b"reply-copy-avoid-min-size", b"1mb"],
-            b"+OK\r\n",
-        );
+        r.roundtrip(&[b"CONFIG", b"SET", b"reply-copy-avoid-min-size", b"1mb"], b"+OK\r\n");
         r.roundtrip(&[b"GET", b"k"], &bulk(&big));
         assert_eq!(avoided(&mut c) - before, 3);
 
@@ -438,10 +364,7 @@ fn directive_at_start_and_at_runtime() {
             &[b"CONFIG", b"SET", b"reply-copy-avoid-min-size", b"-1"],
             b"-ERR CONFIG SET failed (possibly related to argument 'reply-copy-avoid-min-size') - argument must be a memory value\r\n",
         );
-        r.roundtrip(
-            &[b"CONFIG", b"GET", b"reply-copy-avoid-min-size"],
-            &resp(&[b"reply-copy-avoid-min-size", b"1048576"]),
-        );
+        r.roundtrip(&[b"CONFIG", b"GET", b"reply-copy-avoid-min-size"], &resp(&[b"reply-copy-avoid-min-size", b"1048576"]));
     });
 }
 
@@ -449,12 +372,7 @@ fn mc_expect(m: &mut TcpStream, req: &[u8], want: &[u8]) {
     m.write_all(req).unwrap();
     let mut got = vec![0u8; want.len()];
     m.read_exact(&mut got).unwrap();
-    assert!(
-        got == want,
-        "reply to {:?} differs at byte {:?}",
-        String::from_utf8_lossy(&req[..req.len().min(40)]),
-        got.iter().zip(want).position(|(a, b)| a != b)
-    );
+    assert!(got == want, "reply to {:?} differs at byte {:?}", String::from_utf8_lossy(&req[..req.len().min(40)]), got.iter().zip(want).position(|(a, b)| a != b));
 }
 
 #[test]
@@ -471,26 +389,9 @@ fn memcache_values_are_sent_from_the_stored_bytes() {
         set.extend_from_slice(b"\r\n");
         mc_expect(&mut m, &set, b"STORED\r\n");
         let value_line = |head: &str| [head.as_bytes(), &v, b"\r\n"].concat();
-        mc_expect(
-            &mut m,
-            b"get big nope big\r\n",
-            &[
-                value_line("VALUE big 7 100000\r\n"),
-                value_line("VALUE big 7 100000\r\n"),
-                b"END\r\n".to_vec(),
-            ]
-            .concat(),
-        );
-        mc_expect(
-            &mut m,
-            b"mg big v f s\r\n",
-            &value_line("VA 100000 f7 s100000\r\n"),
-        );
-        mc_expect(
-            &mut m,
-            b"mg big v k q\r\nmn\r\n",
-            &[value_line("VA 100000 kbig\r\n"), b"MN\r\n".to_vec()].concat(),
-        );
+        mc_expect(&mut m, b"get big nope big\r\n", &[value_line("VALUE big 7 100000\r\n"), value_line("VALUE big 7 100000\r\n"), b"END\r\n".to_vec()].concat());
+        mc_expect(&mut m, b"mg big v f s\r\n", &value_line("VA 100000 f7 s100000\r\n"));
+        mc_expect(&mut m, b"mg big v k q\r\nmn\r\n", &[value_line("VA 100000 kbig\r\n"), b"MN\r\n".to_vec()].concat());
         assert_eq!(avoided(&mut c) - before, 4);
 
         // A reply still unsent keeps the bytes; append copies, then changes.
@@ -508,16 +409,7 @@ fn memcache_values_are_sent_from_the_stored_bytes() {
             assert!(got == want);
         }
         let appended = [&v[..], b"end"].concat();
-        mc_expect(
-            &mut m,
-            b"get big\r\n",
-            &[
-                b"VALUE big 7 100003\r\n".to_vec(),
-                appended.clone(),
-                b"\r\nEND\r\n".to_vec(),
-            ]
-            .concat(),
-        );
+        mc_expect(&mut m, b"get big\r\n", &[b"VALUE big 7 100003\r\n".to_vec(), appended.clone(), b"\r\nEND\r\n".to_vec()].concat());
 
         // A large string set through RESP is shared through memcached too.
         let w = value(50_000, 10);

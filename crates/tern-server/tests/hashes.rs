@@ -25,22 +25,15 @@ fn ints(v: &[i64]) -> Vec<u8> {
 fn basic_commands_with_client() {
     each_threads(|s| {
         let mut c = s.conn();
-        let _: () = c
-            .hset_multiple("h", &[("a", "1"), ("b", "2"), ("c", "3")])
-            .unwrap();
+        let _: () = c.hset_multiple("h", &[("a", "1"), ("b", "2"), ("c", "3")]).unwrap();
         assert_eq!(c.hget::<_, _, String>("h", "a").unwrap(), "1");
         assert_eq!(c.hget::<_, _, Option<String>>("h", "zz").unwrap(), None);
         assert_eq!(c.hlen::<_, i64>("h").unwrap(), 3);
         let all: HashMap<String, String> = c.hgetall("h").unwrap();
         assert_eq!(all.len(), 3);
         assert_eq!(all["b"], "2");
-        let vals: Vec<Option<String>> = redis::cmd("HMGET")
-            .arg("h")
-            .arg("c")
-            .arg("nope")
-            .arg("a")
-            .query(&mut c)
-            .unwrap();
+        let vals: Vec<Option<String>> =
+            redis::cmd("HMGET").arg("h").arg("c").arg("nope").arg("a").query(&mut c).unwrap();
         assert_eq!(vals, vec![Some("3".into()), None, Some("1".into())]);
         assert!(c.hexists::<_, _, bool>("h", "a").unwrap());
         assert_eq!(c.hincr::<_, _, _, i64>("h", "a", 41).unwrap(), 42);
@@ -66,22 +59,10 @@ fn basic_replies_and_errors() {
         rt(&mut r, "HSET h a 1 b 2", b":2\r\n");
         rt(&mut r, "HSET h a 1 c 3 c 4", b":1\r\n");
         rt(&mut r, "HGET h c", b"$1\r\n4\r\n");
-        rt(
-            &mut r,
-            "HSET h a",
-            b"-ERR wrong number of arguments for 'hset' command\r\n",
-        );
-        rt(
-            &mut r,
-            "HSET h a 1 b",
-            b"-ERR wrong number of arguments for 'hset' command\r\n",
-        );
+        rt(&mut r, "HSET h a", b"-ERR wrong number of arguments for 'hset' command\r\n");
+        rt(&mut r, "HSET h a 1 b", b"-ERR wrong number of arguments for 'hset' command\r\n");
         rt(&mut r, "HMSET h a 5", OK);
-        rt(
-            &mut r,
-            "HMSET h a",
-            b"-ERR wrong number of arguments for 'hmset' command\r\n",
-        );
+        rt(&mut r, "HMSET h a", b"-ERR wrong number of arguments for 'hmset' command\r\n");
         rt(&mut r, "HSETNX h a 9", b":0\r\n");
         rt(&mut r, "HSETNX h d 9", b":1\r\n");
         rt(&mut r, "HMGET nokey a b", b"*2\r\n$-1\r\n$-1\r\n");
@@ -95,44 +76,16 @@ fn basic_replies_and_errors() {
         rt(&mut r, "HGET nokey a", NIL);
         rt(&mut r, "HDEL nokey a", b":0\r\n");
         rt(&mut r, "HINCRBY h a x", NOT_INT);
-        rt(
-            &mut r,
-            "HINCRBY h a 9223372036854775807",
-            b"-ERR increment or decrement would overflow\r\n",
-        );
+        rt(&mut r, "HINCRBY h a 9223372036854775807", b"-ERR increment or decrement would overflow\r\n");
         rt(&mut r, "HSET h s abc", b":1\r\n");
-        rt(
-            &mut r,
-            "HINCRBY h s 1",
-            b"-ERR hash value is not an integer\r\n",
-        );
-        rt(
-            &mut r,
-            "HINCRBYFLOAT h s 1",
-            b"-ERR hash value is not a float\r\n",
-        );
-        rt(
-            &mut r,
-            "HINCRBYFLOAT h a abc",
-            b"-ERR value is not a valid float\r\n",
-        );
-        rt(
-            &mut r,
-            "HINCRBYFLOAT h a inf",
-            b"-ERR value is NaN or Infinity\r\n",
-        );
+        rt(&mut r, "HINCRBY h s 1", b"-ERR hash value is not an integer\r\n");
+        rt(&mut r, "HINCRBYFLOAT h s 1", b"-ERR hash value is not a float\r\n");
+        rt(&mut r, "HINCRBYFLOAT h a abc", b"-ERR value is not a valid float\r\n");
+        rt(&mut r, "HINCRBYFLOAT h a inf", b"-ERR value is NaN or Infinity\r\n");
         rt(&mut r, "HINCRBYFLOAT h a 1.5", b"$3\r\n6.5\r\n");
         rt(&mut r, "HINCRBYFLOAT h n 3.0e3", b"$4\r\n3000\r\n");
-        rt(
-            &mut r,
-            "HINCRBYFLOAT h n -0.1",
-            b"$22\r\n2999.89999999999999991\r\n",
-        );
-        rt(
-            &mut r,
-            "HINCRBYFLOAT h q 1e5000",
-            b"-ERR value is not a valid float\r\n",
-        );
+        rt(&mut r, "HINCRBYFLOAT h n -0.1", b"$22\r\n2999.89999999999999991\r\n");
+        rt(&mut r, "HINCRBYFLOAT h q 1e5000", b"-ERR value is not a valid float\r\n");
         rt(&mut r, "HINCRBY newh f -5", b":-5\r\n");
         rt(&mut r, "TYPE newh", b"+hash\r\n");
     });
@@ -207,11 +160,7 @@ fn generic_key_commands_see_hashes() {
         rt(&mut r, "HGETALL h3", &bulks(&["a", "changed", "b", "2"]));
         rt(&mut r, "SELECT 0", OK);
         rt(&mut r, "SET s v", OK);
-        rt(
-            &mut r,
-            "SCAN 0 TYPE hash",
-            &[b"*2\r\n$1\r\n0\r\n".as_slice(), &bulks(&["h"])].concat(),
-        );
+        rt(&mut r, "SCAN 0 TYPE hash", &[b"*2\r\n$1\r\n0\r\n".as_slice(), &bulks(&["h"])].concat());
         rt(&mut r, "EXPIRE h 100", b":1\r\n");
         rt(&mut r, "TTL h", b":100\r\n");
         rt(&mut r, "DEL h", b":1\r\n");
@@ -223,17 +172,9 @@ fn generic_key_commands_see_hashes() {
 fn encoding_converts_at_thresholds() {
     each_threads(|s| {
         let mut r = s.raw();
-        rt(
-            &mut r,
-            "CONFIG GET hash-max-listpack-entries",
-            &bulks(&["hash-max-listpack-entries", "512"]),
-        );
+        rt(&mut r, "CONFIG GET hash-max-listpack-entries", &bulks(&["hash-max-listpack-entries", "512"]));
         rt(&mut r, "CONFIG SET hash-max-ziplist-entries 3", OK);
-        rt(
-            &mut r,
-            "CONFIG GET hash-max-listpack-entries",
-            &bulks(&["hash-max-listpack-entries", "3"]),
-        );
+        rt(&mut r, "CONFIG GET hash-max-listpack-entries", &bulks(&["hash-max-listpack-entries", "3"]));
         rt(&mut r, "HSET h a 1 b 2 c 3", b":3\r\n");
         rt(&mut r, "OBJECT ENCODING h", b"$8\r\nlistpack\r\n");
         rt(&mut r, "HSET h d 4", b":1\r\n");
@@ -262,26 +203,15 @@ fn encoding_converts_at_thresholds() {
 fn large_hash_scan_and_random() {
     each_threads(|s| {
         let mut c = s.conn();
-        let pairs: Vec<(String, String)> = (0..1000)
-            .map(|i| (format!("f{i}"), format!("v{i}")))
-            .collect();
+        let pairs: Vec<(String, String)> = (0..1000).map(|i| (format!("f{i}"), format!("v{i}"))).collect();
         let _: () = c.hset_multiple("big", &pairs).unwrap();
-        let enc: String = redis::cmd("OBJECT")
-            .arg("ENCODING")
-            .arg("big")
-            .query(&mut c)
-            .unwrap();
+        let enc: String = redis::cmd("OBJECT").arg("ENCODING").arg("big").query(&mut c).unwrap();
         assert_eq!(enc, "hashtable");
         let mut seen = HashSet::new();
         let mut cursor = 0u64;
         loop {
-            let (next, items): (u64, Vec<String>) = redis::cmd("HSCAN")
-                .arg("big")
-                .arg(cursor)
-                .arg("COUNT")
-                .arg(50)
-                .query(&mut c)
-                .unwrap();
+            let (next, items): (u64, Vec<String>) =
+                redis::cmd("HSCAN").arg("big").arg(cursor).arg("COUNT").arg(50).query(&mut c).unwrap();
             for kv in items.chunks(2) {
                 assert_eq!(kv[1], format!("v{}", &kv[0][1..]));
                 seen.insert(kv[0].clone());
@@ -304,40 +234,14 @@ fn large_hash_scan_and_random() {
             .unwrap();
         let mut items = items;
         items.sort();
-        assert_eq!(
-            items,
-            vec![
-                "f99", "f990", "f991", "f992", "f993", "f994", "f995", "f996", "f997", "f998",
-                "f999"
-            ]
-        );
-        let picked: Vec<String> = redis::cmd("HRANDFIELD")
-            .arg("big")
-            .arg(20)
-            .query(&mut c)
-            .unwrap();
+        assert_eq!(items, vec!["f99", "f990", "f991", "f992", "f993", "f994", "f995", "f996", "f997", "f998", "f999"]);
+        let picked: Vec<String> = redis::cmd("HRANDFIELD").arg("big").arg(20).query(&mut c).unwrap();
         assert_eq!(picked.iter().collect::<HashSet<_>>().len(), 20);
-        let picked: Vec<String> = redis::cmd("HRANDFIELD")
-            .arg("big")
-            .arg(-3000)
-            .query(&mut c)
-            .unwrap();
+        let picked: Vec<String> = redis::cmd("HRANDFIELD").arg("big").arg(-3000).query(&mut c).unwrap();
         assert_eq!(picked.len(), 3000);
-        let picked: Vec<String> = redis::cmd("HRANDFIELD")
-            .arg("big")
-            .arg(900)
-            .arg("WITHVALUES")
-            .query(&mut c)
-            .unwrap();
+        let picked: Vec<String> = redis::cmd("HRANDFIELD").arg("big").arg(900).arg("WITHVALUES").query(&mut c).unwrap();
         assert_eq!(picked.len(), 1800);
-        assert_eq!(
-            picked
-                .chunks(2)
-                .map(|p| p[0].clone())
-                .collect::<HashSet<_>>()
-                .len(),
-            900
-        );
+        assert_eq!(picked.chunks(2).map(|p| p[0].clone()).collect::<HashSet<_>>().len(), 900);
         let one: String = redis::cmd("HRANDFIELD").arg("big").query(&mut c).unwrap();
         assert!(one.starts_with('f'));
     });
@@ -352,11 +256,7 @@ fn hrandfield_and_hscan_replies() {
         rt(&mut r, "HSET h a 1 b 2", b":2\r\n");
         rt(&mut r, "HRANDFIELD h 0", b"*0\r\n");
         rt(&mut r, "HRANDFIELD h 5", &bulks(&["a", "b"]));
-        rt(
-            &mut r,
-            "HRANDFIELD h 5 WITHVALUES",
-            &bulks(&["a", "1", "b", "2"]),
-        );
+        rt(&mut r, "HRANDFIELD h 5 WITHVALUES", &bulks(&["a", "1", "b", "2"]));
         rt(&mut r, "HRANDFIELD h 1 withvalue", SYNTAX);
         rt(&mut r, "HRANDFIELD h 1 withvalues x", SYNTAX);
         rt(&mut r, "HRANDFIELD h x", NOT_INT);
@@ -367,46 +267,14 @@ fn hrandfield_and_hscan_replies() {
         );
         // With values the reply holds two entries a field: a count past
         // LONG_MAX / 2 either way is refused, even for a missing key.
-        rt(
-            &mut r,
-            "HRANDFIELD h 4611686018427387903 WITHVALUES",
-            &bulks(&["a", "1", "b", "2"]),
-        );
-        for count in [
-            "4611686018427387904",
-            "-4611686018427387904",
-            "9223372036854775807",
-        ] {
-            rt(
-                &mut r,
-                &format!("HRANDFIELD h {count} WITHVALUES"),
-                b"-ERR value is out of range\r\n",
-            );
-            rt(
-                &mut r,
-                &format!("HRANDFIELD nokey {count} WITHVALUES"),
-                b"-ERR value is out of range\r\n",
-            );
+        rt(&mut r, "HRANDFIELD h 4611686018427387903 WITHVALUES", &bulks(&["a", "1", "b", "2"]));
+        for count in ["4611686018427387904", "-4611686018427387904", "9223372036854775807"] {
+            rt(&mut r, &format!("HRANDFIELD h {count} WITHVALUES"), b"-ERR value is out of range\r\n");
+            rt(&mut r, &format!("HRANDFIELD nokey {count} WITHVALUES"), b"-ERR value is out of range\r\n");
         }
-        rt(
-            &mut r,
-            "HSCAN h 0",
-            &[
-                b"*2\r\n$1\r\n0\r\n".as_slice(),
-                &bulks(&["a", "1", "b", "2"]),
-            ]
-            .concat(),
-        );
-        rt(
-            &mut r,
-            "HSCAN h 0 NOVALUES",
-            &[b"*2\r\n$1\r\n0\r\n".as_slice(), &bulks(&["a", "b"])].concat(),
-        );
-        rt(
-            &mut r,
-            "HSCAN h 0 MATCH b",
-            &[b"*2\r\n$1\r\n0\r\n".as_slice(), &bulks(&["b", "2"])].concat(),
-        );
+        rt(&mut r, "HSCAN h 0", &[b"*2\r\n$1\r\n0\r\n".as_slice(), &bulks(&["a", "1", "b", "2"])].concat());
+        rt(&mut r, "HSCAN h 0 NOVALUES", &[b"*2\r\n$1\r\n0\r\n".as_slice(), &bulks(&["a", "b"])].concat());
+        rt(&mut r, "HSCAN h 0 MATCH b", &[b"*2\r\n$1\r\n0\r\n".as_slice(), &bulks(&["b", "2"])].concat());
         rt(&mut r, "HSCAN h 0 COUNT 0", SYNTAX);
         rt(&mut r, "HSCAN h 0 COUNT x", NOT_INT);
         rt(&mut r, "HSCAN h 0 foo", SYNTAX);
@@ -428,17 +296,9 @@ fn resp3_shapes() {
         while !buf.ends_with(b"+PONG\r\n") {
             buf.extend(r.read_n(1));
         }
-        rt(
-            &mut r,
-            "HGETALL h",
-            b"%2\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n2\r\n",
-        );
+        rt(&mut r, "HGETALL h", b"%2\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n2\r\n");
         rt(&mut r, "HGETALL nokey", b"%0\r\n");
-        rt(
-            &mut r,
-            "HRANDFIELD h 2 WITHVALUES",
-            b"*2\r\n*2\r\n$1\r\na\r\n$1\r\n1\r\n*2\r\n$1\r\nb\r\n$1\r\n2\r\n",
-        );
+        rt(&mut r, "HRANDFIELD h 2 WITHVALUES", b"*2\r\n*2\r\n$1\r\na\r\n$1\r\n1\r\n*2\r\n$1\r\nb\r\n$1\r\n2\r\n");
         rt(&mut r, "HGET h zz", b"_\r\n");
     });
 }
@@ -448,42 +308,14 @@ fn field_expiration_errors() {
     each_threads(|s| {
         let mut r = s.raw();
         rt(&mut r, "HSET h a 1", b":1\r\n");
-        rt(
-            &mut r,
-            "HEXPIRE h -1 FIELDS 1 a",
-            b"-ERR invalid expire time, must be >= 0\r\n",
-        );
+        rt(&mut r, "HEXPIRE h -1 FIELDS 1 a", b"-ERR invalid expire time, must be >= 0\r\n");
         rt(&mut r, "HEXPIRE h x FIELDS 1 a", NOT_INT);
-        rt(
-            &mut r,
-            "HEXPIRE h 281474976710 FIELDS 1 a",
-            b"-ERR invalid expire time in 'hexpire' command\r\n",
-        );
-        rt(
-            &mut r,
-            "HPEXPIRE h 281474976710656 FIELDS 1 a",
-            b"-ERR invalid expire time in 'hpexpire' command\r\n",
-        );
-        rt(
-            &mut r,
-            "HPEXPIREAT h 70368744177664 FIELDS 1 a",
-            b"-ERR invalid expire time in 'hpexpireat' command\r\n",
-        );
-        rt(
-            &mut r,
-            "HPEXPIREAT h 70368744177663 FIELDS 1 a",
-            b"*1\r\n:1\r\n",
-        );
-        rt(
-            &mut r,
-            "HPEXPIRE h 100 NX FIELDS 0 a",
-            b"-ERR Parameter `numFields` should be greater than 0\r\n",
-        );
-        rt(
-            &mut r,
-            "HPEXPIRE h 100 FIELDS x a",
-            b"-ERR Parameter `numFields` should be greater than 0\r\n",
-        );
+        rt(&mut r, "HEXPIRE h 281474976710 FIELDS 1 a", b"-ERR invalid expire time in 'hexpire' command\r\n");
+        rt(&mut r, "HPEXPIRE h 281474976710656 FIELDS 1 a", b"-ERR invalid expire time in 'hpexpire' command\r\n");
+        rt(&mut r, "HPEXPIREAT h 70368744177664 FIELDS 1 a", b"-ERR invalid expire time in 'hpexpireat' command\r\n");
+        rt(&mut r, "HPEXPIREAT h 70368744177663 FIELDS 1 a", b"*1\r\n:1\r\n");
+        rt(&mut r, "HPEXPIRE h 100 NX FIELDS 0 a", b"-ERR Parameter `numFields` should be greater than 0\r\n");
+        rt(&mut r, "HPEXPIRE h 100 FIELDS x a", b"-ERR Parameter `numFields` should be greater than 0\r\n");
         rt(
             &mut r,
             "HPEXPIRE h 100 FIELDS 2 a",
@@ -494,87 +326,27 @@ fn field_expiration_errors() {
             "HPEXPIRE h 100 XX FIELD 1 a",
             b"-ERR Mandatory argument FIELDS is missing or not at the right position\r\n",
         );
-        rt(
-            &mut r,
-            "HPEXPIRE h 100 FIELDS",
-            b"-ERR wrong number of arguments for 'hpexpire' command\r\n",
-        );
-        rt(
-            &mut r,
-            "HTTL h FIELDS 0 a",
-            b"-ERR Number of fields must be a positive integer\r\n",
-        );
-        rt(
-            &mut r,
-            "HTTL h FIELDS 2 a",
-            b"-ERR The `numfields` parameter must match the number of arguments\r\n",
-        );
-        rt(
-            &mut r,
-            "HTTL h FIELD 1 a",
-            b"-ERR Mandatory argument FIELDS is missing or not at the right position\r\n",
-        );
-        rt(
-            &mut r,
-            "HPERSIST h FIELDS -1 a",
-            b"-ERR Number of fields must be a positive integer\r\n",
-        );
-        rt(
-            &mut r,
-            "HGETDEL h FIELDS 0 a",
-            b"-ERR Number of fields must be a positive integer\r\n",
-        );
-        rt(
-            &mut r,
-            "HGETDEL h NOPE 1 a",
-            b"-ERR Mandatory argument FIELDS is missing or not at the right position\r\n",
-        );
-        rt(
-            &mut r,
-            "HGETEX h FIELDS 2 a",
-            b"-ERR The `numfields` parameter must match the number of arguments\r\n",
-        );
-        rt(
-            &mut r,
-            "HGETEX h PXAT 1 1",
-            b"-ERR Mandatory argument FIELDS is missing or not at the right position\r\n",
-        );
+        rt(&mut r, "HPEXPIRE h 100 FIELDS", b"-ERR wrong number of arguments for 'hpexpire' command\r\n");
+        rt(&mut r, "HTTL h FIELDS 0 a", b"-ERR Number of fields must be a positive integer\r\n");
+        rt(&mut r, "HTTL h FIELDS 2 a", b"-ERR The `numfields` parameter must match the number of arguments\r\n");
+        rt(&mut r, "HTTL h FIELD 1 a", b"-ERR Mandatory argument FIELDS is missing or not at the right position\r\n");
+        rt(&mut r, "HPERSIST h FIELDS -1 a", b"-ERR Number of fields must be a positive integer\r\n");
+        rt(&mut r, "HGETDEL h FIELDS 0 a", b"-ERR Number of fields must be a positive integer\r\n");
+        rt(&mut r, "HGETDEL h NOPE 1 a", b"-ERR Mandatory argument FIELDS is missing or not at the right position\r\n");
+        rt(&mut r, "HGETEX h FIELDS 2 a", b"-ERR The `numfields` parameter must match the number of arguments\r\n");
+        rt(&mut r, "HGETEX h PXAT 1 1", b"-ERR Mandatory argument FIELDS is missing or not at the right position\r\n");
         rt(
             &mut r,
             "HGETEX h PERSIST 1 FIELDS 1 a",
             b"-ERR Mandatory argument FIELDS is missing or not at the right position\r\n",
         );
         rt(&mut r, "HGETEX h EX bla FIELDS 1 a", NOT_INT);
-        rt(
-            &mut r,
-            "HGETEX h PX -1 FIELDS 1 a",
-            b"-ERR invalid expire time, must be >= 0\r\n",
-        );
-        rt(
-            &mut r,
-            "HGETEX h EXAT 70368744178 FIELDS 1 a",
-            b"-ERR invalid expire time in 'hgetex' command\r\n",
-        );
-        rt(
-            &mut r,
-            "HSETEX h FIELDS 2 a b",
-            b"-ERR wrong number of arguments for 'hsetex' command\r\n",
-        );
-        rt(
-            &mut r,
-            "HSETEX h FIELDS 1 a b c",
-            b"-ERR wrong number of arguments for 'hsetex' command\r\n",
-        );
-        rt(
-            &mut r,
-            "HSETEX h NX FIELDS 1 a b",
-            b"-ERR unknown argument\r\n",
-        );
-        rt(
-            &mut r,
-            "HSETEX h FXX FNX FIELDS 1 a b",
-            b"-ERR Only one of FXX or FNX arguments can be specified\r\n",
-        );
+        rt(&mut r, "HGETEX h PX -1 FIELDS 1 a", b"-ERR invalid expire time, must be >= 0\r\n");
+        rt(&mut r, "HGETEX h EXAT 70368744178 FIELDS 1 a", b"-ERR invalid expire time in 'hgetex' command\r\n");
+        rt(&mut r, "HSETEX h FIELDS 2 a b", b"-ERR wrong number of arguments for 'hsetex' command\r\n");
+        rt(&mut r, "HSETEX h FIELDS 1 a b c", b"-ERR wrong number of arguments for 'hsetex' command\r\n");
+        rt(&mut r, "HSETEX h NX FIELDS 1 a b", b"-ERR unknown argument\r\n");
+        rt(&mut r, "HSETEX h FXX FNX FIELDS 1 a b", b"-ERR Only one of FXX or FNX arguments can be specified\r\n");
         rt(
             &mut r,
             "HSETEX h EX 1 KEEPTTL FIELDS 1 a b",
@@ -586,21 +358,9 @@ fn field_expiration_errors() {
             b"-ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified\r\n",
         );
         rt(&mut r, "HSETEX h EX FIELDS 1 a b", NOT_INT);
-        rt(
-            &mut r,
-            "HSETEX h FIELDS 0 a b",
-            b"-ERR invalid number of fields\r\n",
-        );
-        rt(
-            &mut r,
-            "HSETEX h FIELDS x a b",
-            b"-ERR invalid number of fields\r\n",
-        );
-        rt(
-            &mut r,
-            "HSETEX h EXAT -1 1 a b",
-            b"-ERR invalid expire time, must be >= 0\r\n",
-        );
+        rt(&mut r, "HSETEX h FIELDS 0 a b", b"-ERR invalid number of fields\r\n");
+        rt(&mut r, "HSETEX h FIELDS x a b", b"-ERR invalid number of fields\r\n");
+        rt(&mut r, "HSETEX h EXAT -1 1 a b", b"-ERR invalid expire time, must be >= 0\r\n");
     });
 }
 
@@ -611,11 +371,7 @@ fn field_expiration_replies() {
         rt(&mut r, "HEXPIRE nokey 10 FIELDS 2 a b", &ints(&[-2, -2]));
         rt(&mut r, "HTTL nokey FIELDS 1 a", &ints(&[-2]));
         rt(&mut r, "HPERSIST nokey FIELDS 1 a", &ints(&[-2]));
-        rt(
-            &mut r,
-            "HGETDEL nokey FIELDS 2 a b",
-            b"*2\r\n$-1\r\n$-1\r\n",
-        );
+        rt(&mut r, "HGETDEL nokey FIELDS 2 a b", b"*2\r\n$-1\r\n$-1\r\n");
         rt(&mut r, "HGETEX nokey EX 5 FIELDS 1 a", b"*1\r\n$-1\r\n");
         rt(&mut r, "HSET h f1 v1 f2 v2 f3 v3", b":3\r\n");
         rt(&mut r, "HTTL h FIELDS 2 f1 zz", &ints(&[-1, -2]));
@@ -624,24 +380,12 @@ fn field_expiration_replies() {
         rt(&mut r, "HTTL h FIELDS 1 f1", &ints(&[1000]));
         rt(&mut r, "HEXPIRE h 1000 NX FIELDS 2 f1 f2", &ints(&[0, 1]));
         rt(&mut r, "HEXPIRE h 2000 XX FIELDS 2 f1 f3", &ints(&[1, 0]));
-        rt(
-            &mut r,
-            "HEXPIRE h 1500 GT FIELDS 3 f1 f2 f3",
-            &ints(&[0, 1, 0]),
-        );
-        rt(
-            &mut r,
-            "HEXPIRE h 1200 LT FIELDS 3 f1 f2 f3",
-            &ints(&[1, 1, 1]),
-        );
+        rt(&mut r, "HEXPIRE h 1500 GT FIELDS 3 f1 f2 f3", &ints(&[0, 1, 0]));
+        rt(&mut r, "HEXPIRE h 1200 LT FIELDS 3 f1 f2 f3", &ints(&[1, 1, 1]));
         rt(&mut r, "HPERSIST h FIELDS 3 f3 f3 zz", &ints(&[1, -1, -2]));
         rt(&mut r, "HEXPIREAT h 4102444800 FIELDS 1 f3", &ints(&[1]));
         rt(&mut r, "HEXPIRETIME h FIELDS 1 f3", &ints(&[4102444800]));
-        rt(
-            &mut r,
-            "HPEXPIRETIME h FIELDS 1 f3",
-            &ints(&[4102444800000]),
-        );
+        rt(&mut r, "HPEXPIRETIME h FIELDS 1 f3", &ints(&[4102444800000]));
         rt(&mut r, "HPEXPIREAT h 1 FIELDS 2 f3 zz", &ints(&[2, -2]));
         rt(&mut r, "HEXISTS h f3", b":0\r\n");
         rt(&mut r, "HEXPIRE h 0 FIELDS 2 f1 f2", &ints(&[2, 2]));
@@ -653,11 +397,7 @@ fn field_expiration_replies() {
         rt(&mut r, "HINCRBY h b 1", b":3\r\n");
         rt(&mut r, "HTTL h FIELDS 2 a b", &ints(&[-1, 100]));
         // HGETEX sets, persists, and deletes with a past time.
-        rt(
-            &mut r,
-            "HGETEX h EX 50 FIELDS 2 a zz",
-            b"*2\r\n$1\r\n5\r\n$-1\r\n",
-        );
+        rt(&mut r, "HGETEX h EX 50 FIELDS 2 a zz", b"*2\r\n$1\r\n5\r\n$-1\r\n");
         rt(&mut r, "HTTL h FIELDS 1 a", &ints(&[50]));
         rt(&mut r, "HGETEX h PERSIST FIELDS 1 a", b"*1\r\n$1\r\n5\r\n");
         rt(&mut r, "HTTL h FIELDS 1 a", &ints(&[-1]));
@@ -676,11 +416,7 @@ fn field_expiration_replies() {
         rt(&mut r, "HSETEX past EXAT 1 FIELDS 2 a 1 b 2", b":1\r\n");
         rt(&mut r, "EXISTS past", b":0\r\n");
         // HGETDEL: repeats, missing fields, and the last field deletes the key.
-        rt(
-            &mut r,
-            "HGETDEL h FIELDS 4 c c zz b",
-            b"*4\r\n$1\r\n9\r\n$-1\r\n$-1\r\n$1\r\n3\r\n",
-        );
+        rt(&mut r, "HGETDEL h FIELDS 4 c c zz b", b"*4\r\n$1\r\n9\r\n$-1\r\n$-1\r\n$1\r\n3\r\n");
         rt(&mut r, "HGETDEL h FIELDS 1 d", b"*1\r\n$1\r\n8\r\n");
         rt(&mut r, "EXISTS h", b":0\r\n");
     });
@@ -693,9 +429,7 @@ fn expired_fields_vanish_and_hash_goes_with_the_last() {
         let mut r = s.raw();
         rt(&mut r, "HSET h keep 1 gone 2", b":2\r\n");
         rt(&mut r, "HPEXPIRE h 30 FIELDS 1 gone", &ints(&[1]));
-        wait_for("field gone", || {
-            !c.hexists::<_, _, bool>("h", "gone").unwrap()
-        });
+        wait_for("field gone", || !c.hexists::<_, _, bool>("h", "gone").unwrap());
         rt(&mut r, "HLEN h", b":1\r\n");
         rt(&mut r, "HGETALL h", &bulks(&["keep", "1"]));
         // A hash whose fields all expired is absent to every command at once.
@@ -703,12 +437,7 @@ fn expired_fields_vanish_and_hash_goes_with_the_last() {
         wait_for("hash gone", || !c.exists::<_, bool>("all").unwrap());
         rt(&mut r, "TYPE all", b"+none\r\n");
         rt(&mut r, "DEL all", b":0\r\n");
-        let (_, keys): (u64, Vec<String>) = redis::cmd("SCAN")
-            .arg(0)
-            .arg("COUNT")
-            .arg(1000)
-            .query(&mut c)
-            .unwrap();
+        let (_, keys): (u64, Vec<String>) = redis::cmd("SCAN").arg(0).arg("COUNT").arg(1000).query(&mut c).unwrap();
         assert_eq!(keys, vec!["h"]);
     });
 }
@@ -730,11 +459,9 @@ fn active_expiry_removes_fields_and_hashes() {
         rt(&mut r, "HPEXPIRE mixed 20 FIELDS 1 drop", &ints(&[1]));
         // Two keys gone is not yet `mixed`'s field (another shard's cycle
         // may come later): wait for both, then check the counts exactly.
-        let stats =
-            |c: &mut redis::Connection| redis::cmd("INFO").arg("stats").query::<String>(c).unwrap();
+        let stats = |c: &mut redis::Connection| redis::cmd("INFO").arg("stats").query::<String>(c).unwrap();
         wait_for("active expiry", || {
-            redis::cmd("DBSIZE").query::<i64>(&mut c).unwrap() == 1
-                && !stats(&mut c).contains("\r\nexpired_subkeys:4\r\n")
+            redis::cmd("DBSIZE").query::<i64>(&mut c).unwrap() == 1 && !stats(&mut c).contains("\r\nexpired_subkeys:4\r\n")
         });
         let info = stats(&mut c);
         assert!(info.contains("\r\nexpired_subkeys:5\r\n"), "{info}");
@@ -744,9 +471,7 @@ fn active_expiry_removes_fields_and_hashes() {
         rt(&mut r, "HSET r f v", b":1\r\n");
         rt(&mut r, "HPEXPIRE r 20 FIELDS 1 f", &ints(&[1]));
         rt(&mut r, "RENAME r r2", OK);
-        wait_for("renamed hash expiry", || {
-            redis::cmd("DBSIZE").query::<i64>(&mut c).unwrap() == 1
-        });
+        wait_for("renamed hash expiry", || redis::cmd("DBSIZE").query::<i64>(&mut c).unwrap() == 1);
     });
 }
 
@@ -764,10 +489,6 @@ fn watch_sees_hash_writes() {
         rt(&mut r, "MULTI", OK);
         rt(&mut r, "HSET h b 1", b"+QUEUED\r\n");
         rt(&mut r, "HGETALL h", b"+QUEUED\r\n");
-        rt(
-            &mut r,
-            "EXEC",
-            b"*2\r\n:1\r\n*4\r\n$1\r\na\r\n$1\r\n2\r\n$1\r\nb\r\n$1\r\n1\r\n",
-        );
+        rt(&mut r, "EXEC", b"*2\r\n:1\r\n*4\r\n$1\r\na\r\n$1\r\n2\r\n$1\r\nb\r\n$1\r\n1\r\n");
     });
 }

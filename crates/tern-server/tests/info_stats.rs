@@ -14,20 +14,11 @@ fn info(c: &mut redis::Connection, sections: &[&str]) -> String {
 
 /// The `key:value` line for `key`, if any.
 fn field(text: &str, key: &str) -> Option<String> {
-    text.lines().find_map(|l| {
-        l.strip_prefix(key)
-            .and_then(|r| r.strip_prefix(':'))
-            .map(str::to_string)
-    })
+    text.lines().find_map(|l| l.strip_prefix(key).and_then(|r| r.strip_prefix(':')).map(str::to_string))
 }
 
 fn config_set(c: &mut redis::Connection, k: &str, v: &str) {
-    let _: () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg(k)
-        .arg(v)
-        .query(c)
-        .unwrap();
+    let _: () = redis::cmd("CONFIG").arg("SET").arg(k).arg(v).query(c).unwrap();
 }
 
 /// `p50=1.003,p99=...` as (name, µs) pairs.
@@ -52,51 +43,21 @@ fn latencystats_percentiles_per_command() {
         let c = &mut conns[0];
         // Not in the default sections; in `all`, `everything` and by name.
         assert!(!info(c, &[]).contains("# Latencystats"));
-        for sections in [
-            &["latencystats"][..],
-            &["all"],
-            &["everything"],
-            &["server", "latencystats", "commandstats"],
-        ] {
+        for sections in [&["latencystats"][..], &["all"], &["everything"], &["server", "latencystats", "commandstats"]] {
             let text = info(c, sections);
             assert!(text.contains("# Latencystats\r\n"), "{sections:?}");
             let get = field(&text, "latency_percentiles_usec_get").expect("a line for GET");
             let p = percentiles(&get);
             let names: Vec<&str> = p.iter().map(|(n, _)| n.as_str()).collect();
             assert_eq!(names, ["p50", "p99", "p99.9"]);
-            assert!(
-                p[0].1 > 0.0 && p[0].1 <= p[1].1 && p[1].1 <= p[2].1,
-                "{get}"
-            );
+            assert!(p[0].1 > 0.0 && p[0].1 <= p[1].1 && p[1].1 <= p[2].1, "{get}");
             // Three decimals, as Redis prints them.
-            assert!(
-                get.split(',').all(|x| x
-                    .split('=')
-                    .nth(1)
-                    .unwrap()
-                    .split('.')
-                    .nth(1)
-                    .unwrap()
-                    .len()
-                    == 3),
-                "{get}"
-            );
+            assert!(get.split(',').all(|x| x.split('=').nth(1).unwrap().split('.').nth(1).unwrap().len() == 3), "{get}");
         }
         let both = info(c, &["server", "latencystats", "commandstats"]);
-        assert!(
-            both.contains("# Server\r\n")
-                && both.contains("# Commandstats\r\n")
-                && !both.contains("# Clients")
-        );
-        assert!(
-            field(&both, "latency_percentiles_usec_config|set").is_none(),
-            "CONFIG SET has not run"
-        );
-        assert_eq!(
-            field(&both, "cmdstat_get").map(|l| l.starts_with("calls=3,")),
-            Some(true),
-            "{both}"
-        );
+        assert!(both.contains("# Server\r\n") && both.contains("# Commandstats\r\n") && !both.contains("# Clients"));
+        assert!(field(&both, "latency_percentiles_usec_config|set").is_none(), "CONFIG SET has not run");
+        assert_eq!(field(&both, "cmdstat_get").map(|l| l.starts_with("calls=3,")), Some(true), "{both}");
 
         config_set(c, "latency-tracking-info-percentiles", "0 99.99 100");
         let text = info(c, &["latencystats"]);
@@ -105,27 +66,15 @@ fn latencystats_percentiles_per_command() {
         assert_eq!(names, ["p0", "p99.99", "p100"]);
         assert!(p[0].1 <= p[2].1);
         let err = |c: &mut redis::Connection, v: &str| {
-            let e: redis::RedisError = redis::cmd("CONFIG")
-                .arg("SET")
-                .arg("latency-tracking-info-percentiles")
-                .arg(v)
-                .query::<()>(c)
-                .unwrap_err();
+            let e: redis::RedisError = redis::cmd("CONFIG").arg("SET").arg("latency-tracking-info-percentiles").arg(v).query::<()>(c).unwrap_err();
             e.detail().unwrap_or_default().to_string()
         };
         assert_eq!(err(c, "50 abc"), "CONFIG SET failed (possibly related to argument 'latency-tracking-info-percentiles') - Invalid latency-tracking-info-percentiles parameters");
         assert_eq!(err(c, "101"), "CONFIG SET failed (possibly related to argument 'latency-tracking-info-percentiles') - latency-tracking-info-percentiles parameters should sit between [0.0,100.0]");
-        let shown: Vec<String> = redis::cmd("CONFIG")
-            .arg("GET")
-            .arg("latency-tracking-info-percentiles")
-            .query(c)
-            .unwrap();
+        let shown: Vec<String> = redis::cmd("CONFIG").arg("GET").arg("latency-tracking-info-percentiles").query(c).unwrap();
         assert_eq!(shown[1], "0 99.99 100", "a refused value changes nothing");
         config_set(c, "latency-tracking-info-percentiles", "");
-        assert_eq!(
-            field(&info(c, &["latencystats"]), "latency_percentiles_usec_get").as_deref(),
-            Some("")
-        );
+        assert_eq!(field(&info(c, &["latencystats"]), "latency_percentiles_usec_get").as_deref(), Some(""));
 
         // Off: nothing is listed (and nothing recorded meanwhile).
         config_set(c, "latency-tracking", "no");
@@ -134,33 +83,19 @@ fn latencystats_percentiles_per_command() {
         assert_eq!(info(c, &["latencystats"]), "# Latencystats\r\n");
         config_set(c, "latency-tracking", "yes");
         config_set(c, "latency-tracking-info-percentiles", "50 99 99.9");
-        assert!(field(
-            &info(c, &["latencystats"]),
-            "latency_percentiles_usec_strlen"
-        )
-        .is_none());
+        assert!(field(&info(c, &["latencystats"]), "latency_percentiles_usec_strlen").is_none());
 
         // RESETSTAT empties the histograms with the command counters.
         let _: () = redis::cmd("CONFIG").arg("RESETSTAT").query(c).unwrap();
         let text = info(c, &["latencystats", "commandstats"]);
-        assert!(
-            field(&text, "latency_percentiles_usec_get").is_none(),
-            "{text}"
-        );
+        assert!(field(&text, "latency_percentiles_usec_get").is_none(), "{text}");
         assert!(field(&text, "cmdstat_get").is_none(), "{text}");
-        assert!(
-            field(&text, "latency_percentiles_usec_config|resetstat").is_some(),
-            "{text}"
-        );
+        assert!(field(&text, "latency_percentiles_usec_config|resetstat").is_some(), "{text}");
     });
 }
 
 fn num(text: &str, key: &str) -> u64 {
-    field(text, key)
-        .unwrap_or_else(|| panic!("no {key} in {text}"))
-        .trim()
-        .parse()
-        .unwrap()
+    field(text, key).unwrap_or_else(|| panic!("no {key} in {text}")).trim().parse().unwrap()
 }
 
 /// The clients and stats fields Tern counts: reads and writes, clients
@@ -176,14 +111,8 @@ fn clients_and_io_counters() {
         }
         let after = info(&mut c, &["stats", "clients"]);
         // Each PING is one read and one write (INFO's own write comes after).
-        assert!(
-            num(&after, "total_reads_processed") >= num(&before, "total_reads_processed") + 6,
-            "{after}"
-        );
-        assert!(
-            num(&after, "total_writes_processed") >= num(&before, "total_writes_processed") + 6,
-            "{after}"
-        );
+        assert!(num(&after, "total_reads_processed") >= num(&before, "total_reads_processed") + 6, "{after}");
+        assert!(num(&after, "total_writes_processed") >= num(&before, "total_writes_processed") + 6, "{after}");
         assert_eq!(num(&after, "watching_clients"), 0);
         assert_eq!(num(&after, "total_forks"), 0);
 
@@ -201,13 +130,7 @@ fn clients_and_io_counters() {
             }
         }
         assert!(r.is_closed());
-        assert_eq!(
-            num(
-                &info(&mut c, &["stats"]),
-                "client_query_buffer_limit_disconnections"
-            ),
-            1
-        );
+        assert_eq!(num(&info(&mut c, &["stats"]), "client_query_buffer_limit_disconnections"), 1);
 
         let _: () = redis::cmd("CONFIG").arg("RESETSTAT").query(&mut c).unwrap();
         let reset = info(&mut c, &["stats"]);

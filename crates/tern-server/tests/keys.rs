@@ -62,26 +62,11 @@ fn del_unlink_exists_touch_type() {
         let mut r = s.raw();
         r.roundtrip(&[b"TYPE", b"d"], b"+string\r\n");
         r.roundtrip(&[b"TYPE", b"a"], b"+none\r\n");
-        r.roundtrip(
-            &[b"DEL"],
-            b"-ERR wrong number of arguments for 'del' command\r\n",
-        );
-        r.roundtrip(
-            &[b"UNLINK"],
-            b"-ERR wrong number of arguments for 'unlink' command\r\n",
-        );
-        r.roundtrip(
-            &[b"EXISTS"],
-            b"-ERR wrong number of arguments for 'exists' command\r\n",
-        );
-        r.roundtrip(
-            &[b"TOUCH"],
-            b"-ERR wrong number of arguments for 'touch' command\r\n",
-        );
-        r.roundtrip(
-            &[b"TYPE", b"a", b"b"],
-            b"-ERR wrong number of arguments for 'type' command\r\n",
-        );
+        r.roundtrip(&[b"DEL"], b"-ERR wrong number of arguments for 'del' command\r\n");
+        r.roundtrip(&[b"UNLINK"], b"-ERR wrong number of arguments for 'unlink' command\r\n");
+        r.roundtrip(&[b"EXISTS"], b"-ERR wrong number of arguments for 'exists' command\r\n");
+        r.roundtrip(&[b"TOUCH"], b"-ERR wrong number of arguments for 'touch' command\r\n");
+        r.roundtrip(&[b"TYPE", b"a", b"b"], b"-ERR wrong number of arguments for 'type' command\r\n");
         // Binary keys.
         r.roundtrip(&[b"SET", b"k\x00\xff", b"1"], b"+OK\r\n");
         r.roundtrip(&[b"EXISTS", b"k\x00\xff", b"k\x00"], b":1\r\n");
@@ -103,59 +88,25 @@ fn expire_options_and_errors_are_exact() {
     each_threads(|s| {
         let mut r = s.raw();
         r.roundtrip(&[b"SET", b"a", b"1"], b"+OK\r\n");
-        let nx_err: &[u8] =
-            b"-ERR NX and XX, GT or LT options at the same time are not compatible\r\n";
+        let nx_err: &[u8] = b"-ERR NX and XX, GT or LT options at the same time are not compatible\r\n";
         let gtlt_err: &[u8] = b"-ERR GT and LT options at the same time are not compatible\r\n";
         r.roundtrip(&[b"EXPIRE", b"a", b"10", b"NX", b"XX"], nx_err);
         r.roundtrip(&[b"EXPIRE", b"a", b"10", b"nx", b"gt"], nx_err);
         r.roundtrip(&[b"PEXPIRE", b"a", b"10", b"lt", b"nx"], nx_err);
         r.roundtrip(&[b"EXPIRE", b"a", b"10", b"gt", b"lt"], gtlt_err);
         r.roundtrip(&[b"EXPIRE", b"a", b"10", b"xx", b"gt", b"lt"], gtlt_err);
-        r.roundtrip(
-            &[b"EXPIRE", b"a", b"10", b"foo"],
-            b"-ERR Unsupported option foo\r\n",
-        );
-        r.roundtrip(
-            &[b"EXPIRE", b"a", b"10", b"a\r\nb"],
-            b"-ERR Unsupported option a  b\r\n",
-        );
+        r.roundtrip(&[b"EXPIRE", b"a", b"10", b"foo"], b"-ERR Unsupported option foo\r\n");
+        r.roundtrip(&[b"EXPIRE", b"a", b"10", b"a\r\nb"], b"-ERR Unsupported option a  b\r\n");
         // Options are checked before the number.
-        r.roundtrip(
-            &[b"EXPIRE", b"a", b"x", b"foo"],
-            b"-ERR Unsupported option foo\r\n",
-        );
-        r.roundtrip(
-            &[b"EXPIRE", b"a", b"x"],
-            b"-ERR value is not an integer or out of range\r\n",
-        );
-        r.roundtrip(
-            &[b"EXPIRE", b"a", b"10 "],
-            b"-ERR value is not an integer or out of range\r\n",
-        );
-        r.roundtrip(
-            &[b"EXPIRE", b"a", b"9223372036854775807"],
-            b"-ERR invalid expire time in 'expire' command\r\n",
-        );
-        r.roundtrip(
-            &[b"EXPIRE", b"a", b"-9223372036854775808"],
-            b"-ERR invalid expire time in 'expire' command\r\n",
-        );
-        r.roundtrip(
-            &[b"PEXPIRE", b"a", b"9223372036854775807"],
-            b"-ERR invalid expire time in 'pexpire' command\r\n",
-        );
-        r.roundtrip(
-            &[b"EXPIREAT", b"a", b"9223372036854775807"],
-            b"-ERR invalid expire time in 'expireat' command\r\n",
-        );
-        r.roundtrip(
-            &[b"EXPIRE", b"a"],
-            b"-ERR wrong number of arguments for 'expire' command\r\n",
-        );
-        r.roundtrip(
-            &[b"PEXPIREAT", b"a"],
-            b"-ERR wrong number of arguments for 'pexpireat' command\r\n",
-        );
+        r.roundtrip(&[b"EXPIRE", b"a", b"x", b"foo"], b"-ERR Unsupported option foo\r\n");
+        r.roundtrip(&[b"EXPIRE", b"a", b"x"], b"-ERR value is not an integer or out of range\r\n");
+        r.roundtrip(&[b"EXPIRE", b"a", b"10 "], b"-ERR value is not an integer or out of range\r\n");
+        r.roundtrip(&[b"EXPIRE", b"a", b"9223372036854775807"], b"-ERR invalid expire time in 'expire' command\r\n");
+        r.roundtrip(&[b"EXPIRE", b"a", b"-9223372036854775808"], b"-ERR invalid expire time in 'expire' command\r\n");
+        r.roundtrip(&[b"PEXPIRE", b"a", b"9223372036854775807"], b"-ERR invalid expire time in 'pexpire' command\r\n");
+        r.roundtrip(&[b"EXPIREAT", b"a", b"9223372036854775807"], b"-ERR invalid expire time in 'expireat' command\r\n");
+        r.roundtrip(&[b"EXPIRE", b"a"], b"-ERR wrong number of arguments for 'expire' command\r\n");
+        r.roundtrip(&[b"PEXPIREAT", b"a"], b"-ERR wrong number of arguments for 'pexpireat' command\r\n");
         // Missing key: 0, whatever the options.
         r.roundtrip(&[b"EXPIRE", b"nokey", b"10"], b":0\r\n");
         r.roundtrip(&[b"EXPIRE", b"nokey", b"10", b"NX"], b":0\r\n");
@@ -214,15 +165,9 @@ fn ttl_family_and_persist() {
         assert_eq!(q::<i64>(&mut c, &["EXPIREAT", "k", &at.to_string()]), 1);
         assert_eq!(q::<i64>(&mut c, &["EXPIRETIME", "k"]), at);
         assert_eq!(q::<i64>(&mut c, &["PEXPIRETIME", "k"]), at * 1000);
-        assert_eq!(
-            q::<i64>(&mut c, &["PEXPIREAT", "k", &(at * 1000 + 499).to_string()]),
-            1
-        );
+        assert_eq!(q::<i64>(&mut c, &["PEXPIREAT", "k", &(at * 1000 + 499).to_string()]), 1);
         assert_eq!(q::<i64>(&mut c, &["EXPIRETIME", "k"]), at);
-        assert_eq!(
-            q::<i64>(&mut c, &["PEXPIREAT", "k", &(at * 1000 + 500).to_string()]),
-            1
-        );
+        assert_eq!(q::<i64>(&mut c, &["PEXPIREAT", "k", &(at * 1000 + 500).to_string()]), 1);
         assert_eq!(q::<i64>(&mut c, &["EXPIRETIME", "k"]), at + 1);
         assert_eq!(q::<i64>(&mut c, &["EXPIRE", "k", "100"]), 1);
         let pttl: i64 = q(&mut c, &["PTTL", "k"]);
@@ -237,22 +182,11 @@ fn ttl_family_and_persist() {
         assert_eq!(q::<i64>(&mut c, &["PERSIST", "k"]), 0);
         // A short PX expires on its own; TTL then says -2.
         assert_eq!(q::<i64>(&mut c, &["PEXPIRE", "k", "30"]), 1);
-        poll(Duration::from_secs(5), "k to expire", || {
-            q::<i64>(&mut c, &["PTTL", "k"]) == -2
-        });
+        poll(Duration::from_secs(5), "k to expire", || q::<i64>(&mut c, &["PTTL", "k"]) == -2);
         let mut r = s.raw();
-        r.roundtrip(
-            &[b"TTL"],
-            b"-ERR wrong number of arguments for 'ttl' command\r\n",
-        );
-        r.roundtrip(
-            &[b"PERSIST", b"a", b"b"],
-            b"-ERR wrong number of arguments for 'persist' command\r\n",
-        );
-        r.roundtrip(
-            &[b"EXPIRETIME", b"a", b"b"],
-            b"-ERR wrong number of arguments for 'expiretime' command\r\n",
-        );
+        r.roundtrip(&[b"TTL"], b"-ERR wrong number of arguments for 'ttl' command\r\n");
+        r.roundtrip(&[b"PERSIST", b"a", b"b"], b"-ERR wrong number of arguments for 'persist' command\r\n");
+        r.roundtrip(&[b"EXPIRETIME", b"a", b"b"], b"-ERR wrong number of arguments for 'expiretime' command\r\n");
     });
 }
 
@@ -266,24 +200,15 @@ fn rename_and_renamenx() {
         r.roundtrip(&[b"SET", b"a", b"1"], b"+OK\r\n");
         r.roundtrip(&[b"RENAME", b"a", b"a"], b"+OK\r\n");
         r.roundtrip(&[b"RENAMENX", b"a", b"a"], b":0\r\n");
-        r.roundtrip(
-            &[b"RENAME", b"a"],
-            b"-ERR wrong number of arguments for 'rename' command\r\n",
-        );
-        r.roundtrip(
-            &[b"RENAMENX", b"a", b"b", b"c"],
-            b"-ERR wrong number of arguments for 'renamenx' command\r\n",
-        );
+        r.roundtrip(&[b"RENAME", b"a"], b"-ERR wrong number of arguments for 'rename' command\r\n");
+        r.roundtrip(&[b"RENAMENX", b"a", b"b", b"c"], b"-ERR wrong number of arguments for 'renamenx' command\r\n");
 
         let mut c = s.conn();
         // Many pairs, so both same-shard and cross-shard renames happen.
         for i in 0..64 {
             ok(&mut c, &["SET", &format!("src{i}"), &format!("v{i}")]);
             ok(&mut c, &["SET", &format!("dst{i}"), "old"]);
-            assert_eq!(
-                q::<i64>(&mut c, &["PEXPIRE", &format!("src{i}"), "100000"]),
-                1
-            );
+            assert_eq!(q::<i64>(&mut c, &["PEXPIRE", &format!("src{i}"), "100000"]), 1);
         }
         for i in 0..64 {
             let (src, dst) = (format!("src{i}"), format!("dst{i}"));
@@ -307,60 +232,30 @@ fn copy_and_move_across_databases() {
     each_threads(|s| {
         let mut r = s.raw();
         r.roundtrip(&[b"SET", b"a", b"1"], b"+OK\r\n");
-        r.roundtrip(
-            &[b"COPY", b"a", b"a"],
-            b"-ERR source and destination objects are the same\r\n",
-        );
-        r.roundtrip(
-            &[b"COPY", b"a", b"a", b"DB", b"0"],
-            b"-ERR source and destination objects are the same\r\n",
-        );
-        r.roundtrip(
-            &[b"COPY", b"a", b"b", b"DB", b"16"],
-            b"-ERR DB index is out of range\r\n",
-        );
-        r.roundtrip(
-            &[b"COPY", b"a", b"b", b"DB", b"-1"],
-            b"-ERR DB index is out of range\r\n",
-        );
-        r.roundtrip(
-            &[b"COPY", b"a", b"b", b"DB", b"x"],
-            b"-ERR value is not an integer or out of range\r\n",
-        );
+        r.roundtrip(&[b"COPY", b"a", b"a"], b"-ERR source and destination objects are the same\r\n");
+        r.roundtrip(&[b"COPY", b"a", b"a", b"DB", b"0"], b"-ERR source and destination objects are the same\r\n");
+        r.roundtrip(&[b"COPY", b"a", b"b", b"DB", b"16"], b"-ERR DB index is out of range\r\n");
+        r.roundtrip(&[b"COPY", b"a", b"b", b"DB", b"-1"], b"-ERR DB index is out of range\r\n");
+        r.roundtrip(&[b"COPY", b"a", b"b", b"DB", b"x"], b"-ERR value is not an integer or out of range\r\n");
         r.roundtrip(
             &[b"COPY", b"a", b"b", b"DB", b"4294967296"],
             b"-ERR value is out of range, value must between -2147483648 and 2147483647\r\n",
         );
         r.roundtrip(&[b"COPY", b"a", b"b", b"DB"], b"-ERR syntax error\r\n");
         r.roundtrip(&[b"COPY", b"a", b"b", b"foo"], b"-ERR syntax error\r\n");
-        r.roundtrip(
-            &[b"COPY", b"a"],
-            b"-ERR wrong number of arguments for 'copy' command\r\n",
-        );
+        r.roundtrip(&[b"COPY", b"a"], b"-ERR wrong number of arguments for 'copy' command\r\n");
         r.roundtrip(&[b"COPY", b"nokey", b"b"], b":0\r\n");
         r.roundtrip(&[b"COPY", b"a", b"b", b"REPLACE", b"replace"], b":1\r\n");
         r.roundtrip(&[b"COPY", b"a", b"b"], b":0\r\n");
         r.roundtrip(&[b"COPY", b"a", b"b", b"REPLACE"], b":1\r\n");
-        r.roundtrip(
-            &[b"MOVE", b"a", b"0"],
-            b"-ERR source and destination objects are the same\r\n",
-        );
-        r.roundtrip(
-            &[b"MOVE", b"a", b"16"],
-            b"-ERR DB index is out of range\r\n",
-        );
-        r.roundtrip(
-            &[b"MOVE", b"a", b"x"],
-            b"-ERR value is not an integer or out of range\r\n",
-        );
+        r.roundtrip(&[b"MOVE", b"a", b"0"], b"-ERR source and destination objects are the same\r\n");
+        r.roundtrip(&[b"MOVE", b"a", b"16"], b"-ERR DB index is out of range\r\n");
+        r.roundtrip(&[b"MOVE", b"a", b"x"], b"-ERR value is not an integer or out of range\r\n");
         r.roundtrip(
             &[b"MOVE", b"a", b"4294967296"],
             b"-ERR value is out of range, value must between -2147483648 and 2147483647\r\n",
         );
-        r.roundtrip(
-            &[b"MOVE", b"a"],
-            b"-ERR wrong number of arguments for 'move' command\r\n",
-        );
+        r.roundtrip(&[b"MOVE", b"a"], b"-ERR wrong number of arguments for 'move' command\r\n");
         r.roundtrip(&[b"MOVE", b"nokey", b"1"], b":0\r\n");
 
         let mut c = s.conn();
@@ -370,14 +265,8 @@ fn copy_and_move_across_databases() {
             ok(&mut c, &["SET", &k, &format!("v{i}")]);
             assert_eq!(q::<i64>(&mut c, &["PEXPIRE", &k, "100000"]), 1);
             // COPY into another db keeps value and TTL; the source stays.
-            assert_eq!(
-                q::<i64>(&mut c, &["COPY", &k, &format!("c{i}"), "DB", "3"]),
-                1
-            );
-            assert_eq!(
-                q::<i64>(&mut c, &["COPY", &k, &format!("c{i}"), "DB", "3"]),
-                0
-            );
+            assert_eq!(q::<i64>(&mut c, &["COPY", &k, &format!("c{i}"), "DB", "3"]), 1);
+            assert_eq!(q::<i64>(&mut c, &["COPY", &k, &format!("c{i}"), "DB", "3"]), 0);
             // MOVE takes it away, unless the target has the key already.
             assert_eq!(q::<i64>(&mut c, &["MOVE", &k, "2"]), 1);
             assert_eq!(q::<i64>(&mut c, &["EXISTS", &k]), 0);
@@ -397,10 +286,7 @@ fn copy_and_move_across_databases() {
         assert_eq!(q::<i64>(&mut c, &["MOVE", "k1", "2"]), 0);
         assert_eq!(q::<String>(&mut c, &["GET", "k1"]), "mine");
         // COPY DB with REPLACE overwrites there.
-        assert_eq!(
-            q::<i64>(&mut c, &["COPY", "k1", "k1", "DB", "2", "REPLACE"]),
-            1
-        );
+        assert_eq!(q::<i64>(&mut c, &["COPY", "k1", "k1", "DB", "2", "REPLACE"]), 1);
         ok(&mut c, &["SELECT", "2"]);
         assert_eq!(q::<String>(&mut c, &["GET", "k1"]), "mine");
         assert_eq!(q::<i64>(&mut c, &["TTL", "k1"]), -1);
@@ -420,54 +306,27 @@ fn keys_and_scan() {
         r.roundtrip(&[b"SCAN", b"x"], b"-ERR invalid cursor\r\n");
         r.roundtrip(&[b"SCAN", b"-1"], b"-ERR invalid cursor\r\n");
         r.roundtrip(&[b"SCAN", b""], b"-ERR invalid cursor\r\n");
-        r.roundtrip(
-            &[b"SCAN", b"18446744073709551616"],
-            b"-ERR invalid cursor\r\n",
-        );
+        r.roundtrip(&[b"SCAN", b"18446744073709551616"], b"-ERR invalid cursor\r\n");
         r.roundtrip(&[b"SCAN", b"x", b"COUNT", b"0"], b"-ERR invalid cursor\r\n");
         r.roundtrip(&[b"SCAN", b"0", b"COUNT", b"0"], b"-ERR syntax error\r\n");
         r.roundtrip(&[b"SCAN", b"0", b"COUNT", b"-1"], b"-ERR syntax error\r\n");
-        r.roundtrip(
-            &[b"SCAN", b"0", b"COUNT", b"x"],
-            b"-ERR value is not an integer or out of range\r\n",
-        );
+        r.roundtrip(&[b"SCAN", b"0", b"COUNT", b"x"], b"-ERR value is not an integer or out of range\r\n");
         r.roundtrip(&[b"SCAN", b"0", b"MATCH"], b"-ERR syntax error\r\n");
         r.roundtrip(&[b"SCAN", b"0", b"foo", b"bar"], b"-ERR syntax error\r\n");
-        r.roundtrip(
-            &[b"SCAN", b"0", b"NOVALUES"],
-            b"-ERR NOVALUES option can only be used in HSCAN\r\n",
-        );
-        r.roundtrip(
-            &[b"SCAN"],
-            b"-ERR wrong number of arguments for 'scan' command\r\n",
-        );
-        r.roundtrip(
-            &[b"KEYS"],
-            b"-ERR wrong number of arguments for 'keys' command\r\n",
-        );
+        r.roundtrip(&[b"SCAN", b"0", b"NOVALUES"], b"-ERR NOVALUES option can only be used in HSCAN\r\n");
+        r.roundtrip(&[b"SCAN"], b"-ERR wrong number of arguments for 'scan' command\r\n");
+        r.roundtrip(&[b"KEYS"], b"-ERR wrong number of arguments for 'keys' command\r\n");
         r.roundtrip(&[b"SCAN", b"0"], b"*2\r\n$1\r\n0\r\n*0\r\n");
         r.roundtrip(&[b"KEYS", b"*"], b"*0\r\n");
         r.roundtrip(&[b"SET", b"only", b"1"], b"+OK\r\n");
         r.roundtrip(&[b"KEYS", b"*"], b"*1\r\n$4\r\nonly\r\n");
         r.roundtrip(&[b"KEYS", b"o?l[xy]"], b"*1\r\n$4\r\nonly\r\n");
         r.roundtrip(&[b"KEYS", b"O*"], b"*0\r\n");
-        r.roundtrip(
-            &[b"SCAN", b"0", b"COUNT", b"1000", b"TYPE", b"STRING"],
-            b"*2\r\n$1\r\n0\r\n*1\r\n$4\r\nonly\r\n",
-        );
+        r.roundtrip(&[b"SCAN", b"0", b"COUNT", b"1000", b"TYPE", b"STRING"], b"*2\r\n$1\r\n0\r\n*1\r\n$4\r\nonly\r\n");
         // An unknown type name matches nothing (7.4 does not reject it).
-        r.roundtrip(
-            &[b"SCAN", b"0", b"COUNT", b"1000", b"TYPE", b"nosuchtype"],
-            b"*2\r\n$1\r\n0\r\n*0\r\n",
-        );
-        r.roundtrip(
-            &[b"SCAN", b"0", b"COUNT", b"1000", b"TYPE", b"list"],
-            b"*2\r\n$1\r\n0\r\n*0\r\n",
-        );
-        r.roundtrip(
-            &[b"SCAN", b"+0", b"COUNT", b"1000", b"MATCH", b"on*"],
-            b"*2\r\n$1\r\n0\r\n*1\r\n$4\r\nonly\r\n",
-        );
+        r.roundtrip(&[b"SCAN", b"0", b"COUNT", b"1000", b"TYPE", b"nosuchtype"], b"*2\r\n$1\r\n0\r\n*0\r\n");
+        r.roundtrip(&[b"SCAN", b"0", b"COUNT", b"1000", b"TYPE", b"list"], b"*2\r\n$1\r\n0\r\n*0\r\n");
+        r.roundtrip(&[b"SCAN", b"+0", b"COUNT", b"1000", b"MATCH", b"on*"], b"*2\r\n$1\r\n0\r\n*1\r\n$4\r\nonly\r\n");
 
         let mut c = s.conn();
         ok(&mut c, &["FLUSHDB"]);
@@ -491,10 +350,7 @@ fn keys_and_scan() {
             assert_eq!(set.len(), 500, "COUNT {count}");
             assert!(got.iter().all(|k| k.starts_with("item:")));
         }
-        assert_eq!(
-            scan_all(&mut c, &["TYPE", "string", "MATCH", "*"]).len(),
-            1000
-        );
+        assert_eq!(scan_all(&mut c, &["TYPE", "string", "MATCH", "*"]).len(), 1000);
         // COUNT is a hint, but a big one takes everything in one call.
         let (next, got): (String, Vec<String>) = q(&mut c, &["SCAN", "0", "COUNT", "100000"]);
         assert_eq!((next.as_str(), got.len()), ("0", 1000));
@@ -502,9 +358,7 @@ fn keys_and_scan() {
         for i in 0..50 {
             assert_eq!(q::<i64>(&mut c, &["PEXPIRE", &format!("user:{i}"), "1"]), 1);
         }
-        poll(Duration::from_secs(5), "TTLs to pass", || {
-            q::<i64>(&mut c, &["PTTL", "user:49"]) == -2
-        });
+        poll(Duration::from_secs(5), "TTLs to pass", || q::<i64>(&mut c, &["PTTL", "user:49"]) == -2);
         assert_eq!(scan_all(&mut c, &["COUNT", "50"]).len(), 950);
         assert_eq!(q::<Vec<String>>(&mut c, &["KEYS", "*"]).len(), 950);
         assert_eq!(q::<i64>(&mut c, &["DBSIZE"]), 950);
@@ -561,39 +415,18 @@ fn randomkey_dbsize_flush_and_swapdb() {
         r.roundtrip(&[b"DBSIZE"], b":0\r\n");
         r.roundtrip(&[b"SET", b"one", b"1"], b"+OK\r\n");
         r.roundtrip(&[b"RANDOMKEY"], b"$3\r\none\r\n");
-        r.roundtrip(
-            &[b"RANDOMKEY", b"x"],
-            b"-ERR wrong number of arguments for 'randomkey' command\r\n",
-        );
-        r.roundtrip(
-            &[b"DBSIZE", b"x"],
-            b"-ERR wrong number of arguments for 'dbsize' command\r\n",
-        );
+        r.roundtrip(&[b"RANDOMKEY", b"x"], b"-ERR wrong number of arguments for 'randomkey' command\r\n");
+        r.roundtrip(&[b"DBSIZE", b"x"], b"-ERR wrong number of arguments for 'dbsize' command\r\n");
         r.roundtrip(&[b"FLUSHDB", b"x"], b"-ERR syntax error\r\n");
         r.roundtrip(&[b"FLUSHDB", b"SYNC", b"x"], b"-ERR syntax error\r\n");
         r.roundtrip(&[b"FLUSHALL", b"x"], b"-ERR syntax error\r\n");
         r.roundtrip(&[b"FLUSHALL", b"async", b"sync"], b"-ERR syntax error\r\n");
-        r.roundtrip(
-            &[b"SWAPDB", b"0", b"x"],
-            b"-ERR invalid second DB index\r\n",
-        );
+        r.roundtrip(&[b"SWAPDB", b"0", b"x"], b"-ERR invalid second DB index\r\n");
         r.roundtrip(&[b"SWAPDB", b"x", b"0"], b"-ERR invalid first DB index\r\n");
-        r.roundtrip(
-            &[b"SWAPDB", b"4294967296", b"0"],
-            b"-ERR invalid first DB index\r\n",
-        );
-        r.roundtrip(
-            &[b"SWAPDB", b"0", b"16"],
-            b"-ERR DB index is out of range\r\n",
-        );
-        r.roundtrip(
-            &[b"SWAPDB", b"-1", b"0"],
-            b"-ERR DB index is out of range\r\n",
-        );
-        r.roundtrip(
-            &[b"SWAPDB", b"0"],
-            b"-ERR wrong number of arguments for 'swapdb' command\r\n",
-        );
+        r.roundtrip(&[b"SWAPDB", b"4294967296", b"0"], b"-ERR invalid first DB index\r\n");
+        r.roundtrip(&[b"SWAPDB", b"0", b"16"], b"-ERR DB index is out of range\r\n");
+        r.roundtrip(&[b"SWAPDB", b"-1", b"0"], b"-ERR DB index is out of range\r\n");
+        r.roundtrip(&[b"SWAPDB", b"0"], b"-ERR wrong number of arguments for 'swapdb' command\r\n");
         r.roundtrip(&[b"SWAPDB", b"3", b"3"], b"+OK\r\n");
         // An expired key is never returned by RANDOMKEY.
         r.roundtrip(&[b"PEXPIRE", b"one", b"1"], b":1\r\n");
@@ -619,11 +452,7 @@ fn randomkey_dbsize_flush_and_swapdb() {
             assert!(k.starts_with('k'));
             picked.insert(k);
         }
-        assert!(
-            picked.len() > 20,
-            "RANDOMKEY is not random: {}",
-            picked.len()
-        );
+        assert!(picked.len() > 20, "RANDOMKEY is not random: {}", picked.len());
 
         // SWAPDB exchanges whole databases, TTLs included.
         assert_eq!(q::<i64>(&mut c, &["PEXPIRE", "k0", "100000"]), 1);
@@ -676,30 +505,12 @@ fn randomkey_dbsize_flush_and_swapdb() {
 fn object_subcommands_are_exact() {
     each_threads(|s| {
         let mut r = s.raw();
-        r.roundtrip(
-            &[b"OBJECT"],
-            b"-ERR wrong number of arguments for 'object' command\r\n",
-        );
-        r.roundtrip(
-            &[b"OBJECT", b"foo"],
-            b"-ERR unknown subcommand 'foo'. Try OBJECT HELP.\r\n",
-        );
-        r.roundtrip(
-            &[b"OBJECT", b"foo", b"k"],
-            b"-ERR unknown subcommand 'foo'. Try OBJECT HELP.\r\n",
-        );
-        r.roundtrip(
-            &[b"OBJECT", b"ENCODING"],
-            b"-ERR wrong number of arguments for 'object|encoding' command\r\n",
-        );
-        r.roundtrip(
-            &[b"OBJECT", b"freq", b"a", b"b"],
-            b"-ERR wrong number of arguments for 'object|freq' command\r\n",
-        );
-        r.roundtrip(
-            &[b"OBJECT", b"help", b"x"],
-            b"-ERR wrong number of arguments for 'object|help' command\r\n",
-        );
+        r.roundtrip(&[b"OBJECT"], b"-ERR wrong number of arguments for 'object' command\r\n");
+        r.roundtrip(&[b"OBJECT", b"foo"], b"-ERR unknown subcommand 'foo'. Try OBJECT HELP.\r\n");
+        r.roundtrip(&[b"OBJECT", b"foo", b"k"], b"-ERR unknown subcommand 'foo'. Try OBJECT HELP.\r\n");
+        r.roundtrip(&[b"OBJECT", b"ENCODING"], b"-ERR wrong number of arguments for 'object|encoding' command\r\n");
+        r.roundtrip(&[b"OBJECT", b"freq", b"a", b"b"], b"-ERR wrong number of arguments for 'object|freq' command\r\n");
+        r.roundtrip(&[b"OBJECT", b"help", b"x"], b"-ERR wrong number of arguments for 'object|help' command\r\n");
         r.roundtrip(&[b"OBJECT", b"ENCODING", b"nokey"], b"$-1\r\n");
         r.roundtrip(&[b"OBJECT", b"REFCOUNT", b"nokey"], b"$-1\r\n");
         r.roundtrip(&[b"OBJECT", b"IDLETIME", b"nokey"], b"$-1\r\n");
@@ -743,10 +554,7 @@ fn object_subcommands_are_exact() {
         r.roundtrip(&[b"OBJECT", b"HELP"], &want);
 
         // Under an LFU policy FREQ counts accesses and IDLETIME is refused.
-        r.roundtrip(
-            &[b"CONFIG", b"SET", b"maxmemory-policy", b"allkeys-lfu"],
-            b"+OK\r\n",
-        );
+        r.roundtrip(&[b"CONFIG", b"SET", b"maxmemory-policy", b"allkeys-lfu"], b"+OK\r\n");
         r.roundtrip(&[b"SET", b"f", b"v"], b"+OK\r\n");
         r.roundtrip(&[b"OBJECT", b"freq", b"f"], b":5\r\n");
         // OBJECT itself does not count as an access; TOUCH does, and the
@@ -759,10 +567,7 @@ fn object_subcommands_are_exact() {
             b"-ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.\r\n",
         );
         r.roundtrip(&[b"OBJECT", b"idletime", b"nokey"], b"$-1\r\n");
-        r.roundtrip(
-            &[b"CONFIG", b"SET", b"maxmemory-policy", b"noeviction"],
-            b"+OK\r\n",
-        );
+        r.roundtrip(&[b"CONFIG", b"SET", b"maxmemory-policy", b"noeviction"], b"+OK\r\n");
     });
 }
 
@@ -787,9 +592,7 @@ fn idletime_follows_touching_commands_and_no_touch() {
         assert_eq!(q::<i64>(&mut c, &["TOUCH", "k"]), 1);
         assert_eq!(idle(&mut c), 0);
         ok(&mut c, &["CLIENT", "NO-TOUCH", "off"]);
-        poll(Duration::from_secs(5), "k to idle again", || {
-            idle(&mut c) >= 1
-        });
+        poll(Duration::from_secs(5), "k to idle again", || idle(&mut c) >= 1);
         assert_eq!(q::<i64>(&mut c, &["EXPIRE", "k", "1000"]), 1);
         assert_eq!(idle(&mut c), 0);
         // RENAME carries the access time with the key.
@@ -805,12 +608,7 @@ fn active_expiry_removes_untouched_keys() {
         let mut c = s.conn();
         let mut p = redis::pipe();
         for i in 0..300 {
-            p.cmd("SET")
-                .arg(format!("t{i}"))
-                .arg("v")
-                .arg("PX")
-                .arg(50)
-                .ignore();
+            p.cmd("SET").arg(format!("t{i}")).arg("v").arg("PX").arg(50).ignore();
         }
         p.cmd("SET").arg("keep").arg("v").ignore();
         // Some keys in another database too.
@@ -821,24 +619,15 @@ fn active_expiry_removes_untouched_keys() {
         }
         p.cmd("SELECT").arg(0).ignore();
         let _: () = p.query(&mut c).unwrap();
-        poll(Duration::from_secs(5), "DBSIZE to drop to 1", || {
-            q::<i64>(&mut c, &["DBSIZE"]) == 1
-        });
+        poll(Duration::from_secs(5), "DBSIZE to drop to 1", || q::<i64>(&mut c, &["DBSIZE"]) == 1);
         ok(&mut c, &["SELECT", "7"]);
-        poll(Duration::from_secs(5), "db 7 to empty", || {
-            q::<i64>(&mut c, &["DBSIZE"]) == 0
-        });
+        poll(Duration::from_secs(5), "db 7 to empty", || q::<i64>(&mut c, &["DBSIZE"]) == 0);
     });
 }
 
 /// Runs `change` on client `c` between `w`'s WATCH of `key` and its EXEC;
 /// returns whether EXEC ran (false: the WATCH aborted it).
-fn watched(
-    w: &mut Raw,
-    c: &mut Connection,
-    key: &[u8],
-    change: impl FnOnce(&mut Connection),
-) -> bool {
+fn watched(w: &mut Raw, c: &mut Connection, key: &[u8], change: impl FnOnce(&mut Connection)) -> bool {
     w.roundtrip(&[b"WATCH", key], b"+OK\r\n");
     change(c);
     w.roundtrip(&[b"MULTI"], b"+OK\r\n");
@@ -861,20 +650,14 @@ fn watch_sees_cross_database_and_flush_changes() {
         let mut w = s.raw();
         let mut c = s.conn();
         ok(&mut c, &["SET", "m", "v"]);
-        assert!(!watched(&mut w, &mut c, b"m", |c| assert_eq!(
-            q::<i64>(c, &["MOVE", "m", "1"]),
-            1
-        )));
+        assert!(!watched(&mut w, &mut c, b"m", |c| assert_eq!(q::<i64>(c, &["MOVE", "m", "1"]), 1)));
         // A MOVE into the watcher's database from another one.
         assert!(!watched(&mut w, &mut c, b"m", |c| {
             ok(c, &["SELECT", "1"]);
             assert_eq!(q::<i64>(c, &["MOVE", "m", "0"]), 1);
             ok(c, &["SELECT", "0"]);
         }));
-        assert!(!watched(&mut w, &mut c, b"cp", |c| assert_eq!(
-            q::<i64>(c, &["COPY", "m", "cp"]),
-            1
-        )));
+        assert!(!watched(&mut w, &mut c, b"cp", |c| assert_eq!(q::<i64>(c, &["COPY", "m", "cp"]), 1)));
         assert!(!watched(&mut w, &mut c, b"cp", |c| {
             ok(c, &["SELECT", "2"]);
             ok(c, &["SET", "src", "v"]);
@@ -882,45 +665,18 @@ fn watch_sees_cross_database_and_flush_changes() {
             ok(c, &["SELECT", "0"]);
         }));
         // A failed COPY/MOVE changes nothing.
-        assert!(watched(&mut w, &mut c, b"cp", |c| assert_eq!(
-            q::<i64>(c, &["COPY", "m", "cp"]),
-            0
-        )));
-        assert!(watched(&mut w, &mut c, b"m", |c| assert_eq!(
-            q::<i64>(c, &["MOVE", "nokey", "1"]),
-            0
-        )));
-        assert!(!watched(&mut w, &mut c, b"m", |c| assert_eq!(
-            q::<i64>(c, &["EXPIRE", "m", "100"]),
-            1
-        )));
+        assert!(watched(&mut w, &mut c, b"cp", |c| assert_eq!(q::<i64>(c, &["COPY", "m", "cp"]), 0)));
+        assert!(watched(&mut w, &mut c, b"m", |c| assert_eq!(q::<i64>(c, &["MOVE", "nokey", "1"]), 0)));
+        assert!(!watched(&mut w, &mut c, b"m", |c| assert_eq!(q::<i64>(c, &["EXPIRE", "m", "100"]), 1)));
         // DEL tells only the WATCHers of keys it deleted.
         ok(&mut c, &["SET", "d1", "v"]);
-        assert!(watched(&mut w, &mut c, b"absent", |c| assert_eq!(
-            q::<i64>(c, &["DEL", "d1", "absent"]),
-            1
-        )));
+        assert!(watched(&mut w, &mut c, b"absent", |c| assert_eq!(q::<i64>(c, &["DEL", "d1", "absent"]), 1)));
         ok(&mut c, &["SET", "d1", "v"]);
-        assert!(!watched(&mut w, &mut c, b"d1", |c| assert_eq!(
-            q::<i64>(c, &["UNLINK", "absent", "d1"]),
-            1
-        )));
-        assert!(watched(&mut w, &mut c, b"d1", |c| assert_eq!(
-            q::<i64>(c, &["DEL", "d1"]),
-            0
-        )));
-        assert!(!watched(&mut w, &mut c, b"m", |c| assert_eq!(
-            q::<i64>(c, &["PERSIST", "m"]),
-            1
-        )));
-        assert!(!watched(&mut w, &mut c, b"m", |c| ok(
-            c,
-            &["RENAME", "m", "m2"]
-        )));
-        assert!(!watched(&mut w, &mut c, b"m", |c| ok(
-            c,
-            &["RENAME", "m2", "m"]
-        )));
+        assert!(!watched(&mut w, &mut c, b"d1", |c| assert_eq!(q::<i64>(c, &["UNLINK", "absent", "d1"]), 1)));
+        assert!(watched(&mut w, &mut c, b"d1", |c| assert_eq!(q::<i64>(c, &["DEL", "d1"]), 0)));
+        assert!(!watched(&mut w, &mut c, b"m", |c| assert_eq!(q::<i64>(c, &["PERSIST", "m"]), 1)));
+        assert!(!watched(&mut w, &mut c, b"m", |c| ok(c, &["RENAME", "m", "m2"])));
+        assert!(!watched(&mut w, &mut c, b"m", |c| ok(c, &["RENAME", "m2", "m"])));
         // Flushing a database with the key in it is a change; flushing one
         // without it, or where it does not exist, is not.
         assert!(watched(&mut w, &mut c, b"m", |c| {
@@ -931,17 +687,11 @@ fn watch_sees_cross_database_and_flush_changes() {
         }));
         assert!(watched(&mut w, &mut c, b"absent", |c| ok(c, &["FLUSHALL"])));
         ok(&mut c, &["SET", "m", "v"]);
-        assert!(!watched(&mut w, &mut c, b"m", |c| ok(
-            c,
-            &["FLUSHALL", "ASYNC"]
-        )));
+        assert!(!watched(&mut w, &mut c, b"m", |c| ok(c, &["FLUSHALL", "ASYNC"])));
         ok(&mut c, &["SET", "m", "v"]);
         assert!(!watched(&mut w, &mut c, b"m", |c| ok(c, &["FLUSHDB"])));
         // SWAPDB changes the key when it exists on either side.
-        assert!(watched(&mut w, &mut c, b"m", |c| ok(
-            c,
-            &["SWAPDB", "0", "9"]
-        )));
+        assert!(watched(&mut w, &mut c, b"m", |c| ok(c, &["SWAPDB", "0", "9"])));
         assert!(!watched(&mut w, &mut c, b"m", |c| {
             ok(c, &["SELECT", "9"]);
             ok(c, &["SET", "m", "from 9"]);
@@ -949,10 +699,7 @@ fn watch_sees_cross_database_and_flush_changes() {
             ok(c, &["SELECT", "0"]);
         }));
         assert_eq!(q::<String>(&mut c, &["GET", "m"]), "from 9");
-        assert!(!watched(&mut w, &mut c, b"m", |c| ok(
-            c,
-            &["SWAPDB", "0", "9"]
-        )));
+        assert!(!watched(&mut w, &mut c, b"m", |c| ok(c, &["SWAPDB", "0", "9"])));
         assert_eq!(q::<i64>(&mut c, &["EXISTS", "m"]), 0);
     });
 }
@@ -1002,21 +749,11 @@ fn concurrent_renames_and_walks_do_not_deadlock() {
                 let mut c = client.get_connection().expect("connect");
                 for n in 0..200 {
                     let i = (n * 7 + t * 13) % 100;
-                    let _: redis::RedisResult<()> = redis::cmd("RENAME")
-                        .arg(format!("k{i}"))
-                        .arg(format!("k{}", (i + 1) % 100))
-                        .query(&mut c);
+                    let _: redis::RedisResult<()> = redis::cmd("RENAME").arg(format!("k{i}")).arg(format!("k{}", (i + 1) % 100)).query(&mut c);
                     let _: i64 = redis::cmd("DBSIZE").query(&mut c).unwrap();
                     let _: Vec<String> = redis::cmd("KEYS").arg("k1*").query(&mut c).unwrap();
                     let _: (String, Vec<String>) = redis::cmd("SCAN").arg(0).query(&mut c).unwrap();
-                    let _: i64 = redis::cmd("COPY")
-                        .arg(format!("k{i}"))
-                        .arg(format!("k{i}"))
-                        .arg("DB")
-                        .arg(t % 3 + 1)
-                        .arg("REPLACE")
-                        .query(&mut c)
-                        .unwrap();
+                    let _: i64 = redis::cmd("COPY").arg(format!("k{i}")).arg(format!("k{i}")).arg("DB").arg(t % 3 + 1).arg("REPLACE").query(&mut c).unwrap();
                     let _: () = redis::cmd("SWAPDB").arg(1).arg(2).query(&mut c).unwrap();
                 }
             })

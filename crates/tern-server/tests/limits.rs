@@ -11,17 +11,9 @@ use std::time::{Duration, Instant};
 
 /// Resident memory of the server process, in bytes.
 fn rss(s: &TestServer) -> usize {
-    let status =
-        std::fs::read_to_string(format!("/proc/{}/status", s.child.id())).expect("proc status");
-    let line = status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .expect("VmRSS");
-    let kb: usize = line
-        .split_whitespace()
-        .nth(1)
-        .and_then(|n| n.parse().ok())
-        .expect("VmRSS value");
+    let status = std::fs::read_to_string(format!("/proc/{}/status", s.child.id())).expect("proc status");
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).expect("VmRSS");
+    let kb: usize = line.split_whitespace().nth(1).and_then(|n| n.parse().ok()).expect("VmRSS value");
     kb * 1024
 }
 
@@ -101,11 +93,7 @@ fn query_buffer_limit_closes_only_that_client() {
             false
         });
         let got = read_until_closed(&mut r, Duration::from_secs(5));
-        assert!(
-            got.is_empty(),
-            "no reply expected, got {:?}",
-            String::from_utf8_lossy(&got)
-        );
+        assert!(got.is_empty(), "no reply expected, got {:?}", String::from_utf8_lossy(&got));
         let _ = writer.join();
         bystander.roundtrip(&[b"GET", b"k"], b"$-1\r\n");
 
@@ -116,8 +104,7 @@ fn query_buffer_limit_closes_only_that_client() {
         let mut closed = false;
         for i in 0..10 {
             // The server may close while this is still being written.
-            let mut req =
-                format!("*3\r\n$3\r\nSET\r\n$2\r\nq{i}\r\n${}\r\n", val.len()).into_bytes();
+            let mut req = format!("*3\r\n$3\r\nSET\r\n$2\r\nq{i}\r\n${}\r\n", val.len()).into_bytes();
             req.extend_from_slice(&val);
             req.extend_from_slice(b"\r\n");
             let _ = m.s.write_all(&req);
@@ -130,10 +117,7 @@ fn query_buffer_limit_closes_only_that_client() {
                 }
             }
         }
-        assert!(
-            closed,
-            "MULTI queue past the query buffer limit was not closed"
-        );
+        assert!(closed, "MULTI queue past the query buffer limit was not closed");
         bystander.roundtrip(&[b"PING"], b"+PONG\r\n");
 
         // A long pipeline of small requests, read as it goes, is fine: only
@@ -165,19 +149,12 @@ fn unauthenticated_lengths_with_requirepass() {
         assert!(read_until_closed(&mut r, Duration::from_secs(5)).is_empty());
         // At the limits, the request is parsed and refused politely.
         let mut r = s.raw();
-        let ten: Vec<&[u8]> = std::iter::once(&b"DEL"[..])
-            .chain(vec![&b"k"[..]; 9])
-            .collect();
+        let ten: Vec<&[u8]> = std::iter::once(&b"DEL"[..]).chain(vec![&b"k"[..]; 9]).collect();
         r.roundtrip(&ten, b"-NOAUTH Authentication required.\r\n");
-        r.roundtrip(
-            &[b"ECHO", &[b'e'; 16384]],
-            b"-NOAUTH Authentication required.\r\n",
-        );
+        r.roundtrip(&[b"ECHO", &[b'e'; 16384]], b"-NOAUTH Authentication required.\r\n");
         // Once authenticated, the protocol limits are the usual ones.
         r.roundtrip(&[b"AUTH", b"pw"], b"+OK\r\n");
-        let eleven: Vec<&[u8]> = std::iter::once(&b"DEL"[..])
-            .chain(vec![&b"k"[..]; 10])
-            .collect();
+        let eleven: Vec<&[u8]> = std::iter::once(&b"DEL"[..]).chain(vec![&b"k"[..]; 10]).collect();
         r.roundtrip(&eleven, b":0\r\n");
         let big = vec![b'e'; 20_000];
         r.cmd(&[b"ECHO", &big]);
@@ -218,10 +195,7 @@ fn claimed_lengths_cost_nothing() {
         let mut c = s.raw();
         c.roundtrip(&[b"PING"], b"+PONG\r\n");
         let after = rss(s);
-        assert!(
-            after < before + (32 << 20),
-            "RSS grew from {before} to {after}"
-        );
+        assert!(after < before + (32 << 20), "RSS grew from {before} to {after}");
     });
 }
 
@@ -240,10 +214,7 @@ fn vanishing_clients_cost_nothing() {
         // Had any of them leaked, the server would refuse some of these.
         let deadline = Instant::now() + Duration::from_secs(5);
         'retry: loop {
-            assert!(
-                Instant::now() < deadline,
-                "closed clients still count against maxclients"
-            );
+            assert!(Instant::now() < deadline, "closed clients still count against maxclients");
             let mut live = Vec::new();
             for _ in 0..4 {
                 let mut r = s.raw();
@@ -269,10 +240,7 @@ fn maxclients() {
         b.roundtrip(&[b"PING"], b"+PONG\r\n");
         let mut c = s.raw();
         let got = read_until_closed(&mut c, Duration::from_secs(5));
-        assert_eq!(
-            String::from_utf8_lossy(&got),
-            "-ERR max number of clients reached\r\n"
-        );
+        assert_eq!(String::from_utf8_lossy(&got), "-ERR max number of clients reached\r\n");
         a.roundtrip(&[b"PING"], b"+PONG\r\n");
         drop(b);
         // The freed slot is usable once the server has noticed the close.
@@ -294,18 +262,11 @@ fn maxclients() {
 fn output_hard_limit_disconnects_a_client_that_does_not_read() {
     each_threads_with(&["--client-output-buffer-limit", "normal 1mb 0 0"], |s| {
         let mut setup = s.conn();
-        let _: () = redis::cmd("SET")
-            .arg("big")
-            .arg(vec![b'b'; 100 * 1024])
-            .query(&mut setup)
-            .unwrap();
+        let _: () = redis::cmd("SET").arg("big").arg(vec![b'b'; 100 * 1024]).query(&mut setup).unwrap();
         let mut r = s.raw();
         r.send(&get_cmd("big").repeat(300));
         let got = read_until_closed(&mut r, Duration::from_secs(10));
-        assert!(
-            got.len() < 300 * 100 * 1024,
-            "all replies were delivered: the limit did nothing"
-        );
+        assert!(got.len() < 300 * 100 * 1024, "all replies were delivered: the limit did nothing");
         // Others are unaffected.
         let n: usize = redis::cmd("STRLEN").arg("big").query(&mut setup).unwrap();
         assert_eq!(n, 100 * 1024);
@@ -316,11 +277,7 @@ fn output_hard_limit_disconnects_a_client_that_does_not_read() {
 fn output_soft_limit_disconnects_after_its_seconds() {
     let s = TestServer::start_with(2, &["--client-output-buffer-limit", "normal 0 256kb 1"]);
     let mut setup = s.conn();
-    let _: () = redis::cmd("SET")
-        .arg("big")
-        .arg(vec![b'b'; 100 * 1024])
-        .query(&mut setup)
-        .unwrap();
+    let _: () = redis::cmd("SET").arg("big").arg(vec![b'b'; 100 * 1024]).query(&mut setup).unwrap();
 
     // Briefly over the soft limit, then drained: not closed.
     let mut ok = s.raw();
@@ -347,17 +304,10 @@ fn output_soft_limit_disconnects_after_its_seconds() {
         if list.lines().count() == 1 {
             break;
         }
-        assert!(
-            started.elapsed() < Duration::from_secs(5),
-            "soft limit never closed the client"
-        );
+        assert!(started.elapsed() < Duration::from_secs(5), "soft limit never closed the client");
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(
-        started.elapsed() >= Duration::from_millis(950),
-        "closed too early: {:?}",
-        started.elapsed()
-    );
+    assert!(started.elapsed() >= Duration::from_millis(950), "closed too early: {:?}", started.elapsed());
     let got = read_until_closed(&mut r, Duration::from_secs(5));
     assert!(got.len() < 200 * 100 * 1024);
 }
@@ -367,11 +317,7 @@ fn unread_replies_pause_the_client_and_memory_stays_bounded() {
     each_threads(|s| {
         let mut setup = s.conn();
         let val = vec![b'm'; 1 << 20];
-        let _: () = redis::cmd("SET")
-            .arg("mb")
-            .arg(&val)
-            .query(&mut setup)
-            .unwrap();
+        let _: () = redis::cmd("SET").arg("mb").arg(&val).query(&mut setup).unwrap();
         let before = rss(s);
         let n = 300;
         let mut r = s.raw();
@@ -384,10 +330,7 @@ fn unread_replies_pause_the_client_and_memory_stays_bounded() {
             peak = peak.max(rss(s));
             std::thread::sleep(Duration::from_millis(20));
         }
-        assert!(
-            peak < before + (64 << 20),
-            "RSS went from {before} to {peak}"
-        );
+        assert!(peak < before + (64 << 20), "RSS went from {before} to {peak}");
         // Nothing was lost: every reply arrives, in order.
         let mut header = b"$1048576\r\n".to_vec();
         header.extend_from_slice(&val);
@@ -413,22 +356,14 @@ fn idle_timeout_closes_idle_clients_only() {
             busy.roundtrip(&[b"PING"], b"+PONG\r\n");
             for (i, r) in [&mut idle, &mut in_multi].into_iter().enumerate() {
                 if !closed[i] {
-                    r.s.set_read_timeout(Some(Duration::from_millis(50)))
-                        .unwrap();
+                    r.s.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
                     let mut b = [0u8; 1];
-                    closed[i] = matches!(r.s.read(&mut b), Ok(0))
-                        || matches!(r.s.read(&mut b), Err(ref e) if e.kind() == ErrorKind::ConnectionReset);
+                    closed[i] = matches!(r.s.read(&mut b), Ok(0)) || matches!(r.s.read(&mut b), Err(ref e) if e.kind() == ErrorKind::ConnectionReset);
                 }
             }
-            assert!(
-                started.elapsed() < Duration::from_secs(5),
-                "idle clients were not closed"
-            );
+            assert!(started.elapsed() < Duration::from_secs(5), "idle clients were not closed");
         }
-        assert!(
-            started.elapsed() >= Duration::from_secs(1),
-            "closed before the timeout"
-        );
+        assert!(started.elapsed() >= Duration::from_secs(1), "closed before the timeout");
         busy.roundtrip(&[b"PING"], b"+PONG\r\n");
     });
 }
@@ -442,10 +377,7 @@ fn server_socket_timer(server_port: u16, client_port: u16) -> Option<(u32, u64)>
         let f: Vec<&str> = line.split_whitespace().collect();
         if f.len() > 5 && f[1].ends_with(&local) && f[2].ends_with(&remote) {
             let (tr, when) = f[5].split_once(':')?;
-            return Some((
-                u32::from_str_radix(tr, 16).ok()?,
-                u64::from_str_radix(when, 16).ok()?,
-            ));
+            return Some((u32::from_str_radix(tr, 16).ok()?, u64::from_str_radix(when, 16).ok()?));
         }
     }
     None
@@ -471,11 +403,7 @@ fn tcp_keepalive_is_applied() {
 }
 
 fn signal(s: &TestServer, sig: &str) {
-    let st = std::process::Command::new("kill")
-        .arg(format!("-{sig}"))
-        .arg(s.child.id().to_string())
-        .status()
-        .expect("kill");
+    let st = std::process::Command::new("kill").arg(format!("-{sig}")).arg(s.child.id().to_string()).status().expect("kill");
     assert!(st.success());
 }
 
@@ -483,11 +411,7 @@ fn graceful_shutdown_on(sig: &str, threads: usize) {
     let mut s = TestServer::start(threads);
     let mut setup = s.conn();
     let val = vec![b's'; 1 << 20];
-    let _: () = redis::cmd("SET")
-        .arg("v")
-        .arg(&val)
-        .query(&mut setup)
-        .unwrap();
+    let _: () = redis::cmd("SET").arg("v").arg(&val).query(&mut setup).unwrap();
     // Replies in flight: more than the socket buffers hold.
     let n = 24;
     let mut r = s.raw();
@@ -510,11 +434,7 @@ fn graceful_shutdown_on(sig: &str, threads: usize) {
         r.expect(&want);
     }
     assert!(read_until_closed(&mut r, Duration::from_secs(5)).is_empty());
-    assert_eq!(
-        s.wait_exit(Duration::from_secs(10)),
-        Some(0),
-        "exit code after {sig}"
-    );
+    assert_eq!(s.wait_exit(Duration::from_secs(10)), Some(0), "exit code after {sig}");
 }
 
 #[test]

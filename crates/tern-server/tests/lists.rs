@@ -23,12 +23,7 @@ fn send(r: &mut Raw, cmd: &str) {
 /// INFO's `blocked_clients`.
 fn blocked(c: &mut redis::Connection) -> i64 {
     let info: String = redis::cmd("INFO").arg("clients").query(c).unwrap();
-    info.lines()
-        .find_map(|l| l.strip_prefix("blocked_clients:"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap()
+    info.lines().find_map(|l| l.strip_prefix("blocked_clients:")).unwrap().trim().parse().unwrap()
 }
 
 /// The worker (CLIENT INFO `io-thread`) and id of a raw connection.
@@ -38,22 +33,10 @@ fn whoami(r: &mut Raw) -> (usize, i64) {
     while !line.ends_with(b"\r\n") {
         line.extend_from_slice(&r.read_n(1));
     }
-    let n: usize = std::str::from_utf8(&line[1..line.len() - 2])
-        .unwrap()
-        .parse()
-        .unwrap();
+    let n: usize = std::str::from_utf8(&line[1..line.len() - 2]).unwrap().parse().unwrap();
     let text = String::from_utf8(r.read_n(n + 2)).unwrap();
-    let field = |k: &str| {
-        text.split(' ')
-            .find_map(|kv| kv.strip_prefix(k))
-            .unwrap()
-            .trim()
-            .to_string()
-    };
-    (
-        field("io-thread=").parse().unwrap(),
-        field("id=").parse().unwrap(),
-    )
+    let field = |k: &str| text.split(' ').find_map(|kv| kv.strip_prefix(k)).unwrap().trim().to_string();
+    (field("io-thread=").parse().unwrap(), field("id=").parse().unwrap())
 }
 
 /// A raw connection owned by worker `worker` (among several tried).
@@ -72,36 +55,20 @@ fn replies_and_errors() {
     each_threads(|s| {
         let mut r = s.raw();
         rt(&mut r, "RPUSH l a b c 1 2 3 a", b":7\r\n");
-        rt(
-            &mut r,
-            "LRANGE l 0 -1",
-            &bulks(&["a", "b", "c", "1", "2", "3", "a"]),
-        );
+        rt(&mut r, "LRANGE l 0 -1", &bulks(&["a", "b", "c", "1", "2", "3", "a"]));
         rt(&mut r, "LRANGE l -2 100", &bulks(&["3", "a"]));
         rt(&mut r, "LRANGE l 5 2", b"*0\r\n");
         rt(&mut r, "LRANGE nokey 0 -1", b"*0\r\n");
         rt(&mut r, "LINDEX l -1", b"$1\r\na\r\n");
         rt(&mut r, "LINDEX l 7", NIL);
         rt(&mut r, "LINDEX nokey x", NIL);
-        rt(
-            &mut r,
-            "LINDEX l x",
-            b"-ERR value is not an integer or out of range\r\n",
-        );
+        rt(&mut r, "LINDEX l x", b"-ERR value is not an integer or out of range\r\n");
         rt(&mut r, "LPOS l a COUNT 0 RANK -1", b"*2\r\n:6\r\n:0\r\n");
         rt(&mut r, "LPOS l a RANK 2 MAXLEN 3", NIL);
         rt(&mut r, "LPOS nokey a COUNT 0", b"*0\r\n");
         rt(&mut r, "LPOS l a RANK 0", b"-ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list\r\n");
-        rt(
-            &mut r,
-            "LPOS l a COUNT -1",
-            b"-ERR COUNT can't be negative\r\n",
-        );
-        rt(
-            &mut r,
-            "LPOS l a MAXLEN -1",
-            b"-ERR MAXLEN can't be negative\r\n",
-        );
+        rt(&mut r, "LPOS l a COUNT -1", b"-ERR COUNT can't be negative\r\n");
+        rt(&mut r, "LPOS l a MAXLEN -1", b"-ERR MAXLEN can't be negative\r\n");
         rt(&mut r, "LSET l 100 x", b"-ERR index out of range\r\n");
         rt(&mut r, "LSET nokey 0 x", b"-ERR no such key\r\n");
         rt(&mut r, "LINSERT l middle a b", b"-ERR syntax error\r\n");
@@ -109,61 +76,25 @@ fn replies_and_errors() {
         rt(&mut r, "LINSERT l AFTER c C", b":8\r\n");
         rt(&mut r, "LREM l -1 a", b":1\r\n");
         rt(&mut r, "LPOP l 0", b"*0\r\n");
-        rt(
-            &mut r,
-            "LPOP l -1",
-            b"-ERR value is out of range, must be positive\r\n",
-        );
+        rt(&mut r, "LPOP l -1", b"-ERR value is out of range, must be positive\r\n");
         rt(&mut r, "LPOP nokey 1", NIL_ARRAY);
-        rt(
-            &mut r,
-            "LPOP l 1 2",
-            b"-ERR wrong number of arguments for 'lpop' command\r\n",
-        );
+        rt(&mut r, "LPOP l 1 2", b"-ERR wrong number of arguments for 'lpop' command\r\n");
         rt(&mut r, "RPOP l 2", &bulks(&["3", "2"]));
         rt(&mut r, "LTRIM l 1 -2", OK);
         rt(&mut r, "LRANGE l 0 -1", &bulks(&["b", "c", "C"]));
-        rt(
-            &mut r,
-            "LMPOP 0 l LEFT",
-            b"-ERR numkeys should be greater than 0\r\n",
-        );
+        rt(&mut r, "LMPOP 0 l LEFT", b"-ERR numkeys should be greater than 0\r\n");
         rt(&mut r, "LMPOP 2 l LEFT", b"-ERR syntax error\r\n");
-        rt(
-            &mut r,
-            "LMPOP 1 l LEFT COUNT 0",
-            b"-ERR count should be greater than 0\r\n",
-        );
-        rt(
-            &mut r,
-            "LMPOP 2 nokey l RIGHT COUNT 5",
-            b"*2\r\n$1\r\nl\r\n*3\r\n$1\r\nC\r\n$1\r\nc\r\n$1\r\nb\r\n",
-        );
+        rt(&mut r, "LMPOP 1 l LEFT COUNT 0", b"-ERR count should be greater than 0\r\n");
+        rt(&mut r, "LMPOP 2 nokey l RIGHT COUNT 5", b"*2\r\n$1\r\nl\r\n*3\r\n$1\r\nC\r\n$1\r\nc\r\n$1\r\nb\r\n");
         rt(&mut r, "EXISTS l", b":0\r\n");
         rt(&mut r, "LMPOP 1 nokey LEFT", NIL_ARRAY);
         rt(&mut r, "BLPOP l -1", b"-ERR timeout is negative\r\n");
-        rt(
-            &mut r,
-            "BLPOP l x",
-            b"-ERR timeout is not a float or out of range\r\n",
-        );
+        rt(&mut r, "BLPOP l x", b"-ERR timeout is not a float or out of range\r\n");
         rt(&mut r, "BLPOP l inf", b"-ERR timeout is out of range\r\n");
-        rt(
-            &mut r,
-            "CLIENT UNBLOCK 1 foo",
-            b"-ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR\r\n",
-        );
+        rt(&mut r, "CLIENT UNBLOCK 1 foo", b"-ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR\r\n");
         // WRONGTYPE both ways.
         rt(&mut r, "SET s v", OK);
-        for cmd in [
-            "LPUSH s a",
-            "LLEN s",
-            "LRANGE s 0 -1",
-            "LPOP s",
-            "BLPOP s 0",
-            "LMOVE s l LEFT LEFT",
-            "LMPOP 1 s LEFT",
-        ] {
+        for cmd in ["LPUSH s a", "LLEN s", "LRANGE s 0 -1", "LPOP s", "BLPOP s 0", "LMOVE s l LEFT LEFT", "LMPOP 1 s LEFT"] {
             rt(&mut r, cmd, WRONGTYPE);
         }
         rt(&mut r, "RPUSH l x", b":1\r\n");
@@ -182,17 +113,9 @@ fn resp3_null_replies() {
     each_threads(|s| {
         let mut c = s.conn();
         let _: () = redis::cmd("HELLO").arg(3).query(&mut c).unwrap();
-        let v: redis::Value = redis::cmd("LPOP")
-            .arg("nokey")
-            .arg(1)
-            .query(&mut c)
-            .unwrap();
+        let v: redis::Value = redis::cmd("LPOP").arg("nokey").arg(1).query(&mut c).unwrap();
         assert_eq!(v, redis::Value::Nil);
-        let v: redis::Value = redis::cmd("BLPOP")
-            .arg("nokey")
-            .arg("0.01")
-            .query(&mut c)
-            .unwrap();
+        let v: redis::Value = redis::cmd("BLPOP").arg("nokey").arg("0.01").query(&mut c).unwrap();
         assert_eq!(v, redis::Value::Nil);
     });
 }
@@ -201,13 +124,7 @@ fn resp3_null_replies() {
 fn encodings_follow_list_max_listpack_size() {
     each_threads(|s| {
         let mut c = s.conn();
-        let enc = |c: &mut redis::Connection, k: &str| -> String {
-            redis::cmd("OBJECT")
-                .arg("ENCODING")
-                .arg(k)
-                .query(c)
-                .unwrap()
-        };
+        let enc = |c: &mut redis::Connection, k: &str| -> String { redis::cmd("OBJECT").arg("ENCODING").arg(k).query(c).unwrap() };
         // Default -2: 8 KiB nodes. 100-byte elements: 79 fit, the 80th converts.
         let e = "x".repeat(100);
         for _ in 0..79 {
@@ -220,12 +137,7 @@ fn encodings_follow_list_max_listpack_size() {
         let _: () = c.ltrim("l", 0, 9).unwrap();
         assert_eq!(enc(&mut c, "l"), "listpack");
         // A count limit.
-        let _: () = redis::cmd("CONFIG")
-            .arg("SET")
-            .arg("list-max-listpack-size")
-            .arg("4")
-            .query(&mut c)
-            .unwrap();
+        let _: () = redis::cmd("CONFIG").arg("SET").arg("list-max-listpack-size").arg("4").query(&mut c).unwrap();
         let _: i64 = c.rpush("n", &["1", "2", "3", "4"]).unwrap();
         assert_eq!(enc(&mut c, "n"), "listpack");
         let _: i64 = c.rpush("n", "5").unwrap();
@@ -234,11 +146,7 @@ fn encodings_follow_list_max_listpack_size() {
         assert_eq!(enc(&mut c, "n"), "listpack");
         let got: Vec<String> = c.lrange("n", 0, -1).unwrap();
         assert_eq!(got, vec!["1", "2"]);
-        let v: Vec<String> = redis::cmd("CONFIG")
-            .arg("GET")
-            .arg("list-max-ziplist-size")
-            .query(&mut c)
-            .unwrap();
+        let v: Vec<String> = redis::cmd("CONFIG").arg("GET").arg("list-max-ziplist-size").query(&mut c).unwrap();
         assert_eq!(v, vec!["list-max-ziplist-size", "4"]);
     });
 }
@@ -254,30 +162,17 @@ fn generic_commands_on_lists() {
         let _: i64 = c.rpush("b", "4").unwrap();
         assert_eq!(c.llen::<_, i64>("a").unwrap(), 3);
         let _: () = c.rename("b", "c").unwrap();
-        assert_eq!(
-            c.lrange::<_, Vec<String>>("c", 0, -1).unwrap(),
-            vec!["1", "2", "3", "4"]
-        );
+        assert_eq!(c.lrange::<_, Vec<String>>("c", 0, -1).unwrap(), vec!["1", "2", "3", "4"]);
         let moved: i64 = redis::cmd("MOVE").arg("c").arg(1).query(&mut c).unwrap();
         assert_eq!(moved, 1);
         let _: bool = c.expire("a", 100).unwrap();
         assert!(c.ttl::<_, i64>("a").unwrap() > 0);
         let _: () = c.set("str", "v").unwrap();
-        let (_, keys): (u64, Vec<String>) = redis::cmd("SCAN")
-            .arg(0)
-            .arg("TYPE")
-            .arg("list")
-            .arg("COUNT")
-            .arg(1000)
-            .query(&mut c)
-            .unwrap();
+        let (_, keys): (u64, Vec<String>) = redis::cmd("SCAN").arg(0).arg("TYPE").arg("list").arg("COUNT").arg(1000).query(&mut c).unwrap();
         assert_eq!(keys, vec!["a"]);
         assert_eq!(c.del::<_, i64>("a").unwrap(), 1);
         let _: () = redis::cmd("SELECT").arg(1).query(&mut c).unwrap();
-        assert_eq!(
-            c.lrange::<_, Vec<String>>("c", 0, -1).unwrap(),
-            vec!["1", "2", "3", "4"]
-        );
+        assert_eq!(c.lrange::<_, Vec<String>>("c", 0, -1).unwrap(), vec!["1", "2", "3", "4"]);
     });
 }
 
@@ -314,10 +209,7 @@ fn requests_pipelined_behind_a_wait_run_after_it() {
         let mut w = s.raw();
         w.send(b"*3\r\n$5\r\nBLPOP\r\n$1\r\nq\r\n$1\r\n0\r\n*3\r\n$5\r\nRPUSH\r\n$1\r\nx\r\n$1\r\n1\r\n*1\r\n$4\r\nPING\r\n");
         wait_for("the waiter to block", || blocked(&mut c) == 1);
-        assert!(
-            !c.exists::<_, bool>("x").unwrap(),
-            "a request behind the wait ran early"
-        );
+        assert!(!c.exists::<_, bool>("x").unwrap(), "a request behind the wait ran early");
         let _: i64 = c.rpush("q", "job").unwrap();
         w.expect(b"*2\r\n$1\r\nq\r\n$3\r\njob\r\n:1\r\n+PONG\r\n");
         assert!(c.exists::<_, bool>("x").unwrap());
@@ -367,10 +259,7 @@ fn a_waiter_that_leaves_takes_nothing() {
         drop(alone);
         wait_for("the lone waiter to be gone", || blocked(&mut c) == 0);
         let _: i64 = c.rpush("q", "kept").unwrap();
-        assert_eq!(
-            c.lrange::<_, Vec<String>>("q", 0, -1).unwrap(),
-            vec!["kept"]
-        );
+        assert_eq!(c.lrange::<_, Vec<String>>("q", 0, -1).unwrap(), vec!["kept"]);
     });
 }
 
@@ -455,20 +344,14 @@ fn many_idle_waiters_cost_no_cpu_and_leave_cleanly() {
     }
     let spent = cpu_time(&s) - before;
     // Two workers' periodic ticks only (the /proc clock counts in 10 ms).
-    assert!(
-        spent <= Duration::from_millis(60),
-        "idle waiters cost {spent:?} of CPU in 1 s"
-    );
+    assert!(spent <= Duration::from_millis(60), "idle waiters cost {spent:?} of CPU in 1 s");
     drop(wide);
     waiters.truncate(200);
     wait_for("the leavers to be gone", || blocked(&mut c) == 200);
     let _: i64 = c.rpush("k4999", "kept").unwrap();
     let _: i64 = c.rpush("w7", "x").unwrap();
     waiters[7].expect(b"*2\r\n$2\r\nw7\r\n$1\r\nx\r\n");
-    assert_eq!(
-        c.lrange::<_, Vec<String>>("k4999", 0, -1).unwrap(),
-        vec!["kept"]
-    );
+    assert_eq!(c.lrange::<_, Vec<String>>("k4999", 0, -1).unwrap(), vec!["kept"]);
 }
 
 #[test]
@@ -476,24 +359,14 @@ fn timeouts_fire_on_time_whatever_hz() {
     for threads in [1, 2] {
         let s = TestServer::start_with(threads, &["--hz", "1"]);
         let mut r = s.raw();
-        for (cmd, reply, ms) in [
-            ("BLPOP q 0.15", NIL_ARRAY, 150u64),
-            ("BLMOVE q d LEFT LEFT 0.05", NIL_ARRAY, 50),
-            ("BLMPOP 0.1 1 q LEFT", NIL_ARRAY, 100),
-        ] {
+        for (cmd, reply, ms) in [("BLPOP q 0.15", NIL_ARRAY, 150u64), ("BLMOVE q d LEFT LEFT 0.05", NIL_ARRAY, 50), ("BLMPOP 0.1 1 q LEFT", NIL_ARRAY, 100)] {
             let t = Instant::now();
             send(&mut r, cmd);
             r.expect(reply);
             let took = t.elapsed();
-            assert!(
-                took >= Duration::from_millis(ms),
-                "{cmd} answered after {took:?}"
-            );
+            assert!(took >= Duration::from_millis(ms), "{cmd} answered after {took:?}");
             // 10 ms is the target; the margin is for a loaded debug build.
-            assert!(
-                took < Duration::from_millis(ms + 60),
-                "{cmd} answered after {took:?}"
-            );
+            assert!(took < Duration::from_millis(ms + 60), "{cmd} answered after {took:?}");
         }
     }
 }
@@ -507,32 +380,16 @@ fn client_unblock_and_client_list() {
         send(&mut w, "BLPOP q 0");
         wait_for("the waiter to block", || blocked(&mut c) == 1);
         let list: String = redis::cmd("CLIENT").arg("LIST").query(&mut c).unwrap();
-        let line = list
-            .lines()
-            .find(|l| l.starts_with(&format!("id={id} ")))
-            .unwrap();
+        let line = list.lines().find(|l| l.starts_with(&format!("id={id} "))).unwrap();
         assert!(line.contains(" flags=b "), "{line}");
-        let n: i64 = redis::cmd("CLIENT")
-            .arg("UNBLOCK")
-            .arg(id)
-            .query(&mut c)
-            .unwrap();
+        let n: i64 = redis::cmd("CLIENT").arg("UNBLOCK").arg(id).query(&mut c).unwrap();
         assert_eq!(n, 1);
         w.expect(NIL_ARRAY);
-        let n: i64 = redis::cmd("CLIENT")
-            .arg("UNBLOCK")
-            .arg(id)
-            .query(&mut c)
-            .unwrap();
+        let n: i64 = redis::cmd("CLIENT").arg("UNBLOCK").arg(id).query(&mut c).unwrap();
         assert_eq!(n, 0);
         send(&mut w, "BRPOPLPUSH q d 0");
         wait_for("the waiter to block again", || blocked(&mut c) == 1);
-        let n: i64 = redis::cmd("CLIENT")
-            .arg("UNBLOCK")
-            .arg(id)
-            .arg("ERROR")
-            .query(&mut c)
-            .unwrap();
+        let n: i64 = redis::cmd("CLIENT").arg("UNBLOCK").arg(id).arg("ERROR").query(&mut c).unwrap();
         assert_eq!(n, 1);
         w.expect(b"-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n");
         rt(&mut w, "PING", b"+PONG\r\n");
@@ -572,18 +429,10 @@ fn many_producers_and_consumers_deliver_each_element_once() {
         let consumers: Vec<_> = (0..CONSUMERS)
             .map(|_| {
                 std::thread::spawn(move || {
-                    let mut c = redis::Client::open(format!("redis://127.0.0.1:{port}/"))
-                        .unwrap()
-                        .get_connection()
-                        .unwrap();
+                    let mut c = redis::Client::open(format!("redis://127.0.0.1:{port}/")).unwrap().get_connection().unwrap();
                     let mut got = Vec::new();
                     loop {
-                        let v: Option<(String, String)> = redis::cmd("BLPOP")
-                            .arg("q1")
-                            .arg("q2")
-                            .arg("5")
-                            .query(&mut c)
-                            .unwrap();
+                        let v: Option<(String, String)> = redis::cmd("BLPOP").arg("q1").arg("q2").arg("5").query(&mut c).unwrap();
                         match v {
                             Some((_, e)) if e == "stop" => return got,
                             Some((_, e)) => got.push(e),
@@ -596,10 +445,7 @@ fn many_producers_and_consumers_deliver_each_element_once() {
         let producers: Vec<_> = (0..PRODUCERS)
             .map(|p| {
                 std::thread::spawn(move || {
-                    let mut c = redis::Client::open(format!("redis://127.0.0.1:{port}/"))
-                        .unwrap()
-                        .get_connection()
-                        .unwrap();
+                    let mut c = redis::Client::open(format!("redis://127.0.0.1:{port}/")).unwrap().get_connection().unwrap();
                     for i in 0..PER {
                         let key = if i % 2 == 0 { "q1" } else { "q2" };
                         let _: i64 = c.rpush(key, format!("{p}:{i}")).unwrap();

@@ -44,18 +44,12 @@ fn a_delayed_flush_comes_within_a_cron_period_of_its_time() {
             break at;
         }
         assert_eq!(r, "HD\r\n");
-        assert!(
-            at < Duration::from_secs(5),
-            "the delayed flush did not happen"
-        );
+        assert!(at < Duration::from_secs(5), "the delayed flush did not happen");
     };
     // Never early (the server's clock read the request after t0); late by
     // at most a period, plus what a loaded machine adds.
     assert!(gone >= Duration::from_millis(990), "flushed after {gone:?}");
-    assert!(
-        gone < Duration::from_millis(1000 + 100 + 900),
-        "flushed after {gone:?}"
-    );
+    assert!(gone < Duration::from_millis(1000 + 100 + 900), "flushed after {gone:?}");
 }
 
 #[test]
@@ -68,12 +62,7 @@ fn an_immediate_flush_all_cancels_the_pending_one() {
     assert_eq!(line(&mut c, b"set f 0 0 1\r\nx\r\n"), "STORED\r\n");
     // Well past the cancelled deadline (50 cron periods after it).
     while t0.elapsed() < Duration::from_millis(2000) {
-        assert_eq!(
-            line(&mut c, b"mg f\r\n"),
-            "HD\r\n",
-            "after {:?}",
-            t0.elapsed()
-        );
+        assert_eq!(line(&mut c, b"mg f\r\n"), "HD\r\n", "after {:?}", t0.elapsed());
     }
 }
 

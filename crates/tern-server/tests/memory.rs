@@ -22,10 +22,7 @@ const OOM: &[u8] = b"-OOM command not allowed when used memory > 'maxmemory'.\r\
 
 fn info_field(c: &mut redis::Connection, section: &str, field: &str) -> u64 {
     let info: String = redis::cmd("INFO").arg(section).query(c).unwrap();
-    let line = info
-        .lines()
-        .find_map(|l| l.strip_prefix(&format!("{field}:")))
-        .unwrap_or_else(|| panic!("no {field} in {info}"));
+    let line = info.lines().find_map(|l| l.strip_prefix(&format!("{field}:"))).unwrap_or_else(|| panic!("no {field} in {info}"));
     line.trim().parse().unwrap()
 }
 
@@ -88,127 +85,50 @@ fn write_until_oom(r: &mut Raw) -> bool {
 }
 
 fn start(policy: &str) -> TestServer {
-    TestServer::start_with(
-        2,
-        &[
-            "--maxmemory",
-            &LIMIT.to_string(),
-            "--maxmemory-policy",
-            policy,
-            "--hz",
-            "50",
-        ],
-    )
+    TestServer::start_with(2, &["--maxmemory", &LIMIT.to_string(), "--maxmemory-policy", policy, "--hz", "50"])
 }
 
 #[test]
 fn every_evicting_policy_holds_the_limit_and_counts_evictions() {
-    for policy in [
-        "allkeys-lru",
-        "allkeys-lfu",
-        "allkeys-random",
-        "allkeys-s3fifo",
-        "allkeys-sieve",
-    ] {
+    for policy in ["allkeys-lru", "allkeys-lfu", "allkeys-random", "allkeys-s3fifo", "allkeys-sieve"] {
         let s = start(policy);
         let mut c = s.conn();
         // About 3x what fits.
-        assert_eq!(
-            fill(&s, "k", 90_000, None),
-            0,
-            "{policy}: writes refused although keys can be evicted"
-        );
+        assert_eq!(fill(&s, "k", 90_000, None), 0, "{policy}: writes refused although keys can be evicted");
         let used = info_field(&mut c, "memory", "used_memory");
-        assert!(
-            used <= LIMIT + SLACK,
-            "{policy}: used_memory {used} over the limit {LIMIT}"
-        );
+        assert!(used <= LIMIT + SLACK, "{policy}: used_memory {used} over the limit {LIMIT}");
         // One transaction, so the background cycle cannot evict between.
-        let (keys, info): (u64, String) = redis::pipe()
-            .atomic()
-            .cmd("DBSIZE")
-            .cmd("INFO")
-            .arg("stats")
-            .query(&mut c)
-            .unwrap();
-        let evicted: u64 = info
-            .lines()
-            .find_map(|l| l.strip_prefix("evicted_keys:"))
-            .unwrap()
-            .parse()
-            .unwrap();
+        let (keys, info): (u64, String) = redis::pipe().atomic().cmd("DBSIZE").cmd("INFO").arg("stats").query(&mut c).unwrap();
+        let evicted: u64 = info.lines().find_map(|l| l.strip_prefix("evicted_keys:")).unwrap().parse().unwrap();
         assert!(evicted > 30_000, "{policy}: only {evicted} evicted");
-        assert_eq!(
-            keys + evicted,
-            90_000,
-            "{policy}: keys {keys} + evicted {evicted}"
-        );
+        assert_eq!(keys + evicted, 90_000, "{policy}: keys {keys} + evicted {evicted}");
         // CONFIG RESETSTAT starts the count again, as in Redis. (A
         // background round begun before the limit was lifted may still
         // evict a few keys: those are all it may count.)
-        let _: () = redis::cmd("CONFIG")
-            .arg("SET")
-            .arg("maxmemory")
-            .arg(0)
-            .query(&mut c)
-            .unwrap();
+        let _: () = redis::cmd("CONFIG").arg("SET").arg("maxmemory").arg(0).query(&mut c).unwrap();
         let _: () = redis::cmd("CONFIG").arg("RESETSTAT").query(&mut c).unwrap();
-        let (keys_now, info): (u64, String) = redis::pipe()
-            .atomic()
-            .cmd("DBSIZE")
-            .cmd("INFO")
-            .arg("stats")
-            .query(&mut c)
-            .unwrap();
-        let evicted_now: u64 = info
-            .lines()
-            .find_map(|l| l.strip_prefix("evicted_keys:"))
-            .unwrap()
-            .parse()
-            .unwrap();
-        assert!(
-            evicted_now <= keys - keys_now,
-            "{policy}: {evicted_now} evicted since the reset"
-        );
+        let (keys_now, info): (u64, String) = redis::pipe().atomic().cmd("DBSIZE").cmd("INFO").arg("stats").query(&mut c).unwrap();
+        let evicted_now: u64 = info.lines().find_map(|l| l.strip_prefix("evicted_keys:")).unwrap().parse().unwrap();
+        assert!(evicted_now <= keys - keys_now, "{policy}: {evicted_now} evicted since the reset");
     }
 }
 
 #[test]
 fn volatile_policies_never_evict_a_key_without_ttl() {
-    for policy in [
-        "volatile-lru",
-        "volatile-lfu",
-        "volatile-random",
-        "volatile-ttl",
-        "volatile-s3fifo",
-        "volatile-sieve",
-    ] {
+    for policy in ["volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "volatile-s3fifo", "volatile-sieve"] {
         let s = start(policy);
         let mut c = s.conn();
         assert_eq!(fill(&s, "keep", 2_000, None), 0);
-        assert_eq!(
-            fill(&s, "temp", 60_000, Some(3600)),
-            0,
-            "{policy}: writes refused although keys with a TTL are left"
-        );
+        assert_eq!(fill(&s, "temp", 60_000, Some(3600)), 0, "{policy}: writes refused although keys with a TTL are left");
         let used = info_field(&mut c, "memory", "used_memory");
-        assert!(
-            used <= LIMIT + SLACK,
-            "{policy}: used_memory {used} over the limit {LIMIT}"
-        );
-        assert!(
-            info_field(&mut c, "stats", "evicted_keys") > 20_000,
-            "{policy}"
-        );
+        assert!(used <= LIMIT + SLACK, "{policy}: used_memory {used} over the limit {LIMIT}");
+        assert!(info_field(&mut c, "stats", "evicted_keys") > 20_000, "{policy}");
         let mut p = redis::pipe();
         for i in 0..2_000 {
             p.cmd("EXISTS").arg(format!("keep:{i}"));
         }
         let there: Vec<u64> = p.query(&mut c).unwrap();
-        assert!(
-            there.iter().all(|&e| e == 1),
-            "{policy}: a key without TTL was evicted"
-        );
+        assert!(there.iter().all(|&e| e == 1), "{policy}: a key without TTL was evicted");
     }
     // Only keys without a TTL left: a write is refused, exactly as Redis.
     let s = start("volatile-lru");
@@ -242,10 +162,7 @@ fn noeviction_refuses_writes_with_redis_error_and_keeps_reads() {
     r.roundtrip(&[b"MULTI"], b"+OK\r\n");
     r.roundtrip(&[b"GET", b"k:0"], b"+QUEUED\r\n");
     r.roundtrip(&[b"SET", b"a", b"b"], OOM);
-    r.roundtrip(
-        &[b"EXEC"],
-        b"-EXECABORT Transaction discarded because of previous errors.\r\n",
-    );
+    r.roundtrip(&[b"EXEC"], b"-EXECABORT Transaction discarded because of previous errors.\r\n");
     // Raising the limit lets writes in again.
     r.roundtrip(&[b"CONFIG", b"SET", b"maxmemory", b"0"], b"+OK\r\n");
     r.roundtrip(&[b"SET", b"new", b"v"], b"+OK\r\n");
@@ -258,12 +175,7 @@ fn lowering_maxmemory_at_runtime_shrinks_memory_without_writes() {
     let mut c = s.conn();
     let used = info_field(&mut c, "memory", "used_memory");
     let target = used / 2;
-    let _: () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg("maxmemory")
-        .arg(target)
-        .query(&mut c)
-        .unwrap();
+    let _: () = redis::cmd("CONFIG").arg("SET").arg("maxmemory").arg(target).query(&mut c).unwrap();
     // Polled: the background cycle evicts with no write coming.
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
@@ -271,10 +183,7 @@ fn lowering_maxmemory_at_runtime_shrinks_memory_without_writes() {
         if now_used <= target + SLACK {
             break;
         }
-        assert!(
-            Instant::now() < deadline,
-            "used_memory still {now_used} > {target}"
-        );
+        assert!(Instant::now() < deadline, "used_memory still {now_used} > {target}");
         std::thread::yield_now();
     }
     assert!(info_field(&mut c, "stats", "evicted_keys") > 10_000);
@@ -308,11 +217,7 @@ fn mc_stat(c: &mut TcpStream, name: &str) -> u64 {
         out.extend_from_slice(&buf[..n]);
     }
     let text = String::from_utf8(out).unwrap();
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("STAT {name} ")))
-        .unwrap_or_else(|| panic!("no {name}"))
-        .parse()
-        .unwrap()
+    text.lines().find_map(|l| l.strip_prefix(&format!("STAT {name} "))).unwrap_or_else(|| panic!("no {name}")).parse().unwrap()
 }
 
 #[test]
@@ -354,64 +259,38 @@ fn memcached_port_out_of_memory_under_noeviction() {
             req.push_str(&format!("set k{} 0 0 100\r\n{value}\r\n", round * 500 + i));
         }
         let out = mc_lines(&mut c, req.as_bytes(), 500);
-        refused += out
-            .matches("SERVER_ERROR out of memory storing object\r\n")
-            .count();
+        refused += out.matches("SERVER_ERROR out of memory storing object\r\n").count();
     }
     assert!(refused > 0);
     // Each refused store below may free an item: fill up again first.
     let mut pad = 0;
-    let mut full = |c: &mut TcpStream| loop {
-        pad += 1;
-        assert!(pad < 100_000, "never full again");
-        if mc_lines(
-            c,
-            format!("set pad{pad} 0 0 100\r\n{value}\r\n").as_bytes(),
-            1,
-        ) != "STORED\r\n"
-        {
-            return;
+    let mut full = |c: &mut TcpStream| {
+        loop {
+            pad += 1;
+            assert!(pad < 100_000, "never full again");
+            if mc_lines(c, format!("set pad{pad} 0 0 100\r\n{value}\r\n").as_bytes(), 1) != "STORED\r\n" {
+                return;
+            }
         }
     };
     // memcached's replies: the error for set and ms, a failed set drops
     // the old item, and reads keep working.
     full(&mut c);
-    assert_eq!(
-        mc_lines(&mut c, b"ms new 1\r\nx\r\n", 1),
-        "SERVER_ERROR out of memory storing object\r\n"
-    );
+    assert_eq!(mc_lines(&mut c, b"ms new 1\r\nx\r\n", 1), "SERVER_ERROR out of memory storing object\r\n");
     // An `ms` in append mode drops the old item too (memcached 1.6 -M).
     full(&mut c);
-    assert_eq!(
-        mc_lines(&mut c, b"ms k2 1 MA\r\nx\r\n", 1),
-        "SERVER_ERROR out of memory storing object\r\n"
-    );
+    assert_eq!(mc_lines(&mut c, b"ms k2 1 MA\r\nx\r\n", 1), "SERVER_ERROR out of memory storing object\r\n");
     assert_eq!(mc_lines(&mut c, b"get k2\r\n", 1), "END\r\n");
     // An `append` (text) does not.
     full(&mut c);
-    assert_eq!(
-        mc_lines(&mut c, b"append k3 0 0 1\r\nx\r\n", 1),
-        "SERVER_ERROR out of memory storing object\r\n"
-    );
-    assert_eq!(
-        mc_lines(&mut c, b"get k3\r\n", 3),
-        format!("VALUE k3 0 100\r\n{value}\r\nEND\r\n")
-    );
+    assert_eq!(mc_lines(&mut c, b"append k3 0 0 1\r\nx\r\n", 1), "SERVER_ERROR out of memory storing object\r\n");
+    assert_eq!(mc_lines(&mut c, b"get k3\r\n", 3), format!("VALUE k3 0 100\r\n{value}\r\nEND\r\n"));
     full(&mut c);
-    assert_eq!(
-        mc_lines(&mut c, b"set k0 0 0 1\r\nx\r\n", 1),
-        "SERVER_ERROR out of memory storing object\r\n"
-    );
+    assert_eq!(mc_lines(&mut c, b"set k0 0 0 1\r\nx\r\n", 1), "SERVER_ERROR out of memory storing object\r\n");
     assert_eq!(mc_lines(&mut c, b"get k0\r\n", 1), "END\r\n");
-    assert_eq!(
-        mc_lines(&mut c, b"get k1\r\n", 3),
-        format!("VALUE k1 0 100\r\n{value}\r\nEND\r\n")
-    );
+    assert_eq!(mc_lines(&mut c, b"get k1\r\n", 3), format!("VALUE k1 0 100\r\n{value}\r\nEND\r\n"));
     full(&mut c);
-    assert_eq!(
-        mc_lines(&mut c, b"set quiet 0 0 1 noreply\r\nx\r\nmn\r\n", 1),
-        "MN\r\n"
-    );
+    assert_eq!(mc_lines(&mut c, b"set quiet 0 0 1 noreply\r\nx\r\nmn\r\n", 1), "MN\r\n");
     assert_eq!(mc_stat(&mut c, "evictions"), 0);
 }
 
@@ -420,36 +299,15 @@ fn switching_to_a_fifo_policy_at_runtime_evicts_the_keys_already_there() {
     let s = TestServer::start_with(2, &["--maxmemory-policy", "allkeys-lru", "--hz", "100"]);
     assert_eq!(fill(&s, "old", 20_000, None), 0);
     let mut c = s.conn();
-    let _: () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg("maxmemory-policy")
-        .arg("allkeys-s3fifo")
-        .query(&mut c)
-        .unwrap();
+    let _: () = redis::cmd("CONFIG").arg("SET").arg("maxmemory-policy").arg("allkeys-s3fifo").query(&mut c).unwrap();
     let mut r = s.raw();
     r.roundtrip(&[b"OBJECT", b"FREQ", b"old:1"], b"-ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.\r\n");
     // The queues the switch builds cost memory too: room is left for them.
     let used = info_field(&mut c, "memory", "used_memory");
-    let _: () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg("maxmemory")
-        .arg(used * 3 / 4)
-        .query(&mut c)
-        .unwrap();
+    let _: () = redis::cmd("CONFIG").arg("SET").arg("maxmemory").arg(used * 3 / 4).query(&mut c).unwrap();
     assert_eq!(fill(&s, "new", 20_000, None), 0);
-    let old_left = (0..20_000)
-        .filter(|i| {
-            redis::cmd("EXISTS")
-                .arg(format!("old:{i}"))
-                .query::<u64>(&mut c)
-                .unwrap()
-                == 1
-        })
-        .count();
-    assert!(
-        old_left < 10_000,
-        "{old_left} of the keys stored before the switch are all still there"
-    );
+    let old_left = (0..20_000).filter(|i| redis::cmd("EXISTS").arg(format!("old:{i}")).query::<u64>(&mut c).unwrap() == 1).count();
+    assert!(old_left < 10_000, "{old_left} of the keys stored before the switch are all still there");
     r.roundtrip(&[b"SET", b"k", b"v"], b"+OK\r\n");
     r.roundtrip(&[b"OBJECT", b"IDLETIME", b"k"], b"-ERR An S3-FIFO or SIEVE maxmemory policy is selected, idle time not tracked for this key.\r\n");
 }
@@ -463,59 +321,29 @@ fn memory_command_replies_as_redis() {
     r.roundtrip(&[b"MEMORY", b"USAGE", b"foo"], b":32\r\n");
     r.roundtrip(&[b"MEMORY", b"USAGE", b"foo", b"SAMPLES", b"0"], b":32\r\n");
     r.roundtrip(&[b"MEMORY", b"USAGE", b"nokey"], b"$-1\r\n");
-    for bad in [
-        &[b"MEMORY".as_slice(), b"USAGE", b"foo", b"SAMPLES"][..],
-        &[b"MEMORY", b"USAGE", b"foo", b"SAMPLES", b"-1"],
-        &[b"MEMORY", b"USAGE", b"foo", b"BAD", b"1"],
-    ] {
+    for bad in [&[b"MEMORY".as_slice(), b"USAGE", b"foo", b"SAMPLES"][..], &[b"MEMORY", b"USAGE", b"foo", b"SAMPLES", b"-1"], &[b"MEMORY", b"USAGE", b"foo", b"BAD", b"1"]] {
         r.roundtrip(bad, b"-ERR syntax error\r\n");
     }
-    r.roundtrip(
-        &[b"MEMORY", b"USAGE", b"foo", b"SAMPLES", b"x"],
-        b"-ERR value is not an integer or out of range\r\n",
-    );
-    r.roundtrip(
-        &[b"MEMORY", b"FOO"],
-        b"-ERR unknown subcommand 'FOO'. Try MEMORY HELP.\r\n",
-    );
-    r.roundtrip(
-        &[b"MEMORY"],
-        b"-ERR wrong number of arguments for 'memory' command\r\n",
-    );
+    r.roundtrip(&[b"MEMORY", b"USAGE", b"foo", b"SAMPLES", b"x"], b"-ERR value is not an integer or out of range\r\n");
+    r.roundtrip(&[b"MEMORY", b"FOO"], b"-ERR unknown subcommand 'FOO'. Try MEMORY HELP.\r\n");
+    r.roundtrip(&[b"MEMORY"], b"-ERR wrong number of arguments for 'memory' command\r\n");
     r.roundtrip(&[b"MEMORY", b"PURGE"], b"+OK\r\n");
     let empty = b"Hi Sam, this instance is empty or is using very little memory, my issues detector can't be used in these conditions. Please, leave for your mission on Earth and fill it with some data. The new Sam and I will be back to our programming as soon as I finished rebooting.\n";
-    r.roundtrip(
-        &[b"MEMORY", b"DOCTOR"],
-        &[format!("${}\r\n", empty.len()).as_bytes(), empty, b"\r\n"].concat(),
-    );
+    r.roundtrip(&[b"MEMORY", b"DOCTOR"], &[format!("${}\r\n", empty.len()).as_bytes(), empty, b"\r\n"].concat());
     let mut c = s.conn();
     // MEMORY STATS: Redis 8.4's 35 fields and one map per non-empty db.
     let stats: Vec<redis::Value> = redis::cmd("MEMORY").arg("STATS").query(&mut c).unwrap();
     assert_eq!(stats.len(), 72);
-    let names: Vec<String> = stats
-        .iter()
-        .step_by(2)
-        .map(|v| redis::from_redis_value(v).unwrap())
-        .collect();
-    assert_eq!(
-        &names[..3],
-        ["peak.allocated", "total.allocated", "startup.allocated"]
-    );
+    let names: Vec<String> = stats.iter().step_by(2).map(|v| redis::from_redis_value(v).unwrap()).collect();
+    assert_eq!(&names[..3], ["peak.allocated", "total.allocated", "startup.allocated"]);
     assert_eq!(names[14], "db.0");
     assert_eq!(names.last().unwrap(), "fragmentation.bytes");
     let total: u64 = redis::from_redis_value(&stats[3]).unwrap();
     // The same counters as INFO's (the clients' buffers move between).
     let info = info_field(&mut c, "memory", "used_memory");
     assert!(total.abs_diff(info) < 64 << 10, "{total} vs {info}");
-    let text: String = redis::cmd("MEMORY")
-        .arg("MALLOC-STATS")
-        .query(&mut c)
-        .unwrap();
-    assert!(
-        text.starts_with("___ Begin jemalloc statistics ___"),
-        "{}",
-        &text[..80.min(text.len())]
-    );
+    let text: String = redis::cmd("MEMORY").arg("MALLOC-STATS").query(&mut c).unwrap();
+    assert!(text.starts_with("___ Begin jemalloc statistics ___"), "{}", &text[..80.min(text.len())]);
 }
 
 #[test]

@@ -78,11 +78,7 @@ fn read_to_mark(r: &mut Raw) -> Vec<u8> {
     let mut buf = [0u8; 64 * 1024];
     while !got.ends_with(MARK) {
         let n = r.s.read(&mut buf).expect("read");
-        assert!(
-            n > 0,
-            "closed before the end marker: {}",
-            String::from_utf8_lossy(&got)
-        );
+        assert!(n > 0, "closed before the end marker: {}", String::from_utf8_lossy(&got));
         got.extend_from_slice(&buf[..n]);
     }
     got.truncate(got.len() - MARK.len());
@@ -118,18 +114,13 @@ fn keys(prefix: &str, n: usize) -> Vec<String> {
 }
 
 fn with_cmd(cmd: &str, args: &[String]) -> Vec<String> {
-    std::iter::once(cmd.to_string())
-        .chain(args.iter().cloned())
-        .collect()
+    std::iter::once(cmd.to_string()).chain(args.iter().cloned()).collect()
 }
 
 #[test]
 fn mget_mset_with_duplicates_missing_and_wrong_types() {
     let mut setup = Script::new();
-    setup
-        .words("HSET h f v")
-        .words("SET n 12")
-        .words("SET s hello");
+    setup.words("HSET h f v").words("SET n 12").words("SET s hello");
     let mut s = Script::new();
     s.words("MSET a 1 a 2 b 3")
         .words("MGET a a b missing h n s a")
@@ -188,12 +179,7 @@ fn many_keys_span_several_groups() {
                 want += &format!("${}\r\nv{i}\r\n", format!("v{i}").len());
             }
         }
-        want += &format!(
-            ":{}\r\n:{n}\r\n:0\r\n:{}\r\n:{}\r\n*{n}\r\n",
-            n / 2,
-            n / 2,
-            n / 2
-        );
+        want += &format!(":{}\r\n:{n}\r\n:0\r\n:{}\r\n:{}\r\n*{n}\r\n", n / 2, n / 2, n / 2);
         want += &"$-1\r\n".repeat(n);
         assert_eq!(String::from_utf8_lossy(&out), want, "{n} keys");
     }
@@ -205,13 +191,7 @@ fn expired_keys_read_as_missing() {
         let mut r = s.raw();
         let mut sc = Script::new();
         for i in 0..20 {
-            sc.owned(&[
-                "SET".into(),
-                format!("e{i}"),
-                "x".into(),
-                "PX".into(),
-                "1".into(),
-            ]);
+            sc.owned(&["SET".into(), format!("e{i}"), "x".into(), "PX".into(), "1".into()]);
         }
         sc.words("SET live y");
         sc.run(&mut r);
@@ -220,14 +200,9 @@ fn expired_keys_read_as_missing() {
         while Instant::now() < until {
             std::hint::spin_loop();
         }
-        let names: Vec<String> = (0..20)
-            .map(|i| format!("e{i}"))
-            .chain(["live".to_string()])
-            .collect();
+        let names: Vec<String> = (0..20).map(|i| format!("e{i}")).chain(["live".to_string()]).collect();
         let mut q = Script::new();
-        q.owned(&with_cmd("MGET", &names))
-            .owned(&with_cmd("EXISTS", &names))
-            .owned(&with_cmd("DEL", &names));
+        q.owned(&with_cmd("MGET", &names)).owned(&with_cmd("EXISTS", &names)).owned(&with_cmd("DEL", &names));
         let got = q.run(&mut r);
         let want = format!("*21\r\n{}$1\r\ny\r\n:1\r\n:1\r\n", "$-1\r\n".repeat(20));
         assert_eq!(String::from_utf8_lossy(&got), want, "size {size:?}");
@@ -289,23 +264,14 @@ fn many_pipelined_commands_in_one_read() {
     for i in 0..300 {
         match i % 5 {
             0 => s.owned(&["GET".into(), format!("p{i}")]),
-            1 => s.owned(&[
-                "MGET".into(),
-                format!("p{i}"),
-                format!("p{}", i + 1),
-                "nope".into(),
-            ]),
+            1 => s.owned(&["MGET".into(), format!("p{i}"), format!("p{}", i + 1), "nope".into()]),
             2 => s.owned(&["INCR".into(), format!("p{i}")]),
             3 => s.words("PING"),
             _ => s.owned(&["EXISTS".into(), format!("p{i}"), format!("p{}", i - 1)]),
         };
     }
     let out = same_everywhere(&setup, &s);
-    assert!(
-        out.starts_with(b"$1\r\n0\r\n*3\r\n$1\r\n1\r\n$1\r\n2\r\n$-1\r\n:3\r\n+PONG\r\n:2\r\n"),
-        "{}",
-        String::from_utf8_lossy(&out[..80])
-    );
+    assert!(out.starts_with(b"$1\r\n0\r\n*3\r\n$1\r\n1\r\n$1\r\n2\r\n$-1\r\n:3\r\n+PONG\r\n:2\r\n"), "{}", String::from_utf8_lossy(&out[..80]));
 }
 
 /// A request cut in two, after a pipeline that fills the output past the
@@ -355,9 +321,7 @@ fn reset_in_a_pipeline_applies_unauthenticated_limits() {
             let mut b = resp(&[b"AUTH", b"pw"]);
             b.extend_from_slice(&resp(&[b"MGET", b"a", b"b"]));
             b.extend_from_slice(&resp(&[b"RESET"]));
-            let eleven: Vec<&[u8]> = std::iter::once(&b"MGET"[..])
-                .chain(std::iter::repeat_n(&b"k"[..], 10))
-                .collect();
+            let eleven: Vec<&[u8]> = std::iter::once(&b"MGET"[..]).chain(std::iter::repeat_n(&b"k"[..], 10)).collect();
             b.extend_from_slice(&resp(&eleven));
             r.send(&b);
             r.expect(b"+OK\r\n*2\r\n$-1\r\n$-1\r\n+RESET\r\n-ERR Protocol error: unauthenticated multibulk length\r\n");
@@ -371,31 +335,13 @@ fn config_get_set_and_range_errors() {
     for t in [1, 2] {
         let s = TestServer::start(t);
         let mut r = s.raw();
-        r.roundtrip(
-            &[b"CONFIG", b"GET", b"prefetch-batch-max-size"],
-            b"*2\r\n$23\r\nprefetch-batch-max-size\r\n$2\r\n16\r\n",
-        );
-        r.roundtrip(
-            &[b"CONFIG", b"SET", b"prefetch-batch-max-size", b"0"],
-            b"+OK\r\n",
-        );
+        r.roundtrip(&[b"CONFIG", b"GET", b"prefetch-batch-max-size"], b"*2\r\n$23\r\nprefetch-batch-max-size\r\n$2\r\n16\r\n");
+        r.roundtrip(&[b"CONFIG", b"SET", b"prefetch-batch-max-size", b"0"], b"+OK\r\n");
         r.roundtrip(&[b"MSET", b"a", b"1", b"b", b"2"], b"+OK\r\n");
-        r.roundtrip(
-            &[b"MGET", b"a", b"b", b"c"],
-            b"*3\r\n$1\r\n1\r\n$1\r\n2\r\n$-1\r\n",
-        );
-        r.roundtrip(
-            &[b"CONFIG", b"SET", b"prefetch-batch-max-size", b"128"],
-            b"+OK\r\n",
-        );
-        r.roundtrip(
-            &[b"CONFIG", b"GET", b"prefetch-*"],
-            b"*2\r\n$23\r\nprefetch-batch-max-size\r\n$3\r\n128\r\n",
-        );
-        r.roundtrip(
-            &[b"MGET", b"a", b"b", b"c"],
-            b"*3\r\n$1\r\n1\r\n$1\r\n2\r\n$-1\r\n",
-        );
+        r.roundtrip(&[b"MGET", b"a", b"b", b"c"], b"*3\r\n$1\r\n1\r\n$1\r\n2\r\n$-1\r\n");
+        r.roundtrip(&[b"CONFIG", b"SET", b"prefetch-batch-max-size", b"128"], b"+OK\r\n");
+        r.roundtrip(&[b"CONFIG", b"GET", b"prefetch-*"], b"*2\r\n$23\r\nprefetch-batch-max-size\r\n$3\r\n128\r\n");
+        r.roundtrip(&[b"MGET", b"a", b"b", b"c"], b"*3\r\n$1\r\n1\r\n$1\r\n2\r\n$-1\r\n");
         r.roundtrip(
             &[b"CONFIG", b"SET", b"prefetch-batch-max-size", b"129"],
             b"-ERR CONFIG SET failed (possibly related to argument 'prefetch-batch-max-size') - argument must be between 0 and 128 inclusive\r\n",
@@ -408,19 +354,12 @@ fn config_get_set_and_range_errors() {
             &[b"CONFIG", b"SET", b"prefetch-batch-max-size", b"8x"],
             b"-ERR CONFIG SET failed (possibly related to argument 'prefetch-batch-max-size') - argument couldn't be parsed into an integer\r\n",
         );
-        r.roundtrip(
-            &[b"CONFIG", b"GET", b"prefetch-batch-max-size"],
-            b"*2\r\n$23\r\nprefetch-batch-max-size\r\n$3\r\n128\r\n",
-        );
+        r.roundtrip(&[b"CONFIG", b"GET", b"prefetch-batch-max-size"], b"*2\r\n$23\r\nprefetch-batch-max-size\r\n$3\r\n128\r\n");
 
         // The redis crate, and the directive on the command line.
         let s = start(t, Some("5"), &[]);
         let mut c = s.conn();
-        let v: Vec<String> = redis::cmd("CONFIG")
-            .arg("GET")
-            .arg("prefetch-batch-max-size")
-            .query(&mut c)
-            .unwrap();
+        let v: Vec<String> = redis::cmd("CONFIG").arg("GET").arg("prefetch-batch-max-size").query(&mut c).unwrap();
         assert_eq!(v, ["prefetch-batch-max-size", "5"]);
     }
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_tern-server"))
@@ -431,11 +370,7 @@ fn config_get_set_and_range_errors() {
         .expect("run tern-server");
     assert_ne!(out.status.code(), Some(0));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("prefetch-batch-max-size")
-            && err.contains("argument must be between 0 and 128 inclusive"),
-        "{err}"
-    );
+    assert!(err.contains("prefetch-batch-max-size") && err.contains("argument must be between 0 and 128 inclusive"), "{err}");
 }
 
 /// MSET and MSETNX are atomic across all of their keys: a concurrent MGET
@@ -473,15 +408,9 @@ fn multi_key_writes_stay_atomic_under_concurrent_readers() {
             let deadline = Instant::now() + Duration::from_millis(300);
             while Instant::now() < deadline || consistent < 50 {
                 let v: Vec<Option<u64>> = redis::cmd("MGET").arg(&names).query(&mut c).unwrap();
-                assert!(
-                    v.iter().all(|x| *x == v[0]),
-                    "threads {t} size {size:?}: torn read {v:?}"
-                );
+                assert!(v.iter().all(|x| *x == v[0]), "threads {t} size {size:?}: torn read {v:?}");
                 let n: i64 = redis::cmd("EXISTS").arg(&names).query(&mut c).unwrap();
-                assert!(
-                    n == 0 || n == names.len() as i64,
-                    "threads {t} size {size:?}: EXISTS saw {n} keys"
-                );
+                assert!(n == 0 || n == names.len() as i64, "threads {t} size {size:?}: EXISTS saw {n} keys");
                 consistent += 1;
             }
             stop.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -498,9 +427,7 @@ fn memcache_pipelines_same_on_and_off() {
     use std::io::{Read, Write};
     let mut req = b"set a 0 0 1\r\nx\r\nset b 0 0 2\r\nyy\r\nget a b c a\r\nmg a v\r\nmg c v\r\nmg b v k\r\ndelete a\r\nget a b\r\n".to_vec();
     for i in 0..40 {
-        req.extend_from_slice(
-            format!("set m{i} 0 0 {}\r\n{i}\r\n", i.to_string().len()).as_bytes(),
-        );
+        req.extend_from_slice(format!("set m{i} 0 0 {}\r\n{i}\r\n", i.to_string().len()).as_bytes());
     }
     req.extend_from_slice(b"get");
     for i in (0..40).rev() {
@@ -514,9 +441,7 @@ fn memcache_pipelines_same_on_and_off() {
     let mut want = b"STORED\r\nSTORED\r\nVALUE a 0 1\r\nx\r\nVALUE b 0 2\r\nyy\r\nVALUE a 0 1\r\nx\r\nEND\r\nVA 1\r\nx\r\nEN\r\nVA 2 kb\r\nyy\r\nDELETED\r\nVALUE b 0 2\r\nyy\r\nEND\r\n".to_vec();
     want.extend_from_slice(&b"STORED\r\n".repeat(40));
     for i in (0..40).rev() {
-        want.extend_from_slice(
-            format!("VALUE m{i} 0 {}\r\n{i}\r\n", i.to_string().len()).as_bytes(),
-        );
+        want.extend_from_slice(format!("VALUE m{i} 0 {}\r\n{i}\r\n", i.to_string().len()).as_bytes());
     }
     want.extend_from_slice(b"END\r\n");
     for i in 0..40 {
@@ -531,11 +456,7 @@ fn memcache_pipelines_same_on_and_off() {
             c.write_all(&req).unwrap();
             let mut got = vec![0u8; want.len()];
             c.read_exact(&mut got).unwrap();
-            assert_eq!(
-                String::from_utf8_lossy(&got),
-                String::from_utf8_lossy(&want),
-                "threads {t} size {size:?}"
-            );
+            assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(&want), "threads {t} size {size:?}");
         }
     }
 }
@@ -614,22 +535,14 @@ fn random_pipelines_same_on_and_off() {
             9 => vec!["INCR".into(), ks[0].clone()],
             10 => vec!["HSET".into(), ks[0].clone(), "f".into(), "v".into()],
             // A TTL far enough out not to pass during the test.
-            11 => vec![
-                "SET".into(),
-                ks[0].clone(),
-                "x".into(),
-                "PX".into(),
-                (100_000 + rnd(3)).to_string(),
-            ],
+            11 => vec!["SET".into(), ks[0].clone(), "x".into(), "PX".into(), (100_000 + rnd(3)).to_string()],
             12 => vec![if rnd(2) == 0 { "MULTI" } else { "EXEC" }.to_string()],
             _ => vec!["GET".into(), ks[0].clone()],
         };
         if parts.len() == 1 && parts[0] == "EXEC" && rnd(4) == 0 {
             parts[0] = "DISCARD".into();
         }
-        script.extend_from_slice(&resp(
-            &parts.iter().map(|s| s.as_bytes()).collect::<Vec<_>>(),
-        ));
+        script.extend_from_slice(&resp(&parts.iter().map(|s| s.as_bytes()).collect::<Vec<_>>()));
     }
     script.extend_from_slice(&resp(&[b"EXEC"]));
     script.extend_from_slice(&resp(&[b"ECHO", b"--the-end--"]));
@@ -650,15 +563,8 @@ fn random_pipelines_same_on_and_off() {
             match &reference {
                 None => reference = Some(got),
                 Some(want) => {
-                    let at = want
-                        .iter()
-                        .zip(&got)
-                        .position(|(a, b)| a != b)
-                        .unwrap_or(want.len().min(got.len()));
-                    let ctx = |b: &[u8]| {
-                        String::from_utf8_lossy(&b[at.saturating_sub(80)..(at + 80).min(b.len())])
-                            .into_owned()
-                    };
+                    let at = want.iter().zip(&got).position(|(a, b)| a != b).unwrap_or(want.len().min(got.len()));
+                    let ctx = |b: &[u8]| String::from_utf8_lossy(&b[at.saturating_sub(80)..(at + 80).min(b.len())]).into_owned();
                     assert!(*want == got, "threads {t} size {size:?}: replies differ at byte {at}:\nwant {:?}\ngot  {:?}", ctx(want), ctx(&got));
                 }
             }
@@ -685,21 +591,10 @@ fn hmget_of_a_large_hash_same_on_and_off() {
         fields.push(format!("f{}", (i * 7) % (n + 50)));
     }
     let mut s = Script::new();
-    s.words("OBJECT ENCODING h")
-        .owned(&with_cmd("HMGET", &fields))
-        .words("HMGET h f1 nope f1");
+    s.words("OBJECT ENCODING h").owned(&with_cmd("HMGET", &fields)).words("HMGET h f1 nope f1");
     let out = same_everywhere(&setup, &s);
     let text = String::from_utf8_lossy(&out);
-    assert!(
-        text.starts_with("$9\r\nhashtable\r\n*300\r\n"),
-        "{text:.60}"
-    );
-    assert!(
-        text.ends_with("*3\r\n$1\r\nv\r\n$-1\r\n$1\r\nv\r\n"),
-        "{text}"
-    );
-    assert_eq!(
-        text.matches("$-1\r\n").count(),
-        1 + (0..300).filter(|i| (i * 7) % (n + 50) >= n).count()
-    );
+    assert!(text.starts_with("$9\r\nhashtable\r\n*300\r\n"), "{text:.60}");
+    assert!(text.ends_with("*3\r\n$1\r\nv\r\n$-1\r\n$1\r\nv\r\n"), "{text}");
+    assert_eq!(text.matches("$-1\r\n").count(), 1 + (0..300).filter(|i| (i * 7) % (n + 50) >= n).count());
 }

@@ -14,11 +14,7 @@ fn check(s: &TestServer, input: &[u8], reply: &[u8], closed: bool) {
     r.send(input);
     r.expect(reply);
     if closed {
-        assert!(
-            r.is_closed(),
-            "connection stayed open after {:?}",
-            String::from_utf8_lossy(input)
-        );
+        assert!(r.is_closed(), "connection stayed open after {:?}", String::from_utf8_lossy(input));
     } else {
         r.roundtrip(&[b"PING"], b"+PONG\r\n");
     }
@@ -30,75 +26,24 @@ fn protocol_errors_are_exact_and_close_only_that_connection() {
         let mut bystander = s.raw();
         bystander.roundtrip(&[b"SET", b"k", b"v"], b"+OK\r\n");
         let cases: &[(&[u8], &[u8])] = &[
-            (
-                b"*abc\r\n",
-                b"-ERR Protocol error: invalid multibulk length\r\n",
-            ),
-            (
-                b"*3000000000\r\n",
-                b"-ERR Protocol error: invalid multibulk length\r\n",
-            ),
-            (
-                b"*\r\n",
-                b"-ERR Protocol error: invalid multibulk length\r\n",
-            ),
-            (
-                b"*+1\r\n",
-                b"-ERR Protocol error: invalid multibulk length\r\n",
-            ),
-            (
-                b"*1\r\nfoo\r\n",
-                b"-ERR Protocol error: expected '$', got 'f'\r\n",
-            ),
-            (
-                b"*1\r\n\xe9oo\r\n",
-                b"-ERR Protocol error: expected '$', got '\xe9'\r\n",
-            ),
-            (
-                b"*1\r\n\r\n\r\n",
-                b"-ERR Protocol error: expected '$', got ' '\r\n",
-            ),
-            (
-                b"*1\r\n$-1\r\n",
-                b"-ERR Protocol error: invalid bulk length\r\n",
-            ),
-            (
-                b"*1\r\n$+3\r\nfoo\r\n",
-                b"-ERR Protocol error: invalid bulk length\r\n",
-            ),
-            (
-                b"*1\r\n$ 3\r\nfoo\r\n",
-                b"-ERR Protocol error: invalid bulk length\r\n",
-            ),
-            (
-                b"*1\r\n$03\r\nfoo\r\n",
-                b"-ERR Protocol error: invalid bulk length\r\n",
-            ),
-            (
-                b"*1\r\n$4x\r\nPING\r\n",
-                b"-ERR Protocol error: invalid bulk length\r\n",
-            ),
-            (
-                b"*1\r\n$600000000\r\n",
-                b"-ERR Protocol error: invalid bulk length\r\n",
-            ),
-            (
-                b"set \"a\r\n",
-                b"-ERR Protocol error: unbalanced quotes in request\r\n",
-            ),
-            (
-                b"set 'a'b\r\n",
-                b"-ERR Protocol error: unbalanced quotes in request\r\n",
-            ),
-            (
-                b"set \"a\"b c\r\n",
-                b"-ERR Protocol error: unbalanced quotes in request\r\n",
-            ),
+            (b"*abc\r\n", b"-ERR Protocol error: invalid multibulk length\r\n"),
+            (b"*3000000000\r\n", b"-ERR Protocol error: invalid multibulk length\r\n"),
+            (b"*\r\n", b"-ERR Protocol error: invalid multibulk length\r\n"),
+            (b"*+1\r\n", b"-ERR Protocol error: invalid multibulk length\r\n"),
+            (b"*1\r\nfoo\r\n", b"-ERR Protocol error: expected '$', got 'f'\r\n"),
+            (b"*1\r\n\xe9oo\r\n", b"-ERR Protocol error: expected '$', got '\xe9'\r\n"),
+            (b"*1\r\n\r\n\r\n", b"-ERR Protocol error: expected '$', got ' '\r\n"),
+            (b"*1\r\n$-1\r\n", b"-ERR Protocol error: invalid bulk length\r\n"),
+            (b"*1\r\n$+3\r\nfoo\r\n", b"-ERR Protocol error: invalid bulk length\r\n"),
+            (b"*1\r\n$ 3\r\nfoo\r\n", b"-ERR Protocol error: invalid bulk length\r\n"),
+            (b"*1\r\n$03\r\nfoo\r\n", b"-ERR Protocol error: invalid bulk length\r\n"),
+            (b"*1\r\n$4x\r\nPING\r\n", b"-ERR Protocol error: invalid bulk length\r\n"),
+            (b"*1\r\n$600000000\r\n", b"-ERR Protocol error: invalid bulk length\r\n"),
+            (b"set \"a\r\n", b"-ERR Protocol error: unbalanced quotes in request\r\n"),
+            (b"set 'a'b\r\n", b"-ERR Protocol error: unbalanced quotes in request\r\n"),
+            (b"set \"a\"b c\r\n", b"-ERR Protocol error: unbalanced quotes in request\r\n"),
             // Requests before the bad one are answered first.
-            (
-                b"PING\r\n*1\r\n$4\r\nPING\r\n*x\r\n",
-                b"+PONG\r\n+PONG\r\n-ERR Protocol error: invalid multibulk length\r\n",
-            ),
+            (b"PING\r\n*1\r\n$4\r\nPING\r\n*x\r\n", b"+PONG\r\n+PONG\r\n-ERR Protocol error: invalid multibulk length\r\n"),
         ];
         for (input, reply) in cases {
             check(s, input, reply, true);
@@ -112,28 +57,13 @@ fn oversized_lines_are_errors() {
     each_threads(|s| {
         let mut inline = vec![b'a'; 70_000];
         inline.extend_from_slice(b"\r\n");
-        check(
-            s,
-            &inline[..65 * 1024 + 1],
-            b"-ERR Protocol error: too big inline request\r\n",
-            true,
-        );
+        check(s, &inline[..65 * 1024 + 1], b"-ERR Protocol error: too big inline request\r\n", true);
         let mut mbulk = b"*".to_vec();
         mbulk.extend(vec![b'1'; 65 * 1024]);
-        check(
-            s,
-            &mbulk,
-            b"-ERR Protocol error: too big mbulk count string\r\n",
-            true,
-        );
+        check(s, &mbulk, b"-ERR Protocol error: too big mbulk count string\r\n", true);
         let mut bulk = b"*1\r\n$".to_vec();
         bulk.extend(vec![b'1'; 65 * 1024]);
-        check(
-            s,
-            &bulk,
-            b"-ERR Protocol error: too big bulk count string\r\n",
-            true,
-        );
+        check(s, &bulk, b"-ERR Protocol error: too big bulk count string\r\n", true);
         // Just under the limit, a long inline line is fine.
         let mut ok = b"ECHO ".to_vec();
         ok.extend(vec![b'x'; 60_000]);
@@ -153,14 +83,10 @@ fn nul_before_line_end_waits_like_redis() {
     for input in [&b"PING\0x\r\n"[..], b"*1\0\r\n"] {
         let mut r = s.raw();
         r.send(input);
-        r.s.set_read_timeout(Some(Duration::from_millis(200)))
-            .unwrap();
+        r.s.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
         let mut b = [0u8; 16];
         match r.s.read(&mut b) {
-            Err(e) => assert!(matches!(
-                e.kind(),
-                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-            )),
+            Err(e) => assert!(matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut)),
             Ok(n) => panic!("unexpected reply {:?}", &b[..n]),
         }
     }
@@ -170,33 +96,13 @@ fn nul_before_line_end_waits_like_redis() {
 fn lenient_forms_redis_accepts() {
     each_threads(|s| {
         // Empty and negative multibulk counts, empty inline lines.
-        check(
-            s,
-            b"*0\r\n*-5\r\n\r\n\n  \t \r\n*1\r\n$4\r\nPING\r\n",
-            b"+PONG\r\n",
-            false,
-        );
+        check(s, b"*0\r\n*-5\r\n\r\n\n  \t \r\n*1\r\n$4\r\nPING\r\n", b"+PONG\r\n", false);
         // The two bytes after a bulk are skipped unchecked.
-        check(
-            s,
-            b"*2\r\n$4\r\nECHO\r\n$3\r\nabcXY*1\r\n$4\r\nPING\r\n",
-            b"$3\r\nabc\r\n+PONG\r\n",
-            false,
-        );
+        check(s, b"*2\r\n$4\r\nECHO\r\n$3\r\nabcXY*1\r\n$4\r\nPING\r\n", b"$3\r\nabc\r\n+PONG\r\n", false);
         // A bare \n ends an inline line; \r inside it is a separator.
-        check(
-            s,
-            b"ECHO hi\nECHO a\rb\r\n",
-            b"$2\r\nhi\r\n-ERR wrong number of arguments for 'echo' command\r\n",
-            false,
-        );
+        check(s, b"ECHO hi\nECHO a\rb\r\n", b"$2\r\nhi\r\n-ERR wrong number of arguments for 'echo' command\r\n", false);
         // Binary bulk with NUL and CRLF inside.
-        check(
-            s,
-            b"*2\r\n$4\r\nECHO\r\n$4\r\n\0\r\n\0\r\n",
-            b"$4\r\n\0\r\n\0\r\n",
-            false,
-        );
+        check(s, b"*2\r\n$4\r\nECHO\r\n$4\r\n\0\r\n\0\r\n", b"$4\r\n\0\r\n\0\r\n", false);
     });
 }
 
@@ -204,27 +110,12 @@ fn lenient_forms_redis_accepts() {
 fn inline_quoting_like_sdssplitargs() {
     each_threads(|s| {
         check(s, b"ECHO \"\\x41\\x4g\\q\"\r\n", b"$5\r\nAx4gq\r\n", false);
-        check(
-            s,
-            b"ECHO \"a\\r\\n\\t\\b\\a\\\\\\\"b\"\r\n",
-            b"$9\r\na\r\n\t\x08\x07\\\"b\r\n",
-            false,
-        );
+        check(s, b"ECHO \"a\\r\\n\\t\\b\\a\\\\\\\"b\"\r\n", b"$9\r\na\r\n\t\x08\x07\\\"b\r\n", false);
         check(s, b"ECHO 'it\\'s' \r\n", b"$4\r\nit's\r\n", false);
         check(s, b"ECHO \"\"\r\n", b"$0\r\n\r\n", false);
         check(s, b"ECHO 'a\\nb'\r\n", b"$4\r\na\\nb\r\n", false);
-        check(
-            s,
-            b"ECHO 'a' \"b\"\r\n",
-            b"-ERR wrong number of arguments for 'echo' command\r\n",
-            false,
-        );
-        check(
-            s,
-            b"SET \"sp ace\" 'v 1'\r\nGET \"sp ace\"\r\n",
-            b"+OK\r\n$3\r\nv 1\r\n",
-            false,
-        );
+        check(s, b"ECHO 'a' \"b\"\r\n", b"-ERR wrong number of arguments for 'echo' command\r\n", false);
+        check(s, b"SET \"sp ace\" 'v 1'\r\nGET \"sp ace\"\r\n", b"+OK\r\n$3\r\nv 1\r\n", false);
     });
 }
 
@@ -265,9 +156,7 @@ fn long_pipeline_is_answered_in_order() {
         let mut want = Vec::new();
         for i in 0..20_000 {
             let v = i.to_string();
-            req.extend_from_slice(
-                format!("*2\r\n$4\r\nECHO\r\n${}\r\n{}\r\n", v.len(), v).as_bytes(),
-            );
+            req.extend_from_slice(format!("*2\r\n$4\r\nECHO\r\n${}\r\n{}\r\n", v.len(), v).as_bytes());
             want.extend_from_slice(format!("${}\r\n{}\r\n", v.len(), v).as_bytes());
         }
         let mut r = s.raw();
@@ -304,11 +193,7 @@ fn short_reads_lose_nothing() {
         r.send(b"PING\r\nSET k v\r\nGET k\r\n");
         r.s.shutdown(std::net::Shutdown::Write).unwrap();
         r.expect(b"+PONG\r\n+OK\r\n$1\r\nv\r\n");
-        assert_eq!(
-            r.s.read(&mut [0u8; 1]).ok(),
-            Some(0),
-            "half-closed client is closed after its replies ({drains})"
-        );
+        assert_eq!(r.s.read(&mut [0u8; 1]).ok(), Some(0), "half-closed client is closed after its replies ({drains})");
         // A request in pieces, each answered only when complete, over
         // several readiness events.
         let mut r = Raw::connect(s.port);
@@ -331,10 +216,6 @@ fn short_reads_lose_nothing() {
         m.send(b"get k\r\n");
         m.s.shutdown(std::net::Shutdown::Write).unwrap();
         m.expect(b"VALUE k 0 1\r\nv\r\nEND\r\n");
-        assert_eq!(
-            m.s.read(&mut [0u8; 1]).ok(),
-            Some(0),
-            "memcache client closed ({drains})"
-        );
+        assert_eq!(m.s.read(&mut [0u8; 1]).ok(), Some(0), "memcache client closed ({drains})");
     }
 }

@@ -67,12 +67,7 @@ fn cmd(parts: &[&str], rest: Vec<String>) -> Op {
 
 fn strings() -> impl Strategy<Value = Op> {
     prop_oneof![
-        (
-            key(),
-            value(),
-            prop::option::of(resp_ttl()),
-            prop::sample::select(vec!["", "NX", "XX", "GET", "KEEPTTL"])
-        )
+        (key(), value(), prop::option::of(resp_ttl()), prop::sample::select(vec!["", "NX", "XX", "GET", "KEEPTTL"]))
             .prop_map(|(k, v, ttl, opt)| {
                 let mut rest = vec![k, v];
                 let keepttl = opt == "KEEPTTL";
@@ -86,26 +81,17 @@ fn strings() -> impl Strategy<Value = Op> {
             }),
         (key(), value()).prop_map(|(k, v)| cmd(&["SETNX"], vec![k, v])),
         (key(), 1u64..4, value()).prop_map(|(k, s, v)| cmd(&["SETEX"], vec![k, s.to_string(), v])),
-        (key(), 1u64..3000, value())
-            .prop_map(|(k, s, v)| cmd(&["PSETEX"], vec![k, s.to_string(), v])),
+        (key(), 1u64..3000, value()).prop_map(|(k, s, v)| cmd(&["PSETEX"], vec![k, s.to_string(), v])),
         (key(), value()).prop_map(|(k, v)| cmd(&["GETSET"], vec![k, v])),
         key().prop_map(|k| cmd(&["GETDEL"], vec![k])),
-        (
-            key(),
-            prop::option::of(prop_oneof![resp_ttl(), Just(vec!["PERSIST".to_string()])])
-        )
+        (key(), prop::option::of(prop_oneof![resp_ttl(), Just(vec!["PERSIST".to_string()])]))
             .prop_map(|(k, o)| cmd(&["GETEX"], [vec![k], o.unwrap_or_default()].concat())),
-        prop::collection::vec((key(), value()), 1..4).prop_map(|kv| cmd(
-            &["MSET"],
-            kv.into_iter().flat_map(|(k, v)| [k, v]).collect()
-        )),
-        prop::collection::vec((key(), value()), 1..3).prop_map(|kv| cmd(
-            &["MSETNX"],
-            kv.into_iter().flat_map(|(k, v)| [k, v]).collect()
-        )),
+        prop::collection::vec((key(), value()), 1..4)
+            .prop_map(|kv| cmd(&["MSET"], kv.into_iter().flat_map(|(k, v)| [k, v]).collect())),
+        prop::collection::vec((key(), value()), 1..3)
+            .prop_map(|kv| cmd(&["MSETNX"], kv.into_iter().flat_map(|(k, v)| [k, v]).collect())),
         (key(), value()).prop_map(|(k, v)| cmd(&["APPEND"], vec![k, v])),
-        (key(), 0u64..30, value())
-            .prop_map(|(k, o, v)| cmd(&["SETRANGE"], vec![k, o.to_string(), v])),
+        (key(), 0u64..30, value()).prop_map(|(k, o, v)| cmd(&["SETRANGE"], vec![k, o.to_string(), v])),
         key().prop_map(|k| cmd(&["INCR"], vec![k])),
         key().prop_map(|k| cmd(&["DECR"], vec![k])),
         (key(), -20i64..20).prop_map(|(k, n)| cmd(&["INCRBY"], vec![k, n.to_string()])),
@@ -165,20 +151,12 @@ fn hashes() -> impl Strategy<Value = Op> {
     let hunit = prop::sample::select(vec!["HEXPIRE", "HPEXPIRE", "HEXPIREAT", "HPEXPIREAT"]);
     let cond = prop::sample::select(vec!["", "NX", "XX", "GT", "LT"]);
     prop_oneof![
-        (key(), pairs()).prop_map(|(k, p)| cmd(
-            &["HSET"],
-            [vec![k], p.into_iter().flat_map(|(f, v)| [f, v]).collect()].concat()
-        )),
-        (key(), pairs()).prop_map(|(k, p)| cmd(
-            &["HMSET"],
-            [vec![k], p.into_iter().flat_map(|(f, v)| [f, v]).collect()].concat()
-        )),
+        (key(), pairs()).prop_map(|(k, p)| cmd(&["HSET"], [vec![k], p.into_iter().flat_map(|(f, v)| [f, v]).collect()].concat())),
+        (key(), pairs()).prop_map(|(k, p)| cmd(&["HMSET"], [vec![k], p.into_iter().flat_map(|(f, v)| [f, v]).collect()].concat())),
         (key(), field(), value()).prop_map(|(k, f, v)| cmd(&["HSETNX"], vec![k, f, v])),
         (key(), fields()).prop_map(|(k, fs)| cmd(&["HDEL"], [vec![k], fs].concat())),
-        (key(), field(), -20i64..20)
-            .prop_map(|(k, f, n)| cmd(&["HINCRBY"], vec![k, f, n.to_string()])),
-        (key(), field(), -5.0f64..5.0)
-            .prop_map(|(k, f, x)| cmd(&["HINCRBYFLOAT"], vec![k, f, format!("{x:.3}")])),
+        (key(), field(), -20i64..20).prop_map(|(k, f, n)| cmd(&["HINCRBY"], vec![k, f, n.to_string()])),
+        (key(), field(), -5.0f64..5.0).prop_map(|(k, f, x)| cmd(&["HINCRBYFLOAT"], vec![k, f, format!("{x:.3}")])),
         (key(), hunit, 0u64..3000, cond, fields()).prop_map(|(k, u, t, c, fs)| {
             let t = match u {
                 "HEXPIRE" => (t / 1000).to_string(),
@@ -192,24 +170,11 @@ fn hashes() -> impl Strategy<Value = Op> {
             }
             cmd(&[u], [rest, fields_arg(fs)].concat())
         }),
-        (key(), fields())
-            .prop_map(|(k, fs)| cmd(&["HPERSIST"], [vec![k], fields_arg(fs)].concat())),
+        (key(), fields()).prop_map(|(k, fs)| cmd(&["HPERSIST"], [vec![k], fields_arg(fs)].concat())),
         (key(), fields()).prop_map(|(k, fs)| cmd(&["HGETDEL"], [vec![k], fields_arg(fs)].concat())),
-        (
-            key(),
-            prop::option::of(prop_oneof![resp_ttl(), Just(vec!["PERSIST".to_string()])]),
-            fields()
-        )
-            .prop_map(|(k, o, fs)| cmd(
-                &["HGETEX"],
-                [vec![k], o.unwrap_or_default(), fields_arg(fs)].concat()
-            )),
-        (
-            key(),
-            prop::sample::select(vec!["", "FNX", "FXX"]),
-            prop::option::of(prop_oneof![resp_ttl(), Just(vec!["KEEPTTL".to_string()])]),
-            pairs()
-        )
+        (key(), prop::option::of(prop_oneof![resp_ttl(), Just(vec!["PERSIST".to_string()])]), fields())
+            .prop_map(|(k, o, fs)| cmd(&["HGETEX"], [vec![k], o.unwrap_or_default(), fields_arg(fs)].concat())),
+        (key(), prop::sample::select(vec!["", "FNX", "FXX"]), prop::option::of(prop_oneof![resp_ttl(), Just(vec!["KEEPTTL".to_string()])]), pairs())
             .prop_map(|(k, c, o, p)| {
                 let mut rest = vec![k];
                 if !c.is_empty() {
@@ -229,30 +194,19 @@ fn hashes() -> impl Strategy<Value = Op> {
 fn lists() -> impl Strategy<Value = Op> {
     let elems = prop::collection::vec("[a-c]{1,3}", 1..5);
     prop_oneof![
-        (key(), any::<bool>(), elems)
-            .prop_map(|(k, l, e)| cmd(&[if l { "LPUSH" } else { "RPUSH" }], [vec![k], e].concat())),
-        (key(), any::<bool>(), 1u8..4)
-            .prop_map(|(k, l, n)| cmd(&[if l { "LPOP" } else { "RPOP" }], vec![k, n.to_string()])),
-        (key(), -3i8..3, "[a-c]{1,3}")
-            .prop_map(|(k, i, v)| cmd(&["LSET"], vec![k, i.to_string(), v])),
-        (key(), "[a-c]{1,3}", "[a-c]{1,3}")
-            .prop_map(|(k, p, v)| cmd(&["LINSERT"], vec![k, "BEFORE".into(), p, v])),
-        (key(), -2i8..3, "[a-c]{1,3}")
-            .prop_map(|(k, n, v)| cmd(&["LREM"], vec![k, n.to_string(), v])),
-        (key(), -3i8..3, -3i8..3)
-            .prop_map(|(k, a, b)| cmd(&["LTRIM"], vec![k, a.to_string(), b.to_string()])),
-        (key(), key())
-            .prop_map(|(a, b)| cmd(&["LMOVE",], vec![a, b, "LEFT".into(), "RIGHT".into()])),
-        (key(), key()).prop_map(|(a, b)| cmd(
-            &["LMPOP", "2"],
-            vec![a, b, "RIGHT".into(), "COUNT".into(), "2".into()]
-        )),
+        (key(), any::<bool>(), elems).prop_map(|(k, l, e)| cmd(&[if l { "LPUSH" } else { "RPUSH" }], [vec![k], e].concat())),
+        (key(), any::<bool>(), 1u8..4).prop_map(|(k, l, n)| cmd(&[if l { "LPOP" } else { "RPOP" }], vec![k, n.to_string()])),
+        (key(), -3i8..3, "[a-c]{1,3}").prop_map(|(k, i, v)| cmd(&["LSET"], vec![k, i.to_string(), v])),
+        (key(), "[a-c]{1,3}", "[a-c]{1,3}").prop_map(|(k, p, v)| cmd(&["LINSERT"], vec![k, "BEFORE".into(), p, v])),
+        (key(), -2i8..3, "[a-c]{1,3}").prop_map(|(k, n, v)| cmd(&["LREM"], vec![k, n.to_string(), v])),
+        (key(), -3i8..3, -3i8..3).prop_map(|(k, a, b)| cmd(&["LTRIM"], vec![k, a.to_string(), b.to_string()])),
+        (key(), key()).prop_map(|(a, b)| cmd(&["LMOVE", ], vec![a, b, "LEFT".into(), "RIGHT".into()])),
+        (key(), key()).prop_map(|(a, b)| cmd(&["LMPOP", "2"], vec![a, b, "RIGHT".into(), "COUNT".into(), "2".into()])),
     ]
 }
 
 fn sets() -> impl Strategy<Value = Op> {
-    let member =
-        || prop::sample::select(vec!["1", "2", "-3", "40", "a", "b", "cc"]).prop_map(String::from);
+    let member = || prop::sample::select(vec!["1", "2", "-3", "40", "a", "b", "cc"]).prop_map(String::from);
     let members = move || prop::collection::vec(member(), 1..4);
     let store = prop::sample::select(vec!["SINTERSTORE", "SUNIONSTORE", "SDIFFSTORE"]);
     prop_oneof![
@@ -315,61 +269,21 @@ fn memcached() -> impl Strategy<Value = Op> {
 fn bits_and_hlls() -> impl Strategy<Value = Op> {
     let field = || prop::sample::select(vec!["u8", "i5", "u1", "i16"]);
     prop_oneof![
-        (key(), 0u64..200, 0u8..2)
-            .prop_map(|(k, o, b)| cmd(&["SETBIT"], vec![k, o.to_string(), b.to_string()])),
-        (
-            key(),
-            field(),
-            0u64..100,
-            -300i64..300,
-            prop::sample::select(vec!["WRAP", "SAT", "FAIL"])
-        )
-            .prop_map(|(k, t, o, v, ow)| {
-                let (t, o, v) = (t.to_string(), o.to_string(), v.to_string());
-                cmd(
-                    &["BITFIELD"],
-                    vec![
-                        k,
-                        "OVERFLOW".into(),
-                        ow.into(),
-                        "INCRBY".into(),
-                        t.clone(),
-                        o.clone(),
-                        v.clone(),
-                        "SET".into(),
-                        t,
-                        format!("#{o}"),
-                        v,
-                    ],
-                )
-            }),
-        (
-            prop::sample::select(vec!["AND", "OR", "XOR", "DIFF", "ONE"]),
-            key(),
-            key(),
-            key()
-        )
+        (key(), 0u64..200, 0u8..2).prop_map(|(k, o, b)| cmd(&["SETBIT"], vec![k, o.to_string(), b.to_string()])),
+        (key(), field(), 0u64..100, -300i64..300, prop::sample::select(vec!["WRAP", "SAT", "FAIL"])).prop_map(|(k, t, o, v, ow)| {
+            let (t, o, v) = (t.to_string(), o.to_string(), v.to_string());
+            cmd(&["BITFIELD"], vec![k, "OVERFLOW".into(), ow.into(), "INCRBY".into(), t.clone(), o.clone(), v.clone(), "SET".into(), t, format!("#{o}"), v])
+        }),
+        (prop::sample::select(vec!["AND", "OR", "XOR", "DIFF", "ONE"]), key(), key(), key())
             .prop_map(|(op, d, a, b)| cmd(&["BITOP"], vec![op.into(), d, a, b])),
-        (key(), prop::collection::vec(value(), 0..4))
-            .prop_map(|(k, els)| cmd(&["PFADD"], [vec![k], els].concat())),
+        (key(), prop::collection::vec(value(), 0..4)).prop_map(|(k, els)| cmd(&["PFADD"], [vec![k], els].concat())),
         key().prop_map(|k| cmd(&["PFCOUNT"], vec![k])),
         (key(), key(), key()).prop_map(|(d, a, b)| cmd(&["PFMERGE"], vec![d, a, b])),
-        (
-            key(),
-            value(),
-            prop::sample::select(vec!["IFEQ", "IFNE"]),
-            value()
-        )
-            .prop_map(|(k, v, c, x)| cmd(&["SET"], vec![k, v, c.into(), x])),
-        (key(), prop::sample::select(vec!["IFEQ", "IFNE"]), value())
-            .prop_map(|(k, c, x)| cmd(&["DELEX"], vec![k, c.into(), x])),
+        (key(), value(), prop::sample::select(vec!["IFEQ", "IFNE"]), value()).prop_map(|(k, v, c, x)| cmd(&["SET"], vec![k, v, c.into(), x])),
+        (key(), prop::sample::select(vec!["IFEQ", "IFNE"]), value()).prop_map(|(k, c, x)| cmd(&["DELEX"], vec![k, c.into(), x])),
         key().prop_map(|k| cmd(&["DELEX"], vec![k])),
-        (
-            prop::collection::vec((key(), value()), 1..3),
-            prop::sample::select(vec!["", "NX", "XX", "KEEPTTL"]),
-            prop::option::of(resp_ttl())
-        )
-            .prop_map(|(kv, c, ttl)| {
+        (prop::collection::vec((key(), value()), 1..3), prop::sample::select(vec!["", "NX", "XX", "KEEPTTL"]), prop::option::of(resp_ttl())).prop_map(
+            |(kv, c, ttl)| {
                 let mut rest = vec![kv.len().to_string()];
                 rest.extend(kv.into_iter().flat_map(|(k, v)| [k, v]));
                 if !c.is_empty() {
@@ -379,7 +293,8 @@ fn bits_and_hlls() -> impl Strategy<Value = Op> {
                     rest.extend(ttl.unwrap_or_default());
                 }
                 cmd(&["MSETEX"], rest)
-            }),
+            }
+        ),
     ]
 }
 
@@ -443,14 +358,8 @@ fn snapshot(ks: &Keyspace) -> BTreeMap<(usize, Vec<u8>), Snap> {
             // No deadline is at or before 0: every entry.
             for e in sh.iter(0) {
                 let v = e.value();
-                let mut snap = Snap {
-                    kind: v.type_name(),
-                    encoding: v.encoding(),
-                    expire: e.expire(),
-                    value: Vec::new(),
-                    mc: None,
-                    fields: Vec::new(),
-                };
+                let mut snap =
+                    Snap { kind: v.type_name(), encoding: v.encoding(), expire: e.expire(), value: Vec::new(), mc: None, fields: Vec::new() };
                 match v {
                     ValueRef::Str(s) => {
                         snap.value = s.to_vec();
@@ -459,16 +368,11 @@ fn snapshot(ks: &Keyspace) -> BTreeMap<(usize, Vec<u8>), Snap> {
                         }
                     }
                     ValueRef::Hash(h) => {
-                        snap.fields = h
-                            .iter()
-                            .map(|(f, v)| (f.to_vec(), v.to_vec(), h.field_expire(f)))
-                            .collect();
+                        snap.fields = h.iter().map(|(f, v)| (f.to_vec(), v.to_vec(), h.field_expire(f))).collect();
                         snap.fields.sort();
                     }
                     // Elements in order, as the fields' first column.
-                    ValueRef::List(l) => {
-                        snap.fields = l.iter().map(|e| (e.to_vec(), Vec::new(), None)).collect()
-                    }
+                    ValueRef::List(l) => snap.fields = l.iter().map(|e| (e.to_vec(), Vec::new(), None)).collect(),
                     ValueRef::Set(set) => {
                         snap.fields = set.iter().map(|m| (m.to_vec(), Vec::new(), None)).collect();
                         snap.fields.sort();
@@ -487,24 +391,9 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
     let mut s = srv.connect();
     let mut mc = srv.connect_mc();
     let setup = [
-        vec![
-            "CONFIG".to_string(),
-            "SET".into(),
-            "hash-max-listpack-entries".into(),
-            HASH_ENTRIES.to_string(),
-        ],
-        vec![
-            "CONFIG".to_string(),
-            "SET".into(),
-            "hash-max-listpack-value".into(),
-            HASH_VALUE.to_string(),
-        ],
-        vec![
-            "CONFIG".to_string(),
-            "SET".into(),
-            "list-max-listpack-size".into(),
-            LIST_FILL.to_string(),
-        ],
+        vec!["CONFIG".to_string(), "SET".into(), "hash-max-listpack-entries".into(), HASH_ENTRIES.to_string()],
+        vec!["CONFIG".to_string(), "SET".into(), "hash-max-listpack-value".into(), HASH_VALUE.to_string()],
+        vec!["CONFIG".to_string(), "SET".into(), "list-max-listpack-size".into(), LIST_FILL.to_string()],
     ];
     for c in &setup {
         srv.feed(&mut s, &resp(c));
@@ -521,11 +410,7 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
             Op::Mc(bytes) => {
                 srv.feed_mc(&mut mc, bytes);
                 mc.take_replies();
-                prop_assert!(
-                    !mc.is_closed(),
-                    "memcached closed on {:?}",
-                    String::from_utf8_lossy(bytes)
-                );
+                prop_assert!(!mc.is_closed(), "memcached closed on {:?}", String::from_utf8_lossy(bytes));
             }
             Op::Advance(ms) => srv.advance(*ms),
             Op::Cycle => {
@@ -535,10 +420,7 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
     }
     let ks = &srv.server().ks;
     let replayed = Keyspace::new(ks.db_count(), ks.shards_per_db());
-    let lim = HashLimits {
-        max_entries: HASH_ENTRIES,
-        max_value: HASH_VALUE,
-    };
+    let lim = HashLimits { max_entries: HASH_ENTRIES, max_value: HASH_VALUE };
     let records = srv.effects().take();
     // One writer: its records are numbered in the order it made them.
     prop_assert!(records.windows(2).all(|w| w[0].seq < w[1].seq));
@@ -569,16 +451,7 @@ proptest! {
 fn effects_are_not_built_without_a_reader() {
     let mut srv = InProc::new(Config::default());
     let mut s = srv.connect();
-    srv.feed(
-        &mut s,
-        &resp(&[
-            "SET".into(),
-            "k".into(),
-            "v".into(),
-            "PX".into(),
-            "1".into(),
-        ]),
-    );
+    srv.feed(&mut s, &resp(&["SET".into(), "k".into(), "v".into(), "PX".into(), "1".into()]));
     let mut mc = srv.connect_mc();
     srv.feed_mc(&mut mc, b"set m 1 0 1\r\nx\r\n");
     srv.advance(10);
@@ -611,11 +484,7 @@ fn redis_forms_of_what_ran() {
         .take()
         .iter()
         .flat_map(|r| r.effect.to_argv(r.db))
-        .map(|c| {
-            c.into_iter()
-                .map(|a| String::from_utf8_lossy(&a).into_owned())
-                .collect()
-        })
+        .map(|c| c.into_iter().map(|a| String::from_utf8_lossy(&a).into_owned()).collect())
         .collect();
     let t = |v: &str| v.parse::<u64>().unwrap();
     assert_eq!(argv[0][..4], ["SET", "k", "v", "PXAT"]);
@@ -624,10 +493,7 @@ fn redis_forms_of_what_ran() {
     assert!((now + 200_000..now + 201_000).contains(&t(&argv[1][2])));
     assert_eq!(argv[3], ["SET", "f", "2.5", "KEEPTTL"]);
     assert_eq!(argv[4], ["HSET", "h", "a", "1"]);
-    assert_eq!(
-        argv[5],
-        ["HSETEX", "h", "KEEPTTL", "FIELDS", "1", "a", "1.5"]
-    );
+    assert_eq!(argv[5], ["HSETEX", "h", "KEEPTTL", "FIELDS", "1", "a", "1.5"]);
     assert_eq!(argv[6][..2], ["HPEXPIREAT", "h"]);
     assert_eq!(argv[6][3..], ["FIELDS", "1", "a"]);
     assert_eq!(argv[7][..4], ["TERN.MCSET", "m", "x", "7"]);
@@ -636,20 +502,12 @@ fn redis_forms_of_what_ran() {
     srv.advance(300_000);
     srv.feed(&mut s, &resp(&["GET".into(), "k".into()]));
     srv.expire_cycle();
-    let dels: Vec<_> = srv
-        .effects()
-        .take()
-        .into_iter()
-        .map(|r| r.effect.to_argv(r.db))
-        .collect();
-    assert!(dels
-        .iter()
-        .any(|c| c[0] == [b"DEL".to_vec(), b"k".to_vec()]));
-    assert!(dels
-        .iter()
-        .any(|c| c[0] == [b"DEL".to_vec(), b"m".to_vec()]));
+    let dels: Vec<_> = srv.effects().take().into_iter().map(|r| r.effect.to_argv(r.db)).collect();
+    assert!(dels.iter().any(|c| c[0] == [b"DEL".to_vec(), b"k".to_vec()]));
+    assert!(dels.iter().any(|c| c[0] == [b"DEL".to_vec(), b"m".to_vec()]));
     assert!(dels.iter().any(|c| c[0][0] == b"HDEL"));
 }
+
 
 /// Field expiry, lazy and active, is replayed as the removal of the fields.
 #[test]

@@ -6,8 +6,7 @@ use common::*;
 use std::time::Duration;
 
 fn info_field(info: &str, key: &str) -> Option<String> {
-    info.lines()
-        .find_map(|l| l.strip_prefix(&format!("{key}:")).map(|v| v.to_string()))
+    info.lines().find_map(|l| l.strip_prefix(&format!("{key}:")).map(|v| v.to_string()))
 }
 
 /// Reads until the bytes received end with `end`.
@@ -69,19 +68,11 @@ $9\r\nfind_keys\r\n*4\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n*6\r\n$7\r\n
 fn command_info_config_container_lists_subcommands() {
     let s = TestServer::start(1);
     let mut c = s.conn();
-    let v: Vec<redis::Value> = redis::cmd("COMMAND")
-        .arg("INFO")
-        .arg("config")
-        .query(&mut c)
-        .unwrap();
-    let redis::Value::Array(fields) = &v[0] else {
-        panic!("{v:?}")
-    };
+    let v: Vec<redis::Value> = redis::cmd("COMMAND").arg("INFO").arg("config").query(&mut c).unwrap();
+    let redis::Value::Array(fields) = &v[0] else { panic!("{v:?}") };
     assert_eq!(fields[0], redis::Value::BulkString(b"config".to_vec()));
     assert_eq!(fields[1], redis::Value::Int(-2));
-    let redis::Value::Array(subs) = &fields[9] else {
-        panic!()
-    };
+    let redis::Value::Array(subs) = &fields[9] else { panic!() };
     let names: Vec<String> = subs
         .iter()
         .map(|s| match s {
@@ -89,16 +80,7 @@ fn command_info_config_container_lists_subcommands() {
             _ => panic!(),
         })
         .collect();
-    assert_eq!(
-        names,
-        [
-            "config|get",
-            "config|help",
-            "config|resetstat",
-            "config|rewrite",
-            "config|set"
-        ]
-    );
+    assert_eq!(names, ["config|get", "config|help", "config|resetstat", "config|rewrite", "config|set"]);
 }
 
 #[test]
@@ -112,93 +94,27 @@ fn command_all_count_list() {
         assert_eq!(info_all.len() as i64, count);
         assert!(count >= 5);
         let list: Vec<String> = redis::cmd("COMMAND").arg("LIST").query(&mut c).unwrap();
-        for n in [
-            "get",
-            "command",
-            "command|docs",
-            "config",
-            "config|get",
-            "info",
-            "time",
-            "shutdown",
-        ] {
+        for n in ["get", "command", "command|docs", "config", "config|get", "info", "time", "shutdown"] {
             assert!(list.iter().any(|x| x == n), "{n} missing from {list:?}");
         }
         let top = list.iter().filter(|n| !n.contains('|')).count() as i64;
         assert_eq!(top, count);
-        let conf: Vec<String> = redis::cmd("COMMAND")
-            .arg("LIST")
-            .arg("FILTERBY")
-            .arg("PATTERN")
-            .arg("CONFIG*")
-            .query(&mut c)
-            .unwrap();
-        assert_eq!(
-            conf,
-            [
-                "config",
-                "config|get",
-                "config|help",
-                "config|resetstat",
-                "config|rewrite",
-                "config|set"
-            ]
-        );
-        let admin: Vec<String> = redis::cmd("COMMAND")
-            .arg("LIST")
-            .arg("FILTERBY")
-            .arg("ACLCAT")
-            .arg("admin")
-            .query(&mut c)
-            .unwrap();
-        assert!(
-            admin.contains(&"config|set".to_string())
-                && admin.contains(&"shutdown".to_string())
-                && !admin.contains(&"get".to_string())
-        );
-        let fast: Vec<String> = redis::cmd("COMMAND")
-            .arg("LIST")
-            .arg("FILTERBY")
-            .arg("aclcat")
-            .arg("FAST")
-            .query(&mut c)
-            .unwrap();
-        assert!(
-            fast.contains(&"get".to_string())
-                && fast.contains(&"time".to_string())
-                && !fast.contains(&"set".to_string())
-        );
+        let conf: Vec<String> = redis::cmd("COMMAND").arg("LIST").arg("FILTERBY").arg("PATTERN").arg("CONFIG*").query(&mut c).unwrap();
+        assert_eq!(conf, ["config", "config|get", "config|help", "config|resetstat", "config|rewrite", "config|set"]);
+        let admin: Vec<String> = redis::cmd("COMMAND").arg("LIST").arg("FILTERBY").arg("ACLCAT").arg("admin").query(&mut c).unwrap();
+        assert!(admin.contains(&"config|set".to_string()) && admin.contains(&"shutdown".to_string()) && !admin.contains(&"get".to_string()));
+        let fast: Vec<String> = redis::cmd("COMMAND").arg("LIST").arg("FILTERBY").arg("aclcat").arg("FAST").query(&mut c).unwrap();
+        assert!(fast.contains(&"get".to_string()) && fast.contains(&"time".to_string()) && !fast.contains(&"set".to_string()));
 
         let mut r = s.raw();
-        r.roundtrip(
-            &[b"COMMAND", b"LIST", b"FILTERBY", b"MODULE", b"x"],
-            b"*0\r\n",
-        );
-        r.roundtrip(
-            &[b"COMMAND", b"LIST", b"FILTERBY", b"ACLCAT", b"nosuch"],
-            b"*0\r\n",
-        );
-        r.roundtrip(
-            &[b"COMMAND", b"LIST", b"FILTERBY", b"foo", b"bar"],
-            b"-ERR syntax error\r\n",
-        );
-        r.roundtrip(
-            &[b"COMMAND", b"LIST", b"FILTERBY"],
-            b"-ERR syntax error\r\n",
-        );
+        r.roundtrip(&[b"COMMAND", b"LIST", b"FILTERBY", b"MODULE", b"x"], b"*0\r\n");
+        r.roundtrip(&[b"COMMAND", b"LIST", b"FILTERBY", b"ACLCAT", b"nosuch"], b"*0\r\n");
+        r.roundtrip(&[b"COMMAND", b"LIST", b"FILTERBY", b"foo", b"bar"], b"-ERR syntax error\r\n");
+        r.roundtrip(&[b"COMMAND", b"LIST", b"FILTERBY"], b"-ERR syntax error\r\n");
         r.roundtrip(&[b"COMMAND", b"LIST", b"x"], b"-ERR syntax error\r\n");
-        r.roundtrip(
-            &[b"COMMAND", b"COUNT", b"x"],
-            b"-ERR wrong number of arguments for 'command|count' command\r\n",
-        );
-        r.roundtrip(
-            &[b"COMMAND", b"foo"],
-            b"-ERR unknown subcommand 'foo'. Try COMMAND HELP.\r\n",
-        );
-        r.roundtrip(
-            &[b"COMMAND", b"LIST", b"FILTERBY", b"PATTERN", b"tim?"],
-            b"*1\r\n$4\r\ntime\r\n",
-        );
+        r.roundtrip(&[b"COMMAND", b"COUNT", b"x"], b"-ERR wrong number of arguments for 'command|count' command\r\n");
+        r.roundtrip(&[b"COMMAND", b"foo"], b"-ERR unknown subcommand 'foo'. Try COMMAND HELP.\r\n");
+        r.roundtrip(&[b"COMMAND", b"LIST", b"FILTERBY", b"PATTERN", b"tim?"], b"*1\r\n$4\r\ntime\r\n");
     });
 }
 
@@ -213,27 +129,14 @@ fn command_docs() {
         r.roundtrip(&[b"COMMAND", b"DOCS", b"nosuch"], b"*0\r\n");
         let mut c = s.conn();
         // Every command, as a map: name -> docs.
-        let all: std::collections::HashMap<String, redis::Value> =
-            redis::cmd("COMMAND").arg("DOCS").query(&mut c).unwrap();
+        let all: std::collections::HashMap<String, redis::Value> = redis::cmd("COMMAND").arg("DOCS").query(&mut c).unwrap();
         let count: usize = redis::cmd("COMMAND").arg("COUNT").query(&mut c).unwrap();
         assert_eq!(all.len(), count);
-        let config: std::collections::HashMap<String, redis::Value> = redis::cmd("COMMAND")
-            .arg("DOCS")
-            .arg("config")
-            .query(&mut c)
-            .unwrap();
-        let docs: std::collections::HashMap<String, redis::Value> =
-            redis::from_redis_value(&config["config"]).unwrap();
-        let subs: std::collections::HashMap<String, redis::Value> =
-            redis::from_redis_value(&docs["subcommands"]).unwrap();
-        assert!(
-            subs.contains_key("config|set") && subs.contains_key("config|get"),
-            "{subs:?}"
-        );
-        assert_eq!(
-            redis::from_redis_value::<String>(&docs["complexity"]).unwrap(),
-            "Depends on subcommand."
-        );
+        let config: std::collections::HashMap<String, redis::Value> = redis::cmd("COMMAND").arg("DOCS").arg("config").query(&mut c).unwrap();
+        let docs: std::collections::HashMap<String, redis::Value> = redis::from_redis_value(&config["config"]).unwrap();
+        let subs: std::collections::HashMap<String, redis::Value> = redis::from_redis_value(&docs["subcommands"]).unwrap();
+        assert!(subs.contains_key("config|set") && subs.contains_key("config|get"), "{subs:?}");
+        assert_eq!(redis::from_redis_value::<String>(&docs["complexity"]).unwrap(), "Depends on subcommand.");
     });
 }
 
@@ -241,23 +144,11 @@ fn command_docs() {
 fn command_getkeys() {
     each_threads(|s| {
         let mut r = s.raw();
-        r.roundtrip(
-            &[b"COMMAND", b"GETKEYS", b"set", b"a", b"b"],
-            b"*1\r\n$1\r\na\r\n",
-        );
-        r.roundtrip(
-            &[b"COMMAND", b"GETKEYS", b"GET", b"k"],
-            b"*1\r\n$1\r\nk\r\n",
-        );
-        r.roundtrip(
-            &[b"COMMAND", b"GETKEYSANDFLAGS", b"get", b"k"],
-            b"*1\r\n*2\r\n$1\r\nk\r\n*2\r\n+RO\r\n+access\r\n",
-        );
+        r.roundtrip(&[b"COMMAND", b"GETKEYS", b"set", b"a", b"b"], b"*1\r\n$1\r\na\r\n");
+        r.roundtrip(&[b"COMMAND", b"GETKEYS", b"GET", b"k"], b"*1\r\n$1\r\nk\r\n");
+        r.roundtrip(&[b"COMMAND", b"GETKEYSANDFLAGS", b"get", b"k"], b"*1\r\n*2\r\n$1\r\nk\r\n*2\r\n+RO\r\n+access\r\n");
         // Key flags follow Redis's key specs, and SET's depend on GET.
-        r.roundtrip(
-            &[b"COMMAND", b"GETKEYSANDFLAGS", b"set", b"k", b"v"],
-            b"*1\r\n*2\r\n$1\r\nk\r\n*2\r\n+OW\r\n+update\r\n",
-        );
+        r.roundtrip(&[b"COMMAND", b"GETKEYSANDFLAGS", b"set", b"k", b"v"], b"*1\r\n*2\r\n$1\r\nk\r\n*2\r\n+OW\r\n+update\r\n");
         r.roundtrip(
             &[b"COMMAND", b"GETKEYSANDFLAGS", b"set", b"k", b"v", b"get"],
             b"*1\r\n*2\r\n$1\r\nk\r\n*3\r\n+RW\r\n+access\r\n+update\r\n",
@@ -269,34 +160,13 @@ fn command_getkeys() {
 $12\r\nbegin_search\r\n*4\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n*2\r\n$5\r\nindex\r\n:1\r\n\
 $9\r\nfind_keys\r\n*4\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n*6\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n*0\r\n",
         );
-        r.roundtrip(
-            &[b"COMMAND", b"GETKEYS", b"nosuch", b"a"],
-            b"-ERR Invalid command specified\r\n",
-        );
-        r.roundtrip(
-            &[b"COMMAND", b"GETKEYS", b"config", b"nosuch"],
-            b"-ERR Invalid command specified\r\n",
-        );
-        r.roundtrip(
-            &[b"COMMAND", b"GETKEYS", b"config", b"get", b"x"],
-            b"-ERR The command has no key arguments\r\n",
-        );
-        r.roundtrip(
-            &[b"COMMAND", b"GETKEYS", b"ping", b"x"],
-            b"-ERR The command has no key arguments\r\n",
-        );
-        r.roundtrip(
-            &[b"COMMAND", b"GETKEYS", b"get", b"a", b"b"],
-            b"-ERR Invalid number of arguments specified for command\r\n",
-        );
-        r.roundtrip(
-            &[b"COMMAND", b"GETKEYS", b"get"],
-            b"-ERR wrong number of arguments for 'command|getkeys' command\r\n",
-        );
-        r.roundtrip(
-            &[b"COMMAND", b"GETKEYS"],
-            b"-ERR wrong number of arguments for 'command|getkeys' command\r\n",
-        );
+        r.roundtrip(&[b"COMMAND", b"GETKEYS", b"nosuch", b"a"], b"-ERR Invalid command specified\r\n");
+        r.roundtrip(&[b"COMMAND", b"GETKEYS", b"config", b"nosuch"], b"-ERR Invalid command specified\r\n");
+        r.roundtrip(&[b"COMMAND", b"GETKEYS", b"config", b"get", b"x"], b"-ERR The command has no key arguments\r\n");
+        r.roundtrip(&[b"COMMAND", b"GETKEYS", b"ping", b"x"], b"-ERR The command has no key arguments\r\n");
+        r.roundtrip(&[b"COMMAND", b"GETKEYS", b"get", b"a", b"b"], b"-ERR Invalid number of arguments specified for command\r\n");
+        r.roundtrip(&[b"COMMAND", b"GETKEYS", b"get"], b"-ERR wrong number of arguments for 'command|getkeys' command\r\n");
+        r.roundtrip(&[b"COMMAND", b"GETKEYS"], b"-ERR wrong number of arguments for 'command|getkeys' command\r\n");
     });
 }
 
@@ -313,14 +183,8 @@ fn command_and_config_help() {
     let mut c = s.conn();
     let help: Vec<String> = redis::cmd("COMMAND").arg("HELP").query(&mut c).unwrap();
     assert_eq!(help.len(), 21);
-    assert_eq!(
-        help[0],
-        "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"
-    );
-    assert_eq!(
-        help[18],
-        "    Return the keys and the access flags from a full Redis command."
-    );
+    assert_eq!(help[0], "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:");
+    assert_eq!(help[18], "    Return the keys and the access flags from a full Redis command.");
     assert_eq!(help[20], "    Prints this help.");
 }
 
@@ -328,47 +192,16 @@ fn command_and_config_help() {
 fn config_get_set() {
     each_threads(|s| {
         let mut c = s.conn();
-        let v: Vec<String> = redis::cmd("CONFIG")
-            .arg("GET")
-            .arg("maxclients")
-            .query(&mut c)
-            .unwrap();
+        let v: Vec<String> = redis::cmd("CONFIG").arg("GET").arg("maxclients").query(&mut c).unwrap();
         assert_eq!(v, ["maxclients", "10000"]);
-        let _: () = redis::cmd("CONFIG")
-            .arg("SET")
-            .arg("maxclients")
-            .arg("500")
-            .arg("timeout")
-            .arg("30")
-            .query(&mut c)
-            .unwrap();
-        let v: Vec<String> = redis::cmd("CONFIG")
-            .arg("GET")
-            .arg("maxclients")
-            .arg("timeout")
-            .query(&mut c)
-            .unwrap();
+        let _: () = redis::cmd("CONFIG").arg("SET").arg("maxclients").arg("500").arg("timeout").arg("30").query(&mut c).unwrap();
+        let v: Vec<String> = redis::cmd("CONFIG").arg("GET").arg("maxclients").arg("timeout").query(&mut c).unwrap();
         assert_eq!(v, ["maxclients", "500", "timeout", "30"]);
         // Sizes in bytes; booleans as yes/no; lists as one string.
-        let _: () = redis::cmd("CONFIG")
-            .arg("SET")
-            .arg("maxmemory")
-            .arg("1gb")
-            .query(&mut c)
-            .unwrap();
-        let v: Vec<String> = redis::cmd("CONFIG")
-            .arg("GET")
-            .arg("maxmemory")
-            .query(&mut c)
-            .unwrap();
+        let _: () = redis::cmd("CONFIG").arg("SET").arg("maxmemory").arg("1gb").query(&mut c).unwrap();
+        let v: Vec<String> = redis::cmd("CONFIG").arg("GET").arg("maxmemory").query(&mut c).unwrap();
         assert_eq!(v, ["maxmemory", "1073741824"]);
-        let v: Vec<String> = redis::cmd("CONFIG")
-            .arg("GET")
-            .arg("save")
-            .arg("client-output-buffer-limit")
-            .arg("appendonly")
-            .query(&mut c)
-            .unwrap();
+        let v: Vec<String> = redis::cmd("CONFIG").arg("GET").arg("save").arg("client-output-buffer-limit").arg("appendonly").query(&mut c).unwrap();
         assert_eq!(
             v,
             [
@@ -380,92 +213,27 @@ fn config_get_set() {
                 "no"
             ]
         );
-        let _: () = redis::cmd("CONFIG")
-            .arg("SET")
-            .arg("save")
-            .arg("100 10")
-            .arg("appendonly")
-            .arg("YES")
-            .query(&mut c)
-            .unwrap();
-        let _: () = redis::cmd("CONFIG")
-            .arg("SET")
-            .arg("client-output-buffer-limit")
-            .arg("pubsub 1mb 2kb 5")
-            .query(&mut c)
-            .unwrap();
-        let v: Vec<String> = redis::cmd("CONFIG")
-            .arg("GET")
-            .arg("save")
-            .arg("appendonly")
-            .arg("client-output-buffer-limit")
-            .query(&mut c)
-            .unwrap();
-        assert_eq!(
-            v,
-            [
-                "save",
-                "100 10",
-                "appendonly",
-                "yes",
-                "client-output-buffer-limit",
-                "normal 0 0 0 slave 268435456 67108864 60 pubsub 1048576 2048 5"
-            ]
-        );
-        let _: () = redis::cmd("CONFIG")
-            .arg("SET")
-            .arg("save")
-            .arg("")
-            .query(&mut c)
-            .unwrap();
-        let v: Vec<String> = redis::cmd("CONFIG")
-            .arg("GET")
-            .arg("save")
-            .query(&mut c)
-            .unwrap();
+        let _: () = redis::cmd("CONFIG").arg("SET").arg("save").arg("100 10").arg("appendonly").arg("YES").query(&mut c).unwrap();
+        let _: () = redis::cmd("CONFIG").arg("SET").arg("client-output-buffer-limit").arg("pubsub 1mb 2kb 5").query(&mut c).unwrap();
+        let v: Vec<String> = redis::cmd("CONFIG").arg("GET").arg("save").arg("appendonly").arg("client-output-buffer-limit").query(&mut c).unwrap();
+        assert_eq!(v, ["save", "100 10", "appendonly", "yes", "client-output-buffer-limit", "normal 0 0 0 slave 268435456 67108864 60 pubsub 1048576 2048 5"]);
+        let _: () = redis::cmd("CONFIG").arg("SET").arg("save").arg("").query(&mut c).unwrap();
+        let v: Vec<String> = redis::cmd("CONFIG").arg("GET").arg("save").query(&mut c).unwrap();
         assert_eq!(v, ["save", ""]);
         // Aliases answer to their own name; a glob matches both names.
-        let v: Vec<String> = redis::cmd("CONFIG")
-            .arg("GET")
-            .arg("io-threads")
-            .query(&mut c)
-            .unwrap();
+        let v: Vec<String> = redis::cmd("CONFIG").arg("GET").arg("io-threads").query(&mut c).unwrap();
         assert_eq!(v[0], "io-threads");
-        let v: Vec<String> = redis::cmd("CONFIG")
-            .arg("GET")
-            .arg("*threads")
-            .query(&mut c)
-            .unwrap();
-        assert!(
-            v.contains(&"io-threads".to_string()) && v.contains(&"threads".to_string()),
-            "{v:?}"
-        );
+        let v: Vec<String> = redis::cmd("CONFIG").arg("GET").arg("*threads").query(&mut c).unwrap();
+        assert!(v.contains(&"io-threads".to_string()) && v.contains(&"threads".to_string()), "{v:?}");
         // Same name twice is shown once; the name is echoed as asked.
-        let v: Vec<String> = redis::cmd("CONFIG")
-            .arg("GET")
-            .arg("TIMEOUT")
-            .arg("timeout")
-            .query(&mut c)
-            .unwrap();
+        let v: Vec<String> = redis::cmd("CONFIG").arg("GET").arg("TIMEOUT").arg("timeout").query(&mut c).unwrap();
         assert_eq!(v, ["TIMEOUT", "30"]);
-        let v: Vec<String> = redis::cmd("CONFIG")
-            .arg("GET")
-            .arg("nosuch")
-            .query(&mut c)
-            .unwrap();
+        let v: Vec<String> = redis::cmd("CONFIG").arg("GET").arg("nosuch").query(&mut c).unwrap();
         assert!(v.is_empty());
         // The port shown is the one listened on.
-        let v: Vec<String> = redis::cmd("CONFIG")
-            .arg("GET")
-            .arg("port")
-            .query(&mut c)
-            .unwrap();
+        let v: Vec<String> = redis::cmd("CONFIG").arg("GET").arg("port").query(&mut c).unwrap();
         assert_eq!(v, ["port", s.port.to_string().as_str()]);
-        let all: Vec<String> = redis::cmd("CONFIG")
-            .arg("GET")
-            .arg("*")
-            .query(&mut c)
-            .unwrap();
+        let all: Vec<String> = redis::cmd("CONFIG").arg("GET").arg("*").query(&mut c).unwrap();
         assert!(all.len() > 100, "{}", all.len());
     });
 }
@@ -478,10 +246,7 @@ fn config_set_errors_are_atomic() {
             &[b"CONFIG", b"SET", b"maxmemory", b"abc"],
             b"-ERR CONFIG SET failed (possibly related to argument 'maxmemory') - argument must be a memory value\r\n",
         );
-        r.roundtrip(
-            &[b"CONFIG", b"SET", b"nosuch", b"1"],
-            b"-ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'\r\n",
-        );
+        r.roundtrip(&[b"CONFIG", b"SET", b"nosuch", b"1"], b"-ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'\r\n");
         r.roundtrip(
             &[b"CONFIG", b"SET", b"daemonize", b"no"],
             b"-ERR CONFIG SET failed (possibly related to argument 'daemonize') - can't set immutable config\r\n",
@@ -490,14 +255,8 @@ fn config_set_errors_are_atomic() {
             &[b"CONFIG", b"SET", b"maxmemory", b"1", b"MAXMEMORY", b"2"],
             b"-ERR CONFIG SET failed (possibly related to argument 'MAXMEMORY') - duplicate parameter\r\n",
         );
-        r.roundtrip(
-            &[b"CONFIG", b"SET", b"maxmemory"],
-            b"-ERR wrong number of arguments for 'config|set' command\r\n",
-        );
-        r.roundtrip(
-            &[b"CONFIG", b"SET", b"a", b"b", b"c"],
-            b"-ERR syntax error\r\n",
-        );
+        r.roundtrip(&[b"CONFIG", b"SET", b"maxmemory"], b"-ERR wrong number of arguments for 'config|set' command\r\n");
+        r.roundtrip(&[b"CONFIG", b"SET", b"a", b"b", b"c"], b"-ERR syntax error\r\n");
         r.roundtrip(
             &[b"CONFIG", b"SET", b"hz", b"abc"],
             b"-ERR CONFIG SET failed (possibly related to argument 'hz') - argument couldn't be parsed into an integer\r\n",
@@ -510,39 +269,18 @@ fn config_set_errors_are_atomic() {
             &[b"CONFIG", b"SET", b"maxmemory-policy", b"foo"],
             b"-ERR CONFIG SET failed (possibly related to argument 'maxmemory-policy') - argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction, allkeys-s3fifo, allkeys-sieve, volatile-s3fifo, volatile-sieve\r\n",
         );
-        r.roundtrip(
-            &[b"CONFIG", b"GET"],
-            b"-ERR wrong number of arguments for 'config|get' command\r\n",
-        );
-        r.roundtrip(
-            &[b"CONFIG"],
-            b"-ERR wrong number of arguments for 'config' command\r\n",
-        );
-        r.roundtrip(
-            &[b"CONFIG", b"foo"],
-            b"-ERR unknown subcommand 'foo'. Try CONFIG HELP.\r\n",
-        );
-        r.roundtrip(
-            &[b"CONFIG", b"REWRITE"],
-            b"-ERR The server is running without a config file\r\n",
-        );
+        r.roundtrip(&[b"CONFIG", b"GET"], b"-ERR wrong number of arguments for 'config|get' command\r\n");
+        r.roundtrip(&[b"CONFIG"], b"-ERR wrong number of arguments for 'config' command\r\n");
+        r.roundtrip(&[b"CONFIG", b"foo"], b"-ERR unknown subcommand 'foo'. Try CONFIG HELP.\r\n");
+        r.roundtrip(&[b"CONFIG", b"REWRITE"], b"-ERR The server is running without a config file\r\n");
         // A bad second value leaves the first one unchanged.
         r.roundtrip(
             &[b"CONFIG", b"SET", b"timeout", b"77", b"hz", b"x"],
             b"-ERR CONFIG SET failed (possibly related to argument 'hz') - argument couldn't be parsed into an integer\r\n",
         );
-        r.roundtrip(
-            &[b"CONFIG", b"GET", b"timeout"],
-            b"*2\r\n$7\r\ntimeout\r\n$1\r\n0\r\n",
-        );
-        r.roundtrip(
-            &[b"CONFIG", b"SET", b"timeout", b"77", b"hz", b"20"],
-            b"+OK\r\n",
-        );
-        r.roundtrip(
-            &[b"CONFIG", b"GET", b"timeout"],
-            b"*2\r\n$7\r\ntimeout\r\n$2\r\n77\r\n",
-        );
+        r.roundtrip(&[b"CONFIG", b"GET", b"timeout"], b"*2\r\n$7\r\ntimeout\r\n$1\r\n0\r\n");
+        r.roundtrip(&[b"CONFIG", b"SET", b"timeout", b"77", b"hz", b"20"], b"+OK\r\n");
+        r.roundtrip(&[b"CONFIG", b"GET", b"timeout"], b"*2\r\n$7\r\ntimeout\r\n$2\r\n77\r\n");
     });
 }
 
@@ -550,30 +288,15 @@ fn config_set_errors_are_atomic() {
 fn config_set_takes_effect() {
     let s = TestServer::start(1);
     let mut c = s.conn();
-    let _: () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg("requirepass")
-        .arg("secret")
-        .query(&mut c)
-        .unwrap();
+    let _: () = redis::cmd("CONFIG").arg("SET").arg("requirepass").arg("secret").query(&mut c).unwrap();
     // Already-authenticated connections stay so; new ones must AUTH.
     let mut r = s.raw();
     r.roundtrip(&[b"GET", b"x"], b"-NOAUTH Authentication required.\r\n");
-    let _: () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg("requirepass")
-        .arg("")
-        .query(&mut c)
-        .unwrap();
+    let _: () = redis::cmd("CONFIG").arg("SET").arg("requirepass").arg("").query(&mut c).unwrap();
     let mut r = s.raw();
     r.roundtrip(&[b"GET", b"x"], b"$-1\r\n");
     // maxclients applies to the next connection.
-    let _: () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg("maxclients")
-        .arg("2")
-        .query(&mut c)
-        .unwrap();
+    let _: () = redis::cmd("CONFIG").arg("SET").arg("maxclients").arg("2").query(&mut c).unwrap();
     let mut r3 = s.raw();
     r3.expect(b"-ERR max number of clients reached\r\n");
 }
@@ -586,27 +309,11 @@ fn info_sections() {
         let headers: Vec<&str> = all.lines().filter(|l| l.starts_with('#')).collect();
         assert_eq!(
             headers,
-            [
-                "# Server",
-                "# Clients",
-                "# Memory",
-                "# Persistence",
-                "# Stats",
-                "# Replication",
-                "# CPU",
-                "# Modules",
-                "# Errorstats",
-                "# Cluster",
-                "# Keyspace"
-            ]
+            ["# Server", "# Clients", "# Memory", "# Persistence", "# Stats", "# Replication", "# CPU", "# Modules", "# Errorstats", "# Cluster", "# Keyspace"]
         );
         let everything: String = redis::cmd("INFO").arg("everything").query(&mut c).unwrap();
         assert!(everything.contains("# Commandstats\r\n"));
-        let two: String = redis::cmd("INFO")
-            .arg("keyspace")
-            .arg("SERVER")
-            .query(&mut c)
-            .unwrap();
+        let two: String = redis::cmd("INFO").arg("keyspace").arg("SERVER").query(&mut c).unwrap();
         let headers: Vec<&str> = two.lines().filter(|l| l.starts_with('#')).collect();
         assert_eq!(headers, ["# Server", "# Keyspace"]);
         assert_eq!(info_field(&all, "redis_version").as_deref(), Some("7.4.0"));
@@ -617,10 +324,7 @@ fn info_sections() {
         assert!(info_field(&all, "used_cpu_user").unwrap().contains('.'));
         let mut r = s.raw();
         r.roundtrip(&[b"INFO", b"nosuch"], b"$0\r\n\r\n");
-        r.roundtrip(
-            &[b"INFO", b"cluster"],
-            b"$30\r\n# Cluster\r\ncluster_enabled:0\r\n\r\n",
-        );
+        r.roundtrip(&[b"INFO", b"cluster"], b"$30\r\n# Cluster\r\ncluster_enabled:0\r\n\r\n");
         r.roundtrip(&[b"INFO", b"keyspace"], b"$12\r\n# Keyspace\r\n\r\n");
         r.roundtrip(&[b"SET", b"a", b"1"], b"+OK\r\n");
         r.roundtrip(&[b"SELECT", b"3"], b"+OK\r\n");
@@ -646,18 +350,13 @@ fn info_stats_count() {
         assert_eq!(info_field(&st, "keyspace_hits").as_deref(), Some("1"));
         assert_eq!(info_field(&st, "keyspace_misses").as_deref(), Some("1"));
         // RESETSTAT, SET, GET, GET (the failed ones are not processed).
-        assert_eq!(
-            info_field(&st, "total_commands_processed").as_deref(),
-            Some("4")
-        );
+        assert_eq!(info_field(&st, "total_commands_processed").as_deref(), Some("4"));
         assert_eq!(info_field(&st, "total_error_replies").as_deref(), Some("2"));
         let cs = info(&mut c, "commandstats");
         let get = info_field(&cs, "cmdstat_get").unwrap();
         assert!(get.starts_with("calls=2,usec="), "{get}");
         assert!(get.ends_with(",rejected_calls=1,failed_calls=0"), "{get}");
-        assert!(info_field(&cs, "cmdstat_config|resetstat")
-            .unwrap()
-            .starts_with("calls=1,"));
+        assert!(info_field(&cs, "cmdstat_config|resetstat").unwrap().starts_with("calls=1,"));
         let es = info(&mut c, "errorstats");
         assert_eq!(info_field(&es, "errorstat_ERR").as_deref(), Some("count=2"));
         let cl = info(&mut c, "clients");
@@ -681,20 +380,11 @@ fn info_expired_keys() {
         r.roundtrip(&[b"CONFIG", b"RESETSTAT"], b"+OK\r\n");
         let mut c = s.conn();
         for i in 0..5 {
-            let _: redis::RedisResult<()> = redis::cmd("SET")
-                .arg(format!("e{i}"))
-                .arg("v")
-                .arg("PX")
-                .arg(20)
-                .query(&mut c);
+            let _: redis::RedisResult<()> = redis::cmd("SET").arg(format!("e{i}")).arg("v").arg("PX").arg(20).query(&mut c);
         }
         // SET may lack PX in this build; only count keys that got a TTL.
         let ks = info(&mut c, "keyspace");
-        let expires: u64 = ks
-            .split("expires=")
-            .nth(1)
-            .map(|x| x.split(',').next().unwrap().parse().unwrap())
-            .unwrap_or(0);
+        let expires: u64 = ks.split("expires=").nth(1).map(|x| x.split(',').next().unwrap().parse().unwrap()).unwrap_or(0);
         let deadline = std::time::Instant::now() + Duration::from_secs(5);
         loop {
             let st = info(&mut c, "stats");
@@ -703,10 +393,7 @@ fn info_expired_keys() {
                 break;
             }
             assert!(n < expires, "expired {n} of {expires}");
-            assert!(
-                std::time::Instant::now() < deadline,
-                "expired_keys stuck at {n}"
-            );
+            assert!(std::time::Instant::now() < deadline, "expired_keys stuck at {n}");
             std::thread::yield_now();
         }
     });
@@ -720,10 +407,7 @@ fn info_and_resetstat_inside_exec() {
         r.roundtrip(&[b"MULTI"], b"+OK\r\n");
         r.roundtrip(&[b"INFO", b"keyspace"], b"+QUEUED\r\n");
         r.roundtrip(&[b"CONFIG", b"RESETSTAT"], b"+QUEUED\r\n");
-        r.roundtrip(
-            &[b"EXEC"],
-            b"*2\r\n$56\r\n# Keyspace\r\ndb0:keys=1,expires=0,avg_ttl=0,subexpiry=0\r\n\r\n+OK\r\n",
-        );
+        r.roundtrip(&[b"EXEC"], b"*2\r\n$56\r\n# Keyspace\r\ndb0:keys=1,expires=0,avg_ttl=0,subexpiry=0\r\n\r\n+OK\r\n");
     });
 }
 
@@ -732,17 +416,11 @@ fn time_reply() {
     each_threads(|s| {
         let mut c = s.conn();
         let (secs, usecs): (u64, u64) = redis::cmd("TIME").query(&mut c).unwrap();
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_secs();
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
         assert!(secs.abs_diff(now) <= 2);
         assert!(usecs < 1_000_000);
         let mut r = s.raw();
-        r.roundtrip(
-            &[b"TIME", b"x"],
-            b"-ERR wrong number of arguments for 'time' command\r\n",
-        );
+        r.roundtrip(&[b"TIME", b"x"], b"-ERR wrong number of arguments for 'time' command\r\n");
     });
 }
 
@@ -750,29 +428,19 @@ fn time_reply() {
 fn shutdown_errors() {
     let s = TestServer::start(1);
     let mut r = s.raw();
-    r.roundtrip(
-        &[b"SHUTDOWN", b"ABORT"],
-        b"-ERR No shutdown in progress.\r\n",
-    );
+    r.roundtrip(&[b"SHUTDOWN", b"ABORT"], b"-ERR No shutdown in progress.\r\n");
     r.roundtrip(&[b"SHUTDOWN", b"ABORT", b"NOW"], b"-ERR syntax error\r\n");
     r.roundtrip(&[b"SHUTDOWN", b"SAVE", b"NOSAVE"], b"-ERR syntax error\r\n");
     r.roundtrip(&[b"SHUTDOWN", b"foo"], b"-ERR syntax error\r\n");
     r.roundtrip(&[b"MULTI"], b"+OK\r\n");
-    r.roundtrip(
-        &[b"SHUTDOWN"],
-        b"-ERR Command not allowed inside a transaction\r\n",
-    );
+    r.roundtrip(&[b"SHUTDOWN"], b"-ERR Command not allowed inside a transaction\r\n");
     r.roundtrip(&[b"DISCARD"], b"+OK\r\n");
     r.roundtrip(&[b"PING"], b"+PONG\r\n");
 }
 
 #[test]
 fn shutdown_exits_zero() {
-    for (threads, args) in [
-        (1, &[&b"SHUTDOWN"[..]][..]),
-        (2, &[&b"SHUTDOWN"[..], b"NOSAVE", b"NOW", b"FORCE"][..]),
-        (1, &[&b"shutdown"[..], b"save"][..]),
-    ] {
+    for (threads, args) in [(1, &[&b"SHUTDOWN"[..]][..]), (2, &[&b"SHUTDOWN"[..], b"NOSAVE", b"NOW", b"FORCE"][..]), (1, &[&b"shutdown"[..], b"save"][..])] {
         let mut s = TestServer::start(threads);
         let mut other = s.raw();
         other.roundtrip(&[b"PING"], b"+PONG\r\n");

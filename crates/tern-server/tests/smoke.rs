@@ -28,14 +28,8 @@ fn pipeline_replies_in_order() {
 fn unknown_command_keeps_connection() {
     let s = TestServer::start(1);
     let mut r = s.raw();
-    r.roundtrip(
-        &[b"nosuch", b"a", b"b"],
-        b"-ERR unknown command 'nosuch', with args beginning with: 'a' 'b' \r\n",
-    );
-    r.roundtrip(
-        &[b"GET"],
-        b"-ERR wrong number of arguments for 'get' command\r\n",
-    );
+    r.roundtrip(&[b"nosuch", b"a", b"b"], b"-ERR unknown command 'nosuch', with args beginning with: 'a' 'b' \r\n");
+    r.roundtrip(&[b"GET"], b"-ERR wrong number of arguments for 'get' command\r\n");
     r.roundtrip(&[b"PING"], b"+PONG\r\n");
 }
 

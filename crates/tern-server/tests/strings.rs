@@ -110,18 +110,9 @@ fn set_options() {
         }
         // The expire is checked before GET replies.
         r.roundtrip(&[b"SET", b"k", b"v", b"GET", b"EX", b"0"], invalid);
-        r.roundtrip(
-            &[b"SET", b"k"],
-            b"-ERR wrong number of arguments for 'set' command\r\n",
-        );
-        r.roundtrip(
-            &[b"GET"],
-            b"-ERR wrong number of arguments for 'get' command\r\n",
-        );
-        r.roundtrip(
-            &[b"GET", b"a", b"b"],
-            b"-ERR wrong number of arguments for 'get' command\r\n",
-        );
+        r.roundtrip(&[b"SET", b"k"], b"-ERR wrong number of arguments for 'set' command\r\n");
+        r.roundtrip(&[b"GET"], b"-ERR wrong number of arguments for 'get' command\r\n");
+        r.roundtrip(&[b"GET", b"a", b"b"], b"-ERR wrong number of arguments for 'get' command\r\n");
     });
 }
 
@@ -171,40 +162,22 @@ fn setnx_setex_psetex() {
         r.roundtrip(&[b"GET", b"k"], &bulk("v"));
         r.roundtrip(&[b"PSETEX", b"k", b"100000", b"w"], OK);
         r.roundtrip(&[b"GET", b"k"], &bulk("w"));
-        r.roundtrip(
-            &[b"SETEX", b"k", b"0", b"v"],
-            b"-ERR invalid expire time in 'setex' command\r\n",
-        );
-        r.roundtrip(
-            &[b"SETEX", b"k", b"-10", b"v"],
-            b"-ERR invalid expire time in 'setex' command\r\n",
-        );
+        r.roundtrip(&[b"SETEX", b"k", b"0", b"v"], b"-ERR invalid expire time in 'setex' command\r\n");
+        r.roundtrip(&[b"SETEX", b"k", b"-10", b"v"], b"-ERR invalid expire time in 'setex' command\r\n");
         r.roundtrip(
             &[b"SETEX", b"k", b"9223372036854775807", b"v"],
             b"-ERR invalid expire time in 'setex' command\r\n",
         );
-        r.roundtrip(
-            &[b"PSETEX", b"k", b"0", b"v"],
-            b"-ERR invalid expire time in 'psetex' command\r\n",
-        );
+        r.roundtrip(&[b"PSETEX", b"k", b"0", b"v"], b"-ERR invalid expire time in 'psetex' command\r\n");
         r.roundtrip(
             &[b"PSETEX", b"k", b"9223372036854775807", b"v"],
             b"-ERR invalid expire time in 'psetex' command\r\n",
         );
         r.roundtrip(&[b"SETEX", b"k", b"ten", b"v"], NOT_INT);
         r.roundtrip(&[b"PSETEX", b"k", b"1.0", b"v"], NOT_INT);
-        r.roundtrip(
-            &[b"SETEX", b"k", b"10"],
-            b"-ERR wrong number of arguments for 'setex' command\r\n",
-        );
-        r.roundtrip(
-            &[b"SETNX", b"k"],
-            b"-ERR wrong number of arguments for 'setnx' command\r\n",
-        );
-        r.roundtrip(
-            &[b"PSETEX", b"k", b"10", b"v", b"x"],
-            b"-ERR wrong number of arguments for 'psetex' command\r\n",
-        );
+        r.roundtrip(&[b"SETEX", b"k", b"10"], b"-ERR wrong number of arguments for 'setex' command\r\n");
+        r.roundtrip(&[b"SETNX", b"k"], b"-ERR wrong number of arguments for 'setnx' command\r\n");
+        r.roundtrip(&[b"PSETEX", b"k", b"10", b"v", b"x"], b"-ERR wrong number of arguments for 'psetex' command\r\n");
         // The failed commands left the value alone.
         r.roundtrip(&[b"GET", b"k"], &bulk("w"));
 
@@ -226,14 +199,8 @@ fn getset_getdel() {
         r.roundtrip(&[b"GETDEL", b"k"], &bulk("b"));
         r.roundtrip(&[b"GETDEL", b"k"], NIL);
         r.roundtrip(&[b"GET", b"k"], NIL);
-        r.roundtrip(
-            &[b"GETSET", b"k"],
-            b"-ERR wrong number of arguments for 'getset' command\r\n",
-        );
-        r.roundtrip(
-            &[b"GETDEL", b"k", b"x"],
-            b"-ERR wrong number of arguments for 'getdel' command\r\n",
-        );
+        r.roundtrip(&[b"GETSET", b"k"], b"-ERR wrong number of arguments for 'getset' command\r\n");
+        r.roundtrip(&[b"GETDEL", b"k", b"x"], b"-ERR wrong number of arguments for 'getdel' command\r\n");
 
         let mut c = s.conn();
         let _: () = c.set("n", 12).unwrap();
@@ -281,40 +248,20 @@ fn getex_options_and_errors() {
         // An absolute time in the past returns the value and deletes the key.
         r.roundtrip(&[b"GETEX", b"k", b"EXAT", b"1"], &bulk("v"));
         r.roundtrip(&[b"GET", b"k"], NIL);
-        r.roundtrip(
-            &[b"GETEX"],
-            b"-ERR wrong number of arguments for 'getex' command\r\n",
-        );
+        r.roundtrip(&[b"GETEX"], b"-ERR wrong number of arguments for 'getex' command\r\n");
 
         let mut c = s.conn();
         let _: () = c.set("a", "1").unwrap();
         let _: () = c.set("w", "1").unwrap();
-        let v: String = redis::cmd("GETEX")
-            .arg("a")
-            .arg("PX")
-            .arg(60)
-            .query(&mut c)
-            .unwrap();
+        let v: String = redis::cmd("GETEX").arg("a").arg("PX").arg(60).query(&mut c).unwrap();
         assert_eq!(v, "1");
         wait_gone(&mut c, "a");
         // PERSIST removes a TTL: "w" outlives "witness", which had the same.
-        let _: () = redis::cmd("GETEX")
-            .arg("w")
-            .arg("PX")
-            .arg(60)
-            .query(&mut c)
-            .unwrap();
+        let _: () = redis::cmd("GETEX").arg("w").arg("PX").arg(60).query(&mut c).unwrap();
         let _: () = c.pset_ex("witness", "1", 60).unwrap();
-        let _: () = redis::cmd("GETEX")
-            .arg("w")
-            .arg("PERSIST")
-            .query(&mut c)
-            .unwrap();
+        let _: () = redis::cmd("GETEX").arg("w").arg("PERSIST").query(&mut c).unwrap();
         wait_gone(&mut c, "witness");
-        assert_eq!(
-            c.get::<_, Option<String>>("w").unwrap().as_deref(),
-            Some("1")
-        );
+        assert_eq!(c.get::<_, Option<String>>("w").unwrap().as_deref(), Some("1"));
     });
 }
 
@@ -323,49 +270,24 @@ fn mget_mset_msetnx() {
     each_threads(|s| {
         let mut r = s.raw();
         r.roundtrip(&[b"MSET", b"a", b"1", b"b", b"2", b"a", b"3"], OK);
-        r.roundtrip(
-            &[b"MGET", b"a", b"b", b"c"],
-            b"*3\r\n$1\r\n3\r\n$1\r\n2\r\n$-1\r\n",
-        );
-        r.roundtrip(
-            &[b"MSET", b"a", b"1", b"b"],
-            b"-ERR wrong number of arguments for 'mset' command\r\n",
-        );
-        r.roundtrip(
-            &[b"MSET", b"a"],
-            b"-ERR wrong number of arguments for 'mset' command\r\n",
-        );
-        r.roundtrip(
-            &[b"MSETNX", b"a", b"1", b"b"],
-            b"-ERR wrong number of arguments for 'msetnx' command\r\n",
-        );
-        r.roundtrip(
-            &[b"MGET"],
-            b"-ERR wrong number of arguments for 'mget' command\r\n",
-        );
+        r.roundtrip(&[b"MGET", b"a", b"b", b"c"], b"*3\r\n$1\r\n3\r\n$1\r\n2\r\n$-1\r\n");
+        r.roundtrip(&[b"MSET", b"a", b"1", b"b"], b"-ERR wrong number of arguments for 'mset' command\r\n");
+        r.roundtrip(&[b"MSET", b"a"], b"-ERR wrong number of arguments for 'mset' command\r\n");
+        r.roundtrip(&[b"MSETNX", b"a", b"1", b"b"], b"-ERR wrong number of arguments for 'msetnx' command\r\n");
+        r.roundtrip(&[b"MGET"], b"-ERR wrong number of arguments for 'mget' command\r\n");
         r.roundtrip(&[b"MSETNX", b"x", b"1", b"a", b"9"], b":0\r\n");
         r.roundtrip(&[b"MGET", b"x", b"a"], b"*2\r\n$-1\r\n$1\r\n3\r\n");
         r.roundtrip(&[b"MSETNX", b"x", b"1", b"y", b"2"], b":1\r\n");
         r.roundtrip(&[b"MSETNX", b"z", b"1", b"z", b"2"], b":1\r\n");
-        r.roundtrip(
-            &[b"MGET", b"x", b"y", b"z"],
-            b"*3\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n2\r\n",
-        );
+        r.roundtrip(&[b"MGET", b"x", b"y", b"z"], b"*3\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n2\r\n");
 
         let mut c = s.conn();
-        let pairs: Vec<(String, String)> = (0..50)
-            .map(|i| (format!("key{i}"), format!("val{i}")))
-            .collect();
+        let pairs: Vec<(String, String)> = (0..50).map(|i| (format!("key{i}"), format!("val{i}"))).collect();
         let _: () = c.mset(&pairs).unwrap();
         let keys: Vec<&str> = pairs.iter().map(|(k, _)| k.as_str()).collect();
         let vals: Vec<String> = c.mget(&keys).unwrap();
-        assert_eq!(
-            vals,
-            pairs.iter().map(|(_, v)| v.clone()).collect::<Vec<_>>()
-        );
-        assert!(!c
-            .mset_nx::<_, _, bool>(&[("key1", "x"), ("fresh", "y")])
-            .unwrap());
+        assert_eq!(vals, pairs.iter().map(|(_, v)| v.clone()).collect::<Vec<_>>());
+        assert!(!c.mset_nx::<_, _, bool>(&[("key1", "x"), ("fresh", "y")]).unwrap());
         assert_eq!(c.get::<_, Option<String>>("fresh").unwrap(), None);
     });
 }
@@ -383,8 +305,7 @@ fn mset_is_atomic_across_shards() {
             std::thread::spawn(move || {
                 for round in 0..300 {
                     let v = format!("{w}-{round}");
-                    let pairs: Vec<(&str, &str)> =
-                        keys.iter().map(|k| (k.as_str(), v.as_str())).collect();
+                    let pairs: Vec<(&str, &str)> = keys.iter().map(|k| (k.as_str(), v.as_str())).collect();
                     let _: () = c.mset(&pairs).unwrap();
                 }
             })
@@ -416,14 +337,8 @@ fn append_strlen() {
         r.roundtrip(&[b"STRLEN", b"n"], b":4\r\n");
         r.roundtrip(&[b"APPEND", b"n", b"4"], b":5\r\n");
         r.roundtrip(&[b"INCR", b"n"], b":-1233\r\n");
-        r.roundtrip(
-            &[b"APPEND", b"k"],
-            b"-ERR wrong number of arguments for 'append' command\r\n",
-        );
-        r.roundtrip(
-            &[b"STRLEN"],
-            b"-ERR wrong number of arguments for 'strlen' command\r\n",
-        );
+        r.roundtrip(&[b"APPEND", b"k"], b"-ERR wrong number of arguments for 'append' command\r\n");
+        r.roundtrip(&[b"STRLEN"], b"-ERR wrong number of arguments for 'strlen' command\r\n");
 
         let mut c = s.conn();
         let mut want = String::new();
@@ -454,12 +369,7 @@ fn getrange_substr() {
             (b"GETRANGE", b"0", b"-100", "T"),
             (b"GETRANGE", b"-100", b"-99", "T"),
             (b"GETRANGE", b"1", b"-100", ""),
-            (
-                b"GETRANGE",
-                b"-9223372036854775808",
-                b"9223372036854775807",
-                "This is a string",
-            ),
+            (b"GETRANGE", b"-9223372036854775808", b"9223372036854775807", "This is a string"),
             (b"SUBSTR", b"0", b"3", "This"),
             (b"SUBSTR", b"-6", b"-1", "string"),
         ] {
@@ -470,14 +380,8 @@ fn getrange_substr() {
         r.roundtrip(&[b"GETRANGE", b"n", b"1", b"2"], &bulk("23"));
         r.roundtrip(&[b"GETRANGE", b"k", b"a", b"1"], NOT_INT);
         r.roundtrip(&[b"GETRANGE", b"missing", b"0", b"1.5"], NOT_INT);
-        r.roundtrip(
-            &[b"SUBSTR", b"k", b"0"],
-            b"-ERR wrong number of arguments for 'substr' command\r\n",
-        );
-        r.roundtrip(
-            &[b"GETRANGE", b"k", b"0"],
-            b"-ERR wrong number of arguments for 'getrange' command\r\n",
-        );
+        r.roundtrip(&[b"SUBSTR", b"k", b"0"], b"-ERR wrong number of arguments for 'substr' command\r\n");
+        r.roundtrip(&[b"GETRANGE", b"k", b"0"], b"-ERR wrong number of arguments for 'getrange' command\r\n");
 
         let mut c = s.conn();
         assert_eq!(c.getrange::<_, String>("k", 5, 6).unwrap(), "is");
@@ -502,10 +406,7 @@ fn setrange() {
         r.roundtrip(&[b"SET", b"n", b"1234"], OK);
         r.roundtrip(&[b"SETRANGE", b"n", b"1", b"9"], b":4\r\n");
         r.roundtrip(&[b"INCR", b"n"], b":1935\r\n");
-        r.roundtrip(
-            &[b"SETRANGE", b"k", b"-1", b"x"],
-            b"-ERR offset is out of range\r\n",
-        );
+        r.roundtrip(&[b"SETRANGE", b"k", b"-1", b"x"], b"-ERR offset is out of range\r\n");
         r.roundtrip(&[b"SETRANGE", b"k", b"x", b"x"], NOT_INT);
         r.roundtrip(
             &[b"SETRANGE", b"k", b"9223372036854775807", b"x"],
@@ -515,10 +416,7 @@ fn setrange() {
             &[b"SETRANGE", b"new", b"536870912", b"x"],
             b"-ERR string exceeds maximum allowed size (proto-max-bulk-len)\r\n",
         );
-        r.roundtrip(
-            &[b"SETRANGE", b"k", b"0"],
-            b"-ERR wrong number of arguments for 'setrange' command\r\n",
-        );
+        r.roundtrip(&[b"SETRANGE", b"k", b"0"], b"-ERR wrong number of arguments for 'setrange' command\r\n");
 
         let mut c = s.conn();
         assert_eq!(c.setrange::<_, _, usize>("k", 0, "J").unwrap(), 12);
@@ -564,36 +462,15 @@ fn incr_decr_family() {
         r.roundtrip(&[b"GET", b"n"], &bulk("0"));
         r.roundtrip(&[b"SET", b"n", b"9223372036854775806"], OK);
         r.roundtrip(&[b"INCR", b"n"], b":9223372036854775807\r\n");
-        r.roundtrip(
-            &[b"INCR", b"n"],
-            b"-ERR increment or decrement would overflow\r\n",
-        );
+        r.roundtrip(&[b"INCR", b"n"], b"-ERR increment or decrement would overflow\r\n");
         r.roundtrip(&[b"SET", b"n", b"-9223372036854775808"], OK);
-        r.roundtrip(
-            &[b"DECR", b"n"],
-            b"-ERR increment or decrement would overflow\r\n",
-        );
-        r.roundtrip(
-            &[b"INCRBY", b"n", b"-1"],
-            b"-ERR increment or decrement would overflow\r\n",
-        );
-        r.roundtrip(
-            &[b"DECRBY", b"x", b"-9223372036854775808"],
-            b"-ERR decrement would overflow\r\n",
-        );
+        r.roundtrip(&[b"DECR", b"n"], b"-ERR increment or decrement would overflow\r\n");
+        r.roundtrip(&[b"INCRBY", b"n", b"-1"], b"-ERR increment or decrement would overflow\r\n");
+        r.roundtrip(&[b"DECRBY", b"x", b"-9223372036854775808"], b"-ERR decrement would overflow\r\n");
         r.roundtrip(&[b"INCRBY", b"x", b"9223372036854775808"], NOT_INT);
         r.roundtrip(&[b"INCRBY", b"x", b"1.0"], NOT_INT);
         r.roundtrip(&[b"DECRBY", b"x", b"abc"], NOT_INT);
-        for bad in [
-            &b"abc"[..],
-            b" 1",
-            b"1 ",
-            b"01",
-            b"+1",
-            b"1.5",
-            b"",
-            b"99999999999999999999",
-        ] {
+        for bad in [&b"abc"[..], b" 1", b"1 ", b"01", b"+1", b"1.5", b"", b"99999999999999999999"] {
             r.roundtrip(&[b"SET", b"s", bad], OK);
             r.roundtrip(&[b"INCR", b"s"], NOT_INT);
         }
@@ -601,14 +478,8 @@ fn incr_decr_family() {
         r.roundtrip(&[b"SET", b"s", b"1"], OK);
         r.roundtrip(&[b"APPEND", b"s", b"0"], b":2\r\n");
         r.roundtrip(&[b"INCR", b"s"], b":11\r\n");
-        r.roundtrip(
-            &[b"INCR", b"a", b"b"],
-            b"-ERR wrong number of arguments for 'incr' command\r\n",
-        );
-        r.roundtrip(
-            &[b"INCRBY", b"a"],
-            b"-ERR wrong number of arguments for 'incrby' command\r\n",
-        );
+        r.roundtrip(&[b"INCR", b"a", b"b"], b"-ERR wrong number of arguments for 'incr' command\r\n");
+        r.roundtrip(&[b"INCRBY", b"a"], b"-ERR wrong number of arguments for 'incrby' command\r\n");
 
         let mut c = s.conn();
         assert_eq!(c.incr::<_, _, i64>("c", 5).unwrap(), 5);
@@ -650,10 +521,7 @@ fn incrbyfloat() {
         r.roundtrip(&[b"SET", b"s", b"abc"], OK);
         r.roundtrip(&[b"INCRBYFLOAT", b"s", b"1"], not_float);
         r.roundtrip(&[b"GET", b"f"], &bulk("5200"));
-        r.roundtrip(
-            &[b"INCRBYFLOAT", b"f"],
-            b"-ERR wrong number of arguments for 'incrbyfloat' command\r\n",
-        );
+        r.roundtrip(&[b"INCRBYFLOAT", b"f"], b"-ERR wrong number of arguments for 'incrbyfloat' command\r\n");
 
         let mut c = s.conn();
         assert_eq!(c.incr::<_, _, f64>("fl", 1.5).unwrap(), 1.5);
@@ -669,25 +537,13 @@ fn incrbyfloat() {
 fn ttl_kept_or_cleared() {
     each_threads(|s| {
         let mut c = s.conn();
-        let keep = [
-            "keepttl",
-            "incr",
-            "incrbyfloat",
-            "append",
-            "setrange",
-            "getex",
-        ];
+        let keep = ["keepttl", "incr", "incrbyfloat", "append", "setrange", "getex"];
         let clear = ["set", "getset", "persist", "setnx-later"];
         for k in keep.iter().chain(clear.iter()) {
             let _: () = c.pset_ex(*k, "1", 80).unwrap();
         }
         let _: () = c.pset_ex("witness", "1", 80).unwrap();
-        let _: () = redis::cmd("SET")
-            .arg("keepttl")
-            .arg("2")
-            .arg("KEEPTTL")
-            .query(&mut c)
-            .unwrap();
+        let _: () = redis::cmd("SET").arg("keepttl").arg("2").arg("KEEPTTL").query(&mut c).unwrap();
         let _: i64 = c.incr("incr", 1).unwrap();
         let _: f64 = c.incr("incrbyfloat", 1.5).unwrap();
         let _: usize = c.append("append", "x").unwrap();
@@ -695,21 +551,14 @@ fn ttl_kept_or_cleared() {
         let _: String = redis::cmd("GETEX").arg("getex").query(&mut c).unwrap();
         let _: () = c.set("set", "2").unwrap();
         let _: String = c.getset("getset", "2").unwrap();
-        let _: String = redis::cmd("GETEX")
-            .arg("persist")
-            .arg("PERSIST")
-            .query(&mut c)
-            .unwrap();
+        let _: String = redis::cmd("GETEX").arg("persist").arg("PERSIST").query(&mut c).unwrap();
         let _: () = c.set("setnx-later", "2").unwrap();
         wait_gone(&mut c, "witness");
         for k in keep {
             wait_gone(&mut c, k);
         }
         for k in clear {
-            assert!(
-                c.get::<_, Option<String>>(k).unwrap().is_some(),
-                "{k} lost its value"
-            );
+            assert!(c.get::<_, Option<String>>(k).unwrap().is_some(), "{k} lost its value");
         }
     });
 }
@@ -734,10 +583,7 @@ fn lcs() {
             b"*4\r\n$7\r\nmatches\r\n*2\r\n*3\r\n*2\r\n:4\r\n:7\r\n*2\r\n:5\r\n:8\r\n:4\r\n*3\r\n*2\r\n:2\r\n:3\r\n*2\r\n:0\r\n:1\r\n:2\r\n$3\r\nlen\r\n:6\r\n",
         );
         r.roundtrip(&[b"LCS", b"key1", b"missing"], b"$0\r\n\r\n");
-        r.roundtrip(
-            &[b"LCS", b"missing", b"missing2", b"IDX"],
-            b"*4\r\n$7\r\nmatches\r\n*0\r\n$3\r\nlen\r\n:0\r\n",
-        );
+        r.roundtrip(&[b"LCS", b"missing", b"missing2", b"IDX"], b"*4\r\n$7\r\nmatches\r\n*0\r\n$3\r\nlen\r\n:0\r\n");
         r.roundtrip(
             &[b"LCS", b"key1", b"key2", b"IDX", b"LEN"],
             b"-ERR If you want both the length and indexes, please just use IDX.\r\n",
@@ -745,10 +591,7 @@ fn lcs() {
         r.roundtrip(&[b"LCS", b"key1", b"key2", b"FOO"], SYNTAX);
         r.roundtrip(&[b"LCS", b"key1", b"key2", b"MINMATCHLEN"], SYNTAX);
         r.roundtrip(&[b"LCS", b"key1", b"key2", b"MINMATCHLEN", b"x"], NOT_INT);
-        r.roundtrip(
-            &[b"LCS", b"key1"],
-            b"-ERR wrong number of arguments for 'lcs' command\r\n",
-        );
+        r.roundtrip(&[b"LCS", b"key1"], b"-ERR wrong number of arguments for 'lcs' command\r\n");
 
         // RESP3: a map.
         r.cmd(&[b"HELLO", b"3"]);
@@ -773,12 +616,7 @@ fn lcs() {
 /// tables, items and boxed values, without client buffers).
 fn dataset_memory(c: &mut redis::Connection) -> i64 {
     let info: String = redis::cmd("INFO").arg("memory").query(c).unwrap();
-    info.lines()
-        .find_map(|l| l.strip_prefix("used_memory_dataset:"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap()
+    info.lines().find_map(|l| l.strip_prefix("used_memory_dataset:")).unwrap().trim().parse().unwrap()
 }
 
 /// A string moves between the forms a key can hold it in — bytes in the
@@ -800,54 +638,27 @@ fn value_forms_keep_ttl_encoding_and_memory() {
 /// One round of [`value_forms_keep_ttl_encoding_and_memory`]; returns
 /// the keyspace's bytes once its keys are deleted.
 fn value_forms_round(c: &mut redis::Connection) -> i64 {
-    {
-        let enc = |c: &mut redis::Connection, k: &str| -> String {
-            redis::cmd("OBJECT")
-                .arg("ENCODING")
-                .arg(k)
-                .query(c)
-                .unwrap()
-        };
+        {
+        let enc = |c: &mut redis::Connection, k: &str| -> String { redis::cmd("OBJECT").arg("ENCODING").arg(k).query(c).unwrap() };
         let ttl = |c: &mut redis::Connection, k: &str| -> i64 { c.ttl(k).unwrap() };
 
-        let _: () = redis::cmd("SET")
-            .arg("k")
-            .arg("hello")
-            .arg("EX")
-            .arg(1000)
-            .query(c)
-            .unwrap();
+        let _: () = redis::cmd("SET").arg("k").arg("hello").arg("EX").arg(1000).query(c).unwrap();
         assert_eq!(enc(c, "k"), "embstr");
         let n: i64 = c.append("k", " world").unwrap();
         assert_eq!(n, 11);
         assert_eq!(enc(c, "k"), "raw");
         assert!(ttl(c, "k") > 990);
-        let n: i64 = redis::cmd("SETRANGE")
-            .arg("k")
-            .arg(6)
-            .arg("there")
-            .query(c)
-            .unwrap();
+        let n: i64 = redis::cmd("SETRANGE").arg("k").arg(6).arg("there").query(c).unwrap();
         assert_eq!(n, 11);
         assert_eq!(c.get::<_, String>("k").unwrap(), "hello there");
         let n: i64 = c.append("k", "!".repeat(100)).unwrap();
         assert_eq!(n, 111);
 
-        let _: () = redis::cmd("SET")
-            .arg("n")
-            .arg("10")
-            .arg("PX")
-            .arg(1_000_000)
-            .query(c)
-            .unwrap();
+        let _: () = redis::cmd("SET").arg("n").arg("10").arg("PX").arg(1_000_000).query(c).unwrap();
         assert_eq!(enc(c, "n"), "int");
         let v: i64 = c.incr("n", 5).unwrap();
         assert_eq!(v, 15);
-        let v: f64 = redis::cmd("INCRBYFLOAT")
-            .arg("n")
-            .arg("0.5")
-            .query(c)
-            .unwrap();
+        let v: f64 = redis::cmd("INCRBYFLOAT").arg("n").arg("0.5").query(c).unwrap();
         assert_eq!(v, 15.5);
         assert_eq!(enc(c, "n"), "embstr");
         assert!(ttl(c, "n") > 990);
@@ -858,10 +669,7 @@ fn value_forms_round(c: &mut redis::Connection) -> i64 {
         assert_eq!(ttl(c, "n"), -1);
         // An APPENDed integer is bytes again.
         let n: i64 = c.append("n", "x").unwrap();
-        assert_eq!(
-            (n, c.get::<_, String>("n").unwrap()),
-            (3, "42x".to_string())
-        );
+        assert_eq!((n, c.get::<_, String>("n").unwrap()), (3, "42x".to_string()));
 
         let long = "v".repeat(100);
         let _: () = c.set("w", &long).unwrap();
@@ -871,10 +679,7 @@ fn value_forms_round(c: &mut redis::Connection) -> i64 {
         let _: () = c.rename("w2", "w3").unwrap();
         assert_eq!(c.get::<_, String>("w3").unwrap(), long);
         let _: () = c.rename("k", "k2").unwrap();
-        assert_eq!(
-            c.get::<_, String>("k2").unwrap(),
-            format!("hello there{}", "!".repeat(100))
-        );
+        assert_eq!(c.get::<_, String>("k2").unwrap(), format!("hello there{}", "!".repeat(100)));
         assert!(ttl(c, "k2") > 990);
 
         let _: () = c.del(&["k2", "n", "w", "w3"]).unwrap();

@@ -15,22 +15,13 @@ fn control_errors_are_exact() {
         r.roundtrip(&[b"EXEC"], b"-ERR EXEC without MULTI\r\n");
         r.roundtrip(&[b"DISCARD"], b"-ERR DISCARD without MULTI\r\n");
         r.roundtrip(&[b"UNWATCH"], b"+OK\r\n");
-        r.roundtrip(
-            &[b"MULTI", b"x"],
-            b"-ERR wrong number of arguments for 'multi' command\r\n",
-        );
-        r.roundtrip(
-            &[b"WATCH"],
-            b"-ERR wrong number of arguments for 'watch' command\r\n",
-        );
+        r.roundtrip(&[b"MULTI", b"x"], b"-ERR wrong number of arguments for 'multi' command\r\n");
+        r.roundtrip(&[b"WATCH"], b"-ERR wrong number of arguments for 'watch' command\r\n");
         r.roundtrip(&[b"MULTI"], b"+OK\r\n");
         // Neither of these aborts the transaction: they are the commands'
         // own errors, not queueing failures.
         r.roundtrip(&[b"MULTI"], b"-ERR MULTI calls can not be nested\r\n");
-        r.roundtrip(
-            &[b"WATCH", b"k"],
-            b"-ERR WATCH inside MULTI is not allowed\r\n",
-        );
+        r.roundtrip(&[b"WATCH", b"k"], b"-ERR WATCH inside MULTI is not allowed\r\n");
         r.roundtrip(&[b"SET", b"k", b"1"], b"+QUEUED\r\n");
         r.roundtrip(&[b"EXEC"], b"*1\r\n+OK\r\n");
         r.roundtrip(&[b"MULTI"], b"+OK\r\n");
@@ -48,19 +39,10 @@ fn queueing_failure_aborts_exec() {
     each_threads(|s| {
         let mut r = s.raw();
         r.roundtrip(&[b"MULTI"], b"+OK\r\n");
-        r.roundtrip(
-            &[b"SET", b"k"],
-            b"-ERR wrong number of arguments for 'set' command\r\n",
-        );
+        r.roundtrip(&[b"SET", b"k"], b"-ERR wrong number of arguments for 'set' command\r\n");
         r.roundtrip(&[b"SET", b"k", b"v"], b"+QUEUED\r\n");
-        r.roundtrip(
-            &[b"NOSUCH", b"a"],
-            b"-ERR unknown command 'NOSUCH', with args beginning with: 'a' \r\n",
-        );
-        r.roundtrip(
-            &[b"EXEC"],
-            b"-EXECABORT Transaction discarded because of previous errors.\r\n",
-        );
+        r.roundtrip(&[b"NOSUCH", b"a"], b"-ERR unknown command 'NOSUCH', with args beginning with: 'a' \r\n");
+        r.roundtrip(&[b"EXEC"], b"-EXECABORT Transaction discarded because of previous errors.\r\n");
         r.roundtrip(&[b"EXEC"], b"-ERR EXEC without MULTI\r\n");
         r.roundtrip(&[b"GET", b"k"], b"$-1\r\n");
         // A malformed EXEC discards the transaction and says why.
@@ -287,15 +269,8 @@ fn redis_crate_atomic_pipeline() {
         assert_eq!(missing, None);
 
         // A runtime error inside the transaction surfaces as an error.
-        let r: redis::RedisResult<(String, String)> = redis::pipe()
-            .atomic()
-            .cmd("SET")
-            .arg("p")
-            .arg("a")
-            .arg("bogus")
-            .cmd("GET")
-            .arg("p")
-            .query(&mut c);
+        let r: redis::RedisResult<(String, String)> =
+            redis::pipe().atomic().cmd("SET").arg("p").arg("a").arg("bogus").cmd("GET").arg("p").query(&mut c);
         assert!(r.is_err());
 
         // Optimistic locking with WATCH, as redis::transaction does it;
@@ -306,19 +281,10 @@ fn redis_crate_atomic_pipeline() {
             attempts += 1;
             let cur: Option<i64> = redis::cmd("GET").arg("counter").query(c)?;
             if attempts == 1 {
-                let _: () = redis::cmd("SET")
-                    .arg("counter")
-                    .arg(100)
-                    .query(&mut other)?;
+                let _: () = redis::cmd("SET").arg("counter").arg(100).query(&mut other)?;
             }
             let next = cur.unwrap_or(0) + 1;
-            pipe.cmd("SET")
-                .arg("counter")
-                .arg(next)
-                .ignore()
-                .cmd("GET")
-                .arg("counter")
-                .query(c)
+            pipe.cmd("SET").arg("counter").arg(next).ignore().cmd("GET").arg("counter").query(c)
         })
         .map(|(v,): (i64,)| v)
         .unwrap();
@@ -375,10 +341,7 @@ fn concurrent_reader_never_sees_half_a_transaction() {
     let gens: i64 = writers.into_iter().map(|h| h.join().unwrap()).sum();
     assert!(gens > 10, "writers made no progress");
     assert!(reads > 10);
-    assert_eq!(
-        mixed, 0,
-        "{mixed} of {reads} reads saw a half-applied transaction"
-    );
+    assert_eq!(mixed, 0, "{mixed} of {reads} reads saw a half-applied transaction");
 }
 
 /// Same, for MSET against MGET when the server has them.

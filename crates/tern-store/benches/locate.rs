@@ -32,31 +32,19 @@ fn locate(c: &mut Criterion) {
             b.iter(|| keys.iter().fold(0u64, |acc, k| acc ^ ks.hash(black_box(k))))
         });
         g.bench_with_input(BenchmarkId::new("key_slot", len), &keys, |b, keys| {
-            b.iter(|| {
-                keys.iter()
-                    .fold(0u16, |acc, k| acc ^ key_slot(black_box(k)))
-            })
+            b.iter(|| keys.iter().fold(0u16, |acc, k| acc ^ key_slot(black_box(k))))
         });
         g.bench_with_input(BenchmarkId::new("crc16", len), &keys, |b, keys| {
-            b.iter(|| {
-                keys.iter()
-                    .fold(0u16, |acc, k| acc ^ tern_store::slot::crc16(black_box(k)))
-            })
+            b.iter(|| keys.iter().fold(0u16, |acc, k| acc ^ tern_store::slot::crc16(black_box(k))))
         });
         g.bench_with_input(BenchmarkId::new("hash_tag", len), &keys, |b, keys| {
-            b.iter(|| {
-                keys.iter().fold(0usize, |acc, k| {
-                    acc ^ tern_store::slot::hash_tag(black_box(k)).len()
-                })
-            })
+            b.iter(|| keys.iter().fold(0usize, |acc, k| acc ^ tern_store::slot::hash_tag(black_box(k)).len()))
         });
         g.bench_with_input(BenchmarkId::new("locate", len), &keys, |b, keys| {
-            b.iter(|| {
-                keys.iter().fold(0u64, |acc, k| {
-                    let l = ks.locate(3, black_box(k));
-                    acc ^ l.hash ^ l.gid as u64
-                })
-            })
+            b.iter(|| keys.iter().fold(0u64, |acc, k| {
+                let l = ks.locate(3, black_box(k));
+                acc ^ l.hash ^ l.gid as u64
+            }))
         });
     }
     g.finish();

@@ -41,8 +41,8 @@ use std::cell::RefCell;
 
 use crate::entry::EntryExt;
 use crate::hash::{Hash, HashLimits};
-use crate::keyspace::{Keyspace, LockSet};
 use crate::list::{End, List, ListLimits};
+use crate::keyspace::{Keyspace, LockSet};
 use crate::set::{Set, SetLimits};
 use crate::shard::Access;
 use crate::value::{StrValue, Value};
@@ -63,48 +63,27 @@ pub type FieldValue = (Box<[u8]>, Box<[u8]>);
 #[derive(Clone, Debug, PartialEq)]
 pub enum Effect {
     /// `key` now holds `value` (whatever it held before is gone).
-    Put {
-        key: Box<[u8]>,
-        value: Value,
-        ttl: Ttl,
-    },
+    Put { key: Box<[u8]>, value: Value, ttl: Ttl },
     /// `key` is gone.
     Del { key: Box<[u8]> },
     /// `key`'s deadline is now `at` (None: persistent).
     Expire { key: Box<[u8]>, at: Option<u64> },
     /// Hash fields written; `keep_ttl` keeps the deadlines fields had.
     /// The hash is created if absent.
-    HSet {
-        key: Box<[u8]>,
-        pairs: Vec<FieldValue>,
-        keep_ttl: bool,
-    },
+    HSet { key: Box<[u8]>, pairs: Vec<FieldValue>, keep_ttl: bool },
     /// Hash fields removed; a hash left empty is removed.
-    HDel {
-        key: Box<[u8]>,
-        fields: Vec<Box<[u8]>>,
-    },
+    HDel { key: Box<[u8]>, fields: Vec<Box<[u8]>> },
     /// The fields' deadline is now `at` (None: persistent).
-    HExpire {
-        key: Box<[u8]>,
-        at: Option<u64>,
-        fields: Vec<Box<[u8]>>,
-    },
+    HExpire { key: Box<[u8]>, at: Option<u64>, fields: Vec<Box<[u8]>> },
     /// A list changed in place as `edit` says; a list left empty is
     /// removed.
     List { key: Box<[u8]>, edit: ListEdit },
     /// Set members added (SADD, SMOVE's destination); the set is created
     /// if absent.
-    SAdd {
-        key: Box<[u8]>,
-        members: Vec<Box<[u8]>>,
-    },
+    SAdd { key: Box<[u8]>, members: Vec<Box<[u8]>> },
     /// Set members removed (SREM, SPOP, SMOVE's source); a set left
     /// empty is removed.
-    SRem {
-        key: Box<[u8]>,
-        members: Vec<Box<[u8]>>,
-    },
+    SRem { key: Box<[u8]>, members: Vec<Box<[u8]>> },
     /// Every key of the database is gone.
     FlushDb,
     /// The database exchanged its data with database `other`.
@@ -125,11 +104,7 @@ pub enum ListEdit {
     /// Element `index` replaced.
     Set { index: usize, elem: Box<[u8]> },
     /// `elem` inserted before (or `after`) the first element equal to `pivot`.
-    Insert {
-        after: bool,
-        pivot: Box<[u8]>,
-        elem: Box<[u8]>,
-    },
+    Insert { after: bool, pivot: Box<[u8]>, elem: Box<[u8]> },
     /// Up to |count| (0: every) elements equal to `elem` removed, from the
     /// tail when `count` is negative.
     Rem { count: i64, elem: Box<[u8]> },
@@ -184,11 +159,7 @@ impl ListEdit {
         let k = key.to_vec();
         match self {
             ListEdit::Push { end, elems } => {
-                let cmd: &[u8] = if *end == End::Left {
-                    b"LPUSH"
-                } else {
-                    b"RPUSH"
-                };
+                let cmd: &[u8] = if *end == End::Left { b"LPUSH" } else { b"RPUSH" };
                 let mut v = vec![cmd.to_vec(), k];
                 v.extend(elems.iter().map(|e| e.to_vec()));
                 v
@@ -197,23 +168,11 @@ impl ListEdit {
                 let cmd: &[u8] = if *end == End::Left { b"LPOP" } else { b"RPOP" };
                 vec![cmd.to_vec(), k, num(*count)]
             }
-            ListEdit::Rotate { from, to } => vec![
-                b"LMOVE".to_vec(),
-                k.clone(),
-                k,
-                end_name(*from).to_vec(),
-                end_name(*to).to_vec(),
-            ],
+            ListEdit::Rotate { from, to } => vec![b"LMOVE".to_vec(), k.clone(), k, end_name(*from).to_vec(), end_name(*to).to_vec()],
             ListEdit::Set { index, elem } => vec![b"LSET".to_vec(), k, num(*index), elem.to_vec()],
             ListEdit::Insert { after, pivot, elem } => {
                 let w: &[u8] = if *after { b"AFTER" } else { b"BEFORE" };
-                vec![
-                    b"LINSERT".to_vec(),
-                    k,
-                    w.to_vec(),
-                    pivot.to_vec(),
-                    elem.to_vec(),
-                ]
+                vec![b"LINSERT".to_vec(), k, w.to_vec(), pivot.to_vec(), elem.to_vec()]
             }
             ListEdit::Rem { count, elem } => vec![b"LREM".to_vec(), k, num(*count), elem.to_vec()],
             ListEdit::Trim { left, right } => {
@@ -253,7 +212,8 @@ impl Effect {
             | Effect::HDel { key, .. }
             | Effect::HExpire { key, .. }
             | Effect::List { key, .. } => Some(key),
-            Effect::SAdd { key, .. } | Effect::SRem { key, .. } => Some(key),
+            | Effect::SAdd { key, .. }
+            | Effect::SRem { key, .. } => Some(key),
             Effect::FlushDb | Effect::SwapDb { .. } => None,
         }
     }
@@ -267,11 +227,7 @@ impl Effect {
             v.extend(fs.iter().map(|f| f.to_vec()));
         };
         match self {
-            Effect::Put {
-                key,
-                value: Value::Str(s),
-                ttl,
-            } => {
+            Effect::Put { key, value: Value::Str(s), ttl } => {
                 let mut v = match s {
                     StrValue::Mc(m) => vec![
                         MCSET.to_vec(),
@@ -290,11 +246,7 @@ impl Effect {
                 }
                 vec![v]
             }
-            Effect::Put {
-                key,
-                value: Value::Hash(h),
-                ttl,
-            } => {
+            Effect::Put { key, value: Value::Hash(h), ttl } => {
                 let mut out = vec![vec![b"DEL".to_vec(), key.to_vec()]];
                 let mut hset = vec![b"HSET".to_vec(), key.to_vec()];
                 let mut deadlines: Vec<(u64, &[u8])> = Vec::new();
@@ -324,11 +276,7 @@ impl Effect {
                 }
                 out
             }
-            Effect::Put {
-                key,
-                value: Value::List(l),
-                ttl: Ttl::At(at),
-            } => {
+            Effect::Put { key, value: Value::List(l), ttl: Ttl::At(at) } => {
                 let mut push = vec![b"RPUSH".to_vec(), key.to_vec()];
                 push.extend(l.iter().map(<[u8]>::to_vec));
                 let mut out = vec![vec![b"DEL".to_vec(), key.to_vec()], push];
@@ -341,28 +289,17 @@ impl Effect {
             // a whole list keeping its deadline still has a form that keeps
             // the key alive throughout: the new elements in front of the
             // old, which are then trimmed away.
-            Effect::Put {
-                key,
-                value: Value::List(l),
-                ttl: Ttl::Keep,
-            } => {
+            Effect::Put { key, value: Value::List(l), ttl: Ttl::Keep } => {
                 let mut push = vec![b"LPUSH".to_vec(), key.to_vec()];
                 push.extend(l.iter().rev().map(<[u8]>::to_vec));
                 let last = num(l.len() as i64 - 1);
-                vec![
-                    push,
-                    vec![b"LTRIM".to_vec(), key.to_vec(), b"0".to_vec(), last],
-                ]
+                vec![push, vec![b"LTRIM".to_vec(), key.to_vec(), b"0".to_vec(), last]]
             }
             Effect::List { key, edit } => vec![edit.to_argv(key)],
             // Set commands record their members (SAdd, SRem), never an
             // in-place whole set: a whole set is written by the store
             // commands, RENAME, COPY and MOVE, which give its deadline.
-            Effect::Put {
-                key,
-                value: Value::Set(set),
-                ttl,
-            } => {
+            Effect::Put { key, value: Value::Set(set), ttl } => {
                 let mut sadd = vec![b"SADD".to_vec(), key.to_vec()];
                 sadd.extend(set.iter().map(crate::set::Member::to_vec));
                 let mut out = vec![vec![b"DEL".to_vec(), key.to_vec()], sadd];
@@ -372,33 +309,17 @@ impl Effect {
                 out
             }
             Effect::SAdd { key, members } | Effect::SRem { key, members } => {
-                let name: &[u8] = if matches!(self, Effect::SAdd { .. }) {
-                    b"SADD"
-                } else {
-                    b"SREM"
-                };
+                let name: &[u8] = if matches!(self, Effect::SAdd { .. }) { b"SADD" } else { b"SREM" };
                 let mut v = vec![name.to_vec(), key.to_vec()];
                 v.extend(members.iter().map(|m| m.to_vec()));
                 vec![v]
             }
             Effect::Del { key } => vec![vec![b"DEL".to_vec(), key.to_vec()]],
-            Effect::Expire { key, at: Some(at) } => {
-                vec![vec![b"PEXPIREAT".to_vec(), key.to_vec(), num(*at)]]
-            }
+            Effect::Expire { key, at: Some(at) } => vec![vec![b"PEXPIREAT".to_vec(), key.to_vec(), num(*at)]],
             Effect::Expire { key, at: None } => vec![vec![b"PERSIST".to_vec(), key.to_vec()]],
-            Effect::HSet {
-                key,
-                pairs,
-                keep_ttl,
-            } => {
+            Effect::HSet { key, pairs, keep_ttl } => {
                 let mut v = if *keep_ttl {
-                    vec![
-                        b"HSETEX".to_vec(),
-                        key.to_vec(),
-                        b"KEEPTTL".to_vec(),
-                        b"FIELDS".to_vec(),
-                        num(pairs.len()),
-                    ]
+                    vec![b"HSETEX".to_vec(), key.to_vec(), b"KEEPTTL".to_vec(), b"FIELDS".to_vec(), num(pairs.len())]
                 } else {
                     vec![b"HSET".to_vec(), key.to_vec()]
                 };
@@ -413,11 +334,7 @@ impl Effect {
                 v.extend(fs.iter().map(|f| f.to_vec()));
                 vec![v]
             }
-            Effect::HExpire {
-                key,
-                at,
-                fields: fs,
-            } => {
+            Effect::HExpire { key, at, fields: fs } => {
                 let mut v = match at {
                     Some(at) => vec![b"HPEXPIREAT".to_vec(), key.to_vec(), num(*at)],
                     None => vec![b"HPERSIST".to_vec(), key.to_vec()],
@@ -469,18 +386,10 @@ impl Record {
         let mut shard = ks.lock(loc.gid);
         let h = loc.hash;
         match &self.effect {
-            Effect::Put {
-                value,
-                ttl: Ttl::At(at),
-                ..
-            } => {
+            Effect::Put { value, ttl: Ttl::At(at), .. } => {
                 shard.set(key, h, value.clone(), *at, now);
             }
-            Effect::Put {
-                value,
-                ttl: Ttl::Keep,
-                ..
-            } => {
+            Effect::Put { value, ttl: Ttl::Keep, .. } => {
                 if shard.get(key, h, now).is_some() {
                     shard.replace_value(key, h, value.clone(), now);
                 } else {
@@ -493,24 +402,14 @@ impl Record {
             Effect::Expire { at, .. } => {
                 shard.set_expire(key, h, *at);
             }
-            Effect::HSet {
-                pairs, keep_ttl, ..
-            } => {
-                let pairs: Vec<(&[u8], &[u8])> =
-                    pairs.iter().map(|(f, v)| (&f[..], &v[..])).collect();
-                shard.modify_or_create(
-                    key,
-                    h,
-                    now,
-                    Access::NoTouch,
-                    Some(Value::Hash(Hash::default())),
-                    |e, edit| {
-                        if let Some(hv) = e.hash_mut() {
-                            hv.set_many(&pairs, *keep_ttl, lim);
-                            edit.emit(|| self.effect.clone());
-                        }
-                    },
-                );
+            Effect::HSet { pairs, keep_ttl, .. } => {
+                let pairs: Vec<(&[u8], &[u8])> = pairs.iter().map(|(f, v)| (&f[..], &v[..])).collect();
+                shard.modify_or_create(key, h, now, Access::NoTouch, Some(Value::Hash(Hash::default())), |e, edit| {
+                    if let Some(hv) = e.hash_mut() {
+                        hv.set_many(&pairs, *keep_ttl, lim);
+                        edit.emit(|| self.effect.clone());
+                    }
+                });
             }
             Effect::HDel { fields, .. } => {
                 shard.modify(key, h, now, Access::NoTouch, |e, edit| {
@@ -537,8 +436,7 @@ impl Record {
                 });
             }
             Effect::List { edit, .. } => {
-                let create =
-                    matches!(edit, ListEdit::Push { .. }).then(|| Value::List(List::new()));
+                let create = matches!(edit, ListEdit::Push { .. }).then(|| Value::List(List::new()));
                 shard.modify_or_create(key, h, now, Access::NoTouch, create, |e, ed| {
                     if let Some(l) = e.list_mut() {
                         edit.apply_to(l, list);
@@ -551,9 +449,7 @@ impl Record {
             // do not.
             Effect::SAdd { members, .. } => {
                 let lim = SetLimits::default();
-                let create = members
-                    .first()
-                    .map(|m| Value::Set(Set::new_for(m, members.len(), lim)));
+                let create = members.first().map(|m| Value::Set(Set::new_for(m, members.len(), lim)));
                 shard.modify_or_create(key, h, now, Access::NoTouch, create, |e, edit| {
                     if let Some(sv) = e.set_mut() {
                         sv.prepare_write(members.len(), lim);
@@ -637,203 +533,65 @@ mod tests {
     use crate::value::McStr;
 
     fn argv(e: &Effect) -> Vec<Vec<String>> {
-        e.to_argv(3)
-            .into_iter()
-            .map(|c| {
-                c.into_iter()
-                    .map(|a| String::from_utf8(a).unwrap())
-                    .collect()
-            })
-            .collect()
+        e.to_argv(3).into_iter().map(|c| c.into_iter().map(|a| String::from_utf8(a).unwrap()).collect()).collect()
     }
 
     #[test]
     fn list_forms_replay_what_they_say() {
         let k: Box<[u8]> = (*b"k").into();
         let b = |s: &str| -> Box<[u8]> { s.as_bytes().into() };
-        let argv = |e: ListEdit| {
-            Effect::List {
-                key: k.clone(),
-                edit: e,
-            }
-            .to_argv(0)
-        };
-        let s = |v: &[&str]| -> Vec<Vec<Vec<u8>>> {
-            vec![v.iter().map(|x| x.as_bytes().to_vec()).collect()]
-        };
-        assert_eq!(
-            argv(ListEdit::Push {
-                end: End::Left,
-                elems: vec![b("a"), b("b")]
-            }),
-            s(&["LPUSH", "k", "a", "b"])
-        );
-        assert_eq!(
-            argv(ListEdit::Pop {
-                end: End::Right,
-                count: 2
-            }),
-            s(&["RPOP", "k", "2"])
-        );
-        assert_eq!(
-            argv(ListEdit::Rotate {
-                from: End::Left,
-                to: End::Right
-            }),
-            s(&["LMOVE", "k", "k", "LEFT", "RIGHT"])
-        );
-        assert_eq!(
-            argv(ListEdit::Set {
-                index: 3,
-                elem: b("x")
-            }),
-            s(&["LSET", "k", "3", "x"])
-        );
-        assert_eq!(
-            argv(ListEdit::Insert {
-                after: true,
-                pivot: b("p"),
-                elem: b("x")
-            }),
-            s(&["LINSERT", "k", "AFTER", "p", "x"])
-        );
-        assert_eq!(
-            argv(ListEdit::Rem {
-                count: -2,
-                elem: b("x")
-            }),
-            s(&["LREM", "k", "-2", "x"])
-        );
-        assert_eq!(
-            argv(ListEdit::Trim { left: 1, right: 0 }),
-            s(&["LTRIM", "k", "1", "-1"])
-        );
-        assert_eq!(
-            argv(ListEdit::Trim { left: 0, right: 2 }),
-            s(&["LTRIM", "k", "0", "-3"])
-        );
+        let argv = |e: ListEdit| Effect::List { key: k.clone(), edit: e }.to_argv(0);
+        let s = |v: &[&str]| -> Vec<Vec<Vec<u8>>> { vec![v.iter().map(|x| x.as_bytes().to_vec()).collect()] };
+        assert_eq!(argv(ListEdit::Push { end: End::Left, elems: vec![b("a"), b("b")] }), s(&["LPUSH", "k", "a", "b"]));
+        assert_eq!(argv(ListEdit::Pop { end: End::Right, count: 2 }), s(&["RPOP", "k", "2"]));
+        assert_eq!(argv(ListEdit::Rotate { from: End::Left, to: End::Right }), s(&["LMOVE", "k", "k", "LEFT", "RIGHT"]));
+        assert_eq!(argv(ListEdit::Set { index: 3, elem: b("x") }), s(&["LSET", "k", "3", "x"]));
+        assert_eq!(argv(ListEdit::Insert { after: true, pivot: b("p"), elem: b("x") }), s(&["LINSERT", "k", "AFTER", "p", "x"]));
+        assert_eq!(argv(ListEdit::Rem { count: -2, elem: b("x") }), s(&["LREM", "k", "-2", "x"]));
+        assert_eq!(argv(ListEdit::Trim { left: 1, right: 0 }), s(&["LTRIM", "k", "1", "-1"]));
+        assert_eq!(argv(ListEdit::Trim { left: 0, right: 2 }), s(&["LTRIM", "k", "0", "-3"]));
         // The edits do to a list what those commands do.
         let lim = ListLimits::default();
         let mut l = List::from_items([&b"a"[..], b"b", b"c", b"b"], lim);
-        ListEdit::Rem {
-            count: -1,
-            elem: b("b"),
-        }
-        .apply_to(&mut l, lim);
-        ListEdit::Insert {
-            after: false,
-            pivot: b("c"),
-            elem: b("x"),
-        }
-        .apply_to(&mut l, lim);
+        ListEdit::Rem { count: -1, elem: b("b") }.apply_to(&mut l, lim);
+        ListEdit::Insert { after: false, pivot: b("c"), elem: b("x") }.apply_to(&mut l, lim);
         ListEdit::Trim { left: 1, right: 1 }.apply_to(&mut l, lim);
-        ListEdit::Rotate {
-            from: End::Right,
-            to: End::Left,
-        }
-        .apply_to(&mut l, lim);
+        ListEdit::Rotate { from: End::Right, to: End::Left }.apply_to(&mut l, lim);
         assert_eq!(l.iter().collect::<Vec<_>>(), vec![&b"x"[..], b"b"]);
     }
 
     #[test]
     fn redis_forms() {
         let k: Box<[u8]> = (*b"k").into();
-        let put = |v: StrValue, ttl| Effect::Put {
-            key: k.clone(),
-            value: Value::Str(v),
-            ttl,
-        };
+        let put = |v: StrValue, ttl| Effect::Put { key: k.clone(), value: Value::Str(v), ttl };
+        assert_eq!(argv(&put(StrValue::Int(5), Ttl::At(Some(1700)))), [["SET", "k", "5", "PXAT", "1700"]]);
+        assert_eq!(argv(&put(StrValue::Raw(b"x".to_vec()), Ttl::Keep)), [["SET", "k", "x", "KEEPTTL"]]);
         assert_eq!(
-            argv(&put(StrValue::Int(5), Ttl::At(Some(1700)))),
-            [["SET", "k", "5", "PXAT", "1700"]]
-        );
-        assert_eq!(
-            argv(&put(StrValue::Raw(b"x".to_vec()), Ttl::Keep)),
-            [["SET", "k", "x", "KEEPTTL"]]
-        );
-        assert_eq!(
-            argv(&put(
-                StrValue::Mc(McStr::new(b"d", 7, 99, 0)),
-                Ttl::At(None)
-            )),
+            argv(&put(StrValue::Mc(McStr::new(b"d", 7, 99, 0)), Ttl::At(None))),
             [["TERN.MCSET", "k", "d", "7", "99", "0"]]
         );
-        assert_eq!(
-            argv(&Effect::Expire {
-                key: k.clone(),
-                at: Some(5)
-            }),
-            [["PEXPIREAT", "k", "5"]]
-        );
-        assert_eq!(
-            argv(&Effect::Expire {
-                key: k.clone(),
-                at: None
-            }),
-            [["PERSIST", "k"]]
-        );
+        assert_eq!(argv(&Effect::Expire { key: k.clone(), at: Some(5) }), [["PEXPIREAT", "k", "5"]]);
+        assert_eq!(argv(&Effect::Expire { key: k.clone(), at: None }), [["PERSIST", "k"]]);
         let f: Box<[u8]> = (*b"f").into();
         assert_eq!(
-            argv(&Effect::HExpire {
-                key: k.clone(),
-                at: Some(9),
-                fields: vec![f.clone()]
-            }),
+            argv(&Effect::HExpire { key: k.clone(), at: Some(9), fields: vec![f.clone()] }),
             [["HPEXPIREAT", "k", "9", "FIELDS", "1", "f"]]
         );
         assert_eq!(
-            argv(&Effect::HSet {
-                key: k.clone(),
-                pairs: vec![(f.clone(), f.clone())],
-                keep_ttl: true
-            }),
+            argv(&Effect::HSet { key: k.clone(), pairs: vec![(f.clone(), f.clone())], keep_ttl: true }),
             [["HSETEX", "k", "KEEPTTL", "FIELDS", "1", "f", "f"]]
         );
         assert_eq!(argv(&Effect::SwapDb { other: 0 }), [["SWAPDB", "3", "0"]]);
-        assert_eq!(
-            argv(&Effect::SAdd {
-                key: k.clone(),
-                members: vec![f.clone()]
-            }),
-            [["SADD", "k", "f"]]
-        );
-        assert_eq!(
-            argv(&Effect::SRem {
-                key: k.clone(),
-                members: vec![f.clone()]
-            }),
-            [["SREM", "k", "f"]]
-        );
+        assert_eq!(argv(&Effect::SAdd { key: k.clone(), members: vec![f.clone()] }), [["SADD", "k", "f"]]);
+        assert_eq!(argv(&Effect::SRem { key: k.clone(), members: vec![f.clone()] }), [["SREM", "k", "f"]]);
         let mut set = Set::new();
         set.add(b"7", SetLimits::default());
-        let whole = Effect::Put {
-            key: k.clone(),
-            value: Value::Set(set),
-            ttl: Ttl::At(Some(60)),
-        };
-        assert_eq!(
-            argv(&whole),
-            [
-                vec!["DEL", "k"],
-                vec!["SADD", "k", "7"],
-                vec!["PEXPIREAT", "k", "60"]
-            ]
-        );
+        let whole = Effect::Put { key: k.clone(), value: Value::Set(set), ttl: Ttl::At(Some(60)) };
+        assert_eq!(argv(&whole), [vec!["DEL", "k"], vec!["SADD", "k", "7"], vec!["PEXPIREAT", "k", "60"]]);
         let mut h = crate::Hash::default();
-        h.set(
-            b"f",
-            b"v",
-            crate::HashLimits {
-                max_entries: 128,
-                max_value: 64,
-            },
-        );
+        h.set(b"f", b"v", crate::HashLimits { max_entries: 128, max_value: 64 });
         h.set_field_expire(b"f", 50);
-        let whole = Effect::Put {
-            key: k,
-            value: Value::Hash(h),
-            ttl: Ttl::At(Some(60)),
-        };
+        let whole = Effect::Put { key: k, value: Value::Hash(h), ttl: Ttl::At(Some(60)) };
         assert_eq!(
             argv(&whole),
             vec![

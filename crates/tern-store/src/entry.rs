@@ -61,10 +61,7 @@ pub struct Lfu {
 
 impl Default for Lfu {
     fn default() -> Self {
-        Lfu {
-            log_factor: 10,
-            decay_minutes: 1,
-        }
+        Lfu { log_factor: 10, decay_minutes: 1 }
     }
 }
 
@@ -102,11 +99,7 @@ impl Meta {
     /// A new key's word: the clock starts now, or under LFU (`lfu`) with
     /// the initial counter.
     pub fn new(kind: u32, now_ms: u64, lfu: bool) -> Self {
-        let clock = if lfu {
-            lfu_minutes(now_ms) << 8 | u32::from(LFU_INIT_VAL)
-        } else {
-            lru_clock(now_ms)
-        };
+        let clock = if lfu { lfu_minutes(now_ms) << 8 | u32::from(LFU_INIT_VAL) } else { lru_clock(now_ms) };
         Meta(kind | clock << CLOCK_SHIFT)
     }
 
@@ -155,9 +148,7 @@ impl Meta {
 
     /// Makes the key tracked by a FIFO policy with insertion number `seq`.
     pub fn set_fifo(&mut self, seq: u32, main: bool, freq: u8) {
-        let bits = FIFO_TRACKED
-            | if main { FIFO_MAIN } else { 0 }
-            | (u32::from(freq.min(3)) << FIFO_FREQ_SHIFT);
+        let bits = FIFO_TRACKED | if main { FIFO_MAIN } else { 0 } | (u32::from(freq.min(3)) << FIFO_FREQ_SHIFT);
         self.0 = self.0 & KIND_MASK | bits | (seq & CLOCK_MAX) << CLOCK_SHIFT;
     }
 
@@ -200,10 +191,7 @@ impl Meta {
         }
         match lfu {
             Some(l) => {
-                let c = l.log_incr(
-                    self.lfu_count(now_ms, l.decay_minutes),
-                    rand::random::<f64>(),
-                );
+                let c = l.log_incr(self.lfu_count(now_ms, l.decay_minutes), rand::random::<f64>());
                 self.set_clock(lfu_minutes(now_ms) << 8 | u32::from(c));
             }
             None => self.set_clock(lru_clock(now_ms)),
@@ -214,11 +202,7 @@ impl Meta {
     /// clock wraps every 194 days, as Redis's does).
     pub fn idle_secs(&self, now_ms: u64) -> u64 {
         let (now, then) = (lru_clock(now_ms), self.clock());
-        u64::from(if now >= then {
-            now - then
-        } else {
-            now + (CLOCK_MAX + 1 - then)
-        })
+        u64::from(if now >= then { now - then } else { now + (CLOCK_MAX + 1 - then) })
     }
 
     /// The access counter after decay: one step down per `decay_minutes`
@@ -230,11 +214,7 @@ impl Meta {
             return counter;
         }
         let (now, then) = (lfu_minutes(now_ms), self.clock() >> 8);
-        let elapsed = if now >= then {
-            now - then
-        } else {
-            0xffff - then + now
-        };
+        let elapsed = if now >= then { now - then } else { 0xffff - then + now };
         let periods = elapsed / decay_minutes;
         u32::from(counter).saturating_sub(periods) as u8
     }
@@ -249,12 +229,7 @@ pub enum NewValue<'a> {
     /// A canonical integer (`int` encoding).
     Int(i64),
     /// A memcached item: data with its flags, CAS and state bits.
-    Mc {
-        data: &'a [u8],
-        flags: u32,
-        cas: u64,
-        state: u8,
-    },
+    Mc { data: &'a [u8], flags: u32, cas: u64, state: u8 },
     /// Any value. Whole strings and unshared memcached items still go into
     /// the item; the rest is boxed.
     Value(Value),
@@ -276,44 +251,21 @@ fn fits(key: &[u8], len: usize) -> bool {
 ///
 /// # Panics
 /// If `key` is longer than [`tern_table::MAX_KEY_LEN`] (callers check).
-pub(crate) fn build(
-    key: &[u8],
-    v: NewValue<'_>,
-    expire: Option<u64>,
-    now: u64,
-    lfu: bool,
-) -> Box<Entry> {
+pub(crate) fn build(key: &[u8], v: NewValue<'_>, expire: Option<u64>, now: u64, lfu: bool) -> Box<Entry> {
     let mk = |kind, extra: &[u8]| Item::new_boxed(key, Meta::new(kind, now, lfu), expire, extra);
-    let boxed =
-        |v: Value| Item::new_with_box(key, Meta::new(KIND_BOXED, now, lfu), expire, Box::new(v));
+    let boxed = |v: Value| Item::new_with_box(key, Meta::new(KIND_BOXED, now, lfu), expire, Box::new(v));
     match v {
         NewValue::Bytes(b) if fits(key, b.len()) => mk(KIND_BYTES, b),
         NewValue::Bytes(b) => boxed(Value::Str(StrValue::Raw(b.to_vec()))),
         NewValue::Int(n) => mk(KIND_INT, &n.to_le_bytes()),
-        NewValue::Mc {
-            data,
-            flags,
-            cas,
-            state,
-        } if fits(key, data.len()) => {
+        NewValue::Mc { data, flags, cas, state } if fits(key, data.len()) => {
             let hdr = McStr::header(flags, cas, state);
             Item::new_from_parts(key, Meta::new(KIND_MC, now, lfu), expire, &[&hdr, data])
         }
-        NewValue::Mc {
-            data,
-            flags,
-            cas,
-            state,
-        } => boxed(Value::Str(StrValue::Mc(McStr::new(
-            data, flags, cas, state,
-        )))),
+        NewValue::Mc { data, flags, cas, state } => boxed(Value::Str(StrValue::Mc(McStr::new(data, flags, cas, state)))),
         NewValue::Value(Value::Str(StrValue::Int(n))) => mk(KIND_INT, &n.to_le_bytes()),
         NewValue::Value(Value::Str(StrValue::Emb(b))) if fits(key, b.len()) => mk(KIND_BYTES, &b),
-        NewValue::Value(Value::Str(StrValue::Mc(m)))
-            if m.shared().is_none() && fits(key, m.len()) =>
-        {
-            mk(KIND_MC, m.buffer())
-        }
+        NewValue::Value(Value::Str(StrValue::Mc(m))) if m.shared().is_none() && fits(key, m.len()) => mk(KIND_MC, m.buffer()),
         NewValue::Value(v) => boxed(v),
     }
 }
@@ -385,10 +337,7 @@ impl<'a> StrRef<'a> {
             StrValue::Int(n) => StrRef::Int(*n),
             StrValue::Emb(b) => StrRef::Whole(b),
             StrValue::Raw(v) => StrRef::Raw(v),
-            StrValue::Mc(m) => StrRef::Mc(McRef {
-                buf: m.buffer(),
-                shared: m.shared(),
-            }),
+            StrValue::Mc(m) => StrRef::Mc(McRef { buf: m.buffer(), shared: m.shared() }),
             StrValue::Shared(a) => StrRef::Shared(a),
         }
     }
@@ -642,9 +591,7 @@ impl EntryExt for Entry {
 
     #[inline]
     fn value_heap(&self) -> usize {
-        self.boxed().map_or(0, |v| {
-            size_class(std::mem::size_of::<Value>()) + v.heap_size()
-        })
+        self.boxed().map_or(0, |v| size_class(std::mem::size_of::<Value>()) + v.heap_size())
     }
 
     fn free_effort(&self) -> usize {
@@ -678,10 +625,7 @@ impl Inline for Entry {
                 a.copy_from_slice(b);
                 StrRef::Int(i64::from_le_bytes(a))
             }
-            KIND_MC => StrRef::Mc(McRef {
-                buf: b,
-                shared: None,
-            }),
+            KIND_MC => StrRef::Mc(McRef { buf: b, shared: None }),
             _ => StrRef::Whole(b),
         }
     }
@@ -711,67 +655,17 @@ mod tests {
     fn kinds_read_back() {
         let now = 1_000_000;
         let i = build(b"i", NewValue::Int(-42), Some(9), now, false);
-        assert_eq!(
-            (i.str().unwrap().int(), i.value().encoding(), i.expire()),
-            (Some(-42), "int", Some(9))
-        );
-        let m = build(
-            b"m",
-            NewValue::Mc {
-                data: b"dat",
-                flags: 7,
-                cas: 99,
-                state: 4,
-            },
-            None,
-            now,
-            false,
-        );
-        let ValueRef::Str(StrRef::Mc(r)) = m.value() else {
-            panic!("mc")
-        };
-        assert_eq!(
-            (r.data(), r.flags(), r.cas(), r.state(), r.len()),
-            (&b"dat"[..], 7, 99, 4, 3)
-        );
-        let e = build(
-            b"e",
-            NewValue::Value(Value::Str(StrValue::Emb(b"short".to_vec().into()))),
-            None,
-            now,
-            false,
-        );
-        assert_eq!(
-            (
-                e.value_heap(),
-                e.value().encoding(),
-                e.str().unwrap().to_vec()
-            ),
-            (0, "embstr", b"short".to_vec())
-        );
-        let r = build(
-            b"r",
-            NewValue::Value(Value::Str(StrValue::Raw(b"grown".to_vec()))),
-            None,
-            now,
-            false,
-        );
-        assert_eq!(
-            (r.value().encoding(), r.str().unwrap().bytes()),
-            ("raw", Some(&b"grown"[..]))
-        );
+        assert_eq!((i.str().unwrap().int(), i.value().encoding(), i.expire()), (Some(-42), "int", Some(9)));
+        let m = build(b"m", NewValue::Mc { data: b"dat", flags: 7, cas: 99, state: 4 }, None, now, false);
+        let ValueRef::Str(StrRef::Mc(r)) = m.value() else { panic!("mc") };
+        assert_eq!((r.data(), r.flags(), r.cas(), r.state(), r.len()), (&b"dat"[..], 7, 99, 4, 3));
+        let e = build(b"e", NewValue::Value(Value::Str(StrValue::Emb(b"short".to_vec().into()))), None, now, false);
+        assert_eq!((e.value_heap(), e.value().encoding(), e.str().unwrap().to_vec()), (0, "embstr", b"short".to_vec()));
+        let r = build(b"r", NewValue::Value(Value::Str(StrValue::Raw(b"grown".to_vec()))), None, now, false);
+        assert_eq!((r.value().encoding(), r.str().unwrap().bytes()), ("raw", Some(&b"grown"[..])));
         assert!(r.value_heap() > 0);
-        let h = build(
-            b"h",
-            NewValue::Value(Value::Hash(crate::Hash::default())),
-            None,
-            now,
-            false,
-        );
-        assert_eq!(
-            (h.value().type_name(), h.str().is_none(), h.hash().is_some()),
-            ("hash", true, true)
-        );
+        let h = build(b"h", NewValue::Value(Value::Hash(crate::Hash::default())), None, now, false);
+        assert_eq!((h.value().type_name(), h.str().is_none(), h.hash().is_some()), ("hash", true, true));
     }
 
     #[test]
@@ -782,58 +676,23 @@ mod tests {
         let mut b = build(b"b", NewValue::Bytes(b"12345678"), None, 0, false);
         assert!(!b.set_int(3));
         assert_eq!(b.str().unwrap().bytes(), Some(&b"12345678"[..]));
-        let mut m = build(
-            b"m",
-            NewValue::Mc {
-                data: b"x",
-                flags: 1,
-                cas: 2,
-                state: 0,
-            },
-            None,
-            0,
-            false,
-        );
+        let mut m = build(b"m", NewValue::Mc { data: b"x", flags: 1, cas: 2, state: 0 }, None, 0, false);
         m.mc_set_cas(77);
         m.mc_set_state(3);
-        let ValueRef::Str(StrRef::Mc(r)) = m.value() else {
-            panic!("mc")
-        };
-        assert_eq!(
-            (r.flags(), r.cas(), r.state(), r.data()),
-            (1, 77, 3, &b"x"[..])
-        );
-        let mut shared = build(
-            b"s",
-            NewValue::Value(Value::Str(StrValue::Mc(McStr::new_sharing(
-                &[1; 64], 5, 6, 0, 64,
-            )))),
-            None,
-            0,
-            false,
-        );
+        let ValueRef::Str(StrRef::Mc(r)) = m.value() else { panic!("mc") };
+        assert_eq!((r.flags(), r.cas(), r.state(), r.data()), (1, 77, 3, &b"x"[..]));
+        let mut shared = build(b"s", NewValue::Value(Value::Str(StrValue::Mc(McStr::new_sharing(&[1; 64], 5, 6, 0, 64)))), None, 0, false);
         shared.mc_set_cas(8);
-        let ValueRef::Str(StrRef::Mc(r)) = shared.value() else {
-            panic!("mc")
-        };
-        assert_eq!(
-            (r.flags(), r.cas(), r.len(), r.shared().is_some()),
-            (5, 8, 64, true)
-        );
+        let ValueRef::Str(StrRef::Mc(r)) = shared.value() else { panic!("mc") };
+        assert_eq!((r.flags(), r.cas(), r.len(), r.shared().is_some()), (5, 8, 64, true));
     }
 
     #[test]
     fn rebuild_keeps_key_ttl_and_clock() {
         let mut e = build(b"key", NewValue::Bytes(b"v"), Some(123), 5_000_000, false);
         e.touch(9_000_000, None);
-        let r = rebuild(
-            &e,
-            NewValue::Value(Value::Str(StrValue::Raw(b"vv".to_vec()))),
-        );
-        assert_eq!(
-            (r.key(), r.expire(), r.idle_secs(9_000_000)),
-            (&b"key"[..], Some(123), 0)
-        );
+        let r = rebuild(&e, NewValue::Value(Value::Str(StrValue::Raw(b"vv".to_vec()))));
+        assert_eq!((r.key(), r.expire(), r.idle_secs(9_000_000)), (&b"key"[..], Some(123), 0));
         assert_eq!(r.value().encoding(), "raw");
     }
 

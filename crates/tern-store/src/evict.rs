@@ -53,12 +53,7 @@ impl Policy {
     pub fn volatile(self) -> bool {
         matches!(
             self,
-            Policy::VolatileLru
-                | Policy::VolatileLfu
-                | Policy::VolatileRandom
-                | Policy::VolatileTtl
-                | Policy::VolatileS3Fifo
-                | Policy::VolatileSieve
+            Policy::VolatileLru | Policy::VolatileLfu | Policy::VolatileRandom | Policy::VolatileTtl | Policy::VolatileS3Fifo | Policy::VolatileSieve
         )
     }
 
@@ -143,11 +138,7 @@ impl Pool {
     /// Adds a candidate, keeping the best [`POOL_SIZE`]; a key already in
     /// the pool gets its newer score.
     pub fn offer(&mut self, c: Candidate) {
-        if let Some(i) = self
-            .cands
-            .iter()
-            .position(|o| o.hash == c.hash && o.gid == c.gid && o.key == c.key)
-        {
+        if let Some(i) = self.cands.iter().position(|o| o.hash == c.hash && o.gid == c.gid && o.key == c.key) {
             self.cands.remove(i);
         }
         if self.cands.len() >= POOL_SIZE {
@@ -168,9 +159,7 @@ impl Pool {
 /// How good a victim `e` is under `cfg.policy` (higher: evict sooner).
 pub(crate) fn score(cfg: &EvictConfig, e: &Entry, now: u64) -> u64 {
     match cfg.policy {
-        Policy::AllkeysLfu | Policy::VolatileLfu => {
-            255 - u64::from(e.lfu_count(now, cfg.lfu_decay_minutes))
-        }
+        Policy::AllkeysLfu | Policy::VolatileLfu => 255 - u64::from(e.lfu_count(now, cfg.lfu_decay_minutes)),
         Policy::VolatileTtl => u64::MAX - e.expire().unwrap_or(u64::MAX),
         _ => e.idle_secs(now),
     }
@@ -187,14 +176,7 @@ impl crate::Keyspace {
     /// time and must be called with none held. Each eviction's `DEL`
     /// record goes to `fx`. Returns what was evicted: no keys when the
     /// policy is `noeviction` or nothing is eligible.
-    pub fn evict(
-        &self,
-        cfg: &EvictConfig,
-        now: u64,
-        need: usize,
-        max_keys: usize,
-        fx: &Effects,
-    ) -> Evicted {
+    pub fn evict(&self, cfg: &EvictConfig, now: u64, need: usize, max_keys: usize, fx: &Effects) -> Evicted {
         let mut done = Evicted::default();
         if cfg.policy == Policy::NoEviction {
             return done;
@@ -224,15 +206,7 @@ impl crate::Keyspace {
         let mut misses = 0;
         while done.freed < need && done.keys < max_keys && *total > 0 && misses < MAX_MISSES {
             let mut r = rng.gen_range(0..*total);
-            let at = counts
-                .iter()
-                .position(|(_, n)| {
-                    r < *n || {
-                        r -= n;
-                        false
-                    }
-                })
-                .unwrap_or(0);
+            let at = counts.iter().position(|(_, n)| r < *n || { r -= n; false }).unwrap_or(0);
             let gid = counts[at].0;
             let mut shard = self.lock(gid);
             // A shard not written since a policy switch leaves the FIFO
@@ -244,19 +218,12 @@ impl crate::Keyspace {
                 v
             } else if is_random(cfg.policy) {
                 let mut v = None;
-                shard.sample(1, volatile, &mut rng, |e, h| {
-                    v = Some((gid, h, Box::<[u8]>::from(e.key())))
-                });
+                shard.sample(1, volatile, &mut rng, |e, h| v = Some((gid, h, Box::<[u8]>::from(e.key()))));
                 drop(shard);
                 v
             } else {
                 shard.sample(cfg.samples.max(1), volatile, &mut rng, |e, h| {
-                    pool.offer(Candidate {
-                        score: score(cfg, e, now),
-                        gid,
-                        hash: h,
-                        key: e.key().into(),
-                    })
+                    pool.offer(Candidate { score: score(cfg, e, now), gid, hash: h, key: e.key().into() })
                 });
                 drop(shard);
                 pool.pop_best().map(|c| (c.gid, c.hash, c.key))
@@ -271,14 +238,8 @@ impl crate::Keyspace {
             let mut shard = self.lock(vgid);
             // A candidate may have been deleted, or lost its TTL, since it
             // was sampled.
-            let eligible = shard
-                .peek(&key, hash, 0)
-                .is_some_and(|e| !volatile || e.expire().is_some());
-            let gone = if eligible {
-                shard.evict(&key, hash)
-            } else {
-                None
-            };
+            let eligible = shard.peek(&key, hash, 0).is_some_and(|e| !volatile || e.expire().is_some());
+            let gone = if eligible { shard.evict(&key, hash) } else { None };
             shard.drain_effects(fx);
             self.publish_hint(vgid, &shard);
             drop(shard);
@@ -312,12 +273,7 @@ mod tests {
     use super::*;
 
     fn cand(score: u64, hash: u64) -> Candidate {
-        Candidate {
-            score,
-            gid: 0,
-            hash,
-            key: hash.to_le_bytes().into(),
-        }
+        Candidate { score, gid: 0, hash, key: hash.to_le_bytes().into() }
     }
 
     #[test]
@@ -335,14 +291,7 @@ mod tests {
         // The same key offered again replaces its old score.
         let best = p.cands.last().map(|c| c.hash).unwrap();
         p.offer(cand(0, best));
-        assert_eq!(
-            p.cands
-                .iter()
-                .filter(|c| c.hash == best)
-                .map(|c| c.score)
-                .collect::<Vec<_>>(),
-            vec![0]
-        );
+        assert_eq!(p.cands.iter().filter(|c| c.hash == best).map(|c| c.score).collect::<Vec<_>>(), vec![0]);
         assert_eq!(p.cands[0].hash, best);
         p.offer(cand(1000, 3));
         assert_eq!(p.pop_best().map(|c| c.hash), Some(3));
@@ -356,13 +305,7 @@ mod tests {
     fn put(ks: &Keyspace, key: &str, ttl: Option<u64>, now: u64) {
         let loc = ks.locate(0, key.as_bytes());
         let mut sh = ks.lock(loc.gid);
-        sh.set(
-            key.as_bytes(),
-            loc.hash,
-            NewValue::Bytes(&[b'v'; 100]),
-            ttl,
-            now,
-        );
+        sh.set(key.as_bytes(), loc.hash, NewValue::Bytes(&[b'v'; 100]), ttl, now);
         ks.publish_hint(loc.gid, &sh);
     }
 
@@ -373,18 +316,11 @@ mod tests {
     }
 
     fn cfg(policy: Policy) -> EvictConfig {
-        EvictConfig {
-            policy,
-            samples: 5,
-            lfu_decay_minutes: 1,
-            lazy: false,
-        }
+        EvictConfig { policy, samples: 5, lfu_decay_minutes: 1, lazy: false }
     }
 
     fn keys(ks: &Keyspace) -> usize {
-        (0..ks.total_shards() as u32)
-            .map(|g| ks.lock(g).len())
-            .sum()
+        (0..ks.total_shards() as u32).map(|g| ks.lock(g).len()).sum()
     }
 
     #[test]
@@ -403,26 +339,16 @@ mod tests {
         // table shrank too).
         let r = ks.evict(&cfg(Policy::AllkeysLru), 1_000, 200, 100, &fx);
         assert!(r.freed >= 200 && (1..=2).contains(&r.keys), "{r:?}");
-        let evicted: u64 = (0..ks.total_shards() as u32)
-            .map(|g| ks.lock(g).evicted)
-            .sum();
+        let evicted: u64 = (0..ks.total_shards() as u32).map(|g| ks.lock(g).evicted).sum();
         assert_eq!(evicted, 10 + r.keys as u64);
         assert!((0..ks.total_shards() as u32).all(|g| ks.lock(g).counts_hold()));
         // noeviction evicts nothing.
-        assert_eq!(
-            ks.evict(&cfg(Policy::NoEviction), 1_000, usize::MAX, 100, &fx),
-            Evicted::default()
-        );
+        assert_eq!(ks.evict(&cfg(Policy::NoEviction), 1_000, usize::MAX, 100, &fx), Evicted::default());
     }
 
     #[test]
     fn volatile_policies_never_take_a_key_without_ttl() {
-        for policy in [
-            Policy::VolatileLru,
-            Policy::VolatileLfu,
-            Policy::VolatileRandom,
-            Policy::VolatileTtl,
-        ] {
+        for policy in [Policy::VolatileLru, Policy::VolatileLfu, Policy::VolatileRandom, Policy::VolatileTtl] {
             let ks = Keyspace::new(1, 4);
             for i in 0..100 {
                 put(&ks, &format!("p{i}"), None, 0);
@@ -430,14 +356,8 @@ mod tests {
             }
             let r = ks.evict(&cfg(policy), 0, usize::MAX, 1_000, &Effects::new());
             assert_eq!(r.keys, 100, "{policy:?}");
-            assert!(
-                (0..100).all(|i| exists(&ks, &format!("p{i}"))),
-                "{policy:?}"
-            );
-            assert!(
-                (0..100).all(|i| !exists(&ks, &format!("v{i}"))),
-                "{policy:?}"
-            );
+            assert!((0..100).all(|i| exists(&ks, &format!("p{i}"))), "{policy:?}");
+            assert!((0..100).all(|i| !exists(&ks, &format!("v{i}"))), "{policy:?}");
         }
     }
 
@@ -449,16 +369,8 @@ mod tests {
             put(&ks, &format!("old{i}"), None, 0);
             put(&ks, &format!("new{i}"), None, 3_600_000);
         }
-        ks.evict(
-            &cfg(Policy::AllkeysLru),
-            3_600_000,
-            usize::MAX,
-            50,
-            &Effects::new(),
-        );
-        let new_gone = (0..100)
-            .filter(|i| !exists(&ks, &format!("new{i}")))
-            .count();
+        ks.evict(&cfg(Policy::AllkeysLru), 3_600_000, usize::MAX, 50, &Effects::new());
+        let new_gone = (0..100).filter(|i| !exists(&ks, &format!("new{i}"))).count();
         assert!(new_gone <= 5, "LRU evicted {new_gone} recent keys of 50");
         // TTL: the soonest deadlines go first.
         let ks = Keyspace::new(1, 4);
@@ -466,20 +378,9 @@ mod tests {
             put(&ks, &format!("soon{i}"), Some(10_000 + i), 0);
             put(&ks, &format!("late{i}"), Some(1_000_000 + i), 0);
         }
-        ks.evict(
-            &cfg(Policy::VolatileTtl),
-            0,
-            usize::MAX,
-            50,
-            &Effects::new(),
-        );
-        let late_gone = (0..100)
-            .filter(|i| !exists(&ks, &format!("late{i}")))
-            .count();
-        assert!(
-            late_gone <= 5,
-            "volatile-ttl evicted {late_gone} late keys of 50"
-        );
+        ks.evict(&cfg(Policy::VolatileTtl), 0, usize::MAX, 50, &Effects::new());
+        let late_gone = (0..100).filter(|i| !exists(&ks, &format!("late{i}"))).count();
+        assert!(late_gone <= 5, "volatile-ttl evicted {late_gone} late keys of 50");
     }
 
     #[test]
@@ -495,9 +396,7 @@ mod tests {
         assert_eq!(r.keys, 1);
         assert!(flag.is_set());
         let recs = fx.take();
-        assert!(
-            matches!(&recs[..], [crate::Record { effect: crate::Effect::Del { key }, .. }] if **key == *b"w")
-        );
+        assert!(matches!(&recs[..], [crate::Record { effect: crate::Effect::Del { key }, .. }] if **key == *b"w"));
     }
 
     #[test]
@@ -507,28 +406,20 @@ mod tests {
         let loc = ks.locate(0, b"h");
         {
             let mut sh = ks.lock(loc.gid);
-            sh.modify_or_create(
-                b"h",
-                loc.hash,
-                0,
-                crate::Access::NoTouch,
-                Some(crate::Value::Hash(crate::Hash::default())),
-                |e, _| {
-                    let h = crate::EntryExt::hash_mut(e).unwrap();
-                    for i in 0..1000 {
-                        h.set(format!("f{i}").as_bytes(), b"v", lim);
-                        h.set_field_expire(format!("f{i}").as_bytes(), 1_000_000 + i);
-                    }
-                },
-            );
+            sh.modify_or_create(b"h", loc.hash, 0, crate::Access::NoTouch, Some(crate::Value::Hash(crate::Hash::default())), |e, _| {
+                let h = crate::EntryExt::hash_mut(e).unwrap();
+                for i in 0..1000 {
+                    h.set(format!("f{i}").as_bytes(), b"v", lim);
+                    h.set_field_expire(format!("f{i}").as_bytes(), 1_000_000 + i);
+                }
+            });
             ks.publish_hint(loc.gid, &sh);
         }
         put(&ks, "plain", None, 0);
         let before = ks.used_memory_exact();
         // The hash is the LRU victim: it was written at time 0, "plain" now.
         let loc_p = ks.locate(0, b"plain");
-        ks.lock(loc_p.gid)
-            .lookup(b"plain", loc_p.hash, 3_600_000, crate::Access::Touch(None));
+        ks.lock(loc_p.gid).lookup(b"plain", loc_p.hash, 3_600_000, crate::Access::Touch(None));
         let r = ks.evict(&cfg(Policy::AllkeysLru), 3_600_000, 1, 1, &Effects::new());
         assert_eq!(r.keys, 1);
         assert!(!exists(&ks, "h") && exists(&ks, "plain"));

@@ -95,11 +95,7 @@ const _: () = assert!(std::mem::size_of::<Slot>() == 12);
 
 impl Slot {
     fn new(hash: u64, seq: u32) -> Slot {
-        Slot {
-            hash_lo: hash as u32,
-            hash_hi: (hash >> 32) as u32,
-            seq,
-        }
+        Slot { hash_lo: hash as u32, hash_hi: (hash >> 32) as u32, seq }
     }
 
     fn hash(self) -> u64 {
@@ -143,11 +139,7 @@ fn resolve(table: &mut Table, s: Slot) -> Option<&mut Entry> {
 
 impl Fifo {
     pub fn new(kind: FifoKind, volatile: bool) -> Self {
-        Fifo {
-            kind,
-            volatile,
-            ..Fifo::default()
-        }
+        Fifo { kind, volatile, ..Fifo::default() }
     }
 
     /// Bytes the queues hold (part of the shard's memory).
@@ -173,8 +165,7 @@ impl Fifo {
         }
         self.seq = (self.seq + 1) & SEQ_MASK;
         let slot = Slot::new(hash, self.seq);
-        let main =
-            self.kind == FifoKind::Sieve || self.ghost_at.remove(&ghost_print(hash)).is_some();
+        let main = self.kind == FifoKind::Sieve || self.ghost_at.remove(&ghost_print(hash)).is_some();
         e.set_fifo(slot.seq, main, 0);
         if main {
             self.main.push_back(slot);
@@ -261,8 +252,7 @@ impl Fifo {
         // Each slot is passed at most once from S and, with its counter
         // at most 3, four times through M.
         for _ in 0..self.small.len() + 4 * self.main.len() + 4 {
-            let from_small = self.small_live > 0
-                && (self.small_live * 10 >= self.live() * SMALL_TENTHS || self.main_live == 0);
+            let from_small = self.small_live > 0 && (self.small_live * 10 >= self.live() * SMALL_TENTHS || self.main_live == 0);
             if from_small {
                 let s = self.small.pop_front()?;
                 let Some(e) = resolve(table, s) else { continue };
@@ -299,9 +289,7 @@ impl Fifo {
         self.ghost_at.insert(print, self.ghost_gen);
         let cap = self.live() * (10 - SMALL_TENTHS) / 10;
         while self.ghost_at.len() > cap {
-            let Some((h, g)) = self.ghost.pop_front() else {
-                break;
-            };
+            let Some((h, g)) = self.ghost.pop_front() else { break };
             if self.ghost_at.get(&h) == Some(&g) {
                 self.ghost_at.remove(&h);
             }
@@ -327,8 +315,7 @@ impl Fifo {
         shrink(&mut self.small);
         shrink(&mut self.ghost);
         if self.ghost_at.capacity() > 2 * self.ghost_at.len() + 64 {
-            self.ghost_at
-                .shrink_to(self.ghost_at.len() + self.ghost_at.len() / 2);
+            self.ghost_at.shrink_to(self.ghost_at.len() + self.ghost_at.len() / 2);
         }
         if self.main.len() > 2 * self.main_live + 64 {
             let mut kept = 0;
@@ -502,12 +489,7 @@ mod tests {
         (hits, evicted)
     }
 
-    fn run_model(
-        trace: &[u32],
-        cap: usize,
-        mut access: impl FnMut(u32) -> bool,
-        mut evict: impl FnMut() -> u32,
-    ) -> (Vec<bool>, Vec<u32>) {
+    fn run_model(trace: &[u32], cap: usize, mut access: impl FnMut(u32) -> bool, mut evict: impl FnMut() -> u32) -> (Vec<bool>, Vec<u32>) {
         let (mut hits, mut evicted) = (Vec::new(), Vec::new());
         let mut len = 0;
         for &k in trace {
@@ -566,20 +548,11 @@ mod tests {
     }
 
     /// The shard under `kind` and model `M` replay the same trace.
-    fn same_as_model<M: Model>(
-        kind: FifoKind,
-        seeds: &[u32],
-        cap: usize,
-    ) -> Result<(), TestCaseError> {
+    fn same_as_model<M: Model>(kind: FifoKind, seeds: &[u32], cap: usize) -> Result<(), TestCaseError> {
         let t = trace(seeds, 300);
         let real = run_shard(kind, &t, cap);
         let cell = std::cell::RefCell::new(M::default());
-        let model = run_model(
-            &t,
-            cap,
-            |k| cell.borrow_mut().access(k),
-            || cell.borrow_mut().evict(),
-        );
+        let model = run_model(&t, cap, |k| cell.borrow_mut().access(k), || cell.borrow_mut().evict());
         prop_assert_eq!(real, model);
         Ok(())
     }
@@ -605,15 +578,9 @@ mod tests {
         let mut t: Vec<u32> = (0..20).cycle().take(200).collect();
         t.extend(1_000..2_000);
         let (_, evicted) = run_shard(FifoKind::S3Fifo, &t, 100);
-        assert!(
-            evicted.iter().all(|&k| k >= 1_000),
-            "a hot key was evicted: {evicted:?}"
-        );
+        assert!(evicted.iter().all(|&k| k >= 1_000), "a hot key was evicted: {evicted:?}");
         let (_, evicted) = run_shard(FifoKind::Sieve, &t, 100);
-        assert!(
-            evicted.iter().all(|&k| k >= 1_000),
-            "SIEVE evicted a visited key"
-        );
+        assert!(evicted.iter().all(|&k| k >= 1_000), "SIEVE evicted a visited key");
     }
 
     #[test]

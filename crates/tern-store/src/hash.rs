@@ -30,6 +30,7 @@ use hashbrown::{DefaultHashBuilder, HashMap};
 
 use crate::stage::{ItemHint, Lookups, Reach, Stager};
 
+
 /// The conversion thresholds (`hash-max-listpack-entries` / `-value`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HashLimits {
@@ -39,10 +40,7 @@ pub struct HashLimits {
 
 impl Default for HashLimits {
     fn default() -> Self {
-        HashLimits {
-            max_entries: 512,
-            max_value: 64,
-        }
+        HashLimits { max_entries: 512, max_value: 64 }
     }
 }
 
@@ -135,21 +133,13 @@ impl Iterator for PackIter<'_> {
         let vl = get_varint(self.buf, &mut self.pos);
         let value = (self.pos, self.pos + vl);
         self.pos += vl;
-        Some(Slot {
-            start,
-            field,
-            value,
-            end: self.pos,
-        })
+        Some(Slot { start, field, value, end: self.pos })
     }
 }
 
 impl Pack {
     fn slots(&self) -> PackIter<'_> {
-        PackIter {
-            buf: &self.buf,
-            pos: 0,
-        }
+        PackIter { buf: &self.buf, pos: 0 }
     }
 
     fn bytes(&self, r: (usize, usize)) -> &[u8] {
@@ -166,19 +156,12 @@ impl Pack {
     /// rewrites the fields it wrote, in the same order) cost one pass and no
     /// hashing. Gives up (false) once it has visited more than two passes'
     /// worth of entries, for the caller's hashed single pass.
-    fn follow<'f>(
-        &self,
-        fields: impl Iterator<Item = &'f [u8]>,
-        mut found: impl FnMut(usize, Option<Slot>),
-    ) -> bool {
+    fn follow<'f>(&self, fields: impl Iterator<Item = &'f [u8]>, mut found: impl FnMut(usize, Option<Slot>)) -> bool {
         let mut budget = 2 * self.len as usize;
         let mut pos = 0;
         for (i, f) in fields.enumerate() {
             budget += 2;
-            let mut it = PackIter {
-                buf: &self.buf,
-                pos,
-            };
+            let mut it = PackIter { buf: &self.buf, pos };
             let mut wrapped = pos == 0;
             let mut seen = 0;
             let slot = loop {
@@ -186,10 +169,7 @@ impl Pack {
                     Some(s) => s,
                     None if !wrapped => {
                         wrapped = true;
-                        it = PackIter {
-                            buf: &self.buf,
-                            pos: 0,
-                        };
+                        it = PackIter { buf: &self.buf, pos: 0 };
                         continue;
                     }
                     None => break None,
@@ -284,9 +264,7 @@ struct Big {
 
 impl Default for Big {
     fn default() -> Self {
-        Big {
-            table: tern_table::Table::with_hasher(*field_hasher()),
-        }
+        Big { table: tern_table::Table::with_hasher(*field_hasher()) }
     }
 }
 
@@ -351,8 +329,7 @@ impl Big {
                 e.extra_mut().copy_from_slice(value);
                 return false;
             }
-            self.table
-                .upsert(h, tern_table::Item::new_boxed(field, (), None, value));
+            self.table.upsert(h, tern_table::Item::new_boxed(field, (), None, value));
             return false;
         }
         self.table.insert_with_extra(field, h, (), None, value);
@@ -454,14 +431,9 @@ impl Hash {
     pub fn heap_size(&self) -> usize {
         let base = match &self.repr {
             Repr::Pack(p) => p.buf.capacity(),
-            Repr::Table(b) => {
-                tern_table::size_class(std::mem::size_of::<Big>()) + b.table.mem_bytes()
-            }
+            Repr::Table(b) => tern_table::size_class(std::mem::size_of::<Big>()) + b.table.mem_bytes(),
         };
-        base + self
-            .ttl
-            .as_ref()
-            .map_or(0, |t| t.bytes + std::mem::size_of::<FieldTtls>())
+        base + self.ttl.as_ref().map_or(0, |t| t.bytes + std::mem::size_of::<FieldTtls>())
     }
 
     /// Allocations freeing the hash releases (Redis's lazyfree effort).
@@ -493,33 +465,17 @@ impl Hash {
     /// through the prefetch stages (buckets, then items, then reads), so
     /// their cache misses overlap (HMGET on a large hash;
     /// `prefetch-batch-max-size`, 0 = one at a time).
-    pub fn get_many_staged<'a, F: AsRef<[u8]>>(
-        &'a self,
-        fields: &[F],
-        out: &mut Vec<Option<&'a [u8]>>,
-        group: usize,
-    ) {
+    pub fn get_many_staged<'a, F: AsRef<[u8]>>(&'a self, fields: &[F], out: &mut Vec<Option<&'a [u8]>>, group: usize) {
         out.clear();
         out.resize(fields.len(), None);
         match &self.repr {
             Repr::Table(b) if group > 1 && fields.len() > 1 => {
                 let hashes: Vec<u64> = fields.iter().map(|f| field_hash(f.as_ref())).collect();
-                let mut src = Fields {
-                    table: &b.table,
-                    fields,
-                    hashes: &hashes,
-                };
-                let mut st = Stager::new(
-                    group.min(crate::MAX_PREFETCH_GROUP),
-                    Reach::Value,
-                    fields.len(),
-                );
+                let mut src = Fields { table: &b.table, fields, hashes: &hashes };
+                let mut st = Stager::new(group.min(crate::MAX_PREFETCH_GROUP), Reach::Value, fields.len());
                 for (i, o) in out.iter_mut().enumerate() {
                     st.before(&mut src, i);
-                    *o = b
-                        .table
-                        .get(fields[i].as_ref(), hashes[i])
-                        .map(|e| e.extra());
+                    *o = b.table.get(fields[i].as_ref(), hashes[i]).map(|e| e.extra());
                 }
             }
             Repr::Table(b) => {
@@ -533,9 +489,7 @@ impl Hash {
                 }
             }
             Repr::Pack(p)
-                if p.follow(fields.iter().map(AsRef::as_ref), |i, s| {
-                    out[i] = s.map(|s| p.bytes(s.value))
-                }) => {}
+                if p.follow(fields.iter().map(AsRef::as_ref), |i, s| out[i] = s.map(|s| p.bytes(s.value))) => {}
             Repr::Pack(p) => {
                 // Asked fields by name → first position asked; repeats copy it.
                 let mut want: HashMap<&[u8], usize> = HashMap::with_capacity(fields.len());
@@ -617,11 +571,7 @@ impl Hash {
     /// order; a repeated field takes its last value. `keep_ttl` keeps the
     /// TTLs of fields that had one. Returns how many fields were new.
     pub fn set_many(&mut self, pairs: &[Pair<'_>], keep_ttl: bool, lim: HashLimits) -> usize {
-        let longest = pairs
-            .iter()
-            .map(|(f, v)| f.len().max(v.len()))
-            .max()
-            .unwrap_or(0);
+        let longest = pairs.iter().map(|(f, v)| f.len().max(v.len())).max().unwrap_or(0);
         self.prepare_write(pairs.len(), longest, lim);
         if !keep_ttl {
             if let Some(t) = &mut self.ttl {
@@ -631,10 +581,7 @@ impl Hash {
             }
         }
         let Repr::Pack(p) = &mut self.repr else {
-            return pairs
-                .iter()
-                .filter(|(f, v)| self.set_keep_ttl(f, v, lim))
-                .count();
+            return pairs.iter().filter(|(f, v)| self.set_keep_ttl(f, v, lim)).count();
         };
         if pairs.len() == 1 {
             return usize::from(self.set_keep_ttl(pairs[0].0, pairs[0].1, lim));
@@ -657,10 +604,7 @@ impl Hash {
         let added = want.len() - found;
         if p.len as usize + added > lim.max_entries {
             self.convert();
-            return pairs
-                .iter()
-                .filter(|(f, v)| self.set_keep_ttl(f, v, lim))
-                .count();
+            return pairs.iter().filter(|(f, v)| self.set_keep_ttl(f, v, lim)).count();
         }
         let mut size = p.buf.len();
         for (f, &(i, seen)) in &want {
@@ -761,12 +705,7 @@ impl Hash {
 
     /// One HSCAN step: a pack answers whole with cursor 0, as Redis does
     /// for a listpack; a table walks one bucket per step.
-    pub fn scan<'a>(
-        &'a self,
-        cursor: u64,
-        count: usize,
-        mut f: impl FnMut(&'a [u8], &'a [u8]),
-    ) -> u64 {
+    pub fn scan<'a>(&'a self, cursor: u64, count: usize, mut f: impl FnMut(&'a [u8], &'a [u8])) -> u64 {
         match &self.repr {
             Repr::Pack(p) => {
                 for s in p.slots() {
@@ -801,10 +740,7 @@ impl Hash {
         }
         match &self.repr {
             Repr::Pack(_) => self.iter().nth(rng.gen_range(0..n)),
-            Repr::Table(b) => b
-                .table
-                .random(&mut || rng.gen::<u64>())
-                .map(|e| (e.key(), e.extra())),
+            Repr::Table(b) => b.table.random(&mut || rng.gen::<u64>()).map(|e| (e.key(), e.extra())),
         }
     }
 
@@ -812,16 +748,12 @@ impl Hash {
 
     /// The deadline of a field, if it has one.
     pub fn field_expire(&self, field: &[u8]) -> Option<u64> {
-        self.ttl
-            .as_ref()
-            .and_then(|t| t.by_field.get(field).map(|k| k.0))
+        self.ttl.as_ref().and_then(|t| t.by_field.get(field).map(|k| k.0))
     }
 
     /// Sets the deadline of an existing field.
     pub fn set_field_expire(&mut self, field: &[u8], when: u64) {
-        self.ttl
-            .get_or_insert_with(Default::default)
-            .set(field, when);
+        self.ttl.get_or_insert_with(Default::default).set(field, when);
     }
 
     /// Clears a field's deadline; false if it had none.
@@ -836,9 +768,7 @@ impl Hash {
 
     /// The earliest field deadline.
     pub fn next_deadline(&self) -> Option<u64> {
-        self.ttl
-            .as_ref()
-            .and_then(|t| t.by_time.first_key_value().map(|(k, _)| k.0))
+        self.ttl.as_ref().and_then(|t| t.by_time.first_key_value().map(|(k, _)| k.0))
     }
 
     /// True when every field has a deadline and all have passed: the hash
@@ -846,10 +776,7 @@ impl Hash {
     pub fn all_expired(&self, now: u64) -> bool {
         match &self.ttl {
             None => false,
-            Some(t) => {
-                t.by_field.len() == self.len()
-                    && t.by_time.last_key_value().is_some_and(|(k, _)| k.0 <= now)
-            }
+            Some(t) => t.by_field.len() == self.len() && t.by_time.last_key_value().is_some_and(|(k, _)| k.0 <= now),
         }
     }
 
@@ -881,9 +808,7 @@ impl PartialEq for Hash {
     fn eq(&self, other: &Self) -> bool {
         self.len() == other.len()
             && self.iter().all(|(f, v)| other.get(f) == Some(v))
-            && self
-                .iter()
-                .all(|(f, _)| self.field_expire(f) == other.field_expire(f))
+            && self.iter().all(|(f, _)| self.field_expire(f) == other.field_expire(f))
     }
 }
 
@@ -912,10 +837,7 @@ mod tests {
     use proptest::prelude::*;
     use std::collections::HashMap as Model;
 
-    const LIM: HashLimits = HashLimits {
-        max_entries: 8,
-        max_value: 16,
-    };
+    const LIM: HashLimits = HashLimits { max_entries: 8, max_value: 16 };
 
     fn check(h: &Hash, m: &Model<Vec<u8>, Vec<u8>>) {
         assert_eq!(h.len(), m.len());
@@ -960,10 +882,7 @@ mod tests {
 
     #[test]
     fn long_fields_use_multibyte_lengths() {
-        let lim = HashLimits {
-            max_entries: 8,
-            max_value: 100_000,
-        };
+        let lim = HashLimits { max_entries: 8, max_value: 100_000 };
         let mut h = Hash::new();
         let big = vec![7u8; 70_000];
         h.set(&big, &big, lim);
@@ -976,13 +895,7 @@ mod tests {
 
     #[test]
     fn field_ttls_expire_in_order_with_injected_clock() {
-        for lim in [
-            LIM,
-            HashLimits {
-                max_entries: 0,
-                max_value: 0,
-            },
-        ] {
+        for lim in [LIM, HashLimits { max_entries: 0, max_value: 0 }] {
             let mut h = Hash::new();
             for i in 0..5u64 {
                 h.set(format!("f{i}").as_bytes(), b"v", lim);
@@ -1017,22 +930,14 @@ mod tests {
     fn get_many_any_order_matches_single_lookups() {
         let mut h = Hash::new();
         for i in 0..40 {
-            h.set(
-                format!("f{i}").as_bytes(),
-                format!("v{i}").as_bytes(),
-                LIM_BIG,
-            );
+            h.set(format!("f{i}").as_bytes(), format!("v{i}").as_bytes(), LIM_BIG);
         }
         let mut rng = rand::thread_rng();
         for round in 0..200 {
             let n = 1 + round % 60;
             let fields: Vec<Vec<u8>> = (0..n)
                 .map(|j| {
-                    let i = if round % 3 == 0 {
-                        j % 45
-                    } else {
-                        rand::Rng::gen_range(&mut rng, 0..45)
-                    };
+                    let i = if round % 3 == 0 { j % 45 } else { rand::Rng::gen_range(&mut rng, 0..45) };
                     format!("f{i}").into_bytes()
                 })
                 .collect();
@@ -1044,10 +949,7 @@ mod tests {
         }
     }
 
-    const LIM_BIG: HashLimits = HashLimits {
-        max_entries: 512,
-        max_value: 64,
-    };
+    const LIM_BIG: HashLimits = HashLimits { max_entries: 512, max_value: 64 };
 
     #[test]
     fn table_form_staged_lookups_match_single_ones_through_growth() {
@@ -1055,18 +957,12 @@ mod tests {
         let mut rng = rand::thread_rng();
         for i in 0..3000 {
             // Values of changing lengths: in-place overwrites and replacements.
-            h.set(
-                format!("f{i}").as_bytes(),
-                "v".repeat(i % 40).as_bytes(),
-                LIM,
-            );
+            h.set(format!("f{i}").as_bytes(), "v".repeat(i % 40).as_bytes(), LIM);
             if i % 7 == 0 {
                 h.remove(format!("f{}", i / 2).as_bytes());
             }
             if i % 500 == 499 {
-                let fields: Vec<Vec<u8>> = (0..300)
-                    .map(|_| format!("f{}", rand::Rng::gen_range(&mut rng, 0..3100)).into_bytes())
-                    .collect();
+                let fields: Vec<Vec<u8>> = (0..300).map(|_| format!("f{}", rand::Rng::gen_range(&mut rng, 0..3100)).into_bytes()).collect();
                 let mut one = Vec::new();
                 h.get_many(&fields, &mut one);
                 for group in [1, 2, 3, 16, 128, 1000] {
@@ -1108,24 +1004,12 @@ mod tests {
         let fields: Vec<&[u8]> = vec![b"f5", b"nope", b"f0", b"f5", b"f2"];
         let mut out = Vec::new();
         h.get_many(&fields, &mut out);
-        assert_eq!(
-            out,
-            vec![
-                Some(&b"v5"[..]),
-                None,
-                Some(&b"v0"[..]),
-                Some(&b"v5"[..]),
-                Some(&b"v2"[..])
-            ]
-        );
+        assert_eq!(out, vec![Some(&b"v5"[..]), None, Some(&b"v0"[..]), Some(&b"v5"[..]), Some(&b"v2"[..])]);
     }
 
     #[test]
     fn scan_of_table_visits_everything() {
-        let lim = HashLimits {
-            max_entries: 0,
-            max_value: 64,
-        };
+        let lim = HashLimits { max_entries: 0, max_value: 64 };
         let mut h = Hash::new();
         for i in 0..1000 {
             h.set(format!("f{i}").as_bytes(), b"v", lim);
@@ -1160,26 +1044,9 @@ mod tests {
     fn shard_expires_fields_actively_and_lazily() {
         use crate::shard::Shard;
         let mut sh = Shard::new();
-        let (ha, hb, hc, hd) = (
-            sh.hash_key(b"a"),
-            sh.hash_key(b"b"),
-            sh.hash_key(b"c"),
-            sh.hash_key(b"d"),
-        );
-        sh.set(
-            b"a",
-            ha,
-            hash_value(&[("x", Some(100)), ("y", None)]),
-            None,
-            0,
-        );
-        sh.set(
-            b"b",
-            hb,
-            hash_value(&[("x", Some(100)), ("y", Some(200))]),
-            None,
-            0,
-        );
+        let (ha, hb, hc, hd) = (sh.hash_key(b"a"), sh.hash_key(b"b"), sh.hash_key(b"c"), sh.hash_key(b"d"));
+        sh.set(b"a", ha, hash_value(&[("x", Some(100)), ("y", None)]), None, 0);
+        sh.set(b"b", hb, hash_value(&[("x", Some(100)), ("y", Some(200))]), None, 0);
         sh.set(b"c", hc, hash_value(&[("x", Some(100))]), None, 0);
         let mem_before = sh.mem();
         assert!(sh.has_deadlines());
@@ -1195,18 +1062,9 @@ mod tests {
         assert!(sh.get(b"b", hb, 200).is_none());
         assert_eq!(sh.len(), 1);
         // Lazy access purges due fields of a live hash.
-        sh.set(
-            b"d",
-            hd,
-            hash_value(&[("x", Some(300)), ("y", None)]),
-            None,
-            0,
-        );
+        sh.set(b"d", hd, hash_value(&[("x", Some(300)), ("y", None)]), None, 0);
         use crate::EntryExt;
-        assert_eq!(
-            sh.get(b"d", hd, 300).unwrap().hash().map(|h| h.len()),
-            Some(1)
-        );
+        assert_eq!(sh.get(b"d", hd, 300).unwrap().hash().map(|h| h.len()), Some(1));
         assert_eq!(sh.expire_cycle(10_000, 100), 0);
         assert_eq!(sh.len(), 2);
     }

@@ -114,12 +114,7 @@ impl Keyspace {
             let mut s = Shard::with_hasher(hasher);
             s.share_lfu_flag(lfu.clone());
             s.share_fifo_mode(fifo_mode.clone());
-            s.place(
-                (gid / per) as u32,
-                gid & (per - 1) == 0,
-                recording.clone(),
-                seq.clone(),
-            );
+            s.place((gid / per) as u32, gid & (per - 1) == 0, recording.clone(), seq.clone());
             Padded(Mutex::new(s))
         };
         let ks = Keyspace {
@@ -199,11 +194,7 @@ impl Keyspace {
     #[inline(always)]
     pub fn locate(&self, db: usize, key: &[u8]) -> Loc {
         let slot = key_slot(key);
-        Loc {
-            hash: self.hash(key),
-            gid: self.gid(db, self.shard_of(slot)),
-            slot,
-        }
+        Loc { hash: self.hash(key), gid: self.gid(db, self.shard_of(slot)), slot }
     }
 
     /// Locks one shard by global id. For walks that hold one shard at a time.
@@ -211,9 +202,7 @@ impl Keyspace {
     /// lines of shard `gid`'s lock and of `hash`'s bucket. Only a hint.
     #[inline]
     pub fn prefetch_hint(&self, gid: u32, hash: u64) {
-        let Some(Padded(h)) = self.hints.get(gid as usize) else {
-            return;
-        };
+        let Some(Padded(h)) = self.hints.get(gid as usize) else { return };
         let base = h.base.load(Ordering::Relaxed);
         if base != 0 {
             tern_table::prefetch_hinted(base, h.nb.load(Ordering::Relaxed), hash);
@@ -226,9 +215,7 @@ impl Keyspace {
     /// leaves the lines clean for other readers.
     #[inline]
     pub fn publish_hint(&self, gid: u32, shard: &Shard) {
-        let Some(Padded(h)) = self.hints.get(gid as usize) else {
-            return;
-        };
+        let Some(Padded(h)) = self.hints.get(gid as usize) else { return };
         let (base, nb) = shard.hint();
         let store = |cell: &AtomicUsize, v: usize| {
             if cell.load(Ordering::Relaxed) != v {
@@ -267,17 +254,12 @@ impl Keyspace {
     /// [`Keyspace::used_memory`] exactly: the sum of every shard's
     /// published counter (INFO, MEMORY STATS).
     pub fn used_memory_exact(&self) -> usize {
-        self.hints
-            .iter()
-            .map(|Padded(h)| h.mem.load(Ordering::Relaxed))
-            .sum()
+        self.hints.iter().map(|Padded(h)| h.mem.load(Ordering::Relaxed)).sum()
     }
 
     /// Keys in shard `gid` as last published (`volatile`: keys with a TTL).
     pub(crate) fn published_keys(&self, gid: u32, volatile: bool) -> usize {
-        let Some(Padded(h)) = self.hints.get(gid as usize) else {
-            return 0;
-        };
+        let Some(Padded(h)) = self.hints.get(gid as usize) else { return 0 };
         if volatile {
             h.volatile.load(Ordering::Relaxed)
         } else {
@@ -293,12 +275,7 @@ impl Keyspace {
     /// memcached executor): the effect records of its writes go to `fx`
     /// when the lock is released.
     pub fn lock_writing<'a>(&'a self, gid: u32, fx: &'a Effects) -> ShardLock<'a> {
-        ShardLock {
-            guard: self.lock(gid),
-            fx,
-            ks: self,
-            gid,
-        }
+        ShardLock { guard: self.lock(gid), fx, ks: self, gid }
     }
 
     /// Locks one shard if no one holds it: for work that is only worth
@@ -318,8 +295,7 @@ impl Keyspace {
     /// lock.
     pub fn set_fifo(&self, policy: crate::Policy) {
         let (kind, volatile) = policy.fifo();
-        self.fifo_mode
-            .store(crate::fifo::encode(kind, volatile), Ordering::Relaxed);
+        self.fifo_mode.store(crate::fifo::encode(kind, volatile), Ordering::Relaxed);
     }
 
     /// Global ids of database `db`'s shards, ascending.
@@ -640,13 +616,7 @@ mod tests {
         assert_eq!(l, ks.locate(3, b"hello"));
         let mut set = LockSet::new(&ks);
         set.acquire([l.gid, l.gid]);
-        set.shard(l.gid).set(
-            b"hello",
-            l.hash,
-            Value::Str(StrValue::from_slice(b"w")),
-            None,
-            0,
-        );
+        set.shard(l.gid).set(b"hello", l.hash, Value::Str(StrValue::from_slice(b"w")), None, 0);
         set.release();
         assert_eq!(ks.lock(l.gid).len(), 1);
     }
@@ -657,11 +627,7 @@ mod tests {
             let ks = Keyspace::new(1, per);
             let width = SLOTS / per;
             for slot in 0..SLOTS as u16 {
-                assert_eq!(
-                    ks.shard_of(slot),
-                    slot as usize / width,
-                    "{per} shards, slot {slot}"
-                );
+                assert_eq!(ks.shard_of(slot), slot as usize / width, "{per} shards, slot {slot}");
             }
         }
         // More shards than slots would leave some empty forever.
@@ -678,13 +644,9 @@ mod tests {
     #[test]
     fn keys_with_one_hash_tag_take_one_lock() {
         let ks = Keyspace::new(16, 256);
-        let keys: Vec<String> = (0..200)
-            .map(|i| format!("{i}:{{order:42}}:{}", i * 7919))
-            .collect();
+        let keys: Vec<String> = (0..200).map(|i| format!("{i}:{{order:42}}:{}", i * 7919)).collect();
         let locs: Vec<Loc> = keys.iter().map(|k| ks.locate(5, k.as_bytes())).collect();
-        assert!(locs
-            .iter()
-            .all(|l| l.gid == locs[0].gid && l.slot == key_slot(b"order:42")));
+        assert!(locs.iter().all(|l| l.gid == locs[0].gid && l.slot == key_slot(b"order:42")));
         // The hashes still spread the keys over the shard's buckets.
         let mut hashes: Vec<u64> = locs.iter().map(|l| l.hash).collect();
         hashes.sort_unstable();
@@ -695,9 +657,7 @@ mod tests {
         assert_eq!(set.held.len(), 1);
         set.release();
         // Without the tag the same keys spread over many shards.
-        let mut untagged: Vec<u32> = (0..200)
-            .map(|i| ks.locate(5, format!("{i}:order:42").as_bytes()).gid)
-            .collect();
+        let mut untagged: Vec<u32> = (0..200).map(|i| ks.locate(5, format!("{i}:order:42").as_bytes()).gid).collect();
         untagged.sort_unstable();
         untagged.dedup();
         assert!(untagged.len() > 50, "{} shards", untagged.len());
@@ -791,13 +751,7 @@ mod tests {
         for i in 0..40 {
             let k = format!("k{i}");
             let l = ks.locate(0, k.as_bytes());
-            ks.lock(l.gid).set(
-                k.as_bytes(),
-                l.hash,
-                Value::Str(StrValue::Int(i)),
-                Some(10),
-                0,
-            );
+            ks.lock(l.gid).set(k.as_bytes(), l.hash, Value::Str(StrValue::Int(i)), Some(10), 0);
         }
         let fx = Effects::new();
         assert_eq!(ks.expire_cycle(11, 4, 100, &fx), 40);
@@ -805,21 +759,13 @@ mod tests {
         for i in 0..10 {
             let k = format!("k{i}");
             let l = ks.locate(0, k.as_bytes());
-            ks.lock(l.gid).set(
-                k.as_bytes(),
-                l.hash,
-                Value::Str(StrValue::Int(i)),
-                Some(20),
-                0,
-            );
+            ks.lock(l.gid).set(k.as_bytes(), l.hash, Value::Str(StrValue::Int(i)), Some(20), 0);
         }
         ks.attach_effects(true);
         assert_eq!(ks.expire_cycle(21, 4, 100, &fx), 10);
         let recs = fx.take();
         assert_eq!(recs.len(), 10);
-        assert!(recs
-            .iter()
-            .all(|r| matches!(r.effect, crate::Effect::Del { .. })));
+        assert!(recs.iter().all(|r| matches!(r.effect, crate::Effect::Del { .. })));
     }
 }
 
@@ -836,13 +782,7 @@ mod expiry_stress {
             for i in 0..n {
                 let k = format!("t{i}");
                 let l = ks.locate(0, k.as_bytes());
-                ks.lock(l.gid).set(
-                    k.as_bytes(),
-                    l.hash,
-                    Value::Str(StrValue::Int(1)),
-                    Some(100 + (i as u64 % 3)),
-                    0,
-                );
+                ks.lock(l.gid).set(k.as_bytes(), l.hash, Value::Str(StrValue::Int(1)), Some(100 + (i as u64 % 3)), 0);
             }
             let fx = Effects::new();
             let mut removed = 0;
@@ -851,9 +791,7 @@ mod expiry_stress {
                     removed += ks.expire_cycle(now, 16, 200, &fx);
                 }
             }
-            let left: usize = (0..ks.total_shards() as u32)
-                .map(|g| ks.lock(g).len())
-                .sum();
+            let left: usize = (0..ks.total_shards() as u32).map(|g| ks.lock(g).len()).sum();
             assert_eq!((removed, left), (n, 0), "round {round}");
         }
     }

@@ -26,10 +26,7 @@ pub struct LazyFree {
 
 impl std::fmt::Debug for LazyFree {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LazyFree")
-            .field("pending", &self.pending())
-            .field("freed", &self.freed())
-            .finish()
+        f.debug_struct("LazyFree").field("pending", &self.pending()).field("freed", &self.freed()).finish()
     }
 }
 
@@ -61,9 +58,7 @@ impl LazyFree {
 
     /// Drops `value` on the background thread (inline if it cannot start).
     pub fn free<T: Send + 'static>(&self, value: T) {
-        let Some(tx) = self.sender() else {
-            return drop(value);
-        };
+        let Some(tx) = self.sender() else { return drop(value) };
         self.pending.fetch_add(1, Ordering::Relaxed);
         if let Err(v) = tx.send(Box::new(value)) {
             self.pending.fetch_sub(1, Ordering::Relaxed);

@@ -52,19 +52,19 @@ pub mod slot;
 pub mod stage;
 mod value;
 
-pub use effect::{Effect, Effects, ListEdit, Record, Ttl};
-pub use entry::{Entry, EntryExt, Lfu, McRef, Meta, NewValue, StrRef, ValueRef, LFU_INIT_VAL};
-pub use evict::{EvictConfig, Evicted, Policy};
-pub use fifo::FifoKind;
 pub use hash::{Hash, HashLimits, Pair as HashPair};
 pub use keyspace::{Keyspace, Loc, LockSet, Padded, ShardLock, MEM_REPORT_GRAIN};
 pub use lazyfree::{LazyFree, LAZYFREE_THRESHOLD};
 pub use list::{End, List, ListLimits};
 pub use set::{Member, Set, SetLimits};
-pub use shard::MAX_PREFETCH_GROUP;
+pub use entry::{Entry, EntryExt, Lfu, McRef, Meta, NewValue, StrRef, ValueRef, LFU_INIT_VAL};
+pub use effect::{Effect, Effects, ListEdit, Record, Ttl};
+pub use evict::{EvictConfig, Evicted, Policy};
+pub use fifo::FifoKind;
 pub use shard::{Access, Detached, Edit, Shard, Waiter, WatchFlag};
-pub use slot::{key_slot, SLOTS};
+pub use shard::MAX_PREFETCH_GROUP;
 pub use stage::{ItemHint, Reach, Stager, ITEM_PREFETCH_SPAN};
+pub use slot::{key_slot, SLOTS};
 /// The longest key the keyspace stores (1 GiB - 1).
 pub use tern_table::MAX_KEY_LEN;
 /// jemalloc's size class for a request (what memory counters add), and

@@ -56,14 +56,7 @@ impl ListLimits {
     /// (bytes, entries) one node may hold (`quicklistNodeLimit`).
     fn node_limit(self) -> (usize, usize) {
         if self.fill >= 0 {
-            (
-                usize::MAX,
-                if self.fill == 0 {
-                    1
-                } else {
-                    self.fill.min(u32::MAX as i64) as usize
-                },
-            )
+            (usize::MAX, if self.fill == 0 { 1 } else { self.fill.min(u32::MAX as i64) as usize })
         } else {
             let level = ((self.fill.unsigned_abs() - 1) as usize).min(SIZE_LEVELS.len() - 1);
             (SIZE_LEVELS[level], usize::MAX)
@@ -207,11 +200,7 @@ impl Pack {
     }
 
     fn iter(&self) -> PackIter<'_> {
-        PackIter {
-            buf: &self.buf,
-            front: self.head,
-            back: self.buf.len(),
-        }
+        PackIter { buf: &self.buf, front: self.head, back: self.buf.len() }
     }
 
     fn len(&self) -> usize {
@@ -319,9 +308,7 @@ impl Pack {
 
     fn pop_back(&mut self, f: impl FnOnce(&[u8])) -> bool {
         let mut it = self.iter();
-        let Some(b) = it.next_back() else {
-            return false;
-        };
+        let Some(b) = it.next_back() else { return false };
         f(b);
         let (s, end) = (lp_size32(b), it.back);
         self.len -= 1;
@@ -414,11 +401,7 @@ impl Pack {
     /// Splits off the entries from `i` on.
     fn split_off(&mut self, i: usize) -> Pack {
         let at = self.offset(i);
-        let tail = Pack::from_iter(PackIter {
-            buf: &self.buf,
-            front: at,
-            back: self.buf.len(),
-        });
+        let tail = Pack::from_iter(PackIter { buf: &self.buf, front: at, back: self.buf.len() });
         self.remove_range(i, self.len() - i);
         tail
     }
@@ -450,9 +433,7 @@ pub struct List {
 
 impl Default for List {
     fn default() -> Self {
-        List {
-            repr: Repr::Pack(Pack::default()),
-        }
+        List { repr: Repr::Pack(Pack::default()) }
     }
 }
 
@@ -496,10 +477,7 @@ impl Quick {
     /// Whether `node` may take an element of `len` bytes
     /// (`_quicklistNodeAllowInsert`).
     fn allows(node: &Pack, len: usize, lim: ListLimits) -> bool {
-        !lim.exceeds(
-            node.lp_bytes() + len + SIZE_ESTIMATE_OVERHEAD,
-            node.len() + 1,
-        )
+        !lim.exceeds(node.lp_bytes() + len + SIZE_ESTIMATE_OVERHEAD, node.len() + 1)
     }
 
     fn push(&mut self, end: End, b: &[u8], lim: ListLimits) {
@@ -671,11 +649,7 @@ impl List {
     pub fn iter_from(&self, start: usize) -> impl Iterator<Item = &[u8]> + '_ {
         let (a, b) = self.nodes();
         let (whole, left) = skip_nodes(a.iter().chain(b.iter()), start);
-        a.iter()
-            .chain(b.iter())
-            .skip(whole)
-            .flat_map(Pack::iter)
-            .skip(left)
+        a.iter().chain(b.iter()).skip(whole).flat_map(Pack::iter).skip(left)
     }
 
     /// The elements from index `start` back to the head, tail-wards first.
@@ -683,12 +657,7 @@ impl List {
         let skip = self.len().saturating_sub(start + 1);
         let (a, b) = self.nodes();
         let (whole, left) = skip_nodes(b.iter().rev().chain(a.iter().rev()), skip);
-        b.iter()
-            .rev()
-            .chain(a.iter().rev())
-            .skip(whole)
-            .flat_map(|n| n.iter().rev())
-            .skip(left)
+        b.iter().rev().chain(a.iter().rev()).skip(whole).flat_map(|n| n.iter().rev()).skip(left)
     }
 
     pub fn get(&self, i: usize) -> Option<&[u8]> {
@@ -729,10 +698,7 @@ impl List {
                 return;
             }
             let (sz, n) = lim.node_limit();
-            let (bytes, count) = q
-                .nodes
-                .front()
-                .map_or((LP_EMPTY, 0), |p| (p.lp_bytes(), p.len()));
+            let (bytes, count) = q.nodes.front().map_or((LP_EMPTY, 0), |p| (p.lp_bytes(), p.len()));
             if bytes <= sz / 2 && count <= n / 2 {
                 let p = q.nodes.pop_front().unwrap_or_default();
                 self.repr = Repr::Pack(p);
@@ -766,13 +732,7 @@ impl List {
 
     /// Pops up to `count` elements from `end`, giving each to `f`.
     /// Returns how many were popped.
-    pub fn pop_with(
-        &mut self,
-        end: End,
-        count: usize,
-        lim: ListLimits,
-        mut f: impl FnMut(&[u8]),
-    ) -> usize {
+    pub fn pop_with(&mut self, end: End, count: usize, lim: ListLimits, mut f: impl FnMut(&[u8])) -> usize {
         let mut done = 0;
         while done < count {
             let ok = match &mut self.repr {
@@ -904,10 +864,7 @@ impl List {
         });
         let quick_ok = match &self.repr {
             Repr::Pack(_) => true,
-            Repr::Quick(q) => {
-                q.nodes.iter().all(|n| n.len() > 0)
-                    && q.nodes.iter().map(Pack::len).sum::<usize>() == q.len
-            }
+            Repr::Quick(q) => q.nodes.iter().all(|n| n.len() > 0) && q.nodes.iter().map(Pack::len).sum::<usize>() == q.len,
         };
         nodes_ok && quick_ok && self.iter().count() == self.len()
     }
@@ -955,10 +912,7 @@ mod tests {
         assert_eq!(l.get(19), Some(&b"r9"[..]));
         assert_eq!(l.iter().rev().next(), Some(&b"r9"[..]));
         assert_eq!(l.iter_from(18).collect::<Vec<_>>(), vec![&b"r8"[..], b"r9"]);
-        assert_eq!(
-            l.iter_rev_from(1).collect::<Vec<_>>(),
-            vec![&b"l8"[..], b"l9"]
-        );
+        assert_eq!(l.iter_rev_from(1).collect::<Vec<_>>(), vec![&b"l8"[..], b"l9"]);
         assert_eq!(l.pop(End::Left, lim(-2)), Some(b"l9".to_vec()));
         assert_eq!(l.pop(End::Right, lim(-2)), Some(b"r9".to_vec()));
         assert!(l.check());
@@ -980,10 +934,7 @@ mod tests {
         let mut at = buf(&l);
         for i in 20..10_000 {
             l.push(End::Left, format!("job{i:05}").as_bytes(), lim);
-            assert_eq!(
-                l.pop(End::Right, lim),
-                Some(format!("job{:05}", i - 20).into_bytes())
-            );
+            assert_eq!(l.pop(End::Right, lim), Some(format!("job{:05}", i - 20).into_bytes()));
             if buf(&l) != at {
                 moves += 1;
                 at = buf(&l);
@@ -1000,10 +951,7 @@ mod tests {
         let mut seen = HashSet::new();
         for i in 20..10_000 {
             l.push(End::Right, format!("job{i:05}").as_bytes(), lim);
-            assert_eq!(
-                l.pop(End::Left, lim),
-                Some(format!("job{:05}", i - 20).into_bytes())
-            );
+            assert_eq!(l.pop(End::Left, lim), Some(format!("job{:05}", i - 20).into_bytes()));
             seen.insert(buf(&l));
         }
         assert!(seen.len() <= 2, "{} buffers", seen.len());

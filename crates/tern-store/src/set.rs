@@ -40,11 +40,7 @@ pub struct SetLimits {
 
 impl Default for SetLimits {
     fn default() -> Self {
-        SetLimits {
-            max_intset: 512,
-            max_entries: 128,
-            max_value: 64,
-        }
+        SetLimits { max_intset: 512, max_entries: 128, max_value: 64 }
     }
 }
 
@@ -122,10 +118,7 @@ impl<'a> Iterator for PackIter<'a> {
 
 impl Pack {
     fn iter(&self) -> PackIter<'_> {
-        PackIter {
-            buf: &self.buf,
-            pos: 0,
-        }
+        PackIter { buf: &self.buf, pos: 0 }
     }
 
     fn find(&self, m: &[u8]) -> Option<usize> {
@@ -157,9 +150,7 @@ struct Big {
 
 impl Default for Big {
     fn default() -> Self {
-        Big {
-            table: tern_table::Table::with_hasher(*crate::hash::field_hasher()),
-        }
+        Big { table: tern_table::Table::with_hasher(*crate::hash::field_hasher()) }
     }
 }
 
@@ -226,20 +217,14 @@ impl Set {
     /// An empty set for `size_hint` members of any kind (Redis's
     /// `setTypeCreate(NULL, hint)`): a listpack if they fit, else a table.
     pub fn new_sized(size_hint: usize, lim: SetLimits) -> Self {
-        let repr = if size_hint <= lim.max_entries {
-            Repr::Pack(Pack::default())
-        } else {
-            Repr::Table(Box::default())
-        };
+        let repr = if size_hint <= lim.max_entries { Repr::Pack(Pack::default()) } else { Repr::Table(Box::default()) };
         Set { repr }
     }
 
     /// The empty set a store command builds its result in (Redis starts
     /// from an intset: `createIntsetObject`).
     pub fn new() -> Self {
-        Set {
-            repr: Repr::Ints(Vec::new()),
-        }
+        Set { repr: Repr::Ints(Vec::new()) }
     }
 
     pub fn len(&self) -> usize {
@@ -301,16 +286,8 @@ impl Set {
         match &self.repr {
             Repr::Table(b) if group > 1 && members.len() > 1 => {
                 let hashes: Vec<u64> = members.iter().map(|m| member_hash(m.as_ref())).collect();
-                let mut src = Fields {
-                    table: &b.table,
-                    fields: members,
-                    hashes: &hashes,
-                };
-                let mut st = Stager::new(
-                    group.min(crate::MAX_PREFETCH_GROUP),
-                    Reach::Value,
-                    members.len(),
-                );
+                let mut src = Fields { table: &b.table, fields: members, hashes: &hashes };
+                let mut st = Stager::new(group.min(crate::MAX_PREFETCH_GROUP), Reach::Value, members.len());
                 for (i, m) in members.iter().enumerate() {
                     st.before(&mut src, i);
                     out.push(b.table.get(m.as_ref(), hashes[i]).is_some());
@@ -355,9 +332,7 @@ impl Set {
         match &mut self.repr {
             Repr::Ints(v) => {
                 if let Some(n) = as_int(m) {
-                    let Err(at) = v.binary_search(&n) else {
-                        return false;
-                    };
+                    let Err(at) = v.binary_search(&n) else { return false };
                     v.insert(at, n);
                     if v.len() > lim.intset_max() {
                         self.convert_to_table();
@@ -370,8 +345,7 @@ impl Set {
                     (Some(&lo), Some(&hi)) => digits(lo).max(digits(hi)),
                     _ => 0,
                 };
-                if v.len() < lim.max_entries && m.len() <= lim.max_value && widest <= lim.max_value
-                {
+                if v.len() < lim.max_entries && m.len() <= lim.max_value && widest <= lim.max_value {
                     self.convert_to_pack();
                 } else {
                     self.convert_to_table();
@@ -442,10 +416,7 @@ impl Set {
             return None;
         }
         match &self.repr {
-            Repr::Table(b) => b
-                .table
-                .random(&mut || rng.gen::<u64>())
-                .map(|e| Member::Bytes(e.key())),
+            Repr::Table(b) => b.table.random(&mut || rng.gen::<u64>()).map(|e| Member::Bytes(e.key())),
             _ => self.nth_compact(rng.gen_range(0..n)),
         }
     }
@@ -524,11 +495,7 @@ mod tests {
     use std::collections::BTreeSet;
 
     fn lim(i: usize, e: usize, v: usize) -> SetLimits {
-        SetLimits {
-            max_intset: i,
-            max_entries: e,
-            max_value: v,
-        }
+        SetLimits { max_intset: i, max_entries: e, max_value: v }
     }
 
     fn members(s: &Set) -> Vec<Vec<u8>> {
@@ -544,10 +511,7 @@ mod tests {
             s.add(itoa::Buffer::new().format(n).as_bytes(), l);
         }
         // Sorted while an intset.
-        assert_eq!(
-            members(&s),
-            [b"-2".to_vec(), b"1".to_vec(), b"3".to_vec(), b"5".to_vec()]
-        );
+        assert_eq!(members(&s), [b"-2".to_vec(), b"1".to_vec(), b"3".to_vec(), b"5".to_vec()]);
         // A fifth integer passes the intset limit: straight to a table.
         s.add(b"9", l);
         assert_eq!((s.encoding(), s.len()), ("hashtable", 5));

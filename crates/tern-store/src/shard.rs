@@ -35,8 +35,8 @@ use hashbrown::DefaultHashBuilder;
 use hashbrown::HashTable;
 
 use crate::effect::{Effect, Effects, Record, Ttl};
-use crate::entry::{self, is_expired, Entry, EntryExt, Lfu, Meta, NewValue};
 use crate::fifo::{Fifo, FifoKind};
+use crate::entry::{self, is_expired, Entry, EntryExt, Lfu, Meta, NewValue};
 use crate::stage::{ItemHint, ITEM_PREFETCH_SPAN};
 use crate::value::Value;
 
@@ -143,6 +143,7 @@ impl Edit {
 /// length of the on-stack arrays a group's stages fill.
 pub const MAX_PREFETCH_GROUP: usize = 128;
 
+
 #[derive(Debug, Default)]
 pub struct Shard {
     table: Table,
@@ -190,31 +191,18 @@ pub struct Shard {
 
 impl Shard {
     pub fn new() -> Self {
-        Shard {
-            first_in_db: true,
-            ..Self::default()
-        }
+        Shard { first_in_db: true, ..Self::default() }
     }
 
     /// A shard whose table re-hashes keys with `hasher` when it resizes: it
     /// must be the keyspace's, which computed the hashes the shard is given.
     pub fn with_hasher(hasher: DefaultHashBuilder) -> Self {
-        Shard {
-            table: Table::with_hasher(hasher),
-            first_in_db: true,
-            ..Self::default()
-        }
+        Shard { table: Table::with_hasher(hasher), first_in_db: true, ..Self::default() }
     }
 
     /// Places the shard in database `db`, first of its shards or not, and
     /// shares the keyspace's "effects are read" flag.
-    pub(crate) fn place(
-        &mut self,
-        db: u32,
-        first_in_db: bool,
-        recording: Arc<AtomicBool>,
-        seq: Arc<AtomicU64>,
-    ) {
+    pub(crate) fn place(&mut self, db: u32, first_in_db: bool, recording: Arc<AtomicBool>, seq: Arc<AtomicU64>) {
         self.db = db;
         self.first_in_db = first_in_db;
         self.recording = recording;
@@ -258,11 +246,7 @@ impl Shard {
     /// and readers can merge the workers' buffers by number.
     fn stage(&mut self, effect: Effect) {
         let seq = self.seq.fetch_add(1, Ordering::Relaxed);
-        self.staged.push(Record {
-            db: self.db,
-            seq,
-            effect,
-        });
+        self.staged.push(Record { db: self.db, seq, effect });
     }
 
     /// A whole-database effect (FLUSHDB, SWAPDB), staged once per database
@@ -344,9 +328,7 @@ impl Shard {
     /// form) is let go.
     fn fifo_stored(&mut self, key: &[u8], hash: u64, old: Option<&Entry>, now: u64) {
         let lfu = self.lfu.load(Ordering::Relaxed);
-        let Some(e) = self.table.get_mut(key, hash) else {
-            return;
-        };
+        let Some(e) = self.table.get_mut(key, hash) else { return };
         let wants = self.fifo.wants(e.expire().is_some());
         match old {
             Some(o) if o.fifo_tracked() && wants => {
@@ -405,10 +387,7 @@ impl Shard {
     /// Bytes of the table's own structure (bucket arrays; MEMORY STATS'
     /// `overhead.hashtable.main`) and of an array being resized away from.
     pub fn table_overhead(&self) -> (usize, usize) {
-        (
-            self.table.mem_bytes() - self.table.item_bytes(),
-            self.table.rehashing_bytes(),
-        )
+        (self.table.mem_bytes() - self.table.item_bytes(), self.table.rehashing_bytes())
     }
 
     /// Bytes of the TTL indexes (MEMORY STATS' `overhead.hashtable.expires`).
@@ -436,10 +415,7 @@ impl Shard {
             return false;
         }
         let (expired, fields_due) = match self.table.get(key, hash) {
-            Some(e) => (
-                is_expired(e, now),
-                e.next_field_deadline().is_some_and(|d| d <= now),
-            ),
+            Some(e) => (is_expired(e, now), e.next_field_deadline().is_some_and(|d| d <= now)),
             None => (false, false),
         };
         // A hash's due fields go on any access, so every command sees it as
@@ -480,13 +456,7 @@ impl Shard {
         // (the evicted keys') a minority, so draws keep finding keys.
         if e.expire().is_some() && self.ttl_heap.len() > 2 * self.volatile + 64 {
             let (table, hasher) = (&self.table, self.table.hasher());
-            self.ttl_heap.retain(|&Reverse((w, h))| {
-                table
-                    .find_by(h, |e| {
-                        e.expire() == Some(w) && hasher.hash_one(e.key()) == h
-                    })
-                    .is_some()
-            });
+            self.ttl_heap.retain(|&Reverse((w, h))| table.find_by(h, |e| e.expire() == Some(w) && hasher.hash_one(e.key()) == h).is_some());
         }
         self.wrote(key, hash, || Effect::Del { key: key.into() });
         Some((e, before.saturating_sub(self.mem())))
@@ -496,19 +466,11 @@ impl Shard {
     /// from the whole table, or with `volatile` from the keys with a TTL
     /// (drawn from the TTL index, whose stale pairs are skipped). Expired
     /// entries are included: evicting one only frees memory sooner.
-    pub fn sample(
-        &self,
-        n: usize,
-        volatile: bool,
-        rng: &mut impl rand::Rng,
-        mut f: impl FnMut(&Entry, u64),
-    ) {
+    pub fn sample(&self, n: usize, volatile: bool, rng: &mut impl rand::Rng, mut f: impl FnMut(&Entry, u64)) {
         let hasher = self.table.hasher();
         if !volatile {
             for _ in 0..n {
-                let Some(e) = self.table.random(&mut || rng.gen::<u64>()) else {
-                    return;
-                };
+                let Some(e) = self.table.random(&mut || rng.gen::<u64>()) else { return };
                 f(e, hasher.hash_one(e.key()));
             }
             return;
@@ -519,11 +481,7 @@ impl Shard {
         }
         let live = |i: usize| {
             let Reverse((when, hash)) = heap[i % heap.len()];
-            self.table
-                .find_by(hash, |e| {
-                    e.expire() == Some(when) && hasher.hash_one(e.key()) == hash
-                })
-                .map(|e| (e, hash))
+            self.table.find_by(hash, |e| e.expire() == Some(when) && hasher.hash_one(e.key()) == hash).map(|e| (e, hash))
         };
         let mut found = 0;
         for _ in 0..2 * n {
@@ -583,9 +541,7 @@ impl Shard {
     /// changes, nothing expires.
     #[inline]
     pub(crate) fn prefetch_value(&self, key: &[u8], hash: u64) {
-        let Some(e) = self.table.get(key, hash) else {
-            return;
-        };
+        let Some(e) = self.table.get(key, hash) else { return };
         let p: *const u8 = match e.boxed() {
             None => {
                 let start = (e as *const Entry).cast::<u8>();
@@ -663,22 +619,11 @@ impl Shard {
         f: impl FnOnce(&mut Entry, &mut Edit) -> R,
     ) -> Option<R> {
         self.expire_if_needed(key, hash, now);
-        let mut edit = Edit {
-            recording: self.is_recording(),
-            changed: false,
-            whole: false,
-            effects: Vec::new(),
-        };
+        let mut edit = Edit { recording: self.is_recording(), changed: false, whole: false, effects: Vec::new() };
         let mut acc = acc;
         if let Some(v) = create {
             if self.table.get(key, hash).is_none() {
-                let item = entry::build(
-                    key,
-                    NewValue::Value(v),
-                    None,
-                    now,
-                    self.lfu.load(Ordering::Relaxed),
-                );
+                let item = entry::build(key, NewValue::Value(v), None, now, self.lfu.load(Ordering::Relaxed));
                 self.value_mem += item.value_heap();
                 self.table.upsert(hash, item);
                 if self.fifo_sync(now) {
@@ -708,11 +653,7 @@ impl Shard {
             match whole {
                 // A whole value left empty is gone: its record is the removal.
                 Some(_) if emptied => self.stage(Effect::Del { key: key.into() }),
-                Some(value) => self.stage(Effect::Put {
-                    key: key.into(),
-                    value,
-                    ttl: Ttl::Keep,
-                }),
+                Some(value) => self.stage(Effect::Put { key: key.into(), value, ttl: Ttl::Keep }),
                 None => {}
             }
         }
@@ -733,26 +674,14 @@ impl Shard {
         expire: Option<u64>,
         now: u64,
     ) -> Option<Box<Entry>> {
-        let item = entry::build(
-            key,
-            value.into(),
-            expire,
-            now,
-            self.lfu.load(Ordering::Relaxed),
-        );
+        let item = entry::build(key, value.into(), expire, now, self.lfu.load(Ordering::Relaxed));
         self.store(key, hash, item, Ttl::At(expire), now, true)
     }
 
     /// Gives a live key another value, keeping its TTL and access clock
     /// (APPEND, INCR of a non-integer, a memcached append). Returns the old
     /// entry, or None (and stores nothing) if the key is absent.
-    pub fn replace_value<'a>(
-        &mut self,
-        key: &[u8],
-        hash: u64,
-        value: impl Into<NewValue<'a>>,
-        now: u64,
-    ) -> Option<Box<Entry>> {
+    pub fn replace_value<'a>(&mut self, key: &[u8], hash: u64, value: impl Into<NewValue<'a>>, now: u64) -> Option<Box<Entry>> {
         let item = entry::rebuild(self.get(key, hash, now)?, value.into());
         self.store(key, hash, item, Ttl::Keep, now, true)
     }
@@ -762,13 +691,7 @@ impl Shard {
     /// keeping its TTL and access clock. Recorded like any write, so that a
     /// replay has the same CAS, but no WATCHer or blocked client is told:
     /// nothing they can read changed. None (nothing stored) if absent.
-    pub fn restamp<'a>(
-        &mut self,
-        key: &[u8],
-        hash: u64,
-        value: impl Into<NewValue<'a>>,
-        now: u64,
-    ) -> Option<Box<Entry>> {
+    pub fn restamp<'a>(&mut self, key: &[u8], hash: u64, value: impl Into<NewValue<'a>>, now: u64) -> Option<Box<Entry>> {
         let item = entry::rebuild(self.get(key, hash, now)?, value.into());
         self.store(key, hash, item, Ttl::Keep, now, false)
     }
@@ -777,20 +700,8 @@ impl Shard {
     /// key; keeps the counts and makes the write known (its record: the
     /// whole value, with `ttl`; those interested are told if `tell`).
     /// Returns the old entry if it was live.
-    fn store(
-        &mut self,
-        key: &[u8],
-        hash: u64,
-        item: Box<Entry>,
-        ttl: Ttl,
-        now: u64,
-        tell: bool,
-    ) -> Option<Box<Entry>> {
-        let effect = || Effect::Put {
-            key: key.into(),
-            value: item.to_value(),
-            ttl,
-        };
+    fn store(&mut self, key: &[u8], hash: u64, item: Box<Entry>, ttl: Ttl, now: u64, tell: bool) -> Option<Box<Entry>> {
+        let effect = || Effect::Put { key: key.into(), value: item.to_value(), ttl };
         if tell {
             self.wrote(key, hash, effect);
         } else {
@@ -832,19 +743,9 @@ impl Shard {
     /// Stores a whole entry taken from elsewhere (RENAME, MOVE, SWAPDB),
     /// keeping its TTL, access time and counter. Returns the old entry if
     /// there was a live one.
-    pub fn insert_entry(
-        &mut self,
-        key: &[u8],
-        hash: u64,
-        entry: Box<Entry>,
-        now: u64,
-    ) -> Option<Box<Entry>> {
+    pub fn insert_entry(&mut self, key: &[u8], hash: u64, entry: Box<Entry>, now: u64) -> Option<Box<Entry>> {
         // Same name (MOVE, SWAPDB-like moves): the allocation moves as is.
-        let item = if entry.key() == key {
-            entry
-        } else {
-            entry.with_key(key)
-        };
+        let item = if entry.key() == key { entry } else { entry.with_key(key) };
         let ttl = Ttl::At(item.expire());
         self.store(key, hash, item, ttl, now, true)
     }
@@ -863,9 +764,7 @@ impl Shard {
     /// key does not exist (expired or not). A deadline in the past is kept
     /// as is: the key becomes invisible at once.
     pub fn set_expire(&mut self, key: &[u8], hash: u64, when: Option<u64>) -> bool {
-        let Some(previous) = self.table.swap_expire(key, hash, when) else {
-            return false;
-        };
+        let Some(previous) = self.table.swap_expire(key, hash, when) else { return false };
         if previous.is_some() {
             self.volatile -= 1;
         }
@@ -885,10 +784,7 @@ impl Shard {
         if let Some(w) = when {
             self.deadline_added(w, hash);
         }
-        self.wrote(key, hash, || Effect::Expire {
-            key: key.into(),
-            at: when,
-        });
+        self.wrote(key, hash, || Effect::Expire { key: key.into(), at: when });
         true
     }
 
@@ -903,10 +799,7 @@ impl Shard {
                     self.field_heap = self
                         .table
                         .iter()
-                        .filter_map(|e| {
-                            e.next_field_deadline()
-                                .map(|d| Reverse((d, h.hash_one(e.key()))))
-                        })
+                        .filter_map(|e| e.next_field_deadline().map(|d| Reverse((d, h.hash_one(e.key())))))
                         .collect();
                 }
             }
@@ -923,9 +816,7 @@ impl Shard {
     /// fields removed.
     pub fn expire_hash_fields(&mut self, key: &[u8], hash: u64, now: u64) -> usize {
         let recording = self.is_recording();
-        let Some(e) = self.table.get_mut(key, hash) else {
-            return 0;
-        };
+        let Some(e) = self.table.get_mut(key, hash) else { return 0 };
         let Some(h) = e.hash_mut() else { return 0 };
         if h.next_deadline().is_none_or(|d| d > now) {
             return 0;
@@ -944,20 +835,13 @@ impl Shard {
             self.remove_entry(key, hash);
             self.expired += 1;
         }
-        self.wrote(key, hash, || Effect::HDel {
-            key: key.into(),
-            fields,
-        });
+        self.wrote(key, hash, || Effect::HDel { key: key.into(), fields });
         n
     }
 
     fn rebuild_ttl_heap(&mut self) {
         let h = self.table.hasher();
-        self.ttl_heap = self
-            .table
-            .iter()
-            .filter_map(|e| e.expire().map(|w| Reverse((w, h.hash_one(e.key())))))
-            .collect();
+        self.ttl_heap = self.table.iter().filter_map(|e| e.expire().map(|w| Reverse((w, h.hash_one(e.key()))))).collect();
     }
 
     /// Active expiry: removes up to `budget` keys whose deadline has passed,
@@ -974,28 +858,20 @@ impl Shard {
         let hasher = *self.table.hasher();
         let has = move |e: &Entry, hash: u64| hasher.hash_one(e.key()) == hash;
         while steps < budget {
-            let Some(&Reverse((when, hash))) = self.ttl_heap.peek() else {
-                break;
-            };
+            let Some(&Reverse((when, hash))) = self.ttl_heap.peek() else { break };
             if when > now {
                 break;
             }
             self.ttl_heap.pop();
             steps += 1;
             // Several keys may share the hash; collect the expired ones.
-            while let Some(key) = self
-                .table
-                .find_by(hash, |e| is_expired(e, now) && has(e, hash))
-                .map(|e| e.key().to_vec())
-            {
+            while let Some(key) = self.table.find_by(hash, |e| is_expired(e, now) && has(e, hash)).map(|e| e.key().to_vec()) {
                 self.expire_key(&key, hash);
                 removed += 1;
             }
         }
         while steps < budget {
-            let Some(&Reverse((when, hash))) = self.field_heap.peek() else {
-                break;
-            };
+            let Some(&Reverse((when, hash))) = self.field_heap.peek() else { break };
             if when > now {
                 break;
             }
@@ -1011,10 +887,7 @@ impl Shard {
                 let before = self.len();
                 self.expire_hash_fields(&key, hash, now);
                 removed += before - self.len();
-                let next = self
-                    .table
-                    .get(&key, hash)
-                    .and_then(|e| e.next_field_deadline());
+                let next = self.table.get(&key, hash).and_then(|e| e.next_field_deadline());
                 if let Some(d) = next {
                     self.field_heap.push(Reverse((d, hash)));
                 }
@@ -1027,9 +900,7 @@ impl Shard {
     /// where the returned data is dropped.
     pub fn take_data(&mut self) -> Detached {
         let fresh = Table::with_hasher(*self.table.hasher());
-        let d = Detached {
-            table: std::mem::replace(&mut self.table, fresh),
-        };
+        let d = Detached { table: std::mem::replace(&mut self.table, fresh) };
         // The heap is one flat allocation: freeing it inline costs nothing.
         self.ttl_heap = BinaryHeap::new();
         self.field_heap = BinaryHeap::new();
@@ -1085,8 +956,7 @@ impl Shard {
     /// Redis's `touchAllWatchedKeysInDb`.
     fn signal_live(&self, other: Option<&Shard>, now: u64) {
         for w in self.interest.iter() {
-            let live = self.peek(&w.key, w.hash, now).is_some()
-                || other.is_some_and(|o| o.peek(&w.key, w.hash, now).is_some());
+            let live = self.peek(&w.key, w.hash, now).is_some() || other.is_some_and(|o| o.peek(&w.key, w.hash, now).is_some());
             if live {
                 for f in &w.flags {
                     f.set();
@@ -1155,14 +1025,7 @@ impl Shard {
 
     fn interest_mut(&mut self, key: &[u8], hash: u64) -> &mut Interest {
         let entry = self.interest.entry(hash, |w| *w.key == *key, |w| w.hash);
-        entry
-            .or_insert_with(|| Interest {
-                hash,
-                key: key.into(),
-                flags: Vec::new(),
-                waiters: Default::default(),
-            })
-            .into_mut()
+        entry.or_insert_with(|| Interest { hash, key: key.into(), flags: Vec::new(), waiters: Default::default() }).into_mut()
     }
 
     /// Drops `key`'s registration once no one is interested any more.
@@ -1207,8 +1070,7 @@ impl Shard {
                 pass_on = i == 0 && !w.waiters.is_empty();
             }
         }
-        if pass_on && self.peek(key, hash, now).is_some() && !self.ready.iter().any(|k| **k == *key)
-        {
+        if pass_on && self.peek(key, hash, now).is_some() && !self.ready.iter().any(|k| **k == *key) {
             self.ready.push(key.into());
         }
         self.interest_done(key, hash);
@@ -1232,11 +1094,7 @@ impl Shard {
         }
         for key in std::mem::take(&mut self.ready) {
             let hash = self.hash_key(&key);
-            if let Some(w) = self
-                .interest
-                .find(hash, |w| *w.key == *key)
-                .and_then(|w| w.waiters.front())
-            {
+            if let Some(w) = self.interest.find(hash, |w| *w.key == *key).and_then(|w| w.waiters.front()) {
                 if !out.contains(w) {
                     out.push(*w);
                 }
@@ -1248,9 +1106,7 @@ impl Shard {
     /// are set, and a key clients block on is queued once as ready.
     #[cold]
     fn notify(&mut self, key: &[u8], hash: u64) {
-        let Some(w) = self.interest.find(hash, |w| *w.key == *key) else {
-            return;
-        };
+        let Some(w) = self.interest.find(hash, |w| *w.key == *key) else { return };
         for f in &w.flags {
             f.set();
         }
@@ -1339,16 +1195,7 @@ mod tests {
     fn writes_wake_the_first_waiter_once_and_leaving_passes_it_on() {
         let mut sh = Shard::new();
         let hq = sh.hash_key(b"q");
-        let (a, b) = (
-            Waiter {
-                client: 1,
-                worker: 0,
-            },
-            Waiter {
-                client: 2,
-                worker: 1,
-            },
-        );
+        let (a, b) = (Waiter { client: 1, worker: 0 }, Waiter { client: 2, worker: 1 });
         sh.block(b"q", hq, a);
         sh.block(b"q", hq, b);
         let mut out = Vec::new();
@@ -1390,32 +1237,19 @@ mod tests {
         assert!(fx.is_empty());
         sh.record_effects(true);
         let lim = crate::HashLimits::default();
-        sh.modify_or_create(
-            b"h",
-            hh,
-            0,
-            Access::NoTouch,
-            Some(Value::Hash(crate::Hash::default())),
-            |e, edit| {
-                let h = e.hash_mut().unwrap();
-                h.set(b"f", b"1", lim);
-                h.set(b"g", b"2", lim);
-                h.set_field_expire(b"f", 50);
-                edit.emit(|| Effect::HSet {
-                    key: (*b"h").into(),
-                    pairs: vec![],
-                    keep_ttl: false,
-                });
-            },
-        );
+        sh.modify_or_create(b"h", hh, 0, Access::NoTouch, Some(Value::Hash(crate::Hash::default())), |e, edit| {
+            let h = e.hash_mut().unwrap();
+            h.set(b"f", b"1", lim);
+            h.set(b"g", b"2", lim);
+            h.set_field_expire(b"f", 50);
+            edit.emit(|| Effect::HSet { key: (*b"h").into(), pairs: vec![], keep_ttl: false });
+        });
         assert_eq!(sh.expire_cycle(60, 10), 0);
         sh.remove(b"a", ha, 60);
         sh.drain_effects(&fx);
         let recs: Vec<Effect> = fx.take().into_iter().map(|r| r.effect).collect();
         assert_eq!(recs.len(), 3);
-        assert!(
-            matches!(&recs[1], Effect::HDel { fields, .. } if fields.len() == 1 && *fields[0] == *b"f")
-        );
+        assert!(matches!(&recs[1], Effect::HDel { fields, .. } if fields.len() == 1 && *fields[0] == *b"f"));
         assert!(matches!(&recs[2], Effect::Del { key } if **key == *b"a"));
         assert_eq!(sh.expired_fields, 1);
     }
@@ -1433,13 +1267,7 @@ mod tests {
         let fx = Effects::new();
         sh.drain_effects(&fx);
         let recs = fx.take();
-        assert!(matches!(
-            &recs[..],
-            [Record {
-                effect: Effect::Put { ttl: Ttl::Keep, .. },
-                ..
-            }]
-        ));
+        assert!(matches!(&recs[..], [Record { effect: Effect::Put { ttl: Ttl::Keep, .. }, .. }]));
         assert_eq!(sh.get(b"k", 1, 0).unwrap().expire(), Some(500));
         assert!(sh.restamp(b"absent", 2, NewValue::Int(1), 0).is_none());
     }
@@ -1466,12 +1294,7 @@ mod tests {
     fn signal_live_skips_absent_and_expired_keys() {
         let mut a = Shard::new();
         let mut b = Shard::new();
-        let (fa, fb, fc, fd) = (
-            WatchFlag::new(),
-            WatchFlag::new(),
-            WatchFlag::new(),
-            WatchFlag::new(),
-        );
+        let (fa, fb, fc, fd) = (WatchFlag::new(), WatchFlag::new(), WatchFlag::new(), WatchFlag::new());
         a.set(b"here", 1, s("v"), None, 0);
         b.set(b"there", 2, s("v"), None, 0);
         a.set(b"stale", 4, s("v"), Some(10), 0);
@@ -1533,10 +1356,7 @@ mod tests {
     fn assert_accounted(sh: &Shard) {
         let held: usize = sh.table.iter().map(|e| e.value_heap()).sum();
         assert_eq!(sh.value_mem, held);
-        assert_eq!(
-            sh.mem(),
-            sh.table.mem_bytes() + held + sh.expires_overhead()
-        );
+        assert_eq!(sh.mem(), sh.table.mem_bytes() + held + sh.expires_overhead());
     }
 
     #[test]
@@ -1557,9 +1377,7 @@ mod tests {
         assert!(sh.value_mem > 300 * 100);
         // Popping everything removes the key and its bytes.
         sh.modify(b"l", h, 0, Access::NoTouch, |e, ed| {
-            e.list_mut()
-                .unwrap()
-                .pop_with(crate::End::Right, 300, lim, |_| {});
+            e.list_mut().unwrap().pop_with(crate::End::Right, 300, lim, |_| {});
             ed.changed();
         });
         assert!(sh.get(b"l", h, 0).is_none());
@@ -1570,26 +1388,17 @@ mod tests {
     fn values_in_the_item_and_boxed_are_accounted_through_replacements() {
         let mut sh = Shard::new();
         let h = sh.hash_key(b"k");
-        assert!(sh
-            .set(b"k", h, NewValue::Bytes(&[7; 100]), Some(50_000), 0)
-            .is_none());
+        assert!(sh.set(b"k", h, NewValue::Bytes(&[7; 100]), Some(50_000), 0).is_none());
         assert_eq!(sh.value_mem, 0);
-        let old = sh
-            .replace_value(b"k", h, Value::Str(StrValue::Raw(vec![1; 300])), 10)
-            .unwrap();
+        let old = sh.replace_value(b"k", h, Value::Str(StrValue::Raw(vec![1; 300])), 10).unwrap();
         assert_eq!(old.str().unwrap().bytes(), Some(&[7u8; 100][..]));
         assert!(sh.value_mem > 300);
         assert_accounted(&sh);
         let e = sh.get(b"k", h, 10).unwrap();
-        assert_eq!(
-            (e.expire(), e.str().unwrap().len(), e.value().encoding()),
-            (Some(50_000), 300, "raw")
-        );
+        assert_eq!((e.expire(), e.str().unwrap().len(), e.value().encoding()), (Some(50_000), 300, "raw"));
         // In-place growth of the boxed buffer, measured by the shard.
         sh.modify(b"k", h, 10, Access::NoTouch, |e, ed| {
-            let Some(Value::Str(sv)) = e.boxed_value_mut() else {
-                panic!("boxed")
-            };
+            let Some(Value::Str(sv)) = e.boxed_value_mut() else { panic!("boxed") };
             sv.make_raw().extend_from_slice(&[2; 1000]);
             ed.changed();
         })
@@ -1600,17 +1409,11 @@ mod tests {
         assert_accounted(&sh);
         assert_eq!(sh.value_mem, 0);
         assert_eq!(sh.volatile_count(), 1);
-        assert!(sh
-            .modify(b"k", h, 10, Access::NoTouch, |e, _| e.set_int(6))
-            .unwrap());
+        assert!(sh.modify(b"k", h, 10, Access::NoTouch, |e, _| e.set_int(6)).unwrap());
         assert_eq!(sh.get(b"k", h, 10).unwrap().str().unwrap().int(), Some(6));
         // Absent and expired keys are not given a value.
-        assert!(sh
-            .replace_value(b"zz", sh.hash_key(b"zz"), NewValue::Int(1), 10)
-            .is_none());
-        assert!(sh
-            .replace_value(b"k", h, NewValue::Int(1), 60_000)
-            .is_none());
+        assert!(sh.replace_value(b"zz", sh.hash_key(b"zz"), NewValue::Int(1), 10).is_none());
+        assert!(sh.replace_value(b"k", h, NewValue::Int(1), 60_000).is_none());
         assert!(sh.is_empty());
         assert_eq!((sh.volatile_count(), sh.expired), (0, 1));
         // Overwriting an expired key counts it expired and returns nothing.

@@ -29,11 +29,7 @@ const fn build_tables() -> [[u16; 256]; 8] {
         let mut crc = (i as u16) << 8;
         let mut bit = 0;
         while bit < 8 {
-            crc = if crc & 0x8000 != 0 {
-                (crc << 1) ^ 0x1021
-            } else {
-                crc << 1
-            };
+            crc = if crc & 0x8000 != 0 { (crc << 1) ^ 0x1021 } else { crc << 1 };
             bit += 1;
         }
         t[0][i] = crc;
@@ -157,11 +153,7 @@ mod tests {
         for &b in bytes {
             crc ^= (b as u16) << 8;
             for _ in 0..8 {
-                crc = if crc & 0x8000 != 0 {
-                    (crc << 1) ^ 0x1021
-                } else {
-                    crc << 1
-                };
+                crc = if crc & 0x8000 != 0 { (crc << 1) ^ 0x1021 } else { crc << 1 };
             }
         }
         crc
@@ -175,9 +167,7 @@ mod tests {
 
     #[test]
     fn sliced_crc16_matches_bitwise_at_every_length() {
-        let bytes: Vec<u8> = (0..300u32)
-            .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
-            .collect();
+        let bytes: Vec<u8> = (0..300u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
         for n in 0..bytes.len() {
             assert_eq!(crc16(&bytes[..n]), crc16_bitwise(&bytes[..n]), "length {n}");
         }
@@ -208,11 +198,7 @@ mod tests {
                 key[at] = b'{';
                 key[len - 1] = b'}';
                 let tag = &key[at + 1..len - 1];
-                let want = if tag.is_empty() {
-                    crc16_bitwise(&key)
-                } else {
-                    crc16_bitwise(tag)
-                } & 0x3fff;
+                let want = if tag.is_empty() { crc16_bitwise(&key) } else { crc16_bitwise(tag) } & 0x3fff;
                 assert_eq!(key_slot(&key), want, "length {len}, brace at {at}");
             }
         }
@@ -567,12 +553,7 @@ mod tests {
     #[test]
     fn slots_match_redis_cluster_keyslot() {
         for &(key, slot) in REDIS_KEYSLOT {
-            assert_eq!(
-                key_slot(key),
-                slot,
-                "key {:?}",
-                key.escape_ascii().to_string()
-            );
+            assert_eq!(key_slot(key), slot, "key {:?}", key.escape_ascii().to_string());
         }
         // Long keys, same source.
         assert_eq!(key_slot(&[b'x'; 1000]), 3195);

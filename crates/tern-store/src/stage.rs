@@ -11,9 +11,7 @@
 //! expires anything, so what the lookups then return, and in which order,
 //! is what running them one by one returns.
 
-pub use tern_table::stage::{
-    items_and_values, ItemHint, Lookups, Reach, Stager, ITEM_PREFETCH_SPAN,
-};
+pub use tern_table::stage::{items_and_values, ItemHint, Lookups, Reach, Stager, ITEM_PREFETCH_SPAN};
 
 use crate::{Loc, LockSet};
 
@@ -43,9 +41,7 @@ impl<'k, K: Fn(usize) -> &'k [u8]> Lookups for Locked<'_, '_, K> {
     #[inline]
     fn value(&mut self, i: usize) {
         let l = self.locs[i];
-        self.locks
-            .shard(l.gid)
-            .prefetch_value((self.key)(i), l.hash);
+        self.locks.shard(l.gid).prefetch_value((self.key)(i), l.hash);
     }
 }
 

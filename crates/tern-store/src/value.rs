@@ -73,9 +73,7 @@ impl McStr {
     pub const HEADER: usize = 13;
 
     pub fn new(data: &[u8], flags: u32, cas: u64, state: u8) -> Self {
-        McStr {
-            buf: McBuf::Own(Self::build(data, flags, cas, state)),
-        }
+        McStr { buf: McBuf::Own(Self::build(data, flags, cas, state)) }
     }
 
     /// [`Self::new`], with the buffer shared with replies when the data is
@@ -83,13 +81,9 @@ impl McStr {
     pub fn new_sharing(data: &[u8], flags: u32, cas: u64, state: u8, share_min: usize) -> Self {
         let buf = Self::build(data, flags, cas, state);
         if share_min > 0 && data.len() >= share_min {
-            McStr {
-                buf: McBuf::Shared(Arc::new(buf)),
-            }
+            McStr { buf: McBuf::Shared(Arc::new(buf)) }
         } else {
-            McStr {
-                buf: McBuf::Own(buf),
-            }
+            McStr { buf: McBuf::Own(buf) }
         }
     }
 
@@ -190,8 +184,7 @@ impl McStr {
         self.bytes_mut().extend_from_slice(b);
     }
     pub fn prepend(&mut self, b: &[u8]) {
-        self.bytes_mut()
-            .splice(Self::HEADER..Self::HEADER, b.iter().copied());
+        self.bytes_mut().splice(Self::HEADER..Self::HEADER, b.iter().copied());
     }
     pub fn set_data(&mut self, b: &[u8]) {
         let buf = self.bytes_mut();
@@ -394,18 +387,9 @@ mod mc_tests {
         let mut t = StrValue::from_slice_sharing(&big, 64);
         let ptr = t.shared().unwrap().as_ptr();
         assert_eq!(t.make_raw().as_ptr(), ptr);
-        assert!(matches!(
-            StrValue::from_slice_sharing(&big, 0),
-            StrValue::Emb(_)
-        ));
-        assert!(matches!(
-            StrValue::from_slice_sharing(&big, 101),
-            StrValue::Emb(_)
-        ));
-        assert!(matches!(
-            StrValue::from_slice_sharing(&big[..40], 1),
-            StrValue::Emb(_)
-        ));
+        assert!(matches!(StrValue::from_slice_sharing(&big, 0), StrValue::Emb(_)));
+        assert!(matches!(StrValue::from_slice_sharing(&big, 101), StrValue::Emb(_)));
+        assert!(matches!(StrValue::from_slice_sharing(&big[..40], 1), StrValue::Emb(_)));
     }
 
     #[test]
@@ -414,25 +398,16 @@ mod mc_tests {
         let held = m.shared().cloned().unwrap();
         m.set_state(0);
         m.set_cas(77);
-        assert!(
-            Arc::ptr_eq(&held, m.shared().unwrap()),
-            "unchanged header: no copy"
-        );
+        assert!(Arc::ptr_eq(&held, m.shared().unwrap()), "unchanged header: no copy");
         m.set_state(mc_state::FETCHED);
         assert!(!Arc::ptr_eq(&held, m.shared().unwrap()));
         assert_eq!((held[12], &held[McStr::HEADER..]), (0, &[5u8; 64][..]));
         m.append(b"!");
-        assert_eq!(
-            (m.len(), m.flags(), m.cas(), m.state()),
-            (65, 9, 77, mc_state::FETCHED)
-        );
+        assert_eq!((m.len(), m.flags(), m.cas(), m.state()), (65, 9, 77, mc_state::FETCHED));
         drop(held);
         let before = m.shared().unwrap().as_ptr();
         m.set_data(b"x");
-        assert_eq!(
-            (m.shared().unwrap().as_ptr(), m.data()),
-            (before, &b"x"[..])
-        );
+        assert_eq!((m.shared().unwrap().as_ptr(), m.data()), (before, &b"x"[..]));
         assert!(McStr::new_sharing(&[1; 63], 0, 0, 0, 64).shared().is_none());
         assert!(McStr::new_sharing(&[1; 63], 0, 0, 0, 0).shared().is_none());
     }
@@ -440,24 +415,15 @@ mod mc_tests {
     #[test]
     fn mc_item_header_and_data() {
         let mut m = McStr::new(b"mid", 0xdead_beef, u64::MAX - 1, mc_state::STALE);
-        assert_eq!(
-            (m.flags(), m.cas(), m.state(), m.data()),
-            (0xdead_beef, u64::MAX - 1, mc_state::STALE, &b"mid"[..])
-        );
+        assert_eq!((m.flags(), m.cas(), m.state(), m.data()), (0xdead_beef, u64::MAX - 1, mc_state::STALE, &b"mid"[..]));
         m.append(b">>");
         m.prepend(b"<<");
         m.set_cas(7);
         m.set_state(mc_state::FETCHED);
-        assert_eq!(
-            (m.flags(), m.cas(), m.state(), m.data(), m.len()),
-            (0xdead_beef, 7, mc_state::FETCHED, &b"<<mid>>"[..], 7)
-        );
+        assert_eq!((m.flags(), m.cas(), m.state(), m.data(), m.len()), (0xdead_beef, 7, mc_state::FETCHED, &b"<<mid>>"[..], 7));
         m.set_data(b"");
         assert!(m.is_empty());
         let s = StrValue::Mc(m);
-        assert_eq!(
-            (s.len(), s.encoding(), s.to_vec()),
-            (0, "embstr", Vec::new())
-        );
+        assert_eq!((s.len(), s.encoding(), s.to_vec()), (0, "embstr", Vec::new()));
     }
 }

@@ -41,29 +41,11 @@ fn random_keys_match_redis_cluster_keyslot() {
     };
     let dir = std::env::temp_dir().join(format!("tern-keyslot-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let _server = Server(
         Command::new(bin)
-            .args([
-                "--port",
-                &port.to_string(),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-            ])
-            .args([
-                "--cluster-enabled",
-                "yes",
-                "--cluster-config-file",
-                "nodes.conf",
-            ])
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .args(["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"])
             .arg("--dir")
             .arg(&dir)
             .stdout(Stdio::null())
@@ -81,8 +63,7 @@ fn random_keys_match_redis_cluster_keyslot() {
             Err(e) => panic!("reference server did not start: {e}"),
         }
     };
-    conn.set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
+    conn.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
 
     let mut rng = rand::rngs::StdRng::seed_from_u64(16384);
     let keys: Vec<Vec<u8>> = (0..5000)
@@ -90,9 +71,7 @@ fn random_keys_match_redis_cluster_keyslot() {
             let len = rng.gen_range(0..if i % 10 == 0 { 300 } else { 40 });
             // Half the keys from a small alphabet rich in braces.
             if i % 2 == 0 {
-                (0..len)
-                    .map(|_| b"{}ab\xff\x00"[rng.gen_range(0..6)])
-                    .collect()
+                (0..len).map(|_| b"{}ab\xff\x00"[rng.gen_range(0..6)]).collect()
             } else {
                 (0..len).map(|_| rng.gen()).collect()
             }
@@ -100,12 +79,7 @@ fn random_keys_match_redis_cluster_keyslot() {
         .collect();
     let mut req = Vec::new();
     for k in &keys {
-        write!(
-            req,
-            "*3\r\n$7\r\nCLUSTER\r\n$7\r\nKEYSLOT\r\n${}\r\n",
-            k.len()
-        )
-        .unwrap();
+        write!(req, "*3\r\n$7\r\nCLUSTER\r\n$7\r\nKEYSLOT\r\n${}\r\n", k.len()).unwrap();
         req.extend_from_slice(k);
         req.extend_from_slice(b"\r\n");
     }
@@ -116,10 +90,7 @@ fn random_keys_match_redis_cluster_keyslot() {
     for k in &keys {
         line.clear();
         reader.read_line(&mut line).unwrap();
-        let want: u16 = line
-            .strip_prefix(':')
-            .and_then(|l| l.trim_end().parse().ok())
-            .unwrap_or_else(|| panic!("reply {line:?}"));
+        let want: u16 = line.strip_prefix(':').and_then(|l| l.trim_end().parse().ok()).unwrap_or_else(|| panic!("reply {line:?}"));
         assert_eq!(key_slot(k), want, "key {:?}", k.escape_ascii().to_string());
     }
     sender.join().unwrap().unwrap();

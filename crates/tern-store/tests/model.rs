@@ -61,9 +61,7 @@ fn key(k: u16) -> Vec<u8> {
 
 fn int_of(e: &Entry) -> i64 {
     let s = e.str().unwrap_or_else(|| panic!("unexpected value {e:?}"));
-    s.int()
-        .or_else(|| s.with_bytes(|b| std::str::from_utf8(b).ok()?.parse().ok()))
-        .unwrap_or_else(|| panic!("unexpected value {e:?}"))
+    s.int().or_else(|| s.with_bytes(|b| std::str::from_utf8(b).ok()?.parse().ok())).unwrap_or_else(|| panic!("unexpected value {e:?}"))
 }
 
 struct Model {
@@ -74,17 +72,10 @@ struct Model {
 
 impl Model {
     fn live(&self, k: u16) -> Option<(i64, Option<u64>)> {
-        self.map
-            .get(&k)
-            .copied()
-            .filter(|(_, d)| d.is_none_or(|d| d > self.now))
+        self.map.get(&k).copied().filter(|(_, d)| d.is_none_or(|d| d > self.now))
     }
     fn live_keys(&self) -> HashSet<u16> {
-        self.map
-            .keys()
-            .copied()
-            .filter(|k| self.live(*k).is_some())
-            .collect()
+        self.map.keys().copied().filter(|k| self.live(*k).is_some()).collect()
     }
 }
 
@@ -96,11 +87,7 @@ struct ScanState {
 }
 
 fn parse_key(b: &[u8]) -> u16 {
-    std::str::from_utf8(b)
-        .ok()
-        .and_then(|s| s.strip_prefix("key:"))
-        .and_then(|s| s.parse().ok())
-        .expect("test key")
+    std::str::from_utf8(b).ok().and_then(|s| s.strip_prefix("key:")).and_then(|s| s.parse().ok()).expect("test key")
 }
 
 proptest! {

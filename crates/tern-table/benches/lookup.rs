@@ -24,10 +24,7 @@ const VALUE_LEN: usize = 100;
 const PER_ITER: usize = 4096;
 
 fn n_keys() -> usize {
-    std::env::var("TERN_BENCH_KEYS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(5_000_000)
+    std::env::var("TERN_BENCH_KEYS").ok().and_then(|s| s.parse().ok()).unwrap_or(5_000_000)
 }
 
 fn key(i: usize) -> Vec<u8> {
@@ -81,10 +78,7 @@ fn lookup(c: &mut Criterion) {
     let mut hb: hashbrown::HashMap<Box<[u8]>, Box<[u8]>, DefaultHashBuilder> =
         hashbrown::HashMap::with_hasher(hasher);
     for k in &keys {
-        hb.insert(
-            k.clone().into_boxed_slice(),
-            payload.clone().into_boxed_slice(),
-        );
+        hb.insert(k.clone().into_boxed_slice(), payload.clone().into_boxed_slice());
     }
     let after = allocated();
     println!(
@@ -98,21 +92,13 @@ fn lookup(c: &mut Criterion) {
     let order: Vec<usize> = (0..PER_ITER * 64).map(|_| rng.gen_range(0..n)).collect();
     // The queried keys sit together, as they do in a request buffer: the
     // misses measured are the table's, not the key list's.
-    let qbuf: Vec<u8> = order
-        .iter()
-        .flat_map(|&i| keys[i].iter().copied())
-        .collect();
+    let qbuf: Vec<u8> = order.iter().flat_map(|&i| keys[i].iter().copied()).collect();
     let key_len = keys[0].len();
-    let queries: Vec<(&[u8], u64)> = order
-        .iter()
-        .enumerate()
-        .map(|(j, &i)| (&qbuf[j * key_len..(j + 1) * key_len], hashes[i]))
-        .collect();
+    let queries: Vec<(&[u8], u64)> =
+        order.iter().enumerate().map(|(j, &i)| (&qbuf[j * key_len..(j + 1) * key_len], hashes[i])).collect();
 
     let mut g = c.benchmark_group(format!("lookup_{n}_keys"));
-    g.sample_size(10)
-        .measurement_time(Duration::from_secs(3))
-        .warm_up_time(Duration::from_secs(1));
+    g.sample_size(10).measurement_time(Duration::from_secs(3)).warm_up_time(Duration::from_secs(1));
     g.throughput(Throughput::Elements(PER_ITER as u64));
     let mut round = 0usize;
     g.bench_function(BenchmarkId::new("tern_get", "one_at_a_time"), |b| {
@@ -148,21 +134,14 @@ fn lookup(c: &mut Criterion) {
     // One call for the whole round: groups of 32 staggered, the results
     // read only at the end (by then most items have left L1 and L2).
     let mut all = Vec::with_capacity(PER_ITER);
-    g.bench_function(
-        BenchmarkId::new("tern_get_batch", "4096_in_one_call"),
-        |b| {
-            b.iter(|| {
-                round = (round + 1) % 64;
-                all.clear();
-                t.get_batch(&queries[round * PER_ITER..(round + 1) * PER_ITER], &mut all);
-                black_box(
-                    all.iter()
-                        .map(|e| e.expect("hit").extra()[0] as usize)
-                        .sum::<usize>(),
-                )
-            })
-        },
-    );
+    g.bench_function(BenchmarkId::new("tern_get_batch", "4096_in_one_call"), |b| {
+        b.iter(|| {
+            round = (round + 1) % 64;
+            all.clear();
+            t.get_batch(&queries[round * PER_ITER..(round + 1) * PER_ITER], &mut all);
+            black_box(all.iter().map(|e| e.expect("hit").extra()[0] as usize).sum::<usize>())
+        })
+    });
     g.bench_function(BenchmarkId::new("hashbrown_get", "one_at_a_time"), |b| {
         b.iter(|| {
             round = (round + 1) % 64;

@@ -28,10 +28,7 @@ static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 const PER_ROUND: usize = 4096;
 
 fn env(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(default)
+    std::env::var(name).ok().and_then(|s| s.parse().ok()).unwrap_or(default)
 }
 
 fn allocated() -> usize {
@@ -50,9 +47,7 @@ fn main() {
     // Keys per `get_batch` call (it stages them in groups of 32).
     let per_call = env("PER_CALL", 16);
     let hasher = DefaultHashBuilder::default();
-    let keys: Vec<Vec<u8>> = (0..n)
-        .map(|i| format!("key:{i:012}").into_bytes())
-        .collect();
+    let keys: Vec<Vec<u8>> = (0..n).map(|i| format!("key:{i:012}").into_bytes()).collect();
     let hashes: Vec<u64> = keys.iter().map(|k| hasher.hash_one(&k[..])).collect();
     let payload = vec![b'v'; 100];
     let before = allocated();
@@ -87,11 +82,7 @@ fn main() {
                 qbuf.extend_from_slice(&keys[i]);
             }
             let kl = keys[0].len();
-            let q: Vec<(Vec<u8>, u64)> = idx
-                .iter()
-                .enumerate()
-                .map(|(j, &i)| (qbuf[j * kl..(j + 1) * kl].to_vec(), hashes[i]))
-                .collect();
+            let q: Vec<(Vec<u8>, u64)> = idx.iter().enumerate().map(|(j, &i)| (qbuf[j * kl..(j + 1) * kl].to_vec(), hashes[i])).collect();
             q
         };
         let qa = make(&mut rng);

@@ -34,10 +34,7 @@ struct Worst {
 }
 
 fn thread_cpu() -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: clock_gettime writes one timespec into the one we pass.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
@@ -98,10 +95,7 @@ impl Worst {
 }
 
 fn main() {
-    let n: usize = std::env::args()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(10_000_000);
+    let n: usize = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(10_000_000);
     if std::env::args().nth(2).as_deref() == Some("no-thp") {
         // SAFETY: prctl with PR_SET_THP_DISABLE takes plain integers.
         let r = unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) };
@@ -130,11 +124,7 @@ fn main() {
     for i in 0..n {
         timed(&mut rem, i, || black_box(t.remove(&keys[i], hashes[i])));
     }
-    println!(
-        "{}; {} buckets left",
-        rem.report("remove", n),
-        t.bucket_count()
-    );
+    println!("{}; {} buckets left", rem.report("remove", n), t.bucket_count());
     drop(t);
 
     // Baseline: the same allocations and frees the items cost, without the
@@ -147,14 +137,9 @@ fn main() {
     println!("{}", base.report("baseline: allocate 32-byte boxes for", n));
     let mut base = Worst::new();
     for (i, b) in boxes.iter_mut().enumerate() {
-        timed(&mut base, i, || {
-            drop(std::mem::replace(b, Box::new([0; 4])))
-        });
+        timed(&mut base, i, || drop(std::mem::replace(b, Box::new([0; 4]))));
     }
-    println!(
-        "{}",
-        base.report("baseline: free and reallocate 32-byte boxes for", n)
-    );
+    println!("{}", base.report("baseline: free and reallocate 32-byte boxes for", n));
 }
 
 fn key(i: usize) -> [u8; 16] {

@@ -18,13 +18,7 @@ pub fn purge_allocator() {
         // behaviour; it is ignored because purging is only a hint.
         // SAFETY: static NUL-terminated name; no value pointers, as the command requires.
         let _ = unsafe {
-            tikv_jemalloc_sys::mallctl(
-                NAME.as_ptr().cast(),
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                0,
-            )
+            tikv_jemalloc_sys::mallctl(NAME.as_ptr().cast(), std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut(), 0)
         };
     }
 }

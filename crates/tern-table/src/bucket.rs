@@ -132,8 +132,7 @@ impl Bucket {
     /// Replaces the address in slot `s`, keeping its fingerprint.
     #[inline(always)]
     pub(crate) fn set_addr(&mut self, s: usize, addr: usize) {
-        self.bytes[SLOT0 + 6 * s..SLOT0 + 6 * s + 6]
-            .copy_from_slice(&(addr as u64).to_le_bytes()[..6]);
+        self.bytes[SLOT0 + 6 * s..SLOT0 + 6 * s + 6].copy_from_slice(&(addr as u64).to_le_bytes()[..6]);
     }
 
     /// Frees slot `s`.

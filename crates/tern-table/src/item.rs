@@ -18,8 +18,8 @@
 
 use std::alloc::{self, Layout};
 use std::fmt;
-use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
+use std::marker::PhantomData;
 use std::ptr::{self, NonNull};
 
 use crate::size_class;
@@ -58,12 +58,8 @@ pub struct Item<T, B = ()> {
 /// The layout of an item whose tail is `tail_len` bytes: exactly what the
 /// compiler computes for `Item<T, B>` (repr(C)), so `Box` frees it correctly.
 fn layout_for<T>(tail_len: usize) -> Layout {
-    let (l, _) = Layout::new::<Header>()
-        .extend(Layout::new::<T>())
-        .expect("item layout");
-    let (l, _) = l
-        .extend(Layout::array::<u8>(tail_len).expect("item layout"))
-        .expect("item layout");
+    let (l, _) = Layout::new::<Header>().extend(Layout::new::<T>()).expect("item layout");
+    let (l, _) = l.extend(Layout::array::<u8>(tail_len).expect("item layout")).expect("item layout");
     l.pad_to_align()
 }
 
@@ -112,9 +108,7 @@ impl<T, B> Item<T, B> {
         let layout = layout_for::<T>(tail_len);
         // SAFETY: the layout has a non-zero size (the header alone is 8 bytes).
         let raw = unsafe { alloc::alloc(layout) };
-        let Some(thin) = NonNull::new(raw) else {
-            alloc::handle_alloc_error(layout)
-        };
+        let Some(thin) = NonNull::new(raw) else { alloc::handle_alloc_error(layout) };
         let p = fat::<T, B>(thin.as_ptr(), tail_len);
         let mut flags = if expire.is_some() { HAS_EXPIRE } else { 0 };
         if matches!(rest, Rest::Boxed(_)) {
@@ -127,10 +121,7 @@ impl<T, B> Item<T, B> {
         // panic, so the box cannot leak half-owned.
         // SAFETY: fresh allocation of this layout, fully written before any reference.
         unsafe {
-            ptr::addr_of_mut!((*p).hdr).write(Header {
-                tail_len: tail_len32,
-                key_len: key.len() as u32 | flags,
-            });
+            ptr::addr_of_mut!((*p).hdr).write(Header { tail_len: tail_len32, key_len: key.len() as u32 | flags });
             ptr::addr_of_mut!((*p).value).write(value);
             let tail = ptr::addr_of_mut!((*p).tail) as *mut u8;
             ptr::copy_nonoverlapping(key.as_ptr(), tail, key.len());
@@ -309,11 +300,7 @@ impl<T, B> Item<T, B> {
                 let k = this.key_len();
                 let old_tail = this.tail.len();
                 let rest_len = old_tail - k - this.expire_len();
-                let new_tail = if had {
-                    old_tail - EXPIRE_LEN
-                } else {
-                    old_tail + EXPIRE_LEN
-                };
+                let new_tail = if had { old_tail - EXPIRE_LEN } else { old_tail + EXPIRE_LEN };
                 let new_tail32 = u32::try_from(new_tail).expect("item tail over 4 GiB");
                 let old_layout = Layout::for_value(&*this);
                 let new_layout = layout_for::<T>(new_tail);
@@ -330,9 +317,7 @@ impl<T, B> Item<T, B> {
                 // still owned by us, but we abort via handle_alloc_error.
                 // SAFETY: `raw` came from a Box of `old_layout`; the new size is non-zero with the same alignment.
                 let grown = unsafe { alloc::realloc(raw, old_layout, new_layout.size()) };
-                let Some(thin) = NonNull::new(grown) else {
-                    alloc::handle_alloc_error(new_layout)
-                };
+                let Some(thin) = NonNull::new(grown) else { alloc::handle_alloc_error(new_layout) };
                 let p = fat::<T, B>(thin.as_ptr(), new_tail);
                 // Why this holds: the block now has `new_layout`'s size and holds the
                 // old bytes up to the smaller of both sizes; the header is
@@ -347,20 +332,10 @@ impl<T, B> Item<T, B> {
                     match expire {
                         Some(d) => {
                             ptr::copy(tail.add(k), tail.add(k + EXPIRE_LEN), rest_len);
-                            ptr::copy_nonoverlapping(
-                                d.to_le_bytes().as_ptr(),
-                                tail.add(k),
-                                EXPIRE_LEN,
-                            );
-                            hdr.write(Header {
-                                tail_len: new_tail32,
-                                key_len: key_len | flags | HAS_EXPIRE,
-                            });
+                            ptr::copy_nonoverlapping(d.to_le_bytes().as_ptr(), tail.add(k), EXPIRE_LEN);
+                            hdr.write(Header { tail_len: new_tail32, key_len: key_len | flags | HAS_EXPIRE });
                         }
-                        None => hdr.write(Header {
-                            tail_len: new_tail32,
-                            key_len: key_len | flags,
-                        }),
+                        None => hdr.write(Header { tail_len: new_tail32, key_len: key_len | flags }),
                     }
                     let b = Box::from_raw(p);
                     debug_assert_eq!(Layout::for_value(&*b), new_layout);
@@ -459,10 +434,7 @@ mod tests {
     #[test]
     fn extra_bytes_from_parts() {
         let it = Item::<u8, ()>::new_from_parts(b"k", 1, Some(3), &[b"head", b"", b"-data"]);
-        assert_eq!(
-            (it.key(), it.expire(), it.extra()),
-            (&b"k"[..], Some(3), &b"head-data"[..])
-        );
+        assert_eq!((it.key(), it.expire(), it.extra()), (&b"k"[..], Some(3), &b"head-data"[..]));
         let it = Item::<u8, ()>::new_from_parts(b"k", 1, None, &[]);
         assert_eq!(it.extra(), b"");
     }
@@ -484,19 +456,13 @@ mod tests {
         let mut it = Item::<_, ()>::new_boxed(b"key", vec![1u8, 2, 3], None, b"EXTRA");
         it.extra_mut()[0] = b'e';
         it = it.with_expire(Some(42));
-        assert_eq!(
-            (it.key(), it.expire(), it.extra()),
-            (&b"key"[..], Some(42), &b"eXTRA"[..])
-        );
+        assert_eq!((it.key(), it.expire(), it.extra()), (&b"key"[..], Some(42), &b"eXTRA"[..]));
         it = it.with_expire(Some(43));
         assert_eq!(it.expire(), Some(43));
         assert!(it.replace_expire(44));
         assert_eq!(it.expire(), Some(44));
         it = it.with_expire(None);
-        assert_eq!(
-            (it.key(), it.expire(), it.extra()),
-            (&b"key"[..], None, &b"eXTRA"[..])
-        );
+        assert_eq!((it.key(), it.expire(), it.extra()), (&b"key"[..], None, &b"eXTRA"[..]));
         assert!(!it.replace_expire(1));
         assert_eq!(**it, vec![1, 2, 3]);
     }
@@ -541,17 +507,11 @@ mod tests {
             }
         }
         let it: Box<Item<u8, D>> = Item::new_with_box(b"key", 3, None, Box::new(D(rc.clone(), 10)));
-        assert_eq!(
-            (it.key(), it.extra(), it.boxed().map(|d| d.1)),
-            (&b"key"[..], &b""[..], Some(10))
-        );
+        assert_eq!((it.key(), it.extra(), it.boxed().map(|d| d.1)), (&b"key"[..], &b""[..], Some(10)));
         let mut it = it.with_expire(Some(99));
         it.boxed_mut().unwrap().1 = 11;
         let it = it.with_key(b"other");
-        assert_eq!(
-            (it.key(), it.expire(), it.boxed().unwrap().1, **it),
-            (&b"other"[..], Some(99), 11, 3)
-        );
+        assert_eq!((it.key(), it.expire(), it.boxed().unwrap().1, **it), (&b"other"[..], Some(99), 11, 3));
         let it = it.with_expire(None);
         assert_eq!((it.expire(), it.boxed().unwrap().1), (None, 11));
         assert_eq!(rc.get(), 0);
@@ -566,10 +526,7 @@ mod tests {
         let it: Box<Item<u8, D>> = Item::new_boxed(b"a", 2, Some(7), b"xyz");
         assert!(it.boxed().is_none());
         let it = it.with_key(b"bb");
-        assert_eq!(
-            (it.key(), it.expire(), it.extra()),
-            (&b"bb"[..], Some(7), &b"xyz"[..])
-        );
+        assert_eq!((it.key(), it.expire(), it.extra()), (&b"bb"[..], Some(7), &b"xyz"[..]));
         assert_eq!(rc.get(), 2);
     }
 }

@@ -97,10 +97,10 @@ use std::hash::BuildHasher;
 use std::marker::PhantomData;
 use std::ptr;
 
-pub use alloc_ctl::purge_allocator;
 use bucket::{fingerprint, Bucket, SLOTS};
-pub use item::{Item, MAX_KEY_LEN};
 pub use stage::{ItemHint, Lookups, Reach, Stager, ITEM_PREFETCH_SPAN};
+pub use item::{Item, MAX_KEY_LEN};
+pub use alloc_ctl::purge_allocator;
 
 /// The hasher used when none is given: the one the keyspace uses.
 pub use hashbrown::DefaultHashBuilder;
@@ -181,10 +181,7 @@ struct Array {
 }
 
 impl Array {
-    const NONE: Array = Array {
-        ptr: ptr::null_mut(),
-        nb: 0,
-    };
+    const NONE: Array = Array { ptr: ptr::null_mut(), nb: 0 };
 
     fn layout(nb: usize) -> Layout {
         Layout::array::<Bucket>(nb).expect("bucket array size")
@@ -204,10 +201,7 @@ impl Array {
         if p.is_null() {
             alloc::handle_alloc_error(layout);
         }
-        Array {
-            ptr: p as *mut Bucket,
-            nb,
-        }
+        Array { ptr: p as *mut Bucket, nb }
     }
 
     /// Frees the array memory (chains must have been emptied or moved).
@@ -257,18 +251,10 @@ struct Retiring {
 }
 
 impl Retiring {
-    const NONE: Retiring = Retiring {
-        ptr: ptr::null_mut(),
-        size: 0,
-        done: 0,
-    };
+    const NONE: Retiring = Retiring { ptr: ptr::null_mut(), size: 0, done: 0 };
 
     fn new(a: Array) -> Retiring {
-        Retiring {
-            ptr: a.ptr as *mut u8,
-            size: a.nb * 64,
-            done: 0,
-        }
+        Retiring { ptr: a.ptr as *mut u8, size: a.nb * 64, done: 0 }
     }
 
     /// Drops one slice of pages, or frees the array when `all` or when
@@ -304,13 +290,7 @@ fn drop_pages(base: *mut u8, size: usize, done: &mut usize) -> bool {
     // SAFETY: the range is inside a block we own and no longer read; for the
     // allocator's anonymous private mappings MADV_DONTNEED only makes the
     // pages read back as zeros, which nothing relies on either way.
-    unsafe {
-        libc::madvise(
-            start as *mut libc::c_void,
-            RETIRE_CHUNK,
-            libc::MADV_DONTNEED,
-        )
-    };
+    unsafe { libc::madvise(start as *mut libc::c_void, RETIRE_CHUNK, libc::MADV_DONTNEED) };
     *done = start + RETIRE_CHUNK - base as usize;
     true
 }
@@ -395,9 +375,7 @@ unsafe fn item_ptr<T, B>(addr: usize) -> *mut Item<T, B> {
 fn addr_of_item<T, B>(p: *mut Item<T, B>) -> usize {
     let a = p as *mut u8 as usize;
     if a >= bucket::ADDR_LIMIT {
-        eprintln!(
-            "tern-table: the allocator returned an address above 48 bits ({a:#x}); not supported"
-        );
+        eprintln!("tern-table: the allocator returned an address above 48 bits ({a:#x}); not supported");
         std::process::abort();
     }
     a
@@ -453,11 +431,7 @@ impl<T, B, S> Table<T, S, B> {
     /// Bytes held: bucket arrays and items, each rounded to the allocator's
     /// size class. O(1).
     pub fn mem_bytes(&self) -> usize {
-        let retiring = if self.retiring.size == 0 {
-            0
-        } else {
-            size_class(self.retiring.size)
-        };
+        let retiring = if self.retiring.size == 0 { 0 } else { size_class(self.retiring.size) };
         self.old.bytes() + self.new.bytes() + retiring + self.item_bytes
     }
 
@@ -532,12 +506,7 @@ impl<T, B, S> Table<T, S, B> {
     /// Walks `side`'s probe sequence for `hash` and returns the first item
     /// with a matching fingerprint for which `eq` holds.
     #[inline(always)]
-    fn probe(
-        &self,
-        side: Side,
-        hash: u64,
-        eq: &mut impl FnMut(&Item<T, B>) -> bool,
-    ) -> Option<Loc> {
+    fn probe(&self, side: Side, hash: u64, eq: &mut impl FnMut(&Item<T, B>) -> bool) -> Option<Loc> {
         let a = self.arr(side);
         let h = home(hash as u32, a.nb);
         if !self.ready(side, h) {
@@ -560,12 +529,7 @@ impl<T, B, S> Table<T, S, B> {
                 hits &= hits - 1;
                 // SAFETY: a slot with a fingerprint holds a live item.
                 if eq(unsafe { &*item_ptr::<T, B>(b.addr(s)) }) {
-                    return Some(Loc {
-                        side,
-                        home: h,
-                        b: j,
-                        s,
-                    });
+                    return Some(Loc { side, home: h, b: j, s });
                 }
             }
             if b.overflow() == 0 {
@@ -598,11 +562,7 @@ impl<T, B, S> Table<T, S, B> {
         if found.is_some() || !self.torn {
             return found;
         }
-        let other = if side == Side::Old {
-            Side::New
-        } else {
-            Side::Old
-        };
+        let other = if side == Side::Old { Side::New } else { Side::Old };
         self.probe(other, hash, eq)
     }
 
@@ -639,11 +599,7 @@ impl<T, B, S> Table<T, S, B> {
 
     /// [`Table::find_by`] for writing.
     #[inline]
-    pub fn find_by_mut(
-        &mut self,
-        hash: u64,
-        pred: impl FnMut(&Item<T, B>) -> bool,
-    ) -> Option<&mut Item<T, B>> {
+    pub fn find_by_mut(&mut self, hash: u64, pred: impl FnMut(&Item<T, B>) -> bool) -> Option<&mut Item<T, B>> {
         let loc = self.locate(hash, pred)?;
         // SAFETY: `loc` is fresh and `&mut self` makes the access exclusive.
         Some(unsafe { &mut *self.item_at(loc) })
@@ -655,18 +611,7 @@ impl<T, B, S> Table<T, S, B> {
         let mut out = Vec::new();
         if self.len != 0 {
             let first = self.side_of(hash as u32);
-            let sides = if self.torn {
-                [
-                    Some(first),
-                    Some(if first == Side::Old {
-                        Side::New
-                    } else {
-                        Side::Old
-                    }),
-                ]
-            } else {
-                [Some(first), None]
-            };
+            let sides = if self.torn { [Some(first), Some(if first == Side::Old { Side::New } else { Side::Old })] } else { [Some(first), None] };
             for side in sides.into_iter().flatten() {
                 self.probe(side, hash, &mut |e| {
                     out.push(e as *const Item<T, B>);
@@ -680,14 +625,7 @@ impl<T, B, S> Table<T, S, B> {
 
     /// All items, in bucket order.
     pub fn iter(&self) -> Iter<'_, T, B> {
-        Iter {
-            table: self.view(),
-            pos: 0,
-            bucket: ptr::null(),
-            pending: 0,
-            left: self.len,
-            _t: PhantomData,
-        }
+        Iter { table: self.view(), pos: 0, bucket: ptr::null(), pending: 0, left: self.len, _t: PhantomData }
     }
 
     fn view(&self) -> View {
@@ -744,11 +682,7 @@ impl<T, B, S> Table<T, S, B> {
         let side = self.side_of(p);
         visit(side);
         if self.torn {
-            visit(if side == Side::Old {
-                Side::New
-            } else {
-                Side::Old
-            });
+            visit(if side == Side::Old { Side::New } else { Side::Old });
         }
         if end >= 1 << 32 {
             0
@@ -836,10 +770,7 @@ impl<T, B, S> Table<T, S, B> {
     #[inline(always)]
     pub fn item_hint(&self, hash: u64) -> ItemHint {
         let p = self.item_addr(hash);
-        ItemHint {
-            p,
-            key_at: 8 + std::mem::size_of::<T>(),
-        }
+        ItemHint { p, key_at: 8 + std::mem::size_of::<T>() }
     }
 
     #[inline(always)]
@@ -888,21 +819,13 @@ impl<T, B, S> Table<T, S, B> {
     /// it differs.
     pub fn get_batch<'a>(&'a self, keys: &[(&[u8], u64)], out: &mut Vec<Option<&'a Item<T, B>>>) {
         out.reserve(keys.len());
-        let mut src = Batch {
-            t: self,
-            keys,
-            hints: [ptr::null(); 2 * BATCH],
-        };
+        let mut src = Batch { t: self, keys, hints: [ptr::null(); 2 * BATCH] };
         let mut st = Stager::new(BATCH, Reach::Entry, keys.len());
         for (i, &(k, h)) in keys.iter().enumerate() {
             st.before(&mut src, i);
             // Stage 2's item is the answer when its key matches (keys are
             // unique); otherwise a full probe decides.
-            let p = if st.is_off() {
-                ptr::null()
-            } else {
-                src.hints[i % (2 * BATCH)]
-            };
+            let p = if st.is_off() { ptr::null() } else { src.hints[i % (2 * BATCH)] };
             if !p.is_null() {
                 // SAFETY: `item_addr` returned the address of a live item
                 // (stage 2 of this key's group, before it ran), and `&self`
@@ -974,19 +897,14 @@ impl<T, B, S> Table<T, S, B> {
     /// (its first `nready`). Borrows nothing, so the walk may change items.
     fn buckets(&self) -> impl Iterator<Item = (Side, usize)> {
         let ready = if self.is_rehashing() { self.nready } else { 0 };
-        (0..self.old.nb)
-            .map(|j| (Side::Old, j))
-            .chain((0..ready).map(|j| (Side::New, j)))
+        (0..self.old.nb).map(|j| (Side::Old, j)).chain((0..ready).map(|j| (Side::New, j)))
     }
 
     /// The items of bucket `j` of `side`, with their slots, for readers
     /// (SCAN, the structural checks). The bucket must be initialised
     /// (checked).
     fn bucket_items(&self, side: Side, j: usize) -> impl Iterator<Item = (usize, &Item<T, B>)> {
-        assert!(
-            j < self.arr(side).nb && self.ready(side, j),
-            "bucket {j} not initialised"
-        );
+        assert!(j < self.arr(side).nb && self.ready(side, j), "bucket {j} not initialised");
         // SAFETY: in bounds and initialised (checked); `&self` keeps it so
         // for the iterator's life.
         let b = unsafe { &*self.arr(side).at(j) };
@@ -1048,13 +966,7 @@ fn range_end(b: usize, nb: usize) -> u64 {
 impl<T, B, S: BuildHasher> Table<T, S, B> {
     /// Inserts `key`, which the caller guarantees is absent, with `value`
     /// and an optional deadline.
-    pub fn insert(
-        &mut self,
-        key: &[u8],
-        hash: u64,
-        value: T,
-        expire: Option<u64>,
-    ) -> &mut Item<T, B> {
+    pub fn insert(&mut self, key: &[u8], hash: u64, value: T, expire: Option<u64>) -> &mut Item<T, B> {
         self.insert_with_extra(key, hash, value, expire, &[])
     }
 
@@ -1107,17 +1019,13 @@ impl<T, B, S: BuildHasher> Table<T, S, B> {
         self.rehash_step(STEP);
         if self.old.nb == 0 {
             self.old = Array::alloc(1, true);
-        } else if !self.is_rehashing() && (self.len + 1) * GROW_DEN > self.old.nb * SLOTS * GROW_NUM
-        {
+        } else if !self.is_rehashing() && (self.len + 1) * GROW_DEN > self.old.nb * SLOTS * GROW_NUM {
             self.start_resize(self.len + 1);
         }
     }
 
     fn place(&mut self, hash: u64, item: Box<Item<T, B>>) -> &mut Item<T, B> {
-        debug_assert!(
-            self.get(item.key(), hash).is_none(),
-            "insert of a present key"
-        );
+        debug_assert!(self.get(item.key(), hash).is_none(), "insert of a present key");
         // Keep a sixteenth of the target array free whatever happens (the
         // sizes above never come near it; this guards the probes' end).
         loop {
@@ -1150,11 +1058,7 @@ impl<T, B, S: BuildHasher> Table<T, S, B> {
     }
 
     /// Removes the first item [`Table::find_by`] would return.
-    pub fn remove_by(
-        &mut self,
-        hash: u64,
-        pred: impl FnMut(&Item<T, B>) -> bool,
-    ) -> Option<Box<Item<T, B>>> {
+    pub fn remove_by(&mut self, hash: u64, pred: impl FnMut(&Item<T, B>) -> bool) -> Option<Box<Item<T, B>>> {
         self.rehash_step(STEP);
         let loc = self.locate(hash, pred)?;
         let it = self.take(loc);
@@ -1172,12 +1076,7 @@ impl<T, B, S: BuildHasher> Table<T, S, B> {
     /// [`Table::set_expire`] that returns the deadline it replaced: None if
     /// the key is absent, `Some(previous)` otherwise (one lookup for callers
     /// that count keys with a TTL).
-    pub fn swap_expire(
-        &mut self,
-        key: &[u8],
-        hash: u64,
-        expire: Option<u64>,
-    ) -> Option<Option<u64>> {
+    pub fn swap_expire(&mut self, key: &[u8], hash: u64, expire: Option<u64>) -> Option<Option<u64>> {
         let loc = self.locate(hash, |e| e.key() == key)?;
         // SAFETY: `loc` is fresh; `&mut self` makes the access exclusive.
         let it = unsafe { &mut *self.item_at(loc) };
@@ -1192,10 +1091,7 @@ impl<T, B, S: BuildHasher> Table<T, S, B> {
         }
         // Checked here, before the item leaves its slot: `with_expire` must
         // not panic while the table and a Box both own it.
-        assert!(
-            std::mem::size_of_val(it) + 8 <= u32::MAX as usize,
-            "item too large"
-        );
+        assert!(std::mem::size_of_val(it) + 8 <= u32::MAX as usize, "item too large");
         let before = it.alloc_size();
         // Why this holds: the slot's item is turned into a Box, reallocated, and its
         // new address written back to the same slot before anything else
@@ -1229,12 +1125,7 @@ impl<T, B, S: BuildHasher> Table<T, S, B> {
                 // SAFETY: as above.
                 let pos = self.hasher.hash_one(unsafe { (*p).key() }) as u32;
                 let h = home(pos, self.arr(side).nb);
-                self.take(Loc {
-                    side,
-                    home: h,
-                    b: j,
-                    s,
-                });
+                self.take(Loc { side, home: h, b: j, s });
                 // `take` handed the item back as a Box; dropping it here
                 // (it may panic) leaves the table consistent.
             }
@@ -1243,10 +1134,7 @@ impl<T, B, S: BuildHasher> Table<T, S, B> {
     }
 
     fn maybe_shrink(&mut self) {
-        if !self.is_rehashing()
-            && self.old.nb > 1
-            && self.len * SHRINK_DEN < self.old.nb * SLOTS * SHRINK_NUM
-        {
+        if !self.is_rehashing() && self.old.nb > 1 && self.len * SHRINK_DEN < self.old.nb * SLOTS * SHRINK_NUM {
             self.start_resize(self.len);
         }
     }
@@ -1317,9 +1205,7 @@ impl<T, B, S: BuildHasher> Table<T, S, B> {
                 // SAFETY: a present slot holds a live item.
                 let addr = unsafe { (*self.old.at(j)).addr(s) };
                 // SAFETY: as above.
-                let h = self
-                    .hasher
-                    .hash_one(unsafe { (*item_ptr::<T, B>(addr)).key() });
+                let h = self.hasher.hash_one(unsafe { (*item_ptr::<T, B>(addr)).key() });
                 self.put(Side::New, h, addr);
                 // SAFETY: as above.
                 unsafe { (*self.old.at(j)).clear(s) };
@@ -1349,9 +1235,7 @@ impl<T, B, S: BuildHasher> Table<T, S, B> {
             let mut m = pres;
             while m != 0 {
                 // SAFETY: as above; an address only prefetched.
-                prefetch(
-                    unsafe { (*self.old.at(j)).addr(m.trailing_zeros() as usize) } as *const u8,
-                );
+                prefetch(unsafe { (*self.old.at(j)).addr(m.trailing_zeros() as usize) } as *const u8);
                 m &= m - 1;
             }
             while pres != 0 {
@@ -1360,9 +1244,7 @@ impl<T, B, S: BuildHasher> Table<T, S, B> {
                 // SAFETY: a present slot holds a live item.
                 let addr = unsafe { (*self.old.at(j)).addr(s) };
                 // SAFETY: as above.
-                let h = self
-                    .hasher
-                    .hash_one(unsafe { (*item_ptr::<T, B>(addr)).key() });
+                let h = self.hasher.hash_one(unsafe { (*item_ptr::<T, B>(addr)).key() });
                 let oh = home(h as u32, nb);
                 if (oh + nb - first) % nb > k {
                     continue;

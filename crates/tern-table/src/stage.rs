@@ -45,10 +45,7 @@ pub struct ItemHint {
 
 impl ItemHint {
     /// No item (an empty bucket, or a shard whose lock was busy).
-    pub const NONE: ItemHint = ItemHint {
-        p: std::ptr::null(),
-        key_at: 0,
-    };
+    pub const NONE: ItemHint = ItemHint { p: std::ptr::null(), key_at: 0 };
 
     /// True for [`ItemHint::NONE`].
     pub fn is_none(self) -> bool {
@@ -134,13 +131,7 @@ impl Stager {
     /// nothing to overlap, nothing staged).
     pub fn new(size: usize, reach: Reach, n: usize) -> Self {
         let size = if n < 2 { 0 } else { size };
-        Stager {
-            size,
-            reach,
-            n,
-            next_start: 0,
-            next: [0; 3],
-        }
+        Stager { size, reach, n, next_start: 0, next: [0; 3] }
     }
 
     /// True when this walk stages nothing.
@@ -216,11 +207,7 @@ fn items<L: Lookups + ?Sized>(src: &mut L, r: Range<usize>, reach: Reach) {
             *h = src.item(i);
         }
         for (&h, i) in hs.iter().zip(run) {
-            let span = if reach == Reach::Value && src.reads(i) {
-                ITEM_PREFETCH_SPAN
-            } else {
-                0
-            };
+            let span = if reach == Reach::Value && src.reads(i) { ITEM_PREFETCH_SPAN } else { 0 };
             h.prefetch(src.key_len(i), span);
         }
     }
@@ -249,11 +236,7 @@ mod tests {
         let mut st = Stager::new(size, reach, n);
         let mut order: [Vec<usize>; 3] = Default::default();
         let groups = n.div_ceil(size);
-        let ahead = if reach == Reach::Value {
-            [3, 2, 1]
-        } else {
-            [2, 1, 0]
-        };
+        let ahead = if reach == Reach::Value { [3, 2, 1] } else { [2, 1, 0] };
         for g in 0..groups {
             let due = st.due(g);
             for s in 0..3 {
@@ -261,11 +244,7 @@ mod tests {
                 // Every stage has reached its distance ahead (or the end),
                 // and no stage passed the one before it.
                 if reach == Reach::Value || s < 2 {
-                    assert_eq!(
-                        st.next[s],
-                        (g + ahead[s] + 1).min(groups),
-                        "n {n} size {size} g {g} stage {s}"
-                    );
+                    assert_eq!(st.next[s], (g + ahead[s] + 1).min(groups), "n {n} size {size} g {g} stage {s}");
                 }
                 if s > 0 {
                     assert!(st.next[s] <= st.next[s - 1]);
@@ -337,22 +316,13 @@ mod tests {
                         assert!(log.0.is_empty());
                         continue;
                     }
-                    let stages: &[u8] = if reach == Reach::Value {
-                        &[1, 2, 3]
-                    } else {
-                        &[1, 2]
-                    };
+                    let stages: &[u8] = if reach == Reach::Value { &[1, 2, 3] } else { &[1, 2] };
                     for (i, &done) in ran.iter().enumerate() {
                         let mut at = Vec::new();
                         for &s in stages {
                             let want = usize::from(s != 3 || i.is_multiple_of(2));
-                            let pos: Vec<usize> =
-                                (0..log.0.len()).filter(|&j| log.0[j] == (s, i)).collect();
-                            assert_eq!(
-                                pos.len(),
-                                want,
-                                "stage {s} of key {i} (n {n}, size {size}, {reach:?})"
-                            );
+                            let pos: Vec<usize> = (0..log.0.len()).filter(|&j| log.0[j] == (s, i)).collect();
+                            assert_eq!(pos.len(), want, "stage {s} of key {i} (n {n}, size {size}, {reach:?})");
                             at.extend(pos);
                         }
                         assert!(at.windows(2).all(|w| w[0] < w[1]));

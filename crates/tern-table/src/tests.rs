@@ -30,10 +30,7 @@ pub(crate) enum Mode {
 
 impl TestHasher {
     pub(crate) fn new(mode: Mode) -> Self {
-        TestHasher {
-            mode,
-            countdown: Rc::new(Cell::new(0)),
-        }
+        TestHasher { mode, countdown: Rc::new(Cell::new(0)) }
     }
     /// Panics on the n-th hash computed from now on (n >= 1).
     fn arm(&self, n: usize) {
@@ -57,11 +54,7 @@ impl BuildHasher for TestHasher {
                 panic!("test hasher armed to panic");
             }
         }
-        TH {
-            mode: self.mode,
-            h: 0xcbf2_9ce4_8422_2325,
-            countdown: self.countdown.clone(),
-        }
+        TH { mode: self.mode, h: 0xcbf2_9ce4_8422_2325, countdown: self.countdown.clone() }
     }
 }
 
@@ -82,9 +75,7 @@ impl Hasher for TH {
         let m = mix(self.h);
         match self.mode {
             Mode::Good => m,
-            Mode::Weak(bits) => {
-                (m & ((1 << bits) - 1)) << (32 - bits) | ((m >> 40) & 3) << 32 | 0xAB << 56
-            }
+            Mode::Weak(bits) => (m & ((1 << bits) - 1)) << (32 - bits) | ((m >> 40) & 3) << 32 | 0xAB << 56,
             Mode::Zero => 0,
             Mode::End => m | 0xfc00_0000,
         }
@@ -132,11 +123,7 @@ fn check_with<T, B, S: BuildHasher>(t: &Table<T, S, B>, exact: bool) {
         let b = unsafe { &*a.at(j) };
         for (s, e) in t.bucket_items(side, j) {
             let hash = t.hasher.hash_one(e.key());
-            assert_eq!(
-                b.matches(fingerprint(hash)) & (1 << s),
-                1 << s,
-                "fingerprint"
-            );
+            assert_eq!(b.matches(fingerprint(hash)) & (1 << s), 1 << s, "fingerprint");
             if !t.torn {
                 assert_eq!(t.side_of(hash as u32), side, "item in the wrong array");
             }
@@ -161,15 +148,9 @@ fn check_with<T, B, S: BuildHasher>(t: &Table<T, S, B>, exact: bool) {
         let got = unsafe { (*t.arr(side).at(j)).overflow() } as usize;
         if exact {
             // 255 sticks once reached, whatever leaves later.
-            assert!(
-                got == want || got == 255,
-                "bucket {j}: overflow {got}, {want} passed"
-            );
+            assert!(got == want || got == 255, "bucket {j}: overflow {got}, {want} passed");
         } else {
-            assert!(
-                got >= want.min(255),
-                "bucket {j}: overflow {got} < {want} items passed"
-            );
+            assert!(got >= want.min(255), "bucket {j}: overflow {got} < {want} items passed");
         }
     }
     assert_eq!(n, t.len, "len");
@@ -279,10 +260,7 @@ fn probes_under_total_collision() {
         check_exact(&t);
     }
     for i in 0..40 {
-        assert_eq!(
-            t.get(&key(i), 0).is_some(),
-            ![20, 0, 39, 5, 6, 7, 8, 9, 10, 11, 12, 13].contains(&i)
-        );
+        assert_eq!(t.get(&key(i), 0).is_some(), ![20, 0, 39, 5, 6, 7, 8, 9, 10, 11, 12, 13].contains(&i));
     }
     for i in 0..40 {
         t.remove(&key(i), 0);
@@ -427,11 +405,7 @@ fn rehash_both_directions_with_lookups_midway() {
     assert!(saw_shrink);
     while t.rehash_step(1) {}
     check_exact(&t);
-    assert!(
-        t.bucket_count() <= 4 && grown >= n / 9,
-        "{} of {grown}",
-        t.bucket_count()
-    );
+    assert!(t.bucket_count() <= 4 && grown >= n / 9, "{} of {grown}", t.bucket_count());
     for i in n - 3..n {
         assert!(t.get(&key(i), h(&t, &key(i))).is_some());
     }
@@ -458,11 +432,7 @@ fn set_expire_reallocates_and_keeps_extra() {
         let e = t.get(&k, h(&t, &k)).unwrap();
         assert_eq!(
             (e.expire(), e.extra(), e.as_str()),
-            (
-                Some(1000 + i as u64),
-                format!("x{i}").as_bytes(),
-                &*format!("v{i}")
-            )
+            (Some(1000 + i as u64), format!("x{i}").as_bytes(), &*format!("v{i}"))
         );
     }
     let k = key(7);
@@ -478,10 +448,7 @@ fn set_expire_reallocates_and_keeps_extra() {
     check_exact(&t);
     assert_eq!(t.mem_bytes(), before);
     assert!(!t.set_expire(b"absent", h(&t, b"absent"), Some(1)));
-    t.get_mut(&key(1), h(&t, &key(1)))
-        .unwrap()
-        .extra_mut()
-        .copy_from_slice(b"yy");
+    t.get_mut(&key(1), h(&t, &key(1))).unwrap().extra_mut().copy_from_slice(b"yy");
     assert_eq!(t.get(&key(1), h(&t, &key(1))).unwrap().extra(), b"yy");
 }
 
@@ -511,18 +478,9 @@ fn insert_item_moves_between_tables() {
     let it = a.remove(&k, hh).unwrap();
     let addr = &*it as *const Item<Vec<u8>> as *const u8;
     let e = b.insert_item(hh, it);
-    assert_eq!(
-        e as *const Item<Vec<u8>> as *const u8, addr,
-        "no reallocation"
-    );
-    assert_eq!(
-        (e.key(), e.expire(), e.extra(), &e[..]),
-        (&k[..], Some(77), &b"ex"[..], &[1u8, 2][..])
-    );
-    assert_eq!(
-        (a.len(), b.len(), a.mem_bytes() < b.mem_bytes()),
-        (0, 1, true)
-    );
+    assert_eq!(e as *const Item<Vec<u8>> as *const u8, addr, "no reallocation");
+    assert_eq!((e.key(), e.expire(), e.extra(), &e[..]), (&k[..], Some(77), &b"ex"[..], &[1u8, 2][..]));
+    assert_eq!((a.len(), b.len(), a.mem_bytes() < b.mem_bytes()), (0, 1, true));
 }
 
 #[test]
@@ -684,10 +642,7 @@ fn get_batch_matches_get() {
             t.get_batch(&q, &mut out);
             assert_eq!(out.len(), q.len());
             for (r, (k, hh)) in out.iter().zip(&q) {
-                assert_eq!(
-                    r.map(|e| e as *const _),
-                    t.get(k, *hh).map(|e| e as *const _)
-                );
+                assert_eq!(r.map(|e| e as *const _), t.get(k, *hh).map(|e| e as *const _));
             }
             out.clear();
             t.get_batch(&q[..1], &mut out);
@@ -770,16 +725,7 @@ fn panic_in_drop_during_retain_and_clear() {
     for i in 0..60usize {
         let k = key(i);
         let hh = h(&t, &k);
-        t.insert(
-            &k,
-            hh,
-            Bomb {
-                id: i,
-                drops: drops.clone(),
-                explode: i % 10 == 3,
-            },
-            None,
-        );
+        t.insert(&k, hh, Bomb { id: i, drops: drops.clone(), explode: i % 10 == 3 }, None);
     }
     let r = catch_unwind(AssertUnwindSafe(|| t.retain(|e| e.id % 2 == 0)));
     assert!(r.is_err());
@@ -816,16 +762,7 @@ fn drop_frees_values_once() {
         for i in 0..100usize {
             let k = key(i);
             let hh = h(&t, &k);
-            t.insert(
-                &k,
-                hh,
-                Bomb {
-                    id: i,
-                    drops: drops.clone(),
-                    explode: false,
-                },
-                None,
-            );
+            t.insert(&k, hh, Bomb { id: i, drops: drops.clone(), explode: false }, None);
         }
         let k = key(1);
         let hh = h(&t, &k);
@@ -934,10 +871,8 @@ mod props {
                 let q: Vec<(&[u8], u64)> = ks.iter().map(|k| (&k[..], h(t, k))).collect();
                 let mut out = Vec::new();
                 t.get_batch(&q, &mut out);
-                let got: Vec<Option<(u32, Option<u64>)>> =
-                    out.iter().map(|e| e.map(|e| (**e, e.expire()))).collect();
-                let want: Vec<Option<(u32, Option<u64>)>> =
-                    ks.iter().map(|k| m.get(k).copied()).collect();
+                let got: Vec<Option<(u32, Option<u64>)>> = out.iter().map(|e| e.map(|e| (**e, e.expire()))).collect();
+                let want: Vec<Option<(u32, Option<u64>)>> = ks.iter().map(|k| m.get(k).copied()).collect();
                 assert_eq!(got, want);
             }
             Op::SetExpire(k, e) => {
@@ -1111,11 +1046,7 @@ fn stale_hints_only_waste_a_prefetch() {
 #[test]
 fn hashes_that_disagree_with_the_hasher_stay_memory_safe() {
     let mut t: Table<u32> = Table::new();
-    let bogus = |i: usize| {
-        (i as u64)
-            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            .rotate_left(17)
-    };
+    let bogus = |i: usize| (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(17);
     let n = sz(3000);
     for i in 0..n {
         t.insert(&key(i), bogus(i), i as u32, None);
@@ -1147,31 +1078,20 @@ fn upsert_replaces_in_place_and_boxes_drop_with_the_table() {
     for i in 0..200u32 {
         let k = key(i as usize);
         let hh = t.hasher().hash_one(&k[..]);
-        let it = if i % 2 == 0 {
-            Item::new_with_box(&k, i, None, Box::new(D(rc.clone())))
-        } else {
-            Item::new_boxed(&k, i, None, b"inline")
-        };
+        let it = if i % 2 == 0 { Item::new_with_box(&k, i, None, Box::new(D(rc.clone()))) } else { Item::new_boxed(&k, i, None, b"inline") };
         assert!(t.upsert(hh, it).is_none());
     }
     let before = t.mem_bytes();
     // Replacing a boxed item by an inline one of the same size class and back.
     let k = key(0);
     let hh = t.hasher().hash_one(&k[..]);
-    let old = t
-        .upsert(hh, Item::new_boxed(&k, 1000, Some(5), b"12345678"))
-        .unwrap();
+    let old = t.upsert(hh, Item::new_boxed(&k, 1000, Some(5), b"12345678")).unwrap();
     assert_eq!((**old, old.boxed().is_some()), (0, true));
     drop(old);
     assert_eq!(rc.get(), 1);
     let e = t.get(&k, hh).unwrap();
-    assert_eq!(
-        (**e, e.expire(), e.extra()),
-        (1000, Some(5), &b"12345678"[..])
-    );
-    let old = t
-        .upsert(hh, Item::new_with_box(&k, 0, None, Box::new(D(rc.clone()))))
-        .unwrap();
+    assert_eq!((**e, e.expire(), e.extra()), (1000, Some(5), &b"12345678"[..]));
+    let old = t.upsert(hh, Item::new_with_box(&k, 0, None, Box::new(D(rc.clone())))).unwrap();
     assert_eq!(old.extra(), b"12345678");
     assert_eq!((t.len(), t.mem_bytes()), (200, before));
     check_exact(&t);
@@ -1186,11 +1106,7 @@ fn upsert_replaces_in_place_and_boxes_drop_with_the_table() {
 #[test]
 fn keys_stay_reachable_while_inserts_wrap_during_resizes() {
     // Under Miri the wrapping mode only (its probes are long), and fewer keys.
-    let modes: &[Mode] = if cfg!(miri) {
-        &[Mode::End]
-    } else {
-        &[Mode::Good, Mode::End]
-    };
+    let modes: &[Mode] = if cfg!(miri) { &[Mode::End] } else { &[Mode::Good, Mode::End] };
     for &mode in modes {
         let mut t: Table<_, _> = Table::with_hasher(TestHasher::new(mode));
         let n = if cfg!(miri) { 150 } else { 4000 };
@@ -1200,11 +1116,7 @@ fn keys_stay_reachable_while_inserts_wrap_during_resizes() {
             if t.is_rehashing() {
                 for j in (0..=i).rev().take(if cfg!(miri) { 10 } else { 200 }) {
                     let k = key(j);
-                    assert_eq!(
-                        t.get(&k, h(&t, &k)).map(|e| **e),
-                        Some(j),
-                        "{mode:?}: key {j} after insert {i}"
-                    );
+                    assert_eq!(t.get(&k, h(&t, &k)).map(|e| **e), Some(j), "{mode:?}: key {j} after insert {i}");
                 }
             }
             if i % 211 == 0 {
@@ -1239,15 +1151,9 @@ fn few_items_spill_at_high_fill() {
         }
     }
     let fill = n as f64 / (t.old.nb * 9) as f64;
-    let (spilled, ovf_home) = (
-        100.0 * spilled as f64 / n as f64,
-        100.0 * ovf_home as f64 / n as f64,
-    );
+    let (spilled, ovf_home) = (100.0 * spilled as f64 / n as f64, 100.0 * ovf_home as f64 / n as f64);
     eprintln!("fill {fill:.3}: {spilled:.2}% of items outside their home; {ovf_home:.2}% have a home with overflow");
     assert!((0.65..0.75).contains(&fill), "fill {fill}");
     assert!(spilled < 6.0, "{spilled:.2}% of items outside their home");
-    assert!(
-        ovf_home < 30.0,
-        "{ovf_home:.2}% of items have a home with overflow"
-    );
+    assert!(ovf_home < 30.0, "{ovf_home:.2}% of items have a home with overflow");
 }

@@ -53,8 +53,7 @@ fn tern_bin() -> PathBuf {
     if let Some(b) = std::env::var_os("TERN_BIN") {
         return b.into();
     }
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map_or_else(|| workspace_root().join("target"), PathBuf::from);
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| workspace_root().join("target"), PathBuf::from);
     let bin = target.join("debug").join("tern-server");
     static BUILD: Once = Once::new();
     BUILD.call_once(|| {
@@ -93,11 +92,7 @@ pub fn tern() -> Proc {
             let _ = child.kill();
             panic!("tern-server did not start");
         };
-        let num = |l: &str, tag: &str| {
-            l.split(tag)
-                .nth(1)
-                .and_then(|p| p.trim_end_matches('.').parse::<u16>().ok())
-        };
+        let num = |l: &str, tag: &str| l.split(tag).nth(1).and_then(|p| p.trim_end_matches('.').parse::<u16>().ok());
         if let Some(p) = num(&line, "memcache port=") {
             mc_port = p;
         } else if let Some(p) = num(&line, "port=") {
@@ -108,19 +103,11 @@ pub fn tern() -> Proc {
         }
     }
     assert!(port != 0 && mc_port != 0, "ports not in the start-up log");
-    Proc {
-        child,
-        port,
-        mc_port,
-    }
+    Proc { child, port, mc_port }
 }
 
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-        .port()
+    TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
 }
 
 fn which(name: &str) -> Option<PathBuf> {
@@ -133,12 +120,7 @@ fn which(name: &str) -> Option<PathBuf> {
 }
 
 fn started(mut cmd: Command, port: u16) -> Proc {
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
+    let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("spawn");
     let deadline = Instant::now() + STARTUP;
     while TcpStream::connect(("127.0.0.1", port)).is_err() {
         if Instant::now() > deadline || child.try_wait().ok().flatten().is_some() {
@@ -147,11 +129,7 @@ fn started(mut cmd: Command, port: u16) -> Proc {
         }
         std::thread::sleep(Duration::from_millis(5));
     }
-    Proc {
-        child,
-        port,
-        mc_port: 0,
-    }
+    Proc { child, port, mc_port: 0 }
 }
 
 pub fn redis() -> Option<Proc> {
@@ -161,16 +139,7 @@ pub fn redis() -> Option<Proc> {
     };
     let port = free_port();
     let mut cmd = Command::new(bin);
-    cmd.args([
-        "--port",
-        &port.to_string(),
-        "--bind",
-        "127.0.0.1",
-        "--save",
-        "",
-        "--appendonly",
-        "no",
-    ]);
+    cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]);
     Some(started(cmd, port))
 }
 
@@ -183,12 +152,7 @@ pub fn memcached() -> Option<Proc> {
     let mut cmd = Command::new(bin);
     cmd.args(["-l", "127.0.0.1", "-p", &port.to_string(), "-U", "0"]);
     // memcached refuses to run as root without -u.
-    if std::env::var("USER").is_ok_and(|u| u == "root")
-        || Command::new("id")
-            .arg("-u")
-            .output()
-            .is_ok_and(|o| o.stdout.starts_with(b"0"))
-    {
+    if std::env::var("USER").is_ok_and(|u| u == "root") || Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.starts_with(b"0")) {
         cmd.args(["-u", "root"]);
     }
     let mut p = started(cmd, port);
@@ -198,9 +162,7 @@ pub fn memcached() -> Option<Proc> {
 
 /// A scripted server: each accepted connection is handed to `serve`
 /// with its number (0, 1, ...). Returns the address and the accept count.
-pub fn fake(
-    serve: impl Fn(usize, TcpStream) + Send + Sync + 'static,
-) -> ((String, u16), Arc<AtomicUsize>) {
+pub fn fake(serve: impl Fn(usize, TcpStream) + Send + Sync + 'static) -> ((String, u16), Arc<AtomicUsize>) {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
     let accepted = Arc::new(AtomicUsize::new(0));
@@ -216,3 +178,4 @@ pub fn fake(
     });
     (("127.0.0.1".into(), port), accepted)
 }
+

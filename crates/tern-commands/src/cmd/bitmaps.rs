@@ -14,9 +14,7 @@
 use tern_resp::{parse_i64, Args};
 use tern_store::{EntryExt, StrValue, Value};
 
-use super::keyspec::{
-    bitfield_key_flags, index, ks, range, ACCESS, OW, RO, RW, UPDATE, VARIABLE_FLAGS,
-};
+use super::keyspec::{bitfield_key_flags, index, ks, range, ACCESS, OW, RO, RW, UPDATE, VARIABLE_FLAGS};
 use super::strings::{edit_raw, string_of};
 use super::table::{flags::*, CommandSpec};
 use super::Ctx;
@@ -68,11 +66,7 @@ pub static COMMANDS: &[CommandSpec] = &[
 fn bit_offset(ctx: &Ctx<'_, '_>, arg: &[u8], bits: u32) -> Result<u64, &'static str> {
     let hash = bits > 0 && arg.first() == Some(&b'#');
     let n = parse_i64(if hash { &arg[1..] } else { arg }).ok_or(errors::BIT_OFFSET)?;
-    let n = if hash {
-        n.wrapping_mul(i64::from(bits))
-    } else {
-        n
-    };
+    let n = if hash { n.wrapping_mul(i64::from(bits)) } else { n };
     if n < 0 || (n as u64 >> 3) >= ctx.srv.settings.proto_max_bulk_len() {
         return Err(errors::BIT_OFFSET);
     }
@@ -82,17 +76,11 @@ fn bit_offset(ctx: &Ctx<'_, '_>, arg: &[u8], bits: u32) -> Result<u64, &'static 
 /// The string at `locs[0]` zero-padded to at least `len` bytes and given
 /// to `f` (created when absent: Redis's lookupStringForBitCommand). `f`
 /// answers whether it changed a byte; growing counts as a change.
-fn edit_bits<R>(
-    ctx: &mut Ctx<'_, '_>,
-    key: &[u8],
-    len: usize,
-    f: impl FnOnce(&mut [u8]) -> (R, bool),
-) -> Result<R, &'static str> {
+fn edit_bits<R>(ctx: &mut Ctx<'_, '_>, key: &[u8], len: usize, f: impl FnOnce(&mut [u8]) -> (R, bool)) -> Result<R, &'static str> {
     let edited = edit_raw(ctx, key, true, |buf, _| {
         let grew = buf.len() < len;
         if grew {
-            buf.try_reserve(len - buf.len())
-                .map_err(|_| errors::STRING_TOO_LONG)?;
+            buf.try_reserve(len - buf.len()).map_err(|_| errors::STRING_TOO_LONG)?;
             buf.resize(len, 0);
         }
         let (r, changed) = f(buf);
@@ -103,11 +91,7 @@ fn edit_bits<R>(
 
 /// Reads the string at `locs[0]` for a bit command: `f` gets its bytes
 /// (None: no key); Err is WRONGTYPE. Counts the keyspace hit or miss.
-fn read_bits<R>(
-    ctx: &mut Ctx<'_, '_>,
-    key: &[u8],
-    f: impl FnOnce(Option<&[u8]>) -> R,
-) -> Result<R, &'static str> {
+fn read_bits<R>(ctx: &mut Ctx<'_, '_>, key: &[u8], f: impl FnOnce(Option<&[u8]>) -> R) -> Result<R, &'static str> {
     let acc = ctx.access();
     let loc = ctx.locs[0];
     match ctx.locks.shard(loc.gid).lookup(key, loc.hash, ctx.now, acc) {
@@ -153,9 +137,7 @@ fn getbit(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         Ok(o) => o,
         Err(msg) => return ctx.reply.error(msg),
     };
-    match read_bits(ctx, args.get(1), |b| {
-        b.map_or(0, |b| get_bits(b, offset, 1))
-    }) {
+    match read_bits(ctx, args.get(1), |b| b.map_or(0, |b| get_bits(b, offset, 1))) {
         Ok(bit) => ctx.reply.int(bit as i64),
         Err(msg) => ctx.reply.error(msg),
     }
@@ -176,19 +158,8 @@ fn unit_is_bit(arg: &[u8]) -> Option<bool> {
 /// `start..=end` (negative from the end) over `total` units, clamped as
 /// Redis clamps BITCOUNT's and BITPOS's ranges; None when empty.
 fn clamp_range(total: i64, start: i64, end: i64) -> Option<(u64, u64)> {
-    let start = if start < 0 {
-        total.saturating_add(start)
-    } else {
-        start
-    }
-    .max(0);
-    let end = if end < 0 {
-        total.saturating_add(end)
-    } else {
-        end
-    }
-    .max(0)
-    .min(total - 1);
+    let start = if start < 0 { total.saturating_add(start) } else { start }.max(0);
+    let end = if end < 0 { total.saturating_add(end) } else { end }.max(0).min(total - 1);
     (start <= end).then_some((start as u64, end as u64))
 }
 
@@ -265,9 +236,7 @@ fn bitpos(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         _ => None,
     };
     let found = read_bits(ctx, args.get(1), |b| {
-        let Some(b) = b else {
-            return if bit { -1 } else { 0 };
-        };
+        let Some(b) = b else { return if bit { -1 } else { 0 } };
         let len = b.len() as i64;
         let span = if in_bits {
             clamp_range(len * 8, start, end.unwrap_or(len * 8 + 7))
@@ -317,9 +286,7 @@ impl Op {
             ("andor", Op::AndOr),
             ("one", Op::One),
         ];
-        ops.iter()
-            .find(|(s, _)| n.eq_ignore_ascii_case(s.as_bytes()))
-            .map(|&(_, op)| op)
+        ops.iter().find(|(s, _)| n.eq_ignore_ascii_case(s.as_bytes())).map(|&(_, op)| op)
     }
 }
 
@@ -349,11 +316,7 @@ fn bitop(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let mut len = 0;
     for i in 0..sources {
         let loc = ctx.locs[1 + i];
-        if let Some(e) = ctx
-            .locks
-            .shard(loc.gid)
-            .lookup(args.get(3 + i), loc.hash, ctx.now, acc)
-        {
+        if let Some(e) = ctx.locks.shard(loc.gid).lookup(args.get(3 + i), loc.hash, ctx.now, acc) {
             match string_of(e) {
                 Ok(s) => len = len.max(s.len()),
                 Err(msg) => return ctx.reply.error(msg),
@@ -363,12 +326,7 @@ fn bitop(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let now = ctx.now;
     let res = bit_op_with(op, sources, len, |i, f| {
         let loc = ctx.locs[1 + i];
-        match ctx
-            .locks
-            .shard(loc.gid)
-            .get(args.get(3 + i), loc.hash, now)
-            .and_then(|e| e.str())
-        {
+        match ctx.locks.shard(loc.gid).get(args.get(3 + i), loc.hash, now).and_then(|e| e.str()) {
             Some(s) => s.with_bytes(|b| f(b)),
             None => f(&[]),
         }
@@ -379,13 +337,7 @@ fn bitop(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     if res.is_empty() {
         shard.remove(dest, loc.hash, ctx.now);
     } else {
-        shard.set(
-            dest,
-            loc.hash,
-            Value::Str(StrValue::Raw(res)),
-            None,
-            ctx.now,
-        );
+        shard.set(dest, loc.hash, Value::Str(StrValue::Raw(res)), None, ctx.now);
     }
     ctx.reply.int(len as i64);
 }
@@ -415,10 +367,7 @@ impl Field {
             _ => return None,
         };
         let bits = parse_i64(&arg[1..]).filter(|&b| b >= 1 && b <= if signed { 64 } else { 63 })?;
-        Some(Field {
-            signed,
-            bits: bits as u32,
-        })
+        Some(Field { signed, bits: bits as u32 })
     }
 }
 
@@ -489,9 +438,7 @@ fn bitfield_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, read_only: bool) {
         // Only GETs: a read, answered from the bytes as they are.
         let got = read_bits(ctx, key, |b| {
             let b = b.unwrap_or_default();
-            ops.iter()
-                .map(|&(_, f, off, _)| field_value(f, get_bits(b, off, f.bits)))
-                .collect::<Vec<i64>>()
+            ops.iter().map(|&(_, f, off, _)| field_value(f, get_bits(b, off, f.bits))).collect::<Vec<i64>>()
         });
         match got {
             Ok(vals) => {
@@ -507,10 +454,7 @@ fn bitfield_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, read_only: bool) {
     }
     let res = edit_bits(ctx, key, (highest >> 3) as usize + 1, |buf| {
         let mut changed = false;
-        let out: Vec<Option<i64>> = ops
-            .iter()
-            .map(|&(op, f, off, ow)| run_field_op(buf, op, f, off, ow, &mut changed))
-            .collect();
+        let out: Vec<Option<i64>> = ops.iter().map(|&(op, f, off, ow)| run_field_op(buf, op, f, off, ow, &mut changed)).collect();
         (out, changed)
     });
     match res {
@@ -549,15 +493,8 @@ fn count_bits(b: &[u8], s: u64, e: u64) -> u64 {
     }
     let mid = &b[sb + 1..eb];
     let mut chunks = mid.chunks_exact(8);
-    let mut n: u64 = chunks
-        .by_ref()
-        .map(|c| u64::from(u64::from_ne_bytes(c.try_into().unwrap_or([0; 8])).count_ones()))
-        .sum();
-    n += chunks
-        .remainder()
-        .iter()
-        .map(|x| u64::from(x.count_ones()))
-        .sum::<u64>();
+    let mut n: u64 = chunks.by_ref().map(|c| u64::from(u64::from_ne_bytes(c.try_into().unwrap_or([0; 8])).count_ones())).sum();
+    n += chunks.remainder().iter().map(|x| u64::from(x.count_ones())).sum::<u64>();
     n + u64::from((b[sb] & head).count_ones()) + u64::from((b[eb] & tail).count_ones())
 }
 
@@ -571,10 +508,7 @@ fn find_bit(b: &[u8], s: u64, e: u64, bit: bool) -> Option<u64> {
         if i & 7 == 0 && i + 7 <= e && b[byte] == skip {
             // Whole bytes (and words of them) without the bit.
             let last = ((e + 1) >> 3) as usize;
-            let run = b[byte..last]
-                .iter()
-                .position(|&x| x != skip)
-                .unwrap_or(last - byte);
+            let run = b[byte..last].iter().position(|&x| x != skip).unwrap_or(last - byte);
             i += run as u64 * 8;
             continue;
         }
@@ -645,24 +579,14 @@ fn add_in_field(f: Field, value: i64, incr: i64, ow: Overflow) -> Result<i64, Op
         Overflow::Fail => None,
     };
     if f.signed {
-        let max = if bits == 64 {
-            i64::MAX
-        } else {
-            (1i64 << (bits - 1)) - 1
-        };
+        let max = if bits == 64 { i64::MAX } else { (1i64 << (bits - 1)) - 1 };
         let min = -max - 1;
         let maxincr = (max as u64).wrapping_sub(value as u64) as i64;
         let minincr = min.wrapping_sub(value);
-        if value > max
-            || (bits != 64 && incr > maxincr)
-            || (value >= 0 && incr > 0 && incr > maxincr)
-        {
+        if value > max || (bits != 64 && incr > maxincr) || (value >= 0 && incr > 0 && incr > maxincr) {
             return Err(limit(max));
         }
-        if value < min
-            || (bits != 64 && incr < minincr)
-            || (value < 0 && incr < 0 && incr < minincr)
-        {
+        if value < min || (bits != 64 && incr < minincr) || (value < 0 && incr < 0 && incr < minincr) {
             return Err(limit(min));
         }
     } else {
@@ -682,14 +606,7 @@ fn add_in_field(f: Field, value: i64, incr: i64, ow: Overflow) -> Result<i64, Op
 
 /// One SET or INCRBY of BITFIELD on `buf` (long enough): the reply (None:
 /// FAIL refused it) and whether a bit changed.
-fn run_field_op(
-    buf: &mut [u8],
-    op: FieldOp,
-    f: Field,
-    off: u64,
-    ow: Overflow,
-    changed: &mut bool,
-) -> Option<i64> {
+fn run_field_op(buf: &mut [u8], op: FieldOp, f: Field, off: u64, ow: Overflow, changed: &mut bool) -> Option<i64> {
     let old = field_value(f, get_bits(buf, off, f.bits));
     let (new, reply) = match op {
         FieldOp::Get => return Some(old),
@@ -702,23 +619,14 @@ fn run_field_op(
     };
     set_bits(buf, off, f.bits, new as u64);
     *changed |= new != old;
-    Some(if matches!(op, FieldOp::IncrBy(_)) {
-        new
-    } else {
-        reply
-    })
+    Some(if matches!(op, FieldOp::IncrBy(_)) { new } else { reply })
 }
 
 /// BITOP over `n` sources of which the longest has `len` bytes, each
 /// zero-padded to it: `visit(i, f)` calls `f` with source `i`'s bytes.
 /// Sources are folded into the result one at a time (the first one twice
 /// for DIFF, DIFF1 and ANDOR, which combine it with the others' union).
-fn bit_op_with(
-    op: Op,
-    n: usize,
-    len: usize,
-    mut visit: impl FnMut(usize, &mut dyn FnMut(&[u8])),
-) -> Vec<u8> {
+fn bit_op_with(op: Op, n: usize, len: usize, mut visit: impl FnMut(usize, &mut dyn FnMut(&[u8]))) -> Vec<u8> {
     let mut acc = vec![0u8; len];
     if n == 0 || len == 0 {
         return acc;
@@ -726,9 +634,7 @@ fn bit_op_with(
     match op {
         Op::Diff | Op::Diff1 | Op::AndOr => {
             for i in 1..n {
-                visit(i, &mut |b| {
-                    acc.iter_mut().zip(b).for_each(|(a, &b)| *a |= b)
-                });
+                visit(i, &mut |b| acc.iter_mut().zip(b).for_each(|(a, &b)| *a |= b));
             }
             visit(0, &mut |x| {
                 for (j, a) in acc.iter_mut().enumerate() {
@@ -791,9 +697,7 @@ mod tests {
 
     /// The bits of `b`, most significant first: the model.
     fn model(b: &[u8]) -> Vec<bool> {
-        b.iter()
-            .flat_map(|&x| (0..8).map(move |i| x & (0x80 >> i) != 0))
-            .collect()
+        b.iter().flat_map(|&x| (0..8).map(move |i| x & (0x80 >> i) != 0)).collect()
     }
 
     proptest! {
@@ -884,45 +788,12 @@ mod tests {
 
     #[test]
     fn field_types_as_redis_reads_them() {
-        assert_eq!(
-            Field::parse(b"i64"),
-            Some(Field {
-                signed: true,
-                bits: 64
-            })
-        );
-        assert_eq!(
-            Field::parse(b"u63"),
-            Some(Field {
-                signed: false,
-                bits: 63
-            })
-        );
-        for bad in [
-            &b"u64"[..],
-            b"i65",
-            b"I8",
-            b"i0",
-            b"i",
-            b"",
-            b"u08",
-            b"i-1",
-            b"u 8",
-        ] {
-            assert_eq!(
-                Field::parse(bad),
-                None,
-                "{:?}",
-                String::from_utf8_lossy(bad)
-            );
+        assert_eq!(Field::parse(b"i64"), Some(Field { signed: true, bits: 64 }));
+        assert_eq!(Field::parse(b"u63"), Some(Field { signed: false, bits: 63 }));
+        for bad in [&b"u64"[..], b"i65", b"I8", b"i0", b"i", b"", b"u08", b"i-1", b"u 8"] {
+            assert_eq!(Field::parse(bad), None, "{:?}", String::from_utf8_lossy(bad));
         }
-        assert_eq!(
-            Field::parse(b"i8\0junk"),
-            Some(Field {
-                signed: true,
-                bits: 8
-            })
-        );
+        assert_eq!(Field::parse(b"i8\0junk"), Some(Field { signed: true, bits: 8 }));
     }
 
     #[test]

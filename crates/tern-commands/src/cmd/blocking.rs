@@ -31,9 +31,9 @@ use super::strings::ldouble::LongDouble;
 use super::{call, Conn, Ctx, Reply};
 use crate::client::{flags as cflags, Blocked, Client};
 use crate::errors;
-use crate::outbuf::OutBuf;
 use crate::server::{Server, Wake};
 use crate::stats::WorkerStats;
+use crate::outbuf::OutBuf;
 
 /// When a blocking command gives up: a deadline in ms since the Unix
 /// epoch, or never (`0`).
@@ -84,17 +84,11 @@ pub fn may_take(ctx: &mut Ctx<'_, '_>, loc: Loc, key: &[u8]) -> bool {
 /// every queue it was in. The command's keys are locked, and they are the
 /// ones it waits on.
 pub fn served(ctx: &mut Ctx<'_, '_>) {
-    let Some(b) = ctx.client.blocked.take() else {
-        return;
-    };
+    let Some(b) = ctx.client.blocked.take() else { return };
     for (loc, key) in &b.keys {
-        ctx.locks
-            .shard(loc.gid)
-            .unblock(key, loc.hash, ctx.client.id, ctx.now);
+        ctx.locks.shard(loc.gid).unblock(key, loc.hash, ctx.client.id, ctx.now);
     }
-    ctx.srv
-        .blocked_clients
-        .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    ctx.srv.blocked_clients.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
     ctx.client.shared.set_flag(cflags::BLOCKED, false);
 }
 
@@ -102,14 +96,7 @@ pub fn served(ctx: &mut Ctx<'_, '_>) {
 /// `0..count`) until `timeout`, replying nothing now; or, inside MULTI or
 /// EXEC, answers as the non-blocking form would (`null_array` or a null
 /// bulk). A client already waiting just waits on.
-pub fn wait(
-    ctx: &mut Ctx<'_, '_>,
-    args: Args<'_>,
-    first: usize,
-    count: usize,
-    timeout: Timeout,
-    null_array: bool,
-) {
+pub fn wait(ctx: &mut Ctx<'_, '_>, args: Args<'_>, first: usize, count: usize, timeout: Timeout, null_array: bool) {
     if serving(ctx) {
         return;
     }
@@ -122,10 +109,7 @@ pub fn wait(
         ranges.push((data.len(), a.len()));
         data.extend_from_slice(a);
     }
-    let me = Waiter {
-        client: ctx.client.id,
-        worker: ctx.worker as u32,
-    };
+    let me = Waiter { client: ctx.client.id, worker: ctx.worker as u32 };
     let mut keys: Vec<(Loc, Box<[u8]>)> = Vec::with_capacity(count);
     for i in 0..count {
         let (loc, key) = (ctx.locs[i], args.get(first + i));
@@ -136,16 +120,8 @@ pub fn wait(
         ctx.locks.shard(loc.gid).block(key, loc.hash, me);
         keys.push((loc, key.into()));
     }
-    ctx.client.blocked = Some(Box::new(Blocked {
-        cmd: ctx.cmd.id,
-        data,
-        ranges,
-        keys,
-        deadline: timeout.0,
-    }));
-    ctx.srv
-        .blocked_clients
-        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    ctx.client.blocked = Some(Box::new(Blocked { cmd: ctx.cmd.id, data, ranges, keys, deadline: timeout.0 }));
+    ctx.srv.blocked_clients.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     ctx.client.shared.set_flag(cflags::BLOCKED, true);
 }
 
@@ -172,20 +148,15 @@ pub fn post_woken(srv: &Server, locks: &mut LockSet<'_>) {
 /// Runs a blocked client's command again (a key it waits on was written).
 /// True when it was served (and its reply written).
 pub fn retry(r: Conn<'_, '_>) -> bool {
-    let Some(b) = r.client.blocked.take() else {
-        return true;
-    };
+    let Some(b) = r.client.blocked.take() else { return true };
     let cmd = r.commands.get(b.cmd);
     let (data, ranges) = (b.data.clone(), b.ranges.clone());
     r.client.blocked = Some(b);
     let args = Args::from_parts(&data, &ranges);
     let resp3 = r.client.resp3;
-    let mut reply =
-        Reply::new(r.out, resp3, r.stats).share_from(r.srv.settings.reply_copy_avoid_min_size());
+    let mut reply = Reply::new(r.out, resp3, r.stats).share_from(r.srv.settings.reply_copy_avoid_min_size());
     r.scratch.clock = super::Clock::now();
-    call(
-        r.srv, r.commands, r.locks, &mut reply, r.client, r.stats, r.scratch, r.worker, cmd, args,
-    );
+    call(r.srv, r.commands, r.locks, &mut reply, r.client, r.stats, r.scratch, r.worker, cmd, args);
     r.client.blocked.is_none()
 }
 
@@ -193,17 +164,8 @@ pub fn retry(r: Conn<'_, '_>) -> bool {
 /// its turn on) and, unless it is gone (`reply` None), gets the timeout's
 /// reply (a null array, whatever the command, as in Redis), or with
 /// `error` the `-UNBLOCKED` error.
-pub fn abandon(
-    srv: &Server,
-    locks: &mut LockSet<'_>,
-    client: &mut Client,
-    stats: &WorkerStats,
-    out: Option<&mut OutBuf>,
-    error: bool,
-) {
-    let Some(b) = client.blocked.take() else {
-        return;
-    };
+pub fn abandon(srv: &Server, locks: &mut LockSet<'_>, client: &mut Client, stats: &WorkerStats, out: Option<&mut OutBuf>, error: bool) {
+    let Some(b) = client.blocked.take() else { return };
     let now = crate::server::now_ms();
     locks.acquire(b.keys.iter().map(|(l, _)| l.gid));
     for (loc, key) in &b.keys {
@@ -211,8 +173,7 @@ pub fn abandon(
     }
     locks.release();
     post_woken(srv, locks);
-    srv.blocked_clients
-        .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    srv.blocked_clients.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
     client.shared.set_flag(cflags::BLOCKED, false);
     if let Some(out) = out {
         // It ran to an answer: it counts as a call, as one served does.
@@ -239,14 +200,8 @@ mod tests {
         assert_eq!(Timeout::parse(b"-0.0001", 1000), Ok(Timeout(None)));
         assert_eq!(Timeout::parse(b"-1", 1000), Err(errors::TIMEOUT_NEGATIVE));
         assert_eq!(Timeout::parse(b"-inf", 1000), Err(errors::TIMEOUT_NEGATIVE));
-        assert_eq!(
-            Timeout::parse(b"inf", 1000),
-            Err(errors::TIMEOUT_OUT_OF_RANGE)
-        );
-        assert_eq!(
-            Timeout::parse(b"1e100", 1000),
-            Err(errors::TIMEOUT_OUT_OF_RANGE)
-        );
+        assert_eq!(Timeout::parse(b"inf", 1000), Err(errors::TIMEOUT_OUT_OF_RANGE));
+        assert_eq!(Timeout::parse(b"1e100", 1000), Err(errors::TIMEOUT_OUT_OF_RANGE));
         assert_eq!(Timeout::parse(b"x", 1000), Err(errors::TIMEOUT_NOT_FLOAT));
         assert_eq!(Timeout::parse(b"nan", 1000), Err(errors::TIMEOUT_NOT_FLOAT));
     }

@@ -20,112 +20,49 @@ use super::Ctx;
 use crate::client::{flags as cflags, Client, ClientShared, ReplyMode};
 use crate::errors;
 
-pub static COMMANDS: &[CommandSpec] =
-    &[
-        CommandSpec::new("client", -2, 0, &[], super::unknown_subcommand)
-            .doc(
-                "connection",
-                "A container for client connection commands.",
-                "2.4.0",
-                "Depends on subcommand.",
-            )
-            .acl(&["slow"])
-            .subs(SUBCOMMANDS),
-    ];
+pub static COMMANDS: &[CommandSpec] = &[CommandSpec::new("client", -2, 0, &[], super::unknown_subcommand)
+    .doc("connection", "A container for client connection commands.", "2.4.0", "Depends on subcommand.")
+    .acl(&["slow"])
+    .subs(SUBCOMMANDS)];
 
 const CONN: u32 = NOSCRIPT | LOADING | STALE;
 
 static SUBCOMMANDS: &[CommandSpec] = &[
     CommandSpec::new("getname", 2, CONN, &[], getname)
-        .doc(
-            "connection",
-            "Returns the name of the connection.",
-            "2.6.9",
-            "O(1)",
-        )
+        .doc("connection", "Returns the name of the connection.", "2.6.9", "O(1)")
         .acl(&["slow", "connection"]),
     CommandSpec::new("help", 2, LOADING | STALE, &[], help)
-        .doc(
-            "connection",
-            "Returns helpful text about the different subcommands.",
-            "5.0.0",
-            "O(1)",
-        )
+        .doc("connection", "Returns helpful text about the different subcommands.", "5.0.0", "O(1)")
         .acl(&["slow", "connection"]),
     CommandSpec::new("id", 2, CONN, &[], id)
-        .doc(
-            "connection",
-            "Returns the unique client ID of the connection.",
-            "5.0.0",
-            "O(1)",
-        )
+        .doc("connection", "Returns the unique client ID of the connection.", "5.0.0", "O(1)")
         .acl(&["slow", "connection"]),
     CommandSpec::new("info", 2, CONN, &[], info)
-        .doc(
-            "connection",
-            "Returns information about the connection.",
-            "6.2.0",
-            "O(1)",
-        )
+        .doc("connection", "Returns information about the connection.", "6.2.0", "O(1)")
         .acl(&["slow", "connection"])
         .tips(&["nondeterministic_output"]),
     CommandSpec::new("kill", -3, ADMIN | CONN, &[], kill)
-        .doc(
-            "connection",
-            "Terminates open connections.",
-            "2.4.0",
-            "O(N) where N is the number of client connections",
-        )
+        .doc("connection", "Terminates open connections.", "2.4.0", "O(N) where N is the number of client connections")
         .acl(&["admin", "slow", "dangerous", "connection"]),
     CommandSpec::new("list", -2, ADMIN | CONN, &[], list)
-        .doc(
-            "connection",
-            "Lists open connections.",
-            "2.4.0",
-            "O(N) where N is the number of client connections",
-        )
+        .doc("connection", "Lists open connections.", "2.4.0", "O(N) where N is the number of client connections")
         .acl(&["admin", "slow", "dangerous", "connection"])
         .tips(&["nondeterministic_output"]),
     CommandSpec::new("no-evict", 3, ADMIN | CONN, &[], no_evict)
-        .doc(
-            "connection",
-            "Sets the client eviction mode of the connection.",
-            "7.0.0",
-            "O(1)",
-        )
+        .doc("connection", "Sets the client eviction mode of the connection.", "7.0.0", "O(1)")
         .acl(&["admin", "slow", "dangerous", "connection"]),
     CommandSpec::new("no-touch", 3, CONN, &[], no_touch)
-        .doc(
-            "connection",
-            "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.",
-            "7.2.0",
-            "O(1)",
-        )
+        .doc("connection", "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", "7.2.0", "O(1)")
         .acl(&["slow", "connection"]),
     CommandSpec::new("reply", 3, CONN, &[], reply)
-        .doc(
-            "connection",
-            "Instructs the server whether to reply to commands.",
-            "3.2.0",
-            "O(1)",
-        )
+        .doc("connection", "Instructs the server whether to reply to commands.", "3.2.0", "O(1)")
         .acl(&["slow", "connection"]),
     CommandSpec::new("setinfo", 4, CONN, &[], setinfo)
-        .doc(
-            "connection",
-            "Sets information specific to the client or connection.",
-            "7.2.0",
-            "O(1)",
-        )
+        .doc("connection", "Sets information specific to the client or connection.", "7.2.0", "O(1)")
         .acl(&["slow", "connection"])
         .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
     CommandSpec::new("unblock", -3, ADMIN | CONN, &[], unblock)
-        .doc(
-            "connection",
-            "Unblocks a client blocked by a blocking command from a different connection.",
-            "5.0.0",
-            "O(log N) where N is the number of client connections",
-        )
+        .doc("connection", "Unblocks a client blocked by a blocking command from a different connection.", "5.0.0", "O(log N) where N is the number of client connections")
         .acl(&["admin", "slow", "dangerous", "connection"]),
     CommandSpec::new("setname", 3, CONN, &[], setname)
         .doc("connection", "Sets the connection name.", "2.6.9", "O(1)")
@@ -211,9 +148,7 @@ fn getname(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
 /// first); 1 if it was waiting when asked.
 fn unblock(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     if args.len() > 4 {
-        return ctx
-            .reply
-            .error(errors::subcommand_syntax(args.get(1), "client"));
+        return ctx.reply.error(errors::subcommand_syntax(args.get(1), "client"));
     }
     let Some(id) = tern_resp::parse_i64(args.get(2)) else {
         return ctx.reply.error(errors::NOT_INTEGER);
@@ -226,18 +161,10 @@ fn unblock(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         },
         _ => false,
     };
-    let target = u64::try_from(id)
-        .ok()
-        .and_then(|id| ctx.srv.clients.lock().get(&id).cloned());
+    let target = u64::try_from(id).ok().and_then(|id| ctx.srv.clients.lock().get(&id).cloned());
     match target {
         Some(sh) if sh.has_flag(cflags::BLOCKED) => {
-            ctx.srv.post(
-                sh.worker,
-                crate::server::Wake::Unblock {
-                    client: sh.id,
-                    error,
-                },
-            );
+            ctx.srv.post(sh.worker, crate::server::Wake::Unblock { client: sh.id, error });
             ctx.reply.int(1);
         }
         _ => ctx.reply.int(0),
@@ -304,18 +231,14 @@ fn on_off(ctx: &mut Ctx<'_, '_>, arg: &[u8]) -> Option<bool> {
 }
 
 fn no_evict(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
-    let Some(on) = on_off(ctx, args.get(2)) else {
-        return;
-    };
+    let Some(on) = on_off(ctx, args.get(2)) else { return };
     ctx.client.no_evict = on;
     ctx.client.shared.set_flag(cflags::NO_EVICT, on);
     ctx.reply.ok();
 }
 
 fn no_touch(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
-    let Some(on) = on_off(ctx, args.get(2)) else {
-        return;
-    };
+    let Some(on) = on_off(ctx, args.get(2)) else { return };
     ctx.client.no_touch = on;
     ctx.client.shared.set_flag(cflags::NO_TOUCH, on);
     ctx.reply.ok();
@@ -356,14 +279,7 @@ fn kind_of(sh: &ClientShared) -> Kind {
 
 /// The live connections (not yet killed), oldest first, as Redis lists them.
 fn registry(ctx: &Ctx<'_, '_>) -> Vec<Arc<ClientShared>> {
-    let mut all: Vec<Arc<ClientShared>> = ctx
-        .srv
-        .clients
-        .lock()
-        .values()
-        .filter(|c| !c.kill.load(Ordering::Relaxed))
-        .cloned()
-        .collect();
+    let mut all: Vec<Arc<ClientShared>> = ctx.srv.clients.lock().values().filter(|c| !c.kill.load(Ordering::Relaxed)).cloned().collect();
     all.sort_unstable_by_key(|c| c.id);
     all
 }
@@ -390,27 +306,9 @@ struct Live {
 
 /// Flag letters in Redis's order; `N` when there are none.
 #[allow(clippy::too_many_arguments)]
-fn flag_letters(
-    monitor: bool,
-    pubsub: bool,
-    multi: bool,
-    blocked: bool,
-    dirty_cas: bool,
-    close_asap: bool,
-    no_evict: bool,
-    no_touch: bool,
-) -> String {
+fn flag_letters(monitor: bool, pubsub: bool, multi: bool, blocked: bool, dirty_cas: bool, close_asap: bool, no_evict: bool, no_touch: bool) -> String {
     let mut f = String::new();
-    for (on, c) in [
-        (monitor, 'O'),
-        (pubsub, 'P'),
-        (multi, 'x'),
-        (blocked, 'b'),
-        (dirty_cas, 'd'),
-        (close_asap, 'A'),
-        (no_evict, 'e'),
-        (no_touch, 'T'),
-    ] {
+    for (on, c) in [(monitor, 'O'), (pubsub, 'P'), (multi, 'x'), (blocked, 'b'), (dirty_cas, 'd'), (close_asap, 'A'), (no_evict, 'e'), (no_touch, 'T')] {
         if on {
             f.push(c);
         }
@@ -432,10 +330,7 @@ fn live_self(ctx: &Ctx<'_, '_>, args: &Args<'_>) -> Live {
         argv_mem += a.len();
     }
     let (multi, multi_mem) = match &c.multi {
-        Some(m) => (
-            m.cmds.len() as i64,
-            m.data.len() + m.cmds.iter().map(|(_, r)| r.len() * 8).sum::<usize>(),
-        ),
+        Some(m) => (m.cmds.len() as i64, m.data.len() + m.cmds.iter().map(|(_, r)| r.len() * 8).sum::<usize>()),
         None => (-1, 0),
     };
     Live {
@@ -472,18 +367,10 @@ fn live_other(ctx: &Ctx<'_, '_>, sh: &ClientShared) -> Live {
     let multi = sh.has_flag(cflags::MULTI);
     let omem = sh.omem.load(r);
     let last = sh.last_cmd.load(r);
-    let cmd = if last < ctx.commands.len() {
-        ctx.commands.get(last).fullname.clone()
-    } else {
-        "NULL".to_string()
-    };
+    let cmd = if last < ctx.commands.len() { ctx.commands.get(last).fullname.clone() } else { "NULL".to_string() };
     Live {
         db: sh.db.load(r),
-        multi: if multi {
-            sh.multi_len.load(r) as i64
-        } else {
-            -1
-        },
+        multi: if multi { sh.multi_len.load(r) as i64 } else { -1 },
         watch: sh.watch_count.load(r),
         qbuf: sh.qbuf.load(r),
         qbuf_free: 0,
@@ -522,11 +409,7 @@ fn push_line(out: &mut Vec<u8>, now_ms: u64, sh: &ClientShared, l: &Live) {
         + l.rbs
         + l.omem;
     let mut s = String::with_capacity(320);
-    let _ = write!(
-        s,
-        "id={} addr={} laddr={} fd={} name=",
-        sh.id, sh.addr, sh.laddr, sh.fd
-    );
+    let _ = write!(s, "id={} addr={} laddr={} fd={} name=", sh.id, sh.addr, sh.laddr, sh.fd);
     out.extend_from_slice(s.as_bytes());
     out.extend_from_slice(c_str(&sh.name.lock()));
     s.clear();
@@ -567,11 +450,7 @@ fn push_line(out: &mut Vec<u8>, now_ms: u64, sh: &ClientShared, l: &Live) {
 
 /// Appends the line of `sh`, which may be the caller itself.
 fn push_client(ctx: &Ctx<'_, '_>, args: &Args<'_>, out: &mut Vec<u8>, sh: &ClientShared) {
-    let live = if sh.id == ctx.client.id {
-        live_self(ctx, args)
-    } else {
-        live_other(ctx, sh)
-    };
+    let live = if sh.id == ctx.client.id { live_self(ctx, args) } else { live_other(ctx, sh) };
     push_line(out, ctx.now, sh, &live);
 }
 
@@ -585,9 +464,7 @@ fn info(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 fn list(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let mut out = Vec::new();
     if args.len() == 4 && args.get(2).eq_ignore_ascii_case(b"type") {
-        let Some(kind) = parse_kind(ctx, args.get(3)) else {
-            return;
-        };
+        let Some(kind) = parse_kind(ctx, args.get(3)) else { return };
         for sh in registry(ctx) {
             if kind_of(&sh) == kind {
                 push_client(ctx, &args, &mut out, &sh);
@@ -634,10 +511,7 @@ struct KillFilter<'a> {
 /// Parses the `<option> <value>` pairs of the new CLIENT KILL form, or
 /// replies with the error and returns None.
 fn parse_kill_filter<'a>(ctx: &mut Ctx<'_, '_>, args: &Args<'a>) -> Option<KillFilter<'a>> {
-    let mut f = KillFilter {
-        skip_me: true,
-        ..Default::default()
-    };
+    let mut f = KillFilter { skip_me: true, ..Default::default() };
     let mut i = 2;
     while i < args.len() {
         let opt = args.get(i);
@@ -696,15 +570,9 @@ fn kill(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let old_form = args.len() == 3;
     let f = if old_form {
         // CLIENT KILL <ip:port>, which may name the caller itself.
-        KillFilter {
-            addr: Some(args.get(2)),
-            skip_me: false,
-            ..Default::default()
-        }
+        KillFilter { addr: Some(args.get(2)), skip_me: false, ..Default::default() }
     } else {
-        let Some(f) = parse_kill_filter(ctx, &args) else {
-            return;
-        };
+        let Some(f) = parse_kill_filter(ctx, &args) else { return };
         f
     };
     let now_s = ctx.now / 1000;
@@ -717,8 +585,7 @@ fn kill(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             && f.kind.is_none_or(|k| k == kind_of(&sh))
             && f.id.is_none_or(|id| id == sh.id)
             && !(f.skip_me && sh.id == me)
-            && f.max_age
-                .is_none_or(|m| now_s.saturating_sub(sh.created_ms / 1000) >= m);
+            && f.max_age.is_none_or(|m| now_s.saturating_sub(sh.created_ms / 1000) >= m);
         if !matches {
             continue;
         }

@@ -16,45 +16,28 @@ use super::table::{flags, flags::*, Cmd, CommandSpec, CommandTable};
 use super::{Ctx, Reply};
 use crate::errors;
 
-pub static COMMANDS: &[CommandSpec] =
-    &[
-        CommandSpec::new("command", -1, LOADING | STALE, &[], command)
-            .doc(
-                "server",
-                "Returns detailed information about all commands.",
-                "2.8.13",
-                "O(N) where N is the total number of Redis commands",
-            )
-            .acl(&["connection"])
-            .tips(&["nondeterministic_output_order"])
-            .subs(&[
-                CommandSpec::new("count", 2, LOADING | STALE, &[], command_count)
-                    .doc("server", "Returns a count of commands.", "2.8.13", "O(1)")
-                    .acl(&["connection"]),
-                CommandSpec::new("docs", -2, LOADING | STALE, &[], command_docs)
-                    .doc(
-                        "server",
-                        "Returns documentary information about one, multiple or all commands.",
-                        "7.0.0",
-                        "O(N) where N is the number of commands to look up",
-                    )
-                    .acl(&["connection"])
-                    .tips(&["nondeterministic_output_order"]),
-                CommandSpec::new("getkeys", -4, LOADING | STALE, &[], command_getkeys)
-                    .doc(
-                        "server",
-                        "Extracts the key names from an arbitrary command.",
-                        "2.8.13",
-                        "O(N) where N is the number of arguments to the command",
-                    )
-                    .acl(&["connection"]),
-                CommandSpec::new(
-                    "getkeysandflags",
-                    -4,
-                    LOADING | STALE,
-                    &[],
-                    command_getkeysandflags,
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("command", -1, LOADING | STALE, &[], command)
+        .doc("server", "Returns detailed information about all commands.", "2.8.13", "O(N) where N is the total number of Redis commands")
+        .acl(&["connection"])
+        .tips(&["nondeterministic_output_order"])
+        .subs(&[
+            CommandSpec::new("count", 2, LOADING | STALE, &[], command_count)
+                .doc("server", "Returns a count of commands.", "2.8.13", "O(1)")
+                .acl(&["connection"]),
+            CommandSpec::new("docs", -2, LOADING | STALE, &[], command_docs)
+                .doc(
+                    "server",
+                    "Returns documentary information about one, multiple or all commands.",
+                    "7.0.0",
+                    "O(N) where N is the number of commands to look up",
                 )
+                .acl(&["connection"])
+                .tips(&["nondeterministic_output_order"]),
+            CommandSpec::new("getkeys", -4, LOADING | STALE, &[], command_getkeys)
+                .doc("server", "Extracts the key names from an arbitrary command.", "2.8.13", "O(N) where N is the number of arguments to the command")
+                .acl(&["connection"]),
+            CommandSpec::new("getkeysandflags", -4, LOADING | STALE, &[], command_getkeysandflags)
                 .doc(
                     "server",
                     "Extracts the key names and access flags for an arbitrary command.",
@@ -62,34 +45,19 @@ pub static COMMANDS: &[CommandSpec] =
                     "O(N) where N is the number of arguments to the command",
                 )
                 .acl(&["connection"]),
-                CommandSpec::new("help", 2, LOADING | STALE, &[], command_help)
-                    .doc(
-                        "server",
-                        "Returns helpful text about the different subcommands.",
-                        "5.0.0",
-                        "O(1)",
-                    )
-                    .acl(&["connection"]),
-                CommandSpec::new("info", -2, LOADING | STALE, &[], command_info)
-                    .doc(
-                        "server",
-                        "Returns information about one, multiple or all commands.",
-                        "2.8.13",
-                        "O(N) where N is the number of commands to look up",
-                    )
-                    .acl(&["connection"])
-                    .tips(&["nondeterministic_output_order"]),
-                CommandSpec::new("list", -2, LOADING | STALE, &[], command_list)
-                    .doc(
-                        "server",
-                        "Returns a list of command names.",
-                        "7.0.0",
-                        "O(N) where N is the total number of Redis commands",
-                    )
-                    .acl(&["connection"])
-                    .tips(&["nondeterministic_output_order"]),
-            ]),
-    ];
+            CommandSpec::new("help", 2, LOADING | STALE, &[], command_help)
+                .doc("server", "Returns helpful text about the different subcommands.", "5.0.0", "O(1)")
+                .acl(&["connection"]),
+            CommandSpec::new("info", -2, LOADING | STALE, &[], command_info)
+                .doc("server", "Returns information about one, multiple or all commands.", "2.8.13", "O(N) where N is the number of commands to look up")
+                .acl(&["connection"])
+                .tips(&["nondeterministic_output_order"]),
+            CommandSpec::new("list", -2, LOADING | STALE, &[], command_list)
+                .doc("server", "Returns a list of command names.", "7.0.0", "O(N) where N is the total number of Redis commands")
+                .acl(&["connection"])
+                .tips(&["nondeterministic_output_order"]),
+        ]),
+];
 
 /// ACL categories in the order Redis lists them.
 const ACL_CATEGORIES: &[&str] = &[
@@ -163,43 +131,21 @@ fn reply_key_spec(ctx: &mut Ctx<'_, '_>, ks: &KeySpec) {
     let keyword;
     let (kind, args): (&[u8], &[(&[u8], SpecArg)]) = match ks.begin {
         Begin::Index(i) => (b"index", &[(b"index", SpecArg::Int(i.into()))]),
-        Begin::Keyword {
-            keyword: k,
-            startfrom,
-        } => {
-            keyword = [
-                (&b"keyword"[..], SpecArg::Str(k.as_bytes())),
-                (b"startfrom", SpecArg::Int(startfrom.into())),
-            ];
+        Begin::Keyword { keyword: k, startfrom } => {
+            keyword = [(&b"keyword"[..], SpecArg::Str(k.as_bytes())), (b"startfrom", SpecArg::Int(startfrom.into()))];
             (b"keyword", &keyword)
         }
         Begin::Unknown => (b"unknown", &[]),
     };
     spec_part(r, b"begin_search", kind, args);
     let (kind, args): (&[u8], &[(&[u8], SpecArg)]) = match ks.find {
-        Find::Range {
-            lastkey,
-            keystep,
-            limit,
-        } => (
+        Find::Range { lastkey, keystep, limit } => (
             b"range",
-            &[
-                (b"lastkey", SpecArg::Int(lastkey.into())),
-                (b"keystep", SpecArg::Int(keystep.into())),
-                (b"limit", SpecArg::Int(limit.into())),
-            ],
+            &[(b"lastkey", SpecArg::Int(lastkey.into())), (b"keystep", SpecArg::Int(keystep.into())), (b"limit", SpecArg::Int(limit.into()))],
         ),
-        Find::Keynum {
-            keynumidx,
-            firstkey,
-            keystep,
-        } => (
+        Find::Keynum { keynumidx, firstkey, keystep } => (
             b"keynum",
-            &[
-                (b"keynumidx", SpecArg::Int(keynumidx.into())),
-                (b"firstkey", SpecArg::Int(firstkey.into())),
-                (b"keystep", SpecArg::Int(keystep.into())),
-            ],
+            &[(b"keynumidx", SpecArg::Int(keynumidx.into())), (b"firstkey", SpecArg::Int(firstkey.into())), (b"keystep", SpecArg::Int(keystep.into()))],
         ),
         Find::Unknown => (b"unknown", &[]),
     };
@@ -232,10 +178,7 @@ fn spec_part(r: &mut Reply, part: &[u8], kind: &[u8], args: &[(&[u8], SpecArg)])
 
 /// Subcommands of `cmd` in table order (the id map is unordered).
 fn subs_of<'a>(commands: &'a CommandTable, cmd: &'a Cmd) -> impl Iterator<Item = &'a Cmd> + 'a {
-    cmd.spec
-        .subcommands
-        .iter()
-        .filter_map(move |s| commands.lookup_sub(cmd, s.name.as_bytes()))
+    cmd.spec.subcommands.iter().filter_map(move |s| commands.lookup_sub(cmd, s.name.as_bytes()))
 }
 
 /// COMMAND INFO's 10 fields for one command.
@@ -245,11 +188,7 @@ fn reply_command_info(ctx: &mut Ctx<'_, '_>, cmd: &Cmd) {
     ctx.reply.array(10);
     ctx.reply.bulk(cmd.fullname.as_bytes());
     ctx.reply.int(i64::from(spec.arity));
-    let names: Vec<&str> = flags::NAMES
-        .iter()
-        .filter(|&&(f, _)| cmd.has(f))
-        .map(|&(_, n)| n)
-        .collect();
+    let names: Vec<&str> = flags::NAMES.iter().filter(|&&(f, _)| cmd.has(f)).map(|&(_, n)| n).collect();
     ctx.reply.set(names.len());
     for n in names {
         ctx.reply.simple(n);
@@ -284,17 +223,9 @@ fn reply_command_docs(ctx: &mut Ctx<'_, '_>, cmd: &Cmd) {
     let spec = cmd.spec;
     let subs: Vec<&Cmd> = subs_of(commands, cmd).collect();
     let doc_flags = usize::from(spec.deprecated.is_some()) + usize::from(spec.syscmd);
-    let fields = 4
-        + usize::from(doc_flags > 0)
-        + 2 * usize::from(spec.deprecated.is_some())
-        + usize::from(!spec.history.is_empty());
+    let fields = 4 + usize::from(doc_flags > 0) + 2 * usize::from(spec.deprecated.is_some()) + usize::from(!spec.history.is_empty());
     ctx.reply.map(fields + usize::from(!subs.is_empty()));
-    for (k, v) in [
-        ("summary", spec.summary),
-        ("since", spec.since),
-        ("group", spec.group),
-        ("complexity", spec.complexity),
-    ] {
+    for (k, v) in [("summary", spec.summary), ("since", spec.since), ("group", spec.group), ("complexity", spec.complexity)] {
         ctx.reply.bulk(k.as_bytes());
         ctx.reply.bulk(v.as_bytes());
     }
@@ -375,14 +306,8 @@ fn command_info(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 
 fn command_docs(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let commands = ctx.commands;
-    let found: Vec<&Cmd> = if args.len() == 2 {
-        commands.top_level().collect()
-    } else {
-        args.tail(2)
-            .iter()
-            .filter_map(|n| lookup_fullname(commands, n))
-            .collect()
-    };
+    let found: Vec<&Cmd> =
+        if args.len() == 2 { commands.top_level().collect() } else { args.tail(2).iter().filter_map(|n| lookup_fullname(commands, n)).collect() };
     ctx.reply.map(found.len());
     for c in found {
         ctx.reply.bulk(c.fullname.as_bytes());
@@ -404,12 +329,7 @@ fn command_list(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             if kind.eq_ignore_ascii_case(b"module") {
                 Filter::Module
             } else if kind.eq_ignore_ascii_case(b"aclcat") {
-                Filter::Acl(
-                    ACL_CATEGORIES
-                        .iter()
-                        .copied()
-                        .find(|c| c.as_bytes().eq_ignore_ascii_case(arg)),
-                )
+                Filter::Acl(ACL_CATEGORIES.iter().copied().find(|c| c.as_bytes().eq_ignore_ascii_case(arg)))
             } else if kind.eq_ignore_ascii_case(b"pattern") {
                 Filter::Pattern(arg)
             } else {

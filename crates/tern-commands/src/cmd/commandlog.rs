@@ -16,100 +16,42 @@ const ADMIN_ACL: &[&str] = &["admin", "slow", "dangerous"];
 
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("slowlog", -2, 0, &[], container)
-        .doc(
-            "server",
-            "A container for slow log commands.",
-            "2.2.12",
-            "Depends on subcommand.",
-        )
+        .doc("server", "A container for slow log commands.", "2.2.12", "Depends on subcommand.")
         .acl(&["slow"])
         .subs(&[
             CommandSpec::new("get", -2, ADMIN_SUB, &[], slowlog_get)
-                .doc(
-                    "server",
-                    "Returns the slow log's entries.",
-                    "2.2.12",
-                    "O(N) where N is the number of entries returned",
-                )
+                .doc("server", "Returns the slow log's entries.", "2.2.12", "O(N) where N is the number of entries returned")
                 .acl(ADMIN_ACL)
                 .tips(&["request_policy:all_nodes", "nondeterministic_output"]),
             CommandSpec::new("help", 2, LOADING | STALE, &[], slowlog_help)
-                .doc(
-                    "server",
-                    "Show helpful text about the different subcommands",
-                    "6.2.0",
-                    "O(1)",
-                )
+                .doc("server", "Show helpful text about the different subcommands", "6.2.0", "O(1)")
                 .acl(&["slow"]),
             CommandSpec::new("len", 2, ADMIN_SUB, &[], slowlog_len)
-                .doc(
-                    "server",
-                    "Returns the number of entries in the slow log.",
-                    "2.2.12",
-                    "O(1)",
-                )
+                .doc("server", "Returns the number of entries in the slow log.", "2.2.12", "O(1)")
                 .acl(ADMIN_ACL)
-                .tips(&[
-                    "request_policy:all_nodes",
-                    "response_policy:agg_sum",
-                    "nondeterministic_output",
-                ]),
+                .tips(&["request_policy:all_nodes", "response_policy:agg_sum", "nondeterministic_output"]),
             CommandSpec::new("reset", 2, ADMIN_SUB, &[], slowlog_reset)
-                .doc(
-                    "server",
-                    "Clears all entries from the slow log.",
-                    "2.2.12",
-                    "O(N) where N is the number of entries in the slowlog",
-                )
+                .doc("server", "Clears all entries from the slow log.", "2.2.12", "O(N) where N is the number of entries in the slowlog")
                 .acl(ADMIN_ACL)
                 .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
         ]),
     CommandSpec::new("commandlog", -2, 0, &[], container)
-        .doc(
-            "server",
-            "A container for command log commands.",
-            "8.1.0",
-            "Depends on subcommand.",
-        )
+        .doc("server", "A container for command log commands.", "8.1.0", "Depends on subcommand.")
         .acl(&["slow"])
         .subs(&[
             CommandSpec::new("get", 4, ADMIN_SUB, &[], commandlog_get)
-                .doc(
-                    "server",
-                    "Returns the specified command log's entries.",
-                    "8.1.0",
-                    "O(N) where N is the number of entries returned",
-                )
+                .doc("server", "Returns the specified command log's entries.", "8.1.0", "O(N) where N is the number of entries returned")
                 .acl(ADMIN_ACL)
                 .tips(&["request_policy:all_nodes", "nondeterministic_output"]),
             CommandSpec::new("help", 2, LOADING | STALE, &[], commandlog_help)
-                .doc(
-                    "server",
-                    "Show helpful text about the different subcommands",
-                    "8.1.0",
-                    "O(1)",
-                )
+                .doc("server", "Show helpful text about the different subcommands", "8.1.0", "O(1)")
                 .acl(&["slow"]),
             CommandSpec::new("len", 3, ADMIN_SUB, &[], commandlog_len)
-                .doc(
-                    "server",
-                    "Returns the number of entries in the specified type of command log.",
-                    "8.1.0",
-                    "O(1)",
-                )
+                .doc("server", "Returns the number of entries in the specified type of command log.", "8.1.0", "O(1)")
                 .acl(ADMIN_ACL)
-                .tips(&[
-                    "request_policy:all_nodes",
-                    "response_policy:agg_sum",
-                    "nondeterministic_output",
-                ]),
+                .tips(&["request_policy:all_nodes", "response_policy:agg_sum", "nondeterministic_output"]),
             CommandSpec::new("reset", 3, ADMIN_SUB, &[], commandlog_reset)
-                .doc(
-                    "server",
-                    "Clears all entries from the specified type of command log.",
-                    "8.1.0",
-                    "O(N) where N is the number of entries in the commandlog",
-                )
+                .doc("server", "Clears all entries from the specified type of command log.", "8.1.0", "O(N) where N is the number of entries in the commandlog")
                 .acl(ADMIN_ACL)
                 .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
         ]),
@@ -128,73 +70,36 @@ pub struct Measured {
 /// Logs the command that just ran in each log whose threshold it reached.
 /// The common case is three comparisons; building an entry is [`record`]'s.
 #[inline]
-pub fn note(
-    srv: &Server,
-    client: &Client,
-    worker: usize,
-    cmd: &Cmd,
-    args: Args<'_>,
-    now_ms: u64,
-    m: Measured,
-) {
+pub fn note(srv: &Server, client: &Client, worker: usize, cmd: &Cmd, args: Args<'_>, now_ms: u64, m: Measured) {
     let s = &srv.settings;
     let reached = |threshold: i64, v: u64| threshold >= 0 && v >= threshold as u64;
     let slow = reached(s.slowlog_log_slower_than(), m.usec);
     let request = reached(s.commandlog_request_larger_than(), m.request as u64);
     let reply = reached(s.commandlog_reply_larger_than(), m.reply as u64);
     if (slow || request || reply) && !cmd.has(SKIP_SLOWLOG) {
-        record(
-            srv,
-            client,
-            worker,
-            cmd,
-            args,
-            now_ms,
-            [
-                (slow, m.usec),
-                (request, m.request as u64),
-                (reply, m.reply as u64),
-            ],
-        );
+        record(srv, client, worker, cmd, args, now_ms, [(slow, m.usec), (request, m.request as u64), (reply, m.reply as u64)]);
     }
 }
 
 #[cold]
-fn record(
-    srv: &Server,
-    client: &Client,
-    worker: usize,
-    cmd: &Cmd,
-    args: Args<'_>,
-    now_ms: u64,
-    hits: [(bool, u64); 3],
-) {
+fn record(srv: &Server, client: &Client, worker: usize, cmd: &Cmd, args: Args<'_>, now_ms: u64, hits: [(bool, u64); 3]) {
     let all: Vec<&[u8]> = args.iter().collect();
     let kept = kept_args(all.iter().copied(), |i| is_secret(&cmd.fullname, &all, i));
     let name = client.shared.name.lock().clone();
     let s = &srv.settings;
-    let max_lens = [
-        s.slowlog_max_len(),
-        s.commandlog_large_request_max_len(),
-        s.commandlog_large_reply_max_len(),
-    ];
-    for ((kind, (hit, value)), max_len) in [Kind::Slow, Kind::LargeRequest, Kind::LargeReply]
-        .into_iter()
-        .zip(hits)
-        .zip(max_lens)
-    {
+    let max_lens = [s.slowlog_max_len(), s.commandlog_large_request_max_len(), s.commandlog_large_reply_max_len()];
+    for ((kind, (hit, value)), max_len) in [Kind::Slow, Kind::LargeRequest, Kind::LargeReply].into_iter().zip(hits).zip(max_lens) {
         if !hit {
             continue;
         }
-        srv.cmdlog
-            .push(worker, kind, max_len.max(0) as usize, |id| Entry {
-                id,
-                time_s: now_ms / 1000,
-                value,
-                args: kept.clone(),
-                addr: client.shared.addr.clone(),
-                name: name.clone(),
-            });
+        srv.cmdlog.push(worker, kind, max_len.max(0) as usize, |id| Entry {
+            id,
+            time_s: now_ms / 1000,
+            value,
+            args: kept.clone(),
+            addr: client.shared.addr.clone(),
+            name: name.clone(),
+        });
     }
 }
 
@@ -310,27 +215,19 @@ fn slowlog_help(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
 }
 
 fn commandlog_get(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
-    let Some(count) = parse_count(ctx, args.get(2)) else {
-        return;
-    };
-    let Some(kind) = parse_kind(ctx, args.get(3)) else {
-        return;
-    };
+    let Some(count) = parse_count(ctx, args.get(2)) else { return };
+    let Some(kind) = parse_kind(ctx, args.get(3)) else { return };
     reply_entries(ctx, kind, count);
 }
 
 fn commandlog_len(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
-    let Some(kind) = parse_kind(ctx, args.get(2)) else {
-        return;
-    };
+    let Some(kind) = parse_kind(ctx, args.get(2)) else { return };
     let n = ctx.srv.cmdlog.len(kind, max_len(ctx, kind));
     ctx.reply.int(n as i64);
 }
 
 fn commandlog_reset(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
-    let Some(kind) = parse_kind(ctx, args.get(2)) else {
-        return;
-    };
+    let Some(kind) = parse_kind(ctx, args.get(2)) else { return };
     ctx.srv.cmdlog.reset(kind);
     ctx.reply.ok();
 }

@@ -11,73 +11,43 @@ use tern_resp::Args;
 
 use super::table::{flags::*, CommandSpec};
 use super::Ctx;
+use tern_config::{find_directive, passive_reason, Directive, RewriteError, When, DIRECTIVES};
 use crate::errors;
 use crate::server::now_ms;
-use tern_config::{find_directive, passive_reason, Directive, RewriteError, When, DIRECTIVES};
 
-pub static COMMANDS: &[CommandSpec] = &[CommandSpec::new("config", -2, 0, &[], config)
-    .doc(
-        "server",
-        "A container for server configuration commands.",
-        "2.0.0",
-        "Depends on subcommand.",
-    )
-    .subs(&[
-        CommandSpec::new(
-            "get",
-            -3,
-            ADMIN | NOSCRIPT | LOADING | STALE,
-            &[],
-            config_get,
-        )
-        .doc(
-            "server",
-            "Returns the effective values of configuration parameters.",
-            "2.0.0",
-            "O(N) when N is the number of configuration parameters provided",
-        ),
-        CommandSpec::new("help", 2, LOADING | STALE, &[], config_help).doc(
-            "server",
-            "Returns helpful text about the different subcommands.",
-            "5.0.0",
-            "O(1)",
-        ),
-        CommandSpec::new(
-            "resetstat",
-            2,
-            ADMIN | NOSCRIPT | LOADING | STALE | MANUAL_LOCKS,
-            &[],
-            config_resetstat,
-        )
-        .doc("server", "Resets the server's statistics.", "2.0.0", "O(1)"),
-        CommandSpec::new(
-            "rewrite",
-            2,
-            ADMIN | NOSCRIPT | LOADING | STALE,
-            &[],
-            config_rewrite,
-        )
-        .doc(
-            "server",
-            "Persists the effective configuration to file.",
-            "2.8.0",
-            "O(1)",
-        ),
-        CommandSpec::new(
-            "set",
-            -4,
-            ADMIN | NOSCRIPT | LOADING | STALE,
-            &[],
-            config_set,
-        )
-        .doc(
-            "server",
-            "Sets configuration parameters in-flight.",
-            "2.0.0",
-            "O(N) when N is the number of configuration parameters provided",
-        )
-        .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
-    ])];
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("config", -2, 0, &[], config)
+        .doc("server", "A container for server configuration commands.", "2.0.0", "Depends on subcommand.")
+        .subs(&[
+            CommandSpec::new("get", -3, ADMIN | NOSCRIPT | LOADING | STALE, &[], config_get).doc(
+                "server",
+                "Returns the effective values of configuration parameters.",
+                "2.0.0",
+                "O(N) when N is the number of configuration parameters provided",
+            ),
+            CommandSpec::new("help", 2, LOADING | STALE, &[], config_help).doc(
+                "server",
+                "Returns helpful text about the different subcommands.",
+                "5.0.0",
+                "O(1)",
+            ),
+            CommandSpec::new("resetstat", 2, ADMIN | NOSCRIPT | LOADING | STALE | MANUAL_LOCKS, &[], config_resetstat).doc(
+                "server",
+                "Resets the server's statistics.",
+                "2.0.0",
+                "O(1)",
+            ),
+            CommandSpec::new("rewrite", 2, ADMIN | NOSCRIPT | LOADING | STALE, &[], config_rewrite).doc(
+                "server",
+                "Persists the effective configuration to file.",
+                "2.8.0",
+                "O(1)",
+            ),
+            CommandSpec::new("set", -4, ADMIN | NOSCRIPT | LOADING | STALE, &[], config_set)
+                .doc("server", "Sets configuration parameters in-flight.", "2.0.0", "O(N) when N is the number of configuration parameters provided")
+                .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
+        ]),
+];
 
 /// Only reached without a known subcommand, which dispatch already
 /// refuses; kept so the container has a handler like every command.
@@ -106,9 +76,7 @@ fn config_help(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
 fn config_get(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     // (name as matched, directive); names compare case-insensitively.
     let mut found: Vec<(String, &'static Directive)> = Vec::new();
-    let seen = |found: &[(String, &Directive)], n: &str| {
-        found.iter().any(|(f, _)| f.eq_ignore_ascii_case(n))
-    };
+    let seen = |found: &[(String, &Directive)], n: &str| found.iter().any(|(f, _)| f.eq_ignore_ascii_case(n));
     for pat in args.tail(2).iter() {
         let is_glob = pat.iter().any(|c| matches!(c, b'*' | b'?' | b'['));
         if !is_glob {
@@ -147,10 +115,7 @@ fn config_set(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         ctx.reply.error(errors::SYNTAX);
         return;
     }
-    let pairs: Vec<(&[u8], &[u8])> = (2..args.len())
-        .step_by(2)
-        .map(|i| (args.get(i), args.get(i + 1)))
-        .collect();
+    let pairs: Vec<(&[u8], &[u8])> = (2..args.len()).step_by(2).map(|i| (args.get(i), args.get(i + 1))).collect();
     let mut chosen: Vec<&'static Directive> = Vec::with_capacity(pairs.len());
     // First problem wins, as in Redis: unknown name, immutable, duplicate.
     for &(name, _) in &pairs {
@@ -189,24 +154,14 @@ fn config_set(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         let fit = crate::fdlimit::fit(next.maxclients);
         if fit.maxclients < next.maxclients {
             drop(cfg);
-            let shown = pairs
-                .iter()
-                .find(|(n, _)| n.eq_ignore_ascii_case(b"maxclients"))
-                .map_or(&b"maxclients"[..], |(n, _)| n);
-            ctx.reply.error(errors::config_set_failed(
-                shown,
-                &errors::maxclients_unfit(fit.maxclients),
-            ));
+            let shown = pairs.iter().find(|(n, _)| n.eq_ignore_ascii_case(b"maxclients")).map_or(&b"maxclients"[..], |(n, _)| n);
+            ctx.reply.error(errors::config_set_failed(shown, &errors::maxclients_unfit(fit.maxclients)));
             return;
         }
     }
     for d in &chosen {
         if d.passive.is_some() {
-            tern_config::log_notice!(
-                "CONFIG SET {}: accepted, but not acted on yet: {}.",
-                d.name,
-                passive_reason(d.name)
-            );
+            tern_config::log_notice!("CONFIG SET {}: accepted, but not acted on yet: {}.", d.name, passive_reason(d.name));
         }
     }
     ctx.srv.apply_config(&next);

@@ -18,73 +18,29 @@ use crate::server::DEFAULT_USER;
 
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("ping", -1, FAST, &[], ping)
-        .doc(
-            "connection",
-            "Returns the server's liveliness response.",
-            "1.0.0",
-            "O(1)",
-        )
+        .doc("connection", "Returns the server's liveliness response.", "1.0.0", "O(1)")
         .acl(&["fast", "connection"])
         .tips(&["request_policy:all_shards", "response_policy:all_succeeded"]),
     CommandSpec::new("echo", 2, LOADING | STALE | FAST, &[], echo)
         .doc("connection", "Returns the given string.", "1.0.0", "O(1)")
         .acl(&["fast", "connection"]),
-    CommandSpec::new(
-        "quit",
-        -1,
-        ALLOW_BUSY | NO_AUTH | NOSCRIPT | LOADING | STALE | FAST | TX_CONTROL,
-        &[],
-        quit,
-    )
-    .doc("connection", "Closes the connection.", "1.0.0", "O(1)")
-    .acl(&["fast", "connection"]),
-    CommandSpec::new("select", 2, LOADING | STALE | FAST, &[], select)
-        .doc(
-            "connection",
-            "Changes the selected database.",
-            "1.0.0",
-            "O(1)",
-        )
+    CommandSpec::new("quit", -1, ALLOW_BUSY | NO_AUTH | NOSCRIPT | LOADING | STALE | FAST | TX_CONTROL, &[], quit)
+        .doc("connection", "Closes the connection.", "1.0.0", "O(1)")
         .acl(&["fast", "connection"]),
-    CommandSpec::new(
-        "hello",
-        -1,
-        NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY,
-        &[],
-        hello,
-    )
-    .doc(
-        "connection",
-        "Handshakes with the Redis server.",
-        "6.0.0",
-        "O(1)",
-    )
-    .acl(&["fast", "connection"]),
-    CommandSpec::new(
-        "auth",
-        -2,
-        NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY,
-        &[],
-        auth,
-    )
-    .doc(
-        "connection",
-        "Authenticates the connection.",
-        "1.0.0",
-        "O(N) where N is the number of passwords defined for the user",
-    )
-    .acl(&["fast", "connection"]),
+    CommandSpec::new("select", 2, LOADING | STALE | FAST, &[], select)
+        .doc("connection", "Changes the selected database.", "1.0.0", "O(1)")
+        .acl(&["fast", "connection"]),
+    CommandSpec::new("hello", -1, NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY, &[], hello)
+        .doc("connection", "Handshakes with the Redis server.", "6.0.0", "O(1)")
+        .acl(&["fast", "connection"]),
+    CommandSpec::new("auth", -2, NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY, &[], auth)
+        .doc("connection", "Authenticates the connection.", "1.0.0", "O(N) where N is the number of passwords defined for the user")
+        .acl(&["fast", "connection"]),
     // Not queued inside MULTI (it discards the transaction), and it walks
     // the watched keys' shards itself.
-    CommandSpec::new(
-        "reset",
-        1,
-        NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY | TX_CONTROL | MANUAL_LOCKS,
-        &[],
-        reset,
-    )
-    .doc("connection", "Resets the connection.", "6.2.0", "O(1)")
-    .acl(&["fast", "connection"]),
+    CommandSpec::new("reset", 1, NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY | TX_CONTROL | MANUAL_LOCKS, &[], reset)
+        .doc("connection", "Resets the connection.", "6.2.0", "O(1)")
+        .acl(&["fast", "connection"]),
 ];
 
 fn ping(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {

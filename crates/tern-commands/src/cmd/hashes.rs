@@ -13,16 +13,18 @@
 //! Multi-field commands (HMGET, HDEL, HSET, HGETDEL, HGETEX, HSETEX, the
 //! HEXPIRE and HTTL families) look their fields up in one pass.
 
+
 use rand::seq::SliceRandom;
 use rand::Rng;
 use tern_resp::{parse_i64, Args};
-use tern_store::{Access, Edit, Effect, EntryExt, Hash, HashLimits, HashPair, Shard, Value};
+use tern_store::{Edit, Effect, Access, EntryExt, Hash, HashLimits, HashPair, Shard, Value};
 
-use super::keyspec::{index, ks, range, ACCESS, DELETE, INSERT, RO, RW, UPDATE};
 use super::strings::ldouble::LongDouble;
+use super::keyspec::{index, ks, range, ACCESS, DELETE, INSERT, RO, RW, UPDATE};
 use super::table::{flags::*, CommandSpec};
 use super::Ctx;
 use crate::errors;
+
 
 /// Latest field deadline Redis accepts, in ms (`HFE_MAX_ABS_TIME_MSEC`).
 const MAX_FIELD_DEADLINE: i64 = (1 << 46) - 1;
@@ -142,10 +144,7 @@ pub fn expired_fields(ctx: &mut Ctx<'_, '_>) -> u64 {
 
 fn limits(ctx: &Ctx<'_, '_>) -> HashLimits {
     let s = &ctx.srv.settings;
-    HashLimits {
-        max_entries: s.hash_max_listpack_entries(),
-        max_value: s.hash_max_listpack_value(),
-    }
+    HashLimits { max_entries: s.hash_max_listpack_entries(), max_value: s.hash_max_listpack_value() }
 }
 
 /// [`super::edit_typed`] on a hash (`create`: an empty one if absent).
@@ -158,16 +157,7 @@ fn edit_hash<R>(
     acc: Access,
     f: impl FnOnce(&mut Hash, &mut Edit) -> R,
 ) -> Result<Option<R>, &'static str> {
-    super::edit_typed(
-        shard,
-        key,
-        hash,
-        now,
-        create.then(|| Value::Hash(Hash::default())),
-        acc,
-        |e| e.hash_mut(),
-        f,
-    )
+    super::edit_typed(shard, key, hash, now, create.then(|| Value::Hash(Hash::default())), acc, |e| e.hash_mut(), f)
 }
 
 fn boxed(b: &[u8]) -> Box<[u8]> {
@@ -176,19 +166,12 @@ fn boxed(b: &[u8]) -> Box<[u8]> {
 
 /// The effect of writing `pairs` (HSET and friends).
 fn hset_effect(key: &[u8], pairs: &[HashPair<'_>], keep_ttl: bool) -> Effect {
-    Effect::HSet {
-        key: boxed(key),
-        pairs: pairs.iter().map(|(f, v)| (boxed(f), boxed(v))).collect(),
-        keep_ttl,
-    }
+    Effect::HSet { key: boxed(key), pairs: pairs.iter().map(|(f, v)| (boxed(f), boxed(v))).collect(), keep_ttl }
 }
 
 /// The effect of removing `fields`.
 fn hdel_effect(key: &[u8], fields: &[&[u8]]) -> Effect {
-    Effect::HDel {
-        key: boxed(key),
-        fields: fields.iter().map(|f| boxed(f)).collect(),
-    }
+    Effect::HDel { key: boxed(key), fields: fields.iter().map(|f| boxed(f)).collect() }
 }
 
 /// [`read_typed`] for a hash.
@@ -232,10 +215,7 @@ fn hset_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, ok: bool) {
     }
     let lim = limits(ctx);
     let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
-    let pairs: Vec<HashPair<'_>> = (2..args.len())
-        .step_by(2)
-        .map(|i| (args.get(i), args.get(i + 1)))
-        .collect();
+    let pairs: Vec<HashPair<'_>> = (2..args.len()).step_by(2).map(|i| (args.get(i), args.get(i + 1))).collect();
     let shard = ctx.locks.shard(loc.gid);
     let added = edit_hash(shard, key, loc.hash, now, true, acc, |h, edit| {
         let added = h.set_many(&pairs, false, lim);
@@ -335,8 +315,7 @@ fn hexists(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 
 fn hstrlen(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let h = read_hash!(ctx, args.get(1), |r: &mut super::Reply<'_>| r.int(0));
-    ctx.reply
-        .int(h.get(args.get(2)).map_or(0, |v| v.len() as i64));
+    ctx.reply.int(h.get(args.get(2)).map_or(0, |v| v.len() as i64));
 }
 
 fn hdel(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
@@ -529,11 +508,7 @@ fn hscan(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         r.bulk(b"0");
         r.array(0);
     });
-    let ScanOpts {
-        count,
-        pattern,
-        novalues,
-    } = match ScanOpts::parse(args, 3, true) {
+    let ScanOpts { count, pattern, novalues } = match ScanOpts::parse(args, 3, true) {
         Ok(o) => o,
         Err(e) => return ctx.reply.error(e),
     };
@@ -546,11 +521,7 @@ fn hscan(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let reply = &mut ctx.reply;
     reply.array(2);
     reply.bulk(itoa::Buffer::new().format(next).as_bytes());
-    reply.array(if novalues {
-        items.len()
-    } else {
-        2 * items.len()
-    });
+    reply.array(if novalues { items.len() } else { 2 * items.len() });
     for (f, v) in items {
         reply.bulk(f);
         if !novalues {
@@ -570,11 +541,7 @@ pub(super) struct ScanOpts<'a> {
 
 impl<'a> ScanOpts<'a> {
     pub(super) fn parse(args: Args<'a>, from: usize, hash: bool) -> Result<Self, &'static str> {
-        let mut o = ScanOpts {
-            count: 10,
-            pattern: None,
-            novalues: false,
-        };
+        let mut o = ScanOpts { count: 10, pattern: None, novalues: false };
         let mut i = from;
         while i < args.len() {
             let opt = args.get(i);
@@ -606,12 +573,7 @@ impl<'a> ScanOpts<'a> {
 
 /// Parses `FIELDS numfields field...` starting at `at`: the index of the
 /// first field, or None after replying the error.
-fn fields_at(
-    ctx: &mut Ctx<'_, '_>,
-    args: Args<'_>,
-    at: usize,
-    numfields_err: &str,
-) -> Option<usize> {
+fn fields_at(ctx: &mut Ctx<'_, '_>, args: Args<'_>, at: usize, numfields_err: &str) -> Option<usize> {
     if at >= args.len() || !is(args.get(at), b"fields") {
         ctx.reply.error(errors::FIELDS_MISSING);
         return None;
@@ -707,12 +669,8 @@ fn hpexpireat(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 fn hexpire_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, secs: bool, absolute: bool) {
     let acc = ctx.access();
     let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
-    let Some(exists) = holds_hash(ctx, loc, key) else {
-        return;
-    };
-    let Some(when) = field_deadline(ctx, args.get(2), secs, if absolute { 0 } else { now }) else {
-        return;
-    };
+    let Some(exists) = holds_hash(ctx, loc, key) else { return };
+    let Some(when) = field_deadline(ctx, args.get(2), secs, if absolute { 0 } else { now }) else { return };
     let opt = args.get(3);
     let cond = if is(opt, b"nx") {
         Cond::Nx
@@ -726,9 +684,7 @@ fn hexpire_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, secs: bool, absolute: 
         Cond::Always
     };
     let at = if cond == Cond::Always { 3 } else { 4 };
-    let Some(first) = fields_at(ctx, args, at, errors::NUMFIELDS_WRITE) else {
-        return;
-    };
+    let Some(first) = fields_at(ctx, args, at, errors::NUMFIELDS_WRITE) else { return };
     let n = args.len() - first;
     if !exists {
         return reply_ints(ctx, n, NO_FIELD);
@@ -766,11 +722,7 @@ fn hexpire_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, secs: bool, absolute: 
                 reply.int(DELETED);
             } else {
                 h.set_field_expire(f, when);
-                edit.emit(|| Effect::HExpire {
-                    key: boxed(key),
-                    at: Some(when),
-                    fields: vec![boxed(f)],
-                });
+                edit.emit(|| Effect::HExpire { key: boxed(key), at: Some(when), fields: vec![boxed(f)] });
                 reply.int(SET_OK);
             }
         }
@@ -800,12 +752,8 @@ fn hpexpiretime(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 /// TTL (or deadline), seconds rounded up as Redis does.
 fn httl_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, secs: bool, absolute: bool) {
     let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
-    let Some(found) = holds_hash(ctx, loc, key) else {
-        return;
-    };
-    let Some(first) = fields_at(ctx, args, 2, errors::NUMFIELDS_READ) else {
-        return;
-    };
+    let Some(found) = holds_hash(ctx, loc, key) else { return };
+    let Some(first) = fields_at(ctx, args, 2, errors::NUMFIELDS_READ) else { return };
     let n = args.len() - first;
     let h = match ctx.locks.shard(loc.gid).peek(key, loc.hash, now) {
         Some(e) if found => match e.hash() {
@@ -838,12 +786,8 @@ fn httl_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, secs: bool, absolute: boo
 fn hpersist(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let acc = ctx.access();
     let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
-    let Some(exists) = holds_hash(ctx, loc, key) else {
-        return;
-    };
-    let Some(first) = fields_at(ctx, args, 2, errors::NUMFIELDS_READ) else {
-        return;
-    };
+    let Some(exists) = holds_hash(ctx, loc, key) else { return };
+    let Some(first) = fields_at(ctx, args, 2, errors::NUMFIELDS_READ) else { return };
     let n = args.len() - first;
     if !exists {
         return reply_ints(ctx, n, NO_FIELD);
@@ -856,11 +800,7 @@ fn hpersist(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             let r = if !h.contains(f) {
                 NO_FIELD
             } else if h.persist_field(f) {
-                edit.emit(|| Effect::HExpire {
-                    key: boxed(key),
-                    at: None,
-                    fields: vec![boxed(f)],
-                });
+                edit.emit(|| Effect::HExpire { key: boxed(key), at: None, fields: vec![boxed(f)] });
                 SET_OK
             } else {
                 NO_TTL
@@ -876,12 +816,8 @@ fn hpersist(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 fn hgetdel(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let acc = ctx.access();
     let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
-    let Some(exists) = holds_hash(ctx, loc, key) else {
-        return;
-    };
-    let Some(first) = fields_at(ctx, args, 2, errors::NUMFIELDS_READ) else {
-        return;
-    };
+    let Some(exists) = holds_hash(ctx, loc, key) else { return };
+    let Some(first) = fields_at(ctx, args, 2, errors::NUMFIELDS_READ) else { return };
     let n = args.len() - first;
     if !exists {
         return reply_nulls(ctx, n);
@@ -937,18 +873,14 @@ fn hgetex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
     let opt = args.get(2);
     let (change, at) = if let Some((secs, absolute)) = expire_unit(opt) {
-        let Some(w) = field_deadline(ctx, args.get(3), secs, if absolute { 0 } else { now }) else {
-            return;
-        };
+        let Some(w) = field_deadline(ctx, args.get(3), secs, if absolute { 0 } else { now }) else { return };
         (TtlChange::At(w), 4)
     } else if is(opt, b"persist") {
         (TtlChange::Persist, 3)
     } else {
         (TtlChange::Keep, 2)
     };
-    let Some(first) = fields_at(ctx, args, at, errors::NUMFIELDS_READ) else {
-        return;
-    };
+    let Some(first) = fields_at(ctx, args, at, errors::NUMFIELDS_READ) else { return };
     let n = args.len() - first;
     let shard = ctx.locks.shard(loc.gid);
     let reply = &mut ctx.reply;
@@ -976,11 +908,7 @@ fn hgetex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
                 TtlChange::Keep => {}
                 TtlChange::Persist => {
                     if h.persist_field(f) {
-                        edit.emit(|| Effect::HExpire {
-                            key: boxed(key),
-                            at: None,
-                            fields: vec![boxed(f)],
-                        });
+                        edit.emit(|| Effect::HExpire { key: boxed(key), at: None, fields: vec![boxed(f)] });
                     }
                 }
                 TtlChange::At(w) if w <= now => {
@@ -990,11 +918,7 @@ fn hgetex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
                 }
                 TtlChange::At(w) => {
                     h.set_field_expire(f, w);
-                    edit.emit(|| Effect::HExpire {
-                        key: boxed(key),
-                        at: Some(w),
-                        fields: vec![boxed(f)],
-                    });
+                    edit.emit(|| Effect::HExpire { key: boxed(key), at: Some(w), fields: vec![boxed(f)] });
                 }
             }
         }
@@ -1040,11 +964,7 @@ fn hsetex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             if i + 1 >= args.len() {
                 return ctx.arity_error();
             }
-            let Some(w) =
-                field_deadline(ctx, args.get(i + 1), secs, if absolute { 0 } else { now })
-            else {
-                return;
-            };
+            let Some(w) = field_deadline(ctx, args.get(i + 1), secs, if absolute { 0 } else { now }) else { return };
             when = Some(w);
             i += 2;
         } else if is(opt, b"keepttl") {
@@ -1071,13 +991,8 @@ fn hsetex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         return ctx.reply.error(errors::FIELDS_MISSING);
     };
     let lim = limits(ctx);
-    let pairs: Vec<HashPair<'_>> = (first..args.len())
-        .step_by(2)
-        .map(|i| (args.get(i), args.get(i + 1)))
-        .collect();
-    let Some(exists) = holds_hash(ctx, loc, key) else {
-        return;
-    };
+    let pairs: Vec<HashPair<'_>> = (first..args.len()).step_by(2).map(|i| (args.get(i), args.get(i + 1))).collect();
+    let Some(exists) = holds_hash(ctx, loc, key) else { return };
     let shard = ctx.locks.shard(loc.gid);
     if !exists && fxx {
         return ctx.reply.int(0);
@@ -1087,11 +1002,7 @@ fn hsetex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             let fields: Vec<&[u8]> = pairs.iter().map(|p| p.0).collect();
             let mut present = Vec::with_capacity(fields.len());
             h.get_many(&fields, &mut present);
-            let ok = if fnx {
-                present.iter().all(Option::is_none)
-            } else {
-                present.iter().all(Option::is_some)
-            };
+            let ok = if fnx { present.iter().all(Option::is_none) } else { present.iter().all(Option::is_some) };
             if !ok {
                 return false;
             }
@@ -1109,11 +1020,7 @@ fn hsetex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
                 for f in &fields {
                     h.set_field_expire(f, w);
                 }
-                edit.emit(|| Effect::HExpire {
-                    key: boxed(key),
-                    at: Some(w),
-                    fields: fields.iter().map(|f| boxed(f)).collect(),
-                });
+                edit.emit(|| Effect::HExpire { key: boxed(key), at: Some(w), fields: fields.iter().map(|f| boxed(f)).collect() });
             }
         }
         true

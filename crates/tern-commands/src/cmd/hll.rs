@@ -144,25 +144,12 @@ fn pfcount(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 /// Merges the HLLs of the keys at `args[from..]` (`locs[from - 1..]`) into
 /// `max`, register by register; missing keys count as empty. Returns
 /// whether one of them was dense.
-fn merge_keys(
-    ctx: &mut Ctx<'_, '_>,
-    args: Args<'_>,
-    from: usize,
-    max: &mut [u8],
-) -> Result<bool, &'static str> {
+fn merge_keys(ctx: &mut Ctx<'_, '_>, args: Args<'_>, from: usize, max: &mut [u8]) -> Result<bool, &'static str> {
     let acc = ctx.access();
     let mut any_dense = false;
     for i in from..args.len() {
-        let Some(&loc) = ctx.locs.get(i - 1) else {
-            return Err(errors::SYNTAX);
-        };
-        let Some(e) = ctx
-            .locks
-            .shard(loc.gid)
-            .lookup(args.get(i), loc.hash, ctx.now, acc)
-        else {
-            continue;
-        };
+        let Some(&loc) = ctx.locs.get(i - 1) else { return Err(errors::SYNTAX) };
+        let Some(e) = ctx.locks.shard(loc.gid).lookup(args.get(i), loc.hash, ctx.now, acc) else { continue };
         string_of(e)?.with_bytes(|b| {
             check_hll(b)?;
             any_dense |= b[4] == DENSE;
@@ -234,11 +221,7 @@ fn pfdebug(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             // Redis answers the error and then the state, two replies.
             ctx.reply.error(errors::PFDEBUG_SIMD_ARG);
         }
-        return ctx.reply.simple(if simd.load(Ordering::Relaxed) {
-            "enabled"
-        } else {
-            "disabled"
-        });
+        return ctx.reply.simple(if simd.load(Ordering::Relaxed) { "enabled" } else { "disabled" });
     }
     let is = |s: &[u8]| sub.eq_ignore_ascii_case(s);
     let done = edit_raw(ctx, args.get(2), false, |buf, _| {
@@ -254,10 +237,7 @@ fn pfdebug(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             return Ok((out, sparse));
         }
         if is(b"encoding") {
-            return Ok((
-                DebugReply::Status(if buf[4] == DENSE { "dense" } else { "sparse" }),
-                false,
-            ));
+            return Ok((DebugReply::Status(if buf[4] == DENSE { "dense" } else { "sparse" }), false));
         }
         if !is(b"decode") {
             return Ok((DebugReply::Unknown, false));
@@ -343,11 +323,7 @@ fn selftest(n: u64, max_sparse: u64, rng: &mut impl rand::Rng) -> Result<(), Str
             return Err(errors::PFSELFTEST_DISAGREE.into());
         }
         // Cardinality 10 can collide now and then: Redis allows 1 there.
-        let maxerr = if j == 10 {
-            1
-        } else {
-            (relerr * 6.0 * checkpoint as f64).ceil() as u64
-        };
+        let maxerr = if j == 10 { 1 } else { (relerr * 6.0 * checkpoint as f64).ceil() as u64 };
         let abserr = checkpoint.abs_diff(card);
         if abserr > maxerr {
             return Err(errors::pfselftest_error(checkpoint, abserr));
@@ -378,11 +354,7 @@ fn new_hll() -> Vec<u8> {
 /// Redis's isHLLObjectOrReply: the header's magic and encoding, and a
 /// dense HLL's exact length.
 fn check_hll(b: &[u8]) -> Result<(), &'static str> {
-    if b.len() < HDR
-        || &b[..4] != b"HYLL"
-        || b[4] > SPARSE
-        || (b[4] == DENSE && b.len() != DENSE_LEN)
-    {
+    if b.len() < HDR || &b[..4] != b"HYLL" || b[4] > SPARSE || (b[4] == DENSE && b.len() != DENSE_LEN) {
         return Err(errors::HLL_NOT_HLL);
     }
     Ok(())
@@ -521,9 +493,7 @@ fn set_register(b: &mut Vec<u8>, i: usize, count: u8, max_sparse: u64) -> Result
         p += len;
         first += n;
     }
-    let Some((oplen, is_val)) = found else {
-        return Err(());
-    };
+    let Some((oplen, is_val)) = found else { return Err(()) };
     if span == 0 {
         return Err(());
     }
@@ -641,9 +611,7 @@ fn to_dense(b: &mut Vec<u8>) -> Option<()> {
     let mut dense = vec![0u8; DENSE_LEN];
     dense[..HDR].copy_from_slice(&b[..HDR]);
     dense[4] = DENSE;
-    sparse_vals(b, |first, n, v| {
-        (first..first + n).for_each(|r| dense_set_reg(&mut dense[HDR..], r, v))
-    })?;
+    sparse_vals(b, |first, n, v| (first..first + n).for_each(|r| dense_set_reg(&mut dense[HDR..], r, v)))?;
     *b = dense;
     Some(())
 }
@@ -657,11 +625,7 @@ fn merge(max: &mut [u8], b: &[u8]) -> Option<()> {
         }
         return Some(());
     }
-    sparse_vals(b, |first, n, v| {
-        max[first..first + n]
-            .iter_mut()
-            .for_each(|m| *m = (*m).max(v))
-    })
+    sparse_vals(b, |first, n, v| max[first..first + n].iter_mut().for_each(|m| *m = (*m).max(v)))
 }
 
 /// Walks a sparse HLL's runs in order, calling `f(first register, run
@@ -809,14 +773,7 @@ mod tests {
         // Past 32 the HLL turns dense, keeping its registers.
         set_register(&mut b, 7, 33, 3000).unwrap();
         assert_eq!((b.len(), b[4]), (DENSE_LEN, DENSE));
-        assert_eq!(
-            (
-                dense_reg(&b[HDR..], 1),
-                dense_reg(&b[HDR..], 100),
-                dense_reg(&b[HDR..], 7)
-            ),
-            (3, 5, 33)
-        );
+        assert_eq!((dense_reg(&b[HDR..], 1), dense_reg(&b[HDR..], 100), dense_reg(&b[HDR..], 7)), (3, 5, 33));
     }
 
     #[test]
@@ -840,18 +797,9 @@ mod tests {
                 let _ = set_register(&mut b, r, 3, 3000);
             }
         }
-        assert_eq!(
-            check_hll(b"HYLL\x00\0\0\0\0\0\0\0\0\0\0\0"),
-            Err(errors::HLL_NOT_HLL)
-        );
-        assert_eq!(
-            check_hll(b"HYLL\x02\0\0\0\0\0\0\0\0\0\0\0"),
-            Err(errors::HLL_NOT_HLL)
-        );
-        assert_eq!(
-            check_hll(b"HYLX\x01\0\0\0\0\0\0\0\0\0\0\0"),
-            Err(errors::HLL_NOT_HLL)
-        );
+        assert_eq!(check_hll(b"HYLL\x00\0\0\0\0\0\0\0\0\0\0\0"), Err(errors::HLL_NOT_HLL));
+        assert_eq!(check_hll(b"HYLL\x02\0\0\0\0\0\0\0\0\0\0\0"), Err(errors::HLL_NOT_HLL));
+        assert_eq!(check_hll(b"HYLX\x01\0\0\0\0\0\0\0\0\0\0\0"), Err(errors::HLL_NOT_HLL));
     }
 
     proptest! {

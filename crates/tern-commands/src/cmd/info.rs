@@ -13,22 +13,12 @@ use crate::maxmemory;
 use crate::server::now_ms;
 use crate::sysinfo;
 
-pub static COMMANDS: &[CommandSpec] =
-    &[
-        CommandSpec::new("info", -1, LOADING | STALE | MANUAL_LOCKS, &[], info)
-            .doc(
-                "server",
-                "Returns information and statistics about the server.",
-                "1.0.0",
-                "O(1)",
-            )
-            .acl(&["dangerous"])
-            .tips(&[
-                "nondeterministic_output",
-                "request_policy:all_shards",
-                "response_policy:special",
-            ]),
-    ];
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("info", -1, LOADING | STALE | MANUAL_LOCKS, &[], info)
+        .doc("server", "Returns information and statistics about the server.", "1.0.0", "O(1)")
+        .acl(&["dangerous"])
+        .tips(&["nondeterministic_output", "request_policy:all_shards", "response_policy:special"]),
+];
 
 /// Sections in output order; the flag says whether plain INFO shows it.
 const SECTIONS: &[(&str, bool)] = &[
@@ -96,13 +86,7 @@ pub(super) fn shard_counts(ctx: &mut Ctx<'_, '_>) -> ShardCounts {
     let ks = ctx.ks;
     let mut c = ShardCounts::default();
     for db in 0..ks.db_count() {
-        let mut d = DbCounts {
-            db,
-            keys: 0,
-            volatile: 0,
-            table_overhead: 0,
-            expires_overhead: 0,
-        };
+        let mut d = DbCounts { db, keys: 0, volatile: 0, table_overhead: 0, expires_overhead: 0 };
         for gid in ks.db_gids(db) {
             ctx.locks.acquire([gid]);
             let s = ctx.locks.shard(gid);
@@ -154,19 +138,10 @@ fn info(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 
 fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
     let srv = ctx.srv;
-    let need_keyspace =
-        wanted[section("memory")] || wanted[section("stats")] || wanted[section("keyspace")];
-    let counts = if need_keyspace {
-        shard_counts(ctx)
-    } else {
-        ShardCounts::default()
-    };
+    let need_keyspace = wanted[section("memory")] || wanted[section("stats")] || wanted[section("keyspace")];
+    let counts = if need_keyspace { shard_counts(ctx) } else { ShardCounts::default() };
     let (dbs, dataset, shard_expired) = (&counts.dbs, counts.dataset, counts.expired);
-    let expired_fields = if wanted[section("stats")] {
-        super::hashes::expired_fields(ctx)
-    } else {
-        0
-    };
+    let expired_fields = if wanted[section("stats")] { super::hashes::expired_fields(ctx) } else { 0 };
     let cfg = srv.config.read().clone();
     let mut out = String::new();
     for (i, (name, _)) in SECTIONS.iter().enumerate() {
@@ -183,11 +158,7 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 let now = now_ms();
                 let uptime = srv.started.elapsed().as_secs();
                 let port = srv.port.load(Ordering::Relaxed);
-                let os = format!(
-                    "Linux {} {}",
-                    sysinfo::read_proc("/proc/sys/kernel/osrelease").trim(),
-                    std::env::consts::ARCH
-                );
+                let os = format!("Linux {} {}", sysinfo::read_proc("/proc/sys/kernel/osrelease").trim(), std::env::consts::ARCH);
                 s.kv("redis_version", crate::REDIS_VERSION);
                 s.kv("tern_version", crate::TERN_VERSION);
                 s.kv("redis_git_sha1", "00000000");
@@ -211,18 +182,9 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("configured_hz", cfg.hz);
                 s.kv("lru_clock", (now / 1000) & ((1 << 24) - 1));
                 s.kv("executable", &srv.executable);
-                s.kv(
-                    "config_file",
-                    cfg.config_file
-                        .as_ref()
-                        .map(|p| p.display().to_string())
-                        .unwrap_or_default(),
-                );
+                s.kv("config_file", cfg.config_file.as_ref().map(|p| p.display().to_string()).unwrap_or_default());
                 s.kv("io_threads_active", 0);
-                s.kv(
-                    "listener0",
-                    format!("name=tcp,bind={},port={}", cfg.bind.join(",bind="), port),
-                );
+                s.kv("listener0", format!("name=tcp,bind={},port={}", cfg.bind.join(",bind="), port));
             }
             "clients" => {
                 s.header("Clients");
@@ -241,10 +203,7 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 }
                 s.kv("client_recent_max_input_buffer", max_in);
                 s.kv("client_recent_max_output_buffer", max_out);
-                s.kv(
-                    "blocked_clients",
-                    srv.blocked_clients.load(Ordering::Relaxed),
-                );
+                s.kv("blocked_clients", srv.blocked_clients.load(Ordering::Relaxed));
                 s.kv("tracking_clients", 0);
                 s.kv("pubsub_clients", pubsub);
                 s.kv("watching_clients", watching);
@@ -252,16 +211,7 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
             "memory" => {
                 s.header("Memory");
                 // The counters the limit is checked against, summed exactly.
-                let maxmemory::Overview {
-                    used,
-                    peak,
-                    startup,
-                    clients,
-                    rss,
-                    allocated,
-                    active,
-                    resident,
-                } = maxmemory::Overview::read(srv);
+                let maxmemory::Overview { used, peak, startup, clients, rss, allocated, active, resident } = maxmemory::Overview::read(srv);
                 let sys = sysinfo::total_system_memory();
                 let dataset = dataset.min(used);
                 s.kv("used_memory", used);
@@ -270,31 +220,11 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("used_memory_rss_human", human(rss));
                 s.kv("used_memory_peak", peak);
                 s.kv("used_memory_peak_human", human(peak));
-                s.kv(
-                    "used_memory_peak_perc",
-                    format!(
-                        "{:.2}%",
-                        if peak > 0 {
-                            used as f64 * 100.0 / peak as f64
-                        } else {
-                            0.0
-                        }
-                    ),
-                );
+                s.kv("used_memory_peak_perc", format!("{:.2}%", if peak > 0 { used as f64 * 100.0 / peak as f64 } else { 0.0 }));
                 s.kv("used_memory_overhead", used - dataset);
                 s.kv("used_memory_startup", startup);
                 s.kv("used_memory_dataset", dataset);
-                s.kv(
-                    "used_memory_dataset_perc",
-                    format!(
-                        "{:.2}%",
-                        if used > 0 {
-                            dataset as f64 * 100.0 / used as f64
-                        } else {
-                            0.0
-                        }
-                    ),
-                );
+                s.kv("used_memory_dataset_perc", format!("{:.2}%", if used > 0 { dataset as f64 * 100.0 / used as f64 } else { 0.0 }));
                 s.kv("allocator_allocated", allocated);
                 s.kv("allocator_active", active);
                 s.kv("allocator_resident", resident);
@@ -305,22 +235,13 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("maxmemory_human", human(cfg.maxmemory));
                 s.kv("maxmemory_policy", cfg.maxmemory_policy.name());
                 let ratio = maxmemory::Overview::ratio;
-                s.kv(
-                    "allocator_frag_ratio",
-                    format!("{:.2}", ratio(active, allocated)),
-                );
+                s.kv("allocator_frag_ratio", format!("{:.2}", ratio(active, allocated)));
                 s.kv("allocator_frag_bytes", active.saturating_sub(allocated));
-                s.kv(
-                    "allocator_rss_ratio",
-                    format!("{:.2}", ratio(resident, active)),
-                );
+                s.kv("allocator_rss_ratio", format!("{:.2}", ratio(resident, active)));
                 s.kv("allocator_rss_bytes", resident.saturating_sub(active));
                 s.kv("rss_overhead_ratio", format!("{:.2}", ratio(rss, resident)));
                 s.kv("rss_overhead_bytes", rss as i64 - resident as i64);
-                s.kv(
-                    "mem_fragmentation_ratio",
-                    format!("{:.2}", ratio(rss, used)),
-                );
+                s.kv("mem_fragmentation_ratio", format!("{:.2}", ratio(rss, used)));
                 s.kv("mem_fragmentation_bytes", rss as i64 - used as i64);
                 s.kv("mem_allocator", "jemalloc-5.3.0");
                 s.kv("lazyfree_pending_objects", ctx.ks.lazyfree.pending());
@@ -347,59 +268,29 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 let input = srv.sum(|w| w.net_input_bytes.get());
                 let output = srv.sum(|w| w.net_output_bytes.get());
                 let (ops_sec, in_kbps, out_kbps) = sysinfo::rates(ops, input, output);
-                s.kv(
-                    "total_connections_received",
-                    srv.sum(|w| w.connections_received.get()),
-                );
+                s.kv("total_connections_received", srv.sum(|w| w.connections_received.get()));
                 s.kv("total_commands_processed", ops);
                 s.kv("instantaneous_ops_per_sec", ops_sec);
                 s.kv("total_net_input_bytes", input);
                 s.kv("total_net_output_bytes", output);
                 s.kv("instantaneous_input_kbps", format!("{in_kbps:.2}"));
                 s.kv("instantaneous_output_kbps", format!("{out_kbps:.2}"));
-                s.kv(
-                    "rejected_connections",
-                    srv.sum(|w| w.rejected_connections.get()),
-                );
+                s.kv("rejected_connections", srv.sum(|w| w.rejected_connections.get()));
                 // Every removal by TTL, lazy or active, is counted by its
                 // shard; `active_expired` is a subset of it.
                 s.kv("expired_keys", shard_expired);
                 s.kv("expired_subkeys", expired_fields);
-                s.kv(
-                    "expired_stale_perc",
-                    format!(
-                        "{:.2}",
-                        srv.global.expired_stale_perc.load(Ordering::Relaxed) as f64 / 100.0
-                    ),
-                );
+                s.kv("expired_stale_perc", format!("{:.2}", srv.global.expired_stale_perc.load(Ordering::Relaxed) as f64 / 100.0));
                 s.kv("evicted_keys", counts.evicted);
                 s.kv("evicted_clients", srv.sum(|w| w.evicted_clients.get()));
                 s.kv("keyspace_hits", srv.sum(|w| w.keyspace_hits.get()));
                 s.kv("keyspace_misses", srv.sum(|w| w.keyspace_misses.get()));
-                s.kv(
-                    "total_error_replies",
-                    srv.sum(|w| w.total_error_replies.get()),
-                );
-                s.kv(
-                    "expired_keys_active",
-                    srv.global.active_expired.load(Ordering::Relaxed),
-                );
-                s.kv(
-                    "total_reads_processed",
-                    srv.sum(|w| w.reads_processed.get()),
-                );
-                s.kv(
-                    "total_writes_processed",
-                    srv.sum(|w| w.writes_processed.get()),
-                );
-                s.kv(
-                    "client_query_buffer_limit_disconnections",
-                    srv.sum(|w| w.qbuf_limit_disconnections.get()),
-                );
-                s.kv(
-                    "client_output_buffer_limit_disconnections",
-                    srv.sum(|w| w.obuf_limit_disconnections.get()),
-                );
+                s.kv("total_error_replies", srv.sum(|w| w.total_error_replies.get()));
+                s.kv("expired_keys_active", srv.global.active_expired.load(Ordering::Relaxed));
+                s.kv("total_reads_processed", srv.sum(|w| w.reads_processed.get()));
+                s.kv("total_writes_processed", srv.sum(|w| w.writes_processed.get()));
+                s.kv("client_query_buffer_limit_disconnections", srv.sum(|w| w.qbuf_limit_disconnections.get()));
+                s.kv("client_output_buffer_limit_disconnections", srv.sum(|w| w.obuf_limit_disconnections.get()));
                 // What Tern never does (fork, replicate, defragment, track
                 // keys for clients, evict clients, migrate) counts zero.
                 for k in [
@@ -429,14 +320,8 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 }
                 s.kv("instantaneous_input_repl_kbps", "0.00");
                 s.kv("instantaneous_output_repl_kbps", "0.00");
-                s.kv(
-                    "reply_copy_avoided",
-                    srv.sum(|w| w.reply_copy_avoided.get()),
-                );
-                s.kv(
-                    "stat_reset_time",
-                    srv.stat_reset_ms.load(Ordering::Relaxed) / 1000,
-                );
+                s.kv("reply_copy_avoided", srv.sum(|w| w.reply_copy_avoided.get()));
+                s.kv("stat_reset_time", srv.stat_reset_ms.load(Ordering::Relaxed) / 1000);
             }
             "replication" => {
                 s.header("Replication");
@@ -471,11 +356,7 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                         continue;
                     }
                     let usec = srv.sum(|w| w.cmds[c.id].usec.get());
-                    let per = if calls > 0 {
-                        usec as f64 / calls as f64
-                    } else {
-                        0.0
-                    };
+                    let per = if calls > 0 { usec as f64 / calls as f64 } else { 0.0 };
                     s.kv(
                         &format!("cmdstat_{}", c.fullname),
                         format!("calls={calls},usec={usec},usec_per_call={per:.2},rejected_calls={rejected},failed_calls={failed}"),
@@ -484,8 +365,7 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
             }
             "errorstats" => {
                 s.header("Errorstats");
-                let mut all: std::collections::BTreeMap<String, u64> =
-                    std::collections::BTreeMap::new();
+                let mut all: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
                 for w in &srv.workers {
                     for (k, v) in w.errors.lock().iter() {
                         *all.entry(k.clone()).or_insert(0) += v;
@@ -503,9 +383,7 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 }
                 let ps = &cfg.latency_tracking_info_percentiles;
                 for c in ctx.commands.iter() {
-                    let Some(vals) = srv.latency.percentiles(c.id, ps) else {
-                        continue;
-                    };
+                    let Some(vals) = srv.latency.percentiles(c.id, ps) else { continue };
                     let mut line = String::new();
                     for (i, (p, v)) in ps.iter().zip(vals).enumerate() {
                         let _ = write!(line, "{}p{p}={v:.3}", if i > 0 { "," } else { "" });
@@ -520,13 +398,7 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
             "keyspace" => {
                 s.header("Keyspace");
                 for d in dbs {
-                    s.kv(
-                        &format!("db{}", d.db),
-                        format!(
-                            "keys={},expires={},avg_ttl=0,subexpiry=0",
-                            d.keys, d.volatile
-                        ),
-                    );
+                    s.kv(&format!("db{}", d.db), format!("keys={},expires={},avg_ttl=0,subexpiry=0", d.keys, d.volatile));
                 }
             }
             _ => {}

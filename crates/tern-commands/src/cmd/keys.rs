@@ -115,74 +115,25 @@ pub static COMMANDS: &[CommandSpec] = &[
 ];
 
 static OBJECT_SUBCOMMANDS: &[CommandSpec] = &[
-    CommandSpec::new(
-        "encoding",
-        3,
-        READONLY,
-        &[ks(RO, index(2), range(0, 1, 0))],
-        object_encoding,
-    )
-    .doc(
-        "generic",
-        "Returns the internal encoding of a Redis object.",
-        "2.2.3",
-        "O(1)",
-    )
-    .acl(&["keyspace", "read", "slow"])
-    .tips(&["nondeterministic_output"]),
-    CommandSpec::new(
-        "freq",
-        3,
-        READONLY,
-        &[ks(RO, index(2), range(0, 1, 0))],
-        object_freq,
-    )
-    .doc(
-        "generic",
-        "Returns the logarithmic access frequency counter of a Redis object.",
-        "4.0.0",
-        "O(1)",
-    )
-    .acl(&["keyspace", "read", "slow"])
-    .tips(&["nondeterministic_output"]),
+    CommandSpec::new("encoding", 3, READONLY, &[ks(RO, index(2), range(0, 1, 0))], object_encoding)
+        .doc("generic", "Returns the internal encoding of a Redis object.", "2.2.3", "O(1)")
+        .acl(&["keyspace", "read", "slow"])
+        .tips(&["nondeterministic_output"]),
+    CommandSpec::new("freq", 3, READONLY, &[ks(RO, index(2), range(0, 1, 0))], object_freq)
+        .doc("generic", "Returns the logarithmic access frequency counter of a Redis object.", "4.0.0", "O(1)")
+        .acl(&["keyspace", "read", "slow"])
+        .tips(&["nondeterministic_output"]),
     CommandSpec::new("help", 2, LOADING | STALE, &[], object_help)
-        .doc(
-            "generic",
-            "Returns helpful text about the different subcommands.",
-            "6.2.0",
-            "O(1)",
-        )
+        .doc("generic", "Returns helpful text about the different subcommands.", "6.2.0", "O(1)")
         .acl(&["keyspace", "slow"]),
-    CommandSpec::new(
-        "idletime",
-        3,
-        READONLY,
-        &[ks(RO, index(2), range(0, 1, 0))],
-        object_idletime,
-    )
-    .doc(
-        "generic",
-        "Returns the time since the last access to a Redis object.",
-        "2.2.3",
-        "O(1)",
-    )
-    .acl(&["keyspace", "read", "slow"])
-    .tips(&["nondeterministic_output"]),
-    CommandSpec::new(
-        "refcount",
-        3,
-        READONLY,
-        &[ks(RO, index(2), range(0, 1, 0))],
-        object_refcount,
-    )
-    .doc(
-        "generic",
-        "Returns the reference count of a value of a key.",
-        "2.2.3",
-        "O(1)",
-    )
-    .acl(&["keyspace", "read", "slow"])
-    .tips(&["nondeterministic_output"]),
+    CommandSpec::new("idletime", 3, READONLY, &[ks(RO, index(2), range(0, 1, 0))], object_idletime)
+        .doc("generic", "Returns the time since the last access to a Redis object.", "2.2.3", "O(1)")
+        .acl(&["keyspace", "read", "slow"])
+        .tips(&["nondeterministic_output"]),
+    CommandSpec::new("refcount", 3, READONLY, &[ks(RO, index(2), range(0, 1, 0))], object_refcount)
+        .doc("generic", "Returns the reference count of a value of a key.", "2.2.3", "O(1)")
+        .acl(&["keyspace", "read", "slow"])
+        .tips(&["nondeterministic_output"]),
 ];
 
 const OBJECT_HELP: &[&str] = &[
@@ -202,6 +153,7 @@ const OBJECT_HELP: &[&str] = &[
     "HELP",
     "    Prints this help.",
 ];
+
 
 /// Integers Redis keeps as shared objects (`OBJ_SHARED_INTEGERS`), which
 /// report a refcount of `OBJ_SHARED_REFCOUNT`.
@@ -223,6 +175,7 @@ fn access(ctx: &Ctx<'_, '_>, always: bool) -> Access {
         ctx.access()
     }
 }
+
 
 /// Parses a database index as `getIntFromObjectOrReply` does.
 fn parse_db_index(b: &[u8]) -> Option<i64> {
@@ -269,9 +222,7 @@ fn del_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, lazy: bool) {
         ctx.locs
     } else {
         let db = ctx.client.db;
-        own = (1..args.len())
-            .map(|i| ctx.ks.locate(db, args.get(i)))
-            .collect();
+        own = (1..args.len()).map(|i| ctx.ks.locate(db, args.get(i))).collect();
         &own
     };
     ctx.locks.acquire(locs.iter().map(|l| l.gid));
@@ -282,9 +233,7 @@ fn del_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, lazy: bool) {
         st.before(ctx.locks, locs, args, i);
         let (loc, key) = (locs[i], args.get(1 + i));
         let sh = ctx.locks.shard(loc.gid);
-        let Some(e) = sh.remove(key, loc.hash, ctx.now) else {
-            continue;
-        };
+        let Some(e) = sh.remove(key, loc.hash, ctx.now) else { continue };
         removed += 1;
         if e.free_effort() > LAZYFREE_THRESHOLD {
             let bg = *lazy.get_or_insert_with(|| ctx.srv.settings.lazyfree_lazy_user_del());
@@ -303,12 +252,7 @@ fn exists(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     for i in 0..ctx.locs.len() {
         ctx.stage(&mut st, args, i);
         let loc = ctx.locs[i];
-        if ctx
-            .locks
-            .shard(loc.gid)
-            .get(args.get(1 + i), loc.hash, ctx.now)
-            .is_some()
-        {
+        if ctx.locks.shard(loc.gid).get(args.get(1 + i), loc.hash, ctx.now).is_some() {
             ctx.stats.keyspace_hits.add(1);
             n += 1;
         } else {
@@ -338,11 +282,7 @@ fn touch(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 
 fn type_cmd(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let loc = ctx.locs[0];
-    let name = ctx
-        .locks
-        .shard(loc.gid)
-        .get(args.get(1), loc.hash, ctx.now)
-        .map(|e| e.value().type_name());
+    let name = ctx.locks.shard(loc.gid).get(args.get(1), loc.hash, ctx.now).map(|e| e.value().type_name());
     match name {
         Some(t) => {
             ctx.stats.keyspace_hits.add(1);
@@ -367,12 +307,7 @@ fn rename_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, nx: bool) {
     let (src, dst) = (args.get(1), args.get(2));
     let (ls, ld) = (ctx.locs[0], ctx.locs[1]);
     let (now, acc) = (ctx.now, access(ctx, false));
-    if ctx
-        .locks
-        .shard(ls.gid)
-        .lookup(src, ls.hash, now, acc)
-        .is_none()
-    {
+    if ctx.locks.shard(ls.gid).lookup(src, ls.hash, now, acc).is_none() {
         ctx.reply.error(errors::NO_SUCH_KEY);
         return;
     }
@@ -411,9 +346,7 @@ fn copy(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         if opt.eq_ignore_ascii_case(b"replace") {
             replace = true;
         } else if opt.eq_ignore_ascii_case(b"db") && j + 1 < args.len() {
-            let Some(id) = db_index_or_reply(ctx, args.get(j + 1)) else {
-                return;
-            };
+            let Some(id) = db_index_or_reply(ctx, args.get(j + 1)) else { return };
             if id < 0 || id as usize >= ctx.ks.db_count() {
                 ctx.reply.error(errors::DB_INDEX_OUT_OF_RANGE);
                 return;
@@ -435,11 +368,7 @@ fn copy(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let ld = ctx.ks.locate(dst_db, newkey);
     let (now, acc) = (ctx.now, access(ctx, false));
     ctx.locks.acquire([ls.gid, ld.gid]);
-    let found = ctx
-        .locks
-        .shard(ls.gid)
-        .lookup(key, ls.hash, now, acc)
-        .map(|e| (e.to_value(), e.expire()));
+    let found = ctx.locks.shard(ls.gid).lookup(key, ls.hash, now, acc).map(|e| (e.to_value(), e.expire()));
     let Some((value, expire)) = found else {
         ctx.locks.release();
         ctx.stats.keyspace_misses.add(1);
@@ -461,9 +390,7 @@ fn copy(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 }
 
 fn move_cmd(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
-    let Some(id) = db_index_or_reply(ctx, args.get(2)) else {
-        return;
-    };
+    let Some(id) = db_index_or_reply(ctx, args.get(2)) else { return };
     if id < 0 || id as usize >= ctx.ks.db_count() {
         ctx.reply.error(errors::DB_INDEX_OUT_OF_RANGE);
         return;
@@ -478,20 +405,13 @@ fn move_cmd(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let (now, acc) = (ctx.now, access(ctx, false));
     ctx.locks.acquire([ls.gid, ld.gid]);
     let moved = 'm: {
-        if ctx
-            .locks
-            .shard(ls.gid)
-            .lookup(key, ls.hash, now, acc)
-            .is_none()
-        {
+        if ctx.locks.shard(ls.gid).lookup(key, ls.hash, now, acc).is_none() {
             break 'm false;
         }
         if ctx.locks.shard(ld.gid).get(key, ld.hash, now).is_some() {
             break 'm false;
         }
-        let Some(e) = ctx.locks.shard(ls.gid).remove(key, ls.hash, now) else {
-            break 'm false;
-        };
+        let Some(e) = ctx.locks.shard(ls.gid).remove(key, ls.hash, now) else { break 'm false };
         ctx.locks.shard(ld.gid).insert_entry(key, ld.hash, e, now);
         true
     };
@@ -607,11 +527,7 @@ fn pexpiretime(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 fn ttl_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, ms: bool, abs: bool) {
     let loc = ctx.locs[0];
     let now = ctx.now;
-    let found = ctx
-        .locks
-        .shard(loc.gid)
-        .get(args.get(1), loc.hash, now)
-        .map(|e| e.expire());
+    let found = ctx.locks.shard(loc.gid).get(args.get(1), loc.hash, now).map(|e| e.expire());
     let Some(expire) = found else {
         ctx.stats.keyspace_misses.add(1);
         ctx.reply.int(-2);
@@ -622,19 +538,10 @@ fn ttl_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, ms: bool, abs: bool) {
         ctx.reply.int(-1);
         return;
     };
-    let t = if abs {
-        when as i64
-    } else {
-        (when as i64).saturating_sub(now as i64)
-    }
-    .max(0);
+    let t = if abs { when as i64 } else { (when as i64).saturating_sub(now as i64) }.max(0);
     // Rounded to the nearest second; i128 so a deadline near i64::MAX
     // rounds instead of wrapping.
-    let v = if ms {
-        t
-    } else {
-        ((i128::from(t) + 500) / 1000) as i64
-    };
+    let v = if ms { t } else { ((i128::from(t) + 500) / 1000) as i64 };
     ctx.reply.int(v);
 }
 
@@ -702,9 +609,7 @@ pub(crate) fn parse_cursor(s: &[u8]) -> Option<u64> {
     let start = i;
     let mut v: Option<u64> = Some(0);
     while i < s.len() && s[i].is_ascii_digit() {
-        v = v
-            .and_then(|v| v.checked_mul(10))
-            .and_then(|v| v.checked_add(u64::from(s[i] - b'0')));
+        v = v.and_then(|v| v.checked_mul(10)).and_then(|v| v.checked_add(u64::from(s[i] - b'0')));
         i += 1;
     }
     if i == start || i != s.len() {
@@ -776,9 +681,7 @@ fn scan(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             0
         } else {
             let (after, seen) = sh.scan_live(inner, now, |e| {
-                if type_name
-                    .is_some_and(|t| !e.value().type_name().as_bytes().eq_ignore_ascii_case(t))
-                {
+                if type_name.is_some_and(|t| !e.value().type_name().as_bytes().eq_ignore_ascii_case(t)) {
                     return;
                 }
                 if pattern.is_some_and(|p| !glob::matches(p, e.key(), false)) {
@@ -834,9 +737,7 @@ fn randomkey(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
             at += 1;
         }
         let sh = ctx.locks.shard(gids.start + at as u32);
-        let Some(e) = sh.random_any(&mut rng) else {
-            break None;
-        };
+        let Some(e) = sh.random_any(&mut rng) else { break None };
         if e.expire().is_none_or(|w| w > now) {
             break Some(e.key().to_vec());
         }
@@ -876,18 +777,14 @@ fn flush_mode(ctx: &mut Ctx<'_, '_>, args: Args<'_>) -> Option<bool> {
 }
 
 fn flushdb(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
-    let Some(lazy) = flush_mode(ctx, args) else {
-        return;
-    };
+    let Some(lazy) = flush_mode(ctx, args) else { return };
     let gids = ctx.ks.db_gids(ctx.client.db);
     empty_shards(ctx, gids, lazy);
     ctx.reply.ok();
 }
 
 fn flushall(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
-    let Some(lazy) = flush_mode(ctx, args) else {
-        return;
-    };
+    let Some(lazy) = flush_mode(ctx, args) else { return };
     let gids = 0..ctx.ks.total_shards() as u32;
     empty_shards(ctx, gids, lazy);
     ctx.reply.ok();
@@ -965,18 +862,14 @@ fn object_entry<'s>(ctx: &'s mut Ctx<'_, '_>, args: Args<'_>) -> Option<&'s Entr
 }
 
 fn object_encoding(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
-    let Some(enc) = object_entry(ctx, args).map(|e| e.value().encoding()) else {
-        return;
-    };
+    let Some(enc) = object_entry(ctx, args).map(|e| e.value().encoding()) else { return };
     ctx.reply.bulk(enc.as_bytes());
 }
 
 fn object_refcount(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
-    let Some(small_int) = object_entry(ctx, args).map(|e| {
-        e.str()
-            .and_then(|s| s.int())
-            .is_some_and(|n| (0..SHARED_INTEGERS).contains(&n))
-    }) else {
+    let Some(small_int) = object_entry(ctx, args)
+        .map(|e| e.str().and_then(|s| s.int()).is_some_and(|n| (0..SHARED_INTEGERS).contains(&n)))
+    else {
         return;
     };
     // Redis shares small integers unless an LRU/LFU policy with a memory
@@ -990,10 +883,7 @@ fn object_refcount(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 
 fn object_idletime(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let now = ctx.now;
-    let Some((idle, fifo)) = object_entry(ctx, args).map(|e| (e.idle_secs(now), e.fifo_tracked()))
-    else {
-        return;
-    };
+    let Some((idle, fifo)) = object_entry(ctx, args).map(|e| (e.idle_secs(now), e.fifo_tracked())) else { return };
     if lfu_policy(ctx).is_some() {
         ctx.reply.error(errors::IDLE_NOT_TRACKED);
         return;
@@ -1011,9 +901,7 @@ fn object_freq(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let now = ctx.now;
     let lfu = lfu_policy(ctx);
     let decay = lfu.map_or(0, |l| l.decay_minutes);
-    let Some(freq) = object_entry(ctx, args).map(|e| e.lfu_count(now, decay)) else {
-        return;
-    };
+    let Some(freq) = object_entry(ctx, args).map(|e| e.lfu_count(now, decay)) else { return };
     if lfu.is_none() {
         ctx.reply.error(errors::FREQ_NOT_TRACKED);
         return;

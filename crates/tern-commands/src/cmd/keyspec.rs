@@ -85,10 +85,7 @@ pub const FLAG_NAMES: &[(KeyFlags, &str)] = &[
 
 /// The names of `flags`, in Redis's order.
 pub fn flag_names(flags: KeyFlags) -> impl Iterator<Item = &'static str> {
-    FLAG_NAMES
-        .iter()
-        .filter(move |(f, _)| flags & f != 0)
-        .map(|&(_, n)| n)
+    FLAG_NAMES.iter().filter(move |(f, _)| flags & f != 0).map(|&(_, n)| n)
 }
 
 /// Where a spec's keys start.
@@ -99,10 +96,7 @@ pub enum Begin {
     /// Right after `keyword` (any case), searched for from `startfrom`
     /// towards the end, or from `argc + startfrom` towards the start when
     /// negative.
-    Keyword {
-        keyword: &'static str,
-        startfrom: i32,
-    },
+    Keyword { keyword: &'static str, startfrom: i32 },
     Unknown,
 }
 
@@ -112,18 +106,10 @@ pub enum Find {
     /// Up to `lastkey` after the start, or to `argc + lastkey` when
     /// negative; with a `limit`, `lastkey` is -1 and only 1/limit of the
     /// arguments left are keys.
-    Range {
-        lastkey: i32,
-        keystep: i32,
-        limit: i32,
-    },
+    Range { lastkey: i32, keystep: i32, limit: i32 },
     /// The argument `keynumidx` after the start counts the keys, which begin
     /// `firstkey` after the start.
-    Keynum {
-        keynumidx: i32,
-        firstkey: i32,
-        keystep: i32,
-    },
+    Keynum { keynumidx: i32, firstkey: i32, keystep: i32 },
     Unknown,
 }
 
@@ -138,12 +124,7 @@ pub struct KeySpec {
 
 /// A key spec, written as Redis's JSON reads: `ks(RO | ACCESS, index(1), range(0, 1, 0))`.
 pub const fn ks(flags: KeyFlags, begin: Begin, find: Find) -> KeySpec {
-    KeySpec {
-        notes: "",
-        flags,
-        begin,
-        find,
-    }
+    KeySpec { notes: "", flags, begin, find }
 }
 
 impl KeySpec {
@@ -162,19 +143,11 @@ pub const fn keyword(keyword: &'static str, startfrom: i32) -> Begin {
 }
 
 pub const fn range(lastkey: i32, keystep: i32, limit: i32) -> Find {
-    Find::Range {
-        lastkey,
-        keystep,
-        limit,
-    }
+    Find::Range { lastkey, keystep, limit }
 }
 
 pub const fn keynum(keynumidx: i32, firstkey: i32, keystep: i32) -> Find {
-    Find::Keynum {
-        keynumidx,
-        firstkey,
-        keystep,
-    }
+    Find::Keynum { keynumidx, firstkey, keystep }
 }
 
 /// Redis's legacy key positions and `movablekeys`, derived from the specs
@@ -193,45 +166,25 @@ pub struct Legacy {
 
 impl Legacy {
     pub fn of(specs: &[KeySpec]) -> Legacy {
-        let none = Legacy {
-            first: 0,
-            last: 0,
-            step: 0,
-            movable: false,
-        };
+        let none = Legacy { first: 0, last: 0, step: 0, movable: false };
         // COMMAND INFO shows an absolute last key when it is not counted
         // from the end.
         let shown = |first: i32, last_rel: i32, step: i32, movable: bool| Legacy {
             first,
-            last: if last_rel >= 0 {
-                first + last_rel
-            } else {
-                last_rel
-            },
+            last: if last_rel >= 0 { first + last_rel } else { last_rel },
             step,
             movable,
         };
         match specs {
             [] => none,
-            [KeySpec {
-                flags,
-                begin: Begin::Index(pos),
-                find: Find::Range {
-                    lastkey, keystep, ..
-                },
-                ..
-            }] => shown(*pos, *lastkey, *keystep, flags & INCOMPLETE != 0),
+            [KeySpec { flags, begin: Begin::Index(pos), find: Find::Range { lastkey, keystep, .. }, .. }] => {
+                shown(*pos, *lastkey, *keystep, flags & INCOMPLETE != 0)
+            }
             _ => {
                 let (mut first, mut last, mut prev_last) = (i32::MAX, 0i32, 0i32);
                 let mut movable = false;
                 for s in specs {
-                    let (
-                        Begin::Index(pos),
-                        Find::Range {
-                            lastkey, keystep, ..
-                        },
-                    ) = (s.begin, s.find)
-                    else {
+                    let (Begin::Index(pos), Find::Range { lastkey, keystep, .. }) = (s.begin, s.find) else {
                         movable = true;
                         continue;
                     };
@@ -248,10 +201,7 @@ impl Legacy {
                     prev_last = last;
                 }
                 if first == i32::MAX {
-                    return Legacy {
-                        movable: true,
-                        ..none
-                    };
+                    return Legacy { movable: true, ..none };
                 }
                 let last_rel = if last < 0 { last } else { last - first };
                 shown(first, last_rel, 1, movable)
@@ -289,22 +239,11 @@ impl LoneRange {
 
     pub fn of(specs: &[KeySpec]) -> Option<LoneRange> {
         match *specs {
-            [KeySpec {
-                flags,
-                begin: Begin::Index(first),
-                find:
-                    Find::Range {
-                        lastkey,
-                        keystep,
-                        limit: 0,
-                    },
-                ..
-            }] if flags & (NOT_KEY | INCOMPLETE) == 0 => Some(LoneRange {
-                first,
-                lastkey,
-                keystep: keystep.max(1),
-                flags,
-            }),
+            [KeySpec { flags, begin: Begin::Index(first), find: Find::Range { lastkey, keystep, limit: 0 }, .. }]
+                if flags & (NOT_KEY | INCOMPLETE) == 0 =>
+            {
+                Some(LoneRange { first, lastkey, keystep: keystep.max(1), flags })
+            }
             _ => None,
         }
     }
@@ -337,16 +276,7 @@ pub struct Keys<'s, 'a> {
 
 impl<'s, 'a> Keys<'s, 'a> {
     pub fn new(specs: &'s [KeySpec], args: Args<'a>) -> Self {
-        Keys {
-            specs: specs.iter(),
-            args,
-            next: 1,
-            last: 0,
-            step: 1,
-            flags: 0,
-            incomplete: false,
-            invalid: false,
-        }
+        Keys { specs: specs.iter(), args, next: 1, last: 0, step: 1, flags: 0, incomplete: false, invalid: false }
     }
 
     /// The walk of a command whose one spec is a [`LoneRange`], opened
@@ -355,11 +285,7 @@ impl<'s, 'a> Keys<'s, 'a> {
     pub fn lone(args: Args<'a>, r: LoneRange) -> Self {
         let argc = args.len() as i64;
         let (first, lastkey) = (i64::from(r.first), i64::from(r.lastkey));
-        let last = if lastkey >= 0 {
-            first + lastkey
-        } else {
-            argc + lastkey
-        };
+        let last = if lastkey >= 0 { first + lastkey } else { argc + lastkey };
         let fits = last < argc && last >= first && first < argc && first >= 1;
         Keys {
             specs: [].iter(),
@@ -410,15 +336,7 @@ impl<'s, 'a> Keys<'s, 'a> {
     fn open(&mut self, spec: &KeySpec) -> Option<bool> {
         // Nearly every command (GET, SET, MGET, ...) has one spec of this
         // form: its range is computed here, inline on the dispatch path.
-        if let (
-            Begin::Index(pos),
-            Find::Range {
-                lastkey,
-                keystep,
-                limit: 0,
-            },
-        ) = (spec.begin, spec.find)
-        {
+        if let (Begin::Index(pos), Find::Range { lastkey, keystep, limit: 0 }) = (spec.begin, spec.find) {
             if spec.flags & NOT_KEY == 0 {
                 let argc = self.args.len() as i64;
                 let (first, lastkey) = (i64::from(pos), i64::from(lastkey));
@@ -427,11 +345,7 @@ impl<'s, 'a> Keys<'s, 'a> {
                 if first >= argc {
                     return None;
                 }
-                let last = if lastkey >= 0 {
-                    first + lastkey
-                } else {
-                    argc + lastkey
-                };
+                let last = if lastkey >= 0 { first + lastkey } else { argc + lastkey };
                 return Some(self.set_range(spec, first, last, keystep, argc));
             }
         }
@@ -448,27 +362,16 @@ impl<'s, 'a> Keys<'s, 'a> {
         let args = self.args;
         let argc = args.len() as i64;
         let mut first = match spec.begin {
-            Begin::Index(pos)
-                if i64::from(pos) >= argc && matches!(spec.find, Find::Range { .. }) =>
-            {
-                return None
-            }
+            Begin::Index(pos) if i64::from(pos) >= argc && matches!(spec.find, Find::Range { .. }) => return None,
             Begin::Index(pos) => i64::from(pos),
             Begin::Keyword { keyword, startfrom } => {
                 let from = i64::from(startfrom);
-                let (start, end) = if from > 0 {
-                    (from, argc - 1)
-                } else {
-                    (argc + from, 1)
-                };
+                let (start, end) = if from > 0 { (from, argc - 1) } else { (argc + from, 1) };
                 // As Redis's loop: the end index itself is never examined.
                 let mut i = start;
                 let mut found = None;
                 while i != end && (1..argc).contains(&i) {
-                    if args
-                        .get(i as usize)
-                        .eq_ignore_ascii_case(keyword.as_bytes())
-                    {
+                    if args.get(i as usize).eq_ignore_ascii_case(keyword.as_bytes()) {
                         found = Some(i + 1);
                         break;
                     }
@@ -479,11 +382,7 @@ impl<'s, 'a> Keys<'s, 'a> {
             Begin::Unknown => return Some(false),
         };
         let (last, step) = match spec.find {
-            Find::Range {
-                lastkey,
-                keystep,
-                limit,
-            } => {
+            Find::Range { lastkey, keystep, limit } => {
                 let lastkey = i64::from(lastkey);
                 let last = if lastkey >= 0 {
                     first + lastkey
@@ -494,11 +393,7 @@ impl<'s, 'a> Keys<'s, 'a> {
                 };
                 (last, keystep)
             }
-            Find::Keynum {
-                keynumidx,
-                firstkey,
-                keystep,
-            } => {
+            Find::Keynum { keynumidx, firstkey, keystep } => {
                 let idx = i64::from(keynumidx);
                 if idx < 0 || first < 1 || idx >= argc - first {
                     return Some(false);
@@ -506,21 +401,13 @@ impl<'s, 'a> Keys<'s, 'a> {
                 // A count that is not a number, negative, or beyond the
                 // arguments is refused below; the i64 sums cannot overflow
                 // (argc is far below 2^62).
-                let Some(n) =
-                    tern_resp::parse_i64(args.get((first + idx) as usize)).filter(|&n| n >= 0)
-                else {
+                let Some(n) = tern_resp::parse_i64(args.get((first + idx) as usize)).filter(|&n| n >= 0) else {
                     return Some(false);
                 };
                 // The count is of keys, each `keystep` arguments apart
                 // (MSETEX's key-value pairs), as Redis counts them.
                 first += i64::from(firstkey);
-                (
-                    first.saturating_add(
-                        n.saturating_sub(1)
-                            .saturating_mul(i64::from(keystep.max(1))),
-                    ),
-                    keystep,
-                )
+                (first.saturating_add(n.saturating_sub(1).saturating_mul(i64::from(keystep.max(1)))), keystep)
             }
             Find::Unknown => return Some(false),
         };
@@ -551,10 +438,7 @@ impl Iterator for Keys<'_, '_> {
         if self.next > self.last && !self.advance() {
             return None;
         }
-        let k = Key {
-            pos: self.next as usize,
-            flags: self.flags,
-        };
+        let k = Key { pos: self.next as usize, flags: self.flags };
         self.next += self.step;
         Some(k)
     }
@@ -562,11 +446,7 @@ impl Iterator for Keys<'_, '_> {
     /// At least the keys left in the current spec's range (later specs
     /// are not looked at).
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let left = if self.next <= self.last {
-            (self.last - self.next) / self.step + 1
-        } else {
-            0
-        };
+        let left = if self.next <= self.last { (self.last - self.next) / self.step + 1 } else { 0 };
         (left as usize, None)
     }
 }
@@ -621,9 +501,7 @@ impl CommandKeys<'_> {
 
 /// The IF* conditions of SET and DELEX (Redis 8.4).
 fn is_condition(a: &[u8]) -> bool {
-    [&b"ifeq"[..], b"ifne", b"ifdeq", b"ifdne"]
-        .iter()
-        .any(|c| a.eq_ignore_ascii_case(c))
+    [&b"ifeq"[..], b"ifne", b"ifdeq", b"ifdne"].iter().any(|c| a.eq_ignore_ascii_case(c))
 }
 
 /// SET's key flags: a read as well as a write with GET, a read (of the
@@ -679,10 +557,7 @@ mod tests {
 
     impl Line {
         fn new(words: &str) -> Line {
-            let mut l = Line {
-                buf: Vec::new(),
-                ranges: Vec::new(),
-            };
+            let mut l = Line { buf: Vec::new(), ranges: Vec::new() };
             for w in words.split(' ') {
                 l.ranges.push((l.buf.len(), w.len()));
                 l.buf.extend_from_slice(w.as_bytes());
@@ -705,19 +580,13 @@ mod tests {
     // the interpreter is proven on every kind of spec.
     const LMPOP: &[KeySpec] = &[ks(RW | ACCESS | DELETE, index(1), keynum(0, 1, 1))];
     const BLMPOP: &[KeySpec] = &[ks(RW | ACCESS | DELETE, index(2), keynum(0, 1, 1))];
-    const ZUNIONSTORE: &[KeySpec] = &[
-        ks(OW | UPDATE, index(1), range(0, 1, 0)),
-        ks(RO | ACCESS, index(2), keynum(0, 1, 1)),
-    ];
+    const ZUNIONSTORE: &[KeySpec] = &[ks(OW | UPDATE, index(1), range(0, 1, 0)), ks(RO | ACCESS, index(2), keynum(0, 1, 1))];
     const EVAL: &[KeySpec] = &[ks(RW | ACCESS | UPDATE, index(2), keynum(0, 1, 1))
         .notes("We cannot tell how the keys will be used so we assume the worst, RW and UPDATE")];
     const SINTERCARD: &[KeySpec] = &[ks(RO | ACCESS, index(1), keynum(0, 1, 1))];
     const XREAD: &[KeySpec] = &[ks(RO | ACCESS, keyword("STREAMS", 1), range(-1, 1, 2))];
     const MSET: &[KeySpec] = &[ks(OW | UPDATE, index(1), range(-1, 2, 0))];
-    const PFMERGE: &[KeySpec] = &[
-        ks(RW | ACCESS | INSERT, index(1), range(0, 1, 0)),
-        ks(RO | ACCESS, index(2), range(-1, 1, 0)),
-    ];
+    const PFMERGE: &[KeySpec] = &[ks(RW | ACCESS | INSERT, index(1), range(0, 1, 0)), ks(RO | ACCESS, index(2), range(-1, 1, 0))];
     const MSETEX: &[KeySpec] = &[ks(OW | UPDATE, index(1), keynum(0, 1, 2))];
     const SORT: &[KeySpec] = &[
         ks(RO | ACCESS, index(1), range(0, 1, 0)),
@@ -727,54 +596,27 @@ mod tests {
     const SPUBLISH: &[KeySpec] = &[ks(NOT_KEY, index(1), range(0, 1, 0))];
     const MIGRATE: &[KeySpec] = &[
         ks(RW | ACCESS | DELETE, index(3), range(0, 1, 0)),
-        ks(
-            RW | ACCESS | DELETE | INCOMPLETE,
-            keyword("KEYS", -2),
-            range(-1, 1, 0),
-        ),
+        ks(RW | ACCESS | DELETE | INCOMPLETE, keyword("KEYS", -2), range(-1, 1, 0)),
     ];
 
     #[test]
     fn keynum_commands_are_located() {
         assert_eq!(positions(LMPOP, "lmpop 2 a b left"), Some(vec![2, 3]));
-        assert_eq!(
-            positions(BLMPOP, "blmpop 0 3 a b c right count 2"),
-            Some(vec![3, 4, 5])
-        );
-        assert_eq!(
-            positions(ZUNIONSTORE, "zunionstore d 2 a b weights 1 2"),
-            Some(vec![1, 3, 4])
-        );
+        assert_eq!(positions(BLMPOP, "blmpop 0 3 a b c right count 2"), Some(vec![3, 4, 5]));
+        assert_eq!(positions(ZUNIONSTORE, "zunionstore d 2 a b weights 1 2"), Some(vec![1, 3, 4]));
         assert_eq!(positions(EVAL, "eval s 2 k1 k2 a1"), Some(vec![3, 4]));
-        assert_eq!(
-            positions(SINTERCARD, "sintercard 1 a limit 3"),
-            Some(vec![2])
-        );
-        assert_eq!(
-            positions(XREAD, "xread count 2 streams a b 0 0"),
-            Some(vec![4, 5])
-        );
+        assert_eq!(positions(SINTERCARD, "sintercard 1 a limit 3"), Some(vec![2]));
+        assert_eq!(positions(XREAD, "xread count 2 streams a b 0 0"), Some(vec![4, 5]));
         assert_eq!(positions(MSET, "mset a 1 b 2 c 3"), Some(vec![1, 3, 5]));
         // A range starting past the arguments has no keys; a count of
         // none is invalid.
         assert_eq!(positions(PFMERGE, "pfmerge d"), Some(vec![1]));
         assert_eq!(positions(PFMERGE, "pfmerge d a b"), Some(vec![1, 2, 3]));
         // A key count with a step: the keys of MSETEX's pairs.
-        assert_eq!(
-            positions(MSETEX, "msetex 3 a 1 b 2 c 3 ex 5"),
-            Some(vec![2, 4, 6])
-        );
+        assert_eq!(positions(MSETEX, "msetex 3 a 1 b 2 c 3 ex 5"), Some(vec![2, 4, 6]));
         assert_eq!(positions(MSETEX, "msetex 1 a 1"), Some(vec![2]));
-        assert_eq!(
-            positions(MSETEX, "msetex 2 a 1 b"),
-            Some(vec![2, 4]),
-            "the handler checks the values"
-        );
-        for bad in [
-            "msetex 3 a 1 b 2",
-            "msetex 0 a 1",
-            "msetex 4611686018427387904 a 1",
-        ] {
+        assert_eq!(positions(MSETEX, "msetex 2 a 1 b"), Some(vec![2, 4]), "the handler checks the values");
+        for bad in ["msetex 3 a 1 b 2", "msetex 0 a 1", "msetex 4611686018427387904 a 1"] {
             assert_eq!(positions(MSETEX, bad), None, "{bad}");
         }
     }
@@ -798,51 +640,20 @@ mod tests {
             "eval s 5 a",
             "blmpop 0",
         ] {
-            assert_eq!(
-                positions(
-                    if line.starts_with("lmpop") {
-                        LMPOP
-                    } else if line.starts_with("zunion") {
-                        ZUNIONSTORE
-                    } else if line.starts_with("eval") {
-                        EVAL
-                    } else {
-                        BLMPOP
-                    },
-                    line
-                ),
-                None,
-                "{line}"
-            );
+            assert_eq!(positions(if line.starts_with("lmpop") { LMPOP } else if line.starts_with("zunion") { ZUNIONSTORE } else if line.starts_with("eval") { EVAL } else { BLMPOP }, line), None, "{line}");
         }
         // An invalid later spec takes back what an earlier one found.
         let l = Line::new("zunionstore d 9 a");
-        let ck = CommandKeys {
-            specs: ZUNIONSTORE,
-            no_mandatory_keys: false,
-            flags_of: None,
-            finder: None,
-        };
+        let ck = CommandKeys { specs: ZUNIONSTORE, no_mandatory_keys: false, flags_of: None, finder: None };
         assert_eq!(ck.getkeys(l.args()), Err(errors::GETKEYS_INVALID_ARGUMENTS));
         // Scripts may have no keys: an empty answer instead of an error.
-        let eval = CommandKeys {
-            specs: EVAL,
-            no_mandatory_keys: true,
-            flags_of: None,
-            finder: None,
-        };
+        let eval = CommandKeys { specs: EVAL, no_mandatory_keys: true, flags_of: None, finder: None };
         for line in ["eval s 0", "eval s 5 a", "eval s -1"] {
             let l = Line::new(line);
             assert_eq!(eval.getkeys(l.args()), Ok(vec![]), "{line}");
         }
         let l = Line::new("eval s 1 k");
-        assert_eq!(
-            eval.getkeys(l.args()),
-            Ok(vec![Key {
-                pos: 3,
-                flags: RW | ACCESS | UPDATE
-            }])
-        );
+        assert_eq!(eval.getkeys(l.args()), Ok(vec![Key { pos: 3, flags: RW | ACCESS | UPDATE }]));
     }
 
     #[test]
@@ -860,19 +671,11 @@ mod tests {
 
     #[test]
     fn walks_a_large_command() {
-        let words: Vec<String> = std::iter::once("mget".to_string())
-            .chain((0..100_000).map(|i| format!("k{i}")))
-            .collect();
+        let words: Vec<String> = std::iter::once("mget".to_string()).chain((0..100_000).map(|i| format!("k{i}"))).collect();
         let l = Line::new(&words.join(" "));
         const MGET: &[KeySpec] = &[ks(RO | ACCESS, index(1), range(-1, 1, 0))];
         let mut w = Keys::new(MGET, l.args());
-        assert_eq!(
-            w.next(),
-            Some(Key {
-                pos: 1,
-                flags: RO | ACCESS
-            })
-        );
+        assert_eq!(w.next(), Some(Key { pos: 1, flags: RO | ACCESS }));
         assert_eq!(w.size_hint().0, 99_999);
         assert_eq!(w.count(), 99_999);
         let l = Line::new("mset a 1 b 2 c 3");
@@ -888,37 +691,19 @@ mod tests {
             (g.first, g.last, g.step, g.movable)
         };
         assert_eq!(l(&[]), (0, 0, 0, false));
-        assert_eq!(
-            l(&[ks(RO | ACCESS, index(1), range(0, 1, 0))]),
-            (1, 1, 1, false)
-        );
+        assert_eq!(l(&[ks(RO | ACCESS, index(1), range(0, 1, 0))]), (1, 1, 1, false));
         assert_eq!(l(MSET), (1, -1, 2, false));
         assert_eq!(l(&[ks(RO, index(2), range(0, 1, 0))]), (2, 2, 1, false));
         // RENAME / LCS: two consecutive ranges merge.
-        assert_eq!(
-            l(&[
-                ks(RW | ACCESS | DELETE, index(1), range(0, 1, 0)),
-                ks(OW | UPDATE, index(2), range(0, 1, 0))
-            ]),
-            (1, 2, 1, false)
-        );
+        assert_eq!(l(&[ks(RW | ACCESS | DELETE, index(1), range(0, 1, 0)), ks(OW | UPDATE, index(2), range(0, 1, 0))]), (1, 2, 1, false));
         // SINTERSTORE: a destination and the rest.
-        assert_eq!(
-            l(&[
-                ks(OW | UPDATE, index(1), range(0, 1, 0)),
-                ks(RO | ACCESS, index(2), range(-1, 1, 0))
-            ]),
-            (1, -1, 1, false)
-        );
+        assert_eq!(l(&[ks(OW | UPDATE, index(1), range(0, 1, 0)), ks(RO | ACCESS, index(2), range(-1, 1, 0))]), (1, -1, 1, false));
         assert_eq!(l(ZUNIONSTORE), (1, 1, 1, true));
         assert_eq!(l(LMPOP), (0, 0, 0, true));
         assert_eq!(l(XREAD), (0, 0, 0, true));
         assert_eq!(l(SORT), (1, 1, 1, true));
         assert_eq!(l(MIGRATE), (3, 3, 1, true));
-        assert_eq!(
-            l(&[ks(RO | INCOMPLETE, index(1), range(0, 1, 0))]),
-            (1, 1, 1, true)
-        );
+        assert_eq!(l(&[ks(RO | INCOMPLETE, index(1), range(0, 1, 0))]), (1, 1, 1, true));
     }
 
     /// The pre-opened walk of a lone range finds what the general one does.
@@ -937,11 +722,7 @@ mod tests {
                 let l = Line::new(line);
                 let mut general = Keys::new(specs, l.args());
                 let mut pre = Keys::lone(l.args(), lone);
-                assert_eq!(
-                    general.by_ref().collect::<Vec<_>>(),
-                    pre.by_ref().collect::<Vec<_>>(),
-                    "{specs:?} {line}"
-                );
+                assert_eq!(general.by_ref().collect::<Vec<_>>(), pre.by_ref().collect::<Vec<_>>(), "{specs:?} {line}");
                 assert_eq!(general.invalid(), pre.invalid(), "{specs:?} {line}");
             }
         }
@@ -952,29 +733,11 @@ mod tests {
 
     #[test]
     fn set_flags_depend_on_get_after_the_value() {
-        const SET: &[KeySpec] = &[ks(
-            RW | ACCESS | UPDATE | VARIABLE_FLAGS,
-            index(1),
-            range(0, 1, 0),
-        )];
-        let ck = CommandKeys {
-            specs: SET,
-            no_mandatory_keys: false,
-            flags_of: Some(set_key_flags),
-            finder: None,
-        };
-        for (line, flags) in [
-            ("set k get", OW | UPDATE),
-            ("set k v get", RW | ACCESS | UPDATE),
-            ("set k v ex 10 GeT", RW | ACCESS | UPDATE),
-            ("set k v nx", OW | UPDATE),
-        ] {
+        const SET: &[KeySpec] = &[ks(RW | ACCESS | UPDATE | VARIABLE_FLAGS, index(1), range(0, 1, 0))];
+        let ck = CommandKeys { specs: SET, no_mandatory_keys: false, flags_of: Some(set_key_flags), finder: None };
+        for (line, flags) in [("set k get", OW | UPDATE), ("set k v get", RW | ACCESS | UPDATE), ("set k v ex 10 GeT", RW | ACCESS | UPDATE), ("set k v nx", OW | UPDATE)] {
             let l = Line::new(line);
-            assert_eq!(
-                ck.getkeys(l.args()),
-                Ok(vec![Key { pos: 1, flags }]),
-                "{line}"
-            );
+            assert_eq!(ck.getkeys(l.args()), Ok(vec![Key { pos: 1, flags }]), "{line}");
         }
     }
 }

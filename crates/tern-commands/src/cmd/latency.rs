@@ -15,28 +15,14 @@ use crate::server::Server;
 
 const DIAG: u32 = ADMIN | NOSCRIPT | LOADING | STALE;
 const DIAG_ACL: &[&str] = &["admin", "slow", "dangerous"];
-const DIAG_TIPS: &[&str] = &[
-    "nondeterministic_output",
-    "request_policy:all_nodes",
-    "response_policy:special",
-];
+const DIAG_TIPS: &[&str] = &["nondeterministic_output", "request_policy:all_nodes", "response_policy:special"];
 
 pub static COMMANDS: &[CommandSpec] = &[CommandSpec::new("latency", -2, 0, &[], container)
-    .doc(
-        "server",
-        "A container for latency diagnostics commands.",
-        "2.8.13",
-        "Depends on subcommand.",
-    )
+    .doc("server", "A container for latency diagnostics commands.", "2.8.13", "Depends on subcommand.")
     .acl(&["slow"])
     .subs(&[
         CommandSpec::new("help", 2, LOADING | STALE, &[], help)
-            .doc(
-                "server",
-                "Returns helpful text about the different subcommands.",
-                "2.8.13",
-                "O(1)",
-            )
+            .doc("server", "Returns helpful text about the different subcommands.", "2.8.13", "O(1)")
             .acl(&["slow"]),
         CommandSpec::new("histogram", -2, DIAG, &[], histogram)
             .doc(
@@ -48,30 +34,15 @@ pub static COMMANDS: &[CommandSpec] = &[CommandSpec::new("latency", -2, 0, &[], 
             .acl(DIAG_ACL)
             .tips(DIAG_TIPS),
         CommandSpec::new("history", 3, DIAG, &[], history)
-            .doc(
-                "server",
-                "Returns timestamp-latency samples for an event.",
-                "2.8.13",
-                "O(1)",
-            )
+            .doc("server", "Returns timestamp-latency samples for an event.", "2.8.13", "O(1)")
             .acl(DIAG_ACL)
             .tips(DIAG_TIPS),
         CommandSpec::new("latest", 2, DIAG, &[], latest)
-            .doc(
-                "server",
-                "Returns the latest latency samples for all events.",
-                "2.8.13",
-                "O(1)",
-            )
+            .doc("server", "Returns the latest latency samples for all events.", "2.8.13", "O(1)")
             .acl(DIAG_ACL)
             .tips(DIAG_TIPS),
         CommandSpec::new("reset", -2, DIAG, &[], reset)
-            .doc(
-                "server",
-                "Resets the latency data for one or more events.",
-                "2.8.13",
-                "O(1)",
-            )
+            .doc("server", "Resets the latency data for one or more events.", "2.8.13", "O(1)")
             .acl(DIAG_ACL)
             .tips(&["request_policy:all_nodes", "response_policy:agg_sum"]),
     ])];
@@ -82,13 +53,8 @@ pub static COMMANDS: &[CommandSpec] = &[CommandSpec::new("latency", -2, 0, &[], 
 pub fn note(srv: &Server, cmd: &Cmd, now_ms: u64, usec: u64) {
     let threshold = srv.settings.latency_monitor_threshold();
     if threshold > 0 {
-        let event = if cmd.has(FAST) {
-            "fast-command"
-        } else {
-            "command"
-        };
-        srv.latency_events
-            .note(threshold, event, now_ms, usec / 1000);
+        let event = if cmd.has(FAST) { "fast-command" } else { "command" };
+        srv.latency_events.note(threshold, event, now_ms, usec / 1000);
     }
 }
 
@@ -157,9 +123,7 @@ fn named<'t>(ctx: &Ctx<'_, 't>, args: &Args<'_>) -> Vec<&'t Cmd> {
     let mut out = Vec::new();
     for name in args.tail(2).iter() {
         let cmd = match name.iter().position(|&c| c == b'|') {
-            Some(bar) => table
-                .lookup(&name[..bar])
-                .and_then(|p| table.lookup_sub(p, &name[bar + 1..])),
+            Some(bar) => table.lookup(&name[..bar]).and_then(|p| table.lookup_sub(p, &name[bar + 1..])),
             None => table.lookup(name),
         };
         let Some(cmd) = cmd else { continue };
@@ -172,16 +136,9 @@ fn named<'t>(ctx: &Ctx<'_, 't>, args: &Args<'_>) -> Vec<&'t Cmd> {
 }
 
 fn histogram(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
-    let cmds: Vec<&Cmd> = if args.len() == 2 {
-        ctx.commands.iter().collect()
-    } else {
-        named(ctx, &args)
-    };
+    let cmds: Vec<&Cmd> = if args.len() == 2 { ctx.commands.iter().collect() } else { named(ctx, &args) };
     let lat = &ctx.srv.latency;
-    let found: Vec<(&Cmd, Distribution)> = cmds
-        .into_iter()
-        .filter_map(|c| lat.distribution(c.id).map(|d| (c, d)))
-        .collect();
+    let found: Vec<(&Cmd, Distribution)> = cmds.into_iter().filter_map(|c| lat.distribution(c.id).map(|d| (c, d))).collect();
     let r = &mut ctx.reply;
     r.map(found.len());
     for (c, (calls, cdf)) in found {

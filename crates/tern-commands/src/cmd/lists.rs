@@ -15,9 +15,7 @@
 //! client gets.
 
 use tern_resp::{parse_i64, Args};
-use tern_store::{
-    Access, Edit, Effect, End, EntryExt, List, ListEdit, ListLimits, Loc, Shard, Value,
-};
+use tern_store::{Access, Edit, Effect, End, EntryExt, List, ListEdit, ListLimits, Loc, Shard, Value};
 
 use super::blocking::{self, Timeout};
 use super::keyspec::{index, keynum, ks, range, ACCESS, DELETE, INSERT, RO, RW, UPDATE};
@@ -95,9 +93,7 @@ pub static COMMANDS: &[CommandSpec] = &[
 ];
 
 fn limits(ctx: &Ctx<'_, '_>) -> ListLimits {
-    ListLimits {
-        fill: ctx.srv.settings.list_max_listpack_size(),
-    }
+    ListLimits { fill: ctx.srv.settings.list_max_listpack_size() }
 }
 
 /// [`super::edit_typed`] on a list (`create`: an empty one if absent).
@@ -110,24 +106,12 @@ fn edit_list<R>(
     acc: Access,
     f: impl FnOnce(&mut List, &mut Edit) -> R,
 ) -> Result<Option<R>, &'static str> {
-    super::edit_typed(
-        shard,
-        key,
-        hash,
-        now,
-        create.then(|| Value::List(List::new())),
-        acc,
-        |e| e.list_mut(),
-        f,
-    )
+    super::edit_typed(shard, key, hash, now, create.then(|| Value::List(List::new())), acc, |e| e.list_mut(), f)
 }
 
 /// The record of an in-place edit of the list at `key`.
 fn list_effect(key: &[u8], edit: ListEdit) -> Effect {
-    Effect::List {
-        key: key.into(),
-        edit,
-    }
+    Effect::List { key: key.into(), edit }
 }
 
 /// [`read_typed`] for a list.
@@ -156,15 +140,7 @@ fn push_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, end: End, create: bool) {
     let shard = ctx.locks.shard(loc.gid);
     let len = edit_list(shard, key, loc.hash, now, create, acc, |l, edit| {
         l.push_many(end, (2..args.len()).map(|i| args.get(i)), lim);
-        edit.emit(|| {
-            list_effect(
-                key,
-                ListEdit::Push {
-                    end,
-                    elems: args.tail(2).iter().map(Into::into).collect(),
-                },
-            )
-        });
+        edit.emit(|| list_effect(key, ListEdit::Push { end, elems: args.tail(2).iter().map(Into::into).collect() }));
         l.len()
     });
     match len {
@@ -316,15 +292,7 @@ fn lset(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         match usize::try_from(i) {
             Ok(i) if i < l.len() => {
                 l.set(i, value, lim);
-                edit.emit(|| {
-                    list_effect(
-                        key,
-                        ListEdit::Set {
-                            index: i,
-                            elem: value.into(),
-                        },
-                    )
-                });
+                edit.emit(|| list_effect(key, ListEdit::Set { index: i, elem: value.into() }));
                 Ok(())
             }
             _ => Err(errors::INDEX_OUT_OF_RANGE),
@@ -349,20 +317,9 @@ fn linsert(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let (pivot, value) = (args.get(3), args.get(4));
     let shard = ctx.locks.shard(loc.gid);
     let r = edit_list(shard, key, loc.hash, now, false, acc, |l, edit| {
-        let Some(at) = l.iter().position(|e| e == pivot) else {
-            return -1;
-        };
+        let Some(at) = l.iter().position(|e| e == pivot) else { return -1 };
         l.insert(at + usize::from(after), value, lim);
-        edit.emit(|| {
-            list_effect(
-                key,
-                ListEdit::Insert {
-                    after,
-                    pivot: pivot.into(),
-                    elem: value.into(),
-                },
-            )
-        });
+        edit.emit(|| list_effect(key, ListEdit::Insert { after, pivot: pivot.into(), elem: value.into() }));
         l.len() as i64
     });
     match r {
@@ -383,15 +340,7 @@ fn lrem(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         let limit = usize::try_from(count.unsigned_abs()).unwrap_or(usize::MAX);
         let n = l.remove_eq(value, limit, count < 0, lim);
         if n > 0 {
-            edit.emit(|| {
-                list_effect(
-                    key,
-                    ListEdit::Rem {
-                        count,
-                        elem: value.into(),
-                    },
-                )
-            });
+            edit.emit(|| list_effect(key, ListEdit::Rem { count, elem: value.into() }));
         }
         n
     });
@@ -466,18 +415,10 @@ fn lpos(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         }
         i += 2;
     }
-    let l = read_list!(ctx, args.get(1), |r: &mut Reply<'_>| if count.is_some() {
-        r.array(0)
-    } else {
-        r.null()
-    });
+    let l = read_list!(ctx, args.get(1), |r: &mut Reply<'_>| if count.is_some() { r.array(0) } else { r.null() });
     let elem = args.get(2);
     let len = l.len();
-    let scan = if maxlen == 0 {
-        len
-    } else {
-        (maxlen as usize).min(len)
-    };
+    let scan = if maxlen == 0 { len } else { (maxlen as usize).min(len) };
     let want = match count {
         Some(0) => usize::MAX,
         Some(n) => n as usize,
@@ -531,12 +472,7 @@ enum Moved {
 /// Pops from `src` at `from` and pushes at `to` of `dst` (LMOVE and its
 /// kin, blocking or not), replying the element or `empty`'s reply.
 /// `dst` is checked to be a list (or absent) before anything is popped.
-fn move_element(
-    ctx: &mut Ctx<'_, '_>,
-    args: Args<'_>,
-    from: End,
-    to: End,
-) -> Result<Moved, &'static str> {
+fn move_element(ctx: &mut Ctx<'_, '_>, args: Args<'_>, from: End, to: End) -> Result<Moved, &'static str> {
     let acc = ctx.access();
     let lim = limits(ctx);
     let now = ctx.now;
@@ -558,45 +494,22 @@ fn move_element(
         Some(e) if e.list().is_none() => return Err(errors::WRONGTYPE),
         Some(_) => {}
     }
-    if ctx
-        .locks
-        .shard(ld.gid)
-        .get(dst, ld.hash, now)
-        .is_some_and(|e| e.list().is_none())
-    {
+    if ctx.locks.shard(ld.gid).get(dst, ld.hash, now).is_some_and(|e| e.list().is_none()) {
         return Err(errors::WRONGTYPE);
     }
     let shard = ctx.locks.shard(ls.gid);
     let v = edit_list(shard, src, ls.hash, now, false, acc, |l, edit| {
         let v = l.pop(from, lim);
         if v.is_some() {
-            edit.emit(|| {
-                list_effect(
-                    src,
-                    ListEdit::Pop {
-                        end: from,
-                        count: 1,
-                    },
-                )
-            });
+            edit.emit(|| list_effect(src, ListEdit::Pop { end: from, count: 1 }));
         }
         v
     })?;
-    let Some(v) = v.flatten() else {
-        return Ok(Moved::Empty);
-    };
+    let Some(v) = v.flatten() else { return Ok(Moved::Empty) };
     let shard = ctx.locks.shard(ld.gid);
     edit_list(shard, dst, ld.hash, now, true, acc, |l, edit| {
         l.push(to, &v, lim);
-        edit.emit(|| {
-            list_effect(
-                dst,
-                ListEdit::Push {
-                    end: to,
-                    elems: vec![v.as_slice().into()],
-                },
-            )
-        });
+        edit.emit(|| list_effect(dst, ListEdit::Push { end: to, elems: vec![v.as_slice().into()] }));
     })?;
     Ok(Moved::Value(v))
 }
@@ -643,10 +556,7 @@ fn parse_mpop(args: Args<'_>, at: usize) -> Result<Mpop, &'static str> {
     let mut count = None;
     let mut j = where_at + 1;
     while j < args.len() {
-        if count.is_none()
-            && c_str(args.get(j)).eq_ignore_ascii_case(b"count")
-            && j + 1 < args.len()
-        {
+        if count.is_none() && c_str(args.get(j)).eq_ignore_ascii_case(b"count") && j + 1 < args.len() {
             match parse_i64(args.get(j + 1)) {
                 Some(n) if n >= 1 => count = Some(n as usize),
                 _ => return Err(errors::COUNT_NOT_POSITIVE),
@@ -656,21 +566,12 @@ fn parse_mpop(args: Args<'_>, at: usize) -> Result<Mpop, &'static str> {
             return Err(errors::SYNTAX);
         }
     }
-    Ok(Mpop {
-        numkeys: numkeys as usize,
-        end,
-        count: count.unwrap_or(1),
-    })
+    Ok(Mpop { numkeys: numkeys as usize, end, count: count.unwrap_or(1) })
 }
 
 /// Pops from the first non-empty list of `keys` (arguments `first..`):
 /// `[key, [elements]]`. Ok(false) when every key is absent.
-fn mpop_first(
-    ctx: &mut Ctx<'_, '_>,
-    args: Args<'_>,
-    first: usize,
-    m: &Mpop,
-) -> Result<bool, &'static str> {
+fn mpop_first(ctx: &mut Ctx<'_, '_>, args: Args<'_>, first: usize, m: &Mpop) -> Result<bool, &'static str> {
     for i in 0..m.numkeys {
         let (loc, key) = (ctx.locs[i], args.get(first + i));
         let served = pop_into(ctx, loc, key, m.end, m.count, |r, n| {
@@ -711,12 +612,7 @@ fn bpop(ctx: &mut Ctx<'_, '_>, args: Args<'_>, end: End) {
     // if no key before it had an element.
     for i in 0..nkeys {
         let (loc, key) = (ctx.locs[i], args.get(1 + i));
-        match ctx
-            .locks
-            .shard(loc.gid)
-            .get(key, loc.hash, ctx.now)
-            .map(|e| e.list().is_some())
-        {
+        match ctx.locks.shard(loc.gid).get(key, loc.hash, ctx.now).map(|e| e.list().is_some()) {
             None => continue,
             // A waiter is served only by a list; it waits on.
             Some(false) if blocking::serving(ctx) => continue,
@@ -753,12 +649,7 @@ fn bmove(ctx: &mut Ctx<'_, '_>, args: Args<'_>, from: End, to: End, timeout_at: 
         Err(e) => return ctx.reply.error(e),
     };
     let (ls, src) = (ctx.locs[0], args.get(1));
-    match ctx
-        .locks
-        .shard(ls.gid)
-        .get(src, ls.hash, ctx.now)
-        .map(|e| e.list().is_some())
-    {
+    match ctx.locks.shard(ls.gid).get(src, ls.hash, ctx.now).map(|e| e.list().is_some()) {
         // A waiter is served only by a list; it waits on.
         Some(false) if blocking::serving(ctx) => return,
         Some(false) => return ctx.reply.error(errors::WRONGTYPE),
@@ -805,11 +696,7 @@ fn blmpop(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     };
     for i in 0..m.numkeys {
         let (loc, key) = (ctx.locs[i], args.get(3 + i));
-        let kind = ctx
-            .locks
-            .shard(loc.gid)
-            .get(key, loc.hash, ctx.now)
-            .map(|e| e.list().is_some());
+        let kind = ctx.locks.shard(loc.gid).get(key, loc.hash, ctx.now).map(|e| e.list().is_some());
         match kind {
             Some(false) if blocking::serving(ctx) => continue,
             Some(false) => return ctx.reply.error(errors::WRONGTYPE),

@@ -12,90 +12,34 @@ use super::Ctx;
 use crate::errors;
 use crate::maxmemory::Overview;
 
-pub static COMMANDS: &[CommandSpec] =
-    &[
-        CommandSpec::new("memory", -2, 0, &[], super::unknown_subcommand)
-            .doc(
-                "server",
-                "A container for memory diagnostics commands.",
-                "4.0.0",
-                "Depends on subcommand.",
-            )
-            .acl(&["slow"])
-            .subs(SUBCOMMANDS),
-    ];
+pub static COMMANDS: &[CommandSpec] = &[CommandSpec::new("memory", -2, 0, &[], super::unknown_subcommand)
+    .doc("server", "A container for memory diagnostics commands.", "4.0.0", "Depends on subcommand.")
+    .acl(&["slow"])
+    .subs(SUBCOMMANDS)];
 
 static SUBCOMMANDS: &[CommandSpec] = &[
     CommandSpec::new("doctor", 2, 0, &[], doctor)
-        .doc(
-            "server",
-            "Outputs a memory problems report.",
-            "4.0.0",
-            "O(1)",
-        )
+        .doc("server", "Outputs a memory problems report.", "4.0.0", "O(1)")
         .acl(&["slow"])
-        .tips(&[
-            "nondeterministic_output",
-            "request_policy:all_shards",
-            "response_policy:special",
-        ]),
+        .tips(&["nondeterministic_output", "request_policy:all_shards", "response_policy:special"]),
     CommandSpec::new("help", 2, LOADING | STALE, &[], help)
-        .doc(
-            "server",
-            "Returns helpful text about the different subcommands.",
-            "4.0.0",
-            "O(1)",
-        )
+        .doc("server", "Returns helpful text about the different subcommands.", "4.0.0", "O(1)")
         .acl(&["slow"]),
     CommandSpec::new("malloc-stats", 2, 0, &[], malloc_stats)
-        .doc(
-            "server",
-            "Returns the allocator statistics.",
-            "4.0.0",
-            "Depends on how much memory is allocated, could be slow",
-        )
+        .doc("server", "Returns the allocator statistics.", "4.0.0", "Depends on how much memory is allocated, could be slow")
         .acl(&["slow"])
-        .tips(&[
-            "nondeterministic_output",
-            "request_policy:all_shards",
-            "response_policy:special",
-        ]),
+        .tips(&["nondeterministic_output", "request_policy:all_shards", "response_policy:special"]),
     CommandSpec::new("purge", 2, 0, &[], purge)
-        .doc(
-            "server",
-            "Asks the allocator to release memory.",
-            "4.0.0",
-            "Depends on how much memory is allocated, could be slow",
-        )
+        .doc("server", "Asks the allocator to release memory.", "4.0.0", "Depends on how much memory is allocated, could be slow")
         .acl(&["slow"])
         .tips(&["request_policy:all_shards", "response_policy:all_succeeded"]),
     CommandSpec::new("stats", 2, 0, &[], stats)
-        .doc(
-            "server",
-            "Returns details about memory usage.",
-            "4.0.0",
-            "O(1)",
-        )
+        .doc("server", "Returns details about memory usage.", "4.0.0", "O(1)")
         .acl(&["slow"])
-        .tips(&[
-            "nondeterministic_output",
-            "request_policy:all_shards",
-            "response_policy:special",
-        ]),
-    CommandSpec::new(
-        "usage",
-        -3,
-        READONLY,
-        &[ks(RO, index(2), range(0, 1, 0))],
-        usage,
-    )
-    .doc(
-        "server",
-        "Estimates the memory usage of a key.",
-        "4.0.0",
-        "O(N) where N is the number of samples.",
-    )
-    .acl(&["read", "slow"]),
+        .tips(&["nondeterministic_output", "request_policy:all_shards", "response_policy:special"]),
+    CommandSpec::new("usage", -3, READONLY, &[ks(RO, index(2), range(0, 1, 0))], usage)
+        .doc("server", "Estimates the memory usage of a key.", "4.0.0", "O(N) where N is the number of samples.")
+        .acl(&["read", "slow"]),
 ];
 
 const HELP: &[&str] = &[
@@ -143,11 +87,7 @@ fn usage(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         }
     }
     let loc = ctx.locs[0];
-    let size = ctx
-        .locks
-        .shard(loc.gid)
-        .peek(args.get(2), loc.hash, ctx.now)
-        .map(|e| e.alloc_size() + e.value_heap());
+    let size = ctx.locks.shard(loc.gid).peek(args.get(2), loc.hash, ctx.now).map(|e| e.alloc_size() + e.value_heap());
     match size {
         Some(n) => ctx.reply.int(n as i64),
         None => ctx.reply.null(),
@@ -198,11 +138,7 @@ fn stats(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
     int(r, "overhead.total", o.used - dataset);
     int(r, "db.dict.rehashing.count", counts.rehashing);
     int(r, "keys.count", keys);
-    int(
-        r,
-        "keys.bytes-per-key",
-        if keys > 0 { net / keys } else { 0 },
-    );
+    int(r, "keys.bytes-per-key", if keys > 0 { net / keys } else { 0 });
     int(r, "dataset.bytes", dataset);
     dbl(r, "dataset.percentage", Overview::ratio(dataset * 100, net));
     dbl(r, "peak.percentage", Overview::ratio(o.used * 100, o.peak));
@@ -211,26 +147,10 @@ fn stats(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
     int(r, "allocator.resident", o.resident);
     // jemalloc 5.3 purges without a muzzy stage (muzzy_decay_ms 0).
     int(r, "allocator.muzzy", 0);
-    dbl(
-        r,
-        "allocator-fragmentation.ratio",
-        Overview::ratio(o.active, o.allocated),
-    );
-    int(
-        r,
-        "allocator-fragmentation.bytes",
-        o.active.saturating_sub(o.allocated),
-    );
-    dbl(
-        r,
-        "allocator-rss.ratio",
-        Overview::ratio(o.resident, o.active),
-    );
-    int(
-        r,
-        "allocator-rss.bytes",
-        o.resident.saturating_sub(o.active),
-    );
+    dbl(r, "allocator-fragmentation.ratio", Overview::ratio(o.active, o.allocated));
+    int(r, "allocator-fragmentation.bytes", o.active.saturating_sub(o.allocated));
+    dbl(r, "allocator-rss.ratio", Overview::ratio(o.resident, o.active));
+    int(r, "allocator-rss.bytes", o.resident.saturating_sub(o.active));
     dbl(r, "rss-overhead.ratio", Overview::ratio(o.rss, o.resident));
     int(r, "rss-overhead.bytes", o.rss.saturating_sub(o.resident));
     dbl(r, "fragmentation", Overview::ratio(o.rss, o.used));
@@ -241,11 +161,7 @@ fn stats(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
 /// that apply to Tern (no replicas, no scripts).
 fn doctor(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
     let o = Overview::read(ctx.srv);
-    let clients = ctx
-        .srv
-        .connected
-        .load(std::sync::atomic::Ordering::Relaxed)
-        .max(1) as u64;
+    let clients = ctx.srv.connected.load(std::sync::atomic::Ordering::Relaxed).max(1) as u64;
     let text = doctor_text(&o, clients);
     ctx.reply.verbatim(text.as_bytes());
 }
@@ -277,8 +193,7 @@ fn doctor_text(o: &Overview, clients: u64) -> String {
     if issues.is_empty() {
         return "Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs on this base.\n".into();
     }
-    let mut s =
-        String::from("Sam, I detected a few issues in this Redis instance memory implants:\n\n");
+    let mut s = String::from("Sam, I detected a few issues in this Redis instance memory implants:\n\n");
     for i in issues {
         s.push_str(i);
     }
@@ -307,37 +222,16 @@ mod tests {
     use super::*;
 
     fn overview(used: u64, peak: u64, rss: u64) -> Overview {
-        Overview {
-            used,
-            peak,
-            startup: 0,
-            clients: 0,
-            rss,
-            allocated: used,
-            active: used,
-            resident: used,
-        }
+        Overview { used, peak, startup: 0, clients: 0, rss, allocated: used, active: used, resident: used }
     }
 
     #[test]
     fn doctor_reports_as_redis_does() {
-        assert!(doctor_text(&overview(1 << 20, 1 << 20, 1 << 20), 1)
-            .starts_with("Hi Sam, this instance is empty"));
-        assert!(doctor_text(&overview(64 << 20, 64 << 20, 64 << 20), 1)
-            .starts_with("Hi Sam, I can't find any memory issue"));
+        assert!(doctor_text(&overview(1 << 20, 1 << 20, 1 << 20), 1).starts_with("Hi Sam, this instance is empty"));
+        assert!(doctor_text(&overview(64 << 20, 64 << 20, 64 << 20), 1).starts_with("Hi Sam, I can't find any memory issue"));
         let t = doctor_text(&overview(64 << 20, 200 << 20, 64 << 20), 1);
-        assert!(
-            t.starts_with("Sam, I detected a few issues")
-                && t.contains("Peak memory")
-                && t.ends_with("I want to help you.\n"),
-            "{t}"
-        );
+        assert!(t.starts_with("Sam, I detected a few issues") && t.contains("Peak memory") && t.ends_with("I want to help you.\n"), "{t}");
         let t = doctor_text(&overview(64 << 20, 64 << 20, 128 << 20), 1);
-        assert!(
-            t.contains("High total RSS")
-                && t.contains("High process RSS overhead")
-                && !t.contains("Peak"),
-            "{t}"
-        );
+        assert!(t.contains("High total RSS") && t.contains("High process RSS overhead") && !t.contains("Peak"), "{t}");
     }
 }

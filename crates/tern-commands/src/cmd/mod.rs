@@ -18,11 +18,7 @@ macro_rules! read_typed {
     ($ctx:ident, $key:expr, $as:ident, $missing:expr) => {{
         let loc = $ctx.locs[0];
         let acc = $ctx.access();
-        match $ctx
-            .locks
-            .shard(loc.gid)
-            .lookup($key, loc.hash, $ctx.now, acc)
-        {
+        match $ctx.locks.shard(loc.gid).lookup($key, loc.hash, $ctx.now, acc) {
             None => {
                 $ctx.stats.keyspace_misses.add(1);
                 #[allow(clippy::redundant_closure_call)]
@@ -51,11 +47,11 @@ pub mod hashes;
 pub mod hll;
 pub mod info;
 pub mod keys;
-pub mod keyspec;
 pub mod latency;
+pub mod monitor;
+pub mod keyspec;
 pub mod lists;
 pub mod memory;
-pub mod monitor;
 pub mod server;
 pub mod sets;
 pub mod sort;
@@ -117,13 +113,7 @@ pub struct Reply<'a> {
 
 impl<'a> Reply<'a> {
     pub fn new(out: &'a mut OutBuf, resp3: bool, stats: &'a WorkerStats) -> Self {
-        Reply {
-            out,
-            enc: Encoder { resp3 },
-            errors: 0,
-            stats,
-            share_min: 0,
-        }
+        Reply { out, enc: Encoder { resp3 }, errors: 0, stats, share_min: 0 }
     }
 
     /// Lets string replies of at least `min` bytes (0: none) reference the
@@ -377,10 +367,7 @@ impl Clock {
     /// A clock that reads `wall_ms` now and runs on from there (the
     /// in-process executor's injectable time).
     pub fn starting_at(wall_ms: u64) -> Clock {
-        Clock {
-            wall_ms,
-            mono: Instant::now(),
-        }
+        Clock { wall_ms, mono: Instant::now() }
     }
 
     /// The wall time at monotonic instant `t` (not before the reading).
@@ -436,8 +423,7 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
     let srv = c.srv;
     let name = args.get(0);
     let resp3 = c.client.resp3;
-    let mut reply =
-        Reply::new(c.out, resp3, c.stats).share_from(srv.settings.reply_copy_avoid_min_size());
+    let mut reply = Reply::new(c.out, resp3, c.stats).share_from(srv.settings.reply_copy_avoid_min_size());
     let start_mark = reply.mark();
 
     // CLIENT REPLY SKIP applies to the command after it.
@@ -456,10 +442,7 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
 
     // A command parsed ahead (prefetch.rs) was looked up then already.
     let resolved = c.scratch.pre_cmd.take();
-    let Some(mut cmd) = resolved
-        .map(|id| c.commands.get(id))
-        .or_else(|| c.commands.lookup(name))
-    else {
+    let Some(mut cmd) = resolved.map(|id| c.commands.get(id)).or_else(|| c.commands.lookup(name)) else {
         let msg = errors::unknown_command(name, args.tail(1).iter());
         rejected(&mut reply, c.client, &msg);
         return finish_reply(c.client, reply, start_mark);
@@ -482,11 +465,7 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
             transactions::abort_exec(c.client, c.locks, &mut reply, &errors::arity(&cmd.fullname));
             return finish_reply(c.client, reply, start_mark);
         }
-        rejected(
-            &mut reply,
-            c.client,
-            errors::arity(&cmd.fullname).as_bytes(),
-        );
+        rejected(&mut reply, c.client, errors::arity(&cmd.fullname).as_bytes());
         return finish_reply(c.client, reply, start_mark);
     }
     if !c.client.authenticated && !cmd.has(flags::NO_AUTH) {
@@ -495,8 +474,7 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
         return finish_reply(c.client, reply, start_mark);
     }
     // A monitor may only run commands that touch no key (as a replica).
-    if c.client.monitor.is_some() && cmd.has(flags::READONLY | flags::WRITE | flags::MAY_REPLICATE)
-    {
+    if c.client.monitor.is_some() && cmd.has(flags::READONLY | flags::WRITE | flags::MAY_REPLICATE) {
         c.stats.cmds[cmd.id].rejected.add(1);
         rejected(&mut reply, c.client, errors::REPLICA_KEYSPACE.as_bytes());
         return finish_reply(c.client, reply, start_mark);
@@ -504,10 +482,7 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
     // An item holds keys up to 1 GiB - 1; longer ones (possible only with
     // proto-max-bulk-len and client-query-buffer-limit both raised above
     // 1gb) are refused before anything is located or stored.
-    if cmd
-        .keys(args)
-        .any(|k| args.get(k.pos).len() > tern_store::MAX_KEY_LEN)
-    {
+    if cmd.keys(args).any(|k| args.get(k.pos).len() > tern_store::MAX_KEY_LEN) {
         c.stats.cmds[cmd.id].rejected.add(1);
         rejected(&mut reply, c.client, errors::KEY_TOO_LONG.as_bytes());
         return finish_reply(c.client, reply, start_mark);
@@ -523,11 +498,7 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
     if c.client.multi.is_some() && !cmd.has(flags::TX_CONTROL) {
         if cmd.has(flags::NO_MULTI) {
             c.stats.cmds[cmd.id].rejected.add(1);
-            rejected(
-                &mut reply,
-                c.client,
-                errors::NOT_ALLOWED_IN_MULTI.as_bytes(),
-            );
+            rejected(&mut reply, c.client, errors::NOT_ALLOWED_IN_MULTI.as_bytes());
             return finish_reply(c.client, reply, start_mark);
         }
         if let Some(m) = c.client.multi.as_mut() {
@@ -537,17 +508,12 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
                 m.data.extend_from_slice(a);
             }
             m.cmds.push((cmd.id, ranges));
-            c.client
-                .shared
-                .multi_len
-                .store(m.cmds.len(), std::sync::atomic::Ordering::Relaxed);
+            c.client.shared.multi_len.store(m.cmds.len(), std::sync::atomic::Ordering::Relaxed);
         }
         reply.simple("QUEUED");
         return finish_reply(c.client, reply, start_mark);
     }
-    let after = call(
-        c.srv, c.commands, c.locks, &mut reply, c.client, c.stats, c.scratch, c.worker, cmd, args,
-    );
+    let after = call(c.srv, c.commands, c.locks, &mut reply, c.client, c.stats, c.scratch, c.worker, cmd, args);
     let a2 = finish_reply(c.client, reply, start_mark);
     if after == After::Close {
         After::Close
@@ -565,10 +531,7 @@ fn may_grow_memory(commands: &CommandTable, client: &Client, cmd: &Cmd) -> bool 
         return true;
     }
     match client.multi.as_ref() {
-        Some(m) if cmd.spec.name == "exec" => m
-            .cmds
-            .iter()
-            .any(|(id, _)| commands.get(*id).has(flags::DENYOOM)),
+        Some(m) if cmd.spec.name == "exec" => m.cmds.iter().any(|(id, _)| commands.get(*id).has(flags::DENYOOM)),
         _ => false,
     }
 }
@@ -604,10 +567,7 @@ pub fn call<'ks>(
     let errors_before = reply.errors;
     let mut locs = std::mem::take(&mut scratch.locs);
     locs.clear();
-    let planned = scratch
-        .pre
-        .take()
-        .is_some_and(|p| p.cmd == cmd.id && p.db == client.db && p.argc == args.len());
+    let planned = scratch.pre.take().is_some_and(|p| p.cmd == cmd.id && p.db == client.db && p.argc == args.len());
     if planned {
         std::mem::swap(&mut locs, &mut scratch.pre_locs);
     } else {
@@ -631,13 +591,7 @@ pub fn call<'ks>(
     let out_before = reply.out.pending();
     let now = scratch.clock.ms_at(started);
     // Borrow the caller's reply buffer for the handler's Ctx.
-    let sub_reply = Reply {
-        out: &mut *reply.out,
-        enc: reply.enc,
-        errors: reply.errors,
-        stats,
-        share_min: reply.share_min,
-    };
+    let sub_reply = Reply { out: &mut *reply.out, enc: reply.enc, errors: reply.errors, stats, share_min: reply.share_min };
     let mut ctx = Ctx {
         srv,
         commands,
@@ -684,28 +638,13 @@ pub fn call<'ks>(
         }
         st.calls.add(1);
         stats.commands.add(1);
-        commandlog::note(
-            srv,
-            client,
-            worker,
-            cmd,
-            args,
-            now,
-            commandlog::Measured {
-                usec,
-                request: scratch.req_len,
-                reply: reply_len,
-            },
-        );
+        commandlog::note(srv, client, worker, cmd, args, now, commandlog::Measured { usec, request: scratch.req_len, reply: reply_len });
     }
     st.usec.add(usec);
     if reply.errors > errors_before {
         st.failed.add(1);
     }
-    client
-        .shared
-        .last_cmd
-        .store(cmd.id, std::sync::atomic::Ordering::Relaxed);
+    client.shared.last_cmd.store(cmd.id, std::sync::atomic::Ordering::Relaxed);
     let close = client.close_after_reply;
     // A million-key command's locations (16 MB) are not kept for the
     // worker's life; ordinary commands keep the room and do not allocate.

@@ -15,20 +15,9 @@ use crate::errors;
 use crate::monitor::{line, Feed};
 use crate::server::Server;
 
-pub static COMMANDS: &[CommandSpec] = &[CommandSpec::new(
-    "monitor",
-    1,
-    ADMIN | NOSCRIPT | LOADING | STALE,
-    &[],
-    monitor,
-)
-.doc(
-    "server",
-    "Listens for all requests received by the server in real-time.",
-    "1.0.0",
-    "",
-)
-.acl(&["admin", "slow", "dangerous"])];
+pub static COMMANDS: &[CommandSpec] = &[CommandSpec::new("monitor", 1, ADMIN | NOSCRIPT | LOADING | STALE, &[], monitor)
+    .doc("server", "Listens for all requests received by the server in real-time.", "1.0.0", "")
+    .acl(&["admin", "slow", "dangerous"])];
 
 fn monitor(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
     // Queued by MULTI, it would block the transaction's client for good.
@@ -51,18 +40,9 @@ fn monitor(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
 /// some client monitors, so reading the clock again costs nothing otherwise.
 #[cold]
 pub fn feed(srv: &Server, client: &Client, cmd: &Cmd, args: Args<'_>) {
-    let us = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_micros() as u64)
-        .unwrap_or(0);
+    let us = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_micros() as u64).unwrap_or(0);
     let all: Vec<&[u8]> = args.iter().collect();
-    let l = line(
-        us,
-        client.db,
-        &client.shared.addr,
-        all.iter().copied(),
-        |i| is_secret(&cmd.fullname, &all, i),
-    );
+    let l = line(us, client.db, &client.shared.addr, all.iter().copied(), |i| is_secret(&cmd.fullname, &all, i));
     let limit = srv.settings.client_output_buffer_limit().replica.hard as usize;
     srv.monitors.broadcast(&l, limit, |w| srv.wake(w));
 }

@@ -23,9 +23,7 @@ pub static COMMANDS: &[CommandSpec] = &[
 /// replies, then the HELP entry every help ends with.
 pub(super) fn reply_help(ctx: &mut Ctx<'_, '_>, cmd: &str, lines: &[&str]) {
     ctx.reply.array(lines.len() + 3);
-    ctx.reply.simple(&format!(
-        "{cmd} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"
-    ));
+    ctx.reply.simple(&format!("{cmd} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"));
     for l in lines {
         ctx.reply.simple(l);
     }
@@ -34,9 +32,7 @@ pub(super) fn reply_help(ctx: &mut Ctx<'_, '_>, cmd: &str, lines: &[&str]) {
 }
 
 fn time(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     ctx.reply.array(2);
     ctx.reply.bulk_int(now.as_secs() as i64);
     ctx.reply.bulk_int(i64::from(now.subsec_micros()));
@@ -70,9 +66,7 @@ fn shutdown(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     }
     tern_config::log_warning!("User requested shutdown...");
     if save {
-        tern_config::log_warning!(
-            "SHUTDOWN SAVE: Tern does not persist data yet; nothing was saved."
-        );
+        tern_config::log_warning!("SHUTDOWN SAVE: Tern does not persist data yet; nothing was saved.");
     }
     ctx.srv.begin_shutdown();
     ctx.client.close_after_reply = true;

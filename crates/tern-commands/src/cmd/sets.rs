@@ -15,9 +15,7 @@
 
 use rand::seq::SliceRandom;
 use tern_resp::{parse_i64, Args};
-use tern_store::{
-    Access, Edit, Effect, EntryExt, Loc, LockSet, Member, Set, SetLimits, Shard, Value,
-};
+use tern_store::{Access, Edit, Effect, EntryExt, Loc, LockSet, Member, Set, SetLimits, Shard, Value};
 
 use super::keyspec::{index, keynum, ks, range, ACCESS, DELETE, INSERT, OW, RO, RW, UPDATE};
 use super::table::{flags::*, CommandSpec};
@@ -87,11 +85,7 @@ pub static COMMANDS: &[CommandSpec] = &[
 
 fn limits(ctx: &Ctx<'_, '_>) -> SetLimits {
     let s = &ctx.srv.settings;
-    SetLimits {
-        max_intset: s.set_max_intset_entries(),
-        max_entries: s.set_max_listpack_entries(),
-        max_value: s.set_max_listpack_value(),
-    }
+    SetLimits { max_intset: s.set_max_intset_entries(), max_entries: s.set_max_listpack_entries(), max_value: s.set_max_listpack_value() }
 }
 
 /// [`super::edit_typed`] on a set (`create`: the value to start from if
@@ -105,16 +99,7 @@ fn edit_set<R>(
     acc: Access,
     f: impl FnOnce(&mut Set, &mut Edit) -> R,
 ) -> Result<Option<R>, &'static str> {
-    super::edit_typed(
-        shard,
-        key,
-        hash,
-        now,
-        create.map(Value::Set),
-        acc,
-        |e| e.set_mut(),
-        f,
-    )
+    super::edit_typed(shard, key, hash, now, create.map(Value::Set), acc, |e| e.set_mut(), f)
 }
 
 /// [`read_typed`] for a set.
@@ -155,10 +140,7 @@ fn sadd(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             }
         }
         if count > 0 {
-            edit.emit(|| Effect::SAdd {
-                key: boxed(key),
-                members: added,
-            });
+            edit.emit(|| Effect::SAdd { key: boxed(key), members: added });
         }
         count
     });
@@ -191,10 +173,7 @@ fn remove_members<'m>(
             }
         }
         if count > 0 {
-            edit.emit(|| Effect::SRem {
-                key: boxed(key),
-                members: gone,
-            });
+            edit.emit(|| Effect::SRem { key: boxed(key), members: gone });
         }
         count
     })
@@ -272,20 +251,12 @@ fn srandmember(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     }
     if !unique {
         reply.array(count as usize);
-        let all: Vec<Member<'_>> = if s.is_compact() {
-            s.iter().collect()
-        } else {
-            Vec::new()
-        };
+        let all: Vec<Member<'_>> = if s.is_compact() { s.iter().collect() } else { Vec::new() };
         for i in 0..count {
             if cut(reply, i) {
                 break;
             }
-            let m = if all.is_empty() {
-                s.random(&mut rng)
-            } else {
-                all.choose(&mut rng).copied()
-            };
+            let m = if all.is_empty() { s.random(&mut rng) } else { all.choose(&mut rng).copied() };
             if let Some(m) = m {
                 bulk_member(reply, m);
             }
@@ -390,10 +361,7 @@ fn spop(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             }
             *s = kept;
         }
-        edit.emit(|| Effect::SRem {
-            key: boxed(key),
-            members: gone,
-        });
+        edit.emit(|| Effect::SRem { key: boxed(key), members: gone });
     });
     match r {
         Err(m) => ctx.reply.error(m),
@@ -413,20 +381,12 @@ fn smove(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         None => return ctx.reply.int(0),
         Some(e) => e.set().is_some(),
     };
-    let dst_ok = ctx
-        .locks
-        .shard(ld.gid)
-        .get(dst, ld.hash, now)
-        .is_none_or(|e| e.set().is_some());
+    let dst_ok = ctx.locks.shard(ld.gid).get(dst, ld.hash, now).is_none_or(|e| e.set().is_some());
     if !src_is_set || !dst_ok {
         return ctx.reply.error(errors::WRONGTYPE);
     }
     if src == dst {
-        let s = ctx
-            .locks
-            .shard(ls.gid)
-            .get(src, ls.hash, now)
-            .and_then(|e| e.set());
+        let s = ctx.locks.shard(ls.gid).get(src, ls.hash, now).and_then(|e| e.set());
         let there = s.is_some_and(|s| s.contains(member));
         return ctx.reply.int(i64::from(there));
     }
@@ -439,10 +399,7 @@ fn smove(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let create = Set::new_for(member, 1, lim);
     let r = edit_set(shard, dst, ld.hash, now, Some(create), acc, |s, edit| {
         if s.add(member, lim) {
-            edit.emit(|| Effect::SAdd {
-                key: boxed(dst),
-                members: vec![boxed(member)],
-            });
+            edit.emit(|| Effect::SAdd { key: boxed(dst), members: vec![boxed(member)] });
         }
     });
     match r {
@@ -464,22 +421,12 @@ enum Op {
 /// locations `locs[loc0..]`), counting hits and misses: WRONGTYPE if any
 /// holds another type, checked for every key before anything else as
 /// Redis does.
-fn check_sets(
-    ctx: &mut Ctx<'_, '_>,
-    args: Args<'_>,
-    first: usize,
-    n: usize,
-    loc0: usize,
-) -> Result<(), &'static str> {
+fn check_sets(ctx: &mut Ctx<'_, '_>, args: Args<'_>, first: usize, n: usize, loc0: usize) -> Result<(), &'static str> {
     let (now, acc) = (ctx.now, ctx.access());
     let mut wrong = false;
     for i in 0..n {
         let loc = ctx.locs[loc0 + i];
-        match ctx
-            .locks
-            .shard(loc.gid)
-            .lookup(args.get(first + i), loc.hash, now, acc)
-        {
+        match ctx.locks.shard(loc.gid).lookup(args.get(first + i), loc.hash, now, acc) {
             None => ctx.stats.keyspace_misses.add(1),
             Some(e) => {
                 ctx.stats.keyspace_hits.add(1);
@@ -497,21 +444,12 @@ fn check_sets(
 /// The sets [`check_sets`] found, read together (None: absent), each with
 /// its key. Borrows the locks, not the whole context, so that the reply
 /// can be written while the sets are held.
-fn sets_of<'c>(
-    locks: &'c LockSet<'_>,
-    locs: &[Loc],
-    args: Args<'c>,
-    first: usize,
-    now: u64,
-) -> Vec<(&'c [u8], Option<&'c Set>)> {
+fn sets_of<'c>(locks: &'c LockSet<'_>, locs: &[Loc], args: Args<'c>, first: usize, now: u64) -> Vec<(&'c [u8], Option<&'c Set>)> {
     locs.iter()
         .enumerate()
         .map(|(i, loc)| {
             let key = args.get(first + i);
-            let set = locks
-                .shard_ref(loc.gid)
-                .and_then(|sh| sh.peek(key, loc.hash, now))
-                .and_then(|e| e.set());
+            let set = locks.shard_ref(loc.gid).and_then(|sh| sh.peek(key, loc.hash, now)).and_then(|e| e.set());
             (key, set)
         })
         .collect()
@@ -520,20 +458,14 @@ fn sets_of<'c>(
 /// The intersection, in the order of the smallest set (Redis's
 /// `sinterGenericCommand`), stopping after `limit` members (0: all).
 fn intersect<'s>(sets: &[(&[u8], Option<&'s Set>)], limit: usize) -> Vec<Member<'s>> {
-    let Some(mut all) = sets
-        .iter()
-        .map(|(k, s)| s.map(|s| (*k, s)))
-        .collect::<Option<Vec<_>>>()
-    else {
+    let Some(mut all) = sets.iter().map(|(k, s)| s.map(|s| (*k, s))).collect::<Option<Vec<_>>>() else {
         return Vec::new();
     };
     all.sort_by_key(|(_, s)| s.len());
     let (k0, first) = all[0];
     let mut out = Vec::new();
     for m in first.iter() {
-        let everywhere = all[1..]
-            .iter()
-            .all(|(k, s)| *k == k0 || m.with_bytes(|b| s.contains(b)));
+        let everywhere = all[1..].iter().all(|(k, s)| *k == k0 || m.with_bytes(|b| s.contains(b)));
         if everywhere {
             out.push(m);
             if out.len() == limit {
@@ -560,9 +492,7 @@ fn union_or_diff(sets: &[(&[u8], Option<&Set>)], op: Op, lim: SetLimits) -> Set 
         }
         return out;
     }
-    let Some((k0, Some(first))) = sets.first().copied() else {
-        return out;
-    };
+    let Some((k0, Some(first))) = sets.first().copied() else { return out };
     if first.is_empty() {
         return out;
     }
@@ -576,15 +506,10 @@ fn union_or_diff(sets: &[(&[u8], Option<&Set>)], op: Op, lim: SetLimits) -> Set 
     if one / 2 <= two {
         // Each member of the first set, looked up in the others, largest
         // first so that a member found is dropped early.
-        let mut rest: Vec<(&[u8], &Set)> = sets[1..]
-            .iter()
-            .filter_map(|(k, s)| s.map(|s| (*k, s)))
-            .collect();
+        let mut rest: Vec<(&[u8], &Set)> = sets[1..].iter().filter_map(|(k, s)| s.map(|s| (*k, s))).collect();
         rest.sort_by_key(|(_, s)| std::cmp::Reverse(s.len()));
         for m in first.iter() {
-            let gone = rest
-                .iter()
-                .any(|(k, s)| *k == k0 || m.with_bytes(|b| s.contains(b)));
+            let gone = rest.iter().any(|(k, s)| *k == k0 || m.with_bytes(|b| s.contains(b)));
             if !gone {
                 add(&mut out, m);
             }
@@ -667,11 +592,7 @@ fn set_op_store(ctx: &mut Ctx<'_, '_>, args: Args<'_>, op: Op) {
     let (loc, dst, now) = (ctx.locs[0], args.get(1), ctx.now);
     let len = result.len();
     let shard = ctx.locks.shard(loc.gid);
-    let old = if len == 0 {
-        shard.remove(dst, loc.hash, now)
-    } else {
-        shard.set(dst, loc.hash, Value::Set(result), None, now)
-    };
+    let old = if len == 0 { shard.remove(dst, loc.hash, now) } else { shard.set(dst, loc.hash, Value::Set(result), None, now) };
     ctx.reply.int(len as i64);
     drop(old);
 }
@@ -736,11 +657,10 @@ fn sscan(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         r.bulk(b"0");
         r.array(0);
     });
-    let super::hashes::ScanOpts { count, pattern, .. } =
-        match super::hashes::ScanOpts::parse(args, 3, false) {
-            Ok(o) => o,
-            Err(e) => return ctx.reply.error(e),
-        };
+    let super::hashes::ScanOpts { count, pattern, .. } = match super::hashes::ScanOpts::parse(args, 3, false) {
+        Ok(o) => o,
+        Err(e) => return ctx.reply.error(e),
+    };
     let mut items: Vec<Member<'_>> = Vec::new();
     let next = s.scan(cursor, count, |m| {
         if pattern.is_none_or(|p| m.with_bytes(|b| crate::glob::matches(p, b, false))) {

@@ -43,18 +43,13 @@ static SORT_KEYS: &[super::keyspec::KeySpec] = &[
     ks(OW | UPDATE, Begin::Unknown, Find::Unknown).notes(STORE_NOTE),
 ];
 
-static SORT_RO_KEYS: &[super::keyspec::KeySpec] = &[
-    ks(RO | ACCESS, index(1), range(0, 1, 0)),
-    ks(RO | ACCESS, Begin::Unknown, Find::Unknown).notes(BY_GET_NOTE),
-];
+static SORT_RO_KEYS: &[super::keyspec::KeySpec] =
+    &[ks(RO | ACCESS, index(1), range(0, 1, 0)), ks(RO | ACCESS, Begin::Unknown, Find::Unknown).notes(BY_GET_NOTE)];
 
 /// Redis's `sortGetKeys`: the sorted key, and the last STORE's key,
 /// skipping the arguments of LIMIT, GET and BY.
 fn sort_keys(args: Args<'_>) -> Vec<Key> {
-    let mut keys = vec![Key {
-        pos: 1,
-        flags: RO | ACCESS,
-    }];
+    let mut keys = vec![Key { pos: 1, flags: RO | ACCESS }];
     let mut store = None;
     let mut i = 2;
     while i < args.len() {
@@ -68,18 +63,12 @@ fn sort_keys(args: Args<'_>) -> Vec<Key> {
         }
         i += 1;
     }
-    keys.extend(store.map(|pos| Key {
-        pos,
-        flags: OW | UPDATE,
-    }));
+    keys.extend(store.map(|pos| Key { pos, flags: OW | UPDATE }));
     keys
 }
 
 fn sort_ro_keys(_args: Args<'_>) -> Vec<Key> {
-    vec![Key {
-        pos: 1,
-        flags: RO | ACCESS,
-    }]
+    vec![Key { pos: 1, flags: RO | ACCESS }]
 }
 
 /// What the arguments asked for.
@@ -95,15 +84,7 @@ struct Options<'a> {
 }
 
 fn parse(args: Args<'_>, ro: bool) -> Result<Options<'_>, &'static str> {
-    let mut o = Options {
-        desc: false,
-        alpha: false,
-        limit: None,
-        by: None,
-        dontsort: false,
-        gets: Vec::new(),
-        store: None,
-    };
+    let mut o = Options { desc: false, alpha: false, limit: None, by: None, dontsort: false, gets: Vec::new(), store: None };
     let mut j = 2;
     while j < args.len() {
         let a = args.get(j);
@@ -115,9 +96,7 @@ fn parse(args: Args<'_>, ro: bool) -> Result<Options<'_>, &'static str> {
         } else if a.eq_ignore_ascii_case(b"alpha") {
             o.alpha = true;
         } else if a.eq_ignore_ascii_case(b"limit") && left >= 2 {
-            let (Some(start), Some(count)) =
-                (parse_i64(args.get(j + 1)), parse_i64(args.get(j + 2)))
-            else {
+            let (Some(start), Some(count)) = (parse_i64(args.get(j + 1)), parse_i64(args.get(j + 2))) else {
                 return Err(errors::NOT_INTEGER);
             };
             o.limit = Some((start, count));
@@ -148,10 +127,7 @@ fn parse(args: Args<'_>, ro: bool) -> Result<Options<'_>, &'static str> {
 fn substitute(pattern: &[u8], element: &[u8]) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
     let star = pattern.iter().position(|&c| c == b'*')?;
     let after = &pattern[star + 1..];
-    let arrow = after
-        .windows(2)
-        .position(|w| w == b"->")
-        .filter(|&i| i + 2 < after.len());
+    let arrow = after.windows(2).position(|w| w == b"->").filter(|&i| i + 2 < after.len());
     let (post, field) = match arrow {
         Some(i) => (&after[..i], Some(after[i + 2..].to_vec())),
         None => (after, None),
@@ -185,23 +161,13 @@ fn weight(b: &[u8]) -> Option<f64> {
         if hex.is_empty() || !hex.bytes().all(|c| c.is_ascii_hexdigit()) {
             return None;
         }
-        hex.bytes().fold(0.0f64, |acc, c| {
-            acc * 16.0 + f64::from((c as char).to_digit(16).unwrap_or(0))
-        })
+        hex.bytes().fold(0.0f64, |acc, c| acc * 16.0 + f64::from((c as char).to_digit(16).unwrap_or(0)))
     } else {
-        if body.is_empty()
-            || body.starts_with(['+', '-'])
-            || !body
-                .bytes()
-                .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'E' | b'-' | b'+'))
-        {
+        if body.is_empty() || body.starts_with(['+', '-']) || !body.bytes().all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'E' | b'-' | b'+')) {
             return None;
         }
         let v: f64 = body.parse().ok()?;
-        let nonzero = body
-            .split(['e', 'E'])
-            .next()
-            .is_some_and(|m| m.bytes().any(|c| matches!(c, b'1'..=b'9')));
+        let nonzero = body.split(['e', 'E']).next().is_some_and(|m| m.bytes().any(|c| matches!(c, b'1'..=b'9')));
         if v.is_infinite() || (nonzero && v == 0.0) {
             return None;
         }
@@ -247,19 +213,14 @@ fn sort_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, ro: bool) {
     if reads_others {
         ctx.locks.acquire(ctx.ks.db_gids(db));
     } else {
-        ctx.locks
-            .acquire([src.gid].into_iter().chain(dst.map(|d| d.gid)));
+        ctx.locks.acquire([src.gid].into_iter().chain(dst.map(|d| d.gid)));
     }
     let (now, acc) = (ctx.now, ctx.access());
-    let found = ctx
-        .locks
-        .shard(src.gid)
-        .lookup(key, src.hash, now, acc)
-        .map(|e| match e.value() {
-            ValueRef::List(l) => Ok((true, l.iter().map(<[u8]>::to_vec).collect::<Vec<_>>())),
-            ValueRef::Set(s) => Ok((false, s.iter().map(|m| m.to_vec()).collect())),
-            _ => Err(errors::WRONGTYPE),
-        });
+    let found = ctx.locks.shard(src.gid).lookup(key, src.hash, now, acc).map(|e| match e.value() {
+        ValueRef::List(l) => Ok((true, l.iter().map(<[u8]>::to_vec).collect::<Vec<_>>())),
+        ValueRef::Set(s) => Ok((false, s.iter().map(|m| m.to_vec()).collect())),
+        _ => Err(errors::WRONGTYPE),
+    });
     let (is_list, mut elems) = match found {
         None => {
             ctx.stats.keyspace_misses.add(1);
@@ -284,11 +245,7 @@ fn sort_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, ro: bool) {
     let len = elems.len() as i64;
     let (lstart, lcount) = o.limit.unwrap_or((0, -1));
     let mut start = lstart.max(0);
-    let mut end = if lcount < 0 {
-        len - 1
-    } else {
-        start.saturating_add(lcount) - 1
-    };
+    let mut end = if lcount < 0 { len - 1 } else { start.saturating_add(lcount) - 1 };
     if start >= len {
         start = len - 1;
         end = len - 2;
@@ -327,15 +284,11 @@ fn sort_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, ro: bool) {
             ctx.locks.release();
             return ctx.reply.error(errors::SORT_NOT_DOUBLE);
         }
-        let cmp = |a: &(Vec<u8>, Option<Vec<u8>>, f64),
-                   b: &(Vec<u8>, Option<Vec<u8>>, f64)|
-         -> Ordering {
+        let cmp = |a: &(Vec<u8>, Option<Vec<u8>>, f64), b: &(Vec<u8>, Option<Vec<u8>>, f64)| -> Ordering {
             let c = if !o.alpha {
                 // Equal weights fall back to the elements, so the result
                 // is deterministic.
-                a.2.partial_cmp(&b.2)
-                    .unwrap_or(Ordering::Equal)
-                    .then_with(|| a.0.cmp(&b.0))
+                a.2.partial_cmp(&b.2).unwrap_or(Ordering::Equal).then_with(|| a.0.cmp(&b.0))
             } else if by.is_some() {
                 // A missing weight sorts first.
                 a.1.cmp(&b.1)
@@ -351,11 +304,7 @@ fn sort_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, ro: bool) {
         keyed.sort_by(cmp);
         elems = keyed.into_iter().map(|k| k.0).collect();
     }
-    let picked: &[Vec<u8>] = if end >= start && start >= 0 {
-        &elems[start as usize..=end as usize]
-    } else {
-        &[]
-    };
+    let picked: &[Vec<u8>] = if end >= start && start >= 0 { &elems[start as usize..=end as usize] } else { &[] };
     let per = o.gets.len().max(1);
     let outputlen = picked.len() * per;
     let mut out: Vec<Option<Vec<u8>>> = Vec::with_capacity(outputlen);
@@ -374,14 +323,8 @@ fn sort_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, ro: bool) {
                 shard.remove(dkey, d.hash, now)
             } else {
                 let mut l = List::new();
-                let lim = ListLimits {
-                    fill: ctx.srv.settings.list_max_listpack_size(),
-                };
-                l.push_many(
-                    End::Right,
-                    out.iter().map(|v| v.as_deref().unwrap_or(b"")),
-                    lim,
-                );
+                let lim = ListLimits { fill: ctx.srv.settings.list_max_listpack_size() };
+                l.push_many(End::Right, out.iter().map(|v| v.as_deref().unwrap_or(b"")), lim);
                 shard.set(dkey, d.hash, Value::List(l), None, now)
             };
             ctx.locks.release();
@@ -408,15 +351,9 @@ mod tests {
     #[test]
     fn patterns_substitute_the_first_star_and_split_the_field() {
         assert_eq!(substitute(b"w_*", b"3"), Some((b"w_3".to_vec(), None)));
-        assert_eq!(
-            substitute(b"h_*->f", b"3"),
-            Some((b"h_3".to_vec(), Some(b"f".to_vec())))
-        );
+        assert_eq!(substitute(b"h_*->f", b"3"), Some((b"h_3".to_vec(), Some(b"f".to_vec()))));
         assert_eq!(substitute(b"h_*->", b"3"), Some((b"h_3->".to_vec(), None)));
-        assert_eq!(
-            substitute(b"a->b*c", b"x"),
-            Some((b"a->bxc".to_vec(), None))
-        );
+        assert_eq!(substitute(b"a->b*c", b"x"), Some((b"a->bxc".to_vec(), None)));
         assert_eq!(substitute(b"*_*", b"x"), Some((b"x_*".to_vec(), None)));
         assert_eq!(substitute(b"nosort", b"x"), None);
     }
@@ -428,18 +365,7 @@ mod tests {
         assert_eq!(weight(b"-inf"), Some(f64::NEG_INFINITY));
         assert_eq!(weight(b"0x10"), Some(16.0));
         assert_eq!(weight(b"1e3"), Some(1000.0));
-        for bad in [
-            &b"1 "[..],
-            b"",
-            b" 1",
-            b"abc",
-            b"nan",
-            b"1e400",
-            b"1e-400",
-            b" ",
-            b"0x",
-            b"--1",
-        ] {
+        for bad in [&b"1 "[..], b"", b" 1", b"abc", b"nan", b"1e400", b"1e-400", b" ", b"0x", b"--1"] {
             assert_eq!(weight(bad), None, "{bad:?}");
         }
     }

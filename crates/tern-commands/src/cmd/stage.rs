@@ -29,22 +29,10 @@ impl KeyStage {
     pub fn new(cmd: &Cmd, size: usize, n: usize) -> KeyStage {
         match cmd.lone() {
             Some(r) => {
-                let reach = if r.flags() & ACCESS != 0 {
-                    Reach::Value
-                } else {
-                    Reach::Entry
-                };
-                KeyStage {
-                    st: Stager::new(size, reach, n),
-                    first: r.first(),
-                    step: r.step(),
-                }
+                let reach = if r.flags() & ACCESS != 0 { Reach::Value } else { Reach::Entry };
+                KeyStage { st: Stager::new(size, reach, n), first: r.first(), step: r.step() }
             }
-            None => KeyStage {
-                st: Stager::new(0, Reach::Entry, n),
-                first: 0,
-                step: 0,
-            },
+            None => KeyStage { st: Stager::new(0, Reach::Entry, n), first: 0, step: 0 },
         }
     }
 
@@ -54,14 +42,7 @@ impl KeyStage {
     pub fn before(&mut self, locks: &mut LockSet<'_>, locs: &[Loc], args: Args<'_>, i: usize) {
         if !self.st.is_off() {
             let (first, step) = (self.first, self.step);
-            self.st.before(
-                &mut Locked {
-                    locks,
-                    locs,
-                    key: |j| args.get(first + j * step),
-                },
-                i,
-            );
+            self.st.before(&mut Locked { locks, locs, key: |j| args.get(first + j * step) }, i);
         }
     }
 }

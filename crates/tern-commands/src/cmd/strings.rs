@@ -14,18 +14,17 @@
 
 pub mod ldouble;
 
+
 use tern_resp::{parse_i64, Args};
 use tern_store::{Entry, EntryExt, NewValue, StrRef, StrValue, Value};
 
-use super::keyspec::{
-    delex_key_flags, index, keynum, ks, range, set_key_flags, ACCESS, DELETE, INSERT, OW, RO, RW,
-    UPDATE, VARIABLE_FLAGS,
-};
+use super::keyspec::{delex_key_flags, index, keynum, ks, range, set_key_flags, ACCESS, DELETE, INSERT, OW, RO, RW, UPDATE, VARIABLE_FLAGS};
 use super::table::{flags::*, CommandSpec};
 use super::{Ctx, Reply};
 use crate::errors;
 use crate::stats::WorkerStats;
 use ldouble::LongDouble;
+
 
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("get", 2, READONLY | FAST, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], get)
@@ -180,28 +179,20 @@ pub fn edit_raw<R>(
     // What `f` made of a value kept in the item: its new buffer and
     // whether the bytes changed (None: a boxed value, changed in place).
     type Moved = Option<(Vec<u8>, bool)>;
-    let edited = shard.modify(
-        key,
-        loc.hash,
-        now,
-        acc,
-        |e, edit| -> Result<(R, Moved), &'static str> {
-            string_of(e)?;
-            if let Some(Value::Str(sv)) = e.boxed_value_mut() {
-                let (r, changed) = f(sv.make_raw(), false)?;
-                if changed {
-                    edit.changed();
-                }
-                return Ok((r, None));
+    let edited = shard.modify(key, loc.hash, now, acc, |e, edit| -> Result<(R, Moved), &'static str> {
+        string_of(e)?;
+        if let Some(Value::Str(sv)) = e.boxed_value_mut() {
+            let (r, changed) = f(sv.make_raw(), false)?;
+            if changed {
+                edit.changed();
             }
-            let mut buf = string_of(e)?.to_vec();
-            let (r, changed) = f(&mut buf, false)?;
-            Ok((r, Some((buf, changed))))
-        },
-    );
-    let Some((r, moved)) = edited.transpose()? else {
-        return Ok(None);
-    };
+            return Ok((r, None));
+        }
+        let mut buf = string_of(e)?.to_vec();
+        let (r, changed) = f(&mut buf, false)?;
+        Ok((r, Some((buf, changed))))
+    });
+    let Some((r, moved)) = edited.transpose()? else { return Ok(None) };
     match moved {
         Some((buf, true)) => {
             shard.replace_value(key, loc.hash, Value::Str(StrValue::Raw(buf)), now);
@@ -308,11 +299,7 @@ fn parse_ext(args: Args<'_>, from: usize, of: OptsOf) -> Option<ExtOpts<'_>> {
     while j < args.len() {
         let opt = c_str(args.get(j));
         let is = |name: &[u8]| opt.eq_ignore_ascii_case(name);
-        let kind = if of == OptsOf::Set {
-            condition_kind(opt)
-        } else {
-            0
-        };
+        let kind = if of == OptsOf::Set { condition_kind(opt) } else { 0 };
         let unit = if is(b"ex") {
             EX
         } else if is(b"px") {
@@ -334,10 +321,7 @@ fn parse_ext(args: Args<'_>, from: usize, of: OptsOf) -> Option<ExtOpts<'_>> {
             flags |= KEEPTTL;
         } else if !for_set && is(b"persist") && flags & (KEEPTTL | ANY_EXPIRE) == 0 {
             flags |= PERSIST;
-        } else if unit != 0
-            && j + 1 < args.len()
-            && flags & (KEEPTTL | PERSIST | (ANY_EXPIRE & !unit)) == 0
-        {
+        } else if unit != 0 && j + 1 < args.len() && flags & (KEEPTTL | PERSIST | (ANY_EXPIRE & !unit)) == 0 {
             flags |= unit;
             expire = Some(args.get(j + 1));
             j += 1;
@@ -350,11 +334,7 @@ fn parse_ext(args: Args<'_>, from: usize, of: OptsOf) -> Option<ExtOpts<'_>> {
         }
         j += 1;
     }
-    Some(ExtOpts {
-        flags,
-        expire,
-        cond,
-    })
+    Some(ExtOpts { flags, expire, cond })
 }
 
 /// A value's digest as DIGEST prints it and IFDEQ / IFDNE compare it:
@@ -374,9 +354,7 @@ fn digest_hex(s: StrRef<'_>) -> [u8; 16] {
 /// only when there is a value to compare it with, as in Redis, and then
 /// compared case-insensitively, whatever its characters are.
 fn condition_holds(kind: u16, arg: &[u8], cur: Option<StrRef<'_>>) -> Result<bool, &'static str> {
-    let Some(s) = cur else {
-        return Ok(kind & (IFNE | IFDNE) != 0);
-    };
+    let Some(s) = cur else { return Ok(kind & (IFNE | IFDNE) != 0) };
     if kind & (IFEQ | IFNE) != 0 {
         let same = s.with_bytes(|b| b == arg);
         return Ok(same == (kind == IFEQ));
@@ -402,11 +380,7 @@ fn deadline(now: u64, unit: u16, arg: &[u8]) -> Result<u64, BadExpire> {
         return Err(BadExpire::Invalid);
     }
     let ms = if secs { n * 1000 } else { n };
-    let ms = if unit & (EX | PX) != 0 {
-        ms.checked_add(now as i64).ok_or(BadExpire::Invalid)?
-    } else {
-        ms
-    };
+    let ms = if unit & (EX | PX) != 0 { ms.checked_add(now as i64).ok_or(BadExpire::Invalid)? } else { ms };
     Ok(ms as u64)
 }
 
@@ -423,10 +397,7 @@ fn reply_bad_expire(ctx: &mut Ctx<'_, '_>, err: BadExpire) {
 fn get(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let acc = ctx.access();
     let loc = ctx.locs[0];
-    let e = ctx
-        .locks
-        .shard(loc.gid)
-        .lookup(args.get(1), loc.hash, ctx.now, acc);
+    let e = ctx.locks.shard(loc.gid).lookup(args.get(1), loc.hash, ctx.now, acc);
     reply_value(&mut ctx.reply, ctx.stats, e);
 }
 
@@ -450,15 +421,7 @@ fn set(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             Err(e) => return reply_bad_expire(ctx, e),
         },
     };
-    set_generic(
-        ctx,
-        args.get(1),
-        args.get(2),
-        opts.flags,
-        opts.cond,
-        when,
-        SetReply::Ok,
-    );
+    set_generic(ctx, args.get(1), args.get(2), opts.flags, opts.cond, when, SetReply::Ok);
 }
 
 /// Redis's setGenericCommand, the core of SET, SETNX, SETEX and PSETEX. A
@@ -466,15 +429,7 @@ fn set(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 /// Checks in Redis's order: GET's reply (or WRONGTYPE), NX/XX, then the
 /// condition (WRONGTYPE or a bad digest after GET's reply is a second
 /// reply, as in Redis).
-fn set_generic(
-    ctx: &mut Ctx<'_, '_>,
-    key: &[u8],
-    val: &[u8],
-    flags: u16,
-    cond: Option<&[u8]>,
-    when: Option<u64>,
-    answer: SetReply,
-) {
+fn set_generic(ctx: &mut Ctx<'_, '_>, key: &[u8], val: &[u8], flags: u16, cond: Option<&[u8]>, when: Option<u64>, answer: SetReply) {
     let acc = ctx.access();
     let share = ctx.reply.share_min();
     let loc = ctx.locs[0];
@@ -505,26 +460,10 @@ fn set_generic(
             }
             return;
         }
-        let ttl = if when.is_some() || flags & KEEPTTL == 0 {
-            when
-        } else {
-            old_ttl
-        };
-        shard.set(
-            key,
-            loc.hash,
-            string_value_sharing(val, share),
-            ttl,
-            ctx.now,
-        );
+        let ttl = if when.is_some() || flags & KEEPTTL == 0 { when } else { old_ttl };
+        shard.set(key, loc.hash, string_value_sharing(val, share), ttl, ctx.now);
     } else {
-        shard.set(
-            key,
-            loc.hash,
-            string_value_sharing(val, share),
-            when,
-            ctx.now,
-        );
+        shard.set(key, loc.hash, string_value_sharing(val, share), when, ctx.now);
     }
     if flags & GET == 0 {
         match answer {
@@ -548,15 +487,7 @@ fn psetex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 
 fn setex_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, unit: u16) {
     match deadline(ctx.now, unit, args.get(2)) {
-        Ok(w) => set_generic(
-            ctx,
-            args.get(1),
-            args.get(3),
-            0,
-            None,
-            Some(w),
-            SetReply::Ok,
-        ),
+        Ok(w) => set_generic(ctx, args.get(1), args.get(3), 0, None, Some(w), SetReply::Ok),
         Err(e) => reply_bad_expire(ctx, e),
     }
 }
@@ -570,13 +501,7 @@ fn getset(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     if !reply_value(&mut ctx.reply, ctx.stats, old) {
         return;
     }
-    shard.set(
-        key,
-        loc.hash,
-        string_value_sharing(args.get(2), ctx.reply.share_min()),
-        None,
-        ctx.now,
-    );
+    shard.set(key, loc.hash, string_value_sharing(args.get(2), ctx.reply.share_min()), None, ctx.now);
 }
 
 fn getdel(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
@@ -601,9 +526,7 @@ fn getex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         return;
     };
     let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
-    let when = opts
-        .expire
-        .map(|arg| deadline(now, opts.flags & ANY_EXPIRE, arg));
+    let when = opts.expire.map(|arg| deadline(now, opts.flags & ANY_EXPIRE, arg));
     let shard = ctx.locks.shard(loc.gid);
     let Some(e) = shard.lookup(key, loc.hash, now, acc) else {
         ctx.stats.keyspace_misses.add(1);
@@ -647,11 +570,7 @@ fn mget(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     for i in 0..n {
         ctx.stage(&mut st, args, i);
         let loc = ctx.locs[i];
-        match ctx
-            .locks
-            .shard(loc.gid)
-            .lookup(args.get(i + 1), loc.hash, ctx.now, acc)
-        {
+        match ctx.locks.shard(loc.gid).lookup(args.get(i + 1), loc.hash, ctx.now, acc) {
             Some(e) => {
                 ctx.stats.keyspace_hits.add(1);
                 // MGET answers null for a key of another type, not an error.
@@ -692,12 +611,7 @@ fn mset_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, nx: bool) {
         for i in 0..n {
             ctx.stage(&mut st, args, i);
             let loc = ctx.locs[i];
-            if ctx
-                .locks
-                .shard(loc.gid)
-                .lookup(args.get(1 + 2 * i), loc.hash, ctx.now, acc)
-                .is_some()
-            {
+            if ctx.locks.shard(loc.gid).lookup(args.get(1 + 2 * i), loc.hash, ctx.now, acc).is_some() {
                 ctx.reply.int(0);
                 return;
             }
@@ -708,13 +622,7 @@ fn mset_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, nx: bool) {
         ctx.stage(&mut st, args, i);
         let loc = ctx.locs[i];
         let (key, val) = (args.get(1 + 2 * i), args.get(2 + 2 * i));
-        ctx.locks.shard(loc.gid).set(
-            key,
-            loc.hash,
-            string_value_sharing(val, ctx.reply.share_min()),
-            None,
-            ctx.now,
-        );
+        ctx.locks.shard(loc.gid).set(key, loc.hash, string_value_sharing(val, ctx.reply.share_min()), None, ctx.now);
     }
     if nx {
         ctx.reply.int(1);
@@ -746,21 +654,12 @@ fn msetex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             Err(e) => return reply_bad_expire(ctx, e),
         },
     };
-    let (key, val) = (
-        |i: usize| args.get(2 + 2 * i),
-        |i: usize| args.get(3 + 2 * i),
-    );
+    let (key, val) = (|i: usize| args.get(2 + 2 * i), |i: usize| args.get(3 + 2 * i));
     if opts.flags & (NX | XX) != 0 {
         let want = opts.flags & XX != 0;
         for i in 0..n {
             let loc = ctx.locs[i];
-            if ctx
-                .locks
-                .shard(loc.gid)
-                .get(key(i), loc.hash, ctx.now)
-                .is_some()
-                != want
-            {
+            if ctx.locks.shard(loc.gid).get(key(i), loc.hash, ctx.now).is_some() != want {
                 return ctx.reply.int(0);
             }
         }
@@ -768,20 +667,8 @@ fn msetex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     for i in 0..n {
         let loc = ctx.locs[i];
         let shard = ctx.locks.shard(loc.gid);
-        let ttl = if opts.flags & KEEPTTL != 0 {
-            shard
-                .get(key(i), loc.hash, ctx.now)
-                .and_then(|e| e.expire())
-        } else {
-            when
-        };
-        shard.set(
-            key(i),
-            loc.hash,
-            string_value_sharing(val(i), ctx.reply.share_min()),
-            ttl,
-            ctx.now,
-        );
+        let ttl = if opts.flags & KEEPTTL != 0 { shard.get(key(i), loc.hash, ctx.now).and_then(|e| e.expire()) } else { when };
+        shard.set(key(i), loc.hash, string_value_sharing(val(i), ctx.reply.share_min()), ttl, ctx.now);
     }
     ctx.reply.int(1);
 }
@@ -790,11 +677,7 @@ fn msetex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 fn digest(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let acc = ctx.access();
     let loc = ctx.locs[0];
-    let Some(e) = ctx
-        .locks
-        .shard(loc.gid)
-        .lookup(args.get(1), loc.hash, ctx.now, acc)
-    else {
+    let Some(e) = ctx.locks.shard(loc.gid).lookup(args.get(1), loc.hash, ctx.now, acc) else {
         ctx.stats.keyspace_misses.add(1);
         return ctx.reply.null();
     };
@@ -864,21 +747,13 @@ fn append(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         // turns an embstr into raw, so further appends are amortised
         // instead of reallocating the item each time.
         let mut buf = Vec::with_capacity(cur + add.len());
-        string_of(e)
-            .map(|s| s.with_bytes(|b| buf.extend_from_slice(b)))
-            .ok();
+        string_of(e).map(|s| s.with_bytes(|b| buf.extend_from_slice(b))).ok();
         buf.extend_from_slice(add);
         Ok((cur + add.len(), Some(buf)))
     });
     let total = match edited {
         None => {
-            shard.set(
-                key,
-                loc.hash,
-                string_value_sharing(add, share),
-                None,
-                ctx.now,
-            );
+            shard.set(key, loc.hash, string_value_sharing(add, share), None, ctx.now);
             add.len()
         }
         Some(Err(msg)) => return ctx.reply.error(msg),
@@ -895,11 +770,7 @@ fn append(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 fn strlen(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let acc = ctx.access();
     let loc = ctx.locs[0];
-    match ctx
-        .locks
-        .shard(loc.gid)
-        .lookup(args.get(1), loc.hash, ctx.now, acc)
-    {
+    match ctx.locks.shard(loc.gid).lookup(args.get(1), loc.hash, ctx.now, acc) {
         None => {
             ctx.stats.keyspace_misses.add(1);
             ctx.reply.int(0);
@@ -944,11 +815,7 @@ fn getrange(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         return;
     };
     let loc = ctx.locs[0];
-    match ctx
-        .locks
-        .shard(loc.gid)
-        .lookup(args.get(1), loc.hash, ctx.now, acc)
-    {
+    match ctx.locks.shard(loc.gid).lookup(args.get(1), loc.hash, ctx.now, acc) {
         None => {
             ctx.stats.keyspace_misses.add(1);
             ctx.reply.bulk(b"");
@@ -1004,17 +871,11 @@ fn setrange(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             if ok {
                 edit.changed();
             }
-            return if ok {
-                Ok((cur.max(end), None))
-            } else {
-                Err(errors::STRING_TOO_LONG)
-            };
+            return if ok { Ok((cur.max(end), None)) } else { Err(errors::STRING_TOO_LONG) };
         }
         // Kept in the item: changed in a `raw` buffer of its own.
         let mut buf = Vec::new();
-        string_of(e)
-            .map(|s| s.with_bytes(|b| buf.extend_from_slice(b)))
-            .ok();
+        string_of(e).map(|s| s.with_bytes(|b| buf.extend_from_slice(b))).ok();
         if !write(&mut buf) {
             return Err(errors::STRING_TOO_LONG);
         }
@@ -1077,29 +938,20 @@ fn incr_by(ctx: &mut Ctx<'_, '_>, args: Args<'_>, by: i64) {
     let acc = ctx.access();
     let (loc, key) = (ctx.locs[0], args.get(1));
     let shard = ctx.locks.shard(loc.gid);
-    let edited = shard.modify(
-        key,
-        loc.hash,
-        ctx.now,
-        acc,
-        |e, edit| -> Result<(i64, bool), &'static str> {
-            let cur = match string_of(e)? {
-                StrRef::Int(n) => Some(n),
-                other => other.with_bytes(parse_i64),
-            };
-            let v = cur
-                .ok_or(errors::NOT_INTEGER)?
-                .checked_add(by)
-                .ok_or(errors::OVERFLOW)?;
-            // An integer in the item is overwritten in place; anything else
-            // becomes one, keeping the TTL.
-            let in_place = e.set_int(v);
-            if in_place {
-                edit.changed();
-            }
-            Ok((v, in_place))
-        },
-    );
+    let edited = shard.modify(key, loc.hash, ctx.now, acc, |e, edit| -> Result<(i64, bool), &'static str> {
+        let cur = match string_of(e)? {
+            StrRef::Int(n) => Some(n),
+            other => other.with_bytes(parse_i64),
+        };
+        let v = cur.ok_or(errors::NOT_INTEGER)?.checked_add(by).ok_or(errors::OVERFLOW)?;
+        // An integer in the item is overwritten in place; anything else
+        // becomes one, keeping the TTL.
+        let in_place = e.set_int(v);
+        if in_place {
+            edit.changed();
+        }
+        Ok((v, in_place))
+    });
     let v = match edited {
         None => {
             shard.set(key, loc.hash, NewValue::Int(by), None, ctx.now);
@@ -1125,9 +977,7 @@ fn incrbyfloat(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let shard = ctx.locks.shard(loc.gid);
     match shard.lookup(key, loc.hash, ctx.now, acc) {
         None => {
-            let Some(sum) =
-                LongDouble::parse(args.get(2)).map(|by| LongDouble::from_i64(0).checked_add(by))
-            else {
+            let Some(sum) = LongDouble::parse(args.get(2)).map(|by| LongDouble::from_i64(0).checked_add(by)) else {
                 return ctx.reply.error(errors::NOT_FLOAT);
             };
             let Some(sum) = sum else {
@@ -1170,11 +1020,7 @@ fn lcs(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let mut wrong_type = false;
     for (i, out) in strs.iter_mut().enumerate() {
         let loc = ctx.locs[i];
-        match ctx
-            .locks
-            .shard(loc.gid)
-            .lookup(args.get(1 + i), loc.hash, ctx.now, acc)
-        {
+        match ctx.locks.shard(loc.gid).lookup(args.get(1 + i), loc.hash, ctx.now, acc) {
             None => ctx.stats.keyspace_misses.add(1),
             Some(e) => {
                 ctx.stats.keyspace_hits.add(1);
@@ -1291,10 +1137,7 @@ fn lcs(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             if let Some(r) = open.take() {
                 let len = (r.1 - r.0 + 1) as u64;
                 if minmatchlen == 0 || len >= minmatchlen {
-                    matches.push(LcsMatch {
-                        a: (r.0 as u32, r.1 as u32),
-                        b: (r.2 as u32, r.3 as u32),
-                    });
+                    matches.push(LcsMatch { a: (r.0 as u32, r.1 as u32), b: (r.2 as u32, r.3 as u32) });
                 }
             }
         }
@@ -1350,10 +1193,7 @@ mod tests {
         assert_eq!(condition_holds(IFNE, b"hello", v), Ok(false));
         assert_eq!(condition_holds(IFDEQ, b"9555E8555C62DCFD", v), Ok(true));
         assert_eq!(condition_holds(IFDNE, b"9555e8555c62dcfg", v), Ok(true));
-        assert_eq!(
-            condition_holds(IFDEQ, b"abc", v),
-            Err(errors::DIGEST_LENGTH)
-        );
+        assert_eq!(condition_holds(IFDEQ, b"abc", v), Err(errors::DIGEST_LENGTH));
         // No key: only the negative conditions hold, and nothing is checked.
         assert_eq!(condition_holds(IFDEQ, b"abc", None), Ok(false));
         assert_eq!(condition_holds(IFDNE, b"abc", None), Ok(true));
@@ -1366,17 +1206,8 @@ mod tests {
         assert!(matches!(deadline(1000, EX, b"1"), Ok(2000)));
         assert!(matches!(deadline(1000, PXAT, b"5"), Ok(5)));
         assert!(matches!(deadline(1000, EX, b"0"), Err(BadExpire::Invalid)));
-        assert!(matches!(
-            deadline(1000, EXAT, b"9223372036854776"),
-            Err(BadExpire::Invalid)
-        ));
-        assert!(matches!(
-            deadline(1000, PX, b"9223372036854775807"),
-            Err(BadExpire::Invalid)
-        ));
-        assert!(matches!(
-            deadline(1000, PX, b"1.5"),
-            Err(BadExpire::NotInteger)
-        ));
+        assert!(matches!(deadline(1000, EXAT, b"9223372036854776"), Err(BadExpire::Invalid)));
+        assert!(matches!(deadline(1000, PX, b"9223372036854775807"), Err(BadExpire::Invalid)));
+        assert!(matches!(deadline(1000, PX, b"1.5"), Err(BadExpire::NotInteger)));
     }
 }

@@ -170,10 +170,7 @@ pub struct CommandTable {
 
 impl CommandTable {
     pub fn build() -> Self {
-        let mut t = CommandTable {
-            cmds: Vec::new(),
-            by_name: HashMap::new(),
-        };
+        let mut t = CommandTable { cmds: Vec::new(), by_name: HashMap::new() };
         for family in super::FAMILIES {
             for spec in family.iter() {
                 let id = t.add(spec, None, spec.name.to_string());
@@ -183,31 +180,12 @@ impl CommandTable {
         t
     }
 
-    fn add(
-        &mut self,
-        spec: &'static CommandSpec,
-        parent: Option<usize>,
-        fullname: String,
-    ) -> usize {
+    fn add(&mut self, spec: &'static CommandSpec, parent: Option<usize>, fullname: String) -> usize {
         let id = self.cmds.len();
         let legacy = Legacy::of(spec.keys);
-        let flags = spec.flags
-            | if legacy.movable {
-                flags::MOVABLE_KEYS
-            } else {
-                0
-            };
+        let flags = spec.flags | if legacy.movable { flags::MOVABLE_KEYS } else { 0 };
         let lone = LoneRange::of(spec.keys);
-        self.cmds.push(Cmd {
-            spec,
-            flags,
-            legacy,
-            lone,
-            id,
-            fullname,
-            parent,
-            subs: HashMap::new(),
-        });
+        self.cmds.push(Cmd { spec, flags, legacy, lone, id, fullname, parent, subs: HashMap::new() });
         for sub in spec.subcommands {
             let sid = self.add(sub, Some(id), format!("{}|{}", spec.name, sub.name));
             self.cmds[id].subs.insert(sub.name.as_bytes().to_vec(), sid);
@@ -260,13 +238,7 @@ fn lookup_lower(map: &HashMap<Vec<u8>, usize>, name: &[u8]) -> Option<usize> {
 impl CommandSpec {
     /// A command with no docs, ACL categories or subcommands; chain
     /// [`CommandSpec::doc`], [`CommandSpec::acl`], [`CommandSpec::subs`].
-    pub const fn new(
-        name: &'static str,
-        arity: i32,
-        flags: u32,
-        keys: &'static [KeySpec],
-        handler: Handler,
-    ) -> Self {
+    pub const fn new(name: &'static str, arity: i32, flags: u32, keys: &'static [KeySpec], handler: Handler) -> Self {
         CommandSpec {
             name,
             arity,
@@ -288,13 +260,7 @@ impl CommandSpec {
         }
     }
 
-    pub const fn doc(
-        mut self,
-        group: &'static str,
-        summary: &'static str,
-        since: &'static str,
-        complexity: &'static str,
-    ) -> Self {
+    pub const fn doc(mut self, group: &'static str, summary: &'static str, since: &'static str, complexity: &'static str) -> Self {
         self.group = group;
         self.summary = summary;
         self.since = since;
@@ -361,24 +327,12 @@ mod tests {
         for c in t.iter() {
             for s in c.spec.keys {
                 match s.find {
-                    Find::Range {
-                        lastkey,
-                        keystep,
-                        limit,
-                    } => {
+                    Find::Range { lastkey, keystep, limit } => {
                         assert!(keystep >= 1 && limit >= 0, "{}", c.fullname);
                         assert!(limit <= 1 || lastkey == -1, "{}", c.fullname);
                     }
-                    Find::Keynum {
-                        keynumidx,
-                        firstkey,
-                        keystep,
-                    } => {
-                        assert!(
-                            keynumidx >= 0 && firstkey >= 1 && keystep >= 1,
-                            "{}",
-                            c.fullname
-                        )
+                    Find::Keynum { keynumidx, firstkey, keystep } => {
+                        assert!(keynumidx >= 0 && firstkey >= 1 && keystep >= 1, "{}", c.fullname)
                     }
                     Find::Unknown => {}
                 }
@@ -387,20 +341,9 @@ mod tests {
                     Begin::Keyword { startfrom, .. } => assert!(startfrom != 0, "{}", c.fullname),
                     Begin::Unknown => {}
                 }
-                let partial = s.flags & INCOMPLETE != 0
-                    || s.begin == Begin::Unknown
-                    || s.find == Find::Unknown;
-                assert!(
-                    !partial || c.has(flags::MANUAL_LOCKS),
-                    "{} cannot be located by dispatch",
-                    c.fullname
-                );
-                assert_eq!(
-                    s.flags & VARIABLE_FLAGS != 0,
-                    c.spec.key_flags_of.is_some(),
-                    "{}",
-                    c.fullname
-                );
+                let partial = s.flags & INCOMPLETE != 0 || s.begin == Begin::Unknown || s.find == Find::Unknown;
+                assert!(!partial || c.has(flags::MANUAL_LOCKS), "{} cannot be located by dispatch", c.fullname);
+                assert_eq!(s.flags & VARIABLE_FLAGS != 0, c.spec.key_flags_of.is_some(), "{}", c.fullname);
             }
         }
     }
@@ -413,17 +356,8 @@ mod tests {
     #[test]
     fn keynum_commands_are_located_through_the_table() {
         use super::super::keyspec::{index, keynum, ks, ACCESS, DELETE, RW};
-        static LMPOP: CommandSpec = CommandSpec::new(
-            "lmpop",
-            -4,
-            flags::WRITE,
-            &[ks(RW | ACCESS | DELETE, index(1), keynum(0, 1, 1))],
-            noop,
-        );
-        let mut t = CommandTable {
-            cmds: Vec::new(),
-            by_name: HashMap::new(),
-        };
+        static LMPOP: CommandSpec = CommandSpec::new("lmpop", -4, flags::WRITE, &[ks(RW | ACCESS | DELETE, index(1), keynum(0, 1, 1))], noop);
+        let mut t = CommandTable { cmds: Vec::new(), by_name: HashMap::new() };
         let id = t.add(&LMPOP, None, "lmpop".into());
         let c = t.get(id);
         assert!(c.has(flags::MOVABLE_KEYS));
@@ -435,10 +369,7 @@ mod tests {
             buf.extend_from_slice(w);
         }
         let args = Args::from_parts(&buf, &ranges);
-        assert_eq!(
-            c.keys(args).map(|k| args.get(k.pos)).collect::<Vec<_>>(),
-            vec![&b"a"[..], b"b"]
-        );
+        assert_eq!(c.keys(args).map(|k| args.get(k.pos)).collect::<Vec<_>>(), vec![&b"a"[..], b"b"]);
         ranges[1] = (buf.len(), 2);
         buf.extend_from_slice(b"99");
         let args = Args::from_parts(&buf, &ranges);
@@ -452,12 +383,7 @@ mod tests {
         let t = CommandTable::build();
         let legacy = |name: &str| {
             let c = t.lookup(name.as_bytes()).expect(name);
-            (
-                c.legacy.first,
-                c.legacy.last,
-                c.legacy.step,
-                c.has(flags::MOVABLE_KEYS),
-            )
+            (c.legacy.first, c.legacy.last, c.legacy.step, c.has(flags::MOVABLE_KEYS))
         };
         assert_eq!(legacy("get"), (1, 1, 1, false));
         assert_eq!(legacy("mset"), (1, -1, 2, false));

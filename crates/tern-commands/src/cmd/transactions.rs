@@ -32,73 +32,24 @@ use crate::client::{flags as cflags, Client, Watched};
 use crate::errors;
 
 pub static COMMANDS: &[CommandSpec] = &[
-    CommandSpec::new(
-        "multi",
-        1,
-        NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | TX_CONTROL,
-        &[],
-        multi,
-    )
-    .doc("transactions", "Starts a transaction.", "1.2.0", "O(1)")
-    .acl(&["fast", "transaction"]),
-    CommandSpec::new(
-        "exec",
-        1,
-        NOSCRIPT | LOADING | STALE | SKIP_SLOWLOG | TX_CONTROL,
-        &[],
-        exec,
-    )
-    .doc(
-        "transactions",
-        "Executes all commands in a transaction.",
-        "1.2.0",
-        "Depends on commands in the transaction",
-    )
-    .acl(&["slow", "transaction"]),
-    CommandSpec::new(
-        "discard",
-        1,
-        NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | TX_CONTROL,
-        &[],
-        discard,
-    )
-    .doc(
-        "transactions",
-        "Discards a transaction.",
-        "2.0.0",
-        "O(N), when N is the number of queued commands",
-    )
-    .acl(&["fast", "transaction"]),
-    CommandSpec::new(
-        "watch",
-        -2,
-        NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | TX_CONTROL,
-        &[ks(RO, index(1), range(-1, 1, 0))],
-        watch,
-    )
-    .doc(
-        "transactions",
-        "Monitors changes to keys to determine the execution of a transaction.",
-        "2.2.0",
-        "O(1) for every key.",
-    )
-    .acl(&["fast", "transaction"]),
+    CommandSpec::new("multi", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | TX_CONTROL, &[], multi)
+        .doc("transactions", "Starts a transaction.", "1.2.0", "O(1)")
+        .acl(&["fast", "transaction"]),
+    CommandSpec::new("exec", 1, NOSCRIPT | LOADING | STALE | SKIP_SLOWLOG | TX_CONTROL, &[], exec)
+        .doc("transactions", "Executes all commands in a transaction.", "1.2.0", "Depends on commands in the transaction")
+        .acl(&["slow", "transaction"]),
+    CommandSpec::new("discard", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | TX_CONTROL, &[], discard)
+        .doc("transactions", "Discards a transaction.", "2.0.0", "O(N), when N is the number of queued commands")
+        .acl(&["fast", "transaction"]),
+    CommandSpec::new("watch", -2, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | TX_CONTROL, &[ks(RO, index(1), range(-1, 1, 0))], watch)
+        .doc("transactions", "Monitors changes to keys to determine the execution of a transaction.", "2.2.0", "O(1) for every key.")
+        .acl(&["fast", "transaction"]),
     // Not TX_CONTROL: inside MULTI, Redis queues UNWATCH like any command.
-    CommandSpec::new(
-        "unwatch",
-        1,
-        NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY,
-        &[],
-        unwatch,
-    )
-    .doc(
-        "transactions",
-        "Forgets about watched keys of a transaction.",
-        "2.2.0",
-        "O(1)",
-    )
-    .acl(&["fast", "transaction"]),
+    CommandSpec::new("unwatch", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY, &[], unwatch)
+        .doc("transactions", "Forgets about watched keys of a transaction.", "2.2.0", "O(1)")
+        .acl(&["fast", "transaction"]),
 ];
+
 
 /// Unregisters every WATCH of `client` and clears its flag. Works with the
 /// set pinned (inside EXEC) or empty (anywhere else): the watched shards
@@ -107,9 +58,7 @@ pub fn unwatch_all(client: &mut Client, locks: &mut LockSet<'_>) {
     if !client.watched.is_empty() {
         locks.acquire(client.watched.iter().map(|w| w.loc.gid));
         for w in client.watched.drain(..) {
-            locks
-                .shard(w.loc.gid)
-                .unwatch(&w.key, w.loc.hash, &client.watch_flag);
+            locks.shard(w.loc.gid).unwatch(&w.key, w.loc.hash, &client.watch_flag);
         }
         locks.release();
         client.shared.watch_count.store(0, Ordering::Relaxed);
@@ -170,12 +119,7 @@ fn watch(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let db = ctx.client.db;
     for (i, &loc) in ctx.locs.iter().enumerate() {
         let key = args.get(1 + i);
-        if ctx
-            .client
-            .watched
-            .iter()
-            .any(|w| w.db == db && w.loc == loc && *w.key == *key)
-        {
+        if ctx.client.watched.iter().any(|w| w.db == db && w.loc == loc && *w.key == *key) {
             continue;
         }
         let shard = ctx.locks.shard(loc.gid);
@@ -183,16 +127,9 @@ fn watch(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         // absent ones) are registered; see the module docs.
         let _ = shard.get(key, loc.hash, ctx.now);
         shard.watch(key, loc.hash, &ctx.client.watch_flag);
-        ctx.client.watched.push(Watched {
-            db,
-            key: key.into(),
-            loc,
-        });
+        ctx.client.watched.push(Watched { db, key: key.into(), loc });
     }
-    ctx.client
-        .shared
-        .watch_count
-        .store(ctx.client.watched.len(), Ordering::Relaxed);
+    ctx.client.shared.watch_count.store(ctx.client.watched.len(), Ordering::Relaxed);
     ctx.reply.ok();
 }
 
@@ -229,25 +166,11 @@ fn exec(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
     // Errors of the queued commands are theirs: EXEC itself only counts as
     // failed when it is rejected or aborted.
     let errors_before = ctx.reply.errors;
-    let mut scratch = Scratch {
-        req_len: ctx.req_len,
-        ..Scratch::default()
-    };
+    let mut scratch = Scratch { req_len: ctx.req_len, ..Scratch::default() };
     for (id, ranges) in &queued.cmds {
         let cmd = ctx.commands.get(*id);
         let args = Args::from_parts(&queued.data, ranges);
-        call(
-            ctx.srv,
-            ctx.commands,
-            ctx.locks,
-            &mut ctx.reply,
-            ctx.client,
-            ctx.stats,
-            &mut scratch,
-            ctx.worker,
-            cmd,
-            args,
-        );
+        call(ctx.srv, ctx.commands, ctx.locks, &mut ctx.reply, ctx.client, ctx.stats, &mut scratch, ctx.worker, cmd, args);
     }
     ctx.reply.errors = errors_before;
     ctx.locks.unpin();

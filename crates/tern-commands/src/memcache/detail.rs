@@ -60,9 +60,7 @@ impl Detail {
         if !self.on.load(Ordering::Relaxed) {
             return;
         }
-        let Some(len) = key.iter().position(|&b| b == b':') else {
-            return;
-        };
+        let Some(len) = key.iter().position(|&b| b == b':') else { return };
         let prefix = &key[..len];
         let mut t = self.table.lock();
         if t.buckets.is_empty() {
@@ -70,18 +68,13 @@ impl Detail {
         }
         let b = murmur3_32(prefix) as usize % BUCKETS;
         // memcached's strncmp over the new prefix's length.
-        let found = t.buckets[b]
-            .iter()
-            .rposition(|p| p.name.len() >= len && &p.name[..len] == prefix);
+        let found = t.buckets[b].iter().rposition(|p| p.name.len() >= len && &p.name[..len] == prefix);
         let i = match found {
             Some(i) => i,
             None if t.count >= MAX_PREFIXES => return,
             None => {
                 t.count += 1;
-                t.buckets[b].push(Prefix {
-                    name: prefix.into(),
-                    ..Default::default()
-                });
+                t.buckets[b].push(Prefix { name: prefix.into(), ..Default::default() });
                 t.buckets[b].len() - 1
             }
         };
@@ -120,10 +113,7 @@ impl Exec<'_> {
                 for p in t.buckets.iter().flat_map(|b| b.iter().rev()) {
                     self.out.extend_from_slice(b"PREFIX ");
                     self.out.extend_from_slice(&p.name);
-                    let counts = format!(
-                        " get {} hit {} set {} del {}\r\n",
-                        p.gets, p.hits, p.sets, p.dels
-                    );
+                    let counts = format!(" get {} hit {} set {} del {}\r\n", p.gets, p.hits, p.sets, p.dels);
                     self.out.extend_from_slice(counts.as_bytes());
                 }
                 reply::status(self.out, Status::End);
@@ -146,10 +136,7 @@ fn murmur3_32(key: &[u8]) -> u32 {
     }
     let tail = blocks.remainder();
     if !tail.is_empty() {
-        let k = tail
-            .iter()
-            .enumerate()
-            .fold(0u32, |k, (i, &b)| k ^ (u32::from(b) << (8 * i)));
+        let k = tail.iter().enumerate().fold(0u32, |k, (i, &b)| k ^ (u32::from(b) << (8 * i)));
         h ^= mix(k);
     }
     h ^= key.len() as u32;
@@ -184,12 +171,7 @@ mod tests {
         d.record(b"nocolon", Event::Delete);
         d.record(b":x", Event::Delete);
         let t = d.table.lock();
-        let all: Vec<_> = t
-            .buckets
-            .iter()
-            .flatten()
-            .map(|p| (p.name.to_vec(), p.gets, p.hits, p.sets, p.dels))
-            .collect();
+        let all: Vec<_> = t.buckets.iter().flatten().map(|p| (p.name.to_vec(), p.gets, p.hits, p.sets, p.dels)).collect();
         assert_eq!(all.len(), 2);
         assert!(all.contains(&(b"a".to_vec(), 2, 1, 1, 0)));
         assert!(all.contains(&(b"".to_vec(), 0, 0, 0, 1)));

@@ -48,9 +48,7 @@ impl Exec<'_> {
         for gid in self.srv.ks.db_gids(0) {
             let shard = self.srv.ks.lock(gid);
             for ent in shard.iter(now) {
-                let (Some(s), key) = (ent.str(), ent.key()) else {
-                    continue;
-                };
+                let (Some(s), key) = (ent.str(), ent.key()) else { continue };
                 if key.len() > KEY_MAX || key.iter().any(|&b| b <= b' ' || b == 0x7f) {
                     continue;
                 }
@@ -99,10 +97,7 @@ impl Exec<'_> {
             let line_start = text.len();
             text.extend_from_slice(b"ITEM ");
             text.extend_from_slice(it.key);
-            let _ = std::io::Write::write_fmt(
-                &mut text,
-                format_args!(" [{} b; {} s]\r\n", it.len, it.exp.unwrap_or(0)),
-            );
+            let _ = std::io::Write::write_fmt(&mut text, format_args!(" [{} b; {} s]\r\n", it.len, it.exp.unwrap_or(0)));
             if text.len() + 5 > CACHEDUMP_MAX {
                 text.truncate(line_start);
                 return false;
@@ -172,10 +167,7 @@ impl Exec<'_> {
             let fetch = if it.fetched { "yes" } else { "no" };
             let _ = std::io::Write::write_fmt(
                 &mut text,
-                format_args!(
-                    " exp={exp} la={} cas={} fetch={fetch} cls={cls} size={}\n",
-                    it.la, it.cas, it.size
-                ),
+                format_args!(" exp={exp} la={} cas={} fetch={fetch} cls={cls} size={}\n", it.la, it.cas, it.size),
             );
             true
         });

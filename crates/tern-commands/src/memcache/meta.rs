@@ -9,8 +9,8 @@ use tern_store::{mc_state, Access, EntryExt};
 
 use super::stats::bump;
 use super::{
-    add_delta, arith_state, as_item, concat, deadline, fresh_state, hdr, lookup, mc, new_item,
-    push_data, put, retime, rewrite, ttl_left, Exec,
+    add_delta, arith_state, as_item, concat, deadline, fresh_state, hdr, lookup, mc, new_item, push_data, put, retime,
+    rewrite, ttl_left, Exec,
 };
 
 impl Exec<'_> {
@@ -92,10 +92,7 @@ impl Exec<'_> {
         bump(&self.sh.get_hits);
         self.stats.keyspace_hits.add(1);
         let (out, stats) = (&mut *self.out, self.stats);
-        let (share_min, lfu) = (
-            self.srv.settings.reply_copy_avoid_min_size(),
-            self.srv.settings.lfu(),
-        );
+        let (share_min, lfu) = (self.srv.settings.reply_copy_avoid_min_size(), self.srv.settings.lfu());
         // The marks (fetched, win token) are memcached's read bookkeeping,
         // not a write: nothing is recorded, no WATCHer told. The access is
         // recorded last, after `l` reported the time since the previous one.
@@ -109,11 +106,7 @@ impl Exec<'_> {
                 h.state & mc_state::KEY_BINARY != 0,
                 h.len,
             );
-            let mut l = if f.value {
-                MetaLine::value(out, len)
-            } else {
-                MetaLine::status(out, Code::Hd)
-            };
+            let mut l = if f.value { MetaLine::value(out, len) } else { MetaLine::status(out, Code::Hd) };
             // A vivified stub has no TTL until its N flag is reached, so a `t`
             // before it reports -1, as memcached does.
             let mut expire = if created { None } else { e.expire() };
@@ -267,10 +260,7 @@ impl Exec<'_> {
                 if f.compare_cas.is_some_and(|x| x != c) {
                     Code::Ex
                 } else {
-                    let len = shard
-                        .get(key, loc.hash, now)
-                        .and_then(|e| e.str())
-                        .map_or(0, |s| s.len());
+                    let len = shard.get(key, loc.hash, now).and_then(|e| e.str()).map_or(0, |s| s.len());
                     // Too large a result is not stored, as in memcached
                     // (whose new item cannot be allocated).
                     if item_total_size(key.len(), flags, len + m.data.len())
@@ -279,9 +269,7 @@ impl Exec<'_> {
                         Code::Ns
                     } else {
                         let append = cmd == StoreCmd::Append;
-                        rewrite(&mut shard, key, loc.hash, now, cas, fresh_state, |d| {
-                            concat(d, m.data, append)
-                        });
+                        rewrite(&mut shard, key, loc.hash, now, cas, fresh_state, |d| concat(d, m.data, append));
                         Code::Hd
                     }
                 }
@@ -453,15 +441,7 @@ impl Exec<'_> {
                 value = v;
                 let cas = f.new_cas.unwrap_or_else(|| self.sh.next_cas());
                 let grew = probe.len() > before;
-                rewrite(
-                    &mut shard,
-                    key,
-                    loc.hash,
-                    now,
-                    cas,
-                    |st| arith_state(st, grew),
-                    |_| probe,
-                );
+                rewrite(&mut shard, key, loc.hash, now, cas, |st| arith_state(st, grew), |_| probe);
                 if let Some(t) = f.ttl {
                     retime(&mut shard, key, loc.hash, deadline(now, t), now);
                 }
@@ -474,11 +454,7 @@ impl Exec<'_> {
         let vs = b.format(value).as_bytes();
         let e = shard.get(key, loc.hash, now);
         let out = &mut *self.out;
-        let mut l = if f.value {
-            MetaLine::value(out, vs.len())
-        } else {
-            MetaLine::status(out, Code::Hd)
-        };
+        let mut l = if f.value { MetaLine::value(out, vs.len()) } else { MetaLine::status(out, Code::Hd) };
         for (c, t) in f.iter() {
             match c {
                 b'O' => {

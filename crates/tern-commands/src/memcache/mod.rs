@@ -52,9 +52,7 @@ use std::sync::Arc;
 
 use tern_memcache::reply::{self, Status};
 use tern_memcache::{errors as e, MetaCmd, Request, StoreCmd, REALTIME_MAXDELTA};
-use tern_store::{
-    mc_state, Effects, Entry, EntryExt, McRef, McStr, NewValue, Shard, StrRef, StrValue, Value,
-};
+use tern_store::{mc_state, Effects, Entry, EntryExt, McRef, McStr, NewValue, Shard, StrRef, StrValue, Value};
 
 use crate::maxmemory;
 use crate::outbuf::OutBuf;
@@ -219,9 +217,7 @@ fn lookup<'s>(
 /// [`lookup`] without the entry: whether `key` holds a live item (for a
 /// caller that goes on through [`Shard::modify`]).
 fn as_item(shard: &mut Shard, key: &[u8], hash: u64, now: u64, sh: &Shared) -> bool {
-    let Some(s) = shard.get(key, hash, now).and_then(|e| e.str()) else {
-        return false;
-    };
+    let Some(s) = shard.get(key, hash, now).and_then(|e| e.str()) else { return false };
     let convert = match s {
         StrRef::Mc(_) => None,
         s => {
@@ -244,17 +240,9 @@ fn as_item(shard: &mut Shard, key: &[u8], hash: u64, now: u64, sh: &Shared) -> b
 /// item without an intermediate allocation).
 fn new_item(data: &[u8], flags: u32, cas: u64, state: u8, share_min: usize) -> NewValue<'_> {
     if share_min > 0 && data.len() >= share_min {
-        Value::Str(StrValue::Mc(McStr::new_sharing(
-            data, flags, cas, state, share_min,
-        )))
-        .into()
+        Value::Str(StrValue::Mc(McStr::new_sharing(data, flags, cas, state, share_min))).into()
     } else {
-        NewValue::Mc {
-            data,
-            flags,
-            cas,
-            state,
-        }
+        NewValue::Mc { data, flags, cas, state }
     }
 }
 
@@ -298,12 +286,7 @@ fn rewrite(
     let v = if shared {
         Value::Str(StrValue::Mc(McStr::new_sharing(&d, flags, cas, st, 1))).into()
     } else {
-        NewValue::Mc {
-            data: &d,
-            flags,
-            cas,
-            state: st,
-        }
+        NewValue::Mc { data: &d, flags, cas, state: st }
     };
     shard.replace_value(key, hash, v, now);
 }
@@ -402,11 +385,7 @@ impl Exec<'_> {
     pub fn run_unauthenticated(&mut self, req: Request<'_>) -> (bool, After) {
         let c: &Shared = self.sh;
         let creds = match req {
-            Request::Store {
-                cmd: StoreCmd::Set,
-                data,
-                ..
-            } => data,
+            Request::Store { cmd: StoreCmd::Set, data, .. } => data,
             // A line the parser already refused gets its usual error.
             Request::Error { msg, noreply } => {
                 if !noreply {
@@ -460,9 +439,7 @@ impl Exec<'_> {
     pub fn run(&mut self, req: Request<'_>) -> After {
         match req {
             Request::Get { cas, touch, keys } => self.get(keys, cas, touch),
-            Request::Store {
-                cmd, key, noreply, ..
-            } if !self.room() => {
+            Request::Store { cmd, key, noreply, .. } if !self.room() => {
                 self.out_of_memory(key, cmd == StoreCmd::Set, noreply);
             }
             // memcached drops the old item after any failed `ms` (whatever
@@ -470,32 +447,15 @@ impl Exec<'_> {
             Request::Meta(m) if m.cmd == MetaCmd::Set && !self.room() => {
                 self.out_of_memory(&m.key, true, false);
             }
-            Request::Store {
-                cmd,
-                key,
-                flags,
-                exptime,
-                data,
-                cas,
-                noreply,
-            } => {
+            Request::Store { cmd, key, flags, exptime, data, cas, noreply } => {
                 let r = self.store(cmd, key, flags, deadline(self.now, exptime), data, cas);
                 if !noreply {
                     reply::status(self.out, r);
                 }
             }
             Request::Delete { key, noreply } => self.delete(key, noreply),
-            Request::Arith {
-                key,
-                incr,
-                delta,
-                noreply,
-            } => self.arith(key, incr, delta, noreply),
-            Request::Touch {
-                key,
-                exptime,
-                noreply,
-            } => self.touch(key, exptime, noreply),
+            Request::Arith { key, incr, delta, noreply } => self.arith(key, incr, delta, noreply),
+            Request::Touch { key, exptime, noreply } => self.touch(key, exptime, noreply),
             Request::FlushAll { delay, noreply } => self.flush_all(delay, noreply),
             Request::Version => reply::version(self.out, tern_memcache::MEMCACHED_VERSION),
             Request::Verbosity { noreply } => {
@@ -505,9 +465,7 @@ impl Exec<'_> {
             }
             Request::Quit => return After::Close,
             Request::Stats { args } => self.stats(args.iter().collect()),
-            Request::CacheMemlimit { megabytes, noreply } => {
-                self.cache_memlimit(megabytes, noreply)
-            }
+            Request::CacheMemlimit { megabytes, noreply } => self.cache_memlimit(megabytes, noreply),
             Request::LruCrawler { args } => self.lru_crawler(args.iter().collect()),
             Request::Shutdown { args } => {
                 // memcached's `shutdown` (SIGINT) and `shutdown graceful`
@@ -526,11 +484,7 @@ impl Exec<'_> {
             Request::Meta(m) => self.meta(m),
             Request::MetaNoop => reply::MetaLine::status(self.out, reply::Code::Mn).end(),
             Request::MetaDebug { key, base64: _ } => self.meta_debug(&key),
-            Request::TooLarge {
-                key,
-                unlink,
-                noreply,
-            } => {
+            Request::TooLarge { key, unlink, noreply } => {
                 self.sh.detail.record(&key, detail::Event::Set);
                 // A store whose data is over the limit; a set also drops
                 // the old item, so stale data does not outlive it.
@@ -574,20 +528,9 @@ mod tests {
     impl Rig {
         fn new() -> Rig {
             // memcached requests count no per-command statistics.
-            let srv = Arc::new(Server::new(
-                Config {
-                    threads: 1,
-                    ..Config::default()
-                },
-                0,
-            ));
+            let srv = Arc::new(Server::new(Config { threads: 1, ..Config::default() }, 0));
             srv.ks.attach_effects(true);
-            Rig {
-                srv,
-                sh: Arc::new(Shared::new(1 << 20)),
-                out: OutBuf::new(),
-                fx: Effects::new(),
-            }
+            Rig { srv, sh: Arc::new(Shared::new(1 << 20)), out: OutBuf::new(), fx: Effects::new() }
         }
 
         /// Runs every request in `req` at time `now`; returns the replies.
@@ -596,14 +539,7 @@ mod tests {
             let mut pos = 0;
             while let Some((r, n)) = p.parse(&req[pos..], &lim).expect("well-formed") {
                 pos += n;
-                let mut ex = Exec {
-                    srv: &self.srv,
-                    sh: &self.sh,
-                    out: &mut self.out,
-                    stats: &self.srv.workers[0],
-                    now,
-                    fx: &self.fx,
-                };
+                let mut ex = Exec { srv: &self.srv, sh: &self.sh, out: &mut self.out, stats: &self.srv.workers[0], now, fx: &self.fx };
                 ex.run(r);
             }
             assert_eq!(pos, req.len());
@@ -625,13 +561,7 @@ mod tests {
         fn tick(&self, now: u64) -> (bool, usize) {
             let cron = Effects::new();
             let flushed = flush_if_due(&self.srv, now, &cron);
-            (
-                flushed,
-                cron.take()
-                    .iter()
-                    .filter(|r| r.effect == Effect::FlushDb)
-                    .count(),
-            )
+            (flushed, cron.take().iter().filter(|r| r.effect == Effect::FlushDb).count())
         }
     }
 
@@ -640,10 +570,7 @@ mod tests {
     #[test]
     fn a_delayed_flush_happens_on_the_first_tick_at_its_time() {
         let mut r = Rig::new();
-        assert_eq!(
-            r.run(T, b"set a 0 0 1\r\nx\r\nflush_all 5\r\n"),
-            "STORED\r\nOK\r\n"
-        );
+        assert_eq!(r.run(T, b"set a 0 0 1\r\nx\r\nflush_all 5\r\n"), "STORED\r\nOK\r\n");
         assert_eq!(*r.srv.mc_flush_at.lock(), Some(T + 5_000));
         // Items written while the flush is pending go with it, as in
         // memcached (older than its `oldest_live`).
@@ -651,10 +578,7 @@ mod tests {
         assert_eq!(r.tick(T + 4_999), (false, 0));
         assert!(r.has(T + 4_999, "a") && r.has(T + 4_999, "b"));
         let (flushed, records) = r.tick(T + 5_000);
-        assert!(
-            flushed && records > 0,
-            "flushed {flushed}, {records} FLUSHDB records"
-        );
+        assert!(flushed && records > 0, "flushed {flushed}, {records} FLUSHDB records");
         assert!(!r.has(T + 5_000, "a") && !r.has(T + 5_000, "b"));
         // Once: later ticks leave later writes alone.
         assert_eq!(*r.srv.mc_flush_at.lock(), None);
@@ -674,10 +598,7 @@ mod tests {
         assert!(r.tick(T + 10_000).0);
         assert!(!r.has(T + 10_000, "a"));
         // A shorter delay replaces a longer one too.
-        r.run(
-            T + 20_000,
-            b"set a 0 0 1\r\nx\r\nflush_all 10\r\nflush_all 2\r\n",
-        );
+        r.run(T + 20_000, b"set a 0 0 1\r\nx\r\nflush_all 10\r\nflush_all 2\r\n");
         assert!(r.tick(T + 22_000).0);
         r.run(T + 23_000, b"set a 0 0 1\r\nx\r\n");
         assert!(!r.tick(T + 30_000).0);
@@ -688,20 +609,11 @@ mod tests {
     fn an_immediate_flush_all_flushes_at_once_and_cancels_the_pending_one() {
         // No delay, 0, a negative delay and a Unix time already past all
         // flush at once.
-        for now_flush in [
-            &b"flush_all\r\n"[..],
-            b"flush_all 0\r\n",
-            b"flush_all -1\r\n",
-            b"flush_all 2592001\r\n",
-        ] {
+        for now_flush in [&b"flush_all\r\n"[..], b"flush_all 0\r\n", b"flush_all -1\r\n", b"flush_all 2592001\r\n"] {
             let mut r = Rig::new();
             r.run(T, b"set a 0 0 1\r\nx\r\nflush_all 5\r\n");
             assert_eq!(r.run(T + 1_000, now_flush), "OK\r\n");
-            assert!(
-                !r.has(T + 1_000, "a"),
-                "{:?}",
-                String::from_utf8_lossy(now_flush)
-            );
+            assert!(!r.has(T + 1_000, "a"), "{:?}", String::from_utf8_lossy(now_flush));
             assert!(r.fx.take().iter().any(|rec| rec.effect == Effect::FlushDb));
             assert_eq!(*r.srv.mc_flush_at.lock(), None);
             r.run(T + 2_000, b"set a 0 0 1\r\nx\r\n");
@@ -714,10 +626,7 @@ mod tests {
     fn a_flush_at_a_future_unix_time_waits_for_it() {
         let mut r = Rig::new();
         let at_s = T / 1000 + 3;
-        r.run(
-            T,
-            format!("set a 0 0 1\r\nx\r\nflush_all {at_s} noreply\r\n").as_bytes(),
-        );
+        r.run(T, format!("set a 0 0 1\r\nx\r\nflush_all {at_s} noreply\r\n").as_bytes());
         assert_eq!(*r.srv.mc_flush_at.lock(), Some(at_s * 1000));
         assert!(!r.tick(at_s * 1000 - 1).0);
         assert!(r.tick(at_s * 1000).0);
@@ -747,3 +656,4 @@ mod tests {
         assert_eq!(deadline(5_000, 2_592_001), Some(2_592_001_000));
     }
 }
+

@@ -45,7 +45,11 @@ impl Exec<'_> {
                 stat(out, "time", &now_s);
                 stat(out, "version", &MEMCACHED_VERSION);
                 stat(out, "pointer_size", &(usize::BITS));
-                stat(out, "max_connections", &srv.settings.maxclients());
+                stat(
+                    out,
+                    "max_connections",
+                    &srv.settings.maxclients(),
+                );
                 stat(
                     out,
                     "curr_connections",

@@ -11,8 +11,8 @@ use tern_store::{mc_state, Access, EntryExt, Loc, Reach, Stager, MAX_PREFETCH_GR
 
 use super::stats::bump;
 use super::{
-    add_delta, arith_state, as_item, concat, deadline, flush_db0, fresh_state, hdr, lookup, mc,
-    new_item, push_data, put, retime, rewrite, Exec, Shared,
+    add_delta, arith_state, as_item, concat, deadline, flush_db0, fresh_state, hdr, lookup, mc, new_item, push_data, put,
+    retime, rewrite, Exec, Shared,
 };
 
 use super::detail::Event;
@@ -47,10 +47,7 @@ impl Exec<'_> {
             }
             if batch > 1 && n > 1 {
                 let group = &group[..n];
-                let mut src = Unlocked {
-                    ks: &self.srv.ks,
-                    key: |i: usize| (group[i].0, group[i].1, true),
-                };
+                let mut src = Unlocked { ks: &self.srv.ks, key: |i: usize| (group[i].0, group[i].1, true) };
                 Stager::new(n, Reach::Value, n).before(&mut src, 0);
             }
             for &(k, l) in &group[..n] {
@@ -82,24 +79,18 @@ impl Exec<'_> {
         let (out, stats) = (&mut *self.out, self.stats);
         // The fetched mark is memcached's read bookkeeping, not a write:
         // nothing is recorded, no WATCHer told.
-        shard.modify(
-            key,
-            loc.hash,
-            now,
-            Access::Touch(self.srv.settings.lfu()),
-            |e, _| {
-                let st = hdr(e).state;
-                if st & mc_state::FETCHED == 0 {
-                    // In place, before the value is queued: marking a shared
-                    // item while a reply holds it would copy it.
-                    e.mc_set_state(st | mc_state::FETCHED);
-                }
-                let Some(m) = mc(e) else { return };
-                reply::value(out, key, m.flags(), m.len(), want_cas.then(|| m.cas()));
-                push_data(out, m, share_min, stats);
-                reply::data_end(out);
-            },
-        );
+        shard.modify(key, loc.hash, now, Access::Touch(self.srv.settings.lfu()), |e, _| {
+            let st = hdr(e).state;
+            if st & mc_state::FETCHED == 0 {
+                // In place, before the value is queued: marking a shared
+                // item while a reply holds it would copy it.
+                e.mc_set_state(st | mc_state::FETCHED);
+            }
+            let Some(m) = mc(e) else { return };
+            reply::value(out, key, m.flags(), m.len(), want_cas.then(|| m.cas()));
+            push_data(out, m, share_min, stats);
+            reply::data_end(out);
+        });
         if let Some(t) = touch {
             bump(&self.sh.touch_hits);
             retime(&mut shard, key, loc.hash, deadline(now, t), now);
@@ -161,17 +152,12 @@ impl Exec<'_> {
             }
             (StoreCmd::Append | StoreCmd::Prepend, Some(_)) => {
                 let max = self.sh.max_item_size();
-                let len = shard
-                    .get(key, loc.hash, now)
-                    .and_then(|e| e.str())
-                    .map_or(0, |s| s.len());
+                let len = shard.get(key, loc.hash, now).and_then(|e| e.str()).map_or(0, |s| s.len());
                 if item_total_size(key.len(), flags, len + data.len()) > max {
                     return Status::NotStored;
                 }
                 let append = cmd == StoreCmd::Append;
-                rewrite(&mut shard, key, loc.hash, now, cas, fresh_state, |d| {
-                    concat(d, data, append)
-                });
+                rewrite(&mut shard, key, loc.hash, now, cas, fresh_state, |d| concat(d, data, append));
                 Status::Stored
             }
             _ => {
@@ -219,15 +205,7 @@ impl Exec<'_> {
         if let Some(v) = add_delta(&mut probe, incr, delta) {
             result = Some(v);
             let grew = probe.len() > before;
-            rewrite(
-                &mut shard,
-                key,
-                loc.hash,
-                now,
-                cas,
-                |st| arith_state(st, grew),
-                |_| probe,
-            );
+            rewrite(&mut shard, key, loc.hash, now, cas, |st| arith_state(st, grew), |_| probe);
         }
         match result {
             Some(v) => {
@@ -246,20 +224,9 @@ impl Exec<'_> {
         let mut shard = self.srv.ks.lock_writing(loc.gid, self.fx);
         let hit = shard.remove(key, loc.hash, self.now).is_some();
         let c: &Shared = self.sh;
-        bump(if hit {
-            &c.delete_hits
-        } else {
-            &c.delete_misses
-        });
+        bump(if hit { &c.delete_hits } else { &c.delete_misses });
         if !noreply {
-            reply::status(
-                self.out,
-                if hit {
-                    Status::Deleted
-                } else {
-                    Status::NotFound
-                },
-            );
+            reply::status(self.out, if hit { Status::Deleted } else { Status::NotFound });
         }
     }
 
@@ -269,25 +236,12 @@ impl Exec<'_> {
         let mut shard = self.srv.ks.lock_writing(loc.gid, self.fx);
         let hit = lookup(&mut shard, key, loc.hash, self.now, self.sh).is_some();
         if hit {
-            retime(
-                &mut shard,
-                key,
-                loc.hash,
-                deadline(self.now, exptime),
-                self.now,
-            );
+            retime(&mut shard, key, loc.hash, deadline(self.now, exptime), self.now);
         }
         let c: &Shared = self.sh;
         bump(if hit { &c.touch_hits } else { &c.touch_misses });
         if !noreply {
-            reply::status(
-                self.out,
-                if hit {
-                    Status::Touched
-                } else {
-                    Status::NotFound
-                },
-            );
+            reply::status(self.out, if hit { Status::Touched } else { Status::NotFound });
         }
     }
 

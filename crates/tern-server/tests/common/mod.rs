@@ -24,14 +24,7 @@ impl TestServer {
     /// Starts the server with extra `--directive value` arguments.
     pub fn start_with(threads: usize, extra: &[&str]) -> TestServer {
         // A non-zero memcache-port with port 0 is picked freely as well.
-        let mut args: Vec<String> = vec![
-            "--port".into(),
-            "0".into(),
-            "--memcache-port".into(),
-            "11211".into(),
-            "--threads".into(),
-            threads.to_string(),
-        ];
+        let mut args: Vec<String> = vec!["--port".into(), "0".into(), "--memcache-port".into(), "11211".into(), "--threads".into(), threads.to_string()];
         args.extend(extra.iter().map(|s| s.to_string()));
         Self::start_args(&args)
     }
@@ -64,11 +57,7 @@ impl TestServer {
                 break p.trim_end_matches('.').parse::<u16>().expect("port number");
             }
         };
-        TestServer {
-            child,
-            port,
-            log: rx,
-        }
+        TestServer { child, port, log: rx }
     }
 
     pub fn addr(&self) -> String {
@@ -148,10 +137,7 @@ impl Raw {
     /// Reads until `expected.len()` bytes arrived and asserts they match.
     pub fn expect(&mut self, expected: &[u8]) {
         let got = self.read_n(expected.len());
-        assert_eq!(
-            String::from_utf8_lossy(&got),
-            String::from_utf8_lossy(expected)
-        );
+        assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(expected));
     }
 
     /// Sends a command and checks the exact reply.
@@ -189,8 +175,7 @@ pub fn mc_port(s: &TestServer) -> u16 {
 }
 
 /// Replies the family tests compare against, byte for byte.
-pub const WRONGTYPE: &[u8] =
-    b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n";
+pub const WRONGTYPE: &[u8] = b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n";
 pub const NIL: &[u8] = b"$-1\r\n";
 pub const OK: &[u8] = b"+OK\r\n";
 

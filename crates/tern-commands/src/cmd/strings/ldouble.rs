@@ -42,22 +42,12 @@ pub struct LongDouble {
 
 impl LongDouble {
     const fn zero(neg: bool) -> Self {
-        LongDouble {
-            neg,
-            inf: false,
-            m: 0,
-            e: 0,
-        }
+        LongDouble { neg, inf: false, m: 0, e: 0 }
     }
 
     /// The exact value of an integer (64 significand bits hold any `i64`).
     pub fn from_i64(n: i64) -> Self {
-        round(
-            n < 0,
-            &Big::from_u128(u128::from(n.unsigned_abs())),
-            0,
-            false,
-        )
+        round(n < 0, &Big::from_u128(u128::from(n.unsigned_abs())), 0, false)
     }
 
     pub fn is_finite(&self) -> bool {
@@ -66,11 +56,7 @@ impl LongDouble {
 
     /// The nearest f64 (infinite when out of its range).
     pub fn to_f64(&self) -> f64 {
-        let v = if self.inf {
-            f64::INFINITY
-        } else {
-            (self.m as f64) * 2f64.powi(self.e.clamp(-4000, 4000) as i32)
-        };
+        let v = if self.inf { f64::INFINITY } else { (self.m as f64) * 2f64.powi(self.e.clamp(-4000, 4000) as i32) };
         if self.neg {
             -v
         } else {
@@ -92,12 +78,7 @@ impl LongDouble {
             _ => (false, s),
         };
         if body.eq_ignore_ascii_case(b"inf") || body.eq_ignore_ascii_case(b"infinity") {
-            return Some(LongDouble {
-                neg,
-                inf: true,
-                m: 0,
-                e: 0,
-            });
+            return Some(LongDouble { neg, inf: true, m: 0, e: 0 });
         }
         let v = if body.len() > 2 && body[0] == b'0' && (body[1] | 0x20) == b'x' {
             parse_hex(neg, &body[2..])?
@@ -149,9 +130,7 @@ impl LongDouble {
             out.push(b'-');
         }
         if self.e >= 0 {
-            Big::from_u128(u128::from(self.m))
-                .shl(self.e as u64)
-                .write_decimal(out);
+            Big::from_u128(u128::from(self.m)).shl(self.e as u64).write_decimal(out);
         } else {
             let scaled = u128::from(self.m) * 10u128.pow(FRAC_DIGITS);
             let s = (-self.e) as u32;
@@ -247,12 +226,7 @@ fn parse_decimal(neg: bool, s: &[u8]) -> Option<LongDouble> {
     };
     e10 -= frac.len() as i64;
     // The significant digits, without leading or trailing zeros.
-    let mut digits: Vec<u8> = int
-        .iter()
-        .chain(frac)
-        .copied()
-        .skip_while(|&c| c == b'0')
-        .collect();
+    let mut digits: Vec<u8> = int.iter().chain(frac).copied().skip_while(|&c| c == b'0').collect();
     while digits.last() == Some(&b'0') {
         digits.pop();
         e10 += 1;
@@ -362,19 +336,9 @@ fn round(neg: bool, n: &Big, e: i64, sticky: bool) -> LongDouble {
         return LongDouble::zero(neg);
     }
     if t > EMAX {
-        return LongDouble {
-            neg,
-            inf: true,
-            m: 0,
-            e: 0,
-        };
+        return LongDouble { neg, inf: true, m: 0, e: 0 };
     }
-    LongDouble {
-        neg,
-        inf: false,
-        m,
-        e: t,
-    }
+    LongDouble { neg, inf: false, m, e: t }
 }
 
 /// An unsigned big integer, little-endian 32-bit limbs, no high zero limbs.
@@ -409,40 +373,24 @@ impl Big {
     }
 
     fn bit(&self, i: u64) -> bool {
-        self.0
-            .get((i / 32) as usize)
-            .is_some_and(|&l| l >> (i % 32) & 1 == 1)
+        self.0.get((i / 32) as usize).is_some_and(|&l| l >> (i % 32) & 1 == 1)
     }
 
     /// Is any bit below bit `i` set?
     fn any_below(&self, i: u64) -> bool {
         let (full, part) = ((i / 32) as usize, i % 32);
         self.0.iter().take(full).any(|&l| l != 0)
-            || (part != 0
-                && self
-                    .0
-                    .get(full)
-                    .is_some_and(|&l| l & ((1u32 << part) - 1) != 0))
+            || (part != 0 && self.0.get(full).is_some_and(|&l| l & ((1u32 << part) - 1) != 0))
     }
 
     fn low_u128(&self) -> u128 {
-        self.0
-            .iter()
-            .take(4)
-            .rev()
-            .fold(0u128, |acc, &l| (acc << 32) | u128::from(l))
+        self.0.iter().take(4).rev().fold(0u128, |acc, &l| (acc << 32) | u128::from(l))
     }
 
     /// Bits `i..i+128` as a number.
     fn shr_low_u128(&self, i: u64) -> u128 {
         let (limb, off) = ((i / 32) as usize, (i % 32) as u32);
-        let low = self
-            .0
-            .iter()
-            .skip(limb)
-            .take(4)
-            .rev()
-            .fold(0u128, |acc, &l| (acc << 32) | u128::from(l));
+        let low = self.0.iter().skip(limb).take(4).rev().fold(0u128, |acc, &l| (acc << 32) | u128::from(l));
         if off == 0 {
             return low;
         }
@@ -512,18 +460,11 @@ impl Big {
     }
 
     fn cmp(&self, o: &Big) -> Ordering {
-        self.0
-            .len()
-            .cmp(&o.0.len())
-            .then_with(|| self.0.iter().rev().cmp(o.0.iter().rev()))
+        self.0.len().cmp(&o.0.len()).then_with(|| self.0.iter().rev().cmp(o.0.iter().rev()))
     }
 
     fn add(&self, o: &Big) -> Big {
-        let (long, short) = if self.0.len() >= o.0.len() {
-            (self, o)
-        } else {
-            (o, self)
-        };
+        let (long, short) = if self.0.len() >= o.0.len() { (self, o) } else { (o, self) };
         let mut r = Vec::with_capacity(long.0.len() + 1);
         let mut carry = 0u64;
         for (i, &a) in long.0.iter().enumerate() {
@@ -610,10 +551,7 @@ mod tests {
     use super::*;
 
     fn sum(a: &str, b: &str) -> String {
-        let (Some(x), Some(y)) = (
-            LongDouble::parse(a.as_bytes()),
-            LongDouble::parse(b.as_bytes()),
-        ) else {
+        let (Some(x), Some(y)) = (LongDouble::parse(a.as_bytes()), LongDouble::parse(b.as_bytes())) else {
             return "invalid".into();
         };
         match x.checked_add(y) {
@@ -650,21 +588,9 @@ mod tests {
         ] {
             assert!(LongDouble::parse(bad.as_bytes()).is_none(), "{bad:?}");
         }
-        for good in [
-            "0",
-            "+1",
-            "-1",
-            ".5",
-            "5.",
-            "1e3",
-            "1E-3",
-            "0x10",
-            "0X1.8p1",
-            "inf",
-            "-Infinity",
-            "0e-999999",
-            "1e-4940",
-        ] {
+        for good in
+            ["0", "+1", "-1", ".5", "5.", "1e3", "1E-3", "0x10", "0X1.8p1", "inf", "-Infinity", "0e-999999", "1e-4940"]
+        {
             assert!(LongDouble::parse(good.as_bytes()).is_some(), "{good:?}");
         }
     }
@@ -689,26 +615,14 @@ mod tests {
             ("1e-18", "0", "0"),
             ("0.000000000000000005", "0", "0"),
             ("0.0000000000000000051", "0", "0.00000000000000001"),
-            (
-                "0.0000000000000000149",
-                "0.0000000000000000001",
-                "0.00000000000000002",
-            ),
+            ("0.0000000000000000149", "0.0000000000000000001", "0.00000000000000002"),
             ("7.62939453125e-06", "0", "0.00000762939453125"),
             ("9223372036854775807", "1", "9223372036854775808"),
             ("-9223372036854775808", "-0.5", "-9223372036854775808"),
-            (
-                "123456789012345678901234567890",
-                "0.000001",
-                "123456789012345678899921813504",
-            ),
+            ("123456789012345678901234567890", "0.000001", "123456789012345678899921813504"),
             ("1.18e4932", "1e4931", "nonfinite"),
             ("1e-4950", "1e-4950", "0"),
-            (
-                "3.14159265358979323846264338327950288",
-                "2.71828182845904523536028747135266249",
-                "5.85987448204883847",
-            ),
+            ("3.14159265358979323846264338327950288", "2.71828182845904523536028747135266249", "5.85987448204883847"),
             ("1e20", "-1e20", "0"),
             ("0.1", "100000000000000000000", "100000000000000000000"),
             ("inf", "1", "nonfinite"),
