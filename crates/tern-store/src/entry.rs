@@ -72,19 +72,46 @@ pub const LFU_INIT_VAL: u8 = 5;
 impl Lfu {
     /// One probabilistic increment of a logarithmic counter (Redis's
     /// `LFULogIncr`): the higher the counter, the less likely a hit bumps it.
-    /// `r` is uniform in [0, 1).
-    pub fn log_incr(&self, counter: u8, r: f64) -> u8 {
+    /// `r` draws a number uniform in [0, 1), only when the increment is
+    /// not certain (a counter at or under its initial value always grows).
+    pub fn log_incr(&self, counter: u8, r: impl FnOnce() -> f64) -> u8 {
         if counter == u8::MAX {
             return counter;
         }
-        let base = f64::from(counter.saturating_sub(LFU_INIT_VAL));
-        let p = 1.0 / (base * f64::from(self.log_factor) + 1.0);
-        if r < p {
+        let base = counter.saturating_sub(LFU_INIT_VAL);
+        if base == 0 || self.log_factor == 0 {
+            return counter + 1;
+        }
+        let p = 1.0 / (f64::from(base) * f64::from(self.log_factor) + 1.0);
+        if r() < p {
             counter + 1
         } else {
             counter
         }
     }
+}
+
+thread_local! {
+    /// This thread's xorshift64* state for LFU's increments (seeded once
+    /// from the OS-seeded generator; 0 until then).
+    static LFU_RNG: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// A number uniform in [0, 1) for an LFU increment: a few instructions,
+/// where `rand::random` took a reference-counted handle to a ChaCha
+/// generator on every hit. A weighted coin needs no more quality.
+fn lfu_draw() -> f64 {
+    LFU_RNG.with(|c| {
+        let mut x = c.get();
+        if x == 0 {
+            x = rand::random::<u64>() | 1;
+        }
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        c.set(x);
+        (x.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    })
 }
 
 fn lru_clock(now_ms: u64) -> u32 {
@@ -191,7 +218,7 @@ impl Meta {
         }
         match lfu {
             Some(l) => {
-                let c = l.log_incr(self.lfu_count(now_ms, l.decay_minutes), rand::random::<f64>());
+                let c = l.log_incr(self.lfu_count(now_ms, l.decay_minutes), lfu_draw);
                 self.set_clock(lfu_minutes(now_ms) << 8 | u32::from(c));
             }
             None => self.set_clock(lru_clock(now_ms)),
@@ -724,10 +751,29 @@ mod tests {
     #[test]
     fn log_incr_is_logarithmic() {
         let l = Lfu::default();
-        assert_eq!(l.log_incr(255, 0.0), 255);
-        assert_eq!(l.log_incr(0, 0.999), 1);
+        let never = || -> f64 { panic!("no draw when the increment is certain") };
+        assert_eq!(l.log_incr(255, never), 255);
+        assert_eq!(l.log_incr(0, never), 1);
+        assert_eq!(l.log_incr(LFU_INIT_VAL, never), LFU_INIT_VAL + 1);
         // At 15, p = 1 / (10 * 10 + 1).
-        assert_eq!(l.log_incr(15, 0.0099), 16);
-        assert_eq!(l.log_incr(15, 0.0100), 15);
+        assert_eq!(l.log_incr(15, || 0.0099), 16);
+        assert_eq!(l.log_incr(15, || 0.0100), 15);
+        let always = Lfu { log_factor: 0, decay_minutes: 1 };
+        assert_eq!(always.log_incr(200, never), 201);
+    }
+
+    #[test]
+    fn lfu_draw_is_uniform_in_unit_interval() {
+        let n = 100_000;
+        let mut tenths = [0u32; 10];
+        for _ in 0..n {
+            let r = lfu_draw();
+            assert!((0.0..1.0).contains(&r));
+            tenths[(r * 10.0) as usize] += 1;
+        }
+        // Each tenth within 5% of its share.
+        for t in tenths {
+            assert!((f64::from(t) - f64::from(n) / 10.0).abs() < f64::from(n) / 200.0, "{tenths:?}");
+        }
     }
 }
