@@ -862,7 +862,7 @@ fn object_entry<'s>(ctx: &'s mut Ctx<'_, '_>, args: Args<'_>) -> Option<&'s Entr
 }
 
 fn object_encoding(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
-    let Some(enc) = object_entry(ctx, args).map(|e| e.value().encoding()) else { return };
+    let Some(enc) = object_entry(ctx, args).map(|e| e.encoding()) else { return };
     ctx.reply.bulk(enc.as_bytes());
 }
 
