@@ -20,7 +20,7 @@ binary. Line prefixes:
     !close X  send the bytes X, read everything until the server closes
 
 Some differences are legitimate: the reference installed here is Redis 7.0
-while Tern follows 7.4, and some replies carry per-process values. Those are
+while Tern follows 8.4, and some replies carry per-process values. Those are
 in ALLOWED with the reason; they are reported but do not fail the run.
 
 Cases named in REDIS8 (commands and options Redis 7.0 lacks: SET IFEQ,

@@ -331,7 +331,7 @@ fn info_sections() {
         let two: String = redis::cmd("INFO").arg("keyspace").arg("SERVER").query(&mut c).unwrap();
         let headers: Vec<&str> = two.lines().filter(|l| l.starts_with('#')).collect();
         assert_eq!(headers, ["# Server", "# Keyspace"]);
-        assert_eq!(info_field(&all, "redis_version").as_deref(), Some("7.4.0"));
+        assert_eq!(info_field(&all, "redis_version").as_deref(), Some("8.4.0"));
         assert!(info_field(&all, "tern_version").is_some());
         assert_eq!(info_field(&all, "tcp_port"), Some(s.port.to_string()));
         let used: u64 = info_field(&all, "used_memory").unwrap().parse().unwrap();
