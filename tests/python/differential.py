@@ -1680,6 +1680,9 @@ CASES += [("random-strings-%d" % seed, random_string_case(seed)) for seed in ran
 # other string cases that show an encoding near it too.
 NEEDS_REDIS.update({"random-strings-%d" % seed: (8, 0) for seed in range(8)})
 NEEDS_REDIS["object-encoding"] = (8, 0)
+# COMMAND GETKEYS/GETKEYSANDFLAGS take a lone command name since Redis 8
+# (arity -3; 7.0: -4).
+NEEDS_REDIS["command-getkeysandflags"] = (8, 0)
 CASES += [("random-lists-%d" % seed, random_list_case(seed)) for seed in range(4)]
 
 # ---- Redis 8 (run against redis8_bin(), see REDIS8) -------------------------
