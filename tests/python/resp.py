@@ -91,3 +91,44 @@ def encode_command(parts):
             p = str(p).encode()
         out.append(b"$%d\r\n%s\r\n" % (len(p), p))
     return b"".join(out)
+
+
+def decode(buf, pos=0):
+    """The RESP2/RESP3 value at `pos` and the index past it: bulk and simple
+    strings as bytes (str for verbatim text), maps as dicts in reply order,
+    sets and pushes as lists, nulls as None, errors as ReplyError."""
+    nl = buf.index(b"\r\n", pos)
+    kind, head, after = buf[pos:pos + 1], buf[pos + 1:nl], nl + 2
+    if kind == b"+":
+        return head, after
+    if kind == b"-":
+        return ReplyError(head.decode("latin-1")), after
+    if kind in (b":", b"("):
+        return int(head), after
+    if kind == b",":
+        return float(head), after
+    if kind == b"#":
+        return head == b"t", after
+    if kind == b"_":
+        return None, after
+    if kind in (b"$", b"=", b"!"):
+        n = int(head)
+        if n < 0:
+            return None, after
+        return buf[after:after + n], after + n + 2
+    if kind in (b"*", b"~", b">", b"%"):
+        n = int(head)
+        if n < 0:
+            return None, after
+        items = []
+        for _ in range(n * 2 if kind == b"%" else n):
+            v, after = decode(buf, after)
+            items.append(v)
+        if kind == b"%":
+            return dict(zip(items[0::2], items[1::2])), after
+        return items, after
+    raise ValueError("bad RESP type byte %r at %d" % (kind, pos))
+
+
+class ReplyError(Exception):
+    """An error reply, as decode() returns it."""

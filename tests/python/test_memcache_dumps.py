@@ -1,5 +1,6 @@
 """memcached's debugging and administration commands on Tern's memcached
-port (`stats cachedump`, `stats sizes`, `stats detail`, `lru_crawler`,
+port (`stats cachedump`, `stats sizes` and `sizes_enable` / `sizes_disable`,
+`stats detail`, `lru_crawler`,
 `cache_memlimit`, `me`), compared with Debian's memcached 1.6: error lines byte for byte,
 dumps line for line once the values that depend on the clock, the CAS
 counter and LRU order are normalised. And pymemcache's own integration
@@ -49,8 +50,11 @@ def session(port, lines):
             if line.endswith(b"noreply"):
                 out.append(buf)
                 continue
-            # Every reply here ends with a CRLF line; a dump ends with END.
-            while not (buf.endswith(b"\r\n") and (not buf.startswith((b"ITEM", b"key=")) or buf.endswith(b"END\r\n"))):
+            # Every reply here ends with a CRLF line; a dump (and `stats
+            # sizes`, not its _enable / _disable) ends with END.
+            sizes = line.startswith(b"stats sizes") and not line.startswith(b"stats sizes_")
+            while not (buf.endswith(b"\r\n") and (not buf.startswith((b"ITEM", b"key=", b"STAT" if sizes else b"ITEM"))
+                                                   or buf.endswith(b"END\r\n"))):
                 chunk = s.recv(65536)
                 if not chunk:
                     break
@@ -245,3 +249,44 @@ def test_shutdown_modes_as_memcached_a():
         assert session(srv.port, [b"shutdown x"]) == [b"CLIENT_ERROR invalid shutdown mode\r\n"]
     finally:
         srv.stop()
+
+
+# memcached counts in `stats sizes` the items stored since `stats
+# sizes_enable`, by 32-byte steps of their size; the status lines of
+# `sizes_enable` / `sizes_disable` come without END.
+SIZES = [
+    b"flush_all",
+    b"stats sizes",
+    b"set a 0 0 1\r\nx",
+    b"stats sizes_enable",
+    b"stats sizes_enable",
+    b"stats sizes",
+    b"set b 0 0 10\r\n0123456789",
+    b"set c 5 0 100\r\n" + b"y" * 100,
+    b"set dd 0 0 10\r\n0123456789",
+    b"stats sizes",
+    b"delete b",
+    b"stats sizes",
+    b"set a 0 0 3\r\nxyz",
+    b"ms m1 2000\r\n" + b"z" * 2000,
+    b"stats sizes",
+    b"stats sizes_disable",
+    b"stats sizes_disable",
+    b"stats sizes",
+    b"stats sizes_disablex",
+    b"stats SIZES_ENABLE",
+    b"stats sizes_enable x",
+    b"stats sizes x",
+    b"set e 0 0 1\r\ne",
+    b"stats sizes",
+    b"stats sizes_disable",
+    b"stats sizes",
+]
+
+
+def test_sizes_histogram_as_memcached(tern, memcached):
+    want = session(memcached, SIZES)
+    got = session(tern, SIZES)
+    diffs = [(l[:60], w, g) for l, w, g in zip(SIZES, want, got) if w != g]
+    assert not diffs, "\n".join("%r\n  memcached: %r\n  tern:      %r" % d for d in diffs)
+    assert got[9] == b"STAT 96 2\r\nSTAT 192 1\r\nEND\r\n"

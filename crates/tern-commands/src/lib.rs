@@ -69,7 +69,7 @@ pub mod stats;
 pub mod sysinfo;
 
 /// The Redis version whose behaviour Tern matches (INFO `redis_version`).
-pub const REDIS_VERSION: &str = "7.4.0";
+pub const REDIS_VERSION: &str = "8.4.0";
 pub const TERN_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The `.rs` files below `dir`, for the tests that read the sources

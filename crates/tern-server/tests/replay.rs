@@ -359,7 +359,7 @@ fn snapshot(ks: &Keyspace) -> BTreeMap<(usize, Vec<u8>), Snap> {
             for e in sh.iter(0) {
                 let v = e.value();
                 let mut snap =
-                    Snap { kind: v.type_name(), encoding: v.encoding(), expire: e.expire(), value: Vec::new(), mc: None, fields: Vec::new() };
+                    Snap { kind: v.type_name(), encoding: e.encoding(), expire: e.expire(), value: Vec::new(), mc: None, fields: Vec::new() };
                 match v {
                     ValueRef::Str(s) => {
                         snap.value = s.to_vec();

@@ -20,7 +20,7 @@ use tern_table::{size_class, Item};
 use crate::hash::Hash;
 use crate::list::List;
 use crate::set::Set;
-use crate::value::{McStr, StrValue, Value, EMBSTR_MAX};
+use crate::value::{embeds, McStr, StrValue, Value, EMBSTR_KEY_VALUE_MAX};
 
 /// A stored key: see the module docs. Read it with [`EntryExt`].
 pub type Entry = Item<Meta, Value>;
@@ -348,7 +348,8 @@ impl<'a> McRef<'a> {
 pub enum StrRef<'a> {
     /// A canonical integer (`int`).
     Int(i64),
-    /// Bytes written whole, in the item (`embstr` up to 44 bytes, `raw` above).
+    /// Bytes written whole, in the item (`embstr` while they fit beside
+    /// the key, see [`crate::value::embeds`]; `raw` above).
     Whole(&'a [u8]),
     /// A buffer changed in place (APPEND, SETRANGE): `raw`.
     Raw(&'a [u8]),
@@ -423,26 +424,53 @@ impl<'a> StrRef<'a> {
         }
     }
 
-    /// `OBJECT ENCODING`'s name.
-    pub fn encoding(&self) -> &'static str {
+    /// `OBJECT ENCODING`'s name, for the string under a key of `key_len`
+    /// bytes: bytes written whole are `embstr` while they fit beside the
+    /// key (Redis 8's rule, [`embeds`]). A memcached item follows the same
+    /// rule (it has no Redis counterpart).
+    pub fn encoding(&self, key_len: usize) -> &'static str {
         match self {
             StrRef::Int(_) => "int",
-            StrRef::Whole(b) if b.len() <= EMBSTR_MAX => "embstr",
-            StrRef::Mc(m) if m.len() <= EMBSTR_MAX => "embstr",
+            StrRef::Whole(b) if embeds(key_len, b.len()) => "embstr",
+            StrRef::Mc(m) if embeds(key_len, m.len()) => "embstr",
             _ => "raw",
         }
     }
 
-    /// An owned copy that stores the same way (COPY).
-    pub fn to_value(&self) -> Value {
+    /// An owned copy that stores the same way (COPY) when it was under a
+    /// key of `key_len` bytes: short bytes that are `raw` there are copied
+    /// as a `raw` buffer, as Redis duplicates a `raw` object, so that a
+    /// shorter key does not make them `embstr`.
+    pub fn to_value(&self, key_len: usize) -> Value {
         Value::Str(match *self {
             StrRef::Int(n) => StrValue::Int(n),
+            StrRef::Whole(b) if stays_raw(key_len, b.len()) => StrValue::Raw(b.to_vec()),
             StrRef::Whole(b) => StrValue::Emb(b.into()),
             StrRef::Raw(b) => StrValue::Raw(b.to_vec()),
             StrRef::Mc(m) => StrValue::Mc(McStr::new(m.data(), m.flags(), m.cas(), m.state())),
             StrRef::Shared(a) => StrValue::Shared(a.clone()),
         })
     }
+}
+
+/// Whether bytes of `len` written whole, `raw` under a key of `key_len`
+/// bytes, could be `embstr` under another key: such bytes keep their
+/// encoding by moving to a `raw` buffer when their key changes. Longer
+/// ones are `raw` under any key and stay in the item.
+fn stays_raw(key_len: usize, len: usize) -> bool {
+    !embeds(key_len, len) && len <= EMBSTR_KEY_VALUE_MAX
+}
+
+/// `e` under the name `key` (RENAME), keeping its TTL and access data;
+/// short bytes that are `raw` under the old name keep that encoding (see
+/// [`stays_raw`]).
+pub(crate) fn rekey(e: Box<Entry>, key: &[u8]) -> Box<Entry> {
+    if e.kind() == KIND_BYTES && stays_raw(e.key().len(), e.extra().len()) {
+        let raw = Value::Str(StrValue::Raw(e.extra().to_vec()));
+        let meta = (**e).with_kind(KIND_BOXED);
+        return Item::new_with_box(key, meta, e.expire(), Box::new(raw));
+    }
+    e.with_key(key)
 }
 
 /// A borrowed view of any value.
@@ -465,10 +493,11 @@ impl ValueRef<'_> {
         }
     }
 
-    /// `OBJECT ENCODING`'s name for the value.
-    pub fn encoding(&self) -> &'static str {
+    /// `OBJECT ENCODING`'s name for the value under a key of `key_len`
+    /// bytes (a string's depends on it; see [`EntryExt::encoding`]).
+    pub fn encoding(&self, key_len: usize) -> &'static str {
         match self {
-            ValueRef::Str(s) => s.encoding(),
+            ValueRef::Str(s) => s.encoding(key_len),
             ValueRef::Hash(h) => h.encoding(),
             ValueRef::List(l) => l.encoding(),
             ValueRef::Set(s) => s.encoding(),
@@ -499,8 +528,10 @@ pub trait EntryExt {
     /// The boxed value, writable (None when the value is in the item).
     /// Call [`crate::Shard::value_resized`] when its heap size changed.
     fn boxed_value_mut(&mut self) -> Option<&mut Value>;
-    /// An owned copy of the value (COPY).
+    /// An owned copy of the value (COPY; see [`StrRef::to_value`]).
     fn to_value(&self) -> Value;
+    /// `OBJECT ENCODING`'s name for the value under this key.
+    fn encoding(&self) -> &'static str;
     /// Writes an integer over an integer kept in the item; false (nothing
     /// changed) for any other value.
     fn set_int(&mut self, n: i64) -> bool;
@@ -583,9 +614,13 @@ impl EntryExt for Entry {
         self.boxed_mut()
     }
 
+    fn encoding(&self) -> &'static str {
+        self.value().encoding(self.key().len())
+    }
+
     fn to_value(&self) -> Value {
         match self.value() {
-            ValueRef::Str(s) => s.to_value(),
+            ValueRef::Str(s) => s.to_value(self.key().len()),
             ValueRef::Hash(h) => Value::Hash(h.clone()),
             ValueRef::List(l) => Value::List(l.clone()),
             ValueRef::Set(s) => Value::Set(s.clone()),
@@ -675,21 +710,21 @@ mod tests {
         assert_eq!(std::mem::size_of_val(&*e), 128);
         assert_eq!((e.alloc_size(), e.value_heap()), (128, 0));
         assert_eq!(e.str().unwrap().bytes(), Some(&[b'v'; 100][..]));
-        assert_eq!(e.value().encoding(), "raw");
+        assert_eq!(e.encoding(), "raw");
     }
 
     #[test]
     fn kinds_read_back() {
         let now = 1_000_000;
         let i = build(b"i", NewValue::Int(-42), Some(9), now, false);
-        assert_eq!((i.str().unwrap().int(), i.value().encoding(), i.expire()), (Some(-42), "int", Some(9)));
+        assert_eq!((i.str().unwrap().int(), i.encoding(), i.expire()), (Some(-42), "int", Some(9)));
         let m = build(b"m", NewValue::Mc { data: b"dat", flags: 7, cas: 99, state: 4 }, None, now, false);
         let ValueRef::Str(StrRef::Mc(r)) = m.value() else { panic!("mc") };
         assert_eq!((r.data(), r.flags(), r.cas(), r.state(), r.len()), (&b"dat"[..], 7, 99, 4, 3));
         let e = build(b"e", NewValue::Value(Value::Str(StrValue::Emb(b"short".to_vec().into()))), None, now, false);
-        assert_eq!((e.value_heap(), e.value().encoding(), e.str().unwrap().to_vec()), (0, "embstr", b"short".to_vec()));
+        assert_eq!((e.value_heap(), e.encoding(), e.str().unwrap().to_vec()), (0, "embstr", b"short".to_vec()));
         let r = build(b"r", NewValue::Value(Value::Str(StrValue::Raw(b"grown".to_vec()))), None, now, false);
-        assert_eq!((r.value().encoding(), r.str().unwrap().bytes()), ("raw", Some(&b"grown"[..])));
+        assert_eq!((r.encoding(), r.str().unwrap().bytes()), ("raw", Some(&b"grown"[..])));
         assert!(r.value_heap() > 0);
         let h = build(b"h", NewValue::Value(Value::Hash(crate::Hash::default())), None, now, false);
         assert_eq!((h.value().type_name(), h.str().is_none(), h.hash().is_some()), ("hash", true, true));
@@ -714,13 +749,48 @@ mod tests {
         assert_eq!((r.flags(), r.cas(), r.len(), r.shared().is_some()), (5, 8, 64, true));
     }
 
+    /// Redis 8's rule, as its OBJECT ENCODING shows it: key and value
+    /// together at most 41 bytes, whatever the TTL.
+    #[test]
+    fn embstr_while_key_and_value_fit_41_bytes() {
+        for (klen, vlen, want) in [(1, 40, "embstr"), (1, 41, "raw"), (30, 11, "embstr"), (30, 12, "raw"), (41, 0, "embstr"), (42, 0, "raw")] {
+            for ttl in [None, Some(7)] {
+                let e = build(&vec![b'k'; klen], NewValue::Bytes(&vec![b'v'; vlen]), ttl, 0, false);
+                assert_eq!(e.encoding(), want, "key {klen}, value {vlen}, ttl {ttl:?}");
+            }
+        }
+        let m = build(&[b'k'; 30], NewValue::Mc { data: &[b'v'; 12], flags: 0, cas: 1, state: 0 }, None, 0, false);
+        assert_eq!(m.encoding(), "raw");
+    }
+
+    /// A short value that is `raw` under a long key stays `raw` under a
+    /// short one, as Redis moves or copies a `raw` object; an `embstr` one
+    /// is judged again under its new key.
+    #[test]
+    fn raw_stays_raw_under_a_shorter_key() {
+        let long = build(&[b'k'; 30], NewValue::Bytes(&[b'v'; 20]), Some(5), 0, false);
+        assert_eq!(long.encoding(), "raw");
+        let copied = build(b"c", NewValue::Value(long.to_value()), None, 0, false);
+        assert_eq!(copied.encoding(), "raw");
+        let moved = rekey(long, b"a");
+        assert_eq!((moved.key(), moved.encoding(), moved.expire(), moved.str().unwrap().to_vec()), (&b"a"[..], "raw", Some(5), vec![b'v'; 20]));
+        let short = build(b"a", NewValue::Bytes(&[b'v'; 20]), None, 0, false);
+        assert_eq!(short.encoding(), "embstr");
+        let longer = rekey(short, &[b'k'; 30]);
+        assert_eq!(longer.encoding(), "raw");
+        assert_eq!(rekey(longer, b"b").encoding(), "raw");
+        // Values too long for any key stay in the item.
+        let big = rekey(build(&[b'k'; 30], NewValue::Bytes(&[b'v'; 50]), None, 0, false), b"b");
+        assert_eq!((big.encoding(), big.value_heap()), ("raw", 0));
+    }
+
     #[test]
     fn rebuild_keeps_key_ttl_and_clock() {
         let mut e = build(b"key", NewValue::Bytes(b"v"), Some(123), 5_000_000, false);
         e.touch(9_000_000, None);
         let r = rebuild(&e, NewValue::Value(Value::Str(StrValue::Raw(b"vv".to_vec()))));
         assert_eq!((r.key(), r.expire(), r.idle_secs(9_000_000)), (&b"key"[..], Some(123), 0));
-        assert_eq!(r.value().encoding(), "raw");
+        assert_eq!(r.encoding(), "raw");
     }
 
     #[test]

@@ -745,7 +745,7 @@ impl Shard {
     /// there was a live one.
     pub fn insert_entry(&mut self, key: &[u8], hash: u64, entry: Box<Entry>, now: u64) -> Option<Box<Entry>> {
         // Same name (MOVE, SWAPDB-like moves): the allocation moves as is.
-        let item = if entry.key() == key { entry } else { entry.with_key(key) };
+        let item = if entry.key() == key { entry } else { entry::rekey(entry, key) };
         let ttl = Ttl::At(item.expire());
         self.store(key, hash, item, ttl, now, true)
     }
@@ -1373,7 +1373,7 @@ mod tests {
             });
             assert_accounted(&sh);
         }
-        assert_eq!(sh.get(b"l", h, 0).unwrap().value().encoding(), "quicklist");
+        assert_eq!(sh.get(b"l", h, 0).unwrap().encoding(), "quicklist");
         assert!(sh.value_mem > 300 * 100);
         // Popping everything removes the key and its bytes.
         sh.modify(b"l", h, 0, Access::NoTouch, |e, ed| {
@@ -1395,7 +1395,7 @@ mod tests {
         assert!(sh.value_mem > 300);
         assert_accounted(&sh);
         let e = sh.get(b"k", h, 10).unwrap();
-        assert_eq!((e.expire(), e.str().unwrap().len(), e.value().encoding()), (Some(50_000), 300, "raw"));
+        assert_eq!((e.expire(), e.str().unwrap().len(), e.encoding()), (Some(50_000), 300, "raw"));
         // In-place growth of the boxed buffer, measured by the shard.
         sh.modify(b"k", h, 10, Access::NoTouch, |e, ed| {
             let Some(Value::Str(sv)) = e.boxed_value_mut() else { panic!("boxed") };

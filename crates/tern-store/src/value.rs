@@ -22,8 +22,9 @@ pub enum Value {
 pub enum StrValue {
     /// A canonical integer (`OBJECT ENCODING` int).
     Int(i64),
-    /// Bytes created whole by a write (`embstr` up to 44 bytes, `raw`
-    /// above); the keyspace keeps them in the key's own item.
+    /// Bytes created whole by a write (`embstr` while they fit beside
+    /// their key, see [`embeds`]; `raw` above); the keyspace keeps them in
+    /// the key's own item.
     Emb(Box<[u8]>),
     /// Bytes changed in place (APPEND, SETRANGE): `raw`, kept in a growable
     /// buffer apart from the item.
@@ -211,8 +212,25 @@ pub mod mc_state {
     pub const KEY_BINARY: u8 = 8;
 }
 
-/// Longest string Redis stores as `embstr`.
+/// Longest string Redis creates as an `embstr` object before storing it
+/// (values up to it are never shared with replies: see
+/// [`StrValue::from_slice_sharing`]).
 pub const EMBSTR_MAX: usize = 44;
+
+/// Redis 8 stores an `embstr` value in one allocation with its key, and
+/// keeps it `embstr` only while that allocation fits a 64-byte cache line:
+/// the 16-byte object, the key (3 bytes of header and terminator) and the
+/// value (4): key and value together at most 41 bytes, whatever the TTL
+/// (it lives in metadata before the object). A value that does not fit is
+/// `raw`, and stays `raw` when RENAME or COPY gives it a shorter key.
+pub const EMBSTR_KEY_VALUE_MAX: usize = 64 - 16 - 3 - 4;
+
+/// Whether a string of `value_len` bytes written whole under a key of
+/// `key_len` bytes is `embstr` (else `raw`), as Redis 8 decides it.
+#[inline]
+pub fn embeds(key_len: usize, value_len: usize) -> bool {
+    key_len.saturating_add(value_len) <= EMBSTR_KEY_VALUE_MAX
+}
 
 /// Heap bytes a [`StrValue::Shared`] holds besides its bytes.
 const SHARED_HEADER: usize = 2 * std::mem::size_of::<usize>() + std::mem::size_of::<Vec<u8>>();
@@ -258,8 +276,9 @@ impl StrValue {
         }
     }
 
-    pub fn encoding(&self) -> &'static str {
-        self.as_ref().encoding()
+    /// `OBJECT ENCODING`'s name for the value under a key of `key_len` bytes.
+    pub fn encoding(&self, key_len: usize) -> &'static str {
+        self.as_ref().encoding(key_len)
     }
 
     /// Heap bytes this value holds (for memory accounting).
@@ -286,10 +305,11 @@ impl Value {
         }
     }
 
-    /// `OBJECT ENCODING`'s name for the value.
-    pub fn encoding(&self) -> &'static str {
+    /// `OBJECT ENCODING`'s name for the value under a key of `key_len`
+    /// bytes (a string's depends on it).
+    pub fn encoding(&self, key_len: usize) -> &'static str {
         match self {
-            Value::Str(s) => s.encoding(),
+            Value::Str(s) => s.encoding(key_len),
             Value::Hash(h) => h.encoding(),
             Value::List(l) => l.encoding(),
             Value::Set(s) => s.encoding(),
@@ -381,7 +401,7 @@ mod mc_tests {
         let big = vec![7u8; 100];
         let mut s = StrValue::from_slice_sharing(&big, 64);
         let held = s.shared().cloned().unwrap();
-        assert_eq!((s.len(), s.encoding()), (100, "raw"));
+        assert_eq!((s.len(), s.encoding(1)), (100, "raw"));
         s.make_raw().push(8);
         assert_eq!((held.len(), s.len()), (100, 101));
         let mut t = StrValue::from_slice_sharing(&big, 64);
@@ -424,6 +444,6 @@ mod mc_tests {
         m.set_data(b"");
         assert!(m.is_empty());
         let s = StrValue::Mc(m);
-        assert_eq!((s.len(), s.encoding(), s.to_vec()), (0, "embstr", Vec::new()));
+        assert_eq!((s.len(), s.encoding(41), s.to_vec()), (0, "embstr", Vec::new()));
     }
 }

@@ -43,9 +43,11 @@ static SUBCOMMANDS: &[CommandSpec] = &[
         .tips(&["nondeterministic_output"]),
     CommandSpec::new("kill", -3, ADMIN | CONN, &[], kill)
         .doc("connection", "Terminates open connections.", "2.4.0", "O(N) where N is the number of client connections")
+        .history(&[("2.8.12", "Added new filter format."), ("2.8.12", "`ID` option."), ("3.2.0", "Added `master` type in for `TYPE` option."), ("5.0.0", "Replaced `slave` `TYPE` with `replica`. `slave` still supported for backward compatibility."), ("6.2.0", "`LADDR` option."), ("7.4.0", "`MAXAGE` option.")])
         .acl(&["admin", "slow", "dangerous", "connection"]),
     CommandSpec::new("list", -2, ADMIN | CONN, &[], list)
         .doc("connection", "Lists open connections.", "2.4.0", "O(N) where N is the number of client connections")
+        .history(&[("2.8.12", "Added unique client `id` field."), ("5.0.0", "Added optional `TYPE` filter."), ("6.0.0", "Added `user` field."), ("6.2.0", "Added `argv-mem`, `tot-mem`, `laddr` and `redir` fields and the optional `ID` filter."), ("7.0.0", "Added `resp`, `multi-mem`, `rbs` and `rbp` fields."), ("7.0.3", "Added `ssub` field."), ("7.2.0", "Added `lib-name` and `lib-ver` fields."), ("7.4.0", "Added `watch` field."), ("8.0.0", "Added `io-thread` field.")])
         .acl(&["admin", "slow", "dangerous", "connection"])
         .tips(&["nondeterministic_output"]),
     CommandSpec::new("no-evict", 3, ADMIN | CONN, &[], no_evict)

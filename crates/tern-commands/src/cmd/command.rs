@@ -10,6 +10,7 @@
 
 use tern_resp::Args;
 
+use super::docargs;
 use super::keyspec::{self, Begin, Find, KeyFlags, KeySpec};
 use super::server::reply_help;
 use super::table::{flags, flags::*, Cmd, CommandSpec, CommandTable};
@@ -34,10 +35,10 @@ pub static COMMANDS: &[CommandSpec] = &[
                 )
                 .acl(&["connection"])
                 .tips(&["nondeterministic_output_order"]),
-            CommandSpec::new("getkeys", -4, LOADING | STALE, &[], command_getkeys)
+            CommandSpec::new("getkeys", -3, LOADING | STALE, &[], command_getkeys)
                 .doc("server", "Extracts the key names from an arbitrary command.", "2.8.13", "O(N) where N is the number of arguments to the command")
                 .acl(&["connection"]),
-            CommandSpec::new("getkeysandflags", -4, LOADING | STALE, &[], command_getkeysandflags)
+            CommandSpec::new("getkeysandflags", -3, LOADING | STALE, &[], command_getkeysandflags)
                 .doc(
                     "server",
                     "Extracts the key names and access flags for an arbitrary command.",
@@ -50,6 +51,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 .acl(&["connection"]),
             CommandSpec::new("info", -2, LOADING | STALE, &[], command_info)
                 .doc("server", "Returns information about one, multiple or all commands.", "2.8.13", "O(N) where N is the number of commands to look up")
+        .history(&[("7.0.0", "Allowed to be called with no argument to get info on all commands.")])
                 .acl(&["connection"])
                 .tips(&["nondeterministic_output_order"]),
             CommandSpec::new("list", -2, LOADING | STALE, &[], command_list)
@@ -223,9 +225,14 @@ fn reply_command_docs(ctx: &mut Ctx<'_, '_>, cmd: &Cmd) {
     let spec = cmd.spec;
     let subs: Vec<&Cmd> = subs_of(commands, cmd).collect();
     let doc_flags = usize::from(spec.deprecated.is_some()) + usize::from(spec.syscmd);
-    let fields = 4 + usize::from(doc_flags > 0) + 2 * usize::from(spec.deprecated.is_some()) + usize::from(!spec.history.is_empty());
-    ctx.reply.map(fields + usize::from(!subs.is_empty()));
+    // MONITOR, as in Redis, documents no complexity.
+    let complexity = !spec.complexity.is_empty();
+    let fields = 3 + usize::from(complexity) + usize::from(doc_flags > 0) + 2 * usize::from(spec.deprecated.is_some()) + usize::from(!spec.history.is_empty());
+    ctx.reply.map(fields + usize::from(!cmd.args.is_empty()) + usize::from(!subs.is_empty()));
     for (k, v) in [("summary", spec.summary), ("since", spec.since), ("group", spec.group), ("complexity", spec.complexity)] {
+        if k == "complexity" && !complexity {
+            continue;
+        }
         ctx.reply.bulk(k.as_bytes());
         ctx.reply.bulk(v.as_bytes());
     }
@@ -253,6 +260,10 @@ fn reply_command_docs(ctx: &mut Ctx<'_, '_>, cmd: &Cmd) {
             ctx.reply.bulk(version.as_bytes());
             ctx.reply.bulk(change.as_bytes());
         }
+    }
+    if !cmd.args.is_empty() {
+        ctx.reply.bulk(b"arguments");
+        docargs::reply_args(&mut ctx.reply, cmd.args);
     }
     if !subs.is_empty() {
         ctx.reply.bulk(b"subcommands");

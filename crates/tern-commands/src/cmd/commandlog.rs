@@ -21,6 +21,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         .subs(&[
             CommandSpec::new("get", -2, ADMIN_SUB, &[], slowlog_get)
                 .doc("server", "Returns the slow log's entries.", "2.2.12", "O(N) where N is the number of entries returned")
+        .history(&[("4.0.0", "Added client IP address, port and name to the reply.")])
                 .acl(ADMIN_ACL)
                 .tips(&["request_policy:all_nodes", "nondeterministic_output"]),
             CommandSpec::new("help", 2, LOADING | STALE, &[], slowlog_help)

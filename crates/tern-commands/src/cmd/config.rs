@@ -24,7 +24,8 @@ pub static COMMANDS: &[CommandSpec] = &[
                 "Returns the effective values of configuration parameters.",
                 "2.0.0",
                 "O(N) when N is the number of configuration parameters provided",
-            ),
+            )
+        .history(&[("7.0.0", "Added the ability to pass multiple pattern parameters in one call")]),
             CommandSpec::new("help", 2, LOADING | STALE, &[], config_help).doc(
                 "server",
                 "Returns helpful text about the different subcommands.",
@@ -36,15 +37,18 @@ pub static COMMANDS: &[CommandSpec] = &[
                 "Resets the server's statistics.",
                 "2.0.0",
                 "O(1)",
-            ),
+            )
+            .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
             CommandSpec::new("rewrite", 2, ADMIN | NOSCRIPT | LOADING | STALE, &[], config_rewrite).doc(
                 "server",
                 "Persists the effective configuration to file.",
                 "2.8.0",
                 "O(1)",
-            ),
+            )
+            .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
             CommandSpec::new("set", -4, ADMIN | NOSCRIPT | LOADING | STALE, &[], config_set)
                 .doc("server", "Sets configuration parameters in-flight.", "2.0.0", "O(N) when N is the number of configuration parameters provided")
+        .history(&[("7.0.0", "Added the ability to set multiple parameters in one call.")])
                 .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
         ]),
 ];

@@ -26,15 +26,18 @@ pub static COMMANDS: &[CommandSpec] = &[
         .acl(&["fast", "connection"]),
     CommandSpec::new("quit", -1, ALLOW_BUSY | NO_AUTH | NOSCRIPT | LOADING | STALE | FAST | TX_CONTROL, &[], quit)
         .doc("connection", "Closes the connection.", "1.0.0", "O(1)")
+        .deprecated("7.2.0", "just closing the connection")
         .acl(&["fast", "connection"]),
     CommandSpec::new("select", 2, LOADING | STALE | FAST, &[], select)
         .doc("connection", "Changes the selected database.", "1.0.0", "O(1)")
         .acl(&["fast", "connection"]),
     CommandSpec::new("hello", -1, NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY, &[], hello)
         .doc("connection", "Handshakes with the Redis server.", "6.0.0", "O(1)")
+        .history(&[("6.2.0", "`protover` made optional; when called without arguments the command reports the current connection's context.")])
         .acl(&["fast", "connection"]),
     CommandSpec::new("auth", -2, NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY, &[], auth)
         .doc("connection", "Authenticates the connection.", "1.0.0", "O(N) where N is the number of passwords defined for the user")
+        .history(&[("6.0.0", "Added ACL style (username and password).")])
         .acl(&["fast", "connection"]),
     // Not queued inside MULTI (it discards the transaction), and it walks
     // the watched keys' shards itself.

@@ -39,9 +39,11 @@ const DELETED: i64 = 2;
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("hset", -4, WRITE | DENYOOM | FAST, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], hset)
         .doc("hash", "Creates or modifies the value of a field in a hash.", "2.0.0", "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs.")
+        .history(&[("4.0.0", "Accepts multiple `field` and `value` arguments.")])
         .acl(&["write", "hash", "fast"]),
     CommandSpec::new("hmset", -4, WRITE | DENYOOM | FAST, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], hmset)
         .doc("hash", "Sets the values of multiple fields.", "2.0.0", "O(N) where N is the number of fields being set.")
+        .deprecated("4.0.0", "`HSET` with multiple field-value pairs")
         .acl(&["write", "hash", "fast"]),
     CommandSpec::new("hsetnx", 4, WRITE | DENYOOM | FAST, &[ks(RW | INSERT, index(1), range(0, 1, 0))], hsetnx)
         .doc("hash", "Sets the value of a field in a hash only when the field doesn't exist.", "2.0.0", "O(1)")
@@ -58,6 +60,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         .tips(&["nondeterministic_output_order"]),
     CommandSpec::new("hdel", -3, WRITE | FAST, &[ks(RW | DELETE, index(1), range(0, 1, 0))], hdel)
         .doc("hash", "Deletes one or more fields and their values from a hash. Deletes the hash if no fields remain.", "2.0.0", "O(N) where N is the number of fields to be removed.")
+        .history(&[("2.4.0", "Accepts multiple `field` arguments.")])
         .acl(&["write", "hash", "fast"]),
     CommandSpec::new("hlen", 2, READONLY | FAST, &[ks(RO, index(1), range(0, 1, 0))], hlen)
         .doc("hash", "Returns the number of fields in a hash.", "2.0.0", "O(1)")

@@ -16,6 +16,7 @@ use crate::sysinfo;
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("info", -1, LOADING | STALE | MANUAL_LOCKS, &[], info)
         .doc("server", "Returns information and statistics about the server.", "1.0.0", "O(1)")
+        .history(&[("7.0.0", "Added support for taking multiple section arguments.")])
         .acl(&["dangerous"])
         .tips(&["nondeterministic_output", "request_policy:all_shards", "response_policy:special"]),
 ];

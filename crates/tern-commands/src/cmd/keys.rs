@@ -31,6 +31,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         .tips(&["request_policy:multi_shard", "response_policy:agg_sum"]),
     CommandSpec::new("exists", -2, READONLY | FAST, &[ks(RO, index(1), range(-1, 1, 0))], exists)
         .doc("generic", "Determines whether one or more keys exist.", "1.0.0", "O(N) where N is the number of keys to check.")
+        .history(&[("3.0.3", "Accepts multiple `key` arguments.")])
         .acl(&["keyspace", "read", "fast"])
         .tips(&["request_policy:multi_shard", "response_policy:agg_sum"]),
     CommandSpec::new("touch", -2, READONLY | FAST, &[ks(RO, index(1), range(-1, 1, 0))], touch)
@@ -45,6 +46,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         .acl(&["keyspace", "write", "slow"]),
     CommandSpec::new("renamenx", 3, WRITE | FAST, &[ks(RW | ACCESS | DELETE, index(1), range(0, 1, 0)), ks(OW | INSERT, index(2), range(0, 1, 0))], renamenx)
         .doc("generic", "Renames a key only when the target key name doesn't exist.", "1.0.0", "O(1)")
+        .history(&[("3.2.0", "The command no longer returns an error when source and destination names are the same.")])
         .acl(&["keyspace", "write", "fast"]),
     CommandSpec::new("copy", -3, WRITE | DENYOOM | MANUAL_LOCKS, &[ks(RO | ACCESS, index(1), range(0, 1, 0)), ks(OW | UPDATE, index(2), range(0, 1, 0))], copy)
         .doc("generic", "Copies the value of a key to a new key.", "6.2.0", "O(N) worst case for collections, where N is the number of nested items. O(1) for string values.")
@@ -54,22 +56,28 @@ pub static COMMANDS: &[CommandSpec] = &[
         .acl(&["keyspace", "write", "fast"]),
     CommandSpec::new("expire", -3, WRITE | FAST, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], expire)
         .doc("generic", "Sets the expiration time of a key in seconds.", "1.0.0", "O(1)")
+        .history(&[("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`.")])
         .acl(&["keyspace", "write", "fast"]),
     CommandSpec::new("pexpire", -3, WRITE | FAST, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], pexpire)
         .doc("generic", "Sets the expiration time of a key in milliseconds.", "2.6.0", "O(1)")
+        .history(&[("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`.")])
         .acl(&["keyspace", "write", "fast"]),
     CommandSpec::new("expireat", -3, WRITE | FAST, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], expireat)
         .doc("generic", "Sets the expiration time of a key to a Unix timestamp.", "1.2.0", "O(1)")
+        .history(&[("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`.")])
         .acl(&["keyspace", "write", "fast"]),
     CommandSpec::new("pexpireat", -3, WRITE | FAST, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], pexpireat)
         .doc("generic", "Sets the expiration time of a key to a Unix milliseconds timestamp.", "2.6.0", "O(1)")
+        .history(&[("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`.")])
         .acl(&["keyspace", "write", "fast"]),
     CommandSpec::new("ttl", 2, READONLY | FAST, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], ttl)
         .doc("generic", "Returns the expiration time in seconds of a key.", "1.0.0", "O(1)")
+        .history(&[("2.8.0", "Added the -2 reply.")])
         .acl(&["keyspace", "read", "fast"])
         .tips(&["nondeterministic_output"]),
     CommandSpec::new("pttl", 2, READONLY | FAST, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], pttl)
         .doc("generic", "Returns the expiration time in milliseconds of a key.", "2.6.0", "O(1)")
+        .history(&[("2.8.0", "Added the -2 reply.")])
         .acl(&["keyspace", "read", "fast"])
         .tips(&["nondeterministic_output"]),
     CommandSpec::new("expiretime", 2, READONLY | FAST, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], expiretime)
@@ -87,6 +95,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         .tips(&["request_policy:all_shards", "nondeterministic_output_order"]),
     CommandSpec::new("scan", -2, READONLY | MANUAL_LOCKS, &[], scan)
         .doc("generic", "Iterates over the key names in the database.", "2.8.0", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.")
+        .history(&[("6.0.0", "Added the `TYPE` subcommand.")])
         .acl(&["keyspace", "read", "slow"])
         .tips(&["nondeterministic_output", "request_policy:special", "response_policy:special"]),
     CommandSpec::new("randomkey", 1, READONLY | MANUAL_LOCKS, &[], randomkey)
@@ -99,10 +108,12 @@ pub static COMMANDS: &[CommandSpec] = &[
         .tips(&["request_policy:all_shards", "response_policy:agg_sum"]),
     CommandSpec::new("flushdb", -1, WRITE | MANUAL_LOCKS, &[], flushdb)
         .doc("server", "Remove all keys from the current database.", "1.0.0", "O(N) where N is the number of keys in the selected database")
+        .history(&[("4.0.0", "Added the `ASYNC` flushing mode modifier."), ("6.2.0", "Added the `SYNC` flushing mode modifier.")])
         .acl(&["keyspace", "write", "slow", "dangerous"])
         .tips(&["request_policy:all_shards", "response_policy:all_succeeded"]),
     CommandSpec::new("flushall", -1, WRITE | MANUAL_LOCKS, &[], flushall)
         .doc("server", "Removes all keys from all databases.", "1.0.0", "O(N) where N is the total number of keys in all databases")
+        .history(&[("4.0.0", "Added the `ASYNC` flushing mode modifier."), ("6.2.0", "Added the `SYNC` flushing mode modifier.")])
         .acl(&["keyspace", "write", "slow", "dangerous"])
         .tips(&["request_policy:all_shards", "response_policy:all_succeeded"]),
     CommandSpec::new("swapdb", 3, WRITE | FAST | MANUAL_LOCKS, &[], swapdb)
@@ -862,7 +873,7 @@ fn object_entry<'s>(ctx: &'s mut Ctx<'_, '_>, args: Args<'_>) -> Option<&'s Entr
 }
 
 fn object_encoding(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
-    let Some(enc) = object_entry(ctx, args).map(|e| e.value().encoding()) else { return };
+    let Some(enc) = object_entry(ctx, args).map(|e| e.encoding()) else { return };
     ctx.reply.bulk(enc.as_bytes());
 }
 

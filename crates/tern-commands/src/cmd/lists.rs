@@ -26,21 +26,27 @@ use crate::errors::{self, c_str};
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("lpush", -3, WRITE | DENYOOM | FAST, &[ks(RW | INSERT, index(1), range(0, 1, 0))], lpush)
         .doc("list", "Prepends one or more elements to a list. Creates the key if it doesn't exist.", "1.0.0", "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.")
+        .history(&[("2.4.0", "Accepts multiple `element` arguments.")])
         .acl(&["write", "list", "fast"]),
     CommandSpec::new("rpush", -3, WRITE | DENYOOM | FAST, &[ks(RW | INSERT, index(1), range(0, 1, 0))], rpush)
         .doc("list", "Appends one or more elements to a list. Creates the key if it doesn't exist.", "1.0.0", "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.")
+        .history(&[("2.4.0", "Accepts multiple `element` arguments.")])
         .acl(&["write", "list", "fast"]),
     CommandSpec::new("lpushx", -3, WRITE | DENYOOM | FAST, &[ks(RW | INSERT, index(1), range(0, 1, 0))], lpushx)
         .doc("list", "Prepends one or more elements to a list only when the list exists.", "2.2.0", "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.")
+        .history(&[("4.0.0", "Accepts multiple `element` arguments.")])
         .acl(&["write", "list", "fast"]),
     CommandSpec::new("rpushx", -3, WRITE | DENYOOM | FAST, &[ks(RW | INSERT, index(1), range(0, 1, 0))], rpushx)
         .doc("list", "Appends an element to a list only when the list exists.", "2.2.0", "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.")
+        .history(&[("4.0.0", "Accepts multiple `element` arguments.")])
         .acl(&["write", "list", "fast"]),
     CommandSpec::new("lpop", -2, WRITE | FAST, &[ks(RW | ACCESS | DELETE, index(1), range(0, 1, 0))], lpop)
         .doc("list", "Returns the first elements in a list after removing it. Deletes the list if the last element was popped.", "1.0.0", "O(N) where N is the number of elements returned")
+        .history(&[("6.2.0", "Added the `count` argument.")])
         .acl(&["write", "list", "fast"]),
     CommandSpec::new("rpop", -2, WRITE | FAST, &[ks(RW | ACCESS | DELETE, index(1), range(0, 1, 0))], rpop)
         .doc("list", "Returns and removes the last elements of a list. Deletes the list if the last element was popped.", "1.0.0", "O(N) where N is the number of elements returned")
+        .history(&[("6.2.0", "Added the `count` argument.")])
         .acl(&["write", "list", "fast"]),
     CommandSpec::new("llen", 2, READONLY | FAST, &[ks(RO, index(1), range(0, 1, 0))], llen)
         .doc("list", "Returns the length of a list.", "1.0.0", "O(1)")
@@ -71,21 +77,26 @@ pub static COMMANDS: &[CommandSpec] = &[
         .acl(&["write", "list", "slow"]),
     CommandSpec::new("rpoplpush", 3, WRITE | DENYOOM, &[ks(RW | ACCESS | DELETE, index(1), range(0, 1, 0)), ks(RW | INSERT, index(2), range(0, 1, 0))], rpoplpush)
         .doc("list", "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the last element was popped.", "1.2.0", "O(1)")
+        .deprecated("6.2.0", "`LMOVE` with the `RIGHT` and `LEFT` arguments")
         .acl(&["write", "list", "slow"]),
     CommandSpec::new("lmpop", -4, WRITE, &[ks(RW | ACCESS | DELETE, index(1), keynum(0, 1, 1))], lmpop)
         .doc("list", "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped.", "7.0.0", "O(N+M) where N is the number of provided keys and M is the number of elements returned.")
         .acl(&["write", "list", "slow"]),
     CommandSpec::new("blpop", -3, WRITE | BLOCKING, &[ks(RW | ACCESS | DELETE, index(1), range(-2, 1, 0))], blpop)
         .doc("list", "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", "2.0.0", "O(N) where N is the number of provided keys.")
+        .history(&[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")])
         .acl(&["write", "list", "slow", "blocking"]),
     CommandSpec::new("brpop", -3, WRITE | BLOCKING, &[ks(RW | ACCESS | DELETE, index(1), range(-2, 1, 0))], brpop)
         .doc("list", "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", "2.0.0", "O(N) where N is the number of provided keys.")
+        .history(&[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")])
         .acl(&["write", "list", "slow", "blocking"]),
     CommandSpec::new("blmove", 6, WRITE | DENYOOM | BLOCKING, &[ks(RW | ACCESS | DELETE, index(1), range(0, 1, 0)), ks(RW | INSERT, index(2), range(0, 1, 0))], blmove)
         .doc("list", "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved.", "6.2.0", "O(1)")
         .acl(&["write", "list", "slow", "blocking"]),
     CommandSpec::new("brpoplpush", 4, WRITE | DENYOOM | BLOCKING, &[ks(RW | ACCESS | DELETE, index(1), range(0, 1, 0)), ks(RW | INSERT, index(2), range(0, 1, 0))], brpoplpush)
         .doc("list", "Pops an element from a list, pushes it to another list and returns it. Block until an element is available otherwise. Deletes the list if the last element was popped.", "2.2.0", "O(1)")
+        .deprecated("6.2.0", "`BLMOVE` with the `RIGHT` and `LEFT` arguments")
+        .history(&[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")])
         .acl(&["write", "list", "slow", "blocking"]),
     CommandSpec::new("blmpop", -5, WRITE | BLOCKING, &[ks(RW | ACCESS | DELETE, index(2), keynum(0, 1, 1))], blmpop)
         .doc("list", "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", "7.0.0", "O(N+M) where N is the number of provided keys and M is the number of elements returned.")

@@ -43,6 +43,7 @@ pub mod command;
 pub mod commandlog;
 pub mod config;
 pub mod connection;
+pub mod docargs;
 pub mod hashes;
 pub mod hll;
 pub mod info;

@@ -16,7 +16,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         "Synchronously saves the database(s) to disk and shuts down the Redis server.",
         "1.0.0",
         "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)",
-    ),
+    )
+        .history(&[("7.0.0", "Added the `NOW`, `FORCE` and `ABORT` modifiers.")]),
 ];
 
 /// Sends Redis's help reply: the title line, then the lines as status

@@ -25,9 +25,11 @@ use crate::errors;
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("sadd", -3, WRITE | DENYOOM | FAST, &[ks(RW | INSERT, index(1), range(0, 1, 0))], sadd)
         .doc("set", "Adds one or more members to a set. Creates the key if it doesn't exist.", "1.0.0", "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.")
+        .history(&[("2.4.0", "Accepts multiple `member` arguments.")])
         .acl(&["write", "set", "fast"]),
     CommandSpec::new("srem", -3, WRITE | FAST, &[ks(RW | DELETE, index(1), range(0, 1, 0))], srem)
         .doc("set", "Removes one or more members from a set. Deletes the set if the last member was removed.", "1.0.0", "O(N) where N is the number of members to be removed.")
+        .history(&[("2.4.0", "Accepts multiple `member` arguments.")])
         .acl(&["write", "set", "fast"]),
     CommandSpec::new("scard", 2, READONLY | FAST, &[ks(RO, index(1), range(0, 1, 0))], scard)
         .doc("set", "Returns the number of members in a set.", "1.0.0", "O(1)")
@@ -44,10 +46,12 @@ pub static COMMANDS: &[CommandSpec] = &[
         .tips(&["nondeterministic_output_order"]),
     CommandSpec::new("srandmember", -2, READONLY, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], srandmember)
         .doc("set", "Get one or multiple random members from a set", "1.0.0", "Without the count argument O(1), otherwise O(N) where N is the absolute value of the passed count.")
+        .history(&[("2.6.0", "Added the optional `count` argument.")])
         .acl(&["read", "set", "slow"])
         .tips(&["nondeterministic_output"]),
     CommandSpec::new("spop", -2, WRITE | FAST, &[ks(RW | ACCESS | DELETE, index(1), range(0, 1, 0))], spop)
         .doc("set", "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped.", "1.0.0", "Without the count argument O(1), otherwise O(N) where N is the value of the passed count.")
+        .history(&[("3.2.0", "Added the `count` argument.")])
         .acl(&["write", "set", "fast"])
         .tips(&["nondeterministic_output"]),
     CommandSpec::new("smove", 4, WRITE | FAST, &[ks(RW | ACCESS | DELETE, index(1), range(0, 1, 0)), ks(RW | INSERT, index(2), range(0, 1, 0))], smove)

@@ -1,9 +1,11 @@
 //! String commands: GET, SET and the rest of Redis's string family.
 //!
-//! Values keep the encoding Redis would give them, since OBJECT ENCODING
-//! shows it: a whole write of a canonical integer is `int`, of up to 44
-//! bytes `embstr`, else `raw`; APPEND and SETRANGE leave a `raw` buffer that
-//! grows in place; INCR* store `int`; INCRBYFLOAT stores its text.
+//! Values keep the encoding Redis 8.4 would give them, since OBJECT
+//! ENCODING shows it: a whole write of a canonical integer is `int`, of
+//! bytes `embstr` while key and value together are at most 41 bytes
+//! (`tern_store::embeds`), else `raw`; APPEND and SETRANGE leave a `raw`
+//! buffer that grows in place; INCR* store `int`; INCRBYFLOAT stores its
+//! text.
 //!
 //! Every reader goes through [`string_of`] so that the WRONGTYPE path exists
 //! for each command before the other types do.

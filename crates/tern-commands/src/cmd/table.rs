@@ -11,6 +11,7 @@ use std::collections::HashMap;
 
 use tern_resp::Args;
 
+use super::docargs::{self, Arg};
 use super::keyspec::{CommandKeys, Key, KeyFlags, KeySpec, Keys, Legacy, LoneRange};
 use super::Handler;
 
@@ -122,6 +123,8 @@ pub struct Cmd {
     pub fullname: String,
     pub parent: Option<usize>,
     pub subs: HashMap<Vec<u8>, usize>,
+    /// COMMAND DOCS's `arguments` (`docargs.rs`).
+    pub args: &'static [Arg],
 }
 
 impl Cmd {
@@ -185,7 +188,8 @@ impl CommandTable {
         let legacy = Legacy::of(spec.keys);
         let flags = spec.flags | if legacy.movable { flags::MOVABLE_KEYS } else { 0 };
         let lone = LoneRange::of(spec.keys);
-        self.cmds.push(Cmd { spec, flags, legacy, lone, id, fullname, parent, subs: HashMap::new() });
+        let args = docargs::args_of(&fullname);
+        self.cmds.push(Cmd { spec, flags, legacy, lone, id, fullname, parent, subs: HashMap::new(), args });
         for sub in spec.subcommands {
             let sid = self.add(sub, Some(id), format!("{}|{}", spec.name, sub.name));
             self.cmds[id].subs.insert(sub.name.as_bytes().to_vec(), sid);

@@ -1,5 +1,5 @@
-//! What memcached's debugging tools walk: `stats cachedump`, the LRU
-//! crawler's `lru_crawler metadump` (and its `crawl`, `tocrawl`, `sleep`,
+//! What memcached's debugging tools walk: `stats cachedump`, `stats
+//! sizes`, the LRU crawler's `lru_crawler metadump` (and its `crawl`, `tocrawl`, `sleep`,
 //! `enable`, `disable`), and `cache_memlimit`.
 //!
 //! Tern has neither slabs nor per-class LRUs: an item's class is the one
@@ -106,6 +106,34 @@ impl Exec<'_> {
             true
         });
         self.out.extend_from_slice(&text);
+        reply::status(self.out, Status::End);
+    }
+
+    /// `stats sizes`: once `stats sizes_enable` turned it on, how many items
+    /// stored since fall in each 32-byte step of memcached's item size
+    /// (`STAT <size> <count>`, up to the step of the largest item); else
+    /// memcached's `sizes_status disabled`. memcached counts items as it
+    /// links and unlinks them; this counts the live ones when asked, so a
+    /// flushed item that memcached would still count until it is next
+    /// looked at is not counted here.
+    pub(super) fn stats_sizes(&mut self) {
+        let min = self.sh.sizes_cas_min.load(Ordering::Relaxed);
+        if min == 0 {
+            reply::stat(self.out, "sizes_status", "disabled");
+            return reply::status(self.out, Status::End);
+        }
+        let buckets = self.sh.max_item_size() / 32 + 1;
+        let mut hist = std::collections::BTreeMap::<usize, u64>::new();
+        self.each_item(|it| {
+            let bucket = it.size.div_ceil(32);
+            if it.cas >= min && bucket < buckets {
+                *hist.entry(bucket).or_default() += 1;
+            }
+            true
+        });
+        for (bucket, n) in hist {
+            reply::stat(self.out, &(bucket * 32).to_string(), n);
+        }
         reply::status(self.out, Status::End);
     }
 

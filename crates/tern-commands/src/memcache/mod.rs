@@ -90,6 +90,9 @@ pub struct Shared {
     pub max_item_size: AtomicUsize,
     /// `lru_crawler disable` (the crawler starts enabled, as memcached's).
     pub crawler_disabled: AtomicBool,
+    /// `stats sizes_enable`: the first CAS id of the items `stats sizes`
+    /// counts, as memcached counts only items stored since (0: disabled).
+    pub sizes_cas_min: AtomicU64,
     /// `stats detail`.
     pub detail: detail::Detail,
 }
@@ -108,6 +111,11 @@ impl Shared {
 
     fn next_cas(&self) -> u64 {
         self.cas.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// The last CAS id handed out (0: none yet).
+    fn cas_now(&self) -> u64 {
+        self.cas.load(Ordering::Relaxed)
     }
 }
 

@@ -1,5 +1,6 @@
-//! `stats` and its sub-listings (`settings`, `items`, `slabs`, `sizes`,
-//! `reset`; `cachedump` is in dump.rs),
+//! `stats` and its sub-listings (`settings`, `items`, `slabs`, `sizes`
+//! with `sizes_enable` / `sizes_disable`, `reset`; `cachedump` and the
+//! `sizes` histogram are in dump.rs),
 //! over the counters in [`Shared`] (shared atomics, bumped with relaxed
 //! ordering) and the keyspace's database 0.
 
@@ -139,9 +140,20 @@ impl Exec<'_> {
             }
             Some(b"cachedump") => return self.cachedump(&args[1..]),
             Some(b"detail") => return self.stats_detail(args.get(1).copied()),
-            // Item size histograms are memcached's `-o track_sizes`, off
-            // unless started with it.
-            Some(b"sizes") => stat(out, "sizes_status", &"disabled"),
+            Some(b"sizes") => return self.stats_sizes(),
+            // As memcached, these answer their status line without END.
+            Some(b"sizes_enable") => {
+                // Items get CAS ids above the counter's current value.
+                let next = sh.cas_now() + 1;
+                let _ = sh.sizes_cas_min.compare_exchange(0, next, Ordering::Relaxed, Ordering::Relaxed);
+                stat(out, "sizes_status", &"enabled");
+                return;
+            }
+            Some(b"sizes_disable") => {
+                sh.sizes_cas_min.store(0, Ordering::Relaxed);
+                stat(out, "sizes_status", &"disabled");
+                return;
+            }
             Some(_) => {
                 reply::line(out, e::ERROR);
                 return;
