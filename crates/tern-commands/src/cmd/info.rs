@@ -196,8 +196,8 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 let (mut max_in, mut max_out, mut pubsub, mut watching) = (0, 0, 0, 0);
                 for c in srv.clients.lock().values() {
                     let r = Ordering::Relaxed;
-                    max_in = max_in.max(c.qbuf.load(r));
-                    max_out = max_out.max(c.omem.load(r));
+                    max_in = max_in.max(c.buffers.qbuf.load(r));
+                    max_out = max_out.max(c.buffers.omem.load(r));
                     pubsub += usize::from(c.has_flag(crate::client::flags::PUBSUB));
                     watching += usize::from(c.watch_count.load(r) > 0);
                 }
