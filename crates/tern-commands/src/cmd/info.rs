@@ -228,6 +228,9 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("allocator_allocated", allocated);
                 s.kv("allocator_active", active);
                 s.kv("allocator_resident", resident);
+                // Everything Tern holds counts toward `maxmemory` (it has
+                // no AOF or replication buffers to leave out).
+                s.kv("mem_not_counted_for_evict", 0);
                 s.kv("mem_clients_normal", clients);
                 s.kv("total_system_memory", sys);
                 s.kv("total_system_memory_human", human(sys));
@@ -245,6 +248,7 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("mem_fragmentation_bytes", rss as i64 - used as i64);
                 s.kv("mem_allocator", "jemalloc-5.3.0");
                 s.kv("lazyfree_pending_objects", ctx.ks.lazyfree.pending());
+                s.kv("lazyfreed_objects", ctx.ks.lazyfree.freed());
             }
             "persistence" => {
                 // Tern keeps no data on disk: nothing is loading or saving.
