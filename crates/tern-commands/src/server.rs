@@ -153,6 +153,12 @@ impl Pause {
 pub struct GlobalStats {
     pub expired_stale_perc: AtomicU64,
     pub active_expired: AtomicU64,
+    /// Active expire cycles that stopped at their time budget with keys
+    /// still expiring (INFO `expired_time_cap_reached_count`).
+    pub expire_cycle_capped: AtomicU64,
+    /// Time spent in active expire cycles, µs (INFO
+    /// `expire_cycle_cpu_milliseconds`).
+    pub expire_cycle_us: AtomicU64,
 }
 
 pub struct Server {

@@ -76,11 +76,16 @@ fn cron(srv: &Server) {
             srv.global.active_expired.fetch_add(removed as u64, Ordering::Relaxed);
             visited += 16;
             // Keep going while there is work and time; a full quiet pass ends it.
-            if start.elapsed() >= budget || (removed == 0 && visited >= total) {
+            if removed == 0 && visited >= total {
+                break;
+            }
+            if start.elapsed() >= budget {
+                srv.global.expire_cycle_capped.fetch_add(1, Ordering::Relaxed);
                 break;
             }
         }
         let took = start.elapsed();
+        srv.global.expire_cycle_us.fetch_add(took.as_micros() as u64, Ordering::Relaxed);
         srv.latency_events.note(srv.settings.latency_monitor_threshold(), "expire-cycle", now_ms(), took.as_millis() as u64);
         // Over `maxmemory` with no writes coming (the limit was lowered,
         // or commands' shares fell short): evict in the rest of the

@@ -185,6 +185,8 @@ fn config_resetstat(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
     srv.latency.reset();
     srv.global.active_expired.store(0, Ordering::Relaxed);
     srv.global.expired_stale_perc.store(0, Ordering::Relaxed);
+    srv.global.expire_cycle_capped.store(0, Ordering::Relaxed);
+    srv.global.expire_cycle_us.store(0, Ordering::Relaxed);
     for gid in 0..srv.ks.total_shards() as u32 {
         ctx.locks.acquire([gid]);
         ctx.locks.shard(gid).expired = 0;

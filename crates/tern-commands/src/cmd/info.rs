@@ -285,6 +285,8 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("expired_keys", shard_expired);
                 s.kv("expired_subkeys", expired_fields);
                 s.kv("expired_stale_perc", format!("{:.2}", srv.global.expired_stale_perc.load(Ordering::Relaxed) as f64 / 100.0));
+                s.kv("expired_time_cap_reached_count", srv.global.expire_cycle_capped.load(Ordering::Relaxed));
+                s.kv("expire_cycle_cpu_milliseconds", srv.global.expire_cycle_us.load(Ordering::Relaxed) / 1000);
                 s.kv("evicted_keys", counts.evicted);
                 s.kv("evicted_clients", srv.sum(|w| w.evicted_clients.get()));
                 s.kv("keyspace_hits", srv.sum(|w| w.keyspace_hits.get()));
