@@ -2443,6 +2443,39 @@ CASES8 = [
         COMMAND GETKEYS MSETEX 2 a 1 b
         COMMAND GETKEYS MSETEX 5 a 1
     """),
+    # LATENCY DOCTOR's reports without events (the monitor off, then on
+    # with a threshold nothing here reaches), GRAPH's errors, HELP.
+    ("latency-doctor-graph", r"""
+        CONFIG SET latency-monitor-threshold 0
+        LATENCY RESET
+        LATENCY DOCTOR
+        LATENCY GRAPH command
+        LATENCY GRAPH Nosuch
+        LATENCY GRAPH
+        LATENCY GRAPH a b
+        LATENCY DOCTOR x
+        CONFIG SET latency-monitor-threshold 10000
+        LATENCY DOCTOR
+        LATENCY RESET
+        CONFIG SET latency-monitor-threshold 0
+        LATENCY HELP
+    """),
+    # CLIENT PAUSE's argument errors (a pause with timeout 0 ends at once).
+    ("client-pause-errors", r"""
+        CLIENT PAUSE 10 foo
+        CLIENT PAUSE abc foo
+        CLIENT PAUSE abc
+        CLIENT PAUSE 1.5 WRITE
+        CLIENT PAUSE -1
+        CLIENT PAUSE 9223372036854775807
+        CLIENT PAUSE 9223372036854775808
+        CLIENT PAUSE 10 write x
+        CLIENT PAUSE
+        CLIENT UNPAUSE x
+        CLIENT UNPAUSE
+        CLIENT PAUSE 0 WRITE
+        CLIENT UNPAUSE
+    """),
 ]
 
 

@@ -30,6 +30,14 @@ pub struct MultiState {
     pub failed: bool,
 }
 
+impl MultiState {
+    /// Bytes the queue holds (CLIENT LIST `multi-mem`): the arguments and
+    /// a command entry each, without walking the entries.
+    pub fn mem(&self) -> usize {
+        self.data.len() + self.cmds.len() * std::mem::size_of::<(usize, Vec<(usize, usize)>)>()
+    }
+}
+
 /// What a blocked client waits with: its command, copied out of the read
 /// buffer, the keys it is queued on, and when it gives up.
 #[derive(Debug)]
@@ -109,7 +117,38 @@ pub mod flags {
     pub const BLOCKED: u32 = 64;
     /// Receiving MONITOR's lines (CLIENT LIST `O`).
     pub const MONITOR: u32 = 128;
+    /// Its next command waits for CLIENT PAUSE to end (CLIENT LIST `b`,
+    /// as Redis shows a postponed client).
+    pub const PAUSED: u32 = 256;
 }
+
+/// A connection's buffers as its worker last published them, for CLIENT
+/// LIST and INFO read from other threads. The owner stores them when it
+/// accounts the connection's memory (once per batch of requests, not per
+/// command); they sit on their own cache line so those stores do not
+/// disturb readers of the rest of [`ClientShared`].
+#[derive(Debug, Default)]
+#[repr(C, align(64))]
+pub struct BufferGauges {
+    /// Received request bytes not executed yet (`qbuf`).
+    pub qbuf: AtomicUsize,
+    /// Free room of the read buffer after them (`qbuf-free`).
+    pub qbuf_free: AtomicUsize,
+    /// Size of the reply buffer (`rbs`).
+    pub rbs: AtomicUsize,
+    /// Unsent reply bytes held in the reply buffer (`obl`).
+    pub obl: AtomicUsize,
+    /// Unsent stored values referenced by the reply (`oll`: Redis's reply
+    /// list nodes, which hold what does not fit the buffer).
+    pub oll: AtomicUsize,
+    /// Every unsent reply byte, referenced values included (`omem`, what
+    /// the output buffer limits measure).
+    pub omem: AtomicUsize,
+    /// Bytes of the arguments MULTI has queued (`multi-mem`).
+    pub multi_mem: AtomicUsize,
+}
+
+const _: () = assert!(std::mem::align_of::<BufferGauges>() == 64 && std::mem::size_of::<BufferGauges>() == 64);
 
 /// The part of a client other threads may read. Every field is written only
 /// by the owning worker (or, for `kill`, set by anyone and acted on by it).
@@ -131,8 +170,7 @@ pub struct ClientShared {
     pub last_cmd: AtomicUsize,
     pub resp: AtomicU8,
     pub flags: AtomicU64,
-    pub qbuf: AtomicUsize,
-    pub omem: AtomicUsize,
+    pub buffers: BufferGauges,
     pub multi_len: AtomicUsize,
     pub kill: AtomicBool,
     /// Keys WATCHed (CLIENT LIST `watch=`).
@@ -161,8 +199,7 @@ impl ClientShared {
             last_cmd: AtomicUsize::new(usize::MAX),
             resp: AtomicU8::new(2),
             flags: AtomicU64::new(0),
-            qbuf: AtomicUsize::new(0),
-            omem: AtomicUsize::new(0),
+            buffers: BufferGauges::default(),
             multi_len: AtomicUsize::new(0),
             kill: AtomicBool::new(false),
             watch_count: AtomicUsize::new(0),

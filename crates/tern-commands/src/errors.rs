@@ -19,6 +19,8 @@ pub const LPOS_COUNT_NEGATIVE: &str = "ERR COUNT can't be negative";
 pub const LPOS_MAXLEN_NEGATIVE: &str = "ERR MAXLEN can't be negative";
 pub const TIMEOUT_NOT_FLOAT: &str = "ERR timeout is not a float or out of range";
 pub const TIMEOUT_NEGATIVE: &str = "ERR timeout is negative";
+pub const TIMEOUT_NOT_INTEGER: &str = "ERR timeout is not an integer or out of range";
+pub const PAUSE_MODE: &str = "ERR CLIENT PAUSE mode must be WRITE or ALL";
 pub const TIMEOUT_OUT_OF_RANGE: &str = "ERR timeout is out of range";
 pub const UNBLOCK_REASON: &str = "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR";
 /// The reply of a client unblocked by CLIENT UNBLOCK ... ERROR.
@@ -204,6 +206,11 @@ pub fn with_arg(prefix: &str, arg: &[u8], suffix: &str) -> Vec<u8> {
     m.extend_from_slice(arg);
     m.extend_from_slice(suffix.as_bytes());
     m
+}
+
+/// LATENCY GRAPH of an event that has no samples.
+pub fn no_latency_samples(event: &[u8]) -> Vec<u8> {
+    with_arg("ERR No samples available for event '", event, "'")
 }
 
 /// CONFIG SET naming no directive Tern knows.

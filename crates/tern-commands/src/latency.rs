@@ -229,20 +229,254 @@ impl LatencyMonitor {
 
     /// An event's samples, oldest first (none for an unknown event).
     pub fn history(&self, event: &[u8]) -> Vec<Sample> {
-        self.0.lock().iter().find(|(e, _)| e.as_bytes() == event).map(|(_, s)| s.samples.iter().copied().collect()).unwrap_or_default()
+        self.event(event).map(|e| e.samples).unwrap_or_default()
     }
 
-    /// Forgets the named events (all when none are named); returns how
-    /// many had samples.
+    /// The event named `event` exactly (HISTORY and GRAPH compare case
+    /// and all, as Redis does), if it has samples.
+    pub fn event(&self, event: &[u8]) -> Option<Event> {
+        self.0.lock().iter().find(|(e, _)| e.as_bytes() == event).map(|(e, s)| Event::of(e, s))
+    }
+
+    /// Every event, by name.
+    pub fn events(&self) -> Vec<Event> {
+        self.0.lock().iter().map(|(e, s)| Event::of(e, s)).collect()
+    }
+
+    /// Forgets the named events (all when none are named), names compared
+    /// without case as Redis's RESET does; returns how many had samples.
     pub fn reset(&self, events: &[&[u8]]) -> usize {
         let mut all = self.0.lock();
         let before = all.len();
         if events.is_empty() {
             all.clear();
         } else {
-            all.retain(|e, _| !events.contains(&e.as_bytes()));
+            all.retain(|e, _| !events.iter().any(|n| n.eq_ignore_ascii_case(e.as_bytes())));
         }
         before - all.len()
+    }
+}
+
+/// One event of the monitor as LATENCY DOCTOR and GRAPH read it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Event {
+    pub name: &'static str,
+    /// Oldest first.
+    pub samples: Vec<Sample>,
+    /// The worst sample ever, also of samples no longer kept.
+    pub max: u64,
+}
+
+impl Event {
+    fn of(name: &'static str, s: &Series) -> Event {
+        Event { name, samples: s.samples.iter().copied().collect(), max: s.max }
+    }
+
+    /// (count, average, mean absolute deviation from the average, seconds
+    /// since the oldest sample, at least 1), all in whole units as Redis's
+    /// `analyzeLatencyForEvent` computes them.
+    fn analyze(&self, now_s: u64) -> (u64, u64, u64, u64) {
+        let n = self.samples.len() as u64;
+        if n == 0 {
+            return (0, 0, 0, 0);
+        }
+        let avg = self.samples.iter().map(|s| s.ms).sum::<u64>() / n;
+        let mad = self.samples.iter().map(|s| s.ms.abs_diff(avg)).sum::<u64>() / n;
+        let oldest = self.samples.iter().map(|s| s.time_s).min().unwrap_or(now_s);
+        (n, avg, mad, now_s.saturating_sub(oldest).max(1))
+    }
+}
+
+/// What LATENCY DOCTOR's advice depends on besides the events.
+#[derive(Clone, Copy, Debug)]
+pub struct DoctorSettings {
+    /// `latency-monitor-threshold` (ms).
+    pub threshold: i64,
+    /// `slowlog-log-slower-than` (µs; negative: off).
+    pub slowlog_slower_than: i64,
+    pub hz: u32,
+    /// The process has transparent huge pages (smaps' AnonHugePages).
+    pub anon_huge_pages: bool,
+}
+
+/// The pieces of advice LATENCY DOCTOR may give for Tern's events, in the
+/// order Redis 8.4 prints them.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+enum Advice {
+    SlowlogEnable,
+    SlowlogTune,
+    SlowlogInspect,
+    Scheduler,
+    Hz,
+    LargeObjects,
+    MassEviction,
+    DisableThp,
+}
+
+/// LATENCY DOCTOR's report, worded as Redis 8.4's (`events` in the order
+/// they are reported, `now_s` the current Unix time).
+pub fn doctor(events: &[Event], now_s: u64, cfg: &DoctorSettings) -> String {
+    use std::fmt::Write as _;
+    if events.is_empty() && cfg.threshold == 0 {
+        return "I'm sorry, Dave, I can't do that. Latency monitoring is disabled in this Redis instance. You may use \"CONFIG SET latency-monitor-threshold <milliseconds>.\" in order to enable it. If we weren't in a deep space mission I'd suggest to take a look at https://redis.io/docs/latest/operate/oss_and_stack/management/optimization/latency-monitor.\n".to_string();
+    }
+    let mut out = String::new();
+    let mut advice = std::collections::BTreeSet::new();
+    // Redis counts a piece of advice each time an event calls for it, and
+    // counts the `hz` one even when `hz` is already high enough to print
+    // nothing: only whether the count is zero shows.
+    let mut advices = 0;
+    for (i, e) in events.iter().enumerate() {
+        if i == 0 {
+            out.push_str("Dave, I have observed latency spikes in this Redis instance. You don't mind talking about it, do you Dave?\n\n");
+        }
+        let (n, avg, mad, period) = e.analyze(now_s);
+        let _ = write!(
+            out,
+            "{}. {}: {} latency spikes (average {}ms, mean deviation {}ms, period {:.2} sec). Worst all time event {}ms.",
+            i + 1,
+            e.name,
+            n,
+            avg,
+            mad,
+            period as f64 / n.max(1) as f64,
+            e.max
+        );
+        let wanted: &[Advice] = match e.name {
+            "command" => {
+                if cfg.slowlog_slower_than < 0 {
+                    advice.insert(Advice::SlowlogEnable);
+                    advices += 1;
+                } else if cfg.slowlog_slower_than / 1000 > cfg.threshold {
+                    advice.insert(Advice::SlowlogTune);
+                    advices += 1;
+                }
+                &[Advice::SlowlogInspect, Advice::LargeObjects]
+            }
+            "fast-command" => &[Advice::Scheduler],
+            "expire-cycle" => &[Advice::Hz, Advice::LargeObjects],
+            "eviction-cycle" => &[Advice::MassEviction],
+            _ => &[],
+        };
+        advice.extend(wanted.iter().copied());
+        advices += wanted.len();
+        out.push('\n');
+    }
+    if cfg.anon_huge_pages {
+        advice.insert(Advice::DisableThp);
+        advices += 1;
+    }
+    if events.is_empty() && advices == 0 {
+        out.push_str("Dave, no latency spike was observed during the lifetime of this Redis instance, not in the slightest bit. I honestly think you ought to sit down calmly, take a stress pill, and think things over.\n");
+        return out;
+    }
+    if advices == 0 {
+        out.push_str("\nWhile there are latency events logged, I'm not able to suggest any easy fix. Please use the Redis community to get some help, providing this report in your help request.\n");
+        return out;
+    }
+    out.push_str("\nI have a few advices for you:\n\n");
+    let suggested = cfg.threshold.max(0) as u64 * 1000;
+    for a in advice {
+        match a {
+            Advice::SlowlogEnable => {
+                let _ = writeln!(out, "- There are latency issues with potentially slow commands you are using. Try to enable the Slow Log Redis feature using the command 'CONFIG SET slowlog-log-slower-than {suggested}'. If the Slow log is disabled Redis is not able to log slow commands execution for you.");
+            }
+            Advice::SlowlogTune => {
+                let _ = writeln!(out, "- Your current Slow Log configuration only logs events that are slower than your configured latency monitor threshold. Please use 'CONFIG SET slowlog-log-slower-than {suggested}'.");
+            }
+            Advice::SlowlogInspect => out.push_str("- Check your Slow Log to understand what are the commands you are running which are too slow to execute. Please check https://redis.io/commands/slowlog for more information.\n"),
+            Advice::Scheduler => out.push_str(
+                "- The system is slow to execute Redis code paths not containing system calls. This usually means the system does not provide Redis CPU time to run for long periods. You should try to:\n\
+                 \x20 1) Lower the system load.\n\
+                 \x20 2) Use a computer / VM just for Redis if you are running other software in the same system.\n\
+                 \x20 3) Check if you have a \"noisy neighbour\" problem.\n\
+                 \x20 4) Check with 'redis-cli --intrinsic-latency 100' what is the intrinsic latency in your system.\n\
+                 \x20 5) Check if the problem is allocator-related by recompiling Redis with MALLOC=libc, if you are using Jemalloc. However this may create fragmentation problems.\n",
+            ),
+            Advice::Hz if cfg.hz < 100 => out.push_str("- In order to make the Redis keys expiring process more incremental, try to set the 'hz' configuration parameter to 100 using 'CONFIG SET hz 100'.\n"),
+            Advice::Hz => {}
+            Advice::LargeObjects => out.push_str("- Deleting, expiring or evicting (because of maxmemory policy) large objects is a blocking operation. If you have very large objects that are often deleted, expired, or evicted, try to fragment those objects into multiple smaller objects.\n"),
+            Advice::MassEviction => out.push_str("- Sudden changes to the 'maxmemory' setting via 'CONFIG SET', or allocation of large objects via sets or sorted sets intersections, STORE option of SORT, Redis Cluster large keys migrations (RESTORE command), may create sudden memory pressure forcing the server to block trying to evict keys. \n"),
+            Advice::DisableThp => out.push_str("- I detected a non zero amount of anonymous huge pages used by your process. This creates very serious latency events in different conditions, especially when Redis is persisting on disk. To disable THP support use the command 'echo never > /sys/kernel/mm/transparent_hugepage/enabled', make sure to also add it into /etc/rc.local so that the command will be executed again after a reboot. Note that even if you have already disabled THP, you still need to restart the Redis process to get rid of the huge pages already created.\n"),
+        }
+    }
+    out
+}
+
+/// Columns of LATENCY GRAPH's plot; a longer history wraps.
+const GRAPH_COLS: usize = 80;
+/// Rows of the plot (each of three levels: `_`, `o`, `#`; `|` below).
+const GRAPH_ROWS: usize = 4;
+const GRAPH_LEVELS: &[u8] = b"_o#";
+
+/// LATENCY GRAPH's text for `e`: a title line, a rule, and the samples as
+/// Redis's filled sparkline, each column labelled with how long ago
+/// (`12s`, `5m`, `3h`, `2d`) written downwards below a blank row.
+pub fn graph(e: &Event, now_s: u64) -> String {
+    let lo = e.samples.iter().map(|s| s.ms).min().unwrap_or(0);
+    let hi = e.samples.iter().map(|s| s.ms).max().unwrap_or(0);
+    let mut out = format!("{} - high {} ms, low {} ms (all time high {} ms)\n", e.name, hi, lo, e.max);
+    out.push_str(&"-".repeat(GRAPH_COLS));
+    out.push('\n');
+    let labels: Vec<String> = e
+        .samples
+        .iter()
+        .map(|s| {
+            let ago = now_s as i64 - s.time_s as i64;
+            match ago {
+                a if a < 60 => format!("{a}s"),
+                a if a < 3600 => format!("{}m", a / 60),
+                a if a < 86_400 => format!("{}h", a / 3600),
+                a => format!("{}d", a / 86_400),
+            }
+        })
+        .collect();
+    let values: Vec<u64> = e.samples.iter().map(|s| s.ms).collect();
+    for (i, (vals, labs)) in values.chunks(GRAPH_COLS).zip(labels.chunks(GRAPH_COLS)).enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        plot(&mut out, vals, labs, lo as f64, hi as f64);
+    }
+    out
+}
+
+/// One block of up to [`GRAPH_COLS`] columns of [`graph`], scaled to the
+/// whole history's `lo..hi`.
+fn plot(out: &mut String, vals: &[u64], labels: &[String], lo: f64, hi: f64) {
+    let levels = GRAPH_LEVELS.len();
+    let steps = (levels * GRAPH_ROWS) as i64;
+    let span = if hi - lo == 0.0 { 1.0 } else { hi - lo };
+    // Redis truncates the scaled value before dividing by the span.
+    let step_of = |v: u64| ((((v as f64 - lo) * steps as f64) as i64 as f64 / span) as i64).clamp(0, steps - 1);
+    let labelled = labels.iter().any(|l| !l.is_empty());
+    let mut line = vec![b' '; vals.len()];
+    for row in 0.. {
+        line.fill(b' ');
+        let mut more = false;
+        for (j, (&v, label)) in vals.iter().zip(labels).enumerate() {
+            if row < GRAPH_ROWS {
+                more = true;
+                let level = step_of(v) - ((GRAPH_ROWS - row - 1) * levels) as i64;
+                if (0..levels as i64).contains(&level) {
+                    line[j] = GRAPH_LEVELS[level as usize];
+                } else if level >= levels as i64 {
+                    line[j] = b'|';
+                }
+            } else if labelled && row == GRAPH_ROWS {
+                // A blank row between the plot and the labels.
+                more = true;
+                break;
+            } else if let Some(&c) = (row - GRAPH_ROWS).checked_sub(1).and_then(|k| label.as_bytes().get(k)) {
+                more = true;
+                line[j] = c;
+            }
+        }
+        if !more {
+            break;
+        }
+        out.push_str(&String::from_utf8_lossy(&line));
+        out.push('\n');
     }
 }
 
@@ -311,5 +545,72 @@ mod tests {
         assert_eq!(m.reset(&[b"command", b"nosuch"]), 1);
         assert_eq!(m.reset(&[]), 1);
         assert!(m.latest().is_empty());
+    }
+
+    /// Five `command` samples and what redis-server 8.4 answered for them
+    /// (LATENCY GRAPH and DOCTOR at Unix time 1795649831).
+    fn five_samples() -> Event {
+        let samples = [(1795649821, 27), (1795649824, 131), (1795649825, 77), (1795649828, 339), (1795649830, 15)];
+        Event { name: "command", samples: samples.iter().map(|&(time_s, ms)| Sample { time_s, ms }).collect(), max: 339 }
+    }
+
+    #[test]
+    fn graph_as_redis_draws_it() {
+        let want = "command - high 339 ms, low 15 ms (all time high 339 ms)\n".to_string()
+            + &"-".repeat(80)
+            + "\n   # \n   | \n o | \n_|#|_\n     \n17631\n0ssss\ns    \n";
+        assert_eq!(graph(&five_samples(), 1795649831), want);
+        // One sample: the lowest level, labelled "0s".
+        let one = Event { name: "command", samples: vec![Sample { time_s: 100, ms: 158 }], max: 158 };
+        let want = "command - high 158 ms, low 158 ms (all time high 158 ms)\n".to_string() + &"-".repeat(80) + "\n \n \n \n_\n \n0\ns\n";
+        assert_eq!(graph(&one, 100), want);
+        // Minutes, hours and days ago; more than 80 samples wrap.
+        let many = Event { name: "x", samples: (0..100).map(|i| Sample { time_s: 1_000_000 + i, ms: i }).collect(), max: 99 };
+        let g = graph(&many, 1_000_000 + 100 + 2 * 86_400);
+        let rows_of = |c: char, n: usize| g.lines().filter(|l| l.len() == n && l.chars().all(|x| x == c)).count();
+        assert_eq!((rows_of('2', 80), rows_of('d', 80), rows_of('2', 20), rows_of('d', 20)), (1, 1, 1, 1), "{g}");
+        assert_eq!(g.matches("\n\n").count(), 1, "one blank line between the two blocks: {g}");
+        let ago = |s: u64| graph(&Event { name: "x", samples: vec![Sample { time_s: 0, ms: 1 }], max: 1 }, s);
+        assert!(ago(59).ends_with("\n5\n9\ns\n") && ago(120).ends_with("\n2\nm\n") && ago(7200).ends_with("\n2\nh\n"));
+    }
+
+    #[test]
+    fn doctor_as_redis_words_it() {
+        let cfg = DoctorSettings { threshold: 1, slowlog_slower_than: 10_000, hz: 10, anon_huge_pages: false };
+        let want = "Dave, I have observed latency spikes in this Redis instance. You don't mind talking about it, do you Dave?\n\n\
+1. command: 5 latency spikes (average 117ms, mean deviation 93ms, period 2.00 sec). Worst all time event 339ms.\n\n\
+I have a few advices for you:\n\n\
+- Your current Slow Log configuration only logs events that are slower than your configured latency monitor threshold. Please use 'CONFIG SET slowlog-log-slower-than 1000'.\n\
+- Check your Slow Log to understand what are the commands you are running which are too slow to execute. Please check https://redis.io/commands/slowlog for more information.\n\
+- Deleting, expiring or evicting (because of maxmemory policy) large objects is a blocking operation. If you have very large objects that are often deleted, expired, or evicted, try to fragment those objects into multiple smaller objects.\n";
+        assert_eq!(doctor(&[five_samples()], 1795649831, &cfg), want);
+        let off = DoctorSettings { threshold: 0, ..cfg };
+        assert!(doctor(&[], 0, &off).starts_with("I'm sorry, Dave, I can't do that."));
+        assert!(doctor(&[], 0, &cfg).starts_with("Dave, no latency spike was observed"));
+        // THP alone is advice, without events.
+        let thp = DoctorSettings { anon_huge_pages: true, ..cfg };
+        let t = doctor(&[], 0, &thp);
+        assert!(t.starts_with("\nI have a few advices for you:\n\n- I detected a non zero amount of anonymous huge pages"), "{t}");
+        // The slow log off, and the other events' advice, in Redis's order;
+        // `hz` is advised only below 100.
+        let slowlog_off = DoctorSettings { slowlog_slower_than: -1, ..cfg };
+        let ev = |name: &'static str| Event { name, samples: vec![Sample { time_s: 10, ms: 4 }], max: 4 };
+        let t = doctor(&[ev("command"), ev("eviction-cycle"), ev("expire-cycle"), ev("fast-command")], 10, &slowlog_off);
+        let order = ["Try to enable the Slow Log", "Check your Slow Log", "code paths not containing system calls", "'hz' configuration", "large objects is a blocking", "Sudden changes to the 'maxmemory'"];
+        let at: Vec<usize> = order.iter().map(|p| t.find(p).unwrap_or_else(|| panic!("{p}: {t}"))).collect();
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "{t}");
+        assert!(t.contains("4. fast-command: 1 latency spikes (average 4ms, mean deviation 0ms, period 1.00 sec). Worst all time event 4ms.\n"));
+        let fast_hz = DoctorSettings { hz: 100, ..cfg };
+        assert!(!doctor(&[ev("expire-cycle")], 10, &fast_hz).contains("'hz'"));
+    }
+
+    #[test]
+    fn events_read_exactly_reset_without_case() {
+        let m = LatencyMonitor::default();
+        m.add("command", 10, 5);
+        assert!(m.event(b"COMMAND").is_none());
+        assert_eq!(m.event(b"command").map(|e| e.max), Some(5));
+        assert_eq!(m.reset(&[b"Command"]), 1);
+        assert!(m.events().is_empty());
     }
 }

@@ -141,7 +141,9 @@ pub fn over_limit(srv: &Server, now: u64) -> u64 {
 /// records going to `fx`. Must be called with no shard lock held.
 pub fn make_room(srv: &Server, now: u64, fx: &Effects) -> Room {
     let need = over_limit(srv, now);
-    if need == 0 {
+    // Nothing is evicted while CLIENT PAUSE is in force, and the command
+    // goes on as if it fitted (Redis's EVICT_OK while paused).
+    if need == 0 || srv.pause.mode_at(now).is_some() {
         return Room::Fits;
     }
     let done = evict(srv, now, need, keys_per_command(srv.settings.maxmemory_eviction_tenacity()), fx);
@@ -166,9 +168,14 @@ pub fn background_evict(srv: &Server, now: u64, max_keys: usize, fx: &Effects) -
     evict(srv, now, need, max_keys, fx).keys
 }
 
+/// One round of eviction; one that took `latency-monitor-threshold` ms or
+/// more is an `eviction-cycle` event of the latency monitor, as in Redis.
 fn evict(srv: &Server, now: u64, need: u64, max_keys: usize, fx: &Effects) -> tern_store::Evicted {
     let cfg = srv.settings.evict_config();
-    srv.ks.evict(&cfg, now, usize::try_from(need).unwrap_or(usize::MAX), max_keys, fx)
+    let started = std::time::Instant::now();
+    let done = srv.ks.evict(&cfg, now, usize::try_from(need).unwrap_or(usize::MAX), max_keys, fx);
+    srv.latency_events.note(srv.settings.latency_monitor_threshold(), "eviction-cycle", now, started.elapsed().as_millis() as u64);
+    done
 }
 
 #[cfg(test)]

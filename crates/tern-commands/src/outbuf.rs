@@ -102,6 +102,16 @@ impl OutBuf {
         self.ref_len
     }
 
+    /// Owned bytes not yet written (CLIENT LIST `obl`).
+    pub fn owned_pending(&self) -> usize {
+        self.bytes.len() - self.wpos
+    }
+
+    /// References not yet written, wholly or in part (CLIENT LIST `oll`).
+    pub fn shared_count(&self) -> usize {
+        self.refs.len()
+    }
+
     /// Queues `data[range]` to be sent at the current end of the owned
     /// bytes. The caller must append owned bytes right after (see the
     /// module doc).

@@ -57,11 +57,108 @@ pub enum Wake {
     Unblock { client: u64, error: bool },
 }
 
+/// What CLIENT PAUSE holds back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PauseMode {
+    /// Commands that write or may replicate (and EXEC of a transaction
+    /// that queued one); reads go on.
+    Write,
+    /// Every command.
+    All,
+}
+
+/// CLIENT PAUSE's state, packed in one word so that every command's check
+/// is one load while no pause is set:
+///
+/// ```text
+///  bits 63..2: the deadline, ms since the Unix epoch    bits 1..0: 0 none, 1 WRITE, 2 ALL
+/// ```
+///
+/// A pause that has run out reads as none; the next check clears the word.
+/// `generation` counts every PAUSE and UNPAUSE, so that a worker holding
+/// postponed clients knows when to try them again.
+#[derive(Debug, Default)]
+pub struct Pause {
+    state: AtomicU64,
+    generation: AtomicU64,
+    /// PAUSE and UNPAUSE, one at a time.
+    lock: Mutex<()>,
+}
+
+impl Pause {
+    fn unpack(state: u64) -> (u64, Option<PauseMode>) {
+        let mode = match state & 3 {
+            1 => Some(PauseMode::Write),
+            2 => Some(PauseMode::All),
+            _ => None,
+        };
+        (state >> 2, mode)
+    }
+
+    /// Whether a pause is set (possibly run out): the hot path's check.
+    #[inline]
+    pub fn is_set(&self) -> bool {
+        self.state.load(Ordering::Relaxed) != 0
+    }
+
+    /// The pause in force at `now_ms`, if any.
+    pub fn mode_at(&self, now_ms: u64) -> Option<PauseMode> {
+        let state = self.state.load(Ordering::Acquire);
+        let (until, mode) = Pause::unpack(state);
+        if mode.is_some() && now_ms < until {
+            return mode;
+        }
+        if state != 0 {
+            // Run out: back to the one-load check (unless replaced meanwhile).
+            let _ = self.state.compare_exchange(state, 0, Ordering::AcqRel, Ordering::Relaxed);
+        }
+        None
+    }
+
+    /// When the pause in force ends (ms since the epoch).
+    pub fn deadline(&self) -> Option<u64> {
+        let (until, mode) = Pause::unpack(self.state.load(Ordering::Acquire));
+        mode.map(|_| until)
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    /// CLIENT PAUSE until `until_ms`: as in Redis, the mode is the one
+    /// asked for now, and a pause in force ends at the later of the two
+    /// deadlines.
+    pub fn set(&self, until_ms: u64, mode: PauseMode, now_ms: u64) {
+        let _one = self.lock.lock();
+        let (cur, cur_mode) = Pause::unpack(self.state.load(Ordering::Acquire));
+        let until = if cur_mode.is_some() && cur > now_ms { cur.max(until_ms) } else { until_ms };
+        let bits = match mode {
+            PauseMode::Write => 1,
+            PauseMode::All => 2,
+        };
+        self.state.store((until.min(u64::MAX >> 2) << 2) | bits, Ordering::Release);
+        self.generation.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// CLIENT UNPAUSE.
+    pub fn clear(&self) {
+        let _one = self.lock.lock();
+        self.state.store(0, Ordering::Release);
+        self.generation.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
 /// Global counters that are not per worker.
 #[derive(Debug, Default)]
 pub struct GlobalStats {
     pub expired_stale_perc: AtomicU64,
     pub active_expired: AtomicU64,
+    /// Active expire cycles that stopped at their time budget with keys
+    /// still expiring (INFO `expired_time_cap_reached_count`).
+    pub expire_cycle_capped: AtomicU64,
+    /// Time spent in active expire cycles, µs (INFO
+    /// `expire_cycle_cpu_milliseconds`).
+    pub expire_cycle_us: AtomicU64,
 }
 
 pub struct Server {
@@ -84,6 +181,8 @@ pub struct Server {
     pub wakers: OnceLock<Vec<Arc<mio::Waker>>>,
     /// Each worker's [`Wake`] messages, drained when its waker fires.
     pub mailboxes: Vec<Mutex<Vec<Wake>>>,
+    /// CLIENT PAUSE.
+    pub pause: Pause,
     /// Clients blocked in a blocking command (INFO `blocked_clients`).
     pub blocked_clients: AtomicUsize,
     /// Per worker: set by [`Server::wake`] (kills, shutdown).
@@ -139,6 +238,7 @@ impl Server {
             connected: AtomicUsize::new(0),
             wakers: OnceLock::new(),
             mailboxes: (0..threads).map(|_| Mutex::new(Vec::new())).collect(),
+            pause: Pause::default(),
             blocked_clients: AtomicUsize::new(0),
             kill_hints: (0..threads).map(|_| AtomicBool::new(false)).collect(),
             shutdown: AtomicBool::new(false),
@@ -189,6 +289,14 @@ impl Server {
             h.store(true, Ordering::Release);
         }
         self.wake_only(i);
+    }
+
+    /// Wakes every worker's event loop (CLIENT PAUSE and UNPAUSE: each
+    /// looks at its postponed clients again).
+    pub fn wake_all(&self) {
+        for i in 0..self.workers.len() {
+            self.wake_only(i);
+        }
     }
 
     fn wake_only(&self, i: usize) {

@@ -91,6 +91,18 @@ pub fn rss_bytes() -> u64 {
     pages.unwrap_or(0) * rustix::param::page_size() as u64
 }
 
+/// Bytes of the process's memory in transparent huge pages (the
+/// `AnonHugePages:` lines of its smaps, summed by the kernel in
+/// smaps_rollup), 0 when unknown.
+pub fn anon_huge_pages_bytes() -> u64 {
+    read_proc("/proc/self/smaps_rollup")
+        .lines()
+        .filter_map(|l| l.strip_prefix("AnonHugePages:"))
+        .filter_map(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .sum::<u64>()
+        * 1024
+}
+
 /// The machine's memory in bytes, from /proc/meminfo.
 pub fn total_system_memory() -> u64 {
     read_proc("/proc/meminfo")

@@ -204,6 +204,10 @@ impl InProc {
                         cmd::blocking::abandon(srv, &mut locks, &mut s.client, stats, Some(&mut s.out), false);
                     }
                 }
+                // No event loop waits here: a request CLIENT PAUSE holds
+                // back stays in the buffer, and runs at a later feed once
+                // the pause has ended (also by `advance`).
+                net::Step::Postponed => break,
                 net::Step::ProtocolError(_) => {
                     s.closed = true;
                     pos = s.buf.len();

@@ -49,7 +49,8 @@ const BACKGROUND_EVICT_BATCH: usize = 64;
 /// The server's timer: every 1/hz seconds, carry out memcached's delayed
 /// `flush_all` once it is due, then spend at most a quarter of the period
 /// on active expiry (removing keys whose TTL has passed, shard by shard)
-/// and, while over `maxmemory`, on eviction.
+/// and, while over `maxmemory`, on eviction; neither while CLIENT PAUSE
+/// is in force.
 fn cron(srv: &Server) {
     // The cron's own effect buffer (its flushes' and deletions' records).
     // It only fills while a reader is attached; none reads it in this
@@ -62,6 +63,12 @@ fn cron(srv: &Server) {
         let period = Duration::from_millis(1000 / hz);
         let budget = period / 4;
         let start = Instant::now();
+        // CLIENT PAUSE (either mode) holds back active expiry and eviction
+        // too, as in Redis: the dataset does not change while paused.
+        if srv.pause.mode_at(now_ms()).is_some() {
+            std::thread::sleep(period);
+            continue;
+        }
         let total = srv.ks.total_shards();
         let mut visited = 0;
         loop {
@@ -69,11 +76,16 @@ fn cron(srv: &Server) {
             srv.global.active_expired.fetch_add(removed as u64, Ordering::Relaxed);
             visited += 16;
             // Keep going while there is work and time; a full quiet pass ends it.
-            if start.elapsed() >= budget || (removed == 0 && visited >= total) {
+            if removed == 0 && visited >= total {
+                break;
+            }
+            if start.elapsed() >= budget {
+                srv.global.expire_cycle_capped.fetch_add(1, Ordering::Relaxed);
                 break;
             }
         }
         let took = start.elapsed();
+        srv.global.expire_cycle_us.fetch_add(took.as_micros() as u64, Ordering::Relaxed);
         srv.latency_events.note(srv.settings.latency_monitor_threshold(), "expire-cycle", now_ms(), took.as_millis() as u64);
         // Over `maxmemory` with no writes coming (the limit was lowered,
         // or commands' shares fell short): evict in the rest of the

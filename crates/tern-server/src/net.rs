@@ -89,6 +89,9 @@ struct Conn {
     client: Client,
     /// Replies are over the high-water mark: requests wait.
     paused: bool,
+    /// CLIENT PAUSE holds its next request back (it stays in `rbuf`);
+    /// listed in [`Worker::postponed`].
+    postponed: bool,
     closing: bool,
     /// When the unsent output first went over the soft limit.
     soft_since: Option<Instant>,
@@ -121,11 +124,20 @@ impl Conn {
     }
 
     /// Brings the worker's `client_mem` gauge up to date with this
-    /// connection's buffers.
+    /// connection's buffers, and publishes them for CLIENT LIST and INFO.
     fn account_mem(&mut self, stats: &WorkerStats) {
         let now = self.buffer_mem();
         stats.client_mem.adjust(self.mem_counted, now);
         self.mem_counted = now;
+        let g = &self.client.shared.buffers;
+        let r = Ordering::Relaxed;
+        g.qbuf.store(self.rlen - self.rpos, r);
+        g.qbuf_free.store(self.rbuf.len() - self.rlen, r);
+        g.rbs.store(self.out.capacity(), r);
+        g.obl.store(self.out.owned_pending(), r);
+        g.oll.store(self.out.shared_count(), r);
+        g.omem.store(self.out.pending(), r);
+        g.multi_mem.store(self.client.multi.as_ref().map_or(0, |m| m.mem()), r);
     }
 
     /// Writes as much pending output as the socket takes. `Ok(true)` when
@@ -163,6 +175,12 @@ pub struct Worker {
     /// (deadline ms, client id) of the waits that time out; stale pairs
     /// (served, gone) are skipped when popped.
     deadlines: BinaryHeap<Reverse<(u64, u64)>>,
+    /// Connections whose next request CLIENT PAUSE holds back (slab keys;
+    /// a key whose connection is gone or no longer postponed is skipped).
+    postponed: Vec<usize>,
+    /// The pause generation (`Pause::generation`) the postponed
+    /// connections were last tried at.
+    pause_seen: u64,
 }
 
 /// Redis's `connIsLocal`: 127.0.0.0/8 or ::1.
@@ -195,6 +213,9 @@ pub(crate) enum Step {
     /// `len` bytes ran (`command`: they held a command, not an empty
     /// request); `close` when the connection closes after its replies.
     Ran { len: usize, command: bool, close: bool },
+    /// CLIENT PAUSE holds the request back: nothing ran, nothing was
+    /// consumed; run it again once the pause ends.
+    Postponed,
     /// HTTP (`POST`, `Host:`): close at once, replies dropped, as Redis does.
     Http,
     /// Replied with this protocol error; close, dropping what follows.
@@ -235,6 +256,10 @@ pub(crate) fn run_request(c: Ctx<'_, '_>, frame: &mut Frame, client: &mut Client
                 );
                 c.scratch.pre = None;
                 c.scratch.pre_cmd = None;
+                if after == After::Postpone {
+                    c.plan.abandon(frame);
+                    return Step::Postponed;
+                }
                 close = after == After::Close;
             }
             // RESET may drop authentication: what follows must be parsed
@@ -270,7 +295,7 @@ impl Worker {
             poll.registry().register(l, Token(LISTENER_BASE + i), Interest::READABLE)?;
         }
         let stats = eng.srv.workers[id].clone();
-        Ok((Worker { id, eng, poll, listeners, mc_from, mc, conns: Slab::new(), stats, scratch: Scratch::default(), plan: Plan::default(), effects: tern_store::Effects::new(), blocked: HashMap::new(), deadlines: BinaryHeap::new() }, waker))
+        Ok((Worker { id, eng, poll, listeners, mc_from, mc, conns: Slab::new(), stats, scratch: Scratch::default(), plan: Plan::default(), effects: tern_store::Effects::new(), blocked: HashMap::new(), deadlines: BinaryHeap::new(), postponed: Vec::new(), pause_seen: 0 }, waker))
     }
 
     pub fn run(mut self) {
@@ -287,6 +312,10 @@ impl Worker {
             let mut wait = Duration::from_millis(100);
             if let Some(&Reverse((at, _))) = self.deadlines.peek() {
                 wait = wait.min(Duration::from_millis((at + 1).saturating_sub(now_ms())));
+            }
+            // Clients held back by CLIENT PAUSE go on when it runs out.
+            if let (false, Some(at)) = (self.postponed.is_empty(), self.eng.srv.pause.deadline()) {
+                wait = wait.min(Duration::from_millis(at.saturating_sub(now_ms())));
             }
             if let Err(e) = self.poll.poll(&mut events, Some(wait)) {
                 if e.kind() != io::ErrorKind::Interrupted {
@@ -316,6 +345,7 @@ impl Worker {
                 }
             }
             self.fire_timeouts();
+            self.resume_postponed();
             if last_tick.elapsed() >= Duration::from_millis(100) {
                 last_tick = Instant::now();
                 self.tick();
@@ -380,6 +410,31 @@ impl Worker {
         }
         self.process(key);
         self.flush(key);
+    }
+
+    /// Runs again the requests CLIENT PAUSE held back, once the pause has
+    /// ended or changed (UNPAUSE, a PAUSE in another mode): those still
+    /// held are postponed again, in the order they came.
+    fn resume_postponed(&mut self) {
+        if self.postponed.is_empty() {
+            return;
+        }
+        let pause = &self.eng.srv.pause;
+        let generation = pause.generation();
+        if generation == self.pause_seen && pause.mode_at(now_ms()).is_some() {
+            return;
+        }
+        self.pause_seen = generation;
+        for key in std::mem::take(&mut self.postponed) {
+            let Some(conn) = self.conns.get_mut(key) else { continue };
+            if !conn.postponed {
+                continue;
+            }
+            conn.postponed = false;
+            conn.client.shared.set_flag(client_flags::PAUSED, false);
+            self.process(key);
+            self.flush(key);
+        }
     }
 
     /// Times out the blocked clients whose deadline has passed. Strictly
@@ -490,6 +545,7 @@ impl Worker {
             out: OutBuf::new(),
             client,
             paused: false,
+            postponed: false,
             closing: false,
             soft_since: None,
             mc: mc.then(|| Box::new(tern_memcache::Parser::new())),
@@ -640,7 +696,7 @@ impl Worker {
         let hard = srv.settings.client_output_buffer_limit().normal.hard as usize;
         let batch = srv.settings.prefetch_batch_max_size();
         let mut ran = false;
-        while conn.rpos < conn.rlen && !conn.closing && conn.client.blocked.is_none() {
+        while conn.rpos < conn.rlen && !conn.closing && conn.client.blocked.is_none() && !conn.postponed {
             if conn.pending_out() > OUT_WRITE_EARLY && conn.write_out(&self.stats).is_err() {
                 // The peer is gone: nothing more will be delivered.
                 conn.closing = true;
@@ -671,6 +727,12 @@ impl Worker {
                     ran |= command;
                     conn.closing |= close;
                     conn.rpos += len;
+                }
+                Step::Postponed => {
+                    conn.postponed = true;
+                    conn.client.shared.set_flag(client_flags::PAUSED, true);
+                    self.postponed.push(key);
+                    break;
                 }
                 Step::ProtocolError(msg) => {
                     log_verbose!(
@@ -708,9 +770,7 @@ impl Worker {
             }
         }
         if ran {
-            let sh = &conn.client.shared;
-            sh.last_interaction_ms.store(now_ms(), Ordering::Relaxed);
-            sh.qbuf.store(conn.rlen - conn.rpos, Ordering::Relaxed);
+            conn.client.shared.last_interaction_ms.store(now_ms(), Ordering::Relaxed);
         }
         self.check_output_limits(key);
     }
@@ -779,9 +839,7 @@ impl Worker {
             }
         }
         if ran {
-            let sh = &conn.client.shared;
-            sh.last_interaction_ms.store(now_ms(), Ordering::Relaxed);
-            sh.qbuf.store(conn.rlen - conn.rpos, Ordering::Relaxed);
+            conn.client.shared.last_interaction_ms.store(now_ms(), Ordering::Relaxed);
         }
         self.check_output_limits(key);
     }
@@ -822,7 +880,6 @@ impl Worker {
         }
         let Some(conn) = self.conns.get_mut(key) else { return };
         let pending = conn.pending_out() as u64;
-        conn.client.shared.omem.store(pending as usize, Ordering::Relaxed);
         let over_hard = hard > 0 && pending >= hard;
         let over_soft = soft > 0 && pending >= soft;
         if !over_soft {
@@ -859,14 +916,12 @@ impl Worker {
                     return;
                 }
                 Ok(false) => {
-                    conn.client.shared.omem.store(conn.pending_out(), Ordering::Relaxed);
                     conn.account_mem(&self.stats);
                     return;
                 }
                 Ok(true) => {}
             }
             conn.account_mem(&self.stats);
-            conn.client.shared.omem.store(0, Ordering::Relaxed);
             if conn.closing {
                 self.close(key);
                 return;

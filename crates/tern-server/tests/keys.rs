@@ -545,7 +545,7 @@ fn object_subcommands_are_exact() {
             "    Return the number of references of the value associated with the specified",
             "    <key>.",
             "HELP",
-            "    Prints this help.",
+            "    Print this help.",
         ];
         let mut want = format!("*{}\r\n", help.len()).into_bytes();
         for l in help {

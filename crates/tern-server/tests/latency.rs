@@ -110,5 +110,87 @@ fn errors_byte_for_byte() {
     r.roundtrip(&[b"LATENCY", b"HISTORY", b"command"], b"*0\r\n");
     r.roundtrip(&[b"LATENCY", b"HISTOGRAM", b"nosuch"], b"*0\r\n");
     r.cmd(&[b"LATENCY", b"HELP"]);
-    r.expect(b"*13\r\n+LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n+HISTORY <event>\r\n");
+    r.expect(b"*17\r\n+LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n+DOCTOR\r\n+    Return a human readable latency analysis report.\r\n+GRAPH <event>\r\n");
+}
+
+/// A verbatim/bulk reply's text (RESP2 bulk or RESP3 verbatim).
+fn text(v: Value) -> String {
+    match v {
+        Value::BulkString(b) => String::from_utf8(b).unwrap(),
+        Value::VerbatimString { text, .. } => text,
+        other => panic!("not text: {other:?}"),
+    }
+}
+
+#[test]
+fn doctor_and_graph_over_real_events() {
+    each_threads(|s| {
+        let mut c = s.conn();
+        let doctor = |c: &mut redis::Connection| text(redis::cmd("LATENCY").arg("DOCTOR").query(c).unwrap());
+        assert!(doctor(&mut c).starts_with("I'm sorry, Dave, I can't do that. Latency monitoring is disabled in this Redis instance."));
+        config_set(&mut c, "latency-monitor-threshold", "1000");
+        let quiet = doctor(&mut c);
+        assert!(
+            quiet.starts_with("Dave, no latency spike was observed") || quiet.starts_with("\nI have a few advices for you:\n\n- I detected a non zero amount of anonymous huge pages"),
+            "{quiet}"
+        );
+        config_set(&mut c, "latency-monitor-threshold", "5");
+        // One `command` sample and no other event, read back within one
+        // second (else again: the machine may add events of its own).
+        let mut tries = 0;
+        let mut last = String::new();
+        loop {
+            tries += 1;
+            assert!(tries < 20, "never one lone command event: {last:?}");
+            let _: i64 = redis::cmd("LATENCY").arg("RESET").query(&mut c).unwrap();
+            config_set(&mut c, "latency-monitor-threshold", "5");
+            big_mset(&mut c, 100_000);
+            // The expire cycles that follow 100,000 new keys take
+            // milliseconds too: keep the command's sample, not theirs.
+            config_set(&mut c, "latency-monitor-threshold", "1000");
+            let _: i64 = redis::cmd("LATENCY").arg("RESET").arg("expire-cycle").query(&mut c).unwrap();
+            let hist: Vec<(i64, i64)> = redis::cmd("LATENCY").arg("HISTORY").arg("command").query(&mut c).unwrap();
+            let t0: Vec<i64> = redis::cmd("TIME").query(&mut c).unwrap();
+            let report = doctor(&mut c);
+            let graph = text(redis::cmd("LATENCY").arg("GRAPH").arg("command").query(&mut c).unwrap());
+            let latest: Vec<(String, i64, i64, i64)> = redis::cmd("LATENCY").arg("LATEST").query(&mut c).unwrap();
+            let t1: Vec<i64> = redis::cmd("TIME").query(&mut c).unwrap();
+            last = format!("{hist:?} {latest:?} {t0:?} {t1:?}");
+            let [(at, ms)] = hist[..] else { continue };
+            if t0[0] != t1[0] || latest.len() != 1 {
+                continue;
+            }
+            let period = (t0[0] - at).max(1);
+            let want = format!(
+                "Dave, I have observed latency spikes in this Redis instance. You don't mind talking about it, do you Dave?\n\n\
+1. command: 1 latency spikes (average {ms}ms, mean deviation 0ms, period {period}.00 sec). Worst all time event {ms}ms.\n\n\
+I have a few advices for you:\n\n\
+- Check your Slow Log to understand what are the commands you are running which are too slow to execute. Please check https://redis.io/commands/slowlog for more information.\n\
+- Deleting, expiring or evicting (because of maxmemory policy) large objects is a blocking operation. If you have very large objects that are often deleted, expired, or evicted, try to fragment those objects into multiple smaller objects.\n"
+            );
+            // The huge-pages advice depends on the machine, not on Tern.
+            let report = report.replace("- I detected a non zero amount of anonymous huge pages used by your process. This creates very serious latency events in different conditions, especially when Redis is persisting on disk. To disable THP support use the command 'echo never > /sys/kernel/mm/transparent_hugepage/enabled', make sure to also add it into /etc/rc.local so that the command will be executed again after a reboot. Note that even if you have already disabled THP, you still need to restart the Redis process to get rid of the huge pages already created.\n", "");
+            assert_eq!(report, want);
+            let ago = format!("{}s", t0[0] - at);
+            let labels: String = ago.chars().map(|ch| format!("{ch}\n")).collect();
+            let want = format!("command - high {ms} ms, low {ms} ms (all time high {ms} ms)\n{}\n \n \n \n_\n \n{labels}", "-".repeat(80));
+            assert_eq!(graph, want);
+            break;
+        }
+        config_set(&mut c, "latency-monitor-threshold", "0");
+        let _: i64 = redis::cmd("LATENCY").arg("RESET").arg("COMMAND").query(&mut c).unwrap();
+        let mut r = s.raw();
+        r.roundtrip(&[b"LATENCY", b"GRAPH", b"command"], b"-ERR No samples available for event 'command'\r\n");
+    });
+}
+
+#[test]
+fn doctor_and_graph_errors() {
+    let s = TestServer::start(1);
+    let mut r = s.raw();
+    r.roundtrip(&[b"LATENCY", b"GRAPH"], b"-ERR wrong number of arguments for 'latency|graph' command\r\n");
+    r.roundtrip(&[b"LATENCY", b"GRAPH", b"a", b"b"], b"-ERR wrong number of arguments for 'latency|graph' command\r\n");
+    r.roundtrip(&[b"LATENCY", b"DOCTOR", b"x"], b"-ERR wrong number of arguments for 'latency|doctor' command\r\n");
+    r.roundtrip(&[b"LATENCY", b"GRAPH", b"nosuch"], b"-ERR No samples available for event 'nosuch'\r\n");
+    r.roundtrip(&[b"LATENCY", b"GRAPH", b"a\r\nb"], b"-ERR No samples available for event 'a  b'\r\n");
 }

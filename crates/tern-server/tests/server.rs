@@ -193,14 +193,14 @@ fn command_and_config_help() {
         &[b"CONFIG", b"HELP"],
         b"*11\r\n+CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n+GET <pattern>\r\n+    Return parameters matching the glob-like <pattern> and their values.\r\n\
 +SET <directive> <value>\r\n+    Set the configuration <directive> to <value>.\r\n+RESETSTAT\r\n+    Reset statistics reported by the INFO command.\r\n\
-+REWRITE\r\n+    Rewrite the configuration file.\r\n+HELP\r\n+    Prints this help.\r\n",
++REWRITE\r\n+    Rewrite the configuration file.\r\n+HELP\r\n+    Print this help.\r\n",
     );
     let mut c = s.conn();
     let help: Vec<String> = redis::cmd("COMMAND").arg("HELP").query(&mut c).unwrap();
     assert_eq!(help.len(), 21);
     assert_eq!(help[0], "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:");
     assert_eq!(help[18], "    Return the keys and the access flags from a full Redis command.");
-    assert_eq!(help[20], "    Prints this help.");
+    assert_eq!(help[20], "    Print this help.");
 }
 
 #[test]

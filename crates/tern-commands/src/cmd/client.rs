@@ -19,6 +19,7 @@ use super::table::{flags::*, CommandSpec};
 use super::Ctx;
 use crate::client::{flags as cflags, Client, ClientShared, ReplyMode};
 use crate::errors;
+use crate::server::PauseMode;
 
 pub static COMMANDS: &[CommandSpec] = &[CommandSpec::new("client", -2, 0, &[], super::unknown_subcommand)
     .doc("connection", "A container for client connection commands.", "2.4.0", "Depends on subcommand.")
@@ -56,6 +57,12 @@ static SUBCOMMANDS: &[CommandSpec] = &[
     CommandSpec::new("no-touch", 3, CONN, &[], no_touch)
         .doc("connection", "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", "7.2.0", "O(1)")
         .acl(&["slow", "connection"]),
+    CommandSpec::new("pause", -3, ADMIN | CONN, &[], pause)
+        .doc("connection", "Suspends commands processing.", "3.0.0", "O(1)")
+        .acl(&["admin", "slow", "dangerous", "connection"]),
+    CommandSpec::new("unpause", 2, ADMIN | CONN, &[], unpause)
+        .doc("connection", "Resumes processing commands from paused clients.", "6.2.0", "O(N) Where N is the number of paused clients")
+        .acl(&["admin", "slow", "dangerous", "connection"]),
     CommandSpec::new("reply", 3, CONN, &[], reply)
         .doc("connection", "Instructs the server whether to reply to commands.", "3.2.0", "O(1)")
         .acl(&["slow", "connection"]),
@@ -73,9 +80,8 @@ static SUBCOMMANDS: &[CommandSpec] = &[
 ];
 
 /// Redis's CLIENT HELP, less the subcommands Tern does not have (CACHING,
-/// GETREDIR, PAUSE, UNPAUSE, TRACKING, TRACKINGINFO).
+/// GETREDIR, TRACKING, TRACKINGINFO).
 const HELP: &[&str] = &[
-    "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "GETNAME",
     "    Return the name of the current connection.",
     "ID",
@@ -104,6 +110,10 @@ const HELP: &[&str] = &[
     "    Return information about client connections. Options:",
     "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
     "      Return clients of specified type.",
+    "UNPAUSE",
+    "    Stop the current client pause, resuming traffic.",
+    "PAUSE <timeout> [WRITE|ALL]",
+    "    Suspend all, or just write, clients for <timeout> milliseconds.",
     "REPLY (ON|OFF|SKIP)",
     "    Control the replies sent to the current connection.",
     "SETNAME <name>",
@@ -118,8 +128,6 @@ const HELP: &[&str] = &[
     "    Protect current client connection from eviction.",
     "NO-TOUCH (ON|OFF)",
     "    Will not touch LRU/LFU stats when this mode is on.",
-    "HELP",
-    "    Print this help.",
 ];
 
 /// The only user there is; every connection is authenticated as it (or
@@ -171,6 +179,40 @@ fn unblock(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         }
         _ => ctx.reply.int(0),
     }
+}
+
+/// CLIENT PAUSE <ms> [WRITE|ALL]: the mode is checked before the timeout,
+/// as Redis does; every worker is woken to look at its postponed clients
+/// (a weaker mode may let some go).
+fn pause(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    if args.len() > 4 {
+        return ctx.reply.error(errors::subcommand_syntax(args.get(1), "client"));
+    }
+    let mode = match args.try_get(3) {
+        None => PauseMode::All,
+        Some(m) if m.eq_ignore_ascii_case(b"all") => PauseMode::All,
+        Some(m) if m.eq_ignore_ascii_case(b"write") => PauseMode::Write,
+        Some(_) => return ctx.reply.error(errors::PAUSE_MODE),
+    };
+    let Some(ms) = tern_resp::parse_i64(args.get(2)) else {
+        return ctx.reply.error(errors::TIMEOUT_NOT_INTEGER);
+    };
+    if ms < 0 {
+        return ctx.reply.error(errors::TIMEOUT_NEGATIVE);
+    }
+    let until = match u64::try_from(ms).ok().and_then(|ms| ms.checked_add(ctx.now)).filter(|&u| u <= i64::MAX as u64) {
+        Some(u) => u,
+        None => return ctx.reply.error(errors::TIMEOUT_OUT_OF_RANGE),
+    };
+    ctx.srv.pause.set(until, mode, ctx.now);
+    ctx.srv.wake_all();
+    ctx.reply.ok();
+}
+
+fn unpause(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
+    ctx.srv.pause.clear();
+    ctx.srv.wake_all();
+    ctx.reply.ok();
 }
 
 fn setname(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
@@ -298,6 +340,7 @@ struct Live {
     multi_mem: usize,
     rbs: usize,
     obl: usize,
+    oll: usize,
     omem: usize,
     idle: u64,
     flags: String,
@@ -332,7 +375,7 @@ fn live_self(ctx: &Ctx<'_, '_>, args: &Args<'_>) -> Live {
         argv_mem += a.len();
     }
     let (multi, multi_mem) = match &c.multi {
-        Some(m) => (m.cmds.len() as i64, m.data.len() + m.cmds.iter().map(|(_, r)| r.len() * 8).sum::<usize>()),
+        Some(m) => (m.cmds.len() as i64, m.mem()),
         None => (-1, 0),
     };
     Live {
@@ -344,8 +387,9 @@ fn live_self(ctx: &Ctx<'_, '_>, args: &Args<'_>) -> Live {
         argv_mem,
         multi_mem,
         rbs: ctx.reply.out.capacity(),
-        obl: ctx.reply.out.len(),
-        omem: 0,
+        obl: ctx.reply.out.owned_pending(),
+        oll: ctx.reply.out.shared_count(),
+        omem: ctx.reply.out.pending(),
         idle: 0,
         flags: flag_letters(
             c.monitor.is_some(),
@@ -367,26 +411,30 @@ fn live_self(ctx: &Ctx<'_, '_>, args: &Args<'_>) -> Live {
 fn live_other(ctx: &Ctx<'_, '_>, sh: &ClientShared) -> Live {
     let r = Ordering::Relaxed;
     let multi = sh.has_flag(cflags::MULTI);
-    let omem = sh.omem.load(r);
+    let g = &sh.buffers;
+    let omem = g.omem.load(r);
     let last = sh.last_cmd.load(r);
     let cmd = if last < ctx.commands.len() { ctx.commands.get(last).fullname.clone() } else { "NULL".to_string() };
     Live {
         db: sh.db.load(r),
         multi: if multi { sh.multi_len.load(r) as i64 } else { -1 },
         watch: sh.watch_count.load(r),
-        qbuf: sh.qbuf.load(r),
-        qbuf_free: 0,
+        qbuf: g.qbuf.load(r),
+        qbuf_free: g.qbuf_free.load(r),
+        // Arguments are slices of the read buffer, held by no one between
+        // commands.
         argv_mem: 0,
-        multi_mem: 0,
-        rbs: 0,
-        obl: 0,
+        multi_mem: if multi { g.multi_mem.load(r) } else { 0 },
+        rbs: g.rbs.load(r),
+        obl: g.obl.load(r),
+        oll: g.oll.load(r),
         omem,
         idle: (ctx.now / 1000).saturating_sub(sh.last_interaction_ms.load(r) / 1000),
         flags: flag_letters(
             sh.has_flag(cflags::MONITOR),
             sh.has_flag(cflags::PUBSUB),
             multi,
-            sh.has_flag(cflags::BLOCKED),
+            sh.has_flag(cflags::BLOCKED) || sh.has_flag(cflags::PAUSED),
             sh.has_flag(cflags::DIRTY_CAS),
             sh.has_flag(cflags::CLOSE_ASAP),
             sh.has_flag(cflags::NO_EVICT),
@@ -409,7 +457,8 @@ fn push_line(out: &mut Vec<u8>, now_ms: u64, sh: &ClientShared, l: &Live) {
         + l.argv_mem
         + l.multi_mem
         + l.rbs
-        + l.omem;
+        // Owned unsent bytes are in the reply buffer already.
+        + l.omem.saturating_sub(l.obl);
     let mut s = String::with_capacity(320);
     let _ = write!(s, "id={} addr={} laddr={} fd={} name=", sh.id, sh.addr, sh.laddr, sh.fd);
     out.extend_from_slice(s.as_bytes());
@@ -417,7 +466,7 @@ fn push_line(out: &mut Vec<u8>, now_ms: u64, sh: &ClientShared, l: &Live) {
     s.clear();
     let _ = write!(
         s,
-        " age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} watch={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp={} obl={} oll=0 omem={} tot-mem={} events={} cmd={} user={} redir=-1 resp={} lib-name=",
+        " age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} watch={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events={} cmd={} user={} redir=-1 resp={} lib-name=",
         (now_ms / 1000).saturating_sub(sh.created_ms / 1000),
         l.idle,
         l.flags,
@@ -434,6 +483,7 @@ fn push_line(out: &mut Vec<u8>, now_ms: u64, sh: &ClientShared, l: &Live) {
         l.rbs,
         l.rbs,
         l.obl,
+        l.oll,
         l.omem,
         tot_mem,
         l.events,

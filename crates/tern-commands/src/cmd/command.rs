@@ -12,7 +12,6 @@ use tern_resp::Args;
 
 use super::docargs;
 use super::keyspec::{self, Begin, Find, KeyFlags, KeySpec};
-use super::server::reply_help;
 use super::table::{flags, flags::*, Cmd, CommandSpec, CommandTable};
 use super::{Ctx, Reply};
 use crate::errors;
@@ -428,9 +427,8 @@ fn command_getkeysandflags(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 }
 
 fn command_help(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
-    reply_help(
+    super::help_lines(
         ctx,
-        "COMMAND",
         &[
             "(no subcommand)",
             "    Return details about all Redis commands.",

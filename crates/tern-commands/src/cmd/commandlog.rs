@@ -15,7 +15,7 @@ const ADMIN_SUB: u32 = ADMIN | LOADING | STALE;
 const ADMIN_ACL: &[&str] = &["admin", "slow", "dangerous"];
 
 pub static COMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("slowlog", -2, 0, &[], container)
+    CommandSpec::new("slowlog", -2, 0, &[], super::unknown_subcommand)
         .doc("server", "A container for slow log commands.", "2.2.12", "Depends on subcommand.")
         .acl(&["slow"])
         .subs(&[
@@ -36,7 +36,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 .acl(ADMIN_ACL)
                 .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
         ]),
-    CommandSpec::new("commandlog", -2, 0, &[], container)
+    CommandSpec::new("commandlog", -2, 0, &[], super::unknown_subcommand)
         .doc("server", "A container for command log commands.", "8.1.0", "Depends on subcommand.")
         .acl(&["slow"])
         .subs(&[
@@ -101,20 +101,6 @@ fn record(srv: &Server, client: &Client, worker: usize, cmd: &Cmd, args: Args<'_
             addr: client.shared.addr.clone(),
             name: name.clone(),
         });
-    }
-}
-
-/// Dispatch routes every known subcommand; this answers the rest.
-fn container(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
-    let msg = errors::unknown_subcommand(args.try_get(1).unwrap_or(b""), ctx.cmd.spec.name);
-    ctx.reply.error(&msg);
-}
-
-/// A help reply: every line as a status reply.
-fn help(ctx: &mut Ctx<'_, '_>, lines: &[&str]) {
-    ctx.reply.array(lines.len());
-    for l in lines {
-        ctx.reply.simple(l);
     }
 }
 
@@ -196,10 +182,9 @@ fn slowlog_reset(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
 }
 
 fn slowlog_help(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
-    help(
+    super::help_lines(
         ctx,
         &[
-            "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
             "GET [<count>]",
             "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
             "    Entries are made of:",
@@ -209,8 +194,6 @@ fn slowlog_help(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
             "    Return the length of the slowlog.",
             "RESET",
             "    Reset the slowlog.",
-            "HELP",
-            "    Print this help.",
         ],
     );
 }
@@ -234,10 +217,9 @@ fn commandlog_reset(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 }
 
 fn commandlog_help(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
-    help(
+    super::help_lines(
         ctx,
         &[
-            "COMMANDLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
             "GET <count> <type>",
             "    Return top <count> entries of the specified <type> from the commandlog (-1 mean all).",
             "    Entries are made of:",
@@ -251,8 +233,6 @@ fn commandlog_help(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
             "    Return the length of the specified type of commandlog.",
             "RESET <type>",
             "    Reset the specified type of commandlog.",
-            "HELP",
-            "    Print this help.",
         ],
     );
 }

@@ -16,7 +16,7 @@ use crate::errors;
 use crate::server::now_ms;
 
 pub static COMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("config", -2, 0, &[], config)
+    CommandSpec::new("config", -2, 0, &[], super::unknown_subcommand)
         .doc("server", "A container for server configuration commands.", "2.0.0", "Depends on subcommand.")
         .subs(&[
             CommandSpec::new("get", -3, ADMIN | NOSCRIPT | LOADING | STALE, &[], config_get).doc(
@@ -53,17 +53,9 @@ pub static COMMANDS: &[CommandSpec] = &[
         ]),
 ];
 
-/// Only reached without a known subcommand, which dispatch already
-/// refuses; kept so the container has a handler like every command.
-fn config(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
-    let msg = errors::unknown_subcommand(args.try_get(1).unwrap_or_default(), "config");
-    ctx.reply.error(&msg);
-}
-
 fn config_help(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
-    super::server::reply_help(
+    super::help_lines(
         ctx,
-        "CONFIG",
         &[
             "GET <pattern>",
             "    Return parameters matching the glob-like <pattern> and their values.",
@@ -197,6 +189,8 @@ fn config_resetstat(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
     srv.latency.reset();
     srv.global.active_expired.store(0, Ordering::Relaxed);
     srv.global.expired_stale_perc.store(0, Ordering::Relaxed);
+    srv.global.expire_cycle_capped.store(0, Ordering::Relaxed);
+    srv.global.expire_cycle_us.store(0, Ordering::Relaxed);
     for gid in 0..srv.ks.total_shards() as u32 {
         ctx.locks.acquire([gid]);
         ctx.locks.shard(gid).expired = 0;

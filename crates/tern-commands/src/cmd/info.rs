@@ -197,8 +197,8 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 let (mut max_in, mut max_out, mut pubsub, mut watching) = (0, 0, 0, 0);
                 for c in srv.clients.lock().values() {
                     let r = Ordering::Relaxed;
-                    max_in = max_in.max(c.qbuf.load(r));
-                    max_out = max_out.max(c.omem.load(r));
+                    max_in = max_in.max(c.buffers.qbuf.load(r));
+                    max_out = max_out.max(c.buffers.omem.load(r));
                     pubsub += usize::from(c.has_flag(crate::client::flags::PUBSUB));
                     watching += usize::from(c.watch_count.load(r) > 0);
                 }
@@ -229,6 +229,9 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("allocator_allocated", allocated);
                 s.kv("allocator_active", active);
                 s.kv("allocator_resident", resident);
+                // Everything Tern holds counts toward `maxmemory` (it has
+                // no AOF or replication buffers to leave out).
+                s.kv("mem_not_counted_for_evict", 0);
                 s.kv("mem_clients_normal", clients);
                 s.kv("total_system_memory", sys);
                 s.kv("total_system_memory_human", human(sys));
@@ -246,6 +249,7 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("mem_fragmentation_bytes", rss as i64 - used as i64);
                 s.kv("mem_allocator", "jemalloc-5.3.0");
                 s.kv("lazyfree_pending_objects", ctx.ks.lazyfree.pending());
+                s.kv("lazyfreed_objects", ctx.ks.lazyfree.freed());
             }
             "persistence" => {
                 // Tern keeps no data on disk: nothing is loading or saving.
@@ -282,6 +286,8 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("expired_keys", shard_expired);
                 s.kv("expired_subkeys", expired_fields);
                 s.kv("expired_stale_perc", format!("{:.2}", srv.global.expired_stale_perc.load(Ordering::Relaxed) as f64 / 100.0));
+                s.kv("expired_time_cap_reached_count", srv.global.expire_cycle_capped.load(Ordering::Relaxed));
+                s.kv("expire_cycle_cpu_milliseconds", srv.global.expire_cycle_us.load(Ordering::Relaxed) / 1000);
                 s.kv("evicted_keys", counts.evicted);
                 s.kv("evicted_clients", srv.sum(|w| w.evicted_clients.get()));
                 s.kv("keyspace_hits", srv.sum(|w| w.keyspace_hits.get()));

@@ -148,7 +148,6 @@ static OBJECT_SUBCOMMANDS: &[CommandSpec] = &[
 ];
 
 const OBJECT_HELP: &[&str] = &[
-    "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "ENCODING <key>",
     "    Return the kind of internal representation used in order to store the value",
     "    associated with a <key>.",
@@ -161,8 +160,6 @@ const OBJECT_HELP: &[&str] = &[
     "REFCOUNT <key>",
     "    Return the number of references of the value associated with the specified",
     "    <key>.",
-    "HELP",
-    "    Prints this help.",
 ];
 
 

@@ -1,26 +1,34 @@
-//! LATENCY LATEST/HISTORY/RESET/HISTOGRAM/HELP over `crate::latency`, and
-//! [`note`], which [`super::call`] runs after every command: a command that
-//! took `latency-monitor-threshold` ms or more is a `command` event (a
-//! `fast-command` one if it is flagged fast). The active expire cycle adds
-//! `expire-cycle` events. LATENCY DOCTOR and GRAPH are not provided; they
-//! answer as unknown subcommands.
+//! LATENCY DOCTOR/GRAPH/LATEST/HISTORY/RESET/HISTOGRAM/HELP over
+//! `crate::latency`, and [`note`], which [`super::call`] runs after every
+//! command: a command that took `latency-monitor-threshold` ms or more is a
+//! `command` event (a `fast-command` one if it is flagged fast). The timer
+//! adds `expire-cycle` and `eviction-cycle` events.
 
 use tern_resp::Args;
 
 use super::table::{flags::*, Cmd, CommandSpec};
 use super::Ctx;
 use crate::errors;
-use crate::latency::Distribution;
+use crate::latency::{Distribution, DoctorSettings};
+use crate::sysinfo::anon_huge_pages_bytes;
 use crate::server::Server;
 
 const DIAG: u32 = ADMIN | NOSCRIPT | LOADING | STALE;
 const DIAG_ACL: &[&str] = &["admin", "slow", "dangerous"];
 const DIAG_TIPS: &[&str] = &["nondeterministic_output", "request_policy:all_nodes", "response_policy:special"];
 
-pub static COMMANDS: &[CommandSpec] = &[CommandSpec::new("latency", -2, 0, &[], container)
+pub static COMMANDS: &[CommandSpec] = &[CommandSpec::new("latency", -2, 0, &[], super::unknown_subcommand)
     .doc("server", "A container for latency diagnostics commands.", "2.8.13", "Depends on subcommand.")
     .acl(&["slow"])
     .subs(&[
+        CommandSpec::new("doctor", 2, DIAG, &[], doctor)
+            .doc("server", "Returns a human-readable latency analysis report.", "2.8.13", "O(1)")
+            .acl(DIAG_ACL)
+            .tips(DIAG_TIPS),
+        CommandSpec::new("graph", 3, DIAG, &[], graph)
+            .doc("server", "Returns a latency graph for an event.", "2.8.13", "O(1)")
+            .acl(DIAG_ACL)
+            .tips(DIAG_TIPS),
         CommandSpec::new("help", 2, LOADING | STALE, &[], help)
             .doc("server", "Returns helpful text about the different subcommands.", "2.8.13", "O(1)")
             .acl(&["slow"]),
@@ -58,32 +66,47 @@ pub fn note(srv: &Server, cmd: &Cmd, now_ms: u64, usec: u64) {
     }
 }
 
-/// Dispatch routes every known subcommand; this answers the rest.
-fn container(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
-    let msg = errors::unknown_subcommand(args.try_get(1).unwrap_or(b""), "latency");
-    ctx.reply.error(&msg);
+fn help(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
+    super::help_lines(
+        ctx,
+        &[
+            "DOCTOR",
+            "    Return a human readable latency analysis report.",
+            "GRAPH <event>",
+            "    Return an ASCII latency graph for the <event> class.",
+            "HISTORY <event>",
+            "    Return time-latency samples for the <event> class.",
+            "LATEST",
+            "    Return the latest latency samples for all events.",
+            "RESET [<event> ...]",
+            "    Reset latency data of one or more <event> classes.",
+            "    (default: reset all data for all event classes)",
+            "HISTOGRAM [COMMAND ...]",
+            "    Return a cumulative distribution of latencies in the format of a histogram for the specified command names.",
+            "    If no commands are specified then all histograms are replied.",
+        ],
+    );
 }
 
-/// Redis's LATENCY HELP, less DOCTOR and GRAPH.
-fn help(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
-    const LINES: &[&str] = &[
-        "LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "HISTORY <event>",
-        "    Return time-latency samples for the <event> class.",
-        "LATEST",
-        "    Return the latest latency samples for all events.",
-        "RESET [<event> ...]",
-        "    Reset latency data of one or more <event> classes.",
-        "    (default: reset all data for all event classes)",
-        "HISTOGRAM [COMMAND ...]",
-        "    Return a cumulative distribution of latencies in the format of a histogram for the specified command names.",
-        "    If no commands are specified then all histograms are replied.",
-        "HELP",
-        "    Print this help.",
-    ];
-    ctx.reply.array(LINES.len());
-    for l in LINES {
-        ctx.reply.simple(l);
+fn doctor(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
+    let s = &ctx.srv.settings;
+    let cfg = DoctorSettings {
+        threshold: s.latency_monitor_threshold(),
+        slowlog_slower_than: s.slowlog_log_slower_than(),
+        hz: s.hz(),
+        anon_huge_pages: anon_huge_pages_bytes() > 0,
+    };
+    let report = crate::latency::doctor(&ctx.srv.latency_events.events(), ctx.now / 1000, &cfg);
+    ctx.reply.verbatim(report.as_bytes());
+}
+
+fn graph(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    match ctx.srv.latency_events.event(args.get(2)) {
+        Some(e) => {
+            let text = crate::latency::graph(&e, ctx.now / 1000);
+            ctx.reply.verbatim(text.as_bytes());
+        }
+        None => ctx.reply.error(errors::no_latency_samples(args.get(2))),
     }
 }
 

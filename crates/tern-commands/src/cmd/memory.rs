@@ -43,7 +43,6 @@ static SUBCOMMANDS: &[CommandSpec] = &[
 ];
 
 const HELP: &[&str] = &[
-    "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "DOCTOR",
     "    Return memory problems reports.",
     "MALLOC-STATS",
@@ -55,8 +54,6 @@ const HELP: &[&str] = &[
     "USAGE <key> [SAMPLES <count>]",
     "    Return memory in bytes used by <key> and its value. Nested values are",
     "    sampled up to <count> times (default: 5, 0 means sample all).",
-    "HELP",
-    "    Print this help.",
 ];
 
 fn help(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {

@@ -70,7 +70,7 @@ use crate::client::{Client, ReplyMode};
 use crate::errors;
 use crate::maxmemory;
 use crate::outbuf::OutBuf;
-use crate::server::Server;
+use crate::server::{PauseMode, Server};
 use crate::stats::WorkerStats;
 use table::{flags, Cmd, CommandSpec, CommandTable};
 
@@ -309,12 +309,18 @@ pub fn unknown_subcommand(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     ctx.reply.error(&msg);
 }
 
-/// A HELP reply: the lines as simple strings, as Redis's `addReplyHelp`.
+/// A HELP reply as Redis's `addReplyHelp` writes it: a title naming the
+/// container (`CLIENT <subcommand> ...`), `lines` as simple strings, then
+/// the `HELP` entry every help ends with.
 pub fn help_lines(ctx: &mut Ctx<'_, '_>, lines: &[&str]) {
-    ctx.reply.array(lines.len());
+    let container = ctx.cmd.fullname.split('|').next().unwrap_or_default().to_ascii_uppercase();
+    ctx.reply.array(lines.len() + 3);
+    ctx.reply.simple(&format!("{container} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"));
     for line in lines {
         ctx.reply.simple(line);
     }
+    ctx.reply.simple("HELP");
+    ctx.reply.simple("    Print this help.");
 }
 
 /// Key locations [`Scratch`] keeps room for between commands.
@@ -404,6 +410,10 @@ pub enum After {
     Continue,
     /// Close after the pending output is written (QUIT, kill of self).
     Close,
+    /// Not run: CLIENT PAUSE holds it back. The request stays in the
+    /// buffer, unexecuted, and is dispatched again once the pause ends
+    /// (nothing was replied or counted).
+    Postpone,
 }
 
 /// The connection-side inputs to [`dispatch`].
@@ -426,6 +436,8 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
     let resp3 = c.client.resp3;
     let mut reply = Reply::new(c.out, resp3, c.stats).share_from(srv.settings.reply_copy_avoid_min_size());
     let start_mark = reply.mark();
+    // Put back if the command is postponed, to be counted when it runs.
+    let reply_mode = c.client.reply_mode;
 
     // CLIENT REPLY SKIP applies to the command after it.
     match c.client.reply_mode {
@@ -488,12 +500,26 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
         rejected(&mut reply, c.client, errors::KEY_TOO_LONG.as_bytes());
         return finish_reply(c.client, reply, start_mark);
     }
-    if srv.settings.maxmemory() > 0 && may_grow_memory(c.commands, c.client, cmd) {
+    if srv.settings.maxmemory() > 0 && needs(c.commands, c.client, cmd, flags::DENYOOM) {
         let now = c.scratch.clock.ms_at(Instant::now());
         if maxmemory::make_room(srv, now, &c.locks.effects) == maxmemory::Room::Full {
             c.stats.cmds[cmd.id].rejected.add(1);
             rejected(&mut reply, c.client, errors::OOM.as_bytes());
             return finish_reply(c.client, reply, start_mark);
+        }
+    }
+    // CLIENT PAUSE holds the command back, as Redis's processCommand does
+    // right here: after the checks that refuse it, before MULTI queues it.
+    if srv.pause.is_set() {
+        let now = c.scratch.clock.ms_at(Instant::now());
+        let held = match srv.pause.mode_at(now) {
+            Some(PauseMode::All) => true,
+            Some(PauseMode::Write) => needs(c.commands, c.client, cmd, flags::WRITE | flags::MAY_REPLICATE),
+            None => false,
+        };
+        if held {
+            c.client.reply_mode = reply_mode;
+            return After::Postpone;
         }
     }
     if c.client.multi.is_some() && !cmd.has(flags::TX_CONTROL) {
@@ -523,16 +549,16 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
     }
 }
 
-/// Whether `cmd` must pass the memory limit before it runs, as Redis
-/// 8.4's `processCommand` decides: a `denyoom` command (also when MULTI
-/// queues it: the transaction then fails), and EXEC of a transaction that
-/// queued one. A read queued inside MULTI passes.
-fn may_grow_memory(commands: &CommandTable, client: &Client, cmd: &Cmd) -> bool {
-    if cmd.has(flags::DENYOOM) {
+/// Whether `cmd` counts as having one of `flags` the way Redis 8.4's
+/// `processCommand` decides for the memory limit (`denyoom`) and CLIENT
+/// PAUSE WRITE (`write`, `may_replicate`): the command's own flags (also
+/// when MULTI queues it), and for EXEC, those of the commands queued.
+fn needs(commands: &CommandTable, client: &Client, cmd: &Cmd, flags: u32) -> bool {
+    if cmd.has(flags) {
         return true;
     }
     match client.multi.as_ref() {
-        Some(m) if cmd.spec.name == "exec" => m.cmds.iter().any(|(id, _)| commands.get(*id).has(flags::DENYOOM)),
+        Some(m) if cmd.spec.name == "exec" => m.cmds.iter().any(|(id, _)| commands.get(*id).has(flags)),
         _ => false,
     }
 }

@@ -1,5 +1,5 @@
 //! Server commands: TIME, SHUTDOWN (INFO is in `info.rs`, COMMAND in
-//! `command.rs`, CONFIG in `config.rs`), and the help reply they share.
+//! `command.rs`, CONFIG in `config.rs`).
 
 use tern_resp::Args;
 
@@ -19,18 +19,6 @@ pub static COMMANDS: &[CommandSpec] = &[
     )
         .history(&[("7.0.0", "Added the `NOW`, `FORCE` and `ABORT` modifiers.")]),
 ];
-
-/// Sends Redis's help reply: the title line, then the lines as status
-/// replies, then the HELP entry every help ends with.
-pub(super) fn reply_help(ctx: &mut Ctx<'_, '_>, cmd: &str, lines: &[&str]) {
-    ctx.reply.array(lines.len() + 3);
-    ctx.reply.simple(&format!("{cmd} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"));
-    for l in lines {
-        ctx.reply.simple(l);
-    }
-    ctx.reply.simple("HELP");
-    ctx.reply.simple("    Prints this help.");
-}
 
 fn time(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
