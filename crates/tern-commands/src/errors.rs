@@ -127,6 +127,18 @@ pub const INVALID_SECOND_DB: &str = "ERR invalid second DB index";
 pub const LIMIT_NEGATIVE: &str = "ERR LIMIT can't be negative";
 pub const NUMKEYS_OVER_ARGS: &str = "ERR Number of keys can't be greater than number of args";
 
+// Sorted sets.
+pub const ZSET_MIN_MAX_NOT_FLOAT: &str = "ERR min or max is not a float";
+pub const ZSET_MIN_MAX_NOT_STRING: &str = "ERR min or max not valid string range item";
+pub const ZSET_NAN_SCORE: &str = "ERR resulting score is not a number (NaN)";
+pub const ZADD_XX_AND_NX: &str = "ERR XX and NX options at the same time are not compatible";
+pub const ZADD_GT_LT_NX: &str = "ERR GT, LT, and/or NX options at the same time are not compatible";
+pub const ZADD_INCR_PAIR: &str = "ERR INCR option supports a single increment-element pair";
+pub const ZRANGE_LIMIT_NEEDS_BY: &str =
+    "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX";
+pub const ZRANGE_BYLEX_WITHSCORES: &str =
+    "ERR syntax error, WITHSCORES not supported in combination with BYLEX";
+
 // SORT.
 pub const SORT_NOT_DOUBLE: &str = "ERR One or more scores can't be converted into double";
 
