@@ -2728,6 +2728,106 @@ def random_zset_lex_case(seed, steps=300):
     return head + "\n".join(rng.choice(makers)() for _ in range(steps)) + tail
 
 
+ZSET_CASES8 += [
+    ("zsets-algebra", r"""
+        ZADD a 1 x 2 y 3 z
+        ZADD b 10 y 20 z 30 w
+        SADD s x w
+        SET str v
+        ZUNION 2 a b
+        ZUNION 3 a b s WITHSCORES
+        ZUNION 2 a b WEIGHTS 2 0.5 WITHSCORES
+        ZUNION 2 a b AGGREGATE MIN WITHSCORES
+        ZUNION 2 a b AGGREGATE MAX WITHSCORES
+        ZUNION 3 a b s AGGREGATE COUNT WITHSCORES
+        ZUNION 3 a b s WEIGHTS 2 3 4 AGGREGATE COUNT WITHSCORES
+        ZUNION 3 a b s WEIGHTS 1 inf 0 WITHSCORES
+        ZUNION 2 a b WEIGHTS 1 -1 WITHSCORES
+        ZUNION 2 a b WEIGHTS inf -inf WITHSCORES
+        ZUNION 2 a nokey WITHSCORES
+        ZUNION 2 a b AGGREGATE MAX AGGREGATE MIN WITHSCORES
+        ZUNION 2 a b WITHSCORES WITHSCORES
+        ZINTER 2 a b WITHSCORES
+        ZINTER 2 a b WEIGHTS 0 inf WITHSCORES
+        ZINTER 2 a b AGGREGATE COUNT WITHSCORES
+        ZINTER 3 a b s
+        ZINTER 2 a s WITHSCORES
+        ZINTER 2 a nokey WITHSCORES
+        ZINTER 2 a a WEIGHTS 1 2 WITHSCORES
+        ZDIFF 2 a b WITHSCORES
+        ZDIFF 2 b s WITHSCORES
+        ZDIFF 1 nokey
+        ZDIFF 3 a b s
+        ZINTERCARD 2 a b
+        ZINTERCARD 2 a b LIMIT 1
+        ZINTERCARD 2 a b LIMIT 0
+        ZINTERCARD 3 a b s
+        ZUNIONSTORE d 2 a b
+        ZRANGE d 0 -1 WITHSCORES
+        OBJECT ENCODING d
+        ZINTERSTORE d 2 a b WEIGHTS 1 2 AGGREGATE MAX
+        ZRANGE d 0 -1 WITHSCORES
+        ZDIFFSTORE d 2 b a
+        ZRANGE d 0 -1 WITHSCORES
+        ZINTERSTORE d 2 a nokey
+        EXISTS d
+        SET d x
+        ZUNIONSTORE d 1 s
+        TYPE d
+        ZRANGE d 0 -1 WITHSCORES
+        ZUNION 0 a
+        ZUNIONSTORE d 0 a
+        ZINTERCARD 0 a
+        ZINTERCARD x a
+        ZUNION x a
+        ZUNION 3 a
+        ZINTERCARD 3 a
+        ZUNION 1 str WEIGHTS x
+        ZUNION 1 a WEIGHTS x
+        ZUNION 1 a WEIGHTS nan
+        ZUNION 1 a AGGREGATE foo
+        ZUNION 1 a AGGREGATE
+        ZINTERCARD 1 a LIMIT -1
+        ZINTERCARD 1 a LIMIT x
+        ZINTERCARD 1 a WITHSCORES
+        ZDIFF 1 a WEIGHTS 1
+        ZDIFF 1 a AGGREGATE SUM
+        ZUNIONSTORE d 1 a WITHSCORES
+        ZUNION 1 a WEIGHTS 1 2
+        ZUNION 2 a str foo
+        ZINTER 2 nokey str
+        ZDIFFSTORE d 2 a str
+    """),
+    ("zsets-algebra-encodings", r"""
+        CONFIG SET zset-max-listpack-entries 3 zset-max-listpack-value 4
+        ZADD a 1 x 2 y 3 z
+        ZADD b 1 p 2 q
+        ZUNIONSTORE u 2 a b
+        OBJECT ENCODING u
+        ZINTERSTORE i 2 a a
+        OBJECT ENCODING i
+        ZADD c 1 abcde
+        ZUNIONSTORE v 1 c
+        OBJECT ENCODING v
+        ZADD big 1 a 2 b 3 c 4 d 5 e
+        ZDIFFSTORE w 2 big a
+        OBJECT ENCODING w
+        ZRANGE w 0 -1 WITHSCORES
+        CONFIG SET zset-max-listpack-entries 128 zset-max-listpack-value 64
+    """),
+    ("zsets-algebra-resp3", r"""
+        ?HELLO 3
+        ZADD a 1 x 2.5 y
+        ZADD b 1 y
+        ZUNION 2 a b WITHSCORES
+        ZINTER 2 a b WITHSCORES
+        ZDIFF 2 a b WITHSCORES
+        ZUNION 2 a b
+        ZINTERCARD 2 a b
+    """),
+]
+
+
 ZSET_CASES8 += [("random-zsets-%d" % seed, random_zset_case(seed)) for seed in range(8)]
 ZSET_CASES8 += [("random-zsets-lex-%d" % seed, random_zset_lex_case(seed)) for seed in range(4)]
 REQUIRES.update({name: ["zadd"] for name, _ in ZSET_CASES8})

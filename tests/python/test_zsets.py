@@ -254,3 +254,39 @@ def test_wrong_type(c):
     with pytest.raises(redis.ResponseError, match="WRONGTYPE"):
         c.get("z")
     assert c.type("z") == "zset"
+
+
+def test_zunion_zunionstore(c):
+    c.zadd("a", {"a1": 1, "a2": 1, "a3": 1})
+    c.zadd("b", {"a1": 2, "a2": 2, "a3": 2})
+    c.zadd("c", {"a1": 6, "a3": 5, "a4": 4})
+    assert c.zunion(["a", "b", "c"]) == ["a2", "a4", "a3", "a1"]
+    assert pairs(c, c.zunion(["a", "b", "c"], withscores=True)) == [("a2", 3.0), ("a4", 4.0), ("a3", 8.0), ("a1", 9.0)]
+    assert pairs(c, c.zunion(["a", "b", "c"], aggregate="MAX", withscores=True)) == [("a2", 2.0), ("a4", 4.0), ("a3", 5.0), ("a1", 6.0)]
+    assert pairs(c, c.zunion({"a": 1, "b": 2, "c": 3}, withscores=True)) == [("a2", 5.0), ("a4", 12.0), ("a3", 20.0), ("a1", 23.0)]
+    assert c.zunionstore("d", ["a", "b", "c"], aggregate="MIN") == 4
+    assert pairs(c, c.zrange("d", 0, -1, withscores=True)) == [("a1", 1.0), ("a2", 1.0), ("a3", 1.0), ("a4", 4.0)]
+
+
+def test_zinter_zinterstore_zintercard(c):
+    c.zadd("a", {"a1": 1, "a2": 2, "a3": 1})
+    c.zadd("b", {"a1": 2, "a2": 2, "a3": 2})
+    c.zadd("c", {"a1": 6, "a3": 5, "a4": 4})
+    assert c.zinter(["a", "b", "c"]) == ["a3", "a1"]
+    assert pairs(c, c.zinter(["a", "b", "c"], withscores=True)) == [("a3", 8.0), ("a1", 9.0)]
+    assert pairs(c, c.zinter({"a": 1, "b": 2, "c": 3}, withscores=True)) == [("a3", 20.0), ("a1", 23.0)]
+    assert c.zinterstore("d", ["a", "b", "c"], aggregate="MAX") == 2
+    assert pairs(c, c.zrange("d", 0, -1, withscores=True)) == [("a3", 5.0), ("a1", 6.0)]
+    assert c.zintercard(3, ["a", "b", "c"]) == 2
+    assert c.zintercard(3, ["a", "b", "c"], limit=1) == 1
+
+
+def test_zdiff_zdiffstore(c):
+    c.zadd("a", {"a1": 1, "a2": 2, "a3": 3})
+    c.zadd("b", {"a1": 1, "a2": 2})
+    assert c.zdiff(["a", "b"]) == ["a3"]
+    # redis-py leaves ZDIFF's RESP2 reply flat.
+    got = c.zdiff(["a", "b"], withscores=True)
+    assert got == ([["a3", 3.0]] if resp3(c) else ["a3", "3"])
+    assert c.zdiffstore("out", ["a", "b"]) == 1
+    assert c.zrange("out", 0, -1) == ["a3"]

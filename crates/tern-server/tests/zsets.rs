@@ -657,3 +657,43 @@ fn bytes_per_member_under_redis() {
     let per = memory_usage(&mut r, "big") / 100_000;
     assert!(per <= 64, "{per} bytes per member");
 }
+
+#[test]
+fn union_inter_diff_and_their_stores() {
+    each_threads(|s| {
+        let mut r = s.raw();
+        rt(&mut r, "ZADD {a}a 1 x 2 y 3 z", b":3\r\n");
+        rt(&mut r, "ZADD {a}b 10 y 20 z 30 w", b":3\r\n");
+        rt(&mut r, "SADD {a}s x w", b":2\r\n");
+        rt(&mut r, "ZUNION 3 {a}a {a}b {a}s WITHSCORES", &flat(&[("x", "2"), ("y", "12"), ("z", "23"), ("w", "31")]));
+        rt(&mut r, "ZUNION 2 {a}a {a}b WEIGHTS 2 0.5 AGGREGATE MAX", &bulks(&["x", "y", "z", "w"]));
+        rt(&mut r, "ZUNION 3 {a}a {a}b {a}s WEIGHTS 2 3 4 AGGREGATE COUNT WITHSCORES", &flat(&[("y", "5"), ("z", "5"), ("x", "6"), ("w", "7")]));
+        rt(&mut r, "ZUNION 2 {a}a {a}b WEIGHTS inf -inf WITHSCORES", &flat(&[("w", "-inf"), ("y", "0"), ("z", "0"), ("x", "inf")]));
+        rt(&mut r, "ZINTER 2 {a}a {a}b WITHSCORES", &flat(&[("y", "12"), ("z", "23")]));
+        rt(&mut r, "ZINTER 2 {a}a {a}b AGGREGATE MIN WITHSCORES", &flat(&[("y", "2"), ("z", "3")]));
+        rt(&mut r, "ZINTER 2 {a}a {a}nokey", b"*0\r\n");
+        rt(&mut r, "ZDIFF 2 {a}a {a}b WITHSCORES", &flat(&[("x", "1")]));
+        rt(&mut r, "ZDIFF 2 {a}b {a}s", &bulks(&["y", "z"]));
+        rt(&mut r, "ZINTERCARD 2 {a}a {a}b", b":2\r\n");
+        rt(&mut r, "ZINTERCARD 2 {a}a {a}b LIMIT 1", b":1\r\n");
+        rt(&mut r, "ZUNIONSTORE {a}d 2 {a}a {a}b", b":4\r\n");
+        rt(&mut r, "OBJECT ENCODING {a}d", b"$8\r\nlistpack\r\n");
+        rt(&mut r, "ZINTERSTORE {a}d 2 {a}a {a}nokey", b":0\r\n");
+        rt(&mut r, "EXISTS {a}d", b":0\r\n");
+        rt(&mut r, "ZDIFFSTORE {a}d 2 {a}b {a}a", b":1\r\n");
+        rt(&mut r, "ZRANGE {a}d 0 -1 WITHSCORES", &flat(&[("w", "30")]));
+        rt(&mut r, "ZUNION 0 {a}a", b"-ERR at least 1 input key is needed for 'zunion' command\r\n");
+        rt(&mut r, "ZUNIONSTORE {a}d 0 {a}a", b"-ERR at least 1 input key is needed for 'zunionstore' command\r\n");
+        rt(&mut r, "ZINTERCARD 0 {a}a", b"-ERR at least 1 input key is needed for 'zintercard' command\r\n");
+        rt(&mut r, "ZUNION x {a}a", NOT_INT);
+        rt(&mut r, "ZUNION 3 {a}a", SYNTAX);
+        rt(&mut r, "ZUNION 1 {a}a WEIGHTS x", b"-ERR weight value is not a float\r\n");
+        rt(&mut r, "ZUNION 1 {a}a AGGREGATE foo", SYNTAX);
+        rt(&mut r, "ZINTERCARD 1 {a}a LIMIT -1", b"-ERR LIMIT can't be negative\r\n");
+        rt(&mut r, "ZDIFF 1 {a}a WEIGHTS 1", SYNTAX);
+        rt(&mut r, "ZUNIONSTORE {a}d 1 {a}a WITHSCORES", SYNTAX);
+        rt(&mut r, "SET {a}str v", OK);
+        rt(&mut r, "ZUNION 2 {a}a {a}str WEIGHTS x", WRONGTYPE);
+        rt(&mut r, "ZINTERSTORE {a}d 1 {a}str", WRONGTYPE);
+    });
+}
