@@ -362,14 +362,14 @@ fn zadd_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, mut f: AddFlags, mut scor
         }
     }
     let elements = args.len() - scoreidx;
-    if elements % 2 != 0 || elements == 0 {
+    if !elements.is_multiple_of(2) || elements == 0 {
         return ctx.reply.error(errors::SYNTAX);
     }
     let elements = elements / 2;
     if f.nx && f.xx {
         return ctx.reply.error(errors::ZADD_XX_AND_NX);
     }
-    if (f.gt && f.nx) || (f.lt && f.nx) || (f.gt && f.lt) {
+    if (f.gt || f.lt) && (f.nx || (f.gt && f.lt)) {
         return ctx.reply.error(errors::ZADD_GT_LT_NX);
     }
     if f.incr && elements > 1 {
@@ -1101,7 +1101,7 @@ impl<'a> Src<'a> {
     /// Every member with its score, in the input's own order.
     fn each(&self, mut f: impl FnMut(&[u8], f64)) {
         match self {
-            Src::Z(z) => z.for_range(0, z.len(), false, |m, s| f(m, s)),
+            Src::Z(z) => z.for_range(0, z.len(), false, f),
             Src::S(s) => s.iter().for_each(|m| m.with_bytes(|b| f(b, 1.0))),
             Src::Absent => {}
         }
