@@ -2599,6 +2599,533 @@ def random_hll_case(seed, steps=300):
 
 CASES8 += [("random-bitmaps-%d" % seed, random_bitmap_case(seed)) for seed in range(8)]
 CASES8 += [("random-hll-%d" % seed, random_hll_case(seed)) for seed in range(8)]
+
+# Sorted sets: against the Redis 8 reference (Redis 7.0 prints scores with
+# %.17g; Redis 8 with d2string, which Tern follows).
+ZSET_CASES8 = [
+    ("zsets-basics", r"""
+        ZADD z 1 a 2 b 3 c 2 b
+        ZADD z CH 5 a 2 b 7 d
+        ZCARD z
+        ZSCORE z a
+        ZMSCORE z a nope d
+        ZINCRBY z 0.25 b
+        ZINCRBY z 1e20 fresh
+        ZRANGE z 0 -1 WITHSCORES
+        ZREVRANGE z 0 1 WITHSCORES
+        ZRANK z b
+        ZREVRANK z b WITHSCORE
+        ZRANK z nope WITHSCORE
+        ZREM z a nope
+        ZRANGE z 0 -1
+        ZREM z b c d fresh
+        EXISTS z
+        ZADD z XX 1 a
+        ZADD z XX INCR 1 a
+        EXISTS z
+        ZADD z NX 1 a
+        ZADD z NX INCR 1 a
+        ZADD z GT 0 a 3 b
+        ZADD z GT CH 5 a 1 b
+        ZADD z LT CH 1 a 9 b
+        ZADD z INCR GT -1 a
+        ZADD z INCR LT -1 a
+        ZRANGE z 0 -1 WITHSCORES
+        ZADD z INCR inf a
+        ZADD z INCR -inf a
+        ZINCRBY z -inf a
+        ZSCORE z a
+    """),
+    ("zsets-scores", r"""
+        ZADD s 0.1 a 1e20 b 1.5e-7 c 0.0001 d 0.00001 e 1e16 f 1e17 g 123456789012345678 h -0 i
+        ZADD s inf j -inf k +inf l -Infinity m 0x10 n .5 o 5. p 5e-324 q 1.7976931348623157e308 r
+        ZADD s 12345678.123 t -1e-5 u 1e21 v 2e300 w -1.5e-300 x 9223372036854775807 y 1e15 z
+        ZRANGE s 0 -1 WITHSCORES
+        ZSCAN s 0 COUNT 100
+        ZADD s nan a
+        ZADD s 1e400 a
+        ZADD s 1e-400 a
+        ZADD s ' 1' a
+        ZADD s '1 ' a
+        ZADD s '' a
+        ZADD s 1_0 a
+        ZADD s infinit a
+        ZADD s - a
+        ZINCRBY s nan a
+        CONFIG SET zset-max-listpack-entries 0
+        ZADD big -0 a 0 b 1e-7 c
+        ZRANGE big 0 -1 WITHSCORES
+        ZINCRBY big -0 b
+        OBJECT ENCODING big
+        CONFIG SET zset-max-listpack-entries 128
+        ZADD small 0 a
+        ZINCRBY small -0 a
+        ZADD small -0 b
+        ZRANGE small 0 -1 WITHSCORES
+    """),
+    ("zsets-errors", r"""
+        ZADD z 1 a 2 b 3 c
+        ZADD z NX XX 1 a
+        ZADD z GT LT 1 a
+        ZADD z NX GT 1 a
+        ZADD z NX LT 1 a
+        ZADD z INCR 1 a 2 b
+        ZADD z 1
+        ZADD z 1 a 2
+        ZADD z XX
+        ZADD z foo 1 a
+        ZADD z 1 a x b
+        ZINCRBY z x a
+        ZRANGE z 0 -1 LIMIT 0 1
+        ZRANGE z 0 -1 BYLEX WITHSCORES
+        ZRANGE z a b BYLEX
+        ZRANGE z x 1 BYSCORE
+        ZRANGE z 0 1 LIMIT 0
+        ZRANGE z 0 1 BYSCORE BYLEX
+        ZRANGE z 0 1 foo
+        ZRANGE z 0 x
+        ZRANGE z 0 -1 REV REV
+        ZRANGEBYSCORE z 0 1 LIMIT 0 x
+        ZRANGEBYSCORE z 0 1 LIMIT 0
+        ZRANGEBYSCORE z 0 1 WITHSCORES WITHSCORES LIMIT 0 1 LIMIT 0 2
+        ZRANGEBYSCORE z 0 1 REV
+        ZRANGEBYSCORE z 0 1 BYSCORE
+        ZREVRANGE z 0 1 BYLEX
+        ZRANGEBYLEX z 0 1
+        ZRANGEBYLEX z - + WITHSCORES
+        ZRANGEBYSCORE z ( 1
+        ZRANGEBYSCORE z (1 ((2
+        ZRANGEBYSCORE z (nan 1
+        ZRANGEBYSCORE z 1e400 1
+        ZRANGEBYSCORE z '  1' 3
+        ZRANGEBYSCORE z 0x1 2
+        ZRANGEBYSCORE z '' 2
+        ZRANGEBYSCORE z ' ' 2
+        ZRANGEBYSCORE z - 2
+        ZRANGEBYLEX z '' +
+        ZRANGEBYLEX z +x +
+        ZRANGEBYLEX z '[' +
+        ZRANGESTORE d z 0 -1 WITHSCORES
+        ZRANGESTORE d z 0 -1 LIMIT 0 1
+        ZRANGESTORE d z 0 -1 BYSCORE LIMIT 0 -1
+        ZRANDMEMBER z x
+        ZRANDMEMBER z 9223372036854775807 WITHSCORES
+        ZRANDMEMBER z -9223372036854775808
+        ZRANDMEMBER z 4611686018427387904 WITHSCORES
+        ZRANDMEMBER z -4611686018427387904 WITHSCORES
+        ZRANDMEMBER z 1 WITHSCORE
+        ZRANDMEMBER z 1 WITHSCORES x
+        ZRANDMEMBER nokey 5
+        ZRANDMEMBER nokey
+        ZRANDMEMBER nokey 5 WITHSCORES
+        ZPOPMIN z -1
+        ZPOPMIN z x
+        ZPOPMIN z 0
+        ZPOPMIN nokey
+        ZPOPMIN nokey 2
+        ZPOPMIN z 1 2
+        ZMPOP 0 z MIN
+        ZMPOP 1 z foo
+        ZMPOP 1 z MIN COUNT 0
+        ZMPOP 1 z MIN COUNT -1
+        ZMPOP 1 z MIN COUNT x
+        ZMPOP 2 z MIN
+        ZMPOP 1 z MIN COUNT 1 COUNT 2
+        ZMPOP 1 z
+        ZMPOP x z MIN
+        ZMPOP 1 nokey MIN
+        ZRANK z a WITHSCORES
+        ZRANK z a WITHSCORE x
+        ZLEXCOUNT z a b
+        ZCOUNT z a b
+        ZREMRANGEBYRANK z x 1
+        ZREMRANGEBYSCORE z x 1
+        ZREMRANGEBYLEX z x 1
+        ZSCAN z x
+        ZSCAN z 0 COUNT 0
+        ZSCAN z 0 MATCH
+        ZSCAN z 0 NOVALUES
+        ZSCAN z 0 NOSCORES
+        ZSCAN z 0 COUNT x
+    """),
+    ("zsets-ranges", r"""
+        ZADD z 1 a 2 b 3 c 4 d 5 e 5 f 6 g
+        ZRANGE z 0 -1
+        ZRANGE z -3 -1 WITHSCORES
+        ZRANGE z -100 1
+        ZRANGE z 5 100
+        ZRANGE z 3 1
+        ZRANGE z 7 8
+        ZRANGE z 0 2 REV WITHSCORES
+        ZRANGE z (1 5 BYSCORE
+        ZRANGE z 5 (1 BYSCORE REV
+        ZRANGE z -inf +inf BYSCORE LIMIT 2 3
+        ZRANGE z +inf -inf BYSCORE REV LIMIT 2 3 WITHSCORES
+        ZRANGE z -inf +inf BYSCORE LIMIT 2 -1
+        ZRANGE z -inf +inf BYSCORE LIMIT -1 2
+        ZRANGE z -inf +inf BYSCORE LIMIT 100 2
+        ZRANGE z -inf +inf BYSCORE LIMIT 0 0
+        ZRANGEBYSCORE z (5 +inf WITHSCORES
+        ZRANGEBYSCORE z 5 5
+        ZRANGEBYSCORE z (5 (5
+        ZREVRANGEBYSCORE z 5 2 LIMIT 1 2
+        ZREVRANGEBYSCORE z 2 5
+        ZCOUNT z 2 5
+        ZCOUNT z (2 (5
+        ZCOUNT z 5 2
+        ZCOUNT nokey 0 1
+        ZADD l 0 a 0 b 0 c 0 d 0 e
+        ZRANGEBYLEX l - +
+        ZRANGEBYLEX l [b [d
+        ZRANGEBYLEX l (b (d
+        ZRANGEBYLEX l (b + LIMIT 1 2
+        ZREVRANGEBYLEX l + -
+        ZREVRANGEBYLEX l [d (a LIMIT 0 2
+        ZRANGE l [c - BYLEX REV
+        ZRANGE l + - BYLEX
+        ZRANGE l - - BYLEX
+        ZLEXCOUNT l [b [d
+        ZLEXCOUNT l - +
+        ZLEXCOUNT l + -
+        ZRANGESTORE dst z 1 3
+        ZRANGE dst 0 -1 WITHSCORES
+        OBJECT ENCODING dst
+        ZRANGESTORE dst z (2 5 BYSCORE REV LIMIT 0 2
+        ZRANGE dst 0 -1 WITHSCORES
+        ZRANGESTORE dst l [b [c BYLEX
+        ZRANGE dst 0 -1
+        ZRANGESTORE dst z 10 20
+        EXISTS dst
+        SET dst x
+        ZRANGESTORE dst nokey 0 -1
+        EXISTS dst
+        ZREMRANGEBYRANK z 0 0
+        ZREMRANGEBYRANK z -2 -1
+        ZREMRANGEBYRANK z 10 20
+        ZREMRANGEBYSCORE z (2 4
+        ZRANGE z 0 -1 WITHSCORES
+        ZREMRANGEBYLEX l (b [d
+        ZRANGE l 0 -1
+        ZREMRANGEBYLEX l - +
+        EXISTS l
+        ZREMRANGEBYSCORE nokey 0 1
+    """),
+    ("zsets-pops", r"""
+        ZADD z 1 a 2 b 3 c 4 d
+        ZPOPMIN z
+        ZPOPMAX z
+        ZPOPMIN z 0
+        ZPOPMAX z 1
+        ZPOPMIN z 10
+        EXISTS z
+        ZPOPMIN z
+        ZPOPMAX z 3
+        ZADD m1 1 a 2 b
+        ZADD m2 5 x
+        ZMPOP 3 nokey m2 m1 MIN
+        ZMPOP 2 m2 m1 MAX COUNT 10
+        ZMPOP 2 m2 m1 MAX COUNT 10
+        ZMPOP 1 m1 MIN
+        ZMPOP 1 nokey MAX COUNT 2
+    """),
+    ("zsets-encodings", r"""
+        CONFIG SET zset-max-listpack-entries 3 zset-max-listpack-value 4
+        ZADD a 1 x 2 y 3 z
+        OBJECT ENCODING a
+        ZADD a 4 w
+        OBJECT ENCODING a
+        ZREM a x y z
+        OBJECT ENCODING a
+        ZADD b 1 x 2 y 3 z 4 w
+        OBJECT ENCODING b
+        ZADD c 1 abcde
+        OBJECT ENCODING c
+        ZADD d 1 abcd
+        OBJECT ENCODING d
+        ZADD d 1 abcde
+        OBJECT ENCODING d
+        ZADD e 1 a
+        ZADD e XX 1 abcdefgh
+        OBJECT ENCODING e
+        ZRANGESTORE f b 0 2
+        OBJECT ENCODING f
+        ZRANGESTORE f b 0 -1
+        OBJECT ENCODING f
+        ZINCRBY g 1 abcdef
+        OBJECT ENCODING g
+        ZADD h 1 a 2 b 3 c 4 d 5 e 6 f
+        ZRANGE h 0 -1 WITHSCORES
+        ZRANK h c WITHSCORE
+        ZREVRANK h c
+        ZRANGEBYSCORE h (2 5 LIMIT 1 2
+        %ZSCAN h 0 COUNT 100
+        CONFIG SET zset-max-listpack-entries 128 zset-max-listpack-value 64
+    """),
+    ("zsets-resp3", r"""
+        ?HELLO 3
+        ZADD z 1 a 2.5 b 3 c
+        ZRANGE z 0 1 WITHSCORES
+        ZRANGEBYSCORE z -inf +inf WITHSCORES LIMIT 1 1
+        ZREVRANGE z 0 -1 WITHSCORES
+        ZSCORE z b
+        ZSCORE z nope
+        ZMSCORE z a nope
+        ZINCRBY z 1 a
+        ZADD z INCR XX 1 zz
+        ZRANK z a WITHSCORE
+        ZRANK z nope WITHSCORE
+        ZRANK nokey a WITHSCORE
+        ZSCAN z 0
+        ZRANDMEMBER z 10 WITHSCORES
+        ZRANDMEMBER z 0 WITHSCORES
+        ZPOPMIN z
+        ZPOPMIN z 1
+        ZPOPMIN nokey
+        ZMPOP 1 nokey MIN
+        ZADD z 1 a 2 b
+        ZMPOP 1 z MAX COUNT 2
+        ZPOPMAX z 5
+        ZRANGE nokey 0 -1 WITHSCORES
+    """),
+    ("wrongtype-zsets", r"""
+        ZADD z 1 a
+        SET str v
+        ZADD str 1 a
+        ZINCRBY str 1 a
+        ZREM str a
+        ZCARD str
+        ZSCORE str a
+        ZMSCORE str a
+        ZRANK str a
+        ZREVRANK str a WITHSCORE
+        ZCOUNT str 0 1
+        ZLEXCOUNT str - +
+        ZRANGE str 0 -1
+        ZRANGEBYSCORE str 0 1
+        ZRANGEBYLEX str - +
+        ZRANGESTORE d str 0 -1
+        ZREMRANGEBYRANK str 0 1
+        ZREMRANGEBYSCORE str 0 1
+        ZREMRANGEBYLEX str - +
+        ZPOPMIN str
+        ZPOPMAX str 0
+        ZMPOP 2 nokey str MIN
+        ZMPOP 2 z str MIN
+        ZRANDMEMBER str
+        ZRANDMEMBER str 0
+        ZSCAN str 0
+        ZSCAN str x
+        ZPOPMIN str x
+        ZRANGE str 0 -1 LIMIT 0 1
+        GET z
+        SADD z a
+        LPUSH z a
+        HSET z a b
+        TYPE z
+        SCAN 0 TYPE zset
+        OBJECT ENCODING z
+        RENAME z z2
+        ZRANGE z2 0 -1 WITHSCORES
+        COPY z2 z3
+        ZRANGE z3 0 -1 WITHSCORES
+        MOVE z3 1
+        SELECT 1
+        ZCARD z3
+        DEL z3
+        SELECT 0
+        DEL z2
+        EXISTS z2
+    """),
+]
+
+
+def random_zset_case(seed, steps=400):
+    """A seeded random mix of sorted-set commands over a few keys, with
+    small thresholds so that sorted sets convert from listpack to skiplist
+    on the way. Scores mix integers, fractions, infinities and -0, and the
+    members of one key share scores often, so that ties order by member.
+    ZRANDMEMBER is compared by type only."""
+    rng = random.Random(seed)
+    keys = ["z%d" % i for i in range(4)] + ["str"]
+    members = ["a", "b", "c", "d", "e", "abcdef", "1", "''", "m%d" % rng.randint(0, 9)]
+    scores = ["0", "1", "2", "-1", "1.5", "0.1", "inf", "-inf", "-0", "1e20", "3"]
+    bounds = ["-inf", "+inf", "0", "(0", "1", "(1", "2.5", "(3", "inf"]
+    k = lambda: rng.choice(keys)  # noqa: E731
+    m = lambda: rng.choice(members)  # noqa: E731
+    sc = lambda: rng.choice(scores)  # noqa: E731
+    ps = lambda: " ".join("%s %s" % (sc(), m()) for _ in range(rng.randint(1, 4)))  # noqa: E731
+    b = lambda: rng.choice(bounds)  # noqa: E731
+    idx = lambda: str(rng.randint(-6, 6))  # noqa: E731
+    lim = lambda: rng.choice(["", " LIMIT %d %d" % (rng.randint(-1, 3), rng.randint(-1, 3))])  # noqa: E731
+    ws = lambda: rng.choice(["", " WITHSCORES"])  # noqa: E731
+    makers = [
+        lambda: "ZADD %s %s" % (k(), ps()),
+        lambda: "ZADD %s %s" % (k(), ps()),
+        lambda: "ZADD %s %s %s" % (k(), rng.choice(["NX", "XX", "GT", "LT", "CH", "GT CH", "XX CH", "NX CH"]), ps()),
+        lambda: "ZADD %s INCR %s %s %s" % (k(), rng.choice(["", "NX", "XX", "GT", "LT"]), sc(), m()),
+        lambda: "ZINCRBY %s %s %s" % (k(), sc(), m()),
+        lambda: "ZREM %s %s %s" % (k(), m(), m()),
+        lambda: "ZCARD %s" % k(),
+        lambda: "ZSCORE %s %s" % (k(), m()),
+        lambda: "ZMSCORE %s %s %s" % (k(), m(), m()),
+        lambda: "ZRANK %s %s%s" % (k(), m(), rng.choice(["", " WITHSCORE"])),
+        lambda: "ZREVRANK %s %s%s" % (k(), m(), rng.choice(["", " WITHSCORE"])),
+        lambda: "ZCOUNT %s %s %s" % (k(), b(), b()),
+        lambda: "ZRANGE %s %s %s%s%s" % (k(), idx(), idx(), rng.choice(["", " REV"]), ws()),
+        lambda: "ZRANGE %s %s %s BYSCORE%s%s%s" % (k(), b(), b(), rng.choice(["", " REV"]), lim(), ws()),
+        lambda: "ZRANGEBYSCORE %s %s %s%s%s" % (k(), b(), b(), ws(), lim()),
+        lambda: "ZREVRANGEBYSCORE %s %s %s%s%s" % (k(), b(), b(), ws(), lim()),
+        lambda: "ZREVRANGE %s %s %s%s" % (k(), idx(), idx(), ws()),
+        lambda: "ZRANGESTORE %s %s %s %s" % (k(), k(), idx(), idx()),
+        lambda: "ZRANGESTORE %s %s %s %s BYSCORE%s" % (k(), k(), b(), b(), lim()),
+        lambda: "ZREMRANGEBYRANK %s %s %s" % (k(), idx(), idx()),
+        lambda: "ZREMRANGEBYSCORE %s %s %s" % (k(), b(), b()),
+        lambda: "ZPOPMIN %s%s" % (k(), rng.choice(["", " 0", " 1", " 3"])),
+        lambda: "ZPOPMAX %s%s" % (k(), rng.choice(["", " 0", " 1", " 3"])),
+        lambda: "ZMPOP 2 %s %s %s COUNT %d" % (k(), k(), rng.choice(["MIN", "MAX"]), rng.randint(1, 3)),
+        lambda: "?ZRANDMEMBER %s %d%s" % (k(), rng.randint(-3, 3), ws()),
+        lambda: "~ZRANDMEMBER %s 100" % k(),
+        lambda: "%%ZRANDMEMBER %s 100 WITHSCORES" % k(),
+        lambda: "%%ZSCAN %s 0 COUNT 100" % k(),
+        lambda: "OBJECT ENCODING %s" % k(),
+        lambda: "TYPE %s" % k(),
+        lambda: "SET str %s" % m(),
+        lambda: "DEL %s" % k(),
+    ]
+    head = "CONFIG SET zset-max-listpack-entries 5 zset-max-listpack-value 5\n"
+    tail = "\nCONFIG SET zset-max-listpack-entries 128 zset-max-listpack-value 64"
+    return head + "\n".join(rng.choice(makers)() for _ in range(steps)) + tail
+
+
+def random_zset_lex_case(seed, steps=300):
+    """Lex ranges over sorted sets whose members all share one score
+    (Redis leaves lex ranges over mixed scores unspecified)."""
+    rng = random.Random(seed)
+    keys = ["l%d" % i for i in range(3)]
+    members = ["a", "aa", "ab", "b", "ba", "c", "cab", "d", "''", "z"]
+    lex = ["-", "+", "[a", "(a", "[aa", "(b", "[ba", "(c", "[d", "(z", "['']", "[zz"]
+    k = lambda: rng.choice(keys)  # noqa: E731
+    lx = lambda: rng.choice(lex)  # noqa: E731
+    lim = lambda: rng.choice(["", " LIMIT %d %d" % (rng.randint(-1, 3), rng.randint(-1, 3))])  # noqa: E731
+    makers = [
+        lambda: "ZADD %s %s" % (k(), " ".join("7 %s" % rng.choice(members) for _ in range(rng.randint(1, 4)))),
+        lambda: "ZRANGEBYLEX %s %s %s%s" % (k(), lx(), lx(), lim()),
+        lambda: "ZREVRANGEBYLEX %s %s %s%s" % (k(), lx(), lx(), lim()),
+        lambda: "ZRANGE %s %s %s BYLEX%s%s" % (k(), lx(), lx(), rng.choice(["", " REV"]), lim()),
+        lambda: "ZLEXCOUNT %s %s %s" % (k(), lx(), lx()),
+        lambda: "ZREMRANGEBYLEX %s %s %s" % (k(), lx(), lx()),
+        lambda: "ZRANGESTORE %s %s %s %s BYLEX" % (k(), k(), lx(), lx()),
+        lambda: "ZRANGE %s 0 -1" % k(),
+    ]
+    head = "CONFIG SET zset-max-listpack-entries 4\n"
+    tail = "\nCONFIG SET zset-max-listpack-entries 128"
+    return head + "\n".join(rng.choice(makers)() for _ in range(steps)) + tail
+
+
+ZSET_CASES8 += [
+    ("zsets-algebra", r"""
+        ZADD a 1 x 2 y 3 z
+        ZADD b 10 y 20 z 30 w
+        SADD s x w
+        SET str v
+        ZUNION 2 a b
+        ZUNION 3 a b s WITHSCORES
+        ZUNION 2 a b WEIGHTS 2 0.5 WITHSCORES
+        ZUNION 2 a b AGGREGATE MIN WITHSCORES
+        ZUNION 2 a b AGGREGATE MAX WITHSCORES
+        ZUNION 3 a b s AGGREGATE COUNT WITHSCORES
+        ZUNION 3 a b s WEIGHTS 2 3 4 AGGREGATE COUNT WITHSCORES
+        ZUNION 3 a b s WEIGHTS 1 inf 0 WITHSCORES
+        ZUNION 2 a b WEIGHTS 1 -1 WITHSCORES
+        ZUNION 2 a b WEIGHTS inf -inf WITHSCORES
+        ZUNION 2 a nokey WITHSCORES
+        ZUNION 2 a b AGGREGATE MAX AGGREGATE MIN WITHSCORES
+        ZUNION 2 a b WITHSCORES WITHSCORES
+        ZINTER 2 a b WITHSCORES
+        ZINTER 2 a b WEIGHTS 0 inf WITHSCORES
+        ZINTER 2 a b AGGREGATE COUNT WITHSCORES
+        ZINTER 3 a b s
+        ZINTER 2 a s WITHSCORES
+        ZINTER 2 a nokey WITHSCORES
+        ZINTER 2 a a WEIGHTS 1 2 WITHSCORES
+        ZDIFF 2 a b WITHSCORES
+        ZDIFF 2 b s WITHSCORES
+        ZDIFF 1 nokey
+        ZDIFF 3 a b s
+        ZINTERCARD 2 a b
+        ZINTERCARD 2 a b LIMIT 1
+        ZINTERCARD 2 a b LIMIT 0
+        ZINTERCARD 3 a b s
+        ZUNIONSTORE d 2 a b
+        ZRANGE d 0 -1 WITHSCORES
+        OBJECT ENCODING d
+        ZINTERSTORE d 2 a b WEIGHTS 1 2 AGGREGATE MAX
+        ZRANGE d 0 -1 WITHSCORES
+        ZDIFFSTORE d 2 b a
+        ZRANGE d 0 -1 WITHSCORES
+        ZINTERSTORE d 2 a nokey
+        EXISTS d
+        SET d x
+        ZUNIONSTORE d 1 s
+        TYPE d
+        ZRANGE d 0 -1 WITHSCORES
+        ZUNION 0 a
+        ZUNIONSTORE d 0 a
+        ZINTERCARD 0 a
+        ZINTERCARD x a
+        ZUNION x a
+        ZUNION 3 a
+        ZINTERCARD 3 a
+        ZUNION 1 str WEIGHTS x
+        ZUNION 1 a WEIGHTS x
+        ZUNION 1 a WEIGHTS nan
+        ZUNION 1 a AGGREGATE foo
+        ZUNION 1 a AGGREGATE
+        ZINTERCARD 1 a LIMIT -1
+        ZINTERCARD 1 a LIMIT x
+        ZINTERCARD 1 a WITHSCORES
+        ZDIFF 1 a WEIGHTS 1
+        ZDIFF 1 a AGGREGATE SUM
+        ZUNIONSTORE d 1 a WITHSCORES
+        ZUNION 1 a WEIGHTS 1 2
+        ZUNION 2 a str foo
+        ZINTER 2 nokey str
+        ZDIFFSTORE d 2 a str
+    """),
+    ("zsets-algebra-encodings", r"""
+        CONFIG SET zset-max-listpack-entries 3 zset-max-listpack-value 4
+        ZADD a 1 x 2 y 3 z
+        ZADD b 1 p 2 q
+        ZUNIONSTORE u 2 a b
+        OBJECT ENCODING u
+        ZINTERSTORE i 2 a a
+        OBJECT ENCODING i
+        ZADD c 1 abcde
+        ZUNIONSTORE v 1 c
+        OBJECT ENCODING v
+        ZADD big 1 a 2 b 3 c 4 d 5 e
+        ZDIFFSTORE w 2 big a
+        OBJECT ENCODING w
+        ZRANGE w 0 -1 WITHSCORES
+        CONFIG SET zset-max-listpack-entries 128 zset-max-listpack-value 64
+    """),
+    ("zsets-algebra-resp3", r"""
+        ?HELLO 3
+        ZADD a 1 x 2.5 y
+        ZADD b 1 y
+        ZUNION 2 a b WITHSCORES
+        ZINTER 2 a b WITHSCORES
+        ZDIFF 2 a b WITHSCORES
+        ZUNION 2 a b
+        ZINTERCARD 2 a b
+    """),
+]
+
+
+ZSET_CASES8 += [("random-zsets-%d" % seed, random_zset_case(seed)) for seed in range(8)]
+ZSET_CASES8 += [("random-zsets-lex-%d" % seed, random_zset_lex_case(seed)) for seed in range(4)]
+REQUIRES.update({name: ["zadd"] for name, _ in ZSET_CASES8})
+CASES8 += ZSET_CASES8
 REDIS8 = {name for name, _ in CASES8}
 CASES += CASES8
 
@@ -2638,9 +3165,13 @@ def unordered(reply):
 
 
 def unordered_pairs(reply):
+    """Sorts the field/value pairs of a flat array; for a SCAN-shaped reply,
+    those of its second element (ZSCAN, HSCAN)."""
     if not reply[:1] in (b"*", b"%"):
         return reply
     head, elems, rest = split_elements(reply)
+    if len(elems) == 2 and elems[0][:1] == b"$" and elems[1][:1] == b"*":
+        return head + elems[0] + unordered_pairs(elems[1]) + rest
     pairs = sorted(elems[i] + elems[i + 1] for i in range(0, len(elems) - 1, 2))
     return head + b"".join(pairs) + rest
 

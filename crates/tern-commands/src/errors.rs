@@ -129,6 +129,19 @@ pub const INVALID_SECOND_DB: &str = "ERR invalid second DB index";
 pub const LIMIT_NEGATIVE: &str = "ERR LIMIT can't be negative";
 pub const NUMKEYS_OVER_ARGS: &str = "ERR Number of keys can't be greater than number of args";
 
+// Sorted sets.
+pub const ZSET_MIN_MAX_NOT_FLOAT: &str = "ERR min or max is not a float";
+pub const ZSET_MIN_MAX_NOT_STRING: &str = "ERR min or max not valid string range item";
+pub const ZSET_NAN_SCORE: &str = "ERR resulting score is not a number (NaN)";
+pub const ZADD_XX_AND_NX: &str = "ERR XX and NX options at the same time are not compatible";
+pub const ZADD_GT_LT_NX: &str = "ERR GT, LT, and/or NX options at the same time are not compatible";
+pub const ZADD_INCR_PAIR: &str = "ERR INCR option supports a single increment-element pair";
+pub const ZRANGE_LIMIT_NEEDS_BY: &str =
+    "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX";
+pub const ZSET_WEIGHT_NOT_FLOAT: &str = "ERR weight value is not a float";
+pub const ZRANGE_BYLEX_WITHSCORES: &str =
+    "ERR syntax error, WITHSCORES not supported in combination with BYLEX";
+
 // SORT.
 pub const SORT_NOT_DOUBLE: &str = "ERR One or more scores can't be converted into double";
 
@@ -180,6 +193,11 @@ pub const MONITOR_DENY_BLOCKING: &str = "ERR MONITOR isn't allowed for DENY BLOC
 // SLOWLOG and COMMANDLOG.
 pub const COUNT_AT_LEAST_MINUS_ONE: &str = "ERR count should be greater than or equal to -1";
 pub const COMMANDLOG_TYPE: &str = "ERR type should be one of the following: slow, large-request, large-reply";
+
+/// ZUNION, ZINTER, ZDIFF (and STORE), ZINTERCARD with a key count below 1.
+pub fn zset_need_keys(fullname: &str) -> String {
+    format!("ERR at least 1 input key is needed for '{fullname}' command")
+}
 
 /// `ERR wrong number of arguments for 'get' command`.
 pub fn arity(fullname: &str) -> String {

@@ -248,6 +248,11 @@ directives! {
         set_max_listpack_entries: usize = 128 => "set-max-listpack-entries", Int::new(0, i64::MAX), runtime;
         /// Longest member, in bytes, a listpack set keeps.
         set_max_listpack_value: usize = 64 => "set-max-listpack-value", Int::new(0, i64::MAX), runtime;
+        /// Most members a sorted set keeps in its compact (listpack) encoding.
+        zset_max_listpack_entries: usize = 128 => "zset-max-listpack-entries" | "zset-max-ziplist-entries", Int::new(0, i64::MAX), runtime;
+        /// Longest member, in bytes, a listpack sorted set keeps (a memory
+        /// size, `1kb` included, as in Redis).
+        zset_max_listpack_value: usize = 64 => "zset-max-listpack-value" | "zset-max-ziplist-value", Mem::new(0, MEM_MAX), runtime;
         /// Keys whose lookups are advanced together, stage by stage, so
         /// their cache misses overlap (within a multi-key command and
         /// across the pipelined commands of one read); 0 turns prefetching
@@ -393,8 +398,6 @@ directives! {
         cluster_node_timeout: Duration = Duration::from_millis(15000) => "cluster-node-timeout", Millis::new(0, i64::MAX), runtime, CLUSTER;
 
         list_compress_depth: i64 = 0 => "list-compress-depth", Int::new(0, i32::MAX as i64), runtime, TYPES;
-        zset_max_listpack_entries: i64 = 128 => "zset-max-listpack-entries" | "zset-max-ziplist-entries", Int::new(0, i64::MAX), runtime, TYPES;
-        zset_max_listpack_value: i64 = 64 => "zset-max-listpack-value" | "zset-max-ziplist-value", Int::new(0, i64::MAX), runtime, TYPES;
         stream_node_max_bytes: u64 = 4096 => "stream-node-max-bytes", Mem::new(0, MEM_MAX), runtime, TYPES;
         stream_node_max_entries: i64 = 100 => "stream-node-max-entries", Int::new(0, i64::MAX), runtime, TYPES;
 

@@ -16,33 +16,112 @@ fn put_len(out: &mut Vec<u8>, prefix: u8, n: i64) {
     out.extend_from_slice(b"\r\n");
 }
 
-/// Formats a double the way Redis replies with one: shortest text that reads
-/// back to the same value, `inf`/`-inf`, and exponent form for very large or
-/// small magnitudes (as `%.17g` would choose).
+/// Formats a double the way Redis 8 replies with one (`d2string`):
+/// `inf`/`-inf`, `0`/`-0`, an integer within ±2^62 as an integer, else
+/// fpconv's layout of the shortest digits that read back to the same value:
+/// plain digits while the exponent stays near them (`123456789012345680`,
+/// `0.0001`), scientific otherwise (`1e+20`, `1.5e-7`, no exponent padding).
 pub fn format_double(d: f64, buf: &mut String) {
-    use std::fmt::Write;
     buf.clear();
-    if d.is_infinite() {
-        buf.push_str(if d > 0.0 { "inf" } else { "-inf" });
-    } else if d.is_nan() {
+    if d.is_nan() {
         buf.push_str("nan");
+    } else if d.is_infinite() {
+        buf.push_str(if d > 0.0 { "inf" } else { "-inf" });
     } else if d == 0.0 {
         buf.push_str(if d.is_sign_negative() { "-0" } else { "0" });
+    } else if let Some(n) = double_as_int(d) {
+        buf.push_str(itoa::Buffer::new().format(n));
     } else {
-        let exp = d.abs().log10().floor() as i32;
-        if !(-5..17).contains(&exp) {
-            let s = format!("{d:e}");
-            // Rust writes 1e20 / 1.5e-7; Redis writes 1e+20 / 1.5e-07.
-            let (mant, e) = s.split_once('e').unwrap_or((&s, "0"));
-            let (sign, digits) = match e.strip_prefix('-') {
-                Some(d) => ('-', d),
-                None => ('+', e),
-            };
-            let _ = write!(buf, "{mant}e{sign}{digits:0>2}");
-        } else {
-            let _ = write!(buf, "{d}");
-        }
+        fpconv(d, buf);
     }
+}
+
+/// C's `%.17g` (how Redis's scan replies show a skiplist's scores:
+/// `0.10000000000000001`, `1e+20`, `-0`).
+pub fn format_g17(d: f64, buf: &mut String) {
+    use std::fmt::Write;
+    buf.clear();
+    if d.is_nan() {
+        buf.push_str("nan");
+        return;
+    }
+    if d.is_infinite() {
+        buf.push_str(if d > 0.0 { "inf" } else { "-inf" });
+        return;
+    }
+    if d == 0.0 {
+        buf.push_str(if d.is_sign_negative() { "-0" } else { "0" });
+        return;
+    }
+    let sci = format!("{d:.16e}");
+    let (mant, e) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let x: i32 = e.parse().unwrap_or(0);
+    let trim = |s: &str| -> String {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    if !(-4..17).contains(&x) {
+        let _ = write!(buf, "{}e{}{:02}", trim(mant), if x < 0 { '-' } else { '+' }, x.abs());
+    } else {
+        let fixed = format!("{:.*}", (16 - x) as usize, d);
+        buf.push_str(&trim(&fixed));
+    }
+}
+
+/// Redis's `double2ll`: a double within ±`i64::MAX / 2` with no fraction.
+fn double_as_int(d: f64) -> Option<i64> {
+    const LIM: f64 = (i64::MAX / 2) as f64;
+    if !(-LIM..=LIM).contains(&d) {
+        return None;
+    }
+    let n = d as i64;
+    (n as f64 == d).then_some(n)
+}
+
+/// fpconv_dtoa's `emit_digits` over Rust's shortest round-trip digits.
+fn fpconv(d: f64, buf: &mut String) {
+    let sci = format!("{:e}", d.abs());
+    let (mant, e) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let digits: String = mant.chars().filter(char::is_ascii_digit).collect();
+    let e: i32 = e.parse().unwrap_or(0);
+    let nd = digits.len() as i32;
+    // digits × 10^k
+    let k = e - (nd - 1);
+    let exp = (k + nd - 1).abs();
+    let neg = d < 0.0;
+    if neg {
+        buf.push('-');
+    }
+    if k >= 0 && exp < nd + 7 {
+        buf.push_str(&digits);
+        buf.extend(std::iter::repeat_n('0', k as usize));
+        return;
+    }
+    if k < 0 && (k > -7 || exp < 4) {
+        let offset = nd + k;
+        if offset <= 0 {
+            buf.push_str("0.");
+            buf.extend(std::iter::repeat_n('0', (-offset) as usize));
+            buf.push_str(&digits);
+        } else {
+            buf.push_str(&digits[..offset as usize]);
+            buf.push('.');
+            buf.push_str(&digits[offset as usize..]);
+        }
+        return;
+    }
+    let nd = nd.min(18 - i32::from(neg)) as usize;
+    buf.push_str(&digits[..1]);
+    if nd > 1 {
+        buf.push('.');
+        buf.push_str(&digits[1..nd]);
+    }
+    buf.push('e');
+    buf.push(if e < 0 { '-' } else { '+' });
+    buf.push_str(itoa::Buffer::new().format(exp));
 }
 
 impl Encoder {
@@ -194,8 +273,37 @@ mod tests {
     #[test]
     fn doubles() {
         let mut s = String::new();
-        for (d, want) in [(1e20, "1e+20"), (0.1, "0.1"), (-2.5e-7, "-2.5e-07"), (f64::INFINITY, "inf"), (3.0, "3")] {
+        // redis-server 8.4's replies for these (ZADD k <d> m; ZSCORE k m).
+        for (d, want) in [
+            (1e20, "1e+20"),
+            (0.1, "0.1"),
+            (-2.5e-7, "-2.5e-7"),
+            (1.5e-7, "1.5e-7"),
+            (f64::INFINITY, "inf"),
+            (f64::NEG_INFINITY, "-inf"),
+            (3.0, "3"),
+            (-0.0, "-0"),
+            (0.0001, "0.0001"),
+            (0.00001, "0.00001"),
+            (1e-7, "1e-7"),
+            (1.234e-5, "1.234e-5"),
+            (1e16, "10000000000000000"),
+            (1e17, "100000000000000000"),
+            (123456789012345678.0, "123456789012345680"),
+            (9223372036854775807.0, "9223372036854776000"),
+            (12345678.123, "12345678.123"),
+            (1.5e-300, "1.5e-300"),
+            (2e300, "2e+300"),
+            (5e-324, "5e-324"),
+            (1.7976931348623157e308, "1.7976931348623157e+308"),
+            (-1e-5, "-0.00001"),
+            (1e21, "1e+21"),
+        ] {
             format_double(d, &mut s);
+            assert_eq!(s, want);
+        }
+        for (d, want) in [(0.1, "0.10000000000000001"), (1e20, "1e+20"), (-0.0, "-0"), (2.0, "2"), (1.5, "1.5"), (1e-5, "1.0000000000000001e-05"), (0.0001, "0.0001"), (1e17, "1e+17")] {
+            format_g17(d, &mut s);
             assert_eq!(s, want);
         }
     }

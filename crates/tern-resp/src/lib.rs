@@ -20,6 +20,6 @@ pub mod encode;
 pub mod number;
 pub mod parse;
 
-pub use encode::Encoder;
-pub use number::{parse_f64, parse_i64, parse_u64};
+pub use encode::{format_double, format_g17, Encoder};
+pub use number::{parse_f64, parse_i64, parse_u64, string2d, strtod};
 pub use parse::{Args, Frame, Limits, ParseError};

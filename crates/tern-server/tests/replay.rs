@@ -218,6 +218,29 @@ fn sets() -> impl Strategy<Value = Op> {
     ]
 }
 
+fn zsets() -> impl Strategy<Value = Op> {
+    let member = || prop::sample::select(vec!["a", "b", "cc", "1"]).prop_map(String::from);
+    let score = || {
+        prop::sample::select(vec!["1", "-2", "0.5", "inf", "-0", "3e5", "1.5e-7"])
+            .prop_map(String::from)
+    };
+    let pairs = move || {
+        prop::collection::vec((score(), member()), 1..4)
+            .prop_map(|v| v.into_iter().flat_map(|(s, m)| [s, m]).collect::<Vec<_>>())
+    };
+    prop_oneof![
+        3 => (key(), pairs()).prop_map(|(k, p)| cmd(&["ZADD"], [vec![k], p].concat())),
+        1 => (key(), pairs()).prop_map(|(k, p)| cmd(&["ZADD"], [vec![k, "GT".into(), "CH".into()], p].concat())),
+        1 => (key(), score(), member()).prop_map(|(k, s, m)| cmd(&["ZINCRBY"], vec![k, s, m])),
+        2 => (key(), prop::collection::vec(member(), 1..3)).prop_map(|(k, m)| cmd(&["ZREM"], [vec![k], m].concat())),
+        1 => (key(), prop::option::of(0u8..3)).prop_map(|(k, n)| cmd(&["ZPOPMIN"], [vec![k], n.map(|n| n.to_string()).into_iter().collect()].concat())),
+        1 => (key(), key()).prop_map(|(a, b)| cmd(&["ZMPOP", "2"], vec![a, b, "MAX".into(), "COUNT".into(), "2".into()])),
+        1 => key().prop_map(|k| cmd(&["ZREMRANGEBYSCORE"], vec![k, "(0".into(), "2".into()])),
+        1 => key().prop_map(|k| cmd(&["ZREMRANGEBYRANK"], vec![k, "0".into(), "0".into()])),
+        1 => (key(), key()).prop_map(|(d, s)| cmd(&["ZRANGESTORE"], vec![d, s, "0".into(), "-1".into()])),
+    ]
+}
+
 /// Reads, which expire what they meet.
 fn reads() -> impl Strategy<Value = Op> {
     prop_oneof![
@@ -306,6 +329,7 @@ fn op() -> impl Strategy<Value = Op> {
         4 => hashes(),
         3 => lists(),
         3 => sets(),
+        3 => zsets(),
         2 => reads(),
         3 => memcached(),
         2 => (1u64..1500).prop_map(Op::Advance),
@@ -376,6 +400,13 @@ fn snapshot(ks: &Keyspace) -> BTreeMap<(usize, Vec<u8>), Snap> {
                     ValueRef::Set(set) => {
                         snap.fields = set.iter().map(|m| (m.to_vec(), Vec::new(), None)).collect();
                         snap.fields.sort();
+                    }
+                    // Members in order, with their scores' exact bits.
+                    ValueRef::ZSet(z) => {
+                        snap.fields = z
+                            .iter()
+                            .map(|(m, s)| (m.to_vec(), s.to_bits().to_le_bytes().to_vec(), None))
+                            .collect()
                     }
                 }
                 out.insert((db, e.key().to_vec()), snap);
@@ -523,4 +554,46 @@ fn field_expiry_replays_as_hdel() {
         Op::Cycle,
     ])
     .unwrap();
+}
+
+/// Sorted sets are recorded as the scores they end with and the members
+/// they lose, whatever command did it.
+#[test]
+fn zset_forms_are_resulting_scores_and_removed_members() {
+    let mut srv = InProc::new(Config::default());
+    srv.server().ks.attach_effects(true);
+    let mut s = srv.connect();
+    for c in [
+        vec!["ZADD", "z", "1", "a", "2", "b", "3", "c"],
+        vec!["ZINCRBY", "z", "0.5", "a"],
+        vec!["ZADD", "z", "NX", "9", "a", "1e-7", "d"],
+        vec!["ZADD", "z", "XX", "5", "zz"],
+        vec!["ZPOPMAX", "z"],
+        vec!["ZREMRANGEBYSCORE", "z", "-inf", "(1.5"],
+        vec!["ZRANGESTORE", "w", "z", "0", "-1"],
+    ] {
+        let c: Vec<String> = c.into_iter().map(String::from).collect();
+        srv.feed(&mut s, &resp(&c));
+    }
+    let argv: Vec<Vec<String>> = srv
+        .effects()
+        .take()
+        .iter()
+        .flat_map(|r| r.effect.to_argv(r.db))
+        .map(|c| {
+            c.into_iter()
+                .map(|a| String::from_utf8_lossy(&a).into_owned())
+                .collect()
+        })
+        .collect();
+    let want: Vec<Vec<&str>> = vec![
+        vec!["ZADD", "z", "1", "a", "2", "b", "3", "c"],
+        vec!["ZADD", "z", "1.5", "a"],
+        vec!["ZADD", "z", "1e-7", "d"],
+        vec!["ZREM", "z", "c"],
+        vec!["ZREM", "z", "d"],
+        vec!["DEL", "w"],
+        vec!["ZADD", "w", "1.5", "a", "2", "b"],
+    ];
+    assert_eq!(argv, want);
 }

@@ -14,6 +14,8 @@
 //! | hash fields written (HSET, HINCRBY, HINCRBYFLOAT, HSETEX…) | [`Effect::HSet`] | `HSET k f v…`, or `HSETEX k KEEPTTL FIELDS n f v…` when field TTLs stay |
 //! | hash fields removed (HDEL, HGETDEL, a field expiry) | [`Effect::HDel`] | `HDEL k f…` |
 //! | a list edited in place (LPUSH, LPOP, LSET, LINSERT, LREM, LTRIM, LMOVE's two sides…) | [`Effect::List`] | the list command that does the same: `RPUSH k e…`, `LPOP k n`, `LMOVE k k LEFT RIGHT`, `LSET k i e`, `LINSERT k BEFORE p e`, `LREM k n e`, `LTRIM k a -b` |
+//! | sorted-set members scored (ZADD, ZINCRBY) | [`Effect::ZAdd`] | `ZADD k score m…` with the scores they ended with |
+//! | sorted-set members removed (ZREM, the pops, ZREMRANGEBY*) | [`Effect::ZRem`] | `ZREM k m…` |
 //! | field deadlines set or cleared (HEXPIRE and friends) | [`Effect::HExpire`] | `HPEXPIREAT k ms FIELDS n f…` / `HPERSIST k FIELDS n f…` |
 //! | FLUSHDB, FLUSHALL (one per database) | [`Effect::FlushDb`] | `FLUSHDB` |
 //! | SWAPDB | [`Effect::SwapDb`] | `SWAPDB a b` |
@@ -46,6 +48,7 @@ use crate::keyspace::{Keyspace, LockSet};
 use crate::set::{Set, SetLimits};
 use crate::shard::Access;
 use crate::value::{StrValue, Value};
+use crate::zset::{ZSet, ZsetLimits};
 
 /// What happens to a key's deadline when [`Effect::Put`] writes its value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,6 +87,12 @@ pub enum Effect {
     /// Set members removed (SREM, SPOP, SMOVE's source); a set left
     /// empty is removed.
     SRem { key: Box<[u8]>, members: Vec<Box<[u8]>> },
+    /// Sorted-set members given these scores, added if absent (ZADD,
+    /// ZINCRBY: the resulting scores); the sorted set is created if absent.
+    ZAdd { key: Box<[u8]>, pairs: Vec<(f64, Box<[u8]>)> },
+    /// Sorted-set members removed (ZREM, the pops, ZREMRANGEBY*); a sorted
+    /// set left empty is removed.
+    ZRem { key: Box<[u8]>, members: Vec<Box<[u8]>> },
     /// Every key of the database is gone.
     FlushDb,
     /// The database exchanged its data with database `other`.
@@ -197,6 +206,13 @@ pub struct Record {
 /// The command name of the memcached item form (see the module docs).
 pub const MCSET: &[u8] = b"TERN.MCSET";
 
+/// A score as ZADD reads it back exactly (shortest round-trip digits).
+fn score_arg(s: f64) -> Vec<u8> {
+    let mut b = String::new();
+    tern_resp::format_double(s, &mut b);
+    b.into_bytes()
+}
+
 fn num(n: impl itoa::Integer) -> Vec<u8> {
     itoa::Buffer::new().format(n).as_bytes().to_vec()
 }
@@ -213,7 +229,9 @@ impl Effect {
             | Effect::HExpire { key, .. }
             | Effect::List { key, .. } => Some(key),
             | Effect::SAdd { key, .. }
-            | Effect::SRem { key, .. } => Some(key),
+            | Effect::SRem { key, .. }
+            | Effect::ZAdd { key, .. }
+            | Effect::ZRem { key, .. } => Some(key),
             Effect::FlushDb | Effect::SwapDb { .. } => None,
         }
     }
@@ -311,6 +329,37 @@ impl Effect {
             Effect::SAdd { key, members } | Effect::SRem { key, members } => {
                 let name: &[u8] = if matches!(self, Effect::SAdd { .. }) { b"SADD" } else { b"SREM" };
                 let mut v = vec![name.to_vec(), key.to_vec()];
+                v.extend(members.iter().map(|m| m.to_vec()));
+                vec![v]
+            }
+            // Sorted sets likewise: ZAdd and ZRem in place, a whole one
+            // only from the writers that give its deadline.
+            Effect::Put {
+                key,
+                value: Value::ZSet(z),
+                ttl,
+            } => {
+                let mut zadd = vec![b"ZADD".to_vec(), key.to_vec()];
+                for (m, s) in z.iter() {
+                    zadd.push(score_arg(s));
+                    zadd.push(m.to_vec());
+                }
+                let mut out = vec![vec![b"DEL".to_vec(), key.to_vec()], zadd];
+                if let Ttl::At(Some(at)) = ttl {
+                    out.push(vec![b"PEXPIREAT".to_vec(), key.to_vec(), num(*at)]);
+                }
+                out
+            }
+            Effect::ZAdd { key, pairs } => {
+                let mut v = vec![b"ZADD".to_vec(), key.to_vec()];
+                for (s, m) in pairs {
+                    v.push(score_arg(*s));
+                    v.push(m.to_vec());
+                }
+                vec![v]
+            }
+            Effect::ZRem { key, members } => {
+                let mut v = vec![b"ZREM".to_vec(), key.to_vec()];
                 v.extend(members.iter().map(|m| m.to_vec()));
                 vec![v]
             }
@@ -465,6 +514,31 @@ impl Record {
                     if let Some(sv) = e.set_mut() {
                         for m in members {
                             sv.remove(m);
+                        }
+                        edit.emit(|| self.effect.clone());
+                    }
+                });
+            }
+            // Replayed with the default thresholds, as sets are.
+            Effect::ZAdd { pairs, .. } => {
+                let lim = ZsetLimits::default();
+                let longest = pairs.iter().map(|p| p.1.len()).max().unwrap_or(0);
+                let create = Some(Value::ZSet(ZSet::new_for(pairs.len(), longest, lim)));
+                shard.modify_or_create(key, h, now, Access::NoTouch, create, |e, edit| {
+                    if let Some(z) = e.zset_mut() {
+                        z.prepare_write(pairs.len(), longest, lim);
+                        for (s, m) in pairs {
+                            z.insert(m, *s, lim);
+                        }
+                        edit.emit(|| self.effect.clone());
+                    }
+                });
+            }
+            Effect::ZRem { members, .. } => {
+                shard.modify(key, h, now, Access::NoTouch, |e, edit| {
+                    if let Some(z) = e.zset_mut() {
+                        for m in members {
+                            z.remove(m);
                         }
                         edit.emit(|| self.effect.clone());
                     }

@@ -21,6 +21,7 @@ use crate::hash::Hash;
 use crate::list::List;
 use crate::set::Set;
 use crate::value::{embeds, McStr, StrValue, Value, EMBSTR_KEY_VALUE_MAX};
+use crate::zset::ZSet;
 
 /// A stored key: see the module docs. Read it with [`EntryExt`].
 pub type Entry = Item<Meta, Value>;
@@ -480,6 +481,7 @@ pub enum ValueRef<'a> {
     Hash(&'a Hash),
     List(&'a List),
     Set(&'a Set),
+    ZSet(&'a ZSet),
 }
 
 impl ValueRef<'_> {
@@ -490,6 +492,7 @@ impl ValueRef<'_> {
             ValueRef::Hash(_) => "hash",
             ValueRef::List(_) => "list",
             ValueRef::Set(_) => "set",
+            ValueRef::ZSet(_) => "zset",
         }
     }
 
@@ -501,6 +504,7 @@ impl ValueRef<'_> {
             ValueRef::Hash(h) => h.encoding(),
             ValueRef::List(l) => l.encoding(),
             ValueRef::Set(s) => s.encoding(),
+            ValueRef::ZSet(z) => z.encoding(),
         }
     }
 }
@@ -525,6 +529,10 @@ pub trait EntryExt {
     fn set(&self) -> Option<&Set>;
     /// The set, writable (through [`crate::Shard::modify`]).
     fn set_mut(&mut self) -> Option<&mut Set>;
+    /// The sorted set, or None for another type.
+    fn zset(&self) -> Option<&ZSet>;
+    /// The sorted set, writable (through [`crate::Shard::modify`]).
+    fn zset_mut(&mut self) -> Option<&mut ZSet>;
     /// The boxed value, writable (None when the value is in the item).
     /// Call [`crate::Shard::value_resized`] when its heap size changed.
     fn boxed_value_mut(&mut self) -> Option<&mut Value>;
@@ -555,6 +563,7 @@ impl EntryExt for Entry {
             Some(Value::Hash(h)) => ValueRef::Hash(h),
             Some(Value::List(l)) => ValueRef::List(l),
             Some(Value::Set(s)) => ValueRef::Set(s),
+            Some(Value::ZSet(z)) => ValueRef::ZSet(z),
             Some(Value::Str(s)) => ValueRef::Str(StrRef::of(s)),
             None => ValueRef::Str(self.inline_str()),
         }
@@ -564,7 +573,7 @@ impl EntryExt for Entry {
     fn str(&self) -> Option<StrRef<'_>> {
         match self.value() {
             ValueRef::Str(s) => Some(s),
-            ValueRef::Hash(_) | ValueRef::List(_) | ValueRef::Set(_) => None,
+            ValueRef::Hash(_) | ValueRef::List(_) | ValueRef::Set(_) | ValueRef::ZSet(_) => None,
         }
     }
 
@@ -610,6 +619,20 @@ impl EntryExt for Entry {
         }
     }
 
+    fn zset(&self) -> Option<&ZSet> {
+        match self.boxed() {
+            Some(Value::ZSet(z)) => Some(z),
+            _ => None,
+        }
+    }
+
+    fn zset_mut(&mut self) -> Option<&mut ZSet> {
+        match self.boxed_mut() {
+            Some(Value::ZSet(z)) => Some(z),
+            _ => None,
+        }
+    }
+
     fn boxed_value_mut(&mut self) -> Option<&mut Value> {
         self.boxed_mut()
     }
@@ -624,6 +647,7 @@ impl EntryExt for Entry {
             ValueRef::Hash(h) => Value::Hash(h.clone()),
             ValueRef::List(l) => Value::List(l.clone()),
             ValueRef::Set(s) => Value::Set(s.clone()),
+            ValueRef::ZSet(z) => Value::ZSet(z.clone()),
         }
     }
 

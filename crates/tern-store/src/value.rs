@@ -6,6 +6,7 @@ use crate::entry::StrRef;
 use crate::hash::Hash;
 use crate::list::List;
 use crate::set::Set;
+use crate::zset::ZSet;
 
 /// A stored value that lives apart from its key's item (see
 /// [`crate::entry`]). Later types (sets, sorted sets, ...) join this enum.
@@ -15,6 +16,7 @@ pub enum Value {
     Hash(Hash),
     List(List),
     Set(Set),
+    ZSet(ZSet),
 }
 
 /// A string value and the encoding Redis would report for it.
@@ -302,6 +304,7 @@ impl Value {
             Value::Hash(_) => "hash",
             Value::List(_) => "list",
             Value::Set(_) => "set",
+            Value::ZSet(_) => "zset",
         }
     }
 
@@ -313,6 +316,7 @@ impl Value {
             Value::Hash(h) => h.encoding(),
             Value::List(l) => l.encoding(),
             Value::Set(s) => s.encoding(),
+            Value::ZSet(z) => z.encoding(),
         }
     }
 
@@ -322,6 +326,7 @@ impl Value {
             Value::Hash(h) => h.heap_size(),
             Value::List(l) => l.heap_size(),
             Value::Set(s) => s.heap_size(),
+            Value::ZSet(z) => z.heap_size(),
         }
     }
 
@@ -334,6 +339,7 @@ impl Value {
             Value::Hash(h) => h.free_effort(),
             Value::List(l) => l.free_effort(),
             Value::Set(s) => s.free_effort(),
+            Value::ZSet(z) => z.free_effort(),
         }
     }
 
@@ -344,6 +350,7 @@ impl Value {
             Value::Hash(h) => h.is_empty(),
             Value::List(l) => l.is_empty(),
             Value::Set(s) => s.is_empty(),
+            Value::ZSet(z) => z.is_empty(),
         }
     }
 

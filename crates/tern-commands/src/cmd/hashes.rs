@@ -198,7 +198,9 @@ fn holds_hash(ctx: &mut Ctx<'_, '_>, loc: tern_store::Loc, key: &[u8]) -> Option
     }
 }
 
-fn is(arg: &[u8], name: &[u8]) -> bool {
+/// `arg` is `name`, in any case, as Redis's `strcasecmp` of the C
+/// string (up to a NUL) sees it.
+pub(super) fn is(arg: &[u8], name: &[u8]) -> bool {
     let arg = arg.iter().position(|&c| c == 0).map_or(arg, |p| &arg[..p]);
     arg.eq_ignore_ascii_case(name)
 }

@@ -546,14 +546,19 @@ fn rpoplpush(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     lmove_reply(ctx, r)
 }
 
-/// LMPOP's and BLMPOP's arguments after the numkeys index `at`.
-struct Mpop {
-    numkeys: usize,
-    end: End,
-    count: usize,
+/// LMPOP's, BLMPOP's, ZMPOP's (and BZMPOP's) arguments after the numkeys
+/// index `at`: `end` is the LEFT|RIGHT or MIN|MAX word as `end_of` reads it.
+pub(super) struct Mpop<E> {
+    pub numkeys: usize,
+    pub end: E,
+    pub count: usize,
 }
 
-fn parse_mpop(args: Args<'_>, at: usize) -> Result<Mpop, &'static str> {
+pub(super) fn parse_mpop<E>(
+    args: Args<'_>,
+    at: usize,
+    end_of: impl Fn(&[u8]) -> Option<E>,
+) -> Result<Mpop<E>, &'static str> {
     let numkeys = match parse_i64(args.get(at)) {
         Some(n) if n >= 1 => n as u64,
         _ => return Err(errors::NUMKEYS_NOT_POSITIVE),
@@ -563,7 +568,7 @@ fn parse_mpop(args: Args<'_>, at: usize) -> Result<Mpop, &'static str> {
         return Err(errors::SYNTAX);
     }
     let where_at = where_at as usize;
-    let end = end_arg(args.get(where_at)).ok_or(errors::SYNTAX)?;
+    let end = end_of(args.get(where_at)).ok_or(errors::SYNTAX)?;
     let mut count = None;
     let mut j = where_at + 1;
     while j < args.len() {
@@ -582,7 +587,7 @@ fn parse_mpop(args: Args<'_>, at: usize) -> Result<Mpop, &'static str> {
 
 /// Pops from the first non-empty list of `keys` (arguments `first..`):
 /// `[key, [elements]]`. Ok(false) when every key is absent.
-fn mpop_first(ctx: &mut Ctx<'_, '_>, args: Args<'_>, first: usize, m: &Mpop) -> Result<bool, &'static str> {
+fn mpop_first(ctx: &mut Ctx<'_, '_>, args: Args<'_>, first: usize, m: &Mpop<End>) -> Result<bool, &'static str> {
     for i in 0..m.numkeys {
         let (loc, key) = (ctx.locs[i], args.get(first + i));
         let served = pop_into(ctx, loc, key, m.end, m.count, |r, n| {
@@ -598,7 +603,7 @@ fn mpop_first(ctx: &mut Ctx<'_, '_>, args: Args<'_>, first: usize, m: &Mpop) -> 
 }
 
 fn lmpop(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
-    let m = match parse_mpop(args, 1) {
+    let m = match parse_mpop(args, 1, end_arg) {
         Ok(m) if ctx.locs.len() >= m.numkeys => m,
         Ok(_) => return ctx.reply.error(errors::SYNTAX),
         Err(e) => return ctx.reply.error(e),
@@ -700,7 +705,7 @@ fn blmpop(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         Ok(t) => t,
         Err(e) => return ctx.reply.error(e),
     };
-    let m = match parse_mpop(args, 2) {
+    let m = match parse_mpop(args, 2, end_arg) {
         Ok(m) if ctx.locs.len() >= m.numkeys => m,
         Ok(_) => return ctx.reply.error(errors::SYNTAX),
         Err(e) => return ctx.reply.error(e),

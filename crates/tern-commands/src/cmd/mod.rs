@@ -12,7 +12,7 @@
 
 /// Looks the command's first key (`locs[0]`) up for reading, counting the
 /// keyspace hit or miss, and yields its value as `$as` reads it (an
-/// `EntryExt` accessor: `hash`, `list`); replies `$missing` and returns
+/// `EntryExt` accessor: `hash`, `list`, `zset`); replies `$missing` and returns
 /// when absent, WRONGTYPE when of another type.
 macro_rules! read_typed {
     ($ctx:ident, $key:expr, $as:ident, $missing:expr) => {{
@@ -60,6 +60,7 @@ pub mod stage;
 pub mod strings;
 pub mod table;
 pub mod transactions;
+pub mod zsets;
 
 use std::time::Instant;
 
@@ -85,6 +86,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     hashes::COMMANDS,
     lists::COMMANDS,
     sets::COMMANDS,
+    zsets::COMMANDS,
     sort::COMMANDS,
     keys::COMMANDS,
     connection::COMMANDS,

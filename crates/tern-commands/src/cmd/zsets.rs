@@ -1,0 +1,1326 @@
+//! Sorted-set commands: ZADD and the rest of Redis's sorted-set family.
+//!
+//! The value lives in `tern_store::ZSet` (listpack or skiplist, with
+//! Redis's conversions at `zset-max-listpack-entries` and
+//! `zset-max-listpack-value`). Changes go through the shard's write path
+//! ([`Shard::modify`]) and are recorded as the scores they set (`ZADD`
+//! with the resulting scores, so ZINCRBY replays exactly) or the members
+//! they removed (`ZREM`: the pops and the ZREMRANGEBY* commands too), so a
+//! replay depends on neither the order nor the clock.
+//!
+//! Argument errors come before the key is looked up, and the order of
+//! the checks is Redis's (`t_zset.c`), which is what clients see when a
+//! command has several things wrong with it.
+
+use rand::seq::SliceRandom;
+use rand::Rng;
+use tern_resp::{parse_i64, string2d, strtod, Args};
+use tern_store::{Edit, Effect, EntryExt, LexBound, ScoreBound, Set, Shard, Value, ZSet, ZsetLimits};
+
+use super::hashes::is;
+use super::keyspec::{index, keynum, ks, range, ACCESS, DELETE, OW, RO, RW, UPDATE};
+use super::table::{flags::*, CommandSpec};
+use super::{Ctx, Reply};
+use crate::errors;
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("zadd", -4, WRITE | DENYOOM | FAST, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], zadd)
+        .doc("sorted-set", "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist.", "1.2.0", "O(log(N)) for each item added, where N is the number of elements in the sorted set.")
+        .acl(&["write", "sortedset", "fast"])
+        .history(&[("2.4.0", "Accepts multiple elements."), ("3.0.2", "Added the `XX`, `NX`, `CH` and `INCR` options."), ("6.2.0", "Added the `GT` and `LT` options.")]),
+    CommandSpec::new("zincrby", 4, WRITE | DENYOOM | FAST, &[ks(RW | ACCESS | UPDATE, index(1), range(0, 1, 0))], zincrby)
+        .doc("sorted-set", "Increments the score of a member in a sorted set.", "1.2.0", "O(log(N)) where N is the number of elements in the sorted set.")
+        .acl(&["write", "sortedset", "fast"]),
+    CommandSpec::new("zrem", -3, WRITE | FAST, &[ks(RW | DELETE, index(1), range(0, 1, 0))], zrem)
+        .doc("sorted-set", "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed.", "1.2.0", "O(M*log(N)) with N being the number of elements in the sorted set and M the number of elements to be removed.")
+        .acl(&["write", "sortedset", "fast"])
+        .history(&[("2.4.0", "Accepts multiple elements.")]),
+    CommandSpec::new("zcard", 2, READONLY | FAST, &[ks(RO, index(1), range(0, 1, 0))], zcard)
+        .doc("sorted-set", "Returns the number of members in a sorted set.", "1.2.0", "O(1)")
+        .acl(&["read", "sortedset", "fast"]),
+    CommandSpec::new("zscore", 3, READONLY | FAST, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], zscore)
+        .doc("sorted-set", "Returns the score of a member in a sorted set.", "1.2.0", "O(1)")
+        .acl(&["read", "sortedset", "fast"]),
+    CommandSpec::new("zmscore", -3, READONLY | FAST, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], zmscore)
+        .doc("sorted-set", "Returns the score of one or more members in a sorted set.", "6.2.0", "O(N) where N is the number of members being requested.")
+        .acl(&["read", "sortedset", "fast"]),
+    CommandSpec::new("zrank", -3, READONLY | FAST, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], zrank)
+        .doc("sorted-set", "Returns the index of a member in a sorted set ordered by ascending scores.", "2.0.0", "O(log(N))")
+        .acl(&["read", "sortedset", "fast"])
+        .history(&[("7.2.0", "Added the optional `WITHSCORE` argument.")]),
+    CommandSpec::new("zrevrank", -3, READONLY | FAST, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], zrevrank)
+        .doc("sorted-set", "Returns the index of a member in a sorted set ordered by descending scores.", "2.0.0", "O(log(N))")
+        .acl(&["read", "sortedset", "fast"])
+        .history(&[("7.2.0", "Added the optional `WITHSCORE` argument.")]),
+    CommandSpec::new("zcount", 4, READONLY | FAST, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], zcount)
+        .doc("sorted-set", "Returns the count of members in a sorted set that have scores within a range.", "2.0.0", "O(log(N)) with N being the number of elements in the sorted set.")
+        .acl(&["read", "sortedset", "fast"]),
+    CommandSpec::new("zlexcount", 4, READONLY | FAST, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], zlexcount)
+        .doc("sorted-set", "Returns the number of members in a sorted set within a lexicographical range.", "2.8.9", "O(log(N)) with N being the number of elements in the sorted set.")
+        .acl(&["read", "sortedset", "fast"]),
+    CommandSpec::new("zrange", -4, READONLY, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], zrange)
+        .doc("sorted-set", "Returns members in a sorted set within a range of indexes.", "1.2.0", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned.")
+        .acl(&["read", "sortedset", "slow"])
+        .history(&[("6.2.0", "Added the `REV`, `BYSCORE`, `BYLEX` and `LIMIT` options.")]),
+    CommandSpec::new("zrangestore", -5, WRITE | DENYOOM, &[ks(OW | UPDATE, index(1), range(0, 1, 0)), ks(RO | ACCESS, index(2), range(0, 1, 0))], zrangestore)
+        .doc("sorted-set", "Stores a range of members from sorted set in a key.", "6.2.0", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements stored into the destination key.")
+        .acl(&["write", "sortedset", "slow"]),
+    CommandSpec::new("zrevrange", -4, READONLY, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], zrevrange)
+        .doc("sorted-set", "Returns members in a sorted set within a range of indexes in reverse order.", "1.2.0", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned.")
+        .acl(&["read", "sortedset", "slow"])
+        .deprecated("6.2.0", "`ZRANGE` with the `REV` argument"),
+    CommandSpec::new("zrangebyscore", -4, READONLY, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], zrangebyscore)
+        .doc("sorted-set", "Returns members in a sorted set within a range of scores.", "1.0.5", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).")
+        .acl(&["read", "sortedset", "slow"])
+        .history(&[("2.0.0", "Added the `WITHSCORES` modifier.")])
+        .deprecated("6.2.0", "`ZRANGE` with the `BYSCORE` argument"),
+    CommandSpec::new("zrevrangebyscore", -4, READONLY, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], zrevrangebyscore)
+        .doc("sorted-set", "Returns members in a sorted set within a range of scores in reverse order.", "2.2.0", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).")
+        .acl(&["read", "sortedset", "slow"])
+        .history(&[("2.1.6", "`min` and `max` can be exclusive.")])
+        .deprecated("6.2.0", "`ZRANGE` with the `REV` and `BYSCORE` arguments"),
+    CommandSpec::new("zrangebylex", -4, READONLY, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], zrangebylex)
+        .doc("sorted-set", "Returns members in a sorted set within a lexicographical range.", "2.8.9", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).")
+        .acl(&["read", "sortedset", "slow"])
+        .deprecated("6.2.0", "`ZRANGE` with the `BYLEX` argument"),
+    CommandSpec::new("zrevrangebylex", -4, READONLY, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], zrevrangebylex)
+        .doc("sorted-set", "Returns members in a sorted set within a lexicographical range in reverse order.", "2.8.9", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).")
+        .acl(&["read", "sortedset", "slow"])
+        .deprecated("6.2.0", "`ZRANGE` with the `REV` and `BYLEX` arguments"),
+    CommandSpec::new("zremrangebyrank", 4, WRITE, &[ks(RW | DELETE, index(1), range(0, 1, 0))], zremrangebyrank)
+        .doc("sorted-set", "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were removed.", "2.0.0", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.")
+        .acl(&["write", "sortedset", "slow"]),
+    CommandSpec::new("zremrangebyscore", 4, WRITE, &[ks(RW | DELETE, index(1), range(0, 1, 0))], zremrangebyscore)
+        .doc("sorted-set", "Removes members in a sorted set within a range of scores. Deletes the sorted set if all members were removed.", "1.2.0", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.")
+        .acl(&["write", "sortedset", "slow"]),
+    CommandSpec::new("zremrangebylex", 4, WRITE, &[ks(RW | DELETE, index(1), range(0, 1, 0))], zremrangebylex)
+        .doc("sorted-set", "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed.", "2.8.9", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.")
+        .acl(&["write", "sortedset", "slow"]),
+    CommandSpec::new("zpopmin", -2, WRITE | FAST, &[ks(RW | ACCESS | DELETE, index(1), range(0, 1, 0))], zpopmin)
+        .doc("sorted-set", "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", "5.0.0", "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped.")
+        .acl(&["write", "sortedset", "fast"]),
+    CommandSpec::new("zpopmax", -2, WRITE | FAST, &[ks(RW | ACCESS | DELETE, index(1), range(0, 1, 0))], zpopmax)
+        .doc("sorted-set", "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", "5.0.0", "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped.")
+        .acl(&["write", "sortedset", "fast"]),
+    CommandSpec::new("zmpop", -4, WRITE, &[ks(RW | ACCESS | DELETE, index(1), keynum(0, 1, 1))], zmpop)
+        .doc("sorted-set", "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped.", "7.0.0", "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.")
+        .acl(&["write", "sortedset", "slow"]),
+    CommandSpec::new("zrandmember", -2, READONLY, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], zrandmember)
+        .doc("sorted-set", "Returns one or more random members from a sorted set.", "6.2.0", "O(N) where N is the number of members returned")
+        .acl(&["read", "sortedset", "slow"])
+        .tips(&["nondeterministic_output"]),
+    CommandSpec::new("zscan", -3, READONLY, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], zscan)
+        .doc("sorted-set", "Iterates over members and scores of a sorted set.", "2.8.0", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.")
+        .acl(&["read", "sortedset", "slow"])
+        .tips(&["nondeterministic_output"]),
+    CommandSpec::new("zunion", -3, READONLY, &[ks(RO | ACCESS, index(1), keynum(0, 1, 1))], zunion)
+        .doc("sorted-set", "Returns the union of multiple sorted sets.", "6.2.0", "O(N)+O(M*log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.")
+        .acl(&["read", "sortedset", "slow"])
+        .history(&[("8.8.0", "Added `COUNT` aggregate option.")]),
+    CommandSpec::new("zinter", -3, READONLY, &[ks(RO | ACCESS, index(1), keynum(0, 1, 1))], zinter)
+        .doc("sorted-set", "Returns the intersect of multiple sorted sets.", "6.2.0", "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.")
+        .acl(&["read", "sortedset", "slow"])
+        .history(&[("8.8.0", "Added `COUNT` aggregate option.")]),
+    CommandSpec::new("zdiff", -3, READONLY, &[ks(RO | ACCESS, index(1), keynum(0, 1, 1))], zdiff)
+        .doc("sorted-set", "Returns the difference between multiple sorted sets.", "6.2.0", "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.")
+        .acl(&["read", "sortedset", "slow"]),
+    CommandSpec::new("zunionstore", -4, WRITE | DENYOOM, &[ks(OW | UPDATE, index(1), range(0, 1, 0)), ks(RO | ACCESS, index(2), keynum(0, 1, 1))], zunionstore)
+        .doc("sorted-set", "Stores the union of multiple sorted sets in a key.", "2.0.0", "O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.")
+        .acl(&["write", "sortedset", "slow"])
+        .history(&[("8.8.0", "Added `COUNT` aggregate option.")]),
+    CommandSpec::new("zinterstore", -4, WRITE | DENYOOM, &[ks(OW | UPDATE, index(1), range(0, 1, 0)), ks(RO | ACCESS, index(2), keynum(0, 1, 1))], zinterstore)
+        .doc("sorted-set", "Stores the intersect of multiple sorted sets in a key.", "2.0.0", "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.")
+        .acl(&["write", "sortedset", "slow"])
+        .history(&[("8.8.0", "Added `COUNT` aggregate option.")]),
+    CommandSpec::new("zdiffstore", -4, WRITE | DENYOOM, &[ks(OW | UPDATE, index(1), range(0, 1, 0)), ks(RO | ACCESS, index(2), keynum(0, 1, 1))], zdiffstore)
+        .doc("sorted-set", "Stores the difference of multiple sorted sets in a key.", "6.2.0", "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.")
+        .acl(&["write", "sortedset", "slow"]),
+    CommandSpec::new("zintercard", -3, READONLY, &[ks(RO | ACCESS, index(1), keynum(0, 1, 1))], zintercard)
+        .doc("sorted-set", "Returns the number of members of the intersect of multiple sorted sets.", "7.0.0", "O(N*K) worst case with N being the smallest input sorted set, K being the number of input sorted sets.")
+        .acl(&["read", "sortedset", "slow"]),
+];
+
+fn limits(ctx: &Ctx<'_, '_>) -> ZsetLimits {
+    let s = &ctx.srv.settings;
+    ZsetLimits {
+        max_entries: s.zset_max_listpack_entries(),
+        max_value: s.zset_max_listpack_value(),
+    }
+}
+
+/// [`super::edit_typed`] on a sorted set (`create`: the value to start
+/// from if absent).
+fn edit_zset<R>(
+    ctx: &mut Ctx<'_, '_>,
+    i: usize,
+    key: &[u8],
+    create: Option<ZSet>,
+    f: impl FnOnce(&mut ZSet, &mut Edit, &mut Reply<'_>) -> R,
+) -> Result<Option<R>, &'static str> {
+    let (loc, now, acc) = (ctx.locs[i], ctx.now, ctx.access());
+    let reply = &mut ctx.reply;
+    let shard: &mut Shard = ctx.locks.shard(loc.gid);
+    super::edit_typed(
+        shard,
+        key,
+        loc.hash,
+        now,
+        create.map(Value::ZSet),
+        acc,
+        |e| e.zset_mut(),
+        |z, edit| f(z, edit, reply),
+    )
+}
+
+/// [`read_typed`] for a sorted set.
+macro_rules! read_zset {
+    ($ctx:ident, $key:expr, $missing:expr) => {
+        read_typed!($ctx, $key, zset, $missing)
+    };
+}
+
+fn boxed(b: &[u8]) -> Box<[u8]> {
+    b.into()
+}
+
+/// A score as Redis replies with one: a RESP3 double, or a RESP2 bulk
+/// string of the same text.
+fn score(reply: &mut Reply<'_>, s: f64) {
+    reply.double(s)
+}
+
+/// The header of `n` members with their scores: a flat array of 2n in
+/// RESP2, an array of n [member, score] pairs in RESP3 (nested: always).
+fn pairs_header(reply: &mut Reply<'_>, n: usize, nested: bool) {
+    if nested {
+        reply.array(n);
+    } else {
+        reply.array(2 * n);
+    }
+}
+
+fn pair(reply: &mut Reply<'_>, m: &[u8], s: f64, nested: bool) {
+    if nested {
+        reply.array(2);
+    }
+    reply.bulk(m);
+    score(reply, s);
+}
+
+// -------------------------------------------------------------- ranges --
+
+/// `1.5` or `(1.5`, read as Redis's `zslParseRange` does (C's `strtod`
+/// over the whole argument: leading space, hex and an empty number pass).
+fn score_bound(arg: &[u8]) -> Option<ScoreBound> {
+    let (text, exclusive) = match arg.first() {
+        Some(b'(') => (&arg[1..], true),
+        _ => (arg, false),
+    };
+    let (value, n, _) = strtod(text);
+    // The C string ends at a NUL, where strtod must have stopped.
+    let end = errors::c_str(text).len();
+    (n == end && !value.is_nan()).then_some(ScoreBound { value, exclusive })
+}
+
+fn score_range(min: &[u8], max: &[u8]) -> Result<(ScoreBound, ScoreBound), &'static str> {
+    match (score_bound(min), score_bound(max)) {
+        (Some(a), Some(b)) => Ok((a, b)),
+        _ => Err(errors::ZSET_MIN_MAX_NOT_FLOAT),
+    }
+}
+
+/// `[a`, `(a`, `-` or `+` (Redis's `zslParseLexRangeItem`).
+fn lex_bound(arg: &[u8]) -> Option<LexBound<'_>> {
+    let alone = arg.len() == 1 || arg.get(1) == Some(&0);
+    match arg.first() {
+        Some(b'+') if alone => Some(LexBound::Max),
+        Some(b'-') if alone => Some(LexBound::Min),
+        Some(b'(') => Some(LexBound::Excl(&arg[1..])),
+        Some(b'[') => Some(LexBound::Incl(&arg[1..])),
+        _ => None,
+    }
+}
+
+fn lex_range<'a>(
+    min: &'a [u8],
+    max: &'a [u8],
+) -> Result<(LexBound<'a>, LexBound<'a>), &'static str> {
+    match (lex_bound(min), lex_bound(max)) {
+        (Some(a), Some(b)) => Ok((a, b)),
+        _ => Err(errors::ZSET_MIN_MAX_NOT_STRING),
+    }
+}
+
+/// Redis's rank range normalisation (`start`, `end` inclusive, negative
+/// from the end): the positions `start..end` it covers, or None.
+fn rank_window(start: i64, end: i64, len: usize) -> Option<(usize, usize)> {
+    let llen = len as i64;
+    let mut start = if start < 0 {
+        start.saturating_add(llen)
+    } else {
+        start
+    };
+    let mut end = if end < 0 {
+        end.saturating_add(llen)
+    } else {
+        end
+    };
+    if start < 0 {
+        start = 0;
+    }
+    if start > end || start >= llen {
+        return None;
+    }
+    if end >= llen {
+        end = llen - 1;
+    }
+    Some((start as usize, end as usize + 1))
+}
+
+/// A parsed range: by rank (inclusive ends), by score, or by lex.
+#[derive(Clone, Copy)]
+enum Range<'a> {
+    Rank(i64, i64),
+    Score(ScoreBound, ScoreBound),
+    Lex(LexBound<'a>, LexBound<'a>),
+}
+
+impl Range<'_> {
+    /// The positions `a..b` of the sorted set the range covers (before
+    /// any LIMIT); for a reversed rank range, counted from the top.
+    fn window(&self, z: &ZSet, rev: bool) -> (usize, usize) {
+        let len = z.len();
+        match *self {
+            Range::Rank(s, e) => match rank_window(s, e, len) {
+                None => (0, 0),
+                Some((a, b)) if rev => (len - b, len - a),
+                Some(w) => w,
+            },
+            Range::Score(min, max) => z.score_range(min, max),
+            Range::Lex(min, max) => z.lex_range(min, max),
+        }
+    }
+}
+
+/// Positions `a..b` after LIMIT `offset count` (count < 0: all; offset
+/// < 0: nothing, as Redis's skipping loop does), from the top if `rev`.
+fn apply_limit(a: usize, b: usize, limit: Option<(i64, i64)>, rev: bool) -> (usize, usize) {
+    let Some((offset, count)) = limit else {
+        return (a, b);
+    };
+    let n = b - a;
+    if offset < 0 {
+        return (a, a);
+    }
+    let skip = (offset as u64).min(n as u64) as usize;
+    let take = if count < 0 {
+        n - skip
+    } else {
+        (count as u64).min((n - skip) as u64) as usize
+    };
+    if rev {
+        (b - skip - take, b - skip)
+    } else {
+        (a + skip, a + skip + take)
+    }
+}
+
+// ---------------------------------------------------------------- ZADD --
+
+#[derive(Clone, Copy, Default)]
+struct AddFlags {
+    nx: bool,
+    xx: bool,
+    gt: bool,
+    lt: bool,
+    ch: bool,
+    incr: bool,
+}
+
+/// ZADD and ZINCRBY (Redis's `zaddGenericCommand`): `scoreidx` is where
+/// the score/member pairs start.
+fn zadd_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, mut f: AddFlags, mut scoreidx: usize) {
+    if !f.incr {
+        while scoreidx < args.len() {
+            let a = args.get(scoreidx);
+            if is(a, b"nx") {
+                f.nx = true;
+            } else if is(a, b"xx") {
+                f.xx = true;
+            } else if is(a, b"ch") {
+                f.ch = true;
+            } else if is(a, b"incr") {
+                f.incr = true;
+            } else if is(a, b"gt") {
+                f.gt = true;
+            } else if is(a, b"lt") {
+                f.lt = true;
+            } else {
+                break;
+            }
+            scoreidx += 1;
+        }
+    }
+    let elements = args.len() - scoreidx;
+    if !elements.is_multiple_of(2) || elements == 0 {
+        return ctx.reply.error(errors::SYNTAX);
+    }
+    let elements = elements / 2;
+    if f.nx && f.xx {
+        return ctx.reply.error(errors::ZADD_XX_AND_NX);
+    }
+    if (f.gt || f.lt) && (f.nx || (f.gt && f.lt)) {
+        return ctx.reply.error(errors::ZADD_GT_LT_NX);
+    }
+    if f.incr && elements > 1 {
+        return ctx.reply.error(errors::ZADD_INCR_PAIR);
+    }
+    let mut scores = Vec::with_capacity(elements);
+    let mut longest = 0;
+    for j in 0..elements {
+        match string2d(args.get(scoreidx + 2 * j)) {
+            Some(s) => scores.push(s),
+            None => return ctx.reply.error(errors::NOT_FLOAT),
+        }
+        longest = longest.max(args.get(scoreidx + 2 * j + 1).len());
+    }
+    let lim = limits(ctx);
+    let key = args.get(1);
+    let create = (!f.xx).then(|| ZSet::new_for(elements, longest, lim));
+    let r = edit_zset(ctx, 0, key, create, |z, edit, _| {
+        // An existing sorted set converts ahead for the member count only
+        // (a long member converts it when it is added).
+        z.prepare_write(elements, 0, lim);
+        let (mut added, mut updated, mut processed) = (0i64, 0i64, 0);
+        let mut last = 0.0;
+        let mut set: Vec<(f64, Box<[u8]>)> = Vec::new();
+        for (j, &s) in scores.iter().enumerate() {
+            let m = args.get(scoreidx + 2 * j + 1);
+            let mut s = s;
+            match z.score(m) {
+                Some(cur) => {
+                    if f.nx {
+                        continue;
+                    }
+                    if f.incr {
+                        s += cur;
+                        if s.is_nan() {
+                            return Err(errors::ZSET_NAN_SCORE);
+                        }
+                    }
+                    if (f.lt && s >= cur) || (f.gt && s <= cur) {
+                        continue;
+                    }
+                    last = s;
+                    processed += 1;
+                    if s != cur {
+                        z.insert(m, s, lim);
+                        updated += 1;
+                        set.push((s, boxed(m)));
+                    }
+                }
+                None if f.xx => continue,
+                None => {
+                    z.insert(m, s, lim);
+                    added += 1;
+                    processed += 1;
+                    last = s;
+                    set.push((s, boxed(m)));
+                }
+            }
+        }
+        if !set.is_empty() {
+            edit.emit(|| Effect::ZAdd {
+                key: boxed(key),
+                pairs: set,
+            });
+        }
+        Ok((added, updated, processed, last))
+    });
+    let reply = &mut ctx.reply;
+    match r {
+        Err(e) | Ok(Some(Err(e))) => reply.error(e),
+        Ok(None) if f.incr => reply.null(),
+        Ok(None) => reply.int(0),
+        Ok(Some(Ok((added, updated, processed, last)))) => {
+            if f.incr {
+                if processed > 0 {
+                    score(reply, last);
+                } else {
+                    reply.null();
+                }
+            } else {
+                reply.int(if f.ch { added + updated } else { added });
+            }
+        }
+    }
+}
+
+fn zadd(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    zadd_generic(ctx, args, AddFlags::default(), 2)
+}
+
+fn zincrby(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    zadd_generic(
+        ctx,
+        args,
+        AddFlags {
+            incr: true,
+            ..AddFlags::default()
+        },
+        2,
+    )
+}
+
+fn zrem(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let key = args.get(1);
+    let r = edit_zset(ctx, 0, key, None, |z, edit, _| {
+        let mut gone: Vec<Box<[u8]>> = Vec::new();
+        for m in args.tail(2).iter() {
+            if z.remove(m).is_some() {
+                gone.push(boxed(m));
+            }
+        }
+        let n = gone.len() as i64;
+        if n > 0 {
+            edit.emit(|| Effect::ZRem {
+                key: boxed(key),
+                members: gone,
+            });
+        }
+        n
+    });
+    match r {
+        Err(e) => ctx.reply.error(e),
+        Ok(n) => ctx.reply.int(n.unwrap_or(0)),
+    }
+}
+
+// --------------------------------------------------------------- reads --
+
+fn zcard(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let z = read_zset!(ctx, args.get(1), |r: &mut Reply<'_>| r.int(0));
+    ctx.reply.int(z.len() as i64);
+}
+
+fn zscore(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let z = read_zset!(ctx, args.get(1), |r: &mut Reply<'_>| r.null());
+    match z.score(args.get(2)) {
+        Some(s) => score(&mut ctx.reply, s),
+        None => ctx.reply.null(),
+    }
+}
+
+fn zmscore(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let n = args.len() - 2;
+    let z = read_zset!(ctx, args.get(1), |r: &mut Reply<'_>| {
+        r.array(n);
+        for _ in 0..n {
+            r.null();
+        }
+    });
+    ctx.reply.array(n);
+    for m in args.tail(2).iter() {
+        match z.score(m) {
+            Some(s) => score(&mut ctx.reply, s),
+            None => ctx.reply.null(),
+        }
+    }
+}
+
+fn zrank_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, rev: bool) {
+    if args.len() > 4 {
+        return ctx.arity_error();
+    }
+    let withscore = args.len() == 4;
+    if withscore && !is(args.get(3), b"withscore") {
+        return ctx.reply.error(errors::SYNTAX);
+    }
+    let missing = |r: &mut Reply<'_>| if withscore { r.null_array() } else { r.null() };
+    let z = read_zset!(ctx, args.get(1), missing);
+    let reply = &mut ctx.reply;
+    match z.rank(args.get(2)) {
+        None => missing(reply),
+        Some((rank, s)) => {
+            let rank = if rev { z.len() - 1 - rank } else { rank };
+            if withscore {
+                reply.array(2);
+            }
+            reply.int(rank as i64);
+            if withscore {
+                score(reply, s);
+            }
+        }
+    }
+}
+
+fn zrank(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    zrank_generic(ctx, args, false)
+}
+
+fn zrevrank(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    zrank_generic(ctx, args, true)
+}
+
+fn zcount(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let (min, max) = match score_range(args.get(2), args.get(3)) {
+        Ok(r) => r,
+        Err(e) => return ctx.reply.error(e),
+    };
+    let z = read_zset!(ctx, args.get(1), |r: &mut Reply<'_>| r.int(0));
+    let (a, b) = z.score_range(min, max);
+    ctx.reply.int((b - a) as i64);
+}
+
+fn zlexcount(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let (min, max) = match lex_range(args.get(2), args.get(3)) {
+        Ok(r) => r,
+        Err(e) => return ctx.reply.error(e),
+    };
+    let z = read_zset!(ctx, args.get(1), |r: &mut Reply<'_>| r.int(0));
+    let (a, b) = z.lex_range(min, max);
+    ctx.reply.int((b - a) as i64);
+}
+
+// --------------------------------------------------------------- ZRANGE --
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum By {
+    Rank,
+    Score,
+    Lex,
+}
+
+/// Redis's `zrangeGenericCommand`: ZRANGE, ZRANGESTORE and the older
+/// forms, which fix the range type (`by`) or the direction (`rev`) that
+/// ZRANGE takes from its options. `first` is the source key's index;
+/// `store` says whether argument 1 is a destination.
+fn zrange_generic(
+    ctx: &mut Ctx<'_, '_>,
+    args: Args<'_>,
+    first: usize,
+    store: bool,
+    mut by: Option<By>,
+    mut rev: Option<bool>,
+) {
+    let (mut minidx, mut maxidx) = (first + 1, first + 2);
+    let mut withscores = false;
+    let mut limit: Option<(i64, i64)> = None;
+    let mut j = first + 3;
+    while j < args.len() {
+        let a = args.get(j);
+        let left = args.len() - j - 1;
+        if !store && is(a, b"withscores") {
+            withscores = true;
+        } else if is(a, b"limit") && left >= 2 {
+            match (parse_i64(args.get(j + 1)), parse_i64(args.get(j + 2))) {
+                (Some(o), Some(c)) => limit = Some((o, c)),
+                _ => return ctx.reply.error(errors::NOT_INTEGER),
+            }
+            j += 2;
+        } else if rev.is_none() && is(a, b"rev") {
+            rev = Some(true);
+        } else if by.is_none() && is(a, b"bylex") {
+            by = Some(By::Lex);
+        } else if by.is_none() && is(a, b"byscore") {
+            by = Some(By::Score);
+        } else {
+            return ctx.reply.error(errors::SYNTAX);
+        }
+        j += 1;
+    }
+    let rev = rev.unwrap_or(false);
+    let by = by.unwrap_or(By::Rank);
+    if limit.is_some() && by == By::Rank {
+        return ctx.reply.error(errors::ZRANGE_LIMIT_NEEDS_BY);
+    }
+    if withscores && by == By::Lex {
+        return ctx.reply.error(errors::ZRANGE_BYLEX_WITHSCORES);
+    }
+    if rev && by != By::Rank {
+        std::mem::swap(&mut minidx, &mut maxidx);
+    }
+    let range = match by {
+        By::Rank => match (parse_i64(args.get(minidx)), parse_i64(args.get(maxidx))) {
+            (Some(a), Some(b)) => Range::Rank(a, b),
+            _ => return ctx.reply.error(errors::NOT_INTEGER),
+        },
+        By::Score => match score_range(args.get(minidx), args.get(maxidx)) {
+            Ok((a, b)) => Range::Score(a, b),
+            Err(e) => return ctx.reply.error(e),
+        },
+        By::Lex => match lex_range(args.get(minidx), args.get(maxidx)) {
+            Ok((a, b)) => Range::Lex(a, b),
+            Err(e) => return ctx.reply.error(e),
+        },
+    };
+    if store {
+        return range_store(ctx, args, range, rev, limit);
+    }
+    let z = read_zset!(ctx, args.get(first), |r: &mut Reply<'_>| r.array(0));
+    let (a, b) = range.window(z, rev);
+    let (a, b) = apply_limit(a, b, limit, rev);
+    let reply = &mut ctx.reply;
+    let nested = reply.enc.resp3;
+    if withscores {
+        pairs_header(reply, b - a, nested);
+        z.for_range(a, b, rev, |m, s| pair(reply, m, s, nested));
+    } else {
+        reply.array(b - a);
+        z.for_range(a, b, rev, |m, _| reply.bulk(m));
+    }
+}
+
+/// ZRANGESTORE's end: the range stored at the destination (its old value
+/// and TTL gone), or the destination deleted when the range is empty.
+fn range_store(
+    ctx: &mut Ctx<'_, '_>,
+    args: Args<'_>,
+    range: Range<'_>,
+    rev: bool,
+    limit: Option<(i64, i64)>,
+) {
+    let lim = limits(ctx);
+    let (now, acc) = (ctx.now, ctx.access());
+    let (ld, ls) = (ctx.locs[0], ctx.locs[1]);
+    let (dst, src) = (args.get(1), args.get(2));
+    let result = match ctx.locks.shard(ls.gid).lookup(src, ls.hash, now, acc) {
+        None => {
+            ctx.stats.keyspace_misses.add(1);
+            None
+        }
+        Some(e) => {
+            ctx.stats.keyspace_hits.add(1);
+            let Some(z) = e.zset() else {
+                return ctx.reply.error(errors::WRONGTYPE);
+            };
+            let (a, b) = range.window(z, rev);
+            let (a, b) = apply_limit(a, b, limit, rev);
+            // As Redis's store handler: sized for the result, each member
+            // added (so the encoding follows the limits).
+            let mut out = ZSet::new_for(b - a, 0, lim);
+            z.for_range(a, b, rev, |m, s| {
+                out.insert(m, s, lim);
+            });
+            Some(out)
+        }
+    };
+    let shard = ctx.locks.shard(ld.gid);
+    let len = result.as_ref().map_or(0, ZSet::len);
+    let old = match result {
+        Some(z) if len > 0 => shard.set(dst, ld.hash, Value::ZSet(z), None, now),
+        _ => shard.remove(dst, ld.hash, now),
+    };
+    ctx.reply.int(len as i64);
+    drop(old);
+}
+
+fn zrange(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    zrange_generic(ctx, args, 1, false, None, None)
+}
+
+fn zrangestore(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    zrange_generic(ctx, args, 2, true, None, None)
+}
+
+fn zrevrange(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    zrange_generic(ctx, args, 1, false, Some(By::Rank), Some(true))
+}
+
+fn zrangebyscore(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    zrange_generic(ctx, args, 1, false, Some(By::Score), Some(false))
+}
+
+fn zrevrangebyscore(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    zrange_generic(ctx, args, 1, false, Some(By::Score), Some(true))
+}
+
+fn zrangebylex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    zrange_generic(ctx, args, 1, false, Some(By::Lex), Some(false))
+}
+
+fn zrevrangebylex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    zrange_generic(ctx, args, 1, false, Some(By::Lex), Some(true))
+}
+
+// ----------------------------------------------------------- ZREMRANGE --
+
+/// ZREMRANGEBYRANK, ZREMRANGEBYSCORE, ZREMRANGEBYLEX: the range parsed
+/// first, then the members removed (recorded as a ZREM of them).
+fn zremrange(ctx: &mut Ctx<'_, '_>, args: Args<'_>, by: By) {
+    let (min, max) = (args.get(2), args.get(3));
+    let range = match by {
+        By::Rank => match (parse_i64(min), parse_i64(max)) {
+            (Some(a), Some(b)) => Range::Rank(a, b),
+            _ => return ctx.reply.error(errors::NOT_INTEGER),
+        },
+        By::Score => match score_range(min, max) {
+            Ok((a, b)) => Range::Score(a, b),
+            Err(e) => return ctx.reply.error(e),
+        },
+        By::Lex => match lex_range(min, max) {
+            Ok((a, b)) => Range::Lex(a, b),
+            Err(e) => return ctx.reply.error(e),
+        },
+    };
+    let key = args.get(1);
+    let r = edit_zset(ctx, 0, key, None, |z, edit, _| {
+        let (a, b) = range.window(z, false);
+        let mut gone: Vec<Box<[u8]>> = Vec::with_capacity(b - a);
+        z.remove_range(a, b, |m, _| gone.push(boxed(m)));
+        let n = gone.len() as i64;
+        if n > 0 {
+            edit.emit(|| Effect::ZRem {
+                key: boxed(key),
+                members: gone,
+            });
+        }
+        n
+    });
+    match r {
+        Err(e) => ctx.reply.error(e),
+        Ok(n) => ctx.reply.int(n.unwrap_or(0)),
+    }
+}
+
+fn zremrangebyrank(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    zremrange(ctx, args, By::Rank)
+}
+
+fn zremrangebyscore(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    zremrange(ctx, args, By::Score)
+}
+
+fn zremrangebylex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    zremrange(ctx, args, By::Lex)
+}
+
+// ---------------------------------------------------------------- pops --
+
+/// Which end a pop takes from.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Side {
+    Min,
+    Max,
+}
+
+fn side_arg(a: &[u8]) -> Option<Side> {
+    if is(a, b"min") {
+        Some(Side::Min)
+    } else if is(a, b"max") {
+        Some(Side::Max)
+    } else {
+        None
+    }
+}
+
+/// Pops up to `count` members from `side` of the sorted set `key` (key
+/// `i` of the command), writing them as `header(reply, n)` then the pairs
+/// (`nested`: as [member, score] arrays). Ok(None) when the key is absent;
+/// a sorted set left empty is deleted.
+pub(super) fn pop_into(
+    ctx: &mut Ctx<'_, '_>,
+    i: usize,
+    key: &[u8],
+    side: Side,
+    count: usize,
+    nested: bool,
+    header: impl FnOnce(&mut Reply<'_>, usize),
+) -> Result<Option<usize>, &'static str> {
+    edit_zset(ctx, i, key, None, |z, edit, reply| {
+        let n = count.min(z.len());
+        header(reply, n);
+        let len = z.len();
+        let (a, b) = if side == Side::Min {
+            (0, n)
+        } else {
+            (len - n, len)
+        };
+        let mut gone: Vec<(Box<[u8]>, f64)> = Vec::with_capacity(n);
+        z.remove_range(a, b, |m, s| gone.push((boxed(m), s)));
+        if side == Side::Max {
+            gone.reverse();
+        }
+        for (m, s) in &gone {
+            pair(reply, m, *s, nested);
+        }
+        if n > 0 {
+            edit.emit(|| Effect::ZRem {
+                key: boxed(key),
+                members: gone.into_iter().map(|x| x.0).collect(),
+            });
+        }
+        n
+    })
+}
+
+/// ZPOPMIN / ZPOPMAX: a flat [member, score] without a count; with one,
+/// pairs (nested in RESP3).
+fn zpop(ctx: &mut Ctx<'_, '_>, args: Args<'_>, side: Side) {
+    if args.len() > 3 {
+        return ctx.reply.error(errors::SYNTAX);
+    }
+    let count = match args.len() {
+        3 => match parse_i64(args.get(2)) {
+            Some(n) if n >= 0 => Some(n as u64),
+            _ => return ctx.reply.error(errors::MUST_BE_POSITIVE),
+        },
+        _ => None,
+    };
+    let nested = count.is_some() && ctx.reply.enc.resp3;
+    let key = args.get(1);
+    let n = count.map_or(1, |c| usize::try_from(c).unwrap_or(usize::MAX));
+    let r = pop_into(ctx, 0, key, side, n, nested, |reply, k| {
+        pairs_header(reply, k, nested)
+    });
+    match r {
+        Err(e) => ctx.reply.error(e),
+        Ok(Some(_)) => {}
+        Ok(None) => ctx.reply.array(0),
+    }
+}
+
+fn zpopmin(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    zpop(ctx, args, Side::Min)
+}
+
+fn zpopmax(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    zpop(ctx, args, Side::Max)
+}
+
+fn zmpop(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let m = match super::lists::parse_mpop(args, 1, side_arg) {
+        Ok(m) if ctx.locs.len() >= m.numkeys => m,
+        Ok(_) => return ctx.reply.error(errors::SYNTAX),
+        Err(e) => return ctx.reply.error(e),
+    };
+    for i in 0..m.numkeys {
+        let key = args.get(2 + i);
+        let r = pop_into(ctx, i, key, m.end, m.count, true, |reply, n| {
+            reply.array(2);
+            reply.bulk(key);
+            reply.array(n);
+        });
+        match r {
+            Err(e) => return ctx.reply.error(e),
+            Ok(Some(_)) => return,
+            Ok(None) => {}
+        }
+    }
+    ctx.reply.null_array();
+}
+
+// ----------------------------------------------------------- ZRANDMEMBER --
+
+fn zrandmember(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    if args.len() == 2 {
+        let z = read_zset!(ctx, args.get(1), |r: &mut Reply<'_>| r.null());
+        let i = rand::thread_rng().gen_range(0..z.len().max(1));
+        match z.nth(i) {
+            Some((m, _)) => ctx.reply.bulk(m),
+            None => ctx.reply.null(),
+        }
+        return;
+    }
+    let l = match parse_i64(args.get(2)) {
+        None => return ctx.reply.error(errors::NOT_INTEGER),
+        Some(i64::MIN) => return ctx.reply.error(errors::I64_SYMMETRIC_OUT_OF_RANGE),
+        Some(l) => l,
+    };
+    let withscores = args.len() == 4 && is(args.get(3), b"withscores");
+    if args.len() > 4 || (args.len() == 4 && !withscores) {
+        return ctx.reply.error(errors::SYNTAX);
+    }
+    let (count, unique) = (l.unsigned_abs(), l >= 0);
+    // Redis refuses a count whose reply (two entries a member) could not
+    // have its length in a long, before the key is looked up.
+    if withscores && count > (i64::MAX / 2) as u64 {
+        return ctx.reply.error(errors::OUT_OF_RANGE);
+    }
+    let cut = super::hashes::output_cut(ctx);
+    let z = read_zset!(ctx, args.get(1), |r: &mut Reply<'_>| r.array(0));
+    let reply = &mut ctx.reply;
+    let nested = reply.enc.resp3;
+    let len = z.len() as u64;
+    if count == 0 || len == 0 {
+        return reply.array(0);
+    }
+    let emit = |reply: &mut Reply<'_>, (m, s): (&[u8], f64)| {
+        if withscores {
+            pair(reply, m, s, nested);
+        } else {
+            reply.bulk(m);
+        }
+    };
+    let header = |reply: &mut Reply<'_>, n: usize| {
+        if withscores {
+            pairs_header(reply, n, nested);
+        } else {
+            reply.array(n);
+        }
+    };
+    let mut rng = rand::thread_rng();
+    if !unique {
+        header(reply, count as usize);
+        for i in 0..count {
+            if cut(reply, i) {
+                break;
+            }
+            if let Some(p) = z.nth(rng.gen_range(0..len as usize)) {
+                emit(reply, p);
+            }
+        }
+        return;
+    }
+    // The whole set, from the end, as Redis walks a listpack for it.
+    if count >= len {
+        header(reply, len as usize);
+        z.for_range(0, len as usize, true, |m, s| emit(reply, (m, s)));
+        return;
+    }
+    let count = count as usize;
+    header(reply, count);
+    // Few picks from a large set: draw distinct ranks; else shuffle ranks.
+    if z.is_compact() || count * 3 > len as usize {
+        let mut ranks: Vec<usize> = (0..len as usize).collect();
+        let (picked, _) = ranks.partial_shuffle(&mut rng, count);
+        for &r in picked.iter() {
+            if let Some(p) = z.nth(r) {
+                emit(reply, p);
+            }
+        }
+    } else {
+        let mut seen: hashbrown::HashSet<usize> = hashbrown::HashSet::with_capacity(count);
+        while seen.len() < count {
+            let r = rng.gen_range(0..len as usize);
+            if seen.insert(r) {
+                if let Some(p) = z.nth(r) {
+                    emit(reply, p);
+                }
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------- ZSCAN --
+
+fn zscan(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let Some(cursor) = super::keys::parse_cursor(args.get(2)) else {
+        return ctx.reply.error(errors::INVALID_CURSOR);
+    };
+    let z = read_zset!(ctx, args.get(1), |r: &mut Reply<'_>| {
+        r.array(2);
+        r.bulk(b"0");
+        r.array(0);
+    });
+    let super::hashes::ScanOpts { count, pattern, .. } =
+        match super::hashes::ScanOpts::parse(args, 3, false) {
+            Ok(o) => o,
+            Err(e) => return ctx.reply.error(e),
+        };
+    let mut items: Vec<(&[u8], f64)> = Vec::new();
+    let next = z.scan(cursor, count, |m, s| {
+        if pattern.is_none_or(|p| crate::glob::matches(p, m, false)) {
+            items.push((m, s));
+        }
+    });
+    let reply = &mut ctx.reply;
+    reply.array(2);
+    reply.bulk(itoa::Buffer::new().format(next).as_bytes());
+    reply.array(items.len() * 2);
+    // Scores as bulk strings in both protocols, as Redis's scan replies
+    // them: a listpack's as it stores them, a skiplist's as `%.17g`.
+    let format = if z.is_compact() { tern_resp::format_double } else { tern_resp::format_g17 };
+    let mut text = String::new();
+    for (m, s) in items {
+        reply.bulk(m);
+        format(s, &mut text);
+        reply.bulk(text.as_bytes());
+    }
+}
+
+// ------------------------------------------------------------- algebra --
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SetOp {
+    Union,
+    Inter,
+    Diff,
+}
+
+/// How the scores of a member found in several inputs combine
+/// (`AGGREGATE`); COUNT sums the weights of the inputs holding it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Aggregate {
+    Sum,
+    Min,
+    Max,
+    Count,
+}
+
+/// Redis's `zunionInterAggregate`: a sum of +inf and -inf is 0.
+fn aggregate(target: &mut f64, val: f64, agg: Aggregate) {
+    match agg {
+        Aggregate::Sum | Aggregate::Count => {
+            *target += val;
+            if target.is_nan() {
+                *target = 0.0;
+            }
+        }
+        Aggregate::Min => *target = if val < *target { val } else { *target },
+        Aggregate::Max => *target = if val > *target { val } else { *target },
+    }
+}
+
+/// One input of the algebra: a sorted set, a set (every member scoring
+/// 1), or nothing (an absent key).
+#[derive(Clone, Copy)]
+enum Src<'a> {
+    Z(&'a ZSet),
+    S(&'a Set),
+    Absent,
+}
+
+impl<'a> Src<'a> {
+    fn len(&self) -> usize {
+        match self {
+            Src::Z(z) => z.len(),
+            Src::S(s) => s.len(),
+            Src::Absent => 0,
+        }
+    }
+
+    fn score(&self, m: &[u8]) -> Option<f64> {
+        match self {
+            Src::Z(z) => z.score(m),
+            Src::S(s) => s.contains(m).then_some(1.0),
+            Src::Absent => None,
+        }
+    }
+
+    /// Every member with its score, in the input's own order.
+    fn each(&self, mut f: impl FnMut(&[u8], f64)) {
+        match self {
+            Src::Z(z) => z.for_range(0, z.len(), false, f),
+            Src::S(s) => s.iter().for_each(|m| m.with_bytes(|b| f(b, 1.0))),
+            Src::Absent => {}
+        }
+    }
+}
+
+/// Redis's `zunionInterDiffGenericCommand`: ZUNION, ZINTER, ZDIFF, their
+/// STORE forms and ZINTERCARD. `at` is the numkeys index; `store`: the
+/// destination is argument 1; `card`: ZINTERCARD (a count, LIMIT).
+fn algebra(ctx: &mut Ctx<'_, '_>, args: Args<'_>, at: usize, store: bool, op: SetOp, card: bool) {
+    let n = match parse_i64(args.get(at)) {
+        None => return ctx.reply.error(errors::NOT_INTEGER),
+        Some(n) if n < 1 => return ctx.reply.error(errors::zset_need_keys(&ctx.cmd.fullname)),
+        Some(n) if n > (args.len() - at - 1) as i64 => return ctx.reply.error(errors::SYNTAX),
+        Some(n) => n as usize,
+    };
+    let loc0 = usize::from(store);
+    if ctx.locs.len() < loc0 + n {
+        return ctx.reply.error(errors::SYNTAX);
+    }
+    // Every input is looked up (and its type checked) before the options
+    // are read, as Redis does.
+    let (now, acc) = (ctx.now, ctx.access());
+    for i in 0..n {
+        let loc = ctx.locs[loc0 + i];
+        match ctx.locks.shard(loc.gid).lookup(args.get(at + 1 + i), loc.hash, now, acc) {
+            None => ctx.stats.keyspace_misses.add(1),
+            Some(e) => {
+                ctx.stats.keyspace_hits.add(1);
+                if e.zset().is_none() && e.set().is_none() {
+                    return ctx.reply.error(errors::WRONGTYPE);
+                }
+            }
+        }
+    }
+    let mut weights = vec![1.0f64; n];
+    let mut agg = Aggregate::Sum;
+    let mut withscores = false;
+    let mut limit = 0usize;
+    let mut j = at + 1 + n;
+    while j < args.len() {
+        let a = args.get(j);
+        let remaining = args.len() - j;
+        if op != SetOp::Diff && !card && remaining > n && is(a, b"weights") {
+            for (i, w) in weights.iter_mut().enumerate() {
+                match string2d(args.get(j + 1 + i)) {
+                    Some(v) => *w = v,
+                    None => return ctx.reply.error(errors::ZSET_WEIGHT_NOT_FLOAT),
+                }
+            }
+            j += 1 + n;
+        } else if op != SetOp::Diff && !card && remaining >= 2 && is(a, b"aggregate") {
+            let v = args.get(j + 1);
+            agg = if is(v, b"sum") {
+                Aggregate::Sum
+            } else if is(v, b"min") {
+                Aggregate::Min
+            } else if is(v, b"max") {
+                Aggregate::Max
+            } else if is(v, b"count") {
+                Aggregate::Count
+            } else {
+                return ctx.reply.error(errors::SYNTAX);
+            };
+            j += 2;
+        } else if !store && !card && is(a, b"withscores") {
+            withscores = true;
+            j += 1;
+        } else if card && remaining >= 2 && is(a, b"limit") {
+            match parse_i64(args.get(j + 1)) {
+                Some(l) if l >= 0 => limit = usize::try_from(l).unwrap_or(usize::MAX),
+                _ => return ctx.reply.error(errors::LIMIT_NEGATIVE),
+            }
+            j += 2;
+        } else {
+            return ctx.reply.error(errors::SYNTAX);
+        }
+    }
+    let lim = limits(ctx);
+    let locks = &*ctx.locks;
+    let mut srcs: Vec<(Src<'_>, f64)> = (0..n)
+        .map(|i| {
+            let (loc, key) = (ctx.locs[loc0 + i], args.get(at + 1 + i));
+            let e = locks.shard_ref(loc.gid).and_then(|sh| sh.peek(key, loc.hash, now));
+            let src = match e {
+                Some(e) => match (e.zset(), e.set()) {
+                    (Some(z), _) => Src::Z(z),
+                    (None, Some(s)) => Src::S(s),
+                    _ => Src::Absent,
+                },
+                None => Src::Absent,
+            };
+            (src, weights[i])
+        })
+        .collect();
+    // The smallest input first (a stable sort, as glibc's qsort is): the
+    // order the scores of a member are combined in.
+    if op != SetOp::Diff {
+        srcs.sort_by_key(|(s, _)| s.len());
+    }
+    let first = |s: f64, w: f64| {
+        if agg == Aggregate::Count {
+            w
+        } else {
+            let v = w * s;
+            if v.is_nan() {
+                0.0
+            } else {
+                v
+            }
+        }
+    };
+    let mut out: Vec<(Vec<u8>, f64)> = Vec::new();
+    let mut count = 0usize;
+    match op {
+        SetOp::Inter => {
+            let (base, w0) = srcs[0];
+            if base.len() > 0 {
+                let mut done = false;
+                base.each(|m, s| {
+                    if done {
+                        return;
+                    }
+                    let mut score = first(s, w0);
+                    for (src, w) in &srcs[1..] {
+                        match src.score(m) {
+                            Some(v) => aggregate(&mut score, first(v, *w), agg),
+                            None => return,
+                        }
+                    }
+                    if card {
+                        count += 1;
+                        done = limit > 0 && count >= limit;
+                    } else {
+                        out.push((m.to_vec(), score));
+                    }
+                });
+            }
+        }
+        SetOp::Union => {
+            let mut acc: hashbrown::HashMap<Vec<u8>, f64> = hashbrown::HashMap::new();
+            for (src, w) in &srcs {
+                src.each(|m, s| {
+                    let v = first(s, *w);
+                    match acc.get_mut(m) {
+                        Some(t) => aggregate(t, v, agg),
+                        None => {
+                            acc.insert(m.to_vec(), v);
+                        }
+                    }
+                });
+            }
+            out.extend(acc);
+        }
+        SetOp::Diff => {
+            let (base, _) = srcs[0];
+            base.each(|m, s| {
+                if srcs[1..].iter().all(|(src, _)| src.score(m).is_none()) {
+                    out.push((m.to_vec(), s));
+                }
+            });
+        }
+    }
+    drop(srcs);
+    if card {
+        return ctx.reply.int(count as i64);
+    }
+    let longest = out.iter().map(|x| x.0.len()).max().unwrap_or(0);
+    // Built as Redis converts its result (`zsetConvertToListpackIfNeeded`).
+    let mut result = ZSet::new_for(out.len(), longest, lim);
+    for (m, s) in &out {
+        result.insert(m, *s, lim);
+    }
+    drop(out);
+    if store {
+        let (loc, dst) = (ctx.locs[0], args.get(1));
+        let len = result.len();
+        let shard = ctx.locks.shard(loc.gid);
+        let old = if len == 0 { shard.remove(dst, loc.hash, now) } else { shard.set(dst, loc.hash, Value::ZSet(result), None, now) };
+        ctx.reply.int(len as i64);
+        drop(old);
+        return;
+    }
+    let reply = &mut ctx.reply;
+    let nested = reply.enc.resp3;
+    let len = result.len();
+    if withscores {
+        pairs_header(reply, len, nested);
+        result.for_range(0, len, false, |m, s| pair(reply, m, s, nested));
+    } else {
+        reply.array(len);
+        result.for_range(0, len, false, |m, _| reply.bulk(m));
+    }
+}
+
+fn zunion(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    algebra(ctx, args, 1, false, SetOp::Union, false)
+}
+
+fn zinter(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    algebra(ctx, args, 1, false, SetOp::Inter, false)
+}
+
+fn zdiff(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    algebra(ctx, args, 1, false, SetOp::Diff, false)
+}
+
+fn zunionstore(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    algebra(ctx, args, 2, true, SetOp::Union, false)
+}
+
+fn zinterstore(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    algebra(ctx, args, 2, true, SetOp::Inter, false)
+}
+
+fn zdiffstore(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    algebra(ctx, args, 2, true, SetOp::Diff, false)
+}
+
+fn zintercard(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    algebra(ctx, args, 1, false, SetOp::Inter, true)
+}

@@ -1,0 +1,1291 @@
+//! Sorted-set values: distinct byte-string members, each with a double
+//! score, ordered by (score, member bytes).
+//!
+//! ```text
+//!  ZSet ─ repr: Pack   one Vec<u8> of entries in (score, member) order:
+//!                      [varint mlen*2|is_float] [score: zigzag varint | f64 LE] [member]
+//!           or Tree    Big ─ slab    id → (score, member)   members stored once, in chunks
+//!                          ├─ index  hashbrown table of ids, hashed by member (member → id)
+//!                          └─ order  counted B+tree of ids in (score, member) order
+//! ```
+//!
+//! The compact form (`listpack` in OBJECT ENCODING) is what Redis's
+//! listpack is: a contiguous run of entries kept in order, scanned
+//! linearly. A score that is an integer Redis would print as one
+//! (`double2ll`) is kept as a zigzag varint, so a small leaderboard of
+//! integer scores costs a byte or two per score instead of eight; this is
+//! also why -0 becomes 0 there, as in Redis's listpack.
+//!
+//! The large form (`skiplist`) is an order-statistic B+tree rather than a
+//! skiplist: its leaves hold 4-byte slab ids (a skiplist node costs a
+//! score, a backward pointer and 1.33 levels of forward pointer + span,
+//! about 40 bytes before the member), inner nodes hold each child's
+//! element count and first id, so rank, select and the bounds of a score
+//! or lex range cost O(log n), a range O(log n + m). The member bytes live
+//! once, in the slab; the member → id index is a hashbrown table of 4-byte
+//! ids (hashed with the hashes' seeded field hasher) that looks the bytes
+//! up in the slab. Slab ids are stable for a member's life, which gives
+//! ZSCAN its guarantee (a member present for the whole scan is returned).
+//!
+//! Conversions follow Redis's `t_zset.c`: a new sorted set is compact when
+//! the write's member count and longest member fit
+//! `zset-max-listpack-entries` / `-value`; a compact set given one member
+//! too many or one too long converts, and nothing converts back.
+//!
+//! Goals: Redis's order, encodings and conversions; O(log n) rank and
+//! range when large. Non-goals: Redis's skiplist order for lex ranges over
+//! members of different scores (Redis leaves those unspecified; here they
+//! are answered by the members' order as if monotone).
+
+use std::cmp::Ordering;
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
+
+use crate::hash::{get_varint, put_varint};
+
+/// The conversion thresholds (`zset-max-listpack-entries`,
+/// `zset-max-listpack-value`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ZsetLimits {
+    pub max_entries: usize,
+    pub max_value: usize,
+}
+
+impl Default for ZsetLimits {
+    fn default() -> Self {
+        ZsetLimits {
+            max_entries: 128,
+            max_value: 64,
+        }
+    }
+}
+
+/// Redis's (score, member) order: scores by value (-0 equals 0), ties by
+/// member bytes.
+#[inline]
+pub fn key_cmp(s1: f64, m1: &[u8], s2: f64, m2: &[u8]) -> Ordering {
+    if s1 < s2 {
+        Ordering::Less
+    } else if s1 > s2 {
+        Ordering::Greater
+    } else {
+        m1.cmp(m2)
+    }
+}
+
+/// A sorted-set value.
+#[derive(Clone, Debug)]
+pub struct ZSet {
+    repr: Repr,
+}
+
+#[derive(Clone, Debug)]
+enum Repr {
+    Pack(Pack),
+    Tree(Box<Big>),
+}
+
+// ---------------------------------------------------------------- pack --
+
+#[derive(Clone, Debug, Default)]
+struct Pack {
+    buf: Vec<u8>,
+    len: usize,
+}
+
+/// Redis's `double2ll`: the scores it keeps as integers.
+fn as_int(d: f64) -> Option<i64> {
+    const LIM: f64 = (i64::MAX / 2) as f64;
+    if !(-LIM..=LIM).contains(&d) {
+        return None;
+    }
+    let n = d as i64;
+    (n as f64 == d).then_some(n)
+}
+
+fn zigzag(n: i64) -> usize {
+    ((n << 1) ^ (n >> 63)) as u64 as usize
+}
+
+fn unzigzag(u: usize) -> i64 {
+    let u = u as u64;
+    ((u >> 1) as i64) ^ -((u & 1) as i64)
+}
+
+/// One pack entry: its byte range, score and member.
+#[derive(Clone, Copy, Debug)]
+struct PEntry<'a> {
+    start: usize,
+    end: usize,
+    score: f64,
+    member: &'a [u8],
+}
+
+struct PackIter<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Iterator for PackIter<'a> {
+    type Item = PEntry<'a>;
+    #[inline]
+    fn next(&mut self) -> Option<PEntry<'a>> {
+        if self.pos >= self.buf.len() {
+            return None;
+        }
+        let start = self.pos;
+        let h = get_varint(self.buf, &mut self.pos);
+        let score = if h & 1 == 1 {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&self.buf[self.pos..self.pos + 8]);
+            self.pos += 8;
+            f64::from_le_bytes(b)
+        } else {
+            unzigzag(get_varint(self.buf, &mut self.pos)) as f64
+        };
+        let l = h >> 1;
+        let member = &self.buf[self.pos..self.pos + l];
+        self.pos += l;
+        Some(PEntry {
+            start,
+            end: self.pos,
+            score,
+            member,
+        })
+    }
+}
+
+impl Pack {
+    fn iter(&self) -> PackIter<'_> {
+        PackIter {
+            buf: &self.buf,
+            pos: 0,
+        }
+    }
+
+    fn find(&self, m: &[u8]) -> Option<PEntry<'_>> {
+        self.iter().find(|e| e.member == m)
+    }
+
+    fn encode(score: f64, m: &[u8], out: &mut Vec<u8>) {
+        match as_int(score) {
+            Some(n) => {
+                put_varint(out, m.len() << 1);
+                put_varint(out, zigzag(n));
+            }
+            None => {
+                put_varint(out, (m.len() << 1) | 1);
+                out.extend_from_slice(&score.to_le_bytes());
+            }
+        }
+        out.extend_from_slice(m);
+    }
+
+    /// Inserts a member known to be absent at its place in the order.
+    fn insert(&mut self, score: f64, m: &[u8]) {
+        let at = self
+            .iter()
+            .find(|e| key_cmp(e.score, e.member, score, m) == Ordering::Greater)
+            .map_or(self.buf.len(), |e| e.start);
+        let mut enc = Vec::with_capacity(m.len() + 12);
+        Self::encode(score, m, &mut enc);
+        // Grown to fit, as a listpack is reallocated: no doubling slack.
+        self.buf.reserve_exact(enc.len());
+        self.buf.splice(at..at, enc);
+        self.len += 1;
+    }
+
+    fn remove_range(&mut self, start: usize, end: usize) {
+        self.buf.drain(start..end);
+        self.len -= 1;
+    }
+}
+
+// ---------------------------------------------------------------- slab --
+
+/// Slab ids per chunk: the slab grows a chunk at a time, never copying
+/// what it holds (a 10M-member set does not double a 240 MB array).
+const CHUNK: usize = 1024;
+
+#[derive(Clone, Debug)]
+struct Slot {
+    score: f64,
+    member: Box<[u8]>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Slab {
+    chunks: Vec<Vec<Slot>>,
+    free: Vec<u32>,
+}
+
+impl Slab {
+    #[inline]
+    fn get(&self, id: u32) -> &Slot {
+        let id = id as usize;
+        &self.chunks[id / CHUNK][id % CHUNK]
+    }
+
+    #[inline]
+    fn get_mut(&mut self, id: u32) -> &mut Slot {
+        let id = id as usize;
+        &mut self.chunks[id / CHUNK][id % CHUNK]
+    }
+
+    fn alloc(&mut self, slot: Slot) -> u32 {
+        if let Some(id) = self.free.pop() {
+            *self.get_mut(id) = slot;
+            return id;
+        }
+        if self.chunks.last().is_none_or(|c| c.len() == CHUNK) {
+            self.chunks.push(Vec::with_capacity(CHUNK));
+        }
+        let n = self.chunks.len() - 1;
+        let c = &mut self.chunks[n];
+        c.push(slot);
+        (n * CHUNK + c.len() - 1) as u32
+    }
+
+    fn release(&mut self, id: u32) -> Slot {
+        // NaN marks a free slot: no member ever has that score.
+        let s = std::mem::replace(
+            self.get_mut(id),
+            Slot {
+                score: f64::NAN,
+                member: Box::default(),
+            },
+        );
+        self.free.push(id);
+        s
+    }
+
+    /// Ids ever handed out (live or free).
+    fn span(&self) -> usize {
+        self.chunks.iter().map(Vec::len).sum()
+    }
+
+    fn live(&self, id: usize) -> bool {
+        !self.chunks[id / CHUNK][id % CHUNK].score.is_nan()
+    }
+}
+
+// ---------------------------------------------------------------- tree --
+
+/// Ids per leaf and children per inner node (tiny under test, so that
+/// the property tests split, merge and collapse nodes at every depth).
+#[cfg(not(test))]
+const LEAF_MAX: usize = 128;
+#[cfg(not(test))]
+const INNER_MAX: usize = 64;
+#[cfg(test)]
+const LEAF_MAX: usize = 6;
+#[cfg(test)]
+const INNER_MAX: usize = 5;
+
+#[derive(Clone, Debug)]
+enum Node {
+    Leaf(Vec<u32>),
+    Inner(Box<Inner>),
+}
+
+/// Children with their element counts and first ids (the first id lets a
+/// search pick the child without descending into its neighbours).
+#[derive(Clone, Debug)]
+struct Inner {
+    kids: Vec<Node>,
+    counts: Vec<usize>,
+    firsts: Vec<u32>,
+}
+
+impl Node {
+    fn first(&self) -> u32 {
+        match self {
+            Node::Leaf(v) => v[0],
+            Node::Inner(i) => i.firsts[0],
+        }
+    }
+
+    fn count(&self) -> usize {
+        match self {
+            Node::Leaf(v) => v.len(),
+            Node::Inner(i) => i.counts.iter().sum(),
+        }
+    }
+
+    /// Under a quarter full: worth merging into a neighbour.
+    fn small(&self) -> bool {
+        match self {
+            Node::Leaf(v) => v.len() * 4 < LEAF_MAX,
+            Node::Inner(i) => i.kids.len() * 4 < INNER_MAX,
+        }
+    }
+
+    fn width(&self) -> usize {
+        match self {
+            Node::Leaf(v) => v.len(),
+            Node::Inner(i) => i.kids.len(),
+        }
+    }
+
+    /// Inserts `id` at position `pos`; a node that overflows splits and
+    /// returns its right half (`nodes` counts nodes for memory).
+    fn insert_at(&mut self, pos: usize, id: u32, nodes: &mut usize) -> Option<Node> {
+        match self {
+            Node::Leaf(v) => {
+                v.insert(pos, id);
+                if v.len() <= LEAF_MAX {
+                    return None;
+                }
+                // Appending (timestamps, counters) fills leaves whole.
+                let mid = if pos == LEAF_MAX {
+                    LEAF_MAX
+                } else {
+                    v.len() / 2
+                };
+                let mut right = Vec::with_capacity(LEAF_MAX + 1);
+                right.extend_from_slice(&v[mid..]);
+                v.truncate(mid);
+                *nodes += 1;
+                Some(Node::Leaf(right))
+            }
+            Node::Inner(inner) => {
+                let n = inner.kids.len();
+                let mut i = 0;
+                let mut p = pos;
+                while i + 1 < n && p > inner.counts[i] {
+                    p -= inner.counts[i];
+                    i += 1;
+                }
+                let split = inner.kids[i].insert_at(p, id, nodes);
+                inner.counts[i] += 1;
+                inner.firsts[i] = inner.kids[i].first();
+                let sib = split?;
+                let c = sib.count();
+                inner.counts[i] -= c;
+                inner.firsts.insert(i + 1, sib.first());
+                inner.counts.insert(i + 1, c);
+                inner.kids.insert(i + 1, sib);
+                if inner.kids.len() <= INNER_MAX {
+                    return None;
+                }
+                let mid = if i + 1 == INNER_MAX {
+                    INNER_MAX
+                } else {
+                    inner.kids.len() / 2
+                };
+                let right = Inner {
+                    kids: split_vec(&mut inner.kids, mid, INNER_MAX + 1),
+                    counts: split_vec(&mut inner.counts, mid, INNER_MAX + 1),
+                    firsts: split_vec(&mut inner.firsts, mid, INNER_MAX + 1),
+                };
+                *nodes += 1;
+                Some(Node::Inner(Box::new(right)))
+            }
+        }
+    }
+
+    /// Removes and returns the id at `pos`, merging a child left small
+    /// into a neighbour when they fit in one node.
+    fn remove_at(&mut self, pos: usize, nodes: &mut usize) -> u32 {
+        match self {
+            Node::Leaf(v) => v.remove(pos),
+            Node::Inner(inner) => {
+                let mut i = 0;
+                let mut p = pos;
+                while p >= inner.counts[i] {
+                    p -= inner.counts[i];
+                    i += 1;
+                }
+                let id = inner.kids[i].remove_at(p, nodes);
+                inner.counts[i] -= 1;
+                if inner.counts[i] == 0 {
+                    inner.kids.remove(i);
+                    inner.counts.remove(i);
+                    inner.firsts.remove(i);
+                    *nodes -= 1;
+                    return id;
+                }
+                inner.firsts[i] = inner.kids[i].first();
+                if inner.kids[i].small() && inner.kids.len() > 1 {
+                    let j = if i + 1 < inner.kids.len() { i } else { i - 1 };
+                    let max = if matches!(inner.kids[j], Node::Leaf(_)) {
+                        LEAF_MAX
+                    } else {
+                        INNER_MAX
+                    };
+                    if inner.kids[j].width() + inner.kids[j + 1].width() <= max {
+                        let right = inner.kids.remove(j + 1);
+                        let c = inner.counts.remove(j + 1);
+                        inner.firsts.remove(j + 1);
+                        inner.counts[j] += c;
+                        match (&mut inner.kids[j], right) {
+                            (Node::Leaf(a), Node::Leaf(b)) => a.extend_from_slice(&b),
+                            (Node::Inner(a), Node::Inner(b)) => {
+                                let b = *b;
+                                a.kids.extend(b.kids);
+                                a.counts.extend(b.counts);
+                                a.firsts.extend(b.firsts);
+                            }
+                            _ => unreachable!("siblings are at one depth"),
+                        }
+                        *nodes -= 1;
+                    }
+                }
+                id
+            }
+        }
+    }
+
+    /// How many ids `below` holds for (a predicate true for a prefix of
+    /// the order, then false).
+    fn partition(&self, below: &impl Fn(u32) -> bool) -> usize {
+        match self {
+            Node::Leaf(v) => v.partition_point(|&id| below(id)),
+            Node::Inner(inner) => {
+                let j = inner.firsts.partition_point(|&id| below(id));
+                if j == 0 {
+                    return 0;
+                }
+                inner.counts[..j - 1].iter().sum::<usize>() + inner.kids[j - 1].partition(below)
+            }
+        }
+    }
+
+    fn get(&self, mut pos: usize) -> u32 {
+        match self {
+            Node::Leaf(v) => v[pos],
+            Node::Inner(inner) => {
+                let mut i = 0;
+                while pos >= inner.counts[i] {
+                    pos -= inner.counts[i];
+                    i += 1;
+                }
+                inner.kids[i].get(pos)
+            }
+        }
+    }
+
+    /// Calls `f` on the ids at positions `start..end`, backwards if `rev`.
+    fn for_range(&self, start: usize, end: usize, rev: bool, f: &mut impl FnMut(u32)) {
+        match self {
+            Node::Leaf(v) => {
+                if rev {
+                    v[start..end].iter().rev().for_each(|&id| f(id));
+                } else {
+                    v[start..end].iter().for_each(|&id| f(id));
+                }
+            }
+            Node::Inner(inner) => {
+                let mut spans = Vec::with_capacity(inner.kids.len());
+                let mut off = 0;
+                for (k, &c) in inner.counts.iter().enumerate() {
+                    let (a, b) = (start.max(off), end.min(off + c));
+                    if a < b {
+                        spans.push((k, a - off, b - off));
+                    }
+                    off += c;
+                }
+                if rev {
+                    spans.reverse();
+                }
+                for (k, a, b) in spans {
+                    inner.kids[k].for_range(a, b, rev, f);
+                }
+            }
+        }
+    }
+}
+
+fn split_vec<T>(v: &mut Vec<T>, mid: usize, cap: usize) -> Vec<T> {
+    let mut right = Vec::with_capacity(cap);
+    right.extend(v.drain(mid..));
+    right
+}
+
+/// The order: a counted B+tree of slab ids.
+#[derive(Clone, Debug)]
+struct Tree {
+    root: Node,
+    len: usize,
+    nodes: usize,
+}
+
+impl Default for Tree {
+    fn default() -> Self {
+        Tree {
+            root: Node::Leaf(Vec::with_capacity(LEAF_MAX + 1)),
+            len: 0,
+            nodes: 1,
+        }
+    }
+}
+
+impl Tree {
+    fn insert_at(&mut self, pos: usize, id: u32) {
+        if let Some(right) = self.root.insert_at(pos, id, &mut self.nodes) {
+            let left = std::mem::replace(&mut self.root, Node::Leaf(Vec::new()));
+            let (cl, cr) = (left.count(), right.count());
+            let mut kids = Vec::with_capacity(INNER_MAX + 1);
+            let mut counts = Vec::with_capacity(INNER_MAX + 1);
+            let mut firsts = Vec::with_capacity(INNER_MAX + 1);
+            firsts.extend([left.first(), right.first()]);
+            counts.extend([cl, cr]);
+            kids.extend([left, right]);
+            self.root = Node::Inner(Box::new(Inner {
+                kids,
+                counts,
+                firsts,
+            }));
+            self.nodes += 1;
+        }
+        self.len += 1;
+    }
+
+    fn remove_at(&mut self, pos: usize) -> u32 {
+        let id = self.root.remove_at(pos, &mut self.nodes);
+        self.len -= 1;
+        if self.len == 0 {
+            *self = Tree::default();
+            return id;
+        }
+        loop {
+            let only = match &mut self.root {
+                Node::Inner(i) if i.kids.len() == 1 => i.kids.pop(),
+                _ => None,
+            };
+            match only {
+                Some(k) => {
+                    self.root = k;
+                    self.nodes -= 1;
+                }
+                None => break,
+            }
+        }
+        id
+    }
+
+    fn partition(&self, below: impl Fn(u32) -> bool) -> usize {
+        if self.len == 0 {
+            return 0;
+        }
+        self.root.partition(&below)
+    }
+
+    /// Heap bytes of the nodes (each allocated at its full width).
+    fn heap(&self) -> usize {
+        let leaf = tern_table::size_class((LEAF_MAX + 1) * 4);
+        let inner = tern_table::size_class(std::mem::size_of::<Inner>())
+            + tern_table::size_class((INNER_MAX + 1) * (std::mem::size_of::<Node>() + 8 + 4));
+        // Inner nodes are about one in LEAF_MAX/2 of the nodes.
+        let inners = self.nodes / (INNER_MAX / 2) + usize::from(self.nodes > 1);
+        (self.nodes - inners.min(self.nodes)) * leaf + inners * inner
+    }
+}
+
+// ----------------------------------------------------------------- big --
+
+#[derive(Clone, Debug, Default)]
+struct Big {
+    slab: Slab,
+    index: HashTable<u32>,
+    order: Tree,
+    /// Heap bytes of the member allocations (their size classes).
+    member_heap: usize,
+}
+
+fn member_hash(m: &[u8]) -> u64 {
+    crate::hash::field_hasher().hash_one(m)
+}
+
+impl Big {
+    fn with_capacity(n: usize) -> Self {
+        Big {
+            index: HashTable::with_capacity(n.min(1 << 20)),
+            ..Big::default()
+        }
+    }
+
+    fn find(&self, m: &[u8]) -> Option<u32> {
+        let slab = &self.slab;
+        self.index
+            .find(member_hash(m), |&id| &*slab.get(id).member == m)
+            .copied()
+    }
+
+    fn key_of(&self, id: u32) -> (f64, &[u8]) {
+        let s = self.slab.get(id);
+        (s.score, &s.member)
+    }
+
+    /// Position of an element in the order (the count of those before it).
+    fn pos_of(&self, score: f64, m: &[u8]) -> usize {
+        self.order.partition(|id| {
+            let (s, mm) = self.key_of(id);
+            key_cmp(s, mm, score, m) == Ordering::Less
+        })
+    }
+
+    fn insert(&mut self, m: &[u8], score: f64) {
+        let pos = self.pos_of(score, m);
+        self.member_heap += tern_table::size_class(m.len());
+        let id = self.slab.alloc(Slot {
+            score,
+            member: m.into(),
+        });
+        let slab = &self.slab;
+        self.index
+            .insert_unique(member_hash(m), id, |&i| member_hash(&slab.get(i).member));
+        self.order.insert_at(pos, id);
+    }
+
+    fn remove(&mut self, m: &[u8]) -> Option<f64> {
+        let slab = &self.slab;
+        let Ok(entry) = self
+            .index
+            .find_entry(member_hash(m), |&id| &*slab.get(id).member == m)
+        else {
+            return None;
+        };
+        let (id, _) = entry.remove();
+        let score = self.slab.get(id).score;
+        let pos = self.pos_of(score, m);
+        self.order.remove_at(pos);
+        self.member_heap -= tern_table::size_class(m.len());
+        self.slab.release(id);
+        Some(score)
+    }
+
+    fn set_score(&mut self, id: u32, score: f64) {
+        let (old, m) = self.key_of(id);
+        let pos = self.pos_of(old, m);
+        // In place when the new score keeps the element between its
+        // neighbours (Redis's zslUpdateScore does the same).
+        let fits_left = pos == 0 || {
+            let (s, mm) = self.key_of(self.order.root.get(pos - 1));
+            key_cmp(s, mm, score, m) == Ordering::Less
+        };
+        let fits_right = pos + 1 >= self.order.len || {
+            let (s, mm) = self.key_of(self.order.root.get(pos + 1));
+            key_cmp(s, mm, score, m) == Ordering::Greater
+        };
+        if fits_left && fits_right {
+            self.slab.get_mut(id).score = score;
+            return;
+        }
+        self.order.remove_at(pos);
+        self.slab.get_mut(id).score = score;
+        let m = &self.slab.get(id).member;
+        let pos = self.pos_of(score, m);
+        self.order.insert_at(pos, id);
+    }
+}
+
+// ---------------------------------------------------------------- zset --
+
+/// One end of a score range (`1.5`, `(1.5`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ScoreBound {
+    pub value: f64,
+    pub exclusive: bool,
+}
+
+/// One end of a lex range (`[a`, `(a`, `-`, `+`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LexBound<'a> {
+    /// `-`: before every member.
+    Min,
+    /// `+`: after every member.
+    Max,
+    Incl(&'a [u8]),
+    Excl(&'a [u8]),
+}
+
+impl ZSet {
+    /// The empty sorted set Redis's `zsetTypeCreate` makes for a write of
+    /// `size_hint` members, the longest `value_len_hint` bytes.
+    pub fn new_for(size_hint: usize, value_len_hint: usize, lim: ZsetLimits) -> Self {
+        if size_hint <= lim.max_entries && value_len_hint <= lim.max_value {
+            ZSet {
+                repr: Repr::Pack(Pack::default()),
+            }
+        } else {
+            ZSet {
+                repr: Repr::Tree(Box::new(Big::with_capacity(size_hint))),
+            }
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match &self.repr {
+            Repr::Pack(p) => p.len,
+            Repr::Tree(b) => b.order.len,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// `OBJECT ENCODING`'s name.
+    pub fn encoding(&self) -> &'static str {
+        match &self.repr {
+            Repr::Pack(_) => "listpack",
+            Repr::Tree(_) => "skiplist",
+        }
+    }
+
+    pub fn is_compact(&self) -> bool {
+        matches!(self.repr, Repr::Pack(_))
+    }
+
+    pub fn heap_size(&self) -> usize {
+        match &self.repr {
+            Repr::Pack(p) => p.buf.capacity(),
+            Repr::Tree(b) => {
+                let slot = std::mem::size_of::<Slot>();
+                let buckets = if b.index.capacity() == 0 {
+                    0
+                } else {
+                    (b.index.capacity() * 8 / 7).next_power_of_two()
+                };
+                tern_table::size_class(std::mem::size_of::<Big>())
+                    + b.slab.chunks.len()
+                        * (tern_table::size_class(CHUNK * slot) + std::mem::size_of::<Vec<Slot>>())
+                    + b.slab.free.capacity() * 4
+                    + buckets * 5
+                    + b.member_heap
+                    + b.order.heap()
+            }
+        }
+    }
+
+    /// Allocations freeing the value releases (`lazyfreeGetFreeEffort`).
+    pub fn free_effort(&self) -> usize {
+        match &self.repr {
+            Repr::Pack(_) => 1,
+            Repr::Tree(b) => b.order.len,
+        }
+    }
+
+    pub fn score(&self, m: &[u8]) -> Option<f64> {
+        match &self.repr {
+            Repr::Pack(p) => p.find(m).map(|e| e.score),
+            Repr::Tree(b) => b.find(m).map(|id| b.slab.get(id).score),
+        }
+    }
+
+    /// Redis's `zsetTypeMaybeConvert`: a write about to add `size_hint`
+    /// members, the longest `value_len_hint` bytes, converts a compact set
+    /// past the limits first.
+    pub fn prepare_write(&mut self, size_hint: usize, value_len_hint: usize, lim: ZsetLimits) {
+        if self.is_compact() && (size_hint > lim.max_entries || value_len_hint > lim.max_value) {
+            self.convert(size_hint);
+        }
+    }
+
+    fn convert(&mut self, size_hint: usize) {
+        let Repr::Pack(p) = &self.repr else { return };
+        let mut big = Big::with_capacity(size_hint.max(p.len));
+        for e in p.iter() {
+            // Entries come in order: each goes at the end.
+            big.member_heap += tern_table::size_class(e.member.len());
+            let id = big.slab.alloc(Slot {
+                score: e.score,
+                member: e.member.into(),
+            });
+            let slab = &big.slab;
+            big.index.insert_unique(member_hash(e.member), id, |&i| {
+                member_hash(&slab.get(i).member)
+            });
+            let n = big.order.len;
+            big.order.insert_at(n, id);
+        }
+        self.repr = Repr::Tree(Box::new(big));
+    }
+
+    /// Sets `m`'s score, adding it if absent (true then). Converts as
+    /// Redis's `zsetAdd`: a compact set that would pass a limit first.
+    pub fn insert(&mut self, m: &[u8], score: f64, lim: ZsetLimits) -> bool {
+        match &mut self.repr {
+            Repr::Pack(p) => {
+                if let Some(e) = p.find(m) {
+                    if e.score.to_bits() != score.to_bits() {
+                        let (s, end) = (e.start, e.end);
+                        p.remove_range(s, end);
+                        p.insert(score, m);
+                    }
+                    return false;
+                }
+                if p.len < lim.max_entries && m.len() <= lim.max_value {
+                    p.insert(score, m);
+                    return true;
+                }
+                let n = p.len + 1;
+                self.convert(n);
+                self.insert(m, score, lim)
+            }
+            Repr::Tree(b) => match b.find(m) {
+                Some(id) => {
+                    if b.slab.get(id).score.to_bits() != score.to_bits() {
+                        b.set_score(id, score);
+                    }
+                    false
+                }
+                None => {
+                    b.insert(m, score);
+                    true
+                }
+            },
+        }
+    }
+
+    /// Removes `m`, returning its score.
+    pub fn remove(&mut self, m: &[u8]) -> Option<f64> {
+        match &mut self.repr {
+            Repr::Pack(p) => {
+                let e = p.find(m)?;
+                let (s, end, score) = (e.start, e.end, e.score);
+                p.remove_range(s, end);
+                Some(score)
+            }
+            Repr::Tree(b) => b.remove(m),
+        }
+    }
+
+    /// The ascending rank and score of `m`.
+    pub fn rank(&self, m: &[u8]) -> Option<(usize, f64)> {
+        match &self.repr {
+            Repr::Pack(p) => p
+                .iter()
+                .enumerate()
+                .find(|(_, e)| e.member == m)
+                .map(|(i, e)| (i, e.score)),
+            Repr::Tree(b) => {
+                let id = b.find(m)?;
+                let score = b.slab.get(id).score;
+                Some((b.pos_of(score, m), score))
+            }
+        }
+    }
+
+    /// How many members come before the first one for which `at_or_after`
+    /// holds (a predicate false for a prefix of the order, then true).
+    fn count_before(&self, before: impl Fn(f64, &[u8]) -> bool) -> usize {
+        match &self.repr {
+            Repr::Pack(p) => p.iter().take_while(|e| before(e.score, e.member)).count(),
+            Repr::Tree(b) => b.order.partition(|id| {
+                let (s, m) = b.key_of(id);
+                before(s, m)
+            }),
+        }
+    }
+
+    /// The positions `start..end` of the members whose score is within
+    /// `min..max`.
+    pub fn score_range(&self, min: ScoreBound, max: ScoreBound) -> (usize, usize) {
+        let start = self.count_before(|s, _| {
+            if min.exclusive {
+                s <= min.value
+            } else {
+                s < min.value
+            }
+        });
+        let end = self.count_before(|s, _| {
+            if max.exclusive {
+                s < max.value
+            } else {
+                s <= max.value
+            }
+        });
+        (start, end.max(start))
+    }
+
+    /// The positions `start..end` of the members within the lex range
+    /// `min..max`.
+    pub fn lex_range(&self, min: LexBound<'_>, max: LexBound<'_>) -> (usize, usize) {
+        let len = self.len();
+        let before = |b: LexBound<'_>, upper: bool| match b {
+            LexBound::Min => 0,
+            LexBound::Max => len,
+            LexBound::Incl(x) if upper => self.count_before(|_, m| m <= x),
+            LexBound::Excl(x) if upper => self.count_before(|_, m| m < x),
+            LexBound::Incl(x) => self.count_before(|_, m| m < x),
+            LexBound::Excl(x) => self.count_before(|_, m| m <= x),
+        };
+        let start = before(min, false);
+        let end = before(max, true);
+        (start, end.max(start))
+    }
+
+    /// Calls `f(member, score)` for the members at positions
+    /// `start..end` of the order, from the end if `rev`.
+    pub fn for_range<'a>(
+        &'a self,
+        start: usize,
+        end: usize,
+        rev: bool,
+        mut f: impl FnMut(&'a [u8], f64),
+    ) {
+        let end = end.min(self.len());
+        if start >= end {
+            return;
+        }
+        match &self.repr {
+            Repr::Pack(p) => {
+                if rev {
+                    let all: Vec<PEntry<'_>> = p.iter().take(end).skip(start).collect();
+                    all.iter().rev().for_each(|e| f(e.member, e.score));
+                } else {
+                    p.iter()
+                        .take(end)
+                        .skip(start)
+                        .for_each(|e| f(e.member, e.score));
+                }
+            }
+            Repr::Tree(b) => b.order.root.for_range(start, end, rev, &mut |id| {
+                let s = b.slab.get(id);
+                f(&s.member, s.score)
+            }),
+        }
+    }
+
+    /// The member at position `pos` of the order, with its score.
+    pub fn nth(&self, pos: usize) -> Option<(&[u8], f64)> {
+        if pos >= self.len() {
+            return None;
+        }
+        match &self.repr {
+            Repr::Pack(p) => p.iter().nth(pos).map(|e| (e.member, e.score)),
+            Repr::Tree(b) => {
+                let s = b.slab.get(b.order.root.get(pos));
+                Some((&s.member, s.score))
+            }
+        }
+    }
+
+    /// Every member with its score, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], f64)> + '_ {
+        let mut out = Vec::with_capacity(self.len());
+        self.for_range(0, self.len(), false, |m, s| out.push((m, s)));
+        // Borrowed members: the Vec holds slices of self.
+        out.into_iter()
+    }
+
+    /// Removes the members at positions `start..end`, calling `f` with
+    /// each (in order) before it goes.
+    pub fn remove_range(&mut self, start: usize, end: usize, mut f: impl FnMut(&[u8], f64)) {
+        let end = end.min(self.len());
+        if start >= end {
+            return;
+        }
+        match &mut self.repr {
+            Repr::Pack(p) => {
+                let (mut from, mut to) = (0, 0);
+                for (i, e) in p.iter().enumerate().take(end).skip(start) {
+                    if i == start {
+                        from = e.start;
+                    }
+                    to = e.end;
+                    f(e.member, e.score);
+                }
+                p.buf.drain(from..to);
+                p.len -= end - start;
+            }
+            Repr::Tree(b) => {
+                let b: &mut Big = b;
+                for _ in start..end {
+                    let id = b.order.remove_at(start);
+                    let slot = b.slab.get(id);
+                    f(&slot.member, slot.score);
+                    let (h, len) = (member_hash(&slot.member), slot.member.len());
+                    if let Ok(e) = b.index.find_entry(h, |&x| x == id) {
+                        e.remove();
+                    }
+                    b.member_heap -= tern_table::size_class(len);
+                    b.slab.release(id);
+                }
+            }
+        }
+    }
+
+    /// One ZSCAN step: a compact set answers whole with cursor 0, as Redis
+    /// does; a large one walks slab ids from the cursor until `count`
+    /// members were seen (ids are stable for a member's life).
+    pub fn scan<'a>(&'a self, cursor: u64, count: usize, mut f: impl FnMut(&'a [u8], f64)) -> u64 {
+        match &self.repr {
+            Repr::Pack(p) => {
+                p.iter().for_each(|e| f(e.member, e.score));
+                0
+            }
+            Repr::Tree(b) => {
+                let span = b.slab.span();
+                let mut id = usize::try_from(cursor).unwrap_or(usize::MAX);
+                let mut seen = 0;
+                let count = count.max(1);
+                while id < span && seen < count {
+                    if b.slab.live(id) {
+                        let s = b.slab.get(id as u32);
+                        f(&s.member, s.score);
+                        seen += 1;
+                    }
+                    id += 1;
+                }
+                if id >= span {
+                    0
+                } else {
+                    id as u64
+                }
+            }
+        }
+    }
+}
+
+impl Default for ZSet {
+    fn default() -> Self {
+        ZSet {
+            repr: Repr::Pack(Pack::default()),
+        }
+    }
+}
+
+impl PartialEq for ZSet {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len()
+            && self
+                .iter()
+                .zip(other.iter())
+                .all(|(a, b)| a.0 == b.0 && a.1.to_bits() == b.1.to_bits())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
+
+    fn lim(e: usize, v: usize) -> ZsetLimits {
+        ZsetLimits {
+            max_entries: e,
+            max_value: v,
+        }
+    }
+
+    #[test]
+    fn pack_scores_round_trip_and_minus_zero_becomes_zero() {
+        let l = lim(128, 64);
+        let mut z = ZSet::new_for(1, 1, l);
+        for (m, s) in [
+            ("a", 1.5),
+            ("b", -3.0),
+            ("c", 1e300),
+            ("d", f64::INFINITY),
+            ("e", f64::NEG_INFINITY),
+            ("f", -0.0),
+            ("g", 4.6e18),
+        ] {
+            z.insert(m.as_bytes(), s, l);
+        }
+        assert_eq!(z.encoding(), "listpack");
+        let got: Vec<(Vec<u8>, f64)> = z.iter().map(|(m, s)| (m.to_vec(), s)).collect();
+        let names: Vec<&[u8]> = got.iter().map(|x| &x.0[..]).collect();
+        assert_eq!(names, [&b"e"[..], b"b", b"f", b"a", b"g", b"c", b"d"]);
+        assert!(z.score(b"f").unwrap().is_sign_positive());
+        assert_eq!(z.score(b"g"), Some(4.6e18));
+    }
+
+    #[test]
+    fn conversions_follow_redis() {
+        let l = lim(3, 4);
+        assert_eq!(ZSet::new_for(3, 4, l).encoding(), "listpack");
+        assert_eq!(ZSet::new_for(4, 4, l).encoding(), "skiplist");
+        assert_eq!(ZSet::new_for(1, 5, l).encoding(), "skiplist");
+        let mut z = ZSet::new_for(1, 1, l);
+        for m in ["a", "b", "c"] {
+            z.insert(m.as_bytes(), 1.0, l);
+        }
+        assert_eq!(z.encoding(), "listpack");
+        z.insert(b"a", 2.0, l);
+        assert_eq!(z.encoding(), "listpack");
+        z.insert(b"d", 2.0, l);
+        assert_eq!(z.encoding(), "skiplist");
+        let mut z = ZSet::new_for(1, 1, l);
+        z.insert(b"toolong", 1.0, l);
+        assert_eq!(z.encoding(), "skiplist");
+        let mut z = ZSet::new_for(1, 1, l);
+        z.prepare_write(4, 1, l);
+        assert_eq!(z.encoding(), "skiplist");
+        // -0 stays -0 in the large form, as in Redis's skiplist.
+        z.insert(b"z", -0.0, l);
+        assert!(z.score(b"z").unwrap().is_sign_negative());
+    }
+
+    #[test]
+    fn large_tree_keeps_order_through_many_changes() {
+        let l = lim(0, 0);
+        let mut z = ZSet::new_for(1, 1, l);
+        let mut model: BTreeMap<Vec<u8>, f64> = BTreeMap::new();
+        for i in 0..20_000u32 {
+            let m = format!("m{}", (i * 7919) % 5000).into_bytes();
+            let s = f64::from((i * 31) % 97);
+            z.insert(&m, s, l);
+            model.insert(m, s);
+            if i % 3 == 0 {
+                let r = format!("m{}", (i * 13) % 5000).into_bytes();
+                assert_eq!(z.remove(&r), model.remove(&r));
+            }
+        }
+        check(&z, &model);
+        let n = z.len();
+        z.remove_range(10, n - 10, |_, _| {});
+        assert_eq!(z.len(), 20);
+        let mut seen = 0;
+        let mut c = 0;
+        loop {
+            c = z.scan(c, 3, |_, _| seen += 1);
+            if c == 0 {
+                break;
+            }
+        }
+        assert_eq!(seen, 20);
+    }
+
+    fn sorted_model(model: &BTreeMap<Vec<u8>, f64>) -> Vec<(f64, Vec<u8>)> {
+        let mut v: Vec<(f64, Vec<u8>)> = model.iter().map(|(m, s)| (*s, m.clone())).collect();
+        v.sort_by(|a, b| key_cmp(a.0, &a.1, b.0, &b.1));
+        v
+    }
+
+    fn check(z: &ZSet, model: &BTreeMap<Vec<u8>, f64>) {
+        let want = sorted_model(model);
+        assert_eq!(z.len(), want.len());
+        let got: Vec<(f64, Vec<u8>)> = z.iter().map(|(m, s)| (s, m.to_vec())).collect();
+        assert_eq!(got, want);
+        for (i, (s, m)) in want.iter().enumerate() {
+            assert_eq!(z.rank(m), Some((i, *s)));
+            assert_eq!(
+                z.nth(i).map(|(m, s)| (m.to_vec(), s)),
+                Some((m.clone(), *s))
+            );
+        }
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Insert(Vec<u8>, f64),
+        Remove(Vec<u8>),
+        RemoveRange(usize, usize),
+    }
+
+    fn member() -> impl Strategy<Value = Vec<u8>> {
+        proptest::collection::vec(b'a'..b'f', 0..4)
+    }
+
+    fn score() -> impl Strategy<Value = f64> {
+        prop_oneof![
+            (-5i32..5).prop_map(f64::from),
+            Just(f64::INFINITY),
+            Just(f64::NEG_INFINITY),
+            Just(-0.0),
+            Just(0.5),
+            Just(1e300),
+        ]
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            6 => (member(), score()).prop_map(|(m, s)| Op::Insert(m, s)),
+            3 => member().prop_map(Op::Remove),
+            1 => (0usize..40, 0usize..40).prop_map(|(a, b)| Op::RemoveRange(a, b)),
+        ]
+    }
+
+    fn bound() -> impl Strategy<Value = ScoreBound> {
+        (score(), any::<bool>()).prop_map(|(value, exclusive)| ScoreBound { value, exclusive })
+    }
+
+    fn lexb() -> impl Strategy<Value = (u8, Vec<u8>)> {
+        (0u8..4, member())
+    }
+
+    fn to_lex(b: &(u8, Vec<u8>)) -> LexBound<'_> {
+        match b.0 {
+            0 => LexBound::Min,
+            1 => LexBound::Max,
+            2 => LexBound::Incl(&b.1),
+            _ => LexBound::Excl(&b.1),
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        /// Both encodings, with conversions at small thresholds, behave as
+        /// a member → score map whose order is the sorted Vec's; rank,
+        /// score and lex ranges agree with the sorted Vec.
+        #[test]
+        fn zset_matches_model(ops in proptest::collection::vec(op(), 1..300),
+                              me in 0usize..12, mv in 0usize..4,
+                              lo in bound(), hi in bound(), la in lexb(), lb in lexb(), rev in any::<bool>()) {
+            let l = lim(me, mv);
+            let mut model: BTreeMap<Vec<u8>, f64> = BTreeMap::new();
+            let mut z = ZSet::new_for(1, 1, l);
+            for op in ops {
+                let was = z.encoding();
+                match op {
+                    Op::Insert(m, s) => {
+                        let new = z.insert(&m, s, l);
+                        prop_assert_eq!(new, !model.contains_key(&m));
+                        // A compact set keeps -0 as 0, as Redis's listpack.
+                        let s = if z.is_compact() && s == 0.0 { 0.0 } else { s };
+                        model.insert(m, s);
+                    }
+                    Op::Remove(m) => prop_assert_eq!(z.remove(&m), model.remove(&m)),
+                    Op::RemoveRange(a, b) => {
+                        let want = sorted_model(&model);
+                        let mut gone = Vec::new();
+                        z.remove_range(a, b, |m, s| gone.push((s, m.to_vec())));
+                        let end = b.min(want.len());
+                        let exp: Vec<(f64, Vec<u8>)> = if a < end { want[a..end].to_vec() } else { Vec::new() };
+                        prop_assert_eq!(&gone, &exp);
+                        for (_, m) in exp { model.remove(&m); }
+                    }
+                }
+                prop_assert!(!(was == "skiplist" && z.encoding() == "listpack"), "converted back");
+                if z.is_compact() { prop_assert!(z.len() <= me); }
+                let want = sorted_model(&model);
+                let got: Vec<(f64, Vec<u8>)> = z.iter().map(|(m, s)| (s, m.to_vec())).collect();
+                prop_assert_eq!(got.len(), want.len());
+                for (g, w) in got.iter().zip(want.iter()) {
+                    prop_assert_eq!(&g.1, &w.1);
+                    prop_assert!(g.0 == w.0);
+                }
+            }
+            let want = sorted_model(&model);
+            for (i, (s, m)) in want.iter().enumerate() {
+                let r = z.rank(m);
+                prop_assert_eq!(r.map(|x| x.0), Some(i));
+                prop_assert!(r.map(|x| x.1) == Some(*s));
+            }
+            // Score range against a filter of the sorted Vec.
+            let inside = |s: f64| (if lo.exclusive { s > lo.value } else { s >= lo.value }) && (if hi.exclusive { s < hi.value } else { s <= hi.value });
+            let exp: Vec<Vec<u8>> = want.iter().filter(|x| inside(x.0)).map(|x| x.1.clone()).collect();
+            let (a, b) = z.score_range(lo, hi);
+            let mut got = Vec::new();
+            z.for_range(a, b, rev, |m, _| got.push(m.to_vec()));
+            if rev { got.reverse(); }
+            prop_assert_eq!(got, exp);
+            // Lex range, over members all of one score.
+            let mut same = ZSet::new_for(1, 1, l);
+            for m in model.keys() { same.insert(m, 1.0, l); }
+            let (ba, bb) = (to_lex(&la), to_lex(&lb));
+            let ge = |m: &[u8]| match ba { LexBound::Min => true, LexBound::Max => false, LexBound::Incl(x) => m >= x, LexBound::Excl(x) => m > x };
+            let le = |m: &[u8]| match bb { LexBound::Min => false, LexBound::Max => true, LexBound::Incl(x) => m <= x, LexBound::Excl(x) => m < x };
+            let exp: Vec<Vec<u8>> = model.keys().filter(|m| ge(m) && le(m)).cloned().collect();
+            let (a, b) = same.lex_range(ba, bb);
+            let mut got = Vec::new();
+            same.for_range(a, b, false, |m, _| got.push(m.to_vec()));
+            prop_assert_eq!(got, exp);
+        }
+    }
+}
