@@ -61,20 +61,31 @@ def bench(port, cmd, pipeline, secs=None, requests=None):
     raise RuntimeError("no Totals line:\n" + out)
 
 
-def run(server, workload, secs):
+def start(server, extra=(), cpus="0"):
+    """Starts `server` pinned to `cpus` on a free port; (process, port) once it accepts."""
     port = free_port()
-    argv = ["taskset", "-c", "0"] + SERVERS[server] + ["--port", str(port), "--bind", "127.0.0.1", "--save", ""]
-    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    argv = ["taskset", "-c", cpus] + SERVERS[server] + ["--port", str(port), "--bind", "127.0.0.1", "--save", ""]
+    p = subprocess.Popen(argv + list(extra), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 10
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return p, port
+        except OSError:
+            if time.time() > deadline or p.poll() is not None:
+                p.kill()
+                raise RuntimeError(server + " did not start")
+            time.sleep(0.02)
+
+
+def stop(p):
+    p.kill()
+    p.wait()
+
+
+def run(server, workload, secs):
+    p, port = start(server)
     try:
-        deadline = time.time() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if time.time() > deadline:
-                    raise RuntimeError(server + " did not start")
-                time.sleep(0.02)
         pre, cmd, pipeline = WORKLOADS[workload]
         if pre:
             # Enough that RPOP never runs dry: 800 requests of 100 elements
@@ -85,8 +96,7 @@ def run(server, workload, secs):
         b = cpu(p.pid)
         return ops, (b - a) * 1e6 / (ops * secs)
     finally:
-        p.kill()
-        p.wait()
+        stop(p)
 
 
 def main():
