@@ -1634,10 +1634,12 @@ def random_string_case(seed, steps=400):
     return "\n".join(rng.choice(makers)() for _ in range(steps))
 
 
-def random_list_case(seed, steps=400):
+def random_list_case(seed, steps=400, depth=0):
     """A seeded random mix of list commands over a few keys (and a string
     among them), with small node limits, so that lists grow, shrink, move
-    between keys and meet the wrong type step for step as in Redis."""
+    between keys and meet the wrong type step for step as in Redis; with
+    `depth`, under that list-compress-depth (the 70-byte elements make
+    nodes that compress)."""
     rng = random.Random(seed)
     keys = ["l0", "l1", "l2", "s"]
     vals = ["a", "b", "c", "1", "42", "-7", "''", "x" * 70]
@@ -1669,7 +1671,11 @@ def random_list_case(seed, steps=400):
         lambda: "TYPE %s" % k(),
         lambda: "DEL %s" % k(),
     ]
-    return "CONFIG SET list-max-listpack-size 4\n" + "\n".join(rng.choice(makers)() for _ in range(steps)) + "\nCONFIG SET list-max-listpack-size -2"
+    head, tail = "CONFIG SET list-max-listpack-size 4\n", "\nCONFIG SET list-max-listpack-size -2"
+    if depth:
+        head += "CONFIG SET list-compress-depth %d\n" % depth
+        tail += "\nCONFIG SET list-compress-depth 0"
+    return head + "\n".join(rng.choice(makers)() for _ in range(steps)) + tail
 
 
 # Seeded random cases (see random_string_case); fixed seeds, so a failure
@@ -1684,6 +1690,7 @@ NEEDS_REDIS["object-encoding"] = (8, 0)
 # (arity -3; 7.0: -4).
 NEEDS_REDIS["command-getkeysandflags"] = (8, 0)
 CASES += [("random-lists-%d" % seed, random_list_case(seed)) for seed in range(4)]
+CASES += [("random-lists-compressed-%d" % seed, random_list_case(seed, depth=1 + seed % 2)) for seed in range(4, 8)]
 
 # ---- Redis 8 (run against redis8_bin(), see REDIS8) -------------------------
 def string_encodings_case():

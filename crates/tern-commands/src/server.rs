@@ -185,6 +185,11 @@ pub struct Server {
     pub pause: Pause,
     /// Clients blocked in a blocking command (INFO `blocked_clients`).
     pub blocked_clients: AtomicUsize,
+    /// Keys clients are blocked on, and those of them with a client to be
+    /// woken by the key's deletion (INFO `total_blocking_keys`,
+    /// `total_blocking_keys_on_nokey`), kept by [`Server::count_blocking_keys`].
+    pub blocking_keys: AtomicUsize,
+    pub blocking_keys_on_nokey: AtomicUsize,
     /// Per worker: set by [`Server::wake`] (kills, shutdown).
     kill_hints: Vec<AtomicBool>,
     pub shutdown: AtomicBool,
@@ -240,6 +245,8 @@ impl Server {
             mailboxes: (0..threads).map(|_| Mutex::new(Vec::new())).collect(),
             pause: Pause::default(),
             blocked_clients: AtomicUsize::new(0),
+            blocking_keys: AtomicUsize::new(0),
+            blocking_keys_on_nokey: AtomicUsize::new(0),
             kill_hints: (0..threads).map(|_| AtomicBool::new(false)).collect(),
             shutdown: AtomicBool::new(false),
             started: Instant::now(),
@@ -269,6 +276,11 @@ impl Server {
         // as they are accessed, as in Redis).
         self.ks.set_lfu(c.maxmemory_policy.is_lfu());
         self.ks.set_fifo(c.maxmemory_policy.store_policy());
+        // An idle worker sleeps until the work it knows of is due; what
+        // is due may have changed (`timeout` set): each takes a look.
+        for i in 0..self.workers.len() {
+            self.wake_only(i);
+        }
     }
 
     /// Checks a username/password pair against the `default` user (AUTH,
@@ -310,6 +322,17 @@ impl Server {
     /// (a wake for its mailbox alone must not walk them all).
     pub fn take_kill_hint(&self, i: usize) -> bool {
         self.kill_hints.get(i).is_some_and(|h| h.swap(false, Ordering::AcqRel))
+    }
+
+    /// Applies what a wait's start or end did to the blocking-key counts.
+    pub fn count_blocking_keys(&self, d: tern_store::BlockingKeys) {
+        for (n, c) in [(d.keys, &self.blocking_keys), (d.nokey, &self.blocking_keys_on_nokey)] {
+            match n {
+                1.. => c.fetch_add(n.unsigned_abs().into(), Ordering::Relaxed),
+                i8::MIN..=-1 => c.fetch_sub(n.unsigned_abs().into(), Ordering::Relaxed),
+                0 => 0,
+            };
+        }
     }
 
     /// Hands `w` to worker `worker` and wakes it.

@@ -242,6 +242,10 @@ directives! {
         /// at most 64 KiB) when negative; a list of one node within it is a
         /// listpack.
         list_max_listpack_size: i64 = -2 => "list-max-listpack-size" | "list-max-ziplist-size", Int::new(i32::MIN as i64, i32::MAX as i64), runtime;
+        /// Quicklist nodes kept uncompressed at each end of a list; those
+        /// further in are stored LZF-compressed (0: none). A list takes
+        /// the value in force when it becomes a quicklist, as in Redis.
+        list_compress_depth: i64 = 0 => "list-compress-depth", Int::new(0, i32::MAX as i64), runtime;
         /// Most members a set of integers keeps as an intset.
         set_max_intset_entries: usize = 512 => "set-max-intset-entries", Int::new(0, i64::MAX), runtime;
         /// Most members a set keeps in its compact (listpack) encoding.
@@ -397,7 +401,6 @@ directives! {
         cluster_config_file: String = "nodes.conf".into() => "cluster-config-file", Str, startup, CLUSTER;
         cluster_node_timeout: Duration = Duration::from_millis(15000) => "cluster-node-timeout", Millis::new(0, i64::MAX), runtime, CLUSTER;
 
-        list_compress_depth: i64 = 0 => "list-compress-depth", Int::new(0, i32::MAX as i64), runtime, TYPES;
         stream_node_max_bytes: u64 = 4096 => "stream-node-max-bytes", Mem::new(0, MEM_MAX), runtime, TYPES;
         stream_node_max_entries: i64 = 100 => "stream-node-max-entries", Int::new(0, i64::MAX), runtime, TYPES;
 

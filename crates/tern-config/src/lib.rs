@@ -39,7 +39,7 @@ pub mod reason {
     pub const PERSISTENCE: &str = "Tern does not persist data in this version";
     pub const REPLICATION: &str = "Tern does not replicate in this version";
     pub const CLUSTER: &str = "Tern has no cluster mode in this version";
-    pub const TYPES: &str = "Tern has no streams and does not compress list nodes in this version";
+    pub const TYPES: &str = "Tern has no streams in this version";
     pub const DEFRAG: &str = "Tern does not defragment memory in this version";
     pub const NOTIFY: &str = "Tern sends no keyspace notifications in this version";
     pub const ACL: &str = "Tern has no ACL users or command renaming in this version";

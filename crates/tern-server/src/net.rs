@@ -62,6 +62,8 @@ const MIN_READ_ROOM: usize = 4 * 1024;
 /// back (Redis frees an idle client's query buffer after 2 s too): 5,000
 /// quiet connections then hold no buffers at all.
 const IDLE_BUFFER_RELEASE_MS: u64 = 2000;
+/// How soon after activity the periodic work runs (`Worker::tick`).
+const TICK: Duration = Duration::from_millis(100);
 /// Unsent reply bytes above which a client's requests wait.
 pub const OUT_HIGH_WATER: usize = 8 * 1024 * 1024;
 /// Unsent reply bytes above which replies are written while a pipeline is
@@ -300,29 +302,35 @@ impl Worker {
 
     pub fn run(mut self) {
         let mut events = Events::with_capacity(1024);
-        let mut last_tick = Instant::now();
+        // When the periodic work is due: within a tick of any activity,
+        // and otherwise only when `tick` knows of work that will be due
+        // then. An idle worker sleeps until that, or the earliest deadline
+        // of a blocked client, whatever `hz`: it costs no CPU.
+        let mut next_tick = Some(Instant::now() + TICK);
         loop {
             if self.eng.srv.is_shutting_down() {
                 self.shutdown();
                 return;
             }
-            // The loop wakes for the periodic tick, or sooner for the
-            // earliest deadline of a blocked client (rounded up to the
-            // millisecond, epoll's resolution).
-            let mut wait = Duration::from_millis(100);
+            let now = Instant::now();
+            let mut wait = next_tick.map(|t| t.saturating_duration_since(now));
             if let Some(&Reverse((at, _))) = self.deadlines.peek() {
-                wait = wait.min(Duration::from_millis((at + 1).saturating_sub(now_ms())));
+                // Rounded up to the millisecond, epoll's resolution.
+                let d = Duration::from_millis((at + 1).saturating_sub(now_ms()));
+                wait = Some(wait.map_or(d, |w| w.min(d)));
             }
             // Clients held back by CLIENT PAUSE go on when it runs out.
             if let (false, Some(at)) = (self.postponed.is_empty(), self.eng.srv.pause.deadline()) {
-                wait = wait.min(Duration::from_millis(at.saturating_sub(now_ms())));
+                let d = Duration::from_millis(at.saturating_sub(now_ms()));
+                wait = Some(wait.map_or(d, |w| w.min(d)));
             }
-            if let Err(e) = self.poll.poll(&mut events, Some(wait)) {
+            if let Err(e) = self.poll.poll(&mut events, wait) {
                 if e.kind() != io::ErrorKind::Interrupted {
                     log_warning!("worker {}: poll failed: {}", self.id, e);
                 }
                 continue;
             }
+            let mut active = !events.is_empty();
             for ev in events.iter() {
                 match ev.token() {
                     WAKER => {
@@ -344,11 +352,15 @@ impl Worker {
                     }
                 }
             }
-            self.fire_timeouts();
+            active |= self.fire_timeouts();
             self.resume_postponed();
-            if last_tick.elapsed() >= Duration::from_millis(100) {
-                last_tick = Instant::now();
-                self.tick();
+            let now = Instant::now();
+            if active {
+                let soon = now + TICK;
+                next_tick = Some(next_tick.map_or(soon, |t| t.min(soon)));
+            }
+            if next_tick.is_some_and(|t| now >= t) {
+                next_tick = self.tick();
             }
         }
     }
@@ -441,7 +453,8 @@ impl Worker {
     /// passed: the deadline was computed from a clock read in whole
     /// milliseconds, so at the deadline's own millisecond up to 1 ms of
     /// the timeout may be left.
-    fn fire_timeouts(&mut self) {
+    /// True when a wait ended.
+    fn fire_timeouts(&mut self) -> bool {
         // Waits served before their deadline leave pairs behind; clients
         // that block and are served in a loop must not grow the heap
         // without bound.
@@ -453,6 +466,7 @@ impl Worker {
             self.deadlines.retain(live);
         }
         let now = now_ms();
+        let mut ended = false;
         while let Some(&Reverse((at, id))) = self.deadlines.peek() {
             if at >= now {
                 break;
@@ -462,8 +476,10 @@ impl Worker {
             let due = self.conns.get(key).and_then(|c| c.client.blocked.as_ref()).is_some_and(|b| b.deadline == Some(at));
             if due {
                 self.end_wait(key, false);
+                ended = true;
             }
         }
+        ended
     }
 
     fn accept(&mut self, li: usize) {
@@ -968,45 +984,60 @@ impl Worker {
         }
     }
 
-    /// Periodic work: idle timeouts, soft output limits, kills.
-    fn tick(&mut self) {
+    /// Periodic work: idle timeouts, soft output limits, kills, idle
+    /// read buffers. Returns when it is next due with nothing happening
+    /// meanwhile (activity brings it forward): None when nothing will be.
+    fn tick(&mut self) -> Option<Instant> {
         self.check_kills();
+        // The earliest wall-clock ms something is due.
+        let mut due = u64::MAX;
         let timeout = u64::try_from(self.eng.srv.settings.timeout().as_millis()).unwrap_or(u64::MAX);
         if timeout > 0 {
             let now = now_ms();
-            // Redis spares subscribers (they only listen) but not clients
-            // in the middle of a MULTI.
-            let idle: Vec<usize> = self
-                .conns
-                .iter()
-                .filter(|(_, c)| {
-                    !c.client.shared.has_flag(client_flags::PUBSUB)
-                        && now.saturating_sub(c.client.shared.last_interaction_ms.load(Ordering::Relaxed)) > timeout
-                })
-                .map(|(k, _)| k)
-                .collect();
+            // Redis spares subscribers (they only listen) and blocked
+            // clients (their own timeout applies) but not clients in the
+            // middle of a MULTI.
+            let mut idle = Vec::new();
+            for (k, c) in self.conns.iter() {
+                let sh = &c.client.shared;
+                if sh.has_flag(client_flags::PUBSUB) || sh.has_flag(client_flags::BLOCKED) {
+                    continue;
+                }
+                let last = sh.last_interaction_ms.load(Ordering::Relaxed);
+                if now.saturating_sub(last) > timeout {
+                    idle.push(k);
+                } else {
+                    due = due.min(last.saturating_add(timeout).saturating_add(1));
+                }
+            }
             for k in idle {
                 log_verbose!("Closing idle client");
                 self.close(k);
             }
         }
         let keys: Vec<usize> = self.conns.iter().filter(|(_, c)| c.pending_out() > 0).map(|(k, _)| k).collect();
+        if !keys.is_empty() {
+            // The soft limit counts seconds over it, continuously.
+            due = due.min(now_ms() + TICK.as_millis() as u64);
+        }
         for k in keys {
             self.check_output_limits(k);
         }
         let now = now_ms();
         for (_, c) in self.conns.iter_mut() {
-            if c.rbuf.capacity() > 0
-                && c.rpos == c.rlen
-                && !c.frame.is_partial()
-                && now.saturating_sub(c.client.shared.last_interaction_ms.load(Ordering::Relaxed)) >= IDLE_BUFFER_RELEASE_MS
-            {
-                c.rbuf = Vec::new();
-                c.rpos = 0;
-                c.rlen = 0;
-                c.account_mem(&self.stats);
+            if c.rbuf.capacity() > 0 && c.rpos == c.rlen && !c.frame.is_partial() {
+                let last = c.client.shared.last_interaction_ms.load(Ordering::Relaxed);
+                if now.saturating_sub(last) >= IDLE_BUFFER_RELEASE_MS {
+                    c.rbuf = Vec::new();
+                    c.rpos = 0;
+                    c.rlen = 0;
+                    c.account_mem(&self.stats);
+                } else {
+                    due = due.min(last + IDLE_BUFFER_RELEASE_MS);
+                }
             }
         }
+        (due != u64::MAX).then(|| Instant::now() + Duration::from_millis(due.saturating_sub(now_ms())))
     }
 
     /// Stops accepting, writes the replies in flight, closes everything.

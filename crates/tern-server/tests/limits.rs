@@ -350,6 +350,9 @@ fn idle_timeout_closes_idle_clients_only() {
         idle.roundtrip(&[b"PING"], b"+PONG\r\n");
         let mut in_multi = s.raw();
         in_multi.roundtrip(&[b"MULTI"], b"+OK\r\n");
+        // A blocked client is not idle: its own timeout applies (Redis).
+        let mut waiter = s.raw();
+        waiter.cmd(&[b"BLPOP", b"idle-q", b"0"]);
         let mut busy = s.raw();
         let mut closed = [false; 2];
         while closed != [true, true] {
@@ -365,6 +368,8 @@ fn idle_timeout_closes_idle_clients_only() {
         }
         assert!(started.elapsed() >= Duration::from_secs(1), "closed before the timeout");
         busy.roundtrip(&[b"PING"], b"+PONG\r\n");
+        busy.roundtrip(&[b"RPUSH", b"idle-q", b"x"], b":1\r\n");
+        waiter.expect(b"*2\r\n$6\r\nidle-q\r\n$1\r\nx\r\n");
     });
 }
 

@@ -474,3 +474,226 @@ fn many_producers_and_consumers_deliver_each_element_once() {
         assert_eq!(blocked(&mut c), 0);
     });
 }
+
+/// An INFO clients field.
+fn info_field(c: &mut redis::Connection, name: &str) -> i64 {
+    let info: String = redis::cmd("INFO").arg("clients").query(c).unwrap();
+    let prefix = format!("{name}:");
+    info.lines()
+        .find_map(|l| l.strip_prefix(prefix.as_str()))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn info_counts_the_keys_clients_block_on() {
+    each_threads(|s| {
+        let mut c = s.conn();
+        let mut w1 = s.raw();
+        send(&mut w1, "BLPOP a b a 0");
+        let mut w2 = s.raw();
+        send(&mut w2, "BLPOP b c 0");
+        // The same name in another database is another key.
+        let mut w3 = s.raw();
+        rt(&mut w3, "SELECT 1", OK);
+        send(&mut w3, "BRPOP c 0");
+        wait_for("three waiters", || blocked(&mut c) == 3);
+        assert_eq!(info_field(&mut c, "total_blocking_keys"), 4);
+        assert_eq!(info_field(&mut c, "total_blocking_keys_on_nokey"), 0);
+        let _: i64 = c.rpush("a", "x").unwrap();
+        w1.expect(&bulks(&["a", "x"]));
+        wait_for("a's waiter served", || blocked(&mut c) == 2);
+        assert_eq!(info_field(&mut c, "total_blocking_keys"), 3);
+        drop(w2);
+        wait_for("w2 gone", || blocked(&mut c) == 1);
+        assert_eq!(info_field(&mut c, "total_blocking_keys"), 1);
+        drop(w3);
+        wait_for("w3 gone", || blocked(&mut c) == 0);
+        assert_eq!(info_field(&mut c, "total_blocking_keys"), 0);
+    });
+}
+
+/// Voluntary context switches of the worker threads: each return from a
+/// wait in epoll is one.
+fn worker_wakeups(s: &TestServer) -> u64 {
+    let dir = format!("/proc/{}/task", s.child.id());
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| {
+            let p = e.ok()?.path();
+            if !std::fs::read_to_string(p.join("comm"))
+                .ok()?
+                .starts_with("tern-worker")
+            {
+                return None;
+            }
+            let status = std::fs::read_to_string(p.join("status")).ok()?;
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+                .map(|v| v.trim().parse::<u64>().unwrap())
+        })
+        .sum()
+}
+
+#[test]
+fn idle_workers_sleep_while_clients_wait() {
+    for threads in [1, 2] {
+        let s = TestServer::start_with(threads, &["--hz", "100"]);
+        let mut c = s.conn();
+        // Waiting forever, and until a deadline far off.
+        let mut waiters: Vec<Raw> = (0..300)
+            .map(|i| {
+                let mut w = s.raw();
+                send(
+                    &mut w,
+                    &format!("BLPOP q{i} {}", if i % 2 == 0 { "0" } else { "600" }),
+                );
+                w
+            })
+            .collect();
+        wait_for("every waiter to block", || blocked(&mut c) == 300);
+        // Once the work left after the activity is done (idle read
+        // buffers go after 2 s), a whole second passes without a wake-up.
+        let deadline = Instant::now() + Duration::from_secs(15);
+        let quiet = loop {
+            let before = worker_wakeups(&s);
+            std::thread::sleep(Duration::from_secs(1));
+            let woke = worker_wakeups(&s) - before;
+            if woke == 0 || Instant::now() > deadline {
+                break woke;
+            }
+        };
+        assert_eq!(
+            quiet, 0,
+            "{threads} workers woke {quiet} times in a quiet second"
+        );
+        // And they still serve at once.
+        let _: i64 = c.rpush("q7", "x").unwrap();
+        waiters[7].expect(&bulks(&["q7", "x"]));
+    }
+}
+
+#[test]
+fn timeouts_are_late_by_under_10ms_at_any_hz() {
+    for threads in [1, 2] {
+        for hz in ["1", "10", "100"] {
+            let s = TestServer::start_with(threads, &["--hz", hz]);
+            let mut conns: Vec<Raw> = (0..50).map(|_| s.raw()).collect();
+            let sent: Vec<Instant> = conns
+                .iter_mut()
+                .enumerate()
+                .map(|(i, r)| {
+                    let t = Instant::now();
+                    send(r, &format!("BLPOP t{i} 0.05"));
+                    t
+                })
+                .collect();
+            let mut late: Vec<Duration> = conns
+                .iter_mut()
+                .zip(sent)
+                .map(|(r, t)| {
+                    r.expect(NIL_ARRAY);
+                    let took = t.elapsed();
+                    assert!(took >= Duration::from_millis(50), "answered after {took:?}");
+                    took - Duration::from_millis(50)
+                })
+                .collect();
+            late.sort();
+            // The median: robust to a loaded machine's odd stall.
+            let median = late[late.len() / 2];
+            assert!(
+                median <= Duration::from_millis(10),
+                "threads {threads} hz {hz}: median lateness {median:?} ({late:?})"
+            );
+        }
+    }
+}
+
+#[test]
+fn list_compress_depth_compresses_the_middle() {
+    each_threads(|s| {
+        let mut c = s.conn();
+        let mut r = s.raw();
+        let err = "-ERR CONFIG SET failed (possibly related to argument 'list-compress-depth') - argument must be between 0 and 2147483647 inclusive\r\n";
+        rt(&mut r, "CONFIG SET list-compress-depth -1", err.as_bytes());
+        let elems: Vec<String> = (0..10_000).map(|i| format!("element:{i:08}")).collect();
+        let fill = |c: &mut redis::Connection, key: &str| {
+            for chunk in elems.chunks(500) {
+                let _: i64 = c.rpush(key, chunk).unwrap();
+            }
+        };
+        let usage = |c: &mut redis::Connection, key: &str| -> i64 {
+            redis::cmd("MEMORY")
+                .arg("USAGE")
+                .arg(key)
+                .arg("SAMPLES")
+                .arg(0)
+                .query(c)
+                .unwrap()
+        };
+        fill(&mut c, "plain");
+        // A list takes the depth in force when it becomes a quicklist.
+        let _: i64 = c.rpush("early", "x").unwrap();
+        rt(&mut r, "CONFIG SET list-compress-depth 1", OK);
+        rt(
+            &mut r,
+            "CONFIG GET list-compress-depth",
+            &bulks(&["list-compress-depth", "1"]),
+        );
+        fill(&mut c, "deep");
+        fill(&mut c, "early");
+        let (plain, deep, early) = (
+            usage(&mut c, "plain"),
+            usage(&mut c, "deep"),
+            usage(&mut c, "early"),
+        );
+        // Redis 8.4 on the same data: 181103 bytes at depth 0, 62830 at 1.
+        assert!(deep * 2 < plain, "depth 1 {deep} vs depth 0 {plain}");
+        assert!(early * 2 < plain, "{early}");
+        // One that was a quicklist already keeps its depth, 0.
+        let _: i64 = c.rpush("plain", "y").unwrap();
+        assert!(usage(&mut c, "plain") >= plain);
+        // Reads and writes in the compressed middle.
+        let mid: Vec<String> = c.lrange("deep", 4990, 5009).unwrap();
+        assert_eq!(mid, elems[4990..5010]);
+        let tail: Vec<String> = c.lrange("deep", -5020, -5001).unwrap();
+        assert_eq!(tail, elems[4980..5000]);
+        assert_eq!(c.lindex::<_, String>("deep", 5555).unwrap(), elems[5555]);
+        let _: () = c.lset("deep", 6000, "changed").unwrap();
+        let n: i64 = redis::cmd("LINSERT")
+            .arg("deep")
+            .arg("BEFORE")
+            .arg(&elems[7000])
+            .arg("new")
+            .query(&mut c)
+            .unwrap();
+        assert_eq!(n, 10_001);
+        let pos: i64 = redis::cmd("LPOS")
+            .arg("deep")
+            .arg("new")
+            .query(&mut c)
+            .unwrap();
+        assert_eq!(pos, 7000);
+        let removed: i64 = c.lrem("deep", 1, &elems[3000]).unwrap();
+        assert_eq!(removed, 1);
+        let all: Vec<String> = c.lrange("deep", 0, -1).unwrap();
+        let mut want = elems.clone();
+        want[6000] = "changed".into();
+        want.insert(7000, "new".into());
+        want.remove(3000);
+        assert_eq!(all, want);
+        // Emptied from one end, through every compressed node.
+        let mut popped = 0;
+        while let Some(v) = c
+            .lpop::<_, Option<Vec<String>>>("deep", std::num::NonZeroUsize::new(700))
+            .unwrap()
+        {
+            assert_eq!(v[..], want[popped..popped + v.len()]);
+            popped += v.len();
+        }
+        assert_eq!(popped, want.len());
+    });
+}

@@ -456,7 +456,7 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
     // One writer: its records are numbered in the order it made them.
     prop_assert!(records.windows(2).all(|w| w[0].seq < w[1].seq));
     for rec in records {
-        rec.apply(&replayed, lim, ListLimits { fill: LIST_FILL }, 0);
+        rec.apply(&replayed, lim, ListLimits { fill: LIST_FILL, depth: 0 }, 0);
     }
     // The write path counted every change's memory and TTL, on both sides.
     for k in [ks, &replayed] {

@@ -39,6 +39,7 @@
 //! numbers order the records of any one key (and of FLUSHDB and SWAPDB,
 //! which hold all their shards) as they happened.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 
 use crate::entry::EntryExt;
@@ -147,7 +148,7 @@ impl ListEdit {
                 }
             }
             ListEdit::Insert { after, pivot, elem } => {
-                let at = l.iter().position(|e| e == &pivot[..]);
+                let at = l.iter().position(|e| *e == pivot[..]);
                 if let Some(at) = at {
                     l.insert(at + usize::from(*after), elem, lim);
                 }
@@ -296,7 +297,7 @@ impl Effect {
             }
             Effect::Put { key, value: Value::List(l), ttl: Ttl::At(at) } => {
                 let mut push = vec![b"RPUSH".to_vec(), key.to_vec()];
-                push.extend(l.iter().map(<[u8]>::to_vec));
+                push.extend(l.iter().map(Cow::into_owned));
                 let mut out = vec![vec![b"DEL".to_vec(), key.to_vec()], push];
                 if let Some(at) = at {
                     out.push(vec![b"PEXPIREAT".to_vec(), key.to_vec(), num(*at)]);
@@ -309,7 +310,7 @@ impl Effect {
             // old, which are then trimmed away.
             Effect::Put { key, value: Value::List(l), ttl: Ttl::Keep } => {
                 let mut push = vec![b"LPUSH".to_vec(), key.to_vec()];
-                push.extend(l.iter().rev().map(<[u8]>::to_vec));
+                push.extend(l.iter().rev().map(Cow::into_owned));
                 let last = num(l.len() as i64 - 1);
                 vec![push, vec![b"LTRIM".to_vec(), key.to_vec(), b"0".to_vec(), last]]
             }

@@ -46,6 +46,7 @@ mod hash;
 mod keyspace;
 mod lazyfree;
 mod list;
+mod lzf;
 mod set;
 mod shard;
 pub mod slot;
@@ -63,7 +64,7 @@ pub use entry::{Entry, EntryExt, Lfu, McRef, Meta, NewValue, StrRef, ValueRef, L
 pub use effect::{Effect, Effects, ListEdit, Record, Ttl};
 pub use evict::{EvictConfig, Evicted, Policy};
 pub use fifo::FifoKind;
-pub use shard::{Access, Detached, Edit, Shard, Waiter, WatchFlag};
+pub use shard::{Access, BlockingKeys, Detached, Edit, Shard, Waiter, WatchFlag};
 pub use shard::MAX_PREFETCH_GROUP;
 pub use stage::{ItemHint, Reach, Stager, ITEM_PREFETCH_SPAN};
 pub use slot::{key_slot, SLOTS};

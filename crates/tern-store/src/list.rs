@@ -23,25 +23,53 @@
 //! Index lookups (LINDEX, LRANGE's start) walk nodes from the nearer end,
 //! skipping a whole node by its count, and then entries within one node.
 //!
+//! With `list-compress-depth` d > 0 (taken when the list becomes a
+//! quicklist, as Redis does), the d nodes at each end stay raw and the
+//! nodes between them are stored LZF-compressed ([`crate::lzf`]) when they
+//! weigh at least 48 bytes and compressing saves more than 8: Redis's
+//! rules. A compressed node keeps its counts, so skipping it costs
+//! nothing; a change decompresses it and compresses it again after, and a
+//! read through `&self` decompresses a copy (its elements then come out
+//! owned, hence [`Cow`]).
+//!
+//! ```text
+//!  d = 1:  [raw] ⇄ [lzf] ⇄ [lzf] ⇄ ... ⇄ [lzf] ⇄ [raw]
+//!          push/pop touch only the raw ends; a node that crosses into the
+//!          middle is compressed then, one that reaches an end is expanded
+//! ```
+//!
 //! Goals: Redis's encodings, conversions and replies; cheap ends.
-//! Non-goals: `list-compress-depth` (nodes are never compressed), plain
-//! nodes for elements above 1 GiB.
+//! Non-goals: plain nodes for elements above 1 GiB.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 
 use crate::hash::{get_varint, put_varint, varint_len};
+use crate::lzf;
 
-/// Node limits from `list-max-listpack-size` (Redis's `fill`).
+/// Node limits from `list-max-listpack-size` (Redis's `fill`), and
+/// `list-compress-depth` for lists that become quicklists.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ListLimits {
     pub fill: i64,
+    pub depth: usize,
 }
 
 impl Default for ListLimits {
     fn default() -> Self {
-        ListLimits { fill: -2 }
+        ListLimits { fill: -2, depth: 0 }
     }
 }
+
+/// A node weighing less (as a listpack) is never compressed
+/// (Redis's `MIN_COMPRESS_BYTES`).
+const MIN_COMPRESS_BYTES: usize = 48;
+/// A compressed form must save more than this many bytes to be kept
+/// (`MIN_COMPRESS_IMPROVE`).
+const MIN_COMPRESS_IMPROVE: usize = 8;
+/// `Pack::head` of a compressed pack, whose `buf` then holds the raw
+/// entries' length (4 bytes, little-endian) and their LZF form.
+const COMPRESSED: usize = usize::MAX;
 
 /// Redis's `optimization_level`: node byte limits for fill -1..-5.
 const SIZE_LEVELS: [usize; 5] = [4096, 8192, 16384, 32768, 65536];
@@ -190,6 +218,44 @@ impl<'a> DoubleEndedIterator for PackIter<'a> {
     }
 }
 
+/// One node's entries through `&self`: borrowed from a raw node, copied
+/// out of a decompressed copy of a compressed one.
+enum NodeIter<'a> {
+    Raw(PackIter<'a>),
+    Unpacked { buf: Vec<u8>, front: usize, back: usize },
+}
+
+impl<'a> Iterator for NodeIter<'a> {
+    type Item = Cow<'a, [u8]>;
+    #[inline]
+    fn next(&mut self) -> Option<Cow<'a, [u8]>> {
+        match self {
+            NodeIter::Raw(it) => it.next().map(Cow::Borrowed),
+            NodeIter::Unpacked { buf, front, back } => {
+                let mut it = PackIter { buf: buf.as_slice(), front: *front, back: *back };
+                let e = it.next().map(|b| Cow::Owned(b.to_vec()));
+                *front = it.front;
+                e
+            }
+        }
+    }
+}
+
+impl DoubleEndedIterator for NodeIter<'_> {
+    #[inline]
+    fn next_back(&mut self) -> Option<Self::Item> {
+        match self {
+            NodeIter::Raw(it) => it.next_back().map(Cow::Borrowed),
+            NodeIter::Unpacked { buf, front, back } => {
+                let mut it = PackIter { buf: buf.as_slice(), front: *front, back: *back };
+                let e = it.next_back().map(|b| Cow::Owned(b.to_vec()));
+                *back = it.back;
+                e
+            }
+        }
+    }
+}
+
 impl Pack {
     fn from_iter<'a>(items: impl IntoIterator<Item = &'a [u8]>) -> Pack {
         let mut p = Pack::default();
@@ -200,7 +266,71 @@ impl Pack {
     }
 
     fn iter(&self) -> PackIter<'_> {
+        debug_assert!(!self.is_compressed());
         PackIter { buf: &self.buf, front: self.head, back: self.buf.len() }
+    }
+
+    fn is_compressed(&self) -> bool {
+        self.head == COMPRESSED
+    }
+
+    /// Stores the entries compressed, if Redis would (`__quicklistCompressNode`):
+    /// the node weighs at least [`MIN_COMPRESS_BYTES`] and LZF saves more
+    /// than [`MIN_COMPRESS_IMPROVE`] of the bytes held.
+    fn compress(&mut self) {
+        if self.is_compressed() || self.lp_bytes() < MIN_COMPRESS_BYTES {
+            return;
+        }
+        let raw = &self.buf[self.head..];
+        let (Ok(n), Some(max)) = (u32::try_from(raw.len()), raw.len().checked_sub(MIN_COMPRESS_IMPROVE + 1)) else {
+            return;
+        };
+        let mut out = Vec::with_capacity(4 + max);
+        out.extend_from_slice(&n.to_le_bytes());
+        if lzf::compress(raw, &mut out, max) {
+            out.shrink_to_fit();
+            self.buf = out;
+            self.head = COMPRESSED;
+        }
+    }
+
+    /// The raw entries of a compressed pack.
+    fn raw_bytes(&self) -> Vec<u8> {
+        let n = u32::from_le_bytes([self.buf[0], self.buf[1], self.buf[2], self.buf[3]]) as usize;
+        let mut out = Vec::with_capacity(n);
+        // Only [`Pack::compress`] writes these bytes: they always decode.
+        lzf::decompress(&self.buf[4..], &mut out, n).expect("a node's own LZF bytes decode");
+        out
+    }
+
+    /// Makes a compressed pack raw again (before it is changed, or as it
+    /// reaches an end of the list).
+    fn decompress(&mut self) {
+        if self.is_compressed() {
+            self.buf = self.raw_bytes();
+            self.head = 0;
+        }
+    }
+
+    /// The entries through `&self`, whether the pack is compressed or not.
+    fn view(&self) -> NodeIter<'_> {
+        if self.is_compressed() {
+            let buf = self.raw_bytes();
+            let back = buf.len();
+            NodeIter::Unpacked { buf, front: 0, back }
+        } else {
+            NodeIter::Raw(self.iter())
+        }
+    }
+
+    /// Entry `i` through `&self`.
+    fn get_cow(&self, i: usize) -> Option<Cow<'_, [u8]>> {
+        if self.is_compressed() {
+            let raw = Pack { buf: self.raw_bytes(), head: 0, len: self.len, lp: self.lp };
+            raw.get(i).map(|b| Cow::Owned(b.to_vec()))
+        } else {
+            self.get(i).map(Cow::Borrowed)
+        }
     }
 
     fn len(&self) -> usize {
@@ -423,6 +553,8 @@ enum Repr {
 struct Quick {
     nodes: VecDeque<Pack>,
     len: usize,
+    /// `list-compress-depth` when the list became a quicklist.
+    depth: usize,
 }
 
 /// A list value.
@@ -486,19 +618,53 @@ impl Quick {
             End::Right => self.nodes.back_mut(),
         };
         match node {
-            Some(n) if Self::allows(n, b.len(), lim) => match end {
-                End::Left => n.push_front(b),
-                End::Right => n.push_back(b),
-            },
+            Some(n) if Self::allows(n, b.len(), lim) => {
+                // The ends are raw (depth >= 1); this only guards that.
+                n.decompress();
+                match end {
+                    End::Left => n.push_front(b),
+                    End::Right => n.push_back(b),
+                }
+            }
             _ => {
                 let p = Pack::from_iter([b]);
                 match end {
                     End::Left => self.nodes.push_front(p),
                     End::Right => self.nodes.push_back(p),
                 }
+                self.settle(0..0, 1);
             }
         }
         self.len += 1;
+    }
+
+    /// Keeps the nodes' compression as Redis's `__quicklistCompress` does,
+    /// after a change: the `depth` nodes at each end raw; compressed, the
+    /// nodes that `added` new nodes may have pushed just inside those
+    /// ends, and the nodes `touched` (changed) that lie between them.
+    /// Nodes further in were compressed when they crossed in or were last
+    /// changed, so a change costs work near it only.
+    fn settle(&mut self, touched: std::ops::Range<usize>, added: usize) {
+        let d = self.depth;
+        if d == 0 {
+            return;
+        }
+        let n = self.nodes.len();
+        let w = d.min(n);
+        for i in (0..w).chain(n - w..n) {
+            self.nodes[i].decompress();
+        }
+        if n <= 2 * d {
+            return;
+        }
+        let k = added.max(1);
+        let inner = d..n - d;
+        let near_head = d..(d + k).min(n - d);
+        let near_tail = (n - d).saturating_sub(k).max(d)..n - d;
+        let touched = touched.start.max(inner.start)..touched.end.min(inner.end);
+        for i in near_head.chain(near_tail).chain(touched) {
+            self.nodes[i].compress();
+        }
     }
 
     fn pop(&mut self, end: End, f: impl FnOnce(&[u8])) -> bool {
@@ -508,12 +674,14 @@ impl Quick {
         };
         let node = self.nodes.get_mut(idx);
         let Some(n) = node else { return false };
+        n.decompress();
         let popped = match end {
             End::Left => n.pop_front(f),
             End::Right => n.pop_back(f),
         };
         if n.len() == 0 {
             self.nodes.remove(idx);
+            self.settle(0..0, 0);
         }
         if popped {
             self.len -= 1;
@@ -531,12 +699,18 @@ impl Quick {
         let (n, at) = self.locate(i);
         self.len += 1;
         if Self::allows(&self.nodes[n], b.len(), lim) {
-            return self.nodes[n].insert(at, b);
+            self.nodes[n].decompress();
+            self.nodes[n].insert(at, b);
+            return self.settle(n..n + 1, 0);
         }
         if at == 0 && n > 0 && Self::allows(&self.nodes[n - 1], b.len(), lim) {
-            return self.nodes[n - 1].push_back(b);
+            self.nodes[n - 1].decompress();
+            self.nodes[n - 1].push_back(b);
+            return self.settle(n - 1..n, 0);
         }
         // A full node: split it where the element goes, as Redis does.
+        let before = self.nodes.len();
+        self.nodes[n].decompress();
         let tail = self.nodes[n].split_off(at);
         self.nodes.insert(n + 1, tail);
         if Self::allows(&self.nodes[n], b.len(), lim) {
@@ -549,6 +723,16 @@ impl Quick {
         if self.nodes[n].len() == 0 {
             self.nodes.remove(n);
         }
+        let added = self.nodes.len() - before;
+        self.settle(n..n + added + 1, added);
+    }
+
+    /// Replaces entry `i` (< len) with `b`.
+    fn replace(&mut self, i: usize, b: &[u8]) {
+        let (n, at) = self.locate(i);
+        self.nodes[n].decompress();
+        self.nodes[n].replace(at, b);
+        self.settle(n..n + 1, 0);
     }
 
     fn remove_range(&mut self, i: usize, count: usize) {
@@ -557,6 +741,7 @@ impl Quick {
             return;
         }
         let (mut n, mut at) = self.locate(i);
+        let first = n;
         self.len -= count;
         while count > 0 {
             let node = &mut self.nodes[n];
@@ -564,12 +749,14 @@ impl Quick {
             if at == 0 && take == node.len() {
                 self.nodes.remove(n);
             } else {
+                node.decompress();
                 node.remove_range(at, take);
                 n += 1;
             }
             at = 0;
             count -= take;
         }
+        self.settle(first..n, 0);
     }
 }
 
@@ -638,37 +825,38 @@ impl List {
         }
     }
 
-    /// The elements, head to tail (reversible).
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &[u8]> + '_ {
+    /// The elements, head to tail (reversible). Borrowed, except those
+    /// of compressed nodes.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = Cow<'_, [u8]>> + '_ {
         let (a, b) = self.nodes();
-        a.iter().chain(b.iter()).flat_map(Pack::iter)
+        a.iter().chain(b.iter()).flat_map(Pack::view)
     }
 
     /// The elements from index `start` on, head to tail, skipping whole
-    /// nodes before it.
-    pub fn iter_from(&self, start: usize) -> impl Iterator<Item = &[u8]> + '_ {
+    /// nodes before it (without decompressing them).
+    pub fn iter_from(&self, start: usize) -> impl Iterator<Item = Cow<'_, [u8]>> + '_ {
         let (a, b) = self.nodes();
         let (whole, left) = skip_nodes(a.iter().chain(b.iter()), start);
-        a.iter().chain(b.iter()).skip(whole).flat_map(Pack::iter).skip(left)
+        a.iter().chain(b.iter()).skip(whole).flat_map(Pack::view).skip(left)
     }
 
     /// The elements from index `start` back to the head, tail-wards first.
-    pub fn iter_rev_from(&self, start: usize) -> impl Iterator<Item = &[u8]> + '_ {
+    pub fn iter_rev_from(&self, start: usize) -> impl Iterator<Item = Cow<'_, [u8]>> + '_ {
         let skip = self.len().saturating_sub(start + 1);
         let (a, b) = self.nodes();
         let (whole, left) = skip_nodes(b.iter().rev().chain(a.iter().rev()), skip);
-        b.iter().rev().chain(a.iter().rev()).skip(whole).flat_map(|n| n.iter().rev()).skip(left)
+        b.iter().rev().chain(a.iter().rev()).skip(whole).flat_map(|n| n.view().rev()).skip(left)
     }
 
-    pub fn get(&self, i: usize) -> Option<&[u8]> {
+    pub fn get(&self, i: usize) -> Option<Cow<'_, [u8]>> {
         match &self.repr {
-            Repr::Pack(p) => p.get(i),
+            Repr::Pack(p) => p.get(i).map(Cow::Borrowed),
             Repr::Quick(q) => {
                 if i >= q.len {
                     return None;
                 }
                 let (n, at) = q.locate(i);
-                q.nodes[n].get(at)
+                q.nodes[n].get_cow(at)
             }
         }
     }
@@ -685,7 +873,7 @@ impl List {
                 if len > 0 {
                     nodes.push_back(p);
                 }
-                self.repr = Repr::Quick(Box::new(Quick { nodes, len }));
+                self.repr = Repr::Quick(Box::new(Quick { nodes, len, depth: lim.depth }));
             }
         }
     }
@@ -774,10 +962,7 @@ impl List {
         self.grow_check(1, b.len(), lim);
         match &mut self.repr {
             Repr::Pack(p) => p.replace(i, b),
-            Repr::Quick(q) => {
-                let (n, at) = q.locate(i);
-                q.nodes[n].replace(at, b);
-            }
+            Repr::Quick(q) => q.replace(i, b),
         }
         self.shrink_check(lim);
     }
@@ -802,7 +987,7 @@ impl List {
                 if hits.len() == want {
                     break;
                 }
-                if e == b {
+                if *e == *b {
                     hits.push(len - 1 - i);
                 }
             }
@@ -811,7 +996,7 @@ impl List {
                 if hits.len() == want {
                     break;
                 }
-                if e == b {
+                if *e == *b {
                     hits.push(i);
                 }
             }
@@ -858,13 +1043,31 @@ impl List {
     pub fn check(&self) -> bool {
         let (a, b) = self.nodes();
         let nodes_ok = a.iter().chain(b.iter()).all(|p| {
+            let mut p = p.clone();
+            p.decompress();
             p.iter().count() == p.len()
                 && p.iter().rev().count() == p.len()
                 && p.lp as usize == p.iter().map(lp_entry_size).sum::<usize>()
         });
         let quick_ok = match &self.repr {
-            Repr::Pack(_) => true,
-            Repr::Quick(q) => q.nodes.iter().all(|n| n.len() > 0) && q.nodes.iter().map(Pack::len).sum::<usize>() == q.len,
+            Repr::Pack(p) => !p.is_compressed(),
+            Repr::Quick(q) => {
+                // The ends raw; a raw node between them one that does not
+                // compress (it was tried when it crossed in or changed).
+                let (n, d) = (q.nodes.len(), q.depth);
+                let compression_ok = q.nodes.iter().enumerate().all(|(i, p)| {
+                    if d == 0 || i < d || i + d >= n {
+                        !p.is_compressed()
+                    } else {
+                        p.is_compressed() || {
+                            let mut p = p.clone();
+                            p.compress();
+                            !p.is_compressed()
+                        }
+                    }
+                });
+                compression_ok && q.nodes.iter().all(|n| n.len() > 0) && q.nodes.iter().map(Pack::len).sum::<usize>() == q.len
+            }
         };
         nodes_ok && quick_ok && self.iter().count() == self.len()
     }
@@ -886,7 +1089,7 @@ mod tests {
     use std::collections::HashSet;
 
     fn lim(fill: i64) -> ListLimits {
-        ListLimits { fill }
+        ListLimits { fill, depth: 0 }
     }
 
     #[test]
@@ -908,9 +1111,9 @@ mod tests {
             l.push(End::Left, format!("l{i}").as_bytes(), lim(-2));
         }
         assert_eq!(l.len(), 20);
-        assert_eq!(l.get(0), Some(&b"l9"[..]));
-        assert_eq!(l.get(19), Some(&b"r9"[..]));
-        assert_eq!(l.iter().rev().next(), Some(&b"r9"[..]));
+        assert_eq!(l.get(0).as_deref(), Some(&b"l9"[..]));
+        assert_eq!(l.get(19).as_deref(), Some(&b"r9"[..]));
+        assert_eq!(l.iter().rev().next().as_deref(), Some(&b"r9"[..]));
         assert_eq!(l.iter_from(18).collect::<Vec<_>>(), vec![&b"r8"[..], b"r9"]);
         assert_eq!(l.iter_rev_from(1).collect::<Vec<_>>(), vec![&b"l8"[..], b"l9"]);
         assert_eq!(l.pop(End::Left, lim(-2)), Some(b"l9".to_vec()));
@@ -1001,6 +1204,102 @@ mod tests {
         assert!(l.check());
     }
 
+    /// Nodes stored compressed, for tests.
+    fn compressed_nodes(l: &List) -> usize {
+        let (a, b) = l.nodes();
+        a.iter()
+            .chain(b.iter())
+            .filter(|p| p.is_compressed())
+            .count()
+    }
+
+    #[test]
+    fn interior_nodes_are_compressed_beyond_the_depth() {
+        let e = |i: usize| format!("element:{i:08}");
+        let (plain, deep) = (
+            ListLimits { fill: 16, depth: 0 },
+            ListLimits { fill: 16, depth: 2 },
+        );
+        let mut a = List::new();
+        let mut b = List::new();
+        for i in 0..1600 {
+            a.push(End::Right, e(i).as_bytes(), plain);
+            b.push(End::Right, e(i).as_bytes(), deep);
+        }
+        assert_eq!((a.node_count(), b.node_count()), (100, 100));
+        assert_eq!(compressed_nodes(&a), 0);
+        // All but two nodes at each end.
+        assert_eq!(compressed_nodes(&b), 96);
+        assert!(b.check());
+        assert!(
+            b.heap_size() * 2 < a.heap_size(),
+            "{} vs {}",
+            b.heap_size(),
+            a.heap_size()
+        );
+        // Reads through compressed nodes, from either end.
+        assert_eq!(b.get(800).as_deref(), Some(e(800).as_bytes()));
+        assert!(b
+            .iter_from(790)
+            .take(30)
+            .eq((790..820).map(e).map(String::into_bytes)));
+        assert!(b
+            .iter_rev_from(820)
+            .take(30)
+            .eq((791..=820).rev().map(e).map(String::into_bytes)));
+        assert!(b.iter().rev().eq(a.iter().rev()));
+        // A change in the middle leaves its node compressed again.
+        b.set(800, b"changed", deep);
+        b.insert(900, b"inserted", deep);
+        b.remove_range(400, 100, deep);
+        assert!(b.check());
+        assert_eq!(b.get(700).as_deref(), Some(&b"changed"[..]));
+        assert_eq!(compressed_nodes(&b), b.node_count() - 4);
+        // Popping brings compressed nodes to the ends, raw.
+        b.pop_with(End::Left, 1000, deep, |_| {});
+        assert!(b.check());
+        assert_eq!(compressed_nodes(&b), b.node_count().saturating_sub(4));
+        // The depth is the one in force when the list became a quicklist.
+        let first: Vec<String> = (0..17).map(e).collect();
+        let mut c = List::from_items(first.iter().map(|s| s.as_bytes()), deep);
+        let mut d = List::from_items([&b"x"[..]], plain);
+        assert_eq!((c.encoding(), d.encoding()), ("quicklist", "listpack"));
+        for i in 0..1600 {
+            c.push(End::Left, e(i).as_bytes(), plain);
+            d.push(End::Left, e(i).as_bytes(), deep);
+        }
+        assert!(c.check() && d.check());
+        assert_eq!(compressed_nodes(&c), c.node_count() - 4);
+        assert_eq!(compressed_nodes(&d), d.node_count() - 4);
+    }
+
+    #[test]
+    fn small_or_incompressible_nodes_stay_raw() {
+        let lim = ListLimits { fill: 4, depth: 1 };
+        // Nodes of four 5-byte entries weigh 7 + 4 * 7 = 35 bytes < 48.
+        let small = List::from_items((0..400).map(|_| &b"abcde"[..]), lim);
+        assert_eq!(compressed_nodes(&small), 0);
+        // Random bytes do not compress by the 8 bytes needed.
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let noise: Vec<Vec<u8>> = (0..400)
+            .map(|_| {
+                (0..40)
+                    .map(|_| {
+                        seed ^= seed << 13;
+                        seed ^= seed >> 7;
+                        seed ^= seed << 17;
+                        seed as u8
+                    })
+                    .collect()
+            })
+            .collect();
+        let l = List::from_items(noise.iter().map(|v| &v[..]), lim);
+        assert_eq!(compressed_nodes(&l), 0);
+        assert!(l.check());
+        let same = List::from_items((0..400).map(|_| &[b'q'; 40][..]), lim);
+        assert_eq!(compressed_nodes(&same), 98);
+    }
+
     #[derive(Debug, Clone)]
     enum Op {
         Push(bool, Vec<u8>),
@@ -1016,6 +1315,8 @@ mod tests {
             4 => prop::collection::vec(b'a'..=b'c', 0..3),
             1 => prop::collection::vec(any::<u8>(), 0..300),
             1 => (0i64..100000).prop_map(|n| n.to_string().into_bytes()),
+            // Compressible: nodes of these are stored LZF-compressed.
+            1 => (1usize..200, b'a'..=b'c').prop_map(|(n, c)| vec![c; n]),
         ]
     }
 
@@ -1034,8 +1335,9 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(300))]
         #[test]
         fn behaves_as_a_vecdeque(fill in prop_oneof![Just(-1i64), Just(-2), Just(1), Just(3), Just(16), Just(0)],
+                                 depth in prop_oneof![Just(0usize), Just(1), Just(2)],
                                  ops in prop::collection::vec(op(), 0..400)) {
-            let lim = ListLimits { fill };
+            let lim = ListLimits { fill, depth };
             let mut l = List::new();
             let mut m: VecDeque<Vec<u8>> = VecDeque::new();
             for op in ops {
@@ -1092,7 +1394,8 @@ mod tests {
             prop_assert!(l.iter().eq(m.iter().map(|v| &v[..])));
             prop_assert!(l.iter().rev().eq(m.iter().rev().map(|v| &v[..])));
             for i in 0..m.len() {
-                prop_assert_eq!(l.get(i), Some(&m[i][..]));
+                let got = l.get(i);
+                prop_assert_eq!(got.as_deref(), Some(&m[i][..]));
             }
             if !m.is_empty() {
                 let s = m.len() / 3;

@@ -95,6 +95,8 @@ struct Interest {
     key: Box<[u8]>,
     flags: Vec<Arc<WatchFlag>>,
     waiters: std::collections::VecDeque<Waiter>,
+    /// Waiters with `on_nokey`.
+    nokey: u32,
 }
 
 /// A client blocked on a key, and the worker that owns it (the one that
@@ -103,6 +105,18 @@ struct Interest {
 pub struct Waiter {
     pub client: u64,
     pub worker: u32,
+    /// Redis's `unblock_on_nokey`: the wait is to end when the key is
+    /// deleted (XREADGROUP's); the blocking pops' waits are not.
+    pub on_nokey: bool,
+}
+
+/// How starting or ending a wait changed the number of keys clients are
+/// blocked on (INFO's `total_blocking_keys`) and of those with a waiter
+/// `on_nokey` (`total_blocking_keys_on_nokey`): -1, 0 or 1 each.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BlockingKeys {
+    pub keys: i8,
+    pub nokey: i8,
 }
 
 /// What a closure given to [`Shard::modify`] reports of its change.
@@ -1025,7 +1039,7 @@ impl Shard {
 
     fn interest_mut(&mut self, key: &[u8], hash: u64) -> &mut Interest {
         let entry = self.interest.entry(hash, |w| *w.key == *key, |w| w.hash);
-        entry.or_insert_with(|| Interest { hash, key: key.into(), flags: Vec::new(), waiters: Default::default() }).into_mut()
+        entry.or_insert_with(|| Interest { hash, key: key.into(), flags: Vec::new(), waiters: Default::default(), nokey: 0 }).into_mut()
     }
 
     /// Drops `key`'s registration once no one is interested any more.
@@ -1055,18 +1069,27 @@ impl Shard {
 
     /// Queues `w` among the clients blocked on `key` (a blocking pop): the
     /// next write to it queues the key for [`Shard::drain_ready`].
-    pub fn block(&mut self, key: &[u8], hash: u64, w: Waiter) {
-        self.interest_mut(key, hash).waiters.push_back(w);
+    pub fn block(&mut self, key: &[u8], hash: u64, w: Waiter) -> BlockingKeys {
+        let i = self.interest_mut(key, hash);
+        let d = BlockingKeys { keys: i8::from(i.waiters.is_empty()), nokey: i8::from(w.on_nokey && i.nokey == 0) };
+        i.nokey += u32::from(w.on_nokey);
+        i.waiters.push_back(w);
+        d
     }
 
     /// Takes `client` out of `key`'s queue (served, timed out, unblocked
     /// or gone). When it was first and the key still holds a value, the
     /// key is ready again for the next one: what it did not take is theirs.
-    pub fn unblock(&mut self, key: &[u8], hash: u64, client: u64, now: u64) {
+    pub fn unblock(&mut self, key: &[u8], hash: u64, client: u64, now: u64) -> BlockingKeys {
         let mut pass_on = false;
+        let mut d = BlockingKeys::default();
         if let Some(w) = self.interest.find_mut(hash, |w| *w.key == *key) {
             if let Some(i) = w.waiters.iter().position(|x| x.client == client) {
-                w.waiters.remove(i);
+                if w.waiters.remove(i).is_some_and(|x| x.on_nokey) {
+                    w.nokey -= 1;
+                    d.nokey = -i8::from(w.nokey == 0);
+                }
+                d.keys = -i8::from(w.waiters.is_empty());
                 pass_on = i == 0 && !w.waiters.is_empty();
             }
         }
@@ -1074,6 +1097,7 @@ impl Shard {
             self.ready.push(key.into());
         }
         self.interest_done(key, hash);
+        d
     }
 
     /// Whether `client` may take from `key` now: no one blocked on it came
@@ -1195,9 +1219,9 @@ mod tests {
     fn writes_wake_the_first_waiter_once_and_leaving_passes_it_on() {
         let mut sh = Shard::new();
         let hq = sh.hash_key(b"q");
-        let (a, b) = (Waiter { client: 1, worker: 0 }, Waiter { client: 2, worker: 1 });
-        sh.block(b"q", hq, a);
-        sh.block(b"q", hq, b);
+        let (a, b) = (Waiter { client: 1, worker: 0, on_nokey: false }, Waiter { client: 2, worker: 1, on_nokey: true });
+        assert_eq!(sh.block(b"q", hq, a), BlockingKeys { keys: 1, nokey: 0 });
+        assert_eq!(sh.block(b"q", hq, b), BlockingKeys { keys: 0, nokey: 1 });
         let mut out = Vec::new();
         sh.set(b"other", sh.hash_key(b"other"), s("v"), None, 0);
         sh.drain_ready(&mut out);
@@ -1208,7 +1232,7 @@ mod tests {
         sh.drain_ready(&mut out);
         assert_eq!(out, vec![a]);
         // The first one leaves while the key holds a value: the next is due.
-        sh.unblock(b"q", hq, 1, 0);
+        assert_eq!(sh.unblock(b"q", hq, 1, 0), BlockingKeys::default());
         out.clear();
         sh.drain_ready(&mut out);
         assert_eq!(out, vec![b]);
@@ -1219,11 +1243,12 @@ mod tests {
         assert_eq!(out, vec![b]);
         // Leaving an absent key passes nothing on.
         sh.block(b"q", hq, a);
-        sh.unblock(b"q", hq, 2, 300);
+        assert_eq!(sh.unblock(b"q", hq, 2, 300), BlockingKeys { keys: 0, nokey: -1 });
         out.clear();
         sh.drain_ready(&mut out);
         assert!(out.is_empty());
-        sh.unblock(b"q", hq, 1, 300);
+        assert_eq!(sh.unblock(b"q", hq, 1, 300), BlockingKeys { keys: -1, nokey: 0 });
+        assert_eq!(sh.unblock(b"q", hq, 1, 300), BlockingKeys::default());
         assert!(sh.interest.is_empty());
     }
 

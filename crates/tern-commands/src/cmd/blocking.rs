@@ -86,7 +86,8 @@ pub fn may_take(ctx: &mut Ctx<'_, '_>, loc: Loc, key: &[u8]) -> bool {
 pub fn served(ctx: &mut Ctx<'_, '_>) {
     let Some(b) = ctx.client.blocked.take() else { return };
     for (loc, key) in &b.keys {
-        ctx.locks.shard(loc.gid).unblock(key, loc.hash, ctx.client.id, ctx.now);
+        let d = ctx.locks.shard(loc.gid).unblock(key, loc.hash, ctx.client.id, ctx.now);
+        ctx.srv.count_blocking_keys(d);
     }
     ctx.srv.blocked_clients.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
     ctx.client.shared.set_flag(cflags::BLOCKED, false);
@@ -109,7 +110,8 @@ pub fn wait(ctx: &mut Ctx<'_, '_>, args: Args<'_>, first: usize, count: usize, t
         ranges.push((data.len(), a.len()));
         data.extend_from_slice(a);
     }
-    let me = Waiter { client: ctx.client.id, worker: ctx.worker as u32 };
+    // A list's waiter waits on when the key is deleted, as in Redis.
+    let me = Waiter { client: ctx.client.id, worker: ctx.worker as u32, on_nokey: false };
     let mut keys: Vec<(Loc, Box<[u8]>)> = Vec::with_capacity(count);
     for i in 0..count {
         let (loc, key) = (ctx.locs[i], args.get(first + i));
@@ -117,7 +119,8 @@ pub fn wait(ctx: &mut Ctx<'_, '_>, args: Args<'_>, first: usize, count: usize, t
         if keys.iter().any(|(_, k)| **k == *key) {
             continue;
         }
-        ctx.locks.shard(loc.gid).block(key, loc.hash, me);
+        let d = ctx.locks.shard(loc.gid).block(key, loc.hash, me);
+        ctx.srv.count_blocking_keys(d);
         keys.push((loc, key.into()));
     }
     ctx.client.blocked = Some(Box::new(Blocked { cmd: ctx.cmd.id, data, ranges, keys, deadline: timeout.0 }));
@@ -169,7 +172,8 @@ pub fn abandon(srv: &Server, locks: &mut LockSet<'_>, client: &mut Client, stats
     let now = crate::server::now_ms();
     locks.acquire(b.keys.iter().map(|(l, _)| l.gid));
     for (loc, key) in &b.keys {
-        locks.shard(loc.gid).unblock(key, loc.hash, client.id, now);
+        let d = locks.shard(loc.gid).unblock(key, loc.hash, client.id, now);
+        srv.count_blocking_keys(d);
     }
     locks.release();
     post_woken(srv, locks);

@@ -208,6 +208,8 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("tracking_clients", 0);
                 s.kv("pubsub_clients", pubsub);
                 s.kv("watching_clients", watching);
+                s.kv("total_blocking_keys", srv.blocking_keys.load(Ordering::Relaxed));
+                s.kv("total_blocking_keys_on_nokey", srv.blocking_keys_on_nokey.load(Ordering::Relaxed));
             }
             "memory" => {
                 s.header("Memory");

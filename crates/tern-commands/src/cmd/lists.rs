@@ -103,8 +103,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         .acl(&["write", "list", "slow", "blocking"]),
 ];
 
-fn limits(ctx: &Ctx<'_, '_>) -> ListLimits {
-    ListLimits { fill: ctx.srv.settings.list_max_listpack_size() }
+/// The node limits and compression depth a list changed now follows.
+pub(super) fn limits(ctx: &Ctx<'_, '_>) -> ListLimits {
+    let s = &ctx.srv.settings;
+    ListLimits { fill: s.list_max_listpack_size(), depth: usize::try_from(s.list_compress_depth()).unwrap_or(0) }
 }
 
 /// [`super::edit_typed`] on a list (`create`: an empty one if absent).
@@ -268,14 +270,14 @@ fn lrange(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     ctx.reply.array(n);
     // From the nearer end, as Redis's quicklist iterator does.
     if start > len - 1 - (start + n - 1) {
-        let mut tail: Vec<&[u8]> = l.iter_rev_from(start + n - 1).take(n).collect();
+        let mut tail: Vec<_> = l.iter_rev_from(start + n - 1).take(n).collect();
         tail.reverse();
         for b in tail {
-            ctx.reply.bulk(b);
+            ctx.reply.bulk(&b);
         }
     } else {
         for b in l.iter_from(start).take(n) {
-            ctx.reply.bulk(b);
+            ctx.reply.bulk(&b);
         }
     }
 }
@@ -287,7 +289,7 @@ fn lindex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     };
     let i = from_end(i, l.len());
     match usize::try_from(i).ok().and_then(|i| l.get(i)) {
-        Some(b) => ctx.reply.bulk(b),
+        Some(b) => ctx.reply.bulk(&b),
         None => ctx.reply.null(),
     }
 }
@@ -328,7 +330,7 @@ fn linsert(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let (pivot, value) = (args.get(3), args.get(4));
     let shard = ctx.locks.shard(loc.gid);
     let r = edit_list(shard, key, loc.hash, now, false, acc, |l, edit| {
-        let Some(at) = l.iter().position(|e| e == pivot) else { return -1 };
+        let Some(at) = l.iter().position(|e| *e == *pivot) else { return -1 };
         l.insert(at + usize::from(after), value, lim);
         edit.emit(|| list_effect(key, ListEdit::Insert { after, pivot: pivot.into(), elem: value.into() }));
         l.len() as i64
@@ -449,13 +451,13 @@ fn lpos(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     };
     if rank > 0 {
         for (i, e) in l.iter().take(scan).enumerate() {
-            if !take(i, e) {
+            if !take(i, &e) {
                 break;
             }
         }
     } else {
         for (i, e) in l.iter().rev().take(scan).enumerate() {
-            if !take(len - 1 - i, e) {
+            if !take(len - 1 - i, &e) {
                 break;
             }
         }

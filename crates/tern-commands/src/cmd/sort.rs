@@ -13,10 +13,11 @@
 //! ALPHA (Redis's `strcoll` under the C locale, which Redis runs in by
 //! default, is a byte comparison, as here).
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 
 use tern_resp::{parse_i64, Args};
-use tern_store::{End, EntryExt, List, ListLimits, Value, ValueRef};
+use tern_store::{End, EntryExt, List, Value, ValueRef};
 
 use super::keyspec::{index, ks, range, Begin, Find, Key, ACCESS, OW, RO, UPDATE};
 use super::table::{flags::*, CommandSpec};
@@ -217,7 +218,7 @@ fn sort_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, ro: bool) {
     }
     let (now, acc) = (ctx.now, ctx.access());
     let found = ctx.locks.shard(src.gid).lookup(key, src.hash, now, acc).map(|e| match e.value() {
-        ValueRef::List(l) => Ok((true, l.iter().map(<[u8]>::to_vec).collect::<Vec<_>>())),
+        ValueRef::List(l) => Ok((true, l.iter().map(Cow::into_owned).collect::<Vec<_>>())),
         ValueRef::Set(s) => Ok((false, s.iter().map(|m| m.to_vec()).collect())),
         _ => Err(errors::WRONGTYPE),
     });
@@ -318,12 +319,12 @@ fn sort_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, ro: bool) {
     }
     match (o.store, dst) {
         (Some(dkey), Some(d)) => {
+            let lim = super::lists::limits(ctx);
             let shard = ctx.locks.shard(d.gid);
             let old = if out.is_empty() {
                 shard.remove(dkey, d.hash, now)
             } else {
                 let mut l = List::new();
-                let lim = ListLimits { fill: ctx.srv.settings.list_max_listpack_size() };
                 l.push_many(End::Right, out.iter().map(|v| v.as_deref().unwrap_or(b"")), lim);
                 shard.set(dkey, d.hash, Value::List(l), None, now)
             };

@@ -19,7 +19,7 @@ Families (`--family`, several allowed; the issues whose evidence they are):
           sorted set, ZRANGEBYSCORE with LIMIT (issue 17)
 
     cargo build --release -p tern-server -p tern-bench
-    python3 bench/types.py --family lists [--repeats 3] [--secs 5]
+    python3 bench/datatypes.py --family lists [--repeats 3] [--secs 5]
 """
 import argparse
 import os
@@ -174,22 +174,33 @@ def bench(port, w, cmd, pipeline, secs=None, requests=None):
     raise RuntimeError("no Totals line:\n" + out)
 
 
-def run(server, w, secs):
+def start(server, extra=(), cpus="0"):
+    """Starts `server` pinned to `cpus` on a free port; (process, port) once it accepts."""
     port = free_port()
-    argv = ["taskset", "-c", "0"] + SERVERS[server] + ["--port", str(port), "--bind", "127.0.0.1", "--save", ""]
-    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    argv = ["taskset", "-c", cpus] + SERVERS[server] + ["--port", str(port), "--bind", "127.0.0.1", "--save", ""]
+    p = subprocess.Popen(argv + list(extra), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 10
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return p, port
+        except OSError:
+            if time.time() > deadline or p.poll() is not None:
+                p.kill()
+                raise RuntimeError(server + " did not start")
+            time.sleep(0.02)
+
+
+def stop(p):
+    p.kill()
+    p.wait()
+
+
+def run(server, w, secs):
+    p, port = start(server)
     try:
-        deadline = time.time() + 10
-        while True:
-            try:
-                sock = socket.create_connection(("127.0.0.1", port), timeout=60)
-                break
-            except OSError:
-                if time.time() > deadline:
-                    raise RuntimeError(server + " did not start")
-                time.sleep(0.02)
-        with sock:
-            if w["load"]:
+        if w["load"]:
+            with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
                 w["load"](sock)
         for cmd, requests in w["pre"]:
             bench(port, w, cmd, 16, requests=requests)
@@ -198,8 +209,7 @@ def run(server, w, secs):
         b = cpu(p.pid)
         return ops, (b - a) * 1e6 / (ops * secs)
     finally:
-        p.kill()
-        p.wait()
+        stop(p)
 
 
 def main():

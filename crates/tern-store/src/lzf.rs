@@ -1,0 +1,281 @@
+//! LZF, the small LZ77 format Redis compresses quicklist nodes (and RDB
+//! strings) with: fast, byte-aligned, no header, no entropy coding.
+//!
+//! ```text
+//!  ctrl 000LLLLL                 literal run: the next L+1 bytes (1..=32)
+//!  ctrl LLLOOOOO [L'] oooooooo   back-reference: copy len bytes from
+//!                                `dist` bytes back in the output, where
+//!                                len  = LLL + 2        (3..=8), or with
+//!                                LLL = 7: 7 + L' + 2   (9..=264)
+//!                                dist = OOOOO·256 + oooooooo + 1 (1..=8192)
+//! ```
+//!
+//! A reference may overlap the bytes it produces (dist < len repeats a
+//! run). The encoder here is a single greedy pass with a hash of the next
+//! three bytes: its output differs from liblzf's byte for byte, but any
+//! LZF decoder reads it (the tests decode liblzf's own output, taken from
+//! Redis's DUMP payloads).
+//!
+//! Goals: Redis's format, so nodes could be written to an RDB as they are;
+//! no panic on any input (the decoder bounds-checks everything).
+//! Non-goals: liblzf's exact bytes; its "ultra fast" and "very fast"
+//! tuning modes.
+
+/// Longest literal run one control byte announces.
+const MAX_LIT: usize = 1 << 5;
+/// Farthest back a reference reaches.
+const MAX_DIST: usize = 1 << 13;
+/// Longest reference.
+const MAX_REF: usize = (1 << 8) + (1 << 3);
+/// The match-finder's table: 2^HLOG slots (16 KB of u32 on the stack).
+const HLOG: u32 = 12;
+
+#[inline]
+fn hash3(b: &[u8], i: usize) -> usize {
+    let v = (u32::from(b[i]) << 16) | (u32::from(b[i + 1]) << 8) | u32::from(b[i + 2]);
+    (v.wrapping_mul(0x9E37_79B1) >> (32 - HLOG)) as usize
+}
+
+fn put_literals(out: &mut Vec<u8>, lits: &[u8]) {
+    for run in lits.chunks(MAX_LIT) {
+        out.push((run.len() - 1) as u8);
+        out.extend_from_slice(run);
+    }
+}
+
+/// Bytes [`put_literals`] spends on `n` literals.
+fn literal_cost(n: usize) -> usize {
+    n + n.div_ceil(MAX_LIT)
+}
+
+/// Appends `input` compressed to `out`. False, with `out` as it was, when
+/// that would take more than `max_out` bytes or the input is empty (as
+/// liblzf, which then returns 0).
+pub fn compress(input: &[u8], out: &mut Vec<u8>, max_out: usize) -> bool {
+    let base = out.len();
+    let ok = compress_onto(input, out, base, max_out);
+    if !ok {
+        out.truncate(base);
+    }
+    ok
+}
+
+fn compress_onto(input: &[u8], out: &mut Vec<u8>, base: usize, max_out: usize) -> bool {
+    let n = input.len();
+    if n == 0 || n > u32::MAX as usize - 1 {
+        return false;
+    }
+    // Positions + 1 of the last three-byte sequence seen with each hash.
+    let mut table = [0u32; 1 << HLOG];
+    let (mut i, mut lit_start) = (0usize, 0usize);
+    while i + 2 < n {
+        let h = hash3(input, i);
+        let cand = table[h] as usize;
+        table[h] = (i + 1) as u32;
+        if cand > 0 {
+            let c = cand - 1;
+            let dist = i - c;
+            if dist <= MAX_DIST && input[c..c + 3] == input[i..i + 3] {
+                let max = (n - i).min(MAX_REF);
+                let mut len = 3;
+                while len < max && input[c + len] == input[i + len] {
+                    len += 1;
+                }
+                put_literals(out, &input[lit_start..i]);
+                let (l, off) = (len - 2, dist - 1);
+                if l < 7 {
+                    out.push(((l << 5) | (off >> 8)) as u8);
+                } else {
+                    out.push(((7 << 5) | (off >> 8)) as u8);
+                    out.push((l - 7) as u8);
+                }
+                out.push(off as u8);
+                if out.len() - base > max_out {
+                    return false;
+                }
+                // The positions inside the match are candidates too (a
+                // cheap pass that finds most of what a full search would).
+                let end = (i + len).min(n.saturating_sub(2));
+                for j in i + 1..end {
+                    table[hash3(input, j)] = (j + 1) as u32;
+                }
+                i += len;
+                lit_start = i;
+                continue;
+            }
+        }
+        i += 1;
+        // Incompressible so far beyond what is allowed: stop early.
+        if out.len() - base + literal_cost(i - lit_start) > max_out {
+            return false;
+        }
+    }
+    put_literals(out, &input[lit_start..]);
+    out.len() - base <= max_out
+}
+
+/// Decompresses `input` onto the end of `out`. None if it is not valid
+/// LZF or would make `out` grow by more than `max_len` bytes.
+pub fn decompress(input: &[u8], out: &mut Vec<u8>, max_len: usize) -> Option<()> {
+    let base = out.len();
+    let limit = base.checked_add(max_len)?;
+    let mut ip = 0;
+    while ip < input.len() {
+        let ctrl = usize::from(input[ip]);
+        ip += 1;
+        if ctrl < MAX_LIT {
+            let run = input.get(ip..ip + ctrl + 1)?;
+            if out.len() + run.len() > limit {
+                return None;
+            }
+            out.extend_from_slice(run);
+            ip += run.len();
+        } else {
+            let mut len = ctrl >> 5;
+            if len == 7 {
+                len += usize::from(*input.get(ip)?);
+                ip += 1;
+            }
+            len += 2;
+            let dist = ((ctrl & 0x1f) << 8) + usize::from(*input.get(ip)?) + 1;
+            ip += 1;
+            if dist > out.len() - base || out.len() + len > limit {
+                return None;
+            }
+            let start = out.len() - dist;
+            if dist >= len {
+                out.extend_from_within(start..start + len);
+            } else {
+                // Overlapping: each byte copied may be one just written.
+                for k in 0..len {
+                    let b = out[start + k];
+                    out.push(b);
+                }
+            }
+        }
+    }
+    Some(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn unhex(s: &str) -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    fn comp(data: &[u8], max: usize) -> Option<Vec<u8>> {
+        let mut out = b"kept".to_vec();
+        let ok = compress(data, &mut out, max);
+        assert_eq!(&out[..4], b"kept");
+        if ok {
+            Some(out.split_off(4))
+        } else {
+            assert_eq!(out.len(), 4);
+            None
+        }
+    }
+
+    fn dec(c: &[u8], max: usize) -> Option<Vec<u8>> {
+        let mut out = Vec::new();
+        decompress(c, &mut out, max).map(|()| out)
+    }
+
+    /// liblzf's output for three strings, as Redis 8.4's DUMP carries it
+    /// (the bytes after the RDB's 0xC3 marker and two lengths).
+    const LIBLZF: [(&str, &str); 3] = [
+        ("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "016161e025000161 61"),
+        ("hello hello hello hello hello world, hello world!", "0668656c6c6f2068e00e0505776f726c642ca01e400c01642 1"),
+        (
+            "The quick brown fox jumps over the lazy dog. The quick brown fox jumps over the lazy dog.",
+            "1f54686520717569636b2062726f776e20666f78206a756d7073206f7665722074201e0a6c617a7920646f672e2054200de01d2c01672e",
+        ),
+    ];
+
+    #[test]
+    fn decodes_liblzf_output() {
+        for (plain, c) in LIBLZF {
+            let c = unhex(&c.replace(' ', ""));
+            assert_eq!(
+                dec(&c, plain.len()).as_deref(),
+                Some(plain.as_bytes()),
+                "{plain}"
+            );
+            // One byte short of room is refused, not overrun.
+            assert_eq!(dec(&c, plain.len() - 1), None);
+            // And liblzf's size is a fair bar for ours.
+            assert!(comp(plain.as_bytes(), c.len() + 4).is_some(), "{plain}");
+        }
+    }
+
+    #[test]
+    fn encodes_the_format_by_hand() {
+        // 'a' then a reference one back, 49 long: 7 + 40 + 2.
+        assert_eq!(comp(&[b'a'; 50], 64).unwrap(), [0x00, b'a', 0xe0, 40, 0x00]);
+        // Three distinct bytes: one literal run.
+        assert_eq!(comp(b"xyz", 64).unwrap(), [0x02, b'x', b'y', b'z']);
+        // 33 distinct bytes take two runs (32 + 1).
+        let v: Vec<u8> = (0..33).collect();
+        let out = comp(&v, 64).unwrap();
+        assert_eq!(out.len(), 35);
+        assert_eq!((out[0], out[33]), (31, 0));
+        // A short reference: "abcabc" = "abc" + (len 3, dist 3).
+        assert_eq!(
+            comp(b"abcabc", 64).unwrap(),
+            [0x02, b'a', b'b', b'c', 0x20, 0x02]
+        );
+    }
+
+    #[test]
+    fn refuses_what_does_not_fit() {
+        let v: Vec<u8> = (0..=255).collect();
+        assert_eq!(comp(&v, 255), None);
+        assert_eq!(comp(&v, 264).map(|c| c.len()), Some(264));
+        assert_eq!(comp(b"", 10), None);
+    }
+
+    #[test]
+    fn rejects_bad_input_without_panicking() {
+        // A reference before the start, a truncated run, a missing offset byte.
+        for bad in [
+            &[0x20u8, 0x00][..],
+            &[0x05, b'a'],
+            &[0x00, b'a', 0xe0],
+            &[0x00, b'a', 0x20],
+        ] {
+            assert_eq!(dec(bad, 1000), None, "{bad:?}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn round_trips(data in prop_oneof![
+            prop::collection::vec(any::<u8>(), 0..3000),
+            prop::collection::vec(prop_oneof![Just(b'a'), Just(b'b'), any::<u8>()], 0..20000),
+            (prop::collection::vec(any::<u8>(), 1..50), 1usize..400).prop_map(|(u, k)| u.repeat(k)),
+        ]) {
+            match comp(&data, data.len() + data.len() / 16 + 8) {
+                Some(c) => prop_assert_eq!(dec(&c, data.len()), Some(data.clone())),
+                None => prop_assert!(data.is_empty()),
+            }
+            // Any limit: success means it fits and decodes.
+            let lim = data.len() / 2;
+            if let Some(c) = comp(&data, lim) {
+                prop_assert!(c.len() <= lim);
+                prop_assert_eq!(dec(&c, data.len()), Some(data));
+            }
+        }
+
+        #[test]
+        fn decoding_garbage_never_panics(data in prop::collection::vec(any::<u8>(), 0..200)) {
+            if let Some(out) = dec(&data, 4096) {
+                prop_assert!(out.len() <= 4096);
+            }
+        }
+    }
+}
