@@ -2828,6 +2828,116 @@ ZSET_CASES8 += [
 ]
 
 
+ZSET_CASES8 += [
+    ("zsets-blocking-without-waiting", r"""
+        ZADD z 1 a 2 b 3 c 1.5 d
+        SET str v
+        BZPOPMIN nokey z 0
+        BZPOPMAX nokey z 0
+        BZPOPMIN z str 0
+        BZPOPMIN str z 0
+        BZPOPMIN nokey str 0
+        BZMPOP 0 2 nokey z MIN
+        BZMPOP 0 1 z MAX COUNT 5
+        EXISTS z
+        ZADD z 1 a 2 b
+        BZMPOP 0 2 str z MIN
+        BZMPOP 0 1 z MIN COUNT 1
+        BZPOPMIN nokey 0.01
+        BZPOPMAX nokey 0.01
+        BZMPOP 0.01 1 nokey MIN
+        BZPOPMIN z x
+        BZPOPMIN z -1
+        BZPOPMIN z nan
+        BZPOPMIN z inf
+        BZPOPMIN z 1e100
+        BZPOPMIN z -inf
+        BZPOPMAX z -0.0001
+        BZMPOP x 1 z MIN
+        BZMPOP x 0 z MIN
+        BZMPOP x -1 z MIN
+        BZMPOP x y z MIN
+        BZMPOP x 1 z mid
+        BZMPOP x 1 z MIN COUNT 0
+        BZMPOP x 1 z MIN COUNT -1
+        BZMPOP -1 1 z MIN
+        BZMPOP 0 1 nokey MIN COUNT 1 COUNT 2
+        BZMPOP 0 2 z MIN
+        BZMPOP 0 1 z MIN COUNT x
+        BZMPOP 0 1 z MIN FOO
+        BZMPOP 0 1 z MIN COUNT
+        BZMPOP 0 100000000000 z MIN
+        BZPOPMIN z
+        BZMPOP 0 1 z
+        MULTI
+        BZPOPMIN nokey 0
+        BZPOPMAX nokey 0
+        BZMPOP 0 1 nokey MIN
+        BZPOPMIN z 0
+        EXEC
+        ?HELLO 3
+        ZADD z 1 a 2 b 3 c
+        BZPOPMIN z 0
+        BZPOPMAX z 0
+        BZMPOP 0 1 z MAX COUNT 2
+        BZPOPMIN nokey 0.01
+        BZMPOP 0.01 1 nokey MIN
+        MULTI
+        BZPOPMIN nokey 0
+        BZMPOP 0 1 nokey MAX
+        EXEC
+    """),
+    ("sort-zsets", r"""
+        ZADD z 3 c 1 a 2 b 10 x 5 e
+        SET w_a 9
+        SET w_b 1
+        SET w_c 5
+        HSET h_x f 0
+        SORT z
+        SORT z ALPHA
+        SORT z ALPHA DESC LIMIT 1 2
+        SORT z BY nosort
+        SORT z BY nosort DESC
+        SORT z BY nosort LIMIT 1 2
+        SORT z BY nosort DESC LIMIT 1 2
+        SORT z BY nosort LIMIT 3 10
+        SORT z BY nosort LIMIT 10 2
+        SORT z BY nosort LIMIT -1 2
+        SORT z BY nosort DESC LIMIT 0 -1
+        SORT z BY nosort LIMIT 0 0
+        SORT z BY nosort ALPHA DESC
+        SORT z BY w_*
+        SORT z BY w_* DESC
+        SORT z BY w_* GET # GET w_* GET h_*->f
+        SORT z BY nosort GET w_* GET #
+        SORT z BY nosort STORE dst
+        LRANGE dst 0 -1
+        SORT z BY nosort DESC LIMIT 1 3 STORE dst
+        LRANGE dst 0 -1
+        TYPE dst
+        SORT z ALPHA DESC STORE dst
+        LRANGE dst 0 -1
+        SORT z BY nosort LIMIT 9 1 STORE dst
+        EXISTS dst
+        SORT_RO z BY nosort DESC
+        SORT_RO z BY nosort LIMIT 2 2 GET #
+        SORT_RO z BY w_* GET w_*
+        ZADD y 1 a 1 b 1 c
+        SORT y
+        SORT y BY nosort DESC
+        ZADD n 1 10 2 9 3 -1 4 2.5 5 1e1
+        SORT n
+        SORT n DESC LIMIT 1 2
+        SORT n BY nosort
+        SORT n BY nosort DESC LIMIT 1 10
+        CONFIG SET zset-max-listpack-entries 2
+        ZADD big 5 e 4 d 3 c 2 b 1 a
+        OBJECT ENCODING big
+        SORT big BY nosort DESC LIMIT 1 3
+        SORT big ALPHA LIMIT 3 5
+        CONFIG SET zset-max-listpack-entries 128
+    """),
+]
 ZSET_CASES8 += [("random-zsets-%d" % seed, random_zset_case(seed)) for seed in range(8)]
 ZSET_CASES8 += [("random-zsets-lex-%d" % seed, random_zset_lex_case(seed)) for seed in range(4)]
 REQUIRES.update({name: ["zadd"] for name, _ in ZSET_CASES8})

@@ -1,4 +1,4 @@
-//! Waiting in a blocking command (BLPOP and its kin today; BZPOPMIN and
+//! Waiting in a blocking command (BLPOP and its kin, BZPOPMIN and its kin;
 //! the streams' blocking reads can use the same calls), across workers.
 //!
 //! ```text
