@@ -809,6 +809,13 @@ fn a_pop_waiter_stays_blocked_through_other_types() {
         let _: i64 = c.rpush("k", "x").unwrap();
         assert_eq!(c.lpop::<_, String>("k", None).unwrap(), "x");
         assert_eq!(blocked(&mut c), 1);
+        // A list waiter queued behind it is served by a list, as in Redis.
+        let mut l = s.raw();
+        send(&mut l, "BLPOP k 0");
+        wait_for("the list waiter to block", || blocked(&mut c) == 2);
+        let _: i64 = c.rpush("k", "y").unwrap();
+        l.expect(b"*2\r\n$1\r\nk\r\n$1\r\ny\r\n");
+        assert_eq!(blocked(&mut c), 1);
         let _: i64 = c.zadd("k", "m", 1).unwrap();
         w.expect(&bulks(&["k", "m", "1"]));
         assert_eq!(blocked(&mut c), 0);

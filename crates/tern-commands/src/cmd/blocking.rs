@@ -70,8 +70,9 @@ pub fn serving(ctx: &Ctx<'_, '_>) -> bool {
     ctx.client.blocked.is_some()
 }
 
-/// Whether this client may take from `key` now: nobody blocked on it came
-/// earlier. A transaction cannot wait, so it takes what is there.
+/// Whether this client may take from `key` now (it holds the type the
+/// client wants): nobody blocked on it for that type came earlier. A
+/// transaction cannot wait, so it takes what is there.
 pub fn may_take(ctx: &mut Ctx<'_, '_>, loc: Loc, key: &[u8]) -> bool {
     if ctx.locks.is_pinned() {
         return true;
@@ -93,10 +94,11 @@ pub fn served(ctx: &mut Ctx<'_, '_>) {
 }
 
 /// Nothing to take: waits on `count` keys (arguments `first..`, `locs`
-/// `0..count`) until `timeout`, replying nothing now; or, inside MULTI or
-/// EXEC, answers as the non-blocking form would (`null_array` or a null
-/// bulk). A client already waiting just waits on.
-pub fn wait(ctx: &mut Ctx<'_, '_>, args: Args<'_>, first: usize, count: usize, timeout: Timeout, null_array: bool) {
+/// `0..count`) for a value of type `wants` (TYPE's name) until `timeout`,
+/// replying nothing now; or, inside MULTI or EXEC, answers as the
+/// non-blocking form would (`null_array` or a null bulk). A client
+/// already waiting just waits on.
+pub fn wait(ctx: &mut Ctx<'_, '_>, args: Args<'_>, first: usize, count: usize, wants: &'static str, timeout: Timeout, null_array: bool) {
     if serving(ctx) {
         return;
     }
@@ -109,7 +111,7 @@ pub fn wait(ctx: &mut Ctx<'_, '_>, args: Args<'_>, first: usize, count: usize, t
         ranges.push((data.len(), a.len()));
         data.extend_from_slice(a);
     }
-    let me = Waiter { client: ctx.client.id, worker: ctx.worker as u32 };
+    let me = Waiter { client: ctx.client.id, worker: ctx.worker as u32, wants };
     let mut keys: Vec<(Loc, Box<[u8]>)> = Vec::with_capacity(count);
     for i in 0..count {
         let (loc, key) = (ctx.locs[i], args.get(first + i));

@@ -637,7 +637,7 @@ fn bpop(ctx: &mut Ctx<'_, '_>, args: Args<'_>, end: End) {
             return blocking::served(ctx);
         }
     }
-    blocking::wait(ctx, args, 1, nkeys, timeout, true);
+    blocking::wait(ctx, args, 1, nkeys, "list", timeout, true);
 }
 
 fn blpop(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
@@ -675,7 +675,7 @@ fn bmove(ctx: &mut Ctx<'_, '_>, args: Args<'_>, from: End, to: End, timeout_at: 
             }
         }
     }
-    blocking::wait(ctx, args, 1, 1, timeout, false);
+    blocking::wait(ctx, args, 1, 1, "list", timeout, false);
 }
 
 fn blmove(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
@@ -724,5 +724,5 @@ fn blmpop(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             }
         }
     }
-    blocking::wait(ctx, args, 3, m.numkeys, timeout, true);
+    blocking::wait(ctx, args, 3, m.numkeys, "list", timeout, true);
 }

@@ -961,7 +961,7 @@ fn bzpop_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, first: usize, nkeys: usi
             return blocking::served(ctx);
         }
     }
-    blocking::wait(ctx, args, first, nkeys, timeout, true);
+    blocking::wait(ctx, args, first, nkeys, "zset", timeout, true);
 }
 
 /// BZPOPMIN / BZPOPMAX: the timeout is read first, as Redis does.
