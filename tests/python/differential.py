@@ -773,6 +773,9 @@ CASES = [
         BLMPOP -1 1 a LEFT
         BLMPOP 0 0 a LEFT
         BLMPOP 0 1 a middle
+        BLMPOP x 0 a LEFT
+        BLMPOP x 1 a middle
+        BLMPOP x 1 a LEFT COUNT 0
         BRPOPLPUSH a b -1
         BLMOVE a b LEFT middle 0
         MULTI

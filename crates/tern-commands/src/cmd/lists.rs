@@ -689,14 +689,16 @@ fn brpoplpush(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     bmove(ctx, args, End::Right, End::Left, 3)
 }
 
+/// BLMPOP: numkeys, LEFT|RIGHT and COUNT are checked before the timeout
+/// (Redis's `lmpopGenericCommand` reads the timeout last).
 fn blmpop(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
-    let timeout = match Timeout::parse(args.get(1), ctx.now) {
-        Ok(t) => t,
-        Err(e) => return ctx.reply.error(e),
-    };
     let m = match parse_mpop(args, 2, end_arg) {
         Ok(m) if ctx.locs.len() >= m.numkeys => m,
         Ok(_) => return ctx.reply.error(errors::SYNTAX),
+        Err(e) => return ctx.reply.error(e),
+    };
+    let timeout = match Timeout::parse(args.get(1), ctx.now) {
+        Ok(t) => t,
         Err(e) => return ctx.reply.error(e),
     };
     for i in 0..m.numkeys {
