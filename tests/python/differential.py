@@ -2941,6 +2941,67 @@ ZSET_CASES8 += [
         CONFIG SET zset-max-listpack-entries 128
     """),
 ]
+ZSET_CASES8 += [
+    ("geo-basics", r"""
+        GEOADD Sicily 13.361389 38.115556 Palermo 15.087269 37.502669 Catania
+        ZRANGE Sicily 0 -1 WITHSCORES
+        GEOPOS Sicily Palermo Catania NonExisting
+        GEODIST Sicily Palermo Catania
+        GEODIST Sicily Palermo Catania km
+        GEODIST Sicily Palermo Catania MI
+        GEODIST Sicily Palermo Catania ft
+        GEODIST Sicily Palermo Catania M
+        GEODIST Sicily Palermo Catania yd
+        GEODIST Sicily Palermo nope
+        GEODIST nokey a b
+        GEODIST Sicily Palermo Catania km x
+        GEODIST Sicily Palermo Palermo
+        GEOHASH Sicily Palermo Catania nope
+        GEOHASH nokey a
+        GEOPOS nokey a b
+        GEOPOS Sicily
+        GEOHASH Sicily
+        GEOADD Sicily 200 10 x
+        GEOADD Sicily 10 86 x
+        GEOADD Sicily -180.0000001 0 m3
+        GEOADD Sicily 1e-300 inf m2
+        GEOADD Sicily -0 -0 neg
+        GEOADD Sicily -180 -85.05112878 edge
+        GEOADD Sicily 180 85.05112878 edge2
+        GEOPOS Sicily edge edge2 neg
+        GEOHASH Sicily edge edge2 neg
+        GEODIST Sicily edge edge2 km
+        GEOADD Sicily x 10 y
+        GEOADD Sicily 10 x y
+        GEOADD Sicily 10 nan y
+        GEOADD Sicily NX XX 1 2 m
+        GEOADD Sicily CH 1 2 m 3
+        GEOADD Sicily GT 1 2 m
+        GEOADD Sicily NX CH XX
+        GEOADD Sicily NX CH 1 1
+        GEOADD Sicily CH 13.361389 38.115556 Palermo 1 1 new
+        GEOADD Sicily XX CH 13 38 Palermo 1 1 other
+        GEOADD Sicily nx 13 39 Palermo
+        GEOADD Sicily 1 2
+        GEOPOS Sicily Palermo new other
+        ZADD Sicily 0 zero 1 one
+        GEOPOS Sicily zero one
+        GEOHASH Sicily zero one
+        SET str v
+        GEOADD str 1 2 m
+        GEOADD str 200 2 m
+        GEOPOS str a
+        GEODIST str a b
+        GEODIST str a b yd
+        GEOHASH str a
+        ?HELLO 3
+        GEOPOS Sicily Palermo nope
+        GEOPOS nokey a
+        GEODIST Sicily Palermo Catania
+        GEODIST Sicily Palermo nope
+        GEOHASH Sicily Palermo nope
+    """),
+]
 ZSET_CASES8 += [("random-zsets-%d" % seed, random_zset_case(seed)) for seed in range(8)]
 ZSET_CASES8 += [("random-zsets-lex-%d" % seed, random_zset_lex_case(seed)) for seed in range(4)]
 REQUIRES.update({name: ["zadd"] for name, _ in ZSET_CASES8})

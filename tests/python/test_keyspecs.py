@@ -45,6 +45,8 @@ VECTORS = {
     "zmpop": [["1", "a", "MIN"], ["2", "a", "b", "MAX", "COUNT", "2"], ["3", "a", "MIN"], ["0", "a", "MIN"]],
     "bzpopmin": [["a", "0"], ["a", "b", "1.5"]], "bzpopmax": [["a", "b", "0"]],
     "bzmpop": [["0", "1", "a", "MIN"], ["0.5", "2", "a", "b", "MAX", "COUNT", "3"], ["0", "5", "a", "MIN"]],
+    "geoadd": [["g", "1", "2", "m"], ["g", "NX", "CH", "1", "2", "m"]], "geopos": [["g", "m"]],
+    "geodist": [["g", "a", "b", "km"]], "geohash": [["g", "a", "b"]],
     "zrandmember": [["z"], ["z", "2", "WITHSCORES"]], "zscan": [["z", "0", "MATCH", "a*"]],
     "zunion": [["2", "a", "b", "WEIGHTS", "1", "2"], ["3", "a"]], "zinter": [["1", "a"]], "zdiff": [["2", "a", "b"]],
     "zunionstore": [["d", "2", "a", "b"], ["d", "0", "a"]], "zinterstore": [["d", "1", "a"]], "zdiffstore": [["d", "2", "a", "b"]],

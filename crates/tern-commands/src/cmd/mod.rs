@@ -43,6 +43,7 @@ pub mod command;
 pub mod commandlog;
 pub mod config;
 pub mod connection;
+pub mod geo;
 pub mod hashes;
 pub mod hll;
 pub mod info;
@@ -86,6 +87,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     lists::COMMANDS,
     sets::COMMANDS,
     zsets::COMMANDS,
+    geo::COMMANDS,
     sort::COMMANDS,
     keys::COMMANDS,
     connection::COMMANDS,

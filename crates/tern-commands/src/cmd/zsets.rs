@@ -471,7 +471,7 @@ fn zadd_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, mut f: AddFlags, mut scor
     }
 }
 
-fn zadd(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+pub(super) fn zadd(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     zadd_generic(ctx, args, AddFlags::default(), 2)
 }
 
