@@ -246,6 +246,26 @@ fn a_waiter_whose_destination_turns_wrong_type_gets_the_error() {
 }
 
 #[test]
+fn a_waiter_woken_behind_a_wrong_type_key_gets_the_error() {
+    each_threads(|s| {
+        let mut c = s.conn();
+        let mut w = s.raw();
+        for (wait, k1, k2) in [("BLPOP a b 0", "a", "b"), ("BLMPOP 0 2 c d LEFT", "c", "d")] {
+            send(&mut w, wait);
+            wait_for("the waiter to block", || blocked(&mut c) == 1);
+            // A string under the first key alone leaves it waiting.
+            let _: () = c.set(k1, "str").unwrap();
+            assert_eq!(blocked(&mut c), 1);
+            // Redis re-runs the command for the second key and fails on the first.
+            let _: i64 = c.rpush(k2, "x").unwrap();
+            w.expect(WRONGTYPE);
+            assert_eq!(blocked(&mut c), 0);
+            assert_eq!(c.llen::<_, i64>(k2).unwrap(), 1);
+        }
+    });
+}
+
+#[test]
 fn rename_move_and_swapdb_serve_waiters() {
     each_threads(|s| {
         let mut c = s.conn();

@@ -819,6 +819,16 @@ fn a_pop_waiter_stays_blocked_through_other_types() {
         let _: i64 = c.zadd("k", "m", 1).unwrap();
         w.expect(&bulks(&["k", "m", "1"]));
         assert_eq!(blocked(&mut c), 0);
+        // Woken by a key behind one of another type: the re-run fails on
+        // the first, as Redis's does, and takes nothing.
+        send(&mut w, "BZPOPMIN k1 k2 0");
+        wait_for("the waiter to block on two keys", || blocked(&mut c) == 1);
+        let _: () = c.set("k1", "str").unwrap();
+        let _: i64 = c.zadd("k2", "m", 1).unwrap();
+        w.expect(WRONGTYPE);
+        assert_eq!(blocked(&mut c), 0);
+        assert_eq!(c.zcard::<_, i64>("k2").unwrap(), 1);
+        let _: i64 = c.del(&["k1", "k2"]).unwrap();
         // A waiter that leaves takes nothing and passes its turn on.
         let mut gone = s.raw();
         send(&mut gone, "BZPOPMAX k 0");

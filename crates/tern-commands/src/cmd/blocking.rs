@@ -64,8 +64,10 @@ impl Timeout {
 }
 
 /// Whether the command runs again for a client already waiting (it then
-/// takes only what it may and otherwise keeps waiting without a reply;
-/// a key of the wrong type makes it wait on rather than fail).
+/// takes only what it may and otherwise keeps waiting without a reply).
+/// A key of the wrong type does not serve it, so alone it waits on; but
+/// before a key it may take from, it ends the wait with WRONGTYPE, as
+/// Redis's re-run of the command for that key answers.
 pub fn serving(ctx: &Ctx<'_, '_>) -> bool {
     ctx.client.blocked.is_some()
 }

@@ -615,17 +615,25 @@ fn bpop(ctx: &mut Ctx<'_, '_>, args: Args<'_>, end: End) {
     let nkeys = args.len() - 2;
     // Keys are looked at in order: a key of another type is an error only
     // if no key before it had an element.
+    let mut wrong = false;
     for i in 0..nkeys {
         let (loc, key) = (ctx.locs[i], args.get(1 + i));
         match ctx.locks.shard(loc.gid).get(key, loc.hash, ctx.now).map(|e| e.list().is_some()) {
             None => continue,
-            // A waiter is served only by a list; it waits on.
-            Some(false) if blocking::serving(ctx) => continue,
+            // A waiter is served only by a list (see `blocking::serving`).
+            Some(false) if blocking::serving(ctx) => {
+                wrong = true;
+                continue;
+            }
             Some(false) => return ctx.reply.error(errors::WRONGTYPE),
             Some(true) => {}
         }
         if !blocking::may_take(ctx, loc, key) {
             continue;
+        }
+        if wrong {
+            ctx.reply.error(errors::WRONGTYPE);
+            return blocking::served(ctx);
         }
         let r = pop_into(ctx, loc, key, end, 1, |r, n| {
             if n > 0 {
@@ -701,17 +709,25 @@ fn blmpop(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         Ok(t) => t,
         Err(e) => return ctx.reply.error(e),
     };
+    let mut wrong = false;
     for i in 0..m.numkeys {
         let (loc, key) = (ctx.locs[i], args.get(3 + i));
         let kind = ctx.locks.shard(loc.gid).get(key, loc.hash, ctx.now).map(|e| e.list().is_some());
         match kind {
-            Some(false) if blocking::serving(ctx) => continue,
+            Some(false) if blocking::serving(ctx) => {
+                wrong = true;
+                continue;
+            }
             Some(false) => return ctx.reply.error(errors::WRONGTYPE),
             None => continue,
             Some(true) => {}
         }
         if !blocking::may_take(ctx, loc, key) {
             continue;
+        }
+        if wrong {
+            ctx.reply.error(errors::WRONGTYPE);
+            return blocking::served(ctx);
         }
         let r = pop_into(ctx, loc, key, m.end, m.count, |r, n| {
             if n > 0 {
