@@ -3002,6 +3002,39 @@ ZSET_CASES8 += [
         GEOHASH Sicily Palermo nope
     """),
 ]
+def random_geo_case(seed, steps=300):
+    """Seeded random positions (anywhere in range, on its edges, just
+    outside it, and written as integers, fractions and exponents), then
+    GEOPOS, GEODIST in every unit and GEOHASH over them: every score,
+    centre, distance and hash string must be Redis's to the last digit."""
+    rng = random.Random(seed)
+    members = ["m%d" % i for i in range(12)]
+    m = lambda: rng.choice(members)  # noqa: E731
+
+    def coord(lo, hi):
+        r = rng.random()
+        if r < 0.1:
+            return rng.choice([str(lo), str(hi), "0", "-0"])
+        if r < 0.15:
+            return "%.9f" % (hi + rng.choice([-1, 1]) * rng.uniform(0, 1e-6))
+        if r < 0.2:
+            return "%de-2" % rng.randint(int(lo * 100), int(hi * 100))
+        return repr(rng.uniform(lo, hi))
+
+    pos = lambda: "%s %s" % (coord(-180, 180), coord(-85.05112878, 85.05112878))  # noqa: E731
+    makers = [
+        lambda: "GEOADD g %s %s %s" % (rng.choice(["", "NX", "XX", "CH", "XX CH"]), pos(), m()),
+        lambda: "GEOADD g %s %s %s %s" % (pos(), m(), pos(), m()),
+        lambda: "GEOPOS g %s %s %s" % (m(), m(), m()),
+        lambda: "GEODIST g %s %s %s" % (m(), m(), rng.choice(["", "m", "km", "ft", "mi", "KM"])),
+        lambda: "GEOHASH g %s %s" % (m(), m()),
+        lambda: "ZSCORE g %s" % m(),
+        lambda: "ZREM g %s" % m(),
+    ]
+    return "\n".join(rng.choice(makers)() for _ in range(steps))
+
+
+ZSET_CASES8 += [("random-geo-%d" % seed, random_geo_case(seed)) for seed in range(4)]
 ZSET_CASES8 += [("random-zsets-%d" % seed, random_zset_case(seed)) for seed in range(8)]
 ZSET_CASES8 += [("random-zsets-lex-%d" % seed, random_zset_lex_case(seed)) for seed in range(4)]
 REQUIRES.update({name: ["zadd"] for name, _ in ZSET_CASES8})
