@@ -2984,9 +2984,10 @@ ZSET_CASES8 += [
         GEOADD Sicily nx 13 39 Palermo
         GEOADD Sicily 1 2
         GEOPOS Sicily Palermo new other
-        ZADD Sicily 0 zero 1 one
-        GEOPOS Sicily zero one
-        GEOHASH Sicily zero one
+        ZADD Sicily 0 zero 1 one -1 neg 1e30 big -1e30 small 4503599627370496 two52 1.5 frac
+        GEOPOS Sicily zero one neg big small two52 frac
+        GEOHASH Sicily zero one neg big small two52 frac
+        GEODIST Sicily neg big
         SET str v
         GEOADD str 1 2 m
         GEOADD str 200 2 m

@@ -83,11 +83,26 @@ fn encode(lon: f64, lat: f64, lat_min: f64, lat_max: f64) -> u64 {
     spread(lat_offset as u32) | (spread(long_offset as u32) << 1)
 }
 
+/// A double converted to `uint64_t` as Redis's x86-64 build does it
+/// (`cvttsd2si`, shifted by 2^63 for the upper half): exact for the scores
+/// GEOADD writes; a negative or too large score (ZADD can write any)
+/// wraps as there rather than saturating as Rust's `as` does, so GEOPOS
+/// and GEOHASH answer what Redis answers for them.
+fn c_u64(x: f64) -> u64 {
+    const TWO63: f64 = 9_223_372_036_854_775_808.0;
+    const INDEFINITE: u64 = 1 << 63;
+    let cvtt = |x: f64| if x.is_nan() || !(-TWO63..TWO63).contains(&x) { INDEFINITE } else { x as i64 as u64 };
+    if x < TWO63 {
+        cvtt(x)
+    } else {
+        cvtt(x - TWO63) ^ INDEFINITE
+    }
+}
+
 /// The centre of the cell a score names, clamped to the ranges
 /// (Redis's `decodeGeohash`): (longitude, latitude).
 fn decode(score: f64) -> (f64, f64) {
-    // C converts the double to uint64_t; scores GEOADD wrote are exact.
-    let bits = score as u64;
+    let bits = c_u64(score);
     let (ilat, ilon) = (squash(bits), squash(bits >> 1));
     let scale = (1u64 << STEP) as f64;
     let lat_scale = LAT_MAX - LAT_MIN;
@@ -262,6 +277,17 @@ mod tests {
         assert_eq!(&geohash_string(3479099956230698.0), b"sqc8b49rny0");
         assert_eq!(&geohash_string(3479447370796909.0), b"sqdtr74hyu0");
         assert_eq!(&geohash_string(0.0), b"00bh0hbj200");
+    }
+
+    #[test]
+    fn scores_out_of_range_convert_as_redis_on_x86_64() {
+        assert_eq!(c_u64(-1.0), u64::MAX);
+        assert_eq!(c_u64(1e30), 0);
+        assert_eq!(c_u64(-1e30), 1 << 63);
+        assert_eq!(c_u64(1.5), 1);
+        assert_eq!(c_u64(9_223_372_036_854_775_808.0), 1 << 63);
+        assert_eq!(decode(-1.0), (180.0, 85.05112878));
+        assert_eq!(&geohash_string(1e30), b"00bh0hbj200");
     }
 
     #[test]
