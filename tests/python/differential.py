@@ -773,6 +773,9 @@ CASES = [
         BLMPOP -1 1 a LEFT
         BLMPOP 0 0 a LEFT
         BLMPOP 0 1 a middle
+        BLMPOP x 0 a LEFT
+        BLMPOP x 1 a middle
+        BLMPOP x 1 a LEFT COUNT 0
         BRPOPLPUSH a b -1
         BLMOVE a b LEFT middle 0
         MULTI
@@ -3129,6 +3132,211 @@ ZSET_CASES8 += [
 ]
 
 
+ZSET_CASES8 += [
+    ("zsets-blocking-without-waiting", r"""
+        ZADD z 1 a 2 b 3 c 1.5 d
+        SET str v
+        BZPOPMIN nokey z 0
+        BZPOPMAX nokey z 0
+        BZPOPMIN z str 0
+        BZPOPMIN str z 0
+        BZPOPMIN nokey str 0
+        BZMPOP 0 2 nokey z MIN
+        BZMPOP 0 1 z MAX COUNT 5
+        EXISTS z
+        ZADD z 1 a 2 b
+        BZMPOP 0 2 str z MIN
+        BZMPOP 0 1 z MIN COUNT 1
+        BZPOPMIN nokey 0.01
+        BZPOPMAX nokey 0.01
+        BZMPOP 0.01 1 nokey MIN
+        BZPOPMIN z x
+        BZPOPMIN z -1
+        BZPOPMIN z nan
+        BZPOPMIN z inf
+        BZPOPMIN z 1e100
+        BZPOPMIN z -inf
+        BZPOPMAX z -0.0001
+        BZMPOP x 1 z MIN
+        BZMPOP x 0 z MIN
+        BZMPOP x -1 z MIN
+        BZMPOP x y z MIN
+        BZMPOP x 1 z mid
+        BZMPOP x 1 z MIN COUNT 0
+        BZMPOP x 1 z MIN COUNT -1
+        BZMPOP -1 1 z MIN
+        BZMPOP 0 1 nokey MIN COUNT 1 COUNT 2
+        BZMPOP 0 2 z MIN
+        BZMPOP 0 1 z MIN COUNT x
+        BZMPOP 0 1 z MIN FOO
+        BZMPOP 0 1 z MIN COUNT
+        BZMPOP 0 100000000000 z MIN
+        BZPOPMIN z
+        BZMPOP 0 1 z
+        MULTI
+        BZPOPMIN nokey 0
+        BZPOPMAX nokey 0
+        BZMPOP 0 1 nokey MIN
+        BZPOPMIN z 0
+        EXEC
+        ?HELLO 3
+        ZADD z 1 a 2 b 3 c
+        BZPOPMIN z 0
+        BZPOPMAX z 0
+        BZMPOP 0 1 z MAX COUNT 2
+        BZPOPMIN nokey 0.01
+        BZMPOP 0.01 1 nokey MIN
+        MULTI
+        BZPOPMIN nokey 0
+        BZMPOP 0 1 nokey MAX
+        EXEC
+    """),
+    ("sort-zsets", r"""
+        ZADD z 3 c 1 a 2 b 10 x 5 e
+        SET w_a 9
+        SET w_b 1
+        SET w_c 5
+        HSET h_x f 0
+        SORT z
+        SORT z ALPHA
+        SORT z ALPHA DESC LIMIT 1 2
+        SORT z BY nosort
+        SORT z BY nosort DESC
+        SORT z BY nosort LIMIT 1 2
+        SORT z BY nosort DESC LIMIT 1 2
+        SORT z BY nosort LIMIT 3 10
+        SORT z BY nosort LIMIT 10 2
+        SORT z BY nosort LIMIT -1 2
+        SORT z BY nosort DESC LIMIT 0 -1
+        SORT z BY nosort LIMIT 0 0
+        SORT z BY nosort ALPHA DESC
+        SORT z BY w_*
+        SORT z BY w_* DESC
+        SORT z BY w_* GET # GET w_* GET h_*->f
+        SORT z BY nosort GET w_* GET #
+        SORT z BY nosort STORE dst
+        LRANGE dst 0 -1
+        SORT z BY nosort DESC LIMIT 1 3 STORE dst
+        LRANGE dst 0 -1
+        TYPE dst
+        SORT z ALPHA DESC STORE dst
+        LRANGE dst 0 -1
+        SORT z BY nosort LIMIT 9 1 STORE dst
+        EXISTS dst
+        SORT_RO z BY nosort DESC
+        SORT_RO z BY nosort LIMIT 2 2 GET #
+        SORT_RO z BY w_* GET w_*
+        ZADD y 1 a 1 b 1 c
+        SORT y
+        SORT y BY nosort DESC
+        ZADD n 1 10 2 9 3 -1 4 2.5 5 1e1
+        SORT n
+        SORT n DESC LIMIT 1 2
+        SORT n BY nosort
+        SORT n BY nosort DESC LIMIT 1 10
+        CONFIG SET zset-max-listpack-entries 2
+        ZADD big 5 e 4 d 3 c 2 b 1 a
+        OBJECT ENCODING big
+        SORT big BY nosort DESC LIMIT 1 3
+        SORT big ALPHA LIMIT 3 5
+        CONFIG SET zset-max-listpack-entries 128
+    """),
+]
+ZSET_CASES8 += [
+    ("geo-basics", r"""
+        GEOADD Sicily 13.361389 38.115556 Palermo 15.087269 37.502669 Catania
+        ZRANGE Sicily 0 -1 WITHSCORES
+        GEOPOS Sicily Palermo Catania NonExisting
+        GEODIST Sicily Palermo Catania
+        GEODIST Sicily Palermo Catania km
+        GEODIST Sicily Palermo Catania MI
+        GEODIST Sicily Palermo Catania ft
+        GEODIST Sicily Palermo Catania M
+        GEODIST Sicily Palermo Catania yd
+        GEODIST Sicily Palermo nope
+        GEODIST nokey a b
+        GEODIST Sicily Palermo Catania km x
+        GEODIST Sicily Palermo Palermo
+        GEOHASH Sicily Palermo Catania nope
+        GEOHASH nokey a
+        GEOPOS nokey a b
+        GEOPOS Sicily
+        GEOHASH Sicily
+        GEOADD Sicily 200 10 x
+        GEOADD Sicily 10 86 x
+        GEOADD Sicily -180.0000001 0 m3
+        GEOADD Sicily 1e-300 inf m2
+        GEOADD Sicily -0 -0 neg
+        GEOADD Sicily -180 -85.05112878 edge
+        GEOADD Sicily 180 85.05112878 edge2
+        GEOPOS Sicily edge edge2 neg
+        GEOHASH Sicily edge edge2 neg
+        GEODIST Sicily edge edge2 km
+        GEOADD Sicily x 10 y
+        GEOADD Sicily 10 x y
+        GEOADD Sicily 10 nan y
+        GEOADD Sicily NX XX 1 2 m
+        GEOADD Sicily CH 1 2 m 3
+        GEOADD Sicily GT 1 2 m
+        GEOADD Sicily NX CH XX
+        GEOADD Sicily NX CH 1 1
+        GEOADD Sicily CH 13.361389 38.115556 Palermo 1 1 new
+        GEOADD Sicily XX CH 13 38 Palermo 1 1 other
+        GEOADD Sicily nx 13 39 Palermo
+        GEOADD Sicily 1 2
+        GEOPOS Sicily Palermo new other
+        ZADD Sicily 0 zero 1 one -1 neg 1e30 big -1e30 small 4503599627370496 two52 1.5 frac
+        GEOPOS Sicily zero one neg big small two52 frac
+        GEOHASH Sicily zero one neg big small two52 frac
+        GEODIST Sicily neg big
+        SET str v
+        GEOADD str 1 2 m
+        GEOADD str 200 2 m
+        GEOPOS str a
+        GEODIST str a b
+        GEODIST str a b yd
+        GEOHASH str a
+        ?HELLO 3
+        GEOPOS Sicily Palermo nope
+        GEOPOS nokey a
+        GEODIST Sicily Palermo Catania
+        GEODIST Sicily Palermo nope
+        GEOHASH Sicily Palermo nope
+    """),
+]
+def random_geo_case(seed, steps=300):
+    """Seeded random positions (anywhere in range, on its edges, just
+    outside it, and written as integers, fractions and exponents), then
+    GEOPOS, GEODIST in every unit and GEOHASH over them: every score,
+    centre, distance and hash string must be Redis's to the last digit."""
+    rng = random.Random(seed)
+    members = ["m%d" % i for i in range(12)]
+    m = lambda: rng.choice(members)  # noqa: E731
+
+    def coord(lo, hi):
+        r = rng.random()
+        if r < 0.1:
+            return rng.choice([str(lo), str(hi), "0", "-0"])
+        if r < 0.15:
+            return "%.9f" % (hi + rng.choice([-1, 1]) * rng.uniform(0, 1e-6))
+        if r < 0.2:
+            return "%de-2" % rng.randint(int(lo * 100), int(hi * 100))
+        return repr(rng.uniform(lo, hi))
+
+    pos = lambda: "%s %s" % (coord(-180, 180), coord(-85.05112878, 85.05112878))  # noqa: E731
+    makers = [
+        lambda: "GEOADD g %s %s %s" % (rng.choice(["", "NX", "XX", "CH", "XX CH"]), pos(), m()),
+        lambda: "GEOADD g %s %s %s %s" % (pos(), m(), pos(), m()),
+        lambda: "GEOPOS g %s %s %s" % (m(), m(), m()),
+        lambda: "GEODIST g %s %s %s" % (m(), m(), rng.choice(["", "m", "km", "ft", "mi", "KM"])),
+        lambda: "GEOHASH g %s %s" % (m(), m()),
+        lambda: "ZSCORE g %s" % m(),
+        lambda: "ZREM g %s" % m(),
+    ]
+    return "\n".join(rng.choice(makers)() for _ in range(steps))
+
+
+ZSET_CASES8 += [("random-geo-%d" % seed, random_geo_case(seed)) for seed in range(4)]
 ZSET_CASES8 += [("random-zsets-%d" % seed, random_zset_case(seed)) for seed in range(8)]
 ZSET_CASES8 += [("random-zsets-lex-%d" % seed, random_zset_lex_case(seed)) for seed in range(4)]
 REQUIRES.update({name: ["zadd"] for name, _ in ZSET_CASES8})

@@ -194,6 +194,13 @@ pub const MONITOR_DENY_BLOCKING: &str = "ERR MONITOR isn't allowed for DENY BLOC
 pub const COUNT_AT_LEAST_MINUS_ONE: &str = "ERR count should be greater than or equal to -1";
 pub const COMMANDLOG_TYPE: &str = "ERR type should be one of the following: slow, large-request, large-reply";
 
+/// GEOADD's coordinates outside what a 52-bit geohash covers (C's `%f`).
+pub fn geo_invalid_pair(lon: f64, lat: f64) -> String {
+    format!("ERR invalid longitude,latitude pair {lon:.6},{lat:.6}")
+}
+
+pub const GEO_UNIT: &str = "ERR unsupported unit provided. please use M, KM, FT, MI";
+
 /// ZUNION, ZINTER, ZDIFF (and STORE), ZINTERCARD with a key count below 1.
 pub fn zset_need_keys(fullname: &str) -> String {
     format!("ERR at least 1 input key is needed for '{fullname}' command")

@@ -13,43 +13,6 @@ use std::time::{Duration, Instant};
 
 use redis::Commands;
 
-const NIL_ARRAY: &[u8] = b"*-1\r\n";
-
-fn send(r: &mut Raw, cmd: &str) {
-    let parts: Vec<&[u8]> = cmd.split(' ').map(str::as_bytes).collect();
-    r.cmd(&parts);
-}
-
-/// INFO's `blocked_clients`.
-fn blocked(c: &mut redis::Connection) -> i64 {
-    let info: String = redis::cmd("INFO").arg("clients").query(c).unwrap();
-    info.lines().find_map(|l| l.strip_prefix("blocked_clients:")).unwrap().trim().parse().unwrap()
-}
-
-/// The worker (CLIENT INFO `io-thread`) and id of a raw connection.
-fn whoami(r: &mut Raw) -> (usize, i64) {
-    r.cmd(&[b"CLIENT", b"INFO"]);
-    let mut line = Vec::new();
-    while !line.ends_with(b"\r\n") {
-        line.extend_from_slice(&r.read_n(1));
-    }
-    let n: usize = std::str::from_utf8(&line[1..line.len() - 2]).unwrap().parse().unwrap();
-    let text = String::from_utf8(r.read_n(n + 2)).unwrap();
-    let field = |k: &str| text.split(' ').find_map(|kv| kv.strip_prefix(k)).unwrap().trim().to_string();
-    (field("io-thread=").parse().unwrap(), field("id=").parse().unwrap())
-}
-
-/// A raw connection owned by worker `worker` (among several tried).
-fn raw_on(s: &TestServer, worker: usize) -> Raw {
-    for _ in 0..500 {
-        let mut r = s.raw();
-        if whoami(&mut r).0 == worker {
-            return r;
-        }
-    }
-    panic!("no connection landed on worker {worker}");
-}
-
 #[test]
 fn replies_and_errors() {
     each_threads(|s| {
@@ -279,6 +242,26 @@ fn a_waiter_whose_destination_turns_wrong_type_gets_the_error() {
         assert_eq!(blocked(&mut c), 0);
         assert_eq!(c.lrange::<_, Vec<String>>("src", 0, -1).unwrap(), vec!["a"]);
         rt(&mut w, "BLMOVE dst src LEFT LEFT 0", WRONGTYPE);
+    });
+}
+
+#[test]
+fn a_waiter_woken_behind_a_wrong_type_key_gets_the_error() {
+    each_threads(|s| {
+        let mut c = s.conn();
+        let mut w = s.raw();
+        for (wait, k1, k2) in [("BLPOP a b 0", "a", "b"), ("BLMPOP 0 2 c d LEFT", "c", "d")] {
+            send(&mut w, wait);
+            wait_for("the waiter to block", || blocked(&mut c) == 1);
+            // A string under the first key alone leaves it waiting.
+            let _: () = c.set(k1, "str").unwrap();
+            assert_eq!(blocked(&mut c), 1);
+            // Redis re-runs the command for the second key and fails on the first.
+            let _: i64 = c.rpush(k2, "x").unwrap();
+            w.expect(WRONGTYPE);
+            assert_eq!(blocked(&mut c), 0);
+            assert_eq!(c.llen::<_, i64>(k2).unwrap(), 1);
+        }
     });
 }
 

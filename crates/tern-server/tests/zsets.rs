@@ -1,11 +1,14 @@
 //! Black-box tests of the sorted-set family, at 1 and 2 worker threads:
 //! exact bytes on a raw socket for replies, errors and encodings (each
-//! checked against redis-server-unstable, Redis 8.4), and the `redis`
-//! crate for ordinary use.
+//! checked against redis-server-unstable, Redis 8.4), the `redis` crate
+//! for ordinary use, and the blocking pops across workers (as the list
+//! tests do BLPOP's: first come first served, wrong types, timeouts,
+//! CLIENT UNBLOCK, MULTI, every member delivered exactly once).
 mod common;
 use common::*;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
+use std::time::{Duration, Instant};
 
 use redis::Commands;
 
@@ -695,5 +698,251 @@ fn union_inter_diff_and_their_stores() {
         rt(&mut r, "SET {a}str v", OK);
         rt(&mut r, "ZUNION 2 {a}a {a}str WEIGHTS x", WRONGTYPE);
         rt(&mut r, "ZINTERSTORE {a}d 1 {a}str", WRONGTYPE);
+    });
+}
+
+// ------------------------------------------------------- blocking pops --
+
+#[test]
+fn blocking_pops_reply_at_once_when_they_can() {
+    each_threads(|s| {
+        let mut r = s.raw();
+        rt(&mut r, "ZADD z 1 a 2 b 3 c 1.5 d", b":4\r\n");
+        rt(&mut r, "BZPOPMIN nokey z 0", &bulks(&["z", "a", "1"]));
+        rt(&mut r, "BZPOPMAX z 0", &bulks(&["z", "c", "3"]));
+        rt(&mut r, "BZMPOP 0 2 nokey z MIN", b"*2\r\n$1\r\nz\r\n*1\r\n*2\r\n$1\r\nd\r\n$3\r\n1.5\r\n");
+        rt(&mut r, "BZMPOP 0 1 z MAX COUNT 5", b"*2\r\n$1\r\nz\r\n*1\r\n*2\r\n$1\r\nb\r\n$1\r\n2\r\n");
+        rt(&mut r, "EXISTS z", b":0\r\n");
+        rt(&mut r, "SET str v", OK);
+        rt(&mut r, "ZADD z 1 a", b":1\r\n");
+        // A key of another type fails only if no key before it had a member.
+        rt(&mut r, "BZPOPMIN nokey str z 0", WRONGTYPE);
+        rt(&mut r, "BZMPOP 0 2 str z MIN", WRONGTYPE);
+        rt(&mut r, "BZPOPMIN z str 0", &bulks(&["z", "a", "1"]));
+        rt(&mut r, "BZPOPMIN nokey 0.01", NIL_ARRAY);
+        rt(&mut r, "BZMPOP 0.01 1 nokey MAX", NIL_ARRAY);
+        rt(&mut r, "BZPOPMIN z x", b"-ERR timeout is not a float or out of range\r\n");
+        rt(&mut r, "BZPOPMAX z -1", b"-ERR timeout is negative\r\n");
+        rt(&mut r, "BZPOPMIN z inf", b"-ERR timeout is out of range\r\n");
+        // BZMPOP reads numkeys, MIN|MAX and COUNT before its timeout.
+        rt(&mut r, "BZMPOP x 0 z MIN", b"-ERR numkeys should be greater than 0\r\n");
+        rt(&mut r, "BZMPOP x 1 z mid", SYNTAX);
+        rt(&mut r, "BZMPOP x 1 z MIN COUNT 0", b"-ERR count should be greater than 0\r\n");
+        rt(&mut r, "BZMPOP x 1 z MIN", b"-ERR timeout is not a float or out of range\r\n");
+        rt(&mut r, "BZMPOP 0 2 z MIN", SYNTAX);
+        rt(&mut r, "BZMPOP 0 1 z MIN COUNT 1 COUNT 2", SYNTAX);
+        rt(&mut r, "BZPOPMIN z", b"-ERR wrong number of arguments for 'bzpopmin' command\r\n");
+        r.cmd(&[b"HELLO", b"3"]);
+        r.cmd(&[b"PING"]);
+        let mut buf = Vec::new();
+        while !buf.ends_with(b"+PONG\r\n") {
+            buf.extend(r.read_n(1));
+        }
+        rt(&mut r, "ZADD z 1 a 2 b 3 c", b":3\r\n");
+        rt(&mut r, "BZPOPMIN z 0", b"*3\r\n$1\r\nz\r\n$1\r\na\r\n,1\r\n");
+        rt(&mut r, "BZMPOP 0 1 z MAX COUNT 2", b"*2\r\n$1\r\nz\r\n*2\r\n*2\r\n$1\r\nc\r\n,3\r\n*2\r\n$1\r\nb\r\n,2\r\n");
+        rt(&mut r, "BZPOPMAX nokey 0.01", b"_\r\n");
+        rt(&mut r, "BZMPOP 0.01 1 nokey MIN", b"_\r\n");
+    });
+}
+
+#[test]
+fn blocked_pop_is_served_by_a_write_on_another_worker() {
+    let s = TestServer::start(2);
+    for (consumer_on, producer_on) in [(0, 1), (1, 0)] {
+        let mut consumer = raw_on(&s, consumer_on);
+        let mut producer = raw_on(&s, producer_on);
+        let mut c = s.conn();
+        // Each command that creates or grows a sorted set wakes a waiter.
+        for (wait, write, wrote, served) in [
+            ("BZPOPMIN q 0", "ZADD q 2 b 1 a", &b":2\r\n"[..], bulks(&["q", "a", "1"])),
+            ("BZPOPMAX q 0", "ZINCRBY q 5 a", b"$1\r\n5\r\n", bulks(&["q", "a", "5"])),
+            ("BZMPOP 0 2 x q MIN COUNT 3", "ZUNIONSTORE q 1 src", b":1\r\n", b"*2\r\n$1\r\nq\r\n*1\r\n*2\r\n$1\r\ns\r\n$1\r\n7\r\n".to_vec()),
+            ("BZPOPMIN q 0", "ZRANGESTORE q src 0 0", b":1\r\n", bulks(&["q", "s", "7"])),
+        ] {
+            let _: i64 = c.del("q").unwrap();
+            let _: i64 = c.zadd("src", "s", 7).unwrap();
+            send(&mut consumer, wait);
+            wait_for("the consumer to block", || blocked(&mut c) == 1);
+            let t = Instant::now();
+            rt(&mut producer, write, wrote);
+            consumer.expect(&served);
+            assert!(t.elapsed() < Duration::from_secs(1));
+            assert_eq!(blocked(&mut c), 0);
+        }
+        assert!(!c.exists::<_, bool>("q").unwrap());
+        let _: i64 = c.del(&["q", "src"]).unwrap();
+    }
+}
+
+#[test]
+fn pop_waiters_are_served_first_come_first_served() {
+    each_threads(|s| {
+        let mut c = s.conn();
+        let mut waiters: Vec<Raw> = Vec::new();
+        for (i, cmd) in ["BZPOPMIN q 0", "BZPOPMAX q 0", "BZMPOP 0 1 q MIN COUNT 2", "BZPOPMIN other q 0"].iter().enumerate() {
+            let mut w = s.raw();
+            send(&mut w, cmd);
+            wait_for("a waiter to block", || blocked(&mut c) == i as i64 + 1);
+            waiters.push(w);
+        }
+        let _: i64 = c.zadd_multiple("q", &[(1, "a"), (2, "b"), (3, "c"), (4, "d"), (5, "e")]).unwrap();
+        waiters[0].expect(&bulks(&["q", "a", "1"]));
+        waiters[1].expect(&bulks(&["q", "e", "5"]));
+        waiters[2].expect(b"*2\r\n$1\r\nq\r\n*2\r\n*2\r\n$1\r\nb\r\n$1\r\n2\r\n*2\r\n$1\r\nc\r\n$1\r\n3\r\n");
+        waiters[3].expect(&bulks(&["q", "d", "4"]));
+        assert_eq!(blocked(&mut c), 0);
+        assert!(!c.exists::<_, bool>("q").unwrap());
+    });
+}
+
+#[test]
+fn a_pop_waiter_stays_blocked_through_other_types() {
+    each_threads(|s| {
+        let mut c = s.conn();
+        let mut w = s.raw();
+        send(&mut w, "BZPOPMIN k 0");
+        wait_for("the waiter to block", || blocked(&mut c) == 1);
+        // A string, then a list, under the key: it takes from neither.
+        let _: () = c.set("k", "str").unwrap();
+        let _: i64 = c.del("k").unwrap();
+        let _: i64 = c.rpush("k", "x").unwrap();
+        assert_eq!(c.lpop::<_, String>("k", None).unwrap(), "x");
+        assert_eq!(blocked(&mut c), 1);
+        // A list waiter queued behind it is served by a list, as in Redis.
+        let mut l = s.raw();
+        send(&mut l, "BLPOP k 0");
+        wait_for("the list waiter to block", || blocked(&mut c) == 2);
+        let _: i64 = c.rpush("k", "y").unwrap();
+        l.expect(b"*2\r\n$1\r\nk\r\n$1\r\ny\r\n");
+        assert_eq!(blocked(&mut c), 1);
+        let _: i64 = c.zadd("k", "m", 1).unwrap();
+        w.expect(&bulks(&["k", "m", "1"]));
+        assert_eq!(blocked(&mut c), 0);
+        // Woken by a key behind one of another type: the re-run fails on
+        // the first, as Redis's does, and takes nothing.
+        send(&mut w, "BZPOPMIN k1 k2 0");
+        wait_for("the waiter to block on two keys", || blocked(&mut c) == 1);
+        let _: () = c.set("k1", "str").unwrap();
+        let _: i64 = c.zadd("k2", "m", 1).unwrap();
+        w.expect(WRONGTYPE);
+        assert_eq!(blocked(&mut c), 0);
+        assert_eq!(c.zcard::<_, i64>("k2").unwrap(), 1);
+        let _: i64 = c.del(&["k1", "k2"]).unwrap();
+        // A waiter that leaves takes nothing and passes its turn on.
+        let mut gone = s.raw();
+        send(&mut gone, "BZPOPMAX k 0");
+        wait_for("the first waiter to block", || blocked(&mut c) == 1);
+        send(&mut w, "BZPOPMAX k 0");
+        wait_for("the second waiter to block", || blocked(&mut c) == 2);
+        drop(gone);
+        wait_for("the first waiter to be gone", || blocked(&mut c) == 1);
+        let _: i64 = c.zadd_multiple("k", &[(1, "a"), (2, "b")]).unwrap();
+        w.expect(&bulks(&["k", "b", "2"]));
+        assert_eq!(c.zrange::<_, Vec<String>>("k", 0, -1).unwrap(), vec!["a"]);
+    });
+}
+
+#[test]
+fn pop_timeouts_unblock_and_multi() {
+    each_threads(|s| {
+        let mut c = s.conn();
+        let mut r = s.raw();
+        for (cmd, ms) in [("BZPOPMIN q 0.15", 150u64), ("BZMPOP 0.05 1 q MAX", 50)] {
+            let t = Instant::now();
+            send(&mut r, cmd);
+            r.expect(NIL_ARRAY);
+            let took = t.elapsed();
+            assert!(took >= Duration::from_millis(ms), "{cmd} answered after {took:?}");
+            // The margin is for a loaded debug build.
+            assert!(took < Duration::from_millis(ms + 500), "{cmd} answered after {took:?}");
+        }
+        let (_, id) = whoami(&mut r);
+        send(&mut r, "BZPOPMAX q 0");
+        wait_for("the waiter to block", || blocked(&mut c) == 1);
+        let n: i64 = redis::cmd("CLIENT").arg("UNBLOCK").arg(id).arg("TIMEOUT").query(&mut c).unwrap();
+        assert_eq!(n, 1);
+        r.expect(NIL_ARRAY);
+        send(&mut r, "BZMPOP 0 1 q MIN");
+        wait_for("the waiter to block again", || blocked(&mut c) == 1);
+        let n: i64 = redis::cmd("CLIENT").arg("UNBLOCK").arg(id).arg("ERROR").query(&mut c).unwrap();
+        assert_eq!(n, 1);
+        r.expect(b"-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n");
+        assert_eq!(blocked(&mut c), 0);
+        // Inside MULTI nothing blocks.
+        rt(&mut r, "MULTI", OK);
+        rt(&mut r, "BZPOPMIN q 0", b"+QUEUED\r\n");
+        rt(&mut r, "BZMPOP 0 1 q MIN", b"+QUEUED\r\n");
+        rt(&mut r, "EXEC", b"*2\r\n*-1\r\n*-1\r\n");
+        // A transaction's writes wake a waiter after EXEC: what it left.
+        let mut w = s.raw();
+        send(&mut w, "BZPOPMIN q 0");
+        wait_for("the waiter to block", || blocked(&mut c) == 1);
+        rt(&mut r, "MULTI", OK);
+        rt(&mut r, "ZADD q 1 a", b"+QUEUED\r\n");
+        rt(&mut r, "ZPOPMIN q", b"+QUEUED\r\n");
+        rt(&mut r, "ZADD q 2 b", b"+QUEUED\r\n");
+        rt(&mut r, "EXEC", b"*3\r\n:1\r\n*2\r\n$1\r\na\r\n$1\r\n1\r\n:1\r\n");
+        w.expect(&bulks(&["q", "b", "2"]));
+    });
+}
+
+#[test]
+fn many_producers_and_pop_consumers_deliver_each_member_once() {
+    each_threads(|s| {
+        const PRODUCERS: usize = 4;
+        const CONSUMERS: usize = 6;
+        const PER: usize = 200;
+        let port = s.port;
+        let consumers: Vec<_> = (0..CONSUMERS)
+            .map(|i| {
+                std::thread::spawn(move || {
+                    let mut c = redis::Client::open(format!("redis://127.0.0.1:{port}/")).unwrap().get_connection().unwrap();
+                    let mut got = Vec::new();
+                    loop {
+                        let cmd = if i % 2 == 0 { "BZPOPMIN" } else { "BZPOPMAX" };
+                        let v: Option<(String, String, String)> = redis::cmd(cmd).arg("q1").arg("q2").arg("5").query(&mut c).unwrap();
+                        match v {
+                            Some((_, m, _)) if m.starts_with("stop") => return got,
+                            Some((_, m, _)) => got.push(m),
+                            None => panic!("a consumer timed out with members outstanding"),
+                        }
+                    }
+                })
+            })
+            .collect();
+        let producers: Vec<_> = (0..PRODUCERS)
+            .map(|p| {
+                std::thread::spawn(move || {
+                    let mut c = redis::Client::open(format!("redis://127.0.0.1:{port}/")).unwrap().get_connection().unwrap();
+                    for i in 0..PER {
+                        let key = if i % 2 == 0 { "q1" } else { "q2" };
+                        let _: i64 = c.zadd(key, format!("{p}:{i}"), i).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for p in producers {
+            p.join().unwrap();
+        }
+        let mut c = s.conn();
+        // Stops sort between the other members, so each consumer's last
+        // pop is its stop whichever end it takes from only once the rest
+        // is gone: wait for that before adding them.
+        wait_for("the members to be taken", || c.exists::<_, i64>(&["q1", "q2"]).unwrap() == 0);
+        for i in 0..CONSUMERS {
+            let _: i64 = c.zadd("q2", format!("stop{i}"), 0).unwrap();
+        }
+        let mut seen = HashSet::new();
+        let mut total = 0;
+        for h in consumers {
+            for m in h.join().unwrap() {
+                assert!(seen.insert(m.clone()), "{m} delivered twice");
+                total += 1;
+            }
+        }
+        assert_eq!(total, PRODUCERS * PER);
+        assert!(!c.exists::<_, bool>("q2").unwrap());
+        assert_eq!(blocked(&mut c), 0);
     });
 }

@@ -99,8 +99,11 @@ struct Interest {
     nokey: u32,
 }
 
-/// A client blocked on a key, and the worker that owns it (the one that
-/// must be woken to serve it).
+/// A client blocked on a key, the worker that owns it (the one that
+/// must be woken to serve it), and the type of value (TYPE's name) it
+/// can take from: a key's queue may hold BLPOP and BZPOPMIN waiters at
+/// once, and each is served in turn among those its type serves, as in
+/// Redis.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Waiter {
     pub client: u64,
@@ -108,6 +111,7 @@ pub struct Waiter {
     /// Redis's `unblock_on_nokey`: the wait is to end when the key is
     /// deleted (XREADGROUP's); the blocking pops' waits are not.
     pub on_nokey: bool,
+    pub wants: &'static str,
 }
 
 /// How starting or ending a wait changed the number of keys clients are
@@ -1078,9 +1082,14 @@ impl Shard {
     }
 
     /// Takes `client` out of `key`'s queue (served, timed out, unblocked
-    /// or gone). When it was first and the key still holds a value, the
-    /// key is ready again for the next one: what it did not take is theirs.
+    /// or gone). When its turn had come (it was first of those the key's
+    /// type serves) and the key still holds a value, the key is ready
+    /// again for the next one: what it did not take is theirs.
     pub fn unblock(&mut self, key: &[u8], hash: u64, client: u64, now: u64) -> BlockingKeys {
+        let due = match self.interest.find(hash, |w| *w.key == *key) {
+            Some(w) => self.next_waiter(key, hash, &w.waiters).is_some_and(|f| f.client == client),
+            None => false,
+        };
         let mut pass_on = false;
         let mut d = BlockingKeys::default();
         if let Some(w) = self.interest.find_mut(hash, |w| *w.key == *key) {
@@ -1090,7 +1099,7 @@ impl Shard {
                     d.nokey = -i8::from(w.nokey == 0);
                 }
                 d.keys = -i8::from(w.waiters.is_empty());
-                pass_on = i == 0 && !w.waiters.is_empty();
+                pass_on = due && !w.waiters.is_empty();
             }
         }
         if pass_on && self.peek(key, hash, now).is_some() && !self.ready.iter().any(|k| **k == *key) {
@@ -1100,17 +1109,32 @@ impl Shard {
         d
     }
 
-    /// Whether `client` may take from `key` now: no one blocked on it came
-    /// earlier (it is first in the queue, or the queue is empty).
+    /// Whether `client` may take from `key` now: no one blocked on it who
+    /// wants the key's type came earlier (it is the first of them, or
+    /// there is none).
     pub fn first_waiter(&self, key: &[u8], hash: u64, client: u64) -> bool {
         match self.interest.find(hash, |w| *w.key == *key) {
-            Some(w) => w.waiters.front().is_none_or(|f| f.client == client),
+            Some(w) => self.next_waiter(key, hash, &w.waiters).is_none_or(|f| f.client == client),
             None => true,
         }
     }
 
-    /// Moves the first waiter of each key written since the last call
-    /// (in the order the keys were first written) to `out`, once each.
+    /// The first of `waiters` (`key`'s queue) whose type `key` holds; the
+    /// first of all when the key is absent (its wake finds nothing, and
+    /// waits on).
+    fn next_waiter<'w>(&self, key: &[u8], hash: u64, waiters: &'w std::collections::VecDeque<Waiter>) -> Option<&'w Waiter> {
+        match self.table.get(key, hash) {
+            Some(e) => {
+                let t = e.value().type_name();
+                waiters.iter().find(|w| w.wants == t)
+            }
+            None => waiters.front(),
+        }
+    }
+
+    /// Moves the first waiter (of those the key's type serves) of each key
+    /// written since the last call (in the order the keys were first
+    /// written) to `out`, once each.
     #[inline]
     pub fn drain_ready(&mut self, out: &mut Vec<Waiter>) {
         if self.ready.is_empty() {
@@ -1118,7 +1142,8 @@ impl Shard {
         }
         for key in std::mem::take(&mut self.ready) {
             let hash = self.hash_key(&key);
-            if let Some(w) = self.interest.find(hash, |w| *w.key == *key).and_then(|w| w.waiters.front()) {
+            let Some(i) = self.interest.find(hash, |w| *w.key == *key) else { continue };
+            if let Some(w) = self.next_waiter(&key, hash, &i.waiters) {
                 if !out.contains(w) {
                     out.push(*w);
                 }
@@ -1216,10 +1241,41 @@ mod tests {
     }
 
     #[test]
+    fn waiters_of_other_types_are_passed_over() {
+        let mut sh = Shard::new();
+        let hq = sh.hash_key(b"q");
+        let l = Waiter { client: 1, worker: 0, on_nokey: false, wants: "list" };
+        let (a, b) = (Waiter { client: 2, worker: 1, on_nokey: false, wants: "string" }, Waiter { client: 3, worker: 0, on_nokey: false, wants: "string" });
+        for w in [l, a, b] {
+            sh.block(b"q", hq, w);
+        }
+        let mut out = Vec::new();
+        sh.set(b"q", hq, s("v"), None, 0);
+        sh.drain_ready(&mut out);
+        assert_eq!(out, vec![a]);
+        assert!(!sh.first_waiter(b"q", hq, 1) && sh.first_waiter(b"q", hq, 2) && !sh.first_waiter(b"q", hq, 3));
+        // The first string waiter leaves: the next string waiter is due,
+        // though a list waiter came before it.
+        sh.unblock(b"q", hq, 2, 0);
+        out.clear();
+        sh.drain_ready(&mut out);
+        assert_eq!(out, vec![b]);
+        // The list waiter leaving passes nothing on to a string waiter
+        // that is already first of its kind.
+        sh.unblock(b"q", hq, 1, 0);
+        out.clear();
+        sh.drain_ready(&mut out);
+        assert!(out.is_empty());
+    }
+
+    #[test]
     fn writes_wake_the_first_waiter_once_and_leaving_passes_it_on() {
         let mut sh = Shard::new();
         let hq = sh.hash_key(b"q");
-        let (a, b) = (Waiter { client: 1, worker: 0, on_nokey: false }, Waiter { client: 2, worker: 1, on_nokey: true });
+        let (a, b) = (
+            Waiter { client: 1, worker: 0, on_nokey: false, wants: "string" },
+            Waiter { client: 2, worker: 1, on_nokey: true, wants: "string" },
+        );
         assert_eq!(sh.block(b"q", hq, a), BlockingKeys { keys: 1, nokey: 0 });
         assert_eq!(sh.block(b"q", hq, b), BlockingKeys { keys: 0, nokey: 1 });
         let mut out = Vec::new();

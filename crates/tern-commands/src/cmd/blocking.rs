@@ -1,4 +1,4 @@
-//! Waiting in a blocking command (BLPOP and its kin today; BZPOPMIN and
+//! Waiting in a blocking command (BLPOP and its kin, BZPOPMIN and its kin;
 //! the streams' blocking reads can use the same calls), across workers.
 //!
 //! ```text
@@ -64,14 +64,17 @@ impl Timeout {
 }
 
 /// Whether the command runs again for a client already waiting (it then
-/// takes only what it may and otherwise keeps waiting without a reply;
-/// a key of the wrong type makes it wait on rather than fail).
+/// takes only what it may and otherwise keeps waiting without a reply).
+/// A key of the wrong type does not serve it, so alone it waits on; but
+/// before a key it may take from, it ends the wait with WRONGTYPE, as
+/// Redis's re-run of the command for that key answers.
 pub fn serving(ctx: &Ctx<'_, '_>) -> bool {
     ctx.client.blocked.is_some()
 }
 
-/// Whether this client may take from `key` now: nobody blocked on it came
-/// earlier. A transaction cannot wait, so it takes what is there.
+/// Whether this client may take from `key` now (it holds the type the
+/// client wants): nobody blocked on it for that type came earlier. A
+/// transaction cannot wait, so it takes what is there.
 pub fn may_take(ctx: &mut Ctx<'_, '_>, loc: Loc, key: &[u8]) -> bool {
     if ctx.locks.is_pinned() {
         return true;
@@ -94,10 +97,11 @@ pub fn served(ctx: &mut Ctx<'_, '_>) {
 }
 
 /// Nothing to take: waits on `count` keys (arguments `first..`, `locs`
-/// `0..count`) until `timeout`, replying nothing now; or, inside MULTI or
-/// EXEC, answers as the non-blocking form would (`null_array` or a null
-/// bulk). A client already waiting just waits on.
-pub fn wait(ctx: &mut Ctx<'_, '_>, args: Args<'_>, first: usize, count: usize, timeout: Timeout, null_array: bool) {
+/// `0..count`) for a value of type `wants` (TYPE's name) until `timeout`,
+/// replying nothing now; or, inside MULTI or EXEC, answers as the
+/// non-blocking form would (`null_array` or a null bulk). A client
+/// already waiting just waits on.
+pub fn wait(ctx: &mut Ctx<'_, '_>, args: Args<'_>, first: usize, count: usize, wants: &'static str, timeout: Timeout, null_array: bool) {
     if serving(ctx) {
         return;
     }
@@ -110,8 +114,8 @@ pub fn wait(ctx: &mut Ctx<'_, '_>, args: Args<'_>, first: usize, count: usize, t
         ranges.push((data.len(), a.len()));
         data.extend_from_slice(a);
     }
-    // A list's waiter waits on when the key is deleted, as in Redis.
-    let me = Waiter { client: ctx.client.id, worker: ctx.worker as u32, on_nokey: false };
+    // A pop's waiter waits on when the key is deleted, as in Redis.
+    let me = Waiter { client: ctx.client.id, worker: ctx.worker as u32, on_nokey: false, wants };
     let mut keys: Vec<(Loc, Box<[u8]>)> = Vec::with_capacity(count);
     for i in 0..count {
         let (loc, key) = (ctx.locs[i], args.get(first + i));

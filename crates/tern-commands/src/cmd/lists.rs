@@ -628,17 +628,25 @@ fn bpop(ctx: &mut Ctx<'_, '_>, args: Args<'_>, end: End) {
     let nkeys = args.len() - 2;
     // Keys are looked at in order: a key of another type is an error only
     // if no key before it had an element.
+    let mut wrong = false;
     for i in 0..nkeys {
         let (loc, key) = (ctx.locs[i], args.get(1 + i));
         match ctx.locks.shard(loc.gid).get(key, loc.hash, ctx.now).map(|e| e.list().is_some()) {
             None => continue,
-            // A waiter is served only by a list; it waits on.
-            Some(false) if blocking::serving(ctx) => continue,
+            // A waiter is served only by a list (see `blocking::serving`).
+            Some(false) if blocking::serving(ctx) => {
+                wrong = true;
+                continue;
+            }
             Some(false) => return ctx.reply.error(errors::WRONGTYPE),
             Some(true) => {}
         }
         if !blocking::may_take(ctx, loc, key) {
             continue;
+        }
+        if wrong {
+            ctx.reply.error(errors::WRONGTYPE);
+            return blocking::served(ctx);
         }
         let r = pop_into(ctx, loc, key, end, 1, |r, n| {
             if n > 0 {
@@ -650,7 +658,7 @@ fn bpop(ctx: &mut Ctx<'_, '_>, args: Args<'_>, end: End) {
             return blocking::served(ctx);
         }
     }
-    blocking::wait(ctx, args, 1, nkeys, timeout, true);
+    blocking::wait(ctx, args, 1, nkeys, "list", timeout, true);
 }
 
 fn blpop(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
@@ -688,7 +696,7 @@ fn bmove(ctx: &mut Ctx<'_, '_>, args: Args<'_>, from: End, to: End, timeout_at: 
             }
         }
     }
-    blocking::wait(ctx, args, 1, 1, timeout, false);
+    blocking::wait(ctx, args, 1, 1, "list", timeout, false);
 }
 
 fn blmove(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
@@ -702,27 +710,37 @@ fn brpoplpush(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     bmove(ctx, args, End::Right, End::Left, 3)
 }
 
+/// BLMPOP: numkeys, LEFT|RIGHT and COUNT are checked before the timeout
+/// (Redis's `lmpopGenericCommand` reads the timeout last).
 fn blmpop(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
-    let timeout = match Timeout::parse(args.get(1), ctx.now) {
-        Ok(t) => t,
-        Err(e) => return ctx.reply.error(e),
-    };
     let m = match parse_mpop(args, 2, end_arg) {
         Ok(m) if ctx.locs.len() >= m.numkeys => m,
         Ok(_) => return ctx.reply.error(errors::SYNTAX),
         Err(e) => return ctx.reply.error(e),
     };
+    let timeout = match Timeout::parse(args.get(1), ctx.now) {
+        Ok(t) => t,
+        Err(e) => return ctx.reply.error(e),
+    };
+    let mut wrong = false;
     for i in 0..m.numkeys {
         let (loc, key) = (ctx.locs[i], args.get(3 + i));
         let kind = ctx.locks.shard(loc.gid).get(key, loc.hash, ctx.now).map(|e| e.list().is_some());
         match kind {
-            Some(false) if blocking::serving(ctx) => continue,
+            Some(false) if blocking::serving(ctx) => {
+                wrong = true;
+                continue;
+            }
             Some(false) => return ctx.reply.error(errors::WRONGTYPE),
             None => continue,
             Some(true) => {}
         }
         if !blocking::may_take(ctx, loc, key) {
             continue;
+        }
+        if wrong {
+            ctx.reply.error(errors::WRONGTYPE);
+            return blocking::served(ctx);
         }
         let r = pop_into(ctx, loc, key, m.end, m.count, |r, n| {
             if n > 0 {
@@ -737,5 +755,5 @@ fn blmpop(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             }
         }
     }
-    blocking::wait(ctx, args, 3, m.numkeys, timeout, true);
+    blocking::wait(ctx, args, 3, m.numkeys, "list", timeout, true);
 }

@@ -44,6 +44,7 @@ pub mod commandlog;
 pub mod config;
 pub mod connection;
 pub mod docargs;
+pub mod geo;
 pub mod hashes;
 pub mod hll;
 pub mod info;
@@ -87,6 +88,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     lists::COMMANDS,
     sets::COMMANDS,
     zsets::COMMANDS,
+    geo::COMMANDS,
     sort::COMMANDS,
     keys::COMMANDS,
     connection::COMMANDS,

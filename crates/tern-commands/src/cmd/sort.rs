@@ -1,4 +1,5 @@
-//! SORT and SORT_RO over lists and sets, as Redis's `sort.c` does them:
+//! SORT and SORT_RO over lists, sets and sorted sets, as Redis's `sort.c`
+//! does them:
 //! parse, read the elements, weigh them (the element itself, or the
 //! string or hash field a `BY` pattern names), sort, and reply or STORE
 //! the elements or what `GET` patterns name.
@@ -9,8 +10,12 @@
 //! of the client's database when one does (taken in ascending order, so
 //! no deadlock), for one atomic step as in Redis.
 //!
-//! Non-goals: sorted sets (Tern has none yet); the locale's collation for
-//! ALPHA (Redis's `strcoll` under the C locale, which Redis runs in by
+//! Lists and sorted sets have an order of their own (a sorted set's is by
+//! score), which `BY` a pattern without `*` keeps (reversed by DESC, then
+//! cut by LIMIT); a set's is its table's, so a set is sorted anyway when
+//! the result is stored.
+//!
+//! Non-goals: the locale's collation for ALPHA (Redis's `strcoll` under the C locale, which Redis runs in by
 //! default, is a byte comparison, as here).
 
 use std::borrow::Cow;
@@ -220,9 +225,12 @@ fn sort_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, ro: bool) {
     let found = ctx.locks.shard(src.gid).lookup(key, src.hash, now, acc).map(|e| match e.value() {
         ValueRef::List(l) => Ok((true, l.iter().map(Cow::into_owned).collect::<Vec<_>>())),
         ValueRef::Set(s) => Ok((false, s.iter().map(|m| m.to_vec()).collect())),
+        ValueRef::ZSet(z) => Ok((true, z.iter().map(|(m, _)| m.to_vec()).collect())),
         _ => Err(errors::WRONGTYPE),
     });
-    let (is_list, mut elems) = match found {
+    // Whether the elements come in an order of their own (a list's, or a
+    // sorted set's by score).
+    let (ordered, mut elems) = match found {
         None => {
             ctx.stats.keyspace_misses.add(1);
             (true, Vec::new())
@@ -238,7 +246,7 @@ fn sort_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, ro: bool) {
     };
     // A set's order is its table's: stored or replicated results must not
     // depend on it, so they are sorted (Redis does the same).
-    if o.dontsort && !is_list && o.store.is_some() {
+    if o.dontsort && !ordered && o.store.is_some() {
         o.dontsort = false;
         o.alpha = true;
         o.by = None;
@@ -252,7 +260,7 @@ fn sort_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, ro: bool) {
         end = len - 2;
     }
     end = end.min(len - 1);
-    if o.dontsort && is_list && o.desc {
+    if o.dontsort && ordered && o.desc {
         elems.reverse();
     }
     if !o.dontsort {

@@ -1,4 +1,7 @@
-//! Sorted-set commands: ZADD and the rest of Redis's sorted-set family.
+//! Sorted-set commands: ZADD and the rest of Redis's sorted-set family,
+//! and the blocking pops (BZPOPMIN, BZPOPMAX, BZMPOP), which take the
+//! non-blocking path here and wait through `cmd::blocking` when there is
+//! nothing to take.
 //!
 //! The value lives in `tern_store::ZSet` (listpack or skiplist, with
 //! Redis's conversions at `zset-max-listpack-entries` and
@@ -17,6 +20,7 @@ use rand::Rng;
 use tern_resp::{parse_i64, string2d, strtod, Args};
 use tern_store::{Edit, Effect, EntryExt, LexBound, ScoreBound, Set, Shard, Value, ZSet, ZsetLimits};
 
+use super::blocking::{self, Timeout};
 use super::hashes::is;
 use super::keyspec::{index, keynum, ks, range, ACCESS, DELETE, OW, RO, RW, UPDATE};
 use super::table::{flags::*, CommandSpec};
@@ -105,6 +109,17 @@ pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("zmpop", -4, WRITE, &[ks(RW | ACCESS | DELETE, index(1), keynum(0, 1, 1))], zmpop)
         .doc("sorted-set", "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped.", "7.0.0", "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.")
         .acl(&["write", "sortedset", "slow"]),
+    CommandSpec::new("bzpopmin", -3, WRITE | FAST | BLOCKING, &[ks(RW | ACCESS | DELETE, index(1), range(-2, 1, 0))], bzpopmin)
+        .doc("sorted-set", "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", "5.0.0", "O(log(N)) with N being the number of elements in the sorted set.")
+        .acl(&["write", "sortedset", "fast", "blocking"])
+        .history(&[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")]),
+    CommandSpec::new("bzpopmax", -3, WRITE | FAST | BLOCKING, &[ks(RW | ACCESS | DELETE, index(1), range(-2, 1, 0))], bzpopmax)
+        .doc("sorted-set", "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.  Deletes the sorted set if the last element was popped.", "5.0.0", "O(log(N)) with N being the number of elements in the sorted set.")
+        .acl(&["write", "sortedset", "fast", "blocking"])
+        .history(&[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")]),
+    CommandSpec::new("bzmpop", -5, WRITE | BLOCKING, &[ks(RW | ACCESS | DELETE, index(2), keynum(0, 1, 1))], bzmpop)
+        .doc("sorted-set", "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", "7.0.0", "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.")
+        .acl(&["write", "sortedset", "slow", "blocking"]),
     CommandSpec::new("zrandmember", -2, READONLY, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], zrandmember)
         .doc("sorted-set", "Returns one or more random members from a sorted set.", "6.2.0", "O(N) where N is the number of members returned")
         .acl(&["read", "sortedset", "slow"])
@@ -456,7 +471,7 @@ fn zadd_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, mut f: AddFlags, mut scor
     }
 }
 
-fn zadd(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+pub(super) fn zadd(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     zadd_generic(ctx, args, AddFlags::default(), 2)
 }
 
@@ -908,6 +923,86 @@ fn zmpop(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         }
     }
     ctx.reply.null_array();
+}
+
+// ------------------------------------------------------------ blocking --
+
+/// The blocking pops: pops from the first of `nkeys` keys (arguments
+/// `first..`) that holds a sorted set, or waits on them all (see
+/// `cmd::blocking`). `count` None is BZPOPMIN / BZPOPMAX's
+/// `[key, member, score]`; Some is BZMPOP's `[key, [[member, score], ...]]`.
+fn bzpop_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, first: usize, nkeys: usize, side: Side, count: Option<usize>, timeout: Timeout) {
+    // Keys are looked at in order: a key of another type is an error only
+    // if no key before it had a member.
+    let mut wrong = false;
+    for i in 0..nkeys {
+        let (loc, key) = (ctx.locs[i], args.get(first + i));
+        match ctx.locks.shard(loc.gid).get(key, loc.hash, ctx.now).map(|e| e.zset().is_some()) {
+            None => continue,
+            // A waiter is served only by a sorted set (see
+            // `blocking::serving`).
+            Some(false) if blocking::serving(ctx) => {
+                wrong = true;
+                continue;
+            }
+            Some(false) => return ctx.reply.error(errors::WRONGTYPE),
+            Some(true) => {}
+        }
+        if !blocking::may_take(ctx, loc, key) {
+            continue;
+        }
+        if wrong {
+            ctx.reply.error(errors::WRONGTYPE);
+            return blocking::served(ctx);
+        }
+        let r = pop_into(ctx, i, key, side, count.unwrap_or(1), count.is_some(), |reply, n| match count {
+            None => {
+                reply.array(3);
+                reply.bulk(key);
+            }
+            Some(_) => {
+                reply.array(2);
+                reply.bulk(key);
+                reply.array(n);
+            }
+        });
+        if let Ok(Some(_)) = r {
+            return blocking::served(ctx);
+        }
+    }
+    blocking::wait(ctx, args, first, nkeys, "zset", timeout, true);
+}
+
+/// BZPOPMIN / BZPOPMAX: the timeout is read first, as Redis does.
+fn bzpop(ctx: &mut Ctx<'_, '_>, args: Args<'_>, side: Side) {
+    let timeout = match Timeout::parse(args.get(args.len() - 1), ctx.now) {
+        Ok(t) => t,
+        Err(e) => return ctx.reply.error(e),
+    };
+    bzpop_generic(ctx, args, 1, args.len() - 2, side, None, timeout)
+}
+
+fn bzpopmin(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    bzpop(ctx, args, Side::Min)
+}
+
+fn bzpopmax(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    bzpop(ctx, args, Side::Max)
+}
+
+/// BZMPOP: numkeys, MIN|MAX and COUNT are checked before the timeout
+/// (Redis's `zmpopGenericCommand` reads the timeout last).
+fn bzmpop(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let m = match super::lists::parse_mpop(args, 2, side_arg) {
+        Ok(m) if ctx.locs.len() >= m.numkeys => m,
+        Ok(_) => return ctx.reply.error(errors::SYNTAX),
+        Err(e) => return ctx.reply.error(e),
+    };
+    let timeout = match Timeout::parse(args.get(1), ctx.now) {
+        Ok(t) => t,
+        Err(e) => return ctx.reply.error(e),
+    };
+    bzpop_generic(ctx, args, 3, m.numkeys, m.end, Some(m.count), timeout)
 }
 
 // ----------------------------------------------------------- ZRANDMEMBER --

@@ -178,6 +178,7 @@ pub fn mc_port(s: &TestServer) -> u16 {
 pub const WRONGTYPE: &[u8] = b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n";
 pub const NIL: &[u8] = b"$-1\r\n";
 pub const OK: &[u8] = b"+OK\r\n";
+pub const NIL_ARRAY: &[u8] = b"*-1\r\n";
 
 /// Sends a space-separated command and checks the exact reply.
 pub fn rt(r: &mut Raw, cmd: &str, expected: &[u8]) {
@@ -201,4 +202,43 @@ pub fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
         std::thread::yield_now();
     }
+}
+
+// ------------------------------------------------- blocking commands --
+
+/// Sends a space-separated command without reading its reply (a
+/// blocking command that may wait).
+pub fn send(r: &mut Raw, cmd: &str) {
+    let parts: Vec<&[u8]> = cmd.split(' ').map(str::as_bytes).collect();
+    r.cmd(&parts);
+}
+
+/// INFO's `blocked_clients`.
+pub fn blocked(c: &mut redis::Connection) -> i64 {
+    let info: String = redis::cmd("INFO").arg("clients").query(c).unwrap();
+    info.lines().find_map(|l| l.strip_prefix("blocked_clients:")).unwrap().trim().parse().unwrap()
+}
+
+/// The worker (CLIENT INFO `io-thread`) and id of a raw connection.
+pub fn whoami(r: &mut Raw) -> (usize, i64) {
+    r.cmd(&[b"CLIENT", b"INFO"]);
+    let mut line = Vec::new();
+    while !line.ends_with(b"\r\n") {
+        line.extend_from_slice(&r.read_n(1));
+    }
+    let n: usize = std::str::from_utf8(&line[1..line.len() - 2]).unwrap().parse().unwrap();
+    let text = String::from_utf8(r.read_n(n + 2)).unwrap();
+    let field = |k: &str| text.split(' ').find_map(|kv| kv.strip_prefix(k)).unwrap().trim().to_string();
+    (field("io-thread=").parse().unwrap(), field("id=").parse().unwrap())
+}
+
+/// A raw connection owned by worker `worker` (among several tried).
+pub fn raw_on(s: &TestServer, worker: usize) -> Raw {
+    for _ in 0..500 {
+        let mut r = s.raw();
+        if whoami(&mut r).0 == worker {
+            return r;
+        }
+    }
+    panic!("no connection landed on worker {worker}");
 }
