@@ -59,6 +59,7 @@ static SUBCOMMANDS: &[CommandSpec] = &[
         .acl(&["slow", "connection"]),
     CommandSpec::new("pause", -3, ADMIN | CONN, &[], pause)
         .doc("connection", "Suspends commands processing.", "3.0.0", "O(1)")
+        .history(&[("6.2.0", "`CLIENT PAUSE WRITE` mode added along with the `mode` option.")])
         .acl(&["admin", "slow", "dangerous", "connection"]),
     CommandSpec::new("unpause", 2, ADMIN | CONN, &[], unpause)
         .doc("connection", "Resumes processing commands from paused clients.", "6.2.0", "O(N) Where N is the number of paused clients")
