@@ -64,8 +64,7 @@ _NO = {
         "redis_eviction_exceeded_time_ms_total", "redis_io_threaded_reads_processed",
         "redis_io_threaded_writes_processed",
         "redis_mem_overhead_db_hashtable_rehashing_bytes", "redis_reply_buffer_expands_total",
-        "redis_reply_buffer_shrinks_total", "redis_total_blocking_keys", "redis_total_blocking_keys_on_nokey",
-        "redis_total_watched_keys"],
+        "redis_reply_buffer_shrinks_total", "redis_total_watched_keys"],
 }
 EXCEPTIONS = {name: why for why, names in _NO.items() for name in names}
 
