@@ -59,13 +59,7 @@ _NO = {
         "redis_cpu_sys_main_thread_seconds_total", "redis_cpu_user_main_thread_seconds_total"],
     # Features Tern has whose INFO fields it does not fill yet (a gap, not a
     # choice): each should leave this list once INFO reports it.
-    "not reported yet (INFO gap)": [
-        "redis_allocator_muzzy_bytes", "redis_clients_in_timeout_table", "redis_current_eviction_exceeded_time_ms",
-        "redis_eviction_exceeded_time_ms_total", "redis_io_threaded_reads_processed",
-        "redis_io_threaded_writes_processed",
-        "redis_mem_overhead_db_hashtable_rehashing_bytes", "redis_reply_buffer_expands_total",
-        "redis_reply_buffer_shrinks_total", "redis_total_blocking_keys", "redis_total_blocking_keys_on_nokey",
-        "redis_total_watched_keys"],
+    "not reported yet (INFO gap)": [],
 }
 EXCEPTIONS = {name: why for why, names in _NO.items() for name in names}
 

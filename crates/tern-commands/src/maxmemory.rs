@@ -19,6 +19,7 @@
 //! `-OOM` only when nothing can be evicted.
 
 use std::cell::Cell;
+use std::sync::atomic::Ordering;
 
 use tern_store::Effects;
 
@@ -136,6 +137,37 @@ pub fn over_limit(srv: &Server, now: u64) -> u64 {
     used_memory(srv, now).saturating_sub(max)
 }
 
+/// Redis's `stat_last_eviction_exceeded_time` bookkeeping
+/// (`performEvictions`' `update_metrics`): a stretch opens when eviction
+/// ends a round still over the limit (`over`), and closes, its length
+/// added to the total, at the first check that finds memory under it.
+/// Under the limit and with no stretch open this is one load of a line
+/// that is written only at the transitions.
+pub fn note_exceeded(srv: &Server, over: bool) {
+    let since = &srv.global.eviction_exceeded_since_us;
+    let s = since.load(Ordering::Relaxed);
+    if over {
+        if s == 0 {
+            let _ = since.compare_exchange(0, micros_since_start(srv), Ordering::Relaxed, Ordering::Relaxed);
+        }
+    } else if s != 0 && since.compare_exchange(s, 0, Ordering::Relaxed, Ordering::Relaxed).is_ok() {
+        srv.global.eviction_exceeded_us.fetch_add(micros_since_start(srv).saturating_sub(s), Ordering::Relaxed);
+    }
+}
+
+/// µs since the server started, plus 1 (so that 0 means "not over").
+fn micros_since_start(srv: &Server) -> u64 {
+    srv.started.elapsed().as_micros() as u64 + 1
+}
+
+/// INFO's (`total_eviction_exceeded_time`, `current_eviction_exceeded_time`),
+/// ms: the total includes the open stretch, as in Redis.
+pub fn exceeded_time_ms(srv: &Server) -> (u64, u64) {
+    let s = srv.global.eviction_exceeded_since_us.load(Ordering::Relaxed);
+    let current = if s == 0 { 0 } else { micros_since_start(srv).saturating_sub(s) };
+    ((srv.global.eviction_exceeded_us.load(Ordering::Relaxed) + current) / 1000, current / 1000)
+}
+
 /// Gets under `maxmemory` before a command that may grow memory: evicts
 /// up to the command's share of keys under the policy, their `DEL`
 /// records going to `fx`. Must be called with no shard lock held.
@@ -143,10 +175,15 @@ pub fn make_room(srv: &Server, now: u64, fx: &Effects) -> Room {
     let need = over_limit(srv, now);
     // Nothing is evicted while CLIENT PAUSE is in force, and the command
     // goes on as if it fitted (Redis's EVICT_OK while paused).
-    if need == 0 || srv.pause.mode_at(now).is_some() {
+    if need == 0 {
+        note_exceeded(srv, false);
+        return Room::Fits;
+    }
+    if srv.pause.mode_at(now).is_some() {
         return Room::Fits;
     }
     let done = evict(srv, now, need, keys_per_command(srv.settings.maxmemory_eviction_tenacity()), fx);
+    note_exceeded(srv, (done.freed as u64) < need);
     if done.freed as u64 >= need {
         Room::Fits
     } else if done.keys > 0 {
@@ -163,9 +200,12 @@ pub fn make_room(srv: &Server, now: u64, fx: &Effects) -> Room {
 pub fn background_evict(srv: &Server, now: u64, max_keys: usize, fx: &Effects) -> usize {
     let need = over_limit(srv, now);
     if need == 0 {
+        note_exceeded(srv, false);
         return 0;
     }
-    evict(srv, now, need, max_keys, fx).keys
+    let done = evict(srv, now, need, max_keys, fx);
+    note_exceeded(srv, (done.freed as u64) < need);
+    done.keys
 }
 
 /// One round of eviction; one that took `latency-monitor-threshold` ms or

@@ -159,6 +159,13 @@ pub struct GlobalStats {
     /// Time spent in active expire cycles, µs (INFO
     /// `expire_cycle_cpu_milliseconds`).
     pub expire_cycle_us: AtomicU64,
+    /// Since when (µs after start, + 1; 0: not over) used memory has been
+    /// over `maxmemory` with eviction at work, and the closed stretches'
+    /// total, µs (INFO `current_eviction_exceeded_time`,
+    /// `total_eviction_exceeded_time`; see `maxmemory::note_exceeded`).
+    /// Written only when the state changes, not per command.
+    pub eviction_exceeded_since_us: AtomicU64,
+    pub eviction_exceeded_us: AtomicU64,
 }
 
 pub struct Server {
@@ -190,6 +197,11 @@ pub struct Server {
     /// `total_blocking_keys_on_nokey`), kept by [`Server::count_blocking_keys`].
     pub blocking_keys: AtomicUsize,
     pub blocking_keys_on_nokey: AtomicUsize,
+    /// Keys at least one client WATCHes, each database's counted apart
+    /// (INFO `total_watched_keys`, Redis's sum of the dbs' `watched_keys`
+    /// sizes); moved by [`Server::count_watched_key`] on WATCH and UNWATCH
+    /// only, never by data commands.
+    pub watched_keys: AtomicUsize,
     /// Per worker: set by [`Server::wake`] (kills, shutdown).
     kill_hints: Vec<AtomicBool>,
     pub shutdown: AtomicBool,
@@ -247,6 +259,7 @@ impl Server {
             blocked_clients: AtomicUsize::new(0),
             blocking_keys: AtomicUsize::new(0),
             blocking_keys_on_nokey: AtomicUsize::new(0),
+            watched_keys: AtomicUsize::new(0),
             kill_hints: (0..threads).map(|_| AtomicBool::new(false)).collect(),
             shutdown: AtomicBool::new(false),
             started: Instant::now(),
@@ -332,6 +345,19 @@ impl Server {
                 i8::MIN..=-1 => c.fetch_sub(n.unsigned_abs().into(), Ordering::Relaxed),
                 0 => 0,
             };
+        }
+    }
+
+    /// Applies what a WATCH (`true` from `Shard::watch`: the key's first
+    /// watcher, `up`) or an unwatch (`true` from `Shard::unwatch`: its
+    /// last) did to `total_watched_keys`.
+    pub fn count_watched_key(&self, changed: bool, up: bool) {
+        if changed {
+            if up {
+                self.watched_keys.fetch_add(1, Ordering::Relaxed);
+            } else {
+                self.watched_keys.fetch_sub(1, Ordering::Relaxed);
+            }
         }
     }
 

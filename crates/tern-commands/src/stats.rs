@@ -65,6 +65,10 @@ pub struct WorkerStats {
     /// `total_writes_processed`).
     pub reads_processed: Counter,
     pub writes_processed: Counter,
+    /// Changes of a client's reply buffer capacity (INFO
+    /// `reply_buffer_expands`, `reply_buffer_shrinks`).
+    pub reply_buffer_expands: Counter,
+    pub reply_buffer_shrinks: Counter,
     /// Clients closed for their query or output buffer limit.
     pub qbuf_limit_disconnections: Counter,
     pub obuf_limit_disconnections: Counter,
@@ -74,6 +78,10 @@ pub struct WorkerStats {
     /// jemalloc's size classes: a gauge (its writer adds differences,
     /// wrapping), part of `used_memory`. Not reset by CONFIG RESETSTAT.
     pub client_mem: Counter,
+    /// This worker's blocked clients whose wait has a timeout (INFO
+    /// `clients_in_timeout_table`): a gauge (the writer adds 1 or
+    /// wrapping -1), not reset by CONFIG RESETSTAT.
+    pub clients_in_timeout: Counter,
     /// Indexed by command id (see `cmd::table`).
     pub cmds: Box<[CmdStat]>,
     /// Error replies by their first word (INFO errorstats). Written only on
@@ -95,9 +103,12 @@ impl WorkerStats {
             reply_copy_avoided: Counter::default(),
             reads_processed: Counter::default(),
             writes_processed: Counter::default(),
+            reply_buffer_expands: Counter::default(),
+            reply_buffer_shrinks: Counter::default(),
             qbuf_limit_disconnections: Counter::default(),
             obuf_limit_disconnections: Counter::default(),
             client_mem: Counter::default(),
+            clients_in_timeout: Counter::default(),
             evicted_clients: Counter::default(),
             cmds: (0..commands).map(|_| CmdStat::default()).collect(),
             errors: Mutex::new(HashMap::new()),
@@ -127,6 +138,8 @@ impl WorkerStats {
             &self.reply_copy_avoided,
             &self.reads_processed,
             &self.writes_processed,
+            &self.reply_buffer_expands,
+            &self.reply_buffer_shrinks,
             &self.qbuf_limit_disconnections,
             &self.obuf_limit_disconnections,
             &self.evicted_clients,

@@ -267,7 +267,8 @@ impl Drop for Session {
     /// connection does.
     fn drop(&mut self) {
         for w in self.client.watched.drain(..) {
-            self.eng.srv.ks.lock(w.loc.gid).unwatch(&w.key, w.loc.hash, &self.client.watch_flag);
+            let last = self.eng.srv.ks.lock(w.loc.gid).unwatch(&w.key, w.loc.hash, &self.client.watch_flag);
+            self.eng.srv.count_watched_key(last, false);
         }
         self.eng.srv.clients.lock().remove(&self.client.id);
         self.eng.srv.connected.fetch_sub(1, Ordering::SeqCst);

@@ -96,6 +96,12 @@ fn cron(srv: &Server) {
             }
             drop(fx.take());
         }
+        // Memory can come down without a write (DEL, FLUSHALL, a raised
+        // limit): the exceeded-time stretch closes at the next cycle, as
+        // Redis's next command's `performEvictions` would close it.
+        if maxmemory::over_limit(srv, now_ms()) == 0 {
+            maxmemory::note_exceeded(srv, false);
+        }
         std::thread::sleep(period.saturating_sub(start.elapsed()));
     }
 }

@@ -102,6 +102,9 @@ struct Conn {
     /// What [`Conn::buffer_mem`] was when last added to the worker's
     /// `client_mem` gauge.
     mem_counted: u64,
+    /// The reply buffer's capacity when [`Conn::account_mem`] last looked
+    /// (INFO `reply_buffer_expands`/`shrinks` count its changes).
+    rbs_seen: usize,
 }
 
 impl Conn {
@@ -131,6 +134,20 @@ impl Conn {
         let now = self.buffer_mem();
         stats.client_mem.adjust(self.mem_counted, now);
         self.mem_counted = now;
+        // The reply buffer's resizes, seen after replies are appended and
+        // after they are written: it grows (by the Vec's reallocation) to
+        // take a large reply and is given back once written (`OutBuf`'s
+        // `settle`). The first allocation of a new connection's buffer is
+        // not a resize (Redis's client comes with its buffer).
+        let cap = self.out.capacity();
+        if cap != self.rbs_seen {
+            if cap < self.rbs_seen {
+                stats.reply_buffer_shrinks.add(1);
+            } else if self.rbs_seen > 0 {
+                stats.reply_buffer_expands.add(1);
+            }
+            self.rbs_seen = cap;
+        }
         let g = &self.client.shared.buffers;
         let r = Ordering::Relaxed;
         g.qbuf.store(self.rlen - self.rpos, r);
@@ -177,6 +194,9 @@ pub struct Worker {
     /// (deadline ms, client id) of the waits that time out; stale pairs
     /// (served, gone) are skipped when popped.
     deadlines: BinaryHeap<Reverse<(u64, u64)>>,
+    /// The blocked clients (ids) whose wait has a timeout: Redis's timeout
+    /// table. Its size is the worker's `clients_in_timeout` gauge.
+    timed: std::collections::HashSet<u64>,
     /// Connections whose next request CLIENT PAUSE holds back (slab keys;
     /// a key whose connection is gone or no longer postponed is skipped).
     postponed: Vec<usize>,
@@ -297,7 +317,7 @@ impl Worker {
             poll.registry().register(l, Token(LISTENER_BASE + i), Interest::READABLE)?;
         }
         let stats = eng.srv.workers[id].clone();
-        Ok((Worker { id, eng, poll, listeners, mc_from, mc, conns: Slab::new(), stats, scratch: Scratch::default(), plan: Plan::default(), effects: tern_store::Effects::new(), blocked: HashMap::new(), deadlines: BinaryHeap::new(), postponed: Vec::new(), pause_seen: 0 }, waker))
+        Ok((Worker { id, eng, poll, listeners, mc_from, mc, conns: Slab::new(), stats, scratch: Scratch::default(), plan: Plan::default(), effects: tern_store::Effects::new(), blocked: HashMap::new(), deadlines: BinaryHeap::new(), timed: Default::default(), postponed: Vec::new(), pause_seen: 0 }, waker))
     }
 
     pub fn run(mut self) {
@@ -418,10 +438,20 @@ impl Worker {
     /// sent meanwhile run.
     fn resume(&mut self, key: usize) {
         if let Some(conn) = self.conns.get(key) {
-            self.blocked.remove(&conn.client.id);
+            let id = conn.client.id;
+            self.forget_blocked(id);
         }
         self.process(key);
         self.flush(key);
+    }
+
+    /// Drops client `id` from the blocked ones (and from the timeout
+    /// table, keeping the gauge in step). Returns its slab key if it was.
+    fn forget_blocked(&mut self, id: u64) -> Option<usize> {
+        if self.timed.remove(&id) {
+            self.stats.clients_in_timeout.add(u64::MAX);
+        }
+        self.blocked.remove(&id)
     }
 
     /// Runs again the requests CLIENT PAUSE held back, once the pause has
@@ -566,6 +596,7 @@ impl Worker {
             soft_since: None,
             mc: mc.then(|| Box::new(tern_memcache::Parser::new())),
             mem_counted: 0,
+            rbs_seen: 0,
         });
         if mc {
             self.mc.total_connections.fetch_add(1, Ordering::Relaxed);
@@ -579,13 +610,14 @@ impl Worker {
         let mut conn = self.conns.remove(key);
         self.stats.client_mem.adjust(conn.mem_counted, 0);
         let _ = self.poll.registry().deregister(&mut conn.stream);
-        if self.blocked.remove(&conn.client.id).is_some() {
+        if self.forget_blocked(conn.client.id).is_some() {
             // It takes nothing more; its turn passes to the next waiter.
             let mut locks = LockSet::new(&self.eng.srv.ks);
             cmd::blocking::abandon(&self.eng.srv, &mut locks, &mut conn.client, &self.stats, None, false);
         }
         for w in conn.client.watched.drain(..) {
-            self.eng.srv.ks.lock(w.loc.gid).unwatch(&w.key, w.loc.hash, &conn.client.watch_flag);
+            let last = self.eng.srv.ks.lock(w.loc.gid).unwatch(&w.key, w.loc.hash, &conn.client.watch_flag);
+            self.eng.srv.count_watched_key(last, false);
         }
         self.eng.srv.clients.lock().remove(&conn.client.id);
         if let Some(f) = conn.client.monitor.take() {
@@ -770,6 +802,9 @@ impl Worker {
                 v.insert(key);
                 if let Some(at) = b.deadline {
                     self.deadlines.push(Reverse((at, conn.client.id)));
+                    if self.timed.insert(conn.client.id) {
+                        self.stats.clients_in_timeout.add(1);
+                    }
                 }
 
             }

@@ -138,3 +138,102 @@ fn clients_and_io_counters() {
         assert!(num(&reset, "total_reads_processed") <= 2, "{reset}");
     }
 }
+
+/// The fields redis_exporter reads that Tern reports since they were on
+/// tests/python/test_exporter.py's INFO gap list: watched keys, the
+/// timeout table, threaded I/O, reply buffer resizes, the time over
+/// `maxmemory`, and the allocator and rehashing figures.
+#[test]
+fn exporter_gap_fields() {
+    for t in [1, 2] {
+        let s = TestServer::start(t);
+        let mut c = s.conn();
+        let n = |c: &mut redis::Connection, sec: &str, k: &str| num(&info(c, &[sec]), k);
+
+        // WATCH: distinct keys, whoever watches them.
+        assert_eq!(n(&mut c, "clients", "total_watched_keys"), 0);
+        let mut w1 = s.conn();
+        let mut w2 = s.conn();
+        let _: () = redis::cmd("WATCH").arg("a").arg("b").query(&mut w1).unwrap();
+        assert_eq!(n(&mut c, "clients", "total_watched_keys"), 2);
+        let _: () = redis::cmd("WATCH").arg("a").arg("a").query(&mut w2).unwrap();
+        assert_eq!(n(&mut c, "clients", "total_watched_keys"), 2, "a is watched twice, counted once");
+        let _: () = redis::cmd("UNWATCH").query(&mut w1).unwrap();
+        assert_eq!(n(&mut c, "clients", "total_watched_keys"), 1);
+        let _: () = redis::cmd("SELECT").arg(1).query(&mut w1).unwrap();
+        let _: () = redis::cmd("WATCH").arg("a").query(&mut w1).unwrap();
+        assert_eq!(n(&mut c, "clients", "total_watched_keys"), 2, "each database's keys apart");
+        let _: () = redis::cmd("MULTI").query(&mut w1).unwrap();
+        let _: Vec<String> = redis::cmd("EXEC").query(&mut w1).unwrap();
+        assert_eq!(n(&mut c, "clients", "total_watched_keys"), 1, "EXEC unwatches");
+        drop(w2);
+        wait_for("a closed client's watches to go", || n(&mut c, "clients", "total_watched_keys") == 0);
+
+        // The timeout table: blocked with a timeout, not with 0.
+        let mut b = s.raw();
+        b.send(b"*3\r\n$5\r\nBLPOP\r\n$1\r\nq\r\n$3\r\n100\r\n");
+        wait_for("BLPOP to block", || n(&mut c, "clients", "blocked_clients") == 1);
+        assert_eq!(n(&mut c, "clients", "clients_in_timeout_table"), 1);
+        let _: i64 = redis::cmd("LPUSH").arg("q").arg("x").query(&mut c).unwrap();
+        b.expect(b"*2\r\n$1\r\nq\r\n$1\r\nx\r\n");
+        wait_for("served", || n(&mut c, "clients", "blocked_clients") == 0);
+        assert_eq!(n(&mut c, "clients", "clients_in_timeout_table"), 0);
+        b.send(b"*3\r\n$5\r\nBLPOP\r\n$1\r\nq\r\n$1\r\n0\r\n");
+        wait_for("BLPOP 0 to block", || n(&mut c, "clients", "blocked_clients") == 1);
+        assert_eq!(n(&mut c, "clients", "clients_in_timeout_table"), 0);
+        let mut b2 = s.raw();
+        b2.send(b"*3\r\n$5\r\nBLPOP\r\n$1\r\nr\r\n$4\r\n0.05\r\n");
+        wait_for("BLPOP 0.05 to block", || n(&mut c, "clients", "blocked_clients") == 2);
+        assert_eq!(n(&mut c, "clients", "clients_in_timeout_table"), 1);
+        b2.expect(b"*-1\r\n");
+        wait_for("the timeout", || n(&mut c, "clients", "clients_in_timeout_table") == 0);
+        b2.send(b"*3\r\n$5\r\nBLPOP\r\n$1\r\nr\r\n$3\r\n100\r\n");
+        wait_for("BLPOP 100 to block", || n(&mut c, "clients", "clients_in_timeout_table") == 1);
+        drop(b2);
+        wait_for("a closed client to leave the table", || n(&mut c, "clients", "clients_in_timeout_table") == 0);
+        drop(b);
+
+        // Threaded I/O: every worker's with more than one, none with one.
+        let st = info(&mut c, &["stats"]);
+        let (reads, writes) = (num(&st, "total_reads_processed"), num(&st, "total_writes_processed"));
+        if t == 1 {
+            assert_eq!((num(&st, "io_threaded_reads_processed"), num(&st, "io_threaded_writes_processed")), (0, 0));
+        } else {
+            assert_eq!((num(&st, "io_threaded_reads_processed"), num(&st, "io_threaded_writes_processed")), (reads, writes), "{st}");
+        }
+
+        // A large reply grows the reply buffer, which is given back once
+        // written.
+        let before = info(&mut c, &["stats"]);
+        let items: Vec<String> = (0..5000).map(|i| format!("item-{i:020}")).collect();
+        let _: i64 = redis::cmd("RPUSH").arg("big").arg(&items).query(&mut c).unwrap();
+        let got: Vec<String> = redis::cmd("LRANGE").arg("big").arg(0).arg(-1).query(&mut c).unwrap();
+        assert_eq!(got.len(), 5000);
+        let after = info(&mut c, &["stats"]);
+        assert!(num(&after, "reply_buffer_expands") > num(&before, "reply_buffer_expands"), "{after}");
+        assert!(num(&after, "reply_buffer_shrinks") > num(&before, "reply_buffer_shrinks"), "{after}");
+
+        // Allocator and rehashing figures are there, as numbers.
+        let mem = info(&mut c, &["memory"]);
+        let _ = num(&mem, "allocator_muzzy");
+        let _ = num(&mem, "mem_overhead_db_hashtable_rehashing");
+
+        // Over `maxmemory` with nothing to evict: the time adds up until
+        // memory is under the limit again; RESETSTAT clears it.
+        assert_eq!(n(&mut c, "stats", "total_eviction_exceeded_time"), 0);
+        config_set(&mut c, "maxmemory-policy", "noeviction");
+        config_set(&mut c, "maxmemory", "1mb");
+        let e = redis::cmd("SET").arg("x").arg("y").query::<()>(&mut c).unwrap_err();
+        assert_eq!(e.code(), Some("OOM"));
+        std::thread::sleep(std::time::Duration::from_millis(120));
+        let st = info(&mut c, &["stats"]);
+        let (total, current) = (num(&st, "total_eviction_exceeded_time"), num(&st, "current_eviction_exceeded_time"));
+        assert!(current >= 100 && total >= current, "{st}");
+        config_set(&mut c, "maxmemory", "0");
+        wait_for("the stretch to close", || n(&mut c, "stats", "current_eviction_exceeded_time") == 0);
+        assert!(n(&mut c, "stats", "total_eviction_exceeded_time") >= total);
+        let _: () = redis::cmd("CONFIG").arg("RESETSTAT").query(&mut c).unwrap();
+        let st = info(&mut c, &["stats"]);
+        assert_eq!((num(&st, "total_eviction_exceeded_time"), num(&st, "current_eviction_exceeded_time")), (0, 0), "{st}");
+    }
+}

@@ -72,5 +72,5 @@ pub use slot::{key_slot, SLOTS};
 pub use tern_table::MAX_KEY_LEN;
 /// jemalloc's size class for a request (what memory counters add), and
 /// MEMORY PURGE's call into the allocator.
-pub use tern_table::{purge_allocator, size_class};
+pub use tern_table::{allocator_muzzy, purge_allocator, size_class};
 pub use value::{embeds, mc_state, McStr, StrValue, Value, EMBSTR_KEY_VALUE_MAX};

@@ -1055,20 +1055,29 @@ impl Shard {
         }
     }
 
-    /// Registers `flag` to be set when `key` is next modified.
-    pub fn watch(&mut self, key: &[u8], hash: u64, flag: &Arc<WatchFlag>) {
+    /// Registers `flag` to be set when `key` is next modified. Returns
+    /// whether `key` was watched by no one before (INFO
+    /// `total_watched_keys` counts the keys, not the watches).
+    pub fn watch(&mut self, key: &[u8], hash: u64, flag: &Arc<WatchFlag>) -> bool {
         let w = self.interest_mut(key, hash);
+        let first = w.flags.is_empty();
         if !w.flags.iter().any(|f| Arc::ptr_eq(f, flag)) {
             w.flags.push(flag.clone());
         }
+        first
     }
 
-    /// Removes a registration made by [`Shard::watch`].
-    pub fn unwatch(&mut self, key: &[u8], hash: u64, flag: &Arc<WatchFlag>) {
+    /// Removes a registration made by [`Shard::watch`]. Returns whether
+    /// `key` is watched by no one any more (it was before).
+    pub fn unwatch(&mut self, key: &[u8], hash: u64, flag: &Arc<WatchFlag>) -> bool {
+        let mut last = false;
         if let Some(w) = self.interest.find_mut(hash, |w| *w.key == *key) {
+            let had = !w.flags.is_empty();
             w.flags.retain(|f| !Arc::ptr_eq(f, flag));
+            last = had && w.flags.is_empty();
         }
         self.interest_done(key, hash);
+        last
     }
 
     /// Queues `w` among the clients blocked on `key` (a blocking pop): the

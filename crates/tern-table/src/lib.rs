@@ -100,7 +100,7 @@ use std::ptr;
 use bucket::{fingerprint, Bucket, SLOTS};
 pub use stage::{ItemHint, Lookups, Reach, Stager, ITEM_PREFETCH_SPAN};
 pub use item::{Item, MAX_KEY_LEN};
-pub use alloc_ctl::purge_allocator;
+pub use alloc_ctl::{allocator_muzzy, purge_allocator};
 
 /// The hasher used when none is given: the one the keyspace uses.
 pub use hashbrown::DefaultHashBuilder;

@@ -191,6 +191,10 @@ fn config_resetstat(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
     srv.global.expired_stale_perc.store(0, Ordering::Relaxed);
     srv.global.expire_cycle_capped.store(0, Ordering::Relaxed);
     srv.global.expire_cycle_us.store(0, Ordering::Relaxed);
+    // Both, as Redis's resetServerStats: an open stretch starts over at
+    // the next eviction round still over the limit.
+    srv.global.eviction_exceeded_since_us.store(0, Ordering::Relaxed);
+    srv.global.eviction_exceeded_us.store(0, Ordering::Relaxed);
     for gid in 0..srv.ks.total_shards() as u32 {
         ctx.locks.acquire([gid]);
         ctx.locks.shard(gid).expired = 0;

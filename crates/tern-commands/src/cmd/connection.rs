@@ -212,7 +212,7 @@ fn hello(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 /// Puts the connection back in the state of a new one, except that the
 /// library name and version stay: they still describe the client behind it.
 fn reset(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
-    super::transactions::discard_transaction(ctx.client, ctx.locks);
+    super::transactions::discard_transaction(ctx.srv, ctx.client, ctx.locks);
     let c = &mut *ctx.client;
     c.shared.set_flag(cflags::DIRTY_CAS, false);
     c.db = 0;

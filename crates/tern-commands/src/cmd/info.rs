@@ -208,6 +208,8 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("tracking_clients", 0);
                 s.kv("pubsub_clients", pubsub);
                 s.kv("watching_clients", watching);
+                s.kv("clients_in_timeout_table", srv.sum(|w| w.clients_in_timeout.get()));
+                s.kv("total_watched_keys", srv.watched_keys.load(Ordering::Relaxed));
                 s.kv("total_blocking_keys", srv.blocking_keys.load(Ordering::Relaxed));
                 s.kv("total_blocking_keys_on_nokey", srv.blocking_keys_on_nokey.load(Ordering::Relaxed));
             }
@@ -231,6 +233,10 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("allocator_allocated", allocated);
                 s.kv("allocator_active", active);
                 s.kv("allocator_resident", resident);
+                // After `Overview::read`'s epoch advance. Tern's jemalloc
+                // runs with `muzzy_decay_ms:0` (.cargo/config.toml), so
+                // this is normally 0: freed pages skip the muzzy state.
+                s.kv("allocator_muzzy", tern_store::allocator_muzzy());
                 // Everything Tern holds counts toward `maxmemory` (it has
                 // no AOF or replication buffers to leave out).
                 s.kv("mem_not_counted_for_evict", 0);
@@ -250,6 +256,9 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("mem_fragmentation_ratio", format!("{:.2}", ratio(rss, used)));
                 s.kv("mem_fragmentation_bytes", rss as i64 - used as i64);
                 s.kv("mem_allocator", "jemalloc-5.3.0");
+                // The tables' bucket arrays being moved away from by a
+                // resize under way (MEMORY STATS' overhead.db.hashtable.rehashing).
+                s.kv("mem_overhead_db_hashtable_rehashing", counts.rehashing_bytes);
                 s.kv("lazyfree_pending_objects", ctx.ks.lazyfree.pending());
                 s.kv("lazyfreed_objects", ctx.ks.lazyfree.freed());
             }
@@ -292,14 +301,26 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("expire_cycle_cpu_milliseconds", srv.global.expire_cycle_us.load(Ordering::Relaxed) / 1000);
                 s.kv("evicted_keys", counts.evicted);
                 s.kv("evicted_clients", srv.sum(|w| w.evicted_clients.get()));
+                let (exceeded, exceeded_now) = maxmemory::exceeded_time_ms(srv);
+                s.kv("total_eviction_exceeded_time", exceeded);
+                s.kv("current_eviction_exceeded_time", exceeded_now);
                 s.kv("keyspace_hits", srv.sum(|w| w.keyspace_hits.get()));
                 s.kv("keyspace_misses", srv.sum(|w| w.keyspace_misses.get()));
                 s.kv("total_error_replies", srv.sum(|w| w.total_error_replies.get()));
                 s.kv("expired_keys_active", srv.global.active_expired.load(Ordering::Relaxed));
                 s.kv("total_reads_processed", srv.sum(|w| w.reads_processed.get()));
                 s.kv("total_writes_processed", srv.sum(|w| w.writes_processed.get()));
+                // No main thread: every worker reads, runs and writes its
+                // own connections. With more than one worker (`io-threads`
+                // > 1) all of that is threaded I/O; with one, none is, as
+                // in Redis with io-threads 1.
+                let threaded = srv.workers.len() > 1;
+                s.kv("io_threaded_reads_processed", if threaded { srv.sum(|w| w.reads_processed.get()) } else { 0 });
+                s.kv("io_threaded_writes_processed", if threaded { srv.sum(|w| w.writes_processed.get()) } else { 0 });
                 s.kv("client_query_buffer_limit_disconnections", srv.sum(|w| w.qbuf_limit_disconnections.get()));
                 s.kv("client_output_buffer_limit_disconnections", srv.sum(|w| w.obuf_limit_disconnections.get()));
+                s.kv("reply_buffer_shrinks", srv.sum(|w| w.reply_buffer_shrinks.get()));
+                s.kv("reply_buffer_expands", srv.sum(|w| w.reply_buffer_expands.get()));
                 // What Tern never does (fork, replicate, defragment, track
                 // keys for clients, evict clients, migrate) counts zero.
                 for k in [

@@ -479,7 +479,7 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
         c.stats.cmds[cmd.id].rejected.add(1);
         // A malformed EXEC ends the transaction instead of flagging it.
         if c.client.multi.is_some() && cmd.spec.name == "exec" {
-            transactions::abort_exec(c.client, c.locks, &mut reply, &errors::arity(&cmd.fullname));
+            transactions::abort_exec(c.srv, c.client, c.locks, &mut reply, &errors::arity(&cmd.fullname));
             return finish_reply(c.client, reply, start_mark);
         }
         rejected(&mut reply, c.client, errors::arity(&cmd.fullname).as_bytes());

@@ -30,6 +30,7 @@ use super::table::{flags::*, CommandSpec};
 use super::{call, Ctx, Reply, Scratch};
 use crate::client::{flags as cflags, Client, Watched};
 use crate::errors;
+use crate::server::Server;
 
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("multi", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | TX_CONTROL, &[], multi)
@@ -54,11 +55,12 @@ pub static COMMANDS: &[CommandSpec] = &[
 /// Unregisters every WATCH of `client` and clears its flag. Works with the
 /// set pinned (inside EXEC) or empty (anywhere else): the watched shards
 /// are acquired together, in order.
-pub fn unwatch_all(client: &mut Client, locks: &mut LockSet<'_>) {
+pub fn unwatch_all(srv: &Server, client: &mut Client, locks: &mut LockSet<'_>) {
     if !client.watched.is_empty() {
         locks.acquire(client.watched.iter().map(|w| w.loc.gid));
         for w in client.watched.drain(..) {
-            locks.shard(w.loc.gid).unwatch(&w.key, w.loc.hash, &client.watch_flag);
+            let last = locks.shard(w.loc.gid).unwatch(&w.key, w.loc.hash, &client.watch_flag);
+            srv.count_watched_key(last, false);
         }
         locks.release();
         client.shared.watch_count.store(0, Ordering::Relaxed);
@@ -71,18 +73,18 @@ pub fn unwatch_all(client: &mut Client, locks: &mut LockSet<'_>) {
 }
 
 /// Leaves MULTI state and forgets the watches (EXEC, DISCARD, RESET).
-pub fn discard_transaction(client: &mut Client, locks: &mut LockSet<'_>) {
+pub fn discard_transaction(srv: &Server, client: &mut Client, locks: &mut LockSet<'_>) {
     client.multi = None;
     client.shared.set_flag(cflags::MULTI, false);
     client.shared.multi_len.store(0, Ordering::Relaxed);
-    unwatch_all(client, locks);
+    unwatch_all(srv, client, locks);
 }
 
 /// EXEC rejected before it runs (wrong arity): Redis discards the open
 /// transaction and says why. `msg` is the rejection, e.g. `ERR wrong number
 /// of arguments for 'exec' command`; its `ERR ` prefix is not repeated.
-pub fn abort_exec(client: &mut Client, locks: &mut LockSet<'_>, reply: &mut Reply<'_>, msg: &str) {
-    discard_transaction(client, locks);
+pub fn abort_exec(srv: &Server, client: &mut Client, locks: &mut LockSet<'_>, reply: &mut Reply<'_>, msg: &str) {
+    discard_transaction(srv, client, locks);
     reply.error(errors::execabort_because(msg));
 }
 
@@ -102,7 +104,7 @@ fn discard(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
         ctx.reply.error(errors::DISCARD_WITHOUT_MULTI);
         return;
     }
-    discard_transaction(ctx.client, ctx.locks);
+    discard_transaction(ctx.srv, ctx.client, ctx.locks);
     ctx.reply.ok();
 }
 
@@ -126,7 +128,8 @@ fn watch(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         // Drop the key now if it is expired, so that only live keys (or
         // absent ones) are registered; see the module docs.
         let _ = shard.get(key, loc.hash, ctx.now);
-        shard.watch(key, loc.hash, &ctx.client.watch_flag);
+        let first = shard.watch(key, loc.hash, &ctx.client.watch_flag);
+        ctx.srv.count_watched_key(first, true);
         ctx.client.watched.push(Watched { db, key: key.into(), loc });
     }
     ctx.client.shared.watch_count.store(ctx.client.watched.len(), Ordering::Relaxed);
@@ -134,7 +137,7 @@ fn watch(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 }
 
 fn unwatch(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
-    unwatch_all(ctx.client, ctx.locks);
+    unwatch_all(ctx.srv, ctx.client, ctx.locks);
     ctx.reply.ok();
 }
 
@@ -144,7 +147,7 @@ fn exec(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
         return;
     };
     if queued.failed {
-        discard_transaction(ctx.client, ctx.locks);
+        discard_transaction(ctx.srv, ctx.client, ctx.locks);
         ctx.reply.error(crate::errors::EXECABORT);
         return;
     }
@@ -156,7 +159,7 @@ fn exec(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
     let dirty = ctx.client.watch_flag.is_set();
     // Unwatch before running, as Redis does: the transaction's own writes
     // must not flag this client.
-    discard_transaction(ctx.client, ctx.locks);
+    discard_transaction(ctx.srv, ctx.client, ctx.locks);
     if dirty {
         ctx.locks.unpin();
         ctx.reply.null_array();
