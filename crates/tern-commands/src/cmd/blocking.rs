@@ -25,7 +25,7 @@
 //! are released, after the whole transaction.
 
 use tern_resp::Args;
-use tern_store::{Loc, LockSet, Waiter};
+use tern_store::{Entry, Loc, LockSet, Waiter};
 
 use super::strings::ldouble::LongDouble;
 use super::{call, Conn, Ctx, Reply};
@@ -94,6 +94,50 @@ pub fn served(ctx: &mut Ctx<'_, '_>) {
     }
     ctx.srv.blocked_clients.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
     ctx.client.shared.set_flag(cflags::BLOCKED, false);
+}
+
+/// The blocking pops' walk over their `n` keys (arguments `first..`,
+/// `locs` `0..n`), in order: `take(ctx, i, loc, key)` pops from key `i`
+/// when it holds the type the command wants (`is_type`) and no earlier
+/// waiter for that type is due, and says whether it served the client.
+/// A key of another type is an error, for a waiter only when a key after
+/// it could be taken from (see [`serving`]). True when the command ended
+/// (served, or answered WRONGTYPE); false: nothing to take, it waits.
+pub fn take_first<'a>(
+    ctx: &mut Ctx<'_, '_>,
+    args: Args<'a>,
+    first: usize,
+    n: usize,
+    is_type: impl Fn(&Entry) -> bool,
+    mut take: impl FnMut(&mut Ctx<'_, '_>, usize, Loc, &'a [u8]) -> bool,
+) -> bool {
+    let mut wrong = false;
+    for i in 0..n {
+        let (loc, key) = (ctx.locs[i], args.get(first + i));
+        match ctx.locks.shard(loc.gid).get(key, loc.hash, ctx.now).map(&is_type) {
+            None => continue,
+            Some(false) if serving(ctx) => {
+                wrong = true;
+                continue;
+            }
+            Some(false) => {
+                ctx.reply.error(errors::WRONGTYPE);
+                return true;
+            }
+            Some(true) => {}
+        }
+        if !may_take(ctx, loc, key) {
+            continue;
+        }
+        if wrong || take(ctx, i, loc, key) {
+            if wrong {
+                ctx.reply.error(errors::WRONGTYPE);
+            }
+            served(ctx);
+            return true;
+        }
+    }
+    false
 }
 
 /// Nothing to take: waits on `count` keys (arguments `first..`, `locs`

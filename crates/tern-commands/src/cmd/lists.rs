@@ -626,37 +626,18 @@ fn bpop(ctx: &mut Ctx<'_, '_>, args: Args<'_>, end: End) {
         Err(e) => return ctx.reply.error(e),
     };
     let nkeys = args.len() - 2;
-    // Keys are looked at in order: a key of another type is an error only
-    // if no key before it had an element.
-    let mut wrong = false;
-    for i in 0..nkeys {
-        let (loc, key) = (ctx.locs[i], args.get(1 + i));
-        match ctx.locks.shard(loc.gid).get(key, loc.hash, ctx.now).map(|e| e.list().is_some()) {
-            None => continue,
-            // A waiter is served only by a list (see `blocking::serving`).
-            Some(false) if blocking::serving(ctx) => {
-                wrong = true;
-                continue;
-            }
-            Some(false) => return ctx.reply.error(errors::WRONGTYPE),
-            Some(true) => {}
-        }
-        if !blocking::may_take(ctx, loc, key) {
-            continue;
-        }
-        if wrong {
-            ctx.reply.error(errors::WRONGTYPE);
-            return blocking::served(ctx);
-        }
+    let is_list = |e: &tern_store::Entry| e.list().is_some();
+    let took = |ctx: &mut Ctx<'_, '_>, _, loc, key: &[u8]| {
         let r = pop_into(ctx, loc, key, end, 1, |r, n| {
             if n > 0 {
                 r.array(2);
                 r.bulk(key);
             }
         });
-        if let Ok(Some(_)) = r {
-            return blocking::served(ctx);
-        }
+        matches!(r, Ok(Some(_)))
+    };
+    if blocking::take_first(ctx, args, 1, nkeys, is_list, took) {
+        return;
     }
     blocking::wait(ctx, args, 1, nkeys, "list", timeout, true);
 }
@@ -722,26 +703,8 @@ fn blmpop(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         Ok(t) => t,
         Err(e) => return ctx.reply.error(e),
     };
-    let mut wrong = false;
-    for i in 0..m.numkeys {
-        let (loc, key) = (ctx.locs[i], args.get(3 + i));
-        let kind = ctx.locks.shard(loc.gid).get(key, loc.hash, ctx.now).map(|e| e.list().is_some());
-        match kind {
-            Some(false) if blocking::serving(ctx) => {
-                wrong = true;
-                continue;
-            }
-            Some(false) => return ctx.reply.error(errors::WRONGTYPE),
-            None => continue,
-            Some(true) => {}
-        }
-        if !blocking::may_take(ctx, loc, key) {
-            continue;
-        }
-        if wrong {
-            ctx.reply.error(errors::WRONGTYPE);
-            return blocking::served(ctx);
-        }
+    let is_list = |e: &tern_store::Entry| e.list().is_some();
+    let took = |ctx: &mut Ctx<'_, '_>, _, loc, key: &[u8]| {
         let r = pop_into(ctx, loc, key, m.end, m.count, |r, n| {
             if n > 0 {
                 r.array(2);
@@ -749,11 +712,10 @@ fn blmpop(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
                 r.array(n);
             }
         });
-        if let Ok(Some(n)) = r {
-            if n > 0 {
-                return blocking::served(ctx);
-            }
-        }
+        matches!(r, Ok(Some(n)) if n > 0)
+    };
+    if blocking::take_first(ctx, args, 3, m.numkeys, is_list, took) {
+        return;
     }
     blocking::wait(ctx, args, 3, m.numkeys, "list", timeout, true);
 }

@@ -932,29 +932,8 @@ fn zmpop(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 /// `cmd::blocking`). `count` None is BZPOPMIN / BZPOPMAX's
 /// `[key, member, score]`; Some is BZMPOP's `[key, [[member, score], ...]]`.
 fn bzpop_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, first: usize, nkeys: usize, side: Side, count: Option<usize>, timeout: Timeout) {
-    // Keys are looked at in order: a key of another type is an error only
-    // if no key before it had a member.
-    let mut wrong = false;
-    for i in 0..nkeys {
-        let (loc, key) = (ctx.locs[i], args.get(first + i));
-        match ctx.locks.shard(loc.gid).get(key, loc.hash, ctx.now).map(|e| e.zset().is_some()) {
-            None => continue,
-            // A waiter is served only by a sorted set (see
-            // `blocking::serving`).
-            Some(false) if blocking::serving(ctx) => {
-                wrong = true;
-                continue;
-            }
-            Some(false) => return ctx.reply.error(errors::WRONGTYPE),
-            Some(true) => {}
-        }
-        if !blocking::may_take(ctx, loc, key) {
-            continue;
-        }
-        if wrong {
-            ctx.reply.error(errors::WRONGTYPE);
-            return blocking::served(ctx);
-        }
+    let is_zset = |e: &tern_store::Entry| e.zset().is_some();
+    let took = |ctx: &mut Ctx<'_, '_>, i, _, key: &[u8]| {
         let r = pop_into(ctx, i, key, side, count.unwrap_or(1), count.is_some(), |reply, n| match count {
             None => {
                 reply.array(3);
@@ -966,9 +945,10 @@ fn bzpop_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, first: usize, nkeys: usi
                 reply.array(n);
             }
         });
-        if let Ok(Some(_)) = r {
-            return blocking::served(ctx);
-        }
+        matches!(r, Ok(Some(_)))
+    };
+    if blocking::take_first(ctx, args, first, nkeys, is_zset, took) {
+        return;
     }
     blocking::wait(ctx, args, first, nkeys, "zset", timeout, true);
 }
