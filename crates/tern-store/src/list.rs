@@ -352,42 +352,65 @@ impl Pack {
         }
     }
 
-    fn push_back(&mut self, b: &[u8]) {
-        // Full, with at least as much room before the entries as they
-        // take: the entries move to the front instead of the buffer
-        // growing (a queue fed at the back and drained at the front).
+    /// Room for `need` more bytes after the entries. Full, with at least
+    /// as much room before the entries as they take: the entries move to
+    /// the front instead of the buffer growing (a queue fed at the back and
+    /// drained at the front). Else the buffer grows to the allocator's size
+    /// class of what it must hold rather than doubling: jemalloc's classes
+    /// are at most a quarter apart, so pushes stay amortised O(1) while a
+    /// list built one push at a time wastes at most a quarter of its bytes
+    /// instead of up to half (Redis's listpack is reallocated to its exact
+    /// size, so it only ever wastes the class's rounding).
+    fn room_back(&mut self, need: usize) {
+        if self.buf.len() + need <= self.buf.capacity() {
+            return;
+        }
         let live = self.buf.len() - self.head;
-        if self.buf.len() + entry_len(b) > self.buf.capacity() && self.head >= live.max(1) {
+        if self.head >= live.max(1) && live + need <= self.buf.capacity() {
             self.buf.copy_within(self.head.., 0);
             self.buf.truncate(live);
             self.head = 0;
+            return;
         }
+        let want = tern_table::size_class(self.buf.len() + need);
+        self.buf.reserve_exact(want - self.buf.len());
+    }
+
+    fn push_back(&mut self, b: &[u8]) {
+        self.room_back(entry_len(b));
         encode(&mut self.buf, b);
         self.counted(b, true);
     }
 
+    /// Room for `need` more bytes before the entries. The gap opened is
+    /// in proportion to the entries, so that a run of front pushes moves
+    /// each byte O(1) times: within the buffer when it has the room (a
+    /// queue fed at the front and drained at the back frees room at the
+    /// end), else in a larger one, sized to a size class as at the back.
+    /// A list's first push opens no more than it needs.
+    fn room_front(&mut self, need: usize) {
+        if self.head >= need {
+            return;
+        }
+        let live = self.buf.len() - self.head;
+        let gap = if live == 0 { need } else { need + live / 2 + 16 };
+        if self.buf.capacity() >= gap + live {
+            let old = self.head;
+            self.buf.resize(gap + live.max(old), 0);
+            self.buf.copy_within(old..old + live, gap);
+            self.buf.truncate(gap + live);
+        } else {
+            let mut nb = Vec::with_capacity(tern_table::size_class(gap + live + live / 2));
+            nb.resize(gap, 0);
+            nb.extend_from_slice(&self.buf[self.head..]);
+            self.buf = nb;
+        }
+        self.head = gap;
+    }
+
     fn push_front(&mut self, b: &[u8]) {
         let need = entry_len(b);
-        if self.head < need {
-            // Open a gap in proportion to the entries, so that a run of
-            // front pushes moves each byte O(1) times: within the buffer
-            // when it has the room (a queue fed at the front and drained at
-            // the back frees room at the end), else in a larger one.
-            let live = self.buf.len() - self.head;
-            let gap = need + live / 2 + 16;
-            if self.buf.capacity() >= gap + live {
-                let old = self.head;
-                self.buf.resize(gap + live.max(old), 0);
-                self.buf.copy_within(old..old + live, gap);
-                self.buf.truncate(gap + live);
-            } else {
-                let mut nb = Vec::with_capacity(gap + live + live / 2);
-                nb.resize(gap, 0);
-                nb.extend_from_slice(&self.buf[self.head..]);
-                self.buf = nb;
-            }
-            self.head = gap;
-        }
+        self.room_front(need);
         let start = self.head - need;
         let mut enc = [0u8; 10];
         let mut x = b.len();
@@ -903,6 +926,15 @@ impl List {
         let items = items.into_iter();
         let (n, bytes) = items.clone().fold((0, 0), |(n, s), b| (n + 1, s + b.len()));
         self.grow_check(n, bytes, lim);
+        if let Repr::Pack(p) = &mut self.repr {
+            // The batch's room at once: a list created whole by one push
+            // is one allocation of its size class.
+            let need = items.clone().map(entry_len).sum();
+            match end {
+                End::Left => p.room_front(need),
+                End::Right => p.room_back(need),
+            }
+        }
         for b in items {
             match &mut self.repr {
                 Repr::Pack(p) => match end {
@@ -1139,7 +1171,10 @@ mod tests {
             l.push(End::Left, format!("job{i:05}").as_bytes(), lim);
             assert_eq!(l.pop(End::Right, lim), Some(format!("job{:05}", i - 20).into_bytes()));
             if buf(&l) != at {
-                moves += 1;
+                // The buffer may settle once to the queue's steady size.
+                if i >= 100 {
+                    moves += 1;
+                }
                 at = buf(&l);
             }
         }
@@ -1155,9 +1190,13 @@ mod tests {
         for i in 20..10_000 {
             l.push(End::Right, format!("job{i:05}").as_bytes(), lim);
             assert_eq!(l.pop(End::Left, lim), Some(format!("job{:05}", i - 20).into_bytes()));
-            seen.insert(buf(&l));
+            // The buffer grows a size class at a time to the queue's
+            // steady size first.
+            if i >= 100 {
+                seen.insert(buf(&l));
+            }
         }
-        assert!(seen.len() <= 2, "{} buffers", seen.len());
+        assert_eq!(seen.len(), 1);
         assert!(l.check());
     }
 
