@@ -7,7 +7,11 @@
 //! Keys are declared as Redis 7 key specs (`keyspec.rs`); the legacy
 //! `(first, last, step)` and `movablekeys` are derived from them here.
 
-use std::collections::HashMap;
+// Names are looked up once per command run: hashbrown's default hasher
+// (foldhash) costs a fraction of std's SipHash on a short name, and a
+// table that never grows after start-up has nothing to fear from chosen
+// names.
+use hashbrown::HashMap;
 
 use tern_resp::Args;
 
