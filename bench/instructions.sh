@@ -42,6 +42,7 @@ one() { # workload binary tag [server arguments...]
         get-p1) extra=(--ratio 0:1 --pipeline 1) ;;
         get-p16) extra=(--ratio 0:1 --pipeline 16) ;;
         set-p16) extra=(--ratio 1:0 --pipeline 16) ;;
+        lpush-p16) extra=(--command "LPUSH __key__ __data__" --pipeline 16 --key-prefix list:) ;;
         mget-*)
             local c="MGET"
             for _ in $(seq "${w#mget-}"); do c="$c __key__"; done
@@ -49,8 +50,12 @@ one() { # workload binary tag [server arguments...]
             [[ $w == mget-100 ]] && n=200 ;;
     esac
     local cg=$dir/$tag-$w.out
+    # Redis and Valkey (a reference binary as A or B) have no --threads: one
+    # main thread is their default.
+    local threads=(--threads 1)
+    [[ $(basename "$bin") == *-server* && $(basename "$bin") != tern-server ]] && threads=()
     valgrind --tool=callgrind --callgrind-out-file="$cg" --instr-atstart=no \
-        "$bin" --port $port --bind 127.0.0.1 --threads 1 --save '' "$@" >"$dir/$tag-$w.log" 2>&1 &
+        "$bin" --port $port --bind 127.0.0.1 "${threads[@]}" --save '' "$@" >"$dir/$tag-$w.log" 2>&1 &
     local pid=$!
     for _ in $(seq 300); do redis-cli -p $port ping >/dev/null 2>&1 && break; sleep 0.2; done
     $BENCH -p $port --key-minimum 1 --key-maximum "$KEYS" --ratio 1:0 -n allkeys --key-pattern P:P -d "$DATA" \
