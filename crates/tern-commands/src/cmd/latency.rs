@@ -151,7 +151,7 @@ fn named<'t>(ctx: &Ctx<'_, 't>, args: &Args<'_>) -> Vec<&'t Cmd> {
         };
         let Some(cmd) = cmd else { continue };
         out.push(cmd);
-        let mut subs: Vec<usize> = cmd.subs.values().copied().collect();
+        let mut subs: Vec<usize> = cmd.subs.values().collect();
         subs.sort_unstable();
         out.extend(subs.into_iter().map(|id| table.get(id)));
     }

@@ -7,12 +7,6 @@
 //! Keys are declared as Redis 7 key specs (`keyspec.rs`); the legacy
 //! `(first, last, step)` and `movablekeys` are derived from them here.
 
-// Names are looked up once per command run: hashbrown's default hasher
-// (foldhash) costs a fraction of std's SipHash on a short name, and a
-// table that never grows after start-up has nothing to fear from chosen
-// names.
-use hashbrown::HashMap;
-
 use tern_resp::Args;
 
 use super::docargs::{self, Arg};
@@ -126,7 +120,7 @@ pub struct Cmd {
     /// `get`, or `client|id` for a subcommand.
     pub fullname: String,
     pub parent: Option<usize>,
-    pub subs: HashMap<Vec<u8>, usize>,
+    pub subs: NameIndex,
     /// COMMAND DOCS's `arguments` (`docargs.rs`).
     pub args: &'static [Arg],
 }
@@ -172,16 +166,16 @@ impl Cmd {
 
 pub struct CommandTable {
     cmds: Vec<Cmd>,
-    by_name: HashMap<Vec<u8>, usize>,
+    by_name: NameIndex,
 }
 
 impl CommandTable {
     pub fn build() -> Self {
-        let mut t = CommandTable { cmds: Vec::new(), by_name: HashMap::new() };
+        let mut t = CommandTable { cmds: Vec::new(), by_name: NameIndex::default() };
         for family in super::FAMILIES {
             for spec in family.iter() {
                 let id = t.add(spec, None, spec.name.to_string());
-                t.by_name.insert(spec.name.as_bytes().to_vec(), id);
+                t.by_name.insert(spec.name.as_bytes(), id);
             }
         }
         t
@@ -193,10 +187,10 @@ impl CommandTable {
         let flags = spec.flags | if legacy.movable { flags::MOVABLE_KEYS } else { 0 };
         let lone = LoneRange::of(spec.keys);
         let args = docargs::args_of(&fullname);
-        self.cmds.push(Cmd { spec, flags, legacy, lone, id, fullname, parent, subs: HashMap::new(), args });
+        self.cmds.push(Cmd { spec, flags, legacy, lone, id, fullname, parent, subs: NameIndex::default(), args });
         for sub in spec.subcommands {
             let sid = self.add(sub, Some(id), format!("{}|{}", spec.name, sub.name));
-            self.cmds[id].subs.insert(sub.name.as_bytes().to_vec(), sid);
+            self.cmds[id].subs.insert(sub.name.as_bytes(), sid);
         }
         id
     }
@@ -224,23 +218,110 @@ impl CommandTable {
 
     /// Looks a command name up case-insensitively, without allocating.
     pub fn lookup(&self, name: &[u8]) -> Option<&Cmd> {
-        lookup_lower(&self.by_name, name).map(|id| &self.cmds[id])
+        self.by_name.get(name).map(|id| &self.cmds[id])
     }
 
     pub fn lookup_sub(&self, parent: &Cmd, name: &[u8]) -> Option<&Cmd> {
-        lookup_lower(&parent.subs, name).map(|id| &self.cmds[id])
+        parent.subs.get(name).map(|id| &self.cmds[id])
     }
 }
 
-fn lookup_lower(map: &HashMap<Vec<u8>, usize>, name: &[u8]) -> Option<usize> {
-    let mut buf = [0u8; 32];
-    if name.len() > buf.len() {
+/// Names (commands, or one command's subcommands) to ids, looked up
+/// case-insensitively once per command run. A name is folded to lower
+/// case into four words (no command's name is longer than 32 bytes); a
+/// multiplicative hash of the words and the length picks a slot of an
+/// open-addressed array kept at most half full, and a hit compares the
+/// words and the length: a few dozen instructions, where a SipHash map
+/// took some 300 per command.
+#[derive(Default)]
+pub struct NameIndex {
+    /// (folded name, length, id); an empty slot has length 0.
+    slots: Vec<(Folded, u8, u32)>,
+    len: usize,
+}
+
+type Folded = [u64; 4];
+const NAME_MAX: usize = 32;
+
+fn fold(name: &[u8]) -> Option<Folded> {
+    if name.is_empty() || name.len() > NAME_MAX {
         return None;
     }
-    let lower = &mut buf[..name.len()];
-    lower.copy_from_slice(name);
-    lower.make_ascii_lowercase();
-    map.get(&lower[..]).copied()
+    let mut buf = [0u8; NAME_MAX];
+    buf[..name.len()].copy_from_slice(name);
+    buf.make_ascii_lowercase();
+    let mut w = [0u64; 4];
+    for (i, c) in buf.chunks_exact(8).enumerate() {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(c);
+        w[i] = u64::from_le_bytes(b);
+    }
+    Some(w)
+}
+
+fn slot_of(w: &Folded, len: usize, mask: usize) -> usize {
+    let h = (w[0] ^ w[1].rotate_left(17) ^ w[2].rotate_left(31) ^ w[3].rotate_left(47) ^ len as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (h >> 32) as usize & mask
+}
+
+impl NameIndex {
+    /// Adds `name` (lower case, at most 32 bytes: the table's own names).
+    fn insert(&mut self, name: &[u8], id: usize) {
+        let w = fold(name).expect("a command name of 1..=32 bytes");
+        if (self.len + 1) * 2 > self.slots.len() {
+            let old = std::mem::take(&mut self.slots);
+            self.slots = vec![([0; 4], 0, 0); (old.len() * 2).max(8)];
+            self.len = 0;
+            for (w, n, id) in old.into_iter().filter(|s| s.1 > 0) {
+                self.place(w, n, id);
+            }
+        }
+        self.place(w, name.len() as u8, id as u32);
+    }
+
+    fn place(&mut self, w: Folded, n: u8, id: u32) {
+        let mask = self.slots.len() - 1;
+        let mut i = slot_of(&w, n as usize, mask);
+        while self.slots[i].1 != 0 {
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = (w, n, id);
+        self.len += 1;
+    }
+
+    /// The id of `name`, in any case.
+    #[inline]
+    pub fn get(&self, name: &[u8]) -> Option<usize> {
+        let w = fold(name)?;
+        if self.slots.is_empty() {
+            return None;
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = slot_of(&w, name.len(), mask);
+        loop {
+            let (sw, n, id) = &self.slots[i];
+            if *n == 0 {
+                return None;
+            }
+            if *n as usize == name.len() && *sw == w {
+                return Some(*id as usize);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Every id held, in no particular order.
+    pub fn values(&self) -> impl Iterator<Item = usize> + '_ {
+        self.slots.iter().filter(|s| s.1 > 0).map(|s| s.2 as usize)
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
 }
 
 impl CommandSpec {
@@ -325,6 +406,39 @@ mod tests {
     use super::super::keyspec::{Begin, Find, INCOMPLETE, VARIABLE_FLAGS};
     use super::*;
 
+    /// Every command and subcommand is found by its name in any case, and
+    /// nothing else is: a prefix, a name with a NUL after it (which folds
+    /// to the same words), an empty or an over-long name.
+    #[test]
+    fn names_are_found_in_any_case_and_only_whole() {
+        let t = CommandTable::build();
+        let mut subs = 0;
+        for c in t.iter() {
+            let name = c.spec.name;
+            let mixed: String = name.chars().enumerate().map(|(i, ch)| if i % 2 == 0 { ch.to_ascii_uppercase() } else { ch }).collect();
+            let within = |n: &[u8]| match c.parent {
+                None => t.lookup(n).map(|f| f.id),
+                Some(p) => t.lookup_sub(t.get(p), n).map(|f| f.id),
+            };
+            subs += usize::from(c.parent.is_some());
+            for n in [name.to_string(), name.to_ascii_uppercase(), mixed] {
+                assert_eq!(within(n.as_bytes()), Some(c.id), "{n}");
+            }
+            let mut nul = name.as_bytes().to_vec();
+            nul.push(0);
+            assert_eq!(within(&nul), None);
+            // A prefix is found only when it is a name itself (GET of GETEX).
+            let prefix = &name.as_bytes()[..name.len() - 1];
+            if let Some(id) = within(prefix) {
+                assert_eq!(t.get(id).spec.name.as_bytes(), prefix);
+            }
+        }
+        assert!(subs > 10);
+        assert!(t.lookup(b"").is_none());
+        assert_eq!(t.lookup(&[b'g'; 33]).map(|c| c.id), None);
+        assert_eq!(t.top_level().count(), t.by_name.len());
+    }
+
     /// What the interpreter relies on, for every declared command: steps
     /// of at least one, a limit only with a last key of -1, a flag finder
     /// for variable flags, and a command whose specs cannot locate every
@@ -365,7 +479,7 @@ mod tests {
     fn keynum_commands_are_located_through_the_table() {
         use super::super::keyspec::{index, keynum, ks, ACCESS, DELETE, RW};
         static LMPOP: CommandSpec = CommandSpec::new("lmpop", -4, flags::WRITE, &[ks(RW | ACCESS | DELETE, index(1), keynum(0, 1, 1))], noop);
-        let mut t = CommandTable { cmds: Vec::new(), by_name: HashMap::new() };
+        let mut t = CommandTable { cmds: Vec::new(), by_name: NameIndex::default() };
         let id = t.add(&LMPOP, None, "lmpop".into());
         let c = t.get(id);
         assert!(c.has(flags::MOVABLE_KEYS));
