@@ -917,8 +917,9 @@ fn search(ctx: &mut Ctx<'_, '_>, args: Args<'_>, kind: Kind, src: Loc, dst: Opti
         Ok(q) => q,
         Err(e) => return ctx.reply.error(e),
     };
-    // The parser and the key finder agree on the destination whenever
-    // the arguments parse; locating it again is only a safety net.
+    // The parser and `georadius_keys` (what was locked) agree on the
+    // destination whenever the arguments parse; locating it again is only
+    // a safety net.
     let dst = q.store.map(|(at, dist)| match dst {
         Some((pos, d)) if pos == at => (at, dist, d),
         _ => (at, dist, ctx.ks.locate(ctx.client.db, args.get(at))),
