@@ -238,6 +238,25 @@ mod tests {
     }
 
     #[test]
+    fn digits_read_back_to_the_same_double() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut digits = Vec::new();
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let d = f64::from_bits(x >> 1);
+            if !d.is_finite() || d == 0.0 {
+                continue;
+            }
+            let k = grisu2(d, &mut digits);
+            let text = format!("{}e{}", std::str::from_utf8(&digits).unwrap(), k);
+            assert_eq!(text.parse::<f64>().unwrap(), d, "{text}");
+            assert!(digits.len() <= 18 && digits[0] != b'0', "{text}");
+        }
+    }
+
+    #[test]
     fn exact_powers_are_exact() {
         let p = |k: i32| POWERS[((k - FIRST_POWER) / STEP_POWERS) as usize];
         assert_eq!(p(4), (10_000u64 << 50, -50));
