@@ -17,6 +17,9 @@ Families (`--family`, several allowed; the issues whose evidence they are):
           SINTER of two 10K-member sets (issue 17)
   zsets   ZADD, ZINCRBY, ZRANGE 0 99 WITHSCORES, ZRANK over one 1M-member
           sorted set, ZRANGEBYSCORE with LIMIT (issue 17)
+  geo     GEOSEARCH BYRADIUS around a random member of a 1M-member geo index
+          (about 30 members within 5 km), with COUNT 10 over 50 km, and
+          BYBOX (issue 21)
 
     cargo build --release -p tern-server -p tern-bench
     python3 bench/datatypes.py --family lists [--repeats 3] [--secs 5]
@@ -101,6 +104,18 @@ def load_big_zset(sock):
         send_all(sock, [("ZADD", "zbig", *args)])
 
 
+def load_geo(sock):
+    # One geo index of 1M members, m<i> at seeded random positions over
+    # 40 x 25 degrees (about 1,000 members per square degree).
+    import random
+    rng = random.Random(21)
+    for b in range(1, 1_000_001, 1000):
+        args = []
+        for i in range(b, b + 1000):
+            args += ["%.6f" % rng.uniform(-10, 30), "%.6f" % rng.uniform(35, 60), f"m{i}"]
+        send_all(sock, [("GEOADD", "geo", *args)])
+
+
 HUNDRED = "RPUSH __key__" + " __data__" * 100
 NUMERIC = ["--key-prefix", ""]
 FAMILIES = {
@@ -139,6 +154,14 @@ FAMILIES = {
         "zrank": W("ZRANK zbig m__key__", keys=1_000_000, load=load_big_zset, extra=NUMERIC),
         "zrangebyscore-limit-10": W("ZRANGEBYSCORE zbig __key__ +inf LIMIT 0 10", keys=1_000_000,
                                     load=load_big_zset, extra=NUMERIC),
+    },
+    "geo": {
+        "geosearch-radius-5km": W("GEOSEARCH geo FROMMEMBER m__key__ BYRADIUS 5 km", keys=1_000_000, load=load_geo,
+                                  extra=NUMERIC),
+        "geosearch-radius-50km-count-10": W("GEOSEARCH geo FROMMEMBER m__key__ BYRADIUS 50 km COUNT 10",
+                                            keys=1_000_000, load=load_geo, extra=NUMERIC),
+        "geosearch-box-10km-withdist": W("GEOSEARCH geo FROMMEMBER m__key__ BYBOX 10 10 km WITHDIST", keys=1_000_000,
+                                         load=load_geo, extra=NUMERIC),
     },
 }
 

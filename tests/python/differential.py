@@ -3337,9 +3337,244 @@ def random_geo_case(seed, steps=300):
 
 
 ZSET_CASES8 += [("random-geo-%d" % seed, random_geo_case(seed)) for seed in range(4)]
+ZSET_CASES8 += [
+    ("geo-search", r"""
+        GEOADD Sicily 13.361389 38.115556 Palermo 15.087269 37.502669 Catania 12.758489 38.788135 edge1 17.241510 38.788135 edge2
+        GEORADIUS Sicily 15 37 200 km WITHDIST WITHCOORD WITHHASH
+        GEORADIUS Sicily 15 37 200 km WITHDIST ASC
+        GEORADIUS Sicily 15 37 200 km DESC COUNT 1
+        GEORADIUS Sicily 15 37 200 km COUNT 2 ANY
+        GEORADIUS Sicily 15 37 200 km COUNT 1 ANY DESC
+        GEORADIUS Sicily 15 37 200 KM withdist
+        GEORADIUS Sicily 15 37 200000 m WITHDIST
+        GEORADIUS Sicily 15 37 656168 ft WITHDIST
+        GEORADIUS Sicily 15 37 124.27 mi WITHDIST
+        GEORADIUS Sicily 15 37 0 km
+        GEORADIUS Sicily 15 37 -1 km
+        GEORADIUS Sicily 15 37 x km
+        GEORADIUS Sicily 15 37 10 yd
+        GEORADIUS Sicily 200 37 10 km
+        GEORADIUS Sicily 15 86 10 km
+        GEORADIUS Sicily x 37 10 km
+        GEORADIUS Sicily 15 37 200 km COUNT 0
+        GEORADIUS Sicily 15 37 200 km COUNT -1
+        GEORADIUS Sicily 15 37 200 km COUNT x
+        GEORADIUS Sicily 15 37 200 km COUNT
+        GEORADIUS Sicily 15 37 200 km ANY
+        GEORADIUS Sicily 15 37 200 km WITHDIST STORE dst
+        GEORADIUS Sicily 15 37 200 km STORE
+        GEORADIUS Sicily 15 37 200 km bogus
+        GEORADIUS Sicily 15 37 200 km STORE dst
+        ZRANGE dst 0 -1 WITHSCORES
+        GEORADIUS Sicily 15 37 200 km STOREDIST dst COUNT 2
+        ZRANGE dst 0 -1 WITHSCORES
+        GEORADIUS Sicily 15 37 200 km STORE dst2 STOREDIST dst3
+        EXISTS dst2 dst3
+        GEORADIUS Sicily 15 37 1 m STORE dst3
+        EXISTS dst3
+        GEORADIUS nokey 15 37 200 km STORE dst
+        EXISTS dst
+        GEORADIUS nokey 15 37 200 km
+        GEORADIUS_RO Sicily 15 37 200 km WITHDIST
+        GEORADIUS_RO Sicily 15 37 200 km STORE dst
+        GEORADIUS_RO Sicily 15 37 200 km STOREDIST dst
+        GEORADIUSBYMEMBER Sicily Palermo 200 km WITHDIST WITHCOORD
+        GEORADIUSBYMEMBER Sicily Palermo 200 km STOREDIST dst
+        ZRANGE dst 0 -1 WITHSCORES
+        GEORADIUSBYMEMBER Sicily nope 200 km
+        GEORADIUSBYMEMBER Sicily nope x km
+        GEORADIUSBYMEMBER nokey nope x yd
+        GEORADIUSBYMEMBER nokey nope x yd bogus
+        GEORADIUSBYMEMBER nokey nope x yd WITHDIST STORE d
+        GEORADIUSBYMEMBER Sicily Palermo -5 km
+        GEORADIUSBYMEMBER_RO Sicily Palermo 200 km WITHHASH DESC
+        GEORADIUSBYMEMBER_RO Sicily Palermo 200 km STORE x
+        GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS 200 km ASC WITHCOORD WITHDIST WITHHASH
+        GEOSEARCH Sicily FROMLONLAT 15 37 BYBOX 400 400 km ASC WITHDIST
+        GEOSEARCH Sicily FROMLONLAT 15 37 BYBOX 100 400 km DESC WITHDIST
+        GEOSEARCH Sicily FROMMEMBER Palermo BYBOX 200 200 km WITHDIST
+        GEOSEARCH Sicily FROMMEMBER Palermo BYRADIUS 100 km COUNT 3 WITHDIST
+        GEOSEARCH Sicily FROMMEMBER nope BYRADIUS 100 km
+        GEOSEARCH nokey FROMMEMBER nope BYRADIUS 100 km
+        GEOSEARCH Sicily BYRADIUS 100 km
+        GEOSEARCH Sicily FROMMEMBER Palermo
+        geosearch Sicily FROMMEMBER Palermo
+        GeoSearch Sicily withdist
+        GEOSEARCH Sicily FROMMEMBER Palermo FROMLONLAT 15 37 BYRADIUS 100 km
+        GEOSEARCH Sicily FROMLONLAT 15 37 FROMMEMBER Palermo BYRADIUS 100 km
+        GEOSEARCH Sicily FROMLONLAT 15 37 FROMLONLAT 13 38 BYRADIUS 100 km
+        GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS 100 km BYBOX 1 1 km
+        GEOSEARCH Sicily FROMLONLAT 15 37 BYBOX 1 1 km BYRADIUS 100 km
+        GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS 100 km BYRADIUS 300 km
+        GEOSEARCH Sicily FROMLONLAT 15 37 BYBOX x 1 km
+        GEOSEARCH Sicily FROMLONLAT 15 37 BYBOX 1 x km
+        GEOSEARCH Sicily FROMLONLAT 15 37 BYBOX -1 1 km
+        GEOSEARCH Sicily FROMLONLAT 15 37 BYBOX 1 -1 km
+        GEOSEARCH Sicily FROMLONLAT 15 37 BYBOX 1 1 yd
+        GEOSEARCH Sicily FROMLONLAT 15 37 BYBOX 1 1
+        GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS 1
+        GEOSEARCH Sicily FROMLONLAT 15 BYRADIUS 1 km
+        GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS 100 km ANY
+        GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS 100 km COUNT 1 ANY
+        GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS 100 km STORE x
+        GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS 100 km STOREDIST
+        GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS 1e400 km
+        GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS inf km
+        GEOSEARCH Sicily FROMLONLAT 15 37 BYBOX inf inf km
+        GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS 1e-300 km
+        GEOSEARCH Sicily FROMLONLAT 180 85.05112878 BYRADIUS 20000 km
+        GEOSEARCH Sicily FROMLONLAT -180 -85.05112878 BYBOX 40000 40000 km
+        GEOSEARCHSTORE dst Sicily FROMLONLAT 15 37 BYRADIUS 200 km
+        ZRANGE dst 0 -1 WITHSCORES
+        GEOSEARCHSTORE dst Sicily FROMLONLAT 15 37 BYRADIUS 200 km STOREDIST COUNT 2 DESC
+        ZRANGE dst 0 -1 WITHSCORES
+        OBJECT ENCODING dst
+        GEOSEARCHSTORE dst Sicily FROMLONLAT 15 37 BYRADIUS 200 km WITHDIST
+        GEOSEARCHSTORE dst Sicily FROMLONLAT 15 37 BYRADIUS 200 km STORE x
+        GEOSEARCHSTORE dst Sicily FROMLONLAT 15 37 BYRADIUS 1 m
+        EXISTS dst
+        GEOSEARCHSTORE dst nokey FROMLONLAT 15 37 BYRADIUS 200 km
+        GEOSEARCHSTORE dst nokey FROMMEMBER x BYRADIUS 200 km
+        GEOSEARCHSTORE dst nokey BYRADIUS 200 km
+        SET str v
+        GEOSEARCH str FROMLONLAT 15 37 BYRADIUS 200 km
+        GEOSEARCH str bogus
+        GEORADIUS str 15 37 200 km
+        GEORADIUSBYMEMBER str x 200 km
+        GEOSEARCHSTORE dst str FROMLONLAT 15 37 BYRADIUS 200 km
+        GEOSEARCHSTORE str Sicily FROMLONLAT 15 37 BYRADIUS 200 km
+        TYPE str
+        GEOSEARCH Sicily FROMLONLAT 15 37
+        GEOSEARCHSTORE dst Sicily FROMLONLAT 15 37
+        GEORADIUS Sicily 15 37
+        GEORADIUSBYMEMBER Sicily Palermo
+        GEOADD same 10 10 b 10 10 a 10 10 c 10 10.00001 d
+        GEOSEARCH same FROMLONLAT 10 10 BYRADIUS 10 km
+        GEOSEARCH same FROMLONLAT 10 10 BYRADIUS 10 km ASC
+        GEOSEARCH same FROMLONLAT 10 10 BYRADIUS 10 km DESC
+        GEOSEARCH same FROMLONLAT 10 10 BYRADIUS 10 km COUNT 2
+        GEOSEARCH same FROMLONLAT 10 10 BYRADIUS 10 km COUNT 3 DESC
+        ?HELLO 3
+        GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS 200 km ASC WITHCOORD WITHDIST WITHHASH
+        GEORADIUS Sicily 15 37 200 km WITHCOORD
+        GEOSEARCH nokey FROMLONLAT 15 37 BYRADIUS 200 km
+        GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS 1 m
+    """),
+    ("geo-search-edges", r"""
+        GEOADD g 1 1 m 1.001 1.001 n -179.9999 85 pole 179.9999 -85 south
+        ZADD g -1 neg 1e30 big 1.5 frac
+        GEOSEARCH g FROMLONLAT 1 1 BYRADIUS 1 km COUNT
+        GEOSEARCH g FROMLONLAT x 1 BYRADIUS 1 km
+        GEOSEARCH g FROMLONLAT 1 nan BYRADIUS 1 km
+        GEOSEARCH g FROMLONLAT 1 1 BYRADIUS nan km
+        GEOSEARCH g FROMLONLAT 1 1 BYRADIUS -0 km WITHDIST
+        GEOSEARCH g FROMLONLAT 1 1 BYRADIUS " 1" km
+        GEOSEARCH g FROMLONLAT 1 1 BYRADIUS 1 Km
+        GEOSEARCH g FROMLONLAT 1 1 BYRADIUS 1 km COUNT 1 ANY ANY
+        GEOSEARCH g FROMLONLAT 1 1 BYRADIUS 1 km COUNT 9223372036854775808
+        GEOSEARCH g FROMLONLAT 1 1 BYRADIUS 1 km COUNT 9223372036854775807 DESC
+        GEOSEARCH g FROMMEMBER m FROMMEMBER n BYRADIUS 1 km WITHDIST
+        GEOSEARCH g FROMLONLAT 1 1 BYRADIUS 1 km WITHDIST\x00x withcoord
+        GEOSEARCH g FROMLONLAT 1 1 BYRADIUS 1 km\x00 WITHDIST
+        GEOSEARCH g FROMLONLAT 1 1 BYRADIUS 1 km WITHDIST STOREDIST
+        GEOSEARCH g FROMMEMBER neg BYRADIUS 100 km WITHCOORD
+        GEOSEARCH g FROMMEMBER big BYRADIUS 100 km WITHCOORD WITHHASH
+        GEOSEARCH g FROMMEMBER frac BYBOX 500 500 km WITHCOORD WITHHASH
+        GEOSEARCH g FROMLONLAT -180 -85.05112878 BYRADIUS 100 km WITHHASH
+        GEOSEARCH g FROMLONLAT 180 85 BYRADIUS 200 km WITHDIST
+        GEOSEARCH g FROMLONLAT 0 0 BYRADIUS 30000 km ASC WITHDIST
+        GEOSEARCH g FROMLONLAT 0 0 BYBOX 40000 20000 km DESC WITHDIST
+        GEOSEARCHSTORE d g FROMLONLAT 1 1 BYRADIUS 1 km STOREDIST STOREDIST
+        ZRANGE d 0 -1 WITHSCORES
+        SET s v
+        GEOSEARCHSTORE s g FROMLONLAT 1 1 BYRADIUS 1 km
+        TYPE s
+        GEOSEARCHSTORE g g FROMLONLAT 1 1 BYRADIUS 1 km
+        ZRANGE g 0 -1 WITHSCORES
+        GEOADD g 1 1 m 1.001 1.001 n
+        GEORADIUS g 1 1 1 km STORE
+        GEORADIUS g 1 1 1 km STOREDIST d WITHDIST
+        GEORADIUSBYMEMBER g m 1 km STORE d COUNT 0
+        GEORADIUSBYMEMBER g m 1 km STORE d ANY
+        GEORADIUSBYMEMBER g m 1 km STORE a STORE b
+        EXISTS a b
+        GEORADIUS g 1 1 1 km FROMMEMBER m
+        GEORADIUS g 1 1 1 km BYRADIUS 1 km
+        GEORADIUS_RO g 1 1 1 km STOREDIST d
+        MULTI
+        GEORADIUS g 1 1 1 km STORE d{t}
+        GEOSEARCHSTORE d2{t} g FROMMEMBER m BYBOX 1 1 km
+        EXEC
+        ZRANGE d2{t} 0 -1 WITHSCORES
+        ?HELLO 3
+        GEOSEARCH g FROMLONLAT 1 1 BYRADIUS 1 km ASC WITHCOORD
+        GEORADIUSBYMEMBER_RO g n 1 km WITHDIST WITHHASH
+        GEOSEARCH nokey FROMMEMBER x BYBOX 1 1 km
+    """),
+]
+
+
+def random_geo_search_case(seed, steps=120):
+    """Seeded random points (clustered, so that searches find some, with
+    some sharing a position), then GEOSEARCH, GEOSEARCHSTORE and the
+    GEORADIUS forms with random centres, sizes, units and options: every
+    member, its order, distance, hash and position must be Redis's."""
+    rng = random.Random(seed)
+    lon0, lat0 = rng.uniform(-170, 170), rng.uniform(-80, 80)
+    members = ["p%d" % i for i in range(300)]
+    adds = []
+    for i, name in enumerate(members):
+        if i > 0 and rng.random() < 0.05:
+            adds.append("GEOADD g %s" % adds[rng.randrange(len(adds))].split(" ", 2)[2].rsplit(" ", 1)[0] + " " + name)
+            continue
+        spread = rng.choice([0.01, 0.1, 1, 5])
+        lon = max(-180, min(180, lon0 + rng.uniform(-spread, spread)))
+        lat = max(-85.05, min(85.05, lat0 + rng.uniform(-spread, spread)))
+        adds.append("GEOADD g %r %r %s" % (lon, lat, name))
+    unit = lambda: rng.choice(["m", "km", "ft", "mi", "KM"])  # noqa: E731
+    size = lambda u: "%.3f" % (rng.choice([0.5, 2, 20, 200, 800]) * {"m": 1000, "km": 1, "ft": 3280, "mi": 0.62, "KM": 1}[u])  # noqa: E731
+
+    def center():
+        if rng.random() < 0.4:
+            return "FROMMEMBER %s" % rng.choice(members)
+        return "FROMLONLAT %r %r" % (max(-180, min(180, lon0 + rng.uniform(-1, 1))), max(-85, min(85, lat0 + rng.uniform(-1, 1))))
+
+    def shape():
+        u = unit()
+        if rng.random() < 0.5:
+            return "BYRADIUS %s %s" % (size(u), u)
+        return "BYBOX %s %s %s" % (size(u), size(u), u)
+
+    def opts(store=False):
+        o = []
+        if rng.random() < 0.5:
+            o.append(rng.choice(["ASC", "DESC"]))
+        if rng.random() < 0.5:
+            o.append("COUNT %d" % rng.choice([1, 2, 5, 10, 50]))
+            if rng.random() < 0.3:
+                o.append("ANY")
+        if not store:
+            o += [w for w in ["WITHDIST", "WITHCOORD", "WITHHASH"] if rng.random() < 0.4]
+        rng.shuffle(o)
+        return " ".join(o)
+
+    makers = [
+        lambda: "GEOSEARCH g %s %s %s" % (center(), shape(), opts()),
+        lambda: "GEOSEARCH g %s %s %s" % (center(), shape(), opts()),
+        lambda: "GEOSEARCHSTORE dst g %s %s %s %s" % (center(), shape(), opts(True), rng.choice(["", "STOREDIST"])),
+        lambda: "ZRANGE dst 0 -1 WITHSCORES",
+        lambda: "GEORADIUSBYMEMBER g %s %s %s" % (rng.choice(members), size("km"), "km " + opts()),
+        lambda: "GEORADIUS_RO g %r %r %s km %s" % (lon0, lat0, size("km"), opts()),
+        lambda: "ZREM g %s" % rng.choice(members),
+    ]
+    return "\n".join(adds + [rng.choice(makers)() for _ in range(steps)])
+
+
+ZSET_CASES8 += [("random-geo-search-%d" % seed, random_geo_search_case(seed)) for seed in range(6)]
 ZSET_CASES8 += [("random-zsets-%d" % seed, random_zset_case(seed)) for seed in range(8)]
 ZSET_CASES8 += [("random-zsets-lex-%d" % seed, random_zset_lex_case(seed)) for seed in range(4)]
 REQUIRES.update({name: ["zadd"] for name, _ in ZSET_CASES8})
+REQUIRES.update({name: ["geosearch"] for name, _ in ZSET_CASES8 if name.startswith(("geo-search", "random-geo-search"))})
 CASES8 += ZSET_CASES8
 REDIS8 = {name for name, _ in CASES8}
 CASES += CASES8

@@ -200,6 +200,30 @@ pub fn geo_invalid_pair(lon: f64, lat: f64) -> String {
 }
 
 pub const GEO_UNIT: &str = "ERR unsupported unit provided. please use M, KM, FT, MI";
+// GEOSEARCH, GEOSEARCHSTORE, GEORADIUS and their kin.
+pub const GEO_NEED_RADIUS: &str = "ERR need numeric radius";
+pub const GEO_NEED_WIDTH: &str = "ERR need numeric width";
+pub const GEO_NEED_HEIGHT: &str = "ERR need numeric height";
+pub const GEO_RADIUS_NEGATIVE: &str = "ERR radius cannot be negative";
+pub const GEO_BOX_NEGATIVE: &str = "ERR height or width cannot be negative";
+pub const GEO_NO_MEMBER: &str = "ERR could not decode requested zset member";
+pub const GEO_COUNT_NOT_POSITIVE: &str = "ERR COUNT must be > 0";
+pub const GEO_ANY_NEEDS_COUNT: &str = "ERR the ANY argument requires COUNT argument";
+pub const GEOSEARCHSTORE_WITH: &str = "ERR GEOSEARCHSTORE is not compatible with WITHDIST, WITHHASH and WITHCOORD options";
+pub const GEORADIUS_STORE_WITH: &str =
+    "ERR STORE option in GEORADIUS is not compatible with WITHDIST, WITHHASH and WITHCOORD options";
+
+/// GEOSEARCH without FROMMEMBER or FROMLONLAT, naming the command as the
+/// client spelt it.
+pub fn geo_need_from(cmd: &[u8]) -> Vec<u8> {
+    with_arg("ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for ", cmd, "")
+}
+
+/// GEOSEARCH without BYRADIUS or BYBOX, naming the command as the client
+/// spelt it.
+pub fn geo_need_by(cmd: &[u8]) -> Vec<u8> {
+    with_arg("ERR exactly one of BYRADIUS and BYBOX can be specified for ", cmd, "")
+}
 
 /// ZUNION, ZINTER, ZDIFF (and STORE), ZINTERCARD with a key count below 1.
 pub fn zset_need_keys(fullname: &str) -> String {

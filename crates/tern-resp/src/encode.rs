@@ -18,7 +18,8 @@ fn put_len(out: &mut Vec<u8>, prefix: u8, n: i64) {
 
 /// Formats a double the way Redis 8 replies with one (`d2string`):
 /// `inf`/`-inf`, `0`/`-0`, an integer within ±2^62 as an integer, else
-/// fpconv's layout of the shortest digits that read back to the same value:
+/// fpconv's layout of its Grisu2 digits (see [`crate::grisu`]; the shortest
+/// that read back to the same value, or one more):
 /// plain digits while the exponent stays near them (`123456789012345680`,
 /// `0.0001`), scientific otherwise (`1e+20`, `1.5e-7`, no exponent padding).
 pub fn format_double(d: f64, buf: &mut String) {
@@ -81,16 +82,15 @@ fn double_as_int(d: f64) -> Option<i64> {
     (n as f64 == d).then_some(n)
 }
 
-/// fpconv_dtoa's `emit_digits` over Rust's shortest round-trip digits.
+/// fpconv_dtoa's `emit_digits` over its Grisu2 digits.
 fn fpconv(d: f64, buf: &mut String) {
-    let sci = format!("{:e}", d.abs());
-    let (mant, e) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let digits: String = mant.chars().filter(char::is_ascii_digit).collect();
-    let e: i32 = e.parse().unwrap_or(0);
-    let nd = digits.len() as i32;
+    let mut raw = Vec::with_capacity(18);
     // digits × 10^k
-    let k = e - (nd - 1);
-    let exp = (k + nd - 1).abs();
+    let k = crate::grisu::grisu2(d.abs(), &mut raw);
+    let digits: String = raw.iter().map(|&c| char::from(c)).collect();
+    let nd = digits.len() as i32;
+    let e = k + nd - 1;
+    let exp = e.abs();
     let neg = d < 0.0;
     if neg {
         buf.push('-');

@@ -17,6 +17,7 @@
 
 pub mod decode;
 pub mod encode;
+mod grisu;
 pub mod number;
 pub mod parse;
 

@@ -103,3 +103,136 @@ fn geoadd_wakes_a_blocked_pop() {
     w.expect(&bulks(&["g", "Palermo", "3479099956230698"]));
     assert!(!c.exists::<_, bool>("g").unwrap());
 }
+
+// ------------------------------------------------------------- searches --
+
+const SICILY: &str = "GEOADD Sicily 13.361389 38.115556 Palermo 15.087269 37.502669 Catania 12.758489 38.788135 edge1";
+
+#[test]
+fn search_replies() {
+    each_threads(|s| {
+        let mut r = s.raw();
+        rt(&mut r, SICILY, b":3\r\n");
+        rt(&mut r, "GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS 200 km ASC WITHCOORD WITHDIST WITHHASH", b"*2\r\n*4\r\n$7\r\nCatania\r\n$7\r\n56.4413\r\n:3479447370796909\r\n*2\r\n$18\r\n15.087267458438873\r\n$17\r\n37.50266842333162\r\n*4\r\n$7\r\nPalermo\r\n$8\r\n190.4424\r\n:3479099956230698\r\n*2\r\n$18\r\n13.361389338970184\r\n$16\r\n38.1155563954963\r\n");
+        rt(&mut r, "GEOSEARCH Sicily FROMMEMBER Palermo BYBOX 400 400 km DESC WITHDIST", b"*3\r\n*2\r\n$7\r\nCatania\r\n$8\r\n166.2742\r\n*2\r\n$5\r\nedge1\r\n$7\r\n91.4007\r\n*2\r\n$7\r\nPalermo\r\n$6\r\n0.0000\r\n");
+        // COUNT keeps the nearest; with ANY, the first found.
+        rt(&mut r, "GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS 200 km COUNT 1", b"*1\r\n$7\r\nCatania\r\n");
+        rt(&mut r, "GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS 200 km COUNT 1 ANY", b"*1\r\n$7\r\nPalermo\r\n");
+        // Unsorted, the members come in scan order; the units convert.
+        rt(&mut r, "GEORADIUS Sicily 15 37 200000 m WITHDIST", b"*2\r\n*2\r\n$7\r\nPalermo\r\n$11\r\n190442.4298\r\n*2\r\n$7\r\nCatania\r\n$10\r\n56441.2579\r\n");
+        rt(&mut r, "GEORADIUS Sicily 15 37 124.27 MI WITHDIST", b"*2\r\n*2\r\n$7\r\nPalermo\r\n$8\r\n118.3357\r\n*2\r\n$7\r\nCatania\r\n$7\r\n35.0711\r\n");
+        rt(&mut r, "GEORADIUSBYMEMBER Sicily Palermo 100 km", b"*2\r\n$7\r\nPalermo\r\n$5\r\nedge1\r\n");
+        rt(&mut r, "GEORADIUSBYMEMBER_RO Sicily Catania 656168 ft DESC", b"*2\r\n$7\r\nPalermo\r\n$7\r\nCatania\r\n");
+        rt(&mut r, "GEORADIUS_RO Sicily 15 37 200 km COUNT 2 DESC", b"*2\r\n$7\r\nPalermo\r\n$7\r\nCatania\r\n");
+        rt(&mut r, "GEOSEARCH nokey FROMLONLAT 15 37 BYRADIUS 200 km", b"*0\r\n");
+        rt(&mut r, "GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS 1 m", b"*0\r\n");
+        // Ties in distance: a full sort keeps the scan order (glibc's merge
+        // sort), COUNT's partial quicksort its own.
+        rt(&mut r, "GEOADD s 10 10 a 10 10 b 10 10 c 10 10 d 10 10 e 10 10 f 10 10 g 10 10 h 10.001 10 i 10.002 10 j 10.003 10 k 10.004 10 l 10.0001 10 m", b":13\r\n");
+        rt(&mut r, "GEOSEARCH s FROMLONLAT 10 10 BYRADIUS 10 km DESC", &bulks(&["l", "k", "j", "i", "m", "a", "b", "c", "d", "e", "f", "g", "h"]));
+        rt(&mut r, "GEOSEARCH s FROMLONLAT 10 10 BYRADIUS 10 km COUNT 12 DESC", &bulks(&["l", "k", "j", "i", "m", "f", "a", "h", "g", "b", "c", "d"]));
+    });
+}
+
+#[test]
+fn search_stores() {
+    each_threads(|s| {
+        let mut r = s.raw();
+        rt(&mut r, "GEOADD Sicily 13.361389 38.115556 Palermo 15.087269 37.502669 Catania", b":2\r\n");
+        rt(&mut r, "SET dst old", OK);
+        rt(&mut r, "EXPIRE dst 100", b":1\r\n");
+        // The destination is replaced, its TTL gone.
+        rt(&mut r, "GEOSEARCHSTORE dst Sicily FROMLONLAT 15 37 BYRADIUS 200 km", b":2\r\n");
+        rt(&mut r, "TTL dst", b":-1\r\n");
+        rt(&mut r, "ZRANGE dst 0 -1 WITHSCORES", b"*4\r\n$7\r\nPalermo\r\n$16\r\n3479099956230698\r\n$7\r\nCatania\r\n$16\r\n3479447370796909\r\n");
+        rt(&mut r, "GEOSEARCHSTORE dst Sicily FROMLONLAT 15 37 BYBOX 400 400 km STOREDIST DESC COUNT 1", b":1\r\n");
+        rt(&mut r, "ZRANGE dst 0 -1 WITHSCORES", b"*2\r\n$7\r\nPalermo\r\n$18\r\n190.44242984775784\r\n");
+        rt(&mut r, "GEORADIUS Sicily 15 37 200 km STOREDIST dst2 ASC", b":2\r\n");
+        rt(&mut r, "ZRANGE dst2 0 -1 WITHSCORES", b"*4\r\n$7\r\nCatania\r\n$16\r\n56.4412578701582\r\n$7\r\nPalermo\r\n$18\r\n190.44242984775784\r\n");
+        rt(&mut r, "GEORADIUSBYMEMBER Sicily Palermo 10 km STORE dst2", b":1\r\n");
+        rt(&mut r, "ZRANGE dst2 0 -1 WITHSCORES", b"*2\r\n$7\r\nPalermo\r\n$16\r\n3479099956230698\r\n");
+        // Nothing found, or no source: the destination is deleted.
+        rt(&mut r, "GEOSEARCHSTORE dst Sicily FROMLONLAT 15 37 BYRADIUS 1 m", b":0\r\n");
+        rt(&mut r, "EXISTS dst", b":0\r\n");
+        rt(&mut r, "GEORADIUS nokey 15 37 200 km STORE dst2", b":0\r\n");
+        rt(&mut r, "EXISTS dst2", b":0\r\n");
+        // GETKEYS follows the key specs (the first STORE, the first
+        // STOREDIST); the command writes the last one.
+        rt(&mut r, "COMMAND GETKEYS GEORADIUS Sicily 15 37 200 km STORE a STOREDIST b", &bulks(&["Sicily", "a", "b"]));
+        rt(&mut r, "GEORADIUS Sicily 15 37 200 km STORE a STORE b", b":2\r\n");
+        rt(&mut r, "EXISTS a b", b":1\r\n");
+        rt(&mut r, "ZCARD b", b":2\r\n");
+    });
+}
+
+#[test]
+fn search_errors() {
+    each_threads(|s| {
+        let mut r = s.raw();
+        rt(&mut r, "GEOADD g 1 1 m", b":1\r\n");
+        rt(&mut r, "SET str v", OK);
+        rt(&mut r, "GEOSEARCH g BYRADIUS 1 km ASC DESC", b"-ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for GEOSEARCH\r\n");
+        // The command's name as the client spelt it.
+        rt(&mut r, "geosearch g FROMMEMBER m ASC DESC ASC", b"-ERR exactly one of BYRADIUS and BYBOX can be specified for geosearch\r\n");
+        rt(&mut r, "GeoSearchStore d g FROMMEMBER m ASC DESC ASC", b"-ERR exactly one of BYRADIUS and BYBOX can be specified for GeoSearchStore\r\n");
+        rt(&mut r, "GEOSEARCH g FROMMEMBER m FROMLONLAT 1 1 BYRADIUS 1 km", b"-ERR syntax error\r\n");
+        rt(&mut r, "GEOSEARCH g FROMLONLAT 1 1 BYRADIUS 1 km BYBOX 1 1 km", b"-ERR syntax error\r\n");
+        rt(&mut r, "GEOSEARCH g FROMMEMBER nope BYRADIUS 1 km", b"-ERR could not decode requested zset member\r\n");
+        rt(&mut r, "GEOSEARCH nokey FROMMEMBER nope BYRADIUS 1 km", b"*0\r\n");
+        rt(&mut r, "GEOSEARCH g FROMLONLAT 1 1 BYRADIUS x km", b"-ERR need numeric radius\r\n");
+        rt(&mut r, "GEOSEARCH g FROMLONLAT 1 1 BYRADIUS -1 km", b"-ERR radius cannot be negative\r\n");
+        rt(&mut r, "GEOSEARCH g FROMLONLAT 1 1 BYBOX x 1 km", b"-ERR need numeric width\r\n");
+        rt(&mut r, "GEOSEARCH g FROMLONLAT 1 1 BYBOX 1 x km", b"-ERR need numeric height\r\n");
+        rt(&mut r, "GEOSEARCH g FROMLONLAT 1 1 BYBOX 1 -1 km", b"-ERR height or width cannot be negative\r\n");
+        rt(&mut r, "GEOSEARCH g FROMLONLAT 1 1 BYBOX 1 1 yd", b"-ERR unsupported unit provided. please use M, KM, FT, MI\r\n");
+        rt(&mut r, "GEOSEARCH g FROMLONLAT 200 1 BYRADIUS 1 km", b"-ERR invalid longitude,latitude pair 200.000000,1.000000\r\n");
+        rt(&mut r, "GEOSEARCH g FROMLONLAT 1 1 BYRADIUS 1 km COUNT 0", b"-ERR COUNT must be > 0\r\n");
+        rt(&mut r, "GEOSEARCH g FROMLONLAT 1 1 BYRADIUS 1 km COUNT x", b"-ERR value is not an integer or out of range\r\n");
+        rt(&mut r, "GEOSEARCH g FROMLONLAT 1 1 BYRADIUS 1 km ANY", b"-ERR the ANY argument requires COUNT argument\r\n");
+        rt(&mut r, "GEOSEARCH g FROMLONLAT 1 1 BYRADIUS 1 km STOREDIST", b"-ERR syntax error\r\n");
+        rt(&mut r, "GEOSEARCHSTORE d g FROMLONLAT 1 1 BYRADIUS 1 km WITHDIST", b"-ERR GEOSEARCHSTORE is not compatible with WITHDIST, WITHHASH and WITHCOORD options\r\n");
+        rt(&mut r, "GEORADIUS g 1 1 1 km WITHHASH STORE d", b"-ERR STORE option in GEORADIUS is not compatible with WITHDIST, WITHHASH and WITHCOORD options\r\n");
+        rt(&mut r, "GEORADIUS_RO g 1 1 1 km STORE d", b"-ERR syntax error\r\n");
+        rt(&mut r, "GEORADIUSBYMEMBER g nope 1 km", b"-ERR could not decode requested zset member\r\n");
+        // Without the key, GEORADIUSBYMEMBER's radius is never read.
+        rt(&mut r, "GEORADIUSBYMEMBER nokey nope x yd", b"*0\r\n");
+        // The type is checked before the arguments.
+        rt(&mut r, "GEOSEARCH str FROMLONLAT 1 1 bogus x", WRONGTYPE);
+        rt(&mut r, "GEORADIUS str 1 1 1 km", WRONGTYPE);
+        rt(&mut r, "GEOSEARCHSTORE d str FROMLONLAT 1 1 BYRADIUS 1 km", WRONGTYPE);
+        rt(&mut r, "GEOSEARCH g FROMLONLAT 1 1", b"-ERR wrong number of arguments for 'geosearch' command\r\n");
+        rt(&mut r, "GEORADIUS g 1 1 1", b"-ERR wrong number of arguments for 'georadius' command\r\n");
+        rt(&mut r, "GEOSEARCHSTORE d g FROMMEMBER m", b"-ERR wrong number of arguments for 'geosearchstore' command\r\n");
+    });
+}
+
+#[test]
+fn search_resp3() {
+    each_threads(|s| {
+        let mut r = s.raw();
+        r.cmd(&[b"HELLO", b"3"]);
+        r.cmd(&[b"PING"]);
+        let mut buf = Vec::new();
+        while !buf.ends_with(b"+PONG\r\n") {
+            buf.extend(r.read_n(1));
+        }
+        rt(&mut r, "GEOADD g 1 1 m", b":1\r\n");
+        rt(&mut r, "GEOSEARCH g FROMLONLAT 1 1 BYRADIUS 1 km WITHCOORD WITHDIST WITHHASH", b"*1\r\n*4\r\n$1\r\nm\r\n$6\r\n0.0001\r\n:3377822707026402\r\n*2\r\n,0.9999999403953552\r\n,0.9999994591429768\r\n");
+        rt(&mut r, "GEORADIUS g 1 1 1 km WITHCOORD", b"*1\r\n*2\r\n$1\r\nm\r\n*2\r\n,0.9999999403953552\r\n,0.9999994591429768\r\n");
+        rt(&mut r, "GEOSEARCH nokey FROMLONLAT 1 1 BYRADIUS 1 km", b"*0\r\n");
+    });
+}
+
+#[test]
+fn coordinates_print_as_redis() {
+    // Redis prints doubles with Grisu2, which is not always the shortest
+    // form: one digit more here than Rust's `{}`.
+    each_threads(|s| {
+        let mut r = s.raw();
+        rt(&mut r, "GEOADD t 117.10436850786209 41.229070992685656 x", b":1\r\n");
+        rt(&mut r, "GEOPOS t x", b"*1\r\n*2\r\n$18\r\n117.10436850786209\r\n$18\r\n41.229070992685656\r\n");
+        rt(&mut r, "GEOSEARCH t FROMMEMBER x BYRADIUS 1 m WITHCOORD", b"*1\r\n*2\r\n$1\r\nx\r\n*2\r\n$18\r\n117.10436850786209\r\n$18\r\n41.229070992685656\r\n");
+        rt(&mut r, "ZADD z 41.229070992685656 m", b":1\r\n");
+        rt(&mut r, "ZSCORE z m", b"$18\r\n41.229070992685656\r\n");
+    });
+}

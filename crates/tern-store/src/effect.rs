@@ -207,7 +207,8 @@ pub struct Record {
 /// The command name of the memcached item form (see the module docs).
 pub const MCSET: &[u8] = b"TERN.MCSET";
 
-/// A score as ZADD reads it back exactly (shortest round-trip digits).
+/// A score as ZADD reads it back exactly (Redis's reply digits, which
+/// round-trip).
 fn score_arg(s: f64) -> Vec<u8> {
     let mut b = String::new();
     tern_resp::format_double(s, &mut b);

@@ -18,7 +18,7 @@
 use rand::seq::SliceRandom;
 use rand::Rng;
 use tern_resp::{parse_i64, string2d, strtod, Args};
-use tern_store::{Edit, Effect, EntryExt, LexBound, ScoreBound, Set, Shard, Value, ZSet, ZsetLimits};
+use tern_store::{Edit, Effect, EntryExt, LexBound, Loc, ScoreBound, Set, Shard, Value, ZSet, ZsetLimits};
 
 use super::blocking::{self, Timeout};
 use super::hashes::is;
@@ -155,7 +155,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         .acl(&["read", "sortedset", "slow"]),
 ];
 
-fn limits(ctx: &Ctx<'_, '_>) -> ZsetLimits {
+pub(super) fn limits(ctx: &Ctx<'_, '_>) -> ZsetLimits {
     let s = &ctx.srv.settings;
     ZsetLimits {
         max_entries: s.zset_max_listpack_entries(),
@@ -720,9 +720,18 @@ fn range_store(
             Some(out)
         }
     };
+    store_result(ctx, dst, ld, result);
+}
+
+/// The end of every command that stores a sorted set it computed
+/// (ZRANGESTORE, GEOSEARCHSTORE, GEORADIUS's STORE): `z` replaces the
+/// destination (its old value and TTL gone), or the destination is
+/// deleted when `z` is empty or absent; the reply is its length.
+pub(super) fn store_result(ctx: &mut Ctx<'_, '_>, dst: &[u8], ld: Loc, z: Option<ZSet>) {
+    let now = ctx.now;
     let shard = ctx.locks.shard(ld.gid);
-    let len = result.as_ref().map_or(0, ZSet::len);
-    let old = match result {
+    let len = z.as_ref().map_or(0, ZSet::len);
+    let old = match z {
         Some(z) if len > 0 => shard.set(dst, ld.hash, Value::ZSet(z), None, now),
         _ => shard.remove(dst, ld.hash, now),
     };
