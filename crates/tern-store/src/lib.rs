@@ -47,6 +47,7 @@ mod keyspace;
 mod lazyfree;
 mod list;
 mod lzf;
+pub mod rdb;
 mod set;
 mod shard;
 pub mod slot;
