@@ -370,7 +370,9 @@ fn hash_of(fields: Vec<FieldTtl>, lim: &Limits) -> Result<Value, RdbError> {
             return Err(RdbError::Corrupt("duplicate hash field"));
         }
     }
-    for (f, _, t) in &fields {
+    // In reverse, so that of fields with equal deadlines the first in the
+    // input counts as set last, and is written first again.
+    for (f, _, t) in fields.iter().rev() {
         if let Some(t) = t {
             h.set_field_expire(f, *t);
         }

@@ -30,8 +30,9 @@ pub fn dump(v: ValueRef<'_>, compress: bool) -> Vec<u8> {
 /// checksum are checked and every byte is accounted for.
 pub fn restore(payload: &[u8], lim: &Limits) -> Result<Value, RdbError> {
     let n = payload.len();
+    // No room for the footer: Redis answers as for a wrong one.
     if n < 10 {
-        return Err(RdbError::Truncated);
+        return Err(RdbError::Checksum { stored: 0, computed: 0 });
     }
     let (body, footer) = payload.split_at(n - 10);
     let version = u16::from_le_bytes([footer[0], footer[1]]);

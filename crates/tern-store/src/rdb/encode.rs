@@ -55,7 +55,7 @@ pub fn put_string(out: &mut Vec<u8>, b: &[u8], compress: bool) {
         let mark = out.len();
         out.push(0xc3);
         let mut packed = Vec::new();
-        if crate::lzf::compress(b, &mut packed, b.len() - 4) {
+        if crate::lzf::compress_as_liblzf(b, &mut packed, b.len() - 4) {
             put_len(out, packed.len() as u64);
             put_len(out, b.len() as u64);
             out.extend_from_slice(&packed);
@@ -209,11 +209,18 @@ fn put_hash(out: &mut Vec<u8>, h: &Hash, compress: bool) -> u16 {
             RDB_VERSION_MIN
         }
         (true, Some(min)) => {
-            let mut fields: Vec<(u64, &[u8], &[u8])> =
-                h.iter().map(|(f, v)| (h.field_expire(f).unwrap_or(u64::MAX), f, v)).collect();
+            // By deadline; equal deadlines the later set first (Redis
+            // inserts before its equals); fields without one last, in order.
+            let mut fields: Vec<((u64, std::cmp::Reverse<u64>), &[u8], &[u8])> = h
+                .iter()
+                .map(|(f, v)| {
+                    let (t, serial) = h.field_expire_serial(f).unwrap_or((u64::MAX, 0));
+                    ((t, std::cmp::Reverse(serial)), f, v)
+                })
+                .collect();
             fields.sort_by_key(|e| e.0);
             let mut lp = LpBuilder::new();
-            for (t, f, v) in fields {
+            for ((t, _), f, v) in fields {
                 lp.push(f);
                 lp.push(v);
                 lp.push_int(if t == u64::MAX { 0 } else { t as i64 });

@@ -16,7 +16,7 @@
 //! | DUMP/RESTORE payloads | `dump` |
 //!
 //! Goals: Redis's bytes (a DUMP equals Redis 8.4's for the same value in
-//! the same encoding, LZF aside: see [`crate::lzf`]); files that Redis 7.0
+//! the same encoding, LZF strings included: [`crate::lzf::compress_as_liblzf`]); files that Redis 7.0
 //! loads whenever the data allows (the lowest version that holds it);
 //! loading whatever Redis 7.0 and 8.4 write for strings, lists, sets,
 //! sorted sets and hashes, field TTLs included; refusing corrupt input

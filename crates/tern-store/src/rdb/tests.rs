@@ -53,9 +53,7 @@ fn dump_bytes_equal_redis_84() {
     let mut h2 = hash(&[("f1", "v1"), ("f2", "v2"), ("f3", "v3")]);
     h2.set_field_expire(b"f1", 1_900_000_000_000);
     h2.set_field_expire(b"f3", 1_900_000_000_500);
-    // Redis's liblzf finds nothing worth 4 bytes here; Tern's LZF does (see
-    // crate::lzf: its bytes differ from liblzf's), so compare uncompressed.
-    assert_eq!(dump(ValueRef::Hash(&h2), false), &b"\x19\x008\xd3`\xba\x01\x00\x0055\x00\x00\x00\t\x00\x82f1\x03\x82v1\x03\xf4\x008\xd3`\xba\x01\x00\x00\t\x82f3\x03\x82v3\x03\xf4\xf49\xd3`\xba\x01\x00\x00\t\x82f2\x03\x82v2\x03\x00\x01\xff\x0e\x00\x84\\S-\x1b\xc2\xc2r"[..]);
+    assert_eq!(dump(ValueRef::Hash(&h2), true), &b"\x19\x008\xd3`\xba\x01\x00\x0055\x00\x00\x00\t\x00\x82f1\x03\x82v1\x03\xf4\x008\xd3`\xba\x01\x00\x00\t\x82f3\x03\x82v3\x03\xf4\xf49\xd3`\xba\x01\x00\x00\t\x82f2\x03\x82v2\x03\x00\x01\xff\x0e\x00\x84\\S-\x1b\xc2\xc2r"[..]);
     // hash-max-listpack-entries 1: HSET h4 a 1 b 2 c 3, a and c with TTLs.
     let one = crate::HashLimits { max_entries: 1, max_value: 64 };
     let mut h4 = Hash::new();
