@@ -12,6 +12,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -122,7 +123,11 @@ def free_port():
 def start_tern(binary, threads, extra=()):
     # memcache-port is off unless set; with port 0 a non-zero one is picked
     # freely too, and memcache_port() reads it from the log.
-    argv = [binary, "--port", "0", "--memcache-port", "11211", "--threads", str(threads), *extra]
+    # Each server saves in its own directory: with Redis's default `save`
+    # schedule a server stopped by SIGTERM writes dump.rdb there, and no
+    # other server may load it (a test's own --dir in `extra` wins).
+    data_dir = tempfile.mkdtemp(prefix="tern-test-")
+    argv = [binary, "--port", "0", "--memcache-port", "11211", "--threads", str(threads), "--dir", data_dir, *extra]
     return Server(argv).start()
 
 
