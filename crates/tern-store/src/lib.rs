@@ -61,7 +61,7 @@ pub use lazyfree::{LazyFree, LAZYFREE_THRESHOLD};
 pub use list::{End, List, ListLimits};
 pub use set::{Member, Set, SetLimits};
 pub use zset::{key_cmp as zset_key_cmp, LexBound, ScoreBound, ZSet, ZsetLimits};
-pub use entry::{Entry, EntryExt, Lfu, McRef, Meta, NewValue, StrRef, ValueRef, LFU_INIT_VAL};
+pub use entry::{build_restored, Entry, EntryExt, Lfu, McRef, Meta, NewValue, StrRef, ValueRef, LFU_INIT_VAL};
 pub use effect::{Effect, Effects, ListEdit, Record, Ttl};
 pub use evict::{EvictConfig, Evicted, Policy};
 pub use fifo::FifoKind;
