@@ -183,6 +183,9 @@ fn put_zset(out: &mut Vec<u8>, z: &ZSet, compress: bool) -> u16 {
     RDB_VERSION_MIN
 }
 
+/// A field's place in a listpack with TTLs: deadline, then the later set first.
+type TtlOrder = (u64, std::cmp::Reverse<u64>);
+
 /// HASH_LISTPACK or HASH; with field TTLs, Redis 7.4's HASH_LISTPACK_EX
 /// (triplets ordered by deadline, fields without one last) or
 /// HASH_METADATA (each field's deadline relative to the earliest).
@@ -211,7 +214,7 @@ fn put_hash(out: &mut Vec<u8>, h: &Hash, compress: bool) -> u16 {
         (true, Some(min)) => {
             // By deadline; equal deadlines the later set first (Redis
             // inserts before its equals); fields without one last, in order.
-            let mut fields: Vec<((u64, std::cmp::Reverse<u64>), &[u8], &[u8])> = h
+            let mut fields: Vec<(TtlOrder, &[u8], &[u8])> = h
                 .iter()
                 .map(|(f, v)| {
                     let (t, serial) = h.field_expire_serial(f).unwrap_or((u64::MAX, 0));

@@ -186,7 +186,7 @@ fn build(s: &Spec) -> (Value, Limits) {
     (v, l)
 }
 
-fn write_file(entries: &[(u32, Vec<u8>, Value, Option<u64>)], opts: RdbOptions) -> Vec<u8> {
+fn write_file(entries: &[Loaded], opts: RdbOptions) -> Vec<u8> {
     let mut w = RdbWriter::new(Cursor::new(Vec::new()), opts).unwrap();
     let mut db = None;
     for (d, k, v, t) in entries {
@@ -199,7 +199,9 @@ fn write_file(entries: &[(u32, Vec<u8>, Value, Option<u64>)], opts: RdbOptions) 
     w.finish().unwrap().into_inner()
 }
 
-fn read_file(b: &[u8], l: Limits) -> Result<Vec<(u32, Vec<u8>, Value, Option<u64>)>, RdbError> {
+type Loaded = (u32, Vec<u8>, Value, Option<u64>);
+
+fn read_file(b: &[u8], l: Limits) -> Result<Vec<Loaded>, RdbError> {
     let mut got = Vec::new();
     load(b, l, |db, k, v, t| {
         got.push((db, k, v, t));
