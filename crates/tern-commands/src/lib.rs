@@ -29,7 +29,7 @@
 //!  prefetch  ─► cmd server client
 //!  memcache  ─► server outbuf stats maxmemory
 //!  cmd       ─► server client outbuf stats errors glob sysinfo fdlimit cmdlog latency monitor maxmemory persist
-//!  persist   ─► server
+//!  persist   ─► server maxmemory
 //!  maxmemory ─► server sysinfo
 //!  server    ─► client stats cmdlog latency monitor sysinfo
 //!  client    ─► monitor

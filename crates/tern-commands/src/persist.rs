@@ -56,7 +56,7 @@ pub fn save(srv: &Server, locks: &mut LockSet<'_>) -> Result<u64, String> {
             checksum: cfg.rdbchecksum,
             redis_ver: crate::REDIS_VERSION.into(),
             ctime_secs: now_ms() / 1000,
-            used_mem: srv.ks.used_memory() as u64,
+            used_mem: crate::maxmemory::used_memory_exact(srv),
         };
         (rdb_path(&cfg), opts)
     };
