@@ -1,6 +1,6 @@
 """RDB snapshots: SAVE then a restart gives back every type, TTL, hash field
-TTL and memcached flags/CAS; files written by Debian's redis-server 7.0 load
-in Tern; Tern's files pass redis-check-rdb and load in redis-server (7.0 for
+TTL and memcached flags/CAS; files written by Debian's redis-server 7.0 and
+by the current Redis (hash field TTLs included) load in Tern; Tern's files pass redis-check-rdb and load in redis-server (7.0 for
 plain types, the current Redis for hash field TTLs, skipped when absent);
 SHUTDOWN SAVE/NOSAVE and the save at SIGTERM when a schedule is set."""
 
@@ -194,6 +194,32 @@ def test_redis70_file_loads_in_tern(tmp_path):
         assert snapshot(t) == want
         assert encodings(t)[b"hash"] == b"listpack"
         assert encodings(t)[b"bighash"] == b"hashtable"
+    finally:
+        t.stop()
+
+
+def test_current_redis_file_with_field_ttls_loads_in_tern(tmp_path):
+    r8 = redis_unstable()
+    if not r8.exists():
+        pytest.skip("redis-server-unstable absent")
+    rd = tmp_path / "redis"
+    rd.mkdir()
+    r = start_redis(str(r8), ["--dir", str(rd)])
+    try:
+        c = r.client()
+        populate(c, field_ttls=True)
+        want = snapshot(r, field_ttls=True)
+        save(r)
+        c.close()
+    finally:
+        r.stop()
+    td = tmp_path / "tern"
+    td.mkdir()
+    shutil.copy(rd / "dump.rdb", td / "dump.rdb")
+    t = tern(td)
+    try:
+        assert snapshot(t, field_ttls=True) == want
+        assert encodings(t)[b"hx"] == b"listpackex"
     finally:
         t.stop()
 
