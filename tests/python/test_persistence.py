@@ -1,7 +1,8 @@
 """RDB snapshots: SAVE then a restart gives back every type, TTL, hash field
 TTL and memcached flags/CAS; files written by Debian's redis-server 7.0 and
-by the current Redis (hash field TTLs included) load in Tern; Tern's files pass redis-check-rdb and load in redis-server (7.0 for
-plain types, the current Redis for hash field TTLs, skipped when absent);
+by the current Redis (hash field TTLs included) load in Tern; Tern's files
+pass redis-check-rdb and load in redis-server (7.0 for plain types, the
+current Redis for hash field TTLs, skipped when absent);
 SHUTDOWN SAVE/NOSAVE and the save at SIGTERM when a schedule is set."""
 
 import os
