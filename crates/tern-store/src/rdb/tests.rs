@@ -322,3 +322,37 @@ fn header_and_aux_as_redis() {
     assert!(matches!(load(&b"REDIS0015\xff"[..], lim(), |_, _, _, _| Ok(())), Err(RdbError::Version(15))));
     assert!(matches!(load(&b"RUDIS0010\xff"[..], lim(), |_, _, _, _| Ok(())), Err(RdbError::BadHeader)));
 }
+
+#[test]
+fn opcodes_redis_writes_around_keys_are_read() {
+    // IDLE and FREQ (LRU/LFU policies), SLOT_INFO (cluster), a FUNCTION2
+    // library, the seconds-deadline of old files, a module's AUX: the
+    // first five are read past, the last refused.
+    let mut b = b"REDIS0011".to_vec();
+    b.extend_from_slice(b"\xfe\x00\xfb\x02\x01");
+    b.extend_from_slice(b"\xf8\x05\x00\x01a\x01x");
+    b.extend_from_slice(b"\xf9\x07\x00\x01b\x01y");
+    b.extend_from_slice(b"\xf4\x01\x02\x00");
+    b.extend_from_slice(b"\xf5\x03lib");
+    b.extend_from_slice(b"\xfd\x00\x00\x00\x80\x00\x01c\x01z");
+    let mut file = b.clone();
+    file.push(0xff);
+    let crc = crc64::crc64(&file);
+    file.extend_from_slice(&crc.to_le_bytes());
+    let got = read_file(&file, lim()).unwrap();
+    let keys: Vec<_> = got.iter().map(|e| (e.1.clone(), e.3)).collect();
+    assert_eq!(keys, [(b"a".to_vec(), None), (b"b".to_vec(), None), (b"c".to_vec(), Some(0x8000_0000u64 * 1000))]);
+    let info = load(&file[..], lim(), |_, _, _, _| Ok(())).unwrap();
+    assert_eq!(info.functions_skipped, 1);
+    let mut m = b;
+    m.extend_from_slice(b"\xf7\x01");
+    m.push(0xff);
+    assert!(matches!(read_file(&m, lim()), Err(RdbError::UnsupportedOpcode(0xf7))));
+    // A stream is refused as unsupported, not as corrupt.
+    let mut s = b"REDIS0010\xfe\x00\x15\x01k".to_vec();
+    s.push(0xff);
+    assert!(matches!(read_file(&s, lim()), Err(RdbError::UnsupportedType(21))));
+    // A callback's refusal ends the load with its error.
+    let r = load(&file[..], lim(), |_, _, _, _| Err(RdbError::Rejected("no".into())));
+    assert!(matches!(r, Err(RdbError::Rejected(_))));
+}
