@@ -9,6 +9,7 @@ use crate::{Hash, List, Set, ZSet};
 use crate::value::{StrValue, Value};
 
 use super::listpack::{self, LpVal};
+use super::ziplist;
 use super::{crc64, intset, types, Limits, RdbError};
 use super::encode::{QUICKLIST_NODE_PACKED, QUICKLIST_NODE_PLAIN};
 
@@ -228,6 +229,47 @@ pub fn value<R: Read>(src: &mut Src<R>, t: u8, lim: &Limits) -> Result<Value, Rd
                 }
             }
             Ok(list_of(items, lim))
+        }
+        types::LIST_ZIPLIST => {
+            let blob = src.string()?;
+            let vals = ziplist::collect(&blob)?;
+            if vals.is_empty() {
+                return Err(RdbError::Corrupt("empty aggregate value"));
+            }
+            Ok(list_of(vals.into_iter().map(LpVal::to_vec).collect(), lim))
+        }
+        types::LIST_QUICKLIST => {
+            let nodes = src.count()?;
+            let mut items = Vec::new();
+            for _ in 0..nodes {
+                let blob = src.string()?;
+                let vals = ziplist::collect(&blob)?;
+                if vals.is_empty() {
+                    return Err(RdbError::Corrupt("empty quicklist node"));
+                }
+                items.extend(vals.into_iter().map(LpVal::to_vec));
+            }
+            Ok(list_of(items, lim))
+        }
+        types::ZSET_ZIPLIST => {
+            let blob = src.string()?;
+            let vals = ziplist::collect(&blob)?;
+            if vals.len() % 2 != 0 {
+                return Err(RdbError::Corrupt("sorted set ziplist with an odd count"));
+            }
+            let mut pairs = Vec::with_capacity(vals.len() / 2);
+            for c in vals.chunks_exact(2) {
+                pairs.push((c[0].to_vec(), lp_score(c[1])?));
+            }
+            zset_of(pairs, lim)
+        }
+        types::HASH_ZIPLIST => {
+            let blob = src.string()?;
+            let vals = ziplist::collect(&blob)?;
+            if vals.len() % 2 != 0 {
+                return Err(RdbError::Corrupt("hash ziplist with an odd count"));
+            }
+            hash_of(vals.chunks_exact(2).map(|c| (c[0].to_vec(), c[1].to_vec(), None)).collect(), lim)
         }
         types::SET => {
             let n = src.count()?;

@@ -10,7 +10,7 @@
 //! | concern | module |
 //! |---|---|
 //! | Redis's CRC64 and patching it | [`crc64`] |
-//! | listpack and intset bytes | [`listpack`], [`intset`] |
+//! | listpack and intset bytes (and reading ziplists) | [`listpack`], [`intset`], `ziplist` |
 //! | lengths, strings, each type | `encode`, `decode` |
 //! | the file: header, AUX, databases, EOF, checksum | `file` |
 //! | DUMP/RESTORE payloads | `dump` |
@@ -21,8 +21,9 @@
 //! loading whatever Redis 7.0 and 8.4 write for strings, lists, sets,
 //! sorted sets and hashes, field TTLs included; refusing corrupt input
 //! with an error, never a panic or an allocation sized by a claimed length.
-//! Non-goals: streams, modules, functions, the ziplist/zipmap types of
-//! Redis before 7.0 (refused as unsupported).
+//! The ziplist types of Redis before 7.0 are read too (`ziplist`).
+//! Non-goals: streams, modules, functions, zipmap hashes (Redis 2.x),
+//! all refused as unsupported.
 
 pub mod crc64;
 mod decode;
@@ -31,6 +32,7 @@ mod encode;
 mod file;
 pub mod intset;
 pub mod listpack;
+mod ziplist;
 
 use crate::{HashLimits, ListLimits, SetLimits, ZsetLimits};
 
@@ -45,7 +47,11 @@ pub mod types {
     pub const ZSET: u8 = 3;
     pub const HASH: u8 = 4;
     pub const ZSET_2: u8 = 5;
+    pub const LIST_ZIPLIST: u8 = 10;
     pub const SET_INTSET: u8 = 11;
+    pub const ZSET_ZIPLIST: u8 = 12;
+    pub const HASH_ZIPLIST: u8 = 13;
+    pub const LIST_QUICKLIST: u8 = 14;
     pub const HASH_LISTPACK: u8 = 16;
     pub const ZSET_LISTPACK: u8 = 17;
     pub const LIST_QUICKLIST_2: u8 = 18;

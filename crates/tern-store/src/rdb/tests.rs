@@ -3,6 +3,7 @@ use std::io::Cursor;
 use proptest::prelude::*;
 
 use super::*;
+use super::encode;
 use crate::entry::{StrRef, ValueRef};
 use crate::value::{McStr, StrValue, Value};
 use crate::{End, Hash, List, Set, ZSet};
@@ -355,4 +356,34 @@ fn opcodes_redis_writes_around_keys_are_read() {
     // A callback's refusal ends the load with its error.
     let r = load(&file[..], lim(), |_, _, _, _| Err(RdbError::Rejected("no".into())));
     assert!(matches!(r, Err(RdbError::Rejected(_))));
+}
+
+#[test]
+fn ziplist_types_of_redis_6_are_read() {
+    use super::ziplist::tests::build;
+    let body = |t: u8, parts: &[&[u8]]| {
+        let mut p = vec![t];
+        for x in parts {
+            encode::put_string(&mut p, x, false);
+        }
+        p.extend_from_slice(&9u16.to_le_bytes());
+        let crc = crc64::crc64(&p);
+        p.extend_from_slice(&crc.to_le_bytes());
+        p
+    };
+    let l = restore(&body(types::LIST_ZIPLIST, &[&build(&[b"a", b"7"])]), &lim()).unwrap();
+    assert_eq!(l, Value::List(List::from_items([&b"a"[..], b"7"], lim().list)));
+    let mut q = vec![types::LIST_QUICKLIST, 2];
+    for zl in [build(&[b"a"]), build(&[b"b", b"c"])] {
+        encode::put_string(&mut q, &zl, false);
+    }
+    q.extend_from_slice(&9u16.to_le_bytes());
+    let crc = crc64::crc64(&q);
+    q.extend_from_slice(&crc.to_le_bytes());
+    assert_eq!(restore(&q, &lim()).unwrap(), Value::List(List::from_items([&b"a"[..], b"b", b"c"], lim().list)));
+    let h = restore(&body(types::HASH_ZIPLIST, &[&build(&[b"f", b"v", b"g", b"1"])]), &lim()).unwrap();
+    assert_eq!(h, Value::Hash(hash(&[("f", "v"), ("g", "1")])));
+    let Value::ZSet(z) = restore(&body(types::ZSET_ZIPLIST, &[&build(&[b"a", b"1.5", b"b", b"2"])]), &lim()).unwrap() else { panic!() };
+    assert_eq!(z.iter().collect::<Vec<_>>(), [(&b"a"[..], 1.5), (&b"b"[..], 2.0)]);
+    assert!(restore(&body(types::HASH_ZIPLIST, &[&build(&[b"f"])]), &lim()).is_err());
 }
