@@ -103,7 +103,7 @@ def spawn(argv, port, what):
 
 def start_tern(threads):
     port, mc = free_port(), free_port()
-    argv = [TERN_SERVER, "--port", str(port), "--memcache-port", str(mc), "--threads", str(threads), "--bind", "127.0.0.1"]
+    argv = [TERN_SERVER, "--port", str(port), "--memcache-port", str(mc), "--threads", str(threads), "--bind", "127.0.0.1", "--save", ""]
     proc = spawn(argv, port, "tern-server")
     wait_port(mc, proc, "tern-server's memcache port")
     return port, mc

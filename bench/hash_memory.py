@@ -145,7 +145,7 @@ def main():
 
     rows = []
     p = free_port()
-    rows.append(measure("tern", [a.tern, "--port", str(p), "--threads", "1", "--memcache-port", "0"], p, a.keys, a.fields, a.value_size))
+    rows.append(measure("tern", [a.tern, "--port", str(p), "--threads", "1", "--memcache-port", "0", "--save", ""], p, a.keys, a.fields, a.value_size))
     p = free_port()
     rows.append(measure("redis", [a.redis, "--port", str(p), "--save", "", "--appendonly", "no"], p, a.keys, a.fields, a.value_size))
     print("| server | encoding | used_memory before | after | bytes/key | bytes/field |")

@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 port=$((20000 + RANDOM % 20000)); mport=$((port+1))
-taskset -c 0 ${SERVER:-target/release/tern-server} --port $port --threads 1 --memcache-port $mport >/tmp/mcget.log 2>&1 &
+taskset -c 0 ${SERVER:-target/release/tern-server} --port $port --threads 1 --memcache-port $mport --save '' >/tmp/mcget.log 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null || true' EXIT
 for _ in $(seq 100); do redis-cli -p $port ping >/dev/null 2>&1 && break; sleep 0.1; done

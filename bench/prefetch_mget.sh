@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 label=$1; shift
 port=$((20000 + RANDOM % 20000))
 B=target/release/tern-bench
-env "$@" taskset -c 0 ${SERVER:-target/release/tern-server} --port $port --threads 1 --memcache-port 0 >"/tmp/prefetch-$label.log" 2>&1 &
+env "$@" taskset -c 0 ${SERVER:-target/release/tern-server} --port $port --threads 1 --memcache-port 0 --save '' >"/tmp/prefetch-$label.log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null || true' EXIT
 for _ in $(seq 100); do redis-cli -p $port ping >/dev/null 2>&1 && break; sleep 0.1; done

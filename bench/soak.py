@@ -366,7 +366,7 @@ def main():
     a.warmup = min(a.warmup, a.seconds // 3)
 
     argv = [a.bin, "--port", "0", "--memcache-port", "11211", "--threads", "2", "--bind", "127.0.0.1",
-            "--client-output-buffer-limit", "normal 32mb 16mb 10", "--maxclients", "1000"]
+            "--client-output-buffer-limit", "normal 32mb 16mb 10", "--maxclients", "1000", "--save", ""]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     port = mcport = None
     for raw in proc.stdout:

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 which=$1
 port=$((20000 + RANDOM % 20000))
 if [ "$which" = tern ]; then
-    target/release/tern-server --port $port --threads 1 --memcache-port 0 >/tmp/string-memory-$which.log 2>&1 &
+    target/release/tern-server --port $port --threads 1 --memcache-port 0 --save '' >/tmp/string-memory-$which.log 2>&1 &
 else
     redis-server --port $port --save '' --appendonly no >/tmp/string-memory-$which.log 2>&1 &
 fi

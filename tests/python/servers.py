@@ -12,6 +12,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -43,6 +44,7 @@ class Server:
         self.port = port
         self.name = name
         self.proc = None
+        self.data_dir = None
         self.lines = queue.Queue()
         self.log = []
 
@@ -83,14 +85,15 @@ class Server:
         self.lines.put(None)
 
     def stop(self):
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=10)
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        if self.data_dir:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
 
     def memcache_port(self):
         """The memcached listener's port, from tern-server's start-up log."""
@@ -122,8 +125,14 @@ def free_port():
 def start_tern(binary, threads, extra=()):
     # memcache-port is off unless set; with port 0 a non-zero one is picked
     # freely too, and memcache_port() reads it from the log.
-    argv = [binary, "--port", "0", "--memcache-port", "11211", "--threads", str(threads), *extra]
-    return Server(argv).start()
+    # Each server saves in its own directory: with Redis's default `save`
+    # schedule a server stopped by SIGTERM writes dump.rdb there, and no
+    # other server may load it (a test's own --dir in `extra` wins).
+    data_dir = tempfile.mkdtemp(prefix="tern-test-")
+    argv = [binary, "--port", "0", "--memcache-port", "11211", "--threads", str(threads), "--dir", data_dir, *extra]
+    srv = Server(argv)
+    srv.data_dir = data_dir
+    return srv.start()
 
 
 def start_redis(binary="redis-server", extra=()):

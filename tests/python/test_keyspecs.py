@@ -169,6 +169,8 @@ VECTORS = {
     "renamenx": [["a", "b"]],
     "copy": [["a", "b"], ["a", "b", "DB", "1", "REPLACE"]],
     "move": [["k", "1"]],
+    "dump": [["k"]],
+    "restore": [["k", "0", "payload"], ["k", "0", "payload", "REPLACE", "ABSTTL", "IDLETIME", "5"]],
     "expire": [["k", "10"], ["k", "10", "NX"]],
     "pexpire": [["k", "10", "GT"]],
     "expireat": [["k", "10"]],

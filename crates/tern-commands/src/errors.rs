@@ -185,6 +185,19 @@ pub const NO_SUCH_CLIENT: &str = "ERR No such client";
 
 // Server.
 pub const NO_SHUTDOWN_IN_PROGRESS: &str = "ERR No shutdown in progress.";
+/// RESTORE of a key that exists, without REPLACE.
+pub const BUSYKEY: &str = "BUSYKEY Target key name already exists.";
+/// RESTORE's payload footer: a newer RDB version or a wrong CRC64.
+pub const DUMP_PAYLOAD: &str = "ERR DUMP payload version or checksum are wrong";
+/// RESTORE's payload body does not decode.
+pub const BAD_DATA_FORMAT: &str = "ERR Bad data format";
+pub const INVALID_TTL: &str = "ERR Invalid TTL value, must be >= 0";
+pub const INVALID_IDLETIME: &str = "ERR Invalid IDLETIME value, must be >= 0";
+pub const INVALID_FREQ: &str = "ERR Invalid FREQ value, must be >= 0 and <= 255";
+/// SAVE's failure (the cause is in the log).
+pub const SAVE_FAILED: &str = "ERR";
+/// SHUTDOWN whose final save failed.
+pub const SHUTDOWN_FAILED: &str = "ERR Errors trying to SHUTDOWN. Check logs.";
 /// CONFIG REWRITE on a server started without a file.
 pub const NO_CONFIG_FILE: &str = "ERR The server is running without a config file";
 // MONITOR.

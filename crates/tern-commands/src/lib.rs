@@ -28,7 +28,8 @@
 //!  engine    ─► cmd server
 //!  prefetch  ─► cmd server client
 //!  memcache  ─► server outbuf stats maxmemory
-//!  cmd       ─► server client outbuf stats errors glob sysinfo fdlimit cmdlog latency monitor maxmemory
+//!  cmd       ─► server client outbuf stats errors glob sysinfo fdlimit cmdlog latency monitor maxmemory persist
+//!  persist   ─► server maxmemory
 //!  maxmemory ─► server sysinfo
 //!  server    ─► client stats cmdlog latency monitor sysinfo
 //!  client    ─► monitor
@@ -63,6 +64,7 @@ pub mod memcache;
 pub mod monitor;
 pub mod maxmemory;
 pub mod outbuf;
+pub mod persist;
 pub mod prefetch;
 pub mod server;
 pub mod stats;

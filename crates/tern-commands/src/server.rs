@@ -227,6 +227,32 @@ pub struct Server {
     /// beside what the shards and workers count: the fixed part of
     /// `used_memory` (see `memory`).
     pub base_memory: u64,
+    /// SAVE, LASTSAVE and INFO persistence's state (saves: `crate::persist`).
+    pub persist: Persistence,
+}
+
+/// INFO persistence's state of the saves.
+#[derive(Debug, Default)]
+pub struct Persistence {
+    /// `rdb_last_save_time` (seconds): the last successful save or load,
+    /// else the start.
+    pub last_save: AtomicU64,
+    /// `rdb_saves`: successful saves since start.
+    pub saves: AtomicU64,
+    /// Shard change counts summed at the last save or load.
+    pub changes_at_save: AtomicU64,
+    /// `rdb_last_bgsave_status` (a SAVE counts, as in Redis).
+    pub last_failed: AtomicBool,
+    /// `rdb_saves_consecutive_failures`.
+    pub consecutive_failures: AtomicU64,
+    /// `loading` while start-up reads the file.
+    pub loading: AtomicBool,
+    /// Keys loaded at start, and dropped as already expired
+    /// (`rdb_last_load_keys_loaded`, `rdb_last_load_keys_expired`).
+    pub loaded_keys: AtomicU64,
+    pub load_expired: AtomicU64,
+    /// SHUTDOWN already saved (or was told not to): the exit path does not.
+    pub shutdown_handled: AtomicBool,
 }
 
 impl Server {
@@ -272,7 +298,9 @@ impl Server {
             mc_flush_at: Mutex::new(None),
             hll_simd: AtomicBool::new(true),
             base_memory: 0,
+            persist: Persistence::default(),
         };
+        srv.persist.last_save.store(srv.started_ms / 1000, Ordering::Relaxed);
         let mut srv = srv;
         srv.base_memory = crate::sysinfo::jemalloc_stats().0.saturating_sub(srv.ks.used_memory_exact() as u64);
         srv.apply_config(&srv.config.read());

@@ -356,11 +356,11 @@ directives! {
         appendfsync: &'static str = "everysec" => "appendfsync", Choice(&["always", "everysec", "no"]), runtime, PERSISTENCE;
         appendfilename: String = "appendonly.aof".into() => "appendfilename", Str, startup, PERSISTENCE;
         appenddirname: String = "appendonlydir".into() => "appenddirname", Str, startup, PERSISTENCE;
-        dbfilename: String = "dump.rdb".into() => "dbfilename", Str, protected, PERSISTENCE;
+        dbfilename: String = "dump.rdb".into() => "dbfilename", Str, protected;
         /// Shown as the working directory until set (it differs per process).
-        dir: Option<String> = None => "dir", Dir, protected + own, PERSISTENCE;
-        rdbcompression: bool = true => "rdbcompression", Bool, runtime, PERSISTENCE;
-        rdbchecksum: bool = true => "rdbchecksum", Bool, runtime, PERSISTENCE;
+        dir: Option<String> = None => "dir", Dir, protected + own;
+        rdbcompression: bool = true => "rdbcompression", Bool, runtime;
+        rdbchecksum: bool = true => "rdbchecksum", Bool, runtime;
         rdb_del_sync_files: bool = false => "rdb-del-sync-files", Bool, runtime, PERSISTENCE;
         rdb_save_incremental_fsync: bool = true => "rdb-save-incremental-fsync", Bool, runtime, PERSISTENCE;
         stop_writes_on_bgsave_error: bool = true => "stop-writes-on-bgsave-error", Bool, runtime, PERSISTENCE;

@@ -36,7 +36,7 @@ use kinds::one;
 /// Why a directive is accepted but not acted on: what the start-up
 /// warning and CONFIG SET's notice say.
 pub mod reason {
-    pub const PERSISTENCE: &str = "Tern does not persist data in this version";
+    pub const PERSISTENCE: &str = "Tern persists data only on SAVE and at shutdown in this version (no BGSAVE, save schedule or AOF)";
     pub const REPLICATION: &str = "Tern does not replicate in this version";
     pub const CLUSTER: &str = "Tern has no cluster mode in this version";
     pub const TYPES: &str = "Tern has no streams in this version";

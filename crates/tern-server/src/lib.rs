@@ -196,6 +196,28 @@ pub fn run(mut cfg: Config) -> i32 {
     let eng = Arc::new(Engine::new(cfg));
     let srv = &eng.srv;
     srv.port.store(port as usize, Ordering::Relaxed);
+    // The snapshot is loaded before any worker runs: no client sees a
+    // half-loaded keyspace (connections wait in the listen backlog).
+    let load_start = std::time::Instant::now();
+    match tern_commands::persist::load_at_start(srv) {
+        Ok(Some(info)) => {
+            let p = &srv.persist;
+            log_notice!(
+                "Done loading RDB, keys loaded: {}, keys expired: {}.",
+                p.loaded_keys.load(Ordering::Relaxed),
+                p.load_expired.load(Ordering::Relaxed)
+            );
+            if info.functions_skipped > 0 {
+                log_warning!("The RDB file holds {} function libraries; Tern has no functions and skipped them.", info.functions_skipped);
+            }
+            log_notice!("DB loaded from disk: {:.3} seconds", load_start.elapsed().as_secs_f64());
+        }
+        Ok(None) => {}
+        Err(e) => {
+            log_warning!("{}", e);
+            return 1;
+        }
+    }
 
     let mut workers = Vec::new();
     let mut wakers = Vec::new();
@@ -256,6 +278,15 @@ pub fn run(mut cfg: Config) -> i32 {
     }
     if let Some(h) = cron_handle {
         let _ = h.join();
+    }
+    // A signal's shutdown saves when a `save` schedule is set, as Redis
+    // (SHUTDOWN decided for itself, see its command).
+    if !srv.persist.shutdown_handled.load(Ordering::Relaxed) && !srv.config.read().save.is_empty() {
+        log_notice!("Saving the final RDB snapshot before exiting.");
+        let mut locks = tern_store::LockSet::new(&srv.ks);
+        if tern_commands::persist::save(srv, &mut locks).is_err() {
+            log_warning!("Error trying to save the DB before exiting.");
+        }
     }
     log_notice!("Tern is now ready to exit, bye bye...");
     0

@@ -298,6 +298,28 @@ pub(crate) fn build(key: &[u8], v: NewValue<'_>, expire: Option<u64>, now: u64, 
     }
 }
 
+/// A key as RESTORE makes it: its access clock set from IDLETIME (an LRU
+/// time `idle_secs` ago) or FREQ (an LFU counter), for the policy in force
+/// (`lfu`), as Redis's `objectSetLRUOrLFU`. Store it with
+/// [`crate::Shard::insert_entry`], which keeps the clock.
+pub fn build_restored(
+    key: &[u8],
+    v: NewValue<'_>,
+    expire: Option<u64>,
+    now: u64,
+    lfu: bool,
+    idle_secs: Option<u64>,
+    freq: Option<u8>,
+) -> Box<Entry> {
+    let mut item = build(key, v, expire, now, lfu);
+    match (lfu, freq, idle_secs) {
+        (true, Some(f), _) => item.set_clock(lfu_minutes(now) << 8 | u32::from(f)),
+        (false, _, Some(idle)) => item.set_clock(lru_clock(now.saturating_sub(idle.saturating_mul(1000)))),
+        _ => {}
+    }
+    item
+}
+
 /// The same key and TTL with another value; the access clock is kept.
 pub(crate) fn rebuild(e: &Entry, v: NewValue<'_>) -> Box<Entry> {
     let clock = **e;

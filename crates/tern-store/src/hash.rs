@@ -751,6 +751,13 @@ impl Hash {
         self.ttl.as_ref().and_then(|t| t.by_field.get(field).map(|k| k.0))
     }
 
+    /// A field's deadline and the serial number of its TTL (higher: set
+    /// later), which orders fields of equal deadline as Redis's listpack
+    /// with TTLs does (the later set first).
+    pub fn field_expire_serial(&self, field: &[u8]) -> Option<(u64, u64)> {
+        self.ttl.as_ref().and_then(|t| t.by_field.get(field).copied())
+    }
+
     /// Sets the deadline of an existing field.
     pub fn set_field_expire(&mut self, field: &[u8], when: u64) {
         self.ttl.get_or_insert_with(Default::default).set(field, when);

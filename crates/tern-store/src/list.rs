@@ -848,6 +848,13 @@ impl List {
         }
     }
 
+    /// The element count of each node, head to tail: an RDB file carries
+    /// a list node by node, as Redis's quicklist.
+    pub fn node_lens(&self) -> impl Iterator<Item = usize> + '_ {
+        let (a, b) = self.nodes();
+        a.iter().chain(b.iter()).map(Pack::len)
+    }
+
     /// The elements, head to tail (reversible). Borrowed, except those
     /// of compressed nodes.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = Cow<'_, [u8]>> + '_ {

@@ -18,8 +18,10 @@
 //!
 //! Goals: Redis's format, so nodes could be written to an RDB as they are;
 //! no panic on any input (the decoder bounds-checks everything).
-//! Non-goals: liblzf's exact bytes; its "ultra fast" and "very fast"
-//! tuning modes.
+//! [`compress`] is Tern's own greedy pass (quicklist nodes);
+//! [`compress_as_liblzf`] gives liblzf's exact bytes, which DUMP payloads
+//! need to equal Redis's.
+//! Non-goals: liblzf's "ultra fast" and default (not "very fast") modes.
 
 /// Longest literal run one control byte announces.
 const MAX_LIT: usize = 1 << 5;
@@ -112,6 +114,129 @@ fn compress_onto(input: &[u8], out: &mut Vec<u8>, base: usize, max_out: usize) -
     }
     put_literals(out, &input[lit_start..]);
     out.len() - base <= max_out
+}
+
+/// liblzf's match-finder table: 2^16 slots, as Redis builds it.
+const LIBLZF_HLOG: u32 = 16;
+
+/// liblzf's slot for the three bytes whose running value is `h` (its
+/// `VERY_FAST` index over a 32-bit accumulator).
+#[inline]
+fn liblzf_idx(h: u32) -> usize {
+    ((h >> (24 - LIBLZF_HLOG)).wrapping_sub(h.wrapping_mul(5)) & ((1 << LIBLZF_HLOG) - 1)) as usize
+}
+
+/// [`compress`], producing exactly liblzf's bytes (Redis's `lzf_compress`
+/// as it builds it: `VERY_FAST`, a zeroed table of 2^16 offsets), so that
+/// an LZF string in a DUMP payload equals Redis's. Output longer than
+/// `max_out` is refused at the points liblzf refuses it.
+pub fn compress_as_liblzf(input: &[u8], out: &mut Vec<u8>, max_out: usize) -> bool {
+    let base = out.len();
+    let ok = liblzf_onto(input, out, max_out);
+    if !ok {
+        out.truncate(base);
+    }
+    ok
+}
+
+fn liblzf_onto(input: &[u8], out: &mut Vec<u8>, out_len: usize) -> bool {
+    let n = input.len();
+    if n == 0 || out_len == 0 || n > u32::MAX as usize - 1 {
+        return false;
+    }
+    let base = out.len();
+    // Offsets of the last position seen per slot (0: none, as position 0
+    // is never a candidate: liblzf wants `ref > in_data`).
+    let mut htab = vec![0u32; 1 << LIBLZF_HLOG];
+    // `op` is out.len() - base; a run's control byte is reserved at
+    // `op - lit - 1` before its literals.
+    let mut lit: usize = 0;
+    out.push(0);
+    let mut ip = 0usize;
+    let frst = |p: usize| u32::from(input[p]) << 8 | u32::from(input[p + 1]);
+    let mut hval = if n >= 2 { frst(0) } else { 0 };
+    while n >= 3 && ip < n - 2 {
+        hval = hval << 8 | u32::from(input[ip + 2]);
+        let slot = liblzf_idx(hval);
+        let r = htab[slot] as usize;
+        htab[slot] = ip as u32;
+        let op = out.len() - base;
+        if r > 0 && r < ip && ip - r - 1 < MAX_DIST && input[r + 2] == input[ip + 2] && input[r..r + 2] == input[ip..ip + 2] {
+            let off = ip - r - 1;
+            let mut len = 2usize;
+            let maxlen = (n - ip - len).min(MAX_REF);
+            if op + 3 + 1 >= out_len && op - usize::from(lit == 0) + 3 + 1 >= out_len {
+                return false;
+            }
+            let ctl = out.len() - lit - 1;
+            out[ctl] = lit.wrapping_sub(1) as u8;
+            if lit == 0 {
+                out.pop();
+            }
+            loop {
+                len += 1;
+                if !(len < maxlen && input[r + len] == input[ip + len]) {
+                    break;
+                }
+            }
+            len -= 2;
+            ip += 1;
+            if len < 7 {
+                out.push(((off >> 8) + (len << 5)) as u8);
+            } else {
+                out.push(((off >> 8) + (7 << 5)) as u8);
+                out.push((len - 7) as u8);
+            }
+            out.push(off as u8);
+            lit = 0;
+            out.push(0);
+            ip += len + 1;
+            if ip >= n - 2 {
+                break;
+            }
+            ip -= 2;
+            hval = frst(ip);
+            hval = hval << 8 | u32::from(input[ip + 2]);
+            htab[liblzf_idx(hval)] = ip as u32;
+            ip += 1;
+            hval = hval << 8 | u32::from(input[ip + 2]);
+            htab[liblzf_idx(hval)] = ip as u32;
+            ip += 1;
+        } else {
+            if op >= out_len {
+                return false;
+            }
+            lit += 1;
+            out.push(input[ip]);
+            ip += 1;
+            if lit == MAX_LIT {
+                let ctl = out.len() - lit - 1;
+                out[ctl] = (lit - 1) as u8;
+                lit = 0;
+                out.push(0);
+            }
+        }
+    }
+    if out.len() - base + 3 > out_len {
+        return false;
+    }
+    while ip < n {
+        lit += 1;
+        out.push(input[ip]);
+        ip += 1;
+        if lit == MAX_LIT {
+            let ctl = out.len() - lit - 1;
+            out[ctl] = (lit - 1) as u8;
+            lit = 0;
+            out.push(0);
+        }
+    }
+    let ctl = out.len() - lit - 1;
+    out[ctl] = lit.wrapping_sub(1) as u8;
+    if lit == 0 {
+        out.pop();
+    }
+    true
 }
 
 /// Decompresses `input` onto the end of `out`. None if it is not valid
@@ -210,6 +335,38 @@ mod tests {
             assert_eq!(dec(&c, plain.len() - 1), None);
             // And liblzf's size is a fair bar for ours.
             assert!(comp(plain.as_bytes(), c.len() + 4).is_some(), "{plain}");
+        }
+    }
+
+    #[test]
+    fn liblzf_bytes_exactly() {
+        for (plain, c) in LIBLZF {
+            let mut out = Vec::new();
+            assert!(compress_as_liblzf(plain.as_bytes(), &mut out, plain.len() - 4), "{plain}");
+            assert_eq!(out, unhex(&c.replace(' ', "")), "{plain}");
+        }
+        // Redis 8.4's DUMP of 51 and 89 'a's, and a listpack it leaves
+        // uncompressed (nothing saves 4 bytes).
+        for (n, want) in [(51, &b"\x01aa\xe0&\x00\x01aa"[..]), (89, b"\x01aa\xe0L\x00\x01aa")] {
+            let mut out = Vec::new();
+            assert!(compress_as_liblzf(&vec![b'a'; n], &mut out, n - 4));
+            assert_eq!(out, want);
+        }
+        let lp = b"55\x00\x00\x00\t\x00\x82f1\x03\x82v1\x03\xf4\x008\xd3`\xba\x01\x00\x00\t\x82f3\x03\x82v3\x03\xf4\xf49\xd3`\xba\x01\x00\x00\t\x82f2\x03\x82v2\x03\x00\x01\xff";
+        assert!(!compress_as_liblzf(lp, &mut Vec::new(), lp.len() - 4));
+    }
+
+    proptest! {
+        #[test]
+        fn liblzf_round_trips(data in prop_oneof![
+            prop::collection::vec(any::<u8>(), 0..600),
+            prop::collection::vec(prop_oneof![Just(b'a'), Just(b'b'), Just(b'c')], 0..3000),
+        ]) {
+            let mut out = Vec::new();
+            if compress_as_liblzf(&data, &mut out, data.len() + data.len() / 16 + 64) {
+                let back = dec(&out, data.len());
+                prop_assert_eq!(back.as_deref(), Some(&data[..]));
+            }
         }
     }
 

@@ -197,6 +197,9 @@ pub struct Shard {
     pub expired: u64,
     /// Keys removed to bring memory under `maxmemory` (INFO `evicted_keys`).
     pub evicted: u64,
+    /// Writes made known ([`Shard::wrote`]): INFO's
+    /// `rdb_changes_since_last_save` is their sum since the last save.
+    pub changes: u64,
     /// New keys start an LFU counter rather than an LRU time; shared by
     /// all shards of a keyspace so that a policy change needs no lock.
     lfu: Arc<AtomicBool>,
@@ -243,6 +246,7 @@ impl Shard {
     /// while a reader is attached (`effect` is not called otherwise).
     #[inline]
     fn wrote(&mut self, key: &[u8], hash: u64, effect: impl FnOnce() -> Effect) {
+        self.changes += 1;
         if !self.interest.is_empty() {
             self.notify(key, hash);
         }

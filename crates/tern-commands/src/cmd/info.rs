@@ -263,20 +263,42 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("lazyfreed_objects", ctx.ks.lazyfree.freed());
             }
             "persistence" => {
-                // Tern keeps no data on disk: nothing is loading or saving.
+                // Saves are synchronous (SAVE, shutdown): nothing forks,
+                // so the copy-on-write and in-progress fields stay zero.
+                let p = &srv.persist;
                 s.header("Persistence");
-                s.kv("loading", 0);
+                s.kv("loading", u8::from(p.loading.load(Ordering::Relaxed)));
                 s.kv("async_loading", 0);
+                s.kv("current_cow_peak", 0);
+                s.kv("current_cow_size", 0);
+                s.kv("current_cow_size_age", 0);
+                s.kv("current_fork_perc", "0.00");
+                s.kv("current_save_keys_processed", 0);
+                s.kv("current_save_keys_total", 0);
+                let changes = crate::persist::total_changes(srv).saturating_sub(p.changes_at_save.load(Ordering::Relaxed));
+                s.kv("rdb_changes_since_last_save", changes);
                 s.kv("rdb_bgsave_in_progress", 0);
-                s.kv("rdb_last_save_time", srv.started_ms / 1000);
-                s.kv("rdb_last_bgsave_status", "ok");
-                s.kv("rdb_saves", 0);
+                s.kv("rdb_last_save_time", p.last_save.load(Ordering::Relaxed));
+                s.kv("rdb_last_bgsave_status", if p.last_failed.load(Ordering::Relaxed) { "err" } else { "ok" });
+                s.kv("rdb_last_bgsave_time_sec", -1);
+                s.kv("rdb_current_bgsave_time_sec", -1);
+                s.kv("rdb_saves", p.saves.load(Ordering::Relaxed));
+                s.kv("rdb_saves_consecutive_failures", p.consecutive_failures.load(Ordering::Relaxed));
+                s.kv("rdb_last_cow_size", 0);
+                s.kv("rdb_last_load_keys_expired", p.load_expired.load(Ordering::Relaxed));
+                s.kv("rdb_last_load_keys_loaded", p.loaded_keys.load(Ordering::Relaxed));
                 s.kv("aof_enabled", 0);
                 s.kv("aof_rewrite_in_progress", 0);
                 s.kv("aof_rewrite_scheduled", 0);
+                s.kv("aof_last_rewrite_time_sec", -1);
+                s.kv("aof_current_rewrite_time_sec", -1);
                 s.kv("aof_last_bgrewrite_status", "ok");
                 s.kv("aof_rewrites", 0);
+                s.kv("aof_rewrites_consecutive_failures", 0);
                 s.kv("aof_last_write_status", "ok");
+                s.kv("aof_last_cow_size", 0);
+                s.kv("module_fork_in_progress", 0);
+                s.kv("module_fork_last_cow_size", 0);
             }
             "stats" => {
                 s.header("Stats");

@@ -44,6 +44,7 @@ pub mod commandlog;
 pub mod config;
 pub mod connection;
 pub mod docargs;
+pub mod dump;
 pub mod geo;
 pub mod hashes;
 pub mod hll;
@@ -91,6 +92,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     geo::COMMANDS,
     sort::COMMANDS,
     keys::COMMANDS,
+    dump::COMMANDS,
     connection::COMMANDS,
     client::COMMANDS,
     command::COMMANDS,

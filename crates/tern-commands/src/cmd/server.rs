@@ -1,4 +1,4 @@
-//! Server commands: TIME, SHUTDOWN (INFO is in `info.rs`, COMMAND in
+//! Server commands: TIME, SAVE, LASTSAVE, SHUTDOWN (INFO is in `info.rs`, COMMAND in
 //! `command.rs`, CONFIG in `config.rs`).
 
 use tern_resp::Args;
@@ -18,7 +18,26 @@ pub static COMMANDS: &[CommandSpec] = &[
         "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)",
     )
         .history(&[("7.0.0", "Added the `NOW`, `FORCE` and `ABORT` modifiers.")]),
+    CommandSpec::new("save", 1, ADMIN | NOSCRIPT | NO_ASYNC_LOADING | NO_MULTI | MANUAL_LOCKS, &[], save)
+        .doc("server", "Synchronously saves the database(s) to disk.", "1.0.0", "O(N) where N is the total number of keys in all databases")
+        .acl(&["admin", "slow", "dangerous"]),
+    CommandSpec::new("lastsave", 1, LOADING | STALE | FAST, &[], lastsave)
+        .doc("server", "Returns the Unix timestamp of the last successful save to disk.", "1.0.0", "O(1)")
+        .acl(&["admin", "fast", "dangerous"])
+        .tips(&["nondeterministic_output"]),
 ];
+
+/// SAVE: the whole keyspace to `dir/dbfilename`, every shard held.
+fn save(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
+    match crate::persist::save(ctx.srv, ctx.locks) {
+        Ok(_) => ctx.reply.ok(),
+        Err(_) => ctx.reply.error(errors::SAVE_FAILED),
+    }
+}
+
+fn lastsave(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
+    ctx.reply.int(ctx.srv.persist.last_save.load(std::sync::atomic::Ordering::Relaxed) as i64);
+}
 
 fn time(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
@@ -54,9 +73,18 @@ fn shutdown(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         return;
     }
     tern_config::log_warning!("User requested shutdown...");
-    if save {
-        tern_config::log_warning!("SHUTDOWN SAVE: Tern does not persist data yet; nothing was saved.");
+    // As Redis: SAVE saves, NOSAVE does not, neither saves when a `save`
+    // schedule is set. A failed save keeps the server up.
+    let scheduled = !ctx.srv.config.read().save.is_empty();
+    if save || (scheduled && !nosave) {
+        tern_config::log_notice!("Saving the final RDB snapshot before exiting.");
+        if crate::persist::save(ctx.srv, ctx.locks).is_err() {
+            tern_config::log_warning!("Error trying to save the DB, can't exit.");
+            ctx.reply.error(errors::SHUTDOWN_FAILED);
+            return;
+        }
     }
+    ctx.srv.persist.shutdown_handled.store(true, std::sync::atomic::Ordering::Relaxed);
     ctx.srv.begin_shutdown();
     ctx.client.close_after_reply = true;
 }

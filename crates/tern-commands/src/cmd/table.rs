@@ -38,6 +38,9 @@ pub mod flags {
     /// The command may run without keys (COMMAND GETKEYS then answers an
     /// empty list instead of an error).
     pub const NO_MANDATORY_KEYS: u32 = 1 << 18;
+    /// Refused while a replica loads its data in the background (Tern
+    /// never does: the flag is shown in COMMAND INFO only).
+    pub const NO_ASYNC_LOADING: u32 = 1 << 19;
     /// Tern: the handler locks the shards it needs itself (keys in other
     /// databases, whole-database walks). Nothing is locked for it.
     pub const MANUAL_LOCKS: u32 = 1 << 24;
@@ -62,6 +65,7 @@ pub mod flags {
         (NO_AUTH, "no_auth"),
         (MAY_REPLICATE, "may_replicate"),
         (NO_MANDATORY_KEYS, "no_mandatory_keys"),
+        (NO_ASYNC_LOADING, "no_async_loading"),
         (NO_MULTI, "no_multi"),
         (MOVABLE_KEYS, "movablekeys"),
         (ALLOW_BUSY, "allow_busy"),

@@ -14,6 +14,8 @@ pub struct TestServer {
     pub port: u16,
     /// Log lines printed after start-up.
     pub log: mpsc::Receiver<String>,
+    /// The directory [`data_dir`] made for it, removed with it.
+    data: Option<std::path::PathBuf>,
 }
 
 impl TestServer {
@@ -24,7 +26,11 @@ impl TestServer {
     /// Starts the server with extra `--directive value` arguments.
     pub fn start_with(threads: usize, extra: &[&str]) -> TestServer {
         // A non-zero memcache-port with port 0 is picked freely as well.
+        // Each server saves in its own directory: with Redis's default
+        // `save` schedule SHUTDOWN writes dump.rdb there, which no other
+        // server may load at its start (a test's own --dir in `extra` wins).
         let mut args: Vec<String> = vec!["--port".into(), "0".into(), "--memcache-port".into(), "11211".into(), "--threads".into(), threads.to_string()];
+        args.extend(["--dir".to_string(), data_dir().display().to_string()]);
         args.extend(extra.iter().map(|s| s.to_string()));
         Self::start_args(&args)
     }
@@ -57,7 +63,9 @@ impl TestServer {
                 break p.trim_end_matches('.').parse::<u16>().expect("port number");
             }
         };
-        TestServer { child, port, log: rx }
+        let data = args.windows(2).find(|w| w[0] == "--dir").map(|w| std::path::PathBuf::from(&w[1]));
+        let data = data.filter(|d| d.file_name().is_some_and(|n| n.to_string_lossy().starts_with("tern-test-")));
+        TestServer { child, port, log: rx, data }
     }
 
     pub fn addr(&self) -> String {
@@ -96,6 +104,9 @@ impl Drop for TestServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if let Some(d) = &self.data {
+            let _ = std::fs::remove_dir_all(d);
+        }
     }
 }
 
@@ -241,4 +252,14 @@ pub fn raw_on(s: &TestServer, worker: usize) -> Raw {
         }
     }
     panic!("no connection landed on worker {worker}");
+}
+
+/// A fresh directory for one server's snapshot, under the system's
+/// temporary directory.
+pub fn data_dir() -> std::path::PathBuf {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let d = std::env::temp_dir().join(format!("tern-test-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&d).expect("a temporary directory");
+    d
 }

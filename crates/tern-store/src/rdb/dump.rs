@@ -1,0 +1,55 @@
+//! DUMP and RESTORE payloads: one value as an RDB file holds it, then the
+//! RDB version and the CRC64 of all that precedes.
+//!
+//! ```text
+//!  | type | value ... | version u16 LE | crc64 LE |
+//! ```
+
+use crate::entry::ValueRef;
+use crate::value::Value;
+
+use super::decode::{self, Src};
+use super::encode::put_value;
+use super::{crc64, Limits, RdbError, Style};
+
+/// The version DUMP writes and the newest RESTORE takes: Redis 8.4's.
+pub const DUMP_RDB_VERSION: u16 = 14;
+
+/// The DUMP payload of `v`, in the encoding Redis 8.4 gives the same
+/// value.
+pub fn dump(v: ValueRef<'_>, compress: bool) -> Vec<u8> {
+    let mut out = Vec::new();
+    put_value(&mut out, v, Style::Redis, compress);
+    out.extend_from_slice(&DUMP_RDB_VERSION.to_le_bytes());
+    let crc = crc64::crc64(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out
+}
+
+/// The value a DUMP payload holds, after its footer's version and
+/// checksum are checked and every byte is accounted for.
+pub fn restore(payload: &[u8], lim: &Limits) -> Result<Value, RdbError> {
+    let n = payload.len();
+    // No room for the footer: Redis answers as for a wrong one.
+    if n < 10 {
+        return Err(RdbError::Checksum { stored: 0, computed: 0 });
+    }
+    let (body, footer) = payload.split_at(n - 10);
+    let version = u16::from_le_bytes([footer[0], footer[1]]);
+    if version > DUMP_RDB_VERSION {
+        return Err(RdbError::Version(version));
+    }
+    let mut c = [0u8; 8];
+    c.copy_from_slice(&footer[2..]);
+    let (stored, computed) = (u64::from_le_bytes(c), crc64::crc64(&payload[..n - 8]));
+    if stored != computed {
+        return Err(RdbError::Checksum { stored, computed });
+    }
+    let mut src = Src::new(body);
+    let t = src.byte()?;
+    let v = decode::value(&mut src, t, lim)?;
+    if src.pos != body.len() as u64 {
+        return Err(RdbError::Corrupt("bytes after the value"));
+    }
+    Ok(v)
+}

@@ -1,0 +1,285 @@
+//! Whole RDB files: [`RdbWriter`] streams one out in a single pass,
+//! [`load`] reads one and hands each key to a callback.
+//!
+//! The writer starts the header at the lowest version ([`RDB_VERSION_MIN`])
+//! and raises it when a value needs more (hash field TTLs): at
+//! [`RdbWriter::finish`] it seeks back over the four version digits and
+//! patches the running checksum for the changed bytes ([`crc64::shift`]),
+//! so nothing is written twice or read back.
+//!
+//! A memcached item's flags and CAS have no place in RDB: an AUX field
+//! named [`MC_AUX`] before the key carries them (the header and the key),
+//! which Redis and `redis-check-rdb` skip as an unknown AUX field, and
+//! which [`load`] applies to the key that follows.
+
+use std::io::{Read, Seek, SeekFrom, Write};
+
+use crate::entry::{StrRef, ValueRef};
+use crate::value::{McStr, StrValue, Value};
+
+use super::decode::{self, Src};
+use super::encode::{put_len, put_string, put_value};
+use super::{crc64, opcodes, Limits, RdbError, Style, RDB_VERSION_MAX, RDB_VERSION_MIN};
+
+/// The AUX field that carries a memcached item's flags, CAS and state:
+/// its value is [`McStr::header`] followed by the item's key.
+pub const MC_AUX: &[u8] = b"tern-mc";
+
+/// Bytes buffered before a write to the output.
+const FLUSH_AT: usize = 64 * 1024;
+
+/// What a file records besides the data.
+#[derive(Clone, Debug)]
+pub struct RdbOptions {
+    /// `rdbcompression`: LZF for strings over 20 bytes when it pays.
+    pub compression: bool,
+    /// `rdbchecksum`: the CRC64 at the end, else eight zero bytes.
+    pub checksum: bool,
+    /// AUX `redis-ver`.
+    pub redis_ver: String,
+    /// AUX `ctime`, in seconds since the epoch.
+    pub ctime_secs: u64,
+    /// AUX `used-mem`.
+    pub used_mem: u64,
+}
+
+impl Default for RdbOptions {
+    fn default() -> Self {
+        RdbOptions { compression: true, checksum: true, redis_ver: String::new(), ctime_secs: 0, used_mem: 0 }
+    }
+}
+
+/// Writes an RDB file in one pass: [`Self::new`] (header and AUX fields),
+/// then per database [`Self::select_db`] and its [`Self::entry`]s, then
+/// [`Self::finish`].
+pub struct RdbWriter<W: Write + Seek> {
+    out: W,
+    buf: Vec<u8>,
+    /// Checksum and length of what left `buf` for `out`.
+    crc: u64,
+    len: u64,
+    /// Where the header starts in `out`.
+    start: u64,
+    version: u16,
+    opts: RdbOptions,
+}
+
+fn header(version: u16) -> [u8; 9] {
+    let mut h = *b"REDIS0000";
+    let d = format!("{version:04}");
+    h[5..9].copy_from_slice(&d.as_bytes()[d.len() - 4..]);
+    h
+}
+
+impl<W: Write + Seek> RdbWriter<W> {
+    /// Starts a file at the output's current position: the header and the
+    /// AUX fields Redis writes (redis-ver, redis-bits, ctime, used-mem,
+    /// aof-base).
+    pub fn new(mut out: W, opts: RdbOptions) -> std::io::Result<Self> {
+        let start = out.stream_position()?;
+        let mut w = RdbWriter { out, buf: Vec::with_capacity(FLUSH_AT * 2), crc: 0, len: 0, start, version: RDB_VERSION_MIN, opts };
+        w.buf.extend_from_slice(&header(RDB_VERSION_MIN));
+        let ver = w.opts.redis_ver.clone();
+        w.aux(b"redis-ver", ver.as_bytes());
+        w.aux(b"redis-bits", itoa::Buffer::new().format(usize::BITS).as_bytes());
+        let ctime = w.opts.ctime_secs;
+        w.aux(b"ctime", itoa::Buffer::new().format(ctime).as_bytes());
+        let mem = w.opts.used_mem;
+        w.aux(b"used-mem", itoa::Buffer::new().format(mem).as_bytes());
+        w.aux(b"aof-base", b"0");
+        Ok(w)
+    }
+
+    fn aux(&mut self, k: &[u8], v: &[u8]) {
+        self.buf.push(opcodes::AUX);
+        put_string(&mut self.buf, k, false);
+        put_string(&mut self.buf, v, false);
+    }
+
+    fn flush_some(&mut self) -> std::io::Result<()> {
+        if self.buf.len() >= FLUSH_AT {
+            self.flush_buf()?;
+        }
+        Ok(())
+    }
+
+    fn flush_buf(&mut self) -> std::io::Result<()> {
+        self.crc = crc64::update(self.crc, &self.buf);
+        self.len += self.buf.len() as u64;
+        self.out.write_all(&self.buf)?;
+        self.buf.clear();
+        Ok(())
+    }
+
+    /// Starts database `db`, with the sizes Redis's RESIZEDB carries
+    /// (hints: a loader may size its tables with them).
+    pub fn select_db(&mut self, db: u32, keys_hint: u64, expires_hint: u64) -> std::io::Result<()> {
+        self.buf.push(opcodes::SELECTDB);
+        put_len(&mut self.buf, u64::from(db));
+        self.buf.push(opcodes::RESIZEDB);
+        put_len(&mut self.buf, keys_hint);
+        put_len(&mut self.buf, expires_hint);
+        self.flush_some()
+    }
+
+    /// One key of the current database, with its deadline in ms since
+    /// the epoch.
+    pub fn entry(&mut self, key: &[u8], value: ValueRef<'_>, expire_ms: Option<u64>) -> std::io::Result<()> {
+        if let ValueRef::Str(StrRef::Mc(m)) = value {
+            let mut v = Vec::with_capacity(McStr::HEADER + key.len());
+            v.extend_from_slice(&McStr::header(m.flags(), m.cas(), m.state()));
+            v.extend_from_slice(key);
+            self.aux(MC_AUX, &v);
+        }
+        if let Some(t) = expire_ms {
+            self.buf.push(opcodes::EXPIRETIME_MS);
+            self.buf.extend_from_slice(&t.to_le_bytes());
+        }
+        // The type byte comes first, then the key, then the body.
+        let at = self.buf.len();
+        let mut body = Vec::new();
+        let need = put_value(&mut body, value, Style::Oldest, self.opts.compression);
+        self.version = self.version.max(need);
+        if let Some((&t, rest)) = body.split_first() {
+            self.buf.push(t);
+            put_string(&mut self.buf, key, self.opts.compression);
+            self.buf.extend_from_slice(rest);
+        }
+        debug_assert!(self.buf.len() > at);
+        self.flush_some()
+    }
+
+    /// The RDB version the file carries so far.
+    pub fn version(&self) -> u16 {
+        self.version
+    }
+
+    /// Ends the file (EOF, checksum), raising the header's version if a
+    /// value needed it, and returns the output, positioned after the file.
+    pub fn finish(mut self) -> std::io::Result<W> {
+        self.buf.push(opcodes::EOF);
+        self.flush_buf()?;
+        let mut crc = self.crc;
+        if self.version != RDB_VERSION_MIN {
+            let (old, new) = (header(RDB_VERSION_MIN), header(self.version));
+            let delta: Vec<u8> = old[5..9].iter().zip(&new[5..9]).map(|(a, b)| a ^ b).collect();
+            crc ^= crc64::shift(crc64::crc64(&delta), self.len - 9);
+            self.out.seek(SeekFrom::Start(self.start + 5))?;
+            self.out.write_all(&new[5..9])?;
+            self.out.seek(SeekFrom::Start(self.start + self.len))?;
+        }
+        let sum = if self.opts.checksum { crc } else { 0 };
+        self.out.write_all(&sum.to_le_bytes())?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+/// What [`load`] learnt besides the keys.
+#[derive(Clone, Debug, Default)]
+pub struct LoadInfo {
+    pub version: u16,
+    pub keys: u64,
+    /// AUX fields other than [`MC_AUX`], in file order.
+    pub aux: Vec<(Vec<u8>, Vec<u8>)>,
+    /// Whether a checksum was there to check (not zeros, version ≥ 5).
+    pub checksum_checked: bool,
+    /// Function libraries (FUNCTION2 records), which Tern does not run.
+    pub functions_skipped: u64,
+}
+
+/// Reads an RDB file from `r`, calling `f(db, key, value, expire_ms)` for
+/// each key in file order, values built for `lim`. The first error (from
+/// the file or from `f`) ends the load. Keys already expired are passed
+/// on too: the caller decides (Redis drops them on a primary).
+pub fn load<R: Read>(
+    r: R,
+    lim: Limits,
+    mut f: impl FnMut(u32, Vec<u8>, Value, Option<u64>) -> Result<(), RdbError>,
+) -> Result<LoadInfo, RdbError> {
+    let mut src = Src::new(r);
+    let mut h = [0u8; 9];
+    src.exact(&mut h)?;
+    if &h[..5] != b"REDIS" || !h[5..].iter().all(u8::is_ascii_digit) {
+        return Err(RdbError::BadHeader);
+    }
+    let version = h[5..].iter().fold(0u16, |a, &d| a * 10 + u16::from(d - b'0'));
+    if version == 0 || version > RDB_VERSION_MAX {
+        return Err(RdbError::Version(version));
+    }
+    let mut info = LoadInfo { version, ..LoadInfo::default() };
+    let (mut db, mut expire, mut mc): (u32, Option<u64>, Option<Vec<u8>>) = (0, None, None);
+    loop {
+        let t = src.byte()?;
+        match t {
+            opcodes::EOF => break,
+            opcodes::SELECTDB => {
+                db = u32::try_from(src.len()?).map_err(|_| RdbError::Corrupt("database number out of range"))?;
+            }
+            opcodes::RESIZEDB => {
+                src.len()?;
+                src.len()?;
+            }
+            opcodes::EXPIRETIME_MS => expire = Some(src.u64_le()?),
+            opcodes::EXPIRETIME => {
+                let mut a = [0u8; 4];
+                src.exact(&mut a)?;
+                expire = Some(u64::from(u32::from_le_bytes(a)) * 1000);
+            }
+            opcodes::IDLE => {
+                src.len()?;
+            }
+            opcodes::FREQ => {
+                src.byte()?;
+            }
+            opcodes::SLOT_INFO => {
+                for _ in 0..3 {
+                    src.len()?;
+                }
+            }
+            opcodes::AUX => {
+                let k = src.string()?;
+                let v = src.string()?;
+                if k == MC_AUX {
+                    if v.len() < McStr::HEADER {
+                        return Err(RdbError::Corrupt("short memcached AUX field"));
+                    }
+                    mc = Some(v);
+                } else {
+                    info.aux.push((k, v));
+                }
+            }
+            opcodes::FUNCTION2 => {
+                src.string()?;
+                info.functions_skipped += 1;
+            }
+            opcodes::MODULE_AUX | opcodes::FUNCTION_PRE_GA => return Err(RdbError::UnsupportedOpcode(t)),
+            _ => {
+                let key = src.string()?;
+                let mut value = decode::value(&mut src, t, &lim)?;
+                if let Some(m) = mc.take() {
+                    if m[McStr::HEADER..] == key[..] {
+                        if let Value::Str(s) = &value {
+                            let data = s.to_vec();
+                            let (flags, cas) = (McStr::read_flags(&m), McStr::read_cas(&m));
+                            value = Value::Str(StrValue::Mc(McStr::new(&data, flags, cas, m[12])));
+                        }
+                    }
+                }
+                info.keys += 1;
+                f(db, key, value, expire.take())?;
+            }
+        }
+    }
+    if version >= 5 {
+        let computed = src.crc;
+        let stored = src.u64_le()?;
+        if stored != 0 {
+            if stored != computed {
+                return Err(RdbError::Checksum { stored, computed });
+            }
+            info.checksum_checked = true;
+        }
+    }
+    Ok(info)
+}

@@ -1,0 +1,343 @@
+"""RDB snapshots: SAVE then a restart gives back every type, TTL, hash field
+TTL and memcached flags/CAS; files written by Debian's redis-server 7.0 and
+by the current Redis (hash field TTLs included) load in Tern; Tern's files
+pass redis-check-rdb and load in redis-server (7.0 for plain types, the
+current Redis for hash field TTLs, skipped when absent);
+SHUTDOWN SAVE/NOSAVE and the save at SIGTERM when a schedule is set."""
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+
+import pytest
+
+from servers import redis_unstable, start_redis, start_tern, tern_bin
+
+REDIS70 = shutil.which("redis-server") or "/usr/bin/redis-server"
+CHECK70 = shutil.which("redis-check-rdb") or "/usr/bin/redis-check-rdb"
+FAR = 4_000_000_000_000  # ms since the epoch, year 2096
+
+
+def tern(d, *extra, threads=2):
+    binary = tern_bin()
+    if not os.path.exists(binary):
+        pytest.skip(f"{binary} not built")
+    return start_tern(binary, threads, ["--dir", str(d), "--save", "", *extra])
+
+
+def populate(c, field_ttls=False):
+    """Every type in both its encodings, TTLs, two databases."""
+    c.set("str", "hello")
+    c.set("int", 12345)
+    c.set("neg", -7)
+    c.set("bigint", 2**62)
+    c.set("long", "x" * 300)
+    c.set("packme", "ab" * 200)
+    c.set("ttl", "v", px=FAR - int(time.time() * 1000))
+    c.execute_command("PEXPIREAT", "ttl", FAR)
+    c.rpush("list", "a", "1", "-5", "100000", "x" * 100)
+    c.rpush("biglist", *[f"e{i}" * (i % 7 + 1) for i in range(3000)])
+    c.sadd("intset", 1, 2, 300, -70000, 2**40)
+    c.sadd("set", "a", "b", "c")
+    c.sadd("bigset", *[f"m{i}" for i in range(500)])
+    c.zadd("zset", {"a": 1, "b": 2.5, "c": -0.125, "d": float("inf")})
+    c.zadd("bigzset", {f"m{i}": i / 3 for i in range(300)})
+    c.hset("hash", mapping={"a": "1", "b": "hello"})
+    c.hset("bighash", mapping={f"f{i}": f"v{i}" * 3 for i in range(700)})
+    c.hset("longval", mapping={"f": "y" * 100})
+    if field_ttls:
+        c.hset("hx", mapping={"f1": "v1", "f2": "v2", "f3": "v3"})
+        c.execute_command("HPEXPIREAT", "hx", FAR, "FIELDS", 2, "f1", "f3")
+        c.hset("bighx", mapping={f"f{i}": i for i in range(600)})
+        c.execute_command("HPEXPIREAT", "bighx", FAR + 5, "FIELDS", 3, "f1", "f7", "f500")
+    c.execute_command("SELECT", 3)
+    c.set("in3", "three")
+    c.execute_command("SELECT", 0)
+
+
+def snapshot(server, dbs=(0, 3), field_ttls=False):
+    out = {}
+    for db in dbs:
+        c = server.client(decode_responses=False, db=db)
+        for k in sorted(c.keys("*")):
+            t = c.type(k)
+            if t == b"string":
+                v = c.get(k)
+            elif t == b"list":
+                v = c.lrange(k, 0, -1)
+            elif t == b"set":
+                v = sorted(c.smembers(k))
+            elif t == b"zset":
+                v = c.zrange(k, 0, -1, withscores=True)
+            else:
+                v = sorted(c.hgetall(k).items())
+                if field_ttls:
+                    fields = [f for f, _ in v]
+                    v = (v, c.execute_command("HPEXPIRETIME", k, "FIELDS", len(fields), *fields))
+            out[(db, k)] = (t, v, c.execute_command("PEXPIRETIME", k))
+        c.close()
+    return out
+
+
+def encodings(server):
+    c = server.client(decode_responses=False)
+    enc = {k: c.object("encoding", k) for k in c.keys("*")}
+    c.close()
+    return enc
+
+
+def mc(port, *lines):
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    f = s.makefile("rb")
+    out = []
+    for line, want_end in lines:
+        s.sendall(line)
+        got = b""
+        while not got.endswith(want_end):
+            chunk = f.readline()
+            if not chunk:
+                break
+            got += chunk
+        out.append(got)
+    s.close()
+    return out
+
+
+def save(server):
+    c = server.client()
+    assert c.save()
+    c.close()
+
+
+def test_save_and_restart_keep_everything(tmp_path):
+    a = tern(tmp_path)
+    try:
+        c = a.client()
+        before_save = c.lastsave()
+        populate(c, field_ttls=True)
+        mp = a.memcache_port()
+        mc(mp, (b"set mc1 3735928559 0 3\r\nabc\r\n", b"\r\n"), (b"set mc2 7 0 5\r\n12345\r\n", b"\r\n"))
+        gets = mc(mp, (b"gets mc1 mc2\r\n", b"END\r\n"))[0]
+        info = c.info("persistence")
+        assert info["rdb_changes_since_last_save"] > 0
+        assert info["rdb_saves"] == 0
+        save(a)
+        info = c.info("persistence")
+        assert (info["rdb_saves"], info["rdb_changes_since_last_save"], info["rdb_last_bgsave_status"]) == (1, 0, "ok")
+        assert c.lastsave() >= before_save
+        want, enc = snapshot(a, field_ttls=True), encodings(a)
+        c.close()
+    finally:
+        a.stop()
+    assert (tmp_path / "dump.rdb").exists()
+    assert not list(tmp_path.glob("temp-*.rdb"))
+    b = tern(tmp_path)
+    try:
+        assert snapshot(b, field_ttls=True) == want
+        assert encodings(b) == enc
+        # Flags and CAS ids as they were.
+        assert mc(b.memcache_port(), (b"gets mc1 mc2\r\n", b"END\r\n"))[0] == gets
+        c = b.client()
+        info = c.info("persistence")
+        assert info["rdb_last_load_keys_loaded"] == len(want)
+        assert info["rdb_changes_since_last_save"] == 0
+        c.close()
+    finally:
+        b.stop()
+
+
+def test_compression_and_checksum_switches(tmp_path):
+    sizes = {}
+    for comp in ("yes", "no"):
+        d = tmp_path / comp
+        d.mkdir()
+        a = tern(d, "--rdbcompression", comp, "--rdbchecksum", comp)
+        try:
+            c = a.client()
+            c.set("packme", "ab" * 5000)
+            save(a)
+            c.close()
+        finally:
+            a.stop()
+        data = (d / "dump.rdb").read_bytes()
+        sizes[comp] = len(data)
+        assert (data[-8:] == b"\0" * 8) == (comp == "no")
+        b = tern(d)
+        try:
+            assert b.client().get("packme") == "ab" * 5000
+        finally:
+            b.stop()
+    assert sizes["yes"] < sizes["no"] - 5000
+
+
+def test_redis70_file_loads_in_tern(tmp_path):
+    if not os.path.exists(REDIS70):
+        pytest.skip("no redis-server")
+    rd = tmp_path / "redis"
+    rd.mkdir()
+    r = start_redis(REDIS70, ["--dir", str(rd)])
+    try:
+        c = r.client()
+        populate(c)
+        # Redis 7.0's own small-list and small-set encodings come along.
+        want = snapshot(r)
+        save(r)
+        c.close()
+    finally:
+        r.stop()
+    td = tmp_path / "tern"
+    td.mkdir()
+    shutil.copy(rd / "dump.rdb", td / "dump.rdb")
+    t = tern(td)
+    try:
+        assert snapshot(t) == want
+        assert encodings(t)[b"hash"] == b"listpack"
+        assert encodings(t)[b"bighash"] == b"hashtable"
+    finally:
+        t.stop()
+
+
+def test_current_redis_file_with_field_ttls_loads_in_tern(tmp_path):
+    r8 = redis_unstable()
+    if not r8.exists():
+        pytest.skip("redis-server-unstable absent")
+    rd = tmp_path / "redis"
+    rd.mkdir()
+    r = start_redis(str(r8), ["--dir", str(rd)])
+    try:
+        c = r.client()
+        populate(c, field_ttls=True)
+        want = snapshot(r, field_ttls=True)
+        save(r)
+        c.close()
+    finally:
+        r.stop()
+    td = tmp_path / "tern"
+    td.mkdir()
+    shutil.copy(rd / "dump.rdb", td / "dump.rdb")
+    t = tern(td)
+    try:
+        assert snapshot(t, field_ttls=True) == want
+        assert encodings(t)[b"hx"] == b"listpackex"
+    finally:
+        t.stop()
+
+
+def test_tern_file_loads_in_redis70(tmp_path):
+    if not os.path.exists(REDIS70):
+        pytest.skip("no redis-server")
+    t = tern(tmp_path)
+    try:
+        c = t.client()
+        populate(c)
+        mc(t.memcache_port(), (b"set mc1 5 0 3\r\nabc\r\n", b"\r\n"))
+        want = snapshot(t)
+        save(t)
+        c.close()
+    finally:
+        t.stop()
+    data = (tmp_path / "dump.rdb").read_bytes()
+    assert data[:9] == b"REDIS0010"
+    check = subprocess.run([CHECK70, str(tmp_path / "dump.rdb")], capture_output=True, text=True)
+    assert "RDB looks OK" in check.stdout, check.stdout
+    r = start_redis(REDIS70, ["--dir", str(tmp_path)])
+    try:
+        assert snapshot(r) == want
+    finally:
+        r.stop()
+
+
+def test_tern_file_with_field_ttls_loads_in_current_redis(tmp_path):
+    r8 = redis_unstable()
+    if not r8.exists():
+        pytest.skip("redis-server-unstable absent")
+    t = tern(tmp_path)
+    try:
+        c = t.client()
+        populate(c, field_ttls=True)
+        mc(t.memcache_port(), (b"set mc1 5 0 3\r\nabc\r\n", b"\r\n"))
+        want = snapshot(t, field_ttls=True)
+        save(t)
+        c.close()
+    finally:
+        t.stop()
+    assert (tmp_path / "dump.rdb").read_bytes()[:9] == b"REDIS0012"
+    # redis-check-rdb is redis-server started under that name.
+    check_bin = tmp_path / "redis-check-rdb"
+    check_bin.symlink_to(r8)
+    check = subprocess.run([str(check_bin), str(tmp_path / "dump.rdb")], capture_output=True, text=True)
+    assert "RDB looks OK" in check.stdout, check.stdout
+    r = start_redis(str(r8), ["--dir", str(tmp_path)])
+    try:
+        assert snapshot(r, field_ttls=True) == want
+    finally:
+        r.stop()
+
+
+def down(c, **kw):
+    try:
+        c.shutdown(**kw)
+    except Exception:
+        pass
+
+
+def test_shutdown_save_and_nosave(tmp_path):
+    f = tmp_path / "dump.rdb"
+    a = tern(tmp_path, "--save", "3600 1")
+    c = a.client()
+    c.set("k", "1")
+    down(c, nosave=True)
+    a.proc.wait(timeout=10)
+    assert not f.exists()
+    a = tern(tmp_path, "--save", "3600 1")
+    c = a.client()
+    c.set("k", "2")
+    down(c)
+    a.proc.wait(timeout=10)
+    assert f.exists()
+    # No schedule: SHUTDOWN does not save, SHUTDOWN SAVE does.
+    a = tern(tmp_path)
+    c = a.client()
+    assert c.get("k") == "2"
+    c.set("k", "3")
+    down(c)
+    a.proc.wait(timeout=10)
+    a = tern(tmp_path)
+    c = a.client()
+    assert c.get("k") == "2"
+    c.set("k", "4")
+    down(c, save=True)
+    a.proc.wait(timeout=10)
+    # SIGTERM saves when a schedule is set.
+    a = tern(tmp_path, "--save", "3600 1")
+    c = a.client()
+    assert c.get("k") == "4"
+    c.set("k", "5")
+    c.close()
+    a.stop()
+    a = tern(tmp_path)
+    try:
+        assert a.client().get("k") == "5"
+    finally:
+        a.stop()
+
+
+def test_corrupt_file_stops_start_up(tmp_path):
+    a = tern(tmp_path)
+    try:
+        c = a.client()
+        populate(c)
+        save(a)
+    finally:
+        a.stop()
+    f = tmp_path / "dump.rdb"
+    data = bytearray(f.read_bytes())
+    data[len(data) // 2] ^= 0x40
+    f.write_bytes(bytes(data))
+    with pytest.raises(RuntimeError, match="exited at start-up"):
+        tern(tmp_path)
+    f.write_bytes(bytes(data[: len(data) // 3]))
+    with pytest.raises(RuntimeError, match="exited at start-up"):
+        tern(tmp_path)
