@@ -253,6 +253,17 @@ impl Shared {
         }
     }
 
+    /// Called when the shard `home` names, locked, does not hold part
+    /// `slot`: it moved since `home` was read, or (a bug) it was lost,
+    /// which gives the part up rather than look for it forever. A home
+    /// changes only under the lock of the shard holding the part.
+    fn check_home(&self, slot: usize, home: u32) {
+        if self.homes[slot].load(Ordering::Acquire) == home {
+            debug_assert!(false, "snapshot part {slot} lost from database {home}");
+            self.homes[slot].store(GONE, Ordering::Release);
+        }
+    }
+
     fn take_orphan(&self, slot: usize) -> Option<Orphan> {
         let mut o = self.orphans.lock();
         let i = o.iter().position(|x| x.snap.slot() == slot)?;
@@ -431,6 +442,7 @@ fn clear_up(ks: &Keyspace, shared: &Arc<Shared>) {
                     let gid = ks.gid(home as usize, slot % per);
                     let mut s = ks.lock(gid);
                     if !s.snap_is(shared, slot) {
+                        shared.check_home(slot, home);
                         continue;
                     }
                     if s.snap_clear(CLEAR_SLICE, true) {
@@ -521,6 +533,7 @@ impl Snapshot {
                     let mut s = ks.lock(gid);
                     if !s.snap_is(&self.shared, slot) {
                         // SWAPDB or a FLUSH moved the part between the load and the lock.
+                        self.shared.check_home(slot, home);
                         continue;
                     }
                     let (visited, delivered, walked) = s.snap_slice(self.slice, db, &mut sink);
