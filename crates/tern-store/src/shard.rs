@@ -1303,10 +1303,11 @@ impl Shard {
     }
 
     /// Clears the SNAP bit from the entries of up to `n` noted hashes (with
-    /// `give_up`, first stops the walk and drops the copies). True once
-    /// none is left: the part is gone from the shard.
-    pub(crate) fn snap_clear(&mut self, n: usize, give_up: bool) -> bool {
-        let Some(s) = self.snap.as_deref_mut() else { return true };
+    /// `give_up`, first stops the walk and drops the copies). Once none is
+    /// left the part is gone from the shard, and the hashes it noted over
+    /// its life are returned.
+    pub(crate) fn snap_clear(&mut self, n: usize, give_up: bool) -> Option<usize> {
+        let Some(s) = self.snap.as_deref_mut() else { return Some(0) };
         if give_up {
             s.give_up();
         }
@@ -1320,10 +1321,11 @@ impl Shard {
             }
         }
         if s.all_cleared() {
+            let noted = s.noted();
             self.snap = None;
-            return true;
+            return Some(noted);
         }
-        false
+        None
     }
 }
 

@@ -13,6 +13,47 @@
 //! turn); saving a single huge value in pieces (it is delivered whole,
 //! under its shard's lock); LRU/LFU clocks (not part of the data).
 //!
+//! # Use
+//!
+//! ```
+//! use tern_store::{Keyspace, NewValue, ValueRef};
+//!
+//! let ks = Keyspace::new(16, 16);
+//! let l = ks.locate(0, b"k");
+//! ks.lock(l.gid).set(b"k", l.hash, NewValue::Bytes(b"v"), None, 0);
+//! // On the thread that runs BGSAVE, with no shard lock held: the
+//! // snapshot's instant.
+//! let mut snap = ks.begin_snapshot(1_000).expect("no other snapshot runs");
+//! let sizes = snap.db_sizes().to_vec(); // RESIZEDB's hints
+//! std::thread::scope(|t| {
+//!     // A saver thread drives it; writers go on meanwhile.
+//!     t.spawn(|| {
+//!         let mut out = Vec::new();
+//!         let mut db_now = None;
+//!         loop {
+//!             let step = snap.next(&ks, |db, key: &[u8], value: ValueRef<'_>, expire_ms| {
+//!                 // Under a shard lock: serialise into memory, nothing more.
+//!                 if db_now != Some(db) {
+//!                     db_now = Some(db); // SELECTDB db, RESIZEDB sizes[db]
+//!                 }
+//!                 out.extend_from_slice(key);
+//!                 if let ValueRef::Str(s) = value {
+//!                     s.with_bytes(|b| out.extend_from_slice(b));
+//!                 }
+//!                 let _ = expire_ms;
+//!             });
+//!             // No lock held here: write `out` to the file.
+//!             if step.done {
+//!                 break;
+//!             }
+//!         }
+//!         assert_eq!(out, b"kv");
+//!     });
+//!     ks.lock(l.gid).set(b"k", l.hash, NewValue::Bytes(b"changed"), None, 1_001);
+//! });
+//! assert_eq!(sizes[0], (1, 0));
+//! ```
+//!
 //! # How it works
 //!
 //! ```text
@@ -135,6 +176,8 @@ pub(crate) struct ShardSnap {
     /// Hashes of the entries given the SNAP bit, to clear it from them
     /// when the walk is over or given up (some may be gone since).
     marked: Vec<u64>,
+    /// Hashes ever noted in `marked`.
+    noted: usize,
 }
 
 impl ShardSnap {
@@ -149,6 +192,12 @@ impl ShardSnap {
     #[inline]
     pub(crate) fn marked(&mut self, hash: u64) {
         self.marked.push(hash);
+        self.noted += 1;
+    }
+
+    /// Hashes noted over the part's life.
+    pub(crate) fn noted(&self) -> usize {
+        self.noted
     }
 
     /// Takes `e`'s form at the start (it is about to change or go),
@@ -309,6 +358,9 @@ pub struct Stats {
     pub max_slice: usize,
     /// The most bytes of captured copies held at once.
     pub peak_held: usize,
+    /// Hashes of marked entries noted (8 bytes each while the part lasts)
+    /// by the parts walked in place.
+    pub noted: u64,
 }
 
 /// A running snapshot, driven by one saver thread: call
@@ -381,6 +433,7 @@ impl Keyspace {
                     captured: Vec::new(),
                     captured_bytes: 0,
                     marked: Vec::new(),
+                    noted: 0,
                 })
             })
             .collect();
@@ -445,7 +498,7 @@ fn clear_up(ks: &Keyspace, shared: &Arc<Shared>) {
                         shared.check_home(slot, home);
                         continue;
                     }
-                    if s.snap_clear(CLEAR_SLICE, true) {
+                    if s.snap_clear(CLEAR_SLICE, true).is_some() {
                         shared.homes[slot].store(GONE, Ordering::Release);
                         break;
                     }
@@ -543,7 +596,8 @@ impl Snapshot {
                     self.stats.slices += 1;
                     self.stats.max_slice = self.stats.max_slice.max(visited);
                     let out = s.snap_take_captured();
-                    if walked && s.snap_clear(CLEAR_SLICE, false) {
+                    if let Some(noted) = walked.then(|| s.snap_clear(CLEAR_SLICE, false)).flatten() {
+                        self.stats.noted += noted as u64;
                         self.shared.homes[slot].store(GONE, Ordering::Release);
                         self.advance();
                     }
