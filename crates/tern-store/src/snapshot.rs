@@ -119,8 +119,9 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use parking_lot::Mutex;
+use parking_lot::{Mutex, MutexGuard};
 
 use crate::entry::{is_expired, Entry, EntryExt, ValueRef};
 use crate::keyspace::Keyspace;
@@ -353,9 +354,12 @@ pub struct Stats {
     /// Entries delivered from the walk, and from captured copies.
     pub walked: u64,
     pub captured: u64,
-    /// Shard lock holds of the walk, and the most entries one examined.
+    /// Shard lock holds of the walk, the most entries one examined, and
+    /// the longest one (wall time: it includes the sink's work, and any
+    /// time the saver was descheduled while holding the lock).
     pub slices: u64,
     pub max_slice: usize,
+    pub max_hold: Duration,
     /// The most bytes of captured copies held at once.
     pub peak_held: usize,
     /// Hashes of marked entries noted (8 bytes each while the part lasts)
@@ -498,8 +502,12 @@ fn clear_up(ks: &Keyspace, shared: &Arc<Shared>) {
                         shared.check_home(slot, home);
                         continue;
                     }
-                    if s.snap_clear(CLEAR_SLICE, true).is_some() {
+                    let done = s.snap_clear(CLEAR_SLICE, true).is_some();
+                    if done {
                         shared.homes[slot].store(GONE, Ordering::Release);
+                    }
+                    MutexGuard::unlock_fair(s);
+                    if done {
                         break;
                     }
                 }
@@ -584,6 +592,7 @@ impl Snapshot {
                 home => {
                     let gid = ks.gid(home as usize, self.index);
                     let mut s = ks.lock(gid);
+                    let since = Instant::now();
                     if !s.snap_is(&self.shared, slot) {
                         // SWAPDB or a FLUSH moved the part between the load and the lock.
                         self.shared.check_home(slot, home);
@@ -601,7 +610,12 @@ impl Snapshot {
                         self.shared.homes[slot].store(GONE, Ordering::Release);
                         self.advance();
                     }
-                    drop(s);
+                    // Handed straight to a writer waiting for it: unlocked
+                    // plainly, the saver's next slice took the lock
+                    // again before a parked writer woke (one waited 19 ms
+                    // at 1M keys).
+                    self.stats.max_hold = self.stats.max_hold.max(since.elapsed());
+                    MutexGuard::unlock_fair(s);
                     break (out, db);
                 }
             }
@@ -671,7 +685,9 @@ impl Snapshot {
                 if !s.snap_is(&self.shared, slot) {
                     continue;
                 }
-                s.snap_take_captured()
+                let out = s.snap_take_captured();
+                MutexGuard::unlock_fair(s);
+                out
             };
             n += self.deliver(out, self.db as u32, sink);
         }
