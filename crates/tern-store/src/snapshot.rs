@@ -399,6 +399,9 @@ impl Keyspace {
     ///
     /// One snapshot runs at a time; a previous one that was dropped
     /// unfinished is cleared up first.
+    ///
+    /// The caller must hold no shard lock: called under EXEC's pinned
+    /// [`crate::LockSet`] (BGSAVE in MULTI) it would wait for itself.
     pub fn begin_snapshot(&self, now_ms: u64) -> Result<Snapshot, SnapshotError> {
         self.begin_snapshot_with(now_ms, |_, _| {})
     }
