@@ -8,6 +8,16 @@
 //!          4          4               4
 //! ```
 //!
+//! [`Meta`]'s word, bit by bit:
+//!
+//! ```text
+//!  31                              8   7    6      5       4     3..2   1..0
+//! | clock: LRU s / LFU min+counter / FIFO seq | free | SNAP | TRACKED | MAIN | FREQ | KIND |
+//! ```
+//!
+//! SNAP belongs to a running snapshot (see `crate::snapshot`): the
+//! access clock, the kind and the FIFO operations all keep it.
+//!
 //! A GET hit therefore touches the bucket and the item and nothing else:
 //! for 16-byte keys and 100-byte values the item is exactly 128 bytes, a
 //! jemalloc size class, so a key costs its bytes plus 12 bytes of header
@@ -40,6 +50,11 @@ const FIFO_FREQ_SHIFT: u32 = 2;
 const FIFO_FREQ_MASK: u32 = 0b11 << FIFO_FREQ_SHIFT;
 const FIFO_MAIN: u32 = 1 << 4;
 const FIFO_TRACKED: u32 = 1 << 5;
+/// Set while a running snapshot has this key's pre-snapshot form in hand
+/// already (captured before a change, or the key did not exist when the
+/// snapshot started): its walk skips the key. Clear in every entry of a
+/// shard no snapshot runs on (see `crate::snapshot`).
+const SNAP: u32 = 1 << 6;
 const LOW_BYTE: u32 = 0xff;
 const CLOCK_SHIFT: u32 = 8;
 /// The access clock's range (24 bits, as Redis's `LRU_BITS`).
@@ -177,7 +192,7 @@ impl Meta {
     /// Makes the key tracked by a FIFO policy with insertion number `seq`.
     pub fn set_fifo(&mut self, seq: u32, main: bool, freq: u8) {
         let bits = FIFO_TRACKED | if main { FIFO_MAIN } else { 0 } | (u32::from(freq.min(3)) << FIFO_FREQ_SHIFT);
-        self.0 = self.0 & KIND_MASK | bits | (seq & CLOCK_MAX) << CLOCK_SHIFT;
+        self.0 = self.0 & (KIND_MASK | SNAP) | bits | (seq & CLOCK_MAX) << CLOCK_SHIFT;
     }
 
     /// Sets the access counter of a tracked key.
@@ -195,13 +210,25 @@ impl Meta {
     /// Stops FIFO tracking; the clock restarts as an LRU time (or LFU
     /// counter) from `now_ms`.
     pub fn clear_fifo(&mut self, now_ms: u64, lfu: bool) {
-        *self = Meta::new(self.kind(), now_ms, lfu);
+        *self = Meta(Meta::new(self.kind(), now_ms, lfu).0 | self.0 & SNAP);
     }
 
     /// Copies another word's FIFO state (a key overwritten keeps its place
     /// in the queues).
     pub fn take_fifo_from(&mut self, old: Meta) {
-        self.0 = self.0 & KIND_MASK | old.0 & !KIND_MASK;
+        self.0 = self.0 & (KIND_MASK | SNAP) | old.0 & !(KIND_MASK | SNAP);
+    }
+
+    /// Whether the running snapshot has this key in hand already (see
+    /// `SNAP`).
+    #[inline]
+    pub(crate) fn snap_mark(&self) -> bool {
+        self.0 & SNAP != 0
+    }
+
+    #[inline]
+    pub(crate) fn set_snap_mark(&mut self, on: bool) {
+        self.0 = self.0 & !SNAP | if on { SNAP } else { 0 };
     }
 
     /// Records an access: for a key a FIFO policy tracks, one more on its
@@ -862,6 +889,40 @@ mod tests {
         assert_eq!(f.lfu_count(60_000 + 600 * 60_000, 1), 0);
         assert_eq!(f.lfu_count(60_000 + 600 * 60_000, 0), LFU_INIT_VAL + 1);
         assert_eq!(f.kind(), KIND_INT);
+    }
+
+    /// The snapshot's bit survives every other change to the word, and
+    /// changes nothing else.
+    #[test]
+    fn snap_mark_is_kept_by_clock_kind_and_fifo_changes() {
+        for lfu in [false, true] {
+            let mut m = Meta::new(KIND_INT, 120_000, lfu);
+            let plain = m;
+            m.set_snap_mark(true);
+            assert!(m.snap_mark());
+            assert_eq!((m.kind(), m.clock()), (plain.kind(), plain.clock()));
+            m.touch(500_000, lfu.then(Lfu::default));
+            assert!(m.snap_mark() && m.kind() == KIND_INT);
+            assert!(m.with_kind(KIND_BOXED).snap_mark());
+            m.set_fifo(77, true, 2);
+            assert!(m.snap_mark() && m.fifo_seq() == Some(77) && m.fifo_in_main() && m.fifo_freq() == 2);
+            m.set_fifo_freq(3);
+            m.set_fifo_main();
+            m.touch(600_000, None);
+            assert!(m.snap_mark() && m.fifo_freq() == 3);
+            m.clear_fifo(700_000, lfu);
+            assert!(m.snap_mark() && !m.fifo_tracked() && m.kind() == KIND_INT);
+            // A word taking another's FIFO state keeps its own bit, both ways.
+            let mut other = Meta::new(KIND_BYTES, 0, lfu);
+            other.set_fifo(5, false, 1);
+            let mut n = Meta::new(KIND_BYTES, 0, lfu);
+            n.take_fifo_from(m);
+            assert!(!n.snap_mark());
+            m.take_fifo_from(other);
+            assert!(m.snap_mark() && m.fifo_seq() == Some(5));
+            m.set_snap_mark(false);
+            assert!(!m.snap_mark() && m.fifo_seq() == Some(5) && m.kind() == KIND_INT);
+        }
     }
 
     #[test]

@@ -98,6 +98,9 @@ pub struct Keyspace {
     /// Eviction's pool of candidates (see [`crate::evict`]); taken by one
     /// evictor at a time, with no shard lock held.
     pub(crate) pool: Mutex<Pool>,
+    /// The running snapshot (see [`crate::snapshot`]); taken with no shard
+    /// lock held.
+    pub(crate) snapshot: Mutex<Option<Arc<crate::snapshot::Shared>>>,
 }
 
 impl Keyspace {
@@ -130,6 +133,7 @@ impl Keyspace {
             recording,
             used: Padded(AtomicUsize::new(0)),
             pool: Mutex::new(Pool::default()),
+            snapshot: Mutex::new(None),
         };
         // The empty tables' bucket arrays count from the start.
         for gid in 0..ks.shards.len() as u32 {

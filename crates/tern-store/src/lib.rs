@@ -50,6 +50,7 @@ mod lzf;
 pub mod rdb;
 mod set;
 mod shard;
+pub mod snapshot;
 pub mod slot;
 pub mod stage;
 mod value;
@@ -67,6 +68,7 @@ pub use evict::{EvictConfig, Evicted, Policy};
 pub use fifo::FifoKind;
 pub use shard::{Access, BlockingKeys, Detached, Edit, Shard, Waiter, WatchFlag};
 pub use shard::MAX_PREFETCH_GROUP;
+pub use snapshot::{Snapshot, SnapshotError};
 pub use stage::{ItemHint, Reach, Stager, ITEM_PREFETCH_SPAN};
 pub use slot::{key_slot, SLOTS};
 /// The longest key the keyspace stores (1 GiB - 1).

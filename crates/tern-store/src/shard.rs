@@ -22,6 +22,11 @@
 //! ```
 //!
 //! so command code reports nothing by hand: no sizes, no WATCH signals.
+//!
+//! While a snapshot runs (see [`crate::snapshot`]), each of them first
+//! hands the entry's form at the start to the snapshot, when its walk has
+//! yet to reach the entry and has not got it already; with none running
+//! that costs the load of one field of the shard.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -37,6 +42,7 @@ use hashbrown::HashTable;
 use crate::effect::{Effect, Effects, Record, Ttl};
 use crate::fifo::{Fifo, FifoKind};
 use crate::entry::{self, is_expired, Entry, EntryExt, Lfu, Meta, NewValue};
+use crate::snapshot::{self, Captured, ShardSnap, Shared};
 use crate::stage::{ItemHint, ITEM_PREFETCH_SPAN};
 use crate::value::Value;
 
@@ -208,6 +214,8 @@ pub struct Shard {
     fifo_mode: Arc<AtomicU8>,
     /// This shard's S3-FIFO or SIEVE queues.
     fifo: Fifo,
+    /// The running snapshot's part in the table (see [`crate::snapshot`]).
+    snap: Option<Box<ShardSnap>>,
 }
 
 impl Shard {
@@ -533,6 +541,7 @@ impl Shard {
     }
 
     fn remove_entry(&mut self, key: &[u8], hash: u64) -> Option<Box<Entry>> {
+        self.preserve(key, hash);
         let e = self.table.remove(key, hash)?;
         if e.expire().is_some() {
             self.volatile -= 1;
@@ -645,7 +654,12 @@ impl Shard {
         let mut acc = acc;
         if let Some(v) = create {
             if self.table.get(key, hash).is_none() {
-                let item = entry::build(key, NewValue::Value(v), None, now, self.lfu.load(Ordering::Relaxed));
+                let mut item = entry::build(key, NewValue::Value(v), None, now, self.lfu.load(Ordering::Relaxed));
+                if let Some(s) = self.snap.as_deref_mut().filter(|s| s.ahead(hash)) {
+                    // Born after the start: nothing of it to save.
+                    item.set_snap_mark(true);
+                    s.marked(hash);
+                }
                 self.value_mem += item.value_heap();
                 self.table.upsert(hash, item);
                 if self.fifo_sync(now) {
@@ -654,6 +668,8 @@ impl Shard {
                 acc = Access::NoTouch;
             }
         }
+        // `f` may change the value in place: what it was is taken first.
+        self.preserve(key, hash);
         let e = self.table.get_mut(key, hash)?;
         if let Access::Touch(lfu) = acc {
             e.touch(now, lfu);
@@ -723,6 +739,18 @@ impl Shard {
     /// whole value, with `ttl`; those interested are told if `tell`).
     /// Returns the old entry if it was live.
     fn store(&mut self, key: &[u8], hash: u64, item: Box<Entry>, ttl: Ttl, now: u64, tell: bool) -> Option<Box<Entry>> {
+        let mut item = item;
+        // The new item is born after the start: ahead of the walk it is
+        // marked so (and the old one is taken first); behind it, or with
+        // no snapshot, it carries no mark (a renamed or rebuilt item may
+        // bring one).
+        let ahead = self.snap.as_deref().is_some_and(|s| s.ahead(hash));
+        if ahead || item.snap_mark() {
+            item.set_snap_mark(ahead);
+        }
+        if ahead {
+            self.snap_replacing(key, hash);
+        }
         let effect = || Effect::Put { key: key.into(), value: item.to_value(), ttl };
         if tell {
             self.wrote(key, hash, effect);
@@ -786,6 +814,7 @@ impl Shard {
     /// key does not exist (expired or not). A deadline in the past is kept
     /// as is: the key becomes invisible at once.
     pub fn set_expire(&mut self, key: &[u8], hash: u64, when: Option<u64>) -> bool {
+        self.preserve(key, hash);
         let Some(previous) = self.table.swap_expire(key, hash, when) else { return false };
         if previous.is_some() {
             self.volatile -= 1;
@@ -837,6 +866,9 @@ impl Shard {
     /// memory count right; removes the key if no field is left. Returns the
     /// fields removed.
     pub fn expire_hash_fields(&mut self, key: &[u8], hash: u64, now: u64) -> usize {
+        if self.snap.is_some() && self.table.get(key, hash).and_then(|e| e.next_field_deadline()).is_some_and(|d| d <= now) {
+            self.preserve(key, hash);
+        }
         let recording = self.is_recording();
         let Some(e) = self.table.get_mut(key, hash) else { return 0 };
         let Some(h) = e.hash_mut() else { return 0 };
@@ -922,7 +954,12 @@ impl Shard {
     /// where the returned data is dropped.
     pub fn take_data(&mut self) -> Detached {
         let fresh = Table::with_hasher(*self.table.hasher());
-        let d = Detached { table: std::mem::replace(&mut self.table, fresh) };
+        let mut d = Detached { table: std::mem::replace(&mut self.table, fresh) };
+        // A snapshot still walking the table takes it whole, to walk and
+        // then drop; the caller gets nothing to free.
+        if let Some(s) = self.snap.take() {
+            s.orphan(std::mem::take(&mut d.table));
+        }
         // The heap is one flat allocation: freeing it inline costs nothing.
         self.ttl_heap = BinaryHeap::new();
         self.field_heap = BinaryHeap::new();
@@ -1194,6 +1231,105 @@ impl Shard {
         std::mem::swap(&mut self.volatile, &mut other.volatile);
         std::mem::swap(&mut self.value_mem, &mut other.value_mem);
         std::mem::swap(&mut self.fifo, &mut other.fifo);
+        // A snapshot's part describes its table: it goes where the table goes.
+        std::mem::swap(&mut self.snap, &mut other.snap);
+        for s in [&*self, &*other] {
+            if let Some(p) = s.snap.as_deref() {
+                p.moved_to(s.db);
+            }
+        }
+    }
+
+    /// Before the entry of `key` changes in place or goes: a snapshot whose
+    /// walk has yet to reach it gets its form at the start, once.
+    #[inline]
+    fn preserve(&mut self, key: &[u8], hash: u64) {
+        if let Some(s) = self.snap.as_deref_mut() {
+            if s.ahead(hash) {
+                Self::capture(&mut self.table, s, key, hash);
+            }
+        }
+    }
+
+    /// [`Shard::preserve`]'s work: the entry is marked, its hash noted and
+    /// its form captured. False if there is no entry.
+    #[cold]
+    #[inline(never)]
+    fn capture(table: &mut Table, s: &mut ShardSnap, key: &[u8], hash: u64) -> bool {
+        let Some(e) = table.get_mut(key, hash) else { return false };
+        if !e.snap_mark() {
+            e.set_snap_mark(true);
+            s.marked(hash);
+            s.capture(e);
+        }
+        true
+    }
+
+    /// Before a store ahead of the walk: the old entry is preserved, or,
+    /// with none, the new one's hash is noted (it comes marked).
+    #[cold]
+    #[inline(never)]
+    fn snap_replacing(&mut self, key: &[u8], hash: u64) {
+        let Some(s) = self.snap.as_deref_mut() else { return };
+        if !Self::capture(&mut self.table, s, key, hash) {
+            s.marked(hash);
+        }
+    }
+
+    /// Entries carrying a snapshot's mark (tests).
+    #[cfg(test)]
+    pub(crate) fn snap_marks(&self) -> usize {
+        self.table.iter().filter(|e| e.snap_mark()).count()
+    }
+
+    /// Installs a new snapshot's part (under every shard lock).
+    pub(crate) fn snap_begin(&mut self, part: Option<Box<ShardSnap>>) {
+        debug_assert!(self.table.iter().all(|e| !e.snap_mark()), "a shard starts a snapshot with marks left");
+        self.snap = part;
+    }
+
+    /// Whether this shard's part is snapshot `shared`'s part `slot`.
+    pub(crate) fn snap_is(&self, shared: &Arc<Shared>, slot: usize) -> bool {
+        self.snap.as_deref().is_some_and(|p| p.is(shared, slot))
+    }
+
+    /// One slice of the walk (see [`snapshot::walk`]): entries examined,
+    /// entries delivered, and whether the walk is over.
+    pub(crate) fn snap_slice(&mut self, budget: usize, db: u32, sink: &mut impl FnMut(u32, &[u8], crate::ValueRef<'_>, Option<u64>)) -> (usize, usize, bool) {
+        let Some(s) = self.snap.as_deref_mut() else { return (0, 0, true) };
+        let (visited, delivered) = snapshot::walk(&self.table, s, budget, db, sink);
+        (visited, delivered, s.walked())
+    }
+
+    /// The forms captured since the last call.
+    pub(crate) fn snap_take_captured(&mut self) -> Vec<Captured> {
+        self.snap.as_deref_mut().map(ShardSnap::take_captured).unwrap_or_default()
+    }
+
+    /// Clears the SNAP bit from the entries of up to `n` noted hashes (with
+    /// `give_up`, first stops the walk and drops the copies). Once none is
+    /// left the part is gone from the shard, and the hashes it noted over
+    /// its life are returned.
+    pub(crate) fn snap_clear(&mut self, n: usize, give_up: bool) -> Option<usize> {
+        let Some(s) = self.snap.as_deref_mut() else { return Some(0) };
+        if give_up {
+            s.give_up();
+        }
+        debug_assert!(s.walked(), "marks cleared before the walk is over");
+        for _ in 0..n {
+            let Some(h) = s.pop_marked() else { break };
+            // Other marked entries the probe meets lose theirs too: every
+            // mark goes now.
+            while let Some(e) = self.table.find_by_mut(h, |e| e.snap_mark()) {
+                e.set_snap_mark(false);
+            }
+        }
+        if s.all_cleared() {
+            let noted = s.noted();
+            self.snap = None;
+            return Some(noted);
+        }
+        None
     }
 }
 

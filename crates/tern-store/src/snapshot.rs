@@ -1,0 +1,755 @@
+//! Point-in-time snapshots without fork and without stopping the world:
+//! what BGSAVE (and later the AOF rewrite and a replica's full sync)
+//! serialise.
+//!
+//! Goals: the snapshot holds exactly the keyspace as it was at the
+//! moment it started, while every worker keeps writing; no write waits
+//! on it for more than one bounded slice of work; extra memory stays a
+//! small share of the dataset (only what is changed before the walk
+//! reaches it is copied, and copies are handed out as soon as their
+//! database's turn allows). A write pays nothing while no snapshot runs
+//! but a load of a field of the shard it has locked.
+//! Non-goals: serialising (the RDB writer's job, given each entry in
+//! turn); saving a single huge value in pieces (it is delivered whole,
+//! under its shard's lock); LRU/LFU clocks (not part of the data).
+//!
+//! # Use
+//!
+//! ```
+//! use tern_store::{Keyspace, NewValue, ValueRef};
+//!
+//! let ks = Keyspace::new(16, 16);
+//! let l = ks.locate(0, b"k");
+//! ks.lock(l.gid).set(b"k", l.hash, NewValue::Bytes(b"v"), None, 0);
+//! // On the thread that runs BGSAVE, with no shard lock held: the
+//! // snapshot's instant.
+//! let mut snap = ks.begin_snapshot(1_000).expect("no other snapshot runs");
+//! let sizes = snap.db_sizes().to_vec(); // RESIZEDB's hints
+//! std::thread::scope(|t| {
+//!     // A saver thread drives it; writers go on meanwhile.
+//!     t.spawn(|| {
+//!         let mut out = Vec::new();
+//!         let mut db_now = None;
+//!         loop {
+//!             let step = snap.next(&ks, |db, key: &[u8], value: ValueRef<'_>, expire_ms| {
+//!                 // Under a shard lock: serialise into memory, nothing more.
+//!                 if db_now != Some(db) {
+//!                     db_now = Some(db); // SELECTDB db, RESIZEDB sizes[db]
+//!                 }
+//!                 out.extend_from_slice(key);
+//!                 if let ValueRef::Str(s) = value {
+//!                     s.with_bytes(|b| out.extend_from_slice(b));
+//!                 }
+//!                 let _ = expire_ms;
+//!             });
+//!             // No lock held here: write `out` to the file.
+//!             if step.done {
+//!                 break;
+//!             }
+//!         }
+//!         assert_eq!(out, b"kv");
+//!     });
+//!     ks.lock(l.gid).set(b"k", l.hash, NewValue::Bytes(b"changed"), None, 1_001);
+//! });
+//! assert_eq!(sizes[0], (1, 0));
+//! ```
+//!
+//! # How it works
+//!
+//! ```text
+//!  begin_snapshot: every shard lock held at once (the instant of the snapshot),
+//!                  each shard given a ShardSnap { cursor: 0, captured: [], marked: [] }
+//!
+//!  a shard's table, in position order (a key's position: its hash's low 32 bits)
+//!  0 ───────────── cursor ─────────────────────────────── 2^32
+//!  │  walked: saved │  not walked yet: a write here first   │
+//!  │  writes here   │  captures the entry's pre-snapshot    │
+//!  │  are ignored   │  form (once: the entry's SNAP bit)    │
+//!
+//!  saver: Snapshot::next → one slice of one shard under its lock: the
+//!         entries from `cursor` on, up to a budget, that have no SNAP bit
+//!         and were live at the start, go to the sink; `cursor` moves on.
+//!         Then the shard's captured forms go to the sink (lock released).
+//! ```
+//!
+//! The walk is a SCAN over positions (see `tern_table::Table::scan`):
+//! positions never change, so a resize of the table during the walk
+//! neither hides an entry from it nor shows one twice, and "walked"
+//! is a comparison of the key's position with the cursor, which a
+//! writer can make from the hash it already has. An entry written ahead
+//! of the cursor gets the SNAP bit (see [`crate::Meta`]): its
+//! pre-snapshot form is in hand (captured), or it had none (created
+//! after the start), and the walk passes over it. Behind the cursor no
+//! bit is ever set, so when a shard's walk is over the bits it set are
+//! cleared from the hashes it noted, and the shard is back to no bits at
+//! all: the next snapshot starts from a clean state, and so does one after
+//! a cancelled snapshot (its shards clear their noted bits the same way),
+//! with no walk over the keyspace. (A flip of a keyspace-wide parity bit
+//! per snapshot, the other way to avoid a clearing walk, needs every
+//! entry's bit rewritten by each walk, and a cancelled walk leaves bits
+//! of both parities behind: the next snapshot would skip keys.)
+//!
+//! Whole tables leave a shard in two ways, both handled without copying:
+//! FLUSHDB/FLUSHALL (sync or ASYNC) hand the detached table, with its
+//! ShardSnap, to the snapshot instead of freeing it (the saver walks
+//! it, then drops it); SWAPDB exchanges the ShardSnaps with the tables,
+//! so a ShardSnap always describes the table it sits beside, and knows
+//! which database that table's content belonged to at the start.
+//!
+//! # Order of delivery
+//!
+//! The sink sees database 0's entries, then database 1's, and so on:
+//! each database's walked entries and captured forms, in no particular
+//! order within it, and never an entry of a database before all of an
+//! earlier one's. Captured forms of the database being walked are
+//! handed out every few slices; those of later databases wait for
+//! their turn (the memory this holds is [`Stats::peak_held`]).
+//!
+//! # Costs
+//!
+//! The instant: every shard lock taken once, in ascending order, all
+//! held for the time it takes to install one prepared box in each. A
+//! slice: up to [`SLICE`] entries (a large value weighs more) examined
+//! under one shard lock. A write ahead of the cursor, once per key per
+//! snapshot: an owned copy of its value (a big list pushed to is
+//! cloned whole before the push) and 8 bytes to note its hash.
+//! Entries whose deadline had passed at the start are not saved
+//! (Redis's rule); a hash's fields whose deadline had passed are in the
+//! value delivered, for the writer to skip ([`Snapshot::start_ms`]).
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::{Mutex, MutexGuard};
+
+use crate::entry::{is_expired, Entry, EntryExt, ValueRef};
+use crate::keyspace::Keyspace;
+use crate::shard::{Shard, Table};
+use crate::value::Value;
+
+/// Entries one slice examines under one shard lock (a value weighs one
+/// more per [`WEIGHT_BYTES`] of heap).
+pub const SLICE: usize = 256;
+/// Heap bytes of a value that weigh as one more entry in a slice.
+pub const WEIGHT_BYTES: usize = 4096;
+/// Noted hashes whose SNAP bits one lock hold clears.
+const CLEAR_SLICE: usize = 1024;
+/// Captured bytes of the database being walked above which the saver
+/// collects them from every shard of it (else at each shard's turn).
+const DRAIN_AT: usize = 1 << 20;
+
+/// A cursor past every position: the shard's walk is over.
+pub(crate) const WALKED: u64 = 1 << 32;
+/// [`Shared::homes`]: the part was handed over as an orphan table.
+const ORPHAN: u32 = u32::MAX;
+/// [`Shared::homes`]: the part is delivered (or given up).
+const GONE: u32 = u32::MAX - 1;
+
+/// A key's form at the start, copied before its first change.
+#[derive(Debug)]
+pub(crate) struct Captured {
+    key: Box<[u8]>,
+    value: Value,
+    expire: Option<u64>,
+}
+
+impl Captured {
+    fn bytes(&self) -> usize {
+        std::mem::size_of::<Self>() + self.key.len() + self.value.heap_size()
+    }
+}
+
+/// One shard's part in a running snapshot: it sits in the shard beside
+/// the table it describes (and moves with it, see the module docs).
+#[derive(Debug)]
+pub(crate) struct ShardSnap {
+    shared: Arc<Shared>,
+    /// Where this table's content sat at the start: database, shard index.
+    db: u32,
+    index: u32,
+    /// Copied from the snapshot: what was expired at the start is not saved.
+    start_ms: u64,
+    /// Positions below this have been walked; [`WALKED`] once all have.
+    cursor: u64,
+    captured: Vec<Captured>,
+    captured_bytes: usize,
+    /// Hashes of the entries given the SNAP bit, to clear it from them
+    /// when the walk is over or given up (some may be gone since).
+    marked: Vec<u64>,
+    /// Hashes ever noted in `marked`.
+    noted: usize,
+}
+
+impl ShardSnap {
+    /// Whether the walk has yet to reach `hash`'s position: a change
+    /// there must first hand the entry's old form over.
+    #[inline]
+    pub(crate) fn ahead(&self, hash: u64) -> bool {
+        u64::from(hash as u32) >= self.cursor
+    }
+
+    /// Notes that an entry at `hash` got the SNAP bit.
+    #[inline]
+    pub(crate) fn marked(&mut self, hash: u64) {
+        self.marked.push(hash);
+        self.noted += 1;
+    }
+
+    /// Hashes noted over the part's life.
+    pub(crate) fn noted(&self) -> usize {
+        self.noted
+    }
+
+    /// Takes `e`'s form at the start (it is about to change or go),
+    /// unless it had expired by then, or no one will read it (the
+    /// snapshot was dropped unfinished).
+    pub(crate) fn capture(&mut self, e: &Entry) {
+        if is_expired(e, self.start_ms) || self.shared.abandoned.load(Ordering::Relaxed) {
+            return;
+        }
+        let c = Captured { key: e.key().into(), value: e.to_value(), expire: e.expire() };
+        let n = c.bytes();
+        self.captured_bytes += n;
+        self.captured.push(c);
+        self.shared.held(n as isize);
+        self.shared.pending[self.slot()].fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Whether the whole table has been walked.
+    pub(crate) fn walked(&self) -> bool {
+        self.cursor == WALKED
+    }
+
+    /// A noted hash whose entries' SNAP bits are to be cleared.
+    pub(crate) fn pop_marked(&mut self) -> Option<u64> {
+        self.marked.pop()
+    }
+
+    pub(crate) fn all_cleared(&self) -> bool {
+        self.marked.is_empty()
+    }
+
+    /// Stops the walk (nothing more is captured) and drops the copies.
+    pub(crate) fn give_up(&mut self) {
+        self.cursor = WALKED;
+        let bytes = self.captured_bytes;
+        drop(self.take_captured());
+        self.shared.held(-(bytes as isize));
+    }
+
+    fn slot(&self) -> usize {
+        self.db as usize * self.shared.per_db + self.index as usize
+    }
+
+    pub(crate) fn take_captured(&mut self) -> Vec<Captured> {
+        self.shared.pending[self.slot()].fetch_sub(self.captured_bytes, Ordering::Relaxed);
+        self.captured_bytes = 0;
+        std::mem::take(&mut self.captured)
+    }
+
+    /// Whether this part belongs to snapshot `shared`, for database
+    /// `db`'s shard `index`.
+    pub(crate) fn is(&self, shared: &Arc<Shared>, slot: usize) -> bool {
+        Arc::ptr_eq(&self.shared, shared) && self.slot() == slot
+    }
+
+    /// Records where this part now sits (SWAPDB moved it to `db`).
+    pub(crate) fn moved_to(&self, db: u32) {
+        self.shared.homes[self.slot()].store(db, Ordering::Release);
+    }
+
+    /// Hands the part, with the table it describes (detached by a
+    /// FLUSH), to the saver.
+    pub(crate) fn orphan(self: Box<Self>, table: Table) {
+        let shared = self.shared.clone();
+        let slot = self.slot();
+        shared.orphans.lock().push(Orphan { table, snap: self });
+        shared.homes[slot].store(ORPHAN, Ordering::Release);
+    }
+}
+
+/// A table detached while its walk was under way, and its part.
+#[derive(Debug)]
+struct Orphan {
+    table: Table,
+    snap: Box<ShardSnap>,
+}
+
+/// What the snapshot's parts share.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    per_db: usize,
+    /// Per (database at the start, shard index): the database whose shard
+    /// holds that part now, [`ORPHAN`] or [`GONE`].
+    homes: Box<[AtomicU32]>,
+    /// Captured bytes waiting in each part.
+    pending: Box<[AtomicUsize]>,
+    orphans: Mutex<Vec<Orphan>>,
+    /// Captured bytes not yet delivered, and the most there were.
+    held: AtomicUsize,
+    peak: AtomicUsize,
+    /// The [`Snapshot`] was dropped before the end: the next one clears up.
+    abandoned: AtomicBool,
+}
+
+impl Shared {
+    fn held(&self, delta: isize) {
+        if delta >= 0 {
+            let now = self.held.fetch_add(delta as usize, Ordering::Relaxed) + delta as usize;
+            self.peak.fetch_max(now, Ordering::Relaxed);
+        } else {
+            self.held.fetch_sub(delta.unsigned_abs(), Ordering::Relaxed);
+        }
+    }
+
+    /// Called when the shard `home` names, locked, does not hold part
+    /// `slot`: it moved since `home` was read, or (a bug) it was lost,
+    /// which gives the part up rather than look for it forever. A home
+    /// changes only under the lock of the shard holding the part.
+    fn check_home(&self, slot: usize, home: u32) {
+        if self.homes[slot].load(Ordering::Acquire) == home {
+            debug_assert!(false, "snapshot part {slot} lost from database {home}");
+            self.homes[slot].store(GONE, Ordering::Release);
+        }
+    }
+
+    fn take_orphan(&self, slot: usize) -> Option<Orphan> {
+        let mut o = self.orphans.lock();
+        let i = o.iter().position(|x| x.snap.slot() == slot)?;
+        Some(o.swap_remove(i))
+    }
+}
+
+/// Why [`Keyspace::begin_snapshot`] refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SnapshotError {
+    /// Another snapshot of this keyspace is running.
+    InProgress,
+}
+
+impl std::fmt::Display for SnapshotError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a snapshot is already in progress")
+    }
+}
+
+impl std::error::Error for SnapshotError {}
+
+/// What one [`Snapshot::next`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Step {
+    /// Entries examined under the one shard lock the call held (0 if it
+    /// walked a detached table, which needs no lock).
+    pub visited: usize,
+    /// Entries handed to the sink, walked and captured.
+    pub delivered: usize,
+    /// The snapshot is complete: nothing more will be delivered.
+    pub done: bool,
+}
+
+/// Counters over a snapshot's run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Entries delivered from the walk, and from captured copies.
+    pub walked: u64,
+    pub captured: u64,
+    /// Shard lock holds of the walk, the most entries one examined, and
+    /// the longest one (wall time: it includes the sink's work, and any
+    /// time the saver was descheduled while holding the lock).
+    pub slices: u64,
+    pub max_slice: usize,
+    pub max_hold: Duration,
+    /// The most bytes of captured copies held at once.
+    pub peak_held: usize,
+    /// Hashes of marked entries noted (8 bytes each while the part lasts)
+    /// by the parts walked in place.
+    pub noted: u64,
+}
+
+/// A running snapshot, driven by one saver thread: call
+/// [`Snapshot::next`] until it reports `done`. Dropping it before then
+/// gives it up (the next [`Keyspace::begin_snapshot`] clears what it
+/// left; [`Snapshot::cancel`] does it at once).
+#[derive(Debug)]
+pub struct Snapshot {
+    shared: Arc<Shared>,
+    /// The keyspace it belongs to, checked on every call.
+    ks: usize,
+    start_ms: u64,
+    dbs: usize,
+    /// Keys and keys with a TTL per database at the start (expired ones
+    /// not yet removed included): RESIZEDB's hint.
+    sizes: Vec<(usize, usize)>,
+    /// The walk's place: database, shard index.
+    db: usize,
+    index: usize,
+    orphan: Option<Orphan>,
+    slice: usize,
+    stats: Stats,
+    finished: bool,
+}
+
+impl Keyspace {
+    /// Starts a snapshot of the whole keyspace as it is now: every shard
+    /// lock is taken once, in ascending order, and all of them are held
+    /// while each shard is given its (prepared) part, so a multi-key
+    /// write is in it whole or not at all. `now_ms` is the start time:
+    /// keys whose deadline is at or before it are not saved.
+    ///
+    /// One snapshot runs at a time; a previous one that was dropped
+    /// unfinished is cleared up first.
+    ///
+    /// The caller must hold no shard lock: called under EXEC's pinned
+    /// [`crate::LockSet`] (BGSAVE in MULTI) it would wait for itself.
+    pub fn begin_snapshot(&self, now_ms: u64) -> Result<Snapshot, SnapshotError> {
+        self.begin_snapshot_with(now_ms, |_, _| {})
+    }
+
+    /// [`Keyspace::begin_snapshot`], calling `inspect` with each shard
+    /// (by global id) at the instant of the snapshot (tests record what
+    /// the snapshot must hold).
+    pub(crate) fn begin_snapshot_with(&self, now_ms: u64, mut inspect: impl FnMut(usize, &Shard)) -> Result<Snapshot, SnapshotError> {
+        let mut cur = self.snapshot.lock();
+        if let Some(prev) = cur.take() {
+            if !prev.abandoned.load(Ordering::Acquire) {
+                *cur = Some(prev);
+                return Err(SnapshotError::InProgress);
+            }
+            clear_up(self, &prev);
+        }
+        let per = self.shards_per_db();
+        let total = self.total_shards();
+        let shared = Arc::new(Shared {
+            per_db: per,
+            homes: (0..total).map(|g| AtomicU32::new((g / per) as u32)).collect(),
+            pending: (0..total).map(|_| AtomicUsize::new(0)).collect(),
+            orphans: Mutex::new(Vec::new()),
+            held: AtomicUsize::new(0),
+            peak: AtomicUsize::new(0),
+            abandoned: AtomicBool::new(false),
+        });
+        let mut parts: Vec<Box<ShardSnap>> = (0..total)
+            .map(|g| {
+                Box::new(ShardSnap {
+                    shared: shared.clone(),
+                    db: (g / per) as u32,
+                    index: (g % per) as u32,
+                    start_ms: now_ms,
+                    cursor: 0,
+                    captured: Vec::new(),
+                    captured_bytes: 0,
+                    marked: Vec::new(),
+                    noted: 0,
+                })
+            })
+            .collect();
+        let mut sizes = vec![(0, 0); self.db_count()];
+        let mut guards = Vec::with_capacity(total);
+        for g in 0..total as u32 {
+            guards.push(self.lock(g));
+        }
+        for (g, guard) in guards.iter_mut().enumerate().rev() {
+            let s = &mut sizes[g / per];
+            s.0 += guard.len();
+            s.1 += guard.volatile_count();
+            let part = parts.pop();
+            guard.snap_begin(part);
+            inspect(g, guard);
+        }
+        drop(guards);
+        *cur = Some(shared.clone());
+        Ok(Snapshot {
+            shared,
+            ks: self as *const Keyspace as usize,
+            start_ms: now_ms,
+            dbs: self.db_count(),
+            sizes,
+            db: 0,
+            index: 0,
+            orphan: None,
+            slice: SLICE,
+            stats: Stats::default(),
+            finished: false,
+        })
+    }
+
+    /// Whether a snapshot is running (begun, neither finished nor given up).
+    pub fn snapshot_running(&self) -> bool {
+        self.snapshot.lock().as_ref().is_some_and(|s| !s.abandoned.load(Ordering::Acquire))
+    }
+}
+
+/// Clears every part of `shared` left in `ks` (a cancelled or abandoned
+/// snapshot): its bits are cleared from the entries it marked, its copies
+/// and detached tables dropped. Each shard is locked once per
+/// [`CLEAR_SLICE`] hashes.
+fn clear_up(ks: &Keyspace, shared: &Arc<Shared>) {
+    let per = shared.per_db;
+    for slot in 0..shared.homes.len() {
+        loop {
+            match shared.homes[slot].load(Ordering::Acquire) {
+                GONE => break,
+                ORPHAN => {
+                    if let Some(o) = shared.take_orphan(slot) {
+                        shared.held(-(o.snap.captured_bytes as isize));
+                        ks.lazyfree.free(o.table);
+                    }
+                    shared.homes[slot].store(GONE, Ordering::Release);
+                    break;
+                }
+                home => {
+                    let gid = ks.gid(home as usize, slot % per);
+                    let mut s = ks.lock(gid);
+                    if !s.snap_is(shared, slot) {
+                        shared.check_home(slot, home);
+                        continue;
+                    }
+                    let done = s.snap_clear(CLEAR_SLICE, true).is_some();
+                    if done {
+                        shared.homes[slot].store(GONE, Ordering::Release);
+                    }
+                    MutexGuard::unlock_fair(s);
+                    if done {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Snapshot {
+    /// The start time (ms since the Unix epoch) the snapshot holds the
+    /// keyspace at: what the RDB writer compares hash field deadlines
+    /// with (fields due by then are delivered in their hash; Redis would
+    /// not have them).
+    pub fn start_ms(&self) -> u64 {
+        self.start_ms
+    }
+
+    /// Keys and keys with a TTL in each database at the start, counting
+    /// expired keys not yet removed (RESIZEDB's hint).
+    pub fn db_sizes(&self) -> &[(usize, usize)] {
+        &self.sizes
+    }
+
+    /// Sets the entries one slice may examine under a shard lock (at
+    /// least 1; [`SLICE`] by default).
+    pub fn set_slice(&mut self, entries: usize) {
+        self.slice = entries.max(1);
+    }
+
+    pub fn stats(&self) -> Stats {
+        Stats { peak_held: self.shared.peak.load(Ordering::Relaxed), ..self.stats }
+    }
+
+    /// Captured bytes held now, not yet delivered.
+    pub fn held_bytes(&self) -> usize {
+        self.shared.held.load(Ordering::Relaxed)
+    }
+
+    /// Does one bounded piece of the snapshot: one slice of one shard's
+    /// walk under its lock (the sink is called under that lock for the
+    /// entries the slice finds: it must only serialise, never wait on
+    /// I/O or take a shard lock), then, with no lock held, captured
+    /// copies that are due. Databases are delivered in order (see the
+    /// module docs). Call again until `done`.
+    ///
+    /// # Panics
+    /// If `ks` is not the keyspace the snapshot was begun on.
+    pub fn next(&mut self, ks: &Keyspace, mut sink: impl FnMut(u32, &[u8], ValueRef<'_>, Option<u64>)) -> Step {
+        assert_eq!(self.ks, ks as *const Keyspace as usize, "snapshot driven on another keyspace");
+        let mut step = Step::default();
+        let per = self.shared.per_db;
+        // Copies taken from the part walked, delivered once its lock is
+        // released, as its database's.
+        let (out, db) = loop {
+            if self.db >= self.dbs {
+                self.finish(ks);
+                step.done = true;
+                return step;
+            }
+            let slot = self.db * per + self.index;
+            let db = self.db as u32;
+            if let Some(o) = self.orphan.as_mut() {
+                // No lock: a bigger slice only makes the call longer.
+                step.delivered += walk(&o.table, &mut o.snap, self.slice.saturating_mul(64), db, &mut sink).1;
+                let out = o.snap.take_captured();
+                if o.snap.cursor == WALKED {
+                    self.orphan = None;
+                    self.shared.homes[slot].store(GONE, Ordering::Release);
+                    self.advance();
+                }
+                break (out, db);
+            }
+            match self.shared.homes[slot].load(Ordering::Acquire) {
+                GONE => self.advance(),
+                ORPHAN => {
+                    // Taken by this thread alone: it walks without a lock.
+                    self.orphan = self.shared.take_orphan(slot);
+                    if self.orphan.is_none() {
+                        self.shared.homes[slot].store(GONE, Ordering::Release);
+                    }
+                }
+                home => {
+                    let gid = ks.gid(home as usize, self.index);
+                    let mut s = ks.lock(gid);
+                    let since = Instant::now();
+                    if !s.snap_is(&self.shared, slot) {
+                        // SWAPDB or a FLUSH moved the part between the load and the lock.
+                        self.shared.check_home(slot, home);
+                        continue;
+                    }
+                    let (visited, delivered, walked) = s.snap_slice(self.slice, db, &mut sink);
+                    step.visited = visited;
+                    step.delivered += delivered;
+                    self.stats.walked += delivered as u64;
+                    self.stats.slices += 1;
+                    self.stats.max_slice = self.stats.max_slice.max(visited);
+                    let out = s.snap_take_captured();
+                    if let Some(noted) = walked.then(|| s.snap_clear(CLEAR_SLICE, false)).flatten() {
+                        self.stats.noted += noted as u64;
+                        self.shared.homes[slot].store(GONE, Ordering::Release);
+                        self.advance();
+                    }
+                    // Handed straight to a writer waiting for it: unlocked
+                    // plainly, the saver's next slice took the lock
+                    // again before a parked writer woke (one waited 19 ms
+                    // at 1M keys).
+                    self.stats.max_hold = self.stats.max_hold.max(since.elapsed());
+                    MutexGuard::unlock_fair(s);
+                    break (out, db);
+                }
+            }
+        };
+        step.delivered += self.deliver(out, db, &mut sink);
+        if self.shared.held.load(Ordering::Relaxed) >= DRAIN_AT {
+            step.delivered += self.drain_db(ks, &mut sink);
+        }
+        step
+    }
+
+    /// Runs the snapshot to its end, handing every entry to `sink`.
+    pub fn run(&mut self, ks: &Keyspace, mut sink: impl FnMut(u32, &[u8], ValueRef<'_>, Option<u64>)) -> Stats {
+        while !self.next(ks, &mut sink).done {}
+        self.stats()
+    }
+
+    /// Gives the snapshot up now: the bits it set are cleared and its
+    /// copies and detached tables dropped, shard by shard (each lock
+    /// held for a bounded piece), so the next snapshot starts clean.
+    pub fn cancel(mut self, ks: &Keyspace) {
+        assert_eq!(self.ks, ks as *const Keyspace as usize, "snapshot cancelled on another keyspace");
+        self.orphan = None;
+        clear_up(ks, &self.shared);
+        self.finish(ks);
+    }
+
+    fn advance(&mut self) {
+        self.index += 1;
+        if self.index == self.shared.per_db {
+            self.index = 0;
+            self.db += 1;
+        }
+    }
+
+    fn deliver(&mut self, out: Vec<Captured>, db: u32, sink: &mut impl FnMut(u32, &[u8], ValueRef<'_>, Option<u64>)) -> usize {
+        let n = out.len();
+        let mut bytes = 0;
+        for c in out {
+            bytes += c.bytes();
+            sink(db, &c.key, value_ref(&c.value), c.expire);
+        }
+        self.shared.held(-(bytes as isize));
+        self.stats.captured += n as u64;
+        n
+    }
+
+    /// Collects and delivers the captured copies waiting in the shards
+    /// of the database being walked.
+    fn drain_db(&mut self, ks: &Keyspace, sink: &mut impl FnMut(u32, &[u8], ValueRef<'_>, Option<u64>)) -> usize {
+        if self.db >= self.dbs {
+            return 0;
+        }
+        let per = self.shared.per_db;
+        let mut n = 0;
+        for index in self.index..per {
+            let slot = self.db * per + index;
+            if self.shared.pending[slot].load(Ordering::Relaxed) == 0 {
+                continue;
+            }
+            let home = self.shared.homes[slot].load(Ordering::Acquire);
+            if home == GONE || home == ORPHAN {
+                continue;
+            }
+            let out = {
+                let mut s = ks.lock(ks.gid(home as usize, index));
+                if !s.snap_is(&self.shared, slot) {
+                    continue;
+                }
+                let out = s.snap_take_captured();
+                MutexGuard::unlock_fair(s);
+                out
+            };
+            n += self.deliver(out, self.db as u32, sink);
+        }
+        n
+    }
+
+    fn finish(&mut self, ks: &Keyspace) {
+        if !self.finished {
+            self.finished = true;
+            let mut cur = ks.snapshot.lock();
+            if cur.as_ref().is_some_and(|s| Arc::ptr_eq(s, &self.shared)) {
+                *cur = None;
+            }
+        }
+    }
+}
+
+impl Drop for Snapshot {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.shared.abandoned.store(true, Ordering::Release);
+        }
+    }
+}
+
+/// Walks `table` from `snap`'s cursor for about `budget` entries' weight:
+/// each entry that has no SNAP bit and was live at the start goes to
+/// `sink`. Returns (entries examined, entries delivered); the cursor
+/// moves on ([`WALKED`] at the end).
+pub(crate) fn walk(table: &Table, snap: &mut ShardSnap, budget: usize, db: u32, sink: &mut impl FnMut(u32, &[u8], ValueRef<'_>, Option<u64>)) -> (usize, usize) {
+    let (mut visited, mut weight, mut delivered) = (0, 0, 0);
+    let start = snap.start_ms;
+    while snap.cursor < WALKED && weight < budget {
+        let next = table.scan(snap.cursor, |e| {
+            visited += 1;
+            weight += 1;
+            if e.snap_mark() || is_expired(e, start) {
+                return;
+            }
+            weight += e.value_heap() / WEIGHT_BYTES;
+            delivered += 1;
+            sink(db, e.key(), e.value(), e.expire());
+        });
+        snap.cursor = if next == 0 { WALKED } else { next };
+    }
+    (visited, delivered)
+}
+
+/// A borrowed view of an owned value.
+pub(crate) fn value_ref(v: &Value) -> ValueRef<'_> {
+    match v {
+        Value::Str(s) => ValueRef::Str(crate::entry::StrRef::of(s)),
+        Value::Hash(h) => ValueRef::Hash(h),
+        Value::List(l) => ValueRef::List(l),
+        Value::Set(s) => ValueRef::Set(s),
+        Value::ZSet(z) => ValueRef::ZSet(z),
+    }
+}
+
+#[cfg(test)]
+#[path = "snapshot_tests.rs"]
+mod tests;
