@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from resp import RawConn
 from servers import redis_unstable, start_redis, start_tern, tern_bin
 
 REDIS70 = shutil.which("redis-server") or "/usr/bin/redis-server"
@@ -341,3 +342,131 @@ def test_corrupt_file_stops_start_up(tmp_path):
     f.write_bytes(bytes(data[: len(data) // 3]))
     with pytest.raises(RuntimeError, match="exited at start-up"):
         tern(tmp_path)
+
+
+def wait_bgsave_done(c, saves, timeout=60):
+    """Polls INFO until `rdb_saves` reaches `saves` with no save running."""
+    deadline = time.monotonic() + timeout
+    while True:
+        info = c.info("persistence")
+        if info["rdb_saves"] >= saves and info["rdb_bgsave_in_progress"] == 0:
+            return info
+        if info["rdb_last_bgsave_status"] == "err" and info["rdb_bgsave_in_progress"] == 0:
+            return info
+        assert time.monotonic() < deadline, info
+        time.sleep(0.01)
+
+
+def bgsave(server, *args):
+    """BGSAVE's exact reply (redis-py turns it into True)."""
+    r = RawConn(server.port)
+    try:
+        return r.roundtrip("BGSAVE", *args)
+    finally:
+        r.close()
+
+
+def test_bgsave_is_point_in_time_while_writes_go_on(tmp_path):
+    a = tern(tmp_path)
+    try:
+        c = a.client()
+        populate(c, field_ttls=True)
+        # Enough keys that the walk takes many slices, then writes race it.
+        pipe = c.pipeline(transaction=False)
+        for i in range(20_000):
+            pipe.set(f"k{i}", i)
+        pipe.execute()
+        want = snapshot(a, field_ttls=True)
+        assert bgsave(a) == b"+Background saving started\r\n"
+        # Overwrite, delete and create keys while the save runs: none of
+        # it may reach the file.
+        pipe = c.pipeline(transaction=False)
+        for i in range(0, 20_000, 3):
+            pipe.set(f"k{i}", "changed")
+            pipe.delete(f"k{i + 1}")
+            pipe.set(f"new{i}", 1)
+        pipe.rpush("list", "pushed")
+        pipe.hset("hash", "a", "changed")
+        pipe.execute()
+        info = wait_bgsave_done(c, 1)
+        assert (info["rdb_last_bgsave_status"], info["rdb_saves"]) == ("ok", 1)
+        assert info["rdb_last_bgsave_time_sec"] >= 0 and info["rdb_current_bgsave_time_sec"] == -1
+        c.close()
+    finally:
+        a.stop()
+    assert not list(tmp_path.glob("temp-*.rdb"))
+    b = tern(tmp_path)
+    try:
+        assert snapshot(b, field_ttls=True) == want
+    finally:
+        b.stop()
+
+
+def test_bgsave_replies_as_redis(tmp_path):
+    a = tern(tmp_path)
+    try:
+        c = a.client()
+        c.set("k", "v")
+        assert bgsave(a, "now") == b"-ERR syntax error\r\n"
+        assert bgsave(a, "SCHEDULE") == b"+Background saving started\r\n"
+        wait_bgsave_done(c, 1)
+        # Inside a transaction it is scheduled, and runs after EXEC.
+        r = RawConn(a.port)
+        assert r.roundtrip("MULTI") == b"+OK\r\n"
+        assert r.roundtrip("BGSAVE") == b"+QUEUED\r\n"
+        assert r.roundtrip("EXEC") == b"*1\r\n+Background saving scheduled\r\n"
+        r.close()
+        info = wait_bgsave_done(c, 2)
+        assert info["rdb_last_bgsave_status"] == "ok"
+        c.close()
+    finally:
+        a.stop()
+
+
+def test_failed_bgsave_stops_writes_until_a_save_succeeds(tmp_path):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    a = tern(gone, "--save", "3600 1")
+    try:
+        c = a.client()
+        c.set("k", "v")
+        gone.rmdir()
+        assert bgsave(a) == b"+Background saving started\r\n"
+        info = wait_bgsave_done(c, 1)
+        assert info["rdb_last_bgsave_status"] == "err"
+        assert info["rdb_saves_consecutive_failures"] == 1
+        for cmd in (("SET", "k", "w"), ("PING",)):
+            with pytest.raises(Exception, match="^MISCONF Redis is configured to save RDB snapshots"):
+                c.execute_command(*cmd)
+        assert c.get("k") == "v"
+        c.config_set("stop-writes-on-bgsave-error", "no")
+        assert c.set("k", "w")
+        c.config_set("stop-writes-on-bgsave-error", "yes")
+        gone.mkdir()
+        assert bgsave(a) == b"+Background saving started\r\n"
+        info = wait_bgsave_done(c, 1)
+        assert info["rdb_last_bgsave_status"] == "ok"
+        assert c.set("k", "x") and c.ping()
+        c.close()
+    finally:
+        a.stop()
+
+
+def test_the_save_schedule_saves_in_the_background(tmp_path):
+    a = tern(tmp_path, "--save", "1 2", "--hz", "100")
+    try:
+        c = a.client()
+        c.set("a", 1)
+        # One change: below the rule's two, nothing is saved.
+        assert c.info("persistence")["rdb_saves"] == 0
+        c.set("b", 2)
+        info = wait_bgsave_done(c, 1, timeout=30)
+        assert info["rdb_last_bgsave_status"] == "ok" and info["rdb_changes_since_last_save"] == 0
+        c.close()
+    finally:
+        a.stop()
+    b = tern(tmp_path)
+    try:
+        assert b.client().mget("a", "b") == ["1", "2"]
+    finally:
+        b.stop()

@@ -1,22 +1,29 @@
-//! Snapshots on disk, synchronously: SAVE and the save at shutdown write
-//! `dir/dbfilename` in Redis's RDB format (tern_store::rdb) while holding
-//! every shard, so the file is trivially one point in time; start-up loads
-//! it before the workers accept connections.
+//! Snapshots on disk in Redis's RDB format (tern_store::rdb).
 //!
-//! A save writes `temp-<pid>.rdb` in `dir`, syncs it, then renames it over
+//! - SAVE and the save at shutdown write `dir/dbfilename` while holding
+//!   every shard, so the file is trivially one point in time.
+//! - BGSAVE (and the `save` schedule, checked by the cron) hands the work
+//!   to the saver thread ([`saver`]), which writes a point-in-time
+//!   snapshot without fork and without stopping the workers
+//!   (`tern_store::Snapshot`: every shard lock taken once at the start,
+//!   then a walk in bounded slices while writes go on, each entry
+//!   changed ahead of the walk copied first).
+//! - Start-up loads the file before the workers accept connections.
+//!
+//! A save writes a temporary file in `dir`, syncs it, then renames it over
 //! the old file, as Redis does: a crash mid-save leaves the last good file.
 //!
-//! Non-goals here: BGSAVE and the `save` schedule (the point-in-time
-//! machinery without fork lives with the store), the AOF.
+//! Non-goals here: the AOF.
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
 
 use tern_config::Config;
 use tern_store::rdb::{self, Limits, LoadInfo, RdbError, RdbOptions, RdbWriter};
-use tern_store::{EntryExt, HashLimits, ListLimits, LockSet, NewValue, SetLimits, ZsetLimits};
+use tern_store::{EntryExt, HashLimits, ListLimits, LockSet, NewValue, SetLimits, ValueRef, ZsetLimits};
 
 use crate::server::{now_ms, Server};
 
@@ -46,53 +53,70 @@ pub fn total_changes(srv: &Server) -> u64 {
     (0..srv.ks.total_shards() as u32).map(|g| srv.ks.lock(g).changes).sum()
 }
 
+/// Where a save writes and with which options.
+fn target(srv: &Server, tmp_name: String) -> (PathBuf, PathBuf, RdbOptions) {
+    let cfg = srv.config.read();
+    let opts = RdbOptions {
+        compression: cfg.rdbcompression,
+        checksum: cfg.rdbchecksum,
+        redis_ver: crate::REDIS_VERSION.into(),
+        ctime_secs: now_ms() / 1000,
+        used_mem: crate::maxmemory::used_memory_exact(srv),
+    };
+    let path = rdb_path(&cfg);
+    let dir = path.parent().map(PathBuf::from).unwrap_or_else(|| ".".into());
+    (dir.join(tmp_name), path, opts)
+}
+
 /// Saves the whole keyspace to `dir/dbfilename` while `locks` holds
 /// every shard. Returns the keys written, or the error Redis would log.
 pub fn save(srv: &Server, locks: &mut LockSet<'_>) -> Result<u64, String> {
-    let (path, opts) = {
-        let cfg = srv.config.read();
-        let opts = RdbOptions {
-            compression: cfg.rdbcompression,
-            checksum: cfg.rdbchecksum,
-            redis_ver: crate::REDIS_VERSION.into(),
-            ctime_secs: now_ms() / 1000,
-            used_mem: crate::maxmemory::used_memory_exact(srv),
-        };
-        (rdb_path(&cfg), opts)
-    };
-    let dir = path.parent().map(PathBuf::from).unwrap_or_else(|| ".".into());
-    let tmp = dir.join(format!("temp-{}.rdb", std::process::id()));
+    let (tmp, path, opts) = target(srv, format!("temp-{}.rdb", std::process::id()));
     let now = now_ms();
     let total = srv.ks.total_shards() as u32;
     locks.acquire(0..total);
     let result = write_all(srv, locks, &tmp, opts, now);
     let changes: u64 = (0..total).map(|g| locks.shard(g).changes).sum();
     locks.release();
-    let result = result.and_then(|n| {
-        std::fs::rename(&tmp, &path).map_err(|e| format!("Error moving temp DB file {} on the final destination {} (in server root dir {}): {e}", tmp.display(), path.display(), dir.display()))?;
-        Ok(n)
-    });
+    let result = result.and_then(|file| finish_file(file, &tmp, &path));
+    saved(srv, &result, &tmp, now, changes, "DB saved on disk");
+    result
+}
+
+/// Syncs a written temporary file and renames it over `path`.
+fn finish_file((file, n): (File, u64), tmp: &Path, path: &Path) -> Result<u64, String> {
+    file.sync_all().map_err(|e| format!("Write error saving DB on disk: {e}"))?;
+    drop(file);
+    std::fs::rename(tmp, path).map_err(|e| {
+        let dir = path.parent().map(|d| d.display().to_string()).unwrap_or_default();
+        format!("Error moving temp DB file {} on the final destination {} (in server root dir {dir}): {e}", tmp.display(), path.display())
+    })?;
+    Ok(n)
+}
+
+/// A save's bookkeeping, SAVE's and BGSAVE's alike: INFO persistence's
+/// fields and the log line, or on failure the temporary file removed.
+fn saved(srv: &Server, result: &Result<u64, String>, tmp: &Path, began_ms: u64, changes: u64, done: &str) {
     let p = &srv.persist;
-    match &result {
+    match result {
         Ok(_) => {
-            p.last_save.store(now / 1000, Ordering::Relaxed);
+            p.last_save.store(began_ms / 1000, Ordering::Relaxed);
             p.saves.fetch_add(1, Ordering::Relaxed);
             p.changes_at_save.store(changes, Ordering::Relaxed);
             p.last_failed.store(false, Ordering::Relaxed);
             p.consecutive_failures.store(0, Ordering::Relaxed);
-            tern_config::log_notice!("DB saved on disk");
+            tern_config::log_notice!("{done}");
         }
         Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
+            let _ = std::fs::remove_file(tmp);
             p.last_failed.store(true, Ordering::Relaxed);
             p.consecutive_failures.fetch_add(1, Ordering::Relaxed);
             tern_config::log_warning!("{e}");
         }
     }
-    result
 }
 
-fn write_all(srv: &Server, locks: &mut LockSet<'_>, tmp: &std::path::Path, opts: RdbOptions, now: u64) -> Result<u64, String> {
+fn write_all(srv: &Server, locks: &mut LockSet<'_>, tmp: &Path, opts: RdbOptions, now: u64) -> Result<(File, u64), String> {
     let fail = |e: std::io::Error| format!("Failed opening the temp RDB file {} (in server root dir): {e}", tmp.display());
     let file = File::create(tmp).map_err(fail)?;
     let werr = |e: std::io::Error| format!("Write error saving DB on disk: {e}");
@@ -123,8 +147,7 @@ fn write_all(srv: &Server, locks: &mut LockSet<'_>, tmp: &std::path::Path, opts:
     }
     let out = w.finish().map_err(werr)?;
     let file = out.into_inner().map_err(|e| werr(e.into_error()))?;
-    file.sync_all().map_err(werr)?;
-    Ok(written)
+    Ok((file, written))
 }
 
 /// Loads `dir/dbfilename` into the (empty) keyspace, if it exists: keys
@@ -167,4 +190,168 @@ pub fn load_at_start(srv: &Server) -> Result<Option<LoadInfo>, String> {
     srv.persist.last_save.store(now / 1000, Ordering::Relaxed);
     srv.persist.changes_at_save.store(total_changes(srv), Ordering::Relaxed);
     Ok(Some(info))
+}
+
+/// How a BGSAVE request was taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bgsave {
+    /// The saver thread starts it now.
+    Started,
+    /// It starts once the EXEC that asked for it is over (Redis's reply
+    /// inside a transaction).
+    Scheduled,
+    /// One is already running or about to.
+    InProgress,
+}
+
+/// After a failed background save, the `save` schedule waits this long
+/// before it tries again (Redis's `CONFIG_BGSAVE_RETRY_DELAY`).
+const RETRY_DELAY_MS: u64 = 5_000;
+
+/// Asks the saver thread for a background save (BGSAVE, the schedule).
+pub fn request_bgsave(srv: &Server, in_exec: bool) -> Bgsave {
+    let p = &srv.persist;
+    let mut wanted = p.bg_wanted.lock();
+    if *wanted || p.bg_running.load(Ordering::Acquire) {
+        return Bgsave::InProgress;
+    }
+    *wanted = true;
+    p.bg_wake.notify_one();
+    if in_exec {
+        Bgsave::Scheduled
+    } else {
+        Bgsave::Started
+    }
+}
+
+/// Whether a background save is running or about to.
+pub fn bgsave_active(srv: &Server) -> bool {
+    *srv.persist.bg_wanted.lock() || srv.persist.bg_running.load(Ordering::Acquire)
+}
+
+/// The `save <seconds> <changes>` schedule, checked by the cron: a save
+/// is due when some rule's changes have been made and its seconds have
+/// passed since the last save (and, after a failure, the retry delay).
+pub fn schedule_check(srv: &Server, now: u64) {
+    let p = &srv.persist;
+    let rules = {
+        let cfg = srv.config.read();
+        if cfg.save.is_empty() {
+            return;
+        }
+        cfg.save.clone()
+    };
+    if bgsave_active(srv) || p.loading.load(Ordering::Relaxed) {
+        return;
+    }
+    let since = (now / 1000).saturating_sub(p.last_save.load(Ordering::Relaxed));
+    let retry_ok = !p.last_failed.load(Ordering::Relaxed) || now.saturating_sub(p.bg_last_try_ms.load(Ordering::Relaxed)) > RETRY_DELAY_MS;
+    if !retry_ok {
+        return;
+    }
+    let changes = total_changes(srv).saturating_sub(p.changes_at_save.load(Ordering::Relaxed));
+    if let Some((secs, n)) = rules.iter().copied().find(|&(secs, n)| changes >= n && since >= secs) {
+        tern_config::log_notice!("{n} changes in {secs} seconds. Saving...");
+        request_bgsave(srv, false);
+    }
+}
+
+/// The saver thread's loop: one background save per request, until the
+/// server shuts down (a save running then is given up, as Redis kills its
+/// child: the final save, if any, is a synchronous one).
+pub fn saver(srv: &Server) {
+    let p = &srv.persist;
+    loop {
+        {
+            let mut wanted = p.bg_wanted.lock();
+            while !*wanted {
+                if srv.is_shutting_down() {
+                    return;
+                }
+                p.bg_wake.wait_for(&mut wanted, Duration::from_millis(100));
+            }
+            *wanted = false;
+            p.bg_running.store(true, Ordering::Release);
+        }
+        bgsave(srv);
+        p.bg_running.store(false, Ordering::Release);
+    }
+}
+
+/// One background save: a point-in-time snapshot written to a temporary
+/// file while the workers go on, then renamed over `dir/dbfilename`.
+fn bgsave(srv: &Server) {
+    let p = &srv.persist;
+    let began = now_ms();
+    let clock = Instant::now();
+    p.bg_started_ms.store(began, Ordering::Relaxed);
+    p.bg_last_try_ms.store(began, Ordering::Relaxed);
+    tern_config::log_notice!("Background saving started");
+    let (tmp, path, opts) = target(srv, format!("temp-bg-{}.rdb", std::process::id()));
+    // The change count at the start is what the file holds (writes made
+    // while it runs are after its instant).
+    let changes = total_changes(srv);
+    let result = write_snapshot(srv, &tmp, opts, began).and_then(|file| finish_file(file, &tmp, &path));
+    saved(srv, &result, &tmp, began, changes, "Background saving terminated with success");
+    p.bg_last_secs.store(clock.elapsed().as_secs() as i64, Ordering::Relaxed);
+}
+
+fn write_snapshot(srv: &Server, tmp: &Path, opts: RdbOptions, began: u64) -> Result<(File, u64), String> {
+    let p = &srv.persist;
+    let werr = |e: std::io::Error| format!("Write error saving DB on disk: {e}");
+    let file = File::create(tmp).map_err(|e| format!("Failed opening the temp RDB file {} (in server root dir): {e}", tmp.display()))?;
+    // Entries are serialised under their shard's lock (the snapshot's
+    // contract): a large buffer keeps most of them clear of a write(2).
+    let mut w = RdbWriter::new(BufWriter::with_capacity(1 << 18, file), opts).map_err(werr)?;
+    let mut snap = srv.ks.begin_snapshot(began).map_err(|e| e.to_string())?;
+    let sizes = snap.db_sizes().to_vec();
+    let (mut db_now, mut written, mut failed) = (None, 0u64, None);
+    loop {
+        if srv.is_shutting_down() {
+            snap.cancel(&srv.ks);
+            return Err("Background saving given up at shutdown".into());
+        }
+        let step = snap.next(&srv.ks, |db, key: &[u8], value: ValueRef<'_>, expire| {
+            if failed.is_some() || matches!(value, ValueRef::Hash(h) if h.all_expired(began)) {
+                return;
+            }
+            let r = (|| {
+                if db_now != Some(db) {
+                    db_now = Some(db);
+                    let (keys, expires) = sizes[db as usize];
+                    w.select_db(db, keys as u64, expires as u64)?;
+                }
+                w.entry(key, value, expire)
+            })();
+            match r {
+                Ok(()) => written += 1,
+                Err(e) => failed = Some(e),
+            }
+        });
+        p.bg_cow_bytes.store(snap.held_bytes() as u64, Ordering::Relaxed);
+        if let Some(e) = failed.take() {
+            snap.cancel(&srv.ks);
+            return Err(werr(e));
+        }
+        if step.done {
+            break;
+        }
+    }
+    let stats = snap.stats();
+    p.bg_cow_bytes.store(0, Ordering::Relaxed);
+    p.bg_last_cow_bytes.store(stats.peak_held as u64, Ordering::Relaxed);
+    let out = w.finish().map_err(werr)?;
+    let file = out.into_inner().map_err(|e| werr(e.into_error()))?;
+    Ok((file, written))
+}
+
+/// Redis's `stop-writes-on-bgsave-error`: with a `save` schedule and the
+/// last background save failed, writes (and PING) are refused until a
+/// save succeeds.
+pub fn writes_refused(srv: &Server) -> bool {
+    if !srv.persist.last_failed.load(Ordering::Relaxed) {
+        return false;
+    }
+    let cfg = srv.config.read();
+    cfg.stop_writes_on_bgsave_error && !cfg.save.is_empty()
 }

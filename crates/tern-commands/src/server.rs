@@ -5,7 +5,7 @@
 //! command.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
@@ -253,6 +253,23 @@ pub struct Persistence {
     pub load_expired: AtomicU64,
     /// SHUTDOWN already saved (or was told not to): the exit path does not.
     pub shutdown_handled: AtomicBool,
+    /// A background save asked of the saver thread and not yet begun
+    /// (BGSAVE, the `save` schedule), and the saver's wake-up.
+    pub bg_wanted: Mutex<bool>,
+    pub bg_wake: parking_lot::Condvar,
+    /// `rdb_bgsave_in_progress`, and when the running (or last) one began.
+    pub bg_running: AtomicBool,
+    pub bg_started_ms: AtomicU64,
+    /// When the last one was tried (the schedule's retry delay after a
+    /// failure).
+    pub bg_last_try_ms: AtomicU64,
+    /// `rdb_last_bgsave_time_sec` (-1: none yet).
+    pub bg_last_secs: AtomicI64,
+    /// Bytes of entries copied because they changed ahead of the walk,
+    /// now and at most in the last one: fork's copy-on-write counterpart
+    /// (`current_cow_size`, `rdb_last_cow_size`).
+    pub bg_cow_bytes: AtomicU64,
+    pub bg_last_cow_bytes: AtomicU64,
 }
 
 impl Server {
@@ -298,7 +315,7 @@ impl Server {
             mc_flush_at: Mutex::new(None),
             hll_simd: AtomicBool::new(true),
             base_memory: 0,
-            persist: Persistence::default(),
+            persist: Persistence { bg_last_secs: AtomicI64::new(-1), ..Persistence::default() },
         };
         srv.persist.last_save.store(srv.started_ms / 1000, Ordering::Relaxed);
         let mut srv = srv;

@@ -351,7 +351,7 @@ directives! {
         lazyfree_lazy_server_del: bool = false => "lazyfree-lazy-server-del", Bool, runtime, OTHER;
         active_expire_effort: i64 = 1 => "active-expire-effort", Int::new(1, 10), runtime, OTHER;
 
-        save: Vec<(u64, u64)> = vec![(3600, 1), (300, 100), (60, 10000)] => "save", Save, runtime, PERSISTENCE;
+        save: Vec<(u64, u64)> = vec![(3600, 1), (300, 100), (60, 10000)] => "save", Save, runtime;
         appendonly: bool = false => "appendonly", Bool, runtime, PERSISTENCE;
         appendfsync: &'static str = "everysec" => "appendfsync", Choice(&["always", "everysec", "no"]), runtime, PERSISTENCE;
         appendfilename: String = "appendonly.aof".into() => "appendfilename", Str, startup, PERSISTENCE;
@@ -361,9 +361,9 @@ directives! {
         dir: Option<String> = None => "dir", Dir, protected + own;
         rdbcompression: bool = true => "rdbcompression", Bool, runtime;
         rdbchecksum: bool = true => "rdbchecksum", Bool, runtime;
-        rdb_del_sync_files: bool = false => "rdb-del-sync-files", Bool, runtime, PERSISTENCE;
-        rdb_save_incremental_fsync: bool = true => "rdb-save-incremental-fsync", Bool, runtime, PERSISTENCE;
-        stop_writes_on_bgsave_error: bool = true => "stop-writes-on-bgsave-error", Bool, runtime, PERSISTENCE;
+        rdb_del_sync_files: bool = false => "rdb-del-sync-files", Bool, runtime, REPLICATION;
+        rdb_save_incremental_fsync: bool = true => "rdb-save-incremental-fsync", Bool, runtime, RDB_FSYNC;
+        stop_writes_on_bgsave_error: bool = true => "stop-writes-on-bgsave-error", Bool, runtime;
         no_appendfsync_on_rewrite: bool = false => "no-appendfsync-on-rewrite", Bool, runtime, PERSISTENCE;
         auto_aof_rewrite_percentage: i64 = 100 => "auto-aof-rewrite-percentage", Int::new(0, i32::MAX as i64), runtime, PERSISTENCE;
         auto_aof_rewrite_min_size: u64 = 64 << 20 => "auto-aof-rewrite-min-size", Mem::new(0, MEM_MAX), runtime, PERSISTENCE;

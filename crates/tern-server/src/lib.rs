@@ -102,6 +102,7 @@ fn cron(srv: &Server) {
         if maxmemory::over_limit(srv, now_ms()) == 0 {
             maxmemory::note_exceeded(srv, false);
         }
+        tern_commands::persist::schedule_check(srv, now_ms());
         std::thread::sleep(period.saturating_sub(start.elapsed()));
     }
 }
@@ -263,6 +264,10 @@ pub fn run(mut cfg: Config) -> i32 {
         let eng = eng.clone();
         std::thread::Builder::new().name("tern-cron".into()).spawn(move || cron(&eng.srv)).ok()
     };
+    let saver_handle = {
+        let eng = eng.clone();
+        std::thread::Builder::new().name("tern-saver".into()).spawn(move || tern_commands::persist::saver(&eng.srv)).ok()
+    };
     let handles: Vec<_> = workers
         .into_iter()
         .enumerate()
@@ -277,6 +282,11 @@ pub fn run(mut cfg: Config) -> i32 {
         let _ = h.join();
     }
     if let Some(h) = cron_handle {
+        let _ = h.join();
+    }
+    // A background save running now is given up (as Redis kills its
+    // child): the final save below, if any, is a synchronous one.
+    if let Some(h) = saver_handle {
         let _ = h.join();
     }
     // A signal's shutdown saves when a `save` schedule is set, as Redis

@@ -263,28 +263,32 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("lazyfreed_objects", ctx.ks.lazyfree.freed());
             }
             "persistence" => {
-                // Saves are synchronous (SAVE, shutdown): nothing forks,
-                // so the copy-on-write and in-progress fields stay zero.
+                // Nothing forks: the copy-on-write fields report the
+                // copies a background save took of entries changed ahead
+                // of its walk, fork's counterpart.
                 let p = &srv.persist;
+                let running = p.bg_running.load(Ordering::Acquire);
+                let cow = p.bg_cow_bytes.load(Ordering::Relaxed);
                 s.header("Persistence");
                 s.kv("loading", u8::from(p.loading.load(Ordering::Relaxed)));
                 s.kv("async_loading", 0);
-                s.kv("current_cow_peak", 0);
-                s.kv("current_cow_size", 0);
+                s.kv("current_cow_peak", cow);
+                s.kv("current_cow_size", cow);
                 s.kv("current_cow_size_age", 0);
                 s.kv("current_fork_perc", "0.00");
                 s.kv("current_save_keys_processed", 0);
                 s.kv("current_save_keys_total", 0);
                 let changes = crate::persist::total_changes(srv).saturating_sub(p.changes_at_save.load(Ordering::Relaxed));
                 s.kv("rdb_changes_since_last_save", changes);
-                s.kv("rdb_bgsave_in_progress", 0);
+                s.kv("rdb_bgsave_in_progress", u8::from(running));
                 s.kv("rdb_last_save_time", p.last_save.load(Ordering::Relaxed));
                 s.kv("rdb_last_bgsave_status", if p.last_failed.load(Ordering::Relaxed) { "err" } else { "ok" });
-                s.kv("rdb_last_bgsave_time_sec", -1);
-                s.kv("rdb_current_bgsave_time_sec", -1);
+                s.kv("rdb_last_bgsave_time_sec", p.bg_last_secs.load(Ordering::Relaxed));
+                let current = if running { (now_ms().saturating_sub(p.bg_started_ms.load(Ordering::Relaxed)) / 1000) as i64 } else { -1 };
+                s.kv("rdb_current_bgsave_time_sec", current);
                 s.kv("rdb_saves", p.saves.load(Ordering::Relaxed));
                 s.kv("rdb_saves_consecutive_failures", p.consecutive_failures.load(Ordering::Relaxed));
-                s.kv("rdb_last_cow_size", 0);
+                s.kv("rdb_last_cow_size", p.bg_last_cow_bytes.load(Ordering::Relaxed));
                 s.kv("rdb_last_load_keys_expired", p.load_expired.load(Ordering::Relaxed));
                 s.kv("rdb_last_load_keys_loaded", p.loaded_keys.load(Ordering::Relaxed));
                 s.kv("aof_enabled", 0);

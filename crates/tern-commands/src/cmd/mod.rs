@@ -514,6 +514,14 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
             return finish_reply(c.client, reply, start_mark);
         }
     }
+    // A failed background save with `stop-writes-on-bgsave-error`: writes
+    // and PING are refused until a save succeeds (Redis's
+    // writeCommandsDeniedByDiskError). One relaxed load while saves succeed.
+    if crate::persist::writes_refused(srv) && (needs(c.commands, c.client, cmd, flags::WRITE) || cmd.spec.name == "ping") {
+        c.stats.cmds[cmd.id].rejected.add(1);
+        rejected(&mut reply, c.client, errors::MISCONF.as_bytes());
+        return finish_reply(c.client, reply, start_mark);
+    }
     // CLIENT PAUSE holds the command back, as Redis's processCommand does
     // right here: after the checks that refuse it, before MULTI queues it.
     if srv.pause.is_set() {

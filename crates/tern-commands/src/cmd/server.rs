@@ -1,5 +1,5 @@
-//! Server commands: TIME, SAVE, LASTSAVE, SHUTDOWN (INFO is in `info.rs`, COMMAND in
-//! `command.rs`, CONFIG in `config.rs`).
+//! Server commands: TIME, SAVE, BGSAVE, LASTSAVE, SHUTDOWN (INFO is in
+//! `info.rs`, COMMAND in `command.rs`, CONFIG in `config.rs`).
 
 use tern_resp::Args;
 
@@ -21,6 +21,10 @@ pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("save", 1, ADMIN | NOSCRIPT | NO_ASYNC_LOADING | NO_MULTI | MANUAL_LOCKS, &[], save)
         .doc("server", "Synchronously saves the database(s) to disk.", "1.0.0", "O(N) where N is the total number of keys in all databases")
         .acl(&["admin", "slow", "dangerous"]),
+    CommandSpec::new("bgsave", -1, ADMIN | NOSCRIPT | NO_ASYNC_LOADING, &[], bgsave)
+        .doc("server", "Asynchronously saves the database(s) to disk.", "1.0.0", "O(1)")
+        .acl(&["admin", "slow", "dangerous"])
+        .history(&[("3.2.2", "Added the `SCHEDULE` option.")]),
     CommandSpec::new("lastsave", 1, LOADING | STALE | FAST, &[], lastsave)
         .doc("server", "Returns the Unix timestamp of the last successful save to disk.", "1.0.0", "O(1)")
         .acl(&["admin", "fast", "dangerous"])
@@ -29,9 +33,33 @@ pub static COMMANDS: &[CommandSpec] = &[
 
 /// SAVE: the whole keyspace to `dir/dbfilename`, every shard held.
 fn save(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
+    if crate::persist::bgsave_active(ctx.srv) {
+        ctx.reply.error(errors::BGSAVE_IN_PROGRESS);
+        return;
+    }
     match crate::persist::save(ctx.srv, ctx.locks) {
         Ok(_) => ctx.reply.ok(),
         Err(_) => ctx.reply.error(errors::SAVE_FAILED),
+    }
+}
+
+/// BGSAVE [SCHEDULE]: a point-in-time snapshot written by the saver
+/// thread while the workers go on (`crate::persist`). With nothing else
+/// that could hold it back (no fork, no AOF rewrite), SCHEDULE only
+/// changes what Redis would answer inside a transaction.
+fn bgsave(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    match args.len() {
+        1 => {}
+        2 if args.get(1).eq_ignore_ascii_case(b"schedule") => {}
+        _ => {
+            ctx.reply.error(errors::SYNTAX);
+            return;
+        }
+    }
+    match crate::persist::request_bgsave(ctx.srv, ctx.locks.is_pinned()) {
+        crate::persist::Bgsave::Started => ctx.reply.simple("Background saving started"),
+        crate::persist::Bgsave::Scheduled => ctx.reply.simple("Background saving scheduled"),
+        crate::persist::Bgsave::InProgress => ctx.reply.error(errors::BGSAVE_IN_PROGRESS),
     }
 }
 

@@ -8,6 +8,7 @@ use super::*;
 pub static ARGS: &[(&str, &[Arg])] = &[
     ("append", &[a("key", KEY).ks(0), a("value", STRING)]),
     ("auth", &[a("username", STRING).since("6.0.0").opt(), a("password", STRING)]),
+    ("bgsave", &[a("schedule", PURE_TOKEN).tok("SCHEDULE").since("3.2.2").opt()]),
     ("bitcount", &[a("key", KEY).ks(0), a("range", BLOCK).opt().args(&[a("start", INTEGER), a("end", INTEGER), a("unit", ONEOF).since("7.0.0").opt().args(&[a("byte", PURE_TOKEN).tok("BYTE"), a("bit", PURE_TOKEN).tok("BIT")])])]),
     ("bitfield", &[a("key", KEY).ks(0), a("operation", ONEOF).opt().multi().args(&[a("get-block", BLOCK).tok("GET").args(&[a("encoding", STRING), a("offset", INTEGER)]), a("write", BLOCK).args(&[a("overflow-block", ONEOF).tok("OVERFLOW").opt().args(&[a("wrap", PURE_TOKEN).tok("WRAP"), a("sat", PURE_TOKEN).tok("SAT"), a("fail", PURE_TOKEN).tok("FAIL")]), a("write-operation", ONEOF).args(&[a("set-block", BLOCK).tok("SET").args(&[a("encoding", STRING), a("offset", INTEGER), a("value", INTEGER)]), a("incrby-block", BLOCK).tok("INCRBY").args(&[a("encoding", STRING), a("offset", INTEGER), a("increment", INTEGER)])])])])]),
     ("bitfield_ro", &[a("key", KEY).ks(0), a("get-block", BLOCK).tok("GET").opt().multi().multi_tok().args(&[a("encoding", STRING), a("offset", INTEGER)])]),
