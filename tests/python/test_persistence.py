@@ -470,3 +470,34 @@ def test_the_save_schedule_saves_in_the_background(tmp_path):
         assert b.client().mget("a", "b") == ["1", "2"]
     finally:
         b.stop()
+
+
+def test_flushall_with_a_schedule_saves_the_empty_keyspace(tmp_path):
+    a = tern(tmp_path, "--save", "3600 1")
+    try:
+        c = a.client()
+        c.set("k", "v")
+        c.save()
+        assert (tmp_path / "dump.rdb").stat().st_size > 0
+        c.flushall()
+        info = c.info("persistence")
+        assert (info["rdb_saves"], info["rdb_changes_since_last_save"]) == (2, 0)
+        c.close()
+    finally:
+        a.proc.kill()  # no save at exit: the file is FLUSHALL's
+        a.proc.wait()
+    b = tern(tmp_path)
+    try:
+        assert b.client().dbsize() == 0
+    finally:
+        b.stop()
+    # Without a schedule FLUSHALL leaves the file alone.
+    a = tern(tmp_path)
+    try:
+        c = a.client()
+        c.set("k", "v")
+        c.save()
+        c.flushall()
+        assert c.info("persistence")["rdb_saves"] == 1
+    finally:
+        a.stop()

@@ -78,9 +78,26 @@ pub fn save(srv: &Server, locks: &mut LockSet<'_>) -> Result<u64, String> {
     let result = write_all(srv, locks, &tmp, opts, now);
     let changes: u64 = (0..total).map(|g| locks.shard(g).changes).sum();
     locks.release();
-    let result = result.and_then(|file| finish_file(file, &tmp, &path));
+    let result = result.and_then(|file| {
+        let _rename = srv.persist.rename.lock();
+        finish_file(file, &tmp, &path)
+    });
     saved(srv, &result, &tmp, now, changes, "DB saved on disk");
     result
+}
+
+/// After FLUSHALL, with a `save` schedule, as Redis does: a running
+/// background save is given up and the (now empty) keyspace is saved at
+/// once, so that a restart does not bring the flushed data back.
+pub fn after_flushall(srv: &Server, locks: &mut LockSet<'_>) {
+    if srv.config.read().save.is_empty() {
+        return;
+    }
+    {
+        let _rename = srv.persist.rename.lock();
+        srv.persist.bg_cancel.store(true, Ordering::Relaxed);
+    }
+    let _ = save(srv, locks);
 }
 
 /// Syncs a written temporary file and renames it over `path`.
@@ -291,8 +308,22 @@ fn bgsave(srv: &Server) {
     // The change count at the start is what the file holds (writes made
     // while it runs are after its instant).
     let changes = total_changes(srv);
-    let result = write_snapshot(srv, &tmp, opts, began).and_then(|file| finish_file(file, &tmp, &path));
-    saved(srv, &result, &tmp, began, changes, "Background saving terminated with success");
+    p.bg_cancel.store(false, Ordering::Relaxed);
+    let result = write_snapshot(srv, &tmp, opts, began).and_then(|file| {
+        let _rename = p.rename.lock();
+        if p.bg_cancel.load(Ordering::Relaxed) {
+            return Err(String::new());
+        }
+        finish_file(file, &tmp, &path)
+    });
+    if result.is_err() && (p.bg_cancel.load(Ordering::Relaxed) || srv.is_shutting_down()) {
+        // Given up on purpose (FLUSHALL, shutdown): not a failure, as a
+        // child Redis kills itself does not set the bgsave status.
+        let _ = std::fs::remove_file(&tmp);
+        tern_config::log_notice!("Background saving given up (FLUSHALL or shutdown)");
+    } else {
+        saved(srv, &result, &tmp, began, changes, "Background saving terminated with success");
+    }
     p.bg_last_secs.store(clock.elapsed().as_secs() as i64, Ordering::Relaxed);
 }
 
@@ -307,9 +338,9 @@ fn write_snapshot(srv: &Server, tmp: &Path, opts: RdbOptions, began: u64) -> Res
     let sizes = snap.db_sizes().to_vec();
     let (mut db_now, mut written, mut failed) = (None, 0u64, None);
     loop {
-        if srv.is_shutting_down() {
+        if srv.is_shutting_down() || p.bg_cancel.load(Ordering::Relaxed) {
             snap.cancel(&srv.ks);
-            return Err("Background saving given up at shutdown".into());
+            return Err(String::new());
         }
         let step = snap.next(&srv.ks, |db, key: &[u8], value: ValueRef<'_>, expire| {
             if failed.is_some() || matches!(value, ValueRef::Hash(h) if h.all_expired(began)) {

@@ -795,6 +795,7 @@ fn flushall(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let Some(lazy) = flush_mode(ctx, args) else { return };
     let gids = 0..ctx.ks.total_shards() as u32;
     empty_shards(ctx, gids, lazy);
+    crate::persist::after_flushall(ctx.srv, ctx.locks);
     ctx.reply.ok();
 }
 
