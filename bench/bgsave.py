@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""What a background save costs while clients write (issue 18): Tern's
+snapshot without fork beside redis-server-unstable's fork, one after the
+other, each server fresh and pinned to CPU 0, tern-bench on CPU 1.
+
+For each server: load `--keys` keys of 100 B, then two runs of `--secs`
+seconds of SET:GET 1:1 over the same keys (20 connections, pipeline 1):
+
+  quiet   no save;
+  saving  BGSAVE issued again as soon as the previous one ends, so the
+          whole run is under a save.
+
+Reports, per run, ops/s and tern-bench's p99 and p99.9 latency; for the
+saving run the saves completed, their mean duration, and the peak extra
+memory: the most the proportional set size (Pss from smaps_rollup) of the
+server and its children (Redis's fork) rose above its value before the
+run, sampled every 20 ms, as bytes and as a share of INFO `used_memory`.
+
+    cargo build --release -p tern-server -p tern-bench
+    python3 bench/bgsave.py [--keys 1000000] [--secs 10] [--servers tern,redis-unstable]
+"""
+import argparse
+import json
+import os
+import subprocess
+import tempfile
+import threading
+import time
+
+from datatypes import BENCH, SERVERS, stop
+from datatypes import start as start_server
+from list_memory import request
+
+
+def pss(pid):
+    """Pss of `pid` and its descendants, in bytes."""
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            for line in open(f"/proc/{p}/smaps_rollup"):
+                if line.startswith("Pss:"):
+                    total += int(line.split()[1]) * 1024
+            for t in os.listdir(f"/proc/{p}/task"):
+                todo += [int(c) for c in open(f"/proc/{p}/task/{t}/children").read().split()]
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+    return total
+
+
+def info(port, field):
+    for line in request(port, "INFO", "all").splitlines():
+        if line.startswith(field + ":"):
+            return line.split(":", 1)[1]
+    raise RuntimeError(field)
+
+
+def bench(port, keys, secs, out):
+    subprocess.run(["taskset", "-c", "1", str(BENCH), "-p", str(port), "-t", "1", "-c", "20", "--hide-histogram",
+                    "--key-minimum", "1", "--key-maximum", str(keys), "-d", "100", "--ratio", "1:1",
+                    "--key-pattern", "R:R", "--test-time", str(secs), "--json-out-file", out],
+                   check=True, capture_output=True, timeout=secs + 120)
+    t = json.load(open(out))["ALL STATS"]["Totals"]
+    p = t["Percentile Latencies"]
+    return t["Ops/sec"], p["p99.00"], p["p99.90"]
+
+
+def run(server, keys, secs):
+    d = tempfile.mkdtemp(prefix="bgsave-")
+    p, port = start_server(server, extra=["--dir", d])
+    try:
+        subprocess.run(["taskset", "-c", "1", str(BENCH), "-p", str(port), "-t", "1", "-c", "50", "--hide-histogram",
+                        "--key-minimum", "1", "--key-maximum", str(keys), "-d", "100", "--ratio", "1:0",
+                        "--key-pattern", "P:P", "-n", "allkeys", "--pipeline", "50"],
+                       check=True, capture_output=True, timeout=1200)
+        used = int(info(port, "used_memory"))
+        out = os.path.join(d, "bench.json")
+        quiet = bench(port, keys, secs, out)
+        base = pss(p.pid)
+        state = {"peak": base, "saves": 0, "took": [], "stop": False}
+
+        def saver():
+            while not state["stop"]:
+                before = int(info(port, "rdb_saves"))
+                t0 = time.monotonic()
+                reply = request(port, "BGSAVE")
+                if not reply.startswith("+"):
+                    raise RuntimeError(reply)
+                while int(info(port, "rdb_bgsave_in_progress")) or int(info(port, "rdb_saves")) == before:
+                    state["peak"] = max(state["peak"], pss(p.pid))
+                    time.sleep(0.02)
+                state["saves"] += 1
+                state["took"].append(time.monotonic() - t0)
+
+        th = threading.Thread(target=saver)
+        th.start()
+        saving = bench(port, keys, secs, out)
+        state["stop"] = True
+        th.join()
+        extra = state["peak"] - base
+        mean = sum(state["took"]) / max(1, len(state["took"]))
+        return quiet, saving, state["saves"], mean, extra, used
+    finally:
+        stop(p)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--keys", type=int, default=1_000_000)
+    ap.add_argument("--secs", type=int, default=10)
+    ap.add_argument("--servers", default="tern,redis-unstable")
+    a = ap.parse_args()
+    print("| server | run | ops/s | p99 ms | p99.9 ms | saves | mean save s | peak extra memory | of used_memory |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for s in a.servers.split(","):
+        if not os.path.exists(SERVERS[s][0]):
+            continue
+        quiet, saving, saves, mean, extra, used = run(s, a.keys, a.secs)
+        print(f"| {s} | quiet | {quiet[0]:,.0f} | {quiet[1]:.3f} | {quiet[2]:.3f} | | | | |")
+        print(f"| {s} | saving | {saving[0]:,.0f} | {saving[1]:.3f} | {saving[2]:.3f} | {saves} | {mean:.2f} | "
+              f"{extra / 2**20:.1f} MiB | {100 * extra / used:.1f}% |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
