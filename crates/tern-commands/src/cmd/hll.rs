@@ -655,25 +655,35 @@ fn sparse_vals(b: &[u8], mut f: impl FnMut(usize, usize, u8)) -> Option<()> {
 type Histo = [u32; 64];
 
 /// The histogram of raw registers (one byte each), as Redis's
-/// hllRawRegHisto: a word of eight zero registers counts at once, which is
-/// most of a merge of sparse HLLs (PFCOUNT of several keys). The other
-/// words go into four histograms summed at the end, so that a run of equal
-/// registers does not make each increment wait for the one before (one
-/// histogram counted 16384 registers at a store-to-load round trip each).
+/// hllRawRegHisto: 32 zero registers (four words) count at once, which is
+/// nearly all of a merge of sparse HLLs (PFCOUNT of several keys), then a
+/// word of eight at once. The other words go into four histograms summed at
+/// the end, so that a run of equal registers does not make each increment
+/// wait for the one before (one histogram counted 16384 registers at a
+/// store-to-load round trip each; a byte-by-byte zero test was a third of
+/// PFCOUNT's profile).
 fn histogram_raw(regs: &[u8]) -> Histo {
+    let word = |w: &[u8]| u64::from_ne_bytes(w.try_into().unwrap_or([0; 8]));
     let mut hs = [[0u32; 64]; 4];
     let mut zero_words = 0u32;
-    let mut words = regs.chunks_exact(8);
-    for w in words.by_ref() {
-        if w.iter().all(|&r| r == 0) {
-            zero_words += 1;
+    let mut blocks = regs.chunks_exact(32);
+    for b in blocks.by_ref() {
+        let ws = [word(&b[..8]), word(&b[8..16]), word(&b[16..24]), word(&b[24..])];
+        if ws[0] | ws[1] | ws[2] | ws[3] == 0 {
+            zero_words += 4;
             continue;
         }
-        for (k, &r) in w.iter().enumerate() {
-            hs[k & 3][usize::from(r & REG_MAX)] += 1;
+        for (&w, bytes) in ws.iter().zip(b.chunks_exact(8)) {
+            if w == 0 {
+                zero_words += 1;
+                continue;
+            }
+            for (k, &r) in bytes.iter().enumerate() {
+                hs[k & 3][usize::from(r & REG_MAX)] += 1;
+            }
         }
     }
-    for &r in words.remainder() {
+    for &r in blocks.remainder() {
         hs[0][usize::from(r & REG_MAX)] += 1;
     }
     let mut h = [0u32; 64];
