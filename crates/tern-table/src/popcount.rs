@@ -155,9 +155,14 @@ mod x86 {
 
     /// Harley-Seal over rounds of 16 vectors (512 bytes), then single
     /// vectors, then the last bytes with POPCNT (every AVX2 CPU has it).
+    /// Shorter than one round, POPCNT alone is faster (64 bytes: 7 ns
+    /// against 13 in the criterion bench).
     #[target_feature(enable = "avx2,popcnt")]
     pub(super) fn avx2(bytes: &[u8]) -> u64 {
         const V: usize = 32;
+        if bytes.len() < 16 * V {
+            return popcnt(bytes);
+        }
         let zero = _mm256_setzero_si256();
         let (mut total, mut ones, mut twos, mut fours, mut eights) = (zero, zero, zero, zero, zero);
         let rounds = bytes.len() / (16 * V);
