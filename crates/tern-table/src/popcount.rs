@@ -16,7 +16,11 @@
 //! - [`Kernel::Portable`]: `count_ones` on whole words as the target
 //!   allows; the only kernel under Miri and on other architectures.
 //!
-//! `cargo bench -p tern-table --bench popcount` compares them.
+//! `cargo bench -p tern-table --bench popcount` compares them. On the
+//! 2-core AMD EPYC KVM guest (shared, noisy), 1 MiB of random bytes took
+//! 131 µs portable, 38 µs with POPCNT and 24 µs with AVX2; 4 KiB 481, 196
+//! and 97 ns. Below one Harley-Seal round (512 bytes) the AVX2 kernel
+//! hands the bytes to POPCNT, faster there.
 
 /// A way of counting bits; [`Kernel::best`] is the fastest this CPU runs.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
