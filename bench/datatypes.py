@@ -23,6 +23,7 @@ Families (`--family`, several allowed; the issues whose evidence they are):
 
     cargo build --release -p tern-server -p tern-bench
     python3 bench/datatypes.py --family lists [--repeats 3] [--secs 5]
+    python3 bench/datatypes.py --family bits --workloads bitcount-1mb --tern-variant "--bitcount-simd no"
 """
 import argparse
 import os
@@ -242,13 +243,19 @@ def main():
     ap.add_argument("--secs", type=int, default=5)
     ap.add_argument("--servers", default=",".join(SERVERS))
     ap.add_argument("--workloads", help="comma-separated names (default: every workload of the families)")
+    ap.add_argument("--tern-variant", action="append", default=[], metavar="ARGS",
+                    help='one more Tern server, started with these arguments (e.g. "--bitcount-simd no"), '
+                         'alternating with the others; the ratios are still against the Redis servers')
     a = ap.parse_args()
+    for v in a.tern_variant:
+        SERVERS["tern " + v] = SERVERS["tern"] + v.split()
     workloads = {}
     for fam in a.family or FAMILIES:
         workloads.update(FAMILIES[fam])
     if a.workloads:
         workloads = {n: workloads[n] for n in a.workloads.split(",")}
     servers = [s for s in a.servers.split(",") if Path(SERVERS[s][0]).exists()]
+    servers += ["tern " + v for v in a.tern_variant]
     rows = {}
     for rep in range(a.repeats):
         for n, w in workloads.items():
@@ -265,7 +272,7 @@ def main():
         med = {s: (statistics.median(x[0] for x in rows[(n, s)]), statistics.median(x[1] for x in rows[(n, s)]))
                for s in servers}
         cells = " | ".join(f"{med[s][0]:,.0f} | {med[s][1]:.2f}" for s in servers)
-        others = [s for s in servers if s != "tern"]
+        others = [s for s in servers if not s.startswith("tern")]
         fastest = max(med[s][0] for s in others)
         cheapest = min(med[s][1] for s in others)
         print(f"| {n} | {cells} | {med['tern'][0] / fastest:.2f} | {med['tern'][1] / cheapest:.2f} |")

@@ -3,6 +3,8 @@
 import pytest
 import redis
 
+from conftest import against_redis
+
 
 def test_setbit_getbit_share_the_string(r):
     assert r.setbit("flags", 7, 1) == 0
@@ -31,6 +33,27 @@ def test_bitcount_and_bitpos_ranges(r):
     assert r.bitpos("b", 1, 2) == -1
     assert r.bitpos("b", 0, 7, 11, mode="BIT") == -1
     assert r.bitpos("missing", 0) == 0 and r.bitpos("missing", 1) == -1
+
+
+@pytest.mark.skipif(against_redis(), reason="bitcount-simd is Tern's own directive")
+def test_bitcount_simd_switch_changes_no_count(r):
+    # Lengths around the AVX2 kernel's blocks (32 and 512 bytes), ranges
+    # that start and end mid-byte: the same counts with the switch either way.
+    data = bytes(i * 131 % 256 for i in range(5000))
+    r.set("bm", data)
+    ranges = [(0, -1, "BYTE"), (1, 1040, "BYTE"), (3, 4097, "BIT"), (13, 39990, "BIT"), (-600, -2, "BYTE")]
+    counts = {}
+    for simd in ("yes", "no"):
+        assert r.config_set("bitcount-simd", simd)
+        assert r.config_get("bitcount-simd") == {"bitcount-simd": simd}
+        counts[simd] = [r.bitcount("bm")] + [r.bitcount("bm", s, e, mode=m) for s, e, m in ranges]
+    bits = "".join(f"{b:08b}" for b in data)
+    assert counts["yes"][0] == bits.count("1")
+    assert counts["yes"][3] == bits[3:4098].count("1")
+    assert counts["yes"] == counts["no"]
+    with pytest.raises(redis.ResponseError, match="bitcount-simd"):
+        r.config_set("bitcount-simd", "maybe")
+    r.config_set("bitcount-simd", "yes")
 
 
 def test_bitop_every_operation(rb):

@@ -271,6 +271,10 @@ directives! {
         /// edge-triggered poll reports data that arrives later, and a
         /// half-close is read to the end); no: read until EAGAIN.
         io_short_read_drains: bool = true => "io-short-read-drains", Bool, runtime + own;
+        /// BITCOUNT counts bits with the fastest kernel the CPU runs
+        /// (AVX2 Harley-Seal, else POPCNT; tern-table's `popcount`),
+        /// detected once; no: the portable count of the baseline target.
+        bitcount_simd: bool = true => "bitcount-simd", Bool, runtime + own;
         /// UNLINK-like freeing for DEL of large values.
         lazyfree_lazy_user_del: bool = false => "lazyfree-lazy-user-del", Bool, runtime;
         /// FLUSHDB/FLUSHALL without SYNC/ASYNC free in the background.

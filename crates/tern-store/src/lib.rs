@@ -76,4 +76,6 @@ pub use tern_table::MAX_KEY_LEN;
 /// jemalloc's size class for a request (what memory counters add), and
 /// MEMORY PURGE's call into the allocator.
 pub use tern_table::{allocator_muzzy, purge_allocator, size_class};
+/// BITCOUNT's population count, with its run-time choice of kernel.
+pub use tern_table::popcount;
 pub use value::{embeds, mc_state, McStr, StrValue, Value, EMBSTR_KEY_VALUE_MAX};

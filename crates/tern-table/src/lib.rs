@@ -90,6 +90,7 @@
 mod alloc_ctl;
 mod bucket;
 mod item;
+pub mod popcount;
 pub mod stage;
 
 use std::alloc::{self, Layout};
@@ -101,6 +102,7 @@ use bucket::{fingerprint, Bucket, SLOTS};
 pub use stage::{ItemHint, Lookups, Reach, Stager, ITEM_PREFETCH_SPAN};
 pub use item::{Item, MAX_KEY_LEN};
 pub use alloc_ctl::{allocator_muzzy, purge_allocator};
+pub use popcount::popcount;
 
 /// The hasher used when none is given: the one the keyspace uses.
 pub use hashbrown::DefaultHashBuilder;

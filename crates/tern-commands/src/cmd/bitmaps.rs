@@ -12,6 +12,7 @@
 //! property-tested against a `Vec<bool>` model.
 
 use tern_resp::{parse_i64, Args};
+use tern_store::popcount::{popcount_with, Kernel};
 use tern_store::{EntryExt, StrValue, Value};
 
 use super::keyspec::{bitfield_key_flags, index, ks, range, ACCESS, OW, RO, RW, UPDATE, VARIABLE_FLAGS};
@@ -184,6 +185,7 @@ fn bitcount(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         }
         _ => return ctx.reply.error(errors::SYNTAX),
     };
+    let kernel = if ctx.srv.settings.bitcount_simd() { Kernel::best() } else { Kernel::Portable };
     let counted = read_bits(ctx, args.get(1), |b| {
         let b = b.unwrap_or_default();
         let bits = b.len() as u64 * 8;
@@ -195,7 +197,7 @@ fn bitcount(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             Some((s, e)) if in_bits => clamp_range(bits as i64, s, e),
             Some((s, e)) => clamp_range(b.len() as i64, s, e).map(|(s, e)| (s * 8, e * 8 + 7)),
         };
-        span.map_or(0, |(s, e)| count_bits(b, s, e))
+        span.map_or(0, |(s, e)| count_bits(b, s, e, kernel))
     });
     match counted {
         Ok(n) => ctx.reply.int(n as i64),
@@ -481,20 +483,17 @@ fn bitfield_ro(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 
 // ---- bit-level helpers: pure functions over bytes -------------------------
 
-/// Set bits in `b` from bit `s` to bit `e` inclusive (within `b`). Whole
-/// u64 words in the middle are counted with `count_ones`, which LLVM turns
-/// into POPCNT or a vectorised count.
-fn count_bits(b: &[u8], s: u64, e: u64) -> u64 {
+/// Set bits in `b` from bit `s` to bit `e` inclusive (within `b`). The
+/// whole bytes in the middle are counted by `kernel` (`bitcount-simd`
+/// picks the fastest or the portable one; all give the same count).
+fn count_bits(b: &[u8], s: u64, e: u64, kernel: Kernel) -> u64 {
     let (sb, eb) = ((s >> 3) as usize, (e >> 3) as usize);
     let head = 0xffu8 >> (s & 7);
     let tail = 0xffu8 << (7 - (e & 7));
     if sb == eb {
         return u64::from((b[sb] & head & tail).count_ones());
     }
-    let mid = &b[sb + 1..eb];
-    let mut chunks = mid.chunks_exact(8);
-    let mut n: u64 = chunks.by_ref().map(|c| u64::from(u64::from_ne_bytes(c.try_into().unwrap_or([0; 8])).count_ones())).sum();
-    n += chunks.remainder().iter().map(|x| u64::from(x.count_ones())).sum::<u64>();
+    let n = popcount_with(kernel, &b[sb + 1..eb]);
     n + u64::from((b[sb] & head).count_ones()) + u64::from((b[eb] & tail).count_ones())
 }
 
@@ -702,12 +701,14 @@ mod tests {
 
     proptest! {
         #[test]
-        fn count_bits_matches_the_model(b in proptest::collection::vec(any::<u8>(), 1..80), s in 0u64..640, e in 0u64..640) {
+        fn count_bits_matches_the_model(b in proptest::collection::vec(any::<u8>(), 1..1200), s in 0u64..9600, e in 0u64..9600) {
             let n = b.len() as u64 * 8;
             let (s, e) = (s % n, e % n);
             prop_assume!(s <= e);
             let want = model(&b)[s as usize..=e as usize].iter().filter(|&&x| x).count() as u64;
-            prop_assert_eq!(count_bits(&b, s, e), want);
+            for k in Kernel::ALL {
+                prop_assert_eq!(count_bits(&b, s, e, k), want);
+            }
         }
 
         #[test]
