@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """What a background save costs while clients write (issue 18): Tern's
 snapshot without fork beside redis-server-unstable's fork, one after the
-other, each server fresh and pinned to CPU 0, tern-bench on CPU 1.
+other, each server fresh and pinned to CPU 0 (`--server-cpus`), tern-bench
+on CPU 1.
 
 For each server: load `--keys` keys of 100 B, then two runs of `--secs`
 seconds of SET:GET 1:1 over the same keys (20 connections, pipeline 1):
@@ -65,9 +66,9 @@ def bench(port, keys, secs, out):
     return t["Ops/sec"], p["p99.00"], p["p99.90"]
 
 
-def run(server, keys, secs):
+def run(server, keys, secs, cpus):
     d = tempfile.mkdtemp(prefix="bgsave-")
-    p, port = start_server(server, extra=["--dir", d])
+    p, port = start_server(server, extra=["--dir", d], cpus=cpus)
     try:
         subprocess.run(["taskset", "-c", "1", str(BENCH), "-p", str(port), "-t", "1", "-c", "50", "--hide-histogram",
                         "--key-minimum", "1", "--key-maximum", str(keys), "-d", "100", "--ratio", "1:0",
@@ -109,13 +110,14 @@ def main():
     ap.add_argument("--keys", type=int, default=1_000_000)
     ap.add_argument("--secs", type=int, default=10)
     ap.add_argument("--servers", default="tern,redis-unstable")
+    ap.add_argument("--server-cpus", default="0", help="the CPUs the server (and its saver thread or fork) may use")
     a = ap.parse_args()
     print("| server | run | ops/s | p99 ms | p99.9 ms | saves | mean save s | peak extra memory | of used_memory |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for s in a.servers.split(","):
         if not os.path.exists(SERVERS[s][0]):
             continue
-        quiet, saving, saves, mean, extra, used = run(s, a.keys, a.secs)
+        quiet, saving, saves, mean, extra, used = run(s, a.keys, a.secs, a.server_cpus)
         print(f"| {s} | quiet | {quiet[0]:,.0f} | {quiet[1]:.3f} | {quiet[2]:.3f} | | | | |")
         print(f"| {s} | saving | {saving[0]:,.0f} | {saving[1]:.3f} | {saving[2]:.3f} | {saves} | {mean:.2f} | "
               f"{extra / 2**20:.1f} MiB | {100 * extra / used:.1f}% |", flush=True)

@@ -139,6 +139,61 @@ pub fn compress_as_liblzf(input: &[u8], out: &mut Vec<u8>, max_out: usize) -> bo
     ok
 }
 
+/// liblzf's table of 2^16 last positions, as if zeroed for every call but
+/// allocated once per thread: each slot carries the call (generation) that
+/// wrote it, and a slot of an earlier call reads as empty. A fresh zeroed
+/// 256 KiB table per string made a background save of short strings spend
+/// its time in page faults.
+struct Htab {
+    gen: u32,
+    slots: Vec<(u32, u32)>,
+}
+
+thread_local! {
+    static HTAB: std::cell::Cell<Option<Box<Htab>>> = const { std::cell::Cell::new(None) };
+}
+
+/// The thread's table for one call, given back when dropped.
+struct Lease(Option<Box<Htab>>);
+
+impl Htab {
+    fn lease() -> Lease {
+        let mut t = HTAB.with(|c| c.take()).unwrap_or_else(|| Box::new(Htab { gen: 0, slots: vec![(0, 0); 1 << LIBLZF_HLOG] }));
+        t.gen = t.gen.wrapping_add(1);
+        if t.gen == 0 {
+            t.slots.fill((0, 0));
+            t.gen = 1;
+        }
+        Lease(Some(t))
+    }
+}
+
+impl Lease {
+    #[inline]
+    fn get(&self, slot: usize) -> u32 {
+        let t = self.0.as_deref().expect("a leased table");
+        let (g, pos) = t.slots[slot];
+        if g == t.gen {
+            pos
+        } else {
+            0
+        }
+    }
+
+    #[inline]
+    fn set(&mut self, slot: usize, pos: u32) {
+        let t = self.0.as_deref_mut().expect("a leased table");
+        t.slots[slot] = (t.gen, pos);
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        let t = self.0.take();
+        HTAB.with(|c| c.set(t));
+    }
+}
+
 fn liblzf_onto(input: &[u8], out: &mut Vec<u8>, out_len: usize) -> bool {
     let n = input.len();
     if n == 0 || out_len == 0 || n > u32::MAX as usize - 1 {
@@ -147,7 +202,7 @@ fn liblzf_onto(input: &[u8], out: &mut Vec<u8>, out_len: usize) -> bool {
     let base = out.len();
     // Offsets of the last position seen per slot (0: none, as position 0
     // is never a candidate: liblzf wants `ref > in_data`).
-    let mut htab = vec![0u32; 1 << LIBLZF_HLOG];
+    let mut htab = Htab::lease();
     // `op` is out.len() - base; a run's control byte is reserved at
     // `op - lit - 1` before its literals.
     let mut lit: usize = 0;
@@ -158,8 +213,8 @@ fn liblzf_onto(input: &[u8], out: &mut Vec<u8>, out_len: usize) -> bool {
     while n >= 3 && ip < n - 2 {
         hval = hval << 8 | u32::from(input[ip + 2]);
         let slot = liblzf_idx(hval);
-        let r = htab[slot] as usize;
-        htab[slot] = ip as u32;
+        let r = htab.get(slot) as usize;
+        htab.set(slot, ip as u32);
         let op = out.len() - base;
         if r > 0 && r < ip && ip - r - 1 < MAX_DIST && input[r + 2] == input[ip + 2] && input[r..r + 2] == input[ip..ip + 2] {
             let off = ip - r - 1;
@@ -197,10 +252,10 @@ fn liblzf_onto(input: &[u8], out: &mut Vec<u8>, out_len: usize) -> bool {
             ip -= 2;
             hval = frst(ip);
             hval = hval << 8 | u32::from(input[ip + 2]);
-            htab[liblzf_idx(hval)] = ip as u32;
+            htab.set(liblzf_idx(hval), ip as u32);
             ip += 1;
             hval = hval << 8 | u32::from(input[ip + 2]);
-            htab[liblzf_idx(hval)] = ip as u32;
+            htab.set(liblzf_idx(hval), ip as u32);
             ip += 1;
         } else {
             if op >= out_len {
