@@ -21,7 +21,8 @@
 //!
 //! Non-goals: output-buffer and query-buffer limits, pausing, idle
 //! timeouts, waiting in blocking commands (they time out at once), and anything else that needs a socket or the clock of an
-//! event loop.
+//! event loop; persistence (no file is written or loaded: BGSAVE has no
+//! saver thread here, SAVE no directory).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -78,6 +79,10 @@ impl InProc {
     /// sessions use).
     pub fn new(mut cfg: Config) -> InProc {
         cfg.threads = 1;
+        // Nothing reaches the disk: no `save` schedule (FLUSHALL does not
+        // save), and SAVE finds no directory to write in.
+        cfg.save.clear();
+        cfg.dir = Some(std::env::temp_dir().join("tern-inproc-writes-nothing").join("none").display().to_string());
         let mc = Arc::new(memcache::Shared::new(cfg.memcache_max_item_size));
         InProc { eng: Arc::new(Engine::new(cfg)), scratch: Scratch::default(), plan: Plan::default(), mc, skew: 0, effects: Effects::new() }
     }
