@@ -390,9 +390,11 @@ fn maxmemory_clients_closes_the_biggest_client() {
     assert_eq!(info_field(&mut c, "stats", "evicted_clients"), 0);
     // Another one does not: it is closed, and the others stay.
     let mut big = s.raw();
+    // The server may close it before all of it is written (a reset).
     big.send(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5000000\r\n");
-    big.send(&vec![b'x'; 2 << 20]);
-    assert!(big.is_closed());
+    if big.send_may_fail(&vec![b'x'; 2 << 20]) {
+        assert!(big.is_closed());
+    }
     assert_eq!(info_field(&mut c, "stats", "evicted_clients"), 1);
     small.roundtrip(&[b"PING"], b"+PONG\r\n");
     kept.send(&vec![b'x'; 3_000_000]);

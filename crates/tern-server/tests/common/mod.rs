@@ -127,6 +127,12 @@ impl Raw {
         self.s.write_all(bytes).expect("write");
     }
 
+    /// Sends what the server may close the connection in the middle of
+    /// (a client it evicts): whether all of it was written.
+    pub fn send_may_fail(&mut self, bytes: &[u8]) -> bool {
+        self.s.write_all(bytes).is_ok()
+    }
+
     /// Sends a command as a RESP multibulk.
     pub fn cmd(&mut self, parts: &[&[u8]]) {
         let mut b = format!("*{}\r\n", parts.len()).into_bytes();
