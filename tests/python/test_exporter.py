@@ -41,11 +41,7 @@ _NO = {
     "no ACL users or rules (only `default`)": [
         "redis_acl_access_denied_auth_total", "redis_acl_access_denied_channel_total",
         "redis_acl_access_denied_cmd_total", "redis_acl_access_denied_key_total"],
-    "no persistence, no fork": [
-        "redis_aof_current_rewrite_duration_sec", "redis_aof_last_cow_size_bytes", "redis_aof_last_rewrite_duration_sec",
-        "redis_mem_aof_buffer_bytes", "redis_rdb_changes_since_last_save", "redis_rdb_current_bgsave_duration_sec",
-        "redis_rdb_last_bgsave_duration_sec", "redis_rdb_last_cow_size_bytes", "redis_rdb_last_load_expired_keys",
-        "redis_rdb_last_load_loaded_keys", "redis_module_fork_in_progress", "redis_module_fork_last_cow_size"],
+    "no AOF (INFO memory has no AOF buffer)": ["redis_mem_aof_buffer_bytes"],
     "no replication or cluster bus": [
         "redis_mem_clients_slaves", "redis_mem_replication_backlog_bytes", "redis_mem_total_replication_buffers_bytes",
         "redis_mem_cluster_links_bytes"],
