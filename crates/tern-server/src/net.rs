@@ -162,12 +162,13 @@ impl Conn {
     /// Writes as much pending output as the socket takes. `Ok(true)` when
     /// everything is written, `Ok(false)` when the socket is full, an error
     /// when the peer is gone.
-    fn write_out(&mut self, stats: &WorkerStats) -> io::Result<bool> {
+    /// `now_ms`: the worker's latest reading of the clock.
+    fn write_out(&mut self, stats: &WorkerStats, now_ms: u64) -> io::Result<bool> {
         let (n, result) = self.out.write_to(&mut self.stream);
         if n > 0 {
             stats.net_output_bytes.add(n as u64);
             stats.writes_processed.add(1);
-            self.client.shared.last_interaction_ms.store(now_ms(), Ordering::Relaxed);
+            self.client.shared.last_interaction_ms.store(now_ms, Ordering::Relaxed);
         }
         result
     }
@@ -350,6 +351,9 @@ impl Worker {
                 }
                 continue;
             }
+            // The turn's clock: commands and connections read the time
+            // from it (cmd::Clock).
+            self.scratch.clock = cmd::Clock::now();
             let mut active = !events.is_empty();
             for ev in events.iter() {
                 match ev.token() {
@@ -374,7 +378,7 @@ impl Worker {
             }
             active |= self.fire_timeouts();
             self.resume_postponed();
-            let now = Instant::now();
+            let now = self.scratch.clock.mark();
             if active {
                 let soon = now + TICK;
                 next_tick = Some(next_tick.map_or(soon, |t| t.min(soon)));
@@ -661,7 +665,7 @@ impl Worker {
                     conn.rlen += n;
                     self.stats.net_input_bytes.add(n as u64);
                     self.stats.reads_processed.add(1);
-                    conn.client.shared.last_interaction_ms.store(now_ms(), Ordering::Relaxed);
+                    conn.client.shared.last_interaction_ms.store(self.scratch.clock.last_ms(), Ordering::Relaxed);
                     // Execute as we go once a fair amount is in: a long
                     // pipeline does not pile up, and what is left
                     // unexecuted is only the request still arriving, which
@@ -735,7 +739,7 @@ impl Worker {
         let eng = self.eng.clone();
         let (srv, commands) = (&eng.srv, &eng.commands);
         let Some(conn) = self.conns.get_mut(key) else { return };
-        self.scratch.clock = cmd::Clock::now();
+        self.scratch.clock.mark_now();
         let mut locks = LockSet::new(&srv.ks);
         let mut limits = Limits {
             max_bulk_len: srv.settings.proto_max_bulk_len(),
@@ -745,7 +749,7 @@ impl Worker {
         let batch = srv.settings.prefetch_batch_max_size();
         let mut ran = false;
         while conn.rpos < conn.rlen && !conn.closing && conn.client.blocked.is_none() && !conn.postponed {
-            if conn.pending_out() > OUT_WRITE_EARLY && conn.write_out(&self.stats).is_err() {
+            if conn.pending_out() > OUT_WRITE_EARLY && conn.write_out(&self.stats, self.scratch.clock.last_ms()).is_err() {
                 // The peer is gone: nothing more will be delivered.
                 conn.closing = true;
                 conn.rpos = conn.rlen;
@@ -821,7 +825,7 @@ impl Worker {
             }
         }
         if ran {
-            conn.client.shared.last_interaction_ms.store(now_ms(), Ordering::Relaxed);
+            conn.client.shared.last_interaction_ms.store(self.scratch.clock.last_ms(), Ordering::Relaxed);
         }
         self.check_output_limits(key);
     }
@@ -840,8 +844,12 @@ impl Worker {
         // Requests already looked at by the prefetch look-ahead.
         let mut ahead = 0;
         let mut ran = false;
+        // One reading for the batch: memcached itself keeps a clock that
+        // moves once a second.
+        self.scratch.clock.mark_now();
+        let now = self.scratch.clock.last_ms();
         while conn.rpos < conn.rlen && !conn.closing {
-            if conn.pending_out() > OUT_WRITE_EARLY && conn.write_out(&self.stats).is_err() {
+            if conn.pending_out() > OUT_WRITE_EARLY && conn.write_out(&self.stats, now).is_err() {
                 conn.closing = true;
                 conn.rpos = conn.rlen;
                 break;
@@ -862,7 +870,7 @@ impl Worker {
                     ahead = ahead.saturating_sub(1);
                     ran = true;
                     self.stats.commands.add(1);
-                    let mut ex = memcache::Exec { srv, sh: &self.mc, out: &mut conn.out, stats: &self.stats, now: now_ms(), fx: &self.effects };
+                    let mut ex = memcache::Exec { srv, sh: &self.mc, out: &mut conn.out, stats: &self.stats, now, fx: &self.effects };
                     conn.rpos += n;
                     if !authenticated {
                         let (ok, after) = ex.run_unauthenticated(req);
@@ -890,7 +898,7 @@ impl Worker {
             }
         }
         if ran {
-            conn.client.shared.last_interaction_ms.store(now_ms(), Ordering::Relaxed);
+            conn.client.shared.last_interaction_ms.store(self.scratch.clock.last_ms(), Ordering::Relaxed);
         }
         self.check_output_limits(key);
     }
@@ -961,7 +969,7 @@ impl Worker {
     fn flush(&mut self, key: usize) {
         loop {
             let Some(conn) = self.conns.get_mut(key) else { return };
-            match conn.write_out(&self.stats) {
+            match conn.write_out(&self.stats, self.scratch.clock.last_ms()) {
                 Err(_) => {
                     self.close(key);
                     return;

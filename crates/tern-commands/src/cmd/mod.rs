@@ -344,8 +344,8 @@ pub struct Scratch {
     /// The next command (or subcommand) as looked up ahead, for
     /// [`dispatch`]; none when it was not found.
     pub pre_cmd: Option<usize>,
-    /// Wall time as of the batch being run: each command's `now` comes
-    /// from the monotonic reading it takes for its statistics anyway.
+    /// Wall time as of the turn being run, and the latest reading: each
+    /// command's `now` is its start (see [`Clock`]).
     pub clock: Clock,
     /// Bytes of the request being run as it came over the wire (COMMANDLOG
     /// large-request); for the commands EXEC runs, EXEC's, as in Valkey.
@@ -362,14 +362,19 @@ pub struct Planned {
     pub argc: usize,
 }
 
-/// The wall clock (ms since the Unix epoch) read once per batch of
-/// commands and carried forward by the monotonic clock, so that a command
-/// reads the time once instead of three times. A wall-clock step shows
-/// from the next batch on.
+/// The wall clock (ms since the Unix epoch) read once per event-loop turn
+/// and carried forward by the monotonic clock, with the latest monotonic
+/// reading (`mark`): a command's start is the mark, its end one reading
+/// that becomes the next command's start, so that a command reads the
+/// time once where Redis's `call()` reads it twice. A connection's batch
+/// starts with a fresh mark ([`Clock::mark_now`]) so that the time spent
+/// reading its socket is not counted in its first command. A wall-clock
+/// step shows from the next turn on.
 #[derive(Clone, Copy, Debug)]
 pub struct Clock {
     wall_ms: u64,
     mono: Instant,
+    mark: Instant,
 }
 
 impl Clock {
@@ -380,13 +385,33 @@ impl Clock {
     /// A clock that reads `wall_ms` now and runs on from there (the
     /// in-process executor's injectable time).
     pub fn starting_at(wall_ms: u64) -> Clock {
-        Clock { wall_ms, mono: Instant::now() }
+        let mono = Instant::now();
+        Clock { wall_ms, mono, mark: mono }
     }
 
     /// The wall time at monotonic instant `t` (not before the reading).
     #[inline]
     pub fn ms_at(&self, t: Instant) -> u64 {
         self.wall_ms + t.saturating_duration_since(self.mono).as_millis() as u64
+    }
+
+    /// The latest reading: where the next command's time starts.
+    #[inline]
+    pub fn mark(&self) -> Instant {
+        self.mark
+    }
+
+    /// The wall time of the latest reading, without reading the clock.
+    #[inline]
+    pub fn last_ms(&self) -> u64 {
+        self.ms_at(self.mark)
+    }
+
+    /// Reads the monotonic clock; the reading becomes the mark.
+    #[inline]
+    pub fn mark_now(&mut self) -> Instant {
+        self.mark = Instant::now();
+        self.mark
     }
 }
 
@@ -507,7 +532,7 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
         return finish_reply(c.client, reply, start_mark);
     }
     if srv.settings.maxmemory() > 0 && needs(c.commands, c.client, cmd, flags::DENYOOM) {
-        let now = c.scratch.clock.ms_at(Instant::now());
+        let now = c.scratch.clock.last_ms();
         if maxmemory::make_room(srv, now, &c.locks.effects) == maxmemory::Room::Full {
             c.stats.cmds[cmd.id].rejected.add(1);
             rejected(&mut reply, c.client, errors::OOM.as_bytes());
@@ -525,7 +550,7 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
     // CLIENT PAUSE holds the command back, as Redis's processCommand does
     // right here: after the checks that refuse it, before MULTI queues it.
     if srv.pause.is_set() {
-        let now = c.scratch.clock.ms_at(Instant::now());
+        let now = c.scratch.clock.last_ms();
         let held = match srv.pause.mode_at(now) {
             Some(PauseMode::All) => true,
             Some(PauseMode::Write) => needs(c.commands, c.client, cmd, flags::WRITE | flags::MAY_REPLICATE),
@@ -604,7 +629,7 @@ pub fn call<'ks>(
     cmd: &'ks Cmd,
     args: Args<'_>,
 ) -> After {
-    let started = Instant::now();
+    let started = scratch.clock.mark();
     let errors_before = reply.errors;
     let mut locs = std::mem::take(&mut scratch.locs);
     locs.clear();
@@ -664,7 +689,7 @@ pub fn call<'ks>(
     }
     locks.release();
     blocking::post_woken(srv, locks);
-    let took = started.elapsed();
+    let took = scratch.clock.mark_now().saturating_duration_since(started);
     let usec = took.as_micros() as u64;
     let st = &stats.cmds[cmd.id];
     // A command that waits counts once, when it is served or times out
