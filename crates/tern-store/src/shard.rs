@@ -27,6 +27,9 @@
 //! hands the entry's form at the start to the snapshot, when its walk has
 //! yet to reach the entry and has not got it already; with none running
 //! that costs the load of one field of the shard.
+//!
+//! Beside the write API here: `interest` holds who hears of a write (WATCH
+//! flags, clients blocked on a key), `snap` the snapshot's hooks.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -42,9 +45,15 @@ use hashbrown::HashTable;
 use crate::effect::{Effect, Effects, Record, Ttl};
 use crate::fifo::{Fifo, FifoKind};
 use crate::entry::{self, is_expired, Entry, EntryExt, Lfu, Meta, NewValue};
-use crate::snapshot::{self, Captured, ShardSnap, Shared};
+use crate::snapshot::ShardSnap;
 use crate::stage::{ItemHint, ITEM_PREFETCH_SPAN};
 use crate::value::Value;
+
+mod interest;
+mod snap;
+
+use interest::Interest;
+pub use interest::{BlockingKeys, Waiter, WatchFlag};
 
 pub(crate) type Table = tern_table::Table<Meta, DefaultHashBuilder, Value>;
 
@@ -74,59 +83,6 @@ impl Detached {
     pub fn is_empty(&self) -> bool {
         self.table.is_empty()
     }
-}
-
-/// Set when a watched key is modified; the watching client checks it at EXEC.
-#[derive(Debug, Default)]
-pub struct WatchFlag(AtomicBool);
-
-impl WatchFlag {
-    pub fn new() -> Arc<Self> {
-        Arc::new(WatchFlag(AtomicBool::new(false)))
-    }
-    pub fn is_set(&self) -> bool {
-        self.0.load(Ordering::Acquire)
-    }
-    pub fn set(&self) {
-        self.0.store(true, Ordering::Release)
-    }
-}
-
-/// Who wants to hear that a key changed: the WATCHing clients' flags, and
-/// the clients blocked on it (blocking pops), first come first. One table
-/// for both, so that a write probes it once, and only when it is not empty.
-#[derive(Debug)]
-struct Interest {
-    hash: u64,
-    key: Box<[u8]>,
-    flags: Vec<Arc<WatchFlag>>,
-    waiters: std::collections::VecDeque<Waiter>,
-    /// Waiters with `on_nokey`.
-    nokey: u32,
-}
-
-/// A client blocked on a key, the worker that owns it (the one that
-/// must be woken to serve it), and the type of value (TYPE's name) it
-/// can take from: a key's queue may hold BLPOP and BZPOPMIN waiters at
-/// once, and each is served in turn among those its type serves, as in
-/// Redis.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Waiter {
-    pub client: u64,
-    pub worker: u32,
-    /// Redis's `unblock_on_nokey`: the wait is to end when the key is
-    /// deleted (XREADGROUP's); the blocking pops' waits are not.
-    pub on_nokey: bool,
-    pub wants: &'static str,
-}
-
-/// How starting or ending a wait changed the number of keys clients are
-/// blocked on (INFO's `total_blocking_keys`) and of those with a waiter
-/// `on_nokey` (`total_blocking_keys_on_nokey`): -1, 0 or 1 each.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct BlockingKeys {
-    pub keys: i8,
-    pub nokey: i8,
 }
 
 /// What a closure given to [`Shard::modify`] reports of its change.
@@ -993,37 +949,6 @@ impl Shard {
         self.wrote_db(Effect::SwapDb { other: other_db });
     }
 
-    /// Notes ready the keys clients block on that are live here (after
-    /// SWAPDB, which brings a database's keys in without writing them).
-    fn ready_if_live(&mut self, now: u64) {
-        let live: Vec<Box<[u8]>> = self
-            .interest
-            .iter()
-            .filter(|w| !w.waiters.is_empty() && self.peek(&w.key, w.hash, now).is_some())
-            .map(|w| w.key.clone())
-            .collect();
-        for key in live {
-            if !self.ready.contains(&key) {
-                self.ready.push(key);
-            }
-        }
-    }
-
-    /// Marks modified the watched keys that are live here or in `other`:
-    /// what FLUSHDB (`other` None) and SWAPDB (`other` the shard swapped in)
-    /// change. Keys absent or expired on both sides stay untouched, as in
-    /// Redis's `touchAllWatchedKeysInDb`.
-    fn signal_live(&self, other: Option<&Shard>, now: u64) {
-        for w in self.interest.iter() {
-            let live = self.peek(&w.key, w.hash, now).is_some() || other.is_some_and(|o| o.peek(&w.key, w.hash, now).is_some());
-            if live {
-                for f in &w.flags {
-                    f.set();
-                }
-            }
-        }
-    }
-
     /// One SCAN step that also removes the expired entries it meets (as
     /// Redis's SCAN does). Calls `f` on each live entry of the step's bucket
     /// and returns the next cursor and how many entries were visited.
@@ -1082,147 +1007,6 @@ impl Shard {
         self.table.random(&mut || rng.gen::<u64>())
     }
 
-    fn interest_mut(&mut self, key: &[u8], hash: u64) -> &mut Interest {
-        let entry = self.interest.entry(hash, |w| *w.key == *key, |w| w.hash);
-        entry.or_insert_with(|| Interest { hash, key: key.into(), flags: Vec::new(), waiters: Default::default(), nokey: 0 }).into_mut()
-    }
-
-    /// Drops `key`'s registration once no one is interested any more.
-    fn interest_done(&mut self, key: &[u8], hash: u64) {
-        if let Ok(e) = self.interest.find_entry(hash, |w| *w.key == *key) {
-            if e.get().flags.is_empty() && e.get().waiters.is_empty() {
-                e.remove();
-            }
-        }
-    }
-
-    /// Registers `flag` to be set when `key` is next modified. Returns
-    /// whether `key` was watched by no one before (INFO
-    /// `total_watched_keys` counts the keys, not the watches).
-    pub fn watch(&mut self, key: &[u8], hash: u64, flag: &Arc<WatchFlag>) -> bool {
-        let w = self.interest_mut(key, hash);
-        let first = w.flags.is_empty();
-        if !w.flags.iter().any(|f| Arc::ptr_eq(f, flag)) {
-            w.flags.push(flag.clone());
-        }
-        first
-    }
-
-    /// Removes a registration made by [`Shard::watch`]. Returns whether
-    /// `key` is watched by no one any more (it was before).
-    pub fn unwatch(&mut self, key: &[u8], hash: u64, flag: &Arc<WatchFlag>) -> bool {
-        let mut last = false;
-        if let Some(w) = self.interest.find_mut(hash, |w| *w.key == *key) {
-            let had = !w.flags.is_empty();
-            w.flags.retain(|f| !Arc::ptr_eq(f, flag));
-            last = had && w.flags.is_empty();
-        }
-        self.interest_done(key, hash);
-        last
-    }
-
-    /// Queues `w` among the clients blocked on `key` (a blocking pop): the
-    /// next write to it queues the key for [`Shard::drain_ready`].
-    pub fn block(&mut self, key: &[u8], hash: u64, w: Waiter) -> BlockingKeys {
-        let i = self.interest_mut(key, hash);
-        let d = BlockingKeys { keys: i8::from(i.waiters.is_empty()), nokey: i8::from(w.on_nokey && i.nokey == 0) };
-        i.nokey += u32::from(w.on_nokey);
-        i.waiters.push_back(w);
-        d
-    }
-
-    /// Takes `client` out of `key`'s queue (served, timed out, unblocked
-    /// or gone). When its turn had come (it was first of those the key's
-    /// type serves) and the key still holds a value, the key is ready
-    /// again for the next one: what it did not take is theirs.
-    pub fn unblock(&mut self, key: &[u8], hash: u64, client: u64, now: u64) -> BlockingKeys {
-        let due = match self.interest.find(hash, |w| *w.key == *key) {
-            Some(w) => self.next_waiter(key, hash, &w.waiters).is_some_and(|f| f.client == client),
-            None => false,
-        };
-        let mut pass_on = false;
-        let mut d = BlockingKeys::default();
-        if let Some(w) = self.interest.find_mut(hash, |w| *w.key == *key) {
-            if let Some(i) = w.waiters.iter().position(|x| x.client == client) {
-                if w.waiters.remove(i).is_some_and(|x| x.on_nokey) {
-                    w.nokey -= 1;
-                    d.nokey = -i8::from(w.nokey == 0);
-                }
-                d.keys = -i8::from(w.waiters.is_empty());
-                pass_on = due && !w.waiters.is_empty();
-            }
-        }
-        if pass_on && self.peek(key, hash, now).is_some() && !self.ready.iter().any(|k| **k == *key) {
-            self.ready.push(key.into());
-        }
-        self.interest_done(key, hash);
-        d
-    }
-
-    /// Whether `client` may take from `key` now: no one blocked on it who
-    /// wants the key's type came earlier (it is the first of them, or
-    /// there is none).
-    pub fn first_waiter(&self, key: &[u8], hash: u64, client: u64) -> bool {
-        match self.interest.find(hash, |w| *w.key == *key) {
-            Some(w) => self.next_waiter(key, hash, &w.waiters).is_none_or(|f| f.client == client),
-            None => true,
-        }
-    }
-
-    /// The first of `waiters` (`key`'s queue) whose type `key` holds; the
-    /// first of all when the key is absent (its wake finds nothing, and
-    /// waits on).
-    fn next_waiter<'w>(&self, key: &[u8], hash: u64, waiters: &'w std::collections::VecDeque<Waiter>) -> Option<&'w Waiter> {
-        match self.table.get(key, hash) {
-            Some(e) => {
-                let t = e.value().type_name();
-                waiters.iter().find(|w| w.wants == t)
-            }
-            None => waiters.front(),
-        }
-    }
-
-    /// Moves the first waiter (of those the key's type serves) of each key
-    /// written since the last call (in the order the keys were first
-    /// written) to `out`, once each.
-    #[inline]
-    pub fn drain_ready(&mut self, out: &mut Vec<Waiter>) {
-        if self.ready.is_empty() {
-            return;
-        }
-        for key in std::mem::take(&mut self.ready) {
-            let hash = self.hash_key(&key);
-            let Some(i) = self.interest.find(hash, |w| *w.key == *key) else { continue };
-            if let Some(w) = self.next_waiter(&key, hash, &i.waiters) {
-                if !out.contains(w) {
-                    out.push(*w);
-                }
-            }
-        }
-    }
-
-    /// Tells everyone interested in `key` that it changed: WATCHers' flags
-    /// are set, and a key clients block on is queued once as ready.
-    #[cold]
-    fn notify(&mut self, key: &[u8], hash: u64) {
-        let Some(w) = self.interest.find(hash, |w| *w.key == *key) else { return };
-        for f in &w.flags {
-            f.set();
-        }
-        if !w.waiters.is_empty() && !self.ready.iter().any(|k| **k == *key) {
-            self.ready.push(key.into());
-        }
-    }
-
-    /// Marks `key` modified for every client watching it, as a write to it
-    /// does (tests; writers go through [`Shard::wrote`]).
-    #[cfg(test)]
-    fn signal(&mut self, key: &[u8], hash: u64) {
-        if !self.interest.is_empty() {
-            self.notify(key, hash);
-        }
-    }
-
     /// Exchanges the data (not the watches) of two shards.
     fn swap_data(&mut self, other: &mut Shard) {
         std::mem::swap(&mut self.table, &mut other.table);
@@ -1239,98 +1023,6 @@ impl Shard {
             }
         }
     }
-
-    /// Before the entry of `key` changes in place or goes: a snapshot whose
-    /// walk has yet to reach it gets its form at the start, once.
-    #[inline]
-    fn preserve(&mut self, key: &[u8], hash: u64) {
-        if let Some(s) = self.snap.as_deref_mut() {
-            if s.ahead(hash) {
-                Self::capture(&mut self.table, s, key, hash);
-            }
-        }
-    }
-
-    /// [`Shard::preserve`]'s work: the entry is marked, its hash noted and
-    /// its form captured. False if there is no entry.
-    #[cold]
-    #[inline(never)]
-    fn capture(table: &mut Table, s: &mut ShardSnap, key: &[u8], hash: u64) -> bool {
-        let Some(e) = table.get_mut(key, hash) else { return false };
-        if !e.snap_mark() {
-            e.set_snap_mark(true);
-            s.marked(hash);
-            s.capture(e);
-        }
-        true
-    }
-
-    /// Before a store ahead of the walk: the old entry is preserved, or,
-    /// with none, the new one's hash is noted (it comes marked).
-    #[cold]
-    #[inline(never)]
-    fn snap_replacing(&mut self, key: &[u8], hash: u64) {
-        let Some(s) = self.snap.as_deref_mut() else { return };
-        if !Self::capture(&mut self.table, s, key, hash) {
-            s.marked(hash);
-        }
-    }
-
-    /// Entries carrying a snapshot's mark (tests).
-    #[cfg(test)]
-    pub(crate) fn snap_marks(&self) -> usize {
-        self.table.iter().filter(|e| e.snap_mark()).count()
-    }
-
-    /// Installs a new snapshot's part (under every shard lock).
-    pub(crate) fn snap_begin(&mut self, part: Option<Box<ShardSnap>>) {
-        debug_assert!(self.table.iter().all(|e| !e.snap_mark()), "a shard starts a snapshot with marks left");
-        self.snap = part;
-    }
-
-    /// Whether this shard's part is snapshot `shared`'s part `slot`.
-    pub(crate) fn snap_is(&self, shared: &Arc<Shared>, slot: usize) -> bool {
-        self.snap.as_deref().is_some_and(|p| p.is(shared, slot))
-    }
-
-    /// One slice of the walk (see [`snapshot::walk`]): entries examined,
-    /// entries delivered, and whether the walk is over.
-    pub(crate) fn snap_slice(&mut self, budget: usize, db: u32, sink: &mut impl FnMut(u32, &[u8], crate::ValueRef<'_>, Option<u64>)) -> (usize, usize, bool) {
-        let Some(s) = self.snap.as_deref_mut() else { return (0, 0, true) };
-        let (visited, delivered) = snapshot::walk(&self.table, s, budget, db, sink);
-        (visited, delivered, s.walked())
-    }
-
-    /// The forms captured since the last call.
-    pub(crate) fn snap_take_captured(&mut self) -> Vec<Captured> {
-        self.snap.as_deref_mut().map(ShardSnap::take_captured).unwrap_or_default()
-    }
-
-    /// Clears the SNAP bit from the entries of up to `n` noted hashes (with
-    /// `give_up`, first stops the walk and drops the copies). Once none is
-    /// left the part is gone from the shard, and the hashes it noted over
-    /// its life are returned.
-    pub(crate) fn snap_clear(&mut self, n: usize, give_up: bool) -> Option<usize> {
-        let Some(s) = self.snap.as_deref_mut() else { return Some(0) };
-        if give_up {
-            s.give_up();
-        }
-        debug_assert!(s.walked(), "marks cleared before the walk is over");
-        for _ in 0..n {
-            let Some(h) = s.pop_marked() else { break };
-            // Other marked entries the probe meets lose theirs too: every
-            // mark goes now.
-            while let Some(e) = self.table.find_by_mut(h, |e| e.snap_mark()) {
-                e.set_snap_mark(false);
-            }
-        }
-        if s.all_cleared() {
-            let noted = s.noted();
-            self.snap = None;
-            return Some(noted);
-        }
-        None
-    }
 }
 
 #[cfg(test)]
@@ -1339,7 +1031,7 @@ mod tests {
     use crate::value::StrValue;
     use crate::{EntryExt, NewValue};
 
-    fn s(b: &str) -> Value {
+    pub(super) fn s(b: &str) -> Value {
         Value::Str(StrValue::from_slice(b.as_bytes()))
     }
 
@@ -1374,87 +1066,6 @@ mod tests {
         assert!(sh.get(b"k0", h0, 150).is_some());
         assert_eq!(sh.expire_cycle(10_000, 1000), 50);
         assert_eq!(sh.len(), 0);
-    }
-
-    #[test]
-    fn watch_signal() {
-        let mut sh = Shard::new();
-        let f = WatchFlag::new();
-        sh.watch(b"a", 7, &f);
-        sh.signal(b"b", 8);
-        assert!(!f.is_set());
-        sh.signal(b"a", 7);
-        assert!(f.is_set());
-        sh.unwatch(b"a", 7, &f);
-        assert!(sh.interest.is_empty());
-    }
-
-    #[test]
-    fn waiters_of_other_types_are_passed_over() {
-        let mut sh = Shard::new();
-        let hq = sh.hash_key(b"q");
-        let l = Waiter { client: 1, worker: 0, on_nokey: false, wants: "list" };
-        let (a, b) = (Waiter { client: 2, worker: 1, on_nokey: false, wants: "string" }, Waiter { client: 3, worker: 0, on_nokey: false, wants: "string" });
-        for w in [l, a, b] {
-            sh.block(b"q", hq, w);
-        }
-        let mut out = Vec::new();
-        sh.set(b"q", hq, s("v"), None, 0);
-        sh.drain_ready(&mut out);
-        assert_eq!(out, vec![a]);
-        assert!(!sh.first_waiter(b"q", hq, 1) && sh.first_waiter(b"q", hq, 2) && !sh.first_waiter(b"q", hq, 3));
-        // The first string waiter leaves: the next string waiter is due,
-        // though a list waiter came before it.
-        sh.unblock(b"q", hq, 2, 0);
-        out.clear();
-        sh.drain_ready(&mut out);
-        assert_eq!(out, vec![b]);
-        // The list waiter leaving passes nothing on to a string waiter
-        // that is already first of its kind.
-        sh.unblock(b"q", hq, 1, 0);
-        out.clear();
-        sh.drain_ready(&mut out);
-        assert!(out.is_empty());
-    }
-
-    #[test]
-    fn writes_wake_the_first_waiter_once_and_leaving_passes_it_on() {
-        let mut sh = Shard::new();
-        let hq = sh.hash_key(b"q");
-        let (a, b) = (
-            Waiter { client: 1, worker: 0, on_nokey: false, wants: "string" },
-            Waiter { client: 2, worker: 1, on_nokey: true, wants: "string" },
-        );
-        assert_eq!(sh.block(b"q", hq, a), BlockingKeys { keys: 1, nokey: 0 });
-        assert_eq!(sh.block(b"q", hq, b), BlockingKeys { keys: 0, nokey: 1 });
-        let mut out = Vec::new();
-        sh.set(b"other", sh.hash_key(b"other"), s("v"), None, 0);
-        sh.drain_ready(&mut out);
-        assert!(out.is_empty());
-        assert!(sh.first_waiter(b"q", hq, 1) && !sh.first_waiter(b"q", hq, 2));
-        sh.set(b"q", hq, s("v"), None, 0);
-        sh.set_expire(b"q", hq, Some(100));
-        sh.drain_ready(&mut out);
-        assert_eq!(out, vec![a]);
-        // The first one leaves while the key holds a value: the next is due.
-        assert_eq!(sh.unblock(b"q", hq, 1, 0), BlockingKeys::default());
-        out.clear();
-        sh.drain_ready(&mut out);
-        assert_eq!(out, vec![b]);
-        // Expiry is a write too.
-        sh.get(b"q", hq, 200);
-        out.clear();
-        sh.drain_ready(&mut out);
-        assert_eq!(out, vec![b]);
-        // Leaving an absent key passes nothing on.
-        sh.block(b"q", hq, a);
-        assert_eq!(sh.unblock(b"q", hq, 2, 300), BlockingKeys { keys: 0, nokey: -1 });
-        out.clear();
-        sh.drain_ready(&mut out);
-        assert!(out.is_empty());
-        assert_eq!(sh.unblock(b"q", hq, 1, 300), BlockingKeys { keys: -1, nokey: 0 });
-        assert_eq!(sh.unblock(b"q", hq, 1, 300), BlockingKeys::default());
-        assert!(sh.interest.is_empty());
     }
 
     #[test]
