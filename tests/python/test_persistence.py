@@ -470,3 +470,18 @@ def test_flushall_with_a_schedule_saves_the_empty_keyspace(tmp_path):
         assert c.info("persistence")["rdb_saves"] == 1
     finally:
         a.stop()
+
+
+def test_info_persistence_inside_a_transaction_after_a_write(tmp_path):
+    # The change count is read without shard locks: EXEC holds the
+    # written key's shard when INFO runs (the write is counted once EXEC
+    # releases it).
+    with up(tern(tmp_path)) as a:
+        c = a.client()
+        p = c.pipeline(transaction=True)
+        p.set("k", "v")
+        p.info("persistence")
+        ok, info = p.execute()
+        assert ok and info["rdb_changes_since_last_save"] in (0, 1)
+        assert c.info("persistence")["rdb_changes_since_last_save"] == 1
+        c.close()
