@@ -199,9 +199,13 @@ def bench(port, w, cmd, pipeline, secs=None, requests=None):
 
 
 def start(server, extra=(), cpus="0"):
-    """Starts `server` pinned to `cpus` on a free port; (process, port) once it accepts."""
+    """Starts `server` (a name in SERVERS, or the command that runs one)
+    pinned to `cpus` (None: not pinned) on a free port; (process, port)
+    once it accepts."""
     port = free_port()
-    argv = ["taskset", "-c", cpus] + SERVERS[server] + ["--port", str(port), "--bind", "127.0.0.1", "--save", ""]
+    name, cmd = (server, SERVERS[server]) if isinstance(server, str) else (server[0], list(server))
+    pin = ["taskset", "-c", cpus] if cpus else []
+    argv = pin + cmd + ["--port", str(port), "--bind", "127.0.0.1", "--save", ""]
     p = subprocess.Popen(argv + list(extra), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 10
     while True:
@@ -211,7 +215,7 @@ def start(server, extra=(), cpus="0"):
         except OSError:
             if time.time() > deadline or p.poll() is not None:
                 p.kill()
-                raise RuntimeError(server + " did not start")
+                raise RuntimeError(name + " did not start")
             time.sleep(0.02)
 
 

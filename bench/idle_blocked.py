@@ -21,11 +21,10 @@ import resource
 import selectors
 import socket
 import statistics
-import subprocess
 import time
 from pathlib import Path
 
-from datatypes import free_port
+from datatypes import start, stop
 
 ROOT = Path(__file__).resolve().parent.parent
 TICK = os.sysconf("SC_CLK_TCK")
@@ -110,20 +109,8 @@ def main():
     need = a.clients + 1000
     if soft < need:
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(max(need, soft), hard), hard))
-    port = free_port()
-    p = subprocess.Popen([a.binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--threads", str(a.threads),
-                          "--maxclients", str(a.clients + 500), "--hz", "10"],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p, port = start([a.binary], ["--threads", str(a.threads), "--maxclients", str(a.clients + 500), "--hz", "10"], cpus=None)
     try:
-        deadline = time.time() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if time.time() > deadline:
-                    raise RuntimeError("server did not start")
-                time.sleep(0.02)
         clients = []
         for i in range(a.clients):
             c = socket.create_connection(("127.0.0.1", port))
@@ -152,8 +139,7 @@ def main():
         for c in clients:
             c.close()
     finally:
-        p.kill()
-        p.wait()
+        stop(p)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ import shutil
 import socket
 import subprocess
 import time
+from contextlib import contextmanager
 
 import pytest
 
@@ -112,6 +113,44 @@ def save(server):
     c.close()
 
 
+@contextmanager
+def up(server):
+    """`server` for the block, stopped when it ends however it ends."""
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def saved(server, fill, field_ttls=False):
+    """Runs `fill(client)` on `server`, SAVEs and stops it: what it held
+    just before the save (see `snapshot`)."""
+    with up(server):
+        c = server.client()
+        fill(c)
+        want = snapshot(server, field_ttls=field_ttls)
+        save(server)
+        c.close()
+    return want
+
+
+def reloaded(server, field_ttls=False):
+    """What `server`, started on a saved file, holds (see `snapshot`) and
+    the encodings of its keys in db 0; the server is stopped after."""
+    with up(server):
+        return snapshot(server, field_ttls=field_ttls), encodings(server)
+
+
+def populate_with_mc(server, field_ttls=False):
+    """`populate`, plus a memcached item with flags."""
+
+    def fill(c):
+        populate(c, field_ttls=field_ttls)
+        mc(server.memcache_port(), (b"set mc1 5 0 3\r\nabc\r\n", b"\r\n"))
+
+    return fill
+
+
 def test_save_and_restart_keep_everything(tmp_path):
     a = tern(tmp_path)
     try:
@@ -134,8 +173,7 @@ def test_save_and_restart_keep_everything(tmp_path):
         a.stop()
     assert (tmp_path / "dump.rdb").exists()
     assert not list(tmp_path.glob("temp-*.rdb"))
-    b = tern(tmp_path)
-    try:
+    with up(tern(tmp_path)) as b:
         assert snapshot(b, field_ttls=True) == want
         assert encodings(b) == enc
         # Flags and CAS ids as they were.
@@ -145,8 +183,6 @@ def test_save_and_restart_keep_everything(tmp_path):
         assert info["rdb_last_load_keys_loaded"] == len(want)
         assert info["rdb_changes_since_last_save"] == 0
         c.close()
-    finally:
-        b.stop()
 
 
 def test_compression_and_checksum_switches(tmp_path):
@@ -154,22 +190,11 @@ def test_compression_and_checksum_switches(tmp_path):
     for comp in ("yes", "no"):
         d = tmp_path / comp
         d.mkdir()
-        a = tern(d, "--rdbcompression", comp, "--rdbchecksum", comp)
-        try:
-            c = a.client()
-            c.set("packme", "ab" * 5000)
-            save(a)
-            c.close()
-        finally:
-            a.stop()
+        want = saved(tern(d, "--rdbcompression", comp, "--rdbchecksum", comp), lambda c: c.set("packme", "ab" * 5000))
         data = (d / "dump.rdb").read_bytes()
         sizes[comp] = len(data)
         assert (data[-8:] == b"\0" * 8) == (comp == "no")
-        b = tern(d)
-        try:
-            assert b.client().get("packme") == "ab" * 5000
-        finally:
-            b.stop()
+        assert reloaded(tern(d))[0] == want
     assert sizes["yes"] < sizes["no"] - 5000
 
 
@@ -178,26 +203,15 @@ def test_redis70_file_loads_in_tern(tmp_path):
         pytest.skip("no redis-server")
     rd = tmp_path / "redis"
     rd.mkdir()
-    r = start_redis(REDIS70, ["--dir", str(rd)])
-    try:
-        c = r.client()
-        populate(c)
-        # Redis 7.0's own small-list and small-set encodings come along.
-        want = snapshot(r)
-        save(r)
-        c.close()
-    finally:
-        r.stop()
+    # Redis 7.0's own small-list and small-set encodings come along.
+    want = saved(start_redis(REDIS70, ["--dir", str(rd)]), populate)
     td = tmp_path / "tern"
     td.mkdir()
     shutil.copy(rd / "dump.rdb", td / "dump.rdb")
-    t = tern(td)
-    try:
-        assert snapshot(t) == want
-        assert encodings(t)[b"hash"] == b"listpack"
-        assert encodings(t)[b"bighash"] == b"hashtable"
-    finally:
-        t.stop()
+    got, enc = reloaded(tern(td))
+    assert got == want
+    assert enc[b"hash"] == b"listpack"
+    assert enc[b"bighash"] == b"hashtable"
 
 
 def test_current_redis_file_with_field_ttls_loads_in_tern(tmp_path):
@@ -206,48 +220,25 @@ def test_current_redis_file_with_field_ttls_loads_in_tern(tmp_path):
         pytest.skip("redis-server-unstable absent")
     rd = tmp_path / "redis"
     rd.mkdir()
-    r = start_redis(str(r8), ["--dir", str(rd)])
-    try:
-        c = r.client()
-        populate(c, field_ttls=True)
-        want = snapshot(r, field_ttls=True)
-        save(r)
-        c.close()
-    finally:
-        r.stop()
+    want = saved(start_redis(str(r8), ["--dir", str(rd)]), lambda c: populate(c, field_ttls=True), field_ttls=True)
     td = tmp_path / "tern"
     td.mkdir()
     shutil.copy(rd / "dump.rdb", td / "dump.rdb")
-    t = tern(td)
-    try:
-        assert snapshot(t, field_ttls=True) == want
-        assert encodings(t)[b"hx"] == b"listpackex"
-    finally:
-        t.stop()
+    got, enc = reloaded(tern(td), field_ttls=True)
+    assert got == want
+    assert enc[b"hx"] == b"listpackex"
 
 
 def test_tern_file_loads_in_redis70(tmp_path):
     if not os.path.exists(REDIS70):
         pytest.skip("no redis-server")
     t = tern(tmp_path)
-    try:
-        c = t.client()
-        populate(c)
-        mc(t.memcache_port(), (b"set mc1 5 0 3\r\nabc\r\n", b"\r\n"))
-        want = snapshot(t)
-        save(t)
-        c.close()
-    finally:
-        t.stop()
+    want = saved(t, populate_with_mc(t))
     data = (tmp_path / "dump.rdb").read_bytes()
     assert data[:9] == b"REDIS0010"
     check = subprocess.run([CHECK70, str(tmp_path / "dump.rdb")], capture_output=True, text=True)
     assert "RDB looks OK" in check.stdout, check.stdout
-    r = start_redis(REDIS70, ["--dir", str(tmp_path)])
-    try:
-        assert snapshot(r) == want
-    finally:
-        r.stop()
+    assert reloaded(start_redis(REDIS70, ["--dir", str(tmp_path)]))[0] == want
 
 
 def test_tern_file_with_field_ttls_loads_in_current_redis(tmp_path):
@@ -255,26 +246,14 @@ def test_tern_file_with_field_ttls_loads_in_current_redis(tmp_path):
     if not r8.exists():
         pytest.skip("redis-server-unstable absent")
     t = tern(tmp_path)
-    try:
-        c = t.client()
-        populate(c, field_ttls=True)
-        mc(t.memcache_port(), (b"set mc1 5 0 3\r\nabc\r\n", b"\r\n"))
-        want = snapshot(t, field_ttls=True)
-        save(t)
-        c.close()
-    finally:
-        t.stop()
+    want = saved(t, populate_with_mc(t, field_ttls=True), field_ttls=True)
     assert (tmp_path / "dump.rdb").read_bytes()[:9] == b"REDIS0012"
     # redis-check-rdb is redis-server started under that name.
     check_bin = tmp_path / "redis-check-rdb"
     check_bin.symlink_to(r8)
     check = subprocess.run([str(check_bin), str(tmp_path / "dump.rdb")], capture_output=True, text=True)
     assert "RDB looks OK" in check.stdout, check.stdout
-    r = start_redis(str(r8), ["--dir", str(tmp_path)])
-    try:
-        assert snapshot(r, field_ttls=True) == want
-    finally:
-        r.stop()
+    assert reloaded(start_redis(str(r8), ["--dir", str(tmp_path)]), field_ttls=True)[0] == want
 
 
 def down(c, **kw):
@@ -326,13 +305,7 @@ def test_shutdown_save_and_nosave(tmp_path):
 
 
 def test_corrupt_file_stops_start_up(tmp_path):
-    a = tern(tmp_path)
-    try:
-        c = a.client()
-        populate(c)
-        save(a)
-    finally:
-        a.stop()
+    saved(tern(tmp_path), populate)
     f = tmp_path / "dump.rdb"
     data = bytearray(f.read_bytes())
     data[len(data) // 2] ^= 0x40
@@ -395,11 +368,7 @@ def test_bgsave_is_point_in_time_while_writes_go_on(tmp_path):
     finally:
         a.stop()
     assert not list(tmp_path.glob("temp-*.rdb"))
-    b = tern(tmp_path)
-    try:
-        assert snapshot(b, field_ttls=True) == want
-    finally:
-        b.stop()
+    assert reloaded(tern(tmp_path), field_ttls=True)[0] == want
 
 
 def test_bgsave_replies_as_redis(tmp_path):
@@ -501,3 +470,18 @@ def test_flushall_with_a_schedule_saves_the_empty_keyspace(tmp_path):
         assert c.info("persistence")["rdb_saves"] == 1
     finally:
         a.stop()
+
+
+def test_info_persistence_inside_a_transaction_after_a_write(tmp_path):
+    # The change count is read without shard locks: EXEC holds the
+    # written key's shard when INFO runs (the write is counted once EXEC
+    # releases it).
+    with up(tern(tmp_path)) as a:
+        c = a.client()
+        p = c.pipeline(transaction=True)
+        p.set("k", "v")
+        p.info("persistence")
+        ok, info = p.execute()
+        assert ok and info["rdb_changes_since_last_save"] in (0, 1)
+        assert c.info("persistence")["rdb_changes_since_last_save"] == 1
+        c.close()

@@ -48,9 +48,19 @@ pub fn limits(srv: &Server) -> Limits {
     }
 }
 
-/// The sum of every shard's change count (locks each shard in turn).
+/// The sum of every shard's change count (locks each shard in turn):
+/// exact, for a save or a load to note what the file holds.
 pub fn total_changes(srv: &Server) -> u64 {
     (0..srv.ks.total_shards() as u32).map(|g| srv.ks.lock(g).changes).sum()
+}
+
+/// Changes since the last save or load (INFO's
+/// `rdb_changes_since_last_save`, the `save` schedule's count), from the
+/// counts the shards publish as their locks are released: no lock is
+/// taken, so the cron can ask every tick, and a command holding shards
+/// (INFO inside MULTI) can ask too.
+pub fn changes_since_save(srv: &Server) -> u64 {
+    srv.ks.published_changes().saturating_sub(srv.persist.changes_at_save.load(Ordering::Relaxed))
 }
 
 /// Where a save writes and with which options.
@@ -204,6 +214,11 @@ pub fn load_at_start(srv: &Server) -> Result<Option<LoadInfo>, String> {
     let info = r.map_err(|e| format!("Short read or OOM loading DB. Unrecoverable error, aborting now. ({}: {e})", path.display()))?;
     srv.persist.loaded_keys.store(loaded, Ordering::Relaxed);
     srv.persist.load_expired.store(expired, Ordering::Relaxed);
+    // The loaded shards' counts are published now (the load wrote under
+    // bare locks), so that the schedule's count starts from the file's.
+    for g in 0..srv.ks.total_shards() as u32 {
+        srv.ks.publish_hint(g, &srv.ks.lock(g));
+    }
     srv.persist.last_save.store(now / 1000, Ordering::Relaxed);
     srv.persist.changes_at_save.store(total_changes(srv), Ordering::Relaxed);
     Ok(Some(info))
@@ -249,6 +264,8 @@ pub fn bgsave_active(srv: &Server) -> bool {
 /// The `save <seconds> <changes>` schedule, checked by the cron: a save
 /// is due when some rule's changes have been made and its seconds have
 /// passed since the last save (and, after a failure, the retry delay).
+/// Every tick, so it takes no shard lock: the times are checked first,
+/// and the changes are the shards' published counts.
 pub fn schedule_check(srv: &Server, now: u64) {
     let p = &srv.persist;
     let rules = {
@@ -263,10 +280,10 @@ pub fn schedule_check(srv: &Server, now: u64) {
     }
     let since = (now / 1000).saturating_sub(p.last_save.load(Ordering::Relaxed));
     let retry_ok = !p.last_failed.load(Ordering::Relaxed) || now.saturating_sub(p.bg_last_try_ms.load(Ordering::Relaxed)) > RETRY_DELAY_MS;
-    if !retry_ok {
+    if !retry_ok || !rules.iter().any(|&(secs, _)| since >= secs) {
         return;
     }
-    let changes = total_changes(srv).saturating_sub(p.changes_at_save.load(Ordering::Relaxed));
+    let changes = changes_since_save(srv);
     if let Some((secs, n)) = rules.iter().copied().find(|&(secs, n)| changes >= n && since >= secs) {
         tern_config::log_notice!("{n} changes in {secs} seconds. Saving...");
         request_bgsave(srv, false);
@@ -385,4 +402,81 @@ pub fn writes_refused(srv: &Server) -> bool {
     }
     let cfg = srv.config.read();
     cfg.stop_writes_on_bgsave_error && !cfg.save.is_empty()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+    use std::sync::Arc;
+
+    use tern_store::LockSet;
+
+    use super::*;
+
+    /// When the test servers last saved (ms).
+    const T0: u64 = 1_700_000_000_000;
+
+    /// A server with the `save` schedule `rules`, last saved at [`T0`],
+    /// one change made since.
+    fn server(rules: Vec<(u64, u64)>) -> Arc<Server> {
+        let srv = Arc::new(Server::new(Config { threads: 1, save: rules, ..Config::default() }, 0));
+        srv.persist.last_save.store(T0 / 1000, Ordering::Relaxed);
+        write(&srv, b"a");
+        srv
+    }
+
+    /// A write as a command makes it: under a lock set, published at release.
+    fn write(srv: &Server, key: &[u8]) {
+        let loc = srv.ks.locate(0, key);
+        let mut set = LockSet::new(&srv.ks);
+        set.acquire([loc.gid]);
+        set.shard(loc.gid).set(key, loc.hash, NewValue::Bytes(b"v"), None, 0);
+        set.release();
+    }
+
+    /// Whether the check at `now` asks for a background save (the request
+    /// is taken back, as the saver thread would).
+    fn fires(srv: &Server, now: u64) -> bool {
+        schedule_check(srv, now);
+        std::mem::take(&mut *srv.persist.bg_wanted.lock())
+    }
+
+    #[test]
+    fn a_rule_fires_once_both_its_seconds_and_its_changes_are_reached() {
+        let srv = server(vec![(10, 2), (100, 1)]);
+        assert_eq!(changes_since_save(&srv), 1);
+        // No rule's seconds have passed, then the first's have but one
+        // change is short, then the second's have (one change is enough).
+        assert!(!fires(&srv, T0 + 9_000));
+        assert!(!fires(&srv, T0 + 50_000));
+        assert!(fires(&srv, T0 + 100_000));
+        write(&srv, b"b");
+        assert!(fires(&srv, T0 + 10_000));
+        // A save resets the count.
+        srv.persist.changes_at_save.store(total_changes(&srv), Ordering::Relaxed);
+        assert_eq!(changes_since_save(&srv), 0);
+        assert!(!fires(&srv, T0 + 200_000));
+    }
+
+    #[test]
+    fn after_a_failure_the_schedule_waits_for_the_retry_delay() {
+        let srv = server(vec![(1, 1)]);
+        srv.persist.last_failed.store(true, Ordering::Relaxed);
+        srv.persist.bg_last_try_ms.store(T0 + 1_000, Ordering::Relaxed);
+        assert!(!fires(&srv, T0 + 1_000 + RETRY_DELAY_MS));
+        assert!(fires(&srv, T0 + 1_001 + RETRY_DELAY_MS));
+    }
+
+    #[test]
+    fn the_check_takes_no_shard_lock() {
+        let srv = server(vec![(1, 1)]);
+        // Every shard held here: a check that locked one would never end.
+        let mut all = LockSet::new(&srv.ks);
+        all.acquire(0..srv.ks.total_shards() as u32);
+        let (tx, rx) = mpsc::channel();
+        let s = srv.clone();
+        std::thread::spawn(move || tx.send(fires(&s, T0 + 2_000)));
+        assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok(true));
+        all.release();
+    }
 }

@@ -609,11 +609,7 @@ impl EntryExt for Entry {
     #[inline]
     fn value(&self) -> ValueRef<'_> {
         match self.boxed() {
-            Some(Value::Hash(h)) => ValueRef::Hash(h),
-            Some(Value::List(l)) => ValueRef::List(l),
-            Some(Value::Set(s)) => ValueRef::Set(s),
-            Some(Value::ZSet(z)) => ValueRef::ZSet(z),
-            Some(Value::Str(s)) => ValueRef::Str(StrRef::of(s)),
+            Some(v) => v.as_value_ref(),
             None => ValueRef::Str(self.inline_str()),
         }
     }

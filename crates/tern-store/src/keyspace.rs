@@ -39,9 +39,10 @@ const _: () = assert!(std::mem::align_of::<Padded<Mutex<Shard>>>() == 128);
 
 /// What a shard publishes each time its lock is released, for readers
 /// that take no lock: its table's prefetch hint (see
-/// [`Keyspace::prefetch_hint`]), and its memory and key counts (the
-/// memory limit's check and eviction's choice of shards). Written only by
-/// the lock holder, so each is a single-writer counter.
+/// [`Keyspace::prefetch_hint`]), its memory and key counts (the memory
+/// limit's check and eviction's choice of shards) and its change count
+/// (the save schedule's). Written only by the lock holder, so each is a
+/// single-writer counter.
 #[derive(Debug, Default)]
 struct Hint {
     base: AtomicUsize,
@@ -52,6 +53,8 @@ struct Hint {
     reported: AtomicUsize,
     keys: AtomicUsize,
     volatile: AtomicUsize,
+    /// [`Shard::changes`] as of the last release.
+    changes: AtomicU64,
 }
 
 /// How far a shard's memory may move before it is added to the
@@ -234,6 +237,9 @@ impl Keyspace {
         store(&h.mem, mem);
         store(&h.keys, shard.len());
         store(&h.volatile, shard.volatile_count());
+        if h.changes.load(Ordering::Relaxed) != shard.changes {
+            h.changes.store(shard.changes, Ordering::Relaxed);
+        }
         let reported = h.reported.load(Ordering::Relaxed);
         if mem.abs_diff(reported) >= MEM_REPORT_GRAIN {
             h.reported.store(mem, Ordering::Relaxed);
@@ -259,6 +265,16 @@ impl Keyspace {
     /// published counter (INFO, MEMORY STATS).
     pub fn used_memory_exact(&self) -> usize {
         self.hints.iter().map(|Padded(h)| h.mem.load(Ordering::Relaxed)).sum()
+    }
+
+    /// The shards' change counts ([`Shard::changes`]) as last published:
+    /// what the save schedule and INFO compare with the count at the last
+    /// save, without taking a lock. A write is counted once its lock is
+    /// released (a command's before its reply); one made under a bare
+    /// [`Keyspace::lock`] once the shard is next released through a
+    /// [`LockSet`], or visited by [`Keyspace::expire_cycle`].
+    pub fn published_changes(&self) -> u64 {
+        self.hints.iter().map(|Padded(h)| h.changes.load(Ordering::Relaxed)).sum()
     }
 
     /// Keys in shard `gid` as last published (`volatile`: keys with a TTL).

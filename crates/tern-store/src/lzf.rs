@@ -223,11 +223,7 @@ fn liblzf_onto(input: &[u8], out: &mut Vec<u8>, out_len: usize) -> bool {
             if op + 3 + 1 >= out_len && op - usize::from(lit == 0) + 3 + 1 >= out_len {
                 return false;
             }
-            let ctl = out.len() - lit - 1;
-            out[ctl] = lit.wrapping_sub(1) as u8;
-            if lit == 0 {
-                out.pop();
-            }
+            close_run(out, lit);
             loop {
                 len += 1;
                 if !(len < maxlen && input[r + len] == input[ip + len]) {
@@ -261,37 +257,43 @@ fn liblzf_onto(input: &[u8], out: &mut Vec<u8>, out_len: usize) -> bool {
             if op >= out_len {
                 return false;
             }
-            lit += 1;
-            out.push(input[ip]);
+            push_literal(out, &mut lit, input[ip]);
             ip += 1;
-            if lit == MAX_LIT {
-                let ctl = out.len() - lit - 1;
-                out[ctl] = (lit - 1) as u8;
-                lit = 0;
-                out.push(0);
-            }
         }
     }
     if out.len() - base + 3 > out_len {
         return false;
     }
     while ip < n {
-        lit += 1;
-        out.push(input[ip]);
+        push_literal(out, &mut lit, input[ip]);
         ip += 1;
-        if lit == MAX_LIT {
-            let ctl = out.len() - lit - 1;
-            out[ctl] = (lit - 1) as u8;
-            lit = 0;
-            out.push(0);
-        }
     }
+    close_run(out, lit);
+    true
+}
+
+/// liblzf's literal step: `b` joins the open run of `lit` literals, and a
+/// run that reaches [`MAX_LIT`] is closed and the next one opened.
+#[inline]
+fn push_literal(out: &mut Vec<u8>, lit: &mut usize, b: u8) {
+    *lit += 1;
+    out.push(b);
+    if *lit == MAX_LIT {
+        close_run(out, *lit);
+        *lit = 0;
+        out.push(0);
+    }
+}
+
+/// Closes the open literal run: its control byte, reserved before its
+/// `lit` bytes, is written, or dropped when the run is empty.
+#[inline]
+fn close_run(out: &mut Vec<u8>, lit: usize) {
     let ctl = out.len() - lit - 1;
     out[ctl] = lit.wrapping_sub(1) as u8;
     if lit == 0 {
         out.pop();
     }
-    true
 }
 
 /// Decompresses `input` onto the end of `out`. None if it is not valid

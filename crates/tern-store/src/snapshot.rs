@@ -659,7 +659,7 @@ impl Snapshot {
         let mut bytes = 0;
         for c in out {
             bytes += c.bytes();
-            sink(db, &c.key, value_ref(&c.value), c.expire);
+            sink(db, &c.key, c.value.as_value_ref(), c.expire);
         }
         self.shared.held(-(bytes as isize));
         self.stats.captured += n as u64;
@@ -737,17 +737,6 @@ pub(crate) fn walk(table: &Table, snap: &mut ShardSnap, budget: usize, db: u32, 
         snap.cursor = if next == 0 { WALKED } else { next };
     }
     (visited, delivered)
-}
-
-/// A borrowed view of an owned value.
-pub(crate) fn value_ref(v: &Value) -> ValueRef<'_> {
-    match v {
-        Value::Str(s) => ValueRef::Str(crate::entry::StrRef::of(s)),
-        Value::Hash(h) => ValueRef::Hash(h),
-        Value::List(l) => ValueRef::List(l),
-        Value::Set(s) => ValueRef::Set(s),
-        Value::ZSet(z) => ValueRef::ZSet(z),
-    }
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::entry::StrRef;
+use crate::entry::{StrRef, ValueRef};
 use crate::hash::Hash;
 use crate::list::List;
 use crate::set::Set;
@@ -297,6 +297,19 @@ impl StrValue {
 }
 
 impl Value {
+    /// The borrowed view of the value that readers and writers of values
+    /// take ([`ValueRef`]).
+    #[inline]
+    pub fn as_value_ref(&self) -> ValueRef<'_> {
+        match self {
+            Value::Str(s) => ValueRef::Str(s.as_ref()),
+            Value::Hash(h) => ValueRef::Hash(h),
+            Value::List(l) => ValueRef::List(l),
+            Value::Set(s) => ValueRef::Set(s),
+            Value::ZSet(z) => ValueRef::ZSet(z),
+        }
+    }
+
     /// `TYPE`'s name for the value.
     pub fn type_name(&self) -> &'static str {
         match self {

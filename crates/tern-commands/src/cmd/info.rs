@@ -278,8 +278,7 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("current_fork_perc", "0.00");
                 s.kv("current_save_keys_processed", 0);
                 s.kv("current_save_keys_total", 0);
-                let changes = crate::persist::total_changes(srv).saturating_sub(p.changes_at_save.load(Ordering::Relaxed));
-                s.kv("rdb_changes_since_last_save", changes);
+                s.kv("rdb_changes_since_last_save", crate::persist::changes_since_save(srv));
                 s.kv("rdb_bgsave_in_progress", u8::from(running));
                 s.kv("rdb_last_save_time", p.last_save.load(Ordering::Relaxed));
                 s.kv("rdb_last_bgsave_status", if p.last_failed.load(Ordering::Relaxed) { "err" } else { "ok" });

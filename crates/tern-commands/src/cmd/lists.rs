@@ -335,10 +335,7 @@ fn linsert(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         edit.emit(|| list_effect(key, ListEdit::Insert { after, pivot: pivot.into(), elem: value.into() }));
         l.len() as i64
     });
-    match r {
-        Err(m) => ctx.reply.error(m),
-        Ok(n) => ctx.reply.int(n.unwrap_or(0)),
-    }
+    super::reply_count(ctx, r);
 }
 
 fn lrem(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {

@@ -307,6 +307,25 @@ pub fn edit_typed<T, R>(
     r.transpose()
 }
 
+/// The end of a command that removes members (ZREM, ZREMRANGEBY*, SREM):
+/// `gone` of them went, recorded as `effect` when any did; their count is
+/// what the command replies.
+pub fn removed(edit: &mut tern_store::Edit, gone: usize, effect: impl FnOnce() -> tern_store::Effect) -> i64 {
+    if gone > 0 {
+        edit.emit(effect);
+    }
+    gone as i64
+}
+
+/// The reply of a command that counts what it changed in a key of one
+/// type: the count (0 for an absent key), or the error (WRONGTYPE).
+pub fn reply_count(ctx: &mut Ctx<'_, '_>, r: Result<Option<i64>, &'static str>) {
+    match r {
+        Err(e) => ctx.reply.error(e),
+        Ok(n) => ctx.reply.int(n.unwrap_or(0)),
+    }
+}
+
 /// The handler of a container command (CLIENT, OBJECT, MEMORY):
 /// dispatch routes every subcommand it knows, so this only answers if the
 /// table is consulted without one.

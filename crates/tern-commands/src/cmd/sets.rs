@@ -148,10 +148,7 @@ fn sadd(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         }
         count
     });
-    match r {
-        Err(m) => ctx.reply.error(m),
-        Ok(n) => ctx.reply.int(n.unwrap_or(0)),
-    }
+    super::reply_count(ctx, r);
 }
 
 /// Removes `members` from the set at `loc` (SREM, SMOVE's source):
@@ -176,19 +173,14 @@ fn remove_members<'m>(
                 }
             }
         }
-        if count > 0 {
-            edit.emit(|| Effect::SRem { key: boxed(key), members: gone });
-        }
-        count
+        super::removed(edit, count, || Effect::SRem { key: boxed(key), members: gone })
     })
 }
 
 fn srem(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let (loc, key) = (ctx.locs[0], args.get(1));
-    match remove_members(ctx, loc, key, (2..args.len()).map(|i| args.get(i))) {
-        Err(m) => ctx.reply.error(m),
-        Ok(n) => ctx.reply.int(n.unwrap_or(0)),
-    }
+    let r = remove_members(ctx, loc, key, (2..args.len()).map(|i| args.get(i)));
+    super::reply_count(ctx, r);
 }
 
 fn scard(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {

@@ -388,19 +388,9 @@ fn zrem(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
                 gone.push(boxed(m));
             }
         }
-        let n = gone.len() as i64;
-        if n > 0 {
-            edit.emit(|| Effect::ZRem {
-                key: boxed(key),
-                members: gone,
-            });
-        }
-        n
+        super::removed(edit, gone.len(), || Effect::ZRem { key: boxed(key), members: gone })
     });
-    match r {
-        Err(e) => ctx.reply.error(e),
-        Ok(n) => ctx.reply.int(n.unwrap_or(0)),
-    }
+    super::reply_count(ctx, r);
 }
 
 // --------------------------------------------------------------- reads --

@@ -20,10 +20,16 @@ pub const DUMP_RDB_VERSION: u16 = 14;
 pub fn dump(v: ValueRef<'_>, compress: bool) -> Vec<u8> {
     let mut out = Vec::new();
     put_value(&mut out, v, Style::Redis, compress);
-    out.extend_from_slice(&DUMP_RDB_VERSION.to_le_bytes());
-    let crc = crc64::crc64(&out);
-    out.extend_from_slice(&crc.to_le_bytes());
+    put_footer(&mut out, DUMP_RDB_VERSION);
     out
+}
+
+/// Ends the payload `out` holds (a type byte and a value): `version`,
+/// then the CRC64 of all before it.
+pub fn put_footer(out: &mut Vec<u8>, version: u16) {
+    out.extend_from_slice(&version.to_le_bytes());
+    let crc = crc64::crc64(out);
+    out.extend_from_slice(&crc.to_le_bytes());
 }
 
 /// The value a DUMP payload holds, after its footer's version and

@@ -166,11 +166,11 @@ impl LpBuilder {
     }
 }
 
-fn bad(what: &'static str) -> RdbError {
+pub(super) fn bad(what: &'static str) -> RdbError {
     RdbError::Corrupt(what)
 }
 
-fn le(b: &[u8]) -> u64 {
+pub(super) fn le(b: &[u8]) -> u64 {
     b.iter().rev().fold(0u64, |acc, &x| acc << 8 | u64::from(x))
 }
 
@@ -178,6 +178,12 @@ fn le(b: &[u8]) -> u64 {
 fn sext(u: u64, bits: u32) -> i64 {
     let shift = 64 - bits;
     ((u << shift) as i64) >> shift
+}
+
+/// The signed integer of 1 to 8 little-endian bytes: the fixed-width
+/// integer entries of listpacks and ziplists alike.
+pub(super) fn int_le(b: &[u8]) -> i64 {
+    sext(le(b), 8 * b.len() as u32)
 }
 
 /// Calls `f` with each element of `lp`, after checking the header, every
@@ -223,21 +229,11 @@ pub fn decode<'a>(lp: &'a [u8], mut f: impl FnMut(LpVal<'a>) -> Result<(), RdbEr
                     need(5usize.saturating_add(n))?;
                     (LpVal::Bytes(&rest[5..5 + n]), 5 + n)
                 }
-                0xf1 => {
-                    need(3)?;
-                    (LpVal::Int(sext(le(&rest[1..3]), 16)), 3)
-                }
-                0xf2 => {
-                    need(4)?;
-                    (LpVal::Int(sext(le(&rest[1..4]), 24)), 4)
-                }
-                0xf3 => {
-                    need(5)?;
-                    (LpVal::Int(sext(le(&rest[1..5]), 32)), 5)
-                }
-                0xf4 => {
-                    need(9)?;
-                    (LpVal::Int(le(&rest[1..9]) as i64), 9)
+                0xf1..=0xf4 => {
+                    // int16, int24, int32, int64.
+                    let w = [2, 3, 4, 8][usize::from(b - 0xf1)];
+                    need(1 + w)?;
+                    (LpVal::Int(int_le(&rest[1..1 + w])), 1 + w)
                 }
                 _ => return Err(bad("listpack entry with an unknown encoding")),
             }
@@ -290,6 +286,16 @@ mod tests {
         let lp = b.finish();
         assert_eq!(lp, b"\x14\x00\x00\x00\x04\x00\x81a\x02\x01\x01\xdf\xfb\x02\xf2\xa0\x86\x01\x04\xff");
         assert_eq!(collect(&lp).unwrap(), [LpVal::Bytes(b"a"), LpVal::Int(1), LpVal::Int(-5), LpVal::Int(100000)]);
+    }
+
+    #[test]
+    fn every_integer_width_reads_back() {
+        let vals = [0, 127, 128, -1, -4096, 4095, 4096, -32768, 32767, -(1 << 23), (1 << 23) - 1, 1 << 23, i64::from(i32::MIN), i64::from(i32::MAX), i64::MIN, i64::MAX];
+        let mut b = LpBuilder::new();
+        for v in vals {
+            b.push_int(v);
+        }
+        assert_eq!(collect(&b.finish()).unwrap(), vals.map(LpVal::Int));
     }
 
     fn elem() -> impl Strategy<Value = Vec<u8>> {

@@ -32,11 +32,13 @@ mod encode;
 mod file;
 pub mod intset;
 pub mod listpack;
+#[doc(hidden)]
+pub mod testing;
 mod ziplist;
 
 use crate::{HashLimits, ListLimits, SetLimits, ZsetLimits};
 
-pub use dump::{dump, restore, DUMP_RDB_VERSION};
+pub use dump::{dump, put_footer, restore, DUMP_RDB_VERSION};
 pub use file::{load, LoadInfo, RdbOptions, RdbWriter, MC_AUX};
 
 /// RDB type bytes (Redis's `RDB_TYPE_*`).

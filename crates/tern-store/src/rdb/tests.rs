@@ -1,22 +1,11 @@
-use std::io::Cursor;
-
 use proptest::prelude::*;
 
 use super::*;
 use super::encode;
+use super::testing::{read_file, write_file};
 use crate::entry::{StrRef, ValueRef};
 use crate::value::{McStr, StrValue, Value};
 use crate::{End, Hash, List, Set, ZSet};
-
-fn vref(v: &Value) -> ValueRef<'_> {
-    match v {
-        Value::Str(s) => ValueRef::Str(s.as_ref()),
-        Value::Hash(h) => ValueRef::Hash(h),
-        Value::List(l) => ValueRef::List(l),
-        Value::Set(s) => ValueRef::Set(s),
-        Value::ZSet(z) => ValueRef::ZSet(z),
-    }
-}
 
 fn lim() -> Limits {
     Limits::default()
@@ -34,7 +23,7 @@ fn hash(pairs: &[(&str, &str)]) -> Hash {
 #[test]
 fn dump_bytes_equal_redis_84() {
     let h = Value::Hash(hash(&[("a", "1"), ("b", "hello")]));
-    assert_eq!(dump(vref(&h), true), b"\x10\x16\x16\x00\x00\x00\x04\x00\x81a\x02\x01\x01\x81b\x02\x85hello\x06\xff\x0e\x00\x9a\x9e&\xe6\xbd4\x81,");
+    assert_eq!(dump(h.as_value_ref(), true), b"\x10\x16\x16\x00\x00\x00\x04\x00\x81a\x02\x01\x01\x81b\x02\x85hello\x06\xff\x0e\x00\x9a\x9e&\xe6\xbd4\x81,");
     let mut s = Set::new();
     s.add(b"a", lim().set);
     s.add(b"b", lim().set);
@@ -91,12 +80,12 @@ fn dump_bytes_equal_redis_84() {
 #[test]
 fn restore_refuses_bad_footers() {
     let v = Value::Str(StrValue::Emb(b"hello".to_vec().into()));
-    let mut d = dump(vref(&v), true);
+    let mut d = dump(v.as_value_ref(), true);
     assert_eq!(restore(&d, &lim()).unwrap(), v);
     let n = d.len();
     d[n - 1] ^= 1;
     assert!(matches!(restore(&d, &lim()), Err(RdbError::Checksum { .. })));
-    let mut d = dump(vref(&v), true);
+    let mut d = dump(v.as_value_ref(), true);
     d[n - 10] = 15;
     assert!(matches!(restore(&d, &lim()), Err(RdbError::Version(15))));
     assert!(restore(b"\x00", &lim()).is_err());
@@ -187,30 +176,6 @@ fn build(s: &Spec) -> (Value, Limits) {
     (v, l)
 }
 
-fn write_file(entries: &[Loaded], opts: RdbOptions) -> Vec<u8> {
-    let mut w = RdbWriter::new(Cursor::new(Vec::new()), opts).unwrap();
-    let mut db = None;
-    for (d, k, v, t) in entries {
-        if db != Some(*d) {
-            w.select_db(*d, 0, 0).unwrap();
-            db = Some(*d);
-        }
-        w.entry(k, vref(v), *t).unwrap();
-    }
-    w.finish().unwrap().into_inner()
-}
-
-type Loaded = (u32, Vec<u8>, Value, Option<u64>);
-
-fn read_file(b: &[u8], l: Limits) -> Result<Vec<Loaded>, RdbError> {
-    let mut got = Vec::new();
-    load(b, l, |db, k, v, t| {
-        got.push((db, k, v, t));
-        Ok(())
-    })?;
-    Ok(got)
-}
-
 fn same_encoding(a: &Value, b: &Value) -> bool {
     a.encoding(3) == b.encoding(3)
 }
@@ -221,7 +186,7 @@ proptest! {
     #[test]
     fn dump_restore_round_trip(s in spec(), compress in any::<bool>()) {
         let (v, l) = build(&s);
-        let d = dump(vref(&v), compress);
+        let d = dump(v.as_value_ref(), compress);
         let back = restore(&d, &l).unwrap();
         let plain = |v: &Value| match v {
             Value::Str(s) => Value::Str(decode::str_value(Ok(s.to_vec())).into_str()),
@@ -243,7 +208,7 @@ proptest! {
         }
         // One set of limits for the whole file: rebuild under the last.
         let entries: Vec<_> = entries.into_iter().map(|(d, k, v, t)| {
-            let d2 = dump(vref(&v), false);
+            let d2 = dump(v.as_value_ref(), false);
             let v2 = match v {
                 Value::Str(StrValue::Mc(m)) => Value::Str(StrValue::Mc(m)),
                 _ => restore(&d2, &l).unwrap(),
@@ -282,7 +247,7 @@ proptest! {
             let _ = read_file(&unsummed, lim());
         }
         prop_assert!(read_file(&bytes[..cut % n], lim()).is_err());
-        let d = dump(vref(&entries[0].2), true);
+        let d = dump(entries[0].2.as_value_ref(), true);
         let mut d2 = d.clone();
         let k = at % (d.len() - 10);
         d2[k] ^= x;
@@ -366,9 +331,7 @@ fn ziplist_types_of_redis_6_are_read() {
         for x in parts {
             encode::put_string(&mut p, x, false);
         }
-        p.extend_from_slice(&9u16.to_le_bytes());
-        let crc = crc64::crc64(&p);
-        p.extend_from_slice(&crc.to_le_bytes());
+        put_footer(&mut p, 9);
         p
     };
     let l = restore(&body(types::LIST_ZIPLIST, &[&build(&[b"a", b"7"])]), &lim()).unwrap();
@@ -377,9 +340,7 @@ fn ziplist_types_of_redis_6_are_read() {
     for zl in [build(&[b"a"]), build(&[b"b", b"c"])] {
         encode::put_string(&mut q, &zl, false);
     }
-    q.extend_from_slice(&9u16.to_le_bytes());
-    let crc = crc64::crc64(&q);
-    q.extend_from_slice(&crc.to_le_bytes());
+    put_footer(&mut q, 9);
     assert_eq!(restore(&q, &lim()).unwrap(), Value::List(List::from_items([&b"a"[..], b"b", b"c"], lim().list)));
     let h = restore(&body(types::HASH_ZIPLIST, &[&build(&[b"f", b"v", b"g", b"1"])]), &lim()).unwrap();
     assert_eq!(h, Value::Hash(hash(&[("f", "v"), ("g", "1")])));

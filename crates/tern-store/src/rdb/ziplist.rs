@@ -9,23 +9,10 @@
 //!    c0 int16 · d0 int32 · e0 int64 · f0 int24 · fe int8 (LE) · f1..fd: 0..12
 //! ```
 
-use super::listpack::LpVal;
+use super::listpack::{bad, int_le, le, LpVal};
 use super::RdbError;
 
 const HEADER: usize = 10;
-
-fn bad(what: &'static str) -> RdbError {
-    RdbError::Corrupt(what)
-}
-
-fn le(b: &[u8]) -> u64 {
-    b.iter().rev().fold(0u64, |acc, &x| acc << 8 | u64::from(x))
-}
-
-fn sext(u: u64, bits: u32) -> i64 {
-    let shift = 64 - bits;
-    ((u << shift) as i64) >> shift
-}
 
 /// The elements of a ziplist, after checking its header, each entry's
 /// previous-length and encoding, the tail offset, the end byte and the
@@ -84,18 +71,18 @@ pub fn collect(zl: &[u8]) -> Result<Vec<LpVal<'_>>, RdbError> {
                 v
             }
             _ => {
-                let (w, bits) = match e {
-                    0xc0 => (2, 16),
-                    0xd0 => (4, 32),
-                    0xe0 => (8, 64),
-                    0xf0 => (3, 24),
-                    0xfe => (1, 8),
-                    0xf1..=0xfd => (0, 0),
+                let w = match e {
+                    0xc0 => 2,
+                    0xd0 => 4,
+                    0xe0 => 8,
+                    0xf0 => 3,
+                    0xfe => 1,
+                    0xf1..=0xfd => 0,
                     _ => return Err(bad("ziplist entry with an unknown encoding")),
                 };
                 p += 1;
                 need(p + w)?;
-                let v = if w == 0 { i64::from(e & 0x0f) - 1 } else { sext(le(&rest[p..p + w]), bits) };
+                let v = if w == 0 { i64::from(e & 0x0f) - 1 } else { int_le(&rest[p..p + w]) };
                 p += w;
                 LpVal::Int(v)
             }

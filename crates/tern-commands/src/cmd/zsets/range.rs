@@ -324,19 +324,9 @@ fn zremrange(ctx: &mut Ctx<'_, '_>, args: Args<'_>, by: By) {
         let (a, b) = range.window(z, false);
         let mut gone: Vec<Box<[u8]>> = Vec::with_capacity(b - a);
         z.remove_range(a, b, |m, _| gone.push(boxed(m)));
-        let n = gone.len() as i64;
-        if n > 0 {
-            edit.emit(|| Effect::ZRem {
-                key: boxed(key),
-                members: gone,
-            });
-        }
-        n
+        super::super::removed(edit, gone.len(), || Effect::ZRem { key: boxed(key), members: gone })
     });
-    match r {
-        Err(e) => ctx.reply.error(e),
-        Ok(n) => ctx.reply.int(n.unwrap_or(0)),
-    }
+    super::super::reply_count(ctx, r);
 }
 
 pub(super) fn zremrangebyrank(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
