@@ -398,3 +398,82 @@ def test_a_redis6_single_file_loads_and_moves_into_the_directory(tmp_path):
         assert (c.get("k"), c.get("n"), c.get("later")) == ("v", "1", "x")
     finally:
         t.stop()
+
+
+def test_two_workers_writing_the_same_keys_replay_to_the_same_values(tmp_path):
+    """Clients on both workers edit the same keys at once: the records of
+    each key are written in the order they happened, so the replay ends
+    where the server was (an INCR's record is its result, a list's are
+    in-place edits: out of order, they would differ)."""
+    a = aof_tern(tmp_path, threads=2)
+    try:
+        def worker(w):
+            c = a.client()
+            p = c.pipeline(transaction=False)
+            for i in range(300):
+                k = i % 4
+                p.incr(f"ctr{k}")
+                p.rpush(f"list{k}", f"{w}:{i}")
+                p.lpop(f"list{k}") if i % 3 == 0 else p.lrange(f"list{k}", 0, 0)
+                p.hincrby("h", f"f{k}", w + 1)
+                p.zincrby("z", 1.5, f"m{k}")
+                p.set(f"last{k}", f"{w}:{i}")
+                if i % 10 == 9:
+                    p.execute()
+            p.execute()
+            c.close()
+
+        threads = [threading.Thread(target=worker, args=(w,)) for w in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        want = snapshot(a)
+        assert want[(0, b"ctr0")][1] == b"450"
+    finally:
+        a.stop()
+    b = aof_tern(tmp_path)
+    try:
+        assert snapshot(b) == want
+    finally:
+        b.stop()
+
+
+def test_auto_rewrite_on_growth(tmp_path):
+    a = aof_tern(tmp_path, "--auto-aof-rewrite-min-size", "64kb", "--auto-aof-rewrite-percentage", "100")
+    try:
+        c = a.client()
+        p = c.pipeline(transaction=False)
+        for i in range(3000):
+            p.set(f"k{i % 100}", "v" * 100)
+        p.execute()
+        info = wait_rewrite(c, 1)
+        assert any("Starting automatic rewriting of AOF on" in l for l in a.log), a.log
+        assert info["aof_current_size"] < 64 * 1024
+        want = snapshot(a)
+        c.close()
+    finally:
+        a.stop()
+    b = aof_tern(tmp_path)
+    try:
+        assert snapshot(b) == want
+    finally:
+        b.stop()
+
+
+def test_bgrewriteaof_with_appendonly_off_writes_the_directory(tmp_path):
+    a = tern(tmp_path)
+    try:
+        c = a.client()
+        c.set("k", "v")
+        assert c.info("persistence")["aof_enabled"] == 0
+        c.bgrewriteaof()
+        wait_rewrite(c, 1)
+        c.close()
+    finally:
+        a.stop()
+    b = aof_tern(tmp_path)
+    try:
+        assert b.client().get("k") == "v"
+    finally:
+        b.stop()

@@ -220,6 +220,21 @@ pub fn writer(srv: &Server) {
                 Err(e) => log_warning!("Can't open the append-only file {}: {}", name, e),
             }
         }
+        // Turned off: what was recorded before goes to the file, synced,
+        // and the file is closed before anything else (a rewrite asked
+        // for since then opens its own).
+        if close {
+            let recs = merger.ready(w);
+            write_records(srv, &mut cur, &mut buf, &recs, policy);
+            if let Some(c) = cur.take() {
+                if let Err(e) = c.file.sync_data() {
+                    log_warning!("Error syncing the AOF file: {}", e);
+                }
+            }
+            buf.clear();
+            aof.ctl.lock().writing = 0;
+            log_notice!("AOF turned off: the append-only file is closed.");
+        }
         let limit = cut.map_or(w, |(s, _)| w.min(s));
         let recs = merger.ready(limit);
         write_records(srv, &mut cur, &mut buf, &recs, policy);
@@ -236,7 +251,7 @@ pub fn writer(srv: &Server) {
                 Fsync::EverySec => last_sync.elapsed() >= Duration::from_secs(1),
                 Fsync::No => false,
             };
-            if due || close || stopping {
+            if due || stopping {
                 if let Err(e) = c.file.sync_data() {
                     log_warning!("Error syncing the AOF file: {}", e);
                 }
@@ -246,11 +261,6 @@ pub fn writer(srv: &Server) {
         }
         if buf.is_empty() {
             aof.feed.publish_durable(merger.durable());
-        }
-        if close {
-            cur = None;
-            aof.ctl.lock().writing = 0;
-            log_notice!("AOF turned off: the append-only file is closed.");
         }
         if stopping && merger.is_empty() && buf.is_empty() {
             return;
@@ -439,8 +449,18 @@ fn rewrite(srv: &Server, at_start: bool) -> Result<(), String> {
 
 fn rewrite_inner(srv: &Server, began: u64, at_start: bool) -> Result<(), String> {
     let aof = &srv.aof;
+    // The configuration is read before the files' lock is taken (CONFIG
+    // SET takes them the other way round).
+    let (place_now, keep_history) = {
+        let cfg = srv.config.read();
+        (place(&cfg), cfg.aof_disable_auto_gc)
+    };
     let (dir, prefix, base_seq, incr_seq) = {
-        let files = aof.files.lock();
+        let mut files = aof.files.lock();
+        // BGREWRITEAOF with appendonly off makes the directory too.
+        if files.prefix.is_empty() {
+            *files = Files { dir: place_now.0, prefix: place_now.1, manifest: Manifest::default() };
+        }
         let m = &files.manifest;
         (files.dir.clone(), files.prefix.clone(), m.base_seq() + 1, m.last_incr_seq() + 1)
     };
@@ -452,7 +472,7 @@ fn rewrite_inner(srv: &Server, began: u64, at_start: bool) -> Result<(), String>
     aof.ctl.lock().cut = Some((snap.first_seq_after(), incr_seq));
     aof.feed.nudge();
     let cancel = || aof.rewrite_cancel.load(Ordering::Relaxed);
-    let written = persist::write_snapshot_to(srv, snap, file, persist::rdb_options(srv), began, &cancel)
+    let written = persist::write_snapshot_to(srv, snap, file, persist::rdb_options(srv), began, &cancel, &aof.last_cow)
         .and_then(|(file, _)| file.sync_all().map_err(|e| format!("Write error writing the AOF base: {e}")));
     // The writer's move to the new increment (it makes the rewrite's
     // manifest consistent even when the base failed).
@@ -489,7 +509,7 @@ fn rewrite_inner(srv: &Server, began: u64, at_start: bool) -> Result<(), String>
     history.extend(gone.into_iter().map(|f| AofFile { kind: Kind::History, ..f }));
     files.manifest = Manifest { base: Some(AofFile { name: base_name, seq: base_seq, kind: Kind::Base }), incrs: keep, history };
     persist_manifest(&files)?;
-    if !srv.config.read().aof_disable_auto_gc && !files.manifest.history.is_empty() {
+    if !keep_history && !files.manifest.history.is_empty() {
         for f in std::mem::take(&mut files.manifest.history) {
             match std::fs::remove_file(files.dir.join(&f.name)) {
                 Ok(()) => log_notice!("Removing the history file {} in the background", f.name),
@@ -540,10 +560,15 @@ pub fn marked_effects(srv: &Server) -> Effects {
 
 /// Hands `fx`'s records to the AOF writer; with `appendfsync always`,
 /// returns once they (and every earlier batch) are on disk.
+///
+/// Waiting, a worker with nothing of its own waits for what the others
+/// handed over so far, as Redis sends no reply before its loop's fsync: a
+/// read does not show a write that a crash could still take back.
 pub fn hand(srv: &Server, fx: &Effects, wait: bool) {
     let aof = &srv.aof;
-    let Some(t) = aof.feed.hand(fx) else { return };
+    let t = aof.feed.hand(fx);
     if wait && aof.waits() {
+        let t = t.unwrap_or_else(|| aof.feed.issued());
         aof.feed.wait_durable(t, Duration::from_millis(50), || !aof.waits() || aof.stop.load(Ordering::Relaxed));
     }
 }

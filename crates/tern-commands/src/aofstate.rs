@@ -58,6 +58,8 @@ pub struct Aof {
     pub(crate) current_size: AtomicU64,
     pub(crate) base_size: AtomicU64,
     pub(crate) delayed_fsync: AtomicU64,
+    /// `aof_last_cow_size`: the most the last rewrite's snapshot held copied.
+    pub(crate) last_cow: AtomicU64,
 }
 
 /// Requests to the writer thread, and its answers.
@@ -96,6 +98,7 @@ pub struct InfoFields {
     pub current_size: u64,
     pub base_size: u64,
     pub delayed_fsync: u64,
+    pub last_cow: u64,
 }
 
 impl Aof {
@@ -131,6 +134,7 @@ impl Aof {
             current_size: self.current_size.load(Ordering::Relaxed),
             base_size: self.base_size.load(Ordering::Relaxed),
             delayed_fsync: self.delayed_fsync.load(Ordering::Relaxed),
+            last_cow: self.last_cow.load(Ordering::Relaxed),
         }
     }
 }

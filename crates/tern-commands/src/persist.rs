@@ -352,11 +352,12 @@ fn bgsave(srv: &Server) {
 fn write_snapshot(srv: &Server, tmp: &Path, opts: RdbOptions, began: u64) -> Result<(File, u64), String> {
     let file = File::create(tmp).map_err(|e| format!("Failed opening the temp RDB file {} (in server root dir): {e}", tmp.display()))?;
     let snap = srv.ks.begin_snapshot(began).map_err(|e| e.to_string())?;
-    write_snapshot_to(srv, snap, file, opts, began, &|| srv.persist.bg_cancel.load(Ordering::Relaxed))
+    write_snapshot_to(srv, snap, file, opts, began, &|| srv.persist.bg_cancel.load(Ordering::Relaxed), &srv.persist.bg_last_cow_bytes)
 }
 
 /// Writes a begun snapshot to `file` as an RDB (a BGSAVE's file, an AOF
-/// rewrite's base), giving up when `cancel` says so or at shutdown.
+/// rewrite's base), giving up when `cancel` says so or at shutdown;
+/// `last_cow` gets the most it held copied.
 pub(crate) fn write_snapshot_to(
     srv: &Server,
     mut snap: tern_store::Snapshot,
@@ -364,6 +365,7 @@ pub(crate) fn write_snapshot_to(
     opts: RdbOptions,
     began: u64,
     cancel: &dyn Fn() -> bool,
+    last_cow: &std::sync::atomic::AtomicU64,
 ) -> Result<(File, u64), String> {
     let p = &srv.persist;
     let werr = |e: std::io::Error| format!("Write error saving DB on disk: {e}");
@@ -411,7 +413,7 @@ pub(crate) fn write_snapshot_to(
     }
     let stats = snap.stats();
     p.bg_cow_bytes.store(0, Ordering::Relaxed);
-    p.bg_last_cow_bytes.store(stats.peak_held as u64, Ordering::Relaxed);
+    last_cow.store(stats.peak_held as u64, Ordering::Relaxed);
     let out = w.finish().map_err(werr)?;
     let file = out.into_inner().map_err(|e| werr(e.into_error()))?;
     Ok((file, written))

@@ -301,7 +301,7 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("aof_rewrites", a.rewrites);
                 s.kv("aof_rewrites_consecutive_failures", a.rewrite_failures);
                 s.kv("aof_last_write_status", if a.last_write_ok { "ok" } else { "err" });
-                s.kv("aof_last_cow_size", 0);
+                s.kv("aof_last_cow_size", a.last_cow);
                 s.kv("module_fork_in_progress", 0);
                 s.kv("module_fork_last_cow_size", 0);
                 if a.enabled {
