@@ -196,6 +196,9 @@ pub const INVALID_IDLETIME: &str = "ERR Invalid IDLETIME value, must be >= 0";
 pub const INVALID_FREQ: &str = "ERR Invalid FREQ value, must be >= 0 and <= 255";
 /// SAVE or BGSAVE while a background save runs.
 pub const BGSAVE_IN_PROGRESS: &str = "ERR Background save already in progress";
+pub const BGSAVE_CHILD_ACTIVE: &str =
+    "ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.";
+pub const AOF_REWRITE_IN_PROGRESS: &str = "ERR Background append only file rewriting already in progress";
 /// A write (or PING) while the last background save failed, with a
 /// `save` schedule and `stop-writes-on-bgsave-error yes`.
 pub const MISCONF: &str = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error.";

@@ -26,12 +26,15 @@
 //!
 //! ```text
 //!  engine    ─► cmd server
+//!  aofload   ─► engine cmd server client outbuf persist aof aofstate
 //!  prefetch  ─► cmd server client
 //!  memcache  ─► server outbuf stats maxmemory
-//!  cmd       ─► server client outbuf stats errors glob sysinfo fdlimit cmdlog latency monitor maxmemory persist
+//!  cmd       ─► server client outbuf stats errors glob sysinfo fdlimit cmdlog latency monitor maxmemory persist aof
+//!  aof       ─► server persist aofstate
 //!  persist   ─► server maxmemory
 //!  maxmemory ─► server sysinfo
-//!  server    ─► client stats cmdlog latency monitor sysinfo
+//!  server    ─► client stats cmdlog latency monitor sysinfo aofstate
+//!  aofstate  ─► -
 //!  client    ─► monitor
 //!  outbuf    ─► -
 //!  stats     ─► -
@@ -52,6 +55,9 @@
 //! on it.
 #![forbid(unsafe_code)]
 
+pub mod aof;
+pub mod aofload;
+mod aofstate;
 pub mod client;
 pub mod cmd;
 pub mod cmdlog;

@@ -13,7 +13,8 @@
 //! A save writes a temporary file in `dir`, syncs it, then renames it over
 //! the old file, as Redis does: a crash mid-save leaves the last good file.
 //!
-//! Non-goals here: the AOF.
+//! The AOF is `crate::aof`; its rewrite's base is written by
+//! [`write_snapshot_to`] too.
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter};
@@ -63,17 +64,22 @@ pub fn changes_since_save(srv: &Server) -> u64 {
     srv.ks.published_changes().saturating_sub(srv.persist.changes_at_save.load(Ordering::Relaxed))
 }
 
-/// Where a save writes and with which options.
-fn target(srv: &Server, tmp_name: String) -> (PathBuf, PathBuf, RdbOptions) {
+/// The options of an RDB written now.
+pub(crate) fn rdb_options(srv: &Server) -> RdbOptions {
     let cfg = srv.config.read();
-    let opts = RdbOptions {
+    RdbOptions {
         compression: cfg.rdbcompression,
         checksum: cfg.rdbchecksum,
         redis_ver: crate::REDIS_VERSION.into(),
         ctime_secs: now_ms() / 1000,
         used_mem: crate::maxmemory::used_memory_exact(srv),
-    };
-    let path = rdb_path(&cfg);
+    }
+}
+
+/// Where a save writes and with which options.
+fn target(srv: &Server, tmp_name: String) -> (PathBuf, PathBuf, RdbOptions) {
+    let opts = rdb_options(srv);
+    let path = rdb_path(&srv.config.read());
     let dir = path.parent().map(PathBuf::from).unwrap_or_else(|| ".".into());
     (dir.join(tmp_name), path, opts)
 }
@@ -187,11 +193,22 @@ pub fn load_at_start(srv: &Server) -> Result<Option<LoadInfo>, String> {
         Err(e) => return Err(format!("Fatal error loading the DB, check server logs. Exiting. ({}: {e})", path.display())),
     };
     srv.persist.loading.store(true, Ordering::Relaxed);
-    let lim = limits(srv);
     let now = now_ms();
+    let r = load_rdb(srv, BufReader::with_capacity(1 << 16, file), now);
+    srv.persist.loading.store(false, Ordering::Relaxed);
+    let (info, loaded, expired) = r.map_err(|e| format!("Short read or OOM loading DB. Unrecoverable error, aborting now. ({}: {e})", path.display()))?;
+    load_done(srv, loaded, expired, now);
+    Ok(Some(info))
+}
+
+/// An RDB stream's keys into the keyspace (dump.rdb, an AOF's base):
+/// keys already expired at `now` are dropped, as Redis does on a
+/// primary. Returns the keys loaded and those dropped.
+pub(crate) fn load_rdb(srv: &Server, r: impl std::io::Read, now: u64) -> Result<(LoadInfo, u64, u64), RdbError> {
+    let lim = limits(srv);
     let dbs = srv.ks.db_count();
     let (mut loaded, mut expired) = (0u64, 0u64);
-    let r = rdb::load(BufReader::with_capacity(1 << 16, file), lim, |db, key, value, expire| {
+    let info = rdb::load(r, lim, |db, key, value, expire| {
         let db = db as usize;
         if db >= dbs {
             return Err(RdbError::Rejected(format!(
@@ -209,9 +226,12 @@ pub fn load_at_start(srv: &Server) -> Result<Option<LoadInfo>, String> {
         srv.ks.lock(loc.gid).set(&key, loc.hash, NewValue::Value(value), expire, now);
         loaded += 1;
         Ok(())
-    });
-    srv.persist.loading.store(false, Ordering::Relaxed);
-    let info = r.map_err(|e| format!("Short read or OOM loading DB. Unrecoverable error, aborting now. ({}: {e})", path.display()))?;
+    })?;
+    Ok((info, loaded, expired))
+}
+
+/// INFO persistence's record of a load at start.
+pub(crate) fn load_done(srv: &Server, loaded: u64, expired: u64, now: u64) {
     srv.persist.loaded_keys.store(loaded, Ordering::Relaxed);
     srv.persist.load_expired.store(expired, Ordering::Relaxed);
     // The loaded shards' counts are published now (the load wrote under
@@ -221,9 +241,7 @@ pub fn load_at_start(srv: &Server) -> Result<Option<LoadInfo>, String> {
     }
     srv.persist.last_save.store(now / 1000, Ordering::Relaxed);
     srv.persist.changes_at_save.store(total_changes(srv), Ordering::Relaxed);
-    Ok(Some(info))
 }
-
 /// How a BGSAVE request was taken.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Bgsave {
@@ -307,6 +325,10 @@ pub fn saver(srv: &Server) {
             *wanted = false;
             p.bg_running.store(true, Ordering::Release);
         }
+        // A BGSAVE SCHEDULE'd behind an AOF rewrite: one snapshot at a time.
+        while srv.aof.rewrite_running.load(Ordering::Acquire) && !srv.is_shutting_down() {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         bgsave(srv);
         p.bg_running.store(false, Ordering::Release);
     }
@@ -345,17 +367,38 @@ fn bgsave(srv: &Server) {
 }
 
 fn write_snapshot(srv: &Server, tmp: &Path, opts: RdbOptions, began: u64) -> Result<(File, u64), String> {
+    let file = File::create(tmp).map_err(|e| format!("Failed opening the temp RDB file {} (in server root dir): {e}", tmp.display()))?;
+    let snap = srv.ks.begin_snapshot(began).map_err(|e| e.to_string())?;
+    write_snapshot_to(srv, snap, file, opts, began, &|| srv.persist.bg_cancel.load(Ordering::Relaxed), &srv.persist.bg_last_cow_bytes)
+}
+
+/// Writes a begun snapshot to `file` as an RDB (a BGSAVE's file, an AOF
+/// rewrite's base), giving up when `cancel` says so or at shutdown;
+/// `last_cow` gets the most it held copied.
+pub(crate) fn write_snapshot_to(
+    srv: &Server,
+    mut snap: tern_store::Snapshot,
+    file: File,
+    opts: RdbOptions,
+    began: u64,
+    cancel: &dyn Fn() -> bool,
+    last_cow: &std::sync::atomic::AtomicU64,
+) -> Result<(File, u64), String> {
     let p = &srv.persist;
     let werr = |e: std::io::Error| format!("Write error saving DB on disk: {e}");
-    let file = File::create(tmp).map_err(|e| format!("Failed opening the temp RDB file {} (in server root dir): {e}", tmp.display()))?;
     // Entries are serialised under their shard's lock (the snapshot's
     // contract): a large buffer keeps most of them clear of a write(2).
-    let mut w = RdbWriter::new(BufWriter::with_capacity(1 << 18, file), opts).map_err(werr)?;
-    let mut snap = srv.ks.begin_snapshot(began).map_err(|e| e.to_string())?;
+    let mut w = match RdbWriter::new(BufWriter::with_capacity(1 << 18, file), opts) {
+        Ok(w) => w,
+        Err(e) => {
+            snap.cancel(&srv.ks);
+            return Err(werr(e));
+        }
+    };
     let sizes = snap.db_sizes().to_vec();
     let (mut db_now, mut written, mut failed) = (None, 0u64, None);
     loop {
-        if srv.is_shutting_down() || p.bg_cancel.load(Ordering::Relaxed) {
+        if srv.is_shutting_down() || cancel() {
             snap.cancel(&srv.ks);
             return Err(String::new());
         }
@@ -387,7 +430,7 @@ fn write_snapshot(srv: &Server, tmp: &Path, opts: RdbOptions, began: u64) -> Res
     }
     let stats = snap.stats();
     p.bg_cow_bytes.store(0, Ordering::Relaxed);
-    p.bg_last_cow_bytes.store(stats.peak_held as u64, Ordering::Relaxed);
+    last_cow.store(stats.peak_held as u64, Ordering::Relaxed);
     let out = w.finish().map_err(werr)?;
     let file = out.into_inner().map_err(|e| werr(e.into_error()))?;
     Ok((file, written))

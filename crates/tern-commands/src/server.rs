@@ -229,6 +229,8 @@ pub struct Server {
     pub base_memory: u64,
     /// SAVE, LASTSAVE and INFO persistence's state (saves: `crate::persist`).
     pub persist: Persistence,
+    /// The append-only file (`crate::aof`).
+    pub aof: crate::aofstate::Aof,
 }
 
 /// INFO persistence's state of the saves.
@@ -321,6 +323,7 @@ impl Server {
             hll_simd: AtomicBool::new(true),
             base_memory: 0,
             persist: Persistence { bg_last_secs: AtomicI64::new(-1), ..Persistence::default() },
+            aof: crate::aofstate::Aof::new(),
         };
         srv.persist.last_save.store(srv.started_ms / 1000, Ordering::Relaxed);
         let mut srv = srv;

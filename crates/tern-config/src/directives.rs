@@ -356,10 +356,10 @@ directives! {
         active_expire_effort: i64 = 1 => "active-expire-effort", Int::new(1, 10), runtime, OTHER;
 
         save: Vec<(u64, u64)> = vec![(3600, 1), (300, 100), (60, 10000)] => "save", Save, runtime;
-        appendonly: bool = false => "appendonly", Bool, runtime, PERSISTENCE;
-        appendfsync: &'static str = "everysec" => "appendfsync", Choice(&["always", "everysec", "no"]), runtime, PERSISTENCE;
-        appendfilename: String = "appendonly.aof".into() => "appendfilename", Str, startup, PERSISTENCE;
-        appenddirname: String = "appendonlydir".into() => "appenddirname", Str, startup, PERSISTENCE;
+        appendonly: bool = false => "appendonly", Bool, runtime;
+        appendfsync: &'static str = "everysec" => "appendfsync", Choice(&["always", "everysec", "no"]), runtime;
+        appendfilename: String = "appendonly.aof".into() => "appendfilename", Str, startup;
+        appenddirname: String = "appendonlydir".into() => "appenddirname", Str, startup;
         dbfilename: String = "dump.rdb".into() => "dbfilename", Str, protected;
         /// Shown as the working directory until set (it differs per process).
         dir: Option<String> = None => "dir", Dir, protected + own;
@@ -369,13 +369,13 @@ directives! {
         rdb_save_incremental_fsync: bool = true => "rdb-save-incremental-fsync", Bool, runtime, RDB_FSYNC;
         stop_writes_on_bgsave_error: bool = true => "stop-writes-on-bgsave-error", Bool, runtime;
         no_appendfsync_on_rewrite: bool = false => "no-appendfsync-on-rewrite", Bool, runtime, PERSISTENCE;
-        auto_aof_rewrite_percentage: i64 = 100 => "auto-aof-rewrite-percentage", Int::new(0, i32::MAX as i64), runtime, PERSISTENCE;
-        auto_aof_rewrite_min_size: u64 = 64 << 20 => "auto-aof-rewrite-min-size", Mem::new(0, MEM_MAX), runtime, PERSISTENCE;
-        aof_load_truncated: bool = true => "aof-load-truncated", Bool, runtime, PERSISTENCE;
+        auto_aof_rewrite_percentage: i64 = 100 => "auto-aof-rewrite-percentage", Int::new(0, i32::MAX as i64), runtime;
+        auto_aof_rewrite_min_size: u64 = 64 << 20 => "auto-aof-rewrite-min-size", Mem::new(0, MEM_MAX), runtime;
+        aof_load_truncated: bool = true => "aof-load-truncated", Bool, runtime;
         aof_use_rdb_preamble: bool = true => "aof-use-rdb-preamble", Bool, runtime, PERSISTENCE;
         aof_timestamp_enabled: bool = false => "aof-timestamp-enabled", Bool, runtime, PERSISTENCE;
         aof_rewrite_incremental_fsync: bool = true => "aof-rewrite-incremental-fsync", Bool, runtime, PERSISTENCE;
-        aof_disable_auto_gc: bool = false => "aof-disable-auto-gc", Bool, runtime, PERSISTENCE;
+        aof_disable_auto_gc: bool = false => "aof-disable-auto-gc", Bool, runtime;
 
         replicaof: Vec<String> = Vec::new() => "replicaof" | "slaveof", WORDS, runtime, REPLICATION;
         masterauth: String = String::new() => "masterauth", Str, runtime, REPLICATION;

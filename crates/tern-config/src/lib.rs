@@ -36,7 +36,8 @@ use kinds::one;
 /// Why a directive is accepted but not acted on: what the start-up
 /// warning and CONFIG SET's notice say.
 pub mod reason {
-    pub const PERSISTENCE: &str = "Tern has no append-only file (AOF) in this version: it persists by RDB snapshots only";
+    pub const PERSISTENCE: &str =
+        "Tern writes its AOF with an RDB base always, syncs as appendfsync says during a rewrite too, and writes no timestamp annotations in this version";
     pub const RDB_FSYNC: &str = "Tern syncs an RDB file once, when it is complete, in this version";
     pub const REPLICATION: &str = "Tern does not replicate in this version";
     pub const CLUSTER: &str = "Tern has no cluster mode in this version";
@@ -428,7 +429,7 @@ mod tests {
     fn passive_directives_give_their_own_reason() {
         assert!(find_directive("maxmemory").is_some_and(|d| d.passive.is_none()));
         assert!(find_directive("save").is_some_and(|d| d.passive.is_none()));
-        assert!(passive_reason("appendonly").contains("AOF"));
+        assert!(passive_reason("aof-timestamp-enabled").contains("AOF"));
         assert!(passive_reason("replicaof").contains("replicate"));
         assert!(passive_reason("stream-node-max-entries").contains("streams"));
         assert!(find_directive("zset-max-listpack-entries").is_some_and(|d| d.passive.is_none()));

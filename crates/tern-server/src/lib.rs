@@ -8,6 +8,7 @@
 //!        ─► Engine (tern-commands: the shared state beside the command table)
 //!            ├─ N workers (net.rs): accept, read, parse a batch, plan keys, prefetch, dispatch, write
 //!            ├─ cron thread: active expiry, memcached's delayed flush_all
+//!            ├─ saver, AOF writer and AOF rewriter threads (tern-commands' persist, aof)
 //!            └─ signal thread: SIGINT/SIGTERM ─► graceful shutdown
 //!  request (net::run_request) ─► RESP: prefetch::Plan, cmd::dispatch (tern-commands)
 //!                             └► memcached: memcache::Exec (tern-commands)
@@ -52,12 +53,12 @@ const BACKGROUND_EVICT_BATCH: usize = 64;
 /// and, while over `maxmemory`, on eviction; neither while CLIENT PAUSE
 /// is in force.
 fn cron(srv: &Server) {
-    // The cron's own effect buffer (its flushes' and deletions' records).
-    // It only fills while a reader is attached; none reads it in this
-    // process yet, so each period's records are let go.
-    let fx = tern_store::Effects::new();
+    // The cron's own effect buffer (its flushes' and deletions' records),
+    // handed to the AOF writer each period. It only fills while the AOF
+    // is on.
+    let fx = tern_commands::aof::marked_effects(srv);
     while !srv.is_shutting_down() {
-        drop(fx.take());
+        tern_commands::aof::hand(srv, &fx, false);
         memcache::flush_if_due(srv, now_ms(), &fx);
         let hz = u64::from(srv.settings.hz()).clamp(1, 500);
         let period = Duration::from_millis(1000 / hz);
@@ -66,6 +67,7 @@ fn cron(srv: &Server) {
         // CLIENT PAUSE (either mode) holds back active expiry and eviction
         // too, as in Redis: the dataset does not change while paused.
         if srv.pause.mode_at(now_ms()).is_some() {
+            tern_commands::aof::hand(srv, &fx, false);
             std::thread::sleep(period);
             continue;
         }
@@ -94,7 +96,7 @@ fn cron(srv: &Server) {
             if maxmemory::background_evict(srv, now_ms(), BACKGROUND_EVICT_BATCH, &fx) == 0 {
                 break;
             }
-            drop(fx.take());
+            tern_commands::aof::hand(srv, &fx, false);
         }
         // Memory can come down without a write (DEL, FLUSHALL, a raised
         // limit): the exceeded-time stretch closes at the next cycle, as
@@ -103,8 +105,11 @@ fn cron(srv: &Server) {
             maxmemory::note_exceeded(srv, false);
         }
         tern_commands::persist::schedule_check(srv, now_ms());
+        tern_commands::aof::cron(srv);
+        tern_commands::aof::hand(srv, &fx, false);
         std::thread::sleep(period.saturating_sub(start.elapsed()));
     }
+    tern_commands::aof::hand(srv, &fx, false);
 }
 
 /// Runs the server until shutdown; returns the process exit code.
@@ -200,7 +205,17 @@ pub fn run(mut cfg: Config) -> i32 {
     // The snapshot is loaded before any worker runs: no client sees a
     // half-loaded keyspace (connections wait in the listen backlog).
     let load_start = std::time::Instant::now();
-    match tern_commands::persist::load_at_start(srv) {
+    // With appendonly yes the AOF is the dataset, as in Redis; dump.rdb
+    // only when there is none.
+    let from_aof = match tern_commands::aofload::load_at_start(&eng) {
+        Ok(b) => b,
+        Err(e) => {
+            log_warning!("{}", e);
+            return 1;
+        }
+    };
+    let rdb = if from_aof { Ok(None) } else { tern_commands::persist::load_at_start(srv) };
+    match rdb {
         Ok(Some(info)) => {
             let p = &srv.persist;
             log_notice!(
@@ -218,6 +233,19 @@ pub fn run(mut cfg: Config) -> i32 {
             log_warning!("{}", e);
             return 1;
         }
+    }
+
+    // The AOF writer runs before anything writes; with appendonly yes the
+    // files are made ready (a base of what was loaded, when there was no
+    // AOF) before any worker runs.
+    let aof_handle = {
+        let eng = eng.clone();
+        std::thread::Builder::new().name("tern-aof".into()).spawn(move || tern_commands::aof::writer(&eng.srv)).ok()
+    };
+    if let Err(e) = tern_commands::aof::start(srv) {
+        log_warning!("{}", e);
+        tern_commands::aof::finish(srv);
+        return 1;
     }
 
     let mut workers = Vec::new();
@@ -268,6 +296,10 @@ pub fn run(mut cfg: Config) -> i32 {
         let eng = eng.clone();
         std::thread::Builder::new().name("tern-saver".into()).spawn(move || tern_commands::persist::saver(&eng.srv)).ok()
     };
+    let rewriter_handle = {
+        let eng = eng.clone();
+        std::thread::Builder::new().name("tern-aof-rewrite".into()).spawn(move || tern_commands::aof::rewriter(&eng.srv)).ok()
+    };
     let handles: Vec<_> = workers
         .into_iter()
         .enumerate()
@@ -287,6 +319,15 @@ pub fn run(mut cfg: Config) -> i32 {
     // A background save running now is given up (as Redis kills its
     // child): the final save below, if any, is a synchronous one.
     if let Some(h) = saver_handle {
+        let _ = h.join();
+    }
+    // A rewrite running now is given up (the old files stay in use); the
+    // AOF writer writes and syncs what the workers and cron handed over.
+    if let Some(h) = rewriter_handle {
+        let _ = h.join();
+    }
+    tern_commands::aof::finish(srv);
+    if let Some(h) = aof_handle {
         let _ = h.join();
     }
     // A signal's shutdown saves when a `save` schedule is set, as Redis

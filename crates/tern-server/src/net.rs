@@ -35,7 +35,7 @@ use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 use slab::Slab;
 use tern_resp::{Args, Frame, Limits};
-use tern_store::LockSet;
+use tern_store::{Effects, Keyspace, LockSet};
 
 use tern_commands::client::{flags as client_flags, Client, ClientShared};
 use tern_commands::cmd::table::CommandTable;
@@ -204,6 +204,21 @@ pub struct Worker {
     /// The pause generation (`Pause::generation`) the postponed
     /// connections were last tried at.
     pause_seen: u64,
+    /// With `appendfsync always`, the connections whose replies wait for
+    /// this round's records to be on disk (slab keys, repeats allowed),
+    /// and whether flushes are being deferred so.
+    deferred: Vec<usize>,
+    deferring: bool,
+}
+
+/// A lock set whose records note the worker's mark (see
+/// `tern_store::aof::feed`) as they leave their shards.
+fn lock_set<'a>(ks: &'a Keyspace, fx: &Effects) -> LockSet<'a> {
+    let mut locks = LockSet::new(ks);
+    if let Some(m) = fx.mark() {
+        locks.effects = Effects::marked(m.clone());
+    }
+    locks
 }
 
 /// Redis's `connIsLocal`: 127.0.0.0/8 or ::1.
@@ -318,7 +333,8 @@ impl Worker {
             poll.registry().register(l, Token(LISTENER_BASE + i), Interest::READABLE)?;
         }
         let stats = eng.srv.workers[id].clone();
-        Ok((Worker { id, eng, poll, listeners, mc_from, mc, conns: Slab::new(), stats, scratch: Scratch::default(), plan: Plan::default(), effects: tern_store::Effects::new(), blocked: HashMap::new(), deadlines: BinaryHeap::new(), timed: Default::default(), postponed: Vec::new(), pause_seen: 0 }, waker))
+        let effects = tern_commands::aof::marked_effects(&eng.srv);
+        Ok((Worker { id, eng, poll, listeners, mc_from, mc, conns: Slab::new(), stats, scratch: Scratch::default(), plan: Plan::default(), effects, blocked: HashMap::new(), deadlines: BinaryHeap::new(), timed: Default::default(), postponed: Vec::new(), pause_seen: 0, deferred: Vec::new(), deferring: false }, waker))
     }
 
     pub fn run(mut self) {
@@ -355,6 +371,9 @@ impl Worker {
             // from it (cmd::Clock).
             self.scratch.clock = cmd::Clock::now();
             let mut active = !events.is_empty();
+            // `appendfsync always`: the replies of this round go out once
+            // its records are on disk, after one wait for all of them.
+            self.deferring = self.eng.srv.aof.waits();
             for ev in events.iter() {
                 match ev.token() {
                     WAKER => {
@@ -378,6 +397,7 @@ impl Worker {
             }
             active |= self.fire_timeouts();
             self.resume_postponed();
+            self.release_deferred();
             let now = self.scratch.clock.mark();
             if active {
                 let soon = now + TICK;
@@ -385,6 +405,9 @@ impl Worker {
             }
             if next_tick.is_some_and(|t| now >= t) {
                 next_tick = self.tick();
+                // What closing clients wrote goes too: a mark held while
+                // this worker sleeps would hold every worker's records back.
+                tern_commands::aof::hand(&self.eng.srv, &self.effects, false);
             }
         }
     }
@@ -412,7 +435,7 @@ impl Worker {
     fn retry_blocked(&mut self, key: usize) {
         let eng = self.eng.clone();
         let Some(conn) = self.conns.get_mut(key) else { return };
-        let mut locks = LockSet::new(&eng.srv.ks);
+        let mut locks = lock_set(&eng.srv.ks, &self.effects);
         let served = cmd::blocking::retry(cmd::Conn {
             srv: &eng.srv,
             commands: &eng.commands,
@@ -433,8 +456,9 @@ impl Worker {
     fn end_wait(&mut self, key: usize, error: bool) {
         let eng = self.eng.clone();
         let Some(conn) = self.conns.get_mut(key) else { return };
-        let mut locks = LockSet::new(&eng.srv.ks);
+        let mut locks = lock_set(&eng.srv.ks, &self.effects);
         cmd::blocking::abandon(&eng.srv, &mut locks, &mut conn.client, &self.stats, Some(&mut conn.out), error);
+        self.effects.absorb(&locks.effects);
         self.resume(key);
     }
 
@@ -616,8 +640,9 @@ impl Worker {
         let _ = self.poll.registry().deregister(&mut conn.stream);
         if self.forget_blocked(conn.client.id).is_some() {
             // It takes nothing more; its turn passes to the next waiter.
-            let mut locks = LockSet::new(&self.eng.srv.ks);
+            let mut locks = lock_set(&self.eng.srv.ks, &self.effects);
             cmd::blocking::abandon(&self.eng.srv, &mut locks, &mut conn.client, &self.stats, None, false);
+            self.effects.absorb(&locks.effects);
         }
         for w in conn.client.watched.drain(..) {
             let last = self.eng.srv.ks.lock(w.loc.gid).unwatch(&w.key, w.loc.hash, &conn.client.watch_flag);
@@ -740,7 +765,10 @@ impl Worker {
         let (srv, commands) = (&eng.srv, &eng.commands);
         let Some(conn) = self.conns.get_mut(key) else { return };
         self.scratch.clock.mark_now();
-        let mut locks = LockSet::new(&srv.ks);
+        let mut locks = lock_set(&srv.ks, &self.effects);
+        // With `appendfsync always` no reply leaves before its write is
+        // on disk: the buffer waits for the round's end (or pauses).
+        let early = !srv.aof.waits();
         let mut limits = Limits {
             max_bulk_len: srv.settings.proto_max_bulk_len(),
             ..Limits::default()
@@ -749,7 +777,7 @@ impl Worker {
         let batch = srv.settings.prefetch_batch_max_size();
         let mut ran = false;
         while conn.rpos < conn.rlen && !conn.closing && conn.client.blocked.is_none() && !conn.postponed {
-            if conn.pending_out() > OUT_WRITE_EARLY && conn.write_out(&self.stats, self.scratch.clock.last_ms()).is_err() {
+            if early && conn.pending_out() > OUT_WRITE_EARLY && conn.write_out(&self.stats, self.scratch.clock.last_ms()).is_err() {
                 // The peer is gone: nothing more will be delivered.
                 conn.closing = true;
                 conn.rpos = conn.rlen;
@@ -848,8 +876,9 @@ impl Worker {
         // moves once a second.
         self.scratch.clock.mark_now();
         let now = self.scratch.clock.last_ms();
+        let early = !srv.aof.waits();
         while conn.rpos < conn.rlen && !conn.closing {
-            if conn.pending_out() > OUT_WRITE_EARLY && conn.write_out(&self.stats, now).is_err() {
+            if early && conn.pending_out() > OUT_WRITE_EARLY && conn.write_out(&self.stats, now).is_err() {
                 conn.closing = true;
                 conn.rpos = conn.rlen;
                 break;
@@ -965,8 +994,37 @@ impl Worker {
         self.flush(key);
     }
 
+    /// With `appendfsync always`, hands the worker's records to the AOF
+    /// writer, waits until they are on disk, then writes the replies held
+    /// back meanwhile; otherwise only hands them over.
+    fn release_deferred(&mut self) {
+        self.deferring = false;
+        let srv = &self.eng.srv;
+        tern_commands::aof::hand(srv, &self.effects, true);
+        if self.deferred.is_empty() {
+            return;
+        }
+        let mut keys = std::mem::take(&mut self.deferred);
+        keys.sort_unstable();
+        keys.dedup();
+        for &k in &keys {
+            self.flush(k);
+        }
+        keys.clear();
+        self.deferred = keys;
+    }
+
     /// Writes pending replies; resumes a paused client once they drain.
+    /// With `appendfsync always`, only once the records of the writes they
+    /// answer are on disk.
     fn flush(&mut self, key: usize) {
+        if self.deferring {
+            self.deferred.push(key);
+            return;
+        }
+        if self.eng.srv.aof.waits() {
+            tern_commands::aof::hand(&self.eng.srv, &self.effects, true);
+        }
         loop {
             let Some(conn) = self.conns.get_mut(key) else { return };
             match conn.write_out(&self.stats, self.scratch.clock.last_ms()) {

@@ -48,11 +48,16 @@ fn start_fails(args: &[&str]) -> (Option<i32>, String) {
 
 #[test]
 fn starts_from_a_config_file() {
+    // appendonly yes writes its directory in `dir`: a fresh one.
+    let dir = data_dir();
     let conf = TempFile::new(
         "start.conf",
-        "# a comment\nport 0\nthreads 2\ntimeout 17\nmaxmemory 2mb\nsave 900 1 300 10\nappendonly yes\n\
-         client-output-buffer-limit normal 1mb 512kb 10\nrequirepass \"with space\"\nhash-max-ziplist-entries 64\n\
-         rename-command FLUSHALL \"\"\n",
+        &format!(
+            "# a comment\nport 0\nthreads 2\ntimeout 17\nmaxmemory 2mb\nsave 900 1 300 10\nappendonly yes\ndir {}\n\
+             client-output-buffer-limit normal 1mb 512kb 10\nrequirepass \"with space\"\nhash-max-ziplist-entries 64\n\
+             rename-command FLUSHALL \"\"\n",
+            dir.display()
+        ),
     );
     let s = TestServer::start_args(&[conf.path()]);
     let mut r = s.raw();
@@ -73,6 +78,12 @@ fn starts_from_a_config_file() {
     let info: String = redis::cmd("INFO").arg("server").query(&mut c).unwrap();
     let canonical = std::fs::canonicalize(&conf.0).unwrap().display().to_string();
     assert!(info.contains(&format!("config_file:{canonical}\r\n")), "{info}");
+    // The AOF is on, in the configured directory.
+    let persistence: String = redis::cmd("INFO").arg("persistence").query(&mut c).unwrap();
+    assert!(persistence.contains("aof_enabled:1\r\n"), "{persistence}");
+    assert!(dir.join("appendonlydir").join("appendonly.aof.manifest").is_file());
+    drop(s);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -194,7 +205,7 @@ fn config_rewrite_keeps_comments_and_order() {
 fn logfile_directive_writes_there() {
     let log = TempFile::new("server.log", "");
     let mut child = Command::new(env!("CARGO_BIN_EXE_tern-server"))
-        .args(["--port", "0", "--threads", "1", "--logfile", &log.path(), "--loglevel", "verbose", "--appendonly", "yes", "--save", ""])
+        .args(["--port", "0", "--threads", "1", "--logfile", &log.path(), "--loglevel", "verbose", "--aof-timestamp-enabled", "yes", "--save", ""])
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -222,7 +233,7 @@ fn logfile_directive_writes_there() {
     assert_eq!(code, Some(0));
     let text = log.read();
     assert!(text.contains("Ready to accept connections"), "{text}");
-    assert!(text.contains("Directive 'appendonly' is accepted but not acted on"), "{text}");
+    assert!(text.contains("Directive 'aof-timestamp-enabled' is accepted but not acted on"), "{text}");
     assert!(text.contains(" # User requested shutdown..."), "{text}");
     // Redis's line format: pid:M dd Mon yyyy hh:mm:ss.mmm <mark> message.
     let first = text.lines().next().unwrap();

@@ -41,6 +41,9 @@
 
 use std::borrow::Cow;
 use std::cell::RefCell;
+use std::sync::Arc;
+
+use crate::aof::Mark;
 
 use crate::entry::EntryExt;
 use crate::hash::{Hash, HashLimits};
@@ -120,6 +123,10 @@ pub enum ListEdit {
     Rem { count: i64, elem: Box<[u8]> },
     /// `left` elements removed from the head and `right` from the tail.
     Trim { left: usize, right: usize },
+    /// Only the elements `start..=stop` kept, indices as LTRIM reads them
+    /// (negative: from the tail); what an AOF's `LTRIM` counted from the
+    /// head says.
+    Keep { start: i64, stop: i64 },
 }
 
 fn end_name(e: End) -> &'static [u8] {
@@ -162,6 +169,17 @@ impl ListEdit {
                 l.remove_range(len.saturating_sub(*right), *right, lim);
                 l.remove_range(0, *left, lim);
             }
+            ListEdit::Keep { start, stop } => {
+                let len = l.len() as i64;
+                let from = if *start < 0 { (len + start).max(0) } else { *start };
+                let to = if *stop < 0 { len + stop } else { (*stop).min(len - 1) };
+                if from > to || from >= len {
+                    l.remove_range(0, len as usize, lim);
+                } else {
+                    l.remove_range(to as usize + 1, (len - 1 - to) as usize, lim);
+                    l.remove_range(0, from as usize, lim);
+                }
+            }
         }
     }
 
@@ -189,6 +207,7 @@ impl ListEdit {
                 let stop = -1i64 - i64::try_from(*right).unwrap_or(i64::MAX - 1);
                 vec![b"LTRIM".to_vec(), k, num(*left), num(stop)]
             }
+            ListEdit::Keep { start, stop } => vec![b"LTRIM".to_vec(), k, num(*start), num(*stop)],
         }
     }
 }
@@ -560,11 +579,26 @@ impl Record {
 #[derive(Debug, Default)]
 pub struct Effects {
     log: RefCell<Vec<Record>>,
+    /// The writer's low-water mark, for a reader that merges writers by
+    /// number (the AOF, see [`crate::aof::Feed`]): noted as records come
+    /// in from a shard, before its lock is released.
+    mark: Option<Arc<Mark>>,
 }
 
 impl Effects {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A buffer whose records lower `mark` as they come in: the writer's
+    /// own, or a lock set's whose records its writer absorbs.
+    pub fn marked(mark: Arc<Mark>) -> Self {
+        Effects { log: RefCell::default(), mark: Some(mark) }
+    }
+
+    /// The mark this buffer notes its records in.
+    pub fn mark(&self) -> Option<&Arc<Mark>> {
+        self.mark.as_ref()
     }
 
     /// Takes the records gathered so far, oldest first.
@@ -598,7 +632,13 @@ impl Effects {
         }
     }
 
+    /// Takes a shard's staged records, under its lock: the mark goes no
+    /// higher than the first (the lowest: a shard numbers its records as
+    /// it stages them) before the lock is released.
     pub(crate) fn extend(&self, staged: &mut Vec<Record>) {
+        if let (Some(m), Some(first)) = (&self.mark, staged.first()) {
+            m.note(first.seq);
+        }
         self.log.borrow_mut().append(staged);
     }
 }
@@ -634,6 +674,13 @@ mod tests {
         ListEdit::Trim { left: 1, right: 1 }.apply_to(&mut l, lim);
         ListEdit::Rotate { from: End::Right, to: End::Left }.apply_to(&mut l, lim);
         assert_eq!(l.iter().collect::<Vec<_>>(), vec![&b"x"[..], b"b"]);
+        // LTRIM's own indices, from either end.
+        let mut l = List::from_items([&b"a"[..], b"b", b"c", b"d"], lim);
+        ListEdit::Keep { start: 1, stop: 9 }.apply_to(&mut l, lim);
+        ListEdit::Keep { start: -3, stop: -2 }.apply_to(&mut l, lim);
+        assert_eq!(l.iter().collect::<Vec<_>>(), vec![&b"b"[..], b"c"]);
+        ListEdit::Keep { start: 5, stop: 9 }.apply_to(&mut l, lim);
+        assert_eq!(l.len(), 0);
     }
 
     #[test]

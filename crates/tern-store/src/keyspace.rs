@@ -104,6 +104,9 @@ pub struct Keyspace {
     /// The running snapshot (see [`crate::snapshot`]); taken with no shard
     /// lock held.
     pub(crate) snapshot: Mutex<Option<Arc<crate::snapshot::Shared>>>,
+    /// The effect records' sequence (see [`crate::effect`]), shared with
+    /// every shard.
+    pub(crate) seq: Arc<AtomicU64>,
 }
 
 impl Keyspace {
@@ -137,6 +140,7 @@ impl Keyspace {
             used: Padded(AtomicUsize::new(0)),
             pool: Mutex::new(Pool::default()),
             snapshot: Mutex::new(None),
+            seq,
         };
         // The empty tables' bucket arrays count from the start.
         for gid in 0..ks.shards.len() as u32 {

@@ -38,6 +38,7 @@
 //! to read; [`Record::apply`] replays one into another keyspace.
 #![forbid(unsafe_code)]
 
+pub mod aof;
 pub mod effect;
 pub mod entry;
 pub mod evict;

@@ -377,6 +377,8 @@ pub struct Snapshot {
     /// The keyspace it belongs to, checked on every call.
     ks: usize,
     start_ms: u64,
+    /// The first effect record number after the snapshot's instant.
+    seq: u64,
     dbs: usize,
     /// Keys and keys with a TTL per database at the start (expired ones
     /// not yet removed included): RESIZEDB's hint.
@@ -457,12 +459,15 @@ impl Keyspace {
             guard.snap_begin(part);
             inspect(g, guard);
         }
+        // Every shard is held: no record is being numbered.
+        let seq = self.seq.load(Ordering::Relaxed);
         drop(guards);
         *cur = Some(shared.clone());
         Ok(Snapshot {
             shared,
             ks: self as *const Keyspace as usize,
             start_ms: now_ms,
+            seq,
             dbs: self.db_count(),
             sizes,
             db: 0,
@@ -526,6 +531,13 @@ impl Snapshot {
     /// not have them).
     pub fn start_ms(&self) -> u64 {
         self.start_ms
+    }
+
+    /// The effect records numbered below this are of writes the snapshot
+    /// holds; those from it on, of writes after its instant (where an AOF
+    /// rewrite starts its new incremental file).
+    pub fn first_seq_after(&self) -> u64 {
+        self.seq
     }
 
     /// Keys and keys with a TTL in each database at the start, counting

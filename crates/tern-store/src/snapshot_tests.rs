@@ -525,3 +525,26 @@ fn str_values_keep_their_form() {
     });
     assert_eq!(seen, 1);
 }
+
+/// The snapshot's instant in the effect records' numbering: writes before
+/// it are numbered below [`Snapshot::first_seq_after`], writes after from
+/// it on (where an AOF rewrite cuts its incremental file).
+#[test]
+fn effect_numbers_split_at_the_snapshot() {
+    let ks = Keyspace::new(1, 2);
+    ks.attach_effects(true);
+    let fx = crate::Effects::new();
+    let write = |k: &[u8]| {
+        let loc = ks.locate(0, k);
+        let mut s = ks.lock_writing(loc.gid, &fx);
+        s.set(k, loc.hash, NewValue::Value(crate::Value::Str(crate::StrValue::Int(1))), None, 0);
+    };
+    write(b"a");
+    write(b"b");
+    let snap = ks.begin_snapshot(0).unwrap();
+    write(b"c");
+    let seqs: Vec<u64> = fx.take().iter().map(|r| r.seq).collect();
+    assert_eq!(seqs.len(), 3);
+    assert!(seqs[1] < snap.first_seq_after() && seqs[2] >= snap.first_seq_after(), "{seqs:?} {}", snap.first_seq_after());
+    snap.cancel(&ks);
+}

@@ -290,18 +290,27 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("rdb_last_cow_size", p.bg_last_cow_bytes.load(Ordering::Relaxed));
                 s.kv("rdb_last_load_keys_expired", p.load_expired.load(Ordering::Relaxed));
                 s.kv("rdb_last_load_keys_loaded", p.loaded_keys.load(Ordering::Relaxed));
-                s.kv("aof_enabled", 0);
-                s.kv("aof_rewrite_in_progress", 0);
-                s.kv("aof_rewrite_scheduled", 0);
-                s.kv("aof_last_rewrite_time_sec", -1);
-                s.kv("aof_current_rewrite_time_sec", -1);
-                s.kv("aof_last_bgrewrite_status", "ok");
-                s.kv("aof_rewrites", 0);
-                s.kv("aof_rewrites_consecutive_failures", 0);
-                s.kv("aof_last_write_status", "ok");
-                s.kv("aof_last_cow_size", 0);
+                let a = srv.aof.info(now_ms());
+                s.kv("aof_enabled", u8::from(a.enabled));
+                s.kv("aof_rewrite_in_progress", u8::from(a.rewrite_in_progress));
+                s.kv("aof_rewrite_scheduled", u8::from(a.rewrite_scheduled));
+                s.kv("aof_last_rewrite_time_sec", a.last_rewrite_secs);
+                s.kv("aof_current_rewrite_time_sec", a.current_rewrite_secs);
+                s.kv("aof_last_bgrewrite_status", if a.last_rewrite_ok { "ok" } else { "err" });
+                s.kv("aof_rewrites", a.rewrites);
+                s.kv("aof_rewrites_consecutive_failures", a.rewrite_failures);
+                s.kv("aof_last_write_status", if a.last_write_ok { "ok" } else { "err" });
+                s.kv("aof_last_cow_size", a.last_cow);
                 s.kv("module_fork_in_progress", 0);
                 s.kv("module_fork_last_cow_size", 0);
+                if a.enabled {
+                    s.kv("aof_current_size", a.current_size);
+                    s.kv("aof_base_size", a.base_size);
+                    s.kv("aof_pending_rewrite", u8::from(a.rewrite_scheduled));
+                    s.kv("aof_buffer_length", 0);
+                    s.kv("aof_pending_bio_fsync", 0);
+                    s.kv("aof_delayed_fsync", a.delayed_fsync);
+                }
             }
             "stats" => {
                 s.header("Stats");

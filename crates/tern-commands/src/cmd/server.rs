@@ -1,4 +1,4 @@
-//! Server commands: TIME, SAVE, BGSAVE, LASTSAVE, SHUTDOWN (INFO is in
+//! Server commands: TIME, SAVE, BGSAVE, BGREWRITEAOF, LASTSAVE, SHUTDOWN (INFO is in
 //! `info.rs`, COMMAND in `command.rs`, CONFIG in `config.rs`).
 
 use tern_resp::Args;
@@ -25,6 +25,9 @@ pub static COMMANDS: &[CommandSpec] = &[
         .doc("server", "Asynchronously saves the database(s) to disk.", "1.0.0", "O(1)")
         .acl(&["admin", "slow", "dangerous"])
         .history(&[("3.2.2", "Added the `SCHEDULE` option.")]),
+    CommandSpec::new("bgrewriteaof", 1, ADMIN | NOSCRIPT | NO_ASYNC_LOADING, &[], bgrewriteaof)
+        .doc("server", "Asynchronously rewrites the append-only file to disk.", "1.0.0", "O(1)")
+        .acl(&["admin", "slow", "dangerous"]),
     CommandSpec::new("lastsave", 1, LOADING | STALE | FAST, &[], lastsave)
         .doc("server", "Returns the Unix timestamp of the last successful save to disk.", "1.0.0", "O(1)")
         .acl(&["admin", "fast", "dangerous"])
@@ -56,10 +59,26 @@ fn bgsave(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             return;
         }
     }
+    // The snapshot engine runs one snapshot at a time, as Redis one child.
+    if args.len() == 1 && ctx.srv.aof.rewrite_running.load(std::sync::atomic::Ordering::Acquire) {
+        ctx.reply.error(errors::BGSAVE_CHILD_ACTIVE);
+        return;
+    }
     match crate::persist::request_bgsave(ctx.srv, ctx.locks.is_pinned()) {
         crate::persist::Bgsave::Started => ctx.reply.simple("Background saving started"),
         crate::persist::Bgsave::Scheduled => ctx.reply.simple("Background saving scheduled"),
         crate::persist::Bgsave::InProgress => ctx.reply.error(errors::BGSAVE_IN_PROGRESS),
+    }
+}
+
+/// BGREWRITEAOF: a new base from a point-in-time snapshot and a new
+/// incremental file from its instant on (`crate::aof`); after a running
+/// BGSAVE when there is one, as Redis schedules it behind its child.
+fn bgrewriteaof(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
+    match crate::aof::request_rewrite(ctx.srv) {
+        crate::aof::Rewrite::Started => ctx.reply.simple("Background append only file rewriting started"),
+        crate::aof::Rewrite::Scheduled => ctx.reply.simple("Background append only file rewriting scheduled"),
+        crate::aof::Rewrite::InProgress => ctx.reply.error(errors::AOF_REWRITE_IN_PROGRESS),
     }
 }
 

@@ -38,6 +38,7 @@ mod ziplist;
 
 use crate::{HashLimits, ListLimits, SetLimits, ZsetLimits};
 
+pub use decode::str_value;
 pub use dump::{dump, put_footer, restore, DUMP_RDB_VERSION};
 pub use file::{load, LoadInfo, RdbOptions, RdbWriter, MC_AUX};
 

@@ -1,0 +1,252 @@
+//! Loading the append-only file at start (see `aof`'s module docs): the
+//! manifest's base and increments, replayed through `Record::apply`, and
+//! the commands that are not record forms through the command table.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufReader, Read, Seek};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+use tern_config::{log_notice, log_warning, Config};
+use tern_store::aof::{self as fmt, AofFile, CommandReader, Kind, Manifest, Parsed, ReadError};
+use tern_store::{LockSet, Record};
+
+use crate::aof::{measure, persist_manifest, place, sync_dir};
+use crate::aofstate::Files;
+use crate::client::{Client, ClientShared};
+use crate::cmd::{self, Scratch};
+use crate::engine::Engine;
+use crate::outbuf::OutBuf;
+use crate::persist;
+use crate::server::now_ms;
+
+/// The transaction being read: its records and commands wait for EXEC.
+enum Step {
+    Rec(Record),
+    Cmd(u32, Vec<Vec<u8>>),
+}
+
+/// Replays commands that are not record forms through the command table,
+/// as a client of database `db` whose replies are dropped (as Redis's
+/// fake AOF client's are).
+struct Runner<'e> {
+    eng: &'e Engine,
+    client: Client,
+    out: OutBuf,
+    scratch: Scratch,
+}
+
+impl<'e> Runner<'e> {
+    fn new(eng: &'e Engine) -> Self {
+        let shared = Arc::new(ClientShared::new(0, String::new(), String::new(), -1, 0, now_ms()));
+        Runner { eng, client: Client::new(shared, true), out: OutBuf::new(), scratch: Scratch::default() }
+    }
+
+    fn run(&mut self, db: u32, argv: &[Vec<u8>]) {
+        let srv = &self.eng.srv;
+        let mut buf = Vec::new();
+        let mut ranges = Vec::with_capacity(argv.len());
+        for a in argv {
+            ranges.push((buf.len(), a.len()));
+            buf.extend_from_slice(a);
+        }
+        self.client.db = db as usize;
+        self.scratch.clock = cmd::Clock::now();
+        let mut locks = LockSet::new(&srv.ks);
+        let conn = cmd::Conn {
+            srv,
+            commands: &self.eng.commands,
+            locks: &mut locks,
+            out: &mut self.out,
+            client: &mut self.client,
+            stats: &srv.workers[0],
+            scratch: &mut self.scratch,
+            worker: 0,
+        };
+        cmd::dispatch(conn, tern_resp::Args::from_parts(&buf, &ranges));
+        locks.release();
+        self.out.clear();
+    }
+}
+
+/// Where a file's reading stopped early.
+enum Stop {
+    /// Torn at this offset (the start of the torn command, or of an
+    /// unfinished MULTI).
+    Torn(u64),
+}
+
+/// Loads one file of the AOF (a base or an increment). Returns where it
+/// is torn, if it is.
+fn load_file(eng: &Engine, runner: &mut Runner<'_>, path: &Path, name: &str) -> Result<Option<Stop>, String> {
+    let srv = &eng.srv;
+    let file = File::open(path).map_err(|e| format!("Fatal error: can't open the append log file {name} for reading: {e}"))?;
+    let mut r = BufReader::with_capacity(1 << 16, file);
+    let mut head = [0u8; 5];
+    let n = r.read(&mut head).map_err(|e| format!("Unrecoverable error reading the append only file {name}: {e}"))?;
+    r.rewind().map_err(|e| format!("Unrecoverable error reading the append only file {name}: {e}"))?;
+    if n == 0 {
+        return Ok(None);
+    }
+    let mut start = 0;
+    if n == 5 && &head == b"REDIS" {
+        log_notice!("Reading RDB base file on AOF loading...");
+        let now = now_ms();
+        persist::load_rdb(srv, &mut r, now).map_err(|e| format!("Error reading the RDB base file {name}, AOF loading aborted ({e})"))?;
+        start = r.stream_position().map_err(|e| format!("Unrecoverable error reading the append only file {name}: {e}"))?;
+    }
+    let dbs = srv.ks.db_count() as u32;
+    let lim = persist::limits(srv);
+    let mut reader = CommandReader::new(r, start);
+    let mut db = 0u32;
+    // A MULTI's offset and what it queued.
+    let mut multi: Option<(u64, Vec<Step>)> = None;
+    let bad = |off: u64, why: &str| {
+        format!("Bad file format reading the append only file {name} at offset {off} ({why}): make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>")
+    };
+    loop {
+        let at = reader.offset();
+        let argv = match reader.next_command() {
+            Ok(Some(a)) => a,
+            Ok(None) => break,
+            Err(ReadError::Truncated { offset }) => return Ok(Some(Stop::Torn(multi.map_or(offset, |m| m.0)))),
+            Err(ReadError::Corrupt { offset, why }) => return Err(bad(offset, why)),
+            Err(ReadError::Io(e)) => return Err(format!("Unrecoverable error reading the append only file {name}: {e}")),
+        };
+        let parsed = fmt::parse(&argv, &mut db, dbs, now_ms()).map_err(|e| bad(at, &e.0))?;
+        let steps: Vec<Step> = match parsed {
+            Parsed::Records(rs) => rs.into_iter().map(Step::Rec).collect(),
+            Parsed::Other(d) => vec![Step::Cmd(d, argv)],
+            Parsed::Multi => {
+                if multi.is_some() {
+                    return Err(bad(at, "MULTI inside MULTI"));
+                }
+                multi = Some((at, Vec::new()));
+                continue;
+            }
+            Parsed::Exec => match multi.take() {
+                Some((_, queued)) => queued,
+                None => return Err(bad(at, "EXEC without MULTI")),
+            },
+        };
+        if let Some((_, q)) = &mut multi {
+            q.extend(steps);
+            continue;
+        }
+        for s in steps {
+            match s {
+                Step::Rec(rec) => rec.apply(&srv.ks, lim.hash, lim.list, 0),
+                Step::Cmd(d, argv) => runner.run(d, &argv),
+            }
+        }
+    }
+    if let Some((at, _)) = multi {
+        log_warning!("Revert incomplete MULTI/EXEC transaction in AOF file {}", name);
+        return Ok(Some(Stop::Torn(at)));
+    }
+    Ok(None)
+}
+
+/// Loads the AOF at start, before the workers run, when `appendonly` is
+/// on. Returns false when there is none (the caller loads dump.rdb).
+pub fn load_at_start(eng: &Engine) -> Result<bool, String> {
+    let srv = &eng.srv;
+    let cfg = srv.config.read().clone();
+    if !cfg.appendonly {
+        return Ok(false);
+    }
+    let (dir, prefix) = place(&cfg);
+    let mpath = dir.join(fmt::manifest::manifest_name(&prefix));
+    let single = PathBuf::from(cfg.dir.clone().unwrap_or_else(|| ".".into())).join(&prefix);
+    let manifest = match std::fs::read(&mpath) {
+        Ok(text) => Manifest::parse(&text).map_err(|e| format!("{e} (in the AOF manifest {})", mpath.display()))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if !dir.exists() && single.is_file() {
+                // Redis 6's single file: loaded, then moved into the
+                // directory as the base (Redis's upgrade).
+                return load_single(eng, &cfg, &single, &dir, &prefix).map(|()| true);
+            }
+            return Ok(false);
+        }
+        Err(e) => return Err(format!("Fatal error: can't open the AOF manifest {} for reading: {e}", mpath.display())),
+    };
+    let started = Instant::now();
+    srv.persist.loading.store(true, Ordering::Relaxed);
+    let mut runner = Runner::new(eng);
+    let order: Vec<AofFile> = manifest.load_order().cloned().collect();
+    let r = (|| -> Result<(), String> {
+        for (i, f) in order.iter().enumerate() {
+            let path = dir.join(&f.name);
+            let t = Instant::now();
+            let last = i + 1 == order.len();
+            if let Some(Stop::Torn(off)) = load_file(eng, &mut runner, &path, &f.name)? {
+                torn(&cfg, &path, &f.name, off, last)?;
+            }
+            let what = if f.kind == Kind::Base { "base" } else { "incr" };
+            log_notice!("DB loaded from {} file {}: {:.3} seconds", what, f.name, t.elapsed().as_secs_f64());
+        }
+        Ok(())
+    })();
+    srv.persist.loading.store(false, Ordering::Relaxed);
+    r?;
+    log_notice!("DB loaded from append only file: {:.3} seconds", started.elapsed().as_secs_f64());
+    let keys = (0..srv.ks.total_shards() as u32).map(|g| srv.ks.lock(g).len() as u64).sum();
+    persist::load_done(srv, keys, 0, now_ms());
+    let mut files = srv.aof.files.lock();
+    *files = Files { dir, prefix, manifest };
+    measure(&srv.aof, &files);
+    Ok(true)
+}
+
+/// A torn command at `off`: cut off (and reported as Redis does) when
+/// `aof-load-truncated` allows and the file is the last; else the error
+/// that stops start-up.
+fn torn(cfg: &Config, path: &Path, name: &str, off: u64, last: bool) -> Result<(), String> {
+    if !last {
+        return Err(format!("Fatal error: the truncated file {name} (at offset {off}) is not the last file"));
+    }
+    if !cfg.aof_load_truncated {
+        return Err(format!("Unexpected end of file reading the append only file {name}. You can: 1) Make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>. 2) Alternatively you can set the 'aof-load-truncated' configuration option to yes and restart the server."));
+    }
+    log_warning!("!!! Warning: short read while loading the AOF file {}!!!", name);
+    log_warning!("!!! Truncating the AOF {} at offset {} !!!", name, off);
+    let f = OpenOptions::new().write(true).open(path).map_err(|e| format!("Error truncating the AOF file {name}: {e}"))?;
+    f.set_len(off).and_then(|()| f.sync_all()).map_err(|e| format!("Error truncating the AOF file {name}: {e}"))?;
+    let dirname = path.parent().and_then(|p| p.file_name()).map(|d| d.to_string_lossy().into_owned()).unwrap_or_default();
+    log_warning!("AOF {}/{} loaded anyway because aof-load-truncated is enabled", dirname, name);
+    Ok(())
+}
+
+fn load_single(eng: &Engine, cfg: &Config, single: &Path, dir: &Path, prefix: &str) -> Result<(), String> {
+    let srv = &eng.srv;
+    let started = Instant::now();
+    srv.persist.loading.store(true, Ordering::Relaxed);
+    let mut runner = Runner::new(eng);
+    let r = load_file(eng, &mut runner, single, prefix);
+    srv.persist.loading.store(false, Ordering::Relaxed);
+    if let Some(Stop::Torn(off)) = r? {
+        torn(cfg, single, prefix, off, true)?;
+    }
+    log_notice!("DB loaded from append only file: {:.3} seconds", started.elapsed().as_secs_f64());
+    let keys = (0..srv.ks.total_shards() as u32).map(|g| srv.ks.lock(g).len() as u64).sum();
+    persist::load_done(srv, keys, 0, now_ms());
+    let upgrade = || -> std::io::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        std::fs::rename(single, dir.join(prefix))?;
+        sync_dir(dir)
+    };
+    upgrade().map_err(|e| format!("Error moving the AOF file {} into {}: {e}", single.display(), dir.display()))?;
+    let mut files = srv.aof.files.lock();
+    *files = Files {
+        dir: dir.to_path_buf(),
+        prefix: prefix.to_string(),
+        manifest: Manifest { base: Some(AofFile { name: prefix.to_string(), seq: 1, kind: Kind::Base }), ..Manifest::default() },
+    };
+    persist_manifest(&files)?;
+    log_notice!("Successfully migrated an old-style AOF into the AOF directory {}.", dir.display());
+    measure(&srv.aof, &files);
+    Ok(())
+}
+

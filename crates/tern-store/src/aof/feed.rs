@@ -1,0 +1,350 @@
+//! The hand-over of effect records from their writers (workers, the
+//! cron) to the one thread that writes the AOF, in an order that keeps
+//! the records of each key in the order they happened.
+//!
+//! ```text
+//!  worker 0 ─ Effects ─┐ hand (batch, ticket)        ┌─ Merger: pending, sorted by number
+//!  worker 1 ─ Effects ─┼──────────────► Feed ──collect──►  ready(W): every record numbered < W
+//!  cron     ─ Effects ─┘  marks: lowest number          └─ durable(): tickets all written
+//!                         each writer still holds
+//! ```
+//!
+//! Records are numbered from one sequence per keyspace, taken under the
+//! shard lock of the write (see [`crate::effect`]), so two records of one
+//! key are numbered in the order they happened. Each writer hands its
+//! records over in batches, and has a [`Mark`]: the lowest number among
+//! the records it holds and has not handed over (`u64::MAX`: none). The
+//! mark is lowered when records move from a shard to the writer's buffer
+//! ([`crate::Effects::marked`]), which is done before the shard's lock is
+//! released, and raised to `u64::MAX` when the writer hands its batch
+//! over, inside the feed's lock. [`Feed::collect`] takes, inside that
+//! same lock, every batch handed over and `W`, the lowest mark; the
+//! reader writes the records numbered below `W` and keeps the others.
+//!
+//! **Why this keeps each key's order.** Say r (number s) and r' (s' > s)
+//! change one key, r' is written in a round whose collection happened at
+//! instant M, and r was not handed over by M (else both were taken and
+//! are written by number: r first). r's writer A lowered its mark to at
+//! most s before releasing the key's shard lock; the writer of r' took
+//! that lock after, then handed r' over (feed lock) before M. So A's
+//! lowering happens-before M's reading of A's mark, which reads it or a
+//! later value. A raises its mark only when handing over, inside the feed
+//! lock, and that hand-over would have carried r; it did not happen by M,
+//! and one after M cannot be read at M (the lock orders them). So M reads
+//! a mark ≤ s, `W ≤ s < s'`, and r' is kept back — a contradiction: r'
+//! is never written before r. A record numbered below `W` may still come
+//! later (numbered but not yet moved out of its shard at M); only the
+//! order of each key's records matters, and that argument covers it.
+//! The marks are only ever read and written inside locks that order them
+//! (the shard's, the feed's), so relaxed atomics suffice.
+//!
+//! A writer's handed batches carry tickets, issued in order; once every
+//! record of every batch up to ticket T has been written and synced, T is
+//! durable ([`Merger::durable`]): `appendfsync always` acknowledges a
+//! write when its writer's ticket is.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use parking_lot::{Condvar, Mutex};
+
+use crate::effect::{Effects, Record};
+use crate::keyspace::Padded;
+
+/// A writer's low-water mark: the lowest number among the records it
+/// holds and has not handed over (`u64::MAX`: none). Written by its
+/// writer only, read by the feed's reader; on its own cache line.
+#[derive(Debug)]
+pub struct Mark(Padded<AtomicU64>);
+
+impl Default for Mark {
+    fn default() -> Self {
+        Mark(Padded(AtomicU64::new(u64::MAX)))
+    }
+}
+
+impl Mark {
+    /// Records numbered from `seq` on are now held.
+    #[inline]
+    pub fn note(&self, seq: u64) {
+        if seq < self.0 .0.load(Ordering::Relaxed) {
+            self.0 .0.store(seq, Ordering::Relaxed);
+        }
+    }
+
+    pub fn get(&self) -> u64 {
+        self.0 .0.load(Ordering::Relaxed)
+    }
+
+    fn clear(&self) {
+        self.0 .0.store(u64::MAX, Ordering::Relaxed);
+    }
+}
+
+/// A batch of one writer's records and its ticket.
+pub type Batch = (u64, Vec<Record>);
+
+#[derive(Default)]
+struct State {
+    batches: Vec<Batch>,
+    marks: Vec<Arc<Mark>>,
+    /// The last ticket issued.
+    issued: u64,
+    /// The last ticket whose records are all written (and synced, when
+    /// the policy says so).
+    durable: u64,
+    /// The reader waits for batches (it sleeps).
+    idle: bool,
+}
+
+/// Where writers hand their records and the AOF writer takes them.
+#[derive(Default)]
+pub struct Feed {
+    state: Mutex<State>,
+    /// The reader's wake-up: batches arrived.
+    work: Condvar,
+    /// Writers waiting for a ticket to be durable.
+    done: Condvar,
+}
+
+impl Feed {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A new writer's mark, which its buffers note in
+    /// ([`Effects::marked`]) and the reader reads from now on.
+    pub fn register(&self) -> Arc<Mark> {
+        let m = Arc::new(Mark::default());
+        self.state.lock().marks.push(m.clone());
+        m
+    }
+
+    /// Hands over `fx`'s records (a buffer marked with a registered mark,
+    /// holding every record its writer has not handed over). Returns the
+    /// batch's ticket, or None if there was nothing.
+    pub fn hand(&self, fx: &Effects) -> Option<u64> {
+        if fx.is_empty() {
+            return None;
+        }
+        let recs = fx.take();
+        let mut st = self.state.lock();
+        st.issued += 1;
+        let t = st.issued;
+        st.batches.push((t, recs));
+        if let Some(m) = fx.mark() {
+            m.clear();
+        }
+        if st.idle {
+            st.idle = false;
+            self.work.notify_one();
+        }
+        Some(t)
+    }
+
+    /// The reader's side: every batch handed over, and the watermark: no
+    /// record still held by a writer is numbered below it.
+    pub fn collect(&self) -> (Vec<Batch>, u64) {
+        let mut st = self.state.lock();
+        let w = st.marks.iter().map(|m| m.get()).min().unwrap_or(u64::MAX);
+        (std::mem::take(&mut st.batches), w)
+    }
+
+    /// The reader waits up to `timeout` for a batch.
+    pub fn wait_work(&self, timeout: std::time::Duration) {
+        let mut st = self.state.lock();
+        if st.batches.is_empty() {
+            st.idle = true;
+            self.work.wait_for(&mut st, timeout);
+            st.idle = false;
+        }
+    }
+
+    /// Wakes the reader now (a request other than records: a rewrite, a
+    /// shutdown).
+    pub fn nudge(&self) {
+        let _st = self.state.lock();
+        self.work.notify_one();
+    }
+
+    /// The reader publishes that every ticket up to `t` is durable.
+    pub fn publish_durable(&self, t: u64) {
+        let mut st = self.state.lock();
+        if t > st.durable {
+            st.durable = t;
+            self.done.notify_all();
+        }
+    }
+
+    pub fn durable(&self) -> u64 {
+        self.state.lock().durable
+    }
+
+    /// The last ticket issued.
+    pub fn issued(&self) -> u64 {
+        self.state.lock().issued
+    }
+
+    /// Waits until ticket `t` is durable, or `give_up` says to stop
+    /// waiting (checked every `poll`).
+    pub fn wait_durable(&self, t: u64, poll: std::time::Duration, give_up: impl Fn() -> bool) -> bool {
+        let mut st = self.state.lock();
+        if st.durable >= t {
+            return true;
+        }
+        while st.durable < t {
+            if give_up() {
+                return false;
+            }
+            self.done.wait_for(&mut st, poll);
+        }
+        true
+    }
+}
+
+/// The reader's records not written yet, merged by number.
+#[derive(Default)]
+pub struct Merger {
+    pending: Vec<(u64, Record)>,
+    /// The highest ticket collected.
+    collected: u64,
+}
+
+impl Merger {
+    pub fn push(&mut self, batches: Vec<Batch>) {
+        for (t, recs) in batches {
+            self.collected = self.collected.max(t);
+            self.pending.extend(recs.into_iter().map(|r| (t, r)));
+        }
+    }
+
+    /// The records numbered below `w`, by number, taken out.
+    pub fn ready(&mut self, w: u64) -> Vec<Record> {
+        if self.pending.is_empty() {
+            return Vec::new();
+        }
+        self.pending.sort_by_key(|(_, r)| r.seq);
+        let n = self.pending.partition_point(|(_, r)| r.seq < w);
+        self.pending.drain(..n).map(|(_, r)| r).collect()
+    }
+
+    /// The highest ticket whose records, and those of every ticket
+    /// before it, have all been taken by [`Merger::ready`].
+    pub fn durable(&self) -> u64 {
+        match self.pending.iter().map(|(t, _)| *t).min() {
+            Some(t) => t - 1,
+            None => self.collected,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pending.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::effect::Effect;
+    use crate::{Keyspace, LockSet};
+
+    fn rec(seq: u64) -> Record {
+        Record { db: 0, seq, effect: Effect::FlushDb }
+    }
+
+    #[test]
+    fn marks_hold_back_what_may_come_before() {
+        let feed = Feed::new();
+        let (ma, mb) = (feed.register(), feed.register());
+        let (a, b) = (Effects::marked(ma.clone()), Effects::marked(mb));
+        a.extend(&mut vec![rec(1), rec(3)]);
+        b.extend(&mut vec![rec(2), rec(4)]);
+        assert_eq!(ma.get(), 1);
+        assert_eq!(feed.hand(&b), Some(1));
+        let mut m = Merger::default();
+        let (batches, w) = feed.collect();
+        assert_eq!(w, 1);
+        m.push(batches);
+        assert!(m.ready(w).is_empty());
+        assert_eq!(m.durable(), 0);
+        assert_eq!(feed.hand(&a), Some(2));
+        let (batches, w) = feed.collect();
+        assert_eq!(w, u64::MAX);
+        m.push(batches);
+        assert_eq!(m.ready(w).iter().map(|r| r.seq).collect::<Vec<_>>(), [1, 2, 3, 4]);
+        assert_eq!(m.durable(), 2);
+        assert_eq!(feed.hand(&a), None);
+    }
+
+    /// Two writers change the same keys through their own lock sets
+    /// while a reader merges: every key's records come out in the order
+    /// they were numbered (which is the order they happened), and
+    /// replaying them gives the keys' final values.
+    #[test]
+    fn two_writers_on_the_same_keys_keep_each_keys_order() {
+        let ks = Keyspace::new(1, 2);
+        ks.attach_effects(true);
+        let feed = Feed::new();
+        let marks = [feed.register(), feed.register()];
+        let done = std::sync::atomic::AtomicUsize::new(0);
+        let mut out: Vec<Record> = Vec::new();
+        std::thread::scope(|s| {
+            for (w, mark) in marks.iter().enumerate() {
+                let (ks, feed, done) = (&ks, &feed, &done);
+                let mark = mark.clone();
+                s.spawn(move || {
+                    let mine = Effects::marked(mark.clone());
+                    for i in 0..3000u32 {
+                        let mut locks = LockSet::new(ks);
+                        locks.effects = Effects::marked(mark.clone());
+                        let key = format!("k{}", i % 7);
+                        let loc = ks.locate(0, key.as_bytes());
+                        locks.acquire([loc.gid]);
+                        let v = crate::value::Value::Str(crate::value::StrValue::Emb(format!("{w}:{i}").into_bytes().into()));
+                        locks.shard(loc.gid).set(key.as_bytes(), loc.hash, v, None, 0);
+                        locks.release();
+                        mine.absorb(&locks.effects);
+                        if i % 5 == 0 {
+                            feed.hand(&mine);
+                        }
+                    }
+                    feed.hand(&mine);
+                    done.fetch_add(1, Ordering::SeqCst);
+                });
+            }
+            let mut m = Merger::default();
+            loop {
+                let finished = done.load(Ordering::SeqCst) == 2;
+                let (batches, w) = feed.collect();
+                m.push(batches);
+                out.extend(m.ready(w));
+                if finished && m.is_empty() {
+                    break;
+                }
+            }
+        });
+        assert_eq!(out.len(), 6000);
+        let mut last = std::collections::HashMap::new();
+        for r in &out {
+            let k = r.effect.key().unwrap().to_vec();
+            if let Some(prev) = last.insert(k, r.seq) {
+                assert!(prev < r.seq, "a key's records out of order");
+            }
+        }
+        // Replayed in the written order, the keys end as they are.
+        let again = Keyspace::new(1, 2);
+        for r in &out {
+            r.apply(&again, crate::HashLimits { max_entries: 128, max_value: 64 }, crate::ListLimits::default(), 0);
+        }
+        for i in 0..7 {
+            let key = format!("k{i}");
+            let get = |ks: &Keyspace| {
+                use crate::EntryExt;
+                let loc = ks.locate(0, key.as_bytes());
+                let mut s = ks.lock(loc.gid);
+                s.get(key.as_bytes(), loc.hash, 0).map(|e| format!("{:?}", e.value()))
+            };
+            assert_eq!(get(&ks), get(&again));
+        }
+    }
+}

@@ -1,0 +1,370 @@
+//! Effect records as AOF commands, and back.
+//!
+//! Writing: a record's [`Effect::to_argv`] commands as RESP arrays
+//! (tern-resp's request encoder), after a `SELECT` whenever the record's
+//! database differs from the last one written.
+//!
+//! Reading: [`parse`] turns a command of the file into the effect
+//! records it stands for, which [`Record::apply`] replays — the one
+//! replay path, which a replica will share. It reads the forms
+//! [`Effect::to_argv`] writes and the ones Redis writes that say the
+//! same thing (lower-case names, `EXPIREAT`, `UNLINK`, `FLUSHALL`,
+//! `HMSET`, `SET … EX`, a `SET`'s `NX`/`XX`/`GET`, which succeeded when
+//! they were logged). A command whose outcome depends on what the key
+//! held (INCR, APPEND, an `LTRIM` counted from the head, …) is
+//! [`Parsed::Other`]: the caller runs it through the command table.
+
+use crate::effect::{Effect, ListEdit, Record, Ttl};
+use crate::list::End;
+use crate::value::{McStr, StrValue, Value};
+
+/// Appends `rec` to `out` as commands, after a `SELECT` if `db` (the
+/// database the file's last command ran in) is not the record's.
+pub fn encode(out: &mut Vec<u8>, rec: &Record, db: &mut Option<u32>) {
+    if *db != Some(rec.db) {
+        let n = itoa::Buffer::new().format(rec.db).as_bytes().to_vec();
+        tern_resp::encode::request(out, [&b"SELECT"[..], &n]);
+        *db = Some(rec.db);
+    }
+    for argv in rec.effect.to_argv(rec.db) {
+        tern_resp::encode::request(out, argv.iter().map(Vec::as_slice));
+    }
+}
+
+/// What a command of the file is.
+#[derive(Debug, PartialEq)]
+pub enum Parsed {
+    /// The changes it made, in order (none for SELECT).
+    Records(Vec<Record>),
+    /// The start of a transaction: what follows up to [`Parsed::Exec`]
+    /// is whole or not at all.
+    Multi,
+    Exec,
+    /// A command that is not a record form: the caller runs it in
+    /// database [`Parsed::Other`]'s number.
+    Other(u32),
+}
+
+/// Why a command of the file cannot be replayed.
+#[derive(Debug, PartialEq)]
+pub struct FormError(pub String);
+
+fn bad(cmd: &[u8], why: &str) -> FormError {
+    FormError(format!("'{}': {why}", String::from_utf8_lossy(cmd)))
+}
+
+fn boxed(b: &[u8]) -> Box<[u8]> {
+    b.into()
+}
+
+fn int(cmd: &[u8], b: &[u8]) -> Result<i64, FormError> {
+    tern_resp::parse_i64(b).ok_or_else(|| bad(cmd, "value is not an integer"))
+}
+
+fn uint(cmd: &[u8], b: &[u8]) -> Result<u64, FormError> {
+    tern_resp::parse_u64(b).ok_or_else(|| bad(cmd, "value is not an integer"))
+}
+
+/// `FIELDS n f…` from `at` on: the fields, if the count matches.
+fn fields(cmd: &[u8], argv: &[Vec<u8>], at: usize) -> Result<Vec<Box<[u8]>>, FormError> {
+    let ok = argv.get(at).is_some_and(|w| w.eq_ignore_ascii_case(b"FIELDS"));
+    let n = argv.get(at + 1).and_then(|n| tern_resp::parse_u64(n));
+    match n {
+        Some(n) if ok && argv.len() == at + 2 + n as usize && n > 0 => Ok(argv[at + 2..].iter().map(|f| boxed(f)).collect()),
+        _ => Err(bad(cmd, "wrong number of arguments")),
+    }
+}
+
+/// The records `argv` stands for, `db` being the file's current database
+/// (which SELECT changes) and `dbs` the databases there are; `now` turns
+/// a relative TTL (`SET … EX`) into a deadline.
+pub fn parse(argv: &[Vec<u8>], db: &mut u32, dbs: u32, now: u64) -> Result<Parsed, FormError> {
+    let Some(name) = argv.first() else { return Err(FormError("empty command".into())) };
+    let cmd = name.to_ascii_uppercase();
+    let c = &cmd[..];
+    let n = argv.len();
+    let arity = |ok: bool| if ok { Ok(()) } else { Err(bad(name, "wrong number of arguments")) };
+    let key = || boxed(&argv[1]);
+    let one = |effect: Effect| Ok(Parsed::Records(vec![Record { db: *db, seq: 0, effect }]));
+    match c {
+        b"SELECT" => {
+            arity(n == 2)?;
+            let to = uint(name, &argv[1])?;
+            if to >= u64::from(dbs) {
+                return Err(bad(name, "DB index is out of range"));
+            }
+            *db = to as u32;
+            Ok(Parsed::Records(Vec::new()))
+        }
+        b"MULTI" => Ok(Parsed::Multi),
+        b"EXEC" => Ok(Parsed::Exec),
+        b"SET" | b"TERN.MCSET" => {
+            let mc = c == b"TERN.MCSET";
+            let fixed = if mc { 6 } else { 3 };
+            arity(n >= fixed)?;
+            let mut ttl = Ttl::At(None);
+            let mut i = fixed;
+            while i < n {
+                let opt = argv[i].to_ascii_uppercase();
+                let arg = argv.get(i + 1);
+                match (&opt[..], arg) {
+                    (b"KEEPTTL", _) => ttl = Ttl::Keep,
+                    (b"NX" | b"XX" | b"GET", _) if !mc => {}
+                    (b"PXAT" | b"EXAT" | b"PX" | b"EX", Some(a)) => {
+                        let v = uint(name, a)?;
+                        let at = match &opt[..] {
+                            b"PXAT" => v,
+                            b"EXAT" => v.saturating_mul(1000),
+                            b"PX" => now.saturating_add(v),
+                            _ => now.saturating_add(v.saturating_mul(1000)),
+                        };
+                        ttl = Ttl::At(Some(at));
+                        i += 1;
+                    }
+                    _ => return Err(bad(name, "syntax error")),
+                }
+                i += 1;
+            }
+            let value = if mc {
+                let flags = u32::try_from(uint(name, &argv[3])?).map_err(|_| bad(name, "flags out of range"))?;
+                let cas = uint(name, &argv[4])?;
+                let state = u8::try_from(uint(name, &argv[5])?).map_err(|_| bad(name, "state out of range"))?;
+                Value::Str(StrValue::Mc(McStr::new(&argv[2], flags, cas, state)))
+            } else {
+                crate::rdb::str_value(Ok(argv[2].clone()))
+            };
+            one(Effect::Put { key: key(), value, ttl })
+        }
+        b"DEL" | b"UNLINK" => {
+            arity(n >= 2)?;
+            let recs = argv[1..].iter().map(|k| Record { db: *db, seq: 0, effect: Effect::Del { key: boxed(k) } }).collect();
+            Ok(Parsed::Records(recs))
+        }
+        b"PEXPIREAT" | b"EXPIREAT" if n == 3 => {
+            let v = uint(name, &argv[2])?;
+            let at = if c == b"PEXPIREAT" { v } else { v.saturating_mul(1000) };
+            one(Effect::Expire { key: key(), at: Some(at) })
+        }
+        b"PERSIST" => {
+            arity(n == 2)?;
+            one(Effect::Expire { key: key(), at: None })
+        }
+        b"HSET" | b"HMSET" => {
+            arity(n >= 4 && n % 2 == 0)?;
+            let pairs = argv[2..].chunks(2).map(|p| (boxed(&p[0]), boxed(&p[1]))).collect();
+            one(Effect::HSet { key: key(), pairs, keep_ttl: false })
+        }
+        b"HSETEX" if n >= 7 && argv[2].eq_ignore_ascii_case(b"KEEPTTL") && argv[3].eq_ignore_ascii_case(b"FIELDS") => {
+            let count = uint(name, &argv[4])? as usize;
+            arity(count > 0 && n == 5 + 2 * count)?;
+            let pairs = argv[5..].chunks(2).map(|p| (boxed(&p[0]), boxed(&p[1]))).collect();
+            one(Effect::HSet { key: key(), pairs, keep_ttl: true })
+        }
+        b"HDEL" => {
+            arity(n >= 3)?;
+            one(Effect::HDel { key: key(), fields: argv[2..].iter().map(|f| boxed(f)).collect() })
+        }
+        b"HPEXPIREAT" if n >= 6 => {
+            let at = uint(name, &argv[2])?;
+            one(Effect::HExpire { key: key(), at: Some(at), fields: fields(name, argv, 3)? })
+        }
+        b"HPERSIST" if n >= 5 => one(Effect::HExpire { key: key(), at: None, fields: fields(name, argv, 2)? }),
+        b"LPUSH" | b"RPUSH" => {
+            arity(n >= 3)?;
+            let end = if c == b"LPUSH" { End::Left } else { End::Right };
+            one(Effect::List { key: key(), edit: ListEdit::Push { end, elems: argv[2..].iter().map(|e| boxed(e)).collect() } })
+        }
+        b"LPOP" | b"RPOP" if n == 2 || n == 3 => {
+            let end = if c == b"LPOP" { End::Left } else { End::Right };
+            let count = if n == 3 { uint(name, &argv[2])? as usize } else { 1 };
+            one(Effect::List { key: key(), edit: ListEdit::Pop { end, count } })
+        }
+        b"LMOVE" if n == 5 && argv[1] == argv[2] => {
+            let end = |w: &[u8]| match w.to_ascii_uppercase().as_slice() {
+                b"LEFT" => Ok(End::Left),
+                b"RIGHT" => Ok(End::Right),
+                _ => Err(bad(name, "syntax error")),
+            };
+            one(Effect::List { key: key(), edit: ListEdit::Rotate { from: end(&argv[3])?, to: end(&argv[4])? } })
+        }
+        b"LSET" if n == 4 && tern_resp::parse_u64(&argv[2]).is_some() => {
+            one(Effect::List { key: key(), edit: ListEdit::Set { index: uint(name, &argv[2])? as usize, elem: boxed(&argv[3]) } })
+        }
+        b"LINSERT" if n == 5 => {
+            let after = match argv[2].to_ascii_uppercase().as_slice() {
+                b"AFTER" => true,
+                b"BEFORE" => false,
+                _ => return Err(bad(name, "syntax error")),
+            };
+            one(Effect::List { key: key(), edit: ListEdit::Insert { after, pivot: boxed(&argv[3]), elem: boxed(&argv[4]) } })
+        }
+        b"LREM" if n == 4 => one(Effect::List { key: key(), edit: ListEdit::Rem { count: int(name, &argv[2])?, elem: boxed(&argv[3]) } }),
+        // Tern's own form (`LTRIM k a -b`) counts from both ends.
+        b"LTRIM" if n == 4 => {
+            let (start, stop) = (int(name, &argv[2])?, int(name, &argv[3])?);
+            let edit = match (usize::try_from(start), usize::try_from(-(stop.max(i64::MIN + 1)) - 1)) {
+                (Ok(left), Ok(right)) if stop < 0 => ListEdit::Trim { left, right },
+                _ => ListEdit::Keep { start, stop },
+            };
+            one(Effect::List { key: key(), edit })
+        }
+        b"SADD" | b"SREM" => {
+            arity(n >= 3)?;
+            let members = argv[2..].iter().map(|m| boxed(m)).collect();
+            one(if c == b"SADD" { Effect::SAdd { key: key(), members } } else { Effect::SRem { key: key(), members } })
+        }
+        // ZADD with flags (NX, INCR, …) depends on what the set held.
+        b"ZADD" if n >= 4 && n % 2 == 0 && tern_resp::string2d(&argv[2]).is_some() => {
+            let mut pairs = Vec::with_capacity((n - 2) / 2);
+            for p in argv[2..].chunks(2) {
+                let s = tern_resp::string2d(&p[0]).filter(|s| !s.is_nan()).ok_or_else(|| bad(name, "value is not a valid float"))?;
+                pairs.push((s, boxed(&p[1])));
+            }
+            one(Effect::ZAdd { key: key(), pairs })
+        }
+        b"ZREM" => {
+            arity(n >= 3)?;
+            one(Effect::ZRem { key: key(), members: argv[2..].iter().map(|m| boxed(m)).collect() })
+        }
+        b"FLUSHDB" => one(Effect::FlushDb),
+        b"FLUSHALL" => Ok(Parsed::Records((0..dbs).map(|d| Record { db: d, seq: 0, effect: Effect::FlushDb }).collect())),
+        b"SWAPDB" => {
+            arity(n == 3)?;
+            let (a, b) = (uint(name, &argv[1])?, uint(name, &argv[2])?);
+            if a >= u64::from(dbs) || b >= u64::from(dbs) {
+                return Err(bad(name, "DB index is out of range"));
+            }
+            Ok(Parsed::Records(vec![Record { db: a as u32, seq: 0, effect: Effect::SwapDb { other: b as u32 } }]))
+        }
+        _ => Ok(Parsed::Other(*db)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hash::HashLimits;
+    use crate::list::ListLimits;
+    use crate::set::{Set, SetLimits};
+    use crate::zset::{ZSet, ZsetLimits};
+    use crate::{EntryExt, Hash, Keyspace, List, StrRef, ValueRef};
+
+    fn b(s: &str) -> Box<[u8]> {
+        s.as_bytes().into()
+    }
+
+    /// Every effect form: encoded, read back by the reader and parsed, it
+    /// gives the same records (SELECTs in between).
+    #[test]
+    fn every_form_parses_back() {
+        let lim = HashLimits { max_entries: 128, max_value: 64 };
+        let mut h = Hash::default();
+        h.set(b"f", b"v", lim);
+        h.set_field_expire(b"f", 90_000);
+        let mut set = Set::new();
+        set.add(b"m", SetLimits::default());
+        let mut z = ZSet::new_for(1, 1, ZsetLimits::default());
+        z.insert(b"m", 1.5, ZsetLimits::default());
+        let list = List::from_items([&b"a"[..], b"b"], ListLimits::default());
+        let effects = vec![
+            Effect::Put { key: b("s"), value: Value::Str(StrValue::Int(-7)), ttl: Ttl::At(Some(1_700)) },
+            Effect::Put { key: b("s"), value: Value::Str(StrValue::Emb(b("x y"))), ttl: Ttl::Keep },
+            Effect::Put { key: b("m"), value: Value::Str(StrValue::Mc(McStr::new(b"d", 7, 99, 0))), ttl: Ttl::At(None) },
+            Effect::Del { key: b("s") },
+            Effect::Expire { key: b("s"), at: Some(5) },
+            Effect::Expire { key: b("s"), at: None },
+            Effect::HSet { key: b("h"), pairs: vec![(b("f"), b("v"))], keep_ttl: true },
+            Effect::HSet { key: b("h"), pairs: vec![(b("f"), b("v"))], keep_ttl: false },
+            Effect::HDel { key: b("h"), fields: vec![b("f")] },
+            Effect::HExpire { key: b("h"), at: Some(9), fields: vec![b("f"), b("g")] },
+            Effect::HExpire { key: b("h"), at: None, fields: vec![b("f")] },
+            Effect::List { key: b("l"), edit: ListEdit::Push { end: End::Left, elems: vec![b("a"), b("b")] } },
+            Effect::List { key: b("l"), edit: ListEdit::Pop { end: End::Right, count: 2 } },
+            Effect::List { key: b("l"), edit: ListEdit::Rotate { from: End::Left, to: End::Right } },
+            Effect::List { key: b("l"), edit: ListEdit::Set { index: 3, elem: b("x") } },
+            Effect::List { key: b("l"), edit: ListEdit::Insert { after: true, pivot: b("p"), elem: b("x") } },
+            Effect::List { key: b("l"), edit: ListEdit::Rem { count: -2, elem: b("x") } },
+            Effect::List { key: b("l"), edit: ListEdit::Trim { left: 1, right: 2 } },
+            Effect::SAdd { key: b("t"), members: vec![b("1"), b("x")] },
+            Effect::SRem { key: b("t"), members: vec![b("x")] },
+            Effect::ZAdd { key: b("z"), pairs: vec![(1.5, b("a")), (f64::INFINITY, b("b")), (-0.1, b("c"))] },
+            Effect::ZRem { key: b("z"), members: vec![b("a")] },
+            Effect::FlushDb,
+            Effect::SwapDb { other: 0 },
+        ];
+        let mut out = Vec::new();
+        let mut cur = None;
+        let recs: Vec<Record> = effects.into_iter().enumerate().map(|(i, effect)| Record { db: (i % 3) as u32, seq: 0, effect }).collect();
+        for r in &recs {
+            encode(&mut out, r, &mut cur);
+        }
+        let mut reader = super::super::CommandReader::new(&out[..], 0);
+        let mut db = 0;
+        let mut back = Vec::new();
+        while let Some(argv) = reader.next_command().unwrap() {
+            match parse(&argv, &mut db, 16, 0).unwrap() {
+                Parsed::Records(r) => back.extend(r),
+                p => panic!("{p:?}"),
+            }
+        }
+        assert_eq!(back, recs);
+        // The forms of whole values (several commands each) replay too.
+        let whole = [
+            Effect::Put { key: b("h"), value: Value::Hash(h), ttl: Ttl::At(Some(60)) },
+            Effect::Put { key: b("t"), value: Value::Set(set), ttl: Ttl::At(None) },
+            Effect::Put { key: b("z"), value: Value::ZSet(z), ttl: Ttl::At(None) },
+            Effect::Put { key: b("l"), value: Value::List(list.clone()), ttl: Ttl::At(None) },
+            Effect::Put { key: b("k"), value: Value::List(list), ttl: Ttl::Keep },
+        ];
+        let ks = Keyspace::new(16, 4);
+        for e in whole {
+            for argv in e.to_argv(0) {
+                let mut db = 0;
+                let Parsed::Records(rs) = parse(&argv, &mut db, 16, 0).unwrap() else { panic!() };
+                for r in rs {
+                    r.apply(&ks, lim, ListLimits::default(), 0);
+                }
+            }
+        }
+        let get = |k: &[u8], f: &mut dyn FnMut(ValueRef<'_>, Option<u64>)| {
+            let loc = ks.locate(0, k);
+            let mut s = ks.lock(loc.gid);
+            let e = s.get(k, loc.hash, 0).expect("key");
+            f(e.value(), e.expire());
+        };
+        get(b"h", &mut |v, at| {
+            let ValueRef::Hash(h) = v else { panic!() };
+            assert_eq!(h.field_expire(b"f"), Some(90_000));
+            assert_eq!(at, Some(60));
+        });
+        get(b"l", &mut |v, _| assert!(matches!(v, ValueRef::List(l) if l.len() == 2)));
+        get(b"k", &mut |v, _| assert!(matches!(v, ValueRef::List(l) if l.iter().next().unwrap()[..] == b"a"[..])));
+        get(b"z", &mut |v, _| assert!(matches!(v, ValueRef::ZSet(z) if z.len() == 1)));
+        let _ = StrRef::Int(0);
+    }
+
+    #[test]
+    fn redis_forms_and_others() {
+        let argv = |s: &str| s.split(' ').map(|w| w.as_bytes().to_vec()).collect::<Vec<_>>();
+        let mut db = 0;
+        let p = |s: &str, db: &mut u32| parse(&argv(s), db, 16, 1_000);
+        assert_eq!(p("select 3", &mut db), Ok(Parsed::Records(vec![])));
+        assert_eq!(db, 3);
+        let Parsed::Records(r) = p("set k v EX 2 NX", &mut db).unwrap() else { panic!() };
+        assert_eq!(r[0].db, 3);
+        assert!(matches!(r[0].effect, Effect::Put { ttl: Ttl::At(Some(3_000)), .. }));
+        let Parsed::Records(r) = p("flushall", &mut db).unwrap() else { panic!() };
+        assert_eq!(r.len(), 16);
+        let Parsed::Records(r) = p("unlink a b", &mut db).unwrap() else { panic!() };
+        assert_eq!(r.len(), 2);
+        assert_eq!(p("incr k", &mut db), Ok(Parsed::Other(3)));
+        let Parsed::Records(r) = p("ltrim k 0 99", &mut db).unwrap() else { panic!() };
+        assert!(matches!(r[0].effect, Effect::List { edit: ListEdit::Keep { start: 0, stop: 99 }, .. }));
+        assert_eq!(p("zadd k NX 1 a", &mut db), Ok(Parsed::Other(3)));
+        assert_eq!(p("multi", &mut db), Ok(Parsed::Multi));
+        assert!(p("select 16", &mut db).is_err());
+        assert!(p("set k", &mut db).is_err());
+        assert!(p("hset k f", &mut db).is_err());
+        assert!(p("hpexpireat k 5 FIELDS 2 f", &mut db).is_err());
+    }
+}
