@@ -25,19 +25,8 @@ read -r -a ARGS_A <<<"${ARGS_A:-}"
 read -r -a ARGS_B <<<"${ARGS_B:-}"
 tck=$(getconf CLK_TCK)
 out=${OUT:-/tmp/ab-$$.txt}
-# A port nothing listens on (the kernel's pick, released for the server).
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+. bench/workloads.sh
 : >"$out"
-
-mget() { local c="MGET"; for _ in $(seq "$1"); do c="$c __key__"; done; echo "$c"; }
-args_of() {
-    case $1 in
-        get-p1) echo "--ratio 0:1 --pipeline 1" ;;
-        get-p16) echo "--ratio 0:1 --pipeline 16" ;;
-        set-p16) echo "--ratio 1:0 --pipeline 16" ;;
-        mget-10|mget-100) echo "--pipeline 1" ;;
-    esac
-}
 
 run_one() { # workload binary tag [server arguments...]
     local w=$1 bin=$2 tag=$3 port
@@ -49,15 +38,10 @@ run_one() { # workload binary tag [server arguments...]
     taskset -c 1 $BENCH -p $port --key-minimum 1 --key-maximum $KEYS --ratio 1:0 -n allkeys \
         --key-pattern P:P -t 1 -c 50 --pipeline 50 --hide-histogram >/dev/null 2>&1
     local a b ops
+    workload_args "$w"
     a=$(awk '{print $14+$15}' /proc/$pid/stat)
-    if [[ $w == mget-* ]]; then
-        ops=$(taskset -c 1 $BENCH -p $port --key-minimum 1 --key-maximum $KEYS -c 50 -t 1 --hide-histogram \
-            --distinct-client-seed --test-time $SECS --command "$(mget ${w#mget-})" 2>&1 | awk '/^Totals/{print $2}')
-    else
-        # shellcheck disable=SC2046
-        ops=$(taskset -c 1 $BENCH -p $port --key-minimum 1 --key-maximum $KEYS -c 50 -t 1 --hide-histogram \
-            --distinct-client-seed --test-time $SECS $(args_of $w) 2>&1 | awk '/^Totals/{print $2}')
-    fi
+    ops=$(taskset -c 1 $BENCH -p $port --key-minimum 1 --key-maximum $KEYS -c 50 -t 1 --hide-histogram \
+        --distinct-client-seed --test-time $SECS "${WL[@]}" 2>&1 | awk '/^Totals/{print $2}')
     b=$(awk '{print $14+$15}' /proc/$pid/stat)
     kill $pid; wait $pid 2>/dev/null || true
     python3 -c "print('$w', '$tag', round($ops), round(($b-$a)/$tck*1e6/($ops*$SECS),3))" | tee -a "$out"

@@ -30,32 +30,22 @@ read -r -a ARGS_B <<<"${ARGS_B:-}"
 WORKLOADS=${WORKLOADS:-"get-p1 get-p16 mget-10 mget-100 set-p16"}
 dir=$(mktemp -d /tmp/instructions.XXXXXX)
 out=$dir/results.txt
-# A port nothing listens on (the kernel's pick, released for the server).
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+. bench/workloads.sh
 : >"$out"
 
 one() { # workload binary tag [server arguments...]
     local w=$1 bin=$2 tag=$3 port n=2000 extra=()
     shift 3
     port=$(free_port)
-    case $w in
-        get-p1) extra=(--ratio 0:1 --pipeline 1) ;;
-        get-p16) extra=(--ratio 0:1 --pipeline 16) ;;
-        set-p16) extra=(--ratio 1:0 --pipeline 16) ;;
-        lpush-p16) extra=(--command "LPUSH __key__ __data__" --pipeline 16 --key-prefix list:) ;;
-        mget-*)
-            local c="MGET"
-            for _ in $(seq "${w#mget-}"); do c="$c __key__"; done
-            extra=(--command "$c" --pipeline 1)
-            [[ $w == mget-100 ]] && n=200 ;;
-    esac
+    workload_args "$w"
+    extra=("${WL[@]}")
+    [[ $w == mget-100 ]] && n=200
     local cg=$dir/$tag-$w.out
     # Redis and Valkey (a reference binary as A or B) have no --threads: one
     # main thread is their default.
-    local threads=(--threads 1)
-    [[ $(basename "$bin") == *-server* && $(basename "$bin") != tern-server ]] && threads=()
+    server_threads "$bin"
     valgrind --tool=callgrind --callgrind-out-file="$cg" --instr-atstart=no \
-        "$bin" --port $port --bind 127.0.0.1 "${threads[@]}" --save '' "$@" >"$dir/$tag-$w.log" 2>&1 &
+        "$bin" --port $port --bind 127.0.0.1 "${THREADS[@]}" --save '' "$@" >"$dir/$tag-$w.log" 2>&1 &
     local pid=$!
     for _ in $(seq 300); do redis-cli -p $port ping >/dev/null 2>&1 && break; sleep 0.2; done
     $BENCH -p $port --key-minimum 1 --key-maximum "$KEYS" --ratio 1:0 -n allkeys --key-pattern P:P -d "$DATA" \

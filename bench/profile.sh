@@ -17,33 +17,19 @@ SECS=${SECS:-5}; KEYS=${KEYS:-1000000}; FREQ=${FREQ:-2999}
 TAG=${TAG:-$(basename "$BIN")}
 WORKLOADS=${WORKLOADS:-"get-p1 get-p16 mget-100 set-p16"}
 OUTDIR=${OUTDIR:-bench/profiles}
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-mget() { local c="MGET"; for _ in $(seq "$1"); do c="$c __key__"; done; echo "$c"; }
-args_of() {
-    case $1 in
-        get-p1) echo "--ratio 0:1 --pipeline 1" ;;
-        get-p16) echo "--ratio 0:1 --pipeline 16" ;;
-        set-p16) echo "--ratio 1:0 --pipeline 16" ;;
-    esac
-}
-# Redis and Valkey have no --threads.
-threads=(--threads 1)
-[[ $(basename "$BIN") == *-server* && $(basename "$BIN") != tern-server ]] && threads=()
+. bench/workloads.sh
+server_threads "$BIN"
 tmp=$(mktemp -d /tmp/profile.XXXXXX)
 for w in $WORKLOADS; do
     port=$(free_port)
-    taskset -c 0 "$BIN" --port "$port" --bind 127.0.0.1 "${threads[@]}" --save '' >/dev/null 2>&1 &
+    taskset -c 0 "$BIN" --port "$port" --bind 127.0.0.1 "${THREADS[@]}" --save '' >/dev/null 2>&1 &
     pid=$!
     for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
     taskset -c 1 "$BENCH" -p "$port" --key-minimum 1 --key-maximum "$KEYS" --ratio 1:0 -n allkeys \
         --key-pattern P:P -t 1 -c 50 --pipeline 50 --hide-histogram >/dev/null 2>&1
-    if [[ $w == mget-* ]]; then
-        load=(--command "$(mget "${w#mget-}")")
-    else
-        read -r -a load <<<"$(args_of "$w")"
-    fi
+    workload_args "$w"
     taskset -c 1 "$BENCH" -p "$port" --key-minimum 1 --key-maximum "$KEYS" -c 50 -t 1 --hide-histogram \
-        --distinct-client-seed --test-time $((SECS + 2)) "${load[@]}" >"$tmp/$w.bench" 2>&1 &
+        --distinct-client-seed --test-time $((SECS + 2)) "${WL[@]}" >"$tmp/$w.bench" 2>&1 &
     bpid=$!
     sleep 1
     perf record -F "$FREQ" -g -p "$pid" -o "$tmp/$w.data" -- sleep "$SECS" >/dev/null 2>&1
