@@ -14,6 +14,7 @@ mod keys;
 mod mc;
 mod opts;
 mod report;
+mod server_cpu;
 mod stats;
 mod template;
 
@@ -73,6 +74,7 @@ fn bench(cfg: Config, work: Workload) -> Result<i32, String> {
         sh.stop.clone(),
     );
     let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, sh.stop.clone());
+    let cpu_before = server_cpu::sample(&cfg);
     let wall_start = SystemTime::now();
     let progress: Vec<Arc<Progress>> = (0..threads)
         .map(|_| Arc::new(Progress::default()))
@@ -123,11 +125,13 @@ fn bench(cfg: Config, work: Workload) -> Result<i32, String> {
         }
     }
     let total = total.ok_or("no threads")?;
+    let server_cpu = cpu_before.zip(server_cpu::sample(&cfg)).map(|(a, b)| (b - a).max(0.0));
     let r = report::Report {
         cfg: &cfg,
         stats: &total,
         elapsed,
         wall_start,
+        server_cpu,
     };
     print!("{}", r.table(hide));
     if let Some(path) = json {

@@ -27,6 +27,9 @@ pub struct Report<'a> {
     pub stats: &'a Stats,
     pub elapsed: Duration,
     pub wall_start: SystemTime,
+    /// Seconds of CPU the server used during the run (its own count,
+    /// `server_cpu`), if it said.
+    pub server_cpu: Option<f64>,
 }
 
 fn title(name: &str) -> String {
@@ -47,6 +50,12 @@ fn title(name: &str) -> String {
 impl Report<'_> {
     fn secs(&self) -> f64 {
         self.elapsed.as_secs_f64().max(1e-9)
+    }
+
+    /// The server's CPU µs per operation over the run.
+    fn server_cpu_per_op(&self) -> Option<f64> {
+        let ops = self.stats.totals().0.ops;
+        self.server_cpu.filter(|_| ops > 0).map(|s| s * 1e6 / ops as f64)
     }
 
     fn rows(&self) -> Vec<(String, Counts, Histogram<u64>)> {
@@ -120,6 +129,9 @@ impl Report<'_> {
         if let Some(e) = &self.stats.first_error {
             let _ = writeln!(o, "first error: {e}");
         }
+        if let Some(us) = self.server_cpu_per_op() {
+            let _ = writeln!(o, "server CPU {us:.3} µs per op ({:.3} s over the run, as the server counts it)", self.server_cpu.unwrap_or(0.0));
+        }
         if !hide_histogram && !h.is_empty() {
             let _ = writeln!(o, "\n{:>12} {:>10}", "msec", "percent");
             for v in h.iter_quantiles(1) {
@@ -186,6 +198,9 @@ impl Report<'_> {
                     );
                     m.insert("Requests Sent".into(), json!(self.stats.sent));
                     m.insert("Replies Received".into(), json!(self.stats.received));
+                    if let Some(us) = self.server_cpu_per_op() {
+                        m.insert("Server CPU usec/op".into(), json!(us));
+                    }
                     m.insert("Time-Serie".into(), Value::Object(series));
                 }
             }
