@@ -77,15 +77,19 @@ def mem_bytes(s):
 
 
 def start(kind, policy, maxmemory, args):
-    """Starts one server; returns (process, port, protocol)."""
+    """Starts one server, in a fresh empty directory and with snapshots
+    off, so that none starts with the keys another one saved (Tern's
+    default save schedule writes ./dump.rdb after 60 s of writes, and
+    every server loads ./dump.rdb at start); returns (process, port,
+    protocol)."""
     port = free_port()
     if kind == "tern":
         cmd = [args.tern, "--port", str(port), "--threads", str(args.server_threads), "--maxmemory", str(maxmemory),
-               "--maxmemory-policy", policy]
+               "--maxmemory-policy", policy, "--save", "", "--appendonly", "no"]
         proto = "redis"
     elif kind == "redis":
-        cmd = [REDIS if os.path.exists(REDIS) else "redis-server", "--bind", "127.0.0.1", "--port", str(port),
-               "--save", "", "--maxmemory", str(maxmemory), "--maxmemory-policy", policy]
+        cmd = [args.redis, "--bind", "127.0.0.1", "--port", str(port),
+               "--save", "", "--appendonly", "no", "--maxmemory", str(maxmemory), "--maxmemory-policy", policy]
         proto = "redis"
     else:
         cmd = ["memcached", "-l", "127.0.0.1", "-p", str(port), "-U", "0", "-t", str(args.server_threads),
@@ -95,9 +99,17 @@ def start(kind, policy, maxmemory, args):
         proto = "memcache_text"
     if args.pin:
         cmd = ["taskset", "-c", "0"] + cmd
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    workdir = tempfile.mkdtemp(prefix="hit_ratio.")
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=workdir)
+    proc.workdir = workdir
     wait_port(port, proc, kind)
     return proc, port, proto
+
+
+def stop(proc):
+    proc.kill()
+    proc.wait()
+    shutil.rmtree(proc.workdir, ignore_errors=True)
 
 
 def bench(port, proto, extra, args):
@@ -151,8 +163,7 @@ def hit_ratio(args):
                 evicted = info_field(port, "evicted_keys") if kind != "memcached" else mc_stat(port, "evictions")
                 print(f"| {trace} | {kind} | {policy} | {gets} | {t['Misses'] / max(gets, 1):.4f} | {evicted} |", flush=True)
             finally:
-                proc.kill()
-                proc.wait()
+                stop(proc)
 
 
 def info_field(port, field):
@@ -203,8 +214,7 @@ def throughput(args):
                                      "--test-time", str(args.test_time)], args)
             print(f"| {kind} | {policy} | {st['Totals']['Ops/sec']:.0f} | {info_field(port, 'evicted_keys')} |", flush=True)
         finally:
-            proc.kill()
-            proc.wait()
+            stop(proc)
 
 
 def rss_kb(pid):
@@ -233,14 +243,15 @@ def rss_bound(args):
             used = info_field_section(port, "memory", "used_memory")
             print(f"| {policy} | {maxmemory} | {empty} | {after} | {bound} | {used} | {info_field(port, 'evicted_keys')} |", flush=True)
         finally:
-            proc.kill()
-            proc.wait()
+            stop(proc)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tern", default=os.path.join(ROOT, "target", "release", "tern-server"))
     ap.add_argument("--bench", default=os.path.join(ROOT, "target", "release", "tern-bench"))
+    ap.add_argument("--redis", default=REDIS if os.path.exists(REDIS) else "redis-server",
+                    help="the redis-server binary (default: the current build in shared/reference/bin, else Debian's)")
     ap.add_argument("--keys", type=int, default=1_000_000)
     ap.add_argument("--maxmemory", default="16mb", help="about a tenth of 1M keys of 100 B at Tern's cost per key")
     ap.add_argument("--requests", type=int, default=4_000_000)

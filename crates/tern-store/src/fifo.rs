@@ -13,36 +13,67 @@
 //!
 //! What each key carries lives in the word its item already has
 //! ([`crate::Meta`]): a 2-bit access counter (SIEVE's visited bit is
-//! "non-zero"), S3-FIFO's small/main bit and the key's insertion number in
-//! the clock's 24 bits. A read only increments that counter, in the item
-//! the lookup already touched. The queues are per shard: rings of
-//! (hash, insertion number) slots, 12 bytes each, plus the ghost's 32-bit
-//! fingerprints of hashes (8 bytes in its ring, about 9 to 18 in its map).
-//! A slot whose key was deleted, re-created or renamed no longer matches
-//! an item (no tracked item of that hash has that number) and is skipped
-//! when met, so deletions cost the queues nothing; rings are compacted
-//! when dead slots outnumber the live ones.
+//! "non-zero"), S3-FIFO's small/main bit and, in the clock's 24 bits, the
+//! position of the key's slot in its queue. A read only increments that
+//! counter, in the item the lookup already touched.
 //!
-//! Faithfulness, and where it is bounded:
-//! - Per shard the eviction order is the algorithm's exactly; the tests
-//!   replay random traces through this and through a direct model of
-//!   each paper's pseudocode (`VecDeque`s and a `HashMap`) and require
-//!   the same evictions. Eviction picks a shard in proportion to its keys
-//!   (see `crate::evict`), so across shards the cache is S instances each
-//!   seeing a uniform sample of the keys, not one global queue.
+//! # Bytes per key
+//! Under `maxmemory` every byte of eviction metadata is a byte less for
+//! keys, and a cache that holds fewer keys misses more, so the queues are
+//! built to cost as little as the algorithms allow:
+//! - A queue slot is 6 bytes: the low 48 bits of the key's hash, all the
+//!   table needs to find the item (its position and fingerprint; see
+//!   `tern_table`'s hashing contract). A slot does not store which
+//!   incarnation of the key it names: every push onto a queue gets the
+//!   next position of that queue, the item keeps that position (24 bits)
+//!   and its queue bit, and a slot is live only while the item its hash
+//!   finds has both. A key deleted, re-created or renamed, or pushed
+//!   again further on, leaves a dead slot that is skipped when met, so
+//!   deletions cost the queues nothing; a queue is compacted (and its
+//!   live keys renumbered) once dead slots exceed half the live ones.
+//! - Queues are rings of 128-slot chunks (768 bytes, an allocator size
+//!   class): memory follows the queue's length within a chunk, where a
+//!   doubling `VecDeque` held up to twice its length.
+//! - The ghost is a table of 16-bit entries, 32 to a 64-byte bucket, 3/4
+//!   full: 2.7 bytes per remembered hash (see [`Ghost`]).
+//!
+//! One shard of 20k keys under eviction holds 8.6 bytes per key under
+//! S3-FIFO (slots 6, ghost 2.4) and 7.3 under SIEVE (its victims' dead
+//! slots wait for compaction); at `bench/hit_ratio.py`'s 16 MB (about
+//! 108k keys over 16 shards) a key costs 10 bytes more than under LRU with
+//! S3-FIFO and 8 with SIEVE, where 12-byte slots in `VecDeque`s and a
+//! `HashMap` ghost cost 29 and 16, and S3-FIFO held 11% more keys than
+//! before (see bench/RESULTS.md).
+//!
+//! # Faithfulness, and where it is bounded
+//! - Per shard the S and M queues and SIEVE's list and hand behave as the
+//!   papers' pseudocode exactly; the tests replay random traces through
+//!   this and through a direct model of each paper's algorithm
+//!   (`VecDeque`s and a `HashMap`, the S3-FIFO model with the same ghost)
+//!   and require the same evictions. Eviction picks a shard in proportion
+//!   to its keys (see `crate::evict`), so across shards the cache is S
+//!   instances each seeing a uniform sample of the keys, not one global
+//!   queue (`cargo run --release -p tern-store --example evict_sim`
+//!   compares the miss ratio with one global model with an exact ghost at
+//!   the same size in keys: within 0.0004 on the bench's three traces).
 //! - Sizes are in keys, not bytes: S holds 10% of the shard's tracked
-//!   keys, the ghost remembers as many hashes as M's share (90% of the
-//!   tracked keys: the paper's sizes, as fingerprints of 32 bits). "M full" on a promotion is never true (the limit is in bytes,
-//!   enforced by eviction itself), so a promotion does not evict from M.
+//!   keys, the ghost remembers as many hashes as M's share (90%), the
+//!   paper's sizes. "M full" on a promotion is never true (the limit is in
+//!   bytes, enforced by eviction itself), so a promotion does not evict
+//!   from M.
+//! - The ghost is a FIFO at a grain of 1/15 of its size, of 12-bit
+//!   fingerprints within a bucket (see [`Ghost`] for what that changes).
 //! - A key moves from S to M when accessed at least once while in S (the
 //!   paper's "if it has been accessed", counter > 0), its counter reset.
-//! - Insertion numbers are 24 bits: a slot could be mistaken for a key
-//!   re-created exactly 2^24 insertions later in the same shard while the
-//!   old slot is still queued (compaction drops such slots long before).
+//! - Positions are 24 bits in the item: a dead slot could be taken for a
+//!   live one only if its queue spanned 2^24 slots, which compaction keeps
+//!   from happening below 11M keys in one shard.
 //! - Overwriting a key (SET on an existing key) keeps its place and counts
 //!   as an access, as a hit would.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+use tern_table::size_class;
 
 use crate::entry::Entry;
 use crate::shard::Table;
@@ -76,37 +107,237 @@ pub(crate) fn decode(b: u8) -> (FifoKind, bool) {
     (kind, b & 4 != 0)
 }
 
-/// The insertion number's range (the clock's 24 bits).
-const SEQ_MASK: u32 = (1 << 24) - 1;
+/// The position range an item records (the clock's 24 bits).
+const SEQ_MASK: u64 = (1 << 24) - 1;
 
 /// S's share of the tracked keys, in tenths (the paper's 10%).
 const SMALL_TENTHS: usize = 1;
 
-/// A queue entry: the key's hash in two halves and its insertion number,
-/// 12 bytes with 4-byte alignment (a `u64` field would pad it to 16).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Slot {
-    hash_lo: u32,
-    hash_hi: u32,
-    seq: u32,
-}
+/// A queue entry: the low 48 bits of the key's hash, 6 bytes with 2-byte
+/// alignment.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Slot([u16; 3]);
 
-const _: () = assert!(std::mem::size_of::<Slot>() == 12);
+const _: () = assert!(std::mem::size_of::<Slot>() == 6);
 
 impl Slot {
-    fn new(hash: u64, seq: u32) -> Slot {
-        Slot { hash_lo: hash as u32, hash_hi: (hash >> 32) as u32, seq }
+    fn new(hash: u64) -> Slot {
+        Slot([hash as u16, (hash >> 16) as u16, (hash >> 32) as u16])
     }
 
+    /// The hash as far as the table looks at it (position and
+    /// fingerprint); bits 48..64 are zero.
     fn hash(self) -> u64 {
-        u64::from(self.hash_hi) << 32 | u64::from(self.hash_lo)
+        u64::from(self.0[0]) | u64::from(self.0[1]) << 16 | u64::from(self.0[2]) << 32
     }
 }
 
-/// What the ghost remembers of a hash: 32 of its bits. Two keys the ghost
-/// confuses (one pair in 2^32) only send a new key to M instead of S.
-fn ghost_print(hash: u64) -> u32 {
-    (hash >> 32) as u32
+/// Slots per chunk of a [`Ring`]: 768 bytes, a jemalloc size class.
+const CHUNK: usize = 128;
+
+type Chunk = [Slot; CHUNK];
+
+/// A FIFO of slots numbered by position: the n-th push gets position n
+/// (counted from the ring's creation), and a slot is read back by its
+/// position while it is between `head` (the oldest) and `tail`.
+#[derive(Debug, Default)]
+struct Ring {
+    chunks: VecDeque<Box<Chunk>>,
+    /// The position of `chunks[0][0]`.
+    start: u64,
+    head: u64,
+    tail: u64,
+}
+
+impl Ring {
+    /// An empty ring whose first push gets position `at`.
+    fn starting_at(at: u64) -> Ring {
+        Ring { start: at, head: at, tail: at, ..Ring::default() }
+    }
+
+    fn len(&self) -> usize {
+        (self.tail - self.head) as usize
+    }
+
+    fn push(&mut self, s: Slot) -> u64 {
+        let off = (self.tail - self.start) as usize;
+        if off == self.chunks.len() * CHUNK {
+            self.chunks.push_back(Box::new([Slot::default(); CHUNK]));
+        }
+        self.chunks[off / CHUNK][off % CHUNK] = s;
+        self.tail += 1;
+        self.tail - 1
+    }
+
+    /// The slot at `pos`, which is in `head..tail`.
+    fn get(&self, pos: u64) -> Slot {
+        let off = (pos - self.start) as usize;
+        self.chunks[off / CHUNK][off % CHUNK]
+    }
+
+    fn pop(&mut self) -> Option<(u64, Slot)> {
+        if self.head == self.tail {
+            return None;
+        }
+        let p = self.head;
+        let s = self.get(p);
+        self.head += 1;
+        if self.head - self.start == CHUNK as u64 {
+            self.chunks.pop_front();
+            self.start += CHUNK as u64;
+        }
+        Some((p, s))
+    }
+
+    /// Bytes allocated: the chunks and the chunk list.
+    fn mem_bytes(&self) -> usize {
+        let chunks = self.chunks.len();
+        let list = self.chunks.capacity() * std::mem::size_of::<Box<Chunk>>();
+        chunks * size_class(std::mem::size_of::<Chunk>()) + if list > 0 { size_class(list) } else { 0 }
+    }
+
+    fn shrink(&mut self) {
+        if self.chunks.capacity() > 2 * self.chunks.len() + 8 {
+            self.chunks.shrink_to(self.chunks.len() + 4);
+        }
+    }
+}
+
+/// The position an item keeps for its slot at `pos`.
+fn seq(pos: u64) -> u32 {
+    (pos & SEQ_MASK) as u32
+}
+
+/// The tracked item the slot at `pos` of queue `main` (M, or SIEVE's
+/// list; else S) names, if the slot is live.
+fn resolve(table: &mut Table, s: Slot, pos: u64, main: bool) -> Option<&mut Entry> {
+    table.find_by_mut(s.hash(), |e| e.fifo_seq() == Some(seq(pos)) && e.fifo_in_main() == main)
+}
+
+/// S3-FIFO's ghost: hashes of keys evicted from S, forgotten first in
+/// first out once more than its capacity were added after them.
+///
+/// ```text
+///  bucket (64 bytes) = 32 entries of 16 bits:  | fingerprint: 12 | epoch: 4 |   (0: empty)
+///  bucket = position bits of the hash (multiply and shift), fingerprint = hash bits 32..44
+/// ```
+///
+/// Insertions are counted in epochs of capacity/15; an entry stamped in
+/// one of the last 15 epochs (the current one included) is remembered,
+/// so the ghost holds between 14/15 and all of its capacity's last
+/// hashes. A sweep clears one or more buckets per insertion, so each is
+/// cleared of expired entries once per epoch, before their 4-bit stamp
+/// comes round again. What this changes from an exact FIFO of hashes:
+/// the last 1/15 of the capacity may be forgotten early; a bucket with
+/// no free entry (rare at 3/4 load) forgets its oldest early; two hashes
+/// sharing a bucket and 12 fingerprint bits are confused (a new key then
+/// goes to M instead of S, about one insertion in 170 at full load);
+/// resizing, when the capacity moved past 7/8 or under 3/8 of the
+/// table's room, forgets everything.
+#[derive(Debug, Default)]
+pub(crate) struct Ghost {
+    buckets: Vec<[u16; GHOST_WAYS]>,
+    epoch: u16,
+    in_epoch: usize,
+    sweep: usize,
+}
+
+const GHOST_WAYS: usize = 32;
+const EPOCH_MASK: u16 = 0xf;
+/// Entries of this age in epochs or more are forgotten.
+const GHOST_AGES: u16 = 15;
+
+impl Ghost {
+    fn bucket(&self, hash: u64) -> usize {
+        ((u64::from(hash as u32) * self.buckets.len() as u64) >> 32) as usize
+    }
+
+    fn print(hash: u64) -> u16 {
+        (((hash >> 32) & 0xfff) as u16).max(1) << 4
+    }
+
+    fn age(&self, x: u16) -> u16 {
+        self.epoch.wrapping_sub(x) & EPOCH_MASK
+    }
+
+    fn live(&self, x: u16) -> bool {
+        x != 0 && self.age(x) < GHOST_AGES
+    }
+
+    /// Remembers `hash`, as the newest of at most `cap` hashes.
+    pub fn remember(&mut self, hash: u64, cap: usize) {
+        let nb = self.buckets.len();
+        if cap * 8 > nb * GHOST_WAYS * 7 || cap * 8 < nb * GHOST_WAYS * 3 {
+            let want = cap.div_ceil(GHOST_WAYS * 3 / 4).max(1);
+            self.buckets = vec![[0; GHOST_WAYS]; want];
+            self.sweep = 0;
+        }
+        let epoch_len = (cap / GHOST_AGES as usize).max(1);
+        self.in_epoch += 1;
+        if self.in_epoch >= epoch_len {
+            self.in_epoch = 0;
+            self.epoch = self.epoch.wrapping_add(1) & EPOCH_MASK;
+        }
+        let nb = self.buckets.len();
+        for _ in 0..nb.div_ceil(epoch_len) {
+            let b = self.sweep;
+            for i in 0..GHOST_WAYS {
+                let x = self.buckets[b][i];
+                if x != 0 && !self.live(x) {
+                    self.buckets[b][i] = 0;
+                }
+            }
+            self.sweep = if b + 1 == nb { 0 } else { b + 1 };
+        }
+        let b = self.bucket(hash);
+        let p = Self::print(hash);
+        let entry = p | self.epoch;
+        // The same hash again, else a free entry, else the oldest.
+        let mut at = 0;
+        let mut best = 0;
+        for (i, &x) in self.buckets[b].iter().enumerate() {
+            let rank = if x & !EPOCH_MASK == p && self.live(x) {
+                u16::MAX
+            } else if !self.live(x) {
+                u16::MAX - 1
+            } else {
+                self.age(x)
+            };
+            if rank > best || i == 0 {
+                best = rank;
+                at = i;
+            }
+        }
+        self.buckets[b][at] = entry;
+    }
+
+    /// Whether `hash` is remembered; if so it is forgotten (its key comes
+    /// back, to M).
+    pub fn take(&mut self, hash: u64) -> bool {
+        if self.buckets.is_empty() {
+            return false;
+        }
+        let b = self.bucket(hash);
+        let p = Self::print(hash);
+        for i in 0..GHOST_WAYS {
+            let x = self.buckets[b][i];
+            if x & !EPOCH_MASK == p && self.live(x) {
+                self.buckets[b][i] = 0;
+                return true;
+            }
+        }
+        false
+    }
+
+    #[cfg(test)]
+    fn contains(&self, hash: u64) -> bool {
+        !self.buckets.is_empty() && self.buckets[self.bucket(hash)].iter().any(|&x| x & !EPOCH_MASK == Self::print(hash) && self.live(x))
+    }
+
+    fn mem_bytes(&self) -> usize {
+        let n = self.buckets.capacity() * std::mem::size_of::<[u16; GHOST_WAYS]>();
+        if n > 0 { size_class(n) } else { 0 }
+    }
 }
 
 /// One shard's queues.
@@ -115,26 +346,15 @@ pub(crate) struct Fifo {
     pub kind: FifoKind,
     /// Only keys with a TTL are tracked (`volatile-s3fifo`, `volatile-sieve`).
     pub volatile: bool,
-    seq: u32,
-    /// S3-FIFO's small queue, oldest first.
-    small: VecDeque<Slot>,
+    /// S3-FIFO's small queue.
+    small: Ring,
     small_live: usize,
-    /// S3-FIFO's main queue, or SIEVE's one list; oldest first.
-    main: VecDeque<Slot>,
+    /// S3-FIFO's main queue, or SIEVE's one list.
+    main: Ring,
     main_live: usize,
-    /// SIEVE's hand: the index in `main` it examines next.
-    hand: usize,
-    /// S3-FIFO's ghost: hashes of keys evicted from S, oldest first, each
-    /// with the generation `ghost_at` holds for it while it counts (an
-    /// entry whose key came back is forgotten there and skipped here).
-    ghost: VecDeque<(u32, u32)>,
-    ghost_at: HashMap<u32, u32>,
-    ghost_gen: u32,
-}
-
-/// The tracked item a slot names, if it still exists.
-fn resolve(table: &mut Table, s: Slot) -> Option<&mut Entry> {
-    table.find_by_mut(s.hash(), |e| e.fifo_seq() == Some(s.seq))
+    /// SIEVE's hand: the position in `main` it examines next.
+    hand: u64,
+    ghost: Ghost,
 }
 
 impl Fifo {
@@ -144,10 +364,7 @@ impl Fifo {
 
     /// Bytes the queues hold (part of the shard's memory).
     pub fn mem_bytes(&self) -> usize {
-        let slot = std::mem::size_of::<Slot>();
-        (self.small.capacity() + self.main.capacity()) * slot
-            + self.ghost.capacity() * std::mem::size_of::<(u32, u32)>()
-            + self.ghost_at.capacity() * (std::mem::size_of::<(u32, u32)>() + 1)
+        self.small.mem_bytes() + self.main.mem_bytes() + self.ghost.mem_bytes()
     }
 
     /// Whether a key being stored, with or without a TTL, is one this
@@ -163,15 +380,14 @@ impl Fifo {
         if self.kind == FifoKind::Off {
             return;
         }
-        self.seq = (self.seq + 1) & SEQ_MASK;
-        let slot = Slot::new(hash, self.seq);
-        let main = self.kind == FifoKind::Sieve || self.ghost_at.remove(&ghost_print(hash)).is_some();
-        e.set_fifo(slot.seq, main, 0);
+        let main = self.kind == FifoKind::Sieve || self.ghost.take(hash);
         if main {
-            self.main.push_back(slot);
+            let p = self.main.push(Slot::new(hash));
+            e.set_fifo(seq(p), true, 0);
             self.main_live += 1;
         } else {
-            self.small.push_back(slot);
+            let p = self.small.push(Slot::new(hash));
+            e.set_fifo(seq(p), false, 0);
             self.small_live += 1;
         }
     }
@@ -194,11 +410,11 @@ impl Fifo {
         self.small_live + self.main_live
     }
 
-    /// The next key to evict, as (hash, insertion number), after the
-    /// algorithm's moves on the way (promotions, counter decrements,
-    /// SIEVE's hand). The caller evicts that key, which calls
-    /// [`Fifo::removed`]. None when nothing is tracked.
-    pub fn victim(&mut self, table: &mut Table) -> Option<(u64, u32)> {
+    /// The next key to evict, after the algorithm's moves on the way
+    /// (promotions, counter decrements, SIEVE's hand). The caller evicts
+    /// that key, which calls [`Fifo::removed`]. None when nothing is
+    /// tracked.
+    pub fn victim(&mut self, table: &mut Table) -> Option<Box<[u8]>> {
         let v = match self.kind {
             FifoKind::Off => None,
             FifoKind::Sieve => self.sieve_victim(table),
@@ -208,34 +424,36 @@ impl Fifo {
         v
     }
 
-    fn sieve_victim(&mut self, table: &mut Table) -> Option<(u64, u32)> {
+    fn sieve_victim(&mut self, table: &mut Table) -> Option<Box<[u8]>> {
         if self.main_live == 0 {
             return None;
         }
-        if self.hand >= self.main.len() {
-            self.hand = 0;
+        if self.hand < self.main.head || self.hand >= self.main.tail {
+            self.hand = self.main.head;
         }
         // Two passes at most: the first may only clear visited bits.
         for _ in 0..2 * self.main.len() + 2 {
-            let s = self.main[self.hand];
+            let p = self.hand;
+            let s = self.main.get(p);
             self.advance();
-            let Some(e) = resolve(table, s) else { continue };
+            let Some(e) = resolve(table, s, p, true) else { continue };
             if e.fifo_freq() > 0 {
                 e.set_fifo_freq(0);
                 continue;
             }
+            let key = Box::from(e.key());
             // The hand moves on to the next live key towards the head, or
             // past the head back to the tail, as if the victim's node were
             // unlinked now: a key inserted before the next eviction must
             // not be seen before the tail.
-            while self.hand != 0 {
-                let n = self.main[self.hand];
-                if n != s && resolve(table, n).is_some() {
+            while self.hand != self.main.head {
+                let n = self.hand;
+                if n != p && resolve(table, self.main.get(n), n, true).is_some() {
                     break;
                 }
                 self.advance();
             }
-            return Some((s.hash(), s.seq));
+            return Some(key);
         }
         None
     }
@@ -243,99 +461,77 @@ impl Fifo {
     /// SIEVE's hand one slot towards the head, wrapping to the tail.
     fn advance(&mut self) {
         self.hand += 1;
-        if self.hand >= self.main.len() {
-            self.hand = 0;
+        if self.hand >= self.main.tail {
+            self.hand = self.main.head;
         }
     }
 
-    fn s3_victim(&mut self, table: &mut Table) -> Option<(u64, u32)> {
+    fn s3_victim(&mut self, table: &mut Table) -> Option<Box<[u8]>> {
         // Each slot is passed at most once from S and, with its counter
         // at most 3, four times through M.
         for _ in 0..self.small.len() + 4 * self.main.len() + 4 {
             let from_small = self.small_live > 0 && (self.small_live * 10 >= self.live() * SMALL_TENTHS || self.main_live == 0);
             if from_small {
-                let s = self.small.pop_front()?;
-                let Some(e) = resolve(table, s) else { continue };
+                let (p, s) = self.small.pop()?;
+                let Some(e) = resolve(table, s, p, false) else { continue };
                 if e.fifo_freq() > 0 {
-                    e.set_fifo_main();
-                    e.set_fifo_freq(0);
+                    let np = self.main.push(s);
+                    e.set_fifo(seq(np), true, 0);
                     self.small_live -= 1;
                     self.main_live += 1;
-                    self.main.push_back(s);
                     continue;
                 }
-                self.remember(s.hash());
-                return Some((s.hash(), s.seq));
+                let key = Box::from(e.key());
+                let cap = self.live() * (10 - SMALL_TENTHS) / 10;
+                self.ghost.remember(s.hash(), cap);
+                return Some(key);
             }
-            let s = self.main.pop_front()?;
-            let Some(e) = resolve(table, s) else { continue };
+            let (p, s) = self.main.pop()?;
+            let Some(e) = resolve(table, s, p, true) else { continue };
             let f = e.fifo_freq();
             if f > 0 {
-                e.set_fifo_freq(f - 1);
-                self.main.push_back(s);
+                let np = self.main.push(s);
+                e.set_fifo(seq(np), true, f - 1);
                 continue;
             }
-            return Some((s.hash(), s.seq));
+            return Some(Box::from(e.key()));
         }
         None
     }
 
-    /// Puts a hash evicted from S in the ghost, which remembers as many
-    /// as M's share of the shard (90% of its tracked keys).
-    fn remember(&mut self, hash: u64) {
-        self.ghost_gen = self.ghost_gen.wrapping_add(1);
-        let print = ghost_print(hash);
-        self.ghost.push_back((print, self.ghost_gen));
-        self.ghost_at.insert(print, self.ghost_gen);
-        let cap = self.live() * (10 - SMALL_TENTHS) / 10;
-        while self.ghost_at.len() > cap {
-            let Some((h, g)) = self.ghost.pop_front() else { break };
-            if self.ghost_at.get(&h) == Some(&g) {
-                self.ghost_at.remove(&h);
-            }
+    /// Drops a queue's dead slots once they exceed half its live ones,
+    /// renumbering the live keys from past the old positions (SIEVE's
+    /// hand keeps its place among the live).
+    fn compact(&mut self, table: &mut Table) {
+        if self.small.len() > self.small_live + self.small_live / 2 + 64 {
+            Self::compact_ring(&mut self.small, table, false, None);
         }
-        if self.ghost.len() > 2 * self.ghost_at.len() + 64 {
-            let at = &self.ghost_at;
-            self.ghost.retain(|(h, g)| at.get(h) == Some(g));
+        if self.main.len() > self.main_live + self.main_live / 2 + 64 {
+            let hand = (self.kind == FifoKind::Sieve).then_some(&mut self.hand);
+            Self::compact_ring(&mut self.main, table, true, hand);
         }
+        self.small.shrink();
+        self.main.shrink();
     }
 
-    /// Drops dead slots once they outnumber the live ones (SIEVE's hand
-    /// keeps its place among the live), and gives back the room of queues
-    /// that shrank, so that evicting keys frees their slots' memory too.
-    fn compact(&mut self, table: &mut Table) {
-        fn shrink<T>(q: &mut VecDeque<T>) {
-            if q.capacity() > 2 * q.len() + 64 {
-                q.shrink_to(q.len() + q.len() / 2);
+    fn compact_ring(ring: &mut Ring, table: &mut Table, main: bool, hand: Option<&mut u64>) {
+        let mut kept = Ring::starting_at(ring.tail);
+        let old_hand = hand.as_ref().map_or(0, |h| **h);
+        let mut new_hand = None;
+        while let Some((p, s)) = ring.pop() {
+            if let Some(e) = resolve(table, s, p, main) {
+                let np = kept.push(s);
+                let (f, m) = (e.fifo_freq(), e.fifo_in_main());
+                e.set_fifo(seq(np), m, f);
+                if p >= old_hand && new_hand.is_none() {
+                    new_hand = Some(np);
+                }
             }
         }
-        if self.small.len() > 2 * self.small_live + 64 {
-            self.small.retain(|&s| resolve(table, s).is_some());
+        if let Some(h) = hand {
+            *h = new_hand.unwrap_or(kept.head);
         }
-        shrink(&mut self.small);
-        shrink(&mut self.ghost);
-        if self.ghost_at.capacity() > 2 * self.ghost_at.len() + 64 {
-            self.ghost_at.shrink_to(self.ghost_at.len() + self.ghost_at.len() / 2);
-        }
-        if self.main.len() > 2 * self.main_live + 64 {
-            let mut kept = 0;
-            let mut hand = 0;
-            let old_hand = self.hand;
-            let mut i = 0;
-            self.main.retain(|&s| {
-                let live = resolve(table, s).is_some();
-                if live {
-                    kept += 1;
-                    if i < old_hand {
-                        hand = kept;
-                    }
-                }
-                i += 1;
-                live
-            });
-            self.hand = hand;
-        }
-        shrink(&mut self.main);
+        *ring = kept;
     }
 
     /// Forgets every queue (a flush, a policy switch).
@@ -357,16 +553,18 @@ mod tests {
 
     use proptest::prelude::*;
 
-    use super::{encode, FifoKind};
+    use super::{encode, FifoKind, Ghost};
     use crate::shard::{Access, Shard};
     use crate::NewValue;
 
-    /// S3-FIFO as the paper writes it, sizes in keys.
+    /// S3-FIFO as the paper writes it, sizes in keys, with Tern's ghost
+    /// (fed the keys' hashes; `ghost_is_a_fifo_of_hashes` bounds how it
+    /// differs from an exact FIFO).
     #[derive(Default)]
     struct S3Model {
         s: VecDeque<u32>,
         m: VecDeque<u32>,
-        g: VecDeque<u32>,
+        g: Ghost,
         freq: HashMap<u32, u8>,
     }
 
@@ -377,8 +575,7 @@ mod tests {
                 return true;
             }
             self.freq.insert(k, 0);
-            if let Some(i) = self.g.iter().position(|&x| x == k) {
-                self.g.remove(i);
+            if self.g.take(hash_of(k)) {
                 self.m.push_back(k);
             } else {
                 self.s.push_back(k);
@@ -396,11 +593,7 @@ mod tests {
                         self.m.push_back(t);
                         continue;
                     }
-                    self.g.push_back(t);
-                    let cap = live * 9 / 10;
-                    while self.g.len() > cap {
-                        self.g.pop_front();
-                    }
+                    self.g.remember(hash_of(t), live * 9 / 10);
                     self.freq.remove(&t);
                     return t;
                 }
@@ -415,6 +608,17 @@ mod tests {
                 return t;
             }
         }
+    }
+
+    thread_local! {
+        /// The shards' hasher, for the model's ghost to see the hashes
+        /// the shard's does.
+        static HASHER: tern_table::DefaultHashBuilder = tern_table::DefaultHashBuilder::default();
+    }
+
+    fn hash_of(k: u32) -> u64 {
+        use std::hash::BuildHasher;
+        HASHER.with(|h| h.hash_one(&key(k)[..]))
     }
 
     /// SIEVE as the paper writes it: index 0 is the tail (oldest).
@@ -467,7 +671,7 @@ mod tests {
     /// Replays `trace` through a shard under `kind` with room for `cap`
     /// keys; returns (hit or not per access, keys evicted in order).
     fn run_shard(kind: FifoKind, trace: &[u32], cap: usize) -> (Vec<bool>, Vec<u32>) {
-        let mut sh = Shard::new();
+        let mut sh = Shard::with_hasher(HASHER.with(|h| *h));
         sh.share_fifo_mode(Arc::new(AtomicU8::new(encode(kind, false))));
         let (mut hits, mut evicted) = (Vec::new(), Vec::new());
         for &k in trace {
@@ -628,5 +832,82 @@ mod tests {
         mode.store(0, std::sync::atomic::Ordering::Relaxed);
         assert!(sh.fifo_victim(0).is_none());
         assert!(sh.iter(0).all(|e| !e.fifo_tracked()));
+    }
+
+    #[test]
+    fn ghost_is_a_fifo_of_hashes() {
+        use rand::{Rng, SeedableRng};
+        // Hashes remembered one after another under a fixed capacity are
+        // remembered up to 14/15 of it back and forgotten past it, up to
+        // a bucket's early forgetting and 12-bit fingerprint collisions.
+        let cap = 20_000;
+        let mut rng = rand::rngs::StdRng::seed_from_u64(15);
+        let hashes: Vec<u64> = (0..10 * cap).map(|_| rng.gen()).collect();
+        let mut g = Ghost::default();
+        for &h in &hashes {
+            g.remember(h, cap);
+        }
+        let n = hashes.len();
+        let recent = (0..cap * 14 / 15).filter(|&a| g.contains(hashes[n - 1 - a])).count();
+        let old = (cap..3 * cap).filter(|&a| g.contains(hashes[n - 1 - a])).count();
+        let never = (0..cap).filter(|_| g.contains(rng.gen())).count();
+        assert!(recent * 1000 >= cap * 14 / 15 * 995, "remembered {recent} of the last {}", cap * 14 / 15);
+        assert!(old * 100 <= 2 * cap, "{old} hashes past the capacity still remembered");
+        assert!(never * 100 <= cap, "{never} of {cap} hashes never seen taken for remembered");
+        // Taking a hash forgets it.
+        let h = hashes[n - 1];
+        assert!(g.take(h) && !g.take(h) && !g.contains(h));
+        // 64-byte buckets at 3/4 of 32 entries: under 3 bytes a hash.
+        assert!(g.mem_bytes() * 10 <= cap * 30, "{} bytes for {cap}", g.mem_bytes());
+    }
+
+    #[test]
+    fn rings_number_slots_and_free_chunks_as_they_drain() {
+        let mut r = super::Ring::starting_at(5);
+        for i in 0..1000u64 {
+            assert_eq!(r.push(super::Slot::new(i)), 5 + i);
+        }
+        assert_eq!(r.len(), 1000);
+        for i in 0..900u64 {
+            let (p, s) = r.pop().unwrap();
+            assert_eq!((p, s.hash()), (5 + i, i));
+        }
+        assert_eq!(r.get(5 + 950).hash(), 950);
+        // 100 slots in at most two chunks.
+        assert!(r.chunks.len() <= 2 && r.mem_bytes() <= 2 * 768 + 64, "{}", r.mem_bytes());
+        while r.pop().is_some() {}
+        assert_eq!(r.len(), 0);
+    }
+
+    #[test]
+    fn queues_cost_a_few_bytes_per_key() {
+        // A shard at 20k keys under eviction: S3-FIFO's queues and ghost,
+        // SIEVE's list with its dead slots, per key tracked.
+        for (kind, most) in [(FifoKind::S3Fifo, 10.0), (FifoKind::Sieve, 9.5)] {
+            let mut t: Vec<u32> = Vec::new();
+            let mut x = 12345u32;
+            for _ in 0..200_000 {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                let u = f64::from(x % 1_000_000) / 1_000_000.0;
+                t.push((1_000_000f64.powf(u)) as u32);
+            }
+            let mut sh = Shard::new();
+            sh.share_fifo_mode(Arc::new(AtomicU8::new(encode(kind, false))));
+            for &k in &t {
+                let kb = key(k);
+                let h = sh.hash_key(&kb);
+                if sh.lookup(&kb, h, 0, Access::Touch(None)).is_none() {
+                    sh.set(&kb, h, NewValue::Bytes(b"v"), None, 0);
+                }
+                while sh.len() > 20_000 {
+                    let (vk, vh) = sh.fifo_victim(0).unwrap();
+                    sh.evict(&vk, vh).unwrap();
+                }
+            }
+            let per_key = sh.fifo_mem() as f64 / sh.fifo_tracked() as f64;
+            assert!(per_key <= most, "{kind:?}: {per_key:.1} bytes per key");
+        }
     }
 }

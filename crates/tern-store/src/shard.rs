@@ -340,14 +340,22 @@ impl Shard {
         if !self.fifo_sync(now) {
             return None;
         }
-        let (hash, seq) = self.fifo.victim(&mut self.table)?;
-        let e = self.table.find_by(hash, |e| e.fifo_seq() == Some(seq))?;
-        Some((e.key().into(), hash))
+        let key = self.fifo.victim(&mut self.table)?;
+        // The queues keep 48 bits of a hash; the rest of the keyspace
+        // wants all 64.
+        let hash = self.table.hasher().hash_one(&*key);
+        Some((key, hash))
     }
 
     /// Keys the FIFO policy tracks here.
     pub fn fifo_tracked(&self) -> usize {
         self.fifo.live()
+    }
+
+    /// Bytes the FIFO policy's queues hold here.
+    #[cfg(test)]
+    pub(crate) fn fifo_mem(&self) -> usize {
+        self.fifo.mem_bytes()
     }
 
     /// Live and not-yet-collected entries.
