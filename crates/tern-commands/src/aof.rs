@@ -158,8 +158,10 @@ pub fn follow_config(srv: &Server, c: &Config) {
         }
         srv.ks.attach_effects(true);
         aof.on.store(true, Ordering::Relaxed);
-        if let Err(e) = bgrewrite(srv) {
-            log_warning!("{}", e);
+        // A rewrite running (given up by a turn off) is followed by the
+        // one that makes the files, as Redis schedules it.
+        if bgrewrite(srv).is_err() {
+            aof.rewrite_scheduled.store(true, Ordering::Relaxed);
         }
     } else if !c.appendonly && aof.is_on() {
         srv.ks.attach_effects(false);
@@ -208,6 +210,9 @@ pub fn writer(srv: &Server) {
             (ctl.cut, ctl.open.take(), std::mem::take(&mut ctl.close))
         };
         let (batches, w) = aof.feed.collect();
+        // Stopping, the workers and the cron are gone: nothing lower can
+        // come any more.
+        let w = if stopping { u64::MAX } else { w };
         merger.push(batches);
         if let Some(seq) = open {
             let files = aof.files.lock();
@@ -254,6 +259,11 @@ pub fn writer(srv: &Server) {
             if due || stopping {
                 if let Err(e) = c.file.sync_data() {
                     log_warning!("Error syncing the AOF file: {}", e);
+                    aof.last_write_failed.store(true, Ordering::Relaxed);
+                    if policy == Fsync::Always {
+                        log_warning!("Can't persist AOF for fsync error when the AOF fsync policy is 'always': {}. Exiting...", e);
+                        std::process::exit(1);
+                    }
                 }
                 c.dirty = false;
                 last_sync = Instant::now();
@@ -262,7 +272,9 @@ pub fn writer(srv: &Server) {
         if buf.is_empty() {
             aof.feed.publish_durable(merger.durable());
         }
-        if stopping && merger.is_empty() && buf.is_empty() {
+        // One last round once stopping: what failed to be written then
+        // is lost, as with Redis's last write.
+        if stopping {
             return;
         }
     }

@@ -1164,6 +1164,9 @@ impl Worker {
         for k in keys {
             self.close(k);
         }
+        // The last records go to the AOF writer, which writes them once
+        // every worker has stopped.
+        tern_commands::aof::hand(&self.eng.srv, &self.effects, false);
         log_notice!("worker {} stopped", self.id);
     }
 }
