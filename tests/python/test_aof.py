@@ -486,3 +486,27 @@ def test_bgrewriteaof_with_appendonly_off_writes_the_directory(tmp_path):
         assert b.client().get("k") == "v"
     finally:
         b.stop()
+
+
+def test_without_the_rdb_preamble_the_base_is_commands(tmp_path):
+    a = aof_tern(tmp_path, "--aof-use-rdb-preamble", "no")
+    try:
+        c = a.client()
+        populate(c, field_ttls=True)
+        mc(a.memcache_port(), (b"set mc1 77 0 3\r\nabc\r\n", b"\r\n"))
+        gets = mc(a.memcache_port(), (b"gets mc1\r\n", b"END\r\n"))[0]
+        c.bgrewriteaof()
+        wait_rewrite(c, 1)
+        more_writes(c)
+        want = snapshot(a, dbs=(0, 3, 5), field_ttls=True)
+        c.close()
+    finally:
+        a.stop()
+    assert "appendonly.aof.2.base.aof" in files(tmp_path)
+    assert (tmp_path / DIR / "appendonly.aof.2.base.aof").read_bytes().startswith(b"*2\r\n$6\r\nSELECT\r\n")
+    b = aof_tern(tmp_path)
+    try:
+        assert snapshot(b, dbs=(0, 3, 5), field_ttls=True) == want
+        assert mc(b.memcache_port(), (b"gets mc1\r\n", b"END\r\n"))[0] == gets
+    finally:
+        b.stop()
