@@ -18,6 +18,7 @@ use crate::aofstate::Files;
 use crate::client::{Client, ClientShared};
 use crate::cmd::{self, Scratch};
 use crate::engine::Engine;
+use crate::errors;
 use crate::outbuf::OutBuf;
 use crate::persist;
 use crate::server::now_ms;
@@ -72,7 +73,7 @@ impl<'e> Runner<'e> {
         let mut reply = Vec::new();
         let _ = self.out.write_to(&mut reply);
         self.out.clear();
-        !reply.starts_with(b"-ERR unknown command")
+        !reply.get(1..).is_some_and(|r| r.starts_with(errors::UNKNOWN_COMMAND.as_bytes()))
     }
 }
 
