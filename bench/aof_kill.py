@@ -110,7 +110,7 @@ def main():
     d = tempfile.mkdtemp(prefix="aof-kill-")
     acked = {"set": [], "incr": {}, "hset": [], "lpush": {}}
     lock = threading.Lock()
-    total_lost, worst = 0, 0.0
+    total_lost, worst, total_checked = 0, 0.0, 0
     for k in range(a.kills):
         srv = start(a.binary, d, a.fsync, a.threads)
         killed = round_(srv, a.writers, acked, lock, k, a.max_run)
@@ -120,15 +120,17 @@ def main():
         finally:
             srv.proc.send_signal(signal.SIGKILL)
             srv.proc.wait(timeout=10)
+        checked = len(acked["set"])
+        total_checked += checked
         # Lost writes are not counted again: the next round checks what
         # survived from here on.
         if lost:
             acked = {"set": [], "incr": {}, "hset": [], "lpush": {}}
         total_lost += lost
         worst = max(worst, oldest)
-        print(f"kill {k + 1}/{a.kills}: {len(acked['set'])} acknowledged SETs so far, lost {lost}"
+        print(f"kill {k + 1}/{a.kills}: {checked} acknowledged SETs (since the start or the last loss) checked, lost {lost}"
               + (f" (oldest {oldest:.3f} s before the kill)" if lost else ""), flush=True)
-    print(f"appendfsync {a.fsync}: {a.kills} kills, {total_lost} acknowledged writes lost, "
+    print(f"appendfsync {a.fsync}: {a.kills} kills, {total_checked} SET checks, {total_lost} acknowledged writes lost, "
           f"oldest lost {worst:.3f} s before its kill; no start-up failure")
     if a.fsync == "always" and total_lost:
         sys.exit(1)
