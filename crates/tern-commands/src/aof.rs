@@ -18,7 +18,9 @@
 //!   per round, and a worker sends the replies of a round only once its
 //!   records are durable, so one fsync serves every write of every worker
 //!   gathered meanwhile (group commit); `everysec` once a second and `no`
-//!   never, neither making a worker wait for the disk.
+//!   never, neither making a worker wait for the disk (so a reply may
+//!   leave a few milliseconds before its record is written: a `kill -9`
+//!   can lose those, where Redis writes before it replies).
 //! - **Rewriting** (BGREWRITEAOF, `auto-aof-rewrite-*`, `CONFIG SET
 //!   appendonly yes`): a point-in-time snapshot is begun; the records
 //!   numbered before its instant are in it, so the writer finishes the
