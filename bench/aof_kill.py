@@ -78,14 +78,25 @@ def check(srv, acked, killed):
     """Lost acknowledged writes, and the age at the kill of the oldest."""
     c = srv.client()
     lost, oldest = 0, 0.0
-    for k, v, at in acked["set"]:
-        if c.get(k) != v:
-            lost += 1
-            oldest = max(oldest, killed - at)
-    for h, f, v, at in acked["hset"]:
-        if c.hget(h, f) != v:
-            lost += 1
-            oldest = max(oldest, killed - at)
+    # Pipelined in chunks: the checks grow with every round.
+    for i in range(0, len(acked["set"]), 1000):
+        chunk = acked["set"][i:i + 1000]
+        p = c.pipeline(transaction=False)
+        for k, _, _ in chunk:
+            p.get(k)
+        for (k, v, at), got in zip(chunk, p.execute()):
+            if got != v:
+                lost += 1
+                oldest = max(oldest, killed - at)
+    for i in range(0, len(acked["hset"]), 1000):
+        chunk = acked["hset"][i:i + 1000]
+        p = c.pipeline(transaction=False)
+        for h, f, _, _ in chunk:
+            p.hget(h, f)
+        for (h, f, v, at), got in zip(chunk, p.execute()):
+            if got != v:
+                lost += 1
+                oldest = max(oldest, killed - at)
     for w, (n, at) in acked["incr"].items():
         if int(c.get(f"ctr{w}") or 0) < n:
             lost += 1
