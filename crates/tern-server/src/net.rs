@@ -1000,8 +1000,10 @@ impl Worker {
     fn release_deferred(&mut self) {
         self.deferring = false;
         let srv = &self.eng.srv;
-        tern_commands::aof::hand(srv, &self.effects, true);
-        if self.deferred.is_empty() {
+        // Nothing to answer: the records go, nobody waits for them.
+        let waiting = !self.deferred.is_empty();
+        tern_commands::aof::hand(srv, &self.effects, waiting);
+        if !waiting {
             return;
         }
         let mut keys = std::mem::take(&mut self.deferred);
