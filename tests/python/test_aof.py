@@ -293,6 +293,11 @@ def test_corruption_stops_start_up_naming_file_and_offset(tmp_path):
     (tmp_path / DIR / MANIFEST).write_text("file x seq 1 type z\n")
     with pytest.raises(RuntimeError, match="Invalid AOF manifest file format"):
         aof_tern(tmp_path)
+    # A command Tern does not have is not skipped: the data would be lost.
+    (tmp_path / DIR / MANIFEST).write_text("file appendonly.aof.1.incr.aof seq 1 type i\n")
+    incr.write_bytes(b"*5\r\n$4\r\nXADD\r\n$1\r\ns\r\n$1\r\n*\r\n$1\r\nf\r\n$1\r\nv\r\n")
+    with pytest.raises(RuntimeError, match="Unknown command 'XADD' reading the append only file appendonly.aof.1.incr.aof"):
+        aof_tern(tmp_path)
 
 
 def tern_aof_dir(tmp_path, field_ttls):
@@ -449,8 +454,17 @@ def test_auto_rewrite_on_growth(tmp_path):
         p.execute()
         info = wait_rewrite(c, 1)
         assert any("Starting automatic rewriting of AOF on" in l for l in a.log), a.log
-        assert info["aof_current_size"] < 64 * 1024
+        assert "appendonly.aof.1.base.rdb" not in manifest(tmp_path)
         want = snapshot(a)
+        # The size INFO reports is the files' (once the writer has caught up).
+        deadline = time.monotonic() + 10
+        while True:
+            info = wait_rewrite(c, info["aof_rewrites"])
+            on_disk = sum(p.stat().st_size for p in (tmp_path / DIR).iterdir() if p.name != MANIFEST)
+            if info["aof_current_size"] == on_disk:
+                break
+            assert time.monotonic() < deadline, (info, files(tmp_path), on_disk)
+            time.sleep(0.05)
         c.close()
     finally:
         a.stop()
@@ -475,5 +489,29 @@ def test_bgrewriteaof_with_appendonly_off_writes_the_directory(tmp_path):
     b = aof_tern(tmp_path)
     try:
         assert b.client().get("k") == "v"
+    finally:
+        b.stop()
+
+
+def test_without_the_rdb_preamble_the_base_is_commands(tmp_path):
+    a = aof_tern(tmp_path, "--aof-use-rdb-preamble", "no")
+    try:
+        c = a.client()
+        populate(c, field_ttls=True)
+        mc(a.memcache_port(), (b"set mc1 77 0 3\r\nabc\r\n", b"\r\n"))
+        gets = mc(a.memcache_port(), (b"gets mc1\r\n", b"END\r\n"))[0]
+        c.bgrewriteaof()
+        wait_rewrite(c, 1)
+        more_writes(c)
+        want = snapshot(a, dbs=(0, 3, 5), field_ttls=True)
+        c.close()
+    finally:
+        a.stop()
+    assert "appendonly.aof.2.base.aof" in files(tmp_path)
+    assert (tmp_path / DIR / "appendonly.aof.2.base.aof").read_bytes().startswith(b"*2\r\n$6\r\nSELECT\r\n")
+    b = aof_tern(tmp_path)
+    try:
+        assert snapshot(b, dbs=(0, 3, 5), field_ttls=True) == want
+        assert mc(b.memcache_port(), (b"gets mc1\r\n", b"END\r\n"))[0] == gets
     finally:
         b.stop()

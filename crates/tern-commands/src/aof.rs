@@ -18,7 +18,9 @@
 //!   per round, and a worker sends the replies of a round only once its
 //!   records are durable, so one fsync serves every write of every worker
 //!   gathered meanwhile (group commit); `everysec` once a second and `no`
-//!   never, neither making a worker wait for the disk.
+//!   never, neither making a worker wait for the disk (so a reply may
+//!   leave a few milliseconds before its record is written: a `kill -9`
+//!   can lose those, where Redis writes before it replies).
 //! - **Rewriting** (BGREWRITEAOF, `auto-aof-rewrite-*`, `CONFIG SET
 //!   appendonly yes`): a point-in-time snapshot is begun; the records
 //!   numbered before its instant are in it, so the writer finishes the
@@ -36,9 +38,15 @@
 //!   single file (`appendfilename` in `dir`, no directory) loads too, and
 //!   is moved into a new directory as its base, as Redis upgrades it.
 //!
-//! Non-goals: `aof-use-rdb-preamble no` (the base is always an RDB; a
-//! command base written by Redis loads), `aof-timestamp-enabled`,
-//! `no-appendfsync-on-rewrite`.
+//! With `aof-use-rdb-preamble no` the base is commands: each key's whole
+//! value in its effect record's form.
+//!
+//! Non-goals: `aof-timestamp-enabled` (Redis's `#TS:` lines are skipped
+//! when loading), `no-appendfsync-on-rewrite`. A reply under `appendfsync
+//! always` waits for every record handed over before it, so a read does
+//! not show a write a crash could take back; a write still being made on
+//! another worker at that instant may be seen first, as a Redis replica
+//! can see what its primary has not synced.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -158,8 +166,10 @@ pub fn follow_config(srv: &Server, c: &Config) {
         }
         srv.ks.attach_effects(true);
         aof.on.store(true, Ordering::Relaxed);
-        if let Err(e) = bgrewrite(srv) {
-            log_warning!("{}", e);
+        // A rewrite running (given up by a turn off) is followed by the
+        // one that makes the files, as Redis schedules it.
+        if bgrewrite(srv).is_err() {
+            aof.rewrite_scheduled.store(true, Ordering::Relaxed);
         }
     } else if !c.appendonly && aof.is_on() {
         srv.ks.attach_effects(false);
@@ -208,6 +218,9 @@ pub fn writer(srv: &Server) {
             (ctl.cut, ctl.open.take(), std::mem::take(&mut ctl.close))
         };
         let (batches, w) = aof.feed.collect();
+        // Stopping, the workers and the cron are gone: nothing lower can
+        // come any more.
+        let w = if stopping { u64::MAX } else { w };
         merger.push(batches);
         if let Some(seq) = open {
             let files = aof.files.lock();
@@ -254,6 +267,11 @@ pub fn writer(srv: &Server) {
             if due || stopping {
                 if let Err(e) = c.file.sync_data() {
                     log_warning!("Error syncing the AOF file: {}", e);
+                    aof.last_write_failed.store(true, Ordering::Relaxed);
+                    if policy == Fsync::Always {
+                        log_warning!("Can't persist AOF for fsync error when the AOF fsync policy is 'always': {}. Exiting...", e);
+                        std::process::exit(1);
+                    }
                 }
                 c.dirty = false;
                 last_sync = Instant::now();
@@ -262,7 +280,9 @@ pub fn writer(srv: &Server) {
         if buf.is_empty() {
             aof.feed.publish_durable(merger.durable());
         }
-        if stopping && merger.is_empty() && buf.is_empty() {
+        // One last round once stopping: what failed to be written then
+        // is lost, as with Redis's last write.
+        if stopping {
             return;
         }
     }
@@ -451,9 +471,9 @@ fn rewrite_inner(srv: &Server, began: u64, at_start: bool) -> Result<(), String>
     let aof = &srv.aof;
     // The configuration is read before the files' lock is taken (CONFIG
     // SET takes them the other way round).
-    let (place_now, keep_history) = {
+    let (place_now, keep_history, preamble) = {
         let cfg = srv.config.read();
-        (place(&cfg), cfg.aof_disable_auto_gc)
+        (place(&cfg), cfg.aof_disable_auto_gc, cfg.aof_use_rdb_preamble)
     };
     let (dir, prefix, base_seq, incr_seq) = {
         let mut files = aof.files.lock();
@@ -472,8 +492,12 @@ fn rewrite_inner(srv: &Server, began: u64, at_start: bool) -> Result<(), String>
     aof.ctl.lock().cut = Some((snap.first_seq_after(), incr_seq));
     aof.feed.nudge();
     let cancel = || aof.rewrite_cancel.load(Ordering::Relaxed);
-    let written = persist::write_snapshot_to(srv, snap, file, persist::rdb_options(srv), began, &cancel, &aof.last_cow)
-        .and_then(|(file, _)| file.sync_all().map_err(|e| format!("Write error writing the AOF base: {e}")));
+    let written = if preamble {
+        persist::write_snapshot_to(srv, snap, file, persist::rdb_options(srv), began, &cancel, &aof.last_cow).map(|(file, _)| file)
+    } else {
+        write_commands(srv, snap, file, began, &cancel)
+    };
+    let written = written.and_then(|file| file.sync_all().map_err(|e| format!("Write error writing the AOF base: {e}")));
     // The writer's move to the new increment (it makes the rewrite's
     // manifest consistent even when the base failed).
     let switched = {
@@ -497,7 +521,7 @@ fn rewrite_inner(srv: &Server, began: u64, at_start: bool) -> Result<(), String>
         return Err("the new incremental file could not be opened".into());
     }
     let mut files = aof.files.lock();
-    let base_name = fmt::manifest::base_name(&prefix, base_seq, true);
+    let base_name = fmt::manifest::base_name(&prefix, base_seq, preamble);
     std::fs::rename(&tmp, dir.join(&base_name)).map_err(|e| format!("Error trying to rename the temporary AOF base file {}: {e}", tmp.display()))?;
     if at_start {
         log_notice!("Creating AOF base file {} on server start", base_name);
@@ -520,6 +544,43 @@ fn rewrite_inner(srv: &Server, began: u64, at_start: bool) -> Result<(), String>
     }
     measure(aof, &files);
     Ok(())
+}
+
+/// `aof-use-rdb-preamble no`: the snapshot as commands, each key's whole
+/// value in the form of its effect record (a SELECT per database).
+fn write_commands(srv: &Server, mut snap: tern_store::Snapshot, file: File, began: u64, cancel: &dyn Fn() -> bool) -> Result<File, String> {
+    use tern_store::{Effect, Record, Ttl, ValueRef};
+    let werr = |e: std::io::Error| format!("Write error writing the AOF base: {e}");
+    let mut out = std::io::BufWriter::with_capacity(1 << 18, file);
+    let (mut buf, mut db_now, mut failed) = (Vec::new(), None, None);
+    loop {
+        if srv.is_shutting_down() || cancel() {
+            snap.cancel(&srv.ks);
+            return Err("the rewrite was given up".into());
+        }
+        let step = snap.next(&srv.ks, |db, key: &[u8], value: ValueRef<'_>, expire| {
+            if failed.is_some() || matches!(value, ValueRef::Hash(h) if h.all_expired(began)) {
+                return;
+            }
+            let effect = Effect::Put { key: key.into(), value: value.to_value(key.len()), ttl: Ttl::At(expire) };
+            fmt::encode(&mut buf, &Record { db, seq: 0, effect }, &mut db_now);
+            if buf.len() >= 1 << 16 {
+                if let Err(e) = out.write_all(&buf) {
+                    failed = Some(e);
+                }
+                buf.clear();
+            }
+        });
+        if let Some(e) = failed.take() {
+            snap.cancel(&srv.ks);
+            return Err(werr(e));
+        }
+        if step.done {
+            break;
+        }
+    }
+    out.write_all(&buf).map_err(werr)?;
+    out.into_inner().map_err(|e| werr(e.into_error()))
 }
 
 /// The cron's part: a rewrite scheduled behind a BGSAVE starts once it

@@ -18,6 +18,7 @@ use crate::aofstate::Files;
 use crate::client::{Client, ClientShared};
 use crate::cmd::{self, Scratch};
 use crate::engine::Engine;
+use crate::errors;
 use crate::outbuf::OutBuf;
 use crate::persist;
 use crate::server::now_ms;
@@ -44,7 +45,9 @@ impl<'e> Runner<'e> {
         Runner { eng, client: Client::new(shared, true), out: OutBuf::new(), scratch: Scratch::default() }
     }
 
-    fn run(&mut self, db: u32, argv: &[Vec<u8>]) {
+    /// Runs `argv`; false when the server does not know the command (which
+    /// stops the load, as in Redis; any other error reply is dropped).
+    fn run(&mut self, db: u32, argv: &[Vec<u8>]) -> bool {
         let srv = &self.eng.srv;
         let mut buf = Vec::new();
         let mut ranges = Vec::with_capacity(argv.len());
@@ -67,7 +70,10 @@ impl<'e> Runner<'e> {
         };
         cmd::dispatch(conn, tern_resp::Args::from_parts(&buf, &ranges));
         locks.release();
+        let mut reply = Vec::new();
+        let _ = self.out.write_to(&mut reply);
         self.out.clear();
+        !reply.get(1..).is_some_and(|r| r.starts_with(errors::UNKNOWN_COMMAND.as_bytes()))
     }
 }
 
@@ -138,7 +144,12 @@ fn load_file(eng: &Engine, runner: &mut Runner<'_>, path: &Path, name: &str) -> 
         for s in steps {
             match s {
                 Step::Rec(rec) => rec.apply(&srv.ks, lim.hash, lim.list, 0),
-                Step::Cmd(d, argv) => runner.run(d, &argv),
+                Step::Cmd(d, argv) => {
+                    if !runner.run(d, &argv) {
+                        let cmd = String::from_utf8_lossy(&argv[0]);
+                        return Err(format!("Unknown command '{cmd}' reading the append only file {name}"));
+                    }
+                }
             }
         }
     }

@@ -368,6 +368,10 @@ pub fn subcommand_syntax(sub: &[u8], cmd: &str) -> Vec<u8> {
     )
 }
 
+/// How [`unknown_command`]'s error starts (what the AOF loader looks for in
+/// a replayed command's reply).
+pub const UNKNOWN_COMMAND: &str = "ERR unknown command '";
+
 /// `ERR unknown command 'x', with args beginning with: 'a' 'b' `, built as
 /// Redis builds it: each argument quoted, until 128 bytes of them are shown.
 /// Without arguments it is `ERR unknown command 'x'`, as in Redis 8 (7.x
@@ -375,7 +379,7 @@ pub fn subcommand_syntax(sub: &[u8], cmd: &str) -> Vec<u8> {
 pub fn unknown_command<'a>(name: &[u8], args: impl Iterator<Item = &'a [u8]>) -> Vec<u8> {
     let mut args = args.peekable();
     if args.peek().is_none() {
-        return with_arg("ERR unknown command '", c_str_128(name), "'");
+        return with_arg(UNKNOWN_COMMAND, c_str_128(name), "'");
     }
     let mut shown = Vec::new();
     for a in args {
@@ -388,7 +392,7 @@ pub fn unknown_command<'a>(name: &[u8], args: impl Iterator<Item = &'a [u8]>) ->
         shown.extend_from_slice(&a[..a.len().min(room)]);
         shown.extend_from_slice(b"' ");
     }
-    let mut m = with_arg("ERR unknown command '", c_str_128(name), "', with args beginning with: ");
+    let mut m = with_arg(UNKNOWN_COMMAND, c_str_128(name), "', with args beginning with: ");
     m.extend_from_slice(&shown);
     m
 }

@@ -26,7 +26,7 @@
 //!
 //! ```text
 //!  engine    ─► cmd server
-//!  aofload   ─► engine cmd server client outbuf persist aof aofstate
+//!  aofload   ─► engine cmd server client outbuf errors persist aof aofstate
 //!  prefetch  ─► cmd server client
 //!  memcache  ─► server outbuf stats maxmemory
 //!  cmd       ─► server client outbuf stats errors glob sysinfo fdlimit cmdlog latency monitor maxmemory persist aof

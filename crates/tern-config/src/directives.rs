@@ -372,7 +372,7 @@ directives! {
         auto_aof_rewrite_percentage: i64 = 100 => "auto-aof-rewrite-percentage", Int::new(0, i32::MAX as i64), runtime;
         auto_aof_rewrite_min_size: u64 = 64 << 20 => "auto-aof-rewrite-min-size", Mem::new(0, MEM_MAX), runtime;
         aof_load_truncated: bool = true => "aof-load-truncated", Bool, runtime;
-        aof_use_rdb_preamble: bool = true => "aof-use-rdb-preamble", Bool, runtime, PERSISTENCE;
+        aof_use_rdb_preamble: bool = true => "aof-use-rdb-preamble", Bool, runtime;
         aof_timestamp_enabled: bool = false => "aof-timestamp-enabled", Bool, runtime, PERSISTENCE;
         aof_rewrite_incremental_fsync: bool = true => "aof-rewrite-incremental-fsync", Bool, runtime, PERSISTENCE;
         aof_disable_auto_gc: bool = false => "aof-disable-auto-gc", Bool, runtime;

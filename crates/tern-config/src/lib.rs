@@ -37,7 +37,7 @@ use kinds::one;
 /// warning and CONFIG SET's notice say.
 pub mod reason {
     pub const PERSISTENCE: &str =
-        "Tern writes its AOF with an RDB base always, syncs as appendfsync says during a rewrite too, and writes no timestamp annotations in this version";
+        "Tern syncs its AOF as appendfsync says during a rewrite too, and writes no timestamp annotations, in this version";
     pub const RDB_FSYNC: &str = "Tern syncs an RDB file once, when it is complete, in this version";
     pub const REPLICATION: &str = "Tern does not replicate in this version";
     pub const CLUSTER: &str = "Tern has no cluster mode in this version";

@@ -1000,8 +1000,10 @@ impl Worker {
     fn release_deferred(&mut self) {
         self.deferring = false;
         let srv = &self.eng.srv;
-        tern_commands::aof::hand(srv, &self.effects, true);
-        if self.deferred.is_empty() {
+        // Nothing to answer: the records go, nobody waits for them.
+        let waiting = !self.deferred.is_empty();
+        tern_commands::aof::hand(srv, &self.effects, waiting);
+        if !waiting {
             return;
         }
         let mut keys = std::mem::take(&mut self.deferred);
@@ -1164,6 +1166,9 @@ impl Worker {
         for k in keys {
             self.close(k);
         }
+        // The last records go to the AOF writer, which writes them once
+        // every worker has stopped.
+        tern_commands::aof::hand(&self.eng.srv, &self.effects, false);
         log_notice!("worker {} stopped", self.id);
     }
 }

@@ -534,6 +534,18 @@ pub enum ValueRef<'a> {
 }
 
 impl ValueRef<'_> {
+    /// An owned copy (what an AOF rewrite without the RDB preamble turns
+    /// into commands), under a key of `key_len` bytes.
+    pub fn to_value(&self, key_len: usize) -> Value {
+        match self {
+            ValueRef::Str(s) => s.to_value(key_len),
+            ValueRef::Hash(h) => Value::Hash((*h).clone()),
+            ValueRef::List(l) => Value::List((*l).clone()),
+            ValueRef::Set(s) => Value::Set((*s).clone()),
+            ValueRef::ZSet(z) => Value::ZSet((*z).clone()),
+        }
+    }
+
     /// `TYPE`'s name for the value.
     pub fn type_name(&self) -> &'static str {
         match self {

@@ -173,4 +173,59 @@ mod tests {
         let (_, e) = all(b"*1\r\n$999999999999\r\nab");
         assert!(matches!(e, Some(ReadError::Truncated { offset: 0 })), "{e:?}");
     }
+
+    use proptest::prelude::*;
+
+    fn valid_file() -> Vec<u8> {
+        let mut out = Vec::new();
+        for (i, argv) in [vec!["SELECT", "0"], vec!["SET", "k", "v\r\n"], vec!["RPUSH", "l", "a", "b"], vec!["HSET", "h", "f", ""]].iter().enumerate() {
+            tern_resp::encode::request(&mut out, argv.iter().map(|a| a.as_bytes()));
+            if i == 1 {
+                out.extend_from_slice(b"#TS:1\r\n");
+            }
+        }
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, .. ProptestConfig::default() })]
+
+        /// Whatever a file's bytes, reading never panics and never takes a
+        /// damaged file for a whole one: a clean end is only ever reported
+        /// at the end of the bytes, and every error's offset is inside the
+        /// file, at or after the last command read whole.
+        #[test]
+        fn damaged_files_are_never_read_as_whole(
+            edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>(), 0u8..3), 1..4),
+            cut in any::<prop::sample::Index>(),
+        ) {
+            let mut f = valid_file();
+            for (at, byte, kind) in edits {
+                let i = at.index(f.len());
+                match kind {
+                    0 => f[i] ^= byte | 1,
+                    1 => f.insert(i, byte),
+                    _ => { f.remove(i); }
+                }
+            }
+            let f = &f[..cut.index(f.len() + 1)];
+            let mut r = CommandReader::new(f, 0);
+            loop {
+                let before = r.offset();
+                match r.next_command() {
+                    Ok(Some(_)) => prop_assert!(r.offset() > before),
+                    Ok(None) => {
+                        prop_assert_eq!(r.offset(), f.len() as u64);
+                        break;
+                    }
+                    Err(ReadError::Truncated { offset }) | Err(ReadError::Corrupt { offset, .. }) => {
+                        // The command's start (after any annotation lines).
+                        prop_assert!(offset >= before && offset < f.len() as u64);
+                        break;
+                    }
+                    Err(ReadError::Io(e)) => prop_assert!(false, "{e}"),
+                }
+            }
+        }
+    }
 }
