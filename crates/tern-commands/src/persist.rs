@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use tern_config::Config;
 use tern_store::rdb::{self, Limits, LoadInfo, RdbError, RdbOptions, RdbWriter};
-use tern_store::{EntryExt, HashLimits, ListLimits, LockSet, NewValue, SetLimits, ValueRef, ZsetLimits};
+use tern_store::{EntryExt, HashLimits, ListLimits, LockSet, SetLimits, ValueRef, ZsetLimits};
 
 use crate::server::{now_ms, Server};
 
@@ -181,7 +181,10 @@ pub fn load_at_start(srv: &Server) -> Result<Option<LoadInfo>, String> {
     let now = now_ms();
     let dbs = srv.ks.db_count();
     let (mut loaded, mut expired) = (0u64, 0u64);
-    let r = rdb::load(BufReader::with_capacity(1 << 16, file), lim, |db, key, value, expire| {
+    // Decoded on this thread, inserted by the other cores' threads (see
+    // tern_store::rdb::load_into).
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let r = rdb::load_into(BufReader::with_capacity(1 << 16, file), lim, &srv.ks, threads, now, |db, key, value, expire| {
         let db = db as usize;
         if db >= dbs {
             return Err(RdbError::Rejected(format!(
@@ -193,12 +196,10 @@ pub fn load_at_start(srv: &Server) -> Result<Option<LoadInfo>, String> {
         }
         if expire.is_some_and(|t| t <= now) || value.all_fields_expired(now) {
             expired += 1;
-            return Ok(());
+            return Ok(false);
         }
-        let loc = srv.ks.locate(db, &key);
-        srv.ks.lock(loc.gid).set(&key, loc.hash, NewValue::Value(value), expire, now);
         loaded += 1;
-        Ok(())
+        Ok(true)
     });
     srv.persist.loading.store(false, Ordering::Relaxed);
     let info = r.map_err(|e| format!("Short read or OOM loading DB. Unrecoverable error, aborting now. ({}: {e})", path.display()))?;
