@@ -19,16 +19,28 @@ run, sampled every 20 ms, as bytes and as a share of INFO `used_memory`.
 
     cargo build --release -p tern-server -p tern-bench
     python3 bench/bgsave.py [--keys 1000000] [--secs 10] [--servers tern,redis-unstable]
+
+With --load, instead: the time a server takes from its start to its first
+PONG (Redis answers -LOADING until then, Tern does not accept before) on
+one RDB file of `--keys` keys of 100 B, written by redis-server-unstable
+(DEBUG POPULATE, then SAVE); servers alternate, `--repeats` runs each,
+median reported. The servers are not pinned (`--load-cpus`).
+
+    python3 bench/bgsave.py --load --keys 5000000 [--repeats 3]
 """
 import argparse
 import json
 import os
+import shutil
+import socket
+import statistics
 import subprocess
 import tempfile
 import threading
 import time
 
-from datatypes import BENCH, SERVERS, stop
+import datatypes
+from datatypes import SERVERS, free_port, stop
 from datatypes import start as start_server
 from list_memory import request
 
@@ -57,7 +69,7 @@ def info(port, field):
 
 
 def bench(port, keys, secs, out):
-    subprocess.run(["taskset", "-c", "1", str(BENCH), "-p", str(port), "-t", "1", "-c", "20", "--hide-histogram",
+    subprocess.run(["taskset", "-c", "1", str(datatypes.BENCH), "-p", str(port), "-t", "1", "-c", "20", "--hide-histogram",
                     "--key-minimum", "1", "--key-maximum", str(keys), "-d", "100", "--ratio", "1:1",
                     "--key-pattern", "R:R", "--test-time", str(secs), "--json-out-file", out],
                    check=True, capture_output=True, timeout=secs + 120)
@@ -70,7 +82,7 @@ def run(server, keys, secs, cpus):
     d = tempfile.mkdtemp(prefix="bgsave-")
     p, port = start_server(server, extra=["--dir", d], cpus=cpus)
     try:
-        subprocess.run(["taskset", "-c", "1", str(BENCH), "-p", str(port), "-t", "1", "-c", "50", "--hide-histogram",
+        subprocess.run(["taskset", "-c", "1", str(datatypes.BENCH), "-p", str(port), "-t", "1", "-c", "50", "--hide-histogram",
                         "--key-minimum", "1", "--key-maximum", str(keys), "-d", "100", "--ratio", "1:0",
                         "--key-pattern", "P:P", "-n", "allkeys", "--pipeline", "50"],
                        check=True, capture_output=True, timeout=1200)
@@ -105,13 +117,104 @@ def run(server, keys, secs, cpus):
         stop(p)
 
 
+def build_file(keys, d):
+    """`d`/dump.rdb with `keys` keys of 100 B, written by redis-server-unstable."""
+    p, port = start_server("redis-unstable", extra=["--dir", d, "--enable-debug-command", "local"], cpus="0,1")
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=600) as s:
+            f = s.makefile("rb")
+            for cmd in (["DEBUG", "POPULATE", str(keys), "key", "100"], ["SAVE"]):
+                s.sendall(datatypes.resp(*cmd))
+                line = f.readline()
+                if not line.startswith(b"+"):
+                    raise RuntimeError(line)
+    finally:
+        stop(p)
+    return os.path.join(d, "dump.rdb")
+
+
+def cpu_secs(pid):
+    """User + system CPU seconds of `pid`, all its threads."""
+    f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def time_load(server, d, cpus):
+    """Seconds from the start of `server` on `d`/dump.rdb to its first PONG,
+    the CPU seconds it used by then, and its DBSIZE."""
+    port = free_port()
+    argv = ["taskset", "-c", cpus] + SERVERS[server] + ["--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", d]
+    t0 = time.monotonic()
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        while time.monotonic() - t0 < 600:
+            if p.poll() is not None:
+                raise RuntimeError(f"{server} exited while loading")
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=60) as s:
+                    s.sendall(b"*1\r\n$4\r\nPING\r\n")
+                    if s.recv(64).startswith(b"+PONG"):
+                        took = time.monotonic() - t0
+                        cpu = cpu_secs(p.pid)
+                        return took, cpu, request(port, "DBSIZE")
+            except OSError:
+                pass
+            time.sleep(0.005)
+        raise RuntimeError(f"{server} did not load in 600 s")
+    finally:
+        stop(p)
+
+
+def load_main(a):
+    d = tempfile.mkdtemp(prefix="rdbload-")
+    try:
+        path = build_file(a.keys, d)
+        servers = [s for s in a.servers.split(",") if os.path.exists(SERVERS[s][0])]
+        took = {s: [] for s in servers}
+        cpu = {s: [] for s in servers}
+        for _ in range(a.repeats):
+            for s in servers:
+                t, c, n = time_load(s, d, a.load_cpus)
+                if int(n.lstrip(":")) != a.keys:
+                    raise RuntimeError(f"{s} loaded {n} keys of {a.keys}")
+                took[s].append(t)
+                cpu[s].append(c)
+        print(f"file: {os.path.getsize(path) / 2**20:.0f} MiB, {a.keys:,} keys")
+        print("| server | start to PONG, runs s | median s | of redis-unstable | CPU s, runs | median CPU s |")
+        print("|---|---|---:|---:|---|---:|")
+        ref = statistics.median(took["redis-unstable"]) if "redis-unstable" in took else None
+        for s in servers:
+            m = statistics.median(took[s])
+            runs = " / ".join(f"{t:.2f}" for t in took[s])
+            cpus = " / ".join(f"{t:.2f}" for t in cpu[s])
+            ratio = f"{m / ref:.2f}" if ref else ""
+            print(f"| {s} | {runs} | {m:.2f} | {ratio} | {cpus} | {statistics.median(cpu[s]):.2f} |", flush=True)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--keys", type=int, default=1_000_000)
     ap.add_argument("--secs", type=int, default=10)
     ap.add_argument("--servers", default="tern,redis-unstable")
     ap.add_argument("--server-cpus", default="0", help="the CPUs the server (and its saver thread or fork) may use")
+    ap.add_argument("--tern-bin", help="the tern-server to run (default: this tree's release build)")
+    ap.add_argument("--bench-bin", help="the tern-bench to run (default: this tree's release build)")
+    ap.add_argument("--tern-alt", help="another tern-server, run as a third server 'tern-alt' (a build to compare with)")
+    ap.add_argument("--load", action="store_true", help="time loading an RDB file at start instead")
+    ap.add_argument("--repeats", type=int, default=3, help="--load: runs per server")
+    ap.add_argument("--load-cpus", default="0,1", help="--load: the CPUs the servers may use")
     a = ap.parse_args()
+    if a.tern_bin:
+        SERVERS["tern"] = [a.tern_bin] + SERVERS["tern"][1:]
+    if a.bench_bin:
+        datatypes.BENCH = a.bench_bin
+    if a.tern_alt:
+        SERVERS["tern-alt"] = [a.tern_alt] + SERVERS["tern"][1:]
+        a.servers += ",tern-alt"
+    if a.load:
+        return load_main(a)
     print("| server | run | ops/s | p99 ms | p99.9 ms | saves | mean save s | peak extra memory | of used_memory |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for s in a.servers.split(","):

@@ -365,6 +365,18 @@ pub struct McRef<'a> {
 }
 
 impl<'a> McRef<'a> {
+    /// A view of `buf` (header and data, at least [`McStr::HEADER`]
+    /// bytes), shared with replies as `shared` says.
+    pub(crate) fn new(buf: &'a [u8], shared: Option<&'a Arc<Vec<u8>>>) -> Self {
+        debug_assert!(buf.len() >= McStr::HEADER);
+        McRef { buf, shared }
+    }
+
+    /// The header and the data, as one buffer.
+    pub(crate) fn buffer(&self) -> &'a [u8] {
+        self.buf
+    }
+
     pub fn data(&self) -> &'a [u8] {
         &self.buf[McStr::HEADER..]
     }

@@ -11,6 +11,7 @@ use rand::{Rng, SeedableRng};
 use super::*;
 use crate::entry::{EntryExt, StrRef};
 use crate::shard::Access;
+use crate::value::StrValue;
 use crate::{End, Hash, HashLimits, List, ListLimits, LockSet, NewValue};
 
 /// A value as the tests compare it: hash fields due at the snapshot's
@@ -547,4 +548,59 @@ fn effect_numbers_split_at_the_snapshot() {
     assert_eq!(seqs.len(), 3);
     assert!(seqs[1] < snap.first_seq_after() && seqs[2] >= snap.first_seq_after(), "{seqs:?} {}", snap.first_seq_after());
     snap.cancel(&ks);
+}
+
+/// The sink runs with no shard lock held (a slice is copied out under
+/// it, then delivered): it can lock the shard of the key it was just
+/// given and change that key and the ones the walk has yet to reach, and
+/// what it is given is still the form at the start, of every kind.
+#[test]
+fn the_sink_runs_unlocked_and_writes_from_it_do_not_reach_the_copies() {
+    let ks = Keyspace::new(2, 2);
+    let lim = ListLimits::default();
+    let mut keys = Vec::new();
+    for i in 0..600 {
+        let k = format!("k{i}");
+        let l = ks.locate(i % 2, k.as_bytes());
+        let mut s = ks.lock(l.gid);
+        match i % 5 {
+            0 => drop(s.set(k.as_bytes(), l.hash, NewValue::Bytes(format!("v{i}").as_bytes()), Some(50_000), 0)),
+            1 => drop(s.set(k.as_bytes(), l.hash, NewValue::Int(i as i64), None, 0)),
+            2 => drop(s.set(k.as_bytes(), l.hash, NewValue::Mc { data: b"mc", flags: i as u32, cas: 9, state: 0 }, None, 0)),
+            3 => drop(s.set(k.as_bytes(), l.hash, Value::List(List::from_items([k.as_bytes(), b"x"], lim)), None, 0)),
+            _ => drop(s.set(k.as_bytes(), l.hash, Value::Str(StrValue::Raw(vec![b'r'; 40])), None, 0)),
+        }
+        keys.push((i % 2, k));
+    }
+    let (mut snap, want) = begin(&ks, 10);
+    snap.set_slice(8);
+    let start = snap.start_ms();
+    let mut got = Model::new();
+    let mut n = 0;
+    loop {
+        let step = snap.next(&ks, |db, key: &[u8], v: ValueRef<'_>, ttl| {
+            if let ValueRef::Str(StrRef::Mc(m)) = v {
+                let i: u32 = std::str::from_utf8(&key[1..]).unwrap().parse().unwrap();
+                assert_eq!((m.data(), m.flags(), m.cas()), (&b"mc"[..], i, 9));
+            }
+            assert!(got.insert((db, key.to_vec()), (canon(v, start), ttl)).is_none());
+            // Overwrite the key delivered, and remove one the walk may not
+            // have reached, from inside the sink.
+            let l = ks.locate(db as usize, key);
+            let mut s = ks.try_lock(l.gid).expect("the sink runs with no shard lock held");
+            s.set(key, l.hash, NewValue::Bytes(b"changed"), None, 20);
+            let (odb, other) = &keys[n * 7 % keys.len()];
+            let lo = ks.locate(*odb, other.as_bytes());
+            drop(s);
+            ks.lock(lo.gid).remove(other.as_bytes(), lo.hash, 20);
+            n += 1;
+        });
+        if step.done {
+            break;
+        }
+    }
+    assert_eq!(n, 600);
+    assert_same(&got, &want);
+    assert!(snap.stats().captured > 0, "{:?}", snap.stats());
+    assert_eq!(marks(&ks), 0);
 }

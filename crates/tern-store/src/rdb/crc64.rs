@@ -11,8 +11,13 @@
 /// The polynomial, bit-reversed.
 const POLY: u64 = 0x95ac_9329_ac4b_c9b5;
 
-const TABLE: [u64; 256] = {
-    let mut t = [0u64; 256];
+/// Slicing-by-8 tables: `TABLES[k][b]` is byte `b`'s contribution when
+/// `k` more bytes follow it in the same 8-byte word. `TABLES[0]` is the
+/// classic byte-at-a-time table. Eight bytes per step instead of one: a
+/// 5M-key file (~600 MB) is summed on load and on save, and the one-byte
+/// loop took about a second of it.
+const TABLES: [[u64; 256]; 8] = {
+    let mut t = [[0u64; 256]; 8];
     let mut i = 0;
     while i < 256 {
         let mut c = i as u64;
@@ -21,16 +26,41 @@ const TABLE: [u64; 256] = {
             c = if c & 1 == 1 { (c >> 1) ^ POLY } else { c >> 1 };
             k += 1;
         }
-        t[i] = c;
+        t[0][i] = c;
         i += 1;
+    }
+    let mut k = 1;
+    while k < 8 {
+        let mut i = 0;
+        while i < 256 {
+            let prev = t[k - 1][i];
+            t[k][i] = (prev >> 8) ^ t[0][(prev & 0xff) as usize];
+            i += 1;
+        }
+        k += 1;
     }
     t
 };
 
 /// `crc` extended over `data`.
 pub fn update(mut crc: u64, data: &[u8]) -> u64 {
-    for &b in data {
-        crc = TABLE[((crc ^ u64::from(b)) & 0xff) as usize] ^ (crc >> 8);
+    let t = &TABLES;
+    let mut words = data.chunks_exact(8);
+    for w in &mut words {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(w);
+        let x = crc ^ u64::from_le_bytes(a);
+        crc = t[7][(x & 0xff) as usize]
+            ^ t[6][(x >> 8 & 0xff) as usize]
+            ^ t[5][(x >> 16 & 0xff) as usize]
+            ^ t[4][(x >> 24 & 0xff) as usize]
+            ^ t[3][(x >> 32 & 0xff) as usize]
+            ^ t[2][(x >> 40 & 0xff) as usize]
+            ^ t[1][(x >> 48 & 0xff) as usize]
+            ^ t[0][(x >> 56) as usize];
+    }
+    for &b in words.remainder() {
+        crc = t[0][((crc ^ u64::from(b)) & 0xff) as usize] ^ (crc >> 8);
     }
     crc
 }
@@ -113,7 +143,20 @@ mod tests {
         assert_eq!(crc64(b""), 0);
     }
 
+    /// The byte-at-a-time definition the tables must agree with.
+    fn bytewise(mut crc: u64, data: &[u8]) -> u64 {
+        for &b in data {
+            crc = TABLES[0][((crc ^ u64::from(b)) & 0xff) as usize] ^ (crc >> 8);
+        }
+        crc
+    }
+
     proptest! {
+        #[test]
+        fn slicing_by_8_matches_bytewise(start in any::<u64>(), data in proptest::collection::vec(any::<u8>(), 0..100)) {
+            prop_assert_eq!(update(start, &data), bytewise(start, &data));
+        }
+
         #[test]
         fn combine_matches_one_pass(a in proptest::collection::vec(any::<u8>(), 0..300),
                                     b in proptest::collection::vec(any::<u8>(), 0..300)) {

@@ -14,6 +14,7 @@
 //! | lengths, strings, each type | `encode`, `decode` |
 //! | the file: header, AUX, databases, EOF, checksum | `file` |
 //! | DUMP/RESTORE payloads | `dump` |
+//! | a file into a keyspace, inserting on several threads | `fill` |
 //!
 //! Goals: Redis's bytes (a DUMP equals Redis 8.4's for the same value in
 //! the same encoding, LZF strings included: [`crate::lzf::compress_as_liblzf`]); files that Redis 7.0
@@ -30,6 +31,7 @@ mod decode;
 mod dump;
 mod encode;
 mod file;
+mod fill;
 pub mod intset;
 pub mod listpack;
 #[doc(hidden)]
@@ -41,6 +43,7 @@ use crate::{HashLimits, ListLimits, SetLimits, ZsetLimits};
 pub use decode::str_value;
 pub use dump::{dump, put_footer, restore, DUMP_RDB_VERSION};
 pub use file::{load, LoadInfo, RdbOptions, RdbWriter, MC_AUX};
+pub use fill::load_into;
 
 /// RDB type bytes (Redis's `RDB_TYPE_*`).
 pub mod types {
