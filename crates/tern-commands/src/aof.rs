@@ -202,7 +202,7 @@ pub fn writer(srv: &Server) {
     let mut last_sync = Instant::now();
     loop {
         let stopping = aof.stop.load(Ordering::Acquire);
-        let policy = Fsync::of(&aof_policy_name(aof));
+        let policy = aof.policy();
         let wait = if cur.as_ref().is_some_and(|c| c.dirty) && policy == Fsync::EverySec {
             Duration::from_secs(1).saturating_sub(last_sync.elapsed()).max(Duration::from_millis(1))
         } else {
@@ -285,14 +285,6 @@ pub fn writer(srv: &Server) {
         if stopping {
             return;
         }
-    }
-}
-
-fn aof_policy_name(aof: &Aof) -> &'static str {
-    match aof.policy.load(Ordering::Relaxed) {
-        2 => "always",
-        0 => "no",
-        _ => "everysec",
     }
 }
 

@@ -106,6 +106,15 @@ impl Aof {
         Aof { last_rewrite_secs: AtomicI64::new(-1), ..Aof::default() }
     }
 
+    /// `appendfsync` now.
+    pub(crate) fn policy(&self) -> Fsync {
+        match self.policy.load(Ordering::Relaxed) {
+            2 => Fsync::Always,
+            0 => Fsync::No,
+            _ => Fsync::EverySec,
+        }
+    }
+
     /// Whether a worker must hold its replies until its records are on
     /// disk (`appendfsync always`, the AOF on).
     #[inline]

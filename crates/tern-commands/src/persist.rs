@@ -457,7 +457,7 @@ mod tests {
     use std::sync::mpsc;
     use std::sync::Arc;
 
-    use tern_store::LockSet;
+    use tern_store::{LockSet, NewValue};
 
     use super::*;
 
