@@ -42,7 +42,7 @@
 //! slots wait for compaction); at `bench/hit_ratio.py`'s 16 MB (about
 //! 108k keys over 16 shards) a key costs 10 bytes more than under LRU with
 //! S3-FIFO and 8 with SIEVE, where 12-byte slots in `VecDeque`s and a
-//! `HashMap` ghost cost 29 and 16, and S3-FIFO held 11% more keys than
+//! `HashMap` ghost cost 29 and 16, and S3-FIFO holds 12% more keys than
 //! before (see bench/RESULTS.md).
 //!
 //! # Faithfulness, and where it is bounded
