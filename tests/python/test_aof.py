@@ -7,14 +7,16 @@ directory, the current Redis loads it, and Tern loads the directories the
 current Redis and Debian's redis-server write (each skipped when absent)."""
 
 import os
-import random
 import shutil
-import signal
 import subprocess
+import sys
 import threading
 import time
 
 import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+import aof_kill  # noqa: E402  (bench/aof_kill.py: the kill -9 checker's writers and check)
 
 from resp import RawConn
 from servers import redis_unstable, start_redis
@@ -167,61 +169,20 @@ def test_bgrewriteaof_replies_as_redis(tmp_path):
         a.stop()
 
 
-def killer_round(d, acked, lock, kills_left):
-    """Writers record each acknowledged write; the server is killed with
-    SIGKILL at a random moment."""
-    srv = aof_tern(d, "--appendfsync", "always")
-    stop = threading.Event()
-
-    def writer(w):
-        c = srv.client(socket_timeout=5)
-        i = 0
-        try:
-            while not stop.is_set():
-                i += 1
-                key = f"w{w}:{kills_left}:{i}"
-                c.set(key, i)
-                with lock:
-                    acked["set"].append((key, str(i)))
-                n = c.incr(f"ctr{w}")
-                with lock:
-                    acked["incr"][w] = n
-                c.hset(f"h{w}", key, i)
-                with lock:
-                    acked["hset"].append((f"h{w}", key, str(i)))
-                n = c.lpush(f"l{w}", key)
-                with lock:
-                    acked["lpush"][w] = n
-        except Exception:
-            pass
-
-    threads = [threading.Thread(target=writer, args=(w,)) for w in range(3)]
-    for t in threads:
-        t.start()
-    time.sleep(random.uniform(0.2, 0.6))
-    srv.proc.send_signal(signal.SIGKILL)
-    srv.proc.wait(timeout=10)
-    stop.set()
-    for t in threads:
-        t.join(timeout=10)
-
-
 def test_sigkill_loses_no_acknowledged_write_with_appendfsync_always(tmp_path):
+    """The CI form of bench/aof_kill.py, with its writers and its check:
+    writers record each acknowledged SET, INCR, HSET and LPUSH; the
+    server is killed with SIGKILL at a random moment, restarted, and
+    every acknowledged write must be there."""
     acked = {"set": [], "incr": {}, "hset": [], "lpush": {}}
     lock = threading.Lock()
     for round_ in range(3):
-        killer_round(tmp_path, acked, lock, round_)
+        srv = aof_tern(tmp_path, "--appendfsync", "always")
+        killed = aof_kill.round_(srv, 3, acked, lock, f"r{round_}", 0.6)
         srv = aof_tern(tmp_path)
         try:
-            c = srv.client()
-            missing = [k for k, v in acked["set"] if c.get(k) != v]
-            assert not missing, f"round {round_}: {len(missing)} acknowledged SETs lost, e.g. {missing[:3]}"
-            for w, n in acked["incr"].items():
-                assert int(c.get(f"ctr{w}")) >= n
-            assert all(c.hget(h, f) == v for h, f, v in acked["hset"])
-            for w, n in acked["lpush"].items():
-                assert c.llen(f"l{w}") >= n
-            c.close()
+            lost, oldest = aof_kill.check(srv, acked, killed)
+            assert lost == 0, f"round {round_}: {lost} acknowledged writes lost, the oldest acknowledged {oldest:.3f} s before the kill"
         finally:
             srv.stop()
     assert len(acked["set"]) > 0
