@@ -22,7 +22,7 @@ import os
 import shutil
 import tempfile
 
-from datatypes import BENCH, cpu, start, stop
+from datatypes import BENCH, SERVERS, cpu, start, stop
 import subprocess
 
 
@@ -68,7 +68,7 @@ def aof_size(d):
 def run(server, fsync, keys, secs, cpus, threads, parent):
     d = tempfile.mkdtemp(prefix="aof-", dir=parent)
     extra = ["--dir", d]
-    if server == "tern":
+    if server.startswith("tern"):
         extra += ["--threads", str(threads)]
     if fsync:
         extra += ["--appendonly", "yes", "--appendfsync", fsync]
@@ -93,12 +93,17 @@ def main():
     ap.add_argument("--threads", type=int, default=1, help="Tern's workers")
     ap.add_argument("--dir", default=None, help="where the AOF directories go (the disk under test)")
     ap.add_argument("--servers", default="tern,redis-unstable")
+    ap.add_argument("--tern-alt", help="another tern-server, run as the server 'tern-alt' (a build to compare with)")
+    ap.add_argument("--fsyncs", default="off,everysec,always", help="the appendfsync settings to run (off: no AOF)")
     a = ap.parse_args()
     servers = a.servers.split(",")
+    if a.tern_alt:
+        SERVERS["tern-alt"] = [a.tern_alt]
+        servers.append("tern-alt")
     ms = fsync_ms(a.dir)
     print(f"fdatasync of a 100-byte append on this disk: {ms:.3f} ms (one at a time: at most {1000 / ms:.0f} writes/s)")
     print(f"{'fsync':10} {'server':15} {'ops/s':>10} {'cpu us/op':>10} {'aof bytes':>12}")
-    for fsync in (None, "everysec", "always"):
+    for fsync in [None if f == "off" else f for f in a.fsyncs.split(",")]:
         got = {}
         for s in servers:
             got[s] = run(s, fsync, a.keys, a.secs, a.server_cpus, a.threads, a.dir)

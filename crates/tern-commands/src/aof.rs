@@ -49,7 +49,7 @@
 //! can see what its primary has not synced.
 
 use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -190,6 +190,8 @@ struct Incr {
     db: Option<u32>,
     /// Written since the last sync.
     dirty: bool,
+    /// The file's length: what a failed write is cut back to.
+    len: u64,
 }
 
 /// The `tern-aof` thread: see the module docs. Returns once `stop` is
@@ -200,9 +202,18 @@ pub fn writer(srv: &Server) {
     let mut cur: Option<Incr> = None;
     let mut buf: Vec<u8> = Vec::new();
     let mut last_sync = Instant::now();
+    let mut last_round = Instant::now();
     loop {
         let stopping = aof.stop.load(Ordering::Acquire);
         let policy = aof.policy();
+        if !stopping && policy != Fsync::Always {
+            // Records gather for a gap before the next write: under load
+            // one write and one wake-up a gap, not one per round.
+            let gap = Duration::from_micros(srv.settings.aof_write_gap_us().max(0) as u64);
+            if let Some(rest) = gap.checked_sub(last_round.elapsed()) {
+                std::thread::sleep(rest);
+            }
+        }
         let wait = if cur.as_ref().is_some_and(|c| c.dirty) && policy == Fsync::EverySec {
             Duration::from_secs(1).saturating_sub(last_sync.elapsed()).max(Duration::from_millis(1))
         } else {
@@ -218,6 +229,7 @@ pub fn writer(srv: &Server) {
             (ctl.cut, ctl.open.take(), std::mem::take(&mut ctl.close))
         };
         let (batches, w) = aof.feed.collect();
+        last_round = Instant::now();
         // Stopping, the workers and the cron are gone: nothing lower can
         // come any more.
         let w = if stopping { u64::MAX } else { w };
@@ -227,7 +239,8 @@ pub fn writer(srv: &Server) {
             let name = fmt::manifest::incr_name(&files.prefix, seq);
             match OpenOptions::new().append(true).open(files.dir.join(&name)) {
                 Ok(file) => {
-                    cur = Some(Incr { file, db: None, dirty: false });
+                    let len = file.metadata().map_or(0, |m| m.len());
+                    cur = Some(Incr { file, db: None, dirty: false, len });
                     aof.ctl.lock().writing = seq;
                 }
                 Err(e) => log_warning!("Can't open the append-only file {}: {}", name, e),
@@ -278,7 +291,9 @@ pub fn writer(srv: &Server) {
             }
         }
         if buf.is_empty() {
-            aof.feed.publish_durable(merger.durable());
+            let d = merger.durable();
+            aof.feed.publish_durable(d);
+            srv.wake_durable(d);
         }
         // One last round once stopping: what failed to be written then
         // is lost, as with Redis's last write.
@@ -302,9 +317,9 @@ fn write_records(srv: &Server, cur: &mut Option<Incr>, buf: &mut Vec<u8>, recs: 
     if buf.is_empty() {
         return;
     }
-    let before = c.file.metadata().map(|m| m.len()).ok();
     match c.file.write_all(buf) {
         Ok(()) => {
+            c.len += buf.len() as u64;
             aof.current_size.fetch_add(buf.len() as u64, Ordering::Relaxed);
             buf.clear();
             c.dirty = true;
@@ -318,9 +333,8 @@ fn write_records(srv: &Server, cur: &mut Option<Incr>, buf: &mut Vec<u8>, recs: 
                 std::process::exit(1);
             }
             // What was partly written goes; the whole is tried again.
-            if let Some(len) = before {
-                let _ = c.file.set_len(len);
-            }
+            let _ = c.file.set_len(c.len);
+            let _ = c.file.seek(std::io::SeekFrom::Start(c.len));
         }
     }
 }
@@ -350,7 +364,7 @@ fn switch(srv: &Server, cur: &mut Option<Incr>, incr: u64) {
         Ok(file) => {
             let when = if aof.started.load(Ordering::Relaxed) { "background rewrite" } else { "server start" };
             log_notice!("Creating AOF incr file {} on {}", name, when);
-            *cur = Some(Incr { file, db: None, dirty: false });
+            *cur = Some(Incr { file, db: None, dirty: false, len: 0 });
             ctl.writing = incr;
         }
         Err(e) => {
@@ -422,6 +436,7 @@ pub fn rewriter(srv: &Server) {
             }
             *wanted = false;
         }
+        persist::snapshot_priority(srv);
         let _ = rewrite(srv, false);
     }
 }
@@ -619,11 +634,19 @@ pub fn marked_effects(srv: &Server) -> Effects {
 /// read does not show a write that a crash could still take back.
 pub fn hand(srv: &Server, fx: &Effects, wait: bool) {
     let aof = &srv.aof;
-    let t = aof.feed.hand(fx);
-    if wait && aof.waits() {
-        let t = t.unwrap_or_else(|| aof.feed.issued());
+    if let Some(t) = hand_round(srv, fx, wait) {
         aof.feed.wait_durable(t, Duration::from_millis(50), || !aof.waits() || aof.stop.load(Ordering::Relaxed));
     }
+}
+
+/// Hands `fx`'s records to the AOF writer without waiting. With
+/// `appendfsync always` and `replies` to send, returns the ticket that
+/// must be durable before they go: the batch's own, or (nothing of its
+/// own) the last one handed over by anyone, as in [`hand`].
+pub fn hand_round(srv: &Server, fx: &Effects, replies: bool) -> Option<u64> {
+    let aof = &srv.aof;
+    let t = aof.feed.hand(fx);
+    (replies && aof.waits()).then(|| t.unwrap_or_else(|| aof.feed.issued()))
 }
 
 #[cfg(test)]

@@ -330,8 +330,22 @@ pub fn saver(srv: &Server) {
         while srv.aof.rewrite_running.load(Ordering::Acquire) && !srv.is_shutting_down() {
             std::thread::sleep(Duration::from_millis(10));
         }
+        snapshot_priority(srv);
         bgsave(srv);
         p.bg_running.store(false, Ordering::Release);
+    }
+}
+
+/// Gives the calling snapshot thread (the saver, the AOF rewriter) the
+/// nice value `snapshot-nice` asks for, before a snapshot: a thread's own,
+/// so the workers keep theirs. Raising the priority back may be refused
+/// to a process without CAP_SYS_NICE; the snapshot then runs at the
+/// lower one, which only makes it slower.
+pub(crate) fn snapshot_priority(srv: &Server) {
+    let nice = srv.settings.snapshot_nice().clamp(0, 19) as i32;
+    let tid = rustix::thread::gettid();
+    if let Err(e) = rustix::process::setpriority_process(Some(tid), nice) {
+        tern_config::log_verbose!("Could not set the snapshot thread's nice value to {}: {}", nice, e);
     }
 }
 

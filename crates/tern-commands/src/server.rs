@@ -204,6 +204,10 @@ pub struct Server {
     pub watched_keys: AtomicUsize,
     /// Per worker: set by [`Server::wake`] (kills, shutdown).
     kill_hints: Vec<AtomicBool>,
+    /// Per worker, with `appendfsync always`: the AOF ticket its oldest
+    /// held replies wait for (0: none), so the AOF writer wakes it when
+    /// that ticket is on disk (see [`Server::await_durable`]).
+    durable_waits: Vec<tern_store::Padded<AtomicU64>>,
     pub shutdown: AtomicBool,
     pub started: Instant,
     pub started_ms: u64,
@@ -311,6 +315,7 @@ impl Server {
             blocking_keys_on_nokey: AtomicUsize::new(0),
             watched_keys: AtomicUsize::new(0),
             kill_hints: (0..threads).map(|_| AtomicBool::new(false)).collect(),
+            durable_waits: (0..threads).map(|_| tern_store::Padded(AtomicU64::new(0))).collect(),
             shutdown: AtomicBool::new(false),
             started: Instant::now(),
             started_ms: now_ms(),
@@ -410,6 +415,28 @@ impl Server {
                 self.watched_keys.fetch_add(1, Ordering::Relaxed);
             } else {
                 self.watched_keys.fetch_sub(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Worker `worker` holds replies until AOF ticket `t` is durable (0:
+    /// none any more). Returns the durable ticket read after noting it: if
+    /// that is already `t` or more, the writer may not wake the worker for
+    /// it, and the worker must look again itself.
+    pub fn await_durable(&self, worker: usize, t: u64) -> u64 {
+        if let Some(w) = self.durable_waits.get(worker) {
+            w.0.store(t, Ordering::SeqCst);
+        }
+        self.aof.feed.durable_now()
+    }
+
+    /// The AOF writer's side of [`Server::await_durable`], after it
+    /// published ticket `d` durable: wakes every worker waiting for it.
+    pub fn wake_durable(&self, d: u64) {
+        for (i, w) in self.durable_waits.iter().enumerate() {
+            let t = w.0.load(Ordering::SeqCst);
+            if t != 0 && t <= d {
+                self.wake_only(i);
             }
         }
     }

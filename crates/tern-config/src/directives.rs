@@ -275,6 +275,18 @@ directives! {
         /// (AVX2 Harley-Seal, else POPCNT; tern-table's `popcount`),
         /// detected once; no: the portable count of the baseline target.
         bitcount_simd: bool = true => "bitcount-simd", Bool, runtime + own;
+        /// With `appendfsync everysec` or `no`, the AOF writer thread
+        /// writes at most once per this many microseconds: the workers'
+        /// records gather meanwhile, so a busy server costs one write(2)
+        /// and one wake-up of the thread per gap instead of one per
+        /// event-loop round. 0: a write for every round handed over.
+        /// `always` never waits for it.
+        aof_write_gap_us: i64 = 1000 => "aof-write-gap-us", Int::new(0, 1_000_000), runtime + own;
+        /// The nice value the snapshot threads (BGSAVE's saver, the AOF
+        /// rewriter) take for each snapshot: at 19 they run on what CPU
+        /// the workers leave, so a snapshot delays no request for long;
+        /// 0: the workers' own priority.
+        snapshot_nice: i64 = 19 => "snapshot-nice", Int::new(0, 19), runtime + own;
         /// UNLINK-like freeing for DEL of large values.
         lazyfree_lazy_user_del: bool = false => "lazyfree-lazy-user-del", Bool, runtime;
         /// FLUSHDB/FLUSHALL without SYNC/ASYNC free in the background.

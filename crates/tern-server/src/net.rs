@@ -24,7 +24,7 @@
 //! claims: the read buffer grows by doubling as data comes in.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
@@ -105,6 +105,9 @@ struct Conn {
     /// The reply buffer's capacity when [`Conn::account_mem`] last looked
     /// (INFO `reply_buffer_expands`/`shrinks` count its changes).
     rbs_seen: usize,
+    /// With `appendfsync always`: the AOF ticket that must be durable
+    /// before the replies in `out` may go (0: none held).
+    hold: u64,
 }
 
 impl Conn {
@@ -204,11 +207,16 @@ pub struct Worker {
     /// The pause generation (`Pause::generation`) the postponed
     /// connections were last tried at.
     pause_seen: u64,
-    /// With `appendfsync always`, the connections whose replies wait for
-    /// this round's records to be on disk (slab keys, repeats allowed),
-    /// and whether flushes are being deferred so.
+    /// With `appendfsync always`, the connections with replies from
+    /// this round (slab keys, repeats allowed): they wait for the round's
+    /// records to be on disk.
     deferred: Vec<usize>,
-    deferring: bool,
+    /// Rounds whose replies wait for an AOF ticket to be durable, oldest
+    /// first: the ticket and the connections. A connection goes when the
+    /// ticket it holds for (`Conn::hold`, its latest) is durable; the
+    /// worker goes on with other clients meanwhile, and the AOF writer
+    /// wakes it (see `Server::await_durable`).
+    held: VecDeque<(u64, Vec<usize>)>,
 }
 
 /// A lock set whose records note the worker's mark (see
@@ -334,7 +342,7 @@ impl Worker {
         }
         let stats = eng.srv.workers[id].clone();
         let effects = tern_commands::aof::marked_effects(&eng.srv);
-        Ok((Worker { id, eng, poll, listeners, mc_from, mc, conns: Slab::new(), stats, scratch: Scratch::default(), plan: Plan::default(), effects, blocked: HashMap::new(), deadlines: BinaryHeap::new(), timed: Default::default(), postponed: Vec::new(), pause_seen: 0, deferred: Vec::new(), deferring: false }, waker))
+        Ok((Worker { id, eng, poll, listeners, mc_from, mc, conns: Slab::new(), stats, scratch: Scratch::default(), plan: Plan::default(), effects, blocked: HashMap::new(), deadlines: BinaryHeap::new(), timed: Default::default(), postponed: Vec::new(), pause_seen: 0, deferred: Vec::new(), held: VecDeque::new() }, waker))
     }
 
     pub fn run(mut self) {
@@ -371,9 +379,6 @@ impl Worker {
             // from it (cmd::Clock).
             self.scratch.clock = cmd::Clock::now();
             let mut active = !events.is_empty();
-            // `appendfsync always`: the replies of this round go out once
-            // its records are on disk, after one wait for all of them.
-            self.deferring = self.eng.srv.aof.waits();
             for ev in events.iter() {
                 match ev.token() {
                     WAKER => {
@@ -397,7 +402,7 @@ impl Worker {
             }
             active |= self.fire_timeouts();
             self.resume_postponed();
-            self.release_deferred();
+            self.end_round();
             let now = self.scratch.clock.mark();
             if active {
                 let soon = now + TICK;
@@ -407,7 +412,7 @@ impl Worker {
                 next_tick = self.tick();
                 // What closing clients wrote goes too: a mark held while
                 // this worker sleeps would hold every worker's records back.
-                tern_commands::aof::hand(&self.eng.srv, &self.effects, false);
+                self.end_round();
             }
         }
     }
@@ -625,6 +630,7 @@ impl Worker {
             mc: mc.then(|| Box::new(tern_memcache::Parser::new())),
             mem_counted: 0,
             rbs_seen: 0,
+            hold: 0,
         });
         if mc {
             self.mc.total_connections.fetch_add(1, Ordering::Relaxed);
@@ -991,42 +997,110 @@ impl Worker {
     }
 
     fn on_writable(&mut self, key: usize) {
-        self.flush(key);
+        // Replies held for the AOF go when their ticket is durable; under
+        // `appendfsync always` any others may answer this round's writes,
+        // whose ticket comes at its end, so they wait for it (`flush`).
+        if self.conns.get(key).is_some_and(|c| c.hold == 0) {
+            self.flush(key);
+        }
     }
 
-    /// With `appendfsync always`, hands the worker's records to the AOF
-    /// writer, waits until they are on disk, then writes the replies held
-    /// back meanwhile; otherwise only hands them over.
-    fn release_deferred(&mut self) {
-        self.deferring = false;
-        let srv = &self.eng.srv;
-        // Nothing to answer: the records go, nobody waits for them.
-        let waiting = !self.deferred.is_empty();
-        tern_commands::aof::hand(srv, &self.effects, waiting);
-        if !waiting {
+    /// The end of a round: hands the worker's records to the AOF writer.
+    /// With `appendfsync always`, the replies of the round are held until
+    /// those records (and every earlier batch) are on disk, and the ones
+    /// held before whose records now are go out; otherwise they go now.
+    /// A client resumed by its replies draining runs its requests at once,
+    /// so this repeats until a round leaves no reply unsettled.
+    fn end_round(&mut self) {
+        loop {
+            let srv = &self.eng.srv;
+            let replies = !self.deferred.is_empty();
+            let ticket = tern_commands::aof::hand_round(srv, &self.effects, replies);
+            if replies {
+                let mut keys = std::mem::take(&mut self.deferred);
+                keys.sort_unstable();
+                keys.dedup();
+                match ticket {
+                    // What they wait for is on disk already (a round of
+                    // reads, with nothing written since the last sync).
+                    Some(t) if t <= srv.aof.feed.durable_now() => {
+                        for &k in &keys {
+                            self.send(k);
+                        }
+                    }
+                    Some(t) => {
+                        for &k in &keys {
+                            if let Some(c) = self.conns.get_mut(k) {
+                                c.hold = t;
+                            }
+                        }
+                        self.held.push_back((t, keys));
+                    }
+                    None => {
+                        for &k in &keys {
+                            self.send(k);
+                        }
+                    }
+                }
+            }
+            self.release_held();
+            if self.deferred.is_empty() {
+                return;
+            }
+        }
+    }
+
+    /// Sends the held replies whose records are durable now (all of them
+    /// once `appendfsync always` is off), and tells the AOF writer which
+    /// ticket to wake this worker for next.
+    fn release_held(&mut self) {
+        if self.held.is_empty() {
             return;
         }
-        let mut keys = std::mem::take(&mut self.deferred);
-        keys.sort_unstable();
-        keys.dedup();
-        for &k in &keys {
-            self.flush(k);
+        let eng = self.eng.clone();
+        let srv = &eng.srv;
+        loop {
+            let durable = if srv.aof.waits() { srv.aof.feed.durable_now() } else { u64::MAX };
+            while self.held.front().is_some_and(|(t, _)| *t <= durable) {
+                let Some((_, keys)) = self.held.pop_front() else { break };
+                for k in keys {
+                    // A connection held again since (a later ticket), or
+                    // gone and its slot reused, is not this round's.
+                    let Some(c) = self.conns.get_mut(k) else { continue };
+                    if c.hold == 0 || c.hold > durable {
+                        continue;
+                    }
+                    c.hold = 0;
+                    self.send(k);
+                }
+            }
+            match self.held.front() {
+                None => {
+                    srv.await_durable(self.id, 0);
+                    return;
+                }
+                Some(&(next, _)) => {
+                    if srv.await_durable(self.id, next) < next {
+                        return;
+                    }
+                }
+            }
         }
-        keys.clear();
-        self.deferred = keys;
     }
 
-    /// Writes pending replies; resumes a paused client once they drain.
-    /// With `appendfsync always`, only once the records of the writes they
-    /// answer are on disk.
+    /// Writes the replies of a round: at once, or with `appendfsync
+    /// always` at the round's end, held until their records are on disk
+    /// ([`Worker::end_round`]).
     fn flush(&mut self, key: usize) {
-        if self.deferring {
+        if self.eng.srv.aof.waits() {
             self.deferred.push(key);
             return;
         }
-        if self.eng.srv.aof.waits() {
-            tern_commands::aof::hand(&self.eng.srv, &self.effects, true);
-        }
+        self.send(key);
+    }
+
+    /// Writes pending replies; resumes a paused client once they drain.
+    fn send(&mut self, key: usize) {
         loop {
             let Some(conn) = self.conns.get_mut(key) else { return };
             match conn.write_out(&self.stats, self.scratch.clock.last_ms()) {
@@ -1052,6 +1126,12 @@ impl Worker {
             // edge-triggered socket may still hold.
             conn.paused = false;
             self.process(key);
+            if self.eng.srv.aof.waits() {
+                // Their replies wait for their records (the read ends
+                // in `flush`, which holds them).
+                self.on_readable(key, true);
+                return;
+            }
             let Some(conn) = self.conns.get_mut(key) else { return };
             if conn.paused || conn.pending_out() > 0 {
                 continue;
@@ -1156,6 +1236,7 @@ impl Worker {
             for &k in &keys {
                 self.flush(k);
             }
+            self.end_round();
             let pending = self.conns.iter().any(|(_, c)| c.pending_out() > 0);
             if !pending || Instant::now() >= deadline {
                 break;

@@ -105,6 +105,9 @@ pub struct Feed {
     work: Condvar,
     /// Writers waiting for a ticket to be durable.
     done: Condvar,
+    /// `State::durable`, readable without the lock (an event loop asks
+    /// every turn whether the replies it holds may go).
+    durable_now: AtomicU64,
 }
 
 impl Feed {
@@ -172,12 +175,23 @@ impl Feed {
         let mut st = self.state.lock();
         if t > st.durable {
             st.durable = t;
+            self.durable_now.store(t, Ordering::SeqCst);
             self.done.notify_all();
         }
     }
 
     pub fn durable(&self) -> u64 {
         self.state.lock().durable
+    }
+
+    /// The last ticket published durable, without taking the lock. The
+    /// store is sequentially consistent, so a waiter that notes the
+    /// ticket it waits for and then reads this cannot miss both the
+    /// value and the publisher's look at its note (see
+    /// `tern_commands::aof::publish`).
+    #[inline]
+    pub fn durable_now(&self) -> u64 {
+        self.durable_now.load(Ordering::SeqCst)
     }
 
     /// The last ticket issued.
