@@ -94,11 +94,12 @@ def main():
     ap.add_argument("--dir", default=None, help="where the AOF directories go (the disk under test)")
     ap.add_argument("--servers", default="tern,redis-unstable")
     ap.add_argument("--tern-alt", help="another tern-server, run as the server 'tern-alt' (a build to compare with)")
+    ap.add_argument("--alt-args", default="", help="extra arguments for tern-alt (e.g. '--aof-prealloc-size 0' with --tern-alt set to this tree's build)")
     ap.add_argument("--fsyncs", default="off,everysec,always", help="the appendfsync settings to run (off: no AOF)")
     a = ap.parse_args()
     servers = a.servers.split(",")
     if a.tern_alt:
-        SERVERS["tern-alt"] = [a.tern_alt]
+        SERVERS["tern-alt"] = [a.tern_alt] + a.alt_args.split()
         servers.append("tern-alt")
     ms = fsync_ms(a.dir)
     print(f"fdatasync of a 100-byte append on this disk: {ms:.3f} ms (one at a time: at most {1000 / ms:.0f} writes/s)")

@@ -8,6 +8,7 @@ current Redis and Debian's redis-server write (each skipped when absent)."""
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -476,3 +477,47 @@ def test_without_the_rdb_preamble_the_base_is_commands(tmp_path):
         assert mc(b.memcache_port(), (b"gets mc1\r\n", b"END\r\n"))[0] == gets
     finally:
         b.stop()
+
+
+def test_always_writes_over_preallocated_zeros_which_close_and_load_cut(tmp_path):
+    """`aof-prealloc-size`: under `appendfsync always` the increment is
+    extended in zeros ahead of the commands; a clean stop cuts them off;
+    after a kill -9 the load cuts them, and a command torn by the crash
+    in front of them is an ordinary torn tail."""
+    a = aof_tern(tmp_path, "--appendfsync", "always", "--aof-prealloc-size", "1mb")
+    try:
+        c = a.client()
+        c.set("a", "1")
+        c.rpush("l", "x", "y")
+        assert c.info("persistence")["aof_current_size"] < 1 << 20
+        incr = last_incr(tmp_path)
+        data = incr.read_bytes()
+        logical = len(data.rstrip(b"\0"))
+        assert len(data) >= (1 << 20) and logical > 0 and data[logical - 2:logical] == b"\r\n"
+        c.close()
+    finally:
+        a.proc.send_signal(signal.SIGKILL)
+        a.proc.wait(timeout=10)
+    torn = b"*3\r\n$3\r\nSET\r\n$1\r\nq"
+    with open(incr, "r+b") as f:
+        f.seek(logical)
+        f.write(torn)
+    b = aof_tern(tmp_path, "--appendfsync", "always")
+    try:
+        c = b.client()
+        assert (c.get("a"), c.lrange("l", 0, -1), c.get("q")) == ("1", ["x", "y"], None)
+        assert any(f"preallocated space cut off at offset {logical + len(torn)}" in l for l in b.log), b.log
+        assert any(f"Truncating the AOF {incr.name} at offset {logical}" in l for l in b.log), b.log
+        c.set("b", "2")
+        assert incr.stat().st_size >= 1 << 20
+        c.close()
+    finally:
+        b.stop()
+    # A clean stop leaves no zeros: the file is Redis's to load as it is.
+    assert not incr.read_bytes().endswith(b"\0")
+    r8 = redis_unstable()
+    if r8.exists():
+        tool = tmp_path / "redis-check-aof"
+        tool.symlink_to(r8)
+        out = subprocess.run([str(tool), str(tmp_path / DIR / MANIFEST)], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0 and "All AOF files and manifest are valid" in out.stdout, out.stdout + out.stderr

@@ -49,7 +49,8 @@
 //! can see what its primary has not synced.
 
 use std::fs::{File, OpenOptions};
-use std::io::{Seek, Write};
+use std::io::Write;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -97,6 +98,7 @@ fn file_size(p: &Path) -> u64 {
 pub(crate) fn measure(aof: &Aof, files: &Files) {
     let base = files.manifest.base.as_ref().map_or(0, |f| file_size(&files.dir.join(&f.name)));
     let incr: u64 = files.manifest.incrs.iter().map(|f| file_size(&files.dir.join(&f.name))).sum();
+    let incr = incr.saturating_sub(aof.prealloc_ahead.load(Ordering::Relaxed));
     aof.base_size.store(base, Ordering::Relaxed);
     aof.current_size.store(base + incr, Ordering::Relaxed);
 }
@@ -190,8 +192,55 @@ struct Incr {
     db: Option<u32>,
     /// Written since the last sync.
     dirty: bool,
-    /// The file's length: what a failed write is cut back to.
+    /// Where the next command goes: the end of the last one written.
     len: u64,
+    /// The file's length on disk: beyond `len` it is zeros written and
+    /// synced ahead of the commands (`aof-prealloc-size`), so a sync
+    /// then writes data only, not the file's size and block map.
+    room: u64,
+}
+
+impl Incr {
+    fn new(file: File, len: u64) -> Self {
+        Incr { file, db: None, dirty: false, len, room: len }
+    }
+
+    /// Syncs and closes the file, cutting the zeros written ahead off.
+    fn close(self, aof: &Aof) {
+        aof.prealloc_ahead.store(0, Ordering::Relaxed);
+        if self.room > self.len {
+            if let Err(e) = self.file.set_len(self.len) {
+                log_warning!("Error truncating the AOF file's preallocated space: {}", e);
+            }
+        }
+        if let Err(e) = self.file.sync_data() {
+            log_warning!("Error syncing the AOF file: {}", e);
+        }
+    }
+
+    /// Makes the file at least `need` bytes long in zeros written and
+    /// synced, `step` more at a time. On an error the writes simply go
+    /// past the end, as without preallocation.
+    fn prealloc(&mut self, need: u64, step: u64) {
+        if need <= self.room {
+            return;
+        }
+        let to = need + step;
+        let zeros = vec![0u8; 1 << 16];
+        let mut at = self.room;
+        let r = (|| {
+            while at < to {
+                let n = (to - at).min(zeros.len() as u64) as usize;
+                self.file.write_all_at(&zeros[..n], at)?;
+                at += n as u64;
+            }
+            self.file.sync_data()
+        })();
+        match r {
+            Ok(()) => self.room = to,
+            Err(e) => log_warning!("Error preallocating the AOF file: {}", e),
+        }
+    }
 }
 
 /// The `tern-aof` thread: see the module docs. Returns once `stop` is
@@ -237,10 +286,12 @@ pub fn writer(srv: &Server) {
         if let Some(seq) = open {
             let files = aof.files.lock();
             let name = fmt::manifest::incr_name(&files.prefix, seq);
-            match OpenOptions::new().append(true).open(files.dir.join(&name)) {
+            // Not O_APPEND: commands are written at their offset, over
+            // the zeros written ahead of them.
+            match OpenOptions::new().write(true).open(files.dir.join(&name)) {
                 Ok(file) => {
                     let len = file.metadata().map_or(0, |m| m.len());
-                    cur = Some(Incr { file, db: None, dirty: false, len });
+                    cur = Some(Incr::new(file, len));
                     aof.ctl.lock().writing = seq;
                 }
                 Err(e) => log_warning!("Can't open the append-only file {}: {}", name, e),
@@ -253,9 +304,7 @@ pub fn writer(srv: &Server) {
             let recs = merger.ready(w);
             write_records(srv, &mut cur, &mut buf, &recs, policy);
             if let Some(c) = cur.take() {
-                if let Err(e) = c.file.sync_data() {
-                    log_warning!("Error syncing the AOF file: {}", e);
-                }
+                c.close(aof);
             }
             buf.clear();
             aof.ctl.lock().writing = 0;
@@ -298,6 +347,9 @@ pub fn writer(srv: &Server) {
         // One last round once stopping: what failed to be written then
         // is lost, as with Redis's last write.
         if stopping {
+            if let Some(c) = cur.take() {
+                c.close(aof);
+            }
             return;
         }
     }
@@ -317,9 +369,14 @@ fn write_records(srv: &Server, cur: &mut Option<Incr>, buf: &mut Vec<u8>, recs: 
     if buf.is_empty() {
         return;
     }
-    match c.file.write_all(buf) {
+    if policy == Fsync::Always {
+        c.prealloc(c.len + buf.len() as u64, srv.settings.aof_prealloc_size() as u64);
+    }
+    match c.file.write_all_at(buf, c.len) {
         Ok(()) => {
             c.len += buf.len() as u64;
+            c.room = c.room.max(c.len);
+            aof.prealloc_ahead.store(c.room - c.len, Ordering::Relaxed);
             aof.current_size.fetch_add(buf.len() as u64, Ordering::Relaxed);
             buf.clear();
             c.dirty = true;
@@ -332,9 +389,11 @@ fn write_records(srv: &Server, cur: &mut Option<Incr>, buf: &mut Vec<u8>, recs: 
                 log_warning!("Can't recover from AOF write error when the AOF fsync policy is 'always'. Exiting...");
                 std::process::exit(1);
             }
-            // What was partly written goes; the whole is tried again.
-            let _ = c.file.set_len(c.len);
-            let _ = c.file.seek(std::io::SeekFrom::Start(c.len));
+            // What was partly written goes (or is written over, in the
+            // space written ahead); the whole is tried again.
+            if c.room <= c.len {
+                let _ = c.file.set_len(c.len);
+            }
         }
     }
 }
@@ -345,9 +404,7 @@ fn write_records(srv: &Server, cur: &mut Option<Incr>, buf: &mut Vec<u8>, recs: 
 fn switch(srv: &Server, cur: &mut Option<Incr>, incr: u64) {
     let aof = &srv.aof;
     if let Some(c) = cur.take() {
-        if let Err(e) = c.file.sync_data() {
-            log_warning!("Error syncing the AOF file: {}", e);
-        }
+        c.close(aof);
     }
     let mut files = aof.files.lock();
     let name = fmt::manifest::incr_name(&files.prefix, incr);
@@ -364,7 +421,7 @@ fn switch(srv: &Server, cur: &mut Option<Incr>, incr: u64) {
         Ok(file) => {
             let when = if aof.started.load(Ordering::Relaxed) { "background rewrite" } else { "server start" };
             log_notice!("Creating AOF incr file {} on {}", name, when);
-            *cur = Some(Incr { file, db: None, dirty: false, len: 0 });
+            *cur = Some(Incr::new(file, 0));
             ctl.writing = incr;
         }
         Err(e) => {

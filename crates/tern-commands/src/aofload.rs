@@ -4,6 +4,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufReader, Read, Seek};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -192,6 +193,9 @@ pub fn load_at_start(eng: &Engine) -> Result<bool, String> {
             let path = dir.join(&f.name);
             let t = Instant::now();
             let last = i + 1 == order.len();
+            if last && f.kind == Kind::Incr {
+                cut_zeros(&path, &f.name)?;
+            }
             if let Some(Stop::Torn(off)) = load_file(eng, &mut runner, &path, &f.name)? {
                 torn(&cfg, &path, &f.name, off, last)?;
             }
@@ -209,6 +213,36 @@ pub fn load_at_start(eng: &Engine) -> Result<bool, String> {
     *files = Files { dir, prefix, manifest };
     measure(&srv.aof, &files);
     Ok(true)
+}
+
+/// Cuts the zeros that `aof-prealloc-size` wrote ahead of the commands
+/// off the end of the file being appended to when the server stopped
+/// without closing it. No command ends in a zero byte (each ends in CRLF),
+/// so the cut never enters one; a command torn by a crash and followed
+/// by zeros is then an ordinary torn tail.
+fn cut_zeros(path: &Path, name: &str) -> Result<(), String> {
+    let err = |e: std::io::Error| format!("Error reading the end of the AOF file {name}: {e}");
+    let f = OpenOptions::new().read(true).write(true).open(path).map_err(err)?;
+    let len = f.metadata().map_err(err)?.len();
+    let mut end = len;
+    let mut chunk = vec![0u8; 1 << 16];
+    while end > 0 {
+        let from = end.saturating_sub(chunk.len() as u64);
+        let part = &mut chunk[..(end - from) as usize];
+        f.read_exact_at(part, from).map_err(err)?;
+        match part.iter().rposition(|&b| b != 0) {
+            Some(i) => {
+                end = from + i as u64 + 1;
+                break;
+            }
+            None => end = from,
+        }
+    }
+    if end < len {
+        f.set_len(end).and_then(|()| f.sync_all()).map_err(|e| format!("Error truncating the AOF file {name}: {e}"))?;
+        log_notice!("AOF file {}: {} bytes of preallocated space cut off at offset {}", name, len - end, end);
+    }
+    Ok(())
 }
 
 /// A torn command at `off`: cut off (and reported as Redis does) when

@@ -56,6 +56,9 @@ pub struct Aof {
     pub(crate) rewrite_failures: AtomicU64,
     pub(crate) last_write_failed: AtomicBool,
     pub(crate) current_size: AtomicU64,
+    /// The zeros written ahead of the commands at the end of the file
+    /// being appended to (`aof-prealloc-size`): not part of the AOF's size.
+    pub(crate) prealloc_ahead: AtomicU64,
     pub(crate) base_size: AtomicU64,
     pub(crate) delayed_fsync: AtomicU64,
     /// `aof_last_cow_size`: the most the last rewrite's snapshot held copied.
