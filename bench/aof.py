@@ -26,9 +26,9 @@ from datatypes import BENCH, SERVERS, cpu, start, stop
 import subprocess
 
 
-def bench(port, keys, secs):
+def bench(port, keys, secs, pipeline=1):
     args = ["taskset", "-c", "1", str(BENCH), "-p", str(port), "-t", "1", "-c", "50", "--hide-histogram",
-            "--key-minimum", "1", "--key-maximum", str(keys), "-d", "100", "--pipeline", "1",
+            "--key-minimum", "1", "--key-maximum", str(keys), "-d", "100", "--pipeline", str(pipeline),
             "--command", "SET __key__ __data__", "--test-time", str(secs)]
     out = subprocess.run(args, capture_output=True, text=True, timeout=secs + 300).stdout
     for line in out.splitlines():
@@ -65,7 +65,7 @@ def aof_size(d):
     return total
 
 
-def run(server, fsync, keys, secs, cpus, threads, parent):
+def run(server, fsync, keys, secs, cpus, threads, parent, pipeline=1):
     d = tempfile.mkdtemp(prefix="aof-", dir=parent)
     extra = ["--dir", d]
     if server.startswith("tern"):
@@ -77,7 +77,7 @@ def run(server, fsync, keys, secs, cpus, threads, parent):
     p, port = start(server, extra=extra, cpus=cpus)
     try:
         a = cpu(p.pid)
-        ops = bench(port, keys, secs)
+        ops = bench(port, keys, secs, pipeline)
         b = cpu(p.pid)
         return ops, (b - a) * 1e6 / (ops * secs), aof_size(d)
     finally:
@@ -95,6 +95,8 @@ def main():
     ap.add_argument("--servers", default="tern,redis-unstable")
     ap.add_argument("--tern-alt", help="another tern-server, run as the server 'tern-alt' (a build to compare with)")
     ap.add_argument("--alt-args", default="", help="extra arguments for tern-alt (e.g. '--aof-prealloc-size 0' with --tern-alt set to this tree's build)")
+    ap.add_argument("--pipeline", type=int, default=1)
+    ap.add_argument("--repeats", type=int, default=1, help="runs per server, alternating; medians reported")
     ap.add_argument("--fsyncs", default="off,everysec,always", help="the appendfsync settings to run (off: no AOF)")
     a = ap.parse_args()
     servers = a.servers.split(",")
@@ -104,16 +106,22 @@ def main():
     ms = fsync_ms(a.dir)
     print(f"fdatasync of a 100-byte append on this disk: {ms:.3f} ms (one at a time: at most {1000 / ms:.0f} writes/s)")
     print(f"{'fsync':10} {'server':15} {'ops/s':>10} {'cpu us/op':>10} {'aof bytes':>12}")
+    import statistics
     for fsync in [None if f == "off" else f for f in a.fsyncs.split(",")]:
-        got = {}
+        got = {s: [] for s in servers}
+        # Servers alternate run by run; medians per server.
+        for rep in range(a.repeats):
+            for s in servers:
+                got[s].append(run(s, fsync, a.keys, a.secs, a.server_cpus, a.threads, a.dir, a.pipeline))
+                ops, us, size = got[s][-1]
+                print(f"{fsync or 'off':10} {s:15} {ops:10.0f} {us:10.2f} {size:12d}   run {rep + 1}", flush=True)
+        med = {s: (statistics.median(r[0] for r in v), statistics.median(r[1] for r in v)) for s, v in got.items()}
         for s in servers:
-            got[s] = run(s, fsync, a.keys, a.secs, a.server_cpus, a.threads, a.dir)
-            ops, us, size = got[s]
-            print(f"{fsync or 'off':10} {s:15} {ops:10.0f} {us:10.2f} {size:12d}", flush=True)
-        if "tern" in got and "redis-unstable" in got:
-            t, r = got["tern"], got["redis-unstable"]
-            print(f"{fsync or 'off':10} {'tern/redis':15} {t[0] / r[0]:10.2f}x {t[1] / r[1]:9.2f}x")
-
+            print(f"{fsync or 'off':10} {s:15} {med[s][0]:10.0f} {med[s][1]:10.2f} {'':12}   median of {a.repeats}", flush=True)
+        for s in servers:
+            if s.startswith("tern") and "redis-unstable" in med:
+                t, r = med[s], med["redis-unstable"]
+                print(f"{fsync or 'off':10} {s + '/redis':15} {t[0] / r[0]:10.2f}x {t[1] / r[1]:9.2f}x   (medians)")
 
 if __name__ == "__main__":
     main()

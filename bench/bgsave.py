@@ -202,6 +202,7 @@ def main():
     ap.add_argument("--tern-bin", help="the tern-server to run (default: this tree's release build)")
     ap.add_argument("--bench-bin", help="the tern-bench to run (default: this tree's release build)")
     ap.add_argument("--tern-alt", help="another tern-server, run as a third server 'tern-alt' (a build to compare with)")
+    ap.add_argument("--alt-args", default="", help="extra arguments for tern-alt (e.g. '--snapshot-nice 0' with --tern-alt set to this tree's build)")
     ap.add_argument("--load", action="store_true", help="time loading an RDB file at start instead")
     ap.add_argument("--repeats", type=int, default=3, help="--load: runs per server")
     ap.add_argument("--load-cpus", default="0,1", help="--load: the CPUs the servers may use")
@@ -211,7 +212,7 @@ def main():
     if a.bench_bin:
         datatypes.BENCH = a.bench_bin
     if a.tern_alt:
-        SERVERS["tern-alt"] = [a.tern_alt] + SERVERS["tern"][1:]
+        SERVERS["tern-alt"] = [a.tern_alt] + SERVERS["tern"][1:] + a.alt_args.split()
         a.servers += ",tern-alt"
     if a.load:
         return load_main(a)

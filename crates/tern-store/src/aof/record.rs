@@ -26,6 +26,19 @@ pub fn encode(out: &mut Vec<u8>, rec: &Record, db: &mut Option<u32>) {
         tern_resp::encode::request(out, [&b"SELECT"[..], &n]);
         *db = Some(rec.db);
     }
+    // The common record, a string written whole, without building its
+    // arguments: the key and the bytes go straight to `out`.
+    if let Effect::Put { key, value: Value::Str(s), ttl } = &rec.effect {
+        if !matches!(s, StrValue::Mc(_)) {
+            let mut at = itoa::Buffer::new();
+            s.with_bytes(|v| match ttl {
+                Ttl::Keep => tern_resp::encode::request(out, [&b"SET"[..], key, v, b"KEEPTTL"]),
+                Ttl::At(Some(t)) => tern_resp::encode::request(out, [&b"SET"[..], key, v, b"PXAT", at.format(*t).as_bytes()]),
+                Ttl::At(None) => tern_resp::encode::request(out, [&b"SET"[..], key, v]),
+            });
+            return;
+        }
+    }
     for argv in rec.effect.to_argv(rec.db) {
         tern_resp::encode::request(out, argv.iter().map(Vec::as_slice));
     }
@@ -251,6 +264,30 @@ mod tests {
 
     fn b(s: &str) -> Box<[u8]> {
         s.as_bytes().into()
+    }
+
+    /// A string written whole is encoded without its argument vectors;
+    /// the bytes are those of its `to_argv` form.
+    #[test]
+    fn strings_encode_as_their_argv() {
+        let values = [
+            StrValue::Int(-42),
+            StrValue::Emb(b("hello")),
+            StrValue::Raw(b"raw\r\nbytes".to_vec()),
+            StrValue::Shared(std::sync::Arc::new(vec![7u8; 300])),
+        ];
+        for v in values {
+            for ttl in [Ttl::Keep, Ttl::At(None), Ttl::At(Some(1_900_000_000_123))] {
+                let rec = Record { db: 3, seq: 1, effect: Effect::Put { key: b("k"), value: Value::Str(v.clone()), ttl } };
+                let mut fast = Vec::new();
+                encode(&mut fast, &rec, &mut Some(3));
+                let mut slow = Vec::new();
+                for argv in rec.effect.to_argv(rec.db) {
+                    tern_resp::encode::request(&mut slow, argv.iter().map(Vec::as_slice));
+                }
+                assert_eq!(String::from_utf8_lossy(&fast), String::from_utf8_lossy(&slow));
+            }
+        }
     }
 
     /// Every effect form: encoded, read back by the reader and parsed, it
