@@ -88,9 +88,12 @@ pub const LFU_INIT_VAL: u8 = 5;
 impl Lfu {
     /// One probabilistic increment of a logarithmic counter (Redis's
     /// `LFULogIncr`): the higher the counter, the less likely a hit bumps it.
-    /// `r` draws a number uniform in [0, 1), only when the increment is
-    /// not certain (a counter at or under its initial value always grows).
-    pub fn log_incr(&self, counter: u8, r: impl FnOnce() -> f64) -> u8 {
+    /// `r` draws a number uniform in [0, 2^32), only when the increment is
+    /// not certain (a counter at or under its initial value always grows);
+    /// it wins with probability 1 / (base × factor + 1), rounded up to a
+    /// multiple of 2^-32, tested by one multiplication (no division, no
+    /// floating point on a hit).
+    pub fn log_incr(&self, counter: u8, r: impl FnOnce() -> u32) -> u8 {
         if counter == u8::MAX {
             return counter;
         }
@@ -98,8 +101,8 @@ impl Lfu {
         if base == 0 || self.log_factor == 0 {
             return counter + 1;
         }
-        let p = 1.0 / (f64::from(base) * f64::from(self.log_factor) + 1.0);
-        if r() < p {
+        let odds = u64::from(base) * u64::from(self.log_factor) + 1;
+        if u64::from(r()) * odds < 1 << 32 {
             counter + 1
         } else {
             counter
@@ -113,10 +116,10 @@ thread_local! {
     static LFU_RNG: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
-/// A number uniform in [0, 1) for an LFU increment: a few instructions,
-/// where `rand::random` took a reference-counted handle to a ChaCha
-/// generator on every hit. A weighted coin needs no more quality.
-fn lfu_draw() -> f64 {
+/// A number uniform in [0, 2^32) for an LFU increment: a few
+/// instructions, where `rand::random` took a reference-counted handle to
+/// a ChaCha generator on every hit. A weighted coin needs no more quality.
+fn lfu_draw() -> u32 {
     LFU_RNG.with(|c| {
         let mut x = c.get();
         if x == 0 {
@@ -126,7 +129,7 @@ fn lfu_draw() -> f64 {
         x ^= x << 25;
         x ^= x >> 27;
         c.set(x);
-        (x.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+        (x.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32) as u32
     })
 }
 
@@ -270,7 +273,8 @@ impl Meta {
         }
         let (now, then) = (lfu_minutes(now_ms), self.clock() >> 8);
         let elapsed = if now >= then { now - then } else { 0xffff - then + now };
-        let periods = elapsed / decay_minutes;
+        // Mostly less than a period: no division then.
+        let periods = if elapsed < decay_minutes { 0 } else { elapsed / decay_minutes };
         u32::from(counter).saturating_sub(periods) as u8
     }
 }
@@ -948,25 +952,28 @@ mod tests {
     #[test]
     fn log_incr_is_logarithmic() {
         let l = Lfu::default();
-        let never = || -> f64 { panic!("no draw when the increment is certain") };
+        let never = || -> u32 { panic!("no draw when the increment is certain") };
         assert_eq!(l.log_incr(255, never), 255);
         assert_eq!(l.log_incr(0, never), 1);
         assert_eq!(l.log_incr(LFU_INIT_VAL, never), LFU_INIT_VAL + 1);
         // At 15, p = 1 / (10 * 10 + 1).
-        assert_eq!(l.log_incr(15, || 0.0099), 16);
-        assert_eq!(l.log_incr(15, || 0.0100), 15);
+        let at = |p: f64| move || (p * (1u64 << 32) as f64) as u32;
+        assert_eq!(l.log_incr(15, at(0.0099)), 16);
+        assert_eq!(l.log_incr(15, at(0.0100)), 15);
+        // The boundary: the last winning draw is floor((2^32 - 1) / 101).
+        assert_eq!(l.log_incr(15, || 42_524_428), 16);
+        assert_eq!(l.log_incr(15, || 42_524_429), 15);
         let always = Lfu { log_factor: 0, decay_minutes: 1 };
         assert_eq!(always.log_incr(200, never), 201);
     }
 
     #[test]
-    fn lfu_draw_is_uniform_in_unit_interval() {
+    fn lfu_draw_is_uniform() {
         let n = 100_000;
         let mut tenths = [0u32; 10];
         for _ in 0..n {
             let r = lfu_draw();
-            assert!((0.0..1.0).contains(&r));
-            tenths[(r * 10.0) as usize] += 1;
+            tenths[(u64::from(r) * 10 >> 32) as usize] += 1;
         }
         // Each tenth within 5% of its share.
         for t in tenths {
