@@ -30,6 +30,9 @@ use super::{crc64, opcodes, types, Limits, RdbError, RDB_VERSION_MAX};
 
 /// Bytes read from the input at a time.
 const CHUNK: usize = 1 << 20;
+/// Chunks kept for reuse: more than the batches the threads hold at once
+/// span, at the default queue depths.
+const SPARE: usize = 16;
 /// A batch is cut once its records reach this many bytes (about 400 keys
 /// of 100-byte values): big enough that handing it over costs little per
 /// key, small enough that the threads stay busy to the end.
@@ -330,6 +333,8 @@ struct Input<R> {
     summed: usize,
     crc: u64,
     eof: bool,
+    /// Chunks read before, kept for reuse once no batch holds them.
+    spare: Vec<Arc<Vec<u8>>>,
 }
 
 impl<R: Read> Input<R> {
@@ -346,7 +351,21 @@ impl<R: Read> Input<R> {
         self.crc = crc64::update(self.crc, &self.chunk[self.summed..keep]);
         let tail = &self.chunk[keep..];
         let want = tail.len() + CHUNK.max(tail.len());
-        let mut next = Vec::with_capacity(want);
+        // A chunk every batch of which is done is reused: freeing 1 MiB
+        // blocks as fast as they are read made the allocator give pages
+        // back and the kernel flush the other cores' TLBs (by `perf` of a
+        // two-thread 1M-key load, those IPIs fell from 2.5% of the
+        // samples to 1.3%; the rest come from pages read before written).
+        let mut next = match self.spare.iter().position(|c| Arc::strong_count(c) == 1) {
+            Some(i) => {
+                let mut c = self.spare.swap_remove(i);
+                let mut v = Arc::get_mut(&mut c).map(std::mem::take).unwrap_or_default();
+                v.clear();
+                v.reserve(want);
+                v
+            }
+            None => Vec::with_capacity(want),
+        };
         next.extend_from_slice(tail);
         while next.len() < want {
             let at = next.len();
@@ -365,7 +384,11 @@ impl<R: Read> Input<R> {
         self.base += keep as u64;
         self.summed = 0;
         let grew = next.len() > tail.len();
-        self.chunk = Arc::new(next);
+        let done = std::mem::replace(&mut self.chunk, Arc::new(next));
+        if self.spare.len() >= SPARE {
+            self.spare.remove(0);
+        }
+        self.spare.push(done);
         Ok(grew)
     }
 }
@@ -376,7 +399,7 @@ impl<R: Read> Input<R> {
 /// ends the scan. Reads `r` past the end of the file (in whole chunks):
 /// [`LoadInfo::bytes`] says where it ended.
 pub fn scan<R: Read>(r: R, sink: &mut impl Sink) -> Result<LoadInfo, RdbError> {
-    let mut inp = Input { r, chunk: Arc::new(Vec::new()), base: 0, summed: 0, crc: 0, eof: false };
+    let mut inp = Input { r, chunk: Arc::new(Vec::new()), base: 0, summed: 0, crc: 0, eof: false, spare: Vec::new() };
     let mut pos = 0usize;
     let mut info = LoadInfo::default();
     let mut db = 0u32;
