@@ -12,8 +12,9 @@
 //! lengths, skip) costs a small part of decoding it, so one thread only
 //! scans (see `scan`) and every thread, the scanning one included when
 //! the others' queues are full, decodes and stores whole batches of
-//! records. A shard may be written by any thread: its lock is rarely
-//! contended (each thread holds it for one insert). Before that, an
+//! records. A shard may be written by any thread: each gathers its
+//! entries per shard and stores them 64 at a time under one lock hold,
+//! so the lock is rarely contended. Before that, an
 //! earlier version decoded on one thread and inserted on the others; by
 //! `perf` on a 1M-key file (100-byte values) decoding and inserting each
 //! took about a third, so on two cores the decoder was the bottleneck.
@@ -71,9 +72,10 @@ pub struct Fill {
 /// Entries a thread gathers per shard before it takes the shard's lock
 /// and stores them all. Storing moves the shard's lock and counters
 /// (their cache lines) to this core: with two threads storing into the
-/// same shards one entry at a time, a 5M-key load took about 40% more
-/// CPU than on one thread (3.6 s against 2.5 s, `bench/bgsave.py
-/// --load`); a group pays for the move once per 64 entries.
+/// same shards one entry at a time, a 5M-key load took about 1.4× the
+/// CPU of one thread (3.6 s against 2.5 s, `bench/bgsave.py --load`); a
+/// group pays for the move once per 64 entries (about 1.25× since, the
+/// rest not from one cause: see bench/RESULTS.md).
 const GROUP: usize = 64;
 /// How many entries ahead of the one being stored its bucket's cache line
 /// is asked for: by `perf` on a 1M-key load, the table's insert was a
@@ -159,34 +161,26 @@ where
     fn build(&mut self, db: u32, rec: Record<'_>, lfu: bool) -> Result<(), RdbError> {
         let (mut kn, mut vn) = (itoa::Buffer::new(), itoa::Buffer::new());
         let key = rec.key.bytes(&self.kbuf, &mut kn);
-        let body = rec.body;
-        let (admitted, value) = match &body {
-            Body::Str(p) => {
-                let mc = rec.mc.filter(|m| m[McStr::HEADER..] == *key);
-                let value = match (mc, p) {
-                    (None, Piece::Int(n)) => NewValue::Int(*n),
-                    (None, p) => NewValue::Bytes(p.bytes(&self.vbuf, &mut vn)),
-                    (Some(m), p) => NewValue::Mc {
-                        data: p.bytes(&self.vbuf, &mut vn),
-                        flags: McStr::read_flags(m),
-                        cas: McStr::read_cas(m),
-                        state: m[12],
-                    },
-                };
-                let view = match value {
-                    NewValue::Int(n) => StrRef::Int(n),
-                    NewValue::Bytes(d) | NewValue::Mc { data: d, .. } => StrRef::Whole(d),
-                    NewValue::Value(_) => unreachable!("strings only"),
-                };
-                ((self.admit)(db, key, ValueRef::Str(view), rec.expire)?, value)
-            }
-            Body::Value(v) => ((self.admit)(db, key, v.as_value_ref(), rec.expire)?, NewValue::Int(0)),
-        };
-        let value = match body {
+        let value = match rec.body {
+            Body::Str(p) => match (rec.mc.filter(|m| m[McStr::HEADER..] == *key), p) {
+                (None, Piece::Int(n)) => NewValue::Int(n),
+                (None, p) => NewValue::Bytes(p.bytes(&self.vbuf, &mut vn)),
+                // A memcached item's data: an integer as its digits.
+                (Some(m), p) => NewValue::Mc {
+                    data: p.bytes(&self.vbuf, &mut vn),
+                    flags: McStr::read_flags(m),
+                    cas: McStr::read_cas(m),
+                    state: m[12],
+                },
+            },
             Body::Value(v) => NewValue::Value(v),
-            Body::Str(_) => value,
         };
-        if !admitted {
+        let view = match &value {
+            NewValue::Int(n) => ValueRef::Str(StrRef::Int(*n)),
+            NewValue::Bytes(d) | NewValue::Mc { data: d, .. } => ValueRef::Str(StrRef::Whole(d)),
+            NewValue::Value(v) => v.as_value_ref(),
+        };
+        if !(self.admit)(db, key, view, rec.expire)? {
             return Ok(());
         }
         if db as usize >= self.ks.db_count() {

@@ -84,6 +84,7 @@ enum Len {
 }
 
 /// A string as a record holds it.
+#[derive(Clone, Copy)]
 pub enum Piece<'a> {
     /// Bytes of the record itself.
     Bytes(&'a [u8]),
@@ -477,7 +478,7 @@ pub fn scan<R: Read>(r: R, sink: &mut impl Sink) -> Result<LoadInfo, RdbError> {
         pos = end;
         from = end;
         match step {
-            Step::Record => unreachable!("handled above"),
+            Step::Record => {}
             Step::Header(v) => info.version = v,
             Step::Select(d) => db = d,
             Step::Resize(keys) => sink.resize(db, keys),
@@ -633,11 +634,14 @@ impl<'a> Record<'a> {
 impl Piece<'_> {
     /// The bytes, given the scratch buffer the piece was decoded into
     /// (an integer is formatted into `itoa`'s buffer).
-    pub fn bytes<'s>(&'s self, scratch: &'s [u8], itoa: &'s mut itoa::Buffer) -> &'s [u8] {
+    pub fn bytes<'s>(self, scratch: &'s [u8], itoa: &'s mut itoa::Buffer) -> &'s [u8]
+    where
+        Self: 's,
+    {
         match self {
             Piece::Bytes(b) => b,
             Piece::Scratch => scratch,
-            Piece::Int(n) => itoa.format(*n).as_bytes(),
+            Piece::Int(n) => itoa.format(n).as_bytes(),
         }
     }
 }
