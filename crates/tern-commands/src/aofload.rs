@@ -101,8 +101,12 @@ fn load_file(eng: &Engine, runner: &mut Runner<'_>, path: &Path, name: &str) -> 
     if n == 5 && &head == b"REDIS" {
         log_notice!("Reading RDB base file on AOF loading...");
         let now = now_ms();
-        persist::load_rdb(srv, &mut r, now).map_err(|e| format!("Error reading the RDB base file {name}, AOF loading aborted ({e})"))?;
-        start = r.stream_position().map_err(|e| format!("Unrecoverable error reading the append only file {name}: {e}"))?;
+        let size = r.get_ref().metadata().ok().map(|m| m.len());
+        let (info, _, _) = persist::load_rdb(srv, &mut r, size, now)
+            .map_err(|e| format!("Error reading the RDB base file {name}, AOF loading aborted ({e})"))?;
+        // The load read past the RDB data; the commands start where it ended.
+        start = info.bytes;
+        r.seek(std::io::SeekFrom::Start(start)).map_err(|e| format!("Unrecoverable error reading the append only file {name}: {e}"))?;
     }
     let dbs = srv.ks.db_count() as u32;
     let lim = persist::limits(srv);

@@ -17,7 +17,7 @@
 //! [`write_snapshot_to`] too.
 
 use std::fs::File;
-use std::io::{BufReader, BufWriter};
+use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -194,24 +194,26 @@ pub fn load_at_start(srv: &Server) -> Result<Option<LoadInfo>, String> {
     };
     srv.persist.loading.store(true, Ordering::Relaxed);
     let now = now_ms();
-    let r = load_rdb(srv, BufReader::with_capacity(1 << 16, file), now);
+    let size = file.metadata().ok().map(|m| m.len());
+    let r = load_rdb(srv, file, size, now);
     srv.persist.loading.store(false, Ordering::Relaxed);
     let (info, loaded, expired) = r.map_err(|e| format!("Short read or OOM loading DB. Unrecoverable error, aborting now. ({}: {e})", path.display()))?;
     load_done(srv, loaded, expired, now);
     Ok(Some(info))
 }
 
-/// An RDB stream's keys into the keyspace (dump.rdb, an AOF's base):
-/// keys already expired at `now` are dropped, as Redis does on a
-/// primary. Returns the keys loaded and those dropped.
-pub(crate) fn load_rdb(srv: &Server, r: impl std::io::Read, now: u64) -> Result<(LoadInfo, u64, u64), RdbError> {
+/// An RDB stream's keys into the keyspace (dump.rdb, an AOF's base) on
+/// `load-threads` threads: keys already expired at `now` are dropped, as
+/// Redis does on a primary. `size`, the stream's length if known, bounds
+/// what its RESIZEDB hints reserve. Reads `r` past the end of the RDB
+/// data ([`LoadInfo::bytes`] says where it ended). Returns the keys
+/// loaded and those dropped.
+pub(crate) fn load_rdb(srv: &Server, r: impl std::io::Read, size: Option<u64>, now: u64) -> Result<(LoadInfo, u64, u64), RdbError> {
     let lim = limits(srv);
     let dbs = srv.ks.db_count();
-    let (mut loaded, mut expired) = (0u64, 0u64);
-    // Decoded on this thread, inserted by the other cores' threads (see
-    // tern_store::rdb::load_into).
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let info = rdb::load_into(r, lim, &srv.ks, threads, now, |db, key, value, expire| {
+    let threads = srv.config.read().load_threads;
+    let fill = rdb::Fill { lim, threads, now, size };
+    let info = rdb::load_into(r, &srv.ks, fill, |db, key, value, expire| {
         let db = db as usize;
         if db >= dbs {
             return Err(RdbError::Rejected(format!(
@@ -221,13 +223,10 @@ pub(crate) fn load_rdb(srv: &Server, r: impl std::io::Read, now: u64) -> Result<
         if key.len() > tern_store::MAX_KEY_LEN {
             return Err(RdbError::Corrupt("key too long"));
         }
-        if expire.is_some_and(|t| t <= now) || value.all_fields_expired(now) {
-            expired += 1;
-            return Ok(false);
-        }
-        loaded += 1;
-        Ok(true)
+        let hash_expired = matches!(value, tern_store::ValueRef::Hash(h) if h.all_expired(now));
+        Ok(!(expire.is_some_and(|t| t <= now) || hash_expired))
     })?;
+    let (loaded, expired) = (info.stored, info.keys - info.stored);
     Ok((info, loaded, expired))
 }
 

@@ -362,6 +362,10 @@ directives! {
         /// memcached's `shutdown` command (its `-A`): refused unless set.
         memcache_enable_shutdown: bool = false => "memcache-enable-shutdown", Bool, startup;
         threads: usize = cores() => "threads" | "io-threads", Int::new(1, 1024), startup + own;
+        /// Threads that load a snapshot at start (dump.rdb, an AOF's RDB
+        /// base): one scans the file, all decode and store; 1 does it all
+        /// on one thread.
+        load_threads: usize = cores() => "load-threads", Int::new(1, 1024), startup + own;
         databases: usize = 16 => "databases", Int::new(1, i32::MAX as i64), startup;
         /// Shards per database (0: derived from the thread count).
         shards_per_db: usize = 0 => "shards-per-db", Int::new(0, 1 << 16), startup + own;

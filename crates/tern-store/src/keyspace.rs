@@ -157,6 +157,11 @@ impl Keyspace {
         self.recording.store(on, Ordering::Relaxed);
     }
 
+    /// Whether new keys start an LFU counter (see [`Keyspace::set_lfu`]).
+    pub(crate) fn lfu(&self) -> bool {
+        self.lfu.load(Ordering::Relaxed)
+    }
+
     /// Whether a reader of effect records is attached.
     pub fn effects_attached(&self) -> bool {
         self.recording.load(Ordering::Relaxed)

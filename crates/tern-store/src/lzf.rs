@@ -325,14 +325,16 @@ pub fn decompress(input: &[u8], out: &mut Vec<u8>, max_len: usize) -> Option<()>
                 return None;
             }
             let start = out.len() - dist;
-            if dist >= len {
-                out.extend_from_within(start..start + len);
-            } else {
-                // Overlapping: each byte copied may be one just written.
-                for k in 0..len {
-                    let b = out[start + k];
-                    out.push(b);
-                }
+            // Overlapping when `dist < len`: the copy repeats the last
+            // `dist` bytes, so it goes in steps of what is already there
+            // (dist, 2·dist, ...) rather than a byte at a time; loading a
+            // file of padded values spent most of its LZF time in the
+            // byte loop.
+            let mut left = len;
+            while left > 0 {
+                let n = left.min(out.len() - start);
+                out.extend_from_within(start..start + n);
+                left -= n;
             }
         }
     }

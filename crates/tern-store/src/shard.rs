@@ -264,6 +264,13 @@ impl Shard {
         self.table.hint()
     }
 
+    /// Makes room in the table for `additional` more keys, so that storing
+    /// them resizes nothing (a load sized by RESIZEDB; see
+    /// [`tern_table::Table::reserve`]).
+    pub fn reserve(&mut self, additional: usize) {
+        self.table.reserve(additional);
+    }
+
     /// Moves up to `budget` buckets of an unfinished resize (the cron calls
     /// this for idle shards). True while a resize is still under way.
     pub fn rehash_step(&mut self, budget: usize) -> bool {

@@ -1015,6 +1015,45 @@ impl<T, B, S: BuildHasher> Table<T, S, B> {
         }
     }
 
+    /// Makes room for `additional` more items: inserting them starts no
+    /// resize (what Redis's loader does with RESIZEDB's hint). A resize
+    /// under way is finished first; if the array is then too small, every
+    /// item moves at once to the array `len + additional` items fill to the
+    /// target (3/4), as a growth would pick for them. O(len), all in this
+    /// call: meant for a table about to be filled (a load), not one that
+    /// serves. Like a grown table, one left under a fifth full shrinks at
+    /// its next removal. May panic in the hasher, with the table consistent
+    /// (as [`Table::rehash_step`]).
+    ///
+    /// # Panics
+    /// If the array for `len + additional` items would not fit the address
+    /// space.
+    pub fn reserve(&mut self, additional: usize) {
+        let n = self.len.checked_add(additional).expect("table reserve overflow");
+        while self.rehash_step(usize::MAX) {}
+        if n.saturating_mul(GROW_DEN) <= self.old.nb * SLOTS * GROW_NUM {
+            return;
+        }
+        if self.old.nb == 0 {
+            // Nothing to move: the target array is the first one. Zeroed
+            // large arrays come from fresh pages, so nothing is touched
+            // before its inserts arrive.
+            let nb = Self::target_buckets(n);
+            self.old = Array::alloc(nb, true);
+            return;
+        }
+        self.start_resize(n);
+        while self.rehash_step(usize::MAX) {}
+    }
+
+    /// Buckets of the array `n` items fill at most to the target: a whole
+    /// size class of the allocator.
+    fn target_buckets(n: usize) -> usize {
+        let want = n.checked_mul(TARGET_DEN).expect("table size overflow").div_ceil(SLOTS * TARGET_NUM).max(1);
+        assert!(want <= isize::MAX as usize / 128, "table size overflow");
+        size_class(want * 64) / 64
+    }
+
     /// Resize work due before an insert; may panic in the hasher, before
     /// anything of the insert happened.
     fn before_insert(&mut self) {
@@ -1145,7 +1184,7 @@ impl<T, B, S: BuildHasher> Table<T, S, B> {
     /// at most to the target, a whole size class of the allocator (not a
     /// power of two: growth steps stay small, so does the waste).
     fn start_resize(&mut self, n: usize) {
-        let nb = size_class((n * TARGET_DEN).div_ceil(SLOTS * TARGET_NUM).max(1) * 64) / 64;
+        let nb = Self::target_buckets(n);
         if nb == self.old.nb {
             return;
         }

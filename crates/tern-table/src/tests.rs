@@ -795,6 +795,95 @@ fn mem_bytes_counts_arrays_and_items() {
     assert_eq!(t.mem_bytes(), size_class(t.bucket_count() * 64) + items);
 }
 
+#[test]
+fn reserve_then_fill_never_resizes() {
+    for mode in [Mode::Good, Mode::Weak(3), Mode::End] {
+        for n in [1, 9, 100, sz(20_000)] {
+            let mut t: Table<u32, _> = Table::with_hasher(TestHasher::new(mode));
+            t.reserve(n);
+            let nb = t.bucket_count();
+            assert!(!t.is_rehashing());
+            for i in 0..n {
+                let k = key(i);
+                t.insert(&k, h(&t, &k), i as u32, None);
+                assert!(!t.is_rehashing(), "{mode:?}: insert {i} of {n} started a resize");
+            }
+            assert_eq!(t.bucket_count(), nb, "{mode:?}");
+            // The array is the one growth would pick for n items.
+            let mut g: Table<u32, _> = Table::with_hasher(TestHasher::new(mode));
+            g.reserve(0);
+            assert_eq!(g.bucket_count(), 0, "reserving nothing allocates nothing");
+            assert!(nb <= Table::<u32, TestHasher>::target_buckets(n), "{mode:?}");
+            check_exact(&t);
+            for i in 0..n {
+                let k = key(i);
+                assert_eq!(t.get(&k, h(&t, &k)).map(|e| **e), Some(i as u32));
+            }
+            // One more than reserved may grow again.
+            let k = key(n);
+            t.insert(&k, h(&t, &k), 0, None);
+            check_exact(&t);
+        }
+    }
+}
+
+#[test]
+fn reserve_moves_a_full_table_and_finishes_a_resize() {
+    let mut t: Table<u32, _> = Table::with_hasher(TestHasher::new(Mode::Weak(4)));
+    let mut i = 0;
+    // Stop in the middle of a resize, some items already moved.
+    while !t.is_rehashing() || t.done == 0 {
+        let k = key(i);
+        t.insert(&k, h(&t, &k), i as u32, None);
+        i += 1;
+    }
+    let had = t.len();
+    t.reserve(sz(5000));
+    assert!(!t.is_rehashing());
+    check_exact(&t);
+    let nb = t.bucket_count();
+    for j in had..had + sz(5000) {
+        let k = key(j);
+        t.insert(&k, h(&t, &k), j as u32, None);
+    }
+    assert_eq!(t.bucket_count(), nb, "the reserved inserts grew the table");
+    check_exact(&t);
+    for j in 0..had + sz(5000) {
+        let k = key(j);
+        assert_eq!(t.get(&k, h(&t, &k)).map(|e| **e), Some(j as u32));
+    }
+    // A reserve the array already covers changes nothing.
+    t.reserve(1);
+    assert_eq!(t.bucket_count(), nb);
+    // Removing most keys shrinks the reserved table back.
+    for j in 0..had + sz(5000) - 10 {
+        let k = key(j);
+        t.remove(&k, h(&t, &k));
+    }
+    while t.rehash_step(1 << 20) {}
+    assert!(t.bucket_count() < nb);
+    check_exact(&t);
+}
+
+#[test]
+fn reserve_with_a_panicking_hasher_leaves_table_usable() {
+    let mut t: Table<u32, _> = Table::with_hasher(TestHasher::new(Mode::Good));
+    for i in 0..sz(2000) {
+        let k = key(i);
+        t.insert(&k, h(&t, &k), i as u32, None);
+    }
+    t.hasher().arm(sz(500));
+    assert!(catch_unwind(AssertUnwindSafe(|| t.reserve(sz(50_000)))).is_err());
+    check(&t);
+    t.reserve(sz(50_000));
+    check(&t);
+    assert_eq!(t.len(), sz(2000));
+    for i in 0..sz(2000) {
+        let k = key(i);
+        assert_eq!(t.get(&k, h(&t, &k)).map(|e| **e), Some(i as u32));
+    }
+}
+
 mod props {
     use super::*;
     use proptest::prelude::*;
@@ -810,6 +899,7 @@ mod props {
         Step(u8),
         Random(u64),
         Scan,
+        Reserve(u16),
     }
 
     fn kname(k: u8) -> Vec<u8> {
@@ -836,6 +926,7 @@ mod props {
             1 => any::<u8>().prop_map(Op::Step),
             1 => any::<u64>().prop_map(Op::Random),
             1 => Just(Op::Scan),
+            1 => any::<u16>().prop_map(|n| Op::Reserve(n % 300)),
         ]
     }
 
@@ -889,6 +980,15 @@ mod props {
             }
             Op::Step(n) => {
                 t.rehash_step(*n as usize % 4);
+            }
+            Op::Reserve(n) => {
+                let n = *n as usize;
+                t.reserve(n);
+                assert!(!t.is_rehashing());
+                let nb = t.bucket_count();
+                // The next n inserts (if they were made) start no resize:
+                // the array holds len + n at most 4/5 full.
+                assert!((t.len() + n) * GROW_DEN <= nb * SLOTS * GROW_NUM || t.len() + n == 0);
             }
             Op::Random(seed) => {
                 let mut s = *seed;

@@ -24,6 +24,8 @@ pub struct Src<R> {
     r: R,
     pub(crate) crc: u64,
     pub(crate) pos: u64,
+    /// Whether reads are summed (not when the whole file's scan sums them).
+    sum: bool,
 }
 
 /// A length, or the special string encoding in its place.
@@ -34,7 +36,12 @@ enum Len {
 
 impl<R: Read> Src<R> {
     pub fn new(r: R) -> Self {
-        Src { r, crc: 0, pos: 0 }
+        Src { r, crc: 0, pos: 0, sum: true }
+    }
+
+    /// A source whose reads are not summed.
+    pub fn unsummed(r: R) -> Self {
+        Src { r, crc: 0, pos: 0, sum: false }
     }
 
     pub fn exact(&mut self, buf: &mut [u8]) -> Result<(), RdbError> {
@@ -42,7 +49,9 @@ impl<R: Read> Src<R> {
             std::io::ErrorKind::UnexpectedEof => RdbError::Truncated,
             _ => RdbError::Io(e),
         })?;
-        self.crc = crc64::update(self.crc, buf);
+        if self.sum {
+            self.crc = crc64::update(self.crc, buf);
+        }
         self.pos += buf.len() as u64;
         Ok(())
     }

@@ -15,11 +15,11 @@
 use std::io::{Read, Seek, SeekFrom, Write};
 
 use crate::entry::{StrRef, ValueRef};
-use crate::value::{McStr, StrValue, Value};
+use crate::value::{McStr, Value};
 
-use super::decode::{self, Src};
 use super::encode::{put_len, put_string, put_value};
-use super::{crc64, opcodes, Limits, RdbError, Style, RDB_VERSION_MAX, RDB_VERSION_MIN};
+use super::scan::{scan, Batch, Record, Sink};
+use super::{crc64, opcodes, Limits, RdbError, Style, RDB_VERSION_MIN};
 
 /// The AUX field that carries a memcached item's flags, CAS and state:
 /// its value is [`McStr::header`] followed by the item's key.
@@ -179,107 +179,49 @@ impl<W: Write + Seek> RdbWriter<W> {
 #[derive(Clone, Debug, Default)]
 pub struct LoadInfo {
     pub version: u16,
+    /// Keys in the file.
     pub keys: u64,
+    /// Keys stored ([`super::load_into`]: those its `admit` accepted).
+    pub stored: u64,
     /// AUX fields other than [`MC_AUX`], in file order.
     pub aux: Vec<(Vec<u8>, Vec<u8>)>,
     /// Whether a checksum was there to check (not zeros, version ≥ 5).
     pub checksum_checked: bool,
     /// Function libraries (FUNCTION2 records), which Tern does not run.
     pub functions_skipped: u64,
+    /// Bytes of the stream the file took, checksum included (the reader
+    /// may have been read further).
+    pub bytes: u64,
 }
 
 /// Reads an RDB file from `r`, calling `f(db, key, value, expire_ms)` for
 /// each key in file order, values built for `lim`. The first error (from
 /// the file or from `f`) ends the load. Keys already expired are passed
-/// on too: the caller decides (Redis drops them on a primary).
+/// on too: the caller decides (Redis drops them on a primary). One
+/// thread; [`super::load_into`] fills a keyspace on several.
 pub fn load<R: Read>(
     r: R,
     lim: Limits,
-    mut f: impl FnMut(u32, Vec<u8>, Value, Option<u64>) -> Result<(), RdbError>,
+    f: impl FnMut(u32, Vec<u8>, Value, Option<u64>) -> Result<(), RdbError>,
 ) -> Result<LoadInfo, RdbError> {
-    let mut src = Src::new(r);
-    let mut h = [0u8; 9];
-    src.exact(&mut h)?;
-    if &h[..5] != b"REDIS" || !h[5..].iter().all(u8::is_ascii_digit) {
-        return Err(RdbError::BadHeader);
+    struct Each<F> {
+        f: F,
+        lim: Limits,
+        kbuf: Vec<u8>,
+        vbuf: Vec<u8>,
     }
-    let version = h[5..].iter().fold(0u16, |a, &d| a * 10 + u16::from(d - b'0'));
-    if version == 0 || version > RDB_VERSION_MAX {
-        return Err(RdbError::Version(version));
-    }
-    let mut info = LoadInfo { version, ..LoadInfo::default() };
-    let (mut db, mut expire, mut mc): (u32, Option<u64>, Option<Vec<u8>>) = (0, None, None);
-    loop {
-        let t = src.byte()?;
-        match t {
-            opcodes::EOF => break,
-            opcodes::SELECTDB => {
-                db = u32::try_from(src.len()?).map_err(|_| RdbError::Corrupt("database number out of range"))?;
+    impl<F: FnMut(u32, Vec<u8>, Value, Option<u64>) -> Result<(), RdbError>> Sink for Each<F> {
+        fn resize(&mut self, _: u32, _: u64) {}
+        fn batch(&mut self, b: Batch) -> Result<(), RdbError> {
+            let mut rest = b.bytes();
+            while !rest.is_empty() {
+                let rec = Record::parse(&mut rest, &self.lim, &mut self.kbuf, &mut self.vbuf)?;
+                let expire = rec.expire;
+                let (key, value) = rec.into_owned(&self.kbuf, &self.vbuf);
+                (self.f)(b.db, key, value, expire)?;
             }
-            opcodes::RESIZEDB => {
-                src.len()?;
-                src.len()?;
-            }
-            opcodes::EXPIRETIME_MS => expire = Some(src.u64_le()?),
-            opcodes::EXPIRETIME => {
-                let mut a = [0u8; 4];
-                src.exact(&mut a)?;
-                expire = Some(u64::from(u32::from_le_bytes(a)) * 1000);
-            }
-            opcodes::IDLE => {
-                src.len()?;
-            }
-            opcodes::FREQ => {
-                src.byte()?;
-            }
-            opcodes::SLOT_INFO => {
-                for _ in 0..3 {
-                    src.len()?;
-                }
-            }
-            opcodes::AUX => {
-                let k = src.string()?;
-                let v = src.string()?;
-                if k == MC_AUX {
-                    if v.len() < McStr::HEADER {
-                        return Err(RdbError::Corrupt("short memcached AUX field"));
-                    }
-                    mc = Some(v);
-                } else {
-                    info.aux.push((k, v));
-                }
-            }
-            opcodes::FUNCTION2 => {
-                src.string()?;
-                info.functions_skipped += 1;
-            }
-            opcodes::MODULE_AUX | opcodes::FUNCTION_PRE_GA => return Err(RdbError::UnsupportedOpcode(t)),
-            _ => {
-                let key = src.string()?;
-                let mut value = decode::value(&mut src, t, &lim)?;
-                if let Some(m) = mc.take() {
-                    if m[McStr::HEADER..] == key[..] {
-                        if let Value::Str(s) = &value {
-                            let data = s.to_vec();
-                            let (flags, cas) = (McStr::read_flags(&m), McStr::read_cas(&m));
-                            value = Value::Str(StrValue::Mc(McStr::new(&data, flags, cas, m[12])));
-                        }
-                    }
-                }
-                info.keys += 1;
-                f(db, key, value, expire.take())?;
-            }
+            Ok(())
         }
     }
-    if version >= 5 {
-        let computed = src.crc;
-        let stored = src.u64_le()?;
-        if stored != 0 {
-            if stored != computed {
-                return Err(RdbError::Checksum { stored, computed });
-            }
-            info.checksum_checked = true;
-        }
-    }
-    Ok(info)
+    scan(r, &mut Each { f, lim, kbuf: Vec::new(), vbuf: Vec::new() })
 }

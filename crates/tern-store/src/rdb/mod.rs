@@ -12,7 +12,7 @@
 //! | Redis's CRC64 and patching it | [`crc64`] |
 //! | listpack and intset bytes (and reading ziplists) | [`listpack`], [`intset`], `ziplist` |
 //! | lengths, strings, each type | `encode`, `decode` |
-//! | the file: header, AUX, databases, EOF, checksum | `file` |
+//! | the file: header, AUX, databases, EOF, checksum; each key's record found without decoding it, and decoded from memory | `file`, `scan` |
 //! | DUMP/RESTORE payloads | `dump` |
 //! | a file into a keyspace, inserting on several threads | `fill` |
 //!
@@ -32,6 +32,7 @@ mod dump;
 mod encode;
 mod file;
 mod fill;
+mod scan;
 pub mod intset;
 pub mod listpack;
 #[doc(hidden)]
@@ -43,7 +44,7 @@ use crate::{HashLimits, ListLimits, SetLimits, ZsetLimits};
 pub use decode::str_value;
 pub use dump::{dump, put_footer, restore, DUMP_RDB_VERSION};
 pub use file::{load, LoadInfo, RdbOptions, RdbWriter, MC_AUX};
-pub use fill::load_into;
+pub use fill::{load_into, Fill};
 
 /// RDB type bytes (Redis's `RDB_TYPE_*`).
 pub mod types {
