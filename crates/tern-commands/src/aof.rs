@@ -557,6 +557,7 @@ fn rewrite_inner(srv: &Server, began: u64, at_start: bool) -> Result<(), String>
     aof.feed.nudge();
     let cancel = || aof.rewrite_cancel.load(Ordering::Relaxed);
     let written = if preamble {
+        let file = persist::AutoSync::new(file, srv.config.read().aof_rewrite_incremental_fsync);
         persist::write_snapshot_to(srv, snap, file, persist::rdb_options(srv), began, &cancel, &aof.last_cow).map(|(file, _)| file)
     } else {
         write_commands(srv, snap, file, began, &cancel)
@@ -615,6 +616,7 @@ fn rewrite_inner(srv: &Server, began: u64, at_start: bool) -> Result<(), String>
 fn write_commands(srv: &Server, mut snap: tern_store::Snapshot, file: File, began: u64, cancel: &dyn Fn() -> bool) -> Result<File, String> {
     use tern_store::{Effect, Record, Ttl, ValueRef};
     let werr = |e: std::io::Error| format!("Write error writing the AOF base: {e}");
+    let file = persist::AutoSync::new(file, srv.config.read().aof_rewrite_incremental_fsync);
     let mut out = std::io::BufWriter::with_capacity(1 << 18, file);
     let (mut buf, mut db_now, mut failed) = (Vec::new(), None, None);
     loop {
@@ -644,7 +646,7 @@ fn write_commands(srv: &Server, mut snap: tern_store::Snapshot, file: File, bega
         }
     }
     out.write_all(&buf).map_err(werr)?;
-    out.into_inner().map_err(|e| werr(e.into_error()))
+    out.into_inner().map(persist::AutoSync::into_file).map_err(|e| werr(e.into_error()))
 }
 
 /// The cron's part: a rewrite scheduled behind a BGSAVE starts once it

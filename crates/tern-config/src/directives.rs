@@ -389,7 +389,7 @@ directives! {
         rdbcompression: bool = true => "rdbcompression", Bool, runtime;
         rdbchecksum: bool = true => "rdbchecksum", Bool, runtime;
         rdb_del_sync_files: bool = false => "rdb-del-sync-files", Bool, runtime, REPLICATION;
-        rdb_save_incremental_fsync: bool = true => "rdb-save-incremental-fsync", Bool, runtime, RDB_FSYNC;
+        rdb_save_incremental_fsync: bool = true => "rdb-save-incremental-fsync", Bool, runtime;
         stop_writes_on_bgsave_error: bool = true => "stop-writes-on-bgsave-error", Bool, runtime;
         no_appendfsync_on_rewrite: bool = false => "no-appendfsync-on-rewrite", Bool, runtime, PERSISTENCE;
         auto_aof_rewrite_percentage: i64 = 100 => "auto-aof-rewrite-percentage", Int::new(0, i32::MAX as i64), runtime;
@@ -397,7 +397,7 @@ directives! {
         aof_load_truncated: bool = true => "aof-load-truncated", Bool, runtime;
         aof_use_rdb_preamble: bool = true => "aof-use-rdb-preamble", Bool, runtime;
         aof_timestamp_enabled: bool = false => "aof-timestamp-enabled", Bool, runtime, PERSISTENCE;
-        aof_rewrite_incremental_fsync: bool = true => "aof-rewrite-incremental-fsync", Bool, runtime, PERSISTENCE;
+        aof_rewrite_incremental_fsync: bool = true => "aof-rewrite-incremental-fsync", Bool, runtime;
         aof_disable_auto_gc: bool = false => "aof-disable-auto-gc", Bool, runtime;
 
         replicaof: Vec<String> = Vec::new() => "replicaof" | "slaveof", WORDS, runtime, REPLICATION;

@@ -38,7 +38,6 @@ use kinds::one;
 pub mod reason {
     pub const PERSISTENCE: &str =
         "Tern syncs its AOF as appendfsync says during a rewrite too, and writes no timestamp annotations, in this version";
-    pub const RDB_FSYNC: &str = "Tern syncs an RDB file once, when it is complete, in this version";
     pub const REPLICATION: &str = "Tern does not replicate in this version";
     pub const CLUSTER: &str = "Tern has no cluster mode in this version";
     pub const TYPES: &str = "Tern has no streams in this version";
