@@ -274,15 +274,7 @@ impl<'a> Cur<'a> {
                     self.skip_string()?;
                     self.skip_string()?;
                 }
-                opcodes::EOF
-                | opcodes::SELECTDB
-                | opcodes::RESIZEDB
-                | opcodes::SLOT_INFO
-                | opcodes::FUNCTION2
-                | opcodes::MODULE_AUX
-                | opcodes::FUNCTION_PRE_GA => {
-                    return Err(RdbError::Corrupt("an opcode between a key's deadline or AUX field and the key").into())
-                }
+                t if top_level(t) => return Err(RdbError::Corrupt("an opcode between a key's deadline or AUX field and the key").into()),
                 _ => {
                     self.skip_string()?;
                     return self.skip_value(t);
@@ -302,14 +294,7 @@ impl<'a> Cur<'a> {
                 let mut scratch = Vec::new();
                 matches!(c.string(&mut scratch)?, Piece::Bytes(k) if k == MC_AUX)
             }
-            opcodes::EOF
-            | opcodes::SELECTDB
-            | opcodes::RESIZEDB
-            | opcodes::SLOT_INFO
-            | opcodes::FUNCTION2
-            | opcodes::MODULE_AUX
-            | opcodes::FUNCTION_PRE_GA => false,
-            _ => true,
+            t => !top_level(t),
         })
     }
 
@@ -670,4 +655,13 @@ impl Record<'_> {
         };
         (key, value)
     }
+}
+
+/// The opcodes the scan handles itself, between records (never inside
+/// one).
+fn top_level(t: u8) -> bool {
+    matches!(
+        t,
+        opcodes::EOF | opcodes::SELECTDB | opcodes::RESIZEDB | opcodes::SLOT_INFO | opcodes::FUNCTION2 | opcodes::MODULE_AUX | opcodes::FUNCTION_PRE_GA
+    )
 }
