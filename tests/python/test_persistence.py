@@ -421,6 +421,44 @@ def test_failed_bgsave_stops_writes_until_a_save_succeeds(tmp_path):
         a.stop()
 
 
+def saver_policy(server):
+    """(scheduling policy, nice) of the server's tern-saver thread, from
+    /proc (stat fields 41 and 19)."""
+    tasks = f"/proc/{server.proc.pid}/task"
+    for t in os.listdir(tasks):
+        if open(f"{tasks}/{t}/comm").read().strip() == "tern-saver":
+            f = open(f"{tasks}/{t}/stat").read().rsplit(")", 1)[1].split()
+            return int(f[38]), int(f[16])
+    raise AssertionError("no tern-saver thread")
+
+
+SCHED_OTHER, SCHED_IDLE = 0, 5
+
+
+def test_the_saver_takes_sched_idle_or_its_nice_value(tmp_path):
+    a = tern(tmp_path)
+    try:
+        c = a.client()
+        c.set("k", "v")
+        assert saver_policy(a) == (SCHED_OTHER, 0)
+        assert bgsave(a) == b"+Background saving started\r\n"
+        assert wait_bgsave_done(c, 1)["rdb_last_bgsave_status"] == "ok"
+        assert saver_policy(a)[0] == SCHED_IDLE
+        # Leaving SCHED_IDLE needs CAP_SYS_NICE or an RLIMIT_NICE that
+        # allows nice 19; without either the saver stays where it is.
+        import resource
+        if os.geteuid() != 0 and resource.getrlimit(resource.RLIMIT_NICE)[0] < 1:
+            return
+        c.config_set("snapshot-sched-idle", "no")
+        c.config_set("snapshot-nice", "7")
+        assert bgsave(a) == b"+Background saving started\r\n"
+        assert wait_bgsave_done(c, 2)["rdb_last_bgsave_status"] == "ok"
+        assert saver_policy(a) == (SCHED_OTHER, 7 if os.geteuid() == 0 else 19)
+        c.close()
+    finally:
+        a.stop()
+
+
 def test_the_save_schedule_saves_in_the_background(tmp_path):
     a = tern(tmp_path, "--save", "1 2", "--hz", "100")
     try:

@@ -383,15 +383,38 @@ pub fn saver(srv: &Server) {
     }
 }
 
-/// Gives the calling snapshot thread (the saver, the AOF rewriter) the
-/// nice value `snapshot-nice` asks for, before a snapshot: a thread's own,
-/// so the workers keep theirs. Raising the priority back may be refused
-/// to a process without CAP_SYS_NICE; the snapshot then runs at the
-/// lower one, which only makes it slower.
+/// Gives the calling snapshot thread (the saver, the AOF rewriter) its
+/// priority before a snapshot, a thread's own so the workers keep
+/// theirs: SCHED_IDLE with `snapshot-sched-idle`, else the normal policy
+/// at the nice value `snapshot-nice` asks for. Leaving SCHED_IDLE or
+/// raising the priority back may be refused to a process without
+/// CAP_SYS_NICE (or RLIMIT_NICE); the snapshot then runs at the lower
+/// one, which only makes it slower.
 pub(crate) fn snapshot_priority(srv: &Server) {
+    use thread_priority::unix::{
+        set_thread_priority_and_policy, thread_native_id, thread_schedule_policy, NormalThreadSchedulePolicy,
+        ThreadSchedulePolicy,
+    };
+    use thread_priority::ThreadPriority;
+    let idle = ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Idle);
+    if srv.settings.snapshot_sched_idle() {
+        // The wrapper also sets nice 0, which SCHED_IDLE ignores and which
+        // may be refused after the policy itself was taken: the policy
+        // read back is what tells.
+        let _ = set_thread_priority_and_policy(thread_native_id(), ThreadPriority::Min, idle);
+        if thread_schedule_policy().ok() != Some(idle) {
+            tern_config::log_verbose!("Could not give the snapshot thread the SCHED_IDLE policy");
+        }
+        return;
+    }
+    // The normal policy at nice 19 (allowed to any thread), then the
+    // nice value asked for.
+    let other = ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Other);
+    if let Err(e) = set_thread_priority_and_policy(thread_native_id(), ThreadPriority::Min, other) {
+        tern_config::log_verbose!("Could not give the snapshot thread the normal scheduling policy: {:?}", e);
+    }
     let nice = srv.settings.snapshot_nice().clamp(0, 19) as i32;
-    let tid = rustix::thread::gettid();
-    if let Err(e) = rustix::process::setpriority_process(Some(tid), nice) {
+    if let Err(e) = rustix::process::setpriority_process(Some(rustix::thread::gettid()), nice) {
         tern_config::log_verbose!("Could not set the snapshot thread's nice value to {}: {}", nice, e);
     }
 }

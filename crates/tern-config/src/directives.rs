@@ -289,11 +289,17 @@ directives! {
         /// and blocks (a journal commit on ext4). The zeros are cut off
         /// when the file is closed, and at load. 0: plain appends.
         aof_prealloc_size: usize = 4 << 20 => "aof-prealloc-size", Mem::new(0, 1 << 30), runtime + own;
-        /// The nice value the snapshot threads (BGSAVE's saver, the AOF
-        /// rewriter) take for each snapshot: at 19 they run on what CPU
+        /// With `snapshot-sched-idle no`, the nice value the snapshot
+        /// threads (BGSAVE's saver, the AOF rewriter) take for each snapshot: at 19 they run on what CPU
         /// the workers leave, so a snapshot delays no request for long;
         /// 0: the workers' own priority.
         snapshot_nice: i64 = 19 => "snapshot-nice", Int::new(0, 19), runtime + own;
+        /// The snapshot threads run under Linux's SCHED_IDLE policy while
+        /// they write a snapshot: any worker or client thread that wakes
+        /// on their CPU takes it at once, where a nice value only lowers
+        /// their share (a nice-19 thread still holds a CPU for its slice).
+        /// no: the normal policy with `snapshot-nice`.
+        snapshot_sched_idle: bool = true => "snapshot-sched-idle", Bool, runtime + own;
         /// UNLINK-like freeing for DEL of large values.
         lazyfree_lazy_user_del: bool = false => "lazyfree-lazy-user-del", Bool, runtime;
         /// FLUSHDB/FLUSHALL without SYNC/ASYNC free in the background.
