@@ -119,11 +119,12 @@ thread_local! {
 /// A number uniform in [0, 2^32) for an LFU increment: a few
 /// instructions, where `rand::random` took a reference-counted handle to
 /// a ChaCha generator on every hit. A weighted coin needs no more quality.
+#[inline]
 fn lfu_draw() -> u32 {
     LFU_RNG.with(|c| {
         let mut x = c.get();
         if x == 0 {
-            x = rand::random::<u64>() | 1;
+            x = lfu_seed();
         }
         x ^= x >> 12;
         x ^= x << 25;
@@ -131,6 +132,12 @@ fn lfu_draw() -> u32 {
         c.set(x);
         (x.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32) as u32
     })
+}
+
+/// The first draw's seed, out of the hit path.
+#[cold]
+fn lfu_seed() -> u64 {
+    rand::random::<u64>() | 1
 }
 
 fn lru_clock(now_ms: u64) -> u32 {
@@ -249,8 +256,10 @@ impl Meta {
         }
         match lfu {
             Some(l) => {
-                let c = l.log_incr(self.lfu_count(now_ms, l.decay_minutes), lfu_draw);
-                self.set_clock(lfu_minutes(now_ms) << 8 | u32::from(c));
+                // The minute is read once for the decay and the new time.
+                let now = lfu_minutes(now_ms);
+                let c = l.log_incr(self.lfu_decayed(now, l.decay_minutes), lfu_draw);
+                self.set_clock(now << 8 | u32::from(c));
             }
             None => self.set_clock(lru_clock(now_ms)),
         }
@@ -267,11 +276,17 @@ impl Meta {
     /// elapsed since the last decrement (Redis's `LFUDecrAndReturn`; 0 turns
     /// decay off). Meaningful under an LFU clock.
     pub fn lfu_count(&self, now_ms: u64, decay_minutes: u32) -> u8 {
-        let counter = (self.clock() & 0xff) as u8;
-        if decay_minutes == 0 {
+        self.lfu_decayed(lfu_minutes(now_ms), decay_minutes)
+    }
+
+    /// [`Meta::lfu_count`] at the minute `now` (of [`lfu_minutes`]).
+    #[inline]
+    fn lfu_decayed(&self, now: u32, decay_minutes: u32) -> u8 {
+        let (counter, then) = ((self.clock() & 0xff) as u8, self.clock() >> 8);
+        // Mostly the same minute as the last access: nothing to decay.
+        if then == now || decay_minutes == 0 {
             return counter;
         }
-        let (now, then) = (lfu_minutes(now_ms), self.clock() >> 8);
         let elapsed = if now >= then { now - then } else { 0xffff - then + now };
         // Mostly less than a period: no division then.
         let periods = if elapsed < decay_minutes { 0 } else { elapsed / decay_minutes };
@@ -913,6 +928,13 @@ mod tests {
         assert_eq!(f.lfu_count(60_000 + 600 * 60_000, 1), 0);
         assert_eq!(f.lfu_count(60_000 + 600 * 60_000, 0), LFU_INIT_VAL + 1);
         assert_eq!(f.kind(), KIND_INT);
+        // A hit after 3 idle minutes decays first (6 → 3), then counts
+        // (at or under the initial value: certainly), and restarts the
+        // decay from its minute.
+        let later = 60_000 + 3 * 60_000;
+        f.touch(later, Some(Lfu::default()));
+        assert_eq!(f.lfu_count(later, 1), LFU_INIT_VAL - 1);
+        assert_eq!(f.lfu_count(later + 60_000, 1), LFU_INIT_VAL - 2);
     }
 
     /// The snapshot's bit survives every other change to the word, and
