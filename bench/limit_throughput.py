@@ -3,8 +3,8 @@
 against a full cache, so that every SET of a new key evicts. Tern under each
 eviction policy beside redis-server-unstable (and Debian's redis-server)
 with `allkeys-lru` at the same `maxmemory`, alternating, a fresh server per
-run. Each server is pinned to CPU 0 (Tern with one worker), tern-bench to
-CPU 1 with 50 connections; the cache is first filled past the limit (2x
+run. Each server is pinned to `--server-cpus` (default CPU 0; Tern with
+`--threads` workers, default one), tern-bench to CPU 1 with 50 connections; the cache is first filled past the limit (2x
 `maxmemory` of SETs in key order), then measured for `--secs` over uniform
 random keys from a range 10x what fits. Prints ops/s, the server's CPU µs
 per operation (utime+stime from /proc over the run), the evictions during
@@ -12,6 +12,7 @@ the run and the GET hit ratio, medians of `--repeats`.
 
     cargo build --release -p tern-server -p tern-bench
     python3 bench/limit_throughput.py [--repeats 3] [--secs 8] [--pipeline 1,16]
+    python3 bench/limit_throughput.py --threads 2 --server-cpus 0,1  # Tern's default workers
 """
 import argparse
 import statistics
@@ -44,8 +45,8 @@ def bench(port, keys, pipeline, secs=None, fill=None):
     raise RuntimeError("no Totals line:\n" + out)
 
 
-def run(server, policy, maxmemory, pipeline, secs):
-    p, port = d.start(server, ["--maxmemory", str(maxmemory), "--maxmemory-policy", policy])
+def run(server, policy, maxmemory, pipeline, secs, cpus="0"):
+    p, port = d.start(server, ["--maxmemory", str(maxmemory), "--maxmemory-policy", policy], cpus=cpus)
     try:
         fits = maxmemory // VALUE
         keys = 10 * fits
@@ -73,14 +74,17 @@ def main():
     ap.add_argument("--pipeline", default="1,16")
     ap.add_argument("--policies", default="allkeys-lru,allkeys-s3fifo", help="Tern's policies")
     ap.add_argument("--servers", default="redis-unstable,redis-7.0", help="reference servers (allkeys-lru)")
+    ap.add_argument("--threads", type=int, default=1, help="Tern's workers")
+    ap.add_argument("--server-cpus", default="0", help="the CPUs every server may use")
     args = ap.parse_args()
+    d.SERVERS["tern"] = [x for x in d.SERVERS["tern"] if x not in ("--threads", "1")] + ["--threads", str(args.threads)]
     runs = [("tern", pol) for pol in args.policies.split(",")]
     runs += [(s, "allkeys-lru") for s in args.servers.split(",") if s and (s != "redis-7.0" or Path("/usr/bin/redis-server").exists())]
     rows = {}
     for pipeline in [int(x) for x in args.pipeline.split(",")]:
         for _ in range(args.repeats):
             for server, pol in runs:
-                r = run(server, pol, args.maxmemory, pipeline, args.secs)
+                r = run(server, pol, args.maxmemory, pipeline, args.secs, args.server_cpus)
                 print(pipeline, server, pol, *[round(x, 3) for x in r], flush=True)
                 rows.setdefault((pipeline, server, pol), []).append(r)
     print()
