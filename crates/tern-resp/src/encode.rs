@@ -24,16 +24,93 @@ fn put_len(out: &mut Vec<u8>, prefix: u8, n: i64) {
 /// `0.0001`), scientific otherwise (`1e+20`, `1.5e-7`, no exponent padding).
 pub fn format_double(d: f64, buf: &mut String) {
     buf.clear();
-    if d.is_nan() {
-        buf.push_str("nan");
-    } else if d.is_infinite() {
-        buf.push_str(if d > 0.0 { "inf" } else { "-inf" });
-    } else if d == 0.0 {
-        buf.push_str(if d.is_sign_negative() { "-0" } else { "0" });
-    } else if let Some(n) = double_as_int(d) {
-        buf.push_str(itoa::Buffer::new().format(n));
-    } else {
-        fpconv(d, buf);
+    buf.push_str(DoubleText::new(d).as_str());
+}
+
+/// A double as [`format_double`] writes it, formatted on the stack: a
+/// reply of a hundred scores allocates nothing for them.
+#[derive(Clone, Copy, Debug)]
+pub struct DoubleText {
+    /// The longest text is 24 bytes (`-1.7976931348623157e+308`).
+    buf: [u8; 32],
+    len: usize,
+}
+
+impl DoubleText {
+    pub fn new(d: f64) -> DoubleText {
+        let mut t = DoubleText { buf: [0; 32], len: 0 };
+        if d.is_nan() {
+            t.push(b"nan");
+        } else if d.is_infinite() {
+            t.push(if d > 0.0 { b"inf" } else { b"-inf" });
+        } else if d == 0.0 {
+            t.push(if d.is_sign_negative() { b"-0" } else { b"0" });
+        } else if let Some(n) = double_as_int(d) {
+            t.push(itoa::Buffer::new().format(n).as_bytes());
+        } else {
+            t.fpconv(d);
+        }
+        t
+    }
+
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+
+    pub fn as_str(&self) -> &str {
+        // Only ASCII digits, signs, '.', 'e' and the words above are pushed.
+        std::str::from_utf8(self.as_bytes()).unwrap_or_default()
+    }
+
+    fn push(&mut self, b: &[u8]) {
+        self.buf[self.len..self.len + b.len()].copy_from_slice(b);
+        self.len += b.len();
+    }
+
+    fn zeros(&mut self, n: usize) {
+        self.buf[self.len..self.len + n].fill(b'0');
+        self.len += n;
+    }
+
+    /// fpconv_dtoa's `emit_digits` over its Grisu2 digits.
+    fn fpconv(&mut self, d: f64) {
+        let mut raw = crate::grisu::Digits::default();
+        // digits × 10^k
+        let k = crate::grisu::grisu2(d.abs(), &mut raw);
+        let digits = raw.as_bytes();
+        let nd = digits.len() as i32;
+        let e = k + nd - 1;
+        let exp = e.abs();
+        let neg = d < 0.0;
+        if neg {
+            self.push(b"-");
+        }
+        if k >= 0 && exp < nd + 7 {
+            self.push(digits);
+            self.zeros(k as usize);
+            return;
+        }
+        if k < 0 && (k > -7 || exp < 4) {
+            let offset = nd + k;
+            if offset <= 0 {
+                self.push(b"0.");
+                self.zeros((-offset) as usize);
+                self.push(digits);
+            } else {
+                self.push(&digits[..offset as usize]);
+                self.push(b".");
+                self.push(&digits[offset as usize..]);
+            }
+            return;
+        }
+        let nd = nd.min(18 - i32::from(neg)) as usize;
+        self.push(&digits[..1]);
+        if nd > 1 {
+            self.push(b".");
+            self.push(&digits[1..nd]);
+        }
+        self.push(if e < 0 { b"e-" } else { b"e+" });
+        self.push(itoa::Buffer::new().format(exp).as_bytes());
     }
 }
 
@@ -80,48 +157,6 @@ fn double_as_int(d: f64) -> Option<i64> {
     }
     let n = d as i64;
     (n as f64 == d).then_some(n)
-}
-
-/// fpconv_dtoa's `emit_digits` over its Grisu2 digits.
-fn fpconv(d: f64, buf: &mut String) {
-    let mut raw = Vec::with_capacity(18);
-    // digits × 10^k
-    let k = crate::grisu::grisu2(d.abs(), &mut raw);
-    let digits: String = raw.iter().map(|&c| char::from(c)).collect();
-    let nd = digits.len() as i32;
-    let e = k + nd - 1;
-    let exp = e.abs();
-    let neg = d < 0.0;
-    if neg {
-        buf.push('-');
-    }
-    if k >= 0 && exp < nd + 7 {
-        buf.push_str(&digits);
-        buf.extend(std::iter::repeat_n('0', k as usize));
-        return;
-    }
-    if k < 0 && (k > -7 || exp < 4) {
-        let offset = nd + k;
-        if offset <= 0 {
-            buf.push_str("0.");
-            buf.extend(std::iter::repeat_n('0', (-offset) as usize));
-            buf.push_str(&digits);
-        } else {
-            buf.push_str(&digits[..offset as usize]);
-            buf.push('.');
-            buf.push_str(&digits[offset as usize..]);
-        }
-        return;
-    }
-    let nd = nd.min(18 - i32::from(neg)) as usize;
-    buf.push_str(&digits[..1]);
-    if nd > 1 {
-        buf.push('.');
-        buf.push_str(&digits[1..nd]);
-    }
-    buf.push('e');
-    buf.push(if e < 0 { '-' } else { '+' });
-    buf.push_str(itoa::Buffer::new().format(exp));
 }
 
 impl Encoder {
@@ -196,8 +231,7 @@ impl Encoder {
     }
 
     pub fn double(&self, out: &mut Vec<u8>, d: f64) {
-        let mut s = String::new();
-        format_double(d, &mut s);
+        let s = DoubleText::new(d);
         if self.resp3 {
             out.push(b',');
             out.extend_from_slice(s.as_bytes());
@@ -246,6 +280,30 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every finite double's text fits the stack buffer and reads back
+    /// as the same double (the sign of zero included).
+    #[test]
+    fn double_text_reads_back() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..50_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let d = f64::from_bits(x);
+            let t = DoubleText::new(d);
+            if d.is_nan() {
+                assert_eq!(t.as_str(), "nan");
+                continue;
+            }
+            let back: f64 = t.as_str().parse().unwrap();
+            assert_eq!(back.to_bits(), d.to_bits(), "{}", t.as_str());
+        }
+        for d in [f64::MIN_POSITIVE, -f64::MAX, -5e-324, -1.2345678901234567e24, -0.000012345678901234567] {
+            let back: f64 = DoubleText::new(d).as_str().parse().unwrap();
+            assert_eq!(back, d);
+        }
+    }
 
     #[test]
     fn requests_parse_back() {

@@ -162,10 +162,32 @@ const TENS: [u64; 20] = [
     10_000_000_000, 1_000_000_000, 100_000_000, 10_000_000, 1_000_000, 100_000, 10_000, 1_000, 100, 10, 1,
 ];
 
+/// Grisu2's digits, on the stack (at most 18 for a double; room for 20).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Digits {
+    d: [u8; 20],
+    n: usize,
+}
+
+impl Digits {
+    fn push(&mut self, c: u8) {
+        self.d[self.n] = c;
+        self.n += 1;
+    }
+
+    fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.d[..self.n]
+    }
+}
+
 /// The digits of a finite, positive `d` into `digits`, and the decimal
 /// exponent of the last one: `d ~ digits * 10^k`.
-pub fn grisu2(d: f64, digits: &mut Vec<u8>) -> i32 {
-    digits.clear();
+pub fn grisu2(d: f64, digits: &mut Digits) -> i32 {
+    digits.n = 0;
     let w = build(d);
     let (lower, upper) = boundaries(w);
     let w = normalize(w);
@@ -194,7 +216,7 @@ pub fn grisu2(d: f64, digits: &mut Vec<u8>) -> i32 {
         let tmp = (part1 << shift) + part2;
         if tmp <= delta {
             kk += kappa;
-            round_digit(digits, delta, tmp, div << shift, wfrac);
+            round_digit(&mut digits.d[..digits.n], delta, tmp, div << shift, wfrac);
             return kk;
         }
     }
@@ -210,7 +232,7 @@ pub fn grisu2(d: f64, digits: &mut Vec<u8>) -> i32 {
         part2 &= one - 1;
         if part2 < delta {
             kk += kappa;
-            round_digit(digits, delta, part2, one, wfrac.wrapping_mul(TENS[unit]));
+            round_digit(&mut digits.d[..digits.n], delta, part2, one, wfrac.wrapping_mul(TENS[unit]));
             return kk;
         }
         unit -= 1;
@@ -222,9 +244,9 @@ mod tests {
     use super::*;
 
     fn show(d: f64) -> String {
-        let mut digits = Vec::new();
+        let mut digits = Digits::default();
         let k = grisu2(d, &mut digits);
-        format!("{}e{}", String::from_utf8(digits).unwrap(), k)
+        format!("{}e{}", std::str::from_utf8(digits.as_bytes()).unwrap(), k)
     }
 
     // Expected digits from redis-server-unstable (ZSCORE of these scores).
@@ -240,7 +262,7 @@ mod tests {
     #[test]
     fn digits_read_back_to_the_same_double() {
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut digits = Vec::new();
+        let mut digits = Digits::default();
         for _ in 0..20_000 {
             x ^= x << 13;
             x ^= x >> 7;
@@ -250,7 +272,8 @@ mod tests {
                 continue;
             }
             let k = grisu2(d, &mut digits);
-            let text = format!("{}e{}", std::str::from_utf8(&digits).unwrap(), k);
+            let digits = digits.as_bytes();
+            let text = format!("{}e{}", std::str::from_utf8(digits).unwrap(), k);
             assert_eq!(text.parse::<f64>().unwrap(), d, "{text}");
             assert!(digits.len() <= 18 && digits[0] != b'0', "{text}");
         }
