@@ -644,6 +644,7 @@ fn write_commands(srv: &Server, mut snap: tern_store::Snapshot, file: File, bega
         if step.done {
             break;
         }
+        persist::starvation_check(srv);
     }
     out.write_all(&buf).map_err(werr)?;
     out.into_inner().map(persist::AutoSync::into_file).map_err(|e| werr(e.into_error()))

@@ -385,38 +385,105 @@ pub fn saver(srv: &Server) {
 
 /// Gives the calling snapshot thread (the saver, the AOF rewriter) its
 /// priority before a snapshot, a thread's own so the workers keep
-/// theirs: SCHED_IDLE with `snapshot-sched-idle`, else the normal policy
-/// at the nice value `snapshot-nice` asks for. Leaving SCHED_IDLE or
-/// raising the priority back may be refused to a process without
-/// CAP_SYS_NICE (or RLIMIT_NICE); the snapshot then runs at the lower
-/// one, which only makes it slower.
+/// theirs: SCHED_IDLE with `snapshot-sched-idle` (watched for starvation
+/// by [`starvation_check`]), else the normal policy at the nice value
+/// `snapshot-nice` asks for. Leaving SCHED_IDLE or raising the priority
+/// back may be refused to a process without CAP_SYS_NICE (or
+/// RLIMIT_NICE); the snapshot then runs at the lower one, which only
+/// makes it slower.
 pub(crate) fn snapshot_priority(srv: &Server) {
-    use thread_priority::unix::{
-        set_thread_priority_and_policy, thread_native_id, thread_schedule_policy, NormalThreadSchedulePolicy,
-        ThreadSchedulePolicy,
-    };
+    use thread_priority::unix::{set_thread_priority_and_policy, thread_native_id, thread_schedule_policy};
     use thread_priority::ThreadPriority;
-    let idle = ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Idle);
-    if srv.settings.snapshot_sched_idle() {
+    let idle = srv.settings.snapshot_sched_idle();
+    if idle {
         // The wrapper also sets nice 0, which SCHED_IDLE ignores and which
         // may be refused after the policy itself was taken: the policy
         // read back is what tells.
-        let _ = set_thread_priority_and_policy(thread_native_id(), ThreadPriority::Min, idle);
-        if thread_schedule_policy().ok() != Some(idle) {
+        let _ = set_thread_priority_and_policy(thread_native_id(), ThreadPriority::Min, SCHED_IDLE);
+        if thread_schedule_policy().ok() != Some(SCHED_IDLE) {
             tern_config::log_verbose!("Could not give the snapshot thread the SCHED_IDLE policy");
         }
-        return;
+    } else {
+        normal_priority(srv);
     }
-    // The normal policy at nice 19 (allowed to any thread), then the
-    // nice value asked for.
+    WATCH.with(|w| w.set(idle.then(|| Watch { start: Instant::now(), waited0: runqueue_wait_ns(), next: Instant::now() + STARVE_AFTER })));
+}
+
+const SCHED_IDLE: thread_priority::unix::ThreadSchedulePolicy =
+    thread_priority::unix::ThreadSchedulePolicy::Normal(thread_priority::unix::NormalThreadSchedulePolicy::Idle);
+
+/// The normal policy at nice 19 (allowed to any thread), then the nice
+/// value `snapshot-nice` asks for.
+fn normal_priority(srv: &Server) {
+    use thread_priority::unix::{
+        set_thread_priority_and_policy, thread_native_id, NormalThreadSchedulePolicy, ThreadSchedulePolicy,
+    };
     let other = ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Other);
-    if let Err(e) = set_thread_priority_and_policy(thread_native_id(), ThreadPriority::Min, other) {
+    if let Err(e) = set_thread_priority_and_policy(thread_native_id(), thread_priority::ThreadPriority::Min, other) {
         tern_config::log_verbose!("Could not give the snapshot thread the normal scheduling policy: {:?}", e);
     }
     let nice = srv.settings.snapshot_nice().clamp(0, 19) as i32;
     if let Err(e) = rustix::process::setpriority_process(Some(rustix::thread::gettid()), nice) {
         tern_config::log_verbose!("Could not set the snapshot thread's nice value to {}: {}", nice, e);
     }
+}
+
+/// A snapshot under SCHED_IDLE on this thread: since when, and the
+/// run-queue wait it had then.
+#[derive(Clone, Copy)]
+struct Watch {
+    start: Instant,
+    waited0: u64,
+    next: Instant,
+}
+
+thread_local! {
+    static WATCH: std::cell::Cell<Option<Watch>> = const { std::cell::Cell::new(None) };
+}
+
+/// How long a snapshot runs under SCHED_IDLE before its share is judged,
+/// and how often after that.
+const STARVE_AFTER: Duration = Duration::from_secs(1);
+const STARVE_EVERY: Duration = Duration::from_millis(250);
+
+/// Nanoseconds this thread has spent runnable but waiting for a CPU
+/// (/proc/thread-self/schedstat's second field; 0 where it is missing).
+fn runqueue_wait_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1).and_then(|f| f.parse().ok()))
+        .unwrap_or(0)
+}
+
+/// Called by a snapshot's loop between slices: a snapshot thread under
+/// SCHED_IDLE that has spent more than three quarters of the time since
+/// its snapshot began waiting for a CPU (every CPU busy with workers and
+/// clients: an idle-policy thread may then get a fraction of a percent)
+/// goes over to the normal policy at `snapshot-nice` for the rest of the
+/// snapshot, so that a save on a saturated machine still ends. Costs a
+/// clock read per call, and a small file read every 250 ms.
+pub(crate) fn starvation_check(srv: &Server) {
+    WATCH.with(|cell| {
+        let Some(mut w) = cell.get() else { return };
+        let now = Instant::now();
+        if now < w.next {
+            return;
+        }
+        w.next = now + STARVE_EVERY;
+        cell.set(Some(w));
+        let elapsed = now.duration_since(w.start).as_nanos() as u64;
+        let waited = runqueue_wait_ns().saturating_sub(w.waited0);
+        if waited.saturating_mul(4) > elapsed.saturating_mul(3) {
+            cell.set(None);
+            normal_priority(srv);
+            tern_config::log_notice!(
+                "The snapshot thread waited for a CPU {:.1} s of its {:.1} s under SCHED_IDLE: it goes on at nice {}.",
+                waited as f64 / 1e9,
+                elapsed as f64 / 1e9,
+                srv.settings.snapshot_nice().clamp(0, 19)
+            );
+        }
+    });
 }
 
 /// One background save: a point-in-time snapshot written to a temporary
@@ -517,6 +584,7 @@ pub(crate) fn write_snapshot_to(
         // (~0.1 ms), not after a scheduler period; with a CPU free this
         // returns at once.
         std::thread::yield_now();
+        starvation_check(srv);
     }
     let stats = snap.stats();
     p.bg_cow_bytes.store(0, Ordering::Relaxed);

@@ -298,7 +298,10 @@ directives! {
         /// they write a snapshot: any worker or client thread that wakes
         /// on their CPU takes it at once, where a nice value only lowers
         /// their share (a nice-19 thread still holds a CPU for its slice).
-        /// no: the normal policy with `snapshot-nice`.
+        /// One that waits for a CPU more than three quarters of its time
+        /// (checked from its first second on) goes over to the normal
+        /// policy with `snapshot-nice`, so it still ends on a saturated
+        /// machine. no: the normal policy with `snapshot-nice` throughout.
         snapshot_sched_idle: bool = true => "snapshot-sched-idle", Bool, runtime + own;
         /// UNLINK-like freeing for DEL of large values.
         lazyfree_lazy_user_del: bool = false => "lazyfree-lazy-user-del", Bool, runtime;
