@@ -33,7 +33,8 @@ def redis_unstable():
 
 
 def tern_bin():
-    return os.environ.get("TERN_BIN") or str(ROOT / "target" / "debug" / "tern-server")
+    # Absolute: servers run in their own working directories.
+    return os.path.abspath(os.environ.get("TERN_BIN") or str(ROOT / "target" / "debug" / "tern-server"))
 
 
 class Server:
@@ -49,12 +50,20 @@ class Server:
         self.log = []
 
     def start(self):
+        # Each server runs in a directory of its own (removed at stop), so
+        # that whatever it writes relative to its working directory (a
+        # dump.rdb saved at SIGTERM by the default `save` schedule) stays
+        # out of the checkout and out of other servers' way.
+        if self.data_dir is None:
+            self.data_dir = tempfile.mkdtemp(prefix="server-")
+            # Readable by a server that drops its privileges (setpriv).
+            os.chmod(self.data_dir, 0o755)
         self.proc = subprocess.Popen(
             self.argv,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            cwd=ROOT,
+            cwd=self.data_dir,
         )
         # The pipe is drained for the server's whole life so that its logging
         # can never block on a full pipe.

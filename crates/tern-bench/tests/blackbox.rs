@@ -47,7 +47,8 @@ struct Server {
 impl Server {
     fn start(threads: usize) -> Server {
         let mut child = Command::new(server_bin())
-            .args(["--port", "0", "--memcache-port", "11211", "--threads", &threads.to_string()])
+            // No save schedule: no dump.rdb left in the crate's directory.
+            .args(["--port", "0", "--memcache-port", "11211", "--threads", &threads.to_string(), "--save", ""])
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()

@@ -71,7 +71,9 @@ fn tern_bin() -> PathBuf {
 
 pub fn tern() -> Proc {
     let mut child = Command::new(tern_bin())
-        .args(["--port", "0", "--memcache-port", "11211", "--threads", "2"])
+        // No save schedule: a stopped server must not leave dump.rdb in
+        // the crate's directory (the tests' working directory).
+        .args(["--port", "0", "--memcache-port", "11211", "--threads", "2", "--save", ""])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
