@@ -378,6 +378,10 @@ def test_bgsave_replies_as_redis(tmp_path):
         c.set("k", "v")
         assert bgsave(a, "now") == b"-ERR syntax error\r\n"
         assert bgsave(a, "SCHEDULE") == b"+Background saving started\r\n"
+        # Once BGSAVE has replied, INFO shows the save running (or done),
+        # never a stale "no save" that a poller would take for the end.
+        info = c.info("persistence")
+        assert info["rdb_bgsave_in_progress"] == 1 or info["rdb_saves"] >= 1, info
         wait_bgsave_done(c, 1)
         # Inside a transaction it is scheduled, and runs after EXEC.
         r = RawConn(a.port)

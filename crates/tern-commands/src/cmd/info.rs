@@ -267,7 +267,11 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 // copies a background save took of entries changed ahead
                 // of its walk, fork's counterpart.
                 let p = &srv.persist;
-                let running = p.bg_running.load(Ordering::Acquire);
+                // A save asked for and not yet picked up by the saver
+                // thread is in progress already, as Redis's is once BGSAVE
+                // has replied (its fork happens inside the command).
+                let started = p.bg_running.load(Ordering::Acquire);
+                let running = crate::persist::bgsave_active(srv);
                 let cow = p.bg_cow_bytes.load(Ordering::Relaxed);
                 s.header("Persistence");
                 s.kv("loading", u8::from(p.loading.load(Ordering::Relaxed)));
@@ -283,7 +287,11 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("rdb_last_save_time", p.last_save.load(Ordering::Relaxed));
                 s.kv("rdb_last_bgsave_status", if p.last_failed.load(Ordering::Relaxed) { "err" } else { "ok" });
                 s.kv("rdb_last_bgsave_time_sec", p.bg_last_secs.load(Ordering::Relaxed));
-                let current = if running { (now_ms().saturating_sub(p.bg_started_ms.load(Ordering::Relaxed)) / 1000) as i64 } else { -1 };
+                let current = match (started, running) {
+                    (true, _) => (now_ms().saturating_sub(p.bg_started_ms.load(Ordering::Relaxed)) / 1000) as i64,
+                    (false, true) => 0,
+                    (false, false) => -1,
+                };
                 s.kv("rdb_current_bgsave_time_sec", current);
                 s.kv("rdb_saves", p.saves.load(Ordering::Relaxed));
                 s.kv("rdb_saves_consecutive_failures", p.consecutive_failures.load(Ordering::Relaxed));
