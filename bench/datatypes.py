@@ -24,6 +24,11 @@ Families (`--family`, several allowed; the issues whose evidence they are):
     cargo build --release -p tern-server -p tern-bench
     python3 bench/datatypes.py --family lists [--repeats 3] [--secs 5]
     python3 bench/datatypes.py --family bits --workloads bitcount-1mb --tern-variant "--bitcount-simd no"
+    python3 bench/datatypes.py --family sets --family zsets --pipeline 16
+
+`--pipeline N` runs every chosen workload at pipeline N instead of its own
+(rows named `<workload>@pN`): where pipeline 1 leaves the kernel's TCP path
+most of each server's CPU, pipeline 16 shows what the command itself costs.
 """
 import argparse
 import os
@@ -250,16 +255,24 @@ def main():
     ap.add_argument("--tern-variant", action="append", default=[], metavar="ARGS",
                     help='one more Tern server, started with these arguments (e.g. "--bitcount-simd no"), '
                          'alternating with the others; the ratios are still against the Redis servers')
+    ap.add_argument("--tern-bin", action="append", default=[], metavar="NAME=PATH",
+                    help="one more Tern server, another build (e.g. old=/tmp/tern-old), alternating with the others")
+    ap.add_argument("--pipeline", type=int, help="run every workload at this pipeline depth instead of its own")
     a = ap.parse_args()
     for v in a.tern_variant:
         SERVERS["tern " + v] = SERVERS["tern"] + v.split()
+    for v in a.tern_bin:
+        name, path = v.split("=", 1)
+        SERVERS["tern-" + name] = [path] + SERVERS["tern"][1:]
     workloads = {}
     for fam in a.family or FAMILIES:
         workloads.update(FAMILIES[fam])
     if a.workloads:
         workloads = {n: workloads[n] for n in a.workloads.split(",")}
+    if a.pipeline:
+        workloads = {f"{n}@p{a.pipeline}": dict(w, pipeline=a.pipeline) for n, w in workloads.items()}
     servers = [s for s in a.servers.split(",") if Path(SERVERS[s][0]).exists()]
-    servers += ["tern " + v for v in a.tern_variant]
+    servers += ["tern " + v for v in a.tern_variant] + ["tern-" + v.split("=", 1)[0] for v in a.tern_bin]
     rows = {}
     for rep in range(a.repeats):
         for n, w in workloads.items():

@@ -88,6 +88,15 @@ pub(crate) fn varint_len(mut n: usize) -> usize {
     l
 }
 
+/// Equality of a packed entry's bytes with a wanted member or field, for
+/// the scans of small packs: lengths first, then the last byte, and only
+/// then the bytes, so that entries of the same length (`m10`..`m99`,
+/// `user:1001`..) rarely cost a call to memcmp.
+#[inline]
+pub(crate) fn same_bytes(entry: &[u8], wanted: &[u8]) -> bool {
+    entry.len() == wanted.len() && entry.last() == wanted.last() && entry == wanted
+}
+
 /// Reads a varint at `pos`; the pack is only ever written by this module,
 /// so its lengths are well formed.
 #[inline]
@@ -147,7 +156,7 @@ impl Pack {
     }
 
     fn find(&self, field: &[u8]) -> Option<Slot> {
-        self.slots().find(|s| self.bytes(s.field) == field)
+        self.slots().find(|s| same_bytes(self.bytes(s.field), field))
     }
 
     /// Looks fields up by scanning on from where the previous one was

@@ -26,7 +26,7 @@ use std::hash::BuildHasher;
 
 use hashbrown::DefaultHashBuilder;
 
-use crate::hash::{get_varint, put_varint, Fields};
+use crate::hash::{get_varint, put_varint, same_bytes, Fields};
 use crate::stage::{Reach, Stager};
 
 /// The conversion thresholds (`set-max-intset-entries`,
@@ -122,7 +122,7 @@ impl Pack {
     }
 
     fn find(&self, m: &[u8]) -> Option<usize> {
-        self.iter().find(|e| e.1 == m).map(|e| e.0)
+        self.iter().find(|e| same_bytes(e.1, m)).map(|e| e.0)
     }
 
     fn push(&mut self, m: &[u8]) {

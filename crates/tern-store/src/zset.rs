@@ -42,7 +42,7 @@ use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
 
-use crate::hash::{get_varint, put_varint};
+use crate::hash::{get_varint, put_varint, same_bytes};
 
 /// The conversion thresholds (`zset-max-listpack-entries`,
 /// `zset-max-listpack-value`).
@@ -165,7 +165,7 @@ impl Pack {
     }
 
     fn find(&self, m: &[u8]) -> Option<PEntry<'_>> {
-        self.iter().find(|e| e.member == m)
+        self.iter().find(|e| same_bytes(e.member, m))
     }
 
     fn encode(score: f64, m: &[u8], out: &mut Vec<u8>) {
@@ -477,20 +477,36 @@ impl Node {
                 }
             }
             Node::Inner(inner) => {
-                let mut spans = Vec::with_capacity(inner.kids.len());
-                let mut off = 0;
-                for (k, &c) in inner.counts.iter().enumerate() {
-                    let (a, b) = (start.max(off), end.min(off + c));
-                    if a < b {
-                        spans.push((k, a - off, b - off));
-                    }
-                    off += c;
+                // The kids the range overlaps are consecutive: from the one
+                // holding `start` to the one holding `end - 1`, walked in
+                // the wanted direction with no list of them built.
+                let (mut first, mut off) = (0, 0);
+                while off + inner.counts[first] <= start {
+                    off += inner.counts[first];
+                    first += 1;
                 }
+                let (mut last, mut last_off) = (first, off);
+                while last_off + inner.counts[last] < end {
+                    last_off += inner.counts[last];
+                    last += 1;
+                }
+                let span = |k: usize, off: usize| (start.max(off) - off, end.min(off + inner.counts[k]) - off);
                 if rev {
-                    spans.reverse();
-                }
-                for (k, a, b) in spans {
-                    inner.kids[k].for_range(a, b, rev, f);
+                    let mut off = last_off;
+                    for k in (first..=last).rev() {
+                        let (a, b) = span(k, off);
+                        inner.kids[k].for_range(a, b, rev, f);
+                        if k > first {
+                            off -= inner.counts[k - 1];
+                        }
+                    }
+                } else {
+                    let mut off = off;
+                    for k in first..=last {
+                        let (a, b) = span(k, off);
+                        inner.kids[k].for_range(a, b, rev, f);
+                        off += inner.counts[k];
+                    }
                 }
             }
         }
@@ -859,7 +875,7 @@ impl ZSet {
             Repr::Pack(p) => p
                 .iter()
                 .enumerate()
-                .find(|(_, e)| e.member == m)
+                .find(|(_, e)| same_bytes(e.member, m))
                 .map(|(i, e)| (i, e.score)),
             Repr::Tree(b) => {
                 let id = b.find(m)?;
@@ -884,37 +900,54 @@ impl ZSet {
     /// The positions `start..end` of the members whose score is within
     /// `min..max`.
     pub fn score_range(&self, min: ScoreBound, max: ScoreBound) -> (usize, usize) {
-        let start = self.count_before(|s, _| {
-            if min.exclusive {
-                s <= min.value
-            } else {
-                s < min.value
-            }
-        });
-        let end = self.count_before(|s, _| {
-            if max.exclusive {
-                s < max.value
-            } else {
-                s <= max.value
-            }
-        });
+        let start = self.score_start(min);
+        let end = self.score_end(max);
         (start, end.max(start))
+    }
+
+    /// The position of the first member at or above `min` (`-inf`
+    /// inclusive: 0, with no search).
+    pub fn score_start(&self, min: ScoreBound) -> usize {
+        if min.value == f64::NEG_INFINITY && !min.exclusive {
+            return 0;
+        }
+        self.count_before(|s, _| if min.exclusive { s <= min.value } else { s < min.value })
+    }
+
+    /// The position after the last member at or below `max` (`+inf`
+    /// inclusive: the length, with no search).
+    pub fn score_end(&self, max: ScoreBound) -> usize {
+        if max.value == f64::INFINITY && !max.exclusive {
+            return self.len();
+        }
+        self.count_before(|s, _| if max.exclusive { s < max.value } else { s <= max.value })
+    }
+
+    /// The position of the first member at or after `min` (lex order).
+    pub fn lex_start(&self, min: LexBound<'_>) -> usize {
+        match min {
+            LexBound::Min => 0,
+            LexBound::Max => self.len(),
+            LexBound::Incl(x) => self.count_before(|_, m| m < x),
+            LexBound::Excl(x) => self.count_before(|_, m| m <= x),
+        }
+    }
+
+    /// The position after the last member at or before `max` (lex order).
+    pub fn lex_end(&self, max: LexBound<'_>) -> usize {
+        match max {
+            LexBound::Min => 0,
+            LexBound::Max => self.len(),
+            LexBound::Incl(x) => self.count_before(|_, m| m <= x),
+            LexBound::Excl(x) => self.count_before(|_, m| m < x),
+        }
     }
 
     /// The positions `start..end` of the members within the lex range
     /// `min..max`.
     pub fn lex_range(&self, min: LexBound<'_>, max: LexBound<'_>) -> (usize, usize) {
-        let len = self.len();
-        let before = |b: LexBound<'_>, upper: bool| match b {
-            LexBound::Min => 0,
-            LexBound::Max => len,
-            LexBound::Incl(x) if upper => self.count_before(|_, m| m <= x),
-            LexBound::Excl(x) if upper => self.count_before(|_, m| m < x),
-            LexBound::Incl(x) => self.count_before(|_, m| m < x),
-            LexBound::Excl(x) => self.count_before(|_, m| m <= x),
-        };
-        let start = before(min, false);
-        let end = before(max, true);
+        let start = self.lex_start(min);
+        let end = self.lex_end(max);
         (start, end.max(start))
     }
 
@@ -1137,7 +1170,19 @@ mod tests {
             }
         }
         check(&z, &model);
+        // Windows of a deep tree (test nodes hold 6 ids), either way.
+        let want: Vec<Vec<u8>> = sorted_model(&model).into_iter().map(|x| x.1).collect();
         let n = z.len();
+        for (a, b) in [(0, n), (0, 1), (n - 1, n), (5, 6), (6, 7), (17, 300), (299, 1234), (1000, n - 3)] {
+            for rev in [false, true] {
+                let mut got = Vec::new();
+                z.for_range(a, b, rev, |m, _| got.push(m.to_vec()));
+                if rev {
+                    got.reverse();
+                }
+                assert_eq!(got, want[a..b], "window {a}..{b} rev {rev}");
+            }
+        }
         z.remove_range(10, n - 10, |_, _| {});
         assert_eq!(z.len(), 20);
         let mut seen = 0;

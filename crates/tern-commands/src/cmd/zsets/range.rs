@@ -104,6 +104,73 @@ impl Range<'_> {
             Range::Lex(min, max) => z.lex_range(min, max),
         }
     }
+
+    /// [`Self::window`] with LIMIT applied. A score or lex range with a
+    /// LIMIT searches only for its near end: its far end is the last
+    /// wanted position whenever the member there is still inside the
+    /// range (one lookup by position), and is searched for only when it
+    /// is not, so `ZRANGEBYSCORE key min max LIMIT 0 10` costs one
+    /// descent of a large set, as Redis's walk from the first match does.
+    fn limited(&self, z: &ZSet, rev: bool, limit: Option<(i64, i64)>) -> (usize, usize) {
+        let (Some((offset, count)), false) = (limit, matches!(self, Range::Rank(..))) else {
+            let (a, b) = self.window(z, rev);
+            return apply_limit(a, b, limit, rev);
+        };
+        if offset >= 0 && count > 0 {
+            let want = (offset as u64).saturating_add(count as u64);
+            if !rev {
+                let a = self.near(z, false);
+                let last = (a as u64).saturating_add(want - 1);
+                if last < z.len() as u64 && z.nth(last as usize).is_some_and(|(m, s)| self.admits(m, s, true)) {
+                    return (a + offset as usize, last as usize + 1);
+                }
+                let b = self.near(z, true);
+                return apply_limit(a, b.max(a), limit, rev);
+            }
+            let b = self.near(z, true);
+            if want <= b as u64 && z.nth(b - want as usize).is_some_and(|(m, s)| self.admits(m, s, false)) {
+                return (b - want as usize, b - offset as usize);
+            }
+            let a = self.near(z, false);
+            return apply_limit(a.min(b), b, limit, rev);
+        }
+        let (a, b) = self.window(z, rev);
+        apply_limit(a, b, limit, rev)
+    }
+
+    /// The range's first position (`upper` false) or the position after
+    /// its last (`upper` true), for a score or lex range.
+    fn near(&self, z: &ZSet, upper: bool) -> usize {
+        match *self {
+            Range::Score(_, max) if upper => z.score_end(max),
+            Range::Score(min, _) => z.score_start(min),
+            Range::Lex(_, max) if upper => z.lex_end(max),
+            Range::Lex(min, _) => z.lex_start(min),
+            Range::Rank(..) => unreachable!("rank ranges have no bounds to search"),
+        }
+    }
+
+    /// Whether a member is within the range's upper bound (`upper`) or
+    /// its lower one.
+    fn admits(&self, m: &[u8], s: f64, upper: bool) -> bool {
+        match *self {
+            Range::Score(_, max) if upper => if max.exclusive { s < max.value } else { s <= max.value },
+            Range::Score(min, _) => if min.exclusive { s > min.value } else { s >= min.value },
+            Range::Lex(_, max) if upper => match max {
+                LexBound::Min => false,
+                LexBound::Max => true,
+                LexBound::Incl(x) => m <= x,
+                LexBound::Excl(x) => m < x,
+            },
+            Range::Lex(min, _) => match min {
+                LexBound::Min => true,
+                LexBound::Max => false,
+                LexBound::Incl(x) => m >= x,
+                LexBound::Excl(x) => m > x,
+            },
+            Range::Rank(..) => true,
+        }
+    }
 }
 
 /// Positions `a..b` after LIMIT `offset count` (count < 0: all; offset
@@ -205,8 +272,7 @@ fn zrange_generic(
         return range_store(ctx, args, range, rev, limit);
     }
     let z = read_zset!(ctx, args.get(first), |r: &mut Reply<'_>| r.array(0));
-    let (a, b) = range.window(z, rev);
-    let (a, b) = apply_limit(a, b, limit, rev);
+    let (a, b) = range.limited(z, rev, limit);
     let reply = &mut ctx.reply;
     let nested = reply.enc.resp3;
     if withscores {
