@@ -290,12 +290,47 @@ enum Node {
 }
 
 /// Children with their element counts and first ids (the first id lets a
-/// search pick the child without descending into its neighbours).
+/// search pick the child without descending into its neighbours), and the
+/// scores of those ids: a search step compares with the node's own copy,
+/// and reads the slab only when the scores tie.
 #[derive(Clone, Debug)]
 struct Inner {
     kids: Vec<Node>,
     counts: Vec<usize>,
     firsts: Vec<u32>,
+    first_scores: Vec<f64>,
+}
+
+impl Inner {
+    /// Takes kid `i`'s first id (and its score) after a change below it.
+    #[inline]
+    fn set_first(&mut self, i: usize, score_of: &impl ScoreOf) {
+        let f = self.kids[i].first();
+        if f != self.firsts[i] {
+            self.firsts[i] = f;
+            self.first_scores[i] = self.kids[i].first_score(score_of);
+        }
+    }
+}
+
+/// A slot's score by id: what the tree keeps copies of.
+trait ScoreOf: Fn(u32) -> f64 {}
+impl<F: Fn(u32) -> f64> ScoreOf for F {}
+
+/// The first index of `0..n` for which `below` is false (`below` true for
+/// a prefix), as `partition_point`.
+#[inline]
+fn partition_index(n: usize, below: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if below(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 impl Node {
@@ -303,6 +338,29 @@ impl Node {
         match self {
             Node::Leaf(v) => v[0],
             Node::Inner(i) => i.firsts[0],
+        }
+    }
+
+    fn first_score(&self, score_of: &impl ScoreOf) -> f64 {
+        match self {
+            Node::Leaf(v) => score_of(v[0]),
+            Node::Inner(i) => i.first_scores[0],
+        }
+    }
+
+    /// The element at `pos` now has `score` (changed in place, its
+    /// position kept): the copies of it where it is a kid's first follow.
+    fn rescore(&mut self, mut pos: usize, score: f64) {
+        if let Node::Inner(inner) = self {
+            let mut i = 0;
+            while pos >= inner.counts[i] {
+                pos -= inner.counts[i];
+                i += 1;
+            }
+            if pos == 0 {
+                inner.first_scores[i] = score;
+            }
+            inner.kids[i].rescore(pos, score);
         }
     }
 
@@ -330,7 +388,7 @@ impl Node {
 
     /// Inserts `id` at position `pos`; a node that overflows splits and
     /// returns its right half (`nodes` counts nodes for memory).
-    fn insert_at(&mut self, pos: usize, id: u32, nodes: &mut usize) -> Option<Node> {
+    fn insert_at(&mut self, pos: usize, id: u32, nodes: &mut usize, score_of: &impl ScoreOf) -> Option<Node> {
         match self {
             Node::Leaf(v) => {
                 v.insert(pos, id);
@@ -357,13 +415,14 @@ impl Node {
                     p -= inner.counts[i];
                     i += 1;
                 }
-                let split = inner.kids[i].insert_at(p, id, nodes);
+                let split = inner.kids[i].insert_at(p, id, nodes, score_of);
                 inner.counts[i] += 1;
-                inner.firsts[i] = inner.kids[i].first();
+                inner.set_first(i, score_of);
                 let sib = split?;
                 let c = sib.count();
                 inner.counts[i] -= c;
                 inner.firsts.insert(i + 1, sib.first());
+                inner.first_scores.insert(i + 1, sib.first_score(score_of));
                 inner.counts.insert(i + 1, c);
                 inner.kids.insert(i + 1, sib);
                 if inner.kids.len() <= INNER_MAX {
@@ -378,6 +437,7 @@ impl Node {
                     kids: split_vec(&mut inner.kids, mid, INNER_MAX + 1),
                     counts: split_vec(&mut inner.counts, mid, INNER_MAX + 1),
                     firsts: split_vec(&mut inner.firsts, mid, INNER_MAX + 1),
+                    first_scores: split_vec(&mut inner.first_scores, mid, INNER_MAX + 1),
                 };
                 *nodes += 1;
                 Some(Node::Inner(Box::new(right)))
@@ -387,7 +447,7 @@ impl Node {
 
     /// Removes and returns the id at `pos`, merging a child left small
     /// into a neighbour when they fit in one node.
-    fn remove_at(&mut self, pos: usize, nodes: &mut usize) -> u32 {
+    fn remove_at(&mut self, pos: usize, nodes: &mut usize, score_of: &impl ScoreOf) -> u32 {
         match self {
             Node::Leaf(v) => v.remove(pos),
             Node::Inner(inner) => {
@@ -397,16 +457,17 @@ impl Node {
                     p -= inner.counts[i];
                     i += 1;
                 }
-                let id = inner.kids[i].remove_at(p, nodes);
+                let id = inner.kids[i].remove_at(p, nodes, score_of);
                 inner.counts[i] -= 1;
                 if inner.counts[i] == 0 {
                     inner.kids.remove(i);
                     inner.counts.remove(i);
                     inner.firsts.remove(i);
+                    inner.first_scores.remove(i);
                     *nodes -= 1;
                     return id;
                 }
-                inner.firsts[i] = inner.kids[i].first();
+                inner.set_first(i, score_of);
                 if inner.kids[i].small() && inner.kids.len() > 1 {
                     let j = if i + 1 < inner.kids.len() { i } else { i - 1 };
                     let max = if matches!(inner.kids[j], Node::Leaf(_)) {
@@ -418,6 +479,7 @@ impl Node {
                         let right = inner.kids.remove(j + 1);
                         let c = inner.counts.remove(j + 1);
                         inner.firsts.remove(j + 1);
+                        inner.first_scores.remove(j + 1);
                         inner.counts[j] += c;
                         match (&mut inner.kids[j], right) {
                             (Node::Leaf(a), Node::Leaf(b)) => a.extend_from_slice(&b),
@@ -426,6 +488,7 @@ impl Node {
                                 a.kids.extend(b.kids);
                                 a.counts.extend(b.counts);
                                 a.firsts.extend(b.firsts);
+                                a.first_scores.extend(b.first_scores);
                             }
                             _ => unreachable!("siblings are at one depth"),
                         }
@@ -439,15 +502,19 @@ impl Node {
 
     /// How many ids `below` holds for (a predicate true for a prefix of
     /// the order, then false).
-    fn partition(&self, below: &impl Fn(u32) -> bool) -> usize {
+    /// `by_score` decides from a score alone where it can (None: a tie,
+    /// for `below` to settle from the slab).
+    fn partition(&self, below: &impl Fn(u32) -> bool, by_score: &impl Fn(f64) -> Option<bool>) -> usize {
         match self {
             Node::Leaf(v) => v.partition_point(|&id| below(id)),
             Node::Inner(inner) => {
-                let j = inner.firsts.partition_point(|&id| below(id));
+                let j = partition_index(inner.firsts.len(), |k| {
+                    by_score(inner.first_scores[k]).unwrap_or_else(|| below(inner.firsts[k]))
+                });
                 if j == 0 {
                     return 0;
                 }
-                inner.counts[..j - 1].iter().sum::<usize>() + inner.kids[j - 1].partition(below)
+                inner.counts[..j - 1].iter().sum::<usize>() + inner.kids[j - 1].partition(below, by_score)
             }
         }
     }
@@ -538,28 +605,31 @@ impl Default for Tree {
 }
 
 impl Tree {
-    fn insert_at(&mut self, pos: usize, id: u32) {
-        if let Some(right) = self.root.insert_at(pos, id, &mut self.nodes) {
+    fn insert_at(&mut self, pos: usize, id: u32, score_of: &impl ScoreOf) {
+        if let Some(right) = self.root.insert_at(pos, id, &mut self.nodes, score_of) {
             let left = std::mem::replace(&mut self.root, Node::Leaf(Vec::new()));
             let (cl, cr) = (left.count(), right.count());
             let mut kids = Vec::with_capacity(INNER_MAX + 1);
             let mut counts = Vec::with_capacity(INNER_MAX + 1);
             let mut firsts = Vec::with_capacity(INNER_MAX + 1);
+            let mut first_scores = Vec::with_capacity(INNER_MAX + 1);
             firsts.extend([left.first(), right.first()]);
+            first_scores.extend([left.first_score(score_of), right.first_score(score_of)]);
             counts.extend([cl, cr]);
             kids.extend([left, right]);
             self.root = Node::Inner(Box::new(Inner {
                 kids,
                 counts,
                 firsts,
+                first_scores,
             }));
             self.nodes += 1;
         }
         self.len += 1;
     }
 
-    fn remove_at(&mut self, pos: usize) -> u32 {
-        let id = self.root.remove_at(pos, &mut self.nodes);
+    fn remove_at(&mut self, pos: usize, score_of: &impl ScoreOf) -> u32 {
+        let id = self.root.remove_at(pos, &mut self.nodes, score_of);
         self.len -= 1;
         if self.len == 0 {
             *self = Tree::default();
@@ -581,18 +651,18 @@ impl Tree {
         id
     }
 
-    fn partition(&self, below: impl Fn(u32) -> bool) -> usize {
+    fn partition(&self, below: impl Fn(u32) -> bool, by_score: impl Fn(f64) -> Option<bool>) -> usize {
         if self.len == 0 {
             return 0;
         }
-        self.root.partition(&below)
+        self.root.partition(&below, &by_score)
     }
 
     /// Heap bytes of the nodes (each allocated at its full width).
     fn heap(&self) -> usize {
         let leaf = tern_table::size_class((LEAF_MAX + 1) * 4);
         let inner = tern_table::size_class(std::mem::size_of::<Inner>())
-            + tern_table::size_class((INNER_MAX + 1) * (std::mem::size_of::<Node>() + 8 + 4));
+            + tern_table::size_class((INNER_MAX + 1) * (std::mem::size_of::<Node>() + 8 + 4 + 8));
         // Inner nodes are about one in LEAF_MAX/2 of the nodes.
         let inners = self.nodes / (INNER_MAX / 2) + usize::from(self.nodes > 1);
         (self.nodes - inners.min(self.nodes)) * leaf + inners * inner
@@ -636,10 +706,21 @@ impl Big {
 
     /// Position of an element in the order (the count of those before it).
     fn pos_of(&self, score: f64, m: &[u8]) -> usize {
-        self.order.partition(|id| {
-            let (s, mm) = self.key_of(id);
-            key_cmp(s, mm, score, m) == Ordering::Less
-        })
+        self.order.partition(
+            |id| {
+                let (s, mm) = self.key_of(id);
+                key_cmp(s, mm, score, m) == Ordering::Less
+            },
+            |s| {
+                if s < score {
+                    Some(true)
+                } else if s > score {
+                    Some(false)
+                } else {
+                    None
+                }
+            },
+        )
     }
 
     fn insert(&mut self, m: &[u8], score: f64) {
@@ -652,7 +733,7 @@ impl Big {
         let slab = &self.slab;
         self.index
             .insert_unique(member_hash(m), id, |&i| member_hash(&slab.get(i).member));
-        self.order.insert_at(pos, id);
+        self.order.insert_at(pos, id, &|i| slab.get(i).score);
     }
 
     fn remove(&mut self, m: &[u8]) -> Option<f64> {
@@ -666,7 +747,8 @@ impl Big {
         let (id, _) = entry.remove();
         let score = self.slab.get(id).score;
         let pos = self.pos_of(score, m);
-        self.order.remove_at(pos);
+        let slab = &self.slab;
+        self.order.remove_at(pos, &|i| slab.get(i).score);
         self.member_heap -= tern_table::size_class(m.len());
         self.slab.release(id);
         Some(score)
@@ -687,13 +769,16 @@ impl Big {
         };
         if fits_left && fits_right {
             self.slab.get_mut(id).score = score;
+            self.order.root.rescore(pos, score);
             return;
         }
-        self.order.remove_at(pos);
+        let slab = &self.slab;
+        self.order.remove_at(pos, &|i| slab.get(i).score);
         self.slab.get_mut(id).score = score;
         let m = &self.slab.get(id).member;
         let pos = self.pos_of(score, m);
-        self.order.insert_at(pos, id);
+        let slab = &self.slab;
+        self.order.insert_at(pos, id, &|i| slab.get(i).score);
     }
 }
 
@@ -815,7 +900,8 @@ impl ZSet {
                 member_hash(&slab.get(i).member)
             });
             let n = big.order.len;
-            big.order.insert_at(n, id);
+            let slab = &big.slab;
+            big.order.insert_at(n, id, &|i| slab.get(i).score);
         }
         self.repr = Repr::Tree(Box::new(big));
     }
@@ -890,10 +976,22 @@ impl ZSet {
     fn count_before(&self, before: impl Fn(f64, &[u8]) -> bool) -> usize {
         match &self.repr {
             Repr::Pack(p) => p.iter().take_while(|e| before(e.score, e.member)).count(),
-            Repr::Tree(b) => b.order.partition(|id| {
-                let (s, m) = b.key_of(id);
-                before(s, m)
-            }),
+            Repr::Tree(b) => b.order.partition(
+                |id| {
+                    let (s, m) = b.key_of(id);
+                    before(s, m)
+                },
+                |_| None,
+            ),
+        }
+    }
+
+    /// [`Self::count_before`] for a predicate on scores alone, which the
+    /// tree's inner nodes settle from their copies of the scores.
+    fn count_below(&self, below: impl Fn(f64) -> bool) -> usize {
+        match &self.repr {
+            Repr::Pack(p) => p.iter().take_while(|e| below(e.score)).count(),
+            Repr::Tree(b) => b.order.partition(|id| below(b.slab.get(id).score), |s| Some(below(s))),
         }
     }
 
@@ -911,7 +1009,7 @@ impl ZSet {
         if min.value == f64::NEG_INFINITY && !min.exclusive {
             return 0;
         }
-        self.count_before(|s, _| if min.exclusive { s <= min.value } else { s < min.value })
+        self.count_below(|s| if min.exclusive { s <= min.value } else { s < min.value })
     }
 
     /// The position after the last member at or below `max` (`+inf`
@@ -920,7 +1018,7 @@ impl ZSet {
         if max.value == f64::INFINITY && !max.exclusive {
             return self.len();
         }
-        self.count_before(|s, _| if max.exclusive { s < max.value } else { s <= max.value })
+        self.count_below(|s| if max.exclusive { s < max.value } else { s <= max.value })
     }
 
     /// The position of the first member at or after `min` (lex order).
@@ -1028,7 +1126,8 @@ impl ZSet {
             Repr::Tree(b) => {
                 let b: &mut Big = b;
                 for _ in start..end {
-                    let id = b.order.remove_at(start);
+                    let slab = &b.slab;
+                    let id = b.order.remove_at(start, &|i| slab.get(i).score);
                     let slot = b.slab.get(id);
                     f(&slot.member, slot.score);
                     let (h, len) = (member_hash(&slot.member), slot.member.len());
@@ -1202,7 +1301,27 @@ mod tests {
         v
     }
 
+    /// The inner nodes' first ids are their kids' first ids, and the
+    /// copies of their scores are the slab's, bit for bit.
+    fn copies_agree(z: &ZSet) {
+        fn walk(n: &Node, b: &Big) {
+            if let Node::Inner(i) = n {
+                assert_eq!(i.kids.len(), i.firsts.len());
+                assert_eq!(i.kids.len(), i.first_scores.len());
+                for (k, kid) in i.kids.iter().enumerate() {
+                    assert_eq!(i.firsts[k], kid.first());
+                    assert_eq!(i.first_scores[k].to_bits(), b.slab.get(i.firsts[k]).score.to_bits());
+                    walk(kid, b);
+                }
+            }
+        }
+        if let Repr::Tree(b) = &z.repr {
+            walk(&b.order.root, b);
+        }
+    }
+
     fn check(z: &ZSet, model: &BTreeMap<Vec<u8>, f64>) {
+        copies_agree(z);
         let want = sorted_model(model);
         assert_eq!(z.len(), want.len());
         let got: Vec<(f64, Vec<u8>)> = z.iter().map(|(m, s)| (s, m.to_vec())).collect();
@@ -1297,6 +1416,7 @@ mod tests {
                     }
                 }
                 prop_assert!(!(was == "skiplist" && z.encoding() == "listpack"), "converted back");
+                copies_agree(&z);
                 if z.is_compact() { prop_assert!(z.len() <= me); }
                 let want = sorted_model(&model);
                 let got: Vec<(f64, Vec<u8>)> = z.iter().map(|(m, s)| (s, m.to_vec())).collect();
