@@ -44,15 +44,21 @@ impl Timeout {
     /// Seconds, fractional allowed, as Redis's `getTimeoutFromObjectOrReply`
     /// reads them: rounded up to the millisecond; 0 waits forever.
     pub fn parse(arg: &[u8], now: u64) -> Result<Timeout, &'static str> {
-        let v = LongDouble::parse(arg).ok_or(errors::TIMEOUT_NOT_FLOAT)?;
-        let ms = v.to_f64() * 1000.0;
-        if ms > i64::MAX as f64 {
-            return Err(errors::TIMEOUT_OUT_OF_RANGE);
-        }
-        if ms < 0.0 && ms.ceil() < 0.0 {
-            return Err(errors::TIMEOUT_NEGATIVE);
-        }
-        let ms = ms.ceil() as u64;
+        // Whole seconds, as clients nearly always send them (`BRPOP q 1`):
+        // the value the long double path gives, without its parse.
+        let ms = if (1..=9).contains(&arg.len()) && arg.iter().all(u8::is_ascii_digit) {
+            arg.iter().fold(0u64, |n, &d| n * 10 + u64::from(d - b'0')) * 1000
+        } else {
+            let v = LongDouble::parse(arg).ok_or(errors::TIMEOUT_NOT_FLOAT)?;
+            let ms = v.to_f64() * 1000.0;
+            if ms > i64::MAX as f64 {
+                return Err(errors::TIMEOUT_OUT_OF_RANGE);
+            }
+            if ms < 0.0 && ms.ceil() < 0.0 {
+                return Err(errors::TIMEOUT_NEGATIVE);
+            }
+            ms.ceil() as u64
+        };
         if ms == 0 {
             return Ok(Timeout(None));
         }
@@ -256,5 +262,17 @@ mod tests {
         assert_eq!(Timeout::parse(b"1e100", 1000), Err(errors::TIMEOUT_OUT_OF_RANGE));
         assert_eq!(Timeout::parse(b"x", 1000), Err(errors::TIMEOUT_NOT_FLOAT));
         assert_eq!(Timeout::parse(b"nan", 1000), Err(errors::TIMEOUT_NOT_FLOAT));
+    }
+
+    /// Whole seconds take a shortcut; they must come out as the long
+    /// double path reads them.
+    #[test]
+    fn whole_seconds_read_as_the_long_double_path() {
+        for arg in ["1", "0", "00", "01", "7", "10", "300", "86400", "123456789", "999999999", "1000000000"] {
+            let v = LongDouble::parse(arg.as_bytes()).unwrap().to_f64() * 1000.0;
+            let ms = v.ceil() as u64;
+            let want = if ms == 0 { Timeout(None) } else { Timeout(Some(5 + ms)) };
+            assert_eq!(Timeout::parse(arg.as_bytes(), 5), Ok(want), "{arg}");
+        }
     }
 }
