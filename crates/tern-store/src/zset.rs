@@ -290,15 +290,14 @@ enum Node {
 }
 
 /// Children with their element counts and first ids (the first id lets a
-/// search pick the child without descending into its neighbours), and the
-/// scores of those ids: a search step compares with the node's own copy,
+/// search pick the child without descending into its neighbours), each
+/// with a copy of its score: a search step compares with the node's copy,
 /// and reads the slab only when the scores tie.
 #[derive(Clone, Debug)]
 struct Inner {
     kids: Vec<Node>,
     counts: Vec<usize>,
-    firsts: Vec<u32>,
-    first_scores: Vec<f64>,
+    firsts: Vec<(u32, f64)>,
 }
 
 impl Inner {
@@ -306,9 +305,8 @@ impl Inner {
     #[inline]
     fn set_first(&mut self, i: usize, score_of: &impl ScoreOf) {
         let f = self.kids[i].first();
-        if f != self.firsts[i] {
-            self.firsts[i] = f;
-            self.first_scores[i] = self.kids[i].first_score(score_of);
+        if f != self.firsts[i].0 {
+            self.firsts[i] = (f, self.kids[i].first_score(score_of));
         }
     }
 }
@@ -317,34 +315,19 @@ impl Inner {
 trait ScoreOf: Fn(u32) -> f64 {}
 impl<F: Fn(u32) -> f64> ScoreOf for F {}
 
-/// The first index of `0..n` for which `below` is false (`below` true for
-/// a prefix), as `partition_point`.
-#[inline]
-fn partition_index(n: usize, below: impl Fn(usize) -> bool) -> usize {
-    let (mut lo, mut hi) = (0, n);
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if below(mid) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    lo
-}
 
 impl Node {
     fn first(&self) -> u32 {
         match self {
             Node::Leaf(v) => v[0],
-            Node::Inner(i) => i.firsts[0],
+            Node::Inner(i) => i.firsts[0].0,
         }
     }
 
     fn first_score(&self, score_of: &impl ScoreOf) -> f64 {
         match self {
             Node::Leaf(v) => score_of(v[0]),
-            Node::Inner(i) => i.first_scores[0],
+            Node::Inner(i) => i.firsts[0].1,
         }
     }
 
@@ -358,7 +341,7 @@ impl Node {
                 i += 1;
             }
             if pos == 0 {
-                inner.first_scores[i] = score;
+                inner.firsts[i].1 = score;
             }
             inner.kids[i].rescore(pos, score);
         }
@@ -421,8 +404,7 @@ impl Node {
                 let sib = split?;
                 let c = sib.count();
                 inner.counts[i] -= c;
-                inner.firsts.insert(i + 1, sib.first());
-                inner.first_scores.insert(i + 1, sib.first_score(score_of));
+                inner.firsts.insert(i + 1, (sib.first(), sib.first_score(score_of)));
                 inner.counts.insert(i + 1, c);
                 inner.kids.insert(i + 1, sib);
                 if inner.kids.len() <= INNER_MAX {
@@ -437,7 +419,6 @@ impl Node {
                     kids: split_vec(&mut inner.kids, mid, INNER_MAX + 1),
                     counts: split_vec(&mut inner.counts, mid, INNER_MAX + 1),
                     firsts: split_vec(&mut inner.firsts, mid, INNER_MAX + 1),
-                    first_scores: split_vec(&mut inner.first_scores, mid, INNER_MAX + 1),
                 };
                 *nodes += 1;
                 Some(Node::Inner(Box::new(right)))
@@ -463,7 +444,6 @@ impl Node {
                     inner.kids.remove(i);
                     inner.counts.remove(i);
                     inner.firsts.remove(i);
-                    inner.first_scores.remove(i);
                     *nodes -= 1;
                     return id;
                 }
@@ -479,7 +459,6 @@ impl Node {
                         let right = inner.kids.remove(j + 1);
                         let c = inner.counts.remove(j + 1);
                         inner.firsts.remove(j + 1);
-                        inner.first_scores.remove(j + 1);
                         inner.counts[j] += c;
                         match (&mut inner.kids[j], right) {
                             (Node::Leaf(a), Node::Leaf(b)) => a.extend_from_slice(&b),
@@ -488,7 +467,6 @@ impl Node {
                                 a.kids.extend(b.kids);
                                 a.counts.extend(b.counts);
                                 a.firsts.extend(b.firsts);
-                                a.first_scores.extend(b.first_scores);
                             }
                             _ => unreachable!("siblings are at one depth"),
                         }
@@ -508,9 +486,7 @@ impl Node {
         match self {
             Node::Leaf(v) => v.partition_point(|&id| below(id)),
             Node::Inner(inner) => {
-                let j = partition_index(inner.firsts.len(), |k| {
-                    by_score(inner.first_scores[k]).unwrap_or_else(|| below(inner.firsts[k]))
-                });
+                let j = inner.firsts.partition_point(|&(id, s)| by_score(s).unwrap_or_else(|| below(id)));
                 if j == 0 {
                     return 0;
                 }
@@ -612,16 +588,13 @@ impl Tree {
             let mut kids = Vec::with_capacity(INNER_MAX + 1);
             let mut counts = Vec::with_capacity(INNER_MAX + 1);
             let mut firsts = Vec::with_capacity(INNER_MAX + 1);
-            let mut first_scores = Vec::with_capacity(INNER_MAX + 1);
-            firsts.extend([left.first(), right.first()]);
-            first_scores.extend([left.first_score(score_of), right.first_score(score_of)]);
+            firsts.extend([(left.first(), left.first_score(score_of)), (right.first(), right.first_score(score_of))]);
             counts.extend([cl, cr]);
             kids.extend([left, right]);
             self.root = Node::Inner(Box::new(Inner {
                 kids,
                 counts,
                 firsts,
-                first_scores,
             }));
             self.nodes += 1;
         }
@@ -662,7 +635,7 @@ impl Tree {
     fn heap(&self) -> usize {
         let leaf = tern_table::size_class((LEAF_MAX + 1) * 4);
         let inner = tern_table::size_class(std::mem::size_of::<Inner>())
-            + tern_table::size_class((INNER_MAX + 1) * (std::mem::size_of::<Node>() + 8 + 4 + 8));
+            + tern_table::size_class((INNER_MAX + 1) * (std::mem::size_of::<Node>() + 8 + 16));
         // Inner nodes are about one in LEAF_MAX/2 of the nodes.
         let inners = self.nodes / (INNER_MAX / 2) + usize::from(self.nodes > 1);
         (self.nodes - inners.min(self.nodes)) * leaf + inners * inner
@@ -1307,10 +1280,9 @@ mod tests {
         fn walk(n: &Node, b: &Big) {
             if let Node::Inner(i) = n {
                 assert_eq!(i.kids.len(), i.firsts.len());
-                assert_eq!(i.kids.len(), i.first_scores.len());
                 for (k, kid) in i.kids.iter().enumerate() {
-                    assert_eq!(i.firsts[k], kid.first());
-                    assert_eq!(i.first_scores[k].to_bits(), b.slab.get(i.firsts[k]).score.to_bits());
+                    assert_eq!(i.firsts[k].0, kid.first());
+                    assert_eq!(i.firsts[k].1.to_bits(), b.slab.get(i.firsts[k].0).score.to_bits());
                     walk(kid, b);
                 }
             }
