@@ -24,7 +24,7 @@
 //! timed out, as in Redis; the writes of an EXEC wake waiters when its locks
 //! are released, after the whole transaction.
 
-use tern_resp::Args;
+use tern_resp::{parse_i64, Args};
 use tern_store::{Entry, Loc, LockSet, Waiter};
 
 use super::strings::ldouble::LongDouble;
@@ -45,9 +45,11 @@ impl Timeout {
     /// reads them: rounded up to the millisecond; 0 waits forever.
     pub fn parse(arg: &[u8], now: u64) -> Result<Timeout, &'static str> {
         // Whole seconds, as clients nearly always send them (`BRPOP q 1`):
-        // the value the long double path gives, without its parse.
-        let ms = if (1..=9).contains(&arg.len()) && arg.iter().all(u8::is_ascii_digit) {
-            arg.iter().fold(0u64, |n, &d| n * 10 + u64::from(d - b'0')) * 1000
+        // the value the long double path gives, without its parse (up to
+        // nine digits, so the milliseconds cannot overflow).
+        let whole = if arg.len() <= 9 { parse_i64(arg).filter(|&n| n >= 0) } else { None };
+        let ms = if let Some(n) = whole {
+            n as u64 * 1000
         } else {
             let v = LongDouble::parse(arg).ok_or(errors::TIMEOUT_NOT_FLOAT)?;
             let ms = v.to_f64() * 1000.0;
