@@ -112,27 +112,21 @@ impl Range<'_> {
     /// is not, so `ZRANGEBYSCORE key min max LIMIT 0 10` costs one
     /// descent of a large set, as Redis's walk from the first match does.
     fn limited(&self, z: &ZSet, rev: bool, limit: Option<(i64, i64)>) -> (usize, usize) {
-        let (Some((offset, count)), false) = (limit, matches!(self, Range::Rank(..))) else {
-            let (a, b) = self.window(z, rev);
-            return apply_limit(a, b, limit, rev);
-        };
-        if offset >= 0 && count > 0 {
-            let want = (offset as u64).saturating_add(count as u64);
+        if let (Some((offset @ 0.., count @ 1..)), false) = (limit, matches!(self, Range::Rank(..))) {
+            let (offset, want) = (offset as usize, (offset as usize).saturating_add(count as usize));
             if !rev {
                 let a = self.near(z, false);
-                let last = (a as u64).saturating_add(want - 1);
-                if last < z.len() as u64 && z.nth(last as usize).is_some_and(|(m, s)| self.admits(m, s, true)) {
-                    return (a + offset as usize, last as usize + 1);
+                let last = a.saturating_add(want - 1);
+                if last < z.len() && z.nth(last).is_some_and(|(m, s)| self.admits(m, s, true)) {
+                    return (a + offset, last + 1);
                 }
-                let b = self.near(z, true);
-                return apply_limit(a, b.max(a), limit, rev);
+                return apply_limit(a, self.near(z, true).max(a), limit, rev);
             }
             let b = self.near(z, true);
-            if want <= b as u64 && z.nth(b - want as usize).is_some_and(|(m, s)| self.admits(m, s, false)) {
-                return (b - want as usize, b - offset as usize);
+            if want <= b && z.nth(b - want).is_some_and(|(m, s)| self.admits(m, s, false)) {
+                return (b - want, b - offset);
             }
-            let a = self.near(z, false);
-            return apply_limit(a.min(b), b, limit, rev);
+            return apply_limit(self.near(z, false).min(b), b, limit, rev);
         }
         let (a, b) = self.window(z, rev);
         apply_limit(a, b, limit, rev)
