@@ -1,0 +1,373 @@
+//! The order of a large sorted set: a counted B+tree of slab ids (see
+//! the parent module), whose inner nodes keep their children's first ids
+//! and a copy of each one's score.
+
+/// Ids per leaf and children per inner node (tiny under test, so that
+/// the property tests split, merge and collapse nodes at every depth).
+#[cfg(not(test))]
+pub(super) const LEAF_MAX: usize = 128;
+#[cfg(not(test))]
+pub(super) const INNER_MAX: usize = 64;
+#[cfg(test)]
+pub(super) const LEAF_MAX: usize = 6;
+#[cfg(test)]
+pub(super) const INNER_MAX: usize = 5;
+
+#[derive(Clone, Debug)]
+pub(super) enum Node {
+    Leaf(Vec<u32>),
+    Inner(Box<Inner>),
+}
+
+/// Children with their element counts and first ids (the first id lets a
+/// search pick the child without descending into its neighbours), each
+/// with a copy of its score: a search step compares with the node's copy,
+/// and reads the slab only when the scores tie.
+#[derive(Clone, Debug)]
+pub(super) struct Inner {
+    pub(super) kids: Vec<Node>,
+    pub(super) counts: Vec<usize>,
+    pub(super) firsts: Vec<(u32, f64)>,
+}
+
+impl Inner {
+    /// Takes kid `i`'s first id (and its score) after a change below it.
+    #[inline]
+    pub(super) fn set_first(&mut self, i: usize, score_of: &impl ScoreOf) {
+        let f = self.kids[i].first();
+        if f != self.firsts[i].0 {
+            self.firsts[i] = (f, self.kids[i].first_score(score_of));
+        }
+    }
+}
+
+/// A slot's score by id: what the tree keeps copies of.
+pub(super) trait ScoreOf: Fn(u32) -> f64 {}
+impl<F: Fn(u32) -> f64> ScoreOf for F {}
+
+
+impl Node {
+    pub(super) fn first(&self) -> u32 {
+        match self {
+            Node::Leaf(v) => v[0],
+            Node::Inner(i) => i.firsts[0].0,
+        }
+    }
+
+    pub(super) fn first_score(&self, score_of: &impl ScoreOf) -> f64 {
+        match self {
+            Node::Leaf(v) => score_of(v[0]),
+            Node::Inner(i) => i.firsts[0].1,
+        }
+    }
+
+    /// The element at `pos` now has `score` (changed in place, its
+    /// position kept): the copies of it where it is a kid's first follow.
+    pub(super) fn rescore(&mut self, mut pos: usize, score: f64) {
+        if let Node::Inner(inner) = self {
+            let mut i = 0;
+            while pos >= inner.counts[i] {
+                pos -= inner.counts[i];
+                i += 1;
+            }
+            if pos == 0 {
+                inner.firsts[i].1 = score;
+            }
+            inner.kids[i].rescore(pos, score);
+        }
+    }
+
+    pub(super) fn count(&self) -> usize {
+        match self {
+            Node::Leaf(v) => v.len(),
+            Node::Inner(i) => i.counts.iter().sum(),
+        }
+    }
+
+    /// Under a quarter full: worth merging into a neighbour.
+    pub(super) fn small(&self) -> bool {
+        match self {
+            Node::Leaf(v) => v.len() * 4 < LEAF_MAX,
+            Node::Inner(i) => i.kids.len() * 4 < INNER_MAX,
+        }
+    }
+
+    pub(super) fn width(&self) -> usize {
+        match self {
+            Node::Leaf(v) => v.len(),
+            Node::Inner(i) => i.kids.len(),
+        }
+    }
+
+    /// Inserts `id` at position `pos`; a node that overflows splits and
+    /// returns its right half (`nodes` counts nodes for memory).
+    pub(super) fn insert_at(&mut self, pos: usize, id: u32, nodes: &mut usize, score_of: &impl ScoreOf) -> Option<Node> {
+        match self {
+            Node::Leaf(v) => {
+                v.insert(pos, id);
+                if v.len() <= LEAF_MAX {
+                    return None;
+                }
+                // Appending (timestamps, counters) fills leaves whole.
+                let mid = if pos == LEAF_MAX {
+                    LEAF_MAX
+                } else {
+                    v.len() / 2
+                };
+                let mut right = Vec::with_capacity(LEAF_MAX + 1);
+                right.extend_from_slice(&v[mid..]);
+                v.truncate(mid);
+                *nodes += 1;
+                Some(Node::Leaf(right))
+            }
+            Node::Inner(inner) => {
+                let n = inner.kids.len();
+                let mut i = 0;
+                let mut p = pos;
+                while i + 1 < n && p > inner.counts[i] {
+                    p -= inner.counts[i];
+                    i += 1;
+                }
+                let split = inner.kids[i].insert_at(p, id, nodes, score_of);
+                inner.counts[i] += 1;
+                inner.set_first(i, score_of);
+                let sib = split?;
+                let c = sib.count();
+                inner.counts[i] -= c;
+                inner.firsts.insert(i + 1, (sib.first(), sib.first_score(score_of)));
+                inner.counts.insert(i + 1, c);
+                inner.kids.insert(i + 1, sib);
+                if inner.kids.len() <= INNER_MAX {
+                    return None;
+                }
+                let mid = if i + 1 == INNER_MAX {
+                    INNER_MAX
+                } else {
+                    inner.kids.len() / 2
+                };
+                let right = Inner {
+                    kids: split_vec(&mut inner.kids, mid, INNER_MAX + 1),
+                    counts: split_vec(&mut inner.counts, mid, INNER_MAX + 1),
+                    firsts: split_vec(&mut inner.firsts, mid, INNER_MAX + 1),
+                };
+                *nodes += 1;
+                Some(Node::Inner(Box::new(right)))
+            }
+        }
+    }
+
+    /// Removes and returns the id at `pos`, merging a child left small
+    /// into a neighbour when they fit in one node.
+    pub(super) fn remove_at(&mut self, pos: usize, nodes: &mut usize, score_of: &impl ScoreOf) -> u32 {
+        match self {
+            Node::Leaf(v) => v.remove(pos),
+            Node::Inner(inner) => {
+                let mut i = 0;
+                let mut p = pos;
+                while p >= inner.counts[i] {
+                    p -= inner.counts[i];
+                    i += 1;
+                }
+                let id = inner.kids[i].remove_at(p, nodes, score_of);
+                inner.counts[i] -= 1;
+                if inner.counts[i] == 0 {
+                    inner.kids.remove(i);
+                    inner.counts.remove(i);
+                    inner.firsts.remove(i);
+                    *nodes -= 1;
+                    return id;
+                }
+                inner.set_first(i, score_of);
+                if inner.kids[i].small() && inner.kids.len() > 1 {
+                    let j = if i + 1 < inner.kids.len() { i } else { i - 1 };
+                    let max = if matches!(inner.kids[j], Node::Leaf(_)) {
+                        LEAF_MAX
+                    } else {
+                        INNER_MAX
+                    };
+                    if inner.kids[j].width() + inner.kids[j + 1].width() <= max {
+                        let right = inner.kids.remove(j + 1);
+                        let c = inner.counts.remove(j + 1);
+                        inner.firsts.remove(j + 1);
+                        inner.counts[j] += c;
+                        match (&mut inner.kids[j], right) {
+                            (Node::Leaf(a), Node::Leaf(b)) => a.extend_from_slice(&b),
+                            (Node::Inner(a), Node::Inner(b)) => {
+                                let b = *b;
+                                a.kids.extend(b.kids);
+                                a.counts.extend(b.counts);
+                                a.firsts.extend(b.firsts);
+                            }
+                            _ => unreachable!("siblings are at one depth"),
+                        }
+                        *nodes -= 1;
+                    }
+                }
+                id
+            }
+        }
+    }
+
+    /// How many ids `below` holds for (a predicate true for a prefix of
+    /// the order, then false).
+    /// `by_score` decides from a score alone where it can (None: a tie,
+    /// for `below` to settle from the slab).
+    pub(super) fn partition(&self, below: &impl Fn(u32) -> bool, by_score: &impl Fn(f64) -> Option<bool>) -> usize {
+        match self {
+            Node::Leaf(v) => v.partition_point(|&id| below(id)),
+            Node::Inner(inner) => {
+                let j = inner.firsts.partition_point(|&(id, s)| by_score(s).unwrap_or_else(|| below(id)));
+                if j == 0 {
+                    return 0;
+                }
+                inner.counts[..j - 1].iter().sum::<usize>() + inner.kids[j - 1].partition(below, by_score)
+            }
+        }
+    }
+
+    pub(super) fn get(&self, mut pos: usize) -> u32 {
+        match self {
+            Node::Leaf(v) => v[pos],
+            Node::Inner(inner) => {
+                let mut i = 0;
+                while pos >= inner.counts[i] {
+                    pos -= inner.counts[i];
+                    i += 1;
+                }
+                inner.kids[i].get(pos)
+            }
+        }
+    }
+
+    /// Calls `f` on the ids at positions `start..end`, backwards if `rev`.
+    pub(super) fn for_range(&self, start: usize, end: usize, rev: bool, f: &mut impl FnMut(u32)) {
+        match self {
+            Node::Leaf(v) => {
+                if rev {
+                    v[start..end].iter().rev().for_each(|&id| f(id));
+                } else {
+                    v[start..end].iter().for_each(|&id| f(id));
+                }
+            }
+            Node::Inner(inner) => {
+                // The kids the range overlaps are consecutive: from the one
+                // holding `start` to the one holding `end - 1`, walked in
+                // the wanted direction with no list of them built.
+                let (mut first, mut off) = (0, 0);
+                while off + inner.counts[first] <= start {
+                    off += inner.counts[first];
+                    first += 1;
+                }
+                let (mut last, mut last_off) = (first, off);
+                while last_off + inner.counts[last] < end {
+                    last_off += inner.counts[last];
+                    last += 1;
+                }
+                let span = |k: usize, off: usize| (start.max(off) - off, end.min(off + inner.counts[k]) - off);
+                if rev {
+                    let mut off = last_off;
+                    for k in (first..=last).rev() {
+                        let (a, b) = span(k, off);
+                        inner.kids[k].for_range(a, b, rev, f);
+                        if k > first {
+                            off -= inner.counts[k - 1];
+                        }
+                    }
+                } else {
+                    let mut off = off;
+                    for k in first..=last {
+                        let (a, b) = span(k, off);
+                        inner.kids[k].for_range(a, b, rev, f);
+                        off += inner.counts[k];
+                    }
+                }
+            }
+        }
+    }
+}
+
+pub(super) fn split_vec<T>(v: &mut Vec<T>, mid: usize, cap: usize) -> Vec<T> {
+    let mut right = Vec::with_capacity(cap);
+    right.extend(v.drain(mid..));
+    right
+}
+
+/// The order: a counted B+tree of slab ids.
+#[derive(Clone, Debug)]
+pub(super) struct Tree {
+    pub(super) root: Node,
+    pub(super) len: usize,
+    pub(super) nodes: usize,
+}
+
+impl Default for Tree {
+    fn default() -> Self {
+        Tree {
+            root: Node::Leaf(Vec::with_capacity(LEAF_MAX + 1)),
+            len: 0,
+            nodes: 1,
+        }
+    }
+}
+
+impl Tree {
+    pub(super) fn insert_at(&mut self, pos: usize, id: u32, score_of: &impl ScoreOf) {
+        if let Some(right) = self.root.insert_at(pos, id, &mut self.nodes, score_of) {
+            let left = std::mem::replace(&mut self.root, Node::Leaf(Vec::new()));
+            let (cl, cr) = (left.count(), right.count());
+            let mut kids = Vec::with_capacity(INNER_MAX + 1);
+            let mut counts = Vec::with_capacity(INNER_MAX + 1);
+            let mut firsts = Vec::with_capacity(INNER_MAX + 1);
+            firsts.extend([(left.first(), left.first_score(score_of)), (right.first(), right.first_score(score_of))]);
+            counts.extend([cl, cr]);
+            kids.extend([left, right]);
+            self.root = Node::Inner(Box::new(Inner {
+                kids,
+                counts,
+                firsts,
+            }));
+            self.nodes += 1;
+        }
+        self.len += 1;
+    }
+
+    pub(super) fn remove_at(&mut self, pos: usize, score_of: &impl ScoreOf) -> u32 {
+        let id = self.root.remove_at(pos, &mut self.nodes, score_of);
+        self.len -= 1;
+        if self.len == 0 {
+            *self = Tree::default();
+            return id;
+        }
+        loop {
+            let only = match &mut self.root {
+                Node::Inner(i) if i.kids.len() == 1 => i.kids.pop(),
+                _ => None,
+            };
+            match only {
+                Some(k) => {
+                    self.root = k;
+                    self.nodes -= 1;
+                }
+                None => break,
+            }
+        }
+        id
+    }
+
+    pub(super) fn partition(&self, below: impl Fn(u32) -> bool, by_score: impl Fn(f64) -> Option<bool>) -> usize {
+        if self.len == 0 {
+            return 0;
+        }
+        self.root.partition(&below, &by_score)
+    }
+
+    /// Heap bytes of the nodes (each allocated at its full width).
+    pub(super) fn heap(&self) -> usize {
+        let leaf = tern_table::size_class((LEAF_MAX + 1) * 4);
+        let inner = tern_table::size_class(std::mem::size_of::<Inner>())
+            + tern_table::size_class((INNER_MAX + 1) * (std::mem::size_of::<Node>() + 8 + 16));
+        // Inner nodes are about one in LEAF_MAX/2 of the nodes.
+        let inners = self.nodes / (INNER_MAX / 2) + usize::from(self.nodes > 1);
+        (self.nodes - inners.min(self.nodes)) * leaf + inners * inner
+    }
+}
