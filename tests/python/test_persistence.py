@@ -447,7 +447,13 @@ def test_the_saver_takes_sched_idle_or_its_nice_value(tmp_path):
         assert saver_policy(a) == (SCHED_OTHER, 0)
         assert bgsave(a) == b"+Background saving started\r\n"
         assert wait_bgsave_done(c, 1)["rdb_last_bgsave_status"] == "ok"
-        assert saver_policy(a)[0] == SCHED_IDLE
+        # On a machine busy with other work, an idle-class thread can wait
+        # past the starvation guard's first check, and then goes on in the
+        # normal class, which it logs; otherwise it stays SCHED_IDLE.
+        if any("under SCHED_IDLE: it goes on at nice" in line for line in a.log):
+            assert saver_policy(a)[0] == SCHED_OTHER
+        else:
+            assert saver_policy(a)[0] == SCHED_IDLE
         # Leaving SCHED_IDLE needs CAP_SYS_NICE or an RLIMIT_NICE that
         # allows nice 19; without either the saver stays where it is.
         import resource
