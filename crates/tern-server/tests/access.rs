@@ -13,6 +13,8 @@ fn string_and_hash_reads_count_as_accesses() {
     each_threads(|s| {
         let mut c = s.conn();
         let _: () = redis::cmd("CONFIG").arg("SET").arg("maxmemory-policy").arg("allkeys-lfu").query(&mut c).unwrap();
+        // No decay: a minute boundary mid-test would take a step off.
+        let _: () = redis::cmd("CONFIG").arg("SET").arg("lfu-decay-time").arg("0").query(&mut c).unwrap();
         let _: () = redis::cmd("SET").arg("s").arg("v").query(&mut c).unwrap();
         let _: () = redis::cmd("HSET").arg("h").arg("f").arg("v").query(&mut c).unwrap();
         // A new key starts at LFU_INIT_VAL (5); the first access from there
@@ -39,5 +41,6 @@ fn string_and_hash_reads_count_as_accesses() {
         let _: i64 = redis::cmd("TTL").arg("s").query(&mut c).unwrap();
         assert_eq!(freq(&mut c, "s"), before);
         let _: () = redis::cmd("CONFIG").arg("SET").arg("maxmemory-policy").arg("noeviction").query(&mut c).unwrap();
+        let _: () = redis::cmd("CONFIG").arg("SET").arg("lfu-decay-time").arg("1").query(&mut c).unwrap();
     });
 }

@@ -554,7 +554,10 @@ fn object_subcommands_are_exact() {
         r.roundtrip(&[b"OBJECT", b"HELP"], &want);
 
         // Under an LFU policy FREQ counts accesses and IDLETIME is refused.
+        // Decay is switched off: a minute boundary between SET and TOUCH
+        // would otherwise take one step off before TOUCH adds one.
         r.roundtrip(&[b"CONFIG", b"SET", b"maxmemory-policy", b"allkeys-lfu"], b"+OK\r\n");
+        r.roundtrip(&[b"CONFIG", b"SET", b"lfu-decay-time", b"0"], b"+OK\r\n");
         r.roundtrip(&[b"SET", b"f", b"v"], b"+OK\r\n");
         r.roundtrip(&[b"OBJECT", b"freq", b"f"], b":5\r\n");
         // OBJECT itself does not count as an access; TOUCH does, and the
@@ -568,6 +571,7 @@ fn object_subcommands_are_exact() {
         );
         r.roundtrip(&[b"OBJECT", b"idletime", b"nokey"], b"$-1\r\n");
         r.roundtrip(&[b"CONFIG", b"SET", b"maxmemory-policy", b"noeviction"], b"+OK\r\n");
+        r.roundtrip(&[b"CONFIG", b"SET", b"lfu-decay-time", b"1"], b"+OK\r\n");
     });
 }
 
