@@ -57,7 +57,7 @@ use tern_store::stage::{items_and_values, Unlocked};
 use tern_store::{Loc, Reach};
 
 use crate::client::Client;
-use crate::cmd::table::{flags, Cmd, CommandTable};
+use crate::cmd::table::{flags, Cmd, CommandTable, LastName};
 use crate::cmd::Planned;
 use crate::server::Server;
 
@@ -95,6 +95,7 @@ pub struct Plan {
     /// The frame stopped inside an incomplete request right after the last
     /// planned command: its resume state is only valid from there.
     partial_after: bool,
+    last_name: LastName,
 }
 
 /// What [`Plan::next`] hands the connection for the next command.
@@ -142,7 +143,7 @@ impl Plan {
             let r0 = self.ranges.len();
             self.ranges.extend_from_slice(frame.ranges());
             let args = frame.args(rest);
-            let cmd = resolve(commands, args);
+            let cmd = resolve(&mut self.last_name, commands, args);
             let mut ahead = Ahead { len: n, args: (r0 as u32, self.ranges.len() as u32), cmd: cmd.map(|c| c.id), locs: None };
             if locate {
                 if let Some(cmd) = cmd {
@@ -330,8 +331,8 @@ fn worth_looking_ahead(buf: &[u8]) -> bool {
 /// The command (or subcommand) a request will run, if it has one; the
 /// rest of dispatch's checks are left to dispatch, which ignores planned
 /// locations that do not match what it runs.
-fn resolve<'s>(commands: &'s CommandTable, args: tern_resp::Args<'_>) -> Option<&'s Cmd> {
-    let cmd = commands.lookup(args.get(0))?;
+fn resolve<'s>(last: &mut LastName, commands: &'s CommandTable, args: tern_resp::Args<'_>) -> Option<&'s Cmd> {
+    let cmd = last.lookup(commands, args.get(0))?;
     if !cmd.spec.subcommands.is_empty() && args.len() >= 2 {
         return commands.lookup_sub(cmd, args.get(1));
     }

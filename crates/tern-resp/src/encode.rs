@@ -10,10 +10,39 @@ pub struct Encoder {
     pub resp3: bool,
 }
 
+/// `prefix`, `n` in decimal and CRLF, built on the stack from the end and
+/// appended in one copy (a header is written for every reply).
+#[inline]
 fn put_len(out: &mut Vec<u8>, prefix: u8, n: i64) {
-    out.push(prefix);
-    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
-    out.extend_from_slice(b"\r\n");
+    let mut line = [0u8; LEN_LINE];
+    let i = len_line(&mut line, prefix, n);
+    out.extend_from_slice(&line[i..]);
+}
+
+/// Room for a prefix, a sign, 19 digits and CRLF.
+const LEN_LINE: usize = 23;
+
+/// Writes `prefix`, `n` and CRLF at the end of `line`; where it starts.
+#[inline(always)]
+fn len_line(line: &mut [u8; LEN_LINE], prefix: u8, n: i64) -> usize {
+    let mut i = LEN_LINE - 2;
+    line[i..].copy_from_slice(b"\r\n");
+    let mut v = n.unsigned_abs();
+    loop {
+        i -= 1;
+        line[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    if n < 0 {
+        i -= 1;
+        line[i] = b'-';
+    }
+    i -= 1;
+    line[i] = prefix;
+    i
 }
 
 /// Formats a double the way Redis 8 replies with one (`d2string`):
@@ -280,6 +309,23 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A header's number is written as `format!` writes it, at both ends of
+    /// the range and at every length of digits.
+    #[test]
+    fn headers_are_decimal() {
+        let mut ns = vec![0, 1, -1, 9, 10, -10, 99, 100, i64::MAX, i64::MIN, i64::MIN + 1];
+        let mut p = 1i64;
+        for _ in 0..18 {
+            p *= 10;
+            ns.extend([p - 1, p, p + 1, -p, 1 - p]);
+        }
+        for n in ns {
+            let mut out = b"x".to_vec();
+            put_len(&mut out, b'$', n);
+            assert_eq!(out, format!("x${n}\r\n").into_bytes());
+        }
+    }
 
     /// Every finite double's text fits the stack buffer and reads back
     /// as the same double (the sign of zero included).

@@ -452,10 +452,33 @@ impl<'a> LockSet<'a> {
     }
 
     /// Locks the given shards in ascending order (duplicates are fine).
-    /// The ids are gathered into a bitmap, not sorted: a 100-key MGET
-    /// names a few dozen shards a hundred times.
-    pub fn acquire(&mut self, gids: impl IntoIterator<Item = u32>) {
+    /// Ids already in ascending order, none below a held one (a one-key
+    /// command, a range of shards), are locked as given. Others are
+    /// gathered into a bitmap, not sorted: a 100-key MGET names a few
+    /// dozen shards a hundred times.
+    pub fn acquire<I>(&mut self, gids: I)
+    where
+        I: IntoIterator<Item = u32>,
+        I::IntoIter: Clone,
+    {
         if self.pinned {
+            return;
+        }
+        let gids = gids.into_iter();
+        let top = self.held.last().map(|&(g, _)| g);
+        let mut prev = top;
+        if gids.clone().all(|g| {
+            let ok = prev.is_none_or(|p| g >= p);
+            prev = Some(g);
+            ok
+        }) {
+            let mut last = top;
+            for g in gids {
+                if last != Some(g) {
+                    self.lock_one(g);
+                    last = Some(g);
+                }
+            }
             return;
         }
         let mut wanted = std::mem::take(&mut self.wanted);

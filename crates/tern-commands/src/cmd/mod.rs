@@ -392,8 +392,11 @@ pub struct Planned {
 #[derive(Clone, Copy, Debug)]
 pub struct Clock {
     wall_ms: u64,
-    mono: Instant,
     mark: Instant,
+    /// Nanoseconds from the reading `wall_ms` was taken at to `mark`, kept as the mark moves: the
+    /// mark's wall time is then a division, not a second subtraction of
+    /// two instants per command.
+    mark_ns: u64,
 }
 
 impl Clock {
@@ -404,14 +407,7 @@ impl Clock {
     /// A clock that reads `wall_ms` now and runs on from there (the
     /// in-process executor's injectable time).
     pub fn starting_at(wall_ms: u64) -> Clock {
-        let mono = Instant::now();
-        Clock { wall_ms, mono, mark: mono }
-    }
-
-    /// The wall time at monotonic instant `t` (not before the reading).
-    #[inline]
-    pub fn ms_at(&self, t: Instant) -> u64 {
-        self.wall_ms + t.saturating_duration_since(self.mono).as_millis() as u64
+        Clock { wall_ms, mark: Instant::now(), mark_ns: 0 }
     }
 
     /// The latest reading: where the next command's time starts.
@@ -423,14 +419,25 @@ impl Clock {
     /// The wall time of the latest reading, without reading the clock.
     #[inline]
     pub fn last_ms(&self) -> u64 {
-        self.ms_at(self.mark)
+        self.wall_ms + self.mark_ns / 1_000_000
     }
 
     /// Reads the monotonic clock; the reading becomes the mark.
     #[inline]
     pub fn mark_now(&mut self) -> Instant {
-        self.mark = Instant::now();
+        self.advance();
         self.mark
+    }
+
+    /// Reads the monotonic clock, makes the reading the mark and returns
+    /// the nanoseconds since the mark before it (a command's duration).
+    #[inline]
+    pub fn advance(&mut self) -> u64 {
+        let t = Instant::now();
+        let d = t.saturating_duration_since(self.mark).as_nanos() as u64;
+        self.mark = t;
+        self.mark_ns += d;
+        d
     }
 }
 
@@ -648,7 +655,6 @@ pub fn call<'ks>(
     cmd: &'ks Cmd,
     args: Args<'_>,
 ) -> After {
-    let started = scratch.clock.mark();
     let errors_before = reply.errors;
     let mut locs = std::mem::take(&mut scratch.locs);
     locs.clear();
@@ -674,7 +680,7 @@ pub fn call<'ks>(
     // Unsent reply bytes, references counted by their length (never
     // read); nothing is written while the handler runs.
     let out_before = reply.out.pending();
-    let now = scratch.clock.ms_at(started);
+    let now = scratch.clock.last_ms();
     // Borrow the caller's reply buffer for the handler's Ctx.
     let sub_reply = Reply { out: &mut *reply.out, enc: reply.enc, errors: reply.errors, stats, share_min: reply.share_min };
     let mut ctx = Ctx {
@@ -708,14 +714,15 @@ pub fn call<'ks>(
     }
     locks.release();
     blocking::post_woken(srv, locks);
-    let took = scratch.clock.mark_now().saturating_duration_since(started);
-    let usec = took.as_micros() as u64;
+    // From the mark the command started at (the end of the one before).
+    let took_ns = scratch.clock.advance();
+    let usec = took_ns / 1000;
     let st = &stats.cmds[cmd.id];
     // A command that waits counts once, when it is served or times out
     // (as in Redis), not at each attempt: in the stats, the logs and MONITOR.
     if client.blocked.is_none() {
         if srv.settings.latency_tracking() {
-            srv.latency.record(worker, cmd.id, took.as_nanos() as u64);
+            srv.latency.record(worker, cmd.id, took_ns);
         }
         latency::note(srv, cmd, now, usec);
         if srv.monitors.any() && !cmd.has(flags::SKIP_MONITOR | flags::ADMIN) {

@@ -230,6 +230,39 @@ impl CommandTable {
     }
 }
 
+/// The last command name a worker looked up, as sent (case kept): a
+/// pipeline repeats its command, and comparing two words is cheaper than
+/// folding and hashing the name again. Names over 16 bytes are not kept.
+#[derive(Default)]
+pub struct LastName {
+    /// The table it was found in (its address), the name's bytes as two
+    /// words, its length (0: nothing kept) and its id.
+    table: usize,
+    words: [u64; 2],
+    len: usize,
+    id: usize,
+}
+
+impl LastName {
+    /// [`CommandTable::lookup`], remembering a found name.
+    #[inline]
+    pub fn lookup<'t>(&mut self, table: &'t CommandTable, name: &[u8]) -> Option<&'t Cmd> {
+        let at = table as *const CommandTable as usize;
+        let words = (name.len() <= 16).then(|| {
+            let (a, b) = name.split_at(name.len().min(8));
+            [word_of(a), word_of(b)]
+        });
+        if words.is_some_and(|w| w == self.words && name.len() == self.len && at == self.table) {
+            return Some(table.get(self.id));
+        }
+        let cmd = table.lookup(name)?;
+        if let Some(words) = words {
+            *self = LastName { table: at, words, len: name.len(), id: cmd.id };
+        }
+        Some(cmd)
+    }
+}
+
 /// Names (commands, or one command's subcommands) to ids, looked up
 /// case-insensitively once per command run. A name is folded to lower
 /// case into four words (no command's name is longer than 32 bytes); a
@@ -251,16 +284,50 @@ fn fold(name: &[u8]) -> Option<Folded> {
     if name.is_empty() || name.len() > NAME_MAX {
         return None;
     }
-    let mut buf = [0u8; NAME_MAX];
-    buf[..name.len()].copy_from_slice(name);
-    buf.make_ascii_lowercase();
     let mut w = [0u64; 4];
-    for (i, c) in buf.chunks_exact(8).enumerate() {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(c);
-        w[i] = u64::from_le_bytes(b);
+    let (words, rest) = name.as_chunks::<8>();
+    for (i, c) in words.iter().enumerate() {
+        w[i] = lower_word(u64::from_le_bytes(*c));
+    }
+    if !rest.is_empty() {
+        w[words.len()] = lower_word(word_of(rest));
     }
     Some(w)
+}
+
+/// Up to eight bytes as a little-endian word, zero above them, in at
+/// most three loads.
+#[inline(always)]
+fn word_of(mut c: &[u8]) -> u64 {
+    if let Ok(b) = <[u8; 8]>::try_from(c) {
+        return u64::from_le_bytes(b);
+    }
+    let (mut v, mut shift) = (0u64, 0);
+    if let Some((four, rest)) = c.split_first_chunk::<4>() {
+        v = u64::from(u32::from_le_bytes(*four));
+        (c, shift) = (rest, 32);
+    }
+    if let Some((two, rest)) = c.split_first_chunk::<2>() {
+        v |= u64::from(u16::from_le_bytes(*two)) << shift;
+        (c, shift) = (rest, shift + 16);
+    }
+    if let Some(&b) = c.first() {
+        v |= u64::from(b) << shift;
+    }
+    v
+}
+
+/// ASCII upper-case letters of a word's eight bytes to lower case, the
+/// rest (bytes over 0x7f too) unchanged: one add per bound per byte,
+/// without a carry between bytes (each is at most 0x7f + 0x3f).
+#[inline(always)]
+fn lower_word(w: u64) -> u64 {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let low7 = w & !HIGH;
+    let from_a = low7 + 0x3f3f_3f3f_3f3f_3f3f; // high bit: byte >= b'A'
+    let past_z = low7 + 0x2525_2525_2525_2525; // high bit: byte > b'Z'
+    let upper = from_a & !past_z & !w & HIGH;
+    w | upper >> 2
 }
 
 fn slot_of(w: &Folded, len: usize, mask: usize) -> usize {
@@ -441,6 +508,47 @@ mod tests {
         assert!(t.lookup(b"").is_none());
         assert_eq!(t.lookup(&[b'g'; 33]).map(|c| c.id), None);
         assert_eq!(t.top_level().count(), t.by_name.len());
+    }
+
+    /// The remembered name answers only for the same bytes: a case, a
+    /// length or a neighbour's difference looks the name up again.
+    #[test]
+    fn the_last_name_answers_only_for_itself() {
+        let t = CommandTable::build();
+        let mut last = LastName::default();
+        let id = |n: &[u8]| t.lookup(n).map(|c| c.id);
+        let names: &[&[u8]] = &[
+            b"GET", b"GET", b"get", b"GETBIT", b"GE", b"GET\0", b"SET", b"set", b"nosuch", b"GET",
+            b"zrangebyscore", b"ZRANGEBYSCORE", b"zrangebyscorex", b"zrangebyscor", b"georadiusbymember_ro", b"",
+        ];
+        for n in names {
+            assert_eq!(last.lookup(&t, n).map(|c| c.id), id(n), "{:?}", String::from_utf8_lossy(n));
+        }
+        let other = CommandTable::build();
+        assert_eq!(last.lookup(&other, b"GET").map(|c| c.id), other.lookup(b"GET").map(|c| c.id));
+    }
+
+    /// The word-wide fold lower-cases exactly what `to_ascii_lowercase`
+    /// does, for every byte in every position, whatever its neighbours.
+    #[test]
+    fn words_fold_as_bytes_do() {
+        for b in 0..=255u8 {
+            for at in 0..8 {
+                for fill in [0u8, b'Z', b'a', 0x7f, 0x80, 0xff] {
+                    let mut bytes = [fill; 8];
+                    bytes[at] = b;
+                    let mut want = bytes;
+                    want.make_ascii_lowercase();
+                    assert_eq!(lower_word(u64::from_le_bytes(bytes)).to_le_bytes(), want, "{bytes:?}");
+                }
+            }
+        }
+        for n in 1..=8 {
+            let c: Vec<u8> = (1..=n as u8).collect();
+            let mut b = [0u8; 8];
+            b[..n].copy_from_slice(&c);
+            assert_eq!(word_of(&c), u64::from_le_bytes(b));
+        }
     }
 
     /// What the interpreter relies on, for every declared command: steps
