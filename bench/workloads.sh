@@ -12,6 +12,9 @@ workload_args() {
         get-p16) WL=(--ratio 0:1 --pipeline 16) ;;
         set-p16) WL=(--ratio 1:0 --pipeline 16) ;;
         lpush-p16) WL=(--command "LPUSH __key__ __data__" --pipeline 16 --key-prefix list:) ;;
+        setbit-p16) WL=(--command "SETBIT __key__ 1000 1" --pipeline 16 --key-prefix bits:) ;;
+        getbit-p16) WL=(--command "GETBIT __key__ 1000" --pipeline 16 --key-prefix bits:) ;;
+        sadd-p16) WL=(--command "SADD __key__ __data__" --pipeline 16 --key-prefix set:) ;;
         mget-*)
             local c="MGET"
             for _ in $(seq "${1#mget-}"); do c="$c __key__"; done

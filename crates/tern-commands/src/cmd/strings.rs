@@ -169,19 +169,13 @@ pub fn edit_raw<R>(
     let acc = ctx.access();
     let (loc, now) = (ctx.locs[0], ctx.now);
     let shard = ctx.locks.shard(loc.gid);
-    if shard.get(key, loc.hash, now).is_none() {
-        if !create {
-            return Ok(None);
-        }
-        let mut buf = Vec::new();
-        let (r, _) = f(&mut buf, true)?;
-        shard.set(key, loc.hash, Value::Str(StrValue::Raw(buf)), None, now);
-        return Ok(Some(r));
-    }
     // What `f` made of a value kept in the item: its new buffer and
     // whether the bytes changed (None: a boxed value, changed in place).
     type Moved = Option<(Vec<u8>, bool)>;
+    // `f` runs once: here for a live key, or below for a new one.
+    let mut f = Some(f);
     let edited = shard.modify(key, loc.hash, now, acc, |e, edit| -> Result<(R, Moved), &'static str> {
+        let Some(f) = f.take() else { unreachable!("modify runs its closure once") };
         string_of(e)?;
         if let Some(Value::Str(sv)) = e.boxed_value_mut() {
             let (r, changed) = f(sv.make_raw(), false)?;
@@ -194,7 +188,14 @@ pub fn edit_raw<R>(
         let (r, changed) = f(&mut buf, false)?;
         Ok((r, Some((buf, changed))))
     });
-    let Some((r, moved)) = edited.transpose()? else { return Ok(None) };
+    let Some((r, moved)) = edited.transpose()? else {
+        // No such key (modify found none, and expired it if it was due).
+        let Some(f) = f.take().filter(|_| create) else { return Ok(None) };
+        let mut buf = Vec::new();
+        let (r, _) = f(&mut buf, true)?;
+        shard.set(key, loc.hash, Value::Str(StrValue::Raw(buf)), None, now);
+        return Ok(Some(r));
+    };
     match moved {
         Some((buf, true)) => {
             shard.replace_value(key, loc.hash, Value::Str(StrValue::Raw(buf)), now);
