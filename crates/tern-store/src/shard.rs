@@ -623,8 +623,14 @@ impl Shard {
         self.expire_if_needed(key, hash, now);
         let mut edit = Edit { recording: self.is_recording(), changed: false, whole: false, effects: Vec::new() };
         let mut acc = acc;
-        if let Some(v) = create {
-            if self.table.get(key, hash).is_none() {
+        // `f` may change the value in place: what it was is taken first
+        // (a key about to be created has nothing to take).
+        self.preserve(key, hash);
+        // One lookup for a live key; a new one is looked up again once made.
+        let e = match self.table.get_mut(key, hash) {
+            Some(e) => e,
+            None => {
+                let v = create?;
                 let mut item = entry::build(key, NewValue::Value(v), None, now, self.lfu.load(Ordering::Relaxed));
                 if let Some(s) = self.snap.as_deref_mut().filter(|s| s.ahead(hash)) {
                     // Born after the start: nothing of it to save.
@@ -632,16 +638,14 @@ impl Shard {
                     s.marked(hash);
                 }
                 self.value_mem += item.value_heap();
-                self.table.upsert(hash, item);
+                self.table.insert_item(hash, item);
                 if self.fifo_sync(now) {
                     self.fifo_stored(key, hash, None, now);
                 }
                 acc = Access::NoTouch;
+                self.table.get_mut(key, hash)?
             }
-        }
-        // `f` may change the value in place: what it was is taken first.
-        self.preserve(key, hash);
-        let e = self.table.get_mut(key, hash)?;
+        };
         if let Access::Touch(lfu) = acc {
             e.touch(now, lfu);
         }
