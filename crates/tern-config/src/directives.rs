@@ -271,6 +271,14 @@ directives! {
         /// edge-triggered poll reports data that arrives later, and a
         /// half-close is read to the end); no: read until EAGAIN.
         io_short_read_drains: bool = true => "io-short-read-drains", Bool, runtime + own;
+        /// Replies are written once every connection the poll reported
+        /// ready has been read and its requests run, as Redis writes its
+        /// clients' replies before it sleeps: a client woken by a round's
+        /// first reply is mostly still running when the others arrive, so
+        /// the kernel wakes it once a round, not once a connection (the
+        /// wake-up is the costly part of a loopback send). no: each
+        /// connection's replies are written as soon as its requests ran.
+        io_replies_after_round: bool = true => "io-replies-after-round", Bool, runtime + own;
         /// BITCOUNT counts bits with the fastest kernel the CPU runs
         /// (AVX2 Harley-Seal, else POPCNT; tern-table's `popcount`),
         /// detected once; no: the portable count of the baseline target.

@@ -1021,14 +1021,7 @@ impl Worker {
                 keys.sort_unstable();
                 keys.dedup();
                 match ticket {
-                    // What they wait for is on disk already (a round of
-                    // reads, with nothing written since the last sync).
-                    Some(t) if t <= srv.aof.feed.durable_now() => {
-                        for &k in &keys {
-                            self.send(k);
-                        }
-                    }
-                    Some(t) => {
+                    Some(t) if t > srv.aof.feed.durable_now() => {
                         for &k in &keys {
                             if let Some(c) = self.conns.get_mut(k) {
                                 c.hold = t;
@@ -1036,9 +1029,18 @@ impl Worker {
                         }
                         self.held.push_back((t, keys));
                     }
-                    None => {
+                    // No wait, or what they wait for is on disk already (a
+                    // round of reads, with nothing written since the last
+                    // sync).
+                    _ => {
                         for &k in &keys {
                             self.send(k);
+                        }
+                        // The list's room serves the next round (what the
+                        // sends ran may have deferred more meanwhile).
+                        if self.deferred.is_empty() {
+                            keys.clear();
+                            self.deferred = keys;
                         }
                     }
                 }
@@ -1088,11 +1090,14 @@ impl Worker {
         }
     }
 
-    /// Writes the replies of a round: at once, or with `appendfsync
-    /// always` at the round's end, held until their records are on disk
+    /// Writes the replies of a connection: once every ready connection of
+    /// the round has been read and run (`io-replies-after-round`, as Redis
+    /// writes in `beforeSleep`), or at once; with `appendfsync always`
+    /// at the round's end, held until their records are on disk
     /// ([`Worker::end_round`]).
     fn flush(&mut self, key: usize) {
-        if self.eng.srv.aof.waits() {
+        let srv = &self.eng.srv;
+        if srv.settings.io_replies_after_round() || srv.aof.waits() {
             self.deferred.push(key);
             return;
         }

@@ -179,6 +179,61 @@ fn http_requests_close_silently() {
     assert!(r.is_closed());
 }
 
+/// With `io-replies-after-round` on (the default) replies wait for the end
+/// of the event-loop round: every connection of a busy round still gets its
+/// own replies, in order, including one whose replies overflow the socket
+/// (its reads pause until they drain), one that quits mid-pipeline, and the
+/// memcached port; switched at runtime both ways.
+#[test]
+fn replies_after_round_reach_every_client() {
+    for (start, then) in [("yes", "no"), ("no", "yes")] {
+        let s = TestServer::start_with(1, &["--io-replies-after-round", start]);
+        let mc = mc_port(&s);
+        for setting in [start, then] {
+            let mut admin = s.raw();
+            admin.cmd(&[b"CONFIG", b"SET", b"io-replies-after-round", setting.as_bytes()]);
+            admin.expect(b"+OK\r\n");
+            let mut conns: Vec<Raw> = (0..12).map(|_| s.raw()).collect();
+            for (i, r) in conns.iter_mut().enumerate() {
+                let mut p = Vec::new();
+                for j in 0..50 {
+                    p.extend_from_slice(format!("SET k{i} {j}\r\nGET k{i}\r\n").as_bytes());
+                }
+                r.send(&p);
+            }
+            for r in conns.iter_mut() {
+                for j in 0..50 {
+                    let v = j.to_string();
+                    r.expect(format!("+OK\r\n${}\r\n{v}\r\n", v.len()).as_bytes());
+                }
+            }
+            // Replies far larger than a socket's buffer, while others talk.
+            let mut big = s.raw();
+            big.cmd(&[b"SET", b"big", &vec![b'x'; 1 << 20]]);
+            big.expect(b"+OK\r\n");
+            big.send(&b"GET big\r\n".repeat(16));
+            for r in conns.iter_mut() {
+                r.send(b"PING\r\n");
+            }
+            for _ in 0..16 {
+                big.expect(format!("$1048576\r\n{}\r\n", "x".repeat(1 << 20)).as_bytes());
+            }
+            for r in conns.iter_mut() {
+                r.expect(b"+PONG\r\n");
+            }
+            // QUIT in a pipeline: what came before it is answered, then the
+            // connection closes.
+            let mut q = s.raw();
+            q.send(b"PING\r\nQUIT\r\nPING\r\n");
+            q.expect(b"+PONG\r\n+OK\r\n");
+            assert!(q.is_closed(), "closed after QUIT ({setting})");
+            let mut m = Raw::connect(mc);
+            m.send(b"set mk 0 0 1\r\na\r\nget mk\r\n");
+            m.expect(b"STORED\r\nVALUE mk 0 1\r\na\r\nEND\r\n");
+        }
+    }
+}
+
 /// With `io-short-read-drains` on (the default) a short read ends the reads
 /// of one readiness event; what the peer sends later, and a half-close that
 /// arrives with the last request, must still be read. Both settings, both
