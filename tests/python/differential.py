@@ -2077,6 +2077,42 @@ CASES8 = [
         SETBIT k 4294967295 0
         SETBIT k 4294967296 0
     """),
+    ("bitmap-edits-in-the-item", r"""
+        SET long aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
+        OBJECT ENCODING long
+        SETBIT long 9 0
+        SETBIT long 9 0
+        SETBIT long 15 0
+        GET long
+        OBJECT ENCODING long
+        BITFIELD long SET u8 8 255 GET u16 0 INCRBY i8 16 100
+        GET long
+        SETBIT long 500 1
+        STRLEN long
+        OBJECT ENCODING long
+        SETBIT fresh 1000 1
+        OBJECT ENCODING fresh
+        STRLEN fresh
+        BITCOUNT fresh
+        APPEND fresh xyz
+        GETRANGE fresh -4 -1
+        SET averyveryverylongkeynamethatis30 0123456789
+        OBJECT ENCODING averyveryverylongkeynamethatis30
+        SETBIT averyveryverylongkeynamethatis30 3 1
+        OBJECT ENCODING averyveryverylongkeynamethatis30
+        RENAME averyveryverylongkeynamethatis30 s
+        OBJECT ENCODING s
+        GET s
+        SETBIT averyveryverylongkeynamethatis31 70 1
+        OBJECT ENCODING averyveryverylongkeynamethatis31
+        COPY averyveryverylongkeynamethatis31 t
+        OBJECT ENCODING t
+        GET t
+        MULTI
+        SETBIT long 0 1
+        GETBIT long 0
+        EXEC
+    """),
     ("bitmap-errors-and-encodings", r"""
         SETBIT k 7 1
         OBJECT ENCODING k

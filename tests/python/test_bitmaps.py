@@ -22,6 +22,25 @@ def test_setbit_getbit_share_the_string(r):
         r.execute_command("SETBIT", "flags", 0, 2)
 
 
+def test_bitmaps_stay_in_their_item(r):
+    """A bitmap too long to be embstr is kept beside its key, and SETBIT
+    and BITFIELD change it there: it costs what the same bytes written by
+    SET cost, before and after, and reads back the same."""
+    assert r.setbit("bm:1", 1000, 1) == 0
+    r.set("bm:2", b"\0" * 125 + b"\x80")
+    assert r.object("encoding", "bm:1") == r.object("encoding", "bm:2") == "raw"
+    size = r.memory_usage("bm:2")
+    assert r.memory_usage("bm:1") == size
+    assert r.setbit("bm:2", 3, 1) == 0 and r.setbit("bm:2", 3, 1) == 1
+    assert r.execute_command("BITFIELD", "bm:2", "INCRBY", "u8", 16, 7) == [7]
+    assert r.memory_usage("bm:2") == size
+    assert r.getbit("bm:2", 3) == 1 and r.getbit("bm:2", 1000) == 1
+    assert r.bitcount("bm:2") == 5 and r.strlen("bm:2") == 126
+    # A change that grows it still works (and moves it to a buffer).
+    assert r.setbit("bm:2", 2000, 1) == 0 and r.strlen("bm:2") == 251
+    assert r.bitcount("bm:2") == 6
+
+
 def test_bitcount_and_bitpos_ranges(r):
     r.set("s", "foobar")
     assert r.bitcount("s") == 26

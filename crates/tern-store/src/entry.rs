@@ -628,6 +628,10 @@ pub trait EntryExt {
     /// The boxed value, writable (None when the value is in the item).
     /// Call [`crate::Shard::value_resized`] when its heap size changed.
     fn boxed_value_mut(&mut self) -> Option<&mut Value>;
+    /// The bytes of a string kept in the item that is `raw` as it is
+    /// (too long to be `embstr` under its key), writable where they lie;
+    /// their number cannot change. None for any other value.
+    fn raw_inline_mut(&mut self) -> Option<&mut [u8]>;
     /// An owned copy of the value (COPY; see [`StrRef::to_value`]).
     fn to_value(&self) -> Value;
     /// `OBJECT ENCODING`'s name for the value under this key.
@@ -723,6 +727,13 @@ impl EntryExt for Entry {
 
     fn boxed_value_mut(&mut self) -> Option<&mut Value> {
         self.boxed_mut()
+    }
+
+    fn raw_inline_mut(&mut self) -> Option<&mut [u8]> {
+        if self.kind() != KIND_BYTES || embeds(self.key().len(), self.extra().len()) {
+            return None;
+        }
+        Some(self.extra_mut())
     }
 
     fn encoding(&self) -> &'static str {

@@ -16,7 +16,7 @@ use tern_store::popcount::{popcount_with, Kernel};
 use tern_store::{EntryExt, StrValue, Value};
 
 use super::keyspec::{bitfield_key_flags, index, ks, range, ACCESS, OW, RO, RW, UPDATE, VARIABLE_FLAGS};
-use super::strings::{edit_raw, string_of};
+use super::strings::{edit_string, string_of, RawBytes};
 use super::table::{flags::*, CommandSpec};
 use super::Ctx;
 use crate::errors::{self, c_str};
@@ -78,14 +78,17 @@ fn bit_offset(ctx: &Ctx<'_, '_>, arg: &[u8], bits: u32) -> Result<u64, &'static 
 /// to `f` (created when absent: Redis's lookupStringForBitCommand). `f`
 /// answers whether it changed a byte; growing counts as a change.
 fn edit_bits<R>(ctx: &mut Ctx<'_, '_>, key: &[u8], len: usize, f: impl FnOnce(&mut [u8]) -> (R, bool)) -> Result<R, &'static str> {
-    let edited = edit_raw(ctx, key, true, |buf, _| {
-        let grew = buf.len() < len;
-        if grew {
-            buf.try_reserve(len - buf.len()).map_err(|_| errors::STRING_TOO_LONG)?;
-            buf.resize(len, 0);
+    let edited = edit_string(ctx, key, true, Some(len), |bytes| match bytes {
+        RawBytes::InItem(b) => Ok(f(b)),
+        RawBytes::Buffer(buf, _) => {
+            let grew = buf.len() < len;
+            if grew {
+                buf.try_reserve(len - buf.len()).map_err(|_| errors::STRING_TOO_LONG)?;
+                buf.resize(len, 0);
+            }
+            let (r, changed) = f(buf);
+            Ok((r, grew || changed))
         }
-        let (r, changed) = f(buf);
-        Ok((r, grew || changed))
     });
     edited?.ok_or(errors::NO_SUCH_KEY)
 }

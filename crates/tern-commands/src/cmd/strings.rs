@@ -18,7 +18,7 @@ pub mod ldouble;
 
 
 use tern_resp::{parse_i64, Args};
-use tern_store::{Entry, EntryExt, NewValue, StrRef, StrValue, Value};
+use tern_store::{embeds, Entry, EntryExt, NewValue, StrRef, StrValue, Value};
 
 use super::keyspec::{delex_key_flags, index, keynum, ks, range, set_key_flags, ACCESS, DELETE, INSERT, OW, RO, RW, UPDATE, VARIABLE_FLAGS};
 use super::table::{flags::*, CommandSpec};
@@ -150,50 +150,88 @@ pub fn string_of(e: &Entry) -> Result<StrRef<'_>, &'static str> {
     e.str().ok_or(errors::WRONGTYPE)
 }
 
+/// What an edit of a string in place works on (see [`edit_string`]).
+pub enum RawBytes<'a> {
+    /// A growable buffer of the string's own; true when the key is new.
+    Buffer(&'a mut Vec<u8>, bool),
+    /// The bytes of a `raw` string kept in the key's item, where they lie:
+    /// at least as many as the edit asked for, and their number cannot
+    /// change.
+    InItem(&'a mut [u8]),
+}
+
 /// Runs `f` on the string at `locs[0]` as a growable `raw` buffer, as
 /// Redis's dbUnshareStringValue gives commands that change a string in
-/// place (SETBIT, BITFIELD, PFADD, PFCOUNT's cache, PFMERGE). An absent
-/// key gets an empty buffer when `create` (`f` is told it is new; the key
-/// is stored only if `f` succeeds); otherwise `f` does not run (None).
-/// `f` answers whether it changed the bytes: a change tells WATCHers and
-/// is recorded. A value kept in the key's item moves to a buffer of its
-/// own even when nothing changed, as Redis unshares it (`raw` from then
-/// on), but then without telling anyone. An error from `f` leaves a value
-/// kept in the item as it was.
+/// place (PFADD, PFCOUNT's cache, PFMERGE). An absent key gets an empty
+/// buffer when `create` (`f` is told it is new; the key is stored only if
+/// `f` succeeds); otherwise `f` does not run (None). See [`edit_string`].
 pub fn edit_raw<R>(
     ctx: &mut Ctx<'_, '_>,
     key: &[u8],
     create: bool,
     f: impl FnOnce(&mut Vec<u8>, bool) -> Result<(R, bool), &'static str>,
 ) -> Result<Option<R>, &'static str> {
+    edit_string(ctx, key, create, None, |bytes| match bytes {
+        RawBytes::Buffer(buf, fresh) => f(buf, fresh),
+        // Asked for with `in_item` None: never handed out.
+        RawBytes::InItem(_) => unreachable!("edit_raw never edits in the item"),
+    })
+}
+
+/// [`edit_raw`], and with `in_item` Some(n) (SETBIT, BITFIELD) a string
+/// kept in the key's item that is `raw` already (too long to be `embstr`
+/// under its key) and at least `n` bytes long is edited where it lies,
+/// with no buffer made: its encoding, bytes and length are what Redis's
+/// unshared copy would have. A new key whose bytes are `raw` that way is
+/// kept in its item too. `f` answers whether it changed the bytes: a
+/// change tells WATCHers and is recorded. Any other string kept in the
+/// item moves to a buffer of its own even when nothing changed, as Redis
+/// unshares it (`raw` from then on), but then without telling anyone. An
+/// error from `f` leaves a value kept in the item as it was.
+pub fn edit_string<R>(
+    ctx: &mut Ctx<'_, '_>,
+    key: &[u8],
+    create: bool,
+    in_item: Option<usize>,
+    f: impl FnOnce(RawBytes<'_>) -> Result<(R, bool), &'static str>,
+) -> Result<Option<R>, &'static str> {
     let acc = ctx.access();
     let (loc, now) = (ctx.locs[0], ctx.now);
     let shard = ctx.locks.shard(loc.gid);
     // What `f` made of a value kept in the item: its new buffer and
-    // whether the bytes changed (None: a boxed value, changed in place).
+    // whether the bytes changed (None: changed where it is).
     type Moved = Option<(Vec<u8>, bool)>;
     // `f` runs once: here for a live key, or below for a new one.
     let mut f = Some(f);
     let edited = shard.modify(key, loc.hash, now, acc, |e, edit| -> Result<(R, Moved), &'static str> {
         let Some(f) = f.take() else { unreachable!("modify runs its closure once") };
         string_of(e)?;
-        if let Some(Value::Str(sv)) = e.boxed_value_mut() {
-            let (r, changed) = f(sv.make_raw(), false)?;
-            if changed {
-                edit.changed();
-            }
-            return Ok((r, None));
+        let (r, changed, moved) = if let Some(Value::Str(sv)) = e.boxed_value_mut() {
+            let (r, changed) = f(RawBytes::Buffer(sv.make_raw(), false))?;
+            (r, changed, None)
+        } else if let Some(b) = e.raw_inline_mut().filter(|b| in_item.is_some_and(|n| b.len() >= n)) {
+            let (r, changed) = f(RawBytes::InItem(b))?;
+            (r, changed, None)
+        } else {
+            let mut buf = string_of(e)?.to_vec();
+            let (r, changed) = f(RawBytes::Buffer(&mut buf, false))?;
+            return Ok((r, Some((buf, changed))));
+        };
+        if changed {
+            edit.changed();
         }
-        let mut buf = string_of(e)?.to_vec();
-        let (r, changed) = f(&mut buf, false)?;
-        Ok((r, Some((buf, changed))))
+        Ok((r, moved))
     });
     let Some((r, moved)) = edited.transpose()? else {
         // No such key (modify found none, and expired it if it was due).
         let Some(f) = f.take().filter(|_| create) else { return Ok(None) };
         let mut buf = Vec::new();
-        let (r, _) = f(&mut buf, true)?;
-        shard.set(key, loc.hash, Value::Str(StrValue::Raw(buf)), None, now);
+        let (r, _) = f(RawBytes::Buffer(&mut buf, true))?;
+        if in_item.is_some() && !embeds(key.len(), buf.len()) {
+            shard.set(key, loc.hash, NewValue::Bytes(&buf), None, now);
+        } else {
+            shard.set(key, loc.hash, Value::Str(StrValue::Raw(buf)), None, now);
+        }
         return Ok(Some(r));
     };
     match moved {
