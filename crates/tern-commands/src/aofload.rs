@@ -57,7 +57,7 @@ impl<'e> Runner<'e> {
             buf.extend_from_slice(a);
         }
         self.client.db = db as usize;
-        self.scratch.clock = cmd::Clock::now();
+        self.scratch.clock = cmd::Clock::now(srv.settings.command_time_tsc());
         let mut locks = LockSet::new(&srv.ks);
         let conn = cmd::Conn {
             srv,

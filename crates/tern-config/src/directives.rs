@@ -279,6 +279,13 @@ directives! {
         /// wake-up is the costly part of a loopback send). no: each
         /// connection's replies are written as soon as its requests ran.
         io_replies_after_round: bool = true => "io-replies-after-round", Bool, runtime + own;
+        /// Commands are timed (INFO commandstats, SLOWLOG, LATENCY, the
+        /// latency percentiles) by the CPU's time-stamp counter at its rate
+        /// measured against the monotonic clock, where the CPU says the
+        /// counter runs at one rate (x86_64's invariant TSC): a few
+        /// nanoseconds a command where a monotonic reading costs tens. no,
+        /// or no such counter: each command reads the monotonic clock.
+        command_time_tsc: bool = true => "command-time-tsc", Bool, runtime + own;
         /// BITCOUNT counts bits with the fastest kernel the CPU runs
         /// (AVX2 Harley-Seal, else POPCNT; tern-table's `popcount`),
         /// detected once; no: the portable count of the baseline target.

@@ -377,7 +377,7 @@ impl Worker {
             }
             // The turn's clock: commands and connections read the time
             // from it (cmd::Clock).
-            self.scratch.clock = cmd::Clock::now();
+            self.scratch.clock = cmd::Clock::now(self.eng.srv.settings.command_time_tsc());
             let mut active = !events.is_empty();
             for ev in events.iter() {
                 match ev.token() {

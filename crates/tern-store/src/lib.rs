@@ -78,5 +78,5 @@ pub use tern_table::MAX_KEY_LEN;
 /// MEMORY PURGE's call into the allocator.
 pub use tern_table::{allocator_muzzy, purge_allocator, size_class};
 /// BITCOUNT's population count, with its run-time choice of kernel.
-pub use tern_table::popcount;
+pub use tern_table::{popcount, ticks};
 pub use value::{embeds, mc_state, McStr, StrValue, Value, EMBSTR_KEY_VALUE_MAX};

@@ -92,6 +92,7 @@ mod bucket;
 mod item;
 pub mod popcount;
 pub mod stage;
+pub mod ticks;
 
 use std::alloc::{self, Layout};
 use std::hash::BuildHasher;

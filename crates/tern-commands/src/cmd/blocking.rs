@@ -214,7 +214,7 @@ pub fn retry(r: Conn<'_, '_>) -> bool {
     let args = Args::from_parts(&data, &ranges);
     let resp3 = r.client.resp3;
     let mut reply = Reply::new(r.out, resp3, r.stats).share_from(r.srv.settings.reply_copy_avoid_min_size());
-    r.scratch.clock = super::Clock::now();
+    r.scratch.clock = super::Clock::now(r.srv.settings.command_time_tsc());
     call(r.srv, r.commands, r.locks, &mut reply, r.client, r.stats, r.scratch, r.worker, cmd, args);
     r.client.blocked.is_none()
 }

@@ -64,7 +64,7 @@ pub mod table;
 pub mod transactions;
 pub mod zsets;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tern_resp::{Args, Encoder};
 use tern_store::{Keyspace, Loc, LockSet};
@@ -383,37 +383,55 @@ pub struct Planned {
 
 /// The wall clock (ms since the Unix epoch) read once per event-loop turn
 /// and carried forward by the monotonic clock, with the latest monotonic
-/// reading (`mark`): a command's start is the mark, its end one reading
+/// reading (the mark): a command's start is the mark, its end one reading
 /// that becomes the next command's start, so that a command reads the
 /// time once where Redis's `call()` reads it twice. A connection's batch
 /// starts with a fresh mark ([`Clock::mark_now`]) so that the time spent
 /// reading its socket is not counted in its first command. A wall-clock
 /// step shows from the next turn on.
+///
+/// With `command-time-tsc` the readings after the turn's first are the
+/// CPU's time-stamp counter (`tern_table::ticks`) at the rate measured
+/// against the monotonic clock, a few nanoseconds where a monotonic
+/// reading costs tens; without a known rate, monotonic readings.
 #[derive(Clone, Copy, Debug)]
 pub struct Clock {
     wall_ms: u64,
-    mark: Instant,
-    /// Nanoseconds from the reading `wall_ms` was taken at to `mark`, kept as the mark moves: the
-    /// mark's wall time is then a division, not a second subtraction of
-    /// two instants per command.
+    /// The monotonic reading `wall_ms` was taken with.
+    base: Instant,
+    /// Nanoseconds from `base` to the mark: the mark's wall time is then a
+    /// division, not a subtraction of two instants per command.
     mark_ns: u64,
+    /// The counter at the mark, and its rate (0: not used, read the
+    /// monotonic clock).
+    ticks: u64,
+    ns_per_tick: f64,
 }
 
 impl Clock {
-    pub fn now() -> Clock {
-        Clock::starting_at(crate::server::now_ms())
+    /// The clock of a turn, read now; `tsc`: later readings from the
+    /// time-stamp counter when its rate is known.
+    pub fn now(tsc: bool) -> Clock {
+        Clock::reading(crate::server::now_ms(), tsc)
     }
 
     /// A clock that reads `wall_ms` now and runs on from there (the
-    /// in-process executor's injectable time).
+    /// in-process executor's injectable time), by the monotonic clock.
     pub fn starting_at(wall_ms: u64) -> Clock {
-        Clock { wall_ms, mark: Instant::now(), mark_ns: 0 }
+        Clock::reading(wall_ms, false)
+    }
+
+    fn reading(wall_ms: u64, tsc: bool) -> Clock {
+        let base = Instant::now();
+        let ticks = if tsc { tern_store::ticks::now() } else { 0 };
+        let ns_per_tick = if tsc { tern_store::ticks::ns_per_tick(base, ticks).unwrap_or(0.0) } else { 0.0 };
+        Clock { wall_ms, base, mark_ns: 0, ticks, ns_per_tick }
     }
 
     /// The latest reading: where the next command's time starts.
     #[inline]
     pub fn mark(&self) -> Instant {
-        self.mark
+        self.base + Duration::from_nanos(self.mark_ns)
     }
 
     /// The wall time of the latest reading, without reading the clock.
@@ -422,28 +440,34 @@ impl Clock {
         self.wall_ms + self.mark_ns / 1_000_000
     }
 
-    /// Reads the monotonic clock; the reading becomes the mark.
+    /// Reads the clock; the reading becomes the mark.
     #[inline]
     pub fn mark_now(&mut self) -> Instant {
         self.advance();
-        self.mark
+        self.mark()
     }
 
-    /// Reads the monotonic clock, makes the reading the mark and returns
-    /// the nanoseconds since the mark before it (a command's duration).
+    /// Reads the clock, makes the reading the mark and returns the
+    /// nanoseconds since the mark before it (a command's duration).
     #[inline]
     pub fn advance(&mut self) -> u64 {
-        let t = Instant::now();
-        let d = t.saturating_duration_since(self.mark).as_nanos() as u64;
-        self.mark = t;
-        self.mark_ns += d;
+        let at_ns = if self.ns_per_tick > 0.0 {
+            let t = tern_store::ticks::now();
+            let d = (t.saturating_sub(self.ticks) as f64 * self.ns_per_tick) as u64;
+            self.ticks = t;
+            self.mark_ns + d
+        } else {
+            Instant::now().saturating_duration_since(self.base).as_nanos() as u64
+        };
+        let d = at_ns.saturating_sub(self.mark_ns);
+        self.mark_ns = self.mark_ns.max(at_ns);
         d
     }
 }
 
 impl Default for Clock {
     fn default() -> Self {
-        Clock::now()
+        Clock::now(false)
     }
 }
 
