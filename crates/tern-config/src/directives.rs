@@ -287,7 +287,8 @@ directives! {
         /// or no such counter: each command reads the monotonic clock.
         command_time_tsc: bool = true => "command-time-tsc", Bool, runtime + own;
         /// BITCOUNT counts bits with the fastest kernel the CPU runs
-        /// (AVX2 Harley-Seal, else POPCNT; tern-table's `popcount`),
+        /// (AVX-512 VPOPCNTQ, else AVX2 Harley-Seal, else POPCNT;
+        /// tern-table's `popcount`),
         /// detected once; no: the portable count of the baseline target.
         bitcount_simd: bool = true => "bitcount-simd", Bool, runtime + own;
         /// With `appendfsync everysec` or `no`, the AOF writer thread
