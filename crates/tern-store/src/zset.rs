@@ -227,6 +227,12 @@ impl Slab {
         &self.chunks[id / CHUNK][id % CHUNK]
     }
 
+    /// Asks for slot `id`'s line without reading it.
+    #[inline]
+    fn touch(&self, id: u32) {
+        tern_table::prefetch((self.get(id) as *const Slot).cast());
+    }
+
     #[inline]
     fn get_mut(&mut self, id: u32) -> &mut Slot {
         let id = id as usize;
@@ -326,6 +332,7 @@ impl Big {
                     None
                 }
             },
+            |id| self.slab.touch(id),
         )
     }
 
@@ -588,6 +595,7 @@ impl ZSet {
                     before(s, m)
                 },
                 |_| None,
+                |id| b.slab.touch(id),
             ),
         }
     }
@@ -597,7 +605,7 @@ impl ZSet {
     fn count_below(&self, below: impl Fn(f64) -> bool) -> usize {
         match &self.repr {
             Repr::Pack(p) => p.iter().take_while(|e| below(e.score)).count(),
-            Repr::Tree(b) => b.order.partition(|id| below(b.slab.get(id).score), |s| Some(below(s))),
+            Repr::Tree(b) => b.order.partition(|id| below(b.slab.get(id).score), |s| Some(below(s)), |id| b.slab.touch(id)),
         }
     }
 
