@@ -441,11 +441,35 @@ fn xzero(len: usize) -> [u8; 2] {
     [0x40 | (l >> 8) as u8, (l & 0xff) as u8]
 }
 /// A ZERO or XZERO run of `len` registers.
-fn zeros(len: usize, out: &mut Vec<u8>) {
+fn zeros(len: usize, out: &mut Seq) {
     if len > ZERO_MAX_LEN {
-        out.extend_from_slice(&xzero(len));
+        for b in xzero(len) {
+            out.push(b);
+        }
     } else {
         out.push(len as u8 - 1);
+    }
+}
+
+/// The opcodes that replace one split around a register: at most a ZERO or
+/// XZERO, a VAL, and a ZERO or XZERO (five bytes), kept on the stack.
+struct Seq {
+    bytes: [u8; 5],
+    len: usize,
+}
+
+impl Seq {
+    fn new() -> Seq {
+        Seq { bytes: [0; 5], len: 0 }
+    }
+
+    fn push(&mut self, b: u8) {
+        self.bytes[self.len] = b;
+        self.len += 1;
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        &self.bytes[..self.len]
     }
 }
 
@@ -518,7 +542,7 @@ fn set_register(b: &mut Vec<u8>, i: usize, count: u8, max_sparse: u64) -> Result
     }
     // The general case: the opcode is split around register i.
     let last = first + span - 1;
-    let mut seq = Vec::with_capacity(5);
+    let mut seq = Seq::new();
     if is_val {
         let cur = val_value(op);
         if i != first {
@@ -539,15 +563,13 @@ fn set_register(b: &mut Vec<u8>, i: usize, count: u8, max_sparse: u64) -> Result
     }
     // Step 3: the new sequence in place of the old opcode, unless the
     // string would pass hll-sparse-max-bytes.
+    let seq = seq.as_slice();
     let grows = seq.len() > oplen;
     if grows && (b.len() + seq.len() - oplen) as u64 > max_sparse {
         return promote(b, i, count);
     }
     let new_len = b.len() + seq.len() - oplen;
-    let tail = b.get(p + oplen..).map(<[u8]>::to_vec).unwrap_or_default();
-    b.truncate(p);
-    b.extend_from_slice(&seq);
-    b.extend_from_slice(&tail);
+    b.splice(p..(p + oplen).min(b.len()), seq.iter().copied());
     // An XZERO cut short at the end: Redis's length arithmetic drops a byte.
     b.truncate(new_len);
     merge_vals(b, prev);
