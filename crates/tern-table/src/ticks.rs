@@ -33,15 +33,10 @@ pub fn rate_known() -> bool {
     *KNOWN.get_or_init(|| {
         #[cfg(all(target_arch = "x86_64", not(miri)))]
         {
-            // SAFETY: CPUID is available on every x86_64 CPU and has no
-            // effect but its result; leaf 0x80000000 says how far the
-            // extended leaves go before 0x80000007 is asked.
-            #[allow(unused_unsafe)]
-            let (max, inv) = unsafe {
-                let max = core::arch::x86_64::__cpuid(0x8000_0000).eax;
-                (max, core::arch::x86_64::__cpuid(0x8000_0007).edx)
-            };
-            max >= 0x8000_0007 && inv & (1 << 8) != 0
+            // Leaf 0x80000000 says how far the extended leaves go before
+            // 0x80000007 is asked.
+            let max = core::arch::x86_64::__cpuid(0x8000_0000).eax;
+            max >= 0x8000_0007 && core::arch::x86_64::__cpuid(0x8000_0007).edx & (1 << 8) != 0
         }
         #[cfg(not(all(target_arch = "x86_64", not(miri))))]
         false

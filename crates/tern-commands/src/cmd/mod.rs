@@ -442,9 +442,8 @@ impl Clock {
 
     /// Reads the clock; the reading becomes the mark.
     #[inline]
-    pub fn mark_now(&mut self) -> Instant {
+    pub fn mark_now(&mut self) {
         self.advance();
-        self.mark()
     }
 
     /// Reads the clock, makes the reading the mark and returns the
