@@ -75,6 +75,24 @@ def test_bitcount_simd_switch_changes_no_count(r):
     r.config_set("bitcount-simd", "yes")
 
 
+@pytest.mark.skipif(against_redis(), reason="bitcount-alternate-scan is Tern's own directive")
+def test_bitcount_alternate_scan_changes_no_count(r):
+    # Over 256 KiB each count reads in the other order from the last: the
+    # same count, counted again and again, with ranges cut mid-byte, and
+    # with the switch off.
+    data = bytes(i * 131 % 251 for i in range(600 * 1024 + 7))
+    r.set("bm", data)
+    whole = sum(bin(b).count("1") for b in data)
+    part = sum(bin(b).count("1") for b in data[1:-1]) + bin(data[0] & 0x0F).count("1")
+    for on in ("yes", "no"):
+        assert r.config_set("bitcount-alternate-scan", on)
+        assert r.config_get("bitcount-alternate-scan") == {"bitcount-alternate-scan": on}
+        for _ in range(3):
+            assert r.bitcount("bm") == whole
+            assert r.bitcount("bm", 4, len(data) * 8 - 9, mode="BIT") == part
+    r.config_set("bitcount-alternate-scan", "yes")
+
+
 def test_bitop_every_operation(rb):
     rb.set("a", b"\x0f\xf0")
     rb.set("b", b"\xff")

@@ -291,6 +291,11 @@ directives! {
         /// tern-table's `popcount`),
         /// detected once; no: the portable count of the baseline target.
         bitcount_simd: bool = true => "bitcount-simd", Bool, runtime + own;
+        /// A BITCOUNT over 256 KiB or more reads the bytes in the other
+        /// order from the worker's last such count, so that a bitmap
+        /// counted again starts on the lines the last count left in L2
+        /// (tern-table's `popcount::alternate`); no: always front to back.
+        bitcount_alternate_scan: bool = true => "bitcount-alternate-scan", Bool, runtime + own;
         /// With `appendfsync everysec` or `no`, the AOF writer thread
         /// writes at most once per this many microseconds: the workers'
         /// records gather meanwhile, so a busy server costs one write(2)

@@ -12,7 +12,7 @@
 //! property-tested against a `Vec<bool>` model.
 
 use tern_resp::{parse_i64, Args};
-use tern_store::popcount::{popcount_with, Kernel};
+use tern_store::popcount::{self, popcount_with, Kernel, Scan};
 use tern_store::{EntryExt, StrValue, Value};
 
 use super::keyspec::{bitfield_key_flags, index, ks, range, ACCESS, OW, RO, RW, UPDATE, VARIABLE_FLAGS};
@@ -189,6 +189,7 @@ fn bitcount(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         _ => return ctx.reply.error(errors::SYNTAX),
     };
     let kernel = if ctx.srv.settings.bitcount_simd() { Kernel::best() } else { Kernel::Portable };
+    let alternate = ctx.srv.settings.bitcount_alternate_scan();
     let counted = read_bits(ctx, args.get(1), |b| {
         let b = b.unwrap_or_default();
         let bits = b.len() as u64 * 8;
@@ -200,7 +201,7 @@ fn bitcount(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             Some((s, e)) if in_bits => clamp_range(bits as i64, s, e),
             Some((s, e)) => clamp_range(b.len() as i64, s, e).map(|(s, e)| (s * 8, e * 8 + 7)),
         };
-        span.map_or(0, |(s, e)| count_bits(b, s, e, kernel))
+        span.map_or(0, |(s, e)| count_bits(b, s, e, kernel, alternate))
     });
     match counted {
         Ok(n) => ctx.reply.int(n as i64),
@@ -488,15 +489,18 @@ fn bitfield_ro(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 
 /// Set bits in `b` from bit `s` to bit `e` inclusive (within `b`). The
 /// whole bytes in the middle are counted by `kernel` (`bitcount-simd`
-/// picks the fastest or the portable one; all give the same count).
-fn count_bits(b: &[u8], s: u64, e: u64, kernel: Kernel) -> u64 {
+/// picks the fastest or the portable one; all give the same count), in
+/// the order `popcount::alternate` gives when `alternate`
+/// (`bitcount-alternate-scan`), else forward.
+fn count_bits(b: &[u8], s: u64, e: u64, kernel: Kernel, alternate: bool) -> u64 {
     let (sb, eb) = ((s >> 3) as usize, (e >> 3) as usize);
     let head = 0xffu8 >> (s & 7);
     let tail = 0xffu8 << (7 - (e & 7));
     if sb == eb {
         return u64::from((b[sb] & head & tail).count_ones());
     }
-    let n = popcount_with(kernel, &b[sb + 1..eb]);
+    let mid = &b[sb + 1..eb];
+    let n = popcount_with(kernel, mid, if alternate { popcount::alternate(mid.len()) } else { Scan::Forward });
     n + u64::from((b[sb] & head).count_ones()) + u64::from((b[eb] & tail).count_ones())
 }
 
@@ -710,7 +714,9 @@ mod tests {
             prop_assume!(s <= e);
             let want = model(&b)[s as usize..=e as usize].iter().filter(|&&x| x).count() as u64;
             for k in Kernel::ALL {
-                prop_assert_eq!(count_bits(&b, s, e, k), want);
+                for alternate in [false, true] {
+                    prop_assert_eq!(count_bits(&b, s, e, k, alternate), want);
+                }
             }
         }
 
