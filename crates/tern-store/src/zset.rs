@@ -22,7 +22,8 @@
 //! about 40 bytes before the member), inner nodes hold each child's
 //! element count and first id, so rank, select and the bounds of a score
 //! or lex range cost O(log n), a range O(log n + m). The member bytes live
-//! once, in the slab; the member → id index is a hashbrown table of 4-byte
+//! once, in the slab: up to 22 bytes in the 32-byte slot itself, beside
+//! the score, longer ones in their own allocation. The member → id index is a hashbrown table of 4-byte
 //! ids (hashed with the hashes' seeded field hasher) that looks the bytes
 //! up in the slab. Slab ids are stable for a member's life, which gives
 //! ZSCAN its guarantee (a member present for the whole scan is returned).
@@ -208,16 +209,62 @@ impl Pack {
 /// what it holds (a 10M-member set does not double a 240 MB array).
 const CHUNK: usize = 1024;
 
+/// Member bytes kept in the slot itself, beside the score.
+const INLINE: usize = 22;
+
+/// A member's bytes: up to [`INLINE`] in the slot, on the score's cache
+/// line, so that finding a member by name costs no read beyond its slot;
+/// longer ones in their own allocation. Either form is 24 bytes.
+#[derive(Clone, Debug)]
+enum Member {
+    Inline { len: u8, bytes: [u8; INLINE] },
+    Heap(Box<[u8]>),
+}
+
+impl Member {
+    fn new(m: &[u8]) -> Member {
+        if m.len() <= INLINE {
+            let mut bytes = [0; INLINE];
+            bytes[..m.len()].copy_from_slice(m);
+            Member::Inline { len: m.len() as u8, bytes }
+        } else {
+            Member::Heap(m.into())
+        }
+    }
+
+    /// Bytes of its own allocation (its size class), none when inline.
+    fn heap(&self) -> usize {
+        match self {
+            Member::Inline { .. } => 0,
+            Member::Heap(b) => tern_table::size_class(b.len()),
+        }
+    }
+}
+
+impl std::ops::Deref for Member {
+    type Target = [u8];
+
+    #[inline]
+    fn deref(&self) -> &[u8] {
+        match self {
+            Member::Inline { len, bytes } => &bytes[..usize::from(*len)],
+            Member::Heap(b) => b,
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 struct Slot {
     score: f64,
-    member: Box<[u8]>,
+    member: Member,
 }
 
 #[derive(Clone, Debug, Default)]
 struct Slab {
     chunks: Vec<Vec<Slot>>,
     free: Vec<u32>,
+    /// Heap bytes of the members not kept inline (their size classes).
+    member_heap: usize,
 }
 
 impl Slab {
@@ -239,7 +286,9 @@ impl Slab {
         &mut self.chunks[id / CHUNK][id % CHUNK]
     }
 
-    fn alloc(&mut self, slot: Slot) -> u32 {
+    fn alloc(&mut self, score: f64, m: &[u8]) -> u32 {
+        let slot = Slot { score, member: Member::new(m) };
+        self.member_heap += slot.member.heap();
         if let Some(id) = self.free.pop() {
             *self.get_mut(id) = slot;
             return id;
@@ -253,17 +302,17 @@ impl Slab {
         (n * CHUNK + c.len() - 1) as u32
     }
 
-    fn release(&mut self, id: u32) -> Slot {
+    fn release(&mut self, id: u32) {
         // NaN marks a free slot: no member ever has that score.
         let s = std::mem::replace(
             self.get_mut(id),
             Slot {
                 score: f64::NAN,
-                member: Box::default(),
+                member: Member::Inline { len: 0, bytes: [0; INLINE] },
             },
         );
+        self.member_heap -= s.member.heap();
         self.free.push(id);
-        s
     }
 
     /// Ids ever handed out (live or free).
@@ -288,8 +337,6 @@ struct Big {
     slab: Slab,
     index: HashTable<u32>,
     order: Tree,
-    /// Heap bytes of the member allocations (their size classes).
-    member_heap: usize,
 }
 
 fn member_hash(m: &[u8]) -> u64 {
@@ -338,15 +385,19 @@ impl Big {
 
     fn insert(&mut self, m: &[u8], score: f64) {
         let pos = self.pos_of(score, m);
-        self.member_heap += tern_table::size_class(m.len());
-        let id = self.slab.alloc(Slot {
-            score,
-            member: m.into(),
-        });
+        let id = self.add(m, score);
+        let slab = &self.slab;
+        self.order.insert_at(pos, id, &|i| slab.get(i).score);
+    }
+
+    /// A slot for `m` and its entry in the index (the caller places it in
+    /// the order).
+    fn add(&mut self, m: &[u8], score: f64) -> u32 {
+        let id = self.slab.alloc(score, m);
         let slab = &self.slab;
         self.index
             .insert_unique(member_hash(m), id, |&i| member_hash(&slab.get(i).member));
-        self.order.insert_at(pos, id, &|i| slab.get(i).score);
+        id
     }
 
     fn remove(&mut self, m: &[u8]) -> Option<f64> {
@@ -360,9 +411,7 @@ impl Big {
         let (id, _) = entry.remove();
         let score = self.slab.get(id).score;
         let pos = self.pos_of(score, m);
-        let slab = &self.slab;
-        self.order.remove_at(pos, &|i| slab.get(i).score);
-        self.member_heap -= tern_table::size_class(m.len());
+        self.order.remove_at(pos, &|i| self.slab.get(i).score);
         self.slab.release(id);
         Some(score)
     }
@@ -385,8 +434,7 @@ impl Big {
             self.order.root.rescore(pos, score);
             return;
         }
-        let slab = &self.slab;
-        self.order.remove_at(pos, &|i| slab.get(i).score);
+        self.order.remove_at(pos, &|i| self.slab.get(i).score);
         self.slab.get_mut(id).score = score;
         let m = &self.slab.get(id).member;
         let pos = self.pos_of(score, m);
@@ -468,7 +516,7 @@ impl ZSet {
                         * (tern_table::size_class(CHUNK * slot) + std::mem::size_of::<Vec<Slot>>())
                     + b.slab.free.capacity() * 4
                     + buckets * 5
-                    + b.member_heap
+                    + b.slab.member_heap
                     + b.order.heap()
             }
         }
@@ -503,15 +551,7 @@ impl ZSet {
         let mut big = Big::with_capacity(size_hint.max(p.len));
         for e in p.iter() {
             // Entries come in order: each goes at the end.
-            big.member_heap += tern_table::size_class(e.member.len());
-            let id = big.slab.alloc(Slot {
-                score: e.score,
-                member: e.member.into(),
-            });
-            let slab = &big.slab;
-            big.index.insert_unique(member_hash(e.member), id, |&i| {
-                member_hash(&slab.get(i).member)
-            });
+            let id = big.add(e.member, e.score);
             let n = big.order.len;
             let slab = &big.slab;
             big.order.insert_at(n, id, &|i| slab.get(i).score);
@@ -740,15 +780,13 @@ impl ZSet {
             Repr::Tree(b) => {
                 let b: &mut Big = b;
                 for _ in start..end {
-                    let slab = &b.slab;
-                    let id = b.order.remove_at(start, &|i| slab.get(i).score);
+                    let id = b.order.remove_at(start, &|i| b.slab.get(i).score);
                     let slot = b.slab.get(id);
                     f(&slot.member, slot.score);
-                    let (h, len) = (member_hash(&slot.member), slot.member.len());
+                    let h = member_hash(&slot.member);
                     if let Ok(e) = b.index.find_entry(h, |&x| x == id) {
                         e.remove();
                     }
-                    b.member_heap -= tern_table::size_class(len);
                     b.slab.release(id);
                 }
             }
@@ -817,6 +855,31 @@ mod tests {
             max_entries: e,
             max_value: v,
         }
+    }
+
+    /// A slot is half a cache line whichever form its member takes, and a
+    /// member is inline up to INLINE bytes and in its own allocation
+    /// (counted in the heap) beyond.
+    #[test]
+    fn members_up_to_inline_bytes_stay_in_their_slot() {
+        assert_eq!(std::mem::size_of::<Slot>(), 32);
+        let mut slab = Slab::default();
+        let short = [7u8; INLINE];
+        let long = [9u8; INLINE + 1];
+        let a = slab.alloc(1.0, &short);
+        assert!(matches!(slab.get(a).member, Member::Inline { .. }));
+        assert_eq!(&*slab.get(a).member, &short[..]);
+        assert_eq!(slab.member_heap, 0);
+        let b = slab.alloc(2.0, &long);
+        assert!(matches!(slab.get(b).member, Member::Heap(_)));
+        assert_eq!(&*slab.get(b).member, &long[..]);
+        assert_eq!(slab.member_heap, tern_table::size_class(INLINE + 1));
+        let c = slab.alloc(3.0, b"");
+        assert_eq!(&*slab.get(c).member, b"");
+        slab.release(b);
+        assert_eq!(slab.member_heap, 0);
+        assert_eq!(slab.alloc(4.0, &long), b);
+        assert_eq!(&*slab.get(b).member, &long[..]);
     }
 
     #[test]
