@@ -415,14 +415,13 @@ mod tests {
             });
             ks.publish_hint(loc.gid, &sh);
         }
-        put(&ks, "plain", None, 0);
         let before = ks.used_memory_exact();
-        // The hash is the LRU victim: it was written at time 0, "plain" now.
-        let loc_p = ks.locate(0, b"plain");
-        ks.lock(loc_p.gid).lookup(b"plain", loc_p.hash, 3_600_000, crate::Access::Touch(None));
+        // The hash is the only key, so the draw cannot miss it: beside a
+        // second key, five samples drawn with replacement could all be
+        // the other one (a clean-clone CI run saw it).
         let r = ks.evict(&cfg(Policy::AllkeysLru), 3_600_000, 1, 1, &Effects::new());
         assert_eq!(r.keys, 1);
-        assert!(!exists(&ks, "h") && exists(&ks, "plain"));
+        assert!(!exists(&ks, "h"));
         // Its fields' bytes went with it, and their deadlines expire nothing.
         assert!(before - ks.used_memory_exact() > 1000 * 2, "{r:?}");
         let mut sh = ks.lock(loc.gid);
