@@ -327,7 +327,7 @@ impl Slab {
 
 mod tree;
 
-use tree::Tree;
+use tree::{Shift, Tree};
 
 
 // ----------------------------------------------------------------- big --
@@ -364,27 +364,31 @@ impl Big {
     }
 
     /// Position of an element in the order (the count of those before it).
-    fn pos_of(&self, score: f64, m: &[u8]) -> usize {
-        self.order.partition(
-            |id| {
-                let (s, mm) = self.key_of(id);
-                key_cmp(s, mm, score, m) == Ordering::Less
-            },
-            |s| {
-                if s < score {
-                    Some(true)
-                } else if s > score {
-                    Some(false)
-                } else {
-                    None
-                }
-            },
-            |id| self.slab.touch(id),
-        )
+    /// `id`: its slab id when the set holds it, so that its leaf is
+    /// scanned for the id rather than searched by key.
+    fn pos_of(&self, score: f64, m: &[u8], id: Option<u32>) -> usize {
+        let below = |o| {
+            let (s, mm) = self.key_of(o);
+            key_cmp(s, mm, score, m) == Ordering::Less
+        };
+        let by_score = |s| {
+            if s < score {
+                Some(true)
+            } else if s > score {
+                Some(false)
+            } else {
+                None
+            }
+        };
+        let touch = |o| self.slab.touch(o);
+        match id {
+            Some(id) => self.order.position(id, below, by_score, touch),
+            None => self.order.partition(below, by_score, touch),
+        }
     }
 
     fn insert(&mut self, m: &[u8], score: f64) {
-        let pos = self.pos_of(score, m);
+        let pos = self.pos_of(score, m, None);
         let id = self.add(m, score);
         let slab = &self.slab;
         self.order.insert_at(pos, id, &|i| slab.get(i).score);
@@ -410,15 +414,35 @@ impl Big {
         };
         let (id, _) = entry.remove();
         let score = self.slab.get(id).score;
-        let pos = self.pos_of(score, m);
+        let pos = self.pos_of(score, m, Some(id));
         self.order.remove_at(pos, &|i| self.slab.get(i).score);
         self.slab.release(id);
         Some(score)
     }
 
     fn set_score(&mut self, id: u32, score: f64) {
-        let (old, m) = self.key_of(id);
-        let pos = self.pos_of(old, m);
+        let slot = self.slab.get(id);
+        let (old, m) = (slot.score, &*slot.member);
+        let pos = self.pos_of(old, m, Some(id));
+        // A new score that keeps the element in its leaf (ZINCRBY's small
+        // steps, mostly) moves its id inside that leaf alone.
+        let slab = &self.slab;
+        let shift = self.order.root.move_in_leaf(
+            pos,
+            &|o| {
+                let s = slab.get(o);
+                key_cmp(s.score, &s.member, score, m) == Ordering::Less
+            },
+            &|o| slab.touch(o),
+        );
+        match shift {
+            Shift::Moved => {
+                self.slab.get_mut(id).score = score;
+                return;
+            }
+            Shift::Away => return self.move_away(id, pos, score),
+            Shift::Edge => {}
+        }
         // In place when the new score keeps the element between its
         // neighbours (Redis's zslUpdateScore does the same).
         let fits_left = pos == 0 || {
@@ -434,10 +458,16 @@ impl Big {
             self.order.root.rescore(pos, score);
             return;
         }
+        self.move_away(id, pos, score);
+    }
+
+    /// Takes `id` out of the order at `pos` and puts it back where `score`
+    /// places it.
+    fn move_away(&mut self, id: u32, pos: usize, score: f64) {
         self.order.remove_at(pos, &|i| self.slab.get(i).score);
         self.slab.get_mut(id).score = score;
         let m = &self.slab.get(id).member;
-        let pos = self.pos_of(score, m);
+        let pos = self.pos_of(score, m, None);
         let slab = &self.slab;
         self.order.insert_at(pos, id, &|i| slab.get(i).score);
     }
@@ -619,7 +649,7 @@ impl ZSet {
             Repr::Tree(b) => {
                 let id = b.find(m)?;
                 let score = b.slab.get(id).score;
-                Some((b.pos_of(score, m), score))
+                Some((b.pos_of(score, m, Some(id)), score))
             }
         }
     }
@@ -929,6 +959,34 @@ mod tests {
         // -0 stays -0 in the large form, as in Redis's skiplist.
         z.insert(b"z", -0.0, l);
         assert!(z.score(b"z").unwrap().is_sign_negative());
+    }
+
+    /// ZINCRBY-like steps, small and large, up and down, on ties too: ids
+    /// moved inside their leaf, at its edges and out of it keep the order
+    /// and the copies of first ids and scores exact.
+    #[test]
+    fn score_steps_keep_the_order_in_and_across_leaves() {
+        let l = lim(0, 0);
+        let mut z = ZSet::new_for(1, 1, l);
+        let mut model: BTreeMap<Vec<u8>, f64> = BTreeMap::new();
+        for i in 0..600u32 {
+            let m = format!("m{i:04}").into_bytes();
+            z.insert(&m, f64::from(i / 2), l);
+            model.insert(m, f64::from(i / 2));
+        }
+        let steps = [0.5, -0.5, 1.0, -1.0, 0.0, 2.5, -7.0, 40.0, -300.0];
+        let mut x = 12345u32;
+        for k in 0..6000 {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            let m = format!("m{:04}", (x >> 8) % 600).into_bytes();
+            let s = model[&m] + steps[(x >> 20) as usize % steps.len()];
+            z.insert(&m, s, l);
+            model.insert(m, s);
+            if k % 500 == 0 {
+                check(&z, &model);
+            }
+        }
+        check(&z, &model);
     }
 
     #[test]

@@ -214,14 +214,84 @@ impl Node {
     /// for `below` to settle from the slab); `touch` asks for an id's slab
     /// entry ahead of `below` reading it.
     pub(super) fn partition(&self, below: &impl Fn(u32) -> bool, by_score: &impl Fn(f64) -> Option<bool>, touch: &impl Fn(u32)) -> usize {
+        self.descend(below, by_score, &|v| partition_ahead(v, below, touch))
+    }
+
+    /// The position of `id`, which the tree holds and for which `below`
+    /// holds on exactly the ids before it: the descent of
+    /// [`Self::partition`], then a scan of the leaf's ids for `id` (its
+    /// consecutive lines, where a binary search would read a slab entry
+    /// elsewhere per probe).
+    pub(super) fn position(&self, id: u32, below: &impl Fn(u32) -> bool, by_score: &impl Fn(f64) -> Option<bool>, touch: &impl Fn(u32)) -> usize {
+        self.descend(below, by_score, &|v| {
+            v.iter().position(|&x| x == id).unwrap_or_else(|| partition_ahead(v, below, touch))
+        })
+    }
+
+    /// Down to the leaf where `below` turns false, picking each child by
+    /// the copies of the first ids' scores (`by_score`, then `below` on a
+    /// tie); `leaf` gives the count within it.
+    fn descend(&self, below: &impl Fn(u32) -> bool, by_score: &impl Fn(f64) -> Option<bool>, leaf: &impl Fn(&[u32]) -> usize) -> usize {
         match self {
-            Node::Leaf(v) => partition_ahead(v, below, touch),
+            Node::Leaf(v) => leaf(v),
             Node::Inner(inner) => {
                 let j = inner.firsts.partition_point(|&(id, s)| by_score(s).unwrap_or_else(|| below(id)));
                 if j == 0 {
                     return 0;
                 }
-                inner.counts[..j - 1].iter().sum::<usize>() + inner.kids[j - 1].partition(below, by_score, touch)
+                inner.counts[..j - 1].iter().sum::<usize>() + inner.kids[j - 1].descend(below, by_score, leaf)
+            }
+        }
+    }
+
+    /// Takes the id at `pos` out of its leaf and puts it back where
+    /// `below` (true for the leaf's other ids that come before it, now
+    /// that its score changed) places it among them, if it stays inside
+    /// the leaf with an id before it both times: then no count and no copy
+    /// of a first id above changes. Otherwise the leaf is left as it was,
+    /// and the answer says whether the id certainly leaves its place at
+    /// the leaf's edge ([`Shift::Away`]) or may keep it ([`Shift::Edge`]).
+    pub(super) fn move_in_leaf(&mut self, mut pos: usize, below: &impl Fn(u32) -> bool, touch: &impl Fn(u32)) -> Shift {
+        let mut node = self;
+        loop {
+            match node {
+                Node::Inner(inner) => {
+                    let mut i = 0;
+                    while pos >= inner.counts[i] {
+                        pos -= inner.counts[i];
+                        i += 1;
+                    }
+                    node = &mut inner.kids[i];
+                }
+                Node::Leaf(v) => {
+                    if pos == 0 {
+                        return Shift::Edge;
+                    }
+                    let id = v.remove(pos);
+                    // Its ends first (two reads, asked for together): a new
+                    // score far off, ZADD's usual case, needs no search.
+                    let last = v.len() - 1;
+                    touch(v[0]);
+                    touch(v[last]);
+                    let j = if !below(v[0]) {
+                        0
+                    } else if below(v[last]) {
+                        v.len()
+                    } else {
+                        partition_ahead(v, below, touch)
+                    };
+                    // After every other id of the leaf: in place if it was
+                    // last and the next leaf starts after it, which only
+                    // the caller can tell.
+                    let shift = match j {
+                        0 => Shift::Away,
+                        j if j == v.len() && j == pos => Shift::Edge,
+                        j if j == v.len() => Shift::Away,
+                        _ => Shift::Moved,
+                    };
+                    v.insert(if shift == Shift::Moved { j } else { pos }, id);
+                    return shift;
+                }
             }
         }
     }
@@ -285,6 +355,18 @@ impl Node {
             }
         }
     }
+}
+
+/// What [`Node::move_in_leaf`] did.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Shift {
+    /// Moved (or kept) inside its leaf, the leaf's first id the same.
+    Moved,
+    /// Not moved: its place is before its leaf's first id, or after its
+    /// last when it was not last: it moves out of the leaf or to its edge.
+    Away,
+    /// Not moved: it is its leaf's first id, or its last and may stay so.
+    Edge,
 }
 
 /// `v.partition_point(below)`, a binary search whose probes each read a
@@ -401,6 +483,14 @@ impl Tree {
             return 0;
         }
         self.root.partition(&below, &by_score, &touch)
+    }
+
+    /// [`Node::position`] from the root.
+    pub(super) fn position(&self, id: u32, below: impl Fn(u32) -> bool, by_score: impl Fn(f64) -> Option<bool>, touch: impl Fn(u32)) -> usize {
+        if self.len == 0 {
+            return 0;
+        }
+        self.root.position(id, &below, &by_score, &touch)
     }
 
     /// Heap bytes of the nodes (each allocated at its full width).
