@@ -23,7 +23,8 @@
 //! element count and first id, so rank, select and the bounds of a score
 //! or lex range cost O(log n), a range O(log n + m). The member bytes live
 //! once, in the slab: up to 22 bytes in the 32-byte slot itself, beside
-//! the score, longer ones in their own allocation. The member → id index is a hashbrown table of 4-byte
+//! the score, longer ones in their own allocation. The member → id index
+//! is a hashbrown table of 4-byte
 //! ids (hashed with the hashes' seeded field hasher) that looks the bytes
 //! up in the slab. Slab ids are stable for a member's life, which gives
 //! ZSCAN its guarantee (a member present for the whole scan is returned).
@@ -274,6 +275,15 @@ impl Slab {
         &self.chunks[id / CHUNK][id % CHUNK]
     }
 
+    /// Whether slot `id`'s element comes before (`score`, `m`) in the
+    /// order: the tree's searches' test.
+    fn before<'a>(&'a self, score: f64, m: &'a [u8]) -> impl Fn(u32) -> bool + 'a {
+        move |id| {
+            let s = self.get(id);
+            key_cmp(s.score, &s.member, score, m) == Ordering::Less
+        }
+    }
+
     /// Asks for slot `id`'s line without reading it.
     #[inline]
     fn touch(&self, id: u32) {
@@ -308,7 +318,7 @@ impl Slab {
             self.get_mut(id),
             Slot {
                 score: f64::NAN,
-                member: Member::Inline { len: 0, bytes: [0; INLINE] },
+                member: Member::new(b""),
             },
         );
         self.member_heap -= s.member.heap();
@@ -367,10 +377,7 @@ impl Big {
     /// `id`: its slab id when the set holds it, so that its leaf is
     /// scanned for the id rather than searched by key.
     fn pos_of(&self, score: f64, m: &[u8], id: Option<u32>) -> usize {
-        let below = |o| {
-            let (s, mm) = self.key_of(o);
-            key_cmp(s, mm, score, m) == Ordering::Less
-        };
+        let below = self.slab.before(score, m);
         let by_score = |s| {
             if s < score {
                 Some(true)
@@ -427,14 +434,7 @@ impl Big {
         // A new score that keeps the element in its leaf (ZINCRBY's small
         // steps, mostly) moves its id inside that leaf alone.
         let slab = &self.slab;
-        let shift = self.order.root.move_in_leaf(
-            pos,
-            &|o| {
-                let s = slab.get(o);
-                key_cmp(s.score, &s.member, score, m) == Ordering::Less
-            },
-            &|o| slab.touch(o),
-        );
+        let shift = self.order.root.move_in_leaf(pos, &slab.before(score, m), &|o| slab.touch(o));
         match shift {
             Shift::Moved => {
                 self.slab.get_mut(id).score = score;

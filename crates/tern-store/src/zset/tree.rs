@@ -31,6 +31,18 @@ pub(super) struct Inner {
 }
 
 impl Inner {
+    /// The kid holding position `pos` (below `self`'s count) and the
+    /// position within it.
+    #[inline]
+    pub(super) fn kid_at(&self, mut pos: usize) -> (usize, usize) {
+        let mut i = 0;
+        while pos >= self.counts[i] {
+            pos -= self.counts[i];
+            i += 1;
+        }
+        (i, pos)
+    }
+
     /// Takes kid `i`'s first id (and its score) after a change below it.
     #[inline]
     pub(super) fn set_first(&mut self, i: usize, score_of: &impl ScoreOf) {
@@ -63,13 +75,9 @@ impl Node {
 
     /// The element at `pos` now has `score` (changed in place, its
     /// position kept): the copies of it where it is a kid's first follow.
-    pub(super) fn rescore(&mut self, mut pos: usize, score: f64) {
+    pub(super) fn rescore(&mut self, pos: usize, score: f64) {
         if let Node::Inner(inner) = self {
-            let mut i = 0;
-            while pos >= inner.counts[i] {
-                pos -= inner.counts[i];
-                i += 1;
-            }
+            let (i, pos) = inner.kid_at(pos);
             if pos == 0 {
                 inner.firsts[i].1 = score;
             }
@@ -162,12 +170,7 @@ impl Node {
         match self {
             Node::Leaf(v) => v.remove(pos),
             Node::Inner(inner) => {
-                let mut i = 0;
-                let mut p = pos;
-                while p >= inner.counts[i] {
-                    p -= inner.counts[i];
-                    i += 1;
-                }
+                let (i, p) = inner.kid_at(pos);
                 let id = inner.kids[i].remove_at(p, nodes, score_of);
                 inner.counts[i] -= 1;
                 if inner.counts[i] == 0 {
@@ -221,7 +224,9 @@ impl Node {
     /// holds on exactly the ids before it: the descent of
     /// [`Self::partition`], then a scan of the leaf's ids for `id` (its
     /// consecutive lines, where a binary search would read a slab entry
-    /// elsewhere per probe).
+    /// elsewhere per probe). The first id of a leaf is reached from the
+    /// leaf before it (all of which comes before it): the scan misses
+    /// there, and the search gives the count.
     pub(super) fn position(&self, id: u32, below: &impl Fn(u32) -> bool, by_score: &impl Fn(f64) -> Option<bool>, touch: &impl Fn(u32)) -> usize {
         self.descend(below, by_score, &|v| {
             v.iter().position(|&x| x == id).unwrap_or_else(|| partition_ahead(v, below, touch))
@@ -256,11 +261,8 @@ impl Node {
         loop {
             match node {
                 Node::Inner(inner) => {
-                    let mut i = 0;
-                    while pos >= inner.counts[i] {
-                        pos -= inner.counts[i];
-                        i += 1;
-                    }
+                    let (i, p) = inner.kid_at(pos);
+                    pos = p;
                     node = &mut inner.kids[i];
                 }
                 Node::Leaf(v) => {
@@ -296,15 +298,11 @@ impl Node {
         }
     }
 
-    pub(super) fn get(&self, mut pos: usize) -> u32 {
+    pub(super) fn get(&self, pos: usize) -> u32 {
         match self {
             Node::Leaf(v) => v[pos],
             Node::Inner(inner) => {
-                let mut i = 0;
-                while pos >= inner.counts[i] {
-                    pos -= inner.counts[i];
-                    i += 1;
-                }
+                let (i, pos) = inner.kid_at(pos);
                 inner.kids[i].get(pos)
             }
         }
