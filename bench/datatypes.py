@@ -271,7 +271,7 @@ def main():
         workloads = {n: workloads[n] for n in a.workloads.split(",")}
     if a.pipeline:
         workloads = {f"{n}@p{a.pipeline}": dict(w, pipeline=a.pipeline) for n, w in workloads.items()}
-    servers = [s for s in a.servers.split(",") if Path(SERVERS[s][0]).exists()]
+    servers = [s for s in a.servers.split(",") if s and Path(SERVERS[s][0]).exists()]
     servers += ["tern " + v for v in a.tern_variant] + ["tern-" + v.split("=", 1)[0] for v in a.tern_bin]
     rows = {}
     for rep in range(a.repeats):
@@ -292,7 +292,8 @@ def main():
         med = {s: (statistics.median(x[0] for x in rows[(n, s)]), statistics.median(x[1] for x in rows[(n, s)]))
                for s in servers}
         cells = " | ".join(f"{med[s][0]:,.0f} | {med[s][1]:.2f}" for s in servers)
-        others = [s for s in servers if not s.startswith("tern")]
+        # Against the Redis servers; with none run, against the other builds.
+        others = [s for s in servers if not s.startswith("tern")] or [s for s in servers if s != tern]
         fastest = max(med[s][0] for s in others)
         cheapest = min(med[s][1] for s in others)
         print(f"| {n} | {cells} | {med[tern][0] / fastest:.2f} | {med[tern][1] / cheapest:.2f} |")

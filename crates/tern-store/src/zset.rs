@@ -735,13 +735,24 @@ impl ZSet {
 
     /// Calls `f(member, score)` for the members at positions
     /// `start..end` of the order, from the end if `rev`.
-    pub fn for_range<'a>(
-        &'a self,
-        start: usize,
-        end: usize,
-        rev: bool,
-        mut f: impl FnMut(&'a [u8], f64),
-    ) {
+    pub fn for_range<'a>(&'a self, start: usize, end: usize, rev: bool, mut f: impl FnMut(&'a [u8], f64)) {
+        self.walk(start, end, rev, |m, s| {
+            f(m, s);
+            true
+        });
+    }
+
+    /// Calls `f(member, score)` for the members whose score is within
+    /// `min..max`, in order, until it returns false: one search for the
+    /// start, then a walk that stops at the first score past `max` (where
+    /// [`Self::score_range`] searches for the end as well).
+    pub fn for_scores<'a>(&'a self, min: ScoreBound, max: ScoreBound, mut f: impl FnMut(&'a [u8], f64) -> bool) {
+        let past = |s: f64| if max.exclusive { s >= max.value } else { s > max.value };
+        self.walk(self.score_start(min), self.len(), false, |m, s| !past(s) && f(m, s));
+    }
+
+    /// [`Self::for_range`] until `f` returns false.
+    fn walk<'a>(&'a self, start: usize, end: usize, rev: bool, mut f: impl FnMut(&'a [u8], f64) -> bool) {
         let end = end.min(self.len());
         if start >= end {
             return;
@@ -750,18 +761,31 @@ impl ZSet {
             Repr::Pack(p) => {
                 if rev {
                     let all: Vec<PEntry<'_>> = p.iter().take(end).skip(start).collect();
-                    all.iter().rev().for_each(|e| f(e.member, e.score));
+                    for e in all.iter().rev() {
+                        if !f(e.member, e.score) {
+                            return;
+                        }
+                    }
                 } else {
-                    p.iter()
-                        .take(end)
-                        .skip(start)
-                        .for_each(|e| f(e.member, e.score));
+                    for e in p.iter().take(end).skip(start) {
+                        if !f(e.member, e.score) {
+                            return;
+                        }
+                    }
                 }
             }
-            Repr::Tree(b) => b.order.root.for_range(start, end, rev, &mut |id| {
-                let s = b.slab.get(id);
-                f(&s.member, s.score)
-            }),
+            Repr::Tree(b) => {
+                b.order.root.for_range(
+                    start,
+                    end,
+                    rev,
+                    &mut |id| {
+                        let s = b.slab.get(id);
+                        f(&s.member, s.score)
+                    },
+                    &|id| b.slab.touch(id),
+                );
+            }
         }
     }
 
@@ -1174,7 +1198,15 @@ mod tests {
             let mut got = Vec::new();
             z.for_range(a, b, rev, |m, _| got.push(m.to_vec()));
             if rev { got.reverse(); }
-            prop_assert_eq!(got, exp);
+            prop_assert_eq!(&got, &exp);
+            // The same members by a walk from the start that stops past
+            // the end, and one its callback stops after `me` of them.
+            let mut walked = Vec::new();
+            z.for_scores(lo, hi, |m, _| { walked.push(m.to_vec()); true });
+            prop_assert_eq!(&walked, &exp);
+            let mut first = Vec::new();
+            z.for_scores(lo, hi, |m, _| { first.push(m.to_vec()); first.len() < me.max(1) });
+            prop_assert_eq!(&first[..], &exp[..exp.len().min(me.max(1))]);
             // Lex range, over members all of one score.
             let mut same = ZSet::new_for(1, 1, l);
             for m in model.keys() { same.insert(m, 1.0, l); }

@@ -180,13 +180,21 @@ fn lat_distance(lat1: f64, lat2: f64) -> f64 {
 
 /// The haversine distance in metres (Redis's `geohashGetDistance`).
 fn distance(lon1: f64, lat1: f64, lon2: f64, lat2: f64) -> f64 {
+    haversine(lon1, lat1, lon2, lat2, f64::cos, f64::cos)
+}
+
+/// [`distance`], with each latitude's cosine from `cos1` and `cos2`
+/// (given the latitude in radians): a search passes the cosine of its
+/// centre's latitude, worked out once, and gets the same bits as
+/// `cos` would give each time.
+fn haversine(lon1: f64, lat1: f64, lon2: f64, lat2: f64, cos1: impl FnOnce(f64) -> f64, cos2: impl FnOnce(f64) -> f64) -> f64 {
     let v = ((rad(lon2) - rad(lon1)) / 2.0).sin();
     if v == 0.0 {
         return lat_distance(lat1, lat2);
     }
     let (lat1r, lat2r) = (rad(lat1), rad(lat2));
     let u = ((lat2r - lat1r) / 2.0).sin();
-    let a = u * u + lat1r.cos() * lat2r.cos() * v * v;
+    let a = u * u + cos1(lat1r) * cos2(lat2r) * v * v;
     2.0 * EARTH_RADIUS_M * a.sqrt().asin()
 }
 
@@ -404,6 +412,8 @@ struct Shape {
     lat: f64,
     by: By,
     to_m: f64,
+    /// The cosine of `lat` in radians, for the distances from the centre.
+    cos_lat: f64,
 }
 
 /// Half the Mercator projection's width in metres: the radius at which
@@ -497,21 +507,32 @@ impl Shape {
     /// and the point, if it is inside the shape (Redis's
     /// `geoWithinShape`). A box is checked along the meridian, then
     /// along the point's parallel.
+    ///
+    /// A point farther from the centre along the meridian than the radius
+    /// (with a margin far wider than the rounding of either figure) is
+    /// outside without the haversine's sines and arcsine: the great-circle
+    /// distance is never shorter.
     fn contains(&self, score: f64) -> Option<(f64, f64, f64)> {
         let (lon, lat) = decode(score);
+        let centre = |_| self.cos_lat;
         match self.by {
             By::Radius(r) => {
-                let d = distance(self.lon, self.lat, lon, lat);
-                (d <= r * self.to_m).then_some((d, lon, lat))
+                let r = r * self.to_m;
+                if lat_distance(self.lat, lat) > r * (1.0 + 1e-9) {
+                    return None;
+                }
+                let d = haversine(self.lon, self.lat, lon, lat, centre, f64::cos);
+                (d <= r).then_some((d, lon, lat))
             }
             By::Box(w, h) => {
                 if lat_distance(lat, self.lat) > h * self.to_m / 2.0 {
                     return None;
                 }
-                if distance(lon, lat, self.lon, lat) > w * self.to_m / 2.0 {
+                let cos = rad(lat).cos();
+                if haversine(lon, lat, self.lon, lat, |_| cos, |_| cos) > w * self.to_m / 2.0 {
                     return None;
                 }
-                Some((distance(self.lon, self.lat, lon, lat), lon, lat))
+                Some((haversine(self.lon, self.lat, lon, lat, centre, |_| cos), lon, lat))
             }
         }
     }
@@ -544,23 +565,12 @@ fn points_within<'a>(z: &'a ZSet, shape: &Shape, limit: usize) -> Vec<Point<'a>>
             break;
         }
         let (min, max) = cell.scores();
-        let (a, b) = z.score_range(ScoreBound { value: min, exclusive: false }, ScoreBound { value: max, exclusive: true });
-        // In chunks when limited, so that the scan stops near the limit
-        // (a range walk cannot be left half-way).
-        let chunk = if limit > 0 { 64 } else { b - a };
-        let mut at = a;
-        while at < b && !full(&out) {
-            let end = (at + chunk).min(b);
-            z.for_range(at, end, false, |member, score| {
-                if full(&out) {
-                    return;
-                }
-                if let Some((dist, lon, lat)) = shape.contains(score) {
-                    out.push(Point { member, score, dist, lon, lat });
-                }
-            });
-            at = end;
-        }
+        z.for_scores(ScoreBound { value: min, exclusive: false }, ScoreBound { value: max, exclusive: true }, |member, score| {
+            if let Some((dist, lon, lat)) = shape.contains(score) {
+                out.push(Point { member, score, dist, lon, lat });
+            }
+            !full(&out)
+        });
         last = Some(cell);
     }
     out
@@ -858,7 +868,7 @@ fn parse(args: Args<'_>, kind: Kind, z: Option<&ZSet>) -> Result<Query, GeoError
         return Err(err(errors::GEO_ANY_NEEDS_COUNT));
     }
     if let (Some((lon, lat)), Some((by, to_m))) = (center, by) {
-        q.shape = Some(Shape { lon, lat, by, to_m });
+        q.shape = Some(Shape { lon, lat, by, to_m, cos_lat: rad(lat).cos() });
     }
     Ok(q)
 }

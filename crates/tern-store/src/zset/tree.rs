@@ -308,15 +308,26 @@ impl Node {
         }
     }
 
-    /// Calls `f` on the ids at positions `start..end`, backwards if `rev`.
-    pub(super) fn for_range(&self, start: usize, end: usize, rev: bool, f: &mut impl FnMut(u32)) {
+    /// Calls `f` on the ids at positions `start..end`, backwards if `rev`,
+    /// until it returns false (then false). Inside a leaf the id
+    /// [`READ_AHEAD`] places further on is asked for (`touch`) as each is
+    /// visited, so that the walk's slab reads overlap.
+    pub(super) fn for_range(&self, start: usize, end: usize, rev: bool, f: &mut impl FnMut(u32) -> bool, touch: &impl Fn(u32)) -> bool {
         match self {
             Node::Leaf(v) => {
-                if rev {
-                    v[start..end].iter().rev().for_each(|&id| f(id));
-                } else {
-                    v[start..end].iter().for_each(|&id| f(id));
+                let ids = &v[start..end];
+                let n = ids.len();
+                let at = |i: usize| if rev { ids[n - 1 - i] } else { ids[i] };
+                (0..n.min(READ_AHEAD)).for_each(|i| touch(at(i)));
+                for i in 0..n {
+                    if i + READ_AHEAD < n {
+                        touch(at(i + READ_AHEAD));
+                    }
+                    if !f(at(i)) {
+                        return false;
+                    }
                 }
+                true
             }
             Node::Inner(inner) => {
                 // The kids the range overlaps are consecutive: from the one
@@ -337,7 +348,9 @@ impl Node {
                     let mut off = last_off;
                     for k in (first..=last).rev() {
                         let (a, b) = span(k, off);
-                        inner.kids[k].for_range(a, b, rev, f);
+                        if !inner.kids[k].for_range(a, b, rev, f, touch) {
+                            return false;
+                        }
                         if k > first {
                             off -= inner.counts[k - 1];
                         }
@@ -346,14 +359,21 @@ impl Node {
                     let mut off = off;
                     for k in first..=last {
                         let (a, b) = span(k, off);
-                        inner.kids[k].for_range(a, b, rev, f);
+                        if !inner.kids[k].for_range(a, b, rev, f, touch) {
+                            return false;
+                        }
                         off += inner.counts[k];
                     }
                 }
+                true
             }
         }
     }
 }
+
+/// How far ahead of a range walk its slab entries are asked for: enough
+/// lines in flight to hide a miss behind the work on the ones before.
+const READ_AHEAD: usize = 8;
 
 /// What [`Node::move_in_leaf`] did.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
