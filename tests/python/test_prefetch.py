@@ -96,3 +96,72 @@ def test_mget_of_many_keys_in_order(sized):
     assert c.exists(*keys) == sum(1 for i in range(2000) if i % 3)
     assert c.delete(*keys, *keys) == sum(1 for i in range(2000) if i % 3)
     c.close()
+
+
+def test_pipelined_sorted_set_lookups_match_a_model(sized):
+    """Pipelines of the commands that look up one member (each asks for
+    the next ones' lines when they are in the same large sorted set), over
+    two large sets, a small one, a string and absent keys, with members
+    present and absent: every reply is the model's."""
+    c = sized.client()
+    c.flushall()
+    rng = random.Random(17)
+    sets = {"za": {}, "zb": {}, "zs": {}}
+    for name, n in (("za", 600), ("zb", 300), ("zs", 20)):
+        for i in range(n):
+            sets[name][f"m{i}"] = float(rng.randint(0, 400))
+        c.zadd(name, sets[name])
+    c.set("str", "v")
+
+    def rank(z, m):
+        order = sorted(z.items(), key=lambda kv: (kv[1], kv[0].encode()))
+        return [k for k, _ in order].index(m)
+
+    for _ in range(30):
+        pipe = c.pipeline(transaction=False)
+        expected = []
+        for _ in range(rng.randint(1, 40)):
+            key = rng.choice(["za", "za", "za", "zb", "zs", "str", "nokey"])
+            m = f"m{rng.randint(0, 700)}"
+            cmd = rng.choice(["ZSCORE", "ZRANK", "ZREVRANK", "ZINCRBY", "ZADD", "ZREM"])
+            z = sets.get(key)
+            if key == "str":
+                want = "WRONGTYPE"
+            elif cmd == "ZSCORE":
+                want = z[m] if z is not None and m in z else None
+            elif cmd in ("ZRANK", "ZREVRANK"):
+                if z is None or m not in z:
+                    want = None
+                else:
+                    want = rank(z, m) if cmd == "ZRANK" else len(z) - 1 - rank(z, m)
+            elif cmd == "ZINCRBY":
+                z = sets.setdefault(key, {})
+                z[m] = z.get(m, 0.0) + 2.0
+                want = z[m]
+            elif cmd == "ZADD":
+                z = sets.setdefault(key, {})
+                want = int(m not in z)
+                z[m] = float(rng.randint(0, 400))
+            else:
+                want = int(z is not None and z.pop(m, None) is not None)
+            if cmd == "ZINCRBY":
+                args = [key, "2", m]
+            elif cmd == "ZADD":
+                args = [key, repr(sets[key][m]) if key != "str" else "1", m]
+            else:
+                args = [key, m]
+            pipe.execute_command(cmd, *args)
+            expected.append(want)
+        got = pipe.execute(raise_on_error=False)
+        assert len(got) == len(expected)
+        for want, have in zip(expected, got):
+            if want == "WRONGTYPE":
+                assert isinstance(have, redis.ResponseError) and str(have).startswith("WRONGTYPE")
+            elif isinstance(want, float):
+                assert float(have) == want
+            else:
+                assert have == want
+    for name in ("za", "zb", "zs"):
+        assert c.zrange(name, 0, -1, withscores=True) == sorted(((k, v) for k, v in sets[name].items()),
+                                                                 key=lambda kv: (kv[1], kv[0].encode()))
+    c.close()

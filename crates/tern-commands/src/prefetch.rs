@@ -58,7 +58,7 @@ use tern_store::{Loc, Reach};
 
 use crate::client::Client;
 use crate::cmd::table::{flags, Cmd, CommandTable, LastName};
-use crate::cmd::Planned;
+use crate::cmd::{MembersAhead, Planned};
 use crate::server::Server;
 
 /// Most keys located ahead for one read's batch; a command whose keys
@@ -77,6 +77,8 @@ struct Ahead {
     cmd: Option<usize>,
     /// Its keys' locations in [`Plan::locs`], when located ahead.
     locs: Option<(u32, u32, Planned)>,
+    /// The member it looks up in its first key (see [`MembersAhead`]).
+    member: Option<(u64, u64)>,
 }
 
 /// The commands of one read parsed ahead, with their keys located and
@@ -104,6 +106,8 @@ pub struct Next<'p> {
     pub len: usize,
     pub cmd: Option<usize>,
     pub planned: Option<(Planned, &'p [Loc])>,
+    /// The members the two planned commands after it look up.
+    pub ahead: MembersAhead,
 }
 
 impl Plan {
@@ -144,7 +148,7 @@ impl Plan {
             self.ranges.extend_from_slice(frame.ranges());
             let args = frame.args(rest);
             let cmd = resolve(&mut self.last_name, commands, args);
-            let mut ahead = Ahead { len: n, args: (r0 as u32, self.ranges.len() as u32), cmd: cmd.map(|c| c.id), locs: None };
+            let mut ahead = Ahead { len: n, args: (r0 as u32, self.ranges.len() as u32), cmd: cmd.map(|c| c.id), locs: None, member: None };
             if locate {
                 if let Some(cmd) = cmd {
                     let name = cmd.spec.name;
@@ -175,6 +179,7 @@ impl Plan {
                     if fits && !walk.invalid() && self.locs.len() > l0 {
                         let planned = Planned { cmd: cmd.id, db, argc: args.len() };
                         ahead.locs = Some((l0 as u32, self.locs.len() as u32, planned));
+                        ahead.member = member_of(cmd, args).map(|m| (self.locs[l0].hash, tern_store::zset_member_hash(m)));
                     } else {
                         self.locs.truncate(l0);
                         self.hinted.truncate(h0);
@@ -228,11 +233,13 @@ impl Plan {
     pub fn next_cmd(&mut self) -> Option<Next<'_>> {
         let a = *self.cmds.get(self.next)?;
         self.next += 1;
+        let member = |i: usize| self.cmds.get(i).and_then(|a| a.member);
         Some(Next {
             ranges: &self.ranges[a.args.0 as usize..a.args.1 as usize],
             len: a.len,
             cmd: a.cmd,
             planned: a.locs.map(|(l0, l1, p)| (p, &self.locs[l0 as usize..l1 as usize])),
+            ahead: MembersAhead { near: member(self.next), far: member(self.next + 1) },
         })
     }
 
@@ -326,6 +333,14 @@ fn worth_looking_ahead(buf: &[u8]) -> bool {
         }
         _ => true,
     }
+}
+
+/// The member argument a command looks up in its first key
+/// ([`crate::cmd::table::CommandSpec::member`]), if it has one.
+fn member_of<'a>(cmd: &Cmd, args: tern_resp::Args<'a>) -> Option<&'a [u8]> {
+    let at = cmd.spec.member?;
+    let i = if at < 0 { args.len().checked_sub(at.unsigned_abs() as usize)? } else { at as usize };
+    (i >= 2 && i < args.len()).then(|| args.get(i))
 }
 
 /// The command (or subcommand) a request will run, if it has one; the

@@ -278,7 +278,7 @@ pub(crate) fn run_request(c: Ctx<'_, '_>, frame: &mut Frame, client: &mut Client
         c.plan.fill(c.srv, c.commands, frame, buf, c.limits, client, c.batch);
     }
     let (step, ahead) = match c.plan.next_cmd() {
-        Some(p) => (Ok(Some((Args::from_parts(buf, p.ranges), p.len))), Some((p.cmd, p.planned))),
+        Some(p) => (Ok(Some((Args::from_parts(buf, p.ranges), p.len))), Some((p.cmd, p.planned, p.ahead))),
         None => (frame.parse(buf, c.limits).map(|r| r.map(|n| (frame.args(buf), n))), None),
     };
     match step {
@@ -292,8 +292,8 @@ pub(crate) fn run_request(c: Ctx<'_, '_>, frame: &mut Frame, client: &mut Client
                     out.clear();
                     return Step::Http;
                 }
-                if let Some((id, planned)) = ahead {
-                    c.scratch.plan_next(id, planned);
+                if let Some((id, planned, members)) = ahead {
+                    c.scratch.plan_next(id, planned, members);
                 }
                 c.scratch.req_len = len;
                 let after = cmd::dispatch(
@@ -302,6 +302,7 @@ pub(crate) fn run_request(c: Ctx<'_, '_>, frame: &mut Frame, client: &mut Client
                 );
                 c.scratch.pre = None;
                 c.scratch.pre_cmd = None;
+                c.scratch.pre_ahead = Default::default();
                 if after == After::Postpone {
                     c.plan.abandon(frame);
                     return Step::Postponed;

@@ -5,7 +5,7 @@
 //!  ZSet ─ repr: Pack   one Vec<u8> of entries in (score, member) order:
 //!                      [varint mlen*2|is_float] [score: zigzag varint | f64 LE] [member]
 //!           or Tree    Big ─ slab    id → (score, member)   members stored once, in chunks
-//!                          ├─ index  hashbrown table of ids, hashed by member (member → id)
+//!                          ├─ index  groups of 12 ids in a cache line each, by member hash (member → id)
 //!                          └─ order  counted B+tree of ids in (score, member) order
 //! ```
 //!
@@ -24,9 +24,9 @@
 //! or lex range cost O(log n), a range O(log n + m). The member bytes live
 //! once, in the slab: up to 22 bytes in the 32-byte slot itself, beside
 //! the score, longer ones in their own allocation. The member → id index
-//! is a hashbrown table of 4-byte
-//! ids (hashed with the hashes' seeded field hasher) that looks the bytes
-//! up in the slab. Slab ids are stable for a member's life, which gives
+//! (`index`) files 4-byte ids by the member's hash (the hashes' seeded
+//! field hasher), twelve to a cache line with a tag byte each, and looks
+//! the bytes up in the slab. Slab ids are stable for a member's life, which gives
 //! ZSCAN its guarantee (a member present for the whole scan is returned).
 //!
 //! Conversions follow Redis's `t_zset.c`: a new sorted set is compact when
@@ -41,8 +41,6 @@
 
 use std::cmp::Ordering;
 use std::hash::BuildHasher;
-
-use hashbrown::HashTable;
 
 use crate::hash::{get_varint, put_varint, same_bytes};
 
@@ -335,8 +333,10 @@ impl Slab {
     }
 }
 
+mod index;
 mod tree;
 
+use index::Index;
 use tree::{Shift, Tree};
 
 
@@ -345,27 +345,27 @@ use tree::{Shift, Tree};
 #[derive(Clone, Debug, Default)]
 struct Big {
     slab: Slab,
-    index: HashTable<u32>,
+    index: Index,
     order: Tree,
 }
 
-fn member_hash(m: &[u8]) -> u64 {
+/// The hash a large sorted set files `m` under: what a pipeline's planner
+/// computes ahead for [`ZSet::prefetch_member`].
+pub fn member_hash(m: &[u8]) -> u64 {
     crate::hash::field_hasher().hash_one(m)
 }
 
 impl Big {
     fn with_capacity(n: usize) -> Self {
         Big {
-            index: HashTable::with_capacity(n.min(1 << 20)),
+            index: Index::with_capacity(n.min(1 << 20)),
             ..Big::default()
         }
     }
 
     fn find(&self, m: &[u8]) -> Option<u32> {
         let slab = &self.slab;
-        self.index
-            .find(member_hash(m), |&id| &*slab.get(id).member == m)
-            .copied()
+        self.index.find(member_hash(m), |id| &*slab.get(id).member == m)
     }
 
     fn key_of(&self, id: u32) -> (f64, &[u8]) {
@@ -406,20 +406,13 @@ impl Big {
     fn add(&mut self, m: &[u8], score: f64) -> u32 {
         let id = self.slab.alloc(score, m);
         let slab = &self.slab;
-        self.index
-            .insert_unique(member_hash(m), id, |&i| member_hash(&slab.get(i).member));
+        self.index.insert(member_hash(m), id, |i| member_hash(&slab.get(i).member));
         id
     }
 
     fn remove(&mut self, m: &[u8]) -> Option<f64> {
         let slab = &self.slab;
-        let Ok(entry) = self
-            .index
-            .find_entry(member_hash(m), |&id| &*slab.get(id).member == m)
-        else {
-            return None;
-        };
-        let (id, _) = entry.remove();
+        let id = self.index.remove(member_hash(m), |id| &*slab.get(id).member == m)?;
         let score = self.slab.get(id).score;
         let pos = self.pos_of(score, m, Some(id));
         self.order.remove_at(pos, &|i| self.slab.get(i).score);
@@ -536,16 +529,11 @@ impl ZSet {
             Repr::Pack(p) => p.buf.capacity(),
             Repr::Tree(b) => {
                 let slot = std::mem::size_of::<Slot>();
-                let buckets = if b.index.capacity() == 0 {
-                    0
-                } else {
-                    (b.index.capacity() * 8 / 7).next_power_of_two()
-                };
                 tern_table::size_class(std::mem::size_of::<Big>())
                     + b.slab.chunks.len()
                         * (tern_table::size_class(CHUNK * slot) + std::mem::size_of::<Vec<Slot>>())
                     + b.slab.free.capacity() * 4
-                    + buckets * 5
+                    + tern_table::size_class(b.index.heap())
                     + b.slab.member_heap
                     + b.order.heap()
             }
@@ -635,6 +623,22 @@ impl ZSet {
                 Some(score)
             }
             Repr::Tree(b) => b.remove(m),
+        }
+    }
+
+    /// A hint for a lookup of the member hashed `h` ([`member_hash`]) that
+    /// a later command will make: with `near` false, its index line is
+    /// asked for; with `near` true (that line asked for by an earlier
+    /// hint), the line is read and the slab slots of the ids there that may
+    /// be the member are asked for. Nothing for a compact set.
+    #[inline]
+    pub fn prefetch_member(&self, h: u64, near: bool) {
+        if let Repr::Tree(b) = &self.repr {
+            if near {
+                b.index.touch_candidates(h, |id| b.slab.touch(id));
+            } else {
+                b.index.prefetch(h);
+            }
         }
     }
 
@@ -838,9 +842,7 @@ impl ZSet {
                     let slot = b.slab.get(id);
                     f(&slot.member, slot.score);
                     let h = member_hash(&slot.member);
-                    if let Ok(e) = b.index.find_entry(h, |&x| x == id) {
-                        e.remove();
-                    }
+                    b.index.remove(h, |x| x == id);
                     b.slab.release(id);
                 }
             }

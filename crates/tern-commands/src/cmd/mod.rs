@@ -242,6 +242,9 @@ pub struct Ctx<'a, 'ks> {
     pub prefetch: usize,
     /// Bytes of the request on the wire (see [`Scratch::req_len`]).
     pub req_len: usize,
+    /// What the next commands of the pipeline look up (none unless this
+    /// command was planned with them).
+    pub ahead: MembersAhead,
 }
 
 impl<'a, 'ks> Ctx<'a, 'ks> {
@@ -369,6 +372,23 @@ pub struct Scratch {
     /// Bytes of the request being run as it came over the wire (COMMANDLOG
     /// large-request); for the commands EXEC runs, EXEC's, as in Valkey.
     pub req_len: usize,
+    /// What the commands planned after the next one look up (with
+    /// [`Scratch::pre`]).
+    pub pre_ahead: MembersAhead,
+}
+
+/// The members that the two planned commands after this one will look up
+/// (a pipeline's batch, see `prefetch.rs`), nearest first, each as its
+/// key's hash and the member's hash ([`tern_store::zset_member_hash`]):
+/// a command that holds the same sorted set asks for their lines while it
+/// runs (`zsets::prefetch_ahead`), the far one's index line and the near
+/// one's slab slots (its line asked for by the command before), so that
+/// each lookup finds its lines in cache. Only hints: a wrong one costs a
+/// wasted prefetch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MembersAhead {
+    pub near: Option<(u64, u64)>,
+    pub far: Option<(u64, u64)>,
 }
 
 /// Key locations the pipeline planner (`prefetch.rs`) computed ahead for
@@ -474,8 +494,9 @@ impl Scratch {
     /// Hands the next command as parsed ahead to [`dispatch`] (its table
     /// entry) and [`call`] (its keys located ahead, if any).
     #[inline]
-    pub fn plan_next(&mut self, cmd: Option<usize>, planned: Option<(Planned, &[Loc])>) {
+    pub fn plan_next(&mut self, cmd: Option<usize>, planned: Option<(Planned, &[Loc])>, ahead: MembersAhead) {
         self.pre_cmd = cmd;
+        self.pre_ahead = ahead;
         self.pre = planned.map(|(p, locs)| {
             self.pre_locs.clear();
             self.pre_locs.extend_from_slice(locs);
@@ -682,6 +703,7 @@ pub fn call<'ks>(
     let mut locs = std::mem::take(&mut scratch.locs);
     locs.clear();
     let planned = scratch.pre.take().is_some_and(|p| p.cmd == cmd.id && p.db == client.db && p.argc == args.len());
+    let ahead = if planned { std::mem::take(&mut scratch.pre_ahead) } else { MembersAhead::default() };
     if planned {
         std::mem::swap(&mut locs, &mut scratch.pre_locs);
     } else {
@@ -720,6 +742,7 @@ pub fn call<'ks>(
         worker,
         prefetch: srv.settings.prefetch_batch_max_size(),
         req_len: scratch.req_len,
+        ahead,
     };
     (cmd.spec.handler)(&mut ctx, args);
     let reply_len = ctx.reply.out.pending().saturating_sub(out_before);

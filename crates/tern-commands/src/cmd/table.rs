@@ -109,6 +109,11 @@ pub struct CommandSpec {
     /// COMMAND DOCS: a system command, not meant for applications (the
     /// `syscmd` doc flag).
     pub syscmd: bool,
+    /// The argument holding the member (or field) of its first key that
+    /// the command looks up, when it looks up one (negative: from the
+    /// end): a pipeline's planner hashes it so that the command before
+    /// asks for the member's lines ([`crate::cmd::Ahead`]).
+    pub member: Option<i8>,
 }
 
 /// A command as the table holds it.
@@ -417,6 +422,7 @@ impl CommandSpec {
             deprecated: None,
             history: &[],
             syscmd: false,
+            member: None,
         }
     }
 
@@ -435,6 +441,12 @@ impl CommandSpec {
 
     pub const fn subs(mut self, subs: &'static [CommandSpec]) -> Self {
         self.subcommands = subs;
+        self
+    }
+
+    /// The member argument (see [`CommandSpec::member`]).
+    pub const fn member(mut self, at: i8) -> Self {
+        self.member = Some(at);
         self
     }
 

@@ -24,18 +24,21 @@ use super::blocking::{self, Timeout};
 use super::hashes::is;
 use super::keyspec::{index, keynum, ks, range, ACCESS, DELETE, OW, RO, RW, UPDATE};
 use super::table::{flags::*, CommandSpec};
-use super::{Ctx, Reply};
+use super::{Ctx, MembersAhead, Reply};
 use crate::errors;
 
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("zadd", -4, WRITE | DENYOOM | FAST, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], zadd)
+        .member(-1)
         .doc("sorted-set", "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist.", "1.2.0", "O(log(N)) for each item added, where N is the number of elements in the sorted set.")
         .acl(&["write", "sortedset", "fast"])
         .history(&[("2.4.0", "Accepts multiple elements."), ("3.0.2", "Added the `XX`, `NX`, `CH` and `INCR` options."), ("6.2.0", "Added the `GT` and `LT` options.")]),
     CommandSpec::new("zincrby", 4, WRITE | DENYOOM | FAST, &[ks(RW | ACCESS | UPDATE, index(1), range(0, 1, 0))], zincrby)
+        .member(3)
         .doc("sorted-set", "Increments the score of a member in a sorted set.", "1.2.0", "O(log(N)) where N is the number of elements in the sorted set.")
         .acl(&["write", "sortedset", "fast"]),
     CommandSpec::new("zrem", -3, WRITE | FAST, &[ks(RW | DELETE, index(1), range(0, 1, 0))], zrem)
+        .member(2)
         .doc("sorted-set", "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed.", "1.2.0", "O(M*log(N)) with N being the number of elements in the sorted set and M the number of elements to be removed.")
         .acl(&["write", "sortedset", "fast"])
         .history(&[("2.4.0", "Accepts multiple elements.")]),
@@ -43,16 +46,19 @@ pub static COMMANDS: &[CommandSpec] = &[
         .doc("sorted-set", "Returns the number of members in a sorted set.", "1.2.0", "O(1)")
         .acl(&["read", "sortedset", "fast"]),
     CommandSpec::new("zscore", 3, READONLY | FAST, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], zscore)
+        .member(2)
         .doc("sorted-set", "Returns the score of a member in a sorted set.", "1.2.0", "O(1)")
         .acl(&["read", "sortedset", "fast"]),
     CommandSpec::new("zmscore", -3, READONLY | FAST, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], zmscore)
         .doc("sorted-set", "Returns the score of one or more members in a sorted set.", "6.2.0", "O(N) where N is the number of members being requested.")
         .acl(&["read", "sortedset", "fast"]),
     CommandSpec::new("zrank", -3, READONLY | FAST, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], zrank)
+        .member(2)
         .doc("sorted-set", "Returns the index of a member in a sorted set ordered by ascending scores.", "2.0.0", "O(log(N))")
         .acl(&["read", "sortedset", "fast"])
         .history(&[("7.2.0", "Added the optional `WITHSCORE` argument.")]),
     CommandSpec::new("zrevrank", -3, READONLY | FAST, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], zrevrank)
+        .member(2)
         .doc("sorted-set", "Returns the index of a member in a sorted set ordered by descending scores.", "2.0.0", "O(log(N))")
         .acl(&["read", "sortedset", "fast"])
         .history(&[("7.2.0", "Added the optional `WITHSCORE` argument.")]),
@@ -187,6 +193,24 @@ fn edit_zset<R>(
     )
 }
 
+/// Asks for the lines of the members that the next commands of the
+/// pipeline look up in this same sorted set (the one whose key hashed to
+/// `key_hash`; see [`MembersAhead`]): the far one's index line, the near
+/// one's slab slots.
+#[inline]
+fn prefetch_ahead(ahead: MembersAhead, key_hash: u64, z: &ZSet) {
+    if let Some((k, m)) = ahead.near {
+        if k == key_hash {
+            z.prefetch_member(m, true);
+        }
+    }
+    if let Some((k, m)) = ahead.far {
+        if k == key_hash {
+            z.prefetch_member(m, false);
+        }
+    }
+}
+
 /// [`read_typed`] for a sorted set.
 macro_rules! read_zset {
     ($ctx:ident, $key:expr, $missing:expr) => {
@@ -294,7 +318,9 @@ fn zadd_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, mut f: AddFlags, mut scor
     let lim = limits(ctx);
     let key = args.get(1);
     let create = (!f.xx).then(|| ZSet::new_for(elements, longest, lim));
+    let (ahead, at) = (ctx.ahead, ctx.locs[0].hash);
     let r = edit_zset(ctx, 0, key, create, |z, edit, _| {
+        prefetch_ahead(ahead, at, z);
         // An existing sorted set converts ahead for the member count only
         // (a long member converts it when it is added).
         z.prepare_write(elements, 0, lim);
@@ -381,7 +407,9 @@ fn zincrby(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 
 fn zrem(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let key = args.get(1);
+    let (ahead, at) = (ctx.ahead, ctx.locs[0].hash);
     let r = edit_zset(ctx, 0, key, None, |z, edit, _| {
+        prefetch_ahead(ahead, at, z);
         let mut gone: Vec<Box<[u8]>> = Vec::new();
         for m in args.tail(2).iter() {
             if z.remove(m).is_some() {
@@ -402,6 +430,7 @@ fn zcard(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 
 fn zscore(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let z = read_zset!(ctx, args.get(1), |r: &mut Reply<'_>| r.null());
+    prefetch_ahead(ctx.ahead, ctx.locs[0].hash, z);
     match z.score(args.get(2)) {
         Some(s) => score(&mut ctx.reply, s),
         None => ctx.reply.null(),
@@ -435,6 +464,7 @@ fn zrank_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, rev: bool) {
     }
     let missing = |r: &mut Reply<'_>| if withscore { r.null_array() } else { r.null() };
     let z = read_zset!(ctx, args.get(1), missing);
+    prefetch_ahead(ctx.ahead, ctx.locs[0].hash, z);
     let reply = &mut ctx.reply;
     match z.rank(args.get(2)) {
         None => missing(reply),
