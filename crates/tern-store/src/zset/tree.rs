@@ -240,7 +240,16 @@ impl Node {
         match self {
             Node::Leaf(v) => leaf(v),
             Node::Inner(inner) => {
-                let j = inner.firsts.partition_point(|&(id, s)| by_score(s).unwrap_or_else(|| below(id)));
+                // Counted over every copy rather than searched: the node's
+                // lines are asked for together and arrive in parallel, where
+                // a binary search waits for one line per probe. The copies
+                // below the score are a prefix; ties after them are settled
+                // by `below`.
+                let f = &inner.firsts;
+                let mut j = f.iter().map(|&(_, s)| usize::from(by_score(s) == Some(true))).sum::<usize>();
+                while j < f.len() && by_score(f[j].1).is_none() && below(f[j].0) {
+                    j += 1;
+                }
                 if j == 0 {
                     return 0;
                 }
