@@ -15,8 +15,8 @@ Families (`--family`, several allowed; the issues whose evidence they are):
   hll     PFADD of 10 elements, PFCOUNT of 3 keys, over 100K HLLs (issue 21)
   sets    SADD, SISMEMBER, SMEMBERS of 100-member sets (1,000 of them),
           SINTER of two 10K-member sets (issue 17)
-  zsets   ZADD, ZINCRBY, ZRANGE 0 99 WITHSCORES, ZRANK over one 1M-member
-          sorted set, ZRANGEBYSCORE with LIMIT (issue 17)
+  zsets   ZADD, ZINCRBY, ZRANGE 0 99 WITHSCORES, ZRANK, ZMSCORE of 100 over
+          one 1M-member sorted set, ZRANGEBYSCORE with LIMIT (issue 17)
   geo     GEOSEARCH BYRADIUS around a random member of a 1M-member geo index
           (about 30 members within 5 km), with COUNT 10 over 50 km, and
           BYBOX (issue 21)
@@ -158,6 +158,8 @@ FAMILIES = {
         "zincrby": W("ZINCRBY zbig 1 m__key__", keys=1_000_000, load=load_big_zset, extra=NUMERIC),
         "zrange-100-withscores": W("ZRANGE zbig 0 99 WITHSCORES", load=load_big_zset),
         "zrank": W("ZRANK zbig m__key__", keys=1_000_000, load=load_big_zset, extra=NUMERIC),
+        # 100 members drawn at random, a few absent (m0 and beyond 1M never are).
+        "zmscore-100": W("ZMSCORE zbig" + " m__key__" * 100, keys=1_100_000, load=load_big_zset, extra=NUMERIC),
         "zrangebyscore-limit-10": W("ZRANGEBYSCORE zbig __key__ +inf LIMIT 0 10", keys=1_000_000,
                                     load=load_big_zset, extra=NUMERIC),
     },

@@ -43,6 +43,7 @@ use std::cmp::Ordering;
 use std::hash::BuildHasher;
 
 use crate::hash::{get_varint, put_varint, same_bytes};
+use crate::stage::{ItemHint, Lookups, Reach, Stager};
 
 /// The conversion thresholds (`zset-max-listpack-entries`,
 /// `zset-max-listpack-value`).
@@ -342,6 +343,32 @@ use tree::{Shift, Tree};
 
 // ----------------------------------------------------------------- big --
 
+/// A large set's members for the staged-lookup engine: stage 1 asks for
+/// a member's index line, stage 2 reads it and asks for the slot it names.
+struct Members<'a, F> {
+    big: &'a Big,
+    members: &'a [F],
+    hashes: &'a [u64],
+}
+
+impl<F: AsRef<[u8]>> Lookups for Members<'_, F> {
+    #[inline]
+    fn bucket(&mut self, i: usize) {
+        self.big.index.prefetch(self.hashes[i]);
+    }
+    #[inline]
+    fn item(&mut self, i: usize) -> ItemHint {
+        match self.big.index.candidate(self.hashes[i]) {
+            Some(id) => ItemHint::of((self.big.slab.get(id) as *const Slot).cast()),
+            None => ItemHint::NONE,
+        }
+    }
+    #[inline]
+    fn key_len(&self, i: usize) -> usize {
+        self.members[i].as_ref().len()
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 struct Big {
     slab: Slab,
@@ -364,8 +391,12 @@ impl Big {
     }
 
     fn find(&self, m: &[u8]) -> Option<u32> {
+        self.find_hashed(m, member_hash(m))
+    }
+
+    fn find_hashed(&self, m: &[u8], h: u64) -> Option<u32> {
         let slab = &self.slab;
-        self.index.find(member_hash(m), |id| &*slab.get(id).member == m)
+        self.index.find(h, |id| &*slab.get(id).member == m)
     }
 
     fn key_of(&self, id: u32) -> (f64, &[u8]) {
@@ -635,10 +666,32 @@ impl ZSet {
     pub fn prefetch_member(&self, h: u64, near: bool) {
         if let Repr::Tree(b) = &self.repr {
             if near {
-                b.index.touch_candidates(h, |id| b.slab.touch(id));
+                if let Some(id) = b.index.candidate(h) {
+                    b.slab.touch(id);
+                }
             } else {
                 b.index.prefetch(h);
             }
+        }
+    }
+
+    /// [`Self::score`] of each of `members` into `out`; a large set walks
+    /// them `group` at a time through the prefetch stages (index lines,
+    /// then the slots they name), so that their misses overlap (ZMSCORE;
+    /// `prefetch-batch-max-size`, 0 = one at a time).
+    pub fn scores_many<F: AsRef<[u8]>>(&self, members: &[F], out: &mut Vec<Option<f64>>, group: usize) {
+        out.clear();
+        match &self.repr {
+            Repr::Tree(b) if group > 1 && members.len() > 1 => {
+                let hashes: Vec<u64> = members.iter().map(|m| member_hash(m.as_ref())).collect();
+                let mut src = Members { big: b, members, hashes: &hashes };
+                let mut st = Stager::new(group.min(crate::MAX_PREFETCH_GROUP), Reach::Entry, members.len());
+                for (i, m) in members.iter().enumerate() {
+                    st.before(&mut src, i);
+                    out.push(b.find_hashed(m.as_ref(), hashes[i]).map(|id| b.slab.get(id).score));
+                }
+            }
+            _ => out.extend(members.iter().map(|m| self.score(m.as_ref()))),
         }
     }
 
@@ -1192,6 +1245,22 @@ mod tests {
                 let r = z.rank(m);
                 prop_assert_eq!(r.map(|x| x.0), Some(i));
                 prop_assert!(r.map(|x| x.1) == Some(*s));
+            }
+            // Scores of many members (present, absent, repeated) staged in
+            // groups of every size, against one lookup each.
+            let mut asked: Vec<Vec<u8>> = model.keys().cloned().collect();
+            asked.extend([b"absent".to_vec(), b"m1".to_vec(), b"m1".to_vec()]);
+            let one: Vec<Option<f64>> = asked.iter().map(|m| z.score(m)).collect();
+            for g in [0, 1, 2, 3, 16] {
+                let mut many = Vec::new();
+                z.scores_many(&asked, &mut many, g);
+                prop_assert_eq!(many.len(), one.len());
+                for (a, b) in many.iter().zip(&one) {
+                    prop_assert!(a.map(f64::to_bits) == b.map(f64::to_bits));
+                }
+            }
+            for (m, s) in &model {
+                prop_assert!(z.score(m) == Some(*s) || (z.is_compact() && *s == 0.0));
             }
             // Score range against a filter of the sorted Vec.
             let inside = |s: f64| (if lo.exclusive { s > lo.value } else { s >= lo.value }) && (if hi.exclusive { s < hi.value } else { s <= hi.value });

@@ -47,6 +47,13 @@ impl ItemHint {
     /// No item (an empty bucket, or a shard whose lock was busy).
     pub const NONE: ItemHint = ItemHint { p: std::ptr::null(), key_at: 0 };
 
+    /// An entry a lookup outside the table reads (a sorted set's slab
+    /// slot), to be asked for like an item whose key starts at its first
+    /// byte. As any hint it is only prefetched, never dereferenced.
+    pub fn of(p: *const u8) -> ItemHint {
+        ItemHint { p, key_at: 0 }
+    }
+
     /// True for [`ItemHint::NONE`].
     pub fn is_none(self) -> bool {
         self.p.is_null()

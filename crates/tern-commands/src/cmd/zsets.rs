@@ -445,9 +445,12 @@ fn zmscore(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             r.null();
         }
     });
+    let members: Vec<&[u8]> = args.tail(2).iter().collect();
+    let mut scores = Vec::with_capacity(n);
+    z.scores_many(&members, &mut scores, ctx.prefetch);
     ctx.reply.array(n);
-    for m in args.tail(2).iter() {
-        match z.score(m) {
+    for s in scores {
+        match s {
             Some(s) => score(&mut ctx.reply, s),
             None => ctx.reply.null(),
         }

@@ -12,7 +12,7 @@
 //! apart from its entries takes three. Because the group is one line at
 //! an address the hash gives, a pipeline can ask for it ahead of the
 //! command that reads it ([`Index::prefetch`]), and once it is in cache,
-//! for the matching slots too ([`Index::touch_candidates`]).
+//! for the slot that likely matches too ([`Index::candidate`]).
 //!
 //! An id that finds its home group full goes to the next group with room,
 //! and every group it passes counts it (`passed`, as F14's overflow
@@ -118,20 +118,17 @@ impl Index {
         }
     }
 
-    /// Calls `touch` with each id of `hash`'s home group whose tag matches
-    /// (the slots a lookup will compare): after [`Self::prefetch`], so
-    /// that the group is read from cache.
+    /// The first id of `hash`'s home group whose tag matches: the slot a
+    /// lookup will most likely compare first. Read after
+    /// [`Self::prefetch`], so that the group comes from cache.
     #[inline]
-    pub(super) fn touch_candidates(&self, hash: u64, touch: impl Fn(u32)) {
+    pub(super) fn candidate(&self, hash: u64) -> Option<u32> {
         if self.groups.is_empty() {
-            return;
+            return None;
         }
         let g = &self.groups[self.home(hash)];
-        let mut m = g.matching(tag(hash));
-        while m != 0 {
-            touch(g.ids[m.trailing_zeros() as usize]);
-            m &= m - 1;
-        }
+        let m = g.matching(tag(hash));
+        (m != 0).then(|| g.ids[m.trailing_zeros() as usize])
     }
 
     /// Where the id `eq` accepts among those filed under `hash` is: its
@@ -299,11 +296,20 @@ mod tests {
             }
             for k in 0u32..400 {
                 prop_assert_eq!(ix.find(hash(k), |id| id == k + 1000), model.get(&k).copied());
-                let touched = std::cell::Cell::new(false);
-                ix.touch_candidates(hash(k), |id| if id == k + 1000 { touched.set(true) });
-                // A present id is a candidate of its home group unless it
-                // overflowed from there.
-                if touched.get() { prop_assert!(model.contains_key(&k)); }
+                // A candidate is an id with the same tag (filed from this
+                // home or passed on to it from one before), and a member
+                // filed in its home group with no other of its tag before
+                // it is the candidate.
+                if let Some(id) = ix.candidate(hash(k)) {
+                    prop_assert_eq!(tag(hash(id - 1000)), tag(hash(k)));
+                }
+                if bits == 64 && model.contains_key(&k) {
+                    let g = &ix.groups[ix.home(hash(k))];
+                    let m = g.matching(tag(hash(k)));
+                    if m.count_ones() == 1 && g.ids[m.trailing_zeros() as usize] == k + 1000 {
+                        prop_assert_eq!(ix.candidate(hash(k)), Some(k + 1000));
+                    }
+                }
             }
         }
     }
