@@ -16,6 +16,7 @@
 //! command has several things wrong with it.
 
 use rand::seq::SliceRandom;
+use smallvec::SmallVec;
 use rand::Rng;
 use tern_resp::{parse_i64, string2d, Args};
 use tern_store::{Edit, Effect, EntryExt, Shard, Value, ZSet, ZsetLimits};
@@ -306,7 +307,7 @@ fn zadd_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, mut f: AddFlags, mut scor
     if f.incr && elements > 1 {
         return ctx.reply.error(errors::ZADD_INCR_PAIR);
     }
-    let mut scores = Vec::with_capacity(elements);
+    let mut scores: SmallVec<[f64; 4]> = SmallVec::with_capacity(elements);
     let mut longest = 0;
     for j in 0..elements {
         match string2d(args.get(scoreidx + 2 * j)) {
@@ -326,7 +327,17 @@ fn zadd_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, mut f: AddFlags, mut scor
         z.prepare_write(elements, 0, lim);
         let (mut added, mut updated, mut processed) = (0i64, 0i64, 0);
         let mut last = 0.0;
+        // The record of what changed, gathered only while one is read
+        // (the AOF, a replica): no allocation per write otherwise.
+        let recording = edit.recording();
         let mut set: Vec<(f64, Box<[u8]>)> = Vec::new();
+        let mut changed = false;
+        let mut note = |s: f64, m: &[u8]| {
+            changed = true;
+            if recording {
+                set.push((s, boxed(m)));
+            }
+        };
         for (j, &s) in scores.iter().enumerate() {
             let m = args.get(scoreidx + 2 * j + 1);
             let mut s = s;
@@ -349,7 +360,7 @@ fn zadd_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, mut f: AddFlags, mut scor
                     if s != cur {
                         z.insert(m, s, lim);
                         updated += 1;
-                        set.push((s, boxed(m)));
+                        note(s, m);
                     }
                 }
                 None if f.xx => continue,
@@ -358,11 +369,11 @@ fn zadd_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, mut f: AddFlags, mut scor
                     added += 1;
                     processed += 1;
                     last = s;
-                    set.push((s, boxed(m)));
+                    note(s, m);
                 }
             }
         }
-        if !set.is_empty() {
+        if changed {
             edit.emit(|| Effect::ZAdd {
                 key: boxed(key),
                 pairs: set,
@@ -411,12 +422,16 @@ fn zrem(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let r = edit_zset(ctx, 0, key, None, |z, edit, _| {
         prefetch_ahead(ahead, at, z);
         let mut gone: Vec<Box<[u8]>> = Vec::new();
+        let mut count = 0;
         for m in args.tail(2).iter() {
             if z.remove(m).is_some() {
-                gone.push(boxed(m));
+                count += 1;
+                if edit.recording() {
+                    gone.push(boxed(m));
+                }
             }
         }
-        super::removed(edit, gone.len(), || Effect::ZRem { key: boxed(key), members: gone })
+        super::removed(edit, count, || Effect::ZRem { key: boxed(key), members: gone })
     });
     super::reply_count(ctx, r);
 }
