@@ -29,6 +29,12 @@
 //!  (memcache/ locates again when it runs them).
 //! ```
 //!
+//! A planned command that names a member of its first key
+//! (`CommandSpec::member`: ZADD, ZINCRBY, ZREM, ZSCORE, ZRANK, ZREVRANK)
+//! has the member hashed as well, and each command is handed the members
+//! of the two after it (`MembersAhead`): a sorted-set command holding the
+//! same key asks for the far one's index line and the near one's slot.
+//!
 //! A miss on a bucket or an item costs ~100 ns; issued one after another
 //! the misses of N keys add up, issued back to back they overlap. Prefetch
 //! is only a hint: results and their order are exactly those of running

@@ -660,8 +660,8 @@ impl ZSet {
     /// A hint for a lookup of the member hashed `h` ([`member_hash`]) that
     /// a later command will make: with `near` false, its index line is
     /// asked for; with `near` true (that line asked for by an earlier
-    /// hint), the line is read and the slab slots of the ids there that may
-    /// be the member are asked for. Nothing for a compact set.
+    /// hint), the line is read and the slab slot of the first id there
+    /// that may be the member is asked for. Nothing for a compact set.
     #[inline]
     pub fn prefetch_member(&self, h: u64, near: bool) {
         if let Repr::Tree(b) = &self.repr {

@@ -382,9 +382,9 @@ pub struct Scratch {
 /// key's hash and the member's hash ([`tern_store::zset_member_hash`]):
 /// a command that holds the same sorted set asks for their lines while it
 /// runs (`zsets::prefetch_ahead`), the far one's index line and the near
-/// one's slab slots (its line asked for by the command before), so that
-/// each lookup finds its lines in cache. Only hints: a wrong one costs a
-/// wasted prefetch.
+/// one's slab slot (named by its line, asked for by the command before),
+/// so that each lookup finds its lines in cache. Only hints: a wrong one
+/// costs a wasted prefetch.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MembersAhead {
     pub near: Option<(u64, u64)>,

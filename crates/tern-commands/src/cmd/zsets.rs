@@ -197,7 +197,7 @@ fn edit_zset<R>(
 /// Asks for the lines of the members that the next commands of the
 /// pipeline look up in this same sorted set (the one whose key hashed to
 /// `key_hash`; see [`MembersAhead`]): the far one's index line, the near
-/// one's slab slots.
+/// one's slab slot.
 #[inline]
 fn prefetch_ahead(ahead: MembersAhead, key_hash: u64, z: &ZSet) {
     if let Some((k, m)) = ahead.near {
