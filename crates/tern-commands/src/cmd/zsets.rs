@@ -331,9 +331,7 @@ fn zadd_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, mut f: AddFlags, mut scor
         // (the AOF, a replica): no allocation per write otherwise.
         let recording = edit.recording();
         let mut set: Vec<(f64, Box<[u8]>)> = Vec::new();
-        let mut changed = false;
         let mut note = |s: f64, m: &[u8]| {
-            changed = true;
             if recording {
                 set.push((s, boxed(m)));
             }
@@ -373,7 +371,7 @@ fn zadd_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, mut f: AddFlags, mut scor
                 }
             }
         }
-        if changed {
+        if added + updated > 0 {
             edit.emit(|| Effect::ZAdd {
                 key: boxed(key),
                 pairs: set,
