@@ -121,6 +121,75 @@ def test_encoding_and_generic_commands(r):
     assert r.delete("l", "l3") == 2
 
 
+def test_a_list_moving_into_and_out_of_its_item(r):
+    """A small list is kept in its key's item, a larger one apart; pushes,
+    pops and the other edits move it between the two (both ways, past the
+    2 KB of elements the item holds) under a TTL, a rename, COPY and
+    DUMP/RESTORE, and it reads the same as a model throughout."""
+    import random
+    rng = random.Random(5)
+    model = []
+    r.rpush("q", "seed")
+    model.append("seed")
+    r.expire("q", 1000)
+    crossings, was_big = 0, False
+    for step in range(1500):
+        op = rng.random()
+        if op < 0.35:
+            vals = [("v%d-" % step) + "x" * rng.randrange(0, 90) for _ in range(rng.randrange(1, 4))]
+            if rng.random() < 0.5:
+                r.lpush("q", *vals)
+                model[:0] = reversed(vals)
+            else:
+                r.rpush("q", *vals)
+                model.extend(vals)
+        elif op < 0.65 and len(model) > 1:
+            n = rng.randrange(1, min(len(model), 4))
+            if rng.random() < 0.5:
+                assert r.lpop("q", n) == model[:n]
+                del model[:n]
+            else:
+                assert r.rpop("q", n) == model[-n:][::-1]
+                del model[-n:]
+        elif op < 0.72 and model:
+            i = rng.randrange(len(model))
+            r.lset("q", i, "set%d" % step)
+            model[i] = "set%d" % step
+        elif op < 0.77 and model:
+            pivot = model[rng.randrange(len(model))]
+            assert r.linsert("q", "AFTER", pivot, "ins%d" % step) == len(model) + 1
+            model.insert(model.index(pivot) + 1, "ins%d" % step)
+        elif op < 0.80 and len(model) > 2:
+            r.ltrim("q", 1, -2)
+            model = model[1:-1]
+        elif op < 0.83:
+            r.rename("q", "q2")
+            r.rename("q2", "q")
+        elif op < 0.86:
+            assert r.copy("q", "qc", replace=True) is True
+            assert r.lrange("qc", 0, -1) == model
+        elif op < 0.88:
+            d = r.dump("q")
+            r.restore("qr", 0, d, replace=True)
+            assert r.lrange("qr", 0, -1) == model
+        assert r.llen("q") == len(model)
+        big = sum(len(v) + 2 for v in model) > 2048
+        crossings += big != was_big
+        was_big = big
+        if step % 7 == 0:
+            assert r.lrange("q", 0, -1) == model
+            if model:
+                i = rng.randrange(len(model))
+                assert r.lindex("q", i) == model[i]
+                assert r.lindex("q", i - len(model)) == model[i]
+            assert r.object("encoding", "q") == "listpack"
+            assert 990 <= r.ttl("q") <= 1000
+    assert r.lrange("q", 0, -1) == model
+    # Past the item's bound and back, several times.
+    assert crossings >= 4, crossings
+    assert r.type("q") == "list"
+
+
 def test_blocking_pop_served_by_another_connection(server, r):
     consumers = [server.client() for _ in range(4)]
     got = [None] * len(consumers)

@@ -47,7 +47,7 @@ use crate::aof::Mark;
 
 use crate::entry::EntryExt;
 use crate::hash::{Hash, HashLimits};
-use crate::list::{End, List, ListLimits};
+use crate::list::{End, List, ListLimits, ListMut};
 use crate::keyspace::{Keyspace, LockSet};
 use crate::set::{Set, SetLimits};
 use crate::shard::Access;
@@ -138,7 +138,7 @@ fn end_name(e: End) -> &'static [u8] {
 
 impl ListEdit {
     /// Does the edit to `l`.
-    pub fn apply_to(&self, l: &mut List, lim: ListLimits) {
+    pub fn apply_to(&self, l: &mut ListMut<'_>, lim: ListLimits) {
         match self {
             ListEdit::Push { end, elems } => l.push_many(*end, elems.iter().map(|e| &e[..]), lim),
             ListEdit::Pop { end, count } => {
@@ -508,8 +508,9 @@ impl Record {
             Effect::List { edit, .. } => {
                 let create = matches!(edit, ListEdit::Push { .. }).then(|| Value::List(List::new()));
                 shard.modify_or_create(key, h, now, Access::NoTouch, create, |e, ed| {
-                    if let Some(l) = e.list_mut() {
-                        edit.apply_to(l, list);
+                    if let Some(mut l) = e.list_mut() {
+                        edit.apply_to(&mut l, list);
+                        l.finish(ed);
                         ed.emit(|| self.effect.clone());
                     }
                 });
@@ -669,17 +670,17 @@ mod tests {
         // The edits do to a list what those commands do.
         let lim = ListLimits::default();
         let mut l = List::from_items([&b"a"[..], b"b", b"c", b"b"], lim);
-        ListEdit::Rem { count: -1, elem: b("b") }.apply_to(&mut l, lim);
-        ListEdit::Insert { after: false, pivot: b("c"), elem: b("x") }.apply_to(&mut l, lim);
-        ListEdit::Trim { left: 1, right: 1 }.apply_to(&mut l, lim);
-        ListEdit::Rotate { from: End::Right, to: End::Left }.apply_to(&mut l, lim);
+        ListEdit::Rem { count: -1, elem: b("b") }.apply_to(&mut ListMut::of(&mut l), lim);
+        ListEdit::Insert { after: false, pivot: b("c"), elem: b("x") }.apply_to(&mut ListMut::of(&mut l), lim);
+        ListEdit::Trim { left: 1, right: 1 }.apply_to(&mut ListMut::of(&mut l), lim);
+        ListEdit::Rotate { from: End::Right, to: End::Left }.apply_to(&mut ListMut::of(&mut l), lim);
         assert_eq!(l.iter().collect::<Vec<_>>(), vec![&b"x"[..], b"b"]);
         // LTRIM's own indices, from either end.
         let mut l = List::from_items([&b"a"[..], b"b", b"c", b"d"], lim);
-        ListEdit::Keep { start: 1, stop: 9 }.apply_to(&mut l, lim);
-        ListEdit::Keep { start: -3, stop: -2 }.apply_to(&mut l, lim);
+        ListEdit::Keep { start: 1, stop: 9 }.apply_to(&mut ListMut::of(&mut l), lim);
+        ListEdit::Keep { start: -3, stop: -2 }.apply_to(&mut ListMut::of(&mut l), lim);
         assert_eq!(l.iter().collect::<Vec<_>>(), vec![&b"b"[..], b"c"]);
-        ListEdit::Keep { start: 5, stop: 9 }.apply_to(&mut l, lim);
+        ListEdit::Keep { start: 5, stop: 9 }.apply_to(&mut ListMut::of(&mut l), lim);
         assert_eq!(l.len(), 0);
     }
 

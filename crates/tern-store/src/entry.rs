@@ -28,7 +28,7 @@ use std::sync::Arc;
 use tern_table::{size_class, Item};
 
 use crate::hash::Hash;
-use crate::list::List;
+use crate::list::{inline_parts, ListMut, ListRef, Packed};
 use crate::set::Set;
 use crate::value::{embeds, McStr, StrValue, Value, EMBSTR_KEY_VALUE_MAX};
 use crate::zset::ZSet;
@@ -41,7 +41,11 @@ const KIND_BYTES: u32 = 0;
 const KIND_INT: u32 = 1;
 const KIND_MC: u32 = 2;
 const KIND_BOXED: u32 = 3;
-const KIND_MASK: u32 = 0x03;
+/// A small list kept in the item (see `crate::list`'s `inline` module):
+/// the word's otherwise free bit 7, so that every test for a string kind
+/// leaves it out.
+const KIND_PACK: u32 = 0x80;
+const KIND_MASK: u32 = 0x83;
 /// The FIFO policies' bits (S3-FIFO, SIEVE; see `crate::fifo`): a 2-bit
 /// access counter (SIEVE's visited bit is "non-zero"), whether the key is
 /// in S3-FIFO's main queue, and whether it is tracked at all. A tracked
@@ -340,8 +344,42 @@ pub(crate) fn build(key: &[u8], v: NewValue<'_>, expire: Option<u64>, now: u64, 
         NewValue::Value(Value::Str(StrValue::Int(n))) => mk(KIND_INT, &n.to_le_bytes()),
         NewValue::Value(Value::Str(StrValue::Emb(b))) if fits(key, b.len()) => mk(KIND_BYTES, &b),
         NewValue::Value(Value::Str(StrValue::Mc(m))) if m.shared().is_none() && fits(key, m.len()) => mk(KIND_MC, m.buffer()),
+        NewValue::Value(Value::List(l)) => match inline_parts(&l) {
+            Some((hdr, entries)) => {
+                let want = hdr.len() + entries.len();
+                with_room(key, Meta::new(KIND_PACK, now, lfu), expire, &[&hdr, entries], want)
+            }
+            None => boxed(Value::List(l)),
+        },
         NewValue::Value(v) => boxed(v),
     }
+}
+
+/// Zeros to fill an item's room with (more than a list kept in its item
+/// can leave between its entries and its size class).
+static ROOM: [u8; 4096] = [0; 4096];
+
+/// An item of `parts` followed by zeros up to the end of the allocator
+/// size class that `want` bytes of extra need.
+fn with_room(key: &[u8], meta: Meta, expire: Option<u64>, parts: &[&[u8]], want: usize) -> Box<Entry> {
+    let base = key.len() + if expire.is_some() { 8 } else { 0 };
+    let room = Entry::tail_room(base + want) - base;
+    let have: usize = parts.iter().map(|p| p.len()).sum();
+    debug_assert!(want >= have && want - have <= ROOM.len());
+    // Under a very long key a class's room can be larger than the zeros:
+    // the list needs only `want`.
+    let pad = (room - have).min(ROOM.len());
+    let mut all: [&[u8]; 4] = [&[]; 4];
+    all[..parts.len()].copy_from_slice(parts);
+    all[parts.len()] = &ROOM[..pad];
+    Item::new_from_parts(key, meta, expire, &all[..=parts.len()])
+}
+
+/// `e`'s key, access word and deadline around `parts` with room for
+/// `want` bytes of extra: a list kept in its item, moved to another size
+/// class.
+pub(crate) fn pack_item(e: &Entry, parts: &[&[u8]], want: usize) -> Box<Entry> {
+    with_room(e.key(), **e, e.expire(), parts, want)
 }
 
 /// A key as RESTORE makes it: its access clock set from IDLETIME (an LRU
@@ -559,7 +597,7 @@ pub(crate) fn rekey(e: Box<Entry>, key: &[u8]) -> Box<Entry> {
 pub enum ValueRef<'a> {
     Str(StrRef<'a>),
     Hash(&'a Hash),
-    List(&'a List),
+    List(ListRef<'a>),
     Set(&'a Set),
     ZSet(&'a ZSet),
 }
@@ -571,7 +609,7 @@ impl ValueRef<'_> {
         match self {
             ValueRef::Str(s) => s.to_value(key_len),
             ValueRef::Hash(h) => Value::Hash((*h).clone()),
-            ValueRef::List(l) => Value::List((*l).clone()),
+            ValueRef::List(l) => Value::List(l.to_list()),
             ValueRef::Set(s) => Value::Set((*s).clone()),
             ValueRef::ZSet(z) => Value::ZSet((*z).clone()),
         }
@@ -613,10 +651,10 @@ pub trait EntryExt {
     /// heap size changed.
     fn hash_mut(&mut self) -> Option<&mut Hash>;
     /// The list, or None for another type.
-    fn list(&self) -> Option<&List>;
+    fn list(&self) -> Option<ListRef<'_>>;
     /// The list, writable (through [`crate::Shard::modify`], which
-    /// accounts its size).
-    fn list_mut(&mut self) -> Option<&mut List>;
+    /// accounts its size): end the edit with [`ListMut::finish`].
+    fn list_mut(&mut self) -> Option<ListMut<'_>>;
     /// The set, or None for another type.
     fn set(&self) -> Option<&Set>;
     /// The set, writable (through [`crate::Shard::modify`]).
@@ -650,6 +688,8 @@ pub trait EntryExt {
     fn free_effort(&self) -> usize;
     /// The earliest field deadline of a hash with field TTLs.
     fn next_field_deadline(&self) -> Option<u64>;
+    /// A container left with no element (see [`Value::is_empty_aggregate`]).
+    fn is_empty_aggregate(&self) -> bool;
 }
 
 impl EntryExt for Entry {
@@ -657,6 +697,7 @@ impl EntryExt for Entry {
     fn value(&self) -> ValueRef<'_> {
         match self.boxed() {
             Some(v) => v.as_value_ref(),
+            None if self.kind() == KIND_PACK => ValueRef::List(ListRef::Inline(Packed::new(self.extra()))),
             None => ValueRef::Str(self.inline_str()),
         }
     }
@@ -683,17 +724,20 @@ impl EntryExt for Entry {
         }
     }
 
-    fn list(&self) -> Option<&List> {
-        match self.boxed() {
-            Some(Value::List(l)) => Some(l),
+    fn list(&self) -> Option<ListRef<'_>> {
+        match self.value() {
+            ValueRef::List(l) => Some(l),
             _ => None,
         }
     }
 
-    fn list_mut(&mut self) -> Option<&mut List> {
-        match self.boxed_mut() {
-            Some(Value::List(l)) => Some(l),
-            _ => None,
+    fn list_mut(&mut self) -> Option<ListMut<'_>> {
+        if self.kind() == KIND_PACK {
+            Some(ListMut::inline(self))
+        } else if matches!(self.boxed(), Some(Value::List(_))) {
+            Some(ListMut::apart(self))
+        } else {
+            None
         }
     }
 
@@ -744,7 +788,7 @@ impl EntryExt for Entry {
         match self.value() {
             ValueRef::Str(s) => s.to_value(self.key().len()),
             ValueRef::Hash(h) => Value::Hash(h.clone()),
-            ValueRef::List(l) => Value::List(l.clone()),
+            ValueRef::List(l) => Value::List(l.to_list()),
             ValueRef::Set(s) => Value::Set(s.clone()),
             ValueRef::ZSet(z) => Value::ZSet(z.clone()),
         }
@@ -786,6 +830,13 @@ impl EntryExt for Entry {
     #[inline]
     fn next_field_deadline(&self) -> Option<u64> {
         self.boxed().and_then(Value::next_field_deadline)
+    }
+
+    fn is_empty_aggregate(&self) -> bool {
+        match self.boxed() {
+            Some(v) => v.is_empty_aggregate(),
+            None => self.kind() == KIND_PACK && Packed::new(self.extra()).is_empty(),
+        }
     }
 }
 

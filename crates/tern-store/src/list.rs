@@ -44,8 +44,11 @@
 use std::borrow::Cow;
 use std::collections::VecDeque;
 
+mod inline;
 mod pack;
 
+pub use inline::{ListMut, ListRef, Packed};
+pub(crate) use inline::inline_parts;
 use pack::{entry_len, lp_entry_size, Pack, LP_EMPTY};
 
 /// Node limits from `list-max-listpack-size` (Redis's `fill`), and
@@ -328,6 +331,22 @@ fn skip_nodes<'a>(nodes: impl Iterator<Item = &'a Pack>, mut skip: usize) -> (us
 impl List {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A compact list of `len` entries laid out as `entries` (see
+    /// [`inline`]), whose listpack weight is `lp`.
+    fn from_entries(entries: &[u8], len: u32, lp: u32) -> Self {
+        List { repr: Repr::Pack(Pack::from_entries(entries, len, lp)) }
+    }
+
+    /// A compact list's raw entries, count and listpack weight, when it
+    /// is small enough to be kept in its key's item (at most `max` bytes
+    /// of entries): see [`inline`].
+    pub(crate) fn inline_form(&self, max: usize) -> Option<(&[u8], u32, u32)> {
+        match &self.repr {
+            Repr::Pack(p) => p.entries().filter(|(b, _, _)| b.len() <= max),
+            Repr::Quick(_) => None,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -964,6 +983,101 @@ mod tests {
                 let s = m.len() / 3;
                 prop_assert!(l.iter_from(s).eq(m.iter().skip(s).map(|v| &v[..])));
                 prop_assert!(l.iter_rev_from(s).eq(m.iter().take(s + 1).rev().map(|v| &v[..])));
+            }
+        }
+
+        /// The same edits on a list under a key (kept in its item while
+        /// small, apart when not, moved between the two by the edits) and
+        /// on a plain [`List`]: the same replies, elements and encodings,
+        /// the key kept where the bounds say, its header true, its bytes
+        /// accounted, and the key gone when the list empties.
+        #[test]
+        fn under_a_key_it_behaves_as_a_plain_list(fill in prop_oneof![Just(-1i64), Just(-2), Just(3), Just(16), Just(0)],
+                                                  ops in prop::collection::vec(op(), 0..300)) {
+            use crate::entry::EntryExt;
+            use crate::shard::{tests::assert_accounted, Access, Shard};
+            use crate::value::Value;
+            let lim = ListLimits { fill, depth: 0 };
+            let mut l = List::new();
+            let mut sh = Shard::new();
+            let h = sh.hash_key(b"l");
+            for op in ops {
+                let mut keyed = |f: &mut dyn FnMut(&mut ListMut<'_>) -> usize| {
+                    sh.modify_or_create(b"l", h, 0, Access::NoTouch, Some(Value::List(List::new())), |e, ed| {
+                        let mut k = e.list_mut().expect("a list");
+                        let r = f(&mut k);
+                        k.finish(ed);
+                        ed.changed();
+                        r
+                    })
+                    .expect("created")
+                };
+                match op {
+                    Op::Push(left, e) => {
+                        let end = if left { End::Left } else { End::Right };
+                        l.push(end, &e, lim);
+                        keyed(&mut |k| { k.push(end, &e, lim); 0 });
+                    }
+                    Op::Pop(left, n) => {
+                        let end = if left { End::Left } else { End::Right };
+                        let mut want = Vec::new();
+                        let a = l.pop_with(end, n, lim, |b| want.push(b.to_vec()));
+                        let mut got = Vec::new();
+                        let b = keyed(&mut |k| k.pop_with(end, n, lim, |b| got.push(b.to_vec())));
+                        prop_assert_eq!(a, b);
+                        prop_assert_eq!(got, want);
+                    }
+                    Op::Insert(i, e) => {
+                        let i = i % (l.len() + 1);
+                        l.insert(i, &e, lim);
+                        keyed(&mut |k| { k.insert(i, &e, lim); 0 });
+                    }
+                    Op::Set(i, e) => {
+                        if !l.is_empty() {
+                            let i = i % l.len();
+                            l.set(i, &e, lim);
+                            keyed(&mut |k| { k.set(i, &e, lim); 0 });
+                        }
+                    }
+                    Op::Remove(i, n) => {
+                        let i = i % (l.len() + 1);
+                        l.remove_range(i, n, lim);
+                        keyed(&mut |k| { k.remove_range(i, n, lim); 0 });
+                    }
+                    Op::RemoveEq(e, n, tail) => {
+                        let a = l.remove_eq(&e, n, tail, lim);
+                        let b = keyed(&mut |k| k.remove_eq(&e, n, tail, lim));
+                        prop_assert_eq!(a, b);
+                    }
+                }
+                assert_accounted(&sh);
+                let Some(e) = sh.get(b"l", h, 0) else {
+                    prop_assert!(l.is_empty());
+                    continue;
+                };
+                let k = e.list().expect("a list");
+                prop_assert_eq!(k.len(), l.len());
+                prop_assert!(!k.is_empty());
+                prop_assert_eq!(k.encoding(), l.encoding());
+                prop_assert!(k.iter().eq(l.iter()));
+                prop_assert!(k.iter().rev().eq(l.iter().rev()));
+                let s = l.len() / 3;
+                prop_assert!(k.iter_from(s).eq(l.iter_from(s)));
+                prop_assert!(k.iter_rev_from(s).eq(l.iter_rev_from(s)));
+                prop_assert_eq!(k.get(s), l.get(s));
+                prop_assert!(k.node_lens().eq(l.node_lens()));
+                match k {
+                    ListRef::Inline(p) => {
+                        prop_assert!(p.check());
+                        // Room within a size class of what is held, or a
+                        // quarter of it once pops made it so.
+                        let (used, held) = p.held();
+                        prop_assert!(held <= 64 || used * 4 >= held, "{} of {}", used, held);
+                        prop_assert!(l.inline_form(inline::INLINE_MAX).is_some());
+                        prop_assert!(e.boxed().is_none());
+                    }
+                    ListRef::Apart(_) => prop_assert!(l.inline_form(inline::INLINE_BACK).is_none()),
+                }
             }
         }
     }

@@ -92,6 +92,9 @@ pub struct Edit {
     changed: bool,
     whole: bool,
     effects: Vec<Effect>,
+    /// An item to take the edited one's place (a list kept in its item
+    /// that outgrew it, or moved out of it or back; see [`crate::ListMut`]).
+    replace: Option<Box<Entry>>,
 }
 
 impl Edit {
@@ -115,6 +118,12 @@ impl Edit {
     pub fn changed(&mut self) {
         self.changed = true;
         self.whole = true;
+    }
+
+    /// `item` (the same key, TTL and access word) replaces the edited
+    /// item when the edit ends.
+    pub(crate) fn replace_item(&mut self, item: Box<Entry>) {
+        self.replace = Some(item);
     }
 }
 
@@ -621,7 +630,7 @@ impl Shard {
         f: impl FnOnce(&mut Entry, &mut Edit) -> R,
     ) -> Option<R> {
         self.expire_if_needed(key, hash, now);
-        let mut edit = Edit { recording: self.is_recording(), changed: false, whole: false, effects: Vec::new() };
+        let mut edit = Edit { recording: self.is_recording(), changed: false, whole: false, effects: Vec::new(), replace: None };
         let mut acc = acc;
         // `f` may change the value in place: what it was is taken first
         // (a key about to be created has nothing to take).
@@ -651,8 +660,17 @@ impl Shard {
         }
         let (heap0, deadline0) = (e.value_heap(), e.next_field_deadline());
         let r = f(e, &mut edit);
+        let e = match edit.replace.take() {
+            // The old item goes; the new one has its key, deadline and
+            // access word (and the table counts its size).
+            Some(item) => {
+                drop(self.table.upsert(hash, item));
+                self.table.get_mut(key, hash)?
+            }
+            None => e,
+        };
         let (heap1, deadline1) = (e.value_heap(), e.next_field_deadline());
-        let emptied = e.boxed().is_some_and(Value::is_empty_aggregate);
+        let emptied = e.is_empty_aggregate();
         let whole = (edit.whole && edit.recording).then(|| e.to_value());
         self.value_mem = (self.value_mem + heap1).saturating_sub(heap0);
         self.field_deadline_changed(hash, deadline0, deadline1);
@@ -1045,7 +1063,7 @@ impl Shard {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::value::StrValue;
     use crate::{EntryExt, NewValue};
@@ -1213,7 +1231,7 @@ mod tests {
     }
 
     /// The value bytes the shard counts match what its entries hold.
-    fn assert_accounted(sh: &Shard) {
+    pub(crate) fn assert_accounted(sh: &Shard) {
         let held: usize = sh.table.iter().map(|e| e.value_heap()).sum();
         assert_eq!(sh.value_mem, held);
         assert_eq!(sh.mem(), sh.table.mem_bytes() + held + sh.expires_overhead());
@@ -1228,7 +1246,9 @@ mod tests {
         let new = || Some(Value::List(crate::List::new()));
         for _ in 0..300 {
             sh.modify_or_create(b"l", h, 0, Access::NoTouch, new(), |e, ed| {
-                e.list_mut().unwrap().push(crate::End::Left, &elem, lim);
+                let mut l = e.list_mut().unwrap();
+                l.push(crate::End::Left, &elem, lim);
+                l.finish(ed);
                 ed.changed();
             });
             assert_accounted(&sh);
@@ -1237,7 +1257,9 @@ mod tests {
         assert!(sh.value_mem > 300 * 100);
         // Popping everything removes the key and its bytes.
         sh.modify(b"l", h, 0, Access::NoTouch, |e, ed| {
-            e.list_mut().unwrap().pop_with(crate::End::Right, 300, lim, |_| {});
+            let mut l = e.list_mut().unwrap();
+            l.pop_with(crate::End::Right, 300, lim, |_| {});
+            l.finish(ed);
             ed.changed();
         });
         assert!(sh.get(b"l", h, 0).is_none());

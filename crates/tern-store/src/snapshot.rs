@@ -339,7 +339,7 @@ impl Batch {
             },
             ValueRef::Str(StrRef::Shared(a)) => CopiedValue::Shared(a.clone()),
             ValueRef::Hash(h) => CopiedValue::Owned(Value::Hash(h.clone())),
-            ValueRef::List(l) => CopiedValue::Owned(Value::List(l.clone())),
+            ValueRef::List(l) => CopiedValue::Owned(Value::List(l.to_list())),
             ValueRef::Set(x) => CopiedValue::Owned(Value::Set(x.clone())),
             ValueRef::ZSet(z) => CopiedValue::Owned(Value::ZSet(z.clone())),
         };

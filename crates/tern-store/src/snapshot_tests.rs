@@ -167,7 +167,9 @@ fn in_place_edits_capture_the_value_before_them() {
         let mut s = ks.lock(kl.gid);
         for n in 0..3 {
             s.modify(b"list", kl.hash, 100, Access::NoTouch, |e, ed| {
-                e.list_mut().unwrap().push(End::Left, format!("x{n}").as_bytes(), lim);
+                let mut l = e.list_mut().unwrap();
+                l.push(End::Left, format!("x{n}").as_bytes(), lim);
+                l.finish(ed);
                 ed.changed();
             });
         }
@@ -396,8 +398,9 @@ fn stress_snapshots_under_concurrent_writes() {
                     48..=62 => {
                         let v = Some(Value::List(List::new()));
                         ks.lock(l.gid).modify_or_create(&key, l.hash, now, Access::NoTouch, v, |e, ed| {
-                            if let Some(list) = e.list_mut() {
+                            if let Some(mut list) = e.list_mut() {
                                 list.push(End::Left, format!("e{now}").as_bytes(), lim);
+                                list.finish(ed);
                                 ed.changed();
                             }
                         });

@@ -304,7 +304,7 @@ impl Value {
         match self {
             Value::Str(s) => ValueRef::Str(s.as_ref()),
             Value::Hash(h) => ValueRef::Hash(h),
-            Value::List(l) => ValueRef::List(l),
+            Value::List(l) => ValueRef::List(crate::list::ListRef::Apart(l)),
             Value::Set(s) => ValueRef::Set(s),
             Value::ZSet(z) => ValueRef::ZSet(z),
         }

@@ -70,6 +70,13 @@ enum Rest<'a, B> {
 }
 
 impl<T, B> Item<T, B> {
+    /// The longest tail an item could have in the allocator size class of
+    /// an item whose tail is `tail_len` bytes: what a caller that keeps
+    /// growable bytes in the item may take as room at no extra cost.
+    pub fn tail_room(tail_len: usize) -> usize {
+        size_class(layout_for::<T>(tail_len).size()) - layout_for::<T>(0).size()
+    }
+
     /// Builds an item in one allocation. `expire` is an opaque deadline kept
     /// in 8 extra bytes only when set; `extra` bytes follow it.
     ///

@@ -197,6 +197,18 @@ fn size_classes() {
 }
 
 #[test]
+fn tail_room_fills_the_size_class_and_no_more() {
+    type I = Item<u32, ()>;
+    for t in [0usize, 1, 3, 4, 19, 20, 100, 116, 117, 500, 2047, 4096] {
+        let room = I::tail_room(t);
+        assert!(room >= t, "tail {t}");
+        let at = |n: usize| size_class(std::mem::size_of_val(&*I::new_boxed(b"", 0, None, &vec![0u8; n])));
+        assert_eq!(at(room), at(t), "tail {t}");
+        assert!(at(room + 1) > at(t), "tail {t}");
+    }
+}
+
+#[test]
 fn empty_table_allocates_nothing() {
     let t: Table<u32> = Table::new();
     assert_eq!((t.len(), t.bucket_count(), t.mem_bytes()), (0, 0, 0));

@@ -15,7 +15,7 @@
 //! client gets.
 
 use tern_resp::{parse_i64, Args};
-use tern_store::{Access, Edit, Effect, End, EntryExt, List, ListEdit, ListLimits, Loc, Shard, Value};
+use tern_store::{Access, Edit, Effect, End, EntryExt, List, ListEdit, ListLimits, ListMut, Loc, Shard, Value};
 
 use super::blocking::{self, Timeout};
 use super::keyspec::{index, keynum, ks, range, ACCESS, DELETE, INSERT, RO, RW, UPDATE};
@@ -109,7 +109,8 @@ pub(super) fn limits(ctx: &Ctx<'_, '_>) -> ListLimits {
     ListLimits { fill: s.list_max_listpack_size(), depth: usize::try_from(s.list_compress_depth()).unwrap_or(0) }
 }
 
-/// [`super::edit_typed`] on a list (`create`: an empty one if absent).
+/// [`super::edit_typed`] on a list (`create`: an empty one if absent),
+/// wherever the key keeps it (see [`ListMut`]).
 fn edit_list<R>(
     shard: &mut Shard,
     key: &[u8],
@@ -117,9 +118,15 @@ fn edit_list<R>(
     now: u64,
     create: bool,
     acc: Access,
-    f: impl FnOnce(&mut List, &mut Edit) -> R,
+    f: impl FnOnce(&mut ListMut<'_>, &mut Edit) -> R,
 ) -> Result<Option<R>, &'static str> {
-    super::edit_typed(shard, key, hash, now, create.then(|| Value::List(List::new())), acc, |e| e.list_mut(), f)
+    let r = shard.modify_or_create(key, hash, now, acc, create.then(|| Value::List(List::new())), |e, edit| {
+        let mut l = e.list_mut().ok_or(errors::WRONGTYPE)?;
+        let r = f(&mut l, edit);
+        l.finish(edit);
+        Ok(r)
+    });
+    r.transpose()
 }
 
 /// The record of an in-place edit of the list at `key`.

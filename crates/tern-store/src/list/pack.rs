@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 
-use crate::hash::{get_varint, put_varint, varint_len};
+use crate::hash::{get_varint, varint_len};
 use crate::lzf;
 
 /// A node weighing less (as a listpack) is never compressed
@@ -45,7 +45,7 @@ pub(super) fn lp_entry_size(b: &[u8]) -> usize {
 
 /// [`lp_entry_size`] as a pack counts it: saturated to 32 bits (only an
 /// element above 4 GiB, far past any node limit, is counted short).
-fn lp_size32(b: &[u8]) -> u32 {
+pub(super) fn lp_size32(b: &[u8]) -> u32 {
     u32::try_from(lp_entry_size(b)).unwrap_or(u32::MAX)
 }
 
@@ -64,11 +64,25 @@ pub(super) struct Pack {
 /// Writes one entry: forward length, bytes, the length's bytes reversed.
 fn encode(out: &mut Vec<u8>, b: &[u8]) {
     let at = out.len();
-    put_varint(out, b.len());
-    let n = out.len() - at;
-    out.extend_from_slice(b);
-    for i in (0..n).rev() {
-        out.push(out[at + i]);
+    out.resize(at + entry_len(b), 0);
+    write_entry(&mut out[at..], b);
+}
+
+/// Writes one entry into `out`, exactly [`entry_len`] of `b` long.
+pub(super) fn write_entry(out: &mut [u8], b: &[u8]) {
+    let mut x = b.len();
+    let mut n = 0;
+    loop {
+        out[n] = (x as u8 & 0x7f) | if x >= 0x80 { 0x80 } else { 0 };
+        n += 1;
+        x >>= 7;
+        if x == 0 {
+            break;
+        }
+    }
+    out[n..n + b.len()].copy_from_slice(b);
+    for i in 0..n {
+        out[n + b.len() + i] = out[n - 1 - i];
     }
 }
 
@@ -78,7 +92,7 @@ pub(super) fn entry_len(b: &[u8]) -> usize {
 
 /// Reads the entry ending at `end` backwards: (start, data start).
 #[inline]
-fn entry_before(buf: &[u8], end: usize) -> (usize, usize) {
+pub(super) fn entry_before(buf: &[u8], end: usize) -> (usize, usize) {
     let mut n = 0usize;
     let mut shift = 0;
     let mut p = end;
@@ -102,6 +116,18 @@ pub(super) struct PackIter<'a> {
     buf: &'a [u8],
     front: usize,
     back: usize,
+}
+
+impl<'a> PackIter<'a> {
+    /// Over the entries that fill `buf`.
+    pub(super) fn over(buf: &'a [u8]) -> Self {
+        PackIter { buf, front: 0, back: buf.len() }
+    }
+
+    /// Where the entries not yet taken start and end in the buffer.
+    pub(super) fn span(&self) -> (usize, usize) {
+        (self.front, self.back)
+    }
 }
 
 impl<'a> Iterator for PackIter<'a> {
@@ -170,7 +196,50 @@ impl DoubleEndedIterator for NodeIter<'_> {
     }
 }
 
+/// Byte offset in `buf` where entry `i` of the `n` from `head` to the
+/// end starts (`buf.len()` for `i == n`), walking from the nearer end.
+fn offset_in(buf: &[u8], head: usize, n: usize, i: usize) -> usize {
+    if i * 2 <= n {
+        let mut pos = head;
+        for _ in 0..i {
+            let l = get_varint(buf, &mut pos);
+            pos += l + varint_len(l);
+        }
+        pos
+    } else {
+        let mut end = buf.len();
+        for _ in i..n {
+            end = entry_before(buf, end).0;
+        }
+        end
+    }
+}
+
+/// Entry `i` of the `n` entries in `buf` from `head` to the end.
+pub(super) fn nth(buf: &[u8], head: usize, n: usize, i: usize) -> Option<&[u8]> {
+    if i >= n {
+        return None;
+    }
+    let mut pos = offset_in(buf, head, n, i);
+    let l = get_varint(buf, &mut pos);
+    Some(&buf[pos..pos + l])
+}
+
 impl Pack {
+    /// A pack of `len` entries laid out as `entries` (whose listpack
+    /// weight is `lp`), in a buffer of its allocator size class.
+    pub(super) fn from_entries(entries: &[u8], len: u32, lp: u32) -> Pack {
+        let mut buf = Vec::with_capacity(tern_table::size_class(entries.len()));
+        buf.extend_from_slice(entries);
+        Pack { buf, head: 0, len, lp }
+    }
+
+    /// The raw entries with their count and listpack weight (None when
+    /// compressed).
+    pub(super) fn entries(&self) -> Option<(&[u8], u32, u32)> {
+        (!self.is_compressed()).then(|| (&self.buf[self.head..], self.len, self.lp))
+    }
+
     pub(super) fn from_iter<'a>(items: impl IntoIterator<Item = &'a [u8]>) -> Pack {
         let mut p = Pack::default();
         for b in items {
@@ -326,23 +395,7 @@ impl Pack {
         let need = entry_len(b);
         self.room_front(need);
         let start = self.head - need;
-        let mut enc = [0u8; 10];
-        let mut x = b.len();
-        let mut n = 0;
-        loop {
-            enc[n] = (x as u8 & 0x7f) | if x >= 0x80 { 0x80 } else { 0 };
-            n += 1;
-            x >>= 7;
-            if x == 0 {
-                break;
-            }
-        }
-        let enc = &enc[..n];
-        self.buf[start..start + n].copy_from_slice(enc);
-        self.buf[start + n..start + n + b.len()].copy_from_slice(b);
-        for i in 0..n {
-            self.buf[start + n + b.len() + i] = enc[n - 1 - i];
-        }
+        write_entry(&mut self.buf[start..self.head], b);
         self.head = start;
         self.counted(b, true);
     }
@@ -392,30 +445,11 @@ impl Pack {
     /// Byte offset where entry `i` starts (`len` for the end), walking from
     /// the nearer end.
     fn offset(&self, i: usize) -> usize {
-        let n = self.len();
-        if i * 2 <= n {
-            let mut pos = self.head;
-            for _ in 0..i {
-                let l = get_varint(&self.buf, &mut pos);
-                pos += l + varint_len(l);
-            }
-            pos
-        } else {
-            let mut end = self.buf.len();
-            for _ in i..n {
-                end = entry_before(&self.buf, end).0;
-            }
-            end
-        }
+        offset_in(&self.buf, self.head, self.len(), i)
     }
 
     pub(super) fn get(&self, i: usize) -> Option<&[u8]> {
-        if i >= self.len() {
-            return None;
-        }
-        let mut pos = self.offset(i);
-        let l = get_varint(&self.buf, &mut pos);
-        Some(&self.buf[pos..pos + l])
+        nth(&self.buf, self.head, self.len(), i)
     }
 
     pub(super) fn insert(&mut self, i: usize, b: &[u8]) {

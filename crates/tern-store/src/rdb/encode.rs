@@ -3,7 +3,7 @@
 //! encoding Redis gives it.
 
 use crate::entry::{StrRef, ValueRef};
-use crate::{Hash, List, Set, ZSet};
+use crate::{Hash, ListRef, Set, ZSet};
 
 use super::listpack::LpBuilder;
 use super::{intset, types, Style, RDB_VERSION_HASH_TTL, RDB_VERSION_MIN, RDB_VERSION_SET_LISTPACK};
@@ -101,7 +101,7 @@ fn put_str_value(out: &mut Vec<u8>, s: StrRef<'_>, compress: bool) {
 }
 
 /// QUICKLIST_2: one listpack ("packed") node per node of the list.
-fn put_list(out: &mut Vec<u8>, l: &List, compress: bool) -> u16 {
+fn put_list(out: &mut Vec<u8>, l: ListRef<'_>, compress: bool) -> u16 {
     out.push(types::LIST_QUICKLIST_2);
     let lens: Vec<usize> = l.node_lens().filter(|&n| n > 0).collect();
     put_len(out, lens.len() as u64);

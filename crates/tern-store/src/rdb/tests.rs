@@ -38,7 +38,7 @@ fn dump_bytes_equal_redis_84() {
     z.insert(b"b", 2.0, lim().zset);
     assert_eq!(dump(ValueRef::ZSet(&z), true), b"\x11\x14\x14\x00\x00\x00\x04\x00\x81a\x02\x831.5\x04\x81b\x02\x02\x01\xff\x0e\x00\x88YlZ\xfc+\x93\x12");
     let l = List::from_items([&b"a"[..], b"1", b"-5", b"100000"], lim().list);
-    assert_eq!(dump(ValueRef::List(&l), true), b"\x12\x01\x02\x14\x14\x00\x00\x00\x04\x00\x81a\x02\x01\x01\xdf\xfb\x02\xf2\xa0\x86\x01\x04\xff\x0e\x00\xe6\x98>#\xf7\xa2\x95&");
+    assert_eq!(dump(ValueRef::List(crate::ListRef::Apart(&l)), true), b"\x12\x01\x02\x14\x14\x00\x00\x00\x04\x00\x81a\x02\x01\x01\xdf\xfb\x02\xf2\xa0\x86\x01\x04\xff\x0e\x00\xe6\x98>#\xf7\xa2\x95&");
     // HSET h2 f1 v1 f2 v2 f3 v3, HPEXPIREAT f1 1900000000000, f3 1900000000500.
     let mut h2 = hash(&[("f1", "v1"), ("f2", "v2"), ("f3", "v3")]);
     h2.set_field_expire(b"f1", 1_900_000_000_000);
@@ -71,7 +71,7 @@ fn dump_bytes_equal_redis_84() {
     let four = crate::ListLimits { fill: 4, depth: 0 };
     let items: Vec<Vec<u8>> = (b'a'..=b'j').map(|c| vec![c]).collect();
     let l2 = List::from_items(items.iter().map(Vec::as_slice), four);
-    assert_eq!(dump(ValueRef::List(&l2), true), &p[..]);
+    assert_eq!(dump(ValueRef::List(crate::ListRef::Apart(&l2)), true), &p[..]);
     // set-max-listpack-entries 1: a plain SET.
     let Value::Set(s3) = restore(b"\x02\x02\x01a\x01b\x0e\x00\x8c?\xf9Z\xb80)|", &lim()).unwrap() else { panic!() };
     assert_eq!(s3.len(), 2);

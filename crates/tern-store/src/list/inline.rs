@@ -1,0 +1,497 @@
+//! A small list kept in its key's item: the entries of a compact list
+//! (`listpack`) laid out right after the key, with no value box and no
+//! buffer apart, so that a key holding a few short elements is one
+//! allocation, as Redis 8 keeps a small list in one listpack beside its
+//! key's object.
+//!
+//! ```text
+//!  item extra: | len u16 | lp u16 | used u16 | entries: used bytes, as a Pack lays them out | room |
+//!                                              [fwd len | bytes | back len] ...
+//! ```
+//!
+//! The item is allocated to its allocator size class and keeps the room
+//! up to it: a push at either end writes in place while the room lasts
+//! (a push at the front moves the entries, at most [`INLINE_MAX`] bytes,
+//! as Redis's listpack moves its own), a pop moves nothing at the back and
+//! the rest of the entries at the front. An item that outgrows its class is
+//! rebuilt in one allocation of the class that fits (amortised O(1) per
+//! push: classes are at most a quarter apart), and one whose entries fall
+//! under a quarter of it is rebuilt smaller.
+//!
+//! Any other edit (LSET, LINSERT, LREM, LTRIM), a push past [`INLINE_MAX`]
+//! bytes of entries, or one that takes the list past one node's limit
+//! (it becomes a `quicklist`) takes the list out of the item as a
+//! [`List`]. [`ListMut::finish`] puts it back: in an item again while its
+//! entries are within [`INLINE_MAX`] bytes, else in a box apart. A list
+//! apart comes back into its item once an edit leaves it at
+//! [`INLINE_BACK`] bytes or less, so that a list near the bound is not
+//! moved back and forth by every push and pop.
+
+use std::borrow::Cow;
+
+use super::pack::{entry_len, lp_size32, nth, write_entry, PackIter, LP_EMPTY};
+use super::{End, List, ListLimits};
+use crate::entry::{self, Entry, NewValue};
+use crate::shard::Edit;
+use crate::value::Value;
+
+/// The most bytes of entries a list kept in its item may have.
+pub(crate) const INLINE_MAX: usize = 2048;
+/// A list kept apart returns to its item at this many bytes of entries.
+pub(crate) const INLINE_BACK: usize = INLINE_MAX / 2;
+/// The header before the entries: count, listpack weight, bytes used.
+pub(crate) const INLINE_HDR: usize = 6;
+
+// Within INLINE_MAX bytes of entries, the count (two bytes an entry at
+// least) and the listpack weight (at most 1.5 times the entries' bytes)
+// fit the header's 16-bit fields.
+const _: () = assert!(INLINE_MAX * 3 / 2 < u16::MAX as usize);
+
+fn rd(b: &[u8], at: usize) -> usize {
+    usize::from(u16::from_le_bytes([b[at], b[at + 1]]))
+}
+
+fn wr(b: &mut [u8], at: usize, v: usize) {
+    debug_assert!(v <= usize::from(u16::MAX));
+    b[at..at + 2].copy_from_slice(&(v as u16).to_le_bytes());
+}
+
+/// The header of `len` entries of `used` bytes whose listpack weight is
+/// `lp` (`used` at most [`INLINE_MAX`]).
+pub(crate) fn inline_header(len: u32, lp: u32, used: usize) -> [u8; INLINE_HDR] {
+    let mut h = [0u8; INLINE_HDR];
+    wr(&mut h, 0, len as usize);
+    wr(&mut h, 2, lp as usize);
+    wr(&mut h, 4, used);
+    h
+}
+
+/// A list kept in its item, read through the item's extra bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct Packed<'a> {
+    buf: &'a [u8],
+}
+
+impl<'a> Packed<'a> {
+    pub(crate) fn new(buf: &'a [u8]) -> Self {
+        debug_assert!(buf.len() >= INLINE_HDR + rd(buf, 4));
+        Packed { buf }
+    }
+
+    pub fn len(&self) -> usize {
+        rd(self.buf, 0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn lp(&self) -> usize {
+        rd(self.buf, 2)
+    }
+
+    fn used(&self) -> usize {
+        rd(self.buf, 4)
+    }
+
+    fn entries(&self) -> &'a [u8] {
+        &self.buf[INLINE_HDR..INLINE_HDR + self.used()]
+    }
+
+    fn iter(&self) -> PackIter<'a> {
+        PackIter::over(self.entries())
+    }
+
+    /// Whether the header agrees with the entries (tests).
+    #[cfg(test)]
+    pub(crate) fn check(&self) -> bool {
+        let it = self.iter();
+        it.clone().count() == self.len()
+            && it.clone().rev().count() == self.len()
+            && it.map(super::lp_entry_size).sum::<usize>() == self.lp()
+    }
+
+    /// The bytes the item keeps for the list, room included (tests).
+    #[cfg(test)]
+    pub(crate) fn held(&self) -> (usize, usize) {
+        (INLINE_HDR + self.used(), self.buf.len())
+    }
+
+    fn to_list(self) -> List {
+        List::from_entries(self.entries(), self.len() as u32, self.lp() as u32)
+    }
+}
+
+/// One of two iterators of the same items.
+enum Either<A, B> {
+    A(A),
+    B(B),
+}
+
+impl<T, A: Iterator<Item = T>, B: Iterator<Item = T>> Iterator for Either<A, B> {
+    type Item = T;
+    #[inline]
+    fn next(&mut self) -> Option<T> {
+        match self {
+            Either::A(a) => a.next(),
+            Either::B(b) => b.next(),
+        }
+    }
+}
+
+impl<T, A: DoubleEndedIterator<Item = T>, B: DoubleEndedIterator<Item = T>> DoubleEndedIterator for Either<A, B> {
+    #[inline]
+    fn next_back(&mut self) -> Option<T> {
+        match self {
+            Either::A(a) => a.next_back(),
+            Either::B(b) => b.next_back(),
+        }
+    }
+}
+
+/// A list, read where it is: apart from its item, or in it.
+#[derive(Clone, Copy, Debug)]
+pub enum ListRef<'a> {
+    Apart(&'a List),
+    Inline(Packed<'a>),
+}
+
+impl<'a> ListRef<'a> {
+    pub fn len(&self) -> usize {
+        match self {
+            ListRef::Apart(l) => l.len(),
+            ListRef::Inline(p) => p.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// `OBJECT ENCODING`: a list in its item is always a `listpack`.
+    pub fn encoding(&self) -> &'static str {
+        match self {
+            ListRef::Apart(l) => l.encoding(),
+            ListRef::Inline(_) => "listpack",
+        }
+    }
+
+    /// The elements, head to tail (reversible); see [`List::iter`].
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = Cow<'a, [u8]>> + 'a {
+        match *self {
+            ListRef::Apart(l) => Either::A(l.iter()),
+            ListRef::Inline(p) => Either::B(p.iter().map(Cow::Borrowed)),
+        }
+    }
+
+    /// The elements from index `start` on; see [`List::iter_from`].
+    pub fn iter_from(&self, start: usize) -> impl Iterator<Item = Cow<'a, [u8]>> + 'a {
+        match *self {
+            ListRef::Apart(l) => Either::A(l.iter_from(start)),
+            ListRef::Inline(p) => Either::B(p.iter().skip(start).map(Cow::Borrowed)),
+        }
+    }
+
+    /// The elements from index `start` back to the head; see
+    /// [`List::iter_rev_from`].
+    pub fn iter_rev_from(&self, start: usize) -> impl Iterator<Item = Cow<'a, [u8]>> + 'a {
+        match *self {
+            ListRef::Apart(l) => Either::A(l.iter_rev_from(start)),
+            ListRef::Inline(p) => {
+                let skip = p.len().saturating_sub(start + 1);
+                Either::B(p.iter().rev().skip(skip).map(Cow::Borrowed))
+            }
+        }
+    }
+
+    pub fn get(&self, i: usize) -> Option<Cow<'a, [u8]>> {
+        match *self {
+            ListRef::Apart(l) => l.get(i),
+            ListRef::Inline(p) => nth(p.entries(), 0, p.len(), i).map(Cow::Borrowed),
+        }
+    }
+
+    /// The element count of each node, head to tail (one for a list in
+    /// its item); see [`List::node_lens`].
+    pub fn node_lens(&self) -> impl Iterator<Item = usize> + 'a {
+        match *self {
+            ListRef::Apart(l) => Either::A(l.node_lens()),
+            ListRef::Inline(p) => Either::B(std::iter::once(p.len())),
+        }
+    }
+
+    /// An owned copy.
+    pub fn to_list(&self) -> List {
+        match *self {
+            ListRef::Apart(l) => l.clone(),
+            ListRef::Inline(p) => p.to_list(),
+        }
+    }
+}
+
+/// Where a list being changed is now.
+enum St<'a> {
+    /// A list of the caller's, with no item around it.
+    Bare(&'a mut List),
+    /// In a box apart from the item.
+    Apart,
+    /// In the item's extra bytes.
+    Inline,
+    /// In a larger or smaller item made during the edit, which replaces
+    /// the key's item when the edit ends.
+    Grown(Box<Entry>),
+    /// Taken out of the item as a list of its own.
+    Owned(List),
+}
+
+/// A list being changed, wherever it is kept: [`List`]'s edits, done in
+/// place in the item while they can be. End the edit with
+/// [`ListMut::finish`].
+pub struct ListMut<'a> {
+    item: Option<&'a mut Entry>,
+    st: St<'a>,
+}
+
+impl<'a> ListMut<'a> {
+    /// The list kept in `e`'s extra bytes.
+    pub(crate) fn inline(e: &'a mut Entry) -> Self {
+        ListMut { item: Some(e), st: St::Inline }
+    }
+
+    /// The list in `e`'s box.
+    pub(crate) fn apart(e: &'a mut Entry) -> Self {
+        ListMut { item: Some(e), st: St::Apart }
+    }
+
+    /// `l`, changed through the same edits (no item to put it back in).
+    pub fn of(l: &'a mut List) -> Self {
+        ListMut { item: None, st: St::Bare(l) }
+    }
+
+    fn boxed(e: &Entry) -> &List {
+        match e.boxed() {
+            Some(Value::List(l)) => l,
+            _ => unreachable!("a list apart is in its item's box"),
+        }
+    }
+
+    /// The bytes in the item (header, entries, room) while the list is
+    /// there.
+    fn bytes(&self) -> Option<&[u8]> {
+        match &self.st {
+            St::Inline => self.item.as_deref().map(|e| e.extra()),
+            St::Grown(g) => Some(g.extra()),
+            _ => None,
+        }
+    }
+
+    fn bytes_mut(&mut self) -> Option<&mut [u8]> {
+        match &mut self.st {
+            St::Inline => self.item.as_deref_mut().map(|e| e.extra_mut()),
+            St::Grown(g) => Some(g.extra_mut()),
+            _ => None,
+        }
+    }
+
+    /// The list as it reads now.
+    pub fn as_ref(&self) -> ListRef<'_> {
+        match &self.st {
+            St::Bare(l) => ListRef::Apart(l),
+            St::Apart => ListRef::Apart(Self::boxed(self.item.as_deref().expect("an item"))),
+            St::Owned(l) => ListRef::Apart(l),
+            St::Inline | St::Grown(_) => ListRef::Inline(Packed::new(self.bytes().expect("in an item"))),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.as_ref().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn get(&self, i: usize) -> Option<Cow<'_, [u8]>> {
+        self.as_ref().get(i)
+    }
+
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = Cow<'_, [u8]>> + '_ {
+        self.as_ref().iter()
+    }
+
+    /// The list as a [`List`], taken out of the item first if it is there.
+    fn whole(&mut self) -> &mut List {
+        if let Some(b) = self.bytes() {
+            let l = Packed::new(b).to_list();
+            self.st = St::Owned(l);
+        }
+        match &mut self.st {
+            St::Bare(l) => l,
+            St::Owned(l) => l,
+            St::Apart => match self.item.as_deref_mut().and_then(|e| e.boxed_mut()) {
+                Some(Value::List(l)) => l,
+                _ => unreachable!("a list apart is in its item's box"),
+            },
+            St::Inline | St::Grown(_) => unreachable!("taken out above"),
+        }
+    }
+
+    /// Rebuilds the item around the list with room for `want` bytes of
+    /// header and entries (more or fewer than it has).
+    fn resize(&mut self, want: usize) {
+        let e = self.item.as_deref().expect("a list in an item has one");
+        let b = self.bytes().expect("in an item");
+        let content = &b[..INLINE_HDR + Packed::new(b).used()];
+        let g = entry::pack_item(e, &[content], want);
+        self.st = St::Grown(g);
+    }
+
+    /// Pushes `items` one by one at `end`; see [`List::push_many`].
+    pub fn push_many<'b, I>(&mut self, end: End, items: I, lim: ListLimits)
+    where
+        I: IntoIterator<Item = &'b [u8]>,
+        I::IntoIter: Clone,
+    {
+        let items = items.into_iter();
+        if let Some(p) = self.bytes().map(Packed::new) {
+            let (len, lp, used) = (p.len(), p.lp(), p.used());
+            let (n, raw, need, add_lp) = items.clone().fold((0, 0, 0, 0), |(n, r, e, w), b| {
+                (n + 1, r + b.len(), e + entry_len(b), w + lp_size32(b) as usize)
+            });
+            // The same test as a list apart makes before it turns into a
+            // quicklist (`List::grow_check`).
+            if used + need <= INLINE_MAX && !lim.exceeds(LP_EMPTY + lp + raw, len + n) {
+                if INLINE_HDR + used + need > self.bytes().map_or(0, <[u8]>::len) {
+                    self.resize(INLINE_HDR + used + need);
+                }
+                let buf = self.bytes_mut().expect("in an item");
+                match end {
+                    End::Right => {
+                        let mut at = INLINE_HDR + used;
+                        for b in items {
+                            let l = entry_len(b);
+                            write_entry(&mut buf[at..at + l], b);
+                            at += l;
+                        }
+                    }
+                    End::Left => {
+                        // Each element goes before the one pushed before it.
+                        buf.copy_within(INLINE_HDR..INLINE_HDR + used, INLINE_HDR + need);
+                        let mut at = INLINE_HDR + need;
+                        for b in items {
+                            let l = entry_len(b);
+                            at -= l;
+                            write_entry(&mut buf[at..at + l], b);
+                        }
+                    }
+                }
+                wr(buf, 0, len + n);
+                wr(buf, 2, lp + add_lp);
+                wr(buf, 4, used + need);
+                return;
+            }
+        }
+        self.whole().push_many(end, items, lim)
+    }
+
+    pub fn push(&mut self, end: End, b: &[u8], lim: ListLimits) {
+        self.push_many(end, [b], lim)
+    }
+
+    /// Pops up to `count` elements from `end`, giving each to `f`;
+    /// returns how many were popped. See [`List::pop_with`].
+    pub fn pop_with(&mut self, end: End, count: usize, lim: ListLimits, mut f: impl FnMut(&[u8])) -> usize {
+        let Some(buf) = self.bytes_mut() else { return self.whole().pop_with(end, count, lim, f) };
+        let (len, mut lp, used) = (rd(buf, 0), rd(buf, 2), rd(buf, 4));
+        let n = count.min(len);
+        if n == 0 {
+            return 0;
+        }
+        let mut it = PackIter::over(&buf[INLINE_HDR..INLINE_HDR + used]);
+        for _ in 0..n {
+            let b = match end {
+                End::Left => it.next(),
+                End::Right => it.next_back(),
+            };
+            let b = b.expect("counted entries");
+            lp -= lp_size32(b) as usize;
+            f(b);
+        }
+        let (front, back) = it.span();
+        let left = back - front;
+        if front > 0 {
+            buf.copy_within(INLINE_HDR + front..INLINE_HDR + back, INLINE_HDR);
+        }
+        wr(buf, 0, len - n);
+        wr(buf, 2, lp);
+        wr(buf, 4, left);
+        // Most of the item unused: its memory goes back, as a pack's does.
+        let cap = buf.len();
+        if cap > 64 && (INLINE_HDR + left) * 4 < cap {
+            self.resize(INLINE_HDR + left);
+        }
+        n
+    }
+
+    /// Pops one element, owned; see [`List::pop`].
+    pub fn pop(&mut self, end: End, lim: ListLimits) -> Option<Vec<u8>> {
+        let mut out = None;
+        self.pop_with(end, 1, lim, |b| out = Some(b.to_vec()));
+        out
+    }
+
+    /// See [`List::insert`].
+    pub fn insert(&mut self, i: usize, b: &[u8], lim: ListLimits) {
+        self.whole().insert(i, b, lim)
+    }
+
+    /// See [`List::set`].
+    pub fn set(&mut self, i: usize, b: &[u8], lim: ListLimits) {
+        self.whole().set(i, b, lim)
+    }
+
+    /// See [`List::remove_range`].
+    pub fn remove_range(&mut self, i: usize, count: usize, lim: ListLimits) {
+        // Nothing to remove from a list in its item leaves it there.
+        if self.bytes().is_some() && (count == 0 || i >= self.len()) {
+            return;
+        }
+        self.whole().remove_range(i, count, lim)
+    }
+
+    /// See [`List::remove_eq`].
+    pub fn remove_eq(&mut self, b: &[u8], limit: usize, from_tail: bool, lim: ListLimits) -> usize {
+        if self.bytes().is_some() && !self.iter().any(|e| *e == *b) {
+            return 0;
+        }
+        self.whole().remove_eq(b, limit, from_tail, lim)
+    }
+
+    /// Ends the edit: a list that moved (out of its item, into a larger
+    /// one, or small enough to return to its item) is put back by `edit`
+    /// in a rebuilt item that replaces the key's.
+    pub fn finish(self, edit: &mut Edit) {
+        let ListMut { item, st } = self;
+        let Some(e) = item else { return };
+        let rebuilt = match st {
+            St::Bare(_) | St::Inline => None,
+            St::Grown(g) => Some(g),
+            St::Owned(l) => Some(entry::rebuild(e, NewValue::Value(Value::List(l)))),
+            St::Apart => match e.boxed_mut() {
+                Some(Value::List(l)) if !l.is_empty() && l.inline_form(INLINE_BACK).is_some() => {
+                    let l = std::mem::take(l);
+                    Some(entry::rebuild(e, NewValue::Value(Value::List(l))))
+                }
+                _ => None,
+            },
+        };
+        if let Some(item) = rebuilt {
+            edit.replace_item(item);
+        }
+    }
+}
+
+/// Whether `l` is kept in its key's item, and how: its header and entries.
+pub(crate) fn inline_parts(l: &List) -> Option<([u8; INLINE_HDR], &[u8])> {
+    l.inline_form(INLINE_MAX).map(|(b, len, lp)| (inline_header(len, lp, b.len()), b))
+}
