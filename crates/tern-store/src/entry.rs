@@ -1,19 +1,24 @@
 //! What a stored key looks like: one item holding a 4-byte [`Meta`], the
 //! key, the deadline (only when set) and, for strings written whole, the
-//! value's bytes. Anything else (a hash, a string grown in place, a large
-//! string shared with replies) is a [`Value`] in a box the item owns.
+//! value's bytes, or for a small list its entries (see `crate::list`'s
+//! `inline` module). Anything else (a hash, a larger list, a string grown
+//! in place, a large string shared with replies) is a [`Value`] in a box
+//! the item owns.
 //!
 //! ```text
-//!  item: | tail_len | key_len+flags | Meta (kind 8 bits, clock 24 bits) | key | [deadline] | bytes or *Value |
+//!  item: | tail_len | key_len+flags | Meta (kind 8 bits, clock 24 bits) | key | [deadline] | bytes, list entries or *Value |
 //!          4          4               4
 //! ```
 //!
 //! [`Meta`]'s word, bit by bit:
 //!
 //! ```text
-//!  31                              8   7    6      5       4     3..2   1..0
-//! | clock: LRU s / LFU min+counter / FIFO seq | free | SNAP | TRACKED | MAIN | FREQ | KIND |
+//!  31                              8   7      6      5       4     3..2   1..0
+//! | clock: LRU s / LFU min+counter / FIFO seq | PACK | SNAP | TRACKED | MAIN | FREQ | KIND |
 //! ```
+//!
+//! PACK (with KIND 0) marks a list kept in the item; it is part of the
+//! kind for every test of it, so that no string kind matches it.
 //!
 //! SNAP belongs to a running snapshot (see `crate::snapshot`): the
 //! access clock, the kind and the FIFO operations all keep it.

@@ -7,6 +7,10 @@
 //!               or Quick  VecDeque of Packs (nodes), each within the node limit
 //! ```
 //!
+//! A small list (up to 2 KB of entries) lives in its key's item instead,
+//! the entries laid out as a pack's right after the key ([`inline`]); it
+//! moves to a `List` apart, as below, when it outgrows that.
+//!
 //! A list starts as one pack (`OBJECT ENCODING listpack`): a single
 //! allocation, with a gap kept before the first entry so that pushes and
 //! pops at either end move no other entry (amortised O(1), no allocation
