@@ -2,7 +2,7 @@
 //!
 //! ```text
 //!  Set ─ repr: Ints   Vec<i64>, sorted              (every member a canonical integer)
-//!           or Pack   one Vec<u8>: [len member] [len member] ...   (insertion order)
+//!           or Pack   one Vec<u8>: [len tag] [len tag] ... | member member ...   (insertion order)
 //!           or Table  tern-table items, one per member, no extra bytes
 //! ```
 //!
@@ -26,7 +26,7 @@ use std::hash::BuildHasher;
 
 use hashbrown::DefaultHashBuilder;
 
-use crate::hash::{get_varint, put_varint, same_bytes, Fields};
+use crate::hash::Fields;
 use crate::stage::{Reach, Stager};
 
 /// The conversion thresholds (`set-max-intset-entries`,
@@ -88,53 +88,127 @@ enum Repr {
 
 // ---------------------------------------------------------------- pack --
 
+/// A small set (`listpack`): for each member, in insertion order, its
+/// length and a tag byte of its hash, then every member's bytes.
+///
+/// ```text
+///  buf: [len tag] [len tag] ... [len tag] | member bytes | member bytes | ...
+///        1   1                              (a member of 255 bytes or more: len 255,
+///                                            and its u32 length before its bytes)
+/// ```
+///
+/// A lookup reads the (length, tag) pairs in order, summing lengths to
+/// know where each member starts, and compares bytes only where both
+/// match: each step is an independent load, where a walk of
+/// length-prefixed entries waits for each length to find the next. The
+/// tag costs one byte a member (the length replaces the varint before
+/// each member).
 #[derive(Clone, Debug, Default)]
 struct Pack {
     buf: Vec<u8>,
     len: usize,
 }
 
-/// Members of a pack with the byte range each one occupies.
+/// A member's length byte: its length, or 255 for a long one.
+const LONG: u8 = 255;
+
+fn len_byte(m: &[u8]) -> u8 {
+    u8::try_from(m.len()).ok().filter(|&l| l < LONG).unwrap_or(LONG)
+}
+
+/// The tag kept beside a member: the top byte of its hash.
+fn tag(m: &[u8]) -> u8 {
+    (member_hash(m) >> 56) as u8
+}
+
+/// Members of a pack, in order.
 struct PackIter<'a> {
-    buf: &'a [u8],
+    meta: &'a [u8],
+    data: &'a [u8],
     pos: usize,
 }
 
-impl<'a> Iterator for PackIter<'a> {
-    /// (entry start, member)
-    type Item = (usize, &'a [u8]);
+impl<'a> PackIter<'a> {
+    /// The next member: (its index, where its bytes start in the data,
+    /// the bytes its entry takes there, the member).
     #[inline]
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.pos >= self.buf.len() {
-            return None;
-        }
-        let start = self.pos;
-        let l = get_varint(self.buf, &mut self.pos);
-        let m = &self.buf[self.pos..self.pos + l];
-        self.pos += l;
-        Some((start, m))
+    fn step(&mut self) -> Option<(&'a [u8], usize, usize)> {
+        let (&l, rest) = self.meta.split_first()?;
+        self.meta = &rest[1..];
+        let at = self.pos;
+        let (start, n) = if l < LONG {
+            (at, usize::from(l))
+        } else {
+            let mut w = [0u8; 4];
+            w.copy_from_slice(&self.data[at..at + 4]);
+            (at + 4, u32::from_le_bytes(w) as usize)
+        };
+        self.pos = start + n;
+        Some((&self.data[start..start + n], at, self.pos - at))
+    }
+}
+
+impl<'a> Iterator for PackIter<'a> {
+    type Item = &'a [u8];
+    #[inline]
+    fn next(&mut self) -> Option<&'a [u8]> {
+        self.step().map(|e| e.0)
     }
 }
 
 impl Pack {
     fn iter(&self) -> PackIter<'_> {
-        PackIter { buf: &self.buf, pos: 0 }
+        let (meta, data) = self.buf.split_at(2 * self.len);
+        PackIter { meta, data, pos: 0 }
     }
 
-    fn find(&self, m: &[u8]) -> Option<usize> {
-        self.iter().find(|e| same_bytes(e.1, m)).map(|e| e.0)
+    /// Where member `m` (whose tag is `t`) is: (its index, where its entry
+    /// starts in the data, the entry's bytes).
+    fn find(&self, m: &[u8], t: u8) -> Option<(usize, usize, usize)> {
+        let (meta, data) = self.buf.split_at(2 * self.len);
+        let want = len_byte(m);
+        let mut pos = 0;
+        for (i, pair) in meta.chunks_exact(2).enumerate() {
+            let l = pair[0];
+            if l == want && pair[1] == t {
+                // A hit (or a rare tag collision): compare the bytes.
+                let mut it = PackIter { meta: pair, data, pos };
+                if let Some((b, at, size)) = it.step() {
+                    if b == m {
+                        return Some((i, at, size));
+                    }
+                }
+            }
+            pos += if l < LONG {
+                usize::from(l)
+            } else {
+                let mut w = [0u8; 4];
+                w.copy_from_slice(&data[pos..pos + 4]);
+                4 + u32::from_le_bytes(w) as usize
+            };
+        }
+        None
     }
 
-    fn push(&mut self, m: &[u8]) {
-        put_varint(&mut self.buf, m.len());
+    fn push(&mut self, m: &[u8], t: u8) {
+        let l = len_byte(m);
+        let meta_end = 2 * self.len;
+        let extra = 2 + m.len() + if l == LONG { 4 } else { 0 };
+        self.buf.reserve(extra);
+        self.buf.splice(meta_end..meta_end, [l, t]);
+        if l == LONG {
+            self.buf.extend_from_slice(&(m.len() as u32).to_le_bytes());
+        }
         self.buf.extend_from_slice(m);
         self.len += 1;
     }
 
-    fn remove_at(&mut self, start: usize) {
-        let mut pos = start;
-        let l = get_varint(&self.buf, &mut pos);
-        self.buf.drain(start..pos + l);
+    /// Removes member `i`, whose entry takes `size` bytes from `at` in the
+    /// data (as [`Pack::find`] says).
+    fn remove_at(&mut self, (i, at, size): (usize, usize, usize)) {
+        let data = 2 * self.len;
+        self.buf.drain(data + at..data + at + size);
+        self.buf.drain(2 * i..2 * i + 2);
         self.len -= 1;
     }
 }
@@ -272,7 +346,7 @@ impl Set {
     pub fn contains(&self, m: &[u8]) -> bool {
         match &self.repr {
             Repr::Ints(v) => as_int(m).is_some_and(|n| v.binary_search(&n).is_ok()),
-            Repr::Pack(p) => p.find(m).is_some(),
+            Repr::Pack(p) => p.find(m, tag(m)).is_some(),
             Repr::Table(b) => b.contains(m),
         }
     }
@@ -322,7 +396,7 @@ impl Set {
     fn convert_to_pack(&mut self) {
         let mut p = Pack::default();
         for m in self.iter() {
-            m.with_bytes(|b| p.push(b));
+            m.with_bytes(|b| p.push(b, tag(b)));
         }
         self.repr = Repr::Pack(p);
     }
@@ -353,11 +427,12 @@ impl Set {
                 self.add(m, lim)
             }
             Repr::Pack(p) => {
-                if p.find(m).is_some() {
+                let t = tag(m);
+                if p.find(m, t).is_some() {
                     return false;
                 }
                 if p.len < lim.max_entries && m.len() <= lim.max_value {
-                    p.push(m);
+                    p.push(m, t);
                     return true;
                 }
                 self.convert_to_table();
@@ -377,7 +452,7 @@ impl Set {
                 }
                 _ => false,
             },
-            Repr::Pack(p) => match p.find(m) {
+            Repr::Pack(p) => match p.find(m, tag(m)) {
                 Some(at) => {
                     p.remove_at(at);
                     true
@@ -403,7 +478,7 @@ impl Set {
     fn nth_compact(&self, i: usize) -> Option<Member<'_>> {
         match &self.repr {
             Repr::Ints(v) => v.get(i).map(|&n| Member::Int(n)),
-            Repr::Pack(p) => p.iter().nth(i).map(|e| Member::Bytes(e.1)),
+            Repr::Pack(p) => p.iter().nth(i).map(Member::Bytes),
             Repr::Table(_) => None,
         }
     }
@@ -482,7 +557,7 @@ impl<'a> Iterator for Iter<'a> {
     fn next(&mut self) -> Option<Member<'a>> {
         match &mut self.0 {
             IterInner::Ints(it) => it.next().map(|&n| Member::Int(n)),
-            IterInner::Pack(it) => it.next().map(|e| Member::Bytes(e.1)),
+            IterInner::Pack(it) => it.next().map(Member::Bytes),
             IterInner::Table(it) => it.next().map(|e| Member::Bytes(e.key())),
         }
     }
@@ -550,6 +625,31 @@ mod tests {
     }
 
     #[test]
+    fn pack_tells_apart_members_of_one_length_and_tag() {
+        // Two members whose length and tag agree: only their bytes differ.
+        let mut by: std::collections::HashMap<u8, Vec<u8>> = Default::default();
+        let (a, b) = (0..)
+            .map(|i| format!("m{i:04}").into_bytes())
+            .find_map(|m| match by.insert(tag(&m), m.clone()) {
+                Some(old) => Some((old, m)),
+                None => None,
+            })
+            .unwrap();
+        let l = lim(0, 64, 64);
+        let mut s = Set::new_for(b"x", 3, l);
+        for m in [&b"x"[..], &a, &b, b"y"] {
+            assert!(s.add(m, l));
+        }
+        assert_eq!(s.encoding(), "listpack");
+        assert!(!s.add(&b, l) && !s.add(&a, l));
+        assert!(s.remove(&a));
+        assert!(!s.contains(&a) && s.contains(&b));
+        assert_eq!(members(&s), [b"x".to_vec(), b.clone(), b"y".to_vec()]);
+        assert!(s.remove(&b) && !s.contains(&b));
+        assert_eq!(members(&s), [b"x".to_vec(), b"y".to_vec()]);
+    }
+
+    #[test]
     fn scan_of_table_visits_everything() {
         let l = lim(0, 0, 0);
         let mut s = Set::new_for(b"a", 1, l);
@@ -583,6 +683,8 @@ mod tests {
             Just(b"-9223372036854775808".to_vec()),
             Just(b"007".to_vec()),
             proptest::collection::vec(b'a'..b'e', 0..8),
+            // Long enough to take the pack's long-member form.
+            (b'a'..b'c', 250usize..262).prop_map(|(c, n)| vec![c; n]),
         ]
     }
 
@@ -600,7 +702,7 @@ mod tests {
         /// order.
         #[test]
         fn set_matches_btreeset(ops in proptest::collection::vec(op(), 1..120),
-                                mi in 0usize..10, me in 0usize..10, mv in 0usize..6) {
+                                mi in 0usize..10, me in prop_oneof![0usize..10, Just(40)], mv in prop_oneof![0usize..6, Just(300)]) {
             use rand::SeedableRng;
             let l = lim(mi, me, mv);
             let mut model: BTreeSet<Vec<u8>> = BTreeSet::new();
