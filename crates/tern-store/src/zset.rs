@@ -114,6 +114,23 @@ fn unzigzag(u: usize) -> i64 {
     ((u >> 1) as i64) ^ -((u & 1) as i64)
 }
 
+/// A member's place in a sorted set, as [`ZSet::locate`] found it (only
+/// good until the set changes), and its score if it is there.
+#[derive(Clone, Copy, Debug)]
+pub struct Located {
+    at: At,
+    pub score: Option<f64>,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum At {
+    /// Its entry's bytes in a compact set.
+    Pack(usize, usize),
+    /// Its slab id in a large one.
+    Tree(u32),
+    Absent,
+}
+
 /// One pack entry: its byte range, score and member.
 #[derive(Clone, Copy, Debug)]
 struct PEntry<'a> {
@@ -580,9 +597,22 @@ impl ZSet {
     }
 
     pub fn score(&self, m: &[u8]) -> Option<f64> {
+        self.locate(m).score
+    }
+
+    /// Where `m` is and its score: one lookup that [`Self::set_located`]
+    /// then uses to change it without looking it up again (ZADD and
+    /// ZINCRBY read a score before they write one).
+    pub fn locate(&self, m: &[u8]) -> Located {
         match &self.repr {
-            Repr::Pack(p) => p.find(m).map(|e| e.score),
-            Repr::Tree(b) => b.find(m).map(|id| b.slab.get(id).score),
+            Repr::Pack(p) => match p.find(m) {
+                Some(e) => Located { at: At::Pack(e.start, e.end), score: Some(e.score) },
+                None => Located { at: At::Absent, score: None },
+            },
+            Repr::Tree(b) => match b.find(m) {
+                Some(id) => Located { at: At::Tree(id), score: Some(b.slab.get(id).score) },
+                None => Located { at: At::Absent, score: None },
+            },
         }
     }
 
@@ -611,16 +641,26 @@ impl ZSet {
     /// Sets `m`'s score, adding it if absent (true then). Converts as
     /// Redis's `zsetAdd`: a compact set that would pass a limit first.
     pub fn insert(&mut self, m: &[u8], score: f64, lim: ZsetLimits) -> bool {
-        match &mut self.repr {
-            Repr::Pack(p) => {
-                if let Some(e) = p.find(m) {
-                    if e.score.to_bits() != score.to_bits() {
-                        let (s, end) = (e.start, e.end);
-                        p.remove_range(s, end);
-                        p.insert(score, m);
-                    }
-                    return false;
-                }
+        let at = self.locate(m);
+        self.set_located(at, m, score, lim)
+    }
+
+    /// [`Self::insert`] of `m`, which `at` located with no change to the
+    /// set since.
+    pub fn set_located(&mut self, at: Located, m: &[u8], score: f64, lim: ZsetLimits) -> bool {
+        let same = at.score.is_some_and(|s| s.to_bits() == score.to_bits());
+        match (&mut self.repr, at.at) {
+            (_, _) if same => false,
+            (Repr::Pack(p), At::Pack(start, end)) => {
+                p.remove_range(start, end);
+                p.insert(score, m);
+                false
+            }
+            (Repr::Tree(b), At::Tree(id)) => {
+                b.set_score(id, score);
+                false
+            }
+            (Repr::Pack(p), _) => {
                 if p.len < lim.max_entries && m.len() <= lim.max_value {
                     p.insert(score, m);
                     return true;
@@ -629,18 +669,10 @@ impl ZSet {
                 self.convert(n);
                 self.insert(m, score, lim)
             }
-            Repr::Tree(b) => match b.find(m) {
-                Some(id) => {
-                    if b.slab.get(id).score.to_bits() != score.to_bits() {
-                        b.set_score(id, score);
-                    }
-                    false
-                }
-                None => {
-                    b.insert(m, score);
-                    true
-                }
-            },
+            (Repr::Tree(b), _) => {
+                b.insert(m, score);
+                true
+            }
         }
     }
 

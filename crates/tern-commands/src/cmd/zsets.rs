@@ -339,7 +339,8 @@ fn zadd_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, mut f: AddFlags, mut scor
         for (j, &s) in scores.iter().enumerate() {
             let m = args.get(scoreidx + 2 * j + 1);
             let mut s = s;
-            match z.score(m) {
+            let at = z.locate(m);
+            match at.score {
                 Some(cur) => {
                     if f.nx {
                         continue;
@@ -356,14 +357,14 @@ fn zadd_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, mut f: AddFlags, mut scor
                     last = s;
                     processed += 1;
                     if s != cur {
-                        z.insert(m, s, lim);
+                        z.set_located(at, m, s, lim);
                         updated += 1;
                         note(s, m);
                     }
                 }
                 None if f.xx => continue,
                 None => {
-                    z.insert(m, s, lim);
+                    z.set_located(at, m, s, lim);
                     added += 1;
                     processed += 1;
                     last = s;
