@@ -426,8 +426,9 @@ impl<'a> ListMut<'a> {
         wr(buf, 2, lp);
         wr(buf, 4, left);
         // Most of the item unused: its memory goes back, as a pack's does.
+        // (An emptied list's key goes as the edit ends.)
         let cap = buf.len();
-        if cap > 64 && (INLINE_HDR + left) * 4 < cap {
+        if left > 0 && cap > 64 && (INLINE_HDR + left) * 4 < cap {
             self.resize(INLINE_HDR + left);
         }
         n
