@@ -532,6 +532,7 @@ impl Settings {
             samples: self.maxmemory_samples(),
             lfu_decay_minutes: self.lfu_decay_time(),
             lazy: self.lazyfree_lazy_eviction(),
+            overlap: self.prefetch_batch_max_size() > 0,
         }
     }
 }

@@ -149,7 +149,7 @@ impl Tern {
     fn new(policy: Policy, cap: usize) -> Tern {
         let ks = Keyspace::new(1, 16);
         ks.set_fifo(policy);
-        Tern { ks, cfg: EvictConfig { policy, samples: 5, lfu_decay_minutes: 1, lazy: false }, cap, len: 0, fx: Effects::new(), name: Vec::new() }
+        Tern { ks, cfg: EvictConfig { policy, samples: 5, lfu_decay_minutes: 1, lazy: false, overlap: true }, cap, len: 0, fx: Effects::new(), name: Vec::new() }
     }
 }
 

@@ -84,6 +84,9 @@ pub struct EvictConfig {
     /// `lazyfree-lazy-eviction`: evicted values that own a box (hashes,
     /// large strings) are freed by the background thread.
     pub lazy: bool,
+    /// A visit's samples are drawn with their cache misses overlapped
+    /// (`prefetch-batch-max-size` above 0), rather than one after another.
+    pub overlap: bool,
 }
 
 /// What one call to [`crate::Keyspace::evict`] did.
@@ -218,11 +221,11 @@ impl crate::Keyspace {
                 v
             } else if is_random(cfg.policy) {
                 let mut v = None;
-                shard.sample(1, volatile, &mut rng, |e, h| v = Some((gid, h, Box::<[u8]>::from(e.key()))));
+                shard.sample(1, volatile, false, &mut rng, |e, h| v = Some((gid, h, Box::<[u8]>::from(e.key()))));
                 drop(shard);
                 v
             } else {
-                shard.sample(cfg.samples.max(1), volatile, &mut rng, |e, h| {
+                shard.sample(cfg.samples.max(1), volatile, cfg.overlap, &mut rng, |e, h| {
                     pool.offer(Candidate { score: score(cfg, e, now), gid, hash: h, key: e.key().into() })
                 });
                 drop(shard);
@@ -316,7 +319,7 @@ mod tests {
     }
 
     fn cfg(policy: Policy) -> EvictConfig {
-        EvictConfig { policy, samples: 5, lfu_decay_minutes: 1, lazy: false }
+        EvictConfig { policy, samples: 5, lfu_decay_minutes: 1, lazy: false, overlap: true }
     }
 
     fn keys(ks: &Keyspace) -> usize {

@@ -476,8 +476,22 @@ impl Shard {
     /// from the whole table, or with `volatile` from the keys with a TTL
     /// (drawn from the TTL index, whose stale pairs are skipped). Expired
     /// entries are included: evicting one only frees memory sooner.
-    pub fn sample(&self, n: usize, volatile: bool, rng: &mut impl rand::Rng, mut f: impl FnMut(&Entry, u64)) {
+    pub fn sample(&self, n: usize, volatile: bool, overlap: bool, rng: &mut impl rand::Rng, mut f: impl FnMut(&Entry, u64)) {
         let hasher = self.table.hasher();
+        if !volatile && overlap && n > 1 {
+            // The draws' bucket and item misses overlapped, a run at a time.
+            let mut got = [None; 16];
+            let mut left = n;
+            while left > 0 {
+                let run = &mut got[..left.min(16)];
+                self.table.random_many(&mut || rng.gen::<u64>(), run);
+                for e in run.iter().flatten() {
+                    f(e, hasher.hash_one(e.key()));
+                }
+                left -= run.len();
+            }
+            return;
+        }
         if !volatile {
             for _ in 0..n {
                 let Some(e) = self.table.random(&mut || rng.gen::<u64>()) else { return };

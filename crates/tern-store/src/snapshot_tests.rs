@@ -439,7 +439,7 @@ fn stress_snapshots_under_concurrent_writes() {
                         // EVICT-like removal of whatever the shard samples.
                         let mut s = ks.lock(l.gid);
                         let mut victim = None;
-                        s.sample(1, false, &mut rng, |e, h| victim = Some((e.key().to_vec(), h)));
+                        s.sample(1, false, false, &mut rng, |e, h| victim = Some((e.key().to_vec(), h)));
                         if let Some((k, h)) = victim {
                             s.evict(&k, h);
                         }

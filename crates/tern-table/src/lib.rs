@@ -702,21 +702,7 @@ impl<T, B, S> Table<T, S, B> {
         }
         let v = self.view();
         let total = v.count() as u64;
-        let pick = |b: *const Bucket, r: u64| -> Option<&Item<T, B>> {
-            // SAFETY: `View::get` returns initialised buckets only.
-            let b = unsafe { &*b };
-            let pres = b.present();
-            let n = pres.count_ones();
-            if n == 0 {
-                return None;
-            }
-            let mut m = pres;
-            for _ in 0..(r % n as u64) {
-                m &= m - 1;
-            }
-            // SAFETY: present slots hold live items.
-            Some(unsafe { &*item_ptr::<T, B>(b.addr(m.trailing_zeros() as usize)) })
-        };
+        let pick = |b: *const Bucket, r: u64| self.pick(b, r);
         for _ in 0..32 {
             if let Some(b) = v.get(rng() % total) {
                 if let Some(e) = pick(b, rng()) {
@@ -734,6 +720,58 @@ impl<T, B, S> Table<T, S, B> {
             }
         }
         None
+    }
+
+    /// The `r`-th (modulo their count) of the items bucket `b` holds, if any.
+    /// `b` must come from `View::get` of this table's view.
+    #[inline]
+    fn pick(&self, b: *const Bucket, r: u64) -> Option<&Item<T, B>> {
+        // SAFETY: `View::get` returns initialised buckets only, of arrays
+        // that `&self` keeps alive.
+        let b = unsafe { &*b };
+        let pres = b.present();
+        let n = pres.count_ones();
+        if n == 0 {
+            return None;
+        }
+        let mut m = pres;
+        for _ in 0..(r % n as u64) {
+            m &= m - 1;
+        }
+        // SAFETY: present slots hold live items.
+        Some(unsafe { &*item_ptr::<T, B>(b.addr(m.trailing_zeros() as usize)) })
+    }
+
+    /// [`Table::random`] for each slot of `out`, with the cache misses of
+    /// the draws overlapped (eviction's samples): every draw's bucket is
+    /// asked for first, then the items they name, before any is returned.
+    /// A draw that lands on an empty bucket is made again as
+    /// [`Table::random`] makes it. Fills `out` in order; None only for an
+    /// empty table.
+    pub fn random_many<'a>(&'a self, rng: &mut impl FnMut() -> u64, out: &mut [Option<&'a Item<T, B>>]) {
+        out.fill(None);
+        if self.len == 0 {
+            return;
+        }
+        const RUN: usize = 16;
+        let v = self.view();
+        let total = v.count() as u64;
+        for chunk in out.chunks_mut(RUN) {
+            let mut draws = [(0u64, 0u64); RUN];
+            for d in draws[..chunk.len()].iter_mut() {
+                *d = (rng() % total, rng());
+                if let Some(b) = v.get(d.0) {
+                    prefetch(b as *const u8);
+                }
+            }
+            for (slot, &(k, r)) in chunk.iter_mut().zip(&draws) {
+                let e = v.get(k).and_then(|b| self.pick(b, r)).or_else(|| self.random(rng));
+                if let Some(e) = e {
+                    prefetch((e as *const Item<T, B>).cast::<u8>());
+                }
+                *slot = e;
+            }
+        }
     }
 
     /// Stage 1 of a batched access: prefetches the home bucket of `hash`.

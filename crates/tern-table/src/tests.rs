@@ -641,6 +641,51 @@ fn random_is_fair_ish_and_works_when_sparse() {
 }
 
 #[test]
+fn random_many_draws_live_items_fairly_ish_and_when_sparse() {
+    let mut t: Table<usize> = Table::new();
+    let mut s = 0x8765_4321u64;
+    let mut rng = || {
+        s = mix(s.wrapping_add(0x9e37_79b9_7f4a_7c15));
+        s
+    };
+    {
+        let mut out = [None; 20];
+        t.random_many(&mut rng, &mut out);
+        assert!(out.iter().all(Option::is_none));
+    }
+    for i in 0..64 {
+        let k = key(i);
+        t.insert(&k, h(&t, &k), i, None);
+    }
+    let mut counts = vec![0; 64];
+    for _ in 0..320 {
+        // 20 slots: a run of 16 and one of 4.
+        let mut out = [None; 20];
+        t.random_many(&mut rng, &mut out);
+        for e in out {
+            counts[**e.expect("a live item")] += 1;
+        }
+    }
+    assert!(counts.iter().all(|&c| c > 20), "{counts:?}");
+    // Sparse and resizing: the draws that land on empty buckets are made
+    // again.
+    for i in 64..64 + sz(3000) {
+        let k = key(i);
+        t.insert(&k, h(&t, &k), i, None);
+    }
+    for i in 0..64 + sz(3000) {
+        if i != 7 {
+            let k = key(i);
+            let hh = h(&t, &k);
+            t.remove(&k, hh);
+        }
+    }
+    let mut out = [None; 20];
+    t.random_many(&mut rng, &mut out);
+    assert!(out.iter().all(|e| e.is_some_and(|e| **e == 7)));
+}
+
+#[test]
 fn get_batch_matches_get() {
     let mut t: Table<_, _> = Table::with_hasher(TestHasher::new(Mode::Weak(5)));
     for i in 0..sz(500) {
