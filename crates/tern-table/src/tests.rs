@@ -604,6 +604,22 @@ fn scan_survives_growth_and_shrink() {
     }
 }
 
+/// Grows a table of keys 0..64 big, then removes all but key `keep`:
+/// sparse, and resizing.
+fn grow_then_keep_one(t: &mut Table<usize>, keep: usize) {
+    for i in 64..64 + sz(3000) {
+        let k = key(i);
+        t.insert(&k, h(t, &k), i, None);
+    }
+    for i in 0..64 + sz(3000) {
+        if i != keep {
+            let k = key(i);
+            let hh = h(t, &k);
+            t.remove(&k, hh);
+        }
+    }
+}
+
 #[test]
 fn random_is_fair_ish_and_works_when_sparse() {
     let mut t: Table<usize> = Table::new();
@@ -621,18 +637,7 @@ fn random_is_fair_ish_and_works_when_sparse() {
         counts[**t.random(&mut rng).unwrap()] += 1;
     }
     assert!(counts.iter().all(|&c| c > 20), "{counts:?}");
-    // Grow big, then remove all but one: sparse and resizing.
-    for i in 64..64 + sz(3000) {
-        let k = key(i);
-        t.insert(&k, h(&t, &k), i, None);
-    }
-    for i in 0..64 + sz(3000) {
-        if i != 50 {
-            let k = key(i);
-            let hh = h(&t, &k);
-            t.remove(&k, hh);
-        }
-    }
+    grow_then_keep_one(&mut t, 50);
     for _ in 0..20 {
         assert_eq!(**t.random(&mut rng).unwrap(), 50);
     }
@@ -667,19 +672,8 @@ fn random_many_draws_live_items_fairly_ish_and_when_sparse() {
         }
     }
     assert!(counts.iter().all(|&c| c > 20), "{counts:?}");
-    // Sparse and resizing: the draws that land on empty buckets are made
-    // again.
-    for i in 64..64 + sz(3000) {
-        let k = key(i);
-        t.insert(&k, h(&t, &k), i, None);
-    }
-    for i in 0..64 + sz(3000) {
-        if i != 7 {
-            let k = key(i);
-            let hh = h(&t, &k);
-            t.remove(&k, hh);
-        }
-    }
+    // The draws that land on empty buckets are made again.
+    grow_then_keep_one(&mut t, 7);
     let mut out = [None; 20];
     t.random_many(&mut rng, &mut out);
     assert!(out.iter().all(|e| e.is_some_and(|e| **e == 7)));
