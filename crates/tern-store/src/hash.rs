@@ -71,12 +71,24 @@ struct Pack {
     len: u32,
 }
 
-pub(crate) fn put_varint(out: &mut Vec<u8>, mut n: usize) {
+pub(crate) fn put_varint(out: &mut Vec<u8>, n: usize) {
+    let mut b = [0u8; 10];
+    let k = write_varint(&mut b, n);
+    out.extend_from_slice(&b[..k]);
+}
+
+/// Writes `n` as a varint (7 bits a byte, low first, high bit: more
+/// follow) at the start of `out`; returns its length.
+#[inline]
+pub(crate) fn write_varint(out: &mut [u8], mut n: usize) -> usize {
+    let mut i = 0;
     while n >= 0x80 {
-        out.push((n as u8) | 0x80);
+        out[i] = (n as u8) | 0x80;
         n >>= 7;
+        i += 1;
     }
-    out.push(n as u8);
+    out[i] = n as u8;
+    i + 1
 }
 
 pub(crate) fn varint_len(mut n: usize) -> usize {

@@ -128,23 +128,16 @@ struct PackIter<'a> {
     pos: usize,
 }
 
-impl<'a> PackIter<'a> {
-    /// The next member: (its index, where its bytes start in the data,
-    /// the bytes its entry takes there, the member).
-    #[inline]
-    fn step(&mut self) -> Option<(&'a [u8], usize, usize)> {
-        let (&l, rest) = self.meta.split_first()?;
-        self.meta = &rest[1..];
-        let at = self.pos;
-        let (start, n) = if l < LONG {
-            (at, usize::from(l))
-        } else {
-            let mut w = [0u8; 4];
-            w.copy_from_slice(&self.data[at..at + 4]);
-            (at + 4, u32::from_le_bytes(w) as usize)
-        };
-        self.pos = start + n;
-        Some((&self.data[start..start + n], at, self.pos - at))
+/// Where the bytes of the member whose entry starts at `at` in the data
+/// begin, and how many there are, given its length byte `l`.
+#[inline]
+fn member_at(data: &[u8], at: usize, l: u8) -> (usize, usize) {
+    if l < LONG {
+        (at, usize::from(l))
+    } else {
+        let mut w = [0u8; 4];
+        w.copy_from_slice(&data[at..at + 4]);
+        (at + 4, u32::from_le_bytes(w) as usize)
     }
 }
 
@@ -152,7 +145,11 @@ impl<'a> Iterator for PackIter<'a> {
     type Item = &'a [u8];
     #[inline]
     fn next(&mut self) -> Option<&'a [u8]> {
-        self.step().map(|e| e.0)
+        let (&l, rest) = self.meta.split_first()?;
+        self.meta = &rest[1..];
+        let (start, n) = member_at(self.data, self.pos, l);
+        self.pos = start + n;
+        Some(&self.data[start..start + n])
     }
 }
 
@@ -170,22 +167,12 @@ impl Pack {
         let mut pos = 0;
         for (i, pair) in meta.chunks_exact(2).enumerate() {
             let l = pair[0];
-            if l == want && pair[1] == t {
-                // A hit (or a rare tag collision): compare the bytes.
-                let mut it = PackIter { meta: pair, data, pos };
-                if let Some((b, at, size)) = it.step() {
-                    if b == m {
-                        return Some((i, at, size));
-                    }
-                }
+            let (start, n) = member_at(data, pos, l);
+            // A hit (or a rare tag collision): compare the bytes.
+            if l == want && pair[1] == t && data[start..start + n] == *m {
+                return Some((i, pos, start + n - pos));
             }
-            pos += if l < LONG {
-                usize::from(l)
-            } else {
-                let mut w = [0u8; 4];
-                w.copy_from_slice(&data[pos..pos + 4]);
-                4 + u32::from_le_bytes(w) as usize
-            };
+            pos = start + n;
         }
         None
     }

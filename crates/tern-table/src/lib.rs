@@ -702,10 +702,9 @@ impl<T, B, S> Table<T, S, B> {
         }
         let v = self.view();
         let total = v.count() as u64;
-        let pick = |b: *const Bucket, r: u64| self.pick(b, r);
         for _ in 0..32 {
             if let Some(b) = v.get(rng() % total) {
-                if let Some(e) = pick(b, rng()) {
+                if let Some(e) = self.pick(b, rng()) {
                     return Some(e);
                 }
             }
@@ -714,7 +713,7 @@ impl<T, B, S> Table<T, S, B> {
         let start = rng() % total;
         for d in 0..total {
             if let Some(b) = v.get((start + d) % total) {
-                if let Some(e) = pick(b, rng()) {
+                if let Some(e) = self.pick(b, rng()) {
                     return Some(e);
                 }
             }

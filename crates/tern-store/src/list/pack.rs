@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 
-use crate::hash::{get_varint, varint_len};
+use crate::hash::{get_varint, varint_len, write_varint};
 use crate::lzf;
 
 /// A node weighing less (as a listpack) is never compressed
@@ -70,16 +70,7 @@ fn encode(out: &mut Vec<u8>, b: &[u8]) {
 
 /// Writes one entry into `out`, exactly [`entry_len`] of `b` long.
 pub(super) fn write_entry(out: &mut [u8], b: &[u8]) {
-    let mut x = b.len();
-    let mut n = 0;
-    loop {
-        out[n] = (x as u8 & 0x7f) | if x >= 0x80 { 0x80 } else { 0 };
-        n += 1;
-        x >>= 7;
-        if x == 0 {
-            break;
-        }
-    }
+    let n = write_varint(out, b.len());
     out[n..n + b.len()].copy_from_slice(b);
     for i in 0..n {
         out[n + b.len() + i] = out[n - 1 - i];
@@ -92,7 +83,7 @@ pub(super) fn entry_len(b: &[u8]) -> usize {
 
 /// Reads the entry ending at `end` backwards: (start, data start).
 #[inline]
-pub(super) fn entry_before(buf: &[u8], end: usize) -> (usize, usize) {
+fn entry_before(buf: &[u8], end: usize) -> (usize, usize) {
     let mut n = 0usize;
     let mut shift = 0;
     let mut p = end;
