@@ -139,19 +139,19 @@ impl Pool {
     }
 
     /// Adds a candidate, keeping the best [`POOL_SIZE`]; a key already in
-    /// the pool gets its newer score.
-    pub fn offer(&mut self, c: Candidate) {
-        if let Some(i) = self.cands.iter().position(|o| o.hash == c.hash && o.gid == c.gid && o.key == c.key) {
+    /// the pool gets its newer score. The key is copied only if it is kept.
+    pub fn offer(&mut self, score: u64, gid: u32, hash: u64, key: &[u8]) {
+        if let Some(i) = self.cands.iter().position(|o| o.hash == hash && o.gid == gid && *o.key == *key) {
             self.cands.remove(i);
         }
         if self.cands.len() >= POOL_SIZE {
-            if self.cands[0].score >= c.score {
+            if self.cands[0].score >= score {
                 return;
             }
             self.cands.remove(0);
         }
-        let at = self.cands.partition_point(|o| o.score <= c.score);
-        self.cands.insert(at, c);
+        let at = self.cands.partition_point(|o| o.score <= score);
+        self.cands.insert(at, Candidate { score, gid, hash, key: key.into() });
     }
 
     pub fn pop_best(&mut self) -> Option<Candidate> {
@@ -226,7 +226,7 @@ impl crate::Keyspace {
                 v
             } else {
                 shard.sample(cfg.samples.max(1), volatile, cfg.overlap, &mut rng, |e, h| {
-                    pool.offer(Candidate { score: score(cfg, e, now), gid, hash: h, key: e.key().into() })
+                    pool.offer(score(cfg, e, now), gid, h, e.key())
                 });
                 drop(shard);
                 pool.pop_best().map(|c| (c.gid, c.hash, c.key))
@@ -275,8 +275,8 @@ const MAX_MISSES: usize = 64;
 mod tests {
     use super::*;
 
-    fn cand(score: u64, hash: u64) -> Candidate {
-        Candidate { score, gid: 0, hash, key: hash.to_le_bytes().into() }
+    fn offer(p: &mut Pool, score: u64, hash: u64) {
+        p.offer(score, 0, hash, &hash.to_le_bytes());
     }
 
     #[test]
@@ -284,7 +284,7 @@ mod tests {
         let mut p = Pool::default();
         p.reset_for(Policy::AllkeysLru);
         for i in 0..40u64 {
-            p.offer(cand((i * 7919) % 101, i));
+            offer(&mut p, (i * 7919) % 101, i);
         }
         assert_eq!(p.cands.len(), POOL_SIZE);
         assert!(p.cands.windows(2).all(|w| w[0].score <= w[1].score));
@@ -293,10 +293,10 @@ mod tests {
         assert_eq!(p.cands[0].score, all[40 - POOL_SIZE]);
         // The same key offered again replaces its old score.
         let best = p.cands.last().map(|c| c.hash).unwrap();
-        p.offer(cand(0, best));
+        offer(&mut p, 0, best);
         assert_eq!(p.cands.iter().filter(|c| c.hash == best).map(|c| c.score).collect::<Vec<_>>(), vec![0]);
         assert_eq!(p.cands[0].hash, best);
-        p.offer(cand(1000, 3));
+        offer(&mut p, 1000, 3);
         assert_eq!(p.pop_best().map(|c| c.hash), Some(3));
         // Another policy's scores do not compare: the pool empties.
         p.reset_for(Policy::AllkeysLfu);
