@@ -14,6 +14,12 @@ pub struct Encoder {
 /// appended in one copy (a header is written for every reply).
 #[inline]
 fn put_len(out: &mut Vec<u8>, prefix: u8, n: i64) {
+    // One digit (`:0`, `:1`, short bulks and arrays): four bytes of a
+    // known length, stored without a copy loop.
+    if (0..10).contains(&n) {
+        out.extend_from_slice(&[prefix, b'0' + n as u8, b'\r', b'\n']);
+        return;
+    }
     let mut line = [0u8; LEN_LINE];
     let i = len_line(&mut line, prefix, n);
     out.extend_from_slice(&line[i..]);

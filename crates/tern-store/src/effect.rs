@@ -474,7 +474,7 @@ impl Record {
             }
             Effect::HSet { pairs, keep_ttl, .. } => {
                 let pairs: Vec<(&[u8], &[u8])> = pairs.iter().map(|(f, v)| (&f[..], &v[..])).collect();
-                shard.modify_or_create(key, h, now, Access::NoTouch, Some(Value::Hash(Hash::default())), |e, edit| {
+                shard.modify_or_create(key, h, now, Access::NoTouch, || Some(Value::Hash(Hash::default())), |e, edit| {
                     if let Some(hv) = e.hash_mut() {
                         hv.set_many(&pairs, *keep_ttl, lim);
                         edit.emit(|| self.effect.clone());
@@ -507,7 +507,7 @@ impl Record {
             }
             Effect::List { edit, .. } => {
                 let create = matches!(edit, ListEdit::Push { .. }).then(|| Value::List(List::new()));
-                shard.modify_or_create(key, h, now, Access::NoTouch, create, |e, ed| {
+                shard.modify_or_create(key, h, now, Access::NoTouch, || create, |e, ed| {
                     if let Some(mut l) = e.list_mut() {
                         edit.apply_to(&mut l, list);
                         l.finish(ed);
@@ -521,7 +521,7 @@ impl Record {
             Effect::SAdd { members, .. } => {
                 let lim = SetLimits::default();
                 let create = members.first().map(|m| Value::Set(Set::new_for(m, members.len(), lim)));
-                shard.modify_or_create(key, h, now, Access::NoTouch, create, |e, edit| {
+                shard.modify_or_create(key, h, now, Access::NoTouch, || create, |e, edit| {
                     if let Some(sv) = e.set_mut() {
                         sv.prepare_write(members.len(), lim);
                         for m in members {
@@ -546,7 +546,7 @@ impl Record {
                 let lim = ZsetLimits::default();
                 let longest = pairs.iter().map(|p| p.1.len()).max().unwrap_or(0);
                 let create = Some(Value::ZSet(ZSet::new_for(pairs.len(), longest, lim)));
-                shard.modify_or_create(key, h, now, Access::NoTouch, create, |e, edit| {
+                shard.modify_or_create(key, h, now, Access::NoTouch, || create, |e, edit| {
                     if let Some(z) = e.zset_mut() {
                         z.prepare_write(pairs.len(), longest, lim);
                         for (s, m) in pairs {

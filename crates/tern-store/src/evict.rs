@@ -409,7 +409,7 @@ mod tests {
         let loc = ks.locate(0, b"h");
         {
             let mut sh = ks.lock(loc.gid);
-            sh.modify_or_create(b"h", loc.hash, 0, crate::Access::NoTouch, Some(crate::Value::Hash(crate::Hash::default())), |e, _| {
+            sh.modify_or_create(b"h", loc.hash, 0, crate::Access::NoTouch, || Some(crate::Value::Hash(crate::Hash::default())), |e, _| {
                 let h = crate::EntryExt::hash_mut(e).unwrap();
                 for i in 0..1000 {
                     h.set(format!("f{i}").as_bytes(), b"v", lim);

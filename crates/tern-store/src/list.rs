@@ -1007,7 +1007,7 @@ mod tests {
             let h = sh.hash_key(b"l");
             for op in ops {
                 let mut keyed = |f: &mut dyn FnMut(&mut ListMut<'_>) -> usize| {
-                    sh.modify_or_create(b"l", h, 0, Access::NoTouch, Some(Value::List(List::new())), |e, ed| {
+                    sh.modify_or_create(b"l", h, 0, Access::NoTouch, || Some(Value::List(List::new())), |e, ed| {
                         let mut k = e.list_mut().expect("a list");
                         let r = f(&mut k);
                         k.finish(ed);

@@ -169,7 +169,7 @@ impl Pack {
             let l = pair[0];
             let (start, n) = member_at(data, pos, l);
             // A hit (or a rare tag collision): compare the bytes.
-            if l == want && pair[1] == t && data[start..start + n] == *m {
+            if l == want && pair[1] == t && tern_table::key_eq(&data[start..start + n], m) {
                 return Some((i, pos, start + n - pos));
             }
             pos = start + n;

@@ -627,11 +627,13 @@ impl Shard {
         acc: Access,
         f: impl FnOnce(&mut Entry, &mut Edit) -> R,
     ) -> Option<R> {
-        self.modify_or_create(key, hash, now, acc, None, f)
+        self.modify_or_create(key, hash, now, acc, || None, f)
     }
 
-    /// [`Shard::modify`], and with `create` an absent key is first given
-    /// that value (a new key, not an access: no touch), as part of the
+    /// [`Shard::modify`], and an absent key is first given the value
+    /// `create` makes, if it makes one (a new key, not an access: no
+    /// touch; called only for an absent key, so that a write to an
+    /// existing one builds nothing it drops), as part of the
     /// same write: it is recorded only through what `f` reports, and
     /// removed again if `f` leaves a hash empty.
     pub fn modify_or_create<R>(
@@ -640,7 +642,7 @@ impl Shard {
         hash: u64,
         now: u64,
         acc: Access,
-        create: Option<Value>,
+        create: impl FnOnce() -> Option<Value>,
         f: impl FnOnce(&mut Entry, &mut Edit) -> R,
     ) -> Option<R> {
         self.expire_if_needed(key, hash, now);
@@ -653,7 +655,7 @@ impl Shard {
         let e = match self.table.get_mut(key, hash) {
             Some(e) => e,
             None => {
-                let v = create?;
+                let v = create()?;
                 let mut item = entry::build(key, NewValue::Value(v), None, now, self.lfu.load(Ordering::Relaxed));
                 if let Some(s) = self.snap.as_deref_mut().filter(|s| s.ahead(hash)) {
                     // Born after the start: nothing of it to save.
@@ -1129,7 +1131,7 @@ pub(crate) mod tests {
         assert!(fx.is_empty());
         sh.record_effects(true);
         let lim = crate::HashLimits::default();
-        sh.modify_or_create(b"h", hh, 0, Access::NoTouch, Some(Value::Hash(crate::Hash::default())), |e, edit| {
+        sh.modify_or_create(b"h", hh, 0, Access::NoTouch, || Some(Value::Hash(crate::Hash::default())), |e, edit| {
             let h = e.hash_mut().unwrap();
             h.set(b"f", b"1", lim);
             h.set(b"g", b"2", lim);
@@ -1259,7 +1261,7 @@ pub(crate) mod tests {
         let elem = [b'e'; 100];
         let new = || Some(Value::List(crate::List::new()));
         for _ in 0..300 {
-            sh.modify_or_create(b"l", h, 0, Access::NoTouch, new(), |e, ed| {
+            sh.modify_or_create(b"l", h, 0, Access::NoTouch, new, |e, ed| {
                 let mut l = e.list_mut().unwrap();
                 l.push(crate::End::Left, &elem, lim);
                 l.finish(ed);

@@ -397,7 +397,7 @@ fn stress_snapshots_under_concurrent_writes() {
                     }
                     48..=62 => {
                         let v = Some(Value::List(List::new()));
-                        ks.lock(l.gid).modify_or_create(&key, l.hash, now, Access::NoTouch, v, |e, ed| {
+                        ks.lock(l.gid).modify_or_create(&key, l.hash, now, Access::NoTouch, || v, |e, ed| {
                             if let Some(mut list) = e.list_mut() {
                                 list.push(End::Left, format!("e{now}").as_bytes(), lim);
                                 list.finish(ed);
@@ -409,7 +409,7 @@ fn stress_snapshots_under_concurrent_writes() {
                         let v = Some(Value::Hash(Hash::default()));
                         let fld = format!("f{}", rng.gen_range(0..4));
                         let ttl = now + rng.gen_range(1..200);
-                        ks.lock(l.gid).modify_or_create(&key, l.hash, now, Access::NoTouch, v, |e, ed| {
+                        ks.lock(l.gid).modify_or_create(&key, l.hash, now, Access::NoTouch, || v, |e, ed| {
                             if let Some(h) = e.hash_mut() {
                                 h.set(fld.as_bytes(), format!("{now}").as_bytes(), hl);
                                 h.set_field_expire(fld.as_bytes(), ttl);

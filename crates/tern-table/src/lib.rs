@@ -150,6 +150,33 @@ pub const fn size_class(size: usize) -> usize {
     (size + delta - 1) & !(delta - 1)
 }
 
+/// Whether two keys are equal. Keys are mostly short (a cache's names, a
+/// set's members), where a call to `memcmp` costs more than the compare:
+/// up to 16 bytes are compared as two overlapping words, inline.
+#[inline(always)]
+pub fn key_eq(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    if n > 16 {
+        return a == b;
+    }
+    if n >= 8 {
+        let w = |s: &[u8], at: usize| u64::from_ne_bytes(s[at..at + 8].try_into().unwrap());
+        return w(a, 0) == w(b, 0) && w(a, n - 8) == w(b, n - 8);
+    }
+    if n >= 4 {
+        let w = |s: &[u8], at: usize| u32::from_ne_bytes(s[at..at + 4].try_into().unwrap());
+        return w(a, 0) == w(b, 0) && w(a, n - 4) == w(b, n - 4);
+    }
+    if n >= 2 {
+        let w = |s: &[u8], at: usize| u16::from_ne_bytes(s[at..at + 2].try_into().unwrap());
+        return w(a, 0) == w(b, 0) && w(a, n - 2) == w(b, n - 2);
+    }
+    n == 0 || a[0] == b[0]
+}
+
 /// Asks the CPU to bring the cache line holding `p` into L1. Only a hint:
 /// any address is fine, nothing is read.
 #[inline(always)]
@@ -582,13 +609,13 @@ impl<T, B, S> Table<T, S, B> {
     /// Looks `key` up.
     #[inline]
     pub fn get(&self, key: &[u8], hash: u64) -> Option<&Item<T, B>> {
-        self.find_by(hash, |e| e.key() == key)
+        self.find_by(hash, |e| key_eq(e.key(), key))
     }
 
     /// Looks `key` up for writing.
     #[inline]
     pub fn get_mut(&mut self, key: &[u8], hash: u64) -> Option<&mut Item<T, B>> {
-        self.find_by_mut(hash, |e| e.key() == key)
+        self.find_by_mut(hash, |e| key_eq(e.key(), key))
     }
 
     /// The first item of `hash`'s probe with `hash`'s fingerprint for which
@@ -1133,7 +1160,7 @@ impl<T, B, S: BuildHasher> Table<T, S, B> {
 
     /// Removes `key` and hands its item back.
     pub fn remove(&mut self, key: &[u8], hash: u64) -> Option<Box<Item<T, B>>> {
-        self.remove_by(hash, |e| e.key() == key)
+        self.remove_by(hash, |e| key_eq(e.key(), key))
     }
 
     /// Removes the first item [`Table::find_by`] would return.
@@ -1156,7 +1183,7 @@ impl<T, B, S: BuildHasher> Table<T, S, B> {
     /// the key is absent, `Some(previous)` otherwise (one lookup for callers
     /// that count keys with a TTL).
     pub fn swap_expire(&mut self, key: &[u8], hash: u64, expire: Option<u64>) -> Option<Option<u64>> {
-        let loc = self.locate(hash, |e| e.key() == key)?;
+        let loc = self.locate(hash, |e| key_eq(e.key(), key))?;
         // SAFETY: `loc` is fresh; `&mut self` makes the access exclusive.
         let it = unsafe { &mut *self.item_at(loc) };
         let previous = it.expire();

@@ -1311,3 +1311,19 @@ fn few_items_spill_at_high_fill() {
     assert!(spilled < 6.0, "{spilled:.2}% of items outside their home");
     assert!(ovf_home < 30.0, "{ovf_home:.2}% of items have a home with overflow");
 }
+
+#[test]
+fn key_eq_is_byte_equality() {
+    // Every length around the word sizes, equal and differing at each
+    // position, and lengths that differ.
+    for n in 0..40usize {
+        let a: Vec<u8> = (0..n as u8).map(|i| i.wrapping_mul(37)).collect();
+        assert!(key_eq(&a, &a.clone()));
+        for at in 0..n {
+            let mut b = a.clone();
+            b[at] ^= 0x80;
+            assert!(!key_eq(&a, &b), "n {n} at {at}");
+        }
+        assert!(!key_eq(&a, &a[..n.saturating_sub(1)]) || n == 0);
+    }
+}

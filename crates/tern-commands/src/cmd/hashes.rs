@@ -160,7 +160,7 @@ fn edit_hash<R>(
     acc: Access,
     f: impl FnOnce(&mut Hash, &mut Edit) -> R,
 ) -> Result<Option<R>, &'static str> {
-    super::edit_typed(shard, key, hash, now, create.then(|| Value::Hash(Hash::default())), acc, |e| e.hash_mut(), f)
+    super::edit_typed(shard, key, hash, now, || create.then(|| Value::Hash(Hash::default())), acc, |e| e.hash_mut(), f)
 }
 
 fn boxed(b: &[u8]) -> Box<[u8]> {

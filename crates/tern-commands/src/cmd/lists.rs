@@ -120,7 +120,7 @@ fn edit_list<R>(
     acc: Access,
     f: impl FnOnce(&mut ListMut<'_>, &mut Edit) -> R,
 ) -> Result<Option<R>, &'static str> {
-    let r = shard.modify_or_create(key, hash, now, acc, create.then(|| Value::List(List::new())), |e, edit| {
+    let r = shard.modify_or_create(key, hash, now, acc, || create.then(|| Value::List(List::new())), |e, edit| {
         let mut l = e.list_mut().ok_or(errors::WRONGTYPE)?;
         let r = f(&mut l, edit);
         l.finish(edit);

@@ -289,8 +289,9 @@ impl<'a, 'ks> Ctx<'a, 'ks> {
 /// path ([`tern_store::Shard::modify`]: memory, hash field deadlines,
 /// WATCH, blocked clients and effects are accounted there; a container
 /// left empty is removed).
-/// Ok(None) if absent, Err(WRONGTYPE) for another type. With `create`, an
-/// absent key gets that value first (a new key, not an access), which goes
+/// Ok(None) if absent, Err(WRONGTYPE) for another type. When `create`
+/// makes a value, an absent key gets it first (a new key, not an access;
+/// `create` runs only then), which goes
 /// again if `f` leaves it empty.
 #[allow(clippy::too_many_arguments)]
 pub fn edit_typed<T, R>(
@@ -298,7 +299,7 @@ pub fn edit_typed<T, R>(
     key: &[u8],
     hash: u64,
     now: u64,
-    create: Option<tern_store::Value>,
+    create: impl FnOnce() -> Option<tern_store::Value>,
     acc: tern_store::Access,
     get: fn(&mut tern_store::Entry) -> Option<&mut T>,
     f: impl FnOnce(&mut T, &mut tern_store::Edit) -> R,

@@ -99,11 +99,11 @@ fn edit_set<R>(
     key: &[u8],
     hash: u64,
     now: u64,
-    create: Option<Set>,
+    create: impl FnOnce() -> Option<Set>,
     acc: Access,
     f: impl FnOnce(&mut Set, &mut Edit) -> R,
 ) -> Result<Option<R>, &'static str> {
-    super::edit_typed(shard, key, hash, now, create.map(Value::Set), acc, |e| e.set_mut(), f)
+    super::edit_typed(shard, key, hash, now, || create().map(Value::Set), acc, |e| e.set_mut(), f)
 }
 
 /// [`read_typed`] for a set.
@@ -129,9 +129,9 @@ fn sadd(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let lim = limits(ctx);
     let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
     let n = args.len() - 2;
-    let create = Set::new_for(args.get(2), n, lim);
+    let create = || Some(Set::new_for(args.get(2), n, lim));
     let shard = ctx.locks.shard(loc.gid);
-    let r = edit_set(shard, key, loc.hash, now, Some(create), acc, |s, edit| {
+    let r = edit_set(shard, key, loc.hash, now, create, acc, |s, edit| {
         s.prepare_write(n, lim);
         let mut added: Vec<Box<[u8]>> = Vec::new();
         let mut count = 0;
@@ -162,7 +162,7 @@ fn remove_members<'m>(
     let acc = ctx.access();
     let now = ctx.now;
     let shard = ctx.locks.shard(loc.gid);
-    edit_set(shard, key, loc.hash, now, None, acc, |s, edit| {
+    edit_set(shard, key, loc.hash, now, || None, acc, |s, edit| {
         let mut gone: Vec<Box<[u8]>> = Vec::new();
         let mut count = 0;
         for m in members {
@@ -307,7 +307,7 @@ fn spop(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let (loc, key, now) = (ctx.locs[0], args.get(1), ctx.now);
     let reply = &mut ctx.reply;
     let shard = ctx.locks.shard(loc.gid);
-    let r = edit_set(shard, key, loc.hash, now, None, acc, |s, edit| {
+    let r = edit_set(shard, key, loc.hash, now, || None, acc, |s, edit| {
         let mut rng = rand::thread_rng();
         let n = match count {
             None => 1,
@@ -392,8 +392,8 @@ fn smove(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         Ok(Some(_)) => {}
     }
     let shard = ctx.locks.shard(ld.gid);
-    let create = Set::new_for(member, 1, lim);
-    let r = edit_set(shard, dst, ld.hash, now, Some(create), acc, |s, edit| {
+    let create = || Some(Set::new_for(member, 1, lim));
+    let r = edit_set(shard, dst, ld.hash, now, create, acc, |s, edit| {
         if s.add(member, lim) {
             edit.emit(|| Effect::SAdd { key: boxed(dst), members: vec![boxed(member)] });
         }

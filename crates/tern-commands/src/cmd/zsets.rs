@@ -170,13 +170,13 @@ pub(super) fn limits(ctx: &Ctx<'_, '_>) -> ZsetLimits {
     }
 }
 
-/// [`super::edit_typed`] on a sorted set (`create`: the value to start
-/// from if absent).
+/// [`super::edit_typed`] on a sorted set (`create`: makes the value to
+/// start from, run only if the key is absent).
 fn edit_zset<R>(
     ctx: &mut Ctx<'_, '_>,
     i: usize,
     key: &[u8],
-    create: Option<ZSet>,
+    create: impl FnOnce() -> Option<ZSet>,
     f: impl FnOnce(&mut ZSet, &mut Edit, &mut Reply<'_>) -> R,
 ) -> Result<Option<R>, &'static str> {
     let (loc, now, acc) = (ctx.locs[i], ctx.now, ctx.access());
@@ -187,7 +187,7 @@ fn edit_zset<R>(
         key,
         loc.hash,
         now,
-        create.map(Value::ZSet),
+        || create().map(Value::ZSet),
         acc,
         |e| e.zset_mut(),
         |z, edit| f(z, edit, reply),
@@ -318,7 +318,7 @@ fn zadd_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, mut f: AddFlags, mut scor
     }
     let lim = limits(ctx);
     let key = args.get(1);
-    let create = (!f.xx).then(|| ZSet::new_for(elements, longest, lim));
+    let create = || (!f.xx).then(|| ZSet::new_for(elements, longest, lim));
     let (ahead, at) = (ctx.ahead, ctx.locs[0].hash);
     let r = edit_zset(ctx, 0, key, create, |z, edit, _| {
         prefetch_ahead(ahead, at, z);
@@ -418,7 +418,7 @@ fn zincrby(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 fn zrem(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let key = args.get(1);
     let (ahead, at) = (ctx.ahead, ctx.locs[0].hash);
-    let r = edit_zset(ctx, 0, key, None, |z, edit, _| {
+    let r = edit_zset(ctx, 0, key, || None, |z, edit, _| {
         prefetch_ahead(ahead, at, z);
         let mut gone: Vec<Box<[u8]>> = Vec::new();
         let mut count = 0;
@@ -559,7 +559,7 @@ pub(super) fn pop_into(
     nested: bool,
     header: impl FnOnce(&mut Reply<'_>, usize),
 ) -> Result<Option<usize>, &'static str> {
-    edit_zset(ctx, i, key, None, |z, edit, reply| {
+    edit_zset(ctx, i, key, || None, |z, edit, reply| {
         let n = count.min(z.len());
         header(reply, n);
         let len = z.len();

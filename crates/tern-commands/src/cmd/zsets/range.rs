@@ -380,7 +380,7 @@ fn zremrange(ctx: &mut Ctx<'_, '_>, args: Args<'_>, by: By) {
         },
     };
     let key = args.get(1);
-    let r = edit_zset(ctx, 0, key, None, |z, edit, _| {
+    let r = edit_zset(ctx, 0, key, || None, |z, edit, _| {
         let (a, b) = range.window(z, false);
         let mut gone: Vec<Box<[u8]>> = Vec::with_capacity(b - a);
         z.remove_range(a, b, |m, _| gone.push(boxed(m)));
