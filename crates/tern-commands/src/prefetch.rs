@@ -64,7 +64,7 @@ use tern_store::{Loc, Reach};
 
 use crate::client::Client;
 use crate::cmd::table::{flags, Cmd, CommandTable, LastName};
-use crate::cmd::{MembersAhead, Planned};
+use crate::cmd::{keyspec, MembersAhead, Planned};
 use crate::server::Server;
 
 /// Most keys located ahead for one read's batch; a command whose keys
@@ -179,6 +179,10 @@ impl Plan {
                         self.locs.push(l);
                         if self.hinted.len() < batch {
                             let (start, len) = frame.ranges()[k.pos];
+                            // A write that reads its key's value first (SADD,
+                            // HSET, LPUSH, INCR: `RW` in its key spec) wants
+                            // the value's lines as a read does.
+                            let reads = reads || k.flags & keyspec::RW != 0;
                             self.hinted.push((off + start, len, l, reads));
                         }
                     }

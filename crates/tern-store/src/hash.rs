@@ -418,6 +418,14 @@ impl FieldTtls {
 pub type Pair<'a> = (&'a [u8], &'a [u8]);
 
 impl Hash {
+    /// [`crate::Set::prefetch_head`] for a hash.
+    pub fn prefetch_head(&self) {
+        match &self.repr {
+            Repr::Pack(p) => tern_table::prefetch_head(p.buf.as_ptr(), p.buf.len()),
+            Repr::Table(b) => tern_table::prefetch((&**b as *const Big).cast()),
+        }
+    }
+
     pub fn new() -> Self {
         Self::default()
     }

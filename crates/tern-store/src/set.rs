@@ -330,6 +330,17 @@ impl Set {
         }
     }
 
+    /// Asks for the lines a lookup reads first, whatever the member: a
+    /// pack's first four, or the table's own struct (a pipeline's stage 3,
+    /// once the set's box is read: see `Shard::prefetch_value`).
+    pub fn prefetch_head(&self) {
+        match &self.repr {
+            Repr::Ints(v) => tern_table::prefetch_head(v.as_ptr().cast(), v.len() * 8),
+            Repr::Pack(p) => tern_table::prefetch_head(p.buf.as_ptr(), p.buf.len()),
+            Repr::Table(b) => tern_table::prefetch((&**b as *const Big).cast()),
+        }
+    }
+
     pub fn contains(&self, m: &[u8]) -> bool {
         match &self.repr {
             Repr::Ints(v) => as_int(m).is_some_and(|n| v.binary_search(&n).is_ok()),

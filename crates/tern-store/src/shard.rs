@@ -559,11 +559,12 @@ impl Shard {
         self.table.item_hint(hash)
     }
 
-    /// Batch stage 3, for readers of string values: reads the item of
-    /// `hash` (prefetched by stage 2) and asks for the rest of its string:
-    /// the item's further cache lines when the bytes are inline, the first
-    /// line of the buffer when they live apart. Only a hint: nothing
-    /// changes, nothing expires.
+    /// Batch stage 3, for readers: reads the item of `hash` (prefetched by
+    /// stage 2) and asks for the rest of its value: a string's further
+    /// cache lines when its bytes are inline, the first line of its buffer
+    /// when they live apart; the first lines a lookup in a set, hash or
+    /// sorted set reads (its pack, or its table's struct). Only a hint:
+    /// nothing changes, nothing expires.
     #[inline]
     pub(crate) fn prefetch_value(&self, key: &[u8], hash: u64) {
         let Some(e) = self.table.get(key, hash) else { return };
@@ -572,18 +573,18 @@ impl Shard {
                 let start = (e as *const Entry).cast::<u8>();
                 let size = std::mem::size_of_val(e);
                 // Stage 2 brought the first ITEM_PREFETCH_SPAN bytes; ask
-                // for up to two more lines.
-                let mut off = ITEM_PREFETCH_SPAN;
-                while off < size && off < 256 {
-                    tern_table::prefetch(start.wrapping_add(off));
-                    off += 64;
-                }
+                // for the lines after them, up to the head's bound.
+                let rest = size.min(tern_table::PREFETCH_HEAD).saturating_sub(ITEM_PREFETCH_SPAN);
+                tern_table::prefetch_head(start.wrapping_add(ITEM_PREFETCH_SPAN), rest);
                 return;
             }
             Some(Value::Str(crate::StrValue::Raw(v))) => v.as_ptr(),
             Some(Value::Str(crate::StrValue::Shared(a))) => Arc::as_ptr(a).cast(),
             Some(Value::Str(crate::StrValue::Mc(m))) => m.buffer().as_ptr(),
             Some(Value::Str(crate::StrValue::Emb(b))) => b.as_ptr(),
+            Some(Value::Set(s)) => return s.prefetch_head(),
+            Some(Value::Hash(h)) => return h.prefetch_head(),
+            Some(Value::ZSet(z)) => return z.prefetch_head(),
             _ => return,
         };
         tern_table::prefetch(p);

@@ -695,6 +695,14 @@ impl ZSet {
     /// hint), the line is read and the slab slot of the first id there
     /// that may be the member is asked for. Nothing for a compact set.
     #[inline]
+    /// [`crate::Set::prefetch_head`] for a sorted set.
+    pub fn prefetch_head(&self) {
+        match &self.repr {
+            Repr::Pack(p) => tern_table::prefetch_head(p.buf.as_ptr(), p.buf.len()),
+            Repr::Tree(b) => tern_table::prefetch((&**b as *const Big).cast()),
+        }
+    }
+
     pub fn prefetch_member(&self, h: u64, near: bool) {
         if let Repr::Tree(b) = &self.repr {
             if near {

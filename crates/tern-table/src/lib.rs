@@ -150,6 +150,19 @@ pub const fn size_class(size: usize) -> usize {
     (size + delta - 1) & !(delta - 1)
 }
 
+/// Asks for the lines of the first `len` bytes from `p`, at most
+/// [`PREFETCH_HEAD`] of them: the head of a buffer that a lookup starts
+/// reading. Only a hint, as [`prefetch`].
+#[inline]
+pub fn prefetch_head(p: *const u8, len: usize) {
+    for off in (0..len.min(PREFETCH_HEAD)).step_by(64) {
+        prefetch(p.wrapping_add(off));
+    }
+}
+
+/// The most bytes [`prefetch_head`] asks for: four lines.
+pub const PREFETCH_HEAD: usize = 256;
+
 /// Whether two keys are equal. Keys are mostly short (a cache's names, a
 /// set's members), where a call to `memcmp` costs more than the compare:
 /// up to 16 bytes are compared as two overlapping words, inline.
