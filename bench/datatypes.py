@@ -15,6 +15,9 @@ Families (`--family`, several allowed; the issues whose evidence they are):
   hll     PFADD of 10 elements, PFCOUNT of 3 keys, over 100K HLLs (issue 21)
   sets    SADD, SISMEMBER, SMEMBERS of 100-member sets (1,000 of them),
           SINTER of two 10K-member sets (issue 17)
+  wide    SISMEMBER and SADD of 100-member sets, HGET and HSET of 20-field
+          hashes, ZSCORE and ZINCRBY of 50-member sorted sets, each over
+          100K keys, beyond the caches (issue 17)
   zsets   ZADD, ZINCRBY, ZRANGE 0 99 WITHSCORES, ZRANK, ZMSCORE of 100 over
           one 1M-member sorted set, ZRANGEBYSCORE with LIMIT (issue 17)
   geo     GEOSEARCH BYRADIUS around a random member of a 1M-member geo index
@@ -59,6 +62,14 @@ def W(cmd, pipeline=1, keys=1000, data=16, pre=(), load=None, extra=()):
 
 def members(prefix, n):
     return " ".join(f"{prefix}{i}" for i in range(n))
+
+
+def fields(n):
+    return " ".join(f"f{i} v{i}" for i in range(n))
+
+
+def scored(n):
+    return " ".join(f"{i} m{i}" for i in range(n))
 
 
 def resp(*args):
@@ -152,6 +163,22 @@ FAMILIES = {
         "sismember": W("SISMEMBER __key__ m50", pre=[("SADD __key__ " + members("m", 100), None)]),
         "smembers-100": W("SMEMBERS __key__", pre=[("SADD __key__ " + members("m", 100), None)]),
         "sinter-10k": W("SINTER s1 s2", load=load_two_sets),
+    },
+    # Small aggregates over a keyspace that misses the caches: 100K keys,
+    # each command on a random one (distinct seeds per connection).
+    "wide": {
+        "sismember-wide": W("SISMEMBER __key__ m50", keys=100_000, pre=[("SADD __key__ " + members("m", 100), None)],
+                            extra=["--distinct-client-seed"]),
+        "sadd-wide": W("SADD __key__ m50", keys=100_000, pre=[("SADD __key__ " + members("m", 100), None)],
+                       extra=["--distinct-client-seed"]),
+        "hget-wide": W("HGET __key__ f10", keys=100_000, pre=[("HSET __key__ " + fields(20), None)],
+                       extra=["--distinct-client-seed"]),
+        "hset-wide": W("HSET __key__ f10 x", keys=100_000, pre=[("HSET __key__ " + fields(20), None)],
+                       extra=["--distinct-client-seed"]),
+        "zscore-wide": W("ZSCORE __key__ m25", keys=100_000, pre=[("ZADD __key__ " + scored(50), None)],
+                         extra=["--distinct-client-seed"]),
+        "zincrby-wide": W("ZINCRBY __key__ 1 m25", keys=100_000, pre=[("ZADD __key__ " + scored(50), None)],
+                          extra=["--distinct-client-seed"]),
     },
     "zsets": {
         "zadd": W("ZADD zbig __key__ m__key__", keys=1_000_000, load=load_big_zset, extra=NUMERIC),
