@@ -181,8 +181,11 @@ impl Plan {
                             let (start, len) = frame.ranges()[k.pos];
                             // A write that reads its key's value first (SADD,
                             // HSET, LPUSH, INCR: `RW` in its key spec) wants
-                            // the value's lines as a read does.
-                            let reads = reads || k.flags & keyspec::RW != 0;
+                            // the value's lines as a read does; not one whose
+                            // flags depend on its arguments (SET is `RW` only
+                            // with GET or a condition, and plain it overwrites).
+                            let rw = k.flags & (keyspec::RW | keyspec::VARIABLE_FLAGS) == keyspec::RW;
+                            let reads = reads || rw;
                             self.hinted.push((off + start, len, l, reads));
                         }
                     }
