@@ -165,3 +165,86 @@ def test_pipelined_sorted_set_lookups_match_a_model(sized):
         assert c.zrange(name, 0, -1, withscores=True) == sorted(((k, v) for k, v in sets[name].items()),
                                                                  key=lambda kv: (kv[1], kv[0].encode()))
     c.close()
+
+
+def test_pipelined_set_and_hash_lookups_match_a_model(sized):
+    """Pipelines of the set and hash commands that name a member or field
+    (stage 3 asks for its bucket in a large set or hash, for the pack's
+    first lines in a small one), over large and small sets and hashes, an
+    intset, a string and absent keys: every reply is the model's."""
+    c = sized.client()
+    c.flushall()
+    rng = random.Random(23)
+    sets = {"sa": {f"m{i}" for i in range(400)}, "ss": {f"m{i}" for i in range(20)}, "si": {str(i) for i in range(30)}}
+    hashes = {"ha": {f"m{i}": f"v{i}" for i in range(700)}, "hs": {f"m{i}": f"v{i}" for i in range(20)}}
+    for name, members in sets.items():
+        c.sadd(name, *members)
+    for name, fields in hashes.items():
+        c.hset(name, mapping=fields)
+    c.set("str", "v")
+    for _ in range(30):
+        pipe = c.pipeline(transaction=False)
+        expected = []
+        for _ in range(rng.randint(1, 40)):
+            if rng.random() < 0.5:
+                key = rng.choice(["sa", "sa", "ss", "si", "str", "nokey-s"])
+                m = str(rng.randint(0, 40)) if key == "si" else f"m{rng.randint(0, 500)}"
+                cmd = rng.choice(["SISMEMBER", "SADD", "SREM", "SMISMEMBER"])
+                s = sets.get(key)
+                if key == "str":
+                    want = "WRONGTYPE"
+                elif cmd == "SISMEMBER":
+                    want = int(s is not None and m in s)
+                elif cmd == "SMISMEMBER":
+                    want = [int(s is not None and m in s), int(s is not None and "m1" in s)]
+                elif cmd == "SADD":
+                    s = sets.setdefault(key, set())
+                    want = int(m not in s)
+                    s.add(m)
+                else:
+                    want = int(s is not None and m in s)
+                    if want:
+                        s.discard(m)
+                args = [key, m, "m1"] if cmd == "SMISMEMBER" else [key, m]
+            else:
+                key = rng.choice(["ha", "ha", "hs", "str", "nokey-h"])
+                f = f"m{rng.randint(0, 800)}"
+                cmd = rng.choice(["HGET", "HSET", "HEXISTS", "HDEL", "HINCRBY"])
+                h = hashes.get(key)
+                if key == "str":
+                    want = "WRONGTYPE"
+                elif cmd == "HGET":
+                    want = h.get(f) if h is not None else None
+                elif cmd == "HEXISTS":
+                    want = int(h is not None and f in h)
+                elif cmd == "HSET":
+                    h = hashes.setdefault(key, {})
+                    want = int(f not in h)
+                    h[f] = "x"
+                elif cmd == "HDEL":
+                    want = int(h is not None and h.pop(f, None) is not None)
+                else:
+                    h = hashes.setdefault(key, {})
+                    if f in h and not h[f].lstrip("-").isdigit():
+                        want = "ERR"
+                    else:
+                        h[f] = str(int(h.get(f, "0")) + 3)
+                        want = int(h[f])
+                args = [key, f, "x"] if cmd == "HSET" else [key, f, "3"] if cmd == "HINCRBY" else [key, f]
+            pipe.execute_command(cmd, *args)
+            expected.append(want)
+        got = pipe.execute(raise_on_error=False)
+        assert len(got) == len(expected)
+        for want, have in zip(expected, got):
+            if want == "WRONGTYPE":
+                assert isinstance(have, redis.ResponseError) and str(have).startswith("WRONGTYPE")
+            elif want == "ERR":
+                # redis-py drops the "ERR " of "ERR hash value is not an integer".
+                assert isinstance(have, redis.ResponseError) and "not an integer" in str(have)
+            else:
+                assert have == want
+    for name, members in sets.items():
+        assert set(c.smembers(name)) == members
+    for name, fields in hashes.items():
+        assert c.hgetall(name) == fields
+    c.close()

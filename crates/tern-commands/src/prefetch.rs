@@ -30,10 +30,14 @@
 //! ```
 //!
 //! A planned command that names a member of its first key
-//! (`CommandSpec::member`: ZADD, ZINCRBY, ZREM, ZSCORE, ZRANK, ZREVRANK)
-//! has the member hashed as well, and each command is handed the members
-//! of the two after it (`MembersAhead`): a sorted-set command holding the
-//! same key asks for the far one's index line and the near one's slot.
+//! (`CommandSpec::member`: ZADD, ZINCRBY, ZREM, ZSCORE, ZRANK, ZREVRANK,
+//! SADD, SREM, SISMEMBER, SMISMEMBER, HGET, HSET and the other one-field
+//! hash commands) has the member hashed as well. Stage 3, which reads a
+//! small aggregate's box to ask for its pack's first lines, asks instead
+//! for the member's bucket (or index line) in a large one. And each
+//! command is handed the members of the two after it (`MembersAhead`): a
+//! sorted-set command holding the same key asks for the far one's index
+//! line and the near one's slot.
 //!
 //! A miss on a bucket or an item costs ~100 ns; issued one after another
 //! the misses of N keys add up, issued back to back they overlap. Prefetch
@@ -95,9 +99,9 @@ pub struct Plan {
     ranges: Vec<(usize, usize)>,
     locs: Vec<Loc>,
     /// The hinted keys, as (offset in the read, length), with their
-    /// locations and whether their command reads values: what stages 2
-    /// and 3 run over.
-    hinted: Vec<(usize, usize, Loc, bool)>,
+    /// locations, whether their command reads values, and the hash of the
+    /// member it looks up in the key: what stages 2 and 3 run over.
+    hinted: Vec<(usize, usize, Loc, bool, Option<u64>)>,
     cmds: Vec<Ahead>,
     next: usize,
     /// The frame stopped inside an incomplete request right after the last
@@ -160,6 +164,9 @@ impl Plan {
                     let name = cmd.spec.name;
                     let (l0, h0) = (self.locs.len(), self.hinted.len());
                     let reads = cmd.has(flags::READONLY);
+                    // The member the command looks up in its first key:
+                    // stage 3 asks for its line there.
+                    let member = member_of(cmd, args).map(tern_store::member_hash);
                     // One walk over the keys, each located as found, then
                     // stage 1 for them. A command past the planner's room,
                     // or whose arguments do not locate its keys, is not
@@ -186,13 +193,14 @@ impl Plan {
                             // with GET or a condition, and plain it overwrites).
                             let rw = k.flags & (keyspec::RW | keyspec::VARIABLE_FLAGS) == keyspec::RW;
                             let reads = reads || rw;
-                            self.hinted.push((off + start, len, l, reads));
+                            let first = self.locs.len() - l0 == 1;
+                            self.hinted.push((off + start, len, l, reads, member.filter(|_| first)));
                         }
                     }
                     if fits && !walk.invalid() && self.locs.len() > l0 {
                         let planned = Planned { cmd: cmd.id, db, argc: args.len() };
                         ahead.locs = Some((l0 as u32, self.locs.len() as u32, planned));
-                        ahead.member = member_of(cmd, args).map(|m| (self.locs[l0].hash, tern_store::zset_member_hash(m)));
+                        ahead.member = member.map(|m| (self.locs[l0].hash, m));
                     } else {
                         self.locs.truncate(l0);
                         self.hinted.truncate(h0);
@@ -200,7 +208,7 @@ impl Plan {
                     // Stage 1 (no lock taken), after the walk: a bucket's
                     // address waits on its key's slot and hash, and asked
                     // for inside the walk that wait held up the next key.
-                    for &(_, _, l, _) in &self.hinted[h0..] {
+                    for &(_, _, l, _, _) in &self.hinted[h0..] {
                         srv.ks.prefetch_hint(l.gid, l.hash);
                     }
                     if cmd.parent.is_none() && matches!(name, "select" | "reset" | "multi") {
@@ -233,8 +241,8 @@ impl Plan {
         let mut src = Unlocked {
             ks: &srv.ks,
             key: |i: usize| {
-                let (at, len, l, reads) = hinted[i];
-                (&buf[at..at + len], l, reads)
+                let (at, len, l, reads, member) = hinted[i];
+                (&buf[at..at + len], l, reads, member)
             },
         };
         items_and_values(&mut src, hinted.len(), Reach::Value);
@@ -312,7 +320,7 @@ impl Plan {
                 // are kept as offsets into it for the locked stages.
                 let at = (key.as_ptr() as usize).wrapping_sub(base);
                 if at <= buf.len() && key.len() <= buf.len() - at {
-                    self.hinted.push((at, key.len(), l, reads));
+                    self.hinted.push((at, key.len(), l, reads, None));
                 }
             }
         };

@@ -332,9 +332,16 @@ impl<F: AsRef<[u8]>> Lookups for Fields<'_, F> {
     }
 }
 
-fn field_hash(field: &[u8]) -> u64 {
-    field_hasher().hash_one(field)
+/// The hash a large hash, set or sorted set files a field or member
+/// under (their tables re-hash with [`field_hasher`] as they resize, so
+/// lookups must hash the same way): what a pipeline's planner computes
+/// ahead for the member its command looks up (`Shard::prefetch_value`,
+/// [`crate::ZSet::prefetch_member`]).
+pub fn member_hash(m: &[u8]) -> u64 {
+    field_hasher().hash_one(m)
 }
+
+use member_hash as field_hash;
 
 impl Big {
     fn find(&self, field: &[u8]) -> Option<&[u8]> {
@@ -418,11 +425,13 @@ impl FieldTtls {
 pub type Pair<'a> = (&'a [u8], &'a [u8]);
 
 impl Hash {
-    /// [`crate::Set::prefetch_head`] for a hash.
-    pub fn prefetch_head(&self) {
-        match &self.repr {
-            Repr::Pack(p) => tern_table::prefetch_head(p.buf.as_ptr(), p.buf.len()),
-            Repr::Table(b) => tern_table::prefetch((&**b as *const Big).cast()),
+    /// [`crate::Set::prefetch_head`] for a hash (`member`: the field's
+    /// hash).
+    pub fn prefetch_head(&self, member: Option<u64>) {
+        match (&self.repr, member) {
+            (Repr::Pack(p), _) => tern_table::prefetch_head(p.buf.as_ptr(), p.buf.len()),
+            (Repr::Table(b), Some(h)) => b.table.prefetch_bucket(h),
+            (Repr::Table(b), None) => tern_table::prefetch((&**b as *const Big).cast()),
         }
     }
 

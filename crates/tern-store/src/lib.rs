@@ -57,12 +57,12 @@ pub mod stage;
 mod value;
 mod zset;
 
-pub use hash::{Hash, HashLimits, Pair as HashPair};
+pub use hash::{member_hash, Hash, HashLimits, Pair as HashPair};
 pub use keyspace::{Keyspace, Loc, LockSet, Padded, ShardLock, MEM_REPORT_GRAIN};
 pub use lazyfree::{LazyFree, LAZYFREE_THRESHOLD};
 pub use list::{End, List, ListLimits, ListMut, ListRef};
 pub use set::{Member, Set, SetLimits};
-pub use zset::{key_cmp as zset_key_cmp, member_hash as zset_member_hash, LexBound, ScoreBound, ZSet, ZsetLimits};
+pub use zset::{key_cmp as zset_key_cmp, LexBound, ScoreBound, ZSet, ZsetLimits};
 pub use entry::{build_restored, Entry, EntryExt, Lfu, McRef, Meta, NewValue, StrRef, ValueRef, LFU_INIT_VAL};
 pub use effect::{Effect, Effects, ListEdit, Record, Ttl};
 pub use evict::{EvictConfig, Evicted, Policy};

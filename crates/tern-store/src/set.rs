@@ -22,7 +22,6 @@
 //! cursors when large. Non-goals: intset's 16/32-bit widths (members are
 //! kept as i64), converting back to a compact form.
 
-use std::hash::BuildHasher;
 
 use hashbrown::DefaultHashBuilder;
 
@@ -225,11 +224,7 @@ impl Clone for Big {
     }
 }
 
-/// The hasher of every set's members (tables re-hash with it as they
-/// resize, so lookups must hash the same way).
-fn member_hash(m: &[u8]) -> u64 {
-    crate::hash::field_hasher().hash_one(m)
-}
+use crate::hash::member_hash;
 
 impl Big {
     fn contains(&self, m: &[u8]) -> bool {
@@ -330,14 +325,17 @@ impl Set {
         }
     }
 
-    /// Asks for the lines a lookup reads first, whatever the member: a
-    /// pack's first four, or the table's own struct (a pipeline's stage 3,
-    /// once the set's box is read: see `Shard::prefetch_value`).
-    pub fn prefetch_head(&self) {
-        match &self.repr {
-            Repr::Ints(v) => tern_table::prefetch_head(v.as_ptr().cast(), v.len() * 8),
-            Repr::Pack(p) => tern_table::prefetch_head(p.buf.as_ptr(), p.buf.len()),
-            Repr::Table(b) => tern_table::prefetch((&**b as *const Big).cast()),
+    /// Asks for the lines a lookup reads first (a pipeline's stage 3, once
+    /// the set's box is read: see `Shard::prefetch_value`): a pack's first
+    /// four; for a table, the bucket of the member hashed to `member`
+    /// ([`crate::hash::field_hasher`]) when the command names one, else
+    /// the table's own struct.
+    pub fn prefetch_head(&self, member: Option<u64>) {
+        match (&self.repr, member) {
+            (Repr::Ints(v), _) => tern_table::prefetch_head(v.as_ptr().cast(), v.len() * 8),
+            (Repr::Pack(p), _) => tern_table::prefetch_head(p.buf.as_ptr(), p.buf.len()),
+            (Repr::Table(b), Some(h)) => b.table.prefetch_bucket(h),
+            (Repr::Table(b), None) => tern_table::prefetch((&**b as *const Big).cast()),
         }
     }
 

@@ -563,10 +563,11 @@ impl Shard {
     /// stage 2) and asks for the rest of its value: a string's further
     /// cache lines when its bytes are inline, the first line of its buffer
     /// when they live apart; the first lines a lookup in a set, hash or
-    /// sorted set reads (its pack, or its table's struct). Only a hint:
-    /// nothing changes, nothing expires.
+    /// sorted set reads (its pack; in a table, the bucket of the member
+    /// hashed to `member` if the command names one, else the table's
+    /// struct). Only a hint: nothing changes, nothing expires.
     #[inline]
-    pub(crate) fn prefetch_value(&self, key: &[u8], hash: u64) {
+    pub(crate) fn prefetch_value(&self, key: &[u8], hash: u64, member: Option<u64>) {
         let Some(e) = self.table.get(key, hash) else { return };
         let p: *const u8 = match e.boxed() {
             None => {
@@ -582,9 +583,9 @@ impl Shard {
             Some(Value::Str(crate::StrValue::Shared(a))) => Arc::as_ptr(a).cast(),
             Some(Value::Str(crate::StrValue::Mc(m))) => m.buffer().as_ptr(),
             Some(Value::Str(crate::StrValue::Emb(b))) => b.as_ptr(),
-            Some(Value::Set(s)) => return s.prefetch_head(),
-            Some(Value::Hash(h)) => return h.prefetch_head(),
-            Some(Value::ZSet(z)) => return z.prefetch_head(),
+            Some(Value::Set(s)) => return s.prefetch_head(member),
+            Some(Value::Hash(h)) => return h.prefetch_head(member),
+            Some(Value::ZSet(z)) => return z.prefetch_head(member),
             _ => return,
         };
         tern_table::prefetch(p);

@@ -41,26 +41,27 @@ impl<'k, K: Fn(usize) -> &'k [u8]> Lookups for Locked<'_, '_, K> {
     #[inline]
     fn value(&mut self, i: usize) {
         let l = self.locs[i];
-        self.locks.shard(l.gid).prefetch_value((self.key)(i), l.hash);
+        self.locks.shard(l.gid).prefetch_value((self.key)(i), l.hash, None);
     }
 }
 
-/// Keys no lock is held for yet: `key(i)` gives key `i`, its location
-/// and whether its value will be read.
+/// Keys no lock is held for yet: `key(i)` gives key `i`, its location,
+/// whether its value will be read, and the hash of the member its command
+/// looks up in it, if any (see `Shard::prefetch_value`).
 pub struct Unlocked<'ks, K> {
     pub ks: &'ks crate::Keyspace,
     pub key: K,
 }
 
-impl<'k, K: Fn(usize) -> (&'k [u8], Loc, bool)> Lookups for Unlocked<'_, K> {
+impl<'k, K: Fn(usize) -> (&'k [u8], Loc, bool, Option<u64>)> Lookups for Unlocked<'_, K> {
     #[inline]
     fn bucket(&mut self, i: usize) {
-        let (_, l, _) = (self.key)(i);
+        let (_, l, _, _) = (self.key)(i);
         self.ks.prefetch_hint(l.gid, l.hash);
     }
     #[inline]
     fn item(&mut self, i: usize) -> ItemHint {
-        let (_, l, _) = (self.key)(i);
+        let (_, l, _, _) = (self.key)(i);
         match self.ks.try_lock(l.gid) {
             Some(sh) => sh.item_hint(l.hash),
             None => ItemHint::NONE,
@@ -76,9 +77,9 @@ impl<'k, K: Fn(usize) -> (&'k [u8], Loc, bool)> Lookups for Unlocked<'_, K> {
     }
     #[inline]
     fn value(&mut self, i: usize) {
-        let (k, l, _) = (self.key)(i);
+        let (k, l, _, member) = (self.key)(i);
         if let Some(sh) = self.ks.try_lock(l.gid) {
-            sh.prefetch_value(k, l.hash);
+            sh.prefetch_value(k, l.hash, member);
         }
     }
 }

@@ -40,7 +40,6 @@
 //! are answered by the members' order as if monotone).
 
 use std::cmp::Ordering;
-use std::hash::BuildHasher;
 
 use crate::hash::{get_varint, put_varint, same_bytes};
 use crate::stage::{ItemHint, Lookups, Reach, Stager};
@@ -393,11 +392,7 @@ struct Big {
     order: Tree,
 }
 
-/// The hash a large sorted set files `m` under: what a pipeline's planner
-/// computes ahead for [`ZSet::prefetch_member`].
-pub fn member_hash(m: &[u8]) -> u64 {
-    crate::hash::field_hasher().hash_one(m)
-}
+use crate::hash::member_hash;
 
 impl Big {
     fn with_capacity(n: usize) -> Self {
@@ -695,11 +690,13 @@ impl ZSet {
     /// hint), the line is read and the slab slot of the first id there
     /// that may be the member is asked for. Nothing for a compact set.
     #[inline]
-    /// [`crate::Set::prefetch_head`] for a sorted set.
-    pub fn prefetch_head(&self) {
-        match &self.repr {
-            Repr::Pack(p) => tern_table::prefetch_head(p.buf.as_ptr(), p.buf.len()),
-            Repr::Tree(b) => tern_table::prefetch((&**b as *const Big).cast()),
+    /// [`crate::Set::prefetch_head`] for a sorted set: for a tree, the
+    /// member's index line.
+    pub fn prefetch_head(&self, member: Option<u64>) {
+        match (&self.repr, member) {
+            (Repr::Pack(p), _) => tern_table::prefetch_head(p.buf.as_ptr(), p.buf.len()),
+            (Repr::Tree(b), Some(h)) => b.index.prefetch(h),
+            (Repr::Tree(b), None) => tern_table::prefetch((&**b as *const Big).cast()),
         }
     }
 

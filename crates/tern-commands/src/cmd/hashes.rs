@@ -38,6 +38,7 @@ const DELETED: i64 = 2;
 
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("hset", -4, WRITE | DENYOOM | FAST, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], hset)
+        .member(2)
         .doc("hash", "Creates or modifies the value of a field in a hash.", "2.0.0", "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs.")
         .history(&[("4.0.0", "Accepts multiple `field` and `value` arguments.")])
         .acl(&["write", "hash", "fast"]),
@@ -46,12 +47,15 @@ pub static COMMANDS: &[CommandSpec] = &[
         .deprecated("4.0.0", "`HSET` with multiple field-value pairs")
         .acl(&["write", "hash", "fast"]),
     CommandSpec::new("hsetnx", 4, WRITE | DENYOOM | FAST, &[ks(RW | INSERT, index(1), range(0, 1, 0))], hsetnx)
+        .member(2)
         .doc("hash", "Sets the value of a field in a hash only when the field doesn't exist.", "2.0.0", "O(1)")
         .acl(&["write", "hash", "fast"]),
     CommandSpec::new("hget", 3, READONLY | FAST, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], hget)
+        .member(2)
         .doc("hash", "Returns the value of a field in a hash.", "2.0.0", "O(1)")
         .acl(&["read", "hash", "fast"]),
     CommandSpec::new("hmget", -3, READONLY | FAST, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], hmget)
+        .member(2)
         .doc("hash", "Returns the values of all fields in a hash.", "2.0.0", "O(N) where N is the number of fields being requested.")
         .acl(&["read", "hash", "fast"]),
     CommandSpec::new("hgetall", 2, READONLY, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], hgetall)
@@ -59,6 +63,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         .acl(&["read", "hash", "slow"])
         .tips(&["nondeterministic_output_order"]),
     CommandSpec::new("hdel", -3, WRITE | FAST, &[ks(RW | DELETE, index(1), range(0, 1, 0))], hdel)
+        .member(2)
         .doc("hash", "Deletes one or more fields and their values from a hash. Deletes the hash if no fields remain.", "2.0.0", "O(N) where N is the number of fields to be removed.")
         .history(&[("2.4.0", "Accepts multiple `field` arguments.")])
         .acl(&["write", "hash", "fast"]),
@@ -66,15 +71,19 @@ pub static COMMANDS: &[CommandSpec] = &[
         .doc("hash", "Returns the number of fields in a hash.", "2.0.0", "O(1)")
         .acl(&["read", "hash", "fast"]),
     CommandSpec::new("hexists", 3, READONLY | FAST, &[ks(RO, index(1), range(0, 1, 0))], hexists)
+        .member(2)
         .doc("hash", "Determines whether a field exists in a hash.", "2.0.0", "O(1)")
         .acl(&["read", "hash", "fast"]),
     CommandSpec::new("hstrlen", 3, READONLY | FAST, &[ks(RO, index(1), range(0, 1, 0))], hstrlen)
+        .member(2)
         .doc("hash", "Returns the length of the value of a field.", "3.2.0", "O(1)")
         .acl(&["read", "hash", "fast"]),
     CommandSpec::new("hincrby", 4, WRITE | DENYOOM | FAST, &[ks(RW | ACCESS | UPDATE, index(1), range(0, 1, 0))], hincrby)
+        .member(2)
         .doc("hash", "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field doesn't exist.", "2.0.0", "O(1)")
         .acl(&["write", "hash", "fast"]),
     CommandSpec::new("hincrbyfloat", 4, WRITE | DENYOOM | FAST, &[ks(RW | ACCESS | UPDATE, index(1), range(0, 1, 0))], hincrbyfloat)
+        .member(2)
         .doc("hash", "Increments the floating point value of a field by a number. Uses 0 as initial value if the field doesn't exist.", "2.6.0", "O(1)")
         .acl(&["write", "hash", "fast"]),
     CommandSpec::new("hkeys", 2, READONLY, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], hkeys)

@@ -380,7 +380,7 @@ pub struct Scratch {
 
 /// The members that the two planned commands after this one will look up
 /// (a pipeline's batch, see `prefetch.rs`), nearest first, each as its
-/// key's hash and the member's hash ([`tern_store::zset_member_hash`]):
+/// key's hash and the member's hash ([`tern_store::member_hash`]):
 /// a command that holds the same sorted set asks for their lines while it
 /// runs (`zsets::prefetch_ahead`), the far one's index line and the near
 /// one's slab slot (named by its line, asked for by the command before),

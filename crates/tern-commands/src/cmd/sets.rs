@@ -24,10 +24,12 @@ use crate::errors;
 
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("sadd", -3, WRITE | DENYOOM | FAST, &[ks(RW | INSERT, index(1), range(0, 1, 0))], sadd)
+        .member(2)
         .doc("set", "Adds one or more members to a set. Creates the key if it doesn't exist.", "1.0.0", "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.")
         .history(&[("2.4.0", "Accepts multiple `member` arguments.")])
         .acl(&["write", "set", "fast"]),
     CommandSpec::new("srem", -3, WRITE | FAST, &[ks(RW | DELETE, index(1), range(0, 1, 0))], srem)
+        .member(2)
         .doc("set", "Removes one or more members from a set. Deletes the set if the last member was removed.", "1.0.0", "O(N) where N is the number of members to be removed.")
         .history(&[("2.4.0", "Accepts multiple `member` arguments.")])
         .acl(&["write", "set", "fast"]),
@@ -35,9 +37,11 @@ pub static COMMANDS: &[CommandSpec] = &[
         .doc("set", "Returns the number of members in a set.", "1.0.0", "O(1)")
         .acl(&["read", "set", "fast"]),
     CommandSpec::new("sismember", 3, READONLY | FAST, &[ks(RO, index(1), range(0, 1, 0))], sismember)
+        .member(2)
         .doc("set", "Determines whether a member belongs to a set.", "1.0.0", "O(1)")
         .acl(&["read", "set", "fast"]),
     CommandSpec::new("smismember", -3, READONLY | FAST, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], smismember)
+        .member(2)
         .doc("set", "Determines whether multiple members belong to a set.", "6.2.0", "O(N) where N is the number of elements being checked for membership")
         .acl(&["read", "set", "fast"]),
     CommandSpec::new("smembers", 2, READONLY, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], smembers)

@@ -111,8 +111,9 @@ pub struct CommandSpec {
     pub syscmd: bool,
     /// The argument holding the member (or field) of its first key that
     /// the command looks up, when it looks up one (negative: from the
-    /// end): a pipeline's planner hashes it so that the command before
-    /// asks for the member's lines ([`crate::cmd::Ahead`]).
+    /// end): a pipeline's planner hashes it, asks for its line in a large
+    /// set, hash or sorted set at stage 3, and has the command before ask
+    /// for a sorted set's member lines ([`crate::cmd::MembersAhead`]).
     pub member: Option<i8>,
 }
 

@@ -47,7 +47,7 @@ impl Exec<'_> {
             }
             if batch > 1 && n > 1 {
                 let group = &group[..n];
-                let mut src = Unlocked { ks: &self.srv.ks, key: |i: usize| (group[i].0, group[i].1, true) };
+                let mut src = Unlocked { ks: &self.srv.ks, key: |i: usize| (group[i].0, group[i].1, true, None) };
                 Stager::new(n, Reach::Value, n).before(&mut src, 0);
             }
             for &(k, l) in &group[..n] {
