@@ -98,6 +98,22 @@ def test_mget_of_many_keys_in_order(sized):
     c.close()
 
 
+def check_replies(expected, got):
+    """A pipeline's replies against the model's: "WRONGTYPE" and "ERR"
+    (an integer error) stand for those errors, a float for a score."""
+    assert len(got) == len(expected)
+    for want, have in zip(expected, got):
+        if want == "WRONGTYPE":
+            assert isinstance(have, redis.ResponseError) and str(have).startswith("WRONGTYPE")
+        elif want == "ERR":
+            # redis-py drops the "ERR " of "ERR hash value is not an integer".
+            assert isinstance(have, redis.ResponseError) and "not an integer" in str(have)
+        elif isinstance(want, float):
+            assert float(have) == want
+        else:
+            assert have == want
+
+
 def test_pipelined_sorted_set_lookups_match_a_model(sized):
     """Pipelines of the commands that look up one member (each asks for
     the next ones' lines when they are in the same large sorted set), over
@@ -152,15 +168,7 @@ def test_pipelined_sorted_set_lookups_match_a_model(sized):
                 args = [key, m]
             pipe.execute_command(cmd, *args)
             expected.append(want)
-        got = pipe.execute(raise_on_error=False)
-        assert len(got) == len(expected)
-        for want, have in zip(expected, got):
-            if want == "WRONGTYPE":
-                assert isinstance(have, redis.ResponseError) and str(have).startswith("WRONGTYPE")
-            elif isinstance(want, float):
-                assert float(have) == want
-            else:
-                assert have == want
+        check_replies(expected, pipe.execute(raise_on_error=False))
     for name in ("za", "zb", "zs"):
         assert c.zrange(name, 0, -1, withscores=True) == sorted(((k, v) for k, v in sets[name].items()),
                                                                  key=lambda kv: (kv[1], kv[0].encode()))
@@ -233,16 +241,7 @@ def test_pipelined_set_and_hash_lookups_match_a_model(sized):
                 args = [key, f, "x"] if cmd == "HSET" else [key, f, "3"] if cmd == "HINCRBY" else [key, f]
             pipe.execute_command(cmd, *args)
             expected.append(want)
-        got = pipe.execute(raise_on_error=False)
-        assert len(got) == len(expected)
-        for want, have in zip(expected, got):
-            if want == "WRONGTYPE":
-                assert isinstance(have, redis.ResponseError) and str(have).startswith("WRONGTYPE")
-            elif want == "ERR":
-                # redis-py drops the "ERR " of "ERR hash value is not an integer".
-                assert isinstance(have, redis.ResponseError) and "not an integer" in str(have)
-            else:
-                assert have == want
+        check_replies(expected, pipe.execute(raise_on_error=False))
     for name, members in sets.items():
         assert set(c.smembers(name)) == members
     for name, fields in hashes.items():
