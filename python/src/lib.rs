@@ -47,15 +47,19 @@ fn to_pyerr(py: Python<'_>, e: Error) -> PyErr {
         Error::Invalid(_) => "DataError",
     };
     let msg = match &e {
-        // redis-py's message is the error line without its code prefix for
-        // ERR, and whole otherwise.
-        Error::Server(m) => String::from_utf8_lossy(m.strip_prefix(b"ERR ").unwrap_or(m)).into_owned(),
+        Error::Server(m) => response_message(m),
         e => e.to_string(),
     };
     match exc_type(py, name) {
         Ok(t) => PyErr::from_type_bound(t, msg),
         Err(err) => err,
     }
+}
+
+/// An error reply's message as redis-py gives it: without the `ERR ` code,
+/// whole for any other code.
+fn response_message(m: &[u8]) -> String {
+    String::from_utf8_lossy(m.strip_prefix(b"ERR ").unwrap_or(m)).into_owned()
 }
 
 fn is_auth_error(m: &[u8]) -> bool {
@@ -170,8 +174,7 @@ fn to_py(py: Python<'_>, v: Value, decode: bool) -> PyResult<PyObject> {
     Ok(match v {
         Value::Bulk(b) | Value::Simple(b) | Value::Verbatim(b) => bytes_or_str(py, b, decode)?,
         Value::Error(m) => {
-            let m = String::from_utf8_lossy(m.strip_prefix(b"ERR ").unwrap_or(&m)).into_owned();
-            exc_instance(py, "ResponseError", m)?
+            exc_instance(py, "ResponseError", response_message(&m))?
         }
         Value::Int(n) => n.into_py(py),
         Value::Null => py.None(),

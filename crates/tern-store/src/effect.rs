@@ -506,8 +506,8 @@ impl Record {
                 });
             }
             Effect::List { edit, .. } => {
-                let create = matches!(edit, ListEdit::Push { .. }).then(|| Value::List(List::new()));
-                shard.modify_or_create(key, h, now, Access::NoTouch, || create, |e, ed| {
+                let create = || matches!(edit, ListEdit::Push { .. }).then(|| Value::List(List::new()));
+                shard.modify_or_create(key, h, now, Access::NoTouch, create, |e, ed| {
                     if let Some(mut l) = e.list_mut() {
                         edit.apply_to(&mut l, list);
                         l.finish(ed);
@@ -520,8 +520,8 @@ impl Record {
             // do not.
             Effect::SAdd { members, .. } => {
                 let lim = SetLimits::default();
-                let create = members.first().map(|m| Value::Set(Set::new_for(m, members.len(), lim)));
-                shard.modify_or_create(key, h, now, Access::NoTouch, || create, |e, edit| {
+                let create = || members.first().map(|m| Value::Set(Set::new_for(m, members.len(), lim)));
+                shard.modify_or_create(key, h, now, Access::NoTouch, create, |e, edit| {
                     if let Some(sv) = e.set_mut() {
                         sv.prepare_write(members.len(), lim);
                         for m in members {
@@ -545,8 +545,8 @@ impl Record {
             Effect::ZAdd { pairs, .. } => {
                 let lim = ZsetLimits::default();
                 let longest = pairs.iter().map(|p| p.1.len()).max().unwrap_or(0);
-                let create = Some(Value::ZSet(ZSet::new_for(pairs.len(), longest, lim)));
-                shard.modify_or_create(key, h, now, Access::NoTouch, || create, |e, edit| {
+                let create = || Some(Value::ZSet(ZSet::new_for(pairs.len(), longest, lim)));
+                shard.modify_or_create(key, h, now, Access::NoTouch, create, |e, edit| {
                     if let Some(z) = e.zset_mut() {
                         z.prepare_write(pairs.len(), longest, lim);
                         for (s, m) in pairs {

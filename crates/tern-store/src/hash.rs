@@ -341,17 +341,15 @@ pub fn member_hash(m: &[u8]) -> u64 {
     field_hasher().hash_one(m)
 }
 
-use member_hash as field_hash;
-
 impl Big {
     fn find(&self, field: &[u8]) -> Option<&[u8]> {
-        self.table.get(field, field_hash(field)).map(|e| e.extra())
+        self.table.get(field, member_hash(field)).map(|e| e.extra())
     }
 
     /// Sets `field`; true if it is new. A value of the same length is
     /// overwritten in place.
     fn insert(&mut self, field: &[u8], value: &[u8]) -> bool {
-        let h = field_hash(field);
+        let h = member_hash(field);
         if let Some(e) = self.table.get_mut(field, h) {
             if e.extra().len() == value.len() {
                 e.extra_mut().copy_from_slice(value);
@@ -365,7 +363,7 @@ impl Big {
     }
 
     fn remove(&mut self, field: &[u8]) -> bool {
-        self.table.remove(field, field_hash(field)).is_some()
+        self.table.remove(field, member_hash(field)).is_some()
     }
 }
 
@@ -508,7 +506,7 @@ impl Hash {
         out.resize(fields.len(), None);
         match &self.repr {
             Repr::Table(b) if group > 1 && fields.len() > 1 => {
-                let hashes: Vec<u64> = fields.iter().map(|f| field_hash(f.as_ref())).collect();
+                let hashes: Vec<u64> = fields.iter().map(|f| member_hash(f.as_ref())).collect();
                 let mut src = Fields { table: &b.table, fields, hashes: &hashes };
                 let mut st = Stager::new(group.min(crate::MAX_PREFETCH_GROUP), Reach::Value, fields.len());
                 for (i, o) in out.iter_mut().enumerate() {

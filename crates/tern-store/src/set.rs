@@ -22,7 +22,6 @@
 //! cursors when large. Non-goals: intset's 16/32-bit widths (members are
 //! kept as i64), converting back to a compact form.
 
-
 use hashbrown::DefaultHashBuilder;
 
 use crate::hash::Fields;
