@@ -130,10 +130,11 @@ use crate::keyspace::Keyspace;
 use crate::shard::{Shard, Table};
 use crate::value::Value;
 
-/// Entries one slice examines under one shard lock (a value weighs one
-/// more per [`WEIGHT_BYTES`] of heap).
+/// Entries one slice examines under one shard lock (an entry weighs one
+/// more per [`WEIGHT_BYTES`] it holds: its item and its value's heap).
 pub const SLICE: usize = 256;
-/// Heap bytes of a value that weigh as one more entry in a slice.
+/// Bytes of an entry (a long string is held in its item, other values in
+/// the heap beside it) that weigh as one more entry in a slice.
 pub const WEIGHT_BYTES: usize = 4096;
 /// Noted hashes whose SNAP bits one lock hold clears.
 const CLEAR_SLICE: usize = 1024;
@@ -845,7 +846,7 @@ pub(crate) fn walk(table: &Table, snap: &mut ShardSnap, budget: usize, db: u32, 
             if e.snap_mark() || is_expired(e, start) {
                 return;
             }
-            weight += e.value_heap() / WEIGHT_BYTES;
+            weight += (e.alloc_size() + e.value_heap()) / WEIGHT_BYTES;
             delivered += 1;
             sink(db, e.key(), e.value(), e.expire());
         });
