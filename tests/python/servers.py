@@ -138,7 +138,11 @@ def start_tern(binary, threads, extra=()):
     # schedule a server stopped by SIGTERM writes dump.rdb there, and no
     # other server may load it (a test's own --dir in `extra` wins).
     data_dir = tempfile.mkdtemp(prefix="tern-test-")
-    argv = [binary, "--port", "0", "--memcache-port", "11211", "--threads", str(threads), "--dir", data_dir, *extra]
+    # Tests hold little data, under the size at which the prefetch stages
+    # start: they run at any size here, so every test goes through them (a
+    # test's own prefetch-min-memory in `extra` wins).
+    argv = [binary, "--port", "0", "--memcache-port", "11211", "--threads", str(threads), "--dir", data_dir,
+            "--prefetch-min-memory", "0", *extra]
     srv = Server(argv)
     srv.data_dir = data_dir
     return srv.start()

@@ -337,6 +337,19 @@ impl Server {
         srv
     }
 
+    /// Keys advanced together through the prefetch stages for the batch
+    /// about to run: `prefetch-batch-max-size`, or 0 (no stages) while the
+    /// data is under `prefetch-min-memory`.
+    #[inline]
+    pub fn prefetch_batch(&self) -> usize {
+        let n = self.settings.prefetch_batch_max_size();
+        if n > 0 && (self.ks.used_memory() as u64) < self.settings.prefetch_min_memory() {
+            0
+        } else {
+            n
+        }
+    }
+
     /// Puts a configuration into effect: the live settings, the process
     /// settings, and the keyspace's access clock. `config` is the
     /// caller's to replace.
@@ -469,5 +482,37 @@ impl Server {
     /// Sum of a per-worker counter.
     pub fn sum(&self, f: impl Fn(&WorkerStats) -> u64) -> u64 {
         self.workers.iter().map(|w| f(w)).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The stages run once the data reaches `prefetch-min-memory`, at any
+    /// size with 0, and never with `prefetch-batch-max-size 0`.
+    #[test]
+    fn prefetch_waits_for_the_data_to_outgrow_the_caches() {
+        let at = |min: u64, batch: usize| {
+            let cfg = Config { threads: 1, prefetch_min_memory: min, prefetch_batch_max_size: batch, ..Config::default() };
+            let srv = Server::new(cfg.clone(), 0);
+            srv.apply_config(&cfg);
+            srv
+        };
+        assert_eq!(at(Config::default().prefetch_min_memory, 16).prefetch_batch(), 0, "an empty server's data fits");
+        assert_eq!(at(0, 16).prefetch_batch(), 16);
+        let srv = at(256 * 1024, 5);
+        assert_eq!(srv.prefetch_batch(), 0);
+        let value = vec![b'v'; 1000];
+        for i in 0..1000 {
+            let key = format!("key:{i}");
+            let l = srv.ks.locate(0, key.as_bytes());
+            let mut shard = srv.ks.lock(l.gid);
+            shard.set(key.as_bytes(), l.hash, tern_store::NewValue::Bytes(&value), None, 0);
+            srv.ks.publish_hint(l.gid, &shard);
+        }
+        assert!(srv.ks.used_memory() > 256 * 1024, "{}", srv.ks.used_memory());
+        assert_eq!(srv.prefetch_batch(), 5);
+        assert_eq!(at(0, 0).prefetch_batch(), 0);
     }
 }

@@ -262,6 +262,12 @@ directives! {
         /// across the pipelined commands of one read); 0 turns prefetching
         /// off. Redis 8's range for the same directive.
         prefetch_batch_max_size: usize = 16 => "prefetch-batch-max-size", Int::new(0, tern_store::MAX_PREFETCH_GROUP as i64), runtime;
+        /// Below this much data (the shards' part of `used_memory`) keys
+        /// are looked up without the prefetch stages, as with
+        /// `prefetch-batch-max-size 0`: such data sits in the CPU's
+        /// caches, where the stages' own work costs more than the misses
+        /// they overlap. 0: prefetch at any size.
+        prefetch_min_memory: u64 = 4 * 1024 * 1024 => "prefetch-min-memory", Mem::new(0, MEM_MAX), runtime + own;
         /// String values at least this long (bytes) are stored shared and
         /// sent from the stored bytes instead of being copied into the
         /// reply buffer; 0 turns copy avoidance off.

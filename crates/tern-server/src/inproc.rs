@@ -187,7 +187,7 @@ impl InProc {
         self.scratch.clock = cmd::Clock::starting_at(now_ms() + self.skew);
         let mut locks = LockSet::new(&srv.ks);
         let mut limits = Limits { max_bulk_len: srv.settings.proto_max_bulk_len(), ..Limits::default() };
-        let batch = srv.settings.prefetch_batch_max_size();
+        let batch = srv.prefetch_batch();
         let mut pos = 0;
         while pos < s.buf.len() && !s.closed {
             let step = net::run_request(

@@ -781,7 +781,7 @@ impl Worker {
             ..Limits::default()
         };
         let hard = srv.settings.client_output_buffer_limit().normal.hard as usize;
-        let batch = srv.settings.prefetch_batch_max_size();
+        let batch = srv.prefetch_batch();
         let mut ran = false;
         while conn.rpos < conn.rlen && !conn.closing && conn.client.blocked.is_none() && !conn.postponed {
             if early && conn.pending_out() > OUT_WRITE_EARLY && conn.write_out(&self.stats, self.scratch.clock.last_ms()).is_err() {
@@ -875,7 +875,7 @@ impl Worker {
         let Some(mut parser) = conn.mc.take() else { return };
         let lim = tern_memcache::Limits { max_item_size: self.mc.max_item_size() };
         let hard = srv.settings.client_output_buffer_limit().normal.hard as usize;
-        let batch = srv.settings.prefetch_batch_max_size();
+        let batch = srv.prefetch_batch();
         // Requests already looked at by the prefetch look-ahead.
         let mut ahead = 0;
         let mut ran = false;

@@ -340,7 +340,11 @@ fn config_get_set_and_range_errors() {
         r.roundtrip(&[b"MSET", b"a", b"1", b"b", b"2"], b"+OK\r\n");
         r.roundtrip(&[b"MGET", b"a", b"b", b"c"], b"*3\r\n$1\r\n1\r\n$1\r\n2\r\n$-1\r\n");
         r.roundtrip(&[b"CONFIG", b"SET", b"prefetch-batch-max-size", b"128"], b"+OK\r\n");
-        r.roundtrip(&[b"CONFIG", b"GET", b"prefetch-*"], b"*2\r\n$23\r\nprefetch-batch-max-size\r\n$3\r\n128\r\n");
+        r.roundtrip(&[b"CONFIG", b"GET", b"prefetch-*-size"], b"*2\r\n$23\r\nprefetch-batch-max-size\r\n$3\r\n128\r\n");
+        r.roundtrip(&[b"CONFIG", b"SET", b"prefetch-min-memory", b"4mb"], b"+OK\r\n");
+        r.roundtrip(&[b"CONFIG", b"GET", b"prefetch-min-memory"], b"*2\r\n$19\r\nprefetch-min-memory\r\n$7\r\n4194304\r\n");
+        r.roundtrip(&[b"MGET", b"a", b"b", b"c"], b"*3\r\n$1\r\n1\r\n$1\r\n2\r\n$-1\r\n");
+        r.roundtrip(&[b"CONFIG", b"SET", b"prefetch-min-memory", b"0"], b"+OK\r\n");
         r.roundtrip(&[b"MGET", b"a", b"b", b"c"], b"*3\r\n$1\r\n1\r\n$1\r\n2\r\n$-1\r\n");
         r.roundtrip(
             &[b"CONFIG", b"SET", b"prefetch-batch-max-size", b"129"],

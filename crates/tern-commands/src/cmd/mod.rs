@@ -741,7 +741,7 @@ pub fn call<'ks>(
         now,
         stats,
         worker,
-        prefetch: srv.settings.prefetch_batch_max_size(),
+        prefetch: srv.prefetch_batch(),
         req_len: scratch.req_len,
         ahead,
     };

@@ -31,6 +31,10 @@ impl TestServer {
         // server may load at its start (a test's own --dir in `extra` wins).
         let mut args: Vec<String> = vec!["--port".into(), "0".into(), "--memcache-port".into(), "11211".into(), "--threads".into(), threads.to_string()];
         args.extend(["--dir".to_string(), data_dir().display().to_string()]);
+        // Tests hold little data, under the size at which the prefetch
+        // stages start: they run at any size here, so every test goes
+        // through them (a test's own setting in `extra` wins).
+        args.extend(["--prefetch-min-memory".to_string(), "0".to_string()]);
         args.extend(extra.iter().map(|s| s.to_string()));
         Self::start_args(&args)
     }
