@@ -5,7 +5,10 @@
 //! command hands it its own keys ([`KeyStage`](crate::cmd::stage::KeyStage),
 //! from the key spec) and this module a pipeline's keys ([`Plan`]).
 //!
-//! Two kinds of batch, both sized by `prefetch-batch-max-size` (N; 0 = off):
+//! Two kinds of batch, both sized by `prefetch-batch-max-size` (N; 0 = off,
+//! and N is taken as 0 while the data is under `prefetch-min-memory`: it
+//! sits in the caches, with no misses to overlap; see
+//! [`Server::prefetch_batch`](crate::server::Server::prefetch_batch)):
 //!
 //! ```text
 //!  within one command (MGET, MSET, DEL, EXISTS, ...), shards already held,
