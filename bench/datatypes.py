@@ -158,9 +158,12 @@ FAMILIES = {
                        pre=[("PFADD __key__" + "".join(f" {c}__data__" for c in "abcdefghij"), None)], extra=["-R"]),
     },
     "sets": {
-        # Members m0..m99 in each set; SADD adds one of 62² random names.
+        # Members m0..m99 in each set; SADD adds one of 62² random names, so
+        # the sets grow to about 3,500 members each (hashtable encoded).
         "sadd": W("SADD __key__ __data__", data=2, pre=[("SADD __key__ " + members("m", 100), None)], extra=["-R"]),
         "sismember": W("SISMEMBER __key__ m50", pre=[("SADD __key__ " + members("m", 100), None)]),
+        # SADD of a member present: the sets stay at 100 members.
+        "sadd-present": W("SADD __key__ m50", pre=[("SADD __key__ " + members("m", 100), None)]),
         "smembers-100": W("SMEMBERS __key__", pre=[("SADD __key__ " + members("m", 100), None)]),
         "sinter-10k": W("SINTER s1 s2", load=load_two_sets),
     },
