@@ -139,10 +139,11 @@ def start_tern(binary, threads, extra=()):
     # other server may load it (a test's own --dir in `extra` wins).
     data_dir = tempfile.mkdtemp(prefix="tern-test-")
     # Tests hold little data, under the size at which the prefetch stages
-    # start: they run at any size here, so every test goes through them (a
-    # test's own prefetch-min-memory in `extra` wins).
+    # start, and the tuner might turn them off in a long test: here they
+    # run at any size, always, so every test goes through them (a test's
+    # own settings in `extra` win).
     argv = [binary, "--port", "0", "--memcache-port", "11211", "--threads", str(threads), "--dir", data_dir,
-            "--prefetch-min-memory", "0", *extra]
+            "--prefetch-min-memory", "0", "--prefetch-tune", "no", *extra]
     srv = Server(argv)
     srv.data_dir = data_dir
     return srv.start()

@@ -8,7 +8,9 @@
 //! Two kinds of batch, both sized by `prefetch-batch-max-size` (N; 0 = off,
 //! and N is taken as 0 while the data is under `prefetch-min-memory`: it
 //! sits in the caches, with no misses to overlap; see
-//! [`Server::prefetch_batch`](crate::server::Server::prefetch_batch)):
+//! [`Server::prefetch_batch`](crate::server::Server::prefetch_batch); and a
+//! worker's [`Tuner`](crate::cmd::stage::Tuner) may find its batches
+//! faster without them):
 //!
 //! ```text
 //!  within one command (MGET, MSET, DEL, EXISTS, ...), shards already held,

@@ -268,6 +268,10 @@ directives! {
         /// caches, where the stages' own work costs more than the misses
         /// they overlap. 0: prefetch at any size.
         prefetch_min_memory: u64 = 4 * 1024 * 1024 => "prefetch-min-memory", Mem::new(0, MEM_MAX), runtime + own;
+        /// Each worker measures its batches with and without the prefetch
+        /// stages (one epoch in 32 runs the other way) and keeps the
+        /// faster; no: the stages run whenever the two settings above say.
+        prefetch_tune: bool = true => "prefetch-tune", Bool, runtime + own;
         /// String values at least this long (bytes) are stored shared and
         /// sent from the stored bytes instead of being copied into the
         /// reply buffer; 0 turns copy avoidance off.

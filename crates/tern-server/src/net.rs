@@ -772,6 +772,7 @@ impl Worker {
         let (srv, commands) = (&eng.srv, &eng.commands);
         let Some(conn) = self.conns.get_mut(key) else { return };
         self.scratch.clock.mark_now();
+        let started_ns = self.scratch.clock.mark_ns();
         let mut locks = lock_set(&srv.ks, &self.effects);
         // With `appendfsync always` no reply leaves before its write is
         // on disk: the buffer waits for the round's end (or pauses).
@@ -781,8 +782,9 @@ impl Worker {
             ..Limits::default()
         };
         let hard = srv.settings.client_output_buffer_limit().normal.hard as usize;
-        let batch = srv.prefetch_batch();
+        let batch = self.scratch.tuner.begin(srv.prefetch_batch(), srv.settings.prefetch_tune());
         let mut ran = false;
+        let mut ran_commands = 0;
         while conn.rpos < conn.rlen && !conn.closing && conn.client.blocked.is_none() && !conn.postponed {
             if early && conn.pending_out() > OUT_WRITE_EARLY && conn.write_out(&self.stats, self.scratch.clock.last_ms()).is_err() {
                 // The peer is gone: nothing more will be delivered.
@@ -812,6 +814,7 @@ impl Worker {
                 }
                 Step::Ran { len, command, close } => {
                     ran |= command;
+                    ran_commands += u64::from(command);
                     conn.closing |= close;
                     conn.rpos += len;
                 }
@@ -834,6 +837,7 @@ impl Worker {
             }
         }
         self.plan.abandon(&mut conn.frame);
+        self.scratch.tuner.end(self.scratch.clock.mark_ns().saturating_sub(started_ns), ran_commands);
         self.effects.absorb(&locks.effects);
         // A command started waiting: its requests wait with it.
         if let Some(b) = &conn.client.blocked {

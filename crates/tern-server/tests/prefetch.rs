@@ -345,6 +345,10 @@ fn config_get_set_and_range_errors() {
         r.roundtrip(&[b"CONFIG", b"GET", b"prefetch-min-memory"], b"*2\r\n$19\r\nprefetch-min-memory\r\n$7\r\n4194304\r\n");
         r.roundtrip(&[b"MGET", b"a", b"b", b"c"], b"*3\r\n$1\r\n1\r\n$1\r\n2\r\n$-1\r\n");
         r.roundtrip(&[b"CONFIG", b"SET", b"prefetch-min-memory", b"0"], b"+OK\r\n");
+        r.roundtrip(&[b"CONFIG", b"GET", b"prefetch-tune"], b"*2\r\n$13\r\nprefetch-tune\r\n$2\r\nno\r\n");
+        r.roundtrip(&[b"CONFIG", b"SET", b"prefetch-tune", b"yes"], b"+OK\r\n");
+        r.roundtrip(&[b"MGET", b"a", b"b", b"c"], b"*3\r\n$1\r\n1\r\n$1\r\n2\r\n$-1\r\n");
+        r.roundtrip(&[b"CONFIG", b"SET", b"prefetch-tune", b"no"], b"+OK\r\n");
         r.roundtrip(&[b"MGET", b"a", b"b", b"c"], b"*3\r\n$1\r\n1\r\n$1\r\n2\r\n$-1\r\n");
         r.roundtrip(
             &[b"CONFIG", b"SET", b"prefetch-batch-max-size", b"129"],

@@ -376,6 +376,9 @@ pub struct Scratch {
     /// What the commands planned after the next one look up (with
     /// [`Scratch::pre`]).
     pub pre_ahead: MembersAhead,
+    /// Whether this worker's batches run the prefetch stages, measured
+    /// (`prefetch-tune`), and the size the batch being run has.
+    pub tuner: stage::Tuner,
 }
 
 /// The members that the two planned commands after this one will look up
@@ -453,6 +456,13 @@ impl Clock {
     #[inline]
     pub fn mark(&self) -> Instant {
         self.base + Duration::from_nanos(self.mark_ns)
+    }
+
+    /// The latest reading, in nanoseconds from the turn's start (a batch's
+    /// time is the difference of two of them).
+    #[inline]
+    pub fn mark_ns(&self) -> u64 {
+        self.mark_ns
     }
 
     /// The wall time of the latest reading, without reading the clock.
@@ -741,7 +751,7 @@ pub fn call<'ks>(
         now,
         stats,
         worker,
-        prefetch: srv.prefetch_batch(),
+        prefetch: scratch.tuner.current.unwrap_or_else(|| srv.prefetch_batch()),
         req_len: scratch.req_len,
         ahead,
     };

@@ -32,9 +32,10 @@ impl TestServer {
         let mut args: Vec<String> = vec!["--port".into(), "0".into(), "--memcache-port".into(), "11211".into(), "--threads".into(), threads.to_string()];
         args.extend(["--dir".to_string(), data_dir().display().to_string()]);
         // Tests hold little data, under the size at which the prefetch
-        // stages start: they run at any size here, so every test goes
-        // through them (a test's own setting in `extra` wins).
-        args.extend(["--prefetch-min-memory".to_string(), "0".to_string()]);
+        // stages start, and the tuner might turn them off in a long test:
+        // here they run at any size, always, so every test goes through
+        // them (a test's own setting in `extra` wins).
+        args.extend(["--prefetch-min-memory", "0", "--prefetch-tune", "no"].map(String::from));
         args.extend(extra.iter().map(|s| s.to_string()));
         Self::start_args(&args)
     }
