@@ -76,7 +76,7 @@ pub struct Tuner {
     /// Nanoseconds and commands in the kept mode, then the trial one.
     spent: [(u64, u64); 2],
     /// Mode switches made.
-    pub switches: u64,
+    switches: u64,
     /// The size the batch being run has (`None` outside a worker's batch:
     /// the configured one).
     pub current: Option<usize>,
@@ -95,7 +95,8 @@ impl Tuner {
     }
 
     /// The size the next batch runs with: `configured` (what
-    /// [`Server::prefetch_batch`](crate::server::Server::prefetch_batch) says), or 0 where measuring says so.
+    /// [`Server::prefetch_batch`](crate::server::Server::prefetch_batch)
+    /// says), or 0 where measuring says so.
     #[inline]
     pub fn begin(&mut self, configured: usize, tune: bool) -> usize {
         let n = if configured > 0 && tune && (self.off != self.trial()) { 0 } else { configured };
@@ -134,11 +135,6 @@ impl Tuner {
             self.leaning = faster;
         }
     }
-
-    /// Whether the kept mode is without the stages.
-    pub fn kept_off(&self) -> bool {
-        self.off
-    }
 }
 
 #[cfg(test)]
@@ -166,21 +162,21 @@ mod tests {
     fn tuner_keeps_the_faster_mode() {
         let mut t = Tuner::default();
         assert_eq!(run(&mut t, 3, 100, 150), 3 * WINDOW / TRIAL_EVERY);
-        assert_eq!((t.kept_off(), t.switches), (false, 0));
+        assert_eq!((t.off, t.switches), (false, 0));
         // Faster by less than the margin: no change.
         run(&mut t, 3, 100, 98);
-        assert_eq!((t.kept_off(), t.switches), (false, 0));
+        assert_eq!((t.off, t.switches), (false, 0));
         // One window won is not enough.
         run(&mut t, 1, 100, 90);
-        assert!(!t.kept_off());
+        assert!(!t.off);
         run(&mut t, 1, 100, 100);
-        assert!(!t.kept_off());
+        assert!(!t.off);
         run(&mut t, 2, 100, 90);
-        assert_eq!((t.kept_off(), t.switches), (true, 1));
+        assert_eq!((t.off, t.switches), (true, 1));
         // Now one batch in TRIAL_EVERY runs the stages.
         assert_eq!(run(&mut t, 1, 100, 90), WINDOW - WINDOW / TRIAL_EVERY);
         run(&mut t, 2, 50, 90);
-        assert_eq!((t.kept_off(), t.switches), (false, 2));
+        assert_eq!((t.off, t.switches), (false, 2));
     }
 
     /// Off by configuration means off; not tuning means the configured
