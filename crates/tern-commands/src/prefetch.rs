@@ -112,7 +112,6 @@ pub struct Plan {
     /// The frame stopped inside an incomplete request right after the last
     /// planned command: its resume state is only valid from there.
     partial_after: bool,
-    last_name: LastName,
 }
 
 /// What [`Plan::next`] hands the connection for the next command.
@@ -144,7 +143,7 @@ impl Plan {
     /// known: not after a command that may change it (SELECT, RESET), nor
     /// once a MULTI queues what follows.
     #[allow(clippy::too_many_arguments)]
-    pub fn fill(&mut self, srv: &Server, commands: &CommandTable, frame: &mut Frame, buf: &[u8], limits: &Limits, client: &Client, batch: usize) {
+    pub fn fill(&mut self, srv: &Server, commands: &CommandTable, last_name: &mut LastName, frame: &mut Frame, buf: &[u8], limits: &Limits, client: &Client, batch: usize) {
         self.clear();
         let db = client.db;
         let mut off = 0;
@@ -162,7 +161,7 @@ impl Plan {
             let r0 = self.ranges.len();
             self.ranges.extend_from_slice(frame.ranges());
             let args = frame.args(rest);
-            let cmd = resolve(&mut self.last_name, commands, args);
+            let cmd = resolve(last_name, commands, args);
             let mut ahead = Ahead { len: n, args: (r0 as u32, self.ranges.len() as u32), cmd: cmd.map(|c| c.id), locs: None, member: None };
             if locate {
                 if let Some(cmd) = cmd {

@@ -275,7 +275,7 @@ pub(crate) enum Step {
 pub(crate) fn run_request(c: Ctx<'_, '_>, frame: &mut Frame, client: &mut Client, out: &mut OutBuf, buf: &[u8]) -> Step {
     c.limits.authenticated = client.authenticated;
     if c.batch > 0 && c.plan.is_empty() && c.limits.authenticated && !frame.is_partial() {
-        c.plan.fill(c.srv, c.commands, frame, buf, c.limits, client, c.batch);
+        c.plan.fill(c.srv, c.commands, &mut c.scratch.last_name, frame, buf, c.limits, client, c.batch);
     }
     let (step, ahead) = match c.plan.next_cmd() {
         Some(p) => (Ok(Some((Args::from_parts(buf, p.ranges), p.len))), Some((p.cmd, p.planned, p.ahead))),

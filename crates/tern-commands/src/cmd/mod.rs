@@ -379,6 +379,9 @@ pub struct Scratch {
     /// Whether this worker's batches run the prefetch stages, measured
     /// (`prefetch-tune`), and the size the batch being run has.
     pub tuner: stage::Tuner,
+    /// The last command name looked up, for [`dispatch`] and the pipeline
+    /// planner: a pipeline repeats its command.
+    pub last_name: table::LastName,
 }
 
 /// The members that the two planned commands after this one will look up
@@ -567,7 +570,7 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
 
     // A command parsed ahead (prefetch.rs) was looked up then already.
     let resolved = c.scratch.pre_cmd.take();
-    let Some(mut cmd) = resolved.map(|id| c.commands.get(id)).or_else(|| c.commands.lookup(name)) else {
+    let Some(mut cmd) = resolved.map(|id| c.commands.get(id)).or_else(|| c.scratch.last_name.lookup(c.commands, name)) else {
         let msg = errors::unknown_command(name, args.tail(1).iter());
         rejected(&mut reply, c.client, &msg);
         return finish_reply(c.client, reply, start_mark);
