@@ -80,6 +80,8 @@ pub struct Tuner {
     /// The size the batch being run has (`None` outside a worker's batch:
     /// the configured one).
     pub current: Option<usize>,
+    /// The batch being run is measured: both modes were open to it.
+    timed: bool,
 }
 
 /// One batch in this many is a trial of the other mode.
@@ -99,17 +101,20 @@ impl Tuner {
     /// says), or 0 where measuring says so.
     #[inline]
     pub fn begin(&mut self, configured: usize, tune: bool) -> usize {
-        let n = if configured > 0 && tune && (self.off != self.trial()) { 0 } else { configured };
+        self.timed = configured > 0 && tune;
+        let n = if self.timed && (self.off != self.trial()) { 0 } else { configured };
         self.current = Some(n);
         n
     }
 
     /// Counts a batch of `commands` that took `ns` (its mode is the one
-    /// [`Tuner::begin`] gave). Batches with no command are not counted.
+    /// [`Tuner::begin`] gave). Batches with no command are not counted, nor
+    /// those the settings ran one way only (stages off by configuration or
+    /// by `prefetch-min-memory`, or not tuning).
     #[inline]
     pub fn end(&mut self, ns: u64, commands: u64) {
         self.current = None;
-        if commands == 0 {
+        if commands == 0 || !self.timed {
             return;
         }
         let trial = usize::from(self.trial());
@@ -180,7 +185,8 @@ mod tests {
     }
 
     /// Off by configuration means off; not tuning means the configured
-    /// size every batch; batches without a command are not counted.
+    /// size every batch; neither, nor batches without a command, is
+    /// counted.
     #[test]
     fn tuner_obeys_the_settings() {
         let mut t = Tuner::default();
@@ -194,10 +200,12 @@ mod tests {
             assert_eq!(t.begin(8, false), 8);
             t.end(1_000_000, 1);
         }
-        assert_eq!(t.switches, 0);
-        let before = t.batches;
+        assert_eq!((t.switches, t.batches), (0, 0));
         t.begin(8, true);
         t.end(0, 0);
-        assert_eq!(t.batches, before);
+        assert_eq!(t.batches, 0);
+        t.begin(8, true);
+        t.end(10, 1);
+        assert_eq!(t.batches, 1);
     }
 }
