@@ -157,7 +157,6 @@ fn run_uring(listener: TcpListener) {
         /// Replies made while a send was in flight.
         next: Vec<u8>,
         closed: bool,
-        in_flight: u32,
     }
     // One thread submits, and completions' work runs when it asks for them
     // (DEFER_TASKRUN): the setup the io_uring authors advise for servers.
@@ -167,11 +166,9 @@ fn run_uring(listener: TcpListener) {
     let mut queue: Vec<squeue::Entry> = Vec::new();
     let accept = |q: &mut Vec<squeue::Entry>| q.push(opcode::Accept::new(types::Fd(lfd), std::ptr::null_mut(), std::ptr::null_mut()).build().user_data(ACCEPT));
     let recv = |q: &mut Vec<squeue::Entry>, i: usize, c: &mut Conn| {
-        c.in_flight += 1;
         q.push(opcode::Recv::new(types::Fd(c.fd.as_raw_fd()), c.buf.as_mut_ptr(), c.buf.len() as u32).build().user_data((i as u64) << 1));
     };
     let send = |q: &mut Vec<squeue::Entry>, i: usize, c: &mut Conn| {
-        c.in_flight += 1;
         c.sending = true;
         let rest = &c.out[c.sent..];
         q.push(opcode::Send::new(types::Fd(c.fd.as_raw_fd()), rest.as_ptr(), rest.len() as u32).build().user_data((i as u64) << 1 | 1));
@@ -181,11 +178,12 @@ fn run_uring(listener: TcpListener) {
         {
             let mut sq = ring.submission();
             for e in queue.drain(..) {
-                // SAFETY: every buffer an entry names is owned by a `Conn`
-                // that is never dropped or moved while an operation on it is
-                // in flight (`in_flight`; connections are boxed buffers in a
-                // Vec that only grows, and their `buf` and `out` are not
-                // reallocated while a receive or send names them).
+                // SAFETY: every buffer an entry names is the heap block of a
+                // `Conn`'s `buf` (a Box, never replaced) or `out` (replaced or
+                // grown only while no send is in flight, `sending`). Those
+                // blocks do not move when `conns` grows, and no `Conn` is
+                // ever dropped (a closed one stays, marked `closed`), so each
+                // outlives the operation that names it.
                 unsafe { sq.push(&e).expect("submission queue full") };
             }
         }
@@ -198,7 +196,7 @@ fn run_uring(listener: TcpListener) {
                     let fd = unsafe { std::net::TcpStream::from_raw_fd(res as RawFd) };
                     fd.set_nodelay(true).ok();
                     let i = conns.len();
-                    conns.push(Conn { fd, buf: vec![0u8; READ_BUF].into_boxed_slice(), input: Input::default(), out: Vec::new(), sent: 0, sending: false, next: Vec::new(), closed: false, in_flight: 0 });
+                    conns.push(Conn { fd, buf: vec![0u8; READ_BUF].into_boxed_slice(), input: Input::default(), out: Vec::new(), sent: 0, sending: false, next: Vec::new(), closed: false });
                     recv(&mut queue, i, &mut conns[i]);
                 }
                 accept(&mut queue);
@@ -206,7 +204,6 @@ fn run_uring(listener: TcpListener) {
             }
             let i = (ud >> 1) as usize;
             let c = &mut conns[i];
-            c.in_flight -= 1;
             if c.closed {
                 continue;
             }
