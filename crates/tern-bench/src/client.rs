@@ -117,6 +117,8 @@ struct Conn {
     /// sent before the cycle resumes.
     refill: VecDeque<(usize, u64)>,
     left: Option<u64>,
+    /// With `--rate-limiting`: when the next request may be sent.
+    due: Instant,
     data_off: usize,
     closed: bool,
 }
@@ -157,6 +159,11 @@ impl Shared {
 
     fn total_clients(&self) -> u64 {
         (self.cfg.threads * self.cfg.clients) as u64
+    }
+
+    /// The time between two requests of one connection under `--rate-limiting`.
+    fn pace(&self) -> Option<Duration> {
+        self.cfg.rate_limiting.map(|r| Duration::from_secs(1).div_f64(r as f64))
     }
 }
 
@@ -229,6 +236,8 @@ impl Conn {
             cycle: (first, sh.work.cmds[first].1),
             refill: VecDeque::new(),
             left,
+            // Connections start spread over one interval, not in step.
+            due: sh.start + sh.pace().map_or(Duration::ZERO, |iv| iv.mul_f64(index as f64 / n as f64)),
             data_off: 0,
             closed: false,
         };
@@ -389,8 +398,18 @@ pub fn run_thread(
         }
     }
     let (mut ops_seen, mut errs_seen) = (0u64, 0u64);
+    let pace = sh.pace();
     while open > 0 {
-        if let Err(e) = poll.poll(&mut events, Some(Duration::from_millis(100))) {
+        let mut timeout = Duration::from_millis(100);
+        if pace.is_some() {
+            // Wake for the first connection whose next request falls due.
+            let now = Instant::now();
+            let first = conns.iter().filter(|c| paced_waiting(c, cfg)).map(|c| c.due).min();
+            if let Some(d) = first {
+                timeout = timeout.min(d.saturating_duration_since(now));
+            }
+        }
+        if let Err(e) = poll.poll(&mut events, Some(timeout)) {
             if e.kind() == io::ErrorKind::Interrupted {
                 continue;
             }
@@ -424,6 +443,22 @@ pub fn run_thread(
                 let _ = poll.registry().deregister(&mut c.stream);
             }
         }
+        if pace.is_some() {
+            // Requests that fell due with no event on their connection, and
+            // (at the end) idle connections, which no event will close.
+            for c in conns.iter_mut().filter(|c| !c.closed) {
+                if stopping {
+                    c.closed = c.inflight.is_empty() && c.handshake == 0;
+                } else if paced_waiting(c, cfg) && c.due <= now {
+                    fill(c, &sh, &mut stats, now, false);
+                    flush(c, &mut stats);
+                }
+                if c.closed {
+                    open -= 1;
+                    let _ = poll.registry().deregister(&mut c.stream);
+                }
+            }
+        }
         if stopping && now >= deadline.unwrap_or(now) + DRAIN_GRACE {
             // A server that stopped answering must not hang the run; its
             // unanswered requests show as sent but not received.
@@ -447,11 +482,30 @@ pub fn run_thread(
 /// How long replies still in flight at the end of `--test-time` are waited for.
 const DRAIN_GRACE: Duration = Duration::from_secs(10);
 
+/// An open connection with room in its pipeline that waits only for its
+/// next request to fall due (`--rate-limiting`).
+fn paced_waiting(c: &Conn, cfg: &Config) -> bool {
+    !c.closed && c.inflight.len() < cfg.pipeline && c.left != Some(0)
+}
+
+/// Tops the pipeline up. Under `--rate-limiting` a request is sent only once
+/// it falls due, and one that falls due while the pipeline is full waits for
+/// a reply; latency is counted from the send, as memtier counts it (so a
+/// server that falls behind shows it in throughput, not in latency).
 fn fill(c: &mut Conn, sh: &Shared, stats: &mut Stats, now: Instant, stopping: bool) {
     if stopping {
         return;
     }
+    let pace = sh.pace();
     while c.inflight.len() < sh.cfg.pipeline && c.left != Some(0) {
+        if let Some(iv) = pace {
+            if c.due > now {
+                break;
+            }
+            // A fixed schedule: a connection held back by a full pipeline
+            // sends what fell due as soon as replies make room.
+            c.due += iv;
+        }
         c.push_request(sh, now);
         stats.sent += 1;
         if let Some(l) = c.left.as_mut() {

@@ -51,6 +51,9 @@ pub struct Config {
     pub threads: usize,
     pub clients: usize,
     pub pipeline: usize,
+    /// `--rate-limiting`: requests per second per connection, as memtier
+    /// has it (a connection sends at most this many, evenly spaced).
+    pub rate_limiting: Option<u64>,
     pub test_time: Option<u64>,
     pub requests: Requests,
     pub ratio: (u32, u32),
@@ -87,6 +90,7 @@ impl Default for Config {
             threads: 4,
             clients: 50,
             pipeline: 1,
+            rate_limiting: None,
             test_time: None,
             requests: Requests::Count(10_000),
             ratio: (1, 10),
@@ -127,6 +131,7 @@ usage: tern-bench [options]
   -P, --protocol redis|resp3|memcache_text|memcache_meta
   -t, --threads N (4)        -c, --clients N per thread (50)
       --pipeline N (1)       --test-time SECS | -n, --requests N|allkeys (10000)
+      --rate-limiting N      at most N requests per second per connection, evenly spaced
       --ratio SET:GET (1:10) --key-pattern SET:GET of R|G|S|P|Z (R:R)
       --key-minimum N (0)    --key-maximum N (10000000)  --key-prefix STR (memtier-)
       --key-stddev F         --key-median F   --zipf-alpha F (0.99, for Z)
@@ -192,6 +197,8 @@ pub struct Options {
     clients: Option<usize>,
     #[arg(long)]
     pipeline: Option<usize>,
+    #[arg(long)]
+    rate_limiting: Option<u64>,
     #[arg(long)]
     test_time: Option<u64>,
     #[arg(short = 'n', long, value_parser = requests)]
@@ -321,6 +328,7 @@ impl Config {
         self.key_median = o.key_median.or(self.key_median);
         self.zipf_alpha = o.zipf_alpha.unwrap_or(self.zipf_alpha);
         self.miss_set |= o.miss_set;
+        self.rate_limiting = o.rate_limiting.or(self.rate_limiting);
         self.json_out_file = o.json_out_file.clone().or(self.json_out_file.take());
         self.random_data |= o.random_data;
         self.distinct_client_seed |= o.distinct_client_seed;
@@ -348,6 +356,9 @@ impl Config {
     fn validate(&self) -> Result<(), String> {
         if self.threads == 0 || self.clients == 0 || self.pipeline == 0 {
             return Err("--threads, --clients and --pipeline must be at least 1".into());
+        }
+        if self.rate_limiting == Some(0) {
+            return Err("--rate-limiting must be at least 1".into());
         }
         if self.key_max < self.key_min {
             return Err("--key-maximum is below --key-minimum".into());

@@ -322,6 +322,29 @@ fn test_time_stops_and_drains() {
 }
 
 #[test]
+fn rate_limiting_paces_each_connection() {
+    let s = Server::start(1);
+    // 4 connections × 200 requests/s for 2 s: about 1,600 requests, where an
+    // unpaced run sends tens of thousands; idle connections still end on time.
+    let (v, text) = bench(
+        s.port,
+        &["-t", "2", "-c", "2", "--test-time", "2", "--rate-limiting", "200", "--ratio", "1:1"],
+    );
+    let t = totals(&v);
+    let count = n(t, "Count");
+    assert!((1200..=1700).contains(&count), "{count} requests: {text}");
+    assert_eq!(n(t, "Requests Sent"), n(t, "Replies Received"), "{text}");
+    let d = n(&v["ALL STATS"]["Runtime"], "Total duration");
+    assert!((2000..3500).contains(&d), "duration {d} ms");
+    let out = Command::new(env!("CARGO_BIN_EXE_tern-bench"))
+        .args(["-p", &s.port.to_string(), "--rate-limiting", "0"])
+        .output()
+        .expect("run tern-bench");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--rate-limiting must be at least 1"));
+}
+
+#[test]
 fn memcache_text_and_meta() {
     each_threads(|s| {
         let mc = s.mc_port;
