@@ -14,14 +14,17 @@
 # arguments win: ARGS_B="--threads 2" gives B two workers). SERVER_CPUS /
 # BENCH_CPUS move the server (default CPU 0) and tern-bench (default CPU 1).
 #
-# Workloads: get-p1 get-p16 mget-10 mget-100 set-p16 (1M keys of 32 B,
-# uniform random keys, 50 connections). Output lines are `workload binary
+# Either binary may be a Redis or Valkey server (started without --threads),
+# to measure Tern against a reference in one run.
+#
+# Workloads: get-p1 get-p16 mget-10 mget-100 set-p16 (KEYS keys, default 1M,
+# of DATA bytes, default 32; uniform random keys, 50 connections). Output lines are `workload binary
 # ops/s cpu_us_per_op`, easy to sort and take medians of (see the end).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 A=$1; B=$2
 BENCH=${BENCH:-target/release/tern-bench}
-REPS=${REPS:-3}; SECS=${SECS:-8}; KEYS=${KEYS:-1000000}
+REPS=${REPS:-3}; SECS=${SECS:-8}; KEYS=${KEYS:-1000000}; DATA=${DATA:-32}
 SERVER_CPUS=${SERVER_CPUS:-0}; BENCH_CPUS=${BENCH_CPUS:-1}
 WORKLOADS=${WORKLOADS:-"get-p1 get-p16 mget-10 mget-100 set-p16"}
 read -r -a ARGS_A <<<"${ARGS_A:-}"
@@ -35,15 +38,16 @@ run_one() { # workload binary tag [server arguments...]
     local w=$1 bin=$2 tag=$3 port
     shift 3
     port=$(free_port)
-    taskset -c "$SERVER_CPUS" "$bin" --port $port --bind 127.0.0.1 --threads 1 --save '' "$@" >/dev/null 2>&1 &
+    server_threads "$bin"
+    taskset -c "$SERVER_CPUS" "$bin" --port $port --bind 127.0.0.1 "${THREADS[@]}" --save '' "$@" >/dev/null 2>&1 &
     local pid=$!
     for _ in $(seq 100); do redis-cli -p $port ping >/dev/null 2>&1 && break; sleep 0.1; done
-    taskset -c "$BENCH_CPUS" $BENCH -p $port --key-minimum 1 --key-maximum $KEYS --ratio 1:0 -n allkeys \
+    taskset -c "$BENCH_CPUS" $BENCH -p $port --key-minimum 1 --key-maximum $KEYS -d $DATA --ratio 1:0 -n allkeys \
         --key-pattern P:P -t 1 -c 50 --pipeline 50 --hide-histogram >/dev/null 2>&1
     local a b ops
     workload_args "$w"
     a=$(awk '{print $14+$15}' /proc/$pid/stat)
-    ops=$(taskset -c "$BENCH_CPUS" $BENCH -p $port --key-minimum 1 --key-maximum $KEYS -c 50 -t 1 --hide-histogram \
+    ops=$(taskset -c "$BENCH_CPUS" $BENCH -p $port --key-minimum 1 --key-maximum $KEYS -d $DATA -c 50 -t 1 --hide-histogram \
         --distinct-client-seed --test-time $SECS "${WL[@]}" 2>&1 | awk '/^Totals/{print $2}')
     b=$(awk '{print $14+$15}' /proc/$pid/stat)
     kill $pid; wait $pid 2>/dev/null || true
