@@ -249,7 +249,7 @@ impl Plan {
                 (&buf[at..at + len], l, reads, member)
             },
         };
-        items_and_values(&mut src, hinted.len(), Reach::Value);
+        items_and_values(&mut src, hinted.len(), Reach::Value, srv.settings.prefetch_value_gate());
     }
 
     /// The next planned command, if any: its argument ranges (offsets from

@@ -269,9 +269,14 @@ directives! {
         /// they overlap. 0: prefetch at any size.
         prefetch_min_memory: u64 = 4 * 1024 * 1024 => "prefetch-min-memory", Mem::new(0, MEM_MAX), runtime + own;
         /// Each worker measures its batches with and without the prefetch
-        /// stages (one epoch in 32 runs the other way) and keeps the
+        /// stages (one batch in 256 runs the other way) and keeps the
         /// faster; no: the stages run whenever the two settings above say.
         prefetch_tune: bool = true => "prefetch-tune", Bool, runtime + own;
+        /// The prefetch's third stage (a value's lines past the two the
+        /// second asks for) is skipped after a run of keys it had nothing
+        /// to add for, still sampling one key in 8; no: every key whose
+        /// value is read goes through it.
+        prefetch_value_gate: bool = true => "prefetch-value-gate", Bool, runtime + own;
         /// String values at least this long (bytes) are stored shared and
         /// sent from the stored bytes instead of being copied into the
         /// reply buffer; 0 turns copy avoidance off.

@@ -430,6 +430,59 @@ fn multi_key_writes_stay_atomic_under_concurrent_readers() {
 
 /// memcached pipelines (several requests in one read, multi-key gets) are
 /// looked ahead for prefetching: replies must not change.
+/// The value stage's gate (`prefetch-value-gate`) only skips hints: MGETs
+/// and pipelined GETs over runs of short values, then long ones kept in
+/// the item, then ones kept apart (shared), then missing keys, in an order
+/// that closes and reopens the gate, reply the same with it on and off.
+#[test]
+fn value_gate_on_and_off_reply_the_same() {
+    let sizes = [3usize, 300, 20_000, 5];
+    let mut setup = Script::new();
+    let mut names = Vec::new();
+    for (run, &len) in sizes.iter().enumerate() {
+        for i in 0..12 {
+            let k = format!("v{run}-{i}");
+            let v = format!("{i:x}").repeat(len).into_bytes();
+            setup.cmd(&[b"SET", k.as_bytes(), &v[..len]]);
+            names.push(k);
+        }
+        for i in 0..6 {
+            names.push(format!("missing{run}-{i}"));
+        }
+    }
+    let mut script = Script::new();
+    script.owned(&with_cmd("MGET", &names));
+    let rev: Vec<String> = names.iter().rev().cloned().collect();
+    script.owned(&with_cmd("MGET", &rev));
+    for k in &names {
+        script.cmd(&[b"GET", k.as_bytes()]);
+    }
+    let mut reference: Option<Vec<u8>> = None;
+    for t in [1, 2] {
+        for gate in ["no", "yes"] {
+            for size in ["16", "3"] {
+                let s = start(t, Some(size), &["--prefetch-value-gate", gate]);
+                let mut r = s.raw();
+                setup.run(&mut r);
+                let got = script.run(&mut r);
+                match &reference {
+                    None => reference = Some(got),
+                    Some(want) => assert!(want == &got, "threads {t}, gate {gate}, size {size}: replies differ"),
+                }
+            }
+        }
+        let s = TestServer::start(t);
+        let mut r = s.raw();
+        r.roundtrip(&[b"CONFIG", b"GET", b"prefetch-value-gate"], b"*2\r\n$19\r\nprefetch-value-gate\r\n$3\r\nyes\r\n");
+        r.roundtrip(&[b"CONFIG", b"SET", b"prefetch-value-gate", b"no"], b"+OK\r\n");
+        r.roundtrip(&[b"CONFIG", b"GET", b"prefetch-value-gate"], b"*2\r\n$19\r\nprefetch-value-gate\r\n$2\r\nno\r\n");
+    }
+    let want = reference.expect("replies");
+    // Both MGETs and every GET: 12 values of each size per run, 6 nulls.
+    let nulls = want.windows(5).filter(|w| w == b"$-1\r\n").count();
+    assert_eq!(nulls, 3 * 24, "{}", String::from_utf8_lossy(&want[..200]));
+}
+
 #[test]
 fn memcache_pipelines_same_on_and_off() {
     use std::io::{Read, Write};

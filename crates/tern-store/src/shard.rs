@@ -565,10 +565,11 @@ impl Shard {
     /// when they live apart; the first lines a lookup in a set, hash or
     /// sorted set reads (its pack; in a table, the bucket of the member
     /// hashed to `member` if the command names one, else the table's
-    /// struct). Only a hint: nothing changes, nothing expires.
+    /// struct). Only a hint: nothing changes, nothing expires. True when it
+    /// asked for lines stage 2 did not (the stage's gate counts on it).
     #[inline]
-    pub(crate) fn prefetch_value(&self, key: &[u8], hash: u64, member: Option<u64>) {
-        let Some(e) = self.table.get(key, hash) else { return };
+    pub(crate) fn prefetch_value(&self, key: &[u8], hash: u64, member: Option<u64>) -> bool {
+        let Some(e) = self.table.get(key, hash) else { return false };
         let p: *const u8 = match e.boxed() {
             None => {
                 let start = (e as *const Entry).cast::<u8>();
@@ -577,18 +578,28 @@ impl Shard {
                 // for the lines after them, up to the head's bound.
                 let rest = size.min(tern_table::PREFETCH_HEAD).saturating_sub(ITEM_PREFETCH_SPAN);
                 tern_table::prefetch_head(start.wrapping_add(ITEM_PREFETCH_SPAN), rest);
-                return;
+                return rest > 0;
             }
             Some(Value::Str(crate::StrValue::Raw(v))) => v.as_ptr(),
             Some(Value::Str(crate::StrValue::Shared(a))) => Arc::as_ptr(a).cast(),
             Some(Value::Str(crate::StrValue::Mc(m))) => m.buffer().as_ptr(),
             Some(Value::Str(crate::StrValue::Emb(b))) => b.as_ptr(),
-            Some(Value::Set(s)) => return s.prefetch_head(member),
-            Some(Value::Hash(h)) => return h.prefetch_head(member),
-            Some(Value::ZSet(z)) => return z.prefetch_head(member),
-            _ => return,
+            Some(Value::Set(s)) => {
+                s.prefetch_head(member);
+                return true;
+            }
+            Some(Value::Hash(h)) => {
+                h.prefetch_head(member);
+                return true;
+            }
+            Some(Value::ZSet(z)) => {
+                z.prefetch_head(member);
+                return true;
+            }
+            _ => return false,
         };
         tern_table::prefetch(p);
+        true
     }
 
     /// Looks a live key up for reading.

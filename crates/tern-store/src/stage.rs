@@ -39,9 +39,9 @@ impl<'k, K: Fn(usize) -> &'k [u8]> Lookups for Locked<'_, '_, K> {
         (self.key)(i).len()
     }
     #[inline]
-    fn value(&mut self, i: usize) {
+    fn value(&mut self, i: usize) -> bool {
         let l = self.locs[i];
-        self.locks.shard(l.gid).prefetch_value((self.key)(i), l.hash, None);
+        self.locks.shard(l.gid).prefetch_value((self.key)(i), l.hash, None)
     }
 }
 
@@ -76,10 +76,9 @@ impl<'k, K: Fn(usize) -> (&'k [u8], Loc, bool, Option<u64>)> Lookups for Unlocke
         (self.key)(i).2
     }
     #[inline]
-    fn value(&mut self, i: usize) {
+    fn value(&mut self, i: usize) -> bool {
         let (k, l, _, member) = (self.key)(i);
-        if let Some(sh) = self.ks.try_lock(l.gid) {
-            sh.prefetch_value(k, l.hash, member);
-        }
+        // A busy shard tells nothing about the values: not counted as idle.
+        self.ks.try_lock(l.gid).is_none_or(|sh| sh.prefetch_value(k, l.hash, member))
     }
 }

@@ -23,6 +23,10 @@
 //! not in the TLB holds up the instructions behind it until its page walk
 //! ends, so prefetches issued close together keep several walks going.
 //!
+//! Stage 3 is gated ([`ValueGate`]): after a run of keys whose values lay
+//! within the lines stage 2 asked for, it samples one key in a few until
+//! one has more to ask for.
+//!
 //! What a stage touches is the caller's ([`Lookups`]); the engine only
 //! orders it. Item addresses leave the table only as [`ItemHint`]s, which
 //! can do nothing but be prefetched. Everything here is a hint: the
@@ -116,8 +120,63 @@ pub trait Lookups {
     }
     /// Stage 3, under [`Reach::Value`] for keys that [`Lookups::reads`]:
     /// reads key `i`'s item (asked for by stage 2) and asks for the rest of
-    /// its value.
-    fn value(&mut self, _i: usize) {}
+    /// its value. True when that was more than stage 2 asked for (see
+    /// [`ValueGate`]).
+    fn value(&mut self, _i: usize) -> bool {
+        false
+    }
+}
+
+/// Stage 3 after a run of keys it had nothing to add for: only one key in
+/// [`GATE_SAMPLE`] is still staged. A value kept in its item within the
+/// lines stage 2 asked for ([`ITEM_PREFETCH_SPAN`]: 100-byte strings) needs
+/// no third stage, yet finding that out is a second probe of the bucket and
+/// a read of the item, a wait on its miss one group early; with such values
+/// throughout, the stage is all cost. A staged key that had more to ask for
+/// opens the gate again.
+#[derive(Clone, Copy, Debug)]
+pub struct ValueGate {
+    on: bool,
+    /// Keys in a row whose stage 3 added nothing.
+    idle: u8,
+    /// Keys still to pass over before the next sample.
+    skip: u8,
+}
+
+/// Keys in a row with nothing to add before stage 3 is gated.
+pub const GATE_AFTER: u8 = 4;
+/// While gated, one key in this many still goes through stage 3.
+pub const GATE_SAMPLE: u8 = 8;
+
+impl ValueGate {
+    /// A gate (`on`), or every key through stage 3 (`!on`,
+    /// `prefetch-value-gate no`).
+    pub fn new(on: bool) -> ValueGate {
+        ValueGate { on, idle: 0, skip: 0 }
+    }
+
+    /// Whether the next key goes through stage 3.
+    #[inline]
+    fn pass(&mut self) -> bool {
+        if self.skip == 0 {
+            return true;
+        }
+        self.skip -= 1;
+        false
+    }
+
+    /// What a key's stage 3 did: `more` when it asked for lines of its own.
+    #[inline]
+    fn saw(&mut self, more: bool) {
+        if more || !self.on {
+            self.idle = 0;
+            return;
+        }
+        self.idle = self.idle.saturating_add(1);
+        if self.idle >= GATE_AFTER {
+            self.skip = GATE_SAMPLE - 1;
+        }
+    }
 }
 
 /// The engine's state over `n` keys: call [`Stager::before`] for every
@@ -131,6 +190,7 @@ pub struct Stager {
     next_start: usize,
     /// The next group each stage runs on.
     next: [usize; 3],
+    gate: ValueGate,
 }
 
 impl Stager {
@@ -138,7 +198,13 @@ impl Stager {
     /// nothing to overlap, nothing staged).
     pub fn new(size: usize, reach: Reach, n: usize) -> Self {
         let size = if n < 2 { 0 } else { size };
-        Stager { size, reach, n, next_start: 0, next: [0; 3] }
+        Stager { size, reach, n, next_start: 0, next: [0; 3], gate: ValueGate::new(true) }
+    }
+
+    /// Gates stage 3 ([`ValueGate`], the default) or not.
+    pub fn value_gate(mut self, on: bool) -> Self {
+        self.gate = ValueGate::new(on);
+        self
     }
 
     /// True when this walk stages nothing.
@@ -166,7 +232,7 @@ impl Stager {
             items(src, self.range(grp), self.reach);
         }
         for grp in s3 {
-            values(src, self.range(grp));
+            values(src, self.range(grp), &mut self.gate);
         }
     }
 
@@ -195,11 +261,11 @@ impl Stager {
 
 /// Stages 2 and 3 of keys `0..n` at once, for a batch whose buckets were
 /// asked for already (as they were found) and whose keys run right after:
-/// the cross-command pipeline stage and the memcached multi-get.
-pub fn items_and_values<L: Lookups + ?Sized>(src: &mut L, n: usize, reach: Reach) {
+/// the cross-command pipeline stage. Stage 3 is gated when `gate` is.
+pub fn items_and_values<L: Lookups + ?Sized>(src: &mut L, n: usize, reach: Reach, gate: bool) {
     items(src, 0..n, reach);
     if reach == Reach::Value {
-        values(src, 0..n);
+        values(src, 0..n, &mut ValueGate::new(gate));
     }
 }
 
@@ -222,12 +288,13 @@ fn items<L: Lookups + ?Sized>(src: &mut L, r: Range<usize>, reach: Reach) {
 
 /// Stage 3 over `r`: a value kept apart from its item (grown in place,
 /// shared, large) is a third miss; one kept in the item may span more
-/// lines than stage 2 asked for.
+/// lines than stage 2 asked for. Keys `gate` passes over skip it.
 #[inline]
-fn values<L: Lookups + ?Sized>(src: &mut L, r: Range<usize>) {
+fn values<L: Lookups + ?Sized>(src: &mut L, r: Range<usize>, gate: &mut ValueGate) {
     for i in r {
-        if src.reads(i) {
-            src.value(i);
+        if src.reads(i) && gate.pass() {
+            let more = src.value(i);
+            gate.saw(more);
         }
     }
 }
@@ -281,6 +348,49 @@ mod tests {
         assert_eq!(st.size, 0);
     }
 
+    /// Stage 3 of keys `0..n` through a gate (`on`) when key `i`'s value
+    /// has more to ask for iff `more(i)`: the keys that went through it.
+    fn gated(n: usize, on: bool, more: impl Fn(usize) -> bool) -> Vec<usize> {
+        struct Src<F>(Vec<usize>, F);
+        impl<F: Fn(usize) -> bool> Lookups for Src<F> {
+            fn bucket(&mut self, _: usize) {}
+            fn item(&mut self, _: usize) -> ItemHint {
+                ItemHint::NONE
+            }
+            fn key_len(&self, _: usize) -> usize {
+                3
+            }
+            fn value(&mut self, i: usize) -> bool {
+                self.0.push(i);
+                (self.1)(i)
+            }
+        }
+        let mut src = Src(Vec::new(), more);
+        items_and_values(&mut src, n, Reach::Value, on);
+        src.0
+    }
+
+    #[test]
+    fn value_gate_samples_after_a_run_with_nothing_to_add() {
+        let (after, sample) = (GATE_AFTER as usize, GATE_SAMPLE as usize);
+        // Nothing to add anywhere: GATE_AFTER keys, then one in GATE_SAMPLE.
+        let want: Vec<usize> = (0..after).chain((after - 1 + sample..40).step_by(sample)).collect();
+        assert_eq!(gated(40, true, |_| false), want);
+        // Off: every key.
+        assert_eq!(gated(40, false, |_| false), (0..40).collect::<Vec<_>>());
+        // Every key has more: every key.
+        assert_eq!(gated(40, true, |_| true), (0..40).collect::<Vec<_>>());
+        // A sampled key with more opens the gate for the keys after it,
+        // until GATE_AFTER of them in a row had nothing to add.
+        let first_sample = after - 1 + sample;
+        let reopened_until = first_sample + after;
+        let want: Vec<usize> = (0..after)
+            .chain(first_sample..=reopened_until)
+            .chain((reopened_until + sample..40).step_by(sample))
+            .collect();
+        assert_eq!(gated(40, true, |i| i == first_sample), want);
+    }
+
     /// Records every stage call as (stage, key).
     struct Log(Vec<(u8, usize)>);
 
@@ -298,8 +408,9 @@ mod tests {
         fn reads(&self, i: usize) -> bool {
             i.is_multiple_of(2)
         }
-        fn value(&mut self, i: usize) {
+        fn value(&mut self, i: usize) -> bool {
             self.0.push((3, i));
+            true
         }
     }
 

@@ -267,7 +267,7 @@ impl<'a, 'ks> Ctx<'a, 'ks> {
     /// The staged lookups of this command's keys (`locs`), as its key spec
     /// declares them: call [`Ctx::stage`] before running each key.
     pub fn stager(&self) -> stage::KeyStage {
-        stage::KeyStage::new(self.cmd, self.prefetch, self.locs.len())
+        stage::KeyStage::new(self.cmd, self.prefetch, self.locs.len(), self.srv.settings.prefetch_value_gate())
     }
 
     /// Asks for what key `i` of `locs` needs before it runs (see

@@ -25,12 +25,13 @@ pub struct KeyStage {
 }
 
 impl KeyStage {
-    /// The stage of `cmd`'s `n` located keys, in groups of `size` (0: off).
-    pub fn new(cmd: &Cmd, size: usize, n: usize) -> KeyStage {
+    /// The stage of `cmd`'s `n` located keys, in groups of `size` (0: off),
+    /// its value stage gated when `gate` (`prefetch-value-gate`).
+    pub fn new(cmd: &Cmd, size: usize, n: usize, gate: bool) -> KeyStage {
         match cmd.lone() {
             Some(r) => {
                 let reach = if r.flags() & ACCESS != 0 { Reach::Value } else { Reach::Entry };
-                KeyStage { st: Stager::new(size, reach, n), first: r.first(), step: r.step() }
+                KeyStage { st: Stager::new(size, reach, n).value_gate(gate), first: r.first(), step: r.step() }
             }
             None => KeyStage { st: Stager::new(0, Reach::Entry, n), first: 0, step: 0 },
         }
