@@ -178,12 +178,12 @@ fn run_uring(listener: TcpListener) {
         {
             let mut sq = ring.submission();
             for e in queue.drain(..) {
-                // SAFETY: every buffer an entry names is the heap block of a
-                // `Conn`'s `buf` (a Box, never replaced) or `out` (replaced or
-                // grown only while no send is in flight, `sending`). Those
-                // blocks do not move when `conns` grows, and no `Conn` is
-                // ever dropped (a closed one stays, marked `closed`), so each
-                // outlives the operation that names it.
+                // Every buffer an entry names is the heap block of a `Conn`'s
+                // `buf` (a Box, never replaced) or `out` (replaced or grown
+                // only while no send is in flight, `sending`). Those blocks do
+                // not move when `conns` grows, and no `Conn` is ever dropped
+                // (a closed one stays, marked `closed`).
+                // SAFETY: so each buffer outlives the operation that names it.
                 unsafe { sq.push(&e).expect("submission queue full") };
             }
         }

@@ -132,6 +132,8 @@ pub struct Shared {
     /// Filler for `__data__`: `--data-size` × 'x', or random bytes to draw
     /// windows from with `--random-data`.
     pub data: Vec<u8>,
+    /// The time between two requests of one connection under `--rate-limiting`.
+    pace: Option<Duration>,
 }
 
 impl Shared {
@@ -148,7 +150,9 @@ impl Shared {
         } else {
             vec![b'x'; cfg.data_size]
         };
+        let pace = cfg.rate_limiting.map(|r| Duration::from_secs(1).div_f64(r as f64));
         Shared {
+            pace,
             cfg,
             work,
             stop: Arc::new(AtomicBool::new(false)),
@@ -161,10 +165,6 @@ impl Shared {
         (self.cfg.threads * self.cfg.clients) as u64
     }
 
-    /// The time between two requests of one connection under `--rate-limiting`.
-    fn pace(&self) -> Option<Duration> {
-        self.cfg.rate_limiting.map(|r| Duration::from_secs(1).div_f64(r as f64))
-    }
 }
 
 fn key_into(out: &mut Vec<u8>, prefix: &[u8], k: u64) {
@@ -237,7 +237,7 @@ impl Conn {
             refill: VecDeque::new(),
             left,
             // Connections start spread over one interval, not in step.
-            due: sh.start + sh.pace().map_or(Duration::ZERO, |iv| iv.mul_f64(index as f64 / n as f64)),
+            due: sh.start + sh.pace.map_or(Duration::ZERO, |iv| iv.mul_f64(index as f64 / n as f64)),
             data_off: 0,
             closed: false,
         };
@@ -398,7 +398,7 @@ pub fn run_thread(
         }
     }
     let (mut ops_seen, mut errs_seen) = (0u64, 0u64);
-    let pace = sh.pace();
+    let pace = sh.pace;
     while open > 0 {
         let mut timeout = Duration::from_millis(100);
         if pace.is_some() {
@@ -496,7 +496,7 @@ fn fill(c: &mut Conn, sh: &Shared, stats: &mut Stats, now: Instant, stopping: bo
     if stopping {
         return;
     }
-    let pace = sh.pace();
+    let pace = sh.pace; // read once per fill
     while c.inflight.len() < sh.cfg.pipeline && c.left != Some(0) {
         if let Some(iv) = pace {
             if c.due > now {

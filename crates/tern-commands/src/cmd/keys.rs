@@ -236,7 +236,7 @@ fn del_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, lazy: bool) {
     ctx.locks.acquire(locs.iter().map(|l| l.gid));
     let mut removed = 0;
     let mut lazy = if lazy { Some(true) } else { None };
-    let mut st = super::stage::KeyStage::new(ctx.cmd, ctx.prefetch, n, ctx.srv.settings.prefetch_value_gate());
+    let mut st = ctx.stager_of(n);
     for i in 0..n {
         st.before(ctx.locks, locs, args, i);
         let (loc, key) = (locs[i], args.get(1 + i));

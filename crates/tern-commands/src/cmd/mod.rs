@@ -267,7 +267,12 @@ impl<'a, 'ks> Ctx<'a, 'ks> {
     /// The staged lookups of this command's keys (`locs`), as its key spec
     /// declares them: call [`Ctx::stage`] before running each key.
     pub fn stager(&self) -> stage::KeyStage {
-        stage::KeyStage::new(self.cmd, self.prefetch, self.locs.len(), self.srv.settings.prefetch_value_gate())
+        self.stager_of(self.locs.len())
+    }
+
+    /// [`Ctx::stager`] over `n` keys located by the caller.
+    pub fn stager_of(&self, n: usize) -> stage::KeyStage {
+        stage::KeyStage::new(self.cmd, self.prefetch, n, self.srv.settings.prefetch_value_gate())
     }
 
     /// Asks for what key `i` of `locs` needs before it runs (see
