@@ -10,20 +10,47 @@ pub struct Encoder {
     pub resp3: bool,
 }
 
-/// `prefix`, `n` in decimal and CRLF, built on the stack from the end and
-/// appended in one copy (a header is written for every reply).
+/// `prefix`, `n` in decimal and CRLF (a header is written for every reply).
+/// Up to four digits (counts, and the lengths of most values), the line has
+/// a length known at each arm, so it is stored without a copy call, and
+/// its digits come from [`PAIRS`] with no chain of divisions; longer ones
+/// are built on the stack from the end and appended in one copy.
 #[inline]
 fn put_len(out: &mut Vec<u8>, prefix: u8, n: i64) {
-    // One digit (`:0`, `:1`, short bulks and arrays): four bytes of a
-    // known length, stored without a copy loop.
-    if (0..10).contains(&n) {
-        out.extend_from_slice(&[prefix, b'0' + n as u8, b'\r', b'\n']);
-        return;
+    match n {
+        0..=9 => out.extend_from_slice(&[prefix, b'0' + n as u8, b'\r', b'\n']),
+        10..=99 => {
+            let [a, b] = PAIRS[n as usize];
+            out.extend_from_slice(&[prefix, a, b, b'\r', b'\n']);
+        }
+        100..=999 => {
+            let n = n as usize;
+            let [a, b] = PAIRS[n % 100];
+            out.extend_from_slice(&[prefix, b'0' + (n / 100) as u8, a, b, b'\r', b'\n']);
+        }
+        1000..=9999 => {
+            let n = n as usize;
+            let ([a, b], [c, d]) = (PAIRS[n / 100], PAIRS[n % 100]);
+            out.extend_from_slice(&[prefix, a, b, c, d, b'\r', b'\n']);
+        }
+        _ => {
+            let mut line = [0u8; LEN_LINE];
+            let i = len_line(&mut line, prefix, n);
+            out.extend_from_slice(&line[i..]);
+        }
     }
-    let mut line = [0u8; LEN_LINE];
-    let i = len_line(&mut line, prefix, n);
-    out.extend_from_slice(&line[i..]);
 }
+
+/// `PAIRS[i]` is `i` (0..100) in two decimal digits.
+static PAIRS: [[u8; 2]; 100] = {
+    let mut t = [[0u8; 2]; 100];
+    let mut i = 0;
+    while i < 100 {
+        t[i] = [b'0' + (i / 10) as u8, b'0' + (i % 10) as u8];
+        i += 1;
+    }
+    t
+};
 
 /// Room for a prefix, a sign, 19 digits and CRLF.
 const LEN_LINE: usize = 23;
@@ -317,10 +344,12 @@ mod tests {
     use super::*;
 
     /// A header's number is written as `format!` writes it, at both ends of
-    /// the range and at every length of digits.
+    /// the range, at every length of digits, and for every number the
+    /// short arms write.
     #[test]
     fn headers_are_decimal() {
         let mut ns = vec![0, 1, -1, 9, 10, -10, 99, 100, i64::MAX, i64::MIN, i64::MIN + 1];
+        ns.extend(-100..20_000);
         let mut p = 1i64;
         for _ in 0..18 {
             p *= 10;
