@@ -14,7 +14,7 @@
 //! comes from the hash, keyed with a per-process seed, so crafted keys cannot
 //! pile into one bucket.
 
-use std::hash::BuildHasher;
+use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -184,7 +184,14 @@ impl Keyspace {
     /// The key's 64-bit hash, keyed with a per-process random seed.
     #[inline]
     pub fn hash(&self, key: &[u8]) -> u64 {
-        self.hasher.hash_one(key)
+        // `hash_one(key)`'s own steps (a slice hashes its length, then its
+        // bytes), spelled out so that they inline into the locate loops:
+        // through `hash_one` the slice's `Hash` stayed a call, whose hasher
+        // state went through the stack.
+        let mut h = self.hasher.build_hasher();
+        h.write_usize(key.len());
+        h.write(key);
+        h.finish()
     }
 
     /// Shard index within a database for a cluster slot: shard `i` owns
@@ -671,6 +678,21 @@ mod tests {
         set.shard(l.gid).set(b"hello", l.hash, Value::Str(StrValue::from_slice(b"w")), None, 0);
         set.release();
         assert_eq!(ks.lock(l.gid).len(), 1);
+    }
+
+    /// The locate path's hash is the one each shard's table computes for a
+    /// key when it resizes (`hash_one`), at every length.
+    #[test]
+    fn hash_is_the_tables_hash() {
+        let ks = Keyspace::new(1, 4);
+        let long: Vec<u8> = (0..300u32).map(|i| (i * 7 + 3) as u8).collect();
+        for n in 0..=long.len() {
+            let key = &long[..n];
+            assert_eq!(ks.hash(key), ks.hasher.hash_one(key), "key of {n} bytes");
+            let l = ks.locate(0, key);
+            let mut set = LockSet::new(&ks);
+            assert_eq!(set.shard(l.gid).hash_key(key), l.hash, "key of {n} bytes");
+        }
     }
 
     #[test]
