@@ -338,7 +338,7 @@ impl<F: AsRef<[u8]>> Lookups for Fields<'_, F> {
 /// ahead for the member its command looks up (`Shard::prefetch_value`,
 /// [`crate::ZSet::prefetch_member`]).
 pub fn member_hash(m: &[u8]) -> u64 {
-    field_hasher().hash_one(m)
+    tern_table::hash_key(field_hasher(), m)
 }
 
 impl Big {

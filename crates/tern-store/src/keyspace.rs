@@ -14,7 +14,7 @@
 //! comes from the hash, keyed with a per-process seed, so crafted keys cannot
 //! pile into one bucket.
 
-use std::hash::{BuildHasher, Hasher};
+use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -184,14 +184,7 @@ impl Keyspace {
     /// The key's 64-bit hash, keyed with a per-process random seed.
     #[inline]
     pub fn hash(&self, key: &[u8]) -> u64 {
-        // `hash_one(key)`'s own steps (a slice hashes its length, then its
-        // bytes), spelled out so that they inline into the locate loops:
-        // through `hash_one` the slice's `Hash` stayed a call, whose hasher
-        // state went through the stack.
-        let mut h = self.hasher.build_hasher();
-        h.write_usize(key.len());
-        h.write(key);
-        h.finish()
+        tern_table::hash_key(&self.hasher, key)
     }
 
     /// Shard index within a database for a cluster slot: shard `i` owns

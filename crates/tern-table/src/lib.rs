@@ -28,7 +28,8 @@
 //!
 //! # Hashing contract
 //! Every operation takes the key's 64-bit hash, computed once upstream with
-//! the table's `BuildHasher` as `hasher.hash_one(key)` for `key: &[u8]`; the
+//! the table's `BuildHasher` as `hasher.hash_one(key)` for `key: &[u8]`
+//! ([`hash_key`] computes it, inlined); the
 //! table recomputes it the same way when it moves items during a resize, and
 //! for SCAN and `retain`. The position is the hash's low 32 bits, the
 //! fingerprint comes from bits 32..48; its top bits may be constant within
@@ -97,7 +98,7 @@ pub mod stage;
 pub mod ticks;
 
 use std::alloc::{self, Layout};
-use std::hash::BuildHasher;
+use std::hash::{BuildHasher, Hasher};
 use std::marker::PhantomData;
 use std::ptr;
 
@@ -192,6 +193,18 @@ pub fn key_eq(a: &[u8], b: &[u8]) -> bool {
         return w(a, 0) == w(b, 0) && w(a, n - 2) == w(b, n - 2);
     }
     n == 0 || a[0] == b[0]
+}
+
+/// `hasher.hash_one(key)` (the hashing contract's hash), its steps spelled
+/// out (a slice hashes its length, then its bytes) so that they inline
+/// where keys are hashed in a loop: through `hash_one` the slice's `Hash`
+/// stayed a call, with the hasher's state passed through the stack.
+#[inline]
+pub fn hash_key<S: BuildHasher>(hasher: &S, key: &[u8]) -> u64 {
+    let mut h = hasher.build_hasher();
+    h.write_usize(key.len());
+    h.write(key);
+    h.finish()
 }
 
 /// Asks the CPU to bring the cache line holding `p` into L1. Only a hint:
@@ -713,7 +726,7 @@ impl<T, B, S> Table<T, S, B> {
                     return;
                 }
                 for (_, e) in self.bucket_items(side, j) {
-                    let q = self.hasher.hash_one(e.key()) as u32 as u64;
+                    let q = hash_key(&self.hasher, e.key()) as u32 as u64;
                     if q >= cursor && q < end {
                         f(e);
                     }
@@ -1207,7 +1220,7 @@ impl<T, B, S: BuildHasher> Table<T, S, B> {
                     continue;
                 }
                 // SAFETY: as above.
-                let pos = self.hasher.hash_one(unsafe { (*p).key() }) as u32;
+                let pos = hash_key(&self.hasher, unsafe { (*p).key() }) as u32;
                 let h = home(pos, self.arr(side).nb);
                 self.take(Loc { side, home: h, b: j, s });
                 // `take` handed the item back as a Box; dropping it here

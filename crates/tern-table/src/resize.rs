@@ -118,7 +118,7 @@ impl<T, B, S: BuildHasher> Table<T, S, B> {
                 // SAFETY: a present slot holds a live item.
                 let addr = unsafe { (*self.old.at(j)).addr(s) };
                 // SAFETY: as above.
-                let h = self.hasher.hash_one(unsafe { (*item_ptr::<T, B>(addr)).key() });
+                let h = hash_key(&self.hasher, unsafe { (*item_ptr::<T, B>(addr)).key() });
                 self.put(Side::New, h, addr);
                 // SAFETY: as above.
                 unsafe { (*self.old.at(j)).clear(s) };
@@ -157,7 +157,7 @@ impl<T, B, S: BuildHasher> Table<T, S, B> {
                 // SAFETY: a present slot holds a live item.
                 let addr = unsafe { (*self.old.at(j)).addr(s) };
                 // SAFETY: as above.
-                let h = self.hasher.hash_one(unsafe { (*item_ptr::<T, B>(addr)).key() });
+                let h = hash_key(&self.hasher, unsafe { (*item_ptr::<T, B>(addr)).key() });
                 let oh = home(h as u32, nb);
                 if (oh + nb - first) % nb > k {
                     continue;

@@ -86,6 +86,16 @@ fn h<T, S: BuildHasher>(t: &Table<T, S>, key: &[u8]) -> u64 {
     t.hasher().hash_one(key)
 }
 
+/// `hash_key` is the contract's `hash_one`, at every length of key.
+#[test]
+fn hash_key_is_hash_one() {
+    let hasher = DefaultHashBuilder::default();
+    let long: Vec<u8> = (0..sz(300) as u32).map(|i| (i * 7 + 3) as u8).collect();
+    for n in 0..=long.len() {
+        assert_eq!(hash_key(&hasher, &long[..n]), hasher.hash_one(&long[..n]), "key of {n} bytes");
+    }
+}
+
 /// Test sizes: Miri interprets every access, so it gets a tenth of each.
 const fn sz(n: usize) -> usize {
     if cfg!(miri) {
