@@ -17,7 +17,7 @@
 # Either binary may be a Redis or Valkey server (started without --threads),
 # to measure Tern against a reference in one run.
 #
-# Workloads: get-p1 get-p16 mget-10 mget-100 set-p16 (KEYS keys, default 1M,
+# Workloads: get-p1 get-p16 mget-10 mget-100 set-p16, and mset-N (KEYS keys, default 1M,
 # of DATA bytes, default 32; uniform random keys, 50 connections). Output lines are `workload binary
 # ops/s cpu_us_per_op`, easy to sort and take medians of (see the end).
 set -euo pipefail

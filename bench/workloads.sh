@@ -5,7 +5,7 @@
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 # Sets WL to tern-bench's arguments for workload $1: get-p1 get-p16 set-p16
-# lpush-p16 mget-N.
+# lpush-p16 mget-N mset-N.
 workload_args() {
     case $1 in
         get-p1) WL=(--ratio 0:1 --pipeline 1) ;;
@@ -15,6 +15,10 @@ workload_args() {
         setbit-p16) WL=(--command "SETBIT __key__ 1000 1" --pipeline 16 --key-prefix bits:) ;;
         getbit-p16) WL=(--command "GETBIT __key__ 1000" --pipeline 16 --key-prefix bits:) ;;
         sadd-p16) WL=(--command "SADD __key__ __data__" --pipeline 16 --key-prefix set:) ;;
+        mset-*)
+            local c="MSET"
+            for _ in $(seq "${1#mset-}"); do c="$c __key__ __data__"; done
+            WL=(--command "$c" --pipeline 1) ;;
         mget-*)
             local c="MGET"
             for _ in $(seq "${1#mget-}"); do c="$c __key__"; done

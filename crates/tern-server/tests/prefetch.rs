@@ -483,6 +483,84 @@ fn value_gate_on_and_off_reply_the_same() {
     assert_eq!(nulls, 3 * 24, "{}", String::from_utf8_lossy(&want[..200]));
 }
 
+/// Writes that give their keys new items (SET, MSET, MSETNX, SET with GET,
+/// memcached `set` and `ms`) reply, and leave the data, the same whether
+/// their old items are asked for whole or by their key
+/// (`prefetch-replaced-items`), at two group sizes and one or two workers.
+#[test]
+fn replaced_items_on_and_off_reply_the_same() {
+    use std::io::{Read, Write};
+    let mut setup = Script::new();
+    for i in 0..40 {
+        let v = format!("{i:x}").repeat(1 + i * 7);
+        setup.owned(&["SET".into(), format!("r{i}"), v]);
+    }
+    let mut script = Script::new();
+    for round in 0..3 {
+        for i in 0..40 {
+            let v = format!("{round}{i}").repeat(1 + (i * 13 + round * 5) % 300);
+            script.owned(&["SET".into(), format!("r{i}"), v]);
+        }
+        let mut mset = vec!["MSET".to_string()];
+        for i in (0..40).step_by(3) {
+            mset.extend([format!("r{i}"), format!("m{round}-{i}")]);
+        }
+        script.owned(&mset);
+        script.owned(&["MSETNX".into(), format!("r{round}"), "no".into(), format!("new{round}"), "x".into()]);
+        script.owned(&["SET".into(), format!("r{}", round + 1), "got".into(), "GET".into()]);
+        script.owned(&with_cmd("MGET", &keys("r", 40)));
+    }
+    let mut mc = Vec::new();
+    for i in 0..30 {
+        let v = "v".repeat(1 + i * 9);
+        mc.extend_from_slice(format!("set c{i} 0 0 {}\r\n{v}\r\nms c{} {}\r\n{v}\r\n", v.len(), (i + 7) % 30, v.len()).as_bytes());
+    }
+    mc.extend_from_slice(b"get");
+    for i in 0..30 {
+        mc.extend_from_slice(format!(" c{i}").as_bytes());
+    }
+    mc.extend_from_slice(b"\r\nmn\r\n");
+    let mut reference: Option<(Vec<u8>, Vec<u8>)> = None;
+    for t in [1, 2] {
+        for on in ["no", "yes"] {
+            for size in ["16", "3"] {
+                let s = start(t, Some(size), &["--prefetch-replaced-items", on]);
+                let mut r = s.raw();
+                setup.run(&mut r);
+                let got = script.run(&mut r);
+                let mut c = std::net::TcpStream::connect(("127.0.0.1", mc_port(&s))).expect("connect");
+                c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                c.write_all(&mc).unwrap();
+                let mut mc_got = Vec::new();
+                let mut buf = [0u8; 65536];
+                while !mc_got.ends_with(b"MN\r\n") {
+                    let n = c.read(&mut buf).expect("memcached read");
+                    assert!(n > 0, "closed: {}", String::from_utf8_lossy(&mc_got));
+                    mc_got.extend_from_slice(&buf[..n]);
+                }
+                match &reference {
+                    None => reference = Some((got, mc_got)),
+                    Some((want, mc_want)) => {
+                        assert!(want == &got, "threads {t}, replaced items {on}, size {size}: RESP replies differ");
+                        assert!(mc_want == &mc_got, "threads {t}, replaced items {on}, size {size}: memcached replies differ");
+                    }
+                }
+            }
+        }
+        let s = TestServer::start(t);
+        let mut r = s.raw();
+        r.roundtrip(&[b"CONFIG", b"GET", b"prefetch-replaced-items"], b"*2\r\n$23\r\nprefetch-replaced-items\r\n$3\r\nyes\r\n");
+        r.roundtrip(&[b"CONFIG", b"SET", b"prefetch-replaced-items", b"no"], b"+OK\r\n");
+        r.roundtrip(&[b"CONFIG", b"GET", b"prefetch-replaced-items"], b"*2\r\n$23\r\nprefetch-replaced-items\r\n$2\r\nno\r\n");
+    }
+    let (want, mc_want) = reference.expect("replies");
+    // Each round's MGET sees the MSET's values over the SETs before it.
+    assert!(want.windows(7).any(|w| w == b"m2-39\r\n"), "{}", String::from_utf8_lossy(&want[want.len() - 300..]));
+    assert_eq!(mc_want.windows(8).filter(|w| w == b"STORED\r\n").count(), 30, "{}", String::from_utf8_lossy(&mc_want[..200]));
+    assert_eq!(mc_want.windows(4).filter(|w| w == b"HD\r\n").count(), 30);
+    assert_eq!(mc_want.windows(6).filter(|w| w == b"VALUE ").count(), 30);
+}
+
 #[test]
 fn memcache_pipelines_same_on_and_off() {
     use std::io::{Read, Write};

@@ -23,7 +23,6 @@
 //! Non-goals: converting back to a pack, integer-encoded values.
 
 use std::collections::BTreeMap;
-use std::hash::BuildHasher;
 use std::sync::OnceLock;
 
 use hashbrown::{DefaultHashBuilder, HashMap};

@@ -14,7 +14,6 @@
 //! comes from the hash, keyed with a per-process seed, so crafted keys cannot
 //! pile into one bucket.
 
-use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -677,6 +676,7 @@ mod tests {
     /// key when it resizes (`hash_one`), at every length.
     #[test]
     fn hash_is_the_tables_hash() {
+        use std::hash::BuildHasher;
         let ks = Keyspace::new(1, 4);
         let long: Vec<u8> = (0..300u32).map(|i| (i * 7 + 3) as u8).collect();
         for n in 0..=long.len() {

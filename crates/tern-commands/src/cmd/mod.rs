@@ -272,7 +272,8 @@ impl<'a, 'ks> Ctx<'a, 'ks> {
 
     /// [`Ctx::stager`] over `n` keys located by the caller.
     pub fn stager_of(&self, n: usize) -> stage::KeyStage {
-        stage::KeyStage::new(self.cmd, self.prefetch, n, self.srv.settings.prefetch_value_gate())
+        let s = &self.srv.settings;
+        stage::KeyStage::new(self.cmd, self.prefetch, n, s.prefetch_value_gate(), s.prefetch_replaced_items())
     }
 
     /// Asks for what key `i` of `locs` needs before it runs (see
