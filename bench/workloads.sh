@@ -4,13 +4,14 @@
 # A port nothing listens on (the kernel's pick, released for the server).
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
-# Sets WL to tern-bench's arguments for workload $1: get-p1 get-p16 set-p16
+# Sets WL to tern-bench's arguments for workload $1: get-p1 get-p16 set-p1 set-p16
 # lpush-p16 mget-N mset-N.
 workload_args() {
     case $1 in
         get-p1) WL=(--ratio 0:1 --pipeline 1) ;;
         get-p16) WL=(--ratio 0:1 --pipeline 16) ;;
         set-p16) WL=(--ratio 1:0 --pipeline 16) ;;
+        set-p1) WL=(--ratio 1:0 --pipeline 1) ;;
         lpush-p16) WL=(--command "LPUSH __key__ __data__" --pipeline 16 --key-prefix list:) ;;
         setbit-p16) WL=(--command "SETBIT __key__ 1000 1" --pipeline 16 --key-prefix bits:) ;;
         getbit-p16) WL=(--command "GETBIT __key__ 1000" --pipeline 16 --key-prefix bits:) ;;
