@@ -428,8 +428,34 @@ fn multi_key_writes_stay_atomic_under_concurrent_readers() {
     }
 }
 
-/// memcached pipelines (several requests in one read, multi-key gets) are
-/// looked ahead for prefetching: replies must not change.
+/// Runs `f` on servers with the boolean `directive` off and on, at two
+/// group sizes and one or two workers: every result must equal the first,
+/// which is returned. CONFIG GET and SET see the directive, `yes` by
+/// default.
+fn same_either_way<R: PartialEq>(directive: &str, f: impl Fn(&TestServer) -> R) -> R {
+    let mut reference: Option<R> = None;
+    let flag = format!("--{directive}");
+    for t in [1, 2] {
+        for on in ["no", "yes"] {
+            for size in ["16", "3"] {
+                let got = f(&start(t, Some(size), &[&flag, on]));
+                match &reference {
+                    None => reference = Some(got),
+                    Some(want) => assert!(want == &got, "threads {t}, {directive} {on}, size {size}: replies differ"),
+                }
+            }
+        }
+        let s = TestServer::start(t);
+        let mut r = s.raw();
+        let name = directive.as_bytes();
+        let reply = |v: &str| format!("*2\r\n${}\r\n{directive}\r\n${}\r\n{v}\r\n", name.len(), v.len()).into_bytes();
+        r.roundtrip(&[b"CONFIG", b"GET", name], &reply("yes"));
+        r.roundtrip(&[b"CONFIG", b"SET", name, b"no"], b"+OK\r\n");
+        r.roundtrip(&[b"CONFIG", b"GET", name], &reply("no"));
+    }
+    reference.expect("a result")
+}
+
 /// The value stage's gate (`prefetch-value-gate`) only skips hints: MGETs
 /// and pipelined GETs over runs of short values, then long ones kept in
 /// the item, then ones kept apart (shared), then missing keys, in an order
@@ -457,27 +483,11 @@ fn value_gate_on_and_off_reply_the_same() {
     for k in &names {
         script.cmd(&[b"GET", k.as_bytes()]);
     }
-    let mut reference: Option<Vec<u8>> = None;
-    for t in [1, 2] {
-        for gate in ["no", "yes"] {
-            for size in ["16", "3"] {
-                let s = start(t, Some(size), &["--prefetch-value-gate", gate]);
-                let mut r = s.raw();
-                setup.run(&mut r);
-                let got = script.run(&mut r);
-                match &reference {
-                    None => reference = Some(got),
-                    Some(want) => assert!(want == &got, "threads {t}, gate {gate}, size {size}: replies differ"),
-                }
-            }
-        }
-        let s = TestServer::start(t);
+    let want = same_either_way("prefetch-value-gate", |s| {
         let mut r = s.raw();
-        r.roundtrip(&[b"CONFIG", b"GET", b"prefetch-value-gate"], b"*2\r\n$19\r\nprefetch-value-gate\r\n$3\r\nyes\r\n");
-        r.roundtrip(&[b"CONFIG", b"SET", b"prefetch-value-gate", b"no"], b"+OK\r\n");
-        r.roundtrip(&[b"CONFIG", b"GET", b"prefetch-value-gate"], b"*2\r\n$19\r\nprefetch-value-gate\r\n$2\r\nno\r\n");
-    }
-    let want = reference.expect("replies");
+        setup.run(&mut r);
+        script.run(&mut r)
+    });
     // Both MGETs and every GET: 12 values of each size per run, 6 nulls.
     let nulls = want.windows(5).filter(|w| w == b"$-1\r\n").count();
     assert_eq!(nulls, 3 * 24, "{}", String::from_utf8_lossy(&want[..200]));
@@ -520,40 +530,22 @@ fn replaced_items_on_and_off_reply_the_same() {
         mc.extend_from_slice(format!(" c{i}").as_bytes());
     }
     mc.extend_from_slice(b"\r\nmn\r\n");
-    let mut reference: Option<(Vec<u8>, Vec<u8>)> = None;
-    for t in [1, 2] {
-        for on in ["no", "yes"] {
-            for size in ["16", "3"] {
-                let s = start(t, Some(size), &["--prefetch-replaced-items", on]);
-                let mut r = s.raw();
-                setup.run(&mut r);
-                let got = script.run(&mut r);
-                let mut c = std::net::TcpStream::connect(("127.0.0.1", mc_port(&s))).expect("connect");
-                c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-                c.write_all(&mc).unwrap();
-                let mut mc_got = Vec::new();
-                let mut buf = [0u8; 65536];
-                while !mc_got.ends_with(b"MN\r\n") {
-                    let n = c.read(&mut buf).expect("memcached read");
-                    assert!(n > 0, "closed: {}", String::from_utf8_lossy(&mc_got));
-                    mc_got.extend_from_slice(&buf[..n]);
-                }
-                match &reference {
-                    None => reference = Some((got, mc_got)),
-                    Some((want, mc_want)) => {
-                        assert!(want == &got, "threads {t}, replaced items {on}, size {size}: RESP replies differ");
-                        assert!(mc_want == &mc_got, "threads {t}, replaced items {on}, size {size}: memcached replies differ");
-                    }
-                }
-            }
-        }
-        let s = TestServer::start(t);
+    let (want, mc_want) = same_either_way("prefetch-replaced-items", |s| {
         let mut r = s.raw();
-        r.roundtrip(&[b"CONFIG", b"GET", b"prefetch-replaced-items"], b"*2\r\n$23\r\nprefetch-replaced-items\r\n$3\r\nyes\r\n");
-        r.roundtrip(&[b"CONFIG", b"SET", b"prefetch-replaced-items", b"no"], b"+OK\r\n");
-        r.roundtrip(&[b"CONFIG", b"GET", b"prefetch-replaced-items"], b"*2\r\n$23\r\nprefetch-replaced-items\r\n$2\r\nno\r\n");
-    }
-    let (want, mc_want) = reference.expect("replies");
+        setup.run(&mut r);
+        let got = script.run(&mut r);
+        let mut c = std::net::TcpStream::connect(("127.0.0.1", mc_port(s))).expect("connect");
+        c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        c.write_all(&mc).unwrap();
+        let mut mc_got = Vec::new();
+        let mut buf = [0u8; 65536];
+        while !mc_got.ends_with(b"MN\r\n") {
+            let n = c.read(&mut buf).expect("memcached read");
+            assert!(n > 0, "closed: {}", String::from_utf8_lossy(&mc_got));
+            mc_got.extend_from_slice(&buf[..n]);
+        }
+        (got, mc_got)
+    });
     // Each round's MGET sees the MSET's values over the SETs before it.
     assert!(want.windows(7).any(|w| w == b"m2-39\r\n"), "{}", String::from_utf8_lossy(&want[want.len() - 300..]));
     assert_eq!(mc_want.windows(8).filter(|w| w == b"STORED\r\n").count(), 30, "{}", String::from_utf8_lossy(&mc_want[..200]));
@@ -561,6 +553,8 @@ fn replaced_items_on_and_off_reply_the_same() {
     assert_eq!(mc_want.windows(6).filter(|w| w == b"VALUE ").count(), 30);
 }
 
+/// memcached pipelines (several requests in one read, multi-key gets) are
+/// looked ahead for prefetching: replies must not change.
 #[test]
 fn memcache_pipelines_same_on_and_off() {
     use std::io::{Read, Write};

@@ -90,6 +90,7 @@
 
 mod alloc_ctl;
 mod bucket;
+mod hashing;
 mod item;
 mod iter;
 pub mod popcount;
@@ -98,7 +99,7 @@ pub mod stage;
 pub mod ticks;
 
 use std::alloc::{self, Layout};
-use std::hash::{BuildHasher, Hasher};
+use std::hash::BuildHasher;
 use std::marker::PhantomData;
 use std::ptr;
 
@@ -109,6 +110,7 @@ use iter::View;
 pub use item::{Item, MAX_KEY_LEN};
 pub use alloc_ctl::{allocator_muzzy, purge_allocator};
 pub use popcount::popcount;
+pub use hashing::hash_key;
 
 /// The hasher used when none is given: the one the keyspace uses.
 pub use hashbrown::DefaultHashBuilder;
@@ -193,18 +195,6 @@ pub fn key_eq(a: &[u8], b: &[u8]) -> bool {
         return w(a, 0) == w(b, 0) && w(a, n - 2) == w(b, n - 2);
     }
     n == 0 || a[0] == b[0]
-}
-
-/// `hasher.hash_one(key)` (the hashing contract's hash), its steps spelled
-/// out (a slice hashes its length, then its bytes) so that they inline
-/// where keys are hashed in a loop: through `hash_one` the slice's `Hash`
-/// stayed a call, with the hasher's state passed through the stack.
-#[inline]
-pub fn hash_key<S: BuildHasher>(hasher: &S, key: &[u8]) -> u64 {
-    let mut h = hasher.build_hasher();
-    h.write_usize(key.len());
-    h.write(key);
-    h.finish()
 }
 
 /// Asks the CPU to bring the cache line holding `p` into L1. Only a hint:
