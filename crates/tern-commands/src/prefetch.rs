@@ -104,9 +104,9 @@ pub struct Plan {
     ranges: Vec<(usize, usize)>,
     locs: Vec<Loc>,
     /// The hinted keys, as (offset in the read, length), with their
-    /// locations, how far their command wants them staged, and the hash of
-    /// the member it looks up in the key: what stages 2 and 3 run over.
-    hinted: Vec<(usize, usize, Loc, Reach, Option<u64>)>,
+    /// locations, whether their command reads values, and the hash of the
+    /// member it looks up in the key: what stages 2 and 3 run over.
+    hinted: Vec<(usize, usize, Loc, bool, Option<u64>)>,
     cmds: Vec<Ahead>,
     next: usize,
     /// The frame stopped inside an incomplete request right after the last
@@ -168,7 +168,6 @@ impl Plan {
                     let name = cmd.spec.name;
                     let (l0, h0) = (self.locs.len(), self.hinted.len());
                     let reads = cmd.has(flags::READONLY);
-                    let replaced = srv.settings.prefetch_replaced_items();
                     // The member the command looks up in its first key:
                     // stage 3 asks for its line there.
                     let member = member_of(cmd, args).map(tern_store::member_hash);
@@ -195,12 +194,11 @@ impl Plan {
                             // HSET, LPUSH, INCR: `RW` in its key spec) wants
                             // the value's lines as a read does; not one whose
                             // flags depend on its arguments (SET is `RW` only
-                            // with GET or a condition, and plain it overwrites:
-                            // its whole item, whose block the next write reuses).
+                            // with GET or a condition, and plain it overwrites).
                             let rw = k.flags & (keyspec::RW | keyspec::VARIABLE_FLAGS) == keyspec::RW;
-                            let want = if reads || rw { Reach::Value } else { keyspec::unread_reach(k.flags, replaced) };
+                            let reads = reads || rw;
                             let first = self.locs.len() - l0 == 1;
-                            self.hinted.push((off + start, len, l, want, member.filter(|_| first)));
+                            self.hinted.push((off + start, len, l, reads, member.filter(|_| first)));
                         }
                     }
                     if fits && !walk.invalid() && self.locs.len() > l0 {
@@ -247,8 +245,8 @@ impl Plan {
         let mut src = Unlocked {
             ks: &srv.ks,
             key: |i: usize| {
-                let (at, len, l, want, member) = hinted[i];
-                (&buf[at..at + len], l, want, member)
+                let (at, len, l, reads, member) = hinted[i];
+                (&buf[at..at + len], l, reads, member)
             },
         };
         items_and_values(&mut src, hinted.len(), Reach::Value, srv.settings.prefetch_value_gate());
@@ -317,9 +315,7 @@ impl Plan {
         let mut p = parser.clone();
         let (mut off, mut reqs, mut hinted) = (0, 0, 0);
         let base = buf.as_ptr() as usize;
-        // A store puts a new item in the key's place (Reach::Item).
-        let store = if srv.settings.prefetch_replaced_items() { Reach::Item } else { Reach::Entry };
-        let mut hint = |key: &[u8], want: Reach, hinted: &mut usize| {
+        let mut hint = |key: &[u8], reads: bool, hinted: &mut usize| {
             if *hinted < batch {
                 let l = srv.ks.locate(0, key);
                 srv.ks.prefetch_hint(l.gid, l.hash);
@@ -328,7 +324,7 @@ impl Plan {
                 // are kept as offsets into it for the locked stages.
                 let at = (key.as_ptr() as usize).wrapping_sub(base);
                 if at <= buf.len() && key.len() <= buf.len() - at {
-                    self.hinted.push((at, key.len(), l, want, None));
+                    self.hinted.push((at, key.len(), l, reads, None));
                 }
             }
         };
@@ -337,17 +333,9 @@ impl Plan {
             off += n;
             reqs += 1;
             match req {
-                Request::Get { keys, .. } => keys.iter().for_each(|k| hint(k, Reach::Value, &mut hinted)),
-                Request::Meta(m) => {
-                    let want = match m.cmd {
-                        MetaCmd::Get => Reach::Value,
-                        MetaCmd::Set => store,
-                        MetaCmd::Delete | MetaCmd::Arith => Reach::Entry,
-                    };
-                    hint(&m.key, want, &mut hinted)
-                }
-                Request::Store { key, .. } => hint(key, store, &mut hinted),
-                Request::Delete { key, .. } | Request::Arith { key, .. } | Request::Touch { key, .. } => hint(key, Reach::Entry, &mut hinted),
+                Request::Get { keys, .. } => keys.iter().for_each(|k| hint(k, true, &mut hinted)),
+                Request::Meta(m) => hint(&m.key, m.cmd == MetaCmd::Get, &mut hinted),
+                Request::Store { key, .. } | Request::Delete { key, .. } | Request::Arith { key, .. } | Request::Touch { key, .. } => hint(key, false, &mut hinted),
                 _ => {}
             }
         }

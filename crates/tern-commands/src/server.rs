@@ -360,6 +360,7 @@ impl Server {
         // as they are accessed, as in Redis).
         self.ks.set_lfu(c.maxmemory_policy.is_lfu());
         self.ks.set_fifo(c.maxmemory_policy.store_policy());
+        tern_store::prefetch_freed(c.prefetch_freed_items);
         // An idle worker sleeps until the work it knows of is due; what
         // is due may have changed (`timeout` set): each takes a look.
         for i in 0..self.workers.len() {

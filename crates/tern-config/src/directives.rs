@@ -277,11 +277,10 @@ directives! {
         /// to add for, still sampling one key in 8; no: every key whose
         /// value is read goes through it.
         prefetch_value_gate: bool = true => "prefetch-value-gate", Bool, runtime + own;
-        /// A key a write gives a new item (SET, MSET, memcached `set`)
-        /// has its old item asked for whole, not only its key: the
-        /// allocator hands the old item's block to the next item written;
-        /// no: its key only.
-        prefetch_replaced_items: bool = true => "prefetch-replaced-items", Bool, runtime + own;
+        /// A freed item's block is asked for whole (its lines past the
+        /// first, up to four): the allocator hands it to the next item of
+        /// its size, which writes all of it; no: not asked for.
+        prefetch_freed_items: bool = true => "prefetch-freed-items", Bool, runtime + own;
         /// String values at least this long (bytes) are stored shared and
         /// sent from the stored bytes instead of being copied into the
         /// reply buffer; 0 turns copy avoidance off.

@@ -494,11 +494,12 @@ fn value_gate_on_and_off_reply_the_same() {
 }
 
 /// Writes that give their keys new items (SET, MSET, MSETNX, SET with GET,
-/// memcached `set` and `ms`) reply, and leave the data, the same whether
-/// their old items are asked for whole or by their key
-/// (`prefetch-replaced-items`), at two group sizes and one or two workers.
+/// memcached `set` and `ms`), each reusing the block of an item freed
+/// before it, reply, and leave the data, the same whether freed blocks
+/// are asked for whole or not (`prefetch-freed-items`), at two group sizes
+/// and one or two workers.
 #[test]
-fn replaced_items_on_and_off_reply_the_same() {
+fn freed_items_prefetched_or_not_reply_the_same() {
     use std::io::{Read, Write};
     let mut setup = Script::new();
     for i in 0..40 {
@@ -530,7 +531,7 @@ fn replaced_items_on_and_off_reply_the_same() {
         mc.extend_from_slice(format!(" c{i}").as_bytes());
     }
     mc.extend_from_slice(b"\r\nmn\r\n");
-    let (want, mc_want) = same_either_way("prefetch-replaced-items", |s| {
+    let (want, mc_want) = same_either_way("prefetch-freed-items", |s| {
         let mut r = s.raw();
         setup.run(&mut r);
         let got = script.run(&mut r);

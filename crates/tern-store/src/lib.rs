@@ -79,4 +79,6 @@ pub use tern_table::MAX_KEY_LEN;
 pub use tern_table::{allocator_muzzy, purge_allocator, size_class};
 /// BITCOUNT's population count, with its run-time choice of kernel.
 pub use tern_table::{popcount, ticks};
+/// `prefetch-freed-items`: a freed item's block asked for whole.
+pub use tern_table::prefetch_freed;
 pub use value::{embeds, mc_state, McStr, StrValue, Value, EMBSTR_KEY_VALUE_MAX};

@@ -46,15 +46,14 @@ impl<'k, K: Fn(usize) -> &'k [u8]> Lookups for Locked<'_, '_, K> {
 }
 
 /// Keys no lock is held for yet: `key(i)` gives key `i`, its location,
-/// how far its command wants it staged ([`Lookups::want`]), and the hash
-/// of the member its command looks up in it, if any (see
-/// `Shard::prefetch_value`).
+/// whether its value will be read, and the hash of the member its command
+/// looks up in it, if any (see `Shard::prefetch_value`).
 pub struct Unlocked<'ks, K> {
     pub ks: &'ks crate::Keyspace,
     pub key: K,
 }
 
-impl<'k, K: Fn(usize) -> (&'k [u8], Loc, Reach, Option<u64>)> Lookups for Unlocked<'_, K> {
+impl<'k, K: Fn(usize) -> (&'k [u8], Loc, bool, Option<u64>)> Lookups for Unlocked<'_, K> {
     #[inline]
     fn bucket(&mut self, i: usize) {
         let (_, l, _, _) = (self.key)(i);
@@ -73,7 +72,7 @@ impl<'k, K: Fn(usize) -> (&'k [u8], Loc, Reach, Option<u64>)> Lookups for Unlock
         (self.key)(i).0.len()
     }
     #[inline]
-    fn want(&self, i: usize) -> Reach {
+    fn reads(&self, i: usize) -> bool {
         (self.key)(i).2
     }
     #[inline]

@@ -107,7 +107,7 @@ use bucket::{fingerprint, Bucket, SLOTS};
 pub use stage::{ItemHint, Lookups, Reach, Stager, ITEM_PREFETCH_SPAN};
 pub use iter::Iter;
 use iter::View;
-pub use item::{Item, MAX_KEY_LEN};
+pub use item::{prefetch_freed, Item, MAX_KEY_LEN};
 pub use alloc_ctl::{allocator_muzzy, purge_allocator};
 pub use popcount::popcount;
 pub use hashing::hash_key;

@@ -9,8 +9,8 @@
 //! for). Issued one key after another they add up; issued back to back
 //! for a group of keys they overlap. The engine walks keys in groups of
 //! `size`, each stage a fixed number of groups ahead of the group that
-//! runs (for [`Reach::Value`]; for [`Reach::Entry`] and [`Reach::Item`]
-//! buckets two groups ahead, items one, no value stage):
+//! runs (for [`Reach::Value`]; for [`Reach::Entry`] buckets two groups
+//! ahead, items one, no value stage):
 //!
 //! ```text
 //!   buckets(G0..G3) items(G0..G2) values(G0, G1)  run G0
@@ -93,20 +93,11 @@ pub const ITEM_PREFETCH_SPAN: usize = 128;
 /// Items per run of back-to-back item prefetches in stage 2.
 const STAGE2_RUN: usize = 16;
 
-/// How far a lookup's keys are prefetched: what the caller does with each.
-/// Ordered: each reach asks for what the one before it does, and more.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// How far a lookup's keys are prefetched: what the caller reads of each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reach {
-    /// The entry only (EXISTS, DEL): bucket and the item's key.
+    /// The entry only (EXISTS, DEL, MSET): bucket and item.
     Entry,
-    /// The whole item ([`ITEM_PREFETCH_SPAN`] bytes), no value stage: a
-    /// write that replaces the item (SET, MSET, memcached `set`). The
-    /// allocator hands the replaced item's block to the next item of its
-    /// size, the next write's, which writes all of its lines; the lines the
-    /// old item's key did not need would miss then, and a store that
-    /// misses holds up the next locked instruction (the release of the
-    /// shard's lock) until its line arrives.
-    Item,
     /// The value's bytes too (MGET, HMGET, memcached `get`): bucket, item
     /// with [`ITEM_PREFETCH_SPAN`] bytes, then [`Lookups::value`].
     Value,
@@ -122,14 +113,12 @@ pub trait Lookups {
     fn item(&mut self, i: usize) -> ItemHint;
     /// Key `i`'s length in bytes.
     fn key_len(&self, i: usize) -> usize;
-    /// How far key `i` is staged, within the walk's own reach (a pipeline's
-    /// keys belong to commands that read, replace or only find them): its
-    /// stage 2 asks for the whole item from [`Reach::Item`] on, and only
-    /// [`Reach::Value`] keys go through stage 3. By default the walk's.
-    fn want(&self, _i: usize) -> Reach {
-        Reach::Value
+    /// Whether key `i`'s value is read (stage 2 span and stage 3); only
+    /// asked under [`Reach::Value`].
+    fn reads(&self, _i: usize) -> bool {
+        true
     }
-    /// Stage 3, under [`Reach::Value`] for keys that want it:
+    /// Stage 3, under [`Reach::Value`] for keys that [`Lookups::reads`]:
     /// reads key `i`'s item (asked for by stage 2) and asks for the rest of
     /// its value. True when that was more than stage 2 asked for (see
     /// [`ValueGate`]).
@@ -291,19 +280,9 @@ fn items<L: Lookups + ?Sized>(src: &mut L, r: Range<usize>, reach: Reach) {
             *h = src.item(i);
         }
         for (&h, i) in hs.iter().zip(run) {
-            h.prefetch(src.key_len(i), span(src.want(i), reach));
+            let span = if reach == Reach::Value && src.reads(i) { ITEM_PREFETCH_SPAN } else { 0 };
+            h.prefetch(src.key_len(i), span);
         }
-    }
-}
-
-/// The bytes of an item stage 2 asks for beyond its key, for a key that
-/// wants `want` in a walk of reach `reach`.
-#[inline(always)]
-fn span(want: Reach, reach: Reach) -> usize {
-    if want.min(reach) >= Reach::Item {
-        ITEM_PREFETCH_SPAN
-    } else {
-        0
     }
 }
 
@@ -313,7 +292,7 @@ fn span(want: Reach, reach: Reach) -> usize {
 #[inline]
 fn values<L: Lookups + ?Sized>(src: &mut L, r: Range<usize>, gate: &mut ValueGate) {
     for i in r {
-        if src.want(i) == Reach::Value && gate.pass() {
+        if src.reads(i) && gate.pass() {
             let more = src.value(i);
             gate.saw(more);
         }
@@ -347,25 +326,6 @@ mod tests {
             }
         }
         order
-    }
-
-    /// The whole item for keys read or replaced, the key alone for the
-    /// rest; never more than the walk reaches.
-    #[test]
-    fn stage_2_asks_for_the_whole_item_from_reach_item_on() {
-        use Reach::*;
-        for (want, reach, whole) in [
-            (Value, Value, true),
-            (Item, Value, true),
-            (Entry, Value, false),
-            (Value, Item, true),
-            (Item, Item, true),
-            (Entry, Item, false),
-            (Value, Entry, false),
-            (Item, Entry, false),
-        ] {
-            assert_eq!(span(want, reach), if whole { ITEM_PREFETCH_SPAN } else { 0 }, "{want:?} in a walk of {reach:?}");
-        }
     }
 
     #[test]
@@ -445,8 +405,8 @@ mod tests {
         fn key_len(&self, _: usize) -> usize {
             3
         }
-        fn want(&self, i: usize) -> Reach {
-            if i.is_multiple_of(2) { Reach::Value } else { Reach::Entry }
+        fn reads(&self, i: usize) -> bool {
+            i.is_multiple_of(2)
         }
         fn value(&mut self, i: usize) -> bool {
             self.0.push((3, i));

@@ -42,7 +42,6 @@
 //! (`MANUAL_LOCKS`); a table test holds every command to that.
 
 use tern_resp::Args;
-use tern_store::Reach;
 
 use crate::errors;
 
@@ -68,18 +67,6 @@ pub const NOT_KEY: KeyFlags = 1 << 8;
 pub const INCOMPLETE: KeyFlags = 1 << 9;
 /// The flags depend on the arguments (SET's GET): see [`CommandKeys::flags_of`].
 pub const VARIABLE_FLAGS: KeyFlags = 1 << 10;
-
-/// How far the staged lookups ask for a key its command does not read:
-/// the whole item when the command puts a new item in its place (`UPDATE`
-/// or `INSERT`: SET, MSET; see [`Reach::Item`]) and `replaced`
-/// (`prefetch-replaced-items`), its entry otherwise (DEL, EXISTS).
-pub fn unread_reach(flags: KeyFlags, replaced: bool) -> Reach {
-    if replaced && flags & (UPDATE | INSERT) != 0 {
-        Reach::Item
-    } else {
-        Reach::Entry
-    }
-}
 
 /// Names for COMMAND INFO and GETKEYSANDFLAGS, in Redis's order.
 pub const FLAG_NAMES: &[(KeyFlags, &str)] = &[

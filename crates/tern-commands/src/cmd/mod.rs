@@ -272,8 +272,7 @@ impl<'a, 'ks> Ctx<'a, 'ks> {
 
     /// [`Ctx::stager`] over `n` keys located by the caller.
     pub fn stager_of(&self, n: usize) -> stage::KeyStage {
-        let s = &self.srv.settings;
-        stage::KeyStage::new(self.cmd, self.prefetch, n, s.prefetch_value_gate(), s.prefetch_replaced_items())
+        stage::KeyStage::new(self.cmd, self.prefetch, n, self.srv.settings.prefetch_value_gate())
     }
 
     /// Asks for what key `i` of `locs` needs before it runs (see

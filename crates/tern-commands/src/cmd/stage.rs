@@ -9,7 +9,7 @@ use tern_resp::Args;
 use tern_store::stage::Locked;
 use tern_store::{Loc, LockSet, Reach, Stager};
 
-use super::keyspec::{unread_reach, ACCESS};
+use super::keyspec::ACCESS;
 use super::table::Cmd;
 
 /// The staged lookups of one command's keys (`Ctx::locs`, whose shards the
@@ -17,8 +17,7 @@ use super::table::Cmd;
 /// multi-key command gets from its key spec alone. Its keys' positions
 /// come from the spec's range (MGET, MSET, DEL, ...; a command with other
 /// specs stages nothing), how far they are staged from its flags: `ACCESS`
-/// (the value is read, MGET) reaches the value, a key given a new item
-/// (MSET) the whole item, others the entry ([`unread_reach`]).
+/// (the value is read, MGET) reaches the value, others the entry.
 pub struct KeyStage {
     st: Stager,
     first: usize,
@@ -27,13 +26,11 @@ pub struct KeyStage {
 
 impl KeyStage {
     /// The stage of `cmd`'s `n` located keys, in groups of `size` (0: off),
-    /// its value stage gated when `gate` (`prefetch-value-gate`), keys
-    /// given new items asked for whole when `replaced`
-    /// (`prefetch-replaced-items`).
-    pub fn new(cmd: &Cmd, size: usize, n: usize, gate: bool, replaced: bool) -> KeyStage {
+    /// its value stage gated when `gate` (`prefetch-value-gate`).
+    pub fn new(cmd: &Cmd, size: usize, n: usize, gate: bool) -> KeyStage {
         match cmd.lone() {
             Some(r) => {
-                let reach = if r.flags() & ACCESS != 0 { Reach::Value } else { unread_reach(r.flags(), replaced) };
+                let reach = if r.flags() & ACCESS != 0 { Reach::Value } else { Reach::Entry };
                 KeyStage { st: Stager::new(size, reach, n).value_gate(gate), first: r.first(), step: r.step() }
             }
             None => KeyStage { st: Stager::new(0, Reach::Entry, n), first: 0, step: 0 },

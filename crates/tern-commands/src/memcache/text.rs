@@ -47,7 +47,7 @@ impl Exec<'_> {
             }
             if batch > 1 && n > 1 {
                 let group = &group[..n];
-                let mut src = Unlocked { ks: &self.srv.ks, key: |i: usize| (group[i].0, group[i].1, Reach::Value, None) };
+                let mut src = Unlocked { ks: &self.srv.ks, key: |i: usize| (group[i].0, group[i].1, true, None) };
                 Stager::new(n, Reach::Value, n)
                     .value_gate(self.srv.settings.prefetch_value_gate())
                     .before(&mut src, 0);
