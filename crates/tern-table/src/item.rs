@@ -371,8 +371,8 @@ impl<T, B> Item<T, B> {
 }
 
 impl<T, B> Item<T, B> {
-    /// Asks for the lines of the item's block past its first, up to four,
-    /// as it is freed (see [`prefetch_freed`]).
+    /// Asks for the lines of the item's block past its first, within its
+    /// first 256 bytes, as it is freed (see [`prefetch_freed`]).
     #[inline(always)]
     fn prefetch_block(&self) {
         if !PREFETCH_FREED.load(Ordering::Relaxed) {
