@@ -278,7 +278,7 @@ directives! {
         /// value is read goes through it.
         prefetch_value_gate: bool = true => "prefetch-value-gate", Bool, runtime + own;
         /// A freed item's block is asked for whole (its lines past the
-        /// first, within 256 bytes): the allocator hands it to the next
+        /// first, up to four): the allocator hands it to the next
         /// item of its size, which writes all of it; no: not asked for.
         prefetch_freed_items: bool = true => "prefetch-freed-items", Bool, runtime + own;
         /// String values at least this long (bytes) are stored shared and

@@ -36,7 +36,6 @@ use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 
-use std::hash::BuildHasher;
 
 use hashbrown::DefaultHashBuilder;
 
@@ -264,7 +263,7 @@ impl Shard {
     /// `key`'s hash as this shard's table computes it when resizing: what
     /// callers that built the shard themselves (tests, tools) must pass.
     pub fn hash_key(&self, key: &[u8]) -> u64 {
-        self.table.hasher().hash_one(key)
+        tern_table::hash_key(self.table.hasher(), key)
     }
 
     /// The table's bucket array address and bucket count, for lock-free prefetch
@@ -315,7 +314,7 @@ impl Shard {
                 e.clear_fifo(now, lfu);
             }
             if fifo.wants(e.expire().is_some()) {
-                let h = hasher.hash_one(e.key());
+                let h = tern_table::hash_key(&hasher, e.key());
                 fifo.insert(e, h);
             }
             true
@@ -359,7 +358,7 @@ impl Shard {
         let key = self.fifo.victim(&mut self.table)?;
         // The queues keep 48 bits of a hash; the rest of the keyspace
         // wants all 64.
-        let hash = self.table.hasher().hash_one(&*key);
+        let hash = tern_table::hash_key(self.table.hasher(), &*key);
         Some((key, hash))
     }
 
@@ -466,7 +465,7 @@ impl Shard {
         // (the evicted keys') a minority, so draws keep finding keys.
         if e.expire().is_some() && self.ttl_heap.len() > 2 * self.volatile + 64 {
             let (table, hasher) = (&self.table, self.table.hasher());
-            self.ttl_heap.retain(|&Reverse((w, h))| table.find_by(h, |e| e.expire() == Some(w) && hasher.hash_one(e.key()) == h).is_some());
+            self.ttl_heap.retain(|&Reverse((w, h))| table.find_by(h, |e| e.expire() == Some(w) && tern_table::hash_key(hasher, e.key()) == h).is_some());
         }
         self.wrote(key, hash, || Effect::Del { key: key.into() });
         Some((e, before.saturating_sub(self.mem())))
@@ -486,7 +485,7 @@ impl Shard {
                 let run = &mut got[..left.min(16)];
                 self.table.random_many(&mut || rng.gen::<u64>(), run);
                 for e in run.iter().flatten() {
-                    f(e, hasher.hash_one(e.key()));
+                    f(e, tern_table::hash_key(hasher, e.key()));
                 }
                 left -= run.len();
             }
@@ -495,7 +494,7 @@ impl Shard {
         if !volatile {
             for _ in 0..n {
                 let Some(e) = self.table.random(&mut || rng.gen::<u64>()) else { return };
-                f(e, hasher.hash_one(e.key()));
+                f(e, tern_table::hash_key(hasher, e.key()));
             }
             return;
         }
@@ -505,7 +504,7 @@ impl Shard {
         }
         let live = |i: usize| {
             let Reverse((when, hash)) = heap[i % heap.len()];
-            self.table.find_by(hash, |e| e.expire() == Some(when) && hasher.hash_one(e.key()) == hash).map(|e| (e, hash))
+            self.table.find_by(hash, |e| e.expire() == Some(when) && tern_table::hash_key(hasher, e.key()) == hash).map(|e| (e, hash))
         };
         let mut found = 0;
         for _ in 0..2 * n {
@@ -872,7 +871,7 @@ impl Shard {
                     self.field_heap = self
                         .table
                         .iter()
-                        .filter_map(|e| e.next_field_deadline().map(|d| Reverse((d, h.hash_one(e.key())))))
+                        .filter_map(|e| e.next_field_deadline().map(|d| Reverse((d, tern_table::hash_key(h, e.key())))))
                         .collect();
                 }
             }
@@ -917,7 +916,7 @@ impl Shard {
 
     fn rebuild_ttl_heap(&mut self) {
         let h = self.table.hasher();
-        self.ttl_heap = self.table.iter().filter_map(|e| e.expire().map(|w| Reverse((w, h.hash_one(e.key()))))).collect();
+        self.ttl_heap = self.table.iter().filter_map(|e| e.expire().map(|w| Reverse((w, tern_table::hash_key(h, e.key()))))).collect();
     }
 
     /// Active expiry: removes up to `budget` keys whose deadline has passed,
@@ -932,7 +931,7 @@ impl Shard {
         // lived at this hash's home, leaving that bucket's overflow count
         // wrong and a key there unreachable.
         let hasher = *self.table.hasher();
-        let has = move |e: &Entry, hash: u64| hasher.hash_one(e.key()) == hash;
+        let has = move |e: &Entry, hash: u64| tern_table::hash_key(&hasher, e.key()) == hash;
         while steps < budget {
             let Some(&Reverse((when, hash))) = self.ttl_heap.peek() else { break };
             if when > now {

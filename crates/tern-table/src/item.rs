@@ -273,6 +273,17 @@ impl<T, B> Item<T, B> {
         size_class(std::mem::size_of_val(self))
     }
 
+    /// Asks for the lines of the item's block past its first (at most
+    /// [`crate::PREFETCH_HEAD`] bytes of them) as it is freed (see
+    /// [`prefetch_freed`]).
+    #[inline(always)]
+    fn prefetch_block(&self) {
+        if PREFETCH_FREED.load(Ordering::Relaxed) {
+            let p = self as *const Self as *const u8;
+            crate::prefetch_head(p.wrapping_add(64), std::mem::size_of_val(self).saturating_sub(64));
+        }
+    }
+
     /// Takes the value and the box out and frees the item.
     pub fn into_parts(self: Box<Self>) -> (T, Option<Box<B>>) {
         self.prefetch_block();
@@ -366,23 +377,6 @@ impl<T, B> Item<T, B> {
                     b
                 }
             }
-        }
-    }
-}
-
-impl<T, B> Item<T, B> {
-    /// Asks for the lines of the item's block past its first, within its
-    /// first 256 bytes, as it is freed (see [`prefetch_freed`]).
-    #[inline(always)]
-    fn prefetch_block(&self) {
-        if !PREFETCH_FREED.load(Ordering::Relaxed) {
-            return;
-        }
-        let (p, size) = (self as *const Self as *const u8, std::mem::size_of_val(self).min(256));
-        let mut off = 64;
-        while off < size {
-            crate::prefetch(p.wrapping_add(off));
-            off += 64;
         }
     }
 }
