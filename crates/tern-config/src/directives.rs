@@ -171,9 +171,6 @@ macro_rules! directives {
             $($(#[doc = $cdoc])* pub $cf: $ct,)*
             /// The config file the server was started with (CONFIG REWRITE).
             pub config_file: Option<std::path::PathBuf>,
-            /// File lines Tern accepts but cannot honour (`rename-command`,
-            /// `user`), for the start-up warning.
-            pub ignored: Vec<String>,
         }
 
         impl Default for Config {
@@ -183,7 +180,6 @@ macro_rules! directives {
                     $($pf: $pd,)*
                     $($cf: $cd,)*
                     config_file: None,
-                    ignored: Vec::new(),
                 }
             }
         }
@@ -449,7 +445,9 @@ directives! {
         aof_rewrite_incremental_fsync: bool = true => "aof-rewrite-incremental-fsync", Bool, runtime;
         aof_disable_auto_gc: bool = false => "aof-disable-auto-gc", Bool, runtime;
 
-        replicaof: Vec<String> = Vec::new() => "replicaof" | "slaveof", WORDS, runtime, REPLICATION;
+        /// Refused: a server told to be a replica that went on as a master would
+        /// take writes its master never sees.
+        replicaof: Vec<String> = Vec::new() => "replicaof" | "slaveof", Off(WORDS, "Tern does not replicate in this version"), runtime;
         masterauth: String = String::new() => "masterauth", Str, runtime, REPLICATION;
         masteruser: String = String::new() => "masteruser", Str, runtime, REPLICATION;
         replica_serve_stale_data: bool = true => "replica-serve-stale-data" | "slave-serve-stale-data", Bool, runtime, REPLICATION;
@@ -466,7 +464,10 @@ directives! {
         repl_backlog_ttl: Duration = Duration::from_secs(3600) => "repl-backlog-ttl", Secs::new(0, i32::MAX as i64), runtime, REPLICATION;
         repl_timeout: Duration = Duration::from_secs(60) => "repl-timeout", Secs::new(1, i32::MAX as i64), runtime, REPLICATION;
         repl_ping_replica_period: Duration = Duration::from_secs(10) => "repl-ping-replica-period" | "repl-ping-slave-period", Secs::new(1, i32::MAX as i64), runtime, REPLICATION;
-        min_replicas_to_write: i64 = 0 => "min-replicas-to-write" | "min-slaves-to-write", Int::new(0, i32::MAX as i64), runtime, REPLICATION;
+        /// Refused when set: without replicas every write would be refused by
+        /// Redis, and taking them instead would keep writes the operator asked
+        /// to be safe on replicas first.
+        min_replicas_to_write: i64 = 0 => "min-replicas-to-write" | "min-slaves-to-write", Off(Int::new(0, i32::MAX as i64), "Tern does not replicate in this version"), runtime;
         min_replicas_max_lag: Duration = Duration::from_secs(10) => "min-replicas-max-lag" | "min-slaves-max-lag", Secs::new(0, i32::MAX as i64), runtime, REPLICATION;
         replica_announce_ip: String = String::new() => "replica-announce-ip" | "slave-announce-ip", Str, runtime, REPLICATION;
         replica_announce_port: i64 = 0 => "replica-announce-port" | "slave-announce-port", Int::new(0, 65535), runtime, REPLICATION;
@@ -494,7 +495,7 @@ directives! {
 
         acl_pubsub_default: &'static str = "resetchannels" => "acl-pubsub-default", Choice(&["allchannels", "resetchannels"]), runtime, ACL;
         acllog_max_len: i64 = 128 => "acllog-max-len", Int::new(0, i64::MAX), runtime, ACL;
-        aclfile: String = String::new() => "aclfile", Str, startup, ACL;
+        aclfile: String = String::new() => "aclfile", Off(Str, "Tern has no ACL users in this version"), startup;
         tls_port: u16 = 0 => "tls-port", Off(Int::<u16>::new(0, 65535), "Tern does not support TLS"), startup, TLS;
         unixsocket: String = String::new() => "unixsocket", Str, startup, UNIXSOCKET;
         unixsocketperm: String = "0".into() => "unixsocketperm", Str, startup, UNIXSOCKET;
@@ -521,7 +522,7 @@ directives! {
         enable_debug_command: &'static str = "no" => "enable-debug-command", Choice(&["no", "yes", "local"]), startup, OTHER;
         enable_module_command: &'static str = "no" => "enable-module-command", Choice(&["no", "yes", "local"]), startup, OTHER;
         /// Whether CONFIG SET may change `dir` and `dbfilename`.
-        enable_protected_configs: &'static str = "no" => "enable-protected-configs", Choice(&["no", "yes", "local"]), startup, OTHER;
+        enable_protected_configs: &'static str = "no" => "enable-protected-configs", Choice(&["no", "yes", "local"]), startup;
         tracking_table_max_keys: i64 = 1_000_000 => "tracking-table-max-keys", Int::new(0, i64::MAX), runtime, OTHER;
         crash_log_enabled: bool = true => "crash-log-enabled", Bool, runtime, OTHER;
         crash_memcheck_enabled: bool = true => "crash-memcheck-enabled", Bool, runtime, OTHER;

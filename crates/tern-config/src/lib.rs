@@ -131,12 +131,9 @@ fn split_line(line: &str) -> Option<Vec<String>> {
     }
 }
 
-/// Why Tern accepts a directive (or a `rename-command`/`user` line) but does
-/// not act on it: what the start-up warning and CONFIG SET's notice say.
+/// Why Tern accepts a directive but does not act on it: what the start-up
+/// warning and CONFIG SET's notice say.
 pub fn passive_reason(name: &str) -> &'static str {
-    if name.eq_ignore_ascii_case("rename-command") || name.eq_ignore_ascii_case("user") {
-        return reason::ACL;
-    }
     find_directive(name).and_then(|d| d.passive).unwrap_or(reason::OTHER)
 }
 
@@ -161,18 +158,11 @@ pub enum RewriteError {
 impl Config {
     /// Applies one directive. The error is the reason only.
     pub fn apply(&mut self, name: &str, args: &[&str]) -> Result<(), String> {
-        // Lines redis.conf allows that are not settings: ACL users and
-        // renamed commands are accepted with a start-up warning, modules
-        // cannot be loaded at all.
+        // Lines redis.conf allows that are not settings. ACL users and
+        // renamed commands guard access: ignoring one would leave open what
+        // the file closes, so until they are honoured they stop start-up.
         if name.eq_ignore_ascii_case("rename-command") || name.eq_ignore_ascii_case("user") {
-            if args.is_empty() {
-                return Err("wrong number of arguments".into());
-            }
-            let n = name.to_ascii_lowercase();
-            if !self.ignored.contains(&n) {
-                self.ignored.push(n);
-            }
-            return Ok(());
+            return Err(reason::ACL.into());
         }
         if name.eq_ignore_ascii_case("loadmodule") {
             return Err("Tern does not support modules".into());
@@ -268,11 +258,6 @@ impl Config {
             })
             .map(|d| d.name.to_string())
             .collect();
-        for d in &self.ignored {
-            if !v.contains(d) {
-                v.push(d.clone());
-            }
-        }
         v
     }
 
@@ -429,7 +414,7 @@ mod tests {
         assert!(find_directive("maxmemory").is_some_and(|d| d.passive.is_none()));
         assert!(find_directive("save").is_some_and(|d| d.passive.is_none()));
         assert!(passive_reason("aof-timestamp-enabled").contains("AOF"));
-        assert!(passive_reason("replicaof").contains("replicate"));
+        assert!(passive_reason("repl-backlog-size").contains("replicate"));
         assert!(passive_reason("stream-node-max-entries").contains("streams"));
         assert!(find_directive("zset-max-listpack-entries").is_some_and(|d| d.passive.is_none()));
     }
