@@ -249,7 +249,7 @@ impl Config {
     pub fn passive_in_use(&self) -> Vec<String> {
         // Turning a feature off ("no", "") is what Tern does anyway.
         let defaults = Config::default();
-        let mut v: Vec<String> = DIRECTIVES
+        DIRECTIVES
             .iter()
             .filter(|d| d.passive.is_some())
             .filter(|d| {
@@ -257,8 +257,7 @@ impl Config {
                 !val.is_empty() && val != "no" && val != (d.get)(&defaults)
             })
             .map(|d| d.name.to_string())
-            .collect();
-        v
+            .collect()
     }
 
     /// CONFIG SET of one directive: the value is one string, split into
