@@ -17,6 +17,9 @@ A script is one step per line:
     @conn !reconnect                  a new connection under that name
     @conn !send COMMAND arg ...       send, do not read (a pipeline)
     @conn !read                       read one reply
+    !hook NAME                        call the test's hook NAME for this
+                                      server (edit or read its files); what
+                                      it returns, if anything, is recorded
 
 Arguments are split as a shell does, then Python-unescaped (see
 differential.unescape); `rep:X:N` in one stands for X repeated N times;
@@ -221,8 +224,10 @@ def read_until_close(conn, timeout=CLOSE_TIMEOUT):
     return data + b"<closed>"
 
 
-def run_script(port, steps, common=frozenset()):
-    """The transcript: one (step, reply) per step that reads."""
+def run_script(port, steps, common=frozenset(), hooks=None, subs=()):
+    """The transcript: one (step, reply) per step that reads. `hooks` are
+    this server's `!hook` functions; `subs` (bytes, bytes) pairs replaced
+    in every reply (this server's directory by a placeholder)."""
     conns = {}
     norm = Normaliser()
     out = []
@@ -246,6 +251,10 @@ def run_script(port, steps, common=frozenset()):
                     conn(name).send(encode_command(args))
                 elif mode == "read":
                     out.append((line, conn(name).read_reply()))
+                elif mode == "hook":
+                    got = hooks[args[0].decode()]()
+                    if got is not None:
+                        out.append((line, got))
                 else:
                     c = conn(name)
                     c.send(encode_command(args))
@@ -258,6 +267,8 @@ def run_script(port, steps, common=frozenset()):
     finally:
         for c in conns.values():
             c.close()
+    for old, new in subs:
+        out = [(line, reply.replace(old, new)) for line, reply in out]
     return out
 
 

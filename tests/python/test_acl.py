@@ -107,19 +107,27 @@ class Pair:
             self._common = acl_diff.command_names(self.ref.port) & acl_diff.command_names(self.cand.port)
         return self._common
 
-    def run(self, case, script, reset=True):
+    def run(self, case, script, reset=True, hooks=None):
         """Runs `script` on both; asserts the transcripts are equal (after
-        Redis 8.4's expectations replace Valkey's known bytes)."""
+        Redis 8.4's expectations replace Valkey's known bytes). `hooks`:
+        name -> f(server's directory) for the script's `!hook` steps."""
         steps = acl_diff.parse_script(script)
-        common = self.common()
+        # Only where needed: a server that wants AUTH first has no COMMAND.
+        needs = any(st[4] or st[1] == "commands" for st in steps)
+        common = self.common() if needs else frozenset()
         steps = acl_diff.drop_missing(steps, common)
         if reset:
             if self.admins is None:
                 self.admins = (acl_diff.Admin(self.ref.port), acl_diff.Admin(self.cand.port))
             for a in self.admins:
                 a.reset()
-        ref = acl_diff.redisify(case, acl_diff.run_script(self.ref.port, steps, common))
-        got = acl_diff.run_script(self.cand.port, steps, common)
+        def bound(d):
+            return {k: (lambda f=f: f(d)) for k, f in (hooks or {}).items()}
+
+        ref = acl_diff.redisify(case, acl_diff.run_script(
+            self.ref.port, steps, common, bound(self.ref_dir), [(self.ref_dir.encode(), b"{dir}")]))
+        got = acl_diff.run_script(self.cand.port, steps, common, bound(self.cand_dir),
+                                  [(self.cand_dir.encode(), b"{dir}")])
         if AGAINST_VALKEY:
             got = acl_diff.redisify(case, got)
         diffs = acl_diff.diff_transcripts(ref, got)
@@ -826,14 +834,201 @@ case("bad-input-keeps-connection", """
 """)
 
 
+
+
+# ---- 8. ACL LOAD / SAVE, aclfile, users in the config file ---------------
+
+# Redis's wording, acl.c (redis unstable of late 2024, aclCommand):
+#   addReplyError(c,"This Redis instance is not configured to use an ACL
+#   file. You may want ... (assuming you have a Redis configuration file
+#   set) in order to store users in the Redis configuration.");
+# Valkey 8.1 drops "Redis" from it.
+NO_ACLFILE_VALKEY = (b"-ERR This instance is not configured to use an ACL file. You may want to specify users via the "
+                     b"ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a configuration file set) "
+                     b"in order to store users in the configuration.\r\n")
+NO_ACLFILE_REDIS = (b"-ERR This Redis instance is not configured to use an ACL file. You may want to specify users via "
+                    b"the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis configuration "
+                    b"file set) in order to store users in the Redis configuration.\r\n")
+for _line in ("ACL LOAD", "ACL SAVE"):
+    expect_redis("acl-load-save-without-aclfile", _line, NO_ACLFILE_VALKEY, NO_ACLFILE_REDIS,
+                 "Redis names itself in the message (acl.c, aclCommand: 'This Redis instance is not configured ...')")
+
+case("acl-load-save-without-aclfile", """
+    ACL LOAD
+    ACL SAVE
+    ACL LOAD extra
+    CONFIG GET aclfile
+""")
+
+
+def test_acl_case_list_is_sane():
+    names = [n for n, _ in CASES]
+    assert len(names) == len(set(names))
+    for name in acl_diff.REDIS_EXPECT:
+        assert name in names, name
+
+
+def read_sorted(name):
+    """A hook: the file's lines, sorted (ACL SAVE writes users in an order
+    of its own), as one recorded reply."""
+    def hook(d):
+        return b"\n".join(sorted(Path(d, name).read_bytes().splitlines())) + b"<eof>"
+    return hook
+
+
+def write_file(name, text):
+    def hook(d):
+        Path(d, name).write_text(text)
+    return hook
+
+
+ACLFILE = "user alice on >secret ~* +@all\nuser bob off nopass %R~r* +@read\n"
+
+
+def test_aclfile(threads):
+    pair = fresh_pair(threads, conf="aclfile {dir}/users.acl\n", files={"users.acl": ACLFILE})
+    try:
+        pair.run("aclfile", """
+            ACL LIST
+            ACL USERS
+            @b AUTH alice secret
+            @b ACL WHOAMI
+            @c AUTH bob x
+            CONFIG GET aclfile
+            # A new user, then ACL SAVE: the file has every user.
+            ACL SETUSER carol on >pw ~c:* +get
+            ACL SAVE
+            !hook saved
+            # ACL LOAD after editing the file: carol and bob gone, dave
+            # new; alice's connection (alice is still there) kept.
+            !hook edit
+            ACL LOAD
+            ACL LIST
+            @b ACL WHOAMI
+            @d AUTH dave pw2
+            # A broken line: the error, and the users before it kept.
+            !hook broken
+            ACL LOAD
+            ACL LIST
+            !hook dup
+            ACL LOAD
+            !hook badline
+            ACL LOAD
+            !hook nodefault
+            ACL LOAD
+            ACL LIST
+            # ACL LOAD dropping alice closes her connections.
+            !hook noalice
+            ACL LOAD
+            @b !closed
+            ACL USERS
+            !hook gone
+            ACL LOAD
+            ACL LIST
+        """, reset=False, hooks={
+            "saved": read_sorted("users.acl"),
+            "edit": write_file("users.acl", "user alice on >secret ~* +@all\nuser dave on >pw2 ~* +@all\n"),
+            "broken": write_file("users.acl", "user alice on >secret ~* +@all\nuser eve on +@nosuch\n"),
+            "dup": write_file("users.acl", "user alice on >secret ~* +@all\nuser alice on nopass\n"),
+            "badline": write_file("users.acl", "user alice on >secret ~* +@all\nnotauser x\nuser\n"),
+            "nodefault": write_file("users.acl", "user default on nopass ~* +@all\nuser alice on >secret ~a* +get\n"),
+            "noalice": write_file("users.acl", "user default on nopass ~* &* +@all\n"),
+            "gone": lambda d: os.unlink(Path(d, "users.acl")),
+        })
+    finally:
+        pair.stop()
+
+
+HARDENED = "user default off\nuser alice on >secret ~* +@all\n"
+
+
+def test_hardened_config(threads):
+    """`user` lines in the config file: the default user off, so an
+    anonymous client gets NOAUTH and alice gets in."""
+    pair = fresh_pair(threads, conf=HARDENED)
+    try:
+        pair.run("hardened", """
+            PING
+            GET k
+            ACL WHOAMI
+            HELLO 3
+            AUTH default x
+            AUTH nopass
+            AUTH alice wrong
+            AUTH alice secret
+            ACL WHOAMI
+            ACL LIST
+            SET k v
+            @b HELLO 3 AUTH alice secret
+            @b GET k
+            @c HELLO 2 AUTH default ""
+            @c PING
+            ACL LOG
+        """, reset=False)
+    finally:
+        pair.stop()
+
+
+def test_requirepass_config(threads):
+    pair = fresh_pair(threads, conf="requirepass s3cret\nuser bob on >bobpw ~b* +get\n")
+    try:
+        pair.run("requirepass-config", """
+            PING
+            AUTH s3cret
+            ACL LIST
+            ACL GETUSER default
+            CONFIG GET requirepass
+            @b AUTH bob bobpw
+            @b GET b1
+            @b GET a1
+            ACL SETUSER default resetpass nopass
+            @c PING
+        """, reset=False)
+    finally:
+        pair.stop()
+
+
+# Redis: acl.c, ACLLoadUsersAtStartup: serverLog(LL_WARNING, "Configuring
+# Redis with users defined in redis.conf and at the same setting an ACL
+# file path is invalid. ..."); exit(1). Valkey: "Configuring %s with users
+# defined in valkey.conf ..." with its own name.
+BOTH_REDIS = (b"Configuring Redis with users defined in redis.conf and at the same setting an ACL file path is invalid. "
+              b"This setup is very likely to lead to configuration errors and security holes, please define either an "
+              b"ACL file or declare users directly in your redis.conf, but not both.")
+BOTH_VALKEY = BOTH_REDIS.replace(b"Redis", b"Valkey").replace(b"redis.conf", b"valkey.conf")
+
+
+def start_output(argv, cwd):
+    """What a server that must refuse to start prints, and its exit code
+    (killed, and said so, if it starts after all)."""
+    try:
+        p = subprocess.run(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=10)
+        return p.returncode, p.stdout
+    except subprocess.TimeoutExpired as e:
+        return "still running after 10s", e.stdout or b""
+
+
+def test_aclfile_and_user_lines_refused(tmp_path):
+    (tmp_path / "users.acl").write_text(ACLFILE)
+    conf = tmp_path / "server.conf"
+    conf.write_text(f"aclfile {tmp_path}/users.acl\nuser carol on nopass +@all\n")
+    tail = ["--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(tmp_path)]
+    code, out = start_output([VALKEY, str(conf), "--port", "0", *tail], tmp_path)
+    assert code == 1 and BOTH_VALKEY in out, out
+    if AGAINST_VALKEY:
+        binary, want = VALKEY, BOTH_VALKEY
+    else:
+        binary, want = tern_bin(), BOTH_REDIS
+    code, out = start_output([binary, str(conf), "--port", "0", *tail], tmp_path)
+    assert code == 1, (code, out)
+    assert want in out, out
+
+
+# Last, so that every case() above is in.
 @pytest.mark.parametrize("name,script", CASES, ids=[c[0] for c in CASES])
 def test_acl_case(pair, name, script):
     missing = [c.decode() for c in CASE_REQUIRES.get(name, []) if c not in pair.common()]
     if missing:
         pytest.skip("the server under test has no %s" % ", ".join(missing))
     pair.run(name, script)
-
-
-# ---- Redis 8.4 where Valkey 8.1 differs ----------------------------------
-
-# (Filled in below by case; each with the source line relied on.)
