@@ -119,8 +119,11 @@ class Pair:
         if reset:
             if self.admins is None:
                 self.admins = (acl_diff.Admin(self.ref.port), acl_diff.Admin(self.cand.port))
-            for a in self.admins:
-                a.reset()
+            ref_errors = self.admins[0].reset()
+            assert not ref_errors, "the reference could not be reset: %s" % ref_errors
+            reset_errors = self.admins[1].reset()
+        else:
+            reset_errors = []
         def bound(d):
             return {k: (lambda f=f: f(d)) for k, f in (hooks or {}).items()}
 
@@ -131,7 +134,8 @@ class Pair:
         if AGAINST_VALKEY:
             got = acl_diff.redisify(case, got)
         diffs = acl_diff.diff_transcripts(ref, got)
-        assert not diffs, "\n" + acl_diff.format_diffs(case, diffs, self.cand_name)
+        note = "".join("\n  (resetting %s before the case: %s)" % (self.cand_name, e) for e in reset_errors)
+        assert not diffs, "\n" + acl_diff.format_diffs(case, diffs, self.cand_name) + note
         return ref
 
 
