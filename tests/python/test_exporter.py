@@ -38,9 +38,6 @@ pytestmark = [
 # fails on a name missing for another reason, and on a listed one that Tern
 # emits after all (then it leaves this list).
 _NO = {
-    "no ACL users or rules (only `default`)": [
-        "redis_acl_access_denied_auth_total", "redis_acl_access_denied_channel_total",
-        "redis_acl_access_denied_cmd_total", "redis_acl_access_denied_key_total"],
     "no AOF (INFO memory has no AOF buffer)": ["redis_mem_aof_buffer_bytes"],
     "no replication or cluster bus": [
         "redis_mem_clients_slaves", "redis_mem_replication_backlog_bytes", "redis_mem_total_replication_buffers_bytes",

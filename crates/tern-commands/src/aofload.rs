@@ -43,7 +43,7 @@ struct Runner<'e> {
 impl<'e> Runner<'e> {
     fn new(eng: &'e Engine) -> Self {
         let shared = Arc::new(ClientShared::new(0, String::new(), String::new(), -1, 0, now_ms()));
-        Runner { eng, client: Client::new(shared, true), out: OutBuf::new(), scratch: Scratch::default() }
+        Runner { eng, client: Client::new(shared, eng.srv.acl.superuser(), crate::acl::INTERNAL), out: OutBuf::new(), scratch: Scratch::default() }
     }
 
     /// Runs `argv`; false when the server does not know the command (which
@@ -61,7 +61,7 @@ impl<'e> Runner<'e> {
         let mut locks = LockSet::new(&srv.ks);
         let conn = cmd::Conn {
             srv,
-            commands: &self.eng.commands,
+            commands: &self.eng.original,
             locks: &mut locks,
             out: &mut self.out,
             client: &mut self.client,

@@ -65,7 +65,13 @@ pub struct Client {
     pub id: u64,
     pub db: usize,
     pub resp3: bool,
+    /// Authenticated (or let in as a `default` with no password); with a
+    /// password required, only AUTH, HELLO and the like run until it is.
     pub authenticated: bool,
+    /// Its user as the registry had it at `acl_epoch`; read again (by
+    /// name) when the registry has changed since (`cmd::access`).
+    pub user: Arc<crate::acl::User>,
+    pub acl_epoch: u64,
     pub multi: Option<MultiState>,
     pub watched: Vec<Watched>,
     pub watch_flag: Arc<WatchFlag>,
@@ -84,12 +90,17 @@ pub struct Client {
 }
 
 impl Client {
-    pub fn new(shared: Arc<ClientShared>, authenticated: bool) -> Self {
+    /// A new connection, as the `default` user `user` (Redis's
+    /// `clientSetDefaultAuth`): authenticated if that user is on and needs
+    /// no password; `epoch` is the registry's as `user` was read.
+    pub fn new(shared: Arc<ClientShared>, user: Arc<crate::acl::User>, epoch: u64) -> Self {
         Client {
             id: shared.id,
             db: 0,
             resp3: false,
-            authenticated,
+            authenticated: user.nopass && user.enabled,
+            user,
+            acl_epoch: epoch,
             multi: None,
             watched: Vec::new(),
             watch_flag: WatchFlag::new(),
@@ -101,6 +112,35 @@ impl Client {
             monitor: None,
             shared,
         }
+    }
+}
+
+impl Client {
+    /// Reads the user again if the registry changed since it was read. A
+    /// user deleted meanwhile leaves the connection as an unauthenticated
+    /// `default` (ACL DELUSER is closing it).
+    #[inline]
+    pub fn refresh_user(&mut self, acl: &crate::acl::Acl) {
+        let epoch = acl.epoch();
+        if self.acl_epoch == epoch || self.acl_epoch == crate::acl::INTERNAL {
+            return;
+        }
+        self.acl_epoch = epoch;
+        match acl.get(&self.user.name) {
+            Some(u) => self.user = u,
+            None => {
+                self.user = acl.default_user();
+                self.authenticated = false;
+            }
+        }
+    }
+
+    /// Logs the connection in as `user`.
+    pub fn log_in(&mut self, user: Arc<crate::acl::User>, epoch: u64) {
+        *self.shared.user.lock() = user.name.clone();
+        self.user = user;
+        self.acl_epoch = epoch;
+        self.authenticated = true;
     }
 }
 
@@ -162,6 +202,9 @@ pub struct ClientShared {
     pub created_ms: u64,
     pub worker: usize,
     pub name: Mutex<Vec<u8>>,
+    /// The user it is authenticated as (CLIENT LIST `user=`, CLIENT KILL
+    /// USER, ACL DELUSER).
+    pub user: Mutex<Vec<u8>>,
     pub lib_name: Mutex<Vec<u8>>,
     pub lib_ver: Mutex<Vec<u8>>,
     pub db: AtomicUsize,
@@ -192,6 +235,7 @@ impl ClientShared {
             created_ms: now_ms,
             worker,
             name: Mutex::new(Vec::new()),
+            user: Mutex::new(b"default".to_vec()),
             lib_name: Mutex::new(Vec::new()),
             lib_ver: Mutex::new(Vec::new()),
             db: AtomicUsize::new(0),

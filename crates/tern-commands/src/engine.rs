@@ -14,15 +14,34 @@ use crate::server::Server;
 
 pub struct Engine {
     pub srv: Server,
+    /// The commands as clients name them (`rename-command` applied).
     pub commands: CommandTable,
+    /// The commands by their own names, for the AOF loader: the AOF names
+    /// every write as Redis does, whatever clients call it.
+    pub original: CommandTable,
 }
 
 impl Engine {
     /// The command table, and the state for `cfg` with statistics for
     /// each of the table's commands.
     pub fn new(cfg: Config) -> Engine {
-        let commands = CommandTable::build();
+        match Engine::try_new(cfg) {
+            Ok(e) => e,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// [`Engine::new`], or the fatal error of a `rename-command` line that
+    /// names no command or a name already taken.
+    pub fn try_new(cfg: Config) -> Result<Engine, String> {
+        let mut commands = CommandTable::build();
+        for line in &cfg.renames {
+            let (from, to) = (line.words[0].as_bytes(), line.words[1].as_bytes());
+            commands.rename(from, to).map_err(|why| line.fatal("rename-command", why))?;
+        }
+        let requirepass = cfg.requirepass.clone();
         let srv = Server::new(cfg, commands.len());
-        Engine { srv, commands }
+        srv.acl.init(commands.acl_catalog(), requirepass.as_deref());
+        Ok(Engine { srv, commands, original: CommandTable::build() })
     }
 }

@@ -348,6 +348,67 @@ pub fn no_such_user(name: &[u8]) -> Vec<u8> {
     with_arg("ERR No such user '", name, "'")
 }
 
+// ---- ACL (Redis's acl.c, server.c, multi.c) ----
+
+pub const NOPERM_KEY: &str = "NOPERM No permissions to access a key";
+pub const NOPERM_CHANNEL: &str = "NOPERM No permissions to access a channel";
+
+/// A command the user may not run.
+pub fn noperm_command(user: &[u8], cmd: &str) -> Vec<u8> {
+    [&b"NOPERM "[..], &dryrun_command(user, cmd)].concat()
+}
+
+/// A queued command that the rules refuse by EXEC's time; `reason` is
+/// one of the three below.
+pub fn noperm_exec(reason: &str) -> String {
+    format!("NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: {reason}")
+}
+pub const EXEC_DENIED_COMMAND: &str = "no permission to execute the command or subcommand";
+pub const EXEC_DENIED_KEY: &str = "no permission to touch the specified keys";
+pub const EXEC_DENIED_CHANNEL: &str = "no permission to access one of the channels used as arguments";
+
+/// ACL DRYRUN's answers (bulk strings, not errors).
+pub fn dryrun_command(user: &[u8], cmd: &str) -> Vec<u8> {
+    let mut m = with_arg("User ", user, " has no permissions to run the '");
+    m.extend_from_slice(cmd.as_bytes());
+    m.extend_from_slice(b"' command");
+    m
+}
+pub fn dryrun_object(user: &[u8], object: &[u8], kind: &str) -> Vec<u8> {
+    let mut m = with_arg("User ", user, " has no permissions to access the '");
+    m.extend_from_slice(object);
+    m.extend_from_slice(format!("' {kind}").as_bytes());
+    m
+}
+
+/// ACL SETUSER with a rule it refuses.
+pub fn acl_setuser(op: &[u8], why: &str) -> Vec<u8> {
+    let mut m = with_arg("ERR Error in ACL SETUSER modifier '", op, "': ");
+    m.extend_from_slice(why.as_bytes());
+    m
+}
+pub fn acl_unmatched_paren(at: &[u8]) -> Vec<u8> {
+    with_arg("ERR Unmatched parenthesis in acl selector starting at '", at, "'.")
+}
+pub const ACL_USERNAME_SPACES: &str = "ERR Usernames can't contain spaces or null characters";
+pub const ACL_DEFAULT_UNDELETABLE: &str = "ERR The 'default' user cannot be removed";
+pub const ACL_NO_FILE: &str = "ERR This Redis instance is not configured to use an ACL file. You may want to specify users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) in order to store users in the Redis configuration.";
+pub const ACL_SAVE_FAILED: &str = "ERR There was an error trying to save the ACLs. Please check the server logs for more information";
+pub const ACL_GENPASS_BITS: &str = "ERR ACL GENPASS argument must be the number of bits for the output password, a positive number up to 4096";
+pub fn acl_unknown_category(name: &[u8]) -> Vec<u8> {
+    with_arg("ERR Unknown category '", c_str_128(name), "'")
+}
+pub fn acl_no_user(name: &[u8]) -> Vec<u8> {
+    with_arg("ERR User '", c_str(name), "' not found")
+}
+pub fn acl_no_command(name: &[u8]) -> Vec<u8> {
+    with_arg("ERR Command '", c_str(name), "' not found")
+}
+/// ACL LOAD's list of the file's errors.
+pub fn acl_load(errors: &str) -> String {
+    format!("ERR {errors}")
+}
+
 /// `%.128s`: at most 128 bytes of [`c_str`].
 fn c_str_128(b: &[u8]) -> &[u8] {
     let b = c_str(b);

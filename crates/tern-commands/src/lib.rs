@@ -26,16 +26,17 @@
 //!
 //! ```text
 //!  engine    ─► cmd server
-//!  aofload   ─► engine cmd server client outbuf errors persist aof aofstate
+//!  aofload   ─► engine cmd server client acl outbuf errors persist aof aofstate
 //!  prefetch  ─► cmd server client
-//!  memcache  ─► server outbuf stats maxmemory
-//!  cmd       ─► server client outbuf stats errors glob sysinfo fdlimit cmdlog latency monitor maxmemory persist aof
+//!  memcache  ─► server client acl errors outbuf stats maxmemory
+//!  cmd       ─► server client acl outbuf stats errors glob sysinfo fdlimit cmdlog latency monitor maxmemory persist aof
 //!  aof       ─► server persist aofstate
 //!  persist   ─► server maxmemory
 //!  maxmemory ─► server sysinfo
-//!  server    ─► client stats cmdlog latency monitor sysinfo aofstate
+//!  server    ─► client acl stats cmdlog latency monitor sysinfo aofstate
 //!  aofstate  ─► -
-//!  client    ─► monitor
+//!  client    ─► acl monitor
+//!  acl       ─► glob
 //!  outbuf    ─► -
 //!  stats     ─► -
 //!  cmdlog    ─► -
@@ -55,6 +56,7 @@
 //! on it.
 #![forbid(unsafe_code)]
 
+pub mod acl;
 pub mod aof;
 pub mod aofload;
 mod aofstate;

@@ -37,14 +37,8 @@ fn apply_process_settings(c: &Config) {
     tern_config::log::set_level(c.loglevel);
 }
 
-/// The one user Tern has (AUTH's and HELLO's, and the memcached port's).
+/// The user a connection starts as, and AUTH's one-argument form's.
 pub const DEFAULT_USER: &[u8] = b"default";
-
-/// Compares without an early exit, so the time taken does not tell how
-/// many leading bytes of a guess were right.
-fn same_secret(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
 
 /// A message to a worker about one of its blocked clients (see
 /// `cmd::blocking`): posted by any thread, acted on by the owner.
@@ -235,6 +229,8 @@ pub struct Server {
     pub persist: Persistence,
     /// The append-only file (`crate::aof`).
     pub aof: crate::aofstate::Aof,
+    /// ACL users and the log of refusals (`crate::acl`).
+    pub acl: crate::acl::Acl,
 }
 
 /// INFO persistence's state of the saves.
@@ -329,6 +325,7 @@ impl Server {
             base_memory: 0,
             persist: Persistence { bg_last_secs: AtomicI64::new(-1), ..Persistence::default() },
             aof: crate::aofstate::Aof::new(),
+            acl: crate::acl::Acl::default(),
         };
         srv.persist.last_save.store(srv.started_ms / 1000, Ordering::Relaxed);
         let mut srv = srv;
@@ -361,22 +358,13 @@ impl Server {
         self.ks.set_lfu(c.maxmemory_policy.is_lfu());
         self.ks.set_fifo(c.maxmemory_policy.store_policy());
         tern_store::prefetch_freed(c.prefetch_freed_items);
+        self.acl.set_pubsub_all(c.acl_pubsub_default == "allchannels");
+        self.acl.apply_requirepass(c.requirepass.as_deref());
+        self.acl.log.lock().trim(usize::try_from(c.acllog_max_len).unwrap_or(usize::MAX));
         // An idle worker sleeps until the work it knows of is due; what
         // is due may have changed (`timeout` set): each takes a look.
         for i in 0..self.workers.len() {
             self.wake_only(i);
-        }
-    }
-
-    /// Checks a username/password pair against the `default` user (AUTH,
-    /// HELLO AUTH, and the memcached port's credentials `set`).
-    pub fn credentials_ok(&self, user: &[u8], pass: &[u8]) -> bool {
-        if user != DEFAULT_USER {
-            return false;
-        }
-        match &self.config.read().requirepass {
-            None => true,
-            Some(p) => same_secret(p, pass),
         }
     }
 

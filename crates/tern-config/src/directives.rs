@@ -171,6 +171,11 @@ macro_rules! directives {
             $($(#[doc = $cdoc])* pub $cf: $ct,)*
             /// The config file the server was started with (CONFIG REWRITE).
             pub config_file: Option<std::path::PathBuf>,
+            /// `user` lines, in order (loaded by the server at start).
+            pub users: Vec<crate::UserLine>,
+            /// `rename-command` lines, in order (applied to the command
+            /// table at start).
+            pub renames: Vec<crate::UserLine>,
         }
 
         impl Default for Config {
@@ -180,6 +185,8 @@ macro_rules! directives {
                     $($pf: $pd,)*
                     $($cf: $cd,)*
                     config_file: None,
+                    users: Vec::new(),
+                    renames: Vec::new(),
                 }
             }
         }
@@ -447,7 +454,7 @@ directives! {
 
         /// Refused: a server told to be a replica that went on as a master would
         /// take writes its master never sees.
-        replicaof: Vec<String> = Vec::new() => "replicaof" | "slaveof", Off(WORDS, "Tern does not replicate in this version"), runtime;
+        replicaof: Vec<String> = Vec::new() => "replicaof" | "slaveof", Off(WORDS, "Tern does not replicate in this version"), startup, REPLICATION;
         masterauth: String = String::new() => "masterauth", Str, runtime, REPLICATION;
         masteruser: String = String::new() => "masteruser", Str, runtime, REPLICATION;
         replica_serve_stale_data: bool = true => "replica-serve-stale-data" | "slave-serve-stale-data", Bool, runtime, REPLICATION;
@@ -467,7 +474,7 @@ directives! {
         /// Refused when set: without replicas every write would be refused by
         /// Redis, and taking them instead would keep writes the operator asked
         /// to be safe on replicas first.
-        min_replicas_to_write: i64 = 0 => "min-replicas-to-write" | "min-slaves-to-write", Off(Int::new(0, i32::MAX as i64), "Tern does not replicate in this version"), runtime;
+        min_replicas_to_write: i64 = 0 => "min-replicas-to-write" | "min-slaves-to-write", Off(Int::new(0, i32::MAX as i64), "Tern does not replicate in this version"), startup, REPLICATION;
         min_replicas_max_lag: Duration = Duration::from_secs(10) => "min-replicas-max-lag" | "min-slaves-max-lag", Secs::new(0, i32::MAX as i64), runtime, REPLICATION;
         replica_announce_ip: String = String::new() => "replica-announce-ip" | "slave-announce-ip", Str, runtime, REPLICATION;
         replica_announce_port: i64 = 0 => "replica-announce-port" | "slave-announce-port", Int::new(0, 65535), runtime, REPLICATION;
@@ -493,9 +500,9 @@ directives! {
         latency_tracking_info_percentiles: Vec<f64> = vec![50.0, 99.0, 99.9] => "latency-tracking-info-percentiles", Percentiles, runtime;
         notify_keyspace_events: String = String::new() => "notify-keyspace-events", Str, runtime, NOTIFY;
 
-        acl_pubsub_default: &'static str = "resetchannels" => "acl-pubsub-default", Choice(&["allchannels", "resetchannels"]), runtime, ACL;
-        acllog_max_len: i64 = 128 => "acllog-max-len", Int::new(0, i64::MAX), runtime, ACL;
-        aclfile: String = String::new() => "aclfile", Off(Str, "Tern has no ACL users in this version"), startup;
+        acl_pubsub_default: &'static str = "resetchannels" => "acl-pubsub-default", Choice(&["allchannels", "resetchannels"]), runtime;
+        acllog_max_len: i64 = 128 => "acllog-max-len", Int::new(0, i64::MAX), runtime;
+        aclfile: String = String::new() => "aclfile", Str, startup;
         tls_port: u16 = 0 => "tls-port", Off(Int::<u16>::new(0, 65535), "Tern does not support TLS"), startup, TLS;
         unixsocket: String = String::new() => "unixsocket", Str, startup, UNIXSOCKET;
         unixsocketperm: String = "0".into() => "unixsocketperm", Str, startup, UNIXSOCKET;

@@ -43,7 +43,6 @@ pub mod reason {
     pub const TYPES: &str = "Tern has no streams in this version";
     pub const DEFRAG: &str = "Tern does not defragment memory in this version";
     pub const NOTIFY: &str = "Tern sends no keyspace notifications in this version";
-    pub const ACL: &str = "Tern has no ACL users or command renaming in this version";
     pub const TLS: &str = "Tern has no TLS in this version";
     pub const UNIXSOCKET: &str = "Tern does not listen on Unix sockets in this version";
     pub const OTHER: &str = "Tern does not implement it in this version";
@@ -158,11 +157,22 @@ pub enum RewriteError {
 impl Config {
     /// Applies one directive. The error is the reason only.
     pub fn apply(&mut self, name: &str, args: &[&str]) -> Result<(), String> {
-        // Lines redis.conf allows that are not settings. ACL users and
-        // renamed commands guard access: ignoring one would leave open what
-        // the file closes, so until they are honoured they stop start-up.
-        if name.eq_ignore_ascii_case("rename-command") || name.eq_ignore_ascii_case("user") {
-            return Err(reason::ACL.into());
+        // Lines redis.conf allows that are not settings: `user` and
+        // `rename-command` lines are kept for the server, which checks them
+        // against its commands at start and stops on one it cannot honour.
+        if name.eq_ignore_ascii_case("user") {
+            if args.is_empty() {
+                return Err("Bad directive or wrong number of arguments".into());
+            }
+            self.users.push(UserLine { words: args.iter().map(|a| a.to_string()).collect(), place: None });
+            return Ok(());
+        }
+        if name.eq_ignore_ascii_case("rename-command") {
+            if args.len() != 2 {
+                return Err("Bad directive or wrong number of arguments".into());
+            }
+            self.renames.push(UserLine { words: args.iter().map(|a| a.to_string()).collect(), place: None });
+            return Ok(());
         }
         if name.eq_ignore_ascii_case("loadmodule") {
             return Err("Tern does not support modules".into());
@@ -199,6 +209,16 @@ impl Config {
                 continue;
             }
             self.apply(name, &args).map_err(|e| fatal(origin, n + 1, line, name, &e))?;
+            let kept = if name.eq_ignore_ascii_case("user") {
+                self.users.last_mut()
+            } else if name.eq_ignore_ascii_case("rename-command") {
+                self.renames.last_mut()
+            } else {
+                None
+            };
+            if let Some(k) = kept {
+                k.place = Some((origin.to_string(), n + 1, line.to_string()));
+            }
         }
         Ok(())
     }
@@ -361,6 +381,26 @@ impl Config {
             }
         }
         out
+    }
+}
+
+/// A `user` or `rename-command` line, kept for the server to act on: its
+/// words after the directive, and where it was (file, line number, text)
+/// for the start-up error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UserLine {
+    pub words: Vec<String>,
+    pub place: Option<(String, usize, String)>,
+}
+
+impl UserLine {
+    /// The fatal start-up error for this line of `directive`, as a bad
+    /// directive's.
+    pub fn fatal(&self, directive: &str, reason: &str) -> String {
+        match &self.place {
+            Some((origin, n, line)) => fatal(origin, *n, line, directive, reason),
+            None => fatal("command line", 0, &format!("{directive} {}", self.words.join(" ")), directive, reason),
+        }
     }
 }
 

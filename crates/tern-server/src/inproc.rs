@@ -114,7 +114,7 @@ impl InProc {
 
     /// A new memcached connection, authenticated only if no password is set.
     pub fn connect_mc(&self) -> McSession {
-        let authenticated = !self.eng.srv.settings.requirepass_set();
+        let authenticated = !self.eng.srv.acl.auth_required();
         McSession { parser: tern_memcache::Parser::new(), buf: Vec::new(), out: OutBuf::new(), authenticated, closed: false }
     }
 
@@ -138,8 +138,8 @@ impl InProc {
                     let mut ex =
                         memcache::Exec { srv, sh: &self.mc, out: &mut s.out, stats: &srv.workers[0], now, fx: &self.effects };
                     if !s.authenticated {
-                        let (ok, after) = ex.run_unauthenticated(req);
-                        s.authenticated = ok;
+                        let (user, after) = ex.run_unauthenticated(req);
+                        s.authenticated = user.is_some();
                         s.closed |= after == memcache::After::Close;
                     } else if ex.run(req) == memcache::After::Close {
                         s.closed = true;
@@ -166,8 +166,8 @@ impl InProc {
         let shared = Arc::new(ClientShared::new(id, "127.0.0.1:1".into(), "127.0.0.1:0".into(), -1, 0, now_ms()));
         srv.connected.fetch_add(1, Ordering::SeqCst);
         srv.clients.lock().insert(id, shared.clone());
-        let authenticated = !srv.settings.requirepass_set();
-        Session { eng: self.eng.clone(), client: Client::new(shared, authenticated), frame: Frame::new(), buf: Vec::new(), out: OutBuf::new(), closed: false }
+        let (user, epoch) = srv.acl.default_session();
+        Session { eng: self.eng.clone(), client: Client::new(shared, user, epoch), frame: Frame::new(), buf: Vec::new(), out: OutBuf::new(), closed: false }
     }
 
     /// Appends `bytes` to what `s` has received and executes every complete

@@ -112,6 +112,29 @@ fn cron(srv: &Server) {
     tern_commands::aof::hand(srv, &fx, false);
 }
 
+/// The users of `user` lines, or of the ACL file, as Redis loads them at
+/// start: both at once is refused, as is any rule the server cannot honour.
+fn load_users(srv: &tern_commands::server::Server, lines: &[tern_config::UserLine], aclfile: &str) -> Result<(), String> {
+    if !aclfile.is_empty() && !lines.is_empty() {
+        return Err("Configuring Redis with users defined in redis.conf and at the same setting an ACL file path is invalid. This setup is very likely to lead to configuration errors and security holes, please define either an ACL file or declare users directly in your redis.conf, but not both.".into());
+    }
+    if !lines.is_empty() {
+        let words: Vec<Vec<Vec<u8>>> = lines.iter().map(|l| l.words.iter().map(|w| w.as_bytes().to_vec()).collect()).collect();
+        let users = srv.acl.users_from_lines(&words).map_err(|(i, why)| lines[i].fatal("user", &why))?;
+        for u in users.iter().filter(|u| !u.enabled) {
+            log_notice!(
+                "The user '{}' is disabled (there is no 'on' modifier in the user description). Make sure this is not a configuration error.",
+                String::from_utf8_lossy(&u.name)
+            );
+        }
+        srv.acl.replace_all(users);
+    }
+    if !aclfile.is_empty() {
+        tern_commands::cmd::acl::load_file(srv, aclfile).map_err(|e| format!("Aborting Redis startup because of ACL errors: {e}"))?;
+    }
+    Ok(())
+}
+
 /// Runs the server until shutdown; returns the process exit code.
 pub fn run(mut cfg: Config) -> i32 {
     if let Err(e) = tern_config::log::init(cfg.loglevel, &cfg.logfile) {
@@ -199,8 +222,20 @@ pub fn run(mut cfg: Config) -> i32 {
     }
     let mc_shared = Arc::new(memcache::Shared::new(cfg.memcache_max_item_size));
     let threads = cfg.threads.max(1);
-    let eng = Arc::new(Engine::new(cfg));
+    let (user_lines, aclfile) = (cfg.users.clone(), cfg.aclfile.clone());
+    let eng = match Engine::try_new(cfg) {
+        Ok(e) => Arc::new(e),
+        Err(e) => {
+            eprintln!("{e}");
+            return 1;
+        }
+    };
     let srv = &eng.srv;
+    if let Err(e) = load_users(srv, &user_lines, &aclfile) {
+        eprintln!("{e}");
+        log_warning!("{}", e.trim());
+        return 1;
+    }
     srv.port.store(port as usize, Ordering::Relaxed);
     // The snapshot is loaded before any worker runs: no client sees a
     // half-loaded keyspace (connections wait in the listen backlog).

@@ -577,7 +577,7 @@ impl Worker {
         };
         // Protected mode, as Redis: with no password for the default user,
         // only loopback clients are served, on every port.
-        if srv.settings.protected_mode() && !srv.settings.requirepass_set() && !is_loopback(&addr) {
+        if srv.settings.protected_mode() && srv.acl.default_user().nopass && !is_loopback(&addr) {
             self.stats.rejected_connections.add(1);
             log_verbose!("Refused {} (protected mode)", addr);
             refuse(&mut stream, &tern_memcache::errors::server_error(errors::DENIED), errors::DENIED);
@@ -605,8 +605,8 @@ impl Worker {
         let id = srv.next_client_id.fetch_add(1, Ordering::Relaxed);
         use std::os::fd::AsRawFd;
         let shared = Arc::new(ClientShared::new(id, addr.to_string(), local(&stream), stream.as_raw_fd(), self.id, now_ms()));
-        let authenticated = !srv.settings.requirepass_set();
-        let client = Client::new(shared.clone(), authenticated);
+        let (user, epoch) = srv.acl.default_session();
+        let client = Client::new(shared.clone(), user, epoch);
         let entry = self.conns.vacant_entry();
         let token = Token(CONN_BASE + entry.key());
         if let Err(e) = self.poll.registry().register(&mut stream, token, Interest::READABLE | Interest::WRITABLE) {
@@ -900,7 +900,7 @@ impl Worker {
                 break;
             }
             let buf = &conn.rbuf[conn.rpos..conn.rlen];
-            let authenticated = conn.client.authenticated;
+            let authenticated = conn.client.authenticated || !srv.acl.auth_required();
             if batch > 0 && ahead == 0 && authenticated {
                 ahead = self.plan.look_ahead_mc(srv, &parser, buf, &lim, batch);
             }
@@ -913,12 +913,24 @@ impl Worker {
                     let mut ex = memcache::Exec { srv, sh: &self.mc, out: &mut conn.out, stats: &self.stats, now, fx: &self.effects };
                     conn.rpos += n;
                     if !authenticated {
-                        let (ok, after) = ex.run_unauthenticated(req);
-                        conn.client.authenticated = ok;
+                        let epoch = srv.acl.epoch();
+                        let (user, after) = ex.run_unauthenticated(req);
+                        if let Some(u) = user {
+                            conn.client.log_in(u, epoch);
+                        }
                         if after == memcache::After::Close {
                             conn.rpos = conn.rlen;
                         }
-                    } else if ex.run(req) == memcache::After::Close {
+                        continue;
+                    }
+                    conn.client.refresh_user(&srv.acl);
+                    if !conn.client.user.unrestricted {
+                        if let Err(line) = memcache::access::check(srv, &conn.client, &req, now) {
+                            tern_memcache::reply::line(ex.out, &line);
+                            continue;
+                        }
+                    }
+                    if ex.run(req) == memcache::After::Close {
                         conn.closing = true;
                     }
                 }

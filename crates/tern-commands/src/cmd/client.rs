@@ -15,7 +15,7 @@ use std::sync::Arc;
 use tern_resp::Args;
 
 use super::connection::{c_str, set_client_name, valid_client_attr};
-use super::table::{flags::*, CommandSpec};
+use super::table::{flags::*, CommandSpec, CommandTable};
 use super::Ctx;
 use crate::client::{flags as cflags, Client, ClientShared, ReplyMode};
 use crate::errors;
@@ -133,7 +133,6 @@ const HELP: &[&str] = &[
 
 /// The only user there is; every connection is authenticated as it (or
 /// about to be).
-const USER: &str = "default";
 
 /// The size a connection's read buffer starts at (the worker's read chunk).
 const READ_BUF: usize = 16 * 1024;
@@ -409,13 +408,13 @@ fn live_self(ctx: &Ctx<'_, '_>, args: &Args<'_>) -> Live {
 }
 
 /// The line of another connection, from what its worker published.
-fn live_other(ctx: &Ctx<'_, '_>, sh: &ClientShared) -> Live {
+fn live_other(commands: &CommandTable, now: u64, sh: &ClientShared) -> Live {
     let r = Ordering::Relaxed;
     let multi = sh.has_flag(cflags::MULTI);
     let g = &sh.buffers;
     let omem = g.omem.load(r);
     let last = sh.last_cmd.load(r);
-    let cmd = if last < ctx.commands.len() { ctx.commands.get(last).fullname.clone() } else { "NULL".to_string() };
+    let cmd = if last < commands.len() { commands.get(last).fullname.clone() } else { "NULL".to_string() };
     Live {
         db: sh.db.load(r),
         multi: if multi { sh.multi_len.load(r) as i64 } else { -1 },
@@ -430,7 +429,7 @@ fn live_other(ctx: &Ctx<'_, '_>, sh: &ClientShared) -> Live {
         obl: g.obl.load(r),
         oll: g.oll.load(r),
         omem,
-        idle: (ctx.now / 1000).saturating_sub(sh.last_interaction_ms.load(r) / 1000),
+        idle: (now / 1000).saturating_sub(sh.last_interaction_ms.load(r) / 1000),
         flags: flag_letters(
             sh.has_flag(cflags::MONITOR),
             sh.has_flag(cflags::PUBSUB),
@@ -489,7 +488,7 @@ fn push_line(out: &mut Vec<u8>, now_ms: u64, sh: &ClientShared, l: &Live) {
         tot_mem,
         l.events,
         l.cmd,
-        USER,
+        String::from_utf8_lossy(c_str(&sh.user.lock())),
         l.resp,
     );
     out.extend_from_slice(s.as_bytes());
@@ -503,8 +502,31 @@ fn push_line(out: &mut Vec<u8>, now_ms: u64, sh: &ClientShared, l: &Live) {
 
 /// Appends the line of `sh`, which may be the caller itself.
 fn push_client(ctx: &Ctx<'_, '_>, args: &Args<'_>, out: &mut Vec<u8>, sh: &ClientShared) {
-    let live = if sh.id == ctx.client.id { live_self(ctx, args) } else { live_other(ctx, sh) };
+    let live = if sh.id == ctx.client.id { live_self(ctx, args) } else { live_other(ctx.commands, ctx.now, sh) };
     push_line(out, ctx.now, sh, &live);
+}
+
+/// A connection's CLIENT INFO line without its newline, as its running
+/// command `cmd` sees it (ACL LOG's `client-info`); `exec_of`: EXEC is
+/// running that many queued commands (the connection is still in MULTI).
+pub(super) fn client_info(commands: &CommandTable, now: u64, sh: &ClientShared, cmd: &str, exec_of: Option<usize>) -> Vec<u8> {
+    let mut live = live_other(commands, now, sh);
+    live.cmd = cmd.to_string();
+    live.idle = 0;
+    if let Some(n) = exec_of {
+        live.multi = n as i64;
+        if !live.flags.contains('x') {
+            live.flags = live.flags.replace('N', "");
+            let at = live.flags.find(|c| !matches!(c, 'O' | 'P')).unwrap_or(live.flags.len());
+            live.flags.insert(at, 'x');
+        }
+    }
+    let mut out = Vec::with_capacity(400);
+    push_line(&mut out, now, sh, &live);
+    if out.last() == Some(&b'\n') {
+        out.pop();
+    }
+    out
 }
 
 fn info(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
@@ -556,6 +578,7 @@ struct KillFilter<'a> {
     addr: Option<&'a [u8]>,
     laddr: Option<&'a [u8]>,
     kind: Option<Kind>,
+    user: Option<&'a [u8]>,
     id: Option<u64>,
     max_age: Option<u64>,
     skip_me: bool,
@@ -597,10 +620,11 @@ fn parse_kill_filter<'a>(ctx: &mut Ctx<'_, '_>, args: &Args<'a>) -> Option<KillF
         } else if opt.eq_ignore_ascii_case(b"laddr") {
             f.laddr = Some(val);
         } else if opt.eq_ignore_ascii_case(b"user") {
-            if val != USER.as_bytes() {
+            if ctx.srv.acl.get(val).is_none() {
                 ctx.reply.error(errors::no_such_user(val));
                 return None;
             }
+            f.user = Some(val);
         } else if opt.eq_ignore_ascii_case(b"skipme") {
             if val.eq_ignore_ascii_case(b"yes") {
                 f.skip_me = true;
@@ -636,6 +660,7 @@ fn kill(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         let matches = f.addr.is_none_or(|a| a == sh.addr.as_bytes())
             && f.laddr.is_none_or(|a| a == sh.laddr.as_bytes())
             && f.kind.is_none_or(|k| k == kind_of(&sh))
+            && f.user.is_none_or(|u| u == sh.user.lock().as_slice())
             && f.id.is_none_or(|id| id == sh.id)
             && !(f.skip_me && sh.id == me)
             && f.max_age.is_none_or(|m| now_s.saturating_sub(sh.created_ms / 1000) >= m);

@@ -61,34 +61,12 @@ pub static COMMANDS: &[CommandSpec] = &[
 ];
 
 /// ACL categories in the order Redis lists them.
-const ACL_CATEGORIES: &[&str] = &[
-    "keyspace",
-    "read",
-    "write",
-    "set",
-    "sortedset",
-    "list",
-    "hash",
-    "string",
-    "bitmap",
-    "hyperloglog",
-    "geo",
-    "stream",
-    "pubsub",
-    "admin",
-    "fast",
-    "slow",
-    "blocking",
-    "dangerous",
-    "connection",
-    "transaction",
-    "scripting",
-];
+use crate::acl::catalog::CATEGORIES as ACL_CATEGORIES;
 
 /// The spec's categories plus those Redis implies from the flags: write,
 /// read (not for scripting commands), admin+dangerous, pubsub, fast,
 /// blocking, and slow for whatever is not fast.
-fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
+pub(crate) fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
     let f = |flag: u32| spec.flags & flag != 0;
     let listed = |c: &str| spec.acl.contains(&c);
     let fast = listed("fast") || f(FAST);

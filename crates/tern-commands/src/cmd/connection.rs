@@ -1,10 +1,11 @@
 //! Connection commands: PING, ECHO, QUIT, SELECT, HELLO, AUTH, RESET.
 //! CLIENT lives in `client.rs`.
 //!
-//! Authentication follows Redis 7's ACL model reduced to the one user Tern
-//! has, `default`: without `requirepass` it is a `nopass` user (any
-//! password authenticates it, but the one-argument AUTH form is refused),
-//! with `requirepass` its only password is that value.
+//! Authentication is Redis's ACL model (`crate::acl`): AUTH and HELLO AUTH
+//! log the connection in as a user whose password matches (any password
+//! for a `nopass` user, never for one that is off); the one-argument AUTH
+//! is for `default` and refused while it needs no password. A failure is
+//! an ACL LOG entry.
 
 use std::sync::atomic::Ordering;
 
@@ -116,7 +117,7 @@ fn auth(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         return;
     }
     let (user, pass) = if args.len() == 2 {
-        if ctx.srv.config.read().requirepass.is_none() {
+        if ctx.srv.acl.default_user().nopass {
             ctx.reply.error(errors::AUTH_NO_PASSWORD);
             return;
         }
@@ -124,11 +125,29 @@ fn auth(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     } else {
         (args.get(1), args.get(2))
     };
-    if ctx.srv.credentials_ok(user, pass) {
-        ctx.client.authenticated = true;
+    if log_in(ctx, args.get(0), user, pass) {
         ctx.reply.ok();
     } else {
         ctx.reply.error(errors::WRONGPASS);
+    }
+}
+
+/// Authenticates the connection as `user` if `pass` opens it; a failure
+/// is logged (ACL LOG `auth`, its object the command's name as sent).
+fn log_in(ctx: &mut Ctx<'_, '_>, cmd_name: &[u8], user: &[u8], pass: &[u8]) -> bool {
+    match ctx.srv.acl.authenticate(user, pass) {
+        Some(u) => {
+            let epoch = ctx.srv.acl.epoch();
+            ctx.client.log_in(u, epoch);
+            true
+        }
+        None => {
+            let multi = ctx.client.multi.is_some();
+            let context = if multi { crate::acl::log::Context::Multi } else { crate::acl::log::Context::Toplevel };
+            let fullname = ctx.cmd.fullname.clone();
+            super::access::log_auth(ctx.srv, ctx.commands, ctx.client, context, cmd_name, user, &fullname, ctx.now);
+            false
+        }
     }
 }
 
@@ -171,13 +190,12 @@ fn hello(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         }
     }
     if let Some((user, pass)) = creds {
-        if !ctx.srv.credentials_ok(user, pass) {
+        if !log_in(ctx, args.get(0), user, pass) {
             ctx.reply.error(errors::WRONGPASS);
             return;
         }
-        ctx.client.authenticated = true;
     }
-    if !ctx.client.authenticated {
+    if !ctx.client.authenticated && ctx.srv.acl.auth_required() {
         ctx.reply.error(errors::HELLO_NOAUTH);
         return;
     }
@@ -219,7 +237,11 @@ fn reset(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
     c.shared.db.store(0, Ordering::Relaxed);
     c.resp3 = false;
     c.shared.resp.store(2, Ordering::Relaxed);
-    c.authenticated = !ctx.srv.settings.requirepass_set();
+    let (user, epoch) = ctx.srv.acl.default_session();
+    c.authenticated = user.nopass && user.enabled;
+    *c.shared.user.lock() = user.name.clone();
+    c.user = user;
+    c.acl_epoch = epoch;
     c.shared.name.lock().clear();
     // SKIP was turned into "drop this reply" before RESET ran, and Redis
     // does not clear that state either: only OFF and a pending SKIP go.

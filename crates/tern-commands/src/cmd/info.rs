@@ -393,6 +393,10 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("instantaneous_input_repl_kbps", "0.00");
                 s.kv("instantaneous_output_repl_kbps", "0.00");
                 s.kv("reply_copy_avoided", srv.sum(|w| w.reply_copy_avoided.get()));
+                s.kv("acl_access_denied_auth", srv.acl.denied_auth.load(Ordering::Relaxed));
+                s.kv("acl_access_denied_cmd", srv.acl.denied_cmd.load(Ordering::Relaxed));
+                s.kv("acl_access_denied_key", srv.acl.denied_key.load(Ordering::Relaxed));
+                s.kv("acl_access_denied_channel", srv.acl.denied_channel.load(Ordering::Relaxed));
                 s.kv("stat_reset_time", srv.stat_reset_ms.load(Ordering::Relaxed) / 1000);
             }
             "replication" => {

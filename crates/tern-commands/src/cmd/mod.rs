@@ -36,6 +36,8 @@ macro_rules! read_typed {
     }};
 }
 
+pub mod access;
+pub mod acl;
 pub mod bitmaps;
 pub mod blocking;
 pub mod client;
@@ -83,6 +85,7 @@ pub type Handler = fn(&mut Ctx<'_, '_>, Args<'_>);
 /// Every command family of the table.
 pub static FAMILIES: &[&[CommandSpec]] = &[
     strings::COMMANDS,
+    acl::COMMANDS,
     bitmaps::COMMANDS,
     hll::COMMANDS,
     hashes::COMMANDS,
@@ -601,10 +604,30 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
         rejected(&mut reply, c.client, errors::arity(&cmd.fullname).as_bytes());
         return finish_reply(c.client, reply, start_mark);
     }
-    if !c.client.authenticated && !cmd.has(flags::NO_AUTH) {
+    if !c.client.authenticated && !cmd.has(flags::NO_AUTH) && srv.acl.auth_required() {
         c.stats.cmds[cmd.id].rejected.add(1);
         rejected(&mut reply, c.client, errors::NOAUTH.as_bytes());
         return finish_reply(c.client, reply, start_mark);
+    }
+    if c.client.multi.is_some() && cmd.has(flags::NO_MULTI) && !cmd.has(flags::TX_CONTROL) {
+        c.stats.cmds[cmd.id].rejected.add(1);
+        rejected(&mut reply, c.client, errors::NOT_ALLOWED_IN_MULTI.as_bytes());
+        return finish_reply(c.client, reply, start_mark);
+    }
+    // ACL: one relaxed load and a flag for a user allowed everything
+    // whose rules did not change (`default` unless restricted).
+    if !c.client.user.unrestricted || c.client.acl_epoch != srv.acl.epoch() {
+        access::refresh(srv, c.client);
+        if !c.client.user.unrestricted {
+            if let Err(why) = access::check(&c.client.user, cmd, args) {
+                c.stats.cmds[cmd.id].rejected.add(1);
+                let now = c.scratch.clock.last_ms();
+                let place = if c.client.multi.is_some() { access::Place::Queued } else { access::Place::Toplevel };
+                let msg = access::refused(srv, c.commands, c.client, cmd, args, why, now, place);
+                rejected(&mut reply, c.client, &msg);
+                return finish_reply(c.client, reply, start_mark);
+            }
+        }
     }
     // A monitor may only run commands that touch no key (as a replica).
     if c.client.monitor.is_some() && cmd.has(flags::READONLY | flags::WRITE | flags::MAY_REPLICATE) {
@@ -651,11 +674,6 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
         }
     }
     if c.client.multi.is_some() && !cmd.has(flags::TX_CONTROL) {
-        if cmd.has(flags::NO_MULTI) {
-            c.stats.cmds[cmd.id].rejected.add(1);
-            rejected(&mut reply, c.client, errors::NOT_ALLOWED_IN_MULTI.as_bytes());
-            return finish_reply(c.client, reply, start_mark);
-        }
         if let Some(m) = c.client.multi.as_mut() {
             let mut ranges = Vec::with_capacity(args.len());
             for a in args.iter() {

@@ -177,18 +177,55 @@ impl Cmd {
 pub struct CommandTable {
     cmds: Vec<Cmd>,
     by_name: NameIndex,
+    /// Top-level commands `rename-command` took away (renamed to "").
+    removed: Vec<bool>,
 }
 
 impl CommandTable {
     pub fn build() -> Self {
-        let mut t = CommandTable { cmds: Vec::new(), by_name: NameIndex::default() };
+        let mut t = CommandTable { cmds: Vec::new(), by_name: NameIndex::default(), removed: Vec::new() };
         for family in super::FAMILIES {
             for spec in family.iter() {
                 let id = t.add(spec, None, spec.name.to_string());
                 t.by_name.insert(spec.name.as_bytes(), id);
             }
         }
+        t.removed = vec![false; t.cmds.len()];
         t
+    }
+
+    /// `rename-command from to`: the command is found by `to` only, or by
+    /// no name when `to` is empty (Redis's config.c, with its errors).
+    /// COMMAND still describes it by its own name, as Redis does.
+    pub fn rename(&mut self, from: &[u8], to: &[u8]) -> Result<(), &'static str> {
+        let id = self.by_name.get(from).ok_or("No such command in rename-command")?;
+        if !to.is_empty() && self.by_name.get(to).is_some_and(|other| other != id) {
+            return Err("Target command name already exists");
+        }
+        if to.len() > NAME_MAX {
+            return Err("Target command name is too long");
+        }
+        let mut names: Vec<(Vec<u8>, usize)> = Vec::new();
+        for c in self.cmds.iter().filter(|c| c.parent.is_none()) {
+            for name in self.names_of(c.id) {
+                names.push((name, c.id));
+            }
+        }
+        names.retain(|(n, i)| !(*i == id && n.eq_ignore_ascii_case(from)));
+        if !to.is_empty() {
+            names.push((to.to_ascii_lowercase(), id));
+        }
+        self.by_name = NameIndex::default();
+        for (n, i) in &names {
+            self.by_name.insert(n, *i);
+        }
+        self.removed[id] = !names.iter().any(|(_, i)| *i == id);
+        Ok(())
+    }
+
+    /// The names top-level command `id` is found by now.
+    fn names_of(&self, id: usize) -> Vec<Vec<u8>> {
+        self.by_name.names().filter(|(_, i)| *i == id).map(|(n, _)| n).collect()
     }
 
     fn add(&mut self, spec: &'static CommandSpec, parent: Option<usize>, fullname: String) -> usize {
@@ -221,9 +258,9 @@ impl CommandTable {
         self.cmds.iter()
     }
 
-    /// Top-level commands only.
+    /// Top-level commands only (but those renamed to nothing).
     pub fn top_level(&self) -> impl Iterator<Item = &Cmd> {
-        self.cmds.iter().filter(|c| c.parent.is_none())
+        self.cmds.iter().filter(|c| c.parent.is_none() && !self.removed.get(c.id).copied().unwrap_or(false))
     }
 
     /// Looks a command name up case-insensitively, without allocating.
@@ -233,6 +270,26 @@ impl CommandTable {
 
     pub fn lookup_sub(&self, parent: &Cmd, name: &[u8]) -> Option<&Cmd> {
         parent.subs.get(name).map(|id| &self.cmds[id])
+    }
+
+    /// Every command as ACL rules name it: by id, with its categories
+    /// (declared and implied by its flags).
+    pub fn acl_catalog(&self) -> crate::acl::Catalog {
+        use crate::acl::catalog::{Entry, CATEGORIES};
+        let entries = self
+            .cmds
+            .iter()
+            .map(|c| Entry {
+                fullname: c.fullname.clone(),
+                parent: c.parent,
+                subcommands: c.subs.values().collect(),
+                categories: super::command::acl_categories(c.spec)
+                    .iter()
+                    .filter_map(|n| CATEGORIES.iter().position(|x| x == n))
+                    .fold(0, |bits, i| bits | 1 << i),
+            })
+            .collect();
+        crate::acl::Catalog::new(entries)
     }
 }
 
@@ -390,6 +447,14 @@ impl NameIndex {
     /// Every id held, in no particular order.
     pub fn values(&self) -> impl Iterator<Item = usize> + '_ {
         self.slots.iter().filter(|s| s.1 > 0).map(|s| s.2 as usize)
+    }
+
+    /// Every (lower-case name, id) held, in no particular order.
+    pub fn names(&self) -> impl Iterator<Item = (Vec<u8>, usize)> + '_ {
+        self.slots.iter().filter(|s| s.1 > 0).map(|(w, n, id)| {
+            let bytes: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).take(*n as usize).collect();
+            (bytes, *id as usize)
+        })
     }
 
     pub fn len(&self) -> usize {
@@ -604,7 +669,7 @@ mod tests {
     fn keynum_commands_are_located_through_the_table() {
         use super::super::keyspec::{index, keynum, ks, ACCESS, DELETE, RW};
         static LMPOP: CommandSpec = CommandSpec::new("lmpop", -4, flags::WRITE, &[ks(RW | ACCESS | DELETE, index(1), keynum(0, 1, 1))], noop);
-        let mut t = CommandTable { cmds: Vec::new(), by_name: NameIndex::default() };
+        let mut t = CommandTable { cmds: Vec::new(), by_name: NameIndex::default(), removed: Vec::new() };
         let id = t.add(&LMPOP, None, "lmpop".into());
         let c = t.get(id);
         assert!(c.has(flags::MOVABLE_KEYS));

@@ -173,6 +173,22 @@ fn exec(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
     for (id, ranges) in &queued.cmds {
         let cmd = ctx.commands.get(*id);
         let args = Args::from_parts(&queued.data, ranges);
+        // The rules are checked again: they may have changed since the
+        // command was queued (Redis's execCommand).
+        super::access::refresh(ctx.srv, ctx.client);
+        if !ctx.client.user.unrestricted {
+            if let Err(why) = super::access::check(&ctx.client.user, cmd, args) {
+                let place = super::access::Place::Exec(queued.cmds.len());
+                let _ = super::access::refused(ctx.srv, ctx.commands, ctx.client, cmd, args, why, ctx.now, place);
+                let reason = match why.0 {
+                    crate::acl::Denied::Key => errors::EXEC_DENIED_KEY,
+                    crate::acl::Denied::Channel => errors::EXEC_DENIED_CHANNEL,
+                    _ => errors::EXEC_DENIED_COMMAND,
+                };
+                ctx.reply.error(errors::noperm_exec(reason));
+                continue;
+            }
+        }
         call(ctx.srv, ctx.commands, ctx.locks, &mut ctx.reply, ctx.client, ctx.stats, &mut scratch, ctx.worker, cmd, args);
     }
     ctx.reply.errors = errors_before;

@@ -41,6 +41,7 @@
 //! seconds later (`flush_all 1` at once), and a Unix time already past
 //! cancels the pending flush without flushing (here it flushes at once).
 
+pub mod access;
 mod detail;
 mod dump;
 mod meta;
@@ -382,15 +383,15 @@ impl Exec<'_> {
         self.srv.settings.reply_copy_avoid_min_size()
     }
 
-    /// A request from a connection that has not authenticated, while
-    /// `requirepass` is set. As memcached's text-protocol authentication
+    /// A request from a connection that has not authenticated, while the
+    /// `default` user needs a password or is off. As memcached's text-protocol authentication
     /// (`-Y`): the first command must be a `set` whose value is
     /// `<user> <password>` (words separated by spaces, more ignored), checked
-    /// against Tern's users as AUTH checks them; it is answered `STORED` even
-    /// with `noreply`. Anything else is refused and, as memcached does, the
+    /// against Tern's users as AUTH checks them (the user it opens is
+    /// returned); it is answered `STORED` even with `noreply`. Anything else is refused and, as memcached does, the
     /// rest of what the client sent with it is dropped: `After::Close` here
     /// means "discard the read buffer", not "close".
-    pub fn run_unauthenticated(&mut self, req: Request<'_>) -> (bool, After) {
+    pub fn run_unauthenticated(&mut self, req: Request<'_>) -> (Option<Arc<crate::acl::User>>, After) {
         let c: &Shared = self.sh;
         let creds = match req {
             Request::Store { cmd: StoreCmd::Set, data, .. } => data,
@@ -399,11 +400,11 @@ impl Exec<'_> {
                 if !noreply {
                     reply::line(self.out, msg);
                 }
-                return (false, After::Continue);
+                return (None, After::Continue);
             }
             _ => {
                 reply::line(self.out, e::UNAUTHENTICATED);
-                return (false, After::Close);
+                return (None, After::Close);
             }
         };
         bump(&c.auth_cmds);
@@ -411,15 +412,18 @@ impl Exec<'_> {
         let (Some(user), Some(pass)) = (words.next(), words.next()) else {
             bump(&c.auth_errors);
             reply::line(self.out, e::BAD_AUTH_TOKEN);
-            return (false, After::Continue);
+            return (None, After::Continue);
         };
-        if self.srv.credentials_ok(user, pass) {
-            reply::status(self.out, Status::Stored);
-            (true, After::Continue)
-        } else {
-            bump(&c.auth_errors);
-            reply::line(self.out, e::AUTH_FAILURE);
-            (false, After::Continue)
+        match self.srv.acl.authenticate(user, pass) {
+            Some(u) => {
+                reply::status(self.out, Status::Stored);
+                (Some(u), After::Continue)
+            }
+            None => {
+                bump(&c.auth_errors);
+                reply::line(self.out, e::AUTH_FAILURE);
+                (None, After::Continue)
+            }
         }
     }
 

@@ -74,7 +74,7 @@ impl Exec<'_> {
                 stat(out, "cas_badval", &ld(&sh.cas_badval));
                 stat(out, "touch_hits", &ld(&sh.touch_hits));
                 stat(out, "touch_misses", &ld(&sh.touch_misses));
-                if srv.settings.requirepass_set() {
+                if srv.acl.auth_required() {
                     stat(out, "auth_cmds", &ld(&sh.auth_cmds));
                     stat(out, "auth_errors", &ld(&sh.auth_errors));
                 }

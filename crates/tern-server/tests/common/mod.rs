@@ -274,3 +274,28 @@ pub fn data_dir() -> std::path::PathBuf {
     std::fs::create_dir_all(&d).expect("a temporary directory");
     d
 }
+
+/// A file in the temp dir, removed on drop.
+pub struct TempFile(pub std::path::PathBuf);
+
+impl TempFile {
+    pub fn new(tag: &str, text: &str) -> TempFile {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let p = std::env::temp_dir().join(format!("tern-test-{}-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed), tag));
+        std::fs::write(&p, text).unwrap();
+        TempFile(p)
+    }
+    pub fn path(&self) -> String {
+        self.0.display().to_string()
+    }
+    pub fn read(&self) -> String {
+        std::fs::read_to_string(&self.0).unwrap()
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}

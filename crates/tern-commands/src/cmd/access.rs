@@ -1,0 +1,102 @@
+//! The ACL check of a command, as dispatch and EXEC run it: the client's
+//! user re-read when the registry has changed (`crate::acl`), then the
+//! command and each key the key specs find, with the access the key's
+//! flags ask for (ACCESS: read; INSERT, DELETE, UPDATE: write), so the
+//! keys are found by the same interpreter that locks them.
+
+use smallvec::SmallVec;
+use tern_resp::Args;
+
+use super::keyspec::{KeyFlags, ACCESS, DELETE, INSERT, UPDATE};
+use super::table::{flags, Cmd, CommandTable};
+use crate::acl::{self, log::Context, user, Denied, KeyUse};
+use crate::client::Client;
+use crate::errors;
+use crate::server::Server;
+
+/// Reads the client's user again if the registry changed since it was
+/// read (see [`Client::refresh_user`]).
+#[inline]
+pub fn refresh(srv: &Server, client: &mut Client) {
+    client.refresh_user(&srv.acl);
+}
+
+/// The access a key with these spec flags needs.
+fn need(f: KeyFlags) -> u8 {
+    let mut n = 0;
+    if f & ACCESS != 0 {
+        n |= user::READ;
+    }
+    if f & (INSERT | DELETE | UPDATE) != 0 {
+        n |= user::WRITE;
+    }
+    n
+}
+
+/// May the client's user run `cmd` with `args`? The refusal and the
+/// argument it is about.
+pub fn check(u: &acl::User, cmd: &Cmd, args: Args<'_>) -> Result<(), (Denied, usize)> {
+    let first = args.try_get(if cmd.parent.is_some() { 2 } else { 1 });
+    let mut keys: SmallVec<[KeyUse<'_>; 8]> = SmallVec::new();
+    if !u.selectors.iter().all(|s| s.allkeys) {
+        let ck = cmd.command_keys();
+        if ck.finder.is_some() || ck.flags_of.is_some() {
+            for k in ck.getkeys(args).unwrap_or_default() {
+                keys.push((args.get(k.pos), need(k.flags), k.pos));
+            }
+        } else {
+            let mut walk = cmd.keys(args);
+            for k in walk.by_ref() {
+                keys.push((args.get(k.pos), need(k.flags), k.pos));
+            }
+            if walk.invalid() {
+                keys.clear();
+            }
+        }
+    }
+    acl::check(u, cmd.id, cmd.has(flags::NO_AUTH), first, &keys)
+}
+
+/// Where a refused command was: run at once, queued by MULTI, or run by
+/// EXEC (of so many queued commands).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    Toplevel,
+    Queued,
+    Exec(usize),
+}
+
+/// Records a refusal (ACL LOG, INFO's counters) and returns the reply's
+/// error line.
+#[allow(clippy::too_many_arguments)]
+pub fn refused(srv: &Server, commands: &CommandTable, client: &Client, cmd: &Cmd, args: Args<'_>, why: (Denied, usize), now: u64, place: Place) -> Vec<u8> {
+    let (reason, pos) = why;
+    let object: &[u8] = match reason {
+        Denied::Command => cmd.fullname.as_bytes(),
+        _ => args.get(pos),
+    };
+    let ctx = if place == Place::Toplevel { Context::Toplevel } else { Context::Multi };
+    let (running, exec_of) = match place {
+        Place::Exec(n) => ("exec", Some(n)),
+        _ => (cmd.fullname.as_str(), None),
+    };
+    srv.acl.count_denied(reason);
+    let max = usize::try_from(srv.config.read().acllog_max_len).unwrap_or(usize::MAX);
+    let info = super::client::client_info(commands, now, &client.shared, running, exec_of);
+    srv.acl.log.lock().add(reason, ctx, object, &client.user.name, info, now, max);
+    match reason {
+        Denied::Command | Denied::Auth => errors::noperm_command(&client.user.name, &cmd.fullname),
+        Denied::Key => errors::NOPERM_KEY.as_bytes().to_vec(),
+        Denied::Channel => errors::NOPERM_CHANNEL.as_bytes().to_vec(),
+    }
+}
+
+/// Logs a failed authentication as `user` (ACL LOG `auth`, its object
+/// the command's name as sent) and counts it.
+#[allow(clippy::too_many_arguments)]
+pub fn log_auth(srv: &Server, commands: &CommandTable, client: &Client, ctx: Context, name_sent: &[u8], user: &[u8], cmd: &str, now: u64) {
+    srv.acl.count_denied(Denied::Auth);
+    let max = usize::try_from(srv.config.read().acllog_max_len).unwrap_or(usize::MAX);
+    let info = super::client::client_info(commands, now, &client.shared, cmd, None);
+    srv.acl.log.lock().add(Denied::Auth, ctx, name_sent, user, info, now, max);
+}
