@@ -16,7 +16,7 @@ fn start_fails(args: &[&str]) -> String {
 /// The case: a file that locks the server down is acted on.
 #[test]
 fn a_hardened_config_locks_the_server_down() {
-    let conf = TempFile::new("hard.conf", "port 0\nuser default off\nuser alice on >secret ~* +@all -flushall\n");
+    let conf = TempFile::new("hard.conf", "port 0\nsave \"\"\nuser default off\nuser alice on >secret ~* +@all -flushall\n");
     let s = TestServer::start_args(&[conf.path()]);
     let mut anon = s.raw();
     anon.roundtrip(&[b"SET", b"k", b"v"], b"-NOAUTH Authentication required.\r\n");
@@ -65,7 +65,7 @@ fn rules_that_cannot_be_honoured_stop_start_up() {
 
 #[test]
 fn renamed_commands_answer_to_their_new_name_only() {
-    let conf = TempFile::new("renamed.conf", "port 0\nrename-command FLUSHALL \"\"\nrename-command config xconfig\nappendonly no\n");
+    let conf = TempFile::new("renamed.conf", "port 0\nsave \"\"\nrename-command FLUSHALL \"\"\nrename-command config xconfig\nappendonly no\n");
     let s = TestServer::start_args(&[conf.path()]);
     let mut r = s.raw();
     r.roundtrip(&[b"FLUSHALL"], b"-ERR unknown command 'FLUSHALL'\r\n");
