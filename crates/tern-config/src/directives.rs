@@ -176,6 +176,10 @@ macro_rules! directives {
             /// `rename-command` lines, in order (applied to the command
             /// table at start).
             pub renames: Vec<crate::UserLine>,
+            /// The `user` lines CONFIG REWRITE writes in place of the
+            /// file's (the users in force; none with an `aclfile`); None
+            /// leaves the file's as they are.
+            pub rewrite_users: Option<Vec<String>>,
         }
 
         impl Default for Config {
@@ -187,6 +191,7 @@ macro_rules! directives {
                     config_file: None,
                     users: Vec::new(),
                     renames: Vec::new(),
+                    rewrite_users: None,
                 }
             }
         }

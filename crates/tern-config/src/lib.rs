@@ -338,6 +338,7 @@ impl Config {
         // Directive name -> indexes of its lines in `lines`.
         let mut seen: Vec<(&'static str, Vec<usize>)> = Vec::new();
         let mut has_signature = false;
+        let mut user_at: Vec<usize> = Vec::new();
         for raw in old.lines() {
             let t = trim_line(raw);
             if t == SIGNATURE {
@@ -350,9 +351,20 @@ impl Config {
                     None => seen.push((d.name, vec![lines.len()])),
                 }
             }
+            if name.as_deref().is_some_and(|n| n.eq_ignore_ascii_case("user")) {
+                user_at.push(lines.len());
+            }
             lines.push(Some(raw.to_string()));
         }
         let mut appended = Vec::new();
+        // The users in force take the place of the file's first `user`
+        // line, or come last, as Redis writes them (every user, `default`
+        // too); with an ACL file the file's user lines go.
+        if let Some(users) = &self.rewrite_users {
+            for (k, &i) in user_at.iter().enumerate() {
+                lines[i] = (k == 0 && !users.is_empty()).then(|| users.join("\n"));
+            }
+        }
         for d in DIRECTIVES {
             let new = self.rewrite_lines(d);
             match seen.iter().find(|(n, _)| *n == d.name) {
@@ -364,6 +376,9 @@ impl Config {
                 None if (d.get)(self) != (d.get)(&defaults) => appended.extend(new),
                 None => {}
             }
+        }
+        if let Some(users) = self.rewrite_users.as_ref().filter(|_| user_at.is_empty()) {
+            appended.extend(users.iter().cloned());
         }
         let mut out = String::new();
         for l in lines.into_iter().flatten() {

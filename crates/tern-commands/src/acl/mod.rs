@@ -380,6 +380,12 @@ impl Acl {
         }
     }
 
+    /// The `user` lines of the current users, as CONFIG REWRITE writes
+    /// them, sorted by name.
+    pub fn config_lines(&self) -> Vec<String> {
+        String::from_utf8_lossy(&self.file_text()).lines().map(str::to_string).collect()
+    }
+
     /// The ACL file's text for the current users (ACL SAVE), sorted by name.
     pub fn file_text(&self) -> Vec<u8> {
         let mut out = Vec::new();

@@ -168,7 +168,8 @@ fn config_set(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 }
 
 fn config_rewrite(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
-    let cfg = ctx.srv.config.read().clone();
+    let mut cfg = ctx.srv.config.read().clone();
+    cfg.rewrite_users = Some(if cfg.aclfile.is_empty() { ctx.srv.acl.config_lines() } else { Vec::new() });
     match cfg.rewrite() {
         Ok(()) => {
             tern_config::log_notice!("CONFIG REWRITE executed with success.");
