@@ -153,10 +153,12 @@ const SENSITIVE_DIRECTIVES: &[&str] = &["requirepass", "masterauth", "masteruser
 
 /// Whether argument `i` of a command (by its full name, `config|set`) is a
 /// secret that logs must not show: AUTH's credentials, HELLO's after AUTH,
-/// CONFIG SET's values of password directives.
+/// CONFIG SET's values of password directives, and ACL SETUSER's,
+/// DELUSER's and GETUSER's user names and rules (Redis redacts them all).
 pub fn is_secret(fullname: &str, args: &[&[u8]], i: usize) -> bool {
     match fullname {
         "auth" => i >= 1,
+        "acl|setuser" | "acl|deluser" | "acl|getuser" => i >= 2,
         "hello" => {
             // HELLO's options as HELLO reads them: AUTH takes two values,
             // SETNAME one; reading stops at anything else.
@@ -236,6 +238,8 @@ mod tests {
         assert_eq!(shown, [false, false, false, true, true, false, false]);
         let auth: &[&[u8]] = &[b"auth", b"a", b"b"];
         assert!(!is_secret("auth", auth, 0) && is_secret("auth", auth, 1) && is_secret("auth", auth, 2));
+        let setuser: &[&[u8]] = &[b"acl", b"setuser", b"u", b">pw"];
+        assert!(!is_secret("acl|setuser", setuser, 1) && is_secret("acl|setuser", setuser, 2) && is_secret("acl|setuser", setuser, 3));
         let set: &[&[u8]] = &[b"config", b"set", b"maxmemory", b"1", b"REQUIREPASS", b"x"];
         let shown: Vec<bool> = (0..set.len()).map(|i| is_secret("config|set", set, i)).collect();
         assert_eq!(shown, [false, false, false, false, false, true]);
