@@ -507,6 +507,20 @@ mod tests {
         assert!(s.allows_key(b"r:", 0));
     }
 
+    /// A prefix pattern matches as the glob does, at every key length
+    /// around the eight bytes compared as a word (`*` not matching an
+    /// empty key, as Redis's `stringmatchlen`).
+    #[test]
+    fn prefix_patterns_match_as_the_glob() {
+        for pat in ["*", "a*", "user:*", "memtier-*", "longer-prefix-than-eight*", "é*"] {
+            let p = user::KeyPattern::new_for_test(pat.as_bytes());
+            for key in ["", "a", "ab", "user:", "user:1", "user;1", "memtier-", "memtier-123", "memtier_123", "longer-prefix-than-eight", "longer-prefix-than-eigh", "é", "éx", "xé"] {
+                let glob = crate::glob::matches(pat.as_bytes(), key.as_bytes(), false);
+                assert_eq!(p.matches(key.as_bytes()), glob, "{pat} {key}");
+            }
+        }
+    }
+
     #[test]
     fn rule_errors_are_redis_s() {
         let c = cat();

@@ -237,6 +237,24 @@ impl LoneRange {
         self.flags
     }
 
+    /// The argument indexes of the first and last key of a command line of
+    /// `argc` arguments (step by [`LoneRange::step`]): `Ok(None)` when it
+    /// has none, `Err` when the arguments do not fit the spec (as
+    /// [`Keys::lone`] decides both).
+    #[inline]
+    pub fn span(&self, argc: usize) -> Result<Option<(usize, usize)>, ()> {
+        let argc = argc as i64;
+        let (first, lastkey) = (i64::from(self.first), i64::from(self.lastkey));
+        let last = if lastkey >= 0 { first + lastkey } else { argc + lastkey };
+        if last < argc && last >= first && first < argc && first >= 1 {
+            Ok(Some((first as usize, last as usize)))
+        } else if first < argc {
+            Err(())
+        } else {
+            Ok(None)
+        }
+    }
+
     pub fn of(specs: &[KeySpec]) -> Option<LoneRange> {
         match *specs {
             [KeySpec { flags, begin: Begin::Index(first), find: Find::Range { lastkey, keystep, limit: 0 }, .. }]
