@@ -274,8 +274,16 @@ impl Acl {
         self.get(name).filter(|u| u.password_ok(pass))
     }
 
+    /// Records a refusal: INFO's count, and an ACL LOG entry (the log
+    /// keeping at most `max_len`, `acllog-max-len`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn record(&self, why: Denied, ctx: log::Context, object: &[u8], user: &[u8], client_info: Vec<u8>, now: u64, max_len: usize) {
+        self.count_denied(why);
+        self.log.lock().add(why, ctx, object, user, client_info, now, max_len);
+    }
+
     /// Counts a refusal for INFO.
-    pub fn count_denied(&self, why: Denied) {
+    fn count_denied(&self, why: Denied) {
         let c = match why {
             Denied::Auth => &self.denied_auth,
             Denied::Command => &self.denied_cmd,

@@ -132,10 +132,8 @@ pub fn refused(srv: &Server, commands: &CommandTable, client: &Client, cmd: &Cmd
         Place::Exec(n) => ("exec", Some(n)),
         _ => (cmd.fullname.as_str(), None),
     };
-    srv.acl.count_denied(reason);
-    let max = usize::try_from(srv.config.read().acllog_max_len).unwrap_or(usize::MAX);
     let info = super::client::client_info(commands, now, &client.shared, running, exec_of);
-    srv.acl.log.lock().add(reason, ctx, object, &client.user.name, info, now, max);
+    srv.acl.record(reason, ctx, object, &client.user.name, info, now, log_max(srv));
     match reason {
         Denied::Command | Denied::Auth => errors::noperm_command(&client.user.name, &cmd.fullname),
         Denied::Key => errors::NOPERM_KEY.as_bytes().to_vec(),
@@ -147,8 +145,11 @@ pub fn refused(srv: &Server, commands: &CommandTable, client: &Client, cmd: &Cmd
 /// the command's name as sent) and counts it.
 #[allow(clippy::too_many_arguments)]
 pub fn log_auth(srv: &Server, commands: &CommandTable, client: &Client, ctx: Context, name_sent: &[u8], user: &[u8], cmd: &str, now: u64) {
-    srv.acl.count_denied(Denied::Auth);
-    let max = usize::try_from(srv.config.read().acllog_max_len).unwrap_or(usize::MAX);
     let info = super::client::client_info(commands, now, &client.shared, cmd, None);
-    srv.acl.log.lock().add(Denied::Auth, ctx, name_sent, user, info, now, max);
+    srv.acl.record(Denied::Auth, ctx, name_sent, user, info, now, log_max(srv));
+}
+
+/// `acllog-max-len`.
+pub fn log_max(srv: &Server) -> usize {
+    usize::try_from(srv.config.read().acllog_max_len).unwrap_or(usize::MAX)
 }

@@ -82,15 +82,16 @@ pub fn check(srv: &Server, client: &Client, req: &Request<'_>, now: u64) -> Resu
         Denied::Command | Denied::Auth => name.as_bytes(),
         _ => keys.iter().find(|k| k.2 == pos).map_or(&b""[..], |k| k.0),
     };
-    srv.acl.count_denied(why);
+    // CLIENT LIST's fields are the RESP port's (`cmd::client`); a
+    // memcached connection is named by its addresses and user.
     let sh = &client.shared;
     let info = format!("id={} addr={} laddr={} fd={} name= user={} lib-name= lib-ver=", sh.id, sh.addr, sh.laddr, sh.fd, String::from_utf8_lossy(user));
     let max = usize::try_from(srv.config.read().acllog_max_len).unwrap_or(usize::MAX);
-    srv.acl.log.lock().add(why, acl::log::Context::Toplevel, object, user, info.into_bytes(), now, max);
+    srv.acl.record(why, acl::log::Context::Toplevel, object, user, info.into_bytes(), now, max);
     let msg = match why {
         Denied::Key => crate::errors::NOPERM_KEY.as_bytes().to_vec(),
         Denied::Channel => crate::errors::NOPERM_CHANNEL.as_bytes().to_vec(),
         _ => crate::errors::noperm_command(user, name),
     };
-    Ok::<(), String>(()).and(Err(format!("CLIENT_ERROR {}", String::from_utf8_lossy(&msg))))
+    Err(format!("CLIENT_ERROR {}", String::from_utf8_lossy(&msg)))
 }
