@@ -38,7 +38,7 @@ use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::danger::ClientCertVerifier;
-use rustls::server::{NoServerSessionStorage, StoresServerSessions, WebPkiClientVerifier};
+use rustls::server::{NoServerSessionStorage, ProducesTickets, StoresServerSessions, WebPkiClientVerifier};
 use rustls::{RootCertStore, ServerConfig, ServerConnection, SupportedCipherSuite};
 use tern_config::tls::{parse_ciphers, parse_ciphersuites, parse_protocols, Tls12Cipher, Tls13Suite};
 use tern_config::{Config, TlsAuthClients};
@@ -163,7 +163,7 @@ pub fn build(cfg: &Config) -> Result<Arc<ServerConfig>, TlsError> {
     if protocols.tls12 {
         versions.push(&rustls::version::TLS12);
     }
-    let provider = Arc::new(CryptoProvider { cipher_suites: suites, ..ring_provider() });
+    let provider = Arc::new(CryptoProvider { cipher_suites: suites, kx_groups: KX_GROUPS.to_vec(), ..ring_provider() });
 
     let chain = load_certs("certificate", &cfg.tls_cert_file)?;
     let key = load_key(&cfg.tls_key_file, &cfg.tls_key_file_pass)?;
@@ -185,12 +185,21 @@ pub fn build(cfg: &Config) -> Result<Arc<ServerConfig>, TlsError> {
     sc.ignore_client_order = cfg.tls_prefer_server_ciphers;
     if cfg.tls_session_caching {
         sc.session_storage = Arc::new(SessionCache::new(cfg.tls_session_cache_size, cfg.tls_session_cache_timeout));
+        let inner = rustls::crypto::ring::Ticketer::new().map_err(TlsError::Rustls)?;
+        sc.ticketer = Arc::new(Tickets { inner, timeout: cfg.tls_session_cache_timeout });
     } else {
         sc.session_storage = Arc::new(NoServerSessionStorage {});
         sc.send_tls13_tickets = 0;
     }
     Ok(Arc::new(sc))
 }
+
+/// Key exchange groups, best first. ring's own list (rustls 0.23.48) puts
+/// P-384 first, which ring computes with generic bignum code: about 1 ms of
+/// server CPU a handshake where X25519 takes tens of µs (perf, a rustls
+/// client storm). X25519 first is OpenSSL's and the browsers' order too.
+const KX_GROUPS: &[&dyn rustls::crypto::SupportedKxGroup] =
+    &[rustls::crypto::ring::kx_group::X25519, rustls::crypto::ring::kx_group::SECP256R1, rustls::crypto::ring::kx_group::SECP384R1];
 
 /// rustls's ring provider. Deprecated since rustls 0.23.48 because ring has
 /// no post-quantum key exchange (X25519MLKEM768 needs aws-lc-rs, which
@@ -274,7 +283,48 @@ fn load_key(path: &str, pass: &str) -> Result<PrivateKeyDer<'static>, TlsError> 
     PrivateKeyDer::from_pem_slice(&pem).map_err(|e| TlsError::Pem { what: "private key", path: path.into(), why: e.to_string() })
 }
 
-/// The server's session cache (`tls-session-caching`): at most
+/// Session tickets (`tls-session-caching`), as OpenSSL issues them under
+/// Redis: the session travels encrypted in the ticket, so a TLS 1.3
+/// connection's two tickets cost the server no memory (stored sessions
+/// cost about 900 bytes a connection). rustls's ticketer (ChaCha20-Poly1305,
+/// keys rotated every 6 hours) seals them; each also carries its issue
+/// time, so it resumes only within `tls-session-cache-timeout`.
+#[derive(Debug)]
+struct Tickets {
+    inner: Arc<dyn ProducesTickets>,
+    timeout: Duration,
+}
+
+fn unix_secs() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+impl ProducesTickets for Tickets {
+    fn enabled(&self) -> bool {
+        self.inner.enabled()
+    }
+
+    fn lifetime(&self) -> u32 {
+        u32::try_from(self.timeout.as_secs()).unwrap_or(u32::MAX).min(self.inner.lifetime())
+    }
+
+    fn encrypt(&self, plain: &[u8]) -> Option<Vec<u8>> {
+        let mut p = Vec::with_capacity(8 + plain.len());
+        p.extend_from_slice(&unix_secs().to_be_bytes());
+        p.extend_from_slice(plain);
+        self.inner.encrypt(&p)
+    }
+
+    fn decrypt(&self, cipher: &[u8]) -> Option<Vec<u8>> {
+        let p = self.inner.decrypt(cipher)?;
+        let (at, rest) = p.split_at_checked(8)?;
+        let at = u64::from_be_bytes(at.try_into().ok()?);
+        (unix_secs().saturating_sub(at) < self.timeout.as_secs()).then(|| rest.to_vec())
+    }
+}
+
+/// The server's session cache (`tls-session-caching`) for TLS 1.2 clients
+/// that resume by session id rather than by ticket: at most
 /// `tls-session-cache-size` sessions (0: no limit, as OpenSSL's), each
 /// resumable for `tls-session-cache-timeout`; the oldest go first. rustls
 /// resumes TLS 1.2 session ids and TLS 1.3 stateful tickets from it.
@@ -478,6 +528,18 @@ mod tests {
             .collect();
         assert_eq!(table.len(), CONTEXT_DIRECTIVES.len(), "{table:?}");
         assert!(table.iter().all(|n| CONTEXT_DIRECTIVES.contains(n)), "{table:?}");
+    }
+
+    #[test]
+    fn tickets_resume_only_within_the_timeout() {
+        let inner = rustls::crypto::ring::Ticketer::new().unwrap();
+        let t = Tickets { inner: inner.clone(), timeout: Duration::from_secs(300) };
+        let c = t.encrypt(b"session").unwrap();
+        assert_eq!(t.decrypt(&c).as_deref(), Some(&b"session"[..]));
+        assert_eq!(t.lifetime(), 300);
+        let stale = Tickets { inner, timeout: Duration::ZERO };
+        assert_eq!(stale.decrypt(&c), None);
+        assert_eq!(t.decrypt(b"forged"), None);
     }
 
     #[test]

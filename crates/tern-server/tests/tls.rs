@@ -168,23 +168,27 @@ fn log_line(s: &TestServer, what: &str) -> String {
 
 type Tls = StreamOwned<ClientConnection, TcpStream>;
 
-#[allow(deprecated)] // ring's provider: see tern-server's tls.rs
 fn client_config(ca: &str, client: Option<(String, String)>) -> Arc<ClientConfig> {
+    Arc::new(client_config_for(ca, client, rustls::DEFAULT_VERSIONS))
+}
+
+#[allow(deprecated)] // ring's provider: see tern-server's tls.rs
+fn client_config_for(ca: &str, client: Option<(String, String)>, versions: &[&'static rustls::SupportedProtocolVersion]) -> ClientConfig {
     let mut roots = RootCertStore::empty();
     for c in CertificateDer::pem_file_iter(ca).unwrap() {
         roots.add(c.unwrap()).unwrap();
     }
     let b = ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions()
+        .with_protocol_versions(versions)
         .unwrap()
         .with_root_certificates(roots);
-    Arc::new(match client {
+    match client {
         None => b.with_no_client_auth(),
         Some((cert, key)) => {
             let chain = CertificateDer::pem_file_iter(&cert).unwrap().map(Result::unwrap).collect();
             b.with_client_auth_cert(chain, PrivateKeyDer::from_pem_file(&key).unwrap()).unwrap()
         }
-    })
+    }
 }
 
 /// Connects and completes the handshake (as far as the client can tell:
@@ -493,6 +497,43 @@ fn choices_rustls_cannot_honour_stop_start_up() {
         assert_eq!(code, Some(1), "{args:?}: {out}");
         assert!(out.contains("Failed to configure TLS") && out.contains(why), "{args:?}: {out}");
     }
+}
+
+/// Two connections sharing one client config (rustls's client keeps
+/// sessions in memory by default, so the second may resume the first's):
+/// how the second's handshake went.
+fn second_handshake(port: u16, certs: &Certs, tls12: bool) -> rustls::HandshakeKind {
+    let version = if tls12 { &rustls::version::TLS12 } else { &rustls::version::TLS13 };
+    run_twice(port, Arc::new(client_config_for(&certs.path("ca.crt"), certs.client(), &[version])))
+}
+
+fn run_twice(port: u16, cfg: Arc<ClientConfig>) -> rustls::HandshakeKind {
+    let mut kind = None;
+    for _ in 0..2 {
+        let sock = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        sock.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let conn = ClientConnection::new(cfg.clone(), ServerName::try_from("localhost").unwrap()).unwrap();
+        let mut t = StreamOwned::new(conn, sock);
+        // The PING's reply also brings the TLS 1.3 tickets along.
+        assert_eq!(cmd(&mut t, "PING").unwrap(), "+PONG");
+        kind = t.conn.handshake_kind();
+    }
+    kind.unwrap()
+}
+
+#[test]
+fn sessions_resume_unless_caching_is_off_or_they_are_too_old() {
+    use rustls::HandshakeKind::{Full, Resumed};
+    let certs = Certs::new();
+    let (s, port) = start(&certs, true, &[]);
+    assert_eq!(second_handshake(port, &certs, false), Resumed, "TLS 1.3 ticket");
+    assert_eq!(second_handshake(port, &certs, true), Resumed, "TLS 1.2");
+    let mut c = s.conn();
+    let _: () = redis::cmd("CONFIG").arg("SET").arg("tls-session-cache-timeout").arg("0").query(&mut c).unwrap();
+    assert_eq!(second_handshake(port, &certs, false), Full, "a ticket older than the timeout");
+    let _: () = redis::cmd("CONFIG").arg("SET").arg("tls-session-cache-timeout").arg("300").arg("tls-session-caching").arg("no").query(&mut c).unwrap();
+    assert_eq!(second_handshake(port, &certs, false), Full);
+    assert_eq!(second_handshake(port, &certs, true), Full);
 }
 
 #[test]
