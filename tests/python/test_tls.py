@@ -16,6 +16,7 @@ import trustme
 from pymemcache.client.base import Client as PyClient
 
 from conftest import against_redis
+from helpers import wait_until
 from servers import Server, free_port, tern_bin
 
 pytestmark = pytest.mark.skipif(against_redis(), reason="starts tern-server with its TLS directives")
@@ -133,7 +134,8 @@ def test_plain_client_on_the_tls_port_is_closed(server, certs):
     with pytest.raises(redis.exceptions.ConnectionError):
         plain.ping()
     assert good.ping()
-    assert any("Error accepting a client connection" in line for line in server.log)
+    # The log is read by another thread: wait for the line.
+    wait_until(lambda: any("Error accepting a client connection" in line for line in server.log))
 
 
 def test_config_set_reloads_the_certificate(certs):
