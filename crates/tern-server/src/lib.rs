@@ -4,7 +4,7 @@
 //! requests (`tern-commands`).
 //!
 //! ```text
-//!  main ─► Config::from_args (tern-config) ─► run: log, fd limit, listeners
+//!  main ─► Config::from_args (tern-config) ─► run: log, fd limit, TLS context (tls.rs), listeners
 //!        ─► Engine (tern-commands: the shared state beside the command table)
 //!            ├─ N workers (net.rs): accept, read, parse a batch, plan keys, prefetch, dispatch, write
 //!            ├─ cron thread: active expiry, memcached's delayed flush_all
@@ -15,7 +15,8 @@
 //! ```
 //!
 //! [`inproc`] runs the same request path without sockets, for fuzzing and
-//! tests.
+//! tests. [`tls`] holds the TLS context (rebuilt by CONFIG SET through the
+//! engine's config hook) and a TLS connection's reads and writes.
 #![forbid(unsafe_code)]
 
 pub mod inproc;

@@ -9,6 +9,10 @@
 //! until they drain, so a client that pipelines without reading cannot grow
 //! the server's memory without bound.
 //!
+//! A connection accepted on a TLS listener (`tls-port`, `memcache-tls-port`)
+//! reads and writes through its rustls session ([`crate::tls`]); the read
+//! buffer, the parsers, the commands and the reply buffer are the same.
+//!
 //! Limits, each closing only the client that passes it:
 //!
 //! | limit | what is measured | when |
@@ -19,6 +23,7 @@
 //! | `client-output-buffer-limit normal` | unsent reply bytes; hard at once, soft after its seconds | close at once |
 //! | `maxclients` | connected clients | error, then close |
 //! | `timeout` | seconds since the client last sent or received anything | close |
+//! | `tls-handshake-timeout` | ms since the accept, while the TLS handshake is not done | close |
 //!
 //! Memory follows bytes that actually arrived, never a length a client
 //! claims: the read buffer grows by doubling as data comes in.
@@ -48,9 +53,9 @@ use tern_commands::memcache;
 use tern_commands::prefetch::Plan;
 use tern_commands::outbuf::OutBuf;
 use tern_commands::errors;
+use tern_config::{log_notice, log_verbose, log_warning};
 
 use crate::tls::{Tls, TlsConn};
-use tern_config::{log_notice, log_verbose, log_warning};
 
 const WAKER: Token = Token(0);
 const LISTENER_BASE: usize = 1;
