@@ -298,6 +298,9 @@ pub fn config_set_failed(name: &[u8], why: &str) -> Vec<u8> {
 /// value's own reasons come from its type in `config`).
 pub const CONFIG_SET_IMMUTABLE: &str = "can't set immutable config";
 pub const CONFIG_SET_PROTECTED: &str = "can't set protected config";
+/// CONFIG SET of a TLS directive whose new TLS context could not be built
+/// (a certificate or key that does not load, ...): the details are logged.
+pub const CONFIG_SET_TLS: &str = "Unable to update TLS configuration. Check server logs.";
 pub const CONFIG_SET_DUPLICATE: &str = "duplicate parameter";
 
 /// CONFIG SET maxclients above what the file descriptor limit allows;

@@ -142,6 +142,20 @@ impl Pause {
     }
 }
 
+/// Why the process refused a configuration CONFIG SET was about to
+/// publish (see [`Server::config_hook`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// The TLS context could not be rebuilt from it; the log says why.
+    Tls,
+}
+
+/// Checks and puts into effect what the process (not the command layer)
+/// makes of a configuration: given the old one, the new one and the
+/// directives the SET names (in its order), it refuses with the directive
+/// to blame, or has acted on it by the time it returns.
+pub type ConfigHook = Box<dyn Fn(&Config, &Config, &[&'static str]) -> Result<(), (&'static str, Refusal)> + Send + Sync>;
+
 /// Global counters that are not per worker.
 #[derive(Debug, Default)]
 pub struct GlobalStats {
@@ -231,6 +245,10 @@ pub struct Server {
     pub aof: crate::aofstate::Aof,
     /// ACL users and the log of refusals (`crate::acl`).
     pub acl: crate::acl::Acl,
+    /// Set by the process at start (tern-server: the TLS context, which
+    /// CONFIG SET of a `tls-*` directive rebuilds): run by CONFIG SET
+    /// before it publishes a configuration.
+    pub config_hook: OnceLock<ConfigHook>,
 }
 
 /// INFO persistence's state of the saves.
@@ -326,6 +344,7 @@ impl Server {
             persist: Persistence { bg_last_secs: AtomicI64::new(-1), ..Persistence::default() },
             aof: crate::aofstate::Aof::new(),
             acl: crate::acl::Acl::default(),
+            config_hook: OnceLock::new(),
         };
         srv.persist.last_save.store(srv.started_ms / 1000, Ordering::Relaxed);
         let mut srv = srv;

@@ -25,6 +25,7 @@
 use std::time::Duration;
 
 use super::kinds::*;
+use super::tls::{check_ciphers, check_ciphersuites, check_protocols, TlsAuthClients, TlsList};
 use super::reason::*;
 use super::{Applied, Directive, When};
 
@@ -92,6 +93,13 @@ impl MaxmemoryPolicy {
         self.store_policy().fifo().0 != tern_store::FifoKind::Off
     }
 }
+
+/// How long a TLS handshake may take, from the accept (`tls-handshake-timeout`'s
+/// default): a client that connects and then says nothing, or stalls half-way,
+/// holds a connection slot and its handshake buffers only this long. Redis
+/// has no such bound (only `timeout`, off by default); 10 s is far beyond a
+/// handshake's few round trips, even over a slow link.
+pub const TLS_HANDSHAKE_TIMEOUT_MS: u64 = 10_000;
 
 fn cores() -> usize {
     std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
@@ -387,6 +395,9 @@ directives! {
         /// Client buffers, all workers together, above which clients are
         /// closed, largest first (0: no limit). Redis's percentage form
         /// (of `maxmemory`) is not accepted.
+        /// A TLS connection whose handshake has not completed this long
+        /// after its accept is closed (Tern's own: Redis has no such bound).
+        tls_handshake_timeout: Duration = Duration::from_millis(TLS_HANDSHAKE_TIMEOUT_MS) => "tls-handshake-timeout", Millis::new(1, i32::MAX as i64), runtime + own;
         maxmemory_clients: u64 = 0 => "maxmemory-clients", Mem::new(0, MEM_MAX), runtime;
         /// Evicted values are freed by the background thread.
         lazyfree_lazy_eviction: bool = false => "lazyfree-lazy-eviction", Bool, runtime;
@@ -508,7 +519,39 @@ directives! {
         acl_pubsub_default: &'static str = "resetchannels" => "acl-pubsub-default", Choice(&["allchannels", "resetchannels"]), runtime;
         acllog_max_len: i64 = 128 => "acllog-max-len", Int::new(0, i64::MAX), runtime;
         aclfile: String = String::new() => "aclfile", Str, startup;
-        tls_port: u16 = 0 => "tls-port", Off(Int::<u16>::new(0, 65535), "Tern does not support TLS"), startup, TLS;
+        /// TLS port for the RESP protocol (0: none). With `port 0` it is
+        /// the only port, as in Redis.
+        tls_port: u16 = 0 => "tls-port", Int::new(0, 65535), startup;
+        /// TLS port for the memcached protocols (0: none); memcached's `-Z`
+        /// serves TLS on its one port, Tern on a port of its own.
+        memcache_tls_port: u16 = 0 => "memcache-tls-port", Int::new(0, 65535), startup + own;
+        /// The server's certificate chain and key (PEM); a key encrypted as
+        /// PKCS#8 takes `tls-key-file-pass`. CONFIG SET of any TLS
+        /// directive reloads the files for new connections.
+        tls_cert_file: String = String::new() => "tls-cert-file", Str, runtime;
+        tls_key_file: String = String::new() => "tls-key-file", Str, runtime;
+        tls_key_file_pass: String = String::new() => "tls-key-file-pass", Str, runtime;
+        /// The CAs client certificates are checked against: a PEM file,
+        /// and/or a directory of PEM files.
+        tls_ca_cert_file: String = String::new() => "tls-ca-cert-file", Str, runtime;
+        tls_ca_cert_dir: String = String::new() => "tls-ca-cert-dir", Str, runtime;
+        tls_auth_clients: TlsAuthClients = TlsAuthClients::Yes => "tls-auth-clients", Enum::new(), runtime;
+        tls_protocols: String = String::new() => "tls-protocols", TlsList(check_protocols), runtime;
+        tls_ciphersuites: String = String::new() => "tls-ciphersuites", TlsList(check_ciphersuites), runtime;
+        tls_ciphers: String = String::new() => "tls-ciphers", TlsList(check_ciphers), runtime;
+        tls_prefer_server_ciphers: bool = false => "tls-prefer-server-ciphers", Bool, runtime;
+        tls_session_caching: bool = true => "tls-session-caching", Bool, runtime;
+        tls_session_cache_size: usize = 20 * 1024 => "tls-session-cache-size", Int::new(0, i32::MAX as i64), runtime;
+        tls_session_cache_timeout: Duration = Duration::from_secs(300) => "tls-session-cache-timeout", Secs::new(0, i32::MAX as i64), runtime;
+        /// Refused when set: a replication link Redis would encrypt does not
+        /// exist here, and taking `yes` would claim it does.
+        tls_replication: bool = false => "tls-replication", Off(Bool, "Tern does not replicate in this version, so there is no replication link to encrypt"), runtime;
+        tls_cluster: bool = false => "tls-cluster", Off(Bool, "Tern has no cluster bus in this version, so there is nothing to encrypt"), runtime;
+        tls_dh_params_file: String = String::new() => "tls-dh-params-file", Str, runtime, TLS_DH;
+        tls_client_cert_file: String = String::new() => "tls-client-cert-file", Str, runtime, TLS_CLIENT;
+        tls_client_key_file: String = String::new() => "tls-client-key-file", Str, runtime, TLS_CLIENT;
+        tls_client_key_file_pass: String = String::new() => "tls-client-key-file-pass", Str, runtime, TLS_CLIENT;
+        max_new_tls_connections_per_cycle: i64 = 1 => "max-new-tls-connections-per-cycle", Int::new(1, 1000), runtime, TLS_CYCLE;
         unixsocket: String = String::new() => "unixsocket", Str, startup, UNIXSOCKET;
         unixsocketperm: String = "0".into() => "unixsocketperm", Str, startup, UNIXSOCKET;
 

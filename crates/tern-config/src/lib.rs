@@ -25,9 +25,11 @@
 pub mod directives;
 pub mod kinds;
 pub mod log;
+pub mod tls;
 
 pub use directives::{Config, LogLevel, MaxmemoryPolicy, Settings, DIRECTIVES};
 pub use kinds::{format_memory, parse_memory, OutputLimit, OutputLimits};
+pub use tls::TlsAuthClients;
 
 use std::path::PathBuf;
 
@@ -43,7 +45,9 @@ pub mod reason {
     pub const TYPES: &str = "Tern has no streams in this version";
     pub const DEFRAG: &str = "Tern does not defragment memory in this version";
     pub const NOTIFY: &str = "Tern sends no keyspace notifications in this version";
-    pub const TLS: &str = "Tern has no TLS in this version";
+    pub const TLS_CLIENT: &str = "Tern makes no outgoing connections (no replication, no cluster) in this version, so it never presents a client certificate";
+    pub const TLS_DH: &str = "Tern offers only ECDHE key exchange over TLS (rustls), which needs no DH parameters";
+    pub const TLS_CYCLE: &str = "Tern completes TLS handshakes as their bytes arrive, without a per-cycle cap, in this version";
     pub const UNIXSOCKET: &str = "Tern does not listen on Unix sockets in this version";
     pub const OTHER: &str = "Tern does not implement it in this version";
 }

@@ -4,7 +4,7 @@
 //! requests (`tern-commands`).
 //!
 //! ```text
-//!  main ─► Config::from_args (tern-config) ─► run: log, fd limit, listeners
+//!  main ─► Config::from_args (tern-config) ─► run: log, fd limit, TLS context (tls.rs), listeners
 //!        ─► Engine (tern-commands: the shared state beside the command table)
 //!            ├─ N workers (net.rs): accept, read, parse a batch, plan keys, prefetch, dispatch, write
 //!            ├─ cron thread: active expiry, memcached's delayed flush_all
@@ -15,11 +15,13 @@
 //! ```
 //!
 //! [`inproc`] runs the same request path without sockets, for fuzzing and
-//! tests.
+//! tests. [`tls`] holds the TLS context (rebuilt by CONFIG SET through the
+//! engine's config hook) and a TLS connection's reads and writes.
 #![forbid(unsafe_code)]
 
 pub mod inproc;
 pub mod net;
+pub mod tls;
 
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
@@ -161,58 +163,69 @@ pub fn run(mut cfg: Config) -> i32 {
     } else if let Some(old) = fit.raised_from {
         log_notice!("Increased maximum number of open files to {} (it was originally set to {}).", fit.limit, old);
     }
-    let mut listeners = Vec::new();
-    let mut port = cfg.port;
+    // The TLS context, before any listener: a certificate or key that
+    // does not load stops the server here.
+    let tls = Arc::new(tls::Tls::default());
+    let tls_on = cfg.tls_port != 0 || cfg.memcache_tls_port != 0;
+    if tls_on {
+        if let Err(e) = tls.configure(&cfg) {
+            log_warning!("Failed to configure TLS: {}", e);
+            return 1;
+        }
+    }
+    // The addresses of `bind` ('-': optional, '*': any IPv4).
+    let mut hosts: Vec<(std::net::IpAddr, bool)> = Vec::new();
     for b in &cfg.bind {
         let (optional, host) = match b.strip_prefix('-') {
             Some(h) => (true, h),
             None => (false, b.as_str()),
         };
         let host = if host == "*" { "0.0.0.0" } else { host };
-        let addr: SocketAddr = match format!("{host}:{port}").parse().or_else(|_| format!("[{host}]:{port}").parse()) {
-            Ok(a) => a,
+        match host.trim_start_matches('[').trim_end_matches(']').parse() {
+            Ok(ip) => hosts.push((ip, optional)),
             Err(_) => {
                 log_warning!("Invalid bind address '{}'", b);
                 return 1;
             }
-        };
-        match bind_listener(addr, cfg.tcp_backlog) {
-            Ok(l) => {
-                // With port 0 the first listener picks a port; the others share it.
-                if port == 0 {
-                    port = l.local_addr().map(|a| a.port()).unwrap_or(0);
-                }
-                listeners.push(l)
-            }
-            Err(e) if optional => log_warning!("Could not bind optional address {}: {}", addr, e),
-            Err(e) => {
-                log_warning!("Warning: Could not create server TCP listening socket {}: {}", addr, e);
-                return 1;
-            }
         }
     }
-    // memcached listeners follow the RESP ones, on the same addresses.
-    let mc_from = listeners.len();
-    let mut mc_port = if cfg.memcache_port != 0 && cfg.port == 0 { 0 } else { cfg.memcache_port };
-    if cfg.memcache_port != 0 {
-        for addr in listeners.iter().filter_map(|l| l.local_addr().ok()).collect::<Vec<_>>() {
-            let mut a = addr;
-            a.set_port(mc_port);
-            match bind_listener(a, cfg.tcp_backlog) {
+    // `port 0`: with a `tls-port`, TLS only, as in Redis; without one,
+    // Tern picks a free port (and free memcached ports), for tests.
+    let ephemeral = cfg.port == 0 && cfg.tls_port == 0;
+    let pick = |p: u16| if ephemeral { 0 } else { p };
+    let groups = [
+        (if ephemeral { Some(0) } else { (cfg.port != 0).then_some(cfg.port) }, false, false, "port"),
+        ((cfg.tls_port != 0).then_some(cfg.tls_port), false, true, "tls-port"),
+        ((cfg.memcache_port != 0).then(|| pick(cfg.memcache_port)), true, false, "memcache-port"),
+        ((cfg.memcache_tls_port != 0).then(|| pick(cfg.memcache_tls_port)), true, true, "memcache-tls-port"),
+    ];
+    let mut listeners: Vec<(std::net::TcpListener, bool, bool)> = Vec::new();
+    // The port each group listens on (0: none).
+    let mut bound = [0u16; 4];
+    for (g, &(want, mc, tls, directive)) in groups.iter().enumerate() {
+        let Some(mut port) = want else { continue };
+        for &(ip, optional) in &hosts {
+            let addr = SocketAddr::new(ip, port);
+            match bind_listener(addr, cfg.tcp_backlog) {
                 Ok(l) => {
-                    if mc_port == 0 {
-                        mc_port = l.local_addr().map(|a| a.port()).unwrap_or(0);
+                    // With port 0 the first listener picks a port; the others share it.
+                    if port == 0 {
+                        port = l.local_addr().map(|a| a.port()).unwrap_or(0);
                     }
-                    listeners.push(l)
+                    listeners.push((l, mc, tls))
                 }
+                Err(e) if optional => log_warning!("Could not bind optional address {}: {}", addr, e),
                 Err(e) => {
-                    log_warning!("Warning: Could not create server TCP listening socket {} (memcache-port): {}", a, e);
+                    let what = if directive == "port" { String::new() } else { format!(" ({directive})") };
+                    log_warning!("Warning: Could not create server TCP listening socket {}{}: {}", addr, what, e);
                     return 1;
                 }
             }
         }
+        bound[g] = port;
     }
-    let exposed = listeners.iter().filter_map(|l| l.local_addr().ok()).any(|a| !net::is_loopback(&a));
+    let [port, tls_port, mc_port, mc_tls_port] = bound;
+    let exposed = listeners.iter().filter_map(|(l, _, _)| l.local_addr().ok()).any(|a| !net::is_loopback(&a));
     if exposed && cfg.requirepass.is_none() {
         if cfg.protected_mode {
             log_warning!("Listening beyond the loopback interface with no password for the default user: protected mode is on, so clients from other hosts are refused (-DENIED) until requirepass is set or protected-mode is turned off.");
@@ -237,6 +250,19 @@ pub fn run(mut cfg: Config) -> i32 {
         return 1;
     }
     srv.port.store(port as usize, Ordering::Relaxed);
+    // CONFIG SET of a TLS directive builds a new context for new
+    // connections, or fails and changes nothing.
+    if tls_on {
+        let tls = tls.clone();
+        let hook: tern_commands::server::ConfigHook = Box::new(move |_old, new, names| {
+            let Some(&first) = names.iter().find(|n| tls::CONTEXT_DIRECTIVES.contains(n)) else { return Ok(()) };
+            tls.configure(new).map_err(|e| {
+                log_warning!("Failed applying new TLS configuration (possibly related to new {} setting), keeping the old one: {}", first, e);
+                (first, tern_commands::server::Refusal::Tls)
+            })
+        });
+        let _ = srv.config_hook.set(hook);
+    }
     // The snapshot is loaded before any worker runs: no client sees a
     // half-loaded keyspace (connections wait in the listen backlog).
     let load_start = std::time::Instant::now();
@@ -286,14 +312,18 @@ pub fn run(mut cfg: Config) -> i32 {
     let mut workers = Vec::new();
     let mut wakers = Vec::new();
     for id in 0..threads {
-        let ls: Vec<mio::net::TcpListener> = match listeners.iter().map(|l| l.try_clone().map(mio::net::TcpListener::from_std)).collect() {
+        let ls: Vec<net::Listener> = match listeners
+            .iter()
+            .map(|(l, mc, tls)| l.try_clone().map(|l| net::Listener { socket: mio::net::TcpListener::from_std(l), mc: *mc, tls: *tls }))
+            .collect()
+        {
             Ok(v) => v,
             Err(e) => {
                 log_warning!("cloning listener: {}", e);
                 return 1;
             }
         };
-        match net::Worker::new(id, eng.clone(), ls, mc_from, mc_shared.clone()) {
+        match net::Worker::new(id, eng.clone(), ls, mc_shared.clone(), tls.clone()) {
             Ok((w, waker)) => {
                 workers.push(w);
                 wakers.push(waker);
@@ -305,7 +335,6 @@ pub fn run(mut cfg: Config) -> i32 {
         }
     }
     let _ = srv.wakers.set(wakers);
-    let srv_listeners_len = listeners.len();
     drop(listeners);
 
     {
@@ -341,10 +370,21 @@ pub fn run(mut cfg: Config) -> i32 {
         .map(|(i, w)| std::thread::Builder::new().name(format!("tern-worker-{i}")).spawn(move || w.run()))
         .collect();
     log_notice!("Running mode=standalone, port={}.", port);
-    if mc_from < srv_listeners_len {
+    if mc_port != 0 {
         log_notice!("Serving the memcached protocols, memcache port={}.", mc_port);
     }
-    log_notice!("Ready to accept connections tcp");
+    if tls_port != 0 {
+        log_notice!("Serving TLS, tls port={}.", tls_port);
+    }
+    if mc_tls_port != 0 {
+        log_notice!("Serving the memcached protocols over TLS, memcache TLS port={}.", mc_tls_port);
+    }
+    if port != 0 || mc_port != 0 {
+        log_notice!("Ready to accept connections tcp");
+    }
+    if tls_on {
+        log_notice!("Ready to accept connections tls");
+    }
     for h in handles.into_iter().flatten() {
         let _ = h.join();
     }

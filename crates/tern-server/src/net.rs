@@ -9,6 +9,10 @@
 //! until they drain, so a client that pipelines without reading cannot grow
 //! the server's memory without bound.
 //!
+//! A connection accepted on a TLS listener (`tls-port`, `memcache-tls-port`)
+//! reads and writes through its rustls session ([`crate::tls`]); the read
+//! buffer, the parsers, the commands and the reply buffer are the same.
+//!
 //! Limits, each closing only the client that passes it:
 //!
 //! | limit | what is measured | when |
@@ -19,6 +23,7 @@
 //! | `client-output-buffer-limit normal` | unsent reply bytes; hard at once, soft after its seconds | close at once |
 //! | `maxclients` | connected clients | error, then close |
 //! | `timeout` | seconds since the client last sent or received anything | close |
+//! | `tls-handshake-timeout` | ms since the accept, while the TLS handshake is not done | close |
 //!
 //! Memory follows bytes that actually arrived, never a length a client
 //! claims: the read buffer grows by doubling as data comes in.
@@ -50,6 +55,8 @@ use tern_commands::outbuf::OutBuf;
 use tern_commands::errors;
 use tern_config::{log_notice, log_verbose, log_warning};
 
+use crate::tls::{Tls, TlsConn};
+
 const WAKER: Token = Token(0);
 const LISTENER_BASE: usize = 1;
 const CONN_BASE: usize = 1 << 20;
@@ -79,8 +86,20 @@ const CLIENT_EVICT_MIN: u64 = 32 * 1024;
 /// How long shutdown waits for replies in flight to be written.
 const SHUTDOWN_FLUSH: Duration = Duration::from_secs(5);
 
+/// A listening socket and what its connections speak.
+pub struct Listener {
+    pub socket: TcpListener,
+    /// The memcached protocols (else RESP).
+    pub mc: bool,
+    /// TLS below the protocol ([`crate::tls`]).
+    pub tls: bool,
+}
+
 struct Conn {
     stream: TcpStream,
+    /// Set for a connection accepted on a TLS listener: reads and writes go
+    /// through it ([`crate::tls`]).
+    tls: Option<Box<TlsConn>>,
     /// Bytes `rbuf[rpos..rlen]` are received and not yet executed; the rest
     /// of `rbuf` is zeroed room for the next read (grown, never re-zeroed).
     rbuf: Vec<u8>,
@@ -111,9 +130,11 @@ struct Conn {
 }
 
 impl Conn {
-    /// Unsent reply bytes, shared values included at their full length.
+    /// Unsent reply bytes, shared values included at their full length;
+    /// one more while rustls holds records not yet written (at most its
+    /// 64 KiB buffer, whose length it does not tell).
     fn pending_out(&self) -> usize {
-        self.out.pending()
+        self.out.pending() + self.tls.as_ref().map_or(0, |t| usize::from(t.session.wants_write()))
     }
 
     /// What `client-query-buffer-limit` measures: request bytes received
@@ -167,7 +188,15 @@ impl Conn {
     /// when the peer is gone.
     /// `now_ms`: the worker's latest reading of the clock.
     fn write_out(&mut self, stats: &WorkerStats, now_ms: u64) -> io::Result<bool> {
-        let (n, result) = self.out.write_to(&mut self.stream);
+        // Through TLS the reply buffer's slices go to rustls (counted as
+        // plaintext, as Redis counts them), then its records to the socket.
+        let (n, result) = match &mut self.tls {
+            None => self.out.write_to(&mut self.stream),
+            Some(t) => {
+                let (n, r) = self.out.write_to(&mut t.sink(&mut self.stream));
+                (n, r.and_then(|all_in| if all_in { t.flush(&mut self.stream) } else { Ok(false) }))
+            }
+        };
         if n > 0 {
             stats.net_output_bytes.add(n as u64);
             stats.writes_processed.add(1);
@@ -175,16 +204,28 @@ impl Conn {
         }
         result
     }
+
+    /// Reads what the connection has for `rbuf[rlen..]`: from the socket,
+    /// or the plaintext out of TLS. See [`TlsConn::read`] for `drained`.
+    fn read_some(&mut self, short_drains: bool, drained: &mut bool) -> io::Result<usize> {
+        match &mut self.tls {
+            None => self.stream.read(&mut self.rbuf[self.rlen..]),
+            Some(t) => t.read(&mut self.stream, &mut self.rbuf[self.rlen..], short_drains, drained),
+        }
+    }
 }
 
 pub struct Worker {
     id: usize,
     eng: Arc<Engine>,
     poll: Poll,
-    listeners: Vec<TcpListener>,
-    /// Listeners from this index on speak the memcached protocols.
-    mc_from: usize,
+    listeners: Vec<Listener>,
     mc: Arc<memcache::Shared>,
+    /// The TLS context the TLS listeners' connections start from.
+    tls: Arc<Tls>,
+    /// Connections whose TLS handshake is under way (their deadlines are
+    /// looked at by `tick` only while there are some).
+    handshaking: usize,
     conns: Slab<Conn>,
     stats: Arc<WorkerStats>,
     scratch: Scratch,
@@ -334,16 +375,16 @@ fn local(s: &TcpStream) -> String {
 }
 
 impl Worker {
-    pub fn new(id: usize, eng: Arc<Engine>, listeners: Vec<TcpListener>, mc_from: usize, mc: Arc<memcache::Shared>) -> io::Result<(Worker, Arc<Waker>)> {
+    pub fn new(id: usize, eng: Arc<Engine>, listeners: Vec<Listener>, mc: Arc<memcache::Shared>, tls: Arc<Tls>) -> io::Result<(Worker, Arc<Waker>)> {
         let poll = Poll::new()?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
         let mut listeners = listeners;
         for (i, l) in listeners.iter_mut().enumerate() {
-            poll.registry().register(l, Token(LISTENER_BASE + i), Interest::READABLE)?;
+            poll.registry().register(&mut l.socket, Token(LISTENER_BASE + i), Interest::READABLE)?;
         }
         let stats = eng.srv.workers[id].clone();
         let effects = tern_commands::aof::marked_effects(&eng.srv);
-        Ok((Worker { id, eng, poll, listeners, mc_from, mc, conns: Slab::new(), stats, scratch: Scratch::default(), plan: Plan::default(), effects, blocked: HashMap::new(), deadlines: BinaryHeap::new(), timed: Default::default(), postponed: Vec::new(), pause_seen: 0, deferred: Vec::new(), held: VecDeque::new() }, waker))
+        Ok((Worker { id, eng, poll, listeners, mc, tls, handshaking: 0, conns: Slab::new(), stats, scratch: Scratch::default(), plan: Plan::default(), effects, blocked: HashMap::new(), deadlines: BinaryHeap::new(), timed: Default::default(), postponed: Vec::new(), pause_seen: 0, deferred: Vec::new(), held: VecDeque::new() }, waker))
     }
 
     pub fn run(mut self) {
@@ -548,7 +589,7 @@ impl Worker {
 
     fn accept(&mut self, li: usize) {
         loop {
-            let (stream, addr) = match self.listeners[li].accept() {
+            let (stream, addr) = match self.listeners[li].socket.accept() {
                 Ok(x) => x,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -557,15 +598,20 @@ impl Worker {
                     return;
                 }
             };
-            let mc = li >= self.mc_from;
-            self.add_conn(stream, addr, mc);
+            let (mc, tls) = (self.listeners[li].mc, self.listeners[li].tls);
+            self.add_conn(stream, addr, mc, tls);
         }
     }
 
-    fn add_conn(&mut self, mut stream: TcpStream, addr: SocketAddr, mc: bool) {
+    fn add_conn(&mut self, mut stream: TcpStream, addr: SocketAddr, mc: bool, tls: bool) {
         let srv = &self.eng.srv;
         self.stats.connections_received.add(1);
         let refuse = |stream: &mut TcpStream, mc_line: &str, resp_err: &str| {
+            // A TLS client would read plaintext as a broken record: it is
+            // only closed.
+            if tls {
+                return;
+            }
             let mut msg = Vec::new();
             if mc {
                 msg.extend_from_slice(mc_line.as_bytes());
@@ -602,6 +648,18 @@ impl Worker {
                 .with_retries(3);
             let _ = sock.set_tcp_keepalive(&params);
         }
+        let tls = if tls {
+            let Some(session) = self.tls.accept() else {
+                log_warning!("Error accepting a client connection: no TLS context (addr={} laddr={})", addr, local(&stream));
+                srv.connected.fetch_sub(1, Ordering::SeqCst);
+                return;
+            };
+            let deadline = now_ms().saturating_add(srv.settings.tls_handshake_timeout().as_millis() as u64);
+            self.handshaking += 1;
+            Some(Box::new(TlsConn::new(session, deadline)))
+        } else {
+            None
+        };
         let id = srv.next_client_id.fetch_add(1, Ordering::Relaxed);
         use std::os::fd::AsRawFd;
         let shared = Arc::new(ClientShared::new(id, addr.to_string(), local(&stream), stream.as_raw_fd(), self.id, now_ms()));
@@ -612,12 +670,14 @@ impl Worker {
         if let Err(e) = self.poll.registry().register(&mut stream, token, Interest::READABLE | Interest::WRITABLE) {
             log_warning!("registering client: {}", e);
             srv.connected.fetch_sub(1, Ordering::SeqCst);
+            self.handshaking -= usize::from(tls.is_some());
             return;
         }
         log_verbose!("Accepted {}", peer(&stream));
         srv.clients.lock().insert(id, shared);
         entry.insert(Conn {
             stream,
+            tls,
             rbuf: Vec::new(),
             rpos: 0,
             rlen: 0,
@@ -644,6 +704,15 @@ impl Worker {
         }
         let mut conn = self.conns.remove(key);
         self.stats.client_mem.adjust(conn.mem_counted, 0);
+        if let Some(t) = &mut conn.tls {
+            if t.deadline.is_some() {
+                self.handshaking -= 1;
+            } else {
+                // A clean end for the peer, if its socket takes it now.
+                t.session.send_close_notify();
+                let _ = t.flush(&mut conn.stream);
+            }
+        }
         let _ = self.poll.registry().deregister(&mut conn.stream);
         if self.forget_blocked(conn.client.id).is_some() {
             // It takes nothing more; its turn passes to the next waiter.
@@ -670,6 +739,8 @@ impl Worker {
     fn on_readable(&mut self, key: usize, to_eagain: bool) {
         let mut eof = false;
         let short_drains = !to_eagain && self.eng.srv.settings.io_short_read_drains();
+        // TLS: a socket read came back short (see `TlsConn::read`).
+        let mut drained = false;
         loop {
             let Some(conn) = self.conns.get_mut(key) else { return };
             if conn.closing || conn.paused {
@@ -688,7 +759,15 @@ impl Worker {
                 }
             }
             let room = conn.rbuf.len() - conn.rlen;
-            match conn.stream.read(&mut conn.rbuf[conn.rlen..]) {
+            let read = conn.read_some(short_drains, &mut drained);
+            if conn.tls.as_ref().is_some_and(|t| t.deadline.is_some() && !t.session.is_handshaking()) {
+                self.handshake_done(key);
+            }
+            let Some(conn) = self.conns.get_mut(key) else { return };
+            // Through TLS a short read of plaintext says nothing of the
+            // socket: `TlsConn::read` knows.
+            let plain = conn.tls.is_none();
+            match read {
                 Ok(0) => {
                     eof = true;
                     break;
@@ -709,13 +788,21 @@ impl Worker {
                             return;
                         }
                     }
-                    if short_drains && n < room {
+                    if short_drains && n < room && plain {
                         break;
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => {
+                Err(e) => {
+                    if let Some(t) = &conn.tls {
+                        if t.deadline.is_some() {
+                            // As Redis logs a failed TLS accept.
+                            log_warning!("Error accepting a client connection: {} (addr={} laddr={})", e, conn.client.shared.addr, local(&conn.stream));
+                        } else {
+                            log_verbose!("Error reading from client: {} (id={} addr={})", e, conn.client.id, conn.client.shared.addr);
+                        }
+                    }
                     eof = true;
                     break;
                 }
@@ -732,6 +819,38 @@ impl Worker {
             }
         }
         self.flush(key);
+    }
+
+    /// A connection's TLS handshake is over: its deadline goes.
+    fn handshake_done(&mut self, key: usize) {
+        let Some(t) = self.conns.get_mut(key).and_then(|c| c.tls.as_mut()) else { return };
+        if t.deadline.take().is_some() {
+            self.handshaking -= 1;
+        }
+    }
+
+    /// Closes the connections whose TLS handshake outlived
+    /// `tls-handshake-timeout`; returns when the next one falls due.
+    fn expire_handshakes(&mut self, now: u64) -> u64 {
+        let mut due = u64::MAX;
+        if self.handshaking == 0 {
+            return due;
+        }
+        let mut late = Vec::new();
+        for (k, c) in self.conns.iter() {
+            match c.tls.as_ref().and_then(|t| t.deadline) {
+                Some(at) if at <= now => late.push(k),
+                Some(at) => due = due.min(at),
+                None => {}
+            }
+        }
+        for k in late {
+            if let Some(c) = self.conns.get(k) {
+                log_warning!("Error accepting a client connection: TLS handshake timed out (addr={} laddr={})", c.client.shared.addr, local(&c.stream));
+            }
+            self.close(k);
+        }
+        due
     }
 
     /// Applies `client-query-buffer-limit` (and the tighter limit for
@@ -1195,7 +1314,7 @@ impl Worker {
     fn tick(&mut self) -> Option<Instant> {
         self.check_kills();
         // The earliest wall-clock ms something is due.
-        let mut due = u64::MAX;
+        let mut due = self.expire_handshakes(now_ms());
         let timeout = u64::try_from(self.eng.srv.settings.timeout().as_millis()).unwrap_or(u64::MAX);
         if timeout > 0 {
             let now = now_ms();
@@ -1248,7 +1367,7 @@ impl Worker {
     /// Stops accepting, writes the replies in flight, closes everything.
     fn shutdown(&mut self) {
         for l in &mut self.listeners {
-            let _ = self.poll.registry().deregister(l);
+            let _ = self.poll.registry().deregister(&mut l.socket);
         }
         self.listeners.clear();
         let deadline = Instant::now() + SHUTDOWN_FLUSH;

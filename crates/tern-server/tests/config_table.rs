@@ -28,20 +28,29 @@ fn get(c: &mut redis::Connection, name: &str) -> Option<String> {
 /// changes what CONFIG GET shows is the one set.
 const CANDIDATES: &[&str] = &[
     "yes", "no", "2", "7", "1", "1mb", "3kb", "60 5", "normal 1mb 512kb 10", "allkeys-lfu", "verbose", "always", "swapdb", "allchannels", "panic",
-    "absolute", "clients", "local", "systemd", "local3",
+    "absolute", "clients", "local", "systemd", "local3", "TLSv1.3", "TLS_AES_128_GCM_SHA256", "ECDHE-RSA-AES128-GCM-SHA256",
 ];
 
 /// A value the table accepts for `d` that differs from the default, with
 /// what CONFIG GET should then show.
 fn other_value(d: &Directive) -> (&'static str, String) {
+    try_other_value(d).unwrap_or_else(|| panic!("no candidate value for {}", d.name))
+}
+
+fn try_other_value(d: &Directive) -> Option<(&'static str, String)> {
     let default = (d.get)(&Config::default());
-    for v in CANDIDATES {
+    CANDIDATES.iter().find_map(|v| {
         let mut c = Config::default();
-        if c.set_runtime(d, v).is_ok() && (d.get)(&c) != default {
-            return (v, (d.get)(&c));
-        }
-    }
-    panic!("no candidate value for {}", d.name);
+        (c.set_runtime(d, v).is_ok() && (d.get)(&c) != default).then(|| (*v, (d.get)(&c)))
+    })
+}
+
+/// A directive Tern refuses unless it has its default (`replicaof`,
+/// `tls-replication yes`): no candidate value other than the default is
+/// accepted, and the table's reason for refusing one is Tern's own.
+fn refused(d: &Directive) -> bool {
+    let tern_says = |v: &str| Config::default().set_runtime(d, v).err().is_some_and(|e| e.starts_with("Tern "));
+    try_other_value(d).is_none() && (tern_says("yes") || tern_says("1"))
 }
 
 #[test]
@@ -53,6 +62,11 @@ fn every_runtime_directive_round_trips_and_start_up_ones_are_refused() {
     for d in DIRECTIVES {
         let default = (d.get)(&defaults);
         match d.when {
+            When::Runtime if refused(d) => {
+                let e = redis::cmd("CONFIG").arg("SET").arg(d.name).arg("yes").query::<()>(&mut c).unwrap_err();
+                assert!(e.to_string().contains("CONFIG SET failed"), "{}: {e}", d.name);
+                let _: () = redis::cmd("CONFIG").arg("SET").arg(d.name).arg(&default).query(&mut c).unwrap_or_else(|e| panic!("CONFIG SET {} {default:?}: {e}", d.name));
+            }
             When::Runtime => {
                 let (value, shown) = other_value(d);
                 for name in d.names() {
@@ -154,7 +168,8 @@ fn readme_lists_every_directive_as_the_table_declares_it() {
         readme[start..end].to_string()
     };
     let acted = section("\nActed on:", "\nAccepted for compatibility");
-    let passive = section("\nAccepted for compatibility", "\n## ");
+    let passive = section("\nAccepted for compatibility", "\n**Refused**");
+    let refusals = section("\n**Refused**", "\n## ");
     // `| `name` (alias `x`) | yes | meaning |` -> (name, runtime).
     let rows: Vec<(String, bool)> = acted
         .lines()
@@ -168,6 +183,12 @@ fn readme_lists_every_directive_as_the_table_declares_it() {
     assert!(rows.len() >= 20 && patterns.len() >= 30, "README's tables not found: {rows:?}");
     let mut wrong = Vec::new();
     for d in DIRECTIVES {
+        if refused(d) {
+            if !refusals.contains(&format!("`{}", d.name)) {
+                wrong.push(format!("{}: refused but not listed as refused", d.name));
+            }
+            continue;
+        }
         if d.passive.is_some() {
             if !patterns.iter().any(|p| tern_commands::glob::matches(p.as_bytes(), d.name.as_bytes(), false)) {
                 wrong.push(format!("{}: passive but not listed as accepted", d.name));

@@ -13,7 +13,7 @@ use super::table::{flags::*, CommandSpec};
 use super::Ctx;
 use tern_config::{find_directive, passive_reason, Directive, RewriteError, When, DIRECTIVES};
 use crate::errors;
-use crate::server::now_ms;
+use crate::server::{now_ms, Refusal};
 
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("config", -2, 0, &[], super::unknown_subcommand)
@@ -152,6 +152,20 @@ fn config_set(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             drop(cfg);
             let shown = pairs.iter().find(|(n, _)| n.eq_ignore_ascii_case(b"maxclients")).map_or(&b"maxclients"[..], |(n, _)| n);
             ctx.reply.error(errors::config_set_failed(shown, &errors::maxclients_unfit(fit.maxclients)));
+            return;
+        }
+    }
+    // What the process builds from the configuration (the TLS context)
+    // must build before the configuration is published: if not, nothing
+    // changes, as in Redis.
+    if let Some(hook) = ctx.srv.config_hook.get() {
+        let names: Vec<&'static str> = chosen.iter().map(|d| d.name).collect();
+        if let Err((name, why)) = hook(&cfg, &next, &names) {
+            drop(cfg);
+            let why = match why {
+                Refusal::Tls => errors::CONFIG_SET_TLS,
+            };
+            ctx.reply.error(errors::config_set_failed(name.as_bytes(), why));
             return;
         }
     }

@@ -41,6 +41,14 @@ impl TestServer {
     }
 
     pub fn start_args(args: &[String]) -> TestServer {
+        Self::try_start_args(args).unwrap_or_else(|log| panic!("tern-server did not report its port; log:\n{log}"))
+    }
+
+    /// [`TestServer::start_args`], giving back the log instead of
+    /// panicking when the server exits (or says nothing) before it reports
+    /// its port: a test that picked a port some other process took since
+    /// tries another.
+    pub fn try_start_args(args: &[String]) -> Result<TestServer, String> {
         let mut child = Command::new(env!("CARGO_BIN_EXE_tern-server"))
             .args(args)
             .stdout(Stdio::piped())
@@ -58,19 +66,23 @@ impl TestServer {
             }
         });
         let deadline = Instant::now() + Duration::from_secs(20);
+        let mut seen = String::new();
         let port = loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            let line = rx.recv_timeout(left).unwrap_or_else(|_| {
+            let Ok(line) = rx.recv_timeout(left) else {
                 let _ = child.kill();
-                panic!("tern-server did not report its port");
-            });
+                let _ = child.wait();
+                return Err(seen);
+            };
+            seen.push_str(&line);
+            seen.push('\n');
             if let Some(p) = line.split("port=").nth(1) {
                 break p.trim_end_matches('.').parse::<u16>().expect("port number");
             }
         };
         let data = args.windows(2).find(|w| w[0] == "--dir").map(|w| std::path::PathBuf::from(&w[1]));
         let data = data.filter(|d| d.file_name().is_some_and(|n| n.to_string_lossy().starts_with("tern-test-")));
-        TestServer { child, port, log: rx, data }
+        Ok(TestServer { child, port, log: rx, data })
     }
 
     pub fn addr(&self) -> String {
