@@ -525,6 +525,15 @@ mod tests {
             for key in ["", "a", "ab", "user:", "user:1", "user;1", "memtier-", "memtier-123", "memtier_123", "longer-prefix-than-eight", "longer-prefix-than-eigh", "é", "éx", "xé"] {
                 let glob = crate::glob::matches(pat.as_bytes(), key.as_bytes(), false);
                 assert_eq!(p.matches(key.as_bytes()), glob, "{pat} {key}");
+                // A selector of this one pattern, through its quick check,
+                // and with another pattern (no quick check).
+                for rules in [vec![format!("~{pat}")], vec!["%R~zzz".into(), format!("~{pat}")], vec![format!("%R~{pat}")]] {
+                    let u = user(&rules.iter().map(String::as_str).collect::<Vec<_>>());
+                    let s = u.root();
+                    for need in [0, user::READ, user::WRITE, user::READ | user::WRITE] {
+                        assert_eq!(s.allows_key_quick(key.as_bytes(), need), s.allows_key(key.as_bytes(), need), "{rules:?} {key} {need}");
+                    }
+                }
             }
         }
     }

@@ -103,6 +103,10 @@ pub struct Selector {
     /// The command rules as the user sees them, without the leading
     /// `+@all`/`-@all`.
     rules: String,
+    /// The keys are one prefix of at most eight bytes, read and write
+    /// (`~app:*`, the usual rule): a key of eight bytes or more is checked
+    /// with one masked compare ([`Selector::allows_key_quick`]).
+    quick: Option<Prefix>,
 }
 
 impl Selector {
@@ -119,7 +123,16 @@ impl Selector {
             allchannels,
             channels: Vec::new(),
             rules: String::new(),
+            quick: None,
         }
+    }
+
+    /// Recomputes what is derived from the rules (after any change).
+    fn settle(&mut self) {
+        self.quick = match self.patterns.as_slice() {
+            [p] if !self.allkeys && p.flags == ALL => p.prefix.filter(|q| q.len <= 8),
+            _ => None,
+        };
     }
 
     #[inline]
@@ -147,6 +160,16 @@ impl Selector {
         }
         let Some(first) = first else { return false };
         self.firstargs.iter().any(|(c, args)| *c == id && args.iter().any(|a| a.eq_ignore_ascii_case(first)))
+    }
+
+    /// [`Selector::allows_key`] for a selector that is not `allkeys`, in
+    /// a few instructions when its keys are one short prefix.
+    #[inline(always)]
+    pub fn allows_key_quick(&self, key: &[u8], need: u8) -> bool {
+        if let (Some(q), Some(head)) = (self.quick, key.first_chunk::<8>()) {
+            return u64::from_le_bytes(*head) & q.mask == q.word;
+        }
+        self.allows_key(key, need)
     }
 
     /// May this selector touch `key` with `need` (READ/WRITE bits)?
@@ -452,6 +475,7 @@ impl User {
     /// `acl-pubsub-default` for `reset`.
     pub fn apply(&mut self, cat: &Catalog, op: &[u8], allchannels: bool) -> Result<(), RuleError> {
         let r = self.apply_one(cat, op, allchannels);
+        self.selectors.iter_mut().for_each(Selector::settle);
         self.unrestricted = self.root().unrestricted();
         r
     }

@@ -53,28 +53,29 @@ pub fn check(u: &acl::User, cmd: &Cmd, args: Args<'_>) -> Result<(), (Denied, us
 /// cannot tell quickly.
 #[inline(always)]
 fn root_allows(s: &user::Selector, cmd: &Cmd, args: Args<'_>) -> bool {
-    if !cmd.has(flags::NO_AUTH) && !s.allows_command(cmd.id, None) {
+    if !s.allows_command(cmd.id, None) && !cmd.has(flags::NO_AUTH) {
         return false;
     }
     if s.allkeys {
         return true;
     }
-    if cmd.spec.key_finder.is_some() {
-        return false;
-    }
     let flags_of = cmd.spec.key_flags_of;
-    // One plain range (GET, SET, MGET ...): a counter over the arguments.
+    // One plain range (GET, SET, MGET ...; never a command with a key
+    // finder): a counter over the arguments.
     if let Some(r) = cmd.lone() {
         let Ok(span) = r.span(args.len()) else { return false };
         let Some((mut pos, last)) = span else { return true };
         while pos <= last {
             let f = flags_of.map_or(r.flags(), |f| f(args, pos));
-            if !s.allows_key(args.get(pos), need(f)) {
+            if !s.allows_key_quick(args.get(pos), need(f)) {
                 return false;
             }
             pos += r.step();
         }
         return true;
+    }
+    if cmd.spec.key_finder.is_some() {
+        return false;
     }
     let mut walk = cmd.keys(args);
     for k in walk.by_ref() {

@@ -653,6 +653,9 @@ mod tests {
                     Begin::Keyword { startfrom, .. } => assert!(startfrom != 0, "{}", c.fullname),
                     Begin::Unknown => {}
                 }
+                // The ACL's quick path walks a plain range and never asks
+                // a key finder.
+                assert!(c.lone().is_none() || c.spec.key_finder.is_none(), "{}", c.fullname);
                 let partial = s.flags & INCOMPLETE != 0 || s.begin == Begin::Unknown || s.find == Find::Unknown;
                 assert!(!partial || c.has(flags::MANUAL_LOCKS), "{} cannot be located by dispatch", c.fullname);
                 assert_eq!(s.flags & VARIABLE_FLAGS != 0, c.spec.key_flags_of.is_some(), "{}", c.fullname);
