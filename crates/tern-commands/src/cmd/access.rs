@@ -14,13 +14,6 @@ use crate::client::Client;
 use crate::errors;
 use crate::server::Server;
 
-/// Reads the client's user again if the registry changed since it was
-/// read (see [`Client::refresh_user`]).
-#[inline]
-pub fn refresh(srv: &Server, client: &mut Client) {
-    client.refresh_user(&srv.acl);
-}
-
 /// The access a key with these spec flags needs.
 fn need(f: KeyFlags) -> u8 {
     let mut n = 0;

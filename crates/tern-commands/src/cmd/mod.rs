@@ -617,7 +617,7 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
     // ACL: one relaxed load and a flag for a user allowed everything
     // whose rules did not change (`default` unless restricted).
     if !c.client.user.unrestricted || c.client.acl_epoch != srv.acl.epoch() {
-        access::refresh(srv, c.client);
+        c.client.refresh_user(&srv.acl);
         if !c.client.user.unrestricted {
             if let Err(why) = access::check(&c.client.user, cmd, args) {
                 c.stats.cmds[cmd.id].rejected.add(1);

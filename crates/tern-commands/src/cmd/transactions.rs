@@ -175,7 +175,7 @@ fn exec(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
         let args = Args::from_parts(&queued.data, ranges);
         // The rules are checked again: they may have changed since the
         // command was queued (Redis's execCommand).
-        super::access::refresh(ctx.srv, ctx.client);
+        ctx.client.refresh_user(&ctx.srv.acl);
         if !ctx.client.user.unrestricted {
             if let Err(why) = super::access::check(&ctx.client.user, cmd, args) {
                 let place = super::access::Place::Exec(queued.cmds.len());
