@@ -19,6 +19,7 @@
 //! engine's config hook) and a TLS connection's reads and writes.
 #![forbid(unsafe_code)]
 
+mod conn;
 pub mod inproc;
 pub mod net;
 pub mod tls;

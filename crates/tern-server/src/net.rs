@@ -10,7 +10,8 @@
 //! the server's memory without bound.
 //!
 //! A connection accepted on a TLS listener (`tls-port`, `memcache-tls-port`)
-//! reads and writes through its rustls session ([`crate::tls`]); the read
+//! reads and writes through its rustls session ([`crate::tls`], the
+//! connection itself: [`crate::conn`]); the read
 //! buffer, the parsers, the commands and the reply buffer are the same.
 //!
 //! Limits, each closing only the client that passes it:
@@ -30,7 +31,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -55,6 +56,7 @@ use tern_commands::outbuf::OutBuf;
 use tern_commands::errors;
 use tern_config::{log_notice, log_verbose, log_warning};
 
+use crate::conn::Conn;
 use crate::tls::{Tls, TlsConn};
 
 const WAKER: Token = Token(0);
@@ -95,125 +97,6 @@ pub struct Listener {
     pub tls: bool,
 }
 
-struct Conn {
-    stream: TcpStream,
-    /// Set for a connection accepted on a TLS listener: reads and writes go
-    /// through it ([`crate::tls`]).
-    tls: Option<Box<TlsConn>>,
-    /// Bytes `rbuf[rpos..rlen]` are received and not yet executed; the rest
-    /// of `rbuf` is zeroed room for the next read (grown, never re-zeroed).
-    rbuf: Vec<u8>,
-    rpos: usize,
-    rlen: usize,
-    frame: Frame,
-    out: OutBuf,
-    client: Client,
-    /// Replies are over the high-water mark: requests wait.
-    paused: bool,
-    /// CLIENT PAUSE holds its next request back (it stays in `rbuf`);
-    /// listed in [`Worker::postponed`].
-    postponed: bool,
-    closing: bool,
-    /// When the unsent output first went over the soft limit.
-    soft_since: Option<Instant>,
-    /// Set for a connection accepted on a memcached listener.
-    mc: Option<Box<tern_memcache::Parser>>,
-    /// What [`Conn::buffer_mem`] was when last added to the worker's
-    /// `client_mem` gauge.
-    mem_counted: u64,
-    /// The reply buffer's capacity when [`Conn::account_mem`] last looked
-    /// (INFO `reply_buffer_expands`/`shrinks` count its changes).
-    rbs_seen: usize,
-    /// With `appendfsync always`: the AOF ticket that must be durable
-    /// before the replies in `out` may go (0: none held).
-    hold: u64,
-}
-
-impl Conn {
-    /// Unsent reply bytes, shared values included at their full length;
-    /// one more while rustls holds records not yet written (at most its
-    /// 64 KiB buffer, whose length it does not tell).
-    fn pending_out(&self) -> usize {
-        self.out.pending() + self.tls.as_ref().map_or(0, |t| usize::from(t.session.wants_write()))
-    }
-
-    /// What `client-query-buffer-limit` measures: request bytes received
-    /// and not executed, plus the arguments queued by MULTI (Redis 7.4
-    /// counts both).
-    fn query_len(&self) -> usize {
-        self.rlen - self.rpos + self.client.multi.as_ref().map_or(0, |m| m.data.len())
-    }
-
-    /// Bytes of this connection's buffers (read buffer, reply buffer,
-    /// MULTI's queued arguments) at jemalloc's size classes: its part of
-    /// `used_memory`. Values a reply references are the shards'.
-    fn buffer_mem(&self) -> u64 {
-        let class = |n: usize| if n == 0 { 0 } else { tern_store::size_class(n) as u64 };
-        class(self.rbuf.capacity()) + class(self.out.capacity()) + self.client.multi.as_ref().map_or(0, |m| class(m.data.capacity()))
-    }
-
-    /// Brings the worker's `client_mem` gauge up to date with this
-    /// connection's buffers, and publishes them for CLIENT LIST and INFO.
-    fn account_mem(&mut self, stats: &WorkerStats) {
-        let now = self.buffer_mem();
-        stats.client_mem.adjust(self.mem_counted, now);
-        self.mem_counted = now;
-        // The reply buffer's resizes, seen after replies are appended and
-        // after they are written: it grows (by the Vec's reallocation) to
-        // take a large reply and is given back once written (`OutBuf`'s
-        // `settle`). The first allocation of a new connection's buffer is
-        // not a resize (Redis's client comes with its buffer).
-        let cap = self.out.capacity();
-        if cap != self.rbs_seen {
-            if cap < self.rbs_seen {
-                stats.reply_buffer_shrinks.add(1);
-            } else if self.rbs_seen > 0 {
-                stats.reply_buffer_expands.add(1);
-            }
-            self.rbs_seen = cap;
-        }
-        let g = &self.client.shared.buffers;
-        let r = Ordering::Relaxed;
-        g.qbuf.store(self.rlen - self.rpos, r);
-        g.qbuf_free.store(self.rbuf.len() - self.rlen, r);
-        g.rbs.store(self.out.capacity(), r);
-        g.obl.store(self.out.owned_pending(), r);
-        g.oll.store(self.out.shared_count(), r);
-        g.omem.store(self.out.pending(), r);
-        g.multi_mem.store(self.client.multi.as_ref().map_or(0, |m| m.mem()), r);
-    }
-
-    /// Writes as much pending output as the socket takes. `Ok(true)` when
-    /// everything is written, `Ok(false)` when the socket is full, an error
-    /// when the peer is gone.
-    /// `now_ms`: the worker's latest reading of the clock.
-    fn write_out(&mut self, stats: &WorkerStats, now_ms: u64) -> io::Result<bool> {
-        // Through TLS the reply buffer's slices go to rustls (counted as
-        // plaintext, as Redis counts them), then its records to the socket.
-        let (n, result) = match &mut self.tls {
-            None => self.out.write_to(&mut self.stream),
-            Some(t) => {
-                let (n, r) = self.out.write_to(&mut t.sink(&mut self.stream));
-                (n, r.and_then(|all_in| if all_in { t.flush(&mut self.stream) } else { Ok(false) }))
-            }
-        };
-        if n > 0 {
-            stats.net_output_bytes.add(n as u64);
-            stats.writes_processed.add(1);
-            self.client.shared.last_interaction_ms.store(now_ms, Ordering::Relaxed);
-        }
-        result
-    }
-
-    /// Reads what the connection has for `rbuf[rlen..]`: from the socket,
-    /// or the plaintext out of TLS. See [`TlsConn::read`] for `drained`.
-    fn read_some(&mut self, short_drains: bool, drained: &mut bool) -> io::Result<usize> {
-        match &mut self.tls {
-            None => self.stream.read(&mut self.rbuf[self.rlen..]),
-            Some(t) => t.read(&mut self.stream, &mut self.rbuf[self.rlen..], short_drains, drained),
-        }
-    }
-}
 
 pub struct Worker {
     id: usize,
