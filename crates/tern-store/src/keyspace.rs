@@ -403,6 +403,15 @@ const FEW: usize = 4;
 /// at once through [`LockSet::acquire`] with nothing held, or only add shards
 /// with a higher id than every held one. Under EXEC the set is *pinned*:
 /// every shard is held, and acquire/release do nothing.
+///
+/// A script's set is pinned too, but holds only what the script has
+/// touched so far ([`LockSet::pin_growing`]): it adds shards in any order,
+/// waiting for each with the others held. That is deadlock-free because
+/// one script runs at a time (its runner holds the scripts' gate while it
+/// runs) and nothing else ever waits for a shard while holding one: an
+/// acquisition from nothing held takes its first shard by waiting and the
+/// rest only if free, and when one is busy it lets go of all of them and
+/// waits for that one first.
 pub struct LockSet<'a> {
     ks: &'a Keyspace,
     // Inline room for the common case (a command's keys span a few shards)
@@ -417,6 +426,8 @@ pub struct LockSet<'a> {
     near: [u8; NEAR],
     near_base: u32,
     pinned: bool,
+    /// Pinned and still taking shards as they are asked for (a script).
+    growing: bool,
     /// [`LockSet::acquire`]'s set of wanted shard ids, one bit per shard
     /// (inline up to 1024 shards).
     wanted: SmallVec<[u64; 16]>,
@@ -436,6 +447,7 @@ impl<'a> LockSet<'a> {
             near: [0; NEAR],
             near_base: 0,
             pinned: false,
+            growing: false,
             wanted: SmallVec::new(),
             effects: Effects::new(),
             woken: Vec::new(),
@@ -461,7 +473,17 @@ impl<'a> LockSet<'a> {
         I::IntoIter: Clone,
     {
         if self.pinned {
+            if self.growing {
+                for g in gids {
+                    if !self.holds(g) {
+                        self.lock_one(g);
+                    }
+                }
+            }
             return;
+        }
+        if self.held.is_empty() {
+            return self.acquire_from_nothing(gids);
         }
         let gids = gids.into_iter();
         let top = self.held.last().map(|&(g, _)| g);
@@ -499,12 +521,86 @@ impl<'a> LockSet<'a> {
         self.wanted = wanted;
     }
 
+    /// [`LockSet::acquire`] with nothing held: the shards in ascending
+    /// order, the first by waiting for it, the others only if free. When one
+    /// is busy, every shard taken so far is let go (nothing was done under
+    /// them) and that one is waited for first, with nothing else held; then
+    /// the rest are tried again. So no acquirer ever waits holding a shard
+    /// that a script might be waiting for (see the type's docs).
+    fn acquire_from_nothing<I>(&mut self, gids: I)
+    where
+        I: IntoIterator<Item = u32>,
+        I::IntoIter: Clone,
+    {
+        let gids = gids.into_iter();
+        loop {
+            let mut busy = None;
+            let mut prev = None;
+            let mut sorted = true;
+            for g in gids.clone() {
+                sorted &= prev.is_none_or(|p| g >= p);
+                prev = Some(g);
+            }
+            let mut try_one = |set: &mut Self, g: u32| -> bool {
+                if set.holds(g) {
+                    return true;
+                }
+                if set.held.is_empty() {
+                    set.lock_one(g);
+                    return true;
+                }
+                match set.ks.try_lock(g) {
+                    Some(guard) => {
+                        set.insert_held(g, guard);
+                        true
+                    }
+                    None => false,
+                }
+            };
+            if sorted {
+                for g in gids.clone() {
+                    if !try_one(self, g) {
+                        busy = Some(g);
+                        break;
+                    }
+                }
+            } else {
+                let mut wanted = std::mem::take(&mut self.wanted);
+                wanted.clear();
+                wanted.resize(self.ks.total_shards().div_ceil(64), 0);
+                for g in gids.clone() {
+                    wanted[g as usize / 64] |= 1 << (g % 64);
+                }
+                'words: for (w, &bits) in wanted.iter().enumerate() {
+                    let mut b = bits;
+                    while b != 0 {
+                        let g = (w * 64) as u32 + b.trailing_zeros();
+                        b &= b - 1;
+                        if !try_one(self, g) {
+                            busy = Some(g);
+                            break 'words;
+                        }
+                    }
+                }
+                self.wanted = wanted;
+            }
+            let Some(g) = busy else { return };
+            self.release();
+            self.lock_one(g);
+        }
+    }
+
     fn lock_one(&mut self, gid: u32) {
         debug_assert!(
-            self.held.last().is_none_or(|(g, _)| *g < gid),
+            self.growing || self.held.last().is_none_or(|(g, _)| *g < gid),
             "shard {gid} locked out of order"
         );
         let guard = self.ks.lock(gid);
+        self.insert_held(gid, guard);
+    }
+
+    /// Puts a newly locked shard in its place in `held`, keeping the index.
+    fn insert_held(&mut self, gid: u32, guard: MutexGuard<'a, Shard>) {
         let at = self.held.partition_point(|(g, _)| *g < gid);
         self.held.insert(at, (gid, guard));
         // A few held shards are scanned; past that the index is built,
@@ -557,9 +653,22 @@ impl<'a> LockSet<'a> {
         self.pinned = true;
     }
 
+    /// Pins the set as it is (a script's declared keys' shards, taken
+    /// first through [`LockSet::acquire`]) and lets it grow: every shard
+    /// asked for from now on is locked, in whatever order, and kept until
+    /// [`LockSet::unpin`]. Only for a caller that holds the scripts' gate,
+    /// or already holds every shard (see the type's docs).
+    pub fn pin_growing(&mut self) {
+        if !self.pinned {
+            self.pinned = true;
+            self.growing = true;
+        }
+    }
+
     /// Unpins and releases everything.
     pub fn unpin(&mut self) {
         self.pinned = false;
+        self.growing = false;
         self.release();
     }
 
@@ -670,6 +779,43 @@ mod tests {
         set.shard(l.gid).set(b"hello", l.hash, Value::Str(StrValue::from_slice(b"w")), None, 0);
         set.release();
         assert_eq!(ks.lock(l.gid).len(), 1);
+    }
+
+    /// A script's growing set may wait for a shard below one it holds:
+    /// an acquirer that took the lower one first lets go of it rather
+    /// than wait for the higher one with it held. Run many times so both
+    /// orders of the race come up; a deadlock fails by the watchdog.
+    #[test]
+    fn growing_set_never_deadlocks_with_an_acquirer() {
+        let ks = Keyspace::new(1, 8);
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let watchdog = std::thread::spawn(move || {
+            if done_rx.recv_timeout(std::time::Duration::from_secs(60)).is_err() {
+                eprintln!("deadlock: growing set and acquirer wait for each other");
+                std::process::abort();
+            }
+        });
+        for _ in 0..2000 {
+            std::thread::scope(|s| {
+                let mut script = LockSet::new(&ks);
+                script.acquire([5]);
+                script.pin_growing();
+                s.spawn(|| {
+                    let mut cmd = LockSet::new(&ks);
+                    cmd.acquire([3, 5]);
+                    assert!(cmd.holds(3) && cmd.holds(5));
+                    cmd.release();
+                });
+                std::thread::yield_now();
+                script.acquire([3]);
+                assert!(script.holds(3) && script.holds(5));
+                script.release();
+                assert!(script.holds(3), "a pinned set keeps its shards");
+                script.unpin();
+            });
+        }
+        done_tx.send(()).unwrap();
+        watchdog.join().unwrap();
     }
 
     /// The locate path's hash is the one each shard's table computes for a
