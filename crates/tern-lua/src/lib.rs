@@ -13,3 +13,6 @@
 pub use mlua;
 
 pub mod libs;
+pub mod sandbox;
+
+pub use sandbox::{Outcome, Sandbox};

@@ -1,0 +1,313 @@
+//! The sandbox: a Lua state whose globals scripts cannot change, as Redis
+//! 7+ locks its scripting engine.
+//!
+//! Redis patches Lua's VM with read-only tables. Tern runs stock Lua 5.1,
+//! so the same rules are kept with proxies:
+//!
+//! ```text
+//!  globals (P, what scripts and loadstring see: empty, __index R, __newindex refused)
+//!     └─► R, the real globals: __index "nonexistent global", __newindex refused
+//!            string, table, math, os, coroutine, redis, cjson, ... ─► each a proxy
+//!            of the real library table (__index real, __newindex refused)
+//! ```
+//!
+//! Every assignment to a global or to a library field lands on an empty
+//! proxy and so reaches its `__newindex`; `rawset` and `setmetatable` are
+//! wrapped to refuse the proxies; `getfenv` never hands out R. A script may
+//! still build and change tables of its own, KEYS and ARGV included.
+//!
+//! Errors keep Redis's shapes: a runtime error in the script's own code
+//! carries its position (`user_script:1: ...`); one raised from a library
+//! function does not; [`Sandbox::call`] runs a function under the error
+//! handler Redis's `__redis__err__handler` is, which turns every error into
+//! a table `{err=..., source=..., line=...}`.
+
+use mlua::chunk::ChunkMode;
+use mlua::{Function, Lua, LuaOptions, MultiValue, StdLib, Table, Value};
+
+/// The error Redis's VM raises for a write to a read-only table.
+pub const READONLY: &str = "Attempt to modify a readonly table";
+
+/// The chunk name of Tern's own Lua code: the error handler skips its
+/// frames, so that an error raised through a wrapper is placed at the
+/// script's line that called it.
+pub const INTERNAL: &str = "=tern";
+
+/// The libraries whose tables scripts see read-only, besides those the
+/// embedder installs.
+const LIBRARIES: &[&str] = &["string", "table", "math", "os", "coroutine"];
+
+/// Lua's own globals that Redis keeps (its allow list, less `getfenv`,
+/// `setfenv` and `newproxy`, which Redis and Valkey dropped in their
+/// October 2025 sandbox fixes); every other one the standard libraries
+/// define is removed.
+const BUILTINS: &[&str] = &[
+    "xpcall", "tostring", "setmetatable", "next", "assert", "tonumber", "rawequal", "collectgarbage",
+    "getmetatable", "rawset", "pcall", "coroutine", "type", "_G", "select", "unpack", "gcinfo", "pairs", "rawget",
+    "loadstring", "ipairs", "_VERSION", "load", "error", "string", "math", "table", "os",
+];
+
+/// Wraps the builtins that could reach around the proxies, and returns the
+/// function that runs a script under the error handler. Arguments: R, P,
+/// the set of protected tables, the error handler, the error-message
+/// extractor.
+const PRELUDE: &str = r##"
+local R, P, protected, handler, errmsg, string_mt, string_mt_view = ...
+local rawset_, setmetatable_, getmetatable_, loadstring_, pcall_, xpcall_ =
+    rawset, setmetatable, getmetatable, loadstring, pcall, xpcall
+local type, error, select, concat = type, error, select, table.concat
+local READONLY = "Attempt to modify a readonly table"
+
+rawset = function(t, k, v)
+    if protected[t] then error(READONLY, 0) end
+    return rawset_(t, k, v)
+end
+setmetatable = function(t, mt)
+    if protected[t] then error(READONLY, 0) end
+    return setmetatable_(t, mt)
+end
+local string_mt, string_mt_view = string_mt, string_mt_view
+getmetatable = function(v)
+    local mt = getmetatable_(v)
+    if mt == string_mt then return string_mt_view end
+    return mt
+end
+-- Binary chunks are parsed as text, as Redis's Lua does (it never loads
+-- bytecode): a leading space keeps lines and makes "\27Lua" a syntax error.
+loadstring = function(s, name)
+    if type(s) == "string" and s:byte(1) == 27 then
+        return loadstring_(" " .. s, name or s)
+    end
+    return loadstring_(s, name)
+end
+load = function(f, name)
+    local parts = {}
+    while true do
+        local piece = f()
+        if piece == nil or piece == "" then break end
+        if type(piece) ~= "string" then return nil, "reader function must return a string" end
+        parts[#parts + 1] = piece
+    end
+    return loadstring(concat(parts), name or "=(load)")
+end
+-- Redis's pcall: an error table's `err` string is the error a script sees.
+local function caught(ok, ...)
+    if ok then return true, ... end
+    local e = ...
+    if type(e) == "table" and type(e.err) == "string" then e = e.err
+    elseif type(e) == "userdata" then e = errmsg(e) end
+    return false, e
+end
+pcall = function(f, ...) return caught(pcall_(f, ...)) end
+
+local function run(f, ...)
+    local n = select("#", ...)
+    if n == 0 then return xpcall_(f, handler) end
+    local args = {...}
+    return xpcall_(function() return f(unpack(args, 1, n)) end, handler)
+end
+return run
+"##;
+
+/// A sandboxed Lua state.
+pub struct Sandbox {
+    lua: Lua,
+    /// R: the real globals, where KEYS and ARGV are set.
+    real: Table,
+    run: Function,
+}
+
+/// How a call ended.
+pub enum Outcome {
+    /// The function's first result (nil when none).
+    Done(Value),
+    /// The error, as the handler left it: a table with `err` (the message
+    /// with its code, e.g. `ERR user_script:1: ...`) and, when known,
+    /// `source` and `line`.
+    Failed(Value),
+}
+
+impl Sandbox {
+    /// A state with Lua's base, table, string and math libraries, `os`
+    /// cut to `os.clock`, the libraries Redis adds ([`crate::libs`]),
+    /// and whatever `install` puts in the globals (the embedder's `redis`
+    /// table); every table reachable from there then read-only. `extra`
+    /// names the globals `install` adds whose tables are to be protected.
+    pub fn new(install: impl FnOnce(&Lua, &Table) -> mlua::Result<()>, extra: &[&str]) -> mlua::Result<Sandbox> {
+        let lua = Lua::new_with(StdLib::TABLE | StdLib::STRING | StdLib::MATH | StdLib::OS, LuaOptions::default())?;
+        let real = lua.globals();
+        let os: Table = real.get("os")?;
+        let clock: Function = os.get("clock")?;
+        let os = lua.create_table()?;
+        os.raw_set("clock", clock)?;
+        real.raw_set("os", os)?;
+        crate::libs::open(&lua)?;
+        install(&lua, &real)?;
+
+        let keep: Vec<&str> = BUILTINS.iter().chain(crate::libs::NAMES).chain(extra).copied().collect();
+        let names: Vec<String> = real.pairs::<String, Value>().filter_map(|kv| kv.ok().map(|(k, _)| k)).collect();
+        for name in names {
+            if !keep.contains(&name.as_str()) {
+                real.raw_set(name, Value::Nil)?;
+            }
+        }
+
+        let protected = lua.create_table()?;
+        let refuse = lua
+            .load(format!("return function() error({READONLY:?}, 2) end"))
+            .set_name(INTERNAL)
+            .eval::<Function>()?;
+        for &name in LIBRARIES.iter().chain(crate::libs::NAMES).chain(extra) {
+            let Value::Table(lib) = real.raw_get(name)? else { continue };
+            let proxy = read_only_proxy(&lua, &lib, &refuse)?;
+            protected.raw_set(&proxy, true)?;
+            real.raw_set(name, proxy)?;
+        }
+        // `("x"):upper()` reads the string library through its proxy too,
+        // and scripts see the strings' metatable only through a read-only
+        // view, so neither can be changed for the next script.
+        let string_mt = lua.type_metatable::<mlua::LuaString>().map_or(Ok(Value::Nil), |mt| {
+            mt.raw_set("__index", real.raw_get::<Value>("string")?)?;
+            Ok::<_, mlua::Error>(Value::Table(mt))
+        })?;
+        let string_mt_view = match &string_mt {
+            Value::Table(mt) => {
+                let view = read_only_proxy(&lua, mt, &refuse)?;
+                protected.raw_set(&view, true)?;
+                Value::Table(view)
+            }
+            _ => Value::Nil,
+        };
+
+        let globals = lua.create_table()?;
+        let gmt = lua.create_table()?;
+        gmt.raw_set("__index", &real)?;
+        gmt.raw_set("__newindex", &refuse)?;
+        gmt.raw_set("__metatable", false)?;
+        globals.set_metatable(Some(gmt))?;
+        real.raw_set("_G", &globals)?;
+        let rmt = lua.create_table()?;
+        let missing = lua
+            .load(
+                "return function(_, k) \
+                   error(\"Script attempted to access nonexistent global variable '\" .. tostring(k) .. \"'\", 2) \
+                 end",
+            )
+            .set_name(INTERNAL)
+            .eval::<Function>()?;
+        rmt.raw_set("__index", missing)?;
+        rmt.raw_set("__newindex", &refuse)?;
+        rmt.raw_set("__metatable", false)?;
+        real.set_metatable(Some(rmt))?;
+        protected.raw_set(&real, true)?;
+        protected.raw_set(&globals, true)?;
+
+        let handler = lua.create_function(error_handler)?;
+        // For Redis's pcall: an error a Rust function raised, as its message.
+        let errmsg = lua.create_function(|lua, v: Value| match v {
+            Value::Error(e) => Ok(Value::String(lua.create_string(error_text(&e))?)),
+            other => Ok(other),
+        })?;
+        let run: Function = lua
+            .load(PRELUDE)
+            .set_name(INTERNAL)
+            .call((&real, &globals, &protected, handler, errmsg, string_mt, string_mt_view))?;
+        lua.set_globals(globals)?;
+        Ok(Sandbox { lua, real, run })
+    }
+
+    pub fn lua(&self) -> &Lua {
+        &self.lua
+    }
+
+    /// Compiles `body` as a chunk named `name` (`@user_script`), in text
+    /// mode only. The error is Lua's message (`user_script:1: ...`).
+    pub fn compile(&self, name: &str, body: &[u8]) -> Result<Function, String> {
+        self.lua.load(body).set_name(name).set_mode(ChunkMode::Text).into_function().map_err(|e| match e {
+            mlua::Error::SyntaxError { message, .. } => message,
+            other => error_text(&other),
+        })
+    }
+
+    /// Sets a global the scripts read but cannot write (EVAL's KEYS and
+    /// ARGV).
+    pub fn set_global(&self, name: &str, value: impl mlua::IntoLua) -> mlua::Result<()> {
+        self.real.raw_set(name, value)
+    }
+
+    /// Runs `f(args)` under the error handler.
+    pub fn call(&self, f: &Function, args: impl mlua::IntoLuaMulti) -> mlua::Result<Outcome> {
+        let mut out: MultiValue = self.run.call((f, args))?;
+        let ok = matches!(out.pop_front(), Some(Value::Boolean(true)));
+        let first = out.pop_front().unwrap_or(Value::Nil);
+        Ok(if ok { Outcome::Done(first) } else { Outcome::Failed(first) })
+    }
+}
+
+/// A table that reads through to `lib` and refuses every write.
+fn read_only_proxy(lua: &Lua, lib: &Table, refuse: &Function) -> mlua::Result<Table> {
+    let proxy = lua.create_table()?;
+    let mt = lua.create_table()?;
+    mt.raw_set("__index", lib)?;
+    mt.raw_set("__newindex", refuse)?;
+    mt.raw_set("__metatable", false)?;
+    proxy.set_metatable(Some(mt))?;
+    Ok(proxy)
+}
+
+/// Redis's `__redis__err__handler`: makes the error a table `{err=...}`
+/// (a string error gets the generic `ERR ` code) and notes where it was
+/// raised: the function that raised it, or when that is a C function (a
+/// library's, `error` itself), the one that called it — skipping Tern's
+/// own wrappers, which stand where Redis has C functions.
+fn error_handler(lua: &Lua, err: Value) -> mlua::Result<Value> {
+    let table = match err {
+        Value::Table(t) => t,
+        other => {
+            let t = lua.create_table()?;
+            t.raw_set("err", format!("ERR {}", to_string(lua, &other)?))?;
+            t
+        }
+    };
+    let frame = |level: usize| {
+        lua.inspect_stack(level, |d| {
+            let src = d.source();
+            (src.what, src.source.map(|s| s.into_owned()), d.current_line())
+        })
+    };
+    let mut level = 1;
+    let mut at = frame(level);
+    if matches!(&at, Some((what, _, _)) if *what == "C") {
+        level += 1;
+        at = frame(level);
+    }
+    while matches!(&at, Some((_, Some(source), _)) if source == INTERNAL) {
+        level += 1;
+        at = frame(level);
+    }
+    if let Some((_, source, line)) = at {
+        table.raw_set("source", source.unwrap_or_default())?;
+        table.raw_set("line", line.map_or(-1, |l| l as i64))?;
+    }
+    Ok(Value::Table(table))
+}
+
+/// An error value as Lua's `tostring` shows it, but an error raised by a
+/// Rust function (mlua's wrapped error) as its bare message.
+fn to_string(lua: &Lua, v: &Value) -> mlua::Result<String> {
+    match v {
+        Value::Error(e) => Ok(error_text(e)),
+        other => lua.globals().get::<Function>("tostring")?.call::<String>(other),
+    }
+}
+
+/// The message of an mlua error as Lua code would see it: the text a Rust
+/// function raised, without mlua's "runtime error: " and traceback.
+pub fn error_text(e: &mlua::Error) -> String {
+    match e {
+        mlua::Error::RuntimeError(m) | mlua::Error::SyntaxError { message: m, .. } => m.clone(),
+        mlua::Error::CallbackError { cause, .. } => error_text(cause),
+        mlua::Error::MemoryError(m) => m.clone(),
+        other => other.to_string(),
+    }
+}
