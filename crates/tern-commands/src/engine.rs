@@ -12,6 +12,9 @@ use tern_config::Config;
 use crate::cmd::table::CommandTable;
 use crate::server::Server;
 
+/// The command families of layers above `cmd`.
+const ABOVE: &[&[crate::cmd::table::CommandSpec]] = &[crate::script::COMMANDS];
+
 pub struct Engine {
     pub srv: Server,
     /// The commands as clients name them (`rename-command` applied).
@@ -34,7 +37,7 @@ impl Engine {
     /// [`Engine::new`], or the fatal error of a `rename-command` line that
     /// names no command or a name already taken.
     pub fn try_new(cfg: Config) -> Result<Engine, String> {
-        let mut commands = CommandTable::build();
+        let mut commands = CommandTable::build_with(ABOVE);
         for line in &cfg.renames {
             let (from, to) = (line.words[0].as_bytes(), line.words[1].as_bytes());
             commands.rename(from, to).map_err(|why| line.fatal("rename-command", why))?;
@@ -42,6 +45,6 @@ impl Engine {
         let requirepass = cfg.requirepass.clone();
         let srv = Server::new(cfg, commands.len());
         srv.acl.init(commands.acl_catalog(), requirepass.as_deref());
-        Ok(Engine { srv, commands, original: CommandTable::build() })
+        Ok(Engine { srv, commands, original: CommandTable::build_with(ABOVE) })
     }
 }

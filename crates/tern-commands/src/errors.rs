@@ -461,6 +461,91 @@ pub fn unknown_command<'a>(name: &[u8], args: impl Iterator<Item = &'a [u8]>) ->
     m
 }
 
+// Scripting: EVAL, SCRIPT, and what `redis.*` functions raise inside a
+// script. The latter carry no code: like Redis's luaPushError, the script
+// engine gives them `ERR ` (see `script_error_text`).
+
+/// The code an error gets when its text names none.
+pub const ERR_CODE: &str = "ERR";
+pub const NOSCRIPT: &str = "NOSCRIPT No matching script. Please use EVAL.";
+pub const NUMKEYS_TOO_MANY: &str = "ERR Number of keys can't be greater than number of args";
+pub const NUMKEYS_NEGATIVE: &str = "ERR Number of keys can't be negative";
+pub const SCRIPT_WRITE_BY_RO: &str = "ERR Can not execute a script with write flag using *_ro command.";
+pub const SCRIPT_OOM: &str = "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'";
+pub const SCRIPT_MISCONF: &str = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Writable scripts are blocked. Use 'no-writes' flag for read only scripts.";
+pub const NOTBUSY: &str = "NOTBUSY No scripts in execution right now.";
+pub const SCRIPT_FLUSH_MODE: &str = "ERR SCRIPT FLUSH only support SYNC|ASYNC option";
+pub const SHEBANG_INVALID: &str = "ERR Invalid script shebang";
+pub const SHEBANG_NO_ENGINE: &str = "ERR Invalid engine in script shebang";
+
+/// `ERR Error compiling script (new function): <Lua's message>`.
+pub fn script_compile(msg: &str) -> String {
+    format!("ERR Error compiling script (new function): {msg}")
+}
+
+pub fn shebang_engine(engine: &[u8]) -> Vec<u8> {
+    with_arg("ERR Unexpected engine in script shebang: ", engine, "")
+}
+
+pub fn shebang_flag(flag: &[u8]) -> Vec<u8> {
+    with_arg("ERR Unexpected flag in script shebang: ", flag, "")
+}
+
+pub fn shebang_option(option: &[u8]) -> Vec<u8> {
+    with_arg("ERR Unknown lua shebang option: ", option, "")
+}
+
+/// A script's failure as its caller sees it: the error, then where the
+/// script raised it (Redis's luaCallFunction).
+pub fn script_failed(msg: &[u8], sha: &str, source: &str, line: i64) -> Vec<u8> {
+    let mut m = msg.to_vec();
+    m.extend_from_slice(format!(" script: {sha}, on {source}:{line}.").as_bytes());
+    m
+}
+
+/// A Lua error that is not a table (out of memory): Redis's wording.
+pub fn script_running(sha: &str, msg: &str) -> String {
+    format!("ERR Error running script {sha}, {msg:.100}")
+}
+
+/// An error text as `redis.call` raises it (Redis's luaPushErrorBuff):
+/// `-CODE message` keeps its code, anything else gets `ERR`; line breaks
+/// at the ends go.
+pub fn script_error_text(raw: &[u8]) -> Vec<u8> {
+    let (code, msg): (&[u8], &[u8]) = match raw.strip_prefix(b"-") {
+        Some(rest) => match rest.iter().position(|&c| c == b' ') {
+            Some(i) => (&rest[..i], &rest[i + 1..]),
+            None => (ERR_CODE.as_bytes(), rest),
+        },
+        None => (ERR_CODE.as_bytes(), raw),
+    };
+    let trim = |c: &u8| *c == b'\r' || *c == b'\n';
+    let start = msg.iter().position(|c| !trim(c)).unwrap_or(msg.len());
+    let end = msg.iter().rposition(|c| !trim(c)).map_or(start, |i| i + 1);
+    let mut out = code.to_vec();
+    out.push(b' ');
+    out.extend_from_slice(&msg[start..end]);
+    out
+}
+
+pub const LUA_NO_ARGS: &str = "Please specify at least one argument for this redis lib call";
+pub const LUA_BAD_ARG: &str = "Lua redis lib command arguments must be strings or integers";
+pub const LUA_UNKNOWN_COMMAND: &str = "Unknown Redis command called from script";
+pub const LUA_ARITY: &str = "Wrong number of args calling Redis command from script";
+pub const LUA_NOSCRIPT: &str = "This Redis command is not allowed from script";
+pub const LUA_WRITE_IN_RO: &str = "Write commands are not allowed from read-only scripts.";
+pub const LUA_ACL: &str = "ACL failure in script: ";
+pub const LUA_ARGS: &str = "wrong number of arguments";
+pub const LUA_ARGS_TYPE: &str = "wrong number or type of arguments";
+pub const LUA_LOG_ARGS: &str = "redis.log() requires two arguments or more.";
+pub const LUA_LOG_LEVEL_TYPE: &str = "First argument must be a number (log level).";
+pub const LUA_LOG_LEVEL: &str = "Invalid log level.";
+pub const LUA_SETRESP_ARGS: &str = "redis.setresp() requires one argument.";
+pub const LUA_SETRESP_VERSION: &str = "RESP version must be 2 or 3.";
+pub const LUA_SET_REPL_ARGS: &str = "redis.set_repl() requires one argument.";
+pub const LUA_SET_REPL_FLAGS: &str = "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.";
+pub const LUA_ACL_CHECK_COMMAND: &str = "Invalid command passed to redis.acl_check_cmd()";
+
 #[cfg(test)]
 mod tests {
     use super::*;

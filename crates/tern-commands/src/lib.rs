@@ -25,7 +25,8 @@
 //! the table for cycles, so a new module needs a line here.
 //!
 //! ```text
-//!  engine    ─► cmd server
+//!  engine    ─► cmd script server
+//!  script    ─► cmd server client scriptcache errors outbuf stats persist
 //!  aofload   ─► engine cmd server client acl outbuf errors persist aof aofstate
 //!  prefetch  ─► cmd server client
 //!  memcache  ─► server client acl errors outbuf stats maxmemory
@@ -33,11 +34,12 @@
 //!  aof       ─► server persist aofstate
 //!  persist   ─► server maxmemory
 //!  maxmemory ─► server sysinfo
-//!  server    ─► client acl stats cmdlog latency monitor sysinfo aofstate
+//!  server    ─► client acl stats cmdlog latency monitor sysinfo aofstate scriptcache
 //!  aofstate  ─► -
 //!  client    ─► acl monitor
 //!  acl       ─► glob
 //!  outbuf    ─► -
+//!  scriptcache ─► -
 //!  stats     ─► -
 //!  cmdlog    ─► -
 //!  latency   ─► -
@@ -74,12 +76,16 @@ pub mod maxmemory;
 pub mod outbuf;
 pub mod persist;
 pub mod prefetch;
+pub mod script;
+pub mod scriptcache;
 pub mod server;
 pub mod stats;
 pub mod sysinfo;
 
 /// The Redis version whose behaviour Tern matches (INFO `redis_version`).
 pub const REDIS_VERSION: &str = "8.4.0";
+/// [`REDIS_VERSION`] as Redis's `REDIS_VERSION_NUM` (`redis.REDIS_VERSION_NUM`).
+pub const REDIS_VERSION_NUM: u32 = 0x0008_0400;
 pub const TERN_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The `.rs` files below `dir`, for the tests that read the sources

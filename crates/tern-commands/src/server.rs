@@ -245,6 +245,8 @@ pub struct Server {
     pub aof: crate::aofstate::Aof,
     /// ACL users and the log of refusals (`crate::acl`).
     pub acl: crate::acl::Acl,
+    /// EVAL's script cache and the scripts' gate.
+    pub scripts: crate::scriptcache::ScriptCache,
     /// Set by the process at start (tern-server: the TLS context, which
     /// CONFIG SET of a `tls-*` directive rebuilds): run by CONFIG SET
     /// before it publishes a configuration.
@@ -344,6 +346,7 @@ impl Server {
             persist: Persistence { bg_last_secs: AtomicI64::new(-1), ..Persistence::default() },
             aof: crate::aofstate::Aof::new(),
             acl: crate::acl::Acl::default(),
+            scripts: crate::scriptcache::ScriptCache::default(),
             config_hook: OnceLock::new(),
         };
         srv.persist.last_save.store(srv.started_ms / 1000, Ordering::Relaxed);

@@ -15,4 +15,4 @@ pub use mlua;
 pub mod libs;
 pub mod sandbox;
 
-pub use sandbox::{Outcome, Sandbox};
+pub use sandbox::{raise, Outcome, Raised, Sandbox};

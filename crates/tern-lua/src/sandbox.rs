@@ -117,6 +117,35 @@ pub struct Sandbox {
     run: Function,
 }
 
+/// An error a Rust function raises as Redis's C functions raise theirs:
+/// the script sees a table `{err=<text>}` (its text with its code, e.g.
+/// `ERR Unknown Redis command called from script`), and Redis's `pcall`
+/// the text.
+#[derive(Debug, Clone)]
+pub struct Raised(pub Vec<u8>);
+
+impl std::fmt::Display for Raised {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&String::from_utf8_lossy(&self.0))
+    }
+}
+
+impl std::error::Error for Raised {}
+
+/// The error for a Rust function to return to raise `{err=<text>}`.
+pub fn raise(text: impl Into<Vec<u8>>) -> mlua::Error {
+    mlua::Error::external(Raised(text.into()))
+}
+
+/// The [`Raised`] error inside `e`, if it is one.
+fn raised(e: &mlua::Error) -> Option<&Raised> {
+    match e {
+        mlua::Error::CallbackError { cause, .. } => raised(cause),
+        mlua::Error::ExternalError(inner) => inner.downcast_ref::<Raised>(),
+        _ => None,
+    }
+}
+
 /// How a call ended.
 pub enum Outcome {
     /// The function's first result (nil when none).
@@ -205,7 +234,10 @@ impl Sandbox {
         let handler = lua.create_function(error_handler)?;
         // For Redis's pcall: an error a Rust function raised, as its message.
         let errmsg = lua.create_function(|lua, v: Value| match v {
-            Value::Error(e) => Ok(Value::String(lua.create_string(error_text(&e))?)),
+            Value::Error(e) => match raised(&e) {
+                Some(r) => Ok(Value::String(lua.create_string(&r.0)?)),
+                None => Ok(Value::String(lua.create_string(error_text(&e))?)),
+            },
             other => Ok(other),
         })?;
         let run: Function = lua
@@ -263,6 +295,11 @@ fn read_only_proxy(lua: &Lua, lib: &Table, refuse: &Function) -> mlua::Result<Ta
 fn error_handler(lua: &Lua, err: Value) -> mlua::Result<Value> {
     let table = match err {
         Value::Table(t) => t,
+        Value::Error(e) if raised(&e).is_some() => {
+            let t = lua.create_table()?;
+            t.raw_set("err", lua.create_string(raised(&e).map_or(&[][..], |r| &r.0[..]))?)?;
+            t
+        }
         other => {
             let t = lua.create_table()?;
             t.raw_set("err", format!("ERR {}", to_string(lua, &other)?))?;

@@ -311,6 +311,17 @@ impl Encoder {
         }
     }
 
+    /// A big number (`(`) in RESP3, a bulk string in RESP2.
+    pub fn big_number(&self, out: &mut Vec<u8>, digits: &[u8]) {
+        if self.resp3 {
+            out.push(b'(');
+            out.extend_from_slice(digits);
+            out.extend_from_slice(b"\r\n");
+        } else {
+            self.bulk(out, digits);
+        }
+    }
+
     /// Verbatim text (`=`) in RESP3, a bulk string in RESP2.
     pub fn verbatim(&self, out: &mut Vec<u8>, format: &[u8; 3], text: &[u8]) {
         if self.resp3 {

@@ -541,7 +541,7 @@ impl<'a> LockSet<'a> {
                 sorted &= prev.is_none_or(|p| g >= p);
                 prev = Some(g);
             }
-            let mut try_one = |set: &mut Self, g: u32| -> bool {
+            let try_one = |set: &mut Self, g: u32| -> bool {
                 if set.holds(g) {
                     return true;
                 }

@@ -16,6 +16,8 @@ const GROUPING_SCAN: usize = 10;
 pub enum Context {
     Toplevel,
     Multi,
+    /// A script's `redis.call`.
+    Lua,
 }
 
 impl Context {
@@ -23,6 +25,7 @@ impl Context {
         match self {
             Context::Toplevel => "toplevel",
             Context::Multi => "multi",
+            Context::Lua => "lua",
         }
     }
 }

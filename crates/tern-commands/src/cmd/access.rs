@@ -110,6 +110,8 @@ pub enum Place {
     Toplevel,
     Queued,
     Exec(usize),
+    /// `redis.call` inside a script.
+    Script,
 }
 
 /// Records a refusal (ACL LOG, INFO's counters) and returns the reply's
@@ -121,7 +123,11 @@ pub fn refused(srv: &Server, commands: &CommandTable, client: &Client, cmd: &Cmd
         Denied::Command => cmd.fullname.as_bytes(),
         _ => args.get(pos),
     };
-    let ctx = if place == Place::Toplevel { Context::Toplevel } else { Context::Multi };
+    let ctx = match place {
+        Place::Toplevel => Context::Toplevel,
+        Place::Script => Context::Lua,
+        Place::Queued | Place::Exec(_) => Context::Multi,
+    };
     let (running, exec_of) = match place {
         Place::Exec(n) => ("exec", Some(n)),
         _ => (cmd.fullname.as_str(), None),

@@ -183,8 +183,14 @@ pub struct CommandTable {
 
 impl CommandTable {
     pub fn build() -> Self {
+        Self::build_with(&[])
+    }
+
+    /// The table of [`super::FAMILIES`] and of the families of layers
+    /// above `cmd` (scripting), which `cmd` cannot name.
+    pub fn build_with(above: &[&'static [CommandSpec]]) -> Self {
         let mut t = CommandTable { cmds: Vec::new(), by_name: NameIndex::default(), removed: Vec::new() };
-        for family in super::FAMILIES {
+        for family in super::FAMILIES.iter().chain(above) {
             for spec in family.iter() {
                 let id = t.add(spec, None, spec.name.to_string());
                 t.by_name.insert(spec.name.as_bytes(), id);

@@ -1,0 +1,292 @@
+//! Scripting: EVAL, EVALSHA, their `_RO` forms and SCRIPT, with Redis 7+'s
+//! semantics.
+//!
+//! ```text
+//!  EVAL body n k.. a..  ─► SHA1 ─► scriptcache (shared: body, shebang flags)
+//!                       ─► this worker's Lua state (run.rs): compiled once per worker
+//!                       ─► the gate, then the declared keys' shards, pinned and growing
+//!                       ─► the script; redis.call ─► cmd::call under the same locks
+//!                       ─► the result converted (convert.rs) to the caller's protocol
+//! ```
+//!
+//! Atomicity: a script holds the shards of the keys it declared from the
+//! start, and every other shard it touches from the first touch to its
+//! end, so no other client sees it half done. One script runs at a time
+//! outside EXEC (the scripts' gate in [`crate::scriptcache`]); that is what
+//! makes it safe for a script to wait for a shard below one it holds (a
+//! key it did not declare), as [`tern_store::LockSet::pin_growing`]
+//! explains. Other workers keep serving every shard the script does not
+//! hold. Inside EXEC every shard is held already.
+//!
+//! The Lua side (sandbox, libraries) is the `tern-lua` crate.
+
+mod convert;
+mod run;
+
+use tern_resp::{parse_i64, Args};
+
+use crate::cmd::keyspec::{index, keynum, ks, ACCESS, RO, RW, UPDATE};
+use crate::cmd::table::{flags::*, CommandSpec};
+use crate::cmd::Ctx;
+use crate::errors;
+use crate::scriptcache::{flags as sf, Script, Sha};
+
+pub use run::sha1_hex;
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("eval", -3, NOSCRIPT | SKIP_MONITOR | MAY_REPLICATE | NO_MANDATORY_KEYS | STALE | MANUAL_LOCKS, &[ks(RW | ACCESS | UPDATE, index(2), keynum(0, 1, 1))], eval)
+        .doc("scripting", "Executes a server-side Lua script.", "2.6.0", "Depends on the script that is executed.")
+        .acl(&["slow", "scripting"]),
+    CommandSpec::new("evalsha", -3, NOSCRIPT | SKIP_MONITOR | MAY_REPLICATE | NO_MANDATORY_KEYS | STALE | MANUAL_LOCKS, &[ks(RW | ACCESS | UPDATE, index(2), keynum(0, 1, 1))], evalsha)
+        .doc("scripting", "Executes a server-side Lua script by SHA1 digest.", "2.6.0", "Depends on the script that is executed.")
+        .acl(&["slow", "scripting"]),
+    CommandSpec::new("eval_ro", -3, NOSCRIPT | SKIP_MONITOR | NO_MANDATORY_KEYS | STALE | READONLY | MANUAL_LOCKS, &[ks(RO | ACCESS, index(2), keynum(0, 1, 1))], eval_ro)
+        .doc("scripting", "Executes a read-only server-side Lua script.", "7.0.0", "Depends on the script that is executed.")
+        .acl(&["slow", "scripting"]),
+    CommandSpec::new("evalsha_ro", -3, NOSCRIPT | SKIP_MONITOR | NO_MANDATORY_KEYS | STALE | READONLY | MANUAL_LOCKS, &[ks(RO | ACCESS, index(2), keynum(0, 1, 1))], evalsha_ro)
+        .doc("scripting", "Executes a read-only server-side Lua script by SHA1 digest.", "7.0.0", "Depends on the script that is executed.")
+        .acl(&["slow", "scripting"]),
+    CommandSpec::new("script", -2, 0, &[], crate::cmd::unknown_subcommand)
+        .doc("scripting", "A container for Lua scripts management commands.", "2.6.0", "Depends on subcommand.")
+        .subs(&[
+            CommandSpec::new("exists", -3, NOSCRIPT | STALE, &[], script_exists)
+                .doc("scripting", "Determines whether server-side Lua scripts exist in the script cache.", "2.6.0", "O(N) with N being the number of scripts to check (so checking a single script is an O(1) operation).")
+                .acl(&["slow", "scripting"])
+                .tips(&["request_policy:all_shards", "response_policy:agg_logical_and"]),
+            CommandSpec::new("flush", -2, NOSCRIPT, &[], script_flush)
+                .doc("scripting", "Removes all server-side Lua scripts from the script cache.", "2.6.0", "O(N) with N being the number of scripts in cache")
+                .acl(&["slow", "scripting"])
+                .history(&[("6.2.0", "Added the `ASYNC` and `SYNC` flushing mode modifiers.")])
+                .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
+            CommandSpec::new("help", 2, LOADING | STALE, &[], script_help)
+                .doc("scripting", "Returns helpful text about the different subcommands.", "5.0.0", "O(1)")
+                .acl(&["slow", "scripting"]),
+            CommandSpec::new("kill", 2, NOSCRIPT | ALLOW_BUSY, &[], script_kill)
+                .doc("scripting", "Terminates a server-side Lua script during execution.", "2.6.0", "O(1)")
+                .acl(&["slow", "scripting"])
+                .tips(&["request_policy:all_shards", "response_policy:one_succeeded"]),
+            CommandSpec::new("load", 3, NOSCRIPT | STALE, &[], script_load)
+                .doc("scripting", "Loads a server-side Lua script to the script cache.", "2.6.0", "O(N) with N being the length in bytes of the script body.")
+                .acl(&["slow", "scripting"])
+                .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
+        ]),
+];
+
+fn eval(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    eval_generic(ctx, args, false, false)
+}
+
+fn evalsha(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    eval_generic(ctx, args, true, false)
+}
+
+fn eval_ro(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    eval_generic(ctx, args, false, true)
+}
+
+fn evalsha_ro(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    eval_generic(ctx, args, true, true)
+}
+
+/// A SHA1 as the cache keys it: 40 hex digits, lowercased.
+fn sha_key(s: &[u8]) -> Option<Sha> {
+    let mut sha: Sha = s.try_into().ok()?;
+    sha.make_ascii_lowercase();
+    Some(sha)
+}
+
+/// Reads a script's shebang (`#!lua flags=a,b`): its flags and the
+/// length of its line, or Redis's error for it.
+pub fn shebang(body: &[u8]) -> Result<(u32, usize), Vec<u8>> {
+    if !body.starts_with(b"#!") {
+        return Ok((sf::EVAL_COMPAT_MODE, 0));
+    }
+    let Some(end) = body.iter().position(|&c| c == b'\n') else {
+        return Err(errors::SHEBANG_INVALID.as_bytes().to_vec());
+    };
+    let line = &body[..end];
+    let parts: Vec<&[u8]> = line.split(|c| c.is_ascii_whitespace()).filter(|p| !p.is_empty()).collect();
+    let Some((engine, options)) = parts.split_first() else {
+        return Err(errors::SHEBANG_NO_ENGINE.as_bytes().to_vec());
+    };
+    if *engine != b"#!lua" {
+        return Err(errors::shebang_engine(engine));
+    }
+    let mut flags = 0;
+    for opt in options {
+        let Some(list) = opt.strip_prefix(b"flags=") else {
+            return Err(errors::shebang_option(opt));
+        };
+        for f in list.split(|&c| c == b',') {
+            match sf::NAMES.iter().find(|(name, _)| name.as_bytes() == f) {
+                Some((_, bit)) => flags |= bit,
+                None => return Err(errors::shebang_flag(f)),
+            }
+        }
+    }
+    Ok((flags, end))
+}
+
+/// Finds (EVALSHA) or caches (EVAL) the script and compiles it on this
+/// worker: its SHA1, or the error already replied.
+fn prepare(ctx: &mut Ctx<'_, '_>, body_or_sha: &[u8], evalsha: bool) -> Option<(Sha, std::sync::Arc<Script>)> {
+    let cache = &ctx.srv.scripts;
+    let (sha, script) = if evalsha {
+        let found = sha_key(body_or_sha).and_then(|sha| cache.get(&sha).map(|s| (sha, s)));
+        let Some(found) = found else {
+            ctx.reply.error(errors::NOSCRIPT);
+            return None;
+        };
+        found
+    } else {
+        let sha = sha_key(sha1_hex(body_or_sha).as_bytes()).unwrap_or([b'0'; 40]);
+        match cache.get(&sha) {
+            Some(s) => (sha, s),
+            None => {
+                let script = match shebang(body_or_sha) {
+                    Ok((flags, len)) => Script::new(body_or_sha, flags, len),
+                    Err(e) => {
+                        ctx.reply.error(&e);
+                        return None;
+                    }
+                };
+                if let Err(msg) = run::compile(cache, &sha, &script) {
+                    ctx.reply.error(errors::script_compile(&msg));
+                    return None;
+                }
+                (sha, cache.insert(sha, script, true))
+            }
+        }
+    };
+    if let Err(msg) = run::compile(cache, &sha, &script) {
+        ctx.reply.error(errors::script_compile(&msg));
+        return None;
+    }
+    Some((sha, script))
+}
+
+/// Redis's `scriptPrepareForRun`: what a script's flags forbid before it
+/// starts. True when it may run.
+fn may_start(ctx: &mut Ctx<'_, '_>, script_flags: u32, ro: bool) -> bool {
+    if script_flags & sf::EVAL_COMPAT_MODE != 0 {
+        return true;
+    }
+    if script_flags & sf::NO_WRITES == 0 {
+        if crate::persist::writes_refused(ctx.srv) {
+            ctx.reply.error(errors::SCRIPT_MISCONF);
+            return false;
+        }
+        if ro {
+            ctx.reply.error(errors::SCRIPT_WRITE_BY_RO);
+            return false;
+        }
+    }
+    let maxmemory = ctx.srv.settings.maxmemory();
+    if maxmemory > 0 && ctx.srv.ks.used_memory() as u64 > maxmemory && script_flags & (sf::ALLOW_OOM | sf::NO_WRITES) == 0 {
+        ctx.reply.error(errors::SCRIPT_OOM);
+        return false;
+    }
+    true
+}
+
+fn eval_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, evalsha: bool, ro: bool) {
+    let Some(numkeys) = parse_i64(args.get(2)) else {
+        ctx.reply.error(errors::NOT_INTEGER);
+        return;
+    };
+    if numkeys > args.len() as i64 - 3 {
+        ctx.reply.error(errors::NUMKEYS_TOO_MANY);
+        return;
+    }
+    if numkeys < 0 {
+        ctx.reply.error(errors::NUMKEYS_NEGATIVE);
+        return;
+    }
+    let Some((sha, script)) = prepare(ctx, args.get(1), evalsha) else { return };
+    if !may_start(ctx, script.flags, ro) {
+        return;
+    }
+
+    // The gate first, then the declared keys' shards (from nothing held,
+    // so never waiting with one held); under EXEC everything is held.
+    let inside_exec = ctx.locks.is_pinned();
+    let _gate = (!inside_exec).then(|| ctx.srv.scripts.gate.lock());
+    if !inside_exec {
+        ctx.locks.acquire(ctx.locs.iter().map(|l| l.gid));
+        ctx.locks.pin_growing();
+    }
+    let mut r = run::Run::new(ctx.srv, ctx.commands, ctx.locks, ctx.stats, ctx.worker, ctx.client, ctx.now, script.flags, ro);
+    run::run(&mut r, &mut ctx.reply, &sha, args, numkeys as usize);
+    if !inside_exec {
+        ctx.locks.unpin();
+    }
+}
+
+fn script_load(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let body = args.get(2);
+    let sha_text = sha1_hex(body);
+    let Some(sha) = sha_key(sha_text.as_bytes()) else { return };
+    let cache = &ctx.srv.scripts;
+    if !cache.contains(&sha) {
+        let script = match shebang(body) {
+            Ok((flags, len)) => Script::new(body, flags, len),
+            Err(e) => return ctx.reply.error(&e),
+        };
+        if let Err(msg) = run::compile(cache, &sha, &script) {
+            return ctx.reply.error(errors::script_compile(&msg));
+        }
+        cache.insert(sha, script, false);
+    } else {
+        // Loaded now: no longer one of EVAL's evictable scripts.
+        let script = cache.get(&sha).map(|s| Script::new(&s.body, s.flags, s.shebang_len));
+        if let Some(s) = script {
+            cache.insert(sha, s, false);
+        }
+    }
+    ctx.reply.bulk(sha_text.as_bytes());
+}
+
+fn script_exists(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    ctx.reply.array(args.len() - 2);
+    for a in args.iter().skip(2) {
+        let found = sha_key(a).is_some_and(|sha| ctx.srv.scripts.contains(&sha));
+        ctx.reply.int(i64::from(found));
+    }
+}
+
+fn script_flush(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    match args.len() {
+        2 => {}
+        3 if args.get(2).eq_ignore_ascii_case(b"sync") || args.get(2).eq_ignore_ascii_case(b"async") => {}
+        _ => return ctx.reply.error(errors::SCRIPT_FLUSH_MODE),
+    }
+    ctx.srv.scripts.flush();
+    ctx.reply.ok();
+}
+
+fn script_kill(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
+    // A script runs to its end on its worker without a pause in which
+    // another client's command could be read, so none is ever found
+    // running by SCRIPT KILL.
+    ctx.reply.error(errors::NOTBUSY);
+}
+
+fn script_help(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
+    crate::cmd::help_lines(
+        ctx,
+        &[
+            "EXISTS <sha1> [<sha1> ...]",
+            "    Return information about the existence of the scripts in the script cache.",
+            "FLUSH [ASYNC|SYNC]",
+            "    Flush the Lua scripts cache. Very dangerous on replicas.",
+            "    When called without the optional mode argument, the behavior is determined by the",
+            "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+            "    * ASYNC: Asynchronously flush the scripts cache.",
+            "    * SYNC: Synchronously flush the scripts cache.",
+            "KILL",
+            "    Kill the currently executing Lua script.",
+            "LOAD <script>",
+            "    Load a script into the scripts cache without executing it.",
+        ],
+    );
+}

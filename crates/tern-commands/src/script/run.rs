@@ -1,0 +1,550 @@
+//! Running a script: the worker's Lua state, the `redis` table, and what
+//! `redis.call` does.
+//!
+//! Each worker thread has its own Lua state ([`with_worker`]), made the
+//! first time it runs a script: scripts on different workers run in
+//! parallel as far as their keys allow. A run ([`Run`]) borrows what a
+//! command's handler has (the shared state, the lock set, the caller) for
+//! as long as the script runs; `redis.call`, `redis.pcall` and the few
+//! other functions that need it are made for that run only (mlua's scope)
+//! and replaced in the `redis` table, so they are plain C functions to the
+//! script, as in Redis (a tail call `return redis.call(...)` keeps the
+//! script's line in its errors).
+//!
+//! `redis.call` runs a command as Redis's `scriptCall` does: looked up,
+//! arity, `noscript`, the caller's ACL rules, the script's write and
+//! memory rules, then `cmd::call` with the script's own client (its
+//! database, its protocol) under the script's locks; the reply is read
+//! back into Lua ([`super::convert`]).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use sha1::{Digest, Sha1};
+use tern_lua::mlua::{self, Function, Lua, MultiValue, Table, Value};
+use tern_lua::{raise, Sandbox};
+use tern_resp::Args;
+use tern_store::LockSet;
+
+use super::convert;
+use crate::client::{Client, ClientShared};
+use crate::cmd::table::{flags, CommandTable};
+use crate::cmd::{self, Reply, Scratch};
+use crate::errors;
+use crate::outbuf::OutBuf;
+use crate::scriptcache::{Script, ScriptCache, Sha};
+use crate::server::Server;
+use crate::stats::WorkerStats;
+
+/// The `redis` table's parts that need no run: set up once per state.
+/// Arguments: the table, `sha1hex`, `error_reply`, `status_reply`, `log`.
+const REDIS_API: &str = r#"
+local redis, sha1hex, error_reply, status_reply, log, version, version_num = ...
+redis.sha1hex = sha1hex
+redis.error_reply = error_reply
+redis.status_reply = status_reply
+redis.log = log
+redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING = 0, 1, 2, 3
+redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, redis.REPL_REPLICA, redis.REPL_ALL = 0, 1, 2, 2, 3
+redis.REDIS_VERSION, redis.REDIS_VERSION_NUM = version, version_num
+-- Outside the debugger these do nothing, as in Redis.
+redis.breakpoint = function() return false end
+redis.debug = function() end
+"#;
+
+/// A worker's Lua state and what it compiled.
+struct WorkerLua {
+    sandbox: Sandbox,
+    /// The real `redis` table (behind its read-only proxy), where each run
+    /// puts its own `call`, `pcall`, `setresp`, `set_repl` and
+    /// `acl_check_cmd`.
+    redis: Table,
+    compiled: HashMap<Sha, Function>,
+    /// The cache this state's compiled scripts came from, and its epoch.
+    owner: usize,
+    epoch: u64,
+}
+
+thread_local! {
+    static WORKER: RefCell<Option<WorkerLua>> = const { RefCell::new(None) };
+}
+
+/// Compiled scripts a worker keeps before it starts over (the cache's
+/// evictions are not told to each worker).
+const COMPILED_MAX: usize = 2 * crate::scriptcache::EVAL_SCRIPTS_MAX;
+
+fn new_worker() -> mlua::Result<WorkerLua> {
+    let mut redis_table = None;
+    let sandbox = Sandbox::new(
+        |lua, globals| {
+            let redis = lua.create_table()?;
+            let (version, num) = (crate::REDIS_VERSION, crate::REDIS_VERSION_NUM);
+            lua.load(REDIS_API).set_name(tern_lua::sandbox::INTERNAL).call::<()>((
+                &redis,
+                lua.create_function(sha1hex)?,
+                lua.create_function(|lua, args: MultiValue| single_field(lua, args, "err"))?,
+                lua.create_function(|lua, args: MultiValue| single_field(lua, args, "ok"))?,
+                lua.create_function(log)?,
+                version,
+                num,
+            ))?;
+            globals.raw_set("redis", &redis)?;
+            redis_table = Some(redis);
+            Ok(())
+        },
+        &["redis"],
+    )?;
+    let redis = redis_table.ok_or_else(|| mlua::Error::runtime("no redis table"))?;
+    Ok(WorkerLua { sandbox, redis, compiled: HashMap::new(), owner: 0, epoch: 0 })
+}
+
+/// `redis.sha1hex(s)`.
+fn sha1hex(_: &Lua, args: MultiValue) -> mlua::Result<String> {
+    if args.len() != 1 {
+        return Err(raise(errors::script_error_text(errors::LUA_ARGS.as_bytes())));
+    }
+    let bytes = match &args[0] {
+        Value::String(s) => s.as_bytes().to_vec(),
+        Value::Integer(n) => n.to_string().into_bytes(),
+        Value::Number(n) => lua_number(*n).into_bytes(),
+        _ => Vec::new(),
+    };
+    Ok(sha1_hex(&bytes))
+}
+
+/// A body's SHA1 as 40 lowercase hex digits.
+pub fn sha1_hex(body: &[u8]) -> String {
+    let digest = Sha1::digest(body);
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `redis.error_reply(s)` and `redis.status_reply(s)`: `{err=s}` (with a
+/// code: `ERR` unless `s` starts with `-CODE`) or `{ok=s}`; a wrong call
+/// gets the error table back rather than raising it, as in Redis.
+fn single_field(lua: &Lua, args: MultiValue, field: &str) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    match (args.len(), args.front()) {
+        (1, Some(Value::String(s))) if field == "err" => {
+            let text = s.as_bytes();
+            let raw = if text.first() == Some(&b'-') { text.to_vec() } else { [&b"-"[..], &text].concat() };
+            t.raw_set("err", lua.create_string(errors::script_error_text(&raw))?)?;
+        }
+        (1, Some(Value::String(s))) => t.raw_set(field, s.clone())?,
+        _ => t.raw_set("err", lua.create_string(errors::script_error_text(errors::LUA_ARGS_TYPE.as_bytes()))?)?,
+    }
+    Ok(t)
+}
+
+/// `redis.log(level, ...)`: the arguments joined by spaces, at `level`.
+fn log(_: &Lua, args: MultiValue) -> mlua::Result<()> {
+    if args.len() < 2 {
+        return Err(raise(errors::script_error_text(errors::LUA_LOG_ARGS.as_bytes())));
+    }
+    let level = match &args[0] {
+        Value::Integer(n) => *n as f64,
+        Value::Number(n) => *n,
+        Value::String(s) => match s.to_str().ok().and_then(|s| s.trim().parse::<f64>().ok()) {
+            Some(n) => n,
+            None => return Err(raise(errors::script_error_text(errors::LUA_LOG_LEVEL_TYPE.as_bytes()))),
+        },
+        _ => return Err(raise(errors::script_error_text(errors::LUA_LOG_LEVEL_TYPE.as_bytes()))),
+    };
+    let level = match level as i64 {
+        0 => tern_config::LogLevel::Debug,
+        1 => tern_config::LogLevel::Verbose,
+        2 => tern_config::LogLevel::Notice,
+        3 => tern_config::LogLevel::Warning,
+        _ => return Err(raise(errors::script_error_text(errors::LUA_LOG_LEVEL.as_bytes()))),
+    };
+    let mut line = Vec::new();
+    for (i, a) in args.iter().skip(1).enumerate() {
+        let part = match a {
+            Value::String(s) => s.as_bytes().to_vec(),
+            Value::Integer(n) => n.to_string().into_bytes(),
+            Value::Number(n) => lua_number(*n).into_bytes(),
+            _ => continue,
+        };
+        if i > 0 {
+            line.push(b' ');
+        }
+        line.extend_from_slice(&part);
+    }
+    tern_config::log::write(level, format_args!("{}", String::from_utf8_lossy(&line)));
+    Ok(())
+}
+
+/// A number as Lua's `tostring` writes it (`%.14g`).
+fn lua_number(n: f64) -> String {
+    if n.is_nan() {
+        return if n.is_sign_negative() { "-nan".into() } else { "nan".into() };
+    }
+    if n.is_infinite() {
+        return if n > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    if n == n.trunc() && n.abs() < 1e14 {
+        return format!("{}", n as i64);
+    }
+    let mut s = String::new();
+    tern_resp::format_double(n, &mut s);
+    s
+}
+
+/// An argument of `redis.call` as Redis builds it: a string as is, a
+/// number as an integer when it is one, else in its shortest exact form.
+fn arg_bytes(v: &Value, out: &mut Vec<u8>) -> bool {
+    match v {
+        Value::String(s) => out.extend_from_slice(&s.as_bytes()),
+        Value::Integer(n) => out.extend_from_slice(itoa::Buffer::new().format(*n).as_bytes()),
+        Value::Number(n) => {
+            if n.fract() == 0.0 && n.abs() < 9.2e18 {
+                out.extend_from_slice(itoa::Buffer::new().format(*n as i64).as_bytes());
+            } else {
+                let mut s = String::new();
+                tern_resp::format_double(*n, &mut s);
+                out.extend_from_slice(s.as_bytes());
+            }
+        }
+        _ => return false,
+    }
+    true
+}
+
+/// What a script run borrows: the handler's state, and its own.
+pub struct Run<'r, 'ks> {
+    pub srv: &'ks Server,
+    pub commands: &'ks CommandTable,
+    pub locks: &'r mut LockSet<'ks>,
+    pub stats: &'r WorkerStats,
+    pub worker: usize,
+    /// The caller: its user's rules apply to every command.
+    pub caller: &'r Client,
+    /// The client commands run as: the caller's database and user, the
+    /// protocol the script chose.
+    pub client: Client,
+    /// Refuses writes (EVAL_RO, `no-writes`).
+    pub read_only: bool,
+    /// May write past `maxmemory` (`allow-oom`).
+    pub allow_oom: bool,
+    /// Over `maxmemory` as the script started.
+    pub oom_at_start: bool,
+    /// Has written: later write checks pass, as Redis cannot stop midway.
+    pub wrote: bool,
+    pub now: u64,
+    scratch: Scratch,
+    out: OutBuf,
+    argv: Vec<u8>,
+    ranges: Vec<(usize, usize)>,
+}
+
+impl<'r, 'ks> Run<'r, 'ks> {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(srv: &'ks Server, commands: &'ks CommandTable, locks: &'r mut LockSet<'ks>, stats: &'r WorkerStats, worker: usize, caller: &'r Client, now: u64, script_flags: u32, ro_command: bool) -> Self {
+        use crate::scriptcache::flags as sf;
+        let compat = script_flags & sf::EVAL_COMPAT_MODE != 0;
+        Run {
+            srv,
+            commands,
+            locks,
+            stats,
+            worker,
+            caller,
+            client: script_client(caller, worker, now),
+            read_only: ro_command || (!compat && script_flags & sf::NO_WRITES != 0),
+            allow_oom: !compat && script_flags & sf::ALLOW_OOM != 0,
+            oom_at_start: srv.settings.maxmemory() > 0 && srv.ks.used_memory() as u64 > srv.settings.maxmemory(),
+            wrote: false,
+            now,
+            scratch: Scratch::default(),
+            out: OutBuf::new(),
+            argv: Vec::new(),
+            ranges: Vec::new(),
+        }
+    }
+
+    /// `redis.call` / `redis.pcall`: the reply as a Lua value, or the
+    /// error text (with its code) to raise or return.
+    fn call(&mut self, lua: &Lua, args: MultiValue) -> mlua::Result<Result<Value, Vec<u8>>> {
+        if args.is_empty() {
+            return Ok(Err(errors::script_error_text(errors::LUA_NO_ARGS.as_bytes())));
+        }
+        self.argv.clear();
+        self.ranges.clear();
+        for a in args.iter() {
+            let start = self.argv.len();
+            if !arg_bytes(a, &mut self.argv) {
+                return Ok(Err(errors::script_error_text(errors::LUA_BAD_ARG.as_bytes())));
+            }
+            self.ranges.push((start, self.argv.len() - start));
+        }
+        let argv = std::mem::take(&mut self.argv);
+        let ranges = std::mem::take(&mut self.ranges);
+        let r = self.run_command(lua, Args::from_parts(&argv, &ranges));
+        self.argv = argv;
+        self.ranges = ranges;
+        r
+    }
+
+    fn run_command(&mut self, lua: &Lua, args: Args<'_>) -> mlua::Result<Result<Value, Vec<u8>>> {
+        let fail = |msg: &str| Ok(Err(errors::script_error_text(msg.as_bytes())));
+        let mut cmd = match self.commands.lookup(args.get(0)) {
+            Some(c) => c,
+            None => return fail(errors::LUA_UNKNOWN_COMMAND),
+        };
+        if !cmd.spec.subcommands.is_empty() && args.len() >= 2 {
+            match self.commands.lookup_sub(cmd, args.get(1)) {
+                Some(sub) => cmd = sub,
+                None => return fail(errors::LUA_UNKNOWN_COMMAND),
+            }
+        }
+        if !cmd.arity_ok(args.len()) {
+            return fail(errors::LUA_ARITY);
+        }
+        if cmd.has(flags::NOSCRIPT) {
+            return fail(errors::LUA_NOSCRIPT);
+        }
+        if !self.caller.user.unrestricted {
+            if let Err(why) = cmd::access::check(&self.caller.user, cmd, args) {
+                let place = cmd::access::Place::Script;
+                let msg = cmd::access::refused(self.srv, self.commands, self.caller, cmd, args, why, self.now, place);
+                let text = msg.strip_prefix(b"NOPERM ").unwrap_or(&msg);
+                let mut m = errors::LUA_ACL.as_bytes().to_vec();
+                m.extend_from_slice(text);
+                return Ok(Err(errors::script_error_text(&m)));
+            }
+        }
+        if self.read_only && cmd.has(flags::WRITE | flags::MAY_REPLICATE) {
+            return fail(errors::LUA_WRITE_IN_RO);
+        }
+        if cmd.has(flags::WRITE) && !self.wrote && crate::persist::writes_refused(self.srv) {
+            return Ok(Err(errors::script_error_text(format!("-{}", errors::MISCONF).as_bytes())));
+        }
+        if !self.allow_oom && !self.wrote && self.oom_at_start && cmd.has(flags::DENYOOM) {
+            return Ok(Err(errors::script_error_text(format!("-{}", errors::OOM).as_bytes())));
+        }
+        if cmd.has(flags::WRITE) {
+            self.wrote = true;
+        }
+        self.out.clear();
+        let mut reply = Reply::new(&mut self.out, self.client.resp3, self.stats);
+        cmd::call(self.srv, self.commands, self.locks, &mut reply, &mut self.client, self.stats, &mut self.scratch, self.worker, cmd, args);
+        let mut at = 0;
+        let v = convert::reply_to_lua(lua, &self.out, &mut at)?;
+        if let Value::Table(t) = &v {
+            if let Value::String(e) = t.raw_get::<Value>("err")? {
+                return Ok(Err(e.as_bytes().to_vec()));
+            }
+        }
+        Ok(Ok(v))
+    }
+
+    /// `redis.acl_check_cmd(...)`: may the caller run this command?
+    fn acl_check(&mut self, args: MultiValue) -> mlua::Result<bool> {
+        if args.is_empty() {
+            return Err(raise(errors::script_error_text(errors::LUA_NO_ARGS.as_bytes())));
+        }
+        let mut argv = Vec::new();
+        let mut ranges = Vec::new();
+        for a in args.iter() {
+            let start = argv.len();
+            if !arg_bytes(a, &mut argv) {
+                return Err(raise(errors::script_error_text(errors::LUA_BAD_ARG.as_bytes())));
+            }
+            ranges.push((start, argv.len() - start));
+        }
+        let args = Args::from_parts(&argv, &ranges);
+        let mut cmd = match self.commands.lookup(args.get(0)) {
+            Some(c) => c,
+            None => return Err(raise(errors::script_error_text(errors::LUA_ACL_CHECK_COMMAND.as_bytes()))),
+        };
+        if !cmd.spec.subcommands.is_empty() && args.len() >= 2 {
+            if let Some(sub) = self.commands.lookup_sub(cmd, args.get(1)) {
+                cmd = sub;
+            }
+        }
+        if !cmd.arity_ok(args.len()) {
+            return Err(raise(errors::script_error_text(errors::LUA_ACL_CHECK_COMMAND.as_bytes())));
+        }
+        Ok(self.caller.user.unrestricted || cmd::access::check(&self.caller.user, cmd, args).is_ok())
+    }
+}
+
+/// The client a script's commands run as (Redis's lua client): the
+/// caller's database and user, RESP2 until `redis.setresp(3)`.
+fn script_client(caller: &Client, worker: usize, now: u64) -> Client {
+    let shared = Arc::new(ClientShared::new(u64::MAX, String::new(), String::new(), -1, worker, now));
+    let mut c = Client::new(shared, caller.user.clone(), caller.acl_epoch);
+    c.db = caller.db;
+    c.authenticated = true;
+    c
+}
+
+/// What a script's run ended with.
+pub enum Ended {
+    /// It returned: the value is written to the caller.
+    Done,
+    /// It raised an error, already written to the caller.
+    Failed,
+}
+
+/// Runs `f` on this worker's Lua state, made on first use (and made
+/// again if it could not be made, e.g. out of memory).
+fn with_worker<R>(cache: &ScriptCache, f: impl FnOnce(&mut WorkerLua) -> R) -> mlua::Result<R> {
+    WORKER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            *slot = Some(new_worker()?);
+        }
+        let w = slot.as_mut().ok_or_else(|| mlua::Error::runtime("no Lua state"))?;
+        let owner = cache as *const ScriptCache as usize;
+        if w.owner != owner || w.epoch != cache.epoch() || w.compiled.len() > COMPILED_MAX {
+            w.compiled.clear();
+            w.owner = owner;
+            w.epoch = cache.epoch();
+        }
+        Ok(f(w))
+    })
+}
+
+/// Compiles `body` (its shebang skipped) on this worker: Lua's error
+/// message if it does not compile.
+pub fn compile(cache: &ScriptCache, sha: &Sha, script: &Script) -> Result<(), String> {
+    with_worker(cache, |w| {
+        if w.compiled.contains_key(sha) {
+            return Ok(());
+        }
+        let f = w.sandbox.compile("@user_script", script.code())?;
+        w.compiled.insert(*sha, f);
+        Ok(())
+    })
+    .unwrap_or_else(|e| Err(tern_lua::sandbox::error_text(&e)))
+}
+
+/// Runs the compiled script `sha` of EVAL's `args` (`numkeys` keys, then
+/// the arguments, as KEYS and ARGV), writing its result (or its error) to
+/// `reply`.
+pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, sha: &Sha, args: Args<'_>, numkeys: usize) -> Ended {
+    let cache = &run.srv.scripts;
+    let sha_text = String::from_utf8_lossy(sha).into_owned();
+    let result = with_worker(cache, |w| -> mlua::Result<Ended> {
+        let Some(f) = w.compiled.get(sha).cloned() else {
+            reply.error(errors::NOSCRIPT);
+            return Ok(Ended::Failed);
+        };
+        let lua = w.sandbox.lua().clone();
+        let keys_t = lua.create_table_with_capacity(numkeys, 0)?;
+        for (i, k) in args.iter().skip(3).take(numkeys).enumerate() {
+            keys_t.raw_set(i + 1, lua.create_string(k)?)?;
+        }
+        let argv_t = lua.create_table_with_capacity(args.len() - 3 - numkeys, 0)?;
+        for (i, a) in args.iter().skip(3 + numkeys).enumerate() {
+            argv_t.raw_set(i + 1, lua.create_string(a)?)?;
+        }
+        w.sandbox.set_global("KEYS", keys_t)?;
+        w.sandbox.set_global("ARGV", argv_t)?;
+        let cell = RefCell::new(&mut *run);
+        let outcome = lua.scope(|scope| {
+            let call = scope.create_function(|lua, args: MultiValue| {
+                let r = cell.borrow_mut().call(lua, args)?;
+                r.map_err(raise)
+            })?;
+            let pcall = scope.create_function(|lua, args: MultiValue| {
+                let r = cell.borrow_mut().call(lua, args)?;
+                match r {
+                    Ok(v) => Ok(v),
+                    Err(text) => {
+                        let t = lua.create_table()?;
+                        t.raw_set("err", lua.create_string(&text)?)?;
+                        Ok(Value::Table(t))
+                    }
+                }
+            })?;
+            let setresp = scope.create_function(|_, args: MultiValue| {
+                if args.len() != 1 {
+                    return Err(raise(errors::script_error_text(errors::LUA_SETRESP_ARGS.as_bytes())));
+                }
+                let n = number_of(&args[0]);
+                if n != 2 && n != 3 {
+                    return Err(raise(errors::script_error_text(errors::LUA_SETRESP_VERSION.as_bytes())));
+                }
+                cell.borrow_mut().client.resp3 = n == 3;
+                Ok(())
+            })?;
+            let set_repl = scope.create_function(|_, args: MultiValue| {
+                if args.len() != 1 {
+                    return Err(raise(errors::script_error_text(errors::LUA_SET_REPL_ARGS.as_bytes())));
+                }
+                // The effects of a script are what is propagated, so which
+                // of them reach the AOF and replicas is not the script's to
+                // choose command by command; the flags are checked as Redis
+                // checks them.
+                let n = number_of(&args[0]);
+                if n & !3 != 0 {
+                    return Err(raise(errors::script_error_text(errors::LUA_SET_REPL_FLAGS.as_bytes())));
+                }
+                Ok(())
+            })?;
+            let acl_check = scope.create_function(|_, args: MultiValue| cell.borrow_mut().acl_check(args))?;
+            w.redis.raw_set("call", call)?;
+            w.redis.raw_set("pcall", pcall)?;
+            w.redis.raw_set("setresp", setresp)?;
+            w.redis.raw_set("set_repl", set_repl)?;
+            w.redis.raw_set("acl_check_cmd", acl_check)?;
+            w.sandbox.call(&f, ())
+        })?;
+        for name in ["call", "pcall", "setresp", "set_repl", "acl_check_cmd"] {
+            w.redis.raw_set(name, Value::Nil)?;
+        }
+        let script_resp3 = run.client.resp3;
+        Ok(match outcome {
+            tern_lua::Outcome::Done(v) => {
+                convert::lua_to_reply(reply, &v, script_resp3)?;
+                Ended::Done
+            }
+            tern_lua::Outcome::Failed(Value::Table(t)) => {
+                let err: Vec<u8> = match t.raw_get::<Value>("err")? {
+                    Value::String(s) => s.as_bytes().to_vec(),
+                    _ => Vec::new(),
+                };
+                let source: Option<String> = t.raw_get("source")?;
+                let line: Option<i64> = t.raw_get("line")?;
+                let msg = match (source, line) {
+                    (Some(source), Some(line)) => errors::script_failed(&err, &sha_text, &source, line),
+                    _ => err,
+                };
+                reply.error(one_line(&msg));
+                Ended::Failed
+            }
+            tern_lua::Outcome::Failed(other) => {
+                let text = match other {
+                    Value::String(s) => s.to_string_lossy(),
+                    _ => "execution failure".to_string(),
+                };
+                reply.error(errors::script_running(&sha_text, &text));
+                Ended::Failed
+            }
+        })
+    });
+    match result.and_then(|r| r) {
+        Ok(e) => e,
+        Err(e) => {
+            reply.error(errors::script_running(&sha_text, &tern_lua::sandbox::error_text(&e)));
+            Ended::Failed
+        }
+    }
+}
+
+/// A Lua number argument as Redis's `lua_tonumber` reads it (0 when not
+/// a number).
+fn number_of(v: &Value) -> i64 {
+    match v {
+        Value::Integer(n) => *n as i64,
+        Value::Number(n) => *n as i64,
+        Value::String(s) => s.to_str().ok().and_then(|s| s.trim().parse::<f64>().ok()).map_or(0, |n| n as i64),
+        _ => 0,
+    }
+}
+
+fn one_line(s: &[u8]) -> Vec<u8> {
+    s.iter().map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c }).collect()
+}
