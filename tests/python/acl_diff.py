@@ -35,7 +35,8 @@ a line starting with `# ` is a comment. Modes (`^` combines with any):
 
 Some normalising is by command, whatever the mode: ACL LOG (ages,
 timestamps, entry ids, client-info), HELLO (version, client id, and the
-server's name, which Redis spells `redis`).
+server's name, which Redis spells `redis`), CLIENT LIST (the connections
+given a name only, so not the harness's own, each as client-info is).
 """
 
 import os
@@ -174,12 +175,24 @@ class Normaliser:
         # Redis names itself `redis` (server.c, helloCommand); Valkey `valkey`.
         return reply.replace(b"$6\r\nserver\r\n$6\r\nvalkey\r\n", b"$6\r\nserver\r\n$5\r\nredis\r\n")
 
+    def client_list(self, reply):
+        if reply[:1] not in (b"$", b"="):
+            return reply
+        text, _ = decode(reply)
+        if isinstance(text, bytes) and reply[:1] == b"=":
+            text = text[4:]  # the verbatim string's `txt:`
+        lines = [client_info(l) for l in text.splitlines() if not re.search(rb"(^| )name=( |$)", l)]
+        body = b"".join(l + b"\n" for l in lines)
+        return b"$%d\r\n%s\r\n" % (len(body), body)
+
     def apply(self, args, mode, reply, common):
         name = [a.lower() for a in args[:2]]
         if name[:2] == [b"acl", b"log"] and not (len(args) > 2 and args[2].lower() == b"reset"):
             reply = self.acl_log(reply)
         elif name[:1] == [b"hello"]:
             reply = self.hello(reply)
+        elif name[:2] == [b"client", b"list"]:
+            reply = self.client_list(reply)
         if mode == "sorted":
             reply = unordered(reply)
         elif mode == "type":
