@@ -196,6 +196,15 @@ case("lua-to-resp-strings", resp23("""
     EVAL "return tostring(12)" 0
 """))
 
+case("lua-to-resp-number-like", resp23(r"""
+    EVAL "return 12.0" 0
+    EVAL "return '12'" 0
+    EVAL "return -0" 0
+    EVAL "return '1.5'" 0
+    EVAL "return ARGV[1]" 0 "a\x00b\r\nc"
+    EVAL "return KEYS[1]" 1 "\xff\xfe"
+"""))
+
 case("lua-to-resp-booleans-nil", resp23("""
     EVAL "return true" 0
     EVAL "return false" 0
@@ -433,6 +442,34 @@ case("error-call-denied-commands", """
     EVAL "return redis.call('client', 'list')" 0
     EVAL "return redis.call('debug', 'sleep', 0)" 0
     EVAL "return redis.pcall('multi')" 0
+    EVAL "return redis.call('eval_ro', 'return 1', 0)" 0
+    EVAL "return redis.call('function', 'list')" 0
+    EVAL "return redis.call('fcall', 'f', 0)" 0
+    EVAL "return redis.call('auth', 'x')" 0
+    EVAL "return redis.call('hello')" 0
+    EVAL "return redis.call('monitor')" 0
+    EVAL "return redis.call('reset')" 0
+    EVAL "return redis.call('quit')" 0
+    EVAL "return redis.call('save')" 0
+""")
+
+case("call-allowed-commands", """
+    EVAL "return redis.call('ping', 'hi')" 0
+    EVAL "return redis.call('echo', 'hi')" 0
+    EVAL "return #redis.call('time')" 0
+    EVAL "redis.call('set', 'k', 'v'); return redis.call('dbsize')" 0
+    EVAL "return redis.call('select', 'x')" 0
+    EVAL "return redis.call('exists', 'k', 'k', 'nokey')" 0
+    EVAL "return redis.call('PiNg')" 0
+""")
+
+# A pcall'd error does not stop the script.
+case("pcall-then-continue", """
+    HSET h f v
+    EVAL "local r = redis.pcall('incr', KEYS[1]); redis.call('set', 'after', 'yes'); return r" 1 h
+    GET after
+    EVAL "local r = redis.pcall('nosuch'); return {redis.call('get', 'after'), type(r)}" 0
+    EVAL "local ok = pcall(redis.call, 'incr', KEYS[1]); return redis.call('incr', 'n')" 1 h
 """)
 
 case("error-call-error-becomes-script-error", """
@@ -583,6 +620,27 @@ case("error-sandbox-missing-functions", """
     EVAL "return newproxy ~= nil" 0
 """)
 
+# The metatables of basic types are read-only too (CVE-2025-46818).
+case("error-basic-type-metatables", """
+    EVAL "getmetatable('').__index = {}" 0
+    EVAL "local mt = getmetatable(''); rawset(mt, 'x', 1)" 0
+    EVAL "return getmetatable('').__index == string" 0
+    EVAL "setmetatable({}, {__index = function() return 1 end}); return 1" 0
+    EVAL "return ('x'):rep(3)" 0
+""")
+
+# The line of the error is the line redis.call was called from.
+case("error-line-numbers", r"""
+    EVAL "\n\nreturn redis.call('nosuch')" 0
+    EVAL "local function f()\n  return redis.call('nosuch')\nend\nreturn f()" 0
+    EVAL "local function f()\n  error('in f')\nend\n\nf()" 0
+    EVAL "redis.call('set', 'k', 'v')\nredis.call('incr', 'k')" 0
+""")
+reworded("error-line-numbers", "\\n\\nreturn redis.call('nosuch')",
+         run_error(b"ERR Unknown command called from script", at=3))
+reworded("error-line-numbers", "return redis.call('nosuch')\\nend",
+         run_error(b"ERR Unknown command called from script", at=2))
+
 # Bytecode is refused: loadstring answers nil (and the message) for it.
 case("error-loadstring", """
     EVAL "return loadstring(string.dump(function() return 1 end))" 0
@@ -611,8 +669,9 @@ REDIS_LIB = [b"LOG_DEBUG", b"LOG_NOTICE", b"LOG_VERBOSE", b"LOG_WARNING", b"REDI
              b"setresp", b"sha1hex", b"status_reply"]
 VALKEY_LIB_EXTRA = [b"SERVER_NAME", b"VALKEY_VERSION", b"VALKEY_VERSION_NUM"]
 # The globals (script_lua.c's allow lists, those of them eval sets, and
-# KEYS and ARGV); Valkey adds `server` (an alias of `redis`) and its own
-# error handler's name.
+# KEYS and ARGV), without getfenv, setfenv and newproxy, which Redis 8.2.2
+# and Valkey 8.1 dropped (CVE-2025-46818); Valkey adds `server` (an alias
+# of `redis`) and its own error handler's name.
 REDIS_GLOBALS = [b"ARGV", b"KEYS", b"_G", b"_VERSION", b"__redis__err__handler", b"assert", b"bit", b"cjson",
                  b"cmsgpack", b"collectgarbage", b"coroutine", b"error", b"gcinfo", b"getmetatable", b"ipairs",
                  b"load", b"loadstring", b"math", b"next", b"os", b"pairs", b"pcall", b"rawequal", b"rawget",
@@ -767,6 +826,9 @@ case("api-unpack-limits", """
     EVAL "local t = {} for i=1,7999 do t[i]=i end return select('#', unpack(t))" 0
     EVAL "local t = {} for i=1,8000 do t[i]=i end return select('#', unpack(t))" 0
     EVAL "return unpack({}, 1, 1e8)" 0
+    EVAL "return unpack({}, -2147483648, 2147483647)" 0
+    EVAL "return unpack({}, 2147483647, -2147483648)" 0
+    EVAL "return unpack({1,2}, 2)" 0
     EVAL "return select('#', unpack({1, nil, 3}))" 0
 """)
 
@@ -865,6 +927,21 @@ for _line in ("SCRIPT HELP", "SCRIPT help", "@r3 SCRIPT HELP"):
     expect("script-help", _line, status_array(SCRIPT_HELP_VALKEY), status_array(SCRIPT_HELP_REDIS),
                  "eval.c, scriptCommand's help (no SHOW), and networking.c, addReplyHelp")
 
+SHA_NO_WRITES_GET = sha1(b"#!lua flags=no-writes\nreturn redis.call('get', 'k')").decode()
+case("script-cache-after-flush", f"""
+    EVAL "return 1" 0
+    SCRIPT FLUSH
+    EVALSHA {SHA_RETURN_1} 0
+    EVAL "return 1" 0
+    EVALSHA {SHA_RETURN_1} 0
+    SCRIPT EXISTS {SHA_RETURN_1[:-1]} {SHA_RETURN_1}b
+    EVALSHA {SHA_RETURN_1}b 0
+    SCRIPT LOAD "#!lua flags=no-writes\\nreturn redis.call('get', 'k')"
+    EVALSHA_RO {SHA_NO_WRITES_GET} 0
+""")
+reworded("script-cache-after-flush", f"EVALSHA {SHA_RETURN_1} 0", b"-NOSCRIPT No matching script.\r\n")
+reworded("script-cache-after-flush", f"EVALSHA {SHA_RETURN_1}b 0", b"-NOSCRIPT No matching script.\r\n")
+
 # Scripts run by EVAL are evicted past 500, least recently used first
 # (eval.c, scriptsLRUAdd); those of SCRIPT LOAD never are.
 EVICT_BODIES = ["return %d" % i for i in range(501)]
@@ -922,6 +999,37 @@ case("watch-then-script-from-another-client", """
     MULTI
     GET k
     EXEC
+""")
+
+case("multi-exec-script-writes", """
+    MULTI
+    EVAL "return redis.call('set', KEYS[1], 'a')" 1 k
+    GET k
+    EVAL "return redis.call('append', KEYS[1], 'b')" 1 k
+    EVAL_RO "return redis.call('get', KEYS[1])" 1 k
+    EXEC
+    MULTI
+    EVAL "redis.call('set', 'x', 1); return redis.call('incr', KEYS[1])" 1 k
+    SET y 1
+    EXEC
+    MGET x y
+""")
+
+# EVAL and the commands scripts run are under the caller's ACL rules.
+case("acl-and-scripts", """
+    ACL SETUSER noeval on nopass ~* +@all -@scripting
+    ACL SETUSER onlyeval on nopass ~* +eval +evalsha +script|load
+    @b AUTH noeval x
+    @b EVAL "return 1" 0
+    @b SCRIPT LOAD "return 1"
+    @c AUTH onlyeval x
+    @c EVAL "return 1" 0
+    @c EVAL "return redis.call('get', 'k')" 0
+    @c EVAL "return redis.pcall('get', 'k')" 0
+    @c SCRIPT LOAD "return 1"
+    @c EVALSHA e0e1f9fabfc9d4800c877a703b823ac0578ff8db 0
+    @c SCRIPT EXISTS e0e1f9fabfc9d4800c877a703b823ac0578ff8db
+    ACL LOG
 """)
 
 case("script-writes-seen-by-others", """
