@@ -8,7 +8,7 @@ Cases whose replies depend on the protocol run twice, the second time on a
 connection that said HELLO 3 (see resp23).
 
 Where Redis 8.4, which Tern follows, answers otherwise than Valkey 8.1, the
-case says so (reworded() and acl_diff.expect_redis below, each with the
+case says so (reworded() and expect() below, each with the
 source relied on): the reference's reply must be the Valkey bytes written
 there, and Tern's must be Redis's. Valkey renamed itself in many messages
 and gave its Lua API a second name (`server`); Redis keeps `redis`.
@@ -223,6 +223,11 @@ case("lua-to-resp-nested-tables", resp23("""
 """))
 
 # An array stops at its first nil; string keys are not elements.
+case("lua-to-resp-deep-nesting", resp23("""
+    EVAL "local t = {} local c = t for i = 1, 100 do c[1] = {} c = c[1] end return t" 0
+    EVAL "local t = {} local c = t for i = 1, 30 do c[1] = {map={x={}}} c = c[1].map.x end return t" 0
+"""))
+
 case("lua-to-resp-holes", resp23("""
     EVAL "return {1,2,nil,4}" 0
     EVAL "return {nil,1}" 0
@@ -547,7 +552,16 @@ case("error-numkeys", """
     EVALSHA
     EVAL_RO "return 1" -1
     EVALSHA ffffffffffffffffffffffffffffffffffffffff -1
+    EVAL "return KEYS[1]" 01 k
+    EVAL "return KEYS[1]" +1 k
+    EVAL "return KEYS[1]" -0 k
 """)
+
+# Many keys and arguments.
+case("keys-argv-many", "\n".join([
+    'EVAL "return {#KEYS, #ARGV, KEYS[300], ARGV[700]}" 300 ' + " ".join("k%d" % i for i in range(1, 1001)),
+    'EVAL "return ARGV" 0 ' + " ".join("a%d" % i for i in range(200)),
+]))
 
 case("error-call-argument-types", """
     EVAL "return redis.call('set', {}, 1)" 0
@@ -863,6 +877,24 @@ case("script-load-exists-evalsha", f"""
     EVALSHA {sha1(b"").decode()} 0
 """)
 
+# SCRIPT EXISTS over many scripts, loaded and not, in RESP2 and RESP3.
+MANY_BODIES = ["return 'm%d'" % i for i in range(20)]
+case("script-exists-many", resp23("\n".join(
+    ['SCRIPT LOAD "%s"' % b for b in MANY_BODIES[::2]] +
+    ["SCRIPT EXISTS " + " ".join(sha1(b.encode()).decode() for b in MANY_BODIES),
+     "SCRIPT EXISTS " + " ".join(sha1(b.encode()).decode() for b in reversed(MANY_BODIES)) + " nosuch"])))
+
+case("script-commands-resp3", f"""
+    ?HELLO 3
+    SCRIPT LOAD "return 1"
+    SCRIPT EXISTS {SHA_RETURN_1} {SHA_RETURN_2}
+    SCRIPT FLUSH
+    EVALSHA {SHA_RETURN_1} 0
+    SCRIPT KILL
+    EVAL "return {{1, {{double=2.5}}, {{map={{a=false}}}}}}" 0
+""")
+reworded("script-commands-resp3", "EVALSHA", b"-NOSCRIPT No matching script.\r\n")
+
 case("script-flush", f"""
     SCRIPT LOAD "return 1"
     EVAL "return 2" 0
@@ -1032,6 +1064,19 @@ case("acl-and-scripts", """
     ACL LOG
 """)
 
+# A script runs in its caller's database, and its writes keep their TTLs.
+case("scripts-in-other-db-and-ttls", """
+    SELECT 5
+    EVAL "redis.call('set', KEYS[1], 'v', 'ex', 100); return redis.call('ttl', KEYS[1])" 1 k
+    TTL k
+    EVAL "return redis.call('expire', KEYS[1], 50)" 1 k
+    TTL k
+    EVAL "return redis.call('persist', KEYS[1])" 1 k
+    @b EXISTS k
+    @b SELECT 5
+    @b TTL k
+""")
+
 case("script-writes-seen-by-others", """
     EVAL "redis.call('set', 'a', 1); redis.call('rpush', 'l', 'x', 'y'); return redis.call('incr', 'a')" 0
     @b GET a
@@ -1088,8 +1133,10 @@ case("info-scripting-fields", f"""
 """)
 
 # A long script: others get BUSY until SCRIPT KILL stops it; one that has
-# written cannot be killed (this one ends by itself after 0.5 s).
-BUSY_SCRIPT = "local i = 0 while true do i = i + 1 end"
+# written cannot be killed.
+# Both end by themselves (after 3 s of CPU, after 0.5 s), so that a server
+# that cannot kill them is not left busy for the cases after.
+BUSY_SCRIPT = "local t = os.clock() while os.clock() - t < 3 do end return 'not killed'"
 WRITE_THEN_SPIN = ("redis.call('set', 'w', '1') local t0 = redis.call('time') "
                    "repeat local t = redis.call('time') until (t[1] - t0[1]) * 1000000 + t[2] - t0[2] > 500000 return 'done'")
 case("script-kill-busy-script", f"""
@@ -1144,6 +1191,18 @@ INFO_NUMBERS = ["used_memory_lua", "used_memory_vm_eval", "used_memory_scripts_e
 INFO_COUNTS = ["number_of_cached_scripts", "number_of_functions", "evicted_scripts"]
 
 
+def info_summary(port):
+    """For the `info` hook (which sees only its server's directory, hence
+    the port looked up by it): INFO_NUMBERS, the counts as they are."""
+    fields = info_fields(port)
+    out = []
+    for k in INFO_NUMBERS:
+        v = (fields.get(k) or "").strip()
+        shown = (v.encode() if k in INFO_COUNTS else b"<n>") if v.isdigit() else b"<bad>"
+        out.append(b"%s=%s" % (k.encode(), shown))
+    return b" ".join(out)
+
+
 @pytest.mark.parametrize("name,script", CASES, ids=[c[0] for c in CASES])
 def test_scripting_case(pair, name, script):
     hooks = {}
@@ -1151,19 +1210,7 @@ def test_scripting_case(pair, name, script):
         # Long enough for the script to pass busy-reply-threshold.
         hooks["wait"] = lambda d: time.sleep(0.3)
     if name == "info-scripting-fields":
-        def info(d):
-            # Hooks see only their server's directory: tell the servers
-            # apart by it.
-            port = pair.ref.port if d == pair.ref_dir else pair.cand.port
-            f = info_fields(port)
-            out = []
-            for k in INFO_NUMBERS:
-                v = f.get(k)
-                ok = v is not None and v.strip().isdigit()
-                out.append(b"%s=%s" % (k.encode(), (v.strip().encode() if k in INFO_COUNTS else b"<n>") if ok else b"<bad>"))
-            return b" ".join(out)
-
-        hooks["info"] = info
+        hooks["info"] = lambda d: info_summary(pair.ref.port if d == pair.ref_dir else pair.cand.port)
     pair.run(name, script, hooks=hooks)
 
 
