@@ -1,6 +1,7 @@
-"""The ACL differential harness: the same scripted sessions, over several
-connections, against a reference valkey-server and the server under test,
-comparing raw reply bytes after normalising per-process values.
+"""The differential harness of the ACL and scripting suites (test_acl.py,
+test_scripting.py): the same scripted sessions, over several connections,
+against a reference valkey-server and the server under test, comparing
+raw reply bytes after normalising per-process values.
 
 Why Valkey: no Redis 7.2+ build is installed here (the redis-server on PATH
 is 7.0, whose ACL LOG lacks entry-id and the timestamps), and Valkey 8.1's
@@ -34,20 +35,29 @@ a line starting with `# ` is a comment. Modes (`^` combines with any):
 
 Some normalising is by command, whatever the mode: ACL LOG (ages,
 timestamps, entry ids, client-info), HELLO (version, client id, and the
-server's name, which Redis spells `redis`).
+server's name, which Redis spells `redis`), CLIENT LIST (the connections
+given a name only, so not the harness's own, each as client-info is).
 """
 
+import os
 import re
+import shutil
 import socket
+import tempfile
+from pathlib import Path
+
+import pytest
 
 from differential import unescape, unordered
 from resp import RawConn, ReplyError, decode, encode_command, reply_end
+from servers import start_tern, start_valkey, tern_bin, valkey_bin
 
 CLOSE_TIMEOUT = 2.0
 
 # Case name -> (script line, Valkey 8.1's reply, Redis 8.4's reply, why).
 # Both sides of the comparison get the substitution in valkey-vs-valkey
-# runs, so that those check the Valkey bytes are still what is written here.
+# runs; Pair.run fails a case whose reference never gave the Valkey bytes
+# written here (stale_expectations), so those runs check them too.
 REDIS_EXPECT = {}
 
 
@@ -165,12 +175,24 @@ class Normaliser:
         # Redis names itself `redis` (server.c, helloCommand); Valkey `valkey`.
         return reply.replace(b"$6\r\nserver\r\n$6\r\nvalkey\r\n", b"$6\r\nserver\r\n$5\r\nredis\r\n")
 
+    def client_list(self, reply):
+        if reply[:1] not in (b"$", b"="):
+            return reply
+        text, _ = decode(reply)
+        if isinstance(text, bytes) and reply[:1] == b"=":
+            text = text[4:]  # the verbatim string's `txt:`
+        lines = [client_info(l) for l in text.splitlines() if not re.search(rb"(^| )name=( |$)", l)]
+        body = b"".join(l + b"\n" for l in lines)
+        return b"$%d\r\n%s\r\n" % (len(body), body)
+
     def apply(self, args, mode, reply, common):
         name = [a.lower() for a in args[:2]]
         if name[:2] == [b"acl", b"log"] and not (len(args) > 2 and args[2].lower() == b"reset"):
             reply = self.acl_log(reply)
         elif name[:1] == [b"hello"]:
             reply = self.hello(reply)
+        elif name[:2] == [b"client", b"list"]:
+            reply = self.client_list(reply)
         if mode == "sorted":
             reply = unordered(reply)
         elif mode == "type":
@@ -290,6 +312,25 @@ def redisify(case, transcript):
     return out
 
 
+def stale_expectations(case, steps, transcript):
+    """REDIS_EXPECT entries of `case` that cannot have been checked: their
+    line is no step of the case (a typo), or the reference answered that
+    line without ever giving the Valkey bytes written (Valkey changed, or
+    the entry is wrong). Without this, such an entry would pass unnoticed
+    in valkey-vs-valkey runs, both sides being left as they are."""
+    lines = {st[3] for st in steps}
+    seen = {}
+    for line, reply in transcript:
+        seen.setdefault(line, set()).add(reply)
+    out = []
+    for sline, valkey, _, _ in REDIS_EXPECT.get(case, []):
+        if sline not in lines:
+            out.append("%r is no step of the case" % sline)
+        elif sline in seen and valkey not in seen[sline]:
+            out.append("%r: the reference never answered %r" % (sline, valkey[:200]))
+    return out
+
+
 def diff_transcripts(ref, got):
     diffs = []
     for i in range(max(len(ref), len(got))):
@@ -312,11 +353,13 @@ def format_diffs(case, diffs, cand_name):
 class Admin:
     """A connection kept open for a server's whole life, authenticated as
     `default` from the start: it can still put things back after a case
-    gave `default` a password (a connection stays authenticated)."""
+    gave `default` a password (a connection stays authenticated).
+    `extra_reset`: commands run after the ACL ones, each to answer +OK."""
 
-    def __init__(self, port):
+    def __init__(self, port, extra_reset=()):
         self.port = port
         self.conn = RawConn(port)
+        self.extra_reset = tuple(extra_reset)
 
     def close(self):
         self.conn.close()
@@ -329,7 +372,7 @@ class Admin:
         errors = []
         for cmd in (("CONFIG", "SET", "requirepass", ""),
                     ("ACL", "SETUSER", "default", "reset", "on", "nopass", "~*", "&*", "+@all"),
-                    ("FLUSHALL",), ("ACL", "LOG", "RESET")):
+                    ("FLUSHALL",), ("ACL", "LOG", "RESET")) + self.extra_reset:
             r = c.roundtrip(*cmd)
             if r != b"+OK\r\n":
                 errors.append("%s -> %r" % (" ".join(cmd), r))
@@ -339,6 +382,108 @@ class Admin:
             # Also closes the connections a case left authenticated as them.
             c.roundtrip("ACL", "DELUSER", *others)
         return errors
+
+
+# ---- the pair of servers -------------------------------------------------
+
+
+def start_candidate(threads, against_valkey, extra=(), conf=None):
+    """The server under test: tern-server with `threads` workers, or a
+    second valkey-server (`against_valkey`) to check that the cases are
+    stable."""
+    if against_valkey:
+        return start_valkey(valkey_bin(), extra, conf)
+    binary = tern_bin()
+    if not os.path.exists(binary):
+        pytest.exit(f"{binary} not found: run `cargo build` first or set TERN_BIN", returncode=2)
+    return start_tern(binary, threads, extra, conf)
+
+
+class Pair:
+    """The reference valkey-server and the server under test, started with
+    the same arguments (and each its own copy of a config file, whose
+    `{dir}` is a directory of that server's: for aclfile paths).
+    `extra_reset`: see Admin."""
+
+    def __init__(self, threads, against_valkey, extra=(), conf=None, files=None, extra_reset=()):
+        self.against_valkey = against_valkey
+        self.extra_reset = extra_reset
+        self.dirs = []
+        self.ref = start_valkey(valkey_bin(), extra, self._conf(conf, files))
+        try:
+            self.cand = start_candidate(threads, against_valkey, extra, self._conf(conf, files))
+        except Exception:
+            self.ref.stop()
+            raise
+        self.cand_name = "valkey (candidate)" if against_valkey else "tern"
+        self._common = None
+        self.admins = None
+
+    def _conf(self, conf, files):
+        d = tempfile.mkdtemp(prefix="acl-conf-")
+        self.dirs.append(d)
+        for name, text in (files or {}).items():
+            Path(d, name).write_text(text.replace("{dir}", d))
+        if conf is None:
+            return None
+        path = Path(d, "server.conf")
+        path.write_text(conf.replace("{dir}", d))
+        return str(path)
+
+    @property
+    def ref_dir(self):
+        return self.dirs[0]
+
+    @property
+    def cand_dir(self):
+        return self.dirs[1]
+
+    def stop(self):
+        for a in self.admins or ():
+            a.close()
+        self.ref.stop()
+        self.cand.stop()
+        for d in self.dirs:
+            shutil.rmtree(d, ignore_errors=True)
+
+    def common(self):
+        """Command and subcommand names both servers have."""
+        if self._common is None:
+            self._common = command_names(self.ref.port) & command_names(self.cand.port)
+        return self._common
+
+    def run(self, case, script, reset=True, hooks=None):
+        """Runs `script` on both; asserts the transcripts are equal (after
+        Redis 8.4's expectations replace Valkey's known bytes). `hooks`:
+        name -> f(server's directory) for the script's `!hook` steps."""
+        all_steps = parse_script(script)
+        # Only where needed: a server that wants AUTH first has no COMMAND.
+        needs = any(st[4] or st[1] == "commands" for st in all_steps)
+        common = self.common() if needs else frozenset()
+        steps = drop_missing(all_steps, common)
+        if reset:
+            if self.admins is None:
+                self.admins = (Admin(self.ref.port, self.extra_reset), Admin(self.cand.port, self.extra_reset))
+            ref_errors = self.admins[0].reset()
+            assert not ref_errors, "the reference could not be reset: %s" % ref_errors
+            reset_errors = self.admins[1].reset()
+        else:
+            reset_errors = []
+
+        def bound(d):
+            return {k: (lambda f=f: f(d)) for k, f in (hooks or {}).items()}
+
+        ref_raw = run_script(self.ref.port, steps, common, bound(self.ref_dir), [(self.ref_dir.encode(), b"{dir}")])
+        stale = stale_expectations(case, all_steps, ref_raw)
+        assert not stale, "case %s: stale REDIS_EXPECT entries:\n  %s" % (case, "\n  ".join(stale))
+        ref = redisify(case, ref_raw)
+        got = run_script(self.cand.port, steps, common, bound(self.cand_dir), [(self.cand_dir.encode(), b"{dir}")])
+        if self.against_valkey:
+            got = redisify(case, got)
+        diffs = diff_transcripts(ref, got)
+        note = "".join("\n  (resetting %s before the case: %s)" % (self.cand_name, e) for e in reset_errors)
+        assert not diffs, "\n" + format_diffs(case, diffs, self.cand_name) + note
+        return ref
 
 
 def wait_closed(sock_conn, timeout=CLOSE_TIMEOUT):

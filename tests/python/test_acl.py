@@ -24,7 +24,6 @@ import hashlib
 import os
 import socket
 import subprocess
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -32,7 +31,7 @@ import pytest
 import acl_diff
 from acl_diff import expect_redis
 from resp import RawConn, decode
-from servers import start_tern, start_valkey, tern_bin, valkey_bin
+from servers import tern_bin, valkey_bin
 
 AGAINST_VALKEY = os.environ.get("TERN_ACL_AGAINST", "") == "valkey"
 VALKEY = valkey_bin()
@@ -46,97 +45,9 @@ SHA_X = hashlib.sha256(b"x").hexdigest()
 # ---- the servers ---------------------------------------------------------
 
 
-def start_candidate(threads, extra=(), conf=None):
-    if AGAINST_VALKEY:
-        return start_valkey(VALKEY, extra, conf)
-    binary = tern_bin()
-    if not os.path.exists(binary):
-        pytest.exit(f"{binary} not found: run `cargo build` first or set TERN_BIN", returncode=2)
-    return start_tern(binary, threads, extra, conf)
-
-
-class Pair:
-    """The reference valkey-server and the server under test, started with
-    the same arguments (and each its own copy of a config file, whose
-    `{dir}` is a directory of that server's: for aclfile paths)."""
-
-    def __init__(self, threads, extra=(), conf=None, files=None):
-        self.dirs = []
-        self.ref = start_valkey(VALKEY, extra, self._conf(conf, files))
-        try:
-            self.cand = start_candidate(threads, extra, self._conf(conf, files))
-        except Exception:
-            self.ref.stop()
-            raise
-        self.cand_name = "valkey (candidate)" if AGAINST_VALKEY else "tern"
-        self._common = None
-        self.admins = None
-
-    def _conf(self, conf, files):
-        d = tempfile.mkdtemp(prefix="acl-conf-")
-        self.dirs.append(d)
-        for name, text in (files or {}).items():
-            Path(d, name).write_text(text.replace("{dir}", d))
-        if conf is None:
-            return None
-        path = Path(d, "server.conf")
-        path.write_text(conf.replace("{dir}", d))
-        return str(path)
-
-    @property
-    def ref_dir(self):
-        return self.dirs[0]
-
-    @property
-    def cand_dir(self):
-        return self.dirs[1]
-
-    def stop(self):
-        for a in self.admins or ():
-            a.close()
-        self.ref.stop()
-        self.cand.stop()
-        import shutil
-
-        for d in self.dirs:
-            shutil.rmtree(d, ignore_errors=True)
-
-    def common(self):
-        """Command and subcommand names both servers have."""
-        if self._common is None:
-            self._common = acl_diff.command_names(self.ref.port) & acl_diff.command_names(self.cand.port)
-        return self._common
-
-    def run(self, case, script, reset=True, hooks=None):
-        """Runs `script` on both; asserts the transcripts are equal (after
-        Redis 8.4's expectations replace Valkey's known bytes). `hooks`:
-        name -> f(server's directory) for the script's `!hook` steps."""
-        steps = acl_diff.parse_script(script)
-        # Only where needed: a server that wants AUTH first has no COMMAND.
-        needs = any(st[4] or st[1] == "commands" for st in steps)
-        common = self.common() if needs else frozenset()
-        steps = acl_diff.drop_missing(steps, common)
-        if reset:
-            if self.admins is None:
-                self.admins = (acl_diff.Admin(self.ref.port), acl_diff.Admin(self.cand.port))
-            ref_errors = self.admins[0].reset()
-            assert not ref_errors, "the reference could not be reset: %s" % ref_errors
-            reset_errors = self.admins[1].reset()
-        else:
-            reset_errors = []
-        def bound(d):
-            return {k: (lambda f=f: f(d)) for k, f in (hooks or {}).items()}
-
-        ref = acl_diff.redisify(case, acl_diff.run_script(
-            self.ref.port, steps, common, bound(self.ref_dir), [(self.ref_dir.encode(), b"{dir}")]))
-        got = acl_diff.run_script(self.cand.port, steps, common, bound(self.cand_dir),
-                                  [(self.cand_dir.encode(), b"{dir}")])
-        if AGAINST_VALKEY:
-            got = acl_diff.redisify(case, got)
-        diffs = acl_diff.diff_transcripts(ref, got)
-        note = "".join("\n  (resetting %s before the case: %s)" % (self.cand_name, e) for e in reset_errors)
-        assert not diffs, "\n" + acl_diff.format_diffs(case, diffs, self.cand_name) + note
-        return ref
+def fresh_pair(threads, **kw):
+    """A pair of its own, for a case that needs its own start-up config."""
+    return acl_diff.Pair(threads, AGAINST_VALKEY, **kw)
 
 
 THREADS = ["valkey"] if AGAINST_VALKEY else [1, 2]
@@ -149,14 +60,9 @@ def threads(request):
 
 @pytest.fixture(scope="module")
 def pair(threads):
-    p = Pair(threads)
+    p = fresh_pair(threads)
     yield p
     p.stop()
-
-
-def fresh_pair(threads, **kw):
-    """A pair of its own, for a case that needs its own start-up config."""
-    return Pair(threads, **kw)
 
 
 # ---- 1. ACL SETUSER rules, GETUSER and LIST ------------------------------
