@@ -473,6 +473,8 @@ pub const NUMKEYS_NEGATIVE: &str = "ERR Number of keys can't be negative";
 pub const SCRIPT_WRITE_BY_RO: &str = "ERR Can not execute a script with write flag using *_ro command.";
 pub const SCRIPT_OOM: &str = "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'";
 pub const SCRIPT_MISCONF: &str = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Writable scripts are blocked. Use 'no-writes' flag for read only scripts.";
+/// A script raised a table without an `err` string.
+pub const SCRIPT_UNKNOWN_ERROR: &str = "ERR unknown error";
 pub const NOTBUSY: &str = "NOTBUSY No scripts in execution right now.";
 pub const SCRIPT_FLUSH_MODE: &str = "ERR SCRIPT FLUSH only support SYNC|ASYNC option";
 pub const SHEBANG_INVALID: &str = "ERR Invalid script shebang";

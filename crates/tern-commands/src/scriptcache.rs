@@ -74,6 +74,8 @@ pub struct ScriptCache {
     /// The recency clock of EVAL-added scripts.
     clock: AtomicU64,
     evicted: AtomicU64,
+    /// The workers' Lua states' bytes, as each last reported them.
+    vm_bytes: std::sync::atomic::AtomicIsize,
     /// Held by the one script that runs at a time outside EXEC (see
     /// [`tern_store::LockSet::pin_growing`] for why that is enough).
     pub gate: Mutex<()>,
@@ -148,6 +150,16 @@ impl ScriptCache {
     /// INFO's `used_memory_scripts_eval`: the bodies' bytes.
     pub fn bytes(&self) -> usize {
         self.scripts.read().values().map(|s| s.body.len() + std::mem::size_of::<Script>()).sum()
+    }
+
+    /// A worker's Lua state grew (or shrank) by `delta` bytes.
+    pub fn add_vm_bytes(&self, delta: isize) {
+        self.vm_bytes.fetch_add(delta, Ordering::Relaxed);
+    }
+
+    /// INFO's `used_memory_vm_eval`: every worker's Lua state.
+    pub fn vm_bytes(&self) -> usize {
+        self.vm_bytes.load(Ordering::Relaxed).max(0) as usize
     }
 
     /// INFO's `evicted_scripts`.

@@ -13,6 +13,7 @@
 pub use mlua;
 
 pub mod libs;
+mod rand48;
 pub mod sandbox;
 
 pub use sandbox::{raise, Outcome, Raised, Sandbox};

@@ -42,6 +42,7 @@ const LIBRARIES: &[&str] = &["string", "table", "math", "os", "coroutine"];
 /// October 2025 sandbox fixes); every other one the standard libraries
 /// define is removed.
 const BUILTINS: &[&str] = &[
+    "__redis__err__handler",
     "xpcall", "tostring", "setmetatable", "next", "assert", "tonumber", "rawequal", "collectgarbage",
     "getmetatable", "rawset", "pcall", "coroutine", "type", "_G", "select", "unpack", "gcinfo", "pairs", "rawget",
     "loadstring", "ipairs", "_VERSION", "load", "error", "string", "math", "table", "os",
@@ -58,10 +59,17 @@ local rawset_, setmetatable_, getmetatable_, loadstring_, pcall_, xpcall_ =
 local type, error, select, concat = type, error, select, table.concat
 local READONLY = "Attempt to modify a readonly table"
 
+local rawget_, next_, ipairs_ = rawget, next, ipairs
 rawset = function(t, k, v)
     if protected[t] then error(READONLY, 0) end
     return rawset_(t, k, v)
 end
+-- A read-only table reads as the table behind it: its fields are listed
+-- by pairs and next, as Redis's read-only tables are.
+rawget = function(t, k) return rawget_(protected[t] or t, k) end
+next = function(t, k) return next_(protected[t] or t, k) end
+pairs = function(t) return next, protected[t] or t, nil end
+ipairs = function(t) return ipairs_(protected[t] or t) end
 setmetatable = function(t, mt)
     if protected[t] then error(READONLY, 0) end
     return setmetatable_(t, mt)
@@ -189,7 +197,7 @@ impl Sandbox {
         for &name in LIBRARIES.iter().chain(crate::libs::NAMES).chain(extra) {
             let Value::Table(lib) = real.raw_get(name)? else { continue };
             let proxy = read_only_proxy(&lua, &lib, &refuse)?;
-            protected.raw_set(&proxy, true)?;
+            protected.raw_set(&proxy, &lib)?;
             real.raw_set(name, proxy)?;
         }
         // `("x"):upper()` reads the string library through its proxy too,
@@ -202,7 +210,7 @@ impl Sandbox {
         let string_mt_view = match &string_mt {
             Value::Table(mt) => {
                 let view = read_only_proxy(&lua, mt, &refuse)?;
-                protected.raw_set(&view, true)?;
+                protected.raw_set(&view, mt)?;
                 Value::Table(view)
             }
             _ => Value::Nil,
@@ -228,10 +236,14 @@ impl Sandbox {
         rmt.raw_set("__newindex", &refuse)?;
         rmt.raw_set("__metatable", false)?;
         real.set_metatable(Some(rmt))?;
-        protected.raw_set(&real, true)?;
-        protected.raw_set(&globals, true)?;
+        protected.raw_set(&real, &real)?;
+        protected.raw_set(&globals, &real)?;
 
         let handler = lua.create_function(error_handler)?;
+        // Redis keeps its handler as a global; scripts see it there.
+        real.raw_set("__redis__err__handler", &handler)?;
+        real.raw_set("unpack", lua.create_function(unpack)?)?;
+        crate::rand48::install(&lua, &real)?;
         // For Redis's pcall: an error a Rust function raised, as its message.
         let errmsg = lua.create_function(|lua, v: Value| match v {
             Value::Error(e) => match raised(&e) {
@@ -276,6 +288,47 @@ impl Sandbox {
     }
 }
 
+/// The most values `unpack` returns.
+pub const UNPACK_MAX: i64 = 7989;
+
+/// Lua's `unpack(t [, i [, j]])` with its range checked in 64 bits: Lua
+/// 5.1's own computes the count in an `int` that a range like
+/// `-2^31, 2^31-1` overflows (CVE-2025-46817).
+fn unpack(_: &Lua, args: MultiValue) -> mlua::Result<MultiValue> {
+    let Some(Value::Table(t)) = args.front() else {
+        let got = args.front().map_or("no value", |v| v.type_name());
+        return Err(mlua::Error::runtime(format!("bad argument #1 to 'unpack' (table expected, got {got})")));
+    };
+    let int = |n: usize, default: i64| -> mlua::Result<i64> {
+        match args.get(n) {
+            None | Some(Value::Nil) => Ok(default),
+            Some(Value::Integer(v)) => Ok(*v as i32 as i64),
+            Some(Value::Number(v)) => Ok(*v as i64 as i32 as i64),
+            Some(Value::String(s)) => match s.to_str().ok().and_then(|s| s.trim().parse::<f64>().ok()) {
+                Some(v) => Ok(v as i64 as i32 as i64),
+                None => Err(mlua::Error::runtime(format!("bad argument #{} to 'unpack' (number expected, got string)", n + 1))),
+            },
+            Some(v) => Err(mlua::Error::runtime(format!("bad argument #{} to 'unpack' (number expected, got {})", n + 1, v.type_name()))),
+        }
+    };
+    let i = int(1, 1)?;
+    let j = int(2, t.raw_len() as i64)?;
+    if i > j {
+        return Ok(MultiValue::new());
+    }
+    // Lua's C stack holds 8000 values (LUAI_MAXCSTACK); mlua keeps a few
+    // of them while it returns a Rust function's results, so Tern's
+    // `unpack` stops 10 short of Redis's.
+    if j - i + 1 > UNPACK_MAX {
+        return Err(mlua::Error::runtime("too many results to unpack"));
+    }
+    let mut out = MultiValue::with_capacity((j - i + 1) as usize);
+    for k in i..=j {
+        out.push_back(t.raw_get(k)?);
+    }
+    Ok(out)
+}
+
 /// A table that reads through to `lib` and refuses every write.
 fn read_only_proxy(lua: &Lua, lib: &Table, refuse: &Function) -> mlua::Result<Table> {
     let proxy = lua.create_table()?;
@@ -293,11 +346,28 @@ fn read_only_proxy(lua: &Lua, lib: &Table, refuse: &Function) -> mlua::Result<Ta
 /// library's, `error` itself), the one that called it — skipping Tern's
 /// own wrappers, which stand where Redis has C functions.
 fn error_handler(lua: &Lua, err: Value) -> mlua::Result<Value> {
+    let frame = |level: usize| {
+        lua.inspect_stack(level, |d| {
+            let src = d.source();
+            (src.what, src.source.map(|s| s.into_owned()), d.current_line(), src.short_src.map(|s| s.into_owned()))
+        })
+    };
     let table = match err {
         Value::Table(t) => t,
         Value::Error(e) if raised(&e).is_some() => {
             let t = lua.create_table()?;
             t.raw_set("err", lua.create_string(raised(&e).map_or(&[][..], |r| &r.0[..]))?)?;
+            t
+        }
+        Value::Error(e) => {
+            // A Rust function's error, placed as luaL_error places a C
+            // function's: at the line of the code that called it.
+            let place = match frame(2) {
+                Some((_, _, Some(line), Some(src))) if line > 0 => format!("{src}:{line}: "),
+                _ => String::new(),
+            };
+            let t = lua.create_table()?;
+            t.raw_set("err", format!("ERR {place}{}", error_text(&e)))?;
             t
         }
         other => {
@@ -306,23 +376,17 @@ fn error_handler(lua: &Lua, err: Value) -> mlua::Result<Value> {
             t
         }
     };
-    let frame = |level: usize| {
-        lua.inspect_stack(level, |d| {
-            let src = d.source();
-            (src.what, src.source.map(|s| s.into_owned()), d.current_line())
-        })
-    };
     let mut level = 1;
     let mut at = frame(level);
-    if matches!(&at, Some((what, _, _)) if *what == "C") {
+    if matches!(&at, Some((what, ..)) if *what == "C") {
         level += 1;
         at = frame(level);
     }
-    while matches!(&at, Some((_, Some(source), _)) if source == INTERNAL) {
+    while matches!(&at, Some((_, Some(source), ..)) if source == INTERNAL) {
         level += 1;
         at = frame(level);
     }
-    if let Some((_, source, line)) = at {
+    if let Some((_, source, line, _)) = at {
         table.raw_set("source", source.unwrap_or_default())?;
         table.raw_set("line", line.map_or(-1, |l| l as i64))?;
     }

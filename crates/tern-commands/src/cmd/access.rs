@@ -110,8 +110,8 @@ pub enum Place {
     Toplevel,
     Queued,
     Exec(usize),
-    /// `redis.call` inside a script.
-    Script,
+    /// `redis.call` inside a script run by this command (its id).
+    Script(usize),
 }
 
 /// Records a refusal (ACL LOG, INFO's counters) and returns the reply's
@@ -125,11 +125,12 @@ pub fn refused(srv: &Server, commands: &CommandTable, client: &Client, cmd: &Cmd
     };
     let ctx = match place {
         Place::Toplevel => Context::Toplevel,
-        Place::Script => Context::Lua,
+        Place::Script(_) => Context::Lua,
         Place::Queued | Place::Exec(_) => Context::Multi,
     };
     let (running, exec_of) = match place {
         Place::Exec(n) => ("exec", Some(n)),
+        Place::Script(id) => (commands.get(id).fullname.as_str(), None),
         _ => (cmd.fullname.as_str(), None),
     };
     let info = super::client::client_info(commands, now, &client.shared, running, exec_of);

@@ -243,6 +243,21 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("mem_clients_normal", clients);
                 s.kv("total_system_memory", sys);
                 s.kv("total_system_memory_human", human(sys));
+                // Scripts: the workers' Lua states and the cached bodies.
+                let (vm, bodies) = (srv.scripts.vm_bytes(), srv.scripts.bytes());
+                s.kv("used_memory_lua", vm);
+                s.kv("used_memory_vm_eval", vm);
+                s.kv("used_memory_lua_human", human(vm as u64));
+                s.kv("used_memory_scripts_eval", bodies);
+                s.kv("number_of_cached_scripts", srv.scripts.len());
+                s.kv("number_of_functions", 0);
+                s.kv("number_of_libraries", 0);
+                s.kv("used_memory_vm_functions", 0);
+                s.kv("used_memory_vm_total", vm);
+                s.kv("used_memory_vm_total_human", human(vm as u64));
+                s.kv("used_memory_functions", 0);
+                s.kv("used_memory_scripts", bodies);
+                s.kv("used_memory_scripts_human", human(bodies as u64));
                 s.kv("maxmemory", cfg.maxmemory);
                 s.kv("maxmemory_human", human(cfg.maxmemory));
                 s.kv("maxmemory_policy", cfg.maxmemory_policy.name());
@@ -343,6 +358,7 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("expire_cycle_cpu_milliseconds", srv.global.expire_cycle_us.load(Ordering::Relaxed) / 1000);
                 s.kv("evicted_keys", counts.evicted);
                 s.kv("evicted_clients", srv.sum(|w| w.evicted_clients.get()));
+                s.kv("evicted_scripts", srv.scripts.evicted());
                 let (exceeded, exceeded_now) = maxmemory::exceeded_time_ms(srv);
                 s.kv("total_eviction_exceeded_time", exceeded);
                 s.kv("current_eviction_exceeded_time", exceeded_now);

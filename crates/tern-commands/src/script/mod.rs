@@ -34,13 +34,13 @@ use crate::scriptcache::{flags as sf, Script, Sha};
 pub use run::sha1_hex;
 
 pub static COMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("eval", -3, NOSCRIPT | SKIP_MONITOR | MAY_REPLICATE | NO_MANDATORY_KEYS | STALE | MANUAL_LOCKS, &[ks(RW | ACCESS | UPDATE, index(2), keynum(0, 1, 1))], eval)
+    CommandSpec::new("eval", -3, NOSCRIPT | SKIP_MONITOR | NO_MANDATORY_KEYS | STALE | MANUAL_LOCKS, &[ks(RW | ACCESS | UPDATE, index(2), keynum(0, 1, 1)).notes("We cannot tell how the keys will be used so we assume the worst, RW and UPDATE")], eval)
         .doc("scripting", "Executes a server-side Lua script.", "2.6.0", "Depends on the script that is executed.")
         .acl(&["slow", "scripting"]),
-    CommandSpec::new("evalsha", -3, NOSCRIPT | SKIP_MONITOR | MAY_REPLICATE | NO_MANDATORY_KEYS | STALE | MANUAL_LOCKS, &[ks(RW | ACCESS | UPDATE, index(2), keynum(0, 1, 1))], evalsha)
+    CommandSpec::new("evalsha", -3, NOSCRIPT | SKIP_MONITOR | NO_MANDATORY_KEYS | STALE | MANUAL_LOCKS, &[ks(RW | ACCESS | UPDATE, index(2), keynum(0, 1, 1))], evalsha)
         .doc("scripting", "Executes a server-side Lua script by SHA1 digest.", "2.6.0", "Depends on the script that is executed.")
         .acl(&["slow", "scripting"]),
-    CommandSpec::new("eval_ro", -3, NOSCRIPT | SKIP_MONITOR | NO_MANDATORY_KEYS | STALE | READONLY | MANUAL_LOCKS, &[ks(RO | ACCESS, index(2), keynum(0, 1, 1))], eval_ro)
+    CommandSpec::new("eval_ro", -3, NOSCRIPT | SKIP_MONITOR | NO_MANDATORY_KEYS | STALE | READONLY | MANUAL_LOCKS, &[ks(RO | ACCESS, index(2), keynum(0, 1, 1)).notes("We cannot tell how the keys will be used so we assume the worst, RO and ACCESS")], eval_ro)
         .doc("scripting", "Executes a read-only server-side Lua script.", "7.0.0", "Depends on the script that is executed.")
         .acl(&["slow", "scripting"]),
     CommandSpec::new("evalsha_ro", -3, NOSCRIPT | SKIP_MONITOR | NO_MANDATORY_KEYS | STALE | READONLY | MANUAL_LOCKS, &[ks(RO | ACCESS, index(2), keynum(0, 1, 1))], evalsha_ro)
@@ -117,7 +117,8 @@ pub fn shebang(body: &[u8]) -> Result<(u32, usize), Vec<u8>> {
         let Some(list) = opt.strip_prefix(b"flags=") else {
             return Err(errors::shebang_option(opt));
         };
-        for f in list.split(|&c| c == b',') {
+        // `flags=` alone names none (Redis splits an empty list into none).
+        for f in list.split(|&c| c == b',').filter(|_| !list.is_empty()) {
             match sf::NAMES.iter().find(|(name, _)| name.as_bytes() == f) {
                 Some((_, bit)) => flags |= bit,
                 None => return Err(errors::shebang_flag(f)),
@@ -215,7 +216,7 @@ fn eval_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, evalsha: bool, ro: bool) 
         ctx.locks.acquire(ctx.locs.iter().map(|l| l.gid));
         ctx.locks.pin_growing();
     }
-    let mut r = run::Run::new(ctx.srv, ctx.commands, ctx.locks, ctx.stats, ctx.worker, ctx.client, ctx.now, script.flags, ro);
+    let mut r = run::Run::new(ctx.srv, ctx.commands, ctx.locks, ctx.stats, ctx.worker, ctx.client, ctx.cmd.id, ctx.now, script.flags, ro);
     run::run(&mut r, &mut ctx.reply, &sha, args, numkeys as usize);
     if !inside_exec {
         ctx.locks.unpin();

@@ -48,6 +48,8 @@ redis.log = log
 redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING = 0, 1, 2, 3
 redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, redis.REPL_REPLICA, redis.REPL_ALL = 0, 1, 2, 2, 3
 redis.REDIS_VERSION, redis.REDIS_VERSION_NUM = version, version_num
+-- Scripts have replicated their effects since Redis 7: always true.
+redis.replicate_commands = function() return true end
 -- Outside the debugger these do nothing, as in Redis.
 redis.breakpoint = function() return false end
 redis.debug = function() end
@@ -64,6 +66,8 @@ struct WorkerLua {
     /// The cache this state's compiled scripts came from, and its epoch.
     owner: usize,
     epoch: u64,
+    /// This state's bytes as last added to the cache's total.
+    reported: usize,
 }
 
 thread_local! {
@@ -96,7 +100,7 @@ fn new_worker() -> mlua::Result<WorkerLua> {
         &["redis"],
     )?;
     let redis = redis_table.ok_or_else(|| mlua::Error::runtime("no redis table"))?;
-    Ok(WorkerLua { sandbox, redis, compiled: HashMap::new(), owner: 0, epoch: 0 })
+    Ok(WorkerLua { sandbox, redis, compiled: HashMap::new(), owner: 0, epoch: 0, reported: 0 })
 }
 
 /// `redis.sha1hex(s)`.
@@ -219,6 +223,8 @@ pub struct Run<'r, 'ks> {
     pub worker: usize,
     /// The caller: its user's rules apply to every command.
     pub caller: &'r Client,
+    /// The command that runs the script (EVAL, EVALSHA...): its id.
+    pub runner: usize,
     /// The client commands run as: the caller's database and user, the
     /// protocol the script chose.
     pub client: Client,
@@ -239,7 +245,7 @@ pub struct Run<'r, 'ks> {
 
 impl<'r, 'ks> Run<'r, 'ks> {
     #[allow(clippy::too_many_arguments)]
-    pub fn new(srv: &'ks Server, commands: &'ks CommandTable, locks: &'r mut LockSet<'ks>, stats: &'r WorkerStats, worker: usize, caller: &'r Client, now: u64, script_flags: u32, ro_command: bool) -> Self {
+    pub fn new(srv: &'ks Server, commands: &'ks CommandTable, locks: &'r mut LockSet<'ks>, stats: &'r WorkerStats, worker: usize, caller: &'r Client, runner: usize, now: u64, script_flags: u32, ro_command: bool) -> Self {
         use crate::scriptcache::flags as sf;
         let compat = script_flags & sf::EVAL_COMPAT_MODE != 0;
         Run {
@@ -249,6 +255,7 @@ impl<'r, 'ks> Run<'r, 'ks> {
             stats,
             worker,
             caller,
+            runner,
             client: script_client(caller, worker, now),
             read_only: ro_command || (!compat && script_flags & sf::NO_WRITES != 0),
             allow_oom: !compat && script_flags & sf::ALLOW_OOM != 0,
@@ -305,7 +312,7 @@ impl<'r, 'ks> Run<'r, 'ks> {
         }
         if !self.caller.user.unrestricted {
             if let Err(why) = cmd::access::check(&self.caller.user, cmd, args) {
-                let place = cmd::access::Place::Script;
+                let place = cmd::access::Place::Script(self.runner);
                 let msg = cmd::access::refused(self.srv, self.commands, self.caller, cmd, args, why, self.now, place);
                 let text = msg.strip_prefix(b"NOPERM ").unwrap_or(&msg);
                 let mut m = errors::LUA_ACL.as_bytes().to_vec();
@@ -399,10 +406,17 @@ fn with_worker<R>(cache: &ScriptCache, f: impl FnOnce(&mut WorkerLua) -> R) -> m
         let owner = cache as *const ScriptCache as usize;
         if w.owner != owner || w.epoch != cache.epoch() || w.compiled.len() > COMPILED_MAX {
             w.compiled.clear();
+            if w.owner != owner {
+                w.reported = 0;
+            }
             w.owner = owner;
             w.epoch = cache.epoch();
         }
-        Ok(f(w))
+        let r = f(w);
+        let now = w.sandbox.lua().used_memory();
+        cache.add_vm_bytes(now as isize - w.reported as isize);
+        w.reported = now;
+        Ok(r)
     })
 }
 
@@ -504,7 +518,7 @@ pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, sha: &Sha, args: Args<'
             tern_lua::Outcome::Failed(Value::Table(t)) => {
                 let err: Vec<u8> = match t.raw_get::<Value>("err")? {
                     Value::String(s) => s.as_bytes().to_vec(),
-                    _ => Vec::new(),
+                    _ => errors::SCRIPT_UNKNOWN_ERROR.as_bytes().to_vec(),
                 };
                 let source: Option<String> = t.raw_get("source")?;
                 let line: Option<i64> = t.raw_get("line")?;
