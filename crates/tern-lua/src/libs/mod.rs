@@ -2,10 +2,24 @@
 //! written here in Rust with the outputs Redis's C versions give for the
 //! same inputs.
 
+mod args;
+mod bit;
+mod cjson;
+mod cmsgpack;
+mod cnum;
+mod structlib;
+
+use mlua::Lua;
+
 /// The globals these libraries define.
 pub const NAMES: &[&str] = &["cjson", "struct", "cmsgpack", "bit"];
 
-/// Defines the libraries' globals in `lua`.
-pub fn open(_lua: &mlua::Lua) -> mlua::Result<()> {
+/// Creates the global tables `cjson`, `cmsgpack`, `bit` and `struct`.
+pub fn open(lua: &Lua) -> mlua::Result<()> {
+    let globals = lua.globals();
+    globals.raw_set("cjson", cjson::open(lua)?)?;
+    globals.raw_set("cmsgpack", cmsgpack::open(lua)?)?;
+    globals.raw_set("bit", bit::open(lua)?)?;
+    globals.raw_set("struct", structlib::open(lua)?)?;
     Ok(())
 }
