@@ -536,7 +536,12 @@ pub const LUA_UNKNOWN_COMMAND: &str = "Unknown Redis command called from script"
 pub const LUA_ARITY: &str = "Wrong number of args calling Redis command from script";
 pub const LUA_NOSCRIPT: &str = "This Redis command is not allowed from script";
 pub const LUA_WRITE_IN_RO: &str = "Write commands are not allowed from read-only scripts.";
-pub const LUA_ACL: &str = "ACL failure in script: ";
+/// A refusal inside a script: `ACL failure in script: ` and the refusal's
+/// text without its `NOPERM` code (Redis's scriptVerifyACL).
+pub fn script_acl(noperm: &[u8]) -> Vec<u8> {
+    let text = noperm.strip_prefix(b"NOPERM ").unwrap_or(noperm);
+    [b"ACL failure in script: ", text].concat()
+}
 pub const LUA_ARGS: &str = "wrong number of arguments";
 pub const LUA_ARGS_TYPE: &str = "wrong number or type of arguments";
 pub const LUA_LOG_ARGS: &str = "redis.log() requires two arguments or more.";

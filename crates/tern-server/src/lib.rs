@@ -55,6 +55,12 @@ const BACKGROUND_EVICT_BATCH: usize = 64;
 /// on active expiry (removing keys whose TTL has passed, shard by shard)
 /// and, while over `maxmemory`, on eviction; neither while CLIENT PAUSE
 /// is in force.
+/// A worker's stack: scripts run on it, and cjson and cmsgpack recurse
+/// once per level of the values they convert (up to the depth limits a
+/// script may raise), far past the 2 MiB threads get by default. Only the
+/// pages touched become memory.
+const WORKER_STACK: usize = 512 << 20;
+
 fn cron(srv: &Server) {
     // The cron's own effect buffer (its flushes' and deletions' records),
     // handed to the AOF writer each period. It only fills while the AOF
@@ -368,7 +374,7 @@ pub fn run(mut cfg: Config) -> i32 {
     let handles: Vec<_> = workers
         .into_iter()
         .enumerate()
-        .map(|(i, w)| std::thread::Builder::new().name(format!("tern-worker-{i}")).spawn(move || w.run()))
+        .map(|(i, w)| std::thread::Builder::new().name(format!("tern-worker-{i}")).stack_size(WORKER_STACK).spawn(move || w.run()))
         .collect();
     log_notice!("Running mode=standalone, port={}.", port);
     if mc_port != 0 {

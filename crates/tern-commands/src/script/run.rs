@@ -314,10 +314,7 @@ impl<'r, 'ks> Run<'r, 'ks> {
             if let Err(why) = cmd::access::check(&self.caller.user, cmd, args) {
                 let place = cmd::access::Place::Script(self.runner);
                 let msg = cmd::access::refused(self.srv, self.commands, self.caller, cmd, args, why, self.now, place);
-                let text = msg.strip_prefix(b"NOPERM ").unwrap_or(&msg);
-                let mut m = errors::LUA_ACL.as_bytes().to_vec();
-                m.extend_from_slice(text);
-                return Ok(Err(errors::script_error_text(&m)));
+                return Ok(Err(errors::script_error_text(&errors::script_acl(&msg))));
             }
         }
         if self.read_only && cmd.has(flags::WRITE | flags::MAY_REPLICATE) {

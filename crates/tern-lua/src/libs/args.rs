@@ -65,7 +65,7 @@ where
     let error: Function = lua.globals().raw_get("error")?;
     let wrapper: Function = lua
         .load(WRAPPER)
-        .set_name("=[tern-lua libs]")
+        .set_name(crate::sandbox::INTERNAL)
         .call((callback, error))?;
     table.raw_set(name, wrapper)
 }
