@@ -113,3 +113,73 @@ def test_scripts_inside_exec_and_outside_do_not_deadlock(srv):
     hammer(srv, [in_exec, lambda c: c.eval(UNDECLARED, 0), lambda c: c.incr("x{2}")])
     assert int(r.get("c")) == 3 * ROUNDS
     assert int(r.get("x{2}")) == 3 * ROUNDS
+
+
+def test_script_kill_from_another_worker(srv):
+    """SCRIPT KILL from a connection on another worker stops a script that
+    has not written, and refuses one that has (UNKILLABLE)."""
+    import redis as redispy
+
+    busy = "local t = os.clock() while os.clock() - t < 5 do end return 'not killed'"
+    result = {}
+
+    def run_script(body):
+        c = srv.client()
+        try:
+            result["reply"] = c.eval(body, 0)
+        except redispy.ResponseError as e:
+            result["reply"] = str(e)
+        finally:
+            c.close()
+
+    def kill_until(expected):
+        """SCRIPT KILL from several connections at once, each in its own
+        thread (one on the script's worker waits for the script to end):
+        "OK", `expected`, or None."""
+        killers = [srv.client() for _ in range(4)]
+        for k in killers:
+            k.ping()
+        found = []
+
+        def keep_killing(k):
+            for _ in range(300):
+                if found:
+                    return
+                try:
+                    k.execute_command("SCRIPT", "KILL")
+                    found.append("OK")
+                    return
+                except redispy.ResponseError as e:
+                    if str(e).startswith(expected):
+                        found.append(expected)
+                        return
+                threading.Event().wait(0.01)
+
+        threads = [threading.Thread(target=keep_killing, args=(k,)) for k in killers]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join(timeout=15)
+        for k in killers:
+            k.close()
+        return found[0] if found else None
+
+    t = threading.Thread(target=run_script, args=(busy,))
+    t.start()
+    assert kill_until("never") == "OK"
+    t.join(timeout=10)
+    assert result["reply"].startswith("Script killed by user with SCRIPT KILL...")
+
+    writes = "redis.call('set', 'w', '1') local t = os.clock() while os.clock() - t < 1 do end return 'done'"
+    t = threading.Thread(target=run_script, args=(writes,))
+    t.start()
+    assert kill_until("UNKILLABLE") == "UNKILLABLE"
+    t.join(timeout=10)
+    assert result["reply"] == "done"
+    r = srv.client()
+    assert r.get("w") == "1"
+    try:
+        r.execute_command("SCRIPT", "KILL")
+        raise AssertionError("SCRIPT KILL with nothing running")
+    except redispy.ResponseError as e:
+        assert str(e).startswith("NOTBUSY")

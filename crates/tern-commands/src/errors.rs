@@ -475,6 +475,8 @@ pub const SCRIPT_OOM: &str = "OOM allow-oom flag is not set on the script, can n
 pub const SCRIPT_MISCONF: &str = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Writable scripts are blocked. Use 'no-writes' flag for read only scripts.";
 /// A script raised a table without an `err` string.
 pub const SCRIPT_UNKNOWN_ERROR: &str = "ERR unknown error";
+pub const SCRIPT_KILLED: &str = "ERR Script killed by user with SCRIPT KILL...";
+pub const UNKILLABLE: &str = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.";
 pub const NOTBUSY: &str = "NOTBUSY No scripts in execution right now.";
 pub const SCRIPT_FLUSH_MODE: &str = "ERR SCRIPT FLUSH only support SYNC|ASYNC option";
 pub const SHEBANG_INVALID: &str = "ERR Invalid script shebang";

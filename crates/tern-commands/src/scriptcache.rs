@@ -65,6 +65,23 @@ impl Script {
     }
 }
 
+/// What SCRIPT KILL and the running script tell each other.
+#[derive(Debug, Default)]
+pub struct RunFlags {
+    /// The script has written: it cannot be killed.
+    pub wrote: std::sync::atomic::AtomicBool,
+    /// SCRIPT KILL asked it to stop.
+    pub kill: std::sync::atomic::AtomicBool,
+}
+
+/// What SCRIPT KILL found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Kill {
+    Killed,
+    NotBusy,
+    Unkillable,
+}
+
 /// The shared script cache, and the gate.
 #[derive(Debug, Default)]
 pub struct ScriptCache {
@@ -76,6 +93,8 @@ pub struct ScriptCache {
     evicted: AtomicU64,
     /// The workers' Lua states' bytes, as each last reported them.
     vm_bytes: std::sync::atomic::AtomicIsize,
+    /// The script running under the gate, for SCRIPT KILL.
+    running: Mutex<Option<Arc<RunFlags>>>,
     /// Held by the one script that runs at a time outside EXEC (see
     /// [`tern_store::LockSet::pin_growing`] for why that is enough).
     pub gate: Mutex<()>,
@@ -150,6 +169,23 @@ impl ScriptCache {
     /// INFO's `used_memory_scripts_eval`: the bodies' bytes.
     pub fn bytes(&self) -> usize {
         self.scripts.read().values().map(|s| s.body.len() + std::mem::size_of::<Script>()).sum()
+    }
+
+    /// Marks `flags`' script as the one running (None: it ended).
+    pub fn set_running(&self, flags: Option<Arc<RunFlags>>) {
+        *self.running.lock() = flags;
+    }
+
+    /// SCRIPT KILL: asks the running script to stop, unless it wrote.
+    pub fn kill(&self) -> Kill {
+        match &*self.running.lock() {
+            None => Kill::NotBusy,
+            Some(f) if f.wrote.load(Ordering::Relaxed) => Kill::Unkillable,
+            Some(f) => {
+                f.kill.store(true, Ordering::Relaxed);
+                Kill::Killed
+            }
+        }
     }
 
     /// A worker's Lua state grew (or shrank) by `delta` bytes.

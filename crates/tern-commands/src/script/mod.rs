@@ -29,7 +29,7 @@ use crate::cmd::keyspec::{index, keynum, ks, ACCESS, RO, RW, UPDATE};
 use crate::cmd::table::{flags::*, CommandSpec};
 use crate::cmd::Ctx;
 use crate::errors;
-use crate::scriptcache::{flags as sf, Script, Sha};
+use crate::scriptcache::{flags as sf, Kill, Script, Sha};
 
 pub use run::sha1_hex;
 
@@ -217,6 +217,7 @@ fn eval_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, evalsha: bool, ro: bool) 
         ctx.locks.pin_growing();
     }
     let mut r = run::Run::new(ctx.srv, ctx.commands, ctx.locks, ctx.stats, ctx.worker, ctx.client, ctx.cmd.id, ctx.now, script.flags, ro);
+    r.gated = !inside_exec;
     run::run(&mut r, &mut ctx.reply, &sha, args, numkeys as usize);
     if !inside_exec {
         ctx.locks.unpin();
@@ -266,10 +267,11 @@ fn script_flush(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 }
 
 fn script_kill(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
-    // A script runs to its end on its worker without a pause in which
-    // another client's command could be read, so none is ever found
-    // running by SCRIPT KILL.
-    ctx.reply.error(errors::NOTBUSY);
+    match ctx.srv.scripts.kill() {
+        Kill::Killed => ctx.reply.ok(),
+        Kill::NotBusy => ctx.reply.error(errors::NOTBUSY),
+        Kill::Unkillable => ctx.reply.error(errors::UNKILLABLE),
+    }
 }
 
 fn script_help(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {

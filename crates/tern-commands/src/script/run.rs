@@ -33,7 +33,7 @@ use crate::cmd::table::{flags, CommandTable};
 use crate::cmd::{self, Reply, Scratch};
 use crate::errors;
 use crate::outbuf::OutBuf;
-use crate::scriptcache::{Script, ScriptCache, Sha};
+use crate::scriptcache::{RunFlags, Script, ScriptCache, Sha};
 use crate::server::Server;
 use crate::stats::WorkerStats;
 
@@ -68,7 +68,12 @@ struct WorkerLua {
     epoch: u64,
     /// This state's bytes as last added to the cache's total.
     reported: usize,
+    /// The running script's flags, which the state's hook reads.
+    flags: Arc<RunFlags>,
 }
+
+/// Lua instructions between two looks at SCRIPT KILL's flag.
+const KILL_CHECK_EVERY: u32 = 1000;
 
 thread_local! {
     static WORKER: RefCell<Option<WorkerLua>> = const { RefCell::new(None) };
@@ -100,7 +105,17 @@ fn new_worker() -> mlua::Result<WorkerLua> {
         &["redis"],
     )?;
     let redis = redis_table.ok_or_else(|| mlua::Error::runtime("no redis table"))?;
-    Ok(WorkerLua { sandbox, redis, compiled: HashMap::new(), owner: 0, epoch: 0, reported: 0 })
+    let flags = Arc::new(RunFlags::default());
+    let seen = flags.clone();
+    // Once killed, the hook raises at every look, so that a script that
+    // catches the error with pcall cannot carry on for long.
+    sandbox.lua().set_hook(mlua::HookTriggers::new().every_nth_instruction(KILL_CHECK_EVERY), move |_, _| {
+        if seen.kill.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(raise(errors::SCRIPT_KILLED.as_bytes()));
+        }
+        Ok(mlua::VmState::Continue)
+    })?;
+    Ok(WorkerLua { sandbox, redis, compiled: HashMap::new(), owner: 0, epoch: 0, reported: 0, flags })
 }
 
 /// `redis.sha1hex(s)`.
@@ -228,6 +243,8 @@ pub struct Run<'r, 'ks> {
     /// The client commands run as: the caller's database and user, the
     /// protocol the script chose.
     pub client: Client,
+    /// Runs under the scripts' gate (not inside EXEC): SCRIPT KILL may stop it.
+    pub gated: bool,
     /// Refuses writes (EVAL_RO, `no-writes`).
     pub read_only: bool,
     /// May write past `maxmemory` (`allow-oom`).
@@ -236,6 +253,8 @@ pub struct Run<'r, 'ks> {
     pub oom_at_start: bool,
     /// Has written: later write checks pass, as Redis cannot stop midway.
     pub wrote: bool,
+    /// Shared with SCRIPT KILL while the script runs under the gate.
+    flags: Option<Arc<RunFlags>>,
     pub now: u64,
     scratch: Scratch,
     out: OutBuf,
@@ -257,10 +276,12 @@ impl<'r, 'ks> Run<'r, 'ks> {
             caller,
             runner,
             client: script_client(caller, worker, now),
+            gated: false,
             read_only: ro_command || (!compat && script_flags & sf::NO_WRITES != 0),
             allow_oom: !compat && script_flags & sf::ALLOW_OOM != 0,
             oom_at_start: srv.settings.maxmemory() > 0 && srv.ks.used_memory() as u64 > srv.settings.maxmemory(),
             wrote: false,
+            flags: None,
             now,
             scratch: Scratch::default(),
             out: OutBuf::new(),
@@ -328,6 +349,9 @@ impl<'r, 'ks> Run<'r, 'ks> {
         }
         if cmd.has(flags::WRITE) {
             self.wrote = true;
+            if let Some(f) = &self.flags {
+                f.wrote.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
         }
         self.out.clear();
         let mut reply = Reply::new(&mut self.out, self.client.resp3, self.stats);
@@ -453,6 +477,15 @@ pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, sha: &Sha, args: Args<'
         }
         w.sandbox.set_global("KEYS", keys_t)?;
         w.sandbox.set_global("ARGV", argv_t)?;
+        // Under the gate a script may be killed; inside EXEC (where it
+        // holds every shard and took no gate) it runs to its end.
+        let gated = run.gated;
+        w.flags.kill.store(false, std::sync::atomic::Ordering::Relaxed);
+        w.flags.wrote.store(false, std::sync::atomic::Ordering::Relaxed);
+        if gated {
+            run.flags = Some(w.flags.clone());
+            cache.set_running(Some(w.flags.clone()));
+        }
         let cell = RefCell::new(&mut *run);
         let outcome = lua.scope(|scope| {
             let call = scope.create_function(|lua, args: MultiValue| {
@@ -503,6 +536,9 @@ pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, sha: &Sha, args: Args<'
             w.redis.raw_set("acl_check_cmd", acl_check)?;
             w.sandbox.call(&f, ())
         })?;
+        if gated {
+            cache.set_running(None);
+        }
         for name in ["call", "pcall", "setresp", "set_repl", "acl_check_cmd"] {
             w.redis.raw_set(name, Value::Nil)?;
         }
