@@ -13,7 +13,7 @@ use crate::cmd::table::CommandTable;
 use crate::server::Server;
 
 /// The command families of layers above `cmd`.
-const ABOVE: &[&[crate::cmd::table::CommandSpec]] = &[crate::script::COMMANDS];
+const ABOVE: &[&[crate::cmd::table::CommandSpec]] = crate::script::FAMILIES;
 
 pub struct Engine {
     pub srv: Server,

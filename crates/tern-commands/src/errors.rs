@@ -477,6 +477,54 @@ pub const SCRIPT_MISCONF: &str = "MISCONF Redis is configured to save RDB snapsh
 pub const SCRIPT_UNKNOWN_ERROR: &str = "ERR unknown error";
 pub const SCRIPT_KILLED: &str = "ERR Script killed by user with SCRIPT KILL...";
 pub const UNKILLABLE: &str = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.";
+pub const BUSY_SCRIPT: &str = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+pub const BUSY_FUNCTION: &str = "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
+pub const FUNCTION_NOT_FOUND: &str = "ERR Function not found";
+pub const FUNCTION_BAD_NUMKEYS: &str = "ERR Bad number of keys provided";
+pub const LIBRARY_NOT_FOUND: &str = "ERR Library not found";
+pub const FUNCTION_FLUSH_MODE: &str = "ERR FUNCTION FLUSH only supports SYNC|ASYNC option";
+pub const FUNCTION_CODE_MISSING: &str = "ERR Function code is missing";
+pub const FUNCTION_LIST_NO_NAME: &str = "ERR library name argument was not given";
+pub const FUNCTION_RESTORE_POLICY: &str = "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.";
+pub const FUNCTION_RESTORE_PAYLOAD: &str = "ERR DUMP payload version or checksum are wrong";
+
+/// An error of FUNCTION LOAD or RESTORE (its text, Redis's), as a reply.
+pub fn function_error(text: &str) -> String {
+    format!("ERR {text}")
+}
+
+pub fn function_option(arg: &[u8]) -> Vec<u8> {
+    with_arg("ERR Unknown option given: ", arg, "")
+}
+
+pub fn function_list_argument(arg: &[u8]) -> Vec<u8> {
+    with_arg("ERR Unknown argument ", arg, "")
+}
+
+// The texts of FUNCTION LOAD's errors (replied through `function_error`)
+// and of `redis.register_function`'s (raised in Lua).
+pub const LIB_NAME: &str = "Library names can only contain letters, numbers, or underscores(_) and must be at least one character long";
+pub const LIB_NO_METADATA: &str = "Missing library metadata";
+pub const LIB_BAD_METADATA: &str = "Invalid library metadata";
+pub const LIB_NAME_TWICE: &str = "Invalid metadata value, name argument was given multiple times";
+pub const LIB_NO_NAME: &str = "Library name was not given";
+pub const LIB_NO_FUNCTIONS: &str = "No functions registered";
+pub const LIB_FUNCTION_TWICE: &str = "Function already exists in the library";
+pub const LIB_LOAD_TIMEOUT: &str = "FUNCTION LOAD timeout";
+pub const REGISTER_ARGS: &str = "wrong number of arguments to redis.register_function";
+pub const REGISTER_OUTSIDE_LOAD: &str = "redis.register_function can only be called on FUNCTION LOAD command";
+pub const REGISTER_NOT_TABLE: &str = "calling redis.register_function with a single argument is only applicable to Lua table (representing named arguments).";
+pub const REGISTER_KEY_NOT_STRING: &str = "named argument key given to redis.register_function is not a string";
+pub const REGISTER_NAME_NOT_STRING: &str = "function_name argument given to redis.register_function must be a string";
+pub const REGISTER_DESC_NOT_STRING: &str = "description argument given to redis.register_function must be a string";
+pub const REGISTER_CALLBACK: &str = "callback argument given to redis.register_function must be a function";
+pub const REGISTER_FLAGS_TABLE: &str = "flags argument to redis.register_function must be a table representing function flags";
+pub const REGISTER_UNKNOWN_FLAG: &str = "unknown flag given";
+pub const REGISTER_UNKNOWN_ARG: &str = "unknown argument given to redis.register_function";
+pub const REGISTER_NO_NAME: &str = "redis.register_function must get a function name argument";
+pub const REGISTER_NO_CALLBACK: &str = "redis.register_function must get a callback argument";
+pub const REGISTER_FIRST: &str = "first argument to redis.register_function must be a string";
+pub const REGISTER_SECOND: &str = "second argument to redis.register_function must be a function";
 pub const NOTBUSY: &str = "NOTBUSY No scripts in execution right now.";
 pub const SCRIPT_FLUSH_MODE: &str = "ERR SCRIPT FLUSH only support SYNC|ASYNC option";
 pub const SHEBANG_INVALID: &str = "ERR Invalid script shebang";

@@ -1,5 +1,6 @@
 //! What every worker shares about scripts: EVAL's script cache by SHA1,
-//! and the gate a script runs under. The Lua states, one per worker, and
+//! the function libraries (FUNCTION LOAD), and the gate a script runs
+//! under. The Lua states, one per worker, and
 //! everything that runs a script are in [`crate::script`].
 //!
 //! The cache holds each script's body and shebang flags. A worker compiles
@@ -65,21 +66,154 @@ impl Script {
     }
 }
 
+/// A function a library registered.
+#[derive(Debug, Clone)]
+pub struct FunctionInfo {
+    pub name: String,
+    pub description: Option<Vec<u8>>,
+    /// [`flags`], as `redis.register_function` gave them.
+    pub flags: u32,
+}
+
+/// A library loaded by FUNCTION LOAD: its name, its whole payload (the
+/// shebang line included, as FUNCTION LIST WITHCODE and FUNCTION DUMP
+/// give it back) and its functions in registration order.
+#[derive(Debug)]
+pub struct Library {
+    pub name: String,
+    pub code: Box<[u8]>,
+    pub functions: Vec<FunctionInfo>,
+}
+
+impl Library {
+    /// The code Lua runs: the payload from the shebang's line feed on, so
+    /// that line numbers stay the library's.
+    pub fn body(&self) -> &[u8] {
+        let at = self.code.iter().position(|&c| c == b'\n').unwrap_or(self.code.len());
+        &self.code[at..]
+    }
+}
+
+/// The loaded libraries, and their functions by name.
+#[derive(Debug, Default)]
+pub struct Libraries {
+    libs: std::collections::BTreeMap<String, Arc<Library>>,
+    functions: HashMap<String, (Arc<Library>, usize)>,
+}
+
+impl Libraries {
+    pub fn get(&self, name: &str) -> Option<&Arc<Library>> {
+        self.libs.get(name)
+    }
+
+    /// The function `name`: its library and its index there.
+    pub fn function(&self, name: &str) -> Option<&(Arc<Library>, usize)> {
+        self.functions.get(name)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<Library>> {
+        self.libs.values()
+    }
+
+    pub fn len(&self) -> usize {
+        self.libs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.libs.is_empty()
+    }
+
+    pub fn function_count(&self) -> usize {
+        self.functions.len()
+    }
+
+    /// Adds `libs` as one change (FUNCTION LOAD, RESTORE), Redis's
+    /// `libraryJoin`: a library of a name already loaded is refused
+    /// unless `replace`, and so is a function of a name another library
+    /// has. Nothing changes on an error (its text).
+    pub fn join(&mut self, libs: Vec<Library>, replace: bool, quoted: bool) -> Result<(), String> {
+        let mut next = self.libs.clone();
+        for lib in &libs {
+            if next.contains_key(&lib.name) {
+                if !replace {
+                    return Err(if quoted { format!("Library '{}' already exists", lib.name) } else { format!("Library {} already exists", lib.name) });
+                }
+                next.remove(&lib.name);
+            }
+        }
+        let mut functions: HashMap<String, (Arc<Library>, usize)> = HashMap::new();
+        for lib in next.values() {
+            for (i, f) in lib.functions.iter().enumerate() {
+                functions.insert(f.name.clone(), (lib.clone(), i));
+            }
+        }
+        for lib in libs {
+            let lib = Arc::new(lib);
+            for (i, f) in lib.functions.iter().enumerate() {
+                if functions.contains_key(&f.name) {
+                    return Err(format!("Function {} already exists", f.name));
+                }
+                functions.insert(f.name.clone(), (lib.clone(), i));
+            }
+            next.insert(lib.name.clone(), lib);
+        }
+        self.libs = next;
+        self.functions = functions;
+        Ok(())
+    }
+
+    /// FUNCTION DELETE: false if there is no such library.
+    pub fn delete(&mut self, name: &str) -> bool {
+        let Some(lib) = self.libs.remove(name) else { return false };
+        for f in &lib.functions {
+            self.functions.remove(&f.name);
+        }
+        true
+    }
+
+    pub fn clear(&mut self) {
+        self.libs.clear();
+        self.functions.clear();
+    }
+
+    /// Bytes the libraries' code and names take (`used_memory_functions`).
+    pub fn bytes(&self) -> usize {
+        self.libs.values().map(|l| l.code.len() + l.name.len() + l.functions.iter().map(|f| f.name.len() + 64).sum::<usize>()).sum()
+    }
+}
+
 /// What SCRIPT KILL and the running script tell each other.
 #[derive(Debug, Default)]
 pub struct RunFlags {
+    /// A deadline in ms since the epoch (FUNCTION LOAD's 500 ms), or 0.
+    pub deadline_ms: AtomicU64,
     /// The script has written: it cannot be killed.
     pub wrote: std::sync::atomic::AtomicBool,
     /// SCRIPT KILL asked it to stop.
     pub kill: std::sync::atomic::AtomicBool,
 }
 
-/// What SCRIPT KILL found.
+/// The script running under the gate.
+#[derive(Debug, Clone)]
+pub struct Running {
+    pub flags: Arc<RunFlags>,
+    /// Run by EVAL (not FCALL).
+    pub eval: bool,
+    /// The function's name, or the script's SHA1.
+    pub name: String,
+    /// The command that runs it, as sent.
+    pub command: Vec<Vec<u8>>,
+    pub started: std::time::Instant,
+}
+
+/// What SCRIPT KILL or FUNCTION KILL found.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Kill {
     Killed,
     NotBusy,
     Unkillable,
+    /// FUNCTION KILL of an EVAL script, or SCRIPT KILL of a function.
+    OtherKind,
 }
 
 /// The shared script cache, and the gate.
@@ -93,8 +227,13 @@ pub struct ScriptCache {
     evicted: AtomicU64,
     /// The workers' Lua states' bytes, as each last reported them.
     vm_bytes: std::sync::atomic::AtomicIsize,
-    /// The script running under the gate, for SCRIPT KILL.
-    running: Mutex<Option<Arc<RunFlags>>>,
+    /// FUNCTION LOAD's libraries; every change moves `fn_epoch`, and each
+    /// worker loads them again into its Lua state at its next FCALL.
+    pub functions: RwLock<Libraries>,
+    fn_epoch: AtomicU64,
+    /// The script running under the gate, for SCRIPT KILL, FUNCTION KILL
+    /// and FUNCTION STATS.
+    running: Mutex<Option<Running>>,
     /// Held by the one script that runs at a time outside EXEC (see
     /// [`tern_store::LockSet::pin_growing`] for why that is enough).
     pub gate: Mutex<()>,
@@ -171,18 +310,40 @@ impl ScriptCache {
         self.scripts.read().values().map(|s| s.body.len() + std::mem::size_of::<Script>()).sum()
     }
 
-    /// Marks `flags`' script as the one running (None: it ended).
-    pub fn set_running(&self, flags: Option<Arc<RunFlags>>) {
-        *self.running.lock() = flags;
+    /// Changes the libraries under their lock; `f` says whether it changed
+    /// anything (then the epoch moves).
+    pub fn change_functions<R>(&self, f: impl FnOnce(&mut Libraries) -> (bool, R)) -> R {
+        let mut libs = self.functions.write();
+        let (changed, r) = f(&mut libs);
+        if changed {
+            self.fn_epoch.fetch_add(1, Ordering::Relaxed);
+        }
+        r
     }
 
-    /// SCRIPT KILL: asks the running script to stop, unless it wrote.
-    pub fn kill(&self) -> Kill {
+    pub fn fn_epoch(&self) -> u64 {
+        self.fn_epoch.load(Ordering::Relaxed)
+    }
+
+    /// Marks `flags`' script as the one running (None: it ended).
+    pub fn set_running(&self, running: Option<Running>) {
+        *self.running.lock() = running;
+    }
+
+    /// The script running under the gate (FUNCTION STATS).
+    pub fn running(&self) -> Option<Running> {
+        self.running.lock().clone()
+    }
+
+    /// SCRIPT KILL (`eval`) or FUNCTION KILL: asks the running script to
+    /// stop, unless it wrote or is of the other kind (Redis's scriptKill).
+    pub fn kill(&self, eval: bool) -> Kill {
         match &*self.running.lock() {
             None => Kill::NotBusy,
-            Some(f) if f.wrote.load(Ordering::Relaxed) => Kill::Unkillable,
-            Some(f) => {
-                f.kill.store(true, Ordering::Relaxed);
+            Some(r) if r.flags.wrote.load(Ordering::Relaxed) => Kill::Unkillable,
+            Some(r) if r.eval != eval => Kill::OtherKind,
+            Some(r) => {
+                r.flags.kill.store(true, Ordering::Relaxed);
                 Kill::Killed
             }
         }

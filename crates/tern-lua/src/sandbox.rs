@@ -122,6 +122,14 @@ pub struct Sandbox {
     lua: Lua,
     /// R: the real globals, where KEYS and ARGV are set.
     real: Table,
+    /// The globals' metatable: its `__index` is R, or while a library
+    /// loads, the loading globals ([`Sandbox::while_loading`]).
+    globals_mt: Table,
+    /// Refuses a write, as a read-only table's `__newindex`.
+    refuse: Function,
+    /// Raises "nonexistent global variable", as R's `__index`.
+    missing: Function,
+    protected: Table,
     run: Function,
 }
 
@@ -191,7 +199,7 @@ impl Sandbox {
 
         let protected = lua.create_table()?;
         let refuse = lua
-            .load(format!("return function() error({READONLY:?}, 2) end"))
+            .load(format!("local error = error return function() error({READONLY:?}, 2) end"))
             .set_name(INTERNAL)
             .eval::<Function>()?;
         for &name in LIBRARIES.iter().chain(crate::libs::NAMES).chain(extra) {
@@ -221,24 +229,26 @@ impl Sandbox {
         gmt.raw_set("__index", &real)?;
         gmt.raw_set("__newindex", &refuse)?;
         gmt.raw_set("__metatable", false)?;
+        let gmt_keep = gmt.clone();
         globals.set_metatable(Some(gmt))?;
         real.raw_set("_G", &globals)?;
         let rmt = lua.create_table()?;
         let missing = lua
             .load(
-                "return function(_, k) \
+                "local error, tostring = error, tostring return function(_, k) \
                    error(\"Script attempted to access nonexistent global variable '\" .. tostring(k) .. \"'\", 2) \
                  end",
             )
             .set_name(INTERNAL)
             .eval::<Function>()?;
-        rmt.raw_set("__index", missing)?;
+        rmt.raw_set("__index", &missing)?;
         rmt.raw_set("__newindex", &refuse)?;
         rmt.raw_set("__metatable", false)?;
         real.set_metatable(Some(rmt))?;
         protected.raw_set(&real, &real)?;
         protected.raw_set(&globals, &real)?;
 
+        lua.set_named_registry_value(TOSTRING, real.raw_get::<Function>("tostring")?)?;
         let handler = lua.create_function(error_handler)?;
         // Redis keeps its handler as a global; scripts see it there.
         real.raw_set("__redis__err__handler", &handler)?;
@@ -257,7 +267,7 @@ impl Sandbox {
             .set_name(INTERNAL)
             .call((&real, &globals, &protected, handler, errmsg, string_mt, string_mt_view))?;
         lua.set_globals(globals)?;
-        Ok(Sandbox { lua, real, run })
+        Ok(Sandbox { lua, real, globals_mt: gmt_keep, refuse, missing, protected, run })
     }
 
     pub fn lua(&self) -> &Lua {
@@ -271,6 +281,32 @@ impl Sandbox {
             mlua::Error::SyntaxError { message, .. } => message,
             other => error_text(&other),
         })
+    }
+
+    /// A read-only view of `t`; reading a field it lacks raises
+    /// "nonexistent global variable" when `strict` (a globals table).
+    pub fn read_only(&self, t: &Table, strict: bool) -> mlua::Result<Table> {
+        if strict {
+            let mt = self.lua.create_table()?;
+            mt.raw_set("__index", &self.missing)?;
+            mt.raw_set("__newindex", &self.refuse)?;
+            mt.raw_set("__metatable", false)?;
+            t.set_metatable(Some(mt))?;
+        }
+        let view = read_only_proxy(&self.lua, t, &self.refuse)?;
+        self.protected.raw_set(&view, t)?;
+        Ok(view)
+    }
+
+    /// Runs `f` with `globals` (a [`Sandbox::read_only`] view) as what the
+    /// globals read through, as Redis swaps its globals while FUNCTION
+    /// LOAD runs a library: only `redis.register_function` and a few
+    /// others are there.
+    pub fn while_loading<R>(&self, globals: &Table, f: impl FnOnce() -> R) -> mlua::Result<R> {
+        self.globals_mt.raw_set("__index", globals)?;
+        let r = f();
+        self.globals_mt.raw_set("__index", &self.real)?;
+        Ok(r)
     }
 
     /// Sets a global the scripts read but cannot write (EVAL's KEYS and
@@ -398,8 +434,17 @@ fn error_handler(lua: &Lua, err: Value) -> mlua::Result<Value> {
 fn to_string(lua: &Lua, v: &Value) -> mlua::Result<String> {
     match v {
         Value::Error(e) => Ok(error_text(e)),
-        other => lua.globals().get::<Function>("tostring")?.call::<String>(other),
+        other => lua.named_registry_value::<Function>(TOSTRING)?.call::<String>(other),
     }
+}
+
+/// Where the registry keeps Lua's own `tostring`, for the error handler
+/// (the globals may be a library's loading globals when it runs).
+const TOSTRING: &str = "tern.tostring";
+
+/// A number as Lua's `tostring` writes it (`%.14g`).
+pub fn number_text(n: f64) -> String {
+    crate::libs::cnum::format_g(n, 14)
 }
 
 /// The message of an mlua error as Lua code would see it: the text a Rust

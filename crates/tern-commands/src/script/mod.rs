@@ -21,6 +21,8 @@
 //! The Lua side (sandbox, libraries) is the `tern-lua` crate.
 
 mod convert;
+mod functions;
+mod library;
 mod run;
 
 use tern_resp::{parse_i64, Args};
@@ -32,6 +34,10 @@ use crate::errors;
 use crate::scriptcache::{flags as sf, Kill, Script, Sha};
 
 pub use run::sha1_hex;
+
+/// The command families of this layer (the table takes them from
+/// `engine`, as `cmd` cannot name them).
+pub static FAMILIES: &[&[CommandSpec]] = &[COMMANDS, functions::COMMANDS];
 
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("eval", -3, NOSCRIPT | SKIP_MONITOR | NO_MANDATORY_KEYS | STALE | MANUAL_LOCKS, &[ks(RW | ACCESS | UPDATE, index(2), keynum(0, 1, 1)).notes("We cannot tell how the keys will be used so we assume the worst, RW and UPDATE")], eval)
@@ -168,7 +174,7 @@ fn prepare(ctx: &mut Ctx<'_, '_>, body_or_sha: &[u8], evalsha: bool) -> Option<(
 
 /// Redis's `scriptPrepareForRun`: what a script's flags forbid before it
 /// starts. True when it may run.
-fn may_start(ctx: &mut Ctx<'_, '_>, script_flags: u32, ro: bool) -> bool {
+pub(crate) fn may_start(ctx: &mut Ctx<'_, '_>, script_flags: u32, ro: bool) -> bool {
     if script_flags & sf::EVAL_COMPAT_MODE != 0 {
         return true;
     }
@@ -207,7 +213,12 @@ fn eval_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, evalsha: bool, ro: bool) 
     if !may_start(ctx, script.flags, ro) {
         return;
     }
+    run_locked(ctx, run::Target::Script(&sha), args, numkeys as usize, script.flags, ro);
+}
 
+/// Runs a script or function under the gate and its locks (EVAL and
+/// FCALL alike, once their checks passed).
+fn run_locked(ctx: &mut Ctx<'_, '_>, target: run::Target<'_>, args: Args<'_>, numkeys: usize, script_flags: u32, ro: bool) {
     // The gate first, then the declared keys' shards (from nothing held,
     // so never waiting with one held); under EXEC everything is held.
     let inside_exec = ctx.locks.is_pinned();
@@ -216,9 +227,9 @@ fn eval_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, evalsha: bool, ro: bool) 
         ctx.locks.acquire(ctx.locs.iter().map(|l| l.gid));
         ctx.locks.pin_growing();
     }
-    let mut r = run::Run::new(ctx.srv, ctx.commands, ctx.locks, ctx.stats, ctx.worker, ctx.client, ctx.cmd.id, ctx.now, script.flags, ro);
+    let mut r = run::Run::new(ctx.srv, ctx.commands, ctx.locks, ctx.stats, ctx.worker, ctx.client, ctx.cmd.id, ctx.now, script_flags, ro);
     r.gated = !inside_exec;
-    run::run(&mut r, &mut ctx.reply, &sha, args, numkeys as usize);
+    run::run(&mut r, &mut ctx.reply, target, args, numkeys);
     if !inside_exec {
         ctx.locks.unpin();
     }
@@ -267,10 +278,17 @@ fn script_flush(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 }
 
 fn script_kill(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
-    match ctx.srv.scripts.kill() {
+    kill(ctx, true)
+}
+
+/// SCRIPT KILL (`eval`) and FUNCTION KILL.
+pub(crate) fn kill(ctx: &mut Ctx<'_, '_>, eval: bool) {
+    match ctx.srv.scripts.kill(eval) {
         Kill::Killed => ctx.reply.ok(),
         Kill::NotBusy => ctx.reply.error(errors::NOTBUSY),
         Kill::Unkillable => ctx.reply.error(errors::UNKILLABLE),
+        Kill::OtherKind if eval => ctx.reply.error(errors::BUSY_FUNCTION),
+        Kill::OtherKind => ctx.reply.error(errors::BUSY_SCRIPT),
     }
 }
 

@@ -27,7 +27,7 @@ use tern_lua::{raise, Sandbox};
 use tern_resp::Args;
 use tern_store::LockSet;
 
-use super::convert;
+use super::{convert, library};
 use crate::client::{Client, ClientShared};
 use crate::cmd::table::{flags, CommandTable};
 use crate::cmd::{self, Reply, Scratch};
@@ -70,6 +70,13 @@ struct WorkerLua {
     reported: usize,
     /// The running script's flags, which the state's hook reads.
     flags: Arc<RunFlags>,
+    /// What loading libraries sees as globals, and where
+    /// `redis.register_function` collects into.
+    load_globals: Table,
+    registered: library::Registered,
+    /// The functions of the loaded libraries by name, as of `fn_epoch`.
+    functions: HashMap<String, Function>,
+    fn_epoch: Option<u64>,
 }
 
 /// Lua instructions between two looks at SCRIPT KILL's flag.
@@ -108,14 +115,35 @@ fn new_worker() -> mlua::Result<WorkerLua> {
     let flags = Arc::new(RunFlags::default());
     let seen = flags.clone();
     // Once killed, the hook raises at every look, so that a script that
-    // catches the error with pcall cannot carry on for long.
+    // catches the error with pcall cannot carry on for long. A library
+    // that loads for longer than FUNCTION LOAD allows is stopped the same
+    // way.
     sandbox.lua().set_hook(mlua::HookTriggers::new().every_nth_instruction(KILL_CHECK_EVERY), move |_, _| {
-        if seen.kill.load(std::sync::atomic::Ordering::Relaxed) {
+        use std::sync::atomic::Ordering::Relaxed;
+        if seen.kill.load(Relaxed) {
             return Err(raise(errors::SCRIPT_KILLED.as_bytes()));
+        }
+        let deadline = seen.deadline_ms.load(Relaxed);
+        if deadline != 0 && crate::server::now_ms() > deadline {
+            return Err(raise(errors::script_error_text(errors::LIB_LOAD_TIMEOUT.as_bytes())));
         }
         Ok(mlua::VmState::Continue)
     })?;
-    Ok(WorkerLua { sandbox, redis, compiled: HashMap::new(), owner: 0, epoch: 0, reported: 0, flags })
+    let registered = library::Registered::default();
+    let load_globals = library::load_globals(&sandbox, sandbox.lua().create_function(log)?, registered.clone())?;
+    Ok(WorkerLua {
+        sandbox,
+        redis,
+        compiled: HashMap::new(),
+        owner: 0,
+        epoch: 0,
+        reported: 0,
+        flags,
+        load_globals,
+        registered,
+        functions: HashMap::new(),
+        fn_epoch: None,
+    })
 }
 
 /// `redis.sha1hex(s)`.
@@ -126,7 +154,7 @@ fn sha1hex(_: &Lua, args: MultiValue) -> mlua::Result<String> {
     let bytes = match &args[0] {
         Value::String(s) => s.as_bytes().to_vec(),
         Value::Integer(n) => n.to_string().into_bytes(),
-        Value::Number(n) => lua_number(*n).into_bytes(),
+        Value::Number(n) => tern_lua::sandbox::number_text(*n).into_bytes(),
         _ => Vec::new(),
     };
     Ok(sha1_hex(&bytes))
@@ -181,7 +209,7 @@ fn log(_: &Lua, args: MultiValue) -> mlua::Result<()> {
         let part = match a {
             Value::String(s) => s.as_bytes().to_vec(),
             Value::Integer(n) => n.to_string().into_bytes(),
-            Value::Number(n) => lua_number(*n).into_bytes(),
+            Value::Number(n) => tern_lua::sandbox::number_text(*n).into_bytes(),
             _ => continue,
         };
         if i > 0 {
@@ -191,22 +219,6 @@ fn log(_: &Lua, args: MultiValue) -> mlua::Result<()> {
     }
     tern_config::log::write(level, format_args!("{}", String::from_utf8_lossy(&line)));
     Ok(())
-}
-
-/// A number as Lua's `tostring` writes it (`%.14g`).
-fn lua_number(n: f64) -> String {
-    if n.is_nan() {
-        return if n.is_sign_negative() { "-nan".into() } else { "nan".into() };
-    }
-    if n.is_infinite() {
-        return if n > 0.0 { "inf".into() } else { "-inf".into() };
-    }
-    if n == n.trunc() && n.abs() < 1e14 {
-        return format!("{}", n as i64);
-    }
-    let mut s = String::new();
-    tern_resp::format_double(n, &mut s);
-    s
 }
 
 /// An argument of `redis.call` as Redis builds it: a string as is, a
@@ -429,6 +441,7 @@ fn with_worker<R>(cache: &ScriptCache, f: impl FnOnce(&mut WorkerLua) -> R) -> m
             w.compiled.clear();
             if w.owner != owner {
                 w.reported = 0;
+                w.fn_epoch = None;
             }
             w.owner = owner;
             w.epoch = cache.epoch();
@@ -455,15 +468,88 @@ pub fn compile(cache: &ScriptCache, sha: &Sha, script: &Script) -> Result<(), St
     .unwrap_or_else(|e| Err(tern_lua::sandbox::error_text(&e)))
 }
 
-/// Runs the compiled script `sha` of EVAL's `args` (`numkeys` keys, then
-/// the arguments, as KEYS and ARGV), writing its result (or its error) to
-/// `reply`.
-pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, sha: &Sha, args: Args<'_>, numkeys: usize) -> Ended {
+/// Runs a library's code (without its metadata line) on this worker, as
+/// FUNCTION LOAD checks it: the functions it registers, or the error's
+/// text (Redis's, without its `ERR` code).
+pub fn load_library(cache: &ScriptCache, body: &[u8]) -> Result<Vec<crate::scriptcache::FunctionInfo>, String> {
+    with_worker(cache, |w| load_into(w, body).map(|found| found.into_iter().map(|(info, _)| info).collect()))
+        .unwrap_or_else(|e| Err(tern_lua::sandbox::error_text(&e)))
+}
+
+fn load_into(w: &mut WorkerLua, body: &[u8]) -> Result<Vec<(crate::scriptcache::FunctionInfo, Function)>, String> {
+    use std::sync::atomic::Ordering::Relaxed;
+    let chunk = w.sandbox.compile("@user_function", body).map_err(|m| format!("Error compiling function: {m}"))?;
+    *w.registered.borrow_mut() = Some(Vec::new());
+    w.flags.kill.store(false, Relaxed);
+    w.flags.deadline_ms.store(crate::server::now_ms() + LOAD_TIMEOUT_MS, Relaxed);
+    let outcome = w.sandbox.while_loading(&w.load_globals, || w.sandbox.call(&chunk, ()));
+    w.flags.deadline_ms.store(0, Relaxed);
+    let found = w.registered.borrow_mut().take().unwrap_or_default();
+    let failed = |v: Value| -> String {
+        let msg = match &v {
+            Value::Table(t) => t.raw_get::<Option<String>>("err").ok().flatten().unwrap_or_default(),
+            other => format!("{other:?}"),
+        };
+        format!("Error registering functions: {msg}")
+    };
+    match outcome.and_then(|o| o) {
+        Ok(tern_lua::Outcome::Done(_)) => Ok(found),
+        Ok(tern_lua::Outcome::Failed(v)) => Err(failed(v)),
+        Err(e) => Err(format!("Error registering functions: {}", tern_lua::sandbox::error_text(&e))),
+    }
+}
+
+/// How long a library's code may run while it loads (Redis's
+/// LOAD_TIMEOUT_MS).
+const LOAD_TIMEOUT_MS: u64 = 500;
+
+/// Loads every library into this worker's state if they changed since it
+/// last did.
+fn sync_functions(w: &mut WorkerLua, cache: &ScriptCache) {
+    let epoch = cache.fn_epoch();
+    if w.fn_epoch == Some(epoch) {
+        return;
+    }
+    let libs: Vec<Arc<crate::scriptcache::Library>> = cache.functions.read().iter().cloned().collect();
+    w.functions.clear();
+    for lib in libs {
+        // Each was checked when it was loaded; one that fails here (it
+        // timed out on a slower run) leaves its functions out.
+        if let Ok(found) = load_into(w, lib.body()) {
+            for (info, f) in found {
+                w.functions.insert(info.name, f);
+            }
+        }
+    }
+    w.fn_epoch = Some(epoch);
+}
+
+/// What a run calls: an EVAL script by SHA1, or a library's function.
+pub enum Target<'a> {
+    Script(&'a Sha),
+    Function(&'a str),
+}
+
+/// Runs `target` with EVAL's or FCALL's `args` (`numkeys` keys, then the
+/// arguments: KEYS and ARGV for a script, the function's two arguments for
+/// a function), writing its result (or its error) to `reply`.
+pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, target: Target<'_>, args: Args<'_>, numkeys: usize) -> Ended {
     let cache = &run.srv.scripts;
-    let sha_text = String::from_utf8_lossy(sha).into_owned();
+    let name = match &target {
+        Target::Script(sha) => String::from_utf8_lossy(&sha[..]).into_owned(),
+        Target::Function(name) => name.to_string(),
+    };
+    let sha_text = name.clone();
     let result = with_worker(cache, |w| -> mlua::Result<Ended> {
-        let Some(f) = w.compiled.get(sha).cloned() else {
-            reply.error(errors::NOSCRIPT);
+        let f = match &target {
+            Target::Script(sha) => w.compiled.get(*sha).cloned(),
+            Target::Function(name) => {
+                sync_functions(w, cache);
+                w.functions.get(*name).cloned()
+            }
+        };
+        let Some(f) = f else {
+            reply.error(if matches!(target, Target::Script(_)) { errors::NOSCRIPT } else { errors::FUNCTION_NOT_FOUND });
             return Ok(Ended::Failed);
         };
         let lua = w.sandbox.lua().clone();
@@ -475,8 +561,11 @@ pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, sha: &Sha, args: Args<'
         for (i, a) in args.iter().skip(3 + numkeys).enumerate() {
             argv_t.raw_set(i + 1, lua.create_string(a)?)?;
         }
-        w.sandbox.set_global("KEYS", keys_t)?;
-        w.sandbox.set_global("ARGV", argv_t)?;
+        let eval = matches!(target, Target::Script(_));
+        if eval {
+            w.sandbox.set_global("KEYS", &keys_t)?;
+            w.sandbox.set_global("ARGV", &argv_t)?;
+        }
         // Under the gate a script may be killed; inside EXEC (where it
         // holds every shard and took no gate) it runs to its end.
         let gated = run.gated;
@@ -484,7 +573,13 @@ pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, sha: &Sha, args: Args<'
         w.flags.wrote.store(false, std::sync::atomic::Ordering::Relaxed);
         if gated {
             run.flags = Some(w.flags.clone());
-            cache.set_running(Some(w.flags.clone()));
+            cache.set_running(Some(crate::scriptcache::Running {
+                flags: w.flags.clone(),
+                eval,
+                name: name.clone(),
+                command: args.iter().map(|a| a.to_vec()).collect(),
+                started: std::time::Instant::now(),
+            }));
         }
         let cell = RefCell::new(&mut *run);
         let outcome = lua.scope(|scope| {
@@ -534,7 +629,11 @@ pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, sha: &Sha, args: Args<'
             w.redis.raw_set("setresp", setresp)?;
             w.redis.raw_set("set_repl", set_repl)?;
             w.redis.raw_set("acl_check_cmd", acl_check)?;
-            w.sandbox.call(&f, ())
+            if eval {
+                w.sandbox.call(&f, ())
+            } else {
+                w.sandbox.call(&f, (keys_t, argv_t))
+            }
         })?;
         if gated {
             cache.set_running(None);

@@ -6,7 +6,7 @@ mod args;
 mod bit;
 mod cjson;
 mod cmsgpack;
-mod cnum;
+pub(crate) mod cnum;
 mod structlib;
 
 use mlua::Lua;

@@ -59,3 +59,53 @@ pub fn restore(payload: &[u8], lim: &Limits) -> Result<Value, RdbError> {
     }
     Ok(v)
 }
+
+/// FUNCTION DUMP's payload: each library's code as an RDB FUNCTION2
+/// record, then the footer.
+pub fn dump_functions<'a>(codes: impl IntoIterator<Item = &'a [u8]>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for code in codes {
+        out.push(super::opcodes::FUNCTION2);
+        super::encode::put_string(&mut out, code, false);
+    }
+    put_footer(&mut out, DUMP_RDB_VERSION);
+    out
+}
+
+/// Why a FUNCTION RESTORE payload was refused, in Redis's words.
+#[derive(Debug, PartialEq, Eq)]
+pub enum FunctionsPayload {
+    /// The footer's version or checksum (replied as such).
+    Footer,
+    /// Anything else: the text Redis gives it.
+    Bad(&'static str),
+}
+
+/// The libraries' codes a FUNCTION DUMP payload holds (Redis's
+/// functionRestoreCommand).
+pub fn restore_functions(payload: &[u8]) -> Result<Vec<Vec<u8>>, FunctionsPayload> {
+    let n = payload.len();
+    if n < 10 {
+        return Err(FunctionsPayload::Footer);
+    }
+    let footer = &payload[n - 10..];
+    let version = u16::from_le_bytes([footer[0], footer[1]]);
+    let mut c = [0u8; 8];
+    c.copy_from_slice(&footer[2..]);
+    if version > DUMP_RDB_VERSION || u64::from_le_bytes(c) != crc64::crc64(&payload[..n - 8]) {
+        return Err(FunctionsPayload::Footer);
+    }
+    let body = &payload[..n - 10];
+    let mut src = Src::new(body);
+    let mut codes = Vec::new();
+    while src.pos < body.len() as u64 {
+        let t = src.byte().map_err(|_| FunctionsPayload::Bad("can not read data type"))?;
+        match t {
+            super::opcodes::FUNCTION_PRE_GA => return Err(FunctionsPayload::Bad("Pre-GA function format not supported")),
+            super::opcodes::FUNCTION2 => {}
+            _ => return Err(FunctionsPayload::Bad("given type is not a function")),
+        }
+        codes.push(src.string().map_err(|_| FunctionsPayload::Bad("failed loading the given functions payload"))?);
+    }
+    Ok(codes)
+}
