@@ -26,7 +26,7 @@
 //!
 //! ```text
 //!  engine    ─► cmd script server
-//!  script    ─► cmd server client scriptcache errors outbuf stats persist
+//!  script    ─► cmd server client scriptcache errors outbuf stats persist glob
 //!  aofload   ─► engine cmd server client acl outbuf errors persist aof aofstate
 //!  prefetch  ─► cmd server client
 //!  memcache  ─► server client acl errors outbuf stats maxmemory
