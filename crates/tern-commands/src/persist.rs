@@ -202,6 +202,9 @@ fn write_all(srv: &Server, locks: &mut LockSet<'_>, tmp: &Path, opts: RdbOptions
     let werr = |e: std::io::Error| format!("Write error saving DB on disk: {e}");
     let sync = srv.config.read().rdb_save_incremental_fsync;
     let mut w = RdbWriter::new(BufWriter::new(AutoSync::new(file, sync)), opts).map_err(werr)?;
+    for code in srv.scripts.library_codes() {
+        w.function(&code).map_err(werr)?;
+    }
     let mut written = 0;
     for db in 0..srv.ks.db_count() {
         let gids = srv.ks.db_gids(db);
@@ -548,6 +551,12 @@ pub(crate) fn write_snapshot_to(
             return Err(werr(e));
         }
     };
+    for code in srv.scripts.library_codes() {
+        if let Err(e) = w.function(&code) {
+            snap.cancel(&srv.ks);
+            return Err(werr(e));
+        }
+    }
     let sizes = snap.db_sizes().to_vec();
     let (mut db_now, mut written, mut failed) = (None, 0u64, None);
     loop {

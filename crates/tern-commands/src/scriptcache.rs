@@ -321,6 +321,11 @@ impl ScriptCache {
         r
     }
 
+    /// Every library's code (its payload), for an RDB file.
+    pub fn library_codes(&self) -> Vec<Box<[u8]>> {
+        self.functions.read().iter().map(|l| l.code.clone()).collect()
+    }
+
     pub fn fn_epoch(&self) -> u64 {
         self.fn_epoch.load(Ordering::Relaxed)
     }

@@ -291,8 +291,9 @@ pub fn run(mut cfg: Config) -> i32 {
                 p.loaded_keys.load(Ordering::Relaxed),
                 p.load_expired.load(Ordering::Relaxed)
             );
-            if info.functions_skipped > 0 {
-                log_warning!("The RDB file holds {} function libraries; Tern has no functions and skipped them.", info.functions_skipped);
+            if let Err(e) = tern_commands::script::load_libraries(srv, &info.functions) {
+                log_warning!("Failed loading the RDB file's function libraries: {e}");
+                return 1;
             }
             log_notice!("DB loaded from disk: {:.3} seconds", load_start.elapsed().as_secs_f64());
         }

@@ -245,17 +245,23 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("total_system_memory_human", human(sys));
                 // Scripts: the workers' Lua states and the cached bodies.
                 let (vm, bodies) = (srv.scripts.vm_bytes(), srv.scripts.bytes());
+                // One Lua state per worker holds both EVAL scripts and
+                // functions: its memory is reported as EVAL's.
+                let (libraries, functions, fn_bytes) = {
+                    let libs = srv.scripts.functions.read();
+                    (libs.len(), libs.function_count(), libs.bytes())
+                };
                 s.kv("used_memory_lua", vm);
                 s.kv("used_memory_vm_eval", vm);
                 s.kv("used_memory_lua_human", human(vm as u64));
                 s.kv("used_memory_scripts_eval", bodies);
                 s.kv("number_of_cached_scripts", srv.scripts.len());
-                s.kv("number_of_functions", 0);
-                s.kv("number_of_libraries", 0);
+                s.kv("number_of_functions", functions);
+                s.kv("number_of_libraries", libraries);
                 s.kv("used_memory_vm_functions", 0);
                 s.kv("used_memory_vm_total", vm);
                 s.kv("used_memory_vm_total_human", human(vm as u64));
-                s.kv("used_memory_functions", 0);
+                s.kv("used_memory_functions", fn_bytes);
                 s.kv("used_memory_scripts", bodies);
                 s.kv("used_memory_scripts_human", human(bodies as u64));
                 s.kv("maxmemory", cfg.maxmemory);

@@ -14,7 +14,8 @@ use crate::cmd::keyspec::{index, keynum, ks, ACCESS, RO, RW, UPDATE};
 use crate::cmd::table::{flags::*, CommandSpec};
 use crate::cmd::Ctx;
 use crate::errors;
-use crate::scriptcache::{flags as sf, Library};
+use crate::scriptcache::{flags as sf, Library, ScriptCache};
+use crate::server::Server;
 
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("fcall", -3, NOSCRIPT | SKIP_MONITOR | NO_MANDATORY_KEYS | STALE | MANUAL_LOCKS, &[ks(RW | ACCESS | UPDATE, index(2), keynum(0, 1, 1)).notes("We cannot tell how the keys will be used so we assume the worst, RW and UPDATE")], fcall)
@@ -97,10 +98,10 @@ fn fcall_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, ro: bool) {
 
 /// Checks a library's payload and runs its code on this worker: the
 /// library, or the error's text.
-fn build(ctx: &Ctx<'_, '_>, code: &[u8]) -> Result<Library, String> {
+fn build(cache: &ScriptCache, code: &[u8]) -> Result<Library, String> {
     let name = super::library::metadata(code)?;
     let lib = Library { name, code: code.into(), functions: Vec::new() };
-    let functions = super::run::load_library(&ctx.srv.scripts, lib.body())?;
+    let functions = super::run::load_library(cache, lib.body())?;
     if functions.is_empty() {
         return Err(errors::LIB_NO_FUNCTIONS.into());
     }
@@ -130,7 +131,7 @@ fn function_load(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         Err(e) => return ctx.reply.error(errors::function_error(&e)),
         Ok(_) => {}
     }
-    let lib = match build(ctx, code) {
+    let lib = match build(&ctx.srv.scripts, code) {
         Ok(lib) => lib,
         Err(e) => return ctx.reply.error(errors::function_error(&e)),
     };
@@ -249,7 +250,7 @@ fn function_restore(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     };
     let mut built = Vec::with_capacity(codes.len());
     for code in &codes {
-        match build(ctx, code) {
+        match build(&ctx.srv.scripts, code) {
             Ok(lib) => built.push(lib),
             Err(e) => return ctx.reply.error(errors::function_error(&e)),
         }
@@ -265,6 +266,19 @@ fn function_restore(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         Ok(()) => ctx.reply.ok(),
         Err(e) => ctx.reply.error(errors::function_error(&e)),
     }
+}
+
+/// The libraries of an RDB file, loaded at start-up as FUNCTION RESTORE
+/// loads a payload: all of them, or none and the error.
+pub fn load_libraries(srv: &Server, codes: &[Vec<u8>]) -> Result<(), String> {
+    if codes.is_empty() {
+        return Ok(());
+    }
+    let built = codes.iter().map(|c| build(&srv.scripts, c)).collect::<Result<Vec<_>, _>>()?;
+    srv.scripts.change_functions(|libs| {
+        let r = libs.join(built, false, false);
+        (r.is_ok(), r)
+    })
 }
 
 fn function_stats(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {

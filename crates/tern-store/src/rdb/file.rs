@@ -111,6 +111,14 @@ impl<W: Write + Seek> RdbWriter<W> {
         Ok(())
     }
 
+    /// A function library's code (a FUNCTION2 record): before the first
+    /// database, as Redis writes them.
+    pub fn function(&mut self, code: &[u8]) -> std::io::Result<()> {
+        self.buf.push(opcodes::FUNCTION2);
+        put_string(&mut self.buf, code, false);
+        self.flush_some()
+    }
+
     /// Starts database `db`, with the sizes Redis's RESIZEDB carries
     /// (hints: a loader may size its tables with them).
     pub fn select_db(&mut self, db: u32, keys_hint: u64, expires_hint: u64) -> std::io::Result<()> {
@@ -187,8 +195,8 @@ pub struct LoadInfo {
     pub aux: Vec<(Vec<u8>, Vec<u8>)>,
     /// Whether a checksum was there to check (not zeros, version ≥ 5).
     pub checksum_checked: bool,
-    /// Function libraries (FUNCTION2 records), which Tern does not run.
-    pub functions_skipped: u64,
+    /// The function libraries' code (FUNCTION2 records), in file order.
+    pub functions: Vec<Vec<u8>>,
     /// Bytes of the stream the file took, checksum included (the reader
     /// may have been read further).
     pub bytes: u64,

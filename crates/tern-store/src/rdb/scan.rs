@@ -427,10 +427,7 @@ pub fn scan<R: Read>(r: R, sink: &mut impl Sink) -> Result<LoadInfo, RdbError> {
                     Step::Skip
                 }
                 opcodes::AUX => Step::Aux(c.owned_string()?, c.owned_string()?),
-                opcodes::FUNCTION2 => {
-                    c.skip_string()?;
-                    Step::Function
-                }
+                opcodes::FUNCTION2 => Step::Function(c.owned_string()?),
                 _ => return Err(RdbError::UnsupportedOpcode(t).into()),
             })
         })();
@@ -469,7 +466,7 @@ pub fn scan<R: Read>(r: R, sink: &mut impl Sink) -> Result<LoadInfo, RdbError> {
             Step::Resize(keys) => sink.resize(db, keys),
             Step::Skip => {}
             Step::Aux(k, v) => info.aux.push((k, v)),
-            Step::Function => info.functions_skipped += 1,
+            Step::Function(code) => info.functions.push(code),
             Step::Eof => {
                 inp.crc = crc64::update(inp.crc, &inp.chunk[inp.summed..end]);
                 inp.summed = end;
@@ -505,7 +502,8 @@ enum Step {
     Resize(u64),
     Skip,
     Aux(Vec<u8>, Vec<u8>),
-    Function,
+    /// A function library's code (FUNCTION2).
+    Function(Vec<u8>),
     Eof,
 }
 
