@@ -619,6 +619,11 @@ fn write_commands(srv: &Server, mut snap: tern_store::Snapshot, file: File, bega
     let file = persist::AutoSync::new(file, srv.config.read().aof_rewrite_incremental_fsync);
     let mut out = std::io::BufWriter::with_capacity(1 << 18, file);
     let (mut buf, mut db_now, mut failed) = (Vec::new(), None, None);
+    // The function libraries first, as an RDB base has them first.
+    for code in srv.scripts.library_codes() {
+        let argv = [&b"FUNCTION"[..], b"LOAD", b"REPLACE", &code].into_iter().map(Box::from).collect();
+        fmt::encode(&mut buf, &Record { db: 0, seq: 0, effect: Effect::Command { argv } }, &mut db_now);
+    }
     loop {
         if srv.is_shutting_down() || cancel() {
             snap.cancel(&srv.ks);

@@ -27,7 +27,7 @@
 //! ```text
 //!  engine    ─► cmd script server
 //!  script    ─► cmd server client scriptcache errors outbuf stats persist glob
-//!  aofload   ─► engine cmd server client acl outbuf errors persist aof aofstate
+//!  aofload   ─► engine cmd server client acl outbuf errors persist aof aofstate script
 //!  prefetch  ─► cmd server client
 //!  memcache  ─► server client acl errors outbuf stats maxmemory
 //!  cmd       ─► server client acl outbuf stats errors glob sysinfo fdlimit cmdlog latency monitor maxmemory persist aof

@@ -19,6 +19,7 @@
 //! | field deadlines set or cleared (HEXPIRE and friends) | [`Effect::HExpire`] | `HPEXPIREAT k ms FIELDS n f…` / `HPERSIST k FIELDS n f…` |
 //! | FLUSHDB, FLUSHALL (one per database) | [`Effect::FlushDb`] | `FLUSHDB` |
 //! | SWAPDB | [`Effect::SwapDb`] | `SWAPDB a b` |
+//! | FUNCTION LOAD, DELETE, FLUSH, RESTORE (libraries live beside the keyspace) | [`Effect::Command`] | the command as it was run |
 //!
 //! A record names its database ([`Record::db`]); a log reader emits
 //! `SELECT` when it changes.
@@ -101,6 +102,11 @@ pub enum Effect {
     FlushDb,
     /// The database exchanged its data with database `other`.
     SwapDb { other: u32 },
+    /// A change outside the keyspace that persists with it (FUNCTION
+    /// LOAD, DELETE, FLUSH, RESTORE): the command that redoes it. The
+    /// keyspace's own replay ([`Record::apply`]) passes it by; the server's
+    /// AOF loader runs it.
+    Command { argv: Vec<Box<[u8]>> },
 }
 
 /// An in-place change of a list, deterministic given the list it applies
@@ -253,7 +259,7 @@ impl Effect {
             | Effect::SRem { key, .. }
             | Effect::ZAdd { key, .. }
             | Effect::ZRem { key, .. } => Some(key),
-            Effect::FlushDb | Effect::SwapDb { .. } => None,
+            Effect::FlushDb | Effect::SwapDb { .. } | Effect::Command { .. } => None,
         }
     }
 
@@ -414,6 +420,7 @@ impl Effect {
             }
             Effect::FlushDb => vec![vec![b"FLUSHDB".to_vec()]],
             Effect::SwapDb { other } => vec![vec![b"SWAPDB".to_vec(), num(db), num(*other)]],
+            Effect::Command { argv } => vec![argv.iter().map(|a| a.to_vec()).collect()],
         }
     }
 }
@@ -566,7 +573,7 @@ impl Record {
                     }
                 });
             }
-            Effect::FlushDb | Effect::SwapDb { .. } => {}
+            Effect::FlushDb | Effect::SwapDb { .. } | Effect::Command { .. } => {}
         }
     }
 }

@@ -243,6 +243,13 @@ impl Shard {
         self.staged.push(Record { db: self.db, seq, effect });
     }
 
+    /// A change outside the keyspace that persists with it (the function
+    /// libraries), recorded as the command that redoes it and numbered like
+    /// this shard's own records.
+    pub fn record_command(&mut self, argv: Vec<Box<[u8]>>) {
+        self.record(|| Effect::Command { argv });
+    }
+
     /// A whole-database effect (FLUSHDB, SWAPDB), staged once per database
     /// by its first shard.
     fn wrote_db(&mut self, effect: Effect) {

@@ -96,6 +96,21 @@ fn fcall_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, ro: bool) {
     super::run_locked(ctx, super::run::Target::Function(&name), args, numkeys as usize, flags, ro);
 }
 
+/// Records a change of the libraries for the AOF (and later replicas) as
+/// the command that redoes it, through db 0's first shard, whose lock
+/// numbers it among the keyspace's records.
+fn propagate(ctx: &mut Ctx<'_, '_>, argv: Vec<&[u8]>) {
+    let gid = ctx.ks.gid(0, 0);
+    ctx.locks.acquire([gid]);
+    ctx.locks.shard(gid).record_command(argv.into_iter().map(Box::from).collect());
+}
+
+/// FUNCTION LOAD as the AOF keeps it: with REPLACE, so that a replay
+/// over a base that has the library already is the same.
+pub fn load_command(code: &[u8]) -> Vec<&[u8]> {
+    vec![b"FUNCTION", b"LOAD", b"REPLACE", code]
+}
+
 /// Checks a library's payload and runs its code on this worker: the
 /// library, or the error's text.
 fn build(cache: &ScriptCache, code: &[u8]) -> Result<Library, String> {
@@ -140,7 +155,10 @@ fn function_load(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         let r = libs.join(vec![lib], replace, true);
         (r.is_ok(), r)
     }) {
-        Ok(()) => ctx.reply.bulk(name.as_bytes()),
+        Ok(()) => {
+            propagate(ctx, load_command(code));
+            ctx.reply.bulk(name.as_bytes())
+        }
         Err(e) => ctx.reply.error(errors::function_error(&e)),
     }
 }
@@ -151,6 +169,7 @@ fn function_delete(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         let gone = libs.delete(&name);
         (gone, gone)
     }) {
+        propagate(ctx, vec![b"FUNCTION", b"DELETE", args.get(2)]);
         ctx.reply.ok();
     } else {
         ctx.reply.error(errors::LIBRARY_NOT_FOUND);
@@ -167,6 +186,7 @@ fn function_flush(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         libs.clear();
         (true, ())
     });
+    propagate(ctx, vec![b"FUNCTION", b"FLUSH"]);
     ctx.reply.ok();
 }
 
@@ -263,7 +283,10 @@ fn function_restore(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         (true, r)
     });
     match r {
-        Ok(()) => ctx.reply.ok(),
+        Ok(()) => {
+            propagate(ctx, args.iter().collect());
+            ctx.reply.ok()
+        }
         Err(e) => ctx.reply.error(errors::function_error(&e)),
     }
 }
