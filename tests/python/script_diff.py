@@ -53,6 +53,8 @@ REDIS_WORDING = [
     (b"BUSY Valkey is busy", b"BUSY Redis is busy", "server.c, createSharedObjects: shared.slowevalerr"),
     (b"server.register_function", b"redis.register_function",
      "function_lua.c, luaRegisterFunction and its argument readers"),
+    (b"Script killed by user with FUNCTION KILL.", b"Script killed by user with SCRIPT KILL...",
+     "script_lua.c, luaMaskCountHook: the one message, for a function too"),
 ]
 
 
