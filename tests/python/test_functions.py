@@ -74,9 +74,12 @@ case, expect, reworded = _cases.case, _cases.expect, _cases.reworded
 
 def q(code):
     """`code` as one argument of a script line: in double quotes, its
-    newlines written \\n (the harness unescapes them). No backslashes."""
+    newlines, CRs and tabs escaped (the harness unescapes them). No
+    backslashes."""
     assert "\\" not in code, code
-    return '"' + code.replace('"', '\\"').replace("\n", "\\n") + '"'
+    for c, escaped in (('"', '\\"'), ("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t")):
+        code = code.replace(c, escaped)
+    return '"' + code + '"'
 
 
 def lib(name, code):
@@ -410,6 +413,50 @@ case("load-arity-and-options", f"""
     FUNCTION LIST
 """)
 
+# The shebang is split as sdssplitargs splits (any blank separates; quotes
+# group); it ends at the first newline, so a CR before it is a blank.
+case("load-shebang-whitespace", f"""
+    FUNCTION LOAD {q("#!lua" + chr(9) + "name=tab" + chr(10) + fn("f1"))}
+    FUNCTION LOAD {q("#!lua name=cr" + chr(13) + chr(10) + fn("f2"))}
+    FUNCTION LOAD {q("#!lua name=" + chr(34) + "dq" + chr(34) + chr(10) + fn("f3"))}
+    FUNCTION LOAD {q("#!lua name=" + chr(34) + "a b" + chr(34) + chr(10) + fn("f4"))}
+    FUNCTION LOAD {q("#!lua name=" + chr(34) + "unclosed" + chr(10) + fn("f5"))}
+    FUNCTION LOAD {q("#!lua name=x" + chr(10) + chr(10) + chr(10) + "local x = nil + 1")}
+    FCALL f1 0
+    FCALL f2 0
+    FUNCTION LIST WITHCODE
+""")
+
+# Library names are case-sensitive (function names are not), but not
+# LIBRARYNAME's pattern (functions.c, functionListCommand: nocase).
+case("library-names-case-sensitive", f"""
+    {load("lib", fn("lower"))}
+    {load("Lib", fn("upper"))}
+    {load("LIB", fn("lower"))}
+    FUNCTION LIST LIBRARYNAME lib
+    FUNCTION LIST LIBRARYNAME Lib
+    FUNCTION DELETE LIB
+    FUNCTION DELETE Lib
+    FUNCTION LIST
+""")
+
+# Many functions, and a library longer than RDB's 14-bit string length,
+# through LIST, STATS and DUMP/RESTORE.
+MANY = "\n".join(fn("m%d" % i, "return %d" % i) for i in range(150))
+case("load-many-functions-large-library", f"""
+    {load("many", MANY)}
+    FCALL m0 0
+    FCALL m149 0
+    FCALL M77 0
+    FUNCTION STATS
+    FUNCTION LIST
+    !hook dump
+    FUNCTION FLUSH
+    !hook restore
+    FCALL m149 0
+    FUNCTION STATS
+""")
+
 # ---- 2. FCALL and FCALL_RO -----------------------------------------------
 
 ECHO = load("echo", fn("echo", "return {keys, args}") + chr(10) + fn("counts", "return {#keys, #args}")
@@ -458,6 +505,25 @@ case("fcall-keys-and-args", resp23(f"""
     FCALL_RO ro_echo 1 k a
     FUNCTION FLUSH
 """))
+
+# The keys and args tables are the function's own: it may change them.
+TABLES = """
+redis.register_function('mutate', function(keys, args)
+  keys[1] = 'changed'
+  table.insert(args, 'added')
+  return {keys, args, #keys, #args}
+end)
+redis.register_function('types', function(keys, args) return {type(keys), type(args), type(keys[1]), type(args[1])} end)
+redis.register_function('varargs', function(...) return select('#', ...) end)
+"""
+case("fcall-keys-and-args-tables", f"""
+    {load("tables", TABLES)}
+    FCALL mutate 1 k a
+    FCALL mutate 0
+    FCALL types 1 k 1
+    FCALL types 0
+    FCALL varargs 2 a b c
+""")
 
 RETURNS = """
 redis.register_function('ret', function(keys, args) return loadstring('return ' .. args[1])() end)
@@ -529,6 +595,40 @@ case("fcall-errors-raised", f"""
 """)
 reworded("fcall-errors-raised", "FCALL unknowncmd 0",
          fn_error(b"ERR Unknown command called from script", "unknowncmd", 21))
+
+PCALLS = """
+redis.register_function('pcall_error', function() local ok, e = pcall(error, 'caught') return {tostring(ok), e} end)
+redis.register_function('pcall_call', function(keys)
+  local ok, e = pcall(redis.call, 'incr', keys[1])
+  return {tostring(ok), type(e)}
+end)
+redis.register_function('pcall_then_call', function(keys)
+  pcall(redis.call, 'incr', keys[1])
+  return redis.call('set', 'after', 'yes')
+end)
+redis.register_function('error_object', function() error(redis.error_reply('MYCODE custom')) end)
+redis.register_function('error_number', function() error(42) end)
+"""
+case("fcall-pcall-and-error-objects", f"""
+    {load("pcalls", PCALLS)}
+    HSET h f v
+    FCALL pcall_error 0
+    FCALL pcall_call 1 h
+    FCALL pcall_then_call 1 h
+    GET after
+    FCALL error_object 0
+    FCALL error_number 0
+""")
+
+# Large replies and many arguments.
+case("fcall-large-replies", "\n".join([
+    load("large", fn("range", "local t = {} for i = 1, tonumber(args[1]) do t[i] = i end return t")
+         + "\n" + fn("count", "return {#keys, #args, keys[#keys], args[#args]}")
+         + "\n" + fn("long", "local s = 'x' for i = 1, 17 do s = s .. s end return #s")),
+    "FCALL range 0 10000",
+    "FCALL count 500 " + " ".join("k%d" % i for i in range(500)) + " " + " ".join("a%d" % i for i in range(700)),
+    "FCALL long 0",
+]))
 
 NO_WRITES = "\n".join([
     fn("ro_set", "return redis.call('set', keys[1], 'v')", flags=["no-writes"]),
@@ -833,6 +933,20 @@ case("restore-policies", f"""
 
 LIB_P = lib("plib", fn("pf", "return 'restored'"))
 LIB_Q = lib("qlib", fn("qf", "return 'q'") + "\n" + fn("qg", "return 'g'", flags=["no-writes"]))
+# A REPLACE that fails puts back every library it took out.
+case("restore-replace-rolls-back", f"""
+    {load("lib1", fn("f1", "return 'old'"))}
+    {load("holder", fn("f2", "return 'holder'"))}
+    FUNCTION RESTORE {arg(payload(lib("lib1", fn("f1", "return 'new'") + chr(10) + fn("f2"))))} REPLACE
+    FCALL f1 0
+    FCALL f2 0
+    FUNCTION RESTORE {arg(payload(lib("lib1", fn("f1", "return 'new'"))))} REPLACE
+    FCALL f1 0
+    FUNCTION RESTORE {arg(payload(lib("holder", fn("f1"))))} APPEND
+    FUNCTION RESTORE {arg(payload(lib("fresh", fn("f1"))))}
+    FUNCTION LIST
+""")
+
 case("restore-handmade-payload", f"""
     FUNCTION RESTORE {arg(payload(LIB_P))}
     FCALL pf 0
@@ -930,6 +1044,22 @@ case("fcall-in-multi-exec", f"""
     EXEC
     MULTI
     FCALL
+    EXEC
+""")
+
+case("fcall-ro-in-multi-and-errors-at-exec", f"""
+    {load("ro", fn("get", "return redis.call('get', keys[1])", flags=["no-writes"]) + chr(10) + fn("set", "return redis.call('set', keys[1], 'v')"))}
+    MULTI
+    FCALL_RO get 1 k
+    FCALL set 1 k
+    FCALL_RO get 1 k
+    FCALL_RO set 1 k
+    FUNCTION FLUSH
+    FCALL_RO get 1 k
+    EXEC
+    MULTI
+    FCALL_RO get -1
+    FCALL_RO
     EXEC
 """)
 
