@@ -85,6 +85,13 @@ def reword(reply):
     return b"".join(out), why
 
 
+# The cases of every Cases, by name: acl_diff.REDIS_EXPECT is shared by
+# the suites run in one pytest process, and each one's entries are checked
+# against its own cases when made (Cases.expect); the ACL suite checks the
+# others against its own.
+REGISTERED = set()
+
+
 class Cases:
     """A suite's named cases, in order (`items`: (name, script) pairs, for
     pytest's parametrize), and their Redis expectations."""
@@ -93,6 +100,8 @@ class Cases:
         self.items = []
 
     def case(self, name, script):
+        assert name not in REGISTERED, "case %s is another suite's too" % name
+        REGISTERED.add(name)
         self.items.append((name, script))
 
     def expect(self, name, line, valkey, redis, why):

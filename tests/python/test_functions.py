@@ -1148,7 +1148,7 @@ case("info-function-fields", f"""
     !hook info
 """)
 
-case("command-getkeys-and-info", """
+case("fcall-command-getkeys-and-info", """
     COMMAND GETKEYS FCALL f 2 a b c
     COMMAND GETKEYS FCALL f 0
     COMMAND GETKEYS FCALL f 0 a
