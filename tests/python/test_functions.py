@@ -13,7 +13,9 @@ is the server's) is checked and replaced, FUNCTION STATS's duration.
 Where Redis 8.4, which Tern follows, answers otherwise than Valkey 8.1, the
 case says so (reworded() and expect(), each with the source relied on):
 Valkey's Lua API is `server`, and its messages say `server.register_function`
-where Redis says `redis.register_function` (function_lua.c).
+where Redis says `redis.register_function` (function_lua.c); Redis checks a
+function's name as register_function runs, so that the error is worded as
+one of the library's code; a killed function's error names SCRIPT KILL.
 
 Not differential (at the end): functions survive a restart through the RDB
 file, and a dump.rdb that valkey-server wrote loads (the RDB function
@@ -265,9 +267,9 @@ case("load-invalid-names", f"""
 # Valkey 8.1 checks them after the code has run, with its own wording.
 NAME_RULE = b"can only contain letters, numbers, or underscores(_) and must be at least one character long"
 for _fragment in ("('f-g'", "(''", "('a b'", "('f' .. '!'"):
-    reworded_line = [st for st in dict(CASES)["load-invalid-names"].splitlines() if _fragment in st]
-    assert len(reworded_line) == 1, _fragment
-    expect("load-invalid-names", reworded_line[0].strip(), b"-ERR Function names %s\r\n" % NAME_RULE,
+    _lines = [l for l in dict(CASES)["load-invalid-names"].splitlines() if _fragment in l]
+    assert len(_lines) == 1, _fragment
+    expect("load-invalid-names", _lines[0].strip(), b"-ERR Function names %s\r\n" % NAME_RULE,
            b"-ERR Error registering functions: ERR Library names %s\r\n" % NAME_RULE,
            "functions.c, functionLibCreateFunction (its message says Library), raised in the library's code by "
            "function_lua.c, luaRegisterFunction, and worded by luaEngineCreate")
