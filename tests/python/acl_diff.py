@@ -36,7 +36,11 @@ a line starting with `# ` is a comment. Modes (`^` combines with any):
 Some normalising is by command, whatever the mode: ACL LOG (ages,
 timestamps, entry ids, client-info), HELLO (version, client id, and the
 server's name, which Redis spells `redis`), CLIENT LIST (the connections
-given a name only, so not the harness's own, each as client-info is).
+given a name only, so not the harness's own, each as client-info is),
+FUNCTION LIST (libraries, and each one's functions, sorted: both servers
+keep them in hash tables), FUNCTION STATS (a running script's duration),
+FUNCTION DUMP (the payload's footer, whose RDB version is the server's:
+checked, then replaced by a placeholder).
 """
 
 import os
@@ -48,6 +52,7 @@ from pathlib import Path
 
 import pytest
 
+from crc64 import crc64
 from differential import unescape, unordered
 from resp import RawConn, ReplyError, decode, encode_command, reply_end
 from servers import start_tern, start_valkey, tern_bin, valkey_bin
@@ -187,7 +192,13 @@ class Normaliser:
 
     def apply(self, args, mode, reply, common):
         name = [a.lower() for a in args[:2]]
-        if name[:2] == [b"acl", b"log"] and not (len(args) > 2 and args[2].lower() == b"reset"):
+        if name[:2] == [b"function", b"list"]:
+            reply = function_list(reply)
+        elif name[:2] == [b"function", b"stats"]:
+            reply = function_stats(reply)
+        elif name[:2] == [b"function", b"dump"]:
+            reply = function_dump(reply)
+        elif name[:2] == [b"acl", b"log"] and not (len(args) > 2 and args[2].lower() == b"reset"):
             reply = self.acl_log(reply)
         elif name[:1] == [b"hello"]:
             reply = self.hello(reply)
@@ -206,6 +217,118 @@ class Normaliser:
             keep = sorted(i for i in items if i.lower() in common)
             reply = b"*%d\r\n" % len(keep) + b"".join(b"$%d\r\n%s\r\n" % (len(i), i) for i in keep)
         return reply
+
+
+def elements(reply):
+    """An aggregate reply's head, its elements' bytes (a map's keys and
+    values alike) and what follows it."""
+    nl = reply.find(b"\r\n")
+    n = int(reply[1:nl])
+    n = 2 * n if reply[:1] in b"%|" else n
+    pos, out = nl + 2, []
+    for _ in range(max(n, 0)):
+        end = reply_end(reply, pos)
+        out.append(reply[pos:end])
+        pos = end
+    return reply[:nl + 2], out, reply[pos:]
+
+
+def function_list(reply):
+    """FUNCTION LIST with its libraries sorted, and each library's
+    functions (whose order is their hash table's)."""
+    if reply[:1] != b"*":
+        return reply
+    head, libs, rest = elements(reply)
+    out = []
+    for lib in libs:
+        lhead, items, lrest = elements(lib)
+        for i in range(0, len(items) - 1, 2):
+            if items[i] == b"$9\r\nfunctions\r\n" and items[i + 1][:1] == b"*":
+                fhead, fns, frest = elements(items[i + 1])
+                items[i + 1] = fhead + b"".join(sorted(fns)) + frest
+        out.append(lhead + b"".join(items) + lrest)
+    return head + b"".join(sorted(out)) + rest
+
+
+def function_stats(reply):
+    return re.sub(rb"(\$11\r\nduration_ms\r\n):\d+\r\n", rb"\1<ms>", reply)
+
+
+def lzf_decompress(data, size):
+    """liblzf's format, as RDB files compress strings with it."""
+    out, i = bytearray(), 0
+    while i < len(data):
+        ctrl = data[i]
+        i += 1
+        if ctrl < 32:
+            out += data[i:i + ctrl + 1]
+            i += ctrl + 1
+            continue
+        length = ctrl >> 5
+        if length == 7:
+            length += data[i]
+            i += 1
+        ref = len(out) - ((ctrl & 0x1F) << 8) - data[i] - 1
+        i += 1
+        for _ in range(length + 2):
+            out.append(out[ref])
+            ref += 1
+    if len(out) != size:
+        raise ValueError("LZF data of %d bytes, not %d" % (len(out), size))
+    return bytes(out)
+
+
+def rdb_length(buf, pos):
+    """(length, position after, special encoding or None) of an RDB length."""
+    b = buf[pos]
+    if b >> 6 == 0:
+        return b & 0x3F, pos + 1, None
+    if b >> 6 == 1:
+        return ((b & 0x3F) << 8) | buf[pos + 1], pos + 2, None
+    if b == 0x80:
+        return int.from_bytes(buf[pos + 1:pos + 5], "big"), pos + 5, None
+    if b == 0x81:
+        return int.from_bytes(buf[pos + 1:pos + 9], "big"), pos + 9, None
+    return None, pos + 1, b & 0x3F
+
+
+def rdb_read_string(buf, pos):
+    """(string, position after) of an RDB string: plain, an integer, or LZF."""
+    n, pos, enc = rdb_length(buf, pos)
+    if enc is None:
+        return buf[pos:pos + n], pos + n
+    if enc in (0, 1, 2):
+        size = 1 << enc
+        return b"%d" % int.from_bytes(buf[pos:pos + size], "little", signed=True), pos + size
+    if enc == 3:
+        clen, pos, _ = rdb_length(buf, pos)
+        ulen, pos, _ = rdb_length(buf, pos)
+        return lzf_decompress(buf[pos:pos + clen], ulen), pos + clen
+    raise ValueError("unknown RDB string encoding %d" % enc)
+
+
+def function_dump(reply):
+    """FUNCTION DUMP's payload as the libraries it holds, each as its type
+    byte and its source, sorted (their order is their hash table's); how
+    each is encoded (LZF or not) is left out, and the footer (RDB
+    version, CRC64) becomes `<footer ok>` when the CRC is right and the
+    version one Redis or Valkey writes (11 and up)."""
+    if reply[:1] != b"$" or reply[:3] == b"$-1":
+        return reply
+    data, _ = decode(reply)
+    if len(data) < 10:
+        return b"<payload too short: %r>" % data
+    version, crc = int.from_bytes(data[-10:-8], "little"), int.from_bytes(data[-8:], "little")
+    ok = crc64(data[:-8]) == crc and version >= 11
+    libs, pos = [], 0
+    try:
+        while pos < len(data) - 10:
+            kind = data[pos]
+            code, pos = rdb_read_string(data, pos + 1)
+            libs.append(b"<type %d> %s" % (kind, code))
+    except (ValueError, IndexError) as e:
+        return b"<unreadable payload: %s: %r>" % (str(e).encode(), data)
+    return b"<libraries>\n%s\n<footer %s>" % (b"\n".join(sorted(libs)), b"ok" if ok else b"BAD")
 
 
 # ---- running -------------------------------------------------------------

