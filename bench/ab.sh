@@ -26,6 +26,7 @@ A=$1; B=$2
 BENCH=${BENCH:-target/release/tern-bench}
 REPS=${REPS:-3}; SECS=${SECS:-8}; KEYS=${KEYS:-1000000}; DATA=${DATA:-32}
 SERVER_CPUS=${SERVER_CPUS:-0}; BENCH_CPUS=${BENCH_CPUS:-1}
+SERVER_LIMIT=${SERVER_LIMIT:-$((SECS + 600))}
 WORKLOADS=${WORKLOADS:-"get-p1 get-p16 mget-10 mget-100 set-p16"}
 read -r -a ARGS_A <<<"${ARGS_A:-}"
 read -r -a ARGS_B <<<"${ARGS_B:-}"
@@ -33,24 +34,21 @@ tck=$(getconf CLK_TCK)
 out=${OUT:-/tmp/ab-$$.txt}
 . bench/workloads.sh
 : >"$out"
+PID=; TPID=
+trap stop_server EXIT
 
 run_one() { # workload binary tag [server arguments...]
-    local w=$1 bin=$2 tag=$3 port
+    local w=$1 bin=$2 tag=$3
     shift 3
-    port=$(free_port)
-    server_threads "$bin"
-    taskset -c "$SERVER_CPUS" "$bin" --port $port --bind 127.0.0.1 "${THREADS[@]}" --save '' "$@" >/dev/null 2>&1 &
-    local pid=$!
-    for _ in $(seq 100); do redis-cli -p $port ping >/dev/null 2>&1 && break; sleep 0.1; done
-    taskset -c "$BENCH_CPUS" $BENCH -p $port --key-minimum 1 --key-maximum $KEYS -d $DATA --ratio 1:0 -n allkeys \
-        --key-pattern P:P -t 1 -c 50 --pipeline 50 --hide-histogram >/dev/null 2>&1
+    start_server "$bin" "$@"
+    preload_strings
     local a b ops
     workload_args "$w"
-    a=$(awk '{print $14+$15}' /proc/$pid/stat)
-    ops=$(taskset -c "$BENCH_CPUS" $BENCH -p $port --key-minimum 1 --key-maximum $KEYS -d $DATA -c 50 -t 1 --hide-histogram \
+    a=$(server_ticks)
+    ops=$(taskset -c "$BENCH_CPUS" $BENCH -p $PORT --key-minimum 1 --key-maximum $KEYS -d $DATA -c 50 -t 1 --hide-histogram \
         --distinct-client-seed --test-time $SECS "${WL[@]}" 2>&1 | awk '/^Totals/{print $2}')
-    b=$(awk '{print $14+$15}' /proc/$pid/stat)
-    kill $pid; wait $pid 2>/dev/null || true
+    b=$(server_ticks)
+    stop_server
     python3 -c "print('$w', '$tag', round($ops), round(($b-$a)/$tck*1e6/($ops*$SECS),3))" | tee -a "$out"
 }
 

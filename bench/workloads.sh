@@ -1,5 +1,6 @@
-# The request-path workloads shared by bench/ab.sh, bench/instructions.sh and
-# bench/profile.sh (sourced, not run).
+# The request-path workloads shared by bench/ab.sh, bench/instructions.sh,
+# bench/profile.sh and bench/scripting.sh, and the server start/preload/stop
+# steps of bench/ab.sh and bench/scripting.sh (sourced, not run).
 
 # A port nothing listens on (the kernel's pick, released for the server).
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
@@ -28,9 +29,53 @@ workload_args() {
     esac
 }
 
-# Sets THREADS to the worker-count arguments for server binary $1: one
-# worker for Tern; nothing for Redis and Valkey, which have no --threads.
+# Sets THREADS to the worker-count arguments for server binary $1:
+# TERN_THREADS workers (default one) for Tern; nothing for Redis and Valkey,
+# which have no --threads.
 server_threads() {
-    THREADS=(--threads 1)
+    THREADS=(--threads "${TERN_THREADS:-1}")
     if [[ $(basename "$1") == *-server* && $(basename "$1") != tern-server ]]; then THREADS=(); fi
+}
+
+# Starts server binary $1 (further arguments are the server's) on a free
+# loopback port, pinned to SERVER_CPUS (default CPU 0), persistence off,
+# under `timeout SERVER_LIMIT` (seconds, default 600) so that it cannot
+# outlive a run that dies; waits until it answers PING. Sets PORT and PID
+# (the server's own process, whose /proc/PID/stat server_ticks reads) and
+# TPID (its `timeout`).
+start_server() {
+    local bin=$1
+    shift
+    PORT=$(free_port)
+    server_threads "$bin"
+    timeout "${SERVER_LIMIT:-600}" taskset -c "${SERVER_CPUS:-0}" "$bin" --port "$PORT" --bind 127.0.0.1 \
+        "${THREADS[@]}" --save '' "$@" >/dev/null 2>&1 &
+    TPID=$!
+    PID=
+    for _ in $(seq 100); do
+        PID=$(awk '{print $1}' /proc/$TPID/task/$TPID/children 2>/dev/null)
+        [ -n "$PID" ] && redis-cli -p "$PORT" ping >/dev/null 2>&1 && return 0
+        kill -0 $TPID 2>/dev/null || break
+        sleep 0.1
+    done
+    echo "server did not start: $bin $*" >&2
+    stop_server
+    return 1
+}
+
+# Stops the server start_server started (by its PID) and waits for it.
+stop_server() {
+    if [ -n "$PID" ]; then kill "$PID" 2>/dev/null || true; fi
+    if [ -n "$TPID" ]; then wait "$TPID" 2>/dev/null || true; fi
+    PID=; TPID=
+}
+
+# The server's CPU time so far, in clock ticks (utime + stime of stat(5)).
+server_ticks() { awk '{print $14+$15}' /proc/$PID/stat; }
+
+# Fills keys 1..KEYS of DATA bytes (tern-bench's default prefix, memtier-N)
+# on the server at PORT, from BENCH on BENCH_CPUS (default CPU 1).
+preload_strings() {
+    taskset -c "${BENCH_CPUS:-1}" "$BENCH" -p "$PORT" --key-minimum 1 --key-maximum "$KEYS" -d "$DATA" --ratio 1:0 \
+        -n allkeys --key-pattern P:P -t 1 -c 50 --pipeline 50 --hide-histogram >/dev/null 2>&1
 }
