@@ -1117,7 +1117,6 @@ NOT_YET = {
     "error-call-denied-commands": "SUBSCRIBE, DEBUG, FUNCTION and FCALL are not commands yet (messaging, parity, functions)",
     "blocking-commands-in-scripts": "XREAD and WAIT are not commands yet (streams, replication)",
     "script-kill-busy-script": "busy-reply-threshold's BUSY replies (SCRIPT KILL itself: test_scripting_atomic.py)",
-    "script-kill-not-busy-and-errors": "FUNCTION KILL (functions)",
     "script-help": "SCRIPT DEBUG, Redis's Lua debugger, which the help lists",
 }
 

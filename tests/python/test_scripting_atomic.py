@@ -133,35 +133,33 @@ def test_script_kill_from_another_worker(srv):
             c.close()
 
     def kill_until(expected):
-        """SCRIPT KILL from several connections at once, each in its own
-        thread (one on the script's worker waits for the script to end):
-        "OK", `expected`, or None."""
-        killers = [srv.client() for _ in range(4)]
-        for k in killers:
-            k.ping()
+        """SCRIPT KILL until it answers "OK" or `expected` (None if it never
+        does), from three threads, each try on a new connection: one made
+        while the script runs is taken by the worker that is free (a worker
+        busy with the script accepts none), and a try that landed on the
+        script's own worker just waits for the script to end."""
         found = []
 
-        def keep_killing(k):
+        def keep_killing():
             for _ in range(300):
                 if found:
                     return
+                k = srv.client()
                 try:
                     k.execute_command("SCRIPT", "KILL")
                     found.append("OK")
-                    return
                 except redispy.ResponseError as e:
                     if str(e).startswith(expected):
                         found.append(expected)
-                        return
+                finally:
+                    k.close()
                 threading.Event().wait(0.01)
 
-        threads = [threading.Thread(target=keep_killing, args=(k,)) for k in killers]
+        threads = [threading.Thread(target=keep_killing) for _ in range(3)]
         for th in threads:
             th.start()
         for th in threads:
             th.join(timeout=15)
-        for k in killers:
-            k.close()
         return found[0] if found else None
 
     t = threading.Thread(target=run_script, args=(busy,))

@@ -26,11 +26,11 @@
 //!
 //! ```text
 //!  engine    ─► cmd script server
-//!  script    ─► cmd server client scriptcache errors outbuf stats persist glob
+//!  script    ─► cmd server client scriptcache errors outbuf stats persist glob maxmemory
 //!  aofload   ─► engine cmd server client acl outbuf errors persist aof aofstate script
 //!  prefetch  ─► cmd server client
 //!  memcache  ─► server client acl errors outbuf stats maxmemory
-//!  cmd       ─► server client acl outbuf stats errors glob sysinfo fdlimit cmdlog latency monitor maxmemory persist aof
+//!  cmd       ─► server client acl outbuf stats errors glob sysinfo fdlimit cmdlog latency monitor maxmemory persist aof scriptcache
 //!  aof       ─► server persist aofstate
 //!  persist   ─► server maxmemory
 //!  maxmemory ─► server sysinfo

@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
+use sha1::{Digest, Sha1};
 
 /// EVAL-added scripts kept before the least recently used goes (Redis's
 /// `LRU_LIST_LENGTH`).
@@ -21,6 +22,19 @@ pub const EVAL_SCRIPTS_MAX: usize = 500;
 
 /// A script's SHA1, as 40 lowercase hex digits.
 pub type Sha = [u8; 40];
+
+/// A body's SHA1, as the cache keys it.
+pub fn sha_of(body: &[u8]) -> Sha {
+    let digest = Sha1::digest(body);
+    let mut out = [0u8; 40];
+    for (i, b) in digest.iter().enumerate() {
+        out[2 * i] = HEX[usize::from(b >> 4)];
+        out[2 * i + 1] = HEX[usize::from(b & 15)];
+    }
+    out
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// Shebang flags (`#!lua flags=...`), as Redis's `SCRIPT_FLAG_*`.
 pub mod flags {
@@ -40,6 +54,65 @@ pub mod flags {
         ("no-cluster", NO_CLUSTER),
         ("allow-cross-slot-keys", ALLOW_CROSS_SLOT),
     ];
+}
+
+/// Why a shebang was refused (the errors are worded in `errors`).
+#[derive(Debug, PartialEq, Eq)]
+pub enum BadShebang {
+    /// No line end after it.
+    Invalid,
+    /// Nothing, or unbalanced quotes, on its line.
+    NoEngine,
+    /// Another engine than `#!lua`.
+    Engine(Vec<u8>),
+    Flag(Vec<u8>),
+    Option(Vec<u8>),
+}
+
+/// A line's words as Redis's `sdssplitargs` splits them (quotes,
+/// escapes), as an inline command is split: None for unbalanced quotes.
+pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let mut buf = line.to_vec();
+    buf.push(b'\n');
+    let mut frame = tern_resp::Frame::new();
+    match frame.parse(&buf, &tern_resp::Limits::default()) {
+        Ok(Some(_)) => Some(frame.args(&buf).iter().map(|a| a.to_vec()).collect()),
+        Ok(None) => Some(Vec::new()),
+        Err(_) => None,
+    }
+}
+
+/// A script's shebang (`#!lua flags=a,b`): its [`flags`] and the length
+/// of its line (Redis's evalExtractShebangFlags). No shebang: the
+/// compatibility mode of scripts before Redis 7.
+pub fn shebang(body: &[u8]) -> Result<(u32, usize), BadShebang> {
+    if !body.starts_with(b"#!") {
+        return Ok((flags::EVAL_COMPAT_MODE, 0));
+    }
+    let Some(end) = body.iter().position(|&c| c == b'\n') else {
+        return Err(BadShebang::Invalid);
+    };
+    let parts = split_args(&body[..end]).unwrap_or_default();
+    let Some((engine, options)) = parts.split_first() else {
+        return Err(BadShebang::NoEngine);
+    };
+    if engine != b"#!lua" {
+        return Err(BadShebang::Engine(engine.clone()));
+    }
+    let mut bits = 0;
+    for opt in options {
+        let Some(list) = opt.strip_prefix(b"flags=") else {
+            return Err(BadShebang::Option(opt.clone()));
+        };
+        // `flags=` alone names none (Redis splits an empty list into none).
+        for f in list.split(|&c| c == b',').filter(|_| !list.is_empty()) {
+            match flags::NAMES.iter().find(|(name, _)| name.as_bytes() == f) {
+                Some((_, bit)) => bits |= bit,
+                None => return Err(BadShebang::Flag(f.to_vec())),
+            }
+        }
+    }
+    Ok((bits, end))
 }
 
 /// A cached script.
@@ -94,7 +167,8 @@ impl Library {
     }
 }
 
-/// The loaded libraries, and their functions by name.
+/// The loaded libraries, and their functions by name (without case, as
+/// Redis's dictionaries of functions).
 #[derive(Debug, Default)]
 pub struct Libraries {
     libs: std::collections::BTreeMap<String, Arc<Library>>,
@@ -106,9 +180,9 @@ impl Libraries {
         self.libs.get(name)
     }
 
-    /// The function `name`: its library and its index there.
+    /// The function `name` (any case): its library and its index there.
     pub fn function(&self, name: &str) -> Option<&(Arc<Library>, usize)> {
-        self.functions.get(name)
+        self.functions.get(&name.to_ascii_lowercase())
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &Arc<Library>> {
@@ -144,16 +218,21 @@ impl Libraries {
         let mut functions: HashMap<String, (Arc<Library>, usize)> = HashMap::new();
         for lib in next.values() {
             for (i, f) in lib.functions.iter().enumerate() {
-                functions.insert(f.name.clone(), (lib.clone(), i));
+                functions.insert(f.name.to_ascii_lowercase(), (lib.clone(), i));
             }
         }
         for lib in libs {
             let lib = Arc::new(lib);
             for (i, f) in lib.functions.iter().enumerate() {
-                if functions.contains_key(&f.name) {
-                    return Err(format!("Function {} already exists", f.name));
+                let key = f.name.to_ascii_lowercase();
+                match functions.get(&key) {
+                    // Two names of one library that differ in case only:
+                    // the library has both, FCALL finds the first.
+                    Some((other, _)) if Arc::ptr_eq(other, &lib) => continue,
+                    Some(_) => return Err(format!("Function {} already exists", f.name)),
+                    None => {}
                 }
-                functions.insert(f.name.clone(), (lib.clone(), i));
+                functions.insert(key, (lib.clone(), i));
             }
             next.insert(lib.name.clone(), lib);
         }
@@ -166,7 +245,7 @@ impl Libraries {
     pub fn delete(&mut self, name: &str) -> bool {
         let Some(lib) = self.libs.remove(name) else { return false };
         for f in &lib.functions {
-            self.functions.remove(&f.name);
+            self.functions.remove(&f.name.to_ascii_lowercase());
         }
         true
     }
@@ -324,6 +403,30 @@ impl ScriptCache {
     /// Every library's code (its payload), for an RDB file.
     pub fn library_codes(&self) -> Vec<Box<[u8]>> {
         self.functions.read().iter().map(|l| l.code.clone()).collect()
+    }
+
+    /// The flags of the script or function a command would run, when it
+    /// declared them (no compatibility-mode script): EVAL's body (cached
+    /// or not), EVALSHA's SHA1, FCALL's function name.
+    pub fn declared_flags(&self, command: &str, target: &[u8]) -> Option<u32> {
+        let found = match command {
+            "eval" | "eval_ro" => match self.get(&sha_of(target)) {
+                Some(s) => s.flags,
+                None => shebang(target).ok()?.0,
+            },
+            "evalsha" | "evalsha_ro" => {
+                let mut sha: Sha = target.try_into().ok()?;
+                sha.make_ascii_lowercase();
+                self.get(&sha)?.flags
+            }
+            "fcall" | "fcall_ro" => {
+                let libs = self.functions.read();
+                let (lib, i) = libs.function(&String::from_utf8_lossy(target))?;
+                lib.functions[*i].flags
+            }
+            _ => return None,
+        };
+        (found & flags::EVAL_COMPAT_MODE == 0).then_some(found)
     }
 
     pub fn fn_epoch(&self) -> u64 {

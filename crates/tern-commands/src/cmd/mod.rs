@@ -643,7 +643,7 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
         rejected(&mut reply, c.client, errors::KEY_TOO_LONG.as_bytes());
         return finish_reply(c.client, reply, start_mark);
     }
-    if srv.settings.maxmemory() > 0 && needs(c.commands, c.client, cmd, flags::DENYOOM) {
+    if srv.settings.maxmemory() > 0 && needs(srv, c.commands, c.client, cmd, args, flags::DENYOOM) {
         let now = c.scratch.clock.last_ms();
         if maxmemory::make_room(srv, now, &c.locks.effects) == maxmemory::Room::Full {
             c.stats.cmds[cmd.id].rejected.add(1);
@@ -654,7 +654,7 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
     // A failed background save with `stop-writes-on-bgsave-error`: writes
     // and PING are refused until a save succeeds (Redis's
     // writeCommandsDeniedByDiskError). One relaxed load while saves succeed.
-    if crate::persist::writes_refused(srv) && (needs(c.commands, c.client, cmd, flags::WRITE) || cmd.spec.name == "ping") {
+    if crate::persist::writes_refused(srv) && (needs(srv, c.commands, c.client, cmd, args, flags::WRITE) || cmd.spec.name == "ping") {
         c.stats.cmds[cmd.id].rejected.add(1);
         rejected(&mut reply, c.client, errors::MISCONF.as_bytes());
         return finish_reply(c.client, reply, start_mark);
@@ -665,7 +665,7 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
         let now = c.scratch.clock.last_ms();
         let held = match srv.pause.mode_at(now) {
             Some(PauseMode::All) => true,
-            Some(PauseMode::Write) => needs(c.commands, c.client, cmd, flags::WRITE | flags::MAY_REPLICATE),
+            Some(PauseMode::Write) => needs(srv, c.commands, c.client, cmd, args, flags::WRITE | flags::MAY_REPLICATE),
             None => false,
         };
         if held {
@@ -699,14 +699,40 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
 /// `processCommand` decides for the memory limit (`denyoom`) and CLIENT
 /// PAUSE WRITE (`write`, `may_replicate`): the command's own flags (also
 /// when MULTI queues it), and for EXEC, those of the commands queued.
-fn needs(commands: &CommandTable, client: &Client, cmd: &Cmd, flags: u32) -> bool {
-    if cmd.has(flags) {
+fn needs(srv: &Server, commands: &CommandTable, client: &Client, cmd: &Cmd, args: Args<'_>, flags: u32) -> bool {
+    if own_flags(srv, cmd, args) & flags != 0 {
         return true;
     }
     match client.multi.as_ref() {
         Some(m) if cmd.spec.name == "exec" => m.cmds.iter().any(|(id, _)| commands.get(*id).has(flags)),
         _ => false,
     }
+}
+
+/// A command's flags as Redis's processCommand weighs them: for EVAL and
+/// FCALL, from the flags the script or function declared (Redis's
+/// scriptFlagsToCmdFlags), or, for a script without a shebang, as a
+/// command that may replicate.
+fn own_flags(srv: &Server, cmd: &Cmd, args: Args<'_>) -> u32 {
+    use crate::scriptcache::flags as sf;
+    let f = cmd.spec.flags;
+    if f & flags::SCRIPT_FLAGS == 0 || args.len() < 2 {
+        return f;
+    }
+    let Some(declared) = srv.scripts.declared_flags(cmd.spec.name, args.get(1)) else {
+        return if f & flags::READONLY == 0 { f | flags::MAY_REPLICATE } else { f };
+    };
+    let mut f = f & !(flags::STALE | flags::DENYOOM | flags::WRITE | flags::MAY_REPLICATE);
+    if declared & (sf::ALLOW_OOM | sf::NO_WRITES) == 0 {
+        f |= flags::DENYOOM;
+    }
+    if declared & sf::NO_WRITES == 0 {
+        f |= flags::WRITE;
+    }
+    if declared & sf::ALLOW_STALE != 0 {
+        f |= flags::STALE;
+    }
+    f
 }
 
 fn finish_reply(client: &mut Client, reply: Reply<'_>, start_mark: usize) -> After {

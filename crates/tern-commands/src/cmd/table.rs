@@ -46,6 +46,10 @@ pub mod flags {
     pub const MANUAL_LOCKS: u32 = 1 << 24;
     /// Tern: runs even between MULTI and EXEC instead of being queued.
     pub const TX_CONTROL: u32 = 1 << 25;
+    /// Tern: runs a script or function, whose own flags decide whether it
+    /// counts as a write and may be refused under `maxmemory` (Redis's
+    /// evalGetCommandFlags and fcallGetCommandFlags).
+    pub const SCRIPT_FLAGS: u32 = 1 << 26;
 
     /// Names for COMMAND INFO, in Redis's order.
     pub const NAMES: &[(u32, &str)] = &[

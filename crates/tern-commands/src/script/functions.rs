@@ -18,10 +18,10 @@ use crate::scriptcache::{flags as sf, Library, ScriptCache};
 use crate::server::Server;
 
 pub static COMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("fcall", -3, NOSCRIPT | SKIP_MONITOR | NO_MANDATORY_KEYS | STALE | MANUAL_LOCKS, &[ks(RW | ACCESS | UPDATE, index(2), keynum(0, 1, 1)).notes("We cannot tell how the keys will be used so we assume the worst, RW and UPDATE")], fcall)
+    CommandSpec::new("fcall", -3, NOSCRIPT | SKIP_MONITOR | NO_MANDATORY_KEYS | STALE | MANUAL_LOCKS | SCRIPT_FLAGS, &[ks(RW | ACCESS | UPDATE, index(2), keynum(0, 1, 1)).notes("We cannot tell how the keys will be used so we assume the worst, RW and UPDATE")], fcall)
         .doc("scripting", "Invokes a function.", "7.0.0", "Depends on the function that is executed.")
         .acl(&["slow", "scripting"]),
-    CommandSpec::new("fcall_ro", -3, NOSCRIPT | SKIP_MONITOR | NO_MANDATORY_KEYS | STALE | READONLY | MANUAL_LOCKS, &[ks(RO | ACCESS, index(2), keynum(0, 1, 1)).notes("We cannot tell how the keys will be used so we assume the worst, RO and ACCESS")], fcall_ro)
+    CommandSpec::new("fcall_ro", -3, NOSCRIPT | SKIP_MONITOR | NO_MANDATORY_KEYS | STALE | READONLY | MANUAL_LOCKS | SCRIPT_FLAGS, &[ks(RO | ACCESS, index(2), keynum(0, 1, 1)).notes("We cannot tell how the keys will be used so we assume the worst, RO and ACCESS")], fcall_ro)
         .doc("scripting", "Invokes a read-only function.", "7.0.0", "Depends on the function that is executed.")
         .acl(&["slow", "scripting"]),
     CommandSpec::new("function", -2, 0, &[], crate::cmd::unknown_subcommand)
@@ -177,6 +177,9 @@ fn function_delete(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 }
 
 fn function_flush(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    if args.len() > 3 {
+        return ctx.reply.error(errors::subcommand_syntax(args.get(1), "function"));
+    }
     match args.len() {
         2 => {}
         3 if args.get(2).eq_ignore_ascii_case(b"sync") || args.get(2).eq_ignore_ascii_case(b"async") => {}
@@ -256,6 +259,9 @@ fn function_restore(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         Replace,
         Flush,
     }
+    if args.len() > 4 {
+        return ctx.reply.error(errors::subcommand_syntax(args.get(1), "function"));
+    }
     let policy = match args.len() {
         3 => Policy::Append,
         4 if args.get(3).eq_ignore_ascii_case(b"append") => Policy::Append,
@@ -268,9 +274,13 @@ fn function_restore(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         Err(tern_store::rdb::FunctionsPayload::Footer) => return ctx.reply.error(errors::FUNCTION_RESTORE_PAYLOAD),
         Err(tern_store::rdb::FunctionsPayload::Bad(why)) => return ctx.reply.error(errors::function_error(why)),
     };
-    let mut built = Vec::with_capacity(codes.len());
+    let mut built: Vec<Library> = Vec::with_capacity(codes.len());
     for code in &codes {
         match build(&ctx.srv.scripts, code) {
+            // The payload's libraries are joined first among themselves.
+            Ok(lib) if built.iter().any(|b| b.name == lib.name) => {
+                return ctx.reply.error(errors::function_error(&format!("Library '{}' already exists", lib.name)));
+            }
             Ok(lib) => built.push(lib),
             Err(e) => return ctx.reply.error(errors::function_error(&e)),
         }

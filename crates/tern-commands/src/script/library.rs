@@ -75,6 +75,8 @@ fn register_function(_: &Lua, args: MultiValue, registered: &Registered) -> mlua
     if !valid_name(info.name.as_bytes()) {
         return Err(fail(errors::LIB_NAME));
     }
+    // Within a library names differ by case too (FCALL finds either by
+    // the first one registered).
     if found.iter().any(|(f, _)| f.name == info.name) {
         return Err(fail(errors::LIB_FUNCTION_TWICE));
     }
@@ -122,14 +124,19 @@ fn named_args(v: &Value) -> mlua::Result<(FunctionInfo, Function)> {
     Ok((FunctionInfo { name, description, flags }, callback))
 }
 
-/// A flags table's strings as [`sf`] flags (matched without case, as
-/// Redis's luaRegisterFunctionReadFlags).
+/// A flags table's strings as [`sf`] flags, read as Redis's
+/// luaRegisterFunctionReadFlags reads them: its array part up to the first
+/// nil, each matched without case.
 fn read_flags(list: &Table) -> mlua::Result<u32> {
     let mut flags = 0;
-    for pair in list.pairs::<Value, Value>() {
-        let (_, v) = pair?;
-        let Value::String(s) = v else { return Err(fail(errors::REGISTER_UNKNOWN_FLAG)) };
-        let s = s.as_bytes();
+    for i in 1.. {
+        let s = match list.raw_get::<Value>(i)? {
+            Value::Nil => break,
+            Value::String(s) => s.as_bytes().to_vec(),
+            Value::Integer(n) => n.to_string().into_bytes(),
+            Value::Number(n) => tern_lua::sandbox::number_text(n).into_bytes(),
+            _ => return Err(fail(errors::REGISTER_UNKNOWN_FLAG)),
+        };
         match sf::NAMES.iter().find(|(n, _)| n.as_bytes().eq_ignore_ascii_case(&s)) {
             Some((_, bit)) => flags |= bit,
             None => return Err(fail(errors::REGISTER_UNKNOWN_FLAG)),
@@ -147,7 +154,7 @@ pub fn metadata(payload: &[u8]) -> Result<String, String> {
     let Some(end) = payload.iter().position(|&c| c == b'\n') else {
         return Err(errors::LIB_BAD_METADATA.into());
     };
-    let parts: Vec<&[u8]> = payload[..end].split(|c| c.is_ascii_whitespace()).filter(|p| !p.is_empty()).collect();
+    let parts = crate::scriptcache::split_args(&payload[..end]).unwrap_or_default();
     let Some((engine, options)) = parts.split_first() else {
         return Err(errors::LIB_BAD_METADATA.into());
     };

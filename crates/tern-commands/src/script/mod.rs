@@ -31,7 +31,7 @@ use crate::cmd::keyspec::{index, keynum, ks, ACCESS, RO, RW, UPDATE};
 use crate::cmd::table::{flags::*, CommandSpec};
 use crate::cmd::Ctx;
 use crate::errors;
-use crate::scriptcache::{flags as sf, Kill, Script, Sha};
+use crate::scriptcache::{flags as sf, BadShebang, Kill, Script, Sha};
 
 pub use functions::load_libraries;
 pub use run::sha1_hex;
@@ -41,16 +41,16 @@ pub use run::sha1_hex;
 pub static FAMILIES: &[&[CommandSpec]] = &[COMMANDS, functions::COMMANDS];
 
 pub static COMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("eval", -3, NOSCRIPT | SKIP_MONITOR | NO_MANDATORY_KEYS | STALE | MANUAL_LOCKS, &[ks(RW | ACCESS | UPDATE, index(2), keynum(0, 1, 1)).notes("We cannot tell how the keys will be used so we assume the worst, RW and UPDATE")], eval)
+    CommandSpec::new("eval", -3, NOSCRIPT | SKIP_MONITOR | NO_MANDATORY_KEYS | STALE | MANUAL_LOCKS | SCRIPT_FLAGS, &[ks(RW | ACCESS | UPDATE, index(2), keynum(0, 1, 1)).notes("We cannot tell how the keys will be used so we assume the worst, RW and UPDATE")], eval)
         .doc("scripting", "Executes a server-side Lua script.", "2.6.0", "Depends on the script that is executed.")
         .acl(&["slow", "scripting"]),
-    CommandSpec::new("evalsha", -3, NOSCRIPT | SKIP_MONITOR | NO_MANDATORY_KEYS | STALE | MANUAL_LOCKS, &[ks(RW | ACCESS | UPDATE, index(2), keynum(0, 1, 1))], evalsha)
+    CommandSpec::new("evalsha", -3, NOSCRIPT | SKIP_MONITOR | NO_MANDATORY_KEYS | STALE | MANUAL_LOCKS | SCRIPT_FLAGS, &[ks(RW | ACCESS | UPDATE, index(2), keynum(0, 1, 1))], evalsha)
         .doc("scripting", "Executes a server-side Lua script by SHA1 digest.", "2.6.0", "Depends on the script that is executed.")
         .acl(&["slow", "scripting"]),
-    CommandSpec::new("eval_ro", -3, NOSCRIPT | SKIP_MONITOR | NO_MANDATORY_KEYS | STALE | READONLY | MANUAL_LOCKS, &[ks(RO | ACCESS, index(2), keynum(0, 1, 1)).notes("We cannot tell how the keys will be used so we assume the worst, RO and ACCESS")], eval_ro)
+    CommandSpec::new("eval_ro", -3, NOSCRIPT | SKIP_MONITOR | NO_MANDATORY_KEYS | STALE | READONLY | MANUAL_LOCKS | SCRIPT_FLAGS, &[ks(RO | ACCESS, index(2), keynum(0, 1, 1)).notes("We cannot tell how the keys will be used so we assume the worst, RO and ACCESS")], eval_ro)
         .doc("scripting", "Executes a read-only server-side Lua script.", "7.0.0", "Depends on the script that is executed.")
         .acl(&["slow", "scripting"]),
-    CommandSpec::new("evalsha_ro", -3, NOSCRIPT | SKIP_MONITOR | NO_MANDATORY_KEYS | STALE | READONLY | MANUAL_LOCKS, &[ks(RO | ACCESS, index(2), keynum(0, 1, 1))], evalsha_ro)
+    CommandSpec::new("evalsha_ro", -3, NOSCRIPT | SKIP_MONITOR | NO_MANDATORY_KEYS | STALE | READONLY | MANUAL_LOCKS | SCRIPT_FLAGS, &[ks(RO | ACCESS, index(2), keynum(0, 1, 1))], evalsha_ro)
         .doc("scripting", "Executes a read-only server-side Lua script by SHA1 digest.", "7.0.0", "Depends on the script that is executed.")
         .acl(&["slow", "scripting"]),
     CommandSpec::new("script", -2, 0, &[], crate::cmd::unknown_subcommand)
@@ -102,37 +102,15 @@ fn sha_key(s: &[u8]) -> Option<Sha> {
     Some(sha)
 }
 
-/// Reads a script's shebang (`#!lua flags=a,b`): its flags and the
-/// length of its line, or Redis's error for it.
+/// A script's shebang flags, or Redis's error for its shebang.
 pub fn shebang(body: &[u8]) -> Result<(u32, usize), Vec<u8>> {
-    if !body.starts_with(b"#!") {
-        return Ok((sf::EVAL_COMPAT_MODE, 0));
-    }
-    let Some(end) = body.iter().position(|&c| c == b'\n') else {
-        return Err(errors::SHEBANG_INVALID.as_bytes().to_vec());
-    };
-    let line = &body[..end];
-    let parts: Vec<&[u8]> = line.split(|c| c.is_ascii_whitespace()).filter(|p| !p.is_empty()).collect();
-    let Some((engine, options)) = parts.split_first() else {
-        return Err(errors::SHEBANG_NO_ENGINE.as_bytes().to_vec());
-    };
-    if *engine != b"#!lua" {
-        return Err(errors::shebang_engine(engine));
-    }
-    let mut flags = 0;
-    for opt in options {
-        let Some(list) = opt.strip_prefix(b"flags=") else {
-            return Err(errors::shebang_option(opt));
-        };
-        // `flags=` alone names none (Redis splits an empty list into none).
-        for f in list.split(|&c| c == b',').filter(|_| !list.is_empty()) {
-            match sf::NAMES.iter().find(|(name, _)| name.as_bytes() == f) {
-                Some((_, bit)) => flags |= bit,
-                None => return Err(errors::shebang_flag(f)),
-            }
-        }
-    }
-    Ok((flags, end))
+    crate::scriptcache::shebang(body).map_err(|e| match e {
+        BadShebang::Invalid => errors::SHEBANG_INVALID.as_bytes().to_vec(),
+        BadShebang::NoEngine => errors::SHEBANG_NO_ENGINE.as_bytes().to_vec(),
+        BadShebang::Engine(e) => errors::shebang_engine(&e),
+        BadShebang::Flag(f) => errors::shebang_flag(&f),
+        BadShebang::Option(o) => errors::shebang_option(&o),
+    })
 }
 
 /// Finds (EVALSHA) or caches (EVAL) the script and compiles it on this
@@ -147,7 +125,7 @@ fn prepare(ctx: &mut Ctx<'_, '_>, body_or_sha: &[u8], evalsha: bool) -> Option<(
         };
         found
     } else {
-        let sha = sha_key(sha1_hex(body_or_sha).as_bytes()).unwrap_or([b'0'; 40]);
+        let sha = crate::scriptcache::sha_of(body_or_sha);
         match cache.get(&sha) {
             Some(s) => (sha, s),
             None => {
@@ -189,12 +167,17 @@ pub(crate) fn may_start(ctx: &mut Ctx<'_, '_>, script_flags: u32, ro: bool) -> b
             return false;
         }
     }
-    let maxmemory = ctx.srv.settings.maxmemory();
-    if maxmemory > 0 && ctx.srv.ks.used_memory() as u64 > maxmemory && script_flags & (sf::ALLOW_OOM | sf::NO_WRITES) == 0 {
+    if oom_at_start(ctx) && script_flags & (sf::ALLOW_OOM | sf::NO_WRITES) == 0 {
         ctx.reply.error(errors::SCRIPT_OOM);
         return false;
     }
     true
+}
+
+/// Redis's `pre_command_oom_state`: over `maxmemory` once eviction has
+/// done what it can, as the script starts.
+fn oom_at_start(ctx: &Ctx<'_, '_>) -> bool {
+    ctx.srv.settings.maxmemory() > 0 && crate::maxmemory::make_room(ctx.srv, ctx.now, &ctx.locks.effects) == crate::maxmemory::Room::Full
 }
 
 fn eval_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, evalsha: bool, ro: bool) {
@@ -228,8 +211,10 @@ fn run_locked(ctx: &mut Ctx<'_, '_>, target: run::Target<'_>, args: Args<'_>, nu
         ctx.locks.acquire(ctx.locs.iter().map(|l| l.gid));
         ctx.locks.pin_growing();
     }
+    let oom = oom_at_start(ctx);
     let mut r = run::Run::new(ctx.srv, ctx.commands, ctx.locks, ctx.stats, ctx.worker, ctx.client, ctx.cmd.id, ctx.now, script_flags, ro);
     r.gated = !inside_exec;
+    r.oom_at_start = oom;
     run::run(&mut r, &mut ctx.reply, target, args, numkeys);
     if !inside_exec {
         ctx.locks.unpin();

@@ -21,7 +21,6 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use sha1::{Digest, Sha1};
 use tern_lua::mlua::{self, Function, Lua, MultiValue, Table, Value};
 use tern_lua::{raise, Sandbox};
 use tern_resp::Args;
@@ -162,8 +161,7 @@ fn sha1hex(_: &Lua, args: MultiValue) -> mlua::Result<String> {
 
 /// A body's SHA1 as 40 lowercase hex digits.
 pub fn sha1_hex(body: &[u8]) -> String {
-    let digest = Sha1::digest(body);
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    String::from_utf8_lossy(&crate::scriptcache::sha_of(body)).into_owned()
 }
 
 /// `redis.error_reply(s)` and `redis.status_reply(s)`: `{err=s}` (with a
@@ -291,7 +289,7 @@ impl<'r, 'ks> Run<'r, 'ks> {
             gated: false,
             read_only: ro_command || (!compat && script_flags & sf::NO_WRITES != 0),
             allow_oom: !compat && script_flags & sf::ALLOW_OOM != 0,
-            oom_at_start: srv.settings.maxmemory() > 0 && srv.ks.used_memory() as u64 > srv.settings.maxmemory(),
+            oom_at_start: false,
             wrote: false,
             flags: None,
             now,
@@ -517,7 +515,7 @@ fn sync_functions(w: &mut WorkerLua, cache: &ScriptCache) {
         // timed out on a slower run) leaves its functions out.
         if let Ok(found) = load_into(w, lib.body()) {
             for (info, f) in found {
-                w.functions.insert(info.name, f);
+                w.functions.entry(info.name.to_ascii_lowercase()).or_insert(f);
             }
         }
     }
@@ -545,7 +543,7 @@ pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, target: Target<'_>, arg
             Target::Script(sha) => w.compiled.get(*sha).cloned(),
             Target::Function(name) => {
                 sync_functions(w, cache);
-                w.functions.get(*name).cloned()
+                w.functions.get(&name.to_ascii_lowercase()).cloned()
             }
         };
         let Some(f) = f else {
@@ -637,6 +635,11 @@ pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, target: Target<'_>, arg
         })?;
         if gated {
             cache.set_running(None);
+        }
+        // KEYS and ARGV are EVAL's: a function never sees a script's.
+        if eval {
+            w.sandbox.set_global("KEYS", Value::Nil)?;
+            w.sandbox.set_global("ARGV", Value::Nil)?;
         }
         for name in ["call", "pcall", "setresp", "set_repl", "acl_check_cmd"] {
             w.redis.raw_set(name, Value::Nil)?;

@@ -95,10 +95,11 @@ pub fn restore_functions(payload: &[u8]) -> Result<Vec<Vec<u8>>, FunctionsPayloa
     if version > DUMP_RDB_VERSION || u64::from_le_bytes(c) != crc64::crc64(&payload[..n - 8]) {
         return Err(FunctionsPayload::Footer);
     }
-    let body = &payload[..n - 10];
-    let mut src = Src::new(body);
+    // Read as Redis reads it: records start before the footer, but one
+    // may run into it.
+    let mut src = Src::new(payload);
     let mut codes = Vec::new();
-    while src.pos < body.len() as u64 {
+    while src.pos < (n - 10) as u64 {
         let t = src.byte().map_err(|_| FunctionsPayload::Bad("can not read data type"))?;
         match t {
             super::opcodes::FUNCTION_PRE_GA => return Err(FunctionsPayload::Bad("Pre-GA function format not supported")),
