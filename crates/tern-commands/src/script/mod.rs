@@ -216,6 +216,7 @@ fn run_locked(ctx: &mut Ctx<'_, '_>, target: run::Target<'_>, args: Args<'_>, nu
     r.gated = !inside_exec;
     r.oom_at_start = oom;
     run::run(&mut r, &mut ctx.reply, target, args, numkeys);
+    r.finish();
     if !inside_exec {
         ctx.locks.unpin();
     }

@@ -17,7 +17,8 @@
 //! database, its protocol) under the script's locks; the reply is read
 //! back into Lua ([`super::convert`]).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -73,6 +74,12 @@ struct WorkerLua {
     /// `redis.register_function` collects into.
     load_globals: Table,
     registered: library::Registered,
+    /// The protocol `redis.setresp` chose for the running script (RESP3).
+    resp3: Rc<Cell<bool>>,
+    /// EVAL's KEYS and ARGV, filled again for each script (a script
+    /// cannot keep a reference to them: the globals are read-only).
+    keys: Table,
+    argv: Table,
     /// The functions of the loaded libraries by name, as of `fn_epoch`.
     functions: HashMap<String, Function>,
     fn_epoch: Option<u64>,
@@ -83,7 +90,51 @@ const KILL_CHECK_EVERY: u32 = 1000;
 
 thread_local! {
     static WORKER: RefCell<Option<WorkerLua>> = const { RefCell::new(None) };
+    /// What a run needs besides the Lua state, kept between runs so that
+    /// a run allocates none of it.
+    static PARTS: RefCell<Option<Parts>> = const { RefCell::new(None) };
 }
+
+/// A run's client, scratch and buffers, reused by the worker's next run.
+struct Parts {
+    client: Client,
+    scratch: Scratch,
+    out: OutBuf,
+    argv: Vec<u8>,
+    ranges: Vec<(usize, usize)>,
+}
+
+impl Parts {
+    fn take(caller: &Client, worker: usize, now: u64) -> Parts {
+        let mut p = PARTS.with(|c| c.borrow_mut().take()).unwrap_or_else(|| Parts {
+            client: Client::new(Arc::new(ClientShared::new(u64::MAX, String::new(), String::new(), -1, worker, now)), caller.user.clone(), caller.acl_epoch),
+            scratch: Scratch::default(),
+            out: OutBuf::new(),
+            argv: Vec::new(),
+            ranges: Vec::new(),
+        });
+        let c = &mut p.client;
+        c.db = caller.db;
+        c.resp3 = false;
+        c.authenticated = true;
+        if !Arc::ptr_eq(&c.user, &caller.user) {
+            c.user = caller.user.clone();
+        }
+        c.acl_epoch = caller.acl_epoch;
+        c.reply_mode = crate::client::ReplyMode::On;
+        c.close_after_reply = false;
+        c.no_touch = false;
+        p.scratch.clock = crate::cmd::Clock::starting_at(now);
+        p
+    }
+
+    fn put_back(self) {
+        PARTS.with(|c| *c.borrow_mut() = Some(self));
+    }
+}
+
+/// How far a worker's Lua memory moves before the total is told.
+const VM_REPORT_GRAIN: usize = 64 << 10;
 
 /// Compiled scripts a worker keeps before it starts over (the cache's
 /// evictions are not told to each worker).
@@ -128,6 +179,39 @@ fn new_worker() -> mlua::Result<WorkerLua> {
         }
         Ok(mlua::VmState::Continue)
     })?;
+    let resp3 = Rc::new(Cell::new(false));
+    let chosen = resp3.clone();
+    redis.raw_set(
+        "setresp",
+        sandbox.lua().create_function(move |_, args: MultiValue| {
+            if args.len() != 1 {
+                return Err(raise(errors::script_error_text(errors::LUA_SETRESP_ARGS.as_bytes())));
+            }
+            let n = number_of(&args[0]);
+            if n != 2 && n != 3 {
+                return Err(raise(errors::script_error_text(errors::LUA_SETRESP_VERSION.as_bytes())));
+            }
+            chosen.set(n == 3);
+            Ok(())
+        })?,
+    )?;
+    redis.raw_set(
+        "set_repl",
+        sandbox.lua().create_function(|_, args: MultiValue| {
+            if args.len() != 1 {
+                return Err(raise(errors::script_error_text(errors::LUA_SET_REPL_ARGS.as_bytes())));
+            }
+            // A script's effects are what is propagated, so which of them
+            // reach the AOF and replicas is not its to choose command by
+            // command; the flags are checked as Redis checks them.
+            if number_of(&args[0]) & !3 != 0 {
+                return Err(raise(errors::script_error_text(errors::LUA_SET_REPL_FLAGS.as_bytes())));
+            }
+            Ok(())
+        })?,
+    )?;
+    let keys = sandbox.lua().create_table()?;
+    let argv = sandbox.lua().create_table()?;
     let registered = library::Registered::default();
     let load_globals = library::load_globals(&sandbox, sandbox.lua().create_function(log)?, registered.clone())?;
     Ok(WorkerLua {
@@ -140,6 +224,9 @@ fn new_worker() -> mlua::Result<WorkerLua> {
         flags,
         load_globals,
         registered,
+        resp3,
+        keys,
+        argv,
         functions: HashMap::new(),
         fn_epoch: None,
     })
@@ -250,8 +337,8 @@ pub struct Run<'r, 'ks> {
     pub caller: &'r Client,
     /// The command that runs the script (EVAL, EVALSHA...): its id.
     pub runner: usize,
-    /// The client commands run as: the caller's database and user, the
-    /// protocol the script chose.
+    /// The client commands run as (Redis's lua client): the caller's
+    /// database and user, the protocol the script chose.
     pub client: Client,
     /// Runs under the scripts' gate (not inside EXEC): SCRIPT KILL may stop it.
     pub gated: bool,
@@ -272,11 +359,13 @@ pub struct Run<'r, 'ks> {
     ranges: Vec<(usize, usize)>,
 }
 
+
 impl<'r, 'ks> Run<'r, 'ks> {
     #[allow(clippy::too_many_arguments)]
     pub fn new(srv: &'ks Server, commands: &'ks CommandTable, locks: &'r mut LockSet<'ks>, stats: &'r WorkerStats, worker: usize, caller: &'r Client, runner: usize, now: u64, script_flags: u32, ro_command: bool) -> Self {
         use crate::scriptcache::flags as sf;
         let compat = script_flags & sf::EVAL_COMPAT_MODE != 0;
+        let parts = Parts::take(caller, worker, now);
         Run {
             srv,
             commands,
@@ -285,7 +374,7 @@ impl<'r, 'ks> Run<'r, 'ks> {
             worker,
             caller,
             runner,
-            client: script_client(caller, worker, now),
+            client: parts.client,
             gated: false,
             read_only: ro_command || (!compat && script_flags & sf::NO_WRITES != 0),
             allow_oom: !compat && script_flags & sf::ALLOW_OOM != 0,
@@ -293,11 +382,16 @@ impl<'r, 'ks> Run<'r, 'ks> {
             wrote: false,
             flags: None,
             now,
-            scratch: Scratch::default(),
-            out: OutBuf::new(),
-            argv: Vec::new(),
-            ranges: Vec::new(),
+            scratch: parts.scratch,
+            out: parts.out,
+            argv: parts.argv,
+            ranges: parts.ranges,
         }
+    }
+
+    /// Ends the run: its client and buffers wait for the worker's next.
+    pub fn finish(self) {
+        Parts { client: self.client, scratch: self.scratch, out: self.out, argv: self.argv, ranges: self.ranges }.put_back();
     }
 
     /// `redis.call` / `redis.pcall`: the reply as a Lua value, or the
@@ -407,16 +501,6 @@ impl<'r, 'ks> Run<'r, 'ks> {
     }
 }
 
-/// The client a script's commands run as (Redis's lua client): the
-/// caller's database and user, RESP2 until `redis.setresp(3)`.
-fn script_client(caller: &Client, worker: usize, now: u64) -> Client {
-    let shared = Arc::new(ClientShared::new(u64::MAX, String::new(), String::new(), -1, worker, now));
-    let mut c = Client::new(shared, caller.user.clone(), caller.acl_epoch);
-    c.db = caller.db;
-    c.authenticated = true;
-    c
-}
-
 /// What a script's run ended with.
 pub enum Ended {
     /// It returned: the value is written to the caller.
@@ -445,9 +529,13 @@ fn with_worker<R>(cache: &ScriptCache, f: impl FnOnce(&mut WorkerLua) -> R) -> m
             w.epoch = cache.epoch();
         }
         let r = f(w);
+        // Reported in steps, so that workers running scripts do not all
+        // write one shared counter at every run.
         let now = w.sandbox.lua().used_memory();
-        cache.add_vm_bytes(now as isize - w.reported as isize);
-        w.reported = now;
+        if now.abs_diff(w.reported) >= VM_REPORT_GRAIN {
+            cache.add_vm_bytes(now as isize - w.reported as isize);
+            w.reported = now;
+        }
         Ok(r)
     })
 }
@@ -551,19 +639,19 @@ pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, target: Target<'_>, arg
             return Ok(Ended::Failed);
         };
         let lua = w.sandbox.lua().clone();
-        let keys_t = lua.create_table_with_capacity(numkeys, 0)?;
-        for (i, k) in args.iter().skip(3).take(numkeys).enumerate() {
-            keys_t.raw_set(i + 1, lua.create_string(k)?)?;
-        }
-        let argv_t = lua.create_table_with_capacity(args.len() - 3 - numkeys, 0)?;
-        for (i, a) in args.iter().skip(3 + numkeys).enumerate() {
-            argv_t.raw_set(i + 1, lua.create_string(a)?)?;
-        }
         let eval = matches!(target, Target::Script(_));
+        let (keys_t, argv_t) = if eval {
+            (w.keys.clone(), w.argv.clone())
+        } else {
+            (lua.create_table_with_capacity(numkeys, 0)?, lua.create_table_with_capacity(args.len() - 3 - numkeys, 0)?)
+        };
+        fill(&lua, &keys_t, args.iter().skip(3).take(numkeys))?;
+        fill(&lua, &argv_t, args.iter().skip(3 + numkeys))?;
         if eval {
             w.sandbox.set_global("KEYS", &keys_t)?;
             w.sandbox.set_global("ARGV", &argv_t)?;
         }
+        w.resp3.set(false);
         // Under the gate a script may be killed; inside EXEC (where it
         // holds every shard and took no gate) it runs to its end.
         let gated = run.gated;
@@ -580,13 +668,19 @@ pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, target: Target<'_>, arg
             }));
         }
         let cell = RefCell::new(&mut *run);
+        let resp3 = &w.resp3;
+        let call_as_chosen = |lua: &Lua, args: MultiValue| {
+            let mut run = cell.borrow_mut();
+            run.client.resp3 = resp3.get();
+            run.call(lua, args)
+        };
         let outcome = lua.scope(|scope| {
             let call = scope.create_function(|lua, args: MultiValue| {
-                let r = cell.borrow_mut().call(lua, args)?;
+                let r = call_as_chosen(lua, args)?;
                 r.map_err(raise)
             })?;
             let pcall = scope.create_function(|lua, args: MultiValue| {
-                let r = cell.borrow_mut().call(lua, args)?;
+                let r = call_as_chosen(lua, args)?;
                 match r {
                     Ok(v) => Ok(v),
                     Err(text) => {
@@ -596,36 +690,9 @@ pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, target: Target<'_>, arg
                     }
                 }
             })?;
-            let setresp = scope.create_function(|_, args: MultiValue| {
-                if args.len() != 1 {
-                    return Err(raise(errors::script_error_text(errors::LUA_SETRESP_ARGS.as_bytes())));
-                }
-                let n = number_of(&args[0]);
-                if n != 2 && n != 3 {
-                    return Err(raise(errors::script_error_text(errors::LUA_SETRESP_VERSION.as_bytes())));
-                }
-                cell.borrow_mut().client.resp3 = n == 3;
-                Ok(())
-            })?;
-            let set_repl = scope.create_function(|_, args: MultiValue| {
-                if args.len() != 1 {
-                    return Err(raise(errors::script_error_text(errors::LUA_SET_REPL_ARGS.as_bytes())));
-                }
-                // The effects of a script are what is propagated, so which
-                // of them reach the AOF and replicas is not the script's to
-                // choose command by command; the flags are checked as Redis
-                // checks them.
-                let n = number_of(&args[0]);
-                if n & !3 != 0 {
-                    return Err(raise(errors::script_error_text(errors::LUA_SET_REPL_FLAGS.as_bytes())));
-                }
-                Ok(())
-            })?;
             let acl_check = scope.create_function(|_, args: MultiValue| cell.borrow_mut().acl_check(args))?;
             w.redis.raw_set("call", call)?;
             w.redis.raw_set("pcall", pcall)?;
-            w.redis.raw_set("setresp", setresp)?;
-            w.redis.raw_set("set_repl", set_repl)?;
             w.redis.raw_set("acl_check_cmd", acl_check)?;
             if eval {
                 w.sandbox.call(&f, ())
@@ -641,7 +708,8 @@ pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, target: Target<'_>, arg
             w.sandbox.set_global("KEYS", Value::Nil)?;
             w.sandbox.set_global("ARGV", Value::Nil)?;
         }
-        for name in ["call", "pcall", "setresp", "set_repl", "acl_check_cmd"] {
+        run.client.resp3 = w.resp3.get();
+        for name in ["call", "pcall", "acl_check_cmd"] {
             w.redis.raw_set(name, Value::Nil)?;
         }
         let script_resp3 = run.client.resp3;
@@ -681,6 +749,16 @@ pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, target: Target<'_>, arg
             Ended::Failed
         }
     }
+}
+
+/// Makes `t` the array of `items` and nothing else (whatever the last
+/// script put in it is gone).
+fn fill<'a>(lua: &Lua, t: &Table, items: impl Iterator<Item = &'a [u8]>) -> mlua::Result<()> {
+    t.clear()?;
+    for (i, item) in items.enumerate() {
+        t.raw_set(i + 1, lua.create_string(item)?)?;
+    }
+    Ok(())
 }
 
 /// A Lua number argument as Redis's `lua_tonumber` reads it (0 when not
