@@ -313,6 +313,10 @@ pub struct ScriptCache {
     /// The script running under the gate, for SCRIPT KILL, FUNCTION KILL
     /// and FUNCTION STATS.
     running: Mutex<Option<Running>>,
+    /// When it started (ms since the epoch; 0: none runs), and whether it
+    /// is an EVAL script: what every command checks for BUSY, in one load.
+    started_ms: AtomicU64,
+    running_eval: std::sync::atomic::AtomicBool,
     /// Held by the one script that runs at a time outside EXEC (see
     /// [`tern_store::LockSet::pin_growing`] for why that is enough).
     pub gate: Mutex<()>,
@@ -434,8 +438,26 @@ impl ScriptCache {
     }
 
     /// Marks `flags`' script as the one running (None: it ended).
-    pub fn set_running(&self, running: Option<Running>) {
+    pub fn set_running(&self, running: Option<Running>, now_ms: u64) {
+        let started = if running.is_some() { now_ms.max(1) } else { 0 };
+        self.running_eval.store(running.as_ref().is_some_and(|r| r.eval), Ordering::Relaxed);
         *self.running.lock() = running;
+        self.started_ms.store(started, Ordering::Relaxed);
+    }
+
+    /// Whether a script runs under the gate.
+    #[inline]
+    pub fn script_running(&self) -> bool {
+        self.started_ms.load(Ordering::Relaxed) != 0
+    }
+
+    /// Past `busy-reply-threshold` (`threshold_ms`, 0: never): the running
+    /// script has run that long, so other clients get BUSY. Some(true) for
+    /// an EVAL script, Some(false) for a function.
+    #[inline]
+    pub fn busy(&self, now_ms: u64, threshold_ms: u64) -> Option<bool> {
+        let started = self.started_ms.load(Ordering::Relaxed);
+        (started != 0 && threshold_ms > 0 && now_ms.saturating_sub(started) >= threshold_ms).then(|| self.running_eval.load(Ordering::Relaxed))
     }
 
     /// The script running under the gate (FUNCTION STATS).

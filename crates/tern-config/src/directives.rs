@@ -570,7 +570,7 @@ directives! {
         bind_source_addr: String = String::new() => "bind-source-addr", Str, runtime, OTHER;
         dynamic_hz: bool = true => "dynamic-hz", Bool, runtime, OTHER;
         io_threads_do_reads: bool = false => "io-threads-do-reads", Bool, startup, OTHER;
-        busy_reply_threshold: Duration = Duration::from_millis(5000) => "busy-reply-threshold" | "lua-time-limit", Millis::new(0, i64::MAX), runtime, OTHER;
+        busy_reply_threshold: Duration = Duration::from_millis(5000) => "busy-reply-threshold" | "lua-time-limit", Millis::new(0, i64::MAX), runtime;
         oom_score_adj: &'static str = "no" => "oom-score-adj", Choice(&["no", "yes", "relative", "absolute"]), runtime, OTHER;
         oom_score_adj_values: Vec<String> = words(&["0", "200", "800"]) => "oom-score-adj-values", WORDS, runtime, OTHER;
         disable_thp: bool = true => "disable-thp", Bool, runtime, OTHER;

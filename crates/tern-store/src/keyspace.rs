@@ -312,6 +312,11 @@ impl Keyspace {
         self.shards.get(gid as usize)?.0.try_lock()
     }
 
+    /// Locks one shard, waiting at most `wait` for it.
+    pub fn lock_for(&self, gid: u32, wait: std::time::Duration) -> Option<MutexGuard<'_, Shard>> {
+        self.shards.get(gid as usize)?.0.try_lock_for(wait)
+    }
+
     /// Whether new keys start an LFU counter (under an LFU
     /// maxmemory-policy) or an LRU time. Takes no lock.
     pub fn set_lfu(&self, lfu: bool) {
@@ -588,6 +593,51 @@ impl<'a> LockSet<'a> {
             self.release();
             self.lock_one(g);
         }
+    }
+
+    /// [`LockSet::acquire`] with nothing held, for a caller that must not
+    /// wait for long (a script holds shards, and past its busy threshold
+    /// other clients are answered BUSY): every wait is in slices of `slice`,
+    /// and when `give_up` says so between two, everything taken is let go
+    /// and false returned.
+    pub fn acquire_or_give_up<I>(&mut self, gids: I, slice: std::time::Duration, give_up: impl Fn() -> bool) -> bool
+    where
+        I: IntoIterator<Item = u32>,
+        I::IntoIter: Clone,
+    {
+        if self.pinned || !self.held.is_empty() {
+            self.acquire(gids);
+            return true;
+        }
+        let mut gids: SmallVec<[u32; 16]> = gids.into_iter().collect();
+        gids.sort_unstable();
+        gids.dedup();
+        let mut i = 0;
+        while i < gids.len() {
+            let g = gids[i];
+            if self.holds(g) {
+                i += 1;
+                continue;
+            }
+            if let Some(guard) = self.ks.try_lock(g) {
+                self.insert_held(g, guard);
+                i += 1;
+                continue;
+            }
+            // Busy: let go of everything, then wait for this one alone.
+            self.release();
+            loop {
+                if give_up() {
+                    return false;
+                }
+                if let Some(guard) = self.ks.lock_for(g, slice) {
+                    self.insert_held(g, guard);
+                    break;
+                }
+            }
+            i = 0;
+        }
+        true
     }
 
     fn lock_one(&mut self, gid: u32) {

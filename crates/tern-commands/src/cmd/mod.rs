@@ -659,6 +659,15 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
         rejected(&mut reply, c.client, errors::MISCONF.as_bytes());
         return finish_reply(c.client, reply, start_mark);
     }
+    // A script running past busy-reply-threshold: only the commands that
+    // may run beside it (SCRIPT KILL, FUNCTION KILL...), as in Redis.
+    if !cmd.has(flags::ALLOW_BUSY) {
+        if let Some(e) = busy_error(srv, c.scratch.clock.last_ms()) {
+            c.stats.cmds[cmd.id].rejected.add(1);
+            rejected(&mut reply, c.client, e.as_bytes());
+            return finish_reply(c.client, reply, start_mark);
+        }
+    }
     // CLIENT PAUSE holds the command back, as Redis's processCommand does
     // right here: after the checks that refuse it, before MULTI queues it.
     if srv.pause.is_set() {
@@ -694,6 +703,20 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
         a2
     }
 }
+
+/// The BUSY error, when a script has run past `busy-reply-threshold`
+/// under the scripts' gate (one relaxed load when none runs).
+pub fn busy_error(srv: &Server, now: u64) -> Option<&'static str> {
+    if !srv.scripts.script_running() {
+        return None;
+    }
+    let threshold = srv.config.read().busy_reply_threshold.as_millis() as u64;
+    srv.scripts.busy(now, threshold).map(|eval| if eval { errors::BUSY_SCRIPT } else { errors::BUSY_FUNCTION })
+}
+
+/// How long a command waits for a shard a script holds before it looks
+/// again whether the script has become busy.
+pub const BUSY_SLICE: Duration = Duration::from_millis(5);
 
 /// Whether `cmd` counts as having one of `flags` the way Redis 8.4's
 /// `processCommand` decides for the memory limit (`denyoom`) and CLIENT
@@ -782,8 +805,19 @@ pub fn call<'ks>(
             locs.clear();
         }
     }
+    // While a script runs, a command that needs a shard it holds waits
+    // in slices, and is answered BUSY if the script becomes busy meanwhile
+    // (instead of its worker waiting out the script).
+    let mut busy = None;
     if !cmd.has(flags::MANUAL_LOCKS) {
-        locks.acquire(locs.iter().map(|l| l.gid));
+        if srv.scripts.script_running() && !locks.is_pinned() {
+            let gave_up = || busy_error(srv, crate::server::now_ms()).is_some();
+            if !locks.acquire_or_give_up(locs.iter().map(|l| l.gid), BUSY_SLICE, gave_up) {
+                busy = busy_error(srv, crate::server::now_ms()).or(Some(errors::BUSY_SCRIPT));
+            }
+        } else {
+            locks.acquire(locs.iter().map(|l| l.gid));
+        }
     }
     // Unsent reply bytes, references counted by their length (never
     // read); nothing is written while the handler runs.
@@ -807,7 +841,10 @@ pub fn call<'ks>(
         req_len: scratch.req_len,
         ahead,
     };
-    (cmd.spec.handler)(&mut ctx, args);
+    match busy {
+        None => (cmd.spec.handler)(&mut ctx, args),
+        Some(e) => ctx.reply.error(e),
+    }
     let reply_len = ctx.reply.out.pending().saturating_sub(out_before);
     let errs = ctx.reply.errors;
     let resp3_now = ctx.reply.enc.resp3;

@@ -206,7 +206,19 @@ fn run_locked(ctx: &mut Ctx<'_, '_>, target: run::Target<'_>, args: Args<'_>, nu
     // The gate first, then the declared keys' shards (from nothing held,
     // so never waiting with one held); under EXEC everything is held.
     let inside_exec = ctx.locks.is_pinned();
-    let _gate = (!inside_exec).then(|| ctx.srv.scripts.gate.lock());
+    let mut _gate = None;
+    if !inside_exec {
+        // Another script runs: wait for it, unless it becomes busy.
+        loop {
+            if let Some(g) = ctx.srv.scripts.gate.try_lock_for(crate::cmd::BUSY_SLICE) {
+                _gate = Some(g);
+                break;
+            }
+            if let Some(e) = crate::cmd::busy_error(ctx.srv, crate::server::now_ms()) {
+                return ctx.reply.error(e);
+            }
+        }
+    }
     if !inside_exec {
         ctx.locks.acquire(ctx.locs.iter().map(|l| l.gid));
         ctx.locks.pin_growing();

@@ -659,13 +659,16 @@ pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, target: Target<'_>, arg
         w.flags.wrote.store(false, std::sync::atomic::Ordering::Relaxed);
         if gated {
             run.flags = Some(w.flags.clone());
-            cache.set_running(Some(crate::scriptcache::Running {
-                flags: w.flags.clone(),
-                eval,
-                name: name.clone(),
-                command: args.iter().map(|a| a.to_vec()).collect(),
-                started: std::time::Instant::now(),
-            }));
+            cache.set_running(
+                Some(crate::scriptcache::Running {
+                    flags: w.flags.clone(),
+                    eval,
+                    name: name.clone(),
+                    command: args.iter().map(|a| a.to_vec()).collect(),
+                    started: std::time::Instant::now(),
+                }),
+                crate::server::now_ms(),
+            );
         }
         let cell = RefCell::new(&mut *run);
         let resp3 = &w.resp3;
@@ -701,7 +704,7 @@ pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, target: Target<'_>, arg
             }
         })?;
         if gated {
-            cache.set_running(None);
+            cache.set_running(None, 0);
         }
         // KEYS and ARGV are EVAL's: a function never sees a script's.
         if eval {
