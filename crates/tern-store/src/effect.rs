@@ -640,6 +640,23 @@ impl Effects {
         }
     }
 
+    /// Wraps the records from `start` on in MULTI and EXEC when there are
+    /// two or more: the writes of a script or a transaction, which a replay
+    /// must apply as one (Redis propagates them so). The two carry their
+    /// neighbours' numbers, so a merge by number keeps them around them.
+    pub fn wrap_from(&self, start: usize) {
+        let mut log = self.log.borrow_mut();
+        if log.len() < start + 2 {
+            return;
+        }
+        let word = |w: &[u8]| Effect::Command { argv: vec![w.into()] };
+        let (first, last) = (&log[start], &log[log.len() - 1]);
+        let multi = Record { db: first.db, seq: first.seq, effect: word(b"MULTI") };
+        let exec = Record { db: last.db, seq: last.seq, effect: word(b"EXEC") };
+        log.insert(start, multi);
+        log.push(exec);
+    }
+
     /// Takes a shard's staged records, under its lock: the mark goes no
     /// higher than the first (the lowest: a shard numbers its records as
     /// it stages them) before the lock is released.

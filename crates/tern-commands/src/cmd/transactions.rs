@@ -166,6 +166,8 @@ fn exec(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
         return;
     }
     ctx.reply.array(queued.cmds.len());
+    // The transaction's writes reach the AOF as one MULTI/EXEC.
+    let effects_from = ctx.locks.effects.len();
     // Errors of the queued commands are theirs: EXEC itself only counts as
     // failed when it is rejected or aborted.
     let errors_before = ctx.reply.errors;
@@ -192,5 +194,7 @@ fn exec(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
         call(ctx.srv, ctx.commands, ctx.locks, &mut ctx.reply, ctx.client, ctx.stats, &mut scratch, ctx.worker, cmd, args);
     }
     ctx.reply.errors = errors_before;
+    ctx.locks.gather_effects();
+    ctx.locks.effects.wrap_from(effects_from);
     ctx.locks.unpin();
 }

@@ -10,10 +10,11 @@ use tern_lua::mlua::{self, Lua, Table, Value};
 
 use crate::cmd::Reply;
 
-/// How deep a returned table may nest before the reply says so: Lua's C
-/// stack holds 8000 slots, and Redis's conversion takes about two per
-/// level before `lua_checkstack` refuses.
-const MAX_DEPTH: usize = 3998;
+/// How deep a returned table may nest before the reply says so. Redis's
+/// conversion takes a slot of Lua's C stack (8000) per level and stops
+/// at 7995 levels; here each level holds an mlua handle, of which there
+/// are as many, so the reply stops a little earlier, with room left.
+const MAX_DEPTH: usize = 7900;
 
 /// The error Redis writes where a returned table nests too deep (or
 /// refers to itself).

@@ -7,7 +7,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use tern_lua::mlua::{self, Function, Lua, MultiValue, Table, Value};
+use tern_lua::mlua::{self, Function, Lua, MultiValue, RegistryKey, Table, Value};
 use tern_lua::{raise, Sandbox};
 
 use crate::errors;
@@ -15,7 +15,11 @@ use crate::scriptcache::{flags as sf, FunctionInfo};
 
 /// What `redis.register_function` collects while a library loads (None
 /// outside a load).
-pub type Registered = Rc<RefCell<Option<Vec<(FunctionInfo, Function)>>>>;
+///
+/// The callbacks are kept in the Lua registry rather than as handles:
+/// mlua holds each handle in a slot of a stack of at most 8000, which a
+/// library of many functions would fill.
+pub type Registered = Rc<RefCell<Option<Vec<(FunctionInfo, RegistryKey)>>>>;
 
 /// The loading API's `redis` table: set up once per state.
 const LOAD_API: &str = r#"
@@ -53,7 +57,7 @@ pub fn valid_name(name: &[u8]) -> bool {
 /// `redis.register_function(name, callback)` or
 /// `redis.register_function{function_name=..., callback=..., flags={...},
 /// description=...}`.
-fn register_function(_: &Lua, args: MultiValue, registered: &Registered) -> mlua::Result<()> {
+fn register_function(lua: &Lua, args: MultiValue, registered: &Registered) -> mlua::Result<()> {
     let mut slot = registered.borrow_mut();
     let Some(found) = slot.as_mut() else {
         return Err(fail(errors::REGISTER_OUTSIDE_LOAD));
@@ -80,7 +84,7 @@ fn register_function(_: &Lua, args: MultiValue, registered: &Registered) -> mlua
     if found.iter().any(|(f, _)| f.name == info.name) {
         return Err(fail(errors::LIB_FUNCTION_TWICE));
     }
-    found.push((info, callback));
+    found.push((info, lua.create_registry_value(callback)?));
     Ok(())
 }
 

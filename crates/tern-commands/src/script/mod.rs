@@ -223,6 +223,9 @@ fn run_locked(ctx: &mut Ctx<'_, '_>, target: run::Target<'_>, args: Args<'_>, nu
         ctx.locks.acquire(ctx.locs.iter().map(|l| l.gid));
         ctx.locks.pin_growing();
     }
+    // The script's writes reach the AOF as one MULTI/EXEC (inside EXEC,
+    // EXEC's own wraps them).
+    let effects_from = ctx.locks.effects.len();
     let oom = oom_at_start(ctx);
     let mut r = run::Run::new(ctx.srv, ctx.commands, ctx.locks, ctx.stats, ctx.worker, ctx.client, ctx.cmd.id, ctx.now, script_flags, ro);
     r.gated = !inside_exec;
@@ -230,6 +233,8 @@ fn run_locked(ctx: &mut Ctx<'_, '_>, target: run::Target<'_>, args: Args<'_>, nu
     run::run(&mut r, &mut ctx.reply, target, args, numkeys);
     r.finish();
     if !inside_exec {
+        ctx.locks.gather_effects();
+        ctx.locks.effects.wrap_from(effects_from);
         ctx.locks.unpin();
     }
 }

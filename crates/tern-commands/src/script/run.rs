@@ -22,7 +22,7 @@ use std::rc::Rc;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use tern_lua::mlua::{self, Function, Lua, MultiValue, Table, Value};
+use tern_lua::mlua::{self, Function, Lua, MultiValue, RegistryKey, Table, Value};
 use tern_lua::{raise, Sandbox};
 use tern_resp::Args;
 use tern_store::LockSet;
@@ -62,7 +62,8 @@ struct WorkerLua {
     /// puts its own `call`, `pcall`, `setresp`, `set_repl` and
     /// `acl_check_cmd`.
     redis: Table,
-    compiled: HashMap<Sha, Function>,
+    /// In the Lua registry, not as handles (see [`library::Registered`]).
+    compiled: HashMap<Sha, RegistryKey>,
     /// The cache this state's compiled scripts came from, and its epoch.
     owner: usize,
     epoch: u64,
@@ -81,7 +82,7 @@ struct WorkerLua {
     keys: Table,
     argv: Table,
     /// The functions of the loaded libraries by name, as of `fn_epoch`.
-    functions: HashMap<String, Function>,
+    functions: HashMap<String, RegistryKey>,
     fn_epoch: Option<u64>,
 }
 
@@ -132,6 +133,9 @@ impl Parts {
         PARTS.with(|c| *c.borrow_mut() = Some(self));
     }
 }
+
+/// The most a script may allocate in its run (Lua's memory error past it).
+const SCRIPT_MEMORY_MAX: usize = 1 << 30;
 
 /// How far a worker's Lua memory moves before the total is told.
 const VM_REPORT_GRAIN: usize = 64 << 10;
@@ -521,6 +525,7 @@ fn with_worker<R>(cache: &ScriptCache, f: impl FnOnce(&mut WorkerLua) -> R) -> m
         let owner = cache as *const ScriptCache as usize;
         if w.owner != owner || w.epoch != cache.epoch() || w.compiled.len() > COMPILED_MAX {
             w.compiled.clear();
+            w.sandbox.lua().expire_registry_values();
             if w.owner != owner {
                 w.reported = 0;
                 w.fn_epoch = None;
@@ -548,7 +553,8 @@ pub fn compile(cache: &ScriptCache, sha: &Sha, script: &Script) -> Result<(), St
             return Ok(());
         }
         let f = w.sandbox.compile("@user_script", script.code())?;
-        w.compiled.insert(*sha, f);
+        let key = w.sandbox.lua().create_registry_value(f).map_err(|e| tern_lua::sandbox::error_text(&e))?;
+        w.compiled.insert(*sha, key);
         Ok(())
     })
     .unwrap_or_else(|e| Err(tern_lua::sandbox::error_text(&e)))
@@ -558,11 +564,15 @@ pub fn compile(cache: &ScriptCache, sha: &Sha, script: &Script) -> Result<(), St
 /// FUNCTION LOAD checks it: the functions it registers, or the error's
 /// text (Redis's, without its `ERR` code).
 pub fn load_library(cache: &ScriptCache, body: &[u8]) -> Result<Vec<crate::scriptcache::FunctionInfo>, String> {
-    with_worker(cache, |w| load_into(w, body).map(|found| found.into_iter().map(|(info, _)| info).collect()))
+    with_worker(cache, |w| {
+        let found = load_into(w, body).map(|found| found.into_iter().map(|(info, _)| info).collect());
+        w.sandbox.lua().expire_registry_values();
+        found
+    })
         .unwrap_or_else(|e| Err(tern_lua::sandbox::error_text(&e)))
 }
 
-fn load_into(w: &mut WorkerLua, body: &[u8]) -> Result<Vec<(crate::scriptcache::FunctionInfo, Function)>, String> {
+fn load_into(w: &mut WorkerLua, body: &[u8]) -> Result<Vec<(crate::scriptcache::FunctionInfo, RegistryKey)>, String> {
     use std::sync::atomic::Ordering::Relaxed;
     let chunk = w.sandbox.compile("@user_function", body).map_err(|m| format!("Error compiling function: {m}"))?;
     *w.registered.borrow_mut() = Some(Vec::new());
@@ -598,6 +608,7 @@ fn sync_functions(w: &mut WorkerLua, cache: &ScriptCache) {
     }
     let libs: Vec<Arc<crate::scriptcache::Library>> = cache.functions.read().iter().cloned().collect();
     w.functions.clear();
+    w.sandbox.lua().expire_registry_values();
     for lib in libs {
         // Each was checked when it was loaded; one that fails here (it
         // timed out on a slower run) leaves its functions out.
@@ -628,12 +639,13 @@ pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, target: Target<'_>, arg
     let sha_text = name.clone();
     let result = with_worker(cache, |w| -> mlua::Result<Ended> {
         let f = match &target {
-            Target::Script(sha) => w.compiled.get(*sha).cloned(),
+            Target::Script(sha) => w.compiled.get(*sha),
             Target::Function(name) => {
                 sync_functions(w, cache);
-                w.functions.get(&name.to_ascii_lowercase()).cloned()
+                w.functions.get(&name.to_ascii_lowercase())
             }
         };
+        let f = f.map(|key| w.sandbox.lua().registry_value::<Function>(key)).transpose()?;
         let Some(f) = f else {
             reply.error(if matches!(target, Target::Script(_)) { errors::NOSCRIPT } else { errors::FUNCTION_NOT_FOUND });
             return Ok(Ended::Failed);
@@ -670,6 +682,10 @@ pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, target: Target<'_>, arg
                 crate::server::now_ms(),
             );
         }
+        // What the script may allocate on top of what the state holds (its
+        // writes to the keyspace are bounded by `maxmemory` as any
+        // command's; its Lua values, as in Redis, are not).
+        lua.set_memory_limit(lua.used_memory().saturating_add(SCRIPT_MEMORY_MAX))?;
         let cell = RefCell::new(&mut *run);
         let resp3 = &w.resp3;
         let call_as_chosen = |lua: &Lua, args: MultiValue| {
