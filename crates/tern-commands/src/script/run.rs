@@ -134,7 +134,8 @@ impl Parts {
     }
 }
 
-/// The most a script may allocate in its run (Lua's memory error past it).
+/// The most a script may allocate in its run (Lua's memory error past it,
+/// as the hook finds it: within 1000 instructions).
 const SCRIPT_MEMORY_MAX: usize = 1 << 30;
 
 /// How far a worker's Lua memory moves before the total is told.
@@ -682,16 +683,20 @@ pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, target: Target<'_>, arg
                 crate::server::now_ms(),
             );
         }
-        // What the script may allocate on top of what the state holds (its
-        // writes to the keyspace are bounded by `maxmemory` as any
-        // command's; its Lua values, as in Redis, are not).
-        lua.set_memory_limit(lua.used_memory().saturating_add(SCRIPT_MEMORY_MAX))?;
-        let cell = RefCell::new(&mut *run);
+        // What the script's own code may allocate on top of what the state
+        // holds: an allocator limit while Lua code runs, lifted inside
+        // `redis.call` (with a limit set, mlua creates every string in
+        // protected mode, a closure each). Its writes to the keyspace are
+        // bounded by `maxmemory` as any command's.
+        let limit = lua.used_memory().saturating_add(SCRIPT_MEMORY_MAX);        let cell = RefCell::new(&mut *run);
         let resp3 = &w.resp3;
         let call_as_chosen = |lua: &Lua, args: MultiValue| {
             let mut run = cell.borrow_mut();
             run.client.resp3 = resp3.get();
-            run.call(lua, args)
+            lua.set_memory_limit(0)?;
+            let r = run.call(lua, args);
+            lua.set_memory_limit(limit)?;
+            r
         };
         let outcome = lua.scope(|scope| {
             let call = scope.create_function(|lua, args: MultiValue| {
@@ -713,11 +718,10 @@ pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, target: Target<'_>, arg
             w.redis.raw_set("call", call)?;
             w.redis.raw_set("pcall", pcall)?;
             w.redis.raw_set("acl_check_cmd", acl_check)?;
-            if eval {
-                w.sandbox.call(&f, ())
-            } else {
-                w.sandbox.call(&f, (keys_t, argv_t))
-            }
+            lua.set_memory_limit(limit)?;
+            let r = if eval { w.sandbox.call(&f, ()) } else { w.sandbox.call(&f, (keys_t, argv_t)) };
+            lua.set_memory_limit(0)?;
+            r
         })?;
         if gated {
             cache.set_running(None, 0);
