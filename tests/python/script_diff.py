@@ -7,6 +7,9 @@ entries by Cases.expect and Cases.reworded.
 
 import hashlib
 
+import pytest
+
+import acl_diff
 from acl_diff import expect_redis, parse_script
 
 
@@ -122,3 +125,35 @@ class Cases:
             redis, why = reword(v)
             assert why, "nothing to reword in %r" % v
             self.expect(name, line, v, redis, "; ".join(why))
+
+
+def pair_fixtures(against_valkey, reset):
+    """The `threads` and `pair` fixtures of a suite: Tern with one worker
+    and with two against valkey-server (or valkey against valkey), each
+    case after the ACL suite's reset and `reset`."""
+    params = ["valkey"] if against_valkey else [1, 2]
+
+    @pytest.fixture(scope="module", params=params, ids=lambda t: f"t{t}" if t != "valkey" else "vv")
+    def threads(request):
+        return 1 if request.param == "valkey" else request.param
+
+    @pytest.fixture(scope="module")
+    def pair(threads):
+        p = acl_diff.Pair(threads, against_valkey, extra_reset=reset)
+        yield p
+        p.stop()
+
+    return threads, pair
+
+
+def mark_known(request, name, threads, against_valkey, not_yet, one_worker_busy):
+    """Marks a case that must fail on Tern (strict xfail): `not_yet` ones
+    (what Tern lacks), and with one worker the `one_worker_busy` ones (with
+    one worker nothing runs beside a busy script, where Redis serves its
+    clients from the script's hook)."""
+    if against_valkey:
+        return
+    if name in not_yet:
+        request.applymarker(pytest.mark.xfail(reason=not_yet[name], strict=True))
+    if name in one_worker_busy and threads == 1:
+        request.applymarker(pytest.mark.xfail(reason=one_worker_busy[name], strict=True))

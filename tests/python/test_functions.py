@@ -38,6 +38,7 @@ import time
 import pytest
 
 import acl_diff
+import script_diff
 from crc64 import crc64
 from resp import RawConn, decode
 from script_diff import Cases, resp23, reword
@@ -52,19 +53,7 @@ pytestmark = pytest.mark.skipif(
 FUNCTION_RESET = [("FUNCTION", "FLUSH"), ("SCRIPT", "FLUSH"), ("CONFIG", "SET", "maxmemory", "0"),
                   ("CONFIG", "SET", "busy-reply-threshold", "5000")]
 
-THREADS = ["valkey"] if AGAINST_VALKEY else [1, 2]
-
-
-@pytest.fixture(scope="module", params=THREADS, ids=lambda t: f"t{t}" if t != "valkey" else "vv")
-def threads(request):
-    return 1 if request.param == "valkey" else request.param
-
-
-@pytest.fixture(scope="module")
-def pair(threads):
-    p = acl_diff.Pair(threads, AGAINST_VALKEY, extra_reset=FUNCTION_RESET)
-    yield p
-    p.stop()
+threads, pair = script_diff.pair_fixtures(AGAINST_VALKEY, FUNCTION_RESET)
 
 
 # ---- cases and helpers ---------------------------------------------------
@@ -1180,10 +1169,7 @@ ONE_WORKER_BUSY = {
 
 @pytest.mark.parametrize("name,script", CASES, ids=[c[0] for c in CASES])
 def test_functions_case(request, threads, pair, name, script):
-    if name in NOT_YET and not AGAINST_VALKEY:
-        request.applymarker(pytest.mark.xfail(reason=NOT_YET[name], strict=True))
-    if name in ONE_WORKER_BUSY and threads == 1:
-        request.applymarker(pytest.mark.xfail(reason=ONE_WORKER_BUSY[name], strict=True))
+    script_diff.mark_known(request, name, threads, AGAINST_VALKEY, NOT_YET, ONE_WORKER_BUSY)
     hooks = dump_hooks(pair)
     hooks["info"] = lambda d: info_counts(pair.ref.port if d == pair.ref_dir else pair.cand.port)
     # Long enough for the function to pass busy-reply-threshold.

@@ -33,6 +33,7 @@ import time
 import pytest
 
 import acl_diff
+import script_diff
 from acl_diff import parse_script
 from resp import RawConn, decode
 from script_diff import Cases, bulk_array, resp23, reword, sha1, status_array
@@ -46,19 +47,7 @@ pytestmark = pytest.mark.skipif(
 # Run before every case, after the ACL suite's reset (users, keys, ACL LOG).
 SCRIPT_RESET = [("SCRIPT", "FLUSH")]
 
-THREADS = ["valkey"] if AGAINST_VALKEY else [1, 2]
-
-
-@pytest.fixture(scope="module", params=THREADS, ids=lambda t: f"t{t}" if t != "valkey" else "vv")
-def threads(request):
-    return 1 if request.param == "valkey" else request.param
-
-
-@pytest.fixture(scope="module")
-def pair(threads):
-    p = acl_diff.Pair(threads, AGAINST_VALKEY, extra_reset=SCRIPT_RESET)
-    yield p
-    p.stop()
+threads, pair = script_diff.pair_fixtures(AGAINST_VALKEY, SCRIPT_RESET)
 
 
 # ---- cases and Redis's wording -------------------------------------------
@@ -1129,10 +1118,7 @@ NOT_YET = {
 
 @pytest.mark.parametrize("name,script", CASES, ids=[c[0] for c in CASES])
 def test_scripting_case(request, threads, pair, name, script):
-    if name in NOT_YET and not AGAINST_VALKEY:
-        request.applymarker(pytest.mark.xfail(reason=NOT_YET[name], strict=True))
-    if name in ONE_WORKER_BUSY and threads == 1:
-        request.applymarker(pytest.mark.xfail(reason=ONE_WORKER_BUSY[name], strict=True))
+    script_diff.mark_known(request, name, threads, AGAINST_VALKEY, NOT_YET, ONE_WORKER_BUSY)
     hooks = {}
     if name.startswith("script-kill-busy"):
         # Long enough for the script to pass busy-reply-threshold.
