@@ -42,11 +42,6 @@ _NO = {
     "no replication or cluster bus": [
         "redis_mem_clients_slaves", "redis_mem_replication_backlog_bytes", "redis_mem_total_replication_buffers_bytes",
         "redis_mem_cluster_links_bytes"],
-    "no scripting (EVAL, FUNCTION)": [
-        "redis_memory_used_functions_bytes", "redis_memory_used_lua_bytes", "redis_memory_used_scripts_bytes",
-        "redis_memory_used_scripts_eval_bytes", "redis_memory_used_vm_eval_bytes", "redis_memory_used_vm_functions_bytes",
-        "redis_memory_used_vm_total", "redis_number_of_cached_scripts", "redis_number_of_functions",
-        "redis_number_of_libraries", "redis_evicted_scripts_total"],
     "no pub/sub commands": ["redis_pubsub_channels", "redis_pubsub_patterns", "redis_pubsubshard_channels"],
     "no active defragmentation": ["redis_active_defrag_running"],
     "no main thread: every worker runs commands; their CPU is used_cpu_sys/used_cpu_user": [
