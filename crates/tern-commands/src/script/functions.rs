@@ -73,6 +73,7 @@ fn fcall_ro(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 }
 
 fn fcall_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, ro: bool) {
+    super::feed_monitors(ctx, args);
     let name = String::from_utf8_lossy(args.get(1)).into_owned();
     let flags = {
         let libs = ctx.srv.scripts.functions.read();

@@ -180,7 +180,17 @@ fn oom_at_start(ctx: &Ctx<'_, '_>) -> bool {
     ctx.srv.settings.maxmemory() > 0 && crate::maxmemory::make_room(ctx.srv, ctx.now, &ctx.locks.effects) == crate::maxmemory::Room::Full
 }
 
+/// Monitors see a script's command before the commands it runs (Redis's
+/// evalCommand and fcallCommand feed them first; the table's
+/// `skip_monitor` keeps dispatch from feeding them again after).
+pub(crate) fn feed_monitors(ctx: &Ctx<'_, '_>, args: Args<'_>) {
+    if ctx.srv.monitors.any() {
+        crate::cmd::monitor::feed(ctx.srv, ctx.client, ctx.cmd, args);
+    }
+}
+
 fn eval_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, evalsha: bool, ro: bool) {
+    feed_monitors(ctx, args);
     let Some(numkeys) = parse_i64(args.get(2)) else {
         ctx.reply.error(errors::NOT_INTEGER);
         return;

@@ -108,7 +108,8 @@ struct Parts {
 impl Parts {
     fn take(caller: &Client, worker: usize, now: u64) -> Parts {
         let mut p = PARTS.with(|c| c.borrow_mut().take()).unwrap_or_else(|| Parts {
-            client: Client::new(Arc::new(ClientShared::new(u64::MAX, String::new(), String::new(), -1, worker, now)), caller.user.clone(), caller.acl_epoch),
+            // Named `lua` where a client's address shows (MONITOR), as Redis's.
+            client: Client::new(Arc::new(ClientShared::new(u64::MAX, "lua".into(), String::new(), -1, worker, now)), caller.user.clone(), caller.acl_epoch),
             scratch: Scratch::default(),
             out: OutBuf::new(),
             argv: Vec::new(),
