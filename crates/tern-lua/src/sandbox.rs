@@ -153,6 +153,15 @@ pub fn raise(text: impl Into<Vec<u8>>) -> mlua::Error {
     mlua::Error::external(Raised(text.into()))
 }
 
+/// The text of the [`Raised`] error a value holds (an error raised by a
+/// Rust function and caught in Lua), if it holds one.
+pub fn raised_text(v: &Value) -> Option<&[u8]> {
+    match v {
+        Value::Error(e) => raised(e).map(|r| &r.0[..]),
+        _ => None,
+    }
+}
+
 /// The [`Raised`] error inside `e`, if it is one.
 fn raised(e: &mlua::Error) -> Option<&Raised> {
     match e {

@@ -2,14 +2,14 @@
 //! `redis.call` does.
 //!
 //! Each worker thread has its own Lua state ([`with_worker`]), made the
-//! first time it runs a script: scripts on different workers run in
-//! parallel as far as their keys allow. A run ([`Run`]) borrows what a
-//! command's handler has (the shared state, the lock set, the caller) for
-//! as long as the script runs; `redis.call`, `redis.pcall` and the few
-//! other functions that need it are made for that run only (mlua's scope)
-//! and replaced in the `redis` table, so they are plain C functions to the
-//! script, as in Redis (a tail call `return redis.call(...)` keeps the
-//! script's line in its errors).
+//! first time it runs a script, compiling each script and library once.
+//! A run ([`Run`]) borrows what a command's handler has (the shared
+//! state, the lock set, the caller) for as long as the script runs;
+//! `redis.call` and `redis.acl_check_cmd`, which need it, are made for that
+//! run only (mlua's scope) and put in the `redis` table, so they are plain
+//! C functions to the script, as in Redis (a tail call
+//! `return redis.call(...)` keeps the script's line in its errors);
+//! `redis.pcall` is a Lua function over `redis.call`.
 //!
 //! `redis.call` runs a command as Redis's `scriptCall` does: looked up,
 //! arity, `noscript`, the caller's ACL rules, the script's write and
@@ -39,8 +39,21 @@ use crate::stats::WorkerStats;
 
 /// The `redis` table's parts that need no run: set up once per state.
 /// Arguments: the table, `sha1hex`, `error_reply`, `status_reply`, `log`.
+///
+/// `redis.call` itself is made for each run (it reaches the run's client
+/// and locks), and is a C function as Redis's is, so that an error it
+/// raises from `return redis.call(...)` still names the script's line.
+/// `redis.pcall` goes through it, and returns what it raises as the error
+/// table (`redis.acl_check_cmd`, which raises too, is made for each run as
+/// well).
 const REDIS_API: &str = r#"
-local redis, sha1hex, error_reply, status_reply, log, version, version_num = ...
+local redis, sha1hex, error_reply, status_reply, log, version, version_num, err_table = ...
+local pcall, rawget = pcall, rawget
+redis.pcall = function(...)
+    local ok, v = pcall(rawget(redis, "call"), ...)
+    if ok then return v end
+    return err_table(v)
+end
 redis.sha1hex = sha1hex
 redis.error_reply = error_reply
 redis.status_reply = status_reply
@@ -59,8 +72,7 @@ redis.debug = function() end
 struct WorkerLua {
     sandbox: Sandbox,
     /// The real `redis` table (behind its read-only proxy), where each run
-    /// puts its own `call`, `pcall`, `setresp`, `set_repl` and
-    /// `acl_check_cmd`.
+    /// puts its own `call` and `acl_check_cmd`.
     redis: Table,
     /// In the Lua registry, not as handles (see [`library::Registered`]).
     compiled: HashMap<Sha, RegistryKey>,
@@ -147,11 +159,20 @@ const VM_REPORT_GRAIN: usize = 64 << 10;
 const COMPILED_MAX: usize = 2 * crate::scriptcache::EVAL_SCRIPTS_MAX;
 
 fn new_worker() -> mlua::Result<WorkerLua> {
-    let mut redis_table = None;
+    let mut made = None;
     let sandbox = Sandbox::new(
         |lua, globals| {
             let redis = lua.create_table()?;
             let (version, num) = (crate::REDIS_VERSION, crate::REDIS_VERSION_NUM);
+            // What redis.pcall returns for what redis.call raised.
+            let err_table = lua.create_function(|lua, v: Value| {
+                let t = lua.create_table()?;
+                match tern_lua::sandbox::raised_text(&v) {
+                    Some(text) => t.raw_set("err", lua.create_string(text)?)?,
+                    None => t.raw_set("err", format!("ERR {}", tern_lua::sandbox::error_text(&v.as_error().cloned().unwrap_or_else(|| mlua::Error::runtime("")))))?,
+                }
+                Ok(t)
+            })?;
             lua.load(REDIS_API).set_name(tern_lua::sandbox::INTERNAL).call::<()>((
                 &redis,
                 lua.create_function(sha1hex)?,
@@ -160,14 +181,15 @@ fn new_worker() -> mlua::Result<WorkerLua> {
                 lua.create_function(log)?,
                 version,
                 num,
+                err_table,
             ))?;
             globals.raw_set("redis", &redis)?;
-            redis_table = Some(redis);
+            made = Some(redis);
             Ok(())
         },
         &["redis"],
     )?;
-    let redis = redis_table.ok_or_else(|| mlua::Error::runtime("no redis table"))?;
+    let redis = made.ok_or_else(|| mlua::Error::runtime("no redis table"))?;
     let flags = Arc::new(RunFlags::default());
     let seen = flags.clone();
     // Once killed, the hook raises at every look, so that a script that
@@ -704,20 +726,8 @@ pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, target: Target<'_>, arg
                 let r = call_as_chosen(lua, args)?;
                 r.map_err(raise)
             })?;
-            let pcall = scope.create_function(|lua, args: MultiValue| {
-                let r = call_as_chosen(lua, args)?;
-                match r {
-                    Ok(v) => Ok(v),
-                    Err(text) => {
-                        let t = lua.create_table()?;
-                        t.raw_set("err", lua.create_string(&text)?)?;
-                        Ok(Value::Table(t))
-                    }
-                }
-            })?;
             let acl_check = scope.create_function(|_, args: MultiValue| cell.borrow_mut().acl_check(args))?;
             w.redis.raw_set("call", call)?;
-            w.redis.raw_set("pcall", pcall)?;
             w.redis.raw_set("acl_check_cmd", acl_check)?;
             lua.set_memory_limit(limit)?;
             let r = if eval { w.sandbox.call(&f, ()) } else { w.sandbox.call(&f, (keys_t, argv_t)) };
@@ -733,9 +743,8 @@ pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, target: Target<'_>, arg
             w.sandbox.set_global("ARGV", Value::Nil)?;
         }
         run.client.resp3 = w.resp3.get();
-        for name in ["call", "pcall", "acl_check_cmd"] {
-            w.redis.raw_set(name, Value::Nil)?;
-        }
+        w.redis.raw_set("call", Value::Nil)?;
+        w.redis.raw_set("acl_check_cmd", Value::Nil)?;
         let script_resp3 = run.client.resp3;
         Ok(match outcome {
             tern_lua::Outcome::Done(v) => {
