@@ -101,7 +101,7 @@ pub fn reply_to_lua(lua: &Lua, b: &[u8], at: &mut usize) -> mlua::Result<Value> 
         b'_' => Value::Nil,
         b'#' => Value::Boolean(text == b"t"),
         b',' => {
-            let d = std::str::from_utf8(text).ok().and_then(|s| parse_double(s)).unwrap_or(0.0);
+            let d = std::str::from_utf8(text).ok().and_then(parse_double).unwrap_or(0.0);
             single(lua, "double", Value::Number(d))?
         }
         b'(' => single(lua, "big_number", Value::String(lua.create_string(text)?))?,
@@ -163,7 +163,7 @@ fn write_value(reply: &mut Reply<'_>, v: &Value, script_resp3: bool, depth: usiz
             }
         }
         Value::Boolean(b) => reply.boolean(*b),
-        Value::Integer(n) => reply.int(*n as i64),
+        Value::Integer(n) => reply.int(*n),
         Value::Number(n) => reply.int(truncate(*n)),
         Value::Table(t) => write_table(reply, t, script_resp3, depth)?,
         _ => reply.null(),
@@ -174,7 +174,7 @@ fn write_value(reply: &mut Reply<'_>, v: &Value, script_resp3: bool, depth: usiz
 /// `(long long)` of a double as x86 computes it: toward zero, and the
 /// lowest integer for what does not fit (NaN included).
 pub fn truncate(n: f64) -> i64 {
-    if n.is_nan() || n >= 9.223_372_036_854_776e18 || n < -9.223_372_036_854_776e18 {
+    if n.is_nan() || !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&n) {
         i64::MIN
     } else {
         n as i64

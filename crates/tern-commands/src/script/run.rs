@@ -529,14 +529,6 @@ impl<'r, 'ks> Run<'r, 'ks> {
     }
 }
 
-/// What a script's run ended with.
-pub enum Ended {
-    /// It returned: the value is written to the caller.
-    Done,
-    /// It raised an error, already written to the caller.
-    Failed,
-}
-
 /// Runs `f` on this worker's Lua state, made on first use (and made
 /// again if it could not be made, e.g. out of memory).
 fn with_worker<R>(cache: &ScriptCache, f: impl FnOnce(&mut WorkerLua) -> R) -> mlua::Result<R> {
@@ -654,14 +646,14 @@ pub enum Target<'a> {
 /// Runs `target` with EVAL's or FCALL's `args` (`numkeys` keys, then the
 /// arguments: KEYS and ARGV for a script, the function's two arguments for
 /// a function), writing its result (or its error) to `reply`.
-pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, target: Target<'_>, args: Args<'_>, numkeys: usize) -> Ended {
+pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, target: Target<'_>, args: Args<'_>, numkeys: usize) {
     let cache = &run.srv.scripts;
     let name = match &target {
         Target::Script(sha) => String::from_utf8_lossy(&sha[..]).into_owned(),
         Target::Function(name) => name.to_string(),
     };
     let sha_text = name.clone();
-    let result = with_worker(cache, |w| -> mlua::Result<Ended> {
+    let result = with_worker(cache, |w| -> mlua::Result<()> {
         let f = match &target {
             Target::Script(sha) => w.compiled.get(*sha),
             Target::Function(name) => {
@@ -672,7 +664,7 @@ pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, target: Target<'_>, arg
         let f = f.map(|key| w.sandbox.lua().registry_value::<Function>(key)).transpose()?;
         let Some(f) = f else {
             reply.error(if matches!(target, Target::Script(_)) { errors::NOSCRIPT } else { errors::FUNCTION_NOT_FOUND });
-            return Ok(Ended::Failed);
+            return Ok(());
         };
         let lua = w.sandbox.lua().clone();
         let eval = matches!(target, Target::Script(_));
@@ -746,11 +738,8 @@ pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, target: Target<'_>, arg
         w.redis.raw_set("call", Value::Nil)?;
         w.redis.raw_set("acl_check_cmd", Value::Nil)?;
         let script_resp3 = run.client.resp3;
-        Ok(match outcome {
-            tern_lua::Outcome::Done(v) => {
-                convert::lua_to_reply(reply, &v, script_resp3)?;
-                Ended::Done
-            }
+        match outcome {
+            tern_lua::Outcome::Done(v) => convert::lua_to_reply(reply, &v, script_resp3)?,
             tern_lua::Outcome::Failed(Value::Table(t)) => {
                 let err: Vec<u8> = match t.raw_get::<Value>("err")? {
                     Value::String(s) => s.as_bytes().to_vec(),
@@ -763,7 +752,6 @@ pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, target: Target<'_>, arg
                     _ => err,
                 };
                 reply.error(one_line(&msg));
-                Ended::Failed
             }
             tern_lua::Outcome::Failed(other) => {
                 let text = match other {
@@ -771,16 +759,12 @@ pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, target: Target<'_>, arg
                     _ => "execution failure".to_string(),
                 };
                 reply.error(errors::script_running(&sha_text, &text));
-                Ended::Failed
             }
-        })
-    });
-    match result.and_then(|r| r) {
-        Ok(e) => e,
-        Err(e) => {
-            reply.error(errors::script_running(&sha_text, &tern_lua::sandbox::error_text(&e)));
-            Ended::Failed
         }
+        Ok(())
+    });
+    if let Err(e) = result.and_then(|r| r) {
+        reply.error(errors::script_running(&sha_text, &tern_lua::sandbox::error_text(&e)));
     }
 }
 
@@ -798,7 +782,7 @@ fn fill<'a>(lua: &Lua, t: &Table, items: impl Iterator<Item = &'a [u8]>) -> mlua
 /// a number).
 fn number_of(v: &Value) -> i64 {
     match v {
-        Value::Integer(n) => *n as i64,
+        Value::Integer(n) => *n,
         Value::Number(n) => *n as i64,
         Value::String(s) => s.to_str().ok().and_then(|s| s.trim().parse::<f64>().ok()).map_or(0, |n| n as i64),
         _ => 0,
