@@ -167,10 +167,13 @@ fn new_worker() -> mlua::Result<WorkerLua> {
             // What redis.pcall returns for what redis.call raised.
             let err_table = lua.create_function(|lua, v: Value| {
                 let t = lua.create_table()?;
-                match tern_lua::sandbox::raised_text(&v) {
-                    Some(text) => t.raw_set("err", lua.create_string(text)?)?,
-                    None => t.raw_set("err", format!("ERR {}", tern_lua::sandbox::error_text(&v.as_error().cloned().unwrap_or_else(|| mlua::Error::runtime("")))))?,
-                }
+                let text = match (&v, tern_lua::sandbox::raised_text(&v)) {
+                    (_, Some(text)) => text.to_vec(),
+                    // Anything else it raised (out of memory): with a code.
+                    (Value::Error(e), None) => errors::script_error_text(tern_lua::sandbox::error_text(e).as_bytes()),
+                    (other, None) => errors::script_error_text(format!("{other:?}").as_bytes()),
+                };
+                t.raw_set("err", lua.create_string(text)?)?;
                 Ok(t)
             })?;
             lua.load(REDIS_API).set_name(tern_lua::sandbox::INTERNAL).call::<()>((
