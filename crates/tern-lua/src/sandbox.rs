@@ -25,6 +25,10 @@
 use mlua::chunk::ChunkMode;
 use mlua::{Function, Lua, LuaOptions, MultiValue, StdLib, Table, Value};
 
+/// The code the error handler gives an error raised without one (Redis's
+/// `__redis__err__handler`: `ERR ` and the message).
+pub const GENERIC_CODE: &str = "ERR";
+
 /// The error Redis's VM raises for a write to a read-only table.
 pub const READONLY: &str = "Attempt to modify a readonly table";
 
@@ -412,12 +416,12 @@ fn error_handler(lua: &Lua, err: Value) -> mlua::Result<Value> {
                 _ => String::new(),
             };
             let t = lua.create_table()?;
-            t.raw_set("err", format!("ERR {place}{}", error_text(&e)))?;
+            t.raw_set("err", format!("{GENERIC_CODE} {place}{}", error_text(&e)))?;
             t
         }
         other => {
             let t = lua.create_table()?;
-            t.raw_set("err", format!("ERR {}", to_string(lua, &other)?))?;
+            t.raw_set("err", format!("{GENERIC_CODE} {}", to_string(lua, &other)?))?;
             t
         }
     };

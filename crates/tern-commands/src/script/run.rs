@@ -655,7 +655,6 @@ pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, target: Target<'_>, arg
         Target::Script(sha) => String::from_utf8_lossy(&sha[..]).into_owned(),
         Target::Function(name) => name.to_string(),
     };
-    let sha_text = name.clone();
     let result = with_worker(cache, |w| -> mlua::Result<()> {
         let f = match &target {
             Target::Script(sha) => w.compiled.get(*sha),
@@ -751,7 +750,7 @@ pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, target: Target<'_>, arg
                 let source: Option<String> = t.raw_get("source")?;
                 let line: Option<i64> = t.raw_get("line")?;
                 let msg = match (source, line) {
-                    (Some(source), Some(line)) => errors::script_failed(&err, &sha_text, &source, line),
+                    (Some(source), Some(line)) => errors::script_failed(&err, &name, &source, line),
                     _ => err,
                 };
                 reply.error(one_line(&msg));
@@ -761,13 +760,13 @@ pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, target: Target<'_>, arg
                     Value::String(s) => s.to_string_lossy(),
                     _ => "execution failure".to_string(),
                 };
-                reply.error(errors::script_running(&sha_text, &text));
+                reply.error(errors::script_running(&name, &text));
             }
         }
         Ok(())
     });
     if let Err(e) = result.and_then(|r| r) {
-        reply.error(errors::script_running(&sha_text, &tern_lua::sandbox::error_text(&e)));
+        reply.error(errors::script_running(&name, &tern_lua::sandbox::error_text(&e)));
     }
 }
 
