@@ -42,7 +42,6 @@ _NO = {
     "no replication or cluster bus": [
         "redis_mem_clients_slaves", "redis_mem_replication_backlog_bytes", "redis_mem_total_replication_buffers_bytes",
         "redis_mem_cluster_links_bytes"],
-    "no pub/sub commands": ["redis_pubsub_channels", "redis_pubsub_patterns", "redis_pubsubshard_channels"],
     "no active defragmentation": ["redis_active_defrag_running"],
     "no main thread: every worker runs commands; their CPU is used_cpu_sys/used_cpu_user": [
         "redis_cpu_sys_main_thread_seconds_total", "redis_cpu_user_main_thread_seconds_total"],

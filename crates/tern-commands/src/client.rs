@@ -86,6 +86,12 @@ pub struct Client {
     pub blocked: Option<Box<Blocked>>,
     /// Set by MONITOR: where other workers leave the lines it is sent.
     pub monitor: Option<Arc<crate::monitor::Feed>>,
+    /// Its channels, patterns and shard channels, and the inbox their
+    /// messages wait in (`crate::pubsub`); None while it has none.
+    pub subs: Option<Box<crate::pubsub::Subscriptions>>,
+    /// Its worker's handle for the connection (a slab key), which an
+    /// inbox names so that the worker finds it.
+    pub handle: usize,
     pub shared: Arc<ClientShared>,
 }
 
@@ -110,8 +116,39 @@ impl Client {
             no_touch: false,
             blocked: None,
             monitor: None,
+            subs: None,
+            handle: usize::MAX,
             shared,
         }
+    }
+
+    /// Leaves every channel, pattern and shard channel, without replies
+    /// (the connection closes, or RESETs).
+    pub fn leave_pubsub(&mut self, ps: &crate::pubsub::PubSub) {
+        if let Some(mut s) = self.subs.take() {
+            s.leave_all(ps);
+            self.note_subscriptions(None);
+        }
+    }
+
+    /// Whether its user (as last read) still allows every channel and
+    /// pattern it is subscribed to; a subscriber that lost one is closed
+    /// (Redis's ACLKillPubsubClientsIfNeeded).
+    pub fn subscriptions_allowed(&self) -> bool {
+        let Some(s) = &self.subs else { return true };
+        let ok = |name: &[u8], pattern: bool| self.user.selectors.iter().any(|sel| sel.allows_channel(name, pattern));
+        s.channels.iter().chain(s.shard.iter()).all(|c| ok(c, false)) && s.patterns.iter().all(|p| ok(p, true))
+    }
+
+    /// Publishes the subscription counts (CLIENT LIST `sub`, `psub`,
+    /// `ssub`) and the `P` flag that they make.
+    pub fn note_subscriptions(&self, s: Option<&crate::pubsub::Subscriptions>) {
+        let r = Ordering::Relaxed;
+        let (c, p, sh) = s.map_or((0, 0, 0), |s| (s.channels.len(), s.patterns.len(), s.shard.len()));
+        self.shared.sub_count.store(c, r);
+        self.shared.psub_count.store(p, r);
+        self.shared.ssub_count.store(sh, r);
+        self.shared.set_flag(flags::PUBSUB, c + p + sh > 0);
     }
 }
 

@@ -423,6 +423,16 @@ pub fn unknown_subcommand(sub: &[u8], cmd: &str) -> Vec<u8> {
     with_arg("ERR unknown subcommand '", c_str_128(sub), &format!("'. Try {} HELP.", cmd.to_ascii_uppercase()))
 }
 
+/// A RESP2 subscriber's command other than the subscribe family, PING,
+/// QUIT and RESET (Redis's processCommand).
+pub fn pubsub_context(cmd: &str) -> String {
+    format!("ERR Can't execute '{cmd}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
+}
+
+/// SSUBSCRIBE run by EXEC (Redis refuses it to a client that may not
+/// block; SUBSCRIBE and PSUBSCRIBE are let through inside MULTI).
+pub const SSUBSCRIBE_DENY_BLOCKING: &str = "ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client";
+
 /// `ERR unknown subcommand or wrong number of arguments for 'x'. Try CLIENT HELP.`
 pub fn subcommand_syntax(sub: &[u8], cmd: &str) -> Vec<u8> {
     with_arg(

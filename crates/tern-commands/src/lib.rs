@@ -30,13 +30,14 @@
 //!  aofload   ─► engine cmd server client acl outbuf errors persist aof aofstate script
 //!  prefetch  ─► cmd server client
 //!  memcache  ─► server client acl errors outbuf stats maxmemory
-//!  cmd       ─► server client acl outbuf stats errors glob sysinfo fdlimit cmdlog latency monitor maxmemory persist aof scriptcache
+//!  cmd       ─► server client acl outbuf stats errors glob sysinfo fdlimit cmdlog latency monitor maxmemory persist aof scriptcache pubsub
 //!  aof       ─► server persist aofstate
 //!  persist   ─► server maxmemory
 //!  maxmemory ─► server sysinfo
-//!  server    ─► client acl stats cmdlog latency monitor sysinfo aofstate scriptcache
+//!  server    ─► client acl stats cmdlog latency monitor sysinfo aofstate scriptcache pubsub
 //!  aofstate  ─► -
-//!  client    ─► acl monitor
+//!  client    ─► acl monitor pubsub
+//!  pubsub    ─► glob outbuf
 //!  acl       ─► glob
 //!  outbuf    ─► -
 //!  scriptcache ─► -
@@ -76,6 +77,7 @@ pub mod maxmemory;
 pub mod outbuf;
 pub mod persist;
 pub mod prefetch;
+pub mod pubsub;
 pub mod script;
 pub mod scriptcache;
 pub mod server;

@@ -193,6 +193,8 @@ pub struct Server {
     pub latency_events: LatencyMonitor,
     /// MONITOR's clients.
     pub monitors: Monitors,
+    /// Publish/subscribe's channels, patterns and inboxes.
+    pub pubsub: crate::pubsub::PubSub,
     pub wakers: OnceLock<Vec<Arc<mio::Waker>>>,
     /// Each worker's [`Wake`] messages, drained when its waker fires.
     pub mailboxes: Vec<Mutex<Vec<Wake>>>,
@@ -318,6 +320,7 @@ impl Server {
             latency: CommandLatency::new(threads, commands),
             latency_events: LatencyMonitor::default(),
             monitors: Monitors::default(),
+            pubsub: crate::pubsub::PubSub::new(threads),
             config: RwLock::new(cfg),
             settings: Settings::default(),
             clients: Mutex::new(HashMap::new()),
@@ -406,7 +409,8 @@ impl Server {
         }
     }
 
-    fn wake_only(&self, i: usize) {
+    /// Wakes worker `i`'s event loop, for its mail alone (no kill hint).
+    pub fn wake_only(&self, i: usize) {
         if let Some(w) = self.wakers.get().and_then(|w| w.get(i)) {
             let _ = w.wake();
         }

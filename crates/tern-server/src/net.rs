@@ -43,7 +43,7 @@ use slab::Slab;
 use tern_resp::{Args, Frame, Limits};
 use tern_store::{Effects, Keyspace, LockSet};
 
-use tern_commands::client::{flags as client_flags, Client, ClientShared};
+use tern_commands::client::{flags as client_flags, Client, ClientShared, ReplyMode};
 use tern_commands::cmd::table::CommandTable;
 use tern_commands::cmd::{self, After, Scratch};
 use tern_commands::engine::Engine;
@@ -327,6 +327,7 @@ impl Worker {
             }
             active |= self.fire_timeouts();
             self.resume_postponed();
+            self.deliver_messages();
             self.end_round();
             let now = self.scratch.clock.mark();
             if active {
@@ -547,8 +548,9 @@ impl Worker {
         use std::os::fd::AsRawFd;
         let shared = Arc::new(ClientShared::new(id, addr.to_string(), local(&stream), stream.as_raw_fd(), self.id, now_ms()));
         let (user, epoch) = srv.acl.default_session();
-        let client = Client::new(shared.clone(), user, epoch);
+        let mut client = Client::new(shared.clone(), user, epoch);
         let entry = self.conns.vacant_entry();
+        client.handle = entry.key();
         let token = Token(CONN_BASE + entry.key());
         if let Err(e) = self.poll.registry().register(&mut stream, token, Interest::READABLE | Interest::WRITABLE) {
             log_warning!("registering client: {}", e);
@@ -611,6 +613,7 @@ impl Worker {
         if let Some(f) = conn.client.monitor.take() {
             self.eng.srv.monitors.remove(f.client_id);
         }
+        conn.client.leave_pubsub(&self.eng.srv.pubsub);
         self.eng.srv.connected.fetch_sub(1, Ordering::SeqCst);
         log_verbose!("Client closed connection id={}", conn.client.id);
     }
@@ -984,9 +987,12 @@ impl Worker {
     }
 
     fn check_output_limits(&mut self, key: usize) {
-        let l = self.eng.srv.settings.client_output_buffer_limit().normal;
-        let (hard, soft, soft_secs) = (l.hard, l.soft, l.soft_seconds);
         let Some(conn) = self.conns.get_mut(key) else { return };
+        // Redis's client classes: a subscriber is measured against the
+        // `pubsub` limits.
+        let limits = self.eng.srv.settings.client_output_buffer_limit();
+        let l = if conn.client.shared.has_flag(client_flags::PUBSUB) { limits.pubsub } else { limits.normal };
+        let (hard, soft, soft_secs) = (l.hard, l.soft, l.soft_seconds);
         conn.account_mem(&self.stats);
         if self.eng.srv.settings.maxmemory_clients() > 0 {
             self.evict_clients();
@@ -1165,11 +1171,52 @@ impl Worker {
         }
     }
 
-    /// Closes clients marked by CLIENT KILL.
+    /// Closes clients marked by CLIENT KILL, and subscribers whose user
+    /// no longer allows what they listen to (ACL SETUSER, ACL LOAD).
     fn check_kills(&mut self) {
-        let killed: Vec<usize> = self.conns.iter().filter(|(_, c)| c.client.shared.kill.load(Ordering::Relaxed)).map(|(k, _)| k).collect();
+        let acl = &self.eng.srv.acl;
+        for (_, c) in self.conns.iter_mut().filter(|(_, c)| c.client.subs.is_some()) {
+            c.client.refresh_user(acl);
+        }
+        let killed: Vec<usize> = self
+            .conns
+            .iter()
+            .filter(|(_, c)| c.client.shared.kill.load(Ordering::Relaxed) || !c.client.subscriptions_allowed())
+            .map(|(k, _)| k)
+            .collect();
         for k in killed {
             self.close(k);
+        }
+    }
+
+    /// Moves the messages published to this worker's subscribers (by any
+    /// worker, this one included) into their replies: each connection's
+    /// for the turn leave in one write.
+    fn deliver_messages(&mut self) {
+        let srv = &self.eng.srv;
+        let ready = srv.pubsub.take_ready(self.id);
+        if ready.is_empty() {
+            return;
+        }
+        let share = srv.settings.reply_copy_avoid_min_size();
+        for inbox in ready {
+            let key = inbox.handle;
+            let Some(conn) = self.conns.get_mut(key) else { continue };
+            if conn.client.id != inbox.client_id {
+                continue;
+            }
+            // CLIENT REPLY OFF drops messages too, as Redis does.
+            let off = matches!(conn.client.reply_mode, ReplyMode::Off);
+            let mark = conn.out.len();
+            if inbox.drain_into(&mut conn.out, conn.client.resp3, share) > 0 {
+                if off {
+                    conn.out.truncate(mark);
+                }
+                self.check_output_limits(key);
+                if self.conns.contains(key) {
+                    self.flush(key);
+                }
+            }
         }
     }
 

@@ -412,22 +412,26 @@ impl Acl {
 /// needs ([`user::READ`]/[`user::WRITE`] bits) and its argument position.
 pub type KeyUse<'a> = (&'a [u8], u8, usize);
 
+/// A channel a command names, for [`check`]: its bytes, whether it is a
+/// pattern (PSUBSCRIBE: compared as written), and its argument position.
+pub type ChannelUse<'a> = (&'a [u8], bool, usize);
+
 /// May `user` run command `id` (`first`: the argument after its name(s),
 /// for `+cmd|arg` rules; `any_command`: a command every user may run, such
 /// as AUTH) on `keys`? Each selector is tried; the refusal reported is
 /// Redis's pick: the command when no selector allows it, else the key (or
 /// channel) latest in the arguments that no selector allows, with its
 /// argument position (Redis's `ACLCheckAllUserCommandPerm`).
-pub fn check(user: &User, id: usize, any_command: bool, first: Option<&[u8]>, keys: &[KeyUse<'_>]) -> Result<(), (Denied, usize)> {
+pub fn check(user: &User, id: usize, any_command: bool, first: Option<&[u8]>, keys: &[KeyUse<'_>], channels: &[ChannelUse<'_>]) -> Result<(), (Denied, usize)> {
     let mut worst = (Denied::Command, 0);
     for s in &user.selectors {
         let verdict = if !any_command && !s.allows_command(id, first) {
             Err((Denied::Command, 0))
-        } else if s.allkeys {
-            Ok(())
+        } else if let Some(&(_, _, pos)) = keys.iter().find(|(k, need, _)| !s.allkeys && !s.allows_key(k, *need)) {
+            Err((Denied::Key, pos))
         } else {
-            match keys.iter().find(|(k, need, _)| !s.allows_key(k, *need)) {
-                Some(&(_, _, pos)) => Err((Denied::Key, pos)),
+            match channels.iter().find(|(c, pattern, _)| !s.allows_channel(c, *pattern)) {
+                Some(&(_, _, pos)) => Err((Denied::Channel, pos)),
                 None => Ok(()),
             }
         };

@@ -8,8 +8,8 @@ use smallvec::SmallVec;
 use tern_resp::Args;
 
 use super::keyspec::{KeyFlags, ACCESS, DELETE, INSERT, UPDATE};
-use super::table::{flags, Cmd, CommandTable};
-use crate::acl::{self, log::Context, user, Denied, KeyUse};
+use super::table::{flags, Channels, Cmd, CommandTable};
+use crate::acl::{self, log::Context, user, ChannelUse, Denied, KeyUse};
 use crate::client::Client;
 use crate::errors;
 use crate::server::Server;
@@ -47,6 +47,9 @@ pub fn check(u: &acl::User, cmd: &Cmd, args: Args<'_>) -> Result<(), (Denied, us
 #[inline(always)]
 fn root_allows(s: &user::Selector, cmd: &Cmd, args: Args<'_>) -> bool {
     if !s.allows_command(cmd.id, None) && !cmd.has(flags::NO_AUTH) {
+        return false;
+    }
+    if cmd.spec.channels != Channels::None && !s.allchannels {
         return false;
     }
     if s.allkeys {
@@ -100,7 +103,8 @@ fn check_all(u: &acl::User, cmd: &Cmd, args: Args<'_>) -> Result<(), (Denied, us
             }
         }
     }
-    acl::check(u, cmd.id, cmd.has(flags::NO_AUTH), first, &keys)
+    let channels: SmallVec<[ChannelUse<'_>; 4]> = cmd.spec.channels.of(args).map(|(pos, pattern)| (args.get(pos), pattern, pos)).collect();
+    acl::check(u, cmd.id, cmd.has(flags::NO_AUTH), first, &keys, &channels)
 }
 
 /// Where a refused command was: run at once, queued by MULTI, or run by

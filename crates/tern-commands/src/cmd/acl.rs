@@ -117,7 +117,10 @@ fn setuser(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     }
     let rules: Vec<&[u8]> = args.iter().skip(3).collect();
     match ctx.srv.acl.set_user(name, &rules) {
-        Ok(()) => ctx.reply.ok(),
+        Ok(()) => {
+            recheck_subscribers(ctx);
+            ctx.reply.ok()
+        }
         Err((op, acl::RuleError::UnmatchedParen)) => ctx.reply.error(errors::acl_unmatched_paren(&op)),
         Err((op, e)) => ctx.reply.error(errors::acl_setuser(&op, e.message())),
     }
@@ -149,6 +152,22 @@ fn close_clients_of(ctx: &mut Ctx<'_, '_>, names: &[&[u8]]) {
             sh.kill.store(true, Ordering::Relaxed);
             ctx.srv.wake(sh.worker);
         }
+    }
+}
+
+/// After users changed: subscribers whose user no longer allows one of
+/// their channels or patterns are closed, the caller after this reply,
+/// others by their workers (which look when woken, `subscriptions_allowed`).
+fn recheck_subscribers(ctx: &mut Ctx<'_, '_>) {
+    if ctx.srv.pubsub.counts() == (0, 0, 0) {
+        return;
+    }
+    ctx.client.refresh_user(&ctx.srv.acl);
+    if !ctx.client.subscriptions_allowed() {
+        ctx.client.close_after_reply = true;
+    }
+    for w in 0..ctx.srv.workers.len() {
+        ctx.srv.wake(w);
     }
 }
 
@@ -347,6 +366,7 @@ fn load(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
     match load_file(ctx.srv, &path) {
         Ok(()) => {
             close_clients_without_user(ctx);
+            recheck_subscribers(ctx);
             ctx.reply.ok();
         }
         Err(e) => ctx.reply.error(errors::acl_load(&e)),

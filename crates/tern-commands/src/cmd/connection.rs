@@ -254,6 +254,7 @@ fn reset(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
         ctx.srv.monitors.remove(f.client_id);
         c.shared.set_flag(cflags::MONITOR, false);
     }
+    c.leave_pubsub(&ctx.srv.pubsub);
     c.shared.set_flag(cflags::NO_EVICT, false);
     c.shared.set_flag(cflags::NO_TOUCH, false);
     ctx.reply.enc.resp3 = false;

@@ -370,6 +370,10 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("current_eviction_exceeded_time", exceeded_now);
                 s.kv("keyspace_hits", srv.sum(|w| w.keyspace_hits.get()));
                 s.kv("keyspace_misses", srv.sum(|w| w.keyspace_misses.get()));
+                let (channels, patterns, shard) = srv.pubsub.counts();
+                s.kv("pubsub_channels", channels);
+                s.kv("pubsub_patterns", patterns);
+                s.kv("pubsubshard_channels", shard);
                 s.kv("total_error_replies", srv.sum(|w| w.total_error_replies.get()));
                 s.kv("expired_keys_active", srv.global.active_expired.load(Ordering::Relaxed));
                 s.kv("total_reads_processed", srv.sum(|w| w.reads_processed.get()));

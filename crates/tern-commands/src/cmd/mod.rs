@@ -54,6 +54,7 @@ pub mod info;
 pub mod keys;
 pub mod latency;
 pub mod monitor;
+pub mod pubsub;
 pub mod keyspec;
 pub mod lists;
 pub mod memory;
@@ -101,6 +102,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     command::COMMANDS,
     info::COMMANDS,
     memory::COMMANDS,
+    pubsub::COMMANDS,
     server::COMMANDS,
     commandlog::COMMANDS,
     latency::COMMANDS,
@@ -198,6 +200,10 @@ impl<'a> Reply<'a> {
     }
     pub fn map(&mut self, pairs: usize) {
         self.enc.map(self.out, pairs)
+    }
+    /// A push (RESP3) or an array (RESP2): publish/subscribe's replies.
+    pub fn push(&mut self, n: usize) {
+        self.enc.push(self.out, n)
     }
     pub fn set(&mut self, n: usize) {
         self.enc.set(self.out, n)
@@ -657,6 +663,12 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
     if crate::persist::writes_refused(srv) && (needs(srv, c.commands, c.client, cmd, args, flags::WRITE) || cmd.spec.name == "ping") {
         c.stats.cmds[cmd.id].rejected.add(1);
         rejected(&mut reply, c.client, errors::MISCONF.as_bytes());
+        return finish_reply(c.client, reply, start_mark);
+    }
+    // A RESP2 subscriber may only (un)subscribe, PING, QUIT and RESET.
+    if !c.client.resp3 && c.client.subs.is_some() && !pubsub::allowed_while_subscribed(cmd.fullname.as_str()) {
+        c.stats.cmds[cmd.id].rejected.add(1);
+        rejected(&mut reply, c.client, errors::pubsub_context(&cmd.fullname).as_bytes());
         return finish_reply(c.client, reply, start_mark);
     }
     // A script running past busy-reply-threshold: only the commands that

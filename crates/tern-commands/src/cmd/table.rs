@@ -119,6 +119,35 @@ pub struct CommandSpec {
     /// set, hash or sorted set at stage 3, and has the command before ask
     /// for a sorted set's member lines ([`crate::cmd::MembersAhead`]).
     pub member: Option<i8>,
+    /// The channels it names, which ACL channel rules apply to.
+    pub channels: Channels,
+}
+
+/// The channels a command names for its ACL check (Redis's
+/// `getChannelsFromCommand`, publish and subscribe uses; unsubscribing is
+/// never refused).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Channels {
+    None,
+    /// The first argument (PUBLISH, SPUBLISH).
+    First,
+    /// Every argument (SUBSCRIBE, SSUBSCRIBE).
+    All,
+    /// Every argument, each a pattern compared as written (PSUBSCRIBE).
+    Patterns,
+}
+
+impl Channels {
+    /// The (argument position, is a pattern) of each channel in `args`.
+    pub fn of(self, args: Args<'_>) -> impl Iterator<Item = (usize, bool)> {
+        let (from, to, pattern) = match self {
+            Channels::None => (1, 1, false),
+            Channels::First => (1, 2.min(args.len()), false),
+            Channels::All => (1, args.len(), false),
+            Channels::Patterns => (1, args.len(), true),
+        };
+        (from..to.max(from)).map(move |i| (i, pattern))
+    }
 }
 
 /// A command as the table holds it.
@@ -499,7 +528,14 @@ impl CommandSpec {
             history: &[],
             syscmd: false,
             member: None,
+            channels: Channels::None,
         }
+    }
+
+    /// The channels it names (ACL channel rules).
+    pub const fn channels(mut self, c: Channels) -> Self {
+        self.channels = c;
+        self
     }
 
     pub const fn doc(mut self, group: &'static str, summary: &'static str, since: &'static str, complexity: &'static str) -> Self {

@@ -76,7 +76,7 @@ fn meaning<'r>(req: &'r Request<'_>) -> Option<(&'static str, SmallVec<[KeyUse<'
 pub fn check(srv: &Server, client: &Client, req: &Request<'_>, now: u64) -> Result<(), String> {
     let Some((name, keys)) = meaning(req) else { return Ok(()) };
     let Some(id) = srv.acl.catalog().find(name) else { return Ok(()) };
-    let Err((why, pos)) = acl::check(&client.user, id, false, None, &keys) else { return Ok(()) };
+    let Err((why, pos)) = acl::check(&client.user, id, false, None, &keys, &[]) else { return Ok(()) };
     let user = &client.user.name;
     let object: &[u8] = match why {
         Denied::Command | Denied::Auth => name.as_bytes(),
