@@ -469,6 +469,22 @@ impl Server {
         }
     }
 
+    /// What closing a connection undoes, for a worker's connections and
+    /// the in-process executor's alike: its WATCHes, MONITOR feed and
+    /// subscriptions go, and it leaves the client list and the count.
+    pub fn forget_client(&self, client: &mut crate::client::Client) {
+        for w in client.watched.drain(..) {
+            let last = self.ks.lock(w.loc.gid).unwatch(&w.key, w.loc.hash, &client.watch_flag);
+            self.count_watched_key(last, false);
+        }
+        self.clients.lock().remove(&client.id);
+        if let Some(f) = client.monitor.take() {
+            self.monitors.remove(f.client_id);
+        }
+        client.leave_pubsub(&self.pubsub);
+        self.connected.fetch_sub(1, Ordering::SeqCst);
+    }
+
     /// Hands `w` to worker `worker` and wakes it.
     pub fn post(&self, worker: usize, w: Wake) {
         let Some(mb) = self.mailboxes.get(worker) else { return };

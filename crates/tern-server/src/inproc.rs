@@ -268,15 +268,9 @@ impl Session {
 }
 
 impl Drop for Session {
-    /// Unregisters the client and drops its WATCHes, as closing a
-    /// connection does.
+    /// Unregisters the client, as closing a connection does.
     fn drop(&mut self) {
-        for w in self.client.watched.drain(..) {
-            let last = self.eng.srv.ks.lock(w.loc.gid).unwatch(&w.key, w.loc.hash, &self.client.watch_flag);
-            self.eng.srv.count_watched_key(last, false);
-        }
-        self.eng.srv.clients.lock().remove(&self.client.id);
-        self.eng.srv.connected.fetch_sub(1, Ordering::SeqCst);
+        self.eng.srv.forget_client(&mut self.client);
     }
 }
 

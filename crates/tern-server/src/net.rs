@@ -605,16 +605,7 @@ impl Worker {
             cmd::blocking::abandon(&self.eng.srv, &mut locks, &mut conn.client, &self.stats, None, false);
             self.effects.absorb(&locks.effects);
         }
-        for w in conn.client.watched.drain(..) {
-            let last = self.eng.srv.ks.lock(w.loc.gid).unwatch(&w.key, w.loc.hash, &conn.client.watch_flag);
-            self.eng.srv.count_watched_key(last, false);
-        }
-        self.eng.srv.clients.lock().remove(&conn.client.id);
-        if let Some(f) = conn.client.monitor.take() {
-            self.eng.srv.monitors.remove(f.client_id);
-        }
-        conn.client.leave_pubsub(&self.eng.srv.pubsub);
-        self.eng.srv.connected.fetch_sub(1, Ordering::SeqCst);
+        self.eng.srv.forget_client(&mut conn.client);
         log_verbose!("Client closed connection id={}", conn.client.id);
     }
 
