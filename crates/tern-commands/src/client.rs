@@ -51,6 +51,20 @@ pub struct Blocked {
     pub deadline: Option<u64>,
 }
 
+/// CLIENT TRACKING ON's options, as the client keeps them.
+#[derive(Clone, Debug)]
+pub struct ClientTracking {
+    /// What the tracking table holds for it.
+    pub tracker: Arc<crate::messaging::tracking::Tracker>,
+    pub optin: bool,
+    pub optout: bool,
+    /// CLIENT CACHING YES (OPTIN) or NO (OPTOUT) was given: it applies to
+    /// the next command (or the transaction it starts).
+    pub caching: bool,
+    /// BCAST's prefixes (CLIENT TRACKINGINFO).
+    pub prefixes: Vec<Box<[u8]>>,
+}
+
 /// A key this client WATCHes.
 #[derive(Debug)]
 pub struct Watched {
@@ -86,12 +100,11 @@ pub struct Client {
     pub blocked: Option<Box<Blocked>>,
     /// Set by MONITOR: where other workers leave the lines it is sent.
     pub monitor: Option<Arc<crate::monitor::Feed>>,
-    /// Its channels, patterns and shard channels, and the inbox their
-    /// messages wait in (`crate::pubsub`); None while it has none.
-    pub subs: Option<Box<crate::pubsub::Subscriptions>>,
-    /// Its worker's handle for the connection (a slab key), which an
-    /// inbox names so that the worker finds it.
-    pub handle: usize,
+    /// Its channels, patterns and shard channels (`crate::messaging`);
+    /// None while it has none.
+    pub subs: Option<Box<crate::messaging::pubsub::Subscriptions>>,
+    /// CLIENT TRACKING's state while it is on.
+    pub tracking: Option<Box<ClientTracking>>,
     pub shared: Arc<ClientShared>,
 }
 
@@ -117,14 +130,14 @@ impl Client {
             blocked: None,
             monitor: None,
             subs: None,
-            handle: usize::MAX,
+            tracking: None,
             shared,
         }
     }
 
     /// Leaves every channel, pattern and shard channel, without replies
     /// (the connection closes, or RESETs).
-    pub fn leave_pubsub(&mut self, ps: &crate::pubsub::PubSub) {
+    pub fn leave_pubsub(&mut self, ps: &crate::messaging::PubSub) {
         if let Some(mut s) = self.subs.take() {
             s.leave_all(ps);
             self.note_subscriptions(None);
@@ -142,7 +155,7 @@ impl Client {
 
     /// Publishes the subscription counts (CLIENT LIST `sub`, `psub`,
     /// `ssub`) and the `P` flag that they make.
-    pub fn note_subscriptions(&self, s: Option<&crate::pubsub::Subscriptions>) {
+    pub fn note_subscriptions(&self, s: Option<&crate::messaging::pubsub::Subscriptions>) {
         let r = Ordering::Relaxed;
         let (c, p, sh) = s.map_or((0, 0, 0), |s| (s.channels.len(), s.patterns.len(), s.shard.len()));
         self.shared.sub_count.store(c, r);
@@ -197,6 +210,11 @@ pub mod flags {
     /// Its next command waits for CLIENT PAUSE to end (CLIENT LIST `b`,
     /// as Redis shows a postponed client).
     pub const PAUSED: u32 = 256;
+    /// CLIENT TRACKING is on (`t`), in BCAST mode (`B`); its redirection
+    /// is broken (`R`: the target is gone).
+    pub const TRACKING: u32 = 512;
+    pub const TRACKING_BCAST: u32 = 1024;
+    pub const TRACKING_BROKEN: u32 = 2048;
 }
 
 /// A connection's buffers as its worker last published them, for CLIENT
@@ -260,6 +278,15 @@ pub struct ClientShared {
     pub sub_count: AtomicUsize,
     pub psub_count: AtomicUsize,
     pub ssub_count: AtomicUsize,
+    /// CLIENT LIST's `redir`: where its invalidations go while it tracks
+    /// (0: to itself), -1 while it does not.
+    pub redirect: std::sync::atomic::AtomicI64,
+    /// Its worker's handle for the connection (a slab key; usize::MAX
+    /// without one), which its inbox names so that the worker finds it.
+    pub handle: AtomicUsize,
+    /// Where messages and invalidations for it wait (`crate::messaging`),
+    /// made when first needed.
+    inbox: std::sync::OnceLock<Arc<crate::messaging::Inbox>>,
 }
 
 impl ClientShared {
@@ -287,7 +314,20 @@ impl ClientShared {
             sub_count: AtomicUsize::new(0),
             psub_count: AtomicUsize::new(0),
             ssub_count: AtomicUsize::new(0),
+            redirect: std::sync::atomic::AtomicI64::new(-1),
+            handle: AtomicUsize::new(usize::MAX),
+            inbox: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Its inbox, made on first use.
+    pub fn inbox(&self) -> &Arc<crate::messaging::Inbox> {
+        self.inbox.get_or_init(|| crate::messaging::Inbox::new(self.id, self.worker, self.handle.load(Ordering::Relaxed)))
+    }
+
+    /// Its inbox if it has one.
+    pub fn inbox_if_any(&self) -> Option<&Arc<crate::messaging::Inbox>> {
+        self.inbox.get()
     }
 
     pub fn set_flag(&self, f: u32, on: bool) {

@@ -423,6 +423,32 @@ pub fn unknown_subcommand(sub: &[u8], cmd: &str) -> Vec<u8> {
     with_arg("ERR unknown subcommand '", c_str_128(sub), &format!("'. Try {} HELP.", cmd.to_ascii_uppercase()))
 }
 
+/// CLIENT TRACKING's and CLIENT CACHING's refusals (Redis's clientCommand).
+pub const TRACKING_ONE_REDIRECT: &str = "ERR A client can only redirect to a single other client";
+pub const TRACKING_NO_REDIRECT_TARGET: &str = "ERR The client ID you want redirect to does not exist";
+pub const TRACKING_PREFIX_NEEDS_BCAST: &str = "ERR PREFIX option requires BCAST mode to be enabled";
+pub const TRACKING_BCAST_SWITCH: &str =
+    "ERR You can't switch BCAST mode on/off before disabling tracking for this client, and then re-enabling it with a different mode.";
+pub const TRACKING_OPT_BCAST: &str = "ERR OPTIN and OPTOUT are not compatible with BCAST";
+pub const TRACKING_OPTIN_OPTOUT: &str = "ERR You can't specify both OPTIN mode and OPTOUT mode";
+pub const TRACKING_OPT_SWITCH: &str =
+    "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then re-enabling it with a different mode.";
+pub const CACHING_NOT_TRACKING: &str = "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled";
+pub const CACHING_YES_NOT_OPTIN: &str = "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.";
+pub const CACHING_NO_NOT_OPTOUT: &str = "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.";
+
+/// Two BCAST prefixes that overlap: `p` and one the client has
+/// (`existing`) or another of the same command.
+pub fn tracking_prefix_overlap(p: &[u8], other: &[u8], existing: bool) -> Vec<u8> {
+    let which = if existing { "an existing" } else { "another provided" };
+    let mut m = b"ERR Prefix '".to_vec();
+    m.extend_from_slice(c_str(p));
+    m.extend_from_slice(format!("' overlaps with {which} prefix '").as_bytes());
+    m.extend_from_slice(c_str(other));
+    m.extend_from_slice(b"'. Prefixes for a single client must not overlap.");
+    m
+}
+
 /// A RESP2 subscriber's command other than the subscribe family, PING,
 /// QUIT and RESET (Redis's processCommand).
 pub fn pubsub_context(cmd: &str) -> String {

@@ -29,15 +29,15 @@
 //!  script    ─► cmd server client scriptcache errors outbuf stats persist glob maxmemory
 //!  aofload   ─► engine cmd server client acl outbuf errors persist aof aofstate script
 //!  prefetch  ─► cmd server client
-//!  memcache  ─► server client acl errors outbuf stats maxmemory
-//!  cmd       ─► server client acl outbuf stats errors glob sysinfo fdlimit cmdlog latency monitor maxmemory persist aof scriptcache pubsub
+//!  memcache  ─► server client acl errors outbuf stats maxmemory messaging
+//!  cmd       ─► server client acl outbuf stats errors glob sysinfo fdlimit cmdlog latency monitor maxmemory persist aof scriptcache messaging
 //!  aof       ─► server persist aofstate
 //!  persist   ─► server maxmemory
 //!  maxmemory ─► server sysinfo
-//!  server    ─► client acl stats cmdlog latency monitor sysinfo aofstate scriptcache pubsub
+//!  server    ─► client acl stats cmdlog latency monitor sysinfo aofstate scriptcache messaging
 //!  aofstate  ─► -
-//!  client    ─► acl monitor pubsub
-//!  pubsub    ─► glob outbuf
+//!  client    ─► acl monitor messaging
+//!  messaging ─► glob outbuf
 //!  acl       ─► glob
 //!  outbuf    ─► -
 //!  scriptcache ─► -
@@ -76,8 +76,8 @@ pub mod monitor;
 pub mod maxmemory;
 pub mod outbuf;
 pub mod persist;
+pub mod messaging;
 pub mod prefetch;
-pub mod pubsub;
 pub mod script;
 pub mod scriptcache;
 pub mod server;

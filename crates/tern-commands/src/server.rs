@@ -193,8 +193,8 @@ pub struct Server {
     pub latency_events: LatencyMonitor,
     /// MONITOR's clients.
     pub monitors: Monitors,
-    /// Publish/subscribe's channels, patterns and inboxes.
-    pub pubsub: crate::pubsub::PubSub,
+    /// Publish/subscribe, CLIENT TRACKING and the inboxes they deliver to.
+    pub messaging: crate::messaging::Messaging,
     pub wakers: OnceLock<Vec<Arc<mio::Waker>>>,
     /// Each worker's [`Wake`] messages, drained when its waker fires.
     pub mailboxes: Vec<Mutex<Vec<Wake>>>,
@@ -320,7 +320,7 @@ impl Server {
             latency: CommandLatency::new(threads, commands),
             latency_events: LatencyMonitor::default(),
             monitors: Monitors::default(),
-            pubsub: crate::pubsub::PubSub::new(threads),
+            messaging: crate::messaging::Messaging::new(threads),
             config: RwLock::new(cfg),
             settings: Settings::default(),
             clients: Mutex::new(HashMap::new()),
@@ -481,8 +481,49 @@ impl Server {
         if let Some(f) = client.monitor.take() {
             self.monitors.remove(f.client_id);
         }
-        client.leave_pubsub(&self.pubsub);
+        client.leave_pubsub(&self.messaging.pubsub);
+        if client.tracking.take().is_some() {
+            self.stop_tracking(client.id);
+        }
+        if let Some(inbox) = client.shared.inbox_if_any() {
+            inbox.close();
+        }
         self.connected.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Ends client `id`'s CLIENT TRACKING; the last one to stop stops the
+    /// store noting written keys.
+    pub fn stop_tracking(&self, id: u64) {
+        let t = &self.messaging.tracking;
+        t.disable(id);
+        if !t.any() {
+            self.ks.track_writes(false);
+        }
+    }
+
+    /// A database was flushed: every tracking client is told that every
+    /// key is invalid, and the tracking table empties (Redis's
+    /// trackingInvalidateKeysOnFlush).
+    pub fn tracking_flushed(&self, worker: usize) {
+        if self.messaging.tracking.any() {
+            self.messaging.tracking.flush(|i, d| self.deliver(i, d, worker));
+        }
+    }
+
+    /// Delivers `d` to `inbox` from worker `worker` (or none).
+    pub fn deliver(&self, inbox: &Arc<crate::messaging::Inbox>, d: crate::messaging::Delivery, worker: usize) {
+        self.messaging.deliver(inbox, d, worker, &|w| self.wake_only(w));
+    }
+
+    /// Sends the invalidations for the keys written into `fx` (by client
+    /// `modifier`, 0: none) and what the BCAST prefixes gathered. Nothing
+    /// to do (one branch) while no client tracks.
+    pub fn invalidate_written(&self, fx: &tern_store::Effects, modifier: u64, worker: usize) {
+        if !fx.has_modified() {
+            return;
+        }
+        let keys = fx.take_modified();
+        self.messaging.tracking.invalidate(&keys, modifier, |i, d| self.deliver(i, d, worker));
     }
 
     /// Hands `w` to worker `worker` and wakes it.

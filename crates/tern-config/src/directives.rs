@@ -578,7 +578,7 @@ directives! {
         enable_module_command: &'static str = "no" => "enable-module-command", Choice(&["no", "yes", "local"]), startup, OTHER;
         /// Whether CONFIG SET may change `dir` and `dbfilename`.
         enable_protected_configs: &'static str = "no" => "enable-protected-configs", Choice(&["no", "yes", "local"]), startup;
-        tracking_table_max_keys: i64 = 1_000_000 => "tracking-table-max-keys", Int::new(0, i64::MAX), runtime, OTHER;
+        tracking_table_max_keys: i64 = 1_000_000 => "tracking-table-max-keys", Int::new(0, i64::MAX), runtime;
         crash_log_enabled: bool = true => "crash-log-enabled", Bool, runtime, OTHER;
         crash_memcheck_enabled: bool = true => "crash-memcheck-enabled", Bool, runtime, OTHER;
         sanitize_dump_payload: &'static str = "no" => "sanitize-dump-payload", Choice(&["no", "yes", "clients"]), runtime, OTHER;

@@ -61,13 +61,20 @@ const BACKGROUND_EVICT_BATCH: usize = 64;
 /// pages touched become memory.
 const WORKER_STACK: usize = 512 << 20;
 
+/// Hands the cron's records to the AOF writer, and sends the
+/// invalidations of the keys its expiry and eviction removed.
+fn hand(srv: &Server, fx: &tern_store::Effects) {
+    srv.invalidate_written(fx, 0, tern_commands::messaging::NO_WORKER);
+    tern_commands::aof::hand(srv, fx, false);
+}
+
 fn cron(srv: &Server) {
     // The cron's own effect buffer (its flushes' and deletions' records),
     // handed to the AOF writer each period. It only fills while the AOF
     // is on.
     let fx = tern_commands::aof::marked_effects(srv);
     while !srv.is_shutting_down() {
-        tern_commands::aof::hand(srv, &fx, false);
+        hand(srv, &fx);
         memcache::flush_if_due(srv, now_ms(), &fx);
         let hz = u64::from(srv.settings.hz()).clamp(1, 500);
         let period = Duration::from_millis(1000 / hz);
@@ -76,7 +83,7 @@ fn cron(srv: &Server) {
         // CLIENT PAUSE (either mode) holds back active expiry and eviction
         // too, as in Redis: the dataset does not change while paused.
         if srv.pause.mode_at(now_ms()).is_some() {
-            tern_commands::aof::hand(srv, &fx, false);
+            hand(srv, &fx);
             std::thread::sleep(period);
             continue;
         }
@@ -105,7 +112,7 @@ fn cron(srv: &Server) {
             if maxmemory::background_evict(srv, now_ms(), BACKGROUND_EVICT_BATCH, &fx) == 0 {
                 break;
             }
-            tern_commands::aof::hand(srv, &fx, false);
+            hand(srv, &fx);
         }
         // Memory can come down without a write (DEL, FLUSHALL, a raised
         // limit): the exceeded-time stretch closes at the next cycle, as
@@ -115,10 +122,10 @@ fn cron(srv: &Server) {
         }
         tern_commands::persist::schedule_check(srv, now_ms());
         tern_commands::aof::cron(srv);
-        tern_commands::aof::hand(srv, &fx, false);
+        hand(srv, &fx);
         std::thread::sleep(period.saturating_sub(start.elapsed()));
     }
-    tern_commands::aof::hand(srv, &fx, false);
+    hand(srv, &fx);
 }
 
 /// The users of `user` lines, or of the ACL file, as Redis loads them at

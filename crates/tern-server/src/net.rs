@@ -548,9 +548,9 @@ impl Worker {
         use std::os::fd::AsRawFd;
         let shared = Arc::new(ClientShared::new(id, addr.to_string(), local(&stream), stream.as_raw_fd(), self.id, now_ms()));
         let (user, epoch) = srv.acl.default_session();
-        let mut client = Client::new(shared.clone(), user, epoch);
+        let client = Client::new(shared.clone(), user, epoch);
         let entry = self.conns.vacant_entry();
-        client.handle = entry.key();
+        shared.handle.store(entry.key(), Ordering::Relaxed);
         let token = Token(CONN_BASE + entry.key());
         if let Err(e) = self.poll.registry().register(&mut stream, token, Interest::READABLE | Interest::WRITABLE) {
             log_warning!("registering client: {}", e);
@@ -1180,12 +1180,18 @@ impl Worker {
         }
     }
 
-    /// Moves the messages published to this worker's subscribers (by any
-    /// worker, this one included) into their replies: each connection's
-    /// for the turn leave in one write.
+    /// Moves what was delivered to this worker's clients (messages,
+    /// invalidations; by any worker, this one included) into their
+    /// replies: each connection's for the turn leave in one write. First
+    /// the invalidations of keys written outside commands (expiry,
+    /// eviction, memcached) and the BCAST broadcast.
     fn deliver_messages(&mut self) {
         let srv = &self.eng.srv;
-        let ready = srv.pubsub.take_ready(self.id);
+        srv.invalidate_written(&self.effects, 0, self.id);
+        if srv.messaging.tracking.any() {
+            srv.messaging.tracking.broadcast(|i, d| srv.deliver(i, d, self.id));
+        }
+        let ready = srv.messaging.take_ready(self.id);
         if ready.is_empty() {
             return;
         }
@@ -1196,10 +1202,11 @@ impl Worker {
             if conn.client.id != inbox.client_id {
                 continue;
             }
-            // CLIENT REPLY OFF drops messages too, as Redis does.
+            // CLIENT REPLY OFF drops them too, as Redis does.
             let off = matches!(conn.client.reply_mode, ReplyMode::Off);
             let mark = conn.out.len();
-            if inbox.drain_into(&mut conn.out, conn.client.resp3, share) > 0 {
+            let to = tern_commands::messaging::Receiver { resp3: conn.client.resp3, subscribed: conn.client.subs.is_some(), share_min: share };
+            if inbox.drain_into(&mut conn.out, to) > 0 {
                 if off {
                     conn.out.truncate(mark);
                 }

@@ -587,6 +587,9 @@ impl Record {
 #[derive(Debug, Default)]
 pub struct Effects {
     log: RefCell<Vec<Record>>,
+    /// Keys written while clients track keys (see
+    /// [`crate::Keyspace::track_writes`]), for their invalidation.
+    modified: RefCell<Vec<Box<[u8]>>>,
     /// The writer's low-water mark, for a reader that merges writers by
     /// number (the AOF, see [`crate::aof::Feed`]): noted as records come
     /// in from a shard, before its lock is released.
@@ -601,7 +604,7 @@ impl Effects {
     /// A buffer whose records lower `mark` as they come in: the writer's
     /// own, or a lock set's whose records its writer absorbs.
     pub fn marked(mark: Arc<Mark>) -> Self {
-        Effects { log: RefCell::default(), mark: Some(mark) }
+        Effects { log: RefCell::default(), modified: RefCell::default(), mark: Some(mark) }
     }
 
     /// The mark this buffer notes its records in.
@@ -630,6 +633,26 @@ impl Effects {
         if !o.is_empty() {
             self.log.borrow_mut().append(&mut o);
         }
+        let mut m = other.modified.borrow_mut();
+        if !m.is_empty() {
+            self.modified.borrow_mut().append(&mut m);
+        }
+    }
+
+    /// Takes a shard's keys written for tracking (under its lock).
+    pub(crate) fn note_modified(&self, keys: &mut Vec<Box<[u8]>>) {
+        self.modified.borrow_mut().append(keys);
+    }
+
+    /// Whether keys written for tracking wait here.
+    #[inline]
+    pub fn has_modified(&self) -> bool {
+        !self.modified.borrow().is_empty()
+    }
+
+    /// The keys written for tracking so far, oldest first.
+    pub fn take_modified(&self) -> Vec<Box<[u8]>> {
+        std::mem::take(&mut *self.modified.borrow_mut())
     }
 
     /// Orders the records from index `start` on by number.

@@ -94,6 +94,8 @@ pub struct Keyspace {
     fifo_mode: Arc<AtomicU8>,
     /// A reader of effect records is attached (shared with every shard).
     recording: Arc<AtomicBool>,
+    /// Whether writes note their keys for tracking ([`Keyspace::track_writes`]).
+    tracking: Arc<AtomicBool>,
     /// The shards' memory, summed in steps of [`MEM_REPORT_GRAIN`] (see
     /// [`Keyspace::used_memory`]).
     used: Padded<AtomicUsize>,
@@ -117,12 +119,13 @@ impl Keyspace {
         let lfu = Arc::new(AtomicBool::new(false));
         let fifo_mode = Arc::new(AtomicU8::new(0));
         let recording = Arc::new(AtomicBool::new(false));
+        let tracking = Arc::new(AtomicBool::new(false));
         let seq = Arc::new(AtomicU64::new(0));
         let shard = |gid: usize| {
             let mut s = Shard::with_hasher(hasher);
             s.share_lfu_flag(lfu.clone());
             s.share_fifo_mode(fifo_mode.clone());
-            s.place((gid / per) as u32, gid & (per - 1) == 0, recording.clone(), seq.clone());
+            s.place((gid / per) as u32, gid & (per - 1) == 0, recording.clone(), tracking.clone(), seq.clone());
             Padded(Mutex::new(s))
         };
         let ks = Keyspace {
@@ -136,6 +139,7 @@ impl Keyspace {
             lfu,
             fifo_mode,
             recording,
+            tracking,
             used: Padded(AtomicUsize::new(0)),
             pool: Mutex::new(Pool::default()),
             snapshot: Mutex::new(None),
@@ -154,6 +158,19 @@ impl Keyspace {
     /// flag changes may or may not be recorded.
     pub fn attach_effects(&self, on: bool) {
         self.recording.store(on, Ordering::Relaxed);
+    }
+
+    /// Makes every write note its key for CLIENT TRACKING's invalidations
+    /// (see [`Effects::take_modified`]), or stop. A write under way when
+    /// the flag changes may or may not be noted.
+    pub fn track_writes(&self, on: bool) {
+        self.tracking.store(on, Ordering::Relaxed);
+    }
+
+    /// Whether writes note their keys for tracking.
+    #[inline]
+    pub fn writes_tracked(&self) -> bool {
+        self.tracking.load(Ordering::Relaxed)
     }
 
     /// Whether new keys start an LFU counter (see [`Keyspace::set_lfu`]).
@@ -758,7 +775,7 @@ impl<'a> LockSet<'a> {
     /// command, so records keep the order of the commands.
     #[inline]
     pub fn gather_effects(&mut self) {
-        if self.ks.effects_attached() {
+        if self.ks.effects_attached() || self.ks.writes_tracked() {
             let start = self.effects.len();
             for (_, guard) in self.held.iter_mut() {
                 guard.drain_effects(&self.effects);

@@ -155,6 +155,13 @@ pub struct Shard {
     /// Whether a reader of effects is attached (shared by every shard of a
     /// keyspace, set by [`crate::Keyspace::attach_effects`]).
     recording: Arc<AtomicBool>,
+    /// Whether clients track keys (CLIENT TRACKING; shared by every shard
+    /// of a keyspace, set by [`crate::Keyspace::track_writes`]): the keys
+    /// written are then noted in `modified` for their invalidation.
+    tracking: Arc<AtomicBool>,
+    /// Keys written under the current lock holder while `tracking`, moved
+    /// to its [`Effects`] with the records.
+    modified: Vec<Box<[u8]>>,
     /// The keyspace's record numbers (see [`Shard::stage`]).
     seq: Arc<AtomicU64>,
     /// The database this shard belongs to, and whether it is the first of
@@ -195,10 +202,11 @@ impl Shard {
 
     /// Places the shard in database `db`, first of its shards or not, and
     /// shares the keyspace's "effects are read" flag.
-    pub(crate) fn place(&mut self, db: u32, first_in_db: bool, recording: Arc<AtomicBool>, seq: Arc<AtomicU64>) {
+    pub(crate) fn place(&mut self, db: u32, first_in_db: bool, recording: Arc<AtomicBool>, tracking: Arc<AtomicBool>, seq: Arc<AtomicU64>) {
         self.db = db;
         self.first_in_db = first_in_db;
         self.recording = recording;
+        self.tracking = tracking;
         self.seq = seq;
     }
 
@@ -223,6 +231,15 @@ impl Shard {
             self.notify(key, hash);
         }
         self.record(effect);
+        self.note_modified(key);
+    }
+
+    /// Notes `key` written for the clients that track keys, while any do.
+    #[inline]
+    fn note_modified(&mut self, key: &[u8]) {
+        if self.tracking.load(Ordering::Relaxed) {
+            self.modified.push(key.into());
+        }
     }
 
     /// Stages `effect` while a reader is attached.
@@ -264,6 +281,9 @@ impl Shard {
     pub fn drain_effects(&mut self, fx: &Effects) {
         if !self.staged.is_empty() {
             fx.extend(&mut self.staged);
+        }
+        if !self.modified.is_empty() {
+            fx.note_modified(&mut self.modified);
         }
     }
 
@@ -713,6 +733,7 @@ impl Shard {
             if !self.interest.is_empty() {
                 self.notify(key, hash);
             }
+            self.note_modified(key);
             for effect in edit.effects {
                 self.stage(effect);
             }

@@ -159,7 +159,7 @@ fn close_clients_of(ctx: &mut Ctx<'_, '_>, names: &[&[u8]]) {
 /// their channels or patterns are closed, the caller after this reply,
 /// others by their workers (which look when woken, `subscriptions_allowed`).
 fn recheck_subscribers(ctx: &mut Ctx<'_, '_>) {
-    if ctx.srv.pubsub.counts() == (0, 0, 0) {
+    if ctx.srv.messaging.pubsub.counts() == (0, 0, 0) {
         return;
     }
     ctx.client.refresh_user(&ctx.srv.acl);

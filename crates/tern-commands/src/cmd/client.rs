@@ -29,6 +29,18 @@ pub static COMMANDS: &[CommandSpec] = &[CommandSpec::new("client", -2, 0, &[], s
 const CONN: u32 = NOSCRIPT | LOADING | STALE;
 
 static SUBCOMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("caching", 3, CONN, &[], super::tracking::caching)
+        .doc("connection", "Instructs the server whether to track the keys in the next request.", "6.0.0", "O(1)")
+        .acl(&["slow", "connection"]),
+    CommandSpec::new("getredir", 2, CONN, &[], super::tracking::getredir)
+        .doc("connection", "Returns the client ID to which the connection's tracking notifications are redirected.", "6.0.0", "O(1)")
+        .acl(&["slow", "connection"]),
+    CommandSpec::new("tracking", -3, CONN, &[], super::tracking::tracking)
+        .doc("connection", "Controls server-assisted client-side caching for the connection.", "6.0.0", "O(1). Some options may introduce additional complexity.")
+        .acl(&["slow", "connection"]),
+    CommandSpec::new("trackinginfo", 2, CONN, &[], super::tracking::trackinginfo)
+        .doc("connection", "Returns information about server-assisted client-side caching for the connection.", "6.2.0", "O(1)")
+        .acl(&["slow", "connection"]),
     CommandSpec::new("getname", 2, CONN, &[], getname)
         .doc("connection", "Returns the name of the connection.", "2.6.9", "O(1)")
         .acl(&["slow", "connection"]),
@@ -80,9 +92,12 @@ static SUBCOMMANDS: &[CommandSpec] = &[
         .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
 ];
 
-/// Redis's CLIENT HELP, less the subcommands Tern does not have (CACHING,
-/// GETREDIR, TRACKING, TRACKINGINFO).
+/// Redis's CLIENT HELP.
 const HELP: &[&str] = &[
+    "CACHING (YES|NO)",
+    "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+    "GETREDIR",
+    "    Return the client ID we are redirecting to when tracking is enabled.",
     "GETNAME",
     "    Return the name of the current connection.",
     "ID",
@@ -125,14 +140,16 @@ const HELP: &[&str] = &[
     "    * LIB-VER: the client lib version.",
     "UNBLOCK <clientid> [TIMEOUT|ERROR]",
     "    Unblock the specified blocked client.",
+    "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+    "         [OPTIN] [OPTOUT] [NOLOOP]",
+    "    Control server assisted client side caching.",
+    "TRACKINGINFO",
+    "    Report tracking status for the current connection.",
     "NO-EVICT (ON|OFF)",
     "    Protect current client connection from eviction.",
     "NO-TOUCH (ON|OFF)",
     "    Will not touch LRU/LFU stats when this mode is on.",
 ];
-
-/// The only user there is; every connection is authenticated as it (or
-/// about to be).
 
 /// The size a connection's read buffer starts at (the worker's read chunk).
 const READ_BUF: usize = 16 * 1024;
@@ -349,19 +366,26 @@ struct Live {
     resp: u8,
 }
 
-/// Flag letters in Redis's order; `N` when there are none.
-#[allow(clippy::too_many_arguments)]
-fn flag_letters(monitor: bool, pubsub: bool, multi: bool, blocked: bool, dirty_cas: bool, close_asap: bool, no_evict: bool, no_touch: bool) -> String {
-    let mut f = String::new();
-    for (on, c) in [(monitor, 'O'), (pubsub, 'P'), (multi, 'x'), (blocked, 'b'), (dirty_cas, 'd'), (close_asap, 'A'), (no_evict, 'e'), (no_touch, 'T')] {
-        if on {
-            f.push(c);
-        }
+/// Flag letters in Redis's order (`cflags` bits); `N` when there are none.
+fn flag_letters(f: u32) -> String {
+    const LETTERS: &[(u32, char)] = &[
+        (cflags::MONITOR, 'O'),
+        (cflags::PUBSUB, 'P'),
+        (cflags::MULTI, 'x'),
+        (cflags::BLOCKED | cflags::PAUSED, 'b'),
+        (cflags::TRACKING, 't'),
+        (cflags::TRACKING_BROKEN, 'R'),
+        (cflags::TRACKING_BCAST, 'B'),
+        (cflags::DIRTY_CAS, 'd'),
+        (cflags::CLOSE_ASAP, 'A'),
+        (cflags::NO_EVICT, 'e'),
+        (cflags::NO_TOUCH, 'T'),
+    ];
+    let mut out: String = LETTERS.iter().filter(|(bit, _)| f & bit != 0).map(|&(_, c)| c).collect();
+    if out.is_empty() {
+        out.push('N');
     }
-    if f.is_empty() {
-        f.push('N');
-    }
-    f
+    out
 }
 
 /// The line of the connection running this command.
@@ -391,16 +415,22 @@ fn live_self(ctx: &Ctx<'_, '_>, args: &Args<'_>) -> Live {
         oll: ctx.reply.out.shared_count(),
         omem: ctx.reply.out.pending(),
         idle: 0,
-        flags: flag_letters(
-            c.monitor.is_some(),
-            c.shared.has_flag(cflags::PUBSUB),
-            c.multi.is_some(),
-            false,
-            !c.watched.is_empty() && c.watch_flag.is_set(),
-            false,
-            c.no_evict,
-            c.no_touch,
-        ),
+        flags: flag_letters({
+            let mut f = c.shared.flags.load(Ordering::Relaxed) as u32 & (cflags::PUBSUB | cflags::TRACKING | cflags::TRACKING_BCAST);
+            for (on, bit) in [
+                (c.monitor.is_some(), cflags::MONITOR),
+                (c.multi.is_some(), cflags::MULTI),
+                (!c.watched.is_empty() && c.watch_flag.is_set(), cflags::DIRTY_CAS),
+                (c.no_evict, cflags::NO_EVICT),
+                (c.no_touch, cflags::NO_TOUCH),
+                (c.tracking.as_ref().is_some_and(|t| t.tracker.broken()), cflags::TRACKING_BROKEN),
+            ] {
+                if on {
+                    f |= bit;
+                }
+            }
+            f
+        }),
         events: "r",
         cmd: ctx.cmd.fullname.clone(),
         resp: if c.resp3 { 3 } else { 2 },
@@ -430,16 +460,7 @@ fn live_other(commands: &CommandTable, now: u64, sh: &ClientShared) -> Live {
         oll: g.oll.load(r),
         omem,
         idle: (now / 1000).saturating_sub(sh.last_interaction_ms.load(r) / 1000),
-        flags: flag_letters(
-            sh.has_flag(cflags::MONITOR),
-            sh.has_flag(cflags::PUBSUB),
-            multi,
-            sh.has_flag(cflags::BLOCKED) || sh.has_flag(cflags::PAUSED),
-            sh.has_flag(cflags::DIRTY_CAS),
-            sh.has_flag(cflags::CLOSE_ASAP),
-            sh.has_flag(cflags::NO_EVICT),
-            sh.has_flag(cflags::NO_TOUCH),
-        ),
+        flags: flag_letters(sh.flags.load(r) as u32 | if multi { cflags::MULTI } else { 0 }),
         events: if omem > 0 { "rw" } else { "r" },
         cmd,
         resp: sh.resp.load(r),
@@ -466,7 +487,7 @@ fn push_line(out: &mut Vec<u8>, now_ms: u64, sh: &ClientShared, l: &Live) {
     s.clear();
     let _ = write!(
         s,
-        " age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} watch={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events={} cmd={} user={} redir=-1 resp={} lib-name=",
+        " age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} watch={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events={} cmd={} user={} redir={} resp={} lib-name=",
         (now_ms / 1000).saturating_sub(sh.created_ms / 1000),
         l.idle,
         l.flags,
@@ -489,6 +510,7 @@ fn push_line(out: &mut Vec<u8>, now_ms: u64, sh: &ClientShared, l: &Live) {
         l.events,
         l.cmd,
         String::from_utf8_lossy(c_str(&sh.user.lock())),
+        sh.redirect.load(r),
         l.resp,
     );
     out.extend_from_slice(s.as_bytes());

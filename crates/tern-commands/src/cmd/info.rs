@@ -205,7 +205,7 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("client_recent_max_input_buffer", max_in);
                 s.kv("client_recent_max_output_buffer", max_out);
                 s.kv("blocked_clients", srv.blocked_clients.load(Ordering::Relaxed));
-                s.kv("tracking_clients", 0);
+                s.kv("tracking_clients", srv.messaging.tracking.counts().0);
                 s.kv("pubsub_clients", pubsub);
                 s.kv("watching_clients", watching);
                 s.kv("clients_in_timeout_table", srv.sum(|w| w.clients_in_timeout.get()));
@@ -370,7 +370,7 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("current_eviction_exceeded_time", exceeded_now);
                 s.kv("keyspace_hits", srv.sum(|w| w.keyspace_hits.get()));
                 s.kv("keyspace_misses", srv.sum(|w| w.keyspace_misses.get()));
-                let (channels, patterns, shard) = srv.pubsub.counts();
+                let (channels, patterns, shard) = srv.messaging.pubsub.counts();
                 s.kv("pubsub_channels", channels);
                 s.kv("pubsub_patterns", patterns);
                 s.kv("pubsubshard_channels", shard);
@@ -389,8 +389,8 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("client_output_buffer_limit_disconnections", srv.sum(|w| w.obuf_limit_disconnections.get()));
                 s.kv("reply_buffer_shrinks", srv.sum(|w| w.reply_buffer_shrinks.get()));
                 s.kv("reply_buffer_expands", srv.sum(|w| w.reply_buffer_expands.get()));
-                // What Tern never does (fork, replicate, defragment, track
-                // keys for clients, evict clients, migrate) counts zero.
+                // What Tern never does (fork, replicate, defragment, evict
+                // clients, migrate) counts zero.
                 for k in [
                     "total_net_repl_input_bytes",
                     "total_net_repl_output_bytes",
@@ -408,14 +408,15 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                     "active_defrag_key_misses",
                     "total_active_defrag_time",
                     "current_active_defrag_time",
-                    "tracking_total_keys",
-                    "tracking_total_items",
-                    "tracking_total_prefixes",
-                    "unexpected_error_replies",
-                    "dump_payload_sanitizations",
                 ] {
                     s.kv(k, 0);
                 }
+                let (_, keys, items, prefixes) = srv.messaging.tracking.counts();
+                s.kv("tracking_total_keys", keys);
+                s.kv("tracking_total_items", items);
+                s.kv("tracking_total_prefixes", prefixes);
+                s.kv("unexpected_error_replies", 0);
+                s.kv("dump_payload_sanitizations", 0);
                 s.kv("instantaneous_input_repl_kbps", "0.00");
                 s.kv("instantaneous_output_repl_kbps", "0.00");
                 s.kv("reply_copy_avoided", srv.sum(|w| w.reply_copy_avoided.get()));

@@ -815,6 +815,7 @@ fn empty_shards(ctx: &mut Ctx<'_, '_>, gids: std::ops::Range<u32>, lazy: bool) {
         }
     }
     ctx.locks.release();
+    ctx.srv.tracking_flushed(ctx.worker);
     if lazy && !detached.is_empty() {
         ctx.ks.lazyfree.free(detached);
     } else {

@@ -55,6 +55,7 @@ pub mod keys;
 pub mod latency;
 pub mod monitor;
 pub mod pubsub;
+pub mod tracking;
 pub mod keyspec;
 pub mod lists;
 pub mod memory;
@@ -581,6 +582,20 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
             m.failed = true;
         }
     };
+    // A refused EXEC ends the transaction, saying why (Redis's
+    // rejectCommand: `-EXECABORT Transaction discarded because of: ...`),
+    // whether one is open or not.
+    macro_rules! refuse {
+        ($cmd:expr, $msg:expr) => {{
+            let msg = $msg;
+            let msg: &[u8] = msg.as_ref();
+            if $cmd.spec.name == "exec" {
+                transactions::abort_exec(c.srv, c.client, c.locks, &mut reply, &String::from_utf8_lossy(msg));
+            } else {
+                rejected(&mut reply, c.client, msg);
+            }
+        }};
+    }
 
     // A command parsed ahead (prefetch.rs) was looked up then already.
     let resolved = c.scratch.pre_cmd.take();
@@ -612,7 +627,7 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
     }
     if !c.client.authenticated && !cmd.has(flags::NO_AUTH) && srv.acl.auth_required() {
         c.stats.cmds[cmd.id].rejected.add(1);
-        rejected(&mut reply, c.client, errors::NOAUTH.as_bytes());
+        refuse!(cmd, errors::NOAUTH.as_bytes());
         return finish_reply(c.client, reply, start_mark);
     }
     if c.client.multi.is_some() && cmd.has(flags::NO_MULTI) && !cmd.has(flags::TX_CONTROL) {
@@ -630,7 +645,7 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
                 let now = c.scratch.clock.last_ms();
                 let place = if c.client.multi.is_some() { access::Place::Queued } else { access::Place::Toplevel };
                 let msg = access::refused(srv, c.commands, c.client, cmd, args, why, now, place);
-                rejected(&mut reply, c.client, &msg);
+                refuse!(cmd, &msg);
                 return finish_reply(c.client, reply, start_mark);
             }
         }
@@ -638,7 +653,7 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
     // A monitor may only run commands that touch no key (as a replica).
     if c.client.monitor.is_some() && cmd.has(flags::READONLY | flags::WRITE | flags::MAY_REPLICATE) {
         c.stats.cmds[cmd.id].rejected.add(1);
-        rejected(&mut reply, c.client, errors::REPLICA_KEYSPACE.as_bytes());
+        refuse!(cmd, errors::REPLICA_KEYSPACE.as_bytes());
         return finish_reply(c.client, reply, start_mark);
     }
     // An item holds keys up to 1 GiB - 1; longer ones (possible only with
@@ -646,14 +661,14 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
     // 1gb) are refused before anything is located or stored.
     if cmd.keys(args).any(|k| args.get(k.pos).len() > tern_store::MAX_KEY_LEN) {
         c.stats.cmds[cmd.id].rejected.add(1);
-        rejected(&mut reply, c.client, errors::KEY_TOO_LONG.as_bytes());
+        refuse!(cmd, errors::KEY_TOO_LONG.as_bytes());
         return finish_reply(c.client, reply, start_mark);
     }
     if srv.settings.maxmemory() > 0 && needs(srv, c.commands, c.client, cmd, args, flags::DENYOOM) {
         let now = c.scratch.clock.last_ms();
         if maxmemory::make_room(srv, now, &c.locks.effects) == maxmemory::Room::Full {
             c.stats.cmds[cmd.id].rejected.add(1);
-            rejected(&mut reply, c.client, errors::OOM.as_bytes());
+            refuse!(cmd, errors::OOM.as_bytes());
             return finish_reply(c.client, reply, start_mark);
         }
     }
@@ -662,13 +677,13 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
     // writeCommandsDeniedByDiskError). One relaxed load while saves succeed.
     if crate::persist::writes_refused(srv) && (needs(srv, c.commands, c.client, cmd, args, flags::WRITE) || cmd.spec.name == "ping") {
         c.stats.cmds[cmd.id].rejected.add(1);
-        rejected(&mut reply, c.client, errors::MISCONF.as_bytes());
+        refuse!(cmd, errors::MISCONF.as_bytes());
         return finish_reply(c.client, reply, start_mark);
     }
     // A RESP2 subscriber may only (un)subscribe, PING, QUIT and RESET.
     if !c.client.resp3 && c.client.subs.is_some() && !pubsub::allowed_while_subscribed(cmd.fullname.as_str()) {
         c.stats.cmds[cmd.id].rejected.add(1);
-        rejected(&mut reply, c.client, errors::pubsub_context(&cmd.fullname).as_bytes());
+        refuse!(cmd, errors::pubsub_context(&cmd.fullname));
         return finish_reply(c.client, reply, start_mark);
     }
     // A script running past busy-reply-threshold: only the commands that
@@ -676,7 +691,7 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
     if !cmd.has(flags::ALLOW_BUSY) {
         if let Some(e) = busy_error(srv, c.scratch.clock.last_ms()) {
             c.stats.cmds[cmd.id].rejected.add(1);
-            rejected(&mut reply, c.client, e.as_bytes());
+            refuse!(cmd, e.as_bytes());
             return finish_reply(c.client, reply, start_mark);
         }
     }
@@ -708,6 +723,15 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
         return finish_reply(c.client, reply, start_mark);
     }
     let after = call(c.srv, c.commands, c.locks, &mut reply, c.client, c.stats, c.scratch, c.worker, cmd, args);
+    // What the command delivered to its own client (a message it
+    // published to itself, the invalidation of a key it wrote) follows
+    // its reply, as Redis writes such pushes after the command's reply.
+    if let Some(inbox) = c.client.shared.inbox_if_any() {
+        if inbox.queued() > 0 && !c.locks.is_pinned() {
+            let to = crate::messaging::Receiver { resp3: c.client.resp3, subscribed: c.client.subs.is_some(), share_min: reply.share_min() };
+            inbox.drain_into(reply.out, to);
+        }
+    }
     let a2 = finish_reply(c.client, reply, start_mark);
     if after == After::Close {
         After::Close
@@ -872,6 +896,12 @@ pub fn call<'ks>(
     }
     locks.release();
     blocking::post_woken(srv, locks);
+    // CLIENT TRACKING: the keys written go to their trackers now; a
+    // tracking client's reads are remembered.
+    srv.invalidate_written(&locks.effects, client.id, worker);
+    if client.tracking.is_some() {
+        tracking::after_command(srv, client, cmd, args, locks.is_pinned());
+    }
     // From the mark the command started at (the end of the one before).
     let took_ns = scratch.clock.advance();
     let usec = took_ns / 1000;

@@ -1,6 +1,6 @@
 //! Publish/subscribe's commands: SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE,
 //! PUNSUBSCRIBE, SSUBSCRIBE, SUNSUBSCRIBE, PUBLISH, SPUBLISH and PUBSUB.
-//! The directory and the delivery of messages are `crate::pubsub`; the
+//! The directory and the delivery of messages are `crate::messaging`; the
 //! worker writes what a subscriber's inbox holds at the end of its turn.
 //!
 //! Redis's shapes: each (un)subscription is its own three-element reply
@@ -13,7 +13,8 @@ use super::keyspec::{index, ks, range, KeySpec, NOT_KEY};
 use super::table::{flags::*, Channels, CommandSpec};
 use super::Ctx;
 use crate::errors;
-use crate::pubsub::{Kind, Subscriptions};
+use crate::messaging::pubsub::{Kind, Subscriptions};
+use crate::messaging::Receiver;
 
 const SUB: u32 = PUBSUB | NOSCRIPT | LOADING | STALE;
 const SHARD_CHANNELS: &[KeySpec] = &[ks(NOT_KEY, index(1), range(-1, 1, 0))];
@@ -144,12 +145,11 @@ fn confirm(ctx: &mut Ctx<'_, '_>, verb: &[u8], name: Option<&[u8]>, count: usize
 }
 
 fn join(ctx: &mut Ctx<'_, '_>, args: Args<'_>, kind: Kind) {
-    let (id, worker, handle) = (ctx.client.id, ctx.worker, ctx.client.handle);
-    let mut subs = ctx.client.subs.take().unwrap_or_else(|| Box::new(Subscriptions::new(id, worker, handle)));
+    let mut subs = ctx.client.subs.take().unwrap_or_else(|| Box::new(Subscriptions::new(ctx.client.shared.inbox().clone())));
     let verb = kind.verbs().0;
     for name in args.tail(1).iter() {
         if subs.set(kind).insert(name.into()) {
-            ctx.srv.pubsub.subscribe(kind, name, &subs.inbox);
+            ctx.srv.messaging.pubsub.subscribe(kind, name, &subs.inbox);
         }
         confirm(ctx, verb, Some(name), subs.count(kind));
     }
@@ -174,7 +174,7 @@ fn leave(ctx: &mut Ctx<'_, '_>, args: Args<'_>, kind: Kind) {
     let mut left = Vec::with_capacity(names.len());
     for name in names {
         if subs.set(kind).remove(&name) {
-            ctx.srv.pubsub.unsubscribe(kind, &name, &subs.inbox);
+            ctx.srv.messaging.pubsub.unsubscribe(kind, &name, &subs.inbox);
         }
         left.push((name, subs.count(kind)));
     }
@@ -191,14 +191,12 @@ fn leave(ctx: &mut Ctx<'_, '_>, args: Args<'_>, kind: Kind) {
     }
 }
 
-/// Writes the messages waiting for this client itself ahead of the reply
-/// being written (an unsubscribe, or a RESP3 subscriber's own PUBLISH),
-/// as Redis would have written them when they were published.
+/// Writes the messages waiting for this client ahead of an unsubscribe's
+/// reply, as Redis would have written them when they were published.
 fn deliver_own(ctx: &mut Ctx<'_, '_>, subs: &Subscriptions) {
     if subs.inbox.queued() > 0 {
-        let share = ctx.reply.share_min();
-        let resp3 = ctx.client.resp3;
-        subs.inbox.drain_into(ctx.reply.out, resp3, share);
+        let to = Receiver { resp3: ctx.client.resp3, subscribed: true, share_min: ctx.reply.share_min() };
+        subs.inbox.drain_into(ctx.reply.out, to);
     }
 }
 
@@ -212,11 +210,8 @@ fn spublish(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 
 fn send(ctx: &mut Ctx<'_, '_>, args: Args<'_>, shard: bool) {
     let srv = ctx.srv;
-    let n = srv.pubsub.publish(args.get(1), args.get(2), shard, ctx.worker, |w| srv.wake_only(w));
-    if let Some(subs) = ctx.client.subs.take() {
-        deliver_own(ctx, &subs);
-        ctx.client.subs = Some(subs);
-    }
+    // A message to this client itself follows this reply (dispatch).
+    let n = srv.messaging.publish(args.get(1), args.get(2), shard, ctx.worker, |w| srv.wake_only(w));
     ctx.reply.int(n as i64);
 }
 
@@ -233,7 +228,7 @@ fn list(ctx: &mut Ctx<'_, '_>, args: Args<'_>, shard: bool) {
         ctx.reply.error(errors::subcommand_syntax(args.get(1), "pubsub"));
         return;
     }
-    let names = ctx.srv.pubsub.channel_names(args.try_get(2), shard);
+    let names = ctx.srv.messaging.pubsub.channel_names(args.try_get(2), shard);
     ctx.reply.array(names.len());
     for n in &names {
         ctx.reply.bulk(n);
@@ -252,12 +247,12 @@ fn count(ctx: &mut Ctx<'_, '_>, args: Args<'_>, shard: bool) {
     ctx.reply.array((args.len() - 2) * 2);
     for ch in args.tail(2).iter() {
         ctx.reply.bulk(ch);
-        ctx.reply.int(ctx.srv.pubsub.subscribers(ch, shard) as i64);
+        ctx.reply.int(ctx.srv.messaging.pubsub.subscribers(ch, shard) as i64);
     }
 }
 
 fn numpat(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
-    ctx.reply.int(ctx.srv.pubsub.counts().1 as i64);
+    ctx.reply.int(ctx.srv.messaging.pubsub.counts().1 as i64);
 }
 
 fn help(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {

@@ -138,6 +138,9 @@ impl Parts {
         c.reply_mode = crate::client::ReplyMode::On;
         c.close_after_reply = false;
         c.no_touch = false;
+        // A tracking caller's script reads are remembered for the caller,
+        // as Redis remembers the keys of the commands a script runs.
+        c.tracking = caller.tracking.clone();
         p.scratch.clock = crate::cmd::Clock::starting_at(now);
         p
     }

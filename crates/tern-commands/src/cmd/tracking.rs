@@ -1,0 +1,232 @@
+//! CLIENT TRACKING, CACHING, GETREDIR and TRACKINGINFO (subcommands of
+//! CLIENT, declared in `client.rs`), and what [`super::call`] does for a
+//! tracking client: the keys of its read-only commands are remembered
+//! ([`remember`]), and the keys any command wrote are invalidated
+//! ([`Server::invalidate_written`]). The table and the deliveries are
+//! `crate::messaging::tracking`.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use tern_resp::Args;
+
+use super::table::{flags, Cmd};
+use super::Ctx;
+use crate::client::{flags as cflags, Client, ClientTracking};
+use crate::errors;
+use crate::messaging::tracking::Tracker;
+use crate::server::Server;
+
+/// CLIENT TRACKING (ON|OFF) [REDIRECT id] [BCAST] [PREFIX p ...] [OPTIN]
+/// [OPTOUT] [NOLOOP], checked as Redis's clientCommand checks it.
+pub(super) fn tracking(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let mut redirect: Option<i64> = None;
+    let (mut bcast, mut optin, mut optout, mut noloop) = (false, false, false, false);
+    let mut prefixes: Vec<Box<[u8]>> = Vec::new();
+    let mut j = 3;
+    while j < args.len() {
+        let a = args.get(j);
+        let more = j + 1 < args.len();
+        if a.eq_ignore_ascii_case(b"redirect") && more {
+            j += 1;
+            if redirect.is_some() {
+                return ctx.reply.error(errors::TRACKING_ONE_REDIRECT);
+            }
+            let Some(id) = tern_resp::parse_i64(args.get(j)) else {
+                return ctx.reply.error(errors::NOT_INTEGER);
+            };
+            if u64::try_from(id).ok().and_then(|id| ctx.srv.clients.lock().get(&id).cloned()).is_none() {
+                return ctx.reply.error(errors::TRACKING_NO_REDIRECT_TARGET);
+            }
+            redirect = Some(id);
+        } else if a.eq_ignore_ascii_case(b"bcast") {
+            bcast = true;
+        } else if a.eq_ignore_ascii_case(b"optin") {
+            optin = true;
+        } else if a.eq_ignore_ascii_case(b"optout") {
+            optout = true;
+        } else if a.eq_ignore_ascii_case(b"noloop") {
+            noloop = true;
+        } else if a.eq_ignore_ascii_case(b"prefix") && more {
+            j += 1;
+            prefixes.push(args.get(j).into());
+        } else {
+            return ctx.reply.error(errors::SYNTAX);
+        }
+        j += 1;
+    }
+    let mode = args.get(2);
+    if mode.eq_ignore_ascii_case(b"off") {
+        stop(ctx.srv, ctx.client);
+        return ctx.reply.ok();
+    }
+    if !mode.eq_ignore_ascii_case(b"on") {
+        return ctx.reply.error(errors::SYNTAX);
+    }
+    if !bcast && !prefixes.is_empty() {
+        return ctx.reply.error(errors::TRACKING_PREFIX_NEEDS_BCAST);
+    }
+    let old = ctx.client.tracking.as_deref();
+    if old.is_some_and(|o| o.tracker.bcast != bcast) {
+        return ctx.reply.error(errors::TRACKING_BCAST_SWITCH);
+    }
+    if bcast && (optin || optout) {
+        return ctx.reply.error(errors::TRACKING_OPT_BCAST);
+    }
+    if optin && optout {
+        return ctx.reply.error(errors::TRACKING_OPTIN_OPTOUT);
+    }
+    if old.is_some_and(|o| (optin && o.optout) || (optout && o.optin)) {
+        return ctx.reply.error(errors::TRACKING_OPT_SWITCH);
+    }
+    // Prefixes may not overlap one another or those the client has.
+    let had: Vec<Box<[u8]>> = old.map(|o| o.prefixes.clone()).unwrap_or_default();
+    for (i, p) in prefixes.iter().enumerate() {
+        if let Some(h) = had.iter().find(|h| overlap(h, p)) {
+            return ctx.reply.error(errors::tracking_prefix_overlap(p, h, true));
+        }
+        if let Some(q) = prefixes[i + 1..].iter().find(|q| overlap(p, q)) {
+            return ctx.reply.error(errors::tracking_prefix_overlap(p, q, false));
+        }
+    }
+    let srv = ctx.srv;
+    let target = match redirect {
+        Some(id) => {
+            let sh = srv.clients.lock().get(&(id as u64)).cloned();
+            match sh {
+                Some(sh) => Some((id as u64, Arc::clone(sh.inbox()))),
+                None => return ctx.reply.error(errors::TRACKING_NO_REDIRECT_TARGET),
+            }
+        }
+        None => None,
+    };
+    let mut all = had;
+    if bcast {
+        all.extend(prefixes);
+        if all.is_empty() {
+            all.push(Box::default());
+        }
+        all.sort();
+        all.dedup();
+    }
+    let tracker = Tracker::new(ctx.client.id, Arc::clone(ctx.client.shared.inbox()), target, noloop, bcast);
+    srv.messaging.tracking.enable(&tracker, &all);
+    srv.ks.track_writes(true);
+    let sh = &ctx.client.shared;
+    sh.set_flag(cflags::TRACKING, true);
+    sh.set_flag(cflags::TRACKING_BCAST, bcast);
+    sh.redirect.store(redirect.unwrap_or(0), Ordering::Relaxed);
+    let caching = old.is_some_and(|o| o.caching);
+    ctx.client.tracking = Some(Box::new(ClientTracking { tracker, optin, optout, caching, prefixes: if bcast { all } else { Vec::new() } }));
+    ctx.reply.ok();
+}
+
+/// Redis's prefix collision: one is a prefix of the other.
+fn overlap(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len().min(b.len());
+    a[..n] == b[..n]
+}
+
+/// Ends the client's tracking (CLIENT TRACKING OFF, RESET).
+pub fn stop(srv: &Server, client: &mut Client) {
+    if client.tracking.take().is_some() {
+        srv.stop_tracking(client.id);
+        let sh = &client.shared;
+        sh.set_flag(cflags::TRACKING, false);
+        sh.set_flag(cflags::TRACKING_BCAST, false);
+        sh.redirect.store(-1, Ordering::Relaxed);
+    }
+}
+
+/// CLIENT CACHING (YES|NO).
+pub(super) fn caching(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let Some(t) = ctx.client.tracking.as_deref_mut() else {
+        return ctx.reply.error(errors::CACHING_NOT_TRACKING);
+    };
+    let opt = args.get(2);
+    if opt.eq_ignore_ascii_case(b"yes") {
+        if !t.optin {
+            return ctx.reply.error(errors::CACHING_YES_NOT_OPTIN);
+        }
+    } else if opt.eq_ignore_ascii_case(b"no") {
+        if !t.optout {
+            return ctx.reply.error(errors::CACHING_NO_NOT_OPTOUT);
+        }
+    } else {
+        return ctx.reply.error(errors::SYNTAX);
+    }
+    t.caching = true;
+    ctx.reply.ok();
+}
+
+/// CLIENT GETREDIR: -1 when not tracking, 0 without a redirection.
+pub(super) fn getredir(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
+    let r = ctx.client.tracking.as_ref().map_or(-1, |t| t.tracker.redirect() as i64);
+    ctx.reply.int(r);
+}
+
+/// CLIENT TRACKINGINFO.
+pub(super) fn trackinginfo(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
+    let t = ctx.client.tracking.as_deref();
+    let mut words: Vec<&str> = vec![if t.is_some() { "on" } else { "off" }];
+    if let Some(t) = t {
+        if t.tracker.bcast {
+            words.push("bcast");
+        }
+        if t.optin {
+            words.push("optin");
+            if t.caching {
+                words.push("caching-yes");
+            }
+        }
+        if t.optout {
+            words.push("optout");
+            if t.caching {
+                words.push("caching-no");
+            }
+        }
+        if t.tracker.noloop {
+            words.push("noloop");
+        }
+        if t.tracker.broken() {
+            words.push("broken_redirect");
+        }
+    }
+    let r = &mut ctx.reply;
+    r.map(3);
+    r.bulk(b"flags");
+    r.set(words.len());
+    for w in &words {
+        r.bulk(w.as_bytes());
+    }
+    r.bulk(b"redirect");
+    r.int(t.map_or(-1, |t| t.tracker.redirect() as i64));
+    r.bulk(b"prefixes");
+    let prefixes = t.map(|t| t.prefixes.as_slice()).unwrap_or_default();
+    r.array(prefixes.len());
+    for p in prefixes {
+        r.bulk(p);
+    }
+}
+
+/// After `cmd` ran for `client`: the keys of a read-only command are
+/// remembered for it (OPTIN: only after CLIENT CACHING YES; OPTOUT: unless
+/// after CLIENT CACHING NO; BCAST clients are told by prefix instead), and
+/// CACHING's one-command grace ends, as in Redis's call() and resetClient().
+pub(super) fn after_command(srv: &Server, client: &mut Client, cmd: &Cmd, args: Args<'_>, in_exec: bool) {
+    let Some(t) = client.tracking.as_deref_mut() else { return };
+    let read = cmd.has(flags::READONLY) && !cmd.has(flags::PUBSUB) && !matches!(cmd.fullname.as_str(), "eval_ro" | "evalsha_ro" | "fcall_ro");
+    if read && !t.tracker.bcast && !((t.optin && !t.caching) || (t.optout && t.caching)) {
+        let tr = &srv.messaging.tracking;
+        let mut walk = cmd.keys(args);
+        for k in walk.by_ref() {
+            tr.remember(&t.tracker, args.get(k.pos));
+        }
+        let max = srv.config.read().tracking_table_max_keys;
+        tr.limit(usize::try_from(max).unwrap_or(usize::MAX), |i, d| srv.deliver(i, d, client.shared.worker));
+    }
+    let caching_cmd = cmd.parent.is_some() && cmd.fullname.starts_with("client|");
+    if !in_exec && client.multi.is_none() && !caching_cmd {
+        t.caching = false;
+    }
+}
