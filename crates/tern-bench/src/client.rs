@@ -137,7 +137,8 @@ pub struct Shared {
 }
 
 impl Shared {
-    pub fn new(cfg: Config, work: Workload) -> Shared {
+    /// `stop` is the SIGINT flag (set: stop sending, drain, report).
+    pub fn new(cfg: Config, work: Workload, stop: Arc<AtomicBool>) -> Shared {
         let data = if cfg.random_data {
             let mut rng = Rng::new(cfg.seed ^ 0xda7a);
             let n = (cfg.data_size * 2).max(cfg.data_size + 4096);
@@ -155,7 +156,7 @@ impl Shared {
             pace,
             cfg,
             work,
-            stop: Arc::new(AtomicBool::new(false)),
+            stop,
             start: Instant::now(),
             data,
         }
@@ -275,6 +276,9 @@ impl Conn {
             &sh.data
         };
         let prefix = cfg.key_prefix.as_bytes();
+        // The clock is read when the request is encoded: its write follows
+        // within the same fill.
+        let now_us = if t.timed { crate::pubsub::epoch_us() } else { 0 };
         let (gen, rng) = (&mut self.gens[ci], &mut self.rng);
         let mut drawn = 0;
         let mut key = |o: &mut Vec<u8>| {
@@ -306,7 +310,7 @@ impl Conn {
                     // The length prefix needs the expanded word first.
                     let w = &mut self.scratch;
                     w.clear();
-                    t.expand_word(i, w, &mut key, data);
+                    t.expand_word(i, w, &mut key, data, now_us);
                     put_len(out, b'$', w.len());
                     out.extend_from_slice(w);
                     out.extend_from_slice(b"\r\n");
@@ -321,7 +325,7 @@ impl Conn {
                 spans.clear();
                 for i in 1..t.words.len() {
                     let at = sc.len();
-                    t.expand_word(i, sc, &mut key, data);
+                    t.expand_word(i, sc, &mut key, data, now_us);
                     spans.push((at, sc.len()));
                 }
                 let arg = |i: usize| &sc[spans[i].0..spans[i].1];
@@ -639,6 +643,10 @@ fn consume(c: &mut Conn, sh: &Shared, stats: &mut Stats, now: Instant) -> Result
                     _ => (1, 0),
                 },
                 "MGET" if r.kind == Kind::Array => ((r.len - r.nulls) as u64, r.nulls as u64),
+                "PUBLISH" | "SPUBLISH" if r.kind == Kind::Int => {
+                    stats.receivers += tern_resp::parse_u64(&buf[r.text.clone()]).unwrap_or(0);
+                    (0, 0)
+                }
                 _ => (0, 0),
             };
             owe_set(c, &sh.work, &p, misses);

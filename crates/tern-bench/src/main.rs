@@ -6,6 +6,8 @@
 //!        threads × { mio loop over `-c` connections, `--pipeline` in flight }
 //!        per-thread Stats (counts, HdrHistogram, per-second series) ─► merge
 //!        ─► table on stdout, memtier-layout JSON (`--json-out-file`)
+//!  --subscribers: subscriber threads subscribe first (subscriber.rs), the
+//!        load is the publisher, their SubStats join the report
 //! ```
 #![forbid(unsafe_code)]
 
@@ -13,13 +15,15 @@ mod client;
 mod keys;
 mod mc;
 mod opts;
+mod pubsub;
 mod report;
 mod server_cpu;
 mod stats;
+mod subscriber;
 mod template;
 
 use std::io::IsTerminal;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -66,15 +70,21 @@ fn bench(cfg: Config, work: Workload) -> Result<i32, String> {
     let threads = cfg.threads;
     let hide = cfg.hide_histogram;
     let json = cfg.json_out_file.clone();
-    let sh = Arc::new(Shared::new(cfg.clone(), work));
+    let stop = Arc::new(AtomicBool::new(false));
     // The first Ctrl-C ends the run early with a report; a second one
     // (the default handler is restored once the flag is set) kills it.
     let _ = signal_hook::flag::register_conditional_default(
         signal_hook::consts::SIGINT,
-        sh.stop.clone(),
+        stop.clone(),
     );
-    let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, sh.stop.clone());
+    let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, stop.clone());
+    // Subscribers are subscribed before the load (and its clock) starts.
+    let subs = match cfg.subscribers {
+        0 => None,
+        _ => Some(subscriber::Subscribers::start(&cfg, &stop)?),
+    };
     let cpu_before = server_cpu::sample(&cfg);
+    let sh = Arc::new(Shared::new(cfg.clone(), work, stop.clone()));
     let wall_start = SystemTime::now();
     let progress: Vec<Arc<Progress>> = (0..threads)
         .map(|_| Arc::new(Progress::default()))
@@ -101,8 +111,9 @@ fn bench(cfg: Config, work: Workload) -> Result<i32, String> {
             let now = Instant::now();
             let rate = (ops - last.1) as f64 / now.duration_since(last.0).as_secs_f64().max(1e-9);
             last = (now, ops);
+            let msgs = subs.as_ref().map_or(String::new(), |s| format!("{:>12} msgs received", s.messages()));
             eprint!(
-                "\r[{:>4}s] {:>12.0} ops/s  {:>12} ops  {:>8} errors   ",
+                "\r[{:>4}s] {:>12.0} ops/s  {:>12} ops  {:>8} errors {msgs}  ",
                 sh.start.elapsed().as_secs(),
                 rate,
                 ops,
@@ -125,6 +136,13 @@ fn bench(cfg: Config, work: Workload) -> Result<i32, String> {
         }
     }
     let total = total.ok_or("no threads")?;
+    // The messages still on their way count, and so does the CPU the
+    // server spends delivering them.
+    let subs = subs.map(|s| s.finish(total.receivers, &stop)).transpose()?;
+    let sub_span = subs
+        .as_ref()
+        .and_then(|s| s.last)
+        .map_or(elapsed, |l| elapsed.max(l.saturating_duration_since(sh.start)));
     let server_cpu = cpu_before.zip(server_cpu::sample(&cfg)).map(|(a, b)| (b - a).max(0.0));
     let r = report::Report {
         cfg: &cfg,
@@ -132,10 +150,13 @@ fn bench(cfg: Config, work: Workload) -> Result<i32, String> {
         elapsed,
         wall_start,
         server_cpu,
+        subs: subs.as_ref(),
+        sub_span,
     };
     print!("{}", r.table(hide));
     if let Some(path) = json {
         std::fs::write(&path, r.json()).map_err(|e| format!("{path}: {e}"))?;
     }
-    Ok(if total.connection_errors > 0 { 1 } else { 0 })
+    let sub_errors = subs.as_ref().map_or(0, |s| s.connection_errors);
+    Ok(if total.connection_errors + sub_errors > 0 { 1 } else { 0 })
 }

@@ -14,6 +14,7 @@
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, ValueEnum};
 
 use crate::keys::Pattern;
+use crate::pubsub;
 use crate::template::Template;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -79,6 +80,22 @@ pub struct Config {
     pub json_out_file: Option<String>,
     /// Stop a connection at its first error reply (for debugging specs).
     pub quiet: bool,
+    /// `--subscribers`: connections that subscribe before the load starts
+    /// and count what they receive (0: none, memtier's behaviour).
+    pub subscribers: usize,
+    /// `--subscriber-threads`: the threads of their own those connections
+    /// run on (the load's threads are not shared with them).
+    pub subscriber_threads: usize,
+    /// `--subscribe-channels`, expanded: SUBSCRIBE'd, dealt to the
+    /// connections round-robin ([`pubsub::deal`]).
+    pub sub_channels: Vec<String>,
+    /// `--subscribe-patterns`, expanded: PSUBSCRIBE'd, each by one connection.
+    pub sub_patterns: Vec<String>,
+    /// `--subscribe-shard-channels`, expanded: SSUBSCRIBE'd like channels.
+    pub sub_shard_channels: Vec<String>,
+    /// `--subscribe-resp3`: subscribers send HELLO 3 and read push messages
+    /// (they do with `--protocol resp3` too).
+    pub subscribe_resp3: bool,
 }
 
 impl Default for Config {
@@ -112,6 +129,12 @@ impl Default for Config {
             hide_histogram: false,
             json_out_file: None,
             quiet: false,
+            subscribers: 0,
+            subscriber_threads: 1,
+            sub_channels: Vec::new(),
+            sub_patterns: Vec::new(),
+            sub_shard_channels: Vec::new(),
+            subscribe_resp3: false,
         }
     }
 }
@@ -142,6 +165,17 @@ usage: tern-bench [options]
       --distinct-client-seed --randomize  --seed N
       --hide-histogram       --json-out-file FILE
       --spec FILE.yml --phase preload|benchmark|info   (options after --spec override it)
+  Publish/subscribe (tern-bench's own; the load above is the publisher):
+      --subscribers N        N more connections that subscribe before the load starts, count what
+                             they receive and its delivery latency (received - __time_us__)
+      --subscribe-channels LIST          SUBSCRIBE: names, comma-separated, each with at most one
+                             {M..N} range (chan-{0..9999}); dealt round-robin, every subscriber one at least
+      --subscribe-patterns LIST          PSUBSCRIBE: each pattern by one subscriber, round-robin
+      --subscribe-shard-channels LIST    SSUBSCRIBE, dealt as channels
+      --subscribe-resp3      subscribers send HELLO 3 and read RESP3 pushes
+      --subscriber-threads N (1)         threads of their own for the subscribers
+      __time_us__ in a --command: 16 digits of microseconds since the epoch, then __data__'s filler
+                             up to --data-size (PUBLISH chan-__key__ __time_us__)
   Error replies are counted as errors, never as operations.";
 
 /// Splits a string as a POSIX shell would: whitespace separates words,
@@ -165,6 +199,14 @@ fn pattern(v: &str) -> Result<Pattern, String> {
 
 fn patterns(v: &str) -> Result<(Pattern, Pattern), String> {
     pair(v, pattern)
+}
+
+/// A `--subscribe-*` list, expanded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Names(Vec<String>);
+
+fn names(v: &str) -> Result<Names, String> {
+    pubsub::expand_list(v).map(Names)
 }
 
 fn requests(v: &str) -> Result<Requests, String> {
@@ -243,6 +285,18 @@ pub struct Options {
     json_out_file: Option<String>,
     #[arg(long)]
     quiet: bool,
+    #[arg(long)]
+    subscribers: Option<usize>,
+    #[arg(long)]
+    subscriber_threads: Option<usize>,
+    #[arg(long, value_parser = names, allow_hyphen_values = true)]
+    subscribe_channels: Option<Names>,
+    #[arg(long, value_parser = names, allow_hyphen_values = true)]
+    subscribe_patterns: Option<Names>,
+    #[arg(long, value_parser = names, allow_hyphen_values = true)]
+    subscribe_shard_channels: Option<Names>,
+    #[arg(long)]
+    subscribe_resp3: bool,
     /// The spec whose arguments come first (command line only).
     #[arg(long)]
     pub spec: Option<String>,
@@ -313,7 +367,18 @@ impl Config {
             server <- server, port <- port, protocol <- protocol, threads <- threads,
             clients <- clients, pipeline <- pipeline, ratio <- ratio, key_min <- key_min,
             key_max <- key_max, key_prefix <- key_prefix, data_size <- data_size, seed <- seed,
+            subscribers <- subscribers, subscriber_threads <- subscriber_threads,
         );
+        for (field, opt) in [
+            (&mut self.sub_channels, &o.subscribe_channels),
+            (&mut self.sub_patterns, &o.subscribe_patterns),
+            (&mut self.sub_shard_channels, &o.subscribe_shard_channels),
+        ] {
+            if let Some(Names(v)) = opt {
+                field.clone_from(v);
+            }
+        }
+        self.subscribe_resp3 |= o.subscribe_resp3;
         if let Some((s, g)) = o.key_pattern {
             (self.set_pattern, self.get_pattern) = (s, g);
         }
@@ -371,6 +436,30 @@ impl Config {
         }
         if self.commands.iter().all(|c| c.ratio == 0) && !self.commands.is_empty() {
             return Err("every --command-ratio is 0".into());
+        }
+        self.validate_subscribers()
+    }
+
+    fn validate_subscribers(&self) -> Result<(), String> {
+        let lists = self.sub_channels.len() + self.sub_patterns.len() + self.sub_shard_channels.len();
+        if self.subscribers == 0 {
+            if lists > 0 || self.subscribe_resp3 {
+                return Err("--subscribe-channels, --subscribe-patterns, --subscribe-shard-channels and \
+                            --subscribe-resp3 need --subscribers N"
+                    .into());
+            }
+            return Ok(());
+        }
+        if lists == 0 {
+            return Err("--subscribers needs --subscribe-channels, --subscribe-patterns or \
+                        --subscribe-shard-channels"
+                .into());
+        }
+        if matches!(self.protocol, Protocol::MemcacheText | Protocol::MemcacheMeta) {
+            return Err("--subscribers needs the redis or resp3 protocol".into());
+        }
+        if self.subscriber_threads == 0 {
+            return Err("--subscriber-threads must be at least 1".into());
         }
         Ok(())
     }
@@ -510,6 +599,38 @@ mod tests {
         assert_eq!(Options::parse(&words("--help")).err().as_deref(), Some(USAGE));
         assert!(Options::parse(&words("--phase later")).is_err());
         assert!(shell_split("trailing \\").is_err());
+    }
+
+    #[test]
+    fn subscriber_options() {
+        let mut c = Config::default();
+        c.apply(&words(
+            "--subscribers 1000 --subscribe-channels chan-{0..9999} --subscribe-patterns=p{0..9}* \
+             --subscribe-shard-channels s1,s2 --subscribe-resp3 --subscriber-threads 2 \
+             --command 'PUBLISH chan-__key__ __time_us__'",
+        ))
+        .unwrap();
+        assert_eq!((c.subscribers, c.subscriber_threads, c.subscribe_resp3), (1000, 2, true));
+        assert_eq!((c.sub_channels.len(), c.sub_channels[9999].as_str()), (10_000, "chan-9999"));
+        assert_eq!((c.sub_patterns.len(), c.sub_patterns[0].as_str()), (10, "p0*"));
+        assert_eq!(c.sub_shard_channels, ["s1", "s2"]);
+        assert!(c.commands[0].template.timed);
+        // A later list replaces an earlier one; absent lists stay.
+        c.apply(&words("--subscribe-channels -one-")).unwrap();
+        assert_eq!((c.sub_channels.as_slice(), c.sub_patterns.len()), (&["-one-".to_string()][..], 10));
+        // Without the options nothing changes: memtier's behaviour.
+        assert_eq!(Config::default().subscribers, 0);
+        for bad in [
+            "--subscribe-channels a",
+            "--subscribe-resp3",
+            "--subscribers 2",
+            "--subscribers 2 --subscribe-channels a,,b",
+            "--subscribers 2 --subscribe-channels c{3..1}",
+            "--subscribers 2 --subscribe-channels a -P memcache_text",
+            "--subscribers 2 --subscribe-patterns a --subscriber-threads 0",
+        ] {
+            assert!(Config::default().apply(&words(bad)).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -3,7 +3,10 @@
 //! The JSON keeps memtier's `ALL STATS` → `Totals` → `Ops/sec`, `Hits/sec`,
 //! `Misses/sec`, `Percentile Latencies`… so tools that read memtier's file
 //! read this one, and adds `Errors`, `Errors/sec`, the request/reply counts
-//! and a per-second series (`Time-Serie`).
+//! and a per-second series (`Time-Serie`). With `--subscribers`, a
+//! `SUBSCRIBERS` table follows and the JSON gains `ALL STATS` →
+//! `Subscribers`: messages received, per second, delivery latency
+//! percentiles and the server's CPU per received message.
 
 use std::fmt::Write;
 use std::time::{Duration, SystemTime};
@@ -11,8 +14,9 @@ use std::time::{Duration, SystemTime};
 use hdrhistogram::Histogram;
 use serde_json::{json, Map, Value};
 
-use crate::opts::{Config, Phase, Spec};
-use crate::stats::{ms_at, Counts, Stats};
+use crate::opts::{Config, Phase, Protocol, Spec};
+use crate::pubsub::MsgKind;
+use crate::stats::{ms_at, Counts, Stats, SubStats};
 
 pub const QUANTILES: [(f64, &str); 5] = [
     (0.5, "p50.00"),
@@ -30,6 +34,11 @@ pub struct Report<'a> {
     /// Seconds of CPU the server used during the run (its own count,
     /// `server_cpu`), if it said.
     pub server_cpu: Option<f64>,
+    /// What the subscribers received (`--subscribers`).
+    pub subs: Option<&'a SubStats>,
+    /// From the start of the load to the last message received (at least
+    /// `elapsed`): what messages/s divide by.
+    pub sub_span: Duration,
 }
 
 fn title(name: &str) -> String {
@@ -56,6 +65,83 @@ impl Report<'_> {
     fn server_cpu_per_op(&self) -> Option<f64> {
         let ops = self.stats.totals().0.ops;
         self.server_cpu.filter(|_| ops > 0).map(|s| s * 1e6 / ops as f64)
+    }
+
+    /// The server's CPU µs per message the subscribers received.
+    fn server_cpu_per_message(&self) -> Option<f64> {
+        let m = self.subs.map_or(0, SubStats::messages);
+        self.server_cpu.filter(|_| m > 0).map(|s| s * 1e6 / m as f64)
+    }
+
+    fn sub_secs(&self) -> f64 {
+        self.sub_span.as_secs_f64().max(1e-9)
+    }
+
+    /// Each kind of message received (those with any), then the totals.
+    fn sub_rows(&self, subs: &SubStats) -> Vec<(&'static str, u64, Histogram<u64>)> {
+        let mut rows: Vec<(&'static str, u64, Histogram<u64>)> = MsgKind::ALL
+            .iter()
+            .map(|&k| (k.title(), subs.kinds[k as usize].0, subs.kinds[k as usize].1.clone()))
+            .filter(|r| r.1 > 0)
+            .collect();
+        rows.push(("Totals", subs.messages(), subs.latency()));
+        rows
+    }
+
+    fn sub_title(&self) -> String {
+        let c = self.cfg;
+        let resp3 = c.subscribe_resp3 || c.protocol == Protocol::Resp3;
+        format!(
+            "{} connections on {} thread(s), {}: {} channels, {} patterns, {} shard channels",
+            c.subscribers,
+            c.subscriber_threads.min(c.subscribers),
+            if resp3 { "RESP3" } else { "RESP2" },
+            c.sub_channels.len(),
+            c.sub_patterns.len(),
+            c.sub_shard_channels.len()
+        )
+    }
+
+    fn sub_table(&self, o: &mut String, subs: &SubStats) {
+        let s = self.sub_secs();
+        let _ = writeln!(o, "\nSUBSCRIBERS ({}, {:.2} s)", self.sub_title(), self.sub_span.as_secs_f64());
+        let _ = writeln!(
+            o,
+            "{:<10}{:>13}{:>13}{:>10}{:>10}{:>10}{:>10}{:>10}{:>12}",
+            "Type", "Msgs", "Msgs/sec", "p50", "p90", "p99", "p99.9", "max", "KB/sec"
+        );
+        for (name, n, h) in self.sub_rows(subs) {
+            let q: Vec<f64> = QUANTILES.iter().map(|(q, _)| ms_at(&h, *q)).collect();
+            let kb = if name == "Totals" { format!("{:.2}", subs.bytes_in as f64 / 1024.0 / s) } else { String::new() };
+            let _ = writeln!(
+                o,
+                "{:<10}{:>13}{:>13.2}{:>10.3}{:>10.3}{:>10.3}{:>10.3}{:>10.3}{:>12}",
+                name,
+                n,
+                n as f64 / s,
+                q[0],
+                q[1],
+                q[2],
+                q[3],
+                q[4],
+                kb
+            );
+        }
+        let _ = writeln!(
+            o,
+            "messages received {} of {} announced by PUBLISH replies, without __time_us__ {}, connection errors {} \
+             (delivery latency in ms: receive time - __time_us__)",
+            subs.messages(),
+            self.stats.receivers,
+            subs.untimed,
+            subs.connection_errors
+        );
+        if let Some(e) = &subs.first_error {
+            let _ = writeln!(o, "first subscriber error: {e}");
+        }
+        if let Some(us) = self.server_cpu_per_message() {
+            let _ = writeln!(o, "server CPU {us:.3} µs per received message");
+        }
     }
 
     fn rows(&self) -> Vec<(String, Counts, Histogram<u64>)> {
@@ -132,6 +218,9 @@ impl Report<'_> {
         if let Some(us) = self.server_cpu_per_op() {
             let _ = writeln!(o, "server CPU {us:.3} µs per op ({:.3} s over the run, as the server counts it)", self.server_cpu.unwrap_or(0.0));
         }
+        if let Some(subs) = self.subs {
+            self.sub_table(&mut o, subs);
+        }
         if !hide_histogram && !h.is_empty() {
             let _ = writeln!(o, "\n{:>12} {:>10}", "msec", "percent");
             for v in h.iter_quantiles(1) {
@@ -171,6 +260,42 @@ impl Report<'_> {
         })
     }
 
+    fn sub_json(&self, subs: &SubStats) -> Value {
+        let s = self.sub_secs();
+        let mut doc = Map::new();
+        for (name, n, h) in self.sub_rows(subs) {
+            let mut pct = Map::new();
+            for (q, label) in QUANTILES {
+                pct.insert(label.into(), json!(ms_at(&h, q)));
+            }
+            let avg = if h.is_empty() { 0.0 } else { h.mean() / 1000.0 };
+            let row = json!({
+                "Count": n,
+                "Messages/sec": n as f64 / s,
+                "Timed": h.len(),
+                "Average Latency": avg,
+                "Max Latency": if h.is_empty() { 0.0 } else { h.max() as f64 / 1000.0 },
+                "Percentile Latencies": pct,
+            });
+            if name == "Totals" {
+                if let Value::Object(m) = row {
+                    doc.extend(m);
+                }
+            } else {
+                doc.insert(name.into(), row);
+            }
+        }
+        doc.insert("Publish Receivers".into(), json!(self.stats.receivers));
+        doc.insert("Untimed".into(), json!(subs.untimed));
+        doc.insert("Connection Errors".into(), json!(subs.connection_errors));
+        doc.insert("KB/sec".into(), json!(subs.bytes_in as f64 / 1024.0 / s));
+        doc.insert("Duration".into(), json!(self.sub_span.as_millis() as u64));
+        if let Some(us) = self.server_cpu_per_message() {
+            doc.insert("Server CPU usec/message".into(), json!(us));
+        }
+        Value::Object(doc)
+    }
+
     pub fn json(&self) -> String {
         let s = self.secs();
         let mut all = Map::new();
@@ -201,10 +326,16 @@ impl Report<'_> {
                     if let Some(us) = self.server_cpu_per_op() {
                         m.insert("Server CPU usec/op".into(), json!(us));
                     }
+                    if self.subs.is_some() {
+                        m.insert("Publish Receivers".into(), json!(self.stats.receivers));
+                    }
                     m.insert("Time-Serie".into(), Value::Object(series));
                 }
             }
             all.insert(name, row);
+        }
+        if let Some(subs) = self.subs {
+            all.insert("Subscribers".into(), self.sub_json(subs));
         }
         let start_ms = self
             .wall_start
@@ -226,6 +357,12 @@ impl Report<'_> {
                 "data_size": cfg.data_size, "random_data": cfg.random_data,
                 "commands": cfg.commands.iter().map(|c| c.template.name.clone()).collect::<Vec<_>>(),
                 "distinct_client_seed": cfg.distinct_client_seed,
+                "subscribers": cfg.subscribers,
+                "subscriber_threads": cfg.subscriber_threads,
+                "subscribe_channels": cfg.sub_channels.len(),
+                "subscribe_patterns": cfg.sub_patterns.len(),
+                "subscribe_shard_channels": cfg.sub_shard_channels.len(),
+                "subscribe_resp3": cfg.subscribe_resp3,
             },
             "ALL STATS": all,
         });

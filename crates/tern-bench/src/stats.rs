@@ -5,7 +5,11 @@
 //! are counted apart and their latency is not recorded, so a server that
 //! answers `-ERR unknown command` quickly cannot look fast.
 
+use std::time::Instant;
+
 use hdrhistogram::Histogram;
+
+use crate::pubsub::MsgKind;
 
 /// Latencies are recorded in microseconds, from 1 µs to 100 s at three
 /// significant digits (memtier's resolution).
@@ -45,6 +49,9 @@ pub struct Stats {
     pub bytes_in: u64,
     pub bytes_out: u64,
     pub connection_errors: u64,
+    /// The sum of PUBLISH and SPUBLISH replies: the receivers the server
+    /// says it delivered each message to.
+    pub receivers: u64,
     pub cmds: Vec<CmdStats>,
     /// Operations and errors completed in each second since the start.
     pub per_sec: Vec<Counts>,
@@ -59,6 +66,7 @@ impl Stats {
             bytes_in: 0,
             bytes_out: 0,
             connection_errors: 0,
+            receivers: 0,
             cmds: names
                 .iter()
                 .map(|n| CmdStats {
@@ -85,6 +93,7 @@ impl Stats {
         self.bytes_in += o.bytes_in;
         self.bytes_out += o.bytes_out;
         self.connection_errors += o.connection_errors;
+        self.receivers += o.receivers;
         for (a, b) in self.cmds.iter_mut().zip(&o.cmds) {
             a.counts.add(&b.counts);
             // Same bounds on both sides, so adding cannot fail.
@@ -106,6 +115,74 @@ impl Stats {
             let _ = h.add(&cmd.hist);
         }
         (c, h)
+    }
+}
+
+/// What the subscriber connections received (`--subscribers`), one set
+/// per subscriber thread, merged at the end.
+#[derive(Clone, Debug)]
+pub struct SubStats {
+    /// Messages of each [`MsgKind`], and their delivery latency (receive
+    /// time − the payload's `__time_us__`, µs) when the payload had one.
+    pub kinds: [(u64, Histogram<u64>); 3],
+    /// Messages whose payload did not start with a `__time_us__`.
+    pub untimed: u64,
+    pub bytes_in: u64,
+    pub connection_errors: u64,
+    pub first_error: Option<String>,
+    /// When the last message was read.
+    pub last: Option<Instant>,
+}
+
+impl Default for SubStats {
+    fn default() -> Self {
+        SubStats {
+            kinds: std::array::from_fn(|_| (0, new_histogram())),
+            untimed: 0,
+            bytes_in: 0,
+            connection_errors: 0,
+            first_error: None,
+            last: None,
+        }
+    }
+}
+
+impl SubStats {
+    pub fn messages(&self) -> u64 {
+        self.kinds.iter().map(|k| k.0).sum()
+    }
+
+    pub fn record(&mut self, kind: MsgKind, latency_us: Option<u64>) {
+        let k = &mut self.kinds[kind as usize];
+        k.0 += 1;
+        match latency_us {
+            Some(us) => k.1.saturating_record(us.max(1)),
+            None => self.untimed += 1,
+        }
+    }
+
+    pub fn merge(&mut self, o: &SubStats) {
+        for (a, b) in self.kinds.iter_mut().zip(&o.kinds) {
+            a.0 += b.0;
+            // Same bounds on both sides, so adding cannot fail.
+            let _ = a.1.add(&b.1);
+        }
+        self.untimed += o.untimed;
+        self.bytes_in += o.bytes_in;
+        self.connection_errors += o.connection_errors;
+        self.last = self.last.max(o.last);
+        if self.first_error.is_none() {
+            self.first_error.clone_from(&o.first_error);
+        }
+    }
+
+    /// The latency of every timed message.
+    pub fn latency(&self) -> Histogram<u64> {
+        let mut h = new_histogram();
+        for k in &self.kinds {
+            let _ = h.add(&k.1);
+        }
+        h
     }
 }
 
@@ -171,5 +248,25 @@ mod tests {
         );
         assert_eq!(a.first_error.as_deref(), Some("ERR x"));
         assert!((ms_at(&h, 1.0) - 5.0).abs() < 0.01);
+    }
+
+    #[test]
+    fn subscriber_stats_count_kinds_and_merge() {
+        let t0 = Instant::now();
+        let mut a = SubStats::default();
+        let mut b = SubStats::default();
+        a.record(MsgKind::Message, Some(100));
+        a.record(MsgKind::Message, None);
+        a.record(MsgKind::Pmessage, Some(0));
+        b.record(MsgKind::Smessage, Some(300));
+        b.last = Some(t0);
+        b.first_error = Some("closed".into());
+        a.merge(&b);
+        assert_eq!(a.messages(), 4);
+        assert_eq!(a.kinds.iter().map(|k| k.0).collect::<Vec<_>>(), [2, 1, 1]);
+        assert_eq!((a.untimed, a.last, a.first_error.as_deref()), (1, Some(t0), Some("closed")));
+        let h = a.latency();
+        // An untimed message has no latency; 0 µs is recorded as 1 µs.
+        assert_eq!((h.len(), h.min(), h.max()), (3, 1, h.highest_equivalent(300)));
     }
 }

@@ -549,3 +549,71 @@ fn miss_set_fills_what_zipf_gets_missed() {
     // Zipf 1.1 over 500 keys: most reads hit the few hottest keys.
     assert!(hits > 2 * misses, "{hits} hits, {misses} misses");
 }
+
+#[test]
+fn subscribers_receive_what_publish_announced() {
+    each_threads(|s| {
+        // 4 publishers over 10 channels, 4 subscribers: each channel has one
+        // subscriber, and the pattern `chan-1*` (of these channels it
+        // matches chan-1 only) adds a pmessage to every PUBLISH to chan-1.
+        let (v, text) = bench(
+            s.port,
+            &[
+                "-t", "2", "-c", "2", "--pipeline", "4", "-n", "100", "--key-prefix", "",
+                "--key-maximum", "9", "--command", "PUBLISH chan-__key__ __time_us__",
+                "--subscribers", "4", "--subscribe-channels", "chan-{0..9}",
+                "--subscribe-patterns", "chan-1*",
+            ],
+        );
+        let t = totals(&v);
+        assert_eq!((n(t, "Count"), n(t, "Errors")), (400, 0), "{text}");
+        let sub = &v["ALL STATS"]["Subscribers"];
+        let pm = n(&sub["Pmessages"], "Count");
+        // Every PUBLISH reached its channel's subscriber; those to chan-1
+        // the pattern's too, and PUBLISH's replies counted both.
+        assert_eq!(n(&sub["Messages"], "Count"), 400, "{text}");
+        assert!(pm > 0 && pm < 400, "{text}");
+        assert_eq!(n(sub, "Count"), 400 + pm);
+        assert_eq!(n(sub, "Publish Receivers"), 400 + pm);
+        assert_eq!((n(sub, "Untimed"), n(sub, "Timed"), n(sub, "Connection Errors")), (0, 400 + pm, 0));
+        let p999 = sub["Percentile Latencies"]["p99.90"].as_f64().unwrap();
+        assert!(p999 > 0.0 && p999 < 10_000.0, "{text}");
+    });
+}
+
+#[test]
+fn fan_out_over_resp3_and_shard_channels() {
+    let s = Server::start(2);
+    // One publisher, 50 subscribers of one channel on two threads, RESP3.
+    let (v, text) = bench(
+        s.port,
+        &[
+            "-t", "1", "-c", "1", "-n", "50", "-d", "40", "--command", "PUBLISH news __time_us__",
+            "--subscribers", "50", "--subscriber-threads", "2", "--subscribe-channels", "news",
+            "--subscribe-resp3",
+        ],
+    );
+    let sub = &v["ALL STATS"]["Subscribers"];
+    assert_eq!((n(sub, "Count"), n(sub, "Publish Receivers"), n(sub, "Untimed")), (2500, 2500, 0), "{text}");
+    assert!(text.contains("SUBSCRIBERS (50 connections on 2 thread(s), RESP3"), "{text}");
+    // SSUBSCRIBE and SPUBLISH; a payload without __time_us__ is counted, untimed.
+    let (v, text) = bench(
+        s.port,
+        &[
+            "-t", "1", "-c", "2", "--pipeline", "8", "-n", "30", "--command", "SPUBLISH s __data__",
+            "--subscribers", "1", "--subscribe-shard-channels", "s",
+        ],
+    );
+    let sub = &v["ALL STATS"]["Subscribers"];
+    assert_eq!((n(&sub["Smessages"], "Count"), n(sub, "Untimed")), (60, 60), "{text}");
+    // A subscriber that cannot subscribe (here: a memcached port answers
+    // in its own protocol) ends the run before the load, with the reason.
+    let out = Command::new(env!("CARGO_BIN_EXE_tern-bench"))
+        .args(["-p", &s.mc_port.to_string(), "--subscribers", "1", "--subscribe-channels", "c"])
+        .output()
+        .expect("run tern-bench");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("subscribing: 0 of 1 subscribers ready: subscriber: bad reply"), "{err}");
+    assert!(out.stdout.is_empty());
+}
