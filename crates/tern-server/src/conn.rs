@@ -1,9 +1,9 @@
-//! One client connection as its worker owns it (`net.rs`): the read
+//! One client connection as its worker owns it (`net/`): the read
 //! buffer and the parser's place in it, the reply buffer, the client's
 //! state, and the socket below, plain or through its rustls session
 //! ([`crate::tls`]). What it holds in memory, and the reads and writes that
 //! go through TLS when it has it, are here; the event loop that drives it
-//! is `net.rs`.
+//! is `net/`.
 
 use std::io::{self, Read};
 use std::sync::atomic::Ordering;

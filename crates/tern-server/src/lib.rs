@@ -6,7 +6,7 @@
 //! ```text
 //!  main ─► Config::from_args (tern-config) ─► run: log, fd limit, TLS context (tls.rs), listeners
 //!        ─► Engine (tern-commands: the shared state beside the command table)
-//!            ├─ N workers (net.rs): accept, read, parse a batch, plan keys, prefetch, dispatch, write
+//!            ├─ N workers (net/): accept, read, parse a batch, plan keys, prefetch, dispatch, write
 //!            ├─ cron thread: active expiry, memcached's delayed flush_all
 //!            ├─ saver, AOF writer and AOF rewriter threads (tern-commands' persist, aof)
 //!            └─ signal thread: SIGINT/SIGTERM ─► graceful shutdown
