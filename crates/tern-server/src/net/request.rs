@@ -1,7 +1,8 @@
 //! The request loop: reading a connection's socket, running every
-//! complete request in its buffer (RESP through [`run_request`], which the
-//! in-process executor shares; memcached through its executor), and the
-//! query-buffer limit.
+//! complete request in its buffer, and the query-buffer limit. One loop
+//! ([`Worker::run_loop`]) serves both protocols through [`Protocol`]: RESP
+//! through [`run_request`] (which the in-process executor shares),
+//! memcached through its executor.
 
 use super::*;
 
@@ -32,7 +33,8 @@ pub(crate) enum Step {
     Postponed,
     /// HTTP (`POST`, `Host:`): close at once, replies dropped, as Redis does.
     Http,
-    /// Replied with this protocol error; close, dropping what follows.
+    /// Replied with this protocol error (logged; empty: nothing to log,
+    /// as memcached's, which gets no reply); close, dropping what follows.
     ProtocolError(Vec<u8>),
 }
 
@@ -212,30 +214,41 @@ impl Worker {
 
     /// Executes every complete request in the read buffer, until the
     /// client's unsent replies reach the high-water mark (or its hard
-    /// output limit, which closes it).
+    /// output limit, which closes it), in the connection's protocol.
     pub(super) fn process(&mut self, key: usize) {
-        if self.conns.get(key).is_some_and(|c| c.mc.is_some()) {
-            return self.process_mc(key);
-        }
         let eng = self.eng.clone();
-        let (srv, commands) = (&eng.srv, &eng.commands);
-        let Some(conn) = self.conns.get_mut(key) else { return };
+        let srv = &eng.srv;
+        let Some(conn) = self.conns.get(key) else { return };
         self.scratch.clock.mark_now();
-        let started_ns = self.scratch.clock.mark_ns();
-        let mut locks = lock_set(&srv.ks, &self.effects);
+        match conn.mc.is_some() {
+            false => {
+                let limits = Limits { max_bulk_len: srv.settings.proto_max_bulk_len(), ..Limits::default() };
+                let batch = self.scratch.tuner.begin(srv.prefetch_batch(), srv.settings.prefetch_tune());
+                let resp = Resp { locks: lock_set(&srv.ks, &self.effects), limits, batch, started_ns: self.scratch.clock.mark_ns(), commands: 0 };
+                self.run_loop(&eng, key, resp);
+            }
+            true => {
+                let mc = Memcached { lim: tern_memcache::Limits { max_item_size: self.mc.max_item_size() }, batch: srv.prefetch_batch(), ahead: 0 };
+                self.run_loop(&eng, key, mc);
+            }
+        }
+    }
+
+    /// The request loop both protocols share: writes early what a long
+    /// pipeline produced, stops at the high-water mark, runs request after
+    /// request through `proto`, then settles the connection's buffers and
+    /// its output limits.
+    fn run_loop<'ks, P: Protocol<'ks>>(&mut self, eng: &'ks Engine, key: usize, mut proto: P) {
+        let srv = &eng.srv;
+        let Some(conn) = self.conns.get_mut(key) else { return };
+        let mut w = Parts { srv, commands: &eng.commands, worker: self.id, stats: &self.stats, scratch: &mut self.scratch, plan: &mut self.plan, effects: &self.effects, mc: &self.mc };
         // With `appendfsync always` no reply leaves before its write is
         // on disk: the buffer waits for the round's end (or pauses).
         let early = !srv.aof.waits();
-        let mut limits = Limits {
-            max_bulk_len: srv.settings.proto_max_bulk_len(),
-            ..Limits::default()
-        };
         let hard = srv.settings.client_output_buffer_limit().normal.hard as usize;
-        let batch = self.scratch.tuner.begin(srv.prefetch_batch(), srv.settings.prefetch_tune());
         let mut ran = false;
-        let mut ran_commands = 0;
         while conn.rpos < conn.rlen && !conn.closing && conn.client.blocked.is_none() && !conn.postponed {
-            if early && conn.pending_out() > OUT_WRITE_EARLY && conn.write_out(&self.stats, self.scratch.clock.last_ms()).is_err() {
+            if early && conn.pending_out() > OUT_WRITE_EARLY && conn.write_out(w.stats, w.scratch.clock.last_ms()).is_err() {
                 // The peer is gone: nothing more will be delivered.
                 conn.closing = true;
                 conn.rpos = conn.rlen;
@@ -247,14 +260,8 @@ impl Worker {
                 break;
             }
             let buf = &conn.rbuf[conn.rpos..conn.rlen];
-            let step = run_request(
-                Ctx { srv, commands, worker: self.id, stats: &self.stats, scratch: &mut self.scratch, plan: &mut self.plan, locks: &mut locks, limits: &mut limits, batch },
-                &mut conn.frame,
-                &mut conn.client,
-                &mut conn.out,
-                buf,
-            );
-            match step {
+            let session = Session { frame: &mut conn.frame, client: &mut conn.client, out: &mut conn.out, mc: &mut conn.mc };
+            match proto.step(&mut w, session, buf) {
                 Step::Incomplete => break,
                 Step::Http => {
                     log_warning!("Possible SECURITY ATTACK detected. It looks like somebody is sending POST or Host: commands to Redis. Connection aborted.");
@@ -263,7 +270,6 @@ impl Worker {
                 }
                 Step::Ran { len, command, close } => {
                     ran |= command;
-                    ran_commands += u64::from(command);
                     conn.closing |= close;
                     conn.rpos += len;
                 }
@@ -274,20 +280,15 @@ impl Worker {
                     break;
                 }
                 Step::ProtocolError(msg) => {
-                    log_verbose!(
-                        "Protocol error ({}) from client: id={} addr={}",
-                        String::from_utf8_lossy(&msg),
-                        conn.client.id,
-                        conn.client.shared.addr
-                    );
+                    if !msg.is_empty() {
+                        log_verbose!("Protocol error ({}) from client: id={} addr={}", String::from_utf8_lossy(&msg), conn.client.id, conn.client.shared.addr);
+                    }
                     conn.closing = true;
                     conn.rpos = conn.rlen;
                 }
             }
         }
-        self.plan.abandon(&mut conn.frame);
-        self.scratch.tuner.end(self.scratch.clock.mark_ns().saturating_sub(started_ns), ran_commands);
-        self.effects.absorb(&locks.effects);
+        proto.end(&mut w, Session { frame: &mut conn.frame, client: &mut conn.client, out: &mut conn.out, mc: &mut conn.mc });
         // A command started waiting: its requests wait with it.
         if let Some(b) = &conn.client.blocked {
             if let std::collections::hash_map::Entry::Vacant(v) = self.blocked.entry(conn.client.id) {
@@ -298,7 +299,6 @@ impl Worker {
                         self.stats.clients_in_timeout.add(1);
                     }
                 }
-
             }
         }
         // The arguments of what ran are not needed any more: a
@@ -317,90 +317,127 @@ impl Worker {
         }
         self.check_output_limits(key);
     }
+}
 
-    /// [`Worker::process`] for a memcached connection: every complete
-    /// request of the buffer runs, replies collect in the output buffer
-    /// and leave in one write after the batch.
-    pub(super) fn process_mc(&mut self, key: usize) {
-        let eng = self.eng.clone();
-        let srv = &eng.srv;
-        let Some(conn) = self.conns.get_mut(key) else { return };
-        let Some(mut parser) = conn.mc.take() else { return };
-        let lim = tern_memcache::Limits { max_item_size: self.mc.max_item_size() };
-        let hard = srv.settings.client_output_buffer_limit().normal.hard as usize;
-        let batch = srv.prefetch_batch();
-        // Requests already looked at by the prefetch look-ahead.
-        let mut ahead = 0;
-        let mut ran = false;
-        // One reading for the batch: memcached itself keeps a clock that
-        // moves once a second.
-        self.scratch.clock.mark_now();
-        let now = self.scratch.clock.last_ms();
-        let early = !srv.aof.waits();
-        while conn.rpos < conn.rlen && !conn.closing {
-            if early && conn.pending_out() > OUT_WRITE_EARLY && conn.write_out(&self.stats, now).is_err() {
-                conn.closing = true;
-                conn.rpos = conn.rlen;
-                break;
-            }
-            let pending = conn.pending_out();
-            if pending > OUT_HIGH_WATER || (hard > 0 && pending >= hard) {
-                conn.paused = true;
-                break;
-            }
-            let buf = &conn.rbuf[conn.rpos..conn.rlen];
-            let authenticated = conn.client.authenticated || !srv.acl.auth_required();
-            if batch > 0 && ahead == 0 && authenticated {
-                ahead = self.plan.look_ahead_mc(srv, &parser, buf, &lim, batch);
-            }
-            match parser.parse(buf, &lim) {
-                Ok(None) => break,
-                Ok(Some((req, n))) => {
-                    ahead = ahead.saturating_sub(1);
-                    ran = true;
-                    self.stats.commands.add(1);
-                    let mut ex = memcache::Exec { srv, sh: &self.mc, out: &mut conn.out, stats: &self.stats, now, fx: &self.effects };
-                    conn.rpos += n;
-                    if !authenticated {
-                        let epoch = srv.acl.epoch();
-                        let (user, after) = ex.run_unauthenticated(req);
-                        if let Some(u) = user {
-                            conn.client.log_in(u, epoch);
-                        }
-                        if after == memcache::After::Close {
-                            conn.rpos = conn.rlen;
-                        }
-                        continue;
-                    }
-                    conn.client.refresh_user(&srv.acl);
-                    if !conn.client.user.unrestricted {
-                        if let Err(line) = memcache::access::check(srv, &conn.client, &req, now) {
-                            tern_memcache::reply::line(ex.out, &line);
-                            continue;
-                        }
-                    }
-                    if ex.run(req) == memcache::After::Close {
-                        conn.closing = true;
-                    }
-                }
-                Err(_) => {
-                    // memcached closes without a reply.
-                    conn.closing = true;
-                    conn.rpos = conn.rlen;
-                }
-            }
+/// What a protocol's step may use of its worker.
+pub(super) struct Parts<'a, 'ks> {
+    srv: &'ks Server,
+    commands: &'ks CommandTable,
+    worker: usize,
+    stats: &'a WorkerStats,
+    scratch: &'a mut Scratch,
+    plan: &'a mut Plan,
+    effects: &'a Effects,
+    mc: &'a Arc<memcache::Shared>,
+}
+
+/// The parts of a connection a protocol's step works on (its read buffer
+/// is the step's `buf`).
+pub(super) struct Session<'a> {
+    frame: &'a mut Frame,
+    client: &'a mut Client,
+    out: &'a mut OutBuf,
+    mc: &'a mut Option<Box<tern_memcache::Parser>>,
+}
+
+/// One protocol's side of [`Worker::run_loop`]: RESP ([`Resp`]) and the
+/// memcached protocols ([`Memcached`]); a new kind of connection (a
+/// replica's stream) is another.
+pub(super) trait Protocol<'ks> {
+    /// Runs the first request of `buf`.
+    fn step(&mut self, w: &mut Parts<'_, 'ks>, c: Session<'_>, buf: &[u8]) -> Step;
+    /// The loop is over: whatever the batch set up is settled.
+    fn end(&mut self, w: &mut Parts<'_, 'ks>, c: Session<'_>);
+}
+
+/// RESP: each request through [`run_request`] (the pipeline planner, then
+/// dispatch), under one lock set for the batch.
+struct Resp<'ks> {
+    locks: LockSet<'ks>,
+    limits: Limits,
+    /// `prefetch-batch-max-size` for this batch, as the tuner set it.
+    batch: usize,
+    started_ns: u64,
+    /// Commands run (the tuner's measure).
+    commands: u64,
+}
+
+impl<'ks> Protocol<'ks> for Resp<'ks> {
+    fn step(&mut self, w: &mut Parts<'_, 'ks>, c: Session<'_>, buf: &[u8]) -> Step {
+        let ctx = Ctx {
+            srv: w.srv,
+            commands: w.commands,
+            worker: w.worker,
+            stats: w.stats,
+            scratch: &mut *w.scratch,
+            plan: &mut *w.plan,
+            locks: &mut self.locks,
+            limits: &mut self.limits,
+            batch: self.batch,
+        };
+        let step = run_request(ctx, c.frame, c.client, c.out, buf);
+        if let Step::Ran { command: true, .. } = step {
+            self.commands += 1;
         }
-        conn.mc = Some(parser);
-        if conn.rpos == conn.rlen {
-            conn.rpos = 0;
-            conn.rlen = 0;
-            if conn.rbuf.len() > 1 << 20 {
-                conn.rbuf = Vec::new();
-            }
-        }
-        if ran {
-            conn.client.shared.last_interaction_ms.store(self.scratch.clock.last_ms(), Ordering::Relaxed);
-        }
-        self.check_output_limits(key);
+        step
     }
+
+    fn end(&mut self, w: &mut Parts<'_, 'ks>, c: Session<'_>) {
+        w.plan.abandon(c.frame);
+        w.scratch.tuner.end(w.scratch.clock.mark_ns().saturating_sub(self.started_ns), self.commands);
+        w.effects.absorb(&self.locks.effects);
+    }
+}
+
+/// The memcached text and meta protocols: each request through the
+/// memcached executor, the keys of the requests ahead prefetched.
+struct Memcached {
+    lim: tern_memcache::Limits,
+    batch: usize,
+    /// Requests already looked at by the prefetch look-ahead.
+    ahead: usize,
+}
+
+impl<'ks> Protocol<'ks> for Memcached {
+    fn step(&mut self, w: &mut Parts<'_, 'ks>, c: Session<'_>, buf: &[u8]) -> Step {
+        let srv = w.srv;
+        let Some(parser) = c.mc.as_mut() else { return Step::ProtocolError(Vec::new()) };
+        // memcached itself keeps a clock that moves once a second: the
+        // batch's reading serves.
+        let now = w.scratch.clock.last_ms();
+        let authenticated = c.client.authenticated || !srv.acl.auth_required();
+        if self.batch > 0 && self.ahead == 0 && authenticated {
+            self.ahead = w.plan.look_ahead_mc(srv, parser, buf, &self.lim, self.batch);
+        }
+        let (req, n) = match parser.parse(buf, &self.lim) {
+            Ok(None) => return Step::Incomplete,
+            Ok(Some(r)) => r,
+            // memcached closes without a reply (nothing to log).
+            Err(_) => return Step::ProtocolError(Vec::new()),
+        };
+        self.ahead = self.ahead.saturating_sub(1);
+        w.stats.commands.add(1);
+        let mut ex = memcache::Exec { srv, sh: w.mc, out: c.out, stats: w.stats, now, fx: w.effects };
+        if !authenticated {
+            let epoch = srv.acl.epoch();
+            let (user, after) = ex.run_unauthenticated(req);
+            if let Some(u) = user {
+                c.client.log_in(u, epoch);
+            }
+            // Refused: what follows the request is dropped.
+            let len = if after == memcache::After::Close { buf.len() } else { n };
+            return Step::Ran { len, command: true, close: false };
+        }
+        c.client.refresh_user(&srv.acl);
+        if !c.client.user.unrestricted {
+            if let Err(line) = memcache::access::check(srv, c.client, &req, now) {
+                tern_memcache::reply::line(ex.out, &line);
+                return Step::Ran { len: n, command: true, close: false };
+            }
+        }
+        let close = ex.run(req) == memcache::After::Close;
+        Step::Ran { len: n, command: true, close }
+    }
+
+    fn end(&mut self, _w: &mut Parts<'_, 'ks>, _c: Session<'_>) {}
 }
