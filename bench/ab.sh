@@ -11,7 +11,9 @@
 #
 # ARGS_A / ARGS_B add server arguments to A's / B's runs, so that one binary
 # can be compared with itself with an optimisation on and off (later
-# arguments win: ARGS_B="--threads 2" gives B two workers). SERVER_CPUS /
+# arguments win: ARGS_B="--threads 2" gives B two workers). BENCH_ARGS_A /
+# BENCH_ARGS_B add tern-bench arguments, shell-quoted
+# (BENCH_ARGS_B="--connect-command 'CLIENT TRACKING ON'"). SERVER_CPUS /
 # BENCH_CPUS move the server (default CPU 0) and tern-bench (default CPU 1).
 #
 # Either binary may be a Redis or Valkey server (started without --threads),
@@ -30,6 +32,8 @@ SERVER_LIMIT=${SERVER_LIMIT:-$((SECS + 600))}
 WORKLOADS=${WORKLOADS:-"get-p1 get-p16 mget-10 mget-100 set-p16"}
 read -r -a ARGS_A <<<"${ARGS_A:-}"
 read -r -a ARGS_B <<<"${ARGS_B:-}"
+eval "BENCH_A=(${BENCH_ARGS_A:-})"
+eval "BENCH_B=(${BENCH_ARGS_B:-})"
 tck=$(getconf CLK_TCK)
 out=${OUT:-/tmp/ab-$$.txt}
 . bench/workloads.sh
@@ -40,13 +44,15 @@ trap stop_server EXIT
 run_one() { # workload binary tag [server arguments...]
     local w=$1 bin=$2 tag=$3
     shift 3
+    local extra=("${BENCH_A[@]}")
+    [ "$tag" = b ] && extra=("${BENCH_B[@]}")
     start_server "$bin" "$@"
     preload_strings
     local a b ops
     workload_args "$w"
     a=$(server_ticks)
     ops=$(taskset -c "$BENCH_CPUS" $BENCH -p $PORT --key-minimum 1 --key-maximum $KEYS -d $DATA -c 50 -t 1 --hide-histogram \
-        --distinct-client-seed --test-time $SECS "${WL[@]}" 2>&1 | awk '/^Totals/{print $2}')
+        --distinct-client-seed --test-time $SECS "${WL[@]}" "${extra[@]}" 2>&1 | awk '/^Totals/{print $2}')
     b=$(server_ticks)
     stop_server
     python3 -c "print('$w', '$tag', round($ops), round(($b-$a)/$tck*1e6/($ops*$SECS),3))" | tee -a "$out"

@@ -247,6 +247,12 @@ impl Conn {
                 .extend_from_slice(b"*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n");
             c.handshake = 1;
         }
+        if matches!(cfg.protocol, Protocol::Redis | Protocol::Resp3) {
+            for words in &cfg.connect_commands {
+                tern_resp::encode::request(&mut c.wbuf, words.iter().map(|w| w.as_bytes()));
+                c.handshake += 1;
+            }
+        }
         c
     }
 
@@ -618,7 +624,7 @@ fn consume(c: &mut Conn, sh: &Shared, stats: &mut Stats, now: Instant) -> Result
                 c.handshake -= 1;
                 if r.kind == Kind::Error {
                     return Err(format!(
-                        "HELLO 3 failed: {}",
+                        "connection setup (HELLO 3, --connect-command) failed: {}",
                         String::from_utf8_lossy(&buf[r.text])
                     ));
                 }

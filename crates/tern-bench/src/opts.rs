@@ -96,6 +96,10 @@ pub struct Config {
     /// `--subscribe-resp3`: subscribers send HELLO 3 and read push messages
     /// (they do with `--protocol resp3` too).
     pub subscribe_resp3: bool,
+    /// `--connect-command` (repeatable): commands each load connection
+    /// sends once connected, before its load, replies skipped (e.g.
+    /// `CLIENT TRACKING ON`); words split on spaces.
+    pub connect_commands: Vec<Vec<String>>,
 }
 
 impl Default for Config {
@@ -135,6 +139,7 @@ impl Default for Config {
             sub_patterns: Vec::new(),
             sub_shard_channels: Vec::new(),
             subscribe_resp3: false,
+            connect_commands: Vec::new(),
         }
     }
 }
@@ -297,6 +302,8 @@ pub struct Options {
     subscribe_shard_channels: Option<Names>,
     #[arg(long)]
     subscribe_resp3: bool,
+    #[arg(long, allow_hyphen_values = true)]
+    connect_command: Vec<String>,
     /// The spec whose arguments come first (command line only).
     #[arg(long)]
     pub spec: Option<String>,
@@ -379,6 +386,9 @@ impl Config {
             }
         }
         self.subscribe_resp3 |= o.subscribe_resp3;
+        for c in &o.connect_command {
+            self.connect_commands.push(c.split_whitespace().map(String::from).collect());
+        }
         if let Some((s, g)) = o.key_pattern {
             (self.set_pattern, self.get_pattern) = (s, g);
         }
@@ -631,6 +641,14 @@ mod tests {
         ] {
             assert!(Config::default().apply(&words(bad)).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn connect_commands_are_kept_in_order() {
+        let mut c = Config::default();
+        c.apply(&words("--connect-command 'CLIENT TRACKING ON' --connect-command 'CLIENT CACHING yes'")).unwrap();
+        let got: Vec<String> = c.connect_commands.iter().map(|w| w.join("|")).collect();
+        assert_eq!(got, ["CLIENT|TRACKING|ON", "CLIENT|CACHING|yes"]);
     }
 
     #[test]

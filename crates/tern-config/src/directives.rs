@@ -403,6 +403,9 @@ directives! {
         lazyfree_lazy_eviction: bool = false => "lazyfree-lazy-eviction", Bool, runtime;
         lfu_log_factor: u32 = 10 => "lfu-log-factor", Int::new(0, i32::MAX as i64), runtime;
         lfu_decay_time: u32 = 1 => "lfu-decay-time", Int::new(0, i32::MAX as i64), runtime;
+        /// Keys the CLIENT TRACKING table holds before it evicts some (0:
+        /// no limit).
+        tracking_table_max_keys: u64 = 1_000_000 => "tracking-table-max-keys", Int::new(0, i64::MAX), runtime;
     }
     derived {
         /// A password is set: connections start unauthenticated.
@@ -578,7 +581,6 @@ directives! {
         enable_module_command: &'static str = "no" => "enable-module-command", Choice(&["no", "yes", "local"]), startup, OTHER;
         /// Whether CONFIG SET may change `dir` and `dbfilename`.
         enable_protected_configs: &'static str = "no" => "enable-protected-configs", Choice(&["no", "yes", "local"]), startup;
-        tracking_table_max_keys: i64 = 1_000_000 => "tracking-table-max-keys", Int::new(0, i64::MAX), runtime;
         crash_log_enabled: bool = true => "crash-log-enabled", Bool, runtime, OTHER;
         crash_memcheck_enabled: bool = true => "crash-memcheck-enabled", Bool, runtime, OTHER;
         sanitize_dump_payload: &'static str = "no" => "sanitize-dump-payload", Choice(&["no", "yes", "clients"]), runtime, OTHER;

@@ -218,12 +218,11 @@ pub(super) fn after_command(srv: &Server, client: &mut Client, cmd: &Cmd, args: 
     let read = cmd.has(flags::READONLY) && !cmd.has(flags::PUBSUB) && !matches!(cmd.fullname.as_str(), "eval_ro" | "evalsha_ro" | "fcall_ro");
     if read && !t.tracker.bcast && !((t.optin && !t.caching) || (t.optout && t.caching)) {
         let tr = &srv.messaging.tracking;
-        let mut walk = cmd.keys(args);
-        for k in walk.by_ref() {
+        for k in cmd.keys(args) {
             tr.remember(&t.tracker, args.get(k.pos));
         }
-        let max = srv.config.read().tracking_table_max_keys;
-        tr.limit(usize::try_from(max).unwrap_or(usize::MAX), |i, d| srv.deliver(i, d, client.shared.worker));
+        let max = usize::try_from(srv.settings.tracking_table_max_keys()).unwrap_or(usize::MAX);
+        tr.limit(max, |i, d| srv.deliver(i, d, client.shared.worker));
     }
     let caching_cmd = cmd.parent.is_some() && cmd.fullname.starts_with("client|");
     if !in_exec && client.multi.is_none() && !caching_cmd {

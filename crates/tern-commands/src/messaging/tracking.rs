@@ -22,8 +22,9 @@ use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use hashbrown::HashMap;
+use hashbrown::HashTable;
 use parking_lot::{Mutex, RwLock};
+use smallvec::SmallVec;
 
 use super::{Delivery, Inbox};
 
@@ -85,7 +86,14 @@ struct Prefix {
     pending: Vec<(Box<[u8]>, u64)>,
 }
 
-type TableShard = RwLock<HashMap<Box<[u8]>, Vec<Arc<Tracker>>>>;
+/// A key of the table and the clients that may hold it (most keys one).
+struct Tracked {
+    hash: u64,
+    key: Box<[u8]>,
+    trackers: SmallVec<[Arc<Tracker>; 1]>,
+}
+
+type TableShard = RwLock<HashTable<Tracked>>;
 
 /// The tracking table, the tracking clients and the BCAST prefixes.
 pub struct Tracking {
@@ -115,7 +123,7 @@ impl Default for Tracking {
 impl Tracking {
     pub fn new() -> Self {
         Tracking {
-            table: (0..SHARDS).map(|_| RwLock::new(HashMap::new())).collect(),
+            table: (0..SHARDS).map(|_| RwLock::new(HashTable::new())).collect(),
             hasher: Default::default(),
             keys: AtomicUsize::new(0),
             items: AtomicUsize::new(0),
@@ -128,8 +136,11 @@ impl Tracking {
         }
     }
 
-    fn shard(&self, key: &[u8]) -> &TableShard {
-        &self.table[(self.hasher.hash_one(key) as usize) % SHARDS]
+    /// The key's hash, and its shard (picked by bits the shard's own
+    /// table does not index by).
+    fn place(&self, key: &[u8]) -> (u64, &TableShard) {
+        let hash = self.hasher.hash_one(key);
+        (hash, &self.table[((hash >> 32) as usize) % SHARDS])
     }
 
     /// Whether any client tracks (the store notes written keys only then).
@@ -182,18 +193,27 @@ impl Tracking {
         self.prefix_count.store(ps.len(), Ordering::Relaxed);
     }
 
-    /// Notes that `t`'s client may now cache `key`.
+    /// Notes that `t`'s client may now cache `key`. A key already noted
+    /// for it (a client reading what it caches) costs a read lock.
     pub fn remember(&self, t: &Arc<Tracker>, key: &[u8]) {
-        let mut s = self.shard(key).write();
-        match s.get_mut(key) {
-            Some(v) => {
-                if !v.iter().any(|x| x.client_id == t.client_id) {
-                    v.push(Arc::clone(t));
+        let (hash, shard) = self.place(key);
+        let eq = |e: &Tracked| e.hash == hash && *e.key == *key;
+        if shard.read().find(hash, eq).is_some_and(|e| e.trackers.iter().any(|x| Arc::ptr_eq(x, t))) {
+            return;
+        }
+        let mut s = shard.write();
+        match s.find_mut(hash, eq) {
+            Some(e) => {
+                if !e.trackers.iter().any(|x| x.client_id == t.client_id) {
+                    e.trackers.push(Arc::clone(t));
                     self.items.fetch_add(1, Ordering::Relaxed);
+                } else if let Some(x) = e.trackers.iter_mut().find(|x| x.client_id == t.client_id) {
+                    // The client's tracking since restarted: its new one.
+                    *x = Arc::clone(t);
                 }
             }
             None => {
-                s.insert(key.into(), vec![Arc::clone(t)]);
+                s.insert_unique(hash, Tracked { hash, key: key.into(), trackers: smallvec::smallvec![Arc::clone(t)] }, |e| e.hash);
                 self.keys.fetch_add(1, Ordering::Relaxed);
                 self.items.fetch_add(1, Ordering::Relaxed);
             }
@@ -226,7 +246,12 @@ impl Tracking {
     /// Takes `key` out of the table, telling its trackers (but the
     /// writer itself when it asked for NOLOOP).
     fn forget(&self, key: &[u8], modifier: u64, deliver: &mut impl FnMut(&Arc<Inbox>, Delivery)) {
-        let Some(trackers) = self.shard(key).write().remove(key) else { return };
+        let (hash, shard) = self.place(key);
+        let taken = match shard.write().find_entry(hash, |e| e.hash == hash && *e.key == *key) {
+            Ok(entry) => entry.remove().0,
+            Err(_) => return,
+        };
+        let trackers = taken.trackers;
         self.keys.fetch_sub(1, Ordering::Relaxed);
         self.items.fetch_sub(trackers.len(), Ordering::Relaxed);
         let mut one: Option<Arc<[Box<[u8]>]>> = None;
@@ -291,7 +316,7 @@ impl Tracking {
         let mut effort = EVICT_EFFORT;
         while self.keys.load(Ordering::Relaxed) > max && effort > 0 {
             let at = self.evict_at.fetch_add(1, Ordering::Relaxed) % SHARDS;
-            let key = self.table[at].read().keys().next().cloned();
+            let key = self.table[at].read().iter().next().map(|e| e.key.clone());
             if let Some(k) = key {
                 self.forget(&k, 0, &mut deliver);
             }
