@@ -105,6 +105,10 @@ pub struct Client {
     pub subs: Option<Box<crate::messaging::pubsub::Subscriptions>>,
     /// CLIENT TRACKING's state while it is on.
     pub tracking: Option<Box<ClientTracking>>,
+    /// For the client a script's commands run as: the id of the client
+    /// that runs the script (0 otherwise), whose writes these are for
+    /// NOLOOP (Redis's `server.current_client`).
+    pub on_behalf_of: u64,
     pub shared: Arc<ClientShared>,
 }
 
@@ -131,7 +135,19 @@ impl Client {
             monitor: None,
             subs: None,
             tracking: None,
+            on_behalf_of: 0,
             shared,
+        }
+    }
+
+    /// The client whose command this is (a script's caller for the
+    /// commands the script runs).
+    #[inline]
+    pub fn caller_id(&self) -> u64 {
+        if self.on_behalf_of != 0 {
+            self.on_behalf_of
+        } else {
+            self.id
         }
     }
 

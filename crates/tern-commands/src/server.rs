@@ -496,34 +496,42 @@ impl Server {
     pub fn stop_tracking(&self, id: u64) {
         let t = &self.messaging.tracking;
         t.disable(id);
-        if !t.any() {
-            self.ks.track_writes(false);
-        }
+        t.settle(|active| self.ks.track_writes(active));
     }
 
     /// A database was flushed: every tracking client is told that every
     /// key is invalid, and the tracking table empties (Redis's
     /// trackingInvalidateKeysOnFlush).
     pub fn tracking_flushed(&self, worker: usize) {
-        if self.messaging.tracking.any() {
-            self.messaging.tracking.flush(|i, d| self.deliver(i, d, worker));
+        let t = &self.messaging.tracking;
+        if t.active() {
+            t.flush(|i, d| self.deliver(i, d, worker));
+            t.settle(|active| self.ks.track_writes(active));
         }
     }
 
-    /// Delivers `d` to `inbox` from worker `worker` (or none).
+    /// Delivers invalidation `d` to `inbox` from worker `worker` (or
+    /// none): the worker's replies wait for it (`Messaging::deliver_urgent`).
     pub fn deliver(&self, inbox: &Arc<crate::messaging::Inbox>, d: crate::messaging::Delivery, worker: usize) {
-        self.messaging.deliver(inbox, d, worker, &|w| self.wake_only(w));
+        self.messaging.deliver_urgent(inbox, d, worker, &|w| self.wake_only(w));
     }
 
-    /// Sends the invalidations for the keys written into `fx` (by client
-    /// `modifier`, 0: none) and what the BCAST prefixes gathered. Nothing
-    /// to do (one branch) while no client tracks.
-    pub fn invalidate_written(&self, fx: &tern_store::Effects, modifier: u64, worker: usize) {
+    /// Sends the invalidations for the keys written into `fx` by the
+    /// command of client `current` (0: none), which client `executing`
+    /// ran (a script's commands: its own client), and notes them for the
+    /// BCAST prefixes. Nothing to do (one branch) while no client tracks.
+    pub fn invalidate_written(&self, fx: &tern_store::Effects, current: u64, executing: u64, worker: usize) {
         if !fx.has_modified() {
             return;
         }
         let keys = fx.take_modified();
-        self.messaging.tracking.invalidate(&keys, modifier, |i, d| self.deliver(i, d, worker));
+        let t = &self.messaging.tracking;
+        t.invalidate(&keys, current, executing, |i, d| self.deliver(i, d, worker));
+        // The last keys a gone client left are gone: writes need not be
+        // noted any more.
+        if !t.active() {
+            t.settle(|active| self.ks.track_writes(active));
+        }
     }
 
     /// Hands `w` to worker `worker` and wakes it.

@@ -64,7 +64,7 @@ const WORKER_STACK: usize = 512 << 20;
 /// Hands the cron's records to the AOF writer, and sends the
 /// invalidations of the keys its expiry and eviction removed.
 fn hand(srv: &Server, fx: &tern_store::Effects) {
-    srv.invalidate_written(fx, 0, tern_commands::messaging::NO_WORKER);
+    srv.invalidate_written(fx, 0, 0, tern_commands::messaging::NO_WORKER);
     tern_commands::aof::hand(srv, fx, false);
 }
 

@@ -584,12 +584,36 @@ impl Record {
 /// to take them with [`Effects::take`]. Its methods take `&self`, so that
 /// a writer can hand it to each shard lock it takes while it keeps using
 /// its other state; it never leaves its thread.
+/// A key written while clients track keys, numbered by its writing
+/// thread: the keys of one command, gathered from several shards, are
+/// put back in the order they were written.
+#[derive(Debug)]
+pub struct Modified {
+    order: u64,
+    key: Box<[u8]>,
+}
+
+thread_local! {
+    static WRITE_ORDER: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+impl Modified {
+    pub(crate) fn new(key: &[u8]) -> Self {
+        let order = WRITE_ORDER.with(|c| {
+            let n = c.get().wrapping_add(1);
+            c.set(n);
+            n
+        });
+        Modified { order, key: key.into() }
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct Effects {
     log: RefCell<Vec<Record>>,
     /// Keys written while clients track keys (see
     /// [`crate::Keyspace::track_writes`]), for their invalidation.
-    modified: RefCell<Vec<Box<[u8]>>>,
+    modified: RefCell<Vec<Modified>>,
     /// The writer's low-water mark, for a reader that merges writers by
     /// number (the AOF, see [`crate::aof::Feed`]): noted as records come
     /// in from a shard, before its lock is released.
@@ -640,7 +664,7 @@ impl Effects {
     }
 
     /// Takes a shard's keys written for tracking (under its lock).
-    pub(crate) fn note_modified(&self, keys: &mut Vec<Box<[u8]>>) {
+    pub(crate) fn note_modified(&self, keys: &mut Vec<Modified>) {
         self.modified.borrow_mut().append(keys);
     }
 
@@ -650,9 +674,12 @@ impl Effects {
         !self.modified.borrow().is_empty()
     }
 
-    /// The keys written for tracking so far, oldest first.
+    /// The keys written for tracking so far, in the order they were
+    /// written (a command's keys sit in its shards' lists until gathered).
     pub fn take_modified(&self) -> Vec<Box<[u8]>> {
-        std::mem::take(&mut *self.modified.borrow_mut())
+        let mut m = std::mem::take(&mut *self.modified.borrow_mut());
+        m.sort_by_key(|x| x.order);
+        m.into_iter().map(|x| x.key).collect()
     }
 
     /// Orders the records from index `start` on by number.

@@ -160,8 +160,9 @@ pub struct Shard {
     /// written are then noted in `modified` for their invalidation.
     tracking: Arc<AtomicBool>,
     /// Keys written under the current lock holder while `tracking`, moved
-    /// to its [`Effects`] with the records.
-    modified: Vec<Box<[u8]>>,
+    /// to its [`Effects`] with the records, each numbered in the order
+    /// its thread wrote them (see [`crate::effect::Modified`]).
+    modified: Vec<crate::effect::Modified>,
     /// The keyspace's record numbers (see [`Shard::stage`]).
     seq: Arc<AtomicU64>,
     /// The database this shard belongs to, and whether it is the first of
@@ -238,7 +239,7 @@ impl Shard {
     #[inline]
     fn note_modified(&mut self, key: &[u8]) {
         if self.tracking.load(Ordering::Relaxed) {
-            self.modified.push(key.into());
+            self.modified.push(crate::effect::Modified::new(key));
         }
     }
 

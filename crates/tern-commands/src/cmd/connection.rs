@@ -205,6 +205,9 @@ fn hello(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     if proto != 0 {
         let resp3 = proto == 3;
         ctx.client.resp3 = resp3;
+        if let Some(t) = &ctx.client.tracking {
+            t.tracker.set_resp3(resp3);
+        }
         // The reply to HELLO itself is already in the new protocol.
         ctx.reply.enc.resp3 = resp3;
         ctx.client.shared.resp.store(proto as u8, Ordering::Relaxed);

@@ -565,6 +565,9 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
     let name = args.get(0);
     let resp3 = c.client.resp3;
     let mut reply = Reply::new(c.out, resp3, c.stats).share_from(srv.settings.reply_copy_avoid_min_size());
+    // What reached this client before this command (a message, an
+    // invalidation) goes ahead of its reply.
+    drain_own(c.client, &mut reply, c.locks);
     let start_mark = reply.mark();
     // Put back if the command is postponed, to be counted when it runs.
     let reply_mode = c.client.reply_mode;
@@ -726,17 +729,24 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
     // What the command delivered to its own client (a message it
     // published to itself, the invalidation of a key it wrote) follows
     // its reply, as Redis writes such pushes after the command's reply.
-    if let Some(inbox) = c.client.shared.inbox_if_any() {
-        if inbox.queued() > 0 && !c.locks.is_pinned() {
-            let to = crate::messaging::Receiver { resp3: c.client.resp3, subscribed: c.client.subs.is_some(), share_min: reply.share_min() };
-            inbox.drain_into(reply.out, to);
-        }
-    }
+    drain_own(c.client, &mut reply, c.locks);
     let a2 = finish_reply(c.client, reply, start_mark);
     if after == After::Close {
         After::Close
     } else {
         a2
+    }
+}
+
+/// Writes what waits in the client's inbox into its replies (one load
+/// when nothing does); not in the middle of EXEC's reply.
+#[inline]
+fn drain_own(client: &Client, reply: &mut Reply<'_>, locks: &LockSet<'_>) {
+    if let Some(inbox) = client.shared.inbox_if_any() {
+        if inbox.queued() > 0 && !locks.is_pinned() {
+            let to = crate::messaging::Receiver { resp3: client.resp3, subscribed: client.subs.is_some(), share_min: reply.share_min() };
+            inbox.drain_into(reply.out, to);
+        }
     }
 }
 
@@ -896,9 +906,10 @@ pub fn call<'ks>(
     }
     locks.release();
     blocking::post_woken(srv, locks);
-    // CLIENT TRACKING: the keys written go to their trackers now; a
-    // tracking client's reads are remembered.
-    srv.invalidate_written(&locks.effects, client.id, worker);
+    // CLIENT TRACKING: the keys written go to their trackers now (a
+    // client's own, under EXEC, reach it after EXEC's reply); a tracking
+    // client's reads are remembered.
+    srv.invalidate_written(&locks.effects, client.caller_id(), client.id, worker);
     if client.tracking.is_some() {
         tracking::after_command(srv, client, cmd, args, locks.is_pinned());
     }

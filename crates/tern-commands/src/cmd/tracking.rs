@@ -102,19 +102,21 @@ pub(super) fn tracking(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     };
     let mut all = had;
     if bcast {
-        all.extend(prefixes);
-        if all.is_empty() {
-            all.push(Box::default());
+        // No PREFIX: every key (the empty prefix), beside any it had.
+        if prefixes.is_empty() {
+            prefixes.push(Box::default());
         }
+        all.extend(prefixes);
         all.sort();
         all.dedup();
     }
     let tracker = Tracker::new(ctx.client.id, Arc::clone(ctx.client.shared.inbox()), target, noloop, bcast);
-    srv.messaging.tracking.enable(&tracker, &all);
-    srv.ks.track_writes(true);
+    tracker.set_resp3(ctx.client.resp3);
+    srv.messaging.tracking.enable_then(&tracker, &all, || srv.ks.track_writes(true));
     let sh = &ctx.client.shared;
     sh.set_flag(cflags::TRACKING, true);
     sh.set_flag(cflags::TRACKING_BCAST, bcast);
+    sh.set_flag(cflags::TRACKING_BROKEN, false);
     sh.redirect.store(redirect.unwrap_or(0), Ordering::Relaxed);
     let caching = old.is_some_and(|o| o.caching);
     ctx.client.tracking = Some(Box::new(ClientTracking { tracker, optin, optout, caching, prefixes: if bcast { all } else { Vec::new() } }));
@@ -134,6 +136,7 @@ pub fn stop(srv: &Server, client: &mut Client) {
         let sh = &client.shared;
         sh.set_flag(cflags::TRACKING, false);
         sh.set_flag(cflags::TRACKING_BCAST, false);
+        sh.set_flag(cflags::TRACKING_BROKEN, false);
         sh.redirect.store(-1, Ordering::Relaxed);
     }
 }

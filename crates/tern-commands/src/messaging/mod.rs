@@ -23,7 +23,7 @@ pub mod pubsub;
 pub mod tracking;
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -62,8 +62,9 @@ pub enum Delivery {
     /// through one.
     Message { msg: Message, pattern: Option<Arc<[u8]>> },
     /// Keys a tracking client must drop from its cache (None: all of them,
-    /// after a flush); `redirected` when it comes through a REDIRECT.
-    Invalidate { keys: Option<Arc<[Box<[u8]>]>>, redirected: bool },
+    /// after a flush, the null in the tracking client's protocol:
+    /// `null_resp3`); `redirected` when it comes through a REDIRECT.
+    Invalidate { keys: Option<Arc<[Box<[u8]>]>>, redirected: bool, null_resp3: bool },
     /// The client its invalidations were redirected to is gone (its id).
     RedirectBroken(u64),
 }
@@ -201,7 +202,7 @@ fn write(out: &mut OutBuf, to: Receiver, d: &Delivery) {
                 bulk(out, payload);
             }
         }
-        Delivery::Invalidate { keys, redirected } => {
+        Delivery::Invalidate { keys, redirected, null_resp3 } => {
             // RESP3: a push; RESP2: only through a redirection to a
             // subscriber, as a message of the invalidation channel.
             if to.resp3 {
@@ -221,7 +222,7 @@ fn write(out: &mut OutBuf, to: Receiver, d: &Delivery) {
                         bulk(out, k);
                     }
                 }
-                None if to.resp3 => out.extend_from_slice(b"_\r\n"),
+                None if *null_resp3 => out.extend_from_slice(b"_\r\n"),
                 None => out.extend_from_slice(b"$-1\r\n"),
             }
         }
@@ -238,12 +239,32 @@ fn write(out: &mut OutBuf, to: Receiver, d: &Delivery) {
 }
 
 /// Publish/subscribe, tracking, and each worker's list of inboxes to drain.
+///
+/// Invalidations are *urgent*: a reply to the client whose write caused
+/// them waits (briefly) until the other workers have written them, so
+/// that a client told its write is done finds the invalidation already
+/// sent to the clients that cached the key, as Redis writes both in the
+/// same event-loop pass (redis-py's cache reads its pending pushes before
+/// each cached read and relies on it).
 pub struct Messaging {
     pub pubsub: PubSub,
     pub tracking: Tracking,
     ready: Vec<Mutex<Vec<Arc<Inbox>>>>,
     ready_flag: Vec<AtomicBool>,
+    /// Per worker: urgent deliveries queued for it, and how many of them
+    /// it has written (tickets).
+    posted: Vec<AtomicU64>,
+    drained: Vec<AtomicU64>,
+    /// owed[from * workers + to]: the ticket worker `from` waits for
+    /// worker `to` to reach before it sends its replies; `owes[from]`
+    /// while any is set.
+    owed: Vec<AtomicU64>,
+    owes: Vec<AtomicBool>,
 }
+
+/// The longest a worker holds its replies for other workers to write the
+/// invalidations its writes caused.
+const URGENT_WAIT: std::time::Duration = std::time::Duration::from_millis(2);
 
 impl Messaging {
     pub fn new(workers: usize) -> Self {
@@ -252,6 +273,63 @@ impl Messaging {
             tracking: Tracking::new(),
             ready: (0..workers).map(|_| Mutex::new(Vec::new())).collect(),
             ready_flag: (0..workers).map(|_| AtomicBool::new(false)).collect(),
+            posted: (0..workers).map(|_| AtomicU64::new(0)).collect(),
+            drained: (0..workers).map(|_| AtomicU64::new(0)).collect(),
+            owed: (0..workers * workers).map(|_| AtomicU64::new(0)).collect(),
+            owes: (0..workers).map(|_| AtomicBool::new(false)).collect(),
+        }
+    }
+
+    /// [`Messaging::deliver`] of an invalidation: when it goes to another
+    /// worker, the delivering worker's replies wait for it
+    /// ([`Messaging::await_urgent`]).
+    pub fn deliver_urgent(&self, inbox: &Arc<Inbox>, d: Delivery, worker: usize, wake: &impl Fn(usize)) {
+        let to = inbox.worker;
+        if to == worker || worker >= self.owes.len() || to >= self.posted.len() {
+            return self.deliver(inbox, d, worker, wake);
+        }
+        // Queued before its ticket is taken: a worker that reads the
+        // ticket count before taking its ready list takes this too.
+        let listed = inbox.push(d);
+        if listed {
+            self.ready[to].lock().push(Arc::clone(inbox));
+        }
+        let t = self.posted[to].fetch_add(1, Ordering::AcqRel) + 1;
+        self.owed[worker * self.owes.len() + to].fetch_max(t, Ordering::AcqRel);
+        self.owes[worker].store(true, Ordering::Release);
+        if listed && !self.ready_flag[to].swap(true, Ordering::AcqRel) {
+            wake(to);
+        }
+    }
+
+    /// Worker `w` is about to take its ready list: the urgent deliveries
+    /// it will have written once its replies of this turn are out.
+    pub fn begin_drain(&self, w: usize) -> u64 {
+        self.posted.get(w).map_or(0, |p| p.load(Ordering::Acquire))
+    }
+
+    /// Worker `w` has written what it took at `begin_drain` (`ticket`).
+    pub fn end_drain(&self, w: usize, ticket: u64) {
+        if let Some(d) = self.drained.get(w) {
+            d.fetch_max(ticket, Ordering::AcqRel);
+        }
+    }
+
+    /// Holds worker `worker` (up to [`URGENT_WAIT`]) until the other
+    /// workers have written the invalidations it delivered to them. One
+    /// load when it delivered none.
+    pub fn await_urgent(&self, worker: usize) {
+        let Some(flag) = self.owes.get(worker) else { return };
+        if !flag.swap(false, Ordering::AcqRel) {
+            return;
+        }
+        let n = self.owes.len();
+        let start = std::time::Instant::now();
+        for to in 0..n {
+            let want = self.owed[worker * n + to].swap(0, Ordering::AcqRel);
+            while self.drained[to].load(Ordering::Acquire) < want && start.elapsed() < URGENT_WAIT {
+                std::thread::sleep(std::time::Duration::from_micros(10));
+            }
         }
     }
 

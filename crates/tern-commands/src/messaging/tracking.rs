@@ -44,13 +44,27 @@ pub struct Tracker {
     pub noloop: bool,
     pub bcast: bool,
     /// Turned off by CLIENT TRACKING OFF (or a new CLIENT TRACKING ON)
-    /// and by the client's end: its entries are then passed over.
+    /// and by the client's end: its entries then go to the client's
+    /// tracking of now, if it has one (the table names clients, as
+    /// Redis's holds their ids).
     active: AtomicBool,
+    /// The client speaks RESP3 (HELLO): a null invalidation is written in
+    /// its protocol, wherever it is redirected (Redis's
+    /// `shared.null[c->resp]`).
+    resp3: AtomicBool,
+    /// An invalidation found the redirect target gone (`R`,
+    /// `broken_redirect`).
+    broken: AtomicBool,
 }
 
 impl Tracker {
     pub fn new(client_id: u64, inbox: Arc<Inbox>, redirect: Option<(u64, Arc<Inbox>)>, noloop: bool, bcast: bool) -> Arc<Self> {
-        Arc::new(Tracker { client_id, inbox, redirect, noloop, bcast, active: AtomicBool::new(true) })
+        Arc::new(Tracker { client_id, inbox, redirect, noloop, bcast, active: AtomicBool::new(true), resp3: AtomicBool::new(false), broken: AtomicBool::new(false) })
+    }
+
+    /// The client's protocol changed (HELLO).
+    pub fn set_resp3(&self, on: bool) {
+        self.resp3.store(on, Ordering::Relaxed);
     }
 
     /// The client invalidations go to (0: the tracking client itself).
@@ -58,9 +72,10 @@ impl Tracker {
         self.redirect.as_ref().map_or(0, |r| r.0)
     }
 
-    /// The redirect target is gone (CLIENT TRACKINGINFO's `broken_redirect`).
+    /// An invalidation found the redirect target gone (CLIENT
+    /// TRACKINGINFO's `broken_redirect`, CLIENT LIST's `R`).
     pub fn broken(&self) -> bool {
-        self.redirect.as_ref().is_some_and(|r| r.1.is_closed())
+        self.broken.load(Ordering::Relaxed)
     }
 
     fn is_active(&self) -> bool {
@@ -70,10 +85,14 @@ impl Tracker {
     /// Sends the invalidation of `keys` (None: all) where this client's
     /// invalidations go.
     fn send(&self, keys: Option<Arc<[Box<[u8]>]>>, deliver: &mut impl FnMut(&Arc<Inbox>, Delivery)) {
+        let null_resp3 = self.resp3.load(Ordering::Relaxed);
         match &self.redirect {
-            None => deliver(&self.inbox, Delivery::Invalidate { keys, redirected: false }),
-            Some((id, target)) if target.is_closed() => deliver(&self.inbox, Delivery::RedirectBroken(*id)),
-            Some((_, target)) => deliver(target, Delivery::Invalidate { keys, redirected: true }),
+            None => deliver(&self.inbox, Delivery::Invalidate { keys, redirected: false, null_resp3 }),
+            Some((id, target)) if target.is_closed() => {
+                self.broken.store(true, Ordering::Relaxed);
+                deliver(&self.inbox, Delivery::RedirectBroken(*id));
+            }
+            Some((_, target)) => deliver(target, Delivery::Invalidate { keys, redirected: true, null_resp3 }),
         }
     }
 }
@@ -143,21 +162,47 @@ impl Tracking {
         (hash, &self.table[((hash >> 32) as usize) % SHARDS])
     }
 
-    /// Whether any client tracks (the store notes written keys only then).
+    /// Whether any client tracks.
     pub fn any(&self) -> bool {
         self.client_count.load(Ordering::Relaxed) > 0
     }
 
-    /// Starts `t`'s tracking (replacing the client's earlier one), with
-    /// its BCAST prefixes (none: every key).
-    pub fn enable(&self, t: &Arc<Tracker>, prefixes: &[Box<[u8]>]) {
-        let old = self.clients.write().insert(t.client_id, Arc::clone(t));
-        match old {
+    /// Whether written keys matter: a client tracks, or the table still
+    /// holds keys (which a write removes, as in Redis, whoever left them).
+    pub fn active(&self) -> bool {
+        self.any() || self.keys.load(Ordering::Relaxed) > 0
+    }
+
+    /// Calls `f` with [`Tracking::active`] under the lock that starting
+    /// to track takes, so that a decision to stop noting writes cannot
+    /// pass a client that starts tracking meanwhile.
+    pub fn settle(&self, f: impl FnOnce(bool)) {
+        let clients = self.clients.read();
+        f(!clients.is_empty() || self.keys.load(Ordering::Relaxed) > 0);
+    }
+
+    /// [`Tracking::enable`], then `f` (the store told to note writes),
+    /// under the same lock as [`Tracking::settle`].
+    pub fn enable_then(&self, t: &Arc<Tracker>, prefixes: &[Box<[u8]>], f: impl FnOnce()) {
+        let mut clients = self.clients.write();
+        match clients.insert(t.client_id, Arc::clone(t)) {
             Some(o) => o.active.store(false, Ordering::Relaxed),
             None => {
                 self.client_count.fetch_add(1, Ordering::Relaxed);
             }
         }
+        f();
+        drop(clients);
+        self.set_prefixes(t, prefixes);
+    }
+
+    /// Starts `t`'s tracking (replacing the client's earlier one), with
+    /// its BCAST prefixes (none: every key).
+    pub fn enable(&self, t: &Arc<Tracker>, prefixes: &[Box<[u8]>]) {
+        self.enable_then(t, prefixes, || {});
+    }
+
+    fn set_prefixes(&self, t: &Arc<Tracker>, prefixes: &[Box<[u8]>]) {
         self.drop_prefixes(t.client_id);
         if t.bcast {
             let mut ps = self.prefixes.lock();
@@ -220,16 +265,21 @@ impl Tracking {
         }
     }
 
-    /// `keys` were written (by client `modifier`, 0: none): their trackers
-    /// are told and forgotten, and the BCAST prefixes note them.
-    pub fn invalidate(&self, keys: &[Box<[u8]>], modifier: u64, mut deliver: impl FnMut(&Arc<Inbox>, Delivery)) {
+    /// `keys` were written by the command of client `current` (0: none),
+    /// run by client `executing` (a script's commands run as their own
+    /// client): their trackers are told and forgotten (NOLOOP spares
+    /// `current`, as Redis compares with its current client), and the
+    /// BCAST prefixes note them (NOLOOP spares `executing`, the client
+    /// Redis notes as the key's last writer).
+    pub fn invalidate(&self, keys: &[Box<[u8]>], current: u64, executing: u64, mut deliver: impl FnMut(&Arc<Inbox>, Delivery)) {
+        let modifier = current;
         if self.prefix_count.load(Ordering::Relaxed) > 0 {
             let mut ps = self.prefixes.lock();
             for key in keys {
                 for p in ps.iter_mut().filter(|p| key.starts_with(&p.prefix)) {
                     match p.pending.iter_mut().find(|(k, _)| k == key) {
-                        Some(e) => e.1 = modifier,
-                        None => p.pending.push((key.clone(), modifier)),
+                        Some(e) => e.1 = executing,
+                        None => p.pending.push((key.clone(), executing)),
                     }
                     self.pending.store(true, Ordering::Relaxed);
                 }
@@ -256,7 +306,19 @@ impl Tracking {
         self.items.fetch_sub(trackers.len(), Ordering::Relaxed);
         let mut one: Option<Arc<[Box<[u8]>]>> = None;
         for t in &trackers {
-            if !t.is_active() || t.bcast || (t.noloop && t.client_id == modifier) {
+            let now;
+            let t = if t.is_active() {
+                t
+            } else {
+                match self.clients.read().get(&t.client_id) {
+                    Some(c) => {
+                        now = Arc::clone(c);
+                        &now
+                    }
+                    None => continue,
+                }
+            };
+            if t.bcast || (t.noloop && t.client_id == modifier) {
                 continue;
             }
             let keys = one.get_or_insert_with(|| Arc::from(vec![Box::<[u8]>::from(key)])).clone();
@@ -294,7 +356,7 @@ impl Tracking {
     }
 
     /// FLUSHALL, FLUSHDB: every tracking client is told that every key is
-    /// invalid (a null), and the table is emptied.
+    /// invalid (a null), and the table is emptied (tracking or not).
     pub fn flush(&self, mut deliver: impl FnMut(&Arc<Inbox>, Delivery)) {
         for t in self.clients.read().values() {
             t.send(None, &mut deliver);
@@ -363,12 +425,12 @@ mod tests {
         tr.remember(&tb, b"k");
         assert_eq!(tr.counts(), (2, 1, 2, 0));
         // b wrote it itself, with NOLOOP: only a hears of it.
-        tr.invalidate(&keys(&[b"k", b"other"]), 2, |i, d| m.deliver(i, d, 0, &|_| {}));
+        tr.invalidate(&keys(&[b"k", b"other"]), 2, 2, |i, d| m.deliver(i, d, 0, &|_| {}));
         assert_eq!(drained(&a, true, false), b">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk\r\n");
         assert_eq!(drained(&b, true, false), b"");
         assert_eq!(tr.counts(), (2, 0, 0, 0));
         // Told once: the key is forgotten until read again.
-        tr.invalidate(&keys(&[b"k"]), 0, |i, d| m.deliver(i, d, 0, &|_| {}));
+        tr.invalidate(&keys(&[b"k"]), 0, 0, |i, d| m.deliver(i, d, 0, &|_| {}));
         assert_eq!(drained(&a, true, false), b"");
         tr.disable(1);
         tr.disable(2);
@@ -384,14 +446,16 @@ mod tests {
         let t = Tracker::new(1, own.clone(), Some((2, target.clone())), false, false);
         tr.enable(&t, &[]);
         tr.remember(&t, b"k");
-        tr.invalidate(&keys(&[b"k"]), 0, |i, d| m.deliver(i, d, 0, &|_| {}));
+        tr.invalidate(&keys(&[b"k"]), 0, 0, |i, d| m.deliver(i, d, 0, &|_| {}));
         // A RESP2 target gets it only while subscribed.
         assert_eq!(drained(&target, false, true), b"*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n*1\r\n$1\r\nk\r\n");
         tr.remember(&t, b"k");
         target.close();
-        assert!(t.broken());
-        tr.invalidate(&keys(&[b"k"]), 0, |i, d| m.deliver(i, d, 0, &|_| {}));
+        // Broken once an invalidation finds the target gone, as in Redis.
+        assert!(!t.broken());
+        tr.invalidate(&keys(&[b"k"]), 0, 0, |i, d| m.deliver(i, d, 0, &|_| {}));
         assert_eq!(drained(&own, true, false), b">2\r\n$21\r\ntracking-redir-broken\r\n:2\r\n");
+        assert!(t.broken());
         tr.flush(|i, d| m.deliver(i, d, 0, &|_| {}));
         assert_eq!(drained(&own, true, false), b">2\r\n$21\r\ntracking-redir-broken\r\n:2\r\n");
     }
@@ -404,11 +468,13 @@ mod tests {
         let b = Inbox::new(2, 0, 0);
         let ta = Tracker::new(1, a.clone(), None, false, true);
         let tb = Tracker::new(2, b.clone(), None, true, true);
+        // b speaks RESP3: its null is `_`.
+        tb.set_resp3(true);
         tr.enable(&ta, &keys(&[b"user:"]));
         tr.enable(&tb, &[]);
         assert_eq!(tr.counts().3, 2);
-        tr.invalidate(&keys(&[b"user:1", b"x"]), 2, |_, _| unreachable!());
-        tr.invalidate(&keys(&[b"user:1"]), 0, |_, _| unreachable!());
+        tr.invalidate(&keys(&[b"user:1", b"x"]), 2, 2, |_, _| unreachable!());
+        tr.invalidate(&keys(&[b"user:1"]), 0, 0, |_, _| unreachable!());
         tr.broadcast(|i, d| m.deliver(i, d, 0, &|_| {}));
         assert_eq!(drained(&a, true, false), b">2\r\n$10\r\ninvalidate\r\n*1\r\n$6\r\nuser:1\r\n");
         // b wrote x itself (NOLOOP); user:1 was last written by another.

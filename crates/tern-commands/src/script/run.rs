@@ -141,6 +141,7 @@ impl Parts {
         // A tracking caller's script reads are remembered for the caller,
         // as Redis remembers the keys of the commands a script runs.
         c.tracking = caller.tracking.clone();
+        c.on_behalf_of = caller.id;
         p.scratch.clock = crate::cmd::Clock::starting_at(now);
         p
     }

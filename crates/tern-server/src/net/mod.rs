@@ -158,6 +158,9 @@ pub struct Worker {
     /// worker goes on with other clients meanwhile, and the AOF writer
     /// wakes it (see `Server::await_durable`).
     held: VecDeque<(u64, Vec<usize>)>,
+    /// The urgent deliveries (invalidations) taken by this turn's
+    /// `deliver_messages`, marked written after its `end_round`.
+    drain_ticket: u64,
 }
 
 /// A lock set whose records note the worker's mark (see
@@ -196,7 +199,7 @@ impl Worker {
         }
         let stats = eng.srv.workers[id].clone();
         let effects = tern_commands::aof::marked_effects(&eng.srv);
-        Ok((Worker { id, eng, poll, listeners, mc, tls, handshaking: 0, conns: Slab::new(), stats, scratch: Scratch::default(), plan: Plan::default(), effects, blocked: HashMap::new(), deadlines: BinaryHeap::new(), timed: Default::default(), postponed: Vec::new(), pause_seen: 0, deferred: Vec::new(), held: VecDeque::new() }, waker))
+        Ok((Worker { id, eng, poll, listeners, mc, tls, handshaking: 0, conns: Slab::new(), stats, scratch: Scratch::default(), plan: Plan::default(), effects, blocked: HashMap::new(), deadlines: BinaryHeap::new(), timed: Default::default(), postponed: Vec::new(), pause_seen: 0, deferred: Vec::new(), held: VecDeque::new(), drain_ticket: 0 }, waker))
     }
 
 
@@ -259,6 +262,7 @@ impl Worker {
             self.resume_postponed();
             self.deliver_messages();
             self.end_round();
+            self.eng.srv.messaging.end_drain(self.id, self.drain_ticket);
             let now = self.scratch.clock.mark();
             if active {
                 let soon = now + TICK;

@@ -85,6 +85,9 @@ impl Worker {
     /// A client resumed by its replies draining runs its requests at once,
     /// so this repeats until a round leaves no reply unsettled.
     pub(super) fn end_round(&mut self) {
+        // Invalidations this turn's writes sent to other workers' clients
+        // go out before this turn's replies do.
+        self.eng.srv.messaging.await_urgent(self.id);
         loop {
             let srv = &self.eng.srv;
             let replies = !self.deferred.is_empty();
@@ -174,6 +177,7 @@ impl Worker {
             self.deferred.push(key);
             return;
         }
+        srv.messaging.await_urgent(self.id);
         self.send(key);
     }
 

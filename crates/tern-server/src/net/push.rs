@@ -30,10 +30,12 @@ impl Worker {
     /// eviction, memcached) and the BCAST broadcast.
     pub(super) fn deliver_messages(&mut self) {
         let srv = &self.eng.srv;
-        srv.invalidate_written(&self.effects, 0, self.id);
+        srv.invalidate_written(&self.effects, 0, 0, self.id);
         if srv.messaging.tracking.any() {
             srv.messaging.tracking.broadcast(|i, d| srv.deliver(i, d, self.id));
         }
+        // Written once this turn's replies are out (run's end_round).
+        self.drain_ticket = srv.messaging.begin_drain(self.id);
         let ready = srv.messaging.take_ready(self.id);
         if ready.is_empty() {
             return;
@@ -52,6 +54,10 @@ impl Worker {
             if inbox.drain_into(&mut conn.out, to) > 0 {
                 if off {
                     conn.out.truncate(mark);
+                }
+                // A redirection found broken shows in CLIENT LIST (`R`).
+                if conn.client.tracking.as_ref().is_some_and(|t| t.tracker.broken()) {
+                    conn.client.shared.set_flag(client_flags::TRACKING_BROKEN, true);
                 }
                 self.check_output_limits(key);
                 if self.conns.contains(key) {
