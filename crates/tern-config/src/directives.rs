@@ -403,6 +403,11 @@ directives! {
         lazyfree_lazy_eviction: bool = false => "lazyfree-lazy-eviction", Bool, runtime;
         lfu_log_factor: u32 = 10 => "lfu-log-factor", Int::new(0, i32::MAX as i64), runtime;
         lfu_decay_time: u32 = 1 => "lfu-decay-time", Int::new(0, i32::MAX as i64), runtime;
+        /// How long (µs) a worker with messages for many subscribers at
+        /// once lets more gather before it writes them, so that each
+        /// subscriber gets several in one write (Tern's own; 0: every
+        /// event-loop turn, as Redis).
+        pubsub_coalesce_us: u64 = 1000 => "pubsub-coalesce-us", Int::new(0, 1_000_000), runtime + own;
         /// Keys the CLIENT TRACKING table holds before it evicts some (0:
         /// no limit).
         tracking_table_max_keys: u64 = 1_000_000 => "tracking-table-max-keys", Int::new(0, i64::MAX), runtime;

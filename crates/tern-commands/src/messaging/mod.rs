@@ -251,6 +251,8 @@ pub struct Messaging {
     pub tracking: Tracking,
     ready: Vec<Mutex<Vec<Arc<Inbox>>>>,
     ready_flag: Vec<AtomicBool>,
+    /// Per worker: inboxes on its ready list.
+    ready_len: Vec<AtomicUsize>,
     /// Per worker: urgent deliveries queued for it, and how many of them
     /// it has written (tickets).
     posted: Vec<AtomicU64>,
@@ -273,6 +275,7 @@ impl Messaging {
             tracking: Tracking::new(),
             ready: (0..workers).map(|_| Mutex::new(Vec::new())).collect(),
             ready_flag: (0..workers).map(|_| AtomicBool::new(false)).collect(),
+            ready_len: (0..workers).map(|_| AtomicUsize::new(0)).collect(),
             posted: (0..workers).map(|_| AtomicU64::new(0)).collect(),
             drained: (0..workers).map(|_| AtomicU64::new(0)).collect(),
             owed: (0..workers * workers).map(|_| AtomicU64::new(0)).collect(),
@@ -293,12 +296,27 @@ impl Messaging {
         let listed = inbox.push(d);
         if listed {
             self.ready[to].lock().push(Arc::clone(inbox));
+            self.ready_len[to].fetch_add(1, Ordering::Relaxed);
         }
         let t = self.posted[to].fetch_add(1, Ordering::AcqRel) + 1;
         self.owed[worker * self.owes.len() + to].fetch_max(t, Ordering::AcqRel);
         self.owes[worker].store(true, Ordering::Release);
         if listed && !self.ready_flag[to].swap(true, Ordering::AcqRel) {
             wake(to);
+        }
+    }
+
+    /// Inboxes waiting on worker `w`'s ready list.
+    pub fn ready_len(&self, w: usize) -> usize {
+        self.ready_len.get(w).map_or(0, |n| n.load(Ordering::Relaxed))
+    }
+
+    /// Urgent deliveries (invalidations) wait for worker `w`: another
+    /// worker's replies may be waiting for them.
+    pub fn urgent_pending(&self, w: usize) -> bool {
+        match (self.posted.get(w), self.drained.get(w)) {
+            (Some(p), Some(d)) => p.load(Ordering::Acquire) > d.load(Ordering::Acquire),
+            _ => false,
         }
     }
 
@@ -343,6 +361,7 @@ impl Messaging {
         let w = inbox.worker;
         if let Some(list) = self.ready.get(w) {
             list.lock().push(Arc::clone(inbox));
+            self.ready_len[w].fetch_add(1, Ordering::Relaxed);
             if !self.ready_flag[w].swap(true, Ordering::AcqRel) && w != worker {
                 wake(w);
             }
@@ -360,7 +379,9 @@ impl Messaging {
         match self.ready_flag.get(w) {
             Some(f) if f.load(Ordering::Acquire) => {
                 f.store(false, Ordering::Release);
-                std::mem::take(&mut *self.ready[w].lock())
+                let list = std::mem::take(&mut *self.ready[w].lock());
+                self.ready_len[w].fetch_sub(list.len(), Ordering::Relaxed);
+                list
             }
             _ => Vec::new(),
         }

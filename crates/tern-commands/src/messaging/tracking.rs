@@ -87,6 +87,9 @@ impl Tracker {
     fn send(&self, keys: Option<Arc<[Box<[u8]>]>>, deliver: &mut impl FnMut(&Arc<Inbox>, Delivery)) {
         let null_resp3 = self.resp3.load(Ordering::Relaxed);
         match &self.redirect {
+            // A RESP2 client without a redirection can take nothing
+            // (Redis sends it nothing either): nothing is queued.
+            None if !null_resp3 => {}
             None => deliver(&self.inbox, Delivery::Invalidate { keys, redirected: false, null_resp3 }),
             Some((id, target)) if target.is_closed() => {
                 self.broken.store(true, Ordering::Relaxed);
@@ -406,6 +409,14 @@ mod tests {
         out.to_vec()
     }
 
+    /// A tracker whose client speaks RESP3 (a RESP2 one without a
+    /// redirection is sent nothing).
+    fn tracker(id: u64, inbox: Arc<Inbox>, redirect: Option<(u64, Arc<Inbox>)>, noloop: bool, bcast: bool) -> Arc<Tracker> {
+        let t = Tracker::new(id, inbox, redirect, noloop, bcast);
+        t.set_resp3(true);
+        t
+    }
+
     fn keys(ks: &[&[u8]]) -> Vec<Box<[u8]>> {
         ks.iter().map(|k| Box::from(*k)).collect()
     }
@@ -416,8 +427,8 @@ mod tests {
         let tr = &m.tracking;
         let a = Inbox::new(1, 0, 0);
         let b = Inbox::new(2, 0, 0);
-        let ta = Tracker::new(1, a.clone(), None, false, false);
-        let tb = Tracker::new(2, b.clone(), None, true, false);
+        let ta = tracker(1, a.clone(), None, false, false);
+        let tb = tracker(2, b.clone(), None, true, false);
         tr.enable(&ta, &[]);
         tr.enable(&tb, &[]);
         tr.remember(&ta, b"k");
@@ -443,7 +454,7 @@ mod tests {
         let tr = &m.tracking;
         let own = Inbox::new(1, 0, 0);
         let target = Inbox::new(2, 0, 0);
-        let t = Tracker::new(1, own.clone(), Some((2, target.clone())), false, false);
+        let t = tracker(1, own.clone(), Some((2, target.clone())), false, false);
         tr.enable(&t, &[]);
         tr.remember(&t, b"k");
         tr.invalidate(&keys(&[b"k"]), 0, 0, |i, d| m.deliver(i, d, 0, &|_| {}));
@@ -466,10 +477,8 @@ mod tests {
         let tr = &m.tracking;
         let a = Inbox::new(1, 0, 0);
         let b = Inbox::new(2, 0, 0);
-        let ta = Tracker::new(1, a.clone(), None, false, true);
-        let tb = Tracker::new(2, b.clone(), None, true, true);
-        // b speaks RESP3: its null is `_`.
-        tb.set_resp3(true);
+        let ta = tracker(1, a.clone(), None, false, true);
+        let tb = tracker(2, b.clone(), None, true, true);
         tr.enable(&ta, &keys(&[b"user:"]));
         tr.enable(&tb, &[]);
         assert_eq!(tr.counts().3, 2);
@@ -490,7 +499,7 @@ mod tests {
         let m = Messaging::new(1);
         let tr = &m.tracking;
         let a = Inbox::new(1, 0, 0);
-        let t = Tracker::new(1, a.clone(), None, false, false);
+        let t = tracker(1, a.clone(), None, false, false);
         tr.enable(&t, &[]);
         for i in 0..50 {
             tr.remember(&t, format!("k{i}").as_bytes());

@@ -161,6 +161,9 @@ pub struct Worker {
     /// The urgent deliveries (invalidations) taken by this turn's
     /// `deliver_messages`, marked written after its `end_round`.
     drain_ticket: u64,
+    /// While a fan-out's messages gather (`pubsub-coalesce-us`): when
+    /// they are written.
+    coalesce_until: Option<Instant>,
 }
 
 /// A lock set whose records note the worker's mark (see
@@ -199,7 +202,7 @@ impl Worker {
         }
         let stats = eng.srv.workers[id].clone();
         let effects = tern_commands::aof::marked_effects(&eng.srv);
-        Ok((Worker { id, eng, poll, listeners, mc, tls, handshaking: 0, conns: Slab::new(), stats, scratch: Scratch::default(), plan: Plan::default(), effects, blocked: HashMap::new(), deadlines: BinaryHeap::new(), timed: Default::default(), postponed: Vec::new(), pause_seen: 0, deferred: Vec::new(), held: VecDeque::new(), drain_ticket: 0 }, waker))
+        Ok((Worker { id, eng, poll, listeners, mc, tls, handshaking: 0, conns: Slab::new(), stats, scratch: Scratch::default(), plan: Plan::default(), effects, blocked: HashMap::new(), deadlines: BinaryHeap::new(), timed: Default::default(), postponed: Vec::new(), pause_seen: 0, deferred: Vec::new(), held: VecDeque::new(), drain_ticket: 0, coalesce_until: None }, waker))
     }
 
 
@@ -220,6 +223,11 @@ impl Worker {
             if let Some(&Reverse((at, _))) = self.deadlines.peek() {
                 // Rounded up to the millisecond, epoll's resolution.
                 let d = Duration::from_millis((at + 1).saturating_sub(now_ms()));
+                wait = Some(wait.map_or(d, |w| w.min(d)));
+            }
+            // Messages gathering for a fan-out are written when due.
+            if let Some(at) = self.coalesce_until {
+                let d = at.saturating_duration_since(now);
                 wait = Some(wait.map_or(d, |w| w.min(d)));
             }
             // Clients held back by CLIENT PAUSE go on when it runs out.

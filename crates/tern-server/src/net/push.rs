@@ -4,6 +4,10 @@
 
 use super::*;
 
+/// Inboxes on the ready list from which a worker lets messages gather
+/// (`pubsub-coalesce-us`): a few subscribers are written at once.
+const COALESCE_MIN_INBOXES: usize = 64;
+
 impl Worker {
     /// Closes clients marked by CLIENT KILL, and subscribers whose user
     /// no longer allows what they listen to (ACL SETUSER, ACL LOAD).
@@ -34,6 +38,18 @@ impl Worker {
         if srv.messaging.tracking.any() {
             srv.messaging.tracking.broadcast(|i, d| srv.deliver(i, d, self.id));
         }
+        // Messages for many subscribers at once (a fan-out) wait up to
+        // `pubsub-coalesce-us` for more, so that each subscriber gets
+        // several in one write; never when an invalidation is among them.
+        let window = srv.settings.pubsub_coalesce_us();
+        if window > 0 && srv.messaging.ready_len(self.id) >= COALESCE_MIN_INBOXES && !srv.messaging.urgent_pending(self.id) {
+            let now = Instant::now();
+            let until = *self.coalesce_until.get_or_insert(now + Duration::from_micros(window));
+            if now < until {
+                return;
+            }
+        }
+        self.coalesce_until = None;
         // Written once this turn's replies are out (run's end_round).
         self.drain_ticket = srv.messaging.begin_drain(self.id);
         let ready = srv.messaging.take_ready(self.id);
