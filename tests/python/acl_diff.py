@@ -55,7 +55,7 @@ import pytest
 from crc64 import crc64
 from differential import unescape, unordered
 from resp import RawConn, ReplyError, decode, encode_command, reply_end
-from servers import start_tern, start_valkey, tern_bin, valkey_bin
+from servers import start_redis, start_tern, start_valkey, tern_bin, valkey_bin
 
 CLOSE_TIMEOUT = 2.0
 
@@ -615,3 +615,23 @@ def wait_closed(sock_conn, timeout=CLOSE_TIMEOUT):
         return sock_conn.sock.recv(1) == b""
     except (socket.timeout, OSError):
         return False
+
+
+def redis_candidate(pair, extra_reset=()):
+    """Sets up `pair` (a Pair whose own __init__ is not run) with
+    valkey-server as the reference and the redis-server on PATH (Debian's
+    7.0) as the candidate: the suites' TERN_TEST_AGAINST=redis runs."""
+    pair.against_valkey = False
+    pair.extra_reset = extra_reset
+    pair.dirs = []
+    pair._conf(None, None)
+    pair._conf(None, None)
+    pair.ref = start_valkey(valkey_bin())
+    try:
+        pair.cand = start_redis(shutil.which("redis-server") or "redis-server")
+    except Exception:
+        pair.ref.stop()
+        raise
+    pair.cand_name = "redis-server"
+    pair._common = None
+    pair.admins = None

