@@ -739,9 +739,10 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
 }
 
 /// Writes what waits in the client's inbox into its replies (one load
-/// when nothing does); not in the middle of EXEC's reply.
+/// when nothing does); not in the middle of EXEC's reply, whose array
+/// it would break.
 #[inline]
-fn drain_own(client: &Client, reply: &mut Reply<'_>, locks: &LockSet<'_>) {
+pub(super) fn drain_own(client: &Client, reply: &mut Reply<'_>, locks: &LockSet<'_>) {
     if let Some(inbox) = client.shared.inbox_if_any() {
         if inbox.queued() > 0 && !locks.is_pinned() {
             let to = crate::messaging::Receiver { resp3: client.resp3, subscribed: client.subs.is_some(), share_min: reply.share_min() };

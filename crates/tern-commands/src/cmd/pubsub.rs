@@ -14,7 +14,6 @@ use super::table::{flags::*, Channels, CommandSpec};
 use super::Ctx;
 use crate::errors;
 use crate::messaging::pubsub::{Kind, Subscriptions};
-use crate::messaging::Receiver;
 
 const SUB: u32 = PUBSUB | NOSCRIPT | LOADING | STALE;
 const SHARD_CHANNELS: &[KeySpec] = &[ks(NOT_KEY, index(1), range(-1, 1, 0))];
@@ -178,7 +177,11 @@ fn leave(ctx: &mut Ctx<'_, '_>, args: Args<'_>, kind: Kind) {
         }
         left.push((name, subs.count(kind)));
     }
-    deliver_own(ctx, &subs);
+    // What arrived while subscribed goes ahead of the replies, as Redis
+    // wrote it when it was published (to the client as it still is).
+    ctx.client.subs = Some(subs);
+    super::drain_own(ctx.client, &mut ctx.reply, ctx.locks);
+    let Some(subs) = ctx.client.subs.take() else { return };
     if left.is_empty() {
         confirm(ctx, verb, None, subs.count(kind));
     }
@@ -188,15 +191,6 @@ fn leave(ctx: &mut Ctx<'_, '_>, args: Args<'_>, kind: Kind) {
     ctx.client.note_subscriptions(Some(&subs));
     if subs.total() > 0 {
         ctx.client.subs = Some(subs);
-    }
-}
-
-/// Writes the messages waiting for this client ahead of an unsubscribe's
-/// reply, as Redis would have written them when they were published.
-fn deliver_own(ctx: &mut Ctx<'_, '_>, subs: &Subscriptions) {
-    if subs.inbox.queued() > 0 {
-        let to = Receiver { resp3: ctx.client.resp3, subscribed: true, share_min: ctx.reply.share_min() };
-        subs.inbox.drain_into(ctx.reply.out, to);
     }
 }
 

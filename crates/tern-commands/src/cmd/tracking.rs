@@ -20,7 +20,7 @@ use crate::server::Server;
 /// CLIENT TRACKING (ON|OFF) [REDIRECT id] [BCAST] [PREFIX p ...] [OPTIN]
 /// [OPTOUT] [NOLOOP], checked as Redis's clientCommand checks it.
 pub(super) fn tracking(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
-    let mut redirect: Option<i64> = None;
+    let mut redirect: Option<(u64, Arc<crate::client::ClientShared>)> = None;
     let (mut bcast, mut optin, mut optout, mut noloop) = (false, false, false, false);
     let mut prefixes: Vec<Box<[u8]>> = Vec::new();
     let mut j = 3;
@@ -35,10 +35,10 @@ pub(super) fn tracking(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             let Some(id) = tern_resp::parse_i64(args.get(j)) else {
                 return ctx.reply.error(errors::NOT_INTEGER);
             };
-            if u64::try_from(id).ok().and_then(|id| ctx.srv.clients.lock().get(&id).cloned()).is_none() {
+            let Some(target) = u64::try_from(id).ok().and_then(|id| ctx.srv.clients.lock().get(&id).cloned()) else {
                 return ctx.reply.error(errors::TRACKING_NO_REDIRECT_TARGET);
-            }
-            redirect = Some(id);
+            };
+            redirect = Some((target.id, target));
         } else if a.eq_ignore_ascii_case(b"bcast") {
             bcast = true;
         } else if a.eq_ignore_ascii_case(b"optin") {
@@ -90,16 +90,7 @@ pub(super) fn tracking(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         }
     }
     let srv = ctx.srv;
-    let target = match redirect {
-        Some(id) => {
-            let sh = srv.clients.lock().get(&(id as u64)).cloned();
-            match sh {
-                Some(sh) => Some((id as u64, Arc::clone(sh.inbox()))),
-                None => return ctx.reply.error(errors::TRACKING_NO_REDIRECT_TARGET),
-            }
-        }
-        None => None,
-    };
+    let target = redirect.as_ref().map(|(id, sh)| (*id, Arc::clone(sh.inbox())));
     let mut all = had;
     if bcast {
         // No PREFIX: every key (the empty prefix), beside any it had.
@@ -117,7 +108,7 @@ pub(super) fn tracking(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     sh.set_flag(cflags::TRACKING, true);
     sh.set_flag(cflags::TRACKING_BCAST, bcast);
     sh.set_flag(cflags::TRACKING_BROKEN, false);
-    sh.redirect.store(redirect.unwrap_or(0), Ordering::Relaxed);
+    sh.redirect.store(redirect.map_or(0, |(id, _)| id as i64), Ordering::Relaxed);
     let caching = old.is_some_and(|o| o.caching);
     ctx.client.tracking = Some(Box::new(ClientTracking { tracker, optin, optout, caching, prefixes: if bcast { all } else { Vec::new() } }));
     ctx.reply.ok();

@@ -124,16 +124,16 @@ impl Inbox {
         })
     }
 
-    /// Queues `d`; true when the inbox must be listed on its worker's
-    /// ready list (it was not).
-    fn push(&self, d: Delivery) -> bool {
+    /// Queues `d`: whether the inbox must be listed on its worker's ready
+    /// list (it was not); None when the client is gone.
+    fn push(&self, d: Delivery) -> Option<bool> {
         if self.closed.load(Ordering::Relaxed) {
-            return false;
+            return None;
         }
         let size = d.size();
         self.queue.lock().push_back(d);
         self.queued.fetch_add(size, Ordering::Relaxed);
-        !self.listed.swap(true, Ordering::AcqRel)
+        Some(!self.listed.swap(true, Ordering::AcqRel))
     }
 
     /// Bytes waiting.
@@ -157,10 +157,12 @@ impl Inbox {
     pub fn drain_into(&self, out: &mut OutBuf, to: Receiver) -> usize {
         self.listed.store(false, Ordering::Release);
         let batch = std::mem::take(&mut *self.queue.lock());
+        let mut size = 0;
         for d in &batch {
-            self.queued.fetch_sub(d.size(), Ordering::Relaxed);
+            size += d.size();
             write(out, to, d);
         }
+        self.queued.fetch_sub(size, Ordering::Relaxed);
         batch.len()
     }
 }
@@ -291,18 +293,15 @@ impl Messaging {
         if to == worker || worker >= self.owes.len() || to >= self.posted.len() {
             return self.deliver(inbox, d, worker, wake);
         }
-        // Queued before its ticket is taken: a worker that reads the
-        // ticket count before taking its ready list takes this too.
-        let listed = inbox.push(d);
-        if listed {
-            self.ready[to].lock().push(Arc::clone(inbox));
-            self.ready_len[to].fetch_add(1, Ordering::Relaxed);
-        }
+        let Some(w) = self.queue(inbox, d, worker) else { return };
+        // The ticket is taken once the inbox is listed and before its
+        // worker is woken: a worker that reads the ticket count before it
+        // takes its ready list takes this delivery too.
         let t = self.posted[to].fetch_add(1, Ordering::AcqRel) + 1;
         self.owed[worker * self.owes.len() + to].fetch_max(t, Ordering::AcqRel);
         self.owes[worker].store(true, Ordering::Release);
-        if listed && !self.ready_flag[to].swap(true, Ordering::AcqRel) {
-            wake(to);
+        if let Some(w) = w {
+            wake(w);
         }
     }
 
@@ -351,20 +350,25 @@ impl Messaging {
         }
     }
 
+    /// Queues `d` for `inbox`'s client and lists the inbox on its
+    /// worker's ready list. `None` when the client is gone (nothing was
+    /// queued); else the worker to wake, if one must be: not the
+    /// delivering `worker`, which drains its own at the end of its turn.
+    fn queue(&self, inbox: &Arc<Inbox>, d: Delivery, worker: usize) -> Option<Option<usize>> {
+        let listed = inbox.push(d)?;
+        let w = inbox.worker;
+        let Some(list) = self.ready.get(w).filter(|_| listed) else { return Some(None) };
+        list.lock().push(Arc::clone(inbox));
+        self.ready_len[w].fetch_add(1, Ordering::Relaxed);
+        Some((!self.ready_flag[w].swap(true, Ordering::AcqRel) && w != worker).then_some(w))
+    }
+
     /// Queues `d` for `inbox`'s client. `worker`: the delivering worker
     /// ([`NO_WORKER`] for none), which drains its own inboxes at the end
     /// of its turn; `wake` wakes another.
     pub fn deliver(&self, inbox: &Arc<Inbox>, d: Delivery, worker: usize, wake: &impl Fn(usize)) {
-        if !inbox.push(d) {
-            return;
-        }
-        let w = inbox.worker;
-        if let Some(list) = self.ready.get(w) {
-            list.lock().push(Arc::clone(inbox));
-            self.ready_len[w].fetch_add(1, Ordering::Relaxed);
-            if !self.ready_flag[w].swap(true, Ordering::AcqRel) && w != worker {
-                wake(w);
-            }
+        if let Some(Some(w)) = self.queue(inbox, d, worker) {
+            wake(w);
         }
     }
 

@@ -251,15 +251,14 @@ impl Tracking {
         }
         let mut s = shard.write();
         match s.find_mut(hash, eq) {
-            Some(e) => {
-                if !e.trackers.iter().any(|x| x.client_id == t.client_id) {
+            Some(e) => match e.trackers.iter_mut().find(|x| x.client_id == t.client_id) {
+                // The client's tracking since restarted: its new one.
+                Some(x) => *x = Arc::clone(t),
+                None => {
                     e.trackers.push(Arc::clone(t));
                     self.items.fetch_add(1, Ordering::Relaxed);
-                } else if let Some(x) = e.trackers.iter_mut().find(|x| x.client_id == t.client_id) {
-                    // The client's tracking since restarted: its new one.
-                    *x = Arc::clone(t);
                 }
-            }
+            },
             None => {
                 s.insert_unique(hash, Tracked { hash, key: key.into(), trackers: smallvec::smallvec![Arc::clone(t)] }, |e| e.hash);
                 self.keys.fetch_add(1, Ordering::Relaxed);
