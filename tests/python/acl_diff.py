@@ -187,7 +187,9 @@ class Normaliser:
         if isinstance(text, bytes) and reply[:1] == b"=":
             text = text[4:]  # the verbatim string's `txt:`
         lines = [client_info(l) for l in text.splitlines() if not re.search(rb"(^| )name=( |$)", l)]
-        body = b"".join(l + b"\n" for l in lines)
+        # In connection order, which the harness's connections need not
+        # share between the two servers: compared sorted.
+        body = b"".join(l + b"\n" for l in sorted(lines))
         return b"$%d\r\n%s\r\n" % (len(body), body)
 
     def apply(self, args, mode, reply, common):

@@ -76,8 +76,15 @@ impl Worker {
                     conn.client.shared.set_flag(client_flags::TRACKING_BROKEN, true);
                 }
                 self.check_output_limits(key);
+                // Out now, ahead of this round's replies (a writer's reply
+                // must not overtake the invalidation it caused); held like
+                // any reply under `appendfsync always`.
                 if self.conns.contains(key) {
-                    self.flush(key);
+                    if self.eng.srv.aof.waits() {
+                        self.flush(key);
+                    } else {
+                        self.send(key);
+                    }
                 }
             }
         }
