@@ -152,12 +152,12 @@ impl Client {
     }
 
     /// Leaves every channel, pattern and shard channel, without replies
-    /// (the connection closes, or RESETs).
-    pub fn leave_pubsub(&mut self, ps: &crate::messaging::PubSub) {
-        if let Some(mut s) = self.subs.take() {
-            s.leave_all(ps);
-            self.note_subscriptions(None);
-        }
+    /// (the connection closes, or RESETs); whether it had any.
+    pub fn leave_pubsub(&mut self, ps: &crate::messaging::PubSub) -> bool {
+        let Some(mut s) = self.subs.take() else { return false };
+        s.leave_all(ps);
+        self.note_subscriptions(None);
+        true
     }
 
     /// Whether its user (as last read) still allows every channel and

@@ -386,6 +386,7 @@ impl Server {
         self.acl.set_pubsub_all(c.acl_pubsub_default == "allchannels");
         self.acl.apply_requirepass(c.requirepass.as_deref());
         self.acl.log.lock().trim(usize::try_from(c.acllog_max_len).unwrap_or(usize::MAX));
+        self.refresh_notify();
         // An idle worker sleeps until the work it knows of is due; what
         // is due may have changed (`timeout` set): each takes a look.
         for i in 0..self.workers.len() {
@@ -481,7 +482,9 @@ impl Server {
         if let Some(f) = client.monitor.take() {
             self.monitors.remove(f.client_id);
         }
-        client.leave_pubsub(&self.messaging.pubsub);
+        if client.leave_pubsub(&self.messaging.pubsub) {
+            self.refresh_notify();
+        }
         if client.tracking.take().is_some() {
             self.stop_tracking(client.id);
         }
@@ -516,22 +519,40 @@ impl Server {
         self.messaging.deliver_urgent(inbox, d, worker, &|w| self.wake_only(w));
     }
 
-    /// Sends the invalidations for the keys written into `fx` by the
-    /// command of client `current` (0: none), which client `executing`
-    /// ran (a script's commands: its own client), and notes them for the
-    /// BCAST prefixes. Nothing to do (one branch) while no client tracks.
+    /// Sends what the writes noted in `fx` make known: the invalidations
+    /// of the keys written by the command of client `current` (0: none),
+    /// which client `executing` ran (a script's commands: its own client),
+    /// noted for the BCAST prefixes too; and their keyspace notifications.
+    /// Nothing to do (one branch) while no client tracks and no
+    /// notification is wanted.
     pub fn invalidate_written(&self, fx: &tern_store::Effects, current: u64, executing: u64, worker: usize) {
         if !fx.has_modified() {
             return;
         }
-        let keys = fx.take_modified();
-        let t = &self.messaging.tracking;
-        t.invalidate(&keys, current, executing, |i, d| self.deliver(i, d, worker));
-        // The last keys a gone client left are gone: writes need not be
-        // noted any more.
-        if !t.active() {
-            t.settle(|active| self.ks.track_writes(active));
+        let notes = fx.take_modified();
+        if self.ks.writes_tracked() {
+            let t = &self.messaging.tracking;
+            t.invalidate(&notes, current, executing, |i, d| self.deliver(i, d, worker));
+            // The last keys a gone client left are gone: writes need not be
+            // noted any more.
+            if !t.active() {
+                t.settle(|active| self.ks.track_writes(active));
+            }
         }
+        let flags = self.settings.notify_keyspace_events();
+        if flags != 0 {
+            crate::messaging::notify::publish(&notes, flags, |chan, msg| {
+                self.messaging.publish(chan, msg, false, worker, |w| self.wake_only(w));
+            });
+        }
+    }
+
+    /// Tells the store whether writes are to note their events: some
+    /// notification class is on and someone could hear it. Called when
+    /// the configuration or the subscriptions change.
+    pub fn refresh_notify(&self) {
+        let flags = self.settings.notify_keyspace_events();
+        self.messaging.notify.refresh(flags, &self.messaging, |on| self.ks.notify_writes(on));
     }
 
     /// Hands `w` to worker `worker` and wakes it.

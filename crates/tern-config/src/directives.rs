@@ -411,6 +411,9 @@ directives! {
         /// Keys the CLIENT TRACKING table holds before it evicts some (0:
         /// no limit).
         tracking_table_max_keys: u64 = 1_000_000 => "tracking-table-max-keys", Int::new(0, i64::MAX), runtime;
+        /// The keyspace notification classes published (Redis's
+        /// `NOTIFY_*` bits; see tern-store's `event`).
+        notify_keyspace_events: u32 = 0 => "notify-keyspace-events", NotifyFlags, runtime;
     }
     derived {
         /// A password is set: connections start unauthenticated.
@@ -522,7 +525,6 @@ directives! {
 
         /// The percentiles INFO latencystats shows.
         latency_tracking_info_percentiles: Vec<f64> = vec![50.0, 99.0, 99.9] => "latency-tracking-info-percentiles", Percentiles, runtime;
-        notify_keyspace_events: String = String::new() => "notify-keyspace-events", Str, runtime, NOTIFY;
 
         acl_pubsub_default: &'static str = "resetchannels" => "acl-pubsub-default", Choice(&["allchannels", "resetchannels"]), runtime;
         acllog_max_len: i64 = 128 => "acllog-max-len", Int::new(0, i64::MAX), runtime;

@@ -339,6 +339,58 @@ impl Kind for Str {
     }
 }
 
+/// `notify-keyspace-events`: Redis's class letters, held as its
+/// `NOTIFY_*` bits and shown in Redis's order (`A` for the whole set).
+pub struct NotifyFlags;
+
+impl Kind for NotifyFlags {
+    type Value = u32;
+    fn parse(&self, args: &[&str], _: &u32) -> Result<u32, String> {
+        use tern_store::event::class as c;
+        let mut flags = 0;
+        for ch in one(args)?.bytes() {
+            flags |= match ch {
+                b'A' => c::ALL,
+                b'g' => c::GENERIC,
+                b'$' => c::STRING,
+                b'l' => c::LIST,
+                b's' => c::SET,
+                b'h' => c::HASH,
+                b'z' => c::ZSET,
+                b'x' => c::EXPIRED,
+                b'e' => c::EVICTED,
+                b'K' => c::KEYSPACE,
+                b'E' => c::KEYEVENT,
+                b't' => c::STREAM,
+                b'm' => c::KEY_MISS,
+                b'd' => c::MODULE,
+                b'n' => c::NEW,
+                _ => return Err("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.".into()),
+            };
+        }
+        Ok(flags)
+    }
+    fn show(&self, v: &u32) -> String {
+        use tern_store::event::class as c;
+        let mut s = String::new();
+        if v & c::ALL == c::ALL {
+            s.push('A');
+        } else {
+            for (bit, ch) in [(c::GENERIC, 'g'), (c::STRING, '$'), (c::LIST, 'l'), (c::SET, 's'), (c::HASH, 'h'), (c::ZSET, 'z'), (c::EXPIRED, 'x'), (c::EVICTED, 'e'), (c::STREAM, 't'), (c::MODULE, 'd'), (c::NEW, 'n')] {
+                if v & bit != 0 {
+                    s.push(ch);
+                }
+            }
+        }
+        for (bit, ch) in [(c::KEYSPACE, 'K'), (c::KEYEVENT, 'E'), (c::KEY_MISS, 'm')] {
+            if v & bit != 0 {
+                s.push(ch);
+            }
+        }
+        s
+    }
+}
+
 /// A password: empty means none.
 pub struct Password;
 

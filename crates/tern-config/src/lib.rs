@@ -44,7 +44,6 @@ pub mod reason {
     pub const CLUSTER: &str = "Tern has no cluster mode in this version";
     pub const TYPES: &str = "Tern has no streams in this version";
     pub const DEFRAG: &str = "Tern does not defragment memory in this version";
-    pub const NOTIFY: &str = "Tern sends no keyspace notifications in this version";
     pub const TLS_CLIENT: &str = "Tern makes no outgoing connections (no replication, no cluster) in this version, so it never presents a client certificate";
     pub const TLS_DH: &str = "Tern offers only ECDHE key exchange over TLS (rustls), which needs no DH parameters";
     pub const TLS_CYCLE: &str = "Tern completes TLS handshakes as their bytes arrive, without a per-cycle cap, in this version";

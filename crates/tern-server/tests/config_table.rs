@@ -28,7 +28,7 @@ fn get(c: &mut redis::Connection, name: &str) -> Option<String> {
 /// changes what CONFIG GET shows is the one set.
 const CANDIDATES: &[&str] = &[
     "yes", "no", "2", "7", "1", "1mb", "3kb", "60 5", "normal 1mb 512kb 10", "allkeys-lfu", "verbose", "always", "swapdb", "allchannels", "panic",
-    "absolute", "clients", "local", "systemd", "local3", "TLSv1.3", "TLS_AES_128_GCM_SHA256", "ECDHE-RSA-AES128-GCM-SHA256",
+    "absolute", "clients", "local", "systemd", "local3", "KEA", "TLSv1.3", "TLS_AES_128_GCM_SHA256", "ECDHE-RSA-AES128-GCM-SHA256",
 ];
 
 /// A value the table accepts for `d` that differs from the default, with

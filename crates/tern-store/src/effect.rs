@@ -584,13 +584,17 @@ impl Record {
 /// to take them with [`Effects::take`]. Its methods take `&self`, so that
 /// a writer can hand it to each shard lock it takes while it keeps using
 /// its other state; it never leaves its thread.
-/// A key written while clients track keys, numbered by its writing
-/// thread: the keys of one command, gathered from several shards, are
-/// put back in the order they were written.
+/// A key written while writes are noted (for CLIENT TRACKING's
+/// invalidations, keyspace notifications), numbered by its writing
+/// thread: the notes of one command, gathered from several shards, are
+/// put back in the order they were written. `event` is what the write
+/// was, while notifications are wanted (see [`crate::event`]).
 #[derive(Debug)]
 pub struct Modified {
     order: u64,
-    key: Box<[u8]>,
+    pub db: u32,
+    pub key: Box<[u8]>,
+    pub event: Option<crate::event::Event>,
 }
 
 thread_local! {
@@ -598,21 +602,21 @@ thread_local! {
 }
 
 impl Modified {
-    pub(crate) fn new(key: &[u8]) -> Self {
+    pub fn new(db: u32, key: &[u8], event: Option<crate::event::Event>) -> Self {
         let order = WRITE_ORDER.with(|c| {
             let n = c.get().wrapping_add(1);
             c.set(n);
             n
         });
-        Modified { order, key: key.into() }
+        Modified { order, db, key: key.into(), event }
     }
 }
 
 #[derive(Debug, Default)]
 pub struct Effects {
     log: RefCell<Vec<Record>>,
-    /// Keys written while clients track keys (see
-    /// [`crate::Keyspace::track_writes`]), for their invalidation.
+    /// Writes noted while clients track keys or notifications are wanted
+    /// (see [`crate::Keyspace::track_writes`]).
     modified: RefCell<Vec<Modified>>,
     /// The writer's low-water mark, for a reader that merges writers by
     /// number (the AOF, see [`crate::aof::Feed`]): noted as records come
@@ -674,12 +678,12 @@ impl Effects {
         !self.modified.borrow().is_empty()
     }
 
-    /// The keys written for tracking so far, in the order they were
-    /// written (a command's keys sit in its shards' lists until gathered).
-    pub fn take_modified(&self) -> Vec<Box<[u8]>> {
+    /// The writes noted so far, in the order they were made (a
+    /// command's notes sit in its shards' lists until gathered).
+    pub fn take_modified(&self) -> Vec<Modified> {
         let mut m = std::mem::take(&mut *self.modified.borrow_mut());
         m.sort_by_key(|x| x.order);
-        m.into_iter().map(|x| x.key).collect()
+        m
     }
 
     /// Orders the records from index `start` on by number.

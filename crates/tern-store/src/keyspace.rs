@@ -27,6 +27,11 @@ use crate::lazyfree::LazyFree;
 use crate::shard::{Shard, Waiter};
 use crate::slot::{key_slot, SLOTS};
 
+/// Bits of [`Keyspace`]'s noting flag: writes are noted for CLIENT
+/// TRACKING, and with their events for keyspace notifications.
+pub(crate) const NOTE_TRACK: u8 = 1;
+pub(crate) const NOTE_EVENTS: u8 = 2;
+
 /// Pads `T` to its own pair of cache lines, so that two shard locks taken by
 /// different threads never share a line (the adjacent-line prefetcher on
 /// x86 pulls lines in pairs, hence 128).
@@ -94,8 +99,9 @@ pub struct Keyspace {
     fifo_mode: Arc<AtomicU8>,
     /// A reader of effect records is attached (shared with every shard).
     recording: Arc<AtomicBool>,
-    /// Whether writes note their keys for tracking ([`Keyspace::track_writes`]).
-    tracking: Arc<AtomicBool>,
+    /// Whether writes are noted, for tracking ([`NOTE_TRACK`]) or
+    /// notifications ([`NOTE_EVENTS`]); shared with every shard.
+    noting: Arc<AtomicU8>,
     /// The shards' memory, summed in steps of [`MEM_REPORT_GRAIN`] (see
     /// [`Keyspace::used_memory`]).
     used: Padded<AtomicUsize>,
@@ -119,13 +125,13 @@ impl Keyspace {
         let lfu = Arc::new(AtomicBool::new(false));
         let fifo_mode = Arc::new(AtomicU8::new(0));
         let recording = Arc::new(AtomicBool::new(false));
-        let tracking = Arc::new(AtomicBool::new(false));
+        let noting = Arc::new(AtomicU8::new(0));
         let seq = Arc::new(AtomicU64::new(0));
         let shard = |gid: usize| {
             let mut s = Shard::with_hasher(hasher);
             s.share_lfu_flag(lfu.clone());
             s.share_fifo_mode(fifo_mode.clone());
-            s.place((gid / per) as u32, gid & (per - 1) == 0, recording.clone(), tracking.clone(), seq.clone());
+            s.place((gid / per) as u32, gid & (per - 1) == 0, recording.clone(), noting.clone(), seq.clone());
             Padded(Mutex::new(s))
         };
         let ks = Keyspace {
@@ -139,7 +145,7 @@ impl Keyspace {
             lfu,
             fifo_mode,
             recording,
-            tracking,
+            noting,
             used: Padded(AtomicUsize::new(0)),
             pool: Mutex::new(Pool::default()),
             snapshot: Mutex::new(None),
@@ -164,13 +170,33 @@ impl Keyspace {
     /// (see [`Effects::take_modified`]), or stop. A write under way when
     /// the flag changes may or may not be noted.
     pub fn track_writes(&self, on: bool) {
-        self.tracking.store(on, Ordering::Relaxed);
+        self.note(NOTE_TRACK, on);
     }
 
-    /// Whether writes note their keys for tracking.
+    /// Makes every write note its key and its event (see [`crate::event`])
+    /// for keyspace notifications, or stop.
+    pub fn notify_writes(&self, on: bool) {
+        self.note(NOTE_EVENTS, on);
+    }
+
+    fn note(&self, bit: u8, on: bool) {
+        if on {
+            self.noting.fetch_or(bit, Ordering::Relaxed);
+        } else {
+            self.noting.fetch_and(!bit, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether writes are noted for tracking.
     #[inline]
     pub fn writes_tracked(&self) -> bool {
-        self.tracking.load(Ordering::Relaxed)
+        self.noting.load(Ordering::Relaxed) & NOTE_TRACK != 0
+    }
+
+    /// Whether writes are noted (for tracking or notifications).
+    #[inline]
+    pub fn writes_noted(&self) -> bool {
+        self.noting.load(Ordering::Relaxed) != 0
     }
 
     /// Whether new keys start an LFU counter (see [`Keyspace::set_lfu`]).
@@ -775,7 +801,7 @@ impl<'a> LockSet<'a> {
     /// command, so records keep the order of the commands.
     #[inline]
     pub fn gather_effects(&mut self) {
-        if self.ks.effects_attached() || self.ks.writes_tracked() {
+        if self.ks.effects_attached() || self.ks.writes_noted() {
             let start = self.effects.len();
             for (_, guard) in self.held.iter_mut() {
                 guard.drain_effects(&self.effects);

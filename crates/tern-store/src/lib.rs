@@ -41,6 +41,7 @@
 pub mod aof;
 pub mod effect;
 pub mod entry;
+pub mod event;
 pub mod evict;
 pub mod fifo;
 mod hash;

@@ -42,6 +42,8 @@ use hashbrown::DefaultHashBuilder;
 use hashbrown::HashTable;
 
 use crate::effect::{Effect, Effects, Record, Ttl};
+use crate::event::{self, Event};
+use crate::keyspace::NOTE_EVENTS;
 use crate::fifo::{Fifo, FifoKind};
 use crate::entry::{self, is_expired, Entry, EntryExt, Lfu, Meta, NewValue};
 use crate::snapshot::ShardSnap;
@@ -94,6 +96,8 @@ pub struct Edit {
     /// An item to take the edited one's place (a list kept in its item
     /// that outgrew it, or moved out of it or back; see [`crate::ListMut`]).
     replace: Option<Box<Entry>>,
+    /// A keyspace event to note after the write's own (see [`Edit::then_event`]).
+    then: Option<Event>,
 }
 
 impl Edit {
@@ -110,6 +114,12 @@ impl Edit {
         if self.recording {
             self.effects.push(effect());
         }
+    }
+
+    /// Notes keyspace event `ev` after the write's own (HSETEX's
+    /// `hexpire` after its `hset`), before the `del` of a value left empty.
+    pub fn then_event(&mut self, ev: Event) {
+        self.then = Some(ev);
     }
 
     /// The value changed and its whole new form is the record (a string
@@ -155,11 +165,12 @@ pub struct Shard {
     /// Whether a reader of effects is attached (shared by every shard of a
     /// keyspace, set by [`crate::Keyspace::attach_effects`]).
     recording: Arc<AtomicBool>,
-    /// Whether clients track keys (CLIENT TRACKING; shared by every shard
-    /// of a keyspace, set by [`crate::Keyspace::track_writes`]): the keys
-    /// written are then noted in `modified` for their invalidation.
-    tracking: Arc<AtomicBool>,
-    /// Keys written under the current lock holder while `tracking`, moved
+    /// Whether writes are noted: for CLIENT TRACKING's invalidations
+    /// ([`crate::Keyspace::track_writes`]) and, with their events, for
+    /// keyspace notifications ([`crate::Keyspace::notify_writes`]).
+    /// Shared by every shard of a keyspace.
+    noting: Arc<AtomicU8>,
+    /// Writes noted under the current lock holder while `noting`, moved
     /// to its [`Effects`] with the records, each numbered in the order
     /// its thread wrote them (see [`crate::effect::Modified`]).
     modified: Vec<crate::effect::Modified>,
@@ -203,11 +214,11 @@ impl Shard {
 
     /// Places the shard in database `db`, first of its shards or not, and
     /// shares the keyspace's "effects are read" flag.
-    pub(crate) fn place(&mut self, db: u32, first_in_db: bool, recording: Arc<AtomicBool>, tracking: Arc<AtomicBool>, seq: Arc<AtomicU64>) {
+    pub(crate) fn place(&mut self, db: u32, first_in_db: bool, recording: Arc<AtomicBool>, noting: Arc<AtomicU8>, seq: Arc<AtomicU64>) {
         self.db = db;
         self.first_in_db = first_in_db;
         self.recording = recording;
-        self.tracking = tracking;
+        self.noting = noting;
         self.seq = seq;
     }
 
@@ -227,19 +238,44 @@ impl Shard {
     /// while a reader is attached (`effect` is not called otherwise).
     #[inline]
     fn wrote(&mut self, key: &[u8], hash: u64, effect: impl FnOnce() -> Effect) {
+        self.wrote_as(key, hash, event::current, effect);
+    }
+
+    /// [`Shard::wrote`], the write being event `ev` (read only while
+    /// notifications are wanted).
+    #[inline]
+    fn wrote_as(&mut self, key: &[u8], hash: u64, ev: impl FnOnce() -> Option<Event>, effect: impl FnOnce() -> Effect) {
         self.changes += 1;
         if !self.interest.is_empty() {
             self.notify(key, hash);
         }
         self.record(effect);
-        self.note_modified(key);
+        self.note(key, ev);
     }
 
-    /// Notes `key` written for the clients that track keys, while any do.
+    /// Notes `key` written, as event `ev` while notifications are wanted,
+    /// for the clients that track keys, while any do.
     #[inline]
-    fn note_modified(&mut self, key: &[u8]) {
-        if self.tracking.load(Ordering::Relaxed) {
-            self.modified.push(crate::effect::Modified::new(key));
+    fn note(&mut self, key: &[u8], ev: impl FnOnce() -> Option<Event>) {
+        let noting = self.noting.load(Ordering::Relaxed);
+        if noting != 0 {
+            let ev = if noting & NOTE_EVENTS != 0 { ev() } else { None };
+            self.modified.push(crate::effect::Modified::new(self.db, key, ev));
+        }
+    }
+
+    /// Whether writes are noted with their events.
+    #[inline]
+    fn notifying(&self) -> bool {
+        self.noting.load(Ordering::Relaxed) & NOTE_EVENTS != 0
+    }
+
+    /// Notes event `ev` on `key` while notifications are wanted: an
+    /// event that is no write of its own (SET's `expire` after its `set`,
+    /// a read's `keymiss`), in order with the writes' events.
+    pub fn note_event(&mut self, key: &[u8], ev: Event) {
+        if self.notifying() {
+            self.modified.push(crate::effect::Modified::new(self.db, key, Some(ev)));
         }
     }
 
@@ -478,7 +514,7 @@ impl Shard {
     fn expire_key(&mut self, key: &[u8], hash: u64) {
         self.remove_entry(key, hash);
         self.expired += 1;
-        self.wrote(key, hash, || Effect::Del { key: key.into() });
+        self.wrote_as(key, hash, || Some(event::EXPIRED), || Effect::Del { key: key.into() });
     }
 
     /// Eviction's write: removes `key` whole (a hash with its fields and
@@ -495,7 +531,7 @@ impl Shard {
             let (table, hasher) = (&self.table, self.table.hasher());
             self.ttl_heap.retain(|&Reverse((w, h))| table.find_by(h, |e| e.expire() == Some(w) && tern_table::hash_key(hasher, e.key()) == h).is_some());
         }
-        self.wrote(key, hash, || Effect::Del { key: key.into() });
+        self.wrote_as(key, hash, || Some(event::EVICTED), || Effect::Del { key: key.into() });
         Some((e, before.saturating_sub(self.mem())))
     }
 
@@ -644,8 +680,17 @@ impl Shard {
     /// Looks a live key up as a command's access: like [`Shard::get`],
     /// and records the access on the entry as `acc` says. To change the
     /// value, see [`Shard::modify`].
+    ///
+    /// A read that finds no key is a `keymiss` event (Redis's lookupKey:
+    /// a command whose writes are no event, i.e. a read-only one).
     pub fn lookup(&mut self, key: &[u8], hash: u64, now: u64, acc: Access) -> Option<&Entry> {
         self.expire_if_needed(key, hash, now);
+        if self.notifying() && self.table.get(key, hash).is_none() {
+            if event::current().is_none() {
+                self.note_event(key, event::KEYMISS);
+            }
+            return None;
+        }
         let e = self.table.get_mut(key, hash)?;
         if let Access::Touch(lfu) = acc {
             e.touch(now, lfu);
@@ -686,7 +731,7 @@ impl Shard {
         f: impl FnOnce(&mut Entry, &mut Edit) -> R,
     ) -> Option<R> {
         self.expire_if_needed(key, hash, now);
-        let mut edit = Edit { recording: self.is_recording(), changed: false, whole: false, effects: Vec::new(), replace: None };
+        let mut edit = Edit { recording: self.is_recording(), changed: false, whole: false, effects: Vec::new(), replace: None, then: None };
         let mut acc = acc;
         // `f` may change the value in place: what it was is taken first
         // (a key about to be created has nothing to take).
@@ -707,6 +752,7 @@ impl Shard {
                 if self.fifo_sync(now) {
                     self.fifo_stored(key, hash, None, now);
                 }
+                self.note_event(key, event::NEW);
                 acc = Access::NoTouch;
                 self.table.get_mut(key, hash)?
             }
@@ -734,7 +780,10 @@ impl Shard {
             if !self.interest.is_empty() {
                 self.notify(key, hash);
             }
-            self.note_modified(key);
+            self.note(key, event::current);
+            if let Some(ev) = edit.then {
+                self.note_event(key, ev);
+            }
             for effect in edit.effects {
                 self.stage(effect);
             }
@@ -748,6 +797,7 @@ impl Shard {
         if emptied {
             // The fields' removal was the record; the key goes with them.
             self.remove_entry(key, hash);
+            self.note_event(key, event::DEL);
         }
         Some(r)
     }
@@ -801,6 +851,16 @@ impl Shard {
         if ahead {
             self.snap_replacing(key, hash);
         }
+        if self.notifying() {
+            match self.table.get(key, hash) {
+                None => self.note_event(key, event::NEW),
+                Some(old) if is_expired(old, now) => {
+                    self.note_event(key, event::EXPIRED);
+                    self.note_event(key, event::NEW);
+                }
+                Some(_) => {}
+            }
+        }
         let effect = || Effect::Put { key: key.into(), value: item.to_value(), ttl };
         if tell {
             self.wrote(key, hash, effect);
@@ -850,13 +910,20 @@ impl Shard {
         self.store(key, hash, item, ttl, now, true)
     }
 
-    /// Removes a live key, returning its entry.
+    /// Removes a live key, returning its entry: a `del` event, whatever
+    /// the command (a store command's empty result, GETEX's past deadline).
     pub fn remove(&mut self, key: &[u8], hash: u64, now: u64) -> Option<Box<Entry>> {
+        self.remove_as(key, hash, now, event::DEL)
+    }
+
+    /// [`Shard::remove`] as event `ev` (RENAME's `rename_from`, MOVE's
+    /// `move_from`: the key lives on elsewhere).
+    pub fn remove_as(&mut self, key: &[u8], hash: u64, now: u64, ev: Event) -> Option<Box<Entry>> {
         if self.expire_if_needed(key, hash, now) {
             return None;
         }
         let e = self.remove_entry(key, hash)?;
-        self.wrote(key, hash, || Effect::Del { key: key.into() });
+        self.wrote_as(key, hash, || Some(ev), || Effect::Del { key: key.into() });
         Some(e)
     }
 
@@ -939,7 +1006,10 @@ impl Shard {
             self.remove_entry(key, hash);
             self.expired += 1;
         }
-        self.wrote(key, hash, || Effect::HDel { key: key.into(), fields });
+        self.wrote_as(key, hash, || Some(event::HEXPIRED), || Effect::HDel { key: key.into(), fields });
+        if empty {
+            self.note_event(key, event::DEL);
+        }
         n
     }
 

@@ -11,6 +11,7 @@
 //! The bit-level helpers at the bottom are pure functions over byte slices,
 //! property-tested against a `Vec<bool>` model.
 
+use crate::messaging::notify::ev;
 use tern_resp::{parse_i64, Args};
 use tern_store::popcount::{self, popcount_with, Kernel, Scan};
 use tern_store::{EntryExt, StrValue, Value};
@@ -23,6 +24,7 @@ use crate::errors::{self, c_str};
 
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("setbit", 4, WRITE | DENYOOM, &[ks(RW | ACCESS | UPDATE, index(1), range(0, 1, 0))], setbit)
+        .event(ev::SETBIT)
         .doc("bitmap", "Sets or clears the bit at offset of the string value. Creates the key if it doesn't exist.", "2.2.0", "O(1)")
         .acl(&["write", "bitmap", "slow"]),
     CommandSpec::new("getbit", 3, READONLY | FAST, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], getbit)
@@ -43,6 +45,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         &[ks(OW | UPDATE, index(2), range(0, 1, 0)), ks(RO | ACCESS, index(3), range(-1, 1, 0))],
         bitop,
     )
+    .event(ev::SET)
     .doc("bitmap", "Performs bitwise operations on multiple strings, and stores the result.", "2.6.0", "O(N)")
     .acl(&["write", "bitmap", "slow"]),
     CommandSpec::new(
@@ -53,6 +56,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             .notes("This command allows both access and modification of the key")],
         bitfield,
     )
+    .event(ev::SETBIT)
     .doc("bitmap", "Performs arbitrary bitfield integer operations on strings.", "3.2.0", "O(1) for each subcommand specified")
     .acl(&["write", "bitmap", "slow"])
     .key_flags_of(bitfield_key_flags),

@@ -257,7 +257,9 @@ fn reset(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
         ctx.srv.monitors.remove(f.client_id);
         c.shared.set_flag(cflags::MONITOR, false);
     }
-    c.leave_pubsub(&ctx.srv.messaging.pubsub);
+    if c.leave_pubsub(&ctx.srv.messaging.pubsub) {
+        ctx.srv.refresh_notify();
+    }
     super::tracking::stop(ctx.srv, c);
     c.shared.set_flag(cflags::NO_EVICT, false);
     c.shared.set_flag(cflags::NO_TOUCH, false);

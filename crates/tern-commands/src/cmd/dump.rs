@@ -2,6 +2,7 @@
 //! and CRC64 footer (`tern_store::rdb`), byte for byte what Redis 8.4's
 //! DUMP gives for the same value in the same encoding.
 
+use crate::messaging::notify::ev;
 use tern_resp::{parse_i64, Args};
 use tern_store::rdb;
 use tern_store::{EntryExt, NewValue};
@@ -17,6 +18,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         .acl(&["keyspace", "read", "slow"])
         .tips(&["nondeterministic_output"]),
     CommandSpec::new("restore", -4, WRITE | DENYOOM, &[ks(OW | UPDATE, index(1), range(0, 1, 0))], restore)
+        .event(ev::RESTORE)
         .doc("generic", "Creates a key from the serialized representation of a value.", "2.6.0", "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).")
         .acl(&["keyspace", "write", "slow", "dangerous"])
         .history(&[

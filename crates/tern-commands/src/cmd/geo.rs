@@ -33,6 +33,7 @@
 //!   +----+----+----+
 //! ```
 
+use crate::messaging::notify::ev;
 use std::borrow::Cow;
 use std::cmp::Ordering;
 
@@ -47,6 +48,7 @@ use crate::errors;
 
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("geoadd", -5, WRITE | DENYOOM, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], geoadd)
+        .event(ev::ZADD)
         .doc("geo", "Adds one or more members to a geospatial index. The key is created if it doesn't exist.", "3.2.0", "O(log(N)) for each item added, where N is the number of elements in the sorted set.")
         .acl(&["write", "geo", "slow"])
         .history(&[("6.2.0", "Added the `CH`, `NX` and `XX` options.")]),
@@ -60,6 +62,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         .doc("geo", "Returns members from a geospatial index as geohash strings.", "3.2.0", "O(1) for each member requested.")
         .acl(&["read", "geo", "slow"]),
     CommandSpec::new("georadius", -6, WRITE | DENYOOM | MANUAL_LOCKS, GEORADIUS_KEYS, georadius)
+        .event(ev::GEORADIUSSTORE)
         .doc("geo", "Queries a geospatial index for members within a distance from a coordinate, optionally stores the result.", "3.2.0", RADIUS_COMPLEXITY)
         .acl(&["write", "geo", "slow"])
         .history(RADIUS_HISTORY)
@@ -70,6 +73,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         .history(RADIUS_HISTORY)
         .deprecated("6.2.0", "`GEOSEARCH` with the `BYRADIUS` argument"),
     CommandSpec::new("georadiusbymember", -5, WRITE | DENYOOM | MANUAL_LOCKS, GEORADIUSBYMEMBER_KEYS, georadiusbymember)
+        .event(ev::GEORADIUSSTORE)
         .doc("geo", "Queries a geospatial index for members within a distance from a member, optionally stores the result.", "3.2.0", RADIUS_COMPLEXITY)
         .acl(&["write", "geo", "slow"])
         .history(RADIUS_HISTORY)
@@ -84,6 +88,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         .acl(&["read", "geo", "slow"])
         .history(&[("7.0.0", "Added support for uppercase unit names.")]),
     CommandSpec::new("geosearchstore", -8, WRITE | DENYOOM, &[ks(OW | UPDATE, index(1), range(0, 1, 0)), ks(RO | ACCESS, index(2), range(0, 1, 0))], geosearchstore)
+        .event(ev::GEOSEARCHSTORE)
         .doc("geo", "Queries a geospatial index for members inside an area of a box or a circle, optionally stores the result.", "6.2.0", SEARCH_COMPLEXITY)
         .acl(&["write", "geo", "slow"])
         .history(&[("7.0.0", "Added support for uppercase unit names.")]),

@@ -14,6 +14,7 @@
 //! HEXPIRE and HTTL families) look their fields up in one pass.
 
 
+use crate::messaging::notify::{self, ev};
 use rand::seq::SliceRandom;
 use rand::Rng;
 use tern_resp::{parse_i64, Args};
@@ -38,15 +39,18 @@ const DELETED: i64 = 2;
 
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("hset", -4, WRITE | DENYOOM | FAST, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], hset)
+        .event(ev::HSET)
         .member(2)
         .doc("hash", "Creates or modifies the value of a field in a hash.", "2.0.0", "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs.")
         .history(&[("4.0.0", "Accepts multiple `field` and `value` arguments.")])
         .acl(&["write", "hash", "fast"]),
     CommandSpec::new("hmset", -4, WRITE | DENYOOM | FAST, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], hmset)
+        .event(ev::HSET)
         .doc("hash", "Sets the values of multiple fields.", "2.0.0", "O(N) where N is the number of fields being set.")
         .deprecated("4.0.0", "`HSET` with multiple field-value pairs")
         .acl(&["write", "hash", "fast"]),
     CommandSpec::new("hsetnx", 4, WRITE | DENYOOM | FAST, &[ks(RW | INSERT, index(1), range(0, 1, 0))], hsetnx)
+        .event(ev::HSET)
         .member(2)
         .doc("hash", "Sets the value of a field in a hash only when the field doesn't exist.", "2.0.0", "O(1)")
         .acl(&["write", "hash", "fast"]),
@@ -63,6 +67,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         .acl(&["read", "hash", "slow"])
         .tips(&["nondeterministic_output_order"]),
     CommandSpec::new("hdel", -3, WRITE | FAST, &[ks(RW | DELETE, index(1), range(0, 1, 0))], hdel)
+        .event(ev::HDEL)
         .member(2)
         .doc("hash", "Deletes one or more fields and their values from a hash. Deletes the hash if no fields remain.", "2.0.0", "O(N) where N is the number of fields to be removed.")
         .history(&[("2.4.0", "Accepts multiple `field` arguments.")])
@@ -79,10 +84,12 @@ pub static COMMANDS: &[CommandSpec] = &[
         .doc("hash", "Returns the length of the value of a field.", "3.2.0", "O(1)")
         .acl(&["read", "hash", "fast"]),
     CommandSpec::new("hincrby", 4, WRITE | DENYOOM | FAST, &[ks(RW | ACCESS | UPDATE, index(1), range(0, 1, 0))], hincrby)
+        .event(ev::HINCRBY)
         .member(2)
         .doc("hash", "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field doesn't exist.", "2.0.0", "O(1)")
         .acl(&["write", "hash", "fast"]),
     CommandSpec::new("hincrbyfloat", 4, WRITE | DENYOOM | FAST, &[ks(RW | ACCESS | UPDATE, index(1), range(0, 1, 0))], hincrbyfloat)
+        .event(ev::HINCRBYFLOAT)
         .member(2)
         .doc("hash", "Increments the floating point value of a field by a number. Uses 0 as initial value if the field doesn't exist.", "2.6.0", "O(1)")
         .acl(&["write", "hash", "fast"]),
@@ -103,24 +110,31 @@ pub static COMMANDS: &[CommandSpec] = &[
         .acl(&["read", "hash", "slow"])
         .tips(&["nondeterministic_output"]),
     CommandSpec::new("hgetdel", -5, WRITE | FAST, &[ks(RW | ACCESS | DELETE, index(1), range(0, 1, 0))], hgetdel)
+        .event(ev::HDEL)
         .doc("hash", "Returns the value of a field and deletes it from the hash.", "8.0.0", "O(N) where N is the number of specified fields")
         .acl(&["write", "hash", "fast"]),
     CommandSpec::new("hgetex", -5, WRITE | FAST, &[ks(RW | ACCESS | UPDATE, index(1), range(0, 1, 0)).notes("RW and UPDATE because it changes the TTL")], hgetex)
+        .event(ev::HEXPIRE)
         .doc("hash", "Get the value of one or more fields of a given hash key, and optionally set their expiration.", "8.0.0", "O(N) where N is the number of specified fields")
         .acl(&["write", "hash", "fast"]),
     CommandSpec::new("hsetex", -6, WRITE | DENYOOM | FAST, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], hsetex)
+        .event(ev::HSET)
         .doc("hash", "Set the value of one or more fields of a given hash key, and optionally set their expiration.", "8.0.0", "O(N) where N is the number of fields being set.")
         .acl(&["write", "hash", "fast"]),
     CommandSpec::new("hexpire", -6, WRITE | FAST, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], hexpire)
+        .event(ev::HEXPIRE)
         .doc("hash", "Set expiry for hash field using relative time to expire (seconds)", "7.4.0", "O(N) where N is the number of specified fields")
         .acl(&["write", "hash", "fast"]),
     CommandSpec::new("hpexpire", -6, WRITE | FAST, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], hpexpire)
+        .event(ev::HEXPIRE)
         .doc("hash", "Set expiry for hash field using relative time to expire (milliseconds)", "7.4.0", "O(N) where N is the number of specified fields")
         .acl(&["write", "hash", "fast"]),
     CommandSpec::new("hexpireat", -6, WRITE | FAST, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], hexpireat)
+        .event(ev::HEXPIRE)
         .doc("hash", "Set expiry for hash field using an absolute Unix timestamp (seconds)", "7.4.0", "O(N) where N is the number of specified fields")
         .acl(&["write", "hash", "fast"]),
     CommandSpec::new("hpexpireat", -6, WRITE | FAST, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], hpexpireat)
+        .event(ev::HEXPIRE)
         .doc("hash", "Set expiry for hash field using an absolute Unix timestamp (milliseconds)", "7.4.0", "O(N) where N is the number of specified fields")
         .acl(&["write", "hash", "fast"]),
     CommandSpec::new("httl", -5, READONLY | FAST, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], httl)
@@ -138,6 +152,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         .doc("hash", "Returns the expiration time of a hash field as a Unix timestamp, in msec.", "7.4.0", "O(N) where N is the number of specified fields")
         .acl(&["read", "hash", "fast"]),
     CommandSpec::new("hpersist", -5, WRITE | FAST, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], hpersist)
+        .event(ev::HPERSIST)
         .doc("hash", "Removes the expiration time for each specified field", "7.4.0", "O(N) where N is the number of specified fields")
         .acl(&["write", "hash", "fast"]),
 ];
@@ -733,6 +748,8 @@ fn hexpire_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, secs: bool, absolute: 
             } else if when <= now {
                 h.remove(f);
                 edit.emit(|| hdel_effect(key, &[f]));
+                // Any field a past deadline removed makes it an `hdel`.
+                notify::write_as(ev::HDEL);
                 reply.int(DELETED);
             } else {
                 h.set_field_expire(f, when);
@@ -923,11 +940,13 @@ fn hgetex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
                 TtlChange::Persist => {
                     if h.persist_field(f) {
                         edit.emit(|| Effect::HExpire { key: boxed(key), at: None, fields: vec![boxed(f)] });
+                        notify::write_as(ev::HPERSIST);
                     }
                 }
                 TtlChange::At(w) if w <= now => {
                     if h.remove(f) {
                         edit.emit(|| hdel_effect(key, &[f]));
+                        notify::write_as(ev::HDEL);
                     }
                 }
                 TtlChange::At(w) => {
@@ -1030,11 +1049,13 @@ fn hsetex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
                     h.remove(f);
                 }
                 edit.emit(|| hdel_effect(key, &fields));
+                edit.then_event(ev::HDEL);
             } else {
                 for f in &fields {
                     h.set_field_expire(f, w);
                 }
                 edit.emit(|| Effect::HExpire { key: boxed(key), at: Some(w), fields: fields.iter().map(|f| boxed(f)).collect() });
+                edit.then_event(ev::HEXPIRE);
             }
         }
         true

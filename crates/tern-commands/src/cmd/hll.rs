@@ -21,6 +21,7 @@
 //! WRONGTYPE line; corrupt ones its INVALIDOBJ error, never a panic: every
 //! read of the opcodes is bounds-checked.
 
+use crate::messaging::notify::ev;
 use std::sync::atomic::Ordering;
 
 use tern_resp::Args;
@@ -33,6 +34,7 @@ use crate::errors::{self, c_str};
 
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("pfadd", -2, WRITE | DENYOOM | FAST, &[ks(RW | INSERT, index(1), range(0, 1, 0))], pfadd)
+        .event(ev::PFADD)
         .doc("hyperloglog", "Adds elements to a HyperLogLog key. Creates the key if it doesn't exist.", "2.8.9", "O(1) to add every element.")
         .acl(&["write", "hyperloglog", "fast"]),
     CommandSpec::new(
@@ -57,6 +59,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         &[ks(RW | ACCESS | INSERT, index(1), range(0, 1, 0)), ks(RO | ACCESS, index(2), range(-1, 1, 0))],
         pfmerge,
     )
+    .event(ev::PFADD)
     .doc("hyperloglog", "Merges one or more HyperLogLog values into a single key.", "2.8.9", "O(N) to merge N HyperLogLogs, but with high constant times.")
     .acl(&["write", "hyperloglog", "slow"]),
     CommandSpec::new("pfdebug", 3, WRITE | DENYOOM | ADMIN, &[ks(RW | ACCESS, index(2), range(0, 1, 0))], pfdebug)

@@ -12,6 +12,7 @@
 //! guarantee "every key present for the whole scan is returned" holds across
 //! shards and across each table's growth or shrinking between calls.
 
+use crate::messaging::notify::ev;
 use tern_resp::{parse_i64, Args};
 use tern_store::{Access, Entry, EntryExt, Lfu, Loc, LAZYFREE_THRESHOLD};
 
@@ -22,10 +23,12 @@ use crate::{errors, glob};
 
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("del", -2, WRITE | MANUAL_LOCKS, &[ks(RM | DELETE, index(1), range(-1, 1, 0))], del)
+        .event(ev::DEL)
         .doc("generic", "Deletes one or more keys.", "1.0.0", "O(N) where N is the number of keys that will be removed. When a key to remove holds a value other than a string, the individual complexity for this key is O(M) where M is the number of elements in the list, set, sorted set or hash. Removing a single key that holds a string value is O(1).")
         .acl(&["keyspace", "write", "slow"])
         .tips(&["request_policy:multi_shard", "response_policy:agg_sum"]),
     CommandSpec::new("unlink", -2, WRITE | FAST | MANUAL_LOCKS, &[ks(RM | DELETE, index(1), range(-1, 1, 0))], unlink)
+        .event(ev::DEL)
         .doc("generic", "Asynchronously deletes one or more keys.", "4.0.0", "O(1) for each key removed regardless of its size. Then the command does O(N) work in a different thread in order to reclaim memory, where N is the number of allocations the deleted objects where composed of.")
         .acl(&["keyspace", "write", "fast"])
         .tips(&["request_policy:multi_shard", "response_policy:agg_sum"]),
@@ -42,31 +45,39 @@ pub static COMMANDS: &[CommandSpec] = &[
         .doc("generic", "Determines the type of value stored at a key.", "1.0.0", "O(1)")
         .acl(&["keyspace", "read", "fast"]),
     CommandSpec::new("rename", 3, WRITE, &[ks(RW | ACCESS | DELETE, index(1), range(0, 1, 0)), ks(OW | UPDATE, index(2), range(0, 1, 0))], rename)
+        .event(ev::RENAME_TO)
         .doc("generic", "Renames a key and overwrites the destination.", "1.0.0", "O(1)")
         .acl(&["keyspace", "write", "slow"]),
     CommandSpec::new("renamenx", 3, WRITE | FAST, &[ks(RW | ACCESS | DELETE, index(1), range(0, 1, 0)), ks(OW | INSERT, index(2), range(0, 1, 0))], renamenx)
+        .event(ev::RENAME_TO)
         .doc("generic", "Renames a key only when the target key name doesn't exist.", "1.0.0", "O(1)")
         .history(&[("3.2.0", "The command no longer returns an error when source and destination names are the same.")])
         .acl(&["keyspace", "write", "fast"]),
     CommandSpec::new("copy", -3, WRITE | DENYOOM | MANUAL_LOCKS, &[ks(RO | ACCESS, index(1), range(0, 1, 0)), ks(OW | UPDATE, index(2), range(0, 1, 0))], copy)
+        .event(ev::COPY_TO)
         .doc("generic", "Copies the value of a key to a new key.", "6.2.0", "O(N) worst case for collections, where N is the number of nested items. O(1) for string values.")
         .acl(&["keyspace", "write", "slow"]),
     CommandSpec::new("move", 3, WRITE | FAST | MANUAL_LOCKS, &[ks(RW | ACCESS | UPDATE, index(1), range(0, 1, 0))], move_cmd)
+        .event(ev::MOVE_TO)
         .doc("generic", "Moves a key to another database.", "1.0.0", "O(1)")
         .acl(&["keyspace", "write", "fast"]),
     CommandSpec::new("expire", -3, WRITE | FAST, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], expire)
+        .event(ev::EXPIRE)
         .doc("generic", "Sets the expiration time of a key in seconds.", "1.0.0", "O(1)")
         .history(&[("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`.")])
         .acl(&["keyspace", "write", "fast"]),
     CommandSpec::new("pexpire", -3, WRITE | FAST, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], pexpire)
+        .event(ev::EXPIRE)
         .doc("generic", "Sets the expiration time of a key in milliseconds.", "2.6.0", "O(1)")
         .history(&[("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`.")])
         .acl(&["keyspace", "write", "fast"]),
     CommandSpec::new("expireat", -3, WRITE | FAST, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], expireat)
+        .event(ev::EXPIRE)
         .doc("generic", "Sets the expiration time of a key to a Unix timestamp.", "1.2.0", "O(1)")
         .history(&[("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`.")])
         .acl(&["keyspace", "write", "fast"]),
     CommandSpec::new("pexpireat", -3, WRITE | FAST, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], pexpireat)
+        .event(ev::EXPIRE)
         .doc("generic", "Sets the expiration time of a key to a Unix milliseconds timestamp.", "2.6.0", "O(1)")
         .history(&[("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`.")])
         .acl(&["keyspace", "write", "fast"]),
@@ -87,6 +98,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         .doc("generic", "Returns the expiration time of a key as a Unix milliseconds timestamp.", "7.0.0", "O(1)")
         .acl(&["keyspace", "read", "fast"]),
     CommandSpec::new("persist", 2, WRITE | FAST, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], persist)
+        .event(ev::PERSIST)
         .doc("generic", "Removes the expiration time of a key.", "2.2.0", "O(1)")
         .acl(&["keyspace", "write", "fast"]),
     CommandSpec::new("keys", 2, READONLY | MANUAL_LOCKS, &[], keys)
@@ -264,7 +276,7 @@ fn exists(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             ctx.stats.keyspace_hits.add(1);
             n += 1;
         } else {
-            ctx.stats.keyspace_misses.add(1);
+            ctx.missed(loc, args.get(1 + i));
         }
     }
     ctx.reply.int(n);
@@ -297,7 +309,7 @@ fn type_cmd(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             ctx.reply.simple(t);
         }
         None => {
-            ctx.stats.keyspace_misses.add(1);
+            ctx.missed(loc, args.get(1));
             ctx.reply.simple("none");
         }
     }
@@ -331,7 +343,7 @@ fn rename_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, nx: bool) {
         ctx.reply.int(0);
         return;
     }
-    let Some(e) = ctx.locks.shard(ls.gid).remove(src, ls.hash, now) else {
+    let Some(e) = ctx.locks.shard(ls.gid).remove_as(src, ls.hash, now, ev::RENAME_FROM) else {
         ctx.reply.error(errors::NO_SUCH_KEY);
         return;
     };
@@ -419,7 +431,7 @@ fn move_cmd(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         if ctx.locks.shard(ld.gid).get(key, ld.hash, now).is_some() {
             break 'm false;
         }
-        let Some(e) = ctx.locks.shard(ls.gid).remove(key, ls.hash, now) else { break 'm false };
+        let Some(e) = ctx.locks.shard(ls.gid).remove_as(key, ls.hash, now, ev::MOVE_FROM) else { break 'm false };
         ctx.locks.shard(ld.gid).insert_entry(key, ld.hash, e, now);
         true
     };
@@ -537,7 +549,7 @@ fn ttl_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, ms: bool, abs: bool) {
     let now = ctx.now;
     let found = ctx.locks.shard(loc.gid).get(args.get(1), loc.hash, now).map(|e| e.expire());
     let Some(expire) = found else {
-        ctx.stats.keyspace_misses.add(1);
+        ctx.missed(loc, args.get(1));
         ctx.reply.int(-2);
         return;
     };

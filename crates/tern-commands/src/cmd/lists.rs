@@ -14,6 +14,7 @@
 //! up, some after), because that order decides which error or empty reply a
 //! client gets.
 
+use crate::messaging::notify::{self, ev};
 use tern_resp::{parse_i64, Args};
 use tern_store::{Access, Edit, Effect, End, EntryExt, List, ListEdit, ListLimits, ListMut, Loc, Shard, Value};
 
@@ -25,26 +26,32 @@ use crate::errors::{self, c_str};
 
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("lpush", -3, WRITE | DENYOOM | FAST, &[ks(RW | INSERT, index(1), range(0, 1, 0))], lpush)
+        .event(ev::LPUSH)
         .doc("list", "Prepends one or more elements to a list. Creates the key if it doesn't exist.", "1.0.0", "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.")
         .history(&[("2.4.0", "Accepts multiple `element` arguments.")])
         .acl(&["write", "list", "fast"]),
     CommandSpec::new("rpush", -3, WRITE | DENYOOM | FAST, &[ks(RW | INSERT, index(1), range(0, 1, 0))], rpush)
+        .event(ev::RPUSH)
         .doc("list", "Appends one or more elements to a list. Creates the key if it doesn't exist.", "1.0.0", "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.")
         .history(&[("2.4.0", "Accepts multiple `element` arguments.")])
         .acl(&["write", "list", "fast"]),
     CommandSpec::new("lpushx", -3, WRITE | DENYOOM | FAST, &[ks(RW | INSERT, index(1), range(0, 1, 0))], lpushx)
+        .event(ev::LPUSH)
         .doc("list", "Prepends one or more elements to a list only when the list exists.", "2.2.0", "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.")
         .history(&[("4.0.0", "Accepts multiple `element` arguments.")])
         .acl(&["write", "list", "fast"]),
     CommandSpec::new("rpushx", -3, WRITE | DENYOOM | FAST, &[ks(RW | INSERT, index(1), range(0, 1, 0))], rpushx)
+        .event(ev::RPUSH)
         .doc("list", "Appends an element to a list only when the list exists.", "2.2.0", "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.")
         .history(&[("4.0.0", "Accepts multiple `element` arguments.")])
         .acl(&["write", "list", "fast"]),
     CommandSpec::new("lpop", -2, WRITE | FAST, &[ks(RW | ACCESS | DELETE, index(1), range(0, 1, 0))], lpop)
+        .event(ev::LPOP)
         .doc("list", "Returns the first elements in a list after removing it. Deletes the list if the last element was popped.", "1.0.0", "O(N) where N is the number of elements returned")
         .history(&[("6.2.0", "Added the `count` argument.")])
         .acl(&["write", "list", "fast"]),
     CommandSpec::new("rpop", -2, WRITE | FAST, &[ks(RW | ACCESS | DELETE, index(1), range(0, 1, 0))], rpop)
+        .event(ev::RPOP)
         .doc("list", "Returns and removes the last elements of a list. Deletes the list if the last element was popped.", "1.0.0", "O(N) where N is the number of elements returned")
         .history(&[("6.2.0", "Added the `count` argument.")])
         .acl(&["write", "list", "fast"]),
@@ -58,47 +65,59 @@ pub static COMMANDS: &[CommandSpec] = &[
         .doc("list", "Returns an element from a list by its index.", "1.0.0", "O(N) where N is the number of elements to traverse to get to the element at index. This makes asking for the first or the last element of the list O(1).")
         .acl(&["read", "list", "slow"]),
     CommandSpec::new("lset", 4, WRITE | DENYOOM, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], lset)
+        .event(ev::LSET)
         .doc("list", "Sets the value of an element in a list by its index.", "1.0.0", "O(N) where N is the length of the list. Setting either the first or the last element of the list is O(1).")
         .acl(&["write", "list", "slow"]),
     CommandSpec::new("linsert", 5, WRITE | DENYOOM, &[ks(RW | INSERT, index(1), range(0, 1, 0))], linsert)
+        .event(ev::LINSERT)
         .doc("list", "Inserts an element before or after another element in a list.", "2.2.0", "O(N) where N is the number of elements to traverse before seeing the value pivot. This means that inserting somewhere on the left end on the list (head) can be considered O(1) and inserting somewhere on the right end (tail) is O(N).")
         .acl(&["write", "list", "slow"]),
     CommandSpec::new("lrem", 4, WRITE, &[ks(RW | DELETE, index(1), range(0, 1, 0))], lrem)
+        .event(ev::LREM)
         .doc("list", "Removes elements from a list. Deletes the list if the last element was removed.", "1.0.0", "O(N+M) where N is the length of the list and M is the number of elements removed.")
         .acl(&["write", "list", "slow"]),
     CommandSpec::new("ltrim", 4, WRITE, &[ks(RW | DELETE, index(1), range(0, 1, 0))], ltrim)
+        .event(ev::LTRIM)
         .doc("list", "Removes elements from both ends a list. Deletes the list if all elements were trimmed.", "1.0.0", "O(N) where N is the number of elements to be removed by the operation.")
         .acl(&["write", "list", "slow"]),
     CommandSpec::new("lpos", -3, READONLY, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], lpos)
         .doc("list", "Returns the index of matching elements in a list.", "6.0.6", "O(N) where N is the number of elements in the list, for the average case. When searching for elements near the head or the tail of the list, or when the MAXLEN option is provided, the command may run in constant time.")
         .acl(&["read", "list", "slow"]),
     CommandSpec::new("lmove", 5, WRITE | DENYOOM, &[ks(RW | ACCESS | DELETE, index(1), range(0, 1, 0)), ks(RW | INSERT, index(2), range(0, 1, 0))], lmove)
+        .event(ev::LPOP)
         .doc("list", "Returns an element after popping it from one list and pushing it to another. Deletes the list if the last element was moved.", "6.2.0", "O(1)")
         .acl(&["write", "list", "slow"]),
     CommandSpec::new("rpoplpush", 3, WRITE | DENYOOM, &[ks(RW | ACCESS | DELETE, index(1), range(0, 1, 0)), ks(RW | INSERT, index(2), range(0, 1, 0))], rpoplpush)
+        .event(ev::RPOP)
         .doc("list", "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the last element was popped.", "1.2.0", "O(1)")
         .deprecated("6.2.0", "`LMOVE` with the `RIGHT` and `LEFT` arguments")
         .acl(&["write", "list", "slow"]),
     CommandSpec::new("lmpop", -4, WRITE, &[ks(RW | ACCESS | DELETE, index(1), keynum(0, 1, 1))], lmpop)
+        .event(ev::LPOP)
         .doc("list", "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped.", "7.0.0", "O(N+M) where N is the number of provided keys and M is the number of elements returned.")
         .acl(&["write", "list", "slow"]),
     CommandSpec::new("blpop", -3, WRITE | BLOCKING, &[ks(RW | ACCESS | DELETE, index(1), range(-2, 1, 0))], blpop)
+        .event(ev::LPOP)
         .doc("list", "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", "2.0.0", "O(N) where N is the number of provided keys.")
         .history(&[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")])
         .acl(&["write", "list", "slow", "blocking"]),
     CommandSpec::new("brpop", -3, WRITE | BLOCKING, &[ks(RW | ACCESS | DELETE, index(1), range(-2, 1, 0))], brpop)
+        .event(ev::RPOP)
         .doc("list", "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", "2.0.0", "O(N) where N is the number of provided keys.")
         .history(&[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")])
         .acl(&["write", "list", "slow", "blocking"]),
     CommandSpec::new("blmove", 6, WRITE | DENYOOM | BLOCKING, &[ks(RW | ACCESS | DELETE, index(1), range(0, 1, 0)), ks(RW | INSERT, index(2), range(0, 1, 0))], blmove)
+        .event(ev::LPOP)
         .doc("list", "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved.", "6.2.0", "O(1)")
         .acl(&["write", "list", "slow", "blocking"]),
     CommandSpec::new("brpoplpush", 4, WRITE | DENYOOM | BLOCKING, &[ks(RW | ACCESS | DELETE, index(1), range(0, 1, 0)), ks(RW | INSERT, index(2), range(0, 1, 0))], brpoplpush)
+        .event(ev::RPOP)
         .doc("list", "Pops an element from a list, pushes it to another list and returns it. Block until an element is available otherwise. Deletes the list if the last element was popped.", "2.2.0", "O(1)")
         .deprecated("6.2.0", "`BLMOVE` with the `RIGHT` and `LEFT` arguments")
         .history(&[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")])
         .acl(&["write", "list", "slow", "blocking"]),
     CommandSpec::new("blmpop", -5, WRITE | BLOCKING, &[ks(RW | ACCESS | DELETE, index(2), keynum(0, 1, 1))], blmpop)
+        .event(ev::LPOP)
         .doc("list", "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", "7.0.0", "O(N+M) where N is the number of provided keys and M is the number of elements returned.")
         .acl(&["write", "list", "slow", "blocking"]),
 ];
@@ -199,6 +218,7 @@ fn pop_into(
     let acc = ctx.access();
     let lim = limits(ctx);
     let now = ctx.now;
+    notify::write_as(pop_event(end));
     let reply = &mut ctx.reply;
     let shard = ctx.locks.shard(loc.gid);
     edit_list(shard, key, loc.hash, now, false, acc, |l, edit| {
@@ -386,15 +406,22 @@ fn ltrim(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             (start as usize, len - 1 - stop as usize)
         };
         if left + right == 0 {
-            return;
+            return false;
         }
         l.remove_range(len - right, right, lim);
         l.remove_range(0, left, lim);
         edit.emit(|| list_effect(key, ListEdit::Trim { left, right }));
+        true
     });
     match r {
         Err(m) => ctx.reply.error(m),
-        Ok(_) => ctx.reply.ok(),
+        Ok(trimmed) => {
+            // Redis tells of an LTRIM that removed nothing too.
+            if trimmed == Some(false) {
+                ctx.locks.shard(loc.gid).note_event(key, ev::LTRIM);
+            }
+            ctx.reply.ok()
+        }
     }
 }
 
@@ -495,40 +522,69 @@ fn move_element(ctx: &mut Ctx<'_, '_>, args: Args<'_>, from: End, to: End) -> Re
     let now = ctx.now;
     let (ls, ld) = (ctx.locs[0], ctx.locs[1]);
     let (src, dst) = (args.get(1), args.get(2));
+    // Redis tells of the push before the pop (and the source's `del`).
+    let (push_ev, pop_ev) = (push_event(to), pop_event(from));
     if src == dst {
         // A rotation: the list never stops existing, so its TTL stays.
         let shard = ctx.locks.shard(ls.gid);
+        notify::write_as(push_ev);
         let r = edit_list(shard, src, ls.hash, now, false, acc, |l, edit| {
             let v = l.pop(from, lim)?;
             l.push(to, &v, lim);
             edit.emit(|| list_effect(src, ListEdit::Rotate { from, to }));
             Some(v)
         })?;
-        return Ok(r.flatten().map_or(Moved::Empty, Moved::Value));
+        let r = r.flatten();
+        if r.is_some() {
+            ctx.locks.shard(ls.gid).note_event(src, pop_ev);
+        }
+        return Ok(r.map_or(Moved::Empty, Moved::Value));
     }
-    match ctx.locks.shard(ls.gid).lookup(src, ls.hash, now, acc) {
+    // The element is read first and pushed, then popped: the writes in
+    // the order of Redis's events.
+    let v = match ctx.locks.shard(ls.gid).lookup(src, ls.hash, now, acc) {
         None => return Ok(Moved::Empty),
-        Some(e) if e.list().is_none() => return Err(errors::WRONGTYPE),
-        Some(_) => {}
-    }
+        Some(e) => match e.list() {
+            None => return Err(errors::WRONGTYPE),
+            Some(l) => match from {
+                End::Left => l.get(0),
+                End::Right => l.len().checked_sub(1).and_then(|i| l.get(i)),
+            }
+            .map(|c| c.into_owned()),
+        },
+    };
+    let Some(v) = v else { return Ok(Moved::Empty) };
     if ctx.locks.shard(ld.gid).get(dst, ld.hash, now).is_some_and(|e| e.list().is_none()) {
         return Err(errors::WRONGTYPE);
     }
-    let shard = ctx.locks.shard(ls.gid);
-    let v = edit_list(shard, src, ls.hash, now, false, acc, |l, edit| {
-        let v = l.pop(from, lim);
-        if v.is_some() {
-            edit.emit(|| list_effect(src, ListEdit::Pop { end: from, count: 1 }));
-        }
-        v
-    })?;
-    let Some(v) = v.flatten() else { return Ok(Moved::Empty) };
     let shard = ctx.locks.shard(ld.gid);
+    notify::write_as(push_ev);
     edit_list(shard, dst, ld.hash, now, true, acc, |l, edit| {
         l.push(to, &v, lim);
         edit.emit(|| list_effect(dst, ListEdit::Push { end: to, elems: vec![v.as_slice().into()] }));
     })?;
+    let shard = ctx.locks.shard(ls.gid);
+    notify::write_as(pop_ev);
+    edit_list(shard, src, ls.hash, now, false, acc, |l, edit| {
+        l.pop(from, lim);
+        edit.emit(|| list_effect(src, ListEdit::Pop { end: from, count: 1 }));
+    })?;
     Ok(Moved::Value(v))
+}
+
+/// The events of a push at `end` and of a pop from it.
+pub(super) fn push_event(end: End) -> tern_store::event::Event {
+    match end {
+        End::Left => ev::LPUSH,
+        End::Right => ev::RPUSH,
+    }
+}
+
+pub(super) fn pop_event(end: End) -> tern_store::event::Event {
+    match end {
+        End::Left => ev::LPOP,
+        End::Right => ev::RPOP,
+    }
 }
 
 fn lmove_reply(ctx: &mut Ctx<'_, '_>, r: Result<Moved, &'static str>) {

@@ -264,6 +264,20 @@ impl<'a, 'ks> Ctx<'a, 'ks> {
         self.ks.locate(self.client.db, key)
     }
 
+    /// Notes keyspace event `ev` on `key` (at `loc`, whose shard is
+    /// held) that is no write of its own: SET's `expire` after its
+    /// `set`, an LTRIM that removed nothing.
+    pub fn note_event(&mut self, loc: Loc, key: &[u8], ev: tern_store::event::Event) {
+        self.locks.shard(loc.gid).note_event(key, ev);
+    }
+
+    /// A read found no `key` (at `loc`, whose shard is held): INFO's
+    /// `keyspace_misses`, and the `keymiss` event.
+    pub fn missed(&mut self, loc: Loc, key: &[u8]) {
+        self.stats.keyspace_misses.add(1);
+        self.locks.shard(loc.gid).note_event(key, tern_store::event::KEYMISS);
+    }
+
     /// How this command's key lookups record themselves: as an access
     /// unless the client asked for CLIENT NO-TOUCH.
     pub fn access(&self) -> tern_store::Access {
@@ -889,7 +903,13 @@ pub fn call<'ks>(
         ahead,
     };
     match busy {
-        None => (cmd.spec.handler)(&mut ctx, args),
+        None => {
+            // The keyspace event the command's writes are (the store reads
+            // it only while notifications are wanted).
+            tern_store::event::set_current(cmd.spec.event);
+            (cmd.spec.handler)(&mut ctx, args);
+            tern_store::event::set_current(None);
+        }
         Some(e) => ctx.reply.error(e),
     }
     let reply_len = ctx.reply.out.pending().saturating_sub(out_before);

@@ -154,6 +154,7 @@ fn join(ctx: &mut Ctx<'_, '_>, args: Args<'_>, kind: Kind) {
     }
     ctx.client.note_subscriptions(Some(&subs));
     ctx.client.subs = Some(subs);
+    ctx.srv.refresh_notify();
 }
 
 fn leave(ctx: &mut Ctx<'_, '_>, args: Args<'_>, kind: Kind) {
@@ -192,6 +193,7 @@ fn leave(ctx: &mut Ctx<'_, '_>, args: Args<'_>, kind: Kind) {
     if subs.total() > 0 {
         ctx.client.subs = Some(subs);
     }
+    ctx.srv.refresh_notify();
 }
 
 fn publish(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {

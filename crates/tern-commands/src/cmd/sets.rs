@@ -13,6 +13,7 @@
 //! of a small result is the order Redis's algorithm produces it in, which
 //! clients of an intset or a listpack can see.
 
+use crate::messaging::notify::{self, ev};
 use rand::seq::SliceRandom;
 use tern_resp::{parse_i64, Args};
 use tern_store::{Access, Edit, Effect, EntryExt, Loc, LockSet, Member, Set, SetLimits, Shard, Value};
@@ -24,11 +25,13 @@ use crate::errors;
 
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("sadd", -3, WRITE | DENYOOM | FAST, &[ks(RW | INSERT, index(1), range(0, 1, 0))], sadd)
+        .event(ev::SADD)
         .member(2)
         .doc("set", "Adds one or more members to a set. Creates the key if it doesn't exist.", "1.0.0", "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.")
         .history(&[("2.4.0", "Accepts multiple `member` arguments.")])
         .acl(&["write", "set", "fast"]),
     CommandSpec::new("srem", -3, WRITE | FAST, &[ks(RW | DELETE, index(1), range(0, 1, 0))], srem)
+        .event(ev::SREM)
         .member(2)
         .doc("set", "Removes one or more members from a set. Deletes the set if the last member was removed.", "1.0.0", "O(N) where N is the number of members to be removed.")
         .history(&[("2.4.0", "Accepts multiple `member` arguments.")])
@@ -54,11 +57,13 @@ pub static COMMANDS: &[CommandSpec] = &[
         .acl(&["read", "set", "slow"])
         .tips(&["nondeterministic_output"]),
     CommandSpec::new("spop", -2, WRITE | FAST, &[ks(RW | ACCESS | DELETE, index(1), range(0, 1, 0))], spop)
+        .event(ev::SPOP)
         .doc("set", "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped.", "1.0.0", "Without the count argument O(1), otherwise O(N) where N is the value of the passed count.")
         .history(&[("3.2.0", "Added the `count` argument.")])
         .acl(&["write", "set", "fast"])
         .tips(&["nondeterministic_output"]),
     CommandSpec::new("smove", 4, WRITE | FAST, &[ks(RW | ACCESS | DELETE, index(1), range(0, 1, 0)), ks(RW | INSERT, index(2), range(0, 1, 0))], smove)
+        .event(ev::SREM)
         .doc("set", "Moves a member from one set to another.", "1.0.0", "O(1)")
         .acl(&["write", "set", "fast"]),
     CommandSpec::new("sinter", -2, READONLY, &[ks(RO | ACCESS, index(1), range(-1, 1, 0))], sinter)
@@ -69,6 +74,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         .doc("set", "Returns the number of members of the intersect of multiple sets.", "7.0.0", "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.")
         .acl(&["read", "set", "slow"]),
     CommandSpec::new("sinterstore", -3, WRITE | DENYOOM, &[ks(OW | UPDATE, index(1), range(0, 1, 0)), ks(RO | ACCESS, index(2), range(-1, 1, 0))], sinterstore)
+        .event(ev::SINTERSTORE)
         .doc("set", "Stores the intersect of multiple sets in a key.", "1.0.0", "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.")
         .acl(&["write", "set", "slow"]),
     CommandSpec::new("sunion", -2, READONLY, &[ks(RO | ACCESS, index(1), range(-1, 1, 0))], sunion)
@@ -76,6 +82,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         .acl(&["read", "set", "slow"])
         .tips(&["nondeterministic_output_order"]),
     CommandSpec::new("sunionstore", -3, WRITE | DENYOOM, &[ks(OW | UPDATE, index(1), range(0, 1, 0)), ks(RO | ACCESS, index(2), range(-1, 1, 0))], sunionstore)
+        .event(ev::SUNIONSTORE)
         .doc("set", "Stores the union of multiple sets in a key.", "1.0.0", "O(N) where N is the total number of elements in all given sets.")
         .acl(&["write", "set", "slow"]),
     CommandSpec::new("sdiff", -2, READONLY, &[ks(RO | ACCESS, index(1), range(-1, 1, 0))], sdiff)
@@ -83,6 +90,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         .acl(&["read", "set", "slow"])
         .tips(&["nondeterministic_output_order"]),
     CommandSpec::new("sdiffstore", -3, WRITE | DENYOOM, &[ks(OW | UPDATE, index(1), range(0, 1, 0)), ks(RO | ACCESS, index(2), range(-1, 1, 0))], sdiffstore)
+        .event(ev::SDIFFSTORE)
         .doc("set", "Stores the difference of multiple sets in a key.", "1.0.0", "O(N) where N is the total number of elements in all given sets.")
         .acl(&["write", "set", "slow"]),
     CommandSpec::new("sscan", -3, READONLY, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], sscan)
@@ -395,6 +403,7 @@ fn smove(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         Ok(None | Some(0)) => return ctx.reply.int(0),
         Ok(Some(_)) => {}
     }
+    notify::write_as(ev::SADD);
     let shard = ctx.locks.shard(ld.gid);
     let create = || Some(Set::new_for(member, 1, lim));
     let r = edit_set(shard, dst, ld.hash, now, create, acc, |s, edit| {

@@ -18,6 +18,7 @@
 //! Non-goals: the locale's collation for ALPHA (Redis's `strcoll` under the C locale, which Redis runs in by
 //! default, is a byte comparison, as here).
 
+use crate::messaging::notify::ev;
 use std::borrow::Cow;
 use std::cmp::Ordering;
 
@@ -31,6 +32,7 @@ use crate::errors;
 
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("sort", -2, WRITE | DENYOOM | MANUAL_LOCKS, SORT_KEYS, sort)
+        .event(ev::SORTSTORE)
         .doc("generic", "Sorts the elements in a list, a set, or a sorted set, optionally storing the result.", "1.0.0", "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).")
         .acl(&["write", "set", "sortedset", "list", "slow", "dangerous"])
         .key_finder(sort_keys),

@@ -17,6 +17,7 @@
 pub mod ldouble;
 
 
+use crate::messaging::notify::{self, ev};
 use tern_resp::{parse_i64, Args};
 use tern_store::{embeds, Entry, EntryExt, NewValue, StrRef, StrValue, Value};
 
@@ -33,6 +34,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         .doc("string", "Returns the string value of a key.", "1.0.0", "O(1)")
         .acl(&["read", "string", "fast"]),
     CommandSpec::new("set", -3, WRITE | DENYOOM, &[ks(RW | ACCESS | UPDATE | VARIABLE_FLAGS, index(1), range(0, 1, 0)).notes("RW and ACCESS due to the optional `GET` argument")], set)
+        .event(ev::SET)
         .doc("string", "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", "1.0.0", "O(1)")
         .history(&[
             ("2.6.12", "Added the `EX`, `PX`, `NX` and `XX` options."),
@@ -44,25 +46,31 @@ pub static COMMANDS: &[CommandSpec] = &[
         .acl(&["write", "string", "slow"])
         .key_flags_of(set_key_flags),
     CommandSpec::new("setnx", 3, WRITE | DENYOOM | FAST, &[ks(OW | INSERT, index(1), range(0, 1, 0))], setnx)
+        .event(ev::SET)
         .doc("string", "Set the string value of a key only when the key doesn't exist.", "1.0.0", "O(1)")
         .deprecated("2.6.12", "`SET` with the `NX` argument")
         .acl(&["write", "string", "fast"]),
     CommandSpec::new("setex", 4, WRITE | DENYOOM, &[ks(OW | UPDATE, index(1), range(0, 1, 0))], setex)
+        .event(ev::SET)
         .doc("string", "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", "2.0.0", "O(1)")
         .deprecated("2.6.12", "`SET` with the `EX` argument")
         .acl(&["write", "string", "slow"]),
     CommandSpec::new("psetex", 4, WRITE | DENYOOM, &[ks(OW | UPDATE, index(1), range(0, 1, 0))], psetex)
+        .event(ev::SET)
         .doc("string", "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.", "2.6.0", "O(1)")
         .deprecated("2.6.12", "`SET` with the `PX` argument")
         .acl(&["write", "string", "slow"]),
     CommandSpec::new("getset", 3, WRITE | DENYOOM | FAST, &[ks(RW | ACCESS | UPDATE, index(1), range(0, 1, 0))], getset)
+        .event(ev::SET)
         .doc("string", "Returns the previous string value of a key after setting it to a new value.", "1.0.0", "O(1)")
         .deprecated("6.2.0", "`SET` with the `!GET` argument")
         .acl(&["write", "string", "fast"]),
     CommandSpec::new("getdel", 2, WRITE | FAST, &[ks(RW | ACCESS | DELETE, index(1), range(0, 1, 0))], getdel)
+        .event(ev::DEL)
         .doc("string", "Returns the string value of a key after deleting the key.", "6.2.0", "O(1)")
         .acl(&["write", "string", "fast"]),
     CommandSpec::new("getex", -2, WRITE | FAST, &[ks(RW | ACCESS | UPDATE, index(1), range(0, 1, 0)).notes("RW and UPDATE because it changes the TTL")], getex)
+        .event(ev::EXPIRE)
         .doc("string", "Returns the string value of a key after setting its expiration time.", "6.2.0", "O(1)")
         .acl(&["write", "string", "fast"]),
     CommandSpec::new("mget", -2, READONLY | FAST, &[ks(RO | ACCESS, index(1), range(-1, 1, 0))], mget)
@@ -70,13 +78,16 @@ pub static COMMANDS: &[CommandSpec] = &[
         .acl(&["read", "string", "fast"])
         .tips(&["request_policy:multi_shard"]),
     CommandSpec::new("mset", -3, WRITE | DENYOOM, &[ks(OW | UPDATE, index(1), range(-1, 2, 0))], mset)
+        .event(ev::SET)
         .doc("string", "Atomically creates or modifies the string values of one or more keys.", "1.0.1", "O(N) where N is the number of keys to set.")
         .acl(&["write", "string", "slow"])
         .tips(&["request_policy:multi_shard", "response_policy:all_succeeded"]),
     CommandSpec::new("msetnx", -3, WRITE | DENYOOM, &[ks(OW | INSERT, index(1), range(-1, 2, 0))], msetnx)
+        .event(ev::SET)
         .doc("string", "Atomically modifies the string values of one or more keys only when all keys don't exist.", "1.0.1", "O(N) where N is the number of keys to set.")
         .acl(&["write", "string", "slow"]),
     CommandSpec::new("append", 3, WRITE | DENYOOM | FAST, &[ks(RW | INSERT, index(1), range(0, 1, 0))], append)
+        .event(ev::APPEND)
         .doc("string", "Appends a string to the value of a key. Creates the key if it doesn't exist.", "2.0.0", "O(1). The amortized time complexity is O(1) assuming the appended value is small and the already present value is of any size, since the dynamic string library used by Redis will double the free space available on every reallocation.")
         .acl(&["write", "string", "fast"]),
     CommandSpec::new("strlen", 2, READONLY | FAST, &[ks(RO, index(1), range(0, 1, 0))], strlen)
@@ -90,24 +101,31 @@ pub static COMMANDS: &[CommandSpec] = &[
         .doc("string", "Returns a substring from a string value.", "1.0.0", "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.")
         .acl(&["read", "string", "slow"]),
     CommandSpec::new("setrange", 4, WRITE | DENYOOM, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], setrange)
+        .event(ev::SETRANGE)
         .doc("string", "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", "2.2.0", "O(1), not counting the time taken to copy the new string in place. Usually, this string is very small so the amortized complexity is O(1). Otherwise, complexity is O(M) with M being the length of the value argument.")
         .acl(&["write", "string", "slow"]),
     CommandSpec::new("incr", 2, WRITE | DENYOOM | FAST, &[ks(RW | ACCESS | UPDATE, index(1), range(0, 1, 0))], incr)
+        .event(ev::INCRBY)
         .doc("string", "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", "1.0.0", "O(1)")
         .acl(&["write", "string", "fast"]),
     CommandSpec::new("decr", 2, WRITE | DENYOOM | FAST, &[ks(RW | ACCESS | UPDATE, index(1), range(0, 1, 0))], decr)
+        .event(ev::INCRBY)
         .doc("string", "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", "1.0.0", "O(1)")
         .acl(&["write", "string", "fast"]),
     CommandSpec::new("incrby", 3, WRITE | DENYOOM | FAST, &[ks(RW | ACCESS | UPDATE, index(1), range(0, 1, 0))], incrby)
+        .event(ev::INCRBY)
         .doc("string", "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.", "1.0.0", "O(1)")
         .acl(&["write", "string", "fast"]),
     CommandSpec::new("decrby", 3, WRITE | DENYOOM | FAST, &[ks(RW | ACCESS | UPDATE, index(1), range(0, 1, 0))], decrby)
+        .event(ev::INCRBY)
         .doc("string", "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.", "1.0.0", "O(1)")
         .acl(&["write", "string", "fast"]),
     CommandSpec::new("incrbyfloat", 3, WRITE | DENYOOM | FAST, &[ks(RW | ACCESS | UPDATE, index(1), range(0, 1, 0))], incrbyfloat)
+        .event(ev::INCRBYFLOAT)
         .doc("string", "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", "2.6.0", "O(1)")
         .acl(&["write", "string", "fast"]),
     CommandSpec::new("msetex", -4, WRITE | DENYOOM, &[ks(OW | UPDATE, index(1), keynum(0, 1, 2))], msetex)
+        .event(ev::SET)
         .doc("string", "Atomically sets multiple string keys with a shared expiration in a single operation. Supports flexible argument parsing where condition and expiration flags can appear in any order.", "8.4.0", "O(N) where N is the number of keys to set.")
         .acl(&["write", "string", "slow"])
         .tips(&["request_policy:multi_shard", "response_policy:all_succeeded"]),
@@ -115,6 +133,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         .doc("string", "Returns the XXH3 hash of a string value.", "8.4.0", "O(N) where N is the length of the string value.")
         .acl(&["read", "string", "fast"]),
     CommandSpec::new("delex", -2, WRITE | FAST, &[ks(RW | DELETE | VARIABLE_FLAGS, index(1), range(0, 1, 0))], delex)
+        .event(ev::DEL)
         .doc("string", "Conditionally removes the specified key based on value or digest comparison.", "8.4.0", "O(1) for IFEQ/IFNE, O(N) for IFDEQ/IFDNE where N is the length of the string value.")
         .acl(&["write", "string", "fast"])
         .key_flags_of(delex_key_flags),
@@ -506,6 +525,10 @@ fn set_generic(ctx: &mut Ctx<'_, '_>, key: &[u8], val: &[u8], flags: u16, cond: 
     } else {
         shard.set(key, loc.hash, string_value_sharing(val, share), when, ctx.now);
     }
+    // Redis tells of the deadline a SET gave (not one KEEPTTL kept).
+    if when.is_some() {
+        shard.note_event(key, ev::EXPIRE);
+    }
     if flags & GET == 0 {
         match answer {
             SetReply::Ok => ctx.reply.ok(),
@@ -552,7 +575,12 @@ fn getdel(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let shard = ctx.locks.shard(loc.gid);
     let e = shard.lookup(key, loc.hash, ctx.now, acc);
     let found = e.is_some();
-    if !reply_value(&mut ctx.reply, ctx.stats, e) || !found {
+    if !reply_value(&mut ctx.reply, ctx.stats, e) {
+        return;
+    }
+    if !found {
+        // Redis reads the key first: a miss is a `keymiss`.
+        shard.note_event(key, ev::KEYMISS);
         return;
     }
     shard.remove(key, loc.hash, ctx.now);
@@ -570,7 +598,8 @@ fn getex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let when = opts.expire.map(|arg| deadline(now, opts.flags & ANY_EXPIRE, arg));
     let shard = ctx.locks.shard(loc.gid);
     let Some(e) = shard.lookup(key, loc.hash, now, acc) else {
-        ctx.stats.keyspace_misses.add(1);
+        // Redis reads the key first: a miss is a `keymiss`.
+        ctx.missed(loc, key);
         ctx.reply.null();
         return;
     };
@@ -595,6 +624,7 @@ fn getex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             shard.set_expire(key, loc.hash, Some(w));
         }
         None if opts.flags & PERSIST != 0 && had_ttl => {
+            notify::write_as(ev::PERSIST);
             shard.set_expire(key, loc.hash, None);
         }
         None => {}

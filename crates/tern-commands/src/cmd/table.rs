@@ -121,6 +121,9 @@ pub struct CommandSpec {
     pub member: Option<i8>,
     /// The channels it names, which ACL channel rules apply to.
     pub channels: Channels,
+    /// The keyspace event its writes are (see `messaging::notify`); a
+    /// handler whose writes are several events switches it before each.
+    pub event: Option<tern_store::event::Event>,
 }
 
 /// The channels a command names for its ACL check (Redis's
@@ -529,7 +532,14 @@ impl CommandSpec {
             syscmd: false,
             member: None,
             channels: Channels::None,
+            event: None,
         }
+    }
+
+    /// The keyspace event its writes are.
+    pub const fn event(mut self, ev: tern_store::event::Event) -> Self {
+        self.event = Some(ev);
+        self
     }
 
     /// The channels it names (ACL channel rules).
@@ -679,6 +689,25 @@ mod tests {
     /// of at least one, a limit only with a last key of -1, a flag finder
     /// for variable flags, and a command whose specs cannot locate every
     /// key locking for itself (dispatch then has no keys to lock for it).
+    /// Every command that writes keys says what keyspace event its writes
+    /// are, but those whose writes are none in Redis (whole databases, the
+    /// function libraries, memory and debug tools); a new write command
+    /// cannot slip by sending nothing.
+    #[test]
+    fn write_commands_declare_their_event() {
+        const NO_EVENT: &[&str] =
+            &["flushdb", "flushall", "swapdb", "pfdebug", "pfselftest", "function", "fcall", "eval", "evalsha", "script", "exec", "restore-asking", "migrate"];
+        let t = CommandTable::build();
+        let mut missing = Vec::new();
+        for c in t.iter() {
+            let s = c.spec;
+            if s.flags & crate::cmd::table::flags::WRITE != 0 && s.keys.iter().any(|k| k.flags & (crate::cmd::keyspec::RW | crate::cmd::keyspec::OW | crate::cmd::keyspec::RM) != 0) && s.event.is_none() && !NO_EVENT.contains(&s.name) {
+                missing.push(c.fullname.clone());
+            }
+        }
+        assert!(missing.is_empty(), "write commands with no keyspace event: {missing:?}");
+    }
+
     #[test]
     fn key_specs_are_well_formed() {
         let t = CommandTable::build();

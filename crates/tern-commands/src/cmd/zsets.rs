@@ -15,6 +15,7 @@
 //! the checks is Redis's (`t_zset.c`), which is what clients see when a
 //! command has several things wrong with it.
 
+use crate::messaging::notify::{self, ev};
 use rand::seq::SliceRandom;
 use smallvec::SmallVec;
 use rand::Rng;
@@ -30,15 +31,18 @@ use crate::errors;
 
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("zadd", -4, WRITE | DENYOOM | FAST, &[ks(RW | UPDATE, index(1), range(0, 1, 0))], zadd)
+        .event(ev::ZADD)
         .member(-1)
         .doc("sorted-set", "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist.", "1.2.0", "O(log(N)) for each item added, where N is the number of elements in the sorted set.")
         .acl(&["write", "sortedset", "fast"])
         .history(&[("2.4.0", "Accepts multiple elements."), ("3.0.2", "Added the `XX`, `NX`, `CH` and `INCR` options."), ("6.2.0", "Added the `GT` and `LT` options.")]),
     CommandSpec::new("zincrby", 4, WRITE | DENYOOM | FAST, &[ks(RW | ACCESS | UPDATE, index(1), range(0, 1, 0))], zincrby)
+        .event(ev::ZINCR)
         .member(3)
         .doc("sorted-set", "Increments the score of a member in a sorted set.", "1.2.0", "O(log(N)) where N is the number of elements in the sorted set.")
         .acl(&["write", "sortedset", "fast"]),
     CommandSpec::new("zrem", -3, WRITE | FAST, &[ks(RW | DELETE, index(1), range(0, 1, 0))], zrem)
+        .event(ev::ZREM)
         .member(2)
         .doc("sorted-set", "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed.", "1.2.0", "O(M*log(N)) with N being the number of elements in the sorted set and M the number of elements to be removed.")
         .acl(&["write", "sortedset", "fast"])
@@ -74,6 +78,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         .acl(&["read", "sortedset", "slow"])
         .history(&[("6.2.0", "Added the `REV`, `BYSCORE`, `BYLEX` and `LIMIT` options.")]),
     CommandSpec::new("zrangestore", -5, WRITE | DENYOOM, &[ks(OW | UPDATE, index(1), range(0, 1, 0)), ks(RO | ACCESS, index(2), range(0, 1, 0))], zrangestore)
+        .event(ev::ZRANGESTORE)
         .doc("sorted-set", "Stores a range of members from sorted set in a key.", "6.2.0", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements stored into the destination key.")
         .acl(&["write", "sortedset", "slow"]),
     CommandSpec::new("zrevrange", -4, READONLY, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], zrevrange)
@@ -99,32 +104,41 @@ pub static COMMANDS: &[CommandSpec] = &[
         .acl(&["read", "sortedset", "slow"])
         .deprecated("6.2.0", "`ZRANGE` with the `REV` and `BYLEX` arguments"),
     CommandSpec::new("zremrangebyrank", 4, WRITE, &[ks(RW | DELETE, index(1), range(0, 1, 0))], zremrangebyrank)
+        .event(ev::ZREMRANGEBYRANK)
         .doc("sorted-set", "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were removed.", "2.0.0", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.")
         .acl(&["write", "sortedset", "slow"]),
     CommandSpec::new("zremrangebyscore", 4, WRITE, &[ks(RW | DELETE, index(1), range(0, 1, 0))], zremrangebyscore)
+        .event(ev::ZREMRANGEBYSCORE)
         .doc("sorted-set", "Removes members in a sorted set within a range of scores. Deletes the sorted set if all members were removed.", "1.2.0", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.")
         .acl(&["write", "sortedset", "slow"]),
     CommandSpec::new("zremrangebylex", 4, WRITE, &[ks(RW | DELETE, index(1), range(0, 1, 0))], zremrangebylex)
+        .event(ev::ZREMRANGEBYLEX)
         .doc("sorted-set", "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed.", "2.8.9", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.")
         .acl(&["write", "sortedset", "slow"]),
     CommandSpec::new("zpopmin", -2, WRITE | FAST, &[ks(RW | ACCESS | DELETE, index(1), range(0, 1, 0))], zpopmin)
+        .event(ev::ZPOPMIN)
         .doc("sorted-set", "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", "5.0.0", "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped.")
         .acl(&["write", "sortedset", "fast"]),
     CommandSpec::new("zpopmax", -2, WRITE | FAST, &[ks(RW | ACCESS | DELETE, index(1), range(0, 1, 0))], zpopmax)
+        .event(ev::ZPOPMAX)
         .doc("sorted-set", "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", "5.0.0", "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped.")
         .acl(&["write", "sortedset", "fast"]),
     CommandSpec::new("zmpop", -4, WRITE, &[ks(RW | ACCESS | DELETE, index(1), keynum(0, 1, 1))], zmpop)
+        .event(ev::ZPOPMIN)
         .doc("sorted-set", "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped.", "7.0.0", "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.")
         .acl(&["write", "sortedset", "slow"]),
     CommandSpec::new("bzpopmin", -3, WRITE | FAST | BLOCKING, &[ks(RW | ACCESS | DELETE, index(1), range(-2, 1, 0))], bzpopmin)
+        .event(ev::ZPOPMIN)
         .doc("sorted-set", "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", "5.0.0", "O(log(N)) with N being the number of elements in the sorted set.")
         .acl(&["write", "sortedset", "fast", "blocking"])
         .history(&[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")]),
     CommandSpec::new("bzpopmax", -3, WRITE | FAST | BLOCKING, &[ks(RW | ACCESS | DELETE, index(1), range(-2, 1, 0))], bzpopmax)
+        .event(ev::ZPOPMAX)
         .doc("sorted-set", "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.  Deletes the sorted set if the last element was popped.", "5.0.0", "O(log(N)) with N being the number of elements in the sorted set.")
         .acl(&["write", "sortedset", "fast", "blocking"])
         .history(&[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")]),
     CommandSpec::new("bzmpop", -5, WRITE | BLOCKING, &[ks(RW | ACCESS | DELETE, index(2), keynum(0, 1, 1))], bzmpop)
+        .event(ev::ZPOPMIN)
         .doc("sorted-set", "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", "7.0.0", "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.")
         .acl(&["write", "sortedset", "slow", "blocking"]),
     CommandSpec::new("zrandmember", -2, READONLY, &[ks(RO | ACCESS, index(1), range(0, 1, 0))], zrandmember)
@@ -147,14 +161,17 @@ pub static COMMANDS: &[CommandSpec] = &[
         .doc("sorted-set", "Returns the difference between multiple sorted sets.", "6.2.0", "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.")
         .acl(&["read", "sortedset", "slow"]),
     CommandSpec::new("zunionstore", -4, WRITE | DENYOOM, &[ks(OW | UPDATE, index(1), range(0, 1, 0)), ks(RO | ACCESS, index(2), keynum(0, 1, 1))], zunionstore)
+        .event(ev::ZUNIONSTORE)
         .doc("sorted-set", "Stores the union of multiple sorted sets in a key.", "2.0.0", "O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.")
         .acl(&["write", "sortedset", "slow"])
         .history(&[("8.8.0", "Added `COUNT` aggregate option.")]),
     CommandSpec::new("zinterstore", -4, WRITE | DENYOOM, &[ks(OW | UPDATE, index(1), range(0, 1, 0)), ks(RO | ACCESS, index(2), keynum(0, 1, 1))], zinterstore)
+        .event(ev::ZINTERSTORE)
         .doc("sorted-set", "Stores the intersect of multiple sorted sets in a key.", "2.0.0", "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.")
         .acl(&["write", "sortedset", "slow"])
         .history(&[("8.8.0", "Added `COUNT` aggregate option.")]),
     CommandSpec::new("zdiffstore", -4, WRITE | DENYOOM, &[ks(OW | UPDATE, index(1), range(0, 1, 0)), ks(RO | ACCESS, index(2), keynum(0, 1, 1))], zdiffstore)
+        .event(ev::ZDIFFSTORE)
         .doc("sorted-set", "Stores the difference of multiple sorted sets in a key.", "6.2.0", "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.")
         .acl(&["write", "sortedset", "slow"]),
     CommandSpec::new("zintercard", -3, READONLY, &[ks(RO | ACCESS, index(1), keynum(0, 1, 1))], zintercard)
@@ -306,6 +323,9 @@ fn zadd_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, mut f: AddFlags, mut scor
     }
     if f.incr && elements > 1 {
         return ctx.reply.error(errors::ZADD_INCR_PAIR);
+    }
+    if f.incr {
+        notify::write_as(ev::ZINCR);
     }
     let mut scores: SmallVec<[f64; 4]> = SmallVec::with_capacity(elements);
     let mut longest = 0;
@@ -559,6 +579,7 @@ pub(super) fn pop_into(
     nested: bool,
     header: impl FnOnce(&mut Reply<'_>, usize),
 ) -> Result<Option<usize>, &'static str> {
+    notify::write_as(if side == Side::Min { ev::ZPOPMIN } else { ev::ZPOPMAX });
     edit_zset(ctx, i, key, || None, |z, edit, reply| {
         let n = count.min(z.len());
         header(reply, n);

@@ -448,8 +448,17 @@ impl Exec<'_> {
         }
     }
 
-    /// Executes one request, appending its reply.
+    /// Executes one request, appending its reply; its writes are the
+    /// keyspace events of the string class Redis's commands of the same
+    /// effect send (`set`, `append`, `incrby`, `expire`, `del`…).
     pub fn run(&mut self, req: Request<'_>) -> After {
+        tern_store::event::set_current(event_of(&req));
+        let after = self.execute(req);
+        tern_store::event::set_current(None);
+        after
+    }
+
+    fn execute(&mut self, req: Request<'_>) -> After {
         match req {
             Request::Get { cas, touch, keys } => self.get(keys, cas, touch),
             Request::Store { cmd, key, noreply, .. } if !self.room() => {
@@ -519,6 +528,42 @@ impl Exec<'_> {
         }
         After::Continue
     }
+}
+
+/// The keyspace event a request's writes are: memcached's stores are
+/// SETs (or APPENDs, `prepend` its own), its arithmetic INCRBY or DECRBY,
+/// a touch an EXPIRE; a deletion is a `del` whatever asked for it.
+fn event_of(req: &Request<'_>) -> Option<tern_store::event::Event> {
+    use crate::messaging::notify::ev;
+    let store = |cmd: StoreCmd| match cmd {
+        StoreCmd::Append => ev::APPEND,
+        StoreCmd::Prepend => ev::PREPEND,
+        _ => ev::SET,
+    };
+    Some(match req {
+        Request::Store { cmd, .. } => store(*cmd),
+        Request::TooLarge { .. } | Request::Delete { .. } => ev::DEL,
+        Request::Arith { incr, .. } => {
+            if *incr {
+                ev::INCRBY
+            } else {
+                ev::DECRBY
+            }
+        }
+        Request::Touch { .. } | Request::Get { .. } => ev::EXPIRE,
+        Request::Meta(m) => match m.cmd {
+            MetaCmd::Set => match m.flags.mode {
+                Some(b'A') => ev::APPEND,
+                Some(b'P') => ev::PREPEND,
+                _ => ev::SET,
+            },
+            MetaCmd::Arith if matches!(m.flags.mode, Some(b'D' | b'-')) => ev::DECRBY,
+            MetaCmd::Arith => ev::INCRBY,
+            MetaCmd::Get => ev::EXPIRE,
+            MetaCmd::Delete => ev::DEL,
+        },
+        _ => return None,
+    })
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
-//! Messaging: publish/subscribe ([`pubsub`]) and client-side caching's
-//! invalidations ([`tracking`]), one delivery mechanism for both.
+//! Messaging: publish/subscribe ([`pubsub`]), keyspace notifications
+//! ([`notify`]) and client-side caching's invalidations ([`tracking`]),
+//! one delivery mechanism for all.
 //!
 //! ```text
 //!  any thread ─► Messaging::deliver(inbox, Delivery)
@@ -19,6 +20,7 @@
 //! nothing when the client cannot take it), as Redis decides it when it
 //! sends.
 
+pub mod notify;
 pub mod pubsub;
 pub mod tracking;
 
@@ -250,6 +252,7 @@ fn write(out: &mut OutBuf, to: Receiver, d: &Delivery) {
 /// each cached read and relies on it).
 pub struct Messaging {
     pub pubsub: PubSub,
+    pub notify: notify::Notify,
     pub tracking: Tracking,
     ready: Vec<Mutex<Vec<Arc<Inbox>>>>,
     ready_flag: Vec<AtomicBool>,
@@ -274,6 +277,7 @@ impl Messaging {
     pub fn new(workers: usize) -> Self {
         Messaging {
             pubsub: PubSub::new(),
+            notify: notify::Notify::default(),
             tracking: Tracking::new(),
             ready: (0..workers).map(|_| Mutex::new(Vec::new())).collect(),
             ready_flag: (0..workers).map(|_| AtomicBool::new(false)).collect(),

@@ -120,6 +120,14 @@ pub struct PubSub {
     patterns: RwLock<Vec<Pattern>>,
     /// Distinct patterns (PUBSUB NUMPAT); publishes skip the patterns while 0.
     pattern_count: AtomicUsize,
+    /// Subscriptions to keyspace notification channels
+    /// (`__keyspace@…`, `__keyevent@…`; see [`PubSub::may_hear_keyspace`]).
+    keyspace_subs: AtomicUsize,
+}
+
+/// Whether `channel` is one keyspace notifications publish to.
+fn is_keyspace_channel(channel: &[u8]) -> bool {
+    channel.starts_with(b"__keyspace@") || channel.starts_with(b"__keyevent@")
 }
 
 impl Default for PubSub {
@@ -130,7 +138,13 @@ impl Default for PubSub {
 
 impl PubSub {
     pub fn new() -> Self {
-        PubSub { channels: Directory::new(), shard_channels: Directory::new(), patterns: RwLock::new(Vec::new()), pattern_count: AtomicUsize::new(0) }
+        PubSub {
+            channels: Directory::new(),
+            shard_channels: Directory::new(),
+            patterns: RwLock::new(Vec::new()),
+            pattern_count: AtomicUsize::new(0),
+            keyspace_subs: AtomicUsize::new(0),
+        }
     }
 
     fn dir(&self, kind: Kind) -> &Directory {
@@ -143,6 +157,9 @@ impl PubSub {
 
     /// Adds `inbox` as a subscriber of `name` (the caller knows it was not).
     pub fn subscribe(&self, kind: Kind, name: &[u8], inbox: &Arc<Inbox>) {
+        if kind == Kind::Channel && is_keyspace_channel(name) {
+            self.keyspace_subs.fetch_add(1, Ordering::Relaxed);
+        }
         if kind != Kind::Pattern {
             return self.dir(kind).add(name, inbox);
         }
@@ -158,6 +175,9 @@ impl PubSub {
 
     /// Removes `inbox` from the subscribers of `name`.
     pub fn unsubscribe(&self, kind: Kind, name: &[u8], inbox: &Inbox) {
+        if kind == Kind::Channel && is_keyspace_channel(name) {
+            self.keyspace_subs.fetch_sub(1, Ordering::Relaxed);
+        }
         if kind != Kind::Pattern {
             return self.dir(kind).remove(name, inbox);
         }
@@ -200,6 +220,12 @@ impl PubSub {
             }
         }
         n
+    }
+
+    /// Whether a keyspace notification could reach anyone: a client
+    /// listens on a keyspace channel, or on a pattern (which may match one).
+    pub fn may_hear_keyspace(&self) -> bool {
+        self.keyspace_subs.load(Ordering::Relaxed) > 0 || self.pattern_count.load(Ordering::Relaxed) > 0
     }
 
     /// PUBSUB NUMSUB / SHARDNUMSUB.

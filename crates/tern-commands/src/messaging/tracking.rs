@@ -273,11 +273,11 @@ impl Tracking {
     /// `current`, as Redis compares with its current client), and the
     /// BCAST prefixes note them (NOLOOP spares `executing`, the client
     /// Redis notes as the key's last writer).
-    pub fn invalidate(&self, keys: &[Box<[u8]>], current: u64, executing: u64, mut deliver: impl FnMut(&Arc<Inbox>, Delivery)) {
+    pub fn invalidate(&self, notes: &[tern_store::effect::Modified], current: u64, executing: u64, mut deliver: impl FnMut(&Arc<Inbox>, Delivery)) {
         let modifier = current;
         if self.prefix_count.load(Ordering::Relaxed) > 0 {
             let mut ps = self.prefixes.lock();
-            for key in keys {
+            for key in notes.iter().map(|n| &n.key) {
                 for p in ps.iter_mut().filter(|p| key.starts_with(&p.prefix)) {
                     match p.pending.iter_mut().find(|(k, _)| k == key) {
                         Some(e) => e.1 = executing,
@@ -290,8 +290,14 @@ impl Tracking {
         if self.keys.load(Ordering::Relaxed) == 0 {
             return;
         }
-        for key in keys {
-            self.forget(key, modifier, &mut deliver);
+        let mut last: Option<&[u8]> = None;
+        for key in notes.iter().map(|n| &n.key[..]) {
+            // A key's writes of one command (`new`, then the write) are
+            // noted together: one look is enough.
+            if last != Some(key) {
+                self.forget(key, modifier, &mut deliver);
+            }
+            last = Some(key);
         }
     }
 
@@ -416,8 +422,8 @@ mod tests {
         t
     }
 
-    fn keys(ks: &[&[u8]]) -> Vec<Box<[u8]>> {
-        ks.iter().map(|k| Box::from(*k)).collect()
+    fn keys(ks: &[&[u8]]) -> Vec<tern_store::effect::Modified> {
+        ks.iter().map(|k| tern_store::effect::Modified::new(0, k, None)).collect()
     }
 
     #[test]
@@ -478,7 +484,7 @@ mod tests {
         let b = Inbox::new(2, 0, 0);
         let ta = tracker(1, a.clone(), None, false, true);
         let tb = tracker(2, b.clone(), None, true, true);
-        tr.enable(&ta, &keys(&[b"user:"]));
+        tr.enable(&ta, &[Box::from(&b"user:"[..])]);
         tr.enable(&tb, &[]);
         assert_eq!(tr.counts().3, 2);
         tr.invalidate(&keys(&[b"user:1", b"x"]), 2, 2, |_, _| unreachable!());
