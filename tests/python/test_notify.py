@@ -132,6 +132,12 @@ CASES = [
                         ["type", "nokey"], ["ttl", "nokey"], ["strlen", "nokey"], ["getrange", "nokey", "0", "1"],
                         ["hgetall", "noh"], ["scard", "nos"], ["llen", "nol"], ["zcard", "noz"], ["dump", "nokey"],
                         ["bitcount", "nokey"], ["getdel", "nokey"], ["getex", "nokey"], ["incr", "c"]]),
+    # A writing command's reads of its sources are reads too.
+    ("keymiss-sources", "KEm", [["copy", "nokey", "x"], ["sort", "nokey"], ["sort", "nokey", "store", "d"],
+                                ["pfcount", "nokey"], ["pfmerge", "d", "nokey"], ["sunionstore", "d", "nos", "nos2"],
+                                ["zunionstore", "d", "2", "noz", "noz2"], ["bitop", "and", "d", "nokey", "nokey2"],
+                                ["zrangestore", "d", "noz", "0", "-1"], ["set", "x", "1"], ["rename", "nokey", "y"],
+                                ["lmove", "nol", "x", "left", "left"], ["sinterstore", "d", "x", "nos"]]),
     ("none", "", [["set", "a", "1"], ["del", "a"]]),
     ("no-channel-kind", "A", [["set", "a", "1"], ["del", "a"]]),
 ]

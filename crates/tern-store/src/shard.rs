@@ -698,6 +698,17 @@ impl Shard {
         Some(e)
     }
 
+    /// [`Shard::lookup`] of a key a writing command reads (COPY's source,
+    /// SORT's, the `*STORE` commands'): a miss is a `keymiss`, as Redis's
+    /// read lookups make it whatever the command.
+    pub fn lookup_source(&mut self, key: &[u8], hash: u64, now: u64, acc: Access) -> Option<&Entry> {
+        let ev = event::current();
+        event::set_current(None);
+        let e = self.lookup(key, hash, now, acc);
+        event::set_current(ev);
+        e
+    }
+
     /// Changes a live key's value in place (the only way to reach a value
     /// mutably): looks it up as [`Shard::lookup`] does, runs `f`, and then
     /// accounts what `f` did: the value's memory measured before and

@@ -326,7 +326,7 @@ fn bitop(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let mut len = 0;
     for i in 0..sources {
         let loc = ctx.locs[1 + i];
-        if let Some(e) = ctx.locks.shard(loc.gid).lookup(args.get(3 + i), loc.hash, ctx.now, acc) {
+        if let Some(e) = ctx.locks.shard(loc.gid).lookup_source(args.get(3 + i), loc.hash, ctx.now, acc) {
             match string_of(e) {
                 Ok(s) => len = len.max(s.len()),
                 Err(msg) => return ctx.reply.error(msg),

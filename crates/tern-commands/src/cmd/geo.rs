@@ -914,7 +914,7 @@ static GEORADIUSBYMEMBER_KEYS: &[KeySpec] = &[
 /// have one (locked too).
 fn search(ctx: &mut Ctx<'_, '_>, args: Args<'_>, kind: Kind, src: Loc, dst: Option<(usize, Loc)>) {
     let (now, acc, lim) = (ctx.now, ctx.access(), super::zsets::limits(ctx));
-    let found = ctx.locks.shard(src.gid).lookup(args.get(kind.src()), src.hash, now, acc);
+    let found = ctx.locks.shard(src.gid).lookup_source(args.get(kind.src()), src.hash, now, acc);
     let z = match found {
         None => {
             ctx.stats.keyspace_misses.add(1);

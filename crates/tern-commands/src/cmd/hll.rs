@@ -132,7 +132,13 @@ fn pfcount(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             Ok((card, true))
         });
         match counted {
-            Ok(card) => ctx.reply.int(card.unwrap_or(0) as i64),
+            Ok(card) => {
+                if card.is_none() {
+                    // Redis reads the key: a miss is a `keymiss`.
+                    ctx.note_event(ctx.locs[0], args.get(1), ev::KEYMISS);
+                }
+                ctx.reply.int(card.unwrap_or(0) as i64)
+            }
             Err(msg) => ctx.reply.error(msg),
         }
         return;
@@ -153,7 +159,7 @@ fn merge_keys(ctx: &mut Ctx<'_, '_>, args: Args<'_>, from: usize, max: &mut [u8]
     let mut any_dense = false;
     for i in from..args.len() {
         let Some(&loc) = ctx.locs.get(i - 1) else { return Err(errors::SYNTAX) };
-        let Some(e) = ctx.locks.shard(loc.gid).lookup(args.get(i), loc.hash, ctx.now, acc) else { continue };
+        let Some(e) = ctx.locks.shard(loc.gid).lookup_source(args.get(i), loc.hash, ctx.now, acc) else { continue };
         string_of(e)?.with_bytes(|b| {
             check_hll(b)?;
             any_dense |= b[4] == DENSE;

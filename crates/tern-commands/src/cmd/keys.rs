@@ -388,7 +388,7 @@ fn copy(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let ld = ctx.ks.locate(dst_db, newkey);
     let (now, acc) = (ctx.now, access(ctx, false));
     ctx.locks.acquire([ls.gid, ld.gid]);
-    let found = ctx.locks.shard(ls.gid).lookup(key, ls.hash, now, acc).map(|e| (e.to_value(), e.expire()));
+    let found = ctx.locks.shard(ls.gid).lookup_source(key, ls.hash, now, acc).map(|e| (e.to_value(), e.expire()));
     let Some((value, expire)) = found else {
         ctx.locks.release();
         ctx.stats.keyspace_misses.add(1);

@@ -427,27 +427,25 @@ enum Op {
 }
 
 /// Looks up the sets named by arguments `first..first + n` (their
-/// locations `locs[loc0..]`), counting hits and misses: WRONGTYPE if any
-/// holds another type, checked for every key before anything else as
-/// Redis does.
+/// locations `locs[loc0..]`), counting hits and misses: WRONGTYPE at the
+/// first that holds another type, before anything else, as Redis does.
 fn check_sets(ctx: &mut Ctx<'_, '_>, args: Args<'_>, first: usize, n: usize, loc0: usize) -> Result<(), &'static str> {
     let (now, acc) = (ctx.now, ctx.access());
-    let mut wrong = false;
     for i in 0..n {
         let loc = ctx.locs[loc0 + i];
-        match ctx.locks.shard(loc.gid).lookup(args.get(first + i), loc.hash, now, acc) {
+        match ctx.locks.shard(loc.gid).lookup_source(args.get(first + i), loc.hash, now, acc) {
             None => ctx.stats.keyspace_misses.add(1),
             Some(e) => {
                 ctx.stats.keyspace_hits.add(1);
-                wrong |= e.set().is_none();
+                // Redis stops at the first key of another type: the keys
+                // after it are not read (no hit, miss or `keymiss`).
+                if e.set().is_none() {
+                    return Err(errors::WRONGTYPE);
+                }
             }
         }
     }
-    if wrong {
-        Err(errors::WRONGTYPE)
-    } else {
-        Ok(())
-    }
+    Ok(())
 }
 
 /// The sets [`check_sets`] found, read together (None: absent), each with

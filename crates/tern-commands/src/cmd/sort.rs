@@ -224,7 +224,7 @@ fn sort_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, ro: bool) {
         ctx.locks.acquire([src.gid].into_iter().chain(dst.map(|d| d.gid)));
     }
     let (now, acc) = (ctx.now, ctx.access());
-    let found = ctx.locks.shard(src.gid).lookup(key, src.hash, now, acc).map(|e| match e.value() {
+    let found = ctx.locks.shard(src.gid).lookup_source(key, src.hash, now, acc).map(|e| match e.value() {
         ValueRef::List(l) => Ok((true, l.iter().map(Cow::into_owned).collect::<Vec<_>>())),
         ValueRef::Set(s) => Ok((false, s.iter().map(|m| m.to_vec()).collect())),
         ValueRef::ZSet(z) => Ok((true, z.iter().map(|(m, _)| m.to_vec()).collect())),

@@ -97,7 +97,7 @@ fn algebra(ctx: &mut Ctx<'_, '_>, args: Args<'_>, at: usize, store: bool, op: Se
     let (now, acc) = (ctx.now, ctx.access());
     for i in 0..n {
         let loc = ctx.locs[loc0 + i];
-        match ctx.locks.shard(loc.gid).lookup(args.get(at + 1 + i), loc.hash, now, acc) {
+        match ctx.locks.shard(loc.gid).lookup_source(args.get(at + 1 + i), loc.hash, now, acc) {
             None => ctx.stats.keyspace_misses.add(1),
             Some(e) => {
                 ctx.stats.keyspace_hits.add(1);

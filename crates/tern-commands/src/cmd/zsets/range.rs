@@ -291,7 +291,7 @@ fn range_store(
     let (now, acc) = (ctx.now, ctx.access());
     let (ld, ls) = (ctx.locs[0], ctx.locs[1]);
     let (dst, src) = (args.get(1), args.get(2));
-    let result = match ctx.locks.shard(ls.gid).lookup(src, ls.hash, now, acc) {
+    let result = match ctx.locks.shard(ls.gid).lookup_source(src, ls.hash, now, acc) {
         None => {
             ctx.stats.keyspace_misses.add(1);
             None
