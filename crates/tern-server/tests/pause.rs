@@ -60,6 +60,8 @@ fn write_pause_holds_writes_on_every_worker_until_unpause() {
         silent_for(&mut w, 300);
         let mut c = s.conn();
         wait_for("the writer listed as blocked", || listed(&mut c, "writer")["flags"] == "b");
+        // Held, it counts as blocked, as Redis counts a postponed client.
+        assert_eq!(blocked(&mut c), 1);
         // A later, shorter pause does not end the one in force.
         rt(&mut admin, "CLIENT PAUSE 10 WRITE", OK);
         silent_for(&mut w, 200);
@@ -78,6 +80,35 @@ fn write_pause_holds_writes_on_every_worker_until_unpause() {
         rt(&mut admin, "CLIENT UNPAUSE", OK);
         w.expect(b"+QUEUED\r\n");
         rt(&mut w, "EXEC", b"*1\r\n+OK\r\n");
+    });
+}
+
+/// A BLPOP that CLIENT PAUSE WRITE holds shows in `blocked_clients` (a
+/// client that waits to see it there before it unpauses must not wait for
+/// ever), goes on counting once it blocks for its list, and stops when
+/// served; a held client that goes away stops counting.
+#[test]
+fn a_held_client_counts_as_blocked() {
+    each_threads(|s| {
+        let mut admin = named(s, "admin", None);
+        let mut c = s.conn();
+        rt(&mut admin, "CLIENT PAUSE 100000 WRITE", OK);
+        let mut b = named(s, "blpop", None);
+        b.cmd(&[b"BLPOP", b"held", b"0"]);
+        wait_for("the BLPOP held", || blocked(&mut c) == 1);
+        rt(&mut admin, "CLIENT UNPAUSE", OK);
+        wait_for("the BLPOP blocked for its list", || listed(&mut c, "blpop")["cmd"] == "blpop");
+        assert_eq!(blocked(&mut c), 1);
+        rt(&mut admin, "RPUSH held x", b":1\r\n");
+        b.expect(b"*2\r\n$4\r\nheld\r\n$1\r\nx\r\n");
+        wait_for("served", || blocked(&mut c) == 0);
+        rt(&mut admin, "CLIENT PAUSE 100000 WRITE", OK);
+        let mut gone = named(s, "gone", None);
+        gone.cmd(&[b"SET", b"k", b"v"]);
+        wait_for("the SET held", || blocked(&mut c) == 1);
+        drop(gone);
+        wait_for("the closed client no longer counted", || blocked(&mut c) == 0);
+        rt(&mut admin, "CLIENT UNPAUSE", OK);
     });
 }
 

@@ -5,6 +5,23 @@
 
 use super::*;
 
+/// Marks `conn`'s request held by CLIENT PAUSE, or no longer: its `PAUSED`
+/// flag, and INFO's `blocked_clients`, which counts a postponed client as
+/// Redis does (it blocks it with BLOCKED_POSTPONE), so that a client
+/// waiting to see it held sees it.
+pub(super) fn set_postponed(srv: &Server, conn: &mut Conn, on: bool) {
+    if conn.postponed == on {
+        return;
+    }
+    conn.postponed = on;
+    conn.client.shared.set_flag(client_flags::PAUSED, on);
+    if on {
+        srv.blocked_clients.fetch_add(1, Ordering::Relaxed);
+    } else {
+        srv.blocked_clients.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 impl Worker {
     /// Acts on the messages about this worker's blocked clients.
     pub(super) fn read_mail(&mut self) {
@@ -94,8 +111,7 @@ impl Worker {
             if !conn.postponed {
                 continue;
             }
-            conn.postponed = false;
-            conn.client.shared.set_flag(client_flags::PAUSED, false);
+            set_postponed(&self.eng.srv, conn, false);
             self.process(key);
             self.flush(key);
         }

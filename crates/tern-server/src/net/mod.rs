@@ -405,6 +405,7 @@ impl Worker {
             return;
         }
         let mut conn = self.conns.remove(key);
+        blocked::set_postponed(&self.eng.srv, &mut conn, false);
         self.stats.client_mem.adjust(conn.mem_counted, 0);
         if let Some(t) = &mut conn.tls {
             if t.deadline.is_some() {

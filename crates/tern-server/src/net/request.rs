@@ -274,8 +274,7 @@ impl Worker {
                     conn.rpos += len;
                 }
                 Step::Postponed => {
-                    conn.postponed = true;
-                    conn.client.shared.set_flag(client_flags::PAUSED, true);
+                    blocked::set_postponed(&self.eng.srv, conn, true);
                     self.postponed.push(key);
                     break;
                 }
