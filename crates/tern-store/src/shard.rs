@@ -98,6 +98,10 @@ pub struct Edit {
     replace: Option<Box<Entry>>,
     /// A keyspace event to note after the write's own (see [`Edit::then_event`]).
     then: Option<Event>,
+    /// Changes the edit counts (INFO's `rdb_changes_since_last_save`, the
+    /// `save` rules): one per change reported, or Redis's count for the
+    /// command ([`Edit::changes`]).
+    dirty: u64,
 }
 
 impl Edit {
@@ -111,9 +115,17 @@ impl Edit {
     /// while a reader is attached.
     pub fn emit(&mut self, effect: impl FnOnce() -> Effect) {
         self.changed = true;
+        self.dirty += 1;
         if self.recording {
             self.effects.push(effect());
         }
+    }
+
+    /// The change counts as `n` changes (Redis's `server.dirty` for the
+    /// command: RPUSH's elements pushed, SADD's members added), not one
+    /// per record.
+    pub fn changes(&mut self, n: usize) {
+        self.dirty = n as u64;
     }
 
     /// Notes keyspace event `ev` after the write's own (HSETEX's
@@ -126,6 +138,7 @@ impl Edit {
     /// edited in place: `SET k v KEEPTTL`).
     pub fn changed(&mut self) {
         self.changed = true;
+        self.dirty += 1;
         self.whole = true;
     }
 
@@ -742,7 +755,7 @@ impl Shard {
         f: impl FnOnce(&mut Entry, &mut Edit) -> R,
     ) -> Option<R> {
         self.expire_if_needed(key, hash, now);
-        let mut edit = Edit { recording: self.is_recording(), changed: false, whole: false, effects: Vec::new(), replace: None, then: None };
+        let mut edit = Edit { recording: self.is_recording(), changed: false, whole: false, effects: Vec::new(), replace: None, then: None, dirty: 0 };
         let mut acc = acc;
         // `f` may change the value in place: what it was is taken first
         // (a key about to be created has nothing to take).
@@ -788,6 +801,7 @@ impl Shard {
         self.value_mem = (self.value_mem + heap1).saturating_sub(heap0);
         self.field_deadline_changed(hash, deadline0, deadline1);
         if edit.changed {
+            self.changes += edit.dirty;
             if !self.interest.is_empty() {
                 self.notify(key, hash);
             }
@@ -924,17 +938,21 @@ impl Shard {
     /// Removes a live key, returning its entry: a `del` event, whatever
     /// the command (a store command's empty result, GETEX's past deadline).
     pub fn remove(&mut self, key: &[u8], hash: u64, now: u64) -> Option<Box<Entry>> {
-        self.remove_as(key, hash, now, event::DEL)
+        let e = self.remove_as(key, hash, now, event::DEL)?;
+        self.changes += 1;
+        Some(e)
     }
 
-    /// [`Shard::remove`] as event `ev` (RENAME's `rename_from`, MOVE's
-    /// `move_from`: the key lives on elsewhere).
+    /// [`Shard::remove`] of a key that lives on elsewhere, as event `ev`
+    /// (RENAME's `rename_from`, MOVE's `move_from`): the move counts as one
+    /// change, at its destination, as in Redis.
     pub fn remove_as(&mut self, key: &[u8], hash: u64, now: u64, ev: Event) -> Option<Box<Entry>> {
         if self.expire_if_needed(key, hash, now) {
             return None;
         }
         let e = self.remove_entry(key, hash)?;
         self.wrote_as(key, hash, || Some(ev), || Effect::Del { key: key.into() });
+        self.changes -= 1;
         Some(e)
     }
 

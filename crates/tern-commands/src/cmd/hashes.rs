@@ -249,6 +249,7 @@ fn hset_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, ok: bool) {
     let added = edit_hash(shard, key, loc.hash, now, true, acc, |h, edit| {
         let added = h.set_many(&pairs, false, lim);
         edit.emit(|| hset_effect(key, &pairs, false));
+        edit.changes(pairs.len());
         added
     });
     match added {

@@ -180,6 +180,7 @@ fn push_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, end: End, create: bool) {
     let len = edit_list(shard, key, loc.hash, now, create, acc, |l, edit| {
         l.push_many(end, (2..args.len()).map(|i| args.get(i)), lim);
         edit.emit(|| list_effect(key, ListEdit::Push { end, elems: args.tail(2).iter().map(Into::into).collect() }));
+        edit.changes(args.len() - 2);
         l.len()
     });
     match len {
@@ -227,6 +228,7 @@ fn pop_into(
         l.pop_with(end, n, lim, |b| reply.bulk(b));
         if n > 0 {
             edit.emit(|| list_effect(key, ListEdit::Pop { end, count: n }));
+            edit.changes(n);
         }
         n
     })
@@ -568,6 +570,8 @@ fn move_element(ctx: &mut Ctx<'_, '_>, args: Args<'_>, from: End, to: End) -> Re
     edit_list(shard, src, ls.hash, now, false, acc, |l, edit| {
         l.pop(from, lim);
         edit.emit(|| list_effect(src, ListEdit::Pop { end: from, count: 1 }));
+        // The move counts once, as Redis counts it: at the push.
+        edit.changes(0);
     })?;
     Ok(Moved::Value(v))
 }

@@ -346,6 +346,7 @@ pub fn edit_typed<T, R>(
 pub fn removed(edit: &mut tern_store::Edit, gone: usize, effect: impl FnOnce() -> tern_store::Effect) -> i64 {
     if gone > 0 {
         edit.emit(effect);
+        edit.changes(gone);
     }
     gone as i64
 }

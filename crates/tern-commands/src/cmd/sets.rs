@@ -157,6 +157,7 @@ fn sadd(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         }
         if count > 0 {
             edit.emit(|| Effect::SAdd { key: boxed(key), members: added });
+            edit.changes(count as usize);
         }
         count
     });
@@ -370,6 +371,7 @@ fn spop(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             *s = kept;
         }
         edit.emit(|| Effect::SRem { key: boxed(key), members: gone });
+        edit.changes(n);
     });
     match r {
         Err(m) => ctx.reply.error(m),

@@ -397,6 +397,7 @@ fn zadd_generic(ctx: &mut Ctx<'_, '_>, args: Args<'_>, mut f: AddFlags, mut scor
                 key: boxed(key),
                 pairs: set,
             });
+            edit.changes((added + updated) as usize);
         }
         Ok((added, updated, processed, last))
     });
@@ -602,6 +603,7 @@ pub(super) fn pop_into(
                 key: boxed(key),
                 members: gone.into_iter().map(|x| x.0).collect(),
             });
+            edit.changes(n);
         }
         n
     })
