@@ -120,3 +120,22 @@ def test_wrongtype(c):
     assert c.object("encoding", "t") == "listpack"
     c.sadd("i", 1, 2)
     assert c.object("encoding", "i") == "intset"
+
+
+@pytest.mark.parametrize("n", [300, 1000])
+def test_srandmember_draws_every_member_alike(r, n):
+    """Redis's "SRANDMEMBER histogram distribution - hashtable": a set past
+    the listpack limits draws each member equally often (a chi-square
+    statistic within six standard deviations of its mean; the check fails
+    by chance about once in a billion runs). HRANDFIELD and RANDOMKEY draw
+    from the same table."""
+    r.sadd("s", *[f"m{i}" for i in range(n)])
+    assert r.object("encoding", "s") == "hashtable"
+    draws = r.srandmember("s", -200 * n)
+    counts = {}
+    for m in draws:
+        counts[m] = counts.get(m, 0) + 1
+    expect = len(draws) / n
+    chi2 = sum((counts.get(f"m{i}", 0) - expect) ** 2 / expect for i in range(n))
+    dof = n - 1
+    assert chi2 < dof + 6 * (2 * dof) ** 0.5, chi2

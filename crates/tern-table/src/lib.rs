@@ -741,18 +741,31 @@ impl<T, B, S> Table<T, S, B> {
         }
     }
 
-    /// A random item: a random non-empty bucket (both arrays while
-    /// resizing), then a random item of it. `rng` returns uniform u64s.
+    /// A random item, every item as likely as any other: a random slot
+    /// of a random bucket (both arrays while resizing), drawn again while
+    /// it is empty (about 1/load draws; picking a random item of a random
+    /// non-empty bucket would favour the items of sparse buckets, which
+    /// Redis's SRANDMEMBER distribution test catches). `rng` returns
+    /// uniform u64s.
     pub fn random(&self, rng: &mut impl FnMut() -> u64) -> Option<&Item<T, B>> {
         if self.len == 0 {
             return None;
         }
         let v = self.view();
         let total = v.count() as u64;
-        for _ in 0..32 {
-            if let Some(b) = v.get(rng() % total) {
-                if let Some(e) = self.pick(b, rng()) {
-                    return Some(e);
+        // Enough draws for a table at a sixteenth of its usual load.
+        let slots = total.saturating_mul(SLOTS as u64);
+        let draws = (slots / self.len as u64).saturating_mul(16).clamp(32, 4096);
+        for _ in 0..draws {
+            let r = rng() % slots;
+            if let Some(b) = v.get(r / SLOTS as u64) {
+                // SAFETY: `View::get` returns initialised buckets only, of
+                // arrays that `&self` keeps alive.
+                let bk = unsafe { &*b };
+                let slot = (r % SLOTS as u64) as usize;
+                if bk.present() & (1 << slot) != 0 {
+                    // SAFETY: present slots hold live items.
+                    return Some(unsafe { &*item_ptr::<T, B>(bk.addr(slot)) });
                 }
             }
         }
