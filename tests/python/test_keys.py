@@ -320,3 +320,40 @@ def test_wrongtype(r):
         r.hget("str", "f")
     assert r.set("hash", "now a string") is True
     assert r.get("hash") == "now a string"
+
+
+def test_info_keyspace_avg_ttl_and_subexpiry(r):
+    """INFO keyspace's `avg_ttl` is the mean time to live (ms) of the keys
+    that have one (Redis estimates it from active expiry's samples; Tern's
+    is exact) and `subexpiry` counts the hashes with fields that have a
+    TTL."""
+    def db0():
+        return r.info("keyspace")["db0"]
+
+    r.set("plain", "v")
+    assert db0()["avg_ttl"] == 0 and db0()["subexpiry"] == 0
+    r.set("a", "v", px=100_000)
+    r.set("b", "v", px=200_000)
+    assert 148_000 <= db0()["avg_ttl"] <= 150_000
+    r.persist("b")
+    assert 98_000 <= db0()["avg_ttl"] <= 100_000
+    r.delete("a")
+    assert db0()["avg_ttl"] == 0
+    r.hset("h", mapping={"f": "1", "g": "2"})
+    r.execute_command("HEXPIRE", "h", 100, "FIELDS", 2, "f", "g")
+    r.hset("i", "f", "1")
+    r.execute_command("HPEXPIRE", "i", 100_000, "FIELDS", 1, "f")
+    assert db0()["subexpiry"] == 2
+    r.execute_command("HPERSIST", "h", "FIELDS", 1, "f")
+    assert db0()["subexpiry"] == 2
+    r.execute_command("HPERSIST", "h", "FIELDS", 1, "g")
+    assert db0()["subexpiry"] == 1
+    r.delete("i")
+    assert db0()["subexpiry"] == 0
+    # A field's TTL running out takes the hash off the count too.
+    r.hset("j", mapping={"f": "1", "g": "2"})
+    r.execute_command("HPEXPIRE", "j", 1, "FIELDS", 1, "f")
+    assert db0()["subexpiry"] == 1
+    while r.hexists("j", "f"):
+        pass
+    assert db0()["subexpiry"] == 0

@@ -162,6 +162,11 @@ pub struct Shard {
     /// gone) are skipped when popped and dropped by a rebuild when too many.
     ttl_heap: BinaryHeap<Reverse<(u64, u64)>>,
     volatile: usize,
+    /// The sum of the keys' deadlines (INFO's `avg_ttl` is their mean,
+    /// less now).
+    deadline_sum: u128,
+    /// Hashes with fields that have a TTL (INFO's `subexpiry`).
+    hfe_hashes: usize,
     /// (next field deadline, hash) of hashes with field TTLs. A pair is
     /// pushed whenever a hash's earliest deadline moves earlier; a popped
     /// pair that turns out stale re-queues the hash's real deadline.
@@ -464,6 +469,32 @@ impl Shard {
         self.volatile
     }
 
+    /// The sum of the deadlines of the keys with a TTL.
+    pub fn deadline_sum(&self) -> u128 {
+        self.deadline_sum
+    }
+
+    /// Hashes with fields that have a TTL (Redis's `subexpiry`).
+    pub fn subexpiry_count(&self) -> usize {
+        self.hfe_hashes
+    }
+
+    /// A value's field deadlines went from `old` to `new`: counts the
+    /// hashes that have some.
+    fn hfe_changed(&mut self, old: Option<u64>, new: Option<u64>) {
+        match (old.is_some(), new.is_some()) {
+            (false, true) => self.hfe_hashes += 1,
+            (true, false) => self.hfe_hashes -= 1,
+            _ => {}
+        }
+    }
+
+    /// A key's deadline `w` is gone.
+    fn deadline_removed(&mut self, w: u64) {
+        self.volatile -= 1;
+        self.deadline_sum -= u128::from(w);
+    }
+
     /// Bytes held by this shard's table, items and values, rounded to the
     /// allocator's size classes for the table and items.
     pub fn mem(&self) -> usize {
@@ -520,7 +551,9 @@ impl Shard {
     pub fn counts_hold(&self) -> bool {
         let held: usize = self.table.iter().map(|e| e.value_heap()).sum();
         let volatile = self.table.iter().filter(|e| e.expire().is_some()).count();
-        self.value_mem == held && self.volatile == volatile
+        let sum: u128 = self.table.iter().filter_map(|e| e.expire()).map(u128::from).sum();
+        let hfe = self.table.iter().filter(|e| e.next_field_deadline().is_some()).count();
+        self.value_mem == held && self.volatile == volatile && self.deadline_sum == sum && self.hfe_hashes == hfe
     }
 
     /// Removes an expired key and makes it known as a deletion.
@@ -613,9 +646,10 @@ impl Shard {
     fn remove_entry(&mut self, key: &[u8], hash: u64) -> Option<Box<Entry>> {
         self.preserve(key, hash);
         let e = self.table.remove(key, hash)?;
-        if e.expire().is_some() {
-            self.volatile -= 1;
+        if let Some(w) = e.expire() {
+            self.deadline_removed(w);
         }
+        self.hfe_changed(e.next_field_deadline(), None);
         self.fifo.removed(&e);
         self.value_mem -= e.value_heap();
         Some(e)
@@ -800,6 +834,7 @@ impl Shard {
         let whole = (edit.whole && edit.recording).then(|| e.to_value());
         self.value_mem = (self.value_mem + heap1).saturating_sub(heap0);
         self.field_deadline_changed(hash, deadline0, deadline1);
+        self.hfe_changed(deadline0, deadline1);
         if edit.changed {
             self.changes += edit.dirty;
             if !self.interest.is_empty() {
@@ -895,6 +930,7 @@ impl Shard {
         self.value_mem += item.value_heap();
         if let Some(d) = item.next_field_deadline() {
             self.field_heap.push(Reverse((d, hash)));
+            self.hfe_hashes += 1;
         }
         let when = item.expire();
         let fifo = self.fifo_sync(now);
@@ -906,9 +942,10 @@ impl Shard {
             self.fifo_stored(key, hash, old.as_deref(), now);
         }
         let old = old?;
-        if old.expire().is_some() {
-            self.volatile -= 1;
+        if let Some(w) = old.expire() {
+            self.deadline_removed(w);
         }
+        self.hfe_changed(old.next_field_deadline(), None);
         self.value_mem -= old.value_heap();
         if is_expired(&old, now) {
             self.expired += 1;
@@ -919,6 +956,7 @@ impl Shard {
 
     fn deadline_added(&mut self, when: u64, hash: u64) {
         self.volatile += 1;
+        self.deadline_sum += u128::from(when);
         self.ttl_heap.push(Reverse((when, hash)));
         if self.ttl_heap.len() > 2 * self.volatile + 1024 {
             self.rebuild_ttl_heap();
@@ -962,8 +1000,8 @@ impl Shard {
     pub fn set_expire(&mut self, key: &[u8], hash: u64, when: Option<u64>) -> bool {
         self.preserve(key, hash);
         let Some(previous) = self.table.swap_expire(key, hash, when) else { return false };
-        if previous.is_some() {
-            self.volatile -= 1;
+        if let Some(p) = previous {
+            self.deadline_removed(p);
         }
         // Under a `volatile-` FIFO policy a key enters or leaves the
         // queues with its TTL.
@@ -1028,8 +1066,13 @@ impl Shard {
                 fields.push(f.into())
             }
         });
-        let (after, empty) = (h.heap_size(), h.is_empty());
+        let (after, empty, next) = (h.heap_size(), h.is_empty(), h.next_deadline());
         self.value_mem = (self.value_mem + after).saturating_sub(before);
+        if next.is_none() {
+            // Its last field with a TTL went (an emptied hash is then
+            // removed with none left to count).
+            self.hfe_hashes -= 1;
+        }
         self.expired_fields += n as u64;
         if empty {
             self.remove_entry(key, hash);
@@ -1113,6 +1156,8 @@ impl Shard {
         self.ttl_heap = BinaryHeap::new();
         self.field_heap = BinaryHeap::new();
         self.volatile = 0;
+        self.deadline_sum = 0;
+        self.hfe_hashes = 0;
         self.value_mem = 0;
         self.fifo.clear();
         d
@@ -1206,6 +1251,8 @@ impl Shard {
         std::mem::swap(&mut self.ttl_heap, &mut other.ttl_heap);
         std::mem::swap(&mut self.field_heap, &mut other.field_heap);
         std::mem::swap(&mut self.volatile, &mut other.volatile);
+        std::mem::swap(&mut self.deadline_sum, &mut other.deadline_sum);
+        std::mem::swap(&mut self.hfe_hashes, &mut other.hfe_hashes);
         std::mem::swap(&mut self.value_mem, &mut other.value_mem);
         std::mem::swap(&mut self.fifo, &mut other.fifo);
         // A snapshot's part describes its table: it goes where the table goes.

@@ -63,6 +63,10 @@ pub(super) struct DbCounts {
     pub keys: u64,
     /// Keys with a TTL.
     pub volatile: u64,
+    /// The sum of their deadlines (ms).
+    pub deadline_sum: u128,
+    /// Hashes with fields that have a TTL.
+    pub subexpiry: u64,
     /// Bytes of the tables' bucket arrays and of the TTL indexes.
     pub table_overhead: u64,
     pub expires_overhead: u64,
@@ -87,12 +91,14 @@ pub(super) fn shard_counts(ctx: &mut Ctx<'_, '_>) -> ShardCounts {
     let ks = ctx.ks;
     let mut c = ShardCounts::default();
     for db in 0..ks.db_count() {
-        let mut d = DbCounts { db, keys: 0, volatile: 0, table_overhead: 0, expires_overhead: 0 };
+        let mut d = DbCounts { db, keys: 0, volatile: 0, deadline_sum: 0, subexpiry: 0, table_overhead: 0, expires_overhead: 0 };
         for gid in ks.db_gids(db) {
             ctx.locks.acquire([gid]);
             let s = ctx.locks.shard(gid);
             d.keys += s.len() as u64;
             d.volatile += s.volatile_count() as u64;
+            d.deadline_sum += s.deadline_sum();
+            d.subexpiry += s.subexpiry_count() as u64;
             let (table, rehashing) = s.table_overhead();
             d.table_overhead += table as u64;
             d.expires_overhead += s.expires_overhead() as u64;
@@ -500,8 +506,13 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
             }
             "keyspace" => {
                 s.header("Keyspace");
+                // avg_ttl: the mean time to live of the keys with one, in
+                // ms (Redis estimates it from active expiry's samples;
+                // here it is exact), 0 when none.
+                let now = u128::from(ctx.now);
                 for d in dbs {
-                    s.kv(&format!("db{}", d.db), format!("keys={},expires={},avg_ttl=0,subexpiry=0", d.keys, d.volatile));
+                    let avg_ttl = if d.volatile > 0 { (d.deadline_sum / u128::from(d.volatile)).saturating_sub(now) } else { 0 };
+                    s.kv(&format!("db{}", d.db), format!("keys={},expires={},avg_ttl={avg_ttl},subexpiry={}", d.keys, d.volatile, d.subexpiry));
                 }
             }
             _ => {}
