@@ -38,16 +38,12 @@ pytestmark = [
 # fails on a name missing for another reason, and on a listed one that Tern
 # emits after all (then it leaves this list).
 _NO = {
-    "no AOF (INFO memory has no AOF buffer)": ["redis_mem_aof_buffer_bytes"],
-    "no replication or cluster bus": [
-        "redis_mem_clients_slaves", "redis_mem_replication_backlog_bytes", "redis_mem_total_replication_buffers_bytes",
-        "redis_mem_cluster_links_bytes"],
-    "no active defragmentation": ["redis_active_defrag_running"],
-    "no main thread: every worker runs commands; their CPU is used_cpu_sys/used_cpu_user": [
-        "redis_cpu_sys_main_thread_seconds_total", "redis_cpu_user_main_thread_seconds_total"],
     # Features Tern has whose INFO fields it does not fill yet (a gap, not a
     # choice): each should leave this list once INFO reports it.
-    "not reported yet (INFO gap)": [],
+    "not reported yet (INFO gap)": [
+        # AOF records wait for the writer as records in the feed, not in a
+        # byte buffer: their size is not measured yet.
+        "redis_mem_aof_buffer_bytes"],
 }
 EXCEPTIONS = {name: why for why, names in _NO.items() for name in names}
 

@@ -265,3 +265,26 @@ def test_shutdown():
     # redis-py treats the dropped connection as success and returns None.
     assert c.shutdown(nosave=True) is None
     assert srv.proc.wait(timeout=10) == 0
+
+
+def test_info_eventloop_and_main_thread_fields(r):
+    """Redis 7.2's event-loop figures (turns, their time, the part in
+    commands, and their rates) and the main thread's CPU (Tern's: the
+    worker that answers INFO) are there and move as the server works."""
+    before = r.info("stats")
+    for i in range(50):
+        r.set(f"k{i}", "v")
+    after = r.info("stats")
+    assert after["eventloop_cycles"] > before["eventloop_cycles"]
+    assert after["eventloop_duration_sum"] > before["eventloop_duration_sum"]
+    assert after["eventloop_duration_cmd_sum"] >= before["eventloop_duration_cmd_sum"]
+    assert after["eventloop_duration_cmd_sum"] <= after["eventloop_duration_sum"] + 1000
+    for k in ("instantaneous_eventloop_cycles_per_sec", "instantaneous_eventloop_duration_usec"):
+        assert isinstance(after[k], int) and after[k] >= 0
+    cpu = r.info("cpu")
+    assert 0 <= cpu["used_cpu_user_main_thread"] <= cpu["used_cpu_user"] + 0.01
+    assert 0 <= cpu["used_cpu_sys_main_thread"] <= cpu["used_cpu_sys"] + 0.01
+    mem = r.info("memory")
+    for k in ("mem_replication_backlog", "mem_total_replication_buffers", "mem_clients_slaves", "mem_cluster_links",
+              "active_defrag_running"):
+        assert mem[k] == 0

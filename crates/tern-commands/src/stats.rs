@@ -69,6 +69,11 @@ pub struct WorkerStats {
     /// `reply_buffer_expands`, `reply_buffer_shrinks`).
     pub reply_buffer_expands: Counter,
     pub reply_buffer_shrinks: Counter,
+    /// Turns of the event loop, and the nanoseconds they took from the
+    /// end of the wait for events (INFO `eventloop_cycles`,
+    /// `eventloop_duration_sum`).
+    pub eventloop_cycles: Counter,
+    pub eventloop_ns: Counter,
     /// Clients closed for their query or output buffer limit.
     pub qbuf_limit_disconnections: Counter,
     pub obuf_limit_disconnections: Counter,
@@ -105,6 +110,8 @@ impl WorkerStats {
             writes_processed: Counter::default(),
             reply_buffer_expands: Counter::default(),
             reply_buffer_shrinks: Counter::default(),
+            eventloop_cycles: Counter::default(),
+            eventloop_ns: Counter::default(),
             qbuf_limit_disconnections: Counter::default(),
             obuf_limit_disconnections: Counter::default(),
             client_mem: Counter::default(),
@@ -140,6 +147,8 @@ impl WorkerStats {
             &self.writes_processed,
             &self.reply_buffer_expands,
             &self.reply_buffer_shrinks,
+            &self.eventloop_cycles,
+            &self.eventloop_ns,
             &self.qbuf_limit_disconnections,
             &self.obuf_limit_disconnections,
             &self.evicted_clients,

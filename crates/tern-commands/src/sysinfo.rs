@@ -10,10 +10,30 @@ use parking_lot::Mutex;
 /// The last sample of the traffic counters, for the instantaneous rates.
 struct RateSample {
     at: std::time::Instant,
-    ops: u64,
-    input: u64,
-    output: u64,
-    rates: (u64, f64, f64),
+    totals: Totals,
+    rates: Rates,
+}
+
+/// The running totals INFO's instantaneous rates are derived from.
+#[derive(Clone, Copy, Default)]
+pub struct Totals {
+    pub ops: u64,
+    pub input: u64,
+    pub output: u64,
+    /// Event-loop turns, and the microseconds they took.
+    pub cycles: u64,
+    pub cycle_us: u64,
+}
+
+/// INFO's instantaneous figures over the last window.
+#[derive(Clone, Copy, Default)]
+pub struct Rates {
+    pub ops_per_sec: u64,
+    pub input_kbps: f64,
+    pub output_kbps: f64,
+    pub cycles_per_sec: u64,
+    /// Mean microseconds per event-loop turn.
+    pub cycle_us: u64,
 }
 
 /// Rates are measured between INFO calls: a sample at least this old is
@@ -38,33 +58,45 @@ pub fn reset_samples() {
     PEAK_MEMORY.store(0, Ordering::Relaxed);
 }
 
-/// (commands/s, input KiB/s, output KiB/s) from the totals given and the
-/// last sample.
-pub fn rates(ops: u64, input: u64, output: u64) -> (u64, f64, f64) {
+/// The rates of the totals given since the last sample (a sample is
+/// taken when the last is at least a window old).
+pub fn rates(t: Totals) -> Rates {
     let now = std::time::Instant::now();
     let mut r = RATES.lock();
     match r.as_mut() {
         None => {
-            *r = Some(RateSample { at: now, ops, input, output, rates: (0, 0.0, 0.0) });
-            (0, 0.0, 0.0)
+            *r = Some(RateSample { at: now, totals: t, rates: Rates::default() });
+            Rates::default()
         }
         Some(s) => {
             let dt = now.duration_since(s.at);
             if dt >= RATE_WINDOW {
                 let secs = dt.as_secs_f64();
-                s.rates = (
-                    (ops.saturating_sub(s.ops) as f64 / secs).round() as u64,
-                    input.saturating_sub(s.input) as f64 / secs / 1024.0,
-                    output.saturating_sub(s.output) as f64 / secs / 1024.0,
-                );
+                let d = |a: u64, b: u64| a.saturating_sub(b) as f64;
+                let cycles = d(t.cycles, s.totals.cycles);
+                s.rates = Rates {
+                    ops_per_sec: (d(t.ops, s.totals.ops) / secs).round() as u64,
+                    input_kbps: d(t.input, s.totals.input) / secs / 1024.0,
+                    output_kbps: d(t.output, s.totals.output) / secs / 1024.0,
+                    cycles_per_sec: (cycles / secs).round() as u64,
+                    cycle_us: if cycles > 0.0 { (d(t.cycle_us, s.totals.cycle_us) / cycles).round() as u64 } else { 0 },
+                };
                 s.at = now;
-                s.ops = ops;
-                s.input = input;
-                s.output = output;
+                s.totals = t;
             }
             s.rates
         }
     }
+}
+
+/// (user, system) CPU seconds of the calling thread.
+pub fn thread_cpu_times() -> (f64, f64) {
+    let stat = read_proc("/proc/thread-self/stat");
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let f: Vec<f64> = rest.split_whitespace().map(|x| x.parse::<f64>().unwrap_or(0.0)).collect();
+    let hz = rustix::param::clock_ticks_per_second().max(1) as f64;
+    let tick = |i: usize| f.get(i).copied().unwrap_or(0.0) / hz;
+    (tick(11), tick(12))
 }
 
 /// jemalloc's view: (allocated, active, resident). Reading the stats

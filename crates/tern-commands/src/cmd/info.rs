@@ -246,7 +246,14 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 // Everything Tern holds counts toward `maxmemory` (it has
                 // no AOF or replication buffers to leave out).
                 s.kv("mem_not_counted_for_evict", 0);
+                // No replication backlog, replica buffers or cluster links
+                // exist. (`mem_aof_buffer` is left out: AOF records wait
+                // for the writer as records, in the feed, not as bytes.)
+                s.kv("mem_replication_backlog", 0);
+                s.kv("mem_total_replication_buffers", 0);
+                s.kv("mem_clients_slaves", 0);
                 s.kv("mem_clients_normal", clients);
+                s.kv("mem_cluster_links", 0);
                 s.kv("total_system_memory", sys);
                 s.kv("total_system_memory_human", human(sys));
                 // Scripts: the workers' Lua states and the cached bodies.
@@ -286,6 +293,9 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 // The tables' bucket arrays being moved away from by a
                 // resize under way (MEMORY STATS' overhead.db.hashtable.rehashing).
                 s.kv("mem_overhead_db_hashtable_rehashing", counts.rehashing_bytes);
+                // Active defragmentation is not run (`activedefrag` is
+                // accepted and passive).
+                s.kv("active_defrag_running", 0);
                 s.kv("lazyfree_pending_objects", ctx.ks.lazyfree.pending());
                 s.kv("lazyfreed_objects", ctx.ks.lazyfree.freed());
             }
@@ -352,7 +362,10 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 let ops = srv.sum(|w| w.commands.get());
                 let input = srv.sum(|w| w.net_input_bytes.get());
                 let output = srv.sum(|w| w.net_output_bytes.get());
-                let (ops_sec, in_kbps, out_kbps) = sysinfo::rates(ops, input, output);
+                let cycles = srv.sum(|w| w.eventloop_cycles.get());
+                let cycle_us = srv.sum(|w| w.eventloop_ns.get()) / 1000;
+                let rates = sysinfo::rates(sysinfo::Totals { ops, input, output, cycles, cycle_us });
+                let (ops_sec, in_kbps, out_kbps) = (rates.ops_per_sec, rates.input_kbps, rates.output_kbps);
                 s.kv("total_connections_received", srv.sum(|w| w.connections_received.get()));
                 s.kv("total_commands_processed", ops);
                 s.kv("instantaneous_ops_per_sec", ops_sec);
@@ -395,6 +408,13 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("client_output_buffer_limit_disconnections", srv.sum(|w| w.obuf_limit_disconnections.get()));
                 s.kv("reply_buffer_shrinks", srv.sum(|w| w.reply_buffer_shrinks.get()));
                 s.kv("reply_buffer_expands", srv.sum(|w| w.reply_buffer_expands.get()));
+                // Every worker's loop, summed: its turns, the time they
+                // took from the end of the wait, the part of it in commands.
+                s.kv("eventloop_cycles", cycles);
+                s.kv("eventloop_duration_sum", cycle_us);
+                s.kv("eventloop_duration_cmd_sum", ctx.commands.iter().map(|c| srv.sum(|w| w.cmds[c.id].usec.get())).sum::<u64>());
+                s.kv("instantaneous_eventloop_cycles_per_sec", rates.cycles_per_sec);
+                s.kv("instantaneous_eventloop_duration_usec", rates.cycle_us);
                 // What Tern never does (fork, replicate, defragment, evict
                 // clients, migrate) counts zero.
                 for k in [
@@ -453,6 +473,11 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("used_cpu_user", format!("{user:.6}"));
                 s.kv("used_cpu_sys_children", format!("{csys:.6}"));
                 s.kv("used_cpu_user_children", format!("{cuser:.6}"));
+                // Tern has no main thread: the worker that answers INFO
+                // stands for it, as Redis's main thread answers it.
+                let (tuser, tsys) = sysinfo::thread_cpu_times();
+                s.kv("used_cpu_sys_main_thread", format!("{tsys:.6}"));
+                s.kv("used_cpu_user_main_thread", format!("{tuser:.6}"));
             }
             "modules" => s.header("Modules"),
             "commandstats" => {

@@ -271,6 +271,11 @@ impl Worker {
             self.deliver_messages();
             self.end_round();
             self.eng.srv.messaging.end_drain(self.id, self.drain_ticket);
+            // The turn's length, from the end of the wait (INFO's
+            // eventloop_* figures).
+            self.scratch.clock.mark_now();
+            self.stats.eventloop_cycles.add(1);
+            self.stats.eventloop_ns.add(self.scratch.clock.mark_ns());
             let now = self.scratch.clock.mark();
             if active {
                 let soon = now + TICK;
