@@ -5,6 +5,8 @@ import time
 import pytest
 import redis
 
+from conftest import against_redis
+
 from helpers import wait_until
 
 
@@ -322,6 +324,7 @@ def test_wrongtype(r):
     assert r.get("hash") == "now a string"
 
 
+@pytest.mark.skipif(against_redis(), reason="Redis 7.0 has no subexpiry and estimates avg_ttl from samples")
 def test_info_keyspace_avg_ttl_and_subexpiry(r):
     """INFO keyspace's `avg_ttl` is the mean time to live (ms) of the keys
     that have one (Redis estimates it from active expiry's samples; Tern's
@@ -357,3 +360,41 @@ def test_info_keyspace_avg_ttl_and_subexpiry(r):
     while r.hexists("j", "f"):
         pass
     assert db0()["subexpiry"] == 0
+
+
+@pytest.mark.skipif(against_redis(), reason="Redis 7.0 frees a SYNC flush inline; Redis 8 runs it as a blocking lazy flush")
+def test_flush_sync_frees_in_the_background_while_its_client_waits(r):
+    """FLUSHALL and FLUSHDB SYNC run as Redis 8 runs them: the data is
+    detached at once and freed on the lazyfree thread while the client
+    waits for its `+OK` (the worker's other clients go on); inside MULTI
+    the flush is done inline."""
+    before = r.info("memory")["lazyfreed_objects"]
+    r.mset({f"k{i}": "v" for i in range(1000)})
+    assert r.execute_command("FLUSHALL", "SYNC") is True
+    assert r.dbsize() == 0
+    assert r.info("memory")["lazyfreed_objects"] > before
+    r.mset({f"k{i}": "v" for i in range(10)})
+    assert r.execute_command("FLUSHDB", "SYNC") is True
+    assert r.dbsize() == 0
+    # Nothing detached: the reply still comes (after the frees before it).
+    assert r.execute_command("FLUSHDB", "SYNC") is True
+    mid = r.info("memory")["lazyfreed_objects"]
+    p = r.pipeline(transaction=True)
+    p.set("a", "1")
+    p.execute_command("FLUSHALL", "SYNC")
+    assert p.execute() == [True, True]
+    assert r.info("memory")["lazyfreed_objects"] == mid
+    assert r.info("clients")["blocked_clients"] == 0
+
+
+def test_a_client_gone_during_its_flush_sync_leaves_nothing_behind(server, r):
+    import socket
+    r.mset({f"k{i}": "x" * 100 for i in range(20000)})
+    s = socket.create_connection(("127.0.0.1", server.port))
+    s.sendall(b"FLUSHALL SYNC\r\n")
+    s.close()
+    while r.dbsize() != 0:
+        pass
+    while r.info("clients")["blocked_clients"] != 0:
+        pass
+    assert r.ping()

@@ -258,6 +258,14 @@ pub fn run(mut cfg: Config) -> i32 {
         }
     };
     let srv = &eng.srv;
+    // A FLUSHALL or FLUSHDB SYNC's client waits for the background free
+    // of what it detached; the lazyfree thread wakes it through its worker.
+    let weak = Arc::downgrade(&eng);
+    srv.ks.lazyfree.set_done_hook(Box::new(move |worker, client| {
+        if let Some(eng) = weak.upgrade() {
+            eng.srv.post(worker, tern_commands::server::Wake::Ready(client));
+        }
+    }));
     if let Err(e) = load_users(srv, &user_lines, &aclfile) {
         eprintln!("{e}");
         log_warning!("{}", e.trim());

@@ -136,7 +136,7 @@ fn config_set_get_round_trip() {
             ("appendfsync", "always", "always"),
             ("slowlog-log-slower-than", "-1", "-1"),
             ("hash-max-ziplist-entries", "256", "256"),
-            ("notify-keyspace-events", "KEA", "KEA"),
+            ("notify-keyspace-events", "KEA", "AKE"),
             ("save", "60 5", "60 5"),
             ("client-output-buffer-limit", "normal 1gb 0 0 slave 0 0 0", "normal 1073741824 0 0 slave 0 0 0 pubsub 33554432 8388608 60"),
         ] {

@@ -17,11 +17,35 @@ pub const LAZYFREE_THRESHOLD: usize = 64;
 type Garbage = Box<dyn Send>;
 
 /// A background freeing thread and the count of values waiting for it.
+/// What the background thread calls once a value handed with
+/// [`LazyFree::free_then`] is freed: the note given with it (the server's:
+/// a worker and a client to wake).
+pub type DoneHook = Box<dyn Fn(usize, u64) + Send + Sync>;
+
 #[derive(Default)]
 pub struct LazyFree {
     tx: OnceLock<Option<Sender<Garbage>>>,
     pending: Arc<AtomicUsize>,
     freed: Arc<AtomicUsize>,
+    done: Arc<OnceLock<DoneHook>>,
+}
+
+/// A value whose freeing is told: dropped, then the hook called with the
+/// note. Values are freed in the order they were handed, so the note also
+/// says that everything handed before is freed.
+struct Then {
+    value: Option<Garbage>,
+    note: (usize, u64),
+    done: Arc<OnceLock<DoneHook>>,
+}
+
+impl Drop for Then {
+    fn drop(&mut self) {
+        drop(self.value.take());
+        if let Some(hook) = self.done.get() {
+            hook(self.note.0, self.note.1);
+        }
+    }
 }
 
 impl std::fmt::Debug for LazyFree {
@@ -64,6 +88,24 @@ impl LazyFree {
             self.pending.fetch_sub(1, Ordering::Relaxed);
             drop(v);
         }
+    }
+
+    /// Sets what is told when a value handed with [`LazyFree::free_then`]
+    /// is freed (once; later calls change nothing).
+    pub fn set_done_hook(&self, hook: DoneHook) {
+        let _ = self.done.set(hook);
+    }
+
+    /// Whether [`LazyFree::free_then`] tells anyone.
+    pub fn tells(&self) -> bool {
+        self.done.get().is_some()
+    }
+
+    /// [`LazyFree::free`], and once `value` and everything handed before
+    /// it are freed, the done hook is called with `note` (on the
+    /// background thread; here, if it cannot start).
+    pub fn free_then<T: Send + 'static>(&self, value: T, note: (usize, u64)) {
+        self.free(Then { value: Some(Box::new(value)), note, done: self.done.clone() });
     }
 
     /// Values handed off and not yet freed (INFO `lazyfree_pending_objects`).

@@ -184,6 +184,29 @@ pub fn wait(ctx: &mut Ctx<'_, '_>, args: Args<'_>, first: usize, count: usize, w
     ctx.client.shared.set_flag(cflags::BLOCKED, true);
 }
 
+/// Waits, with no key and no timeout, for a job the server runs in the
+/// background to end (FLUSHALL and FLUSHDB SYNC's free): the command is
+/// kept as a key waiter's is, and runs again when its job's end posts
+/// [`Wake::Ready`] (Redis's BLOCKED_LAZYFREE). A client that leaves first
+/// is forgotten like any waiter; the wake then finds nobody.
+pub fn wait_for_job(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let mut data = Vec::new();
+    let mut ranges = Vec::with_capacity(args.len());
+    for a in args.iter() {
+        ranges.push((data.len(), a.len()));
+        data.extend_from_slice(a);
+    }
+    ctx.client.blocked = Some(Box::new(Blocked { cmd: ctx.cmd.id, data, ranges, keys: Vec::new(), deadline: None }));
+    ctx.srv.blocked_clients.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    ctx.client.shared.set_flag(cflags::BLOCKED, true);
+}
+
+/// Whether the command may wait (not in MULTI or EXEC, nor in a script,
+/// whose locks stay pinned).
+pub fn may_wait(ctx: &Ctx<'_, '_>) -> bool {
+    !ctx.locks.is_pinned() && ctx.client.multi.is_none()
+}
+
 fn timeout_reply(r: &mut Reply<'_>, null_array: bool) {
     if null_array {
         r.null_array()
@@ -221,8 +244,8 @@ pub fn retry(r: Conn<'_, '_>) -> bool {
 
 /// Ends a client's wait without serving it: it leaves its queues (passing
 /// its turn on) and, unless it is gone (`reply` None), gets the timeout's
-/// reply (a null array, whatever the command, as in Redis), or with
-/// `error` the `-UNBLOCKED` error.
+/// reply (a null array, whatever the command, as in Redis; `+OK` for a
+/// wait on a background job), or with `error` the `-UNBLOCKED` error.
 pub fn abandon(srv: &Server, locks: &mut LockSet<'_>, client: &mut Client, stats: &WorkerStats, out: Option<&mut OutBuf>, error: bool) {
     let Some(b) = client.blocked.take() else { return };
     let now = crate::server::now_ms();
@@ -242,6 +265,10 @@ pub fn abandon(srv: &Server, locks: &mut LockSet<'_>, client: &mut Client, stats
         let mut reply = Reply::new(out, client.resp3, stats);
         if error {
             reply.error(errors::UNBLOCKED);
+        } else if b.keys.is_empty() {
+            // A wait for a background job (a SYNC flush's free) that
+            // cannot fail: its `+OK`, as Redis's timed-out BLOCKED_LAZYFREE.
+            reply.ok();
         } else {
             reply.null_array();
         }

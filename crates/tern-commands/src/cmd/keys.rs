@@ -18,7 +18,7 @@ use tern_store::{Access, Entry, EntryExt, Lfu, Loc, LAZYFREE_THRESHOLD};
 
 use super::keyspec::{index, ks, range, ACCESS, DELETE, INSERT, OW, RM, RO, RW, UPDATE};
 use super::table::{flags::*, CommandSpec};
-use super::Ctx;
+use super::{blocking, Ctx};
 use crate::{errors, glob};
 
 pub static COMMANDS: &[CommandSpec] = &[
@@ -797,26 +797,54 @@ fn flush_mode(ctx: &mut Ctx<'_, '_>, args: Args<'_>) -> Option<bool> {
 }
 
 fn flushdb(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    if flush_done(ctx) {
+        return;
+    }
     let Some(lazy) = flush_mode(ctx, args) else { return };
     let gids = ctx.ks.db_gids(ctx.client.db);
-    empty_shards(ctx, gids, lazy);
-    ctx.reply.ok();
+    let waits = empty_shards(ctx, gids, lazy);
+    flush_reply(ctx, args, waits);
 }
 
 fn flushall(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    if flush_done(ctx) {
+        return;
+    }
     let Some(lazy) = flush_mode(ctx, args) else { return };
     let gids = 0..ctx.ks.total_shards() as u32;
-    empty_shards(ctx, gids, lazy);
+    let waits = empty_shards(ctx, gids, lazy);
     crate::persist::after_flushall(ctx.srv, ctx.locks);
+    flush_reply(ctx, args, waits);
+}
+
+/// A SYNC flush run again once its background free ended: its `+OK`.
+fn flush_done(ctx: &mut Ctx<'_, '_>) -> bool {
+    if !blocking::serving(ctx) {
+        return false;
+    }
+    blocking::served(ctx);
     ctx.reply.ok();
+    true
+}
+
+/// `+OK` now, or (`waits`: a SYNC flush freeing in the background) once
+/// the free has ended.
+fn flush_reply(ctx: &mut Ctx<'_, '_>, args: Args<'_>, waits: bool) {
+    if waits {
+        blocking::wait_for_job(ctx, args);
+    } else {
+        ctx.reply.ok();
+    }
 }
 
 /// Empties the given shards under one lock acquisition (the flush is atomic
 /// to other clients) through the store's flush, which tells WATCHers of
 /// keys that existed and records the flush. The detached data is dropped
-/// after the locks are released: on the lazyfree thread if `lazy`, else
-/// right here.
-fn empty_shards(ctx: &mut Ctx<'_, '_>, gids: std::ops::Range<u32>, lazy: bool) {
+/// after the locks are released: on the lazyfree thread if `lazy`; for a
+/// SYNC flush, there too while the client waits for it, as Redis 8 runs
+/// it (the worker's other clients go on meanwhile), or right here inside
+/// MULTI or a script. True when the client is to wait.
+fn empty_shards(ctx: &mut Ctx<'_, '_>, gids: std::ops::Range<u32>, lazy: bool) -> bool {
     let now = ctx.now;
     ctx.locks.acquire(gids.clone());
     let mut detached = Vec::with_capacity(gids.len());
@@ -828,10 +856,19 @@ fn empty_shards(ctx: &mut Ctx<'_, '_>, gids: std::ops::Range<u32>, lazy: bool) {
     }
     ctx.locks.release();
     ctx.srv.tracking_flushed(ctx.worker);
-    if lazy && !detached.is_empty() {
-        ctx.ks.lazyfree.free(detached);
+    if lazy {
+        if !detached.is_empty() {
+            ctx.ks.lazyfree.free(detached);
+        }
+        false
+    } else if blocking::may_wait(ctx) && ctx.ks.lazyfree.tells() {
+        // Even with nothing detached: the reply waits for the frees
+        // handed before, as Redis's completion job does.
+        ctx.ks.lazyfree.free_then(detached, (ctx.worker, ctx.client.id));
+        true
     } else {
         drop(detached);
+        false
     }
 }
 
