@@ -91,12 +91,8 @@ pub fn rates(t: Totals) -> Rates {
 
 /// (user, system) CPU seconds of the calling thread.
 pub fn thread_cpu_times() -> (f64, f64) {
-    let stat = read_proc("/proc/thread-self/stat");
-    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
-    let f: Vec<f64> = rest.split_whitespace().map(|x| x.parse::<f64>().unwrap_or(0.0)).collect();
-    let hz = rustix::param::clock_ticks_per_second().max(1) as f64;
-    let tick = |i: usize| f.get(i).copied().unwrap_or(0.0) / hz;
-    (tick(11), tick(12))
+    let t = stat_seconds("/proc/thread-self/stat");
+    (t[0], t[1])
 }
 
 /// jemalloc's view: (allocated, active, resident). Reading the stats
@@ -149,14 +145,20 @@ pub fn total_system_memory() -> u64 {
 /// /proc/self/stat, whose times are in clock ticks: `sysconf(_SC_CLK_TCK)`,
 /// which rustix reads from the auxiliary vector once per process.
 pub fn cpu_times() -> (f64, f64, f64, f64) {
-    let stat = read_proc("/proc/self/stat");
+    let t = stat_seconds("/proc/self/stat");
+    (t[0], t[1], t[2], t[3])
+}
+
+/// utime, stime, cutime and cstime of a `/proc/.../stat` file, in seconds.
+fn stat_seconds(path: &str) -> [f64; 4] {
+    let stat = read_proc(path);
     // The command name may contain spaces; fields resume after its ')'.
     let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
     let f: Vec<f64> = rest.split_whitespace().map(|x| x.parse::<f64>().unwrap_or(0.0)).collect();
     let hz = rustix::param::clock_ticks_per_second().max(1) as f64;
     let tick = |i: usize| f.get(i).copied().unwrap_or(0.0) / hz;
     // After ')': state(0) ... utime(11) stime(12) cutime(13) cstime(14).
-    (tick(11), tick(12), tick(13), tick(14))
+    [tick(11), tick(12), tick(13), tick(14)]
 }
 
 #[cfg(test)]

@@ -160,12 +160,7 @@ pub fn wait(ctx: &mut Ctx<'_, '_>, args: Args<'_>, first: usize, count: usize, w
     if ctx.locks.is_pinned() || ctx.client.multi.is_some() {
         return timeout_reply(&mut ctx.reply, null_array);
     }
-    let mut data = Vec::new();
-    let mut ranges = Vec::with_capacity(args.len());
-    for a in args.iter() {
-        ranges.push((data.len(), a.len()));
-        data.extend_from_slice(a);
-    }
+    let (data, ranges) = kept(args);
     // A pop's waiter waits on when the key is deleted, as in Redis.
     let me = Waiter { client: ctx.client.id, worker: ctx.worker as u32, on_nokey: false, wants };
     let mut keys: Vec<(Loc, Box<[u8]>)> = Vec::with_capacity(count);
@@ -190,12 +185,7 @@ pub fn wait(ctx: &mut Ctx<'_, '_>, args: Args<'_>, first: usize, count: usize, w
 /// [`Wake::Ready`] (Redis's BLOCKED_LAZYFREE). A client that leaves first
 /// is forgotten like any waiter; the wake then finds nobody.
 pub fn wait_for_job(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
-    let mut data = Vec::new();
-    let mut ranges = Vec::with_capacity(args.len());
-    for a in args.iter() {
-        ranges.push((data.len(), a.len()));
-        data.extend_from_slice(a);
-    }
+    let (data, ranges) = kept(args);
     ctx.client.blocked = Some(Box::new(Blocked { cmd: ctx.cmd.id, data, ranges, keys: Vec::new(), deadline: None }));
     ctx.srv.blocked_clients.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     ctx.client.shared.set_flag(cflags::BLOCKED, true);
@@ -205,6 +195,17 @@ pub fn wait_for_job(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 /// whose locks stay pinned).
 pub fn may_wait(ctx: &Ctx<'_, '_>) -> bool {
     !ctx.locks.is_pinned() && ctx.client.multi.is_none()
+}
+
+/// The command's arguments as a waiting client keeps them, to run again.
+fn kept(args: Args<'_>) -> (Vec<u8>, Vec<(usize, usize)>) {
+    let mut data = Vec::new();
+    let mut ranges = Vec::with_capacity(args.len());
+    for a in args.iter() {
+        ranges.push((data.len(), a.len()));
+        data.extend_from_slice(a);
+    }
+    (data, ranges)
 }
 
 fn timeout_reply(r: &mut Reply<'_>, null_array: bool) {
