@@ -899,37 +899,27 @@ case("tracking-flush-null", """
 # BLOCKED_LAZYFREE), and the held push is appended when the command
 # returns (server.c afterCommand), so the null invalidation comes first
 # and +OK when the free is done. Tern runs the flush as Redis 8 does.
-case("tracking-flush-own-all", """
+def _flush_own(flusher, flush, others):
+    """A script where tracking client `flusher` (of x, y, w, in three
+    modes) runs `flush`, then every client reads its null invalidation."""
+    reads = "\n".join(f"    @{c} !read" for c in [flusher, *others])
+    return f"""
     @x ?HELLO 3
     @x CLIENT TRACKING ON
     @y ?HELLO 3
     @y CLIENT TRACKING ON OPTIN NOLOOP
     @w ?HELLO 3
     @w CLIENT TRACKING ON BCAST
-    @x FLUSHALL
-    @x !read
-    @y !read
-    @w !read
+    @{flusher} {flush}
+{reads}
     @x PING
     @y PING
     @w PING
-""")
+"""
 
-case("tracking-flush-own-db", """
-    @x ?HELLO 3
-    @x CLIENT TRACKING ON
-    @y ?HELLO 3
-    @y CLIENT TRACKING ON OPTIN NOLOOP
-    @w ?HELLO 3
-    @w CLIENT TRACKING ON BCAST
-    @y FLUSHDB
-    @y !read
-    @x !read
-    @w !read
-    @x PING
-    @y PING
-    @w PING
-""")
+
+case("tracking-flush-own-all", _flush_own("x", "FLUSHALL", ["y", "w"]))
+case("tracking-flush-own-db", _flush_own("y", "FLUSHDB", ["x", "w"]))
 
 _NULL_INVALIDATE = b">2\r\n$10\r\ninvalidate\r\n_\r\n"
 _BLOCKING_FLUSH = ("Redis 8 frees a SYNC flush in the background while the client waits (db.c flushCommandCommon): "

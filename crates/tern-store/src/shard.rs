@@ -99,9 +99,10 @@ pub struct Edit {
     /// A keyspace event to note after the write's own (see [`Edit::then_event`]).
     then: Option<Event>,
     /// Changes the edit counts (INFO's `rdb_changes_since_last_save`, the
-    /// `save` rules): one per change reported, or Redis's count for the
-    /// command ([`Edit::changes`]).
+    /// `save` rules): Redis's count for the command when given
+    /// ([`Edit::changes`]), else one per change reported.
     dirty: u64,
+    counted: Option<u64>,
 }
 
 impl Edit {
@@ -125,7 +126,7 @@ impl Edit {
     /// command: RPUSH's elements pushed, SADD's members added), not one
     /// per record.
     pub fn changes(&mut self, n: usize) {
-        self.dirty = n as u64;
+        self.counted = Some(n as u64);
     }
 
     /// Notes keyspace event `ev` after the write's own (HSETEX's
@@ -732,17 +733,21 @@ impl Shard {
     /// a command whose writes are no event, i.e. a read-only one).
     pub fn lookup(&mut self, key: &[u8], hash: u64, now: u64, acc: Access) -> Option<&Entry> {
         self.expire_if_needed(key, hash, now);
-        if self.notifying() && self.table.get(key, hash).is_none() {
-            if event::current().is_none() {
-                self.note_event(key, event::KEYMISS);
+        let keymiss = self.notifying() && event::current().is_none();
+        match self.table.get_mut(key, hash) {
+            Some(e) => {
+                if let Access::Touch(lfu) = acc {
+                    e.touch(now, lfu);
+                }
+                Some(e)
             }
-            return None;
+            None => {
+                if keymiss {
+                    self.modified.push(crate::effect::Modified::new(self.db, key, Some(event::KEYMISS)));
+                }
+                None
+            }
         }
-        let e = self.table.get_mut(key, hash)?;
-        if let Access::Touch(lfu) = acc {
-            e.touch(now, lfu);
-        }
-        Some(e)
     }
 
     /// [`Shard::lookup`] of a key a writing command reads (COPY's source,
@@ -789,7 +794,7 @@ impl Shard {
         f: impl FnOnce(&mut Entry, &mut Edit) -> R,
     ) -> Option<R> {
         self.expire_if_needed(key, hash, now);
-        let mut edit = Edit { recording: self.is_recording(), changed: false, whole: false, effects: Vec::new(), replace: None, then: None, dirty: 0 };
+        let mut edit = Edit { recording: self.is_recording(), changed: false, whole: false, effects: Vec::new(), replace: None, then: None, dirty: 0, counted: None };
         let mut acc = acc;
         // `f` may change the value in place: what it was is taken first
         // (a key about to be created has nothing to take).
@@ -836,7 +841,7 @@ impl Shard {
         self.field_deadline_changed(hash, deadline0, deadline1);
         self.hfe_changed(deadline0, deadline1);
         if edit.changed {
-            self.changes += edit.dirty;
+            self.changes += edit.counted.unwrap_or(edit.dirty);
             if !self.interest.is_empty() {
                 self.notify(key, hash);
             }
@@ -976,21 +981,25 @@ impl Shard {
     /// Removes a live key, returning its entry: a `del` event, whatever
     /// the command (a store command's empty result, GETEX's past deadline).
     pub fn remove(&mut self, key: &[u8], hash: u64, now: u64) -> Option<Box<Entry>> {
-        let e = self.remove_as(key, hash, now, event::DEL)?;
-        self.changes += 1;
-        Some(e)
+        self.take_live(key, hash, now, event::DEL)
     }
 
     /// [`Shard::remove`] of a key that lives on elsewhere, as event `ev`
     /// (RENAME's `rename_from`, MOVE's `move_from`): the move counts as one
     /// change, at its destination, as in Redis.
     pub fn remove_as(&mut self, key: &[u8], hash: u64, now: u64, ev: Event) -> Option<Box<Entry>> {
+        let e = self.take_live(key, hash, now, ev)?;
+        self.changes -= 1;
+        Some(e)
+    }
+
+    /// Removes a live key as a write of event `ev`.
+    fn take_live(&mut self, key: &[u8], hash: u64, now: u64, ev: Event) -> Option<Box<Entry>> {
         if self.expire_if_needed(key, hash, now) {
             return None;
         }
         let e = self.remove_entry(key, hash)?;
         self.wrote_as(key, hash, || Some(ev), || Effect::Del { key: key.into() });
-        self.changes -= 1;
         Some(e)
     }
 

@@ -534,13 +534,10 @@ fn move_element(ctx: &mut Ctx<'_, '_>, args: Args<'_>, from: End, to: End) -> Re
             let v = l.pop(from, lim)?;
             l.push(to, &v, lim);
             edit.emit(|| list_effect(src, ListEdit::Rotate { from, to }));
+            edit.then_event(pop_ev);
             Some(v)
         })?;
-        let r = r.flatten();
-        if r.is_some() {
-            ctx.locks.shard(ls.gid).note_event(src, pop_ev);
-        }
-        return Ok(r.map_or(Moved::Empty, Moved::Value));
+        return Ok(r.flatten().map_or(Moved::Empty, Moved::Value));
     }
     // The element is read first and pushed, then popped: the writes in
     // the order of Redis's events.
