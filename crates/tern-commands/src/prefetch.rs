@@ -107,6 +107,10 @@ pub struct Plan {
     /// locations, whether their command reads values, and the hash of the
     /// member it looks up in the key: what stages 2 and 3 run over.
     hinted: Vec<(usize, usize, Loc, bool, Option<u64>)>,
+    /// The hinted keys (their places in `hinted`) that the client's
+    /// tracking will note in the tracking table: stages 1 and 2 ask for
+    /// their lines there too.
+    tracked: Vec<usize>,
     cmds: Vec<Ahead>,
     next: usize,
     /// The frame stopped inside an incomplete request right after the last
@@ -146,6 +150,10 @@ impl Plan {
     pub fn fill(&mut self, srv: &Server, commands: &CommandTable, last_name: &mut LastName, frame: &mut Frame, buf: &[u8], limits: &Limits, client: &Client, batch: usize) {
         self.clear();
         let db = client.db;
+        // A client tracking keys (not by prefix) has each read's keys
+        // noted in the tracking table after the read.
+        let tracks = client.tracking.as_deref().is_some_and(|t| !t.tracker.bcast);
+        let tracking = &srv.messaging.tracking;
         let mut off = 0;
         let mut locate = client.multi.is_none();
         while off < buf.len() && buf[off] == b'*' && self.cmds.len() < batch.max(1) {
@@ -215,6 +223,12 @@ impl Plan {
                     for &(_, _, l, _, _) in &self.hinted[h0..] {
                         srv.ks.prefetch_hint(l.gid, l.hash);
                     }
+                    if tracks && reads && !cmd.has(flags::PUBSUB) {
+                        for (i, &(_, _, l, _, _)) in self.hinted.iter().enumerate().skip(h0) {
+                            tracking.prefetch_bucket(l.hash);
+                            self.tracked.push(i);
+                        }
+                    }
                     if cmd.parent.is_none() && matches!(name, "select" | "reset" | "multi") {
                         locate = false;
                     }
@@ -250,6 +264,10 @@ impl Plan {
             },
         };
         items_and_values(&mut src, hinted.len(), Reach::Value, srv.settings.prefetch_value_gate());
+        for &i in &self.tracked {
+            let (at, len, l, _, _) = hinted[i];
+            srv.messaging.tracking.prefetch_item(&buf[at..at + len], l.hash);
+        }
     }
 
     /// The next planned command, if any: its argument ranges (offsets from
@@ -288,6 +306,7 @@ impl Plan {
         self.ranges.clear();
         self.locs.clear();
         self.hinted.clear();
+        self.tracked.clear();
         self.cmds.clear();
         self.next = 0;
         self.partial_after = false;

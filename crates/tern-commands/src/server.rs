@@ -313,6 +313,7 @@ impl Server {
             (0..40).map(|_| char::from_digit(r.gen_range(0..16), 16).unwrap_or('0')).collect()
         };
         let ks = Keyspace::new(cfg.databases, per_db);
+        let key_hasher = ks.hasher().clone();
         let srv = Server {
             ks,
             workers: (0..threads).map(|_| Arc::new(WorkerStats::new(commands))).collect(),
@@ -320,7 +321,7 @@ impl Server {
             latency: CommandLatency::new(threads, commands),
             latency_events: LatencyMonitor::default(),
             monitors: Monitors::default(),
-            messaging: crate::messaging::Messaging::new(threads),
+            messaging: crate::messaging::Messaging::with_hasher(threads, key_hasher),
             config: RwLock::new(cfg),
             settings: Settings::default(),
             clients: Mutex::new(HashMap::new()),

@@ -223,6 +223,12 @@ impl Keyspace {
         1 << self.shard_bits
     }
 
+    /// The hasher of [`Keyspace::hash`], for tables kept beside the
+    /// keyspace that are keyed by the same hashes (the tracking table).
+    pub fn hasher(&self) -> &DefaultHashBuilder {
+        &self.hasher
+    }
+
     /// The key's 64-bit hash, keyed with a per-process random seed.
     #[inline]
     pub fn hash(&self, key: &[u8]) -> u64 {

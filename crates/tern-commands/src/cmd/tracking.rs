@@ -213,7 +213,8 @@ pub(super) fn after_command(srv: &Server, client: &mut Client, cmd: &Cmd, args: 
     if read && !t.tracker.bcast && !((t.optin && !t.caching) || (t.optout && t.caching)) {
         let tr = &srv.messaging.tracking;
         for k in cmd.keys(args) {
-            tr.remember(&t.tracker, args.get(k.pos));
+            let key = args.get(k.pos);
+            tr.remember(t.tracker.client_id, key, tr.hash(key));
         }
         let max = usize::try_from(srv.settings.tracking_table_max_keys()).unwrap_or(usize::MAX);
         tr.limit(max, |i, d| srv.deliver(i, d, client.shared.worker));

@@ -275,10 +275,16 @@ const URGENT_WAIT: std::time::Duration = std::time::Duration::from_millis(2);
 
 impl Messaging {
     pub fn new(workers: usize) -> Self {
+        Self::with_hasher(workers, Default::default())
+    }
+
+    /// The messaging state, with the tracking table keyed by hashes made
+    /// with `hasher` (the keyspace's: see [`Tracking`]).
+    pub fn with_hasher(workers: usize, hasher: tern_table::DefaultHashBuilder) -> Self {
         Messaging {
             pubsub: PubSub::new(),
             notify: notify::Notify::default(),
-            tracking: Tracking::new(),
+            tracking: Tracking::new(hasher),
             ready: (0..workers).map(|_| Mutex::new(Vec::new())).collect(),
             ready_flag: (0..workers).map(|_| AtomicBool::new(false)).collect(),
             ready_len: (0..workers).map(|_| AtomicUsize::new(0)).collect(),

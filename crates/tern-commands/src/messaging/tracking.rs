@@ -18,17 +18,16 @@
 //! written or evicted from the table (`tracking-table-max-keys`).
 
 use std::collections::HashMap as StdHashMap;
-use std::hash::BuildHasher;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use hashbrown::HashTable;
 use parking_lot::{Mutex, RwLock};
-use smallvec::SmallVec;
+use tern_table::{DefaultHashBuilder, Item, Table};
 
 use super::{Delivery, Inbox};
 
-/// Table shards (each behind its own lock).
+/// Table shards (each behind its own lock), picked by hash bits the
+/// shard's own table does not use (it takes the low 48).
 const SHARDS: usize = 64;
 /// Keys evicted from a full table per call of [`Tracking::limit`].
 const EVICT_EFFORT: usize = 100;
@@ -43,11 +42,6 @@ pub struct Tracker {
     redirect: Option<(u64, Arc<Inbox>)>,
     pub noloop: bool,
     pub bcast: bool,
-    /// Turned off by CLIENT TRACKING OFF (or a new CLIENT TRACKING ON)
-    /// and by the client's end: its entries then go to the client's
-    /// tracking of now, if it has one (the table names clients, as
-    /// Redis's holds their ids).
-    active: AtomicBool,
     /// The client speaks RESP3 (HELLO): a null invalidation is written in
     /// its protocol, wherever it is redirected (Redis's
     /// `shared.null[c->resp]`).
@@ -59,7 +53,7 @@ pub struct Tracker {
 
 impl Tracker {
     pub fn new(client_id: u64, inbox: Arc<Inbox>, redirect: Option<(u64, Arc<Inbox>)>, noloop: bool, bcast: bool) -> Arc<Self> {
-        Arc::new(Tracker { client_id, inbox, redirect, noloop, bcast, active: AtomicBool::new(true), resp3: AtomicBool::new(false), broken: AtomicBool::new(false) })
+        Arc::new(Tracker { client_id, inbox, redirect, noloop, bcast, resp3: AtomicBool::new(false), broken: AtomicBool::new(false) })
     }
 
     /// The client's protocol changed (HELLO).
@@ -76,10 +70,6 @@ impl Tracker {
     /// TRACKINGINFO's `broken_redirect`, CLIENT LIST's `R`).
     pub fn broken(&self) -> bool {
         self.broken.load(Ordering::Relaxed)
-    }
-
-    fn is_active(&self) -> bool {
-        self.active.load(Ordering::Relaxed)
     }
 
     /// Sends the invalidation of `keys` (None: all) where this client's
@@ -108,23 +98,70 @@ struct Prefix {
     pending: Vec<(Box<[u8]>, u64)>,
 }
 
-/// A key of the table and the clients that may hold it (most keys one).
-struct Tracked {
-    hash: u64,
-    key: Box<[u8]>,
-    trackers: SmallVec<[Arc<Tracker>; 1]>,
+/// The clients that may hold a key, by id as Redis's table holds them (a
+/// client that stopped tracking, or tracks again since, is looked up when
+/// the key is written): little-endian u64s in the key's item, after the
+/// key, so that the look that finds the key finds them too. The item fills
+/// its allocator size class with room for more (zeros: client ids start
+/// at 1), so that most clients added cost no allocation.
+fn ids(item: &Item<()>) -> impl Iterator<Item = u64> + '_ {
+    item.extra().chunks_exact(8).map(read_id).take_while(|&id| id != 0)
 }
 
-type TableShard = RwLock<HashTable<Tracked>>;
+fn read_id(c: &[u8]) -> u64 {
+    u64::from_le_bytes(c.try_into().unwrap_or_default())
+}
+
+/// A key's item holding `ids`, then room for more: at least `room` ids in
+/// all, and as many as its size class fits.
+fn item_of(key: &[u8], ids: &[u8], room: usize) -> Box<Item<()>> {
+    let fits = (Item::<()>::tail_room(key.len() + room * 8) - key.len()) / 8 * 8;
+    let mut extra: smallvec::SmallVec<[u8; 64]> = smallvec::SmallVec::from_slice(ids);
+    extra.resize(fits.max(ids.len()), 0);
+    Item::new_boxed(key, (), None, &extra)
+}
+
+/// One shard of the table: the keys (in the item with their clients, as
+/// the keyspace keeps its own) under their lock, and the bucket array's
+/// address published for asking for a key's bucket without the lock.
+#[repr(align(64))]
+struct TableShard {
+    part: Mutex<Part>,
+    base: AtomicUsize,
+    nb: AtomicU64,
+}
+
+struct Part {
+    keys: Table<()>,
+    /// (key, client) pairs here.
+    items: usize,
+}
+
+impl TableShard {
+    /// Publishes the table's address for [`Tracking::prefetch_bucket`],
+    /// with the lock held (stores skipped when nothing moved).
+    fn publish(&self, part: &Part) {
+        let (base, nb) = part.keys.hint();
+        if self.base.load(Ordering::Relaxed) != base {
+            self.base.store(base, Ordering::Relaxed);
+        }
+        if self.nb.load(Ordering::Relaxed) != nb {
+            self.nb.store(nb, Ordering::Relaxed);
+        }
+    }
+}
 
 /// The tracking table, the tracking clients and the BCAST prefixes.
+///
+/// The table is keyed by the keyspace's own hash of a key (its hasher is
+/// the keyspace's), so that the pipeline planner, which has that hash,
+/// asks for a tracked read's bucket and item with the keyspace's
+/// ([`Tracking::prefetch_bucket`], [`Tracking::prefetch_item`]).
 pub struct Tracking {
     table: Box<[TableShard]>,
-    hasher: hashbrown::DefaultHashBuilder,
-    /// Keys in the table and (key, client) pairs (INFO
-    /// `tracking_total_keys`, `tracking_total_items`).
+    hasher: DefaultHashBuilder,
+    /// Keys in the table (INFO `tracking_total_keys`).
     keys: AtomicUsize,
-    items: AtomicUsize,
     /// Every client tracking now.
     clients: RwLock<StdHashMap<u64, Arc<Tracker>>>,
     client_count: AtomicUsize,
@@ -132,37 +169,62 @@ pub struct Tracking {
     prefix_count: AtomicUsize,
     /// Keys wait in some prefix for the broadcast.
     pending: AtomicBool,
-    /// Where the next eviction from a full table starts.
-    evict_at: AtomicUsize,
+    /// Draws the keys evicted from a full table.
+    evict_rng: AtomicU64,
 }
 
 impl Default for Tracking {
     fn default() -> Self {
-        Self::new()
+        Self::new(DefaultHashBuilder::default())
     }
 }
 
 impl Tracking {
-    pub fn new() -> Self {
+    /// The table, keyed by hashes made with `hasher` (the keyspace's).
+    pub fn new(hasher: DefaultHashBuilder) -> Self {
         Tracking {
-            table: (0..SHARDS).map(|_| RwLock::new(HashTable::new())).collect(),
-            hasher: Default::default(),
+            table: (0..SHARDS)
+                .map(|_| TableShard { part: Mutex::new(Part { keys: Table::with_hasher(hasher.clone()), items: 0 }), base: AtomicUsize::new(0), nb: AtomicU64::new(0) })
+                .collect(),
+            hasher,
             keys: AtomicUsize::new(0),
-            items: AtomicUsize::new(0),
             clients: RwLock::new(StdHashMap::new()),
             client_count: AtomicUsize::new(0),
             prefixes: Mutex::new(Vec::new()),
             prefix_count: AtomicUsize::new(0),
             pending: AtomicBool::new(false),
-            evict_at: AtomicUsize::new(0),
+            evict_rng: AtomicU64::new(0x9E37_79B9_7F4A_7C15),
         }
     }
 
-    /// The key's hash, and its shard (picked by bits the shard's own
-    /// table does not index by).
-    fn place(&self, key: &[u8]) -> (u64, &TableShard) {
-        let hash = self.hasher.hash_one(key);
-        (hash, &self.table[((hash >> 32) as usize) % SHARDS])
+    /// `key`'s hash, as the keyspace makes it.
+    pub fn hash(&self, key: &[u8]) -> u64 {
+        tern_table::hash_key(&self.hasher, key)
+    }
+
+    fn shard(&self, hash: u64) -> &TableShard {
+        &self.table[(hash >> 48) as usize % SHARDS]
+    }
+
+    /// Stage 1 for a read whose key its client will be noted for: asks for
+    /// the line of `hash`'s bucket, without the lock. Only a hint.
+    #[inline]
+    pub fn prefetch_bucket(&self, hash: u64) {
+        let s = self.shard(hash);
+        let base = s.base.load(Ordering::Relaxed);
+        if base != 0 {
+            tern_table::prefetch_hinted(base, s.nb.load(Ordering::Relaxed), hash);
+        }
+    }
+
+    /// Stage 2: reads the bucket (asked for in stage 1) and asks for the
+    /// key's item, under the shard's lock if it is free (released at
+    /// once). Only a hint.
+    #[inline]
+    pub fn prefetch_item(&self, key: &[u8], hash: u64) {
+        if let Some(p) = self.shard(hash).part.try_lock() {
+            p.keys.prefetch_item(key, hash);
+        }
     }
 
     /// Whether any client tracks.
@@ -188,11 +250,8 @@ impl Tracking {
     /// under the same lock as [`Tracking::settle`].
     pub fn enable_then(&self, t: &Arc<Tracker>, prefixes: &[Box<[u8]>], f: impl FnOnce()) {
         let mut clients = self.clients.write();
-        match clients.insert(t.client_id, Arc::clone(t)) {
-            Some(o) => o.active.store(false, Ordering::Relaxed),
-            None => {
-                self.client_count.fetch_add(1, Ordering::Relaxed);
-            }
+        if clients.insert(t.client_id, Arc::clone(t)).is_none() {
+            self.client_count.fetch_add(1, Ordering::Relaxed);
         }
         f();
         drop(clients);
@@ -222,8 +281,7 @@ impl Tracking {
 
     /// Ends client `id`'s tracking (CLIENT TRACKING OFF, its end).
     pub fn disable(&self, id: u64) {
-        if let Some(t) = self.clients.write().remove(&id) {
-            t.active.store(false, Ordering::Relaxed);
+        if self.clients.write().remove(&id).is_some() {
             self.client_count.fetch_sub(1, Ordering::Relaxed);
         }
         self.drop_prefixes(id);
@@ -241,30 +299,36 @@ impl Tracking {
         self.prefix_count.store(ps.len(), Ordering::Relaxed);
     }
 
-    /// Notes that `t`'s client may now cache `key`. A key already noted
-    /// for it (a client reading what it caches) costs a read lock.
-    pub fn remember(&self, t: &Arc<Tracker>, key: &[u8]) {
-        let (hash, shard) = self.place(key);
-        let eq = |e: &Tracked| e.hash == hash && *e.key == *key;
-        if shard.read().find(hash, eq).is_some_and(|e| e.trackers.iter().any(|x| Arc::ptr_eq(x, t))) {
+    /// Notes that client `id` may now cache `key` (`hash`: its
+    /// [`Tracking::hash`]): one look under the shard's lock.
+    pub fn remember(&self, id: u64, key: &[u8], hash: u64) {
+        let s = self.shard(hash);
+        let mut p = s.part.lock();
+        let Some(item) = p.keys.get_mut(key, hash) else {
+            p.keys.insert_item(hash, item_of(key, &id.to_le_bytes(), 1));
+            p.items += 1;
+            s.publish(&p);
+            self.keys.fetch_add(1, Ordering::Relaxed);
             return;
-        }
-        let mut s = shard.write();
-        match s.find_mut(hash, eq) {
-            Some(e) => match e.trackers.iter_mut().find(|x| x.client_id == t.client_id) {
-                // The client's tracking since restarted: its new one.
-                Some(x) => *x = Arc::clone(t),
-                None => {
-                    e.trackers.push(Arc::clone(t));
-                    self.items.fetch_add(1, Ordering::Relaxed);
+        };
+        let extra = item.extra_mut();
+        for slot in extra.chunks_exact_mut(8) {
+            match read_id(slot) {
+                x if x == id => return,
+                0 => {
+                    slot.copy_from_slice(&id.to_le_bytes());
+                    p.items += 1;
+                    return;
                 }
-            },
-            None => {
-                s.insert_unique(hash, Tracked { hash, key: key.into(), trackers: smallvec::smallvec![Arc::clone(t)] }, |e| e.hash);
-                self.keys.fetch_add(1, Ordering::Relaxed);
-                self.items.fetch_add(1, Ordering::Relaxed);
+                _ => {}
             }
         }
+        // Full: a copy with twice the room, in the same slot.
+        let mut more: smallvec::SmallVec<[u8; 64]> = smallvec::SmallVec::from_slice(extra);
+        more.extend_from_slice(&id.to_le_bytes());
+        let room = more.len() / 8 * 2;
+        p.keys.upsert(hash, item_of(key, &more, room));
+        p.items += 1;
     }
 
     /// `keys` were written by the command of client `current` (0: none),
@@ -304,31 +368,22 @@ impl Tracking {
     /// Takes `key` out of the table, telling its trackers (but the
     /// writer itself when it asked for NOLOOP).
     fn forget(&self, key: &[u8], modifier: u64, deliver: &mut impl FnMut(&Arc<Inbox>, Delivery)) {
-        let (hash, shard) = self.place(key);
-        let taken = match shard.write().find_entry(hash, |e| e.hash == hash && *e.key == *key) {
-            Ok(entry) => entry.remove().0,
-            Err(_) => return,
+        let hash = self.hash(key);
+        let s = self.shard(hash);
+        let item = {
+            let mut p = s.part.lock();
+            let Some(item) = p.keys.remove(key, hash) else { return };
+            p.items -= ids(&item).count();
+            s.publish(&p);
+            item
         };
-        let trackers = taken.trackers;
         self.keys.fetch_sub(1, Ordering::Relaxed);
-        self.items.fetch_sub(trackers.len(), Ordering::Relaxed);
+        let trackers: Vec<Arc<Tracker>> = {
+            let clients = self.clients.read();
+            ids(&item).filter_map(|id| clients.get(&id)).filter(|t| !t.bcast && !(t.noloop && t.client_id == modifier)).cloned().collect()
+        };
         let mut one: Option<Arc<[Box<[u8]>]>> = None;
         for t in &trackers {
-            let now;
-            let t = if t.is_active() {
-                t
-            } else {
-                match self.clients.read().get(&t.client_id) {
-                    Some(c) => {
-                        now = Arc::clone(c);
-                        &now
-                    }
-                    None => continue,
-                }
-            };
-            if t.bcast || (t.noloop && t.client_id == modifier) {
-                continue;
-            }
             let keys = one.get_or_insert_with(|| Arc::from(vec![Box::<[u8]>::from(key)])).clone();
             t.send(Some(keys), deliver);
         }
@@ -370,10 +425,12 @@ impl Tracking {
             t.send(None, &mut deliver);
         }
         for s in self.table.iter() {
-            s.write().clear();
+            let mut p = s.part.lock();
+            p.keys.clear();
+            p.items = 0;
+            s.publish(&p);
         }
         self.keys.store(0, Ordering::Relaxed);
-        self.items.store(0, Ordering::Relaxed);
     }
 
     /// `tracking-table-max-keys`: while the table holds more keys than
@@ -385,8 +442,18 @@ impl Tracking {
         }
         let mut effort = EVICT_EFFORT;
         while self.keys.load(Ordering::Relaxed) > max && effort > 0 {
-            let at = self.evict_at.fetch_add(1, Ordering::Relaxed) % SHARDS;
-            let key = self.table[at].read().iter().next().map(|e| e.key.clone());
+            // Random keys of random shards, as Redis walks its table at
+            // random (xorshift on a shared state: any draw will do).
+            let mut rng = || {
+                let mut x = self.evict_rng.load(Ordering::Relaxed);
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                self.evict_rng.store(x, Ordering::Relaxed);
+                x
+            };
+            let at = rng() as usize % SHARDS;
+            let key = self.table[at].part.lock().keys.random(&mut rng).map(|e| Box::<[u8]>::from(e.key()));
             if let Some(k) = key {
                 self.forget(&k, 0, &mut deliver);
             }
@@ -398,7 +465,8 @@ impl Tracking {
     /// `tracking_total_items`, `tracking_total_prefixes`.
     pub fn counts(&self) -> (usize, usize, usize, usize) {
         let r = Ordering::Relaxed;
-        (self.client_count.load(r), self.keys.load(r), self.items.load(r), self.prefix_count.load(r))
+        let items = self.table.iter().map(|s| s.part.lock().items).sum();
+        (self.client_count.load(r), self.keys.load(r), items, self.prefix_count.load(r))
     }
 }
 
@@ -436,9 +504,10 @@ mod tests {
         let tb = tracker(2, b.clone(), None, true, false);
         tr.enable(&ta, &[]);
         tr.enable(&tb, &[]);
-        tr.remember(&ta, b"k");
-        tr.remember(&ta, b"k");
-        tr.remember(&tb, b"k");
+        let h = tr.hash(b"k");
+        tr.remember(1, b"k", h);
+        tr.remember(1, b"k", h);
+        tr.remember(2, b"k", h);
         assert_eq!(tr.counts(), (2, 1, 2, 0));
         // b wrote it itself, with NOLOOP: only a hears of it.
         tr.invalidate(&keys(&[b"k", b"other"]), 2, 2, |i, d| m.deliver(i, d, 0, &|_| {}));
@@ -461,11 +530,11 @@ mod tests {
         let target = Inbox::new(2, 0, 0);
         let t = tracker(1, own.clone(), Some((2, target.clone())), false, false);
         tr.enable(&t, &[]);
-        tr.remember(&t, b"k");
+        tr.remember(1, b"k", tr.hash(b"k"));
         tr.invalidate(&keys(&[b"k"]), 0, 0, |i, d| m.deliver(i, d, 0, &|_| {}));
         // A RESP2 target gets it only while subscribed.
         assert_eq!(drained(&target, false, true), b"*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n*1\r\n$1\r\nk\r\n");
-        tr.remember(&t, b"k");
+        tr.remember(1, b"k", tr.hash(b"k"));
         target.close();
         // Broken once an invalidation finds the target gone, as in Redis.
         assert!(!t.broken());
@@ -507,7 +576,8 @@ mod tests {
         let t = tracker(1, a.clone(), None, false, false);
         tr.enable(&t, &[]);
         for i in 0..50 {
-            tr.remember(&t, format!("k{i}").as_bytes());
+            let k = format!("k{i}");
+            tr.remember(1, k.as_bytes(), tr.hash(k.as_bytes()));
         }
         tr.limit(40, |i, d| m.deliver(i, d, 0, &|_| {}));
         assert!(tr.counts().1 <= 40);
