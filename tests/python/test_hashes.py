@@ -222,6 +222,10 @@ def test_hset_discards_field_ttl_and_hincrby_keeps_it(r):
 
 @needs_74
 def test_fields_expire_lazily_and_actively(r):
+    def counts():
+        st = r.info("stats")
+        return st["expired_subkeys"], st["expired_subkeys_active"]
+    all0, active0 = counts()
     r.hset("h", mapping={"keep": "1", "gone": "2"})
     r.hpexpire("h", 20, "gone")
     wait_until(lambda: r.hget("h", "gone") is None)
@@ -233,6 +237,13 @@ def test_fields_expire_lazily_and_actively(r):
     wait_until(lambda: r.dbsize() == 1)
     assert r.exists("bg") == 0
     assert r.type("bg") == "none"
+    # Three fields expired; the two of "bg" by the active cycle ("gone" by
+    # whichever came first, the cycle or the HGET).
+    all1, active1 = counts()
+    assert all1 - all0 == 3
+    assert active1 - active0 in (2, 3)
+    r.config_resetstat()
+    assert counts() == (0, 0)
 
 
 @needs_74

@@ -174,6 +174,9 @@ pub struct Shard {
     field_heap: BinaryHeap<Reverse<(u64, u64)>>,
     /// Hash fields removed because their TTL passed (INFO `expired_subkeys`).
     pub expired_fields: u64,
+    /// Of those, the ones the active cycle removed (INFO
+    /// `expired_subkeys_active`).
+    pub expired_fields_active: u64,
     interest: HashTable<Interest>,
     /// Keys changed while clients were blocked on them, oldest first, for
     /// the blocking commands to serve ([`Shard::take_ready`]).
@@ -1140,7 +1143,7 @@ impl Shard {
                 .collect();
             for key in keys {
                 let before = self.len();
-                self.expire_hash_fields(&key, hash, now);
+                self.expired_fields_active += self.expire_hash_fields(&key, hash, now) as u64;
                 removed += before - self.len();
                 let next = self.table.get(&key, hash).and_then(|e| e.next_field_deadline());
                 if let Some(d) = next {

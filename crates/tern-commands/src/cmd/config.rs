@@ -215,6 +215,7 @@ fn config_resetstat(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
         ctx.locks.acquire([gid]);
         ctx.locks.shard(gid).expired = 0;
         ctx.locks.shard(gid).expired_fields = 0;
+        ctx.locks.shard(gid).expired_fields_active = 0;
         ctx.locks.shard(gid).evicted = 0;
         ctx.locks.release();
     }

@@ -157,16 +157,19 @@ pub static COMMANDS: &[CommandSpec] = &[
         .acl(&["write", "hash", "fast"]),
 ];
 
-/// Hash fields removed because their TTL passed, summed over the shards
-/// one lock at a time (INFO `expired_subkeys`).
-pub fn expired_fields(ctx: &mut Ctx<'_, '_>) -> u64 {
-    let mut n = 0;
+/// Hash fields removed because their TTL passed, and of those the ones
+/// the active cycle removed, summed over the shards one lock at a time
+/// (INFO `expired_subkeys`, `expired_subkeys_active`).
+pub fn expired_fields(ctx: &mut Ctx<'_, '_>) -> (u64, u64) {
+    let (mut all, mut active) = (0, 0);
     for gid in 0..ctx.ks.total_shards() as u32 {
         ctx.locks.acquire([gid]);
-        n += ctx.locks.shard(gid).expired_fields;
+        let s = ctx.locks.shard(gid);
+        all += s.expired_fields;
+        active += s.expired_fields_active;
         ctx.locks.release();
     }
-    n
+    (all, active)
 }
 
 fn limits(ctx: &Ctx<'_, '_>) -> HashLimits {

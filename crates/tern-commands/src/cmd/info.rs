@@ -148,7 +148,7 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
     let need_keyspace = wanted[section("memory")] || wanted[section("stats")] || wanted[section("keyspace")];
     let counts = if need_keyspace { shard_counts(ctx) } else { ShardCounts::default() };
     let (dbs, dataset, shard_expired) = (&counts.dbs, counts.dataset, counts.expired);
-    let expired_fields = if wanted[section("stats")] { super::hashes::expired_fields(ctx) } else { 0 };
+    let (expired_fields, expired_fields_active) = if wanted[section("stats")] { super::hashes::expired_fields(ctx) } else { (0, 0) };
     let cfg = srv.config.read().clone();
     let mut out = String::new();
     for (i, (name, _)) in SECTIONS.iter().enumerate() {
@@ -378,6 +378,7 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 // shard; `active_expired` is a subset of it.
                 s.kv("expired_keys", shard_expired);
                 s.kv("expired_subkeys", expired_fields);
+                s.kv("expired_subkeys_active", expired_fields_active);
                 s.kv("expired_stale_perc", format!("{:.2}", srv.global.expired_stale_perc.load(Ordering::Relaxed) as f64 / 100.0));
                 s.kv("expired_time_cap_reached_count", srv.global.expire_cycle_capped.load(Ordering::Relaxed));
                 s.kv("expire_cycle_cpu_milliseconds", srv.global.expire_cycle_us.load(Ordering::Relaxed) / 1000);
