@@ -324,8 +324,17 @@ fn info_sections() {
         let headers: Vec<&str> = all.lines().filter(|l| l.starts_with('#')).collect();
         assert_eq!(
             headers,
-            ["# Server", "# Clients", "# Memory", "# Persistence", "# Stats", "# Replication", "# CPU", "# Modules", "# Errorstats", "# Cluster", "# Keyspace"]
+            ["# Server", "# Clients", "# Memory", "# Persistence", "# Threads", "# Stats", "# Replication", "# CPU", "# Modules", "# Errorstats", "# Cluster", "# Keyspace"]
         );
+        // One I/O thread per worker, each with its own connections (this
+        // one is somewhere among them).
+        let threads: String = redis::cmd("INFO").arg("threads").query(&mut c).unwrap();
+        let lines: Vec<&str> = threads.lines().filter(|l| l.starts_with("io_thread_")).collect();
+        let workers: Vec<String> = redis::cmd("CONFIG").arg("GET").arg("io-threads").query(&mut c).unwrap();
+        assert_eq!(lines.len().to_string(), workers[1], "{threads}");
+        let clients: usize = lines.iter().map(|l| l.split("clients=").nth(1).unwrap().split(',').next().unwrap().parse::<usize>().unwrap()).sum();
+        assert!(clients >= 1, "{threads}");
+        assert!(lines.iter().all(|l| l.contains(",reads=") && l.contains(",writes=")), "{threads}");
         let everything: String = redis::cmd("INFO").arg("everything").query(&mut c).unwrap();
         assert!(everything.contains("# Commandstats\r\n"));
         let two: String = redis::cmd("INFO").arg("keyspace").arg("SERVER").query(&mut c).unwrap();

@@ -27,6 +27,7 @@ const SECTIONS: &[(&str, bool)] = &[
     ("clients", true),
     ("memory", true),
     ("persistence", true),
+    ("threads", true),
     ("stats", true),
     ("replication", true),
     ("cpu", true),
@@ -355,6 +356,21 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                     s.kv("aof_buffer_length", 0);
                     s.kv("aof_pending_bio_fsync", 0);
                     s.kv("aof_delayed_fsync", a.delayed_fsync);
+                }
+            }
+            "threads" => {
+                // Redis 8's I/O threads, as Tern has them: each worker
+                // reads, runs and writes its own connections (io_thread_0
+                // is the first worker, not a main thread).
+                s.header("Threads");
+                let mut clients = vec![0usize; srv.workers.len()];
+                for c in srv.clients.lock().values() {
+                    if let Some(n) = clients.get_mut(c.worker) {
+                        *n += 1;
+                    }
+                }
+                for (i, (w, n)) in srv.workers.iter().zip(clients).enumerate() {
+                    s.kv(&format!("io_thread_{i}"), format!("clients={n},reads={},writes={}", w.reads_processed.get(), w.writes_processed.get()));
                 }
             }
             "stats" => {
