@@ -313,7 +313,7 @@ impl Server {
             (0..40).map(|_| char::from_digit(r.gen_range(0..16), 16).unwrap_or('0')).collect()
         };
         let ks = Keyspace::new(cfg.databases, per_db);
-        let key_hasher = ks.hasher().clone();
+        let key_hasher = *ks.hasher();
         let srv = Server {
             ks,
             workers: (0..threads).map(|_| Arc::new(WorkerStats::new(commands))).collect(),

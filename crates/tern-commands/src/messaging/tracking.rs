@@ -184,7 +184,7 @@ impl Tracking {
     pub fn new(hasher: DefaultHashBuilder) -> Self {
         Tracking {
             table: (0..SHARDS)
-                .map(|_| TableShard { part: Mutex::new(Part { keys: Table::with_hasher(hasher.clone()), items: 0 }), base: AtomicUsize::new(0), nb: AtomicU64::new(0) })
+                .map(|_| TableShard { part: Mutex::new(Part { keys: Table::with_hasher(hasher), items: 0 }), base: AtomicUsize::new(0), nb: AtomicU64::new(0) })
                 .collect(),
             hasher,
             keys: AtomicUsize::new(0),
@@ -302,6 +302,8 @@ impl Tracking {
     /// Notes that client `id` may now cache `key` (`hash`: its
     /// [`Tracking::hash`]): one look under the shard's lock.
     pub fn remember(&self, id: u64, key: &[u8], hash: u64) {
+        // 0 marks a free slot in an item.
+        debug_assert_ne!(id, 0, "client ids start at 1");
         let s = self.shard(hash);
         let mut p = s.part.lock();
         let Some(item) = p.keys.get_mut(key, hash) else {
@@ -380,7 +382,7 @@ impl Tracking {
         self.keys.fetch_sub(1, Ordering::Relaxed);
         let trackers: Vec<Arc<Tracker>> = {
             let clients = self.clients.read();
-            ids(&item).filter_map(|id| clients.get(&id)).filter(|t| !t.bcast && !(t.noloop && t.client_id == modifier)).cloned().collect()
+            ids(&item).filter_map(|id| clients.get(&id)).filter(|t| !(t.bcast || (t.noloop && t.client_id == modifier))).cloned().collect()
         };
         let mut one: Option<Arc<[Box<[u8]>]>> = None;
         for t in &trackers {
