@@ -1110,7 +1110,6 @@ ONE_WORKER_BUSY = {
 # They run, and must fail (strict): one that passes is taken off the list.
 NOT_YET = {
     "resp-to-lua-arrays": "streams (XADD, XRANGE): the streams issue",
-    "error-call-denied-commands": "DEBUG is not a command yet (the parity issue)",
     "blocking-commands-in-scripts": "XREAD and WAIT are not commands yet (streams, replication)",
     "script-help": "SCRIPT DEBUG, Redis's Lua debugger, which the help lists",
 }

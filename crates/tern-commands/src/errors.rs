@@ -459,6 +459,9 @@ pub fn pubsub_context(cmd: &str) -> String {
 /// block; SUBSCRIBE and PSUBSCRIBE are let through inside MULTI).
 pub const SSUBSCRIBE_DENY_BLOCKING: &str = "ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client";
 
+/// DEBUG from a connection `enable-debug-command` does not allow.
+pub const DEBUG_NOT_ALLOWED: &str = "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.";
+
 /// `ERR unknown subcommand or wrong number of arguments for 'x'. Try CLIENT HELP.`
 pub fn subcommand_syntax(sub: &[u8], cmd: &str) -> Vec<u8> {
     with_arg(

@@ -159,6 +159,9 @@ pub type ConfigHook = Box<dyn Fn(&Config, &Config, &[&'static str]) -> Result<()
 /// Global counters that are not per worker.
 #[derive(Debug, Default)]
 pub struct GlobalStats {
+    /// DEBUG SET-ACTIVE-EXPIRE 0: the background cycle expires nothing
+    /// (keys and hash fields are still expired when accessed).
+    pub active_expire_off: std::sync::atomic::AtomicBool,
     pub expired_stale_perc: AtomicU64,
     pub active_expired: AtomicU64,
     /// Active expire cycles that stopped at their time budget with keys

@@ -584,7 +584,8 @@ directives! {
         oom_score_adj: &'static str = "no" => "oom-score-adj", Choice(&["no", "yes", "relative", "absolute"]), runtime, OTHER;
         oom_score_adj_values: Vec<String> = words(&["0", "200", "800"]) => "oom-score-adj-values", WORDS, runtime, OTHER;
         disable_thp: bool = true => "disable-thp", Bool, runtime, OTHER;
-        enable_debug_command: &'static str = "no" => "enable-debug-command", Choice(&["no", "yes", "local"]), startup, OTHER;
+        /// Who may run DEBUG (dispatch checks it).
+        enable_debug_command: &'static str = "no" => "enable-debug-command", Choice(&["no", "yes", "local"]), startup;
         enable_module_command: &'static str = "no" => "enable-module-command", Choice(&["no", "yes", "local"]), startup, OTHER;
         /// Whether CONFIG SET may change `dir` and `dbfilename`.
         enable_protected_configs: &'static str = "no" => "enable-protected-configs", Choice(&["no", "yes", "local"]), startup;

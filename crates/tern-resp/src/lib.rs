@@ -21,6 +21,6 @@ mod grisu;
 pub mod number;
 pub mod parse;
 
-pub use encode::{format_double, format_g17, Encoder};
+pub use encode::{format_double, format_g17, DoubleText, Encoder};
 pub use number::{parse_f64, parse_i64, parse_u64, string2d, strtod};
 pub use parse::{Args, Frame, Limits, ParseError};

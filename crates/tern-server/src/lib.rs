@@ -89,17 +89,21 @@ fn cron(srv: &Server) {
         }
         let total = srv.ks.total_shards();
         let mut visited = 0;
-        loop {
-            let removed = srv.ks.expire_cycle(now_ms(), 16, 200, &fx);
-            srv.global.active_expired.fetch_add(removed as u64, Ordering::Relaxed);
-            visited += 16;
-            // Keep going while there is work and time; a full quiet pass ends it.
-            if removed == 0 && visited >= total {
-                break;
-            }
-            if start.elapsed() >= budget {
-                srv.global.expire_cycle_capped.fetch_add(1, Ordering::Relaxed);
-                break;
+        // DEBUG SET-ACTIVE-EXPIRE 0: no key or field expires in the
+        // background (eviction still runs).
+        if !srv.global.active_expire_off.load(Ordering::Relaxed) {
+            loop {
+                let removed = srv.ks.expire_cycle(now_ms(), 16, 200, &fx);
+                srv.global.active_expired.fetch_add(removed as u64, Ordering::Relaxed);
+                visited += 16;
+                // Keep going while there is work and time; a full quiet pass ends it.
+                if removed == 0 && visited >= total {
+                    break;
+                }
+                if start.elapsed() >= budget {
+                    srv.global.expire_cycle_capped.fetch_add(1, Ordering::Relaxed);
+                    break;
+                }
             }
         }
         let took = start.elapsed();

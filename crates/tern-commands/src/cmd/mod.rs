@@ -45,6 +45,7 @@ pub mod command;
 pub mod commandlog;
 pub mod config;
 pub mod connection;
+pub mod debug;
 pub mod docargs;
 pub mod dump;
 pub mod geo;
@@ -108,6 +109,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     commandlog::COMMANDS,
     latency::COMMANDS,
     monitor::COMMANDS,
+    debug::COMMANDS,
     config::COMMANDS,
     transactions::COMMANDS,
 ];
@@ -641,6 +643,11 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
             return finish_reply(c.client, reply, start_mark);
         }
         rejected(&mut reply, c.client, errors::arity(&cmd.fullname).as_bytes());
+        return finish_reply(c.client, reply, start_mark);
+    }
+    if cmd.has(flags::PROTECTED) && !debug::allowed(srv, c.client) {
+        c.stats.cmds[cmd.id].rejected.add(1);
+        rejected(&mut reply, c.client, errors::DEBUG_NOT_ALLOWED.as_bytes());
         return finish_reply(c.client, reply, start_mark);
     }
     if !c.client.authenticated && !cmd.has(flags::NO_AUTH) && srv.acl.auth_required() {

@@ -41,6 +41,9 @@ pub mod flags {
     /// Refused while a replica loads its data in the background (Tern
     /// never does: the flag is shown in COMMAND INFO only).
     pub const NO_ASYNC_LOADING: u32 = 1 << 19;
+    /// Refused unless its directive allows the connection (DEBUG and
+    /// `enable-debug-command`); hidden from COMMAND INFO, as in Redis.
+    pub const PROTECTED: u32 = 1 << 20;
     /// Tern: the handler locks the shards it needs itself (keys in other
     /// databases, whole-database walks). Nothing is locked for it.
     pub const MANUAL_LOCKS: u32 = 1 << 24;

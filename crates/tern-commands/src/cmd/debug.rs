@@ -1,0 +1,205 @@
+//! DEBUG: the subcommands operators and test suites use to compare and
+//! inspect servers. DIGEST and DIGEST-VALUE compute Redis's digests (the
+//! same hex for the same data, so two servers can be compared), SLEEP
+//! stops the connection's worker, SET-ACTIVE-EXPIRE switches the
+//! background expiry of keys and hash fields. The command is refused as
+//! Redis refuses it unless `enable-debug-command` allows the connection
+//! (dispatch checks [`allowed`], after arity, as Redis's processCommand).
+//!
+//! Redis's digest (debug.c): each key's digest starts with the key mixed
+//! in, then its type (4 bytes, big-endian) and its value: a string's bytes
+//! and a list's elements mixed in order (`mix`: SHA1 of the digest xored
+//! with the element's SHA1), a set's members and a hash's or sorted set's
+//! (field, value) or (member, score) pairs xored in (`xor`: order-free),
+//! and `!!expire!!` xored in for a key with a TTL (`!!hexpire!!` into a
+//! field's pair for a hash field with one). The dataset's digest xors the
+//! key digests of each database after mixing its number in; an empty one
+//! is forty zeros.
+
+use sha1::{Digest, Sha1};
+use tern_resp::Args;
+use tern_store::{EntryExt, ValueRef};
+
+use super::table::{flags::*, CommandSpec};
+use super::Ctx;
+use crate::client::Client;
+use crate::errors;
+use crate::server::Server;
+
+pub static COMMANDS: &[CommandSpec] = &[CommandSpec::new("debug", -2, ADMIN | NOSCRIPT | LOADING | STALE | PROTECTED | MANUAL_LOCKS, &[], debug)
+    .doc("server", "A container for debugging commands.", "1.0.0", "Depends on subcommand.")
+    .syscmd()
+    .acl(&["admin", "slow", "dangerous"])];
+
+const HELP: &[&str] = &[
+    "DIGEST",
+    "    Output a hex signature representing the current DB content.",
+    "DIGEST-VALUE <key> [<key> ...]",
+    "    Output a hex signature of the values of all the specified keys.",
+    "SET-ACTIVE-EXPIRE <0|1>",
+    "    Setting it to 0 disables expiring keys (and hash-fields) in background ",
+    "    when they are not accessed (otherwise the Redis behavior). Setting it",
+    "    to 1 reenables back the default.",
+    "SLEEP <seconds>",
+    "    Stop the server for <seconds>. Decimals allowed.",
+];
+
+/// Whether `enable-debug-command` lets `client` run DEBUG: `yes`, or
+/// `local` for a connection from the loopback address (Redis's
+/// allowProtectedAction and islocalClient).
+pub fn allowed(srv: &Server, client: &Client) -> bool {
+    match srv.config.read().enable_debug_command {
+        "yes" => true,
+        "local" => {
+            let host = client.shared.addr.rsplit_once(':').map_or("", |(h, _)| h);
+            matches!(host.trim_start_matches('[').trim_end_matches(']'), "127.0.0.1" | "::1")
+        }
+        _ => false,
+    }
+}
+
+fn debug(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let sub = args.get(1).to_ascii_lowercase();
+    match (sub.as_slice(), args.len()) {
+        (b"help", 2) => super::help_lines(ctx, HELP),
+        (b"digest", 2) => {
+            let d = dataset_digest(ctx);
+            ctx.reply.simple(&hex(&d));
+        }
+        (b"digest-value", _) => {
+            ctx.reply.array(args.len() - 2);
+            for key in args.iter().skip(2) {
+                let l = ctx.ks.locate(ctx.client.db, key);
+                ctx.locks.acquire([l.gid]);
+                let mut d = [0u8; 20];
+                // Logically expired keys too, as Redis's dbFind.
+                if let Some(e) = ctx.locks.shard(l.gid).peek(key, l.hash, 0) {
+                    value_digest(&mut d, e);
+                }
+                ctx.locks.release();
+                ctx.reply.simple(&hex(&d));
+            }
+        }
+        (b"sleep", 3) => {
+            // strtod's reading: a bad number sleeps 0.
+            let secs = std::str::from_utf8(args.get(2)).ok().and_then(|s| s.trim().parse::<f64>().ok()).unwrap_or(0.0);
+            let us = (secs * 1e6) as i64;
+            if us > 0 {
+                std::thread::sleep(std::time::Duration::from_micros(us as u64));
+            }
+            ctx.reply.ok();
+        }
+        (b"set-active-expire", 3) => {
+            // atoi's reading: anything not a number is 0.
+            let on = std::str::from_utf8(args.get(2)).ok().and_then(|s| s.trim().parse::<i64>().ok()).unwrap_or(0) != 0;
+            ctx.srv.global.active_expire_off.store(!on, std::sync::atomic::Ordering::Relaxed);
+            ctx.reply.ok();
+        }
+        _ => ctx.reply.error(errors::subcommand_syntax(args.get(1), "debug")),
+    }
+}
+
+fn hex(d: &[u8; 20]) -> String {
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn sha1(data: &[u8]) -> [u8; 20] {
+    Sha1::digest(data).into()
+}
+
+/// `digest ^= SHA1(data)`: order-free.
+fn xor(digest: &mut [u8; 20], data: &[u8]) {
+    for (d, h) in digest.iter_mut().zip(sha1(data)) {
+        *d ^= h;
+    }
+}
+
+/// `digest = SHA1(digest ^ SHA1(data))`: ordered.
+fn mix(digest: &mut [u8; 20], data: &[u8]) {
+    xor(digest, data);
+    *digest = sha1(&digest[..]);
+}
+
+/// Redis's object type numbers (OBJ_STRING ...).
+fn type_code(v: &ValueRef<'_>) -> u32 {
+    match v {
+        ValueRef::Str(_) => 0,
+        ValueRef::List(_) => 1,
+        ValueRef::Set(_) => 2,
+        ValueRef::ZSet(_) => 3,
+        ValueRef::Hash(_) => 4,
+    }
+}
+
+/// Redis's xorObjectDigest: the entry's type and value (and TTL mark)
+/// mixed into `digest`.
+fn value_digest(digest: &mut [u8; 20], e: &tern_store::Entry) {
+    let v = e.value();
+    mix(digest, &type_code(&v).to_be_bytes());
+    match &v {
+        ValueRef::Str(s) => mix(digest, &s.to_vec()),
+        ValueRef::List(l) => {
+            for el in l.iter() {
+                mix(digest, &el);
+            }
+        }
+        ValueRef::Set(s) => {
+            for m in s.iter() {
+                m.with_bytes(|b| xor(digest, b));
+            }
+        }
+        ValueRef::ZSet(z) => {
+            for (member, score) in z.iter() {
+                let mut el = [0u8; 20];
+                mix(&mut el, member);
+                mix(&mut el, tern_resp::DoubleText::new(score).as_bytes());
+                xor(digest, &el);
+            }
+        }
+        ValueRef::Hash(h) => {
+            for (field, value) in h.iter() {
+                let mut el = [0u8; 20];
+                mix(&mut el, field);
+                mix(&mut el, value);
+                if h.field_expire(field).is_some() {
+                    xor(&mut el, b"!!hexpire!!");
+                }
+                xor(digest, &el);
+            }
+        }
+    }
+    if e.expire().is_some() {
+        xor(digest, b"!!expire!!");
+    }
+}
+
+/// Redis's computeDatasetDigest, one database at a time with its shards
+/// held together (a consistent view of each database): the database's
+/// number mixed in, then each key's digest xored in (its SHA1, as
+/// `xor` does), which commutes, so the keys' SHA1s are gathered first.
+fn dataset_digest(ctx: &mut Ctx<'_, '_>) -> [u8; 20] {
+    let mut fin = [0u8; 20];
+    for db in 0..ctx.ks.db_count() {
+        let gids = ctx.ks.db_gids(db);
+        ctx.locks.acquire(gids.clone());
+        let mut any = false;
+        let mut dbd = [0u8; 20];
+        for g in gids {
+            for e in ctx.locks.shard(g).iter(0) {
+                any = true;
+                let mut d = [0u8; 20];
+                mix(&mut d, e.key());
+                value_digest(&mut d, e);
+                xor(&mut dbd, &d);
+            }
+        }
+        ctx.locks.release();
+        if any {
+            mix(&mut fin, &(db as u32).to_be_bytes());
+            for (x, y) in fin.iter_mut().zip(dbd) {
+                *x ^= y;
+            }
+        }
+    }
+    fin
+}

