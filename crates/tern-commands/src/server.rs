@@ -162,6 +162,9 @@ pub struct GlobalStats {
     /// DEBUG SET-ACTIVE-EXPIRE 0: the background cycle expires nothing
     /// (keys and hash fields are still expired when accessed).
     pub active_expire_off: std::sync::atomic::AtomicBool,
+    /// DEBUG PAUSE-CRON 1: the periodic work (expiry, eviction, scheduled
+    /// saves, the AOF's rewrites and fsyncs by time) is skipped.
+    pub cron_paused: std::sync::atomic::AtomicBool,
     pub expired_stale_perc: AtomicU64,
     pub active_expired: AtomicU64,
     /// Active expire cycles that stopped at their time budget with keys

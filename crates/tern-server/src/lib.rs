@@ -75,9 +75,14 @@ fn cron(srv: &Server) {
     let fx = tern_commands::aof::marked_effects(srv);
     while !srv.is_shutting_down() {
         hand(srv, &fx);
-        memcache::flush_if_due(srv, now_ms(), &fx);
         let hz = u64::from(srv.settings.hz()).clamp(1, 500);
         let period = Duration::from_millis(1000 / hz);
+        // DEBUG PAUSE-CRON 1: none of the periodic work below.
+        if srv.global.cron_paused.load(Ordering::Relaxed) {
+            std::thread::sleep(period);
+            continue;
+        }
+        memcache::flush_if_due(srv, now_ms(), &fx);
         let budget = period / 4;
         let start = Instant::now();
         // CLIENT PAUSE (either mode) holds back active expiry and eviction

@@ -2,7 +2,8 @@
 //! inspect servers. DIGEST and DIGEST-VALUE compute Redis's digests (the
 //! same hex for the same data, so two servers can be compared), SLEEP
 //! stops the connection's worker, SET-ACTIVE-EXPIRE switches the
-//! background expiry of keys and hash fields. The command is refused as
+//! background expiry of keys and hash fields, PAUSE-CRON all the periodic
+//! work, OBJECT shows what Redis shows of a value. The command is refused as
 //! Redis refuses it unless `enable-debug-command` allows the connection
 //! (dispatch checks [`allowed`], after arity, as Redis's processCommand).
 //!
@@ -31,17 +32,22 @@ pub static COMMANDS: &[CommandSpec] = &[CommandSpec::new("debug", -2, ADMIN | NO
     .syscmd()
     .acl(&["admin", "slow", "dangerous"])];
 
+/// Redis's lines for the subcommands Tern has, in Redis's order.
 const HELP: &[&str] = &[
     "DIGEST",
     "    Output a hex signature representing the current DB content.",
     "DIGEST-VALUE <key> [<key> ...]",
     "    Output a hex signature of the values of all the specified keys.",
+    "OBJECT <key>",
+    "    Show low level info about `key` and associated value.",
     "SET-ACTIVE-EXPIRE <0|1>",
     "    Setting it to 0 disables expiring keys (and hash-fields) in background ",
     "    when they are not accessed (otherwise the Redis behavior). Setting it",
     "    to 1 reenables back the default.",
     "SLEEP <seconds>",
     "    Stop the server for <seconds>. Decimals allowed.",
+    "PAUSE-CRON <0|1>",
+    "    Stop periodic cron job processing.",
 ];
 
 /// Whether `enable-debug-command` lets `client` run DEBUG: `yes`, or
@@ -80,6 +86,17 @@ fn debug(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
                 ctx.reply.simple(&hex(&d));
             }
         }
+        (b"object", 3) => {
+            let key = args.get(2);
+            let l = ctx.ks.locate(ctx.client.db, key);
+            ctx.locks.acquire([l.gid]);
+            let line = ctx.locks.shard(l.gid).peek(key, l.hash, 0).map(|e| object_line(ctx.srv, e, ctx.now));
+            ctx.locks.release();
+            match line {
+                Some(line) => ctx.reply.simple(&line),
+                None => ctx.reply.error(errors::NO_SUCH_KEY),
+            }
+        }
         (b"sleep", 3) => {
             // strtod's reading: a bad number sleeps 0.
             let secs = std::str::from_utf8(args.get(2)).ok().and_then(|s| s.trim().parse::<f64>().ok()).unwrap_or(0.0);
@@ -89,13 +106,78 @@ fn debug(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             }
             ctx.reply.ok();
         }
+        (b"pause-cron", 3) => {
+            let on = atoi(args.get(2)) != 0;
+            ctx.srv.global.cron_paused.store(on, std::sync::atomic::Ordering::Relaxed);
+            ctx.reply.ok();
+        }
         (b"set-active-expire", 3) => {
-            // atoi's reading: anything not a number is 0.
-            let on = std::str::from_utf8(args.get(2)).ok().and_then(|s| s.trim().parse::<i64>().ok()).unwrap_or(0) != 0;
+            let on = atoi(args.get(2)) != 0;
             ctx.srv.global.active_expire_off.store(!on, std::sync::atomic::Ordering::Relaxed);
             ctx.reply.ok();
         }
         _ => ctx.reply.error(errors::subcommand_syntax(args.get(1), "debug")),
+    }
+}
+
+/// DEBUG OBJECT's line for `e`, as Redis writes it: the value's address,
+/// OBJECT REFCOUNT's and OBJECT ENCODING's figures, the length of its RDB
+/// serialisation (DUMP's payload less its type byte and footer), the
+/// 24-bit access clock (Redis's `lru` field: seconds, or minutes and
+/// counter under an LFU policy) and the idle seconds; for a quicklist its
+/// nodes, average node length, `list-max-listpack-size`, whether
+/// `list-compress-depth` compresses, and its nodes' bytes as listpacks.
+fn object_line(srv: &Server, e: &tern_store::Entry, now: u64) -> String {
+    let v = e.value();
+    let (compress, fill, depth) = {
+        let c = srv.config.read();
+        (c.rdbcompression, c.list_max_listpack_size, c.list_compress_depth)
+    };
+    let serialized = tern_store::rdb::dump(e.value(), compress).len().saturating_sub(11);
+    let idle = e.idle_secs(now);
+    let lru = match srv.settings.lfu() {
+        Some(l) => (((now / 60_000) & 0xFFFF) << 8) | u64::from(e.lfu_count(now, l.decay_minutes)),
+        None => (now / 1000).wrapping_sub(idle) & 0xFF_FFFF,
+    };
+    let encoding = e.encoding();
+    let mut line = format!(
+        "Value at:{:p} refcount:{} encoding:{encoding} serializedlength:{serialized} lru:{lru} lru_seconds_idle:{idle}",
+        e as *const tern_store::Entry as *const u8,
+        super::keys::refcount(srv, e),
+    );
+    if let (ValueRef::List(tern_store::ListRef::Apart(list)), "quicklist") = (&v, encoding) {
+        let nodes: Vec<usize> = list.node_lens().collect();
+        let mut items = list.iter();
+        let bytes: usize = nodes
+            .iter()
+            .map(|&n| {
+                let mut lp = tern_store::rdb::listpack::LpBuilder::new();
+                for el in items.by_ref().take(n) {
+                    lp.push(&el);
+                }
+                lp.finish().len()
+            })
+            .sum();
+        let avg = list.len() as f64 / nodes.len().max(1) as f64;
+        line.push_str(&format!(" ql_nodes:{} ql_avg_node:{avg:.2} ql_listpack_max:{fill} ql_compressed:{} ql_uncompressed_size:{bytes}", nodes.len(), u8::from(depth != 0)));
+    }
+    line
+}
+
+/// C's atoi: leading blanks, a sign, then digits as far as they go (0
+/// when there are none).
+fn atoi(s: &[u8]) -> i64 {
+    let s = s.trim_ascii_start();
+    let (neg, s) = match s.first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let n = s.iter().take_while(|c| c.is_ascii_digit()).fold(0i64, |n, &c| n.wrapping_mul(10).wrapping_add(i64::from(c - b'0')));
+    if neg {
+        n.wrapping_neg()
+    } else {
+        n
     }
 }
 

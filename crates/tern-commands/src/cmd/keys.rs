@@ -926,18 +926,25 @@ fn object_encoding(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 }
 
 fn object_refcount(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
-    let Some(small_int) = object_entry(ctx, args)
-        .map(|e| e.str().and_then(|s| s.int()).is_some_and(|n| (0..SHARED_INTEGERS).contains(&n)))
-    else {
-        return;
-    };
-    // Redis shares small integers unless an LRU/LFU policy with a memory
-    // limit needs per-object access data.
+    let srv = ctx.srv;
+    let Some(n) = object_entry(ctx, args).map(|e| refcount(srv, e)) else { return };
+    ctx.reply.int(n);
+}
+
+/// OBJECT REFCOUNT's figure for `e` (DEBUG OBJECT's too): Redis shares
+/// small integers unless an LRU/LFU policy with a memory limit needs
+/// per-object access data.
+pub(super) fn refcount(srv: &crate::server::Server, e: &Entry) -> i64 {
+    let small_int = e.str().and_then(|s| s.int()).is_some_and(|n| (0..SHARED_INTEGERS).contains(&n));
     let shared = small_int && {
-        let cfg = ctx.srv.config.read();
+        let cfg = srv.config.read();
         cfg.maxmemory == 0 || !(cfg.maxmemory_policy.is_lru() || cfg.maxmemory_policy.is_lfu())
     };
-    ctx.reply.int(if shared { SHARED_REFCOUNT } else { 1 });
+    if shared {
+        SHARED_REFCOUNT
+    } else {
+        1
+    }
 }
 
 fn object_idletime(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
