@@ -79,10 +79,11 @@ def test_digests_equal_valkey(pair):
 
 
 def object_fields(line):
-    """DEBUG OBJECT's line without what is per process: the address, the
-    access clock, and valkey's own LFU fields (Redis 8.4 has `lru:` only)."""
+    """DEBUG OBJECT's line without what is per process or per moment: the
+    address, the access clock and idle time, and valkey's own LFU fields
+    (Redis 8.4 has `lru:` only)."""
     line = re.sub(r"^Value at:\S+ ", "", line.decode())
-    line = re.sub(r" lru:\d+", "", line)
+    line = re.sub(r" lru:\d+ lru_seconds_idle:\d+", "", line)
     return re.sub(r" lfu_freq:\d+ lfu_access_time_minutes:\d+", "", line)
 
 
@@ -185,3 +186,14 @@ def test_pause_cron(pair):
     finally:
         t.execute_command("DEBUG", "PAUSE-CRON", "0")
         t.config_set("hz", 10)
+
+
+def test_change_repl_id(pair):
+    _, t = pair
+    before = t.info("replication")["master_replid"]
+    assert len(before) == 40 and before != t.info("server")["run_id"]
+    assert t.execute_command("DEBUG", "CHANGE-REPL-ID") == b"OK"
+    after = t.info("replication")
+    assert len(after["master_replid"]) == 40 and after["master_replid"] != before
+    # redis-py reads forty zeros as the number 0.
+    assert after["master_replid2"] in (0, "0" * 40)

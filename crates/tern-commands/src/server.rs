@@ -228,6 +228,9 @@ pub struct Server {
     pub started: Instant,
     pub started_ms: u64,
     pub run_id: String,
+    /// The replication id (INFO `master_replid`), a random one of its own
+    /// as Redis's; DEBUG CHANGE-REPL-ID draws another.
+    pub replid: RwLock<String>,
     /// The TCP port actually listened on (differs from config when 0).
     pub port: AtomicUsize,
     pub global: GlobalStats,
@@ -307,17 +310,20 @@ pub struct Persistence {
     pub bg_cancel: AtomicBool,
 }
 
+/// 40 random hex digits (a run id, a replication id).
+pub fn random_hex40() -> String {
+    use rand::Rng;
+    let mut r = rand::thread_rng();
+    (0..40).map(|_| char::from_digit(r.gen_range(0..16), 16).unwrap_or('0')).collect()
+}
+
 impl Server {
     /// The state for `cfg`, with per-worker statistics for `commands`
     /// command ids (the command table's length).
     pub fn new(cfg: Config, commands: usize) -> Server {
         let threads = cfg.threads.max(1);
         let per_db = if cfg.shards_per_db == 0 { (threads * 8).next_power_of_two().max(16) } else { cfg.shards_per_db };
-        let run_id: String = {
-            use rand::Rng;
-            let mut r = rand::thread_rng();
-            (0..40).map(|_| char::from_digit(r.gen_range(0..16), 16).unwrap_or('0')).collect()
-        };
+        let run_id = random_hex40();
         let ks = Keyspace::new(cfg.databases, per_db);
         let key_hasher = *ks.hasher();
         let srv = Server {
@@ -346,6 +352,7 @@ impl Server {
             started: Instant::now(),
             started_ms: now_ms(),
             run_id,
+            replid: RwLock::new(random_hex40()),
             port: AtomicUsize::new(0),
             global: GlobalStats::default(),
             stat_reset_ms: AtomicU64::new(now_ms()),

@@ -34,6 +34,9 @@ pub static COMMANDS: &[CommandSpec] = &[CommandSpec::new("debug", -2, ADMIN | NO
 
 /// Redis's lines for the subcommands Tern has, in Redis's order.
 const HELP: &[&str] = &[
+    "CHANGE-REPL-ID",
+    "    Change the replication IDs of the instance.",
+    "    Dangerous: should be used only for testing the replication subsystem.",
     "DIGEST",
     "    Output a hex signature representing the current DB content.",
     "DIGEST-VALUE <key> [<key> ...]",
@@ -104,6 +107,11 @@ fn debug(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             if us > 0 {
                 std::thread::sleep(std::time::Duration::from_micros(us as u64));
             }
+            ctx.reply.ok();
+        }
+        (b"change-repl-id", 2) => {
+            tern_config::log_notice!("Changing replication IDs after receiving DEBUG change-repl-id");
+            *ctx.srv.replid.write() = crate::server::random_hex40();
             ctx.reply.ok();
         }
         (b"pause-cron", 3) => {

@@ -474,7 +474,7 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("role", "master");
                 s.kv("connected_slaves", 0);
                 s.kv("master_failover_state", "no-failover");
-                s.kv("master_replid", &srv.run_id);
+                s.kv("master_replid", srv.replid.read().as_str());
                 s.kv("master_replid2", "0000000000000000000000000000000000000000");
                 s.kv("master_repl_offset", 0);
                 s.kv("second_repl_offset", -1);
