@@ -145,11 +145,15 @@ def test_enable_debug_command(setting):
         srv.stop()
 
 
-def test_set_active_expire(pair):
+@pytest.mark.parametrize("stop,go", [(("SET-ACTIVE-EXPIRE", "0"), ("SET-ACTIVE-EXPIRE", "1")),
+                                     (("PAUSE-CRON", "1"), ("PAUSE-CRON", "0"))])
+def test_background_expiry_stops(pair, stop, go):
+    """SET-ACTIVE-EXPIRE 0 stops the background expiry, PAUSE-CRON 1 all
+    the periodic work: a key past its TTL stays until they are undone."""
     _, t = pair
     t.flushall()
     try:
-        assert t.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0") == b"OK"
+        assert t.execute_command("DEBUG", *stop) == b"OK"
         t.config_set("hz", 200)
         t.set("k", "v", px=10)
         before = t.info("stats")["expired_keys"]
@@ -158,33 +162,13 @@ def test_set_active_expire(pair):
         # passes, any of which would have taken the key.
         time.sleep(0.1)
         assert t.dbsize() == 1 and t.info("stats")["expired_keys"] == before
-        assert t.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "1") == b"OK"
+        assert t.execute_command("DEBUG", *go) == b"OK"
         deadline = time.monotonic() + 5
         while t.dbsize() and time.monotonic() < deadline:
             time.sleep(0.01)
         assert t.dbsize() == 0
     finally:
-        t.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "1")
-        t.config_set("hz", 10)
-
-
-def test_pause_cron(pair):
-    _, t = pair
-    t.flushall()
-    try:
-        t.config_set("hz", 200)
-        assert t.execute_command("DEBUG", "PAUSE-CRON", "1") == b"OK"
-        t.set("k", "v", px=10)
-        # As above: time only, about twenty cron periods.
-        time.sleep(0.1)
-        assert t.dbsize() == 1
-        assert t.execute_command("DEBUG", "PAUSE-CRON", "0") == b"OK"
-        deadline = time.monotonic() + 5
-        while t.dbsize() and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert t.dbsize() == 0
-    finally:
-        t.execute_command("DEBUG", "PAUSE-CRON", "0")
+        t.execute_command("DEBUG", *go)
         t.config_set("hz", 10)
 
 

@@ -356,3 +356,12 @@ impl ClientShared {
         self.flags.load(Ordering::Relaxed) & u64::from(f) != 0
     }
 }
+
+/// Redis's `connIsLocal`: 127.0.0.0/8 or ::1 (protected mode, and
+/// `enable-debug-command local`).
+pub fn is_loopback(addr: &std::net::SocketAddr) -> bool {
+    match addr {
+        std::net::SocketAddr::V4(a) => a.ip().octets()[0] == 127,
+        std::net::SocketAddr::V6(a) => a.ip().is_loopback(),
+    }
+}

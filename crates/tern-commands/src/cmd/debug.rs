@@ -54,15 +54,12 @@ const HELP: &[&str] = &[
 ];
 
 /// Whether `enable-debug-command` lets `client` run DEBUG: `yes`, or
-/// `local` for a connection from the loopback address (Redis's
-/// allowProtectedAction and islocalClient).
+/// `local` for a connection from a loopback address (Redis's
+/// allowProtectedAction and connIsLocal).
 pub fn allowed(srv: &Server, client: &Client) -> bool {
     match srv.config.read().enable_debug_command {
         "yes" => true,
-        "local" => {
-            let host = client.shared.addr.rsplit_once(':').map_or("", |(h, _)| h);
-            matches!(host.trim_start_matches('[').trim_end_matches(']'), "127.0.0.1" | "::1")
-        }
+        "local" => client.shared.addr.parse().is_ok_and(|a| crate::client::is_loopback(&a)),
         _ => false,
     }
 }
@@ -78,31 +75,21 @@ fn debug(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         (b"digest-value", _) => {
             ctx.reply.array(args.len() - 2);
             for key in args.iter().skip(2) {
-                let l = ctx.ks.locate(ctx.client.db, key);
-                ctx.locks.acquire([l.gid]);
                 let mut d = [0u8; 20];
-                // Logically expired keys too, as Redis's dbFind.
-                if let Some(e) = ctx.locks.shard(l.gid).peek(key, l.hash, 0) {
-                    value_digest(&mut d, e);
-                }
-                ctx.locks.release();
+                with_entry(ctx, key, |e| value_digest(&mut d, e));
                 ctx.reply.simple(&hex(&d));
             }
         }
         (b"object", 3) => {
-            let key = args.get(2);
-            let l = ctx.ks.locate(ctx.client.db, key);
-            ctx.locks.acquire([l.gid]);
-            let line = ctx.locks.shard(l.gid).peek(key, l.hash, 0).map(|e| object_line(ctx.srv, e, ctx.now));
-            ctx.locks.release();
-            match line {
+            let (srv, now) = (ctx.srv, ctx.now);
+            match with_entry(ctx, args.get(2), |e| object_line(srv, e, now)) {
                 Some(line) => ctx.reply.simple(&line),
                 None => ctx.reply.error(errors::NO_SUCH_KEY),
             }
         }
         (b"sleep", 3) => {
-            // strtod's reading: a bad number sleeps 0.
-            let secs = std::str::from_utf8(args.get(2)).ok().and_then(|s| s.trim().parse::<f64>().ok()).unwrap_or(0.0);
+            // strtod's reading, as Redis's: a bad number sleeps 0.
+            let (secs, _, _) = tern_resp::strtod(args.get(2));
             let us = (secs * 1e6) as i64;
             if us > 0 {
                 std::thread::sleep(std::time::Duration::from_micros(us as u64));
@@ -126,6 +113,16 @@ fn debug(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         }
         _ => ctx.reply.error(errors::subcommand_syntax(args.get(1), "debug")),
     }
+}
+
+/// `f` of `key`'s entry in the client's database, logically expired or
+/// not (as Redis's dbFind), under its shard's lock; None when absent.
+fn with_entry<R>(ctx: &mut Ctx<'_, '_>, key: &[u8], f: impl FnOnce(&tern_store::Entry) -> R) -> Option<R> {
+    let l = ctx.ks.locate(ctx.client.db, key);
+    ctx.locks.acquire([l.gid]);
+    let r = ctx.locks.shard(l.gid).peek(key, l.hash, 0).map(f);
+    ctx.locks.release();
+    r
 }
 
 /// DEBUG OBJECT's line for `e`, as Redis writes it: the value's address,
@@ -190,7 +187,7 @@ fn atoi(s: &[u8]) -> i64 {
 }
 
 fn hex(d: &[u8; 20]) -> String {
-    d.iter().map(|b| format!("{b:02x}")).collect()
+    String::from_utf8(crate::acl::user::hex(d)).unwrap_or_default()
 }
 
 fn sha1(data: &[u8]) -> [u8; 20] {

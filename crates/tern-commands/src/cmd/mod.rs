@@ -940,7 +940,7 @@ pub fn call<'ks>(
     // client's reads are remembered.
     srv.invalidate_written(&locks.effects, client.caller_id(), client.id, worker);
     if client.tracking.is_some() {
-        tracking::after_command(srv, client, cmd, args, locks.is_pinned());
+        tracking::after_command(srv, client, cmd, args, &locs, locks.is_pinned());
     }
     // From the mark the command started at (the end of the one before).
     let took_ns = scratch.clock.advance();

@@ -204,17 +204,20 @@ pub(super) fn trackinginfo(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
 }
 
 /// After `cmd` ran for `client`: the keys of a read-only command are
-/// remembered for it (OPTIN: only after CLIENT CACHING YES; OPTOUT: unless
+/// remembered for it (by the hashes `locs` located them with: the
+/// tracking table is keyed by the keyspace's hash) (OPTIN: only after CLIENT CACHING YES; OPTOUT: unless
 /// after CLIENT CACHING NO; BCAST clients are told by prefix instead), and
 /// CACHING's one-command grace ends, as in Redis's call() and resetClient().
-pub(super) fn after_command(srv: &Server, client: &mut Client, cmd: &Cmd, args: Args<'_>, in_exec: bool) {
+pub(super) fn after_command(srv: &Server, client: &mut Client, cmd: &Cmd, args: Args<'_>, locs: &[tern_store::Loc], in_exec: bool) {
     let Some(t) = client.tracking.as_deref_mut() else { return };
     let read = cmd.has(flags::READONLY) && !cmd.has(flags::PUBSUB) && !matches!(cmd.fullname.as_str(), "eval_ro" | "evalsha_ro" | "fcall_ro");
     if read && !t.tracker.bcast && !((t.optin && !t.caching) || (t.optout && t.caching)) {
         let tr = &srv.messaging.tracking;
-        for k in cmd.keys(args) {
+        // `locs` follow the same key walk; none when it was invalid.
+        for (i, k) in cmd.keys(args).enumerate() {
             let key = args.get(k.pos);
-            tr.remember(t.tracker.client_id, key, tr.hash(key));
+            let hash = locs.get(i).map_or_else(|| tr.hash(key), |l| l.hash);
+            tr.remember(t.tracker.client_id, key, hash);
         }
         let max = usize::try_from(srv.settings.tracking_table_max_keys()).unwrap_or(usize::MAX);
         tr.limit(max, |i, d| srv.deliver(i, d, client.shared.worker));

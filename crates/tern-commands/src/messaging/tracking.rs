@@ -112,13 +112,20 @@ fn read_id(c: &[u8]) -> u64 {
     u64::from_le_bytes(c.try_into().unwrap_or_default())
 }
 
-/// A key's item holding `ids`, then room for more: at least `room` ids in
+/// A key's item holding the ids in `ids` (pieces of little-endian u64s,
+/// written one after another), then room for more: at least `room` ids in
 /// all, and as many as its size class fits.
-fn item_of(key: &[u8], ids: &[u8], room: usize) -> Box<Item<()>> {
+fn item_of(key: &[u8], ids: &[&[u8]], room: usize) -> Box<Item<()>> {
+    const ZEROS: [u8; 256] = [0; 256];
     let fits = (Item::<()>::tail_room(key.len() + room * 8) - key.len()) / 8 * 8;
-    let mut extra: smallvec::SmallVec<[u8; 64]> = smallvec::SmallVec::from_slice(ids);
-    extra.resize(fits.max(ids.len()), 0);
-    Item::new_boxed(key, (), None, &extra)
+    let mut pad = fits.saturating_sub(ids.iter().map(|p| p.len()).sum());
+    let mut parts: smallvec::SmallVec<[&[u8]; 4]> = ids.iter().copied().collect();
+    while pad > 0 {
+        let n = pad.min(ZEROS.len());
+        parts.push(&ZEROS[..n]);
+        pad -= n;
+    }
+    Item::new_from_parts(key, (), None, &parts)
 }
 
 /// One shard of the table: the keys (in the item with their clients, as
@@ -307,7 +314,7 @@ impl Tracking {
         let s = self.shard(hash);
         let mut p = s.part.lock();
         let Some(item) = p.keys.get_mut(key, hash) else {
-            p.keys.insert_item(hash, item_of(key, &id.to_le_bytes(), 1));
+            p.keys.insert_item(hash, item_of(key, &[&id.to_le_bytes()], 1));
             p.items += 1;
             s.publish(&p);
             self.keys.fetch_add(1, Ordering::Relaxed);
@@ -326,10 +333,9 @@ impl Tracking {
             }
         }
         // Full: a copy with twice the room, in the same slot.
-        let mut more: smallvec::SmallVec<[u8; 64]> = smallvec::SmallVec::from_slice(extra);
-        more.extend_from_slice(&id.to_le_bytes());
-        let room = more.len() / 8 * 2;
-        p.keys.upsert(hash, item_of(key, &more, room));
+        let room = (extra.len() / 8 + 1) * 2;
+        let grown = item_of(key, &[extra, &id.to_le_bytes()], room);
+        p.keys.upsert(hash, grown);
         p.items += 1;
     }
 
@@ -568,6 +574,25 @@ mod tests {
         tr.flush(|i, d| m.deliver(i, d, 0, &|_| {}));
         assert_eq!(drained(&a, false, true), b"");
         assert_eq!(drained(&b, true, false), b">2\r\n$10\r\ninvalidate\r\n_\r\n");
+    }
+
+    #[test]
+    fn a_key_holds_many_clients_as_its_item_grows() {
+        let m = Messaging::new(1);
+        let tr = &m.tracking;
+        let inboxes: Vec<_> = (1..=40).map(|id| Inbox::new(id, 0, 0)).collect();
+        for (i, inbox) in inboxes.iter().enumerate() {
+            let id = i as u64 + 1;
+            tr.enable(&tracker(id, inbox.clone(), None, false, false), &[]);
+            tr.remember(id, b"k", tr.hash(b"k"));
+            tr.remember(id, b"k", tr.hash(b"k"));
+        }
+        assert_eq!(tr.counts(), (40, 1, 40, 0));
+        tr.invalidate(&keys(&[b"k"]), 0, 0, |i, d| m.deliver(i, d, 0, &|_| {}));
+        for inbox in &inboxes {
+            assert_eq!(drained(inbox, true, false), b">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk\r\n");
+        }
+        assert_eq!(tr.counts(), (40, 0, 0, 0));
     }
 
     #[test]

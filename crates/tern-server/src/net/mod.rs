@@ -176,13 +176,7 @@ fn lock_set<'a>(ks: &'a Keyspace, fx: &Effects) -> LockSet<'a> {
     locks
 }
 
-/// Redis's `connIsLocal`: 127.0.0.0/8 or ::1.
-pub fn is_loopback(addr: &SocketAddr) -> bool {
-    match addr {
-        SocketAddr::V4(a) => a.ip().octets()[0] == 127,
-        SocketAddr::V6(a) => a.ip().is_loopback(),
-    }
-}
+pub use tern_commands::client::is_loopback;
 
 fn peer(s: &TcpStream) -> String {
     s.peer_addr().map(|a| a.to_string()).unwrap_or_else(|_| "?:0".into())
