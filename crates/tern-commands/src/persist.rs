@@ -91,13 +91,15 @@ pub fn save(srv: &Server, locks: &mut LockSet<'_>) -> Result<u64, String> {
     let now = now_ms();
     let total = srv.ks.total_shards() as u32;
     locks.acquire(0..total);
+    // Held from the temporary file's creation to its rename: a save the
+    // shards were released to (a FLUSHALL on another worker) would
+    // otherwise truncate this one's file under it, and its own rename
+    // then find nothing to move.
+    let _rename = srv.persist.rename.lock();
     let result = write_all(srv, locks, &tmp, opts, now);
     let changes: u64 = (0..total).map(|g| locks.shard(g).changes).sum();
     locks.release();
-    let result = result.and_then(|file| {
-        let _rename = srv.persist.rename.lock();
-        finish_file(file, &tmp, &path)
-    });
+    let result = result.and_then(|file| finish_file(file, &tmp, &path));
     saved(srv, &result, &tmp, now, changes, "DB saved on disk");
     result
 }
@@ -675,6 +677,34 @@ mod tests {
         srv.persist.bg_last_try_ms.store(T0 + 1_000, Ordering::Relaxed);
         assert!(!fires(&srv, T0 + 1_000 + RETRY_DELAY_MS));
         assert!(fires(&srv, T0 + 1_001 + RETRY_DELAY_MS));
+    }
+
+    /// Two synchronous saves (FLUSHALLs on two workers) share one
+    /// temporary file's name: the second may create it only once the
+    /// first has renamed it away.
+    #[test]
+    fn saves_on_two_threads_never_take_each_others_file() {
+        let dir = std::env::temp_dir().join(format!("tern-save-race-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cfg = Config { threads: 2, save: vec![(3600, 1)], dir: Some(dir.display().to_string()), ..Config::default() };
+        let srv = Arc::new(Server::new(cfg, 0));
+        for i in 0..2000 {
+            write(&srv, format!("key{i}").as_bytes());
+        }
+        let saves: Vec<_> = (0..2)
+            .map(|_| {
+                let srv = srv.clone();
+                std::thread::spawn(move || {
+                    (0..200).map(|_| save(&srv, &mut LockSet::new(&srv.ks))).find(|r| r.is_err()).unwrap_or(Ok(0))
+                })
+            })
+            .collect();
+        let results: Vec<_> = saves.into_iter().map(|t| t.join().unwrap()).collect();
+        let _ = std::fs::remove_dir_all(&dir);
+        for r in results {
+            assert!(r.is_ok(), "{r:?}");
+        }
+        assert!(!srv.persist.last_failed.load(Ordering::Relaxed));
     }
 
     #[test]

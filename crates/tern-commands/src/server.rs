@@ -303,9 +303,11 @@ pub struct Persistence {
     /// (`current_cow_size`, `rdb_last_cow_size`).
     pub bg_cow_bytes: AtomicU64,
     pub bg_last_cow_bytes: AtomicU64,
-    /// Held while a save's file is renamed into place, and while FLUSHALL
-    /// gives the running background save up (`bg_cancel`): a save of the
-    /// data before the flush can never land after the flush's own save.
+    /// Held while a save's file is renamed into place (a synchronous
+    /// save's from its creation, as those share one name), and while
+    /// FLUSHALL gives the running background save up (`bg_cancel`): a
+    /// save of the data before the flush can never land after the flush's
+    /// own save.
     pub rename: Mutex<()>,
     pub bg_cancel: AtomicBool,
 }
