@@ -1718,6 +1718,215 @@ VALKEY_AGREES |= set(NEEDS_REDIS) - {"sort-basics"}
 CASES += [("random-lists-%d" % seed, random_list_case(seed)) for seed in range(4)]
 CASES += [("random-lists-compressed-%d" % seed, random_list_case(seed, depth=1 + seed % 2)) for seed in range(4, 8)]
 
+# ---- streams ------------------------------------------------------------------
+# Explicit ids wherever the reply would show one: a `*` id is the clock's.
+STREAM_CASES = [
+    ("streams-add-range", r"""
+        XADD s 1-1 a 1 b 2
+        XADD s 1-2 a 3 b 4
+        XADD s 2-0 c 5
+        XADD s 2-* d 6
+        XADD s 3 e 7
+        XLEN s
+        XRANGE s - + COUNT 5
+        XRANGE s 1 2
+        XRANGE s (1-1 (2-1
+        XREVRANGE s + - COUNT 2
+        XREVRANGE s (3-0 (1-1
+        XRANGE s - + COUNT 0
+        XRANGE s - + COUNT -1
+        XRANGE s 5 1
+        XRANGE missing - +
+        XLEN missing
+        TYPE s
+        OBJECT ENCODING s
+        XADD s 1-1 x y
+        XADD s 3-0 x y
+        XADD s 0-0 x y
+        XADD new 0-0 x y
+        EXISTS new
+        XADD new 0-* x y
+        XADD new NOMKSTREAM 5-0 x y
+        XADD nope NOMKSTREAM 5-0 x y
+        EXISTS nope
+        XADD s 9-9 onlyfield
+        XADD s 9-9
+        XADD s
+        XADD s 18446744073709551615-18446744073709551615 a b
+        XADD s 18446744073709551615-18446744073709551615 a b
+        XADD s * a b
+        XADD s 18446744073709551615-* a b
+        ?XADD s2 * f 8
+        ?XADD s2 1-* f 8
+        XLEN s2
+    """),
+    ("streams-id-parsing", r"""
+        XADD s 5-5 a b
+        XRANGE s -1 +
+        XRANGE s 1-x +
+        XRANGE s ( +
+        XRANGE s (- +
+        XRANGE s - (+
+        XRANGE s (18446744073709551615-18446744073709551615 +
+        XRANGE s - (0-0
+        XRANGE s " 5" +
+        XRANGE s +5-+5 +
+        XRANGE s 5- +
+        XRANGE s -5 +
+        XRANGE s 18446744073709551616 +
+        XRANGE s 5-5 5-5
+        XRANGE s 5-5 5-5 COUNT
+        XRANGE s 5-5 5-5 COUNT x
+        XRANGE s 5-5 5-5 LIMIT 1
+        XADD s - a b
+        XADD s + a b
+        XADD s 6-x a b
+        XADD s 1-* a b
+        XADD s 5-* a b
+    """),
+    ("streams-trim", r"""
+        XADD s 1-0 a 1
+        XADD s 2-0 a 2
+        XADD s 3-0 a 3
+        XADD s 4-0 a 4
+        XADD s 5-0 a 5
+        XTRIM s MAXLEN 3
+        XRANGE s - +
+        XTRIM s MINID 4
+        XRANGE s - +
+        XTRIM s MAXLEN = 1
+        XTRIM s MAXLEN ~ 0
+        XLEN s
+        XTRIM s MAXLEN -1
+        XTRIM s MAXLEN x
+        XTRIM s MINID x
+        XTRIM s MINID -
+        XTRIM s
+        XTRIM s LIMIT 10
+        XTRIM s MAXLEN 1 LIMIT 10
+        XTRIM s MAXLEN ~ 1 LIMIT -1
+        XTRIM s MAXLEN 1 MINID 0
+        XTRIM s FOO 1
+        XTRIM missing MAXLEN 0
+        XADD s MAXLEN 2 6-0 a 6
+        XADD s MAXLEN 2 7-0 a 7
+        XADD s MAXLEN 2 8-0 a 8
+        XRANGE s - +
+        XADD s MINID 8 9-0 a 9
+        XRANGE s - +
+        XADD s MAXLEN ~ 1 10-0 a 10
+        XLEN s
+        XADD s MAXLEN 1 MINID 1 11-0 a 11
+        XADD s LIMIT 5 11-0 a 11
+        XADD s MAXLEN 1 LIMIT 5 11-0 a 11
+        SET str x
+        XTRIM str MAXLEN 1
+        XADD str 1-0 a b
+        XLEN str
+        XRANGE str - +
+    """),
+    ("streams-trim-approx", "\n".join(["XADD big %d-0 f %d" % (i, i) for i in range(1, 251)] + [
+        "XTRIM big MAXLEN ~ 120",
+        "XLEN big",
+        "XRANGE big - + COUNT 1",
+        "XTRIM big MAXLEN ~ 10 LIMIT 100",
+        "XLEN big",
+        "XTRIM big MINID ~ 240",
+        "XLEN big",
+        "XRANGE big - + COUNT 1",
+        "XTRIM big MAXLEN 0",
+        "XLEN big",
+        "EXISTS big",
+    ])),
+    ("streams-del-setid", r"""
+        XADD s 1-0 a 1
+        XADD s 2-0 a 2
+        XADD s 3-0 a 3
+        XDEL s 2-0 2-0 9-0
+        XRANGE s - +
+        XDEL s 1-0 x
+        XDEL s -
+        XLEN s
+        XDEL missing x
+        XDEL s 1-0 3-0
+        XLEN s
+        EXISTS s
+        XADD s 4-0 a 4
+        XSETID s 3-0
+        XSETID s 5-0
+        XADD s 5-0 a 5
+        XADD s 6-0 a 6
+        XSETID s 7-0 ENTRIESADDED 1
+        XSETID s 7-0 ENTRIESADDED 9 MAXDELETEDID 8-0
+        XSETID s 7-0 ENTRIESADDED 9 MAXDELETEDID 6-0
+        XSETID s 7-0 ENTRIESADDED -1
+        XSETID s 7-0 MAXDELETEDID x
+        XSETID s 7-0 FOO
+        XSETID s +
+        XSETID missing 1-0
+    """),
+    ("streams-read", r"""
+        XADD a 1-0 f 1
+        XADD a 2-0 f 2
+        XADD b 1-0 g 1
+        XREAD STREAMS a b 0 0
+        XREAD COUNT 1 STREAMS a b 1 0
+        XREAD STREAMS a b 2 1
+        XREAD STREAMS a $
+        XREAD STREAMS missing 0
+        XREAD STREAMS a
+        XREAD COUNT x STREAMS a 0
+        XREAD COUNT -5 STREAMS a 0
+        XREAD BLOCK x STREAMS a 0
+        XREAD BLOCK -1 STREAMS a 0
+        XREAD BLOCK 10 STREAMS a 0
+        XREAD GROUP g c STREAMS a 0
+        XREAD NOACK STREAMS a 0
+        XREAD STREAMS a >
+        XREAD STREAMS a x
+        XREAD FOO STREAMS a 0
+        XREAD COUNT 1
+        SET str x
+        XREAD STREAMS a str 0 0
+        XREAD STREAMS missing a 0 0
+    """),
+    ("streams-wrongtype", r"""
+        SET str x
+        XLEN str
+        XRANGE str - +
+        XREVRANGE str + -
+        XDEL str 1-0
+        XDEL str x
+        XSETID str 1-0
+        XTRIM str MAXLEN 0
+        XADD s 1-0 a b
+        GET s
+        LPUSH s x
+        HSET s a b
+        INCR s
+    """),
+    ("streams-keys", r"""
+        XADD s 1-0 a 1
+        XADD s 2-0 b 2
+        RENAME s t
+        XRANGE t - +
+        COPY t u
+        XADD u 3-0 c 3
+        XLEN t
+        XLEN u
+        DUMP missing
+        ~SCAN 0 TYPE stream
+        EXPIRE t 100
+        TTL t
+        DEL t u
+        EXISTS t u
+    """),
+]
+CASES += STREAM_CASES
+REQUIRES.update({name: ["xadd"] for name, _ in STREAM_CASES})
+
+
+
 # ---- Redis 8 (run against redis8_bin(), see REDIS8) -------------------------
 def string_encodings_case():
     """SET of key and value lengths around Redis 8's embstr limit (key +
@@ -3635,6 +3844,202 @@ ZSET_CASES8 += [("random-zsets-lex-%d" % seed, random_zset_lex_case(seed)) for s
 REQUIRES.update({name: ["zadd"] for name, _ in ZSET_CASES8})
 REQUIRES.update({name: ["geosearch"] for name, _ in ZSET_CASES8 if name.startswith(("geo-search", "random-geo-search"))})
 CASES8 += ZSET_CASES8
+# Consumer groups: delivery times and idle times are the clock's, so the
+# replies that show them are compared by type only.
+STREAM_GROUP_CASES = [
+    ("streams-setid-max-deleted", r"""
+        XADD s 1-0 a 1
+        XADD s 2-0 a 2
+        XADD s 3-0 a 3
+        XDEL s 3-0
+        XSETID s 2-0
+        XSETID s 3-0
+        XSETID s 4-0 MAXDELETEDID 4-0
+        XSETID s 3-0
+        XINFO STREAM s
+        XDEL s 2-0
+        XSETID s 4-0
+        XINFO STREAM s
+    """),
+    ("streams-groups", r"""
+        XADD s 1-0 a 1
+        XADD s 2-0 a 2
+        XADD s 3-0 a 3
+        XGROUP CREATE s g 0
+        XGROUP CREATE s g 0
+        XGROUP CREATE s h $
+        XGROUP CREATE s i 2-0 ENTRIESREAD 2
+        XGROUP CREATE missing g 0
+        XGROUP CREATE missing g $ MKSTREAM
+        XLEN missing
+        XGROUP CREATE s j 0 ENTRIESREAD -2
+        XGROUP CREATE s j 0 ENTRIESREAD x
+        XGROUP CREATE s j 0 FOO
+        XGROUP CREATE s j x
+        XGROUP CREATE s j - MKSTREAM
+        XINFO GROUPS s
+        XREADGROUP GROUP g alice COUNT 2 STREAMS s >
+        XREADGROUP GROUP g bob STREAMS s >
+        XREADGROUP GROUP g bob STREAMS s >
+        XREADGROUP GROUP g alice STREAMS s 0
+        XREADGROUP GROUP g alice STREAMS s 1-0
+        XREADGROUP GROUP g carol STREAMS s 0
+        XINFO GROUPS s
+        XPENDING s g
+        ?XPENDING s g - + 10
+        ?XPENDING s g - + 10 alice
+        XPENDING s g - + 10 nobody
+        XPENDING s g - + 0
+        XPENDING s g IDLE 999999999 - + 10
+        XPENDING s nogroup
+        XPENDING missing2 g
+        XPENDING s g - +
+        XPENDING s g x + 10
+        XPENDING s g - + x
+        XPENDING s g IDLE x - + 10
+        XPENDING s g IDLE 10 - +
+        XACK s g 1-0 9-0
+        XACK s g 1-0
+        XACK s g x
+        XACK s nogroup x
+        XACK missing2 g x
+        XPENDING s g
+        XGROUP SETID s g 0
+        XINFO GROUPS s
+        XGROUP SETID s g $ ENTRIESREAD 3
+        XGROUP SETID s nogroup 0
+        XGROUP SETID s g 0 FOO
+        XGROUP SETID s g 0 MKSTREAM
+        XGROUP CREATECONSUMER s g dave
+        XGROUP CREATECONSUMER s g dave
+        XGROUP CREATECONSUMER s nogroup dave
+        XGROUP DELCONSUMER s g alice
+        XGROUP DELCONSUMER s g alice
+        XGROUP DELCONSUMER s g bob
+        XPENDING s g
+        XGROUP DESTROY s h
+        XGROUP DESTROY s h
+        XGROUP DESTROY missing2 h
+        XGROUP FOO s g
+        XGROUP HELP
+        XINFO HELP
+        XGROUP CREATE s z 0 MKSTREAM ENTRIESREAD 1 MKSTREAM
+        XINFO GROUPS s
+    """),
+    ("streams-readgroup-errors", r"""
+        XADD s 1-0 a 1
+        XGROUP CREATE s g 0
+        XREADGROUP STREAMS s >
+        XREADGROUP GROUP g c STREAMS s $
+        XREADGROUP GROUP g c STREAMS s +
+        XREADGROUP GROUP g c STREAMS s x
+        XREADGROUP GROUP g c STREAMS s
+        XREADGROUP GROUP nogroup c STREAMS s >
+        XREADGROUP GROUP g c STREAMS missing >
+        XREADGROUP GROUP g c BLOCK x STREAMS s >
+        XREADGROUP GROUP g c COUNT x STREAMS s >
+        SET str x
+        XREADGROUP GROUP g c STREAMS str >
+        XREADGROUP GROUP g c NOACK STREAMS s >
+        XPENDING s g
+        XINFO GROUPS s
+        XREADGROUP GROUP g c STREAMS s 0
+        XREADGROUP GROUP g c COUNT 1 BLOCK 10 STREAMS s >
+    """),
+    ("streams-claim", r"""
+        XADD s 1-0 a 1
+        XADD s 2-0 a 2
+        XADD s 3-0 a 3
+        XADD s 4-0 a 4
+        XGROUP CREATE s g 0
+        XREADGROUP GROUP g alice STREAMS s >
+        XCLAIM s g bob 0 1-0 2-0
+        XCLAIM s g bob 0 3-0 JUSTID
+        XCLAIM s g bob 0 9-0
+        XCLAIM s g bob 0 4-0 RETRYCOUNT 7 IDLE 0
+        ?XPENDING s g - + 10
+        XCLAIM s g bob 999999999 1-0
+        XCLAIM s g bob x 1-0
+        XCLAIM s g bob 0 1-0 IDLE x
+        XCLAIM s g bob 0 1-0 TIME x
+        XCLAIM s g bob 0 1-0 RETRYCOUNT x
+        XCLAIM s g bob 0 1-0 LASTID x
+        XCLAIM s g bob 0 1-0 FOO
+        XCLAIM s nogroup bob 0 1-0
+        XCLAIM missing g bob 0 1-0
+        XDEL s 2-0
+        XCLAIM s g carol 0 2-0 3-0
+        XPENDING s g
+        XADD s 5-0 a 5
+        XCLAIM s g carol 0 5-0 FORCE JUSTID
+        XPENDING s g
+        XCLAIM s g carol 0 5-0 LASTID 9-0 JUSTID
+        XINFO GROUPS s
+        XAUTOCLAIM s g dave 0 0 COUNT 2
+        XAUTOCLAIM s g dave 0 0 JUSTID
+        XDEL s 4-0
+        XAUTOCLAIM s g erin 0 0
+        XAUTOCLAIM s g erin 0 (1-0 COUNT 1
+        XAUTOCLAIM s g erin x 0
+        XAUTOCLAIM s g erin 0 x
+        XAUTOCLAIM s g erin 0 0 COUNT 0
+        XAUTOCLAIM s g erin 0 0 COUNT x
+        XAUTOCLAIM s g erin 0 0 FOO
+        XAUTOCLAIM s nogroup erin 0 0
+        XPENDING s g
+    """),
+    ("streams-info", r"""
+        XINFO STREAM missing
+        XADD s 1-0 a 1 b 2
+        XADD s 2-0 a 3 b 4
+        XADD s 3-0 c 5
+        XDEL s 2-0
+        XINFO STREAM s
+        XGROUP CREATE s g 0
+        XINFO STREAM s
+        XINFO STREAM s FULL COUNT 0
+        XINFO STREAM s FULL COUNT 1
+        XINFO STREAM s FOO
+        XINFO STREAM s FULL FOO 1
+        XINFO STREAM s FULL COUNT x
+        XINFO GROUPS missing
+        XINFO CONSUMERS s nogroup
+        XINFO FOO s
+        SET str x
+        XINFO STREAM str
+        XADD e 1-0 a 1
+        XDEL e 1-0
+        XINFO STREAM e
+    """),
+    ("streams-rax-nodes", "\n".join(["XADD r %d-%d f v" % (1000 + i * 37, i % 3) for i in range(700)] + [
+        "XINFO STREAM r",
+        "XTRIM r MAXLEN 250",
+        "XINFO STREAM r",
+        "XDEL r " + " ".join("%d-%d" % (1000 + i * 37, i % 3) for i in range(450, 600)),
+        "XINFO STREAM r",
+    ])),
+]
+# Replies of Redis 7.4+ that valkey 8.1 does not share (XREAD's `+`, and
+# its wording of an unbalanced list).
+STREAM_CASES_74 = [
+    ("streams-read-plus", r"""
+        XADD a 1-0 f 1
+        XADD a 2-0 f 2
+        XREAD STREAMS a +
+        XREAD STREAMS a missing + +
+        XREAD STREAMS a b 0
+        XREADGROUP GROUP g c STREAMS a
+        XGROUP CREATE e g $ MKSTREAM
+        XREAD STREAMS e +
+        XREAD BLOCK 10 STREAMS e +
+    """),
+]
+CASES8 += STREAM_CASES_74
+REQUIRES.update({name: ["xadd"] for name, _ in STREAM_CASES_74})
+CASES8 += STREAM_GROUP_CASES
+REQUIRES.update({name: ["xadd"] for name, _ in STREAM_GROUP_CASES})
+VALKEY_AGREES |= {name for name, _ in STREAM_GROUP_CASES}
+
 REDIS8 = {name for name, _ in CASES8}
 CASES += CASES8
 

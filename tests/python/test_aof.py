@@ -257,8 +257,8 @@ def test_corruption_stops_start_up_naming_file_and_offset(tmp_path):
         aof_tern(tmp_path)
     # A command Tern does not have is not skipped: the data would be lost.
     (tmp_path / DIR / MANIFEST).write_text("file appendonly.aof.1.incr.aof seq 1 type i\n")
-    incr.write_bytes(b"*5\r\n$4\r\nXADD\r\n$1\r\ns\r\n$1\r\n*\r\n$1\r\nf\r\n$1\r\nv\r\n")
-    with pytest.raises(RuntimeError, match="Unknown command 'XADD' reading the append only file appendonly.aof.1.incr.aof"):
+    incr.write_bytes(b"*3\r\n$6\r\nARPUSH\r\n$1\r\na\r\n$1\r\nv\r\n")
+    with pytest.raises(RuntimeError, match="Unknown command 'ARPUSH' reading the append only file appendonly.aof.1.incr.aof"):
         aof_tern(tmp_path)
 
 

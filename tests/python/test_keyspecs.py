@@ -193,6 +193,21 @@ VECTORS = {
     "spublish": [["ch", "msg"]],
     "ssubscribe": [["a"], ["a", "b"]],
     "sunsubscribe": [["a", "b"]],
+    "xadd": [["s", "*", "f", "v"], ["s", "MAXLEN", "~", "10", "*", "f", "v"]],
+    "xrange": [["s", "-", "+"], ["s", "-", "+", "COUNT", "1"]],
+    "xrevrange": [["s", "+", "-"]],
+    "xlen": [["s"]],
+    "xdel": [["s", "1-0", "2-0"]],
+    "xtrim": [["s", "MAXLEN", "0"]],
+    "xsetid": [["s", "1-0"]],
+    "xread": [["STREAMS", "a", "0"], ["COUNT", "1", "BLOCK", "0", "STREAMS", "a", "b", "0", "0"], ["STREAMS", "a", "b", "0"], ["STREAMS"]],
+    "xreadgroup": [["GROUP", "g", "c", "STREAMS", "a", ">"], ["GROUP", "g", "c", "COUNT", "1", "STREAMS", "a", "b", ">", ">"], ["GROUP", "g", "c", "STREAMS", "a"]],
+    "xgroup": [["create", "s", "g", "$"], ["setid", "s", "g", "0"], ["destroy", "s", "g"], ["createconsumer", "s", "g", "c"], ["delconsumer", "s", "g", "c"], ["nosuch", "s"]],
+    "xack": [["s", "g", "1-0"]],
+    "xpending": [["s", "g"], ["s", "g", "-", "+", "10"]],
+    "xclaim": [["s", "g", "c", "0", "1-0"]],
+    "xautoclaim": [["s", "g", "c", "0", "0"]],
+    "xinfo": [["stream", "s"], ["groups", "s"], ["consumers", "s", "g"], ["nosuch", "s"]],
 }
 
 # Lines that must be refused alike: no keys, wrong arity, unknown commands.

@@ -1109,8 +1109,7 @@ ONE_WORKER_BUSY = {
 # Cases that need what Tern does not have yet, and which issue brings it.
 # They run, and must fail (strict): one that passes is taken off the list.
 NOT_YET = {
-    "resp-to-lua-arrays": "streams (XADD, XRANGE): the streams issue",
-    "blocking-commands-in-scripts": "XREAD and WAIT are not commands yet (streams, replication)",
+    "blocking-commands-in-scripts": "WAIT is not a command yet (replication)",
     "script-help": "SCRIPT DEBUG, Redis's Lua debugger, which the help lists",
 }
 

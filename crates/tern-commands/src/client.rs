@@ -140,6 +140,13 @@ impl Client {
         }
     }
 
+    /// Redis's `mustObeyClient`: the AOF loader's client (id 0), whose
+    /// commands were made deterministic when they were logged and are
+    /// replayed exactly, never cut short by limits a live client gets.
+    pub fn obeys_always(&self) -> bool {
+        self.id == 0
+    }
+
     /// The client whose command this is (a script's caller for the
     /// commands the script runs).
     #[inline]

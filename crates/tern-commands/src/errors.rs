@@ -251,6 +251,70 @@ pub fn zset_need_keys(fullname: &str) -> String {
     format!("ERR at least 1 input key is needed for '{fullname}' command")
 }
 
+// Streams (`t_stream.c`).
+pub const STREAM_ID_INVALID: &str = "ERR Invalid stream ID specified as stream command argument";
+pub const STREAM_MAXLEN_AND_MINID: &str = "ERR syntax error, MAXLEN and MINID options at the same time are not compatible";
+pub const STREAM_MAXLEN_NEGATIVE: &str = "ERR The MAXLEN argument must be >= 0.";
+pub const STREAM_LIMIT_NEGATIVE: &str = "ERR The LIMIT argument must be >= 0.";
+pub const STREAM_LIMIT_WITHOUT_TRIM: &str = "ERR syntax error, LIMIT cannot be used without specifying a trimming strategy";
+pub const STREAM_LIMIT_WITHOUT_APPROX: &str = "ERR syntax error, LIMIT cannot be used without the special ~ option";
+pub const XTRIM_NEEDS_STRATEGY: &str = "ERR syntax error, XTRIM must be called with a trimming strategy";
+pub const XADD_ID_ZERO: &str = "ERR The ID specified in XADD must be greater than 0-0";
+pub const XADD_ID_TOO_SMALL: &str = "ERR The ID specified in XADD is equal or smaller than the target stream top item";
+pub const STREAM_EXHAUSTED: &str = "ERR The stream has exhausted the last possible ID, unable to add more items";
+pub const STREAM_ELEMENTS_TOO_LARGE: &str = "ERR Elements are too large to be stored";
+pub const STREAM_BAD_START: &str = "ERR invalid start ID for the interval";
+pub const STREAM_BAD_END: &str = "ERR invalid end ID for the interval";
+pub const XSETID_ENTRIES_ADDED_NEGATIVE: &str = "ERR entries_added must be positive";
+pub const XSETID_BELOW_GIVEN_MAX_DELETED: &str = "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id";
+pub const XSETID_BELOW_MAX_DELETED: &str = "ERR The ID specified in XSETID is smaller than current max_deleted_entry_id";
+pub const XSETID_BELOW_TOP: &str = "ERR The ID specified in XSETID is smaller than the target stream top item";
+pub const XSETID_ENTRIES_ADDED_BELOW_LENGTH: &str = "ERR The entries_added specified in XSETID is smaller than the target stream length";
+pub const XREAD_GROUP_OPTION: &str = "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.";
+pub const XREAD_NOACK_OPTION: &str = "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.";
+pub const STREAM_LAST_ID_ZERO: &str = "ERR the stream last element ID is 0-0";
+pub const XREAD_GT_ID: &str = "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.";
+
+pub const XREADGROUP_NEEDS_GROUP: &str = "ERR Missing GROUP option for XREADGROUP";
+pub const XREADGROUP_DOLLAR: &str = "ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.";
+pub const XREADGROUP_PLUS: &str = "ERR The + ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The + ID would just return an empty result set.";
+pub const XGROUP_NEEDS_KEY: &str = "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically.";
+pub const XGROUP_ENTRIES_READ: &str = "ERR value for ENTRIESREAD must be positive or -1";
+pub const BUSYGROUP: &str = "BUSYGROUP Consumer Group name already exists";
+pub const XCLAIM_MIN_IDLE: &str = "ERR Invalid min-idle-time argument for XCLAIM";
+pub const XCLAIM_IDLE: &str = "ERR Invalid IDLE option argument for XCLAIM";
+pub const XCLAIM_TIME: &str = "ERR Invalid TIME option argument for XCLAIM";
+pub const XCLAIM_RETRYCOUNT: &str = "ERR Invalid RETRYCOUNT option argument for XCLAIM";
+pub const XAUTOCLAIM_MIN_IDLE: &str = "ERR Invalid min-idle-time argument for XAUTOCLAIM";
+pub const XAUTOCLAIM_COUNT: &str = "ERR COUNT must be > 0";
+
+/// A consumer group's command on a key or group that does not exist
+/// (`suffix`: XREADGROUP names itself).
+pub fn nogroup(key: &[u8], group: &[u8], suffix: &str) -> Vec<u8> {
+    let mut m = with_arg("NOGROUP No such key '", key, "' or consumer group '");
+    m.extend_from_slice(&with_arg("", group, "'"));
+    m.extend_from_slice(suffix.as_bytes());
+    m
+}
+
+/// XGROUP and XINFO CONSUMERS naming a group the stream does not have.
+pub fn nogroup_for_key(group: &[u8], key: &[u8]) -> Vec<u8> {
+    let mut m = with_arg("NOGROUP No such consumer group '", group, "' for key name '");
+    m.extend_from_slice(&with_arg("", key, "'"));
+    m
+}
+
+/// XCLAIM with an argument after its ids that is no option of it.
+pub fn xclaim_option(opt: &[u8]) -> Vec<u8> {
+    with_arg("ERR Unrecognized XCLAIM option '", opt, "'")
+}
+
+/// XREAD and XREADGROUP with an odd count of keys and ids after STREAMS
+/// (`symbol` names what each key needs).
+pub fn xread_unbalanced(fullname: &str, symbol: &str) -> String {
+    format!("ERR Unbalanced '{fullname}' list of streams: for each stream key an {symbol} must be specified.")
+}
+
 /// `ERR wrong number of arguments for 'get' command`.
 pub fn arity(fullname: &str) -> String {
     format!("ERR wrong number of arguments for '{fullname}' command")

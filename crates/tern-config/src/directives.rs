@@ -273,6 +273,11 @@ directives! {
         /// Longest member, in bytes, a listpack sorted set keeps (a memory
         /// size, `1kb` included, as in Redis).
         zset_max_listpack_value: usize = 64 => "zset-max-listpack-value" | "zset-max-ziplist-value", Mem::new(0, MEM_MAX), runtime;
+        /// Most bytes a stream node (one listpack) grows to before new
+        /// entries start another (0: no limit).
+        stream_node_max_bytes: u64 = 4096 => "stream-node-max-bytes", Mem::new(0, MEM_MAX), runtime;
+        /// Most entries a stream node holds (0: no limit).
+        stream_node_max_entries: i64 = 100 => "stream-node-max-entries", Int::new(0, i64::MAX), runtime;
         /// Keys whose lookups are advanced together, stage by stage, so
         /// their cache misses overlap (within a multi-key command and
         /// across the pipelined commands of one read); 0 turns prefetching
@@ -511,9 +516,6 @@ directives! {
         cluster_enabled: bool = false => "cluster-enabled", Off(Bool, "Tern does not support cluster mode"), startup, CLUSTER;
         cluster_config_file: String = "nodes.conf".into() => "cluster-config-file", Str, startup, CLUSTER;
         cluster_node_timeout: Duration = Duration::from_millis(15000) => "cluster-node-timeout", Millis::new(0, i64::MAX), runtime, CLUSTER;
-
-        stream_node_max_bytes: u64 = 4096 => "stream-node-max-bytes", Mem::new(0, MEM_MAX), runtime, TYPES;
-        stream_node_max_entries: i64 = 100 => "stream-node-max-entries", Int::new(0, i64::MAX), runtime, TYPES;
 
         activedefrag: bool = false => "activedefrag", Bool, runtime, DEFRAG;
         active_defrag_cycle_min: i64 = 1 => "active-defrag-cycle-min", Int::new(1, 99), runtime, DEFRAG;

@@ -42,7 +42,6 @@ pub mod reason {
         "Tern syncs its AOF as appendfsync says during a rewrite too, and writes no timestamp annotations, in this version";
     pub const REPLICATION: &str = "Tern does not replicate in this version";
     pub const CLUSTER: &str = "Tern has no cluster mode in this version";
-    pub const TYPES: &str = "Tern has no streams in this version";
     pub const DEFRAG: &str = "Tern does not defragment memory in this version";
     pub const TLS_CLIENT: &str = "Tern makes no outgoing connections (no replication, no cluster) in this version, so it never presents a client certificate";
     pub const TLS_DH: &str = "Tern offers only ECDHE key exchange over TLS (rustls), which needs no DH parameters";
@@ -472,8 +471,8 @@ mod tests {
         assert!(find_directive("save").is_some_and(|d| d.passive.is_none()));
         assert!(passive_reason("aof-timestamp-enabled").contains("AOF"));
         assert!(passive_reason("repl-backlog-size").contains("replicate"));
-        assert!(passive_reason("stream-node-max-entries").contains("streams"));
         assert!(find_directive("zset-max-listpack-entries").is_some_and(|d| d.passive.is_none()));
+        assert!(find_directive("stream-node-max-entries").is_some_and(|d| d.passive.is_none()));
     }
 
     #[test]

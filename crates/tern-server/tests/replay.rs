@@ -408,6 +408,8 @@ fn snapshot(ks: &Keyspace) -> BTreeMap<(usize, Vec<u8>), Snap> {
                             .map(|(m, s)| (m.to_vec(), s.to_bits().to_le_bytes().to_vec(), None))
                             .collect()
                     }
+                    // All of it (nodes, counters, groups): its DUMP.
+                    ValueRef::Stream(_) => snap.value = tern_store::rdb::dump(v, false),
                 }
                 out.insert((db, e.key().to_vec()), snap);
             }

@@ -19,6 +19,8 @@
 //! | field deadlines set or cleared (HEXPIRE and friends) | [`Effect::HExpire`] | `HPEXPIREAT k ms FIELDS n f…` / `HPERSIST k FIELDS n f…` |
 //! | FLUSHDB, FLUSHALL (one per database) | [`Effect::FlushDb`] | `FLUSHDB` |
 //! | SWAPDB | [`Effect::SwapDb`] | `SWAPDB a b` |
+//! | a stream changed in place (XADD, XTRIM, XDEL, XSETID, XGROUP, XREADGROUP, XCLAIM, XAUTOCLAIM, XACK, XDELEX, XACKDEL) | [`Effect::Stream`] | the command Redis propagates for it: `XADD k <id it took> …`, `XTRIM k MAXLEN = n`, `XCLAIM k g c 0 id TIME … FORCE JUSTID LASTID …`, `XGROUP SETID k g id ENTRIESREAD n`… |
+//! | a whole stream written (RESTORE, COPY, RENAME's destination; an AOF rewrite) | [`Effect::Put`] | `DEL k`, an `XADD` per entry (an empty stream: `XADD k MAXLEN 0 0-1 x y`), `XSETID k last ENTRIESADDED n MAXDELETEDID id`, per group `XGROUP CREATE k g id ENTRIESREAD n`, per pending entry `XCLAIM k g c 0 id TIME ms RETRYCOUNT n JUSTID FORCE`, per consumer with none `XGROUP CREATECONSUMER k g c`; `PEXPIREAT` |
 //! | FUNCTION LOAD, DELETE, FLUSH, RESTORE (libraries live beside the keyspace) | [`Effect::Command`] | the command as it was run |
 //!
 //! A record names its database ([`Record::db`]); a log reader emits
@@ -52,6 +54,7 @@ use crate::list::{End, List, ListLimits, ListMut};
 use crate::keyspace::{Keyspace, LockSet};
 use crate::set::{Set, SetLimits};
 use crate::shard::Access;
+use crate::stream::{Stream, StreamId};
 use crate::value::{StrValue, Value};
 use crate::zset::{ZSet, ZsetLimits};
 
@@ -102,6 +105,13 @@ pub enum Effect {
     FlushDb,
     /// The database exchanged its data with database `other`.
     SwapDb { other: u32 },
+    /// A stream changed as `argv` (the whole command, name first) says:
+    /// the command Redis propagates for the change, deterministic given
+    /// the stream it applies to (XADD with the ID it took, a trim with the
+    /// count it reached, XCLAIM for a delivery…). The keyspace's own
+    /// replay ([`Record::apply`]) passes it by; the server's AOF loader
+    /// runs it through the command table.
+    Stream { key: Box<[u8]>, argv: Vec<Box<[u8]>> },
     /// A change outside the keyspace that persists with it (FUNCTION
     /// LOAD, DELETE, FLUSH, RESTORE): the command that redoes it. The
     /// keyspace's own replay ([`Record::apply`]) passes it by; the server's
@@ -258,7 +268,8 @@ impl Effect {
             | Effect::SAdd { key, .. }
             | Effect::SRem { key, .. }
             | Effect::ZAdd { key, .. }
-            | Effect::ZRem { key, .. } => Some(key),
+            | Effect::ZRem { key, .. }
+            | Effect::Stream { key, .. } => Some(key),
             Effect::FlushDb | Effect::SwapDb { .. } | Effect::Command { .. } => None,
         }
     }
@@ -418,9 +429,83 @@ impl Effect {
                 fields(&mut v, fs);
                 vec![v]
             }
+            Effect::Put { key, value: Value::Stream(x), ttl } => {
+                let mut out = vec![vec![b"DEL".to_vec(), key.to_vec()]];
+                stream_forms(key, x, &mut out);
+                // Streams change in place through Effect::Stream: a whole
+                // one comes from the writers that give its deadline, as
+                // sets and sorted sets do.
+                if let Ttl::At(Some(at)) = ttl {
+                    out.push(vec![b"PEXPIREAT".to_vec(), key.to_vec(), num(*at)]);
+                }
+                out
+            }
+            Effect::Stream { argv, .. } => vec![argv.iter().map(|a| a.to_vec()).collect()],
             Effect::FlushDb => vec![vec![b"FLUSHDB".to_vec()]],
             Effect::SwapDb { other } => vec![vec![b"SWAPDB".to_vec(), num(db), num(*other)]],
             Effect::Command { argv } => vec![argv.iter().map(|a| a.to_vec()).collect()],
+        }
+    }
+}
+
+/// The commands that rebuild stream `s` under `key` (Redis's
+/// `rewriteStreamObject`), appended to `out`.
+fn stream_forms(key: &[u8], s: &Stream, out: &mut Vec<Vec<Vec<u8>>>) {
+    let k = || key.to_vec();
+    if s.is_empty() {
+        // The one way to create an empty stream: add an entry and trim it.
+        out.push(vec![b"XADD".to_vec(), k(), b"MAXLEN".to_vec(), b"0".to_vec(), b"0-1".to_vec(), b"x".to_vec(), b"y".to_vec()]);
+    }
+    s.range(StreamId::MIN, StreamId::MAX, false, |id, f| {
+        let mut xadd = Vec::with_capacity(3 + 2 * f.len());
+        xadd.extend([b"XADD".to_vec(), k(), id.to_text()]);
+        for (field, value) in f.iter() {
+            xadd.push(field.into_owned());
+            xadd.push(value.into_owned());
+        }
+        out.push(xadd);
+        true
+    });
+    out.push(vec![
+        b"XSETID".to_vec(),
+        k(),
+        s.last_id().to_text(),
+        b"ENTRIESADDED".to_vec(),
+        num(s.entries_added()),
+        b"MAXDELETEDID".to_vec(),
+        s.max_deleted_id().to_text(),
+    ]);
+    for (group, g) in s.groups() {
+        out.push(vec![
+            b"XGROUP".to_vec(),
+            b"CREATE".to_vec(),
+            k(),
+            group.to_vec(),
+            g.last_id.to_text(),
+            b"ENTRIESREAD".to_vec(),
+            num(g.entries_read),
+        ]);
+        for (consumer, c) in g.consumers() {
+            if c.pending_len() == 0 {
+                out.push(vec![b"XGROUP".to_vec(), b"CREATECONSUMER".to_vec(), k(), group.to_vec(), consumer.to_vec()]);
+            }
+            for id in c.pending_from(StreamId::MIN) {
+                let nack = g.nack(id).expect("a consumer's pending ID is in its group's PEL");
+                out.push(vec![
+                    b"XCLAIM".to_vec(),
+                    k(),
+                    group.to_vec(),
+                    consumer.to_vec(),
+                    b"0".to_vec(),
+                    id.to_text(),
+                    b"TIME".to_vec(),
+                    num(nack.delivery_time),
+                    b"RETRYCOUNT".to_vec(),
+                    num(nack.delivery_count),
+                    b"JUSTID".to_vec(),
+                    b"FORCE".to_vec(),
+                ]);
+            }
         }
     }
 }
@@ -434,6 +519,11 @@ impl Record {
     /// clock: 0 replays without expiring anything, the records of expiry
     /// being replayed themselves.
     pub fn apply(&self, ks: &Keyspace, lim: HashLimits, list: ListLimits, now: u64) {
+        // Stream commands are run by the command table, which this replay
+        // does not reach (see Effect::Stream).
+        if matches!(self.effect, Effect::Stream { .. }) {
+            return;
+        }
         let db = self.db as usize;
         let key = match self.effect.key() {
             Some(k) => k,
@@ -573,7 +663,7 @@ impl Record {
                     }
                 });
             }
-            Effect::FlushDb | Effect::SwapDb { .. } | Effect::Command { .. } => {}
+            Effect::FlushDb | Effect::SwapDb { .. } | Effect::Command { .. } | Effect::Stream { .. } => {}
         }
     }
 }
@@ -760,6 +850,73 @@ mod tests {
         assert_eq!(l.iter().collect::<Vec<_>>(), vec![&b"b"[..], b"c"]);
         ListEdit::Keep { start: 5, stop: 9 }.apply_to(&mut ListMut::of(&mut l), lim);
         assert_eq!(l.len(), 0);
+    }
+
+    /// Redis's `rewriteStreamObject`, after the DEL every whole value
+    /// starts with.
+    #[test]
+    fn stream_forms_as_redis_rewrites_them() {
+        use crate::stream::{StreamLimits, TrimTo, RefPolicy};
+        let k: Box<[u8]> = (*b"k").into();
+        let id = StreamId::new;
+        let mut s = Stream::new();
+        s.append(id(1, 1), &[b"a", b"1"], StreamLimits::default());
+        s.append(id(1, 2), &[b"a", b"2", b"b", b"x"], StreamLimits::default());
+        s.append(id(2, 0), &[b"c", b"3"], StreamLimits::default());
+        s.delete(id(2, 0));
+        s.create_group(b"g", id(1, 2), 2);
+        s.create_group(b"e", StreamId::MIN, -1);
+        let g = s.group_mut(b"g").unwrap();
+        g.create_consumer(b"bob", 10);
+        g.create_consumer(b"al", 10);
+        g.deliver(id(1, 2), b"bob", 1_700_000_000_000);
+        g.nack_mut(id(1, 2)).unwrap().delivery_count = 3;
+        let whole = Effect::Put { key: k.clone(), value: Value::Stream(Box::new(s.clone())), ttl: Ttl::At(Some(60)) };
+        assert_eq!(
+            argv(&whole),
+            vec![
+                vec!["DEL", "k"],
+                vec!["XADD", "k", "1-1", "a", "1"],
+                vec!["XADD", "k", "1-2", "a", "2", "b", "x"],
+                vec!["XSETID", "k", "2-0", "ENTRIESADDED", "3", "MAXDELETEDID", "2-0"],
+                vec!["XGROUP", "CREATE", "k", "e", "0-0", "ENTRIESREAD", "-1"],
+                vec!["XGROUP", "CREATE", "k", "g", "1-2", "ENTRIESREAD", "2"],
+                vec!["XGROUP", "CREATECONSUMER", "k", "g", "al"],
+                vec!["XCLAIM", "k", "g", "bob", "0", "1-2", "TIME", "1700000000000", "RETRYCOUNT", "3", "JUSTID", "FORCE"],
+                vec!["PEXPIREAT", "k", "60"],
+            ]
+        );
+        // An empty stream: an entry added and trimmed away.
+        let mut e = s.clone();
+        e.trim(TrimTo::MaxLen(0), false, 0, RefPolicy::KeepRef);
+        for g in [&b"e"[..], b"g"] {
+            e.destroy_group(g);
+        }
+        e.set_last_id(id(5, 0));
+        let empty = Effect::Put { key: k.clone(), value: Value::Stream(Box::new(e)), ttl: Ttl::At(None) };
+        assert_eq!(
+            argv(&empty),
+            vec![
+                vec!["DEL", "k"],
+                vec!["XADD", "k", "MAXLEN", "0", "0-1", "x", "y"],
+                vec!["XSETID", "k", "5-0", "ENTRIESADDED", "3", "MAXDELETEDID", "2-0"],
+            ]
+        );
+        // A change in place is its command, and the keyspace's replay
+        // leaves it to the command table.
+        let b = |x: &str| -> Box<[u8]> { x.as_bytes().into() };
+        let xadd = Effect::Stream { key: k.clone(), argv: vec![b("XADD"), b("k"), b("9-0"), b("f"), b("v")] };
+        assert_eq!(argv(&xadd), [["XADD", "k", "9-0", "f", "v"]]);
+        assert_eq!(xadd.key(), Some(&b"k"[..]));
+        let ks = Keyspace::new(1, 1);
+        Record { db: 0, seq: 1, effect: xadd }.apply(&ks, HashLimits::default(), ListLimits::default(), 0);
+        let loc = ks.locate(0, b"k");
+        assert!(ks.lock(loc.gid).get(b"k", loc.hash, 0).is_none());
+        // A whole stream replays as a value.
+        Record { db: 0, seq: 2, effect: whole }.apply(&ks, HashLimits::default(), ListLimits::default(), 0);
+        let sh = ks.lock(loc.gid);
+        let got = sh.peek(b"k", loc.hash, 0).and_then(|e| e.stream().cloned());
+        assert_eq!((got.as_ref().map(Stream::len), sh.peek(b"k", loc.hash, 0).map(|e| e.value().type_name())), (Some(2), Some("stream")));
     }
 
     #[test]

@@ -35,6 +35,7 @@ use tern_table::{size_class, Item};
 use crate::hash::Hash;
 use crate::list::{inline_parts, ListMut, ListRef, Packed};
 use crate::set::Set;
+use crate::stream::Stream;
 use crate::value::{embeds, McStr, StrValue, Value, EMBSTR_KEY_VALUE_MAX};
 use crate::zset::ZSet;
 
@@ -605,6 +606,7 @@ pub enum ValueRef<'a> {
     List(ListRef<'a>),
     Set(&'a Set),
     ZSet(&'a ZSet),
+    Stream(&'a Stream),
 }
 
 impl ValueRef<'_> {
@@ -617,6 +619,7 @@ impl ValueRef<'_> {
             ValueRef::List(l) => Value::List(l.to_list()),
             ValueRef::Set(s) => Value::Set((*s).clone()),
             ValueRef::ZSet(z) => Value::ZSet((*z).clone()),
+            ValueRef::Stream(x) => Value::Stream(Box::new((*x).clone())),
         }
     }
 
@@ -628,6 +631,7 @@ impl ValueRef<'_> {
             ValueRef::List(_) => "list",
             ValueRef::Set(_) => "set",
             ValueRef::ZSet(_) => "zset",
+            ValueRef::Stream(_) => "stream",
         }
     }
 
@@ -640,6 +644,7 @@ impl ValueRef<'_> {
             ValueRef::List(l) => l.encoding(),
             ValueRef::Set(s) => s.encoding(),
             ValueRef::ZSet(z) => z.encoding(),
+            ValueRef::Stream(x) => x.encoding(),
         }
     }
 }
@@ -668,6 +673,10 @@ pub trait EntryExt {
     fn zset(&self) -> Option<&ZSet>;
     /// The sorted set, writable (through [`crate::Shard::modify`]).
     fn zset_mut(&mut self) -> Option<&mut ZSet>;
+    /// The stream, or None for another type.
+    fn stream(&self) -> Option<&Stream>;
+    /// The stream, writable (through [`crate::Shard::modify`]).
+    fn stream_mut(&mut self) -> Option<&mut Stream>;
     /// The boxed value, writable (None when the value is in the item).
     /// Call [`crate::Shard::value_resized`] when its heap size changed.
     fn boxed_value_mut(&mut self) -> Option<&mut Value>;
@@ -711,7 +720,7 @@ impl EntryExt for Entry {
     fn str(&self) -> Option<StrRef<'_>> {
         match self.value() {
             ValueRef::Str(s) => Some(s),
-            ValueRef::Hash(_) | ValueRef::List(_) | ValueRef::Set(_) | ValueRef::ZSet(_) => None,
+            ValueRef::Hash(_) | ValueRef::List(_) | ValueRef::Set(_) | ValueRef::ZSet(_) | ValueRef::Stream(_) => None,
         }
     }
 
@@ -774,6 +783,20 @@ impl EntryExt for Entry {
         }
     }
 
+    fn stream(&self) -> Option<&Stream> {
+        match self.boxed() {
+            Some(Value::Stream(x)) => Some(x),
+            _ => None,
+        }
+    }
+
+    fn stream_mut(&mut self) -> Option<&mut Stream> {
+        match self.boxed_mut() {
+            Some(Value::Stream(x)) => Some(x),
+            _ => None,
+        }
+    }
+
     fn boxed_value_mut(&mut self) -> Option<&mut Value> {
         self.boxed_mut()
     }
@@ -796,6 +819,7 @@ impl EntryExt for Entry {
             ValueRef::List(l) => Value::List(l.to_list()),
             ValueRef::Set(s) => Value::Set(s.clone()),
             ValueRef::ZSet(z) => Value::ZSet(z.clone()),
+            ValueRef::Stream(x) => Value::Stream(Box::new(x.clone())),
         }
     }
 

@@ -55,6 +55,7 @@ mod shard;
 pub mod snapshot;
 pub mod slot;
 pub mod stage;
+mod stream;
 mod value;
 mod zset;
 
@@ -63,6 +64,9 @@ pub use keyspace::{Keyspace, Loc, LockSet, Padded, ShardLock, MEM_REPORT_GRAIN};
 pub use lazyfree::{LazyFree, LAZYFREE_THRESHOLD};
 pub use list::{End, List, ListLimits, ListMut, ListRef};
 pub use set::{Member, Set, SetLimits};
+pub use stream::{
+    ClaimCount, Consumer, FieldIter, Fields, Group, Nack, RefPolicy, Stream, StreamId, StreamLimits, TrimTo, MAX_NODE_BYTES,
+};
 pub use zset::{key_cmp as zset_key_cmp, LexBound, ScoreBound, ZSet, ZsetLimits};
 pub use entry::{build_restored, Entry, EntryExt, Lfu, McRef, Meta, NewValue, StrRef, ValueRef, LFU_INIT_VAL};
 pub use effect::{Effect, Effects, ListEdit, Record, Ttl};

@@ -181,6 +181,9 @@ pub struct Shard {
     /// Keys changed while clients were blocked on them, oldest first, for
     /// the blocking commands to serve ([`Shard::take_ready`]).
     ready: Vec<Box<[u8]>>,
+    /// Waiters a stream read woke for nothing passed its wake on to (see
+    /// [`Shard::pass_over`]), for [`Shard::drain_ready`] to wake.
+    passed: Vec<Waiter>,
     /// Effect records of the writes done under the current lock holder,
     /// moved to its [`Effects`] by [`Shard::drain_effects`].
     staged: Vec<Record>,

@@ -343,6 +343,7 @@ impl Batch {
             ValueRef::List(l) => CopiedValue::Owned(Value::List(l.to_list())),
             ValueRef::Set(x) => CopiedValue::Owned(Value::Set(x.clone())),
             ValueRef::ZSet(z) => CopiedValue::Owned(Value::ZSet(z.clone())),
+            ValueRef::Stream(x) => CopiedValue::Owned(Value::Stream(Box::new(x.clone()))),
         };
         self.items.push(Copied { key, value, expire });
     }

@@ -33,7 +33,7 @@ fn canon(v: ValueRef<'_>, start: u64) -> Canon {
                 .filter(|(_, (_, t))| t.is_none_or(|t| t > start))
                 .collect(),
         ),
-        ValueRef::Set(_) | ValueRef::ZSet(_) => unreachable!("not written by these tests"),
+        ValueRef::Set(_) | ValueRef::ZSet(_) | ValueRef::Stream(_) => unreachable!("not written by these tests"),
     }
 }
 

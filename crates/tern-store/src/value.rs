@@ -6,10 +6,11 @@ use crate::entry::{StrRef, ValueRef};
 use crate::hash::Hash;
 use crate::list::List;
 use crate::set::Set;
+use crate::stream::Stream;
 use crate::zset::ZSet;
 
 /// A stored value that lives apart from its key's item (see
-/// [`crate::entry`]). Later types (sets, sorted sets, ...) join this enum.
+/// [`crate::entry`]).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     Str(StrValue),
@@ -17,6 +18,8 @@ pub enum Value {
     List(List),
     Set(Set),
     ZSet(ZSet),
+    /// Boxed: a stream's header would make every value larger.
+    Stream(Box<Stream>),
 }
 
 /// A string value and the encoding Redis would report for it.
@@ -307,6 +310,7 @@ impl Value {
             Value::List(l) => ValueRef::List(crate::list::ListRef::Apart(l)),
             Value::Set(s) => ValueRef::Set(s),
             Value::ZSet(z) => ValueRef::ZSet(z),
+            Value::Stream(x) => ValueRef::Stream(x),
         }
     }
 
@@ -318,6 +322,7 @@ impl Value {
             Value::List(_) => "list",
             Value::Set(_) => "set",
             Value::ZSet(_) => "zset",
+            Value::Stream(_) => "stream",
         }
     }
 
@@ -330,6 +335,7 @@ impl Value {
             Value::List(l) => l.encoding(),
             Value::Set(s) => s.encoding(),
             Value::ZSet(z) => z.encoding(),
+            Value::Stream(x) => x.encoding(),
         }
     }
 
@@ -340,6 +346,7 @@ impl Value {
             Value::List(l) => l.heap_size(),
             Value::Set(s) => s.heap_size(),
             Value::ZSet(z) => z.heap_size(),
+            Value::Stream(x) => tern_table::size_class(std::mem::size_of::<Stream>()) + x.heap_size(),
         }
     }
 
@@ -353,13 +360,15 @@ impl Value {
             Value::List(l) => l.free_effort(),
             Value::Set(s) => s.free_effort(),
             Value::ZSet(z) => z.free_effort(),
+            Value::Stream(x) => x.free_effort(),
         }
     }
 
     /// A container left with no element, which its key does not outlive.
+    /// Never a stream: Redis keeps an empty one (its IDs and groups).
     pub fn is_empty_aggregate(&self) -> bool {
         match self {
-            Value::Str(_) => false,
+            Value::Str(_) | Value::Stream(_) => false,
             Value::Hash(h) => h.is_empty(),
             Value::List(l) => l.is_empty(),
             Value::Set(s) => s.is_empty(),

@@ -71,6 +71,24 @@ impl Timeout {
     }
 }
 
+impl Timeout {
+    /// Milliseconds as an integer, as Redis reads a timeout in
+    /// `UNIT_MILLISECONDS` (XREAD's BLOCK): 0 waits forever.
+    pub fn parse_ms(arg: &[u8], now: u64) -> Result<Timeout, &'static str> {
+        let ms = parse_i64(arg).ok_or(errors::TIMEOUT_NOT_INTEGER)?;
+        if ms < 0 {
+            return Err(errors::TIMEOUT_NEGATIVE);
+        }
+        if ms == 0 {
+            return Ok(Timeout(None));
+        }
+        if ms as u64 > i64::MAX as u64 - now {
+            return Err(errors::TIMEOUT_OUT_OF_RANGE);
+        }
+        Ok(Timeout(Some(now + ms as u64)))
+    }
+}
+
 /// Whether the command runs again for a client already waiting (it then
 /// takes only what it may and otherwise keeps waiting without a reply).
 /// A key of the wrong type does not serve it, so alone it waits on; but
@@ -154,15 +172,31 @@ pub fn take_first<'a>(
 /// non-blocking form would (`null_array` or a null bulk). A client
 /// already waiting just waits on.
 pub fn wait(ctx: &mut Ctx<'_, '_>, args: Args<'_>, first: usize, count: usize, wants: &'static str, timeout: Timeout, null_array: bool) {
+    wait_on(ctx, args, first, count, wants, timeout, null_array, false)
+}
+
+/// [`wait`], for a waiter that is also woken when a key it waits on is
+/// deleted (`on_nokey`, Redis's `unblock_on_nokey`: XREADGROUP's, whose
+/// group goes with its key, and which then answers with an error).
+#[allow(clippy::too_many_arguments)]
+pub fn wait_on(ctx: &mut Ctx<'_, '_>, args: Args<'_>, first: usize, count: usize, wants: &'static str, timeout: Timeout, null_array: bool, on_nokey: bool) {
     if serving(ctx) {
+        // A stream reader takes nothing from others: the write that woke
+        // it may serve the one after it.
+        if wants == "stream" {
+            if let Some(b) = ctx.client.blocked.as_ref() {
+                for (loc, key) in &b.keys {
+                    ctx.locks.shard(loc.gid).pass_over(key, loc.hash, ctx.client.id, ctx.now);
+                }
+            }
+        }
         return;
     }
     if ctx.locks.is_pinned() || ctx.client.multi.is_some() {
         return timeout_reply(&mut ctx.reply, null_array);
     }
     let (data, ranges) = kept(args);
-    // A pop's waiter waits on when the key is deleted, as in Redis.
-    let me = Waiter { client: ctx.client.id, worker: ctx.worker as u32, on_nokey: false, wants };
+    let me = Waiter { client: ctx.client.id, worker: ctx.worker as u32, on_nokey, wants };
     let mut keys: Vec<(Loc, Box<[u8]>)> = Vec::with_capacity(count);
     for i in 0..count {
         let (loc, key) = (ctx.locs[i], args.get(first + i));
@@ -292,6 +326,11 @@ mod tests {
         assert_eq!(Timeout::parse(b"1e100", 1000), Err(errors::TIMEOUT_OUT_OF_RANGE));
         assert_eq!(Timeout::parse(b"x", 1000), Err(errors::TIMEOUT_NOT_FLOAT));
         assert_eq!(Timeout::parse(b"nan", 1000), Err(errors::TIMEOUT_NOT_FLOAT));
+        assert_eq!(Timeout::parse_ms(b"0", 1000), Ok(Timeout(None)));
+        assert_eq!(Timeout::parse_ms(b"250", 1000), Ok(Timeout(Some(1250))));
+        assert_eq!(Timeout::parse_ms(b"-1", 1000), Err(errors::TIMEOUT_NEGATIVE));
+        assert_eq!(Timeout::parse_ms(b"1.5", 1000), Err(errors::TIMEOUT_NOT_INTEGER));
+        assert_eq!(Timeout::parse_ms(b"9223372036854775807", 1000), Err(errors::TIMEOUT_OUT_OF_RANGE));
     }
 
     /// Whole seconds take a shortcut; they must come out as the long

@@ -215,6 +215,7 @@ fn type_code(v: &ValueRef<'_>) -> u32 {
         ValueRef::Set(_) => 2,
         ValueRef::ZSet(_) => 3,
         ValueRef::Hash(_) => 4,
+        ValueRef::Stream(_) => 6,
     }
 }
 
@@ -254,6 +255,16 @@ fn value_digest(digest: &mut [u8; 20], e: &tern_store::Entry) {
                 xor(digest, &el);
             }
         }
+        // Each live entry in order: its ID as `ms.seq`, then its fields
+        // and values.
+        ValueRef::Stream(x) => x.range(tern_store::StreamId::MIN, tern_store::StreamId::MAX, false, |id, f| {
+            mix(digest, format!("{}.{}", id.ms, id.seq).as_bytes());
+            for (field, value) in f.iter() {
+                mix(digest, &field);
+                mix(digest, &value);
+            }
+            true
+        }),
     }
     if e.expire().is_some() {
         xor(digest, b"!!expire!!");

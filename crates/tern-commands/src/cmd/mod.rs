@@ -67,6 +67,7 @@ pub mod stage;
 pub mod strings;
 pub mod table;
 pub mod transactions;
+pub mod streams;
 pub mod zsets;
 
 use std::time::{Duration, Instant};
@@ -95,6 +96,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     lists::COMMANDS,
     sets::COMMANDS,
     zsets::COMMANDS,
+    streams::COMMANDS,
     geo::COMMANDS,
     sort::COMMANDS,
     keys::COMMANDS,

@@ -46,6 +46,9 @@ pub mod ev {
     const fn z(name: &'static str) -> Event {
         Event::new(class::ZSET, name)
     }
+    const fn t(name: &'static str) -> Event {
+        Event::new(class::STREAM, name)
+    }
 
     pub const EXPIRE: Event = g("expire");
     pub const PERSIST: Event = g("persist");
@@ -101,6 +104,15 @@ pub mod ev {
     pub const ZPOPMIN: Event = z("zpopmin");
     pub const ZPOPMAX: Event = z("zpopmax");
     pub const ZUNIONSTORE: Event = z("zunionstore");
+    pub const XADD: Event = t("xadd");
+    pub const XTRIM: Event = t("xtrim");
+    pub const XDEL: Event = t("xdel");
+    pub const XSETID: Event = t("xsetid");
+    pub const XGROUP_CREATE: Event = t("xgroup-create");
+    pub const XGROUP_CREATECONSUMER: Event = t("xgroup-createconsumer");
+    pub const XGROUP_DELCONSUMER: Event = t("xgroup-delconsumer");
+    pub const XGROUP_DESTROY: Event = t("xgroup-destroy");
+    pub const XGROUP_SETID: Event = t("xgroup-setid");
     pub const ZINTERSTORE: Event = z("zinterstore");
     pub const ZDIFFSTORE: Event = z("zdiffstore");
     pub const ZRANGESTORE: Event = z("zrangestore");

@@ -398,6 +398,10 @@ mod tests {
         let Parsed::Records(r) = p("ltrim k 0 99", &mut db).unwrap() else { panic!() };
         assert!(matches!(r[0].effect, Effect::List { edit: ListEdit::Keep { start: 0, stop: 99 }, .. }));
         assert_eq!(p("zadd k NX 1 a", &mut db), Ok(Parsed::Other(3)));
+        // Stream commands (Effect::Stream's forms) go to the command table.
+        for cmd in ["xadd k 1-1 f v", "xsetid k 5-0 ENTRIESADDED 3 MAXDELETEDID 0-0", "xgroup CREATE k g 0-0 ENTRIESREAD -1", "xclaim k g c 0 1-1 TIME 5 RETRYCOUNT 1 JUSTID FORCE"] {
+            assert_eq!(p(cmd, &mut db), Ok(Parsed::Other(3)));
+        }
         assert_eq!(p("multi", &mut db), Ok(Parsed::Multi));
         assert!(p("select 16", &mut db).is_err());
         assert!(p("set k", &mut db).is_err());

@@ -370,6 +370,7 @@ pub fn value<R: Read>(src: &mut Src<R>, t: u8, lim: &Limits) -> Result<Value, Rd
             }
             hash_of(fields, lim)
         }
+        types::STREAM_LISTPACKS | types::STREAM_LISTPACKS_2 | types::STREAM_LISTPACKS_3 => super::stream::read_stream(src, t),
         _ => Err(RdbError::UnsupportedType(t)),
     }
 }

@@ -90,6 +90,7 @@ pub fn put_value(out: &mut Vec<u8>, v: ValueRef<'_>, style: Style, compress: boo
         ValueRef::Set(s) => put_set(out, s, style, compress),
         ValueRef::ZSet(z) => put_zset(out, z, compress),
         ValueRef::Hash(h) => put_hash(out, h, compress),
+        ValueRef::Stream(x) => super::stream::put_stream(out, x, style, compress),
     }
 }
 

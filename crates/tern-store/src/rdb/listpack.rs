@@ -13,10 +13,16 @@
 //! An element that reads as a canonical integer is stored as one, as
 //! Redis's `lpAppend` does, so the bytes equal Redis's for the same
 //! elements in the same order.
+//!
+//! A stream keeps its nodes as listpacks (`crate::stream`), and so
+//! appends to one ([`LpBuilder::resume`]), walks it both ways ([`next`],
+//! [`prev`], reading back-lengths right to left) and rewrites an integer
+//! where it lies ([`replace_int`]).
 
 use super::RdbError;
 
-const HEADER: usize = 6;
+/// Bytes before the first element: total bytes (u32 LE), count (u16 LE).
+pub const HEADER: usize = 6;
 const EOF: u8 = 0xff;
 /// The count of a listpack with more elements than its header holds.
 const COUNT_UNKNOWN: u16 = u16::MAX;
@@ -85,9 +91,69 @@ fn backlen_size(l: usize) -> usize {
     }
 }
 
+/// Appends `b`'s string entry (encoding, bytes, back-length) to `out`.
+fn put_str(out: &mut Vec<u8>, b: &[u8]) {
+    let start = out.len();
+    let n = b.len();
+    if n < 64 {
+        out.push(0x80 | n as u8);
+    } else if n < 4096 {
+        out.extend_from_slice(&[0xe0 | (n >> 8) as u8, n as u8]);
+    } else {
+        out.push(0xf0);
+        out.extend_from_slice(&(n as u32).to_le_bytes());
+    }
+    out.extend_from_slice(b);
+    let l = out.len() - start;
+    put_backlen(out, l);
+}
+
+/// Appends `v`'s integer entry, in the narrowest encoding that holds it.
+fn put_int(out: &mut Vec<u8>, v: i64) {
+    let start = out.len();
+    if (0..=127).contains(&v) {
+        out.push(v as u8);
+    } else if (-4096..=4095).contains(&v) {
+        let u = (v as u64) & 0x1fff;
+        out.extend_from_slice(&[0xc0 | (u >> 8) as u8, u as u8]);
+    } else if i16::try_from(v).is_ok() {
+        out.push(0xf1);
+        out.extend_from_slice(&(v as i16).to_le_bytes());
+    } else if (-(1 << 23)..(1 << 23)).contains(&v) {
+        out.push(0xf2);
+        out.extend_from_slice(&(v as i32).to_le_bytes()[..3]);
+    } else if i32::try_from(v).is_ok() {
+        out.push(0xf3);
+        out.extend_from_slice(&(v as i32).to_le_bytes());
+    } else {
+        out.push(0xf4);
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    let l = out.len() - start;
+    put_backlen(out, l);
+}
+
 impl LpBuilder {
     pub fn new() -> Self {
         LpBuilder { buf: vec![0; HEADER], count: 0 }
+    }
+
+    /// An empty listpack whose buffer has room for `cap` bytes (a stream
+    /// node grows in place up to its byte limit).
+    pub fn with_capacity(cap: usize) -> Self {
+        let mut buf = Vec::with_capacity(cap.max(HEADER + 1));
+        buf.resize(HEADER, 0);
+        LpBuilder { buf, count: 0 }
+    }
+
+    /// Reopens a finished listpack for appending, in its own buffer, in
+    /// O(1): a header whose count is "unknown" stays so (Redis's
+    /// `lpInsert` does not count either), and [`Self::len`] then starts
+    /// from 65535.
+    pub fn resume(mut lp: Vec<u8>) -> Self {
+        let count = le(&lp[4..6]) as usize;
+        lp.pop();
+        LpBuilder { buf: lp, count }
     }
 
     /// Appends bytes, as an integer when they read as a canonical one.
@@ -106,47 +172,17 @@ impl LpBuilder {
     }
 
     fn push_str(&mut self, b: &[u8]) {
-        let start = self.buf.len();
-        let n = b.len();
-        if n < 64 {
-            self.buf.push(0x80 | n as u8);
-        } else if n < 4096 {
-            self.buf.extend_from_slice(&[0xe0 | (n >> 8) as u8, n as u8]);
-        } else {
-            self.buf.push(0xf0);
-            self.buf.extend_from_slice(&(n as u32).to_le_bytes());
-        }
-        self.buf.extend_from_slice(b);
-        let l = self.buf.len() - start;
-        put_backlen(&mut self.buf, l);
+        put_str(&mut self.buf, b);
         self.count += 1;
     }
 
     pub fn push_int(&mut self, v: i64) {
-        let start = self.buf.len();
-        if (0..=127).contains(&v) {
-            self.buf.push(v as u8);
-        } else if (-4096..=4095).contains(&v) {
-            let u = (v as u64) & 0x1fff;
-            self.buf.extend_from_slice(&[0xc0 | (u >> 8) as u8, u as u8]);
-        } else if i16::try_from(v).is_ok() {
-            self.buf.push(0xf1);
-            self.buf.extend_from_slice(&(v as i16).to_le_bytes());
-        } else if (-(1 << 23)..(1 << 23)).contains(&v) {
-            self.buf.push(0xf2);
-            self.buf.extend_from_slice(&(v as i32).to_le_bytes()[..3]);
-        } else if i32::try_from(v).is_ok() {
-            self.buf.push(0xf3);
-            self.buf.extend_from_slice(&(v as i32).to_le_bytes());
-        } else {
-            self.buf.push(0xf4);
-            self.buf.extend_from_slice(&v.to_le_bytes());
-        }
-        let l = self.buf.len() - start;
-        put_backlen(&mut self.buf, l);
+        put_int(&mut self.buf, v);
         self.count += 1;
     }
 
+    /// Elements in the listpack (at least 65535 for one resumed with an
+    /// "unknown" count: see [`Self::resume`]).
     pub fn len(&self) -> usize {
         self.count
     }
@@ -158,13 +194,95 @@ impl LpBuilder {
     /// The listpack's bytes.
     pub fn finish(mut self) -> Vec<u8> {
         self.buf.push(EOF);
-        let total = self.buf.len() as u32;
-        self.buf[0..4].copy_from_slice(&total.to_le_bytes());
+        set_total(&mut self.buf);
         let count = u16::try_from(self.count).unwrap_or(COUNT_UNKNOWN);
         self.buf[4..6].copy_from_slice(&count.to_le_bytes());
         self.buf
     }
 }
+
+/// Writes the header's total bytes from the buffer's length.
+fn set_total(lp: &mut [u8]) {
+    let total = lp.len() as u32;
+    lp[0..4].copy_from_slice(&total.to_le_bytes());
+}
+
+// In-place access, for listpacks kept as they are (a stream's nodes):
+// each is valid, built here or checked by `decode` when loaded, so these
+// read without checking again. Positions are byte offsets of elements.
+
+/// The first element's position, or None in an empty listpack.
+pub fn first(lp: &[u8]) -> Option<usize> {
+    (lp[HEADER] != EOF).then_some(HEADER)
+}
+
+/// The last element's position, or None in an empty listpack.
+pub fn last(lp: &[u8]) -> Option<usize> {
+    prev(lp, lp.len() - 1)
+}
+
+/// The element at `pos` and the position after it (the end byte's after
+/// the last element: see [`next`]).
+pub fn element(lp: &[u8], pos: usize) -> (LpVal<'_>, usize) {
+    let end = lp.len() - 1;
+    let (v, size) = parse_element(&lp[pos..end]).expect("a kept listpack is valid");
+    (v, pos + size + backlen_size(size))
+}
+
+/// The position of the element after the one at `pos`, or None after the
+/// last.
+pub fn next(lp: &[u8], pos: usize) -> Option<usize> {
+    let after = element(lp, pos).1;
+    (after < lp.len() - 1).then_some(after)
+}
+
+/// The position of the element before the one at `pos` (or before the
+/// end byte, at `lp.len() - 1`), or None before the first: its size read
+/// from its back-length, right to left.
+pub fn prev(lp: &[u8], pos: usize) -> Option<usize> {
+    if pos <= HEADER {
+        return None;
+    }
+    let (mut size, mut shift, mut p) = (0usize, 0, pos - 1);
+    loop {
+        size |= usize::from(lp[p] & 127) << shift;
+        if lp[p] & 128 == 0 {
+            break;
+        }
+        shift += 7;
+        p -= 1;
+    }
+    Some(pos - backlen_size(size) - size)
+}
+
+/// The element at `pos` as an integer: one stored as digits reads as the
+/// integer they spell (as Redis's `lpGetInteger`), anything else as 0.
+pub fn int_at(lp: &[u8], pos: usize) -> (i64, usize) {
+    let (v, after) = element(lp, pos);
+    let n = match v {
+        LpVal::Int(n) => n,
+        LpVal::Bytes(b) => tern_resp::parse_i64(b).unwrap_or(0),
+    };
+    (n, after)
+}
+
+/// Replaces the element at `pos` with the integer `v`, moving what
+/// follows when the encodings differ in size. Returns the change in
+/// the listpack's length.
+pub fn replace_int(lp: &mut Vec<u8>, pos: usize, v: i64) -> isize {
+    let old_end = element(lp, pos).1;
+    let mut enc = Vec::with_capacity(10);
+    put_int(&mut enc, v);
+    let delta = enc.len() as isize - (old_end - pos) as isize;
+    if delta == 0 {
+        lp[pos..old_end].copy_from_slice(&enc);
+    } else {
+        lp.splice(pos..old_end, enc);
+        set_total(lp);
+    }
+    delta
+}
+
 
 pub(super) fn bad(what: &'static str) -> RdbError {
     RdbError::Corrupt(what)
@@ -186,6 +304,46 @@ pub(super) fn int_le(b: &[u8]) -> i64 {
     sext(le(b), 8 * b.len() as u32)
 }
 
+/// The element whose encoding starts `rest` (which may run past it): its
+/// value and the bytes of its encoding and data (without the
+/// back-length), every length checked against `rest`.
+fn parse_element(rest: &[u8]) -> Result<(LpVal<'_>, usize), RdbError> {
+    let need = |n: usize| if rest.len() >= n { Ok(()) } else { Err(bad("listpack entry past its end")) };
+    need(1)?;
+    let b = rest[0];
+    Ok(if b & 0x80 == 0 {
+        (LpVal::Int(i64::from(b)), 1)
+    } else if b & 0xc0 == 0x80 {
+        let n = usize::from(b & 0x3f);
+        need(1 + n)?;
+        (LpVal::Bytes(&rest[1..1 + n]), 1 + n)
+    } else if b & 0xe0 == 0xc0 {
+        need(2)?;
+        (LpVal::Int(sext(u64::from(b & 0x1f) << 8 | u64::from(rest[1]), 13)), 2)
+    } else if b & 0xf0 == 0xe0 {
+        need(2)?;
+        let n = usize::from(b & 0x0f) << 8 | usize::from(rest[1]);
+        need(2 + n)?;
+        (LpVal::Bytes(&rest[2..2 + n]), 2 + n)
+    } else {
+        match b {
+            0xf0 => {
+                need(5)?;
+                let n = le(&rest[1..5]) as usize;
+                need(5usize.saturating_add(n))?;
+                (LpVal::Bytes(&rest[5..5 + n]), 5 + n)
+            }
+            0xf1..=0xf4 => {
+                // int16, int24, int32, int64.
+                let w = [2, 3, 4, 8][usize::from(b - 0xf1)];
+                need(1 + w)?;
+                (LpVal::Int(int_le(&rest[1..1 + w])), 1 + w)
+            }
+            _ => return Err(bad("listpack entry with an unknown encoding")),
+        }
+    })
+}
+
 /// Calls `f` with each element of `lp`, after checking the header, every
 /// entry's encoding and back-length, the end byte and the count. Returns
 /// the count.
@@ -204,42 +362,12 @@ pub fn decode<'a>(lp: &'a [u8], mut f: impl FnMut(LpVal<'a>) -> Result<(), RdbEr
     let mut pos = HEADER;
     let mut count = 0usize;
     while pos < end {
-        let b = lp[pos];
         let rest = &lp[pos..end];
-        let need = |n: usize| if rest.len() >= n { Ok(()) } else { Err(bad("listpack entry past its end")) };
-        let (val, size) = if b & 0x80 == 0 {
-            (LpVal::Int(i64::from(b)), 1)
-        } else if b & 0xc0 == 0x80 {
-            let n = usize::from(b & 0x3f);
-            need(1 + n)?;
-            (LpVal::Bytes(&rest[1..1 + n]), 1 + n)
-        } else if b & 0xe0 == 0xc0 {
-            need(2)?;
-            (LpVal::Int(sext(u64::from(b & 0x1f) << 8 | u64::from(rest[1]), 13)), 2)
-        } else if b & 0xf0 == 0xe0 {
-            need(2)?;
-            let n = usize::from(b & 0x0f) << 8 | usize::from(rest[1]);
-            need(2 + n)?;
-            (LpVal::Bytes(&rest[2..2 + n]), 2 + n)
-        } else {
-            match b {
-                0xf0 => {
-                    need(5)?;
-                    let n = le(&rest[1..5]) as usize;
-                    need(5usize.saturating_add(n))?;
-                    (LpVal::Bytes(&rest[5..5 + n]), 5 + n)
-                }
-                0xf1..=0xf4 => {
-                    // int16, int24, int32, int64.
-                    let w = [2, 3, 4, 8][usize::from(b - 0xf1)];
-                    need(1 + w)?;
-                    (LpVal::Int(int_le(&rest[1..1 + w])), 1 + w)
-                }
-                _ => return Err(bad("listpack entry with an unknown encoding")),
-            }
-        };
+        let (val, size) = parse_element(rest)?;
         let bl = backlen_size(size);
-        need(size + bl)?;
+        if rest.len() < size + bl {
+            return Err(bad("listpack entry past its end"));
+        }
         let mut want = Vec::with_capacity(5);
         put_backlen(&mut want, size);
         if rest[size..size + bl] != want[..] {
@@ -296,6 +424,60 @@ mod tests {
             b.push_int(v);
         }
         assert_eq!(collect(&b.finish()).unwrap(), vals.map(LpVal::Int));
+    }
+
+    #[test]
+    fn walks_both_ways_and_replaces_in_place() {
+        let mut b = LpBuilder::new();
+        let big = vec![b'x'; 300];
+        for e in [&b"a"[..], b"7", &big, b"-4000", b""] {
+            b.push(e);
+        }
+        let mut lp = b.finish();
+        let mut fwd = Vec::new();
+        let mut at = first(&lp);
+        while let Some(p) = at {
+            fwd.push(p);
+            at = next(&lp, p);
+        }
+        let mut back = Vec::new();
+        let mut at = last(&lp);
+        while let Some(p) = at {
+            back.push(p);
+            at = prev(&lp, p);
+        }
+        back.reverse();
+        assert_eq!((fwd.len(), &fwd), (5, &back));
+        assert_eq!(element(&lp, fwd[2]).0, LpVal::Bytes(&big));
+        assert_eq!(int_at(&lp, fwd[3]).0, -4000);
+        // 7 (one byte) becomes 128 (two), then 7 again: the rest moves and
+        // the total follows.
+        assert_eq!(replace_int(&mut lp, fwd[1], 128), 1);
+        assert_eq!(collect(&lp).unwrap()[1], LpVal::Int(128));
+        assert_eq!(replace_int(&mut lp, fwd[1], 7), -1);
+        assert_eq!(replace_int(&mut lp, fwd[1], 9), 0);
+        let vals = collect(&lp).unwrap();
+        assert_eq!((vals[1], vals[2], vals.len()), (LpVal::Int(9), LpVal::Bytes(&big), 5));
+        // Resumed, it appends after what it held and keeps counting.
+        let mut r = LpBuilder::resume(lp);
+        r.push(b"z");
+        let lp = r.finish();
+        assert_eq!((collect(&lp).unwrap().len(), collect(&lp).unwrap()[5]), (6, LpVal::Bytes(b"z")));
+        assert_eq!((first(&LpBuilder::new().finish()), last(&LpBuilder::new().finish())), (None, None));
+    }
+
+    #[test]
+    fn resume_keeps_an_unknown_count_unknown() {
+        let mut b = LpBuilder::new();
+        for _ in 0..70_000 {
+            b.push_int(1);
+        }
+        let lp = b.finish();
+        assert_eq!(le(&lp[4..6]), u64::from(COUNT_UNKNOWN));
+        let mut r = LpBuilder::resume(lp);
+        r.push_int(2);
+        let lp = r.finish();
+        assert_eq!((le(&lp[4..6]), decode(&lp, |_| Ok(())).unwrap()), (u64::from(COUNT_UNKNOWN), 70_001));
     }
 
     fn elem() -> impl Strategy<Value = Vec<u8>> {

@@ -12,6 +12,7 @@
 //! | Redis's CRC64 and patching it | [`crc64`] |
 //! | listpack and intset bytes (and reading ziplists) | [`listpack`], [`intset`], `ziplist` |
 //! | lengths, strings, each type | `encode`, `decode` |
+//! | streams: nodes, counters, consumer groups | `stream` |
 //! | the file: header, AUX, databases, EOF, checksum; each key's record found without decoding it, and decoded from memory | `file`, `scan` |
 //! | DUMP/RESTORE payloads | `dump` |
 //! | a file into a keyspace, inserting on several threads | `fill` |
@@ -20,11 +21,12 @@
 //! the same encoding, LZF strings included: [`crate::lzf::compress_as_liblzf`]); files that Redis 7.0
 //! loads whenever the data allows (the lowest version that holds it);
 //! loading whatever Redis 7.0 and 8.4 write for strings, lists, sets,
-//! sorted sets and hashes, field TTLs included; refusing corrupt input
-//! with an error, never a panic or an allocation sized by a claimed length.
+//! sorted sets, hashes (field TTLs included) and streams (consumer
+//! groups included, and Redis 6.2's streams); refusing corrupt input with
+//! an error, never a panic or an allocation sized by a claimed length.
 //! The ziplist types of Redis before 7.0 are read too (`ziplist`).
-//! Non-goals: streams, modules, functions, zipmap hashes (Redis 2.x),
-//! all refused as unsupported.
+//! Non-goals: modules, zipmap hashes (Redis 2.x), both refused as
+//! unsupported.
 
 pub mod crc64;
 mod decode;
@@ -33,6 +35,7 @@ mod encode;
 mod file;
 mod fill;
 mod scan;
+mod stream;
 pub mod intset;
 pub mod listpack;
 #[doc(hidden)]
@@ -59,10 +62,13 @@ pub mod types {
     pub const ZSET_ZIPLIST: u8 = 12;
     pub const HASH_ZIPLIST: u8 = 13;
     pub const LIST_QUICKLIST: u8 = 14;
+    pub const STREAM_LISTPACKS: u8 = 15;
     pub const HASH_LISTPACK: u8 = 16;
     pub const ZSET_LISTPACK: u8 = 17;
     pub const LIST_QUICKLIST_2: u8 = 18;
+    pub const STREAM_LISTPACKS_2: u8 = 19;
     pub const SET_LISTPACK: u8 = 20;
+    pub const STREAM_LISTPACKS_3: u8 = 21;
     pub const HASH_METADATA: u8 = 24;
     pub const HASH_LISTPACK_EX: u8 = 25;
 }
@@ -83,10 +89,11 @@ pub mod opcodes {
     pub const EOF: u8 = 255;
 }
 
-/// Redis 7.0's version: every type but SET_LISTPACK and the field-TTL
-/// hashes.
+/// Redis 7.0's version: every type but SET_LISTPACK, STREAM_LISTPACKS_3
+/// and the field-TTL hashes.
 pub const RDB_VERSION_MIN: u16 = 10;
-/// Redis 7.2 added SET_LISTPACK.
+/// Redis 7.2 added SET_LISTPACK and STREAM_LISTPACKS_3 (consumers' active
+/// times).
 pub const RDB_VERSION_SET_LISTPACK: u16 = 11;
 /// Redis 7.4 added hash field TTLs (HASH_METADATA, HASH_LISTPACK_EX).
 pub const RDB_VERSION_HASH_TTL: u16 = 12;
@@ -125,7 +132,7 @@ pub enum RdbError {
     Version(u16),
     /// The checksum at the end differs from the bytes' sum.
     Checksum { stored: u64, computed: u64 },
-    /// A value type Tern does not hold (streams, modules, pre-7.0 types).
+    /// A value type Tern does not hold (modules, zipmaps).
     UnsupportedType(u8),
     /// A top-level opcode Tern does not read (module AUX data).
     UnsupportedOpcode(u8),

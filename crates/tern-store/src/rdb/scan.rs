@@ -253,7 +253,38 @@ impl<'a> Cur<'a> {
                 self.take(8)?;
                 self.skip_string()?;
             }
+            types::STREAM_LISTPACKS | types::STREAM_LISTPACKS_2 | types::STREAM_LISTPACKS_3 => self.skip_stream(t)?,
             _ => return Err(RdbError::UnsupportedType(t).into()),
+        }
+        Ok(())
+    }
+
+    /// Skips a stream (see `super::stream`'s layout).
+    fn skip_stream(&mut self, t: u8) -> Result<(), Halt> {
+        let v1 = t == types::STREAM_LISTPACKS;
+        for _ in 0..self.len()? {
+            self.skip_string()?;
+            self.skip_string()?;
+        }
+        // Length and last ID; then first ID, max deleted ID, entries added.
+        for _ in 0..if v1 { 3 } else { 8 } {
+            self.len()?;
+        }
+        for _ in 0..self.len()? {
+            self.skip_string()?;
+            for _ in 0..if v1 { 2 } else { 3 } {
+                self.len()?;
+            }
+            for _ in 0..self.len()? {
+                self.take(16 + 8)?;
+                self.len()?;
+            }
+            for _ in 0..self.len()? {
+                self.skip_string()?;
+                self.take(if t == types::STREAM_LISTPACKS_3 { 16 } else { 8 })?;
+                let ids = self.len()?;
+                self.take(ids.saturating_mul(16))?;
+            }
         }
         Ok(())
     }

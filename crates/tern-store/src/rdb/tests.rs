@@ -107,6 +107,9 @@ enum Spec {
     Set(Vec<Vec<u8>>, usize),
     ZSet(Vec<(Vec<u8>, i32)>, usize),
     Hash(Vec<(Vec<u8>, Vec<u8>, Option<u64>)>, usize),
+    /// Entries (ID gap, value), deletions, entries per node, deliveries
+    /// to a group (entry, consumer; consumer 3 acknowledges).
+    Stream(Vec<(u8, Vec<u8>)>, Vec<u16>, usize, Vec<(u16, u8)>),
 }
 
 fn spec() -> impl Strategy<Value = Spec> {
@@ -123,7 +126,48 @@ fn spec() -> impl Strategy<Value = Spec> {
             prop_oneof![Just(512usize), Just(4)]
         )
             .prop_map(|(e, m)| Spec::Hash(e, m)),
+        (
+            proptest::collection::vec((0u8..3, str_strategy()), 0..30),
+            proptest::collection::vec(any::<u16>(), 0..8),
+            0usize..5,
+            proptest::collection::vec((any::<u16>(), 0u8..4), 0..10)
+        )
+            .prop_map(|(e, d, n, g)| Spec::Stream(e, d, n, g)),
     ]
+}
+
+/// The stream a [`Spec::Stream`] describes.
+fn stream_of(entries: &[(u8, Vec<u8>)], dels: &[u16], per_node: usize, reads: &[(u16, u8)]) -> crate::Stream {
+    use crate::{Stream, StreamId, StreamLimits};
+    let lim = StreamLimits { node_max_bytes: 0, node_max_entries: per_node };
+    let mut s = Stream::new();
+    let mut ids = Vec::new();
+    let mut at = StreamId::MIN;
+    for (gap, v) in entries {
+        at = StreamId::new(at.ms + u64::from(*gap), at.seq + 1);
+        let fields: Vec<&[u8]> = if gap % 2 == 0 { vec![b"f", v] } else { vec![b"g", v, b"7", v] };
+        s.append(at, &fields, lim);
+        ids.push(at);
+    }
+    for d in dels.iter().filter(|_| !ids.is_empty()) {
+        s.delete(ids[usize::from(*d) % ids.len()]);
+    }
+    if !reads.is_empty() {
+        s.create_group(b"g", s.last_id(), 3);
+        s.create_group(b"1", StreamId::MIN, -1);
+        let g = s.group_mut(b"g").unwrap();
+        for c in [&b"c0"[..], b"c1", b"c2"] {
+            g.create_consumer(c, 7);
+        }
+        for (i, (e, c)) in reads.iter().enumerate().filter(|_| !ids.is_empty()) {
+            let id = ids[usize::from(*e) % ids.len()];
+            match c {
+                3 => drop(g.ack(id)),
+                c => drop(g.deliver(id, &[b'c', b'0' + c], 7 + i as u64)),
+            }
+        }
+    }
+    s
 }
 
 fn build(s: &Spec) -> (Value, Limits) {
@@ -172,6 +216,7 @@ fn build(s: &Spec) -> (Value, Limits) {
             }
             Value::Hash(h)
         }
+        Spec::Stream(e, d, n, g) => Value::Stream(Box::new(stream_of(e, d, *n, g))),
     };
     (v, l)
 }
@@ -218,7 +263,16 @@ proptest! {
         let opts = RdbOptions { compression: compress, checksum, redis_ver: "8.4.0".into(), ..RdbOptions::default() };
         let bytes = write_file(&entries, opts);
         let needs_ttl = entries.iter().any(|e| matches!(&e.2, Value::Hash(h) if h.volatile_fields() > 0));
-        prop_assert_eq!(&bytes[..9], if needs_ttl { &b"REDIS0012"[..] } else { &b"REDIS0010"[..] });
+        // Consumers whose active time is not their seen time need Redis
+        // 7.2's stream type.
+        let needs_active = entries.iter().any(|e| matches!(&e.2, Value::Stream(x)
+            if x.groups().any(|(_, g)| g.consumers().any(|(_, c)| c.active_time != c.seen_time as i64))));
+        let version = match (needs_ttl, needs_active) {
+            (true, _) => &b"REDIS0012"[..],
+            (false, true) => b"REDIS0011",
+            (false, false) => b"REDIS0010",
+        };
+        prop_assert_eq!(&bytes[..9], version);
         if checksum {
             let n = bytes.len();
             prop_assert_eq!(crc64::crc64(&bytes[..n - 8]).to_le_bytes().to_vec(), bytes[n - 8..].to_vec());
@@ -315,10 +369,10 @@ fn opcodes_redis_writes_around_keys_are_read() {
     m.extend_from_slice(b"\xf7\x01");
     m.push(0xff);
     assert!(matches!(read_file(&m, lim()), Err(RdbError::UnsupportedOpcode(0xf7))));
-    // A stream is refused as unsupported, not as corrupt.
-    let mut s = b"REDIS0010\xfe\x00\x15\x01k".to_vec();
+    // A module's value is refused as unsupported, not as corrupt.
+    let mut s = b"REDIS0010\xfe\x00\x07\x01k".to_vec();
     s.push(0xff);
-    assert!(matches!(read_file(&s, lim()), Err(RdbError::UnsupportedType(21))));
+    assert!(matches!(read_file(&s, lim()), Err(RdbError::UnsupportedType(7))));
     // A callback's refusal ends the load with its error.
     let r = load(&file[..], lim(), |_, _, _, _| Err(RdbError::Rejected("no".into())));
     assert!(matches!(r, Err(RdbError::Rejected(_))));

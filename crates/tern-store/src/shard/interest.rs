@@ -25,6 +25,9 @@ impl WatchFlag {
     }
 }
 
+/// The type stream readers wait for (their [`Waiter::wants`]).
+const STREAM: &str = "stream";
+
 /// Who wants to hear that a key changed: the WATCHing clients' flags, and
 /// the clients blocked on it (blocking pops), first come first. One table
 /// for both, so that a write probes it once, and only when it is not empty.
@@ -154,21 +157,65 @@ impl Shard {
         };
         let mut pass_on = false;
         let mut d = BlockingKeys::default();
+        let mut stream_at = None;
         if let Some(w) = self.interest.find_mut(hash, |w| *w.key == *key) {
             if let Some(i) = w.waiters.iter().position(|x| x.client == client) {
-                if w.waiters.remove(i).is_some_and(|x| x.on_nokey) {
+                let gone = w.waiters.remove(i);
+                if gone.is_some_and(|x| x.on_nokey) {
                     w.nokey -= 1;
                     d.nokey = -i8::from(w.nokey == 0);
+                }
+                if gone.is_some_and(|x| x.wants == STREAM) {
+                    stream_at = Some(i);
                 }
                 d.keys = -i8::from(w.waiters.is_empty());
                 pass_on = due && !w.waiters.is_empty();
             }
         }
-        if pass_on && self.peek(key, hash, now).is_some() && !self.ready.iter().any(|k| **k == *key) {
-            self.ready.push(key.into());
+        // A stream's readers each wait for their own ids: the one after a
+        // reader that is done hears of the write in its turn, whoever was
+        // first.
+        if let Some(at) = stream_at {
+            self.wake_after(key, hash, at, now);
+            self.interest_done(key, hash);
+            return d;
+        }
+        // What it did not take is the next one's; a key gone (or changed
+        // type) is news for the waiters that end on that (`on_nokey`).
+        if pass_on && !self.ready.iter().any(|k| **k == *key) {
+            let next = self.interest.find(hash, |w| *w.key == *key).and_then(|w| self.next_waiter(key, hash, &w.waiters)).is_some();
+            if next && (self.peek(key, hash, now).is_some() || self.interest.find(hash, |w| *w.key == *key).is_some_and(|w| w.nokey > 0)) {
+                self.ready.push(key.into());
+            }
         }
         self.interest_done(key, hash);
         d
+    }
+
+    /// A stream reader woken for `key` that the write did not serve (its
+    /// ids are ahead, its group got nothing new) waits on, and passes the
+    /// wake to the reader after it, as Redis tries every reader of the
+    /// key in turn.
+    pub fn pass_over(&mut self, key: &[u8], hash: u64, client: u64, now: u64) {
+        let at = self.interest.find(hash, |w| *w.key == *key).and_then(|w| w.waiters.iter().position(|x| x.client == client));
+        if let Some(at) = at {
+            self.wake_after(key, hash, at + 1, now);
+        }
+    }
+
+    /// Wakes the first stream reader of `key`'s queue from position `at`
+    /// on that the key's state concerns: any while the key holds a stream;
+    /// those that end when it goes (`on_nokey`) once it is absent or of
+    /// another type.
+    fn wake_after(&mut self, key: &[u8], hash: u64, at: usize, now: u64) {
+        let live = self.peek(key, hash, now).map(|e| e.value().type_name());
+        let Some(w) = self.interest.find(hash, |w| *w.key == *key) else { return };
+        let next = w.waiters.iter().skip(at).find(|x| (x.wants == STREAM && live == Some(STREAM)) || x.on_nokey).copied();
+        if let Some(n) = next {
+            if !self.passed.contains(&n) {
+                self.passed.push(n);
+            }
+        }
     }
 
     /// Whether `client` may take from `key` now: no one blocked on it who
@@ -181,17 +228,29 @@ impl Shard {
         }
     }
 
-    /// The first of `waiters` (`key`'s queue) whose type `key` holds; the
-    /// first of all when the key is absent (its wake finds nothing, and
-    /// waits on).
+    /// The first of `waiters` (`key`'s queue) whose type `key` holds, or
+    /// that ends when the key changes type (`on_nokey`: its run again
+    /// answers with an error); the first of all when the key is absent
+    /// (its wake finds nothing, and it waits on, unless it is `on_nokey`).
     fn next_waiter<'w>(&self, key: &[u8], hash: u64, waiters: &'w std::collections::VecDeque<Waiter>) -> Option<&'w Waiter> {
         match self.table.get(key, hash) {
             Some(e) => {
                 let t = e.value().type_name();
-                waiters.iter().find(|w| w.wants == t)
+                waiters.iter().find(|w| w.wants == t || w.on_nokey)
             }
             None => waiters.front(),
         }
+    }
+
+    /// The waiter a write to `key` wakes: [`Self::next_waiter`], but for
+    /// an absent key the first that ends on its deletion, if any.
+    fn woken_by_write<'w>(&self, key: &[u8], hash: u64, waiters: &'w std::collections::VecDeque<Waiter>) -> Option<&'w Waiter> {
+        if self.table.get(key, hash).is_none() {
+            if let Some(w) = waiters.iter().find(|w| w.on_nokey) {
+                return Some(w);
+            }
+        }
+        self.next_waiter(key, hash, waiters)
     }
 
     /// Moves the first waiter (of those the key's type serves) of each key
@@ -199,13 +258,20 @@ impl Shard {
     /// written) to `out`, once each.
     #[inline]
     pub fn drain_ready(&mut self, out: &mut Vec<Waiter>) {
+        if !self.passed.is_empty() {
+            for w in std::mem::take(&mut self.passed) {
+                if !out.contains(&w) {
+                    out.push(w);
+                }
+            }
+        }
         if self.ready.is_empty() {
             return;
         }
         for key in std::mem::take(&mut self.ready) {
             let hash = self.hash_key(&key);
             let Some(i) = self.interest.find(hash, |w| *w.key == *key) else { continue };
-            if let Some(w) = self.next_waiter(&key, hash, &i.waiters) {
+            if let Some(w) = self.woken_by_write(&key, hash, &i.waiters) {
                 if !out.contains(w) {
                     out.push(*w);
                 }
@@ -239,6 +305,7 @@ impl Shard {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::entry::NewValue;
     use crate::shard::tests::s;
 
     #[test]
@@ -252,6 +319,47 @@ mod tests {
         assert!(f.is_set());
         sh.unwatch(b"a", 7, &f);
         assert!(sh.interest.is_empty());
+    }
+
+    /// Stream readers each wait for ids of their own: one the write did
+    /// not serve passes the wake to the reader after it, and one served
+    /// hands it on too, whoever was first; a deleted key wakes only those
+    /// that end on it.
+    #[test]
+    fn stream_readers_pass_a_wake_along_the_queue() {
+        let mut sh = Shard::new();
+        let hk = sh.hash_key(b"k");
+        let r = |client, on_nokey| Waiter { client, worker: 0, on_nokey, wants: "stream" };
+        let (a, b, c) = (r(1, false), r(2, true), r(3, false));
+        for w in [a, b, c] {
+            sh.block(b"k", hk, w);
+        }
+        let mut out = Vec::new();
+        sh.set(b"k", hk, NewValue::Value(crate::Value::Stream(Box::default())), None, 0);
+        sh.drain_ready(&mut out);
+        assert_eq!(out, vec![a]);
+        // `a` was not served: `b` is next.
+        sh.pass_over(b"k", hk, 1, 0);
+        out.clear();
+        sh.drain_ready(&mut out);
+        assert_eq!(out, vec![b]);
+        // `b` was served and leaves: `c`, behind it, is next, though `a`
+        // is still first.
+        sh.unblock(b"k", hk, 2, 0);
+        out.clear();
+        sh.drain_ready(&mut out);
+        assert_eq!(out, vec![c]);
+        // Gone: the reader that ends on it is woken, not the first.
+        sh.block(b"k", hk, b);
+        sh.remove(b"k", hk, 0);
+        out.clear();
+        sh.drain_ready(&mut out);
+        assert_eq!(out, vec![b]);
+        // ... and, served with its error, wakes no reader that waits on.
+        sh.unblock(b"k", hk, 2, 0);
+        out.clear();
+        sh.drain_ready(&mut out);
+        assert!(out.is_empty());
     }
 
     #[test]
