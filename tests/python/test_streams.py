@@ -343,3 +343,30 @@ def test_stream_model_under_random_commands(r):
                 assert r.xlen("m") == len(model)
     finally:
         r.config_set("stream-node-max-entries", "100")
+
+
+def test_trim_reference_policies(r):
+    """Redis 8.2's KEEPREF (the default), DELREF and ACKED on XTRIM and
+    XADD's trimming: what the consumer groups hold back or lose."""
+    def fresh():
+        r.delete("s")
+        for i in range(1, 6):
+            r.xadd("s", {"i": str(i)}, id="%d-0" % i)
+        r.xgroup_create("s", "g", id="0")
+        r.xreadgroup("g", "c", {"s": ">"}, count=3)
+        r.xack("s", "g", "1-0")
+
+    fresh()
+    # ACKED removes only what the group has read and acknowledged.
+    assert r.execute_command("XTRIM", "s", "MAXLEN", "0", "ACKED") == 1
+    assert [e[0] for e in r.xrange("s")] == ["2-0", "3-0", "4-0", "5-0"]
+    fresh()
+    # DELREF takes the trimmed entries out of the pending lists too.
+    assert r.execute_command("XTRIM", "s", "MAXLEN", "3", "DELREF") == 2
+    assert [p["message_id"] for p in r.xpending_range("s", "g", "-", "+", 10)] == ["3-0"]
+    fresh()
+    # KEEPREF (and no option) leave them pending.
+    assert r.execute_command("XTRIM", "s", "MAXLEN", "3", "KEEPREF") == 2
+    assert [p["message_id"] for p in r.xpending_range("s", "g", "-", "+", 10)] == ["2-0", "3-0"]
+    assert r.execute_command("XADD", "s", "ACKED", "MAXLEN", "0", "6-0", "i", "6") == "6-0"
+    assert r.xlen("s") == 4

@@ -300,6 +300,12 @@ fn parse_add_trim(ctx: &Ctx<'_, '_>, args: Args<'_>, xadd: bool) -> Result<AddTr
             i += 1;
         } else if xadd && is(opt, b"nomkstream") {
             a.nomkstream = true;
+        } else if is(opt, b"keepref") {
+            a.refs = RefPolicy::KeepRef;
+        } else if is(opt, b"delref") {
+            a.refs = RefPolicy::DelRef;
+        } else if is(opt, b"acked") {
+            a.refs = RefPolicy::Acked;
         } else if xadd {
             // Either an id or a syntax error, which the id's own reads as.
             a.id = Some(parse_id(opt, 0, true, true)?);
