@@ -207,6 +207,8 @@ VECTORS = {
     "xpending": [["s", "g"], ["s", "g", "-", "+", "10"]],
     "xclaim": [["s", "g", "c", "0", "1-0"]],
     "xautoclaim": [["s", "g", "c", "0", "0"]],
+    "xdelex": [["s", "IDS", "1", "1-0"]],
+    "xackdel": [["s", "g", "ACKED", "IDS", "1", "1-0"]],
     "xinfo": [["stream", "s"], ["groups", "s"], ["consumers", "s", "g"], ["nosuch", "s"]],
 }
 

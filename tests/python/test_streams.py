@@ -370,3 +370,46 @@ def test_trim_reference_policies(r):
     assert [p["message_id"] for p in r.xpending_range("s", "g", "-", "+", 10)] == ["2-0", "3-0"]
     assert r.execute_command("XADD", "s", "ACKED", "MAXLEN", "0", "6-0", "i", "6") == "6-0"
     assert r.xlen("s") == 4
+
+
+def test_xdelex_and_xackdel(r):
+    """Redis 8.2's XDELEX and XACKDEL: a code per id (1 deleted, -1 not
+    found or not pending, 2 kept because a group still needs it)."""
+    for i in range(1, 5):
+        r.xadd("s", {"i": str(i)}, id="%d-0" % i)
+    r.xgroup_create("s", "g1", id="0")
+    r.xgroup_create("s", "g2", id="0")
+    r.xreadgroup("g1", "c", {"s": ">"}, count=2)
+    r.xreadgroup("g2", "c", {"s": ">"}, count=1)
+    x = lambda *a: r.execute_command(*a)
+    # 1-0 is pending in both groups, 3-0 delivered to none: ACKED keeps both.
+    assert x("XDELEX", "s", "ACKED", "IDS", "3", "1-0", "3-0", "9-0") == [2, 2, -1]
+    # KEEPREF (the default) deletes and leaves the references.
+    assert x("XDELEX", "s", "IDS", "1", "4-0") == [1]
+    assert r.xlen("s") == 3
+    # XACKDEL: 1-0 acknowledged out of g1 but pending in g2 (ACKED keeps
+    # it); 2-0 out of g1, which g2 has not read yet; 3-0 not pending.
+    assert x("XACKDEL", "s", "g1", "ACKED", "IDS", "3", "1-0", "2-0", "3-0") == [2, 2, -1]
+    assert r.xpending("s", "g1")["pending"] == 0
+    # Out of g2 too: nothing needs 1-0 any more.
+    assert x("XACKDEL", "s", "g2", "ACKED", "IDS", "1", "1-0") == [1]
+    # DELREF deletes and clears every group's reference.
+    r.xreadgroup("g2", "c", {"s": ">"})
+    assert x("XACKDEL", "s", "g1", "DELREF", "IDS", "1", "2-0") == [-1]
+    assert x("XDELEX", "s", "DELREF", "IDS", "1", "2-0") == [1]
+    assert [p["message_id"] for p in r.xpending_range("s", "g2", "-", "+", 10)] == ["3-0"]
+    assert x("XDELEX", "missing", "IDS", "2", "1-0", "2-0") == [-1, -1]
+    assert x("XACKDEL", "s", "nogroup", "IDS", "1", "3-0") == [-1]
+    for args, err in [
+        (("XDELEX", "s", "IDS", "0", "1-0"), "Number of IDs must be a positive integer"),
+        (("XDELEX", "s", "IDS", "x", "1-0"), "Number of IDs must be a positive integer"),
+        (("XDELEX", "s", "IDS", "3", "1-0"), "The `numids` parameter must match the number of arguments"),
+        (("XDELEX", "s", "FOO", "IDS", "1", "1-0"), "syntax error"),
+        (("XDELEX", "s", "IDS", "1", "x"), "Invalid stream ID specified as stream command argument"),
+        (("XACKDEL", "s", "g1", "KEEPREF", "1-0", "2-0"), "syntax error"),
+    ]:
+        with pytest.raises(redis.ResponseError, match=err):
+            x(*args)
+    r.set("str", "v")
+    with pytest.raises(redis.ResponseError, match="WRONGTYPE"):
+        x("XDELEX", "str", "IDS", "1", "1-0")

@@ -272,6 +272,8 @@ pub const XSETID_BELOW_TOP: &str = "ERR The ID specified in XSETID is smaller th
 pub const XSETID_ENTRIES_ADDED_BELOW_LENGTH: &str = "ERR The entries_added specified in XSETID is smaller than the target stream length";
 pub const XREAD_GROUP_OPTION: &str = "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.";
 pub const XREAD_NOACK_OPTION: &str = "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.";
+pub const STREAM_NUMIDS: &str = "ERR Number of IDs must be a positive integer";
+pub const STREAM_NUMIDS_MISMATCH: &str = "ERR The `numids` parameter must match the number of arguments";
 pub const STREAM_LAST_ID_ZERO: &str = "ERR the stream last element ID is 0-0";
 pub const XREAD_GT_ID: &str = "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.";
 

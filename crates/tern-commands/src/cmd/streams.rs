@@ -47,6 +47,14 @@ pub static COMMANDS: &[CommandSpec] = &[
         .event(ev::XDEL)
         .doc("stream", "Returns the number of messages after removing them from a stream.", "5.0.0", "O(1) for each single item to delete in the stream, regardless of the stream size.")
         .acl(&["write", "stream", "fast"]),
+    CommandSpec::new("xdelex", -5, WRITE | FAST, &[ks(RW | DELETE, index(1), range(0, 1, 0))], xdelex)
+        .event(ev::XDEL)
+        .doc("stream", "Deletes one or multiple entries from the stream.", "8.2.0", "O(1) for each single item to delete in the stream, regardless of the stream size.")
+        .acl(&["write", "stream", "fast"]),
+    CommandSpec::new("xackdel", -6, WRITE | FAST, &[ks(RW | UPDATE | DELETE, index(1), range(0, 1, 0))], xackdel)
+        .event(ev::XDEL)
+        .doc("stream", "Acknowledges and conditionally deletes one or multiple entries for a stream consumer group.", "8.2.0", "O(1) for each entry ID processed.")
+        .acl(&["write", "stream", "fast"]),
     CommandSpec::new("xtrim", -4, WRITE, &[ks(RW | DELETE, index(1), range(0, 1, 0))], xtrim)
         .event(ev::XTRIM)
         .doc("stream", "Deletes messages from the beginning of a stream.", "5.0.0", "O(N), with N being the number of evicted entries. Constant times are very small however, since entries are organized in macro nodes containing multiple entries that can be released with a single deallocation.")
@@ -579,6 +587,152 @@ fn xdel(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         deleted as i64
     });
     super::reply_count(ctx, r);
+}
+
+// ------------------------------------------------------ XDELEX, XACKDEL --
+
+/// What XDELEX and XACKDEL answer for each id (Redis 8.2).
+const GONE: i64 = 1;
+const NOT_FOUND: i64 = -1;
+const STILL_REFERENCED: i64 = 2;
+
+/// XDELEX's and XACKDEL's arguments from `from` on: a reference policy
+/// (KEEPREF, the default, DELREF or ACKED) and `IDS numids id…`, in
+/// either order.
+fn parse_refs_and_ids(args: Args<'_>, from: usize) -> Result<(RefPolicy, Vec<StreamId>), &'static str> {
+    let (mut refs, mut ids) = (RefPolicy::KeepRef, None);
+    let mut i = from;
+    while i < args.len() {
+        let a = args.get(i);
+        if is(a, b"ids") && i + 1 < args.len() && ids.is_none() {
+            let n = parse_i64(args.get(i + 1)).filter(|&n| n > 0).ok_or(errors::STREAM_NUMIDS)?;
+            let n = usize::try_from(n).unwrap_or(usize::MAX);
+            if n > args.len() - i - 2 {
+                return Err(errors::STREAM_NUMIDS_MISMATCH);
+            }
+            let given = args.tail(i + 2).iter().take(n).map(|a| parse_id(a, 0, true, false).map(|(id, _)| id)).collect::<Result<Vec<_>, _>>()?;
+            ids = Some(given);
+            i += 2 + n;
+            continue;
+        } else if is(a, b"keepref") {
+            refs = RefPolicy::KeepRef;
+        } else if is(a, b"delref") {
+            refs = RefPolicy::DelRef;
+        } else if is(a, b"acked") {
+            refs = RefPolicy::Acked;
+        } else {
+            return Err(errors::SYNTAX);
+        }
+        i += 1;
+    }
+    Ok((refs, ids.ok_or(errors::SYNTAX)?))
+}
+
+/// Deletes entry `id` as `refs` says (the caller knows the stream holds
+/// it): under ACKED only if no group still needs it.
+fn delete_with(s: &mut Stream, id: StreamId, refs: RefPolicy) -> i64 {
+    match refs {
+        RefPolicy::Acked if s.referenced(id) => STILL_REFERENCED,
+        RefPolicy::DelRef => {
+            s.unref(id);
+            s.delete(id);
+            GONE
+        }
+        _ => {
+            s.delete(id);
+            GONE
+        }
+    }
+}
+
+/// The per-id codes of XDELEX and XACKDEL.
+fn reply_codes(ctx: &mut Ctx<'_, '_>, r: Result<Option<Vec<i64>>, &'static str>, n: usize) {
+    match r {
+        Err(e) => ctx.reply.error(e),
+        Ok(codes) => {
+            let codes = codes.unwrap_or_else(|| vec![NOT_FOUND; n]);
+            ctx.reply.array(codes.len());
+            for c in codes {
+                ctx.reply.int(c);
+            }
+        }
+    }
+}
+
+fn xdelex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let (refs, ids) = match parse_refs_and_ids(args, 2) {
+        Ok(v) => v,
+        Err(e) => return ctx.reply.error(e),
+    };
+    let key = args.get(1);
+    let r = edit_stream(ctx, key, false, |s, edit| {
+        let codes: Vec<i64> = ids
+            .iter()
+            .map(|&id| {
+                if s.contains(id) {
+                    delete_with(s, id, refs)
+                } else {
+                    // A reference to an entry gone already goes too.
+                    if refs == RefPolicy::DelRef {
+                        s.unref(id);
+                    }
+                    NOT_FOUND
+                }
+            })
+            .collect();
+        let gone = codes.iter().filter(|&&c| c == GONE).count();
+        if gone > 0 {
+            edit.emit(|| Effect::Stream { key: boxed(key), argv: argv_of(args) });
+            edit.changes(gone);
+        }
+        codes
+    });
+    reply_codes(ctx, r, ids.len());
+}
+
+fn xackdel(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let (refs, ids) = match parse_refs_and_ids(args, 3) {
+        Ok(v) => v,
+        Err(e) => return ctx.reply.error(e),
+    };
+    let (key, group) = (args.get(1), args.get(2));
+    let r = edit_stream(ctx, key, false, |s, edit| {
+        if s.group(group).is_none() {
+            return vec![NOT_FOUND; ids.len()];
+        }
+        let (mut acked, mut gone) = (0, 0);
+        let codes: Vec<i64> = ids
+            .iter()
+            .map(|&id| {
+                // Only an entry the group has pending is acknowledged,
+                // and only then deleted.
+                if !s.group_mut(group).is_some_and(|g| g.ack(id)) {
+                    return NOT_FOUND;
+                }
+                acked += 1;
+                if !s.contains(id) {
+                    if refs == RefPolicy::DelRef {
+                        s.unref(id);
+                    }
+                    return GONE;
+                }
+                let c = delete_with(s, id, refs);
+                gone += usize::from(c == GONE);
+                c
+            })
+            .collect();
+        if acked > 0 {
+            if gone == 0 {
+                // Acknowledgements alone are no event, as XACK's.
+                tern_store::event::set_current(None);
+            }
+            edit.emit(|| Effect::Stream { key: boxed(key), argv: argv_of(args) });
+            edit.changes(acked + gone);
+        }
+        codes
+    });
+    tern_store::event::set_current(None);
+    reply_codes(ctx, r, ids.len());
 }
 
 /// The id of the stream's last entry, 0-0 when it has none (Redis's
