@@ -6,9 +6,18 @@
 #                pipeline 16, 50 connections
 #   xrange-100   XRANGE s:N - + COUNT 100 over 100 streams of 200 such
 #                entries, pipeline 1, 50 connections
-#   memory       bytes per entry (INFO used_memory after minus before) of
-#                1M entries of 3 fields × 10 B in 100 streams
+#   group        one consumer group, 10 consumers each looping on
+#                XREADGROUP COUNT 10 and XACK of the round before, while 2
+#                producers XADD at pipeline 16, over a backlog of 2M entries
+#                (crates/tern-bench/examples/stream_group.rs): entries
+#                consumed/s, and the server's CPU per entry consumed
+#   memory       bytes per entry of 1M entries of 3 fields × 10 B in 100
+#                streams: the process's resident memory (VmRSS) after the
+#                load minus before it, as the machine sees it (Tern's INFO
+#                used_memory is its own accounting, Redis's its allocator
+#                count: not the same measure)
 #
+#   cargo build --release -p tern-server -p tern-bench --example stream_group
 #   bench/streams.sh target/release/tern-server /usr/bin/redis-server
 #   REPS=5 SECS=8 WORKLOADS="xadd-p16" bench/streams.sh A B
 #
@@ -20,7 +29,8 @@ A=$1; B=$2
 BENCH=${BENCH:-target/release/tern-bench}
 REPS=${REPS:-3}; SECS=${SECS:-8}
 SERVER_LIMIT=${SERVER_LIMIT:-$((SECS + 600))}
-WORKLOADS=${WORKLOADS:-"xadd-p16 xrange-100 memory"}
+WORKLOADS=${WORKLOADS:-"xadd-p16 xrange-100 group memory"}
+GROUP=${GROUP:-target/release/examples/stream_group}
 tck=$(getconf CLK_TCK)
 out=${OUT:-/tmp/streams-$$.txt}
 . bench/workloads.sh
@@ -36,7 +46,7 @@ bench() { # tern-bench arguments...
     taskset -c "${BENCH_CPUS:-1}" "$BENCH" -p "$PORT" -t 1 --hide-histogram --distinct-client-seed "${KEYARGS[@]}" "$@" 2>&1
 }
 
-used_memory() { redis-cli -p "$PORT" info memory | awk -F: '/^used_memory:/{print $2+0}'; }
+resident() { awk '/^VmRSS:/{print $2 * 1024}' "/proc/$PID/status"; }
 
 run_one() { # workload binary tag
     local w=$1 bin=$2 tag=$3 a b ops
@@ -52,11 +62,17 @@ run_one() { # workload binary tag
             a=$(server_ticks)
             ops=$(bench -c 50 --pipeline 1 --test-time "$SECS" --command "XRANGE __key__ - + COUNT 100" | awk '/^Totals/{print $2}')
             b=$(server_ticks) ;;
+        group)
+            local line
+            line=$(taskset -c "${BENCH_CPUS:-1}" "$GROUP" "$PORT" "$SECS" 10 2 10 2000000)
+            stop_server
+            python3 -c "l='$line'.split(); print('$w', '$tag', l[1], l[5])" | tee -a "$out"
+            return ;;
         memory)
             local before after
-            before=$(used_memory)
+            before=$(resident)
             bench -c 10 --pipeline 100 -n 100000 --key-pattern P:P --command "$XADD" >/dev/null
-            after=$(used_memory)
+            after=$(resident)
             local n
             n=$(for k in $(seq 1 100); do redis-cli -p "$PORT" xlen "s:$k"; done | awk '{s+=$1} END {print s}')
             stop_server

@@ -48,8 +48,11 @@ start_server() {
     shift
     PORT=$(free_port)
     server_threads "$bin"
+    # A directory of its own: a dump.rdb left where the script runs would
+    # be loaded at start and change what is measured.
+    SERVER_DIR=$(mktemp -d)
     timeout "${SERVER_LIMIT:-600}" taskset -c "${SERVER_CPUS:-0}" "$bin" --port "$PORT" --bind 127.0.0.1 \
-        "${THREADS[@]}" --save '' "$@" >/dev/null 2>&1 &
+        "${THREADS[@]}" --save '' --dir "$SERVER_DIR" "$@" >/dev/null 2>&1 &
     TPID=$!
     PID=
     for _ in $(seq 100); do
@@ -67,7 +70,8 @@ start_server() {
 stop_server() {
     if [ -n "$PID" ]; then kill "$PID" 2>/dev/null || true; fi
     if [ -n "$TPID" ]; then wait "$TPID" 2>/dev/null || true; fi
-    PID=; TPID=
+    if [ -n "${SERVER_DIR:-}" ]; then rm -rf "$SERVER_DIR"; fi
+    PID=; TPID=; SERVER_DIR=
 }
 
 # The server's CPU time so far, in clock ticks (utime + stime of stat(5)).

@@ -2,7 +2,7 @@
 //! the consumer groups that read them.
 //!
 //! ```text
-//!  Stream ─ nodes: BTreeMap<master ID, Node>   ordered as Redis's rax of 128-bit big-endian IDs
+//!  Stream ─ nodes: NodeIndex of (master ID, Node)  ordered as Redis's rax of 128-bit big-endian IDs
 //!         │        Node = one Redis stream listpack:
 //!         │   master entry: | count | deleted | n | field_1 … field_n | 0 |
 //!         │   each entry:   | flags | ms-diff | seq-diff | [n | field_1 … field_n] | value_1 … value_n | lp-count |
@@ -30,22 +30,23 @@
 //! trimming (exact, approximate by whole nodes, LIMIT, and Redis 8.2's
 //! KEEPREF / DELREF / ACKED), its read counters (`entries_read`, lag) and
 //! its consumer group bookkeeping. Non-goals: the radix tree itself (a
-//! B-tree map orders the nodes; XINFO's `radix-tree-nodes` is worked out
-//! from [`Stream::node_ids`]), a garbage collection of tombstones (Redis
-//! has none either).
+//! sorted ring buffer orders the nodes, see `index`; XINFO's
+//! `radix-tree-nodes` is worked out from [`Stream::node_ids`]), a garbage
+//! collection of tombstones (Redis has none either).
 
 use std::collections::BTreeMap;
-use std::ops::Bound;
 
 use crate::rdb::listpack;
 
 mod group;
+mod index;
 mod node;
 #[cfg(test)]
 pub(crate) mod tests;
 
 pub use group::{ClaimCount, Consumer, Group, Nack};
 pub use node::{FieldIter, Fields};
+use index::NodeIndex;
 use node::Node;
 
 /// A stream entry's ID: milliseconds and a sequence number, ordered as
@@ -164,7 +165,7 @@ pub enum RefPolicy {
 /// A stream: see the module docs.
 #[derive(Clone, Debug, Default)]
 pub struct Stream {
-    nodes: BTreeMap<StreamId, Node>,
+    nodes: NodeIndex,
     /// The nodes' buffers at their allocator size classes, kept as they
     /// change: a write measures the value before and after, and a
     /// stream's nodes are too many to walk each time.
@@ -257,7 +258,7 @@ impl Stream {
     /// The nodes' keys (their master entries' IDs), in order: what Redis's
     /// radix tree indexes (XINFO's `radix-tree-*` figures).
     pub fn node_ids(&self) -> impl Iterator<Item = StreamId> + '_ {
-        self.nodes.keys().copied()
+        self.nodes.keys()
     }
 
     /// `OBJECT ENCODING`'s name.
@@ -275,23 +276,21 @@ impl Stream {
             0 => MAX_NODE_BYTES,
             n => n.min(MAX_NODE_BYTES),
         };
-        let mut tail = self.nodes.last_entry();
-        let fits = tail.as_ref().is_some_and(|t| {
-            let n = t.get();
+        let mut tail = self.nodes.last_mut();
+        let fits = tail.as_ref().is_some_and(|(_, n)| {
             n.bytes().len() + bytes < max_bytes && (lim.node_max_entries == 0 || n.live() + n.deleted() < lim.node_max_entries as u64)
         });
         match tail.as_mut() {
-            Some(t) if fits => {
-                let master = *t.key();
-                let before = node_cost(t.get());
-                t.get_mut().append(master, id, fields);
-                self.node_heap = self.node_heap - before + node_cost(t.get());
+            Some((master, n)) if fits => {
+                let before = node_cost(n);
+                n.append(*master, id, fields);
+                self.node_heap = self.node_heap - before + node_cost(n);
             }
             _ => {
-                if let Some(t) = tail.as_mut() {
-                    let before = node_cost(t.get());
-                    t.get_mut().shrink();
-                    self.node_heap = self.node_heap - before + node_cost(t.get());
+                if let Some((_, n)) = tail.as_mut() {
+                    let before = node_cost(n);
+                    n.shrink();
+                    self.node_heap = self.node_heap - before + node_cost(n);
                 }
                 let room = match lim.node_max_bytes {
                     0 => NODE_PREALLOC,
@@ -315,7 +314,7 @@ impl Stream {
             return;
         }
         if rev {
-            for (&key, node) in self.nodes.range(..=end).rev() {
+            for (key, node) in self.nodes.up_to(end).rev() {
                 let m = node.master();
                 let mut at = node.last();
                 while let Some(p) = at {
@@ -330,10 +329,7 @@ impl Stream {
                 }
             }
         } else {
-            // The node that may hold `start`: the last to begin at or
-            // before it.
-            let from = self.nodes.range(..=start).next_back().map_or(StreamId::MIN, |(k, _)| *k);
-            for (&key, node) in self.nodes.range(from..) {
+            for (key, node) in self.nodes.onward(start) {
                 let m = node.master();
                 let mut at = node.first(&m);
                 while let Some(p) = at {
@@ -385,7 +381,7 @@ impl Stream {
     /// the first ID on when it was the first. False if no live entry has
     /// that ID.
     pub fn delete(&mut self, id: StreamId) -> bool {
-        let Some((&key, node)) = self.nodes.range_mut(..=id).next_back() else { return false };
+        let Some((key, node)) = self.nodes.holder_mut(id) else { return false };
         let m = node.master();
         let mut at = node.first(&m);
         let found = loop {
@@ -427,10 +423,10 @@ impl Stream {
                 break;
             }
             let next = match after {
-                None => self.nodes.iter().next(),
-                Some(k) => self.nodes.range((Bound::Excluded(k), Bound::Unbounded)).next(),
+                None => self.nodes.first(),
+                Some(k) => self.nodes.next_after(k),
             };
-            let Some((&key, node)) = next else { break };
+            let Some((key, node)) = next else { break };
             let entries = node.live();
             if limit > 0 && deleted + entries > limit {
                 break;
@@ -466,7 +462,7 @@ impl Stream {
     /// first on, as `refs` allows; frees the node if none is left live.
     /// Returns how many were marked.
     fn trim_node(&mut self, key: StreamId, to: TrimTo, refs: RefPolicy) -> u64 {
-        let Some(node) = self.nodes.get_mut(&key) else { return 0 };
+        let Some(node) = self.nodes.get_mut(key) else { return 0 };
         let groups = &mut self.groups;
         let before = node_cost(node);
         let m = node.master();
@@ -512,7 +508,7 @@ impl Stream {
     }
 
     fn drop_node(&mut self, key: StreamId) {
-        if let Some(n) = self.nodes.remove(&key) {
+        if let Some(n) = self.nodes.remove(key) {
             self.node_heap -= node_cost(&n);
         }
     }
@@ -646,12 +642,12 @@ impl Stream {
     }
 
     /// Heap bytes held: the nodes' buffers at their allocator size
-    /// classes, the maps (estimated: an entry and a half per entry), the
-    /// groups.
+    /// classes, the node index's buffer, the group map (estimated: an
+    /// entry and a half per entry), the groups.
     /// O(groups): the nodes' share is kept as they change.
     pub fn heap_size(&self) -> usize {
         let groups: usize = self.groups.iter().map(|(n, g)| tern_table::size_class(n.len()) + g.heap_size()).sum();
-        self.node_heap + map_heap::<StreamId, Node>(self.nodes.len()) + map_heap::<Box<[u8]>, Group>(self.groups.len()) + groups
+        self.node_heap + self.nodes.heap_size() + map_heap::<Box<[u8]>, Group>(self.groups.len()) + groups
     }
 
     /// Allocations freeing the stream releases, as Redis's
@@ -664,7 +660,7 @@ impl Stream {
 
     /// The nodes as RDB saves them: master ID and listpack bytes, in order.
     pub(crate) fn nodes(&self) -> impl Iterator<Item = (StreamId, &[u8])> + '_ {
-        self.nodes.iter().map(|(k, n)| (*k, n.bytes()))
+        self.nodes.iter().map(|(k, n)| (k, n.bytes()))
     }
 }
 

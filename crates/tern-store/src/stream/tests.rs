@@ -1,4 +1,5 @@
 use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Bound;
 
 use proptest::prelude::*;
 
@@ -37,7 +38,7 @@ fn pairs(kv: &[&str]) -> Pairs {
 pub(crate) fn check_invariants(s: &Stream) {
     let mut live = 0;
     let mut prev: Option<StreamId> = None;
-    for (&key, node) in &s.nodes {
+    for (key, node) in s.nodes.iter() {
         let vals = listpack::collect(node.bytes()).expect("valid listpack");
         let c = node::check(&vals, key).expect("valid stream node, starting at its master ID");
         assert!(c.live > 0, "no node without a live entry");
@@ -340,6 +341,34 @@ fn sizes_and_names() {
     assert_eq!(s.encoding(), "stream");
     assert!(s.heap_size() > 200 * 5, "{}", s.heap_size());
     assert_eq!(s.free_effort(), 2);
+}
+
+#[test]
+fn node_index_keeps_order_and_little_room() {
+    let entry = std::mem::size_of::<(StreamId, Node)>();
+    let node = |ms| (id(ms, 0), Node::new(id(ms, 0), &[b"f", b"v"], 0));
+    let mut ix = index::NodeIndex::default();
+    for ms in 1..=1000 {
+        let (k, n) = node(ms * 2);
+        ix.insert(k, n);
+        // Grown by a quarter (at least one) within the size class.
+        assert!(ix.heap_size() <= tern_table::size_class((ix.len() + ix.len() / 4 + 1) * entry), "{} for {}", ix.heap_size(), ix.len());
+    }
+    let (k, n) = node(3);
+    ix.insert(k, n);
+    assert_eq!(ix.keys().take(3).collect::<Vec<_>>(), [id(2, 0), id(3, 0), id(4, 0)]);
+    assert_eq!(ix.next_after(id(3, 0)).map(|(k, _)| k), Some(id(4, 0)));
+    assert_eq!(ix.holder_mut(id(5, 7)).map(|(k, _)| k), Some(id(4, 0)));
+    assert!(ix.holder_mut(id(1, 0)).is_none());
+    assert_eq!(ix.onward(id(1, 0)).next().map(|(k, _)| k), Some(id(2, 0)));
+    assert_eq!(ix.up_to(id(5, 0)).next_back().map(|(k, _)| k), Some(id(4, 0)));
+    // Trimmed from the front, it gives room back: never under half used.
+    for ms in 1..=1000 {
+        assert!(ix.remove(id(ms * 2, 0)).is_some());
+        assert!(ix.heap_size() <= tern_table::size_class((2 * ix.len() + 1) * entry), "{} for {}", ix.heap_size(), ix.len());
+    }
+    assert!(ix.remove(id(3, 0)).is_some() && ix.remove(id(3, 0)).is_none());
+    assert_eq!((ix.len(), ix.heap_size()), (0, 0));
 }
 
 // Property tests: random operations against simple models.
