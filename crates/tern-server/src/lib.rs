@@ -98,7 +98,9 @@ fn cron(srv: &Server) {
         // background (eviction still runs).
         if !srv.global.active_expire_off.load(Ordering::Relaxed) {
             loop {
-                let removed = srv.ks.expire_cycle(now_ms(), 16, 200, &fx);
+                let removed = srv.ks.expire_cycle_with(now_ms(), 16, 200, &fx, &mut |fx| {
+                    srv.invalidate_written(fx, 0, 0, tern_commands::messaging::NO_WORKER);
+                });
                 srv.global.active_expired.fetch_add(removed as u64, Ordering::Relaxed);
                 visited += 16;
                 // Keep going while there is work and time; a full quiet pass ends it.

@@ -397,6 +397,15 @@ impl Keyspace {
     /// locked only while it is being cleaned; the deletions' records go
     /// to `fx`, the expiry cycle's own buffer.
     pub fn expire_cycle(&self, now: u64, shards: usize, per_shard: usize, fx: &Effects) -> usize {
+        self.expire_cycle_with(now, shards, per_shard, fx, &mut |_| {})
+    }
+
+    /// [`Keyspace::expire_cycle`], calling `after_shard` with `fx` after
+    /// each shard's records are in it and while that shard is still held:
+    /// the server tells CLIENT TRACKING's trackers there, so that a read
+    /// of a removed key on another worker, which waits for the shard,
+    /// comes after the invalidation and is remembered anew.
+    pub fn expire_cycle_with(&self, now: u64, shards: usize, per_shard: usize, fx: &Effects, after_shard: &mut dyn FnMut(&Effects)) -> usize {
         let n = self.shards.len();
         let start = self.expire_cursor.fetch_add(shards, Ordering::Relaxed);
         let mut removed = 0;
@@ -409,6 +418,7 @@ impl Keyspace {
                 removed += s.expire_cycle(now, per_shard);
             }
             s.drain_effects(fx);
+            after_shard(fx);
             // An idle table finishes its resize here, not on a command.
             s.rehash_step(per_shard);
             self.publish_hint(gid, &s);

@@ -932,15 +932,15 @@ pub fn call<'ks>(
     reply.enc.resp3 = resp3_now;
     // The store told WATCHers of each key written; its effect records
     // follow the command's order even under EXEC's pinned locks.
-    if locks.is_pinned() {
-        locks.gather_effects();
-    }
+    locks.gather_effects();
+    // CLIENT TRACKING: the keys written go to their trackers now (a
+    // client's own, under EXEC, reach it after EXEC's reply), while their
+    // shards are still held: a read of them on another worker comes after
+    // the invalidation, and is remembered anew, as in Redis.
+    srv.invalidate_written(&locks.effects, client.caller_id(), client.id, worker);
     locks.release();
     blocking::post_woken(srv, locks);
-    // CLIENT TRACKING: the keys written go to their trackers now (a
-    // client's own, under EXEC, reach it after EXEC's reply); a tracking
-    // client's reads are remembered.
-    srv.invalidate_written(&locks.effects, client.caller_id(), client.id, worker);
+    // A tracking client's reads are remembered.
     if client.tracking.is_some() {
         tracking::after_command(srv, client, cmd, args, &locs, locks.is_pinned());
     }
