@@ -13,6 +13,7 @@
 //! (`t_stream.c`), which is what clients see when a command has several
 //! things wrong with it.
 
+use smallvec::SmallVec;
 use tern_resp::{parse_i64, Args, Encoder};
 use tern_store::{Edit, Effect, EntryExt, RefPolicy, Shard, Stream, StreamId, StreamLimits, TrimTo, Value};
 
@@ -369,6 +370,12 @@ fn argv_of(args: Args<'_>) -> Vec<Box<[u8]>> {
     args.iter().map(boxed).collect()
 }
 
+/// Records a change to stream `key` as the command that made it, as it
+/// was given (what Redis propagates for XDEL, XACK, XGROUP …).
+fn record_as_given(edit: &mut Edit, key: &[u8], args: Args<'_>) {
+    edit.emit(|| Effect::Stream { key: boxed(key), argv: argv_of(args) });
+}
+
 fn xadd(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let a = match parse_add_trim(ctx, args, true) {
         Ok(a) => a,
@@ -410,7 +417,9 @@ fn xadd(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         if total > STREAM_LISTPACK_MAX_SIZE {
             return Err(errors::STREAM_ELEMENTS_TOO_LARGE);
         }
-        let fields: Vec<&[u8]> = args.tail(fields_at).iter().collect();
+        // On the stack for up to eight field-value pairs: no allocation
+        // per XADD of a usual entry.
+        let fields: SmallVec<[&[u8]; 16]> = args.tail(fields_at).iter().collect();
         s.append(id, &fields, lim);
         let trimmed = match a.trim {
             Some(to) => s.trim(to, a.approx, a.limit, a.refs),
@@ -581,7 +590,7 @@ fn xdel(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             }
         }
         if deleted > 0 {
-            edit.emit(|| Effect::Stream { key: boxed(key), argv: argv_of(args) });
+            record_as_given(edit, key, args);
             edit.changes(deleted);
         }
         deleted as i64
@@ -682,7 +691,7 @@ fn xdelex(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             .collect();
         let gone = codes.iter().filter(|&&c| c == GONE).count();
         if gone > 0 {
-            edit.emit(|| Effect::Stream { key: boxed(key), argv: argv_of(args) });
+            record_as_given(edit, key, args);
             edit.changes(gone);
         }
         codes
@@ -726,7 +735,7 @@ fn xackdel(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
                 // Acknowledgements alone are no event, as XACK's.
                 tern_store::event::set_current(None);
             }
-            edit.emit(|| Effect::Stream { key: boxed(key), argv: argv_of(args) });
+            record_as_given(edit, key, args);
             edit.changes(acked + gone);
         }
         codes
@@ -789,7 +798,7 @@ fn xsetid(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         if max_deleted != StreamId::MIN {
             s.set_max_deleted_id(max_deleted);
         }
-        edit.emit(|| Effect::Stream { key: boxed(key), argv: argv_of(args) });
+        record_as_given(edit, key, args);
         Ok(())
     });
     match r {

@@ -7,7 +7,7 @@ use tern_store::{ClaimCount, Effect, EntryExt, Group, Stream, StreamId};
 
 use super::super::hashes::is;
 use super::super::Ctx;
-use super::{boxed, edit_stream, entry_body, id_text, parse_bound, parse_id, xclaim_argv, argv_of};
+use super::{argv_of, boxed, edit_stream, entry_body, id_text, parse_bound, parse_id, record_as_given, xclaim_argv};
 use crate::errors;
 use crate::messaging::notify::ev;
 
@@ -140,50 +140,47 @@ pub(super) fn xgroup_setid(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     }
 }
 
-pub(super) fn xgroup_destroy(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
-    if xgroup_checks(ctx, args, false).is_none() {
+/// XGROUP DESTROY, CREATECONSUMER and DELCONSUMER: after XGROUP's checks,
+/// `change` edits the stream and says whether it changed anything and the
+/// count to reply; a change is recorded as the command given.
+fn xgroup_change(ctx: &mut Ctx<'_, '_>, args: Args<'_>, needs_group: bool, change: impl FnOnce(&mut Stream) -> (bool, i64)) {
+    if xgroup_checks(ctx, args, needs_group).is_none() {
         return;
     }
-    let (key, group) = (args.get(2), args.get(3));
-    // The write wakes the group's readers, who then find it gone.
+    let key = args.get(2);
     let r = edit_stream(ctx, key, false, |s, edit| {
-        let gone = s.destroy_group(group);
-        if gone {
-            edit.emit(|| Effect::Stream { key: boxed(key), argv: argv_of(args) });
+        let (changed, n) = change(s);
+        if changed {
+            record_as_given(edit, key, args);
         }
-        i64::from(gone)
+        n
     });
     super::super::reply_count(ctx, r);
+}
+
+pub(super) fn xgroup_destroy(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let group = args.get(3);
+    // The write wakes the group's readers, who then find it gone.
+    xgroup_change(ctx, args, false, |s| {
+        let gone = s.destroy_group(group);
+        (gone, i64::from(gone))
+    });
 }
 
 pub(super) fn xgroup_createconsumer(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
-    if xgroup_checks(ctx, args, true).is_none() {
-        return;
-    }
-    let (key, group, consumer, now) = (args.get(2), args.get(3), args.get(4), ctx.now);
-    let r = edit_stream(ctx, key, false, |s, edit| {
+    let (group, consumer, now) = (args.get(3), args.get(4), ctx.now);
+    xgroup_change(ctx, args, true, |s| {
         let made = s.group_mut(group).is_some_and(|g| g.create_consumer(consumer, now));
-        if made {
-            edit.emit(|| Effect::Stream { key: boxed(key), argv: argv_of(args) });
-        }
-        i64::from(made)
+        (made, i64::from(made))
     });
-    super::super::reply_count(ctx, r);
 }
 
 pub(super) fn xgroup_delconsumer(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
-    if xgroup_checks(ctx, args, true).is_none() {
-        return;
-    }
-    let (key, group, consumer) = (args.get(2), args.get(3), args.get(4));
-    let r = edit_stream(ctx, key, false, |s, edit| {
+    let (group, consumer) = (args.get(3), args.get(4));
+    xgroup_change(ctx, args, true, |s| {
         let pending = s.group_mut(group).and_then(|g| g.delete_consumer(consumer));
-        if pending.is_some() {
-            edit.emit(|| Effect::Stream { key: boxed(key), argv: argv_of(args) });
-        }
-        pending.unwrap_or(0) as i64
+        (pending.is_some(), pending.unwrap_or(0) as i64)
     });
-    super::super::reply_count(ctx, r);
 }
 
 const XGROUP_HELP: &[&str] = &[
@@ -231,7 +228,7 @@ pub(super) fn xack(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         let Some(g) = s.group_mut(group) else { return 0 };
         let acked = ids.iter().filter(|&&id| g.ack(id)).count();
         if acked > 0 {
-            edit.emit(|| Effect::Stream { key: boxed(key), argv: argv_of(args) });
+            record_as_given(edit, key, args);
             edit.changes(acked);
         }
         acked as i64
