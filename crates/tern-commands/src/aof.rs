@@ -6,6 +6,7 @@
 //!        ▲  appendfsync always: replies wait            │  merges by number below the marks' watermark
 //!        └──────────────── durable ticket ◄─────────────┘  fsync: always (one per round), everysec, no
 //!
+//!                                                       └──► the replication stream (`repl`), AOF on or off
 //!  BGREWRITEAOF ── snapshot at instant S (tern-store's engine, no fork) ── base <prefix>.<n+1>.base.rdb
 //!               └─ the writer moves to <prefix>.<m+1>.incr.aof for records numbered from S on
 //! ```
@@ -174,7 +175,8 @@ pub fn follow_config(srv: &Server, c: &Config) {
             aof.rewrite_scheduled.store(true, Ordering::Relaxed);
         }
     } else if !c.appendonly && aof.is_on() {
-        srv.ks.attach_effects(false);
+        // Replicas still read them.
+        srv.ks.attach_effects(srv.repl.active());
         aof.on.store(false, Ordering::Relaxed);
         aof.rewrite_cancel.store(true, Ordering::Relaxed);
         aof.rewrite_scheduled.store(false, Ordering::Relaxed);
@@ -277,6 +279,7 @@ pub fn writer(srv: &Server) {
             let mut ctl = aof.ctl.lock();
             (ctl.cut, ctl.open.take(), std::mem::take(&mut ctl.close))
         };
+        let repl_cuts = srv.repl.cut_points();
         let (batches, w) = aof.feed.collect();
         last_round = Instant::now();
         // Stopping, the workers and the cron are gone: nothing lower can
@@ -300,9 +303,11 @@ pub fn writer(srv: &Server) {
         // Turned off: what was recorded before goes to the file, synced,
         // and the file is closed before anything else (a rewrite asked
         // for since then opens its own).
+        let repl_limit = srv.settings.client_output_buffer_limit().replica;
         if close {
             let recs = merger.ready(w);
             write_records(srv, &mut cur, &mut buf, &recs, policy);
+            srv.repl.feed(&recs, repl_limit);
             if let Some(c) = cur.take() {
                 c.close(aof);
             }
@@ -310,16 +315,24 @@ pub fn writer(srv: &Server) {
             aof.ctl.lock().writing = 0;
             log_notice!("AOF turned off: the append-only file is closed.");
         }
-        let limit = cut.map_or(w, |(s, _)| w.min(s));
-        let recs = merger.ready(limit);
-        write_records(srv, &mut cur, &mut buf, &recs, policy);
-        if let Some((s, incr)) = cut {
-            if w > s {
+        // The cuts reached (a rewrite's, replicas' full syncs'), in
+        // order: the records numbered before each go first.
+        let mut points = repl_cuts;
+        points.extend(cut.map(|(s, _)| s));
+        points.sort_unstable();
+        points.dedup();
+        for p in points.into_iter().filter(|&p| p < w) {
+            let recs = merger.ready(p);
+            write_records(srv, &mut cur, &mut buf, &recs, policy);
+            srv.repl.feed(&recs, repl_limit);
+            if let Some((_, incr)) = cut.filter(|&(s, _)| s == p) {
                 switch(srv, &mut cur, incr);
-                let recs = merger.ready(w);
-                write_records(srv, &mut cur, &mut buf, &recs, policy);
             }
+            srv.repl.cut_reached(p);
         }
+        let recs = merger.ready(w);
+        write_records(srv, &mut cur, &mut buf, &recs, policy);
+        srv.repl.feed(&recs, repl_limit);
         if let Some(c) = cur.as_mut().filter(|c| c.dirty) {
             let due = match policy {
                 Fsync::Always => true,

@@ -109,6 +109,11 @@ pub struct Client {
     /// that runs the script (0 otherwise), whose writes these are for
     /// NOLOOP (Redis's `server.current_client`).
     pub on_behalf_of: u64,
+    /// What it said of itself as a replica (REPLCONF), and, once SYNC or
+    /// PSYNC asked for the stream, that its worker hands the connection
+    /// over to replication (`crate::repl_master`).
+    pub replica: Option<Box<crate::repl::Hello>>,
+    pub sync: Option<crate::repl::SyncRequest>,
     pub shared: Arc<ClientShared>,
 }
 
@@ -136,6 +141,8 @@ impl Client {
             subs: None,
             tracking: None,
             on_behalf_of: 0,
+            replica: None,
+            sync: None,
             shared,
         }
     }

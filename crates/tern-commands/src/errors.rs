@@ -790,3 +790,26 @@ mod tests {
         assert_eq!(unknown_subcommand(b"f\xffoo\x00x", "client"), b"ERR unknown subcommand 'f\xffoo'. Try CLIENT HELP.");
     }
 }
+
+// ---------------------------------------------------------------- replication
+
+pub const SYNC_PENDING_OUTPUT: &str = "ERR SYNC and PSYNC are invalid with pending output";
+pub const REPLCONF_FILTER_MISSING: &str = "ERR Missing rdb-filter-only values";
+pub const PSYNC_FAILOVER_TO_MASTER: &str = "ERR PSYNC FAILOVER can't be sent to a master.";
+pub const FILTERED_NEEDS_EOF: &str = "ERR Filtered replica requires EOF capability";
+pub const REPLCONF_RDB_ONLY_RANGE: &str = "ERR value is out of range, value must between 0 and 1";
+
+/// REPLCONF with an option it does not know.
+pub fn replconf_option(opt: &[u8]) -> Vec<u8> {
+    with_arg("ERR Unrecognized REPLCONF option: ", opt, "")
+}
+
+/// REPLCONF ip-address of `len` bytes (Redis takes fewer than 256).
+pub fn replconf_ip_too_long(len: usize) -> String {
+    format!("ERR REPLCONF ip-address provided by replica instance is too long: {len} bytes")
+}
+
+/// REPLCONF rdb-filter-only with a filter other than `functions`.
+pub fn replconf_filter(f: &[u8]) -> Vec<u8> {
+    with_arg("ERR Unsupported rdb-filter-only option: ", f, "")
+}

@@ -30,13 +30,15 @@
 //!  aofload   ─► engine cmd server client acl outbuf errors persist aof aofstate script
 //!  prefetch  ─► cmd server client
 //!  memcache  ─► server client acl errors outbuf stats maxmemory messaging
-//!  cmd       ─► server client acl outbuf stats errors glob sysinfo fdlimit cmdlog latency monitor maxmemory persist aof scriptcache messaging
-//!  aof       ─► server persist aofstate
+//!  cmd       ─► server client acl outbuf stats errors glob sysinfo fdlimit cmdlog latency monitor maxmemory persist aof scriptcache messaging repl
+//!  repl_master ─► server persist repl
+//!  aof       ─► server persist aofstate repl
 //!  persist   ─► server maxmemory
 //!  maxmemory ─► server sysinfo
-//!  server    ─► client acl stats cmdlog latency monitor sysinfo aofstate scriptcache messaging
+//!  server    ─► client acl stats cmdlog latency monitor sysinfo aofstate scriptcache messaging repl
 //!  aofstate  ─► -
-//!  client    ─► acl monitor messaging
+//!  repl      ─► -
+//!  client    ─► acl monitor messaging repl
 //!  messaging ─► glob outbuf
 //!  acl       ─► glob
 //!  outbuf    ─► -
@@ -78,6 +80,8 @@ pub mod outbuf;
 pub mod persist;
 pub mod messaging;
 pub mod prefetch;
+pub mod repl;
+pub mod repl_master;
 pub mod script;
 pub mod scriptcache;
 pub mod server;

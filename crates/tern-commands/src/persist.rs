@@ -535,29 +535,65 @@ fn write_snapshot(srv: &Server, tmp: &Path, opts: RdbOptions, began: u64) -> Res
 /// `last_cow` gets the most it held copied.
 pub(crate) fn write_snapshot_to(
     srv: &Server,
-    mut snap: tern_store::Snapshot,
+    snap: tern_store::Snapshot,
     file: AutoSync,
     opts: RdbOptions,
     began: u64,
     cancel: &dyn Fn() -> bool,
     last_cow: &std::sync::atomic::AtomicU64,
 ) -> Result<(File, u64), String> {
-    let p = &srv.persist;
     let werr = |e: std::io::Error| format!("Write error saving DB on disk: {e}");
-    // Entries are serialised after their shard's lock is released (each
-    // slice is copied out under it): the buffer only batches write(2)s.
-    let mut w = match RdbWriter::new(BufWriter::with_capacity(1 << 18, file), opts) {
+    let w = match RdbWriter::new(BufWriter::with_capacity(1 << 18, file), opts) {
         Ok(w) => w,
         Err(e) => {
             snap.cancel(&srv.ks);
             return Err(werr(e));
         }
     };
-    for code in srv.scripts.library_codes() {
+    let (w, written) = write_rdb(srv, snap, w, Parts::ALL, began, cancel, last_cow)?;
+    let out = w.finish().map_err(werr)?;
+    let file = out.into_inner().map_err(|e| werr(e.into_error()))?;
+    Ok((file.into_file(), written))
+}
+
+/// What of a snapshot an RDB holds (a replica's `rdb-filter-only` may
+/// leave parts out).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Parts {
+    pub(crate) functions: bool,
+    pub(crate) data: bool,
+}
+
+impl Parts {
+    pub(crate) const ALL: Parts = Parts { functions: true, data: true };
+}
+
+/// Writes a begun snapshot's function libraries and keys through `w`
+/// (a file's, a replica socket's); returns it, and the keys written.
+pub(crate) fn write_rdb<W: std::io::Write>(
+    srv: &Server,
+    mut snap: tern_store::Snapshot,
+    mut w: RdbWriter<W>,
+    parts: Parts,
+    began: u64,
+    cancel: &dyn Fn() -> bool,
+    last_cow: &std::sync::atomic::AtomicU64,
+) -> Result<(RdbWriter<W>, u64), String> {
+    let p = &srv.persist;
+    let werr = |e: std::io::Error| format!("Write error saving DB on disk: {e}");
+    // Entries are serialised after their shard's lock is released (each
+    // slice is copied out under it): the writer's buffer only batches
+    // write(2)s.
+    let codes = if parts.functions { srv.scripts.library_codes() } else { Vec::new() };
+    for code in codes {
         if let Err(e) = w.function(&code) {
             snap.cancel(&srv.ks);
             return Err(werr(e));
         }
+    }
+    if !parts.data {
+        snap.cancel(&srv.ks);
+        return Ok((w, 0));
     }
     let sizes = snap.db_sizes().to_vec();
     let (mut db_now, mut written, mut failed) = (None, 0u64, None);
@@ -600,10 +636,9 @@ pub(crate) fn write_snapshot_to(
     let stats = snap.stats();
     p.bg_cow_bytes.store(0, Ordering::Relaxed);
     last_cow.store(stats.peak_held as u64, Ordering::Relaxed);
-    let out = w.finish().map_err(werr)?;
-    let file = out.into_inner().map_err(|e| werr(e.into_error()))?;
-    Ok((file.into_file(), written))
+    Ok((w, written))
 }
+
 
 /// Redis's `stop-writes-on-bgsave-error`: with a `save` schedule and the
 /// last background save failed, writes (and PING) are refused until a

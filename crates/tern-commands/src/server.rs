@@ -228,9 +228,8 @@ pub struct Server {
     pub started: Instant,
     pub started_ms: u64,
     pub run_id: String,
-    /// The replication id (INFO `master_replid`), a random one of its own
-    /// as Redis's; DEBUG CHANGE-REPL-ID draws another.
-    pub replid: RwLock<String>,
+    /// Replication as a master: its ids, offset, backlog and replicas.
+    pub repl: crate::repl::Repl,
     /// The TCP port actually listened on (differs from config when 0).
     pub port: AtomicUsize,
     pub global: GlobalStats,
@@ -312,12 +311,7 @@ pub struct Persistence {
     pub bg_cancel: AtomicBool,
 }
 
-/// 40 random hex digits (a run id, a replication id).
-pub fn random_hex40() -> String {
-    use rand::Rng;
-    let mut r = rand::thread_rng();
-    (0..40).map(|_| char::from_digit(r.gen_range(0..16), 16).unwrap_or('0')).collect()
-}
+pub use crate::repl::random_hex40;
 
 impl Server {
     /// The state for `cfg`, with per-worker statistics for `commands`
@@ -354,7 +348,7 @@ impl Server {
             started: Instant::now(),
             started_ms: now_ms(),
             run_id,
-            replid: RwLock::new(random_hex40()),
+            repl: crate::repl::Repl::new(),
             port: AtomicUsize::new(0),
             global: GlobalStats::default(),
             stat_reset_ms: AtomicU64::new(now_ms()),

@@ -486,7 +486,7 @@ directives! {
 
         /// Refused: a server told to be a replica that went on as a master would
         /// take writes its master never sees.
-        replicaof: Vec<String> = Vec::new() => "replicaof" | "slaveof", Off(WORDS, "Tern does not replicate in this version"), startup, REPLICATION;
+        replicaof: Vec<String> = Vec::new() => "replicaof" | "slaveof", Off(WORDS, "Tern does not act as a replica in this version"), startup, REPLICATION;
         masterauth: String = String::new() => "masterauth", Str, runtime, REPLICATION;
         masteruser: String = String::new() => "masteruser", Str, runtime, REPLICATION;
         replica_serve_stale_data: bool = true => "replica-serve-stale-data" | "slave-serve-stale-data", Bool, runtime, REPLICATION;
@@ -494,19 +494,19 @@ directives! {
         replica_priority: i64 = 100 => "replica-priority" | "slave-priority", Int::new(0, i32::MAX as i64), runtime, REPLICATION;
         replica_lazy_flush: bool = false => "replica-lazy-flush" | "slave-lazy-flush", Bool, runtime, REPLICATION;
         replica_ignore_maxmemory: bool = true => "replica-ignore-maxmemory" | "slave-ignore-maxmemory", Bool, runtime, REPLICATION;
-        repl_diskless_sync: bool = true => "repl-diskless-sync", Bool, runtime, REPLICATION;
-        repl_diskless_sync_delay: Duration = Duration::from_secs(5) => "repl-diskless-sync-delay", Secs::new(0, i32::MAX as i64), runtime, REPLICATION;
+        repl_diskless_sync: bool = true => "repl-diskless-sync", Bool, runtime;
+        repl_diskless_sync_delay: Duration = Duration::from_secs(5) => "repl-diskless-sync-delay", Secs::new(0, i32::MAX as i64), runtime;
         repl_diskless_sync_max_replicas: i64 = 0 => "repl-diskless-sync-max-replicas", Int::new(0, i32::MAX as i64), runtime, REPLICATION;
         repl_diskless_load: &'static str = "disabled" => "repl-diskless-load", Choice(&["disabled", "on-empty-db", "swapdb"]), runtime, REPLICATION;
-        repl_disable_tcp_nodelay: bool = false => "repl-disable-tcp-nodelay", Bool, runtime, REPLICATION;
-        repl_backlog_size: u64 = 1 << 20 => "repl-backlog-size", Mem::new(0, MEM_MAX), runtime, REPLICATION;
-        repl_backlog_ttl: Duration = Duration::from_secs(3600) => "repl-backlog-ttl", Secs::new(0, i32::MAX as i64), runtime, REPLICATION;
-        repl_timeout: Duration = Duration::from_secs(60) => "repl-timeout", Secs::new(1, i32::MAX as i64), runtime, REPLICATION;
-        repl_ping_replica_period: Duration = Duration::from_secs(10) => "repl-ping-replica-period" | "repl-ping-slave-period", Secs::new(1, i32::MAX as i64), runtime, REPLICATION;
+        repl_disable_tcp_nodelay: bool = false => "repl-disable-tcp-nodelay", Bool, runtime;
+        repl_backlog_size: u64 = 1 << 20 => "repl-backlog-size", Mem::new(0, MEM_MAX), runtime;
+        repl_backlog_ttl: Duration = Duration::from_secs(3600) => "repl-backlog-ttl", Secs::new(0, i32::MAX as i64), runtime;
+        repl_timeout: Duration = Duration::from_secs(60) => "repl-timeout", Secs::new(1, i32::MAX as i64), runtime;
+        repl_ping_replica_period: Duration = Duration::from_secs(10) => "repl-ping-replica-period" | "repl-ping-slave-period", Secs::new(1, i32::MAX as i64), runtime;
         /// Refused when set: without replicas every write would be refused by
         /// Redis, and taking them instead would keep writes the operator asked
         /// to be safe on replicas first.
-        min_replicas_to_write: i64 = 0 => "min-replicas-to-write" | "min-slaves-to-write", Off(Int::new(0, i32::MAX as i64), "Tern does not replicate in this version"), startup, REPLICATION;
+        min_replicas_to_write: i64 = 0 => "min-replicas-to-write" | "min-slaves-to-write", Off(Int::new(0, i32::MAX as i64), "Tern does not count its replicas before taking a write in this version"), startup, REPLICATION;
         min_replicas_max_lag: Duration = Duration::from_secs(10) => "min-replicas-max-lag" | "min-slaves-max-lag", Secs::new(0, i32::MAX as i64), runtime, REPLICATION;
         replica_announce_ip: String = String::new() => "replica-announce-ip" | "slave-announce-ip", Str, runtime, REPLICATION;
         replica_announce_port: i64 = 0 => "replica-announce-port" | "slave-announce-port", Int::new(0, 65535), runtime, REPLICATION;
@@ -555,9 +555,9 @@ directives! {
         tls_session_caching: bool = true => "tls-session-caching", Bool, runtime;
         tls_session_cache_size: usize = 20 * 1024 => "tls-session-cache-size", Int::new(0, i32::MAX as i64), runtime;
         tls_session_cache_timeout: Duration = Duration::from_secs(300) => "tls-session-cache-timeout", Secs::new(0, i32::MAX as i64), runtime;
-        /// Refused when set: a replication link Redis would encrypt does not
-        /// exist here, and taking `yes` would claim it does.
-        tls_replication: bool = false => "tls-replication", Off(Bool, "Tern does not replicate in this version, so there is no replication link to encrypt"), runtime;
+        /// Refused when set: Tern's replication links are plaintext, and
+        /// taking `yes` would claim they are encrypted.
+        tls_replication: bool = false => "tls-replication", Off(Bool, "Tern does not replicate over TLS in this version: its replication links would be plaintext"), runtime;
         tls_cluster: bool = false => "tls-cluster", Off(Bool, "Tern has no cluster bus in this version, so there is nothing to encrypt"), runtime;
         tls_dh_params_file: String = String::new() => "tls-dh-params-file", Str, runtime, TLS_DH;
         tls_client_cert_file: String = String::new() => "tls-client-cert-file", Str, runtime, TLS_CLIENT;

@@ -40,7 +40,7 @@ use kinds::one;
 pub mod reason {
     pub const PERSISTENCE: &str =
         "Tern syncs its AOF as appendfsync says during a rewrite too, and writes no timestamp annotations, in this version";
-    pub const REPLICATION: &str = "Tern does not replicate in this version";
+    pub const REPLICATION: &str = "Tern does not act as a replica in this version (it serves replicas as a master)";
     pub const CLUSTER: &str = "Tern has no cluster mode in this version";
     pub const DEFRAG: &str = "Tern does not defragment memory in this version";
     pub const TLS_CLIENT: &str = "Tern makes no outgoing connections (no replication, no cluster) in this version, so it never presents a client certificate";
@@ -470,7 +470,8 @@ mod tests {
         assert!(find_directive("maxmemory").is_some_and(|d| d.passive.is_none()));
         assert!(find_directive("save").is_some_and(|d| d.passive.is_none()));
         assert!(passive_reason("aof-timestamp-enabled").contains("AOF"));
-        assert!(passive_reason("repl-backlog-size").contains("replicate"));
+        assert!(passive_reason("masterauth").contains("replica"));
+        assert!(find_directive("repl-backlog-size").is_some_and(|d| d.passive.is_none()));
         assert!(find_directive("zset-max-listpack-entries").is_some_and(|d| d.passive.is_none()));
         assert!(find_directive("stream-node-max-entries").is_some_and(|d| d.passive.is_none()));
     }

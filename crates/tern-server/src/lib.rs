@@ -71,7 +71,7 @@ fn hand(srv: &Server, fx: &tern_store::Effects) {
 fn cron(srv: &Server) {
     // The cron's own effect buffer (its flushes' and deletions' records),
     // handed to the AOF writer each period. It only fills while the AOF
-    // is on.
+    // is on or replicas are fed.
     let fx = tern_commands::aof::marked_effects(srv);
     while !srv.is_shutting_down() {
         hand(srv, &fx);
@@ -133,6 +133,7 @@ fn cron(srv: &Server) {
         }
         tern_commands::persist::schedule_check(srv, now_ms());
         tern_commands::aof::cron(srv);
+        tern_commands::repl_master::cron(srv);
         hand(srv, &fx);
         std::thread::sleep(period.saturating_sub(start.elapsed()));
     }

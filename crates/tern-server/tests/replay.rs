@@ -506,6 +506,8 @@ fn redis_forms_of_what_ran() {
         vec!["HSET", "h", "a", "1"],
         vec!["HINCRBYFLOAT", "h", "a", "0.5"],
         vec!["HPEXPIRE", "h", "5000", "FIELDS", "1", "a"],
+        vec!["HINCRBY", "h", "b", "2"],
+        vec!["HINCRBYFLOAT", "h", "a", "1"],
     ] {
         let c: Vec<String> = c.into_iter().map(String::from).collect();
         srv.feed(&mut s, &resp(&c));
@@ -526,11 +528,15 @@ fn redis_forms_of_what_ran() {
     assert!((now + 200_000..now + 201_000).contains(&t(&argv[1][2])));
     assert_eq!(argv[3], ["SET", "f", "2.5", "KEEPTTL"]);
     assert_eq!(argv[4], ["HSET", "h", "a", "1"]);
-    assert_eq!(argv[5], ["HSETEX", "h", "KEEPTTL", "FIELDS", "1", "a", "1.5"]);
+    // An increment of a field without a TTL is the HSET every Redis and
+    // Valkey knows; one with a TTL keeps it.
+    assert_eq!(argv[5], ["HSET", "h", "a", "1.5"]);
     assert_eq!(argv[6][..2], ["HPEXPIREAT", "h"]);
     assert_eq!(argv[6][3..], ["FIELDS", "1", "a"]);
-    assert_eq!(argv[7][..4], ["TERN.MCSET", "m", "x", "7"]);
-    assert_eq!(argv[7][6..7], ["PXAT"]);
+    assert_eq!(argv[7], ["HSET", "h", "b", "2"]);
+    assert_eq!(argv[8], ["HSETEX", "h", "KEEPTTL", "FIELDS", "1", "a", "2.5"]);
+    assert_eq!(argv[9][..4], ["TERN.MCSET", "m", "x", "7"]);
+    assert_eq!(argv[9][6..7], ["PXAT"]);
     // An expiry is a deletion.
     srv.advance(300_000);
     srv.feed(&mut s, &resp(&["GET".into(), "k".into()]));

@@ -413,7 +413,7 @@ fn config_set_reloads_the_certificate_for_new_connections_only() {
     assert_eq!(tls_ping(port, &ca, None).unwrap(), "+PONG");
     // A start-up-only directive is refused as Redis refuses one.
     let e = redis::cmd("CONFIG").arg("SET").arg("tls-replication").arg("yes").query::<String>(&mut c).unwrap_err();
-    assert!(e.to_string().contains("Tern does not replicate"), "{e}");
+    assert!(e.to_string().contains("Tern does not replicate over TLS"), "{e}");
 }
 
 #[test]
@@ -472,7 +472,7 @@ fn choices_rustls_cannot_honour_stop_start_up() {
         (&["--tls-ciphers", "AES128-SHA"], "tls-ciphers", "not supported"),
         (&["--tls-ciphers", "DEFAULT:@STRENGTH"], "tls-ciphers", "not supported"),
         (&["--tls-ciphersuites", "TLS_AES_128_CCM_SHA256"], "tls-ciphersuites", "not supported"),
-        (&["--tls-replication", "yes"], "tls-replication", "Tern does not replicate"),
+        (&["--tls-replication", "yes"], "tls-replication", "Tern does not replicate over TLS"),
         (&["--tls-cluster", "yes"], "tls-cluster", "no cluster bus"),
         (&["--tls-auth-clients", "maybe"], "tls-auth-clients", "must be one of"),
     ];

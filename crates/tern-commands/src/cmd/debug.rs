@@ -98,7 +98,7 @@ fn debug(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         }
         (b"change-repl-id", 2) => {
             tern_config::log_notice!("Changing replication IDs after receiving DEBUG change-repl-id");
-            *ctx.srv.replid.write() = crate::server::random_hex40();
+            ctx.srv.repl.change_replid();
             ctx.reply.ok();
         }
         (b"pause-cron", 3) => {

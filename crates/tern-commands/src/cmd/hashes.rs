@@ -386,7 +386,10 @@ fn hincrby(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         let sum = cur.checked_add(incr).ok_or(errors::OVERFLOW)?;
         let text = itoa::Buffer::new().format(sum).as_bytes().to_vec();
         h.set_keep_ttl(field, &text, lim);
-        edit.emit(|| hset_effect(key, &[(field, &text)], true));
+        // HSET where the field has no TTL to keep: the form every Redis
+        // (and Valkey) replica and AOF loader knows.
+        let keep = h.field_expire(field).is_some();
+        edit.emit(|| hset_effect(key, &[(field, &text)], keep));
         Ok(sum)
     });
     match done.and_then(|r| r.transpose()) {
@@ -415,8 +418,10 @@ fn hincrbyfloat(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         let mut text = Vec::new();
         sum.write_human(&mut text);
         h.set_keep_ttl(field, &text, lim);
-        // Replayed as the value it produced, not as an increment.
-        edit.emit(|| hset_effect(key, &[(field, &text)], true));
+        // Replayed as the value it produced, not as an increment (HSET
+        // unless the field has a TTL to keep, as for HINCRBY).
+        let keep = h.field_expire(field).is_some();
+        edit.emit(|| hset_effect(key, &[(field, &text)], keep));
         Ok(text)
     });
     match done.and_then(|r| r.transpose()) {

@@ -244,15 +244,15 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 // runs with `muzzy_decay_ms:0` (.cargo/config.toml), so
                 // this is normally 0: freed pages skip the muzzy state.
                 s.kv("allocator_muzzy", tern_store::allocator_muzzy());
-                // Everything Tern holds counts toward `maxmemory` (it has
-                // no AOF or replication buffers to leave out).
+                // The backlog and the replicas' queues are outside the
+                // keyspace's accounting, so nothing is left out of
+                // `maxmemory`'s count. (`mem_aof_buffer` is left out: AOF
+                // records wait for the writer as records, in the feed.)
                 s.kv("mem_not_counted_for_evict", 0);
-                // No replication backlog, replica buffers or cluster links
-                // exist. (`mem_aof_buffer` is left out: AOF records wait
-                // for the writer as records, in the feed, not as bytes.)
-                s.kv("mem_replication_backlog", 0);
-                s.kv("mem_total_replication_buffers", 0);
-                s.kv("mem_clients_slaves", 0);
+                let (backlog, queued) = srv.repl.memory();
+                s.kv("mem_replication_backlog", backlog);
+                s.kv("mem_total_replication_buffers", backlog + queued);
+                s.kv("mem_clients_slaves", queued);
                 s.kv("mem_clients_normal", clients);
                 s.kv("mem_cluster_links", 0);
                 s.kv("total_system_memory", sys);
@@ -434,12 +434,13 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("instantaneous_eventloop_duration_usec", rates.cycle_us);
                 // What Tern never does (fork, replicate, defragment, evict
                 // clients, migrate) counts zero.
+                let repl = &srv.repl;
+                s.kv("total_net_repl_input_bytes", repl.net_input.load(Ordering::Relaxed));
+                s.kv("total_net_repl_output_bytes", repl.net_output.load(Ordering::Relaxed));
+                s.kv("sync_full", repl.sync_full.load(Ordering::Relaxed));
+                s.kv("sync_partial_ok", repl.sync_partial_ok.load(Ordering::Relaxed));
+                s.kv("sync_partial_err", repl.sync_partial_err.load(Ordering::Relaxed));
                 for k in [
-                    "total_net_repl_input_bytes",
-                    "total_net_repl_output_bytes",
-                    "sync_full",
-                    "sync_partial_ok",
-                    "sync_partial_err",
                     "evicted_clients",
                     "latest_fork_usec",
                     "total_forks",
@@ -472,16 +473,28 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
             "replication" => {
                 s.header("Replication");
                 s.kv("role", "master");
-                s.kv("connected_slaves", 0);
+                let reps = srv.repl.replicas();
+                s.kv("connected_slaves", reps.len());
+                let now = crate::server::now_ms();
+                for (i, r) in reps.iter().enumerate() {
+                    let st = match r.state.load(Ordering::Relaxed) {
+                        crate::repl::state::ONLINE => "online",
+                        crate::repl::state::SEND_BULK => "send_bulk",
+                        _ => "wait_bgsave",
+                    };
+                    let lag = now.saturating_sub(r.ack_ms.load(Ordering::Relaxed)) / 1000;
+                    s.kv(&format!("slave{i}"), format!("ip={},port={},state={},offset={},lag={}", r.ip, r.port, st, r.ack.load(Ordering::Relaxed), lag));
+                }
+                let info = srv.repl.info();
                 s.kv("master_failover_state", "no-failover");
-                s.kv("master_replid", srv.replid.read().as_str());
-                s.kv("master_replid2", "0000000000000000000000000000000000000000");
-                s.kv("master_repl_offset", 0);
-                s.kv("second_repl_offset", -1);
-                s.kv("repl_backlog_active", 0);
-                s.kv("repl_backlog_size", 1_048_576);
-                s.kv("repl_backlog_first_byte_offset", 0);
-                s.kv("repl_backlog_histlen", 0);
+                s.kv("master_replid", info.replid.as_str());
+                s.kv("master_replid2", info.replid2.as_str());
+                s.kv("master_repl_offset", info.offset);
+                s.kv("second_repl_offset", info.second_offset);
+                s.kv("repl_backlog_active", u8::from(info.backlog_active));
+                s.kv("repl_backlog_size", srv.config.read().repl_backlog_size);
+                s.kv("repl_backlog_first_byte_offset", info.backlog_first);
+                s.kv("repl_backlog_histlen", info.backlog_histlen);
             }
             "cpu" => {
                 s.header("CPU");

@@ -60,6 +60,7 @@ pub mod tracking;
 pub mod keyspec;
 pub mod lists;
 pub mod memory;
+pub mod replication;
 pub mod server;
 pub mod sets;
 pub mod sort;
@@ -114,6 +115,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     debug::COMMANDS,
     config::COMMANDS,
     transactions::COMMANDS,
+    replication::COMMANDS,
 ];
 
 /// The reply side of a command: appends to the connection's output buffer

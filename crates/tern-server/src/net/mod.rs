@@ -426,6 +426,36 @@ impl Worker {
         log_verbose!("Client closed connection id={}", conn.client.id);
     }
 
+    /// SYNC or PSYNC ran: the connection leaves the worker for a thread
+    /// of its own that serves the replica (`tern_commands::repl_master`),
+    /// with the replies not yet written. It is no client any more (CLIENT
+    /// LIST and `connected_clients` leave it out); a replica over TLS is
+    /// closed (`tls-replication` is refused).
+    fn hand_over_replica(&mut self, key: usize) {
+        if self.conns.get(key).is_some_and(|c| c.tls.is_some()) {
+            log_warning!("Replication over TLS is not supported: closing the replica's connection");
+            self.close(key);
+            return;
+        }
+        let mut conn = self.conns.remove(key);
+        blocked::set_postponed(&self.eng.srv, &mut conn, false);
+        self.stats.client_mem.adjust(conn.mem_counted, 0);
+        let _ = self.poll.registry().deregister(&mut conn.stream);
+        let mut pending = Vec::new();
+        let _ = conn.out.write_to(&mut pending);
+        let Some(req) = conn.client.sync.take() else { return };
+        let hello = conn.client.replica.take().map(|h| *h).unwrap_or_default();
+        let (client_id, addr) = (conn.client.id, conn.client.shared.addr.clone());
+        self.eng.srv.forget_client(&mut conn.client);
+        let stream = std::net::TcpStream::from(std::os::fd::OwnedFd::from(conn.stream));
+        let eng = self.eng.clone();
+        let handoff = tern_commands::repl_master::Handoff { stream, pending, client_id, addr, hello, psync: req.psync };
+        let spawned = std::thread::Builder::new().name(format!("tern-replica-{client_id}")).spawn(move || tern_commands::repl_master::serve(&eng.srv, handoff));
+        if let Err(e) = spawned {
+            log_warning!("Can't start the thread that serves a replica: {}", e);
+        }
+    }
+
     /// A connection's TLS handshake is over: its deadline goes.
     fn handshake_done(&mut self, key: usize) {
         let Some(t) = self.conns.get_mut(key).and_then(|c| c.tls.as_mut()) else { return };

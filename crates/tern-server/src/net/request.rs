@@ -182,6 +182,10 @@ impl Worker {
                 c.closing = true;
             }
         }
+        if self.conns.get(key).is_some_and(|c| c.client.sync.is_some() && !c.closing) {
+            self.hand_over_replica(key);
+            return;
+        }
         self.flush(key);
     }
 
@@ -247,7 +251,7 @@ impl Worker {
         let early = !srv.aof.waits();
         let hard = srv.settings.client_output_buffer_limit().normal.hard as usize;
         let mut ran = false;
-        while conn.rpos < conn.rlen && !conn.closing && conn.client.blocked.is_none() && !conn.postponed {
+        while conn.rpos < conn.rlen && !conn.closing && conn.client.blocked.is_none() && !conn.postponed && conn.client.sync.is_none() {
             if early && conn.pending_out() > OUT_WRITE_EARLY && conn.write_out(w.stats, w.scratch.clock.last_ms()).is_err() {
                 // The peer is gone: nothing more will be delivered.
                 conn.closing = true;

@@ -52,7 +52,7 @@ impl Default for RdbOptions {
 /// Writes an RDB file in one pass: [`Self::new`] (header and AUX fields),
 /// then per database [`Self::select_db`] and its [`Self::entry`]s, then
 /// [`Self::finish`].
-pub struct RdbWriter<W: Write + Seek> {
+pub struct RdbWriter<W: Write> {
     out: W,
     buf: Vec<u8>,
     /// Checksum and length of what left `buf` for `out`.
@@ -77,6 +77,53 @@ impl<W: Write + Seek> RdbWriter<W> {
     /// aof-base).
     pub fn new(mut out: W, opts: RdbOptions) -> std::io::Result<Self> {
         let start = out.stream_position()?;
+        Ok(RdbWriter::begin(out, start, opts))
+    }
+
+    /// Ends the file (EOF, checksum), raising the header's version if a
+    /// value needed it, and returns the output, positioned after the file.
+    pub fn finish(mut self) -> std::io::Result<W> {
+        self.buf.push(opcodes::EOF);
+        self.flush_buf()?;
+        let mut crc = self.crc;
+        if self.version != RDB_VERSION_MIN {
+            let (old, new) = (header(RDB_VERSION_MIN), header(self.version));
+            let delta: Vec<u8> = old[5..9].iter().zip(&new[5..9]).map(|(a, b)| a ^ b).collect();
+            crc ^= crc64::shift(crc64::crc64(&delta), self.len - 9);
+            self.out.seek(SeekFrom::Start(self.start + 5))?;
+            self.out.write_all(&new[5..9])?;
+            self.out.seek(SeekFrom::Start(self.start + self.len))?;
+        }
+        self.end(crc)
+    }
+}
+
+impl<W: Write> RdbWriter<W> {
+    /// Starts a file on an output that cannot seek (a replica's socket):
+    /// its header keeps the oldest version Tern writes, which every
+    /// Redis since 7.0 loads; a value of a newer type is still written,
+    /// and loads where that type is known (Redis does not check types
+    /// against the header's version).
+    pub fn streaming(out: W, opts: RdbOptions) -> Self {
+        RdbWriter::begin(out, 0, opts)
+    }
+
+    /// Ends a [`RdbWriter::streaming`] file (EOF, checksum).
+    pub fn finish_streaming(mut self) -> std::io::Result<W> {
+        self.buf.push(opcodes::EOF);
+        self.flush_buf()?;
+        let crc = self.crc;
+        self.end(crc)
+    }
+
+    fn end(mut self, crc: u64) -> std::io::Result<W> {
+        let sum = if self.opts.checksum { crc } else { 0 };
+        self.out.write_all(&sum.to_le_bytes())?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
+
+    fn begin(out: W, start: u64, opts: RdbOptions) -> Self {
         let mut w = RdbWriter { out, buf: Vec::with_capacity(FLUSH_AT * 2), crc: 0, len: 0, start, version: RDB_VERSION_MIN, opts };
         w.buf.extend_from_slice(&header(RDB_VERSION_MIN));
         let ver = w.opts.redis_ver.clone();
@@ -87,7 +134,7 @@ impl<W: Write + Seek> RdbWriter<W> {
         let mem = w.opts.used_mem;
         w.aux(b"used-mem", itoa::Buffer::new().format(mem).as_bytes());
         w.aux(b"aof-base", b"0");
-        Ok(w)
+        w
     }
 
     fn aux(&mut self, k: &[u8], v: &[u8]) {
@@ -162,25 +209,6 @@ impl<W: Write + Seek> RdbWriter<W> {
         self.version
     }
 
-    /// Ends the file (EOF, checksum), raising the header's version if a
-    /// value needed it, and returns the output, positioned after the file.
-    pub fn finish(mut self) -> std::io::Result<W> {
-        self.buf.push(opcodes::EOF);
-        self.flush_buf()?;
-        let mut crc = self.crc;
-        if self.version != RDB_VERSION_MIN {
-            let (old, new) = (header(RDB_VERSION_MIN), header(self.version));
-            let delta: Vec<u8> = old[5..9].iter().zip(&new[5..9]).map(|(a, b)| a ^ b).collect();
-            crc ^= crc64::shift(crc64::crc64(&delta), self.len - 9);
-            self.out.seek(SeekFrom::Start(self.start + 5))?;
-            self.out.write_all(&new[5..9])?;
-            self.out.seek(SeekFrom::Start(self.start + self.len))?;
-        }
-        let sum = if self.opts.checksum { crc } else { 0 };
-        self.out.write_all(&sum.to_le_bytes())?;
-        self.out.flush()?;
-        Ok(self.out)
-    }
 }
 
 /// What [`load`] learnt besides the keys.

@@ -1,0 +1,149 @@
+//! The master's replication commands: REPLCONF (a replica's handshake),
+//! SYNC and PSYNC (which hand the connection over to `crate::repl_master`
+//! once the reply buffer is empty), and ROLE.
+
+use std::sync::atomic::Ordering;
+
+use tern_resp::{parse_i64, Args};
+
+use super::table::{flags::*, CommandSpec};
+use super::Ctx;
+use crate::errors;
+use crate::repl::{state, SyncRequest};
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("replconf", -1, ADMIN | NOSCRIPT | LOADING | STALE | ALLOW_BUSY, &[], replconf)
+        .doc("server", "An internal command for configuring the replication stream.", "3.0.0", "O(1)")
+        .acl(&["admin", "slow", "dangerous"]),
+    CommandSpec::new("sync", 1, ADMIN | NOSCRIPT | NO_ASYNC_LOADING | NO_MULTI, &[], sync)
+        .doc("server", "An internal command used in replication.", "1.0.0", "")
+        .acl(&["admin", "slow", "dangerous"]),
+    CommandSpec::new("psync", -3, ADMIN | NOSCRIPT | NO_ASYNC_LOADING | NO_MULTI, &[], sync)
+        .doc("server", "An internal command used in replication.", "2.8.0", "")
+        .acl(&["admin", "slow", "dangerous"]),
+    CommandSpec::new("role", 1, NOSCRIPT | LOADING | STALE | FAST, &[], role)
+        .doc("server", "Returns the replication role.", "2.8.12", "O(1)")
+        .acl(&["admin", "fast", "dangerous"]),
+];
+
+/// Redis's NET_HOST_STR_LEN: an announced address is shorter.
+const HOST_MAX: usize = 256;
+
+fn replconf(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    if args.len() % 2 == 0 {
+        ctx.reply.error(errors::SYNTAX);
+        return;
+    }
+    let mut hello = ctx.client.replica.as_deref().cloned().unwrap_or_default();
+    let mut j = 1;
+    while j < args.len() {
+        let (opt, val) = (args.get(j), args.get(j + 1));
+        let is = |name: &str| opt.eq_ignore_ascii_case(name.as_bytes());
+        if is("listening-port") {
+            // Redis keeps a `long`; a port out of range is its own business.
+            let Some(port) = parse_i64(val) else {
+                ctx.reply.error(errors::NOT_INTEGER);
+                return;
+            };
+            hello.listening_port = port as u16;
+        } else if is("ip-address") {
+            if val.len() >= HOST_MAX {
+                ctx.reply.error(errors::replconf_ip_too_long(val.len()));
+                return;
+            }
+            hello.ip = Some(String::from_utf8_lossy(val).into_owned());
+        } else if is("capa") {
+            // Capabilities this master does not know are ignored.
+            if val.eq_ignore_ascii_case(b"eof") {
+                hello.eof = true;
+            } else if val.eq_ignore_ascii_case(b"psync2") {
+                hello.psync2 = true;
+            }
+        } else if is("ack") || is("getack") {
+            // A replica's acknowledgements reach its link's reader, not
+            // this; a client that is no replica gets no reply, as Redis's.
+            return;
+        } else if is("rdb-only") {
+            match parse_i64(val) {
+                Some(n @ 0..=1) => hello.rdb_only = n == 1,
+                Some(_) => {
+                    ctx.reply.error(errors::REPLCONF_RDB_ONLY_RANGE);
+                    return;
+                }
+                None => {
+                    ctx.reply.error(errors::NOT_INTEGER);
+                    return;
+                }
+            }
+        } else if is("rdb-filter-only") {
+            // Everything is left out but what the filters name (only
+            // `functions` exists).
+            let words: Vec<&[u8]> = val.split(|b| b.is_ascii_whitespace()).filter(|w| !w.is_empty()).collect();
+            hello.exclude_data = true;
+            hello.exclude_functions = true;
+            for w in words {
+                if w.eq_ignore_ascii_case(b"functions") {
+                    hello.exclude_functions = false;
+                } else {
+                    ctx.reply.error(errors::replconf_filter(w));
+                    return;
+                }
+            }
+        } else {
+            ctx.reply.error(errors::replconf_option(opt));
+            return;
+        }
+        j += 2;
+    }
+    ctx.client.replica = Some(Box::new(hello));
+    ctx.reply.ok();
+}
+
+/// SYNC and PSYNC: the connection becomes a replica's link once this
+/// request's turn ends (its worker hands it over, with nothing owed).
+fn sync(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    if ctx.client.sync.is_some() {
+        return;
+    }
+    let psync = args.get(0).eq_ignore_ascii_case(b"psync");
+    if psync && args.len() > 3 && args.get(3).eq_ignore_ascii_case(b"failover") {
+        ctx.reply.error(errors::PSYNC_FAILOVER_TO_MASTER);
+        return;
+    }
+    if ctx.reply.out.pending() > 0 {
+        ctx.reply.error(errors::SYNC_PENDING_OUTPUT);
+        return;
+    }
+    let psync = if psync {
+        let Some(off) = parse_i64(args.get(2)) else {
+            ctx.reply.error(errors::NOT_INTEGER);
+            return;
+        };
+        Some((args.get(1).to_vec(), off))
+    } else {
+        None
+    };
+    let hello = ctx.client.replica.as_deref().cloned().unwrap_or_default();
+    if (hello.exclude_data || hello.exclude_functions) && !hello.eof {
+        ctx.reply.error(errors::FILTERED_NEEDS_EOF);
+        return;
+    }
+    ctx.client.replica = Some(Box::new(hello));
+    ctx.client.sync = Some(SyncRequest { psync });
+}
+
+fn role(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
+    let repl = &ctx.srv.repl;
+    let online: Vec<_> = repl.replicas().into_iter().filter(|r| r.state.load(Ordering::Relaxed) == state::ONLINE).collect();
+    let r = &mut ctx.reply;
+    r.array(3);
+    r.bulk(b"master");
+    r.int(repl.offset() as i64);
+    r.array(online.len());
+    for rep in online {
+        r.array(3);
+        r.bulk(rep.ip.as_bytes());
+        r.bulk_int(i64::from(rep.port));
+        r.bulk_int(rep.ack.load(Ordering::Relaxed) as i64);
+    }
+}

@@ -1,0 +1,454 @@
+//! Replication's shared state on a master: the replication stream built
+//! from effect records, its backlog, and the queues of the replicas fed
+//! from it. The links themselves (handshake, full and partial
+//! resynchronisation, the threads that serve a replica) are
+//! `repl_master`.
+//!
+//! ```text
+//!  workers ── Effects ──► Feed ──► tern-aof thread ──► AOF file
+//!                                        │ feed(records): Redis commands, SELECT when the db changes
+//!                                        ▼
+//!                          Repl: offset, backlog ──► replica queues (shared chunks)
+//!                                                        │
+//!  PSYNC on a worker ── socket handed over ──► tern-replica-<id> thread: +FULLRESYNC, RDB, then the queue
+//!                                              tern-replica-ack thread: REPLCONF ACK
+//! ```
+//!
+//! - **The stream** is made by the one thread that already puts every
+//!   effect record in an order that keeps each key's records in the order
+//!   they happened: the AOF writer (`crate::aof::writer`, whether or not
+//!   the AOF is on). It encodes each round's records once, as the AOF's
+//!   commands (MULTI/EXEC around a transaction's or a script's, SELECT
+//!   when the database changes), appends them to the backlog and hands the
+//!   same bytes, shared, to every attached replica's queue.
+//! - **A full resynchronisation** begins a point-in-time snapshot (no
+//!   fork) and asks the writer for a cut at its instant: the records
+//!   numbered before it are in the snapshot; the replica's queue is
+//!   attached to the stream right after them, at offset O, and gets every
+//!   record from the instant on. The replica is told `+FULLRESYNC <replid>
+//!   O`, then gets the snapshot as an RDB — straight onto the socket
+//!   (`$EOF:<mark>` … `<mark>`) when it can take that and
+//!   `repl-diskless-sync` is on, else written to a file first and sent
+//!   with its length — and then its queue.
+//! - **A partial resynchronisation** (PSYNC with this server's replication
+//!   id, or its previous one up to where it ended, and an offset the
+//!   backlog still holds) answers `+CONTINUE` and sends the backlog from
+//!   that offset, then the queue.
+//! - Each replica has a thread that writes to it (a slow replica holds up
+//!   nobody else; its queue is bounded by `client-output-buffer-limit
+//!   replica`) and one that reads its `REPLCONF ACK`s.
+//!
+//! Non-goals for now: the replica's side (REPLICAOF), WAIT, one snapshot
+//! shared by replicas that sync together (each gets its own, one after
+//! the other), replication over TLS.
+
+mod backlog;
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use parking_lot::{Condvar, Mutex};
+use tern_config::{log_notice, log_warning, OutputLimit};
+use tern_store::{Keyspace, Record};
+
+pub use backlog::Backlog;
+
+/// 40 random hex digits: a replication id (and the run id).
+pub fn random_hex40() -> String {
+    use rand::Rng;
+    let mut r = rand::thread_rng();
+    (0..40).map(|_| char::from_digit(r.gen_range(0..16), 16).unwrap_or('0')).collect()
+}
+
+/// What a replica said of itself before SYNC or PSYNC (REPLCONF).
+#[derive(Clone, Debug, Default)]
+pub struct Hello {
+    pub listening_port: u16,
+    pub ip: Option<String>,
+    /// `capa eof`: it takes an RDB streamed without a length.
+    pub eof: bool,
+    /// `capa psync2`: it understands `+CONTINUE <replid>`.
+    pub psync2: bool,
+    /// `rdb-only 1`: it wants the snapshot and no stream (redis-cli --rdb).
+    pub rdb_only: bool,
+    /// `rdb-filter-only`: what the snapshot leaves out.
+    pub exclude_data: bool,
+    pub exclude_functions: bool,
+}
+
+/// SYNC (None) or PSYNC's replication id and offset: what a connection
+/// handed over to replication asked for.
+#[derive(Clone, Debug)]
+pub struct SyncRequest {
+    pub psync: Option<(Vec<u8>, i64)>,
+}
+
+/// A replica's place in its synchronisation (INFO's `state=`).
+pub mod state {
+    pub const WAIT_BGSAVE: u8 = 0;
+    pub const SEND_BULK: u8 = 1;
+    pub const ONLINE: u8 = 2;
+}
+
+/// The smallest backlog, whatever `repl-backlog-size` says (Redis's
+/// CONFIG_REPL_BACKLOG_MIN_SIZE).
+pub const BACKLOG_MIN: usize = 16 * 1024;
+
+/// The replication state a server keeps as a master.
+pub struct Repl {
+    /// A backlog exists: the writer feeds the stream (and effect records
+    /// are built for it).
+    active: AtomicBool,
+    pub(crate) st: Mutex<State>,
+    pub sync_full: AtomicU64,
+    pub sync_partial_ok: AtomicU64,
+    pub sync_partial_err: AtomicU64,
+    pub net_output: AtomicU64,
+    pub net_input: AtomicU64,
+}
+
+pub(crate) struct State {
+    pub(crate) replid: String,
+    /// The previous replication id, valid up to `second_offset`.
+    pub(crate) replid2: String,
+    pub(crate) second_offset: i64,
+    /// `master_repl_offset`: the offset of the last byte of the stream.
+    pub(crate) offset: u64,
+    pub(crate) backlog: Option<Backlog>,
+    pub(crate) replicas: Vec<Arc<Replica>>,
+    /// Full resynchronisations waiting for the writer to reach their
+    /// snapshot's instant (the number of the first record after it).
+    pub(crate) cuts: Vec<(u64, Arc<Replica>)>,
+    /// The database the stream's last command ran in (None: a SELECT
+    /// goes before the next record).
+    db: Option<u32>,
+    /// When the last replica went (the backlog is freed after
+    /// `repl-backlog-ttl` without one).
+    pub(crate) alone_since: Option<Instant>,
+    pub(crate) last_ping: Option<Instant>,
+}
+
+/// One replica, as its threads and INFO see it.
+pub struct Replica {
+    pub id: u64,
+    /// Its address as INFO and ROLE show it: `REPLCONF ip-address` or the
+    /// peer's, and its `REPLCONF listening-port`.
+    pub ip: String,
+    pub port: u16,
+    pub state: AtomicU8,
+    /// The last offset it acknowledged, and when (ms).
+    pub ack: AtomicU64,
+    pub ack_ms: AtomicU64,
+    /// It has acknowledged at least once.
+    pub acked: AtomicBool,
+    /// Closing: its threads end.
+    pub gone: AtomicBool,
+    pub(crate) q: Mutex<Queue>,
+    cv: Condvar,
+}
+
+#[derive(Default)]
+pub(crate) struct Queue {
+    chunks: VecDeque<Arc<[u8]>>,
+    bytes: usize,
+    /// The stream offset its queue starts after, once attached.
+    pub(crate) attached_at: Option<u64>,
+    soft_since: Option<Instant>,
+}
+
+impl Replica {
+    pub fn new(id: u64, ip: String, port: u16, now_ms: u64) -> Self {
+        Replica {
+            id,
+            ip,
+            port,
+            state: AtomicU8::new(state::WAIT_BGSAVE),
+            ack: AtomicU64::new(0),
+            ack_ms: AtomicU64::new(now_ms),
+            acked: AtomicBool::new(false),
+            gone: AtomicBool::new(false),
+            q: Mutex::new(Queue::default()),
+            cv: Condvar::new(),
+        }
+    }
+
+    /// `ip:port`, as Redis's log names a replica.
+    pub fn name(&self) -> String {
+        format!("{}:{}", self.ip, self.port)
+    }
+
+    /// Bytes waiting to be sent (INFO's `mem_total_replication_buffers`).
+    pub fn queued(&self) -> usize {
+        self.q.lock().bytes
+    }
+
+    pub fn close(&self) {
+        self.gone.store(true, Ordering::Relaxed);
+        self.cv.notify_all();
+    }
+
+    fn push(&self, chunk: &Arc<[u8]>, limit: OutputLimit) {
+        let mut q = self.q.lock();
+        q.bytes += chunk.len();
+        q.chunks.push_back(chunk.clone());
+        let over_hard = limit.hard > 0 && q.bytes as u64 >= limit.hard;
+        let over_soft = limit.soft > 0 && q.bytes as u64 >= limit.soft;
+        let soft_out = match (over_soft, q.soft_since) {
+            (false, _) => {
+                q.soft_since = None;
+                false
+            }
+            (true, None) => {
+                q.soft_since = Some(Instant::now());
+                limit.soft_seconds == 0
+            }
+            (true, Some(t)) => t.elapsed().as_secs() >= limit.soft_seconds,
+        };
+        drop(q);
+        if (over_hard || soft_out) && !self.gone.load(Ordering::Relaxed) {
+            log_warning!("Client id={} addr={} flags=S scheduled to be closed ASAP for overcoming of output buffer limits.", self.id, self.name());
+            self.close();
+        } else {
+            self.cv.notify_one();
+        }
+    }
+
+    /// Waits (up to `wait`) for stream bytes; takes them all.
+    pub(crate) fn take(&self, wait: std::time::Duration) -> Vec<Arc<[u8]>> {
+        let mut q = self.q.lock();
+        if q.chunks.is_empty() && !self.gone.load(Ordering::Relaxed) {
+            self.cv.wait_for(&mut q, wait);
+        }
+        q.bytes = 0;
+        q.chunks.drain(..).collect()
+    }
+}
+
+impl Default for Repl {
+    fn default() -> Self {
+        Repl::new()
+    }
+}
+
+impl Repl {
+    pub fn new() -> Self {
+        Repl {
+            active: AtomicBool::new(false),
+            st: Mutex::new(State {
+                replid: random_hex40(),
+                replid2: "0".repeat(40),
+                second_offset: -1,
+                offset: 0,
+                backlog: None,
+                replicas: Vec::new(),
+                cuts: Vec::new(),
+                db: None,
+                alone_since: None,
+                last_ping: None,
+            }),
+            sync_full: AtomicU64::new(0),
+            sync_partial_ok: AtomicU64::new(0),
+            sync_partial_err: AtomicU64::new(0),
+            net_output: AtomicU64::new(0),
+            net_input: AtomicU64::new(0),
+        }
+    }
+
+    /// Whether the stream is being made (a backlog exists).
+    #[inline]
+    pub fn active(&self) -> bool {
+        self.active.load(Ordering::Relaxed)
+    }
+
+    /// The replication id (INFO `master_replid`).
+    pub fn replid(&self) -> String {
+        self.st.lock().replid.clone()
+    }
+
+    /// DEBUG CHANGE-REPL-ID: a new id, and no previous one.
+    pub fn change_replid(&self) {
+        let mut st = self.st.lock();
+        st.replid = random_hex40();
+        st.replid2 = "0".repeat(40);
+        st.second_offset = -1;
+    }
+
+    /// `master_repl_offset`.
+    pub fn offset(&self) -> u64 {
+        self.st.lock().offset
+    }
+
+    /// The replicas attached or synchronising.
+    pub fn replicas(&self) -> Vec<Arc<Replica>> {
+        let st = self.st.lock();
+        st.replicas.iter().chain(st.cuts.iter().map(|(_, r)| r)).cloned().collect()
+    }
+
+    /// Makes the stream (a backlog of `repl-backlog-size`), as Redis does
+    /// when its first replica comes; effect records are built from now on.
+    pub(crate) fn activate(&self, size: usize, ks: &Keyspace) {
+        let mut st = self.st.lock();
+        if st.backlog.is_none() {
+            st.backlog = Some(Backlog::new(size.max(BACKLOG_MIN), st.offset));
+            // A new history: a replica must not take up an old one.
+            st.replid = random_hex40();
+            st.replid2 = "0".repeat(40);
+            st.second_offset = -1;
+            ks.attach_effects(true);
+            self.active.store(true, Ordering::Relaxed);
+            log_notice!("Replication backlog created, my new replication IDs are '{}' and '{}'", st.replid, st.replid2);
+        }
+    }
+
+    /// The writer's part: a round's records (numbered below the next
+    /// cut) go into the stream.
+    pub fn feed(&self, recs: &[Record], limit: OutputLimit) {
+        if recs.is_empty() || !self.active() {
+            return;
+        }
+        let mut st = self.st.lock();
+        let mut buf = Vec::new();
+        for r in recs {
+            tern_store::aof::encode(&mut buf, r, &mut st.db);
+        }
+        st.append(buf, limit);
+    }
+
+    /// The snapshot instants the writer must stop at (sorted).
+    pub fn cut_points(&self) -> Vec<u64> {
+        let st = self.st.lock();
+        let mut v: Vec<u64> = st.cuts.iter().map(|(s, _)| *s).collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// The writer has put every record numbered below `seq` in the
+    /// stream: the replicas cut there are attached.
+    pub fn cut_reached(&self, seq: u64) {
+        let mut st = self.st.lock();
+        let (now, later): (Vec<_>, Vec<_>) = std::mem::take(&mut st.cuts).into_iter().partition(|(s, _)| *s == seq);
+        st.cuts = later;
+        for (_, r) in now {
+            r.q.lock().attached_at = Some(st.offset);
+            r.cv.notify_all();
+            st.replicas.push(r);
+            // The replica's stream starts with a SELECT.
+            st.db = None;
+        }
+        st.alone_since = None;
+    }
+
+    /// Stream bytes sent to no replica (REPLCONF GETACK for WAIT, PING).
+    pub fn append_raw(&self, bytes: &[u8], limit: OutputLimit) {
+        if !self.active() {
+            return;
+        }
+        self.st.lock().append(bytes.to_vec(), limit);
+    }
+
+    /// No replica and no backlog any more (`repl-backlog-ttl`).
+    pub(crate) fn deactivate(&self, st: &mut State) {
+        st.backlog = None;
+        self.active.store(false, Ordering::Relaxed);
+    }
+
+    /// PSYNC's partial resynchronisation: when `replid` is this stream's
+    /// (or the previous one's, up to where it ended) and the backlog holds
+    /// the stream from `from` on, `rep` is attached with those bytes
+    /// queued; returns the id to answer with.
+    pub(crate) fn try_partial(&self, replid: &[u8], from: i64, rep: &Arc<Replica>) -> Result<String, &'static str> {
+        let mut st = self.st.lock();
+        let ours = replid == st.replid.as_bytes();
+        let previous = replid == st.replid2.as_bytes() && from <= st.second_offset;
+        if !ours && !previous {
+            return Err("Replication ID mismatch");
+        }
+        let Some(b) = st.backlog.as_ref() else { return Err("no backlog") };
+        if from < 0 || !b.covers(from as u64) {
+            return Err("offset out of the backlog's range");
+        }
+        let data: Arc<[u8]> = b.read_from(from as u64).into();
+        {
+            let mut q = rep.q.lock();
+            q.attached_at = Some(from as u64 - 1);
+            q.bytes = data.len();
+            q.chunks.push_back(data);
+        }
+        rep.state.store(state::ONLINE, Ordering::Relaxed);
+        st.replicas.push(rep.clone());
+        st.alone_since = None;
+        Ok(st.replid.clone())
+    }
+
+    /// Queues a full resynchronisation's cut at `seq`.
+    pub(crate) fn request_cut(&self, seq: u64, rep: &Arc<Replica>) {
+        self.st.lock().cuts.push((seq, rep.clone()));
+    }
+
+    /// Forgets a replica whose link is closed.
+    pub(crate) fn remove(&self, rep: &Arc<Replica>) {
+        let mut st = self.st.lock();
+        st.replicas.retain(|r| !Arc::ptr_eq(r, rep));
+        st.cuts.retain(|(_, r)| !Arc::ptr_eq(r, rep));
+    }
+
+    /// Bytes of the backlog, and of what waits in the replicas' queues.
+    pub fn memory(&self) -> (usize, usize) {
+        let backlog = self.st.lock().backlog.as_ref().map_or(0, Backlog::size);
+        (backlog, self.replicas().iter().map(|r| r.queued()).sum())
+    }
+
+    /// INFO replication's master fields.
+    pub fn info(&self) -> Info {
+        let st = self.st.lock();
+        let (first, hist, size) = match &st.backlog {
+            Some(b) => (b.first(), b.histlen(), b.size()),
+            None => (0, 0, 0),
+        };
+        Info {
+            replid: st.replid.clone(),
+            replid2: st.replid2.clone(),
+            offset: st.offset,
+            second_offset: st.second_offset,
+            backlog_active: st.backlog.is_some(),
+            backlog_size: size,
+            backlog_first: first,
+            backlog_histlen: hist,
+        }
+    }
+}
+
+/// What INFO replication shows of the master's side.
+pub struct Info {
+    pub replid: String,
+    pub replid2: String,
+    pub offset: u64,
+    pub second_offset: i64,
+    pub backlog_active: bool,
+    pub backlog_size: usize,
+    pub backlog_first: u64,
+    pub backlog_histlen: usize,
+}
+
+impl State {
+    /// Adds stream bytes: the backlog, the offset, every attached
+    /// replica's queue (one shared chunk).
+    pub(crate) fn append(&mut self, buf: Vec<u8>, limit: OutputLimit) {
+        if buf.is_empty() {
+            return;
+        }
+        self.offset += buf.len() as u64;
+        if let Some(b) = self.backlog.as_mut() {
+            b.push(&buf);
+        }
+        if self.replicas.is_empty() {
+            return;
+        }
+        let chunk: Arc<[u8]> = buf.into();
+        for r in &self.replicas {
+            r.push(&chunk, limit);
+        }
+    }
+}

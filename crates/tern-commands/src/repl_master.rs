@@ -1,0 +1,355 @@
+//! The master's side of replication: what a worker hands over after
+//! SYNC or PSYNC, the threads that serve a replica, and the periodic
+//! work (see `repl` for the stream and its state).
+
+use std::io::{BufReader, Write};
+use std::net::{Shutdown, TcpStream};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tern_config::{log_notice, log_warning};
+use tern_store::rdb::RdbWriter;
+use tern_store::SnapshotError;
+
+use crate::repl::{random_hex40, state, Hello, Replica};
+use crate::persist;
+use crate::server::{now_ms, Server};
+
+/// A connection that asked to be a replica, taken from its worker.
+pub struct Handoff {
+    pub stream: TcpStream,
+    /// Replies the worker had not written yet (they go first).
+    pub pending: Vec<u8>,
+    pub client_id: u64,
+    /// The peer's address (`ip:port`).
+    pub addr: String,
+    pub hello: Hello,
+    /// PSYNC's replication id and offset; None for SYNC.
+    pub psync: Option<(Vec<u8>, i64)>,
+}
+
+/// Serves a replica until its link closes or the server stops: the
+/// thread the worker starts for it.
+pub fn serve(srv: &Server, h: Handoff) {
+    let ip = h.hello.ip.clone().unwrap_or_else(|| h.addr.rsplit_once(':').map_or(h.addr.clone(), |(ip, _)| ip.to_string()));
+    let rep = Arc::new(Replica::new(h.client_id, ip, h.hello.listening_port, now_ms()));
+    let mut sock = h.stream;
+    let timeout = srv.config.read().repl_timeout;
+    let _ = sock.set_nonblocking(false);
+    let _ = sock.set_write_timeout(Some(timeout));
+    let _ = sock.set_nodelay(!srv.config.read().repl_disable_tcp_nodelay);
+    let r = (|| -> std::io::Result<()> {
+        sock.write_all(&h.pending)?;
+        if h.hello.rdb_only {
+            // The snapshot and nothing after it (redis-cli --rdb).
+            return full_sync(srv, &rep, &mut sock, &h.hello, h.psync.is_some()).map(drop);
+        }
+        srv.repl.activate(srv.config.read().repl_backlog_size as usize, &srv.ks);
+        let acks = sock.try_clone()?;
+        let reader = {
+            let rep = rep.clone();
+            std::thread::Builder::new().name("tern-replica-ack".into()).spawn(move || read_acks(&rep, acks)).ok()
+        };
+        let r = begin(srv, &rep, &mut sock, &h.hello, h.psync.as_ref()).and_then(|streamed_rdb| {
+            // A replica reading an RDB up to its EOF mark would take
+            // bytes right after the mark as part of it: the stream waits
+            // for its first acknowledgement, as Redis's does.
+            if streamed_rdb {
+                wait_first_ack(srv, &rep, timeout)?;
+            }
+            stream(srv, &rep, &mut sock)
+        });
+        rep.close();
+        let _ = sock.shutdown(Shutdown::Both);
+        if let Some(t) = reader {
+            let _ = t.join();
+        }
+        r
+    })();
+    rep.close();
+    let _ = sock.shutdown(Shutdown::Both);
+    srv.repl.remove(&rep);
+    match r {
+        Err(e) if !srv.is_shutting_down() => log_warning!("Connection with replica {} lost: {}", rep.name(), e),
+        _ => log_notice!("Connection with replica {} lost.", rep.name()),
+    }
+}
+
+/// Waits (up to `repl-timeout`) for the replica's first REPLCONF ACK.
+fn wait_first_ack(srv: &Server, rep: &Replica, timeout: Duration) -> std::io::Result<()> {
+    let until = Instant::now() + timeout;
+    while !rep.acked.load(Ordering::Acquire) {
+        if rep.gone.load(Ordering::Relaxed) || srv.is_shutting_down() || Instant::now() >= until {
+            return Err(std::io::Error::other("no REPLCONF ACK after the RDB"));
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    Ok(())
+}
+
+/// The partial resynchronisation when PSYNC can have one, else a full
+/// one. Returns whether an RDB went with an EOF mark.
+fn begin(srv: &Server, rep: &Arc<Replica>, sock: &mut TcpStream, hello: &Hello, psync: Option<&(Vec<u8>, i64)>) -> std::io::Result<bool> {
+    let repl = &srv.repl;
+    if let Some((id, from)) = psync {
+        if id.as_slice() != b"?" {
+            match repl.try_partial(id, *from, rep) {
+                Ok(replid) => {
+                    let line = if hello.psync2 { format!("+CONTINUE {replid}\r\n") } else { "+CONTINUE\r\n".to_string() };
+                    sock.write_all(line.as_bytes())?;
+                    repl.sync_partial_ok.fetch_add(1, Ordering::Relaxed);
+                    log_notice!("Partial resynchronization request from {} accepted. Sending the backlog from offset {}.", rep.name(), from);
+                    return Ok(false);
+                }
+                Err(why) => {
+                    repl.sync_partial_err.fetch_add(1, Ordering::Relaxed);
+                    log_notice!("Partial resynchronization not accepted for replica {}: {}", rep.name(), why);
+                }
+            }
+        } else {
+            log_notice!("Full resync requested by replica {}", rep.name());
+        }
+    }
+    repl.sync_full.fetch_add(1, Ordering::Relaxed);
+    full_sync(srv, rep, sock, hello, psync.is_some())
+}
+
+/// Waits `repl-diskless-sync-delay` (diskless) and for any other snapshot
+/// to end, keeping the replica's link alive with newlines meanwhile, then
+/// sends the snapshot and attaches the replica at its instant. Returns
+/// whether the RDB went with an EOF mark.
+fn full_sync(srv: &Server, rep: &Arc<Replica>, sock: &mut TcpStream, hello: &Hello, psync: bool) -> std::io::Result<bool> {
+    let (diskless, delay) = {
+        let c = srv.config.read();
+        (c.repl_diskless_sync && hello.eof, c.repl_diskless_sync_delay)
+    };
+    let mut last_newline = Instant::now();
+    let mut keep_alive = |sock: &mut TcpStream| -> std::io::Result<()> {
+        if last_newline.elapsed() >= Duration::from_secs(1) {
+            last_newline = Instant::now();
+            sock.write_all(b"\n")?;
+        }
+        Ok(())
+    };
+    if diskless && !delay.is_zero() {
+        let until = Instant::now() + delay;
+        while Instant::now() < until && !srv.is_shutting_down() {
+            std::thread::sleep(Duration::from_millis(20).min(until.saturating_duration_since(Instant::now())));
+            keep_alive(sock)?;
+        }
+    }
+    let began = now_ms();
+    let snap = loop {
+        if srv.is_shutting_down() || rep.gone.load(Ordering::Relaxed) {
+            return Err(std::io::Error::other("given up"));
+        }
+        match srv.ks.begin_snapshot(now_ms()) {
+            Ok(s) => break s,
+            Err(SnapshotError::InProgress) => {
+                std::thread::sleep(Duration::from_millis(20));
+                keep_alive(sock)?;
+            }
+        }
+    };
+    // The stream from the snapshot's instant on goes to this replica
+    // (none to one that only wants the snapshot).
+    let offset = if hello.rdb_only {
+        srv.repl.offset()
+    } else {
+        match attach_at_cut(srv, rep, &snap) {
+            Some(o) => o,
+            None => {
+                snap.cancel(&srv.ks);
+                return Err(std::io::Error::other("shutting down"));
+            }
+        }
+    };
+    let replid = srv.repl.replid();
+    if psync {
+        sock.write_all(format!("+FULLRESYNC {replid} {offset}\r\n").as_bytes())?;
+    }
+    log_notice!(
+        "Starting BGSAVE for SYNC with target: {} (replica {}, offset {})",
+        if diskless { "replicas sockets" } else { "disk" },
+        rep.name(),
+        offset
+    );
+    rep.state.store(state::SEND_BULK, Ordering::Relaxed);
+    let cancel = || rep.gone.load(Ordering::Relaxed);
+    let opts = persist::rdb_options(srv);
+    let parts = persist::Parts { functions: !hello.exclude_functions, data: !hello.exclude_data };
+    // The snapshot is written by a thread of its own, at the priority
+    // every snapshot takes; this one streams at the normal one after.
+    let sent = std::thread::scope(|s| {
+        let t = std::thread::Builder::new().name("tern-repl-rdb".into()).spawn_scoped(s, || {
+            persist::snapshot_priority(srv);
+            if diskless {
+                let mark = random_hex40();
+                sock.write_all(format!("$EOF:{mark}\r\n").as_bytes())?;
+                let w = RdbWriter::streaming(std::io::BufWriter::with_capacity(1 << 18, &mut *sock), opts);
+                let (w, _) = persist::write_rdb(srv, snap, w, parts, began, &cancel, &srv.persist.bg_last_cow_bytes).map_err(std::io::Error::other)?;
+                let mut out = w.finish_streaming()?;
+                out.write_all(mark.as_bytes())?;
+                out.flush()?;
+                log_notice!("Streamed RDB transfer with replica {} succeeded (socket). Waiting for REPLCONF ACK from replica to enable streaming", rep.name());
+                Ok(())
+            } else {
+                to_disk_then_send(srv, snap, sock, opts, began, &cancel)
+            }
+        });
+        match t {
+            Ok(t) => t.join().unwrap_or_else(|_| Err(std::io::Error::other("the snapshot thread failed"))),
+            Err(e) => Err(e),
+        }
+    });
+    sent?;
+    rep.state.store(state::ONLINE, Ordering::Relaxed);
+    rep.ack_ms.store(now_ms(), Ordering::Relaxed);
+    log_notice!("Synchronization with replica {} succeeded", rep.name());
+    Ok(diskless)
+}
+
+/// Asks the stream's writer for a cut at the snapshot's instant and
+/// waits for it: the replica's queue is attached there. Returns the
+/// stream's offset at the cut (None: the server is stopping).
+fn attach_at_cut(srv: &Server, rep: &Arc<Replica>, snap: &tern_store::Snapshot) -> Option<u64> {
+    srv.repl.request_cut(snap.first_seq_after(), rep);
+    loop {
+        srv.aof.feed.nudge();
+        if let Some(o) = rep.q.lock().attached_at {
+            return Some(o);
+        }
+        if srv.is_shutting_down() {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// The snapshot to a file in `dir`, then to the replica with its length.
+fn to_disk_then_send(
+    srv: &Server,
+    snap: tern_store::Snapshot,
+    sock: &mut TcpStream,
+    opts: tern_store::rdb::RdbOptions,
+    began: u64,
+    cancel: &dyn Fn() -> bool,
+) -> std::io::Result<()> {
+    let dir = persist::rdb_path(&srv.config.read()).parent().map(std::path::PathBuf::from).unwrap_or_else(|| ".".into());
+    let tmp = dir.join(format!("temp-{}-repl-{}.rdb", std::process::id(), random_hex40()));
+    let r = (|| -> std::io::Result<()> {
+        let file = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&tmp)?;
+        let file = persist::AutoSync::new(file, false);
+        let (mut file, _) = persist::write_snapshot_to(srv, snap, file, opts, began, cancel, &srv.persist.bg_last_cow_bytes).map_err(std::io::Error::other)?;
+        let len = file.metadata()?.len();
+        use std::io::Seek;
+        file.seek(std::io::SeekFrom::Start(0))?;
+        sock.write_all(format!("${len}\r\n").as_bytes())?;
+        let copied = std::io::copy(&mut file, sock)?;
+        if copied != len {
+            return Err(std::io::Error::other("the RDB file changed while it was sent"));
+        }
+        Ok(())
+    })();
+    let _ = std::fs::remove_file(&tmp);
+    r
+}
+
+/// Sends the replica's queue as it fills, until its link closes.
+fn stream(srv: &Server, rep: &Arc<Replica>, sock: &mut TcpStream) -> std::io::Result<()> {
+    loop {
+        if rep.gone.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        if srv.is_shutting_down() {
+            // What the writer still has goes first, within a moment.
+            let until = Instant::now() + Duration::from_millis(500);
+            while Instant::now() < until {
+                let chunks = rep.take(Duration::from_millis(50));
+                if chunks.is_empty() {
+                    break;
+                }
+                send(srv, sock, &chunks)?;
+            }
+            return Ok(());
+        }
+        let chunks = rep.take(Duration::from_millis(100));
+        send(srv, sock, &chunks)?;
+    }
+}
+
+fn send(srv: &Server, sock: &mut TcpStream, chunks: &[Arc<[u8]>]) -> std::io::Result<()> {
+    let mut n = 0;
+    for c in chunks {
+        sock.write_all(c)?;
+        n += c.len();
+    }
+    srv.repl.net_output.fetch_add(n as u64, Ordering::Relaxed);
+    Ok(())
+}
+
+/// Reads what the replica sends: `REPLCONF ACK <offset> [FACK <offset>]`.
+fn read_acks(rep: &Replica, sock: TcpStream) {
+    let mut r = tern_store::aof::CommandReader::new(BufReader::new(sock), 0);
+    while !rep.gone.load(Ordering::Relaxed) {
+        match r.next_command() {
+            Ok(Some(argv)) => {
+                if argv.len() >= 3 && argv[0].eq_ignore_ascii_case(b"replconf") && argv[1].eq_ignore_ascii_case(b"ack") {
+                    if let Some(off) = std::str::from_utf8(&argv[2]).ok().and_then(|s| s.parse::<u64>().ok()) {
+                        rep.ack.fetch_max(off, Ordering::Relaxed);
+                    }
+                    rep.ack_ms.store(now_ms(), Ordering::Relaxed);
+                    rep.acked.store(true, Ordering::Release);
+                }
+            }
+            _ => break,
+        }
+    }
+    rep.close();
+}
+
+
+/// The periodic part (the cron's): a PING into the stream every
+/// `repl-ping-replica-period`, replicas that stopped acknowledging for
+/// `repl-timeout` dropped, the backlog resized to `repl-backlog-size`,
+/// and freed after `repl-backlog-ttl` without replicas.
+pub fn cron(srv: &Server) {
+    let repl = &srv.repl;
+    if !repl.active() {
+        return;
+    }
+    let (period, timeout, ttl, size) = {
+        let c = srv.config.read();
+        (c.repl_ping_replica_period, c.repl_timeout, c.repl_backlog_ttl, c.repl_backlog_size as usize)
+    };
+    let limit = srv.settings.client_output_buffer_limit().replica;
+    let mut st = repl.st.lock();
+    st.replicas.retain(|r| !r.gone.load(Ordering::Relaxed));
+    if let Some(b) = st.backlog.as_mut() {
+        b.resize(size.max(crate::repl::BACKLOG_MIN));
+    }
+    if st.replicas.is_empty() && st.cuts.is_empty() {
+        let since = *st.alone_since.get_or_insert_with(Instant::now);
+        if !ttl.is_zero() && since.elapsed() >= ttl {
+            repl.deactivate(&mut st);
+            if !srv.aof.is_on() {
+                srv.ks.attach_effects(false);
+            }
+            log_notice!("Replication backlog freed after {} seconds without connected replicas.", ttl.as_secs());
+        }
+        return;
+    }
+    let now = now_ms();
+    for r in &st.replicas {
+        let quiet = now.saturating_sub(r.ack_ms.load(Ordering::Relaxed));
+        if r.state.load(Ordering::Relaxed) == state::ONLINE && quiet > timeout.as_millis() as u64 {
+            log_warning!("Disconnecting timedout replica (streaming sync): {}", r.name());
+            r.close();
+        }
+    }
+    if st.last_ping.is_none_or(|t| t.elapsed() >= period) {
+        st.last_ping = Some(Instant::now());
+        st.append(b"*1\r\n$4\r\nPING\r\n".to_vec(), limit);
+    }
+}

