@@ -382,3 +382,48 @@ def test_rdb_only_is_what_redis_cli_rdb_takes(master, tmp_path):
         assert c.get("k") == "v" and c.lrange("l", 0, -1) == ["a", "b"]
     finally:
         srv.stop()
+
+
+def test_wait_counts_the_replicas_that_have_the_clients_writes(master):
+    m = master.client()
+    # No replica: WAIT 0 answers at once, WAIT 1 at its timeout.
+    assert m.execute_command("WAIT", 0, 0) == 0
+    t = time.monotonic()
+    assert m.execute_command("WAIT", 1, 100) == 0
+    assert time.monotonic() - t >= 0.09
+    reps = [replica_of(start_redis7, master) for _ in range(2)]
+    try:
+        for rep in reps:
+            caught_up(master, rep)
+        c = master.client()
+        for i in range(20):
+            c.set(f"w{i}", i)
+            p = c.pipeline(transaction=False)
+            p.incr("n")
+            p.execute_command("WAIT", 2, 5000)
+            assert p.execute()[1] == 2
+            for rep in reps:
+                assert rep.client().get(f"w{i}") == str(i)
+        # More replicas than there are: the timeout, then those that have it.
+        t = time.monotonic()
+        assert c.execute_command("WAIT", 3, 200) == 2
+        assert time.monotonic() - t >= 0.19
+        # In a transaction it does not wait.
+        p = c.pipeline(transaction=True)
+        p.set("x", 1)
+        p.execute_command("WAIT", 3, 0)
+        assert p.execute()[1] in (0, 1, 2)
+    finally:
+        for rep in reps:
+            rep.stop()
+
+
+def test_wait_errors_as_redis(master):
+    c = RawConn(master.port)
+    try:
+        assert c.roundtrip("WAIT", "x", "0") == b"-ERR value is not an integer or out of range\r\n"
+        assert c.roundtrip("WAIT", "1", "-1") == b"-ERR timeout is negative\r\n"
+        assert c.roundtrip("WAIT", "1", "1.5") == b"-ERR timeout is not an integer or out of range\r\n"
+        assert c.roundtrip("WAIT", "0", "0") == b":0\r\n"
+    finally:
+        c.close()

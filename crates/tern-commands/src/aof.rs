@@ -333,6 +333,7 @@ pub fn writer(srv: &Server) {
         let recs = merger.ready(w);
         write_records(srv, &mut cur, &mut buf, &recs, policy);
         srv.repl.feed(&recs, repl_limit);
+        crate::repl_master::fed_to(srv, w);
         if let Some(c) = cur.as_mut().filter(|c| c.dirty) {
             let due = match policy {
                 Fsync::Always => true,

@@ -49,6 +49,8 @@ pub struct Blocked {
     pub keys: Vec<(Loc, Box<[u8]>)>,
     /// Ms since the Unix epoch; None waits forever.
     pub deadline: Option<u64>,
+    /// WAIT's: the replicas' acknowledgements it waits for (no key).
+    pub acks: bool,
 }
 
 /// CLIENT TRACKING ON's options, as the client keeps them.
@@ -114,6 +116,9 @@ pub struct Client {
     /// over to replication (`crate::repl_master`).
     pub replica: Option<Box<crate::repl::Hello>>,
     pub sync: Option<crate::repl::SyncRequest>,
+    /// One past the number of the last effect record its writes made
+    /// while replicas were fed (0: none): what WAIT waits for.
+    pub repl_seq: u64,
     pub shared: Arc<ClientShared>,
 }
 
@@ -143,6 +148,7 @@ impl Client {
             on_behalf_of: 0,
             replica: None,
             sync: None,
+            repl_seq: 0,
             shared,
         }
     }

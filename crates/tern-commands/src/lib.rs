@@ -32,7 +32,7 @@
 //!  memcache  ─► server client acl errors outbuf stats maxmemory messaging
 //!  cmd       ─► server client acl outbuf stats errors glob sysinfo fdlimit cmdlog latency monitor maxmemory persist aof scriptcache messaging repl
 //!  repl_master ─► server persist repl
-//!  aof       ─► server persist aofstate repl
+//!  aof       ─► server persist aofstate repl repl_master
 //!  persist   ─► server maxmemory
 //!  maxmemory ─► server sysinfo
 //!  server    ─► client acl stats cmdlog latency monitor sysinfo aofstate scriptcache messaging repl

@@ -47,25 +47,26 @@ pub fn serve(srv: &Server, h: Handoff) {
         }
         srv.repl.activate(srv.config.read().repl_backlog_size as usize, &srv.ks);
         let acks = sock.try_clone()?;
-        let reader = {
-            let rep = rep.clone();
-            std::thread::Builder::new().name("tern-replica-ack".into()).spawn(move || read_acks(&rep, acks)).ok()
-        };
-        let r = begin(srv, &rep, &mut sock, &h.hello, h.psync.as_ref()).and_then(|streamed_rdb| {
-            // A replica reading an RDB up to its EOF mark would take
-            // bytes right after the mark as part of it: the stream waits
-            // for its first acknowledgement, as Redis's does.
-            if streamed_rdb {
-                wait_first_ack(srv, &rep, timeout)?;
+        // The reader borrows the server; it ends with the link, before
+        // this scope does.
+        std::thread::scope(|s| {
+            let reader = std::thread::Builder::new().name("tern-replica-ack".into()).spawn_scoped(s, || read_acks(srv, &rep, acks));
+            let r = begin(srv, &rep, &mut sock, &h.hello, h.psync.as_ref()).and_then(|streamed_rdb| {
+                // A replica reading an RDB up to its EOF mark would take
+                // bytes right after the mark as part of it: the stream
+                // waits for its first acknowledgement, as Redis's does.
+                if streamed_rdb {
+                    wait_first_ack(srv, &rep, timeout)?;
+                }
+                stream(srv, &rep, &mut sock)
+            });
+            rep.close();
+            let _ = sock.shutdown(Shutdown::Both);
+            if let Ok(t) = reader {
+                let _ = t.join();
             }
-            stream(srv, &rep, &mut sock)
-        });
-        rep.close();
-        let _ = sock.shutdown(Shutdown::Both);
-        if let Some(t) = reader {
-            let _ = t.join();
-        }
-        r
+            r
+        })
     })();
     rep.close();
     let _ = sock.shutdown(Shutdown::Both);
@@ -290,7 +291,7 @@ fn send(srv: &Server, sock: &mut TcpStream, chunks: &[Arc<[u8]>]) -> std::io::Re
 }
 
 /// Reads what the replica sends: `REPLCONF ACK <offset> [FACK <offset>]`.
-fn read_acks(rep: &Replica, sock: TcpStream) {
+fn read_acks(srv: &Server, rep: &Replica, sock: TcpStream) {
     let mut r = tern_store::aof::CommandReader::new(BufReader::new(sock), 0);
     while !rep.gone.load(Ordering::Relaxed) {
         match r.next_command() {
@@ -299,6 +300,7 @@ fn read_acks(rep: &Replica, sock: TcpStream) {
                     if let Some(off) = std::str::from_utf8(&argv[2]).ok().and_then(|s| s.parse::<u64>().ok()) {
                         rep.ack.fetch_max(off, Ordering::Relaxed);
                     }
+                    wake(srv, srv.repl.acks_changed());
                     rep.ack_ms.store(now_ms(), Ordering::Relaxed);
                     rep.acked.store(true, Ordering::Release);
                 }
@@ -352,4 +354,23 @@ pub fn cron(srv: &Server) {
         st.last_ping = Some(Instant::now());
         st.append(b"*1\r\n$4\r\nPING\r\n".to_vec(), limit);
     }
+}
+
+/// Posts a wake to each WAIT that is satisfied (its worker runs it again).
+fn wake(srv: &Server, due: Vec<(usize, u64)>) {
+    for (worker, client) in due {
+        srv.post(worker, crate::server::Wake::Ready(client));
+    }
+}
+
+/// The stream's writer finished a round: records below `w` are in the
+/// stream. WAITs learn where their writes end; the replicas are asked to
+/// acknowledge (REPLCONF GETACK *, as Redis asks before it sleeps with a
+/// client in WAIT); those already satisfied are woken.
+pub fn fed_to(srv: &Server, w: u64) {
+    let (asked, due) = srv.repl.fed_to(w);
+    if asked {
+        srv.repl.append_raw(b"*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n", srv.settings.client_output_buffer_limit().replica);
+    }
+    wake(srv, due);
 }

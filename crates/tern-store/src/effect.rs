@@ -739,6 +739,12 @@ impl Effects {
         self.log.borrow().len()
     }
 
+    /// The number of the last record gathered (they are in order by
+    /// number once gathered).
+    pub fn last_seq(&self) -> Option<u64> {
+        self.log.borrow().last().map(|r| r.seq)
+    }
+
     pub fn is_empty(&self) -> bool {
         self.log.borrow().is_empty()
     }

@@ -208,7 +208,7 @@ pub fn wait_on(ctx: &mut Ctx<'_, '_>, args: Args<'_>, first: usize, count: usize
         ctx.srv.count_blocking_keys(d);
         keys.push((loc, key.into()));
     }
-    ctx.client.blocked = Some(Box::new(Blocked { cmd: ctx.cmd.id, data, ranges, keys, deadline: timeout.0 }));
+    ctx.client.blocked = Some(Box::new(Blocked { cmd: ctx.cmd.id, data, ranges, keys, deadline: timeout.0, acks: false }));
     ctx.srv.blocked_clients.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     ctx.client.shared.set_flag(cflags::BLOCKED, true);
 }
@@ -219,8 +219,15 @@ pub fn wait_on(ctx: &mut Ctx<'_, '_>, args: Args<'_>, first: usize, count: usize
 /// [`Wake::Ready`] (Redis's BLOCKED_LAZYFREE). A client that leaves first
 /// is forgotten like any waiter; the wake then finds nobody.
 pub fn wait_for_job(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    wait_keyless(ctx, args, None, false);
+}
+
+/// Waits with no key until `deadline`, to be run again when a wake is
+/// posted for it: a background job's end, or (`acks`, WAIT) replicas'
+/// acknowledgements.
+pub fn wait_keyless(ctx: &mut Ctx<'_, '_>, args: Args<'_>, deadline: Option<u64>, acks: bool) {
     let (data, ranges) = kept(args);
-    ctx.client.blocked = Some(Box::new(Blocked { cmd: ctx.cmd.id, data, ranges, keys: Vec::new(), deadline: None }));
+    ctx.client.blocked = Some(Box::new(Blocked { cmd: ctx.cmd.id, data, ranges, keys: Vec::new(), deadline, acks }));
     ctx.srv.blocked_clients.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     ctx.client.shared.set_flag(cflags::BLOCKED, true);
 }
@@ -283,6 +290,8 @@ pub fn retry(r: Conn<'_, '_>) -> bool {
 /// wait on a background job), or with `error` the `-UNBLOCKED` error.
 pub fn abandon(srv: &Server, locks: &mut LockSet<'_>, client: &mut Client, stats: &WorkerStats, out: Option<&mut OutBuf>, error: bool) {
     let Some(b) = client.blocked.take() else { return };
+    // Counted before it is forgotten (WAIT's timeout reply).
+    let acked = if b.acks { Some(srv.repl.forget_waiter(client.id)) } else { None };
     let now = crate::server::now_ms();
     locks.acquire(b.keys.iter().map(|(l, _)| l.gid));
     for (loc, key) in &b.keys {
@@ -300,6 +309,9 @@ pub fn abandon(srv: &Server, locks: &mut LockSet<'_>, client: &mut Client, stats
         let mut reply = Reply::new(out, client.resp3, stats);
         if error {
             reply.error(errors::UNBLOCKED);
+        } else if let Some(n) = acked {
+            // WAIT's timeout: the replicas that acknowledged so far.
+            reply.int(n as i64);
         } else if b.keys.is_empty() {
             // A wait for a background job (a SYNC flush's free) that
             // cannot fail: its `+OK`, as Redis's timed-out BLOCKED_LAZYFREE.

@@ -935,6 +935,12 @@ pub fn call<'ks>(
     // The store told WATCHers of each key written; its effect records
     // follow the command's order even under EXEC's pinned locks.
     locks.gather_effects();
+    // WAIT waits for the replicas to have the client's last write.
+    if srv.repl.active() {
+        if let Some(s) = locks.effects.last_seq() {
+            client.repl_seq = client.repl_seq.max(s + 1);
+        }
+    }
     // CLIENT TRACKING: the keys written go to their trackers now (a
     // client's own, under EXEC, reach it after EXEC's reply), while their
     // shards are still held: a read of them on another worker comes after

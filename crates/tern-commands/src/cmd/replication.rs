@@ -1,11 +1,12 @@
 //! The master's replication commands: REPLCONF (a replica's handshake),
 //! SYNC and PSYNC (which hand the connection over to `crate::repl_master`
-//! once the reply buffer is empty), and ROLE.
+//! once the reply buffer is empty), WAIT and ROLE.
 
 use std::sync::atomic::Ordering;
 
 use tern_resp::{parse_i64, Args};
 
+use super::blocking::{self, Timeout};
 use super::table::{flags::*, CommandSpec};
 use super::Ctx;
 use crate::errors;
@@ -21,6 +22,10 @@ pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("psync", -3, ADMIN | NOSCRIPT | NO_ASYNC_LOADING | NO_MULTI, &[], sync)
         .doc("server", "An internal command used in replication.", "2.8.0", "")
         .acl(&["admin", "slow", "dangerous"]),
+    CommandSpec::new("wait", 3, BLOCKING, &[], wait)
+        .doc("generic", "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.", "3.0.0", "O(1)")
+        .acl(&["slow", "connection", "blocking"])
+        .tips(&["request_policy:all_shards", "response_policy:agg_min"]),
     CommandSpec::new("role", 1, NOSCRIPT | LOADING | STALE | FAST, &[], role)
         .doc("server", "Returns the replication role.", "2.8.12", "O(1)")
         .acl(&["admin", "fast", "dangerous"]),
@@ -145,5 +150,38 @@ fn role(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
         r.bulk(rep.ip.as_bytes());
         r.bulk_int(i64::from(rep.port));
         r.bulk_int(rep.ack.load(Ordering::Relaxed) as i64);
+    }
+}
+
+/// WAIT numreplicas timeout: the client waits (keyless, as a blocked
+/// client) until that many replicas have acknowledged the stream up to
+/// the end of its last write, or the timeout; the reply is how many have.
+/// The stream's writer sets where its writes end and asks the replicas to
+/// acknowledge; each acknowledgement that satisfies it posts a wake, and
+/// the command runs again (`blocking::retry`).
+fn wait(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let Some(need) = parse_i64(args.get(1)) else {
+        return ctx.reply.error(errors::NOT_INTEGER);
+    };
+    let timeout = match Timeout::parse_ms(args.get(2), ctx.now) {
+        Ok(t) => t,
+        Err(e) => return ctx.reply.error(e),
+    };
+    let repl = &ctx.srv.repl;
+    let (id, waiting) = (ctx.client.id, blocking::serving(ctx));
+    let acked = repl.wait_status(id, ctx.worker, ctx.client.repl_seq, need);
+    if acked as i64 >= need || !blocking::may_wait(ctx) {
+        repl.forget_waiter(id);
+        if waiting {
+            blocking::served(ctx);
+        }
+        return ctx.reply.int(acked as i64);
+    }
+    if !waiting {
+        blocking::wait_keyless(ctx, args, timeout.0, true);
+        // The writer sets where this client's writes end at its next
+        // round, and asks the replicas to acknowledge.
+        repl.want_acks();
+        ctx.srv.aof.feed.nudge();
     }
 }

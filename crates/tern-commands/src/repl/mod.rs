@@ -107,6 +107,9 @@ pub struct Repl {
     pub sync_partial_err: AtomicU64,
     pub net_output: AtomicU64,
     pub net_input: AtomicU64,
+    /// A client went into WAIT: the writer asks the replicas to
+    /// acknowledge at its next round.
+    getack: AtomicBool,
 }
 
 pub(crate) struct State {
@@ -128,6 +131,23 @@ pub(crate) struct State {
     /// `repl-backlog-ttl` without one).
     pub(crate) alone_since: Option<Instant>,
     pub(crate) last_ping: Option<Instant>,
+    /// Every record numbered below this is in the stream.
+    fed_below: u64,
+    /// Clients in WAIT.
+    waiters: Vec<Waiter>,
+}
+
+/// A client in WAIT: the records up to `seq` (one past the last of its
+/// writes), the stream offset they end at once known, and how many
+/// replicas must acknowledge it.
+struct Waiter {
+    client: u64,
+    worker: usize,
+    seq: u64,
+    need: i64,
+    target: Option<u64>,
+    /// A wake is posted and not yet answered.
+    woken: bool,
 }
 
 /// One replica, as its threads and INFO see it.
@@ -247,12 +267,15 @@ impl Repl {
                 db: None,
                 alone_since: None,
                 last_ping: None,
+                fed_below: 0,
+                waiters: Vec::new(),
             }),
             sync_full: AtomicU64::new(0),
             sync_partial_ok: AtomicU64::new(0),
             sync_partial_err: AtomicU64::new(0),
             net_output: AtomicU64::new(0),
             net_input: AtomicU64::new(0),
+            getack: AtomicBool::new(false),
         }
     }
 
@@ -394,6 +417,72 @@ impl Repl {
         st.cuts.retain(|(_, r)| !Arc::ptr_eq(r, rep));
     }
 
+    /// WAIT: how many replicas have acknowledged every write of `client`
+    /// (up to record `seq`, exclusive) so far; it is registered, to be
+    /// woken as that changes, until [`Repl::forget_waiter`].
+    pub fn wait_status(&self, client: u64, worker: usize, seq: u64, need: i64) -> usize {
+        let mut st = self.st.lock();
+        let (fed, offset) = (st.fed_below, st.offset);
+        let i = match st.waiters.iter().position(|w| w.client == client) {
+            Some(i) => i,
+            None => {
+                st.waiters.push(Waiter { client, worker, seq, need, target: None, woken: false });
+                st.waiters.len() - 1
+            }
+        };
+        let w = &mut st.waiters[i];
+        w.woken = false;
+        if w.target.is_none() && (seq == 0 || seq <= fed) {
+            w.target = Some(if seq == 0 { 0 } else { offset });
+        }
+        let target = w.target;
+        target.map_or(0, |t| st.count_acked(t))
+    }
+
+    /// A client waits for acknowledgements: the replicas are asked for
+    /// them at the writer's next round.
+    pub fn want_acks(&self) {
+        self.getack.store(true, Ordering::Relaxed);
+    }
+
+    /// Ends a client's WAIT; returns the replicas that acknowledged.
+    pub fn forget_waiter(&self, client: u64) -> usize {
+        let mut st = self.st.lock();
+        let Some(i) = st.waiters.iter().position(|w| w.client == client) else { return 0 };
+        let w = st.waiters.swap_remove(i);
+        w.target.map_or(0, |t| st.count_acked(t))
+    }
+
+    /// The writer's round is over: every record below `w` is in the
+    /// stream. Waiters whose writes are now all in it learn their target
+    /// offset; returns whether any did (the replicas are then asked to
+    /// acknowledge), and the waiters to wake.
+    pub(crate) fn fed_to(&self, w: u64) -> (bool, Vec<(usize, u64)>) {
+        let mut st = self.st.lock();
+        st.fed_below = st.fed_below.max(w);
+        if st.waiters.is_empty() {
+            return (false, Vec::new());
+        }
+        let (fed, offset) = (st.fed_below, st.offset);
+        let mut asked = self.getack.swap(false, Ordering::Relaxed);
+        for wt in st.waiters.iter_mut() {
+            if wt.target.is_none() && wt.seq <= fed {
+                wt.target = Some(offset);
+                asked = true;
+            }
+        }
+        (asked, st.due_waiters())
+    }
+
+    /// A replica acknowledged: the waiters it satisfies, to wake.
+    pub(crate) fn acks_changed(&self) -> Vec<(usize, u64)> {
+        let mut st = self.st.lock();
+        if st.waiters.is_empty() {
+            return Vec::new();
+        }
+        st.due_waiters()
+    }
+
     /// Bytes of the backlog, and of what waits in the replicas' queues.
     pub fn memory(&self) -> (usize, usize) {
         let backlog = self.st.lock().backlog.as_ref().map_or(0, Backlog::size);
@@ -433,6 +522,29 @@ pub struct Info {
 }
 
 impl State {
+    /// Online replicas that acknowledged offset `target`.
+    fn count_acked(&self, target: u64) -> usize {
+        self.replicas.iter().filter(|r| r.state.load(Ordering::Relaxed) == state::ONLINE && r.ack.load(Ordering::Relaxed) >= target).count()
+    }
+
+    /// The waiters now satisfied and not yet woken (marked woken).
+    fn due_waiters(&mut self) -> Vec<(usize, u64)> {
+        let mut due = Vec::new();
+        for i in 0..self.waiters.len() {
+            let w = &self.waiters[i];
+            if w.woken {
+                continue;
+            }
+            if let Some(t) = w.target {
+                if self.count_acked(t) as i64 >= w.need {
+                    due.push((w.worker, w.client));
+                    self.waiters[i].woken = true;
+                }
+            }
+        }
+        due
+    }
+
     /// Adds stream bytes: the backlog, the offset, every attached
     /// replica's queue (one shared chunk).
     pub(crate) fn append(&mut self, buf: Vec<u8>, limit: OutputLimit) {

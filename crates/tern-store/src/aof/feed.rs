@@ -95,6 +95,8 @@ struct State {
     durable: u64,
     /// The reader waits for batches (it sleeps).
     idle: bool,
+    /// Asked to look now ([`Feed::nudge`]).
+    nudged: bool,
 }
 
 /// Where writers hand their records and the AOF writer takes them.
@@ -156,17 +158,20 @@ impl Feed {
     /// The reader waits up to `timeout` for a batch.
     pub fn wait_work(&self, timeout: std::time::Duration) {
         let mut st = self.state.lock();
-        if st.batches.is_empty() {
+        if st.batches.is_empty() && !st.nudged {
             st.idle = true;
             self.work.wait_for(&mut st, timeout);
             st.idle = false;
         }
+        st.nudged = false;
     }
 
     /// Wakes the reader now (a request other than records: a rewrite, a
-    /// shutdown).
+    /// replica's cut, a WAIT, a shutdown); one that is not waiting does
+    /// not wait at its next look.
     pub fn nudge(&self) {
-        let _st = self.state.lock();
+        let mut st = self.state.lock();
+        st.nudged = true;
         self.work.notify_one();
     }
 
