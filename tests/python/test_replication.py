@@ -127,8 +127,7 @@ def random_writes(r, n, seed, dbs=DBS):
 
 
 def snapshot(c):
-    """Every key of every database in `DBS`: type, value, and whether it
-    has a TTL (and roughly which)."""
+    """Every key of every database in `DBS`: type, value and deadline."""
     out = {}
     for db in DBS:
         c.execute_command("SELECT", db)
@@ -148,8 +147,8 @@ def snapshot(c):
                 v = c.xrange(k)
             else:
                 v = None
-            pttl = c.pttl(k)
-            out[(db, k)] = (t, v, -1 if pttl < 0 else pttl // 10_000)
+            # The deadline itself: the stream carries it as PXAT/PEXPIREAT.
+            out[(db, k)] = (t, v, c.execute_command("PEXPIRETIME", k))
     c.execute_command("SELECT", 0)
     return out
 
@@ -427,3 +426,100 @@ def test_wait_errors_as_redis(master):
         assert c.roundtrip("WAIT", "0", "0") == b":0\r\n"
     finally:
         c.close()
+
+
+# ---------------------------------------------------------------- Tern as a replica
+
+
+def start_tern_replica(master, extra=()):
+    return start_server(2, ["--replicaof", "127.0.0.1", str(master.port), "--save", "", "--repl-diskless-sync-delay", "0", *extra])
+
+
+def test_a_tern_replica_follows_a_tern_master_and_is_promoted(master):
+    m = master.client()
+    random_writes(m, 4000, seed=11)
+    rep = start_tern_replica(master)
+    try:
+        random_writes(m, 4000, seed=12)
+        caught_up(master, rep)
+        same_data(master, rep)
+        r = rep.client()
+        with pytest.raises(redis.ReadOnlyError):
+            r.set("x", 1)
+        role = r.execute_command("ROLE")
+        assert role[:4] == ["slave", "127.0.0.1", master.port, "connected"]
+        info = r.info("replication")
+        assert info["role"] == "slave" and info["master_link_status"] == "up"
+        assert info["master_replid"] == m.info("replication")["master_replid"]
+        # WAIT on the master counts it.
+        m.set("w", 1)
+        assert m.execute_command("WAIT", 1, 5000) == 1
+        assert r.get("w") == "1"
+        with pytest.raises(redis.ResponseError, match="WAIT cannot be used with replica instances"):
+            r.execute_command("WAIT", 1, 0)
+        # Promoted, it keeps its data and takes writes.
+        assert r.execute_command("REPLICAOF", "NO", "ONE") == "OK"
+        assert r.execute_command("ROLE")[0] == "master"
+        assert r.set("x", 1) and r.get("w") == "1"
+        m.set("after", 1)
+        time.sleep(0.2)
+        assert r.get("after") is None
+    finally:
+        rep.stop()
+
+
+@needs_valkey
+def test_a_tern_replica_follows_valkey_and_resumes_after_a_dropped_link():
+    vk = start_valkey(extra=["--repl-diskless-sync-delay", "0"])
+    rep = None
+    try:
+        v = vk.client()
+        random_writes(v, 4000, seed=13)
+        rep = start_tern_replica(vk)
+        random_writes(v, 4000, seed=14)
+        caught_up(vk, rep)
+        same_data(vk, rep)
+        # The master drops the link: the replica takes the stream up again.
+        v.execute_command("CLIENT", "KILL", "TYPE", "replica")
+        random_writes(v, 500, seed=15)
+        caught_up(vk, rep)
+        assert v.info("stats")["sync_partial_ok"] == 1
+        same_data(vk, rep)
+    finally:
+        if rep:
+            rep.stop()
+        vk.stop()
+
+
+def test_replicaof_speaks_redis(master):
+    c = RawConn(master.port)
+    try:
+        assert c.roundtrip("REPLICAOF", "127.0.0.1", "x") == b"-ERR Invalid master port\r\n"
+        assert c.roundtrip("REPLICAOF", "127.0.0.1", "70000") == b"-ERR Invalid master port\r\n"
+        assert c.roundtrip("REPLICAOF", "NO", "ONE") == b"+OK\r\n"
+        assert c.roundtrip("ROLE").startswith(b"*3\r\n$6\r\nmaster\r\n")
+    finally:
+        c.close()
+
+
+def test_a_replica_whose_master_is_gone_serves_stale_data_or_refuses(master):
+    m = master.client()
+    m.set("k", "v")
+    rep = start_tern_replica(master)
+    try:
+        caught_up(master, rep)
+        r = rep.client()
+        master.stop()
+        wait_until(lambda: r.info("replication")["master_link_status"] == "down", timeout=10)
+        assert r.get("k") == "v"
+        r.config_set("replica-serve-stale-data", "no")
+        with pytest.raises(redis.ResponseError, match="Link with MASTER is down"):
+            r.get("k")
+        # As Redis's: only `stale` commands (INFO, CONFIG, ROLE...) run.
+        with pytest.raises(redis.ResponseError, match="Link with MASTER is down"):
+            r.ping()
+        assert r.info("replication")["role"] == "slave"
+        r.config_set("replica-serve-stale-data", "yes")
+        assert r.execute_command("ROLE")[3] in ("connect", "connecting")
+    finally:
+        rep.stop()

@@ -30,25 +30,40 @@ enum Step {
     Cmd(u32, Vec<Vec<u8>>),
 }
 
-/// Replays commands that are not record forms through the command table,
-/// as a client of database `db` whose replies are dropped (as Redis's
-/// fake AOF client's are).
-struct Runner<'e> {
+/// Runs commands through the command table as a client that obeys
+/// always (id 0: no ACL, memory or read-only refusal), whose replies are
+/// dropped: the AOF loader's (Redis's fake AOF client), and a replica's
+/// master link (`crate::repl_replica`), whose writes' records go to its
+/// own AOF and replicas through `fx`.
+pub(crate) struct Runner<'e> {
     eng: &'e Engine,
-    client: Client,
+    pub(crate) client: Client,
     out: OutBuf,
     scratch: Scratch,
+    pub(crate) fx: tern_store::Effects,
 }
 
 impl<'e> Runner<'e> {
-    fn new(eng: &'e Engine) -> Self {
-        let shared = Arc::new(ClientShared::new(0, String::new(), String::new(), -1, 0, now_ms()));
-        Runner { eng, client: Client::new(shared, eng.srv.acl.superuser(), crate::acl::INTERNAL), out: OutBuf::new(), scratch: Scratch::default() }
+    pub(crate) fn new(eng: &'e Engine) -> Self {
+        Runner::with_effects(eng, tern_store::Effects::new())
     }
 
-    /// Runs `argv`; false when the server does not know the command (which
-    /// stops the load, as in Redis; any other error reply is dropped).
+    pub(crate) fn with_effects(eng: &'e Engine, fx: tern_store::Effects) -> Self {
+        let shared = Arc::new(ClientShared::new(0, String::new(), String::new(), -1, 0, now_ms()));
+        Runner { eng, client: Client::new(shared, eng.srv.acl.superuser(), crate::acl::INTERNAL), out: OutBuf::new(), scratch: Scratch::default(), fx }
+    }
+
+    /// Runs `argv` in database `db`; false when the server does not know
+    /// the command (which stops the load, as in Redis; any other error
+    /// reply is dropped).
     fn run(&mut self, db: u32, argv: &[Vec<u8>]) -> bool {
+        self.client.db = db as usize;
+        let reply = self.exec(argv);
+        !reply.get(1..).is_some_and(|r| r.starts_with(errors::UNKNOWN_COMMAND.as_bytes()))
+    }
+
+    /// Runs `argv` in the client's current database; returns the reply.
+    pub(crate) fn exec(&mut self, argv: &[Vec<u8>]) -> Vec<u8> {
         let srv = &self.eng.srv;
         let mut buf = Vec::new();
         let mut ranges = Vec::with_capacity(argv.len());
@@ -56,9 +71,11 @@ impl<'e> Runner<'e> {
             ranges.push((buf.len(), a.len()));
             buf.extend_from_slice(a);
         }
-        self.client.db = db as usize;
         self.scratch.clock = cmd::Clock::now(srv.settings.command_time_tsc());
         let mut locks = LockSet::new(&srv.ks);
+        if let Some(m) = self.fx.mark() {
+            locks.effects = tern_store::Effects::marked(m.clone());
+        }
         let conn = cmd::Conn {
             srv,
             commands: &self.eng.original,
@@ -71,10 +88,11 @@ impl<'e> Runner<'e> {
         };
         cmd::dispatch(conn, tern_resp::Args::from_parts(&buf, &ranges));
         locks.release();
+        self.fx.absorb(&locks.effects);
         let mut reply = Vec::new();
         let _ = self.out.write_to(&mut reply);
         self.out.clear();
-        !reply.get(1..).is_some_and(|r| r.starts_with(errors::UNKNOWN_COMMAND.as_bytes()))
+        reply
     }
 }
 

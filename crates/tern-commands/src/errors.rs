@@ -795,9 +795,22 @@ mod tests {
 
 pub const SYNC_PENDING_OUTPUT: &str = "ERR SYNC and PSYNC are invalid with pending output";
 pub const REPLCONF_FILTER_MISSING: &str = "ERR Missing rdb-filter-only values";
+pub const READONLY_REPLICA: &str = "READONLY You can't write against a read only replica.";
+pub const LOADING: &str = "LOADING Redis is loading the dataset in memory";
+pub const MASTERDOWN: &str = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
+pub const NOMASTERLINK: &str = "NOMASTERLINK Can't SYNC while not connected with my master";
+pub const INVALID_MASTER_PORT: &str = "ERR Invalid master port";
+pub const REPLICAOF_FROM_REPLICA: &str = "ERR Command is not valid when client is a replica.";
+pub const WAIT_ON_REPLICA: &str = "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.";
 pub const PSYNC_FAILOVER_TO_MASTER: &str = "ERR PSYNC FAILOVER can't be sent to a master.";
 pub const FILTERED_NEEDS_EOF: &str = "ERR Filtered replica requires EOF capability";
 pub const REPLCONF_RDB_ONLY_RANGE: &str = "ERR value is out of range, value must between 0 and 1";
+
+/// A master's error reply to a replica's PING that only asks it to
+/// authenticate (the replica goes on, with AUTH), as Redis's replica reads it.
+pub fn asks_for_auth(reply: &str) -> bool {
+    ["-NOAUTH", "-NOPERM", "-ERR operation not permitted"].iter().any(|p| reply.starts_with(p))
+}
 
 /// REPLCONF with an option it does not know.
 pub fn replconf_option(opt: &[u8]) -> Vec<u8> {

@@ -31,6 +31,7 @@
 //!  prefetch  ─► cmd server client
 //!  memcache  ─► server client acl errors outbuf stats maxmemory messaging
 //!  cmd       ─► server client acl outbuf stats errors glob sysinfo fdlimit cmdlog latency monitor maxmemory persist aof scriptcache messaging repl
+//!  repl_replica ─► engine aofload aof persist script server repl errors
 //!  repl_master ─► server persist repl
 //!  aof       ─► server persist aofstate repl repl_master
 //!  persist   ─► server maxmemory
@@ -82,6 +83,7 @@ pub mod messaging;
 pub mod prefetch;
 pub mod repl;
 pub mod repl_master;
+pub mod repl_replica;
 pub mod script;
 pub mod scriptcache;
 pub mod server;

@@ -484,13 +484,12 @@ directives! {
         aof_rewrite_incremental_fsync: bool = true => "aof-rewrite-incremental-fsync", Bool, runtime;
         aof_disable_auto_gc: bool = false => "aof-disable-auto-gc", Bool, runtime;
 
-        /// Refused: a server told to be a replica that went on as a master would
-        /// take writes its master never sees.
-        replicaof: Vec<String> = Vec::new() => "replicaof" | "slaveof", Off(WORDS, "Tern does not act as a replica in this version"), startup, REPLICATION;
-        masterauth: String = String::new() => "masterauth", Str, runtime, REPLICATION;
-        masteruser: String = String::new() => "masteruser", Str, runtime, REPLICATION;
-        replica_serve_stale_data: bool = true => "replica-serve-stale-data" | "slave-serve-stale-data", Bool, runtime, REPLICATION;
-        replica_read_only: bool = true => "replica-read-only" | "slave-read-only", Bool, runtime, REPLICATION;
+        /// `host port`: the master this server replicates from start-up.
+        replicaof: Vec<String> = Vec::new() => "replicaof" | "slaveof", HostPort, startup;
+        masterauth: String = String::new() => "masterauth", Str, runtime;
+        masteruser: String = String::new() => "masteruser", Str, runtime;
+        replica_serve_stale_data: bool = true => "replica-serve-stale-data" | "slave-serve-stale-data", Bool, runtime;
+        replica_read_only: bool = true => "replica-read-only" | "slave-read-only", Bool, runtime;
         replica_priority: i64 = 100 => "replica-priority" | "slave-priority", Int::new(0, i32::MAX as i64), runtime, REPLICATION;
         replica_lazy_flush: bool = false => "replica-lazy-flush" | "slave-lazy-flush", Bool, runtime, REPLICATION;
         replica_ignore_maxmemory: bool = true => "replica-ignore-maxmemory" | "slave-ignore-maxmemory", Bool, runtime, REPLICATION;

@@ -442,6 +442,33 @@ pub struct Words {
     split: bool,
 }
 
+/// `replicaof`'s `host port` (empty: none).
+pub struct HostPort;
+
+impl Kind for HostPort {
+    type Value = Vec<String>;
+    fn parse(&self, args: &[&str], _: &Vec<String>) -> Result<Vec<String>, String> {
+        let words = flat(args);
+        match words.as_slice() {
+            [] => Ok(Vec::new()),
+            [host, port] => match port.parse::<u16>() {
+                Ok(_) => Ok(vec![host.to_string(), port.to_string()]),
+                Err(_) => Err("Invalid master port".into()),
+            },
+            _ => Err("wrong number of arguments".into()),
+        }
+    }
+    fn show(&self, v: &Vec<String>) -> String {
+        v.join(" ")
+    }
+    fn rewrite(&self, v: &Vec<String>) -> String {
+        quote_words(v)
+    }
+    fn multi(&self) -> bool {
+        true
+    }
+}
+
 /// `bind`'s kind of [`Words`].
 pub const LIST: Words = Words { split: false };
 /// [`Words`] split at white space.

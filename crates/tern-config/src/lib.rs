@@ -40,7 +40,7 @@ use kinds::one;
 pub mod reason {
     pub const PERSISTENCE: &str =
         "Tern syncs its AOF as appendfsync says during a rewrite too, and writes no timestamp annotations, in this version";
-    pub const REPLICATION: &str = "Tern does not act as a replica in this version (it serves replicas as a master)";
+    pub const REPLICATION: &str = "Tern does not implement this part of replication in this version";
     pub const CLUSTER: &str = "Tern has no cluster mode in this version";
     pub const DEFRAG: &str = "Tern does not defragment memory in this version";
     pub const TLS_CLIENT: &str = "Tern makes no outgoing connections (no replication, no cluster) in this version, so it never presents a client certificate";

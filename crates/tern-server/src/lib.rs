@@ -173,6 +173,12 @@ pub fn run(mut cfg: Config) -> i32 {
     for d in cfg.passive_in_use() {
         log_warning!("Directive '{}' is accepted but not acted on yet: {}.", d, tern_config::passive_reason(&d));
     }
+    // `replicaof host port` (checked by its kind): the master this server
+    // follows from the start.
+    let upstream = match cfg.replicaof.as_slice() {
+        [host, port] => port.parse::<u16>().ok().map(|p| (host.clone(), p)),
+        _ => None,
+    };
     let fit = fdlimit::fit(cfg.maxclients);
     if fit.maxclients < cfg.maxclients {
         let want = cfg.maxclients as u64 + fdlimit::RESERVED_FDS;
@@ -399,6 +405,16 @@ pub fn run(mut cfg: Config) -> i32 {
         let eng = eng.clone();
         std::thread::Builder::new().name("tern-aof-rewrite".into()).spawn(move || tern_commands::aof::rewriter(&eng.srv)).ok()
     };
+    // The replica's side: a link thread that follows REPLICAOF (idle
+    // while this server is a master). Not joined: it ends at shutdown
+    // once its link does.
+    {
+        let eng = eng.clone();
+        let _ = std::thread::Builder::new().name("tern-replica-link".into()).spawn(move || tern_commands::repl_replica::run(&eng));
+    }
+    if let Some((host, port)) = &upstream {
+        srv.repl.set_master(host, *port);
+    }
     let handles: Vec<_> = workers
         .into_iter()
         .enumerate()

@@ -472,10 +472,32 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
             }
             "replication" => {
                 s.header("Replication");
-                s.kv("role", "master");
+                let upstream = srv.repl.upstream_info();
+                let now = crate::server::now_ms();
+                match &upstream {
+                    None => s.kv("role", "master"),
+                    Some(u) => {
+                        s.kv("role", "slave");
+                        s.kv("master_host", &u.host);
+                        s.kv("master_port", u.port);
+                        s.kv("master_link_status", if u.up { "up" } else { "down" });
+                        let io = if u.last_io_ms == 0 { -1 } else { (now.saturating_sub(u.last_io_ms) / 1000) as i64 };
+                        s.kv("master_last_io_seconds_ago", io);
+                        s.kv("master_sync_in_progress", u8::from(u.sync_in_progress));
+                        s.kv("slave_read_repl_offset", u.read_offset.max(0));
+                        s.kv("slave_repl_offset", u.offset.max(0));
+                        if !u.up {
+                            let since = if u.down_since_ms == 0 { -1 } else { (now.saturating_sub(u.down_since_ms) / 1000) as i64 };
+                            s.kv("master_link_down_since_seconds", since);
+                        }
+                        let c = srv.config.read();
+                        s.kv("slave_priority", c.replica_priority);
+                        s.kv("slave_read_only", u8::from(c.replica_read_only));
+                        s.kv("replica_announced", u8::from(c.replica_announced));
+                    }
+                }
                 let reps = srv.repl.replicas();
                 s.kv("connected_slaves", reps.len());
-                let now = crate::server::now_ms();
                 for (i, r) in reps.iter().enumerate() {
                     let st = match r.state.load(Ordering::Relaxed) {
                         crate::repl::state::ONLINE => "online",
@@ -487,9 +509,14 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 }
                 let info = srv.repl.info();
                 s.kv("master_failover_state", "no-failover");
-                s.kv("master_replid", info.replid.as_str());
+                // A replica shows its master's history, which it applies.
+                let (replid, offset) = match &upstream {
+                    Some(u) if u.replid != "?" => (u.replid.clone(), u.offset.max(0) as u64),
+                    _ => (info.replid.clone(), info.offset),
+                };
+                s.kv("master_replid", replid.as_str());
                 s.kv("master_replid2", info.replid2.as_str());
-                s.kv("master_repl_offset", info.offset);
+                s.kv("master_repl_offset", offset);
                 s.kv("second_repl_offset", info.second_offset);
                 s.kv("repl_backlog_active", u8::from(info.backlog_active));
                 s.kv("repl_backlog_size", srv.config.read().repl_backlog_size);

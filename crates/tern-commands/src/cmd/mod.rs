@@ -685,6 +685,16 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
         refuse!(cmd, errors::REPLICA_KEYSPACE.as_bytes());
         return finish_reply(c.client, reply, start_mark);
     }
+    // A replica: only its master writes (`replica-read-only`); while it
+    // loads its master's snapshot only `loading` commands run; with its
+    // link down and `replica-serve-stale-data no`, only `stale` ones.
+    if srv.repl.is_replica() && !c.client.obeys_always() {
+        if let Some(msg) = replica_refusal(srv, c.commands, c.client, cmd, args) {
+            c.stats.cmds[cmd.id].rejected.add(1);
+            refuse!(cmd, msg.as_bytes());
+            return finish_reply(c.client, reply, start_mark);
+        }
+    }
     // An item holds keys up to 1 GiB - 1; longer ones (possible only with
     // proto-max-bulk-len and client-query-buffer-limit both raised above
     // 1gb) are refused before anything is located or stored.
@@ -790,6 +800,26 @@ pub fn busy_error(srv: &Server, now: u64) -> Option<&'static str> {
 /// How long a command waits for a shard a script holds before it looks
 /// again whether the script has become busy.
 pub const BUSY_SLICE: Duration = Duration::from_millis(5);
+
+/// What a replica refuses of a client's command (Redis's order: the
+/// loading check, then stale data, then writes).
+#[cold]
+fn replica_refusal(srv: &Server, commands: &CommandTable, client: &Client, cmd: &Cmd, args: Args<'_>) -> Option<&'static str> {
+    if srv.persist.loading.load(std::sync::atomic::Ordering::Relaxed) && !cmd.has(flags::LOADING) {
+        return Some(errors::LOADING);
+    }
+    let (serve_stale, read_only) = {
+        let c = srv.config.read();
+        (c.replica_serve_stale_data, c.replica_read_only)
+    };
+    if !serve_stale && !srv.repl.link_up() && !cmd.has(flags::STALE) {
+        return Some(errors::MASTERDOWN);
+    }
+    if read_only && needs(srv, commands, client, cmd, args, flags::WRITE) {
+        return Some(errors::READONLY_REPLICA);
+    }
+    None
+}
 
 /// Whether `cmd` counts as having one of `flags` the way Redis 8.4's
 /// `processCommand` decides for the memory limit (`denyoom`) and CLIENT

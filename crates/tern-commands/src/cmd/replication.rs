@@ -26,6 +26,13 @@ pub static COMMANDS: &[CommandSpec] = &[
         .doc("generic", "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.", "3.0.0", "O(1)")
         .acl(&["slow", "connection", "blocking"])
         .tips(&["request_policy:all_shards", "response_policy:agg_min"]),
+    CommandSpec::new("replicaof", 3, ADMIN | NOSCRIPT | STALE | NO_ASYNC_LOADING, &[], replicaof)
+        .doc("server", "Configures a server as replica of another, or promotes it to a master.", "5.0.0", "O(1)")
+        .acl(&["admin", "slow", "dangerous"]),
+    CommandSpec::new("slaveof", 3, ADMIN | NOSCRIPT | STALE | NO_ASYNC_LOADING, &[], replicaof)
+        .doc("server", "Sets a Redis server as a replica of another, or promotes it to being a master.", "1.0.0", "O(1)")
+        .deprecated("5.0.0", "`REPLICAOF`")
+        .acl(&["admin", "slow", "dangerous"]),
     CommandSpec::new("role", 1, NOSCRIPT | LOADING | STALE | FAST, &[], role)
         .doc("server", "Returns the replication role.", "2.8.12", "O(1)")
         .acl(&["admin", "fast", "dangerous"]),
@@ -115,6 +122,10 @@ fn sync(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         ctx.reply.error(errors::PSYNC_FAILOVER_TO_MASTER);
         return;
     }
+    if ctx.srv.repl.is_replica() && !ctx.srv.repl.link_up() {
+        ctx.reply.error(errors::NOMASTERLINK);
+        return;
+    }
     if ctx.reply.out.pending() > 0 {
         ctx.reply.error(errors::SYNC_PENDING_OUTPUT);
         return;
@@ -137,8 +148,41 @@ fn sync(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     ctx.client.sync = Some(SyncRequest { psync });
 }
 
+/// REPLICAOF host port / NO ONE (and SLAVEOF): the link thread
+/// (`crate::repl_replica`) follows the change.
+fn replicaof(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let repl = &ctx.srv.repl;
+    if args.get(1).eq_ignore_ascii_case(b"no") && args.get(2).eq_ignore_ascii_case(b"one") {
+        if repl.is_replica() {
+            repl.unset_master();
+            tern_config::log_notice!("MASTER MODE enabled (user request from 'id={} addr={}')", ctx.client.id, ctx.client.shared.addr);
+        }
+        return ctx.reply.ok();
+    }
+    let port = match parse_i64(args.get(2)) {
+        Some(p @ 0..=65535) => p as u16,
+        _ => return ctx.reply.error(errors::INVALID_MASTER_PORT),
+    };
+    let host = String::from_utf8_lossy(args.get(1)).into_owned();
+    if !repl.set_master(&host, port) {
+        tern_config::log_notice!("REPLICAOF would result into synchronization with the master we are already connected with. No operation performed.");
+        return ctx.reply.simple("OK Already connected to specified master");
+    }
+    tern_config::log_notice!("REPLICAOF {}:{} enabled (user request from 'id={} addr={}')", host, port, ctx.client.id, ctx.client.shared.addr);
+    ctx.reply.ok();
+}
+
 fn role(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
     let repl = &ctx.srv.repl;
+    if let Some((host, port, state, offset)) = repl.upstream_view() {
+        let r = &mut ctx.reply;
+        r.array(5);
+        r.bulk(b"slave");
+        r.bulk(host.as_bytes());
+        r.int(i64::from(port));
+        r.bulk(state.as_bytes());
+        return r.int(offset);
+    }
     let online: Vec<_> = repl.replicas().into_iter().filter(|r| r.state.load(Ordering::Relaxed) == state::ONLINE).collect();
     let r = &mut ctx.reply;
     r.array(3);
@@ -168,6 +212,9 @@ fn wait(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         Err(e) => return ctx.reply.error(e),
     };
     let repl = &ctx.srv.repl;
+    if repl.is_replica() {
+        return ctx.reply.error(errors::WAIT_ON_REPLICA);
+    }
     let (id, waiting) = (ctx.client.id, blocking::serving(ctx));
     let acked = repl.wait_status(id, ctx.worker, ctx.client.repl_seq, need);
     if acked as i64 >= need || !blocking::may_wait(ctx) {

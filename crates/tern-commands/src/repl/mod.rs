@@ -110,6 +110,54 @@ pub struct Repl {
     /// A client went into WAIT: the writer asks the replicas to
     /// acknowledge at its next round.
     getack: AtomicBool,
+    /// This server is a replica (REPLICAOF): its master's link and state.
+    replica: AtomicBool,
+    link_up: AtomicBool,
+    pub(crate) up: Mutex<Option<Upstream>>,
+    pub(crate) up_cv: Condvar,
+}
+
+/// The master this server replicates (REPLICAOF host port), as its link
+/// thread (`crate::repl_replica`) keeps it.
+#[derive(Debug)]
+pub struct Upstream {
+    pub host: String,
+    pub port: u16,
+    /// REPLICAOF's count: a link made for an older one ends.
+    pub generation: u64,
+    pub state: LinkState,
+    /// The master's replication id and the offset of the stream applied
+    /// (`slave_repl_offset`; -1 before the first sync).
+    pub replid: String,
+    pub offset: i64,
+    /// The stream read (`slave_read_repl_offset`).
+    pub read_offset: i64,
+    pub last_io_ms: u64,
+    /// When the link last went down (ms; 0: never up).
+    pub down_since_ms: u64,
+    /// The socket of the link, to cut it at REPLICAOF.
+    pub sock: Option<std::net::TcpStream>,
+}
+
+/// Where a replica's link is (INFO's `master_link_status`, ROLE's state).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkState {
+    Connect,
+    Connecting,
+    Sync,
+    Connected,
+}
+
+impl LinkState {
+    /// ROLE's name for it.
+    pub fn role_name(self) -> &'static str {
+        match self {
+            LinkState::Connect => "connect",
+            LinkState::Connecting => "connecting",
+            LinkState::Sync => "sync",
+            LinkState::Connected => "connected",
+        }
+    }
 }
 
 pub(crate) struct State {
@@ -276,7 +324,104 @@ impl Repl {
             net_output: AtomicU64::new(0),
             net_input: AtomicU64::new(0),
             getack: AtomicBool::new(false),
+            replica: AtomicBool::new(false),
+            link_up: AtomicBool::new(false),
+            up: Mutex::new(None),
+            up_cv: Condvar::new(),
         }
+    }
+
+    /// Whether this server is a replica (one relaxed load).
+    #[inline]
+    pub fn is_replica(&self) -> bool {
+        self.replica.load(Ordering::Relaxed)
+    }
+
+    /// Whether a replica's link with its master is up.
+    #[inline]
+    pub fn link_up(&self) -> bool {
+        self.link_up.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_link_up(&self, up: bool) {
+        self.link_up.store(up, Ordering::Relaxed);
+    }
+
+    /// REPLICAOF host port: the link thread connects there (a link to
+    /// another master is cut). False when it already replicates it.
+    pub fn set_master(&self, host: &str, port: u16) -> bool {
+        let mut up = self.up.lock();
+        if let Some(u) = up.as_ref() {
+            if u.host == host && u.port == port {
+                return false;
+            }
+        }
+        let generation = up.as_ref().map_or(1, |u| u.generation + 1);
+        if let Some(s) = up.as_ref().and_then(|u| u.sock.as_ref()) {
+            let _ = s.shutdown(std::net::Shutdown::Both);
+        }
+        // What a previous link applied stays cached for a PSYNC to the
+        // same history.
+        let (replid, offset) = up.as_ref().map_or(("?".to_string(), -1), |u| (u.replid.clone(), u.offset));
+        *up = Some(Upstream {
+            host: host.to_string(),
+            port,
+            generation,
+            state: LinkState::Connect,
+            replid,
+            offset,
+            read_offset: offset,
+            last_io_ms: 0,
+            down_since_ms: 0,
+            sock: None,
+        });
+        self.replica.store(true, Ordering::Relaxed);
+        self.link_up.store(false, Ordering::Relaxed);
+        self.up_cv.notify_all();
+        true
+    }
+
+    /// REPLICAOF NO ONE: the link is cut and this server is a master
+    /// again, keeping its data; its own stream takes a new id, and the
+    /// old one (its master's) stays valid up to where it was applied, so
+    /// that a replica that followed the same master can continue.
+    pub fn unset_master(&self) {
+        let mut up = self.up.lock();
+        let Some(u) = up.take() else { return };
+        if let Some(s) = u.sock.as_ref() {
+            let _ = s.shutdown(std::net::Shutdown::Both);
+        }
+        self.replica.store(false, Ordering::Relaxed);
+        self.link_up.store(false, Ordering::Relaxed);
+        self.up_cv.notify_all();
+        let mut st = self.st.lock();
+        st.replid2 = std::mem::replace(&mut st.replid, random_hex40());
+        st.second_offset = st.offset as i64 + 1;
+    }
+
+    /// As a replica: its master, the link's state as ROLE names it, and the
+    /// offset applied (-1 before the first sync).
+    pub fn upstream_view(&self) -> Option<(String, u16, &'static str, i64)> {
+        let up = self.up.lock();
+        let u = up.as_ref()?;
+        Some((u.host.clone(), u.port, u.state.role_name(), if u.state == LinkState::Connected { u.offset } else { -1 }))
+    }
+
+    /// As a replica, INFO replication's fields about its master.
+    pub fn upstream_info(&self) -> Option<UpstreamInfo> {
+        let up = self.up.lock();
+        let u = up.as_ref()?;
+        Some(UpstreamInfo {
+            host: u.host.clone(),
+            port: u.port,
+            up: u.state == LinkState::Connected,
+            last_io_ms: u.last_io_ms,
+            down_since_ms: u.down_since_ms,
+            sync_in_progress: u.state == LinkState::Sync,
+            replid: u.replid.clone(),
+            offset: u.offset,
+            read_offset: u.read_offset,
+        })
     }
 
     /// Whether the stream is being made (a backlog exists).
@@ -507,6 +652,19 @@ impl Repl {
             backlog_histlen: hist,
         }
     }
+}
+
+/// What INFO replication shows of a replica's master.
+pub struct UpstreamInfo {
+    pub host: String,
+    pub port: u16,
+    pub up: bool,
+    pub last_io_ms: u64,
+    pub down_since_ms: u64,
+    pub sync_in_progress: bool,
+    pub replid: String,
+    pub offset: i64,
+    pub read_offset: i64,
 }
 
 /// What INFO replication shows of the master's side.

@@ -1,0 +1,384 @@
+//! The replica's side of replication: REPLICAOF's link to a master (Redis,
+//! Valkey or Tern), on a thread of its own (`tern-replica-link`).
+//!
+//! ```text
+//!  REPLICAOF host port ─► Repl::set_master ─► link thread: connect, PING, AUTH, REPLCONF, PSYNC
+//!     +FULLRESYNC id off ─► the RDB to a file in `dir` ─► flush, load (clients get -LOADING)
+//!     +CONTINUE [id]     ─► the data stays
+//!  then the stream: each command run through the command table as the master's client
+//!  (id 0: it obeys always), its writes' records feeding this server's own AOF and replicas;
+//!  REPLCONF GETACK answered, REPLCONF ACK <offset> every second
+//! ```
+//!
+//! The offset is the master's: the bytes of its stream applied, so that a
+//! link that drops takes the stream up again with PSYNC (the master's id
+//! and offset + 1). A replica's own replicas get its own stream (made
+//! from the records of what it applied), not its master's bytes.
+//!
+//! Non-goals for now: loading the RDB from the socket while it arrives
+//! (`repl-diskless-load`), keeping the master's id and offset in this
+//! server's RDB for a PSYNC after a restart, hiding keys expired on the
+//! replica instead of deleting them (the master's DEL follows anyway).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Shutdown, TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use tern_config::{log_notice, log_warning};
+
+use crate::aofload::Runner;
+use crate::engine::Engine;
+use crate::repl::LinkState;
+use crate::server::now_ms;
+
+/// How long the link waits between attempts (Redis's replication cron).
+const RETRY: Duration = Duration::from_secs(1);
+
+/// The link thread: follows REPLICAOF until the server stops.
+pub fn run(eng: &Engine) {
+    let srv = &eng.srv;
+    loop {
+        let target = {
+            let mut up = srv.repl.up.lock();
+            loop {
+                if srv.is_shutting_down() {
+                    return;
+                }
+                if let Some(u) = up.as_ref() {
+                    break (u.host.clone(), u.port, u.generation, u.replid.clone(), u.offset);
+                }
+                srv.repl.up_cv.wait_for(&mut up, Duration::from_millis(200));
+            }
+        };
+        let (host, port, generation, ..) = target.clone();
+        let r = link(eng, target);
+        srv.repl.set_link_up(false);
+        let current = with_link(srv, generation, |u| {
+            u.state = LinkState::Connect;
+            u.sock = None;
+            u.down_since_ms = now_ms();
+        });
+        if !current || srv.is_shutting_down() {
+            continue;
+        }
+        if let Err(e) = r {
+            log_warning!("Error with MASTER {}:{}: {}", host, port, e);
+        }
+        // Retry after a pause, unless REPLICAOF changed meanwhile.
+        let mut up = srv.repl.up.lock();
+        if up.as_ref().is_some_and(|u| u.generation == generation) {
+            srv.repl.up_cv.wait_for(&mut up, RETRY);
+        }
+    }
+}
+
+/// Runs `f` on the upstream if it is still REPLICAOF's `generation`.
+fn with_link(srv: &crate::server::Server, generation: u64, f: impl FnOnce(&mut crate::repl::Upstream)) -> bool {
+    let mut up = srv.repl.up.lock();
+    match up.as_mut() {
+        Some(u) if u.generation == generation => {
+            f(u);
+            true
+        }
+        _ => false,
+    }
+}
+
+fn err(msg: impl Into<String>) -> std::io::Error {
+    std::io::Error::other(msg.into())
+}
+
+/// Reads one line (CRLF or LF ended), without it.
+fn line(r: &mut impl BufRead) -> std::io::Result<String> {
+    let mut buf = Vec::new();
+    r.read_until(b'\n', &mut buf)?;
+    if buf.is_empty() {
+        return Err(err("connection closed by the master"));
+    }
+    while buf.last().is_some_and(|&b| b == b'\n' || b == b'\r') {
+        buf.pop();
+    }
+    Ok(String::from_utf8_lossy(&buf).into_owned())
+}
+
+fn send(w: &mut impl Write, argv: &[&[u8]]) -> std::io::Result<()> {
+    let mut out = Vec::new();
+    tern_resp::encode::request(&mut out, argv.iter().copied());
+    w.write_all(&out)
+}
+
+/// One connection to the master: the handshake, a full or partial
+/// resynchronisation, then the stream until the link breaks.
+fn link(eng: &Engine, (host, port, generation, replid, offset): (String, u16, u64, String, i64)) -> std::io::Result<()> {
+    let srv = &eng.srv;
+    let (timeout, auth, user) = {
+        let c = srv.config.read();
+        (c.repl_timeout, c.masterauth.clone(), c.masteruser.clone())
+    };
+    log_notice!("Connecting to MASTER {}:{}", host, port);
+    log_notice!("MASTER <-> REPLICA sync started");
+    with_link(srv, generation, |u| u.state = LinkState::Connecting);
+    let addr = (host.as_str(), port).to_socket_addrs()?.next().ok_or_else(|| err("no address"))?;
+    let sock = TcpStream::connect_timeout(&addr, timeout)?;
+    sock.set_read_timeout(Some(timeout))?;
+    sock.set_write_timeout(Some(timeout))?;
+    let _ = sock.set_nodelay(true);
+    if !with_link(srv, generation, |u| u.sock = sock.try_clone().ok()) {
+        return Ok(());
+    }
+    let mut w = sock.try_clone()?;
+    let mut r = BufReader::with_capacity(1 << 16, sock.try_clone()?);
+    send(&mut w, &[b"PING"])?;
+    let pong = line(&mut r)?;
+    if pong.starts_with('-') && !crate::errors::asks_for_auth(&pong) {
+        return Err(err(format!("Error reply to PING from master: '{pong}'")));
+    }
+    log_notice!("Master replied to PING, replication can continue...");
+    if !auth.is_empty() {
+        if user.is_empty() {
+            send(&mut w, &[b"AUTH", auth.as_bytes()])?;
+        } else {
+            send(&mut w, &[b"AUTH", user.as_bytes(), auth.as_bytes()])?;
+        }
+        let a = line(&mut r)?;
+        if a.starts_with('-') {
+            return Err(err(format!("Unable to AUTH to MASTER: {a}")));
+        }
+    }
+    let my_port = srv.port.load(Ordering::Relaxed).to_string();
+    send(&mut w, &[b"REPLCONF", b"listening-port", my_port.as_bytes()])?;
+    let _ = line(&mut r)?;
+    send(&mut w, &[b"REPLCONF", b"capa", b"eof", b"capa", b"psync2"])?;
+    let _ = line(&mut r)?;
+    let (id, from) = if offset >= 0 && replid != "?" { (replid.clone(), (offset + 1).to_string()) } else { ("?".to_string(), "-1".to_string()) };
+    if id != "?" {
+        log_notice!("Trying a partial resynchronization (request {}:{}).", id, from);
+    } else {
+        log_notice!("Partial resynchronization not possible (no cached master)");
+    }
+    send(&mut w, &[b"PSYNC", id.as_bytes(), from.as_bytes()])?;
+    let mut reply = line(&mut r)?;
+    while reply.is_empty() {
+        reply = line(&mut r)?;
+    }
+    let applied = Arc::new(AtomicI64::new(offset));
+    if let Some(rest) = reply.strip_prefix("+FULLRESYNC ") {
+        let mut it = rest.split_whitespace();
+        let (new_id, off) = (it.next().unwrap_or("?").to_string(), it.next().and_then(|o| o.parse::<i64>().ok()).unwrap_or(-1));
+        log_notice!("Full resync from master: {}:{}", new_id, off);
+        with_link(srv, generation, |u| u.state = LinkState::Sync);
+        full_sync(eng, &mut r, generation)?;
+        applied.store(off, Ordering::Relaxed);
+        if !with_link(srv, generation, |u| {
+            u.replid = new_id.clone();
+            u.offset = off;
+            u.read_offset = off;
+        }) {
+            return Ok(());
+        }
+    } else if let Some(rest) = reply.strip_prefix("+CONTINUE") {
+        let new_id = rest.trim();
+        log_notice!("Successful partial resynchronization with master.");
+        if !new_id.is_empty() && new_id != id {
+            with_link(srv, generation, |u| u.replid = new_id.to_string());
+        }
+        log_notice!("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.");
+    } else {
+        return Err(err(format!("Unexpected reply to PSYNC from master: {reply}")));
+    }
+    with_link(srv, generation, |u| {
+        u.state = LinkState::Connected;
+        u.last_io_ms = now_ms();
+    });
+    srv.repl.set_link_up(true);
+    stream(eng, r, w, generation, applied, timeout)
+}
+
+/// Reads the RDB the master sends (after newlines that keep the link
+/// alive) to a file in `dir`, then empties the keyspace and loads it.
+fn full_sync(eng: &Engine, r: &mut BufReader<TcpStream>, generation: u64) -> std::io::Result<()> {
+    let srv = &eng.srv;
+    let mut head = line(r)?;
+    while head.is_empty() {
+        head = line(r)?;
+    }
+    if head.starts_with('-') {
+        return Err(err(format!("MASTER aborted replication with an error: {head}")));
+    }
+    let Some(size) = head.strip_prefix('$') else {
+        return Err(err(format!("Bad protocol from MASTER, the first byte is not '$' (we received '{head}'), are you sure the host and port are right?")));
+    };
+    let dir = crate::persist::rdb_path(&srv.config.read()).parent().map(std::path::PathBuf::from).unwrap_or_else(|| ".".into());
+    let tmp = dir.join(format!("temp-{}.{}.rdb", now_ms() / 1000, std::process::id()));
+    let mut file = std::fs::File::create(&tmp)?;
+    let got = (|| -> std::io::Result<u64> {
+        if let Some(mark) = size.strip_prefix("EOF:") {
+            let mark = mark.as_bytes().to_vec();
+            log_notice!("MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to disk");
+            copy_until_mark(r, &mut file, &mark)
+        } else {
+            let len: u64 = size.parse().map_err(|_| err("bad RDB length from MASTER"))?;
+            log_notice!("MASTER <-> REPLICA sync: receiving {} bytes from master to disk", len);
+            let n = std::io::copy(&mut r.by_ref().take(len), &mut file)?;
+            if n != len {
+                return Err(err("connection lost during the RDB transfer"));
+            }
+            Ok(n)
+        }
+    })();
+    drop(file);
+    let got = match got {
+        Ok(n) => n,
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
+    };
+    if !with_link(srv, generation, |_| {}) {
+        let _ = std::fs::remove_file(&tmp);
+        return Ok(());
+    }
+    log_notice!("MASTER <-> REPLICA sync: Flushing old data");
+    let loaded = load(eng, &tmp, got);
+    let _ = std::fs::remove_file(&tmp);
+    loaded
+}
+
+/// Copies `r` to `out` until the stream ends with `mark` (which is not
+/// copied). Returns the bytes copied.
+fn copy_until_mark(r: &mut BufReader<TcpStream>, out: &mut impl Write, mark: &[u8]) -> std::io::Result<u64> {
+    // The last `mark.len()` bytes are held back until more arrive.
+    let mut held: Vec<u8> = Vec::new();
+    let mut total = 0u64;
+    loop {
+        let buf = r.fill_buf()?;
+        if buf.is_empty() {
+            return Err(err("connection lost during the RDB transfer"));
+        }
+        held.extend_from_slice(buf);
+        let n = buf.len();
+        r.consume(n);
+        if held.ends_with(mark) {
+            let body = held.len() - mark.len();
+            out.write_all(&held[..body])?;
+            return Ok(total + body as u64);
+        }
+        if held.len() > mark.len() {
+            let keep = held.len() - mark.len();
+            out.write_all(&held[..keep])?;
+            total += keep as u64;
+            held.drain(..keep);
+        }
+    }
+}
+
+/// Empties the keyspace and loads the master's RDB; clients get -LOADING
+/// meanwhile. An AOF that is on is rewritten from the result, as Redis
+/// restarts its AOF after a sync.
+fn load(eng: &Engine, path: &std::path::Path, size: u64) -> std::io::Result<()> {
+    let srv = &eng.srv;
+    let started = Instant::now();
+    srv.persist.loading.store(true, Ordering::Relaxed);
+    let r = (|| -> std::io::Result<()> {
+        let mut runner = Runner::new(eng);
+        runner.exec(&[b"FLUSHALL".to_vec(), b"SYNC".to_vec()]);
+        log_notice!("MASTER <-> REPLICA sync: Loading DB in memory");
+        let file = std::fs::File::open(path)?;
+        let now = now_ms();
+        let (info, loaded, expired) = crate::persist::load_rdb(srv, std::io::BufReader::new(file), Some(size), now).map_err(|e| err(format!("Failed trying to load the MASTER synchronization DB from disk: {e}")))?;
+        crate::script::load_libraries(srv, &info.functions).map_err(|e| err(format!("Failed loading the master's function libraries: {e}")))?;
+        crate::persist::load_done(srv, loaded, expired, now);
+        log_notice!("Done loading RDB, keys loaded: {}, keys expired: {}.", loaded, expired);
+        Ok(())
+    })();
+    srv.persist.loading.store(false, Ordering::Relaxed);
+    r?;
+    if srv.aof.is_on() {
+        crate::aof::request_rewrite(srv);
+    }
+    log_notice!("MASTER <-> REPLICA sync: Finished with success ({:.3} s)", started.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// Applies the master's stream until the link breaks or REPLICAOF
+/// changes: each command through the command table, its bytes counted
+/// into the offset; GETACK answered at once, ACKs every second.
+fn stream(eng: &Engine, r: BufReader<TcpStream>, w: TcpStream, generation: u64, applied: Arc<AtomicI64>, timeout: Duration) -> std::io::Result<()> {
+    let w = Mutex::new(w);
+    let ack = |w: &Mutex<TcpStream>, off: i64| -> std::io::Result<()> {
+        let o = off.to_string();
+        send(&mut *w.lock(), &[b"REPLCONF", b"ACK", o.as_bytes()])
+    };
+    ack(&w, applied.load(Ordering::Relaxed))?;
+    let last_io = AtomicI64::new(now_ms() as i64);
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let cut = r.get_ref().try_clone()?;
+    std::thread::scope(|s| {
+        // Acknowledges every second; cuts a master silent for repl-timeout.
+        let acker = std::thread::Builder::new().name("tern-replica-ack".into()).spawn_scoped(s, || {
+            let mut last_ack = Instant::now();
+            while !done.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(50));
+                let quiet = now_ms() as i64 - last_io.load(Ordering::Relaxed);
+                if quiet > timeout.as_millis() as i64 {
+                    log_warning!("MASTER timeout: no data nor PING received...");
+                    break;
+                }
+                if last_ack.elapsed() >= Duration::from_secs(1) {
+                    last_ack = Instant::now();
+                    if ack(&w, applied.load(Ordering::Relaxed)).is_err() {
+                        break;
+                    }
+                }
+            }
+            let _ = cut.shutdown(Shutdown::Both);
+        });
+        let r = apply(eng, r, &w, generation, &applied, &last_io);
+        done.store(true, Ordering::Relaxed);
+        if let Ok(t) = acker {
+            let _ = t.join();
+        }
+        r
+    })
+}
+
+fn apply(eng: &Engine, r: BufReader<TcpStream>, w: &Mutex<TcpStream>, generation: u64, applied: &AtomicI64, last_io: &AtomicI64) -> std::io::Result<()> {
+    let srv = &eng.srv;
+    let mut runner = Runner::with_effects(eng, crate::aof::marked_effects(srv));
+    let mut reader = tern_store::aof::CommandReader::new(r, 0);
+    let mut last_offset = 0u64;
+    let base = applied.load(Ordering::Relaxed);
+    loop {
+        let cmd = match reader.next_command() {
+            Ok(Some(c)) => c,
+            Ok(None) => return Err(err("connection lost")),
+            Err(tern_store::aof::ReadError::Io(e)) => return Err(e),
+            Err(_) => return Err(err("protocol error in the master's stream")),
+        };
+        let now = now_ms();
+        last_io.store(now as i64, Ordering::Relaxed);
+        let end = reader.offset();
+        let before = base + last_offset as i64;
+        last_offset = end;
+        if cmd.len() >= 2 && cmd[0].eq_ignore_ascii_case(b"replconf") && cmd[1].eq_ignore_ascii_case(b"getack") {
+            // The offset before this command, as Redis's replica answers.
+            let o = before.to_string();
+            send(&mut *w.lock(), &[b"REPLCONF", b"ACK", o.as_bytes()])?;
+        } else if !(cmd.len() == 1 && cmd[0].eq_ignore_ascii_case(b"ping")) {
+            runner.exec(&cmd);
+            crate::aof::hand(srv, &runner.fx, false);
+        }
+        let off = base + end as i64;
+        applied.store(off, Ordering::Relaxed);
+        if !with_link(srv, generation, |u| {
+            u.offset = off;
+            u.read_offset = off;
+            u.last_io_ms = now;
+        }) {
+            return Ok(());
+        }
+    }
+}
