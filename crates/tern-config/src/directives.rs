@@ -572,10 +572,12 @@ directives! {
         always_show_logo: bool = false => "always-show-logo", Bool, startup, OTHER;
         set_proc_title: bool = true => "set-proc-title", Bool, startup, OTHER;
         proc_title_template: String = "{title} {listen-addr} {server-mode}".into() => "proc-title-template", Str, runtime, OTHER;
-        syslog_enabled: bool = false => "syslog-enabled", Bool, startup, OTHER;
-        syslog_ident: String = "redis".into() => "syslog-ident", Str, startup, OTHER;
+        /// Log lines go to the syslog daemon too, as `syslog-ident`, under
+        /// `syslog-facility`.
+        syslog_enabled: bool = false => "syslog-enabled", Bool, startup;
+        syslog_ident: String = "redis".into() => "syslog-ident", Str, startup;
         syslog_facility: &'static str = "local0" => "syslog-facility",
-            Choice(&["user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7"]), startup, OTHER;
+            Choice(&["user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7"]), startup;
         activerehashing: bool = true => "activerehashing", Bool, runtime, OTHER;
         propagation_error_behavior: &'static str = "ignore" => "propagation-error-behavior", Choice(&["ignore", "panic", "panic-on-replicas"]), runtime, OTHER;
         ignore_warnings: String = String::new() => "ignore-warnings", Str, runtime, OTHER;

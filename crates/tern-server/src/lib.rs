@@ -165,7 +165,14 @@ fn load_users(srv: &tern_commands::server::Server, lines: &[tern_config::UserLin
 
 /// Runs the server until shutdown; returns the process exit code.
 pub fn run(mut cfg: Config) -> i32 {
-    if let Err(e) = tern_config::log::init(cfg.loglevel, &cfg.logfile) {
+    let syslog = match cfg.syslog_enabled.then(|| tern_config::log::Syslog::new(tern_config::log::SYSLOG_SOCKET.as_ref(), &cfg.syslog_ident, cfg.syslog_facility)) {
+        Some(Err(e)) => {
+            eprintln!("Can't open a socket to syslog: {e}");
+            return 1;
+        }
+        s => s.and_then(Result::ok),
+    };
+    if let Err(e) = tern_config::log::init(cfg.loglevel, &cfg.logfile, syslog) {
         eprintln!("Can't open the log file: {e}");
         return 1;
     }
