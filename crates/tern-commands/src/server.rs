@@ -236,6 +236,9 @@ pub struct Server {
     /// Set by CONFIG RESETSTAT so INFO can report since when.
     pub stat_reset_ms: AtomicU64,
     pub executable: String,
+    /// The service manager the process reports to (INFO
+    /// `process_supervised`): `systemd`, `upstart`, or `no`; set at start.
+    pub supervised: OnceLock<&'static str>,
     /// When memcached's pending delayed `flush_all` is due (ms since the
     /// epoch): one deadline, replaced by every `flush_all`, carried out by
     /// the cron (`memcache::flush_if_due`).
@@ -353,6 +356,7 @@ impl Server {
             global: GlobalStats::default(),
             stat_reset_ms: AtomicU64::new(now_ms()),
             executable: std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
+            supervised: OnceLock::new(),
             mc_flush_at: Mutex::new(None),
             hll_simd: AtomicBool::new(true),
             base_memory: 0,

@@ -457,7 +457,21 @@ directives! {
         tcp_backlog: i32 = 511 => "tcp-backlog", Int::new(0, i32::MAX as i64), startup;
         /// Log file (empty: stdout).
         logfile: String = String::new() => "logfile", Str, startup;
-        daemonize: bool = false => "daemonize", Off(Bool, "Tern does not daemonize; run it under a supervisor"), startup;
+        /// Fork at start-up and go on in the background, detached from the
+        /// terminal (not under `supervised` systemd or upstart).
+        daemonize: bool = false => "daemonize", Bool, startup;
+        /// `upstart`, `systemd`, `auto` (whichever the environment names) or
+        /// `no`: tell the service manager when the server is ready.
+        supervised: &'static str = "no" => "supervised", Choice(&["upstart", "systemd", "auto", "no"]), startup;
+        /// The file the server's pid is written to at start and removed
+        /// from at shutdown (empty: none, unless daemonized).
+        pidfile: String = String::new() => "pidfile", Str, startup;
+        /// Log lines go to the syslog daemon too, as `syslog-ident`, under
+        /// `syslog-facility`.
+        syslog_enabled: bool = false => "syslog-enabled", Bool, startup;
+        syslog_ident: String = "redis".into() => "syslog-ident", Str, startup;
+        syslog_facility: &'static str = "local0" => "syslog-facility",
+            Choice(&["user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7"]), startup;
         lazyfree_lazy_expire: bool = false => "lazyfree-lazy-expire", Bool, runtime, OTHER;
         lazyfree_lazy_server_del: bool = false => "lazyfree-lazy-server-del", Bool, runtime, OTHER;
         active_expire_effort: i64 = 1 => "active-expire-effort", Int::new(1, 10), runtime, OTHER;
@@ -566,15 +580,9 @@ directives! {
         unixsocket: String = String::new() => "unixsocket", Str, startup, UNIXSOCKET;
         unixsocketperm: String = "0".into() => "unixsocketperm", Str, startup, UNIXSOCKET;
 
-        supervised: &'static str = "no" => "supervised", Choice(&["upstart", "systemd", "auto", "no"]), startup, OTHER;
-        pidfile: String = String::new() => "pidfile", Str, startup, OTHER;
         always_show_logo: bool = false => "always-show-logo", Bool, startup, OTHER;
         set_proc_title: bool = true => "set-proc-title", Bool, startup, OTHER;
         proc_title_template: String = "{title} {listen-addr} {server-mode}".into() => "proc-title-template", Str, runtime, OTHER;
-        syslog_enabled: bool = false => "syslog-enabled", Bool, startup, OTHER;
-        syslog_ident: String = "redis".into() => "syslog-ident", Str, startup, OTHER;
-        syslog_facility: &'static str = "local0" => "syslog-facility",
-            Choice(&["user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7"]), startup, OTHER;
         activerehashing: bool = true => "activerehashing", Bool, runtime, OTHER;
         propagation_error_behavior: &'static str = "ignore" => "propagation-error-behavior", Choice(&["ignore", "panic", "panic-on-replicas"]), runtime, OTHER;
         ignore_warnings: String = String::new() => "ignore-warnings", Str, runtime, OTHER;

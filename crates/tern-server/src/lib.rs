@@ -4,7 +4,8 @@
 //! requests (`tern-commands`).
 //!
 //! ```text
-//!  main ─► Config::from_args (tern-config) ─► run: log, fd limit, TLS context (tls.rs), listeners
+//!  main ─► Config::from_args (tern-config) ─► run: log, supervisor, fork (daemonize: deploy.rs, sys.rs),
+//!        pidfile, fd limit, TLS context (tls.rs), listeners
 //!        ─► Engine (tern-commands: the shared state beside the command table)
 //!            ├─ N workers (net/): accept, read, parse a batch, plan keys, prefetch, dispatch, write
 //!            ├─ cron thread: active expiry, memcached's delayed flush_all
@@ -17,11 +18,17 @@
 //! [`inproc`] runs the same request path without sockets, for fuzzing and
 //! tests. [`tls`] holds the TLS context (rebuilt by CONFIG SET through the
 //! engine's config hook) and a TLS connection's reads and writes.
-#![forbid(unsafe_code)]
+//! [`deploy`] is how the process meets what starts it (`daemonize`,
+//! `pidfile`, `supervised`); its fork is in `sys`, the crate's only unsafe
+//! code.
+#![deny(unsafe_code)]
 
 mod conn;
+pub mod deploy;
 pub mod inproc;
 pub mod net;
+#[allow(unsafe_code)]
+mod sys;
 pub mod tls;
 
 use std::net::SocketAddr;
@@ -164,12 +171,46 @@ fn load_users(srv: &tern_commands::server::Server, lines: &[tern_config::UserLin
 }
 
 /// Runs the server until shutdown; returns the process exit code.
+///
+/// With `daemonize yes` the process forks here, before any thread of its
+/// own starts (the caller must not have started one): the launching
+/// process exits 0 and the server goes on in the child.
 pub fn run(mut cfg: Config) -> i32 {
-    if let Err(e) = tern_config::log::init(cfg.loglevel, &cfg.logfile) {
+    // The log before the fork: a log file that cannot be opened is told
+    // on the terminal, where a daemon would lose it.
+    let syslog = match cfg.syslog_enabled.then(|| tern_config::log::Syslog::new(tern_config::log::SYSLOG_SOCKET.as_ref(), &cfg.syslog_ident, cfg.syslog_facility)) {
+        Some(Err(e)) => {
+            eprintln!("Can't open a socket to syslog: {e}");
+            return 1;
+        }
+        s => s.and_then(Result::ok),
+    };
+    if let Err(e) = tern_config::log::init(cfg.loglevel, &cfg.logfile, syslog) {
         eprintln!("Can't open the log file: {e}");
         return 1;
     }
+    let supervisor = deploy::Supervisor::detect(cfg.supervised);
+    // A service manager watches the process it started: no fork then.
+    let background = cfg.daemonize && !supervisor.is_some();
+    if background {
+        if let Err(e) = sys::detach() {
+            eprintln!("Can't daemonize: {e}");
+            log_warning!("Can't daemonize: {}", e);
+            return 1;
+        }
+    }
     log_notice!("Tern {} (Redis {} compatible) starting, pid={}", TERN_VERSION, REDIS_VERSION, std::process::id());
+    // Removed when dropped, at the end of this function.
+    let _pidfile = match (background, cfg.pidfile.as_str()) {
+        (false, "") => None,
+        (true, "") => deploy::PidFile::create(deploy::DEFAULT_PIDFILE),
+        (_, path) => deploy::PidFile::create(path),
+    };
+    // SIGINT and SIGTERM are caught from here on, so that one sent while
+    // the server starts still ends in a clean shutdown that removes the
+    // pid file (rather than killing the process). They are acted on once
+    // the signal thread runs, after the data is loaded.
+    let signals = signal_hook::iterator::Signals::new([signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM]).ok();
     for d in cfg.passive_in_use() {
         log_warning!("Directive '{}' is accepted but not acted on yet: {}.", d, tern_config::passive_reason(&d));
     }
@@ -276,6 +317,7 @@ pub fn run(mut cfg: Config) -> i32 {
         }
     };
     let srv = &eng.srv;
+    let _ = srv.supervised.set(supervisor.name());
     // A FLUSHALL or FLUSHDB SYNC's client waits for the background free
     // of what it detached; the lazyfree thread wakes it through its worker.
     let weak = Arc::downgrade(&eng);
@@ -380,7 +422,7 @@ pub fn run(mut cfg: Config) -> i32 {
 
     {
         let eng = eng.clone();
-        if let Ok(mut signals) = signal_hook::iterator::Signals::new([signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM]) {
+        if let Some(mut signals) = signals {
             std::thread::Builder::new()
                 .name("tern-signals".into())
                 .spawn(move || {
@@ -436,9 +478,13 @@ pub fn run(mut cfg: Config) -> i32 {
     if tls_on {
         log_notice!("Ready to accept connections tls");
     }
+    supervisor.ready();
     for h in handles.into_iter().flatten() {
         let _ = h.join();
     }
+    // The workers have stopped: SHUTDOWN (which saved already, if it was
+    // to) or a signal.
+    supervisor.stopping();
     if let Some(h) = cron_handle {
         let _ = h.join();
     }

@@ -180,7 +180,7 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("atomicvar_api", "c11-builtin");
                 s.kv("gcc_version", "0.0.0");
                 s.kv("process_id", std::process::id());
-                s.kv("process_supervised", "no");
+                s.kv("process_supervised", srv.supervised.get().copied().unwrap_or("no"));
                 s.kv("run_id", &srv.run_id);
                 s.kv("tcp_port", port);
                 s.kv("server_time_usec", now * 1000);

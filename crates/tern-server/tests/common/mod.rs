@@ -14,6 +14,8 @@ pub struct TestServer {
     pub port: u16,
     /// Log lines printed after start-up.
     pub log: mpsc::Receiver<String>,
+    /// The log up to the line that gave the port.
+    pub startup: String,
     /// The directory [`data_dir`] made for it, removed with it.
     data: Option<std::path::PathBuf>,
 }
@@ -49,12 +51,20 @@ impl TestServer {
     /// its port: a test that picked a port some other process took since
     /// tries another.
     pub fn try_start_args(args: &[String]) -> Result<TestServer, String> {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tern-server"))
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn tern-server");
+        Self::try_start_env(args, &[])
+    }
+
+    /// [`TestServer::try_start_args`] with variables set (`Some`) or
+    /// removed (`None`) in the server's environment.
+    pub fn try_start_env(args: &[String], env: &[(&str, Option<&str>)]) -> Result<TestServer, String> {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_tern-server"));
+        for (k, v) in env {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+        }
+        let mut child = cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().expect("spawn tern-server");
         let stdout = child.stdout.take().expect("stdout");
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
@@ -82,7 +92,7 @@ impl TestServer {
         };
         let data = args.windows(2).find(|w| w[0] == "--dir").map(|w| std::path::PathBuf::from(&w[1]));
         let data = data.filter(|d| d.file_name().is_some_and(|n| n.to_string_lossy().starts_with("tern-test-")));
-        Ok(TestServer { child, port, log: rx, data })
+        Ok(TestServer { child, port, log: rx, startup: seen, data })
     }
 
     pub fn addr(&self) -> String {
