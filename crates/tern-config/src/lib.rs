@@ -470,7 +470,7 @@ mod tests {
         assert!(find_directive("maxmemory").is_some_and(|d| d.passive.is_none()));
         assert!(find_directive("save").is_some_and(|d| d.passive.is_none()));
         assert!(passive_reason("aof-timestamp-enabled").contains("AOF"));
-        assert!(passive_reason("masterauth").contains("replica"));
+        assert!(passive_reason("replica-priority").contains("replication"));
         assert!(find_directive("repl-backlog-size").is_some_and(|d| d.passive.is_none()));
         assert!(find_directive("zset-max-listpack-entries").is_some_and(|d| d.passive.is_none()));
         assert!(find_directive("stream-node-max-entries").is_some_and(|d| d.passive.is_none()));

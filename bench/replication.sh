@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# SET at pipeline 16 on a master alone and with one replica attached,
+# against a reference server, alternating (bench/workloads.sh's helpers):
+# the master on CPU 0 with one worker, tern-bench and the replica (the same
+# binary as the master) on CPU 1.
+#
+#   alone     SET __key__ <32 B>, 50 connections, pipeline 16, 100K keys
+#   replica   the same with a replica that has finished its full
+#             resynchronisation; the master's CPU includes streaming to it
+#
+#   cargo build --release -p tern-server -p tern-bench
+#   bench/replication.sh target/release/tern-server /usr/bin/redis-server
+#   REPS=5 SECS=10 bench/replication.sh A B
+#
+# Prints `workload binary ops/s cpu_us_per_op lag` lines (lag: the largest
+# master_repl_offset - the replica's offset sampled during the run, bytes;
+# `-` alone), then a table of medians with B/A ratios.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+A=$1; B=$2
+BENCH=${BENCH:-target/release/tern-bench}
+REPS=${REPS:-3}; SECS=${SECS:-8}
+SERVER_LIMIT=${SERVER_LIMIT:-$((SECS + 600))}
+WORKLOADS=${WORKLOADS:-"alone replica"}
+tck=$(getconf CLK_TCK)
+out=${OUT:-/tmp/replication-$$.txt}
+. bench/workloads.sh
+: >"$out"
+PID=; TPID=; RPID=; RTPID=; RDIR=
+stop_all() {
+    if [ -n "$RPID" ]; then kill "$RPID" 2>/dev/null || true; fi
+    if [ -n "$RTPID" ]; then wait "$RTPID" 2>/dev/null || true; fi
+    if [ -n "$RDIR" ]; then rm -rf "$RDIR"; fi
+    RPID=; RTPID=; RDIR=
+    stop_server
+}
+trap stop_all EXIT
+
+# Starts a replica of the master at PORT (binary $1) on CPU 1; waits until
+# its link is up. Sets RPORT, RPID, RTPID.
+start_replica() {
+    local bin=$1
+    RPORT=$(free_port)
+    server_threads "$bin"
+    RDIR=$(mktemp -d)
+    timeout "$SERVER_LIMIT" taskset -c "${BENCH_CPUS:-1}" "$bin" --port "$RPORT" --bind 127.0.0.1 "${THREADS[@]}" \
+        --save '' --dir "$RDIR" --replicaof 127.0.0.1 "$PORT" >/dev/null 2>&1 &
+    RTPID=$!
+    for _ in $(seq 300); do
+        RPID=$(awk '{print $1}' /proc/$RTPID/task/$RTPID/children 2>/dev/null)
+        if [ -n "$RPID" ] && redis-cli -p "$RPORT" info replication 2>/dev/null | grep -q 'master_link_status:up'; then return 0; fi
+        sleep 0.1
+    done
+    echo "replica did not sync: $bin" >&2
+    return 1
+}
+
+offset() { redis-cli -p "$1" info replication | awk -F: "/^$2:/{print \$2+0}"; }
+
+run_one() { # workload binary tag
+    local w=$1 bin=$2 tag=$3 a b ops lag=- sampler=
+    start_server "$bin" --repl-diskless-sync-delay 0
+    if [ "$w" = replica ]; then
+        start_replica "$bin"
+        # The largest gap between what the master streamed and what the
+        # replica applied, sampled twice a second.
+        ( m=0; end=$((SECONDS + SECS)); while [ $SECONDS -lt $end ]; do
+            d=$(( $(offset "$PORT" master_repl_offset) - $(offset "$RPORT" slave_repl_offset) ))
+            [ "$d" -gt "$m" ] && m=$d; sleep 0.5; done; echo "$m" >"$out.lag" ) &
+        sampler=$!
+    fi
+    a=$(server_ticks)
+    ops=$(taskset -c "${BENCH_CPUS:-1}" "$BENCH" -p "$PORT" -t 1 -c 50 --pipeline 16 --ratio 1:0 -d 32 \
+        --key-maximum 100000 --test-time "$SECS" --hide-histogram 2>&1 | awk '/^Totals/{print $2}')
+    b=$(server_ticks)
+    if [ -n "$sampler" ]; then wait "$sampler" || true; lag=$(cat "$out.lag"); fi
+    stop_all
+    python3 -c "print('$w', '$tag', round($ops), round(($b-$a)/$tck*1e6/($ops*$SECS),3), '$lag')" | tee -a "$out"
+}
+
+for _ in $(seq "$REPS"); do
+    for w in $WORKLOADS; do
+        run_one "$w" "$A" a
+        run_one "$w" "$B" b
+    done
+done
+echo "A: $A"
+echo "B: $B"
+python3 - "$out" <<'PY'
+import sys, statistics as st, collections
+rows = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    w, b, v, cpu, lag = line.split()
+    rows[(w, b)].append((float(v), float(cpu), lag))
+print("| workload | A ops/s | A CPU µs/op | B ops/s | B CPU µs/op | B/A | B/A CPU/op | A max lag (B) | B max lag (B) |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+for w in dict.fromkeys(k[0] for k in rows):
+    a, b = rows[(w, "a")], rows[(w, "b")]
+    av, bv = st.median(x[0] for x in a), st.median(x[0] for x in b)
+    ac, bc = st.median(x[1] for x in a), st.median(x[1] for x in b)
+    al = max((x[2] for x in a), key=lambda s: -1 if s == "-" else int(s))
+    bl = max((x[2] for x in b), key=lambda s: -1 if s == "-" else int(s))
+    print(f"| {w} | {av:,.0f} | {ac:.3f} | {bv:,.0f} | {bc:.3f} | {bv/av:.3f} | {bc/ac:.3f} | {al} | {bl} |")
+PY
