@@ -1109,7 +1109,6 @@ ONE_WORKER_BUSY = {
 # Cases that need what Tern does not have yet, and which issue brings it.
 # They run, and must fail (strict): one that passes is taken off the list.
 NOT_YET = {
-    "blocking-commands-in-scripts": "WAIT is not a command yet (replication)",
     "script-help": "SCRIPT DEBUG, Redis's Lua debugger, which the help lists",
 }
 
