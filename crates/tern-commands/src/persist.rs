@@ -78,10 +78,14 @@ pub(crate) fn rdb_options(srv: &Server) -> RdbOptions {
 
 /// Where a save writes and with which options.
 fn target(srv: &Server, tmp_name: String) -> (PathBuf, PathBuf, RdbOptions) {
-    let opts = rdb_options(srv);
+    (temp_path(srv, &tmp_name), rdb_path(&srv.config.read()), rdb_options(srv))
+}
+
+/// A temporary file `name` beside `dir/dbfilename` (a save's, a
+/// replica's full resynchronisation's).
+pub(crate) fn temp_path(srv: &Server, name: &str) -> PathBuf {
     let path = rdb_path(&srv.config.read());
-    let dir = path.parent().map(PathBuf::from).unwrap_or_else(|| ".".into());
-    (dir.join(tmp_name), path, opts)
+    path.parent().map(PathBuf::from).unwrap_or_else(|| ".".into()).join(name)
 }
 
 /// Saves the whole keyspace to `dir/dbfilename` while `locks` holds

@@ -237,8 +237,7 @@ fn to_disk_then_send(
     began: u64,
     cancel: &dyn Fn() -> bool,
 ) -> std::io::Result<()> {
-    let dir = persist::rdb_path(&srv.config.read()).parent().map(std::path::PathBuf::from).unwrap_or_else(|| ".".into());
-    let tmp = dir.join(format!("temp-{}-repl-{}.rdb", std::process::id(), random_hex40()));
+    let tmp = persist::temp_path(srv, &format!("temp-{}-repl-{}.rdb", std::process::id(), random_hex40()));
     let r = (|| -> std::io::Result<()> {
         let file = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&tmp)?;
         let file = persist::AutoSync::new(file, false);

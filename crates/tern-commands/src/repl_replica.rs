@@ -211,8 +211,7 @@ fn full_sync(eng: &Engine, r: &mut BufReader<TcpStream>, generation: u64) -> std
     let Some(size) = head.strip_prefix('$') else {
         return Err(err(format!("Bad protocol from MASTER, the first byte is not '$' (we received '{head}'), are you sure the host and port are right?")));
     };
-    let dir = crate::persist::rdb_path(&srv.config.read()).parent().map(std::path::PathBuf::from).unwrap_or_else(|| ".".into());
-    let tmp = dir.join(format!("temp-{}.{}.rdb", now_ms() / 1000, std::process::id()));
+    let tmp = crate::persist::temp_path(srv, &format!("temp-{}.{}.rdb", now_ms() / 1000, std::process::id()));
     let mut file = std::fs::File::create(&tmp)?;
     let got = (|| -> std::io::Result<u64> {
         if let Some(mark) = size.strip_prefix("EOF:") {
@@ -362,6 +361,7 @@ fn apply(eng: &Engine, r: BufReader<TcpStream>, w: &Mutex<TcpStream>, generation
         last_io.store(now as i64, Ordering::Relaxed);
         let end = reader.offset();
         let before = base + last_offset as i64;
+        srv.repl.net_input.fetch_add(end - last_offset, Ordering::Relaxed);
         last_offset = end;
         if cmd.len() >= 2 && cmd[0].eq_ignore_ascii_case(b"replconf") && cmd[1].eq_ignore_ascii_case(b"getack") {
             // The offset before this command, as Redis's replica answers.

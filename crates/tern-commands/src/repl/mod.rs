@@ -486,6 +486,9 @@ impl Repl {
 
     /// The snapshot instants the writer must stop at (sorted).
     pub fn cut_points(&self) -> Vec<u64> {
+        if !self.active() {
+            return Vec::new();
+        }
         let st = self.st.lock();
         let mut v: Vec<u64> = st.cuts.iter().map(|(s, _)| *s).collect();
         v.sort_unstable();
