@@ -451,13 +451,13 @@ impl ScriptCache {
         self.started_ms.load(Ordering::Relaxed) != 0
     }
 
-    /// Past `busy-reply-threshold` (`threshold_ms`, 0: never): the running
-    /// script has run that long, so other clients get BUSY. Some(true) for
-    /// an EVAL script, Some(false) for a function.
+    /// Past `busy-reply-threshold` (`threshold_ms`; 0, as in Redis: from
+    /// its start): the running script has run that long, so other clients
+    /// get BUSY. Some(true) for an EVAL script, Some(false) for a function.
     #[inline]
     pub fn busy(&self, now_ms: u64, threshold_ms: u64) -> Option<bool> {
         let started = self.started_ms.load(Ordering::Relaxed);
-        (started != 0 && threshold_ms > 0 && now_ms.saturating_sub(started) >= threshold_ms).then(|| self.running_eval.load(Ordering::Relaxed))
+        (started != 0 && now_ms.saturating_sub(started) >= threshold_ms).then(|| self.running_eval.load(Ordering::Relaxed))
     }
 
     /// The script running under the gate (FUNCTION STATS).

@@ -296,7 +296,15 @@ fn script_kill(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
 }
 
 /// SCRIPT KILL (`eval`) and FUNCTION KILL.
+///
+/// Redis serves no other client while a script runs until the script is
+/// past `busy-reply-threshold`; a kill sent earlier is read then, or after
+/// the script ended (NOTBUSY). A kill from another worker waits likewise,
+/// so that a script is never stopped before it had the time Redis gives it.
 pub(crate) fn kill(ctx: &mut Ctx<'_, '_>, eval: bool) {
+    while ctx.srv.scripts.script_running() && crate::cmd::busy_error(ctx.srv, crate::server::now_ms()).is_none() {
+        std::thread::sleep(crate::cmd::BUSY_SLICE);
+    }
     match ctx.srv.scripts.kill(eval) {
         Kill::Killed => ctx.reply.ok(),
         Kill::NotBusy => ctx.reply.error(errors::NOTBUSY),
