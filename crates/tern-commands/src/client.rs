@@ -119,6 +119,11 @@ pub struct Client {
     /// One past the number of the last effect record its writes made
     /// while replicas were fed (0: none): what WAIT waits for.
     pub repl_seq: u64,
+    /// A memcached item's flags, CAS and state, announced by the PING in
+    /// front of the SET that stores it (a Tern master's stream, a Tern
+    /// AOF; see `tern_store::effect`): taken by that SET. Only a client
+    /// that obeys always (the master link, the AOF loader) sets it.
+    pub mc_item: Option<(u32, u64, u8)>,
     pub shared: Arc<ClientShared>,
 }
 
@@ -149,6 +154,7 @@ impl Client {
             replica: None,
             sync: None,
             repl_seq: 0,
+            mc_item: None,
             shared,
         }
     }

@@ -344,11 +344,12 @@ directives! {
         /// `always` never waits for it.
         aof_write_gap_us: i64 = 1000 => "aof-write-gap-us", Int::new(0, 1_000_000), runtime + own;
         /// With `appendfsync always`, the incremental AOF file is made
-        /// this much longer in zeros (written and synced) whenever the
-        /// commands reach its end, and commands are written over them:
-        /// a sync then writes data alone, without the file's new size
-        /// and blocks (a journal commit on ext4). The zeros are cut off
-        /// when the file is closed, and at load. 0: plain appends.
+        /// this much longer in filler (lines of `#`, annotations Redis
+        /// skips; written and synced) whenever the commands reach its
+        /// end, and commands are written over it: a sync then writes data
+        /// alone, without the file's new size and blocks (a journal
+        /// commit on ext4). The filler is cut off when the file is
+        /// closed, and at load. 0: plain appends.
         aof_prealloc_size: usize = 4 << 20 => "aof-prealloc-size", Mem::new(0, 1 << 30), runtime + own;
         /// With `snapshot-sched-idle no`, the nice value the snapshot
         /// threads (BGSAVE's saver, the AOF rewriter) take for each snapshot: at 19 they run on what CPU

@@ -8,7 +8,7 @@
 //!
 //! | change | effect | [`Effect::to_argv`] |
 //! |---|---|---|
-//! | a whole value written (a list: `DEL` + `RPUSH`; SET, SETEX, MSET, GETSET, INCRBYFLOAT, COPY, RENAME's destination, a memcached store, any in-place edit of a string) | [`Effect::Put`] | `SET k v [PXAT ms \| KEEPTTL]`; a memcached item `TERN.MCSET` (below); a hash `DEL` + `HSET` + `HPEXPIREAT` per field deadline + `PEXPIREAT` |
+//! | a whole value written (a list: `DEL` + `RPUSH`; SET, SETEX, MSET, GETSET, INCRBYFLOAT, COPY, RENAME's destination, a memcached store, any in-place edit of a string) | [`Effect::Put`] | `SET k v [PXAT ms \| KEEPTTL]`; a memcached item `PING "TERN.MC …"` + `SET` (below); a hash `DEL` + `HSET` + `HPEXPIREAT` per field deadline + `PEXPIREAT` |
 //! | a key removed (DEL, RENAME's source, GETDEL, an expiry, lazy or active) | [`Effect::Del`] | `DEL k` |
 //! | a key's deadline set or cleared (EXPIRE and friends, GETEX) | [`Effect::Expire`] | `PEXPIREAT k ms` / `PERSIST k` |
 //! | hash fields written (HSET, HINCRBY, HINCRBYFLOAT, HSETEX…) | [`Effect::HSet`] | `HSET k f v…`, or `HSETEX k KEEPTTL FIELDS n f v…` when field TTLs stay |
@@ -26,10 +26,14 @@
 //! A record names its database ([`Record::db`]); a log reader emits
 //! `SELECT` when it changes.
 //!
-//! `TERN.MCSET key value flags cas state [PXAT ms | KEEPTTL]` is the one
-//! form Redis has no command for: a memcached item keeps its 32-bit client
-//! flags, its CAS id and its state bits across a replay, which `SET` would
-//! lose.
+//! A memcached item is the one value Redis has no command for: it is
+//! written as `PING "TERN.MC <flags> <cas> <state>"` followed by
+//! `SET key value [PXAT ms | KEEPTTL]`. Redis (a replica, or its AOF
+//! loader) runs the PING as the no-op it is and stores the value as a
+//! string, losing the 32-bit client flags, the CAS id and the state bits;
+//! Tern's AOF loader and replica read the PING as the header of the item
+//! that the SET right after it stores, whole. (Files of older versions
+//! carry `TERN.MCSET key value flags cas state …`, still read.)
 //!
 //! Records are built only while a reader is attached
 //! ([`crate::Keyspace::attach_effects`]): with none, a write pays one
@@ -239,8 +243,34 @@ pub struct Record {
     pub effect: Effect,
 }
 
-/// The command name of the memcached item form (see the module docs).
-pub const MCSET: &[u8] = b"TERN.MCSET";
+/// The memcached item header's mark, the start of the PING's argument
+/// that announces it (see the module docs).
+pub const MC_HEADER: &[u8] = b"TERN.MC ";
+
+/// A memcached item's header as the PING that announces it carries it.
+pub fn mc_header_arg(flags: u32, cas: u64, state: u8) -> Vec<u8> {
+    let mut v = MC_HEADER.to_vec();
+    v.extend_from_slice(itoa::Buffer::new().format(flags).as_bytes());
+    v.push(b' ');
+    v.extend_from_slice(itoa::Buffer::new().format(cas).as_bytes());
+    v.push(b' ');
+    v.extend_from_slice(itoa::Buffer::new().format(state).as_bytes());
+    v
+}
+
+/// The header a command announces, if it is that PING: flags, CAS, state.
+pub fn mc_header(argv: &[impl AsRef<[u8]>]) -> Option<(u32, u64, u8)> {
+    let [name, arg] = argv else { return None };
+    if !name.as_ref().eq_ignore_ascii_case(b"PING") {
+        return None;
+    }
+    let rest = arg.as_ref().strip_prefix(MC_HEADER)?;
+    let mut it = rest.split(|&b| b == b' ');
+    let flags = u32::try_from(tern_resp::parse_u64(it.next()?)?).ok()?;
+    let cas = tern_resp::parse_u64(it.next()?)?;
+    let state = u8::try_from(tern_resp::parse_u64(it.next()?)?).ok()?;
+    it.next().is_none().then_some((flags, cas, state))
+}
 
 /// A score as ZADD reads it back exactly (Redis's reply digits, which
 /// round-trip).
@@ -284,23 +314,18 @@ impl Effect {
         };
         match self {
             Effect::Put { key, value: Value::Str(s), ttl } => {
-                let mut v = match s {
-                    StrValue::Mc(m) => vec![
-                        MCSET.to_vec(),
-                        key.to_vec(),
-                        m.data().to_vec(),
-                        num(m.flags()),
-                        num(m.cas()),
-                        num(m.state()),
-                    ],
-                    _ => vec![b"SET".to_vec(), key.to_vec(), s.to_vec()],
-                };
+                let mut out = Vec::new();
+                if let StrValue::Mc(m) = s {
+                    out.push(vec![b"PING".to_vec(), mc_header_arg(m.flags(), m.cas(), m.state())]);
+                }
+                let mut v = vec![b"SET".to_vec(), key.to_vec(), s.to_vec()];
                 match ttl {
                     Ttl::Keep => v.push(b"KEEPTTL".to_vec()),
                     Ttl::At(Some(at)) => v.extend([b"PXAT".to_vec(), num(*at)]),
                     Ttl::At(None) => {}
                 }
-                vec![v]
+                out.push(v);
+                out
             }
             Effect::Put { key, value: Value::Hash(h), ttl } => {
                 let mut out = vec![vec![b"DEL".to_vec(), key.to_vec()]];
@@ -933,8 +958,12 @@ mod tests {
         assert_eq!(argv(&put(StrValue::Raw(b"x".to_vec()), Ttl::Keep)), [["SET", "k", "x", "KEEPTTL"]]);
         assert_eq!(
             argv(&put(StrValue::Mc(McStr::new(b"d", 7, 99, 0)), Ttl::At(None))),
-            [["TERN.MCSET", "k", "d", "7", "99", "0"]]
+            [vec!["PING", "TERN.MC 7 99 0"], vec!["SET", "k", "d"]]
         );
+        assert_eq!(mc_header(&[&b"ping"[..], b"TERN.MC 7 99 0"]), Some((7, 99, 0)));
+        for not in [&[&b"PING"[..]][..], &[b"PING", b"hello"], &[b"PING", b"TERN.MC 7 99"], &[b"PING", b"TERN.MC 7 99 0 1"], &[b"ECHO", b"TERN.MC 7 99 0"]] {
+            assert_eq!(mc_header(not), None);
+        }
         assert_eq!(argv(&Effect::Expire { key: k.clone(), at: Some(5) }), [["PEXPIREAT", "k", "5"]]);
         assert_eq!(argv(&Effect::Expire { key: k.clone(), at: None }), [["PERSIST", "k"]]);
         let f: Box<[u8]> = (*b"f").into();

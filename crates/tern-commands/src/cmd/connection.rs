@@ -52,6 +52,11 @@ fn ping(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         ctx.arity_error();
         return;
     }
+    if ctx.client.obeys_always() {
+        if let Some(h) = tern_store::effect::mc_header(&[args.get(0), args.try_get(1).unwrap_or_default()]) {
+            ctx.client.mc_item = Some(h);
+        }
+    }
     // A RESP2 subscriber can only receive arrays, so PING answers in the
     // shape of a message.
     if !ctx.client.resp3 && ctx.client.shared.has_flag(cflags::PUBSUB) {

@@ -481,7 +481,21 @@ fn set(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             Err(e) => return reply_bad_expire(ctx, e),
         },
     };
+    if let Some(item) = ctx.client.mc_item.take() {
+        return set_item(ctx, args.get(1), args.get(2), item, opts.flags & KEEPTTL != 0, when);
+    }
     set_generic(ctx, args.get(1), args.get(2), opts.flags, opts.cond, when, SetReply::Ok);
+}
+
+/// The memcached item a Tern master's stream or a Tern AOF announced
+/// before this SET (`Client::mc_item`), stored whole: flags, CAS and state
+/// as the writer had them.
+fn set_item(ctx: &mut Ctx<'_, '_>, key: &[u8], val: &[u8], (flags, cas, state): (u32, u64, u8), keep_ttl: bool, when: Option<u64>) {
+    let loc = ctx.locs[0];
+    let shard = ctx.locks.shard(loc.gid);
+    let ttl = if keep_ttl { shard.peek(key, loc.hash, ctx.now).and_then(|e| e.expire()) } else { when };
+    shard.set(key, loc.hash, NewValue::Mc { data: val, flags, cas, state }, ttl, ctx.now);
+    ctx.reply.ok();
 }
 
 /// Redis's setGenericCommand, the core of SET, SETNX, SETEX and PSETEX. A

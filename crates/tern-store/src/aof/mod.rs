@@ -18,11 +18,14 @@
 //!   command from corruption.
 //! - [`feed`]: the workers' records merged by number up to a watermark, so
 //!   that each key's records are written in the order they happened.
+//! - [`fill`]: the annotation lines written ahead of the commands
+//!   (`aof-prealloc-size`), which Redis skips.
 //!
 //! Non-goals: Redis's `#TS:` annotations are skipped on load and not
 //! written (`aof-timestamp-enabled`).
 
 pub mod feed;
+pub mod fill;
 pub mod manifest;
 pub mod reader;
 pub mod record;
@@ -30,4 +33,4 @@ pub mod record;
 pub use feed::{Feed, Mark, Merger};
 pub use manifest::{AofFile, Kind, Manifest, ManifestError};
 pub use reader::{CommandReader, ReadError};
-pub use record::{encode, parse, FormError, Parsed};
+pub use record::{encode, parse, Cursor, FormError, Parsed};

@@ -6,7 +6,8 @@
 //! tell a torn last command (the file ends inside it: a crash during a
 //! write, loadable with `aof-load-truncated`) from a corrupt one
 //! (anything else), with the offset where the command began, and it
-//! skips Redis's `#…` annotation lines (`aof-timestamp-enabled`). Like
+//! skips Redis's `#…` annotation lines (`aof-timestamp-enabled`, and the
+//! filler of [`super::fill`]), which end at a line feed as in Redis. Like
 //! the request parser it never allocates from a length the file claims
 //! before the bytes are there.
 
@@ -111,6 +112,11 @@ impl<R: BufRead> CommandReader<R> {
             return Err(ReadError::Truncated { offset: start });
         }
         l.pop();
+        // An annotation ends at its line feed, as Redis reads it (fgets);
+        // the space `aof-prealloc-size` writes ahead is such lines.
+        if l.first() == Some(&b'#') {
+            return Ok(Line::Line(l));
+        }
         if l.pop() != Some(b'\r') {
             return Err(ReadError::Corrupt { offset: start, why: "expected CRLF" });
         }
@@ -152,6 +158,12 @@ mod tests {
         let (v, e) = all(b"*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n#TS:1700000000\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$4\r\nv\r\nx\r\n");
         assert!(e.is_none());
         assert_eq!(v, vec![vec![b"SELECT".to_vec(), b"0".to_vec()], vec![b"SET".to_vec(), b"k".to_vec(), b"v\r\nx".to_vec()]]);
+        // Space written ahead: lines of '#' ending in a bare line feed.
+        let mut f = b"*1\r\n$4\r\nPING\r\n".to_vec();
+        let end = f.len() as u64;
+        super::super::fill::extend(&mut f, end, super::super::fill::round_up(end + 300));
+        let (v, e) = all(&f);
+        assert!(e.is_none() && v == vec![vec![b"PING".to_vec()]], "{e:?}");
     }
 
     #[test]

@@ -88,11 +88,33 @@ fn fields(cmd: &[u8], argv: &[Vec<u8>], at: usize) -> Result<Vec<Box<[u8]>>, For
     }
 }
 
-/// The records `argv` stands for, `db` being the file's current database
-/// (which SELECT changes) and `dbs` the databases there are; `now` turns
-/// a relative TTL (`SET … EX`) into a deadline.
-pub fn parse(argv: &[Vec<u8>], db: &mut u32, dbs: u32, now: u64) -> Result<Parsed, FormError> {
+/// What a reader of commands carries from one to the next: the database
+/// SELECT chose, and the memcached item header a PING announced for the
+/// SET right after it (see [`crate::effect`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Cursor {
+    pub db: u32,
+    mc: Option<(u32, u64, u8)>,
+}
+
+impl Cursor {
+    pub fn new(db: u32) -> Self {
+        Cursor { db, mc: None }
+    }
+}
+
+/// The records `argv` stands for, `cur` being where the file's reading
+/// is (its database, which SELECT changes) and `dbs` the databases there
+/// are; `now` turns a relative TTL (`SET … EX`) into a deadline.
+pub fn parse(argv: &[Vec<u8>], cur: &mut Cursor, dbs: u32, now: u64) -> Result<Parsed, FormError> {
     let Some(name) = argv.first() else { return Err(FormError("empty command".into())) };
+    // A header holds for the next command only.
+    let header = cur.mc.take();
+    if let Some(h) = crate::effect::mc_header(argv) {
+        cur.mc = Some(h);
+        return Ok(Parsed::Records(Vec::new()));
+    }
+    let db = &mut cur.db;
     let cmd = name.to_ascii_uppercase();
     let c = &cmd[..];
     let n = argv.len();
@@ -111,6 +133,7 @@ pub fn parse(argv: &[Vec<u8>], db: &mut u32, dbs: u32, now: u64) -> Result<Parse
         }
         b"MULTI" => Ok(Parsed::Multi),
         b"EXEC" => Ok(Parsed::Exec),
+        // TERN.MCSET: an item as older versions wrote it.
         b"SET" | b"TERN.MCSET" => {
             let mc = c == b"TERN.MCSET";
             let fixed = if mc { 6 } else { 3 };
@@ -142,6 +165,8 @@ pub fn parse(argv: &[Vec<u8>], db: &mut u32, dbs: u32, now: u64) -> Result<Parse
                 let flags = u32::try_from(uint(name, &argv[3])?).map_err(|_| bad(name, "flags out of range"))?;
                 let cas = uint(name, &argv[4])?;
                 let state = u8::try_from(uint(name, &argv[5])?).map_err(|_| bad(name, "state out of range"))?;
+                Value::Str(StrValue::Mc(McStr::new(&argv[2], flags, cas, state)))
+            } else if let Some((flags, cas, state)) = header {
                 Value::Str(StrValue::Mc(McStr::new(&argv[2], flags, cas, state)))
             } else {
                 crate::rdb::str_value(Ok(argv[2].clone()))
@@ -336,7 +361,7 @@ mod tests {
             encode(&mut out, r, &mut cur);
         }
         let mut reader = super::super::CommandReader::new(&out[..], 0);
-        let mut db = 0;
+        let mut db = Cursor::default();
         let mut back = Vec::new();
         while let Some(argv) = reader.next_command().unwrap() {
             match parse(&argv, &mut db, 16, 0).unwrap() {
@@ -356,7 +381,7 @@ mod tests {
         let ks = Keyspace::new(16, 4);
         for e in whole {
             for argv in e.to_argv(0) {
-                let mut db = 0;
+                let mut db = Cursor::default();
                 let Parsed::Records(rs) = parse(&argv, &mut db, 16, 0).unwrap() else { panic!() };
                 for r in rs {
                     r.apply(&ks, lim, ListLimits::default(), 0);
@@ -383,10 +408,10 @@ mod tests {
     #[test]
     fn redis_forms_and_others() {
         let argv = |s: &str| s.split(' ').map(|w| w.as_bytes().to_vec()).collect::<Vec<_>>();
-        let mut db = 0;
-        let p = |s: &str, db: &mut u32| parse(&argv(s), db, 16, 1_000);
+        let mut db = Cursor::default();
+        let p = |s: &str, db: &mut Cursor| parse(&argv(s), db, 16, 1_000);
         assert_eq!(p("select 3", &mut db), Ok(Parsed::Records(vec![])));
-        assert_eq!(db, 3);
+        assert_eq!(db.db, 3);
         let Parsed::Records(r) = p("set k v EX 2 NX", &mut db).unwrap() else { panic!() };
         assert_eq!(r[0].db, 3);
         assert!(matches!(r[0].effect, Effect::Put { ttl: Ttl::At(Some(3_000)), .. }));
@@ -402,6 +427,18 @@ mod tests {
         for cmd in ["xadd k 1-1 f v", "xsetid k 5-0 ENTRIESADDED 3 MAXDELETEDID 0-0", "xgroup CREATE k g 0-0 ENTRIESREAD -1", "xclaim k g c 0 1-1 TIME 5 RETRYCOUNT 1 JUSTID FORCE"] {
             assert_eq!(p(cmd, &mut db), Ok(Parsed::Other(3)));
         }
+        // A memcached item: its header, then the SET that stores it.
+        let header = vec![b"PING".to_vec(), b"TERN.MC 7 99 2".to_vec()];
+        assert_eq!(parse(&header, &mut db, 16, 0), Ok(Parsed::Records(vec![])));
+        let Parsed::Records(r) = p("set m d PXAT 5", &mut db).unwrap() else { panic!() };
+        let Effect::Put { value: Value::Str(StrValue::Mc(m)), ttl: Ttl::At(Some(5)), .. } = &r[0].effect else { panic!("{r:?}") };
+        assert_eq!((m.data(), m.flags(), m.cas(), m.state()), (&b"d"[..], 7, 99, 2));
+        // It holds for the next command only.
+        assert!(matches!(&p("set m d", &mut db).unwrap(), Parsed::Records(r) if !matches!(r[0].effect, Effect::Put { value: Value::Str(StrValue::Mc(_)), .. })));
+        assert_eq!(parse(&header, &mut db, 16, 0), Ok(Parsed::Records(vec![])));
+        assert_eq!(p("incr m", &mut db), Ok(Parsed::Other(3)));
+        assert!(matches!(&p("set m d", &mut db).unwrap(), Parsed::Records(r) if !matches!(r[0].effect, Effect::Put { value: Value::Str(StrValue::Mc(_)), .. })));
+        assert_eq!(p("ping", &mut db), Ok(Parsed::Other(3)));
         assert_eq!(p("multi", &mut db), Ok(Parsed::Multi));
         assert!(p("select 16", &mut db).is_err());
         assert!(p("set k", &mut db).is_err());
@@ -436,7 +473,7 @@ mod tests {
         fn what_parses_writes_back_the_same(first in word(), rest in prop::collection::vec(word(), 0..8)) {
             let mut argv = vec![first];
             argv.extend(rest);
-            let mut db = 0;
+            let mut db = Cursor::default();
             let Ok(Parsed::Records(recs)) = parse(&argv, &mut db, 16, 0) else { return Ok(()) };
             let mut out = Vec::new();
             let mut cur = None;
@@ -444,7 +481,7 @@ mod tests {
                 encode(&mut out, r, &mut cur);
             }
             let mut reader = super::super::CommandReader::new(&out[..], 0);
-            let (mut db2, mut back) = (0, Vec::new());
+            let (mut db2, mut back) = (Cursor::default(), Vec::new());
             while let Some(a) = reader.next_command().unwrap() {
                 match parse(&a, &mut db2, 16, 0) {
                     Ok(Parsed::Records(r)) => back.extend(r),
