@@ -586,3 +586,40 @@ def test_memcached_writes_reach_redis_replicas_as_set_and_tern_replicas_whole():
         for rep in reps:
             rep.stop()
         master.stop()
+
+
+# ---------------------------------------------------------------- min-replicas-to-write
+
+
+def test_min_replicas_to_write_refuses_writes_until_enough_replicas_acknowledge(master):
+    """`min-replicas-to-write`: a master short of replicas that acknowledged
+    within `min-replicas-max-lag` refuses writes, a script's first write
+    and a transaction queuing one, with Redis's replies; with the replica
+    attached it takes them; with it gone it refuses them again."""
+    m = master.client()
+    raw = RawConn(master.port)
+    refused = b"-NOREPLICAS Not enough good replicas to write.\r\n"
+    m.config_set("min-replicas-to-write", 1)
+    try:
+        assert raw.roundtrip("SET", "x", "1") == refused
+        assert raw.roundtrip("GET", "x") == b"$-1\r\n"
+        sha = "8b2ae6dd76cda7fc3e27f97431ae27d7b08a221d"
+        assert raw.roundtrip("EVAL", "return redis.call('set','x','1')", "0") == (
+            f"-NOREPLICAS Not enough good replicas to write. script: {sha}, on @user_script:1.\r\n".encode())
+        assert raw.roundtrip("EVAL", "#!lua\nreturn redis.call('set','x','1')", "0") == refused
+        assert raw.roundtrip("MULTI") == b"+OK\r\n"
+        assert raw.roundtrip("SET", "x", "1") == refused
+        assert raw.roundtrip("EXEC") == b"-EXECABORT Transaction discarded because of previous errors.\r\n"
+        assert m.info("replication")["min_slaves_good_slaves"] == 0
+        rep = start_tern_replica(master)
+        try:
+            caught_up(master, rep)
+            wait_until(lambda: m.info("replication")["min_slaves_good_slaves"] == 1, timeout=10, interval=0.02)
+            assert raw.roundtrip("SET", "x", "1") == b"+OK\r\n"
+        finally:
+            rep.stop()
+        wait_until(lambda: raw.roundtrip("SET", "x", "2") == refused, timeout=10, interval=0.05)
+    finally:
+        m.config_set("min-replicas-to-write", 0)
+    assert raw.roundtrip("SET", "x", "3") == b"+OK\r\n"
+    assert "min_slaves_good_slaves" not in m.info("replication")

@@ -797,6 +797,7 @@ pub const SYNC_PENDING_OUTPUT: &str = "ERR SYNC and PSYNC are invalid with pendi
 pub const REPLCONF_FILTER_MISSING: &str = "ERR Missing rdb-filter-only values";
 pub const READONLY_REPLICA: &str = "READONLY You can't write against a read only replica.";
 pub const LOADING: &str = "LOADING Redis is loading the dataset in memory";
+pub const NOREPLICAS: &str = "NOREPLICAS Not enough good replicas to write.";
 pub const MASTERDOWN: &str = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
 pub const NOMASTERLINK: &str = "NOMASTERLINK Can't SYNC while not connected with my master";
 pub const INVALID_MASTER_PORT: &str = "ERR Invalid master port";

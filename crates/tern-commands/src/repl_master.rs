@@ -317,13 +317,14 @@ fn read_acks(srv: &Server, rep: &Replica, sock: TcpStream) {
 /// and freed after `repl-backlog-ttl` without replicas.
 pub fn cron(srv: &Server) {
     let repl = &srv.repl;
+    let (period, timeout, ttl, size, max_lag) = {
+        let c = srv.config.read();
+        (c.repl_ping_replica_period, c.repl_timeout, c.repl_backlog_ttl, c.repl_backlog_size as usize, c.min_replicas_max_lag)
+    };
+    repl.count_good(now_ms(), max_lag.as_secs());
     if !repl.active() {
         return;
     }
-    let (period, timeout, ttl, size) = {
-        let c = srv.config.read();
-        (c.repl_ping_replica_period, c.repl_timeout, c.repl_backlog_ttl, c.repl_backlog_size as usize)
-    };
     let limit = srv.settings.client_output_buffer_limit().replica;
     let mut st = repl.st.lock();
     st.replicas.retain(|r| !r.gone.load(Ordering::Relaxed));

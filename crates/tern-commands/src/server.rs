@@ -401,6 +401,7 @@ impl Server {
         self.acl.apply_requirepass(c.requirepass.as_deref());
         self.acl.log.lock().trim(usize::try_from(c.acllog_max_len).unwrap_or(usize::MAX));
         self.refresh_notify();
+        self.repl.set_min_replicas(u64::try_from(c.min_replicas_to_write).unwrap_or(0), c.min_replicas_max_lag.as_secs());
         // An idle worker sleeps until the work it knows of is due; what
         // is due may have changed (`timeout` set): each takes a look.
         for i in 0..self.workers.len() {

@@ -517,11 +517,8 @@ directives! {
         repl_backlog_ttl: Duration = Duration::from_secs(3600) => "repl-backlog-ttl", Secs::new(0, i32::MAX as i64), runtime;
         repl_timeout: Duration = Duration::from_secs(60) => "repl-timeout", Secs::new(1, i32::MAX as i64), runtime;
         repl_ping_replica_period: Duration = Duration::from_secs(10) => "repl-ping-replica-period" | "repl-ping-slave-period", Secs::new(1, i32::MAX as i64), runtime;
-        /// Refused when set: without replicas every write would be refused by
-        /// Redis, and taking them instead would keep writes the operator asked
-        /// to be safe on replicas first.
-        min_replicas_to_write: i64 = 0 => "min-replicas-to-write" | "min-slaves-to-write", Off(Int::new(0, i32::MAX as i64), "Tern does not count its replicas before taking a write in this version"), startup, REPLICATION;
-        min_replicas_max_lag: Duration = Duration::from_secs(10) => "min-replicas-max-lag" | "min-slaves-max-lag", Secs::new(0, i32::MAX as i64), runtime, REPLICATION;
+        min_replicas_to_write: i64 = 0 => "min-replicas-to-write" | "min-slaves-to-write", Int::new(0, i32::MAX as i64), runtime;
+        min_replicas_max_lag: Duration = Duration::from_secs(10) => "min-replicas-max-lag" | "min-slaves-max-lag", Secs::new(0, i32::MAX as i64), runtime;
         replica_announce_ip: String = String::new() => "replica-announce-ip" | "slave-announce-ip", Str, runtime, REPLICATION;
         replica_announce_port: i64 = 0 => "replica-announce-port" | "slave-announce-port", Int::new(0, 65535), runtime, REPLICATION;
         replica_announced: bool = true => "replica-announced", Bool, runtime, REPLICATION;

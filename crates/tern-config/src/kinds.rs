@@ -464,6 +464,14 @@ impl Kind for HostPort {
     fn rewrite(&self, v: &Vec<String>) -> String {
         quote_words(v)
     }
+    /// None for a master, as Redis drops the line.
+    fn rewrite_lines(&self, name: &str, v: &Vec<String>) -> Vec<String> {
+        if v.is_empty() {
+            Vec::new()
+        } else {
+            vec![format!("{name} {}", quote_words(v))]
+        }
+    }
     fn multi(&self) -> bool {
         true
     }

@@ -372,7 +372,7 @@ impl Config {
             match seen.iter().find(|(n, _)| *n == d.name) {
                 Some((_, at)) => {
                     for (k, &i) in at.iter().enumerate() {
-                        lines[i] = if k == 0 { Some(new.join("\n")) } else { None };
+                        lines[i] = if k == 0 && !new.is_empty() { Some(new.join("\n")) } else { None };
                     }
                 }
                 None if (d.get)(self) != (d.get)(&defaults) => appended.extend(new),

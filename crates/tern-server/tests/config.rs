@@ -105,7 +105,6 @@ fn bad_configuration_stops_start_up() {
         ("rename-command GET SET", "Target command name already exists"),
         ("aclfile /no/such/users.acl", "Aborting Redis startup because of ACL errors"),
         ("replicaof 127.0.0.1 notaport", "Invalid master port"),
-        ("min-replicas-to-write 1", "count its replicas"),
     ] {
         let bad = TempFile::new("guard.conf", &format!("port 0\n{line}\n"));
         let (code, err) = start_fails(&[&bad.path()]);

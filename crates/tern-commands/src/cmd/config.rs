@@ -184,6 +184,8 @@ fn config_set(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 fn config_rewrite(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
     let mut cfg = ctx.srv.config.read().clone();
     cfg.rewrite_users = Some(if cfg.aclfile.is_empty() { ctx.srv.acl.config_lines() } else { Vec::new() });
+    // Whom it replicates now (REPLICAOF changes it), as Redis writes it.
+    cfg.replicaof = ctx.srv.repl.upstream_view().map_or_else(Vec::new, |(host, port, _, _)| vec![host, port.to_string()]);
     match cfg.rewrite() {
         Ok(()) => {
             tern_config::log_notice!("CONFIG REWRITE executed with success.");

@@ -498,6 +498,9 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 }
                 let reps = srv.repl.replicas();
                 s.kv("connected_slaves", reps.len());
+                if let Some(good) = srv.repl.good_replicas() {
+                    s.kv("min_slaves_good_slaves", good);
+                }
                 for (i, r) in reps.iter().enumerate() {
                     let st = match r.state.load(Ordering::Relaxed) {
                         crate::repl::state::ONLINE => "online",

@@ -719,6 +719,13 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
         refuse!(cmd, errors::MISCONF.as_bytes());
         return finish_reply(c.client, reply, start_mark);
     }
+    // `min-replicas-to-write`: a master short of replicas that acknowledged
+    // within `min-replicas-max-lag` refuses writes.
+    if !srv.repl.writes_allowed() && needs(srv, c.commands, c.client, cmd, args, flags::WRITE) {
+        c.stats.cmds[cmd.id].rejected.add(1);
+        refuse!(cmd, errors::NOREPLICAS.as_bytes());
+        return finish_reply(c.client, reply, start_mark);
+    }
     // A RESP2 subscriber may only (un)subscribe, PING, QUIT and RESET.
     if !c.client.resp3 && c.client.subs.is_some() && !pubsub::allowed_while_subscribed(cmd.fullname.as_str()) {
         c.stats.cmds[cmd.id].rejected.add(1);

@@ -110,6 +110,12 @@ pub struct Repl {
     /// A client went into WAIT: the writer asks the replicas to
     /// acknowledge at its next round.
     getack: AtomicBool,
+    /// `min-replicas-to-write` when `min-replicas-max-lag` is set too
+    /// (0: writes never wait for replicas), and the replicas online that
+    /// acknowledged within the lag, counted by the cron (Redis's
+    /// `repl_good_slaves_count`).
+    min_good: AtomicU64,
+    good: AtomicU64,
     /// This server is a replica (REPLICAOF): its master's link and state.
     replica: AtomicBool,
     link_up: AtomicBool,
@@ -324,11 +330,50 @@ impl Repl {
             net_output: AtomicU64::new(0),
             net_input: AtomicU64::new(0),
             getack: AtomicBool::new(false),
+            min_good: AtomicU64::new(0),
+            good: AtomicU64::new(0),
             replica: AtomicBool::new(false),
             link_up: AtomicBool::new(false),
             up: Mutex::new(None),
             up_cv: Condvar::new(),
         }
+    }
+
+    /// Redis's checkGoodReplicasStatus: a master with `min-replicas-to-write`
+    /// N (and a `min-replicas-max-lag`) takes writes only while N replicas
+    /// acknowledged within the lag. One relaxed load while it is off.
+    #[inline]
+    pub fn writes_allowed(&self) -> bool {
+        let min = self.min_good.load(Ordering::Relaxed);
+        min == 0 || self.is_replica() || self.good.load(Ordering::Relaxed) >= min
+    }
+
+    /// `min-replicas-to-write` and `-max-lag` (seconds), from the config.
+    pub fn set_min_replicas(&self, to_write: u64, max_lag: u64) {
+        self.min_good.store(if max_lag == 0 { 0 } else { to_write }, Ordering::Relaxed);
+    }
+
+    /// INFO's `min_slaves_good_slaves`, while `min-replicas-to-write` is on.
+    pub fn good_replicas(&self) -> Option<u64> {
+        (self.min_good.load(Ordering::Relaxed) > 0).then(|| self.good.load(Ordering::Relaxed))
+    }
+
+    /// The cron's count of the replicas online whose last acknowledgement
+    /// is at most `max_lag_s` seconds old (at `now_ms`), as Redis counts
+    /// them in whole seconds.
+    pub fn count_good(&self, now_ms: u64, max_lag_s: u64) {
+        let n = {
+            let st = self.st.lock();
+            let now_s = now_ms / 1000;
+            st.replicas
+                .iter()
+                .filter(|r| {
+                    let ack_s = r.ack_ms.load(Ordering::Relaxed) / 1000;
+                    r.state.load(Ordering::Relaxed) == state::ONLINE && !r.gone.load(Ordering::Relaxed) && now_s.saturating_sub(ack_s) <= max_lag_s
+                })
+                .count() as u64
+        };
+        self.good.store(n, Ordering::Relaxed);
     }
 
     /// Whether this server is a replica (one relaxed load).

@@ -166,6 +166,10 @@ pub(crate) fn may_start(ctx: &mut Ctx<'_, '_>, script_flags: u32, ro: bool) -> b
             ctx.reply.error(errors::SCRIPT_WRITE_BY_RO);
             return false;
         }
+        if !ctx.srv.repl.writes_allowed() {
+            ctx.reply.error(errors::NOREPLICAS);
+            return false;
+        }
     }
     if oom_at_start(ctx) && script_flags & (sf::ALLOW_OOM | sf::NO_WRITES) == 0 {
         ctx.reply.error(errors::SCRIPT_OOM);

@@ -480,6 +480,9 @@ impl<'r, 'ks> Run<'r, 'ks> {
         if self.read_only && cmd.has(flags::WRITE | flags::MAY_REPLICATE) {
             return fail(errors::LUA_WRITE_IN_RO);
         }
+        if cmd.has(flags::WRITE) && !self.wrote && !self.srv.repl.writes_allowed() {
+            return Ok(Err(errors::script_error_text(format!("-{}", errors::NOREPLICAS).as_bytes())));
+        }
         if cmd.has(flags::WRITE) && !self.wrote && crate::persist::writes_refused(self.srv) {
             return Ok(Err(errors::script_error_text(format!("-{}", errors::MISCONF).as_bytes())));
         }
