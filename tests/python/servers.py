@@ -40,10 +40,11 @@ def tern_bin():
 class Server:
     """One server process; `port` is known once `start()` returns."""
 
-    def __init__(self, argv, port=None, name="tern-server"):
+    def __init__(self, argv, port=None, name="tern-server", ready="Ready to accept connections"):
         self.argv = argv
         self.port = port
         self.name = name
+        self.ready = ready
         self.proc = None
         self.data_dir = None
         self.lines = queue.Queue()
@@ -83,7 +84,7 @@ class Server:
                 raise RuntimeError(f"{self.name} exited at start-up; log:\n" + "\n".join(self.log))
             if self.port is None and "port=" in line:
                 self.port = int(line.split("port=", 1)[1].split()[0].rstrip("."))
-            if self.port is not None and "Ready to accept connections" in line:
+            if self.port is not None and self.ready in line:
                 return self
 
     def _drain(self):
