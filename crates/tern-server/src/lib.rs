@@ -370,6 +370,11 @@ pub fn run(mut cfg: Config) -> i32 {
                 log_warning!("Failed loading the RDB file's function libraries: {e}");
                 return 1;
             }
+            // Saved by a replica: its first link tries a PSYNC from there.
+            if let Some(at) = upstream.as_ref().and(tern_store::rdb::ReplPosition::from_aux(&info.aux)) {
+                log_notice!("RDB has replication info: {}:{} (database {}), for a partial resynchronization", at.replid, at.offset, at.db);
+                srv.repl.loaded_position(at);
+            }
             log_notice!("DB loaded from disk: {:.3} seconds", load_start.elapsed().as_secs_f64());
         }
         Ok(None) => {}

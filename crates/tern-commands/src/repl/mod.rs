@@ -47,10 +47,11 @@ mod backlog;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 use tern_config::{log_notice, log_warning, OutputLimit};
+use tern_store::rdb::ReplPosition;
 use tern_store::{Keyspace, Record};
 
 pub use backlog::Backlog;
@@ -121,6 +122,14 @@ pub struct Repl {
     link_up: AtomicBool,
     pub(crate) up: Mutex<Option<Upstream>>,
     pub(crate) up_cv: Condvar,
+    /// Held by the link thread while it applies one command of the
+    /// stream and counts it into the offset, and by a save while its
+    /// snapshot begins: the file's `repl-offset` is then exactly what it
+    /// holds.
+    pub(crate) applying: Mutex<()>,
+    /// The place in a master's stream the RDB loaded at start-up records,
+    /// for the first PSYNC.
+    loaded: Mutex<Option<ReplPosition>>,
 }
 
 /// The master this server replicates (REPLICAOF host port), as its link
@@ -136,6 +145,9 @@ pub struct Upstream {
     /// (`slave_repl_offset`; -1 before the first sync).
     pub replid: String,
     pub offset: i64,
+    /// The database the master's stream is in at `offset` (the stream
+    /// goes on without a SELECT after a partial resynchronisation).
+    pub db: u32,
     /// The stream read (`slave_read_repl_offset`).
     pub read_offset: i64,
     pub last_io_ms: u64,
@@ -336,6 +348,8 @@ impl Repl {
             link_up: AtomicBool::new(false),
             up: Mutex::new(None),
             up_cv: Condvar::new(),
+            applying: Mutex::new(()),
+            loaded: Mutex::new(None),
         }
     }
 
@@ -406,8 +420,13 @@ impl Repl {
             let _ = s.shutdown(std::net::Shutdown::Both);
         }
         // What a previous link applied stays cached for a PSYNC to the
-        // same history.
-        let (replid, offset) = up.as_ref().map_or(("?".to_string(), -1), |u| (u.replid.clone(), u.offset));
+        // same history, as does the place the RDB loaded at start-up had.
+        let loaded = self.loaded.lock().take();
+        let (replid, offset, db) = match (up.as_ref(), loaded) {
+            (Some(u), _) => (u.replid.clone(), u.offset, u.db),
+            (None, Some(p)) => (p.replid, p.offset, p.db),
+            (None, None) => ("?".to_string(), -1, 0),
+        };
         *up = Some(Upstream {
             host: host.to_string(),
             port,
@@ -415,6 +434,7 @@ impl Repl {
             state: LinkState::Connect,
             replid,
             offset,
+            db,
             read_offset: offset,
             last_io_ms: 0,
             down_since_ms: 0,
@@ -442,6 +462,28 @@ impl Repl {
         let mut st = self.st.lock();
         st.replid2 = std::mem::replace(&mut st.replid, random_hex40());
         st.second_offset = st.offset as i64 + 1;
+    }
+
+    /// The RDB loaded at start-up was written by a replica at `p` in its
+    /// master's stream: the first link tries a PSYNC from there.
+    pub fn loaded_position(&self, p: ReplPosition) {
+        *self.loaded.lock() = Some(p);
+    }
+
+    /// As a replica that has synchronised: where in its master's stream
+    /// the data is (a save's `repl-*` AUX fields). Read with
+    /// [`Repl::applying`] held, it is exact.
+    pub fn stream_position(&self) -> Option<ReplPosition> {
+        let up = self.up.lock();
+        let u = up.as_ref()?;
+        (u.offset >= 0 && u.replid.len() == 40).then(|| ReplPosition { db: u.db, replid: u.replid.clone(), offset: u.offset })
+    }
+
+    /// For a save's snapshot: the lock that keeps the link thread between
+    /// two commands (None if it could not be had at once-ish: a save
+    /// under EXEC's locks, which the link thread may be waiting for).
+    pub fn pause_applying(&self) -> Option<parking_lot::MutexGuard<'_, ()>> {
+        self.applying.try_lock_for(Duration::from_millis(100))
     }
 
     /// As a replica: its master, the link's state as ROLE names it, and the

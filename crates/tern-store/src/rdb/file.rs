@@ -41,11 +41,35 @@ pub struct RdbOptions {
     pub ctime_secs: u64,
     /// AUX `used-mem`.
     pub used_mem: u64,
+    /// AUX `repl-stream-db`, `repl-id` and `repl-offset`: where in its
+    /// master's stream a replica's data is, for a PSYNC after a restart.
+    pub repl: Option<ReplPosition>,
+}
+
+/// A replica's place in its master's replication stream.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReplPosition {
+    /// The database the stream's commands are in.
+    pub db: u32,
+    pub replid: String,
+    /// The stream's offset applied.
+    pub offset: i64,
+}
+
+impl ReplPosition {
+    /// The position a file's AUX fields give (all three, well formed).
+    pub fn from_aux(aux: &[(Vec<u8>, Vec<u8>)]) -> Option<ReplPosition> {
+        let get = |k: &[u8]| aux.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_slice());
+        let db = u32::try_from(tern_resp::parse_u64(get(b"repl-stream-db")?)?).ok()?;
+        let id = get(b"repl-id")?;
+        let offset = tern_resp::parse_i64(get(b"repl-offset")?)?;
+        (id.len() == 40 && id.iter().all(u8::is_ascii_hexdigit)).then(|| ReplPosition { db, replid: String::from_utf8_lossy(id).into_owned(), offset })
+    }
 }
 
 impl Default for RdbOptions {
     fn default() -> Self {
-        RdbOptions { compression: true, checksum: true, redis_ver: String::new(), ctime_secs: 0, used_mem: 0 }
+        RdbOptions { compression: true, checksum: true, redis_ver: String::new(), ctime_secs: 0, used_mem: 0, repl: None }
     }
 }
 
@@ -133,6 +157,11 @@ impl<W: Write> RdbWriter<W> {
         w.aux(b"ctime", itoa::Buffer::new().format(ctime).as_bytes());
         let mem = w.opts.used_mem;
         w.aux(b"used-mem", itoa::Buffer::new().format(mem).as_bytes());
+        if let Some(r) = w.opts.repl.clone() {
+            w.aux(b"repl-stream-db", itoa::Buffer::new().format(r.db).as_bytes());
+            w.aux(b"repl-id", r.replid.as_bytes());
+            w.aux(b"repl-offset", itoa::Buffer::new().format(r.offset).as_bytes());
+        }
         w.aux(b"aof-base", b"0");
         w
     }

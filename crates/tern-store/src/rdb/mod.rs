@@ -46,7 +46,7 @@ use crate::{HashLimits, ListLimits, SetLimits, ZsetLimits};
 
 pub use decode::str_value;
 pub use dump::{dump, dump_functions, put_footer, restore, restore_functions, FunctionsPayload, DUMP_RDB_VERSION};
-pub use file::{load, LoadInfo, RdbOptions, RdbWriter, MC_AUX};
+pub use file::{load, LoadInfo, RdbOptions, RdbWriter, ReplPosition, MC_AUX};
 pub use fill::{load_into, Fill};
 
 /// RDB type bytes (Redis's `RDB_TYPE_*`).

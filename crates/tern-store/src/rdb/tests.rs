@@ -339,6 +339,14 @@ fn header_and_aux_as_redis() {
     assert_eq!(info.version, 10);
     assert!(info.checksum_checked);
     assert_eq!(info.aux.len(), 5);
+    assert_eq!(ReplPosition::from_aux(&info.aux), None);
+    // A replica's place in its master's stream, as Redis writes it.
+    let at = ReplPosition { db: 3, replid: "0123456789abcdef0123456789abcdef01234567".into(), offset: 12345 };
+    let b = write_file(&[], RdbOptions { repl: Some(at.clone()), ..RdbOptions::default() });
+    let info = load(&b[..], lim(), |_, _, _, _| Ok(())).unwrap();
+    let names: Vec<&[u8]> = info.aux.iter().map(|(k, _)| k.as_slice()).collect();
+    assert_eq!(names[names.len() - 4..], [&b"repl-stream-db"[..], b"repl-id", b"repl-offset", b"aof-base"]);
+    assert_eq!(ReplPosition::from_aux(&info.aux), Some(at));
     assert!(matches!(load(&b"REDIS0015\xff"[..], lim(), |_, _, _, _| Ok(())), Err(RdbError::Version(15))));
     assert!(matches!(load(&b"RUDIS0010\xff"[..], lim(), |_, _, _, _| Ok(())), Err(RdbError::BadHeader)));
 }
