@@ -524,6 +524,37 @@ def test_a_restarted_tern_replica_resumes_from_its_rdb(kind, tmp_path):
         master.stop()
 
 
+@needs_valkey
+def test_a_tern_replica_hides_expired_keys_until_its_master_deletes_them():
+    """As a Redis replica: a key past its deadline is hidden from the
+    replica's clients but not deleted there (by a read, a SCAN or the
+    expiry cycle); the master's DEL removes it. Commands from the master
+    still find it (so a master that ran PERSIST before the deadline by its
+    own clock is followed)."""
+    vk = start_valkey(extra=["--repl-diskless-sync-delay", "0", "--enable-debug-command", "yes"])
+    rep = None
+    try:
+        v = vk.client()
+        v.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+        rep = start_tern_replica(vk)
+        caught_up(vk, rep)
+        r = rep.client()
+        v.set("short", "1", px=50)
+        v.set("kept", "2")
+        caught_up(vk, rep)
+        wait_until(lambda: r.get("short") is None, timeout=5, interval=0.01)
+        assert (r.exists("short"), r.ttl("short"), list(r.scan_iter()), r.keys("*")) == (0, -2, ["kept"], ["kept"])
+        assert r.dbsize() == 2 and r.info("stats")["expired_keys"] == 0
+        # The master's own access expires it; its DEL reaches the replica.
+        assert v.get("short") is None
+        caught_up(vk, rep)
+        assert r.dbsize() == 1
+    finally:
+        if rep:
+            rep.stop()
+        vk.stop()
+
+
 def test_replicaof_speaks_redis(master):
     c = RawConn(master.port)
     try:

@@ -279,6 +279,12 @@ pub fn load_at_start(srv: &Server) -> Result<Option<LoadInfo>, String> {
 /// data ([`LoadInfo::bytes`] says where it ended). Returns the keys
 /// loaded and those dropped.
 pub(crate) fn load_rdb(srv: &Server, r: impl std::io::Read, size: Option<u64>, now: u64) -> Result<(LoadInfo, u64, u64), RdbError> {
+    load_rdb_keeping(srv, r, size, now, false)
+}
+
+/// [`load_rdb`]; `keep_expired`: keys past their deadline are stored too
+/// (a replica's, for its master's DEL to remove, as Redis keeps them).
+pub(crate) fn load_rdb_keeping(srv: &Server, r: impl std::io::Read, size: Option<u64>, now: u64, keep_expired: bool) -> Result<(LoadInfo, u64, u64), RdbError> {
     let lim = limits(srv);
     let dbs = srv.ks.db_count();
     let threads = srv.config.read().load_threads;
@@ -294,7 +300,7 @@ pub(crate) fn load_rdb(srv: &Server, r: impl std::io::Read, size: Option<u64>, n
             return Err(RdbError::Corrupt("key too long"));
         }
         let hash_expired = matches!(value, tern_store::ValueRef::Hash(h) if h.all_expired(now));
-        Ok(!(expire.is_some_and(|t| t <= now) || hash_expired))
+        Ok(keep_expired || !(expire.is_some_and(|t| t <= now) || hash_expired))
     })?;
     let (loaded, expired) = (info.stored, info.keys - info.stored);
     Ok((info, loaded, expired))

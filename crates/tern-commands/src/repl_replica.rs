@@ -40,6 +40,8 @@ const RETRY: Duration = Duration::from_secs(1);
 /// The link thread: follows REPLICAOF until the server stops.
 pub fn run(eng: &Engine) {
     let srv = &eng.srv;
+    // What the master sends finds keys past their deadline still there.
+    tern_store::apply_masters_stream(true);
     loop {
         let target = {
             let mut up = srv.repl.up.lock();
@@ -292,7 +294,9 @@ fn load(eng: &Engine, path: &std::path::Path, size: u64) -> std::io::Result<()> 
         log_notice!("MASTER <-> REPLICA sync: Loading DB in memory");
         let file = std::fs::File::open(path)?;
         let now = now_ms();
-        let (info, loaded, expired) = crate::persist::load_rdb(srv, std::io::BufReader::new(file), Some(size), now).map_err(|e| err(format!("Failed trying to load the MASTER synchronization DB from disk: {e}")))?;
+        // Keys past their deadline are kept, for the master's DEL, as a
+        // Redis replica keeps them.
+        let (info, loaded, expired) = crate::persist::load_rdb_keeping(srv, std::io::BufReader::new(file), Some(size), now, true).map_err(|e| err(format!("Failed trying to load the MASTER synchronization DB from disk: {e}")))?;
         crate::script::load_libraries(srv, &info.functions).map_err(|e| err(format!("Failed loading the master's function libraries: {e}")))?;
         crate::persist::load_done(srv, loaded, expired, now);
         log_notice!("Done loading RDB, keys loaded: {}, keys expired: {}.", loaded, expired);

@@ -460,6 +460,7 @@ pub fn run(mut cfg: Config) -> i32 {
         let _ = std::thread::Builder::new().name("tern-replica-link".into()).spawn(move || tern_commands::repl_replica::run(&eng));
     }
     if let Some((host, port)) = &upstream {
+        srv.ks.set_replica(true);
         srv.repl.set_master(host, *port);
     }
     let handles: Vec<_> = workers

@@ -897,10 +897,24 @@ impl Inline for Entry {
 }
 
 /// True for an item whose deadline has passed, or a hash whose every field
-/// has expired.
+/// has expired (never on a thread that applies a master's stream, see
+/// [`apply_masters_stream`]).
 #[inline]
 pub(crate) fn is_expired(e: &Entry, now: u64) -> bool {
-    e.expire().is_some_and(|w| w <= now) || e.boxed().is_some_and(|v| v.all_fields_expired(now))
+    (e.expire().is_some_and(|w| w <= now) || e.boxed().is_some_and(|v| v.all_fields_expired(now))) && !MASTERS_STREAM.get()
+}
+
+thread_local! {
+    static MASTERS_STREAM: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The calling thread applies a replica's master's stream: to it a key
+/// past its deadline is still there (only the master's DEL removes it),
+/// as Redis's replica treats the commands of its master, so that a
+/// PERSIST or an EXPIRE the master ran before the deadline by its own
+/// clock finds the key.
+pub fn apply_masters_stream(on: bool) {
+    MASTERS_STREAM.set(on);
 }
 
 #[cfg(test)]

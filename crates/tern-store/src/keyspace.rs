@@ -97,6 +97,9 @@ pub struct Keyspace {
     lfu: Arc<AtomicBool>,
     /// The FIFO policy the shards' queues follow (shared with every shard).
     fifo_mode: Arc<AtomicU8>,
+    /// A replica's keyspace (shared with every shard; see
+    /// [`Keyspace::set_replica`]).
+    replica: Arc<AtomicBool>,
     /// A reader of effect records is attached (shared with every shard).
     recording: Arc<AtomicBool>,
     /// Whether writes are noted, for tracking ([`NOTE_TRACK`]) or
@@ -124,6 +127,7 @@ impl Keyspace {
         let hasher = DefaultHashBuilder::default();
         let lfu = Arc::new(AtomicBool::new(false));
         let fifo_mode = Arc::new(AtomicU8::new(0));
+        let replica = Arc::new(AtomicBool::new(false));
         let recording = Arc::new(AtomicBool::new(false));
         let noting = Arc::new(AtomicU8::new(0));
         let seq = Arc::new(AtomicU64::new(0));
@@ -131,6 +135,7 @@ impl Keyspace {
             let mut s = Shard::with_hasher(hasher);
             s.share_lfu_flag(lfu.clone());
             s.share_fifo_mode(fifo_mode.clone());
+            s.share_replica_flag(replica.clone());
             s.place((gid / per) as u32, gid & (per - 1) == 0, recording.clone(), noting.clone(), seq.clone());
             Padded(Mutex::new(s))
         };
@@ -144,6 +149,7 @@ impl Keyspace {
             lazyfree: LazyFree::new(),
             lfu,
             fifo_mode,
+            replica,
             recording,
             noting,
             used: Padded(AtomicUsize::new(0)),
@@ -368,6 +374,17 @@ impl Keyspace {
 
     /// Whether new keys start an LFU counter (under an LFU
     /// maxmemory-policy) or an LRU time. Takes no lock.
+    /// The keyspace is a replica's (REPLICAOF): reads hide keys past their
+    /// deadline without deleting them, and the expiry cycle leaves them,
+    /// for the master's DEL to remove, as in Redis.
+    pub fn set_replica(&self, on: bool) {
+        self.replica.store(on, Ordering::Relaxed);
+    }
+
+    pub fn is_replica(&self) -> bool {
+        self.replica.load(Ordering::Relaxed)
+    }
+
     pub fn set_lfu(&self, lfu: bool) {
         self.lfu.store(lfu, Ordering::Relaxed);
     }
@@ -406,6 +423,10 @@ impl Keyspace {
     /// of a removed key on another worker, which waits for the shard,
     /// comes after the invalidation and is remembered anew.
     pub fn expire_cycle_with(&self, now: u64, shards: usize, per_shard: usize, fx: &Effects, after_shard: &mut dyn FnMut(&Effects)) -> usize {
+        // A replica's keys go when its master's DEL comes.
+        if self.is_replica() {
+            return 0;
+        }
         let n = self.shards.len();
         let start = self.expire_cursor.fetch_add(shards, Ordering::Relaxed);
         let mut removed = 0;

@@ -68,7 +68,7 @@ pub use stream::{
     ClaimCount, Consumer, FieldIter, Fields, Group, Nack, RefPolicy, Stream, StreamId, StreamLimits, TrimTo, MAX_NODE_BYTES,
 };
 pub use zset::{key_cmp as zset_key_cmp, LexBound, ScoreBound, ZSet, ZsetLimits};
-pub use entry::{build_restored, Entry, EntryExt, Lfu, McRef, Meta, NewValue, StrRef, ValueRef, LFU_INIT_VAL};
+pub use entry::{apply_masters_stream, build_restored, Entry, EntryExt, Lfu, McRef, Meta, NewValue, StrRef, ValueRef, LFU_INIT_VAL};
 pub use effect::{Effect, Effects, ListEdit, Record, Ttl};
 pub use evict::{EvictConfig, Evicted, Policy};
 pub use fifo::FifoKind;

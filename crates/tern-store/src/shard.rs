@@ -220,6 +220,9 @@ pub struct Shard {
     /// The FIFO policy the keyspace runs (see [`crate::fifo::encode`]),
     /// shared like `lfu`; `fifo` follows it at this shard's next write.
     fifo_mode: Arc<AtomicU8>,
+    /// The keyspace is a replica's: a read hides a key past its deadline
+    /// rather than delete it (its master's DEL does), as Redis's replica.
+    replica: Arc<AtomicBool>,
     /// This shard's S3-FIFO or SIEVE queues.
     fifo: Fifo,
     /// The running snapshot's part in the table (see [`crate::snapshot`]).
@@ -380,6 +383,11 @@ impl Shard {
         self.lfu = flag;
     }
 
+    /// Makes this shard follow the keyspace's replica flag.
+    pub(crate) fn share_replica_flag(&mut self, flag: Arc<AtomicBool>) {
+        self.replica = flag;
+    }
+
     /// Makes this shard follow the keyspace's FIFO policy (`mode`, see
     /// [`crate::fifo::encode`]).
     pub(crate) fn share_fifo_mode(&mut self, mode: Arc<AtomicU8>) {
@@ -531,8 +539,9 @@ impl Shard {
         self.table.item_bytes() + self.value_mem
     }
 
-    /// Removes the entry if it has expired. Returns true if it was removed.
-    fn expire_if_needed(&mut self, key: &[u8], hash: u64, now: u64) -> bool {
+    /// Removes the entry if it has expired. Returns true if it has (then
+    /// removed, or, for a `read` on a replica, left for its master's DEL).
+    fn expire_if_needed(&mut self, key: &[u8], hash: u64, now: u64, read: bool) -> bool {
         // No key here has a TTL and no hash a field TTL: nothing can be due,
         // and the caller's own lookup is the only probe.
         if !self.has_deadlines() {
@@ -542,6 +551,9 @@ impl Shard {
             Some(e) => (is_expired(e, now), e.next_field_deadline().is_some_and(|d| d <= now)),
             None => (false, false),
         };
+        if read && (expired || fields_due) && self.replica.load(Ordering::Relaxed) {
+            return expired;
+        }
         // A hash's due fields go on any access, so every command sees it as
         // active expiry would leave it.
         if fields_due && !expired {
@@ -721,7 +733,9 @@ impl Shard {
 
     /// Looks a live key up for reading.
     pub fn get(&mut self, key: &[u8], hash: u64, now: u64) -> Option<&Entry> {
-        self.expire_if_needed(key, hash, now);
+        if self.expire_if_needed(key, hash, now, true) {
+            return None;
+        }
         self.table.get(key, hash)
     }
 
@@ -738,9 +752,10 @@ impl Shard {
     /// A read that finds no key is a `keymiss` event (Redis's lookupKey:
     /// a command whose writes are no event, i.e. a read-only one).
     pub fn lookup(&mut self, key: &[u8], hash: u64, now: u64, acc: Access) -> Option<&Entry> {
-        self.expire_if_needed(key, hash, now);
+        let expired = self.expire_if_needed(key, hash, now, true);
         let keymiss = self.notifying() && event::current().is_none();
-        match self.table.get_mut(key, hash) {
+        let found = if expired { None } else { self.table.get_mut(key, hash) };
+        match found {
             Some(e) => {
                 if let Access::Touch(lfu) = acc {
                     e.touch(now, lfu);
@@ -799,7 +814,7 @@ impl Shard {
         create: impl FnOnce() -> Option<Value>,
         f: impl FnOnce(&mut Entry, &mut Edit) -> R,
     ) -> Option<R> {
-        self.expire_if_needed(key, hash, now);
+        self.expire_if_needed(key, hash, now, false);
         let mut edit = Edit { recording: self.is_recording(), changed: false, whole: false, effects: Vec::new(), replace: None, then: None, dirty: 0, counted: None };
         let mut acc = acc;
         // `f` may change the value in place: what it was is taken first
@@ -1001,7 +1016,7 @@ impl Shard {
 
     /// Removes a live key as a write of event `ev`.
     fn take_live(&mut self, key: &[u8], hash: u64, now: u64, ev: Event) -> Option<Box<Entry>> {
-        if self.expire_if_needed(key, hash, now) {
+        if self.expire_if_needed(key, hash, now, false) {
             return None;
         }
         let e = self.remove_entry(key, hash)?;
@@ -1216,9 +1231,12 @@ impl Shard {
                 f(e)
             }
         });
-        for k in expired {
-            let h = self.hash_key(&k);
-            self.expire_key(&k, h);
+        // A replica leaves them for its master's DEL.
+        if !self.replica.load(Ordering::Relaxed) {
+            for k in expired {
+                let h = self.hash_key(&k);
+                self.expire_key(&k, h);
+            }
         }
         (next, visited)
     }

@@ -155,6 +155,7 @@ fn replicaof(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     if args.get(1).eq_ignore_ascii_case(b"no") && args.get(2).eq_ignore_ascii_case(b"one") {
         if repl.is_replica() {
             repl.unset_master();
+            ctx.srv.ks.set_replica(false);
             tern_config::log_notice!("MASTER MODE enabled (user request from 'id={} addr={}')", ctx.client.id, ctx.client.shared.addr);
         }
         return ctx.reply.ok();
@@ -164,6 +165,7 @@ fn replicaof(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         _ => return ctx.reply.error(errors::INVALID_MASTER_PORT),
     };
     let host = String::from_utf8_lossy(args.get(1)).into_owned();
+    ctx.srv.ks.set_replica(true);
     if !repl.set_master(&host, port) {
         tern_config::log_notice!("REPLICAOF would result into synchronization with the master we are already connected with. No operation performed.");
         return ctx.reply.simple("OK Already connected to specified master");
