@@ -555,6 +555,31 @@ def test_a_tern_replica_hides_expired_keys_until_its_master_deletes_them():
         vk.stop()
 
 
+def test_client_list_and_kill_know_replicas_and_the_master_link(master):
+    """A replica's connection is in the master's CLIENT LIST (flag S, TYPE
+    replica) but not in `connected_clients`; the link is in the replica's
+    (flag M, TYPE master). CLIENT KILL of either drops the link, which
+    comes back with a partial resynchronisation."""
+    rep = start_tern_replica(master)
+    try:
+        caught_up(master, rep)
+        m, r = master.client(), rep.client()
+        reps = m.client_list(_type="replica")
+        assert [c["flags"] for c in reps] == ["S"], reps
+        assert len(m.client_list()) - 1 == m.info("clients")["connected_clients"]
+        links = r.client_list(_type="master")
+        assert [(c["flags"], c["addr"]) for c in links] == [("M", f"127.0.0.1:{master.port}")], links
+        assert r.execute_command("CLIENT", "KILL", "TYPE", "master") == 1
+        wait_until(lambda: m.info("stats")["sync_partial_ok"] == 1, timeout=10, interval=0.02)
+        assert m.execute_command("CLIENT", "KILL", "ID", m.client_list(_type="replica")[0]["id"]) == 1
+        wait_until(lambda: m.info("stats")["sync_partial_ok"] == 2, timeout=10, interval=0.02)
+        m.set("after", "1")
+        caught_up(master, rep)
+        assert r.get("after") == "1" and m.info("stats")["sync_full"] == 1
+    finally:
+        rep.stop()
+
+
 def test_replicaof_speaks_redis(master):
     c = RawConn(master.port)
     try:

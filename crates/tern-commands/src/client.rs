@@ -257,6 +257,11 @@ pub mod flags {
     pub const TRACKING: u32 = 512;
     pub const TRACKING_BCAST: u32 = 1024;
     pub const TRACKING_BROKEN: u32 = 2048;
+    /// A replica's connection, served by its own threads (`S`, `TYPE
+    /// replica`), and a replica's link with its master (`M`, `TYPE
+    /// master`): listed, killable, not counted in `connected_clients`.
+    pub const REPLICA: u32 = 4096;
+    pub const MASTER: u32 = 8192;
 }
 
 /// A connection's buffers as its worker last published them, for CLIENT

@@ -31,7 +31,7 @@
 //!  prefetch  ─► cmd server client
 //!  memcache  ─► server client acl errors outbuf stats maxmemory messaging
 //!  cmd       ─► server client acl outbuf stats errors glob sysinfo fdlimit cmdlog latency monitor maxmemory persist aof scriptcache messaging repl
-//!  repl_replica ─► engine aofload aof persist script server repl errors
+//!  repl_replica ─► engine aofload aof persist script server client repl errors
 //!  repl_master ─► server persist repl
 //!  aof       ─► server persist aofstate repl repl_master
 //!  persist   ─► server maxmemory

@@ -71,6 +71,8 @@ pub fn serve(srv: &Server, h: Handoff) {
     rep.close();
     let _ = sock.shutdown(Shutdown::Both);
     srv.repl.remove(&rep);
+    // Out of CLIENT LIST.
+    srv.clients.lock().remove(&h.client_id);
     match r {
         Err(e) if !srv.is_shutting_down() => log_warning!("Connection with replica {} lost: {}", rep.name(), e),
         _ => log_notice!("Connection with replica {} lost.", rep.name()),

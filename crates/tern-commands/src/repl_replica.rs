@@ -315,6 +315,7 @@ fn load(eng: &Engine, path: &std::path::Path, size: u64) -> std::io::Result<()> 
 /// changes: each command through the command table, its bytes counted
 /// into the offset; GETACK answered at once, ACKs every second.
 fn stream(eng: &Engine, r: BufReader<TcpStream>, w: TcpStream, generation: u64, applied: Arc<AtomicI64>, timeout: Duration) -> std::io::Result<()> {
+    let _listed = MasterEntry::new(&eng.srv, &w);
     let w = Mutex::new(w);
     let ack = |w: &Mutex<TcpStream>, off: i64| -> std::io::Result<()> {
         let o = off.to_string();
@@ -394,6 +395,31 @@ fn apply(eng: &Engine, r: BufReader<TcpStream>, w: &Mutex<TcpStream>, generation
         if !linked {
             return Ok(());
         }
+    }
+}
+
+/// The link in CLIENT LIST (flag M, TYPE master) while it streams, as
+/// Redis lists its master's client; CLIENT KILL of it cuts the link.
+struct MasterEntry<'s> {
+    srv: &'s crate::server::Server,
+    id: u64,
+}
+
+impl<'s> MasterEntry<'s> {
+    fn new(srv: &'s crate::server::Server, sock: &TcpStream) -> Self {
+        use std::os::fd::AsRawFd;
+        let id = srv.next_client_id.fetch_add(1, Ordering::Relaxed);
+        let addr = |a: std::io::Result<std::net::SocketAddr>| a.map(|a| a.to_string()).unwrap_or_default();
+        let sh = crate::client::ClientShared::new(id, addr(sock.peer_addr()), addr(sock.local_addr()), sock.as_raw_fd(), 0, now_ms());
+        sh.set_flag(crate::client::flags::MASTER, true);
+        srv.clients.lock().insert(id, Arc::new(sh));
+        MasterEntry { srv, id }
+    }
+}
+
+impl Drop for MasterEntry<'_> {
+    fn drop(&mut self) {
+        self.srv.clients.lock().remove(&self.id);
     }
 }
 

@@ -328,10 +328,12 @@ fn parse_kind(ctx: &mut Ctx<'_, '_>, name: &[u8]) -> Option<Kind> {
     Some(k)
 }
 
-/// Tern has no replication links, so a connection is a subscriber or a
-/// normal client.
 fn kind_of(sh: &ClientShared) -> Kind {
-    if sh.has_flag(cflags::PUBSUB) {
+    if sh.has_flag(cflags::REPLICA) {
+        Kind::Replica
+    } else if sh.has_flag(cflags::MASTER) {
+        Kind::Master
+    } else if sh.has_flag(cflags::PUBSUB) {
         Kind::PubSub
     } else {
         Kind::Normal
@@ -370,6 +372,8 @@ struct Live {
 fn flag_letters(f: u32) -> String {
     const LETTERS: &[(u32, char)] = &[
         (cflags::MONITOR, 'O'),
+        (cflags::REPLICA, 'S'),
+        (cflags::MASTER, 'M'),
         (cflags::PUBSUB, 'P'),
         (cflags::MULTI, 'x'),
         (cflags::BLOCKED | cflags::PAUSED, 'b'),
@@ -691,6 +695,12 @@ fn kill(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         }
         if sh.id == me {
             kill_self = true;
+        } else if sh.has_flag(cflags::REPLICA) {
+            // Its own threads serve it.
+            ctx.srv.repl.close_replica(sh.id);
+        } else if sh.has_flag(cflags::MASTER) {
+            // The link is cut; it reconnects, as Redis's replica does.
+            ctx.srv.repl.cut_link();
         } else {
             sh.kill.store(true, Ordering::Relaxed);
             ctx.srv.wake(sh.worker);

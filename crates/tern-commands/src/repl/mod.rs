@@ -464,6 +464,21 @@ impl Repl {
         st.second_offset = st.offset as i64 + 1;
     }
 
+    /// CLIENT KILL of replica `id`'s connection.
+    pub fn close_replica(&self, id: u64) {
+        if let Some(r) = self.replicas().into_iter().find(|r| r.id == id) {
+            r.close();
+        }
+    }
+
+    /// CLIENT KILL of the link with the master: its socket is shut, and
+    /// the link thread connects again.
+    pub fn cut_link(&self) {
+        if let Some(s) = self.up.lock().as_ref().and_then(|u| u.sock.as_ref()) {
+            let _ = s.shutdown(std::net::Shutdown::Both);
+        }
+    }
+
     /// The RDB loaded at start-up was written by a replica at `p` in its
     /// master's stream: the first link tries a PSYNC from there.
     pub fn loaded_position(&self, p: ReplPosition) {

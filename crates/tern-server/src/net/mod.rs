@@ -447,6 +447,10 @@ impl Worker {
         let hello = conn.client.replica.take().map(|h| *h).unwrap_or_default();
         let (client_id, addr) = (conn.client.id, conn.client.shared.addr.clone());
         self.eng.srv.forget_client(&mut conn.client);
+        // Still in CLIENT LIST (flag S, TYPE replica) until its threads end,
+        // but no longer one of `connected_clients`, as in Redis.
+        conn.client.shared.set_flag(client_flags::REPLICA, true);
+        self.eng.srv.clients.lock().insert(client_id, conn.client.shared.clone());
         let stream = std::net::TcpStream::from(std::os::fd::OwnedFd::from(conn.stream));
         let eng = self.eng.clone();
         let handoff = tern_commands::repl_master::Handoff { stream, pending, client_id, addr, hello, psync: req.psync };
