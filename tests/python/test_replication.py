@@ -580,6 +580,48 @@ def test_client_list_and_kill_know_replicas_and_the_master_link(master):
         rep.stop()
 
 
+def test_after_a_promotion_the_other_replica_and_the_old_master_resume_partially(master):
+    """A Tern replica's stream is its master's, byte for byte (the same id
+    and offsets; Redis's PSYNC2): promoted, it keeps the old id as its
+    previous one, so the other replica and then the old master itself
+    take the stream up from it with partial resynchronisations; a Valkey
+    replica chained below a Tern replica sees the top master's id."""
+    m = master.client()
+    a = start_tern_replica(master)
+    b = start_tern_replica(master)
+    extra = []
+    try:
+        random_writes(m, 3000, seed=31)
+        for rep in (a, b):
+            caught_up(master, rep)
+        old_id = m.info("replication")["master_replid"]
+        ra, rb = a.client(), b.client()
+        assert ra.info("replication")["master_replid"] == old_id
+        assert ra.info("replication")["master_repl_offset"] == m.info("replication")["master_repl_offset"]
+        if valkey_bin() is not None:
+            extra.append(replica_of(start_valkey, a))
+            caught_up(a, extra[0])
+            assert extra[0].client().info("replication")["master_replid"] == old_id
+        # `a` is promoted; `b` and the old master follow it.
+        assert ra.execute_command("REPLICAOF", "NO", "ONE") == "OK"
+        info = ra.info("replication")
+        assert info["master_replid2"] == old_id and info["master_replid"] != old_id
+        rb.execute_command("REPLICAOF", "127.0.0.1", a.port)
+        caught_up(a, b)
+        m.execute_command("REPLICAOF", "127.0.0.1", a.port)
+        caught_up(a, master)
+        stats = ra.info("stats")
+        assert (stats["sync_full"], stats["sync_partial_ok"]) == (1 if extra else 0, 2), stats
+        random_writes(ra, 2000, seed=32)
+        for rep in (b, master, *extra):
+            caught_up(a, rep)
+        same_data(a, b, master, *extra)
+    finally:
+        m.execute_command("REPLICAOF", "NO", "ONE")
+        for rep in (a, b, *extra):
+            rep.stop()
+
+
 def test_replicaof_speaks_redis(master):
     c = RawConn(master.port)
     try:

@@ -2,7 +2,8 @@
 Tern master with two Tern replicas, finds the replicas through INFO and the
 other Sentinels through the `__sentinel__:hello` channel, and when the master
 is killed promotes a replica (REPLICAOF NO ONE, CONFIG REWRITE, CLIENT KILL in
-one transaction) and points the other at it. redis-py's Sentinel client
+one transaction) and points the other at it, which resumes with a partial
+resynchronisation. redis-py's Sentinel client
 keeps writing through the failover, and no write that both replicas had
 acknowledged (WAIT) is lost."""
 
@@ -105,6 +106,10 @@ def test_sentinel_fails_over_a_killed_tern_master_while_a_client_writes(tmp_path
         assert role(new)[0] == "master"
         wait_until(lambda: role(other)[:2] == ["slave", "127.0.0.1"] and role(other)[2] == new_port and role(other)[3] == "connected",
                    timeout=60, interval=0.2)
+        # The other replica took the stream up from the new master where it
+        # was (its stream is the old master's, with the same id and offsets).
+        st = new.client().info("stats")
+        assert (st["sync_full"], st["sync_partial_ok"]) == (0, 1), st
         # Writes go on, to the new master.
         wait_until(lambda: len(safe) > before + 50, timeout=30, interval=0.05)
         stop.set()

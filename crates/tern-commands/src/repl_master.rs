@@ -143,13 +143,24 @@ fn full_sync(srv: &Server, rep: &Arc<Replica>, sock: &mut TcpStream, hello: &Hel
         }
     }
     let began = now_ms();
+    // On a replica whose stream is its master's, the snapshot begins with
+    // the link held between two commands, and this replica is attached
+    // at the stream's offset then.
+    let mut attached = None;
     let snap = loop {
         if srv.is_shutting_down() || rep.gone.load(Ordering::Relaxed) {
             return Err(std::io::Error::other("given up"));
         }
+        let applying = srv.repl.proxying().then(|| srv.repl.applying.lock());
         match srv.ks.begin_snapshot(now_ms()) {
-            Ok(s) => break s,
+            Ok(s) => {
+                if applying.is_some() && srv.repl.proxying() && !hello.rdb_only {
+                    attached = Some(srv.repl.attach_now(rep));
+                }
+                break s;
+            }
             Err(SnapshotError::InProgress) => {
+                drop(applying);
                 std::thread::sleep(Duration::from_millis(20));
                 keep_alive(sock)?;
             }
@@ -159,6 +170,8 @@ fn full_sync(srv: &Server, rep: &Arc<Replica>, sock: &mut TcpStream, hello: &Hel
     // (none to one that only wants the snapshot).
     let offset = if hello.rdb_only {
         srv.repl.offset()
+    } else if let Some(at) = attached {
+        at
     } else {
         match attach_at_cut(srv, rep, &snap) {
             Some(o) => o,
@@ -332,6 +345,10 @@ pub fn cron(srv: &Server) {
     st.replicas.retain(|r| !r.gone.load(Ordering::Relaxed));
     if let Some(b) = st.backlog.as_mut() {
         b.resize(size.max(crate::repl::BACKLOG_MIN));
+    }
+    // A replica keeps its backlog, and sends its master's PINGs, not its own.
+    if repl.proxying() {
+        return;
     }
     if st.replicas.is_empty() && st.cuts.is_empty() {
         let since = *st.alone_since.get_or_insert_with(Instant::now);

@@ -6,19 +6,20 @@
 //!     +FULLRESYNC id off ─► the RDB to a file in `dir` ─► flush, load (clients get -LOADING)
 //!     +CONTINUE [id]     ─► the data stays
 //!  then the stream: each command run through the command table as the master's client
-//!  (id 0: it obeys always), its writes' records feeding this server's own AOF and replicas;
-//!  REPLCONF GETACK answered, REPLCONF ACK <offset> every second
+//!  (id 0: it obeys always; keys past their deadline are still there for it), its writes'
+//!  records feeding this server's own AOF, its bytes this server's own stream (backlog,
+//!  sub-replicas: Repl::proxy_command); REPLCONF GETACK answered, REPLCONF ACK every second
 //! ```
 //!
 //! The offset is the master's: the bytes of its stream applied, so that a
 //! link that drops takes the stream up again with PSYNC (the master's id
-//! and offset + 1). A replica's own replicas get its own stream (made
-//! from the records of what it applied), not its master's bytes.
+//! and offset + 1), also after a restart (the RDB's `repl-*` fields). A
+//! command, its place in the offset and its bytes in this server's stream
+//! go together under `Repl::applying`, which a save and a sub-replica's
+//! snapshot take to begin at an exact offset.
 //!
 //! Non-goals for now: loading the RDB from the socket while it arrives
-//! (`repl-diskless-load`), keeping the master's id and offset in this
-//! server's RDB for a PSYNC after a restart, hiding keys expired on the
-//! replica instead of deleting them (the master's DEL follows anyway).
+//! (`repl-diskless-load`).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpStream, ToSocketAddrs};
@@ -186,12 +187,16 @@ fn link(eng: &Engine, (host, port, generation, replid, offset): (String, u16, u6
         }) {
             return Ok(());
         }
+        srv.repl.follow(&new_id, off.max(0) as u64, true, srv.config.read().repl_backlog_size as usize, &srv.ks);
     } else if let Some(rest) = reply.strip_prefix("+CONTINUE") {
         let new_id = rest.trim();
         log_notice!("Successful partial resynchronization with master.");
-        if !new_id.is_empty() && new_id != id {
-            with_link(srv, generation, |u| u.replid = new_id.to_string());
+        let new_id = if new_id.is_empty() { id.clone() } else { new_id.to_string() };
+        if new_id != id {
+            with_link(srv, generation, |u| u.replid = new_id.clone());
         }
+        let _applying = srv.repl.applying.lock();
+        srv.repl.follow(&new_id, offset.max(0) as u64, false, srv.config.read().repl_backlog_size as usize, &srv.ks);
         log_notice!("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.");
     } else {
         return Err(err(format!("Unexpected reply to PSYNC from master: {reply}")));
@@ -381,6 +386,8 @@ fn apply(eng: &Engine, r: BufReader<TcpStream>, w: &Mutex<TcpStream>, generation
             // The offset before this command, as Redis's replica answers.
             let o = before.to_string();
             send(&mut *w.lock(), &[b"REPLCONF", b"ACK", o.as_bytes()])?;
+            let _applying = srv.repl.applying.lock();
+            srv.repl.proxy_command(&cmd, srv.settings.client_output_buffer_limit().replica);
             counted(srv, generation, off, runner.client.db, now, applied)
         } else {
             // A command and its place in the offset go together for a
@@ -390,6 +397,7 @@ fn apply(eng: &Engine, r: BufReader<TcpStream>, w: &Mutex<TcpStream>, generation
                 runner.exec(&cmd);
                 crate::aof::hand(srv, &runner.fx, false);
             }
+            srv.repl.proxy_command(&cmd, srv.settings.client_output_buffer_limit().replica);
             counted(srv, generation, off, runner.client.db, now, applied)
         };
         if !linked {

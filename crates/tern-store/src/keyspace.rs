@@ -374,6 +374,12 @@ impl Keyspace {
 
     /// Whether new keys start an LFU counter (under an LFU
     /// maxmemory-policy) or an LRU time. Takes no lock.
+    /// The number the next effect record will take: every record made so
+    /// far is below it.
+    pub fn next_seq(&self) -> u64 {
+        self.seq.load(Ordering::Relaxed)
+    }
+
     /// The keyspace is a replica's (REPLICAOF): reads hide keys past their
     /// deadline without deleting them, and the expiry cycle leaves them,
     /// for the master's DEL to remove, as in Redis.

@@ -154,7 +154,7 @@ fn replicaof(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let repl = &ctx.srv.repl;
     if args.get(1).eq_ignore_ascii_case(b"no") && args.get(2).eq_ignore_ascii_case(b"one") {
         if repl.is_replica() {
-            repl.unset_master();
+            repl.unset_master(ctx.srv.ks.next_seq());
             ctx.srv.ks.set_replica(false);
             tern_config::log_notice!("MASTER MODE enabled (user request from 'id={} addr={}')", ctx.client.id, ctx.client.shared.addr);
         }

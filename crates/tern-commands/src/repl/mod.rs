@@ -38,9 +38,16 @@
 //!   nobody else; its queue is bounded by `client-output-buffer-limit
 //!   replica`) and one that reads its `REPLCONF ACK`s.
 //!
-//! Non-goals for now: the replica's side (REPLICAOF), WAIT, one snapshot
-//! shared by replicas that sync together (each gets its own, one after
-//! the other), replication over TLS.
+//! - **On a replica** the stream is its master's, byte for byte
+//!   ([`Repl::proxy_command`] from the link thread, with the master's id
+//!   and offsets; records go to the AOF only), as Redis's PSYNC2 has it:
+//!   a sub-replica's snapshot begins with the link held between two
+//!   commands and is attached at that offset, and a promoted replica
+//!   keeps the master's id as its previous one, so that its siblings and
+//!   the old master continue from it.
+//!
+//! Non-goals for now: one snapshot shared by replicas that sync together
+//! (each gets its own, one after the other), replication over TLS.
 
 mod backlog;
 
@@ -117,6 +124,14 @@ pub struct Repl {
     /// `repl_good_slaves_count`).
     min_good: AtomicU64,
     good: AtomicU64,
+    /// A replica's stream is its master's, byte for byte, with the
+    /// master's id and offsets (Redis's proxying of the master's stream):
+    /// its link thread appends each command it applies, and the effect
+    /// records of those writes go to the AOF only. After a promotion,
+    /// records numbered below `feed_from` (applied from the old master)
+    /// are not fed again.
+    proxy: AtomicBool,
+    feed_from: AtomicU64,
     /// This server is a replica (REPLICAOF): its master's link and state.
     replica: AtomicBool,
     link_up: AtomicBool,
@@ -344,6 +359,8 @@ impl Repl {
             getack: AtomicBool::new(false),
             min_good: AtomicU64::new(0),
             good: AtomicU64::new(0),
+            proxy: AtomicBool::new(false),
+            feed_from: AtomicU64::new(0),
             replica: AtomicBool::new(false),
             link_up: AtomicBool::new(false),
             up: Mutex::new(None),
@@ -421,11 +438,18 @@ impl Repl {
         }
         // What a previous link applied stays cached for a PSYNC to the
         // same history, as does the place the RDB loaded at start-up had.
+        // A master turned replica offers its own stream's place (Redis's
+        // replicationCacheMasterUsingMyself): a new master that was its
+        // replica takes it up where it is.
         let loaded = self.loaded.lock().take();
+        let own = || {
+            let st = self.st.lock();
+            st.backlog.as_ref().map(|_| (st.replid.clone(), st.offset as i64, st.db.unwrap_or(0)))
+        };
         let (replid, offset, db) = match (up.as_ref(), loaded) {
             (Some(u), _) => (u.replid.clone(), u.offset, u.db),
             (None, Some(p)) => (p.replid, p.offset, p.db),
-            (None, None) => ("?".to_string(), -1, 0),
+            (None, None) => own().unwrap_or(("?".to_string(), -1, 0)),
         };
         *up = Some(Upstream {
             host: host.to_string(),
@@ -450,9 +474,14 @@ impl Repl {
     /// again, keeping its data; its own stream takes a new id, and the
     /// old one (its master's) stays valid up to where it was applied, so
     /// that a replica that followed the same master can continue.
-    pub fn unset_master(&self) {
+    pub fn unset_master(&self, next_seq: u64) {
+        // Between two commands of the link: what it applied is in the
+        // stream already, what comes next is the new master's own.
+        let _applying = self.applying.lock();
         let mut up = self.up.lock();
         let Some(u) = up.take() else { return };
+        self.feed_from.store(next_seq, Ordering::Relaxed);
+        self.proxy.store(false, Ordering::Relaxed);
         if let Some(s) = u.sock.as_ref() {
             let _ = s.shutdown(std::net::Shutdown::Both);
         }
@@ -560,7 +589,7 @@ impl Repl {
     /// when its first replica comes; effect records are built from now on.
     pub(crate) fn activate(&self, size: usize, ks: &Keyspace) {
         let mut st = self.st.lock();
-        if st.backlog.is_none() {
+        if st.backlog.is_none() && !self.proxying() {
             st.backlog = Some(Backlog::new(size.max(BACKLOG_MIN), st.offset));
             // A new history: a replica must not take up an old one.
             st.replid = random_hex40();
@@ -573,17 +602,82 @@ impl Repl {
     }
 
     /// The writer's part: a round's records (numbered below the next
-    /// cut) go into the stream.
+    /// cut) go into the stream (not a replica's: its stream is its
+    /// master's, see [`Repl::proxy`]).
     pub fn feed(&self, recs: &[Record], limit: OutputLimit) {
-        if recs.is_empty() || !self.active() {
+        if recs.is_empty() || !self.active() || self.proxying() {
             return;
         }
+        let from = self.feed_from.load(Ordering::Relaxed);
         let mut st = self.st.lock();
         let mut buf = Vec::new();
-        for r in recs {
+        for r in recs.iter().filter(|r| r.seq >= from) {
             tern_store::aof::encode(&mut buf, r, &mut st.db);
         }
         st.append(buf, limit);
+    }
+
+    /// This replica's stream is its master's (see [`Repl::proxy`]).
+    #[inline]
+    pub fn proxying(&self) -> bool {
+        self.proxy.load(Ordering::Relaxed)
+    }
+
+    /// A replica's link has synchronised with its master at `offset` of
+    /// stream `replid` (`full`: from a new snapshot): its own stream is
+    /// the master's from there on, in a backlog of `size` (made now if
+    /// need be, as Redis's replica makes one). Sub-replicas of an older
+    /// history are dropped, to resynchronise.
+    pub(crate) fn follow(&self, replid: &str, offset: u64, full: bool, size: usize, ks: &Keyspace) {
+        let mut st = self.st.lock();
+        let same = !full && st.replid == replid && st.offset == offset && st.backlog.is_some();
+        if !same {
+            if !full && st.backlog.is_some() && st.offset == offset {
+                // The master took a new id (a failover): the old history
+                // stays good up to here.
+                st.replid2 = std::mem::replace(&mut st.replid, replid.to_string());
+                st.second_offset = offset as i64 + 1;
+            } else {
+                st.replid = replid.to_string();
+                st.replid2 = "0".repeat(40);
+                st.second_offset = -1;
+                st.offset = offset;
+                st.backlog = Some(Backlog::new(size.max(BACKLOG_MIN), offset));
+            }
+            let mut gone: Vec<Arc<Replica>> = st.replicas.drain(..).collect();
+            gone.extend(st.cuts.drain(..).map(|(_, r)| r));
+            for r in gone {
+                r.close();
+            }
+        }
+        st.db = None;
+        ks.attach_effects(true);
+        self.active.store(true, Ordering::Relaxed);
+        self.proxy.store(true, Ordering::Relaxed);
+    }
+
+    /// A command the link applied, as its master sent it: into this
+    /// replica's stream (its backlog and sub-replicas).
+    pub(crate) fn proxy_command(&self, argv: &[Vec<u8>], limit: OutputLimit) {
+        if !self.proxying() {
+            return;
+        }
+        let mut buf = Vec::new();
+        tern_resp::encode::request(&mut buf, argv.iter().map(Vec::as_slice));
+        self.st.lock().append(buf, limit);
+    }
+
+    /// A sub-replica's full resynchronisation on a replica: attached at
+    /// the stream's offset now (the caller holds the link between two
+    /// commands, at its snapshot's instant).
+    pub(crate) fn attach_now(&self, rep: &Arc<Replica>) -> u64 {
+        let mut st = self.st.lock();
+        let at = st.offset;
+        rep.q.lock().attached_at = Some(at);
+        rep.cv.notify_all();
+        st.replicas.push(rep.clone());
+        st.alone_since = None;
+        at
     }
 
     /// The snapshot instants the writer must stop at (sorted).
