@@ -622,6 +622,49 @@ def test_after_a_promotion_the_other_replica_and_the_old_master_resume_partially
             rep.stop()
 
 
+def test_failover_hands_the_master_role_to_a_caught_up_replica(master):
+    """FAILOVER: the master pauses writes until the target has the whole
+    stream, turns replica of it and asks it to take over (PSYNC …
+    FAILOVER); both keep the stream's history, so the old master and the
+    other replica follow the new one with partial resynchronisations.
+    Its refusals are Redis's, byte for byte."""
+    raw = RawConn(master.port)
+    assert raw.roundtrip("FAILOVER") == b"-ERR FAILOVER requires connected replicas.\r\n"
+    assert raw.roundtrip("FAILOVER", "ABORT") == b"-ERR No failover in progress.\r\n"
+    assert raw.roundtrip("FAILOVER", "TIMEOUT", "0") == b"-ERR FAILOVER timeout must be greater than 0\r\n"
+    assert raw.roundtrip("FAILOVER", "TIMEOUT", "x") == b"-ERR value is not an integer or out of range\r\n"
+    assert raw.roundtrip("FAILOVER", "BOGUS") == b"-ERR syntax error\r\n"
+    m = master.client()
+    a = start_tern_replica(master)
+    b = start_tern_replica(master)
+    try:
+        random_writes(m, 2000, seed=41)
+        for rep in (a, b):
+            caught_up(master, rep)
+        assert raw.roundtrip("FAILOVER", "FORCE") == b"-ERR FAILOVER with force option requires both a timeout and target HOST and IP.\r\n"
+        assert raw.roundtrip("FAILOVER", "TO", "127.0.0.1", "1") == b"-ERR FAILOVER target HOST and PORT is not a replica.\r\n"
+        assert raw.roundtrip("PSYNC", "x", "1", "FAILOVER") == b"-ERR PSYNC FAILOVER can't be sent to a master.\r\n"
+        assert raw.roundtrip("FAILOVER", "TO", "127.0.0.1", str(a.port), "TIMEOUT", "20000") == b"+OK\r\n"
+        ra = a.client()
+        wait_until(lambda: ra.execute_command("ROLE")[0] == "master", timeout=20, interval=0.02)
+        wait_until(lambda: m.execute_command("ROLE")[:4] == ["slave", "127.0.0.1", a.port, "connected"], timeout=20, interval=0.02)
+        assert m.info("replication")["master_failover_state"] == "no-failover"
+        with pytest.raises(redis.ReadOnlyError):
+            m.set("x", 1)
+        b.client().execute_command("REPLICAOF", "127.0.0.1", a.port)
+        caught_up(a, b)
+        stats = ra.info("stats")
+        assert (stats["sync_full"], stats["sync_partial_ok"]) == (0, 2), stats
+        random_writes(ra, 1000, seed=42)
+        for rep in (master, b):
+            caught_up(a, rep)
+        same_data(a, master, b)
+    finally:
+        m.execute_command("REPLICAOF", "NO", "ONE")
+        for rep in (a, b):
+            rep.stop()
+
+
 def test_replicaof_speaks_redis(master):
     c = RawConn(master.port)
     try:

@@ -804,6 +804,17 @@ pub const INVALID_MASTER_PORT: &str = "ERR Invalid master port";
 pub const REPLICAOF_FROM_REPLICA: &str = "ERR Command is not valid when client is a replica.";
 pub const WAIT_ON_REPLICA: &str = "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.";
 pub const PSYNC_FAILOVER_TO_MASTER: &str = "ERR PSYNC FAILOVER can't be sent to a master.";
+pub const PSYNC_FAILOVER_REPLID: &str = "ERR PSYNC FAILOVER replid must match my replid.";
+pub const NO_FAILOVER: &str = "ERR No failover in progress.";
+pub const FAILOVER_TIMEOUT: &str = "ERR FAILOVER timeout must be greater than 0";
+pub const FAILOVER_IN_PROGRESS: &str = "ERR FAILOVER already in progress.";
+pub const FAILOVER_ON_REPLICA: &str = "ERR FAILOVER is not valid when server is a replica.";
+pub const FAILOVER_NO_REPLICAS: &str = "ERR FAILOVER requires connected replicas.";
+pub const FAILOVER_FORCE: &str = "ERR FAILOVER with force option requires both a timeout and target HOST and IP.";
+pub const FAILOVER_NOT_A_REPLICA: &str = "ERR FAILOVER target HOST and PORT is not a replica.";
+pub const FAILOVER_NOT_ONLINE: &str = "ERR FAILOVER target replica is not online.";
+pub const REPLICAOF_DURING_FAILOVER: &str = "ERR REPLICAOF not allowed while failing over.";
+pub const SYNC_DURING_FAILOVER: &str = "NOMASTERLINK Can't SYNC while failing over";
 pub const FILTERED_NEEDS_EOF: &str = "ERR Filtered replica requires EOF capability";
 pub const REPLCONF_RDB_ONLY_RANGE: &str = "ERR value is out of range, value must between 0 and 1";
 

@@ -30,8 +30,8 @@
 //!  aofload   ─► engine cmd server client acl outbuf errors persist aof aofstate script
 //!  prefetch  ─► cmd server client
 //!  memcache  ─► server client acl errors outbuf stats maxmemory messaging
-//!  cmd       ─► server client acl outbuf stats errors glob sysinfo fdlimit cmdlog latency monitor maxmemory persist aof scriptcache messaging repl
-//!  repl_replica ─► engine aofload aof persist script server client repl errors
+//!  cmd       ─► server client acl outbuf stats errors glob sysinfo fdlimit cmdlog latency monitor maxmemory persist aof scriptcache messaging repl repl_master
+//!  repl_replica ─► engine aofload aof persist script server client repl repl_master errors
 //!  repl_master ─► server persist repl
 //!  aof       ─► server persist aofstate repl repl_master
 //!  persist   ─► server maxmemory

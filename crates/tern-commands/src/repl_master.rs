@@ -332,6 +332,7 @@ fn read_acks(srv: &Server, rep: &Replica, sock: TcpStream) {
 /// and freed after `repl-backlog-ttl` without replicas.
 pub fn cron(srv: &Server) {
     let repl = &srv.repl;
+    failover_step(srv);
     let (period, timeout, ttl, size, max_lag) = {
         let c = srv.config.read();
         (c.repl_ping_replica_period, c.repl_timeout, c.repl_backlog_ttl, c.repl_backlog_size as usize, c.min_replicas_max_lag)
@@ -346,11 +347,11 @@ pub fn cron(srv: &Server) {
     if let Some(b) = st.backlog.as_mut() {
         b.resize(size.max(crate::repl::BACKLOG_MIN));
     }
-    // A replica keeps its backlog, and sends its master's PINGs, not its own.
-    if repl.proxying() {
-        return;
-    }
     if st.replicas.is_empty() && st.cuts.is_empty() {
+        // A replica keeps its backlog (its master's stream), as in Redis.
+        if repl.proxying() {
+            return;
+        }
         let since = *st.alone_since.get_or_insert_with(Instant::now);
         if !ttl.is_zero() && since.elapsed() >= ttl {
             repl.deactivate(&mut st);
@@ -369,9 +370,79 @@ pub fn cron(srv: &Server) {
             r.close();
         }
     }
+    // A replica sends its master's PINGs, not its own; a paused master
+    // (CLIENT PAUSE, FAILOVER) sends none, so that its replicas catch up
+    // with it, as Redis pauses replica traffic.
+    if repl.proxying() || srv.pause.is_set() {
+        return;
+    }
     if st.last_ping.is_none_or(|t| t.elapsed() >= period) {
         st.last_ping = Some(Instant::now());
         st.append(b"*1\r\n$4\r\nPING\r\n".to_vec(), limit);
+    }
+}
+
+/// FAILOVER waiting for a replica (Redis's updateFailoverStatus): past its
+/// TIMEOUT it gives up, or with FORCE goes on; once the target (or any
+/// replica) has acknowledged the whole stream, this server turns replica
+/// of it, and its link sends `PSYNC … FAILOVER`.
+fn failover_step(srv: &Server) {
+    let mut guard = srv.repl.failover.lock();
+    let Some(f) = guard.as_mut().filter(|f| !f.in_progress) else { return };
+    let now = now_ms();
+    if f.end_ms.is_some_and(|e| e <= now) {
+        if f.force {
+            if let Some((host, port)) = f.target.clone() {
+                log_notice!("FAILOVER to {}:{} time out exceeded, failing over.", host, port);
+                f.in_progress = true;
+                drop(guard);
+                srv.ks.set_replica(true);
+                srv.repl.set_master(&host, port);
+            }
+        } else {
+            drop(guard);
+            abort_failover(srv, "Replica never caught up before timeout");
+        }
+        return;
+    }
+    let offset = srv.repl.offset();
+    let ready = match &f.target {
+        Some((host, port)) => srv.repl.find_replica(host, *port).filter(|(_, ack)| *ack == offset).map(|_| (host.clone(), *port)),
+        None => srv.repl.caught_up_replica(),
+    };
+    if let Some((host, port)) = ready {
+        log_notice!("Failover target {}:{} is synced, failing over.", host, port);
+        f.target = Some((host.clone(), port));
+        f.in_progress = true;
+        drop(guard);
+        srv.ks.set_replica(true);
+        srv.repl.set_master(&host, port);
+    }
+}
+
+/// Ends a FAILOVER that could not be carried out (ABORT, TIMEOUT, the
+/// target refused): a server that had turned replica is a master again,
+/// and writes go on.
+pub fn abort_failover(srv: &Server, why: &str) {
+    let Some(f) = srv.repl.failover.lock().take() else { return };
+    match &f.target {
+        Some((host, port)) => log_notice!("FAILOVER to {}:{} aborted: {}", host, port, why),
+        None => log_notice!("FAILOVER to any replica aborted: {}", why),
+    }
+    if f.in_progress {
+        srv.repl.unset_master(srv.ks.next_seq());
+        srv.ks.set_replica(false);
+    }
+    srv.pause.clear();
+    srv.wake_all();
+}
+
+/// The target took the PSYNC FAILOVER: this server is its replica now,
+/// and writes (refused as a replica's) are no longer held.
+pub fn failover_done(srv: &Server) {
+    if srv.repl.failover.lock().take().is_some() {
+        srv.pause.clear();
+        srv.wake_all();
     }
 }
 

@@ -69,6 +69,8 @@ pub fn run(eng: &Engine) {
         }
         if let Err(e) = r {
             log_warning!("Error with MASTER {}:{}: {}", host, port, e);
+            // A FAILOVER whose target cannot be reached is given up.
+            crate::repl_master::abort_failover(srv, "Write error to failover target");
         }
         // Retry after a pause, unless REPLICAOF changed meanwhile.
         let mut up = srv.repl.up.lock();
@@ -162,10 +164,24 @@ fn link(eng: &Engine, (host, port, generation, replid, offset): (String, u16, u6
     } else {
         log_notice!("Partial resynchronization not possible (no cached master)");
     }
-    send(&mut w, &[b"PSYNC", id.as_bytes(), from.as_bytes()])?;
+    // A FAILOVER of this server: the target takes over before it answers.
+    let failing_over = srv.repl.failing_over();
+    if failing_over {
+        send(&mut w, &[b"PSYNC", id.as_bytes(), from.as_bytes(), b"FAILOVER"])?;
+    } else {
+        send(&mut w, &[b"PSYNC", id.as_bytes(), from.as_bytes()])?;
+    }
     let mut reply = line(&mut r)?;
     while reply.is_empty() {
         reply = line(&mut r)?;
+    }
+    if failing_over {
+        if reply.starts_with("+FULLRESYNC") || reply.starts_with("+CONTINUE") {
+            crate::repl_master::failover_done(srv);
+        } else {
+            crate::repl_master::abort_failover(srv, "Failover target rejected psync request");
+            return Err(err(format!("the failover target refused: {reply}")));
+        }
     }
     let applied = Arc::new(AtomicI64::new(offset));
     if let Some(rest) = reply.strip_prefix("+FULLRESYNC ") {

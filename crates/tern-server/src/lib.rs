@@ -95,6 +95,8 @@ fn cron(srv: &Server) {
         // CLIENT PAUSE (either mode) holds back active expiry and eviction
         // too, as in Redis: the dataset does not change while paused.
         if srv.pause.mode_at(now_ms()).is_some() {
+            // Replication's upkeep goes on (a FAILOVER pauses writes).
+            tern_commands::repl_master::cron(srv);
             hand(srv, &fx);
             std::thread::sleep(period);
             continue;

@@ -511,7 +511,7 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                     s.kv(&format!("slave{i}"), format!("ip={},port={},state={},offset={},lag={}", r.ip, r.port, st, r.ack.load(Ordering::Relaxed), lag));
                 }
                 let info = srv.repl.info();
-                s.kv("master_failover_state", "no-failover");
+                s.kv("master_failover_state", srv.repl.failover_state());
                 // A replica shows its master's history, which it applies.
                 let (replid, offset) = match &upstream {
                     Some(u) if u.replid != "?" => (u.replid.clone(), u.offset.max(0) as u64),

@@ -33,6 +33,9 @@ pub static COMMANDS: &[CommandSpec] = &[
         .doc("server", "Sets a Redis server as a replica of another, or promotes it to being a master.", "1.0.0", "O(1)")
         .deprecated("5.0.0", "`REPLICAOF`")
         .acl(&["admin", "slow", "dangerous"]),
+    CommandSpec::new("failover", -1, ADMIN | NOSCRIPT | STALE, &[], failover)
+        .doc("server", "Starts a coordinated failover from a server to one of its replicas.", "6.2.0", "O(1)")
+        .acl(&["admin", "slow", "dangerous"]),
     CommandSpec::new("role", 1, NOSCRIPT | LOADING | STALE | FAST, &[], role)
         .doc("server", "Returns the replication role.", "2.8.12", "O(1)")
         .acl(&["admin", "fast", "dangerous"]),
@@ -118,8 +121,22 @@ fn sync(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         return;
     }
     let psync = args.get(0).eq_ignore_ascii_case(b"psync");
+    // A master's FAILOVER asks this replica, which follows the same
+    // stream, to take over; then its PSYNC goes on as any.
     if psync && args.len() > 3 && args.get(3).eq_ignore_ascii_case(b"failover") {
-        ctx.reply.error(errors::PSYNC_FAILOVER_TO_MASTER);
+        tern_config::log_notice!("Failover request received for replid {}.", String::from_utf8_lossy(args.get(1)));
+        if !ctx.srv.repl.is_replica() {
+            return ctx.reply.error(errors::PSYNC_FAILOVER_TO_MASTER);
+        }
+        if args.get(1) != ctx.srv.repl.replid().as_bytes() {
+            return ctx.reply.error(errors::PSYNC_FAILOVER_REPLID);
+        }
+        ctx.srv.repl.unset_master(ctx.srv.ks.next_seq());
+        ctx.srv.ks.set_replica(false);
+        tern_config::log_notice!("MASTER MODE enabled (failover request from 'id={} addr={}')", ctx.client.id, ctx.client.shared.addr);
+    }
+    if ctx.srv.repl.failing_over() {
+        ctx.reply.error(errors::SYNC_DURING_FAILOVER);
         return;
     }
     if ctx.srv.repl.is_replica() && !ctx.srv.repl.link_up() {
@@ -152,6 +169,9 @@ fn sync(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 /// (`crate::repl_replica`) follows the change.
 fn replicaof(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let repl = &ctx.srv.repl;
+    if repl.failing_over() {
+        return ctx.reply.error(errors::REPLICAOF_DURING_FAILOVER);
+    }
     if args.get(1).eq_ignore_ascii_case(b"no") && args.get(2).eq_ignore_ascii_case(b"one") {
         if repl.is_replica() {
             repl.unset_master(ctx.srv.ks.next_seq());
@@ -171,6 +191,75 @@ fn replicaof(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         return ctx.reply.simple("OK Already connected to specified master");
     }
     tern_config::log_notice!("REPLICAOF {}:{} enabled (user request from 'id={} addr={}')", host, port, ctx.client.id, ctx.client.shared.addr);
+    ctx.reply.ok();
+}
+
+/// FAILOVER [TO host port [FORCE]] [TIMEOUT ms] | ABORT: checks and
+/// replies as Redis's failoverCommand; the cron (`repl_master`) carries
+/// it out with writes paused.
+fn failover(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let srv = ctx.srv;
+    if args.len() == 2 && args.get(1).eq_ignore_ascii_case(b"abort") {
+        if !srv.repl.failing_over() {
+            return ctx.reply.error(errors::NO_FAILOVER);
+        }
+        crate::repl_master::abort_failover(srv, "Failover manually aborted");
+        return ctx.reply.ok();
+    }
+    let (mut timeout, mut force, mut target) = (0i64, false, None);
+    let mut j = 1;
+    while j < args.len() {
+        let a = args.get(j);
+        if a.eq_ignore_ascii_case(b"timeout") && j + 1 < args.len() && timeout == 0 {
+            let Some(t) = parse_i64(args.get(j + 1)) else { return ctx.reply.error(errors::NOT_INTEGER) };
+            if t <= 0 {
+                return ctx.reply.error(errors::FAILOVER_TIMEOUT);
+            }
+            timeout = t;
+            j += 1;
+        } else if a.eq_ignore_ascii_case(b"to") && j + 2 < args.len() && target.is_none() {
+            let Some(port) = parse_i64(args.get(j + 2)) else { return ctx.reply.error(errors::NOT_INTEGER) };
+            target = Some((String::from_utf8_lossy(args.get(j + 1)).into_owned(), port));
+            j += 2;
+        } else if a.eq_ignore_ascii_case(b"force") && !force {
+            force = true;
+        } else {
+            return ctx.reply.error(errors::SYNTAX);
+        }
+        j += 1;
+    }
+    if srv.repl.failing_over() {
+        return ctx.reply.error(errors::FAILOVER_IN_PROGRESS);
+    }
+    if srv.repl.is_replica() {
+        return ctx.reply.error(errors::FAILOVER_ON_REPLICA);
+    }
+    if srv.repl.replicas().is_empty() {
+        return ctx.reply.error(errors::FAILOVER_NO_REPLICAS);
+    }
+    if force && (timeout == 0 || target.is_none()) {
+        return ctx.reply.error(errors::FAILOVER_FORCE);
+    }
+    let target = match target {
+        Some((host, port)) => {
+            let found = u16::try_from(port).ok().and_then(|p| srv.repl.find_replica(&host, p).map(|f| (p, f)));
+            let Some((port, (online, _))) = found else { return ctx.reply.error(errors::FAILOVER_NOT_A_REPLICA) };
+            if !online {
+                return ctx.reply.error(errors::FAILOVER_NOT_ONLINE);
+            }
+            tern_config::log_notice!("FAILOVER requested to {}:{}.", host, port);
+            Some((host, port))
+        }
+        None => {
+            tern_config::log_notice!("FAILOVER requested to any replica.");
+            None
+        }
+    };
+    let end_ms = (timeout > 0).then(|| ctx.now.saturating_add(timeout as u64));
+    *srv.repl.failover.lock() = Some(crate::repl::Failover { target, force, end_ms, in_progress: false });
+    // Writes wait until it is over, as Redis pauses them.
+    srv.pause.set(u64::MAX >> 3, crate::server::PauseMode::Write, ctx.now);
+    srv.wake_all();
     ctx.reply.ok();
 }
 

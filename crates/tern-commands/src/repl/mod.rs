@@ -132,6 +132,8 @@ pub struct Repl {
     /// are not fed again.
     proxy: AtomicBool,
     feed_from: AtomicU64,
+    /// FAILOVER's coordinated failover, while one runs.
+    pub(crate) failover: Mutex<Option<Failover>>,
     /// This server is a replica (REPLICAOF): its master's link and state.
     replica: AtomicBool,
     link_up: AtomicBool,
@@ -170,6 +172,20 @@ pub struct Upstream {
     pub down_since_ms: u64,
     /// The socket of the link, to cut it at REPLICAOF.
     pub sock: Option<std::net::TcpStream>,
+}
+
+/// A coordinated failover (FAILOVER): writes are paused while the master
+/// waits for a replica (`target`, or any) to acknowledge its whole
+/// stream, then it turns replica of it and asks it, with `PSYNC … FAILOVER`,
+/// to take over.
+#[derive(Clone, Debug)]
+pub struct Failover {
+    pub target: Option<(String, u16)>,
+    pub force: bool,
+    /// TIMEOUT's end (ms since the epoch).
+    pub end_ms: Option<u64>,
+    /// The PSYNC FAILOVER is under way (`failover-in-progress`).
+    pub in_progress: bool,
 }
 
 /// Where a replica's link is (INFO's `master_link_status`, ROLE's state).
@@ -361,6 +377,7 @@ impl Repl {
             good: AtomicU64::new(0),
             proxy: AtomicBool::new(false),
             feed_from: AtomicU64::new(0),
+            failover: Mutex::new(None),
             replica: AtomicBool::new(false),
             link_up: AtomicBool::new(false),
             up: Mutex::new(None),
@@ -491,6 +508,37 @@ impl Repl {
         let mut st = self.st.lock();
         st.replid2 = std::mem::replace(&mut st.replid, random_hex40());
         st.second_offset = st.offset as i64 + 1;
+    }
+
+    /// INFO's `master_failover_state`.
+    pub fn failover_state(&self) -> &'static str {
+        match self.failover.lock().as_ref() {
+            None => "no-failover",
+            Some(f) if f.in_progress => "failover-in-progress",
+            Some(_) => "waiting-for-sync",
+        }
+    }
+
+    /// A FAILOVER is running (this server's link sends PSYNC … FAILOVER).
+    pub fn failing_over(&self) -> bool {
+        self.failover.lock().is_some()
+    }
+
+    /// The replica online at `host:port` and the offset it acknowledged.
+    pub fn find_replica(&self, host: &str, port: u16) -> Option<(bool, u64)> {
+        self.replicas()
+            .into_iter()
+            .find(|r| r.ip == host && r.port == port && !r.gone.load(Ordering::Relaxed))
+            .map(|r| (r.state.load(Ordering::Relaxed) == state::ONLINE, r.ack.load(Ordering::Relaxed)))
+    }
+
+    /// A replica online that has acknowledged the whole stream.
+    pub fn caught_up_replica(&self) -> Option<(String, u16)> {
+        let st = self.st.lock();
+        st.replicas
+            .iter()
+            .find(|r| r.state.load(Ordering::Relaxed) == state::ONLINE && r.ack.load(Ordering::Relaxed) == st.offset)
+            .map(|r| (r.ip.clone(), r.port))
     }
 
     /// CLIENT KILL of replica `id`'s connection.
