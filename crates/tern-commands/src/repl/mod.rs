@@ -492,8 +492,11 @@ impl Repl {
     /// old one (its master's) stays valid up to where it was applied, so
     /// that a replica that followed the same master can continue.
     pub fn unset_master(&self, next_seq: u64) {
-        // Between two commands of the link: what it applied is in the
-        // stream already, what comes next is the new master's own.
+        // The link is cut first, so that a transfer under way ends rather
+        // than hold the applier; then, between two of its commands, what
+        // it applied is in the stream already and what comes next is this
+        // server's own.
+        self.cut_link();
         let _applying = self.applying.lock();
         let mut up = self.up.lock();
         let Some(u) = up.take() else { return };
