@@ -12,9 +12,13 @@
 #   bench/replication.sh target/release/tern-server /usr/bin/redis-server
 #   REPS=5 SECS=10 bench/replication.sh A B
 #
-# Prints `workload binary ops/s cpu_us_per_op lag` lines (lag: the largest
-# master_repl_offset - the replica's offset sampled during the run, bytes;
-# `-` alone), then a table of medians with B/A ratios.
+# Prints `workload binary ops/s cpu_us_per_op lag lag_s` lines (lag: the
+# largest master_repl_offset - the replica's offset sampled during the run,
+# bytes; lag_s: the largest time, in seconds, since the master's offset was
+# where the replica's is, over samples every 0.1 s; `-` alone), then a table
+# of medians with B/A ratios. The issue's lag run:
+#
+#   WORKLOADS=replica REPS=1 SECS=60 bench/replication.sh A B
 set -euo pipefail
 cd "$(dirname "$0")/.."
 A=$1; B=$2
@@ -58,24 +62,38 @@ start_replica() {
 offset() { redis-cli -p "$1" info replication | awk -F: "/^$2:/{print \$2+0}"; }
 
 run_one() { # workload binary tag
-    local w=$1 bin=$2 tag=$3 a b ops lag=- sampler=
+    local w=$1 bin=$2 tag=$3 a b ops lag=- lag_s=- sampler=
     start_server "$bin" --repl-diskless-sync-delay 0
     if [ "$w" = replica ]; then
         start_replica "$bin"
-        # The largest gap between what the master streamed and what the
-        # replica applied, sampled twice a second.
-        ( m=0; end=$((SECONDS + SECS)); while [ $SECONDS -lt $end ]; do
-            d=$(( $(offset "$PORT" master_repl_offset) - $(offset "$RPORT" slave_repl_offset) ))
-            [ "$d" -gt "$m" ] && m=$d; sleep 0.5; done; echo "$m" >"$out.lag" ) &
+        # `time master_offset replica_offset`, every 0.1 s.
+        ( end=$((SECONDS + SECS)); while [ $SECONDS -lt $end ]; do
+            echo "$(date +%s.%N) $(offset "$PORT" master_repl_offset) $(offset "$RPORT" slave_repl_offset)"
+            sleep 0.1; done >"$out.lag" ) &
         sampler=$!
     fi
     a=$(server_ticks)
     ops=$(taskset -c "${BENCH_CPUS:-1}" "$BENCH" -p "$PORT" -t 1 -c 50 --pipeline 16 --ratio 1:0 -d 32 \
         --key-maximum 100000 --test-time "$SECS" --hide-histogram 2>&1 | awk '/^Totals/{print $2}')
     b=$(server_ticks)
-    if [ -n "$sampler" ]; then wait "$sampler" || true; lag=$(cat "$out.lag"); fi
+    if [ -n "$sampler" ]; then
+        wait "$sampler" || true
+        # The largest gap in bytes, and in time: how long before each
+        # sample the master's offset first reached the replica's.
+        read -r lag lag_s < <(python3 - "$out.lag" <<'PY'
+import sys
+s = [tuple(map(float, l.split())) for l in open(sys.argv[1]) if len(l.split()) == 3]
+gap = max((m - r for _, m, r in s), default=0)
+worst = 0.0
+for t, _, r in s:
+    first = next((t0 for t0, m0, _ in s if m0 >= r), t)
+    worst = max(worst, t - first)
+print(int(gap), f"{worst:.2f}")
+PY
+)
+    fi
     stop_all
-    python3 -c "print('$w', '$tag', round($ops), round(($b-$a)/$tck*1e6/($ops*$SECS),3), '$lag')" | tee -a "$out"
+    python3 -c "print('$w', '$tag', round($ops), round(($b-$a)/$tck*1e6/($ops*$SECS),3), '$lag', '$lag_s')" | tee -a "$out"
 }
 
 for _ in $(seq "$REPS"); do
@@ -90,15 +108,17 @@ python3 - "$out" <<'PY'
 import sys, statistics as st, collections
 rows = collections.defaultdict(list)
 for line in open(sys.argv[1]):
-    w, b, v, cpu, lag = line.split()
-    rows[(w, b)].append((float(v), float(cpu), lag))
-print("| workload | A ops/s | A CPU µs/op | B ops/s | B CPU µs/op | B/A | B/A CPU/op | A max lag (B) | B max lag (B) |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    w, b, v, cpu, lag, lag_s = line.split()
+    rows[(w, b)].append((float(v), float(cpu), lag, lag_s))
+print("| workload | A ops/s | A CPU µs/op | B ops/s | B CPU µs/op | B/A | B/A CPU/op | A max lag (B) | B max lag (B) | A max lag (s) | B max lag (s) |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for w in dict.fromkeys(k[0] for k in rows):
     a, b = rows[(w, "a")], rows[(w, "b")]
     av, bv = st.median(x[0] for x in a), st.median(x[0] for x in b)
     ac, bc = st.median(x[1] for x in a), st.median(x[1] for x in b)
     al = max((x[2] for x in a), key=lambda s: -1 if s == "-" else int(s))
     bl = max((x[2] for x in b), key=lambda s: -1 if s == "-" else int(s))
-    print(f"| {w} | {av:,.0f} | {ac:.3f} | {bv:,.0f} | {bc:.3f} | {bv/av:.3f} | {bc/ac:.3f} | {al} | {bl} |")
+    als = max((x[3] for x in a), key=lambda s: -1 if s == "-" else float(s))
+    bls = max((x[3] for x in b), key=lambda s: -1 if s == "-" else float(s))
+    print(f"| {w} | {av:,.0f} | {ac:.3f} | {bv:,.0f} | {bc:.3f} | {bv/av:.3f} | {bc/ac:.3f} | {al} | {bl} | {als} | {bls} |")
 PY

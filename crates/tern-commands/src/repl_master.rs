@@ -420,6 +420,18 @@ fn failover_step(srv: &Server) {
     }
 }
 
+/// This replica becomes a master (REPLICAOF NO ONE, PSYNC … FAILOVER, an
+/// aborted FAILOVER): the link goes, keys expire here again, and the
+/// stream it kept (its master's) goes on with effect records, which a
+/// replica builds only for its AOF.
+pub fn promote(srv: &Server) {
+    srv.repl.unset_master(srv.ks.next_seq());
+    srv.ks.set_replica(false);
+    if srv.repl.active() {
+        srv.ks.attach_effects(true);
+    }
+}
+
 /// Ends a FAILOVER that could not be carried out (ABORT, TIMEOUT, the
 /// target refused): a server that had turned replica is a master again,
 /// and writes go on.
@@ -430,8 +442,7 @@ pub fn abort_failover(srv: &Server, why: &str) {
         None => log_notice!("FAILOVER to any replica aborted: {}", why),
     }
     if f.in_progress {
-        srv.repl.unset_master(srv.ks.next_seq());
-        srv.ks.set_replica(false);
+        promote(srv);
     }
     srv.pause.clear();
     srv.wake_all();

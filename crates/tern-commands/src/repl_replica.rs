@@ -203,7 +203,7 @@ fn link(eng: &Engine, (host, port, generation, replid, offset): (String, u16, u6
         }) {
             return Ok(());
         }
-        srv.repl.follow(&new_id, off.max(0) as u64, true, srv.config.read().repl_backlog_size as usize, &srv.ks);
+        srv.repl.follow(&new_id, off.max(0) as u64, true, srv.config.read().repl_backlog_size as usize);
     } else if let Some(rest) = reply.strip_prefix("+CONTINUE") {
         let new_id = rest.trim();
         log_notice!("Successful partial resynchronization with master.");
@@ -212,7 +212,7 @@ fn link(eng: &Engine, (host, port, generation, replid, offset): (String, u16, u6
             with_link(srv, generation, |u| u.replid = new_id.clone());
         }
         let _applying = srv.repl.applying.lock();
-        srv.repl.follow(&new_id, offset.max(0) as u64, false, srv.config.read().repl_backlog_size as usize, &srv.ks);
+        srv.repl.follow(&new_id, offset.max(0) as u64, false, srv.config.read().repl_backlog_size as usize);
         log_notice!("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.");
     } else {
         return Err(err(format!("Unexpected reply to PSYNC from master: {reply}")));

@@ -131,8 +131,7 @@ fn sync(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         if args.get(1) != ctx.srv.repl.replid().as_bytes() {
             return ctx.reply.error(errors::PSYNC_FAILOVER_REPLID);
         }
-        ctx.srv.repl.unset_master(ctx.srv.ks.next_seq());
-        ctx.srv.ks.set_replica(false);
+        crate::repl_master::promote(ctx.srv);
         tern_config::log_notice!("MASTER MODE enabled (failover request from 'id={} addr={}')", ctx.client.id, ctx.client.shared.addr);
     }
     if ctx.srv.repl.failing_over() {
@@ -174,8 +173,7 @@ fn replicaof(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     }
     if args.get(1).eq_ignore_ascii_case(b"no") && args.get(2).eq_ignore_ascii_case(b"one") {
         if repl.is_replica() {
-            repl.unset_master(ctx.srv.ks.next_seq());
-            ctx.srv.ks.set_replica(false);
+            crate::repl_master::promote(ctx.srv);
             tern_config::log_notice!("MASTER MODE enabled (user request from 'id={} addr={}')", ctx.client.id, ctx.client.shared.addr);
         }
         return ctx.reply.ok();

@@ -679,7 +679,7 @@ impl Repl {
     /// the master's from there on, in a backlog of `size` (made now if
     /// need be, as Redis's replica makes one). Sub-replicas of an older
     /// history are dropped, to resynchronise.
-    pub(crate) fn follow(&self, replid: &str, offset: u64, full: bool, size: usize, ks: &Keyspace) {
+    pub(crate) fn follow(&self, replid: &str, offset: u64, full: bool, size: usize) {
         let mut st = self.st.lock();
         let same = !full && st.replid == replid && st.offset == offset && st.backlog.is_some();
         if !same {
@@ -702,7 +702,8 @@ impl Repl {
             }
         }
         st.db = None;
-        ks.attach_effects(true);
+        // No effect records are built for it: a replica's stream is its
+        // master's (the AOF, if on, has them attached; a promotion does).
         self.active.store(true, Ordering::Relaxed);
         self.proxy.store(true, Ordering::Relaxed);
     }
