@@ -665,6 +665,19 @@ def test_failover_hands_the_master_role_to_a_caught_up_replica(master):
             rep.stop()
 
 
+def test_a_replica_announces_the_address_it_is_given(master):
+    """`replica-announce-ip` and `-port`: what the master's INFO and ROLE
+    (and so Sentinel) show for the replica."""
+    rep = start_tern_replica(master, ["--replica-announce-ip", "10.1.2.3", "--replica-announce-port", "6390"])
+    try:
+        caught_up(master, rep)
+        info = master.client().info("replication")
+        assert (info["slave0"]["ip"], info["slave0"]["port"]) == ("10.1.2.3", 6390)
+        assert master.client().execute_command("ROLE")[2][0][:2] == ["10.1.2.3", "6390"]
+    finally:
+        rep.stop()
+
+
 def test_replicaof_speaks_redis(master):
     c = RawConn(master.port)
     try:

@@ -153,9 +153,19 @@ fn link(eng: &Engine, (host, port, generation, replid, offset): (String, u16, u6
             return Err(err(format!("Unable to AUTH to MASTER: {a}")));
         }
     }
-    let my_port = srv.port.load(Ordering::Relaxed).to_string();
+    // Where the master (and Sentinel, from its INFO) is to reach this
+    // replica: `replica-announce-port` / `-ip` when set.
+    let (announce_ip, announce_port) = {
+        let c = srv.config.read();
+        (c.replica_announce_ip.clone(), c.replica_announce_port)
+    };
+    let my_port = if announce_port > 0 { announce_port.to_string() } else { srv.port.load(Ordering::Relaxed).to_string() };
     send(&mut w, &[b"REPLCONF", b"listening-port", my_port.as_bytes()])?;
     let _ = line(&mut r)?;
+    if !announce_ip.is_empty() {
+        send(&mut w, &[b"REPLCONF", b"ip-address", announce_ip.as_bytes()])?;
+        let _ = line(&mut r)?;
+    }
     send(&mut w, &[b"REPLCONF", b"capa", b"eof", b"capa", b"psync2"])?;
     let _ = line(&mut r)?;
     let (id, from) = if offset >= 0 && replid != "?" { (replid.clone(), (offset + 1).to_string()) } else { ("?".to_string(), "-1".to_string()) };

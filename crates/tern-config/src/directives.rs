@@ -519,8 +519,8 @@ directives! {
         repl_ping_replica_period: Duration = Duration::from_secs(10) => "repl-ping-replica-period" | "repl-ping-slave-period", Secs::new(1, i32::MAX as i64), runtime;
         min_replicas_to_write: i64 = 0 => "min-replicas-to-write" | "min-slaves-to-write", Int::new(0, i32::MAX as i64), runtime;
         min_replicas_max_lag: Duration = Duration::from_secs(10) => "min-replicas-max-lag" | "min-slaves-max-lag", Secs::new(0, i32::MAX as i64), runtime;
-        replica_announce_ip: String = String::new() => "replica-announce-ip" | "slave-announce-ip", Str, runtime, REPLICATION;
-        replica_announce_port: i64 = 0 => "replica-announce-port" | "slave-announce-port", Int::new(0, 65535), runtime, REPLICATION;
+        replica_announce_ip: String = String::new() => "replica-announce-ip" | "slave-announce-ip", Str, runtime;
+        replica_announce_port: i64 = 0 => "replica-announce-port" | "slave-announce-port", Int::new(0, 65535), runtime;
         replica_announced: bool = true => "replica-announced", Bool, runtime, REPLICATION;
         replica_ignore_disk_write_errors: bool = false => "replica-ignore-disk-write-errors", Bool, runtime, REPLICATION;
 
