@@ -408,24 +408,21 @@ fn apply(eng: &Engine, r: BufReader<TcpStream>, w: &Mutex<TcpStream>, generation
         srv.repl.net_input.fetch_add(end - last_offset, Ordering::Relaxed);
         last_offset = end;
         let off = base + end as i64;
-        let linked = if cmd.len() >= 2 && cmd[0].eq_ignore_ascii_case(b"replconf") && cmd[1].eq_ignore_ascii_case(b"getack") {
+        let getack = cmd.len() >= 2 && cmd[0].eq_ignore_ascii_case(b"replconf") && cmd[1].eq_ignore_ascii_case(b"getack");
+        if getack {
             // The offset before this command, as Redis's replica answers.
             let o = before.to_string();
             send(&mut *w.lock(), &[b"REPLCONF", b"ACK", o.as_bytes()])?;
-            let _applying = srv.repl.applying.lock();
-            srv.repl.proxy_command(&cmd, srv.settings.client_output_buffer_limit().replica);
-            counted(srv, generation, off, runner.client.db, now, applied)
-        } else {
-            // A command and its place in the offset go together for a
-            // save (`Repl::applying`).
-            let _applying = srv.repl.applying.lock();
-            if !(cmd.len() == 1 && cmd[0].eq_ignore_ascii_case(b"ping")) {
-                runner.exec(&cmd);
-                crate::aof::hand(srv, &runner.fx, false);
-            }
-            srv.repl.proxy_command(&cmd, srv.settings.client_output_buffer_limit().replica);
-            counted(srv, generation, off, runner.client.db, now, applied)
-        };
+        }
+        // A command, its place in the offset and its bytes in this
+        // server's stream go together for a save (`Repl::applying`).
+        let _applying = srv.repl.applying.lock();
+        if !getack && !(cmd.len() == 1 && cmd[0].eq_ignore_ascii_case(b"ping")) {
+            runner.exec(&cmd);
+            crate::aof::hand(srv, &runner.fx, false);
+        }
+        srv.repl.proxy_command(&cmd, srv.settings.client_output_buffer_limit().replica);
+        let linked = counted(srv, generation, off, runner.client.db, now, applied);
         if !linked {
             return Ok(());
         }

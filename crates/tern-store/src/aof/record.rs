@@ -97,12 +97,6 @@ pub struct Cursor {
     mc: Option<(u32, u64, u8)>,
 }
 
-impl Cursor {
-    pub fn new(db: u32) -> Self {
-        Cursor { db, mc: None }
-    }
-}
-
 /// The records `argv` stands for, `cur` being where the file's reading
 /// is (its database, which SELECT changes) and `dbs` the databases there
 /// are; `now` turns a relative TTL (`SET … EX`) into a deadline.
