@@ -40,6 +40,8 @@ pub(crate) struct Runner<'e> {
     pub(crate) client: Client,
     out: OutBuf,
     scratch: Scratch,
+    /// Keys located ahead (a replica's stream, read as a connection's).
+    plan: crate::prefetch::Plan,
     pub(crate) fx: tern_store::Effects,
 }
 
@@ -50,7 +52,7 @@ impl<'e> Runner<'e> {
 
     pub(crate) fn with_effects(eng: &'e Engine, fx: tern_store::Effects) -> Self {
         let shared = Arc::new(ClientShared::new(0, String::new(), String::new(), -1, 0, now_ms()));
-        Runner { eng, client: Client::new(shared, eng.srv.acl.superuser(), crate::acl::INTERNAL), out: OutBuf::new(), scratch: Scratch::default(), fx }
+        Runner { eng, client: Client::new(shared, eng.srv.acl.superuser(), crate::acl::INTERNAL), out: OutBuf::new(), scratch: Scratch::default(), plan: Default::default(), fx }
     }
 
     /// Runs `argv` in database `db`; false when the server does not know
@@ -64,36 +66,72 @@ impl<'e> Runner<'e> {
 
     /// Runs `argv` in the client's current database; returns the reply.
     pub(crate) fn exec(&mut self, argv: &[Vec<u8>]) -> Vec<u8> {
-        let srv = &self.eng.srv;
         let mut buf = Vec::new();
         let mut ranges = Vec::with_capacity(argv.len());
         for a in argv {
             ranges.push((buf.len(), a.len()));
             buf.extend_from_slice(a);
         }
-        self.scratch.clock = cmd::Clock::now(srv.settings.command_time_tsc());
-        let mut locks = LockSet::new(&srv.ks);
-        if let Some(m) = self.fx.mark() {
-            locks.effects = tern_store::Effects::marked(m.clone());
-        }
-        let conn = cmd::Conn {
-            srv,
-            commands: &self.eng.original,
-            locks: &mut locks,
-            out: &mut self.out,
-            client: &mut self.client,
-            stats: &srv.workers[0],
-            scratch: &mut self.scratch,
-            worker: 0,
-        };
-        cmd::dispatch(conn, tern_resp::Args::from_parts(&buf, &ranges));
-        locks.release();
-        self.fx.absorb(&locks.effects);
+        self.tick();
+        dispatch(self.eng, &mut self.client, &mut self.out, &mut self.scratch, &mut self.fx, tern_resp::Args::from_parts(&buf, &ranges));
         let mut reply = Vec::new();
         let _ = self.out.write_to(&mut reply);
         self.out.clear();
         reply
     }
+
+    /// Sets the commands' clock to now: [`Runner::apply_next`] runs on
+    /// it, so that a batch of commands reads the clock once.
+    pub(crate) fn tick(&mut self) {
+        self.scratch.clock = cmd::Clock::now(self.eng.srv.settings.command_time_tsc());
+    }
+
+    /// Runs the next request of `buf` on the clock of the last
+    /// [`Runner::tick`], its keys located ahead with the ones after it as
+    /// a connection's are (`batch`: `prefetch-batch-max-size`), if `run`
+    /// says so; the reply is dropped (a replica's stream from its
+    /// master). Returns the request's length (None: not complete yet).
+    pub(crate) fn apply_next(
+        &mut self,
+        frame: &mut tern_resp::Frame,
+        buf: &[u8],
+        limits: &tern_resp::Limits,
+        batch: usize,
+        run: impl FnOnce(tern_resp::Args<'_>) -> std::io::Result<bool>,
+    ) -> std::io::Result<Option<usize>> {
+        let eng = self.eng;
+        let next = self.plan.next_request(&eng.srv, &eng.original, &mut self.scratch.last_name, frame, buf, limits, &self.client, batch);
+        let (args, len, ahead) = match next {
+            Ok(Some(r)) => r,
+            Ok(None) => return Ok(None),
+            Err(_) => return Err(std::io::Error::other("protocol error in the master's stream")),
+        };
+        if !args.is_empty() && run(args)? {
+            if let Some(p) = ahead {
+                self.scratch.plan_next(p.cmd, p.planned, p.ahead);
+            }
+            self.scratch.req_len = len;
+            dispatch(eng, &mut self.client, &mut self.out, &mut self.scratch, &mut self.fx, args);
+            self.scratch.pre = None;
+            self.scratch.pre_cmd = None;
+            self.scratch.pre_ahead = Default::default();
+            self.out.clear();
+        }
+        Ok(Some(len))
+    }
+}
+
+/// Runs one command as the runner's client.
+fn dispatch(eng: &Engine, client: &mut Client, out: &mut OutBuf, scratch: &mut Scratch, fx: &mut tern_store::Effects, args: tern_resp::Args<'_>) {
+    let srv = &eng.srv;
+    let mut locks = LockSet::new(&srv.ks);
+    if let Some(m) = fx.mark() {
+        locks.effects = tern_store::Effects::marked(m.clone());
+    }
+    let conn = cmd::Conn { srv, commands: &eng.original, locks: &mut locks, out, client, stats: &srv.workers[0], scratch, worker: 0 };
+    cmd::dispatch(conn, args);
+    locks.release();
+    fx.absorb(&locks.effects);
 }
 
 /// Where a file's reading stopped early.

@@ -286,6 +286,33 @@ impl Plan {
         })
     }
 
+    /// The next request at the start of `buf` (the unexecuted bytes of a
+    /// read) and its length: planned ahead with the ones after it when
+    /// `batch` > 0 ([`Plan::fill`]), else parsed alone by `frame`. The one
+    /// way requests are read from a buffer, by a connection and by a
+    /// replica's link to its master. A planned request's command and keys
+    /// come with it, for [`Scratch::plan_next`](crate::cmd::Scratch::plan_next).
+    #[allow(clippy::too_many_arguments)]
+    pub fn next_request<'b>(
+        &'b mut self,
+        srv: &Server,
+        commands: &CommandTable,
+        last_name: &mut LastName,
+        frame: &'b mut Frame,
+        buf: &'b [u8],
+        limits: &Limits,
+        client: &Client,
+        batch: usize,
+    ) -> Result<Option<(tern_resp::Args<'b>, usize, Option<Next<'b>>)>, tern_resp::ParseError> {
+        if batch > 0 && self.is_empty() && limits.authenticated && !frame.is_partial() {
+            self.fill(srv, commands, last_name, frame, buf, limits, client, batch);
+        }
+        match self.next_cmd() {
+            Some(p) => Ok(Some((tern_resp::Args::from_parts(buf, p.ranges), p.len, Some(p)))),
+            None => frame.parse(buf, limits).map(|r| r.map(|n| (frame.args(buf), n, None))),
+        }
+    }
+
     /// Drops the commands not executed yet (the connection paused, closed,
     /// or its parse limits changed). If the frame was left inside a request
     /// after them, its resume state is wrong for where parsing restarts,

@@ -385,45 +385,78 @@ fn stream(eng: &Engine, r: BufReader<TcpStream>, w: TcpStream, generation: u64, 
     })
 }
 
-fn apply(eng: &Engine, r: BufReader<TcpStream>, w: &Mutex<TcpStream>, generation: u64, applied: &AtomicI64, last_io: &AtomicI64) -> std::io::Result<()> {
+/// Room the stream is read into; a command larger than it grows it.
+const READ_ROOM: usize = 256 << 10;
+
+/// The master's commands, parsed by the clients' request parser in
+/// place: each read's complete commands are applied as one batch (one
+/// clock reading, one hold of `Repl::applying`, one append of their bytes
+/// to this server's stream, one update of the offset).
+fn apply(eng: &Engine, mut r: BufReader<TcpStream>, w: &Mutex<TcpStream>, generation: u64, applied: &AtomicI64, last_io: &AtomicI64) -> std::io::Result<()> {
     let srv = &eng.srv;
     let mut runner = Runner::with_effects(eng, crate::aof::marked_effects(srv));
     // Where the stream was (a partial resynchronisation goes on without a
     // SELECT).
     runner.client.db = srv.repl.up.lock().as_ref().map_or(0, |u| u.db as usize);
-    let mut reader = tern_store::aof::CommandReader::new(r, 0);
-    let mut last_offset = 0u64;
-    let base = applied.load(Ordering::Relaxed);
+    // The master's client has no size limits, as in Redis.
+    let limits = tern_resp::Limits { max_bulk_len: i64::MAX as u64, max_multibulk_len: i32::MAX as u64, authenticated: true };
+    let mut frame = tern_resp::Frame::new();
+    // What the handshake's reader already holds comes first.
+    let mut buf = r.buffer().to_vec();
+    let (mut start, mut end) = (0, buf.len());
+    r.consume(end);
+    let mut sock = r.into_inner();
+    buf.resize(READ_ROOM.max(end), 0);
+    let mut off = applied.load(Ordering::Relaxed);
     loop {
-        let cmd = match reader.next_command() {
-            Ok(Some(c)) => c,
-            Ok(None) => return Err(err("connection lost")),
-            Err(tern_store::aof::ReadError::Io(e)) => return Err(e),
-            Err(_) => return Err(err("protocol error in the master's stream")),
+        if start == end {
+            (start, end) = (0, 0);
+            if buf.len() > 4 * READ_ROOM {
+                buf = vec![0; READ_ROOM];
+            }
+        }
+        if end == buf.len() {
+            if start > 0 {
+                buf.copy_within(start..end, 0);
+                (start, end) = (0, end - start);
+            } else {
+                buf.resize(buf.len() * 2, 0);
+            }
+        }
+        let n = match sock.read(&mut buf[end..]) {
+            Ok(0) => return Err(err("connection lost")),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
         };
+        end += n;
         let now = now_ms();
         last_io.store(now as i64, Ordering::Relaxed);
-        let end = reader.offset();
-        let before = base + last_offset as i64;
-        srv.repl.net_input.fetch_add(end - last_offset, Ordering::Relaxed);
-        last_offset = end;
-        let off = base + end as i64;
-        let getack = cmd.len() >= 2 && cmd[0].eq_ignore_ascii_case(b"replconf") && cmd[1].eq_ignore_ascii_case(b"getack");
-        if getack {
-            // The offset before this command, as Redis's replica answers.
-            let o = before.to_string();
-            send(&mut *w.lock(), &[b"REPLCONF", b"ACK", o.as_bytes()])?;
-        }
-        // A command, its place in the offset and its bytes in this
-        // server's stream go together for a save (`Repl::applying`).
+        srv.repl.net_input.fetch_add(n as u64, Ordering::Relaxed);
+        // A batch, its place in the offset and its bytes in this server's
+        // stream go together for a save (`Repl::applying`).
         let _applying = srv.repl.applying.lock();
-        if !getack && !(cmd.len() == 1 && cmd[0].eq_ignore_ascii_case(b"ping")) {
-            runner.exec(&cmd);
-            crate::aof::hand(srv, &runner.fx, false);
+        let from = start;
+        let batch = srv.prefetch_batch();
+        runner.tick();
+        while let Some(used) = runner.apply_next(&mut frame, &buf[start..end], &limits, batch, |args| {
+            if args.len() >= 2 && args.get(0).eq_ignore_ascii_case(b"replconf") && args.get(1).eq_ignore_ascii_case(b"getack") {
+                // The offset before this command, as Redis's replica answers.
+                let o = off.to_string();
+                send(&mut *w.lock(), &[b"REPLCONF", b"ACK", o.as_bytes()])?;
+                return Ok(false);
+            }
+            Ok(!(args.len() == 1 && args.get(0).eq_ignore_ascii_case(b"ping")))
+        })? {
+            start += used;
+            off += used as i64;
         }
-        srv.repl.proxy_command(&cmd, srv.settings.client_output_buffer_limit().replica);
-        let linked = counted(srv, generation, off, runner.client.db, now, applied);
-        if !linked {
+        if start == from {
+            continue;
+        }
+        crate::aof::hand(srv, &runner.fx, false);
+        srv.repl.proxy(&buf[from..start], srv.settings.client_output_buffer_limit().replica);
+        if !counted(srv, generation, off, runner.client.db, now, applied) {
             return Ok(());
         }
     }

@@ -39,7 +39,7 @@
 //!   replica`) and one that reads its `REPLCONF ACK`s.
 //!
 //! - **On a replica** the stream is its master's, byte for byte
-//!   ([`Repl::proxy_command`] from the link thread, with the master's id
+//!   ([`Repl::proxy`] from the link thread, with the master's id
 //!   and offsets; records go to the AOF only), as Redis's PSYNC2 has it:
 //!   a sub-replica's snapshot begins with the link held between two
 //!   commands and is attached at that offset, and a promoted replica
@@ -708,15 +708,13 @@ impl Repl {
         self.proxy.store(true, Ordering::Relaxed);
     }
 
-    /// A command the link applied, as its master sent it: into this
-    /// replica's stream (its backlog and sub-replicas).
-    pub(crate) fn proxy_command(&self, argv: &[Vec<u8>], limit: OutputLimit) {
+    /// Commands the link applied, as its master sent them: into this
+    /// replica's stream (its backlog and sub-replicas), byte for byte.
+    pub(crate) fn proxy(&self, bytes: &[u8], limit: OutputLimit) {
         if !self.proxying() {
             return;
         }
-        let mut buf = Vec::new();
-        tern_resp::encode::request(&mut buf, argv.iter().map(Vec::as_slice));
-        self.st.lock().append(buf, limit);
+        self.st.lock().append(bytes.to_vec(), limit);
     }
 
     /// A sub-replica's full resynchronisation on a replica: attached at

@@ -50,7 +50,7 @@ use std::time::{Duration, Instant};
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 use slab::Slab;
-use tern_resp::{Args, Frame, Limits};
+use tern_resp::{Frame, Limits};
 use tern_store::{Effects, Keyspace, LockSet};
 
 use tern_commands::client::{flags as client_flags, Client, ClientShared, ReplyMode};

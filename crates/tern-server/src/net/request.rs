@@ -44,16 +44,9 @@ pub(crate) enum Step {
 /// (prefetch.rs), then runs it command by command.
 pub(crate) fn run_request(c: Ctx<'_, '_>, frame: &mut Frame, client: &mut Client, out: &mut OutBuf, buf: &[u8]) -> Step {
     c.limits.authenticated = client.authenticated;
-    if c.batch > 0 && c.plan.is_empty() && c.limits.authenticated && !frame.is_partial() {
-        c.plan.fill(c.srv, c.commands, &mut c.scratch.last_name, frame, buf, c.limits, client, c.batch);
-    }
-    let (step, ahead) = match c.plan.next_cmd() {
-        Some(p) => (Ok(Some((Args::from_parts(buf, p.ranges), p.len))), Some((p.cmd, p.planned, p.ahead))),
-        None => (frame.parse(buf, c.limits).map(|r| r.map(|n| (frame.args(buf), n))), None),
-    };
-    match step {
+    match c.plan.next_request(c.srv, c.commands, &mut c.scratch.last_name, frame, buf, c.limits, client, c.batch) {
         Ok(None) => Step::Incomplete,
-        Ok(Some((args, len))) => {
+        Ok(Some((args, len, ahead))) => {
             let mut close = false;
             let command = !args.is_empty();
             if command {
@@ -62,8 +55,8 @@ pub(crate) fn run_request(c: Ctx<'_, '_>, frame: &mut Frame, client: &mut Client
                     out.clear();
                     return Step::Http;
                 }
-                if let Some((id, planned, members)) = ahead {
-                    c.scratch.plan_next(id, planned, members);
+                if let Some(p) = ahead {
+                    c.scratch.plan_next(p.cmd, p.planned, p.ahead);
                 }
                 c.scratch.req_len = len;
                 let after = cmd::dispatch(
