@@ -5,16 +5,18 @@
 //!  REPLICAOF host port ─► Repl::set_master ─► link thread: connect, PING, AUTH, REPLCONF, PSYNC
 //!     +FULLRESYNC id off ─► the RDB to a file in `dir` ─► flush, load (clients get -LOADING)
 //!     +CONTINUE [id]     ─► the data stays
-//!  then the stream: each command run through the command table as the master's client
-//!  (id 0: it obeys always; keys past their deadline are still there for it), its writes'
-//!  records feeding this server's own AOF, its bytes this server's own stream (backlog,
-//!  sub-replicas: Repl::proxy_command); REPLCONF GETACK answered, REPLCONF ACK every second
+//!  then the stream, read as a client's pipeline is (a read's commands parsed in place,
+//!  their keys prefetched ahead, applied as one batch): each command run through the
+//!  command table as the master's client (id 0: it obeys always; keys past their deadline
+//!  are still there for it), its writes' records feeding this server's own AOF, its bytes
+//!  this server's own stream (backlog, sub-replicas: Repl::proxy); REPLCONF GETACK
+//!  answered, REPLCONF ACK every second
 //! ```
 //!
 //! The offset is the master's: the bytes of its stream applied, so that a
 //! link that drops takes the stream up again with PSYNC (the master's id
 //! and offset + 1), also after a restart (the RDB's `repl-*` fields). A
-//! command, its place in the offset and its bytes in this server's stream
+//! batch, its place in the offset and its bytes in this server's stream
 //! go together under `Repl::applying`, which a save and a sub-replica's
 //! snapshot take to begin at an exact offset.
 //!
