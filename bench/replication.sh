@@ -7,6 +7,10 @@
 #   alone     SET __key__ <32 B>, 50 connections, pipeline 16, 100K keys
 #   replica   the same with a replica that has finished its full
 #             resynchronisation; the master's CPU includes streaming to it
+#   null      the same with bench/null_replica.py in the replica's place: it
+#             reads the stream and throws it away, so the figure is what
+#             streaming alone costs (the master's work and the kernel's on
+#             both sides), without applying; not in the default WORKLOADS
 #
 #   cargo build --release -p tern-server -p tern-bench
 #   bench/replication.sh target/release/tern-server /usr/bin/redis-server
@@ -33,6 +37,7 @@ out=${OUT:-/tmp/replication-$$.txt}
 PID=; TPID=; RPID=; RTPID=; RDIR=
 stop_all() {
     if [ -n "$RPID" ]; then kill "$RPID" 2>/dev/null || true; fi
+    if [ -n "$RTPID" ] && [ -z "$RPID" ]; then kill "$RTPID" 2>/dev/null || true; fi
     if [ -n "$RTPID" ]; then wait "$RTPID" 2>/dev/null || true; fi
     if [ -n "$RDIR" ]; then rm -rf "$RDIR"; fi
     RPID=; RTPID=; RDIR=
@@ -59,6 +64,19 @@ start_replica() {
     return 1
 }
 
+# Starts bench/null_replica.py on CPU 1 as the master's replica; waits
+# until the master has it online. Sets RTPID.
+start_null_replica() {
+    timeout "$SERVER_LIMIT" taskset -c "${BENCH_CPUS:-1}" python3 bench/null_replica.py "$PORT" "$SERVER_LIMIT" &
+    RTPID=$!
+    for _ in $(seq 300); do
+        if redis-cli -p "$PORT" info replication 2>/dev/null | grep -q 'state=online'; then return 0; fi
+        sleep 0.1
+    done
+    echo "the null replica did not sync" >&2
+    return 1
+}
+
 offset() { redis-cli -p "$1" info replication | awk -F: "/^$2:/{print \$2+0}"; }
 
 run_one() { # workload binary tag
@@ -71,6 +89,8 @@ run_one() { # workload binary tag
             echo "$(date +%s.%N) $(offset "$PORT" master_repl_offset) $(offset "$RPORT" slave_repl_offset)"
             sleep 0.1; done >"$out.lag" ) &
         sampler=$!
+    elif [ "$w" = null ]; then
+        start_null_replica
     fi
     a=$(server_ticks)
     ops=$(taskset -c "${BENCH_CPUS:-1}" "$BENCH" -p "$PORT" -t 1 -c 50 --pipeline 16 --ratio 1:0 -d 32 \

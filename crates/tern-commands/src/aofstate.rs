@@ -63,6 +63,15 @@ pub struct Aof {
     pub(crate) delayed_fsync: AtomicU64,
     /// `aof_last_cow_size`: the most the last rewrite's snapshot held copied.
     pub(crate) last_cow: AtomicU64,
+    /// The last of the writer's rounds (`Repl::begin_round`) whose records
+    /// are all fsynced to the file (Redis's `fsynced_reploff_pending`),
+    /// valid while `synced_valid` (not while the AOF waits for the rewrite
+    /// that makes its files, as Redis's `fsynced_reploff` waits).
+    pub(crate) synced_round: AtomicU64,
+    pub(crate) synced_valid: AtomicBool,
+    /// Counts the invalidations: a rewrite begun before the last one does
+    /// not make `synced_round` valid.
+    pub(crate) synced_epoch: AtomicU64,
 }
 
 /// Requests to the writer thread, and its answers.
@@ -127,6 +136,24 @@ impl Aof {
 
     pub fn is_on(&self) -> bool {
         self.on.load(Ordering::Relaxed)
+    }
+
+    /// WAITAOF's local part (Redis's `fsynced_reploff`): None while the AOF
+    /// is off; the last writer's round whose records are all fsynced, or
+    /// 0 (none) until the files are made.
+    pub fn fsynced(&self) -> Option<u64> {
+        if !self.is_on() {
+            return None;
+        }
+        Some(if self.synced_valid.load(Ordering::Acquire) { self.synced_round.load(Ordering::Acquire) } else { 0 })
+    }
+
+    /// The files no longer hold everything (the AOF turned on, or a
+    /// replica's data replaced): nothing counts as fsynced until a rewrite
+    /// begun from now on is done.
+    pub(crate) fn invalidate_synced(&self) {
+        self.synced_epoch.fetch_add(1, Ordering::AcqRel);
+        self.synced_valid.store(false, Ordering::Release);
     }
 
     /// The fields at `now` (ms).

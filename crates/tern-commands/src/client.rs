@@ -49,7 +49,7 @@ pub struct Blocked {
     pub keys: Vec<(Loc, Box<[u8]>)>,
     /// Ms since the Unix epoch; None waits forever.
     pub deadline: Option<u64>,
-    /// WAIT's: the replicas' acknowledgements it waits for (no key).
+    /// WAIT's and WAITAOF's: the acknowledgements it waits for (no key).
     pub acks: bool,
 }
 
@@ -117,8 +117,12 @@ pub struct Client {
     pub replica: Option<Box<crate::repl::Hello>>,
     pub sync: Option<crate::repl::SyncRequest>,
     /// One past the number of the last effect record its writes made
-    /// while replicas were fed (0: none): what WAIT waits for.
+    /// while replicas were fed or the AOF on (0: none): what WAIT and
+    /// WAITAOF wait for.
     pub repl_seq: u64,
+    /// Where a WAIT or WAITAOF found the writes up to `repl_seq` end (the
+    /// stream offset, the writer's round): a later one reuses it.
+    pub repl_known: Option<crate::repl::Known>,
     /// A memcached item's flags, CAS and state, announced by the PING in
     /// front of the SET that stores it (a Tern master's stream, a Tern
     /// AOF; see `tern_store::effect`): taken by that SET. Only a client
@@ -154,6 +158,7 @@ impl Client {
             replica: None,
             sync: None,
             repl_seq: 0,
+            repl_known: None,
             mc_item: None,
             shared,
         }

@@ -803,6 +803,8 @@ pub const NOMASTERLINK: &str = "NOMASTERLINK Can't SYNC while not connected with
 pub const INVALID_MASTER_PORT: &str = "ERR Invalid master port";
 pub const REPLICAOF_FROM_REPLICA: &str = "ERR Command is not valid when client is a replica.";
 pub const WAIT_ON_REPLICA: &str = "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.";
+pub const WAITAOF_ON_REPLICA: &str = "ERR WAITAOF cannot be used with replica instances. Please also note that writes to replicas are just local and are not propagated.";
+pub const WAITAOF_NO_AOF: &str = "ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.";
 pub const PSYNC_FAILOVER_TO_MASTER: &str = "ERR PSYNC FAILOVER can't be sent to a master.";
 pub const PSYNC_FAILOVER_REPLID: &str = "ERR PSYNC FAILOVER replid must match my replid.";
 pub const NO_FAILOVER: &str = "ERR No failover in progress.";
@@ -816,7 +818,9 @@ pub const FAILOVER_NOT_ONLINE: &str = "ERR FAILOVER target replica is not online
 pub const REPLICAOF_DURING_FAILOVER: &str = "ERR REPLICAOF not allowed while failing over.";
 pub const SYNC_DURING_FAILOVER: &str = "NOMASTERLINK Can't SYNC while failing over";
 pub const FILTERED_NEEDS_EOF: &str = "ERR Filtered replica requires EOF capability";
-pub const REPLCONF_RDB_ONLY_RANGE: &str = "ERR value is out of range, value must between 0 and 1";
+/// REPLCONF rdb-only's and WAITAOF numlocal's range (Redis's
+/// getRangeLongFromObjectOrReply, 0 to 1).
+pub const RANGE_0_1: &str = "ERR value is out of range, value must between 0 and 1";
 
 /// A master's error reply to a replica's PING that only asks it to
 /// authenticate (the replica goes on, with AUTH), as Redis's replica reads it.

@@ -27,7 +27,7 @@
 //! ```text
 //!  engine    ─► cmd script server
 //!  script    ─► cmd server client scriptcache errors outbuf stats persist glob maxmemory
-//!  aofload   ─► engine cmd server client acl outbuf errors persist aof aofstate script
+//!  aofload   ─► engine cmd server client acl outbuf errors persist aof aofstate script prefetch
 //!  prefetch  ─► cmd server client
 //!  memcache  ─► server client acl errors outbuf stats maxmemory messaging
 //!  cmd       ─► server client acl outbuf stats errors glob sysinfo fdlimit cmdlog latency monitor maxmemory persist aof scriptcache messaging repl repl_master

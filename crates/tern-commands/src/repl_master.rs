@@ -294,13 +294,33 @@ fn stream(srv: &Server, rep: &Arc<Replica>, sock: &mut TcpStream) -> std::io::Re
     }
 }
 
+/// Writes the chunks taken from the queue, as few system calls as the
+/// socket takes them in (writev of up to 64 chunks at a time).
 fn send(srv: &Server, sock: &mut TcpStream, chunks: &[Arc<[u8]>]) -> std::io::Result<()> {
-    let mut n = 0;
-    for c in chunks {
-        sock.write_all(c)?;
-        n += c.len();
+    let total: usize = chunks.iter().map(|c| c.len()).sum();
+    // The first chunk not written whole, and how much of it was.
+    let (mut i, mut part) = (0, 0);
+    while i < chunks.len() {
+        if chunks[i].len() == part {
+            (i, part) = (i + 1, 0);
+            continue;
+        }
+        let mut bufs: Vec<std::io::IoSlice<'_>> = Vec::with_capacity((chunks.len() - i).min(64));
+        bufs.push(std::io::IoSlice::new(&chunks[i][part..]));
+        bufs.extend(chunks[i + 1..].iter().take(63).map(|c| std::io::IoSlice::new(c)));
+        let mut n = match sock.write_vectored(&bufs) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        while i < chunks.len() && n >= chunks[i].len() - part {
+            n -= chunks[i].len() - part;
+            (i, part) = (i + 1, 0);
+        }
+        part += n;
     }
-    srv.repl.net_output.fetch_add(n as u64, Ordering::Relaxed);
+    srv.repl.net_output.fetch_add(total as u64, Ordering::Relaxed);
     Ok(())
 }
 
@@ -311,10 +331,18 @@ fn read_acks(srv: &Server, rep: &Replica, sock: TcpStream) {
         match r.next_command() {
             Ok(Some(argv)) => {
                 if argv.len() >= 3 && argv[0].eq_ignore_ascii_case(b"replconf") && argv[1].eq_ignore_ascii_case(b"ack") {
-                    if let Some(off) = std::str::from_utf8(&argv[2]).ok().and_then(|s| s.parse::<u64>().ok()) {
+                    let num = |a: &[u8]| std::str::from_utf8(a).ok().and_then(|s| s.parse::<u64>().ok());
+                    if let Some(off) = num(&argv[2]) {
                         rep.ack.fetch_max(off, Ordering::Relaxed);
                     }
-                    wake(srv, srv.repl.acks_changed());
+                    // `FACK <aof_off>`: what its AOF has fsynced (Redis 7.2+
+                    // replicas with appendonly on).
+                    if argv.len() >= 5 && argv[3].eq_ignore_ascii_case(b"fack") {
+                        if let Some(off) = num(&argv[4]) {
+                            rep.aof_ack.fetch_max(off, Ordering::Relaxed);
+                        }
+                    }
+                    wake(srv, srv.repl.acks_changed(srv.aof.fsynced()));
                     rep.ack_ms.store(now_ms(), Ordering::Relaxed);
                     rep.acked.store(true, Ordering::Release);
                 }
@@ -457,19 +485,27 @@ pub fn failover_done(srv: &Server) {
     }
 }
 
-/// Posts a wake to each WAIT that is satisfied (its worker runs it again).
+/// The local AOF's fsync moved (or the AOF was turned off): WAITAOFs it
+/// satisfies (or ends) are woken.
+pub fn fsync_moved(srv: &Server) {
+    wake(srv, srv.repl.acks_changed(srv.aof.fsynced()));
+}
+
+/// Posts a wake to each WAIT or WAITAOF that is satisfied (its worker
+/// runs it again).
 fn wake(srv: &Server, due: Vec<(usize, u64)>) {
     for (worker, client) in due {
         srv.post(worker, crate::server::Wake::Ready(client));
     }
 }
 
-/// The stream's writer finished a round: records below `w` are in the
-/// stream. WAITs learn where their writes end; the replicas are asked to
-/// acknowledge (REPLCONF GETACK *, as Redis asks before it sleeps with a
-/// client in WAIT); those already satisfied are woken.
-pub fn fed_to(srv: &Server, w: u64) {
-    let (asked, due) = srv.repl.fed_to(w);
+/// The stream's writer finished round `r`: records below `w` are in the
+/// stream and the AOF. WAITs and WAITAOFs learn where their writes end;
+/// the replicas are asked to acknowledge (REPLCONF GETACK *, as Redis
+/// asks before it sleeps with a client in WAIT); those already satisfied
+/// are woken.
+pub fn fed_to(srv: &Server, w: u64, r: u64) {
+    let (asked, due) = srv.repl.fed_to(w, r, srv.aof.fsynced());
     if asked {
         srv.repl.append_raw(b"*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n", srv.settings.client_output_buffer_limit().replica);
     }

@@ -3,14 +3,15 @@
 //!
 //! ```text
 //!  REPLICAOF host port ─► Repl::set_master ─► link thread: connect, PING, AUTH, REPLCONF, PSYNC
-//!     +FULLRESYNC id off ─► the RDB to a file in `dir` ─► flush, load (clients get -LOADING)
+//!     +FULLRESYNC id off ─► the RDB to a file in `dir` (or from the socket) ─► flush, load (clients get -LOADING)
 //!     +CONTINUE [id]     ─► the data stays
 //!  then the stream, read as a client's pipeline is (a read's commands parsed in place,
 //!  their keys prefetched ahead, applied as one batch): each command run through the
 //!  command table as the master's client (id 0: it obeys always; keys past their deadline
 //!  are still there for it), its writes' records feeding this server's own AOF, its bytes
 //!  this server's own stream (backlog, sub-replicas: Repl::proxy); REPLCONF GETACK
-//!  answered, REPLCONF ACK every second
+//!  answered, REPLCONF ACK every second (with FACK, the offset its AOF has fsynced,
+//!  when the AOF is on)
 //! ```
 //!
 //! The offset is the master's: the bytes of its stream applied, so that a
@@ -20,8 +21,9 @@
 //! go together under `Repl::applying`, which a save and a sub-replica's
 //! snapshot take to begin at an exact offset.
 //!
-//! Non-goals for now: loading the RDB from the socket while it arrives
-//! (`repl-diskless-load`).
+//! The RDB goes through a file in `dir`, or with `repl-diskless-load`
+//! (`on-empty-db`, `swapdb`) and no key here, is loaded from the socket
+//! as it arrives.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpStream, ToSocketAddrs};
@@ -216,6 +218,9 @@ fn link(eng: &Engine, (host, port, generation, replid, offset): (String, u16, u6
             return Ok(());
         }
         srv.repl.follow(&new_id, off.max(0) as u64, true, srv.config.read().repl_backlog_size as usize);
+        if srv.aof.is_on() {
+            srv.repl.note_applied(srv.ks.next_seq(), off.max(0) as u64);
+        }
     } else if let Some(rest) = reply.strip_prefix("+CONTINUE") {
         let new_id = rest.trim();
         log_notice!("Successful partial resynchronization with master.");
@@ -251,21 +256,45 @@ fn full_sync(eng: &Engine, r: &mut BufReader<TcpStream>, generation: u64) -> std
     let Some(size) = head.strip_prefix('$') else {
         return Err(err(format!("Bad protocol from MASTER, the first byte is not '$' (we received '{head}'), are you sure the host and port are right?")));
     };
+    let eof_mark = size.strip_prefix("EOF:").map(|m| m.as_bytes().to_vec());
+    let len = match &eof_mark {
+        Some(_) => None,
+        None => Some(size.parse::<u64>().map_err(|_| err("bad RDB length from MASTER"))?),
+    };
+    if from_socket(srv) {
+        log_notice!("MASTER <-> REPLICA sync: Flushing old data");
+        // The RDB must end where its framing says, or the stream that
+        // follows would be read from the wrong byte.
+        return match eof_mark {
+            Some(mark) => {
+                let mut rdb = EofReader::new(r, mark);
+                load(eng, &mut rdb, None)?;
+                rdb.finished().then_some(()).ok_or_else(|| err("the master's RDB did not end at its EOF mark"))
+            }
+            None => {
+                let mut rdb = r.by_ref().take(len.unwrap_or(0));
+                load(eng, &mut rdb, len)?;
+                (std::io::copy(&mut rdb, &mut std::io::sink())? == 0).then_some(()).ok_or_else(|| err("the master's RDB did not end at its length"))
+            }
+        };
+    }
     let tmp = crate::persist::temp_path(srv, &format!("temp-{}.{}.rdb", now_ms() / 1000, std::process::id()));
     let mut file = std::fs::File::create(&tmp)?;
     let got = (|| -> std::io::Result<u64> {
-        if let Some(mark) = size.strip_prefix("EOF:") {
-            let mark = mark.as_bytes().to_vec();
-            log_notice!("MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to disk");
-            copy_until_mark(r, &mut file, &mark)
-        } else {
-            let len: u64 = size.parse().map_err(|_| err("bad RDB length from MASTER"))?;
-            log_notice!("MASTER <-> REPLICA sync: receiving {} bytes from master to disk", len);
-            let n = std::io::copy(&mut r.by_ref().take(len), &mut file)?;
-            if n != len {
-                return Err(err("connection lost during the RDB transfer"));
+        match (&eof_mark, len) {
+            (Some(mark), _) => {
+                log_notice!("MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to disk");
+                copy_until_mark(r, &mut file, mark)
             }
-            Ok(n)
+            (None, len) => {
+                let len = len.unwrap_or(0);
+                log_notice!("MASTER <-> REPLICA sync: receiving {} bytes from master to disk", len);
+                let n = std::io::copy(&mut r.by_ref().take(len), &mut file)?;
+                if n != len {
+                    return Err(err("connection lost during the RDB transfer"));
+                }
+                Ok(n)
+            }
         }
     })();
     drop(file);
@@ -281,9 +310,81 @@ fn full_sync(eng: &Engine, r: &mut BufReader<TcpStream>, generation: u64) -> std
         return Ok(());
     }
     log_notice!("MASTER <-> REPLICA sync: Flushing old data");
-    let loaded = load(eng, &tmp, got);
+    let loaded = std::fs::File::open(&tmp).and_then(|f| load(eng, std::io::BufReader::new(f), Some(got)));
     let _ = std::fs::remove_file(&tmp);
     loaded
+}
+
+/// Whether the master's RDB is loaded straight from the socket
+/// (`repl-diskless-load`): with `on-empty-db` or `swapdb` while this
+/// server holds no key. Otherwise it goes through a file, so the data
+/// stays until the RDB has arrived whole (Redis's `swapdb` keeps it in
+/// memory beside the new one while it loads; Tern has no second keyspace
+/// to load into, so with data it takes the file's way, which keeps it as
+/// long as the transfer lasts).
+fn from_socket(srv: &crate::server::Server) -> bool {
+    let mode = srv.config.read().repl_diskless_load;
+    mode != "disabled" && (0..srv.ks.total_shards() as u32).all(|g| srv.ks.lock(g).len() == 0)
+}
+
+/// The RDB of a `$EOF:<mark>` transfer, read from the socket: it ends
+/// where the bytes received end with the mark (which is not given),
+/// as Redis finds the end; the master sends nothing after it until this
+/// replica acknowledges.
+struct EofReader<'r> {
+    r: &'r mut BufReader<TcpStream>,
+    mark: Vec<u8>,
+    /// Bytes received, not yet given: at least the mark's length are kept
+    /// back until the end is known.
+    held: Vec<u8>,
+    /// Where `held` starts being given.
+    at: usize,
+    ended: bool,
+}
+
+impl<'r> EofReader<'r> {
+    fn new(r: &'r mut BufReader<TcpStream>, mark: Vec<u8>) -> Self {
+        EofReader { r, mark, held: Vec::new(), at: 0, ended: false }
+    }
+}
+
+impl EofReader<'_> {
+    /// The mark was reached and every byte before it given.
+    fn finished(&self) -> bool {
+        self.ended && self.at == self.held.len()
+    }
+}
+
+impl Read for EofReader<'_> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            // What can be given: all at the end, else all but the mark's length.
+            let keep = if self.ended { 0 } else { self.mark.len() };
+            let ready = (self.held.len() - self.at).saturating_sub(keep);
+            if ready > 0 || self.ended {
+                let n = ready.min(out.len());
+                out[..n].copy_from_slice(&self.held[self.at..self.at + n]);
+                self.at += n;
+                return Ok(n);
+            }
+            if self.at > 0 {
+                self.held.drain(..self.at);
+                self.at = 0;
+            }
+            let buf = self.r.fill_buf()?;
+            if buf.is_empty() {
+                return Err(err("connection lost during the RDB transfer"));
+            }
+            self.held.extend_from_slice(buf);
+            let n = buf.len();
+            self.r.consume(n);
+            if self.held.ends_with(&self.mark) {
+                let body = self.held.len() - self.mark.len();
+                self.held.truncate(body);
+                self.ended = true;
+            }
+        }
+    }
 }
 
 /// Copies `r` to `out` until the stream ends with `mark` (which is not
@@ -314,30 +415,36 @@ fn copy_until_mark(r: &mut BufReader<TcpStream>, out: &mut impl Write, mark: &[u
     }
 }
 
-/// Empties the keyspace and loads the master's RDB; clients get -LOADING
-/// meanwhile. An AOF that is on is rewritten from the result, as Redis
-/// restarts its AOF after a sync.
-fn load(eng: &Engine, path: &std::path::Path, size: u64) -> std::io::Result<()> {
+/// Empties the keyspace and loads the master's RDB (from a file or the
+/// socket; `size` when known); clients get -LOADING meanwhile. A load that
+/// fails leaves the keyspace empty. An AOF that is on is rewritten from
+/// the result, as Redis restarts its AOF after a sync.
+fn load(eng: &Engine, rdb: impl Read, size: Option<u64>) -> std::io::Result<()> {
     let srv = &eng.srv;
     let started = Instant::now();
     srv.persist.loading.store(true, Ordering::Relaxed);
+    let mut runner = Runner::new(eng);
     let r = (|| -> std::io::Result<()> {
-        let mut runner = Runner::new(eng);
         runner.exec(&[b"FLUSHALL".to_vec(), b"SYNC".to_vec()]);
         log_notice!("MASTER <-> REPLICA sync: Loading DB in memory");
-        let file = std::fs::File::open(path)?;
         let now = now_ms();
         // Keys past their deadline are kept, for the master's DEL, as a
         // Redis replica keeps them.
-        let (info, loaded, expired) = crate::persist::load_rdb_keeping(srv, std::io::BufReader::new(file), Some(size), now, true).map_err(|e| err(format!("Failed trying to load the MASTER synchronization DB from disk: {e}")))?;
+        let (info, loaded, expired) = crate::persist::load_rdb_keeping(srv, rdb, size, now, true).map_err(|e| err(format!("Failed trying to load the MASTER synchronization DB from disk: {e}")))?;
         crate::script::load_libraries(srv, &info.functions).map_err(|e| err(format!("Failed loading the master's function libraries: {e}")))?;
         crate::persist::load_done(srv, loaded, expired, now);
         log_notice!("Done loading RDB, keys loaded: {}, keys expired: {}.", loaded, expired);
         Ok(())
     })();
+    if r.is_err() {
+        // Half a dataset is not served: the next sync starts from nothing.
+        runner.exec(&[b"FLUSHALL".to_vec(), b"SYNC".to_vec()]);
+    }
     srv.persist.loading.store(false, Ordering::Relaxed);
     r?;
     if srv.aof.is_on() {
+        // Nothing counts as fsynced (FACK 0) until the rewrite is done.
+        srv.aof.invalidate_synced();
         crate::aof::request_rewrite(srv);
     }
     log_notice!("MASTER <-> REPLICA sync: Finished with success ({:.3} s)", started.elapsed().as_secs_f64());
@@ -350,10 +457,7 @@ fn load(eng: &Engine, path: &std::path::Path, size: u64) -> std::io::Result<()> 
 fn stream(eng: &Engine, r: BufReader<TcpStream>, w: TcpStream, generation: u64, applied: Arc<AtomicI64>, timeout: Duration) -> std::io::Result<()> {
     let _listed = MasterEntry::new(&eng.srv, &w);
     let w = Mutex::new(w);
-    let ack = |w: &Mutex<TcpStream>, off: i64| -> std::io::Result<()> {
-        let o = off.to_string();
-        send(&mut *w.lock(), &[b"REPLCONF", b"ACK", o.as_bytes()])
-    };
+    let ack = |w: &Mutex<TcpStream>, off: i64| send_ack(&eng.srv, &mut w.lock(), off);
     ack(&w, applied.load(Ordering::Relaxed))?;
     let last_io = AtomicI64::new(now_ms() as i64);
     let done = std::sync::atomic::AtomicBool::new(false);
@@ -444,8 +548,7 @@ fn apply(eng: &Engine, mut r: BufReader<TcpStream>, w: &Mutex<TcpStream>, genera
         while let Some(used) = runner.apply_next(&mut frame, &buf[start..end], &limits, batch, |args| {
             if args.len() >= 2 && args.get(0).eq_ignore_ascii_case(b"replconf") && args.get(1).eq_ignore_ascii_case(b"getack") {
                 // The offset before this command, as Redis's replica answers.
-                let o = off.to_string();
-                send(&mut *w.lock(), &[b"REPLCONF", b"ACK", o.as_bytes()])?;
+                send_ack(srv, &mut w.lock(), off)?;
                 return Ok(false);
             }
             Ok(!(args.len() == 1 && args.get(0).eq_ignore_ascii_case(b"ping")))
@@ -457,10 +560,26 @@ fn apply(eng: &Engine, mut r: BufReader<TcpStream>, w: &Mutex<TcpStream>, genera
             continue;
         }
         crate::aof::hand(srv, &runner.fx, false);
+        if srv.aof.is_on() {
+            srv.repl.note_applied(srv.ks.next_seq(), off as u64);
+        }
         srv.repl.proxy(&buf[from..start], srv.settings.client_output_buffer_limit().replica);
         if !counted(srv, generation, off, runner.client.db, now, applied) {
             return Ok(());
         }
+    }
+}
+
+/// `REPLCONF ACK <off>`, with `FACK <aof_off>` (the offset this replica's
+/// AOF has fsynced) when its AOF is on, as Redis 7.2's replicationSendAck.
+fn send_ack(srv: &crate::server::Server, w: &mut TcpStream, off: i64) -> std::io::Result<()> {
+    let o = off.to_string();
+    match srv.aof.fsynced() {
+        Some(round) => {
+            let f = srv.repl.fsynced_offset(round).to_string();
+            send(w, &[b"REPLCONF", b"ACK", o.as_bytes(), b"FACK", f.as_bytes()])
+        }
+        None => send(w, &[b"REPLCONF", b"ACK", o.as_bytes()]),
     }
 }
 

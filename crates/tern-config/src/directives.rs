@@ -511,7 +511,7 @@ directives! {
         repl_diskless_sync: bool = true => "repl-diskless-sync", Bool, runtime;
         repl_diskless_sync_delay: Duration = Duration::from_secs(5) => "repl-diskless-sync-delay", Secs::new(0, i32::MAX as i64), runtime;
         repl_diskless_sync_max_replicas: i64 = 0 => "repl-diskless-sync-max-replicas", Int::new(0, i32::MAX as i64), runtime, REPLICATION;
-        repl_diskless_load: &'static str = "disabled" => "repl-diskless-load", Choice(&["disabled", "on-empty-db", "swapdb"]), runtime, REPLICATION;
+        repl_diskless_load: &'static str = "disabled" => "repl-diskless-load", Choice(&["disabled", "on-empty-db", "swapdb"]), runtime;
         repl_disable_tcp_nodelay: bool = false => "repl-disable-tcp-nodelay", Bool, runtime;
         repl_backlog_size: u64 = 1 << 20 => "repl-backlog-size", Mem::new(0, MEM_MAX), runtime;
         repl_backlog_ttl: Duration = Duration::from_secs(3600) => "repl-backlog-ttl", Secs::new(0, i32::MAX as i64), runtime;

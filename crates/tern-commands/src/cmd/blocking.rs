@@ -290,8 +290,11 @@ pub fn retry(r: Conn<'_, '_>) -> bool {
 /// wait on a background job), or with `error` the `-UNBLOCKED` error.
 pub fn abandon(srv: &Server, locks: &mut LockSet<'_>, client: &mut Client, stats: &WorkerStats, out: Option<&mut OutBuf>, error: bool) {
     let Some(b) = client.blocked.take() else { return };
-    // Counted before it is forgotten (WAIT's timeout reply).
-    let acked = if b.acks { Some(srv.repl.forget_waiter(client.id)) } else { None };
+    // Counted before it is forgotten (WAIT's and WAITAOF's timeout reply).
+    let acked = if b.acks { Some(srv.repl.forget_waiter(client.id, srv.aof.fsynced())) } else { None };
+    if let Some(k) = acked.and_then(|a| a.known) {
+        client.repl_known = Some(k);
+    }
     let now = crate::server::now_ms();
     locks.acquire(b.keys.iter().map(|(l, _)| l.gid));
     for (loc, key) in &b.keys {
@@ -309,9 +312,17 @@ pub fn abandon(srv: &Server, locks: &mut LockSet<'_>, client: &mut Client, stats
         let mut reply = Reply::new(out, client.resp3, stats);
         if error {
             reply.error(errors::UNBLOCKED);
-        } else if let Some(n) = acked {
-            // WAIT's timeout: the replicas that acknowledged so far.
-            reply.int(n as i64);
+        } else if let Some(a) = acked {
+            // WAIT's timeout: the replicas that acknowledged so far;
+            // WAITAOF's: the local AOF's fsync too.
+            match a.local {
+                Some(local) => {
+                    reply.array(2);
+                    reply.int(i64::from(local));
+                    reply.int(a.replicas as i64);
+                }
+                None => reply.int(a.replicas as i64),
+            }
         } else if b.keys.is_empty() {
             // A wait for a background job (a SYNC flush's free) that
             // cannot fail: its `+OK`, as Redis's timed-out BLOCKED_LAZYFREE.

@@ -972,8 +972,9 @@ pub fn call<'ks>(
     // The store told WATCHers of each key written; its effect records
     // follow the command's order even under EXEC's pinned locks.
     locks.gather_effects();
-    // WAIT waits for the replicas to have the client's last write.
-    if srv.repl.active() {
+    // WAIT and WAITAOF wait for the replicas and the AOF to have the
+    // client's last write.
+    if srv.repl.active() || srv.aof.is_on() {
         if let Some(s) = locks.effects.last_seq() {
             client.repl_seq = client.repl_seq.max(s + 1);
         }

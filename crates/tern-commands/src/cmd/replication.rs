@@ -1,6 +1,6 @@
 //! The master's replication commands: REPLCONF (a replica's handshake),
 //! SYNC and PSYNC (which hand the connection over to `crate::repl_master`
-//! once the reply buffer is empty), WAIT and ROLE.
+//! once the reply buffer is empty), WAIT, WAITAOF and ROLE.
 
 use std::sync::atomic::Ordering;
 
@@ -24,6 +24,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         .acl(&["admin", "slow", "dangerous"]),
     CommandSpec::new("wait", 3, BLOCKING, &[], wait)
         .doc("generic", "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.", "3.0.0", "O(1)")
+        .acl(&["slow", "connection", "blocking"])
+        .tips(&["request_policy:all_shards", "response_policy:agg_min"]),
+    CommandSpec::new("waitaof", 4, BLOCKING, &[], waitaof)
+        .doc("generic", "Blocks until all of the preceding write commands sent by the connection are written to the append-only file of the master and/or replicas.", "7.2.0", "O(1)")
         .acl(&["slow", "connection", "blocking"])
         .tips(&["request_policy:all_shards", "response_policy:agg_min"]),
     CommandSpec::new("replicaof", 3, ADMIN | NOSCRIPT | STALE | NO_ASYNC_LOADING, &[], replicaof)
@@ -82,7 +86,7 @@ fn replconf(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             match parse_i64(val) {
                 Some(n @ 0..=1) => hello.rdb_only = n == 1,
                 Some(_) => {
-                    ctx.reply.error(errors::REPLCONF_RDB_ONLY_RANGE);
+                    ctx.reply.error(errors::RANGE_0_1);
                     return;
                 }
                 None => {
@@ -286,6 +290,14 @@ fn role(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
     }
 }
 
+/// Ends the client's WAIT or WAITAOF, keeping where its writes were found
+/// to end for the next one.
+fn forget(ctx: &mut Ctx<'_, '_>, fsynced: Option<u64>) {
+    if let Some(k) = ctx.srv.repl.forget_waiter(ctx.client.id, fsynced).known {
+        ctx.client.repl_known = Some(k);
+    }
+}
+
 /// WAIT numreplicas timeout: the client waits (keyless, as a blocked
 /// client) until that many replicas have acknowledged the stream up to
 /// the end of its last write, or the timeout; the reply is how many have.
@@ -305,9 +317,9 @@ fn wait(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         return ctx.reply.error(errors::WAIT_ON_REPLICA);
     }
     let (id, waiting) = (ctx.client.id, blocking::serving(ctx));
-    let acked = repl.wait_status(id, ctx.worker, ctx.client.repl_seq, need);
+    let acked = repl.wait_status(id, ctx.worker, ctx.client.repl_seq, ctx.client.repl_known, need, None, None).replicas;
     if acked as i64 >= need || !blocking::may_wait(ctx) {
-        repl.forget_waiter(id);
+        forget(ctx, None);
         if waiting {
             blocking::served(ctx);
         }
@@ -319,5 +331,61 @@ fn wait(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         // round, and asks the replicas to acknowledge.
         repl.want_acks();
         ctx.srv.aof.feed.nudge();
+    }
+}
+
+/// WAITAOF numlocal numreplicas timeout: as WAIT, until the local AOF (if
+/// `numlocal` is 1) has fsynced the client's writes and that many replicas
+/// said (REPLCONF ACK's FACK) theirs have; the reply is both counts.
+/// Checked in Redis's order: the arguments, then the role, then the AOF.
+fn waitaof(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let numlocal = match parse_i64(args.get(1)) {
+        Some(n @ 0..=1) => n,
+        Some(_) => return ctx.reply.error(errors::RANGE_0_1),
+        None => return ctx.reply.error(errors::NOT_INTEGER),
+    };
+    let need = match parse_i64(args.get(2)) {
+        Some(n) if n >= 0 => n,
+        Some(_) => return ctx.reply.error(errors::MUST_BE_POSITIVE),
+        None => return ctx.reply.error(errors::NOT_INTEGER),
+    };
+    let timeout = match Timeout::parse_ms(args.get(3), ctx.now) {
+        Ok(t) => t,
+        Err(e) => return ctx.reply.error(e),
+    };
+    let (srv, id, waiting) = (ctx.srv, ctx.client.id, blocking::serving(ctx));
+    let repl = &srv.repl;
+    let fsynced = srv.aof.fsynced();
+    let refused = if repl.is_replica() {
+        Some(errors::WAITAOF_ON_REPLICA)
+    } else if numlocal > 0 && fsynced.is_none() {
+        Some(errors::WAITAOF_NO_AOF)
+    } else {
+        None
+    };
+    if let Some(e) = refused {
+        // A client already waiting ends with it (the AOF was turned off).
+        if waiting {
+            forget(ctx, fsynced);
+            blocking::served(ctx);
+        }
+        return ctx.reply.error(e);
+    }
+    let acked = repl.wait_status(id, ctx.worker, ctx.client.repl_seq, ctx.client.repl_known, need, Some(numlocal), fsynced);
+    let local = i64::from(acked.local.unwrap_or(false));
+    if (acked.replicas as i64 >= need && local >= numlocal) || !blocking::may_wait(ctx) {
+        forget(ctx, fsynced);
+        if waiting {
+            blocking::served(ctx);
+        }
+        let r = &mut ctx.reply;
+        r.array(2);
+        r.int(local);
+        return r.int(acked.replicas as i64);
+    }
+    if !waiting {
+        blocking::wait_keyless(ctx, args, timeout.0, true);
+        repl.want_acks();
+        srv.aof.feed.nudge();
     }
 }

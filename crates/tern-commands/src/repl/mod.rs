@@ -11,7 +11,7 @@
 //!                          Repl: offset, backlog ──► replica queues (shared chunks)
 //!                                                        │
 //!  PSYNC on a worker ── socket handed over ──► tern-replica-<id> thread: +FULLRESYNC, RDB, then the queue
-//!                                              tern-replica-ack thread: REPLCONF ACK
+//!                                              tern-replica-ack thread: REPLCONF ACK [FACK]
 //! ```
 //!
 //! - **The stream** is made by the one thread that already puts every
@@ -118,6 +118,10 @@ pub struct Repl {
     /// A client went into WAIT: the writer asks the replicas to
     /// acknowledge at its next round.
     getack: AtomicBool,
+    /// The writer's rounds, counted as each begins (before it collects
+    /// records): a waiter's writes are known to be in the stream and the
+    /// AOF only from a round that began after it registered.
+    round: AtomicU64,
     /// `min-replicas-to-write` when `min-replicas-max-lag` is set too
     /// (0: writes never wait for replicas), and the replicas online that
     /// acknowledged within the lag, counted by the cron (Redis's
@@ -228,23 +232,54 @@ pub(crate) struct State {
     /// `repl-backlog-ttl` without one).
     pub(crate) alone_since: Option<Instant>,
     pub(crate) last_ping: Option<Instant>,
-    /// Every record numbered below this is in the stream.
-    fed_below: u64,
-    /// Clients in WAIT.
+    /// Clients in WAIT and WAITAOF.
     waiters: Vec<Waiter>,
+    /// As a replica with its AOF on: the master's stream applied, as
+    /// (writer's round when noted, next record number, offset), until a
+    /// round has written those records; then as (round, offset) until
+    /// that round is fsynced; `fack` is the offset fsynced so far (REPLCONF
+    /// ACK's FACK).
+    applied: VecDeque<(u64, u64, u64)>,
+    written: VecDeque<(u64, u64)>,
+    fack: u64,
 }
 
-/// A client in WAIT: the records up to `seq` (one past the last of its
-/// writes), the stream offset they end at once known, and how many
-/// replicas must acknowledge it.
+/// A client in WAIT or WAITAOF: the records up to `seq` (one past the
+/// last of its writes), the stream offset they end at and the writer's
+/// round that wrote them once known, how many replicas must acknowledge
+/// it, and for WAITAOF how many local AOFs (0 or 1) must have it fsynced.
 struct Waiter {
     client: u64,
     worker: usize,
     seq: u64,
     need: i64,
+    local: Option<i64>,
+    /// The writer's round count when it registered.
+    after: u64,
     target: Option<u64>,
+    written: Option<u64>,
     /// A wake is posted and not yet answered.
     woken: bool,
+}
+
+/// Where a WAIT or WAITAOF stands: for WAITAOF whether the local AOF has
+/// its writes fsynced, and the replicas that acknowledged them (fsynced
+/// to their AOFs, for WAITAOF).
+#[derive(Clone, Copy, Debug)]
+pub struct Acked {
+    pub local: Option<bool>,
+    pub replicas: usize,
+    /// Where its writes end, once known.
+    pub known: Option<Known>,
+}
+
+/// A client's writes up to record `seq` end at stream offset `target`,
+/// and were written to the AOF by the writer's round `written`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Known {
+    pub seq: u64,
+    pub target: u64,
+    pub written: u64,
 }
 
 /// One replica, as its threads and INFO see it.
@@ -257,6 +292,9 @@ pub struct Replica {
     pub state: AtomicU8,
     /// The last offset it acknowledged, and when (ms).
     pub ack: AtomicU64,
+    /// The last offset it said is fsynced to its AOF (`REPLCONF ACK <off>
+    /// FACK <aof_off>`; 0 from a replica that sends none).
+    pub aof_ack: AtomicU64,
     pub ack_ms: AtomicU64,
     /// It has acknowledged at least once.
     pub acked: AtomicBool,
@@ -283,6 +321,7 @@ impl Replica {
             port,
             state: AtomicU8::new(state::WAIT_BGSAVE),
             ack: AtomicU64::new(0),
+            aof_ack: AtomicU64::new(0),
             ack_ms: AtomicU64::new(now_ms),
             acked: AtomicBool::new(false),
             gone: AtomicBool::new(false),
@@ -364,8 +403,10 @@ impl Repl {
                 db: None,
                 alone_since: None,
                 last_ping: None,
-                fed_below: 0,
                 waiters: Vec::new(),
+                applied: VecDeque::new(),
+                written: VecDeque::new(),
+                fack: 0,
             }),
             sync_full: AtomicU64::new(0),
             sync_partial_ok: AtomicU64::new(0),
@@ -373,6 +414,7 @@ impl Repl {
             net_output: AtomicU64::new(0),
             net_input: AtomicU64::new(0),
             getack: AtomicBool::new(false),
+            round: AtomicU64::new(0),
             min_good: AtomicU64::new(0),
             good: AtomicU64::new(0),
             proxy: AtomicBool::new(false),
@@ -694,6 +736,10 @@ impl Repl {
                 st.second_offset = -1;
                 st.offset = offset;
                 st.backlog = Some(Backlog::new(size.max(BACKLOG_MIN), offset));
+                // What its AOF had fsynced was of another history.
+                st.applied.clear();
+                st.written.clear();
+                st.fack = 0;
             }
             let mut gone: Vec<Arc<Replica>> = st.replicas.drain(..).collect();
             gone.extend(st.cuts.drain(..).map(|(_, r)| r));
@@ -811,26 +857,31 @@ impl Repl {
         st.cuts.retain(|(_, r)| !Arc::ptr_eq(r, rep));
     }
 
-    /// WAIT: how many replicas have acknowledged every write of `client`
-    /// (up to record `seq`, exclusive) so far; it is registered, to be
-    /// woken as that changes, until [`Repl::forget_waiter`].
-    pub fn wait_status(&self, client: u64, worker: usize, seq: u64, need: i64) -> usize {
+    /// WAIT (`local` None) and WAITAOF (`local`: numlocal): where every
+    /// write of `client` (up to record `seq`, exclusive) stands so far,
+    /// the local AOF being fsynced up to the writer's round `fsynced`
+    /// (None: the AOF is off); it is registered, to be woken as that
+    /// changes, until [`Repl::forget_waiter`]. A client without writes
+    /// waits for offset 0 (every replica online has it, as in Redis); one
+    /// whose writes an earlier wait placed (`known`) takes that place.
+    #[allow(clippy::too_many_arguments)]
+    pub fn wait_status(&self, client: u64, worker: usize, seq: u64, known: Option<Known>, need: i64, local: Option<i64>, fsynced: Option<u64>) -> Acked {
         let mut st = self.st.lock();
-        let (fed, offset) = (st.fed_below, st.offset);
         let i = match st.waiters.iter().position(|w| w.client == client) {
             Some(i) => i,
             None => {
-                st.waiters.push(Waiter { client, worker, seq, need, target: None, woken: false });
+                let after = self.round.load(Ordering::SeqCst);
+                let (target, written) = match known.filter(|k| k.seq == seq) {
+                    _ if seq == 0 => (Some(0), Some(0)),
+                    Some(k) => (Some(k.target), Some(k.written)),
+                    None => (None, None),
+                };
+                st.waiters.push(Waiter { client, worker, seq, need, local, after, target, written, woken: false });
                 st.waiters.len() - 1
             }
         };
-        let w = &mut st.waiters[i];
-        w.woken = false;
-        if w.target.is_none() && (seq == 0 || seq <= fed) {
-            w.target = Some(if seq == 0 { 0 } else { offset });
-        }
-        let target = w.target;
-        target.map_or(0, |t| st.count_acked(t))
+        st.waiters[i].woken = false;
+        st.acked(&st.waiters[i], fsynced)
     }
 
     /// A client waits for acknowledgements: the replicas are asked for
@@ -839,42 +890,75 @@ impl Repl {
         self.getack.store(true, Ordering::Relaxed);
     }
 
-    /// Ends a client's WAIT; returns the replicas that acknowledged.
-    pub fn forget_waiter(&self, client: u64) -> usize {
+    /// Ends a client's WAIT or WAITAOF; returns where it stands.
+    pub fn forget_waiter(&self, client: u64, fsynced: Option<u64>) -> Acked {
         let mut st = self.st.lock();
-        let Some(i) = st.waiters.iter().position(|w| w.client == client) else { return 0 };
+        let Some(i) = st.waiters.iter().position(|w| w.client == client) else { return Acked { local: None, replicas: 0, known: None } };
         let w = st.waiters.swap_remove(i);
-        w.target.map_or(0, |t| st.count_acked(t))
+        st.acked(&w, fsynced)
     }
 
-    /// The writer's round is over: every record below `w` is in the
-    /// stream. Waiters whose writes are now all in it learn their target
-    /// offset; returns whether any did (the replicas are then asked to
+    /// The writer begins round number `r` (returned), before it collects
+    /// records.
+    pub fn begin_round(&self) -> u64 {
+        self.round.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    /// The writer's round `r` is over: every record below `w` is in the
+    /// stream and written to the AOF. Waiters registered before the round
+    /// began whose writes are now all in it learn their target offset;
+    /// returns whether any did (the replicas are then asked to
     /// acknowledge), and the waiters to wake.
-    pub(crate) fn fed_to(&self, w: u64) -> (bool, Vec<(usize, u64)>) {
+    pub(crate) fn fed_to(&self, w: u64, r: u64, fsynced: Option<u64>) -> (bool, Vec<(usize, u64)>) {
         let mut st = self.st.lock();
-        st.fed_below = st.fed_below.max(w);
+        while st.applied.front().is_some_and(|&(after, seq, _)| after < r && seq <= w) {
+            if let Some((_, _, off)) = st.applied.pop_front() {
+                st.written.push_back((r, off));
+            }
+        }
         if st.waiters.is_empty() {
             return (false, Vec::new());
         }
-        let (fed, offset) = (st.fed_below, st.offset);
+        let offset = st.offset;
         let mut asked = self.getack.swap(false, Ordering::Relaxed);
         for wt in st.waiters.iter_mut() {
-            if wt.target.is_none() && wt.seq <= fed {
+            if wt.target.is_none() && wt.after < r && wt.seq <= w {
                 wt.target = Some(offset);
+                wt.written = Some(r);
                 asked = true;
             }
         }
-        (asked, st.due_waiters())
+        (asked, st.due_waiters(fsynced))
     }
 
-    /// A replica acknowledged: the waiters it satisfies, to wake.
-    pub(crate) fn acks_changed(&self) -> Vec<(usize, u64)> {
+    /// A replica acknowledged, or the local AOF's fsync moved (`fsynced`,
+    /// as in [`Repl::wait_status`]): the waiters now satisfied, to wake.
+    pub(crate) fn acks_changed(&self, fsynced: Option<u64>) -> Vec<(usize, u64)> {
         let mut st = self.st.lock();
         if st.waiters.is_empty() {
             return Vec::new();
         }
-        st.due_waiters()
+        st.due_waiters(fsynced)
+    }
+
+    /// As a replica with its AOF on: the link applied the master's stream
+    /// up to `off`, its records numbered below `seq` handed to the writer.
+    pub(crate) fn note_applied(&self, seq: u64, off: u64) {
+        let after = self.round.load(Ordering::SeqCst);
+        self.st.lock().applied.push_back((after, seq, off));
+    }
+
+    /// As a replica: the master's stream offset its AOF has fsynced, the
+    /// writer's rounds up to `fsynced` being fsynced (0: none, while the
+    /// AOF waits for the rewrite that makes it), as Redis's replica sends
+    /// it in FACK (its `fsynced_reploff`).
+    pub fn fsynced_offset(&self, fsynced: u64) -> u64 {
+        let mut st = self.st.lock();
+        while let Some(&(_, off)) = st.written.front().filter(|&&(r, _)| r <= fsynced) {
+            st.fack = st.fack.max(off);
+            st.written.pop_front();
+        }
+        if fsynced == 0 { 0 } else { st.fack }
     }
 
     /// Bytes of the backlog, and of what waits in the replicas' queues.
@@ -929,24 +1013,39 @@ pub struct Info {
 }
 
 impl State {
-    /// Online replicas that acknowledged offset `target`.
-    fn count_acked(&self, target: u64) -> usize {
-        self.replicas.iter().filter(|r| r.state.load(Ordering::Relaxed) == state::ONLINE && r.ack.load(Ordering::Relaxed) >= target).count()
+    /// Online replicas that acknowledged offset `target` (fsynced to their
+    /// AOF: `aof`).
+    fn count_acked(&self, target: u64, aof: bool) -> usize {
+        self.replicas
+            .iter()
+            .filter(|r| r.state.load(Ordering::Relaxed) == state::ONLINE && if aof { &r.aof_ack } else { &r.ack }.load(Ordering::Relaxed) >= target)
+            .count()
     }
 
-    /// The waiters now satisfied and not yet woken (marked woken).
-    fn due_waiters(&mut self) -> Vec<(usize, u64)> {
+    /// Where waiter `w` stands (see [`Repl::wait_status`]).
+    fn acked(&self, w: &Waiter, fsynced: Option<u64>) -> Acked {
+        let replicas = w.target.map_or(0, |t| self.count_acked(t, w.local.is_some()));
+        let local = w.local.map(|_| matches!((w.written, fsynced), (Some(r), Some(f)) if r <= f));
+        let known = w.target.zip(w.written).map(|(target, written)| Known { seq: w.seq, target, written });
+        Acked { local, replicas, known }
+    }
+
+    /// The waiters now satisfied and not yet woken (marked woken): a
+    /// WAITAOF for the local AOF while it is off is too (it then ends with
+    /// an error, as Redis's).
+    fn due_waiters(&mut self, fsynced: Option<u64>) -> Vec<(usize, u64)> {
         let mut due = Vec::new();
         for i in 0..self.waiters.len() {
             let w = &self.waiters[i];
             if w.woken {
                 continue;
             }
-            if let Some(t) = w.target {
-                if self.count_acked(t) as i64 >= w.need {
-                    due.push((w.worker, w.client));
-                    self.waiters[i].woken = true;
-                }
+            let a = self.acked(w, fsynced);
+            let need_local = w.local.unwrap_or(0);
+            let local_off = need_local > 0 && fsynced.is_none();
+            if local_off || (a.replicas as i64 >= w.need && i64::from(a.local.unwrap_or(false)) >= need_local) {
+                due.push((w.worker, w.client));
+                self.waiters[i].woken = true;
             }
         }
         due
