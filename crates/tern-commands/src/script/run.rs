@@ -647,6 +647,15 @@ fn sync_functions(w: &mut WorkerLua, cache: &ScriptCache) {
     w.fn_epoch = Some(epoch);
 }
 
+/// The running script's mark in the cache, taken off when dropped.
+struct RunningMark<'c>(&'c crate::scriptcache::ScriptCache);
+
+impl Drop for RunningMark<'_> {
+    fn drop(&mut self) {
+        self.0.set_running(None, 0);
+    }
+}
+
 /// What a run calls: an EVAL script by SHA1, or a library's function.
 pub enum Target<'a> {
     Script(&'a Sha),
@@ -694,7 +703,10 @@ pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, target: Target<'_>, arg
         let gated = run.gated;
         w.flags.kill.store(false, std::sync::atomic::Ordering::Relaxed);
         w.flags.wrote.store(false, std::sync::atomic::Ordering::Relaxed);
-        if gated {
+        // Marked running until the script ends, however it ends (an error
+        // out of the Lua state included): a mark left behind would have
+        // every other client answered BUSY.
+        let mark = gated.then(|| {
             run.flags = Some(w.flags.clone());
             cache.set_running(
                 Some(crate::scriptcache::Running {
@@ -706,7 +718,8 @@ pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, target: Target<'_>, arg
                 }),
                 crate::server::now_ms(),
             );
-        }
+            RunningMark(cache)
+        });
         // What the script's own code may allocate on top of what the state
         // holds: an allocator limit while Lua code runs, lifted inside
         // `redis.call` (with a limit set, mlua creates every string in
@@ -735,9 +748,7 @@ pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, target: Target<'_>, arg
             lua.set_memory_limit(0)?;
             r
         })?;
-        if gated {
-            cache.set_running(None, 0);
-        }
+        drop(mark);
         // KEYS and ARGV are EVAL's: a function never sees a script's.
         if eval {
             w.sandbox.set_global("KEYS", Value::Nil)?;
