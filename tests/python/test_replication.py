@@ -39,7 +39,15 @@ def caught_up(master, rep, timeout=30):
         info = c.info("replication")
         return info.get("master_link_status") == "up" and info["slave_repl_offset"] == m.info("replication")["master_repl_offset"]
 
-    wait_until(done, timeout=timeout, interval=0.02)
+    try:
+        wait_until(done, timeout=timeout, interval=0.02)
+    except AssertionError:
+        # What each side says, and the replica's last log lines, to tell a
+        # link that never came up from a stream that stalled.
+        mi, ri = m.info("replication"), c.info("replication")
+        tail = lambda s: "\n".join(getattr(s, "log", [])[-25:])
+        raise AssertionError(f"{rep.name} not caught up in {timeout}s\nmaster: {mi}\nreplica: {ri}\n"
+                             f"master log:\n{tail(master)}\nreplica log:\n{tail(rep)}")
 
 
 def random_writes(r, n, seed, dbs=DBS):
