@@ -77,9 +77,11 @@ def info(port, field, section="all"):
     raise RuntimeError(field)
 
 
-def bench(port, keys, secs, out):
+def bench(port, keys, secs, out, ratio="1:1"):
+    """`ratio` (SET:GET) of random keys, 20 connections, pipeline 1:
+    (ops/s, p99, p99.9)."""
     subprocess.run(["taskset", "-c", "1", str(datatypes.BENCH), "-p", str(port), "-t", "1", "-c", "20", "--hide-histogram",
-                    "--key-minimum", "1", "--key-maximum", str(keys), "-d", "100", "--ratio", "1:1",
+                    "--key-minimum", "1", "--key-maximum", str(keys), "-d", "100", "--ratio", ratio,
                     "--key-pattern", "R:R", "--test-time", str(secs), "--json-out-file", out],
                    check=True, capture_output=True, timeout=secs + 120)
     t = json.load(open(out))["ALL STATS"]["Totals"]

@@ -32,7 +32,6 @@ time to serving, the extra memory.
 import argparse
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import tempfile
@@ -66,14 +65,8 @@ def fill(port, keys):
 
 
 def gets(port, keys, secs, out):
-    """GET-only load (bgsave.bench runs SET:GET 1:1; a sync is read under)."""
-    import json
-    subprocess.run(["taskset", "-c", "1", str(datatypes.BENCH), "-p", str(port), "-t", "1", "-c", "20", "--hide-histogram",
-                    "--key-minimum", "1", "--key-maximum", str(keys), "-d", "100", "--ratio", "0:1",
-                    "--key-pattern", "R:R", "--test-time", str(secs), "--json-out-file", out],
-                   check=True, capture_output=True, timeout=secs + 120)
-    t = json.load(open(out))["ALL STATS"]["Totals"]
-    return t["Ops/sec"], t["Percentile Latencies"]["p99.00"], t["Percentile Latencies"]["p99.90"]
+    """GET-only load: a sync is read under."""
+    return bench(port, keys, secs, out, ratio="0:1")
 
 
 def one_sync(server, master, mport, keys, secs, out, d, sample):
