@@ -114,7 +114,7 @@ section "pytest tests/python (redis-py against target/debug/tern-server)"
 export TERN_BIN="${TERN_BIN:-$ROOT/target/debug/tern-server}"
 "$PY" -m pytest tests/python -p no:cacheprovider -ra "$@"
 
-section "miri: tern-table's unit tests (the workspace's only unsafe code)"
+section "miri: tern-table's unit tests (its unsafe code; tern-lua's bridge calls C, which Miri cannot run)"
 # Interpreted, so a few minutes; TERN_MIRI=0 skips it. Needs a nightly
 # toolchain with the miri component: added when rustup can, skipped (with a
 # note) on a machine that has only the stable toolchain.

@@ -283,6 +283,8 @@ pub struct Running {
     /// The command that runs it, as sent.
     pub command: Vec<Vec<u8>>,
     pub started: std::time::Instant,
+    /// Running now; once it ended, the allocations wait for the next run.
+    active: bool,
 }
 
 /// What SCRIPT KILL or FUNCTION KILL found.
@@ -437,12 +439,55 @@ impl ScriptCache {
         self.fn_epoch.load(Ordering::Relaxed)
     }
 
-    /// Marks `flags`' script as the one running (None: it ended).
-    pub fn set_running(&self, running: Option<Running>, now_ms: u64) {
-        let started = if running.is_some() { now_ms.max(1) } else { 0 };
-        self.running_eval.store(running.as_ref().is_some_and(|r| r.eval), Ordering::Relaxed);
-        *self.running.lock() = running;
-        self.started_ms.store(started, Ordering::Relaxed);
+    /// Marks the script named `name` (its flags `flags`), run by
+    /// `command`, as the one running, until [`ScriptCache::end_running`].
+    pub fn start_running<'a>(&self, flags: &Arc<RunFlags>, eval: bool, name: &str, command: impl Iterator<Item = &'a [u8]>, now_ms: u64) {
+        self.running_eval.store(eval, Ordering::Relaxed);
+        {
+            let mut slot = self.running.lock();
+            let r = slot.get_or_insert_with(|| Running {
+                flags: flags.clone(),
+                eval,
+                name: String::new(),
+                command: Vec::new(),
+                started: std::time::Instant::now(),
+                active: false,
+            });
+            if !Arc::ptr_eq(&r.flags, flags) {
+                r.flags = flags.clone();
+            }
+            r.eval = eval;
+            r.name.clear();
+            r.name.push_str(name);
+            let mut n = 0;
+            for a in command {
+                match r.command.get_mut(n) {
+                    Some(v) => {
+                        v.clear();
+                        v.extend_from_slice(a);
+                    }
+                    None => r.command.push(a.to_vec()),
+                }
+                n += 1;
+            }
+            r.command.truncate(n);
+            r.started = std::time::Instant::now();
+            r.active = true;
+        }
+        self.started_ms.store(now_ms.max(1), Ordering::Relaxed);
+    }
+
+    /// The running script ended.
+    pub fn end_running(&self) {
+        if let Some(r) = self.running.lock().as_mut() {
+            r.active = false;
+            // A huge command's copy is not kept.
+            if r.command.iter().map(Vec::capacity).sum::<usize>() > 64 << 10 {
+                r.command = Vec::new();
+            }
+        }
+        self.running_eval.store(false, Ordering::Relaxed);
+        self.started_ms.store(0, Ordering::Relaxed);
     }
 
     /// Whether a script runs under the gate.
@@ -462,13 +507,13 @@ impl ScriptCache {
 
     /// The script running under the gate (FUNCTION STATS).
     pub fn running(&self) -> Option<Running> {
-        self.running.lock().clone()
+        self.running.lock().as_ref().filter(|r| r.active).cloned()
     }
 
     /// SCRIPT KILL (`eval`) or FUNCTION KILL: asks the running script to
     /// stop, unless it wrote or is of the other kind (Redis's scriptKill).
     pub fn kill(&self, eval: bool) -> Kill {
-        match &*self.running.lock() {
+        match self.running.lock().as_ref().filter(|r| r.active) {
             None => Kill::NotBusy,
             Some(r) if r.flags.wrote.load(Ordering::Relaxed) => Kill::Unkillable,
             Some(r) if r.eval != eval => Kill::OtherKind,

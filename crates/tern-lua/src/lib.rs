@@ -8,12 +8,15 @@
 //! scripting (the `redis` table, conversions, the script cache) lives in
 //! tern-commands' `script` module.
 
-#![forbid(unsafe_code)]
+// Only the bridge (`redis.call` on Lua's C API) is unsafe.
+#![deny(unsafe_code)]
 
 pub use mlua;
 
+pub mod bridge;
 pub mod libs;
 mod rand48;
 pub mod sandbox;
 
+pub use bridge::{Host, Pass, Request};
 pub use sandbox::{raise, Outcome, Raised, Sandbox};

@@ -135,6 +135,15 @@ pub struct Sandbox {
     missing: Function,
     protected: Table,
     run: Function,
+    /// R and the error handler, where [`Sandbox::run_script`] finds them.
+    pub(crate) real_key: mlua::RegistryKey,
+    pub(crate) handler_key: mlua::RegistryKey,
+    /// `redis.call`'s argument buffers, kept between calls.
+    pub(crate) buffers: std::cell::RefCell<crate::bridge::Buffers>,
+    /// The strings "KEYS" and "ARGV", and whether R holds an EVAL's.
+    pub(crate) keys_name: mlua::RegistryKey,
+    pub(crate) argv_name: mlua::RegistryKey,
+    pub(crate) globals_set: std::cell::Cell<bool>,
 }
 
 /// An error a Rust function raises as Redis's C functions raise theirs:
@@ -275,12 +284,16 @@ impl Sandbox {
             },
             other => Ok(other),
         })?;
+        let handler_key = lua.create_registry_value(&handler)?;
+        let real_key = lua.create_registry_value(&real)?;
+        let keys_name = lua.create_registry_value(lua.create_string("KEYS")?)?;
+        let argv_name = lua.create_registry_value(lua.create_string("ARGV")?)?;
         let run: Function = lua
             .load(PRELUDE)
             .set_name(INTERNAL)
             .call((&real, &globals, &protected, handler, errmsg, string_mt, string_mt_view))?;
         lua.set_globals(globals)?;
-        Ok(Sandbox { lua, real, globals_mt: gmt_keep, refuse, missing, protected, run })
+        Ok(Sandbox { lua, real, globals_mt: gmt_keep, refuse, missing, protected, run, real_key, handler_key, buffers: Default::default(), keys_name, argv_name, globals_set: Default::default() })
     }
 
     pub fn lua(&self) -> &Lua {

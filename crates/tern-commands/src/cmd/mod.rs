@@ -484,7 +484,10 @@ impl Clock {
         Clock::reading(wall_ms, false)
     }
 
-    fn reading(wall_ms: u64, tsc: bool) -> Clock {
+    /// A clock that reads `wall_ms` now and runs on from there, from the
+    /// time-stamp counter when `tsc` and its rate is known (a script's
+    /// commands, timed as the commands of a turn are).
+    pub fn reading(wall_ms: u64, tsc: bool) -> Clock {
         let base = Instant::now();
         let ticks = if tsc { tern_store::ticks::now() } else { 0 };
         let ns_per_tick = if tsc { tern_store::ticks::ns_per_tick(base, ticks).unwrap_or(0.0) } else { 0.0 };

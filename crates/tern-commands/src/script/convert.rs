@@ -1,12 +1,10 @@
-//! Redis's conversions between its replies and Lua values, both ways.
+//! A script's result as a reply: Redis's `luaReplyToRedisReply`.
 //!
-//! A command run by `redis.call` writes its reply as it would to a client
-//! (in the protocol the script chose with `redis.setresp`), and
-//! [`reply_to_lua`] reads those bytes back as Lua values, as Redis's
-//! `redisProtocolToLuaType` does. A script's result goes the other way in
-//! [`lua_to_reply`] (Redis's `luaReplyToRedisReply`).
+//! The other way, a command's reply read back as Lua values for
+//! `redis.call` (Redis's `redisProtocolToLuaType`), is pushed straight
+//! onto Lua's stack by `tern_lua::bridge`.
 
-use tern_lua::mlua::{self, Lua, Table, Value};
+use tern_lua::mlua::{self, Table, Value};
 
 use crate::cmd::Reply;
 
@@ -19,123 +17,6 @@ const MAX_DEPTH: usize = 7900;
 /// The error Redis writes where a returned table nests too deep (or
 /// refers to itself).
 const STACK_LIMIT: &str = "reached lua stack limit";
-
-/// Reads one reply from `b` at `*at` into a Lua value:
-///
-/// | reply | Lua |
-/// |---|---|
-/// | integer | number |
-/// | bulk string | string; a null bulk or null array: false |
-/// | simple string | `{ok=...}` |
-/// | error | `{err=...}` |
-/// | array | array table |
-/// | RESP3 map / set | `{map={k=v}}` / `{set={m=true}}` |
-/// | RESP3 null / boolean | nil / boolean |
-/// | RESP3 double / big number | `{double=n}` / `{big_number="..."}` |
-/// | RESP3 verbatim string | `{verbatim_string={format=..., string=...}}` |
-///
-/// Attributes are read and dropped. The bytes are the server's own output,
-/// so malformed input is not expected: it reads as nil.
-pub fn reply_to_lua(lua: &Lua, b: &[u8], at: &mut usize) -> mlua::Result<Value> {
-    let Some(&kind) = b.get(*at) else { return Ok(Value::Nil) };
-    let line = line(b, *at + 1);
-    let text = &b[(*at + 1).min(b.len())..line];
-    *at = line + 2;
-    let single = |lua: &Lua, key: &str, v: Value| -> mlua::Result<Value> {
-        let t = lua.create_table()?;
-        t.raw_set(key, v)?;
-        Ok(Value::Table(t))
-    };
-    Ok(match kind {
-        b':' => Value::Number(parse_i64(text) as f64),
-        b'$' | b'=' => match parse_len(text) {
-            None => Value::Boolean(false),
-            Some(n) => {
-                let body = &b[*at..(*at + n).min(b.len())];
-                *at += n + 2;
-                if kind == b'=' && body.len() >= 4 {
-                    let v = lua.create_table()?;
-                    v.raw_set("format", lua.create_string(&body[..3])?)?;
-                    v.raw_set("string", lua.create_string(&body[4..])?)?;
-                    single(lua, "verbatim_string", Value::Table(v))?
-                } else {
-                    Value::String(lua.create_string(body)?)
-                }
-            }
-        },
-        b'+' => single(lua, "ok", Value::String(lua.create_string(text)?))?,
-        b'-' => single(lua, "err", Value::String(lua.create_string(text)?))?,
-        b'*' | b'~' | b'>' => match parse_len(text) {
-            None => Value::Boolean(false),
-            Some(n) => {
-                let t = lua.create_table_with_capacity(n.min(1 << 16), 0)?;
-                for i in 0..n {
-                    let v = reply_to_lua(lua, b, at)?;
-                    if kind == b'~' {
-                        t.raw_set(v, true)?;
-                    } else {
-                        t.raw_set(i + 1, v)?;
-                    }
-                }
-                if kind == b'~' {
-                    single(lua, "set", Value::Table(t))?
-                } else {
-                    Value::Table(t)
-                }
-            }
-        },
-        b'%' | b'|' => {
-            let n = parse_len(text).unwrap_or(0);
-            let t = lua.create_table()?;
-            for _ in 0..n {
-                let k = reply_to_lua(lua, b, at)?;
-                let v = reply_to_lua(lua, b, at)?;
-                t.raw_set(k, v)?;
-            }
-            if kind == b'|' {
-                // An attribute decorates the reply after it.
-                return reply_to_lua(lua, b, at);
-            }
-            single(lua, "map", Value::Table(t))?
-        }
-        b'_' => Value::Nil,
-        b'#' => Value::Boolean(text == b"t"),
-        b',' => {
-            let d = std::str::from_utf8(text).ok().and_then(parse_double).unwrap_or(0.0);
-            single(lua, "double", Value::Number(d))?
-        }
-        b'(' => single(lua, "big_number", Value::String(lua.create_string(text)?))?,
-        _ => Value::Nil,
-    })
-}
-
-/// Where the line starting at `from` ends (its `\r`).
-fn line(b: &[u8], from: usize) -> usize {
-    memchr_cr(&b[from.min(b.len())..]).map_or(b.len(), |i| from + i)
-}
-
-fn memchr_cr(b: &[u8]) -> Option<usize> {
-    b.iter().position(|&c| c == b'\r')
-}
-
-fn parse_i64(t: &[u8]) -> i64 {
-    std::str::from_utf8(t).ok().and_then(|s| s.parse().ok()).unwrap_or(0)
-}
-
-/// A length, or None for -1 (null).
-fn parse_len(t: &[u8]) -> Option<usize> {
-    let n = parse_i64(t);
-    usize::try_from(n).ok()
-}
-
-fn parse_double(s: &str) -> Option<f64> {
-    match s {
-        "inf" => Some(f64::INFINITY),
-        "-inf" => Some(f64::NEG_INFINITY),
-        "nan" => Some(f64::NAN),
-        _ => s.parse().ok(),
-    }
-}
 
 /// Writes a script's result to `reply` (in the caller's protocol), as
 /// Redis does: strings as bulk strings, numbers truncated to integers,

@@ -4,25 +4,25 @@
 //! Each worker thread has its own Lua state ([`with_worker`]), made the
 //! first time it runs a script, compiling each script and library once.
 //! A run ([`Run`]) borrows what a command's handler has (the shared
-//! state, the lock set, the caller) for as long as the script runs;
-//! `redis.call` and `redis.acl_check_cmd`, which need it, are made for that
-//! run only (mlua's scope) and put in the `redis` table, so they are plain
-//! C functions to the script, as in Redis (a tail call
-//! `return redis.call(...)` keeps the script's line in its errors);
-//! `redis.pcall` is a Lua function over `redis.call`.
+//! state, the lock set, the caller) for as long as the script runs, and
+//! is the host `tern_lua::bridge` hands `redis.call`, `redis.pcall` and
+//! `redis.acl_check_cmd` to: C functions installed once per state, as
+//! Redis's are (a tail call `return redis.call(...)` keeps the script's
+//! line in its errors).
 //!
 //! `redis.call` runs a command as Redis's `scriptCall` does: looked up,
 //! arity, `noscript`, the caller's ACL rules, the script's write and
 //! memory rules, then `cmd::call` with the script's own client (its
-//! database, its protocol) under the script's locks; the reply is read
-//! back into Lua ([`super::convert`]).
+//! database, its protocol) under the script's locks; the bridge reads the
+//! reply back into Lua. The script's result becomes the caller's reply in
+//! [`super::convert`].
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use tern_lua::mlua::{self, Function, Lua, MultiValue, RegistryKey, Table, Value};
+use tern_lua::mlua::{self, Lua, MultiValue, RegistryKey, Table, Value};
 use tern_lua::{raise, Sandbox};
 use tern_resp::Args;
 use tern_store::LockSet;
@@ -37,23 +37,14 @@ use crate::scriptcache::{RunFlags, Script, ScriptCache, Sha};
 use crate::server::Server;
 use crate::stats::WorkerStats;
 
-/// The `redis` table's parts that need no run: set up once per state.
-/// Arguments: the table, `sha1hex`, `error_reply`, `status_reply`, `log`.
-///
-/// `redis.call` itself is made for each run (it reaches the run's client
-/// and locks), and is a C function as Redis's is, so that an error it
-/// raises from `return redis.call(...)` still names the script's line.
-/// `redis.pcall` goes through it, and returns what it raises as the error
-/// table (`redis.acl_check_cmd`, which raises too, is made for each run as
-/// well).
+/// The `redis` table's parts written in Lua, set up once per state.
+/// Arguments: the table, `sha1hex`, `error_reply`, `status_reply`, `log`,
+/// the version and its number. `redis.call`, `redis.pcall` and
+/// `redis.acl_check_cmd` are C functions (`tern_lua::bridge`), as Redis's
+/// are, so that an error `return redis.call(...)` raises still names the
+/// script's line.
 const REDIS_API: &str = r#"
-local redis, sha1hex, error_reply, status_reply, log, version, version_num, err_table = ...
-local pcall, rawget = pcall, rawget
-redis.pcall = function(...)
-    local ok, v = pcall(rawget(redis, "call"), ...)
-    if ok then return v end
-    return err_table(v)
-end
+local redis, sha1hex, error_reply, status_reply, log, version, version_num = ...
 redis.sha1hex = sha1hex
 redis.error_reply = error_reply
 redis.status_reply = status_reply
@@ -71,9 +62,6 @@ redis.debug = function() end
 /// A worker's Lua state and what it compiled.
 struct WorkerLua {
     sandbox: Sandbox,
-    /// The real `redis` table (behind its read-only proxy), where each run
-    /// puts its own `call` and `acl_check_cmd`.
-    redis: Table,
     /// In the Lua registry, not as handles (see [`library::Registered`]).
     compiled: HashMap<Sha, RegistryKey>,
     /// The cache this state's compiled scripts came from, and its epoch.
@@ -89,10 +77,6 @@ struct WorkerLua {
     registered: library::Registered,
     /// The protocol `redis.setresp` chose for the running script (RESP3).
     resp3: Rc<Cell<bool>>,
-    /// EVAL's KEYS and ARGV, filled again for each script (a script
-    /// cannot keep a reference to them: the globals are read-only).
-    keys: Table,
-    argv: Table,
     /// The functions of the loaded libraries by name, as of `fn_epoch`.
     functions: HashMap<String, RegistryKey>,
     fn_epoch: Option<u64>,
@@ -105,7 +89,7 @@ thread_local! {
     static WORKER: RefCell<Option<WorkerLua>> = const { RefCell::new(None) };
     /// What a run needs besides the Lua state, kept between runs so that
     /// a run allocates none of it.
-    static PARTS: RefCell<Option<Parts>> = const { RefCell::new(None) };
+    static PARTS: RefCell<Option<Box<Parts>>> = const { RefCell::new(None) };
 }
 
 /// A run's client, scratch and buffers, reused by the worker's next run.
@@ -113,19 +97,20 @@ struct Parts {
     client: Client,
     scratch: Scratch,
     out: OutBuf,
-    argv: Vec<u8>,
-    ranges: Vec<(usize, usize)>,
+    err: Vec<u8>,
 }
 
 impl Parts {
-    fn take(caller: &Client, worker: usize, now: u64) -> Parts {
-        let mut p = PARTS.with(|c| c.borrow_mut().take()).unwrap_or_else(|| Parts {
-            // Named `lua` where a client's address shows (MONITOR), as Redis's.
-            client: Client::new(Arc::new(ClientShared::new(u64::MAX, "lua".into(), String::new(), -1, worker, now)), caller.user.clone(), caller.acl_epoch),
-            scratch: Scratch::default(),
-            out: OutBuf::new(),
-            argv: Vec::new(),
-            ranges: Vec::new(),
+    /// Boxed, so that a run moves a pointer, not the parts.
+    fn take(caller: &Client, worker: usize, now: u64, tsc: bool) -> Box<Parts> {
+        let mut p = PARTS.with(|c| c.borrow_mut().take()).unwrap_or_else(|| {
+            Box::new(Parts {
+                // Named `lua` where a client's address shows (MONITOR), as Redis's.
+                client: Client::new(Arc::new(ClientShared::new(u64::MAX, "lua".into(), String::new(), -1, worker, now)), caller.user.clone(), caller.acl_epoch),
+                scratch: Scratch::default(),
+                out: OutBuf::new(),
+                err: Vec::new(),
+            })
         });
         let c = &mut p.client;
         c.db = caller.db;
@@ -142,11 +127,11 @@ impl Parts {
         // as Redis remembers the keys of the commands a script runs.
         c.tracking = caller.tracking.clone();
         c.on_behalf_of = caller.id;
-        p.scratch.clock = crate::cmd::Clock::starting_at(now);
+        p.scratch.clock = crate::cmd::Clock::reading(now, tsc);
         p
     }
 
-    fn put_back(self) {
+    fn put_back(self: Box<Self>) {
         PARTS.with(|c| *c.borrow_mut() = Some(self));
     }
 }
@@ -168,18 +153,7 @@ fn new_worker() -> mlua::Result<WorkerLua> {
         |lua, globals| {
             let redis = lua.create_table()?;
             let (version, num) = (crate::REDIS_VERSION, crate::REDIS_VERSION_NUM);
-            // What redis.pcall returns for what redis.call raised.
-            let err_table = lua.create_function(|lua, v: Value| {
-                let t = lua.create_table()?;
-                let text = match (&v, tern_lua::sandbox::raised_text(&v)) {
-                    (_, Some(text)) => text.to_vec(),
-                    // Anything else it raised (out of memory): with a code.
-                    (Value::Error(e), None) => errors::script_error_text(tern_lua::sandbox::error_text(e).as_bytes()),
-                    (other, None) => errors::script_error_text(format!("{other:?}").as_bytes()),
-                };
-                t.raw_set("err", lua.create_string(text)?)?;
-                Ok(t)
-            })?;
+            Sandbox::install_bridge(lua, &redis)?;
             lua.load(REDIS_API).set_name(tern_lua::sandbox::INTERNAL).call::<()>((
                 &redis,
                 lua.create_function(sha1hex)?,
@@ -188,7 +162,6 @@ fn new_worker() -> mlua::Result<WorkerLua> {
                 lua.create_function(log)?,
                 version,
                 num,
-                err_table,
             ))?;
             globals.raw_set("redis", &redis)?;
             made = Some(redis);
@@ -196,7 +169,7 @@ fn new_worker() -> mlua::Result<WorkerLua> {
         },
         &["redis"],
     )?;
-    let redis = made.ok_or_else(|| mlua::Error::runtime("no redis table"))?;
+    let redis: Table = made.ok_or_else(|| mlua::Error::runtime("no redis table"))?;
     let flags = Arc::new(RunFlags::default());
     let seen = flags.clone();
     // Once killed, the hook raises at every look, so that a script that
@@ -245,13 +218,10 @@ fn new_worker() -> mlua::Result<WorkerLua> {
             Ok(())
         })?,
     )?;
-    let keys = sandbox.lua().create_table()?;
-    let argv = sandbox.lua().create_table()?;
     let registered = library::Registered::default();
     let load_globals = library::load_globals(&sandbox, sandbox.lua().create_function(log)?, registered.clone())?;
     Ok(WorkerLua {
         sandbox,
-        redis,
         compiled: HashMap::new(),
         owner: 0,
         epoch: 0,
@@ -260,8 +230,6 @@ fn new_worker() -> mlua::Result<WorkerLua> {
         load_globals,
         registered,
         resp3,
-        keys,
-        argv,
         functions: HashMap::new(),
         fn_epoch: None,
     })
@@ -341,26 +309,6 @@ fn log(_: &Lua, args: MultiValue) -> mlua::Result<()> {
     Ok(())
 }
 
-/// An argument of `redis.call` as Redis builds it: a string as is, a
-/// number as an integer when it is one, else in its shortest exact form.
-fn arg_bytes(v: &Value, out: &mut Vec<u8>) -> bool {
-    match v {
-        Value::String(s) => out.extend_from_slice(&s.as_bytes()),
-        Value::Integer(n) => out.extend_from_slice(itoa::Buffer::new().format(*n).as_bytes()),
-        Value::Number(n) => {
-            if n.fract() == 0.0 && n.abs() < 9.2e18 {
-                out.extend_from_slice(itoa::Buffer::new().format(*n as i64).as_bytes());
-            } else {
-                let mut s = String::new();
-                tern_resp::format_double(*n, &mut s);
-                out.extend_from_slice(s.as_bytes());
-            }
-        }
-        _ => return false,
-    }
-    true
-}
-
 /// What a script run borrows: the handler's state, and its own.
 pub struct Run<'r, 'ks> {
     pub srv: &'ks Server,
@@ -372,9 +320,9 @@ pub struct Run<'r, 'ks> {
     pub caller: &'r Client,
     /// The command that runs the script (EVAL, EVALSHA...): its id.
     pub runner: usize,
-    /// The client commands run as (Redis's lua client): the caller's
-    /// database and user, the protocol the script chose.
-    pub client: Client,
+    /// The client commands run as (Redis's lua client: the caller's
+    /// database and user, the protocol the script chose), and its buffers.
+    parts: Box<Parts>,
     /// Runs under the scripts' gate (not inside EXEC): SCRIPT KILL may stop it.
     pub gated: bool,
     /// Refuses writes (EVAL_RO, `no-writes`).
@@ -388,19 +336,14 @@ pub struct Run<'r, 'ks> {
     /// Shared with SCRIPT KILL while the script runs under the gate.
     flags: Option<Arc<RunFlags>>,
     pub now: u64,
-    scratch: Scratch,
-    out: OutBuf,
-    argv: Vec<u8>,
-    ranges: Vec<(usize, usize)>,
 }
-
 
 impl<'r, 'ks> Run<'r, 'ks> {
     #[allow(clippy::too_many_arguments)]
     pub fn new(srv: &'ks Server, commands: &'ks CommandTable, locks: &'r mut LockSet<'ks>, stats: &'r WorkerStats, worker: usize, caller: &'r Client, runner: usize, now: u64, script_flags: u32, ro_command: bool) -> Self {
         use crate::scriptcache::flags as sf;
         let compat = script_flags & sf::EVAL_COMPAT_MODE != 0;
-        let parts = Parts::take(caller, worker, now);
+        let parts = Parts::take(caller, worker, now, srv.settings.command_time_tsc());
         Run {
             srv,
             commands,
@@ -409,7 +352,7 @@ impl<'r, 'ks> Run<'r, 'ks> {
             worker,
             caller,
             runner,
-            client: parts.client,
+            parts,
             gated: false,
             read_only: ro_command || (!compat && script_flags & sf::NO_WRITES != 0),
             allow_oom: !compat && script_flags & sf::ALLOW_OOM != 0,
@@ -417,77 +360,72 @@ impl<'r, 'ks> Run<'r, 'ks> {
             wrote: false,
             flags: None,
             now,
-            scratch: parts.scratch,
-            out: parts.out,
-            argv: parts.argv,
-            ranges: parts.ranges,
         }
     }
 
     /// Ends the run: its client and buffers wait for the worker's next.
     pub fn finish(self) {
-        Parts { client: self.client, scratch: self.scratch, out: self.out, argv: self.argv, ranges: self.ranges }.put_back();
+        self.parts.put_back();
     }
 
-    /// `redis.call` / `redis.pcall`: the reply as a Lua value, or the
-    /// error text (with its code) to raise or return.
-    fn call(&mut self, lua: &Lua, args: MultiValue) -> mlua::Result<Result<Value, Vec<u8>>> {
-        if args.is_empty() {
-            return Ok(Err(errors::script_error_text(errors::LUA_NO_ARGS.as_bytes())));
-        }
-        self.argv.clear();
-        self.ranges.clear();
-        for a in args.iter() {
-            let start = self.argv.len();
-            if !arg_bytes(a, &mut self.argv) {
-                return Ok(Err(errors::script_error_text(errors::LUA_BAD_ARG.as_bytes())));
-            }
-            self.ranges.push((start, self.argv.len() - start));
-        }
-        let argv = std::mem::take(&mut self.argv);
-        let ranges = std::mem::take(&mut self.ranges);
-        let r = self.run_command(lua, Args::from_parts(&argv, &ranges));
-        self.argv = argv;
-        self.ranges = ranges;
-        r
+    /// `text` as the error `redis.call` raises (Redis's script error
+    /// shape, its code first).
+    fn fail(&mut self, text: &[u8]) -> &[u8] {
+        self.parts.err = errors::script_error_text(text);
+        &self.parts.err
     }
 
-    fn run_command(&mut self, lua: &Lua, args: Args<'_>) -> mlua::Result<Result<Value, Vec<u8>>> {
-        let fail = |msg: &str| Ok(Err(errors::script_error_text(msg.as_bytes())));
+}
+
+/// The command `redis.call` asked for, or the error for what it was given.
+fn requested(request: tern_lua::Request<'_>) -> Result<Args<'_>, &'static str> {
+    match request {
+        tern_lua::Request::Command { argv, ranges } => Ok(Args::from_parts(argv, ranges)),
+        tern_lua::Request::NoArguments => Err(errors::LUA_NO_ARGS),
+        tern_lua::Request::BadArgument => Err(errors::LUA_BAD_ARG),
+    }
+}
+
+impl Run<'_, '_> {
+    /// `redis.call` / `redis.pcall`: runs the command as Redis's
+    /// `scriptCall` does. Ok: its reply, in the protocol the script chose.
+    fn run_command(&mut self, args: Args<'_>) -> Result<&[u8], &[u8]> {
         let mut cmd = match self.commands.lookup(args.get(0)) {
             Some(c) => c,
-            None => return fail(errors::LUA_UNKNOWN_COMMAND),
+            None => return Err(self.fail(errors::LUA_UNKNOWN_COMMAND.as_bytes())),
         };
         if !cmd.spec.subcommands.is_empty() && args.len() >= 2 {
             match self.commands.lookup_sub(cmd, args.get(1)) {
                 Some(sub) => cmd = sub,
-                None => return fail(errors::LUA_UNKNOWN_COMMAND),
+                None => return Err(self.fail(errors::LUA_UNKNOWN_COMMAND.as_bytes())),
             }
         }
         if !cmd.arity_ok(args.len()) {
-            return fail(errors::LUA_ARITY);
+            return Err(self.fail(errors::LUA_ARITY.as_bytes()));
         }
         if cmd.has(flags::NOSCRIPT) {
-            return fail(errors::LUA_NOSCRIPT);
+            return Err(self.fail(errors::LUA_NOSCRIPT.as_bytes()));
         }
         if !self.caller.user.unrestricted {
             if let Err(why) = cmd::access::check(&self.caller.user, cmd, args) {
                 let place = cmd::access::Place::Script(self.runner);
                 let msg = cmd::access::refused(self.srv, self.commands, self.caller, cmd, args, why, self.now, place);
-                return Ok(Err(errors::script_error_text(&errors::script_acl(&msg))));
+                return Err(self.fail(&errors::script_acl(&msg)));
             }
         }
         if self.read_only && cmd.has(flags::WRITE | flags::MAY_REPLICATE) {
-            return fail(errors::LUA_WRITE_IN_RO);
+            return Err(self.fail(errors::LUA_WRITE_IN_RO.as_bytes()));
         }
-        if cmd.has(flags::WRITE) && !self.wrote && !self.srv.repl.writes_allowed() {
-            return Ok(Err(errors::script_error_text(format!("-{}", errors::NOREPLICAS).as_bytes())));
-        }
-        if cmd.has(flags::WRITE) && !self.wrote && crate::persist::writes_refused(self.srv) {
-            return Ok(Err(errors::script_error_text(format!("-{}", errors::MISCONF).as_bytes())));
+        if cmd.has(flags::WRITE) && !self.wrote {
+            if !self.srv.repl.writes_allowed() {
+                return Err(self.fail(format!("-{}", errors::NOREPLICAS).as_bytes()));
+            }
+            if crate::persist::writes_refused(self.srv) {
+                return Err(self.fail(format!("-{}", errors::MISCONF).as_bytes()));
+            }
         }
         if !self.allow_oom && !self.wrote && self.oom_at_start && cmd.has(flags::DENYOOM) {
-            return Ok(Err(errors::script_error_text(format!("-{}", errors::OOM).as_bytes())));
+            return Err(self.fail(format!("-{}", errors::OOM).as_bytes()));
         }
         if cmd.has(flags::WRITE) {
             self.wrote = true;
@@ -495,37 +433,18 @@ impl<'r, 'ks> Run<'r, 'ks> {
                 f.wrote.store(true, std::sync::atomic::Ordering::Relaxed);
             }
         }
-        self.out.clear();
-        let mut reply = Reply::new(&mut self.out, self.client.resp3, self.stats);
-        cmd::call(self.srv, self.commands, self.locks, &mut reply, &mut self.client, self.stats, &mut self.scratch, self.worker, cmd, args);
-        let mut at = 0;
-        let v = convert::reply_to_lua(lua, &self.out, &mut at)?;
-        if let Value::Table(t) = &v {
-            if let Value::String(e) = t.raw_get::<Value>("err")? {
-                return Ok(Err(e.as_bytes().to_vec()));
-            }
-        }
-        Ok(Ok(v))
+        let p = &mut *self.parts;
+        p.out.clear();
+        let mut reply = Reply::new(&mut p.out, p.client.resp3, self.stats);
+        cmd::call(self.srv, self.commands, self.locks, &mut reply, &mut p.client, self.stats, &mut p.scratch, self.worker, cmd, args);
+        Ok(&p.out)
     }
 
     /// `redis.acl_check_cmd(...)`: may the caller run this command?
-    fn acl_check(&mut self, args: MultiValue) -> mlua::Result<bool> {
-        if args.is_empty() {
-            return Err(raise(errors::script_error_text(errors::LUA_NO_ARGS.as_bytes())));
-        }
-        let mut argv = Vec::new();
-        let mut ranges = Vec::new();
-        for a in args.iter() {
-            let start = argv.len();
-            if !arg_bytes(a, &mut argv) {
-                return Err(raise(errors::script_error_text(errors::LUA_BAD_ARG.as_bytes())));
-            }
-            ranges.push((start, argv.len() - start));
-        }
-        let args = Args::from_parts(&argv, &ranges);
+    fn acl_check(&mut self, args: Args<'_>) -> Result<bool, &[u8]> {
         let mut cmd = match self.commands.lookup(args.get(0)) {
             Some(c) => c,
-            None => return Err(raise(errors::script_error_text(errors::LUA_ACL_CHECK_COMMAND.as_bytes()))),
+            None => return Err(self.fail(errors::LUA_ACL_CHECK_COMMAND.as_bytes())),
         };
         if !cmd.spec.subcommands.is_empty() && args.len() >= 2 {
             if let Some(sub) = self.commands.lookup_sub(cmd, args.get(1)) {
@@ -533,9 +452,33 @@ impl<'r, 'ks> Run<'r, 'ks> {
             }
         }
         if !cmd.arity_ok(args.len()) {
-            return Err(raise(errors::script_error_text(errors::LUA_ACL_CHECK_COMMAND.as_bytes())));
+            return Err(self.fail(errors::LUA_ACL_CHECK_COMMAND.as_bytes()));
         }
         Ok(self.caller.user.unrestricted || cmd::access::check(&self.caller.user, cmd, args).is_ok())
+    }
+}
+
+/// A run as the bridge reaches it: the run, and the protocol the script
+/// chose with `redis.setresp`.
+struct Hosted<'a, 'r, 'ks> {
+    run: &'a mut Run<'r, 'ks>,
+    resp3: &'a Cell<bool>,
+}
+
+impl tern_lua::Host for Hosted<'_, '_, '_> {
+    fn call(&mut self, request: tern_lua::Request<'_>) -> Result<&[u8], &[u8]> {
+        self.run.parts.client.resp3 = self.resp3.get();
+        match requested(request) {
+            Ok(args) => self.run.run_command(args),
+            Err(e) => Err(self.run.fail(e.as_bytes())),
+        }
+    }
+
+    fn acl_check(&mut self, request: tern_lua::Request<'_>) -> Result<bool, &[u8]> {
+        match requested(request) {
+            Ok(args) => self.run.acl_check(args),
+            Err(e) => Err(self.run.fail(e.as_bytes())),
+        }
     }
 }
 
@@ -652,7 +595,7 @@ struct RunningMark<'c>(&'c crate::scriptcache::ScriptCache);
 
 impl Drop for RunningMark<'_> {
     fn drop(&mut self) {
-        self.0.set_running(None, 0);
+        self.0.end_running();
     }
 }
 
@@ -667,9 +610,9 @@ pub enum Target<'a> {
 /// a function), writing its result (or its error) to `reply`.
 pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, target: Target<'_>, args: Args<'_>, numkeys: usize) {
     let cache = &run.srv.scripts;
-    let name = match &target {
-        Target::Script(sha) => String::from_utf8_lossy(&sha[..]).into_owned(),
-        Target::Function(name) => name.to_string(),
+    let name: &str = match &target {
+        Target::Script(sha) => std::str::from_utf8(&sha[..]).unwrap_or_default(),
+        Target::Function(name) => name,
     };
     let result = with_worker(cache, |w| -> mlua::Result<()> {
         let f = match &target {
@@ -679,24 +622,11 @@ pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, target: Target<'_>, arg
                 w.functions.get(&name.to_ascii_lowercase())
             }
         };
-        let f = f.map(|key| w.sandbox.lua().registry_value::<Function>(key)).transpose()?;
         let Some(f) = f else {
             reply.error(if matches!(target, Target::Script(_)) { errors::NOSCRIPT } else { errors::FUNCTION_NOT_FOUND });
             return Ok(());
         };
-        let lua = w.sandbox.lua().clone();
         let eval = matches!(target, Target::Script(_));
-        let (keys_t, argv_t) = if eval {
-            (w.keys.clone(), w.argv.clone())
-        } else {
-            (lua.create_table_with_capacity(numkeys, 0)?, lua.create_table_with_capacity(args.len() - 3 - numkeys, 0)?)
-        };
-        fill(&lua, &keys_t, args.iter().skip(3).take(numkeys))?;
-        fill(&lua, &argv_t, args.iter().skip(3 + numkeys))?;
-        if eval {
-            w.sandbox.set_global("KEYS", &keys_t)?;
-            w.sandbox.set_global("ARGV", &argv_t)?;
-        }
         w.resp3.set(false);
         // Under the gate a script may be killed; inside EXEC (where it
         // holds every shard and took no gate) it runs to its end.
@@ -708,56 +638,22 @@ pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, target: Target<'_>, arg
         // every other client answered BUSY.
         let mark = gated.then(|| {
             run.flags = Some(w.flags.clone());
-            cache.set_running(
-                Some(crate::scriptcache::Running {
-                    flags: w.flags.clone(),
-                    eval,
-                    name: name.clone(),
-                    command: args.iter().map(|a| a.to_vec()).collect(),
-                    started: std::time::Instant::now(),
-                }),
-                crate::server::now_ms(),
-            );
+            cache.start_running(&w.flags, eval, name, args.iter(), run.now);
             RunningMark(cache)
         });
         // What the script's own code may allocate on top of what the state
-        // holds: an allocator limit while Lua code runs, lifted inside
-        // `redis.call` (with a limit set, mlua creates every string in
-        // protected mode, a closure each). Its writes to the keyspace are
-        // bounded by `maxmemory` as any command's.
-        let limit = lua.used_memory().saturating_add(SCRIPT_MEMORY_MAX);        let cell = RefCell::new(&mut *run);
-        let resp3 = &w.resp3;
-        let call_as_chosen = |lua: &Lua, args: MultiValue| {
-            let mut run = cell.borrow_mut();
-            run.client.resp3 = resp3.get();
-            lua.set_memory_limit(0)?;
-            let r = run.call(lua, args);
-            lua.set_memory_limit(limit)?;
-            r
-        };
-        let outcome = lua.scope(|scope| {
-            let call = scope.create_function(|lua, args: MultiValue| {
-                let r = call_as_chosen(lua, args)?;
-                r.map_err(raise)
-            })?;
-            let acl_check = scope.create_function(|_, args: MultiValue| cell.borrow_mut().acl_check(args))?;
-            w.redis.raw_set("call", call)?;
-            w.redis.raw_set("acl_check_cmd", acl_check)?;
-            lua.set_memory_limit(limit)?;
-            let r = if eval { w.sandbox.call(&f, ()) } else { w.sandbox.call(&f, (keys_t, argv_t)) };
-            lua.set_memory_limit(0)?;
-            r
-        })?;
+        // holds: an allocator limit while Lua code runs, lifted while a
+        // command's reply is made Lua values. Its writes to the keyspace
+        // are bounded by `maxmemory` as any command's.
+        let limit = w.sandbox.lua().used_memory().saturating_add(SCRIPT_MEMORY_MAX);
+        let keys = args.iter().skip(3).take(numkeys);
+        let argv = args.iter().skip(3 + numkeys);
+        let pass = if eval { tern_lua::Pass::Globals } else { tern_lua::Pass::Arguments };
+        let mut host = Hosted { run: &mut *run, resp3: &w.resp3 };
+        let outcome = w.sandbox.run_script(f, keys, argv, pass, &mut host, limit)?;
         drop(mark);
-        // KEYS and ARGV are EVAL's: a function never sees a script's.
-        if eval {
-            w.sandbox.set_global("KEYS", Value::Nil)?;
-            w.sandbox.set_global("ARGV", Value::Nil)?;
-        }
-        run.client.resp3 = w.resp3.get();
-        w.redis.raw_set("call", Value::Nil)?;
-        w.redis.raw_set("acl_check_cmd", Value::Nil)?;
-        let script_resp3 = run.client.resp3;
+        run.parts.client.resp3 = w.resp3.get();
+        let script_resp3 = run.parts.client.resp3;
         match outcome {
             tern_lua::Outcome::Done(v) => convert::lua_to_reply(reply, &v, script_resp3)?,
             tern_lua::Outcome::Failed(Value::Table(t)) => {
@@ -768,7 +664,7 @@ pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, target: Target<'_>, arg
                 let source: Option<String> = t.raw_get("source")?;
                 let line: Option<i64> = t.raw_get("line")?;
                 let msg = match (source, line) {
-                    (Some(source), Some(line)) => errors::script_failed(&err, &name, &source, line),
+                    (Some(source), Some(line)) => errors::script_failed(&err, name, &source, line),
                     _ => err,
                 };
                 reply.error(one_line(&msg));
@@ -786,16 +682,6 @@ pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, target: Target<'_>, arg
     if let Err(e) = result.and_then(|r| r) {
         reply.error(errors::script_running(&name, &tern_lua::sandbox::error_text(&e)));
     }
-}
-
-/// Makes `t` the array of `items` and nothing else (whatever the last
-/// script put in it is gone).
-fn fill<'a>(lua: &Lua, t: &Table, items: impl Iterator<Item = &'a [u8]>) -> mlua::Result<()> {
-    t.clear()?;
-    for (i, item) in items.enumerate() {
-        t.raw_set(i + 1, lua.create_string(item)?)?;
-    }
-    Ok(())
 }
 
 /// A Lua number argument as Redis's `lua_tonumber` reads it (0 when not
