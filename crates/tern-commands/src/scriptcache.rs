@@ -9,7 +9,8 @@
 //! FLUSH). Scripts added by EVAL (not SCRIPT LOAD) are evicted past
 //! [`EVAL_SCRIPTS_MAX`], least recently used first, as Redis 7.4+ does.
 
-use std::collections::HashMap;
+// hashbrown's default hasher: these maps are looked up per script call.
+use hashbrown::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 

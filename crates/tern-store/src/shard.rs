@@ -159,8 +159,12 @@ pub const MAX_PREFETCH_GROUP: usize = 128;
 #[derive(Debug, Default)]
 pub struct Shard {
     table: Table,
-    /// (deadline, hash) of keys with a TTL; stale pairs (TTL changed or key
-    /// gone) are skipped when popped and dropped by a rebuild when too many.
+    /// (deadline, hash) of keys with a TTL. Every key with a TTL has a
+    /// pair at its hash no later than its deadline: a deadline moved later
+    /// (EXPIRE again, the common case) pushes nothing, and the pair, once
+    /// due, is pushed again at the key's deadline then. Stale pairs (TTL
+    /// gone, key gone) are skipped when popped and dropped by a rebuild
+    /// when too many.
     ttl_heap: BinaryHeap<Reverse<(u64, u64)>>,
     volatile: usize,
     /// The sum of the keys' deadlines (INFO's `avg_ttl` is their mean,
@@ -594,7 +598,7 @@ impl Shard {
         // (the evicted keys') a minority, so draws keep finding keys.
         if e.expire().is_some() && self.ttl_heap.len() > 2 * self.volatile + 64 {
             let (table, hasher) = (&self.table, self.table.hasher());
-            self.ttl_heap.retain(|&Reverse((w, h))| table.find_by(h, |e| e.expire() == Some(w) && tern_table::hash_key(hasher, e.key()) == h).is_some());
+            self.ttl_heap.retain(|&Reverse((w, h))| table.find_by(h, |e| e.expire().is_some_and(|d| d >= w) && tern_table::hash_key(hasher, e.key()) == h).is_some());
         }
         self.wrote_as(key, hash, || Some(event::EVICTED), || Effect::Del { key: key.into() });
         Some((e, before.saturating_sub(self.mem())))
@@ -633,7 +637,7 @@ impl Shard {
         }
         let live = |i: usize| {
             let Reverse((when, hash)) = heap[i % heap.len()];
-            self.table.find_by(hash, |e| e.expire() == Some(when) && tern_table::hash_key(hasher, e.key()) == hash).map(|e| (e, hash))
+            self.table.find_by(hash, |e| e.expire().is_some_and(|d| d >= when) && tern_table::hash_key(hasher, e.key()) == hash).map(|e| (e, hash))
         };
         let mut found = 0;
         for _ in 0..2 * n {
@@ -962,7 +966,7 @@ impl Shard {
         let fifo = self.fifo_sync(now);
         let old = self.table.upsert(hash, item);
         if let Some(w) = when {
-            self.deadline_added(w, hash);
+            self.deadline_added(w, hash, old.as_ref().and_then(|o| o.expire()));
         }
         if fifo {
             self.fifo_stored(key, hash, old.as_deref(), now);
@@ -980,9 +984,14 @@ impl Shard {
         Some(old)
     }
 
-    fn deadline_added(&mut self, when: u64, hash: u64) {
+    /// A key at `hash` has the deadline `when`, where it had `previous`:
+    /// the TTL index needs a pair for it only if it had none as early.
+    fn deadline_added(&mut self, when: u64, hash: u64, previous: Option<u64>) {
         self.volatile += 1;
         self.deadline_sum += u128::from(when);
+        if previous.is_some_and(|p| p <= when) {
+            return;
+        }
         self.ttl_heap.push(Reverse((when, hash)));
         if self.ttl_heap.len() > 2 * self.volatile + 1024 {
             self.rebuild_ttl_heap();
@@ -1047,7 +1056,7 @@ impl Shard {
             }
         }
         if let Some(w) = when {
-            self.deadline_added(w, hash);
+            self.deadline_added(w, hash, previous);
         }
         self.wrote(key, hash, || Effect::Expire { key: key.into(), at: when });
         true
@@ -1144,6 +1153,12 @@ impl Shard {
             while let Some(key) = self.table.find_by(hash, |e| is_expired(e, now) && has(e, hash)).map(|e| e.key().to_vec()) {
                 self.expire_key(&key, hash);
                 removed += 1;
+            }
+            // A key here whose deadline moved later keeps a pair, at it.
+            for e in self.table.iter_hash(hash) {
+                if let Some(d) = e.expire().filter(|&d| d > now && has(e, hash)) {
+                    self.ttl_heap.push(Reverse((d, hash)));
+                }
             }
         }
         while steps < budget {

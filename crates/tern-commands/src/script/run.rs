@@ -19,7 +19,8 @@
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
-use std::collections::HashMap;
+// hashbrown's default hasher: these maps are looked up per script call.
+use hashbrown::HashMap;
 use std::sync::Arc;
 
 use tern_lua::mlua::{self, Lua, MultiValue, RegistryKey, Table, Value};

@@ -29,10 +29,20 @@ fn active_expiry_uses_heap_and_skips_stale() {
         let h = sh.hash_key(k.as_bytes());
         sh.set(k.as_bytes(), h, s("v"), Some(100 + i), 0);
     }
-    // Extending a TTL leaves a stale heap pair that must not delete it.
+    // Extending a TTL pushes nothing: the key's earlier pair stands for
+    // it, and must not delete it when due but be pushed again.
     let h0 = sh.hash_key(b"k0");
-    sh.set_expire(b"k0", h0, Some(10_000));
-    assert_eq!(sh.expire_cycle(150, 1000), 50);
+    let pairs = sh.ttl_heap.len();
+    for later in [5_000, 7_000, 10_000] {
+        sh.set_expire(b"k0", h0, Some(later));
+    }
+    assert_eq!(sh.ttl_heap.len(), pairs);
+    // An earlier deadline needs a pair of its own.
+    let h1 = sh.hash_key(b"k1");
+    sh.set_expire(b"k1", h1, Some(50));
+    assert_eq!(sh.ttl_heap.len(), pairs + 1);
+    assert_eq!(sh.expire_cycle(50, 1000), 1);
+    assert_eq!(sh.expire_cycle(150, 1000), 49);
     assert_eq!(sh.len(), 50);
     assert!(sh.get(b"k0", h0, 150).is_some());
     assert_eq!(sh.expire_cycle(10_000, 1000), 50);
