@@ -283,7 +283,8 @@ pub struct Running {
     pub name: String,
     /// The command that runs it, as sent.
     pub command: Vec<Vec<u8>>,
-    pub started: std::time::Instant,
+    /// When it started, in ms since the epoch.
+    pub started_ms: u64,
     /// Running now; once it ended, the allocations wait for the next run.
     active: bool,
 }
@@ -451,7 +452,7 @@ impl ScriptCache {
                 eval,
                 name: String::new(),
                 command: Vec::new(),
-                started: std::time::Instant::now(),
+                started_ms: now_ms,
                 active: false,
             });
             if !Arc::ptr_eq(&r.flags, flags) {
@@ -472,7 +473,7 @@ impl ScriptCache {
                 n += 1;
             }
             r.command.truncate(n);
-            r.started = std::time::Instant::now();
+            r.started_ms = now_ms;
             r.active = true;
         }
         self.started_ms.store(now_ms.max(1), Ordering::Relaxed);

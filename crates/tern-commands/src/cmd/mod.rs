@@ -250,6 +250,9 @@ pub struct Ctx<'a, 'ks> {
     pub cmd: &'ks Cmd,
     /// Milliseconds since the Unix epoch, read once for the command.
     pub now: u64,
+    /// The turn's clock as the command started (a script times its own
+    /// commands on a copy).
+    pub clock: &'a Clock,
     pub stats: &'a WorkerStats,
     /// Worker index (for CLIENT LIST and the like).
     pub worker: usize,
@@ -484,10 +487,7 @@ impl Clock {
         Clock::reading(wall_ms, false)
     }
 
-    /// A clock that reads `wall_ms` now and runs on from there, from the
-    /// time-stamp counter when `tsc` and its rate is known (a script's
-    /// commands, timed as the commands of a turn are).
-    pub fn reading(wall_ms: u64, tsc: bool) -> Clock {
+    fn reading(wall_ms: u64, tsc: bool) -> Clock {
         let base = Instant::now();
         let ticks = if tsc { tern_store::ticks::now() } else { 0 };
         let ns_per_tick = if tsc { tern_store::ticks::ns_per_tick(base, ticks).unwrap_or(0.0) } else { 0.0 };
@@ -936,6 +936,7 @@ pub fn call<'ks>(
     // read); nothing is written while the handler runs.
     let out_before = reply.out.pending();
     let now = scratch.clock.last_ms();
+    let clock = scratch.clock;
     // Borrow the caller's reply buffer for the handler's Ctx.
     let sub_reply = Reply { out: &mut *reply.out, enc: reply.enc, errors: reply.errors, stats, share_min: reply.share_min };
     let mut ctx = Ctx {
@@ -948,6 +949,7 @@ pub fn call<'ks>(
         locs: &locs,
         cmd,
         now,
+        clock: &clock,
         stats,
         worker,
         prefetch: scratch.tuner.current.unwrap_or_else(|| srv.prefetch_batch()),

@@ -330,7 +330,7 @@ fn function_stats(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
                 ctx.reply.bulk(a);
             }
             ctx.reply.bulk(b"duration_ms");
-            ctx.reply.int(r.started.elapsed().as_millis() as i64);
+            ctx.reply.int(crate::server::now_ms().saturating_sub(r.started_ms) as i64);
         }
     }
     let libs = ctx.srv.scripts.functions.read();

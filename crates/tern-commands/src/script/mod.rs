@@ -241,7 +241,7 @@ fn run_locked(ctx: &mut Ctx<'_, '_>, target: run::Target<'_>, args: Args<'_>, nu
     // EXEC's own wraps them).
     let effects_from = ctx.locks.effects.len();
     let oom = oom_at_start(ctx);
-    let mut r = run::Run::new(ctx.srv, ctx.commands, ctx.locks, ctx.stats, ctx.worker, ctx.client, ctx.cmd.id, ctx.now, script_flags, ro);
+    let mut r = run::Run::new(ctx.srv, ctx.commands, ctx.locks, ctx.stats, ctx.worker, ctx.client, ctx.cmd.id, ctx.now, ctx.clock, script_flags, ro);
     r.gated = !inside_exec;
     r.oom_at_start = oom;
     run::run(&mut r, &mut ctx.reply, target, args, numkeys);

@@ -103,7 +103,7 @@ struct Parts {
 
 impl Parts {
     /// Boxed, so that a run moves a pointer, not the parts.
-    fn take(caller: &Client, worker: usize, now: u64, tsc: bool) -> Box<Parts> {
+    fn take(caller: &Client, worker: usize, now: u64, clock: &crate::cmd::Clock) -> Box<Parts> {
         let mut p = PARTS.with(|c| c.borrow_mut().take()).unwrap_or_else(|| {
             Box::new(Parts {
                 // Named `lua` where a client's address shows (MONITOR), as Redis's.
@@ -128,7 +128,10 @@ impl Parts {
         // as Redis remembers the keys of the commands a script runs.
         c.tracking = caller.tracking.clone();
         c.on_behalf_of = caller.id;
-        p.scratch.clock = crate::cmd::Clock::reading(now, tsc);
+        // The caller's clock, marked now: the script's commands are timed
+        // from here on as the caller's turn times its own.
+        p.scratch.clock = *clock;
+        p.scratch.clock.mark_now();
         p
     }
 
@@ -341,10 +344,10 @@ pub struct Run<'r, 'ks> {
 
 impl<'r, 'ks> Run<'r, 'ks> {
     #[allow(clippy::too_many_arguments)]
-    pub fn new(srv: &'ks Server, commands: &'ks CommandTable, locks: &'r mut LockSet<'ks>, stats: &'r WorkerStats, worker: usize, caller: &'r Client, runner: usize, now: u64, script_flags: u32, ro_command: bool) -> Self {
+    pub fn new(srv: &'ks Server, commands: &'ks CommandTable, locks: &'r mut LockSet<'ks>, stats: &'r WorkerStats, worker: usize, caller: &'r Client, runner: usize, now: u64, clock: &crate::cmd::Clock, script_flags: u32, ro_command: bool) -> Self {
         use crate::scriptcache::flags as sf;
         let compat = script_flags & sf::EVAL_COMPAT_MODE != 0;
-        let parts = Parts::take(caller, worker, now, srv.settings.command_time_tsc());
+        let parts = Parts::take(caller, worker, now, clock);
         Run {
             srv,
             commands,
@@ -646,7 +649,8 @@ pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, target: Target<'_>, arg
         // holds: an allocator limit while Lua code runs, lifted while a
         // command's reply is made Lua values. Its writes to the keyspace
         // are bounded by `maxmemory` as any command's.
-        let limit = w.sandbox.lua().used_memory().saturating_add(SCRIPT_MEMORY_MAX);
+        // (From the state's size as last reported: within a grain of it.)
+        let limit = w.reported.saturating_add(VM_REPORT_GRAIN + SCRIPT_MEMORY_MAX);
         let keys = args.iter().skip(3).take(numkeys);
         let argv = args.iter().skip(3 + numkeys);
         let pass = if eval { tern_lua::Pass::Globals } else { tern_lua::Pass::Arguments };
