@@ -15,6 +15,8 @@
 #                        keys, window WINDOW_MS): time from redis.call('TIME'), then
 #                        ZREMRANGEBYSCORE, ZADD, ZCARD, PEXPIRE; pipeline 16
 #   get-alone            GET of preloaded keys, pipeline 1 (the baseline of the next one)
+#   ping-p1              PING, pipeline 1: the least any request costs (a read, a parse,
+#                        a reply written), so the floor of evalsha-return1
 #   get-beside-scripts   the same GETs while one more connection (a second tern-bench
 #                        process, started at the same time for the same SECS) runs
 #                        EVALSHA of a script that INCRs a key it does not declare,
@@ -50,7 +52,7 @@ REPS=${REPS:-5}; SECS=${SECS:-10}; KEYS=${KEYS:-100000}; DATA=${DATA:-32}
 RL_KEYS=${RL_KEYS:-10000}; WINDOW_MS=${WINDOW_MS:-1000}
 CONNS=${CONNS:-50}; BENCH_THREADS=${BENCH_THREADS:-1}
 SERVER_CPUS=${SERVER_CPUS:-0}; BENCH_CPUS=${BENCH_CPUS:-1}; TERN_THREADS=${TERN_THREADS:-1}
-WORKLOADS=${WORKLOADS:-"evalsha-return1 get-incr-expire-p16 rate-limiter-p16 get-alone get-beside-scripts"}
+WORKLOADS=${WORKLOADS:-"evalsha-return1 get-incr-expire-p16 rate-limiter-p16 get-alone get-beside-scripts ping-p1"}
 SERVER_LIMIT=${SERVER_LIMIT:-$((SECS + 600))}
 BENCH_LIMIT=$((SECS + 60))
 tck=$(getconf CLK_TCK)
@@ -106,6 +108,8 @@ script_workload() {
             SCRIPTS=("$S_RATE_LIMITER") ;;
         get-alone)
             WL=(--ratio 0:1 --pipeline 1 --key-maximum "$KEYS"); SCRIPTS=() ;;
+        ping-p1)
+            WL=(--command "PING" --pipeline 1); SCRIPTS=() ;;
         get-beside-scripts)
             WL=(--ratio 0:1 --pipeline 1 --key-maximum "$KEYS"); SCRIPTS=("$S_UNDECLARED") ;;
         *) echo "unknown workload $1" >&2; return 1 ;;
@@ -212,7 +216,7 @@ def model():
 mem = next(int(l.split()[1]) for l in open("/proc/meminfo") if l.startswith("MemTotal")) / 2**20
 redis_v = E["REDIS_VERSION"].split(" sha")[0]
 # The environment that differs from the defaults, then REPS and SECS always.
-DEFAULTS = {"WORKLOADS": "evalsha-return1 get-incr-expire-p16 rate-limiter-p16 get-alone get-beside-scripts",
+DEFAULTS = {"WORKLOADS": "evalsha-return1 get-incr-expire-p16 rate-limiter-p16 get-alone get-beside-scripts ping-p1",
             "KEYS": "100000", "DATA": "32", "RL_KEYS": "10000", "WINDOW_MS": "1000", "CONNS": "50",
             "BENCH_THREADS": "1", "SERVER_CPUS": "0", "BENCH_CPUS": "1", "TERN_THREADS": "1"}
 env = [f'{k}="{E[k]}"' if " " in E[k] else f"{k}={E[k]}" for k, d in DEFAULTS.items() if E[k] != d]
@@ -273,6 +277,13 @@ for w in workloads:
         ok = got <= bound if op == "≤" else got >= bound
         target = f"{what} {op} {bound} ({'met' if ok else 'not met'})"
     print(f"| {w} | {to:,.0f} | {tc:.3f} | {ro:,.0f} | {rc:.3f} | {ratio_o:.3f} | {ratio_c:.3f} | {target} |")
+
+if "evalsha-return1" in workloads and "ping-p1" in workloads:
+    floor = med("ping-p1", "tern", 1) / med("evalsha-return1", "redis", 1)
+    print()
+    print(f"The floor of evalsha-return1's CPU/op ratio on this machine: Tern's PING at pipeline 1 "
+          f"(the least a request costs it) over Redis's EVALSHA, {floor:.3f}.")
+    print()
 
 if "get-alone" in workloads and "get-beside-scripts" in workloads:
     print()
