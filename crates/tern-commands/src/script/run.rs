@@ -679,13 +679,13 @@ pub fn run(run: &mut Run<'_, '_>, reply: &mut Reply<'_>, target: Target<'_>, arg
                     Value::String(s) => s.to_string_lossy(),
                     _ => "execution failure".to_string(),
                 };
-                reply.error(errors::script_running(&name, &text));
+                reply.error(errors::script_running(name, &text));
             }
         }
         Ok(())
     });
     if let Err(e) = result.and_then(|r| r) {
-        reply.error(errors::script_running(&name, &tern_lua::sandbox::error_text(&e)));
+        reply.error(errors::script_running(name, &tern_lua::sandbox::error_text(&e)));
     }
 }
 
