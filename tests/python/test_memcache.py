@@ -151,6 +151,18 @@ def test_py_stats_flush(py):
     assert py.get("a") is None
 
 
+@pytest.mark.skipif(AGAINST_MEMCACHED, reason="Tern's policy decides it; memcached's default is on")
+def test_stats_settings_evictions_follow_the_policy(py, r):
+    # Under `noeviction` a full cache refuses writes, as memcached's -M
+    # does, and says so; a policy that evicts says `on`.
+    assert py.stats("settings")[b"evictions"] == b"off"
+    r.config_set("maxmemory-policy", "allkeys-lru")
+    try:
+        assert py.stats("settings")[b"evictions"] == b"on"
+    finally:
+        r.config_set("maxmemory-policy", "noeviction")
+
+
 # -- meta-memcache (meta protocol) ----------------------------------------
 
 def test_meta_set_get_delete(meta):

@@ -92,7 +92,10 @@ impl Exec<'_> {
                 stat(out, "maxbytes", &cfg.maxmemory);
                 stat(out, "maxconns", &cfg.maxclients);
                 stat(out, "tcpport", &cfg.memcache_port);
-                stat(out, "evictions", &"on");
+                // memcached's `-M` is `off`: a full cache refuses writes, as
+                // Tern's `noeviction` does.
+                let evicts = cfg.maxmemory_policy != tern_config::MaxmemoryPolicy::NoEviction;
+                stat(out, "evictions", &if evicts { "on" } else { "off" });
                 stat(out, "num_threads", &srv.workers.len());
                 stat(out, "cas_enabled", &"yes");
                 stat(out, "item_size_max", &cfg.memcache_max_item_size);
