@@ -685,6 +685,10 @@ pub fn script_error_text(raw: &[u8]) -> Vec<u8> {
     out
 }
 
+/// `redis.call` reached with no script running (a function kept from one).
+pub const LUA_OUTSIDE_RUN: &str = "ERR redis.call and its kin can only be called while a script runs";
+/// `redis.call`'s command failed inside the server (a panic, resumed after the script).
+pub const LUA_COMMAND_FAILED: &str = "ERR the server failed while running the command";
 pub const LUA_NO_ARGS: &str = "Please specify at least one argument for this redis lib call";
 pub const LUA_BAD_ARG: &str = "Lua redis lib command arguments must be strings or integers";
 pub const LUA_UNKNOWN_COMMAND: &str = "Unknown Redis command called from script";

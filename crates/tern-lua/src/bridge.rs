@@ -99,14 +99,35 @@ pub enum Pass {
     Arguments,
 }
 
+/// The errors the C functions raise of their own, as `{err=...}`, code
+/// first.
+#[derive(Clone, Copy)]
+pub struct Texts {
+    /// Called with no run installed (a function kept from one).
+    pub outside_run: &'static [u8],
+    /// The host panicked (the panic itself is resumed after the run).
+    pub host_failed: &'static [u8],
+}
+
+static TEXTS: std::sync::OnceLock<Texts> = std::sync::OnceLock::new();
+
+fn texts() -> Texts {
+    // Set by install_bridge before any of the functions exists; the bare
+    // code is for a state built some other way.
+    *TEXTS.get_or_init(|| Texts { outside_run: b"ERR", host_failed: b"ERR" })
+}
+
 /// The most nested levels of a reply pushed as Lua tables; deeper ones
 /// read as nil. No command's reply comes near it.
 const REPLY_DEPTH_MAX: usize = 64;
 
 impl Sandbox {
     /// Puts `redis.call`, `redis.pcall` and `redis.acl_check_cmd` in
-    /// `redis` (the real table, not its proxy).
-    pub fn install_bridge(lua: &Lua, redis: &mlua::Table) -> mlua::Result<()> {
+    /// `redis` (the real table, not its proxy); `texts` are the errors
+    /// they raise of their own (the embedder's wording, the first given
+    /// kept).
+    pub fn install_bridge(lua: &Lua, redis: &mlua::Table, texts: Texts) -> mlua::Result<()> {
+        TEXTS.get_or_init(|| texts);
         // SAFETY: the functions follow the C function protocol (they read
         // their arguments from the stack and return how many results they
         // pushed) and raise only as the module doc says.
@@ -133,10 +154,10 @@ impl Sandbox {
     ) -> mlua::Result<Outcome> {
         let lua = self.lua();
         let mut buffers = self.buffers.borrow_mut();
+        let host: *mut (dyn Host + '_) = host;
         // SAFETY: the host is borrowed for this call, and RUN is cleared
         // (to what it was) before the borrow ends; the C functions reach it
         // only while the script runs below.
-        let host: *mut (dyn Host + '_) = host;
         let host: *mut (dyn Host + 'static) = unsafe { std::mem::transmute(host) };
         let current = Current { host, lua: lua as *const Lua, buffers: &mut *buffers as *mut Buffers, limit };
         let before = RUN.with(|r| r.replace(Some(current)));
@@ -269,7 +290,7 @@ unsafe fn command(l: *mut ffi::lua_State, mode: Mode) -> c_int {
         let Some(cur) = RUN.with(|r| r.get()) else {
             // Only a run installs these callers' host; a function kept from
             // one and called later (from a library's load) has none.
-            raise_text(l, b"ERR redis.call and its kin can only be called while a script runs");
+            raise_text(l, texts().outside_run);
         };
         let buffers = &mut *cur.buffers;
         let request = collect(l, buffers);
@@ -308,7 +329,7 @@ unsafe fn command(l: *mut ffi::lua_State, mode: Mode) -> c_int {
                 mode != Mode::PCall
             }
             Answer::Panicked => {
-                push_error(l, b"ERR the server failed while running the command");
+                push_error(l, texts().host_failed);
                 true
             }
         };
@@ -397,13 +418,14 @@ fn line_end(b: &[u8], from: usize) -> usize {
     memchr::memchr(b'\r', &b[from..]).map_or(b.len(), |i| from + i)
 }
 
-fn parse_i64(t: &[u8]) -> i64 {
-    std::str::from_utf8(t).ok().and_then(|s| s.parse().ok()).unwrap_or(0)
+/// An integer reply's number (0 if the server's own output were bad).
+fn int_of(t: &[u8]) -> i64 {
+    tern_resp::parse_i64(t).unwrap_or(0)
 }
 
 /// A length, or None for -1 (null).
 fn parse_len(t: &[u8]) -> Option<usize> {
-    usize::try_from(parse_i64(t)).ok()
+    usize::try_from(int_of(t)).ok()
 }
 
 fn parse_double(s: &str) -> Option<f64> {
@@ -452,7 +474,7 @@ unsafe fn push_reply(l: *mut ffi::lua_State, b: &[u8], at: &mut usize, depth: us
         // itself, a field name, a nested table, a key and a value.
         let nest = emit && depth < REPLY_DEPTH_MAX && ffi::lua_checkstack(l, 6) != 0;
         match kind {
-            b':' if emit => ffi::lua_pushnumber(l, parse_i64(text) as f64),
+            b':' if emit => ffi::lua_pushnumber(l, int_of(text) as f64),
             b'$' | b'=' => match parse_len(text) {
                 None if emit => ffi::lua_pushboolean(l, 0),
                 None => {}
@@ -622,7 +644,7 @@ mod tests {
         Sandbox::new(
             |lua, globals| {
                 let redis = lua.create_table()?;
-                Sandbox::install_bridge(lua, &redis)?;
+                Sandbox::install_bridge(lua, &redis, Texts { outside_run: b"ERR outside", host_failed: b"ERR failed" })?;
                 globals.raw_set("redis", redis)
             },
             &["redis"],

@@ -18,5 +18,5 @@ pub mod libs;
 mod rand48;
 pub mod sandbox;
 
-pub use bridge::{Host, Pass, Request};
+pub use bridge::{Host, Pass, Request, Texts};
 pub use sandbox::{raise, Outcome, Raised, Sandbox};

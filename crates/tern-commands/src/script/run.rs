@@ -157,7 +157,8 @@ fn new_worker() -> mlua::Result<WorkerLua> {
         |lua, globals| {
             let redis = lua.create_table()?;
             let (version, num) = (crate::REDIS_VERSION, crate::REDIS_VERSION_NUM);
-            Sandbox::install_bridge(lua, &redis)?;
+            let texts = tern_lua::Texts { outside_run: errors::LUA_OUTSIDE_RUN.as_bytes(), host_failed: errors::LUA_COMMAND_FAILED.as_bytes() };
+            Sandbox::install_bridge(lua, &redis, texts)?;
             lua.load(REDIS_API).set_name(tern_lua::sandbox::INTERNAL).call::<()>((
                 &redis,
                 lua.create_function(sha1hex)?,
