@@ -160,7 +160,7 @@ fn load_file(eng: &Engine, runner: &mut Runner<'_>, path: &Path, name: &str) -> 
         let size = r.get_ref().metadata().ok().map(|m| m.len());
         let (info, _, _) = persist::load_rdb(srv, &mut r, size, now)
             .map_err(|e| format!("Error reading the RDB base file {name}, AOF loading aborted ({e})"))?;
-        crate::script::load_libraries(srv, &info.functions)
+        crate::script::load_libraries(srv, &info.functions, false)
             .map_err(|e| format!("Error loading the function libraries of the RDB base file {name}, AOF loading aborted ({e})"))?;
         // The load read past the RDB data; the commands start where it ended.
         start = info.bytes;

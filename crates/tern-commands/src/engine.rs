@@ -45,6 +45,7 @@ impl Engine {
         let requirepass = cfg.requirepass.clone();
         let srv = Server::new(cfg, commands.len());
         srv.acl.init(commands.acl_catalog(), requirepass.as_deref());
+        srv.scripts.set_library_loader(crate::script::load_libraries_into);
         Ok(Engine { srv, commands, original: CommandTable::build_with(ABOVE) })
     }
 }

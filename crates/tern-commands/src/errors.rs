@@ -204,6 +204,13 @@ pub const AOF_REWRITE_IN_PROGRESS: &str = "ERR Background append only file rewri
 pub const MISCONF: &str = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error.";
 /// SAVE's failure (the cause is in the log).
 pub const SAVE_FAILED: &str = "ERR";
+/// DEBUG RELOAD whose load failed (the cause is in the log).
+pub const RELOAD_FAILED: &str = "ERR Error trying to load the RDB dump, check server logs.";
+/// DEBUG RELOAD with an option it does not know.
+pub const RELOAD_OPTIONS: &str = "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.";
+/// DEBUG RELOAD inside MULTI: the transaction holds every shard, which
+/// the load takes one by one (Redis, single-threaded, runs it there).
+pub const RELOAD_IN_MULTI: &str = "ERR DEBUG RELOAD is not supported inside MULTI on this server";
 /// SHUTDOWN whose final save failed.
 pub const SHUTDOWN_FAILED: &str = "ERR Errors trying to SHUTDOWN. Check logs.";
 /// CONFIG REWRITE on a server started without a file.

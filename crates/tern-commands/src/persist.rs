@@ -279,16 +279,24 @@ pub fn load_at_start(srv: &Server) -> Result<Option<LoadInfo>, String> {
 /// data ([`LoadInfo::bytes`] says where it ended). Returns the keys
 /// loaded and those dropped.
 pub(crate) fn load_rdb(srv: &Server, r: impl std::io::Read, size: Option<u64>, now: u64) -> Result<(LoadInfo, u64, u64), RdbError> {
-    load_rdb_keeping(srv, r, size, now, false)
+    load_rdb_keeping(srv, r, size, now, false, false)
 }
 
 /// [`load_rdb`]; `keep_expired`: keys past their deadline are stored too
-/// (a replica's, for its master's DEL to remove, as Redis keeps them).
-pub(crate) fn load_rdb_keeping(srv: &Server, r: impl std::io::Read, size: Option<u64>, now: u64, keep_expired: bool) -> Result<(LoadInfo, u64, u64), RdbError> {
+/// (a replica's, for its master's DEL to remove, as Redis keeps them);
+/// `allow_dup`: a key already present is replaced, not an error.
+pub(crate) fn load_rdb_keeping(
+    srv: &Server,
+    r: impl std::io::Read,
+    size: Option<u64>,
+    now: u64,
+    keep_expired: bool,
+    allow_dup: bool,
+) -> Result<(LoadInfo, u64, u64), RdbError> {
     let lim = limits(srv);
     let dbs = srv.ks.db_count();
     let threads = srv.config.read().load_threads;
-    let fill = rdb::Fill { lim, threads, now, size };
+    let fill = rdb::Fill { lim, threads, now, size, allow_dup };
     let info = rdb::load_into(r, &srv.ks, fill, |db, key, value, expire| {
         let db = db as usize;
         if db >= dbs {

@@ -430,8 +430,8 @@ fn load(eng: &Engine, rdb: impl Read, size: Option<u64>) -> std::io::Result<()> 
         let now = now_ms();
         // Keys past their deadline are kept, for the master's DEL, as a
         // Redis replica keeps them.
-        let (info, loaded, expired) = crate::persist::load_rdb_keeping(srv, rdb, size, now, true).map_err(|e| err(format!("Failed trying to load the MASTER synchronization DB from disk: {e}")))?;
-        crate::script::load_libraries(srv, &info.functions).map_err(|e| err(format!("Failed loading the master's function libraries: {e}")))?;
+        let (info, loaded, expired) = crate::persist::load_rdb_keeping(srv, rdb, size, now, true, false).map_err(|e| err(format!("Failed trying to load the MASTER synchronization DB from disk: {e}")))?;
+        crate::script::load_libraries(srv, &info.functions, false).map_err(|e| err(format!("Failed loading the master's function libraries: {e}")))?;
         crate::persist::load_done(srv, loaded, expired, now);
         log_notice!("Done loading RDB, keys loaded: {}, keys expired: {}.", loaded, expired);
         Ok(())

@@ -324,7 +324,14 @@ pub struct ScriptCache {
     /// Held by the one script that runs at a time outside EXEC (see
     /// [`tern_store::LockSet::pin_growing`] for why that is enough).
     pub gate: Mutex<()>,
+    /// Loads an RDB file's libraries (`script::load_libraries`, which
+    /// compiles them), for the layers below `script` that load a file
+    /// (DEBUG RELOAD); given by the engine.
+    library_loader: std::sync::OnceLock<LibraryLoader>,
 }
+
+/// See [`ScriptCache::load_libraries`].
+pub type LibraryLoader = fn(&ScriptCache, &[Vec<u8>], bool) -> Result<(), String>;
 
 impl ScriptCache {
     pub fn get(&self, sha: &Sha) -> Option<Arc<Script>> {
@@ -395,6 +402,23 @@ impl ScriptCache {
     /// INFO's `used_memory_scripts_eval`: the bodies' bytes.
     pub fn bytes(&self) -> usize {
         self.scripts.read().values().map(|s| s.body.len() + std::mem::size_of::<Script>()).sum()
+    }
+
+    /// Gives the function that compiles and loads libraries (once).
+    pub fn set_library_loader(&self, f: LibraryLoader) {
+        let _ = self.library_loader.set(f);
+    }
+
+    /// An RDB file's function libraries loaded, all or none (`replace`: a
+    /// library of the same name goes; otherwise it is the error).
+    pub fn load_libraries(&self, codes: &[Vec<u8>], replace: bool) -> Result<(), String> {
+        if codes.is_empty() {
+            return Ok(());
+        }
+        match self.library_loader.get() {
+            Some(f) => f(self, codes, replace),
+            None => Err("no library loader".into()),
+        }
     }
 
     /// Changes the libraries under their lock; `f` says whether it changed

@@ -368,7 +368,7 @@ pub fn run(mut cfg: Config) -> i32 {
                 p.loaded_keys.load(Ordering::Relaxed),
                 p.load_expired.load(Ordering::Relaxed)
             );
-            if let Err(e) = tern_commands::script::load_libraries(srv, &info.functions) {
+            if let Err(e) = tern_commands::script::load_libraries(srv, &info.functions, false) {
                 log_warning!("Failed loading the RDB file's function libraries: {e}");
                 return 1;
             }

@@ -998,8 +998,15 @@ impl Shard {
     /// records the flush (once per database) and detaches every entry, for
     /// the caller to drop where it does not stall a worker.
     pub fn flush(&mut self, now: u64) -> Detached {
-        self.signal_live(None, now);
         self.wrote_db(Effect::FlushDb);
+        self.empty(now)
+    }
+
+    /// Empties the shard as a flush that is no write (DEBUG RELOAD's,
+    /// Redis's emptyData): the WATCHers of live keys are told, nothing is
+    /// recorded for the AOF or replicas.
+    pub fn empty(&mut self, now: u64) -> Detached {
+        self.signal_live(None, now);
         self.take_data()
     }
 

@@ -3,9 +3,11 @@
 //! same hex for the same data, so two servers can be compared), SLEEP
 //! stops the connection's worker, SET-ACTIVE-EXPIRE switches the
 //! background expiry of keys and hash fields, PAUSE-CRON all the periodic
-//! work, OBJECT shows what Redis shows of a value. The command is refused as
-//! Redis refuses it unless `enable-debug-command` allows the connection
-//! (dispatch checks [`allowed`], after arity, as Redis's processCommand).
+//! work, OBJECT shows what Redis shows of a value, RELOAD saves, empties
+//! and loads back ([`reload_all`]), POPULATE makes test keys.
+//! The command is refused as Redis refuses it unless
+//! `enable-debug-command` allows the connection (dispatch checks
+//! [`allowed`], after arity, as Redis's processCommand).
 //!
 //! Redis's digest (debug.c): each key's digest starts with the key mixed
 //! in, then its type (4 bytes, big-endian) and its value: a string's bytes
@@ -43,6 +45,24 @@ const HELP: &[&str] = &[
     "    Output a hex signature of the values of all the specified keys.",
     "OBJECT <key>",
     "    Show low level info about `key` and associated value.",
+    "POPULATE <count> [<prefix>] [<size>]",
+    "    Create <count> string keys named key:<num>. If <prefix> is specified then",
+    "    it is used instead of the 'key' prefix. These are not propagated to",
+    "    replicas. Cluster slots are not respected so keys not belonging to the",
+    "    current node can be created in cluster mode.",
+    "RELOAD [option ...]",
+    "    Save the RDB on disk and reload it back to memory. Valid <option> values:",
+    "    * MERGE: conflicting keys will be loaded from RDB.",
+    "    * NOFLUSH: the existing database will not be removed before load, but",
+    "      conflicting keys will generate an exception and kill the server.",
+    "    * NOSAVE: the database will be loaded from an existing RDB file.",
+    "    Examples:",
+    "    * DEBUG RELOAD: verify that the server is able to persist, flush and reload",
+    "      the database.",
+    "    * DEBUG RELOAD NOSAVE: replace the current database with the contents of an",
+    "      existing RDB file.",
+    "    * DEBUG RELOAD NOSAVE NOFLUSH MERGE: add the contents of an existing RDB",
+    "      file to the database.",
     "SET-ACTIVE-EXPIRE <0|1>",
     "    Setting it to 0 disables expiring keys (and hash-fields) in background ",
     "    when they are not accessed (otherwise the Redis behavior). Setting it",
@@ -96,6 +116,8 @@ fn debug(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
             }
             ctx.reply.ok();
         }
+        (b"reload", _) => reload(ctx, args),
+        (b"populate", 3..=5) => populate(ctx, args),
         (b"change-repl-id", 2) => {
             tern_config::log_notice!("Changing replication IDs after receiving DEBUG change-repl-id");
             ctx.srv.repl.change_replid();
@@ -113,6 +135,144 @@ fn debug(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         }
         _ => ctx.reply.error(errors::subcommand_syntax(args.get(1), "debug")),
     }
+}
+
+/// DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE] ([`reload_all`]).
+fn reload(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let mut opts = Reload { save: true, flush: true, merge: false };
+    for opt in args.iter().skip(2) {
+        if opt.eq_ignore_ascii_case(b"merge") {
+            opts.merge = true;
+        } else if opt.eq_ignore_ascii_case(b"noflush") {
+            opts.flush = false;
+        } else if opt.eq_ignore_ascii_case(b"nosave") {
+            opts.save = false;
+        } else {
+            return ctx.reply.error(errors::RELOAD_OPTIONS);
+        }
+    }
+    if ctx.locks.is_pinned() {
+        return ctx.reply.error(errors::RELOAD_IN_MULTI);
+    }
+    match reload_all(ctx.srv, ctx.locks, opts, ctx.worker) {
+        Ok(()) => ctx.reply.ok(),
+        Err(e) => ctx.reply.error(e),
+    }
+}
+
+/// DEBUG RELOAD's options (Redis's debugCommand): NOSAVE clears `save`,
+/// NOFLUSH `flush`, MERGE sets `merge`.
+#[derive(Clone, Copy, Debug)]
+struct Reload {
+    save: bool,
+    flush: bool,
+    merge: bool,
+}
+
+/// DEBUG RELOAD: saves the keyspace to `dir/dbfilename` (unless NOSAVE),
+/// empties it and the function libraries (unless NOFLUSH) and loads the
+/// file back; with MERGE its keys and libraries replace those present,
+/// without, one present fails the load (where Redis stops the server).
+/// Clients get -LOADING meanwhile. The emptying is no write (Redis's
+/// emptyData): nothing of it reaches the AOF or replicas, and the changes
+/// counted since the last save are what they were after the save (or
+/// before the reload, with NOSAVE). Run with no shard held (`locks` not
+/// pinned): the load takes the shards' locks itself.
+fn reload_all(srv: &Server, locks: &mut tern_store::LockSet<'_>, opts: Reload, worker: usize) -> Result<(), &'static str> {
+    use crate::persist::{changes_since_save, load_rdb_keeping, rdb_path, save, total_changes};
+    use crate::server::now_ms;
+    use std::sync::atomic::Ordering;
+    debug_assert!(!locks.is_pinned(), "DEBUG RELOAD with shards pinned");
+    if opts.save {
+        save(srv, locks).map_err(|_| errors::SAVE_FAILED)?;
+    }
+    let since_save = changes_since_save(srv);
+    srv.persist.loading.store(true, Ordering::Relaxed);
+    let now = now_ms();
+    if opts.flush {
+        let total = srv.ks.total_shards() as u32;
+        locks.acquire(0..total);
+        let detached: Vec<_> = (0..total).map(|g| locks.shard(g).empty(now)).collect();
+        locks.release();
+        drop(detached);
+        srv.tracking_flushed(worker);
+        srv.scripts.change_functions(|libs| {
+            libs.clear();
+            (true, ())
+        });
+    }
+    let path = rdb_path(&srv.config.read());
+    let keep_expired = srv.ks.is_replica();
+    let r = std::fs::File::open(&path).map_err(|e| e.to_string()).and_then(|file| {
+        let size = file.metadata().ok().map(|m| m.len());
+        let (info, loaded, expired) = load_rdb_keeping(srv, file, size, now, keep_expired, opts.merge).map_err(|e| e.to_string())?;
+        srv.scripts.load_libraries(&info.functions, opts.merge)?;
+        Ok((loaded, expired))
+    });
+    for g in 0..srv.ks.total_shards() as u32 {
+        srv.ks.publish_hint(g, &srv.ks.lock(g));
+    }
+    srv.persist.changes_at_save.store(total_changes(srv).saturating_sub(since_save), Ordering::Relaxed);
+    srv.persist.loading.store(false, Ordering::Relaxed);
+    match r {
+        Ok((loaded, expired)) => {
+            srv.persist.loaded_keys.store(loaded, Ordering::Relaxed);
+            srv.persist.load_expired.store(expired, Ordering::Relaxed);
+            tern_config::log_notice!("DB reloaded by DEBUG RELOAD");
+            Ok(())
+        }
+        Err(e) => {
+            tern_config::log_warning!("Error trying to load the RDB dump ({}): {e}", path.display());
+            Err(errors::RELOAD_FAILED)
+        }
+    }
+}
+
+/// DEBUG POPULATE count [prefix] [size]: string keys `prefix:j` (`key`
+/// by default) for j in 0..count, valued `value:j` (cut or padded with
+/// zero bytes to `size` when given), in the client's database; a key
+/// present is left as it is. Stored as writes like any other, so unlike
+/// Redis's they reach the AOF and replicas.
+fn populate(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    // Redis's getPositiveLongFromObjectOrReply: one error for both a
+    // non-number and a negative one.
+    let positive = |a: &[u8]| tern_resp::parse_i64(a).filter(|&n| n >= 0);
+    let Some(count) = positive(args.get(2)) else {
+        return ctx.reply.error(errors::MUST_BE_POSITIVE);
+    };
+    if ctx.srv.persist.loading.load(std::sync::atomic::Ordering::Relaxed) {
+        return ctx.reply.error(errors::LOADING);
+    }
+    let size = match args.len() {
+        5 => match positive(args.get(4)) {
+            Some(n) => n as usize,
+            None => return ctx.reply.error(errors::MUST_BE_POSITIVE),
+        },
+        _ => 0,
+    };
+    let prefix: &[u8] = if args.len() >= 4 { args.get(3) } else { b"key" };
+    let (db, now) = (ctx.client.db, ctx.now);
+    let mut key = Vec::with_capacity(prefix.len() + 21);
+    let mut value = Vec::new();
+    for j in 0..count {
+        key.clear();
+        key.extend_from_slice(prefix);
+        key.push(b':');
+        key.extend_from_slice(j.to_string().as_bytes());
+        value.clear();
+        value.extend_from_slice(format!("value:{j}").as_bytes());
+        if size > 0 {
+            value.resize(size, 0);
+        }
+        let l = ctx.ks.locate(db, &key);
+        ctx.locks.acquire([l.gid]);
+        let shard = ctx.locks.shard(l.gid);
+        if shard.get(&key, l.hash, now).is_none() {
+            shard.set(&key, l.hash, tern_store::NewValue::Bytes(&value), None, now);
+        }
+        ctx.locks.release();
+    }
+    ctx.reply.ok();
 }
 
 /// `f` of `key`'s entry in the client's database, logically expired or

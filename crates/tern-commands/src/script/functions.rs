@@ -303,14 +303,22 @@ fn function_restore(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 }
 
 /// The libraries of an RDB file, loaded at start-up as FUNCTION RESTORE
-/// loads a payload: all of them, or none and the error.
-pub fn load_libraries(srv: &Server, codes: &[Vec<u8>]) -> Result<(), String> {
+/// loads a payload: all of them, or none and the error. `replace`: a
+/// library of the same name goes (DEBUG RELOAD MERGE); otherwise it is
+/// the error.
+pub fn load_libraries(srv: &Server, codes: &[Vec<u8>], replace: bool) -> Result<(), String> {
+    load_into(&srv.scripts, codes, replace)
+}
+
+/// [`load_libraries`] into `scripts` (the engine gives it to the script
+/// cache: [`crate::scriptcache::ScriptCache::load_libraries`]).
+pub fn load_into(scripts: &crate::scriptcache::ScriptCache, codes: &[Vec<u8>], replace: bool) -> Result<(), String> {
     if codes.is_empty() {
         return Ok(());
     }
-    let built = codes.iter().map(|c| build(&srv.scripts, c)).collect::<Result<Vec<_>, _>>()?;
-    srv.scripts.change_functions(|libs| {
-        let r = libs.join(built, false, false);
+    let built = codes.iter().map(|c| build(scripts, c)).collect::<Result<Vec<_>, _>>()?;
+    scripts.change_functions(|libs| {
+        let r = libs.join(built, replace, false);
         (r.is_ok(), r)
     })
 }

@@ -33,7 +33,7 @@ use crate::cmd::Ctx;
 use crate::errors;
 use crate::scriptcache::{flags as sf, BadShebang, Kill, Script, Sha};
 
-pub use functions::load_libraries;
+pub use functions::{load_into as load_libraries_into, load_libraries};
 pub use run::sha1_hex;
 
 /// The command families of this layer (the table takes them from

@@ -67,6 +67,9 @@ pub struct Fill {
     /// The input's size in bytes, if known: the tables are reserved from
     /// RESIZEDB hints up to what that many bytes can hold (none if None).
     pub size: Option<u64>,
+    /// A key already present is replaced (DEBUG RELOAD MERGE, Redis's
+    /// `RDBFLAGS_ALLOW_DUP`); otherwise the load fails on it.
+    pub allow_dup: bool,
 }
 
 /// Entries a thread gathers per shard before it takes the shard's lock
@@ -149,7 +152,7 @@ where
             dup |= shard.insert_entry(&key, hash, entry, self.fill.now).is_some();
             self.stored += 1;
         }
-        if dup {
+        if dup && !self.fill.allow_dup {
             return Err(RdbError::Corrupt("duplicated key"));
         }
         self.groups[g] = Vec::with_capacity(GROUP);
@@ -375,7 +378,7 @@ mod tests {
     }
 
     fn opts(threads: usize, f: &[u8]) -> Fill {
-        Fill { lim: Limits::default(), threads, now: 0, size: Some(f.len() as u64) }
+        Fill { lim: Limits::default(), threads, now: 0, size: Some(f.len() as u64), allow_dup: false }
     }
 
     fn all(_: u32, _: &[u8], _: ValueRef<'_>, _: Option<u64>) -> Result<bool, RdbError> {
