@@ -1707,6 +1707,22 @@ def read_until_pong(c):
         pushes.append(r)
 
 
+def gets_with_pushes(t, keys, reply):
+    """GETs each of `keys` on RESP3 tracker `t`, each answered `reply`;
+    returns the pushes that came before those replies and before a PING's."""
+    pushes = []
+    for k in keys:
+        t.cmd("GET", k)
+        while True:
+            r = t.read_reply()
+            if r[:1] == b">":
+                pushes.append(r)
+            else:
+                assert r == reply, r
+                break
+    return pushes + read_until_pong(t)
+
+
 def test_table_limit(tsrv):
     """tracking-table-max-keys 10, then a client reads 20 keys, one GET
     each: keys are given up to keep the table at 10, each told to its
@@ -1722,17 +1738,7 @@ def test_table_limit(tsrv):
         assert admin.roundtrip("CONFIG", "SET", "tracking-table-max-keys", "10") == b"+OK\r\n"
         assert t.roundtrip("CLIENT", "TRACKING", "ON") == b"+OK\r\n"
         keys = [b"lim:%02d" % i for i in range(20)]
-        pushes = []
-        for k in keys:
-            t.cmd("GET", k)
-            while True:
-                r = t.read_reply()
-                if r[:1] == b">":
-                    pushes.append(r)
-                else:
-                    assert r == b"_\r\n", r
-                    break
-        pushes += read_until_pong(t)
+        pushes = gets_with_pushes(t, keys, b"_\r\n")
         fields = info_fields(tsrv.port, "stats")
         assert fields["tracking_total_keys"] == "10", fields["tracking_total_keys"]
         assert fields["tracking_total_items"] == "10"
@@ -1759,6 +1765,78 @@ def test_table_limit(tsrv):
         admin.roundtrip("CONFIG", "SET", "tracking-table-max-keys", "1000000")
         admin.close()
         t.close()
+
+
+def test_table_limit_existing_keys(tsrv):
+    """test_table_limit with keys that exist when read (Tern keeps those
+    reads in the keys' own items, not in its table): the limit gives up
+    keys as many as it must, each told once; the rest are told when
+    written."""
+    admin, t = conn(tsrv.port), conn(tsrv.port, 3)
+    try:
+        keys = [b"limx:%02d" % i for i in range(20)]
+        assert admin.roundtrip("MSET", *[x for k in keys for x in (k, b"v")]) == b"+OK\r\n"
+        assert admin.roundtrip("CONFIG", "SET", "tracking-table-max-keys", "10") == b"+OK\r\n"
+        assert t.roundtrip("CLIENT", "TRACKING", "ON") == b"+OK\r\n"
+        pushes = gets_with_pushes(t, keys, b"$1\r\nv\r\n")
+        fields = info_fields(tsrv.port, "stats")
+        assert (fields["tracking_total_keys"], fields["tracking_total_items"]) == ("10", "10")
+        given_up = [push_keys(p)[0] for p in pushes]
+        assert len(given_up) == 10 and len(set(given_up)) == 10 and set(given_up) <= set(keys), given_up
+        assert admin.roundtrip("MSET", *[x for k in keys for x in (k, b"w")]) == b"+OK\r\n"
+        told = [push_keys(p)[0] for p in (t.read_reply() for _ in range(10))]
+        assert read_until_pong(t) == []
+        assert sorted(told) == sorted(set(keys) - set(given_up))
+        assert info_fields(tsrv.port, "stats")["tracking_total_keys"] == "0"
+    finally:
+        admin.roundtrip("CONFIG", "SET", "tracking-table-max-keys", "1000000")
+        admin.close()
+        t.close()
+
+
+def test_many_trackers_and_their_successors(tsrv):
+    """More tracking clients than Tern has mark slots (64): each told of
+    the key it read, and only it, with two readers per key and over 64
+    clients; once they all closed, 70 new trackers (which take the slots
+    given up, cleared first) are told nothing of those keys' writes, and
+    each is told of its own reads again."""
+    n = 70
+    admin = conn(tsrv.port)
+    keys = [b"many:%02d" % i for i in range(n)]
+    try:
+        assert admin.roundtrip("MSET", *[x for k in keys for x in (k, b"v")]) == b"+OK\r\n"
+        for round_ in range(2):
+            ts = [conn(tsrv.port, 3) for _ in range(n)]
+            try:
+                for i, t in enumerate(ts):
+                    assert t.roundtrip("CLIENT", "TRACKING", "ON") == b"+OK\r\n"
+                for i, t in enumerate(ts):
+                    if round_ == 0:
+                        assert t.roundtrip("GET", keys[i]) == b"$1\r\nv\r\n"
+                        assert t.roundtrip("GET", keys[(i + 1) % n]) == b"$1\r\nv\r\n"
+                if round_ == 1:
+                    # The first round's readers are gone: nobody is told.
+                    assert admin.roundtrip("MSET", *[x for k in keys for x in (k, b"w")]) == b"+OK\r\n"
+                    for t in ts:
+                        assert read_until_pong(t) == []
+                    for i, t in enumerate(ts):
+                        assert t.roundtrip("GET", keys[i]) == b"$1\r\nw\r\n"
+                assert admin.roundtrip("MSET", *[x for k in keys for x in (k, b"v")]) == b"+OK\r\n"
+                for i, t in enumerate(ts):
+                    want = {keys[i], keys[(i + 1) % n]} if round_ == 0 else {keys[i]}
+                    got = {push_keys(t.read_reply())[0] for _ in want}
+                    assert got == want, (i, got)
+                    assert read_until_pong(t) == []
+                if round_ == 0:
+                    # Read again, then gone with the keys still remembered.
+                    for i, t in enumerate(ts):
+                        assert t.roundtrip("GET", keys[i]) == b"$1\r\nv\r\n"
+            finally:
+                for t in ts:
+                    t.close()
+            settle(tsrv.port)
+    finally:
+        admin.close()
 
 
 def _tracked_with_ttl(t, key, ms=50):

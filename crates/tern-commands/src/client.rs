@@ -65,6 +65,9 @@ pub struct ClientTracking {
     pub caching: bool,
     /// BCAST's prefixes (CLIENT TRACKINGINFO).
     pub prefixes: Vec<Box<[u8]>>,
+    /// The bit its reads mark keys with (`messaging::tracking`'s slots;
+    /// 0: none free, its reads go to the table).
+    pub mark: u64,
 }
 
 /// A key this client WATCHes.

@@ -152,7 +152,9 @@ impl Plan {
         let db = client.db;
         // A client tracking keys (not by prefix) has each read's keys
         // noted in the tracking table after the read.
-        let tracks = client.tracking.as_deref().is_some_and(|t| !t.tracker.bcast);
+        // A tracking client's reads go to the tracking table only when it
+        // has no mark slot (with one, a key read is marked in its item).
+        let tracks = client.tracking.as_deref().is_some_and(|t| !t.tracker.bcast && t.mark == 0);
         let tracking = &srv.messaging.tracking;
         let mut off = 0;
         let mut locate = client.multi.is_none();

@@ -503,6 +503,7 @@ impl Server {
         if client.tracking.take().is_some() {
             self.stop_tracking(client.id);
         }
+        self.messaging.tracking.release_slot(client.id);
         if let Some(inbox) = client.shared.inbox_if_any() {
             inbox.close();
         }
@@ -514,18 +515,67 @@ impl Server {
     pub fn stop_tracking(&self, id: u64) {
         let t = &self.messaging.tracking;
         t.disable(id);
-        t.settle(|active| self.ks.track_writes(active));
+        t.settle(self.ks.marked_keys(), |active| self.ks.track_writes(active));
+    }
+
+    /// Client `id`'s mark bit for its tracked reads (see
+    /// `messaging::tracking`): 0 when no slot is free. Slots given up are
+    /// cleared from the keyspace first if `may_lock` (the caller holds no
+    /// shard).
+    pub fn tracking_slot(&self, id: u64, may_lock: bool) -> u64 {
+        self.messaging.tracking.slot_for(id, |dirty| {
+            if may_lock {
+                self.ks.clear_marks(dirty);
+            }
+            may_lock
+        })
+    }
+
+    /// Sends the invalidations of keys written in one database whose
+    /// marks sit in another ([`crate::messaging::tracking::Tracking::defer_elsewhere`]).
+    /// Takes the shards' locks: none may be held.
+    pub fn invalidate_elsewhere(&self, worker: usize) {
+        let t = &self.messaging.tracking;
+        if !t.elsewhere_pending() {
+            return;
+        }
+        // The flag first: what is asked for after it waits for the next call.
+        let keys = t.take_elsewhere();
+        if t.take_clear() {
+            self.clear_marks();
+        }
+        for (db, key, modifier) in keys {
+            let readers = self.ks.take_marks_elsewhere(db, &key);
+            if readers != 0 {
+                t.forget(&key, false, readers, modifier, &mut |i, d| self.deliver(i, d, worker));
+            }
+        }
     }
 
     /// A database was flushed: every tracking client is told that every
     /// key is invalid, and the tracking table empties (Redis's
     /// trackingInvalidateKeysOnFlush).
-    pub fn tracking_flushed(&self, worker: usize) {
+    /// `may_lock`: the caller holds no shard (otherwise the marks left in
+    /// databases not flushed are cleared by the next
+    /// [`Server::invalidate_elsewhere`]).
+    pub fn tracking_flushed(&self, worker: usize, may_lock: bool) {
         let t = &self.messaging.tracking;
-        if t.active() {
+        if t.active(self.ks.marked_keys()) {
             t.flush(|i, d| self.deliver(i, d, worker));
-            t.settle(|active| self.ks.track_writes(active));
+            // Every key is forgotten, in any database (Redis empties its
+            // one table): the marks too, and then no slot is dirty.
+            if may_lock {
+                self.clear_marks();
+            } else {
+                t.defer_clear();
+            }
+            t.settle(self.ks.marked_keys(), |active| self.ks.track_writes(active));
         }
+    }
+
+    fn clear_marks(&self) {
+        self.ks.clear_marks(!0);
+        self.messaging.tracking.marks_cleared();
     }
 
     /// Delivers invalidation `d` to `inbox` from worker `worker` (or
@@ -548,10 +598,21 @@ impl Server {
         if self.ks.writes_tracked() {
             let t = &self.messaging.tracking;
             t.invalidate(&notes, current, executing, |i, d| self.deliver(i, d, worker));
+            // A name written in one database is invalidated for the reads
+            // of it in any: marks in other databases are taken once no
+            // shard is held.
+            let marked = self.ks.marked_keys();
+            if marked > 0 {
+                for n in &notes {
+                    if marked > self.ks.marked(n.db as usize) {
+                        t.defer_elsewhere(n.db as usize, &n.key, current);
+                    }
+                }
+            }
             // The last keys a gone client left are gone: writes need not be
             // noted any more.
-            if !t.active() {
-                t.settle(|active| self.ks.track_writes(active));
+            if !t.active(marked) {
+                t.settle(self.ks.marked_keys(), |active| self.ks.track_writes(active));
             }
         }
         let flags = self.settings.notify_keyspace_events();

@@ -417,6 +417,11 @@ directives! {
         /// Keys the CLIENT TRACKING table holds before it evicts some (0:
         /// no limit).
         tracking_table_max_keys: u64 = 1_000_000 => "tracking-table-max-keys", Int::new(0, i64::MAX), runtime;
+        /// A tracking client's reads of keys that exist are marked in the
+        /// keys' own items (one of 64 slots per client) rather than put in
+        /// the tracking table; no: every read goes to the table. Applies
+        /// to clients turning tracking on from then on.
+        tracking_item_marks: bool = true => "tracking-item-marks", Bool, runtime + own;
         /// The keyspace notification classes published (Redis's
         /// `NOTIFY_*` bits; see tern-store's `event`).
         notify_keyspace_events: u32 = 0 => "notify-keyspace-events", NotifyFlags, runtime;

@@ -72,6 +72,7 @@ const WORKER_STACK: usize = 512 << 20;
 /// invalidations of the keys its expiry and eviction removed.
 fn hand(srv: &Server, fx: &tern_store::Effects) {
     srv.invalidate_written(fx, 0, 0, tern_commands::messaging::NO_WORKER);
+    srv.invalidate_elsewhere(tern_commands::messaging::NO_WORKER);
     tern_commands::aof::hand(srv, fx, false);
 }
 

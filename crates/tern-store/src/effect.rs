@@ -710,6 +710,9 @@ pub struct Modified {
     pub db: u32,
     pub key: Box<[u8]>,
     pub event: Option<crate::event::Event>,
+    /// The key's tracking marks the write took (see [`crate::tracked`]):
+    /// the slots of the clients that read it since its last write.
+    pub readers: u64,
 }
 
 thread_local! {
@@ -723,7 +726,7 @@ impl Modified {
             c.set(n);
             n
         });
-        Modified { order, db, key: key.into(), event }
+        Modified { order, db, key: key.into(), event, readers: 0 }
     }
 }
 

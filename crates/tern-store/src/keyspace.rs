@@ -117,6 +117,41 @@ pub struct Keyspace {
     /// The effect records' sequence (see [`crate::effect`]), shared with
     /// every shard.
     pub(crate) seq: Arc<AtomicU64>,
+    /// Keys with tracking marks, per database (see [`crate::tracked`]),
+    /// shared with every shard.
+    marked: Arc<Marks>,
+}
+
+/// The keyspace's tracking marks (see [`crate::tracked`]): the keys
+/// marked, per database and in all. (The (key, client) pairs they stand
+/// for are counted by the shards' tables alone: a read that adds a client
+/// to a marked key touches no shared count.)
+#[derive(Debug, Default)]
+pub(crate) struct Marks {
+    per_db: Box<[AtomicUsize]>,
+    keys: AtomicUsize,
+}
+
+impl Marks {
+    fn new(dbs: usize) -> Self {
+        Marks { per_db: (0..dbs).map(|_| AtomicUsize::new(0)).collect(), keys: AtomicUsize::new(0) }
+    }
+
+    /// Database `db`'s count of marked keys moves by `keys`.
+    pub(crate) fn add(&self, db: usize, keys: isize) {
+        let Some(c) = self.per_db.get(db) else { return };
+        for c in [c, &self.keys] {
+            if keys > 0 {
+                c.fetch_add(keys as usize, Ordering::Relaxed);
+            } else if keys < 0 {
+                c.fetch_sub(keys.unsigned_abs(), Ordering::Relaxed);
+            }
+        }
+    }
+
+    fn of(&self, db: usize) -> usize {
+        self.per_db.get(db).map_or(0, |c| c.load(Ordering::Relaxed))
+    }
 }
 
 impl Keyspace {
@@ -131,12 +166,13 @@ impl Keyspace {
         let recording = Arc::new(AtomicBool::new(false));
         let noting = Arc::new(AtomicU8::new(0));
         let seq = Arc::new(AtomicU64::new(0));
+        let marked = Arc::new(Marks::new(dbs));
         let shard = |gid: usize| {
             let mut s = Shard::with_hasher(hasher);
             s.share_lfu_flag(lfu.clone());
             s.share_fifo_mode(fifo_mode.clone());
             s.share_replica_flag(replica.clone());
-            s.place((gid / per) as u32, gid & (per - 1) == 0, recording.clone(), noting.clone(), seq.clone());
+            s.place((gid / per) as u32, gid & (per - 1) == 0, recording.clone(), noting.clone(), seq.clone(), marked.clone());
             Padded(Mutex::new(s))
         };
         let ks = Keyspace {
@@ -156,6 +192,7 @@ impl Keyspace {
             pool: Mutex::new(Pool::default()),
             snapshot: Mutex::new(None),
             seq,
+            marked,
         };
         // The empty tables' bucket arrays count from the start.
         for gid in 0..ks.shards.len() as u32 {
@@ -191,6 +228,68 @@ impl Keyspace {
         } else {
             self.noting.fetch_and(!bit, Ordering::Relaxed);
         }
+    }
+
+    /// Keys with tracking marks in database `db` (see [`crate::tracked`]).
+    pub fn marked(&self, db: usize) -> usize {
+        self.marked.of(db)
+    }
+
+    /// Keys with tracking marks in every database, and the (key, client)
+    /// pairs they stand for (INFO's `tracking_total_keys` and
+    /// `tracking_total_items`, beside the tracking table's): the pairs
+    /// summed over the shards of the databases that have marks, under
+    /// their locks (none may be held).
+    pub fn marked_total(&self) -> (usize, usize) {
+        let mut pairs = 0;
+        for db in (0..self.dbs).filter(|&d| self.marked(d) > 0) {
+            for gid in self.db_gids(db) {
+                pairs += self.lock(gid).mark_pairs();
+            }
+        }
+        (self.marked_keys(), pairs)
+    }
+
+    /// Keys with tracking marks in every database (one load).
+    #[inline]
+    pub fn marked_keys(&self) -> usize {
+        self.marked.keys.load(Ordering::Relaxed)
+    }
+
+    /// Takes the tracking marks of `key` in every database but `db` that
+    /// has any (a write in `db`: the tracking table Redis keeps is one for
+    /// all databases). Takes the shards' locks: none may be held.
+    pub fn take_marks_elsewhere(&self, db: usize, key: &[u8]) -> u64 {
+        let mut m = 0;
+        for other in (0..self.dbs).filter(|&d| d != db && self.marked(d) > 0) {
+            let l = self.locate(other, key);
+            m |= self.lock(l.gid).take_marks(key, l.hash);
+        }
+        m
+    }
+
+    /// Clears `mask`'s bits from the tracking marks of every key (in the
+    /// databases that have marks). Takes the shards' locks one at a time:
+    /// none may be held.
+    pub fn clear_marks(&self, mask: u64) {
+        for db in (0..self.dbs).filter(|&d| self.marked(d) > 0) {
+            for gid in self.db_gids(db) {
+                self.lock(gid).clear_marks(mask);
+            }
+        }
+    }
+
+    /// Takes the marks of a key drawn at random among the marked ones
+    /// (a few draws in one shard of a database that has marks): its
+    /// database, name and marks. None if the draws found none. Takes a
+    /// shard's lock: none may be held.
+    pub fn take_random_marks(&self, rng: &mut dyn FnMut() -> u64) -> Option<(usize, Box<[u8]>, u64)> {
+        let dbs: Vec<usize> = (0..self.dbs).filter(|&d| self.marked(d) > 0).collect();
+        let db = *dbs.get(rng() as usize % dbs.len().max(1))?;
+        let gids = self.db_gids(db);
+        let gid = gids.start + (rng() % u64::from(gids.end - gids.start)) as u32;
+        let (key, m) = self.lock(gid).take_random_marks(&mut || rng(), 16)?;
+        Some((db, key, m))
     }
 
     /// Whether writes are noted for tracking.

@@ -56,6 +56,7 @@ pub mod snapshot;
 pub mod slot;
 pub mod stage;
 mod stream;
+pub mod tracked;
 mod value;
 mod zset;
 

@@ -45,7 +45,7 @@ use hashbrown::HashTable;
 
 use crate::effect::{Effect, Effects, Record, Ttl};
 use crate::event::{self, Event};
-use crate::keyspace::NOTE_EVENTS;
+use crate::keyspace::{Marks, NOTE_EVENTS, NOTE_TRACK};
 use crate::fifo::{Fifo, FifoKind};
 use crate::entry::{self, is_expired, Entry, EntryExt, Lfu, Meta, NewValue};
 use crate::snapshot::ShardSnap;
@@ -234,6 +234,14 @@ pub struct Shard {
     fifo: Fifo,
     /// The running snapshot's part in the table (see [`crate::snapshot`]).
     snap: Option<Box<ShardSnap>>,
+    /// Keys with tracking marks, per database (see [`crate::tracked`]),
+    /// shared by every shard of a keyspace; this shard's part in its
+    /// database's count as last added (`Table::marked` then).
+    marked: Arc<Marks>,
+    marks_seen: usize,
+    /// The marks of an item just removed, for the note of its write that
+    /// follows (see [`Shard::note`]).
+    gone_marks: u64,
 }
 
 impl Shard {
@@ -249,7 +257,8 @@ impl Shard {
 
     /// Places the shard in database `db`, first of its shards or not, and
     /// shares the keyspace's "effects are read" flag.
-    pub(crate) fn place(&mut self, db: u32, first_in_db: bool, recording: Arc<AtomicBool>, noting: Arc<AtomicU8>, seq: Arc<AtomicU64>) {
+    pub(crate) fn place(&mut self, db: u32, first_in_db: bool, recording: Arc<AtomicBool>, noting: Arc<AtomicU8>, seq: Arc<AtomicU64>, marked: Arc<Marks>) {
+        self.marked = marked;
         self.db = db;
         self.first_in_db = first_in_db;
         self.recording = recording;
@@ -285,18 +294,75 @@ impl Shard {
             self.notify(key, hash);
         }
         self.record(effect);
-        self.note(key, ev);
+        self.note(key, hash, ev);
     }
 
     /// Notes `key` written, as event `ev` while notifications are wanted,
-    /// for the clients that track keys, while any do.
+    /// for the clients that track keys, while any do, with the tracking
+    /// marks the write takes: the item's, or those of the item it removed.
     #[inline]
-    fn note(&mut self, key: &[u8], ev: impl FnOnce() -> Option<Event>) {
+    fn note(&mut self, key: &[u8], hash: u64, ev: impl FnOnce() -> Option<Event>) {
+        let gone = std::mem::take(&mut self.gone_marks);
         let noting = self.noting.load(Ordering::Relaxed);
         if noting != 0 {
             let ev = if noting & NOTE_EVENTS != 0 { ev() } else { None };
-            self.modified.push(crate::effect::Modified::new(self.db, key, ev));
+            let mut m = crate::effect::Modified::new(self.db, key, ev);
+            m.readers = gone;
+            if noting & NOTE_TRACK != 0 && self.table.marked() > 0 {
+                m.readers |= self.table.take_mark(key, hash);
+                self.sync_marks();
+            }
+            self.modified.push(m);
         }
+    }
+
+    /// Brings the database's count of marked keys up to this shard's
+    /// table.
+    fn sync_marks(&mut self) {
+        let now = self.table.marked();
+        if now != self.marks_seen {
+            self.marked.add(self.db as usize, now as isize - self.marks_seen as isize);
+            self.marks_seen = now;
+        }
+    }
+
+    /// The (key, client) pairs this shard's marks stand for.
+    pub fn mark_pairs(&self) -> usize {
+        self.table.mark_bits()
+    }
+
+    /// Takes `key`'s tracking marks (a write of the same name in another
+    /// database: Redis's tracking table is one for all databases).
+    pub fn take_marks(&mut self, key: &[u8], hash: u64) -> u64 {
+        let m = self.table.take_mark(key, hash);
+        self.sync_marks();
+        m
+    }
+
+    /// Clears `mask`'s bits from every key's tracking marks (slots given
+    /// up, a flush that forgets every tracked key).
+    pub fn clear_marks(&mut self, mask: u64) {
+        self.table.clear_marks(mask);
+        self.sync_marks();
+    }
+
+    /// Takes the marks of one key drawn at random among a few tries
+    /// (`tracking-table-max-keys`): its name and marks, None if the draws
+    /// found no marked key.
+    pub fn take_random_marks(&mut self, rng: &mut impl FnMut() -> u64, tries: usize) -> Option<(Box<[u8]>, u64)> {
+        if self.table.marked() == 0 {
+            return None;
+        }
+        for _ in 0..tries {
+            let Some(e) = self.table.random(rng) else { return None };
+            if e.mark() != 0 {
+                let key: Box<[u8]> = e.key().into();
+                let hash = tern_table::hash_key(self.table.hasher(), &key);
+                let m = self.take_marks(&key, hash);
+                return Some((key, m));
+            }
+        }
+        None
     }
 
     /// Whether writes are noted with their events.
@@ -622,7 +688,12 @@ impl Shard {
 
     fn remove_entry(&mut self, key: &[u8], hash: u64) -> Option<Box<Entry>> {
         self.preserve(key, hash);
-        let e = self.table.remove(key, hash)?;
+        let mut e = self.table.remove(key, hash)?;
+        let m = Entry::take_mark_of(&mut e);
+        if m != 0 {
+            self.gone_marks |= m;
+            self.sync_marks();
+        }
         if let Some(w) = e.expire() {
             self.deadline_removed(w);
         }
@@ -712,7 +783,25 @@ impl Shard {
     pub fn lookup(&mut self, key: &[u8], hash: u64, now: u64, acc: Access) -> Option<&Entry> {
         let expired = self.expire_if_needed(key, hash, now, true);
         let keymiss = self.notifying() && event::current().is_none();
-        let found = if expired { None } else { self.table.get_mut(key, hash) };
+        let reader = crate::tracked::reader();
+        let found = if expired {
+            None
+        } else if reader != 0 {
+            // A tracking client's read: its bit in the item's marks.
+            match self.table.mark(key, hash, reader) {
+                Some((e, before)) => {
+                    if before == 0 {
+                        self.marks_seen += 1;
+                        self.marked.add(self.db as usize, 1);
+                    }
+                    crate::tracked::note_marked(hash);
+                    Some(e)
+                }
+                None => None,
+            }
+        } else {
+            self.table.get_mut(key, hash)
+        };
         match found {
             Some(e) => {
                 if let Access::Touch(lfu) = acc {
@@ -808,7 +897,11 @@ impl Shard {
             // The old item goes; the new one has its key, deadline and
             // access word (and the table counts its size).
             Some(item) => {
-                drop(self.table.upsert(hash, item));
+                // The new form keeps the readers' marks, for the note below.
+                let marks = self.table.upsert(hash, item).map_or(0, |o| o.mark());
+                if marks != 0 {
+                    self.table.mark(key, hash, marks);
+                }
                 self.table.get_mut(key, hash)?
             }
             None => e,
@@ -824,7 +917,7 @@ impl Shard {
             if !self.interest.is_empty() {
                 self.notify(key, hash);
             }
-            self.note(key, event::current);
+            self.note(key, hash, event::current);
             if let Some(ev) = edit.then {
                 self.note_event(key, ev);
             }
@@ -919,6 +1012,11 @@ impl Shard {
         let when = item.expire();
         let fifo = self.fifo_sync(now);
         let old = self.table.upsert(hash, item);
+        // A told write took the old item's marks in its note; a form
+        // change that is no write (`restamp`) keeps them.
+        if let Some(m) = old.as_ref().map(|o| o.mark()).filter(|&m| m != 0) {
+            self.table.mark(key, hash, m);
+        }
         if let Some(w) = when {
             self.deadline_added(w, hash, old.as_ref().and_then(|o| o.expire()));
         }
@@ -991,6 +1089,8 @@ impl Shard {
         self.hfe_hashes = 0;
         self.value_mem = 0;
         self.fifo.clear();
+        self.gone_marks = 0;
+        self.sync_marks();
         d
     }
 
@@ -1103,6 +1203,8 @@ impl Shard {
                 p.moved_to(s.db);
             }
         }
+        self.sync_marks();
+        other.sync_marks();
     }
 }
 

@@ -11,6 +11,12 @@
 //!                                                     `------------- tail: [u8] -------------'
 //! ```
 //!
+//! An item may also end with a mark word (8 bytes after the extra bytes or
+//! the box; flag bit 29 HAS_MARK): bits the table's owner sets on a read
+//! and takes on a write (the keyspace keeps there which tracking clients
+//! read the key). [`crate::Table::mark`] adds it, reallocating once; the
+//! table counts the items whose mark is not 0.
+//!
 //! `Item<T>` is a dynamically sized type (its last field is `[u8]`), so
 //! `&Item<T>` and `Box<Item<T>>` are ordinary fat pointers whose metadata is
 //! the tail length. The table stores thin pointers and rebuilds the fat
@@ -42,12 +48,14 @@ pub fn prefetch_freed(on: bool) {
 
 const HAS_EXPIRE: u32 = 1 << 31;
 const HAS_BOX: u32 = 1 << 30;
-const KEY_LEN_MASK: u32 = HAS_BOX - 1;
+const HAS_MARK: u32 = 1 << 29;
+const KEY_LEN_MASK: u32 = HAS_MARK - 1;
+const MARK_LEN: usize = 8;
 const EXPIRE_LEN: usize = 8;
 const BOX_LEN: usize = std::mem::size_of::<usize>();
 
-/// The largest key an item can hold (1 GiB - 1): bits 31 and 30 of the
-/// length word are the HAS_EXPIRE and HAS_BOX flags.
+/// The largest key an item can hold (512 MiB - 1): bits 31, 30 and 29 of
+/// the length word are the HAS_EXPIRE, HAS_BOX and HAS_MARK flags.
 pub const MAX_KEY_LEN: usize = KEY_LEN_MASK as usize;
 
 #[repr(C)]
@@ -193,6 +201,69 @@ impl<T, B> Item<T, B> {
         self.hdr.key_len & HAS_BOX != 0
     }
 
+    #[inline]
+    fn mark_len(&self) -> usize {
+        if self.has_mark() {
+            MARK_LEN
+        } else {
+            0
+        }
+    }
+
+    /// Where the extra bytes or the box end (the mark word, if any, follows).
+    #[inline]
+    fn rest_end(&self) -> usize {
+        self.tail.len() - self.mark_len()
+    }
+
+    /// The mark word: 0 when the item has none.
+    #[inline]
+    pub fn mark(&self) -> u64 {
+        if !self.has_mark() {
+            return 0;
+        }
+        let at = self.rest_end();
+        let mut b = [0u8; MARK_LEN];
+        b.copy_from_slice(&self.tail[at..]);
+        u64::from_le_bytes(b)
+    }
+
+    /// Whether the item has room for a mark word.
+    #[inline]
+    pub fn has_mark(&self) -> bool {
+        self.hdr.key_len & HAS_MARK != 0
+    }
+
+    /// Sets `bits` in the mark word in place; false (nothing done) if the
+    /// item has none.
+    #[inline]
+    pub(crate) fn or_mark(&mut self, bits: u64) -> bool {
+        if !self.has_mark() {
+            return false;
+        }
+        let m = self.mark() | bits;
+        let at = self.rest_end();
+        self.tail[at..].copy_from_slice(&m.to_le_bytes());
+        true
+    }
+
+    /// Takes the mark word, leaving 0 (its room stays).
+    #[inline]
+    pub(crate) fn take_mark(&mut self) -> u64 {
+        let m = self.mark();
+        if m != 0 {
+            let at = self.rest_end();
+            self.tail[at..].copy_from_slice(&[0; MARK_LEN]);
+        }
+        m
+    }
+
+    /// Takes the mark word of an item out of any table (one the table
+    /// handed back), leaving 0. In a table, see [`crate::Table::take_mark`].
+    pub fn take_mark_of(item: &mut Box<Self>) -> u64 {
+        item.take_mark()
+    }
+
     /// The expire deadline, if one is set (opaque to the table).
     #[inline]
     pub fn expire(&self) -> Option<u64> {
@@ -223,8 +294,8 @@ impl<T, B> Item<T, B> {
         if self.has_box() {
             return &[];
         }
-        let start = self.key_len() + self.expire_len();
-        &self.tail[start..]
+        let (start, end) = (self.key_len() + self.expire_len(), self.rest_end());
+        &self.tail[start..end]
     }
 
     /// The extra bytes, writable (their length is fixed at creation; empty
@@ -234,8 +305,8 @@ impl<T, B> Item<T, B> {
         if self.has_box() {
             return &mut [];
         }
-        let start = self.key_len() + self.expire_len();
-        &mut self.tail[start..]
+        let (start, end) = (self.key_len() + self.expire_len(), self.rest_end());
+        &mut self.tail[start..end]
     }
 
     /// The pointer to the box, if the item owns one.
@@ -245,9 +316,10 @@ impl<T, B> Item<T, B> {
             return None;
         }
         let at = self.key_len() + self.expire_len();
-        debug_assert_eq!(self.tail.len(), at + BOX_LEN);
-        // SAFETY: an item with HAS_BOX ends with exactly BOX_LEN bytes that
-        // `build` wrote as a `*mut B` (moves keep the bytes); read unaligned.
+        debug_assert_eq!(self.rest_end(), at + BOX_LEN);
+        // SAFETY: an item with HAS_BOX has exactly BOX_LEN bytes after its
+        // deadline (then only the mark word, if any) that `build` wrote as a
+        // `*mut B` (moves keep the bytes); read unaligned.
         Some(unsafe { (self.tail.as_ptr().add(at) as *const *mut B).read_unaligned() })
     }
 
@@ -308,7 +380,8 @@ impl<T, B> Item<T, B> {
     }
 
     /// The same item under another key: one new allocation; the value, the
-    /// deadline, the extra bytes or the box move over unchanged.
+    /// deadline, the extra bytes or the box move over unchanged (not the
+    /// mark word).
     pub fn with_key(self: Box<Self>, key: &[u8]) -> Box<Self> {
         let expire = self.expire();
         if self.has_box() {
@@ -361,7 +434,7 @@ impl<T, B> Item<T, B> {
                 // SAFETY: the header is rewritten to the new size before the Box is rebuilt.
                 unsafe {
                     let hdr = ptr::addr_of_mut!((*p).hdr);
-                    let flags = (*hdr).key_len & HAS_BOX;
+                    let flags = (*hdr).key_len & (HAS_BOX | HAS_MARK);
                     let key_len = (*hdr).key_len & KEY_LEN_MASK;
                     let tail = ptr::addr_of_mut!((*p).tail) as *mut u8;
                     match expire {
@@ -377,6 +450,42 @@ impl<T, B> Item<T, B> {
                     b
                 }
             }
+        }
+    }
+}
+
+impl<T, B> Item<T, B> {
+    /// The item with room for a mark word (0) at its end: one reallocation,
+    /// which leaves the item in place when its size class has the room.
+    /// Returns the possibly moved item; one that has the room already comes
+    /// back as it was.
+    pub(crate) fn with_mark(self: Box<Self>) -> Box<Self> {
+        if self.has_mark() {
+            return self;
+        }
+        let old_tail = self.tail.len();
+        let new_tail = old_tail + MARK_LEN;
+        let new_tail32 = u32::try_from(new_tail).expect("item tail over 4 GiB");
+        let old_layout = Layout::for_value(&*self);
+        let new_layout = layout_for::<T>(new_tail);
+        let raw = Box::into_raw(self) as *mut u8;
+        // SAFETY: `raw` came from a Box of `old_layout`; the new size is non-zero with the same alignment.
+        let grown = unsafe { alloc::realloc(raw, old_layout, new_layout.size()) };
+        let Some(thin) = NonNull::new(grown) else { alloc::handle_alloc_error(new_layout) };
+        let p = fat::<T, B>(thin.as_ptr(), new_tail);
+        // Why this holds: the block now has `new_layout`'s size and keeps the
+        // old bytes; the 8 new bytes at the tail's end are written (the mark,
+        // 0) and the header rewritten before the Box is rebuilt.
+        // SAFETY: the new bytes and the header are written before the Box is rebuilt.
+        unsafe {
+            let hdr = ptr::addr_of_mut!((*p).hdr);
+            let tail = ptr::addr_of_mut!((*p).tail) as *mut u8;
+            ptr::copy_nonoverlapping([0u8; MARK_LEN].as_ptr(), tail.add(old_tail), MARK_LEN);
+            let key_len = (*hdr).key_len | HAS_MARK;
+            hdr.write(Header { tail_len: new_tail32, key_len });
+            let b = Box::from_raw(p);
+            debug_assert_eq!(Layout::for_value(&*b), new_layout);
+            b
         }
     }
 }
@@ -485,6 +594,43 @@ mod tests {
         let it = Item::<_, ()>::new_boxed(&big, 1u8, None, &big[..10]);
         assert_eq!(it.key(), &big[..]);
         assert_eq!(it.extra(), &big[..10]);
+    }
+
+    #[test]
+    fn mark_word_beside_extra_box_and_deadline() {
+        let mut it = Item::<_, ()>::new_boxed(b"key", 9u32, None, b"EXTRA");
+        assert_eq!((it.mark(), it.has_mark(), it.or_mark(1)), (0, false, false));
+        it = it.with_mark();
+        assert!(it.or_mark(0b101));
+        assert_eq!((it.key(), it.extra(), it.mark()), (&b"key"[..], &b"EXTRA"[..], 0b101));
+        it = it.with_expire(Some(7));
+        assert_eq!((it.expire(), it.extra(), it.mark()), (Some(7), &b"EXTRA"[..], 0b101));
+        it.extra_mut()[0] = b'e';
+        assert_eq!(it.mark(), 0b101);
+        it = it.with_expire(None);
+        assert_eq!((it.expire(), it.extra(), it.mark()), (None, &b"eXTRA"[..], 0b101));
+        assert_eq!(Item::take_mark_of(&mut it), 0b101);
+        assert_eq!((it.mark(), it.has_mark()), (0, true));
+        // The mark stays with the item, not with its value on a new key.
+        it.or_mark(2);
+        let it = it.with_key(b"other");
+        assert_eq!((it.key(), it.extra(), it.mark()), (&b"other"[..], &b"eXTRA"[..], 0));
+
+        let drops = Rc::new(Cell::new(0));
+        struct D(Rc<Cell<u32>>);
+        impl Drop for D {
+            fn drop(&mut self) {
+                self.0.set(self.0.get() + 1);
+            }
+        }
+        let mut it = Item::<u8, D>::new_with_box(b"k", 1, Some(3), Box::new(D(Rc::clone(&drops)))).with_mark();
+        it.or_mark(u64::MAX);
+        assert!(it.boxed().is_some());
+        it = it.with_expire(None);
+        assert_eq!((it.expire(), it.mark(), it.extra()), (None, u64::MAX, &b""[..]));
+        assert!(it.boxed().is_some());
+        drop(it);
+        assert_eq!(drops.get(), 1);
     }
 
     #[test]

@@ -385,6 +385,10 @@ pub struct Table<T, S = DefaultHashBuilder, B = ()> {
     /// Items in `new`.
     new_len: usize,
     item_bytes: usize,
+    /// Items whose mark word is not 0, and their words' bits set in all
+    /// ([`Table::marked`]).
+    marked: usize,
+    mark_bits: usize,
     hasher: S,
     _items: PhantomData<Box<Item<T, B>>>,
 }
@@ -445,6 +449,8 @@ impl<T, B, S> Table<T, S, B> {
             len: 0,
             new_len: 0,
             item_bytes: 0,
+            marked: 0,
+            mark_bits: 0,
             hasher,
             _items: PhantomData,
         }
@@ -1042,6 +1048,7 @@ impl<T, B, S> Table<T, S, B> {
                 self.new_len -= 1;
             }
             self.item_bytes -= it.alloc_size();
+            self.unmarked(it.mark());
             it
         }
     }
@@ -1098,7 +1105,7 @@ impl<T, B, S: BuildHasher> Table<T, S, B> {
             self.insert_item(hash, item);
             return None;
         };
-        let size = item.alloc_size();
+        let (size, marked) = (item.alloc_size(), item.mark());
         let addr = addr_of_item(Box::into_raw(item));
         // Why this holds: `loc` is fresh and `&mut self` makes the access exclusive;
         // the slot takes the new item's address before the old Box exists
@@ -1109,6 +1116,8 @@ impl<T, B, S: BuildHasher> Table<T, S, B> {
             let old = Box::from_raw(self.item_at(loc));
             (*self.arr(loc.side).at(loc.b)).set_addr(loc.s, addr);
             self.item_bytes = self.item_bytes - old.alloc_size() + size;
+            self.marked_up(0, marked);
+            self.unmarked(old.mark());
             Some(old)
         }
     }
@@ -1148,6 +1157,8 @@ impl<T, B, S: BuildHasher> Table<T, S, B> {
             self.new_len += 1;
         }
         self.item_bytes += size;
+        // SAFETY: `p` is the live item just placed.
+        self.marked_up(0, unsafe { (*p).mark() });
         // SAFETY: the table owns the item; `&mut self` makes this exclusive.
         unsafe { &mut *p }
     }
@@ -1206,6 +1217,86 @@ impl<T, B, S: BuildHasher> Table<T, S, B> {
         Some(previous)
     }
 
+    /// Items whose mark word is not 0.
+    pub fn marked(&self) -> usize {
+        self.marked
+    }
+
+    /// The bits set in all the items' mark words.
+    pub fn mark_bits(&self) -> usize {
+        self.mark_bits
+    }
+
+    /// Sets `bits` (not 0) in `key`'s mark word (see [`Item::mark`]),
+    /// giving the item one first (a reallocation, in place when its size
+    /// class has the room). Returns the item and its mark before, or None
+    /// if the key is absent.
+    pub fn mark(&mut self, key: &[u8], hash: u64, bits: u64) -> Option<(&mut Item<T, B>, u64)> {
+        debug_assert_ne!(bits, 0);
+        let loc = self.locate(hash, |e| key_eq(e.key(), key))?;
+        // SAFETY: `loc` is fresh; `&mut self` makes the access exclusive.
+        let it = unsafe { &mut *self.item_at(loc) };
+        let before = it.mark();
+        if it.or_mark(bits) {
+            self.marked_up(before, before | bits);
+            return Some((it, before));
+        }
+        self.marked_up(before, before | bits);
+        assert!(std::mem::size_of_val(it) + 8 <= u32::MAX as usize, "item too large");
+        let size = it.alloc_size();
+        // Why this holds: as in `swap_expire`, the item leaves and returns to
+        // one slot with nothing touching the table in between, and
+        // `with_mark` does not panic past the check above.
+        // SAFETY: the item leaves and returns to one slot, with nothing touching the table in between.
+        unsafe {
+            let mut b = Box::from_raw(self.item_at(loc)).with_mark();
+            b.or_mark(bits);
+            self.item_bytes = self.item_bytes - size + b.alloc_size();
+            let p = Box::into_raw(b);
+            (*self.arr(loc.side).at(loc.b)).set_addr(loc.s, addr_of_item(p));
+            Some((&mut *p, before))
+        }
+    }
+
+    /// Takes `key`'s mark word, leaving 0 (0 if the key is absent or has
+    /// none).
+    pub fn take_mark(&mut self, key: &[u8], hash: u64) -> u64 {
+        let Some(it) = self.get_mut(key, hash) else { return 0 };
+        let m = it.take_mark();
+        self.unmarked(m);
+        m
+    }
+
+    /// Clears `mask`'s bits from every item's mark word.
+    pub fn clear_marks(&mut self, mask: u64) {
+        if self.marked == 0 {
+            return;
+        }
+        let (mut cleared, mut bits) = (0, 0);
+        for (side, j) in self.buckets() {
+            // SAFETY: initialised bucket; `&mut self` is exclusive.
+            let mut pres = unsafe { (*self.arr(side).at(j)).present() };
+            while pres != 0 {
+                let s = pres.trailing_zeros() as usize;
+                pres &= pres - 1;
+                // SAFETY: a present slot holds a live item; exclusive through `&mut self`.
+                let it = unsafe { &mut *item_ptr::<T, B>((*self.arr(side).at(j)).addr(s)) };
+                let m = it.mark();
+                if m & mask != 0 {
+                    bits += (m & mask).count_ones() as usize;
+                    it.take_mark();
+                    if m & !mask != 0 {
+                        it.or_mark(m & !mask);
+                    } else {
+                        cleared += 1;
+                    }
+                }
+            }
+        }
+        self.marked -= cleared;
+        self.mark_bits -= bits;
+    }
+
     /// Keeps only the items for which `keep` returns true. If `keep`, the
     /// hasher or a value's `Drop` panics, the items already dropped are gone
     /// and the rest stay, with the table consistent.
@@ -1235,6 +1326,20 @@ impl<T, B, S: BuildHasher> Table<T, S, B> {
 }
 
 impl<T, B, S> Table<T, S, B> {
+    /// Counts an item's mark going from `before` to `after` (more bits).
+    #[inline]
+    fn marked_up(&mut self, before: u64, after: u64) {
+        self.marked += usize::from(before == 0 && after != 0);
+        self.mark_bits += (after.count_ones() - before.count_ones()) as usize;
+    }
+
+    /// Counts an item's mark `m` gone.
+    #[inline]
+    fn unmarked(&mut self, m: u64) {
+        self.marked -= usize::from(m != 0);
+        self.mark_bits -= m.count_ones() as usize;
+    }
+
     /// Removes and drops every item and frees all memory. If a value's
     /// `Drop` panics, the items not reached yet stay, with the table
     /// consistent (overflow counts of removed items stay: too high only
@@ -1257,6 +1362,7 @@ impl<T, B, S> Table<T, S, B> {
                         self.new_len -= 1;
                     }
                     self.item_bytes -= it.alloc_size();
+                    self.unmarked(it.mark());
                     drop(it);
                 }
             }

@@ -1101,3 +1101,47 @@ fn key_eq_is_byte_equality() {
         assert!(!key_eq(&a, &a[..n.saturating_sub(1)]) || n == 0);
     }
 }
+
+#[test]
+fn marks_are_counted_and_survive_moves_of_the_item() {
+    let mut t: Table<String> = Table::new();
+    for i in 0..50 {
+        let k = key(i);
+        let hh = h(&t, &k);
+        t.insert_with_extra(&k, hh, format!("v{i}"), None, format!("x{i}").as_bytes());
+    }
+    for i in 0..50 {
+        let k = key(i);
+        let hh = h(&t, &k);
+        assert_eq!(t.mark(&k, hh, 1 << (i % 64)).map(|(_, b)| b), Some(0));
+        let (e, before) = t.mark(&k, hh, 1).unwrap();
+        assert_eq!((before, e.extra()), (1 << (i % 64), format!("x{i}").as_bytes()));
+    }
+    check_exact(&t);
+    assert_eq!((t.marked(), t.mark_bits()), (50, 99));
+    assert!(t.mark(b"absent", h(&t, b"absent"), 1).is_none());
+    for i in 0..50 {
+        let k = key(i);
+        let hh = h(&t, &k);
+        assert!(t.set_expire(&k, hh, Some(9)));
+        let e = t.get(&k, hh).unwrap();
+        assert_eq!((e.extra(), e.as_str(), e.expire(), e.mark()), (format!("x{i}").as_bytes(), &*format!("v{i}"), Some(9), 1 << (i % 64) | 1));
+    }
+    check_exact(&t);
+    t.clear_marks(1);
+    assert_eq!(t.marked(), 49, "key 0's mark was bit 0 alone");
+    let (k1, k2) = (key(1), key(2));
+    assert_eq!(t.take_mark(&k1, h(&t, &k1)), 2);
+    assert_eq!(t.take_mark(&k1, h(&t, &k1)), 0);
+    let mut gone = t.remove(&k2, h(&t, &k2)).unwrap();
+    assert_eq!((t.marked(), Item::take_mark_of(&mut gone)), (47, 4));
+    let k3 = key(3);
+    let h3 = h(&t, &k3);
+    let mut fresh = Item::new_boxed(&k3, "new".to_string(), None, b"").with_mark();
+    fresh.or_mark(1);
+    let old = t.upsert(h3, fresh).unwrap();
+    assert_eq!((old.mark(), t.marked()), (8, 47));
+    t.retain(|e| e.mark() == 0);
+    assert_eq!((t.marked(), t.mark_bits(), t.len()), (0, 0, 2));
+    check_exact(&t);
+}

@@ -195,7 +195,7 @@ fn reload_all(srv: &Server, locks: &mut tern_store::LockSet<'_>, opts: Reload, w
         let detached: Vec<_> = (0..total).map(|g| locks.shard(g).empty(now)).collect();
         locks.release();
         drop(detached);
-        srv.tracking_flushed(worker);
+        srv.tracking_flushed(worker, true);
         srv.scripts.change_functions(|libs| {
             libs.clear();
             (true, ())

@@ -212,7 +212,7 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("client_recent_max_input_buffer", max_in);
                 s.kv("client_recent_max_output_buffer", max_out);
                 s.kv("blocked_clients", srv.blocked_clients.load(Ordering::Relaxed));
-                s.kv("tracking_clients", srv.messaging.tracking.counts().0);
+                s.kv("tracking_clients", srv.messaging.tracking.counts((0, 0)).0);
                 s.kv("pubsub_clients", pubsub);
                 s.kv("watching_clients", watching);
                 s.kv("clients_in_timeout_table", srv.sum(|w| w.clients_in_timeout.get()));
@@ -455,7 +455,7 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 ] {
                     s.kv(k, 0);
                 }
-                let (_, keys, items, prefixes) = srv.messaging.tracking.counts();
+                let (_, keys, items, prefixes) = srv.messaging.tracking.counts(srv.ks.marked_total());
                 s.kv("tracking_total_keys", keys);
                 s.kv("tracking_total_items", items);
                 s.kv("tracking_total_prefixes", prefixes);

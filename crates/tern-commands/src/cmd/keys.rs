@@ -855,7 +855,7 @@ fn empty_shards(ctx: &mut Ctx<'_, '_>, gids: std::ops::Range<u32>, lazy: bool) -
         }
     }
     ctx.locks.release();
-    ctx.srv.tracking_flushed(ctx.worker);
+    ctx.srv.tracking_flushed(ctx.worker, !ctx.locks.is_pinned());
     if lazy {
         if !detached.is_empty() {
             ctx.ks.lazyfree.free(detached);

@@ -961,7 +961,17 @@ pub fn call<'ks>(
             // The keyspace event the command's writes are (the store reads
             // it only while notifications are wanted).
             tern_store::event::set_current(cmd.spec.event);
+            // A tracking client's read marks the keys its lookups find
+            // (`tern_store::tracked`); `tracking::after_command` puts the
+            // rest in the table.
+            let mark = ctx.client.tracking.as_deref().filter(|t| t.mark != 0 && tracking::remembers(t, cmd)).map_or(0, |t| t.mark);
+            if mark != 0 {
+                tern_store::tracked::set_reader(mark);
+            }
             (cmd.spec.handler)(&mut ctx, args);
+            if mark != 0 {
+                tern_store::tracked::set_reader(0);
+            }
             tern_store::event::set_current(None);
         }
         Some(e) => ctx.reply.error(e),
@@ -990,6 +1000,9 @@ pub fn call<'ks>(
     // the invalidation, and is remembered anew, as in Redis.
     srv.invalidate_written(&locks.effects, client.caller_id(), client.id, worker);
     locks.release();
+    if !locks.is_pinned() {
+        srv.invalidate_elsewhere(worker);
+    }
     blocking::post_woken(srv, locks);
     // A tracking client's reads are remembered.
     if client.tracking.is_some() {

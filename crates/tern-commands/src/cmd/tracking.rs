@@ -110,7 +110,8 @@ pub(super) fn tracking(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     sh.set_flag(cflags::TRACKING_BROKEN, false);
     sh.redirect.store(redirect.map_or(0, |(id, _)| id as i64), Ordering::Relaxed);
     let caching = old.is_some_and(|o| o.caching);
-    ctx.client.tracking = Some(Box::new(ClientTracking { tracker, optin, optout, caching, prefixes: if bcast { all } else { Vec::new() } }));
+    let mark = if bcast || !srv.settings.tracking_item_marks() { 0 } else { srv.tracking_slot(ctx.client.id, !ctx.locks.is_pinned()) };
+    ctx.client.tracking = Some(Box::new(ClientTracking { tracker, optin, optout, caching, prefixes: if bcast { all } else { Vec::new() }, mark }));
     ctx.reply.ok();
 }
 
@@ -203,24 +204,44 @@ pub(super) fn trackinginfo(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
     }
 }
 
-/// After `cmd` ran for `client`: the keys of a read-only command are
-/// remembered for it (by the hashes `locs` located them with: the
-/// tracking table is keyed by the keyspace's hash) (OPTIN: only after CLIENT CACHING YES; OPTOUT: unless
-/// after CLIENT CACHING NO; BCAST clients are told by prefix instead), and
-/// CACHING's one-command grace ends, as in Redis's call() and resetClient().
+/// Whether `cmd`'s keys are remembered for the tracking client `t`: a
+/// read-only command (OPTIN: only after CLIENT CACHING YES; OPTOUT: unless
+/// after CLIENT CACHING NO; BCAST clients are told by prefix instead).
+pub(super) fn remembers(t: &ClientTracking, cmd: &Cmd) -> bool {
+    let read = cmd.has(flags::READONLY) && !cmd.has(flags::PUBSUB) && !matches!(cmd.fullname.as_str(), "eval_ro" | "evalsha_ro" | "fcall_ro");
+    read && !t.tracker.bcast && !((t.optin && !t.caching) || (t.optout && t.caching))
+}
+
+/// After `cmd` ran for `client`: the keys of a read-only command
+/// ([`remembers`]) are remembered for it, those its lookups marked in
+/// their items already (`tern_store::tracked`), the rest in the table (by
+/// the hashes `locs` located them with: the table is keyed by the
+/// keyspace's hash), and CACHING's one-command grace ends, as in Redis's
+/// call() and resetClient().
 pub(super) fn after_command(srv: &Server, client: &mut Client, cmd: &Cmd, args: Args<'_>, locs: &[tern_store::Loc], in_exec: bool) {
     let Some(t) = client.tracking.as_deref_mut() else { return };
-    let read = cmd.has(flags::READONLY) && !cmd.has(flags::PUBSUB) && !matches!(cmd.fullname.as_str(), "eval_ro" | "evalsha_ro" | "fcall_ro");
-    if read && !t.tracker.bcast && !((t.optin && !t.caching) || (t.optout && t.caching)) {
+    if remembers(t, cmd) {
         let tr = &srv.messaging.tracking;
-        // `locs` follow the same key walk; none when it was invalid.
-        for (i, k) in cmd.keys(args).enumerate() {
-            let key = args.get(k.pos);
-            let hash = locs.get(i).map_or_else(|| tr.hash(key), |l| l.hash);
-            tr.remember(t.tracker.client_id, key, hash);
+        // Every key marked in its item (a GET of a key that exists):
+        // nothing to walk.
+        let all_marked = t.mark != 0 && !locs.is_empty() && locs.iter().all(|l| tern_store::tracked::was_marked(l.hash));
+        if !all_marked {
+            // `locs` follow the same key walk; none when it was invalid.
+            for (i, k) in cmd.keys(args).enumerate() {
+                let key = args.get(k.pos);
+                let hash = locs.get(i).map_or_else(|| tr.hash(key), |l| l.hash);
+                if t.mark == 0 || !tern_store::tracked::was_marked(hash) {
+                    tr.remember(t.tracker.client_id, key, hash);
+                }
+            }
         }
+        tern_store::tracked::clear_marked();
         let max = usize::try_from(srv.settings.tracking_table_max_keys()).unwrap_or(usize::MAX);
-        tr.limit(max, |i, d| srv.deliver(i, d, client.shared.worker));
+        // Marked keys are drawn under their shards' locks: not while a
+        // transaction holds them all.
+        let ks = &srv.ks;
+        let take = |rng: &mut dyn FnMut() -> u64| if in_exec { None } else { ks.take_random_marks(rng).map(|(_, k, m)| (k, m)) };
+        tr.limit(max, || ks.marked_keys(), take, |i, d| srv.deliver(i, d, client.shared.worker));
     }
     let caching_cmd = cmd.parent.is_some() && cmd.fullname.starts_with("client|");
     if !in_exec && client.multi.is_none() && !caching_cmd {

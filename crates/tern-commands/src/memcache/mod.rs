@@ -360,7 +360,7 @@ pub fn flush_db0(srv: &Server, now: u64, fx: &Effects) {
     for gid in srv.ks.db_gids(0) {
         drop(srv.ks.lock_writing(gid, fx).flush(now));
     }
-    srv.tracking_flushed(crate::messaging::NO_WORKER);
+    srv.tracking_flushed(crate::messaging::NO_WORKER, true);
 }
 
 /// Carries out the pending delayed `flush_all` if its time has come by

@@ -11,6 +11,15 @@
 //!  FLUSHALL / FLUSHDB ─► every tracking client gets a null invalidation
 //! ```
 //!
+//! A key that exists when a tracking client reads it is not put in the
+//! table: the read marks the key's own item with the client's slot bit
+//! (`tern_store::tracked`; 64 slots, given to tracking clients as they
+//! start, kept until they close), and the write that takes the marks
+//! brings them here ([`Tracking::invalidate`]). The table keeps the rest:
+//! keys read while absent, reads that no lookup marked, clients without a
+//! slot. A slot given up is cleared from every key before it is given
+//! again ([`Tracking::slot_for`]).
+//!
 //! As in Redis the table is one for all databases (a key read in db 0 is
 //! invalidated by a write to the same name in db 1), holds a key until it
 //! is written (then its trackers are told once and forgotten), and drops
@@ -88,6 +97,17 @@ impl Tracker {
             Some((_, target)) => deliver(target, Delivery::Invalidate { keys, redirected: true, null_resp3 }),
         }
     }
+}
+
+/// Number of mark slots (bits of an item's mark word).
+const SLOTS: usize = 64;
+
+/// Which client each mark slot is given to (0: free), and the slots
+/// given up whose bits some keys may still carry (cleared from the
+/// keyspace before the slot is given again).
+struct Slots {
+    owner: [u64; SLOTS],
+    dirty: u64,
 }
 
 /// A BCAST prefix: its clients, and the keys written under it since the
@@ -178,6 +198,17 @@ pub struct Tracking {
     pending: AtomicBool,
     /// Draws the keys evicted from a full table.
     evict_rng: AtomicU64,
+    /// The mark slots (see the module docs).
+    slots: Mutex<Slots>,
+    /// Keys written (database, name, writer) whose marks in the other
+    /// databases are still to be taken (Redis's table is one for all
+    /// databases), by a caller that holds no shard
+    /// ([`Tracking::take_elsewhere`]).
+    elsewhere: Mutex<Vec<(usize, Box<[u8]>, u64)>>,
+    /// Every key's marks are to be cleared (a flush inside a transaction,
+    /// which holds every shard), by the same caller.
+    clear_pending: AtomicBool,
+    elsewhere_pending: AtomicBool,
 }
 
 impl Default for Tracking {
@@ -201,6 +232,10 @@ impl Tracking {
             prefix_count: AtomicUsize::new(0),
             pending: AtomicBool::new(false),
             evict_rng: AtomicU64::new(0x9E37_79B9_7F4A_7C15),
+            slots: Mutex::new(Slots { owner: [0; SLOTS], dirty: 0 }),
+            elsewhere: Mutex::new(Vec::new()),
+            clear_pending: AtomicBool::new(false),
+            elsewhere_pending: AtomicBool::new(false),
         }
     }
 
@@ -239,18 +274,101 @@ impl Tracking {
         self.client_count.load(Ordering::Relaxed) > 0
     }
 
-    /// Whether written keys matter: a client tracks, or the table still
-    /// holds keys (which a write removes, as in Redis, whoever left them).
-    pub fn active(&self) -> bool {
-        self.any() || self.keys.load(Ordering::Relaxed) > 0
+    /// Whether written keys matter: a client tracks, or the table (or
+    /// `marked` keys of the keyspace) still holds keys (which a write
+    /// removes, as in Redis, whoever left them).
+    pub fn active(&self, marked: usize) -> bool {
+        self.any() || self.keys.load(Ordering::Relaxed) > 0 || marked > 0
     }
 
     /// Calls `f` with [`Tracking::active`] under the lock that starting
     /// to track takes, so that a decision to stop noting writes cannot
     /// pass a client that starts tracking meanwhile.
-    pub fn settle(&self, f: impl FnOnce(bool)) {
+    pub fn settle(&self, marked: usize, f: impl FnOnce(bool)) {
         let clients = self.clients.read();
-        f(!clients.is_empty() || self.keys.load(Ordering::Relaxed) > 0);
+        f(!clients.is_empty() || self.keys.load(Ordering::Relaxed) > 0 || marked > 0);
+    }
+
+    /// The mark bit of client `id` (see the module docs): the slot it has,
+    /// or a free one, or none (0) when all 64 are given. Free slots that
+    /// keys may still carry are cleared first by `sweep` (which takes the
+    /// keyspace's locks, and answers false when it may not: a slot that
+    /// was not cleared is not given).
+    pub fn slot_for(&self, id: u64, sweep: impl FnOnce(u64) -> bool) -> u64 {
+        let dirty = {
+            let mut s = self.slots.lock();
+            if let Some(i) = s.owner.iter().position(|&o| o == id) {
+                return 1 << i;
+            }
+            let free = |s: &Slots| (0..SLOTS).find(|&i| s.owner[i] == 0 && s.dirty & (1 << i) == 0);
+            if let Some(i) = free(&s) {
+                s.owner[i] = id;
+                return 1 << i;
+            }
+            s.dirty
+        };
+        // No lock of ours is held while the keyspace is swept: a write
+        // that meets a dirty bit finds no owner for it.
+        if dirty == 0 || !sweep(dirty) {
+            return 0;
+        }
+        let mut s = self.slots.lock();
+        s.dirty &= !dirty;
+        match (0..SLOTS).find(|&i| s.owner[i] == 0 && s.dirty & (1 << i) == 0) {
+            Some(i) => {
+                s.owner[i] = id;
+                1 << i
+            }
+            None => 0,
+        }
+    }
+
+    /// Client `id` closed: its slot, if it had one, is given up.
+    pub fn release_slot(&self, id: u64) {
+        let mut s = self.slots.lock();
+        if let Some(i) = s.owner.iter().position(|&o| o == id) {
+            s.owner[i] = 0;
+            s.dirty |= 1 << i;
+        }
+    }
+
+    /// `key` was written in database `db` by client `modifier` while other
+    /// databases hold marks: for [`Tracking::take_elsewhere`].
+    pub fn defer_elsewhere(&self, db: usize, key: &[u8], modifier: u64) {
+        self.elsewhere.lock().push((db, key.into(), modifier));
+        self.elsewhere_pending.store(true, Ordering::Release);
+    }
+
+    /// Every key's marks are to be cleared by the next caller that holds
+    /// no shard.
+    pub fn defer_clear(&self) {
+        self.clear_pending.store(true, Ordering::Release);
+        self.elsewhere_pending.store(true, Ordering::Release);
+    }
+
+    /// Whether work waits for [`Tracking::take_clear`] or
+    /// [`Tracking::take_elsewhere`] (one load).
+    #[inline]
+    pub fn elsewhere_pending(&self) -> bool {
+        self.elsewhere_pending.load(Ordering::Acquire)
+    }
+
+    /// Whether every key's marks are to be cleared (the flag taken).
+    pub fn take_clear(&self) -> bool {
+        self.clear_pending.swap(false, Ordering::AcqRel)
+    }
+
+    /// The keys [`Tracking::defer_elsewhere`] noted, taken.
+    pub fn take_elsewhere(&self) -> Vec<(usize, Box<[u8]>, u64)> {
+        if !self.elsewhere_pending.swap(false, Ordering::AcqRel) {
+            return Vec::new();
+        }
+        std::mem::take(&mut *self.elsewhere.lock())
+    }
+
+    /// Every key's marks were cleared (a flush): no slot is dirty.
+    pub fn marks_cleared(&self) {
+        self.slots.lock().dirty = 0;
     }
 
     /// [`Tracking::enable`], then `f` (the store told to note writes),
@@ -359,36 +477,53 @@ impl Tracking {
                 }
             }
         }
-        if self.keys.load(Ordering::Relaxed) == 0 {
-            return;
-        }
+        let table = self.keys.load(Ordering::Relaxed) > 0;
         let mut last: Option<&[u8]> = None;
-        for key in notes.iter().map(|n| &n.key[..]) {
+        for n in notes {
+            let key = &n.key[..];
             // A key's writes of one command (`new`, then the write) are
-            // noted together: one look is enough.
-            if last != Some(key) {
-                self.forget(key, modifier, &mut deliver);
+            // noted together: one look in the table is enough.
+            if (table && last != Some(key)) || n.readers != 0 {
+                self.forget(key, table, n.readers, modifier, &mut deliver);
             }
             last = Some(key);
         }
     }
 
-    /// Takes `key` out of the table, telling its trackers (but the
-    /// writer itself when it asked for NOLOOP).
-    fn forget(&self, key: &[u8], modifier: u64, deliver: &mut impl FnMut(&Arc<Inbox>, Delivery)) {
-        let hash = self.hash(key);
-        let s = self.shard(hash);
-        let item = {
+    /// Takes `key` out of the table (if `table`), and tells its trackers
+    /// there and those of the mark slots in `readers` (but the writer
+    /// itself when it asked for NOLOOP).
+    pub fn forget(&self, key: &[u8], table: bool, readers: u64, modifier: u64, deliver: &mut impl FnMut(&Arc<Inbox>, Delivery)) {
+        let mut who: smallvec::SmallVec<[u64; 8]> = smallvec::SmallVec::new();
+        if table && self.keys.load(Ordering::Relaxed) > 0 {
+            let hash = self.hash(key);
+            let s = self.shard(hash);
             let mut p = s.part.lock();
-            let Some(item) = p.keys.remove(key, hash) else { return };
-            p.items -= ids(&item).count();
-            s.publish(&p);
-            item
-        };
-        self.keys.fetch_sub(1, Ordering::Relaxed);
+            if let Some(item) = p.keys.remove(key, hash) {
+                p.items -= ids(&item).count();
+                s.publish(&p);
+                drop(p);
+                self.keys.fetch_sub(1, Ordering::Relaxed);
+                who.extend(ids(&item));
+            }
+        }
+        if readers != 0 {
+            let s = self.slots.lock();
+            let mut bits = readers;
+            while bits != 0 {
+                let i = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                if s.owner[i] != 0 && !who.contains(&s.owner[i]) {
+                    who.push(s.owner[i]);
+                }
+            }
+        }
+        if who.is_empty() {
+            return;
+        }
         let trackers: Vec<Arc<Tracker>> = {
             let clients = self.clients.read();
-            ids(&item).filter_map(|id| clients.get(&id)).filter(|t| !(t.bcast || (t.noloop && t.client_id == modifier))).cloned().collect()
+            who.iter().filter_map(|id| clients.get(id)).filter(|t| !(t.bcast || (t.noloop && t.client_id == modifier))).cloned().collect()
         };
         let mut one: Option<Arc<[Box<[u8]>]>> = None;
         for t in &trackers {
@@ -441,15 +576,23 @@ impl Tracking {
         self.keys.store(0, Ordering::Relaxed);
     }
 
-    /// `tracking-table-max-keys`: while the table holds more keys than
-    /// `max` (0: no limit), takes some out, invalidating them for their
-    /// clients as if written (Redis's trackingLimitUsedSlots).
-    pub fn limit(&self, max: usize, mut deliver: impl FnMut(&Arc<Inbox>, Delivery)) {
+    /// `tracking-table-max-keys`: while the table and the keyspace's
+    /// marked keys (`marked`) hold more keys than `max` (0: no limit),
+    /// takes some out, invalidating them for their clients as if written
+    /// (Redis's trackingLimitUsedSlots): the table's first, then marked
+    /// ones `take_marked` draws at random (a key and its marks).
+    pub fn limit(
+        &self,
+        max: usize,
+        marked: impl Fn() -> usize,
+        mut take_marked: impl FnMut(&mut dyn FnMut() -> u64) -> Option<(Box<[u8]>, u64)>,
+        mut deliver: impl FnMut(&Arc<Inbox>, Delivery),
+    ) {
         if max == 0 {
             return;
         }
         let mut effort = EVICT_EFFORT;
-        while self.keys.load(Ordering::Relaxed) > max && effort > 0 {
+        while self.keys.load(Ordering::Relaxed) + marked() > max && effort > 0 {
             // Random keys of random shards, as Redis walks its table at
             // random (xorshift on a shared state: any draw will do).
             let mut rng = || {
@@ -460,21 +603,28 @@ impl Tracking {
                 self.evict_rng.store(x, Ordering::Relaxed);
                 x
             };
+            effort -= 1;
+            if self.keys.load(Ordering::Relaxed) == 0 {
+                if let Some((k, readers)) = take_marked(&mut rng) {
+                    self.forget(&k, true, readers, 0, &mut deliver);
+                }
+                continue;
+            }
             let at = rng() as usize % SHARDS;
             let key = self.table[at].part.lock().keys.random(&mut rng).map(|e| Box::<[u8]>::from(e.key()));
             if let Some(k) = key {
-                self.forget(&k, 0, &mut deliver);
+                self.forget(&k, true, 0, 0, &mut deliver);
             }
-            effort -= 1;
         }
     }
 
     /// INFO's `tracking_clients`, `tracking_total_keys`,
-    /// `tracking_total_items`, `tracking_total_prefixes`.
-    pub fn counts(&self) -> (usize, usize, usize, usize) {
+    /// `tracking_total_items`, `tracking_total_prefixes`, with the
+    /// keyspace's `marked` keys and (key, client) pairs.
+    pub fn counts(&self, marked: (usize, usize)) -> (usize, usize, usize, usize) {
         let r = Ordering::Relaxed;
-        let items = self.table.iter().map(|s| s.part.lock().items).sum();
-        (self.client_count.load(r), self.keys.load(r), items, self.prefix_count.load(r))
+        let items: usize = self.table.iter().map(|s| s.part.lock().items).sum();
+        (self.client_count.load(r), self.keys.load(r) + marked.0, items + marked.1, self.prefix_count.load(r))
     }
 }
 
@@ -516,18 +666,18 @@ mod tests {
         tr.remember(1, b"k", h);
         tr.remember(1, b"k", h);
         tr.remember(2, b"k", h);
-        assert_eq!(tr.counts(), (2, 1, 2, 0));
+        assert_eq!(tr.counts((0, 0)), (2, 1, 2, 0));
         // b wrote it itself, with NOLOOP: only a hears of it.
         tr.invalidate(&keys(&[b"k", b"other"]), 2, 2, |i, d| m.deliver(i, d, 0, &|_| {}));
         assert_eq!(drained(&a, true, false), b">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk\r\n");
         assert_eq!(drained(&b, true, false), b"");
-        assert_eq!(tr.counts(), (2, 0, 0, 0));
+        assert_eq!(tr.counts((0, 0)), (2, 0, 0, 0));
         // Told once: the key is forgotten until read again.
         tr.invalidate(&keys(&[b"k"]), 0, 0, |i, d| m.deliver(i, d, 0, &|_| {}));
         assert_eq!(drained(&a, true, false), b"");
         tr.disable(1);
         tr.disable(2);
-        assert_eq!(tr.counts(), (0, 0, 0, 0));
+        assert_eq!(tr.counts((0, 0)), (0, 0, 0, 0));
     }
 
     #[test]
@@ -563,7 +713,7 @@ mod tests {
         let tb = tracker(2, b.clone(), None, true, true);
         tr.enable(&ta, &[Box::from(&b"user:"[..])]);
         tr.enable(&tb, &[]);
-        assert_eq!(tr.counts().3, 2);
+        assert_eq!(tr.counts((0, 0)).3, 2);
         tr.invalidate(&keys(&[b"user:1", b"x"]), 2, 2, |_, _| unreachable!());
         tr.invalidate(&keys(&[b"user:1"]), 0, 0, |_, _| unreachable!());
         tr.broadcast(|i, d| m.deliver(i, d, 0, &|_| {}));
@@ -587,12 +737,12 @@ mod tests {
             tr.remember(id, b"k", tr.hash(b"k"));
             tr.remember(id, b"k", tr.hash(b"k"));
         }
-        assert_eq!(tr.counts(), (40, 1, 40, 0));
+        assert_eq!(tr.counts((0, 0)), (40, 1, 40, 0));
         tr.invalidate(&keys(&[b"k"]), 0, 0, |i, d| m.deliver(i, d, 0, &|_| {}));
         for inbox in &inboxes {
             assert_eq!(drained(inbox, true, false), b">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk\r\n");
         }
-        assert_eq!(tr.counts(), (40, 0, 0, 0));
+        assert_eq!(tr.counts((0, 0)), (40, 0, 0, 0));
     }
 
     #[test]
@@ -606,9 +756,9 @@ mod tests {
             let k = format!("k{i}");
             tr.remember(1, k.as_bytes(), tr.hash(k.as_bytes()));
         }
-        tr.limit(40, |i, d| m.deliver(i, d, 0, &|_| {}));
-        assert!(tr.counts().1 <= 40);
-        assert_eq!(drained(&a, true, false).windows(10).filter(|w| w == b"invalidate").count(), 50 - tr.counts().1);
-        tr.limit(0, |_, _| unreachable!());
+        tr.limit(40, || 0, |_| None, |i, d| m.deliver(i, d, 0, &|_| {}));
+        assert!(tr.counts((0, 0)).1 <= 40);
+        assert_eq!(drained(&a, true, false).windows(10).filter(|w| w == b"invalidate").count(), 50 - tr.counts((0, 0)).1);
+        tr.limit(0, || 0, |_| None, |_, _| unreachable!());
     }
 }

@@ -35,6 +35,7 @@ impl Worker {
     pub(super) fn deliver_messages(&mut self) {
         let srv = &self.eng.srv;
         srv.invalidate_written(&self.effects, 0, 0, self.id);
+        srv.invalidate_elsewhere(self.id);
         if srv.messaging.tracking.any() {
             srv.messaging.tracking.broadcast(|i, d| srv.deliver(i, d, self.id));
         }
