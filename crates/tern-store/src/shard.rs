@@ -302,7 +302,11 @@ impl Shard {
     /// marks the write takes: the item's, or those of the item it removed.
     #[inline]
     fn note(&mut self, key: &[u8], hash: u64, ev: impl FnOnce() -> Option<Event>) {
-        let gone = std::mem::take(&mut self.gone_marks);
+        // Written only when set: every write passes here.
+        let gone = self.gone_marks;
+        if gone != 0 {
+            self.gone_marks = 0;
+        }
         let noting = self.noting.load(Ordering::Relaxed);
         if noting != 0 {
             let ev = if noting & NOTE_EVENTS != 0 { ev() } else { None };

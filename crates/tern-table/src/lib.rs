@@ -1327,17 +1327,22 @@ impl<T, B, S: BuildHasher> Table<T, S, B> {
 
 impl<T, B, S> Table<T, S, B> {
     /// Counts an item's mark going from `before` to `after` (more bits).
+    /// Nothing is written for an unmarked item (every insert passes here).
     #[inline]
     fn marked_up(&mut self, before: u64, after: u64) {
-        self.marked += usize::from(before == 0 && after != 0);
-        self.mark_bits += (after.count_ones() - before.count_ones()) as usize;
+        if after != before {
+            self.marked += usize::from(before == 0);
+            self.mark_bits += (after.count_ones() - before.count_ones()) as usize;
+        }
     }
 
-    /// Counts an item's mark `m` gone.
+    /// Counts an item's mark `m` gone (nothing written when it is 0).
     #[inline]
     fn unmarked(&mut self, m: u64) {
-        self.marked -= usize::from(m != 0);
-        self.mark_bits -= m.count_ones() as usize;
+        if m != 0 {
+            self.marked -= 1;
+            self.mark_bits -= m.count_ones() as usize;
+        }
     }
 
     /// Removes and drops every item and frees all memory. If a value's
