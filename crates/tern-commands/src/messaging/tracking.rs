@@ -2,12 +2,13 @@
 //! keys, and the invalidations they are sent when those keys change.
 //!
 //! ```text
-//!  a tracking client's read-only command ─► remember(its keys) ─► table
-//!  any write, expiry, eviction (the store notes the key while anyone
-//!  tracks: Keyspace::track_writes) ─► invalidate(keys)
+//!  a tracking client's read-only command ─► its lookups mark the keys
+//!  they find (tern_store::tracked); remember(the others) ─► table
+//!  any write, expiry, eviction (the store notes the key, with the marks
+//!  it took, while anyone tracks: Keyspace::track_writes) ─► invalidate
 //!     ├─► BCAST prefixes matching: the key waits for the turn's broadcast
-//!     └─► the key's trackers (the entry goes): each gets `invalidate`
-//!         [key] in its inbox, or in its redirect target's
+//!     └─► the key's trackers (its table entry and its marks' slots): each
+//!         gets `invalidate` [key] in its inbox, or its redirect target's
 //!  FLUSHALL / FLUSHDB ─► every tracking client gets a null invalidation
 //! ```
 //!
