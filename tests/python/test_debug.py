@@ -183,6 +183,16 @@ def test_change_repl_id(pair):
     assert after["master_replid2"] in (0, "0" * 40)
 
 
+def same_error(pair, cmd):
+    """`cmd` fails on both servers with the same error."""
+    errs = []
+    for c in pair:
+        with pytest.raises(redis.ResponseError) as e:
+            c.execute_command(*cmd)
+        errs.append(str(e.value))
+    assert errs[0] == errs[1], cmd
+
+
 def test_populate_as_valkey(pair):
     both(pair, "FLUSHALL")
     for c in pair:
@@ -196,12 +206,7 @@ def test_populate_as_valkey(pair):
     assert pair[1].get("key:1") == b"mine" and pair[1].get("qq:1") == b"value:1" + b"\0" * 5
     for cmd in (["DEBUG", "POPULATE", "-1"], ["DEBUG", "POPULATE", "x"], ["DEBUG", "POPULATE", "1", "a", "-2"],
                 ["DEBUG", "POPULATE", "1", "a", "b", "c"]):
-        errs = []
-        for c in pair:
-            with pytest.raises(redis.ResponseError) as e:
-                c.execute_command(*cmd)
-            errs.append(str(e.value))
-        assert errs[0] == errs[1], cmd
+        same_error(pair, cmd)
 
 
 def test_reload_as_valkey(pair):
@@ -222,12 +227,7 @@ def test_reload_as_valkey(pair):
     assert [c.fcall("rlf", 0) for c in pair] == [7, 7]
     assert all(900 < c.ttl("ttl") <= 1000 for c in pair)
     for cmd in (["DEBUG", "RELOAD", "NOFLUSH"], ["DEBUG", "RELOAD", "bogus"]):
-        errs = []
-        for c in pair:
-            with pytest.raises(redis.ResponseError) as e:
-                c.execute_command(*cmd)
-            errs.append(str(e.value))
-        assert errs[0] == errs[1], cmd
+        same_error(pair, cmd)
     assert both(pair, "DEBUG", "RELOAD", "NOFLUSH", "MERGE") == [b"OK", b"OK"]
     assert both(pair, "DEBUG", "DIGEST") == before
     for c in pair:

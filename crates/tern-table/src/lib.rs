@@ -1237,11 +1237,10 @@ impl<T, B, S: BuildHasher> Table<T, S, B> {
         // SAFETY: `loc` is fresh; `&mut self` makes the access exclusive.
         let it = unsafe { &mut *self.item_at(loc) };
         let before = it.mark();
+        self.marked_up(before, before | bits);
         if it.or_mark(bits) {
-            self.marked_up(before, before | bits);
             return Some((it, before));
         }
-        self.marked_up(before, before | bits);
         assert!(std::mem::size_of_val(it) + 8 <= u32::MAX as usize, "item too large");
         let size = it.alloc_size();
         // Why this holds: as in `swap_expire`, the item leaves and returns to

@@ -19,6 +19,8 @@
 //! key digests of each database after mixing its number in; an empty one
 //! is forty zeros.
 
+use std::io::Write;
+
 use sha1::{Digest, Sha1};
 use tern_resp::Args;
 use tern_store::{EntryExt, ValueRef};
@@ -258,9 +260,9 @@ fn populate(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         key.clear();
         key.extend_from_slice(prefix);
         key.push(b':');
-        key.extend_from_slice(j.to_string().as_bytes());
+        let _ = write!(key, "{j}");
         value.clear();
-        value.extend_from_slice(format!("value:{j}").as_bytes());
+        let _ = write!(value, "value:{j}");
         if size > 0 {
             value.resize(size, 0);
         }

@@ -111,6 +111,20 @@ struct Slots {
     dirty: u64,
 }
 
+impl Slots {
+    /// A free slot that no key carries, given to client `id`: its bit
+    /// (0: none).
+    fn give(&mut self, id: u64) -> u64 {
+        match (0..SLOTS).find(|&i| self.owner[i] == 0 && self.dirty & (1 << i) == 0) {
+            Some(i) => {
+                self.owner[i] = id;
+                1 << i
+            }
+            None => 0,
+        }
+    }
+}
+
 /// A BCAST prefix: its clients, and the keys written under it since the
 /// last broadcast (with the client that wrote each last, for NOLOOP).
 struct Prefix {
@@ -301,12 +315,10 @@ impl Tracking {
             if let Some(i) = s.owner.iter().position(|&o| o == id) {
                 return 1 << i;
             }
-            let free = |s: &Slots| (0..SLOTS).find(|&i| s.owner[i] == 0 && s.dirty & (1 << i) == 0);
-            if let Some(i) = free(&s) {
-                s.owner[i] = id;
-                return 1 << i;
+            match s.give(id) {
+                0 => s.dirty,
+                bit => return bit,
             }
-            s.dirty
         };
         // No lock of ours is held while the keyspace is swept: a write
         // that meets a dirty bit finds no owner for it.
@@ -315,13 +327,7 @@ impl Tracking {
         }
         let mut s = self.slots.lock();
         s.dirty &= !dirty;
-        match (0..SLOTS).find(|&i| s.owner[i] == 0 && s.dirty & (1 << i) == 0) {
-            Some(i) => {
-                s.owner[i] = id;
-                1 << i
-            }
-            None => 0,
-        }
+        s.give(id)
     }
 
     /// Client `id` closed: its slot, if it had one, is given up.
