@@ -111,6 +111,10 @@ struct Slots {
     dirty: u64,
 }
 
+/// A key written in one database (database, name, writer) whose marks in
+/// the others are still to be taken.
+pub type Elsewhere = (usize, Box<[u8]>, u64);
+
 impl Slots {
     /// A free slot that no key carries, given to client `id`: its bit
     /// (0: none).
@@ -219,7 +223,7 @@ pub struct Tracking {
     /// databases are still to be taken (Redis's table is one for all
     /// databases), by a caller that holds no shard
     /// ([`Tracking::take_elsewhere`]).
-    elsewhere: Mutex<Vec<(usize, Box<[u8]>, u64)>>,
+    elsewhere: Mutex<Vec<Elsewhere>>,
     /// Every key's marks are to be cleared (a flush inside a transaction,
     /// which holds every shard), by the same caller.
     clear_pending: AtomicBool,
@@ -366,7 +370,7 @@ impl Tracking {
     }
 
     /// The keys [`Tracking::defer_elsewhere`] noted, taken.
-    pub fn take_elsewhere(&self) -> Vec<(usize, Box<[u8]>, u64)> {
+    pub fn take_elsewhere(&self) -> Vec<Elsewhere> {
         if !self.elsewhere_pending.swap(false, Ordering::AcqRel) {
             return Vec::new();
         }
