@@ -1,5 +1,6 @@
 //! The append-only file's shared state, kept in [`crate::server::Server`]
-//! (the logic is in `aof`): the feed of effect records, the requests to
+//! (the writer, the rewrite and the loader are `tern-persist`'s `aof`
+//! module): the feed of effect records, the requests to
 //! the writer thread, the directory and its manifest, and INFO
 //! persistence's `aof_*` fields.
 
@@ -18,7 +19,7 @@ pub enum Fsync {
 }
 
 impl Fsync {
-    pub(crate) fn of(s: &str) -> Fsync {
+    pub fn of(s: &str) -> Fsync {
         match s {
             "always" => Fsync::Always,
             "no" => Fsync::No,
@@ -27,73 +28,82 @@ impl Fsync {
     }
 }
 
+/// How a BGREWRITEAOF request was taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rewrite {
+    Started,
+    /// Once the running BGSAVE is over.
+    Scheduled,
+    InProgress,
+}
+
 /// The AOF's shared state: the feed, what the writer is asked to do, and
 /// INFO persistence's `aof_*` fields.
 #[derive(Default)]
 pub struct Aof {
     pub feed: Feed,
     /// `appendfsync` as the workers read it.
-    pub(crate) policy: AtomicU8,
+    pub policy: AtomicU8,
     /// Records are written (`aof_enabled`).
-    pub(crate) on: AtomicBool,
+    pub on: AtomicBool,
     /// Start-up is over: CONFIG SET appendonly acts from then on.
-    pub(crate) started: AtomicBool,
+    pub started: AtomicBool,
     /// The writer thread is to finish (after the workers and cron did).
-    pub(crate) stop: AtomicBool,
-    pub(crate) ctl: Mutex<Ctl>,
-    pub(crate) ctl_cv: Condvar,
-    pub(crate) files: Mutex<Files>,
+    pub stop: AtomicBool,
+    pub ctl: Mutex<Ctl>,
+    pub ctl_cv: Condvar,
+    pub files: Mutex<Files>,
     /// A rewrite asked of the rewriter thread, and its wake-up.
-    pub(crate) rewrite_wanted: Mutex<bool>,
-    pub(crate) rewrite_wake: Condvar,
+    pub rewrite_wanted: Mutex<bool>,
+    pub rewrite_wake: Condvar,
     pub rewrite_running: AtomicBool,
     pub rewrite_scheduled: AtomicBool,
-    pub(crate) rewrite_cancel: AtomicBool,
-    pub(crate) rewrite_started_ms: AtomicU64,
-    pub(crate) last_rewrite_secs: AtomicI64,
-    pub(crate) last_rewrite_failed: AtomicBool,
-    pub(crate) rewrites: AtomicU64,
-    pub(crate) rewrite_failures: AtomicU64,
-    pub(crate) last_write_failed: AtomicBool,
-    pub(crate) current_size: AtomicU64,
+    pub rewrite_cancel: AtomicBool,
+    pub rewrite_started_ms: AtomicU64,
+    pub last_rewrite_secs: AtomicI64,
+    pub last_rewrite_failed: AtomicBool,
+    pub rewrites: AtomicU64,
+    pub rewrite_failures: AtomicU64,
+    pub last_write_failed: AtomicBool,
+    pub current_size: AtomicU64,
     /// The zeros written ahead of the commands at the end of the file
     /// being appended to (`aof-prealloc-size`): not part of the AOF's size.
-    pub(crate) prealloc_ahead: AtomicU64,
-    pub(crate) base_size: AtomicU64,
-    pub(crate) delayed_fsync: AtomicU64,
+    pub prealloc_ahead: AtomicU64,
+    pub base_size: AtomicU64,
+    pub delayed_fsync: AtomicU64,
     /// `aof_last_cow_size`: the most the last rewrite's snapshot held copied.
-    pub(crate) last_cow: AtomicU64,
+    pub last_cow: AtomicU64,
     /// The last of the writer's rounds (`Repl::begin_round`) whose records
     /// are all fsynced to the file (Redis's `fsynced_reploff_pending`),
     /// valid while `synced_valid` (not while the AOF waits for the rewrite
     /// that makes its files, as Redis's `fsynced_reploff` waits).
-    pub(crate) synced_round: AtomicU64,
-    pub(crate) synced_valid: AtomicBool,
+    pub synced_round: AtomicU64,
+    pub synced_valid: AtomicBool,
     /// Counts the invalidations: a rewrite begun before the last one does
     /// not make `synced_round` valid.
-    pub(crate) synced_epoch: AtomicU64,
+    pub synced_epoch: AtomicU64,
 }
 
 /// Requests to the writer thread, and its answers.
 #[derive(Default)]
-pub(crate) struct Ctl {
+pub struct Ctl {
     /// A rewrite's cut: records numbered from `.0` on go to a new
     /// incremental file numbered `.1`.
-    pub(crate) cut: Option<(u64, u64)>,
+    pub cut: Option<(u64, u64)>,
     /// The incremental file the writer appends to (its number; 0: none).
-    pub(crate) writing: u64,
+    pub writing: u64,
     /// Open this incremental file for appending (start-up).
-    pub(crate) open: Option<u64>,
+    pub open: Option<u64>,
     /// Close the file: appendonly was turned off.
-    pub(crate) close: bool,
+    pub close: bool,
 }
 
 /// The AOF directory and its manifest.
 #[derive(Default)]
-pub(crate) struct Files {
-    pub(crate) dir: PathBuf,
-    pub(crate) prefix: String,
-    pub(crate) manifest: Manifest,
+pub struct Files {
+    pub dir: PathBuf,
+    pub prefix: String,
+    pub manifest: Manifest,
 }
 
 /// What INFO persistence shows of the AOF.
@@ -114,12 +124,33 @@ pub struct InfoFields {
 }
 
 impl Aof {
+    /// Asks the rewriter thread for a background rewrite (BGREWRITEAOF,
+    /// the automatic trigger, appendonly turned on), or schedules it for
+    /// after the running BGSAVE (`bgsave_active`), which the cron then
+    /// asks again for.
+    pub fn request_rewrite(&self, bgsave_active: bool) -> Rewrite {
+        if self.rewrite_running.swap(true, Ordering::AcqRel) {
+            return Rewrite::InProgress;
+        }
+        if bgsave_active {
+            self.rewrite_running.store(false, Ordering::Release);
+            self.rewrite_scheduled.store(true, Ordering::Relaxed);
+            return Rewrite::Scheduled;
+        }
+        self.rewrite_scheduled.store(false, Ordering::Relaxed);
+        self.rewrite_cancel.store(false, Ordering::Relaxed);
+        let mut wanted = self.rewrite_wanted.lock();
+        *wanted = true;
+        self.rewrite_wake.notify_one();
+        Rewrite::Started
+    }
+
     pub fn new() -> Self {
         Aof { last_rewrite_secs: AtomicI64::new(-1), ..Aof::default() }
     }
 
     /// `appendfsync` now.
-    pub(crate) fn policy(&self) -> Fsync {
+    pub fn policy(&self) -> Fsync {
         match self.policy.load(Ordering::Relaxed) {
             2 => Fsync::Always,
             0 => Fsync::No,
@@ -151,7 +182,7 @@ impl Aof {
     /// The files no longer hold everything (the AOF turned on, or a
     /// replica's data replaced): nothing counts as fsynced until a rewrite
     /// begun from now on is done.
-    pub(crate) fn invalidate_synced(&self) {
+    pub fn invalidate_synced(&self) {
         self.synced_epoch.fetch_add(1, Ordering::AcqRel);
         self.synced_valid.store(false, Ordering::Release);
     }

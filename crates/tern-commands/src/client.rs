@@ -116,7 +116,7 @@ pub struct Client {
     pub on_behalf_of: u64,
     /// What it said of itself as a replica (REPLCONF), and, once SYNC or
     /// PSYNC asked for the stream, that its worker hands the connection
-    /// over to replication (`crate::repl_master`).
+    /// over to replication (`tern_persist::repl::master`).
     pub replica: Option<Box<crate::repl::Hello>>,
     pub sync: Option<crate::repl::SyncRequest>,
     /// One past the number of the last effect record its writes made

@@ -1,7 +1,9 @@
 //! Tern's commands: everything that executes a request against the
 //! `tern-store` keyspace, for both protocols, without owning a socket.
 //! The process (`tern-server`: listeners, workers, connections, the timer)
-//! calls in from above; configuration and logging (`tern-config`) sit
+//! and persistence and replication (`tern-persist`: the RDB and AOF
+//! threads, the replication links, reached through
+//! [`server::Durability`]) call in from above; configuration and logging (`tern-config`) sit
 //! below, beside the codecs (`tern-resp`, `tern-memcache`).
 //!
 //! ```text
@@ -27,14 +29,10 @@
 //! ```text
 //!  engine    ─► cmd script server
 //!  script    ─► cmd server client scriptcache errors outbuf stats persist glob maxmemory
-//!  aofload   ─► engine cmd server client acl outbuf errors persist aof aofstate script prefetch
 //!  prefetch  ─► cmd server client
 //!  memcache  ─► server client acl errors outbuf stats maxmemory messaging
-//!  cmd       ─► server client acl outbuf stats errors glob sysinfo fdlimit cmdlog latency monitor maxmemory persist aof scriptcache messaging repl repl_master
-//!  repl_replica ─► engine aofload aof persist script server client repl repl_master errors
-//!  repl_master ─► server persist repl
-//!  aof       ─► server persist aofstate repl repl_master
-//!  persist   ─► server maxmemory
+//!  cmd       ─► server client acl outbuf stats errors glob sysinfo fdlimit cmdlog latency monitor maxmemory persist aofstate scriptcache messaging repl
+//!  persist   ─► server
 //!  maxmemory ─► server sysinfo
 //!  server    ─► client acl stats cmdlog latency monitor sysinfo aofstate scriptcache messaging repl
 //!  aofstate  ─► -
@@ -63,9 +61,7 @@
 #![forbid(unsafe_code)]
 
 pub mod acl;
-pub mod aof;
-pub mod aofload;
-mod aofstate;
+pub mod aofstate;
 pub mod client;
 pub mod cmd;
 pub mod cmdlog;
@@ -82,8 +78,6 @@ pub mod persist;
 pub mod messaging;
 pub mod prefetch;
 pub mod repl;
-pub mod repl_master;
-pub mod repl_replica;
 pub mod script;
 pub mod scriptcache;
 pub mod server;

@@ -156,6 +156,51 @@ pub enum Refusal {
 /// to blame, or has acted on it by the time it returns.
 pub type ConfigHook = Box<dyn Fn(&Config, &Config, &[&'static str]) -> Result<(), (&'static str, Refusal)> + Send + Sync>;
 
+/// What the commands ask of persistence and replication, whose threads and
+/// files are the `tern-persist` crate's (above this one: it runs commands
+/// when it loads an AOF or applies a master's stream). The process sets it
+/// at start ([`Server::durability`]); a server without it (this crate's
+/// unit tests) refuses to save or load and has nothing to follow.
+pub trait Durability: Send + Sync {
+    /// SAVE: the whole keyspace to `dir/dbfilename` while `locks` holds
+    /// every shard; the keys written, or the error Redis would log.
+    fn save(&self, srv: &Server, locks: &mut tern_store::LockSet<'_>) -> Result<u64, String>;
+    /// DEBUG RELOAD's load of an RDB into the keyspace as it is:
+    /// `keep_expired` (a replica's), `allow_dup` (MERGE: a key present is
+    /// replaced). The file's aux fields and functions, the keys loaded,
+    /// the keys dropped as expired.
+    fn load_rdb(
+        &self,
+        srv: &Server,
+        r: &mut dyn std::io::Read,
+        size: Option<u64>,
+        now: u64,
+        keep_expired: bool,
+        allow_dup: bool,
+    ) -> Result<(tern_store::rdb::LoadInfo, u64, u64), String>;
+    /// CONFIG SET's side: `appendonly` and `appendfsync` as `c` now says.
+    fn follow_config(&self, srv: &Server, c: &Config);
+    /// REPLICAOF NO ONE (or a failover handed to this replica): a master now.
+    fn promote(&self, srv: &Server);
+    /// FAILOVER ABORT (and a failover that fails): writes resume, `why` logged.
+    fn abort_failover(&self, srv: &Server, why: &str);
+}
+
+/// [`Durability`] when the process set none.
+struct NoDurability;
+
+impl Durability for NoDurability {
+    fn save(&self, _: &Server, _: &mut tern_store::LockSet<'_>) -> Result<u64, String> {
+        Err("no persistence in this server".into())
+    }
+    fn load_rdb(&self, _: &Server, _: &mut dyn std::io::Read, _: Option<u64>, _: u64, _: bool, _: bool) -> Result<(tern_store::rdb::LoadInfo, u64, u64), String> {
+        Err("no persistence in this server".into())
+    }
+    fn follow_config(&self, _: &Server, _: &Config) {}
+    fn promote(&self, _: &Server) {}
+    fn abort_failover(&self, _: &Server, _: &str) {}
+}
+
 /// Global counters that are not per worker.
 #[derive(Debug, Default)]
 pub struct GlobalStats {
@@ -254,7 +299,7 @@ pub struct Server {
     pub base_memory: u64,
     /// SAVE, LASTSAVE and INFO persistence's state (saves: `crate::persist`).
     pub persist: Persistence,
-    /// The append-only file (`crate::aof`).
+    /// The append-only file (its threads: `tern_persist::aof`).
     pub aof: crate::aofstate::Aof,
     /// ACL users and the log of refusals (`crate::acl`).
     pub acl: crate::acl::Acl,
@@ -264,6 +309,9 @@ pub struct Server {
     /// CONFIG SET of a `tls-*` directive rebuilds): run by CONFIG SET
     /// before it publishes a configuration.
     pub config_hook: OnceLock<ConfigHook>,
+    /// Persistence and replication's side of the commands (see
+    /// [`Durability`]): set by the process at start.
+    pub durability: OnceLock<Box<dyn Durability>>,
 }
 
 /// INFO persistence's state of the saves.
@@ -365,6 +413,7 @@ impl Server {
             acl: crate::acl::Acl::default(),
             scripts: crate::scriptcache::ScriptCache::default(),
             config_hook: OnceLock::new(),
+            durability: OnceLock::new(),
         };
         srv.persist.last_save.store(srv.started_ms / 1000, Ordering::Relaxed);
         let mut srv = srv;
@@ -654,6 +703,11 @@ impl Server {
 
     pub fn is_shutting_down(&self) -> bool {
         self.shutdown.load(Ordering::Relaxed)
+    }
+
+    /// Persistence and replication (see [`Durability`]).
+    pub fn durability(&self) -> &dyn Durability {
+        self.durability.get().map_or(&NoDurability, |d| d.as_ref())
     }
 
     /// Sum of a per-worker counter.

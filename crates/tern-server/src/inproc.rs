@@ -84,7 +84,9 @@ impl InProc {
         cfg.save.clear();
         cfg.dir = Some(std::env::temp_dir().join("tern-inproc-writes-nothing").join("none").display().to_string());
         let mc = Arc::new(memcache::Shared::new(cfg.memcache_max_item_size));
-        InProc { eng: Arc::new(Engine::new(cfg)), scratch: Scratch::default(), plan: Plan::default(), mc, skew: 0, effects: Effects::new() }
+        let eng = Arc::new(Engine::new(cfg));
+        tern_persist::install(&eng.srv);
+        InProc { eng, scratch: Scratch::default(), plan: Plan::default(), mc, skew: 0, effects: Effects::new() }
     }
 
     /// The executor's time: the wall clock plus what [`InProc::advance`]

@@ -73,14 +73,14 @@ const WORKER_STACK: usize = 512 << 20;
 fn hand(srv: &Server, fx: &tern_store::Effects) {
     srv.invalidate_written(fx, 0, 0, tern_commands::messaging::NO_WORKER);
     srv.invalidate_elsewhere(tern_commands::messaging::NO_WORKER);
-    tern_commands::aof::hand(srv, fx, false);
+    tern_persist::aof::hand(srv, fx, false);
 }
 
 fn cron(srv: &Server) {
     // The cron's own effect buffer (its flushes' and deletions' records),
     // handed to the AOF writer each period. It only fills while the AOF
     // is on or replicas are fed.
-    let fx = tern_commands::aof::marked_effects(srv);
+    let fx = tern_persist::aof::marked_effects(srv);
     while !srv.is_shutting_down() {
         hand(srv, &fx);
         let hz = u64::from(srv.settings.hz()).clamp(1, 500);
@@ -97,7 +97,7 @@ fn cron(srv: &Server) {
         // too, as in Redis: the dataset does not change while paused.
         if srv.pause.mode_at(now_ms()).is_some() {
             // Replication's upkeep goes on (a FAILOVER pauses writes).
-            tern_commands::repl_master::cron(srv);
+            tern_persist::repl::master::cron(srv);
             hand(srv, &fx);
             std::thread::sleep(period);
             continue;
@@ -142,8 +142,8 @@ fn cron(srv: &Server) {
             maxmemory::note_exceeded(srv, false);
         }
         tern_commands::persist::schedule_check(srv, now_ms());
-        tern_commands::aof::cron(srv);
-        tern_commands::repl_master::cron(srv);
+        tern_persist::aof::cron(srv);
+        tern_persist::repl::master::cron(srv);
         hand(srv, &fx);
         std::thread::sleep(period.saturating_sub(start.elapsed()));
     }
@@ -320,6 +320,7 @@ pub fn run(mut cfg: Config) -> i32 {
         }
     };
     let srv = &eng.srv;
+    tern_persist::install(srv);
     let _ = srv.supervised.set(supervisor.name());
     // A FLUSHALL or FLUSHDB SYNC's client waits for the background free
     // of what it detached; the lazyfree thread wakes it through its worker.
@@ -353,14 +354,14 @@ pub fn run(mut cfg: Config) -> i32 {
     let load_start = std::time::Instant::now();
     // With appendonly yes the AOF is the dataset, as in Redis; dump.rdb
     // only when there is none.
-    let from_aof = match tern_commands::aofload::load_at_start(&eng) {
+    let from_aof = match tern_persist::aof::load::load_at_start(&eng) {
         Ok(b) => b,
         Err(e) => {
             log_warning!("{}", e);
             return 1;
         }
     };
-    let rdb = if from_aof { Ok(None) } else { tern_commands::persist::load_at_start(srv) };
+    let rdb = if from_aof { Ok(None) } else { tern_persist::rdb::load_at_start(srv) };
     match rdb {
         Ok(Some(info)) => {
             let p = &srv.persist;
@@ -392,11 +393,11 @@ pub fn run(mut cfg: Config) -> i32 {
     // AOF) before any worker runs.
     let aof_handle = {
         let eng = eng.clone();
-        std::thread::Builder::new().name("tern-aof".into()).spawn(move || tern_commands::aof::writer(&eng.srv)).ok()
+        std::thread::Builder::new().name("tern-aof".into()).spawn(move || tern_persist::aof::writer(&eng.srv)).ok()
     };
-    if let Err(e) = tern_commands::aof::start(srv) {
+    if let Err(e) = tern_persist::aof::start(srv) {
         log_warning!("{}", e);
-        tern_commands::aof::finish(srv);
+        tern_persist::aof::finish(srv);
         return 1;
     }
 
@@ -449,18 +450,18 @@ pub fn run(mut cfg: Config) -> i32 {
     };
     let saver_handle = {
         let eng = eng.clone();
-        std::thread::Builder::new().name("tern-saver".into()).spawn(move || tern_commands::persist::saver(&eng.srv)).ok()
+        std::thread::Builder::new().name("tern-saver".into()).spawn(move || tern_persist::rdb::saver(&eng.srv)).ok()
     };
     let rewriter_handle = {
         let eng = eng.clone();
-        std::thread::Builder::new().name("tern-aof-rewrite".into()).spawn(move || tern_commands::aof::rewriter(&eng.srv)).ok()
+        std::thread::Builder::new().name("tern-aof-rewrite".into()).spawn(move || tern_persist::aof::rewriter(&eng.srv)).ok()
     };
     // The replica's side: a link thread that follows REPLICAOF (idle
     // while this server is a master). Not joined: it ends at shutdown
     // once its link does.
     {
         let eng = eng.clone();
-        let _ = std::thread::Builder::new().name("tern-replica-link".into()).spawn(move || tern_commands::repl_replica::run(&eng));
+        let _ = std::thread::Builder::new().name("tern-replica-link".into()).spawn(move || tern_persist::repl::replica::run(&eng));
     }
     if let Some((host, port)) = &upstream {
         srv.ks.set_replica(true);
@@ -507,7 +508,7 @@ pub fn run(mut cfg: Config) -> i32 {
     if let Some(h) = rewriter_handle {
         let _ = h.join();
     }
-    tern_commands::aof::finish(srv);
+    tern_persist::aof::finish(srv);
     if let Some(h) = aof_handle {
         let _ = h.join();
     }
@@ -516,7 +517,7 @@ pub fn run(mut cfg: Config) -> i32 {
     if !srv.persist.shutdown_handled.load(Ordering::Relaxed) && !srv.config.read().save.is_empty() {
         log_notice!("Saving the final RDB snapshot before exiting.");
         let mut locks = tern_store::LockSet::new(&srv.ks);
-        if tern_commands::persist::save(srv, &mut locks).is_err() {
+        if tern_persist::rdb::save(srv, &mut locks).is_err() {
             log_warning!("Error trying to save the DB before exiting.");
         }
     }

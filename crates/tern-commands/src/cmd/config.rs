@@ -175,7 +175,7 @@ fn config_set(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         }
     }
     ctx.srv.apply_config(&next);
-    crate::aof::follow_config(ctx.srv, &next);
+    ctx.srv.durability().follow_config(ctx.srv, &next);
     *cfg = next;
     drop(cfg);
     ctx.reply.ok();

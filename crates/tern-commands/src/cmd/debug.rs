@@ -181,12 +181,12 @@ struct Reload {
 /// before the reload, with NOSAVE). Run with no shard held (`locks` not
 /// pinned): the load takes the shards' locks itself.
 fn reload_all(srv: &Server, locks: &mut tern_store::LockSet<'_>, opts: Reload, worker: usize) -> Result<(), &'static str> {
-    use crate::persist::{changes_since_save, load_rdb_keeping, rdb_path, save, total_changes};
+    use crate::persist::{changes_since_save, rdb_path, total_changes};
     use crate::server::now_ms;
     use std::sync::atomic::Ordering;
     debug_assert!(!locks.is_pinned(), "DEBUG RELOAD with shards pinned");
     if opts.save {
-        save(srv, locks).map_err(|_| errors::SAVE_FAILED)?;
+        srv.durability().save(srv, locks).map_err(|_| errors::SAVE_FAILED)?;
     }
     let since_save = changes_since_save(srv);
     srv.persist.loading.store(true, Ordering::Relaxed);
@@ -205,9 +205,9 @@ fn reload_all(srv: &Server, locks: &mut tern_store::LockSet<'_>, opts: Reload, w
     }
     let path = rdb_path(&srv.config.read());
     let keep_expired = srv.ks.is_replica();
-    let r = std::fs::File::open(&path).map_err(|e| e.to_string()).and_then(|file| {
+    let r = std::fs::File::open(&path).map_err(|e| e.to_string()).and_then(|mut file| {
         let size = file.metadata().ok().map(|m| m.len());
-        let (info, loaded, expired) = load_rdb_keeping(srv, file, size, now, keep_expired, opts.merge).map_err(|e| e.to_string())?;
+        let (info, loaded, expired) = srv.durability().load_rdb(srv, &mut file, size, now, keep_expired, opts.merge)?;
         srv.scripts.load_libraries(&info.functions, opts.merge)?;
         Ok((loaded, expired))
     });

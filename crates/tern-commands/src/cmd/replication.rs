@@ -1,5 +1,5 @@
 //! The master's replication commands: REPLCONF (a replica's handshake),
-//! SYNC and PSYNC (which hand the connection over to `crate::repl_master`
+//! SYNC and PSYNC (which hand the connection over to `tern_persist::repl::master`
 //! once the reply buffer is empty), WAIT, WAITAOF and ROLE.
 
 use std::sync::atomic::Ordering;
@@ -135,7 +135,7 @@ fn sync(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         if args.get(1) != ctx.srv.repl.replid().as_bytes() {
             return ctx.reply.error(errors::PSYNC_FAILOVER_REPLID);
         }
-        crate::repl_master::promote(ctx.srv);
+        ctx.srv.durability().promote(ctx.srv);
         tern_config::log_notice!("MASTER MODE enabled (failover request from 'id={} addr={}')", ctx.client.id, ctx.client.shared.addr);
     }
     if ctx.srv.repl.failing_over() {
@@ -169,7 +169,7 @@ fn sync(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 }
 
 /// REPLICAOF host port / NO ONE (and SLAVEOF): the link thread
-/// (`crate::repl_replica`) follows the change.
+/// (`tern_persist::repl::replica`) follows the change.
 fn replicaof(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let repl = &ctx.srv.repl;
     if repl.failing_over() {
@@ -177,7 +177,7 @@ fn replicaof(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     }
     if args.get(1).eq_ignore_ascii_case(b"no") && args.get(2).eq_ignore_ascii_case(b"one") {
         if repl.is_replica() {
-            crate::repl_master::promote(ctx.srv);
+            ctx.srv.durability().promote(ctx.srv);
             tern_config::log_notice!("MASTER MODE enabled (user request from 'id={} addr={}')", ctx.client.id, ctx.client.shared.addr);
         }
         return ctx.reply.ok();
@@ -197,7 +197,7 @@ fn replicaof(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 }
 
 /// FAILOVER [TO host port [FORCE]] [TIMEOUT ms] | ABORT: checks and
-/// replies as Redis's failoverCommand; the cron (`repl_master`) carries
+/// replies as Redis's failoverCommand; the cron (`tern_persist::repl::master`) carries
 /// it out with writes paused.
 fn failover(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let srv = ctx.srv;
@@ -205,7 +205,7 @@ fn failover(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         if !srv.repl.failing_over() {
             return ctx.reply.error(errors::NO_FAILOVER);
         }
-        crate::repl_master::abort_failover(srv, "Failover manually aborted");
+        srv.durability().abort_failover(srv, "Failover manually aborted");
         return ctx.reply.ok();
     }
     let (mut timeout, mut force, mut target) = (0i64, false, None);

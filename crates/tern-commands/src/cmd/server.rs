@@ -40,7 +40,7 @@ fn save(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
         ctx.reply.error(errors::BGSAVE_IN_PROGRESS);
         return;
     }
-    match crate::persist::save(ctx.srv, ctx.locks) {
+    match ctx.srv.durability().save(ctx.srv, ctx.locks) {
         Ok(_) => ctx.reply.ok(),
         Err(_) => ctx.reply.error(errors::SAVE_FAILED),
     }
@@ -72,13 +72,14 @@ fn bgsave(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 }
 
 /// BGREWRITEAOF: a new base from a point-in-time snapshot and a new
-/// incremental file from its instant on (`crate::aof`); after a running
+/// incremental file from its instant on (`tern-persist`'s `aof`); after a running
 /// BGSAVE when there is one, as Redis schedules it behind its child.
 fn bgrewriteaof(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
-    match crate::aof::request_rewrite(ctx.srv) {
-        crate::aof::Rewrite::Started => ctx.reply.simple("Background append only file rewriting started"),
-        crate::aof::Rewrite::Scheduled => ctx.reply.simple("Background append only file rewriting scheduled"),
-        crate::aof::Rewrite::InProgress => ctx.reply.error(errors::AOF_REWRITE_IN_PROGRESS),
+    use crate::aofstate::Rewrite;
+    match ctx.srv.aof.request_rewrite(crate::persist::bgsave_active(ctx.srv)) {
+        Rewrite::Started => ctx.reply.simple("Background append only file rewriting started"),
+        Rewrite::Scheduled => ctx.reply.simple("Background append only file rewriting scheduled"),
+        Rewrite::InProgress => ctx.reply.error(errors::AOF_REWRITE_IN_PROGRESS),
     }
 }
 
@@ -125,7 +126,7 @@ fn shutdown(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let scheduled = !ctx.srv.config.read().save.is_empty();
     if save || (scheduled && !nosave) {
         tern_config::log_notice!("Saving the final RDB snapshot before exiting.");
-        if crate::persist::save(ctx.srv, ctx.locks).is_err() {
+        if ctx.srv.durability().save(ctx.srv, ctx.locks).is_err() {
             tern_config::log_warning!("Error trying to save the DB, can't exit.");
             ctx.reply.error(errors::SHUTDOWN_FAILED);
             return;

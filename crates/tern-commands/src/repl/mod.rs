@@ -2,7 +2,7 @@
 //! from effect records, its backlog, and the queues of the replicas fed
 //! from it. The links themselves (handshake, full and partial
 //! resynchronisation, the threads that serve a replica) are
-//! `repl_master`.
+//! `tern-persist`'s `repl::master`.
 //!
 //! ```text
 //!  workers ── Effects ──► Feed ──► tern-aof thread ──► AOF file
@@ -16,7 +16,7 @@
 //!
 //! - **The stream** is made by the one thread that already puts every
 //!   effect record in an order that keeps each key's records in the order
-//!   they happened: the AOF writer (`crate::aof::writer`, whether or not
+//!   they happened: the AOF writer (`tern_persist::aof::writer`, whether or not
 //!   the AOF is on). It encodes each round's records once, as the AOF's
 //!   commands (MULTI/EXEC around a transaction's or a script's, SELECT
 //!   when the database changes), appends them to the backlog and hands the
@@ -109,7 +109,7 @@ pub struct Repl {
     /// A backlog exists: the writer feeds the stream (and effect records
     /// are built for it).
     active: AtomicBool,
-    pub(crate) st: Mutex<State>,
+    pub st: Mutex<State>,
     pub sync_full: AtomicU64,
     pub sync_partial_ok: AtomicU64,
     pub sync_partial_err: AtomicU64,
@@ -137,24 +137,24 @@ pub struct Repl {
     proxy: AtomicBool,
     feed_from: AtomicU64,
     /// FAILOVER's coordinated failover, while one runs.
-    pub(crate) failover: Mutex<Option<Failover>>,
+    pub failover: Mutex<Option<Failover>>,
     /// This server is a replica (REPLICAOF): its master's link and state.
     replica: AtomicBool,
     link_up: AtomicBool,
-    pub(crate) up: Mutex<Option<Upstream>>,
-    pub(crate) up_cv: Condvar,
+    pub up: Mutex<Option<Upstream>>,
+    pub up_cv: Condvar,
     /// Held by the link thread while it applies one command of the
     /// stream and counts it into the offset, and by a save while its
     /// snapshot begins: the file's `repl-offset` is then exactly what it
     /// holds.
-    pub(crate) applying: Mutex<()>,
+    pub applying: Mutex<()>,
     /// The place in a master's stream the RDB loaded at start-up records,
     /// for the first PSYNC.
     loaded: Mutex<Option<ReplPosition>>,
 }
 
 /// The master this server replicates (REPLICAOF host port), as its link
-/// thread (`crate::repl_replica`) keeps it.
+/// thread (`tern_persist::repl::replica`) keeps it.
 #[derive(Debug)]
 pub struct Upstream {
     pub host: String,
@@ -213,25 +213,25 @@ impl LinkState {
     }
 }
 
-pub(crate) struct State {
-    pub(crate) replid: String,
+pub struct State {
+    pub replid: String,
     /// The previous replication id, valid up to `second_offset`.
-    pub(crate) replid2: String,
-    pub(crate) second_offset: i64,
+    pub replid2: String,
+    pub second_offset: i64,
     /// `master_repl_offset`: the offset of the last byte of the stream.
-    pub(crate) offset: u64,
-    pub(crate) backlog: Option<Backlog>,
-    pub(crate) replicas: Vec<Arc<Replica>>,
+    pub offset: u64,
+    pub backlog: Option<Backlog>,
+    pub replicas: Vec<Arc<Replica>>,
     /// Full resynchronisations waiting for the writer to reach their
     /// snapshot's instant (the number of the first record after it).
-    pub(crate) cuts: Vec<(u64, Arc<Replica>)>,
+    pub cuts: Vec<(u64, Arc<Replica>)>,
     /// The database the stream's last command ran in (None: a SELECT
     /// goes before the next record).
     db: Option<u32>,
     /// When the last replica went (the backlog is freed after
     /// `repl-backlog-ttl` without one).
-    pub(crate) alone_since: Option<Instant>,
-    pub(crate) last_ping: Option<Instant>,
+    pub alone_since: Option<Instant>,
+    pub last_ping: Option<Instant>,
     /// Clients in WAIT and WAITAOF.
     waiters: Vec<Waiter>,
     /// As a replica with its AOF on: the master's stream applied, as
@@ -300,16 +300,16 @@ pub struct Replica {
     pub acked: AtomicBool,
     /// Closing: its threads end.
     pub gone: AtomicBool,
-    pub(crate) q: Mutex<Queue>,
+    pub q: Mutex<Queue>,
     cv: Condvar,
 }
 
 #[derive(Default)]
-pub(crate) struct Queue {
+pub struct Queue {
     chunks: VecDeque<Arc<[u8]>>,
     bytes: usize,
     /// The stream offset its queue starts after, once attached.
-    pub(crate) attached_at: Option<u64>,
+    pub attached_at: Option<u64>,
     soft_since: Option<Instant>,
 }
 
@@ -372,7 +372,7 @@ impl Replica {
     }
 
     /// Waits (up to `wait`) for stream bytes; takes them all.
-    pub(crate) fn take(&self, wait: std::time::Duration) -> Vec<Arc<[u8]>> {
+    pub fn take(&self, wait: std::time::Duration) -> Vec<Arc<[u8]>> {
         let mut q = self.q.lock();
         if q.chunks.is_empty() && !self.gone.load(Ordering::Relaxed) {
             self.cv.wait_for(&mut q, wait);
@@ -478,7 +478,7 @@ impl Repl {
         self.link_up.load(Ordering::Relaxed)
     }
 
-    pub(crate) fn set_link_up(&self, up: bool) {
+    pub fn set_link_up(&self, up: bool) {
         self.link_up.store(up, Ordering::Relaxed);
     }
 
@@ -680,7 +680,7 @@ impl Repl {
 
     /// Makes the stream (a backlog of `repl-backlog-size`), as Redis does
     /// when its first replica comes; effect records are built from now on.
-    pub(crate) fn activate(&self, size: usize, ks: &Keyspace) {
+    pub fn activate(&self, size: usize, ks: &Keyspace) {
         let mut st = self.st.lock();
         if st.backlog.is_none() && !self.proxying() {
             st.backlog = Some(Backlog::new(size.max(BACKLOG_MIN), st.offset));
@@ -721,7 +721,7 @@ impl Repl {
     /// the master's from there on, in a backlog of `size` (made now if
     /// need be, as Redis's replica makes one). Sub-replicas of an older
     /// history are dropped, to resynchronise.
-    pub(crate) fn follow(&self, replid: &str, offset: u64, full: bool, size: usize) {
+    pub fn follow(&self, replid: &str, offset: u64, full: bool, size: usize) {
         let mut st = self.st.lock();
         let same = !full && st.replid == replid && st.offset == offset && st.backlog.is_some();
         if !same {
@@ -756,7 +756,7 @@ impl Repl {
 
     /// Commands the link applied, as its master sent them: into this
     /// replica's stream (its backlog and sub-replicas), byte for byte.
-    pub(crate) fn proxy(&self, bytes: &[u8], limit: OutputLimit) {
+    pub fn proxy(&self, bytes: &[u8], limit: OutputLimit) {
         if !self.proxying() {
             return;
         }
@@ -766,7 +766,7 @@ impl Repl {
     /// A sub-replica's full resynchronisation on a replica: attached at
     /// the stream's offset now (the caller holds the link between two
     /// commands, at its snapshot's instant).
-    pub(crate) fn attach_now(&self, rep: &Arc<Replica>) -> u64 {
+    pub fn attach_now(&self, rep: &Arc<Replica>) -> u64 {
         let mut st = self.st.lock();
         let at = st.offset;
         rep.q.lock().attached_at = Some(at);
@@ -812,7 +812,7 @@ impl Repl {
     }
 
     /// No replica and no backlog any more (`repl-backlog-ttl`).
-    pub(crate) fn deactivate(&self, st: &mut State) {
+    pub fn deactivate(&self, st: &mut State) {
         st.backlog = None;
         self.active.store(false, Ordering::Relaxed);
     }
@@ -821,7 +821,7 @@ impl Repl {
     /// (or the previous one's, up to where it ended) and the backlog holds
     /// the stream from `from` on, `rep` is attached with those bytes
     /// queued; returns the id to answer with.
-    pub(crate) fn try_partial(&self, replid: &[u8], from: i64, rep: &Arc<Replica>) -> Result<String, &'static str> {
+    pub fn try_partial(&self, replid: &[u8], from: i64, rep: &Arc<Replica>) -> Result<String, &'static str> {
         let mut st = self.st.lock();
         let ours = replid == st.replid.as_bytes();
         let previous = replid == st.replid2.as_bytes() && from <= st.second_offset;
@@ -846,12 +846,12 @@ impl Repl {
     }
 
     /// Queues a full resynchronisation's cut at `seq`.
-    pub(crate) fn request_cut(&self, seq: u64, rep: &Arc<Replica>) {
+    pub fn request_cut(&self, seq: u64, rep: &Arc<Replica>) {
         self.st.lock().cuts.push((seq, rep.clone()));
     }
 
     /// Forgets a replica whose link is closed.
-    pub(crate) fn remove(&self, rep: &Arc<Replica>) {
+    pub fn remove(&self, rep: &Arc<Replica>) {
         let mut st = self.st.lock();
         st.replicas.retain(|r| !Arc::ptr_eq(r, rep));
         st.cuts.retain(|(_, r)| !Arc::ptr_eq(r, rep));
@@ -909,7 +909,7 @@ impl Repl {
     /// began whose writes are now all in it learn their target offset;
     /// returns whether any did (the replicas are then asked to
     /// acknowledge), and the waiters to wake.
-    pub(crate) fn fed_to(&self, w: u64, r: u64, fsynced: Option<u64>) -> (bool, Vec<(usize, u64)>) {
+    pub fn fed_to(&self, w: u64, r: u64, fsynced: Option<u64>) -> (bool, Vec<(usize, u64)>) {
         let mut st = self.st.lock();
         while st.applied.front().is_some_and(|&(after, seq, _)| after < r && seq <= w) {
             if let Some((_, _, off)) = st.applied.pop_front() {
@@ -933,7 +933,7 @@ impl Repl {
 
     /// A replica acknowledged, or the local AOF's fsync moved (`fsynced`,
     /// as in [`Repl::wait_status`]): the waiters now satisfied, to wake.
-    pub(crate) fn acks_changed(&self, fsynced: Option<u64>) -> Vec<(usize, u64)> {
+    pub fn acks_changed(&self, fsynced: Option<u64>) -> Vec<(usize, u64)> {
         let mut st = self.st.lock();
         if st.waiters.is_empty() {
             return Vec::new();
@@ -943,7 +943,7 @@ impl Repl {
 
     /// As a replica with its AOF on: the link applied the master's stream
     /// up to `off`, its records numbered below `seq` handed to the writer.
-    pub(crate) fn note_applied(&self, seq: u64, off: u64) {
+    pub fn note_applied(&self, seq: u64, off: u64) {
         let after = self.round.load(Ordering::SeqCst);
         self.st.lock().applied.push_back((after, seq, off));
     }
@@ -1053,7 +1053,7 @@ impl State {
 
     /// Adds stream bytes: the backlog, the offset, every attached
     /// replica's queue (one shared chunk).
-    pub(crate) fn append(&mut self, buf: Vec<u8>, limit: OutputLimit) {
+    pub fn append(&mut self, buf: Vec<u8>, limit: OutputLimit) {
         if buf.is_empty() {
             return;
         }

@@ -195,7 +195,7 @@ impl Worker {
             poll.registry().register(&mut l.socket, Token(LISTENER_BASE + i), Interest::READABLE)?;
         }
         let stats = eng.srv.workers[id].clone();
-        let effects = tern_commands::aof::marked_effects(&eng.srv);
+        let effects = tern_persist::aof::marked_effects(&eng.srv);
         Ok((Worker { id, eng, poll, listeners, mc, tls, handshaking: 0, conns: Slab::new(), stats, scratch: Scratch::default(), plan: Plan::default(), effects, blocked: HashMap::new(), deadlines: BinaryHeap::new(), timed: Default::default(), postponed: Vec::new(), pause_seen: 0, deferred: Vec::new(), held: VecDeque::new(), drain_ticket: 0, coalesce_until: None }, waker))
     }
 
@@ -427,7 +427,7 @@ impl Worker {
     }
 
     /// SYNC or PSYNC ran: the connection leaves the worker for a thread
-    /// of its own that serves the replica (`tern_commands::repl_master`),
+    /// of its own that serves the replica (`tern_persist::repl::master`),
     /// with the replies not yet written. It is no client any more (CLIENT
     /// LIST and `connected_clients` leave it out); a replica over TLS is
     /// closed (`tls-replication` is refused).
@@ -453,8 +453,8 @@ impl Worker {
         self.eng.srv.clients.lock().insert(client_id, conn.client.shared.clone());
         let stream = std::net::TcpStream::from(std::os::fd::OwnedFd::from(conn.stream));
         let eng = self.eng.clone();
-        let handoff = tern_commands::repl_master::Handoff { stream, pending, client_id, addr, hello, psync: req.psync };
-        let spawned = std::thread::Builder::new().name(format!("tern-replica-{client_id}")).spawn(move || tern_commands::repl_master::serve(&eng.srv, handoff));
+        let handoff = tern_persist::repl::master::Handoff { stream, pending, client_id, addr, hello, psync: req.psync };
+        let spawned = std::thread::Builder::new().name(format!("tern-replica-{client_id}")).spawn(move || tern_persist::repl::master::serve(&eng.srv, handoff));
         if let Err(e) = spawned {
             log_warning!("Can't start the thread that serves a replica: {}", e);
         }
@@ -574,7 +574,7 @@ impl Worker {
         }
         // The last records go to the AOF writer, which writes them once
         // every worker has stopped.
-        tern_commands::aof::hand(&self.eng.srv, &self.effects, false);
+        tern_persist::aof::hand(&self.eng.srv, &self.effects, false);
         log_notice!("worker {} stopped", self.id);
     }
 }

@@ -91,7 +91,7 @@ impl Worker {
         loop {
             let srv = &self.eng.srv;
             let replies = !self.deferred.is_empty();
-            let ticket = tern_commands::aof::hand_round(srv, &self.effects, replies);
+            let ticket = tern_persist::aof::hand_round(srv, &self.effects, replies);
             if replies {
                 let mut keys = std::mem::take(&mut self.deferred);
                 keys.sort_unstable();

@@ -15,14 +15,14 @@ use tern_store::aof::{self as fmt, AofFile, CommandReader, Kind, Manifest, Parse
 use tern_store::{LockSet, Record};
 
 use crate::aof::{measure, persist_manifest, place, sync_dir};
-use crate::aofstate::Files;
-use crate::client::{Client, ClientShared};
-use crate::cmd::{self, Scratch};
-use crate::engine::Engine;
-use crate::errors;
-use crate::outbuf::OutBuf;
-use crate::persist;
-use crate::server::now_ms;
+use tern_commands::aofstate::Files;
+use tern_commands::client::{Client, ClientShared};
+use tern_commands::cmd::{self, Scratch};
+use tern_commands::engine::Engine;
+use tern_commands::errors;
+use tern_commands::outbuf::OutBuf;
+use crate::rdb;
+use tern_commands::server::now_ms;
 
 /// The transaction being read: its records and commands wait for EXEC.
 enum Step {
@@ -33,7 +33,7 @@ enum Step {
 /// Runs commands through the command table as a client that obeys
 /// always (id 0: no ACL, memory or read-only refusal), whose replies are
 /// dropped: the AOF loader's (Redis's fake AOF client), and a replica's
-/// master link (`crate::repl_replica`), whose writes' records go to its
+/// master link (`crate::repl::replica`), whose writes' records go to its
 /// own AOF and replicas through `fx`.
 pub(crate) struct Runner<'e> {
     eng: &'e Engine,
@@ -41,7 +41,7 @@ pub(crate) struct Runner<'e> {
     out: OutBuf,
     scratch: Scratch,
     /// Keys located ahead (a replica's stream, read as a connection's).
-    plan: crate::prefetch::Plan,
+    plan: tern_commands::prefetch::Plan,
     pub(crate) fx: tern_store::Effects,
 }
 
@@ -52,7 +52,7 @@ impl<'e> Runner<'e> {
 
     pub(crate) fn with_effects(eng: &'e Engine, fx: tern_store::Effects) -> Self {
         let shared = Arc::new(ClientShared::new(0, String::new(), String::new(), -1, 0, now_ms()));
-        Runner { eng, client: Client::new(shared, eng.srv.acl.superuser(), crate::acl::INTERNAL), out: OutBuf::new(), scratch: Scratch::default(), plan: Default::default(), fx }
+        Runner { eng, client: Client::new(shared, eng.srv.acl.superuser(), tern_commands::acl::INTERNAL), out: OutBuf::new(), scratch: Scratch::default(), plan: Default::default(), fx }
     }
 
     /// Runs `argv` in database `db`; false when the server does not know
@@ -158,16 +158,16 @@ fn load_file(eng: &Engine, runner: &mut Runner<'_>, path: &Path, name: &str) -> 
         log_notice!("Reading RDB base file on AOF loading...");
         let now = now_ms();
         let size = r.get_ref().metadata().ok().map(|m| m.len());
-        let (info, _, _) = persist::load_rdb(srv, &mut r, size, now)
+        let (info, _, _) = rdb::load_rdb(srv, &mut r, size, now)
             .map_err(|e| format!("Error reading the RDB base file {name}, AOF loading aborted ({e})"))?;
-        crate::script::load_libraries(srv, &info.functions, false)
+        tern_commands::script::load_libraries(srv, &info.functions, false)
             .map_err(|e| format!("Error loading the function libraries of the RDB base file {name}, AOF loading aborted ({e})"))?;
         // The load read past the RDB data; the commands start where it ended.
         start = info.bytes;
         r.seek(std::io::SeekFrom::Start(start)).map_err(|e| format!("Unrecoverable error reading the append only file {name}: {e}"))?;
     }
     let dbs = srv.ks.db_count() as u32;
-    let lim = persist::limits(srv);
+    let lim = tern_commands::persist::limits(srv);
     let mut reader = CommandReader::new(r, start);
     let mut cursor = fmt::Cursor::default();
     // A MULTI's offset and what it queued.
@@ -270,7 +270,7 @@ pub fn load_at_start(eng: &Engine) -> Result<bool, String> {
     r?;
     log_notice!("DB loaded from append only file: {:.3} seconds", started.elapsed().as_secs_f64());
     let keys = (0..srv.ks.total_shards() as u32).map(|g| srv.ks.lock(g).len() as u64).sum();
-    persist::load_done(srv, keys, 0, now_ms());
+    rdb::load_done(srv, keys, 0, now_ms());
     let mut files = srv.aof.files.lock();
     *files = Files { dir, prefix, manifest };
     measure(&srv.aof, &files);
@@ -326,7 +326,7 @@ fn load_single(eng: &Engine, cfg: &Config, single: &Path, dir: &Path, prefix: &s
     }
     log_notice!("DB loaded from append only file: {:.3} seconds", started.elapsed().as_secs_f64());
     let keys = (0..srv.ks.total_shards() as u32).map(|g| srv.ks.lock(g).len() as u64).sum();
-    persist::load_done(srv, keys, 0, now_ms());
+    rdb::load_done(srv, keys, 0, now_ms());
     let upgrade = || -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
         std::fs::rename(single, dir.join(prefix))?;

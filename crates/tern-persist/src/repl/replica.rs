@@ -34,10 +34,10 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use tern_config::{log_notice, log_warning};
 
-use crate::aofload::Runner;
-use crate::engine::Engine;
-use crate::repl::LinkState;
-use crate::server::now_ms;
+use crate::aof::load::Runner;
+use tern_commands::engine::Engine;
+use tern_commands::repl::LinkState;
+use tern_commands::server::now_ms;
 
 /// How long the link waits between attempts (Redis's replication cron).
 const RETRY: Duration = Duration::from_secs(1);
@@ -74,7 +74,7 @@ pub fn run(eng: &Engine) {
         if let Err(e) = r {
             log_warning!("Error with MASTER {}:{}: {}", host, port, e);
             // A FAILOVER whose target cannot be reached is given up.
-            crate::repl_master::abort_failover(srv, "Write error to failover target");
+            crate::repl::master::abort_failover(srv, "Write error to failover target");
         }
         // Retry after a pause, unless REPLICAOF changed meanwhile.
         let mut up = srv.repl.up.lock();
@@ -85,7 +85,7 @@ pub fn run(eng: &Engine) {
 }
 
 /// Runs `f` on the upstream if it is still REPLICAOF's `generation`.
-fn with_link(srv: &crate::server::Server, generation: u64, f: impl FnOnce(&mut crate::repl::Upstream)) -> bool {
+fn with_link(srv: &tern_commands::server::Server, generation: u64, f: impl FnOnce(&mut tern_commands::repl::Upstream)) -> bool {
     let mut up = srv.repl.up.lock();
     match up.as_mut() {
         Some(u) if u.generation == generation => {
@@ -142,7 +142,7 @@ fn link(eng: &Engine, (host, port, generation, replid, offset): (String, u16, u6
     let mut r = BufReader::with_capacity(1 << 16, sock.try_clone()?);
     send(&mut w, &[b"PING"])?;
     let pong = line(&mut r)?;
-    if pong.starts_with('-') && !crate::errors::asks_for_auth(&pong) {
+    if pong.starts_with('-') && !tern_commands::errors::asks_for_auth(&pong) {
         return Err(err(format!("Error reply to PING from master: '{pong}'")));
     }
     log_notice!("Master replied to PING, replication can continue...");
@@ -191,9 +191,9 @@ fn link(eng: &Engine, (host, port, generation, replid, offset): (String, u16, u6
     }
     if failing_over {
         if reply.starts_with("+FULLRESYNC") || reply.starts_with("+CONTINUE") {
-            crate::repl_master::failover_done(srv);
+            crate::repl::master::failover_done(srv);
         } else {
-            crate::repl_master::abort_failover(srv, "Failover target rejected psync request");
+            crate::repl::master::abort_failover(srv, "Failover target rejected psync request");
             return Err(err(format!("the failover target refused: {reply}")));
         }
     }
@@ -278,7 +278,7 @@ fn full_sync(eng: &Engine, r: &mut BufReader<TcpStream>, generation: u64) -> std
             }
         };
     }
-    let tmp = crate::persist::temp_path(srv, &format!("temp-{}.{}.rdb", now_ms() / 1000, std::process::id()));
+    let tmp = crate::rdb::temp_path(srv, &format!("temp-{}.{}.rdb", now_ms() / 1000, std::process::id()));
     let mut file = std::fs::File::create(&tmp)?;
     let got = (|| -> std::io::Result<u64> {
         match (&eof_mark, len) {
@@ -322,7 +322,7 @@ fn full_sync(eng: &Engine, r: &mut BufReader<TcpStream>, generation: u64) -> std
 /// memory beside the new one while it loads; Tern has no second keyspace
 /// to load into, so with data it takes the file's way, which keeps it as
 /// long as the transfer lasts).
-fn from_socket(srv: &crate::server::Server) -> bool {
+fn from_socket(srv: &tern_commands::server::Server) -> bool {
     let mode = srv.config.read().repl_diskless_load;
     mode != "disabled" && (0..srv.ks.total_shards() as u32).all(|g| srv.ks.lock(g).len() == 0)
 }
@@ -430,9 +430,9 @@ fn load(eng: &Engine, rdb: impl Read, size: Option<u64>) -> std::io::Result<()> 
         let now = now_ms();
         // Keys past their deadline are kept, for the master's DEL, as a
         // Redis replica keeps them.
-        let (info, loaded, expired) = crate::persist::load_rdb_keeping(srv, rdb, size, now, true, false).map_err(|e| err(format!("Failed trying to load the MASTER synchronization DB from disk: {e}")))?;
-        crate::script::load_libraries(srv, &info.functions, false).map_err(|e| err(format!("Failed loading the master's function libraries: {e}")))?;
-        crate::persist::load_done(srv, loaded, expired, now);
+        let (info, loaded, expired) = crate::rdb::load_rdb_keeping(srv, rdb, size, now, true, false).map_err(|e| err(format!("Failed trying to load the MASTER synchronization DB from disk: {e}")))?;
+        tern_commands::script::load_libraries(srv, &info.functions, false).map_err(|e| err(format!("Failed loading the master's function libraries: {e}")))?;
+        crate::rdb::load_done(srv, loaded, expired, now);
         log_notice!("Done loading RDB, keys loaded: {}, keys expired: {}.", loaded, expired);
         Ok(())
     })();
@@ -572,7 +572,7 @@ fn apply(eng: &Engine, mut r: BufReader<TcpStream>, w: &Mutex<TcpStream>, genera
 
 /// `REPLCONF ACK <off>`, with `FACK <aof_off>` (the offset this replica's
 /// AOF has fsynced) when its AOF is on, as Redis 7.2's replicationSendAck.
-fn send_ack(srv: &crate::server::Server, w: &mut TcpStream, off: i64) -> std::io::Result<()> {
+fn send_ack(srv: &tern_commands::server::Server, w: &mut TcpStream, off: i64) -> std::io::Result<()> {
     let o = off.to_string();
     match srv.aof.fsynced() {
         Some(round) => {
@@ -586,17 +586,17 @@ fn send_ack(srv: &crate::server::Server, w: &mut TcpStream, off: i64) -> std::io
 /// The link in CLIENT LIST (flag M, TYPE master) while it streams, as
 /// Redis lists its master's client; CLIENT KILL of it cuts the link.
 struct MasterEntry<'s> {
-    srv: &'s crate::server::Server,
+    srv: &'s tern_commands::server::Server,
     id: u64,
 }
 
 impl<'s> MasterEntry<'s> {
-    fn new(srv: &'s crate::server::Server, sock: &TcpStream) -> Self {
+    fn new(srv: &'s tern_commands::server::Server, sock: &TcpStream) -> Self {
         use std::os::fd::AsRawFd;
         let id = srv.next_client_id.fetch_add(1, Ordering::Relaxed);
         let addr = |a: std::io::Result<std::net::SocketAddr>| a.map(|a| a.to_string()).unwrap_or_default();
-        let sh = crate::client::ClientShared::new(id, addr(sock.peer_addr()), addr(sock.local_addr()), sock.as_raw_fd(), 0, now_ms());
-        sh.set_flag(crate::client::flags::MASTER, true);
+        let sh = tern_commands::client::ClientShared::new(id, addr(sock.peer_addr()), addr(sock.local_addr()), sock.as_raw_fd(), 0, now_ms());
+        sh.set_flag(tern_commands::client::flags::MASTER, true);
         srv.clients.lock().insert(id, Arc::new(sh));
         MasterEntry { srv, id }
     }
@@ -610,7 +610,7 @@ impl Drop for MasterEntry<'_> {
 
 /// The stream is applied up to `off`, in database `db`; false when the
 /// link is no longer this one (REPLICAOF changed it).
-fn counted(srv: &crate::server::Server, generation: u64, off: i64, db: usize, now: u64, applied: &AtomicI64) -> bool {
+fn counted(srv: &tern_commands::server::Server, generation: u64, off: i64, db: usize, now: u64, applied: &AtomicI64) -> bool {
     applied.store(off, Ordering::Relaxed);
     with_link(srv, generation, |u| {
         u.offset = off;

@@ -1,6 +1,6 @@
 //! The master's side of replication: what a worker hands over after
 //! SYNC or PSYNC, the threads that serve a replica, and the periodic
-//! work (see `repl` for the stream and its state).
+//! work (see `tern_commands::repl` for the stream and its state).
 
 use std::io::{BufReader, Write};
 use std::net::{Shutdown, TcpStream};
@@ -12,9 +12,9 @@ use tern_config::{log_notice, log_warning};
 use tern_store::rdb::RdbWriter;
 use tern_store::SnapshotError;
 
-use crate::repl::{random_hex40, state, Hello, Replica};
-use crate::persist;
-use crate::server::{now_ms, Server};
+use tern_commands::repl::{random_hex40, state, Hello, Replica};
+use crate::rdb;
+use tern_commands::server::{now_ms, Server};
 
 /// A connection that asked to be a replica, taken from its worker.
 pub struct Handoff {
@@ -193,18 +193,18 @@ fn full_sync(srv: &Server, rep: &Arc<Replica>, sock: &mut TcpStream, hello: &Hel
     );
     rep.state.store(state::SEND_BULK, Ordering::Relaxed);
     let cancel = || rep.gone.load(Ordering::Relaxed);
-    let opts = persist::rdb_options(srv);
-    let parts = persist::Parts { functions: !hello.exclude_functions, data: !hello.exclude_data };
+    let opts = rdb::rdb_options(srv);
+    let parts = rdb::Parts { functions: !hello.exclude_functions, data: !hello.exclude_data };
     // The snapshot is written by a thread of its own, at the priority
     // every snapshot takes; this one streams at the normal one after.
     let sent = std::thread::scope(|s| {
         let t = std::thread::Builder::new().name("tern-repl-rdb".into()).spawn_scoped(s, || {
-            persist::snapshot_priority(srv);
+            rdb::snapshot_priority(srv);
             if diskless {
                 let mark = random_hex40();
                 sock.write_all(format!("$EOF:{mark}\r\n").as_bytes())?;
                 let w = RdbWriter::streaming(std::io::BufWriter::with_capacity(1 << 18, &mut *sock), opts);
-                let (w, _) = persist::write_rdb(srv, snap, w, parts, began, &cancel, &srv.persist.bg_last_cow_bytes).map_err(std::io::Error::other)?;
+                let (w, _) = rdb::write_rdb(srv, snap, w, parts, began, &cancel, &srv.persist.bg_last_cow_bytes).map_err(std::io::Error::other)?;
                 let mut out = w.finish_streaming()?;
                 out.write_all(mark.as_bytes())?;
                 out.flush()?;
@@ -252,11 +252,11 @@ fn to_disk_then_send(
     began: u64,
     cancel: &dyn Fn() -> bool,
 ) -> std::io::Result<()> {
-    let tmp = persist::temp_path(srv, &format!("temp-{}-repl-{}.rdb", std::process::id(), random_hex40()));
+    let tmp = rdb::temp_path(srv, &format!("temp-{}-repl-{}.rdb", std::process::id(), random_hex40()));
     let r = (|| -> std::io::Result<()> {
         let file = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&tmp)?;
-        let file = persist::AutoSync::new(file, false);
-        let (mut file, _) = persist::write_snapshot_to(srv, snap, file, opts, began, cancel, &srv.persist.bg_last_cow_bytes).map_err(std::io::Error::other)?;
+        let file = rdb::AutoSync::new(file, false);
+        let (mut file, _) = rdb::write_snapshot_to(srv, snap, file, opts, began, cancel, &srv.persist.bg_last_cow_bytes).map_err(std::io::Error::other)?;
         let len = file.metadata()?.len();
         use std::io::Seek;
         file.seek(std::io::SeekFrom::Start(0))?;
@@ -373,7 +373,7 @@ pub fn cron(srv: &Server) {
     let mut st = repl.st.lock();
     st.replicas.retain(|r| !r.gone.load(Ordering::Relaxed));
     if let Some(b) = st.backlog.as_mut() {
-        b.resize(size.max(crate::repl::BACKLOG_MIN));
+        b.resize(size.max(tern_commands::repl::BACKLOG_MIN));
     }
     if st.replicas.is_empty() && st.cuts.is_empty() {
         // A replica keeps its backlog (its master's stream), as in Redis.
@@ -495,7 +495,7 @@ pub fn fsync_moved(srv: &Server) {
 /// runs it again).
 fn wake(srv: &Server, due: Vec<(usize, u64)>) {
     for (worker, client) in due {
-        srv.post(worker, crate::server::Wake::Ready(client));
+        srv.post(worker, tern_commands::server::Wake::Ready(client));
     }
 }
 
