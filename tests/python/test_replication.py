@@ -8,6 +8,7 @@ Every key is compared between master and replicas (type, value, TTL)."""
 import os
 import random
 import shutil
+import signal
 import socket
 import time
 
@@ -837,6 +838,42 @@ def test_failover_hands_the_master_role_to_a_caught_up_replica(master):
         m.execute_command("REPLICAOF", "NO", "ONE")
         for rep in (a, b):
             rep.stop()
+
+
+def test_client_unpause_leaves_a_failovers_pause_in_force(master):
+    """A FAILOVER pauses writes until it ends, apart from CLIENT PAUSE (as
+    Redis keeps its pauses by purpose): CLIENT UNPAUSE ends only the
+    command's own, and FAILOVER ABORT lets the held write through."""
+    m = master.client()
+    rep = start_tern_replica(master)
+    stopped = False
+    held = RawConn(master.port)
+    try:
+        m.set("before", 1)
+        caught_up(master, rep)
+        # The stopped replica never acknowledges the write after it, so
+        # the failover waits for it.
+        os.kill(rep.proc.pid, signal.SIGSTOP)
+        stopped = True
+        m.set("ahead", 1)
+        assert m.execute_command("FAILOVER", "TO", "127.0.0.1", rep.port, "TIMEOUT", "60000") == "OK"
+        assert m.info("replication")["master_failover_state"] == "waiting-for-sync"
+        assert m.execute_command("CLIENT", "PAUSE", "100000", "WRITE") == "OK"
+        assert m.execute_command("CLIENT", "UNPAUSE") == "OK"
+        held.cmd("SET", "during", "1")
+        wait_until(lambda: m.info("clients")["blocked_clients"] == 1, timeout=10, interval=0.02)
+        assert m.get("before") == "1"
+        assert m.execute_command("FAILOVER", "ABORT") == "OK"
+        assert held.read_reply() == b"+OK\r\n"
+        assert m.get("during") == "1"
+        assert m.info("replication")["master_failover_state"] == "no-failover"
+    finally:
+        held.close()
+        if stopped:
+            os.kill(rep.proc.pid, signal.SIGCONT)
+        if m.info("replication")["master_failover_state"] != "no-failover":
+            m.execute_command("FAILOVER", "ABORT")
+        rep.stop()
 
 
 def test_a_replica_announces_the_address_it_is_given(master):

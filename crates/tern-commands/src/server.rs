@@ -61,30 +61,44 @@ pub enum PauseMode {
     All,
 }
 
-/// CLIENT PAUSE's state, packed in one word so that every command's check
-/// is one load while no pause is set:
+/// Who paused clients, each pause kept apart as Redis keeps them (its
+/// `pause_purpose`): CLIENT UNPAUSE ends the command's own, not a
+/// FAILOVER's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PausePurpose {
+    /// CLIENT PAUSE.
+    Client = 0,
+    /// FAILOVER, until it ends or is aborted.
+    Failover = 1,
+}
+
+/// The pauses in force, packed in one word so that every command's check
+/// is one load while none is set:
 ///
 /// ```text
-///  bits 63..2: the deadline, ms since the Unix epoch    bits 1..0: 0 none, 1 WRITE, 2 ALL
+///  bits 63..2: the first deadline, ms since the Unix epoch    bits 1..0: 0 none, 1 WRITE, 2 ALL
 /// ```
 ///
-/// A pause that has run out reads as none; the next check clears the word.
-/// `generation` counts every PAUSE and UNPAUSE, so that a worker holding
-/// postponed clients knows when to try them again.
+/// The word is the union of the purposes' pauses (the stronger mode) up
+/// to the first of their deadlines; the check that finds it run out works
+/// it out again from the purposes (under the lock), so a longer pause of
+/// another purpose goes on. `generation` counts every change, so that a
+/// worker holding postponed clients knows when to try them again.
 #[derive(Debug, Default)]
 pub struct Pause {
     state: AtomicU64,
     generation: AtomicU64,
-    /// PAUSE and UNPAUSE, one at a time.
-    lock: Mutex<()>,
+    /// Each purpose's deadline and mode bits (0: none); changed one at a
+    /// time.
+    purposes: Mutex<[(u64, u64); 2]>,
 }
 
 impl Pause {
     fn unpack(state: u64) -> (u64, Option<PauseMode>) {
         let mode = match state & 3 {
+            0 => None,
             1 => Some(PauseMode::Write),
-            2 => Some(PauseMode::All),
-            _ => None,
+            _ => Some(PauseMode::All),
         };
         (state >> 2, mode)
     }
@@ -102,14 +116,19 @@ impl Pause {
         if mode.is_some() && now_ms < until {
             return mode;
         }
-        if state != 0 {
-            // Run out: back to the one-load check (unless replaced meanwhile).
-            let _ = self.state.compare_exchange(state, 0, Ordering::AcqRel, Ordering::Relaxed);
+        if state == 0 {
+            return None;
         }
-        None
+        // The first deadline passed: the purposes still paused, if any.
+        let mut purposes = self.purposes.lock();
+        if self.state.load(Ordering::Acquire) == state {
+            self.publish(&mut purposes, now_ms);
+        }
+        let (until, mode) = Pause::unpack(self.state.load(Ordering::Acquire));
+        mode.filter(|_| now_ms < until)
     }
 
-    /// When the pause in force ends (ms since the epoch).
+    /// When the pause in force changes next (ms since the epoch).
     pub fn deadline(&self) -> Option<u64> {
         let (until, mode) = Pause::unpack(self.state.load(Ordering::Acquire));
         mode.map(|_| until)
@@ -119,25 +138,43 @@ impl Pause {
         self.generation.load(Ordering::Acquire)
     }
 
-    /// CLIENT PAUSE until `until_ms`: as in Redis, the mode is the one
-    /// asked for now, and a pause in force ends at the later of the two
-    /// deadlines.
-    pub fn set(&self, until_ms: u64, mode: PauseMode, now_ms: u64) {
-        let _one = self.lock.lock();
-        let (cur, cur_mode) = Pause::unpack(self.state.load(Ordering::Acquire));
-        let until = if cur_mode.is_some() && cur > now_ms { cur.max(until_ms) } else { until_ms };
+    /// Pauses for `purpose` until `until_ms`: as in Redis, the mode is the
+    /// one asked for now, and a pause of the same purpose in force ends at
+    /// the later of the two deadlines.
+    pub fn set(&self, purpose: PausePurpose, until_ms: u64, mode: PauseMode, now_ms: u64) {
+        let mut purposes = self.purposes.lock();
+        let (end, _) = purposes[purpose as usize];
+        let until = if end > now_ms { end.max(until_ms) } else { until_ms };
         let bits = match mode {
             PauseMode::Write => 1,
             PauseMode::All => 2,
         };
-        self.state.store((until.min(u64::MAX >> 2) << 2) | bits, Ordering::Release);
-        self.generation.fetch_add(1, Ordering::AcqRel);
+        purposes[purpose as usize] = (until.min(u64::MAX >> 2), bits);
+        self.publish(&mut purposes, now_ms);
     }
 
-    /// CLIENT UNPAUSE.
-    pub fn clear(&self) {
-        let _one = self.lock.lock();
-        self.state.store(0, Ordering::Release);
+    /// Ends `purpose`'s pause (CLIENT UNPAUSE, a FAILOVER's end); another
+    /// purpose's goes on.
+    pub fn clear(&self, purpose: PausePurpose, now_ms: u64) {
+        let mut purposes = self.purposes.lock();
+        purposes[purpose as usize] = (0, 0);
+        self.publish(&mut purposes, now_ms);
+    }
+
+    /// The word from the purposes still in force at `now_ms` (those run
+    /// out are forgotten).
+    fn publish(&self, purposes: &mut [(u64, u64); 2], now_ms: u64) {
+        let (mut until, mut bits) = (u64::MAX >> 2, 0);
+        for p in purposes.iter_mut() {
+            if p.0 > now_ms && p.1 != 0 {
+                until = until.min(p.0);
+                bits |= p.1;
+            } else {
+                *p = (0, 0);
+            }
+        }
+        let state = if bits == 0 { 0 } else { (until << 2) | bits.min(2) };
+        self.state.store(state, Ordering::Release);
         self.generation.fetch_add(1, Ordering::AcqRel);
     }
 }
@@ -719,6 +756,34 @@ impl Server {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each purpose's pause holds apart: the word is the stronger mode up
+    /// to the first deadline, then the other purpose's pause goes on, and
+    /// ending one purpose leaves the other.
+    #[test]
+    fn pauses_of_two_purposes_hold_apart() {
+        let p = Pause::default();
+        let t = 1_000_000;
+        assert_eq!(p.mode_at(t), None);
+        p.set(PausePurpose::Failover, u64::MAX >> 3, PauseMode::Write, t);
+        p.set(PausePurpose::Client, t + 100, PauseMode::All, t);
+        assert_eq!(p.mode_at(t + 50), Some(PauseMode::All));
+        assert_eq!(p.deadline(), Some(t + 100));
+        let g = p.generation();
+        assert_eq!(p.mode_at(t + 100), Some(PauseMode::Write));
+        assert!(p.generation() > g, "postponed clients are tried again when the pause eases");
+        p.set(PausePurpose::Client, t + 300, PauseMode::All, t + 200);
+        p.clear(PausePurpose::Client, t + 250);
+        assert_eq!(p.mode_at(t + 260), Some(PauseMode::Write));
+        p.clear(PausePurpose::Failover, t + 270);
+        assert_eq!(p.mode_at(t + 270), None);
+        assert!(!p.is_set());
+        // A purpose's later pause ends at the later deadline.
+        p.set(PausePurpose::Client, t + 500, PauseMode::Write, t);
+        p.set(PausePurpose::Client, t + 400, PauseMode::All, t);
+        assert_eq!(p.mode_at(t + 450), Some(PauseMode::All));
+        assert_eq!(p.mode_at(t + 500), None);
+    }
 
     /// The stages run once the data reaches `prefetch-min-memory`, at any
     /// size with 0, and never with `prefetch-batch-max-size 0`.

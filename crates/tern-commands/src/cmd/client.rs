@@ -19,7 +19,7 @@ use super::table::{flags::*, CommandSpec, CommandTable};
 use super::Ctx;
 use crate::client::{flags as cflags, Client, ClientShared, ReplyMode};
 use crate::errors;
-use crate::server::PauseMode;
+use crate::server::{PauseMode, PausePurpose};
 
 pub static COMMANDS: &[CommandSpec] = &[CommandSpec::new("client", -2, 0, &[], super::unknown_subcommand)
     .doc("connection", "A container for client connection commands.", "2.4.0", "Depends on subcommand.")
@@ -221,13 +221,13 @@ fn pause(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         Some(u) => u,
         None => return ctx.reply.error(errors::TIMEOUT_OUT_OF_RANGE),
     };
-    ctx.srv.pause.set(until, mode, ctx.now);
+    ctx.srv.pause.set(PausePurpose::Client, until, mode, ctx.now);
     ctx.srv.wake_all();
     ctx.reply.ok();
 }
 
 fn unpause(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
-    ctx.srv.pause.clear();
+    ctx.srv.pause.clear(PausePurpose::Client, ctx.now);
     ctx.srv.wake_all();
     ctx.reply.ok();
 }

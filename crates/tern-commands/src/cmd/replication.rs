@@ -260,7 +260,7 @@ fn failover(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let end_ms = (timeout > 0).then(|| ctx.now.saturating_add(timeout as u64));
     *srv.repl.failover.lock() = Some(crate::repl::Failover { target, force, end_ms, in_progress: false });
     // Writes wait until it is over, as Redis pauses them.
-    srv.pause.set(u64::MAX >> 3, crate::server::PauseMode::Write, ctx.now);
+    srv.pause.set(crate::server::PausePurpose::Failover, u64::MAX >> 3, crate::server::PauseMode::Write, ctx.now);
     srv.wake_all();
     ctx.reply.ok();
 }

@@ -14,7 +14,7 @@ use tern_store::SnapshotError;
 
 use tern_commands::repl::{random_hex40, state, Hello, Replica};
 use crate::rdb;
-use tern_commands::server::{now_ms, Server};
+use tern_commands::server::{now_ms, PausePurpose, Server};
 
 /// A connection that asked to be a replica, taken from its worker.
 pub struct Handoff {
@@ -472,7 +472,7 @@ pub fn abort_failover(srv: &Server, why: &str) {
     if f.in_progress {
         promote(srv);
     }
-    srv.pause.clear();
+    srv.pause.clear(PausePurpose::Failover, now_ms());
     srv.wake_all();
 }
 
@@ -480,7 +480,7 @@ pub fn abort_failover(srv: &Server, why: &str) {
 /// and writes (refused as a replica's) are no longer held.
 pub fn failover_done(srv: &Server) {
     if srv.repl.failover.lock().take().is_some() {
-        srv.pause.clear();
+        srv.pause.clear(PausePurpose::Failover, now_ms());
         srv.wake_all();
     }
 }
