@@ -42,7 +42,11 @@ pub(crate) struct Runner<'e> {
     scratch: Scratch,
     /// Keys located ahead (a replica's stream, read as a connection's).
     plan: tern_commands::prefetch::Plan,
-    pub(crate) fx: tern_store::Effects,
+    /// The commands' lock set, kept from one to the next as a
+    /// connection's is over a read: its records note `fx`'s mark, and
+    /// move to `fx` when [`Runner::effects`] asks.
+    locks: LockSet<'e>,
+    fx: tern_store::Effects,
 }
 
 impl<'e> Runner<'e> {
@@ -52,7 +56,18 @@ impl<'e> Runner<'e> {
 
     pub(crate) fn with_effects(eng: &'e Engine, fx: tern_store::Effects) -> Self {
         let shared = Arc::new(ClientShared::new(0, String::new(), String::new(), -1, 0, now_ms()));
-        Runner { eng, client: Client::new(shared, eng.srv.acl.superuser(), tern_commands::acl::INTERNAL), out: OutBuf::new(), scratch: Scratch::default(), plan: Default::default(), fx }
+        let mut locks = LockSet::new(&eng.srv.ks);
+        if let Some(m) = fx.mark() {
+            locks.effects = tern_store::Effects::marked(m.clone());
+        }
+        let client = Client::new(shared, eng.srv.acl.superuser(), tern_commands::acl::INTERNAL);
+        Runner { eng, client, out: OutBuf::new(), scratch: Scratch::default(), plan: Default::default(), locks, fx }
+    }
+
+    /// The records of the commands run so far and not yet handed over.
+    pub(crate) fn effects(&mut self) -> &tern_store::Effects {
+        self.fx.absorb(&self.locks.effects);
+        &self.fx
     }
 
     /// Runs `argv` in database `db`; false when the server does not know
@@ -73,7 +88,7 @@ impl<'e> Runner<'e> {
             buf.extend_from_slice(a);
         }
         self.tick();
-        dispatch(self.eng, &mut self.client, &mut self.out, &mut self.scratch, &mut self.fx, tern_resp::Args::from_parts(&buf, &ranges));
+        dispatch(self.eng, &mut self.client, &mut self.out, &mut self.scratch, &mut self.locks, tern_resp::Args::from_parts(&buf, &ranges));
         let mut reply = Vec::new();
         let _ = self.out.write_to(&mut reply);
         self.out.clear();
@@ -111,7 +126,7 @@ impl<'e> Runner<'e> {
                 self.scratch.plan_next(p.cmd, p.planned, p.ahead);
             }
             self.scratch.req_len = len;
-            dispatch(eng, &mut self.client, &mut self.out, &mut self.scratch, &mut self.fx, args);
+            dispatch(eng, &mut self.client, &mut self.out, &mut self.scratch, &mut self.locks, args);
             self.scratch.pre = None;
             self.scratch.pre_cmd = None;
             self.scratch.pre_ahead = Default::default();
@@ -122,16 +137,11 @@ impl<'e> Runner<'e> {
 }
 
 /// Runs one command as the runner's client.
-fn dispatch(eng: &Engine, client: &mut Client, out: &mut OutBuf, scratch: &mut Scratch, fx: &mut tern_store::Effects, args: tern_resp::Args<'_>) {
+fn dispatch<'e>(eng: &'e Engine, client: &mut Client, out: &mut OutBuf, scratch: &mut Scratch, locks: &mut LockSet<'e>, args: tern_resp::Args<'_>) {
     let srv = &eng.srv;
-    let mut locks = LockSet::new(&srv.ks);
-    if let Some(m) = fx.mark() {
-        locks.effects = tern_store::Effects::marked(m.clone());
-    }
-    let conn = cmd::Conn { srv, commands: &eng.original, locks: &mut locks, out, client, stats: &srv.workers[0], scratch, worker: 0 };
+    let conn = cmd::Conn { srv, commands: &eng.original, locks, out, client, stats: &srv.workers[0], scratch, worker: 0 };
     cmd::dispatch(conn, args);
     locks.release();
-    fx.absorb(&locks.effects);
 }
 
 /// Where a file's reading stopped early.

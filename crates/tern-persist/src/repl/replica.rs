@@ -559,7 +559,7 @@ fn apply(eng: &Engine, mut r: BufReader<TcpStream>, w: &Mutex<TcpStream>, genera
         if start == from {
             continue;
         }
-        crate::aof::hand(srv, &runner.fx, false);
+        crate::aof::hand(srv, runner.effects(), false);
         if srv.aof.is_on() {
             srv.repl.note_applied(srv.ks.next_seq(), off as u64);
         }
