@@ -47,7 +47,7 @@ use crate::effect::{Effect, Effects, Record, Ttl};
 use crate::event::{self, Event};
 use crate::keyspace::{Marks, NOTE_EVENTS, NOTE_TRACK};
 use crate::fifo::{Fifo, FifoKind};
-use crate::entry::{self, is_expired, Entry, EntryExt, Lfu, Meta, NewValue};
+use crate::entry::{self, is_expired, Entry, EntryExt, Lfu, NewValue, Table};
 use crate::snapshot::ShardSnap;
 use crate::stage::{ItemHint, ITEM_PREFETCH_SPAN};
 use crate::value::Value;
@@ -58,8 +58,6 @@ mod snap;
 
 use interest::Interest;
 pub use interest::{BlockingKeys, Waiter, WatchFlag};
-
-pub(crate) type Table = tern_table::Table<Meta, DefaultHashBuilder, Value>;
 
 /// How a lookup records itself on the entry (Redis's `lookupKey` flags):
 /// reads and writes count as an access unless the command or the client

@@ -125,9 +125,9 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Mutex, MutexGuard};
 
-use crate::entry::{is_expired, Entry, EntryExt, McRef, StrRef, ValueRef};
+use crate::entry::{is_expired, Entry, EntryExt, McRef, StrRef, Table, ValueRef};
 use crate::keyspace::Keyspace;
-use crate::shard::{Shard, Table};
+use crate::shard::Shard;
 use crate::value::Value;
 
 /// Entries one slice examines under one shard lock (an entry weighs one
