@@ -48,13 +48,13 @@
 
 use std::borrow::Cow;
 use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-
-use crate::aof::Mark;
 
 use crate::entry::EntryExt;
 use crate::hash::{Hash, HashLimits};
 use crate::list::{End, List, ListLimits, ListMut};
+use crate::padded::Padded;
 use crate::keyspace::{Keyspace, LockSet};
 use crate::set::{Set, SetLimits};
 use crate::shard::Access;
@@ -690,6 +690,37 @@ impl Record {
             }
             Effect::FlushDb | Effect::SwapDb { .. } | Effect::Command { .. } | Effect::Stream { .. } => {}
         }
+    }
+}
+
+/// A writer's low-water mark: the lowest number among the records it
+/// holds and has not handed over (`u64::MAX`: none). Written by its
+/// writer only, read by the feed's reader ([`crate::aof::feed`], where
+/// the argument for the marks is); on its own cache line.
+#[derive(Debug)]
+pub struct Mark(Padded<AtomicU64>);
+
+impl Default for Mark {
+    fn default() -> Self {
+        Mark(Padded(AtomicU64::new(u64::MAX)))
+    }
+}
+
+impl Mark {
+    /// Records numbered from `seq` on are now held.
+    #[inline]
+    pub fn note(&self, seq: u64) {
+        if seq < self.0 .0.load(Ordering::Relaxed) {
+            self.0 .0.store(seq, Ordering::Relaxed);
+        }
+    }
+
+    pub fn get(&self) -> u64 {
+        self.0 .0.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn clear(&self) {
+        self.0 .0.store(u64::MAX, Ordering::Relaxed);
     }
 }
 

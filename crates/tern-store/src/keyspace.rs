@@ -24,6 +24,7 @@ use smallvec::SmallVec;
 use crate::effect::Effects;
 use crate::evict::Pool;
 use crate::lazyfree::LazyFree;
+use crate::padded::Padded;
 use crate::shard::{Shard, Waiter};
 use crate::slot::{key_slot, SLOTS};
 
@@ -31,13 +32,6 @@ use crate::slot::{key_slot, SLOTS};
 /// TRACKING, and with their events for keyspace notifications.
 pub(crate) const NOTE_TRACK: u8 = 1;
 pub(crate) const NOTE_EVENTS: u8 = 2;
-
-/// Pads `T` to its own pair of cache lines, so that two shard locks taken by
-/// different threads never share a line (the adjacent-line prefetcher on
-/// x86 pulls lines in pairs, hence 128).
-#[repr(C, align(128))]
-#[derive(Debug, Default)]
-pub struct Padded<T>(pub T);
 
 const _: () = assert!(std::mem::align_of::<Padded<Mutex<Shard>>>() == 128);
 

@@ -49,6 +49,7 @@ mod keyspace;
 mod lazyfree;
 mod list;
 mod lzf;
+mod padded;
 pub mod rdb;
 mod set;
 mod shard;
@@ -61,7 +62,8 @@ mod value;
 mod zset;
 
 pub use hash::{member_hash, Hash, HashLimits, Pair as HashPair};
-pub use keyspace::{Keyspace, Loc, LockSet, Padded, ShardLock, MEM_REPORT_GRAIN};
+pub use keyspace::{Keyspace, Loc, LockSet, ShardLock, MEM_REPORT_GRAIN};
+pub use padded::Padded;
 pub use lazyfree::{LazyFree, LAZYFREE_THRESHOLD};
 pub use list::{End, List, ListLimits, ListMut, ListRef};
 pub use set::{Member, Set, SetLimits};
