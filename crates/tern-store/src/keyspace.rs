@@ -27,11 +27,8 @@ use crate::lazyfree::LazyFree;
 use crate::padded::Padded;
 use crate::shard::{Shard, Waiter};
 use crate::slot::{key_slot, SLOTS};
-
-/// Bits of [`Keyspace`]'s noting flag: writes are noted for CLIENT
-/// TRACKING, and with their events for keyspace notifications.
-pub(crate) const NOTE_TRACK: u8 = 1;
-pub(crate) const NOTE_EVENTS: u8 = 2;
+use crate::event::NOTE_EVENTS;
+use crate::tracked::{Marks, NOTE_TRACK};
 
 const _: () = assert!(std::mem::align_of::<Padded<Mutex<Shard>>>() == 128);
 
@@ -114,38 +111,6 @@ pub struct Keyspace {
     /// Keys with tracking marks, per database (see [`crate::tracked`]),
     /// shared with every shard.
     marked: Arc<Marks>,
-}
-
-/// The keyspace's tracking marks (see [`crate::tracked`]): the keys
-/// marked, per database and in all. (The (key, client) pairs they stand
-/// for are counted by the shards' tables alone: a read that adds a client
-/// to a marked key touches no shared count.)
-#[derive(Debug, Default)]
-pub(crate) struct Marks {
-    per_db: Box<[AtomicUsize]>,
-    keys: AtomicUsize,
-}
-
-impl Marks {
-    fn new(dbs: usize) -> Self {
-        Marks { per_db: (0..dbs).map(|_| AtomicUsize::new(0)).collect(), keys: AtomicUsize::new(0) }
-    }
-
-    /// Database `db`'s count of marked keys moves by `keys`.
-    pub(crate) fn add(&self, db: usize, keys: isize) {
-        let Some(c) = self.per_db.get(db) else { return };
-        for c in [c, &self.keys] {
-            if keys > 0 {
-                c.fetch_add(keys as usize, Ordering::Relaxed);
-            } else if keys < 0 {
-                c.fetch_sub(keys.unsigned_abs(), Ordering::Relaxed);
-            }
-        }
-    }
-
-    fn of(&self, db: usize) -> usize {
-        self.per_db.get(db).map_or(0, |c| c.load(Ordering::Relaxed))
-    }
 }
 
 impl Keyspace {

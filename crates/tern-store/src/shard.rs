@@ -44,8 +44,8 @@ use hashbrown::DefaultHashBuilder;
 use hashbrown::HashTable;
 
 use crate::effect::{Effect, Effects, Record, Ttl};
-use crate::event::{self, Event};
-use crate::keyspace::{Marks, NOTE_EVENTS, NOTE_TRACK};
+use crate::event::{self, Event, NOTE_EVENTS};
+use crate::tracked::{Marks, NOTE_TRACK};
 use crate::fifo::{Fifo, FifoKind};
 use crate::entry::{self, is_expired, Entry, EntryExt, Lfu, NewValue, Table};
 use crate::snapshot::ShardSnap;
