@@ -104,7 +104,7 @@ pub struct Keyspace {
     pub(crate) pool: Mutex<Pool>,
     /// The running snapshot (see [`crate::snapshot`]); taken with no shard
     /// lock held.
-    pub(crate) snapshot: Mutex<Option<Arc<crate::snapshot::Shared>>>,
+    pub(crate) snapshot: Mutex<Option<Arc<crate::shard::snap::Shared>>>,
     /// The effect records' sequence (see [`crate::effect`]), shared with
     /// every shard.
     pub(crate) seq: Arc<AtomicU64>,

@@ -48,15 +48,15 @@ use crate::event::{self, Event, NOTE_EVENTS};
 use crate::tracked::{Marks, NOTE_TRACK};
 use crate::fifo::{Fifo, FifoKind};
 use crate::entry::{self, is_expired, Entry, EntryExt, Lfu, NewValue, Table};
-use crate::snapshot::ShardSnap;
 use crate::stage::{ItemHint, ITEM_PREFETCH_SPAN};
 use crate::value::Value;
 
 mod expiry;
 mod interest;
-mod snap;
+pub(crate) mod snap;
 
 use interest::Interest;
+use snap::ShardSnap;
 pub use interest::{BlockingKeys, Waiter, WatchFlag};
 
 /// How a lookup records itself on the entry (Redis's `lookupKey` flags):
