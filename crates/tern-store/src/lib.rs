@@ -51,6 +51,7 @@ mod list;
 mod lzf;
 mod padded;
 pub mod rdb;
+mod replay;
 mod set;
 mod shard;
 pub mod snapshot;
