@@ -30,6 +30,8 @@ use crate::slot::{key_slot, SLOTS};
 use crate::event::NOTE_EVENTS;
 use crate::tracked::{Marks, NOTE_TRACK};
 
+mod evict;
+
 const _: () = assert!(std::mem::align_of::<Padded<Mutex<Shard>>>() == 128);
 
 /// What a shard publishes each time its lock is released, for readers
@@ -456,7 +458,7 @@ impl Keyspace {
     /// Makes the shards track keys for S3-FIFO or SIEVE (or stop): each
     /// shard rebuilds its queues at its next write or eviction. Takes no
     /// lock.
-    pub fn set_fifo(&self, policy: crate::Policy) {
+    pub fn set_fifo(&self, policy: crate::evict::Policy) {
         let (kind, volatile) = policy.fifo();
         self.fifo_mode.store(crate::fifo::encode(kind, volatile), Ordering::Relaxed);
     }
