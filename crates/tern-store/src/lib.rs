@@ -62,7 +62,7 @@ pub mod tracked;
 mod value;
 mod zset;
 
-pub use hash::{member_hash, Hash, HashLimits, Pair as HashPair};
+pub use hash::{member_hash, Hash, HashLimits, Pair as HashPair, MAX_PREFETCH_GROUP};
 pub use keyspace::{Keyspace, Loc, LockSet, ShardLock, MEM_REPORT_GRAIN};
 pub use padded::Padded;
 pub use lazyfree::{LazyFree, LAZYFREE_THRESHOLD};
@@ -77,7 +77,6 @@ pub use effect::{Effect, Effects, ListEdit, Record, Ttl};
 pub use evict::{EvictConfig, Evicted, Policy};
 pub use fifo::FifoKind;
 pub use shard::{Access, BlockingKeys, Detached, Edit, Shard, Waiter, WatchFlag};
-pub use shard::MAX_PREFETCH_GROUP;
 pub use snapshot::{Snapshot, SnapshotError};
 pub use stage::{ItemHint, Reach, Stager, ITEM_PREFETCH_SPAN};
 pub use slot::{key_slot, SLOTS};
