@@ -766,7 +766,7 @@ mod tests {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let mut files = Vec::new();
         for krate in ["tern-config", "tern-commands", "tern-server"] {
-            crate::rust_files(&root.join(krate).join("src"), &mut files);
+            tern_layering::rust_files(&root.join(krate).join("src"), &mut files);
         }
         assert!(files.len() > 10, "found only {files:?}");
         let mut stray = Vec::new();

@@ -24,16 +24,20 @@
 //!
 //! # Layering
 //!
+//! Modules use each other one way, top to bottom (the test `layering`
+//! checks the code against this table):
+//!
 //! ```text
 //!  repl  ─► aof rdb
-//!  aof   ─► rdb repl
+//!  aof   ─► rdb
 //!  rdb   ─► -
 //! ```
 //!
-//! `aof` and `repl` call each other: the writer thread feeds the replicas
-//! and tells their WAITs (`repl::master::fed_to`), and a replica's link
-//! applies its master's stream with the AOF loader's runner
-//! (`aof::load::Runner`) and hands its records to the writer.
+//! A replica's link applies its master's stream with the AOF loader's
+//! runner (`aof::load::Runner`) and hands its records to the writer; the
+//! writer, whose rounds move the stream and the fsynced offset, wakes the
+//! WAITs and WAITAOFs they satisfy (`aof::wake_waiters`), as a replica's
+//! ACK does.
 #![forbid(unsafe_code)]
 
 pub mod aof;
@@ -81,4 +85,12 @@ impl Durability for Hooks {
 /// calls it once, before any command runs.
 pub fn install(srv: &Server) {
     let _ = srv.durability.set(Box::new(Hooks));
+}
+
+#[cfg(test)]
+mod layering {
+    #[test]
+    fn modules_use_each_other_as_the_layering_says() {
+        tern_layering::check(env!("CARGO_MANIFEST_DIR"), include_str!("lib.rs"), ("repl", "aof"));
+    }
 }

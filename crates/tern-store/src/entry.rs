@@ -42,6 +42,9 @@ use crate::zset::ZSet;
 /// A stored key: see the module docs. Read it with [`EntryExt`].
 pub type Entry = Item<Meta, Value>;
 
+/// A shard's table of entries (see `crate::shard`).
+pub(crate) type Table = tern_table::Table<Meta, hashbrown::DefaultHashBuilder, Value>;
+
 /// What kind of value an item holds.
 const KIND_BYTES: u32 = 0;
 const KIND_INT: u32 = 1;

@@ -22,6 +22,11 @@
 
 use std::cell::Cell;
 
+/// The bit of the keyspace's noting flag (`Keyspace::notify_writes`)
+/// that notes writes with their events, for keyspace notifications;
+/// [`crate::tracked::NOTE_TRACK`] is the other.
+pub(crate) const NOTE_EVENTS: u8 = 2;
+
 /// Redis's notification classes (`server.h`'s `NOTIFY_*`), as the bits
 /// `notify-keyspace-events` sets.
 pub mod class {

@@ -75,8 +75,7 @@ use std::collections::VecDeque;
 
 use tern_table::size_class;
 
-use crate::entry::Entry;
-use crate::shard::Table;
+use crate::entry::{Entry, Table};
 
 /// Which FIFO policy tracks keys, if any, and whether only keys with a TTL
 /// (the `volatile-` forms).

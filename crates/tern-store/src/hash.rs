@@ -27,8 +27,12 @@ use std::sync::OnceLock;
 
 use hashbrown::{DefaultHashBuilder, HashMap};
 
-use crate::stage::{ItemHint, Lookups, Reach, Stager};
+use tern_table::stage::{ItemHint, Lookups, Reach, Stager};
 
+/// The most keys one prefetch group keeps in flight together: the upper
+/// bound of `prefetch-batch-max-size` (Redis 8's range for it) and the
+/// length of the on-stack arrays a group's stages fill.
+pub const MAX_PREFETCH_GROUP: usize = 128;
 
 /// The conversion thresholds (`hash-max-listpack-entries` / `-value`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -507,7 +511,7 @@ impl Hash {
             Repr::Table(b) if group > 1 && fields.len() > 1 => {
                 let hashes: Vec<u64> = fields.iter().map(|f| member_hash(f.as_ref())).collect();
                 let mut src = Fields { table: &b.table, fields, hashes: &hashes };
-                let mut st = Stager::new(group.min(crate::MAX_PREFETCH_GROUP), Reach::Value, fields.len());
+                let mut st = Stager::new(group.min(MAX_PREFETCH_GROUP), Reach::Value, fields.len());
                 for (i, o) in out.iter_mut().enumerate() {
                     st.before(&mut src, i);
                     *o = b.table.get(fields[i].as_ref(), hashes[i]).map(|e| e.extra());

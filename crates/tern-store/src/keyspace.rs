@@ -24,20 +24,13 @@ use smallvec::SmallVec;
 use crate::effect::Effects;
 use crate::evict::Pool;
 use crate::lazyfree::LazyFree;
+use crate::padded::Padded;
 use crate::shard::{Shard, Waiter};
 use crate::slot::{key_slot, SLOTS};
+use crate::event::NOTE_EVENTS;
+use crate::tracked::{Marks, NOTE_TRACK};
 
-/// Bits of [`Keyspace`]'s noting flag: writes are noted for CLIENT
-/// TRACKING, and with their events for keyspace notifications.
-pub(crate) const NOTE_TRACK: u8 = 1;
-pub(crate) const NOTE_EVENTS: u8 = 2;
-
-/// Pads `T` to its own pair of cache lines, so that two shard locks taken by
-/// different threads never share a line (the adjacent-line prefetcher on
-/// x86 pulls lines in pairs, hence 128).
-#[repr(C, align(128))]
-#[derive(Debug, Default)]
-pub struct Padded<T>(pub T);
+mod evict;
 
 const _: () = assert!(std::mem::align_of::<Padded<Mutex<Shard>>>() == 128);
 
@@ -113,45 +106,13 @@ pub struct Keyspace {
     pub(crate) pool: Mutex<Pool>,
     /// The running snapshot (see [`crate::snapshot`]); taken with no shard
     /// lock held.
-    pub(crate) snapshot: Mutex<Option<Arc<crate::snapshot::Shared>>>,
+    pub(crate) snapshot: Mutex<Option<Arc<crate::shard::snap::Shared>>>,
     /// The effect records' sequence (see [`crate::effect`]), shared with
     /// every shard.
     pub(crate) seq: Arc<AtomicU64>,
     /// Keys with tracking marks, per database (see [`crate::tracked`]),
     /// shared with every shard.
     marked: Arc<Marks>,
-}
-
-/// The keyspace's tracking marks (see [`crate::tracked`]): the keys
-/// marked, per database and in all. (The (key, client) pairs they stand
-/// for are counted by the shards' tables alone: a read that adds a client
-/// to a marked key touches no shared count.)
-#[derive(Debug, Default)]
-pub(crate) struct Marks {
-    per_db: Box<[AtomicUsize]>,
-    keys: AtomicUsize,
-}
-
-impl Marks {
-    fn new(dbs: usize) -> Self {
-        Marks { per_db: (0..dbs).map(|_| AtomicUsize::new(0)).collect(), keys: AtomicUsize::new(0) }
-    }
-
-    /// Database `db`'s count of marked keys moves by `keys`.
-    pub(crate) fn add(&self, db: usize, keys: isize) {
-        let Some(c) = self.per_db.get(db) else { return };
-        for c in [c, &self.keys] {
-            if keys > 0 {
-                c.fetch_add(keys as usize, Ordering::Relaxed);
-            } else if keys < 0 {
-                c.fetch_sub(keys.unsigned_abs(), Ordering::Relaxed);
-            }
-        }
-    }
-
-    fn of(&self, db: usize) -> usize {
-        self.per_db.get(db).map_or(0, |c| c.load(Ordering::Relaxed))
-    }
 }
 
 impl Keyspace {
@@ -497,7 +458,7 @@ impl Keyspace {
     /// Makes the shards track keys for S3-FIFO or SIEVE (or stop): each
     /// shard rebuilds its queues at its next write or eviction. Takes no
     /// lock.
-    pub fn set_fifo(&self, policy: crate::Policy) {
+    pub fn set_fifo(&self, policy: crate::evict::Policy) {
         let (kind, volatile) = policy.fifo();
         self.fifo_mode.store(crate::fifo::encode(kind, volatile), Ordering::Relaxed);
     }

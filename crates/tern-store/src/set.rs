@@ -23,9 +23,9 @@
 //! kept as i64), converting back to a compact form.
 
 use hashbrown::DefaultHashBuilder;
+use tern_table::stage::{Reach, Stager};
 
-use crate::hash::Fields;
-use crate::stage::{Reach, Stager};
+use crate::hash::{Fields, MAX_PREFETCH_GROUP};
 
 /// The conversion thresholds (`set-max-intset-entries`,
 /// `set-max-listpack-entries`, `set-max-listpack-value`).
@@ -356,7 +356,7 @@ impl Set {
             Repr::Table(b) if group > 1 && members.len() > 1 => {
                 let hashes: Vec<u64> = members.iter().map(|m| member_hash(m.as_ref())).collect();
                 let mut src = Fields { table: &b.table, fields: members, hashes: &hashes };
-                let mut st = Stager::new(group.min(crate::MAX_PREFETCH_GROUP), Reach::Value, members.len());
+                let mut st = Stager::new(group.min(MAX_PREFETCH_GROUP), Reach::Value, members.len());
                 for (i, m) in members.iter().enumerate() {
                     st.before(&mut src, i);
                     out.push(b.table.get(m.as_ref(), hashes[i]).is_some());

@@ -44,22 +44,21 @@ use hashbrown::DefaultHashBuilder;
 use hashbrown::HashTable;
 
 use crate::effect::{Effect, Effects, Record, Ttl};
-use crate::event::{self, Event};
-use crate::keyspace::{Marks, NOTE_EVENTS, NOTE_TRACK};
+use crate::event::{self, Event, NOTE_EVENTS};
+use crate::tracked::{Marks, NOTE_TRACK};
 use crate::fifo::{Fifo, FifoKind};
-use crate::entry::{self, is_expired, Entry, EntryExt, Lfu, Meta, NewValue};
-use crate::snapshot::ShardSnap;
-use crate::stage::{ItemHint, ITEM_PREFETCH_SPAN};
+use crate::entry::{self, is_expired, Entry, EntryExt, Lfu, NewValue, Table};
+use crate::list::ListMut;
+use tern_table::stage::{ItemHint, ITEM_PREFETCH_SPAN};
 use crate::value::Value;
 
 mod expiry;
 mod interest;
-mod snap;
+pub(crate) mod snap;
 
 use interest::Interest;
+use snap::ShardSnap;
 pub use interest::{BlockingKeys, Waiter, WatchFlag};
-
-pub(crate) type Table = tern_table::Table<Meta, DefaultHashBuilder, Value>;
 
 /// How a lookup records itself on the entry (Redis's `lookupKey` flags):
 /// reads and writes count as an access unless the command or the client
@@ -153,10 +152,16 @@ impl Edit {
     }
 }
 
-/// The most keys one prefetch group keeps in flight together: the upper
-/// bound of `prefetch-batch-max-size` (Redis 8's range for it) and the
-/// length of the on-stack arrays a group's stages fill.
-pub const MAX_PREFETCH_GROUP: usize = 128;
+impl ListMut<'_> {
+    /// Ends the edit: a list that moved (out of its item, into a larger
+    /// one, or small enough to return to its item) is put back by `edit`
+    /// in a rebuilt item that replaces the key's.
+    pub fn finish(self, edit: &mut Edit) {
+        if let Some(item) = self.into_rebuilt() {
+            edit.replace_item(item);
+        }
+    }
+}
 
 
 #[derive(Debug, Default)]
@@ -742,10 +747,10 @@ impl Shard {
                 tern_table::prefetch_head(start.wrapping_add(ITEM_PREFETCH_SPAN), rest);
                 return rest > 0;
             }
-            Some(Value::Str(crate::StrValue::Raw(v))) => v.as_ptr(),
-            Some(Value::Str(crate::StrValue::Shared(a))) => Arc::as_ptr(a).cast(),
-            Some(Value::Str(crate::StrValue::Mc(m))) => m.buffer().as_ptr(),
-            Some(Value::Str(crate::StrValue::Emb(b))) => b.as_ptr(),
+            Some(Value::Str(crate::value::StrValue::Raw(v))) => v.as_ptr(),
+            Some(Value::Str(crate::value::StrValue::Shared(a))) => Arc::as_ptr(a).cast(),
+            Some(Value::Str(crate::value::StrValue::Mc(m))) => m.buffer().as_ptr(),
+            Some(Value::Str(crate::value::StrValue::Emb(b))) => b.as_ptr(),
             Some(Value::Set(s)) => {
                 s.prefetch_head(member);
                 return true;

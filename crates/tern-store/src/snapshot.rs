@@ -125,152 +125,21 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Mutex, MutexGuard};
 
-use crate::entry::{is_expired, Entry, EntryExt, McRef, StrRef, ValueRef};
+use crate::entry::{McRef, StrRef, ValueRef};
 use crate::keyspace::Keyspace;
-use crate::shard::{Shard, Table};
+use crate::shard::snap::{walk, Captured, Orphan, ShardSnap, Shared, GONE, ORPHAN, WALKED};
+pub use crate::shard::snap::WEIGHT_BYTES;
+use crate::shard::Shard;
 use crate::value::Value;
 
 /// Entries one slice examines under one shard lock (an entry weighs one
 /// more per [`WEIGHT_BYTES`] it holds: its item and its value's heap).
 pub const SLICE: usize = 256;
-/// Bytes of an entry (a long string is held in its item, other values in
-/// the heap beside it) that weigh as one more entry in a slice.
-pub const WEIGHT_BYTES: usize = 4096;
 /// Noted hashes whose SNAP bits one lock hold clears.
 const CLEAR_SLICE: usize = 1024;
 /// Captured bytes of the database being walked above which the saver
 /// collects them from every shard of it (else at each shard's turn).
 const DRAIN_AT: usize = 1 << 20;
-
-/// A cursor past every position: the shard's walk is over.
-pub(crate) const WALKED: u64 = 1 << 32;
-/// [`Shared::homes`]: the part was handed over as an orphan table.
-const ORPHAN: u32 = u32::MAX;
-/// [`Shared::homes`]: the part is delivered (or given up).
-const GONE: u32 = u32::MAX - 1;
-
-/// A key's form at the start, copied before its first change.
-#[derive(Debug)]
-pub(crate) struct Captured {
-    key: Box<[u8]>,
-    value: Value,
-    expire: Option<u64>,
-}
-
-impl Captured {
-    fn bytes(&self) -> usize {
-        std::mem::size_of::<Self>() + self.key.len() + self.value.heap_size()
-    }
-}
-
-/// One shard's part in a running snapshot: it sits in the shard beside
-/// the table it describes (and moves with it, see the module docs).
-#[derive(Debug)]
-pub(crate) struct ShardSnap {
-    shared: Arc<Shared>,
-    /// Where this table's content sat at the start: database, shard index.
-    db: u32,
-    index: u32,
-    /// Copied from the snapshot: what was expired at the start is not saved.
-    start_ms: u64,
-    /// Positions below this have been walked; [`WALKED`] once all have.
-    cursor: u64,
-    captured: Vec<Captured>,
-    captured_bytes: usize,
-    /// Hashes of the entries given the SNAP bit, to clear it from them
-    /// when the walk is over or given up (some may be gone since).
-    marked: Vec<u64>,
-    /// Hashes ever noted in `marked`.
-    noted: usize,
-}
-
-impl ShardSnap {
-    /// Whether the walk has yet to reach `hash`'s position: a change
-    /// there must first hand the entry's old form over.
-    #[inline]
-    pub(crate) fn ahead(&self, hash: u64) -> bool {
-        u64::from(hash as u32) >= self.cursor
-    }
-
-    /// Notes that an entry at `hash` got the SNAP bit.
-    #[inline]
-    pub(crate) fn marked(&mut self, hash: u64) {
-        self.marked.push(hash);
-        self.noted += 1;
-    }
-
-    /// Hashes noted over the part's life.
-    pub(crate) fn noted(&self) -> usize {
-        self.noted
-    }
-
-    /// Takes `e`'s form at the start (it is about to change or go),
-    /// unless it had expired by then, or no one will read it (the
-    /// snapshot was dropped unfinished).
-    pub(crate) fn capture(&mut self, e: &Entry) {
-        if is_expired(e, self.start_ms) || self.shared.abandoned.load(Ordering::Relaxed) {
-            return;
-        }
-        let c = Captured { key: e.key().into(), value: e.to_value(), expire: e.expire() };
-        let n = c.bytes();
-        self.captured_bytes += n;
-        self.captured.push(c);
-        self.shared.held(n as isize);
-        self.shared.pending[self.slot()].fetch_add(n, Ordering::Relaxed);
-    }
-
-    /// Whether the whole table has been walked.
-    pub(crate) fn walked(&self) -> bool {
-        self.cursor == WALKED
-    }
-
-    /// A noted hash whose entries' SNAP bits are to be cleared.
-    pub(crate) fn pop_marked(&mut self) -> Option<u64> {
-        self.marked.pop()
-    }
-
-    pub(crate) fn all_cleared(&self) -> bool {
-        self.marked.is_empty()
-    }
-
-    /// Stops the walk (nothing more is captured) and drops the copies.
-    pub(crate) fn give_up(&mut self) {
-        self.cursor = WALKED;
-        let bytes = self.captured_bytes;
-        drop(self.take_captured());
-        self.shared.held(-(bytes as isize));
-    }
-
-    fn slot(&self) -> usize {
-        self.db as usize * self.shared.per_db + self.index as usize
-    }
-
-    pub(crate) fn take_captured(&mut self) -> Vec<Captured> {
-        self.shared.pending[self.slot()].fetch_sub(self.captured_bytes, Ordering::Relaxed);
-        self.captured_bytes = 0;
-        std::mem::take(&mut self.captured)
-    }
-
-    /// Whether this part belongs to snapshot `shared`, for database
-    /// `db`'s shard `index`.
-    pub(crate) fn is(&self, shared: &Arc<Shared>, slot: usize) -> bool {
-        Arc::ptr_eq(&self.shared, shared) && self.slot() == slot
-    }
-
-    /// Records where this part now sits (SWAPDB moved it to `db`).
-    pub(crate) fn moved_to(&self, db: u32) {
-        self.shared.homes[self.slot()].store(db, Ordering::Release);
-    }
-
-    /// Hands the part, with the table it describes (detached by a
-    /// FLUSH), to the saver.
-    pub(crate) fn orphan(self: Box<Self>, table: Table) {
-        let shared = self.shared.clone();
-        let slot = self.slot();
-        shared.orphans.lock().push(Orphan { table, snap: self });
-        shared.homes[slot].store(ORPHAN, Ordering::Release);
-    }
-}
 
 /// A slice's entries, copied out under their shard's lock so that the
 /// sink (the RDB writer: encoding, LZF, checksum) runs after it is
@@ -366,58 +235,6 @@ impl Batch {
         }
         self.items.clear();
         self.bytes.clear();
-    }
-}
-
-/// A table detached while its walk was under way, and its part.
-#[derive(Debug)]
-struct Orphan {
-    table: Table,
-    snap: Box<ShardSnap>,
-}
-
-/// What the snapshot's parts share.
-#[derive(Debug)]
-pub(crate) struct Shared {
-    per_db: usize,
-    /// Per (database at the start, shard index): the database whose shard
-    /// holds that part now, [`ORPHAN`] or [`GONE`].
-    homes: Box<[AtomicU32]>,
-    /// Captured bytes waiting in each part.
-    pending: Box<[AtomicUsize]>,
-    orphans: Mutex<Vec<Orphan>>,
-    /// Captured bytes not yet delivered, and the most there were.
-    held: AtomicUsize,
-    peak: AtomicUsize,
-    /// The [`Snapshot`] was dropped before the end: the next one clears up.
-    abandoned: AtomicBool,
-}
-
-impl Shared {
-    fn held(&self, delta: isize) {
-        if delta >= 0 {
-            let now = self.held.fetch_add(delta as usize, Ordering::Relaxed) + delta as usize;
-            self.peak.fetch_max(now, Ordering::Relaxed);
-        } else {
-            self.held.fetch_sub(delta.unsigned_abs(), Ordering::Relaxed);
-        }
-    }
-
-    /// Called when the shard `home` names, locked, does not hold part
-    /// `slot`: it moved since `home` was read, or (a bug) it was lost,
-    /// which gives the part up rather than look for it forever. A home
-    /// changes only under the lock of the shard holding the part.
-    fn check_home(&self, slot: usize, home: u32) {
-        if self.homes[slot].load(Ordering::Acquire) == home {
-            debug_assert!(false, "snapshot part {slot} lost from database {home}");
-            self.homes[slot].store(GONE, Ordering::Release);
-        }
-    }
-
-    fn take_orphan(&self, slot: usize) -> Option<Orphan> {
-        let mut o = self.orphans.lock();
-        let i = o.iter().position(|x| x.snap.slot() == slot)?;
-        Some(o.swap_remove(i))
     }
 }
 
@@ -831,29 +648,6 @@ impl Drop for Snapshot {
             self.shared.abandoned.store(true, Ordering::Release);
         }
     }
-}
-
-/// Walks `table` from `snap`'s cursor for about `budget` entries' weight:
-/// each entry that has no SNAP bit and was live at the start goes to
-/// `sink`. Returns (entries examined, entries delivered); the cursor
-/// moves on ([`WALKED`] at the end).
-pub(crate) fn walk(table: &Table, snap: &mut ShardSnap, budget: usize, db: u32, sink: &mut impl FnMut(u32, &[u8], ValueRef<'_>, Option<u64>)) -> (usize, usize) {
-    let (mut visited, mut weight, mut delivered) = (0, 0, 0);
-    let start = snap.start_ms;
-    while snap.cursor < WALKED && weight < budget {
-        let next = table.scan(snap.cursor, |e| {
-            visited += 1;
-            weight += 1;
-            if e.snap_mark() || is_expired(e, start) {
-                return;
-            }
-            weight += (e.alloc_size() + e.value_heap()) / WEIGHT_BYTES;
-            delivered += 1;
-            sink(db, e.key(), e.value(), e.expire());
-        });
-        snap.cursor = if next == 0 { WALKED } else { next };
-    }
-    (visited, delivered)
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@
 
 pub use tern_table::stage::{items_and_values, ItemHint, Lookups, Reach, Stager, ITEM_PREFETCH_SPAN};
 
-use crate::{Loc, LockSet};
+use crate::keyspace::{Keyspace, Loc, LockSet};
 
 /// Keys whose shards `locks` holds: key `i` is `key(i)`, located at
 /// `locs[i]`.
@@ -49,7 +49,7 @@ impl<'k, K: Fn(usize) -> &'k [u8]> Lookups for Locked<'_, '_, K> {
 /// whether its value will be read, and the hash of the member its command
 /// looks up in it, if any (see `Shard::prefetch_value`).
 pub struct Unlocked<'ks, K> {
-    pub ks: &'ks crate::Keyspace,
+    pub ks: &'ks Keyspace,
     pub key: K,
 }
 

@@ -16,6 +16,7 @@
 //! counted per database (`Keyspace::marked`).
 
 use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 thread_local! {
     static READER: Cell<u64> = const { Cell::new(0) };
@@ -50,4 +51,41 @@ pub fn was_marked(hash: u64) -> bool {
 /// Forgets the hashes marked so far.
 pub fn clear_marked() {
     MARKED.with(|m| m.borrow_mut().clear());
+}
+
+/// The bit of the keyspace's noting flag (`Keyspace::track_writes`) that
+/// notes writes for CLIENT TRACKING; [`crate::event::NOTE_EVENTS`] is the
+/// other.
+pub(crate) const NOTE_TRACK: u8 = 1;
+
+/// The keyspace's tracking marks: the keys marked, per database and in
+/// all. (The (key, client) pairs they stand
+/// for are counted by the shards' tables alone: a read that adds a client
+/// to a marked key touches no shared count.)
+#[derive(Debug, Default)]
+pub(crate) struct Marks {
+    per_db: Box<[AtomicUsize]>,
+    pub(crate) keys: AtomicUsize,
+}
+
+impl Marks {
+    pub(crate) fn new(dbs: usize) -> Self {
+        Marks { per_db: (0..dbs).map(|_| AtomicUsize::new(0)).collect(), keys: AtomicUsize::new(0) }
+    }
+
+    /// Database `db`'s count of marked keys moves by `keys`.
+    pub(crate) fn add(&self, db: usize, keys: isize) {
+        let Some(c) = self.per_db.get(db) else { return };
+        for c in [c, &self.keys] {
+            if keys > 0 {
+                c.fetch_add(keys as usize, Ordering::Relaxed);
+            } else if keys < 0 {
+                c.fetch_sub(keys.unsigned_abs(), Ordering::Relaxed);
+            }
+        }
+    }
+
+    pub(crate) fn of(&self, db: usize) -> usize {
+        self.per_db.get(db).map_or(0, |c| c.load(Ordering::Relaxed))
+    }
 }

@@ -41,8 +41,9 @@
 
 use std::cmp::Ordering;
 
+use tern_table::stage::{ItemHint, Lookups, Reach, Stager};
+
 use crate::hash::{get_varint, put_varint, same_bytes};
-use crate::stage::{ItemHint, Lookups, Reach, Stager};
 
 /// The conversion thresholds (`zset-max-listpack-entries`,
 /// `zset-max-listpack-value`).
@@ -722,7 +723,7 @@ impl ZSet {
             Repr::Tree(b) if group > 1 && members.len() > 1 => {
                 let hashes: Vec<u64> = members.iter().map(|m| member_hash(m.as_ref())).collect();
                 let mut src = Members { big: b, members, hashes: &hashes };
-                let mut st = Stager::new(group.min(crate::MAX_PREFETCH_GROUP), Reach::Entry, members.len());
+                let mut st = Stager::new(group.min(crate::hash::MAX_PREFETCH_GROUP), Reach::Entry, members.len());
                 for (i, m) in members.iter().enumerate() {
                     st.before(&mut src, i);
                     out.push(b.find_hashed(m.as_ref(), hashes[i]).map(|id| b.slab.get(id).score));

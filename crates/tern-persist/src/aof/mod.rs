@@ -198,7 +198,7 @@ pub fn follow_config(srv: &Server, c: &Config) {
         aof.ctl.lock().close = true;
         aof.feed.nudge();
         // WAITAOFs for the local AOF end (with an error).
-        crate::repl::master::fsync_moved(srv);
+        wake_waiters(srv);
     }
 }
 
@@ -231,6 +231,36 @@ pub fn hand_round(srv: &Server, fx: &Effects, replies: bool) -> Option<u64> {
     let aof = &srv.aof;
     let t = aof.feed.hand(fx);
     (replies && aof.waits()).then(|| t.unwrap_or_else(|| aof.feed.issued()))
+}
+
+// ---------------------------------------------------------------- waits
+
+/// WAITs and WAITAOFs that the replicas' acknowledgements and the local
+/// AOF's fsync now satisfy (or end: the AOF turned off) are woken: their
+/// workers run them again. After the writer's fsync moved, and when a
+/// replica's ACK comes in.
+pub fn wake_waiters(srv: &Server) {
+    wake(srv, srv.repl.acks_changed(srv.aof.fsynced()));
+}
+
+/// Posts a wake to each WAIT or WAITAOF that is satisfied.
+fn wake(srv: &Server, due: Vec<(usize, u64)>) {
+    for (worker, client) in due {
+        srv.post(worker, tern_commands::server::Wake::Ready(client));
+    }
+}
+
+/// The stream's writer finished round `r`: records below `w` are in the
+/// stream and the AOF. WAITs and WAITAOFs learn where their writes end;
+/// the replicas are asked to acknowledge (REPLCONF GETACK *, as Redis
+/// asks before it sleeps with a client in WAIT); those already satisfied
+/// are woken.
+fn fed_to(srv: &Server, w: u64, r: u64) {
+    let (asked, due) = srv.repl.fed_to(w, r, srv.aof.fsynced());
+    if asked {
+        srv.repl.append_raw(b"*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n", srv.settings.client_output_buffer_limit().replica);
+    }
+    wake(srv, due);
 }
 
 #[cfg(test)]

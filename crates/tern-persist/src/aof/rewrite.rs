@@ -77,7 +77,7 @@ pub(super) fn rewrite(srv: &Server, at_start: bool) -> Result<(), String> {
             // The files hold everything again: what the writer fsynced
             // counts (Redis's AOF_WAIT_REWRITE turning AOF_ON).
             if aof.is_on() && aof.synced_epoch.load(Ordering::Acquire) == epoch && !aof.synced_valid.swap(true, Ordering::AcqRel) {
-                crate::repl::master::fsync_moved(srv);
+                super::wake_waiters(srv);
             }
         }
         Err(e) => {

@@ -173,7 +173,7 @@ pub fn writer(srv: &Server) {
         let recs = merger.ready(w);
         write_records(srv, &mut cur, &mut buf, &recs, policy);
         srv.repl.feed(&recs, repl_limit);
-        crate::repl::master::fed_to(srv, w, round);
+        super::fed_to(srv, w, round);
         let synced_before = aof.synced_round.load(Ordering::Relaxed);
         let mut synced_now = false;
         if let Some(c) = cur.as_mut().filter(|c| c.dirty) {
@@ -202,7 +202,7 @@ pub fn writer(srv: &Server) {
             aof.synced_round.store(round, Ordering::Release);
         }
         if aof.synced_round.load(Ordering::Relaxed) != synced_before {
-            crate::repl::master::fsync_moved(srv);
+            super::wake_waiters(srv);
         }
         if buf.is_empty() {
             let d = merger.durable();

@@ -342,7 +342,7 @@ fn read_acks(srv: &Server, rep: &Replica, sock: TcpStream) {
                             rep.aof_ack.fetch_max(off, Ordering::Relaxed);
                         }
                     }
-                    wake(srv, srv.repl.acks_changed(srv.aof.fsynced()));
+                    crate::aof::wake_waiters(srv);
                     rep.ack_ms.store(now_ms(), Ordering::Relaxed);
                     rep.acked.store(true, Ordering::Release);
                 }
@@ -483,31 +483,4 @@ pub fn failover_done(srv: &Server) {
         srv.pause.clear(PausePurpose::Failover, now_ms());
         srv.wake_all();
     }
-}
-
-/// The local AOF's fsync moved (or the AOF was turned off): WAITAOFs it
-/// satisfies (or ends) are woken.
-pub fn fsync_moved(srv: &Server) {
-    wake(srv, srv.repl.acks_changed(srv.aof.fsynced()));
-}
-
-/// Posts a wake to each WAIT or WAITAOF that is satisfied (its worker
-/// runs it again).
-fn wake(srv: &Server, due: Vec<(usize, u64)>) {
-    for (worker, client) in due {
-        srv.post(worker, tern_commands::server::Wake::Ready(client));
-    }
-}
-
-/// The stream's writer finished round `r`: records below `w` are in the
-/// stream and the AOF. WAITs and WAITAOFs learn where their writes end;
-/// the replicas are asked to acknowledge (REPLCONF GETACK *, as Redis
-/// asks before it sleeps with a client in WAIT); those already satisfied
-/// are woken.
-pub fn fed_to(srv: &Server, w: u64, r: u64) {
-    let (asked, due) = srv.repl.fed_to(w, r, srv.aof.fsynced());
-    if asked {
-        srv.repl.append_raw(b"*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n", srv.settings.client_output_buffer_limit().replica);
-    }
-    wake(srv, due);
 }

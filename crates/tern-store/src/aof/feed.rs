@@ -48,38 +48,7 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
 
-use crate::effect::{Effects, Record};
-use crate::keyspace::Padded;
-
-/// A writer's low-water mark: the lowest number among the records it
-/// holds and has not handed over (`u64::MAX`: none). Written by its
-/// writer only, read by the feed's reader; on its own cache line.
-#[derive(Debug)]
-pub struct Mark(Padded<AtomicU64>);
-
-impl Default for Mark {
-    fn default() -> Self {
-        Mark(Padded(AtomicU64::new(u64::MAX)))
-    }
-}
-
-impl Mark {
-    /// Records numbered from `seq` on are now held.
-    #[inline]
-    pub fn note(&self, seq: u64) {
-        if seq < self.0 .0.load(Ordering::Relaxed) {
-            self.0 .0.store(seq, Ordering::Relaxed);
-        }
-    }
-
-    pub fn get(&self) -> u64 {
-        self.0 .0.load(Ordering::Relaxed)
-    }
-
-    fn clear(&self) {
-        self.0 .0.store(u64::MAX, Ordering::Relaxed);
-    }
-}
+use crate::effect::{Effects, Mark, Record};
 
 /// A batch of one writer's records and its ticket.
 pub type Batch = (u64, Vec<Record>);

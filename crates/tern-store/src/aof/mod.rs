@@ -30,7 +30,8 @@ pub mod manifest;
 pub mod reader;
 pub mod record;
 
-pub use feed::{Feed, Mark, Merger};
+pub use crate::effect::Mark;
+pub use feed::{Feed, Merger};
 pub use manifest::{AofFile, Kind, Manifest, ManifestError};
 pub use reader::{CommandReader, ReadError};
 pub use record::{encode, parse, Cursor, FormError, Parsed};

@@ -32,7 +32,6 @@ use std::borrow::Cow;
 use super::pack::{entry_len, lp_size32, nth, write_entry, PackIter, LP_EMPTY};
 use super::{End, List, ListLimits};
 use crate::entry::{self, Entry, NewValue};
-use crate::shard::Edit;
 use crate::value::Value;
 
 /// The most bytes of entries a list kept in its item may have.
@@ -468,13 +467,13 @@ impl<'a> ListMut<'a> {
         self.whole().remove_eq(b, limit, from_tail, lim)
     }
 
-    /// Ends the edit: a list that moved (out of its item, into a larger
-    /// one, or small enough to return to its item) is put back by `edit`
-    /// in a rebuilt item that replaces the key's.
-    pub fn finish(self, edit: &mut Edit) {
+    /// The edit's end ([`ListMut::finish`]'s part below the shard): the
+    /// rebuilt item that replaces the key's, if the list moved (out of its
+    /// item, into a larger one, or small enough to return to its item).
+    pub(crate) fn into_rebuilt(self) -> Option<Box<Entry>> {
         let ListMut { item, st } = self;
-        let Some(e) = item else { return };
-        let rebuilt = match st {
+        let e = item?;
+        match st {
             St::Bare(_) | St::Inline => None,
             St::Grown(g) => Some(g),
             St::Owned(l) => Some(entry::rebuild(e, NewValue::Value(Value::List(l)))),
@@ -485,9 +484,6 @@ impl<'a> ListMut<'a> {
                 }
                 _ => None,
             },
-        };
-        if let Some(item) = rebuilt {
-            edit.replace_item(item);
         }
     }
 }

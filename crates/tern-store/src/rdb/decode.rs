@@ -5,7 +5,10 @@
 
 use std::io::Read;
 
-use crate::{Hash, List, Set, ZSet};
+use crate::hash::Hash;
+use crate::list::List;
+use crate::set::Set;
+use crate::zset::ZSet;
 use crate::value::{StrValue, Value};
 
 use super::listpack::{self, LpVal};

@@ -3,7 +3,10 @@
 //! encoding Redis gives it.
 
 use crate::entry::{StrRef, ValueRef};
-use crate::{Hash, ListRef, Set, ZSet};
+use crate::hash::Hash;
+use crate::list::ListRef;
+use crate::set::{Member, Set};
+use crate::zset::ZSet;
 
 use super::listpack::LpBuilder;
 use super::{intset, types, Style, RDB_VERSION_HASH_TTL, RDB_VERSION_MIN, RDB_VERSION_SET_LISTPACK};
@@ -129,8 +132,8 @@ fn put_set(out: &mut Vec<u8>, s: &Set, style: Style, compress: bool) -> u16 {
     match s.encoding() {
         "intset" => {
             let mut ints: Vec<i64> = s.iter().filter_map(|m| match m {
-                crate::Member::Int(n) => Some(n),
-                crate::Member::Bytes(b) => tern_resp::parse_i64(b),
+                Member::Int(n) => Some(n),
+                Member::Bytes(b) => tern_resp::parse_i64(b),
             }).collect();
             out.push(types::SET_INTSET);
             put_string(out, &intset::encode(&mut ints), compress);
@@ -140,8 +143,8 @@ fn put_set(out: &mut Vec<u8>, s: &Set, style: Style, compress: bool) -> u16 {
             let mut lp = LpBuilder::new();
             for m in s.iter() {
                 match m {
-                    crate::Member::Int(n) => lp.push_int(n),
-                    crate::Member::Bytes(b) => lp.push(b),
+                    Member::Int(n) => lp.push_int(n),
+                    Member::Bytes(b) => lp.push(b),
                 }
             }
             out.push(types::SET_LISTPACK);

@@ -42,7 +42,10 @@ pub mod listpack;
 pub mod testing;
 mod ziplist;
 
-use crate::{HashLimits, ListLimits, SetLimits, ZsetLimits};
+use crate::hash::HashLimits;
+use crate::list::ListLimits;
+use crate::set::SetLimits;
+use crate::zset::ZsetLimits;
 
 pub use decode::str_value;
 pub use dump::{dump, dump_functions, put_footer, restore, restore_functions, FunctionsPayload, DUMP_RDB_VERSION};
