@@ -730,6 +730,35 @@ def test_a_tern_replica_hides_expired_keys_until_its_master_deletes_them():
         vk.stop()
 
 
+def test_a_writable_replica_expires_the_keys_its_own_clients_gave_a_ttl(master):
+    """With `replica-read-only no`, a key the replica's own client gave a
+    TTL is removed by the replica when it is due (its master never sends a
+    DEL for it), as Redis's expireSlaveKeys does; one whose TTL moved
+    later or was removed stays."""
+    m = master.client(db=9)
+    rep = start_tern_replica(master, ["--replica-read-only", "no"])
+    try:
+        m.set("from-master", 1)
+        caught_up(master, rep)
+        r = rep.client(db=9)
+        r.set("local", 1, px=150)
+        r.set("plain", 1)
+        r.set("later", 1, px=150)
+        r.pexpire("later", 60000)
+        r.set("persisted", 1, px=150)
+        r.persist("persisted")
+        r.set("reset", 1)
+        r.pexpire("reset", 150)
+        # Gone without being read: the replica's cycle removed them.
+        wait_until(lambda: r.dbsize() == 4, timeout=10, interval=0.02)
+        assert sorted(r.keys("*")) == ["from-master", "later", "persisted", "plain"]
+        assert r.info("stats")["expired_keys"] == 2
+        # Nothing of the replica's own writes reached its master.
+        assert m.keys("*") == ["from-master"]
+    finally:
+        rep.stop()
+
+
 def test_client_list_and_kill_know_replicas_and_the_master_link(master):
     """A replica's connection is in the master's CLIENT LIST (flag S, TYPE
     replica) but not in `connected_clients`; the link is in the replica's

@@ -920,6 +920,13 @@ pub fn apply_masters_stream(on: bool) {
     MASTERS_STREAM.set(on);
 }
 
+/// Whether the calling thread applies a master's stream (see
+/// [`apply_masters_stream`]).
+#[inline]
+pub(crate) fn applying_masters_stream() -> bool {
+    MASTERS_STREAM.get()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

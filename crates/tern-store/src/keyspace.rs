@@ -444,7 +444,14 @@ impl Keyspace {
     /// deadline without deleting them, and the expiry cycle leaves them,
     /// for the master's DEL to remove, as in Redis.
     pub fn set_replica(&self, on: bool) {
-        self.replica.store(on, Ordering::Relaxed);
+        let was = self.replica.swap(on, Ordering::Relaxed);
+        // Promoted, its own clients' keys expire as any others: the
+        // writable replica's list of them goes.
+        if was && !on {
+            for g in 0..self.shards.len() as u32 {
+                self.lock(g).forget_local_deadlines();
+            }
+        }
     }
 
     pub fn is_replica(&self) -> bool {
@@ -489,13 +496,22 @@ impl Keyspace {
     /// of a removed key on another worker, which waits for the shard,
     /// comes after the invalidation and is remembered anew.
     pub fn expire_cycle_with(&self, now: u64, shards: usize, per_shard: usize, fx: &Effects, after_shard: &mut dyn FnMut(&Effects)) -> usize {
-        // A replica's keys go when its master's DEL comes.
-        if self.is_replica() {
-            return 0;
-        }
         let n = self.shards.len();
         let start = self.expire_cursor.fetch_add(shards, Ordering::Relaxed);
         let mut removed = 0;
+        // A replica's keys go when its master's DEL comes; only those its
+        // own clients gave a deadline (a writable replica's) go here.
+        if self.is_replica() {
+            for i in 0..shards.min(n) {
+                let gid = ((start + i) % n) as u32;
+                let mut s = self.lock(gid);
+                removed += s.expire_local(now, per_shard);
+                s.drain_effects(fx);
+                after_shard(fx);
+                self.publish_hint(gid, &s);
+            }
+            return removed;
+        }
         for i in 0..shards.min(n) {
             let gid = ((start + i) % n) as u32;
             let mut s = self.lock(gid);

@@ -174,6 +174,10 @@ pub struct Shard {
     /// gone, key gone) are skipped when popped and dropped by a rebuild
     /// when too many.
     ttl_heap: BinaryHeap<Reverse<(u64, u64)>>,
+    /// On a writable replica, the keys its own clients gave a deadline,
+    /// at that deadline (see `shard/expiry.rs`): its master never sends
+    /// their DEL, so the replica's expiry cycle ends them.
+    local_ttl: BinaryHeap<Reverse<(u64, Box<[u8]>)>>,
     volatile: usize,
     /// The sum of the keys' deadlines (INFO's `avg_ttl` is their mean,
     /// less now).
@@ -1028,6 +1032,7 @@ impl Shard {
         }
         if let Some(w) = when {
             self.deadline_added(w, hash, old.as_ref().and_then(|o| o.expire()));
+            self.note_local_deadline(key, w);
         }
         if fifo {
             self.fifo_stored(key, hash, old.as_deref(), now);
@@ -1199,6 +1204,7 @@ impl Shard {
     fn swap_data(&mut self, other: &mut Shard) {
         std::mem::swap(&mut self.table, &mut other.table);
         std::mem::swap(&mut self.ttl_heap, &mut other.ttl_heap);
+        std::mem::swap(&mut self.local_ttl, &mut other.local_ttl);
         std::mem::swap(&mut self.field_heap, &mut other.field_heap);
         std::mem::swap(&mut self.volatile, &mut other.volatile);
         std::mem::swap(&mut self.deadline_sum, &mut other.deadline_sum);

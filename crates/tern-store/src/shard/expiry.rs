@@ -7,10 +7,54 @@ use std::sync::atomic::Ordering;
 
 use super::Shard;
 use crate::effect::Effect;
-use crate::entry::{is_expired, Entry, EntryExt};
+use crate::entry::{self, is_expired, Entry, EntryExt};
 use crate::event;
 
 impl Shard {
+    /// A deadline `w` given to `key` on a writable replica by one of its
+    /// own clients (Redis's `slaveKeysWithExpire`): a replica expires no
+    /// key itself, but its master will send no DEL for this one.
+    #[inline]
+    pub(super) fn note_local_deadline(&mut self, key: &[u8], w: u64) {
+        if self.replica.load(Ordering::Relaxed) && !entry::applying_masters_stream() {
+            self.local_ttl.push(Reverse((w, key.into())));
+        }
+    }
+
+    /// A writable replica's expiry: the keys its own clients gave a
+    /// deadline (see [`Shard::note_local_deadline`]) that have reached it
+    /// are removed, as Redis's `expireSlaveKeys` removes them, whoever set
+    /// the deadline they have now; up to `budget` of them. A key whose
+    /// deadline moved later is looked at again then; one that lost it, or
+    /// is gone, is forgotten. Returns the keys removed.
+    pub fn expire_local(&mut self, now: u64, budget: usize) -> usize {
+        let mut removed = 0;
+        let hasher = *self.table.hasher();
+        while removed < budget {
+            match self.local_ttl.peek() {
+                Some(Reverse((w, _))) if *w <= now => {}
+                _ => break,
+            }
+            let Some(Reverse((_, key))) = self.local_ttl.pop() else { break };
+            let hash = tern_table::hash_key(&hasher, &key);
+            match self.table.get(&key, hash).and_then(|e| e.expire()) {
+                Some(d) if d <= now => {
+                    self.expire_key(&key, hash);
+                    removed += 1;
+                }
+                Some(d) => self.local_ttl.push(Reverse((d, key))),
+                None => {}
+            }
+        }
+        removed
+    }
+
+    /// Forgets the writable replica's own deadlines (promoted, its keys
+    /// expire as any master's).
+    pub fn forget_local_deadlines(&mut self) {
+        self.local_ttl = Default::default();
+    }
+
     /// A value's field deadlines went from `old` to `new`: counts the
     /// hashes that have some.
     pub(super) fn hfe_changed(&mut self, old: Option<u64>, new: Option<u64>) {
@@ -98,6 +142,7 @@ impl Shard {
         }
         if let Some(w) = when {
             self.deadline_added(w, hash, previous);
+            self.note_local_deadline(key, w);
         }
         self.wrote(key, hash, || Effect::Expire { key: key.into(), at: when });
         true
