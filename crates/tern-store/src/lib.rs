@@ -83,14 +83,12 @@
 //! ## Not yet one way
 //!
 //! The value layer still has two knots, listed here so the check holds
-//! the rest; each line is a use the table above forbids. The borrowed
-//! views ([`StrRef`], [`ValueRef`]) live in `entry` but `value` hands
-//! them out; a list edited in its item ([`ListMut`], `list/inline.rs`)
-//! rebuilds the item; a stream's nodes are listpacks, whose reader
-//! (and its [`rdb::RdbError`]) is `rdb`'s.
+//! the rest; each line is a use the table above forbids. A list edited
+//! in its item ([`ListMut`], `list/inline.rs`) rebuilds the item; a
+//! stream's nodes are listpacks, whose reader (and its
+//! [`rdb::RdbError`]) is `rdb`'s.
 //!
 //! ```text
-//!  value     ─► entry
 //!  list      ─► entry value
 //!  stream    ─► rdb
 //! ```
@@ -130,7 +128,7 @@ pub use stream::{
     ClaimCount, Consumer, FieldIter, Fields, Group, Nack, RefPolicy, Stream, StreamId, StreamLimits, TrimTo, MAX_NODE_BYTES,
 };
 pub use zset::{key_cmp as zset_key_cmp, LexBound, ScoreBound, ZSet, ZsetLimits};
-pub use entry::{apply_masters_stream, build_restored, Entry, EntryExt, Lfu, McRef, Meta, NewValue, StrRef, ValueRef, LFU_INIT_VAL};
+pub use entry::{apply_masters_stream, build_restored, Entry, EntryExt, Lfu, Meta, NewValue, LFU_INIT_VAL};
 pub use effect::{Effect, Effects, ListEdit, Record, Ttl};
 pub use evict::{EvictConfig, Evicted, Policy};
 pub use fifo::FifoKind;
@@ -147,7 +145,7 @@ pub use tern_table::{allocator_muzzy, purge_allocator, size_class};
 pub use tern_table::{popcount, ticks};
 /// `prefetch-freed-items`: a freed item's block asked for whole.
 pub use tern_table::prefetch_freed;
-pub use value::{embeds, mc_state, McStr, StrValue, Value, EMBSTR_KEY_VALUE_MAX};
+pub use value::{embeds, mc_state, McRef, McStr, StrRef, StrValue, Value, ValueRef, EMBSTR_KEY_VALUE_MAX};
 
 #[cfg(test)]
 mod layering {

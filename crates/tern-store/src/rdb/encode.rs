@@ -2,7 +2,7 @@
 //! it pays, as Redis's `rdbSaveRawString` decides), and each type in the
 //! encoding Redis gives it.
 
-use crate::entry::{StrRef, ValueRef};
+use crate::value::{StrRef, ValueRef};
 use crate::hash::Hash;
 use crate::list::ListRef;
 use crate::set::{Member, Set};

@@ -151,7 +151,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::entry::ValueRef;
+    use crate::value::ValueRef;
     use crate::rdb::{dump, put_footer, restore, Limits, DUMP_RDB_VERSION};
     use crate::stream::tests::check_invariants;
     use crate::{ClaimCount, StreamLimits};
