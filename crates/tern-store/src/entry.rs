@@ -31,11 +31,15 @@
 use tern_table::{size_class, Item};
 
 use crate::hash::Hash;
-use crate::list::{inline_parts, ListMut, ListRef, Packed};
+use crate::list::{inline_parts, ListRef, Packed};
 use crate::set::Set;
 use crate::stream::Stream;
 use crate::value::{embeds, stays_raw, McStr, StrValue, Value};
 use crate::zset::ZSet;
+
+mod list_mut;
+
+pub use list_mut::ListMut;
 
 /// The borrowed views an entry hands out, at their old paths (they are
 /// [`Value`]'s too, see `crate::value`).

@@ -58,7 +58,7 @@
 //!  shard     ─► effect fifo entry value list event tracked
 //!  evict     ─► fifo entry
 //!  fifo      ─► entry
-//!  effect    ─► value list set stream event padded
+//!  effect    ─► entry value list set stream event padded
 //!  entry     ─► value hash list set zset stream
 //!  value     ─► hash list set zset stream
 //!  list      ─► hash lzf
@@ -82,14 +82,12 @@
 //!
 //! ## Not yet one way
 //!
-//! The value layer still has two knots, listed here so the check holds
-//! the rest; each line is a use the table above forbids. A list edited
-//! in its item ([`ListMut`], `list/inline.rs`) rebuilds the item; a
-//! stream's nodes are listpacks, whose reader (and its
-//! [`rdb::RdbError`]) is `rdb`'s.
+//! The value layer still has a knot, listed here so the check holds
+//! the rest; each line is a use the table above forbids. A stream's
+//! nodes are listpacks, whose reader (and its [`rdb::RdbError`]) is
+//! `rdb`'s.
 //!
 //! ```text
-//!  list      ─► entry value
 //!  stream    ─► rdb
 //! ```
 #![forbid(unsafe_code)]
@@ -122,13 +120,13 @@ pub use hash::{member_hash, Hash, HashLimits, Pair as HashPair, MAX_PREFETCH_GRO
 pub use keyspace::{Keyspace, Loc, LockSet, ShardLock, MEM_REPORT_GRAIN};
 pub use padded::Padded;
 pub use lazyfree::{LazyFree, LAZYFREE_THRESHOLD};
-pub use list::{End, List, ListLimits, ListMut, ListRef};
+pub use list::{End, List, ListLimits, ListRef};
 pub use set::{Member, Set, SetLimits};
 pub use stream::{
     ClaimCount, Consumer, FieldIter, Fields, Group, Nack, RefPolicy, Stream, StreamId, StreamLimits, TrimTo, MAX_NODE_BYTES,
 };
 pub use zset::{key_cmp as zset_key_cmp, LexBound, ScoreBound, ZSet, ZsetLimits};
-pub use entry::{apply_masters_stream, build_restored, Entry, EntryExt, Lfu, Meta, NewValue, LFU_INIT_VAL};
+pub use entry::{apply_masters_stream, build_restored, Entry, EntryExt, Lfu, ListMut, Meta, NewValue, LFU_INIT_VAL};
 pub use effect::{Effect, Effects, ListEdit, Record, Ttl};
 pub use evict::{EvictConfig, Evicted, Policy};
 pub use fifo::FifoKind;
