@@ -8,7 +8,7 @@ use crate::list::ListRef;
 use crate::set::{Member, Set};
 use crate::zset::ZSet;
 
-use super::listpack::LpBuilder;
+use crate::listpack::LpBuilder;
 use super::{intset, types, Style, RDB_VERSION_HASH_TTL, RDB_VERSION_MIN, RDB_VERSION_SET_LISTPACK};
 
 /// Redis's length encoding: 6 bits, 14 bits, 32 or 64 bits big-endian.
