@@ -51,7 +51,8 @@ use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::list::{End, ListLimits, ListMut};
+use crate::entry::ListMut;
+use crate::list::{End, ListLimits};
 use crate::padded::Padded;
 use crate::stream::{Stream, StreamId};
 use crate::value::{StrValue, Value};

@@ -48,10 +48,13 @@
 use std::borrow::Cow;
 use std::collections::VecDeque;
 
-mod inline;
-mod pack;
+// Open to `crate::entry`'s `ListMut`, which edits a list in its item
+// with the same layout and entries (and so rebuilds the item when it
+// must).
+pub(crate) mod inline;
+pub(crate) mod pack;
 
-pub use inline::{ListMut, ListRef, Packed};
+pub use inline::{ListRef, Packed};
 pub(crate) use inline::inline_parts;
 use pack::{entry_len, lp_entry_size, Pack, LP_EMPTY};
 
@@ -89,7 +92,7 @@ impl ListLimits {
 
     /// Whether a node of `bytes` and `count` entries is over the limit
     /// (`quicklistNodeExceedsLimit`).
-    fn exceeds(self, bytes: usize, count: usize) -> bool {
+    pub(crate) fn exceeds(self, bytes: usize, count: usize) -> bool {
         let (sz, n) = self.node_limit();
         if sz != usize::MAX {
             bytes > sz
@@ -998,7 +1001,7 @@ mod tests {
         #[test]
         fn under_a_key_it_behaves_as_a_plain_list(fill in prop_oneof![Just(-1i64), Just(-2), Just(3), Just(16), Just(0)],
                                                   ops in prop::collection::vec(op(), 0..300)) {
-            use crate::entry::EntryExt;
+            use crate::entry::{EntryExt, ListMut};
             use crate::shard::{tests::assert_accounted, Access, Shard};
             use crate::value::Value;
             let lim = ListLimits { fill, depth: 0 };

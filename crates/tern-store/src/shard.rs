@@ -47,8 +47,7 @@ use crate::effect::{Effect, Effects, Record, Ttl};
 use crate::event::{self, Event, NOTE_EVENTS};
 use crate::tracked::{Marks, NOTE_TRACK};
 use crate::fifo::{Fifo, FifoKind};
-use crate::entry::{self, is_expired, Entry, EntryExt, Lfu, NewValue, Table};
-use crate::list::ListMut;
+use crate::entry::{self, is_expired, Entry, EntryExt, Lfu, ListMut, NewValue, Table};
 use tern_table::stage::{ItemHint, ITEM_PREFETCH_SPAN};
 use crate::value::Value;
 

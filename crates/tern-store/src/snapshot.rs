@@ -125,12 +125,11 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Mutex, MutexGuard};
 
-use crate::entry::{McRef, StrRef, ValueRef};
 use crate::keyspace::Keyspace;
 use crate::shard::snap::{walk, Captured, Orphan, ShardSnap, Shared, GONE, ORPHAN, WALKED};
 pub use crate::shard::snap::WEIGHT_BYTES;
 use crate::shard::Shard;
-use crate::value::Value;
+use crate::value::{McRef, StrRef, Value, ValueRef};
 
 /// Entries one slice examines under one shard lock (an entry weighs one
 /// more per [`WEIGHT_BYTES`] it holds: its item and its value's heap).

@@ -9,9 +9,9 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 use super::*;
-use crate::entry::{EntryExt, StrRef};
+use crate::entry::EntryExt;
 use crate::shard::Access;
-use crate::value::StrValue;
+use crate::value::{StrRef, StrValue};
 use crate::{End, Hash, HashLimits, List, ListLimits, LockSet, NewValue};
 
 /// A value as the tests compare it: hash fields due at the snapshot's

@@ -36,7 +36,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::rdb::listpack;
+use crate::listpack::{self, RdbError};
 
 mod group;
 mod index;
@@ -692,14 +692,14 @@ impl Loader {
     /// A node: master ID `key` and its listpack. A node of tombstones
     /// only (which Redis 8.4's exact trim can leave) holds nothing to
     /// read and is dropped.
-    pub fn node(&mut self, key: StreamId, lp: Vec<u8>) -> Result<(), crate::rdb::RdbError> {
+    pub fn node(&mut self, key: StreamId, lp: Vec<u8>) -> Result<(), RdbError> {
         let vals = listpack::collect(&lp)?;
         if vals.is_empty() {
-            return Err(crate::rdb::RdbError::Corrupt("empty listpack inside stream"));
+            return Err(RdbError::Corrupt("empty listpack inside stream"));
         }
-        let c = node::check(&vals, key).map_err(crate::rdb::RdbError::Corrupt)?;
+        let c = node::check(&vals, key).map_err(RdbError::Corrupt)?;
         if self.last_entry.is_some_and(|l| key <= l) {
-            return Err(crate::rdb::RdbError::Corrupt("stream nodes out of order"));
+            return Err(RdbError::Corrupt("stream nodes out of order"));
         }
         drop(vals);
         self.last_entry = Some(c.last);

@@ -2,12 +2,15 @@
 
 use std::sync::Arc;
 
-use crate::entry::{StrRef, ValueRef};
 use crate::hash::Hash;
 use crate::list::List;
 use crate::set::Set;
 use crate::stream::Stream;
 use crate::zset::ZSet;
+
+mod view;
+
+pub use view::{McRef, StrRef, ValueRef};
 
 /// A stored value that lives apart from its key's item (see
 /// [`crate::entry`]).
@@ -235,6 +238,14 @@ pub const EMBSTR_KEY_VALUE_MAX: usize = 64 - 16 - 3 - 4;
 #[inline]
 pub fn embeds(key_len: usize, value_len: usize) -> bool {
     key_len.saturating_add(value_len) <= EMBSTR_KEY_VALUE_MAX
+}
+
+/// Whether bytes of `len` written whole, `raw` under a key of `key_len`
+/// bytes, could be `embstr` under another key: such bytes keep their
+/// encoding by moving to a `raw` buffer when their key changes. Longer
+/// ones are `raw` under any key and stay in the item.
+pub(crate) fn stays_raw(key_len: usize, len: usize) -> bool {
+    !embeds(key_len, len) && len <= EMBSTR_KEY_VALUE_MAX
 }
 
 /// Heap bytes a [`StrValue::Shared`] holds besides its bytes.

@@ -17,7 +17,7 @@ const MIN_COMPRESS_IMPROVE: usize = 8;
 /// entries' length (4 bytes, little-endian) and their LZF form.
 const COMPRESSED: usize = usize::MAX;
 /// An empty listpack: its 6-byte header and the end byte.
-pub(super) const LP_EMPTY: usize = 7;
+pub(crate) const LP_EMPTY: usize = 7;
 
 /// The bytes Redis's listpack spends on `b`: the entry (an integer packed
 /// by size, or a string with a 1-, 2- or 5-byte header) and its back length.
@@ -45,7 +45,7 @@ pub(super) fn lp_entry_size(b: &[u8]) -> usize {
 
 /// [`lp_entry_size`] as a pack counts it: saturated to 32 bits (only an
 /// element above 4 GiB, far past any node limit, is counted short).
-pub(super) fn lp_size32(b: &[u8]) -> u32 {
+pub(crate) fn lp_size32(b: &[u8]) -> u32 {
     u32::try_from(lp_entry_size(b)).unwrap_or(u32::MAX)
 }
 
@@ -69,7 +69,7 @@ fn encode(out: &mut Vec<u8>, b: &[u8]) {
 }
 
 /// Writes one entry into `out`, exactly [`entry_len`] of `b` long.
-pub(super) fn write_entry(out: &mut [u8], b: &[u8]) {
+pub(crate) fn write_entry(out: &mut [u8], b: &[u8]) {
     let n = write_varint(out, b.len());
     out[n..n + b.len()].copy_from_slice(b);
     for i in 0..n {
@@ -77,7 +77,7 @@ pub(super) fn write_entry(out: &mut [u8], b: &[u8]) {
     }
 }
 
-pub(super) fn entry_len(b: &[u8]) -> usize {
+pub(crate) fn entry_len(b: &[u8]) -> usize {
     2 * varint_len(b.len()) + b.len()
 }
 
@@ -103,7 +103,7 @@ fn entry_before(buf: &[u8], end: usize) -> (usize, usize) {
 
 /// Forward and backward over one pack's entries.
 #[derive(Clone)]
-pub(super) struct PackIter<'a> {
+pub(crate) struct PackIter<'a> {
     buf: &'a [u8],
     front: usize,
     back: usize,
@@ -111,12 +111,12 @@ pub(super) struct PackIter<'a> {
 
 impl<'a> PackIter<'a> {
     /// Over the entries that fill `buf`.
-    pub(super) fn over(buf: &'a [u8]) -> Self {
+    pub(crate) fn over(buf: &'a [u8]) -> Self {
         PackIter { buf, front: 0, back: buf.len() }
     }
 
     /// Where the entries not yet taken start and end in the buffer.
-    pub(super) fn span(&self) -> (usize, usize) {
+    pub(crate) fn span(&self) -> (usize, usize) {
         (self.front, self.back)
     }
 }

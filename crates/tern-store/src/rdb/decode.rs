@@ -11,7 +11,7 @@ use crate::set::Set;
 use crate::zset::ZSet;
 use crate::value::{StrValue, Value};
 
-use super::listpack::{self, LpVal};
+use crate::listpack::{self, LpVal};
 use super::ziplist;
 use super::{crc64, intset, types, Limits, RdbError};
 use super::encode::{QUICKLIST_NODE_PACKED, QUICKLIST_NODE_PLAIN};

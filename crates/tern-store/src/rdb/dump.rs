@@ -5,7 +5,7 @@
 //!  | type | value ... | version u16 LE | crc64 LE |
 //! ```
 
-use crate::entry::ValueRef;
+use crate::value::ValueRef;
 use crate::value::Value;
 
 use super::decode::{self, Src};

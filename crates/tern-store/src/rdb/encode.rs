@@ -2,13 +2,13 @@
 //! it pays, as Redis's `rdbSaveRawString` decides), and each type in the
 //! encoding Redis gives it.
 
-use crate::entry::{StrRef, ValueRef};
+use crate::value::{StrRef, ValueRef};
 use crate::hash::Hash;
 use crate::list::ListRef;
 use crate::set::{Member, Set};
 use crate::zset::ZSet;
 
-use super::listpack::LpBuilder;
+use crate::listpack::LpBuilder;
 use super::{intset, types, Style, RDB_VERSION_HASH_TTL, RDB_VERSION_MIN, RDB_VERSION_SET_LISTPACK};
 
 /// Redis's length encoding: 6 bits, 14 bits, 32 or 64 bits big-endian.

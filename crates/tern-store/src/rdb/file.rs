@@ -14,7 +14,7 @@
 
 use std::io::{Read, Seek, SeekFrom, Write};
 
-use crate::entry::{StrRef, ValueRef};
+use crate::value::{StrRef, ValueRef};
 use crate::value::{McStr, Value};
 
 use super::encode::{put_len, put_string, put_value};

@@ -39,9 +39,9 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 use parking_lot::Mutex;
 use smallvec::SmallVec;
 
-use crate::entry::{self, Entry, NewValue, StrRef, ValueRef};
+use crate::entry::{self, Entry, NewValue};
 use crate::keyspace::Keyspace;
-use crate::value::McStr;
+use crate::value::{McStr, StrRef, ValueRef};
 
 use super::scan::{scan, Batch, Body, Piece, Record, Sink};
 use super::{Limits, LoadInfo, RdbError};

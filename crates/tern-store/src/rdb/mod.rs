@@ -10,7 +10,7 @@
 //! | concern | module |
 //! |---|---|
 //! | Redis's CRC64 and patching it | [`crc64`] |
-//! | listpack and intset bytes (and reading ziplists) | [`listpack`], [`intset`], `ziplist` |
+//! | listpack and intset bytes (and reading ziplists) | [`crate::listpack`] (below streams, re-exported as [`listpack`]), [`intset`], `ziplist` |
 //! | lengths, strings, each type | `encode`, `decode` |
 //! | streams: nodes, counters, consumer groups | `stream` |
 //! | the file: header, AUX, databases, EOF, checksum; each key's record found without decoding it, and decoded from memory | `file`, `scan` |
@@ -37,7 +37,11 @@ mod fill;
 mod scan;
 mod stream;
 pub mod intset;
-pub mod listpack;
+/// The listpack codec at its old path: it is [`crate::listpack`]'s, below
+/// the streams that keep their nodes as listpacks.
+pub mod listpack {
+    pub use crate::listpack::{collect, decode, element, first, int_at, last, next, prev, replace_int, LpBuilder, LpVal, HEADER};
+}
 #[doc(hidden)]
 pub mod testing;
 mod ziplist;
@@ -47,6 +51,7 @@ use crate::list::ListLimits;
 use crate::set::SetLimits;
 use crate::zset::ZsetLimits;
 
+pub use crate::listpack::RdbError;
 pub use decode::str_value;
 pub use dump::{dump, dump_functions, put_footer, restore, restore_functions, FunctionsPayload, DUMP_RDB_VERSION};
 pub use file::{load, LoadInfo, RdbOptions, RdbWriter, ReplPosition, MC_AUX};
@@ -119,54 +124,6 @@ pub struct Limits {
     pub list: ListLimits,
     pub set: SetLimits,
     pub zset: ZsetLimits,
-}
-
-/// Why RDB input was refused.
-#[derive(Debug)]
-pub enum RdbError {
-    Io(std::io::Error),
-    /// The input ended inside a record.
-    Truncated,
-    /// Bytes that are not RDB, with what was wrong.
-    Corrupt(&'static str),
-    /// Not `REDIS` and four digits.
-    BadHeader,
-    /// A version newer than this reader knows.
-    Version(u16),
-    /// The checksum at the end differs from the bytes' sum.
-    Checksum { stored: u64, computed: u64 },
-    /// A value type Tern does not hold (modules, zipmaps).
-    UnsupportedType(u8),
-    /// A top-level opcode Tern does not read (module AUX data).
-    UnsupportedOpcode(u8),
-    /// The load callback refused an entry.
-    Rejected(String),
-}
-
-impl std::fmt::Display for RdbError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            RdbError::Io(e) => write!(f, "I/O error: {e}"),
-            RdbError::Truncated => f.write_str("unexpected end of RDB data"),
-            RdbError::Corrupt(w) => write!(f, "corrupt RDB data: {w}"),
-            RdbError::BadHeader => f.write_str("wrong signature (not an RDB file)"),
-            RdbError::Version(v) => write!(f, "can't handle RDB format version {v}"),
-            RdbError::Checksum { stored, computed } => {
-                write!(f, "wrong RDB checksum: expected {stored:#018x}, got {computed:#018x}")
-            }
-            RdbError::UnsupportedType(t) => write!(f, "unsupported RDB value type {t}"),
-            RdbError::UnsupportedOpcode(t) => write!(f, "unsupported RDB opcode {t}"),
-            RdbError::Rejected(w) => f.write_str(w),
-        }
-    }
-}
-
-impl std::error::Error for RdbError {}
-
-impl From<std::io::Error> for RdbError {
-    fn from(e: std::io::Error) -> Self {
-        RdbError::Io(e)
-    }
 }
 
 #[cfg(test)]

@@ -151,7 +151,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::entry::ValueRef;
+    use crate::value::ValueRef;
     use crate::rdb::{dump, put_footer, restore, Limits, DUMP_RDB_VERSION};
     use crate::stream::tests::check_invariants;
     use crate::{ClaimCount, StreamLimits};
@@ -377,14 +377,14 @@ mod tests {
         assert_eq!(refused(&p), "stream nodes out of order");
         let mut p = Parts::of(&s);
         let lp = &mut p.nodes[0].1;
-        let mut ms_at = crate::rdb::listpack::first(lp);
+        let mut ms_at = crate::listpack::first(lp);
         for _ in 0..6 {
-            ms_at = crate::rdb::listpack::next(lp, ms_at.unwrap());
+            ms_at = crate::listpack::next(lp, ms_at.unwrap());
         }
-        crate::rdb::listpack::replace_int(lp, ms_at.unwrap(), 1);
+        crate::listpack::replace_int(lp, ms_at.unwrap(), 1);
         assert_eq!(refused(&p), "stream node key differs from its first entry");
         let mut p = Parts::of(&s);
-        p.nodes[0].1 = crate::rdb::listpack::LpBuilder::new().finish();
+        p.nodes[0].1 = crate::listpack::LpBuilder::new().finish();
         assert_eq!(refused(&p), "empty listpack inside stream");
         let mut p = Parts::of(&s);
         p.counters[0] = 4;
@@ -415,8 +415,8 @@ mod tests {
         // A bad entry inside a node: its lp-count.
         let mut p = Parts::of(&s);
         let lp = &mut p.nodes[0].1;
-        let last = crate::rdb::listpack::last(lp).unwrap();
-        crate::rdb::listpack::replace_int(lp, last, 9);
+        let last = crate::listpack::last(lp).unwrap();
+        crate::listpack::replace_int(lp, last, 9);
         assert_eq!(refused(&p), "stream entry with a wrong lp-count");
     }
 
@@ -435,15 +435,15 @@ mod tests {
         dead.delete(id(1, 0));
         let (_, lp) = dead.nodes().next().unwrap();
         let mut lp = lp.to_vec();
-        let e2 = crate::rdb::listpack::collect(&lp).unwrap().len() - 4 - 1;
-        let mut at = crate::rdb::listpack::first(&lp);
+        let e2 = crate::listpack::collect(&lp).unwrap().len() - 4 - 1;
+        let mut at = crate::listpack::first(&lp);
         for _ in 0..e2 {
-            at = crate::rdb::listpack::next(&lp, at.unwrap());
+            at = crate::listpack::next(&lp, at.unwrap());
         }
-        crate::rdb::listpack::replace_int(&mut lp, at.unwrap(), 3);
-        crate::rdb::listpack::replace_int(&mut lp, 6, 0);
-        let del_at = crate::rdb::listpack::next(&lp, 6).unwrap();
-        crate::rdb::listpack::replace_int(&mut lp, del_at, 2);
+        crate::listpack::replace_int(&mut lp, at.unwrap(), 3);
+        crate::listpack::replace_int(&mut lp, 6, 0);
+        let del_at = crate::listpack::next(&lp, 6).unwrap();
+        crate::listpack::replace_int(&mut lp, del_at, 2);
         p.nodes[0].1 = lp;
         p.counters[0] = 3;
         let t = stream(restore(&p.payload(), &Limits::default()).unwrap());

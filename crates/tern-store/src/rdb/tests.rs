@@ -3,7 +3,7 @@ use proptest::prelude::*;
 use super::*;
 use super::encode;
 use super::testing::{read_file, write_file};
-use crate::entry::{StrRef, ValueRef};
+use crate::value::{StrRef, ValueRef};
 use crate::value::{McStr, StrValue, Value};
 use crate::{End, Hash, List, Set, ZSet};
 

@@ -9,7 +9,7 @@
 //!    c0 int16 · d0 int32 · e0 int64 · f0 int24 · fe int8 (LE) · f1..fd: 0..12
 //! ```
 
-use super::listpack::{bad, int_le, le, LpVal};
+use crate::listpack::{bad, int_le, le, LpVal};
 use super::RdbError;
 
 const HEADER: usize = 10;

@@ -13,8 +13,8 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use super::Shard;
-use crate::entry::{is_expired, Entry, EntryExt, Table, ValueRef};
-use crate::value::Value;
+use crate::entry::{is_expired, Entry, EntryExt, Table};
+use crate::value::{Value, ValueRef};
 
 /// Bytes of an entry (a long string is held in its item, other values in
 /// the heap beside it) that weigh as one more entry in a slice.

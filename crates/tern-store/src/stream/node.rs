@@ -8,7 +8,7 @@
 
 use std::borrow::Cow;
 
-use crate::rdb::listpack::{self, int_at, LpBuilder, LpVal};
+use crate::listpack::{self, int_at, LpBuilder, LpVal};
 
 use super::StreamId;
 

@@ -4,7 +4,7 @@ use std::ops::Bound;
 use proptest::prelude::*;
 
 use super::*;
-use crate::rdb::listpack;
+use crate::listpack;
 
 fn id(ms: u64, seq: u64) -> StreamId {
     StreamId::new(ms, seq)

@@ -17,9 +17,8 @@
 //! A stream keeps its nodes as listpacks (`crate::stream`), and so
 //! appends to one ([`LpBuilder::resume`]), walks it both ways ([`next`],
 //! [`prev`], reading back-lengths right to left) and rewrites an integer
-//! where it lies ([`replace_int`]).
-
-use super::RdbError;
+//! where it lies ([`replace_int`]). Hence this module sits below both
+//! streams and `crate::rdb`, which re-exports it.
 
 /// Bytes before the first element: total bytes (u32 LE), count (u16 LE).
 pub const HEADER: usize = 6;
@@ -283,12 +282,60 @@ pub fn replace_int(lp: &mut Vec<u8>, pos: usize, v: i64) -> isize {
     delta
 }
 
+/// Why RDB input was refused: here, below streams, because a listpack's
+/// reader refuses with it (`crate::rdb` re-exports it).
+#[derive(Debug)]
+pub enum RdbError {
+    Io(std::io::Error),
+    /// The input ended inside a record.
+    Truncated,
+    /// Bytes that are not RDB, with what was wrong.
+    Corrupt(&'static str),
+    /// Not `REDIS` and four digits.
+    BadHeader,
+    /// A version newer than this reader knows.
+    Version(u16),
+    /// The checksum at the end differs from the bytes' sum.
+    Checksum { stored: u64, computed: u64 },
+    /// A value type Tern does not hold (modules, zipmaps).
+    UnsupportedType(u8),
+    /// A top-level opcode Tern does not read (module AUX data).
+    UnsupportedOpcode(u8),
+    /// The load callback refused an entry.
+    Rejected(String),
+}
 
-pub(super) fn bad(what: &'static str) -> RdbError {
+impl std::fmt::Display for RdbError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RdbError::Io(e) => write!(f, "I/O error: {e}"),
+            RdbError::Truncated => f.write_str("unexpected end of RDB data"),
+            RdbError::Corrupt(w) => write!(f, "corrupt RDB data: {w}"),
+            RdbError::BadHeader => f.write_str("wrong signature (not an RDB file)"),
+            RdbError::Version(v) => write!(f, "can't handle RDB format version {v}"),
+            RdbError::Checksum { stored, computed } => {
+                write!(f, "wrong RDB checksum: expected {stored:#018x}, got {computed:#018x}")
+            }
+            RdbError::UnsupportedType(t) => write!(f, "unsupported RDB value type {t}"),
+            RdbError::UnsupportedOpcode(t) => write!(f, "unsupported RDB opcode {t}"),
+            RdbError::Rejected(w) => f.write_str(w),
+        }
+    }
+}
+
+impl std::error::Error for RdbError {}
+
+impl From<std::io::Error> for RdbError {
+    fn from(e: std::io::Error) -> Self {
+        RdbError::Io(e)
+    }
+}
+
+pub(crate) fn bad(what: &'static str) -> RdbError {
     RdbError::Corrupt(what)
 }
 
-pub(super) fn le(b: &[u8]) -> u64 {
+pub(crate) fn le(b: &[u8]) -> u64 {
     b.iter().rev().fold(0u64, |acc, &x| acc << 8 | u64::from(x))
 }
 
@@ -300,7 +347,7 @@ fn sext(u: u64, bits: u32) -> i64 {
 
 /// The signed integer of 1 to 8 little-endian bytes: the fixed-width
 /// integer entries of listpacks and ziplists alike.
-pub(super) fn int_le(b: &[u8]) -> i64 {
+pub(crate) fn int_le(b: &[u8]) -> i64 {
     sext(le(b), 8 * b.len() as u32)
 }
 
