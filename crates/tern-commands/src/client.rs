@@ -321,6 +321,12 @@ pub struct ClientShared {
     pub last_interaction_ms: AtomicU64,
     /// Id of the last command run (see `cmd::table`).
     pub last_cmd: AtomicUsize,
+    /// Commands run (CLIENT LIST `tot-cmds`), and bytes read from and
+    /// written to its socket (`tot-net-in`, `tot-net-out`). Written by its
+    /// worker alone, so a plain load and store ([`ClientShared::count`]).
+    pub cmds: AtomicU64,
+    pub net_in: AtomicU64,
+    pub net_out: AtomicU64,
     pub resp: AtomicU8,
     pub flags: AtomicU64,
     pub buffers: BufferGauges,
@@ -360,6 +366,9 @@ impl ClientShared {
             db: AtomicUsize::new(0),
             last_interaction_ms: AtomicU64::new(now_ms),
             last_cmd: AtomicUsize::new(usize::MAX),
+            cmds: AtomicU64::new(0),
+            net_in: AtomicU64::new(0),
+            net_out: AtomicU64::new(0),
             resp: AtomicU8::new(2),
             flags: AtomicU64::new(0),
             buffers: BufferGauges::default(),
@@ -373,6 +382,13 @@ impl ClientShared {
             handle: AtomicUsize::new(usize::MAX),
             inbox: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Adds `n` to one of its counters: its worker is the only writer, so
+    /// no atomic read-modify-write is needed.
+    #[inline]
+    pub fn count(counter: &AtomicU64, n: u64) {
+        counter.store(counter.load(Ordering::Relaxed) + n, Ordering::Relaxed);
     }
 
     /// Its inbox, made on first use.

@@ -121,6 +121,7 @@ impl Conn {
         };
         if n > 0 {
             stats.net_output_bytes.add(n as u64);
+            tern_commands::client::ClientShared::count(&self.client.shared.net_out, n as u64);
             stats.writes_processed.add(1);
             self.client.shared.last_interaction_ms.store(now_ms, Ordering::Relaxed);
         }

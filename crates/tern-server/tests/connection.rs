@@ -426,7 +426,10 @@ fn client_info_and_list_lines() {
                 "resp",
                 "lib-name",
                 "lib-ver",
-                "io-thread"
+                "io-thread",
+                "tot-net-in",
+                "tot-net-out",
+                "tot-cmds"
             ]
         );
         let f = fields(line.trim_end());
@@ -442,6 +445,13 @@ fn client_info_and_list_lines() {
         assert_eq!(f["redir"], "-1");
         assert_eq!(f["events"], "r");
         assert_eq!(f["idle"], "0");
+        // Counted as Redis 8.2 counts them: the request being run is read,
+        // its reply not yet written nor the command counted.
+        let (net_in, net_out, cmds): (u64, u64, u64) = (f["tot-net-in"].parse().unwrap(), f["tot-net-out"].parse().unwrap(), f["tot-cmds"].parse().unwrap());
+        let again = info(&mut r);
+        assert_eq!(again["tot-cmds"].parse::<u64>().unwrap(), cmds + 1);
+        assert_eq!(again["tot-net-in"].parse::<u64>().unwrap(), net_in + 26);
+        assert_eq!(again["tot-net-out"].parse::<u64>().unwrap(), net_out + (format!("${}\r\n", line.len()).len() + line.len() + 2) as u64, "{line:?}");
 
         // RESP3: a verbatim string.
         r.cmd(&[b"HELLO", b"3"]);

@@ -523,6 +523,8 @@ fn push_line(out: &mut Vec<u8>, now_ms: u64, sh: &ClientShared, l: &Live) {
     out.extend_from_slice(c_str(&sh.lib_ver.lock()));
     // Redis 8's field: the worker that owns the connection.
     out.extend_from_slice(format!(" io-thread={}", sh.worker).as_bytes());
+    // Redis 8.2's: bytes read and written, and the commands run.
+    out.extend_from_slice(format!(" tot-net-in={} tot-net-out={} tot-cmds={}", sh.net_in.load(r), sh.net_out.load(r), sh.cmds.load(r)).as_bytes());
     out.push(b'\n');
 }
 

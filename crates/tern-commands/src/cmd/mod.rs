@@ -1024,6 +1024,7 @@ pub fn call<'ks>(
         }
         st.calls.add(1);
         stats.commands.add(1);
+        crate::client::ClientShared::count(&client.shared.cmds, 1);
         commandlog::note(srv, client, worker, cmd, args, now, commandlog::Measured { usec, request: scratch.req_len, reply: reply_len });
     }
     st.usec.add(usec);

@@ -132,6 +132,7 @@ impl Worker {
                 Ok(n) => {
                     conn.rlen += n;
                     self.stats.net_input_bytes.add(n as u64);
+                    ClientShared::count(&conn.client.shared.net_in, n as u64);
                     self.stats.reads_processed.add(1);
                     conn.client.shared.last_interaction_ms.store(self.scratch.clock.last_ms(), Ordering::Relaxed);
                     // Execute as we go once a fair amount is in: a long
