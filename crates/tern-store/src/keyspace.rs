@@ -444,14 +444,10 @@ impl Keyspace {
     /// deadline without deleting them, and the expiry cycle leaves them,
     /// for the master's DEL to remove, as in Redis.
     pub fn set_replica(&self, on: bool) {
-        let was = self.replica.swap(on, Ordering::Relaxed);
-        // Promoted, its own clients' keys expire as any others: the
-        // writable replica's list of them goes.
-        if was && !on {
-            for g in 0..self.shards.len() as u32 {
-                self.lock(g).forget_local_deadlines();
-            }
-        }
+        // No shard is locked here: REPLICAOF NO ONE may run under EXEC,
+        // which holds them all. A promoted server's expiry cycle forgets
+        // the writable replica's own deadlines shard by shard.
+        self.replica.store(on, Ordering::Relaxed);
     }
 
     pub fn is_replica(&self) -> bool {
@@ -515,6 +511,7 @@ impl Keyspace {
         for i in 0..shards.min(n) {
             let gid = ((start + i) % n) as u32;
             let mut s = self.lock(gid);
+            s.forget_local_deadlines();
             // An idle shard follows a policy switch here, not on a command.
             s.fifo_sync(now);
             if s.has_deadlines() {

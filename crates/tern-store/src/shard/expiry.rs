@@ -51,8 +51,11 @@ impl Shard {
 
     /// Forgets the writable replica's own deadlines (promoted, its keys
     /// expire as any master's).
+    #[inline]
     pub fn forget_local_deadlines(&mut self) {
-        self.local_ttl = Default::default();
+        if !self.local_ttl.is_empty() {
+            self.local_ttl = Default::default();
+        }
     }
 
     /// A value's field deadlines went from `old` to `new`: counts the
