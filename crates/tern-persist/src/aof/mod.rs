@@ -6,7 +6,7 @@
 //!        ▲  appendfsync always: replies wait            │  merges by number below the marks' watermark
 //!        └──────────────── durable ticket ◄─────────────┘  fsync: always (one per round), everysec, no
 //!
-//!                                                       └──► the replication stream (`repl`), AOF on or off
+//!                                                       └──► the replication stream (`tern_commands::repl`), AOF on or off
 //!  BGREWRITEAOF ── snapshot at instant S (tern-store's engine, no fork) ── base <prefix>.<n+1>.base.rdb
 //!               └─ the writer moves to <prefix>.<m+1>.incr.aof for records numbered from S on
 //! ```

@@ -162,7 +162,7 @@ impl Feed {
     /// store is sequentially consistent, so a waiter that notes the
     /// ticket it waits for and then reads this cannot miss both the
     /// value and the publisher's look at its note (see
-    /// `tern_commands::aof::publish`).
+    /// [`Feed::publish_durable`]).
     #[inline]
     pub fn durable_now(&self) -> u64 {
         self.durable_now.load(Ordering::SeqCst)
