@@ -9,6 +9,7 @@ test asserts memcached's behaviour.
 """
 
 import os
+import socket
 
 import pytest
 from meta_memcache import (
@@ -22,7 +23,7 @@ from meta_memcache import (
     connection_pool_factory_builder,
 )
 from pymemcache.client.base import Client as PyClient
-from pymemcache.exceptions import MemcacheClientError, MemcacheIllegalInputError, MemcacheUnknownCommandError
+from pymemcache.exceptions import MemcacheClientError, MemcacheIllegalInputError, MemcacheServerError, MemcacheUnknownCommandError
 
 from conftest import against_redis
 from helpers import wait_until
@@ -149,6 +150,36 @@ def test_py_stats_flush(py):
     assert b"item_size_max" in py.stats("settings")
     assert py.flush_all(noreply=False) is True
     assert py.get("a") is None
+
+
+def test_stats_count_meta_commands_and_refused_stores(py, mc_port):
+    """`stats` has memcached's rusage, connection, meta, refused-store and
+    byte counters, in memcached's order, and they move as memcached's do."""
+    order = ["pid", "rusage_user", "rusage_system", "max_connections", "total_connections", "rejected_connections",
+             "cmd_touch", "cmd_meta", "get_hits", "touch_misses", "store_too_large", "store_no_memory",
+             "bytes_read", "bytes_written", "limit_maxbytes", "accepting_conns", "threads"]
+    names = [k.decode() for k in py.stats()]
+    assert [n for n in names if n in order] == order
+    before = py.stats()
+    s = socket.create_connection(("127.0.0.1", mc_port), timeout=5)
+    try:
+        s.sendall(b"ms mk 1\r\nx\r\nmg mk v\r\nme mk\r\nme nokey\r\nmn\r\n")
+        got = b""
+        while not got.endswith(b"MN\r\n"):
+            got += s.recv(4096)
+        assert got.startswith(b"HD\r\nVA 1\r\nx\r\nME mk ") and got.endswith(b"EN\r\nMN\r\n"), got
+    finally:
+        s.close()
+    with pytest.raises(MemcacheServerError, match="too large"):
+        py.set("big", b"x" * (2 << 20))
+    after = py.stats()
+    # memcached's `cmd_meta` counts `me` (its first meta command) only.
+    assert after[b"cmd_meta"] - before[b"cmd_meta"] == 2
+    assert after[b"store_too_large"] - before[b"store_too_large"] == 1
+    # pymemcache closes its connection after the error, so only part of
+    # the refused data may have been read.
+    assert after[b"bytes_read"] > before[b"bytes_read"] + 50
+    assert after[b"accepting_conns"] == 1
 
 
 @pytest.mark.skipif(AGAINST_MEMCACHED, reason="Tern's policy decides it; memcached's default is on")

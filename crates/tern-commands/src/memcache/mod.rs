@@ -70,6 +70,13 @@ pub struct Shared {
     pub cmd_set: AtomicU64,
     pub cmd_flush: AtomicU64,
     pub cmd_touch: AtomicU64,
+    /// memcached's `cmd_meta`, which counts `me` (its first meta command)
+    /// and none of the others.
+    pub cmd_meta: AtomicU64,
+    /// Stores refused as too large, and for memory (`store_too_large`,
+    /// `store_no_memory`).
+    pub store_too_large: AtomicU64,
+    pub store_no_memory: AtomicU64,
     pub get_hits: AtomicU64,
     pub get_misses: AtomicU64,
     pub delete_hits: AtomicU64,
@@ -438,6 +445,7 @@ impl Exec<'_> {
     /// for meta, silent under `noreply`), and, as memcached does after a
     /// failed set, the old item goes so stale data does not outlive it.
     fn out_of_memory(&mut self, key: &[u8], unlink: bool, noreply: bool) {
+        stats::bump(&self.sh.store_no_memory);
         if unlink {
             let loc = self.srv.ks.locate(0, key);
             let mut shard = self.srv.ks.lock_writing(loc.gid, self.fx);
@@ -505,8 +513,12 @@ impl Exec<'_> {
             }
             Request::Meta(m) => self.meta(m),
             Request::MetaNoop => reply::MetaLine::status(self.out, reply::Code::Mn).end(),
-            Request::MetaDebug { key, base64: _ } => self.meta_debug(&key),
+            Request::MetaDebug { key, base64: _ } => {
+                stats::bump(&self.sh.cmd_meta);
+                self.meta_debug(&key)
+            }
             Request::TooLarge { key, unlink, noreply } => {
+                stats::bump(&self.sh.store_too_large);
                 self.sh.detail.record(&key, detail::Event::Set);
                 // A store whose data is over the limit; a set also drops
                 // the old item, so stale data does not outlive it.

@@ -46,6 +46,10 @@ impl Exec<'_> {
                 stat(out, "time", &now_s);
                 stat(out, "version", &MEMCACHED_VERSION);
                 stat(out, "pointer_size", &(usize::BITS));
+                // The process's CPU, as memcached's getrusage figures.
+                let (user, system, _, _) = crate::sysinfo::cpu_times();
+                stat(out, "rusage_user", &format_args!("{user:.6}"));
+                stat(out, "rusage_system", &format_args!("{system:.6}"));
                 stat(
                     out,
                     "max_connections",
@@ -57,10 +61,12 @@ impl Exec<'_> {
                     &srv.connected.load(Ordering::Relaxed),
                 );
                 stat(out, "total_connections", &ld(&sh.total_connections));
+                stat(out, "rejected_connections", &srv.sum(|w| w.rejected_connections.get()));
                 stat(out, "cmd_get", &ld(&sh.cmd_get));
                 stat(out, "cmd_set", &ld(&sh.cmd_set));
                 stat(out, "cmd_flush", &ld(&sh.cmd_flush));
                 stat(out, "cmd_touch", &ld(&sh.cmd_touch));
+                stat(out, "cmd_meta", &ld(&sh.cmd_meta));
                 stat(out, "get_hits", &ld(&sh.get_hits));
                 stat(out, "get_misses", &ld(&sh.get_misses));
                 stat(out, "delete_misses", &ld(&sh.delete_misses));
@@ -74,12 +80,20 @@ impl Exec<'_> {
                 stat(out, "cas_badval", &ld(&sh.cas_badval));
                 stat(out, "touch_hits", &ld(&sh.touch_hits));
                 stat(out, "touch_misses", &ld(&sh.touch_misses));
+                stat(out, "store_too_large", &ld(&sh.store_too_large));
+                stat(out, "store_no_memory", &ld(&sh.store_no_memory));
                 if srv.acl.auth_required() {
                     stat(out, "auth_cmds", &ld(&sh.auth_cmds));
                     stat(out, "auth_errors", &ld(&sh.auth_errors));
                 }
+                // Every connection's bytes, both protocols: one server.
+                stat(out, "bytes_read", &srv.sum(|w| w.net_input_bytes.get()));
+                stat(out, "bytes_written", &srv.sum(|w| w.net_output_bytes.get()));
                 // memcached's -m; Tern's limit is `maxmemory` (0: none).
                 stat(out, "limit_maxbytes", &srv.settings.maxmemory());
+                // Tern never stops accepting (past `maxclients` it accepts
+                // and closes, counted in `rejected_connections`).
+                stat(out, "accepting_conns", &1);
                 stat(out, "threads", &srv.workers.len());
                 let (n, bytes, evicted) = items();
                 stat(out, "bytes", &bytes);
@@ -119,6 +133,9 @@ impl Exec<'_> {
                     &sh.cmd_set,
                     &sh.cmd_flush,
                     &sh.cmd_touch,
+                    &sh.cmd_meta,
+                    &sh.store_too_large,
+                    &sh.store_no_memory,
                     &sh.get_hits,
                     &sh.get_misses,
                     &sh.delete_hits,
