@@ -30,7 +30,7 @@
 //!  engine    ─► cmd script server
 //!  script    ─► cmd server client scriptcache errors outbuf stats persist glob maxmemory
 //!  prefetch  ─► cmd server client
-//!  memcache  ─► server client acl errors outbuf stats maxmemory messaging
+//!  memcache  ─► server client acl errors outbuf stats maxmemory messaging sysinfo
 //!  cmd       ─► server client acl outbuf stats errors glob sysinfo fdlimit cmdlog latency monitor maxmemory persist aofstate scriptcache messaging repl
 //!  persist   ─► server
 //!  maxmemory ─► server sysinfo
