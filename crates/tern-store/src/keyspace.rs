@@ -497,30 +497,26 @@ impl Keyspace {
         let mut removed = 0;
         // A replica's keys go when its master's DEL comes; only those its
         // own clients gave a deadline (a writable replica's) go here.
-        if self.is_replica() {
-            for i in 0..shards.min(n) {
-                let gid = ((start + i) % n) as u32;
-                let mut s = self.lock(gid);
-                removed += s.expire_local(now, per_shard);
-                s.drain_effects(fx);
-                after_shard(fx);
-                self.publish_hint(gid, &s);
-            }
-            return removed;
-        }
+        let replica = self.is_replica();
         for i in 0..shards.min(n) {
             let gid = ((start + i) % n) as u32;
             let mut s = self.lock(gid);
-            s.forget_local_deadlines();
-            // An idle shard follows a policy switch here, not on a command.
-            s.fifo_sync(now);
-            if s.has_deadlines() {
-                removed += s.expire_cycle(now, per_shard);
+            if replica {
+                removed += s.expire_local(now, per_shard);
+            } else {
+                s.forget_local_deadlines();
+                // An idle shard follows a policy switch here, not on a command.
+                s.fifo_sync(now);
+                if s.has_deadlines() {
+                    removed += s.expire_cycle(now, per_shard);
+                }
             }
             s.drain_effects(fx);
             after_shard(fx);
-            // An idle table finishes its resize here, not on a command.
-            s.rehash_step(per_shard);
+            if !replica {
+                // An idle table finishes its resize here, not on a command.
+                s.rehash_step(per_shard);
+            }
             self.publish_hint(gid, &s);
         }
         removed
