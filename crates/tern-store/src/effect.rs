@@ -279,6 +279,21 @@ fn num(n: impl itoa::Integer) -> Vec<u8> {
     itoa::Buffer::new().format(n).as_bytes().to_vec()
 }
 
+/// `SET key value [PXAT ms | KEEPTTL]` appended to `out`: what a string
+/// written whole replays as (not a memcached item, which a header
+/// precedes: [`Effect::to_argv`]).
+#[inline]
+pub fn encode_set(out: &mut Vec<u8>, key: &[u8], value: &[u8], ttl: Ttl) {
+    match ttl {
+        Ttl::Keep => tern_resp::encode::request(out, [&b"SET"[..], key, value, b"KEEPTTL"]),
+        Ttl::At(Some(t)) => {
+            let mut at = itoa::Buffer::new();
+            tern_resp::encode::request(out, [&b"SET"[..], key, value, b"PXAT", at.format(t).as_bytes()])
+        }
+        Ttl::At(None) => tern_resp::encode::request(out, [&b"SET"[..], key, value]),
+    }
+}
+
 impl Effect {
     /// The key the effect changes (None for whole-database effects).
     pub fn key(&self) -> Option<&[u8]> {
@@ -296,6 +311,23 @@ impl Effect {
             | Effect::ZRem { key, .. }
             | Effect::Stream { key, .. } => Some(key),
             Effect::FlushDb | Effect::SwapDb { .. } | Effect::Command { .. } => None,
+        }
+    }
+
+    /// Appends the effect to `out` as the commands that replay it (see
+    /// [`Effect::to_argv`]), as RESP arrays: the form of the AOF and the
+    /// replication stream.
+    pub fn encode(&self, out: &mut Vec<u8>, db: u32) {
+        // The common record, a string written whole, without building its
+        // arguments: the key and the bytes go straight to `out`.
+        if let Effect::Put { key, value: Value::Str(s), ttl } = self {
+            if !matches!(s, StrValue::Mc(_)) {
+                s.with_bytes(|v| encode_set(out, key, v, *ttl));
+                return;
+            }
+        }
+        for argv in self.to_argv(db) {
+            tern_resp::encode::request(out, argv.iter().map(Vec::as_slice));
         }
     }
 
@@ -561,12 +593,6 @@ impl Mark {
     }
 }
 
-/// A writer's buffer of effect records: a worker's (filled as the shard
-/// locks of its commands are released) or the expiry cycle's. The records
-/// wait here for the readers (AOF, replication, keyspace notifications)
-/// to take them with [`Effects::take`]. Its methods take `&self`, so that
-/// a writer can hand it to each shard lock it takes while it keeps using
-/// its other state; it never leaves its thread.
 /// A key written while writes are noted (for CLIENT TRACKING's
 /// invalidations, keyspace notifications), numbered by its writing
 /// thread: the notes of one command, gathered from several shards, are
@@ -598,9 +624,135 @@ impl Modified {
     }
 }
 
+/// One record of a [`Log`]: its number, its database, and where its
+/// commands are in the log's bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rec {
+    pub seq: u64,
+    pub db: u32,
+    at: usize,
+    end: usize,
+}
+
+/// Effect records as they travel to their readers: each record's commands
+/// already encoded (RESP arrays, [`Effect::encode`]) into one buffer,
+/// with a small index entry per record. A shard encodes a record as it
+/// stages it, so a write allocates nothing of its own for the AOF or the
+/// replicas, and what moves between buffers and threads is bytes and
+/// index entries, whose buffers keep their capacity from round to round.
+#[derive(Debug, Default)]
+pub struct Log {
+    bytes: Vec<u8>,
+    recs: Vec<Rec>,
+}
+
+impl Log {
+    /// Appends a record numbered `seq` in database `db`, whose commands
+    /// `enc` writes.
+    #[inline]
+    pub fn push_with(&mut self, seq: u64, db: u32, enc: impl FnOnce(&mut Vec<u8>)) {
+        let at = self.bytes.len();
+        enc(&mut self.bytes);
+        self.recs.push(Rec { seq, db, at, end: self.bytes.len() });
+    }
+
+    /// Appends `effect` as record `seq` of database `db`.
+    pub fn push(&mut self, seq: u64, db: u32, effect: &Effect) {
+        self.push_with(seq, db, |out| effect.encode(out, db));
+    }
+
+    /// Appends `rec` of `from` (its bytes copied).
+    #[inline]
+    pub fn push_from(&mut self, from: &Log, rec: &Rec) {
+        let at = self.bytes.len();
+        self.bytes.extend_from_slice(&from.bytes[rec.at..rec.end]);
+        self.recs.push(Rec { at, end: self.bytes.len(), ..*rec });
+    }
+
+    /// Moves `other`'s records after this log's, leaving `other` empty
+    /// (with the capacity of one of the two).
+    pub fn append(&mut self, other: &mut Log) {
+        if self.recs.is_empty() {
+            std::mem::swap(self, other);
+            other.clear();
+            return;
+        }
+        self.extend_from(other);
+        other.clear();
+    }
+
+    /// Copies `other`'s records after this log's.
+    pub fn extend_from(&mut self, other: &Log) {
+        let base = self.bytes.len();
+        self.bytes.extend_from_slice(&other.bytes);
+        self.recs.extend(other.recs.iter().map(|r| Rec { at: r.at + base, end: r.end + base, ..*r }));
+    }
+
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+        self.recs.clear();
+    }
+
+    pub fn len(&self) -> usize {
+        self.recs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.recs.is_empty()
+    }
+
+    /// The index, in order.
+    pub fn recs(&self) -> &[Rec] {
+        &self.recs
+    }
+
+    /// The commands of `rec` (one of this log's).
+    #[inline]
+    pub fn bytes_of(&self, rec: &Rec) -> &[u8] {
+        &self.bytes[rec.at..rec.end]
+    }
+
+    /// The records in order: each one's index entry and commands.
+    pub fn iter(&self) -> impl Iterator<Item = (&Rec, &[u8])> {
+        self.recs.iter().map(|r| (r, &self.bytes[r.at..r.end]))
+    }
+
+    /// Bytes held, for a buffer kept across rounds to be given back
+    /// when it grew large.
+    pub fn capacity(&self) -> usize {
+        self.bytes.capacity() + self.recs.capacity() * std::mem::size_of::<Rec>()
+    }
+
+    /// Orders the records from index `start` on by number.
+    fn sort_from(&mut self, start: usize) {
+        if self.recs.len() > start + 1 {
+            self.recs[start..].sort_unstable_by_key(|r| r.seq);
+        }
+    }
+
+    /// See [`Effects::wrap_from`].
+    fn wrap_from(&mut self, start: usize) {
+        if self.recs.len() < start + 2 {
+            return;
+        }
+        let (first, last) = (self.recs[start], self.recs[self.recs.len() - 1]);
+        self.push_with(last.seq, last.db, |out| tern_resp::encode::request(out, [&b"EXEC"[..]]));
+        self.push_with(first.seq, first.db, |out| tern_resp::encode::request(out, [&b"MULTI"[..]]));
+        let multi = self.recs.pop().expect("just pushed");
+        self.recs.insert(start, multi);
+    }
+}
+
+/// A writer's buffer of effect records: a worker's (filled as the shard
+/// locks of its commands are released) or the expiry cycle's. The records
+/// wait here for the readers (AOF, replication) to take them with
+/// [`Effects::take_into`]; the keys written wait for tracking and
+/// keyspace notifications ([`Effects::take_modified`]). Its methods take
+/// `&self`, so that a writer can hand it to each shard lock it takes
+/// while it keeps using its other state; it never leaves its thread.
 #[derive(Debug, Default)]
 pub struct Effects {
-    log: RefCell<Vec<Record>>,
+    log: RefCell<Log>,
     /// Writes noted while clients track keys or notifications are wanted
     /// (see [`crate::Keyspace::track_writes`]).
     modified: RefCell<Vec<Modified>>,
@@ -627,8 +779,16 @@ impl Effects {
     }
 
     /// Takes the records gathered so far, oldest first.
-    pub fn take(&self) -> Vec<Record> {
+    pub fn take(&self) -> Log {
         std::mem::take(&mut *self.log.borrow_mut())
+    }
+
+    /// Copies the records gathered so far after `to`'s and empties this
+    /// buffer, which keeps its capacity.
+    pub fn drain_into(&self, to: &mut Log) {
+        let mut log = self.log.borrow_mut();
+        to.extend_from(&log);
+        log.clear();
     }
 
     pub fn len(&self) -> usize {
@@ -638,7 +798,7 @@ impl Effects {
     /// The number of the last record gathered (they are in order by
     /// number once gathered).
     pub fn last_seq(&self) -> Option<u64> {
-        self.log.borrow().last().map(|r| r.seq)
+        self.log.borrow().recs.last().map(|r| r.seq)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -680,10 +840,7 @@ impl Effects {
 
     /// Orders the records from index `start` on by number.
     pub(crate) fn sort_from(&self, start: usize) {
-        let mut log = self.log.borrow_mut();
-        if log.len() > start + 1 {
-            log[start..].sort_unstable_by_key(|r| r.seq);
-        }
+        self.log.borrow_mut().sort_from(start);
     }
 
     /// Wraps the records from `start` on in MULTI and EXEC when there are
@@ -691,23 +848,14 @@ impl Effects {
     /// must apply as one (Redis propagates them so). The two carry their
     /// neighbours' numbers, so a merge by number keeps them around them.
     pub fn wrap_from(&self, start: usize) {
-        let mut log = self.log.borrow_mut();
-        if log.len() < start + 2 {
-            return;
-        }
-        let word = |w: &[u8]| Effect::Command { argv: vec![w.into()] };
-        let (first, last) = (&log[start], &log[log.len() - 1]);
-        let multi = Record { db: first.db, seq: first.seq, effect: word(b"MULTI") };
-        let exec = Record { db: last.db, seq: last.seq, effect: word(b"EXEC") };
-        log.insert(start, multi);
-        log.push(exec);
+        self.log.borrow_mut().wrap_from(start);
     }
 
     /// Takes a shard's staged records, under its lock: the mark goes no
     /// higher than the first (the lowest: a shard numbers its records as
     /// it stages them) before the lock is released.
-    pub(crate) fn extend(&self, staged: &mut Vec<Record>) {
-        if let (Some(m), Some(first)) = (&self.mark, staged.first()) {
+    pub(crate) fn extend(&self, staged: &mut Log) {
+        if let (Some(m), Some(first)) = (&self.mark, staged.recs.first()) {
             m.note(first.seq);
         }
         self.log.borrow_mut().append(staged);

@@ -300,7 +300,7 @@ mod tests {
         let r = ks.evict(&cfg(Policy::AllkeysLru), 0, 1, 1, &fx);
         assert_eq!(r.keys, 1);
         assert!(flag.is_set());
-        let recs = fx.take();
+        let recs = crate::aof::records(&fx.take());
         assert!(matches!(&recs[..], [crate::Record { effect: crate::Effect::Del { key }, .. }] if **key == *b"w"));
     }
 

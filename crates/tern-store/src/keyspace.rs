@@ -1181,7 +1181,7 @@ mod tests {
         }
         ks.attach_effects(true);
         assert_eq!(ks.expire_cycle(21, 4, 100, &fx), 10);
-        let recs = fx.take();
+        let recs = crate::aof::records(&fx.take());
         assert_eq!(recs.len(), 10);
         assert!(recs.iter().all(|r| matches!(r.effect, crate::Effect::Del { .. })));
     }

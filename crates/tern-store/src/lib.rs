@@ -128,7 +128,7 @@ pub use stream::{
 };
 pub use zset::{key_cmp as zset_key_cmp, LexBound, ScoreBound, ZSet, ZsetLimits};
 pub use entry::{apply_masters_stream, build_restored, Entry, EntryExt, Lfu, ListMut, Meta, NewValue, LFU_INIT_VAL};
-pub use effect::{Effect, Effects, ListEdit, Record, Ttl};
+pub use effect::{Effect, Effects, ListEdit, Log, Record, Ttl};
 pub use evict::{EvictConfig, Evicted, Policy};
 pub use fifo::FifoKind;
 pub use shard::{Access, BlockingKeys, Detached, Edit, Shard, Waiter, WatchFlag};

@@ -43,13 +43,14 @@ use hashbrown::DefaultHashBuilder;
 
 use hashbrown::HashTable;
 
-use crate::effect::{Effect, Effects, Record, Ttl};
+use crate::effect::{Effect, Effects, Log, Ttl};
 use crate::event::{self, Event, NOTE_EVENTS};
 use crate::tracked::{Marks, NOTE_TRACK};
 use crate::fifo::{Fifo, FifoKind};
 use crate::entry::{self, is_expired, Entry, EntryExt, Lfu, ListMut, NewValue, Table};
 use tern_table::stage::{ItemHint, ITEM_PREFETCH_SPAN};
-use crate::value::Value;
+use crate::effect::encode_set;
+use crate::value::{StrRef, Value, ValueRef};
 
 mod expiry;
 mod interest;
@@ -201,7 +202,7 @@ pub struct Shard {
     passed: Vec<Waiter>,
     /// Effect records of the writes done under the current lock holder,
     /// moved to its [`Effects`] by [`Shard::drain_effects`].
-    staged: Vec<Record>,
+    staged: Log,
     /// Whether a reader of effects is attached (shared by every shard of a
     /// keyspace, set by [`crate::Keyspace::attach_effects`]).
     recording: Arc<AtomicBool>,
@@ -297,11 +298,19 @@ impl Shard {
     /// notifications are wanted).
     #[inline]
     fn wrote_as(&mut self, key: &[u8], hash: u64, ev: impl FnOnce() -> Option<Event>, effect: impl FnOnce() -> Effect) {
+        let db = self.db;
+        self.wrote_with(key, hash, ev, |out| effect().encode(out, db));
+    }
+
+    /// [`Shard::wrote_as`], `enc` writing the record's commands itself
+    /// (see [`Shard::record_with`]).
+    #[inline]
+    fn wrote_with(&mut self, key: &[u8], hash: u64, ev: impl FnOnce() -> Option<Event>, enc: impl FnOnce(&mut Vec<u8>)) {
         self.changes += 1;
         if !self.interest.is_empty() {
             self.notify(key, hash);
         }
-        self.record(effect);
+        self.record_with(enc);
         self.note(key, hash, ev);
     }
 
@@ -395,9 +404,19 @@ impl Shard {
     /// Stages `effect` while a reader is attached.
     #[inline]
     fn record(&mut self, effect: impl FnOnce() -> Effect) {
+        let db = self.db;
+        self.record_with(|out| effect().encode(out, db));
+    }
+
+    /// Stages a record while a reader is attached, `enc` writing its
+    /// commands straight into the staged log (a write that can say what
+    /// it did without building an [`Effect`]: the same bytes
+    /// [`Effect::encode`] would write).
+    #[inline]
+    fn record_with(&mut self, enc: impl FnOnce(&mut Vec<u8>)) {
         if self.is_recording() {
-            let effect = effect();
-            self.stage(effect);
+            let seq = self.seq.fetch_add(1, Ordering::Relaxed);
+            self.staged.push_with(seq, self.db, enc);
         }
     }
 
@@ -405,9 +424,9 @@ impl Shard {
     /// this shard's lock, so that the records of one key (one shard) are
     /// numbered in the order they happened whichever worker made them,
     /// and readers can merge the workers' buffers by number.
-    fn stage(&mut self, effect: Effect) {
+    fn stage(&mut self, effect: &Effect) {
         let seq = self.seq.fetch_add(1, Ordering::Relaxed);
-        self.staged.push(Record { db: self.db, seq, effect });
+        self.staged.push(seq, self.db, effect);
     }
 
     /// A change outside the keyspace that persists with it (the function
@@ -421,7 +440,7 @@ impl Shard {
     /// by its first shard.
     fn wrote_db(&mut self, effect: Effect) {
         if self.first_in_db && self.is_recording() {
-            self.stage(effect);
+            self.stage(&effect);
         }
     }
 
@@ -934,12 +953,12 @@ impl Shard {
                 self.note_event(key, ev);
             }
             for effect in edit.effects {
-                self.stage(effect);
+                self.stage(&effect);
             }
             match whole {
                 // A whole value left empty is gone: its record is the removal.
-                Some(_) if emptied => self.stage(Effect::Del { key: key.into() }),
-                Some(value) => self.stage(Effect::Put { key: key.into(), value, ttl: Ttl::Keep }),
+                Some(_) if emptied => self.stage(&Effect::Del { key: key.into() }),
+                Some(value) => self.stage(&Effect::Put { key: key.into(), value, ttl: Ttl::Keep }),
                 None => {}
             }
         }
@@ -1010,11 +1029,17 @@ impl Shard {
                 Some(_) => {}
             }
         }
-        let effect = || Effect::Put { key: key.into(), value: item.to_value(), ttl };
+        // A string's record is written from the item itself: nothing is
+        // built for it (a memcached item, or any other value, is).
+        let db = self.db;
+        let enc = |out: &mut Vec<u8>| match item.value() {
+            ValueRef::Str(s) if !matches!(s, StrRef::Mc(_)) => s.with_bytes(|v| encode_set(out, key, v, ttl)),
+            _ => Effect::Put { key: key.into(), value: item.to_value(), ttl }.encode(out, db),
+        };
         if tell {
-            self.wrote(key, hash, effect);
+            self.wrote_with(key, hash, event::current, enc);
         } else {
-            self.record(effect);
+            self.record_with(enc);
         }
         self.value_mem += item.value_heap();
         if let Some(d) = item.next_field_deadline() {

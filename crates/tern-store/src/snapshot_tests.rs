@@ -549,7 +549,7 @@ fn effect_numbers_split_at_the_snapshot() {
     write(b"b");
     let snap = ks.begin_snapshot(0).unwrap();
     write(b"c");
-    let seqs: Vec<u64> = fx.take().iter().map(|r| r.seq).collect();
+    let seqs: Vec<u64> = fx.take().recs().iter().map(|r| r.seq).collect();
     assert_eq!(seqs.len(), 3);
     assert!(seqs[1] < snap.first_seq_after() && seqs[2] >= snap.first_seq_after(), "{seqs:?} {}", snap.first_seq_after());
     snap.cancel(&ks);

@@ -631,7 +631,7 @@ mod tests {
         fn tick(&self, now: u64) -> (bool, usize) {
             let cron = Effects::new();
             let flushed = flush_if_due(&self.srv, now, &cron);
-            (flushed, cron.take().iter().filter(|r| r.effect == Effect::FlushDb).count())
+            (flushed, tern_store::aof::records(&cron.take()).iter().filter(|r| r.effect == Effect::FlushDb).count())
         }
     }
 
@@ -656,7 +656,7 @@ mod tests {
         assert_eq!(r.tick(T + 60_000), (false, 0));
         assert!(r.has(T + 60_000, "c"));
         // The command itself recorded no flush; the cron's buffer did.
-        assert!(r.fx.take().iter().all(|rec| rec.effect != Effect::FlushDb));
+        assert!(tern_store::aof::records(&r.fx.take()).iter().all(|rec| rec.effect != Effect::FlushDb));
     }
 
     #[test]
@@ -684,7 +684,7 @@ mod tests {
             r.run(T, b"set a 0 0 1\r\nx\r\nflush_all 5\r\n");
             assert_eq!(r.run(T + 1_000, now_flush), "OK\r\n");
             assert!(!r.has(T + 1_000, "a"), "{:?}", String::from_utf8_lossy(now_flush));
-            assert!(r.fx.take().iter().any(|rec| rec.effect == Effect::FlushDb));
+            assert!(tern_store::aof::records(&r.fx.take()).iter().any(|rec| rec.effect == Effect::FlushDb));
             assert_eq!(*r.srv.mc_flush_at.lock(), None);
             r.run(T + 2_000, b"set a 0 0 1\r\nx\r\n");
             assert_eq!(r.tick(T + 5_000), (false, 0));

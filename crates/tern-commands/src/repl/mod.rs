@@ -59,7 +59,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 use tern_config::{log_notice, log_warning, OutputLimit};
 use tern_store::rdb::ReplPosition;
-use tern_store::{Keyspace, Record};
+use tern_store::{Keyspace, Log};
 
 pub use backlog::Backlog;
 
@@ -697,16 +697,15 @@ impl Repl {
     /// The writer's part: a round's records (numbered below the next
     /// cut) go into the stream (not a replica's: its stream is its
     /// master's, see [`Repl::proxy`]).
-    pub fn feed(&self, recs: &[Record], limit: OutputLimit) {
+    pub fn feed(&self, recs: &Log, limit: OutputLimit) {
         if recs.is_empty() || !self.active() || self.proxying() {
             return;
         }
         let from = self.feed_from.load(Ordering::Relaxed);
         let mut st = self.st.lock();
         let mut buf = Vec::new();
-        for r in recs.iter().filter(|r| r.seq >= from) {
-            tern_store::aof::encode(&mut buf, r, &mut st.db);
-        }
+        let st = &mut *st;
+        tern_store::aof::encode_log(&mut buf, recs, &mut st.db, from);
         st.append(buf, limit);
     }
 

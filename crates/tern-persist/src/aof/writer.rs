@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use tern_config::{log_notice, log_warning};
 use tern_store::aof::{self as fmt, fill, AofFile, Kind, Merger};
-use tern_store::Record;
+use tern_store::Log;
 
 use tern_commands::aofstate::{Aof, Fsync};
 use tern_commands::server::Server;
@@ -114,12 +114,11 @@ pub fn writer(srv: &Server) {
         };
         let repl_cuts = srv.repl.cut_points();
         let round = srv.repl.begin_round();
-        let (batches, w) = aof.feed.collect();
+        let w = merger.collect(&aof.feed);
         last_round = Instant::now();
         // Stopping, the workers and the cron are gone: nothing lower can
         // come any more.
         let w = if stopping { u64::MAX } else { w };
-        merger.push(batches);
         if let Some(seq) = open {
             let files = aof.files.lock();
             let name = fmt::manifest::incr_name(&files.prefix, seq);
@@ -140,8 +139,8 @@ pub fn writer(srv: &Server) {
         let repl_limit = srv.settings.client_output_buffer_limit().replica;
         if close {
             let recs = merger.ready(w);
-            write_records(srv, &mut cur, &mut buf, &recs, policy);
-            srv.repl.feed(&recs, repl_limit);
+            write_records(srv, &mut cur, &mut buf, recs, policy);
+            srv.repl.feed(recs, repl_limit);
             if let Some(c) = cur.take() {
                 c.close(aof);
             }
@@ -157,8 +156,8 @@ pub fn writer(srv: &Server) {
         points.dedup();
         for p in points.into_iter().filter(|&p| p < w) {
             let recs = merger.ready(p);
-            write_records(srv, &mut cur, &mut buf, &recs, policy);
-            srv.repl.feed(&recs, repl_limit);
+            write_records(srv, &mut cur, &mut buf, recs, policy);
+            srv.repl.feed(recs, repl_limit);
             if let Some((_, incr)) = cut.filter(|&(s, _)| s == p) {
                 switch(srv, &mut cur, incr);
                 // The earlier rounds' records are in the file closed (and
@@ -171,8 +170,8 @@ pub fn writer(srv: &Server) {
             srv.repl.cut_reached(p);
         }
         let recs = merger.ready(w);
-        write_records(srv, &mut cur, &mut buf, &recs, policy);
-        srv.repl.feed(&recs, repl_limit);
+        write_records(srv, &mut cur, &mut buf, recs, policy);
+        srv.repl.feed(recs, repl_limit);
         super::fed_to(srv, w, round);
         let synced_before = aof.synced_round.load(Ordering::Relaxed);
         let mut synced_now = false;
@@ -223,14 +222,12 @@ pub fn writer(srv: &Server) {
 /// Appends records to the current file (dropped when there is none: the
 /// AOF is being turned on and the rewrite's snapshot holds them). `buf`
 /// keeps what a failed write could not write, for the next round.
-fn write_records(srv: &Server, cur: &mut Option<Incr>, buf: &mut Vec<u8>, recs: &[Record], policy: Fsync) {
+fn write_records(srv: &Server, cur: &mut Option<Incr>, buf: &mut Vec<u8>, recs: &Log, policy: Fsync) {
     let aof = &srv.aof;
     let Some(c) = cur.as_mut() else {
         return;
     };
-    for r in recs {
-        fmt::encode(buf, r, &mut c.db);
-    }
+    fmt::encode_log(buf, recs, &mut c.db, 0);
     if buf.is_empty() {
         return;
     }

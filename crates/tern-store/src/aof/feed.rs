@@ -48,14 +48,36 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
 
-use crate::effect::{Effects, Mark, Record};
+use crate::effect::{Effects, Log, Mark};
 
-/// A batch of one writer's records and its ticket.
-pub type Batch = (u64, Vec<Record>);
+/// A log larger than this is freed rather than kept for reuse.
+const SPARE_MAX_BYTES: usize = 16 << 20;
+
+/// What writers handed over since the reader last collected: their
+/// records, one log after another, and each batch's ticket with the
+/// index of the record after its last. The reader swaps it for an empty
+/// one of its own, so both keep their capacity from round to round.
+#[derive(Default)]
+pub struct Batches {
+    pub log: Log,
+    /// (ticket, end): batch `ticket`'s records end before index `end`.
+    pub tickets: Vec<(u64, usize)>,
+}
+
+impl Batches {
+    pub fn is_empty(&self) -> bool {
+        self.tickets.is_empty()
+    }
+
+    fn clear(&mut self) {
+        self.log.clear();
+        self.tickets.clear();
+    }
+}
 
 #[derive(Default)]
 struct State {
-    batches: Vec<Batch>,
+    handed: Batches,
     marks: Vec<Arc<Mark>>,
     /// The last ticket issued.
     issued: u64,
@@ -95,17 +117,20 @@ impl Feed {
     }
 
     /// Hands over `fx`'s records (a buffer marked with a registered mark,
-    /// holding every record its writer has not handed over). Returns the
-    /// batch's ticket, or None if there was nothing.
+    /// holding every record its writer has not handed over): they are
+    /// copied after those handed over before, and `fx` keeps its
+    /// capacity. Returns the batch's ticket, or None if there was
+    /// nothing.
     pub fn hand(&self, fx: &Effects) -> Option<u64> {
         if fx.is_empty() {
             return None;
         }
-        let recs = fx.take();
         let mut st = self.state.lock();
+        fx.drain_into(&mut st.handed.log);
         st.issued += 1;
         let t = st.issued;
-        st.batches.push((t, recs));
+        let end = st.handed.log.len();
+        st.handed.tickets.push((t, end));
         if let Some(m) = fx.mark() {
             m.clear();
         }
@@ -116,18 +141,21 @@ impl Feed {
         Some(t)
     }
 
-    /// The reader's side: every batch handed over, and the watermark: no
-    /// record still held by a writer is numbered below it.
-    pub fn collect(&self) -> (Vec<Batch>, u64) {
+    /// The reader's side: every batch handed over, swapped into `into`
+    /// (emptied first), and the watermark: no record still held by a
+    /// writer is numbered below it.
+    pub fn collect(&self, into: &mut Batches) -> u64 {
+        into.clear();
         let mut st = self.state.lock();
         let w = st.marks.iter().map(|m| m.get()).min().unwrap_or(u64::MAX);
-        (std::mem::take(&mut st.batches), w)
+        std::mem::swap(&mut st.handed, into);
+        w
     }
 
     /// The reader waits up to `timeout` for a batch.
     pub fn wait_work(&self, timeout: std::time::Duration) {
         let mut st = self.state.lock();
-        if st.batches.is_empty() && !st.nudged {
+        if st.handed.is_empty() && !st.nudged {
             st.idle = true;
             self.work.wait_for(&mut st, timeout);
             st.idle = false;
@@ -190,36 +218,119 @@ impl Feed {
     }
 }
 
-/// The reader's records not written yet, merged by number.
+/// A record not written yet: its number, its batch's ticket, and where it
+/// is (the batch's slot in [`Merger::logs`], its index there).
+#[derive(Clone, Copy)]
+struct Pending {
+    seq: u64,
+    ticket: u64,
+    slot: u32,
+    idx: u32,
+}
+
+/// The reader's records not written yet, merged by number. Each round's
+/// log stays as it came in; what is sorted is a small entry per record,
+/// and [`Merger::ready`] copies the records' bytes out in order (or,
+/// when one log holds them all in order, hands it out whole).
 #[derive(Default)]
 pub struct Merger {
-    pending: Vec<(u64, Record)>,
+    pending: Vec<Pending>,
+    /// The rounds' logs with records pending, and how many each has left
+    /// (None: a free slot).
+    logs: Vec<Option<(Log, usize)>>,
+    free: Vec<u32>,
+    /// What the last [`Merger::ready`] returned.
+    out: Log,
+    /// An emptied log, for the next [`Feed::collect`].
+    spare: Batches,
     /// The highest ticket collected.
     collected: u64,
 }
 
 impl Merger {
-    pub fn push(&mut self, batches: Vec<Batch>) {
-        for (t, recs) in batches {
-            self.collected = self.collected.max(t);
-            self.pending.extend(recs.into_iter().map(|r| (t, r)));
-        }
+    /// Collects what `feed`'s writers handed over; returns the
+    /// watermark (see [`Feed::collect`]).
+    pub fn collect(&mut self, feed: &Feed) -> u64 {
+        let mut b = std::mem::take(&mut self.spare);
+        let w = feed.collect(&mut b);
+        self.push(b);
+        w
     }
 
-    /// The records numbered below `w`, by number, taken out.
-    pub fn ready(&mut self, w: u64) -> Vec<Record> {
-        if self.pending.is_empty() {
-            return Vec::new();
+    /// Takes `b`'s records in.
+    pub fn push(&mut self, b: Batches) {
+        let Batches { log, mut tickets } = b;
+        if let Some(&(t, _)) = tickets.last() {
+            self.collected = self.collected.max(t);
         }
-        self.pending.sort_by_key(|(_, r)| r.seq);
-        let n = self.pending.partition_point(|(_, r)| r.seq < w);
-        self.pending.drain(..n).map(|(_, r)| r).collect()
+        if log.is_empty() {
+            retire(&mut self.spare, log);
+        } else {
+            let slot = match self.free.pop() {
+                Some(s) => s,
+                None => {
+                    self.logs.push(None);
+                    (self.logs.len() - 1) as u32
+                }
+            };
+            let mut start = 0;
+            for &(t, end) in &tickets {
+                for (i, r) in log.recs()[start..end].iter().enumerate() {
+                    self.pending.push(Pending { seq: r.seq, ticket: t, slot, idx: (start + i) as u32 });
+                }
+                start = end;
+            }
+            let n = log.len();
+            self.logs[slot as usize] = Some((log, n));
+        }
+        tickets.clear();
+        self.spare.tickets = tickets;
+    }
+
+    /// The records numbered below `w`, by number, taken out (good until
+    /// the next call).
+    pub fn ready(&mut self, w: u64) -> &Log {
+        self.out.clear();
+        if self.pending.is_empty() {
+            return &self.out;
+        }
+        // Stable: a MULTI or EXEC shares its neighbour's number and keeps
+        // its place beside it.
+        if !self.pending.is_sorted_by_key(|p| p.seq) {
+            self.pending.sort_by_key(|p| p.seq);
+        }
+        let n = self.pending.partition_point(|p| p.seq < w);
+        // All of one log, in its order: it is the answer as it is.
+        let first = self.pending[0];
+        if n == self.pending.len() && self.logs[first.slot as usize].as_ref().is_some_and(|(l, left)| *left == l.len() && *left == n) {
+            let in_order = self.pending.iter().enumerate().all(|(i, p)| p.idx as usize == i);
+            if in_order {
+                self.pending.clear();
+                let (log, _) = self.logs[first.slot as usize].take().expect("checked");
+                self.free.push(first.slot);
+                let old = std::mem::replace(&mut self.out, log);
+                retire(&mut self.spare, old);
+                return &self.out;
+            }
+        }
+        for p in self.pending.drain(..n) {
+            let slot = &mut self.logs[p.slot as usize];
+            let (log, left) = slot.as_mut().expect("a pending record's log");
+            self.out.push_from(log, &log.recs()[p.idx as usize]);
+            *left -= 1;
+            if *left == 0 {
+                let (log, _) = slot.take().expect("just read");
+                self.free.push(p.slot);
+                retire(&mut self.spare, log);
+            }
+        }
+        &self.out
     }
 
     /// The highest ticket whose records, and those of every ticket
     /// before it, have all been taken by [`Merger::ready`].
     pub fn durable(&self) -> u64 {
-        match self.pending.iter().map(|(t, _)| *t).min() {
+        match self.pending.iter().map(|p| p.ticket).min() {
             Some(t) => t - 1,
             None => self.collected,
         }
@@ -230,14 +341,27 @@ impl Merger {
     }
 }
 
+/// A log all written out: kept, emptied, for the next collection (one is
+/// enough: the larger; one that grew very large is let go).
+fn retire(spare: &mut Batches, mut log: Log) {
+    if spare.log.capacity() < log.capacity() && log.capacity() <= SPARE_MAX_BYTES {
+        log.clear();
+        spare.log = log;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::effect::Effect;
     use crate::{Keyspace, LockSet};
 
-    fn rec(seq: u64) -> Record {
-        Record { db: 0, seq, effect: Effect::FlushDb }
+    fn log(seqs: &[u64]) -> Log {
+        let mut l = Log::default();
+        for &seq in seqs {
+            l.push(seq, 0, &Effect::FlushDb);
+        }
+        l
     }
 
     #[test]
@@ -245,21 +369,19 @@ mod tests {
         let feed = Feed::new();
         let (ma, mb) = (feed.register(), feed.register());
         let (a, b) = (Effects::marked(ma.clone()), Effects::marked(mb));
-        a.extend(&mut vec![rec(1), rec(3)]);
-        b.extend(&mut vec![rec(2), rec(4)]);
+        a.extend(&mut log(&[1, 3]));
+        b.extend(&mut log(&[2, 4]));
         assert_eq!(ma.get(), 1);
         assert_eq!(feed.hand(&b), Some(1));
         let mut m = Merger::default();
-        let (batches, w) = feed.collect();
+        let w = m.collect(&feed);
         assert_eq!(w, 1);
-        m.push(batches);
         assert!(m.ready(w).is_empty());
         assert_eq!(m.durable(), 0);
         assert_eq!(feed.hand(&a), Some(2));
-        let (batches, w) = feed.collect();
+        let w = m.collect(&feed);
         assert_eq!(w, u64::MAX);
-        m.push(batches);
-        assert_eq!(m.ready(w).iter().map(|r| r.seq).collect::<Vec<_>>(), [1, 2, 3, 4]);
+        assert_eq!(m.ready(w).recs().iter().map(|r| r.seq).collect::<Vec<_>>(), [1, 2, 3, 4]);
         assert_eq!(m.durable(), 2);
         assert_eq!(feed.hand(&a), None);
     }
@@ -275,7 +397,7 @@ mod tests {
         let feed = Feed::new();
         let marks = [feed.register(), feed.register()];
         let done = std::sync::atomic::AtomicUsize::new(0);
-        let mut out: Vec<Record> = Vec::new();
+        let mut out: Vec<crate::effect::Record> = Vec::new();
         std::thread::scope(|s| {
             for (w, mark) in marks.iter().enumerate() {
                 let (ks, feed, done) = (&ks, &feed, &done);
@@ -303,9 +425,8 @@ mod tests {
             let mut m = Merger::default();
             loop {
                 let finished = done.load(Ordering::SeqCst) == 2;
-                let (batches, w) = feed.collect();
-                m.push(batches);
-                out.extend(m.ready(w));
+                let w = m.collect(&feed);
+                out.extend(crate::aof::records(m.ready(w)));
                 if finished && m.is_empty() {
                     break;
                 }

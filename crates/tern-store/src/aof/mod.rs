@@ -34,4 +34,4 @@ pub use crate::effect::Mark;
 pub use feed::{Feed, Merger};
 pub use manifest::{AofFile, Kind, Manifest, ManifestError};
 pub use reader::{CommandReader, ReadError};
-pub use record::{encode, parse, Cursor, FormError, Parsed};
+pub use record::{commands, encode, encode_log, parse, records, Cursor, FormError, Parsed};

@@ -14,34 +14,71 @@
 //! held (INCR, APPEND, an `LTRIM` counted from the head, …) is
 //! [`Parsed::Other`]: the caller runs it through the command table.
 
-use crate::effect::{Effect, ListEdit, Record, Ttl};
+use crate::effect::{Effect, ListEdit, Log, Record, Ttl};
 use crate::list::End;
 use crate::value::{McStr, StrValue, Value};
+
+/// Appends `SELECT db` to `out` if `cur` (the database the output's last
+/// command ran in) is not `db`.
+#[inline]
+fn select(out: &mut Vec<u8>, db: u32, cur: &mut Option<u32>) {
+    if *cur != Some(db) {
+        tern_resp::encode::request(out, [&b"SELECT"[..], itoa::Buffer::new().format(db).as_bytes()]);
+        *cur = Some(db);
+    }
+}
 
 /// Appends `rec` to `out` as commands, after a `SELECT` if `db` (the
 /// database the file's last command ran in) is not the record's.
 pub fn encode(out: &mut Vec<u8>, rec: &Record, db: &mut Option<u32>) {
-    if *db != Some(rec.db) {
-        let n = itoa::Buffer::new().format(rec.db).as_bytes().to_vec();
-        tern_resp::encode::request(out, [&b"SELECT"[..], &n]);
-        *db = Some(rec.db);
-    }
-    // The common record, a string written whole, without building its
-    // arguments: the key and the bytes go straight to `out`.
-    if let Effect::Put { key, value: Value::Str(s), ttl } = &rec.effect {
-        if !matches!(s, StrValue::Mc(_)) {
-            let mut at = itoa::Buffer::new();
-            s.with_bytes(|v| match ttl {
-                Ttl::Keep => tern_resp::encode::request(out, [&b"SET"[..], key, v, b"KEEPTTL"]),
-                Ttl::At(Some(t)) => tern_resp::encode::request(out, [&b"SET"[..], key, v, b"PXAT", at.format(*t).as_bytes()]),
-                Ttl::At(None) => tern_resp::encode::request(out, [&b"SET"[..], key, v]),
-            });
-            return;
+    select(out, rec.db, db);
+    rec.effect.encode(out, rec.db);
+}
+
+/// Appends the records of `log` numbered from `from` on to `out`, each
+/// after a `SELECT` where its database differs from the last one written
+/// (`db`, kept across calls): the AOF's and the replication stream's
+/// bytes, which the records carry already encoded.
+pub fn encode_log(out: &mut Vec<u8>, log: &Log, db: &mut Option<u32>, from: u64) {
+    for (r, bytes) in log.iter() {
+        if r.seq >= from {
+            select(out, r.db, db);
+            out.extend_from_slice(bytes);
         }
     }
-    for argv in rec.effect.to_argv(rec.db) {
-        tern_resp::encode::request(out, argv.iter().map(Vec::as_slice));
+}
+
+/// The commands `log`'s records are written as, in order, each as its
+/// arguments (for tests and tools that look at what was recorded).
+pub fn commands(log: &Log) -> Vec<Vec<Vec<u8>>> {
+    let mut out = Vec::new();
+    for (_, bytes) in log.iter() {
+        let mut reader = super::CommandReader::new(bytes, 0);
+        while let Ok(Some(argv)) = reader.next_command() {
+            out.push(argv);
+        }
     }
+    out
+}
+
+/// The records `log` holds, read back from their commands (for tests and
+/// tools that look at what was recorded): MULTI, EXEC and any command
+/// that is no record form come back as [`Effect::Command`].
+pub fn records(log: &Log) -> Vec<Record> {
+    let mut out = Vec::new();
+    let mut cur = Cursor::default();
+    for (r, bytes) in log.iter() {
+        cur.db = r.db;
+        let mut reader = super::CommandReader::new(bytes, 0);
+        while let Ok(Some(argv)) = reader.next_command() {
+            let command = |argv: &[Vec<u8>]| Effect::Command { argv: argv.iter().map(|a| boxed(a)).collect() };
+            match parse(&argv, &mut cur, u32::MAX, 0) {
+                Ok(Parsed::Records(recs)) => out.extend(recs.into_iter().map(|x| Record { seq: r.seq, ..x })),
+                _ => out.push(Record { db: r.db, seq: r.seq, effect: command(&argv) }),
+            }
+        }
+    }
+    out
 }
 
 /// What a command of the file is.

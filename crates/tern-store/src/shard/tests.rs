@@ -69,7 +69,7 @@ fn records_only_while_recording_and_hash_fields_expire_as_hdel() {
     assert_eq!(sh.expire_cycle(60, 10), 0);
     sh.remove(b"a", ha, 60);
     sh.drain_effects(&fx);
-    let recs: Vec<Effect> = fx.take().into_iter().map(|r| r.effect).collect();
+    let recs: Vec<Effect> = crate::aof::records(&fx.take()).into_iter().map(|r| r.effect).collect();
     assert_eq!(recs.len(), 3);
     assert!(matches!(&recs[1], Effect::HDel { fields, .. } if fields.len() == 1 && *fields[0] == *b"f"));
     assert!(matches!(&recs[2], Effect::Del { key } if **key == *b"a"));
@@ -88,8 +88,8 @@ fn restamp_is_recorded_but_tells_no_one() {
     assert!(!f.is_set());
     let fx = Effects::new();
     sh.drain_effects(&fx);
-    let recs = fx.take();
-    assert!(matches!(&recs[..], [Record { effect: Effect::Put { ttl: Ttl::Keep, .. }, .. }]));
+    let recs = crate::aof::records(&fx.take());
+    assert!(matches!(&recs[..], [crate::effect::Record { effect: Effect::Put { ttl: Ttl::Keep, .. }, .. }]));
     assert_eq!(sh.get(b"k", 1, 0).unwrap().expire(), Some(500));
     assert!(sh.restamp(b"absent", 2, NewValue::Int(1), 0).is_none());
 }
