@@ -760,6 +760,9 @@ pub struct Effects {
     /// number (the AOF, see [`crate::aof::Feed`]): noted as records come
     /// in from a shard, before its lock is released.
     mark: Option<Arc<Mark>>,
+    /// An empty log kept for [`Effects::lend`], with the capacity the
+    /// last one absorbed had.
+    spare: RefCell<Log>,
 }
 
 impl Effects {
@@ -770,7 +773,16 @@ impl Effects {
     /// A buffer whose records lower `mark` as they come in: the writer's
     /// own, or a lock set's whose records its writer absorbs.
     pub fn marked(mark: Arc<Mark>) -> Self {
-        Effects { log: RefCell::default(), modified: RefCell::default(), mark: Some(mark) }
+        Effects { mark: Some(mark), ..Effects::default() }
+    }
+
+    /// A buffer for a short-lived lock set whose records this one will
+    /// [`Effects::absorb`]: marked as this one is, and holding a log with
+    /// the capacity of the last one absorbed, so a lock set per request
+    /// allocates nothing for its records.
+    pub fn lend(&self) -> Effects {
+        let log = std::mem::take(&mut *self.spare.borrow_mut());
+        Effects { log: RefCell::new(log), mark: self.mark.clone(), ..Effects::default() }
     }
 
     /// The mark this buffer notes its records in.
@@ -812,6 +824,11 @@ impl Effects {
         let mut o = other.log.borrow_mut();
         if !o.is_empty() {
             self.log.borrow_mut().append(&mut o);
+            // Emptied, with capacity: the next lend's.
+            let mut spare = self.spare.borrow_mut();
+            if o.capacity() > spare.capacity() {
+                std::mem::swap(&mut *o, &mut *spare);
+            }
         }
         let mut m = other.modified.borrow_mut();
         if !m.is_empty() {
@@ -858,7 +875,9 @@ impl Effects {
         if let (Some(m), Some(first)) = (&self.mark, staged.recs.first()) {
             m.note(first.seq);
         }
-        self.log.borrow_mut().append(staged);
+        // Copied: the shard's log keeps its capacity.
+        self.log.borrow_mut().extend_from(staged);
+        staged.clear();
     }
 }
 

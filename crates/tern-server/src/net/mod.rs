@@ -167,12 +167,11 @@ pub struct Worker {
 }
 
 /// A lock set whose records note the worker's mark (see
-/// `tern_store::aof::feed`) as they leave their shards.
+/// `tern_store::aof::feed`) as they leave their shards, in a buffer the
+/// worker's lends it ([`Effects::lend`]).
 fn lock_set<'a>(ks: &'a Keyspace, fx: &Effects) -> LockSet<'a> {
     let mut locks = LockSet::new(ks);
-    if let Some(m) = fx.mark() {
-        locks.effects = Effects::marked(m.clone());
-    }
+    locks.effects = fx.lend();
     locks
 }
 
