@@ -10,6 +10,7 @@ import random
 import shutil
 import signal
 import socket
+import threading
 import time
 
 import pytest
@@ -369,6 +370,115 @@ def test_a_raw_psync_gets_fullresync_an_rdb_and_the_stream(master):
         f.close()
         c.close()
     wait_until(lambda: m.info("replication")["connected_slaves"] == 0)
+
+
+def test_replicas_asking_within_the_delay_share_one_snapshot():
+    """Two replicas that ask for a full resynchronisation within
+    repl-diskless-sync-delay get one snapshot, as Redis's share one
+    BGSAVE: the same offset although writes go on meanwhile, the same RDB
+    (one EOF mark), then each the stream from there."""
+    srv = start_server(2, ["--repl-diskless-sync-delay", "1", "--save", ""])
+    m = srv.client()
+    m.set("before", "1")
+    conns = []
+    writing = [True]
+
+    def write():
+        w = srv.client()
+        i = 0
+        while writing[0]:
+            w.set(f"w{i % 100}", i)
+            i += 1
+
+    t = threading.Thread(target=write)
+    t.start()
+    try:
+        for _ in range(2):
+            c = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
+            f = c.makefile("rb")
+            conns.append((c, f))
+            c.sendall(b"REPLCONF capa eof capa psync2\r\n")
+            assert f.readline() == b"+OK\r\n"
+            start = m.info("replication")["master_repl_offset"]
+            c.sendall(b"PSYNC ? -1\r\n")
+            # The stream moves on between the two requests.
+            wait_until(lambda: m.info("replication")["master_repl_offset"] > start + 10_000)
+        heads = []
+        for c, f in conns:
+            line = f.readline()
+            while line == b"\n":
+                line = f.readline()
+            assert line.startswith(b"+FULLRESYNC ")
+            heads.append((line, f.readline()))
+        (line_a, eof_a), (line_b, eof_b) = heads
+        assert line_a == line_b
+        assert eof_a.startswith(b"$EOF:") and eof_a == eof_b
+        mark = eof_a[5:45]
+        for c, f in conns:
+            data = b""
+            while not data.endswith(mark):
+                data += f.read1(65536)
+            assert data.startswith(b"REDIS") and b"before" in data
+            c.sendall(b"*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n$1\r\n0\r\n")
+        writing[0] = False
+        t.join()
+        m.set("after", "2")
+        # Redis starts the stream at an ACK that comes after its snapshot's
+        # end is handled: a replica acknowledges every second, these two
+        # every 0.1 s until they have it.
+        acking = threading.Event()
+
+        def ack():
+            while not acking.wait(0.1):
+                for c, _ in conns:
+                    c.sendall(b"*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n$1\r\n0\r\n")
+
+        a = threading.Thread(target=ack)
+        a.start()
+        try:
+            for c, f in conns:
+                got = b""
+                while b"$5\r\nafter\r\n" not in got:
+                    got += f.read1(65536)
+        finally:
+            acking.set()
+            a.join()
+        assert m.info("stats")["sync_full"] == 2
+        wait_until(lambda: m.info("replication")["connected_slaves"] == 2)
+    finally:
+        writing[0] = False
+        t.join()
+        for c, f in conns:
+            f.close()
+            c.close()
+        srv.stop()
+
+
+def test_a_sync_through_a_file_sends_the_rdb_with_its_length():
+    """`repl-diskless-sync no`: the snapshot goes to a file, then to the
+    replica as `$<length>` and the file's bytes, then the stream."""
+    srv = start_server(2, ["--repl-diskless-sync", "no", "--save", ""])
+    try:
+        m = srv.client()
+        m.set("before", "1")
+        c, f, line = raw_psync(srv, "?", -1)
+        try:
+            assert line.startswith(b"+FULLRESYNC ")
+            head = f.readline()
+            assert head.startswith(b"$") and not head.startswith(b"$EOF:")
+            rdb = f.read(int(head[1:-2]))
+            assert rdb.startswith(b"REDIS") and b"before" in rdb
+            c.sendall(b"*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n$1\r\n0\r\n")
+            m.set("after", "2")
+            got = b""
+            while b"$5\r\nafter\r\n" not in got:
+                got += f.read1(65536)
+            assert not any(p.startswith("temp-") for p in os.listdir(m.config_get("dir")["dir"]))
+        finally:
+            f.close()
+            c.close()
+    finally:
+        srv.stop()
 
 
 def test_rdb_only_is_what_redis_cli_rdb_takes(master, tmp_path):

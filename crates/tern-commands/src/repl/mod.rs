@@ -29,7 +29,11 @@
 //!   O`, then gets the snapshot as an RDB — straight onto the socket
 //!   (`$EOF:<mark>` … `<mark>`) when it can take that and
 //!   `repl-diskless-sync` is on, else written to a file first and sent
-//!   with its length — and then its queue.
+//!   with its length — and then its queue. Replicas that ask for one
+//!   while another waits to begin (`repl-diskless-sync-delay`, or for a
+//!   snapshot in progress to end) and want the same RDB join it
+//!   ([`SyncGroup`]): one snapshot, one cut and one offset for all, the
+//!   RDB written once (to all their sockets, or to one file sent to each).
 //! - **A partial resynchronisation** (PSYNC with this server's replication
 //!   id, or its previous one up to where it ended, and an offset the
 //!   backlog still holds) answers `+CONTINUE` and sends the backlog from
@@ -104,8 +108,78 @@ pub mod state {
 /// CONFIG_REPL_BACKLOG_MIN_SIZE).
 pub const BACKLOG_MIN: usize = 16 * 1024;
 
+/// A full resynchronisation gathering replicas (see the module docs): the
+/// first replica's thread leads it; the others' threads join it and wait
+/// for their [`Outcome`].
+pub struct SyncGroup {
+    /// What a replica must want to join: the RDB to sockets (not to a
+    /// file first), with functions, with data.
+    pub kind: (bool, bool, bool),
+    pub st: Mutex<SyncMembers>,
+    pub cv: Condvar,
+}
+
+#[derive(Default)]
+pub struct SyncMembers {
+    /// Taking members: its snapshot has not begun.
+    pub open: bool,
+    pub joined: Vec<Joined>,
+    /// Each joined replica's outcome, once the leader is done with it.
+    pub outcomes: Vec<(Arc<Replica>, Outcome)>,
+}
+
+/// A replica that joined a [`SyncGroup`]: its socket (a handle to it)
+/// and whether it asked with PSYNC (told `+FULLRESYNC`) or SYNC.
+pub struct Joined {
+    pub rep: Arc<Replica>,
+    pub sock: std::net::TcpStream,
+    pub psync: bool,
+}
+
+/// How a joined replica's synchronisation ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    /// It has the snapshot and is attached to the stream.
+    Synced,
+    Failed(String),
+    /// The leader gave up before the snapshot began: the replica
+    /// synchronises on its own.
+    Retry,
+}
+
+impl SyncGroup {
+    pub fn new(kind: (bool, bool, bool)) -> Self {
+        SyncGroup { kind, st: Mutex::new(SyncMembers { open: true, ..SyncMembers::default() }), cv: Condvar::new() }
+    }
+
+    /// Sets `rep`'s outcome and wakes its thread.
+    pub fn settle(&self, rep: &Arc<Replica>, outcome: Outcome) {
+        let mut st = self.st.lock();
+        if !st.outcomes.iter().any(|(r, _)| Arc::ptr_eq(r, rep)) {
+            st.outcomes.push((rep.clone(), outcome));
+        }
+        self.cv.notify_all();
+    }
+
+    /// Waits for `rep`'s outcome; None once `give_up` says to stop.
+    pub fn outcome(&self, rep: &Arc<Replica>, give_up: impl Fn() -> bool) -> Option<Outcome> {
+        let mut st = self.st.lock();
+        loop {
+            if let Some((_, o)) = st.outcomes.iter().find(|(r, _)| Arc::ptr_eq(r, rep)) {
+                return Some(o.clone());
+            }
+            if give_up() {
+                return None;
+            }
+            self.cv.wait_for(&mut st, Duration::from_millis(100));
+        }
+    }
+}
+
 /// The replication state a server keeps as a master.
 pub struct Repl {
+    /// The full resynchronisation taking members, if one is.
+    pub forming: Mutex<Option<Arc<SyncGroup>>>,
     /// A backlog exists: the writer feeds the stream (and effect records
     /// are built for it).
     active: AtomicBool,
@@ -391,6 +465,7 @@ impl Default for Repl {
 impl Repl {
     pub fn new() -> Self {
         Repl {
+            forming: Mutex::new(None),
             active: AtomicBool::new(false),
             st: Mutex::new(State {
                 replid: random_hex40(),

@@ -12,7 +12,7 @@ use tern_config::{log_notice, log_warning};
 use tern_store::rdb::RdbWriter;
 use tern_store::SnapshotError;
 
-use tern_commands::repl::{random_hex40, state, Hello, Replica};
+use tern_commands::repl::{random_hex40, state, Hello, Joined, Outcome, Replica, SyncGroup};
 use crate::rdb;
 use tern_commands::server::{now_ms, PausePurpose, Server};
 
@@ -118,23 +118,112 @@ fn begin(srv: &Server, rep: &Arc<Replica>, sock: &mut TcpStream, hello: &Hello, 
     full_sync(srv, rep, sock, hello, psync.is_some())
 }
 
-/// Waits `repl-diskless-sync-delay` (diskless) and for any other snapshot
-/// to end, keeping the replica's link alive with newlines meanwhile, then
-/// sends the snapshot and attaches the replica at its instant. Returns
-/// whether the RDB went with an EOF mark.
+/// A full resynchronisation: this replica's thread leads one, or joins one
+/// that another replica's thread leads and has not begun (see
+/// [`SyncGroup`]) and waits for its outcome. Returns whether the RDB went
+/// with an EOF mark.
 fn full_sync(srv: &Server, rep: &Arc<Replica>, sock: &mut TcpStream, hello: &Hello, psync: bool) -> std::io::Result<bool> {
     let (diskless, delay) = {
         let c = srv.config.read();
         (c.repl_diskless_sync && hello.eof, c.repl_diskless_sync_delay)
     };
+    if hello.rdb_only {
+        // redis-cli --rdb's snapshot is its own: it joins no stream.
+        return lead(srv, rep, sock, hello, psync, None);
+    }
+    let kind = (diskless, !hello.exclude_functions, !hello.exclude_data);
+    loop {
+        let joined = {
+            let mut forming = srv.repl.forming.lock();
+            let open = forming.as_ref().filter(|g| g.kind == kind).filter(|g| g.st.lock().open).cloned();
+            match open {
+                Some(g) => {
+                    g.st.lock().joined.push(Joined { rep: rep.clone(), sock: sock.try_clone()?, psync });
+                    Ok(g)
+                }
+                None => {
+                    let g = Arc::new(SyncGroup::new(kind));
+                    *forming = Some(g.clone());
+                    Err(g)
+                }
+            }
+        };
+        match joined {
+            Err(g) => return lead(srv, rep, sock, hello, psync, Some((&g, delay))),
+            Ok(g) => {
+                log_notice!("Replica {} joins the full synchronisation being prepared", rep.name());
+                match g.outcome(rep, || srv.is_shutting_down() || rep.gone.load(Ordering::Relaxed)) {
+                    Some(Outcome::Synced) => return Ok(diskless),
+                    Some(Outcome::Failed(e)) => return Err(std::io::Error::other(e)),
+                    Some(Outcome::Retry) => continue,
+                    None => return Err(std::io::Error::other("given up")),
+                }
+            }
+        }
+    }
+}
+
+/// Closes `g` to new members (it is no longer the one forming) and takes
+/// those that joined.
+fn close(srv: &Server, g: &Arc<SyncGroup>) -> Vec<Joined> {
+    let mut forming = srv.repl.forming.lock();
+    if forming.as_ref().is_some_and(|f| Arc::ptr_eq(f, g)) {
+        *forming = None;
+    }
+    let mut st = g.st.lock();
+    st.open = false;
+    std::mem::take(&mut st.joined)
+}
+
+/// Leads a full resynchronisation for `rep` and the replicas that join
+/// `group` (with its `repl-diskless-sync-delay`) before its snapshot
+/// begins: waits the delay (diskless) and for any other snapshot to end,
+/// keeping the links alive with newlines meanwhile, then sends the
+/// snapshot to all and attaches them at its instant. Returns whether the
+/// RDB went with an EOF mark, for `rep`; the others are told theirs.
+fn lead(srv: &Server, rep: &Arc<Replica>, sock: &mut TcpStream, hello: &Hello, psync: bool, group: Option<(&Arc<SyncGroup>, Duration)>) -> std::io::Result<bool> {
+    let mut members = Vec::new();
+    let r = lead_inner(srv, rep, sock, hello, psync, group, &mut members);
+    if let Some((g, _)) = group {
+        // Given up before the snapshot began: whoever joined goes on alone.
+        for m in close(srv, g) {
+            g.settle(&m.rep, Outcome::Retry);
+        }
+        let why = match &r {
+            Ok(_) => "the synchronisation ended".to_string(),
+            Err(e) => e.to_string(),
+        };
+        for m in &members {
+            g.settle(&m.rep, Outcome::Failed(why.clone()));
+        }
+    }
+    r
+}
+
+fn lead_inner(
+    srv: &Server,
+    rep: &Arc<Replica>,
+    sock: &mut TcpStream,
+    hello: &Hello,
+    psync: bool,
+    group: Option<(&Arc<SyncGroup>, Duration)>,
+    members: &mut Vec<Joined>,
+) -> std::io::Result<bool> {
+    let diskless = srv.config.read().repl_diskless_sync && hello.eof;
     let mut last_newline = Instant::now();
     let mut keep_alive = |sock: &mut TcpStream| -> std::io::Result<()> {
         if last_newline.elapsed() >= Duration::from_secs(1) {
             last_newline = Instant::now();
+            if let Some((g, _)) = group {
+                for m in g.st.lock().joined.iter() {
+                    let _ = (&m.sock).write_all(b"\n");
+                }
+            }
             sock.write_all(b"\n")?;
         }
         Ok(())
     };
+    let delay = group.map_or(Duration::ZERO, |(_, d)| d);
     if diskless && !delay.is_zero() {
         let until = Instant::now() + delay;
         while Instant::now() < until && !srv.is_shutting_down() {
@@ -144,7 +233,7 @@ fn full_sync(srv: &Server, rep: &Arc<Replica>, sock: &mut TcpStream, hello: &Hel
     }
     let began = now_ms();
     // On a replica whose stream is its master's, the snapshot begins with
-    // the link held between two commands, and this replica is attached
+    // the link held between two commands, and the replicas are attached
     // at the stream's offset then.
     let mut attached = None;
     let snap = loop {
@@ -154,8 +243,14 @@ fn full_sync(srv: &Server, rep: &Arc<Replica>, sock: &mut TcpStream, hello: &Hel
         let applying = srv.repl.proxying().then(|| srv.repl.applying.lock());
         match srv.ks.begin_snapshot(now_ms()) {
             Ok(s) => {
+                if let Some((g, _)) = group {
+                    *members = close(srv, g);
+                }
                 if applying.is_some() && srv.repl.proxying() && !hello.rdb_only {
                     attached = Some(srv.repl.attach_now(rep));
+                    for m in members.iter() {
+                        srv.repl.attach_now(&m.rep);
+                    }
                 }
                 break s;
             }
@@ -166,14 +261,16 @@ fn full_sync(srv: &Server, rep: &Arc<Replica>, sock: &mut TcpStream, hello: &Hel
             }
         }
     };
-    // The stream from the snapshot's instant on goes to this replica
-    // (none to one that only wants the snapshot).
+    // Everyone it goes to: this replica first.
+    let reps: Vec<&Arc<Replica>> = std::iter::once(rep).chain(members.iter().map(|m| &m.rep)).collect();
+    // The stream from the snapshot's instant on goes to them (none to one
+    // that only wants the snapshot).
     let offset = if hello.rdb_only {
         srv.repl.offset()
     } else if let Some(at) = attached {
         at
     } else {
-        match attach_at_cut(srv, rep, &snap) {
+        match attach_at_cut(srv, &reps, &snap) {
             Some(o) => o,
             None => {
                 snap.cancel(&srv.ks);
@@ -181,18 +278,31 @@ fn full_sync(srv: &Server, rep: &Arc<Replica>, sock: &mut TcpStream, hello: &Hel
             }
         }
     };
+    let socks: Vec<&TcpStream> = std::iter::once(&*sock).chain(members.iter().map(|m| &m.sock)).collect();
+    let mut failed: Vec<Option<String>> = vec![None; reps.len()];
     let replid = srv.repl.replid();
-    if psync {
-        sock.write_all(format!("+FULLRESYNC {replid} {offset}\r\n").as_bytes())?;
+    let line = format!("+FULLRESYNC {replid} {offset}\r\n");
+    let psyncs = std::iter::once(psync).chain(members.iter().map(|m| m.psync));
+    for (i, p) in psyncs.enumerate() {
+        let mut s = socks[i];
+        if p {
+            if let Err(e) = s.write_all(line.as_bytes()) {
+                failed[i] = Some(e.to_string());
+            }
+        }
     }
+    let names: Vec<String> = reps.iter().map(|r| r.name()).collect();
     log_notice!(
-        "Starting BGSAVE for SYNC with target: {} (replica {}, offset {})",
+        "Starting BGSAVE for SYNC with target: {} (replica{} {}, offset {})",
         if diskless { "replicas sockets" } else { "disk" },
-        rep.name(),
+        if reps.len() > 1 { "s" } else { "" },
+        names.join(", "),
         offset
     );
-    rep.state.store(state::SEND_BULK, Ordering::Relaxed);
-    let cancel = || rep.gone.load(Ordering::Relaxed);
+    for r in &reps {
+        r.state.store(state::SEND_BULK, Ordering::Relaxed);
+    }
+    let cancel = || reps.iter().all(|r| r.gone.load(Ordering::Relaxed));
     let opts = rdb::rdb_options(srv);
     let parts = rdb::Parts { functions: !hello.exclude_functions, data: !hello.exclude_data };
     // The snapshot is written by a thread of its own, at the priority
@@ -202,16 +312,16 @@ fn full_sync(srv: &Server, rep: &Arc<Replica>, sock: &mut TcpStream, hello: &Hel
             rdb::snapshot_priority(srv);
             if diskless {
                 let mark = random_hex40();
-                sock.write_all(format!("$EOF:{mark}\r\n").as_bytes())?;
-                let w = RdbWriter::streaming(std::io::BufWriter::with_capacity(1 << 18, &mut *sock), opts);
+                let mut fan = Fan { socks: &socks, failed: &mut failed };
+                fan.write_all(format!("$EOF:{mark}\r\n").as_bytes())?;
+                let w = RdbWriter::streaming(std::io::BufWriter::with_capacity(1 << 18, fan), opts);
                 let (w, _) = rdb::write_rdb(srv, snap, w, parts, began, &cancel, &srv.persist.bg_last_cow_bytes).map_err(std::io::Error::other)?;
                 let mut out = w.finish_streaming()?;
                 out.write_all(mark.as_bytes())?;
                 out.flush()?;
-                log_notice!("Streamed RDB transfer with replica {} succeeded (socket). Waiting for REPLCONF ACK from replica to enable streaming", rep.name());
                 Ok(())
             } else {
-                to_disk_then_send(srv, snap, sock, opts, began, &cancel)
+                to_disk_then_send(srv, snap, &socks, &mut failed, opts, began, &cancel)
             }
         });
         match t {
@@ -219,22 +329,74 @@ fn full_sync(srv: &Server, rep: &Arc<Replica>, sock: &mut TcpStream, hello: &Hel
             Err(e) => Err(e),
         }
     });
-    sent?;
-    rep.state.store(state::ONLINE, Ordering::Relaxed);
-    rep.ack_ms.store(now_ms(), Ordering::Relaxed);
-    log_notice!("Synchronization with replica {} succeeded", rep.name());
-    Ok(diskless)
+    if let Err(e) = sent {
+        for f in failed.iter_mut().filter(|f| f.is_none()) {
+            *f = Some(e.to_string());
+        }
+    }
+    for (i, r) in reps.iter().enumerate() {
+        match &failed[i] {
+            None => {
+                r.state.store(state::ONLINE, Ordering::Relaxed);
+                r.ack_ms.store(now_ms(), Ordering::Relaxed);
+                if diskless {
+                    log_notice!("Streamed RDB transfer with replica {} succeeded (socket). Waiting for REPLCONF ACK from replica to enable streaming", r.name());
+                }
+                log_notice!("Synchronization with replica {} succeeded", r.name());
+            }
+            Some(e) => log_warning!("Full synchronization with replica {} failed: {}", r.name(), e),
+        }
+        if let (Some((g, _)), Some(m)) = (group, i.checked_sub(1).map(|j| &members[j])) {
+            g.settle(&m.rep, failed[i].clone().map_or(Outcome::Synced, Outcome::Failed));
+        }
+    }
+    match failed[0].take() {
+        None => Ok(diskless),
+        Some(e) => Err(std::io::Error::other(e)),
+    }
 }
 
-/// Asks the stream's writer for a cut at the snapshot's instant and
-/// waits for it: the replica's queue is attached there. Returns the
-/// stream's offset at the cut (None: the server is stopping).
-fn attach_at_cut(srv: &Server, rep: &Arc<Replica>, snap: &tern_store::Snapshot) -> Option<u64> {
-    srv.repl.request_cut(snap.first_seq_after(), rep);
+/// The RDB's bytes to every replica of a synchronisation still taking
+/// them: one whose socket fails is marked failed and dropped; the write
+/// fails once none is left.
+struct Fan<'a> {
+    socks: &'a [&'a TcpStream],
+    failed: &'a mut [Option<String>],
+}
+
+impl Write for Fan<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        for (i, &s) in self.socks.iter().enumerate() {
+            let mut s = s;
+            if self.failed[i].is_none() {
+                if let Err(e) = s.write_all(buf) {
+                    self.failed[i] = Some(e.to_string());
+                }
+            }
+        }
+        if self.failed.iter().all(Option::is_some) {
+            return Err(std::io::Error::other("no replica left to send the RDB to"));
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Asks the stream's writer for a cut at the snapshot's instant for each
+/// of `reps` and waits for it: their queues are attached there. Returns
+/// the stream's offset at the cut (None: the server is stopping).
+fn attach_at_cut(srv: &Server, reps: &[&Arc<Replica>], snap: &tern_store::Snapshot) -> Option<u64> {
+    // All asked for before the wait: the writer attaches them at once.
+    for r in reps {
+        srv.repl.request_cut(snap.first_seq_after(), r);
+    }
     loop {
         srv.aof.feed.nudge();
-        if let Some(o) = rep.q.lock().attached_at {
-            return Some(o);
+        if reps.iter().all(|r| r.q.lock().attached_at.is_some()) {
+            return reps[0].q.lock().attached_at;
         }
         if srv.is_shutting_down() {
             return None;
@@ -243,11 +405,13 @@ fn attach_at_cut(srv: &Server, rep: &Arc<Replica>, snap: &tern_store::Snapshot) 
     }
 }
 
-/// The snapshot to a file in `dir`, then to the replica with its length.
+/// The snapshot to a file in `dir`, then to each replica still taking it,
+/// with its length.
 fn to_disk_then_send(
     srv: &Server,
     snap: tern_store::Snapshot,
-    sock: &mut TcpStream,
+    socks: &[&TcpStream],
+    failed: &mut [Option<String>],
     opts: tern_store::rdb::RdbOptions,
     began: u64,
     cancel: &dyn Fn() -> bool,
@@ -259,11 +423,23 @@ fn to_disk_then_send(
         let (mut file, _) = rdb::write_snapshot_to(srv, snap, file, opts, began, cancel, &srv.persist.bg_last_cow_bytes).map_err(std::io::Error::other)?;
         let len = file.metadata()?.len();
         use std::io::Seek;
-        file.seek(std::io::SeekFrom::Start(0))?;
-        sock.write_all(format!("${len}\r\n").as_bytes())?;
-        let copied = std::io::copy(&mut file, sock)?;
-        if copied != len {
-            return Err(std::io::Error::other("the RDB file changed while it was sent"));
+        for (i, s) in socks.iter().enumerate() {
+            if failed[i].is_some() {
+                continue;
+            }
+            let mut sock = *s;
+            let sent = (|| -> std::io::Result<()> {
+                file.seek(std::io::SeekFrom::Start(0))?;
+                sock.write_all(format!("${len}\r\n").as_bytes())?;
+                let copied = std::io::copy(&mut file, &mut sock)?;
+                if copied != len {
+                    return Err(std::io::Error::other("the RDB file changed while it was sent"));
+                }
+                Ok(())
+            })();
+            if let Err(e) = sent {
+                failed[i] = Some(e.to_string());
+            }
         }
         Ok(())
     })();
