@@ -45,6 +45,13 @@
 //! buffer holds its writer's records in order; across buffers, the
 //! numbers order the records of any one key (and of FLUSHDB and SWAPDB,
 //! which hold all their shards) as they happened.
+//!
+//! A record travels encoded: the shard writes its commands
+//! ([`Effect::encode`]; a string's `SET` straight from the item, without
+//! building the [`Effect`]) into a [`Log`], bytes plus a small index entry
+//! per record, and every buffer on the way (the shard's, a lock set's,
+//! the writer's, the feed's) keeps its capacity, so recording allocates
+//! nothing per write. [`crate::aof::records`] reads a log back as records.
 
 use std::borrow::Cow;
 use std::cell::RefCell;

@@ -6,7 +6,7 @@
 //!
 //! ```text
 //!  workers ── Effects ──► Feed ──► tern-aof thread ──► AOF file
-//!                                        │ feed(records): Redis commands, SELECT when the db changes
+//!                                        │ feed(log): the records' commands, SELECT when the db changes
 //!                                        ▼
 //!                          Repl: offset, backlog ──► replica queues (shared chunks)
 //!                                                        │
@@ -17,10 +17,11 @@
 //! - **The stream** is made by the one thread that already puts every
 //!   effect record in an order that keeps each key's records in the order
 //!   they happened: the AOF writer (`tern_persist::aof::writer`, whether or not
-//!   the AOF is on). It encodes each round's records once, as the AOF's
-//!   commands (MULTI/EXEC around a transaction's or a script's, SELECT
-//!   when the database changes), appends them to the backlog and hands the
-//!   same bytes, shared, to every attached replica's queue.
+//!   the AOF is on). The records come already written as the AOF's
+//!   commands (a shard encodes each as it stages it, MULTI/EXEC around a
+//!   transaction's or a script's, see `tern_store::effect::Log`); the
+//!   writer puts a SELECT where the database changes, appends the bytes to
+//!   the backlog and hands them, shared, to every attached replica's queue.
 //! - **A full resynchronisation** begins a point-in-time snapshot (no
 //!   fork) and asks the writer for a cut at its instant: the records
 //!   numbered before it are in the snapshot; the replica's queue is

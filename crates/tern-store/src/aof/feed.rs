@@ -3,11 +3,16 @@
 //! the records of each key in the order they happened.
 //!
 //! ```text
-//!  worker 0 ─ Effects ─┐ hand (batch, ticket)        ┌─ Merger: pending, sorted by number
+//!  worker 0 ─ Effects ─┐ hand: copied, ticket         ┌─ Merger: index entries sorted by number
 //!  worker 1 ─ Effects ─┼──────────────► Feed ──collect──►  ready(W): every record numbered < W
-//!  cron     ─ Effects ─┘  marks: lowest number          └─ durable(): tickets all written
-//!                         each writer still holds
+//!  cron     ─ Effects ─┘  one Log a round; marks:       └─ durable(): tickets all written
+//!                         lowest number each writer still holds
 //! ```
+//!
+//! The records are bytes already ([`crate::effect::Log`]): a hand-over
+//! copies a writer's log after those handed over before, and the reader
+//! swaps the round's log for an empty one of its own, so no buffer is
+//! allocated or freed from round to round.
 //!
 //! Records are numbered from one sequence per keyspace, taken under the
 //! shard lock of the write (see [`crate::effect`]), so two records of one
