@@ -753,7 +753,7 @@ impl Log {
 /// A writer's buffer of effect records: a worker's (filled as the shard
 /// locks of its commands are released) or the expiry cycle's. The records
 /// wait here for the readers (AOF, replication) to take them with
-/// [`Effects::take_into`]; the keys written wait for tracking and
+/// [`crate::aof::Feed::hand`]; the keys written wait for tracking and
 /// keyspace notifications ([`Effects::take_modified`]). Its methods take
 /// `&self`, so that a writer can hand it to each shard lock it takes
 /// while it keeps using its other state; it never leaves its thread.
