@@ -454,6 +454,30 @@ def test_replicas_asking_within_the_delay_share_one_snapshot():
         srv.stop()
 
 
+def test_a_tern_and_a_redis_replica_share_a_snapshot_then_both_follow():
+    """Real replicas of two kinds, started within repl-diskless-sync-delay
+    while writes go on, take one snapshot (one full sync logged for both)
+    and then the stream: both end with the master's data."""
+    master = start_server(2, ["--repl-diskless-sync-delay", "2", "--save", ""])
+    reps = []
+    try:
+        m = master.client()
+        random_writes(m, 2000, seed=71)
+        reps.append(start_tern_replica(master))
+        reps.append(replica_of(start_redis7, master))
+        random_writes(m, 2000, seed=72)
+        for r in reps:
+            caught_up(master, r)
+        same_data(master, *reps)
+        assert m.info("stats")["sync_full"] == 2
+        shared = [l for l in master.log if "Starting BGSAVE for SYNC" in l]
+        assert len(shared) == 1 and "replicas" in shared[0], shared
+    finally:
+        for r in reps:
+            r.stop()
+        master.stop()
+
+
 def test_a_sync_through_a_file_sends_the_rdb_with_its_length():
     """`repl-diskless-sync no`: the snapshot goes to a file, then to the
     replica as `$<length>` and the file's bytes, then the stream."""
