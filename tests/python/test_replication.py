@@ -283,6 +283,18 @@ def raw_psync(master, replid, offset):
     return c, f, line
 
 
+# A replica's acknowledgement of offset 0.
+ACK0 = b"*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n$1\r\n0\r\n"
+
+
+def read_until(f, done):
+    """Reads `f` until what came so far satisfies `done`; returns it."""
+    got = b""
+    while not done(got):
+        got += f.read1(65536)
+    return got
+
+
 def test_the_backlog_decides_between_continue_and_fullresync(master):
     m = master.client()
     m.config_set("repl-backlog-size", "16kb")
@@ -353,16 +365,12 @@ def test_a_raw_psync_gets_fullresync_an_rdb_and_the_stream(master):
         head = f.readline()
         assert head.startswith(b"$EOF:") and len(head) == 5 + 40 + 2
         mark = head[5:45]
-        data = b""
-        while not data.endswith(mark):
-            data += f.read1(65536)
+        data = read_until(f, lambda d: d.endswith(mark))
         assert data.startswith(b"REDIS") and b"before" in data
         # The stream waits for the replica's first acknowledgement.
-        c.sendall(b"*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n$1\r\n0\r\n")
+        c.sendall(ACK0)
         m.set("after", "2")
-        got = b""
-        while b"after" not in got:
-            got += f.read1(65536)
+        got = read_until(f, lambda g: b"after" in g)
         assert got.startswith(b"*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n*3\r\n$3\r\nSET\r\n$5\r\nafter\r\n$1\r\n2\r\n")
         wait_until(lambda: m.info("replication")["connected_slaves"] == 1)
         assert m.info("replication")["slave0"]["offset"] == 0
@@ -415,11 +423,9 @@ def test_replicas_asking_within_the_delay_share_one_snapshot():
         assert eof_a.startswith(b"$EOF:") and eof_a == eof_b
         mark = eof_a[5:45]
         for c, f in conns:
-            data = b""
-            while not data.endswith(mark):
-                data += f.read1(65536)
+            data = read_until(f, lambda d: d.endswith(mark))
             assert data.startswith(b"REDIS") and b"before" in data
-            c.sendall(b"*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n$1\r\n0\r\n")
+            c.sendall(ACK0)
         writing[0] = False
         t.join()
         m.set("after", "2")
@@ -431,15 +437,13 @@ def test_replicas_asking_within_the_delay_share_one_snapshot():
         def ack():
             while not acking.wait(0.1):
                 for c, _ in conns:
-                    c.sendall(b"*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n$1\r\n0\r\n")
+                    c.sendall(ACK0)
 
         a = threading.Thread(target=ack)
         a.start()
         try:
             for c, f in conns:
-                got = b""
-                while b"$5\r\nafter\r\n" not in got:
-                    got += f.read1(65536)
+                read_until(f, lambda g: b"$5\r\nafter\r\n" in g)
         finally:
             acking.set()
             a.join()
@@ -492,11 +496,9 @@ def test_a_sync_through_a_file_sends_the_rdb_with_its_length():
             assert head.startswith(b"$") and not head.startswith(b"$EOF:")
             rdb = f.read(int(head[1:-2]))
             assert rdb.startswith(b"REDIS") and b"before" in rdb
-            c.sendall(b"*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n$1\r\n0\r\n")
+            c.sendall(ACK0)
             m.set("after", "2")
-            got = b""
-            while b"$5\r\nafter\r\n" not in got:
-                got += f.read1(65536)
+            read_until(f, lambda g: b"$5\r\nafter\r\n" in g)
             assert not any(p.startswith("temp-") for p in os.listdir(m.config_get("dir")["dir"]))
         finally:
             f.close()
