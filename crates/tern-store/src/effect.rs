@@ -708,6 +708,11 @@ impl Log {
         self.recs.is_empty()
     }
 
+    /// The bytes of all its records.
+    pub fn bytes_len(&self) -> usize {
+        self.bytes.len()
+    }
+
     /// The index, in order.
     pub fn recs(&self) -> &[Rec] {
         &self.recs

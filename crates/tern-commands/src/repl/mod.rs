@@ -109,6 +109,10 @@ pub mod state {
 /// CONFIG_REPL_BACKLOG_MIN_SIZE).
 pub const BACKLOG_MIN: usize = 16 * 1024;
 
+/// Stream bytes shared by the replicas' queues: the writer's round buffer
+/// itself, not copied.
+pub type Chunk = Arc<Vec<u8>>;
+
 /// A full resynchronisation gathering replicas (see the module docs): the
 /// first replica's thread leads it; the others' threads join it and wait
 /// for their [`Outcome`].
@@ -381,7 +385,7 @@ pub struct Replica {
 
 #[derive(Default)]
 pub struct Queue {
-    chunks: VecDeque<Arc<[u8]>>,
+    chunks: VecDeque<Chunk>,
     bytes: usize,
     /// The stream offset its queue starts after, once attached.
     pub attached_at: Option<u64>,
@@ -420,7 +424,7 @@ impl Replica {
         self.cv.notify_all();
     }
 
-    fn push(&self, chunk: &Arc<[u8]>, limit: OutputLimit) {
+    fn push(&self, chunk: &Chunk, limit: OutputLimit) {
         let mut q = self.q.lock();
         q.bytes += chunk.len();
         q.chunks.push_back(chunk.clone());
@@ -447,7 +451,7 @@ impl Replica {
     }
 
     /// Waits (up to `wait`) for stream bytes; takes them all.
-    pub fn take(&self, wait: std::time::Duration) -> Vec<Arc<[u8]>> {
+    pub fn take(&self, wait: std::time::Duration) -> Vec<Chunk> {
         let mut q = self.q.lock();
         if q.chunks.is_empty() && !self.gone.load(Ordering::Relaxed) {
             self.cv.wait_for(&mut q, wait);
@@ -779,7 +783,8 @@ impl Repl {
         }
         let from = self.feed_from.load(Ordering::Relaxed);
         let mut st = self.st.lock();
-        let mut buf = Vec::new();
+        // The records' bytes and room for a SELECT or two.
+        let mut buf = Vec::with_capacity(recs.bytes_len() + 64);
         let st = &mut *st;
         tern_store::aof::encode_log(&mut buf, recs, &mut st.db, from);
         st.append(buf, limit);
@@ -907,7 +912,7 @@ impl Repl {
         if from < 0 || !b.covers(from as u64) {
             return Err("offset out of the backlog's range");
         }
-        let data: Arc<[u8]> = b.read_from(from as u64).into();
+        let data: Chunk = Arc::new(b.read_from(from as u64));
         {
             let mut q = rep.q.lock();
             q.attached_at = Some(from as u64 - 1);
@@ -1139,7 +1144,7 @@ impl State {
         if self.replicas.is_empty() {
             return;
         }
-        let chunk: Arc<[u8]> = buf.into();
+        let chunk: Chunk = Arc::new(buf);
         for r in &self.replicas {
             r.push(&chunk, limit);
         }

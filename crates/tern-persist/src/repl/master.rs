@@ -12,7 +12,7 @@ use tern_config::{log_notice, log_warning};
 use tern_store::rdb::RdbWriter;
 use tern_store::SnapshotError;
 
-use tern_commands::repl::{random_hex40, state, Hello, Joined, Outcome, Replica, SyncGroup};
+use tern_commands::repl::{random_hex40, state, Chunk, Hello, Joined, Outcome, Replica, SyncGroup};
 use crate::rdb;
 use tern_commands::server::{now_ms, PausePurpose, Server};
 
@@ -472,7 +472,7 @@ fn stream(srv: &Server, rep: &Arc<Replica>, sock: &mut TcpStream) -> std::io::Re
 
 /// Writes the chunks taken from the queue, as few system calls as the
 /// socket takes them in (writev of up to 64 chunks at a time).
-fn send(srv: &Server, sock: &mut TcpStream, chunks: &[Arc<[u8]>]) -> std::io::Result<()> {
+fn send(srv: &Server, sock: &mut TcpStream, chunks: &[Chunk]) -> std::io::Result<()> {
     let total: usize = chunks.iter().map(|c| c.len()).sum();
     // The first chunk not written whole, and how much of it was.
     let (mut i, mut part) = (0, 0);
