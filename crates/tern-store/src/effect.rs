@@ -718,12 +718,6 @@ impl Log {
         &self.recs
     }
 
-    /// The commands of `rec` (one of this log's).
-    #[inline]
-    pub fn bytes_of(&self, rec: &Rec) -> &[u8] {
-        &self.bytes[rec.at..rec.end]
-    }
-
     /// The records in order: each one's index entry and commands.
     pub fn iter(&self) -> impl Iterator<Item = (&Rec, &[u8])> {
         self.recs.iter().map(|r| (r, &self.bytes[r.at..r.end]))

@@ -48,16 +48,22 @@ pub fn encode_log(out: &mut Vec<u8>, log: &Log, db: &mut Option<u32>, from: u64)
     }
 }
 
+/// Calls `f` with each command of `log`'s records, in order, and the
+/// record it belongs to.
+fn each_command(log: &Log, mut f: impl FnMut(&crate::effect::Rec, Vec<Vec<u8>>)) {
+    for (r, bytes) in log.iter() {
+        let mut reader = super::CommandReader::new(bytes, 0);
+        while let Ok(Some(argv)) = reader.next_command() {
+            f(r, argv);
+        }
+    }
+}
+
 /// The commands `log`'s records are written as, in order, each as its
 /// arguments (for tests and tools that look at what was recorded).
 pub fn commands(log: &Log) -> Vec<Vec<Vec<u8>>> {
     let mut out = Vec::new();
-    for (_, bytes) in log.iter() {
-        let mut reader = super::CommandReader::new(bytes, 0);
-        while let Ok(Some(argv)) = reader.next_command() {
-            out.push(argv);
-        }
-    }
+    each_command(log, |_, argv| out.push(argv));
     out
 }
 
@@ -67,17 +73,13 @@ pub fn commands(log: &Log) -> Vec<Vec<Vec<u8>>> {
 pub fn records(log: &Log) -> Vec<Record> {
     let mut out = Vec::new();
     let mut cur = Cursor::default();
-    for (r, bytes) in log.iter() {
+    each_command(log, |r, argv| {
         cur.db = r.db;
-        let mut reader = super::CommandReader::new(bytes, 0);
-        while let Ok(Some(argv)) = reader.next_command() {
-            let command = |argv: &[Vec<u8>]| Effect::Command { argv: argv.iter().map(|a| boxed(a)).collect() };
-            match parse(&argv, &mut cur, u32::MAX, 0) {
-                Ok(Parsed::Records(recs)) => out.extend(recs.into_iter().map(|x| Record { seq: r.seq, ..x })),
-                _ => out.push(Record { db: r.db, seq: r.seq, effect: command(&argv) }),
-            }
+        match parse(&argv, &mut cur, u32::MAX, 0) {
+            Ok(Parsed::Records(recs)) => out.extend(recs.into_iter().map(|x| Record { seq: r.seq, ..x })),
+            _ => out.push(Record { db: r.db, seq: r.seq, effect: Effect::Command { argv: argv.iter().map(|a| boxed(a)).collect() } }),
         }
-    }
+    });
     out
 }
 
