@@ -131,6 +131,11 @@ pub struct Client {
     /// AOF; see `tern_store::effect`): taken by that SET. Only a client
     /// that obeys always (the master link, the AOF loader) sets it.
     pub mc_item: Option<(u32, u64, u8)>,
+    /// Cluster mode: READONLY (reads of a replica's master's slots run on
+    /// the replica) and ASKING (the next command may use a slot being
+    /// imported).
+    pub cluster_readonly: bool,
+    pub asking: bool,
     pub shared: Arc<ClientShared>,
 }
 
@@ -163,6 +168,8 @@ impl Client {
             repl_seq: 0,
             repl_known: None,
             mc_item: None,
+            cluster_readonly: false,
+            asking: false,
             shared,
         }
     }

@@ -496,6 +496,70 @@ pub fn unknown_subcommand(sub: &[u8], cmd: &str) -> Vec<u8> {
     with_arg("ERR unknown subcommand '", c_str_128(sub), &format!("'. Try {} HELP.", cmd.to_ascii_uppercase()))
 }
 
+/// Cluster mode (Redis's cluster.c and cluster_legacy.c).
+pub const CLUSTER_NOT_MASTER: &str = "ERR The specified node is not a master";
+pub const CLUSTER_DISABLED: &str = "ERR This instance has cluster support disabled";
+pub const CROSSSLOT: &str = "CROSSSLOT Keys in request don't hash to the same slot";
+pub const TRYAGAIN: &str = "TRYAGAIN Multiple keys request during rehashing of slot";
+pub const CLUSTERDOWN: &str = "CLUSTERDOWN The cluster is down";
+pub const CLUSTERDOWN_RO: &str = "CLUSTERDOWN The cluster is down and only accepts read commands";
+pub const CLUSTERDOWN_UNBOUND: &str = "CLUSTERDOWN Hash slot not served";
+pub const CLUSTER_BAD_SLOT: &str = "ERR Invalid or out of range slot";
+pub const CLUSTER_INVALID_SLOT: &str = "ERR Invalid slot";
+pub const CLUSTER_INVALID_SLOT_OR_COUNT: &str = "ERR Invalid slot or number of keys";
+pub const CLUSTER_FLUSHSLOTS_NOT_EMPTY: &str = "ERR DB must be empty to perform CLUSTER FLUSHSLOTS.";
+pub const CLUSTER_FORGET_MYSELF: &str = "ERR I tried hard but I can't forget myself...";
+pub const CLUSTER_FORGET_MASTER: &str = "ERR Can't forget my master!";
+pub const CLUSTER_EPOCH_OTHERS: &str = "ERR The user can assign a config epoch only when the node does not know any other node.";
+pub const CLUSTER_EPOCH_NONZERO: &str = "ERR Node config epoch is already non-zero";
+pub const CLUSTER_SELECT: &str = "ERR SELECT is not allowed in cluster mode";
+pub const CLUSTER_MOVE: &str = "ERR MOVE is not allowed in cluster mode";
+pub const CLUSTER_SWAPDB: &str = "ERR SWAPDB is not allowed in cluster mode";
+pub const CLUSTER_COPY_DB: &str = "ERR Copying to another database is not allowed in cluster mode";
+
+/// `-MOVED <slot> <ip>:<port>`.
+pub fn moved(slot: u16, ip: &str, port: u16) -> String {
+    format!("MOVED {slot} {ip}:{port}")
+}
+
+pub fn cluster_slot_busy(slot: usize) -> String {
+    format!("ERR Slot {slot} is already busy")
+}
+
+pub fn cluster_slot_unassigned(slot: usize) -> String {
+    format!("ERR Slot {slot} is already unassigned")
+}
+
+pub fn cluster_slot_twice(slot: usize) -> String {
+    format!("ERR Slot {slot} specified multiple times")
+}
+
+pub fn cluster_slot_range(start: usize, end: usize) -> String {
+    format!("ERR start slot number {start} is greater than end slot number {end}")
+}
+
+pub fn cluster_unknown_node(name: &[u8]) -> Vec<u8> {
+    with_arg("ERR Unknown node ", name, "")
+}
+
+pub fn cluster_bad_port(which: &str, arg: &[u8]) -> Vec<u8> {
+    with_arg(&format!("ERR Invalid {which} port specified: "), arg, "")
+}
+
+pub fn cluster_bad_address(ip: &[u8], port: &[u8]) -> Vec<u8> {
+    let mut v = with_arg("ERR Invalid node address specified: ", ip, ":");
+    v.extend_from_slice(c_str(port));
+    v
+}
+
+pub fn cluster_bad_epoch(epoch: i64) -> String {
+    format!("ERR Invalid config epoch specified: {epoch}")
+}
+
+pub fn cluster_save_failed(e: &std::io::Error) -> String {
+    format!("ERR error saving the cluster node config: {e}")
+}
+
 /// CLIENT TRACKING's and CLIENT CACHING's refusals (Redis's clientCommand).
 pub const TRACKING_ONE_REDIRECT: &str = "ERR A client can only redirect to a single other client";
 pub const TRACKING_NO_REDIRECT_TARGET: &str = "ERR The client ID you want redirect to does not exist";

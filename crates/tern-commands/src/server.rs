@@ -349,6 +349,9 @@ pub struct Server {
     /// Persistence and replication's side of the commands (see
     /// [`Durability`]): set by the process at start.
     pub durability: OnceLock<Box<dyn Durability>>,
+    /// Cluster mode's view of the cluster (`cluster-enabled yes`), set at
+    /// start; the redirections and CLUSTER read it.
+    pub cluster: OnceLock<Arc<tern_cluster::Cluster>>,
 }
 
 /// INFO persistence's state of the saves.
@@ -451,6 +454,7 @@ impl Server {
             scripts: crate::scriptcache::ScriptCache::default(),
             config_hook: OnceLock::new(),
             durability: OnceLock::new(),
+            cluster: OnceLock::new(),
         };
         srv.persist.last_save.store(srv.started_ms / 1000, Ordering::Relaxed);
         let mut srv = srv;

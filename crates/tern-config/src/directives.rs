@@ -529,9 +529,18 @@ directives! {
         replica_announced: bool = true => "replica-announced", Bool, runtime, REPLICATION;
         replica_ignore_disk_write_errors: bool = false => "replica-ignore-disk-write-errors", Bool, runtime, REPLICATION;
 
-        cluster_enabled: bool = false => "cluster-enabled", Off(Bool, "Tern does not support cluster mode"), startup, CLUSTER;
-        cluster_config_file: String = "nodes.conf".into() => "cluster-config-file", Str, startup, CLUSTER;
-        cluster_node_timeout: Duration = Duration::from_millis(15000) => "cluster-node-timeout", Millis::new(0, i64::MAX), runtime, CLUSTER;
+        /// Cluster mode: the node keeps `cluster-config-file` and talks to
+        /// the others on the cluster bus (`tern_cluster`).
+        cluster_enabled: bool = false => "cluster-enabled", Bool, startup;
+        cluster_config_file: String = "nodes.conf".into() => "cluster-config-file", Str, startup;
+        cluster_node_timeout: Duration = Duration::from_millis(15000) => "cluster-node-timeout", Millis::new(0, i64::MAX), runtime;
+        /// The cluster bus's port (0: `port` + 10000).
+        cluster_port: u16 = 0 => "cluster-port", Int::new(0, 65535), startup;
+        cluster_announce_ip: String = String::new() => "cluster-announce-ip", Str, runtime;
+        cluster_announce_hostname: String = String::new() => "cluster-announce-hostname", Str, runtime;
+        cluster_announce_human_nodename: String = String::new() => "cluster-announce-human-nodename", Str, runtime;
+        cluster_require_full_coverage: bool = true => "cluster-require-full-coverage", Bool, runtime;
+        cluster_allow_reads_when_down: bool = false => "cluster-allow-reads-when-down", Bool, runtime;
 
         activedefrag: bool = false => "activedefrag", Bool, runtime, DEFRAG;
         active_defrag_cycle_min: i64 = 1 => "active-defrag-cycle-min", Int::new(1, 99), runtime, DEFRAG;
@@ -574,7 +583,7 @@ directives! {
         /// Refused when set: Tern's replication links are plaintext, and
         /// taking `yes` would claim they are encrypted.
         tls_replication: bool = false => "tls-replication", Off(Bool, "Tern does not replicate over TLS in this version: its replication links would be plaintext"), runtime;
-        tls_cluster: bool = false => "tls-cluster", Off(Bool, "Tern has no cluster bus in this version, so there is nothing to encrypt"), runtime;
+        tls_cluster: bool = false => "tls-cluster", Off(Bool, "Tern does not encrypt its cluster bus in this version: taking `yes` would claim it is encrypted"), runtime;
         tls_dh_params_file: String = String::new() => "tls-dh-params-file", Str, runtime, TLS_DH;
         tls_client_cert_file: String = String::new() => "tls-client-cert-file", Str, runtime, TLS_CLIENT;
         tls_client_key_file: String = String::new() => "tls-client-key-file", Str, runtime, TLS_CLIENT;

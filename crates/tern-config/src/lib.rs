@@ -41,9 +41,8 @@ pub mod reason {
     pub const PERSISTENCE: &str =
         "Tern syncs its AOF as appendfsync says during a rewrite too, and writes no timestamp annotations, in this version";
     pub const REPLICATION: &str = "Tern does not implement this part of replication in this version";
-    pub const CLUSTER: &str = "Tern has no cluster mode in this version";
     pub const DEFRAG: &str = "Tern does not defragment memory in this version";
-    pub const TLS_CLIENT: &str = "Tern makes no outgoing connections (no replication, no cluster) in this version, so it never presents a client certificate";
+    pub const TLS_CLIENT: &str = "Tern presents no client certificate: its outgoing links (a replica's to its master, the cluster bus) are plaintext in this version";
     pub const TLS_DH: &str = "Tern offers only ECDHE key exchange over TLS (rustls), which needs no DH parameters";
     pub const TLS_CYCLE: &str = "Tern completes TLS handshakes as their bytes arrive, without a per-cycle cap, in this version";
     pub const UNIXSOCKET: &str = "Tern does not listen on Unix sockets in this version";

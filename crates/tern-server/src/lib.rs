@@ -144,6 +144,7 @@ fn cron(srv: &Server) {
         tern_commands::persist::schedule_check(srv, now_ms());
         tern_persist::aof::cron(srv);
         tern_persist::repl::master::cron(srv);
+        tern_commands::cmd::cluster::cron(srv);
         hand(srv, &fx);
         std::thread::sleep(period.saturating_sub(start.elapsed()));
     }
@@ -336,6 +337,19 @@ pub fn run(mut cfg: Config) -> i32 {
         return 1;
     }
     srv.port.store(port as usize, Ordering::Relaxed);
+    // Cluster mode: nodes.conf and the bus's port, before any data loads.
+    let cluster_listeners = if srv.config.read().cluster_enabled {
+        let ips: Vec<std::net::IpAddr> = hosts.iter().map(|(ip, _)| *ip).collect();
+        match tern_commands::cmd::cluster::open(srv, port, &ips) {
+            Ok(l) => Some(l),
+            Err(e) => {
+                log_warning!("{}", e);
+                return 1;
+            }
+        }
+    } else {
+        None
+    };
     // CONFIG SET of a TLS directive builds a new context for new
     // connections, or fails and changes nothing.
     if tls_on {
@@ -386,6 +400,16 @@ pub fn run(mut cfg: Config) -> i32 {
             log_warning!("{}", e);
             return 1;
         }
+    }
+
+    // Cluster mode has one database: keys loaded into another stop it,
+    // as they stop Redis.
+    if srv.cluster.get().is_some() && (1..srv.ks.db_count()).any(|db| srv.ks.db_gids(db).any(|g| !srv.ks.lock(g).is_empty())) {
+        log_warning!("You can't have keys in a DB different than DB 0 when in Cluster mode. Exiting.");
+        return 1;
+    }
+    if let (Some(ls), Some(cl)) = (cluster_listeners, srv.cluster.get().cloned()) {
+        let _ = std::thread::Builder::new().name("tern-cluster-bus".into()).spawn(move || tern_cluster::bus::run(cl, ls));
     }
 
     // The AOF writer runs before anything writes; with appendonly yes the
@@ -472,7 +496,7 @@ pub fn run(mut cfg: Config) -> i32 {
         .enumerate()
         .map(|(i, w)| std::thread::Builder::new().name(format!("tern-worker-{i}")).stack_size(WORKER_STACK).spawn(move || w.run()))
         .collect();
-    log_notice!("Running mode=standalone, port={}.", port);
+    log_notice!("Running mode={}, port={}.", if srv.cluster.get().is_some() { "cluster" } else { "standalone" }, port);
     if mc_port != 0 {
         log_notice!("Serving the memcached protocols, memcache port={}.", mc_port);
     }
@@ -495,6 +519,9 @@ pub fn run(mut cfg: Config) -> i32 {
     // The workers have stopped: SHUTDOWN (which saved already, if it was
     // to) or a signal.
     supervisor.stopping();
+    if let Some(cl) = srv.cluster.get() {
+        cl.stop.store(true, Ordering::Relaxed);
+    }
     if let Some(h) = cron_handle {
         let _ = h.join();
     }

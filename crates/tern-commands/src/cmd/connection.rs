@@ -90,6 +90,10 @@ fn select(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         ctx.reply.error(errors::I32_OUT_OF_RANGE);
         return;
     }
+    if db != 0 && ctx.srv.cluster.get().is_some() {
+        ctx.reply.error(errors::CLUSTER_SELECT);
+        return;
+    }
     if db < 0 || db as usize >= ctx.ks.db_count() {
         ctx.reply.error(errors::DB_INDEX_OUT_OF_RANGE);
         return;

@@ -197,7 +197,7 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
             "clients" => {
                 s.header("Clients");
                 s.kv("connected_clients", srv.connected.load(Ordering::Relaxed));
-                s.kv("cluster_connections", 0);
+                s.kv("cluster_connections", srv.cluster.get().map_or(0, |c| c.links.load(Ordering::Relaxed)));
                 s.kv("maxclients", cfg.maxclients);
                 // Redis keeps the largest buffers of the last few seconds;
                 // Tern reads what each client holds now.
@@ -254,7 +254,7 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
                 s.kv("mem_total_replication_buffers", backlog + queued);
                 s.kv("mem_clients_slaves", queued);
                 s.kv("mem_clients_normal", clients);
-                s.kv("mem_cluster_links", 0);
+                s.kv("mem_cluster_links", srv.cluster.get().map_or(0, |c| c.links_mem.load(Ordering::Relaxed)));
                 s.kv("total_system_memory", sys);
                 s.kv("total_system_memory_human", human(sys));
                 // Scripts: the workers' Lua states and the cached bodies.
@@ -587,7 +587,7 @@ fn info_text(ctx: &mut Ctx<'_, '_>, wanted: &[bool]) -> String {
             }
             "cluster" => {
                 s.header("Cluster");
-                s.kv("cluster_enabled", 0);
+                s.kv("cluster_enabled", u8::from(srv.cluster.get().is_some()));
             }
             "keyspace" => {
                 s.header("Keyspace");

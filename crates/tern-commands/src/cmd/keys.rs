@@ -379,6 +379,10 @@ fn copy(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
         }
         j += 1;
     }
+    if (src_db != 0 || dst_db != 0) && ctx.srv.cluster.get().is_some() {
+        ctx.reply.error(errors::CLUSTER_COPY_DB);
+        return;
+    }
     let (key, newkey) = (args.get(1), args.get(2));
     if src_db == dst_db && key == newkey {
         ctx.reply.error(errors::SAME_OBJECT);
@@ -410,6 +414,10 @@ fn copy(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 }
 
 fn move_cmd(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    if ctx.srv.cluster.get().is_some() {
+        ctx.reply.error(errors::CLUSTER_MOVE);
+        return;
+    }
     let Some(id) = db_index_or_reply(ctx, args.get(2)) else { return };
     if id < 0 || id as usize >= ctx.ks.db_count() {
         ctx.reply.error(errors::DB_INDEX_OUT_OF_RANGE);
@@ -873,6 +881,10 @@ fn empty_shards(ctx: &mut Ctx<'_, '_>, gids: std::ops::Range<u32>, lazy: bool) -
 }
 
 fn swapdb(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    if ctx.srv.cluster.get().is_some() {
+        ctx.reply.error(errors::CLUSTER_SWAPDB);
+        return;
+    }
     let Some(a) = parse_db_index(args.get(1)) else {
         ctx.reply.error(errors::INVALID_FIRST_DB);
         return;

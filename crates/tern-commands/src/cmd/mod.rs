@@ -41,6 +41,7 @@ pub mod acl;
 pub mod bitmaps;
 pub mod blocking;
 pub mod client;
+pub mod cluster;
 pub mod command;
 pub mod commandlog;
 pub mod config;
@@ -116,6 +117,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     config::COMMANDS,
     transactions::COMMANDS,
     replication::COMMANDS,
+    cluster::COMMANDS,
 ];
 
 /// The reply side of a command: appends to the connection's output buffer
@@ -682,6 +684,23 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
             }
         }
     }
+    // Cluster mode: a command whose keys this node does not serve goes to
+    // the node that does (Redis's processCommand, after the ACL check);
+    // the master's stream and the AOF are obeyed whatever the slots.
+    if let Some(cl) = srv.cluster.get() {
+        if !c.client.obeys_always() {
+            if let Some(msg) = cluster::redirect(srv, cl, c.commands, c.client, cmd, args) {
+                c.stats.cmds[cmd.id].rejected.add(1);
+                // EXEC's transaction ends; a command queued in MULTI
+                // makes EXEC fail.
+                if cmd.spec.name == "exec" {
+                    transactions::discard_transaction(c.srv, c.client, c.locks);
+                }
+                rejected(&mut reply, c.client, &msg);
+                return finish_reply(c.client, reply, start_mark);
+            }
+        }
+    }
     // A monitor may only run commands that touch no key (as a replica).
     if c.client.monitor.is_some() && cmd.has(flags::READONLY | flags::WRITE | flags::MAY_REPLICATE) {
         c.stats.cmds[cmd.id].rejected.add(1);
@@ -772,6 +791,10 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
         return finish_reply(c.client, reply, start_mark);
     }
     let after = call(c.srv, c.commands, c.locks, &mut reply, c.client, c.stats, c.scratch, c.worker, cmd, args);
+    // ASKING holds for the one command after it (or a transaction's).
+    if c.client.asking && c.client.multi.is_none() && cmd.spec.name != "asking" {
+        c.client.asking = false;
+    }
     // What the command delivered to its own client (a message it
     // published to itself, the invalidation of a key it wrote) follows
     // its reply, as Redis writes such pushes after the command's reply.
