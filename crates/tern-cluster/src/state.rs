@@ -323,6 +323,31 @@ impl State {
         true
     }
 
+    /// CLUSTER REPLICATE (and, later, a failover's losing side): myself
+    /// becomes a replica of `master`, serving no slot, in its shard.
+    pub fn set_master(&mut self, master: Name) {
+        let me = self.myself;
+        for s in self.slots.iter_mut() {
+            if *s == Some(me) {
+                *s = None;
+            }
+        }
+        let shard = self.nodes.get(&master).map(|m| m.shard_id);
+        let n = self.myself_mut();
+        n.flags = (n.flags & !(FLAG_MASTER | msg::NODE_MIGRATE_TO)) | FLAG_SLAVE;
+        n.slaveof = Some(master);
+        if let Some(sh) = shard {
+            n.shard_id = sh;
+        }
+        self.dirty = true;
+        self.update_state();
+    }
+
+    /// The replication offset this node's messages carry.
+    pub fn set_offset(&mut self, offset: u64) {
+        self.myself_mut().repl_offset = offset;
+    }
+
     /// CLUSTER FORGET: the node goes, with the slots it served.
     pub fn forget(&mut self, name: &Name) {
         for s in self.slots.iter_mut() {
@@ -389,11 +414,17 @@ impl State {
     }
 
     /// The header every message of this node carries.
+    /// A replica's carries its master's slots and config epoch, as Redis's
+    /// clusterBuildMessageHdr does.
     fn header(&self, kind: u16) -> Header {
         let me = self.myself();
+        let master = match (me.flags & FLAG_SLAVE != 0, me.slaveof.and_then(|m| self.nodes.get(&m))) {
+            (true, Some(m)) => m,
+            _ => me,
+        };
         let mut slots = Box::new([0u8; 2048]);
         for (i, s) in self.slots.iter().enumerate() {
-            if s.as_ref() == Some(&self.myself) {
+            if s.as_ref() == Some(&master.name) {
                 msg::set_slot_bit(&mut slots, i as u16);
             }
         }
@@ -401,7 +432,7 @@ impl State {
             port: me.port,
             kind,
             current_epoch: self.current_epoch,
-            config_epoch: me.config_epoch,
+            config_epoch: master.config_epoch,
             offset: me.repl_offset,
             sender: self.myself,
             slots,

@@ -277,6 +277,8 @@ pub mod flags {
     /// master`): listed, killable, not counted in `connected_clients`.
     pub const REPLICA: u32 = 4096;
     pub const MASTER: u32 = 8192;
+    /// READONLY in cluster mode (`r`).
+    pub const READONLY: u32 = 16384;
 }
 
 /// A connection's buffers as its worker last published them, for CLIENT

@@ -498,6 +498,11 @@ pub fn unknown_subcommand(sub: &[u8], cmd: &str) -> Vec<u8> {
 
 /// Cluster mode (Redis's cluster.c and cluster_legacy.c).
 pub const CLUSTER_NOT_MASTER: &str = "ERR The specified node is not a master";
+pub const CLUSTER_REPLICATE_MYSELF: &str = "ERR Can't replicate myself";
+pub const CLUSTER_REPLICATE_REPLICA: &str = "ERR I can only replicate a master, not a replica.";
+pub const CLUSTER_REPLICATE_NOT_EMPTY: &str = "ERR To set a master the node must be empty and without assigned slots.";
+pub const CLUSTER_REPLICAOF: &str = "ERR REPLICAOF not allowed in cluster mode.";
+pub const CLUSTER_FAILOVER_CMD: &str = "ERR FAILOVER not allowed in cluster mode.";
 pub const CLUSTER_DISABLED: &str = "ERR This instance has cluster support disabled";
 pub const CROSSSLOT: &str = "CROSSSLOT Keys in request don't hash to the same slot";
 pub const TRYAGAIN: &str = "TRYAGAIN Multiple keys request during rehashing of slot";

@@ -382,6 +382,7 @@ fn flag_letters(f: u32) -> String {
         (cflags::TRACKING_BCAST, 'B'),
         (cflags::DIRTY_CAS, 'd'),
         (cflags::CLOSE_ASAP, 'A'),
+        (cflags::READONLY, 'r'),
         (cflags::NO_EVICT, 'e'),
         (cflags::NO_TOUCH, 'T'),
     ];

@@ -94,6 +94,9 @@ static SUBCOMMANDS: &[CommandSpec] = &[
         .doc("cluster", "Lists the replica nodes of a master node.", "5.0.0", "O(N) where N is the number of replicas.")
         .acl(ADMIN_ACL)
         .tips(&["nondeterministic_output"]),
+    CommandSpec::new("replicate", 3, ADMIN_SUB, &[], replicate)
+        .doc("cluster", "Configure a node as replica of a master node.", "3.0.0", "O(1)")
+        .acl(ADMIN_ACL),
     CommandSpec::new("saveconfig", 2, ADMIN_SUB, &[], saveconfig)
         .doc("cluster", "Forces a node to save the cluster configuration to disk.", "3.0.0", "O(1)")
         .acl(ADMIN_ACL),
@@ -155,6 +158,8 @@ const HELP: &[&str] = &[
     "    Remove a node from the cluster.",
     "MEET <ip> <port> [<bus-port>]",
     "    Connect nodes into a working cluster.",
+    "REPLICATE <node-id>",
+    "    Configure current node as replica to <node-id>.",
     "SAVECONFIG",
     "    Force saving cluster configuration on disk.",
     "SET-CONFIG-EPOCH <epoch>",
@@ -564,6 +569,42 @@ fn forget(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     ctx.reply.ok();
 }
 
+/// CLUSTER REPLICATE: this node becomes a replica of a master (an empty
+/// master, or a replica already): its slots go, and replication starts.
+fn replicate(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let Some(cl) = cluster(ctx) else { return };
+    let keys = keys_in_db0(ctx);
+    let mut st = cl.state.lock();
+    let Some(n) = st.lookup(args.get(2)) else {
+        drop(st);
+        ctx.reply.error(errors::cluster_unknown_node(args.get(2)));
+        return;
+    };
+    let (name, ip, port, master) = (n.name, n.ip.clone(), n.port, n.is_master());
+    let err = if name == st.myself {
+        Some(errors::CLUSTER_REPLICATE_MYSELF)
+    } else if !master {
+        Some(errors::CLUSTER_REPLICATE_REPLICA)
+    } else if st.myself().is_master() && (st.num_slots(&st.myself) != 0 || keys != 0) {
+        Some(errors::CLUSTER_REPLICATE_NOT_EMPTY)
+    } else {
+        None
+    };
+    if let Some(e) = err {
+        drop(st);
+        ctx.reply.error(e);
+        return;
+    }
+    st.set_master(name);
+    drop(st);
+    cl.save_if_dirty();
+    ctx.srv.ks.set_replica(true);
+    if ctx.srv.repl.set_master(&ip, port) {
+        tern_config::log_notice!("Connecting to MASTER {}:{}", ip, port);
+    }
+    ctx.reply.ok();
+}
+
 fn set_config_epoch(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let Some(cl) = cluster(ctx) else { return };
     let Some(epoch) = parse_i64(args.get(2)) else {
@@ -669,6 +710,7 @@ fn asking(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
 fn readonly(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
     if cluster(ctx).is_some() {
         ctx.client.cluster_readonly = true;
+        ctx.client.shared.set_flag(crate::client::flags::READONLY, true);
         ctx.reply.ok();
     }
 }
@@ -676,6 +718,7 @@ fn readonly(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
 fn readwrite(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
     if cluster(ctx).is_some() {
         ctx.client.cluster_readonly = false;
+        ctx.client.shared.set_flag(crate::client::flags::READONLY, false);
         ctx.reply.ok();
     }
 }
@@ -779,10 +822,29 @@ pub fn open(srv: &Server, port: u16, ips: &[std::net::IpAddr]) -> Result<Vec<mio
     Ok(listeners)
 }
 
-/// The cron's part: the settings read again.
+/// The cron's part: the settings read again, and the replication offset
+/// the bus's messages carry (a replica's, the one it has applied).
 pub fn cron(srv: &Server) {
     if let Some(cl) = srv.cluster.get() {
         let port = srv.port.load(std::sync::atomic::Ordering::Relaxed) as u16;
+        let offset = match srv.repl.upstream_info() {
+            Some(u) => u.offset.max(0) as u64,
+            None => srv.repl.info().offset,
+        };
+        let master = {
+            let mut st = cl.state.lock();
+            st.set_offset(offset);
+            let me = st.myself();
+            me.slaveof.filter(|_| me.flags & FLAG_SLAVE != 0).and_then(|m| st.nodes.get(&m)).filter(|m| m.has_addr() && m.port != 0).map(|m| (m.ip.clone(), m.port))
+        };
+        // A replica (after a restart, say) whose replication is off
+        // follows the master it knows, as Redis's clusterCron does.
+        if let Some((ip, port)) = master {
+            if !srv.repl.is_replica() {
+                srv.ks.set_replica(true);
+                srv.repl.set_master(&ip, port);
+            }
+        }
         cl.configure(me(srv, port));
     }
 }

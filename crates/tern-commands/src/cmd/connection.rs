@@ -262,6 +262,9 @@ fn reset(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
     }
     c.no_evict = false;
     c.no_touch = false;
+    c.asking = false;
+    c.cluster_readonly = false;
+    c.shared.set_flag(cflags::READONLY, false);
     if let Some(f) = c.monitor.take() {
         ctx.srv.monitors.remove(f.client_id);
         c.shared.set_flag(cflags::MONITOR, false);

@@ -171,6 +171,10 @@ fn sync(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 /// REPLICAOF host port / NO ONE (and SLAVEOF): the link thread
 /// (`tern_persist::repl::replica`) follows the change.
 fn replicaof(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    // A cluster node's master is CLUSTER REPLICATE's (or a failover's).
+    if ctx.srv.cluster.get().is_some() {
+        return ctx.reply.error(errors::CLUSTER_REPLICAOF);
+    }
     let repl = &ctx.srv.repl;
     if repl.failing_over() {
         return ctx.reply.error(errors::REPLICAOF_DURING_FAILOVER);
@@ -201,6 +205,9 @@ fn replicaof(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 /// it out with writes paused.
 fn failover(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let srv = ctx.srv;
+    if srv.cluster.get().is_some() {
+        return ctx.reply.error(errors::CLUSTER_FAILOVER_CMD);
+    }
     if args.len() == 2 && args.get(1).eq_ignore_ascii_case(b"abort") {
         if !srv.repl.failing_over() {
             return ctx.reply.error(errors::NO_FAILOVER);
