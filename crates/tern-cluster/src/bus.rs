@@ -43,6 +43,9 @@ struct Link {
     /// timeout is dropped).
     since: u64,
     connected: bool,
+    /// Where an outgoing link goes: when gossip moves its node elsewhere,
+    /// it is redone.
+    to: Option<(String, u16)>,
 }
 
 impl Link {
@@ -100,6 +103,7 @@ pub fn run(cl: Arc<Cluster>, mut listeners: Vec<TcpListener>) {
     let mut links: HashMap<usize, Link> = HashMap::new();
     let mut next = first_link;
     let mut events = Events::with_capacity(256);
+    let mut outbox = Vec::new();
     let mut tick: u64 = 0;
     let mut last_cron = 0;
     while !cl.stop.load(Ordering::Relaxed) {
@@ -122,7 +126,7 @@ pub fn run(cl: Arc<Cluster>, mut listeners: Vec<TcpListener>) {
                             let tok = next;
                             next += 1;
                             if poll.registry().register(&mut s, Token(tok), Interest::READABLE | Interest::WRITABLE).is_ok() {
-                                links.insert(tok, Link { stream: s, inbound: true, node: None, rbuf: Vec::new(), wbuf: Vec::new(), since: now, connected: true });
+                                links.insert(tok, Link { stream: s, inbound: true, node: None, rbuf: Vec::new(), wbuf: Vec::new(), since: now, connected: true, to: None });
                             }
                         }
                         Err(e) if e.kind() == ErrorKind::WouldBlock => break,
@@ -143,7 +147,7 @@ pub fn run(cl: Arc<Cluster>, mut listeners: Vec<TcpListener>) {
                     cl.state.lock().linked(&n, true);
                 }
             }
-            if (ev.is_readable() || ev.is_read_closed()) && !read(&cl, link, now) {
+            if (ev.is_readable() || ev.is_read_closed()) && !read(&cl, link, now, &mut outbox) {
                 closed.push(t);
                 continue;
             }
@@ -154,6 +158,7 @@ pub fn run(cl: Arc<Cluster>, mut listeners: Vec<TcpListener>) {
         for t in closed {
             drop_link(&cl, &mut poll, &mut links, t);
         }
+        deliver(&mut outbox, &mut links);
         if now.saturating_sub(last_cron) >= 100 {
             last_cron = now;
             tick += 1;
@@ -164,8 +169,8 @@ pub fn run(cl: Arc<Cluster>, mut listeners: Vec<TcpListener>) {
 }
 
 /// Reads what the link has and processes every whole message; false: the
-/// link goes.
-fn read(cl: &Cluster, link: &mut Link, now: u64) -> bool {
+/// link goes. Messages the state wants sent go to `outbox`.
+fn read(cl: &Cluster, link: &mut Link, now: u64, outbox: &mut Vec<(Option<Name>, msg::Msg)>) -> bool {
     let mut chunk = [0u8; 16 << 10];
     loop {
         match link.stream.read(&mut chunk) {
@@ -213,8 +218,24 @@ fn read(cl: &Cluster, link: &mut Link, now: u64) -> bool {
             }
             Outcome::Close => return false,
         }
+        outbox.append(&mut st.outbox);
         drop(st);
         cl.save_if_dirty();
+    }
+}
+
+/// Sends what the state asked to send: to a node on its outgoing link
+/// (when it is up), or to every node.
+fn deliver(outbox: &mut Vec<(Option<Name>, msg::Msg)>, links: &mut HashMap<usize, Link>) {
+    for (to, m) in outbox.drain(..) {
+        for l in links.values_mut().filter(|l| !l.inbound && l.connected) {
+            if to.is_none() || l.node == to {
+                l.send(&m);
+            }
+        }
+    }
+    for l in links.values_mut() {
+        let _ = l.flush();
     }
 }
 
@@ -232,10 +253,16 @@ fn drop_link(cl: &Cluster, poll: &mut Poll, links: &mut HashMap<usize, Link>, t:
 fn cron(cl: &Cluster, poll: &mut Poll, links: &mut HashMap<usize, Link>, next: &mut usize, now: u64, tick: u64) {
     let st = cl.state.lock();
     let timeout = st.me.node_timeout_ms.max(1000);
-    // Outgoing links to nodes no longer known, or stuck connecting.
+    // Outgoing links to nodes no longer known, or elsewhere now, or stuck
+    // connecting.
+    let moved = |l: &Link| {
+        l.node.and_then(|n| st.nodes.get(&n)).is_some_and(|n| l.to.as_ref().is_some_and(|(ip, cport)| *ip != n.ip || *cport != n.cport))
+    };
     let gone: Vec<usize> = links
         .iter()
-        .filter(|(_, l)| !l.inbound && (l.node.is_none_or(|n| !st.nodes.contains_key(&n)) || (!l.connected && now.saturating_sub(l.since) > timeout)))
+        .filter(|(_, l)| {
+            !l.inbound && (l.node.is_none_or(|n| !st.nodes.contains_key(&n)) || moved(l) || (!l.connected && now.saturating_sub(l.since) > timeout))
+        })
         .map(|(t, _)| *t)
         .collect();
     drop(st);
@@ -250,8 +277,11 @@ fn cron(cl: &Cluster, poll: &mut Poll, links: &mut HashMap<usize, Link>, next: &
         .filter(|n| n.name != st.myself && n.has_addr() && !n.ip.is_empty() && n.cport != 0 && !have.contains(&n.name))
         .map(|n| (n.name, n.ip.clone(), n.cport, n.flags & crate::state::FLAG_MEET != 0))
         .collect();
-    for (name, ip, cport, meet) in want {
-        let Ok(ip) = ip.parse::<IpAddr>() else { continue };
+    for (name, ip_text, cport, meet) in want {
+        // A ping counts as sent from the first try, so that a node that
+        // cannot be reached times out (Redis does the same).
+        st.pinged(&name, now);
+        let Ok(ip) = ip_text.parse::<IpAddr>() else { continue };
         let Ok(mut s) = TcpStream::connect(SocketAddr::new(ip, cport)) else { continue };
         let _ = s.set_nodelay(true);
         let tok = *next;
@@ -259,14 +289,13 @@ fn cron(cl: &Cluster, poll: &mut Poll, links: &mut HashMap<usize, Link>, next: &
         if poll.registry().register(&mut s, Token(tok), Interest::READABLE | Interest::WRITABLE).is_err() {
             continue;
         }
-        let mut link = Link { stream: s, inbound: false, node: Some(name), rbuf: Vec::new(), wbuf: Vec::new(), since: now, connected: false };
+        let mut link = Link { stream: s, inbound: false, node: Some(name), rbuf: Vec::new(), wbuf: Vec::new(), since: now, connected: false, to: Some((ip_text, cport)) };
         // The first message: MEET for a node met by CLUSTER MEET, a PING
         // otherwise (it goes once the connect completes).
         let m = st.ping(if meet { msg::TYPE_MEET } else { msg::TYPE_PING }, Some(&name));
         if let Some(n) = st.nodes.get_mut(&name) {
             n.flags &= !crate::state::FLAG_MEET;
         }
-        st.pinged(&name, now);
         link.send(&m);
         links.insert(tok, link);
     }
@@ -277,6 +306,7 @@ fn cron(cl: &Cluster, poll: &mut Poll, links: &mut HashMap<usize, Link>, next: &
         link.send(&m);
         let _ = link.flush();
     }
+    let mut outbox = std::mem::take(&mut st.outbox);
     // A link whose ping has waited half the node timeout is reopened (the
     // node may be reachable by a new connection), as Redis does.
     let stale: Vec<usize> = links
@@ -289,6 +319,7 @@ fn cron(cl: &Cluster, poll: &mut Poll, links: &mut HashMap<usize, Link>, next: &
     for t in stale {
         drop_link(cl, poll, links, t);
     }
+    deliver(&mut outbox, links);
     for l in links.values_mut() {
         let _ = l.flush();
     }

@@ -53,6 +53,13 @@ pub struct Node {
     pub repl_offset: u64,
     /// An outgoing link is up (`connected` in CLUSTER NODES).
     pub linked: bool,
+    /// Masters that said it is failing (`fail?` or `fail` in their
+    /// gossip), with when they last said so.
+    pub fail_reports: Vec<(Name, u64)>,
+    /// When it was flagged `fail`.
+    pub fail_time: u64,
+    /// When this node last voted for a replica of it (a master).
+    pub voted_time: u64,
 }
 
 impl Node {
@@ -74,6 +81,9 @@ impl Node {
             ctime: now,
             repl_offset: 0,
             linked: false,
+            fail_reports: Vec::new(),
+            fail_time: 0,
+            voted_time: 0,
         }
     }
 
@@ -177,7 +187,43 @@ pub struct State {
     pub dirty: bool,
     /// Whether every slot is served (cluster_state).
     pub ok: bool,
+    /// Messages to send: to one node (on its outgoing link), or to every
+    /// node (None); the bus takes them after each call into the state.
+    pub outbox: Vec<(Option<Name>, Msg)>,
+    /// A replica's election, or a manual failover in progress.
+    pub election: Election,
 }
+
+/// A replica's failover (Redis's failover_auth_* and mf_* fields).
+#[derive(Clone, Debug, Default)]
+pub struct Election {
+    /// When the election starts (or started), ms.
+    pub auth_time: u64,
+    pub auth_count: usize,
+    pub auth_sent: bool,
+    pub rank: usize,
+    pub auth_epoch: u64,
+    /// A manual failover's deadline (0: none) and whether its election
+    /// may start (FORCE, or the master's offset reached).
+    pub manual_end: u64,
+    pub manual_can_start: bool,
+    /// The master's offset a manual failover waits for (from its paused
+    /// PINGs).
+    pub manual_offset: Option<u64>,
+    /// On a master: the replica whose manual failover it pauses for, and
+    /// whether writes are paused (its PINGs then carry the offset).
+    pub manual_replica: Option<Name>,
+    pub manual_paused: bool,
+}
+
+/// How long a failure report stays valid, and how long a master's FAIL
+/// stays before it is undone once it is reachable again and nobody took
+/// its slots: node timeouts (Redis's CLUSTER_FAIL_REPORT_VALIDITY_MULT and
+/// CLUSTER_FAIL_UNDO_TIME_MULT).
+const FAIL_REPORT_VALIDITY: u64 = 2;
+const FAIL_UNDO_TIME: u64 = 2;
+/// A manual failover's time limit, ms (CLUSTER_MF_TIMEOUT).
+pub const MANUAL_FAILOVER_TIMEOUT: u64 = 5000;
 
 impl State {
     /// New settings from the config: this node's own entry follows them.
@@ -224,6 +270,8 @@ impl State {
             received: [0; 11],
             dirty: true,
             ok: false,
+            outbox: Vec::new(),
+            election: Election::default(),
         };
         st.update_state();
         st
@@ -266,9 +314,27 @@ impl State {
 
     /// cluster_state: ok when every slot is served by a node not failed
     /// (or `cluster-require-full-coverage no`).
+    /// A node among the minority of the masters (fewer than half of those
+    /// serving slots reachable) is down too.
     pub fn update_state(&mut self) {
         let covered = self.slots.iter().all(|s| s.as_ref().is_some_and(|n| self.nodes.get(n).is_some_and(|n| n.flags & FLAG_FAIL == 0)));
-        self.ok = covered || !self.me.require_full_coverage;
+        let size = self.size();
+        let reachable = self.nodes.values().filter(|n| n.is_master() && n.flags & (FLAG_FAIL | FLAG_PFAIL) == 0 && self.serves_any(&n.name)).count();
+        self.ok = (covered || !self.me.require_full_coverage) && reachable > size / 2;
+    }
+
+    /// The masters serving at least one slot (cluster_size).
+    pub fn size(&self) -> usize {
+        self.nodes.values().filter(|n| n.is_master() && self.serves_any(&n.name)).count()
+    }
+
+    fn serves_any(&self, name: &Name) -> bool {
+        self.slots.iter().any(|s| s.as_ref() == Some(name))
+    }
+
+    /// The replicas of `master` this node knows.
+    pub fn replicas_of(&self, master: &Name) -> Vec<&Node> {
+        self.nodes.values().filter(|n| n.flags & FLAG_SLAVE != 0 && n.slaveof.as_ref() == Some(master)).collect()
     }
 
     /// Assigns `slot` to myself (ADDSLOTS; checked by the caller).
@@ -295,9 +361,9 @@ impl State {
     /// CLUSTER BUMPEPOCH: a new config epoch for myself unless it is the
     /// highest already (or 0). Returns whether it bumped, and the epoch.
     pub fn bump_epoch(&mut self) -> (bool, u64) {
-        let max = self.nodes.values().map(|n| n.config_epoch).max().unwrap_or(0);
+        let max = self.nodes.values().map(|n| n.config_epoch).max().unwrap_or(0).max(self.current_epoch);
         let mine = self.myself().config_epoch;
-        if mine == 0 || mine != max || self.nodes.values().filter(|n| n.config_epoch == max).count() > 1 {
+        if mine == 0 || mine != max {
             self.current_epoch += 1;
             let e = self.current_epoch;
             self.myself_mut().config_epoch = e;
@@ -339,6 +405,7 @@ impl State {
         if let Some(sh) = shard {
             n.shard_id = sh;
         }
+        self.election = Election::default();
         self.dirty = true;
         self.update_state();
     }
@@ -442,7 +509,7 @@ impl State {
             cport: me.cport,
             flags: me.flags,
             state: if self.ok { 0 } else { 1 },
-            mflags0: 0,
+            mflags0: if me.is_master() && self.election.manual_paused { msg::FLAG0_PAUSED } else { 0 },
         }
     }
 
@@ -454,9 +521,6 @@ impl State {
         if let Some(c) = self.received.get_mut(h.kind as usize) {
             *c += 1;
         }
-        let Body::Ping { gossip, exts } = &m.body else {
-            return Outcome::Nothing;
-        };
         let kind = h.kind;
         // The sender, when it is a node known (and not in handshake: its
         // name would not be its own yet).
@@ -476,7 +540,50 @@ impl State {
                 self.dirty = true;
             }
             n.repl_offset = h.offset;
+            // A manual failover's master pauses and says where its stream
+            // is: once this replica has it all, the election may start.
+            if self.election.manual_end != 0 && h.mflags0 & msg::FLAG0_PAUSED != 0 && self.myself().slaveof == Some(s) && self.myself().flags & FLAG_SLAVE != 0 {
+                self.election.manual_offset = Some(h.offset);
+            }
         }
+        let (gossip, exts) = match &m.body {
+            Body::Ping { gossip, exts } => (gossip, exts),
+            Body::Fail { about } => {
+                if sender.is_some() {
+                    self.fail_message(about, now);
+                }
+                return Outcome::Nothing;
+            }
+            Body::Update { config_epoch, name, slots } => {
+                if sender.is_some() {
+                    if let Some(n) = self.nodes.get(name).filter(|n| n.config_epoch < *config_epoch) {
+                        let n = n.name;
+                        if self.nodes[&n].flags & FLAG_SLAVE != 0 {
+                            self.set_node_master(n);
+                        }
+                        self.nodes.get_mut(&n).expect("known").config_epoch = *config_epoch;
+                        self.update_slots_with(n, *config_epoch, slots);
+                        self.update_state();
+                        self.dirty = true;
+                    }
+                }
+                return Outcome::Nothing;
+            }
+            Body::Empty => {
+                match (sender, kind) {
+                    (Some(s), msg::TYPE_FAILOVER_AUTH_REQUEST) => self.vote(s, h, now),
+                    (Some(s), msg::TYPE_FAILOVER_AUTH_ACK) => {
+                        if self.nodes[&s].is_master() && self.serves_any(&s) && h.current_epoch >= self.election.auth_epoch {
+                            self.election.auth_count += 1;
+                        }
+                    }
+                    (Some(s), msg::TYPE_MFSTART) => self.manual_failover_asked(s, now),
+                    _ => {}
+                }
+                return Outcome::Nothing;
+            }
+            _ => return Outcome::Nothing,
+        };
         let mut out = Outcome::Nothing;
         if kind == msg::TYPE_PING || kind == msg::TYPE_MEET {
             // A node learns its own address from the first MEET (or
@@ -573,6 +680,9 @@ impl State {
                 if n.flags & FLAG_PFAIL != 0 {
                     n.flags &= !FLAG_PFAIL;
                     self.dirty = true;
+                } else if n.flags & FLAG_FAIL != 0 {
+                    let name = n.name;
+                    self.clear_failure_if_needed(name, now);
                 }
             }
         }
@@ -629,10 +739,16 @@ impl State {
     /// Slots claimed by `sender` with `epoch`: taken from their owner when
     /// unassigned or its epoch is older (Redis's
     /// clusterUpdateSlotsConfigWith, without the replica reconfiguration).
+    /// When the slots of this node's master (or its own) all went to the
+    /// sender — a failover this node missed, or a master coming back after
+    /// one — it becomes the sender's replica.
     pub fn update_slots_with(&mut self, sender: Name, epoch: u64, claimed: &[u8; 2048]) {
         if sender == self.myself {
             return;
         }
+        let me = self.myself();
+        let cur_master = if me.flags & FLAG_SLAVE != 0 { me.slaveof } else { Some(me.name) };
+        let mut moved_ours = false;
         for j in 0..SLOTS {
             if !msg::slot_bit(claimed, j as u16) || self.slots[j] == Some(sender) {
                 continue;
@@ -642,10 +758,261 @@ impl State {
                 Some(o) => self.nodes.get(o).is_none_or(|o| o.config_epoch < epoch),
             };
             if older {
+                if cur_master.is_some() && self.slots[j] == cur_master {
+                    moved_ours = true;
+                }
                 self.slots[j] = Some(sender);
                 self.dirty = true;
             }
         }
+        if let (true, Some(m)) = (moved_ours, cur_master) {
+            if !self.serves_any(&m) {
+                tern_config::log_notice!("Configuration change detected. Reconfiguring myself as a replica of {}", name_str(&sender));
+                self.set_master(sender);
+            }
+        }
+    }
+
+    /// A node seen as a master again (its messages say so, or an UPDATE
+    /// about it).
+    fn set_node_master(&mut self, name: Name) {
+        if let Some(n) = self.nodes.get_mut(&name) {
+            n.flags = (n.flags & !FLAG_SLAVE) | FLAG_MASTER;
+            n.slaveof = None;
+            self.dirty = true;
+        }
+    }
+
+    /// The message of `kind` this node sends (header only, or `body`).
+    fn message(&mut self, kind: u16, body: Body) -> Msg {
+        if let Some(c) = self.sent.get_mut(kind as usize) {
+            *c += 1;
+        }
+        Msg { header: self.header(kind), body }
+    }
+
+    /// PONGs to every node at once (a failover won, a manual failover's
+    /// pause), as Redis's clusterBroadcastPong.
+    fn broadcast_pong(&mut self) {
+        let m = self.ping(msg::TYPE_PONG, None);
+        self.outbox.push((None, m));
+    }
+
+    /// Counts the masters' reports (and this node's own view, if it is a
+    /// master) against the quorum: a node timed out by a majority is
+    /// flagged `fail`, and every node is told.
+    fn mark_failing_if_needed(&mut self, name: Name, now: u64) {
+        let validity = self.me.node_timeout_ms * FAIL_REPORT_VALIDITY;
+        let quorum = self.size() / 2 + 1;
+        let me_master = self.myself().is_master();
+        let Some(n) = self.nodes.get_mut(&name) else { return };
+        n.fail_reports.retain(|(_, t)| now.saturating_sub(*t) <= validity);
+        if n.flags & FLAG_PFAIL == 0 || n.flags & FLAG_FAIL != 0 {
+            return;
+        }
+        let failures = n.fail_reports.len() + usize::from(me_master);
+        if failures < quorum {
+            return;
+        }
+        tern_config::log_notice!("Marking node {} as failing (quorum reached).", name_str(&name));
+        n.flags = (n.flags & !FLAG_PFAIL) | FLAG_FAIL;
+        n.fail_time = now;
+        let m = self.message(msg::TYPE_FAIL, Body::Fail { about: name });
+        self.outbox.push((None, m));
+        self.dirty = true;
+        self.update_state();
+    }
+
+    /// A FAIL message: the node is flagged `fail` (unless it is this one).
+    fn fail_message(&mut self, about: &Name, now: u64) {
+        let me = self.myself;
+        let Some(n) = self.nodes.get_mut(about) else { return };
+        if n.flags & FLAG_FAIL != 0 || n.name == me {
+            return;
+        }
+        tern_config::log_notice!("FAIL message received about {}", name_str(about));
+        n.flags = (n.flags & !FLAG_PFAIL) | FLAG_FAIL;
+        n.fail_time = now;
+        self.dirty = true;
+        self.update_state();
+    }
+
+    /// A failed node answers again: a replica, or a master serving no
+    /// slot, is cleared at once; a master still serving its slots after
+    /// twice the node timeout (nobody failed it over) too.
+    fn clear_failure_if_needed(&mut self, name: Name, now: u64) {
+        let serves = self.serves_any(&name);
+        let undo = self.me.node_timeout_ms * FAIL_UNDO_TIME;
+        let Some(n) = self.nodes.get_mut(&name) else { return };
+        let clear = n.flags & FLAG_SLAVE != 0 || !serves || (n.is_master() && now.saturating_sub(n.fail_time) > undo);
+        if clear && n.flags & FLAG_FAIL != 0 {
+            tern_config::log_notice!("Clear FAIL state for node {}: is reachable again.", name_str(&name));
+            n.flags &= !FLAG_FAIL;
+            self.dirty = true;
+            self.update_state();
+        }
+    }
+
+    /// A replica asks for this master's vote (Redis's
+    /// clusterSendFailoverAuthIfNeeded): one vote an epoch, for a replica
+    /// whose master failed (or that a manual failover forces), not twice
+    /// for one master within two node timeouts, and only if none of the
+    /// slots it claims has a newer owner.
+    fn vote(&mut self, s: Name, h: &Header, now: u64) {
+        let me = self.myself();
+        if !me.is_master() || !self.serves_any(&me.name) {
+            return;
+        }
+        if h.current_epoch < self.current_epoch || self.last_vote_epoch == self.current_epoch {
+            return;
+        }
+        let node = &self.nodes[&s];
+        let force = h.mflags0 & msg::FLAG0_FORCEACK != 0;
+        let Some(master) = node.slaveof.filter(|_| node.flags & FLAG_SLAVE != 0) else { return };
+        let Some(m) = self.nodes.get(&master) else { return };
+        if m.flags & FLAG_FAIL == 0 && !force {
+            return;
+        }
+        if now.saturating_sub(m.voted_time) < self.me.node_timeout_ms * 2 {
+            return;
+        }
+        for j in 0..SLOTS {
+            if msg::slot_bit(&h.slots, j as u16) && self.slot_owner(j).is_some_and(|o| o.config_epoch > h.config_epoch) {
+                return;
+            }
+        }
+        self.last_vote_epoch = self.current_epoch;
+        self.nodes.get_mut(&master).expect("known").voted_time = now;
+        self.dirty = true;
+        tern_config::log_notice!("Failover auth granted to {} for epoch {}", name_str(&s), self.current_epoch);
+        let m = self.message(msg::TYPE_FAILOVER_AUTH_ACK, Body::Empty);
+        self.outbox.push((Some(s), m));
+    }
+
+    /// MFSTART from a replica of this master: writes pause (the caller,
+    /// through [`State::manual_failover_pause`]) and the PINGs to it say
+    /// where the stream is.
+    fn manual_failover_asked(&mut self, s: Name, now: u64) {
+        if !self.myself().is_master() || self.nodes[&s].slaveof != Some(self.myself) {
+            return;
+        }
+        self.election.manual_end = now + MANUAL_FAILOVER_TIMEOUT;
+        self.election.manual_replica = Some(s);
+        tern_config::log_notice!("Manual failover requested by replica {}.", name_str(&s));
+    }
+
+    /// While a replica's manual failover runs on this master: until when
+    /// writes stay paused (None: no pause).
+    pub fn manual_failover_pause(&self) -> Option<u64> {
+        (self.myself().is_master() && self.election.manual_end != 0).then_some(self.election.manual_end)
+    }
+
+    /// CLUSTER FAILOVER on a replica: by default the master is asked to
+    /// pause (MFSTART) and the election waits for its offset; FORCE
+    /// starts it at once; TAKEOVER takes the slots without one.
+    pub fn start_manual_failover(&mut self, force: bool, takeover: bool, now: u64) {
+        self.election = Election { manual_end: now + MANUAL_FAILOVER_TIMEOUT, ..Election::default() };
+        if takeover {
+            self.bump_epoch();
+            self.replace_master();
+        } else if force {
+            self.election.manual_can_start = true;
+        } else if let Some(m) = self.myself().slaveof {
+            let msg = self.message(msg::TYPE_MFSTART, Body::Empty);
+            self.outbox.push((Some(m), msg));
+        }
+    }
+
+    /// This replica's rank among its master's: how many have more of the
+    /// stream (each waits a second more before asking for votes).
+    fn rank(&self) -> usize {
+        let me = self.myself();
+        let Some(m) = me.slaveof else { return 0 };
+        self.replicas_of(&m).iter().filter(|r| r.name != me.name && r.flags & FLAG_NOFAILOVER == 0 && r.repl_offset > me.repl_offset).count()
+    }
+
+    /// A replica's side of a failover, every cron tick (Redis's
+    /// clusterHandleSlaveFailover, without the data-age check): when its
+    /// master is `fail` (or a manual failover says so), wait 500–1000 ms
+    /// plus a second per better replica, ask every master for its vote
+    /// with a new epoch, and with a majority take the master's place.
+    fn handle_failover(&mut self, now: u64) {
+        let timeout = self.me.node_timeout_ms;
+        let auth_timeout = (timeout * 2).max(2000);
+        let auth_retry = auth_timeout * 2;
+        let manual = self.election.manual_end != 0 && self.election.manual_can_start;
+        let me = self.myself();
+        let Some(master) = me.slaveof.filter(|_| me.flags & FLAG_SLAVE != 0) else { return };
+        let failed = self.nodes.get(&master).is_some_and(|m| m.flags & FLAG_FAIL != 0);
+        if (!failed && !manual) || !self.serves_any(&master) {
+            return;
+        }
+        let auth_age = now.saturating_sub(self.election.auth_time);
+        if auth_age > auth_retry {
+            let rank = self.rank();
+            self.election.auth_time = now + 500 + rand::thread_rng().gen_range(0..500) + rank as u64 * 1000;
+            self.election.auth_count = 0;
+            self.election.auth_sent = false;
+            self.election.rank = rank;
+            if self.election.manual_end != 0 {
+                self.election.auth_time = now;
+                self.election.rank = 0;
+            }
+            tern_config::log_notice!("Start of election delayed for {} milliseconds (rank #{}).", self.election.auth_time.saturating_sub(now), self.election.rank);
+            return;
+        }
+        if !self.election.auth_sent && self.election.manual_end == 0 {
+            let rank = self.rank();
+            if rank > self.election.rank {
+                self.election.auth_time += (rank - self.election.rank) as u64 * 1000;
+                self.election.rank = rank;
+            }
+        }
+        if now < self.election.auth_time || auth_age > auth_timeout {
+            return;
+        }
+        if !self.election.auth_sent {
+            self.current_epoch += 1;
+            self.election.auth_epoch = self.current_epoch;
+            self.election.auth_sent = true;
+            self.dirty = true;
+            tern_config::log_notice!("Starting a failover election for epoch {}.", self.current_epoch);
+            let mut m = self.message(msg::TYPE_FAILOVER_AUTH_REQUEST, Body::Empty);
+            if self.election.manual_end != 0 {
+                m.header.mflags0 |= msg::FLAG0_FORCEACK;
+            }
+            self.outbox.push((None, m));
+            return;
+        }
+        if self.election.auth_count >= self.size() / 2 + 1 {
+            tern_config::log_notice!("Failover election won: I'm the new master.");
+            if self.myself().config_epoch < self.election.auth_epoch {
+                let e = self.election.auth_epoch;
+                self.myself_mut().config_epoch = e;
+            }
+            self.replace_master();
+        }
+    }
+
+    /// This replica takes its master's slots and becomes a master (Redis's
+    /// clusterFailoverReplaceYourMaster); replication is promoted by the
+    /// caller, which sees the role change.
+    fn replace_master(&mut self) {
+        let me = self.myself();
+        let Some(old) = me.slaveof.filter(|_| me.flags & FLAG_SLAVE != 0) else { return };
+        let id = self.myself;
+        let n = self.myself_mut();
+        n.flags = (n.flags & !FLAG_SLAVE) | FLAG_MASTER;
+        n.slaveof = None;
+        for s in self.slots.iter_mut() {
+            if *s == Some(old) {
+                *s = Some(id);
+            }
+        }
+        self.election = Election::default();
+        self.dirty = true;
+        self.update_state();
+        self.broadcast_pong();
     }
 
     /// Two masters with one config epoch: the one with the lower name
@@ -667,20 +1034,41 @@ impl State {
         if gossip.iter().any(|g| !valid_name(&g.name)) {
             return;
         }
+        let from_master = sender.is_some_and(|s| self.nodes.get(&s).is_some_and(|n| n.is_master()));
         for g in gossip {
+            // A master's word on a node's health counts toward its FAIL.
+            if let (Some(s), true) = (sender, from_master) {
+                if g.name != self.myself && self.nodes.contains_key(&g.name) {
+                    if g.flags & (FLAG_FAIL | FLAG_PFAIL) != 0 {
+                        let n = self.nodes.get_mut(&g.name).expect("known");
+                        match n.fail_reports.iter_mut().find(|(r, _)| *r == s) {
+                            Some(r) => r.1 = now,
+                            None => n.fail_reports.push((s, now)),
+                        }
+                        self.mark_failing_if_needed(g.name, now);
+                    } else {
+                        self.nodes.get_mut(&g.name).expect("known").fail_reports.retain(|(r, _)| *r != s);
+                    }
+                }
+            }
             match self.nodes.get_mut(&g.name) {
                 Some(n) if n.name != self.myself => {
-                    if g.flags & (FLAG_FAIL | FLAG_PFAIL) == 0 && n.ping_sent == 0 {
+                    if g.flags & (FLAG_FAIL | FLAG_PFAIL) == 0 && n.ping_sent == 0 && n.fail_reports.is_empty() {
                         let pong = g.pong_received as u64 * 1000;
                         if pong <= now + 500 && pong > n.pong_received {
                             n.pong_received = pong;
                         }
                     }
-                    if n.flags & FLAG_NOADDR != 0 && g.flags & FLAG_NOADDR == 0 && !g.ip.is_empty() {
+                    // A node failing or without an address, said healthy at
+                    // another address: its link is redone there.
+                    let moved = n.ip != g.ip || n.port != g.port || n.cport != g.cport;
+                    let healthy = g.flags & (FLAG_NOADDR | FLAG_FAIL | FLAG_PFAIL) == 0 && !g.ip.is_empty();
+                    if n.flags & (FLAG_NOADDR | FLAG_FAIL | FLAG_PFAIL) != 0 && healthy && moved {
                         n.ip = g.ip.clone();
                         n.port = g.port;
                         n.cport = g.cport;
                         n.flags &= !FLAG_NOADDR;
+                        n.linked = false;
                         self.dirty = true;
                     }
                 }
@@ -762,9 +1150,38 @@ impl State {
                 changed = true;
             }
         }
+        // Reports older than the validity go (a node is flagged `fail`
+        // only as reports arrive, as in Redis).
+        let validity = timeout * FAIL_REPORT_VALIDITY;
+        for n in self.nodes.values_mut() {
+            n.fail_reports.retain(|(_, t)| now.saturating_sub(*t) <= validity);
+        }
         if changed {
             self.update_state();
         }
+        // A manual failover: past its time it is given up; a replica may
+        // start once it has the paused master's whole stream; a master
+        // keeps its replica told where the stream is.
+        if self.election.manual_end != 0 {
+            if now > self.election.manual_end {
+                tern_config::log_warning!("Manual failover timed out.");
+                self.election = Election::default();
+            } else if self.myself().is_master() {
+                if let Some(r) = self.election.manual_replica {
+                    if self.election.manual_paused && !ping.contains(&r) {
+                        ping.push(r);
+                    }
+                }
+            } else if !self.election.manual_can_start {
+                if let Some(off) = self.election.manual_offset {
+                    if self.myself().repl_offset >= off {
+                        tern_config::log_notice!("All master replication stream processed, manual failover can start.");
+                        self.election.manual_can_start = true;
+                    }
+                }
+            }
+        }
+        self.handle_failover(now);
         ping
     }
 

@@ -96,8 +96,10 @@ fn cron(srv: &Server) {
         // CLIENT PAUSE (either mode) holds back active expiry and eviction
         // too, as in Redis: the dataset does not change while paused.
         if srv.pause.mode_at(now_ms()).is_some() {
-            // Replication's upkeep goes on (a FAILOVER pauses writes).
+            // Replication's and the cluster's upkeep goes on (a FAILOVER
+            // pauses writes, so does a cluster's manual failover).
             tern_persist::repl::master::cron(srv);
+            tern_commands::cmd::cluster::cron(srv);
             hand(srv, &fx);
             std::thread::sleep(period);
             continue;

@@ -46,6 +46,10 @@ static SUBCOMMANDS: &[CommandSpec] = &[
         .doc("cluster", "Advances the cluster config epoch.", "3.0.0", "O(1)")
         .acl(ADMIN_ACL)
         .tips(&["nondeterministic_output"]),
+    CommandSpec::new("count-failure-reports", 3, ADMIN | STALE, &[], count_failure_reports)
+        .doc("cluster", "Returns the number of active failure reports active for a node.", "3.0.0", "O(N) where N is the number of failure reports")
+        .acl(ADMIN_ACL)
+        .tips(&["nondeterministic_output"]),
     CommandSpec::new("countkeysinslot", 3, STALE, &[], countkeysinslot)
         .doc("cluster", "Returns the number of keys in a hash slot.", "3.0.0", "O(1)")
         .acl(&["slow"]),
@@ -54,6 +58,9 @@ static SUBCOMMANDS: &[CommandSpec] = &[
         .acl(ADMIN_ACL),
     CommandSpec::new("delslotsrange", -4, ADMIN_SUB, &[], delslotsrange)
         .doc("cluster", "Sets hash slot ranges as unbound for a node.", "7.0.0", "O(N) where N is the total number of the slots between the start slot and end slot arguments.")
+        .acl(ADMIN_ACL),
+    CommandSpec::new("failover", -2, ADMIN_SUB, &[], failover)
+        .doc("cluster", "Forces a replica to perform a manual failover of its master.", "3.0.0", "O(1)")
         .acl(ADMIN_ACL),
     CommandSpec::new("flushslots", 2, ADMIN_SUB, &[], flushslots)
         .doc("cluster", "Deletes all slots information from a node.", "3.0.0", "O(1)")
@@ -150,8 +157,12 @@ const HELP: &[&str] = &[
     "    Advance the cluster config epoch.",
     "DELSLOTS <slot> [<slot> ...]",
     "    Delete slots information from current node.",
+    "COUNT-FAILURE-REPORTS <node-id>",
+    "    Return number of failure reports for <node-id>.",
     "DELSLOTSRANGE <start slot> <end slot> [<start slot> <end slot> ...]",
     "    Delete slots information which are between <start-slot> and <end-slot> from current node.",
+    "FAILOVER [FORCE|TAKEOVER]",
+    "    Promote current replica node to being a master.",
     "FLUSHSLOTS",
     "    Delete current node own slots information.",
     "FORGET <node-id>",
@@ -605,6 +616,60 @@ fn replicate(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     ctx.reply.ok();
 }
 
+fn count_failure_reports(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let Some(cl) = cluster(ctx) else { return };
+    let st = cl.state.lock();
+    let n = st.lookup(args.get(2)).map(|n| n.fail_reports.len());
+    drop(st);
+    match n {
+        Some(n) => ctx.reply.int(n as i64),
+        None => ctx.reply.error(errors::cluster_unknown_node(args.get(2))),
+    }
+}
+
+/// CLUSTER FAILOVER [FORCE|TAKEOVER] on a replica (Redis's checks and
+/// replies); the election, or the takeover, is the bus's.
+fn failover(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let Some(cl) = cluster(ctx) else { return };
+    if args.len() > 3 {
+        ctx.reply.error(errors::unknown_subcommand(args.get(1), "cluster"));
+        return;
+    }
+    let (mut force, mut takeover) = (false, false);
+    if args.len() == 3 {
+        if args.get(2).eq_ignore_ascii_case(b"force") {
+            force = true;
+        } else if args.get(2).eq_ignore_ascii_case(b"takeover") {
+            (force, takeover) = (true, true);
+        } else {
+            ctx.reply.error(errors::SYNTAX);
+            return;
+        }
+    }
+    let mut st = cl.state.lock();
+    let me = st.myself();
+    let master = me.slaveof.and_then(|m| st.nodes.get(&m));
+    let err = if me.is_master() {
+        Some(errors::CLUSTER_FAILOVER_ON_MASTER)
+    } else if master.is_none() {
+        Some(errors::CLUSTER_FAILOVER_NO_MASTER)
+    } else if !force && master.is_some_and(|m| m.flags & FLAG_FAIL != 0 || !m.linked) {
+        Some(errors::CLUSTER_FAILOVER_MASTER_DOWN)
+    } else {
+        None
+    };
+    if let Some(e) = err {
+        drop(st);
+        ctx.reply.error(e);
+        return;
+    }
+    tern_config::log_notice!("Manual failover user request accepted.");
+    st.start_manual_failover(force, takeover, tern_cluster::now_ms());
+    drop(st);
+    cl.save_if_dirty();
+    ctx.reply.ok();
+}
+
 fn set_config_epoch(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let Some(cl) = cluster(ctx) else { return };
     let Some(epoch) = parse_i64(args.get(2)) else {
@@ -837,13 +902,41 @@ pub fn cron(srv: &Server) {
             let me = st.myself();
             me.slaveof.filter(|_| me.flags & FLAG_SLAVE != 0).and_then(|m| st.nodes.get(&m)).filter(|m| m.has_addr() && m.port != 0).map(|m| (m.ip.clone(), m.port))
         };
-        // A replica (after a restart, say) whose replication is off
-        // follows the master it knows, as Redis's clusterCron does.
-        if let Some((ip, port)) = master {
-            if !srv.repl.is_replica() {
+        // Replication follows the node's role in the cluster: a replica
+        // (after a restart, a failover it lost) replicates the master it
+        // knows, and a replica that won an election is promoted.
+        match master {
+            Some((ip, port)) => {
                 srv.ks.set_replica(true);
-                srv.repl.set_master(&ip, port);
+                if srv.repl.set_master(&ip, port) {
+                    tern_config::log_notice!("Connecting to MASTER {}:{}", ip, port);
+                }
             }
+            None => {
+                if srv.repl.is_replica() && cl.state.lock().myself().is_master() {
+                    srv.durability().promote(srv);
+                    tern_config::log_notice!("Failover: this node is a master now.");
+                }
+            }
+        }
+        // A replica's manual failover: its master holds writes until the
+        // replica took over (or the failover timed out), and says where its
+        // stream is once the pause holds.
+        // (The offset above was read a tick after the pause began.)
+        let now = crate::server::now_ms();
+        let pause = cl.state.lock().manual_failover_pause();
+        let paused = srv.pause.mode_at(now).is_some();
+        match pause {
+            Some(until) => {
+                srv.pause.set(crate::server::PausePurpose::Failover, until + tern_cluster::state::MANUAL_FAILOVER_TIMEOUT, crate::server::PauseMode::Write, now);
+                if paused {
+                    cl.state.lock().election.manual_paused = true;
+                }
+            }
+            // FAILOVER is refused in cluster mode: a failover pause is
+            // the cluster's.
+            None if paused => srv.pause.clear(crate::server::PausePurpose::Failover, now),
+            None => {}
         }
         cl.configure(me(srv, port));
     }
