@@ -85,7 +85,8 @@ impl Cluster {
         Ok(cl)
     }
 
-    /// Whether this node serves `slot` (one relaxed load).
+    /// Whether this node serves `slot`, not migrating it (one relaxed
+    /// load).
     #[inline]
     pub fn serves(&self, slot: u16) -> bool {
         self.mine[slot as usize].load(Ordering::Relaxed)
@@ -101,8 +102,9 @@ impl Cluster {
     /// without the lock.
     pub fn publish(&self) {
         let st = self.state.lock();
+        // A slot being migrated takes the slow path (its keys decide).
         for (i, s) in st.slots.iter().enumerate() {
-            let m = s.as_ref() == Some(&st.myself);
+            let m = s.as_ref() == Some(&st.myself) && !st.migrating.contains_key(&(i as u16));
             if self.mine[i].load(Ordering::Relaxed) != m {
                 self.mine[i].store(m, Ordering::Relaxed);
             }
@@ -126,25 +128,29 @@ impl Cluster {
         self.publish();
     }
 
-    /// Writes nodes.conf whole: to a temporary file, synced, then renamed
-    /// over the old one.
+    /// Writes nodes.conf whole: to a temporary file (synced when epochs or
+    /// votes changed, as Redis syncs it), then renamed over the old one.
     pub fn save(&self) -> std::io::Result<()> {
-        let text = {
+        let (text, fsync) = {
             let mut st = self.state.lock();
             st.dirty = false;
-            st.config_text()
+            (st.config_text(), std::mem::take(&mut st.fsync))
         };
         let tmp = self.path.with_extension(format!("tmp-{}", std::process::id()));
         let r = (|| {
             use std::io::Write;
             let mut f = std::fs::File::create(&tmp)?;
             f.write_all(text.as_bytes())?;
-            f.sync_all()?;
+            if fsync {
+                f.sync_all()?;
+            }
             std::fs::rename(&tmp, &self.path)
         })();
         if r.is_err() {
             let _ = std::fs::remove_file(&tmp);
-            self.state.lock().dirty = true;
+            let mut st = self.state.lock();
+            st.dirty = true;
+            st.fsync |= fsync;
         }
         r
     }

@@ -183,8 +183,10 @@ pub struct State {
     /// Messages sent and received by type (CLUSTER INFO).
     pub sent: [u64; 11],
     pub received: [u64; 11],
-    /// nodes.conf must be written.
+    /// nodes.conf must be written; and synced to disk (epochs and votes
+    /// changed, slots moved by a newer epoch: Redis's FSYNC_CONFIG).
     pub dirty: bool,
+    pub fsync: bool,
     /// Whether every slot is served (cluster_state).
     pub ok: bool,
     /// Messages to send: to one node (on its outgoing link), or to every
@@ -192,6 +194,10 @@ pub struct State {
     pub outbox: Vec<(Option<Name>, Msg)>,
     /// A replica's election, or a manual failover in progress.
     pub election: Election,
+    /// Slots being moved (CLUSTER SETSLOT): this node's, going to a node,
+    /// and slots coming from one.
+    pub migrating: HashMap<u16, Name>,
+    pub importing: HashMap<u16, Name>,
 }
 
 /// A replica's failover (Redis's failover_auth_* and mf_* fields).
@@ -269,9 +275,12 @@ impl State {
             sent: [0; 11],
             received: [0; 11],
             dirty: true,
+            fsync: true,
             ok: false,
             outbox: Vec::new(),
             election: Election::default(),
+            migrating: HashMap::new(),
+            importing: HashMap::new(),
         };
         st.update_state();
         st
@@ -356,6 +365,7 @@ impl State {
             self.current_epoch = epoch;
         }
         self.dirty = true;
+        self.fsync = true;
     }
 
     /// CLUSTER BUMPEPOCH: a new config epoch for myself unless it is the
@@ -368,6 +378,7 @@ impl State {
             let e = self.current_epoch;
             self.myself_mut().config_epoch = e;
             self.dirty = true;
+            self.fsync = true;
             (true, e)
         } else {
             (false, mine)
@@ -406,7 +417,37 @@ impl State {
             n.shard_id = sh;
         }
         self.election = Election::default();
+        self.migrating.clear();
+        self.importing.clear();
         self.dirty = true;
+        self.update_state();
+    }
+
+    /// CLUSTER SETSLOT <slot> NODE <node>: the slot is the node's. A node
+    /// that imported it takes a new epoch (without agreement, as Redis's
+    /// clusterBumpConfigEpochWithoutConsensus) and tells everyone; a master
+    /// left with no slot becomes the new owner's replica
+    /// (`cluster-allow-replica-migration`).
+    pub fn setslot_node(&mut self, slot: u16, node: Name, keys_in_slot: usize, allow_replica_migration: bool) {
+        let me = self.myself;
+        let was_mine = self.slots[slot as usize] == Some(me);
+        if keys_in_slot == 0 {
+            self.migrating.remove(&slot);
+        }
+        self.slots[slot as usize] = Some(node);
+        self.dirty = true;
+        if was_mine && node != me && !self.serves_any(&me) && allow_replica_migration {
+            tern_config::log_notice!("Configuration change detected. Reconfiguring myself as a replica of {}", name_str(&node));
+            self.set_master(node);
+            return;
+        }
+        if node == me && self.importing.remove(&slot).is_some() {
+            let (bumped, e) = self.bump_epoch();
+            if bumped {
+                tern_config::log_notice!("configEpoch updated after importing slot {}: {}", slot, e);
+            }
+            self.broadcast_pong();
+        }
         self.update_state();
     }
 
@@ -422,6 +463,8 @@ impl State {
                 *s = None;
             }
         }
+        self.migrating.retain(|_, n| n != name);
+        self.importing.retain(|_, n| n != name);
         self.nodes.remove(name);
         self.dirty = true;
         self.update_state();
@@ -533,6 +576,7 @@ impl State {
             if h.current_epoch > self.current_epoch {
                 self.current_epoch = h.current_epoch;
                 self.dirty = true;
+                self.fsync = true;
             }
             let n = self.nodes.get_mut(&s).expect("known");
             if h.config_epoch > n.config_epoch {
@@ -750,7 +794,7 @@ impl State {
         let cur_master = if me.flags & FLAG_SLAVE != 0 { me.slaveof } else { Some(me.name) };
         let mut moved_ours = false;
         for j in 0..SLOTS {
-            if !msg::slot_bit(claimed, j as u16) || self.slots[j] == Some(sender) {
+            if !msg::slot_bit(claimed, j as u16) || self.slots[j] == Some(sender) || self.importing.contains_key(&(j as u16)) {
                 continue;
             }
             let older = match &self.slots[j] {
@@ -763,6 +807,7 @@ impl State {
                 }
                 self.slots[j] = Some(sender);
                 self.dirty = true;
+                self.fsync = true;
             }
         }
         if let (true, Some(m)) = (moved_ours, cur_master) {
@@ -884,6 +929,7 @@ impl State {
         self.last_vote_epoch = self.current_epoch;
         self.nodes.get_mut(&master).expect("known").voted_time = now;
         self.dirty = true;
+        self.fsync = true;
         tern_config::log_notice!("Failover auth granted to {} for epoch {}", name_str(&s), self.current_epoch);
         let m = self.message(msg::TYPE_FAILOVER_AUTH_ACK, Body::Empty);
         self.outbox.push((Some(s), m));
@@ -976,6 +1022,7 @@ impl State {
             self.election.auth_epoch = self.current_epoch;
             self.election.auth_sent = true;
             self.dirty = true;
+            self.fsync = true;
             tern_config::log_notice!("Starting a failover election for epoch {}.", self.current_epoch);
             let mut m = self.message(msg::TYPE_FAILOVER_AUTH_REQUEST, Body::Empty);
             if self.election.manual_end != 0 {
@@ -1011,6 +1058,7 @@ impl State {
         }
         self.election = Election::default();
         self.dirty = true;
+        self.fsync = true;
         self.update_state();
         self.broadcast_pong();
     }
@@ -1025,6 +1073,7 @@ impl State {
         let e = self.current_epoch;
         self.myself_mut().config_epoch = e;
         self.dirty = true;
+        self.fsync = true;
         tern_config::log_verbose!("WARNING: configEpoch collision with node {}. configEpoch set to {}", name_str(&sender), e);
     }
 
@@ -1241,6 +1290,14 @@ impl State {
                     let _ = write!(out, " {a}-{b}");
                 }
             }
+            if n.flags & FLAG_MYSELF != 0 {
+                let mut moving: Vec<(u16, String)> = self.migrating.iter().map(|(s, to)| (*s, format!(" [{s}->-{}]", name_str(to)))).collect();
+                moving.extend(self.importing.iter().filter(|(s, _)| !self.migrating.contains_key(s)).map(|(s, from)| (*s, format!(" [{s}-<-{}]", name_str(from)))));
+                moving.sort();
+                for (_, m) in moving {
+                    out.push_str(&m);
+                }
+            }
             out.push('\n');
         }
         out
@@ -1332,7 +1389,19 @@ impl State {
             }
             n.config_epoch = f[6].parse().map_err(|_| bad())?;
             for s in &f[8..] {
-                if s.starts_with('[') {
+                if let Some(inner) = s.strip_prefix('[').and_then(|s| s.strip_suffix(']')) {
+                    let (slot, dir, other) = match (inner.split_once("->-"), inner.split_once("-<-")) {
+                        (Some((a, b)), _) => (a, true, b),
+                        (_, Some((a, b))) => (a, false, b),
+                        _ => return Err(bad()),
+                    };
+                    let slot: u16 = slot.parse().ok().filter(|s| (*s as usize) < SLOTS).ok_or_else(bad)?;
+                    let other = to_name(other.as_bytes()).ok_or_else(bad)?;
+                    if dir {
+                        st.migrating.insert(slot, other);
+                    } else {
+                        st.importing.insert(slot, other);
+                    }
                     continue;
                 }
                 let (a, b) = match s.split_once('-') {

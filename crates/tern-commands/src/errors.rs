@@ -506,6 +506,39 @@ pub const CLUSTER_FAILOVER_CMD: &str = "ERR FAILOVER not allowed in cluster mode
 pub const CLUSTER_FAILOVER_ON_MASTER: &str = "ERR You should send CLUSTER FAILOVER to a replica";
 pub const CLUSTER_FAILOVER_NO_MASTER: &str = "ERR I'm a replica but my master is unknown to me";
 pub const CLUSTER_FAILOVER_MASTER_DOWN: &str = "ERR Master is down or failed, please use CLUSTER FAILOVER FORCE";
+pub const CLUSTER_SETSLOT_REPLICA: &str = "ERR Please use SETSLOT only with masters.";
+pub const CLUSTER_TARGET_NOT_MASTER: &str = "ERR Target node is not a master";
+pub const CLUSTER_SETSLOT_SYNTAX: &str = "ERR Invalid CLUSTER SETSLOT action or number of arguments. Try CLUSTER HELP";
+pub const MIGRATE_KEYS_EMPTY_KEY: &str = "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string";
+pub const MIGRATE_CONNECT: &str = "IOERR error or timeout connecting to the client";
+pub const MIGRATE_WRITE: &str = "IOERR error or timeout writing to target instance";
+pub const MIGRATE_READ: &str = "IOERR error or timeout reading to target instance";
+
+pub fn migrate_target_error(e: &[u8]) -> Vec<u8> {
+    with_arg("ERR Target instance replied with error: ", e, "")
+}
+
+pub fn cluster_not_owner(slot: u16) -> String {
+    format!("ERR I'm not the owner of hash slot {slot}")
+}
+
+pub fn cluster_already_owner(slot: u16) -> String {
+    format!("ERR I'm already the owner of hash slot {slot}")
+}
+
+pub fn cluster_unknown_node_about(name: &[u8]) -> Vec<u8> {
+    with_arg("ERR I don't know about node ", name, "")
+}
+
+pub fn cluster_slot_has_keys(slot: u16) -> String {
+    format!("ERR Can't assign hashslot {slot} to a different node while I still hold keys for this hash slot.")
+}
+
+/// `-ASK <slot> <ip>:<port>`.
+pub fn ask(slot: u16, ip: &str, port: u16) -> String {
+    format!("ASK {slot} {ip}:{port}")
+}
+
 pub const CLUSTER_DISABLED: &str = "ERR This instance has cluster support disabled";
 pub const CROSSSLOT: &str = "CROSSSLOT Keys in request don't hash to the same slot";
 pub const TRYAGAIN: &str = "TRYAGAIN Multiple keys request during rehashing of slot";

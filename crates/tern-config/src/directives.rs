@@ -541,6 +541,7 @@ directives! {
         cluster_announce_human_nodename: String = String::new() => "cluster-announce-human-nodename", Str, runtime;
         cluster_require_full_coverage: bool = true => "cluster-require-full-coverage", Bool, runtime;
         cluster_allow_reads_when_down: bool = false => "cluster-allow-reads-when-down", Bool, runtime;
+        cluster_allow_replica_migration: bool = true => "cluster-allow-replica-migration", Bool, runtime;
 
         activedefrag: bool = false => "activedefrag", Bool, runtime, DEFRAG;
         active_defrag_cycle_min: i64 = 1 => "active-defrag-cycle-min", Int::new(1, 99), runtime, DEFRAG;

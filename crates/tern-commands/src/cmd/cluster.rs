@@ -107,6 +107,9 @@ static SUBCOMMANDS: &[CommandSpec] = &[
     CommandSpec::new("saveconfig", 2, ADMIN_SUB, &[], saveconfig)
         .doc("cluster", "Forces a node to save the cluster configuration to disk.", "3.0.0", "O(1)")
         .acl(ADMIN_ACL),
+    CommandSpec::new("setslot", -4, ADMIN_SUB, &[], setslot)
+        .doc("cluster", "Binds a hash slot to a node.", "3.0.0", "O(1)")
+        .acl(ADMIN_ACL),
     CommandSpec::new("set-config-epoch", 3, ADMIN_SUB, &[], set_config_epoch)
         .doc("cluster", "Sets the configuration epoch for a new node.", "3.0.0", "O(1)")
         .acl(ADMIN_ACL),
@@ -173,6 +176,8 @@ const HELP: &[&str] = &[
     "    Configure current node as replica to <node-id>.",
     "SAVECONFIG",
     "    Force saving cluster configuration on disk.",
+    "SETSLOT <slot> (IMPORTING <node-id>|MIGRATING <node-id>|STABLE|NODE <node-id>)",
+    "    Set slot state.",
     "SET-CONFIG-EPOCH <epoch>",
     "    Set config epoch of current node.",
 ];
@@ -670,6 +675,73 @@ fn failover(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     ctx.reply.ok();
 }
 
+/// CLUSTER SETSLOT <slot> IMPORTING|MIGRATING <node> | STABLE | NODE
+/// <node>: the steps of moving a slot, as `redis-cli --cluster reshard`
+/// takes them (Redis's checks and errors).
+fn setslot(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
+    let Some(cl) = cluster(ctx) else { return };
+    if !cl.state.lock().myself().is_master() {
+        ctx.reply.error(errors::CLUSTER_SETSLOT_REPLICA);
+        return;
+    }
+    let Some(slot) = slot_arg(ctx, args.get(2)) else { return };
+    let slot16 = slot as u16;
+    let action = args.get(3);
+    let is = |a: &str| action.eq_ignore_ascii_case(a.as_bytes());
+    let keys = if is("node") && args.len() == 5 { keys_in_slot(ctx, slot16, usize::MAX).len() } else { 0 };
+    let allow_migration = ctx.srv.config.read().cluster_allow_replica_migration;
+    let mut st = cl.state.lock();
+    let me = st.myself;
+    let target = |st: &State, unknown: fn(&[u8]) -> Vec<u8>| -> Result<tern_cluster::msg::Name, Vec<u8>> {
+        match st.lookup(args.get(4)) {
+            None => Err(unknown(args.get(4))),
+            Some(n) if !n.is_master() => Err(errors::CLUSTER_TARGET_NOT_MASTER.as_bytes().to_vec()),
+            Some(n) => Ok(n.name),
+        }
+    };
+    let r: Result<(), Vec<u8>> = if is("migrating") && args.len() == 5 {
+        if st.slots[slot] != Some(me) {
+            Err(errors::cluster_not_owner(slot16).into_bytes())
+        } else {
+            target(&st, errors::cluster_unknown_node_about).map(|n| {
+                st.migrating.insert(slot16, n);
+            })
+        }
+    } else if is("importing") && args.len() == 5 {
+        if st.slots[slot] == Some(me) {
+            Err(errors::cluster_already_owner(slot16).into_bytes())
+        } else {
+            target(&st, errors::cluster_unknown_node_about).map(|n| {
+                st.importing.insert(slot16, n);
+            })
+        }
+    } else if is("stable") && args.len() == 4 {
+        st.migrating.remove(&slot16);
+        st.importing.remove(&slot16);
+        Ok(())
+    } else if is("node") && args.len() == 5 {
+        match target(&st, errors::cluster_unknown_node) {
+            Err(e) => Err(e),
+            Ok(n) if st.slots[slot] == Some(me) && n != me && keys != 0 => Err(errors::cluster_slot_has_keys(slot16).into_bytes()),
+            Ok(n) => {
+                st.setslot_node(slot16, n, keys, allow_migration);
+                Ok(())
+            }
+        }
+    } else {
+        Err(errors::CLUSTER_SETSLOT_SYNTAX.as_bytes().to_vec())
+    };
+    st.dirty = true;
+    drop(st);
+    match r {
+        Ok(()) => {
+            cl.save_if_dirty();
+            ctx.reply.ok();
+        }
+        Err(e) => ctx.reply.error(e),
+    }
+}
+
 fn set_config_epoch(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let Some(cl) = cluster(ctx) else { return };
     let Some(epoch) = parse_i64(args.get(2)) else {
@@ -707,6 +779,7 @@ fn bumpepoch(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
 
 fn saveconfig(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
     let Some(cl) = cluster(ctx) else { return };
+    cl.state.lock().fsync = true;
     match cl.save() {
         Ok(()) => ctx.reply.ok(),
         Err(e) => ctx.reply.error(errors::cluster_save_failed(&e)),
@@ -796,6 +869,7 @@ fn readwrite(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
 pub fn redirect(srv: &Server, cl: &Cluster, commands: &super::table::CommandTable, client: &Client, cmd: &Cmd, args: Args<'_>) -> Option<Vec<u8>> {
     let mut slot: Option<u16> = None;
     let mut write = cmd.has(WRITE);
+
     let mut check = |keys: &mut dyn Iterator<Item = &[u8]>| -> Result<(), &'static str> {
         for k in keys {
             let s = tern_store::slot::key_slot(k);
@@ -814,14 +888,14 @@ pub fn redirect(srv: &Server, cl: &Cluster, commands: &super::table::CommandTabl
             let c = commands.get(*id);
             write |= c.has(WRITE);
             let a = Args::from_parts(&m.data, ranges);
-            r = check(&mut c.keys(a).map(|k| a.get(k.pos)));
+            r = check(&mut keys_of(c, a));
             if r.is_err() {
                 break;
             }
         }
         r
     } else {
-        check(&mut cmd.keys(args).map(|k| args.get(k.pos)))
+        check(&mut keys_of(cmd, args))
     };
     if let Err(e) = r {
         return Some(e.as_bytes().to_vec());
@@ -834,6 +908,40 @@ pub fn redirect(srv: &Server, cl: &Cluster, commands: &super::table::CommandTabl
     let Some(owner) = st.slot_owner(slot as usize) else {
         return Some(errors::CLUSTERDOWN_UNBOUND.as_bytes().to_vec());
     };
+    // A slot moving: which of the command's keys are here decides.
+    let migrating = if owner.name == st.myself { st.migrating.get(&slot).copied() } else { None };
+    let importing = st.importing.contains_key(&slot);
+    let (mut missing, mut existing, mut several) = (0, 0, false);
+    if migrating.is_some() || importing {
+        let now = crate::server::now_ms();
+        let mut first: Option<Vec<u8>> = None;
+        let mut look = |k: &[u8]| {
+            several |= first.as_deref().is_some_and(|f| f != k);
+            if first.is_none() {
+                first = Some(k.to_vec());
+            }
+            let loc = srv.ks.locate(0, k);
+            if srv.ks.lock(loc.gid).peek(k, loc.hash, now).is_some() {
+                existing += 1;
+            } else {
+                missing += 1;
+            }
+        };
+        if cmd.spec.name == "exec" {
+            if let Some(m) = client.multi.as_ref() {
+                for (id, ranges) in &m.cmds {
+                    let a = Args::from_parts(&m.data, ranges);
+                    for k in keys_of(commands.get(*id), a) {
+                        look(k);
+                    }
+                }
+            }
+        } else {
+            for k in keys_of(cmd, args) {
+                look(k);
+            }
+        }
+    }
     if !st.ok {
         let reads = srv.config.read().cluster_allow_reads_when_down;
         if !reads {
@@ -842,6 +950,23 @@ pub fn redirect(srv: &Server, cl: &Cluster, commands: &super::table::CommandTabl
         if write {
             return Some(errors::CLUSTERDOWN_RO.as_bytes().to_vec());
         }
+    }
+    // MIGRATE moves the keys of a slot being moved, wherever they are.
+    if (migrating.is_some() || importing) && cmd.spec.name == "migrate" {
+        return None;
+    }
+    if let (Some(to), true) = (migrating, missing > 0) {
+        if existing > 0 {
+            return Some(errors::TRYAGAIN.as_bytes().to_vec());
+        }
+        let Some(n) = st.nodes.get(&to) else { return Some(errors::CLUSTERDOWN_UNBOUND.as_bytes().to_vec()) };
+        return Some(errors::ask(slot, &n.ip, n.port).into_bytes());
+    }
+    if importing && (client.asking || cmd.has(ASKING)) {
+        if several && missing > 0 {
+            return Some(errors::TRYAGAIN.as_bytes().to_vec());
+        }
+        return None;
     }
     if owner.name == st.myself {
         return None;
@@ -940,4 +1065,12 @@ pub fn cron(srv: &Server) {
         }
         cl.configure(me(srv, port));
     }
+}
+
+/// A command's keys as cluster routing sees them: MIGRATE's key argument
+/// is left out when it is empty (its keys follow KEYS), as Redis's
+/// migrateGetKeys leaves it out.
+fn keys_of<'a>(c: &Cmd, a: Args<'a>) -> impl Iterator<Item = &'a [u8]> {
+    let migrate = c.spec.name == "migrate";
+    c.keys(a).filter(move |k| !(migrate && k.pos == 3 && a.get(3).is_empty())).map(move |k| a.get(k.pos))
 }
