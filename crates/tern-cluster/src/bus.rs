@@ -28,9 +28,12 @@ use crate::msg::{self, Name};
 use crate::state::{Outcome, Via};
 use crate::{now_ms, Cluster};
 
-/// A link's receive buffer beyond this is a peer misbehaving (the
-/// largest message is a PUBLISH; Redis caps none but its memory).
-const MAX_FRAME: usize = 64 << 20;
+/// A message longer than this closes its link: a PUBLISH of the largest
+/// message a client may send (Redis caps none but its memory).
+const MAX_FRAME: usize = msg::MAX_FRAME_LEN;
+
+/// The waker's token (links count up from the listeners').
+const WAKER: Token = Token(usize::MAX);
 
 struct Link {
     stream: TcpStream,
@@ -99,6 +102,12 @@ pub fn run(cl: Arc<Cluster>, mut listeners: Vec<TcpListener>) {
             log_warning!("Cluster bus: {}", e);
         }
     }
+    match mio::Waker::new(poll.registry(), WAKER) {
+        Ok(w) => {
+            let _ = cl.waker.set(w);
+        }
+        Err(e) => log_warning!("Cluster bus: {}", e),
+    }
     let first_link = listeners.len();
     let mut links: HashMap<usize, Link> = HashMap::new();
     let mut next = first_link;
@@ -116,6 +125,9 @@ pub fn run(cl: Arc<Cluster>, mut listeners: Vec<TcpListener>) {
         let now = now_ms();
         let mut closed = Vec::new();
         for ev in events.iter() {
+            if ev.token() == WAKER {
+                continue;
+            }
             let t = ev.token().0;
             if t < first_link {
                 // New inbound links.
@@ -158,13 +170,15 @@ pub fn run(cl: Arc<Cluster>, mut listeners: Vec<TcpListener>) {
         for t in closed {
             drop_link(&cl, &mut poll, &mut links, t);
         }
+        // What workers queued (PUBLISH) goes too.
+        outbox.append(&mut cl.state.lock().outbox);
         deliver(&mut outbox, &mut links);
         if now.saturating_sub(last_cron) >= 100 {
             last_cron = now;
             tick += 1;
             cron(&cl, &mut poll, &mut links, &mut next, now, tick);
+            cl.publish_view();
         }
-        cl.publish();
     }
 }
 
@@ -217,6 +231,13 @@ fn read(cl: &Cluster, link: &mut Link, now: u64, outbox: &mut Vec<(Option<Name>,
                 link.send(&pong);
             }
             Outcome::Close => return false,
+            Outcome::Publish { channel, message, shard } => {
+                drop(st);
+                if let Some(f) = cl.on_publish.get() {
+                    f(&channel, &message, shard);
+                }
+                continue;
+            }
         }
         outbox.append(&mut st.outbox);
         drop(st);

@@ -48,6 +48,10 @@ pub struct Cluster {
     /// bytes their buffers hold (mem_cluster_links).
     pub links: AtomicUsize,
     pub links_mem: AtomicUsize,
+    /// Wakes the bus (messages a worker queued: a PUBLISH).
+    pub waker: std::sync::OnceLock<mio::Waker>,
+    /// Delivers a PUBLISH another node sent (channel, message, shard).
+    pub on_publish: std::sync::OnceLock<Box<dyn Fn(&[u8], &[u8], bool) + Send + Sync>>,
 }
 
 /// Milliseconds since the epoch.
@@ -74,6 +78,8 @@ impl Cluster {
             stop: AtomicBool::new(false),
             links: AtomicUsize::new(0),
             links_mem: AtomicUsize::new(0),
+            waker: std::sync::OnceLock::new(),
+            on_publish: std::sync::OnceLock::new(),
         };
         if fresh {
             cl.save().map_err(|e| format!("Unrecoverable error writing the cluster config file: {e}"))?;
@@ -81,8 +87,17 @@ impl Cluster {
         } else {
             tern_config::log_notice!("Node configuration loaded, I'm {}", state::name_str(&cl.state.lock().myself));
         }
-        cl.publish();
+        cl.publish_view();
         Ok(cl)
+    }
+
+    /// PUBLISH and SPUBLISH in cluster mode: the message goes to the other
+    /// nodes (the shard's, for SPUBLISH) on the bus.
+    pub fn publish(&self, channel: &[u8], message: &[u8], shard: bool) {
+        self.state.lock().publish(channel, message, shard);
+        if let Some(w) = self.waker.get() {
+            let _ = w.wake();
+        }
     }
 
     /// Whether this node serves `slot`, not migrating it (one relaxed
@@ -100,7 +115,7 @@ impl Cluster {
 
     /// Copies the state's slots and health to what the workers read
     /// without the lock.
-    pub fn publish(&self) {
+    pub fn publish_view(&self) {
         let st = self.state.lock();
         // A slot being migrated takes the slow path (its keys decide).
         for (i, s) in st.slots.iter().enumerate() {
@@ -125,7 +140,7 @@ impl Cluster {
                 tern_config::log_warning!("Could not save the cluster config file: {}", e);
             }
         }
-        self.publish();
+        self.publish_view();
     }
 
     /// Writes nodes.conf whole: to a temporary file (synced when epochs or

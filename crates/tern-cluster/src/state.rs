@@ -160,6 +160,8 @@ pub enum Outcome {
     /// The link goes (a handshake that found a known node, a PONG from
     /// the wrong node).
     Close,
+    /// A PUBLISH (or PUBLISHSHARD) from a known node: to deliver here.
+    Publish { channel: Vec<u8>, message: Vec<u8>, shard: bool },
 }
 
 /// The link a message came by, as the bus describes it.
@@ -421,6 +423,8 @@ impl State {
         self.importing.clear();
         self.dirty = true;
         self.update_state();
+        // Everyone hears of the new role at once.
+        self.broadcast_pong();
     }
 
     /// CLUSTER SETSLOT <slot> NODE <node>: the slot is the node's. A node
@@ -597,6 +601,12 @@ impl State {
                     self.fail_message(about, now);
                 }
                 return Outcome::Nothing;
+            }
+            Body::Publish { channel, message } => {
+                if sender.is_none() {
+                    return Outcome::Nothing;
+                }
+                return Outcome::Publish { channel: channel.clone(), message: message.clone(), shard: kind == msg::TYPE_PUBLISHSHARD };
             }
             Body::Update { config_epoch, name, slots } => {
                 if sender.is_some() {
@@ -834,6 +844,25 @@ impl State {
             *c += 1;
         }
         Msg { header: self.header(kind), body }
+    }
+
+    /// A PUBLISH for every node, or a PUBLISHSHARD for the other nodes of
+    /// this one's shard (its master and replicas), as Redis's
+    /// clusterPropagatePublish and clusterPropagatePublishShard.
+    pub fn publish(&mut self, channel: &[u8], message: &[u8], shard: bool) {
+        let body = Body::Publish { channel: channel.to_vec(), message: message.to_vec() };
+        if !shard {
+            let m = self.message(msg::TYPE_PUBLISH, body);
+            self.outbox.push((None, m));
+            return;
+        }
+        let me = self.myself();
+        let (id, sh) = (me.name, me.shard_id);
+        let peers: Vec<Name> = self.nodes.values().filter(|n| n.name != id && n.shard_id == sh && !n.in_handshake()).map(|n| n.name).collect();
+        for p in peers {
+            let m = self.message(msg::TYPE_PUBLISHSHARD, body.clone());
+            self.outbox.push((Some(p), m));
+        }
     }
 
     /// PONGs to every node at once (a failover won, a manual failover's

@@ -539,6 +539,16 @@ pub fn ask(slot: u16, ip: &str, port: u16) -> String {
     format!("ASK {slot} {ip}:{port}")
 }
 
+pub const SCRIPT_CLUSTER_DOWN_RO: &str = "Script attempted to execute a write command while the cluster is down and readonly";
+pub const SCRIPT_CLUSTER_DOWN: &str = "Script attempted to execute a command while the cluster is down";
+pub const SCRIPT_NON_LOCAL_KEY: &str = "Script attempted to access a non local key in a cluster node script";
+pub const SCRIPT_CROSS_SLOT: &str = "Script attempted to access keys that do not hash to the same slot";
+pub const SCRIPT_NO_CLUSTER: &str = "ERR Can not run script on cluster, 'no-cluster' flag is set.";
+
+pub fn script_cross_slot(fullname: &str) -> String {
+    format!("Command '{fullname}' in script attempted to access keys that don't hash to the same slot")
+}
+
 pub const CLUSTER_DISABLED: &str = "ERR This instance has cluster support disabled";
 pub const CROSSSLOT: &str = "CROSSSLOT Keys in request don't hash to the same slot";
 pub const TRYAGAIN: &str = "TRYAGAIN Multiple keys request during rehashing of slot";

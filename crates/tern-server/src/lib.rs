@@ -411,6 +411,14 @@ pub fn run(mut cfg: Config) -> i32 {
         return 1;
     }
     if let (Some(ls), Some(cl)) = (cluster_listeners, srv.cluster.get().cloned()) {
+        // Another node's PUBLISH reaches this one's subscribers.
+        let weak = Arc::downgrade(&eng);
+        let _ = cl.on_publish.set(Box::new(move |channel, message, shard| {
+            if let Some(eng) = weak.upgrade() {
+                let srv = &eng.srv;
+                srv.messaging.publish(channel, message, shard, tern_commands::messaging::NO_WORKER, |w| srv.wake_only(w));
+            }
+        }));
         let _ = std::thread::Builder::new().name("tern-cluster-bus".into()).spawn(move || tern_cluster::bus::run(cl, ls));
     }
 

@@ -429,27 +429,49 @@ fn change_slots(ctx: &mut Ctx<'_, '_>, args: Args<'_>, del: bool, ranges: bool) 
         return;
     }
     let mut wanted = vec![0u8; SLOTS];
+    // ADDSLOTS reads every slot before checking any; the RANGE forms check
+    // each range as they read it (Redis's order).
     let mut list: Vec<(usize, usize)> = Vec::new();
-    if ranges {
-        let mut j = 2;
-        while j < args.len() {
-            let Some(a) = slot_arg(ctx, args.get(j)) else { return };
-            let Some(b) = slot_arg(ctx, args.get(j + 1)) else { return };
-            if a > b {
-                ctx.reply.error(errors::cluster_slot_range(a, b));
-                return;
-            }
-            list.push((a, b));
-            j += 2;
-        }
-    } else {
+    if !ranges {
         for j in 2..args.len() {
             let Some(a) = slot_arg(ctx, args.get(j)) else { return };
             list.push((a, a));
         }
     }
+    let mut j = 2;
     let mut st = cl.state.lock();
-    for (a, b) in list {
+    loop {
+        let (a, b) = if ranges {
+            if j >= args.len() {
+                break;
+            }
+            let (x, y) = (args.get(j), args.get(j + 1));
+            j += 2;
+            let Some(a) = parse_i64(x).filter(|s| (0..SLOTS as i64).contains(s)) else {
+                drop(st);
+                ctx.reply.error(errors::CLUSTER_BAD_SLOT);
+                return;
+            };
+            let Some(b) = parse_i64(y).filter(|s| (0..SLOTS as i64).contains(s)) else {
+                drop(st);
+                ctx.reply.error(errors::CLUSTER_BAD_SLOT);
+                return;
+            };
+            if a > b {
+                drop(st);
+                ctx.reply.error(errors::cluster_slot_range(a as usize, b as usize));
+                return;
+            }
+            (a as usize, b as usize)
+        } else {
+            match list.get(j - 2) {
+                Some(&r) => {
+                    j += 1;
+                    r
+                }
+                None => break,
+            }
+        };
         for s in a..=b {
             let err = if del && st.slots[s].is_none() {
                 Some(errors::cluster_slot_unassigned(s))
@@ -531,7 +553,7 @@ fn keys_in_db0(ctx: &mut Ctx<'_, '_>) -> usize {
 fn meet(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let Some(cl) = cluster(ctx) else { return };
     if args.len() > 5 {
-        ctx.reply.error(errors::unknown_subcommand(args.get(1), "cluster"));
+        ctx.reply.error(errors::subcommand_syntax(args.get(1), "cluster"));
         return;
     }
     let Some(port) = parse_i64(args.get(3)) else {
@@ -637,7 +659,7 @@ fn count_failure_reports(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 fn failover(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let Some(cl) = cluster(ctx) else { return };
     if args.len() > 3 {
-        ctx.reply.error(errors::unknown_subcommand(args.get(1), "cluster"));
+        ctx.reply.error(errors::subcommand_syntax(args.get(1), "cluster"));
         return;
     }
     let (mut force, mut takeover) = (false, false);
@@ -861,52 +883,88 @@ fn readwrite(ctx: &mut Ctx<'_, '_>, _args: Args<'_>) {
     }
 }
 
-/// Where a command goes in cluster mode (Redis's getNodeByQuery): None
-/// when this node runs it, else the error that redirects or refuses it
-/// (`-MOVED`, `-CROSSSLOT`, `-CLUSTERDOWN`). Every key of the command
-/// (for EXEC, of every command queued) must hash to one slot; a command
-/// without keys runs here.
-pub fn redirect(srv: &Server, cl: &Cluster, commands: &super::table::CommandTable, client: &Client, cmd: &Cmd, args: Args<'_>) -> Option<Vec<u8>> {
+/// Why a command does not run on this node in cluster mode (Redis's
+/// CLUSTER_REDIR_* codes).
+#[derive(Debug, PartialEq, Eq)]
+pub enum Refusal {
+    CrossSlot,
+    TryAgain,
+    Down,
+    DownReadOnly,
+    Unbound,
+    Moved(u16, String, u16),
+    Ask(u16, String, u16),
+}
+
+impl Refusal {
+    /// The error a client is sent (Redis's clusterRedirectClient).
+    pub fn wire(&self) -> Vec<u8> {
+        match self {
+            Refusal::CrossSlot => errors::CROSSSLOT.as_bytes().to_vec(),
+            Refusal::TryAgain => errors::TRYAGAIN.as_bytes().to_vec(),
+            Refusal::Down => errors::CLUSTERDOWN.as_bytes().to_vec(),
+            Refusal::DownReadOnly => errors::CLUSTERDOWN_RO.as_bytes().to_vec(),
+            Refusal::Unbound => errors::CLUSTERDOWN_UNBOUND.as_bytes().to_vec(),
+            Refusal::Moved(slot, ip, port) => errors::moved(*slot, ip, *port).into_bytes(),
+            Refusal::Ask(slot, ip, port) => errors::ask(*slot, ip, *port).into_bytes(),
+        }
+    }
+
+    /// The error a script's command gets (Redis's scriptVerifyClusterState).
+    pub fn in_script(&self, cmd: &Cmd) -> Vec<u8> {
+        match self {
+            Refusal::DownReadOnly => errors::SCRIPT_CLUSTER_DOWN_RO.as_bytes().to_vec(),
+            Refusal::Down => errors::SCRIPT_CLUSTER_DOWN.as_bytes().to_vec(),
+            Refusal::CrossSlot => errors::script_cross_slot(&cmd.fullname).into_bytes(),
+            _ => errors::SCRIPT_NON_LOCAL_KEY.as_bytes().to_vec(),
+        }
+    }
+}
+
+/// Where a command goes in cluster mode (Redis's getNodeByQuery): Ok with
+/// the keys' slot (None: no keys) when this node runs it, else why not.
+/// Every key of the command (for EXEC, of every command queued) must
+/// hash to one slot, and the first key's slot must be served; a command
+/// without keys runs here. Shard channels (SPUBLISH, SSUBSCRIBE,
+/// SUNSUBSCRIBE) count as keys.
+pub fn route(srv: &Server, cl: &Cluster, commands: &super::table::CommandTable, client: &Client, cmd: &Cmd, args: Args<'_>) -> Result<Option<u16>, Refusal> {
     let mut slot: Option<u16> = None;
     let mut write = cmd.has(WRITE);
-
-    let mut check = |keys: &mut dyn Iterator<Item = &[u8]>| -> Result<(), &'static str> {
+    let mut check = |keys: &mut dyn Iterator<Item = &[u8]>| -> Result<(), Refusal> {
         for k in keys {
             let s = tern_store::slot::key_slot(k);
             match slot {
-                None => slot = Some(s),
-                Some(first) if first != s => return Err(errors::CROSSSLOT),
+                None => {
+                    slot = Some(s);
+                    // The first key's slot unassigned ends it there.
+                    if !cl.serves(s) && cl.state.lock().slot_owner(s as usize).is_none() {
+                        return Err(Refusal::Unbound);
+                    }
+                }
+                Some(first) if first != s => return Err(Refusal::CrossSlot),
                 Some(_) => {}
             }
         }
         Ok(())
     };
-    let r = if cmd.spec.name == "exec" {
-        let m = client.multi.as_ref()?;
-        let mut r = Ok(());
+    if cmd.spec.name == "exec" {
+        let Some(m) = client.multi.as_ref() else { return Ok(None) };
         for (id, ranges) in &m.cmds {
             let c = commands.get(*id);
             write |= c.has(WRITE);
             let a = Args::from_parts(&m.data, ranges);
-            r = check(&mut keys_of(c, a));
-            if r.is_err() {
-                break;
-            }
+            check(&mut keys_of(c, a))?;
         }
-        r
     } else {
-        check(&mut keys_of(cmd, args))
-    };
-    if let Err(e) = r {
-        return Some(e.as_bytes().to_vec());
+        check(&mut keys_of(cmd, args))?;
     }
-    let slot = slot?;
+    let Some(slot) = slot else { return Ok(None) };
     if cl.serves(slot) && cl.is_ok() {
-        return None;
+        return Ok(Some(slot));
     }
     let st = cl.state.lock();
     let Some(owner) = st.slot_owner(slot as usize) else {
-        return Some(errors::CLUSTERDOWN_UNBOUND.as_bytes().to_vec());
+        return Err(Refusal::Unbound);
     };
     // A slot moving: which of the command's keys are here decides.
     let migrating = if owner.name == st.myself { st.migrating.get(&slot).copied() } else { None };
@@ -945,38 +1003,65 @@ pub fn redirect(srv: &Server, cl: &Cluster, commands: &super::table::CommandTabl
     if !st.ok {
         let reads = srv.config.read().cluster_allow_reads_when_down;
         if !reads {
-            return Some(errors::CLUSTERDOWN.as_bytes().to_vec());
+            return Err(Refusal::Down);
         }
         if write {
-            return Some(errors::CLUSTERDOWN_RO.as_bytes().to_vec());
+            return Err(Refusal::DownReadOnly);
         }
     }
     // MIGRATE moves the keys of a slot being moved, wherever they are.
     if (migrating.is_some() || importing) && cmd.spec.name == "migrate" {
-        return None;
+        return Ok(Some(slot));
     }
     if let (Some(to), true) = (migrating, missing > 0) {
         if existing > 0 {
-            return Some(errors::TRYAGAIN.as_bytes().to_vec());
+            return Err(Refusal::TryAgain);
         }
-        let Some(n) = st.nodes.get(&to) else { return Some(errors::CLUSTERDOWN_UNBOUND.as_bytes().to_vec()) };
-        return Some(errors::ask(slot, &n.ip, n.port).into_bytes());
+        let Some(n) = st.nodes.get(&to) else { return Err(Refusal::Unbound) };
+        return Err(Refusal::Ask(slot, n.ip.clone(), n.port));
     }
     if importing && (client.asking || cmd.has(ASKING)) {
         if several && missing > 0 {
-            return Some(errors::TRYAGAIN.as_bytes().to_vec());
+            return Err(Refusal::TryAgain);
         }
-        return None;
+        return Ok(Some(slot));
     }
     if owner.name == st.myself {
-        return None;
+        return Ok(Some(slot));
     }
     // A READONLY client's read on a replica of the slot's master.
     let me = st.myself();
     if client.cluster_readonly && !write && me.flags & FLAG_SLAVE != 0 && me.slaveof == Some(owner.name) {
-        return None;
+        return Ok(Some(slot));
     }
-    Some(errors::moved(slot, &owner.ip, owner.port).into_bytes())
+    Err(Refusal::Moved(slot, owner.ip.clone(), owner.port))
+}
+
+/// A script's command in cluster mode (Redis's scriptVerifyClusterState):
+/// routed as a client's would be, and, unless the script may cross slots,
+/// in the slot of the script's earlier commands (`slot`).
+pub fn script_refusal(
+    srv: &Server,
+    cl: &Cluster,
+    commands: &super::table::CommandTable,
+    client: &Client,
+    cmd: &Cmd,
+    args: Args<'_>,
+    slot: &mut Option<u16>,
+    cross_slot: bool,
+) -> Option<Vec<u8>> {
+    match route(srv, cl, commands, client, cmd, args) {
+        Err(r) => Some(r.in_script(cmd)),
+        Ok(Some(s)) if !cross_slot => match *slot {
+            None => {
+                *slot = Some(s);
+                None
+            }
+            Some(first) if first != s => Some(errors::SCRIPT_CROSS_SLOT.as_bytes().to_vec()),
+            Some(_) => None,
+        },
+        Ok(_) => None,
+    }
 }
 
 /// This node's settings for the cluster, from the config (read again by
@@ -1069,8 +1154,15 @@ pub fn cron(srv: &Server) {
 
 /// A command's keys as cluster routing sees them: MIGRATE's key argument
 /// is left out when it is empty (its keys follow KEYS), as Redis's
-/// migrateGetKeys leaves it out.
+/// migrateGetKeys leaves it out; shard channels route as keys do.
 fn keys_of<'a>(c: &Cmd, a: Args<'a>) -> impl Iterator<Item = &'a [u8]> {
     let migrate = c.spec.name == "migrate";
-    c.keys(a).filter(move |k| !(migrate && k.pos == 3 && a.get(3).is_empty())).map(move |k| a.get(k.pos))
+    let shard_channels = matches!(c.spec.name, "spublish" | "ssubscribe" | "sunsubscribe");
+    let range = match (shard_channels, c.spec.name == "spublish") {
+        (false, _) => 0..0,
+        (true, true) => 1..2,
+        (true, false) => 1..a.len(),
+    };
+    let channels = range.map(move |i| a.get(i));
+    c.keys(a).filter(move |k| !shard_channels && !(migrate && k.pos == 3 && a.get(3).is_empty())).map(move |k| a.get(k.pos)).chain(channels)
 }

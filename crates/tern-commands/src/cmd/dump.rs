@@ -151,9 +151,16 @@ fn migrate(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
     let target = format!("{}:{}", String::from_utf8_lossy(args.get(1)), String::from_utf8_lossy(args.get(2)));
     let mut retried = false;
     let outcome = loop {
+        // A refused connection shows, as in Redis (whose connect waits
+        // for the socket to be writable), as a failed write.
         let mut cached = match migrate_socket(&target, timeout) {
             Ok(c) => c,
-            Err(()) => break Err(errors::MIGRATE_CONNECT.as_bytes().to_vec()),
+            Err(true) => break Err(errors::MIGRATE_CONNECT.as_bytes().to_vec()),
+            Err(false) if !retried => {
+                retried = true;
+                continue;
+            }
+            Err(false) => break Err(errors::MIGRATE_WRITE.as_bytes().to_vec()),
         };
         let mut out = Vec::new();
         let command = |out: &mut Vec<u8>, argv: &[&[u8]]| {
@@ -257,19 +264,21 @@ fn migrate(ctx: &mut Ctx<'_, '_>, args: Args<'_>) {
 }
 
 /// A connection to `target`: the cached one (idle less than 10 s), or a
-/// new one, with `timeout` for connecting, writing and reading.
-fn migrate_socket(target: &str, timeout: Duration) -> Result<Cached, ()> {
+/// new one, with `timeout` for connecting, writing and reading. Err(true):
+/// no connection within the timeout (or no such address); Err(false):
+/// refused.
+fn migrate_socket(target: &str, timeout: Duration) -> Result<Cached, bool> {
     if let Some(c) = MIGRATE_SOCKETS.lock().get_or_insert_with(HashMap::new).remove(target) {
         if c.used.elapsed() < MIGRATE_IDLE {
             let _ = (c.sock.set_read_timeout(Some(timeout)), c.sock.set_write_timeout(Some(timeout)));
             return Ok(c);
         }
     }
-    let addr = target.to_socket_addrs().map_err(|_| ())?.next().ok_or(())?;
-    let sock = TcpStream::connect_timeout(&addr, timeout).map_err(|_| ())?;
+    let addr = target.to_socket_addrs().map_err(|_| true)?.next().ok_or(true)?;
+    let sock = TcpStream::connect_timeout(&addr, timeout).map_err(|e| e.kind() == std::io::ErrorKind::TimedOut)?;
     let _ = sock.set_nodelay(true);
-    sock.set_read_timeout(Some(timeout)).map_err(|_| ())?;
-    sock.set_write_timeout(Some(timeout)).map_err(|_| ())?;
+    sock.set_read_timeout(Some(timeout)).map_err(|_| true)?;
+    sock.set_write_timeout(Some(timeout)).map_err(|_| true)?;
     Ok(Cached { sock, db: None, used: Instant::now() })
 }
 

@@ -688,8 +688,17 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
     // the node that does (Redis's processCommand, after the ACL check);
     // the master's stream and the AOF are obeyed whatever the slots.
     if let Some(cl) = srv.cluster.get() {
-        if !c.client.obeys_always() {
-            if let Some(msg) = cluster::redirect(srv, cl, c.commands, c.client, cmd, args) {
+        // A pipelined command's keys were located ahead (prefetch.rs),
+        // slots included: all in one slot this node serves is the common
+        // case, decided without hashing them again.
+        let planned = c.scratch.pre.as_ref().is_some_and(|p| p.cmd == cmd.id && p.db == c.client.db && p.argc == args.len());
+        let locs = &c.scratch.pre_locs;
+        let local = planned
+            && cmd.spec.name != "migrate"
+            && locs.first().is_some_and(|f| locs.iter().all(|l| l.slot == f.slot) && cl.serves(f.slot) && cl.is_ok());
+        if !local && !c.client.obeys_always() {
+            if let Err(refusal) = cluster::route(srv, cl, c.commands, c.client, cmd, args) {
+                let msg = refusal.wire();
                 c.stats.cmds[cmd.id].rejected.add(1);
                 // EXEC's transaction ends; a command queued in MULTI
                 // makes EXEC fail.

@@ -208,6 +208,10 @@ fn send(ctx: &mut Ctx<'_, '_>, args: Args<'_>, shard: bool) {
     let srv = ctx.srv;
     // A message to this client itself follows this reply (dispatch).
     let n = srv.messaging.publish(args.get(1), args.get(2), shard, ctx.worker, |w| srv.wake_only(w));
+    // Cluster mode: the other nodes' subscribers get it over the bus.
+    if let Some(cl) = srv.cluster.get() {
+        cl.publish(args.get(1), args.get(2), shard);
+    }
     ctx.reply.int(n as i64);
 }
 

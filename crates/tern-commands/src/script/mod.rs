@@ -157,6 +157,10 @@ pub(crate) fn may_start(ctx: &mut Ctx<'_, '_>, script_flags: u32, ro: bool) -> b
     if script_flags & sf::EVAL_COMPAT_MODE != 0 {
         return true;
     }
+    if script_flags & sf::NO_CLUSTER != 0 && ctx.srv.cluster.get().is_some() {
+        ctx.reply.error(errors::SCRIPT_NO_CLUSTER);
+        return false;
+    }
     if script_flags & sf::NO_WRITES == 0 {
         if crate::persist::writes_refused(ctx.srv) {
             ctx.reply.error(errors::SCRIPT_MISCONF);

@@ -341,6 +341,10 @@ pub struct Run<'r, 'ks> {
     /// Shared with SCRIPT KILL while the script runs under the gate.
     flags: Option<Arc<RunFlags>>,
     pub now: u64,
+    /// Cluster mode: the slot the script's commands have used, and whether
+    /// they may use several (`allow-cross-slot-keys`, or no shebang).
+    slot: Option<u16>,
+    cross_slot: bool,
 }
 
 impl<'r, 'ks> Run<'r, 'ks> {
@@ -365,6 +369,8 @@ impl<'r, 'ks> Run<'r, 'ks> {
             wrote: false,
             flags: None,
             now,
+            slot: None,
+            cross_slot: compat || script_flags & sf::ALLOW_CROSS_SLOT != 0,
         }
     }
 
@@ -431,6 +437,15 @@ impl Run<'_, '_> {
         }
         if !self.allow_oom && !self.wrote && self.oom_at_start && cmd.has(flags::DENYOOM) {
             return Err(self.fail(format!("-{}", errors::OOM).as_bytes()));
+        }
+        // Cluster mode: only keys this node serves, in one slot.
+        if let Some(cl) = self.srv.cluster.get() {
+            if !self.caller.obeys_always() {
+                let client = &self.parts.client;
+                if let Some(e) = cmd::cluster::script_refusal(self.srv, cl, self.commands, client, cmd, args, &mut self.slot, self.cross_slot) {
+                    return Err(self.fail(&e));
+                }
+            }
         }
         if cmd.has(flags::WRITE) {
             self.wrote = true;
