@@ -328,15 +328,32 @@ impl State {
     /// A node among the minority of the masters (fewer than half of those
     /// serving slots reachable) is down too.
     pub fn update_state(&mut self) {
-        let covered = self.slots.iter().all(|s| s.as_ref().is_some_and(|n| self.nodes.get(n).is_some_and(|n| n.flags & FLAG_FAIL == 0)));
-        let size = self.size();
-        let reachable = self.nodes.values().filter(|n| n.is_master() && n.flags & (FLAG_FAIL | FLAG_PFAIL) == 0 && self.serves_any(&n.name)).count();
+        let failed: Vec<Name> = self.nodes.values().filter(|n| n.flags & FLAG_FAIL != 0).map(|n| n.name).collect();
+        let covered = self.slots.iter().all(|s| s.as_ref().is_some_and(|n| !failed.contains(n)));
+        let owners = self.owners();
+        let size = owners.iter().filter(|o| self.nodes.get(*o).is_some_and(|n| n.is_master())).count();
+        let reachable = owners.iter().filter(|o| self.nodes.get(*o).is_some_and(|n| n.is_master() && n.flags & (FLAG_FAIL | FLAG_PFAIL) == 0)).count();
         self.ok = (covered || !self.me.require_full_coverage) && reachable > size / 2;
+    }
+
+    /// The nodes serving at least one slot, in one pass over the slots.
+    fn owners(&self) -> Vec<Name> {
+        let mut out: Vec<Name> = Vec::new();
+        let mut last: Option<&Name> = None;
+        for s in self.slots.iter().flatten() {
+            if last != Some(s) {
+                if !out.contains(s) {
+                    out.push(*s);
+                }
+                last = Some(s);
+            }
+        }
+        out
     }
 
     /// The masters serving at least one slot (cluster_size).
     pub fn size(&self) -> usize {
-        self.nodes.values().filter(|n| n.is_master() && self.serves_any(&n.name)).count()
+        self.owners().iter().filter(|o| self.nodes.get(*o).is_some_and(|n| n.is_master())).count()
     }
 
     fn serves_any(&self, name: &Name) -> bool {

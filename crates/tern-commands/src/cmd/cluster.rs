@@ -243,7 +243,7 @@ fn info_text(st: &State) -> String {
         (Some(m), true) => st.nodes.get(m).map_or(me.config_epoch, |m| m.config_epoch),
         _ => me.config_epoch,
     };
-    let size = st.nodes.values().filter(|n| n.is_master() && st.slots.iter().any(|s| s.as_ref() == Some(&n.name))).count();
+    let size = st.size();
     let mut s = String::new();
     let _ = write!(
         s,
