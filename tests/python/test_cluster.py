@@ -23,6 +23,8 @@ import shutil
 import socket
 import struct
 import subprocess
+import threading
+import time
 
 import pytest
 import redis
@@ -1008,6 +1010,40 @@ def wait_replicas_synced(ports):
     wait_until(synced, timeout=CONVERGE, interval=0.05)
 
 
+class Writer:
+    """A client writing through the cluster on a thread of its own; `acked`
+    holds every write it had acknowledged (key -> value)."""
+
+    def __init__(self, port, key=lambda n: f"w{n}"):
+        self.acked, self.stop_flag = {}, threading.Event()
+        self.thread = threading.Thread(target=self._run, args=(port, key))
+        self.thread.start()
+
+    def _run(self, port, key):
+        w = RedisCluster(host="127.0.0.1", port=port, decode_responses=True)
+        n = 0
+        while not self.stop_flag.is_set():
+            n += 1
+            k = key(n)
+            try:
+                w.set(k, n)
+                self.acked[k] = str(n)
+            except Exception:
+                time.sleep(0.01)
+        w.close()
+
+    def stop(self):
+        self.stop_flag.set()
+        self.thread.join(timeout=30)
+
+    def lost(self, port):
+        rc = RedisCluster(host="127.0.0.1", port=port, decode_responses=True)
+        try:
+            return [k for k, v in self.acked.items() if rc.get(k) != v]
+        finally:
+            rc.close()
+
+
 @pytest.fixture
 def cluster6():
     """Three masters with a replica each (`--cluster-replicas 1`), a short
@@ -1056,9 +1092,6 @@ def test_a_killed_master_is_replaced_by_its_replica(cluster6):
     """kill -9 of a master under writes: its replica takes its slots
     within twice the node timeout, every acknowledged write is there, and
     the old master comes back as the new one's replica."""
-    import threading
-    import time
-
     ports = cluster6.ports
     rc = RedisCluster(host="127.0.0.1", port=ports[0], decode_responses=True)
     for i in range(300):
@@ -1068,22 +1101,7 @@ def test_a_killed_master_is_replaced_by_its_replica(cluster6):
     vid = myself(victim.port)[0]
     replica = next(s for s in cluster6.live if myself(s.port)[3] == vid)
     others = [s.port for s in cluster6.live if s is not victim]
-    acked, stop = {}, threading.Event()
-
-    def writer():
-        w = RedisCluster(host="127.0.0.1", port=others[0], decode_responses=True)
-        n = 0
-        while not stop.is_set():
-            n += 1
-            try:
-                w.set(f"w{n}", n)
-                acked[f"w{n}"] = str(n)
-            except Exception:
-                time.sleep(0.05)
-        w.close()
-
-    t = threading.Thread(target=writer)
-    t.start()
+    writer = Writer(others[0])
     try:
         killed = time.monotonic()
         victim.proc.kill()
@@ -1092,15 +1110,14 @@ def test_a_killed_master_is_replaced_by_its_replica(cluster6):
         took = time.monotonic() - killed
         wait_cluster_ok(others, 6)
     finally:
-        stop.set()
-        t.join(timeout=30)
+        writer.stop()
     assert took <= 2 * NODE_TIMEOUT / 1000, f"failover took {took:.2f}s"
     assert "fail" in next(f for f in cluster_nodes(others[0]) if f[0] == vid)[2]
     for i in range(300):
         assert rc.get(f"k{i}") == f"v{i}"
-    lost = [k for k, v in acked.items() if rc.get(k) != v]
-    assert not lost, f"{len(lost)} acknowledged writes lost of {len(acked)}"
-    assert len(acked) > 0
+    lost = writer.lost(others[0])
+    assert not lost, f"{len(lost)} acknowledged writes lost of {len(writer.acked)}"
+    assert writer.acked
     # The old master comes back and follows its successor.
     back = cluster6.restart(victim)
     wait_until(lambda: myself(back.port)[2] == "myself,slave" and myself(back.port)[3] == myself(replica.port)[0], timeout=CONVERGE, interval=0.1)
@@ -1111,40 +1128,20 @@ def test_a_killed_master_is_replaced_by_its_replica(cluster6):
 @pytest.mark.skipif(against_redis(), reason="Debian's redis-server 7.0 times this manual failover out on this harness "
                     "(its replica logs 'Manual failover timed out' even with no writes)")
 def test_cluster_failover_swaps_master_and_replica_without_losing_writes(cluster6):
-    import threading
-
     ports = cluster6.ports
     replica = next(s for s in cluster6.live if myself(s.port)[2] == "myself,slave")
     master_id = myself(replica.port)[3]
-    acked, stop = {}, threading.Event()
-
-    def writer():
-        w = RedisCluster(host="127.0.0.1", port=ports[0], decode_responses=True)
-        n = 0
-        while not stop.is_set():
-            n += 1
-            try:
-                w.set(f"m{n}", n)
-                acked[f"m{n}"] = str(n)
-            except Exception:
-                pass
-        w.close()
-
-    t = threading.Thread(target=writer)
-    t.start()
+    writer = Writer(ports[0], key=lambda n: f"m{n}")
     try:
         assert call(replica.port, "CLUSTER", "FAILOVER") == b"OK"
         wait_until(lambda: myself(replica.port)[2] == "myself,master", timeout=CONVERGE, interval=0.05)
         old = next(s for s in cluster6.live if myself(s.port)[0] == master_id)
         wait_until(lambda: myself(old.port)[2] == "myself,slave", timeout=CONVERGE, interval=0.05)
     finally:
-        stop.set()
-        t.join(timeout=30)
+        writer.stop()
     wait_cluster_ok(ports, 6)
-    rc = RedisCluster(host="127.0.0.1", port=ports[0], decode_responses=True)
-    lost = [k for k, v in acked.items() if rc.get(k) != v]
-    rc.close()
-    assert not lost, f"{len(lost)} acknowledged writes lost of {len(acked)}"
+    lost = writer.lost(ports[0])
+    assert not lost, f"{len(lost)} acknowledged writes lost of {len(writer.acked)}"
     # Errors as Redis's.
     assert mismatches(replica.port, [
         (["CLUSTER", "FAILOVER"], b"-ERR You should send CLUSTER FAILOVER to a replica\r\n"),
@@ -1158,8 +1155,6 @@ def test_reshard_moves_slots_while_clients_write(c3):
     """`redis-cli --cluster reshard` moves 100 slots with their keys (SETSLOT,
     GETKEYSINSLOT, MIGRATE) while a client writes: no key is lost and the
     cluster checks clean."""
-    import threading
-
     ports = c3.ports
     rc = RedisCluster(host="127.0.0.1", port=ports[0], decode_responses=True)
     src = slot_owners(ports[0])[0]
@@ -1168,36 +1163,19 @@ def test_reshard_moves_slots_while_clients_write(c3):
         rc.set(f"r{i}", i)
     moving = [f"r{i}" for i in range(3000) if key_slot(f"r{i}".encode()) < 100]
     assert moving
-    acked, stop = {}, threading.Event()
-
-    def writer():
-        w = RedisCluster(host="127.0.0.1", port=ports[0], decode_responses=True)
-        n = 0
-        while not stop.is_set():
-            n += 1
-            k = key_in_slot(n % 100, prefix=f"x{n}-")
-            try:
-                w.set(k, n)
-                acked[k] = str(n)
-            except Exception:
-                pass
-        w.close()
-
-    t = threading.Thread(target=writer)
-    t.start()
+    writer = Writer(ports[0], key=lambda n: key_in_slot(n % 100, prefix=f"x{n}-"))
     try:
         out = redis_cli("--cluster", "reshard", f"127.0.0.1:{ports[0]}", "--cluster-from", call(src, "CLUSTER", "MYID").decode(),
                         "--cluster-to", call(dst, "CLUSTER", "MYID").decode(), "--cluster-slots", "100", "--cluster-yes", timeout=240)
     finally:
-        stop.set()
-        t.join(timeout=30)
+        writer.stop()
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr
     wait_cluster_ok(ports, 3)
     assert all(slot_owners(p)[s] == dst for p in ports for s in range(100))
     for i in range(3000):
         assert rc.get(f"r{i}") == str(i), f"r{i}"
-    lost = [k for k, v in acked.items() if rc.get(k) != v]
-    assert not lost, f"{len(lost)} of {len(acked)} acknowledged writes lost"
+    lost = writer.lost(ports[0])
+    assert not lost, f"{len(lost)} of {len(writer.acked)} acknowledged writes lost"
     assert sum(call(dst, "CLUSTER", "COUNTKEYSINSLOT", s) for s in range(100)) >= len(moving)
     check = redis_cli("--cluster", "check", f"127.0.0.1:{ports[0]}")
     assert check.returncode == 0 and "[OK] All nodes agree about slots configuration." in check.stdout, check.stdout
