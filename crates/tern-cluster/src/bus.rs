@@ -76,14 +76,21 @@ impl Link {
     }
 }
 
-/// Binds the cluster port on `addrs` (the server's `bind`): an error
-/// stops the server at start, as Redis's does.
-pub fn listen(addrs: &[IpAddr], cport: u16) -> Result<Vec<TcpListener>, String> {
+/// Binds the cluster port on `addrs` (the server's `bind`, each with
+/// whether it is optional, `-addr`): an error on an address that is not
+/// optional, or on all of them, stops the server at start, as Redis's.
+pub fn listen(addrs: &[(IpAddr, bool)], cport: u16) -> Result<Vec<TcpListener>, String> {
     let mut out = Vec::new();
-    for ip in addrs {
-        let a = SocketAddr::new(*ip, cport);
-        let l = TcpListener::bind(a).map_err(|e| format!("Could not bind the cluster bus to {a}: {e}"))?;
-        out.push(l);
+    for &(ip, optional) in addrs {
+        let a = SocketAddr::new(ip, cport);
+        match TcpListener::bind(a) {
+            Ok(l) => out.push(l),
+            Err(e) if optional => log_warning!("Could not bind optional address {} for the cluster bus: {}", a, e),
+            Err(e) => return Err(format!("Could not bind the cluster bus to {a}: {e}")),
+        }
+    }
+    if out.is_empty() {
+        return Err(format!("Could not bind the cluster bus on port {cport}"));
     }
     Ok(out)
 }

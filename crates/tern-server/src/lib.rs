@@ -341,8 +341,7 @@ pub fn run(mut cfg: Config) -> i32 {
     srv.port.store(port as usize, Ordering::Relaxed);
     // Cluster mode: nodes.conf and the bus's port, before any data loads.
     let cluster_listeners = if srv.config.read().cluster_enabled {
-        let ips: Vec<std::net::IpAddr> = hosts.iter().map(|(ip, _)| *ip).collect();
-        match tern_commands::cmd::cluster::open(srv, port, &ips) {
+        match tern_commands::cmd::cluster::open(srv, port, &hosts) {
             Ok(l) => Some(l),
             Err(e) => {
                 log_warning!("{}", e);

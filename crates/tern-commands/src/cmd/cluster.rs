@@ -1082,8 +1082,9 @@ pub fn me(srv: &Server, port: u16) -> tern_cluster::Me {
 }
 
 /// Cluster mode at start: nodes.conf read (or a new node made), the
-/// cluster bus's port bound on `ips`. An error stops the server.
-pub fn open(srv: &Server, port: u16, ips: &[std::net::IpAddr]) -> Result<Vec<mio::net::TcpListener>, String> {
+/// cluster bus's port bound on `ips` (`bind`'s addresses, each with whether
+/// it is optional). An error stops the server.
+pub fn open(srv: &Server, port: u16, ips: &[(std::net::IpAddr, bool)]) -> Result<Vec<mio::net::TcpListener>, String> {
     let me = me(srv, port);
     let cport = me.cport;
     let path = {
