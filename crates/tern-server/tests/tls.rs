@@ -473,7 +473,7 @@ fn choices_rustls_cannot_honour_stop_start_up() {
         (&["--tls-ciphers", "DEFAULT:@STRENGTH"], "tls-ciphers", "not supported"),
         (&["--tls-ciphersuites", "TLS_AES_128_CCM_SHA256"], "tls-ciphersuites", "not supported"),
         (&["--tls-replication", "yes"], "tls-replication", "Tern does not replicate over TLS"),
-        (&["--tls-cluster", "yes"], "tls-cluster", "no cluster bus"),
+        (&["--tls-cluster", "yes"], "tls-cluster", "does not encrypt its cluster bus"),
         (&["--tls-auth-clients", "maybe"], "tls-auth-clients", "must be one of"),
     ];
     for (args, directive, why) in fatal {
