@@ -1153,11 +1153,14 @@ pub fn cron(srv: &Server) {
     }
 }
 
-/// A command's keys as cluster routing sees them: MIGRATE's key argument
-/// is left out when it is empty (its keys follow KEYS), as Redis's
-/// migrateGetKeys leaves it out; shard channels route as keys do.
+/// A command's keys as cluster routing sees them: those its key finder
+/// gives when it has one (MIGRATE's KEYS form, SORT), else its key specs';
+/// shard channels route as keys do.
 fn keys_of<'a>(c: &Cmd, a: Args<'a>) -> impl Iterator<Item = &'a [u8]> {
-    let migrate = c.spec.name == "migrate";
+    // A command with a key finder of its own (MIGRATE, SORT) is routed by
+    // it, as Redis's getKeysFromCommand does.
+    let found = c.spec.key_finder.map(|f| f(a));
+    let migrate = found.is_some();
     let shard_channels = matches!(c.spec.name, "spublish" | "ssubscribe" | "sunsubscribe");
     let range = match (shard_channels, c.spec.name == "spublish") {
         (false, _) => 0..0,
@@ -1165,5 +1168,9 @@ fn keys_of<'a>(c: &Cmd, a: Args<'a>) -> impl Iterator<Item = &'a [u8]> {
         (true, false) => 1..a.len(),
     };
     let channels = range.map(move |i| a.get(i));
-    c.keys(a).filter(move |k| !shard_channels && !(migrate && k.pos == 3 && a.get(3).is_empty())).map(move |k| a.get(k.pos)).chain(channels)
+    c.keys(a)
+        .filter(move |_| !shard_channels && !migrate)
+        .chain(found.into_iter().flatten())
+        .map(move |k| a.get(k.pos))
+        .chain(channels)
 }

@@ -16,7 +16,7 @@ use tern_resp::{parse_i64, Args};
 use tern_store::rdb;
 use tern_store::{EntryExt, NewValue};
 
-use super::keyspec::{index, keyword, ks, range, ACCESS, DELETE, INCOMPLETE, OW, RO, RW, UPDATE};
+use super::keyspec::{index, keyword, ks, range, Key, ACCESS, DELETE, INCOMPLETE, OW, RO, RW, UPDATE};
 use super::table::{flags::*, CommandSpec};
 use super::Ctx;
 use crate::errors;
@@ -60,8 +60,36 @@ pub static COMMANDS: &[CommandSpec] = &[
         ("4.0.7", "Added the `AUTH` option."),
         ("6.0.0", "Added the `AUTH2` option."),
     ])
-    .tips(&["nondeterministic_output"]),
+    .tips(&["nondeterministic_output"])
+    .key_finder(migrate_keys),
 ];
+
+/// MIGRATE's keys as Redis's migrateGetKeys finds them: the key argument,
+/// or, with KEYS (and an empty key argument), the keys after it (none
+/// with a key argument too); the options before KEYS are skipped with
+/// their values.
+fn migrate_keys(args: Args<'_>) -> Vec<Key> {
+    let flags = RW | ACCESS | DELETE;
+    let mut i = 6;
+    while i < args.len() {
+        let a = args.get(i);
+        if a.eq_ignore_ascii_case(b"keys") {
+            // A key argument with KEYS is a syntax error MIGRATE reports:
+            // no keys.
+            if !args.get(3).is_empty() {
+                return Vec::new();
+            }
+            return (i + 1..args.len()).map(|pos| Key { pos, flags }).collect();
+        }
+        if a.eq_ignore_ascii_case(b"auth") {
+            i += 1;
+        } else if a.eq_ignore_ascii_case(b"auth2") {
+            i += 2;
+        }
+        i += 1;
+    }
+    vec![Key { pos: 3, flags }]
+}
 
 /// MIGRATE's connections, by target, kept for reuse (Redis's
 /// migrateCachedSocket): the database last selected on each.

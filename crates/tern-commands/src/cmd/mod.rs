@@ -694,7 +694,7 @@ pub fn dispatch(c: Conn<'_, '_>, args: Args<'_>) -> After {
         let planned = c.scratch.pre.as_ref().is_some_and(|p| p.cmd == cmd.id && p.db == c.client.db && p.argc == args.len());
         let locs = &c.scratch.pre_locs;
         let local = planned
-            && cmd.spec.name != "migrate"
+            && cmd.spec.key_finder.is_none()
             && locs.first().is_some_and(|f| locs.iter().all(|l| l.slot == f.slot) && cl.serves(f.slot) && cl.is_ok());
         if !local && !c.client.obeys_always() {
             if let Err(refusal) = cluster::route(srv, cl, c.commands, c.client, cmd, args) {
