@@ -134,10 +134,6 @@ pub fn to_name(s: &[u8]) -> Option<Name> {
     valid_name(s).then(|| s.try_into().unwrap_or(NULL_NAME))
 }
 
-/// Redis's message type names, as CLUSTER INFO counts them.
-pub const TYPE_NAMES: [&str; 11] =
-    ["ping", "pong", "meet", "fail", "publish", "publishshard", "auth-req", "auth-ack", "update", "mfstart", "module"];
-
 /// The node's own settings, from the config.
 #[derive(Clone, Debug, Default)]
 pub struct Me {

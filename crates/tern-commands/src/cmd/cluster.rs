@@ -257,7 +257,7 @@ fn info_text(st: &State) -> String {
         for (i, n) in counts.iter().enumerate() {
             if *n > 0 {
                 total += n;
-                let _ = write!(s, "cluster_stats_messages_{}_{dir}:{n}\r\n", state::TYPE_NAMES[i]);
+                let _ = write!(s, "cluster_stats_messages_{}_{dir}:{n}\r\n", tern_cluster::msg::kind_name(i as u16));
             }
         }
         let _ = write!(s, "cluster_stats_messages_{dir}:{total}\r\n");
@@ -1160,7 +1160,7 @@ fn keys_of<'a>(c: &Cmd, a: Args<'a>) -> impl Iterator<Item = &'a [u8]> {
     // A command with a key finder of its own (MIGRATE, SORT) is routed by
     // it, as Redis's getKeysFromCommand does.
     let found = c.spec.key_finder.map(|f| f(a));
-    let migrate = found.is_some();
+    let own_finder = found.is_some();
     let shard_channels = matches!(c.spec.name, "spublish" | "ssubscribe" | "sunsubscribe");
     let range = match (shard_channels, c.spec.name == "spublish") {
         (false, _) => 0..0,
@@ -1168,8 +1168,9 @@ fn keys_of<'a>(c: &Cmd, a: Args<'a>) -> impl Iterator<Item = &'a [u8]> {
         (true, false) => 1..a.len(),
     };
     let channels = range.map(move |i| a.get(i));
-    c.keys(a)
-        .filter(move |_| !shard_channels && !migrate)
+    let walk = (!shard_channels && !own_finder).then(|| c.keys(a));
+    walk.into_iter()
+        .flatten()
         .chain(found.into_iter().flatten())
         .map(move |k| a.get(k.pos))
         .chain(channels)
